@@ -1,0 +1,108 @@
+/* paddockctl-bus.c — connecting to the session bus and the daemon's objects
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include "paddockctl-private.h"
+
+/* The session bus is connected once and only by commands that need it, so
+ * --help and usage errors work without one. */
+GDBusConnection *
+paddockctl_get_bus (Paddockctl  *ctl,
+                    GError     **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  const char *address;
+
+  if (ctl->bus != NULL)
+    return ctl->bus;
+
+  ctl->bus = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &local_error);
+  if (ctl->bus == NULL)
+    {
+      /* GLib's own message ("Cannot autolaunch D-Bus without X11 $DISPLAY")
+       * names a mechanism, not the fix; say what is missing and what to do. */
+      address = g_getenv ("DBUS_SESSION_BUS_ADDRESS");
+      if (address == NULL || *address == '\0')
+        g_set_error_literal (error, G_DBUS_ERROR, G_DBUS_ERROR_NO_SERVER,
+                             "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set); "
+                             "run this inside your desktop session or under dbus-run-session");
+      else
+        g_set_error (error, G_DBUS_ERROR, G_DBUS_ERROR_NO_SERVER,
+                     "cannot connect to the D-Bus session bus at “%s” (%s); "
+                     "run this inside your desktop session or under dbus-run-session",
+                     address, local_error->message);
+      return NULL;
+    }
+
+  /* The default raises SIGTERM when the bus goes away; a holding
+   * `ports lease` watches "closed" instead and says what happened. */
+  g_dbus_connection_set_exit_on_close (ctl->bus, FALSE);
+
+  return ctl->bus;
+}
+
+/* Proxies load no properties and connect no signals: each command makes a
+ * few calls and leaves. They do not start the daemon when they are built,
+ * but the calls may, so an activatable daemon starts on first use and a
+ * missing one fails with ServiceUnknown, which paddockctl_fail() explains. */
+#define PROXY_FLAGS (G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES | \
+                     G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS | \
+                     G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START_AT_CONSTRUCTION)
+
+PaddockIpcManager1 *
+paddockctl_get_manager (Paddockctl  *ctl,
+                        GError     **error)
+{
+  GDBusConnection *bus;
+
+  if (ctl->manager != NULL)
+    return ctl->manager;
+
+  if (!(bus = paddockctl_get_bus (ctl, error)))
+    return NULL;
+
+  ctl->manager = paddock_ipc_manager1_proxy_new_sync (bus, PROXY_FLAGS,
+                                                      PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
+                                                      NULL, error);
+  if (ctl->manager != NULL)
+    g_dbus_proxy_set_default_timeout (G_DBUS_PROXY (ctl->manager), PADDOCKCTL_CALL_TIMEOUT_MS);
+
+  return ctl->manager;
+}
+
+PaddockIpcPorts1 *
+paddockctl_get_ports (Paddockctl  *ctl,
+                      GError     **error)
+{
+  GDBusConnection *bus;
+
+  if (ctl->ports != NULL)
+    return ctl->ports;
+
+  if (!(bus = paddockctl_get_bus (ctl, error)))
+    return NULL;
+
+  ctl->ports = paddock_ipc_ports1_proxy_new_sync (bus, PROXY_FLAGS,
+                                                  PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
+                                                  NULL, error);
+  if (ctl->ports != NULL)
+    g_dbus_proxy_set_default_timeout (G_DBUS_PROXY (ctl->ports), PADDOCKCTL_CALL_TIMEOUT_MS);
+
+  return ctl->ports;
+}
+
+void
+paddockctl_clear (Paddockctl *ctl)
+{
+  g_clear_object (&ctl->ports);
+  g_clear_object (&ctl->manager);
+
+  /* Flush so that a Release sent just before exit reaches the bus. */
+  if (ctl->bus != NULL)
+    g_dbus_connection_flush_sync (ctl->bus, NULL, NULL);
+  g_clear_object (&ctl->bus);
+}

@@ -1,0 +1,118 @@
+/* paddockctl-private.h — what the files of paddockctl share
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+#include "paddock-ipc-generated.h"
+
+G_BEGIN_DECLS
+
+/* Exit codes are part of the interface (INTERFACES.md); a command run by
+ * `ports lease -- CMD` passes its own status through instead. */
+#define PADDOCKCTL_EXIT_OK             0
+#define PADDOCKCTL_EXIT_FAILED         1
+#define PADDOCKCTL_EXIT_USAGE          2
+/* What shells use when a command cannot be executed or found. */
+#define PADDOCKCTL_EXIT_CANNOT_EXECUTE 126
+#define PADDOCKCTL_EXIT_NOT_FOUND      127
+
+/* Long enough for the bus to activate the daemon on first use, short enough
+ * that a wedged daemon does not hang a script forever. */
+#define PADDOCKCTL_CALL_TIMEOUT_MS     20000
+
+/* The state of one invocation: how to print, and the bus once connected. */
+typedef struct
+{
+  gboolean            json;
+  GDBusConnection    *bus;
+  PaddockIpcManager1 *manager;
+  PaddockIpcPorts1   *ports;
+} Paddockctl;
+
+typedef int (*PaddockctlCommandFunc) (Paddockctl  *ctl,
+                                      int          argc,
+                                      char       **argv);
+
+/* One row of a command table: `paddockctl NAME …` or `paddockctl ports NAME …`.
+ * The function gets argv with argv[0] == NAME. */
+typedef struct
+{
+  const char            *name;
+  PaddockctlCommandFunc  func;
+  const char            *summary;
+} PaddockctlCommand;
+
+/* paddockctl.c */
+int                 paddockctl_dispatch          (Paddockctl               *ctl,
+                                                  const char               *group,
+                                                  const PaddockctlCommand  *commands,
+                                                  gsize                     n_commands,
+                                                  int                       argc,
+                                                  char                    **argv);
+char               *paddockctl_commands_help     (const PaddockctlCommand  *commands,
+                                                  gsize                     n_commands);
+GOptionContext     *paddockctl_option_context_new (Paddockctl              *ctl,
+                                                  const char               *parameter_string,
+                                                  const char               *summary,
+                                                  const GOptionEntry       *entries);
+gboolean            paddockctl_parse_options     (Paddockctl               *ctl,
+                                                  GOptionContext           *context,
+                                                  const char               *command_path,
+                                                  int                      *argc,
+                                                  char                   ***argv,
+                                                  int                      *exit_code);
+gboolean            paddockctl_parse_port        (const char               *text,
+                                                  gboolean                  allow_zero,
+                                                  guint16                  *out_port);
+
+/* paddockctl-output.c */
+void                paddockctl_print_json        (Paddockctl               *ctl,
+                                                  JsonNode                 *root);
+int                 paddockctl_fail              (Paddockctl               *ctl,
+                                                  const GError             *error);
+int                 paddockctl_fail_literal      (Paddockctl               *ctl,
+                                                  int                       exit_code,
+                                                  const char               *dbus_name,
+                                                  const char               *message);
+int                 paddockctl_usage_error       (Paddockctl               *ctl,
+                                                  const char               *command_path,
+                                                  const char               *format,
+                                                  ...) G_GNUC_PRINTF (3, 4);
+void                paddockctl_warn              (const char               *format,
+                                                  ...) G_GNUC_PRINTF (1, 2);
+char               *paddockctl_dup_error_name    (const GError             *error);
+
+/* paddockctl-bus.c */
+GDBusConnection    *paddockctl_get_bus           (Paddockctl               *ctl,
+                                                  GError                  **error);
+PaddockIpcManager1 *paddockctl_get_manager       (Paddockctl               *ctl,
+                                                  GError                  **error);
+PaddockIpcPorts1   *paddockctl_get_ports         (Paddockctl               *ctl,
+                                                  GError                  **error);
+void                paddockctl_clear             (Paddockctl               *ctl);
+
+/* paddockctl-spawn.c */
+void                paddockctl_spawn_save_signals (void);
+gboolean            paddockctl_spawn_with_listen_fd (const char * const    *argv,
+                                                  int                       listen_fd,
+                                                  const char               *fd_name,
+                                                  guint16                   port,
+                                                  GPid                     *out_pid,
+                                                  GError                  **error);
+int                 paddockctl_wait_status_to_exit_code (int                wait_status);
+
+/* Command entry points. */
+int                 paddockctl_ports             (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_info              (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+
+G_END_DECLS

@@ -1,0 +1,223 @@
+/* paddockctl.c — the scripting CLI: global options and command dispatch
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <locale.h>
+#include <string.h>
+
+#include "paddock-error.h"
+#include "paddockctl-private.h"
+
+/* Commands are a table so that later ones (create, list, status, attach,
+ * exec, …) are one row and one function each. */
+static const PaddockctlCommand paddockctl_commands[] = {
+  { "ports", paddockctl_ports, "Lease, release and list local TCP ports" },
+  { "info",  paddockctl_info,  "Describe the running daemon" },
+};
+
+char *
+paddockctl_commands_help (const PaddockctlCommand *commands,
+                          gsize                    n_commands)
+{
+  g_autoptr(GString) help = g_string_new ("Commands:\n");
+  gsize width = 0;
+
+  for (gsize i = 0; i < n_commands; i++)
+    width = MAX (width, strlen (commands[i].name));
+
+  for (gsize i = 0; i < n_commands; i++)
+    g_string_append_printf (help, "  %-*s  %s\n",
+                            (int) width, commands[i].name, commands[i].summary);
+
+  return g_string_free (g_steal_pointer (&help), FALSE);
+}
+
+/* Every context accepts --json so that it works before or after the
+ * command words alike; main() has already looked for it (see
+ * scan_for_json()), the entry only keeps GOption from rejecting it. */
+GOptionContext *
+paddockctl_option_context_new (Paddockctl         *ctl,
+                               const char         *parameter_string,
+                               const char         *summary,
+                               const GOptionEntry *entries)
+{
+  const GOptionEntry json_entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &ctl->json,
+      "Print one JSON document on standard output", NULL },
+    { NULL }
+  };
+  GOptionContext *context = g_option_context_new (parameter_string);
+
+  /* GOption copies the entries, so the local array may go. */
+  g_option_context_add_main_entries (context, json_entries, NULL);
+  if (entries != NULL)
+    g_option_context_add_main_entries (context, entries, NULL);
+  if (summary != NULL)
+    g_option_context_set_summary (context, summary);
+
+  return context;
+}
+
+/* Parses one command's options. On failure prints a usage error and
+ * returns FALSE with *exit_code set. --help prints and exits 0 inside
+ * GOption, which is what a CLI wants. */
+gboolean
+paddockctl_parse_options (Paddockctl       *ctl,
+                          GOptionContext   *context,
+                          const char       *command_path,
+                          int              *argc,
+                          char           ***argv,
+                          int              *exit_code)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ret;
+
+  /* The usage line of --help reads "<prgname> [OPTION…] <parameters>". */
+  g_set_prgname (command_path);
+  ret = g_option_context_parse (context, argc, argv, &error);
+  g_set_prgname ("paddockctl");
+
+  if (!ret)
+    {
+      *exit_code = paddockctl_usage_error (ctl, command_path, "%s", error->message);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+gboolean
+paddockctl_parse_port (const char *text,
+                       gboolean    allow_zero,
+                       guint16    *out_port)
+{
+  guint64 value = 0;
+
+  if (!g_ascii_string_to_unsigned (text, 10, allow_zero ? 0 : 1, G_MAXUINT16,
+                                   &value, NULL))
+    return FALSE;
+
+  *out_port = (guint16) value;
+  return TRUE;
+}
+
+int
+paddockctl_dispatch (Paddockctl              *ctl,
+                     const char              *group,
+                     const PaddockctlCommand *commands,
+                     gsize                    n_commands,
+                     int                      argc,
+                     char                   **argv)
+{
+  if (argc < 2)
+    return paddockctl_usage_error (ctl, group, "missing command");
+
+  for (gsize i = 0; i < n_commands; i++)
+    if (g_str_equal (argv[1], commands[i].name))
+      return commands[i].func (ctl, argc - 1, argv + 1);
+
+  return paddockctl_usage_error (ctl, group, "unknown command “%s”", argv[1]);
+}
+
+/* --json is global, but GOption only sees the options of the context that
+ * parses them, and a failed parse reverts what it had set. Looking for it
+ * up front means even a usage error comes out as JSON when asked. Words
+ * after "--" belong to a user's command and are not ours. */
+static gboolean
+scan_for_json (int    argc,
+               char **argv)
+{
+  for (int i = 1; i < argc; i++)
+    {
+      if (g_str_equal (argv[i], "--"))
+        break;
+      if (g_str_equal (argv[i], "--json"))
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+static int
+paddockctl_main (Paddockctl  *ctl,
+                 int          argc,
+                 char       **argv)
+{
+  g_autoptr(GOptionContext) context = NULL;
+  g_autofree char *commands_help = NULL;
+  g_autofree char *description = NULL;
+  gboolean version = FALSE;
+  const GOptionEntry entries[] = {
+    { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL },
+    { NULL }
+  };
+  int exit_code = PADDOCKCTL_EXIT_OK;
+
+  ctl->json = scan_for_json (argc, argv);
+
+  context = paddockctl_option_context_new (ctl, "COMMAND [ARG…]",
+                                           "Control the Paddock daemon from scripts and terminals.",
+                                           entries);
+  /* Stop at the command word: what follows is the command's to parse. */
+  g_option_context_set_strict_posix (context, TRUE);
+  commands_help = paddockctl_commands_help (paddockctl_commands,
+                                            G_N_ELEMENTS (paddockctl_commands));
+  description = g_strdup_printf ("%s\nRun “paddockctl COMMAND --help” for a command's options.",
+                                 commands_help);
+  g_option_context_set_description (context, description);
+
+  if (!paddockctl_parse_options (ctl, context, "paddockctl", &argc, &argv, &exit_code))
+    return exit_code;
+
+  if (version)
+    {
+      if (ctl->json)
+        {
+          g_autoptr(JsonBuilder) builder = json_builder_new ();
+          g_autoptr(JsonNode) root = NULL;
+
+          json_builder_begin_object (builder);
+          json_builder_set_member_name (builder, "version");
+          json_builder_add_string_value (builder, PACKAGE_VERSION);
+          json_builder_end_object (builder);
+          root = json_builder_get_root (builder);
+          paddockctl_print_json (ctl, root);
+        }
+      else
+        {
+          g_print ("paddockctl %s\n", PACKAGE_VERSION);
+        }
+      return PADDOCKCTL_EXIT_OK;
+    }
+
+  return paddockctl_dispatch (ctl, "paddockctl",
+                              paddockctl_commands, G_N_ELEMENTS (paddockctl_commands),
+                              argc, argv);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  Paddockctl ctl = { 0 };
+  int exit_code;
+
+  setlocale (LC_ALL, "");
+  g_set_prgname ("paddockctl");
+
+  /* Before GLib installs any handler: a command we run later inherits the
+   * dispositions we were started with, not ours. */
+  paddockctl_spawn_save_signals ();
+
+  /* Registers org.paddock.Error.* so remote errors come back in our domain. */
+  (void) paddock_error_quark ();
+
+  exit_code = paddockctl_main (&ctl, argc, argv);
+  paddockctl_clear (&ctl);
+
+  return exit_code;
+}

@@ -1,0 +1,374 @@
+/* paddock-daemon.c — paddockd's top object: the bus, the state dir, the services
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "paddock-autofd.h"
+#include "paddock-daemon.h"
+#include "paddock-durable-file.h"
+#include "paddock-error.h"
+#include "paddock-manager-impl.h"
+#include "paddock-ports-impl.h"
+
+/* How long --replace waits for the previous daemon to close its sockets and
+ * let go of the state dir before giving up. */
+#define PADDOCK_DAEMON_LOCK_WAIT_USEC (10 * G_USEC_PER_SEC)
+
+struct _PaddockDaemon
+{
+  GObject               parent_instance;
+
+  PaddockDaemonOptions  options;
+  char                 *helper_path;
+
+  GMainLoop            *loop;
+  GDBusConnection      *connection;
+  PaddockManagerImpl   *manager;
+  PaddockPortsImpl     *ports;
+  PaddockRegistry      *registry;
+
+  int                   lock_fd;
+  guint                 own_name_id;
+  guint                 sigterm_id;
+  guint                 sigint_id;
+  gboolean              name_acquired;
+  GError               *fatal_error;
+};
+
+G_DEFINE_FINAL_TYPE (PaddockDaemon, paddock_daemon, G_TYPE_OBJECT)
+
+static void
+paddock_daemon_fail (PaddockDaemon *self,
+                     GError        *error)
+{
+  if (self->fatal_error == NULL)
+    self->fatal_error = error;
+  else
+    g_error_free (error);
+
+  paddock_daemon_quit (self);
+}
+
+/* The state dir belongs to one daemon at a time: two daemons (say on two
+ * buses) re-binding the same persisted leases would fight over the ports. */
+static gboolean
+paddock_daemon_lock_state_dir (PaddockDaemon  *self,
+                               GError        **error)
+{
+  g_autofree char *path = g_build_filename (self->options.state_dir, "daemon.lock", NULL);
+  g_autofree char *pid = NULL;
+  paddock_autofd int fd = -1;
+  gint64 deadline = g_get_monotonic_time () + PADDOCK_DAEMON_LOCK_WAIT_USEC;
+
+  fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+                   "Could not open %s: %s", path, g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  while (flock (fd, LOCK_EX | LOCK_NB) != 0)
+    {
+      int saved_errno = errno;
+
+      if (saved_errno == EINTR)
+        continue;
+
+      if (saved_errno != EWOULDBLOCK || !self->options.replace ||
+          g_get_monotonic_time () > deadline)
+        {
+          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                       "Another paddockd is using the state dir %s", self->options.state_dir);
+          return FALSE;
+        }
+
+      /* The daemon we replaced is closing its sockets; give it time. */
+      g_usleep (20 * 1000);
+    }
+
+  pid = g_strdup_printf ("%d\n", (int) getpid ());
+  if (ftruncate (fd, 0) != 0 || write (fd, pid, strlen (pid)) < 0)
+    g_debug ("Could not record our pid in %s: %s", path, g_strerror (errno));
+
+  self->lock_fd = paddock_steal_fd (&fd);
+  return TRUE;
+}
+
+static gboolean
+paddock_daemon_load_state (PaddockDaemon  *self,
+                           GError        **error)
+{
+  g_autoptr(PaddockRegistry) registry = NULL;
+  g_autofree char *leases_path = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  if (!paddock_daemon_lock_state_dir (self, error))
+    return FALSE;
+
+  registry = paddock_registry_new (self->options.first_port,
+                                   self->options.last_port,
+                                   self->options.max_leases,
+                                   self->options.max_leases_per_owner,
+                                   error);
+  if (registry == NULL)
+    return FALSE;
+
+  leases_path = g_build_filename (self->options.state_dir, "leases.json", NULL);
+  if (!paddock_registry_load (registry, leases_path, &local_error))
+    {
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error),
+                                  "Could not load the leases from %s: ", leases_path);
+      return FALSE;
+    }
+
+  self->registry = g_steal_pointer (&registry);
+  paddock_ports_impl_set_registry (self->ports, self->registry);
+  paddock_ports_impl_forget_vanished_owners (self->ports);
+
+  g_debug ("Loaded %u lease(s) from %s",
+           g_list_model_get_n_items (G_LIST_MODEL (self->registry)), leases_path);
+  return TRUE;
+}
+
+static void
+paddock_daemon_name_acquired_cb (GDBusConnection *connection,
+                                 const char      *name,
+                                 gpointer         user_data)
+{
+  PaddockDaemon *self = user_data;
+  GError *error = NULL;
+
+  self->name_acquired = TRUE;
+
+  /* Blocking here is deliberate: calls that arrive while we load queue on
+   * the main context and are answered with the leases in place. */
+  if (!paddock_daemon_load_state (self, &error))
+    {
+      paddock_daemon_fail (self, error);
+      return;
+    }
+
+  g_message ("Serving %s (state in %s)", name, self->options.state_dir);
+}
+
+static void
+paddock_daemon_name_lost_cb (GDBusConnection *connection,
+                             const char      *name,
+                             gpointer         user_data)
+{
+  PaddockDaemon *self = user_data;
+
+  if (connection == NULL)
+    paddock_daemon_fail (self, g_error_new (PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                            "Lost the connection to the session bus"));
+  else if (!self->name_acquired)
+    paddock_daemon_fail (self, g_error_new (PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                            "%s is owned by another daemon; use --replace to take over",
+                                            name));
+  else
+    {
+      g_message ("Replaced by another daemon; quitting");
+      paddock_daemon_quit (self);
+    }
+}
+
+static gboolean
+paddock_daemon_signal_cb (gpointer user_data)
+{
+  PaddockDaemon *self = user_data;
+
+  g_message ("Quitting on signal");
+  paddock_daemon_quit (self);
+  return G_SOURCE_CONTINUE;
+}
+
+static char *
+paddock_daemon_find_helper (void)
+{
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree char *exe_dir = exe != NULL ? g_path_get_dirname (exe) : NULL;
+  const char *candidates[3] = { NULL, };
+  g_autofree char *beside = NULL;
+  g_autofree char *beside_sub = NULL;
+  g_autofree char *installed = g_build_filename (PADDOCK_LIBEXECDIR, "paddock-sandbox", NULL);
+
+  /* Next to our own executable first (the build tree, or a relocated
+   * install), then libexecdir. */
+  if (exe_dir != NULL)
+    {
+      beside = g_build_filename (exe_dir, "paddock-sandbox", NULL);
+      beside_sub = g_build_filename (exe_dir, "sandbox", "paddock-sandbox", NULL);
+    }
+  candidates[0] = beside;
+  candidates[1] = beside_sub;
+  candidates[2] = installed;
+
+  for (guint i = 0; i < G_N_ELEMENTS (candidates); i++)
+    if (candidates[i] != NULL && g_file_test (candidates[i], G_FILE_TEST_IS_EXECUTABLE))
+      return g_strdup (candidates[i]);
+
+  return NULL;
+}
+
+static void
+paddock_daemon_dispose (GObject *object)
+{
+  PaddockDaemon *self = PADDOCK_DAEMON (object);
+
+  g_clear_handle_id (&self->own_name_id, g_bus_unown_name);
+  g_clear_handle_id (&self->sigterm_id, g_source_remove);
+  g_clear_handle_id (&self->sigint_id, g_source_remove);
+
+  if (self->manager != NULL)
+    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->manager));
+  if (self->ports != NULL)
+    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->ports));
+
+  g_clear_object (&self->manager);
+  g_clear_object (&self->ports);
+
+  /* Close every held socket before letting go of the state-dir lock, so a
+   * daemon replacing us finds the ports free when it gets the lock. */
+  g_clear_object (&self->registry);
+  paddock_close_fd (&self->lock_fd);
+
+  g_clear_object (&self->connection);
+  g_clear_pointer (&self->loop, g_main_loop_unref);
+
+  G_OBJECT_CLASS (paddock_daemon_parent_class)->dispose (object);
+}
+
+static void
+paddock_daemon_finalize (GObject *object)
+{
+  PaddockDaemon *self = PADDOCK_DAEMON (object);
+
+  g_clear_pointer (&self->options.state_dir, g_free);
+  g_clear_pointer (&self->helper_path, g_free);
+  g_clear_error (&self->fatal_error);
+
+  G_OBJECT_CLASS (paddock_daemon_parent_class)->finalize (object);
+}
+
+static void
+paddock_daemon_class_init (PaddockDaemonClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = paddock_daemon_dispose;
+  object_class->finalize = paddock_daemon_finalize;
+}
+
+static void
+paddock_daemon_init (PaddockDaemon *self)
+{
+  self->lock_fd = -1;
+  self->loop = g_main_loop_new (NULL, FALSE);
+}
+
+PaddockDaemon *
+paddock_daemon_new (const PaddockDaemonOptions *options)
+{
+  PaddockDaemon *self;
+
+  g_return_val_if_fail (options != NULL, NULL);
+  g_return_val_if_fail (options->state_dir != NULL, NULL);
+
+  self = g_object_new (PADDOCK_TYPE_DAEMON, NULL);
+  self->options = *options;
+  self->options.state_dir = g_strdup (options->state_dir);
+  self->helper_path = paddock_daemon_find_helper ();
+
+  return self;
+}
+
+int
+paddock_daemon_run (PaddockDaemon  *self,
+                    GError        **error)
+{
+  GBusNameOwnerFlags flags = G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT;
+
+  g_return_val_if_fail (PADDOCK_IS_DAEMON (self), EXIT_FAILURE);
+
+  if (!paddock_ensure_private_dir (self->options.state_dir, error))
+    return EXIT_FAILURE;
+
+  self->connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, error);
+  if (self->connection == NULL)
+    return EXIT_FAILURE;
+
+  /* Never let the bus connection's end take the process down mid-write:
+   * name loss tells us and we shut down in order. */
+  g_dbus_connection_set_exit_on_close (self->connection, FALSE);
+
+  self->manager = paddock_manager_impl_new (self->options.state_dir, self->helper_path);
+  self->ports = paddock_ports_impl_new (self->connection);
+
+  /* Export every object before owning the name, so the first caller that
+   * finds the name also finds the objects. */
+  if (!g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (self->manager),
+                                         self->connection, PADDOCK_OBJECT_PATH, error) ||
+      !g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (self->ports),
+                                         self->connection, PADDOCK_OBJECT_PATH, error))
+    return EXIT_FAILURE;
+
+  if (self->options.replace)
+    flags |= G_BUS_NAME_OWNER_FLAGS_REPLACE;
+
+  self->own_name_id = g_bus_own_name_on_connection (self->connection, PADDOCK_BUS_NAME, flags,
+                                                    paddock_daemon_name_acquired_cb,
+                                                    paddock_daemon_name_lost_cb,
+                                                    self, NULL);
+
+  self->sigterm_id = g_unix_signal_add (SIGTERM, paddock_daemon_signal_cb, self);
+  self->sigint_id = g_unix_signal_add (SIGINT, paddock_daemon_signal_cb, self);
+
+  g_main_loop_run (self->loop);
+
+  g_clear_handle_id (&self->own_name_id, g_bus_unown_name);
+  g_dbus_connection_flush_sync (self->connection, NULL, NULL);
+
+  if (self->fatal_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&self->fatal_error));
+      return EXIT_FAILURE;
+    }
+
+  return EXIT_SUCCESS;
+}
+
+void
+paddock_daemon_quit (PaddockDaemon *self)
+{
+  g_return_if_fail (PADDOCK_IS_DAEMON (self));
+
+  g_main_loop_quit (self->loop);
+}
+
+const char *
+paddock_daemon_get_state_dir (PaddockDaemon *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_DAEMON (self), NULL);
+
+  return self->options.state_dir;
+}
+
+PaddockRegistry *
+paddock_daemon_get_registry (PaddockDaemon *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_DAEMON (self), NULL);
+
+  return self->registry;
+}

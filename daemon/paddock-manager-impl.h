@@ -1,0 +1,20 @@
+/* paddock-manager-impl.h — org.paddock.Manager1: the daemon's entry point
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include "paddock-ipc-generated.h"
+
+G_BEGIN_DECLS
+
+#define PADDOCK_TYPE_MANAGER_IMPL (paddock_manager_impl_get_type ())
+
+G_DECLARE_FINAL_TYPE (PaddockManagerImpl, paddock_manager_impl, PADDOCK, MANAGER_IMPL, PaddockIpcManager1Skeleton)
+
+PaddockManagerImpl *paddock_manager_impl_new (const char *state_dir,
+                                              const char *helper_path);
+
+G_END_DECLS

@@ -1,0 +1,479 @@
+/* paddock-ports-impl.c — org.paddock.Ports1: the port registry on the bus
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <gio/gunixfdlist.h>
+
+#include "paddock-error.h"
+#include "paddock-ports-impl.h"
+
+struct _PaddockPortsImpl
+{
+  PaddockIpcPorts1Skeleton  parent_instance;
+
+  GDBusConnection          *connection;
+  PaddockRegistry          *registry;
+  guint                     name_owner_changed_id;
+  guint                     reclaim_id;
+
+  PaddockSessionExistsFunc  session_exists;
+  gpointer                  session_exists_data;
+};
+
+static void paddock_ports_iface_init (PaddockIpcPorts1Iface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockPortsImpl, paddock_ports_impl,
+                               PADDOCK_IPC_TYPE_PORTS1_SKELETON,
+                               G_IMPLEMENT_INTERFACE (PADDOCK_IPC_TYPE_PORTS1,
+                                                      paddock_ports_iface_init))
+
+/* The registry is a library with its own domain; what crosses the bus is
+ * always PADDOCK_ERROR so that scripts see one set of names. */
+static void
+paddock_error_propagate_registry (GError **dest,
+                                  GError  *src)
+{
+  PaddockError code = PADDOCK_ERROR_FAILED;
+
+  g_return_if_fail (src != NULL);
+
+  if (src->domain == PADDOCK_REGISTRY_ERROR)
+    {
+      switch ((PaddockRegistryError) src->code)
+        {
+        case PADDOCK_REGISTRY_ERROR_INVALID_ARGUMENT: code = PADDOCK_ERROR_INVALID_ARGUMENT; break;
+        case PADDOCK_REGISTRY_ERROR_NOT_FOUND:        code = PADDOCK_ERROR_NOT_FOUND; break;
+        case PADDOCK_REGISTRY_ERROR_ACCESS_DENIED:    code = PADDOCK_ERROR_ACCESS_DENIED; break;
+        case PADDOCK_REGISTRY_ERROR_PORT_IN_USE:      code = PADDOCK_ERROR_PORT_IN_USE; break;
+        case PADDOCK_REGISTRY_ERROR_PORT_EXHAUSTED:   code = PADDOCK_ERROR_PORT_EXHAUSTED; break;
+        case PADDOCK_REGISTRY_ERROR_QUOTA_EXCEEDED:   code = PADDOCK_ERROR_QUOTA_EXCEEDED; break;
+        case PADDOCK_REGISTRY_ERROR_FAILED:
+        default:                                      code = PADDOCK_ERROR_FAILED; break;
+        }
+    }
+  else if (src->domain == PADDOCK_ERROR)
+    code = src->code;
+
+  g_set_error_literal (dest, PADDOCK_ERROR, code, src->message);
+  g_error_free (src);
+}
+
+static gboolean
+paddock_ports_impl_check_ready (PaddockPortsImpl      *self,
+                                GDBusMethodInvocation *invocation)
+{
+  /* Objects are exported before the name is owned; until the state-dir lock
+   * is ours and the leases are loaded nothing may be handed out. */
+  if (self->registry == NULL)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                                     "The daemon is still starting");
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+static void
+paddock_ports_impl_return_error (GDBusMethodInvocation *invocation,
+                                 GError                *registry_error)
+{
+  g_autoptr(GError) error = NULL;
+
+  paddock_error_propagate_registry (&error, registry_error);
+  g_dbus_method_invocation_return_gerror (invocation, error);
+}
+
+static gboolean
+paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
+                                 GDBusMethodInvocation *invocation,
+                                 GUnixFDList           *in_fd_list,
+                                 const char            *name,
+                                 guint16                preferred_port,
+                                 GVariant              *options)
+{
+  PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (ports);
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  const char *session = NULL;
+  g_autoptr(PaddockLease) lease = NULL;
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  g_autoptr(GVariant) description = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+  int handle;
+
+  if (!paddock_ports_impl_check_ready (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+
+  if (sender == NULL)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR,
+                                                     PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                     "Leases are made over the message bus only");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  /* Unknown options are refused rather than ignored: a script that misspells
+   * "session" must not silently get a client lease that dies with it. */
+  g_variant_iter_init (&iter, options);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      g_autoptr(GVariant) owned_value = value;
+
+      if (g_str_equal (key, "session") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+        session = g_variant_get_string (value, NULL);
+      else
+        {
+          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR,
+                                                 PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                 "Unknown lease option “%s” of type %s",
+                                                 key, g_variant_get_type_string (value));
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+    }
+
+  if (session != NULL && session[0] == '\0')
+    session = NULL;
+
+  if (session != NULL &&
+      (self->session_exists == NULL ||
+       !self->session_exists (session, self->session_exists_data)))
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                                             "No session “%s”", session);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  /* Method calls and NameOwnerChanged arrive in bus order on this one main
+   * context, so a client that disconnects right after this call is released
+   * by name_owner_changed_cb after this lease exists: no lease is orphaned. */
+  lease = paddock_registry_lease (self->registry,
+                                  session != NULL ? NULL : sender,
+                                  session, name, preferred_port, &error);
+  if (lease == NULL)
+    {
+      g_debug ("Lease “%s” (port %u) for %s refused: %s",
+               name, preferred_port, sender, error->message);
+      paddock_ports_impl_return_error (invocation, g_steal_pointer (&error));
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  fd_list = g_unix_fd_list_new ();
+  handle = g_unix_fd_list_append (fd_list, paddock_lease_get_fd (lease), &error);
+  if (handle < 0)
+    {
+      /* Could not dup the socket (fd limit): do not keep a lease the caller
+       * never learnt about. */
+      paddock_registry_release (self->registry, paddock_lease_get_port (lease), NULL, NULL);
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                             "Could not pass the leased socket: %s",
+                                             error->message);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  g_debug ("Leased port %u “%s” to %s", paddock_lease_get_port (lease),
+           paddock_lease_get_name (lease), paddock_lease_get_owner (lease));
+
+  description = paddock_lease_to_variant (lease);
+  paddock_ipc_ports1_complete_lease (ports, invocation, fd_list, description,
+                                     g_variant_new_handle (handle));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+paddock_ports_impl_handle_release (PaddockIpcPorts1      *ports,
+                                   GDBusMethodInvocation *invocation,
+                                   guint16                port)
+{
+  PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (ports);
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  g_autoptr(GError) error = NULL;
+
+  if (!paddock_ports_impl_check_ready (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+
+  /* A NULL requester means "privileged" to the registry; a bus caller
+   * without a sender name must never get that. */
+  if (sender == NULL)
+    sender = "";
+
+  if (!paddock_registry_release (self->registry, port, sender, &error))
+    {
+      paddock_ports_impl_return_error (invocation, g_steal_pointer (&error));
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  g_debug ("Released port %u for %s", port, sender);
+  paddock_ipc_ports1_complete_release (ports, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static GVariant *
+paddock_ports_impl_list_range (PaddockPortsImpl *self,
+                               guint             position,
+                               guint             n_items)
+{
+  GVariantBuilder builder;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("aa{sv}"));
+
+  for (guint i = position; i < position + n_items; i++)
+    {
+      g_autoptr(PaddockLease) lease = g_list_model_get_item (G_LIST_MODEL (self->registry), i);
+
+      if (lease != NULL)
+        {
+          g_autoptr(GVariant) item = paddock_lease_to_variant (lease);
+
+          g_variant_builder_add_value (&builder, item);
+        }
+    }
+
+  return g_variant_builder_end (&builder);
+}
+
+static gboolean
+paddock_ports_impl_handle_list_leases (PaddockIpcPorts1      *ports,
+                                       GDBusMethodInvocation *invocation)
+{
+  PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (ports);
+
+  if (!paddock_ports_impl_check_ready (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+
+  paddock_ipc_ports1_complete_list_leases (ports, invocation,
+                                           paddock_ports_impl_list_range (self, 0,
+                                                                          g_list_model_get_n_items (G_LIST_MODEL (self->registry))));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void
+paddock_ports_iface_init (PaddockIpcPorts1Iface *iface)
+{
+  iface->handle_lease = paddock_ports_impl_handle_lease;
+  iface->handle_release = paddock_ports_impl_handle_release;
+  iface->handle_list_leases = paddock_ports_impl_handle_list_leases;
+}
+
+static void
+paddock_ports_impl_items_changed_cb (GListModel       *model,
+                                     guint             position,
+                                     guint             removed,
+                                     guint             added,
+                                     PaddockPortsImpl *self)
+{
+  paddock_ipc_ports1_set_lease_count (PADDOCK_IPC_PORTS1 (self),
+                                      g_list_model_get_n_items (model));
+  paddock_ipc_ports1_emit_leases_changed (PADDOCK_IPC_PORTS1 (self), position, removed,
+                                          paddock_ports_impl_list_range (self, position, added));
+}
+
+static void
+paddock_ports_impl_name_owner_changed_cb (GDBusConnection *connection,
+                                          const char      *sender_name,
+                                          const char      *object_path,
+                                          const char      *interface_name,
+                                          const char      *signal_name,
+                                          GVariant        *parameters,
+                                          gpointer         user_data)
+{
+  PaddockPortsImpl *self = user_data;
+  const char *name;
+  const char *old_owner;
+  const char *new_owner;
+  guint released;
+
+  if (self->registry == NULL ||
+      !g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(sss)")))
+    return;
+
+  g_variant_get (parameters, "(&s&s&s)", &name, &old_owner, &new_owner);
+
+  /* Only unique names own leases; a unique name never comes back. */
+  if (name[0] != ':' || new_owner[0] != '\0')
+    return;
+
+  released = paddock_registry_release_owner (self->registry, name);
+  if (released > 0)
+    g_debug ("Client %s disconnected: released %u lease(s)", name, released);
+}
+
+/* Leases we do not hold (after a restart: still open in their owner's
+ * program, or taken by another one) are taken back as soon as their port is
+ * free, so that the window in which nobody guards them stays short. */
+#define PADDOCK_RECLAIM_INTERVAL_MS 1000
+
+static gboolean
+paddock_ports_impl_reclaim_cb (gpointer user_data)
+{
+  PaddockPortsImpl *self = user_data;
+  g_autoptr(GError) error = NULL;
+  guint unheld = 0;
+  guint reclaimed;
+
+  reclaimed = paddock_registry_reclaim (self->registry, &unheld, &error);
+  if (reclaimed > 0)
+    g_debug ("Took back %u lease(s) whose port was free again", reclaimed);
+  if (error != NULL)
+    g_message ("Could not save the leases after taking some back: %s", error->message);
+
+  if (unheld == 0)
+    {
+      self->reclaim_id = 0;
+      return G_SOURCE_REMOVE;
+    }
+
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+paddock_ports_impl_dispose (GObject *object)
+{
+  PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (object);
+
+  g_clear_handle_id (&self->reclaim_id, g_source_remove);
+
+  if (self->name_owner_changed_id != 0 && self->connection != NULL)
+    g_dbus_connection_signal_unsubscribe (self->connection, self->name_owner_changed_id);
+  self->name_owner_changed_id = 0;
+
+  if (self->registry != NULL)
+    g_signal_handlers_disconnect_by_data (self->registry, self);
+
+  g_clear_object (&self->registry);
+  g_clear_object (&self->connection);
+
+  G_OBJECT_CLASS (paddock_ports_impl_parent_class)->dispose (object);
+}
+
+static void
+paddock_ports_impl_class_init (PaddockPortsImplClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = paddock_ports_impl_dispose;
+}
+
+static void
+paddock_ports_impl_init (PaddockPortsImpl *self)
+{
+}
+
+PaddockPortsImpl *
+paddock_ports_impl_new (GDBusConnection *connection)
+{
+  PaddockPortsImpl *self;
+
+  g_return_val_if_fail (G_IS_DBUS_CONNECTION (connection), NULL);
+
+  self = g_object_new (PADDOCK_TYPE_PORTS_IMPL, NULL);
+  self->connection = g_object_ref (connection);
+
+  /* Subscribed before any lease exists, so no disconnect can be missed. */
+  self->name_owner_changed_id =
+    g_dbus_connection_signal_subscribe (connection,
+                                        "org.freedesktop.DBus",
+                                        "org.freedesktop.DBus",
+                                        "NameOwnerChanged",
+                                        "/org/freedesktop/DBus",
+                                        NULL,
+                                        G_DBUS_SIGNAL_FLAGS_NONE,
+                                        paddock_ports_impl_name_owner_changed_cb,
+                                        self, NULL);
+
+  return self;
+}
+
+void
+paddock_ports_impl_set_registry (PaddockPortsImpl *self,
+                                 PaddockRegistry  *registry)
+{
+  g_return_if_fail (PADDOCK_IS_PORTS_IMPL (self));
+  g_return_if_fail (PADDOCK_IS_REGISTRY (registry));
+  g_return_if_fail (self->registry == NULL);
+
+  self->registry = g_object_ref (registry);
+  g_signal_connect (registry, "items-changed",
+                    G_CALLBACK (paddock_ports_impl_items_changed_cb), self);
+
+  paddock_ipc_ports1_set_port_range_start (PADDOCK_IPC_PORTS1 (self),
+                                           paddock_registry_get_first_port (registry));
+  paddock_ipc_ports1_set_port_range_end (PADDOCK_IPC_PORTS1 (self),
+                                         paddock_registry_get_last_port (registry));
+  paddock_ipc_ports1_set_max_leases (PADDOCK_IPC_PORTS1 (self),
+                                     paddock_registry_get_max_leases (registry));
+  paddock_ipc_ports1_set_max_leases_per_owner (PADDOCK_IPC_PORTS1 (self),
+                                               paddock_registry_get_max_per_owner (registry));
+  paddock_ipc_ports1_set_lease_count (PADDOCK_IPC_PORTS1 (self),
+                                      g_list_model_get_n_items (G_LIST_MODEL (registry)));
+
+  if (paddock_ports_impl_reclaim_cb (self) == G_SOURCE_CONTINUE)
+    self->reclaim_id = g_timeout_add (PADDOCK_RECLAIM_INTERVAL_MS,
+                                      paddock_ports_impl_reclaim_cb, self);
+}
+
+void
+paddock_ports_impl_set_session_exists_func (PaddockPortsImpl         *self,
+                                            PaddockSessionExistsFunc  func,
+                                            gpointer                  user_data)
+{
+  g_return_if_fail (PADDOCK_IS_PORTS_IMPL (self));
+
+  self->session_exists = func;
+  self->session_exists_data = user_data;
+}
+
+/* After a restart the persisted leases of clients that disconnected while no
+ * daemon was running must go: ask the bus which owners are still there. */
+void
+paddock_ports_impl_forget_vanished_owners (PaddockPortsImpl *self)
+{
+  g_auto(GStrv) owners = NULL;
+
+  g_return_if_fail (PADDOCK_IS_PORTS_IMPL (self));
+  g_return_if_fail (self->registry != NULL);
+
+  owners = paddock_registry_dup_owners (self->registry);
+
+  for (guint i = 0; owners[i] != NULL; i++)
+    {
+      g_autoptr(GVariant) reply = NULL;
+      g_autoptr(GError) error = NULL;
+      gboolean has_owner = FALSE;
+
+      if (owners[i][0] != ':')
+        continue;
+
+      reply = g_dbus_connection_call_sync (self->connection,
+                                           "org.freedesktop.DBus",
+                                           "/org/freedesktop/DBus",
+                                           "org.freedesktop.DBus",
+                                           "NameHasOwner",
+                                           g_variant_new ("(s)", owners[i]),
+                                           G_VARIANT_TYPE ("(b)"),
+                                           G_DBUS_CALL_FLAGS_NONE,
+                                           5000, NULL, &error);
+      if (reply == NULL)
+        {
+          /* Keep the leases: dropping them on a transient bus error would
+           * hand a live client's port to someone else. */
+          g_message ("Could not ask the bus about %s, keeping its leases: %s",
+                     owners[i], error->message);
+          continue;
+        }
+
+      g_variant_get (reply, "(b)", &has_owner);
+      if (!has_owner)
+        {
+          guint released = paddock_registry_release_owner (self->registry, owners[i]);
+          g_debug ("Client %s left while the daemon was down: released %u lease(s)",
+                   owners[i], released);
+        }
+    }
+}

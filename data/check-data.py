@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+# check-data.py — validates Paddock's data files beyond what generic tools check
+#
+# Copyright 2026 The Paddock authors
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+#   check-data.py interfaces XML…   every interface, method, signal and
+#                                    property has a doc comment above it
+#   check-data.py services FILE…    the D-Bus activation file and the systemd
+#                                    unit name the daemon consistently
+
+import configparser
+import sys
+import xml.etree.ElementTree as ET
+
+BUS_NAME = "org.paddock.Daemon"
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+
+
+def check_interfaces(paths):
+    for path in paths:
+        parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
+        root = ET.parse(path, parser=parser).getroot()
+        members = 0
+
+        def walk(parent):
+            nonlocal members
+            previous = None
+            for child in parent:
+                if child.tag in ("interface", "method", "signal", "property"):
+                    members += 1
+                    name = child.get("name")
+                    if previous is None or previous.tag is not ET.Comment or \
+                       len(previous.text.strip()) < 10:
+                        fail(f"{path}: {child.tag} {name} has no doc comment above it")
+                    elif child.tag != "interface" and name + ":" not in previous.text:
+                        fail(f"{path}: the comment above {child.tag} {name} does not start with '{name}:'")
+                    if child.tag == "interface":
+                        if not name.startswith("org.paddock."):
+                            fail(f"{path}: interface {name} is outside org.paddock.")
+                        walk(child)
+                previous = child
+
+        walk(root)
+        if members == 0:
+            fail(f"{path}: no interface found")
+        print(f"ok {path}: {members} documented members")
+
+
+def check_services(paths):
+    for path in paths:
+        config = configparser.ConfigParser(interpolation=None, strict=True)
+        config.optionxform = str
+        with open(path) as f:
+            config.read_file(f)
+        if config.has_section("D-BUS Service"):
+            section = config["D-BUS Service"]
+            if section.get("Name") != BUS_NAME:
+                fail(f"{path}: Name is not {BUS_NAME}")
+            if not section.get("Exec", "").startswith("/") or \
+               not section.get("Exec", "").endswith("/paddockd"):
+                fail(f"{path}: Exec must be the absolute path of paddockd")
+            if section.get("SystemdService") != "paddockd.service":
+                fail(f"{path}: SystemdService must be paddockd.service")
+        elif config.has_section("Service"):
+            section = config["Service"]
+            if section.get("Type") != "dbus" or section.get("BusName") != BUS_NAME:
+                fail(f"{path}: must be Type=dbus with BusName={BUS_NAME}")
+            if not section.get("ExecStart", "").endswith("/paddockd"):
+                fail(f"{path}: ExecStart must run paddockd")
+            if section.get("Delegate") != "yes":
+                fail(f"{path}: sessions need a delegated cgroup subtree (Delegate=yes)")
+        else:
+            fail(f"{path}: neither a D-Bus service file nor a systemd unit")
+        print(f"ok {path}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1] not in ("interfaces", "services"):
+        print(__doc__ or "usage: check-data.py interfaces|services FILE…", file=sys.stderr)
+        sys.exit(2)
+    {"interfaces": check_interfaces, "services": check_services}[sys.argv[1]](sys.argv[2:])
+    for message in failures:
+        print("FAIL", message)
+    sys.exit(1 if failures else 0)

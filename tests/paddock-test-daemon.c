@@ -1,0 +1,423 @@
+/* paddock-test-daemon.c — a private bus with paddockd from the build tree
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <sys/prctl.h>
+
+#include "paddock-test-daemon.h"
+
+struct _PaddockTestDaemon
+{
+  GSubprocess     *bus;
+  char            *bus_dir;
+  char            *bus_address;
+  char            *state_dir;
+  GStrv            extra_args;
+  GSubprocess     *process;
+  GDBusConnection *connection;
+};
+
+char *
+paddock_test_build_path (const char *first_element,
+                         ...)
+{
+  const char *root = g_getenv ("PADDOCK_BUILD_ROOT");
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  va_list args;
+
+  if (root == NULL)
+    g_error ("PADDOCK_BUILD_ROOT is not set: run the tests through meson test");
+
+  g_ptr_array_add (parts, (gpointer) root);
+  g_ptr_array_add (parts, (gpointer) first_element);
+  va_start (args, first_element);
+  for (const char *element = va_arg (args, const char *); element != NULL;
+       element = va_arg (args, const char *))
+    g_ptr_array_add (parts, (gpointer) element);
+  va_end (args);
+  g_ptr_array_add (parts, NULL);
+
+  return g_build_filenamev ((char **) parts->pdata);
+}
+
+gboolean
+paddock_test_wait_for (gboolean (*condition) (gpointer),
+                       gpointer   data,
+                       guint      timeout_ms)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+
+  while (!condition (data))
+    {
+      if (g_get_monotonic_time () > deadline)
+        return FALSE;
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (5 * 1000);
+    }
+
+  return TRUE;
+}
+
+static gboolean
+name_has_owner (GDBusConnection *connection)
+{
+  g_autoptr(GVariant) reply = NULL;
+  gboolean has_owner = FALSE;
+
+  reply = g_dbus_connection_call_sync (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "NameHasOwner",
+                                       g_variant_new ("(s)", "org.paddock.Daemon"),
+                                       G_VARIANT_TYPE ("(b)"), G_DBUS_CALL_FLAGS_NONE,
+                                       5000, NULL, NULL);
+  if (reply != NULL)
+    g_variant_get (reply, "(b)", &has_owner);
+
+  return has_owner;
+}
+
+static guint32
+name_owner_pid (GDBusConnection *connection)
+{
+  g_autoptr(GVariant) reply = NULL;
+  guint32 pid = 0;
+
+  reply = g_dbus_connection_call_sync (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                                       g_variant_new ("(s)", "org.paddock.Daemon"),
+                                       G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE,
+                                       5000, NULL, NULL);
+  if (reply != NULL)
+    g_variant_get (reply, "(u)", &pid);
+
+  return pid;
+}
+
+/* Serving means: *our* process owns the name (not a daemon it is replacing)
+ * and the registry answers (the daemon loads its state right after getting
+ * the name). */
+static gboolean
+daemon_serves (PaddockTestDaemon *self)
+{
+  g_autoptr(GVariant) reply = NULL;
+  const char *identifier = g_subprocess_get_identifier (self->process);
+
+  if (!name_has_owner (self->connection) || identifier == NULL ||
+      name_owner_pid (self->connection) != (guint32) g_ascii_strtoull (identifier, NULL, 10))
+    return FALSE;
+
+  reply = g_dbus_connection_call_sync (self->connection, "org.paddock.Daemon", "/org/paddock/Daemon",
+                                       "org.paddock.Ports1", "ListLeases", NULL,
+                                       G_VARIANT_TYPE ("(aa{sv})"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                       5000, NULL, NULL);
+  return reply != NULL;
+}
+
+/* A test that aborts must not leave its daemon holding the test's stdout
+ * (meson would wait for it until the timeout). */
+static void
+die_with_test (gpointer user_data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
+
+static GSubprocess *
+spawn_daemon (PaddockTestDaemon *self,
+              gboolean           replace)
+{
+  g_autofree char *paddockd = paddock_test_build_path ("daemon", "paddockd", NULL);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GError) error = NULL;
+  GSubprocess *process;
+
+  g_ptr_array_add (argv, paddockd);
+  g_ptr_array_add (argv, (gpointer) "--state-dir");
+  g_ptr_array_add (argv, self->state_dir);
+  /* Verbose logs land in the test log; benchmarks ask for quiet. */
+  if (g_getenv ("PADDOCK_TEST_QUIET") == NULL)
+    g_ptr_array_add (argv, (gpointer) "--verbose");
+  if (replace)
+    g_ptr_array_add (argv, (gpointer) "--replace");
+  for (guint i = 0; self->extra_args != NULL && self->extra_args[i] != NULL; i++)
+    g_ptr_array_add (argv, self->extra_args[i]);
+  g_ptr_array_add (argv, NULL);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_subprocess_launcher_set_child_setup (launcher, die_with_test, NULL, NULL);
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+
+  return process;
+}
+
+static void
+wait_until_serving (PaddockTestDaemon *self)
+{
+  gint64 deadline = g_get_monotonic_time () + 15 * G_USEC_PER_SEC;
+
+  while (!daemon_serves (self))
+    {
+      if (g_subprocess_get_identifier (self->process) == NULL)
+        g_error ("paddockd exited before serving (status %d)",
+                 g_subprocess_get_status (self->process));
+      if (g_get_monotonic_time () > deadline)
+        g_error ("paddockd did not own org.paddock.Daemon within 15 s");
+      g_usleep (10 * 1000);
+    }
+}
+
+void
+paddock_test_daemon_start (PaddockTestDaemon *self)
+{
+  g_assert_null (self->process);
+
+  self->process = spawn_daemon (self, FALSE);
+  wait_until_serving (self);
+}
+
+GSubprocess *
+paddock_test_daemon_spawn_replacement (PaddockTestDaemon *self)
+{
+  return spawn_daemon (self, TRUE);
+}
+
+/* Takes @process (started with --replace) as the daemon, once it serves,
+ * and checks that the daemon it replaced went away cleanly by itself. */
+void
+paddock_test_daemon_adopt (PaddockTestDaemon *self,
+                           GSubprocess       *process)
+{
+  g_autoptr(GSubprocess) previous = g_steal_pointer (&self->process);
+  g_autoptr(GError) error = NULL;
+
+  self->process = g_object_ref (process);
+  wait_until_serving (self);
+
+  if (previous != NULL)
+    {
+      g_subprocess_wait (previous, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_true (g_subprocess_get_if_exited (previous));
+      g_assert_cmpint (g_subprocess_get_exit_status (previous), ==, 0);
+    }
+}
+
+static void
+wait_for_exit (PaddockTestDaemon *self,
+               gboolean           expect_clean)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_subprocess_wait (self->process, NULL, &error);
+  g_assert_no_error (error);
+
+  if (expect_clean)
+    {
+      g_assert_true (g_subprocess_get_if_exited (self->process));
+      g_assert_cmpint (g_subprocess_get_exit_status (self->process), ==, 0);
+    }
+
+  g_clear_object (&self->process);
+}
+
+void
+paddock_test_daemon_stop (PaddockTestDaemon *self)
+{
+  g_assert_nonnull (self->process);
+
+  g_subprocess_send_signal (self->process, SIGTERM);
+  wait_for_exit (self, TRUE);
+}
+
+void
+paddock_test_daemon_kill (PaddockTestDaemon *self)
+{
+  g_assert_nonnull (self->process);
+
+  g_subprocess_force_exit (self->process);
+  wait_for_exit (self, FALSE);
+}
+
+gboolean
+paddock_test_daemon_is_running (PaddockTestDaemon *self)
+{
+  return self->process != NULL && g_subprocess_get_identifier (self->process) != NULL;
+}
+
+/* Our own bus rather than GTestDBus: its watcher process (a fork of the
+ * test) outlives a failing test holding the test's stdout, and meson then
+ * waits for the timeout instead of reporting the failure. */
+static void
+start_bus (PaddockTestDaemon *self)
+{
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *config_path = NULL;
+  g_autofree char *config = NULL;
+  g_autofree char *address = NULL;
+
+  self->bus_dir = g_dir_make_tmp ("paddock-bus-XXXXXX", &error);
+  g_assert_no_error (error);
+
+  config = g_strdup_printf ("<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+                            " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+                            "<busconfig>\n"
+                            "  <type>session</type>\n"
+                            "  <listen>unix:dir=%s</listen>\n"
+                            "  <policy context=\"default\">\n"
+                            "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
+                            "    <allow eavesdrop=\"true\"/>\n"
+                            "    <allow own=\"*\"/>\n"
+                            "  </policy>\n"
+                            "</busconfig>\n", self->bus_dir);
+  config_path = g_build_filename (self->bus_dir, "bus.conf", NULL);
+  g_file_set_contents (config_path, config, -1, &error);
+  g_assert_no_error (error);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_subprocess_launcher_set_child_setup (launcher, die_with_test, NULL, NULL);
+  self->bus = g_subprocess_launcher_spawn (launcher, &error, "dbus-daemon", "--nofork",
+                                           "--print-address=1", "--config-file", config_path,
+                                           NULL);
+  g_assert_no_error (error);
+
+  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (self->bus));
+  address = g_data_input_stream_read_line (out, NULL, NULL, &error);
+  g_assert_no_error (error);
+  if (address == NULL)
+    g_error ("dbus-daemon exited without printing its address");
+
+  self->bus_address = g_steal_pointer (&address);
+  g_setenv ("DBUS_SESSION_BUS_ADDRESS", self->bus_address, TRUE);
+}
+
+static void
+stop_bus (PaddockTestDaemon *self)
+{
+  if (self->bus != NULL)
+    {
+      g_subprocess_send_signal (self->bus, SIGTERM);
+      g_subprocess_wait (self->bus, NULL, NULL);
+    }
+  g_clear_object (&self->bus);
+
+  if (self->bus_dir != NULL)
+    {
+      g_autofree char *config_path = g_build_filename (self->bus_dir, "bus.conf", NULL);
+
+      g_unlink (config_path);
+      g_rmdir (self->bus_dir);
+    }
+  g_clear_pointer (&self->bus_dir, g_free);
+  g_clear_pointer (&self->bus_address, g_free);
+}
+
+PaddockTestDaemon *
+paddock_test_daemon_new (const char * const *extra_args)
+{
+  PaddockTestDaemon *self = g_new0 (PaddockTestDaemon, 1);
+  g_autoptr(GError) error = NULL;
+
+  start_bus (self);
+
+  self->state_dir = g_dir_make_tmp ("paddock-test-XXXXXX", &error);
+  g_assert_no_error (error);
+  self->extra_args = g_strdupv ((char **) extra_args);
+  self->connection = paddock_test_daemon_new_connection (self);
+
+  paddock_test_daemon_start (self);
+
+  return self;
+}
+
+GDBusConnection *
+paddock_test_daemon_get_connection (PaddockTestDaemon *self)
+{
+  return self->connection;
+}
+
+GDBusConnection *
+paddock_test_daemon_new_connection (PaddockTestDaemon *self)
+{
+  g_autoptr(GError) error = NULL;
+  GDBusConnection *connection;
+
+  connection = g_dbus_connection_new_for_address_sync (self->bus_address,
+                                                       G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
+                                                       G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+                                                       NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_dbus_connection_set_exit_on_close (connection, FALSE);
+
+  return connection;
+}
+
+const char *
+paddock_test_daemon_get_address (PaddockTestDaemon *self)
+{
+  return self->bus_address;
+}
+
+const char *
+paddock_test_daemon_get_state_dir (PaddockTestDaemon *self)
+{
+  return self->state_dir;
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GFileEnumerator) children = NULL;
+
+  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME "," G_FILE_ATTRIBUTE_STANDARD_TYPE,
+                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+  while (children != NULL)
+    {
+      GFileInfo *info = NULL;
+      GFile *child = NULL;
+
+      if (!g_file_enumerator_iterate (children, &info, &child, NULL, NULL) || info == NULL)
+        break;
+
+      if (g_file_info_get_file_type (info) == G_FILE_TYPE_DIRECTORY)
+        {
+          g_autofree char *child_path = g_file_get_path (child);
+          remove_tree (child_path);
+        }
+      else
+        g_file_delete (child, NULL, NULL);
+    }
+
+  g_rmdir (path);
+}
+
+void
+paddock_test_daemon_free (PaddockTestDaemon *self)
+{
+  if (self == NULL)
+    return;
+
+  if (paddock_test_daemon_is_running (self))
+    paddock_test_daemon_stop (self);
+  g_clear_object (&self->process);
+
+  if (self->connection != NULL)
+    g_dbus_connection_close_sync (self->connection, NULL, NULL);
+  g_clear_object (&self->connection);
+
+  stop_bus (self);
+  g_unsetenv ("DBUS_SESSION_BUS_ADDRESS");
+
+  remove_tree (self->state_dir);
+  g_free (self->state_dir);
+  g_strfreev (self->extra_args);
+  g_free (self);
+}

@@ -1,0 +1,390 @@
+/* test-ui-window.c — the window follows paddockd's leases live, under Xvfb
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <gio/gunixfdlist.h>
+#include <unistd.h>
+
+#include "paddock-application.h"
+#include "paddock-lease-item.h"
+#include "paddock-ports-view.h"
+#include "paddock-test-daemon.h"
+#include "paddock-window.h"
+
+#define TIMEOUT_MS 5000
+
+typedef struct
+{
+  guint16 port;
+  int     fd;
+} HeldLease;
+
+static void
+held_lease_clear (HeldLease *lease)
+{
+  if (lease->fd >= 0)
+    close (lease->fd);
+  lease->fd = -1;
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (HeldLease, held_lease_clear)
+
+/* Lease over raw D-Bus, as any script would, and keep the bound socket. */
+static void
+lease_port (GDBusConnection *connection,
+            const char      *name,
+            HeldLease       *out)
+{
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) lease = NULL;
+  g_autoptr(GError) error = NULL;
+  gint32 handle = -1;
+
+  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
+                                                         "org.paddock.Ports1", "Lease",
+                                                         g_variant_new ("(sqa{sv})", name, 0, NULL),
+                                                         G_VARIANT_TYPE ("(a{sv}h)"),
+                                                         G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                                         TIMEOUT_MS, NULL, &fd_list, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(@a{sv}h)", &lease, &handle);
+  g_assert_true (g_variant_lookup (lease, "port", "q", &out->port));
+  out->fd = g_unix_fd_list_get (fd_list, handle, &error);
+  g_assert_no_error (error);
+}
+
+static void
+release_port (GDBusConnection *connection,
+              guint16          port)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
+                                       "org.paddock.Ports1", "Release",
+                                       g_variant_new ("(q)", port),
+                                       NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                       TIMEOUT_MS, NULL, &error);
+  g_assert_no_error (error);
+}
+
+/* Widgets, reached through the templates as a user would see them. */
+
+static GtkStack *
+window_stack (PaddockWindow *window)
+{
+  return GTK_STACK (gtk_widget_get_template_child (GTK_WIDGET (window), PADDOCK_TYPE_WINDOW, "stack"));
+}
+
+static PaddockPortsView *
+window_ports_view (PaddockWindow *window)
+{
+  return PADDOCK_PORTS_VIEW (gtk_widget_get_template_child (GTK_WIDGET (window), PADDOCK_TYPE_WINDOW, "ports_view"));
+}
+
+static GtkStack *
+ports_view_stack (PaddockWindow *window)
+{
+  return GTK_STACK (gtk_widget_get_template_child (GTK_WIDGET (window_ports_view (window)),
+                                                   PADDOCK_TYPE_PORTS_VIEW, "stack"));
+}
+
+static GListModel *
+column_view_model (PaddockWindow *window)
+{
+  GtkColumnView *column_view;
+
+  column_view = GTK_COLUMN_VIEW (gtk_widget_get_template_child (GTK_WIDGET (window_ports_view (window)),
+                                                                PADDOCK_TYPE_PORTS_VIEW, "column_view"));
+  return G_LIST_MODEL (gtk_column_view_get_model (column_view));
+}
+
+typedef struct
+{
+  PaddockWindow *window;
+  const char    *page;
+  const char    *ports_page;
+  guint          n_rows;
+} Expect;
+
+static gboolean
+shows (gpointer data)
+{
+  Expect *expect = data;
+  const char *page = gtk_stack_get_visible_child_name (window_stack (expect->window));
+
+  if (g_strcmp0 (page, expect->page) != 0)
+    return FALSE;
+
+  if (expect->ports_page != NULL &&
+      g_strcmp0 (gtk_stack_get_visible_child_name (ports_view_stack (expect->window)),
+                 expect->ports_page) != 0)
+    return FALSE;
+
+  return g_list_model_get_n_items (column_view_model (expect->window)) == expect->n_rows;
+}
+
+static void
+assert_shows (PaddockWindow *window,
+              const char    *page,
+              const char    *ports_page,
+              guint          n_rows)
+{
+  Expect expect = { window, page, ports_page, n_rows };
+
+  if (!paddock_test_wait_for (shows, &expect, TIMEOUT_MS))
+    g_error ("after %u ms the window shows page %s/%s with %u rows; expected %s/%s with %u",
+             TIMEOUT_MS,
+             gtk_stack_get_visible_child_name (window_stack (window)),
+             gtk_stack_get_visible_child_name (ports_view_stack (window)),
+             g_list_model_get_n_items (column_view_model (window)),
+             page, ports_page ? ports_page : "*", n_rows);
+}
+
+static void
+assert_row (PaddockWindow *window,
+            guint          position,
+            guint16        port,
+            const char    *name,
+            const char    *state)
+{
+  g_autoptr(PaddockLeaseItem) item = g_list_model_get_item (column_view_model (window), position);
+
+  g_assert_nonnull (item);
+  g_assert_cmpuint (paddock_lease_item_get_port (item), ==, port);
+  g_assert_cmpstr (paddock_lease_item_get_name (item), ==, name);
+  g_assert_cmpstr (paddock_lease_item_get_state (item), ==, state);
+}
+
+/* Let transitions finish and a frame be drawn. */
+static void
+settle (guint ms)
+{
+  gint64 until = g_get_monotonic_time () + (gint64)ms * 1000;
+
+  while (g_get_monotonic_time () < until)
+    {
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (2 * 1000);
+    }
+}
+
+/* Render the window as the compositor would see it, into the build dir. */
+static void
+save_screenshot (PaddockWindow *window,
+                 const char    *name)
+{
+  GtkWidget *widget = GTK_WIDGET (window);
+  g_autoptr(GdkPaintable) paintable = NULL;
+  g_autoptr(GtkSnapshot) snapshot = NULL;
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree char *dir = paddock_test_build_path ("screenshots", NULL);
+  g_autofree char *file = g_strdup_printf ("ports-%s.png", name);
+  g_autofree char *path = g_build_filename (dir, file, NULL);
+  GskRenderer *renderer;
+  int width, height;
+
+  settle (600);
+
+  width = gtk_widget_get_width (widget);
+  height = gtk_widget_get_height (widget);
+  g_assert_cmpint (width, >, 0);
+  g_assert_cmpint (height, >, 0);
+
+  paintable = gtk_widget_paintable_new (widget);
+  snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  g_assert_nonnull (node);
+
+  renderer = gtk_native_get_renderer (GTK_NATIVE (window));
+  texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("screenshot: %s", path);
+}
+
+/* Every control a user can reach names itself to assistive technologies:
+ * buttons by an accessible label (icon-only ones have no text otherwise). */
+static void
+assert_controls_named (GtkWidget *widget,
+                       guint     *n_checked)
+{
+  if (!gtk_widget_get_mapped (widget))
+    return;
+
+  if (GTK_IS_BUTTON (widget) || GTK_IS_MENU_BUTTON (widget))
+    {
+      gboolean has_text_label = GTK_IS_BUTTON (widget) &&
+                                gtk_button_get_label (GTK_BUTTON (widget)) != NULL &&
+                                !gtk_button_get_use_underline (GTK_BUTTON (widget));
+
+      if (!has_text_label &&
+          !gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL))
+        g_error ("%s (%s, icon %s) has no accessible name",
+                 G_OBJECT_TYPE_NAME (widget),
+                 gtk_widget_get_name (widget),
+                 GTK_IS_BUTTON (widget) ? gtk_button_get_icon_name (GTK_BUTTON (widget)) : "-");
+      (*n_checked)++;
+
+      /* A menu button's inner toggle is GTK's own: the menu button is the
+       * named control. */
+      if (GTK_IS_MENU_BUTTON (widget))
+        return;
+    }
+
+  for (GtkWidget *child = gtk_widget_get_first_child (widget);
+       child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    assert_controls_named (child, n_checked);
+}
+
+static void
+assert_window_controls_named (PaddockWindow *window)
+{
+  guint n_checked = 0;
+
+  assert_controls_named (GTK_WIDGET (window), &n_checked);
+  g_assert_cmpuint (n_checked, >, 0);
+}
+
+typedef struct
+{
+  PaddockTestDaemon *daemon;
+  gboolean           ran;
+} Fixture;
+
+/* Runs from the application's activate, inside g_application_run(), as the
+ * app really runs; the helpers above iterate the main context. */
+static void
+follow_leases_cb (GApplication *app,
+                  Fixture      *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  g_auto(HeldLease) web = { 0, -1 };
+  g_auto(HeldLease) api = { 0, -1 };
+  g_auto(HeldLease) db = { 0, -1 };
+  PaddockWindow *window;
+
+  window = PADDOCK_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
+  g_assert_nonnull (window);
+  gtk_window_set_default_size (GTK_WINDOW (window), 960, 600);
+
+  /* No lease yet: the empty state. */
+  assert_shows (window, "ports", "empty", 0);
+  save_screenshot (window, "empty");
+  assert_window_controls_named (window);
+
+  /* Two leases from another client appear, in port order. */
+  lease_port (connection, "web", &web);
+  lease_port (connection, "api", &api);
+  assert_shows (window, "ports", "leases", 2);
+  if (web.port < api.port)
+    {
+      assert_row (window, 0, web.port, "web", "held");
+      assert_row (window, 1, api.port, "api", "held");
+    }
+  else
+    {
+      assert_row (window, 0, api.port, "api", "held");
+      assert_row (window, 1, web.port, "web", "held");
+    }
+  save_screenshot (window, "two-leases");
+  assert_window_controls_named (window);
+
+  /* Releasing one removes exactly that row. */
+  release_port (connection, web.port);
+  held_lease_clear (&web);
+  assert_shows (window, "ports", "leases", 1);
+  assert_row (window, 0, api.port, "api", "held");
+  save_screenshot (window, "one-lease");
+
+  /* A third lease, whose socket this process will keep across the restart. */
+  lease_port (connection, "db", &db);
+  assert_shows (window, "ports", "leases", 2);
+
+  /* The daemon goes away: the window says so and the list empties. */
+  paddock_test_daemon_stop (fixture->daemon);
+  assert_shows (window, "unreachable", NULL, 0);
+  save_screenshot (window, "daemon-not-running");
+  assert_window_controls_named (window);
+
+  /* It comes back with the persisted leases of a still-connected client and
+   * the window reconnects by itself. "api" is held again: nothing else had
+   * its port. "db" is lost: this process kept the bound socket, so the port
+   * was taken while the daemon was away, and the window must say so. */
+  held_lease_clear (&api);
+  paddock_test_daemon_start (fixture->daemon);
+  assert_shows (window, "ports", "leases", 2);
+  if (api.port < db.port)
+    {
+      assert_row (window, 0, api.port, "api", "held");
+      assert_row (window, 1, db.port, "db", "in-use");
+    }
+  else
+    {
+      assert_row (window, 0, db.port, "db", "in-use");
+      assert_row (window, 1, api.port, "api", "held");
+    }
+  save_screenshot (window, "reconnected");
+
+  /* The last window closes: g_application_run() returns. */
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+test_window_follows_leases (void)
+{
+  g_autofree char *display = g_strdup (g_getenv ("DISPLAY"));
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  g_autoptr(PaddockApplication) app = NULL;
+  Fixture fixture = { daemon, FALSE };
+
+  /* Keep DISPLAY whatever the bus harness does with the environment. */
+  if (display != NULL)
+    g_setenv ("DISPLAY", display, TRUE);
+
+  /* The real application on the private bus: startup loads the style and
+   * makes the client, activate opens the window, shutdown lets go of the
+   * bus. NON_UNIQUE keeps any other running Paddock out of it. */
+  app = paddock_application_new ();
+  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_NON_UNIQUE);
+  g_signal_connect_after (app, "activate", G_CALLBACK (follow_leases_cb), &fixture);
+  g_assert_cmpint (g_application_run (G_APPLICATION (app), 0, NULL), ==, 0);
+  g_assert_true (fixture.ran);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
+    {
+      g_test_skip ("no display: run under xvfb-run");
+      return g_test_run ();
+    }
+
+  /* Initialise GTK and libadwaita before the private bus exists, with no
+   * session bus at all. libadwaita's settings look for the settings portal
+   * once and keep their proxy (and so the process's session bus singleton)
+   * for the life of the process, and would otherwise hold the private
+   * test bus open. Nothing else of GTK needs the bus. */
+  g_setenv ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/paddock-test-no-bus", TRUE);
+  adw_init ();
+  g_unsetenv ("DBUS_SESSION_BUS_ADDRESS");
+
+  g_test_add_func ("/ui/window/follows-leases", test_window_follows_leases);
+
+  return g_test_run ();
+}
