@@ -19,6 +19,8 @@ struct _PaddockTestDaemon
   char            *bus_address;
   char            *state_dir;
   GStrv            extra_args;
+  gboolean         activatable;
+  char            *port_range;
   GSubprocess     *process;
   GDBusConnection *connection;
 };
@@ -144,6 +146,11 @@ spawn_daemon (PaddockTestDaemon *self,
     g_ptr_array_add (argv, (gpointer) "--verbose");
   if (replace)
     g_ptr_array_add (argv, (gpointer) "--replace");
+  if (self->port_range != NULL)
+    {
+      g_ptr_array_add (argv, (gpointer) "--port-range");
+      g_ptr_array_add (argv, self->port_range);
+    }
   for (guint i = 0; self->extra_args != NULL && self->extra_args[i] != NULL; i++)
     g_ptr_array_add (argv, self->extra_args[i]);
   g_ptr_array_add (argv, NULL);
@@ -262,21 +269,40 @@ start_bus (PaddockTestDaemon *self)
   g_autofree char *config_path = NULL;
   g_autofree char *config = NULL;
   g_autofree char *address = NULL;
+  g_autofree char *servicedir = NULL;
 
   self->bus_dir = g_dir_make_tmp ("paddock-bus-XXXXXX", &error);
   g_assert_no_error (error);
+
+  /* An activatable daemon: the bus starts paddockd from the build tree on
+   * first use of the name, as the installed .service file makes it do. */
+  servicedir = g_build_filename (self->bus_dir, "services", NULL);
+  g_assert_no_errno (g_mkdir (servicedir, 0700));
+  if (self->activatable)
+    {
+      g_autofree char *paddockd = paddock_test_build_path ("daemon", "paddockd", NULL);
+      g_autofree char *service_path = g_build_filename (servicedir, "org.paddock.Daemon.service", NULL);
+      g_autofree char *service = g_strdup_printf ("[D-BUS Service]\n"
+                                                  "Name=org.paddock.Daemon\n"
+                                                  "Exec=%s --state-dir %s --port-range %s\n",
+                                                  paddockd, self->state_dir, self->port_range);
+
+      g_file_set_contents (service_path, service, -1, &error);
+      g_assert_no_error (error);
+    }
 
   config = g_strdup_printf ("<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
                             " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
                             "<busconfig>\n"
                             "  <type>session</type>\n"
                             "  <listen>unix:dir=%s</listen>\n"
+                            "  <servicedir>%s</servicedir>\n"
                             "  <policy context=\"default\">\n"
                             "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
                             "    <allow eavesdrop=\"true\"/>\n"
                             "    <allow own=\"*\"/>\n"
                             "  </policy>\n"
-                            "</busconfig>\n", self->bus_dir);
+                            "</busconfig>\n", self->bus_dir, servicedir);
   config_path = g_build_filename (self->bus_dir, "bus.conf", NULL);
   g_file_set_contents (config_path, config, -1, &error);
   g_assert_no_error (error);
@@ -311,12 +337,32 @@ stop_bus (PaddockTestDaemon *self)
   if (self->bus_dir != NULL)
     {
       g_autofree char *config_path = g_build_filename (self->bus_dir, "bus.conf", NULL);
+      g_autofree char *servicedir = g_build_filename (self->bus_dir, "services", NULL);
+      g_autofree char *service_path = g_build_filename (servicedir, "org.paddock.Daemon.service", NULL);
 
       g_unlink (config_path);
+      g_unlink (service_path);
+      g_rmdir (servicedir);
       g_rmdir (self->bus_dir);
     }
   g_clear_pointer (&self->bus_dir, g_free);
   g_clear_pointer (&self->bus_address, g_free);
+}
+
+/* Unless the test sets its own pool, each daemon gets one of four blocks of
+ * 2,500 ports of the default pool, so that test runs sharing a machine (a
+ * developer's and CI's, or the user's own daemon) rarely meet. Still inside
+ * 20000-29999, which is what the tests assert. */
+static void
+choose_port_range (PaddockTestDaemon *self)
+{
+  guint block = (guint) g_random_int_range (0, 4);
+
+  for (guint i = 0; self->extra_args != NULL && self->extra_args[i] != NULL; i++)
+    if (g_str_equal (self->extra_args[i], "--port-range"))
+      return;
+
+  self->port_range = g_strdup_printf ("%u-%u", 20000 + block * 2500, 20000 + block * 2500 + 2499);
 }
 
 PaddockTestDaemon *
@@ -330,9 +376,29 @@ paddock_test_daemon_new (const char * const *extra_args)
   self->state_dir = g_dir_make_tmp ("paddock-test-XXXXXX", &error);
   g_assert_no_error (error);
   self->extra_args = g_strdupv ((char **) extra_args);
+  choose_port_range (self);
   self->connection = paddock_test_daemon_new_connection (self);
 
   paddock_test_daemon_start (self);
+
+  return self;
+}
+
+/* A private bus on which paddockd is only activatable: nothing runs until a
+ * client uses the name. The activated daemon is the bus's child, not ours:
+ * paddock_test_daemon_free() stops it through its pid on the bus. */
+PaddockTestDaemon *
+paddock_test_daemon_new_activatable (void)
+{
+  PaddockTestDaemon *self = g_new0 (PaddockTestDaemon, 1);
+  g_autoptr(GError) error = NULL;
+
+  self->activatable = TRUE;
+  self->state_dir = g_dir_make_tmp ("paddock-test-XXXXXX", &error);
+  g_assert_no_error (error);
+  choose_port_range (self);
+  start_bus (self);
+  self->connection = paddock_test_daemon_new_connection (self);
 
   return self;
 }
@@ -409,6 +475,22 @@ paddock_test_daemon_free (PaddockTestDaemon *self)
     paddock_test_daemon_stop (self);
   g_clear_object (&self->process);
 
+  if (self->activatable && self->connection != NULL)
+    {
+      guint32 pid = name_owner_pid (self->connection);
+
+      /* Stop an activated daemon the way systemd would, and wait for it
+       * to let go of the name (and so of its sockets). */
+      if (pid != 0)
+        {
+          gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+          kill ((pid_t) pid, SIGTERM);
+          while (name_has_owner (self->connection) && g_get_monotonic_time () < deadline)
+            g_usleep (10 * 1000);
+        }
+    }
+
   if (self->connection != NULL)
     g_dbus_connection_close_sync (self->connection, NULL, NULL);
   g_clear_object (&self->connection);
@@ -418,6 +500,7 @@ paddock_test_daemon_free (PaddockTestDaemon *self)
 
   remove_tree (self->state_dir);
   g_free (self->state_dir);
+  g_free (self->port_range);
   g_strfreev (self->extra_args);
   g_free (self);
 }

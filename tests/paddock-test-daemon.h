@@ -13,6 +13,7 @@ G_BEGIN_DECLS
 typedef struct _PaddockTestDaemon PaddockTestDaemon;
 
 PaddockTestDaemon *paddock_test_daemon_new            (const char * const *extra_args);
+PaddockTestDaemon *paddock_test_daemon_new_activatable (void);
 void               paddock_test_daemon_start          (PaddockTestDaemon  *self);
 void               paddock_test_daemon_stop           (PaddockTestDaemon  *self);
 void               paddock_test_daemon_kill           (PaddockTestDaemon  *self);
