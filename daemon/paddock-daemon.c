@@ -86,15 +86,16 @@ paddock_daemon_lock_state_dir (PaddockDaemon  *self,
       if (saved_errno == EINTR)
         continue;
 
-      if (saved_errno != EWOULDBLOCK || !self->options.replace ||
-          g_get_monotonic_time () > deadline)
+      /* Wait a little in every mode: a daemon we replaced, or one that just
+       * quit (D-Bus activation may start us the moment it let go of the
+       * name), is closing its sockets. */
+      if (saved_errno != EWOULDBLOCK || g_get_monotonic_time () > deadline)
         {
           g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                        "Another paddockd is using the state dir %s", self->options.state_dir);
           return FALSE;
         }
 
-      /* The daemon we replaced is closing its sockets; give it time. */
       g_usleep (20 * 1000);
     }
 
@@ -111,6 +112,8 @@ paddock_daemon_load_state (PaddockDaemon  *self,
                            GError        **error)
 {
   g_autoptr(PaddockRegistry) registry = NULL;
+  g_autoptr(GVariant) bus_id = NULL;
+  const char *bus_id_text = NULL;
   g_autofree char *leases_path = NULL;
   g_autoptr(GError) local_error = NULL;
 
@@ -124,6 +127,15 @@ paddock_daemon_load_state (PaddockDaemon  *self,
                                    error);
   if (registry == NULL)
     return FALSE;
+
+  bus_id = g_dbus_connection_call_sync (self->connection, "org.freedesktop.DBus",
+                                        "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId",
+                                        NULL, G_VARIANT_TYPE ("(s)"), G_DBUS_CALL_FLAGS_NONE,
+                                        5000, NULL, error);
+  if (bus_id == NULL)
+    return FALSE;
+  g_variant_get (bus_id, "(&s)", &bus_id_text);
+  paddock_registry_set_bus_id (registry, bus_id_text);
 
   leases_path = g_build_filename (self->options.state_dir, "leases.json", NULL);
   if (!paddock_registry_load (registry, leases_path, &local_error))
@@ -222,6 +234,23 @@ paddock_daemon_find_helper (void)
   return NULL;
 }
 
+/* Unexports the objects, closes every held socket, then lets go of the
+ * state-dir lock, in that order: a daemon replacing us finds the ports free
+ * by the time it gets the lock. */
+static void
+paddock_daemon_release_state (PaddockDaemon *self)
+{
+  if (self->manager != NULL)
+    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->manager));
+  if (self->ports != NULL)
+    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->ports));
+
+  g_clear_object (&self->manager);
+  g_clear_object (&self->ports);
+  g_clear_object (&self->registry);
+  paddock_close_fd (&self->lock_fd);
+}
+
 static void
 paddock_daemon_dispose (GObject *object)
 {
@@ -231,18 +260,7 @@ paddock_daemon_dispose (GObject *object)
   g_clear_handle_id (&self->sigterm_id, g_source_remove);
   g_clear_handle_id (&self->sigint_id, g_source_remove);
 
-  if (self->manager != NULL)
-    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->manager));
-  if (self->ports != NULL)
-    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->ports));
-
-  g_clear_object (&self->manager);
-  g_clear_object (&self->ports);
-
-  /* Close every held socket before letting go of the state-dir lock, so a
-   * daemon replacing us finds the ports free when it gets the lock. */
-  g_clear_object (&self->registry);
-  paddock_close_fd (&self->lock_fd);
+  paddock_daemon_release_state (self);
 
   g_clear_object (&self->connection);
   g_clear_pointer (&self->loop, g_main_loop_unref);
@@ -337,6 +355,10 @@ paddock_daemon_run (PaddockDaemon  *self,
 
   g_main_loop_run (self->loop);
 
+  /* Close every held socket and let go of the state dir *before* giving up
+   * the name: a successor started the moment the name is free (activation,
+   * --replace) then finds the ports and the lock free. */
+  paddock_daemon_release_state (self);
   g_clear_handle_id (&self->own_name_id, g_bus_unown_name);
   g_dbus_connection_flush_sync (self->connection, NULL, NULL);
 

@@ -20,6 +20,11 @@ struct _PaddockPortsImpl
   guint                     name_owner_changed_id;
   guint                     reclaim_id;
 
+  /* Unique name → "command (pid N)", asked of the bus once per client, so
+   * that people see which program holds a lease rather than ":1.42". */
+  GHashTable               *owner_labels;
+  GCancellable             *cancellable;
+
   PaddockSessionExistsFunc  session_exists;
   gpointer                  session_exists_data;
 };
@@ -86,6 +91,87 @@ paddock_ports_impl_return_error (GDBusMethodInvocation *invocation,
 
   paddock_error_propagate_registry (&error, registry_error);
   g_dbus_method_invocation_return_gerror (invocation, error);
+}
+
+/* The registry's description of @lease plus what only the daemon knows: the
+ * label of the owning program. Returns a floating reference. */
+static GVariant *
+paddock_ports_impl_describe (PaddockPortsImpl *self,
+                             PaddockLease     *lease)
+{
+  g_autoptr(GVariant) description = paddock_lease_to_variant (lease);
+  const char *label = g_hash_table_lookup (self->owner_labels, paddock_lease_get_owner (lease));
+  g_auto(GVariantDict) dict = G_VARIANT_DICT_INIT (description);
+
+  if (label != NULL && label[0] != '\0')
+    g_variant_dict_insert (&dict, "owner-label", "s", label);
+
+  return g_variant_dict_end (&dict);
+}
+
+static void
+paddock_ports_impl_owner_pid_cb (GObject      *source,
+                                 GAsyncResult *result,
+                                 gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  PaddockPortsImpl *self = g_task_get_source_object (task);
+  const char *owner = g_task_get_task_data (task);
+  g_autoptr(GVariant) reply = NULL;
+  g_autofree char *comm_path = NULL;
+  g_autofree char *comm = NULL;
+  guint32 pid = 0;
+
+  reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  if (reply == NULL || self->registry == NULL ||
+      !g_hash_table_contains (self->owner_labels, owner))
+    return;
+
+  g_variant_get (reply, "(u)", &pid);
+  comm_path = g_strdup_printf ("/proc/%u/comm", pid);
+  if (!g_file_get_contents (comm_path, &comm, NULL, NULL))
+    comm = g_strdup ("?");
+  g_strchomp (comm);
+
+  /* comm is the client's own choice of name: keep it printable and short. */
+  g_strcanon (comm, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+ ", '?');
+  g_hash_table_replace (self->owner_labels, g_strdup (owner),
+                        g_strdup_printf ("%s (pid %u)", comm, pid));
+
+  /* Tell the clients: each of the owner's rows changed in place. */
+  for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (self->registry)); i++)
+    {
+      g_autoptr(PaddockLease) lease = g_list_model_get_item (G_LIST_MODEL (self->registry), i);
+      GVariantBuilder added;
+
+      if (g_strcmp0 (paddock_lease_get_owner (lease), owner) != 0)
+        continue;
+
+      g_variant_builder_init (&added, G_VARIANT_TYPE ("aa{sv}"));
+      g_variant_builder_add_value (&added, paddock_ports_impl_describe (self, lease));
+      paddock_ipc_ports1_emit_leases_changed (PADDOCK_IPC_PORTS1 (self), i, 1,
+                                              g_variant_builder_end (&added));
+    }
+}
+
+static void
+paddock_ports_impl_learn_owner (PaddockPortsImpl *self,
+                                const char       *owner)
+{
+  g_autoptr(GTask) task = NULL;
+
+  if (owner[0] != ':' || g_hash_table_contains (self->owner_labels, owner))
+    return;
+
+  /* "" until the bus answers; the entry goes when the client does. */
+  g_hash_table_insert (self->owner_labels, g_strdup (owner), g_strdup (""));
+  task = g_task_new (self, self->cancellable, NULL, NULL);
+  g_task_set_task_data (task, g_strdup (owner), g_free);
+  g_dbus_connection_call (self->connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                          "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                          g_variant_new ("(s)", owner), G_VARIANT_TYPE ("(u)"),
+                          G_DBUS_CALL_FLAGS_NONE, 5000, self->cancellable,
+                          paddock_ports_impl_owner_pid_cb, g_steal_pointer (&task));
 }
 
 static gboolean
@@ -180,7 +266,8 @@ paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
   g_debug ("Leased port %u “%s” to %s", paddock_lease_get_port (lease),
            paddock_lease_get_name (lease), paddock_lease_get_owner (lease));
 
-  description = paddock_lease_to_variant (lease);
+  paddock_ports_impl_learn_owner (self, paddock_lease_get_owner (lease));
+  description = g_variant_ref_sink (paddock_ports_impl_describe (self, lease));
   paddock_ipc_ports1_complete_lease (ports, invocation, fd_list, description,
                                      g_variant_new_handle (handle));
   return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -228,11 +315,7 @@ paddock_ports_impl_list_range (PaddockPortsImpl *self,
       g_autoptr(PaddockLease) lease = g_list_model_get_item (G_LIST_MODEL (self->registry), i);
 
       if (lease != NULL)
-        {
-          g_autoptr(GVariant) item = paddock_lease_to_variant (lease);
-
-          g_variant_builder_add_value (&builder, item);
-        }
+        g_variant_builder_add_value (&builder, paddock_ports_impl_describe (self, lease));
     }
 
   return g_variant_builder_end (&builder);
@@ -300,6 +383,7 @@ paddock_ports_impl_name_owner_changed_cb (GDBusConnection *connection,
     return;
 
   released = paddock_registry_release_owner (self->registry, name);
+  g_hash_table_remove (self->owner_labels, name);
   if (released > 0)
     g_debug ("Client %s disconnected: released %u lease(s)", name, released);
 }
@@ -338,6 +422,9 @@ paddock_ports_impl_dispose (GObject *object)
   PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (object);
 
   g_clear_handle_id (&self->reclaim_id, g_source_remove);
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  g_clear_pointer (&self->owner_labels, g_hash_table_unref);
 
   if (self->name_owner_changed_id != 0 && self->connection != NULL)
     g_dbus_connection_signal_unsubscribe (self->connection, self->name_owner_changed_id);
@@ -363,6 +450,8 @@ paddock_ports_impl_class_init (PaddockPortsImplClass *klass)
 static void
 paddock_ports_impl_init (PaddockPortsImpl *self)
 {
+  self->owner_labels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->cancellable = g_cancellable_new ();
 }
 
 PaddockPortsImpl *
@@ -430,50 +519,50 @@ paddock_ports_impl_set_session_exists_func (PaddockPortsImpl         *self,
 }
 
 /* After a restart the persisted leases of clients that disconnected while no
- * daemon was running must go: ask the bus which owners are still there. */
+ * daemon was running must go: one ListNames tells which owners are still
+ * on the bus. (Leases of an earlier bus were dropped at load: see
+ * paddock_registry_set_bus_id().) */
 void
 paddock_ports_impl_forget_vanished_owners (PaddockPortsImpl *self)
 {
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GHashTable) present = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GError) error = NULL;
   g_auto(GStrv) owners = NULL;
+  g_autofree const char **names = NULL;
+  const char *ourselves;
 
   g_return_if_fail (PADDOCK_IS_PORTS_IMPL (self));
   g_return_if_fail (self->registry != NULL);
 
-  owners = paddock_registry_dup_owners (self->registry);
+  reply = g_dbus_connection_call_sync (self->connection, "org.freedesktop.DBus",
+                                       "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                       "ListNames", NULL, G_VARIANT_TYPE ("(as)"),
+                                       G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &error);
+  if (reply == NULL)
+    {
+      /* Keep the leases: dropping them on a transient bus error would hand
+       * a live client's port to someone else. */
+      g_message ("Could not list the clients on the bus, keeping every lease: %s", error->message);
+      return;
+    }
 
+  g_variant_get (reply, "(^a&s)", &names);
+  for (guint i = 0; names[i] != NULL; i++)
+    g_hash_table_add (present, (gpointer) names[i]);
+
+  /* Our own unique name is never a client's, whatever an old record says. */
+  ourselves = g_dbus_connection_get_unique_name (self->connection);
+  if (ourselves != NULL)
+    g_hash_table_remove (present, ourselves);
+
+  owners = paddock_registry_dup_owners (self->registry);
   for (guint i = 0; owners[i] != NULL; i++)
     {
-      g_autoptr(GVariant) reply = NULL;
-      g_autoptr(GError) error = NULL;
-      gboolean has_owner = FALSE;
-
-      if (owners[i][0] != ':')
+      if (owners[i][0] != ':' || g_hash_table_contains (present, owners[i]))
         continue;
 
-      reply = g_dbus_connection_call_sync (self->connection,
-                                           "org.freedesktop.DBus",
-                                           "/org/freedesktop/DBus",
-                                           "org.freedesktop.DBus",
-                                           "NameHasOwner",
-                                           g_variant_new ("(s)", owners[i]),
-                                           G_VARIANT_TYPE ("(b)"),
-                                           G_DBUS_CALL_FLAGS_NONE,
-                                           5000, NULL, &error);
-      if (reply == NULL)
-        {
-          /* Keep the leases: dropping them on a transient bus error would
-           * hand a live client's port to someone else. */
-          g_message ("Could not ask the bus about %s, keeping its leases: %s",
-                     owners[i], error->message);
-          continue;
-        }
-
-      g_variant_get (reply, "(b)", &has_owner);
-      if (!has_owner)
-        {
-          guint released = paddock_registry_release_owner (self->registry, owners[i]);
-          g_debug ("Client %s left while the daemon was down: released %u lease(s)",
-                   owners[i], released);
-        }
+      g_debug ("Client %s left while the daemon was down: released %u lease(s)",
+               owners[i], paddock_registry_release_owner (self->registry, owners[i]));
     }
 }

@@ -41,11 +41,18 @@ struct _PaddockRegistry
   GHashTable *owner_counts;
 
   char       *state_file;
+  /* The message bus the client owners' unique names belong to: a new bus
+   * (a new login) hands out ":1.N" again, to other programs. */
+  char       *bus_id;
   /* Changes since the last snapshot, one JSON line each (see journal_write):
    * a change costs an append and an fdatasync, not a rewrite of every lease. */
   char       *journal_file;
   int         journal_fd;
   guint       journal_entries;
+  /* A write to the journal failed and could not be undone: the journal may
+   * end in a torn line, or miss changes the model has. The next write
+   * rebuilds the snapshot instead of appending. */
+  gboolean    journal_dirty;
 
   guint       max_leases;
   guint       max_per_owner;
@@ -123,6 +130,7 @@ paddock_registry_finalize (GObject *object)
   PaddockRegistry *self = PADDOCK_REGISTRY (object);
 
   g_clear_pointer (&self->state_file, g_free);
+  g_clear_pointer (&self->bus_id, g_free);
   g_clear_pointer (&self->journal_file, g_free);
   paddock_close_fd (&self->journal_fd);
 
@@ -331,13 +339,14 @@ bind_ipv4 (guint16   port,
   if (fd < 0)
     goto failed;
 
-  /* SO_REUSEADDR only lets us bind over TIME_WAIT remnants of earlier
-   * connections (so a port can be leased again right after its previous
-   * user closed connections). It does not weaken exclusivity: Linux never
-   * lets another socket bind an address that a *listening* socket holds,
-   * SO_REUSEADDR or not. We deliberately do NOT set SO_REUSEPORT: with it,
-   * any process of the same user that also sets SO_REUSEPORT could bind
-   * the very same port and steal connections. */
+  /* SO_REUSEADDR for the bind only: it lets us bind over TIME_WAIT
+   * remnants of earlier connections (so a port can be leased again right
+   * after its previous user closed connections). While the socket listens,
+   * Linux refuses every other bind of the address, SO_REUSEADDR or not; we
+   * clear the option after listen() so that stays true if the program we
+   * hand the socket to stops listening (see below). We deliberately do NOT
+   * set SO_REUSEPORT: with it, any process of the same user that also sets
+   * SO_REUSEPORT could bind the very same port and steal connections. */
   if (setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
     goto failed;
 
@@ -357,6 +366,18 @@ bind_ipv4 (guint16   port,
    * itself fail with EADDRINUSE when another non-listening SO_REUSEADDR
    * socket shares the address: that port is someone else's, skip it. */
   if (listen (fd, LISTEN_BACKLOG) != 0)
+    goto failed;
+
+  /* Clear SO_REUSEADDR again now that we are bound: the socket is shared
+   * with whoever we hand it to, and if that program shutdown()s it, it
+   * stops listening. A bound socket without SO_REUSEADDR still refuses
+   * every other bind of the address, listening or not; with the option
+   * left on, any SO_REUSEADDR socket of any user could then take it while
+   * we still report it held. The price: accepted connections inherit the
+   * cleared option, so after release a connection the server side closed
+   * first keeps the port for TIME_WAIT (about a minute) before it can be
+   * bound again. A held port is worth more than a quick re-bind. */
+  if (setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &(int) { 0 }, sizeof (int)) != 0)
     goto failed;
 
   *out_fd = paddock_steal_fd (&fd);
@@ -450,14 +471,16 @@ bind_port (guint16   port,
   return BIND_OK;
 }
 
-/* Whether a TCP socket with @inode still listens on @port in this network
- * namespace. Inodes of live sockets are unique, and we only ever handed
- * that socket to the lease's owner. */
-static gboolean
-socket_still_listening (guint16 port,
-                        guint64 inode)
+/* The inodes of every listening TCP socket in this network namespace (our
+ * own, where the daemon runs), mapped to their ports: one read of
+ * /proc/net/tcp{,6} per pass, however many leases are checked against it.
+ * Inodes of live sockets are unique, and we only ever handed a lease's
+ * socket to the lease's owner. */
+static GHashTable *
+listening_sockets (void)
 {
   static const char * const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+  GHashTable *inodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 
   for (guint t = 0; t < G_N_ELEMENTS (tables); t++)
     {
@@ -475,19 +498,34 @@ socket_still_listening (guint16 port,
           unsigned int state = 0;
           unsigned long long line_inode = 0;
           const char *colon;
+          guint64 port;
 
           /* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
           if (sscanf (lines[i], "%*s %63s %63s %x %*s %*s %*s %*s %*s %llu",
                       local, remote, &state, &line_inode) != 4)
             continue;
           colon = strrchr (local, ':');
-          if (state == 0x0A /* TCP_LISTEN */ && line_inode == inode && colon != NULL &&
-              g_ascii_strtoull (colon + 1, NULL, 16) == port)
-            return TRUE;
+          if (state != 0x0A /* TCP_LISTEN */ || colon == NULL || line_inode == 0)
+            continue;
+          port = g_ascii_strtoull (colon + 1, NULL, 16);
+          if (port == 0 || port > G_MAXUINT16)
+            continue;
+          g_hash_table_insert (inodes, g_memdup2 (&(gint64) { (gint64) line_inode }, sizeof (gint64)),
+                               GUINT_TO_POINTER ((guint) port));
         }
     }
 
-  return FALSE;
+  return inodes;
+}
+
+static gboolean
+socket_still_listening (GHashTable *listening,
+                        guint16     port,
+                        guint64     inode)
+{
+  gint64 key = (gint64) inode;
+
+  return GPOINTER_TO_UINT (g_hash_table_lookup (listening, &key)) == port;
 }
 
 /* Persistence */
@@ -528,6 +566,11 @@ serialize (PaddockRegistry *self)
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "version");
   json_builder_add_int_value (builder, STATE_VERSION);
+  if (self->bus_id != NULL)
+    {
+      json_builder_set_member_name (builder, "bus_id");
+      json_builder_add_string_value (builder, self->bus_id);
+    }
   json_builder_set_member_name (builder, "leases");
   json_builder_begin_array (builder);
 
@@ -593,7 +636,26 @@ compact (PaddockRegistry  *self,
     }
 
   self->journal_entries = 0;
+  self->journal_dirty = FALSE;
   return TRUE;
+}
+
+/* A failed append must leave no trace: a torn line would make the journal
+ * unreadable at the next start, and a complete but unacknowledged one would
+ * bring back a change the caller was told had failed. Cut the journal back
+ * to where the append began; if even that fails, mark it dirty. */
+static gboolean
+journal_undo (PaddockRegistry  *self,
+              off_t             end,
+              int               saved_errno,
+              GError          **error)
+{
+  if (end < 0 || ftruncate (self->journal_fd, end) != 0 || fdatasync (self->journal_fd) != 0)
+    self->journal_dirty = TRUE;
+
+  g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_FAILED,
+               "Could not save the lease state: %s", g_strerror (saved_errno));
+  return FALSE;
 }
 
 /* Appends @lines (complete JSON lines) to the journal and makes them
@@ -609,9 +671,16 @@ journal_write (PaddockRegistry  *self,
   gsize length = strlen (lines);
   gsize done = 0;
   struct stat st;
+  off_t end;
 
   if (self->journal_fd < 0)
     return TRUE;
+
+  /* After a failed write the model is ahead of the journal (or the journal
+   * ends in half a line): a full snapshot puts both right, and holds this
+   * change too. Until it succeeds, changes fail. */
+  if (self->journal_dirty)
+    return compact (self, error);
 
   /* Someone removed the journal (or the whole state dir): appending to the
    * orphaned file would "succeed" and save nothing. Start a new journal
@@ -632,6 +701,9 @@ journal_write (PaddockRegistry  *self,
       return compact (self, error);
     }
 
+  /* Where this append starts, so a failed one can be cut off again. */
+  end = lseek (self->journal_fd, 0, SEEK_END);
+
   while (done < length)
     {
       gssize n = write (self->journal_fd, lines + done, length - done);
@@ -639,22 +711,12 @@ journal_write (PaddockRegistry  *self,
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
-        {
-          int saved_errno = errno;
-          g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_FAILED,
-                       "Could not save the lease state: %s", g_strerror (saved_errno));
-          return FALSE;
-        }
+        return journal_undo (self, end, errno, error);
       done += (gsize) n;
     }
 
   if (fdatasync (self->journal_fd) != 0)
-    {
-      int saved_errno = errno;
-      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_FAILED,
-                   "Could not save the lease state: %s", g_strerror (saved_errno));
-      return FALSE;
-    }
+    return journal_undo (self, end, errno, error);
 
   self->journal_entries += n_lines;
   if (self->journal_entries > 2 * self->leases->len + 256)
@@ -856,6 +918,7 @@ static GPtrArray *
 parse_state (const char  *path,
              const char  *contents,
              gsize        length,
+             char       **out_bus_id,
              GError     **error)
 {
   g_autoptr(JsonParser) parser = json_parser_new ();
@@ -884,6 +947,18 @@ parse_state (const char  *path,
     }
 
   object = json_node_get_object (root);
+  if (json_object_has_member (object, "bus_id"))
+    {
+      const char *bus_id = get_string_member (object, "bus_id");
+
+      if (bus_id == NULL)
+        {
+          corrupt (error, path, "\"bus_id\" is not a string");
+          return NULL;
+        }
+      *out_bus_id = g_strdup (bus_id);
+    }
+
   if (!get_int_member (object, "version", &version) || version != STATE_VERSION)
     {
       corrupt (error, path, "missing or unknown version");
@@ -1006,8 +1081,10 @@ paddock_registry_load (PaddockRegistry  *self,
                        GError          **error)
 {
   g_autoptr(GPtrArray) records = NULL;
+  g_autoptr(GHashTable) listening = NULL;
   g_autoptr(GError) local_error = NULL;
   g_autofree char *contents = NULL;
+  g_autofree char *stored_bus_id = NULL;
   gsize length = 0;
   guint added;
 
@@ -1028,7 +1105,7 @@ paddock_registry_load (PaddockRegistry  *self,
     }
   else
     {
-      records = parse_state (state_file, contents, length, error);
+      records = parse_state (state_file, contents, length, &stored_bus_id, error);
       if (records == NULL)
         return FALSE;
     }
@@ -1041,6 +1118,16 @@ paddock_registry_load (PaddockRegistry  *self,
       g_clear_pointer (&self->journal_file, g_free);
       return FALSE;
     }
+
+  /* Leases of clients of another bus (the user logged out and in again):
+   * their unique names now belong to other programs, or to nobody. Those
+   * clients are gone; their leases go too. */
+  if (self->bus_id != NULL && g_strcmp0 (stored_bus_id, self->bus_id) != 0)
+    for (guint i = records->len; i > 0; i--)
+      if (((LeaseRecord *) g_ptr_array_index (records, i - 1))->owner[0] == ':')
+        g_ptr_array_remove_index (records, i - 1);
+
+  listening = listening_sockets ();
 
   for (guint i = 0; i < records->len; i++)
     {
@@ -1065,7 +1152,7 @@ paddock_registry_load (PaddockRegistry  *self,
        * out (same inode): then the owner's program still has it and
        * the port is still the owner's. */
       if (result == BIND_IN_USE && record->socket_inode != 0 &&
-          socket_still_listening (record->port, record->socket_inode))
+          socket_still_listening (listening, record->port, record->socket_inode))
         {
           int guard = -1;
           int guard_errno = 0;
@@ -1110,11 +1197,14 @@ paddock_registry_reclaim (PaddockRegistry  *self,
                           GError          **error)
 {
   g_autoptr(GString) lines = g_string_new (NULL);
+  g_autoptr(GHashTable) listening = NULL;
   guint reclaimed = 0;
   guint changed = 0;
   guint unheld = 0;
 
   g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), 0);
+
+  listening = listening_sockets ();
 
   for (guint i = 0; i < self->leases->len; i++)
     {
@@ -1129,7 +1219,7 @@ paddock_registry_reclaim (PaddockRegistry  *self,
       /* An in-use lease keeps its [::1] guard while its owner's socket
        * lives; let go of it first or our own guard blocks the re-bind. */
       if (paddock_lease_get_state (lease) == PADDOCK_LEASE_STATE_IN_USE &&
-          socket_still_listening (paddock_lease_get_port (lease),
+          socket_still_listening (listening, paddock_lease_get_port (lease),
                                   paddock_lease_get_socket_inode (lease)))
         {
           unheld++;
@@ -1164,6 +1254,19 @@ paddock_registry_reclaim (PaddockRegistry  *self,
     journal_write (self, lines->str, reclaimed + changed, error);
 
   return reclaimed;
+}
+
+/* The id of the message bus whose unique names own client leases
+ * (org.freedesktop.DBus.GetId); set before paddock_registry_load(). */
+void
+paddock_registry_set_bus_id (PaddockRegistry *self,
+                             const char      *bus_id)
+{
+  g_return_if_fail (PADDOCK_IS_REGISTRY (self));
+  g_return_if_fail (self->state_file == NULL);
+
+  g_free (self->bus_id);
+  self->bus_id = g_strdup (bus_id);
 }
 
 gboolean
@@ -1360,9 +1463,8 @@ paddock_registry_lease (PaddockRegistry  *self,
       g_autoptr(PaddockLease) undone = steal_lease (self, position);
 
       _paddock_lease_close_sockets (undone);
-      /* The line may have reached the journal before the failure: rewrite
-       * the snapshot without the lease, so no restart brings it back. */
-      compact (self, NULL);
+      /* journal_write() cut its line off again or marked the journal
+       * dirty; either way no restart brings this lease back. */
       return NULL;
     }
 
@@ -1411,7 +1513,6 @@ paddock_registry_release (PaddockRegistry  *self,
     {
       /* Put it back where it was: still held, still listed. */
       insert_lease (self, lease);
-      compact (self, NULL);
       return FALSE;
     }
 
@@ -1423,9 +1524,12 @@ paddock_registry_release (PaddockRegistry  *self,
 
 /* Releases every lease of @owner (a client that left the bus, or
  * "session:<id>" for a destroyed session) and returns how many. This is
- * teardown and cannot be refused: if the state file cannot be written, the
- * leases are released anyway and the file catches up at the next change
- * (until then a restart would re-bind them under a dead owner). */
+ * teardown and cannot be refused: if the journal cannot be written, the
+ * leases are released anyway and the journal is marked dirty, so the next
+ * change rewrites the whole snapshot (until then a restart would re-bind
+ * them under a dead owner, whose absence the daemon then notices). The
+ * error is only logged: the caller is a disconnect handler with nobody to
+ * tell. */
 guint
 paddock_registry_release_owner (PaddockRegistry *self,
                                 const char      *owner)

@@ -47,6 +47,8 @@ guint16          paddock_registry_get_first_port    (PaddockRegistry *self);
 guint16          paddock_registry_get_last_port     (PaddockRegistry *self);
 guint            paddock_registry_get_max_leases    (PaddockRegistry *self);
 guint            paddock_registry_get_max_per_owner (PaddockRegistry *self);
+void             paddock_registry_set_bus_id        (PaddockRegistry *self,
+                                                     const char      *bus_id);
 gboolean         paddock_registry_load              (PaddockRegistry *self,
                                                      const char      *state_file,
                                                      GError         **error);

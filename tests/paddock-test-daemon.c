@@ -425,6 +425,25 @@ paddock_test_daemon_new_connection (PaddockTestDaemon *self)
   return connection;
 }
 
+/* Logs the user out and in again, as far as the bus is concerned: a new
+ * bus (whose unique names start again at :1.0) and the daemon on it, with
+ * the same state dir. Every client connection of the old bus is gone. */
+void
+paddock_test_daemon_restart_bus (PaddockTestDaemon *self)
+{
+  if (paddock_test_daemon_is_running (self))
+    paddock_test_daemon_stop (self);
+  g_clear_object (&self->process);
+
+  g_dbus_connection_close_sync (self->connection, NULL, NULL);
+  g_clear_object (&self->connection);
+  stop_bus (self);
+
+  start_bus (self);
+  self->connection = paddock_test_daemon_new_connection (self);
+  paddock_test_daemon_start (self);
+}
+
 const char *
 paddock_test_daemon_get_address (PaddockTestDaemon *self)
 {

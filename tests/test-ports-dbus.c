@@ -835,6 +835,32 @@ test_pool_exhausted (void)
   g_assert_cmpuint (count_leases (connection), ==, leased);
 }
 
+/* A new bus hands out the same unique names to other programs: the leases
+ * of the old bus's clients must not survive on the strength of a name. */
+static void
+test_new_bus_forgets_clients (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_auto(Lease) lease = { .fd = -1 };
+  g_autoptr(GDBusConnection) newcomer = NULL;
+  guint16 port;
+
+  g_assert_true (call_lease (paddock_test_daemon_get_connection (daemon), "old", 0, NULL, &lease, &error));
+  g_assert_no_error (error);
+  port = lease.port;
+  lease_clear (&lease);
+
+  /* The old client's unique name, reused on the new bus by a newcomer:
+   * the test's own connection is the first on each bus. */
+  paddock_test_daemon_restart_bus (daemon);
+  newcomer = paddock_test_daemon_new_connection (daemon);
+  (void) newcomer;
+
+  g_assert_null (find_lease (paddock_test_daemon_get_connection (daemon), port));
+  g_assert_cmpuint (count_leases (paddock_test_daemon_get_connection (daemon)), ==, 0);
+}
+
 /* Nothing runs until a client asks: the bus starts paddockd from its
  * .service file, and the first call is answered by the new daemon. */
 static void
@@ -882,6 +908,7 @@ main (int   argc,
   g_test_add_func ("/ports/pool-exhausted", test_pool_exhausted);
   g_test_add_func ("/ports/raw-garbage", test_raw_garbage);
   g_test_add_func ("/ports/activation", test_activation);
+  g_test_add_func ("/ports/new-bus-forgets-clients", test_new_bus_forgets_clients);
 
   return g_test_run ();
 }

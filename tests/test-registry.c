@@ -6,6 +6,10 @@
 
 #include "config.h"
 
+#include <signal.h>
+
+#include <sys/resource.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -378,8 +382,14 @@ test_lease_exclusive (void)
       g_assert_cmpint (errno, ==, ECONNREFUSED);
     }
 
-  /* Once released, the port is anyone's again (TIME_WAIT included, since
-   * the other side set SO_REUSEADDR as servers do). */
+  /* Once released, the port is anyone's again. The client hangs up first,
+   * as browsers do, so the TIME_WAIT is on its side: a connection the
+   * server side closes first keeps the port for the kernel's TIME_WAIT
+   * (the lease socket has no SO_REUSEADDR, and accepted sockets inherit
+   * that; see bind_ipv4()). */
+  paddock_close_fd (&client);
+  g_assert_cmpint (read (server, &byte, 1), ==, 0);
+  paddock_close_fd (&server);
   g_clear_pointer (&lease, g_object_unref);
   g_assert_true (paddock_registry_release (registry, port, ":1.7", &error));
   g_assert_no_error (error);
@@ -1285,6 +1295,98 @@ test_persist_journal (void)
   rm_rf (dir);
 }
 
+/* A program that shutdown()s the listening socket it was handed (some
+ * servers do on exit) must not free the port for others while the lease
+ * lives: the shared socket stays bound, and without SO_REUSEADDR on it. */
+static void
+test_lease_client_shutdown (void)
+{
+  g_autoptr(PaddockRegistry) registry = NULL;
+  g_autoptr(PaddockLease) lease = NULL;
+  g_autoptr(GError) error = NULL;
+  guint16 base = 0;
+  int copy;
+
+  registry = new_registry (1, 10, 10, &base);
+  if (registry == NULL)
+    return;
+
+  lease = paddock_registry_lease (registry, ":1.1", NULL, "web", 0, &error);
+  g_assert_no_error (error);
+
+  copy = fcntl (paddock_lease_get_fd (lease), F_DUPFD_CLOEXEC, 3);
+  g_assert_cmpint (copy, >=, 0);
+  shutdown (copy, SHUT_RDWR);
+  close (copy);
+
+  g_assert_cmpint (try_listen (AF_INET, "127.0.0.1", base, TRUE), ==, EADDRINUSE);
+  g_assert_cmpint (try_listen (AF_INET, "0.0.0.0", base, TRUE), ==, EADDRINUSE);
+}
+
+/* A journal append that fails half-way (here: the file size limit) leaves
+ * no torn line behind: the lease is refused, later changes still land, and
+ * the next start reads the journal. */
+static void
+test_persist_torn_append (void)
+{
+  g_autoptr(PaddockRegistry) registry = NULL;
+  g_autoptr(PaddockLease) first = NULL;
+  g_autoptr(PaddockLease) refused = NULL;
+  g_autoptr(PaddockLease) later = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *state_file = g_build_filename (dir, "leases.json", NULL);
+  g_autofree char *journal_file = g_build_filename (dir, "leases.json.journal", NULL);
+  struct rlimit saved;
+  struct rlimit small;
+  struct stat st;
+  guint16 base = 0;
+  guint16 first_port;
+  guint16 later_port;
+
+  registry = new_registry (3, 10, 10, &base);
+  if (registry == NULL)
+    return;
+  g_clear_object (&registry);
+
+  registry = load_registry (base, 3, state_file);
+  first = paddock_registry_lease (registry, ":1.1", NULL, "first", 0, &error);
+  g_assert_no_error (error);
+  first_port = paddock_lease_get_port (first);
+
+  g_assert_no_errno (stat (journal_file, &st));
+  g_assert_no_errno (getrlimit (RLIMIT_FSIZE, &saved));
+  small = saved;
+  small.rlim_cur = (rlim_t) st.st_size + 40;
+  signal (SIGXFSZ, SIG_IGN);
+  g_assert_no_errno (setrlimit (RLIMIT_FSIZE, &small));
+
+  refused = paddock_registry_lease (registry, ":1.1", NULL, "refused", 0, &error);
+  g_assert_no_errno (setrlimit (RLIMIT_FSIZE, &saved));
+  g_assert_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_FAILED);
+  g_assert_null (refused);
+  g_clear_error (&error);
+
+  /* cut back to where the append began */
+  g_assert_no_errno (stat (journal_file, &st));
+  g_assert_cmpint (st.st_size, ==, small.rlim_cur - 40);
+
+  later = paddock_registry_lease (registry, ":1.1", NULL, "later", 0, &error);
+  g_assert_no_error (error);
+  later_port = paddock_lease_get_port (later);
+  g_clear_object (&first);
+  g_clear_object (&later);
+  g_clear_object (&registry);
+
+  registry = load_registry (base, 3, state_file);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 2);
+  g_assert_nonnull (paddock_registry_lookup (registry, first_port));
+  g_assert_nonnull (paddock_registry_lookup (registry, later_port));
+
+  g_clear_object (&registry);
+  rm_rf (dir);
+}
+
 static void
 test_persist_lost (void)
 {
@@ -1606,6 +1708,8 @@ main (int   argc,
   g_test_add_func ("/registry/persist/format", test_persist_format);
   g_test_add_func ("/registry/persist/lost", test_persist_lost);
   g_test_add_func ("/registry/persist/journal", test_persist_journal);
+  g_test_add_func ("/registry/persist/torn-append", test_persist_torn_append);
+  g_test_add_func ("/registry/lease/client-shutdown", test_lease_client_shutdown);
   g_test_add_func ("/registry/persist/corrupt", test_persist_corrupt);
   g_test_add_func ("/registry/persist/failure", test_persist_failure);
   g_test_add_func ("/durable/replace", test_durable_replace);

@@ -17,6 +17,8 @@ struct _PaddockLeaseItem
 
   char    *name;
   char    *owner;
+  /* "command (pid N)" when the daemon knows it; shown instead of the bus name */
+  char    *owner_label;
   char    *session;
   char    *state;
   guint16  port;
@@ -43,6 +45,7 @@ paddock_lease_item_finalize (GObject *object)
 
   g_clear_pointer (&self->name, g_free);
   g_clear_pointer (&self->owner, g_free);
+  g_clear_pointer (&self->owner_label, g_free);
   g_clear_pointer (&self->session, g_free);
   g_clear_pointer (&self->state, g_free);
 
@@ -195,6 +198,8 @@ paddock_lease_item_new_from_variant (GVariant *lease)
   const char *owner = NULL;
   const char *session = NULL;
   const char *state = NULL;
+  const char *owner_label = NULL;
+  PaddockLeaseItem *item;
 
   g_return_val_if_fail (lease != NULL, NULL);
   g_return_val_if_fail (g_variant_is_of_type (lease, G_VARIANT_TYPE_VARDICT), NULL);
@@ -204,8 +209,23 @@ paddock_lease_item_new_from_variant (GVariant *lease)
   g_variant_lookup (lease, "owner", "&s", &owner);
   g_variant_lookup (lease, "session", "&s", &session);
   g_variant_lookup (lease, "state", "&s", &state);
+  g_variant_lookup (lease, "owner-label", "&s", &owner_label);
 
-  return paddock_lease_item_new (port, name, owner, session, state);
+  item = paddock_lease_item_new (port, name, owner, session, state);
+  item->owner_label = g_strdup (owner_label);
+  return item;
+}
+
+/* What to show for the owner: the program when the daemon told us which,
+ * else the raw owner (a bus name or "session:ID"). */
+const char *
+paddock_lease_item_get_owner_label (PaddockLeaseItem *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_LEASE_ITEM (self), NULL);
+
+  if (self->owner_label != NULL && self->owner_label[0] != '\0')
+    return self->owner_label;
+  return self->owner;
 }
 
 guint16

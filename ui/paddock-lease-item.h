@@ -22,6 +22,7 @@ PaddockLeaseItem *paddock_lease_item_new              (guint16           port,
 PaddockLeaseItem *paddock_lease_item_new_from_variant (GVariant         *lease);
 guint16           paddock_lease_item_get_port         (PaddockLeaseItem *self);
 const char       *paddock_lease_item_get_name         (PaddockLeaseItem *self);
+const char       *paddock_lease_item_get_owner_label    (PaddockLeaseItem *self);
 const char       *paddock_lease_item_get_owner        (PaddockLeaseItem *self);
 const char       *paddock_lease_item_get_session      (PaddockLeaseItem *self);
 const char       *paddock_lease_item_get_state        (PaddockLeaseItem *self);

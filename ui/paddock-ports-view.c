@@ -257,7 +257,8 @@ bind_owner_cb (GtkSignalListItemFactory *factory,
   PaddockLeaseItem *lease = gtk_list_item_get_item (list_item);
   GtkLabel *label = GTK_LABEL (gtk_list_item_get_child (list_item));
 
-  set_text_or_dash (label, paddock_lease_item_get_owner (lease));
+  set_text_or_dash (label, paddock_lease_item_get_owner_label (lease));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (label), paddock_lease_item_get_owner (lease));
 }
 
 static void
