@@ -147,11 +147,21 @@ paddock_daemon_load_state (PaddockDaemon  *self,
 
   self->registry = g_steal_pointer (&registry);
   paddock_ports_impl_set_registry (self->ports, self->registry);
+  paddock_manager_impl_set_registry (self->manager, self->registry);
   paddock_ports_impl_forget_vanished_owners (self->ports);
 
   g_debug ("Loaded %u lease(s) from %s",
            g_list_model_get_n_items (G_LIST_MODEL (self->registry)), leases_path);
   return TRUE;
+}
+
+static gboolean
+paddock_daemon_session_exists (const char *session_id,
+                               gpointer    user_data)
+{
+  PaddockDaemon *self = user_data;
+
+  return self->manager != NULL && paddock_manager_impl_has_session (self->manager, session_id);
 }
 
 static void
@@ -240,6 +250,8 @@ paddock_daemon_find_helper (void)
 static void
 paddock_daemon_release_state (PaddockDaemon *self)
 {
+  if (self->manager != NULL)
+    paddock_manager_impl_shutdown (self->manager);
   if (self->manager != NULL)
     g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->manager));
   if (self->ports != NULL)
@@ -332,7 +344,9 @@ paddock_daemon_run (PaddockDaemon  *self,
   g_dbus_connection_set_exit_on_close (self->connection, FALSE);
 
   self->manager = paddock_manager_impl_new (self->options.state_dir, self->helper_path);
+  paddock_manager_impl_set_connection (self->manager, self->connection);
   self->ports = paddock_ports_impl_new (self->connection);
+  paddock_ports_impl_set_session_exists_func (self->ports, paddock_daemon_session_exists, self);
 
   /* Export every object before owning the name, so the first caller that
    * finds the name also finds the objects. */

@@ -6,16 +6,38 @@
 
 #include "config.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
+#include "paddock-error.h"
 #include "paddock-manager-impl.h"
+#include "paddock-session-impl.h"
+
+/* Bounds on what one client may ask of the daemon (typed errors when hit). */
+#define MAX_SESSIONS            64
+#define MAX_SESSIONS_PER_CLIENT 16
+#define MAX_ARGV_ITEMS          4096
+#define MAX_ARGV_BYTES          (256 * 1024)
+#define MAX_ENV_ITEMS           256
+#define MAX_ENV_BYTES           (256 * 1024)
+#define MAX_NAME_BYTES          128
 
 struct _PaddockManagerImpl
 {
   PaddockIpcManager1Skeleton parent_instance;
 
-  char   *helper_path;
-  gint64  started;
+  char            *state_dir;
+  char            *helper_path;
+  gint64           started;
+
+  GDBusConnection *connection;
+  PaddockRegistry *registry;
+  /* PaddockSessionImpl in creation order: the ListSessions order. */
+  GPtrArray       *sessions;
+  /* Created, waiting for the sandbox to say the agent runs. */
+  GPtrArray       *starting;
 };
 
 static void paddock_manager_iface_init (PaddockIpcManager1Iface *iface);
@@ -45,10 +67,381 @@ paddock_manager_impl_handle_get_info (PaddockIpcManager1     *manager,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+
+static gboolean
+return_invalid (GDBusMethodInvocation *invocation,
+                const char            *message)
+{
+  g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR,
+                                                 PADDOCK_ERROR_INVALID_ARGUMENT, message);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+valid_env_name (const char *name)
+{
+  if (name == NULL || !(g_ascii_isalpha (name[0]) || name[0] == '_'))
+    return FALSE;
+  for (const char *p = name; *p != '\0'; p++)
+    if (!(g_ascii_isalnum (*p) || *p == '_'))
+      return FALSE;
+  return TRUE;
+}
+
+static guint
+count_sessions_of (PaddockManagerImpl *self,
+                   const char         *owner)
+{
+  guint count = 0;
+
+  for (guint i = 0; i < self->sessions->len; i++)
+    if (g_strcmp0 (paddock_session_impl_get_owner (g_ptr_array_index (self->sessions, i)), owner) == 0)
+      count++;
+  for (guint i = 0; i < self->starting->len; i++)
+    if (g_strcmp0 (paddock_session_impl_get_owner (g_ptr_array_index (self->starting, i)), owner) == 0)
+      count++;
+  return count;
+}
+
+static void
+paddock_manager_impl_emit_changed (PaddockManagerImpl *self,
+                                   guint               position,
+                                   guint               removed,
+                                   guint               added)
+{
+  GVariantBuilder builder;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("aa{sv}"));
+  for (guint i = position; i < position + added; i++)
+    g_variant_builder_add_value (&builder,
+                                 paddock_session_impl_describe (g_ptr_array_index (self->sessions, i)));
+  paddock_ipc_manager1_emit_sessions_changed (PADDOCK_IPC_MANAGER1 (self), position, removed,
+                                              g_variant_builder_end (&builder));
+}
+
+static void
+paddock_manager_impl_session_changed_cb (PaddockSessionImpl *session,
+                                         PaddockManagerImpl *self)
+{
+  guint position;
+
+  if (g_ptr_array_find (self->sessions, session, &position))
+    paddock_manager_impl_emit_changed (self, position, 1, 1);
+}
+
+static void
+paddock_manager_impl_session_destroyed_cb (PaddockSessionImpl *session,
+                                           PaddockManagerImpl *self)
+{
+  g_autofree char *owner = g_strconcat ("session:", paddock_session_impl_get_id (session), NULL);
+  guint position;
+
+  /* Its leases die with it. */
+  if (self->registry != NULL)
+    paddock_registry_release_owner (self->registry, owner);
+
+  g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (session));
+  if (g_ptr_array_find (self->sessions, session, &position))
+    {
+      g_signal_handlers_disconnect_by_data (session, self);
+      g_ptr_array_remove_index (self->sessions, position);
+      paddock_manager_impl_emit_changed (self, position, 1, 0);
+    }
+}
+
+typedef struct
+{
+  PaddockManagerImpl    *manager;
+  GDBusMethodInvocation *invocation;
+  char                  *session_dir;
+} PendingCreate;
+
+static void
+pending_create_free (PendingCreate *pending)
+{
+  g_clear_object (&pending->manager);
+  g_clear_object (&pending->invocation);
+  g_free (pending->session_dir);
+  g_free (pending);
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *entry;
+
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, entry, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        remove_tree (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+/* The sandbox said the agent runs (or why it could not): only now does the
+ * creator get its answer, so a session that cannot start is an error, not
+ * a session that dies a moment later. */
+static void
+paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
+                                       const GError       *error,
+                                       gpointer            user_data)
+{
+  PendingCreate *pending = user_data;
+  PaddockManagerImpl *self = pending->manager;
+  g_autoptr(GError) export_error = NULL;
+  g_autoptr(PaddockSessionImpl) kept = g_object_ref (session);
+
+  g_ptr_array_remove (self->starting, session);
+
+  if (error == NULL &&
+      !g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (session), self->connection,
+                                         paddock_session_impl_get_object_path (session), &export_error))
+    error = export_error;
+
+  if (error != NULL)
+    {
+      g_debug ("Session %s did not start: %s", paddock_session_impl_get_id (session), error->message);
+      paddock_session_impl_kill_now (session);
+      remove_tree (pending->session_dir);
+      g_dbus_method_invocation_return_gerror (g_steal_pointer (&pending->invocation), error);
+      pending_create_free (pending);
+      return;
+    }
+
+  g_signal_connect (session, "changed", G_CALLBACK (paddock_manager_impl_session_changed_cb), self);
+  g_signal_connect (session, "destroyed", G_CALLBACK (paddock_manager_impl_session_destroyed_cb), self);
+  g_ptr_array_add (self->sessions, g_object_ref (session));
+  paddock_manager_impl_emit_changed (self, self->sessions->len - 1, 0, 1);
+
+  paddock_ipc_manager1_complete_create_session (PADDOCK_IPC_MANAGER1 (self),
+                                                g_steal_pointer (&pending->invocation),
+                                                paddock_session_impl_get_object_path (session));
+  pending_create_free (pending);
+}
+
+static char *
+new_session_id (PaddockManagerImpl *self)
+{
+  for (;;)
+    {
+      g_autofree char *id = g_strdup_printf ("%06x%06x", g_random_int () & 0xffffff,
+                                             g_random_int () & 0xffffff);
+
+      if (!paddock_manager_impl_has_session (self, id))
+        return g_steal_pointer (&id);
+    }
+}
+
+static gboolean
+paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
+                                            GDBusMethodInvocation *invocation,
+                                            GVariant              *options)
+{
+  PaddockManagerImpl *self = PADDOCK_MANAGER_IMPL (manager);
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  g_auto(PaddockSessionConfig) config = { 0, };
+  g_autoptr(PaddockSessionImpl) session = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = NULL;
+  g_autofree char *session_dir = NULL;
+  g_autofree char *resolved = NULL;
+  PendingCreate *pending;
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+  gsize argv_bytes = 0;
+  gsize env_bytes = 0;
+
+  if (self->connection == NULL)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                                     "The daemon is still starting");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  config.env = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  config.columns = 80;
+  config.rows = 24;
+  config.profile = g_strdup ("safe");
+  config.owner = g_strdup (sender != NULL ? sender : "");
+
+  g_variant_iter_init (&iter, options);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      g_autoptr(GVariant) owned = value;
+
+      if (g_str_equal (key, "workspace") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING))
+        {
+          g_free (config.workspace);
+          config.workspace = g_variant_dup_bytestring (value, NULL);
+        }
+      else if (g_str_equal (key, "command") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+        {
+          g_strfreev (config.command);
+          config.command = g_variant_dup_bytestring_array (value, NULL);
+        }
+      else if (g_str_equal (key, "name") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+        {
+          g_free (config.name);
+          config.name = g_variant_dup_string (value, NULL);
+        }
+      else if (g_str_equal (key, "profile") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+        {
+          g_free (config.profile);
+          config.profile = g_variant_dup_string (value, NULL);
+        }
+      else if (g_str_equal (key, "env") && g_variant_is_of_type (value, G_VARIANT_TYPE ("a{ss}")))
+        {
+          GVariantIter env_iter;
+          const char *env_key;
+          const char *env_value;
+
+          if (g_variant_n_children (value) > MAX_ENV_ITEMS)
+            return return_invalid (invocation, "Too many environment variables (at most 256)");
+
+          g_variant_iter_init (&env_iter, value);
+          while (g_variant_iter_next (&env_iter, "{&s&s}", &env_key, &env_value))
+            {
+              if (!valid_env_name (env_key))
+                return return_invalid (invocation, "An environment variable name must be letters, "
+                                                   "digits and _, not starting with a digit");
+              env_bytes += strlen (env_key) + strlen (env_value) + 2;
+              g_hash_table_replace (config.env, g_strdup (env_key), g_strdup (env_value));
+            }
+          if (env_bytes > MAX_ENV_BYTES)
+            return return_invalid (invocation, "The environment is too large (at most 256 KiB)");
+        }
+      else if (g_str_equal (key, "pass-env") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
+        {
+          /* The client resolves these and sends them in "env". */
+        }
+      else if ((g_str_equal (key, "columns") || g_str_equal (key, "rows")) &&
+               g_variant_is_of_type (value, G_VARIANT_TYPE_UINT16))
+        {
+          guint16 cells = g_variant_get_uint16 (value);
+
+          if (cells < 1 || cells > 1000)
+            return return_invalid (invocation, "A terminal is 1 to 1000 cells wide and high");
+          if (key[0] == 'c')
+            config.columns = cells;
+          else
+            config.rows = cells;
+        }
+      else
+        {
+          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                 "Unknown session option “%s” of type %s",
+                                                 key, g_variant_get_type_string (value));
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+    }
+
+  if (config.workspace == NULL || config.workspace[0] == '\0')
+    return return_invalid (invocation, "A session needs a workspace folder");
+  if (config.command == NULL || config.command[0] == NULL || config.command[0][0] == '\0')
+    return return_invalid (invocation, "A session needs a command to run");
+  if (g_strv_length (config.command) > MAX_ARGV_ITEMS)
+    return return_invalid (invocation, "The command has too many arguments (at most 4096)");
+  for (guint i = 0; config.command[i] != NULL; i++)
+    argv_bytes += strlen (config.command[i]) + 1;
+  if (argv_bytes > MAX_ARGV_BYTES)
+    return return_invalid (invocation, "The command is too long (at most 256 KiB)");
+  if (g_strcmp0 (config.profile, "host") != 0 && g_strcmp0 (config.profile, "safe") != 0 &&
+      g_strcmp0 (config.profile, "strict") != 0)
+    return return_invalid (invocation, "The profile is “host”, “safe” or “strict”");
+  if (config.name != NULL && (strlen (config.name) > MAX_NAME_BYTES || strchr (config.name, '\n') != NULL))
+    return return_invalid (invocation, "A session name is one line of at most 128 bytes");
+
+  resolved = realpath (config.workspace, NULL);
+  if (resolved == NULL || !g_file_test (resolved, G_FILE_TEST_IS_DIR))
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                                             "No workspace folder “%s”", config.workspace);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  g_free (config.workspace);
+  config.workspace = g_steal_pointer (&resolved);
+
+  if (self->sessions->len + self->starting->len >= MAX_SESSIONS)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
+                                             "The daemon runs its maximum of %u sessions", MAX_SESSIONS);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (count_sessions_of (self, config.owner) >= MAX_SESSIONS_PER_CLIENT)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
+                                             "A client may create at most %u sessions",
+                                             MAX_SESSIONS_PER_CLIENT);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  if (config.name == NULL)
+    {
+      g_autofree char *program = g_path_get_basename (config.command[0]);
+      g_autofree char *folder = g_path_get_basename (config.workspace);
+
+      config.name = g_strdup_printf ("%s on %s", program, folder);
+    }
+
+  id = new_session_id (self);
+  session_dir = g_build_filename (self->state_dir, "sessions", id, NULL);
+  config.home = g_build_filename (session_dir, "home", NULL);
+  if (g_mkdir_with_parents (config.home, 0700) != 0)
+    {
+      int saved_errno = errno;
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                             "Could not make %s: %s", config.home, g_strerror (saved_errno));
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  config.helper = g_strdup (self->helper_path);
+  session = paddock_session_impl_new (id, &config);
+  pending = g_new0 (PendingCreate, 1);
+  pending->manager = g_object_ref (self);
+  pending->invocation = g_object_ref (invocation);
+  pending->session_dir = g_strdup (session_dir);
+  if (!paddock_session_impl_start (session, paddock_manager_impl_session_ready_cb, pending, &error))
+    {
+      pending_create_free (pending);
+      remove_tree (session_dir);
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  /* Counted against the quotas from now on, listed once it runs. */
+  g_ptr_array_add (self->starting, g_object_ref (session));
+  g_debug ("Session %s created by %s: %s in %s (%s)", id, config.owner, config.command[0],
+           config.workspace, config.profile);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+paddock_manager_impl_handle_list_sessions (PaddockIpcManager1    *manager,
+                                           GDBusMethodInvocation *invocation)
+{
+  PaddockManagerImpl *self = PADDOCK_MANAGER_IMPL (manager);
+  GVariantBuilder builder;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("aa{sv}"));
+  for (guint i = 0; i < self->sessions->len; i++)
+    g_variant_builder_add_value (&builder, paddock_session_impl_describe (g_ptr_array_index (self->sessions, i)));
+
+  paddock_ipc_manager1_complete_list_sessions (manager, invocation, g_variant_builder_end (&builder));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 static void
 paddock_manager_iface_init (PaddockIpcManager1Iface *iface)
 {
   iface->handle_get_info = paddock_manager_impl_handle_get_info;
+  iface->handle_create_session = paddock_manager_impl_handle_create_session;
+  iface->handle_list_sessions = paddock_manager_impl_handle_list_sessions;
 }
 
 static void
@@ -57,6 +450,11 @@ paddock_manager_impl_finalize (GObject *object)
   PaddockManagerImpl *self = PADDOCK_MANAGER_IMPL (object);
 
   g_clear_pointer (&self->helper_path, g_free);
+  g_clear_pointer (&self->state_dir, g_free);
+  g_clear_pointer (&self->sessions, g_ptr_array_unref);
+  g_clear_pointer (&self->starting, g_ptr_array_unref);
+  g_clear_object (&self->registry);
+  g_clear_object (&self->connection);
 
   G_OBJECT_CLASS (paddock_manager_impl_parent_class)->finalize (object);
 }
@@ -73,6 +471,8 @@ static void
 paddock_manager_impl_init (PaddockManagerImpl *self)
 {
   self->started = g_get_real_time ();
+  self->sessions = g_ptr_array_new_with_free_func (g_object_unref);
+  self->starting = g_ptr_array_new_with_free_func (g_object_unref);
 }
 
 PaddockManagerImpl *
@@ -85,8 +485,63 @@ paddock_manager_impl_new (const char *state_dir,
 
   self = g_object_new (PADDOCK_TYPE_MANAGER_IMPL, NULL);
   self->helper_path = g_strdup (helper_path);
+  self->state_dir = g_strdup (state_dir);
   paddock_ipc_manager1_set_version (PADDOCK_IPC_MANAGER1 (self), PACKAGE_VERSION);
   paddock_ipc_manager1_set_state_dir (PADDOCK_IPC_MANAGER1 (self), state_dir);
 
   return self;
+}
+
+void
+paddock_manager_impl_set_connection (PaddockManagerImpl *self,
+                                     GDBusConnection    *connection)
+{
+  g_return_if_fail (PADDOCK_IS_MANAGER_IMPL (self));
+
+  g_set_object (&self->connection, connection);
+}
+
+void
+paddock_manager_impl_set_registry (PaddockManagerImpl *self,
+                                   PaddockRegistry    *registry)
+{
+  g_return_if_fail (PADDOCK_IS_MANAGER_IMPL (self));
+
+  g_set_object (&self->registry, registry);
+}
+
+gboolean
+paddock_manager_impl_has_session (PaddockManagerImpl *self,
+                                  const char         *id)
+{
+  g_return_val_if_fail (PADDOCK_IS_MANAGER_IMPL (self), FALSE);
+
+  for (guint i = 0; i < self->sessions->len; i++)
+    if (g_strcmp0 (paddock_session_impl_get_id (g_ptr_array_index (self->sessions, i)), id) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* The daemon is going away. Host-profile sessions cannot be re-adopted by
+ * the next daemon (that needs the sandbox's pid 1 and the session records
+ * of a later version), so they are killed rather than left running with
+ * nobody supervising them. */
+void
+paddock_manager_impl_shutdown (PaddockManagerImpl *self)
+{
+  g_return_if_fail (PADDOCK_IS_MANAGER_IMPL (self));
+
+  for (guint i = 0; i < self->sessions->len; i++)
+    {
+      PaddockSessionImpl *session = g_ptr_array_index (self->sessions, i);
+
+      g_signal_handlers_disconnect_by_data (session, self);
+      paddock_session_impl_kill_now (session);
+      g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (session));
+    }
+  g_ptr_array_set_size (self->sessions, 0);
+
+  for (guint i = 0; i < self->starting->len; i++)
+    paddock_session_impl_kill_now (g_ptr_array_index (self->starting, i));
+  g_ptr_array_set_size (self->starting, 0);
 }

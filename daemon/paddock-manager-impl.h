@@ -7,6 +7,7 @@
 #pragma once
 
 #include "paddock-ipc-generated.h"
+#include "paddock-registry.h"
 
 G_BEGIN_DECLS
 
@@ -14,7 +15,14 @@ G_BEGIN_DECLS
 
 G_DECLARE_FINAL_TYPE (PaddockManagerImpl, paddock_manager_impl, PADDOCK, MANAGER_IMPL, PaddockIpcManager1Skeleton)
 
-PaddockManagerImpl *paddock_manager_impl_new (const char *state_dir,
-                                              const char *helper_path);
+PaddockManagerImpl *paddock_manager_impl_new            (const char         *state_dir,
+                                                         const char         *helper_path);
+void                paddock_manager_impl_set_connection (PaddockManagerImpl *self,
+                                                         GDBusConnection    *connection);
+void                paddock_manager_impl_set_registry   (PaddockManagerImpl *self,
+                                                         PaddockRegistry    *registry);
+gboolean            paddock_manager_impl_has_session    (PaddockManagerImpl *self,
+                                                         const char         *id);
+void                paddock_manager_impl_shutdown       (PaddockManagerImpl *self);
 
 G_END_DECLS

@@ -1,0 +1,1276 @@
+/* paddock-session-impl.c — org.paddock.Session1: one agent on a live PTY
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-glib/json-glib.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "paddock-autofd.h"
+#include "paddock-error.h"
+#include "paddock-scrollback.h"
+#include "paddock-session-impl.h"
+
+/* Bounds on what one client can make the daemon hold or do. */
+#define READ_OUTPUT_MAX         (1024 * 1024)
+#define SEND_INPUT_MAX          (64 * 1024)
+#define PENDING_INPUT_MAX       (1024 * 1024)
+#define STOP_GRACE_MAX_SECONDS  300
+/* After SIGKILL, how long processes may take to vanish before Stop reports
+ * survivors instead of waiting for ever. */
+#define KILL_TIMEOUT_USEC       (10 * G_USEC_PER_SEC)
+#define STOP_POLL_MS            10
+#define OFFSET_NOTIFY_MS        50
+#define PROCESS_COUNT_MS        1000
+
+struct _PaddockSessionImpl
+{
+  PaddockIpcSession1Skeleton  parent_instance;
+
+  char                       *id;
+  char                       *object_path;
+  PaddockSessionConfig        config;
+
+  PaddockScrollback          *scrollback;
+  int                         pty_master;
+  guint                       pty_source;
+  guint                       pty_out_source;
+  GByteArray                 *pending_input;
+
+  /* host: the agent, leader of its own session. safe: paddock-sandbox,
+   * the supervisor outside the sandbox whose pid 1 runs the agent. */
+  pid_t                       pid;
+  guint                       child_watch;
+  gboolean                    sandboxed;
+  char                       *pid_namespace;  /* "pid:[inode]" once known */
+  int                         control_fd;
+  guint                       control_source;
+
+  PaddockSessionReadyFunc     ready_func;
+  gpointer                    ready_data;
+  gboolean                    reaped;
+  gboolean                    stop_requested;
+
+  guint                       offset_notify_id;
+  guint                       process_count_id;
+
+  /* Stop/Destroy calls waiting for the last process to go. */
+  GPtrArray                  *waiters;
+  guint                       stop_poll_id;
+  gint64                      stop_started;
+  gint64                      stop_kill_at;
+  gboolean                    killed;
+};
+
+typedef struct
+{
+  GDBusMethodInvocation *invocation;
+  gboolean               destroy;
+} Waiter;
+
+enum {
+  SIGNAL_CHANGED,
+  SIGNAL_DESTROYED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static void paddock_session_iface_init (PaddockIpcSession1Iface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockSessionImpl, paddock_session_impl,
+                               PADDOCK_IPC_TYPE_SESSION1_SKELETON,
+                               G_IMPLEMENT_INTERFACE (PADDOCK_IPC_TYPE_SESSION1,
+                                                      paddock_session_iface_init))
+
+void
+paddock_session_config_clear (PaddockSessionConfig *config)
+{
+  g_clear_pointer (&config->workspace, g_free);
+  g_clear_pointer (&config->command, g_strfreev);
+  g_clear_pointer (&config->name, g_free);
+  g_clear_pointer (&config->profile, g_free);
+  g_clear_pointer (&config->env, g_hash_table_unref);
+  g_clear_pointer (&config->owner, g_free);
+  g_clear_pointer (&config->home, g_free);
+  g_clear_pointer (&config->helper, g_free);
+}
+
+static void
+waiter_free (Waiter *waiter)
+{
+  g_clear_object (&waiter->invocation);
+  g_free (waiter);
+}
+
+static void
+paddock_session_impl_set_state (PaddockSessionImpl *self,
+                                const char         *state)
+{
+  if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), state) == 0)
+    return;
+
+  g_debug ("Session %s: %s", self->id, state);
+  paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), state);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Which processes are the session's                                         */
+
+/* The host profile has no PID namespace: the session's processes are those
+ * of the agent's session (setsid at spawn). A process that calls setsid()
+ * itself leaves it, and the host profile cannot see or stop it — which is
+ * why that profile reports every layer unenforced. */
+static gboolean
+process_alive (pid_t pid)
+{
+  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *contents = NULL;
+  const char *after_comm;
+
+  if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
+    return FALSE;
+  after_comm = strrchr (contents, ')');
+  return after_comm != NULL && after_comm[1] == ' ' && after_comm[2] != 'Z' && after_comm[2] != 'X';
+}
+
+/* The sandbox's PID namespace, found through its pid 1 (the supervisor's
+ * child). Every process of the session is in it, however it forked or
+ * setsid()ed: that is what makes teardown complete. */
+static const char *
+paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self)
+{
+  g_autofree char *children_path = NULL;
+  g_autofree char *children = NULL;
+  g_autofree char *ns_path = NULL;
+  guint64 init_pid;
+
+  if (self->pid_namespace != NULL || self->pid <= 0)
+    return self->pid_namespace;
+
+  children_path = g_strdup_printf ("/proc/%d/task/%d/children", (int) self->pid, (int) self->pid);
+  if (!g_file_get_contents (children_path, &children, NULL, NULL) ||
+      !g_ascii_string_to_unsigned (g_strstrip (children), 10, 1, G_MAXINT, &init_pid, NULL))
+    return NULL;
+
+  ns_path = g_strdup_printf ("/proc/%" G_GUINT64_FORMAT "/ns/pid", init_pid);
+  self->pid_namespace = g_file_read_link (ns_path, NULL);
+  return self->pid_namespace;
+}
+
+static GArray *
+paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
+{
+  GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
+  g_autoptr(GDir) proc = NULL;
+  const char *pid_namespace = paddock_session_impl_get_pid_namespace (self);
+  const char *entry;
+
+  if (self->pid > 0 && !self->reaped && process_alive (self->pid))
+    g_array_append_val (pids, self->pid);
+
+  if (pid_namespace == NULL)
+    return pids;
+
+  proc = g_dir_open ("/proc", 0, NULL);
+  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
+    {
+      g_autofree char *ns_path = NULL;
+      g_autofree char *ns = NULL;
+      guint64 pid;
+
+      if (!g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &pid, NULL))
+        continue;
+
+      ns_path = g_strdup_printf ("/proc/%s/ns/pid", entry);
+      ns = g_file_read_link (ns_path, NULL);
+      if (g_strcmp0 (ns, pid_namespace) == 0 && process_alive ((pid_t) pid))
+        {
+          pid_t found = (pid_t) pid;
+          g_array_append_val (pids, found);
+        }
+    }
+
+  return pids;
+}
+
+static GArray *
+paddock_session_impl_list_pids (PaddockSessionImpl *self)
+{
+  GArray *pids;
+  g_autoptr(GDir) proc = NULL;
+  const char *entry;
+
+  if (self->sandboxed)
+    return paddock_session_impl_list_sandboxed_pids (self);
+
+  pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
+  if (self->pid <= 0)
+    return pids;
+
+  proc = g_dir_open ("/proc", 0, NULL);
+  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
+    {
+      g_autofree char *stat_path = NULL;
+      g_autofree char *contents = NULL;
+      const char *after_comm;
+      char state = 0;
+      int ppid = 0;
+      int pgrp = 0;
+      int session = 0;
+      guint64 pid;
+
+      if (!g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &pid, NULL))
+        continue;
+
+      stat_path = g_strdup_printf ("/proc/%s/stat", entry);
+      if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
+        continue;
+
+      /* comm may hold spaces and parentheses: parse after the last ')'. */
+      after_comm = strrchr (contents, ')');
+      if (after_comm == NULL ||
+          sscanf (after_comm + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) != 4)
+        continue;
+
+      /* Zombies have exited: nothing left to stop. */
+      if (session == self->pid && state != 'Z' && state != 'X')
+        {
+          pid_t found = (pid_t) pid;
+          g_array_append_val (pids, found);
+        }
+    }
+
+  return pids;
+}
+
+guint
+paddock_session_impl_count_processes (PaddockSessionImpl *self)
+{
+  g_autoptr(GArray) pids = NULL;
+
+  g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), 0);
+
+  pids = paddock_session_impl_list_pids (self);
+  return pids->len;
+}
+
+static void
+paddock_session_impl_signal_all (PaddockSessionImpl *self,
+                                 int                 signum)
+{
+  g_autoptr(GArray) pids = paddock_session_impl_list_pids (self);
+
+  for (guint i = 0; i < pids->len; i++)
+    kill (g_array_index (pids, pid_t, i), signum);
+}
+
+static gboolean
+paddock_session_impl_count_cb (gpointer user_data)
+{
+  PaddockSessionImpl *self = user_data;
+  guint count = paddock_session_impl_count_processes (self);
+
+  if (count != paddock_ipc_session1_get_process_count (PADDOCK_IPC_SESSION1 (self)))
+    {
+      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), count);
+      g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+    }
+
+  if (count == 0 && self->reaped)
+    {
+      self->process_count_id = 0;
+      return G_SOURCE_REMOVE;
+    }
+
+  return G_SOURCE_CONTINUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The PTY                                                                   */
+
+static gboolean
+paddock_session_impl_offset_notify_cb (gpointer user_data)
+{
+  PaddockSessionImpl *self = user_data;
+
+  self->offset_notify_id = 0;
+  paddock_ipc_session1_set_output_offset (PADDOCK_IPC_SESSION1 (self),
+                                          paddock_scrollback_get_end_offset (self->scrollback));
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+paddock_session_impl_pty_readable_cb (int          fd,
+                                      GIOCondition condition,
+                                      gpointer     user_data)
+{
+  PaddockSessionImpl *self = user_data;
+  guint8 buffer[64 * 1024];
+
+  /* Drain what is there, but give the main loop back after a while so a
+   * flooding agent cannot starve the daemon's other clients. */
+  for (guint round = 0; round < 16; round++)
+    {
+      gssize n = read (fd, buffer, sizeof buffer);
+
+      if (n > 0)
+        {
+          paddock_scrollback_append (self->scrollback, buffer, (gsize) n);
+          continue;
+        }
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        break;
+
+      /* EIO (or 0): every slave fd is closed, the terminal is finished. */
+      self->pty_source = 0;
+      if (self->offset_notify_id == 0)
+        paddock_session_impl_offset_notify_cb (self);
+      return G_SOURCE_REMOVE;
+    }
+
+  /* PropertiesChanged at most every 50 ms: a flood of output must not turn
+   * into a flood of bus messages. */
+  if (self->offset_notify_id == 0)
+    self->offset_notify_id = g_timeout_add (OFFSET_NOTIFY_MS,
+                                            paddock_session_impl_offset_notify_cb, self);
+
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+paddock_session_impl_pty_writable_cb (int          fd,
+                                      GIOCondition condition,
+                                      gpointer     user_data)
+{
+  PaddockSessionImpl *self = user_data;
+
+  while (self->pending_input->len > 0)
+    {
+      gssize n = write (fd, self->pending_input->data, self->pending_input->len);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        return G_SOURCE_CONTINUE;
+      if (n < 0)
+        {
+          g_byte_array_set_size (self->pending_input, 0);
+          break;
+        }
+      g_byte_array_remove_range (self->pending_input, 0, (guint) n);
+    }
+
+  self->pty_out_source = 0;
+  return G_SOURCE_REMOVE;
+}
+
+static void
+set_window_size (int     fd,
+                 guint16 columns,
+                 guint16 rows)
+{
+  struct winsize size = { .ws_row = rows, .ws_col = columns };
+
+  ioctl (fd, TIOCSWINSZ, &size);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Spawning (host profile)                                                   */
+
+static char *
+find_in_path (const char *program,
+              const char *path)
+{
+  g_auto(GStrv) dirs = NULL;
+
+  if (strchr (program, '/') != NULL)
+    return g_file_test (program, G_FILE_TEST_IS_EXECUTABLE) ? g_strdup (program) : NULL;
+
+  dirs = g_strsplit (path, ":", -1);
+  for (guint i = 0; dirs[i] != NULL; i++)
+    {
+      g_autofree char *candidate = g_build_filename (dirs[i][0] != '\0' ? dirs[i] : ".", program, NULL);
+
+      if (g_file_test (candidate, G_FILE_TEST_IS_EXECUTABLE) &&
+          !g_file_test (candidate, G_FILE_TEST_IS_DIR))
+        return g_steal_pointer (&candidate);
+    }
+
+  return NULL;
+}
+
+/* The agent's environment is an allowlist: nothing else of the daemon's
+ * environment (API keys, the bus address, DISPLAY…) reaches it. What the
+ * creator passed explicitly comes last and wins. */
+static GStrv
+build_environment (PaddockSessionImpl *self)
+{
+  g_auto(GStrv) daemon_env = g_get_environ ();
+  GStrv env = NULL;
+  const char *path = g_environ_getenv (daemon_env, "PATH");
+  GHashTableIter iter;
+  gpointer key;
+  gpointer value;
+
+  env = g_environ_setenv (env, "TERM", "xterm-256color", TRUE);
+  env = g_environ_setenv (env, "PATH", path != NULL ? path : "/usr/local/bin:/usr/bin:/bin", TRUE);
+  for (guint i = 0; daemon_env[i] != NULL; i++)
+    if (g_str_has_prefix (daemon_env[i], "LANG=") || g_str_has_prefix (daemon_env[i], "LC_"))
+      {
+        g_auto(GStrv) pair = g_strsplit (daemon_env[i], "=", 2);
+
+        if (pair[0] != NULL && pair[1] != NULL)
+          env = g_environ_setenv (env, pair[0], pair[1], TRUE);
+      }
+  env = g_environ_setenv (env, "HOME", self->config.home, TRUE);
+  env = g_environ_setenv (env, "PADDOCK_SESSION", self->id, TRUE);
+
+  g_hash_table_iter_init (&iter, self->config.env);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    env = g_environ_setenv (env, key, value, TRUE);
+
+  return env;
+}
+
+static void
+paddock_session_impl_ready (PaddockSessionImpl *self,
+                            const GError       *error)
+{
+  PaddockSessionReadyFunc func = self->ready_func;
+
+  self->ready_func = NULL;
+  if (func != NULL)
+    func (self, error, self->ready_data);
+}
+
+/* The last line the sandbox wrote on the terminal before it gave up: its
+ * failures are one line, "paddock-sandbox: why". */
+static char *
+paddock_session_impl_last_line (PaddockSessionImpl *self)
+{
+  g_autoptr(GBytes) tail = NULL;
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint64 end = paddock_scrollback_get_end_offset (self->scrollback);
+
+  tail = paddock_scrollback_read (self->scrollback, end > 4096 ? end - 4096 : 0, 4096, NULL);
+  text = g_utf8_make_valid (g_bytes_get_data (tail, NULL) != NULL ? g_bytes_get_data (tail, NULL) : "",
+                            (gssize) g_bytes_get_size (tail));
+  lines = g_strsplit_set (text, "\r\n", -1);
+  for (guint i = g_strv_length (lines); i > 0; i--)
+    if (g_strstrip (lines[i - 1])[0] != '\0')
+      return g_strdup (lines[i - 1]);
+
+  return g_strdup ("the sandbox ended without saying why");
+}
+
+static void
+paddock_session_impl_exited_cb (GPid     pid,
+                                int      wait_status,
+                                gpointer user_data)
+{
+  PaddockSessionImpl *self = user_data;
+  int exit_status = 0;
+
+  self->child_watch = 0;
+  self->reaped = TRUE;
+  g_spawn_close_pid (pid);
+
+  if (WIFEXITED (wait_status))
+    exit_status = WEXITSTATUS (wait_status);
+  else if (WIFSIGNALED (wait_status))
+    exit_status = 128 + WTERMSIG (wait_status);
+
+  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), exit_status);
+  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
+
+  /* The sandbox ended before the agent started: the session never ran.
+   * Drain the terminal first so its last words are in the scrollback. */
+  if (self->ready_func != NULL)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *why = NULL;
+
+      if (self->pty_source != 0)
+        paddock_session_impl_pty_readable_cb (self->pty_master, G_IO_IN, self);
+      why = paddock_session_impl_last_line (self);
+      g_set_error (&error, PADDOCK_ERROR,
+                   exit_status == 125 ? PADDOCK_ERROR_NOT_ENFORCED : PADDOCK_ERROR_FAILED,
+                   "The session could not start (status %d): %s", exit_status, why);
+      paddock_session_impl_set_state (self, "exited");
+      paddock_session_impl_ready (self, error);
+      return;
+    }
+
+  if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "destroyed") != 0)
+    paddock_session_impl_set_state (self, self->stop_requested ? "stopped" : "exited");
+}
+
+/* Events from the sandbox, one JSON object per message. */
+static gboolean
+paddock_session_impl_control_cb (int          fd,
+                                 GIOCondition condition,
+                                 gpointer     user_data)
+{
+  PaddockSessionImpl *self = user_data;
+  char message[1024];
+  gssize n;
+
+  n = recv (fd, message, sizeof message - 1, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return G_SOURCE_CONTINUE;
+  if (n <= 0)
+    {
+      self->control_source = 0;
+      paddock_close_fd (&self->control_fd);
+      return G_SOURCE_REMOVE;
+    }
+
+  message[n] = '\0';
+  {
+    g_autoptr(JsonParser) parser = json_parser_new ();
+    JsonObject *object;
+
+    if (!json_parser_load_from_data (parser, message, n, NULL) ||
+        !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+      return G_SOURCE_CONTINUE;
+
+    object = json_node_get_object (json_parser_get_root (parser));
+    if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
+        self->ready_func != NULL)
+      {
+        paddock_session_impl_set_state (self, "running");
+        paddock_session_impl_ready (self, NULL);
+      }
+  }
+
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+paddock_session_impl_host_ready_cb (gpointer user_data)
+{
+  PaddockSessionImpl *self = user_data;
+
+  paddock_session_impl_ready (self, NULL);
+  return G_SOURCE_REMOVE;
+}
+
+/* The agent's environment inside the sandbox: the same allowlist, with the
+ * sandbox's own HOME and a PATH of folders that exist in its view. */
+static GStrv
+build_sandbox_environment (PaddockSessionImpl *self)
+{
+  g_auto(GStrv) env = build_environment (self);
+
+  env = g_environ_setenv (g_steal_pointer (&env), "HOME", "/home/agent", TRUE);
+  if (!g_hash_table_contains (self->config.env, "PATH"))
+    env = g_environ_setenv (g_steal_pointer (&env), "PATH",
+                            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
+  return g_steal_pointer (&env);
+}
+
+gboolean
+paddock_session_impl_start (PaddockSessionImpl       *self,
+                            PaddockSessionReadyFunc   ready,
+                            gpointer                  user_data,
+                            GError                  **error)
+{
+  paddock_autofd int master = -1;
+  paddock_autofd int slave = -1;
+  paddock_autofd int control_ours = -1;
+  paddock_autofd int control_theirs = -1;
+  g_auto(GStrv) envp = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *program = NULL;
+  char slave_name[128];
+  sigset_t all_signals;
+  sigset_t saved_mask;
+  gboolean sandboxed;
+  pid_t pid;
+
+  g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
+
+  sandboxed = g_strcmp0 (self->config.profile, "host") != 0;
+
+  if (g_strcmp0 (self->config.profile, "strict") == 0)
+    {
+      /* Strict runs only when every requested layer is observed enforced;
+       * this version does not collect that evidence yet (Landlock, seccomp
+       * and the network policy come with the boundary), so it refuses. */
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                           "The strict profile needs evidence for every layer of the safety "
+                           "boundary, which this version cannot collect yet; nothing was started");
+      return FALSE;
+    }
+
+  if (sandboxed && self->config.helper == NULL)
+    {
+      /* Never a silent fallback to running unconfined. */
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                           "paddock-sandbox was not found next to paddockd or in libexecdir, so "
+                           "the safe profile cannot run; nothing was started");
+      return FALSE;
+    }
+
+  if (sandboxed)
+    {
+      envp = build_sandbox_environment (self);
+      program = g_strdup (self->config.helper);
+      g_ptr_array_add (argv, g_strdup (program));
+      g_ptr_array_add (argv, g_strdup ("--workspace"));
+      g_ptr_array_add (argv, g_strdup (self->config.workspace));
+      g_ptr_array_add (argv, g_strdup ("--pty-fd"));
+      g_ptr_array_add (argv, g_strdup ("3"));
+      g_ptr_array_add (argv, g_strdup ("--control-fd"));
+      g_ptr_array_add (argv, g_strdup ("4"));
+      /* No daemon can re-adopt a session yet: the sandbox goes with us
+       * rather than run on unsupervised. */
+      g_ptr_array_add (argv, g_strdup ("--die-with-parent"));
+      for (guint i = 0; envp[i] != NULL; i++)
+        {
+          g_ptr_array_add (argv, g_strdup ("--env"));
+          g_ptr_array_add (argv, g_strdup (envp[i]));
+        }
+      g_ptr_array_add (argv, g_strdup ("--"));
+      for (guint i = 0; self->config.command[i] != NULL; i++)
+        g_ptr_array_add (argv, g_strdup (self->config.command[i]));
+      g_ptr_array_add (argv, NULL);
+
+      /* The sandbox's own environment: nothing of ours either. */
+      g_clear_pointer (&envp, g_strfreev);
+      envp = g_environ_setenv (NULL, "PATH", "/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
+
+      {
+        int pair[2];
+
+        if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+          {
+            int saved_errno = errno;
+            g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                         "Could not make the sandbox's control channel: %s", g_strerror (saved_errno));
+            return FALSE;
+          }
+        control_ours = pair[0];
+        control_theirs = pair[1];
+      }
+    }
+  else
+    {
+      const char *session_path;
+
+      envp = build_environment (self);
+      session_path = g_environ_getenv (envp, "PATH");
+      program = find_in_path (self->config.command[0],
+                              session_path != NULL ? session_path : "/usr/local/bin:/usr/bin:/bin");
+      if (program == NULL)
+        {
+          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                       "No program “%s” in the session's PATH", self->config.command[0]);
+          return FALSE;
+        }
+      for (guint i = 0; self->config.command[i] != NULL; i++)
+        g_ptr_array_add (argv, g_strdup (self->config.command[i]));
+      g_ptr_array_add (argv, NULL);
+    }
+
+  master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || grantpt (master) != 0 || unlockpt (master) != 0 ||
+      ptsname_r (master, slave_name, sizeof slave_name) != 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not make a terminal: %s", g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  slave = open (slave_name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (slave < 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not open %s: %s", slave_name, g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  set_window_size (master, self->config.columns, self->config.rows);
+
+  /* The daemon has threads: between fork and exec the child may only make
+   * async-signal-safe calls, so everything above is prepared beforehand.
+   * Signals stay blocked across fork so no handler of ours runs in the
+   * child; the child restores the defaults and an empty mask. */
+  sigfillset (&all_signals);
+  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
+  pid = fork ();
+  if (pid == 0)
+    {
+      sigset_t empty;
+      char **child_argv = (char **) argv->pdata;
+
+      for (int signum = 1; signum < NSIG; signum++)
+        signal (signum, SIG_DFL);
+      sigemptyset (&empty);
+      sigprocmask (SIG_SETMASK, &empty, NULL);
+
+      if (sandboxed)
+        {
+          /* Gone with us even before the sandbox takes over (and after:
+           * --die-with-parent). Its own stdio is the terminal, so its one
+           * line of failure is what the user sees. */
+          int pty_high = fcntl (slave, F_DUPFD, 10);
+          int control_high = fcntl (control_theirs, F_DUPFD, 10);
+
+          prctl (PR_SET_PDEATHSIG, SIGKILL);
+          if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
+              dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
+              dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0)
+            _exit (126);
+          syscall (SYS_close_range, 5U, ~0U, 0U);
+        }
+      else
+        {
+          /* Session leader with the PTY as controlling terminal: job
+           * control, SIGHUP on hangup and SIGWINCH on resize work as in a
+           * terminal. */
+          if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 ||
+              dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0)
+            _exit (126);
+          /* No descriptor of the daemon's survives into the agent. */
+          syscall (SYS_close_range, 3U, ~0U, 0U);
+        }
+
+      if (chdir (self->config.workspace) < 0)
+        _exit (126);
+      execve (program, child_argv, envp);
+      _exit (127);
+    }
+  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
+
+  if (pid < 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not start the agent: %s", g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  self->pid = pid;
+  self->sandboxed = sandboxed;
+  self->ready_func = ready;
+  self->ready_data = user_data;
+  self->pty_master = paddock_steal_fd (&master);
+  g_unix_set_fd_nonblocking (self->pty_master, TRUE, NULL);
+  self->pty_source = g_unix_fd_add (self->pty_master, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                    paddock_session_impl_pty_readable_cb, self);
+  self->child_watch = g_child_watch_add (pid, paddock_session_impl_exited_cb, self);
+  self->process_count_id = g_timeout_add (PROCESS_COUNT_MS, paddock_session_impl_count_cb, self);
+
+  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) pid);
+  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 1);
+
+  if (sandboxed)
+    {
+      /* Running once the sandbox says the agent started. */
+      self->control_fd = paddock_steal_fd (&control_ours);
+      self->control_source = g_unix_fd_add (self->control_fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                            paddock_session_impl_control_cb, self);
+    }
+  else
+    {
+      paddock_session_impl_set_state (self, "running");
+      g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, paddock_session_impl_host_ready_cb,
+                       g_object_ref (self), g_object_unref);
+    }
+
+  g_debug ("Session %s: started %s as pid %d (%s profile)", self->id, program, (int) pid,
+           self->config.profile);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stop and Destroy                                                          */
+
+static GVariant *
+stop_result (PaddockSessionImpl *self,
+             guint               survivors)
+{
+  g_auto(GVariantDict) result = G_VARIANT_DICT_INIT (NULL);
+  gint64 elapsed = self->stop_started > 0 ? g_get_monotonic_time () - self->stop_started : 0;
+
+  g_variant_dict_insert (&result, "state", "s",
+                         paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)));
+  g_variant_dict_insert (&result, "survivors", "u", survivors);
+  g_variant_dict_insert (&result, "elapsed-ms", "t", (guint64) (elapsed / 1000));
+  return g_variant_dict_end (&result);
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *entry;
+
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, entry, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        remove_tree (child);
+      else
+        unlink (child);
+    }
+  rmdir (path);
+}
+
+static void
+paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
+{
+  g_clear_handle_id (&self->pty_source, g_source_remove);
+  g_clear_handle_id (&self->pty_out_source, g_source_remove);
+  paddock_close_fd (&self->pty_master);
+  paddock_session_impl_set_state (self, "destroyed");
+
+  /* The session's own files: its HOME (the staging and records that come
+   * with later versions live beside it). */
+  if (self->config.home != NULL)
+    {
+      g_autofree char *session_dir = g_path_get_dirname (self->config.home);
+
+      remove_tree (session_dir);
+    }
+
+  g_signal_emit (self, signals[SIGNAL_DESTROYED], 0);
+}
+
+static void
+paddock_session_impl_complete_waiters (PaddockSessionImpl *self,
+                                       guint               survivors)
+{
+  g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->waiters);
+  gboolean destroy = FALSE;
+
+  self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
+
+  for (guint i = 0; i < waiters->len; i++)
+    destroy |= ((Waiter *) g_ptr_array_index (waiters, i))->destroy;
+
+  if (destroy && survivors == 0)
+    paddock_session_impl_finish_destroy (self);
+
+  for (guint i = 0; i < waiters->len; i++)
+    {
+      Waiter *waiter = g_ptr_array_index (waiters, i);
+
+      if (survivors > 0)
+        g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
+                                               PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                               "%u process(es) of the session survived SIGKILL",
+                                               survivors);
+      else if (waiter->destroy)
+        paddock_ipc_session1_complete_destroy (PADDOCK_IPC_SESSION1 (self),
+                                               g_steal_pointer (&waiter->invocation),
+                                               stop_result (self, 0));
+      else
+        paddock_ipc_session1_complete_stop (PADDOCK_IPC_SESSION1 (self),
+                                            g_steal_pointer (&waiter->invocation),
+                                            stop_result (self, 0));
+    }
+}
+
+static gboolean
+paddock_session_impl_stop_poll_cb (gpointer user_data)
+{
+  PaddockSessionImpl *self = user_data;
+  guint count = paddock_session_impl_count_processes (self);
+  gint64 now = g_get_monotonic_time ();
+
+  /* Zero processes and the agent reaped (so its status is known). */
+  if (count == 0 && (self->reaped || self->pid <= 0))
+    {
+      self->stop_poll_id = 0;
+      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
+      paddock_session_impl_complete_waiters (self, 0);
+      return G_SOURCE_REMOVE;
+    }
+
+  if (!self->killed && now >= self->stop_kill_at)
+    {
+      self->killed = TRUE;
+      paddock_session_impl_signal_all (self, SIGKILL);
+    }
+  else if (self->killed)
+    {
+      /* Anything forked since the last sweep gets its SIGKILL too. */
+      paddock_session_impl_signal_all (self, SIGKILL);
+      if (now >= self->stop_kill_at + KILL_TIMEOUT_USEC)
+        {
+          self->stop_poll_id = 0;
+          paddock_session_impl_complete_waiters (self, count);
+          return G_SOURCE_REMOVE;
+        }
+    }
+
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
+                                 GDBusMethodInvocation *invocation,
+                                 guint                  grace_seconds,
+                                 gboolean               destroy)
+{
+  Waiter *waiter = g_new0 (Waiter, 1);
+  gint64 kill_at;
+
+  waiter->invocation = g_object_ref (invocation);
+  waiter->destroy = destroy;
+  g_ptr_array_add (self->waiters, waiter);
+
+  kill_at = g_get_monotonic_time () + (gint64) grace_seconds * G_USEC_PER_SEC;
+
+  if (self->stop_poll_id != 0)
+    {
+      /* Already stopping: a shorter grace (Destroy's 0) wins. */
+      self->stop_kill_at = MIN (self->stop_kill_at, kill_at);
+      return;
+    }
+
+  self->stop_requested = self->stop_requested || !self->reaped;
+  self->stop_started = g_get_monotonic_time ();
+  self->stop_kill_at = kill_at;
+  self->killed = FALSE;
+
+  if (grace_seconds > 0)
+    paddock_session_impl_signal_all (self, SIGTERM);
+
+  self->stop_poll_id = g_timeout_add (STOP_POLL_MS, paddock_session_impl_stop_poll_cb, self);
+  paddock_session_impl_stop_poll_cb (self);
+}
+
+static gboolean
+paddock_session_impl_check_alive (PaddockSessionImpl    *self,
+                                  GDBusMethodInvocation *invocation)
+{
+  if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "destroyed") == 0)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                                             "Session %s was destroyed", self->id);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+paddock_session_impl_handle_stop (PaddockIpcSession1    *session,
+                                  GDBusMethodInvocation *invocation,
+                                  guint                  grace_seconds)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+
+  if (!paddock_session_impl_check_alive (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+
+  if (grace_seconds > STOP_GRACE_MAX_SECONDS)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "The grace is at most %u seconds", STOP_GRACE_MAX_SECONDS);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  paddock_session_impl_begin_stop (self, invocation, grace_seconds, FALSE);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+paddock_session_impl_handle_destroy (PaddockIpcSession1    *session,
+                                     GDBusMethodInvocation *invocation)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+
+  if (!paddock_session_impl_check_alive (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+
+  paddock_session_impl_begin_stop (self, invocation, 0, TRUE);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* Daemon shutdown with live sessions of the host profile: they cannot be
+ * re-adopted, so they are not left running unsupervised. */
+void
+paddock_session_impl_kill_now (PaddockSessionImpl *self)
+{
+  g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
+
+  paddock_session_impl_signal_all (self, SIGKILL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output, input, size                                                       */
+
+static gboolean
+paddock_session_impl_handle_read_output (PaddockIpcSession1    *session,
+                                         GDBusMethodInvocation *invocation,
+                                         guint64                offset,
+                                         guint                  max_bytes)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  g_autoptr(GBytes) data = NULL;
+  guint64 start = 0;
+
+  if (!paddock_session_impl_check_alive (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+
+  data = paddock_scrollback_read (self->scrollback, offset, MIN (max_bytes, READ_OUTPUT_MAX), &start);
+  paddock_ipc_session1_complete_read_output (session, invocation,
+                                             g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING,
+                                                                       data, TRUE),
+                                             start, start + g_bytes_get_size (data));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+paddock_session_impl_handle_send_input (PaddockIpcSession1    *session,
+                                        GDBusMethodInvocation *invocation,
+                                        GVariant              *data)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  gsize length = 0;
+  const guint8 *bytes = g_variant_get_fixed_array (data, &length, 1);
+
+  if (!paddock_session_impl_check_alive (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+
+  if (length > SEND_INPUT_MAX)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "At most %u bytes of input at once", SEND_INPUT_MAX);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  if (self->pty_master < 0 || self->pty_source == 0)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                             "Session %s has no live terminal", self->id);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  if (self->pending_input->len + length > PENDING_INPUT_MAX)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
+                                             "The terminal is not reading its input");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  g_byte_array_append (self->pending_input, bytes, (guint) length);
+  if (self->pty_out_source == 0)
+    self->pty_out_source = g_unix_fd_add (self->pty_master, G_IO_OUT,
+                                          paddock_session_impl_pty_writable_cb, self);
+
+  paddock_ipc_session1_complete_send_input (session, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
+                                    GDBusMethodInvocation *invocation,
+                                    guint16                columns,
+                                    guint16                rows)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+
+  if (!paddock_session_impl_check_alive (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+
+  if (columns < 1 || columns > 1000 || rows < 1 || rows > 1000)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "A terminal is 1 to 1000 cells wide and high");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  if (self->pty_master >= 0)
+    set_window_size (self->pty_master, columns, rows);
+  self->config.columns = columns;
+  self->config.rows = rows;
+
+  paddock_ipc_session1_complete_resize (session, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void
+paddock_session_iface_init (PaddockIpcSession1Iface *iface)
+{
+  iface->handle_read_output = paddock_session_impl_handle_read_output;
+  iface->handle_send_input = paddock_session_impl_handle_send_input;
+  iface->handle_resize = paddock_session_impl_handle_resize;
+  iface->handle_stop = paddock_session_impl_handle_stop;
+  iface->handle_destroy = paddock_session_impl_handle_destroy;
+}
+
+/* ------------------------------------------------------------------------ */
+
+GVariant *
+paddock_session_impl_describe (PaddockSessionImpl *self)
+{
+  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
+  g_auto(GVariantDict) dict = G_VARIANT_DICT_INIT (NULL);
+
+  g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), NULL);
+
+  g_variant_dict_insert (&dict, "id", "s", self->id);
+  g_variant_dict_insert (&dict, "path", "o", self->object_path);
+  g_variant_dict_insert (&dict, "name", "s", paddock_ipc_session1_get_name (session));
+  g_variant_dict_insert (&dict, "state", "s", paddock_ipc_session1_get_state (session));
+  g_variant_dict_insert (&dict, "workspace", "^ay", self->config.workspace);
+  g_variant_dict_insert (&dict, "command", "^aay", self->config.command);
+  g_variant_dict_insert (&dict, "profile", "s", paddock_ipc_session1_get_profile (session));
+  g_variant_dict_insert (&dict, "pid", "u", paddock_ipc_session1_get_main_pid (session));
+  g_variant_dict_insert (&dict, "exit-status", "i", paddock_ipc_session1_get_exit_status (session));
+  g_variant_dict_insert (&dict, "processes", "u", paddock_ipc_session1_get_process_count (session));
+  g_variant_dict_insert (&dict, "created", "t", paddock_ipc_session1_get_created (session));
+  return g_variant_dict_end (&dict);
+}
+
+const char *
+paddock_session_impl_get_id (PaddockSessionImpl *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), NULL);
+
+  return self->id;
+}
+
+const char *
+paddock_session_impl_get_owner (PaddockSessionImpl *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), NULL);
+
+  return self->config.owner;
+}
+
+const char *
+paddock_session_impl_get_object_path (PaddockSessionImpl *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), NULL);
+
+  return self->object_path;
+}
+
+static void
+paddock_session_impl_dispose (GObject *object)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (object);
+
+  g_clear_handle_id (&self->pty_source, g_source_remove);
+  g_clear_handle_id (&self->pty_out_source, g_source_remove);
+  g_clear_handle_id (&self->child_watch, g_source_remove);
+  g_clear_handle_id (&self->offset_notify_id, g_source_remove);
+  g_clear_handle_id (&self->process_count_id, g_source_remove);
+  g_clear_handle_id (&self->stop_poll_id, g_source_remove);
+  g_clear_handle_id (&self->control_source, g_source_remove);
+  paddock_close_fd (&self->pty_master);
+  paddock_close_fd (&self->control_fd);
+
+  G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
+}
+
+static void
+paddock_session_impl_finalize (GObject *object)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (object);
+
+  g_clear_pointer (&self->id, g_free);
+  g_clear_pointer (&self->object_path, g_free);
+  g_clear_pointer (&self->scrollback, paddock_scrollback_free);
+  g_clear_pointer (&self->pending_input, g_byte_array_unref);
+  g_clear_pointer (&self->waiters, g_ptr_array_unref);
+  g_clear_pointer (&self->pid_namespace, g_free);
+  paddock_session_config_clear (&self->config);
+
+  G_OBJECT_CLASS (paddock_session_impl_parent_class)->finalize (object);
+}
+
+static void
+paddock_session_impl_class_init (PaddockSessionImplClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = paddock_session_impl_dispose;
+  object_class->finalize = paddock_session_impl_finalize;
+
+  /* Something the manager lists changed (state, process count). */
+  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  /* Destroyed: stopped, files deleted; the manager unexports and drops it. */
+  signals[SIGNAL_DESTROYED] = g_signal_new ("destroyed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                            0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void
+paddock_session_impl_init (PaddockSessionImpl *self)
+{
+  self->pty_master = -1;
+  self->control_fd = -1;
+  self->pending_input = g_byte_array_new ();
+  self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
+}
+
+PaddockSessionImpl *
+paddock_session_impl_new (const char                 *id,
+                          const PaddockSessionConfig *config)
+{
+  PaddockSessionImpl *self;
+  PaddockIpcSession1 *session;
+
+  g_return_val_if_fail (id != NULL, NULL);
+  g_return_val_if_fail (config != NULL && config->command != NULL && config->command[0] != NULL, NULL);
+
+  self = g_object_new (PADDOCK_TYPE_SESSION_IMPL, NULL);
+  session = PADDOCK_IPC_SESSION1 (self);
+  self->id = g_strdup (id);
+  self->object_path = g_strconcat (PADDOCK_OBJECT_PATH "/session/", id, NULL);
+  self->config.workspace = g_strdup (config->workspace);
+  self->config.command = g_strdupv (config->command);
+  self->config.name = g_strdup (config->name);
+  self->config.profile = g_strdup (config->profile);
+  self->config.env = g_hash_table_ref (config->env);
+  self->config.columns = config->columns;
+  self->config.rows = config->rows;
+  self->config.owner = g_strdup (config->owner);
+  self->config.home = g_strdup (config->home);
+  self->config.helper = g_strdup (config->helper);
+  self->scrollback = paddock_scrollback_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
+
+  paddock_ipc_session1_set_id (session, id);
+  paddock_ipc_session1_set_name (session, config->name);
+  paddock_ipc_session1_set_state (session, "starting");
+  paddock_ipc_session1_set_workspace (session, config->workspace);
+  paddock_ipc_session1_set_command (session, (const char * const *) config->command);
+  paddock_ipc_session1_set_profile (session, config->profile);
+  paddock_ipc_session1_set_exit_status (session, -1);
+  paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());
+
+  return self;
+}

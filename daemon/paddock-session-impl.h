@@ -1,0 +1,56 @@
+/* paddock-session-impl.h — org.paddock.Session1: one agent on a live PTY
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include "paddock-ipc-generated.h"
+
+G_BEGIN_DECLS
+
+typedef struct _PaddockSessionImpl PaddockSessionImpl;
+
+typedef struct
+{
+  char        *workspace;
+  GStrv        command;
+  char        *name;
+  char        *profile;
+  GHashTable  *env;      /* extra variables, name → value */
+  guint16      columns;
+  guint16      rows;
+  char        *owner;    /* the client that created it */
+  char        *home;     /* the session's own HOME folder, under the state dir */
+  char        *helper;   /* paddock-sandbox, or NULL when none was found */
+} PaddockSessionConfig;
+
+/* Called once: with NULL when the session runs, or with why it could not
+ * start (the session is then finished and must be dropped). */
+typedef void (*PaddockSessionReadyFunc) (PaddockSessionImpl *session,
+                                         const GError       *error,
+                                         gpointer            user_data);
+
+void paddock_session_config_clear (PaddockSessionConfig *config);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PaddockSessionConfig, paddock_session_config_clear)
+
+#define PADDOCK_TYPE_SESSION_IMPL (paddock_session_impl_get_type ())
+
+G_DECLARE_FINAL_TYPE (PaddockSessionImpl, paddock_session_impl, PADDOCK, SESSION_IMPL, PaddockIpcSession1Skeleton)
+
+PaddockSessionImpl *paddock_session_impl_new         (const char                 *id,
+                                                      const PaddockSessionConfig *config);
+gboolean            paddock_session_impl_start       (PaddockSessionImpl         *self,
+                                                      PaddockSessionReadyFunc     ready,
+                                                      gpointer                    user_data,
+                                                      GError                    **error);
+const char         *paddock_session_impl_get_id      (PaddockSessionImpl         *self);
+const char         *paddock_session_impl_get_owner   (PaddockSessionImpl         *self);
+const char         *paddock_session_impl_get_object_path (PaddockSessionImpl     *self);
+GVariant           *paddock_session_impl_describe    (PaddockSessionImpl         *self);
+guint               paddock_session_impl_count_processes (PaddockSessionImpl     *self);
+void                paddock_session_impl_kill_now    (PaddockSessionImpl         *self);
+
+G_END_DECLS

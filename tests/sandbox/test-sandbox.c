@@ -1,0 +1,883 @@
+/* test-sandbox.c — paddock-sandbox seen from inside and from outside
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Runs the built helper ($PADDOCK_BUILD_ROOT/daemon/sandbox/paddock-sandbox)
+ * on a fresh temporary workspace per test. Each claim the helper makes is
+ * checked by something the agent does inside and, where it matters, by
+ * looking from outside (files, /proc). Runs as whoever runs the tests and,
+ * through run-unprivileged.sh, as an unprivileged user. Where the kernel
+ * refuses user namespaces every test skips with the helper's own reason.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "paddock-autofd.h"
+
+#define CANARY_NAME "PADDOCK_SANDBOX_TEST_CANARY"
+#define CANARY_VALUE "canary-must-not-leak"
+#define AGENT_PATH "PATH=/usr/local/bin:/usr/bin:/bin"
+
+static guint count_marked (const char *marker);
+static guint wait_marked_gone (const char *marker,
+                               guint       timeout_ms);
+
+static char *sandbox_path;
+static char *userns_skip_reason;
+
+typedef struct {
+  char *workspace;
+} Fixture;
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GFileEnumerator) children = NULL;
+  GFileInfo *info;
+
+  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME ","
+                                        G_FILE_ATTRIBUTE_STANDARD_TYPE,
+                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+  while (children != NULL &&
+         (info = g_file_enumerator_next_file (children, NULL, NULL)) != NULL)
+    {
+      g_autoptr(GFileInfo) owned = info;
+      g_autofree char *child = g_build_filename (path, g_file_info_get_name (owned), NULL);
+
+      if (g_file_info_get_file_type (owned) == G_FILE_TYPE_DIRECTORY)
+        remove_tree (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+static void
+fixture_setup (Fixture       *fx,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+
+  fx->workspace = g_dir_make_tmp ("paddock-sandbox-ws-XXXXXX", &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture       *fx,
+                  gconstpointer  data)
+{
+  remove_tree (fx->workspace);
+  g_clear_pointer (&fx->workspace, g_free);
+}
+
+static gboolean
+skip_without_userns (void)
+{
+  if (userns_skip_reason == NULL)
+    return FALSE;
+  g_test_skip (userns_skip_reason);
+  return TRUE;
+}
+
+/* argv of the helper: OPTIONS (NULL-terminated) then "--" then CMD. */
+static GPtrArray *
+helper_argv (const char         *workspace,
+             const char * const *options,
+             const char * const *cmd)
+{
+  GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
+
+  g_ptr_array_add (argv, g_strdup (sandbox_path));
+  if (workspace != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("--workspace"));
+      g_ptr_array_add (argv, g_strdup (workspace));
+    }
+  for (guint i = 0; options != NULL && options[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (options[i]));
+  if (cmd != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("--"));
+      for (guint i = 0; cmd[i] != NULL; i++)
+        g_ptr_array_add (argv, g_strdup (cmd[i]));
+    }
+  g_ptr_array_add (argv, NULL);
+  return argv;
+}
+
+static int
+shell_status (GSubprocess *proc)
+{
+  if (g_subprocess_get_if_exited (proc))
+    return g_subprocess_get_exit_status (proc);
+  if (g_subprocess_get_if_signaled (proc))
+    return 128 + g_subprocess_get_term_sig (proc);
+  return -1;
+}
+
+/* Runs the helper to completion; returns its exit code (128+N if killed). */
+static int
+run_helper (const char         *workspace,
+            const char * const *options,
+            const char * const *cmd,
+            char              **out,
+            char              **err)
+{
+  g_autoptr(GPtrArray) argv = helper_argv (workspace, options, cmd);
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *stdout_text = NULL;
+  g_autofree char *stderr_text = NULL;
+
+  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (proc, NULL, NULL, &stdout_text, &stderr_text, &error);
+  g_assert_no_error (error);
+  if (stderr_text != NULL && stderr_text[0] != '\0')
+    g_test_message ("helper stderr: %s", stderr_text);
+  if (out != NULL)
+    *out = g_steal_pointer (&stdout_text);
+  if (err != NULL)
+    *err = g_steal_pointer (&stderr_text);
+  return shell_status (proc);
+}
+
+static int
+run_sh (const char  *workspace,
+        const char  *script,
+        char       **out)
+{
+  const char *options[] = { "--env", AGENT_PATH, "--env", "HOME=/home/agent", NULL };
+  const char *cmd[] = { "sh", "-c", script, "sh", workspace, NULL };
+
+  return run_helper (workspace, options, cmd, out, NULL);
+}
+
+/* ---- identity: pid, namespaces, init ----------------------------------- */
+
+static void
+test_pid_and_namespaces (Fixture       *fx,
+                         gconstpointer  data)
+{
+  static const char *const ns[] = { "user", "mnt", "pid" };
+  g_autofree char *out = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  if (skip_without_userns ())
+    return;
+
+  g_assert_cmpint (run_sh (fx->workspace,
+                           "echo $$; readlink /proc/self/ns/user /proc/self/ns/mnt /proc/self/ns/pid;"
+                           "cat /proc/1/comm; cat /proc/$$/status | grep '^PPid:'",
+                           &out), ==, 0);
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), >=, 6);
+
+  /* The agent is the first child of our init: pid 2, parent 1. */
+  g_assert_cmpstr (lines[0], ==, "2");
+  g_assert_cmpstr (lines[4], ==, "paddock-sandbox");
+  g_assert_true (g_str_has_prefix (lines[5], "PPid:"));
+  g_assert_cmpstr (g_strstrip (lines[5] + 5), ==, "1");
+
+  for (guint i = 0; i < G_N_ELEMENTS (ns); i++)
+    {
+      g_autofree char *link = g_strdup_printf ("/proc/self/ns/%s", ns[i]);
+      g_autofree char *ours = g_file_read_link (link, NULL);
+
+      g_assert_nonnull (ours);
+      g_assert_true (g_str_has_prefix (lines[1 + i], ns[i]));
+      g_assert_cmpstr (lines[1 + i], !=, ours);
+    }
+}
+
+static void
+test_fds_and_reaping (Fixture       *fx,
+                      gconstpointer  data)
+{
+  const char *options[] = { "--control-fd", "3", "--env", AGENT_PATH, NULL };
+  const char *cmd[] = {
+    "sh", "-c",
+    /* An orphan that exits: re-parented to pid 1, which must reap it. */
+    "sh -c 'sleep 0.1 & exit 0'; sleep 0.5;"
+    "ls /proc/$$/fd | tr '\\n' ' '; echo;"
+    "for f in /proc/[0-9]*/stat; do read pid comm state rest < $f; echo \"$state\"; done | grep -c Z",
+    NULL
+  };
+  g_autoptr(GPtrArray) argv = helper_argv (fx->workspace, options, cmd);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  int pair[2];
+  int extra;
+
+  if (skip_without_userns ())
+    return;
+
+  /* The control fd and an fd the helper merely inherited (fd 7, without
+   * CLOEXEC): neither may reach the agent. */
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), ==, 0);
+  g_subprocess_launcher_take_fd (launcher, pair[1], 3);
+  extra = open ("/dev/null", O_RDONLY);
+  g_assert_cmpint (extra, >=, 0);
+  g_subprocess_launcher_take_fd (launcher, extra, 7);
+  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_clear_object (&launcher);
+  g_subprocess_communicate_utf8 (proc, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  close (pair[0]);
+
+  g_assert_cmpint (shell_status (proc), ==, 1);   /* grep -c found no zombie */
+  g_assert_cmpstr (out, ==, "0 1 2 \n0\n");
+}
+
+/* Dies with its parent before setup is done (always) and after it only with
+ * --die-with-parent: otherwise a session must outlive a daemon restart. */
+static void
+test_parent_death (Fixture       *fx,
+                   gconstpointer  data)
+{
+  gboolean die_with_parent = GPOINTER_TO_INT (data);
+  g_autofree char *marker = g_strdup_printf ("pdkmark-%08x%08x", g_random_int (), g_random_int ());
+  g_autofree char *script = g_strdup_printf ("\"$@\" >/dev/null & echo $!; wait");
+  g_autofree char *up = g_build_filename (fx->workspace, "up", NULL);
+  const char *options[] = { "--env", AGENT_PATH, die_with_parent ? "--die-with-parent" : "--env",
+                            die_with_parent ? NULL : "X=1", NULL };
+  const char *cmd[] = { "sh", "-c", "touch up; sleep 1000; :", marker, NULL };
+  g_autoptr(GPtrArray) helper = helper_argv (fx->workspace, options, cmd);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GSubprocess) parent = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDataInputStream) lines = NULL;
+  g_autofree char *pid_line = NULL;
+  gint64 deadline;
+  int helper_pid;
+
+  if (skip_without_userns ())
+    return;
+
+  g_ptr_array_add (argv, (char *) "sh");
+  g_ptr_array_add (argv, (char *) "-c");
+  g_ptr_array_add (argv, script);
+  g_ptr_array_add (argv, (char *) "sh");
+  for (guint i = 0; g_ptr_array_index (helper, i) != NULL; i++)
+    g_ptr_array_add (argv, g_ptr_array_index (helper, i));
+  g_ptr_array_add (argv, NULL);
+
+  parent = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
+  g_assert_no_error (error);
+  lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (parent));
+  pid_line = g_data_input_stream_read_line (lines, NULL, NULL, &error);
+  g_assert_no_error (error);
+  helper_pid = atoi (pid_line);
+  g_assert_cmpint (helper_pid, >, 1);
+
+  deadline = g_get_monotonic_time () + 30 * G_TIME_SPAN_SECOND;
+  while (!g_file_test (up, G_FILE_TEST_EXISTS))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * G_TIME_SPAN_MILLISECOND);
+    }
+
+  g_subprocess_force_exit (parent);
+  g_subprocess_wait (parent, NULL, &error);
+  g_assert_no_error (error);
+
+  if (die_with_parent)
+    {
+      g_assert_cmpuint (wait_marked_gone (marker, 5000), ==, 0);
+    }
+  else
+    {
+      /* Still there a while later: the helper, pid 1 and the agent. */
+      g_usleep (300 * G_TIME_SPAN_MILLISECOND);
+      g_assert_cmpuint (count_marked (marker), ==, 3);
+      g_assert_cmpint (kill (helper_pid, SIGKILL), ==, 0);
+      g_assert_cmpuint (wait_marked_gone (marker, 5000), ==, 0);
+    }
+}
+
+/* ---- the root view ------------------------------------------------------- */
+
+static void
+test_workspace_shared (Fixture       *fx,
+                       gconstpointer  data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *outside = g_build_filename (fx->workspace, "from-outside", NULL);
+  g_autofree char *inside = g_build_filename (fx->workspace, "from-inside", NULL);
+  g_autofree char *contents = NULL;
+  g_autofree char *expected = NULL;
+
+  if (skip_without_userns ())
+    return;
+
+  g_assert_true (g_file_set_contents (outside, "hello in", -1, NULL));
+  g_assert_cmpint (run_sh (fx->workspace,
+                           "pwd; cat \"$1/from-outside\"; echo; echo out > \"$1/from-inside\"",
+                           &out), ==, 0);
+  expected = g_strdup_printf ("%s\nhello in\n", fx->workspace);
+  g_assert_cmpstr (out, ==, expected);
+
+  /* Same absolute path, and the write landed in the real folder. */
+  g_assert_true (g_file_get_contents (inside, &contents, NULL, NULL));
+  g_assert_cmpstr (contents, ==, "out\n");
+}
+
+static void
+test_system_read_only (Fixture       *fx,
+                       gconstpointer  data)
+{
+  g_autofree char *out = NULL;
+
+  if (skip_without_userns ())
+    return;
+
+  /* Creating a file is refused by the mount (EROFS) before any permission
+   * check, so the answer is the same as root and as a user. Also as root
+   * inside, the agent holds no capability to remount anything. */
+  g_assert_cmpint (run_sh (fx->workspace,
+                           "for p in /usr /etc /bin /lib /; do"
+                           "  if touch \"$p/paddock-probe\" 2>/tmp/err; then echo \"writable $p\";"
+                           "  elif grep -q 'Read-only file system' /tmp/err; then echo \"erofs $p\";"
+                           "  else cat /tmp/err; fi;"
+                           "done;"
+                           "mount -o remount,rw /usr 2>/dev/null && echo remounted;"
+                           "grep -E '^(CapEff|CapBnd):' /proc/self/status",
+                           &out), ==, 0);
+  g_assert_cmpstr (out, ==,
+                   "erofs /usr\nerofs /etc\nerofs /bin\nerofs /lib\nerofs /\n"
+                   "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n");
+  g_assert_false (g_file_test ("/usr/paddock-probe", G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test ("/etc/paddock-probe", G_FILE_TEST_EXISTS));
+}
+
+static void
+test_home_invisible (Fixture       *fx,
+                     gconstpointer  data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *script = NULL;
+  const char *real_home = g_get_home_dir ();
+
+  if (skip_without_userns ())
+    return;
+
+  g_assert_false (g_str_has_prefix (fx->workspace, real_home) &&
+                  fx->workspace[strlen (real_home)] == '/');
+
+  script = g_strdup_printf ("test -e '%s' && echo 'real home visible';"
+                            "test -e /root && echo '/root visible';"
+                            "echo \"HOME=$HOME\"; ls -A \"$HOME\"; touch \"$HOME/x\" && echo home-writable",
+                            real_home);
+  g_assert_cmpint (run_sh (fx->workspace, script, &out), ==, 0);
+  g_assert_cmpstr (out, ==, "HOME=/home/agent\nhome-writable\n");
+}
+
+static void
+test_tmp_private (Fixture       *fx,
+                  gconstpointer  data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *canary = NULL;
+  g_autofree char *script = NULL;
+  g_autoptr(GError) error = NULL;
+  int fd;
+
+  if (skip_without_userns ())
+    return;
+
+  fd = g_file_open_tmp ("paddock-sandbox-tmp-XXXXXX", &canary, &error);
+  g_assert_no_error (error);
+  close (fd);
+  g_assert_true (g_str_has_prefix (canary, "/tmp/"));
+
+  script = g_strdup_printf ("test -e '%s' && echo 'host /tmp visible';"
+                            "ls -A /tmp | grep -v '^paddock-sandbox-ws-' ;"
+                            "echo inside > /tmp/paddock-sandbox-inside && echo tmp-writable",
+                            canary);
+  g_assert_cmpint (run_sh (fx->workspace, script, &out), ==, 0);
+  g_unlink (canary);
+  /* Only the workspace's own mount point is in the private /tmp. */
+  g_assert_cmpstr (out, ==, "tmp-writable\n");
+  g_assert_false (g_file_test ("/tmp/paddock-sandbox-inside", G_FILE_TEST_EXISTS));
+}
+
+static void
+test_environment_exact (Fixture       *fx,
+                        gconstpointer  data)
+{
+  const char *options[] = { "--env", AGENT_PATH, "--env", "FOO=bar baz", NULL };
+  const char *cmd[] = { "env", NULL };
+  g_autofree char *out = NULL;
+
+  if (skip_without_userns ())
+    return;
+
+  g_assert_cmpstr (g_getenv (CANARY_NAME), ==, CANARY_VALUE);
+  /* Exactly what was passed, in order, and nothing of ours. */
+  g_assert_cmpint (run_helper (fx->workspace, options, cmd, &out, NULL), ==, 0);
+  g_assert_cmpstr (out, ==, AGENT_PATH "\nFOO=bar baz\n");
+}
+
+/* ---- exits, errors --------------------------------------------------------- */
+
+static void
+test_exit_status (Fixture       *fx,
+                  gconstpointer  data)
+{
+  if (skip_without_userns ())
+    return;
+
+  g_assert_cmpint (run_sh (fx->workspace, "exit 0", NULL), ==, 0);
+  g_assert_cmpint (run_sh (fx->workspace, "exit 42", NULL), ==, 42);
+  g_assert_cmpint (run_sh (fx->workspace, "kill -KILL $$", NULL), ==, 128 + SIGKILL);
+  g_assert_cmpint (run_sh (fx->workspace, "kill -TERM $$", NULL), ==, 128 + SIGTERM);
+}
+
+static void
+assert_fails (const char         *workspace,
+              const char * const *options,
+              const char * const *cmd,
+              int                 code,
+              const char         *message)
+{
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_helper (workspace, options, cmd, NULL, &err), ==, code);
+  g_assert_true (g_str_has_prefix (err, "paddock-sandbox: "));
+  g_assert_nonnull (strstr (err, message));
+  /* One line. */
+  g_assert_cmpint (strchr (err, '\n') - err, ==, (long) strlen (err) - 1);
+}
+
+static void
+test_bad_input (Fixture       *fx,
+                gconstpointer  data)
+{
+  const char *true_cmd[] = { "true", NULL };
+  const char *empty_cmd[] = { NULL };
+  const char *missing_cmd[] = { "paddock-no-such-program", NULL };
+  const char *empty_string_cmd[] = { "", NULL };
+  const char *bad_profile[] = { "--profile", "lax", NULL };
+  const char *bad_fd[] = { "--control-fd", "987", NULL };
+  const char *bad_env[] = { "--env", "NOEQUALS", NULL };
+  g_autofree char *missing = g_build_filename (fx->workspace, "missing", NULL);
+  g_autofree char *file = g_build_filename (fx->workspace, "file", NULL);
+
+  g_assert_true (g_file_set_contents (file, "", -1, NULL));
+
+  assert_fails (missing, NULL, true_cmd, 66, "is not a folder");
+  assert_fails (file, NULL, true_cmd, 66, "is not a folder");
+  assert_fails (NULL, NULL, true_cmd, 64, "--workspace");
+  assert_fails (fx->workspace, NULL, NULL, 64, "no command");
+  assert_fails (fx->workspace, NULL, empty_cmd, 64, "no command");
+  assert_fails (fx->workspace, NULL, empty_string_cmd, 64, "empty");
+  assert_fails (fx->workspace, bad_profile, true_cmd, 64, "unknown profile");
+  assert_fails (fx->workspace, bad_fd, true_cmd, 64, "--control-fd");
+  assert_fails (fx->workspace, bad_env, true_cmd, 64, "--env");
+  assert_fails ("/usr", NULL, true_cmd, 66, "overlaps");
+  assert_fails ("/", NULL, true_cmd, 66, "overlaps");
+
+  if (skip_without_userns ())
+    return;
+  assert_fails (fx->workspace, NULL, missing_cmd, 127, "cannot run paddock-no-such-program");
+}
+
+/* Where the kernel refuses user namespaces, the helper says why and runs
+ * nothing. Made real in a user namespace of our own whose
+ * user.max_user_namespaces is 0 (the limit is per user namespace). */
+static void
+test_no_userns (Fixture       *fx,
+                gconstpointer  data)
+{
+  g_autofree char *unshare = g_find_program_in_path ("unshare");
+  g_autofree char *script = NULL;
+  g_autofree char *ran = g_build_filename (fx->workspace, "ran", NULL);
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  if (skip_without_userns ())
+    return;
+  if (unshare == NULL)
+    {
+      g_test_skip ("unshare(1) is not installed");
+      return;
+    }
+
+  script = g_strdup_printf ("echo 0 > /proc/sys/user/max_user_namespaces || exit 77;"
+                            "exec '%s' --workspace '%s' -- touch '%s'",
+                            sandbox_path, fx->workspace, ran);
+  proc = g_subprocess_launcher_spawn (launcher, &error, unshare, "-Ur", "sh", "-c", script, NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (proc, NULL, NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  if (shell_status (proc) == 77)
+    {
+      g_test_skip ("cannot lower user.max_user_namespaces in a user namespace here");
+      return;
+    }
+  g_test_message ("helper stderr: %s", err);
+  g_assert_cmpint (shell_status (proc), ==, 125);
+  g_assert_true (g_str_has_prefix (err, "paddock-sandbox: user namespaces are unavailable: "));
+  g_assert_nonnull (strstr (err, "user.max_user_namespaces"));
+  g_assert_false (g_file_test (ran, G_FILE_TEST_EXISTS));
+}
+
+/* ---- control fd and PTY ------------------------------------------------- */
+
+static char *
+recv_message (int fd)
+{
+  char buf[512];
+  ssize_t n;
+
+  do
+    n = recv (fd, buf, sizeof buf - 1, 0);
+  while (n < 0 && errno == EINTR);
+  g_assert_cmpint (n, >, 0);
+  buf[n] = '\0';
+  return g_strdup (buf);
+}
+
+static void
+test_control_fd (Fixture       *fx,
+                 gconstpointer  data)
+{
+  const char *options[] = { "--control-fd", "3", NULL };
+  const char *cmd[] = { "sh", "-c", "exit 5", NULL };
+  g_autoptr(GPtrArray) argv = helper_argv (fx->workspace, options, cmd);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *started = NULL;
+  g_autofree char *exited = NULL;
+  paddock_autofd int ours = -1;
+  int pair[2];
+
+  if (skip_without_userns ())
+    return;
+
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), ==, 0);
+  ours = pair[0];
+  g_subprocess_launcher_take_fd (launcher, pair[1], 3);
+  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_clear_object (&launcher);   /* closes our copy of their end */
+
+  started = recv_message (ours);
+  exited = recv_message (ours);
+  g_subprocess_wait (proc, NULL, &error);
+  g_assert_no_error (error);
+
+  g_assert_cmpstr (started, ==, "{\"event\":\"started\",\"pid\":2}\n");
+  g_assert_cmpstr (exited, ==, "{\"event\":\"exited\",\"pid\":2,\"status\":5}\n");
+  g_assert_cmpint (shell_status (proc), ==, 5);
+  /* Nothing more, and the sandbox's end is closed. */
+  g_assert_cmpint (recv (ours, (char[8]) { 0 }, 8, 0), ==, 0);
+}
+
+static void
+test_pty (Fixture       *fx,
+          gconstpointer  data)
+{
+  const char *options[] = { "--pty-fd", "3", "--env", AGENT_PATH, NULL };
+  const char *cmd[] = {
+    "sh", "-c",
+    "test -t 0 && test -t 1 && test -t 2 && echo TTY-OK;"
+    "read pid comm state ppid pgrp sid tty tpgid rest < /proc/$$/stat;"
+    "echo \"IDS:$pid:$pgrp:$sid:$tpgid\"; tty",
+    NULL
+  };
+  g_autoptr(GPtrArray) argv = helper_argv (fx->workspace, options, cmd);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GString) output = g_string_new (NULL);
+  paddock_autofd int master = -1;
+  int slave;
+
+  if (skip_without_userns ())
+    return;
+
+  master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
+  g_assert_cmpint (master, >=, 0);
+  g_assert_cmpint (grantpt (master), ==, 0);
+  g_assert_cmpint (unlockpt (master), ==, 0);
+  slave = open (ptsname (master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+  g_assert_cmpint (slave, >=, 0);
+
+  g_subprocess_launcher_take_fd (launcher, slave, 3);
+  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_clear_object (&launcher);
+
+  /* Read until every slave is closed (EIO): the agent and pid 1 are gone. */
+  for (;;)
+    {
+      char buf[256];
+      ssize_t n = read (master, buf, sizeof buf);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      g_string_append_len (output, buf, n);
+    }
+  g_subprocess_wait (proc, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("pty output: %s", output->str);
+
+  g_assert_cmpint (shell_status (proc), ==, 0);
+  g_assert_nonnull (strstr (output->str, "TTY-OK"));
+  /* Session leader (sid = pid), its own group, and the foreground group of
+   * its controlling terminal (tpgid). */
+  g_assert_nonnull (strstr (output->str, "IDS:2:2:2:2"));
+  g_assert_nonnull (strstr (output->str, "/dev/console"));
+}
+
+/* ---- teardown of whole process trees ---------------------------------- */
+
+/* $1 marker, $2 a pattern matching it but not itself, $3 exit|wait.
+ * Starts, from the agent: a setsid'd process, a double-forked orphan, one
+ * ignoring SIGTERM and a plain background child, then counts from inside. */
+static const char tree_script[] =
+  "m=\"$1\"\n"
+  "setsid sh -c 'sleep 1000; :' \"$m\" &\n"
+  "sh -c 'sh -c \"sleep 1000; :\" \"$1\" & exit 0' \"$m\" \"$m\"\n"
+  "sh -c 'trap \"\" TERM; sleep 1000; :' \"$m\" &\n"
+  "sh -c 'sleep 1000; :' \"$m\" &\n"
+  "i=0; n=0\n"
+  "while [ $i -lt 400 ]; do\n"
+  "  n=$(grep -l -a -s -e \"$2\" /proc/[0-9]*/cmdline | wc -l)\n"
+  "  [ \"$n\" -ge 5 ] && break\n"
+  "  sleep 0.05; i=$((i+1))\n"
+  "done\n"
+  "echo $n > count.tmp && mv count.tmp count\n"
+  "[ \"$3\" = exit ] && exit 7\n"
+  "sleep 1000; :\n";
+
+/* Processes on the whole machine whose command line holds MARKER. */
+static guint
+count_marked (const char *marker)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc", 0, NULL);
+  const char *name;
+  guint count = 0;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = NULL;
+      g_autofree char *cmdline = NULL;
+      gsize len = 0;
+
+      if (!g_ascii_isdigit (name[0]))
+        continue;
+      path = g_strdup_printf ("/proc/%s/cmdline", name);
+      if (!g_file_get_contents (path, &cmdline, &len, NULL))
+        continue;   /* gone meanwhile */
+      if (memmem (cmdline, len, marker, strlen (marker)) != NULL)
+        count++;
+    }
+  return count;
+}
+
+/* Waits up to TIMEOUT_MS for the number of marked processes to reach 0. */
+static guint
+wait_marked_gone (const char *marker,
+                  guint       timeout_ms)
+{
+  gint64 deadline = g_get_monotonic_time () + timeout_ms * G_TIME_SPAN_MILLISECOND;
+  guint n;
+
+  while ((n = count_marked (marker)) > 0 && g_get_monotonic_time () < deadline)
+    g_usleep (20 * G_TIME_SPAN_MILLISECOND);
+  return n;
+}
+
+typedef enum { END_EXIT, END_SIGKILL, END_SIGTERM } TreeEnd;
+
+static void
+test_tree_teardown (Fixture       *fx,
+                    gconstpointer  data)
+{
+  TreeEnd end = GPOINTER_TO_INT (data);
+  g_autofree char *marker = g_strdup_printf ("pdkmark-%08x%08x", g_random_int (), g_random_int ());
+  g_autofree char *pattern = g_strdup_printf ("pdkmar[k]-%s", marker + strlen ("pdkmark-"));
+  g_autofree char *script = g_build_filename (fx->workspace, "tree.sh", NULL);
+  g_autofree char *count_file = g_build_filename (fx->workspace, "count", NULL);
+  g_autofree char *count_text = NULL;
+  const char *options[] = { "--env", AGENT_PATH, NULL };
+  const char *cmd[] = { "sh", script, marker, pattern, end == END_EXIT ? "exit" : "wait", NULL };
+  g_autoptr(GPtrArray) argv = helper_argv (fx->workspace, options, cmd);
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 deadline;
+
+  if (skip_without_userns ())
+    return;
+
+  g_assert_true (g_file_set_contents (script, tree_script, -1, NULL));
+  proc = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_NONE, &error);
+  g_assert_no_error (error);
+
+  /* The tree is up once the agent has counted it from inside. */
+  deadline = g_get_monotonic_time () + 30 * G_TIME_SPAN_SECOND;
+  while (!g_file_get_contents (count_file, &count_text, NULL, NULL))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * G_TIME_SPAN_MILLISECOND);
+    }
+  /* The agent and its four children, seen from inside ... */
+  g_assert_cmpint (atoi (count_text), >=, 5);
+
+  switch (end)
+    {
+    case END_EXIT:
+      break;
+    case END_SIGKILL:
+      /* ... and from outside, also the helper and its pid 1. */
+      g_assert_cmpuint (count_marked (marker), >=, 7);
+      g_subprocess_force_exit (proc);
+      break;
+    case END_SIGTERM:
+      g_assert_cmpuint (count_marked (marker), >=, 7);
+      g_subprocess_send_signal (proc, SIGTERM);
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+
+  g_subprocess_wait (proc, NULL, &error);
+  g_assert_no_error (error);
+
+  switch (end)
+    {
+    case END_EXIT:
+      g_assert_cmpint (shell_status (proc), ==, 7);
+      /* When the helper has exited, pid 1 has, and the kernel kills and
+       * reaps a namespace's members before its init is reaped: nothing left,
+       * not even briefly. */
+      g_assert_cmpuint (count_marked (marker), ==, 0);
+      break;
+    case END_SIGTERM:
+      /* Forwarded to the agent's group; the TERM-ignoring one goes with pid 1. */
+      g_assert_cmpint (shell_status (proc), ==, 128 + SIGTERM);
+      g_assert_cmpuint (count_marked (marker), ==, 0);
+      break;
+    case END_SIGKILL:
+      /* The helper died first; pid 1 follows by PR_SET_PDEATHSIG, then the
+       * rest: asynchronous, so allow a little time. */
+      g_assert_cmpint (shell_status (proc), ==, 128 + SIGKILL);
+      g_assert_cmpuint (wait_marked_gone (marker, 5000), ==, 0);
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* ---- the host profile ---------------------------------------------------- */
+
+static void
+test_host_profile (Fixture       *fx,
+                   gconstpointer  data)
+{
+  const char *options[] = { "--profile", "host", "--env", AGENT_PATH, NULL };
+  const char *cmd[] = { "sh", "-c", "readlink /proc/self/ns/user; pwd; exit 3", NULL };
+  g_autofree char *out = NULL;
+  g_autofree char *ours = g_file_read_link ("/proc/self/ns/user", NULL);
+  g_autofree char *expected = g_strdup_printf ("%s\n%s\n", ours, fx->workspace);
+
+  /* Only when asked for: no namespaces, same view, same status rules. */
+  g_assert_cmpint (run_helper (fx->workspace, options, cmd, &out, NULL), ==, 3);
+  g_assert_cmpstr (out, ==, expected);
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+/* One probe run decides whether the kernel lets us create namespaces here;
+ * exit 125 is the helper's way of saying no, with the reason on stderr. */
+static void
+probe_userns (void)
+{
+  g_autofree char *ws = g_dir_make_tmp ("paddock-sandbox-probe-XXXXXX", NULL);
+  const char *cmd[] = { "/bin/true", NULL };
+  g_autofree char *err = NULL;
+  int status;
+
+  g_assert_nonnull (ws);
+  status = run_helper (ws, NULL, cmd, NULL, &err);
+  g_rmdir (ws);
+  if (status == 125)
+    userns_skip_reason = g_strdup_printf ("user namespaces unavailable: %s", g_strstrip (err));
+  else if (status != 0)
+    g_error ("the helper fails a plain run (exit %d): %s", status, err);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  const char *build_root = g_getenv ("PADDOCK_BUILD_ROOT");
+
+  g_test_init (&argc, &argv, NULL);
+
+  if (build_root == NULL)
+    {
+      g_printerr ("PADDOCK_BUILD_ROOT is not set\n");
+      return 1;
+    }
+  sandbox_path = g_build_filename (build_root, "daemon", "sandbox", "paddock-sandbox", NULL);
+  /* In our environment, where a leak would show. */
+  g_setenv (CANARY_NAME, CANARY_VALUE, TRUE);
+
+  probe_userns ();
+
+#define ADD(path, func, data) \
+  g_test_add ("/sandbox/" path, Fixture, data, fixture_setup, func, fixture_teardown)
+
+  ADD ("pid-and-namespaces", test_pid_and_namespaces, NULL);
+  ADD ("fds-and-reaping", test_fds_and_reaping, NULL);
+  ADD ("parent-death/survives", test_parent_death, GINT_TO_POINTER (FALSE));
+  ADD ("parent-death/die-with-parent", test_parent_death, GINT_TO_POINTER (TRUE));
+  ADD ("workspace-shared", test_workspace_shared, NULL);
+  ADD ("system-read-only", test_system_read_only, NULL);
+  ADD ("home-invisible", test_home_invisible, NULL);
+  ADD ("tmp-private", test_tmp_private, NULL);
+  ADD ("environment-exact", test_environment_exact, NULL);
+  ADD ("exit-status", test_exit_status, NULL);
+  ADD ("bad-input", test_bad_input, NULL);
+  ADD ("no-userns", test_no_userns, NULL);
+  ADD ("control-fd", test_control_fd, NULL);
+  ADD ("pty", test_pty, NULL);
+  ADD ("teardown/agent-exits", test_tree_teardown, GINT_TO_POINTER (END_EXIT));
+  ADD ("teardown/helper-sigkill", test_tree_teardown, GINT_TO_POINTER (END_SIGKILL));
+  ADD ("teardown/helper-sigterm", test_tree_teardown, GINT_TO_POINTER (END_SIGTERM));
+  ADD ("host-profile", test_host_profile, NULL);
+
+#undef ADD
+
+  return g_test_run ();
+}

@@ -1,0 +1,675 @@
+/* test-sessions-dbus.c — sessions over D-Bus against the real daemon (host profile)
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <gio/gunixfdlist.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paddock-error.h"
+#include "paddock-test-daemon.h"
+
+static char *workspace;
+/* The profile create_session() asks for. */
+static const char *profile = "host";
+
+static GVariant *
+call (GDBusConnection     *connection,
+      const char          *path,
+      const char          *interface,
+      const char          *method,
+      GVariant            *parameters,
+      const GVariantType  *reply_type,
+      GError             **error)
+{
+  return g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path, interface, method,
+                                      parameters, reply_type, G_DBUS_CALL_FLAGS_NONE, 30000,
+                                      NULL, error);
+}
+
+/* Creates a host-profile session running `sh -c SCRIPT`; returns its path. */
+static char *
+create_session (GDBusConnection  *connection,
+                const char       *script,
+                GVariant         *extra,
+                GError          **error)
+{
+  g_autoptr(GVariant) reply = NULL;
+  GVariantBuilder options;
+  const char *argv[] = { "sh", "-c", script, NULL };
+  char *path = NULL;
+
+  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
+  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
+  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
+  if (extra != NULL)
+    {
+      GVariantIter iter;
+      const char *key;
+      GVariant *value;
+
+      g_variant_ref_sink (extra);
+      g_variant_iter_init (&iter, extra);
+      while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+        {
+          g_variant_builder_add (&options, "{sv}", key, value);
+          g_variant_unref (value);
+        }
+      g_variant_unref (extra);
+    }
+
+  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
+                g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), error);
+  if (reply != NULL)
+    g_variant_get (reply, "(o)", &path);
+  return path;
+}
+
+static GString *
+read_output (GDBusConnection *connection,
+             const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) data = NULL;
+  g_autoptr(GError) error = NULL;
+  guint64 first = 0;
+  guint64 next = 0;
+  gsize length = 0;
+  const char *bytes;
+
+  reply = call (connection, path, "org.paddock.Session1", "ReadOutput",
+                g_variant_new ("(tu)", (guint64) 0, 1024 * 1024), G_VARIANT_TYPE ("(aytt)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(@aytt)", &data, &first, &next);
+  bytes = g_variant_get_fixed_array (data, &length, 1);
+  return g_string_new_len (bytes, (gssize) length);
+}
+
+static gboolean
+wait_for_output (GDBusConnection *connection,
+                 const char      *path,
+                 const char      *needle)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      g_autoptr(GString) output = read_output (connection, path);
+
+      if (strstr (output->str, needle) != NULL)
+        return TRUE;
+      g_usleep (20 * 1000);
+    }
+
+  {
+    g_autoptr(GString) output = read_output (connection, path);
+    g_test_message ("output so far: %s", output->str);
+  }
+  return FALSE;
+}
+
+static char *
+get_state (GDBusConnection *connection,
+           const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", "State"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return g_variant_dup_string (value, NULL);
+}
+
+/* Stop or Destroy; returns the result dictionary. */
+static GVariant *
+stop (GDBusConnection  *connection,
+      const char       *path,
+      guint             grace,
+      gboolean          destroy,
+      GError          **error)
+{
+  g_autoptr(GVariant) reply = NULL;
+
+  if (destroy)
+    reply = call (connection, path, "org.paddock.Session1", "Destroy", NULL,
+                  G_VARIANT_TYPE ("(a{sv})"), error);
+  else
+    reply = call (connection, path, "org.paddock.Session1", "Stop", g_variant_new ("(u)", grace),
+                  G_VARIANT_TYPE ("(a{sv})"), error);
+
+  return reply != NULL ? g_variant_get_child_value (reply, 0) : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void
+test_output_environment_and_size (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  GDBusConnection *connection;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GString) output = NULL;
+  g_autoptr(GVariant) result = NULL;
+
+  /* A canary in the daemon's environment must not reach the agent. */
+  g_setenv ("PADDOCK_CANARY_SECRET", "sk-canary-4242", TRUE);
+  daemon = paddock_test_daemon_new (NULL);
+  g_unsetenv ("PADDOCK_CANARY_SECRET");
+  connection = paddock_test_daemon_get_connection (daemon);
+
+  path = create_session (connection,
+                         "echo hello from the agent; env; echo size: $(stty size); "
+                         "echo cwd: $(pwd); echo done-printing; exec sleep 300",
+                         g_variant_new_parsed ("{'rows': <uint16 41>, 'columns': <uint16 133>,"
+                                               " 'env': <{'EXPLICIT': 'yes'}>}"),
+                         &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, path, "done-printing"));
+
+  output = read_output (connection, path);
+  g_assert_nonnull (strstr (output->str, "hello from the agent"));
+  g_assert_nonnull (strstr (output->str, "size: 41 133"));
+  g_assert_nonnull (strstr (output->str, "EXPLICIT=yes"));
+  g_assert_nonnull (strstr (output->str, "PADDOCK_SESSION="));
+  g_assert_null (strstr (output->str, "sk-canary-4242"));
+  g_assert_null (strstr (output->str, "DBUS_SESSION_BUS_ADDRESS"));
+  {
+    g_autofree char *cwd = g_strconcat ("cwd: ", workspace, NULL);
+    g_assert_nonnull (strstr (output->str, cwd));
+  }
+
+  g_assert_cmpstr (get_state (connection, path), ==, "running");
+  result = stop (connection, path, 5, TRUE, &error);
+  g_assert_no_error (error);
+}
+
+static void
+test_input_and_resize (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  static const char typed[] = "typed into the terminal\n";
+
+  /* The program reports every SIGWINCH with the size it then sees, and
+   * echoes what it reads. */
+  path = create_session (connection,
+                         "trap 'echo winch: $(stty size)' WINCH; echo ready; "
+                         "while read line; do echo \"got: $line\"; done",
+                         NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, path, "ready"));
+
+  reply = call (connection, path, "org.paddock.Session1", "SendInput",
+                g_variant_new ("(@ay)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, typed,
+                                                                   strlen (typed), 1)),
+                NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, path, "got: typed into the terminal"));
+
+  g_clear_pointer (&reply, g_variant_unref);
+  reply = call (connection, path, "org.paddock.Session1", "Resize",
+                g_variant_new ("(qq)", 120, 50), NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, path, "winch: 50 120"));
+
+  /* Out of range sizes are refused. */
+  g_clear_pointer (&reply, g_variant_unref);
+  reply = call (connection, path, "org.paddock.Session1", "Resize",
+                g_variant_new ("(qq)", 0, 50), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+}
+
+static gboolean
+pid_alive (GPid pid)
+{
+  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *contents = NULL;
+  const char *after;
+
+  if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
+    return FALSE;
+  after = strrchr (contents, ')');
+  return after != NULL && after[2] != 'Z';
+}
+
+static void
+test_stop_waits_for_every_process (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GString) output = NULL;
+  g_autofree char *state = NULL;
+  GArray *children = g_array_new (FALSE, FALSE, sizeof (GPid));
+  guint32 survivors = 99;
+  guint64 elapsed = 0;
+  const char *cursor;
+
+  /* Twenty children that ignore SIGTERM, in the session's process session. */
+  path = create_session (connection,
+                         "for i in $(seq 20); do sh -c 'trap \"\" TERM HUP; echo child $$; "
+                         "exec sleep 300' & done; sleep 1; echo all-started; wait",
+                         NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, path, "all-started"));
+
+  output = read_output (connection, path);
+  for (cursor = strstr (output->str, "child "); cursor != NULL; cursor = strstr (cursor + 1, "child "))
+    {
+      GPid child = (GPid) g_ascii_strtoll (cursor + 6, NULL, 10);
+      g_array_append_val (children, child);
+    }
+  g_assert_cmpuint (children->len, ==, 20);
+
+  result = stop (connection, path, 1, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_variant_lookup (result, "survivors", "u", &survivors));
+  g_assert_true (g_variant_lookup (result, "elapsed-ms", "t", &elapsed));
+  g_assert_cmpuint (survivors, ==, 0);
+  /* They ignored SIGTERM: only the SIGKILL after the grace ended them. */
+  g_assert_cmpuint (elapsed, >=, 900);
+
+  /* Checked from outside: none of them is left. */
+  for (guint i = 0; i < children->len; i++)
+    g_assert_false (pid_alive (g_array_index (children, GPid, i)));
+  g_array_unref (children);
+
+  state = get_state (connection, path);
+  g_assert_cmpstr (state, ==, "stopped");
+
+  /* Stopping again returns at once; destroying works after a stop. */
+  g_clear_pointer (&result, g_variant_unref);
+  result = stop (connection, path, 5, FALSE, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&result, g_variant_unref);
+  result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+}
+
+static void
+test_sessions_outlive_their_clients (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *observer = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GDBusConnection) creator = paddock_test_daemon_new_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *state = NULL;
+  g_autoptr(GVariant) result = NULL;
+
+  path = create_session (creator, "echo started; exec sleep 300", NULL, &error);
+  g_assert_no_error (error);
+  g_dbus_connection_close_sync (creator, NULL, NULL);
+
+  g_usleep (200 * 1000);
+  state = get_state (observer, path);
+  g_assert_cmpstr (state, ==, "running");
+  /* And anyone can read the scrollback from the start. */
+  g_assert_true (wait_for_output (observer, path, "started"));
+
+  result = stop (observer, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+}
+
+static void
+test_destroy_releases_leases_and_files (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *id = NULL;
+  g_autofree char *session_dir = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) leases = NULL;
+  g_autoptr(GUnixFDList) fds = NULL;
+
+  path = create_session (connection, "exec sleep 300", NULL, &error);
+  g_assert_no_error (error);
+  id = g_path_get_basename (path);
+  session_dir = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id, NULL);
+  g_assert_true (g_file_test (session_dir, G_FILE_TEST_IS_DIR));
+
+  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
+                                                         "org.paddock.Ports1", "Lease",
+                                                         g_variant_new_parsed ("('web', @q 0, {'session': <%s>})", id),
+                                                         G_VARIANT_TYPE ("(a{sv}h)"), G_DBUS_CALL_FLAGS_NONE,
+                                                         5000, NULL, &fds, NULL, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&reply, g_variant_unref);
+
+  reply = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&reply, g_variant_unref);
+
+  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Ports1", "ListLeases", NULL,
+                G_VARIANT_TYPE ("(aa{sv})"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(@aa{sv})", &leases);
+  g_assert_cmpuint (g_variant_n_children (leases), ==, 0);
+  g_assert_false (g_file_test (session_dir, G_FILE_TEST_EXISTS));
+
+  /* Gone from the list and from the bus: a second destroy is an error. */
+  g_clear_pointer (&reply, g_variant_unref);
+  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                G_VARIANT_TYPE ("(aa{sv})"), &error);
+  g_assert_no_error (error);
+  {
+    g_autoptr(GVariant) sessions = g_variant_get_child_value (reply, 0);
+    g_assert_cmpuint (g_variant_n_children (sessions), ==, 0);
+  }
+  g_clear_pointer (&reply, g_variant_unref);
+  reply = stop (connection, path, 0, TRUE, &error);
+  g_assert_null (reply);
+  g_assert_nonnull (error);
+}
+
+static void
+stop_reply_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  GVariant **out = user_data;
+  g_autoptr(GError) error = NULL;
+
+  *out = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_assert_no_error (error);
+}
+
+static void
+test_stop_and_destroy_at_once (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GVariant) stop_reply = NULL;
+  g_autoptr(GVariant) destroy_reply = NULL;
+  gint64 deadline;
+
+  path = create_session (connection, "trap '' TERM HUP; exec sleep 300", NULL, &error);
+  g_assert_no_error (error);
+
+  /* Stop with a long grace, and Destroy right behind it: destroy's zero
+   * grace wins, both answer. */
+  g_dbus_connection_call (connection, "org.paddock.Daemon", path, "org.paddock.Session1", "Stop",
+                          g_variant_new ("(u)", 60), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NONE, 30000, NULL, stop_reply_cb, &stop_reply);
+  destroy_reply = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+  {
+    guint32 survivors = 1;
+    g_assert_true (g_variant_lookup (destroy_reply, "survivors", "u", &survivors));
+    g_assert_cmpuint (survivors, ==, 0);
+  }
+
+  /* The Stop got its answer too, long before its 60 s grace. */
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (stop_reply == NULL && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_nonnull (stop_reply);
+}
+
+static void
+test_bad_input (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GPtrArray) huge = g_ptr_array_new_with_free_func (g_free);
+  GVariantBuilder options;
+
+  /* missing workspace folder */
+  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring ("/nonexistent/paddock"));
+  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array ((const char *[]) { "true", NULL }, -1));
+  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string ("host"));
+  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
+                g_variant_new ("(a{sv})", &options), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+
+  /* empty argv, unknown option, bad profile, bad size, bad env name,
+   * a name on two lines */
+  path = create_session (connection, "true", g_variant_new_parsed ("{'command': <@aay []>}"), &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  path = create_session (connection, "true", g_variant_new_parsed ("{'wrokspace': <'x'>}"), &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  path = create_session (connection, "true", g_variant_new_parsed ("{'profile': <'yolo'>}"), &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  path = create_session (connection, "true", g_variant_new_parsed ("{'rows': <@q 0>}"), &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  path = create_session (connection, "true", g_variant_new_parsed ("{'env': <{'1BAD': 'x'}>}"), &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  path = create_session (connection, "true", g_variant_new_parsed ("{'name': <'two\\nlines'>}"), &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  /* huge argv: 5,000 arguments */
+  for (guint i = 0; i < 5000; i++)
+    g_ptr_array_add (huge, g_strdup ("x"));
+  g_ptr_array_add (huge, NULL);
+  {
+    GVariantBuilder extra;
+
+    g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
+    g_variant_builder_add (&extra, "{sv}", "command",
+                           g_variant_new_bytestring_array ((const char * const *) huge->pdata, -1));
+    path = create_session (connection, "true", g_variant_builder_end (&extra), &error);
+    g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+  }
+
+  /* a program that does not exist */
+  {
+    GVariantBuilder extra;
+
+    g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
+    g_variant_builder_add (&extra, "{sv}", "command",
+                           g_variant_new_bytestring_array ((const char *[]) { "no-such-agent-here", NULL }, -1));
+    path = create_session (connection, "true", g_variant_builder_end (&extra), &error);
+    g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
+    g_clear_error (&error);
+  }
+
+  /* An unknown session is no object at all. */
+  g_clear_pointer (&reply, g_variant_unref);
+  reply = stop (connection, "/org/paddock/Daemon/session/000000000000", 0, FALSE, &error);
+  g_assert_null (reply);
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+
+  /* and the daemon still serves */
+  g_clear_pointer (&reply, g_variant_unref);
+  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                G_VARIANT_TYPE ("(aa{sv})"), &error);
+  g_assert_no_error (error);
+}
+
+/* How many processes run a program whose path contains @marker, seen from
+ * outside the session, the way a user would check with ps. */
+static guint
+count_marked_processes (const char *marker)
+{
+  g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
+  const char *entry;
+  guint count = 0;
+
+  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
+    {
+      g_autofree char *cmdline_path = g_strdup_printf ("/proc/%s/cmdline", entry);
+      g_autofree char *cmdline = NULL;
+      gsize length = 0;
+
+      if (g_ascii_isdigit (entry[0]) &&
+          g_file_get_contents (cmdline_path, &cmdline, &length, NULL) && length > 0 &&
+          strstr (cmdline, marker) != NULL && pid_alive ((GPid) atoi (entry)))
+        count++;
+    }
+
+  return count;
+}
+
+/* The teardown guarantee of the safe profile: two hundred processes, some
+ * of which left the session (setsid), were orphaned (double fork) or
+ * ignore SIGTERM and SIGHUP — none of them is left when Destroy returns. */
+static void
+test_safe_teardown_of_200 (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-sleep", NULL);
+  g_autofree char *script = NULL;
+  g_autoptr(GVariant) result = NULL;
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  guint32 survivors = 99;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("M=%s; "
+                            "for i in $(seq 50); do $M 300 & done; "
+                            "for i in $(seq 50); do setsid $M 300 & done; "
+                            "for i in $(seq 50); do sh -c \"($M 300 &)\"; done; "
+                            "for i in $(seq 50); do sh -c \"trap '' TERM HUP; exec $M 300\" & done; "
+                            "echo spawned; wait", marker);
+
+  profile = "safe";
+  path = create_session (connection, script, NULL, &error);
+  profile = "host";
+  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+    {
+      g_test_skip (error->message);
+      unlink (marker);
+      return;
+    }
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, path, "spawned"));
+
+  while (count_marked_processes (marker) < 200)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+
+  result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_variant_lookup (result, "survivors", "u", &survivors));
+  g_assert_cmpuint (survivors, ==, 0);
+  /* Checked from outside, the moment Destroy answered. */
+  g_assert_cmpuint (count_marked_processes (marker), ==, 0);
+
+  unlink (marker);
+}
+
+static void
+test_safe_view_and_environment (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  GDBusConnection *connection;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GString) output = NULL;
+  g_autoptr(GVariant) result = NULL;
+
+  g_setenv ("PADDOCK_CANARY_SECRET", "sk-canary-4242", TRUE);
+  daemon = paddock_test_daemon_new (NULL);
+  g_unsetenv ("PADDOCK_CANARY_SECRET");
+  connection = paddock_test_daemon_get_connection (daemon);
+
+  profile = "safe";
+  path = create_session (connection,
+                         "echo pid=$$ home=$HOME; env; touch /usr/x 2>&1; echo write-ok > $PWD/from-agent; "
+                         "echo done-printing; exec sleep 300", NULL, &error);
+  profile = "host";
+  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+    {
+      g_test_skip (error->message);
+      return;
+    }
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, path, "done-printing"));
+
+  output = read_output (connection, path);
+  /* pid 2 of its own namespace, a private HOME, no daemon secrets, a
+   * read-only system, and the workspace shared with the real folder. */
+  g_assert_nonnull (strstr (output->str, "pid=2 home=/home/agent"));
+  g_assert_null (strstr (output->str, "sk-canary-4242"));
+  g_assert_nonnull (strstr (output->str, "Read-only file system"));
+  {
+    g_autofree char *written = g_build_filename (workspace, "from-agent", NULL);
+    g_assert_true (g_file_test (written, G_FILE_TEST_EXISTS));
+    unlink (written);
+  }
+
+  result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+}
+
+static void
+test_strict_refuses (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GVariant) reply = NULL;
+
+  profile = "strict";
+  path = create_session (paddock_test_daemon_get_connection (daemon), "touch ran", NULL, &error);
+  profile = "host";
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED);
+  g_assert_null (path);
+  {
+    g_autofree char *ran = g_build_filename (workspace, "ran", NULL);
+    g_assert_false (g_file_test (ran, G_FILE_TEST_EXISTS));
+  }
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+  (void) paddock_error_quark ();
+  signal (SIGPIPE, SIG_IGN);
+
+  workspace = g_dir_make_tmp ("paddock-workspace-XXXXXX", NULL);
+
+  g_test_add_func ("/sessions/output-environment-and-size", test_output_environment_and_size);
+  g_test_add_func ("/sessions/input-and-resize", test_input_and_resize);
+  g_test_add_func ("/sessions/stop-waits-for-every-process", test_stop_waits_for_every_process);
+  g_test_add_func ("/sessions/outlive-their-clients", test_sessions_outlive_their_clients);
+  g_test_add_func ("/sessions/destroy-releases-leases-and-files", test_destroy_releases_leases_and_files);
+  g_test_add_func ("/sessions/stop-and-destroy-at-once", test_stop_and_destroy_at_once);
+  g_test_add_func ("/sessions/bad-input", test_bad_input);
+  g_test_add_func ("/sessions/safe/view-and-environment", test_safe_view_and_environment);
+  g_test_add_func ("/sessions/safe/teardown-of-200", test_safe_teardown_of_200);
+  g_test_add_func ("/sessions/strict-refuses", test_strict_refuses);
+
+  return g_test_run ();
+}
