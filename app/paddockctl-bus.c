@@ -95,6 +95,30 @@ paddockctl_get_ports (Paddockctl  *ctl,
   return ctl->ports;
 }
 
+/* A new proxy for session @id (validated by the caller). Sessions come
+ * and go, so these are not cached; a missing session only shows up when
+ * the first call fails (see paddockctl_check_session_error()). */
+PaddockIpcSession1 *
+paddockctl_dup_session (Paddockctl  *ctl,
+                        const char  *id,
+                        GError     **error)
+{
+  g_autofree char *path = paddockctl_session_path (id);
+  PaddockIpcSession1 *session;
+  GDBusConnection *bus;
+
+  if (!(bus = paddockctl_get_bus (ctl, error)))
+    return NULL;
+
+  session = paddock_ipc_session1_proxy_new_sync (bus, PROXY_FLAGS,
+                                                 PADDOCK_BUS_NAME, path,
+                                                 NULL, error);
+  if (session != NULL)
+    g_dbus_proxy_set_default_timeout (G_DBUS_PROXY (session), PADDOCKCTL_CALL_TIMEOUT_MS);
+
+  return session;
+}
+
 void
 paddockctl_clear (Paddockctl *ctl)
 {

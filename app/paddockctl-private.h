@@ -95,6 +95,9 @@ PaddockIpcManager1 *paddockctl_get_manager       (Paddockctl               *ctl,
                                                   GError                  **error);
 PaddockIpcPorts1   *paddockctl_get_ports         (Paddockctl               *ctl,
                                                   GError                  **error);
+PaddockIpcSession1 *paddockctl_dup_session       (Paddockctl               *ctl,
+                                                  const char               *id,
+                                                  GError                  **error);
 void                paddockctl_clear             (Paddockctl               *ctl);
 
 /* paddockctl-spawn.c */
@@ -107,11 +110,46 @@ gboolean            paddockctl_spawn_with_listen_fd (const char * const    *argv
                                                   GError                  **error);
 int                 paddockctl_wait_status_to_exit_code (int                wait_status);
 
+/* paddockctl-session.c */
+char               *paddockctl_dup_session_id    (const char               *text);
+char               *paddockctl_session_path      (const char               *id);
+void                paddockctl_check_session_error (Paddockctl             *ctl,
+                                                  const char               *id,
+                                                  GError                  **error);
+gboolean            paddockctl_get_session_state (Paddockctl               *ctl,
+                                                  const char               *id,
+                                                  char                    **out_state,
+                                                  GError                  **error);
+
 /* Command entry points. */
 int                 paddockctl_ports             (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
 int                 paddockctl_info              (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_create            (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_list              (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_status            (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_logs              (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_send              (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_stop              (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_destroy           (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_not_yet_available (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
 

@@ -12,11 +12,26 @@
 #include "paddock-error.h"
 #include "paddockctl-private.h"
 
-/* Commands are a table so that later ones (create, list, status, attach,
- * exec, …) are one row and one function each. */
+/* Commands are a table: one row and one function each. Those of later
+ * versions have their rows already, so that scripts get a clear "arrives
+ * with a later version" (exit 1) rather than "unknown command" (exit 2). */
 static const PaddockctlCommand paddockctl_commands[] = {
-  { "ports", paddockctl_ports, "Lease, release and list local TCP ports" },
-  { "info",  paddockctl_info,  "Describe the running daemon" },
+  { "create",     paddockctl_create,            "Start an agent session in a workspace" },
+  { "list",       paddockctl_list,              "List the sessions" },
+  { "status",     paddockctl_status,            "Describe one session" },
+  { "logs",       paddockctl_logs,              "Print a session's terminal output" },
+  { "send",       paddockctl_send,              "Type text into a session's terminal" },
+  { "stop",       paddockctl_stop,              "Stop every process of a session" },
+  { "destroy",    paddockctl_destroy,           "Stop a session and delete it" },
+  { "attach",     paddockctl_not_yet_available, "Open a session's terminal (later version)" },
+  { "exec",       paddockctl_not_yet_available, "Run a command in a session (later version)" },
+  { "review",     paddockctl_not_yet_available, "Review a session's changes (later version)" },
+  { "apply",      paddockctl_not_yet_available, "Apply a session's changes (later version)" },
+  { "drop",       paddockctl_not_yet_available, "Drop a session's changes (later version)" },
+  { "checkpoint", paddockctl_not_yet_available, "Checkpoint a session (later version)" },
+  { "net",        paddockctl_not_yet_available, "A session's network (later version)" },
+  { "ports",      paddockctl_ports,             "Lease, release and list local TCP ports" },
+  { "info",       paddockctl_info,              "Describe the running daemon" },
 };
 
 char *

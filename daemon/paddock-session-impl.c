@@ -505,6 +505,8 @@ paddock_session_impl_exited_cb (GPid     pid,
 
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), exit_status);
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
+  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
+                                          paddock_session_impl_count_processes (self));
 
   /* The sandbox ended before the agent started: the session never ran.
    * Drain the terminal first so its last words are in the scrollback. */
@@ -868,6 +870,8 @@ static void
 paddock_session_impl_complete_waiters (PaddockSessionImpl *self,
                                        guint               survivors)
 {
+  /* Destroying emits "destroyed", and the manager drops its reference. */
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
   g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->waiters);
   gboolean destroy = FALSE;
 
@@ -965,8 +969,15 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   if (grace_seconds > 0)
     paddock_session_impl_signal_all (self, SIGTERM);
 
-  self->stop_poll_id = g_timeout_add (STOP_POLL_MS, paddock_session_impl_stop_poll_cb, self);
-  paddock_session_impl_stop_poll_cb (self);
+  /* Nothing left to stop (the session had ended): answer now. Completing
+   * may destroy the session and drop the manager's reference, so hold one
+   * of our own, and arm the timer only if there is something to wait for. */
+  {
+    g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
+    if (paddock_session_impl_stop_poll_cb (self) == G_SOURCE_CONTINUE)
+      self->stop_poll_id = g_timeout_add (STOP_POLL_MS, paddock_session_impl_stop_poll_cb, self);
+  }
 }
 
 static gboolean

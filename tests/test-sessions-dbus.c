@@ -191,7 +191,10 @@ test_output_environment_and_size (void)
     g_assert_nonnull (strstr (output->str, cwd));
   }
 
-  g_assert_cmpstr (get_state (connection, path), ==, "running");
+  {
+    g_autofree char *state = get_state (connection, path);
+    g_assert_cmpstr (state, ==, "running");
+  }
   result = stop (connection, path, 5, TRUE, &error);
   g_assert_no_error (error);
 }

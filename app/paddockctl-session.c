@@ -1,0 +1,1109 @@
+/* paddockctl-session.c — `paddockctl create|list|status|send|stop|destroy`
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "paddock-error.h"
+#include "paddockctl-private.h"
+
+/* Session ids are 12 lower-case hexadecimal digits (org.paddock.Session1). */
+#define SESSION_ID_LEN       12
+#define SESSION_PATH_PREFIX  PADDOCK_OBJECT_PATH "/session/"
+#define SESSION_INTERFACE    "org.paddock.Session1"
+
+/* The limits the daemon enforces, checked here first so that a typo is a
+ * usage error (exit 2) rather than a failed call (exit 1). */
+#define DEFAULT_GRACE_SECONDS 5
+#define MAX_GRACE_SECONDS     300
+#define MAX_TERMINAL_CELLS    1000
+#define MAX_INPUT_BYTES       (64 * 1024)
+
+/* Until the network policy exists every session shares the host's network. */
+#define NET_HOST "host"
+
+/* ---- ids and errors --------------------------------------------------------- */
+
+/* The canonical (lower-case) id for @text, or NULL when it is not one. */
+char *
+paddockctl_dup_session_id (const char *text)
+{
+  if (strlen (text) != SESSION_ID_LEN)
+    return NULL;
+
+  for (const char *p = text; *p != '\0'; p++)
+    if (!g_ascii_isxdigit (*p))
+      return NULL;
+
+  return g_ascii_strdown (text, -1);
+}
+
+char *
+paddockctl_session_path (const char *id)
+{
+  return g_strconcat (SESSION_PATH_PREFIX, id, NULL);
+}
+
+/* Checks the ID argument of a command; on failure prints the usage error
+ * and returns NULL with *exit_code set. */
+static char *
+parse_session_id (Paddockctl *ctl,
+                  const char *command_path,
+                  const char *text,
+                  int        *exit_code)
+{
+  char *id = paddockctl_dup_session_id (text);
+
+  if (id == NULL)
+    *exit_code = paddockctl_usage_error (ctl, command_path,
+                                         "invalid session id “%s”: expected 12 hexadecimal "
+                                         "digits, as printed by “paddockctl create” or "
+                                         "“paddockctl list”",
+                                         text);
+  return id;
+}
+
+static gboolean
+is_unknown_object_error (const GError *error)
+{
+  return g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD) ||
+         g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_OBJECT) ||
+         g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_INTERFACE);
+}
+
+static gboolean
+session_is_listed (Paddockctl *ctl,
+                   const char *id)
+{
+  g_autoptr(GVariant) sessions = NULL;
+  PaddockIpcManager1 *manager;
+  gsize n_sessions;
+
+  if (!(manager = paddockctl_get_manager (ctl, NULL)) ||
+      !paddock_ipc_manager1_call_list_sessions_sync (manager, &sessions, NULL, NULL))
+    return TRUE;  /* cannot tell: keep the original error */
+
+  n_sessions = g_variant_n_children (sessions);
+  for (gsize i = 0; i < n_sessions; i++)
+    {
+      g_autoptr(GVariant) dict = g_variant_get_child_value (sessions, i);
+      const char *listed = NULL;
+
+      if (g_variant_lookup (dict, "id", "&s", &listed) && g_str_equal (listed, id))
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+/* A call on the object of a session that does not exist fails with the
+ * bus's generic "no such object/interface/method". Where the daemon does
+ * not list @id either, say so in our own terms: NotFound, like every other
+ * missing thing. */
+void
+paddockctl_check_session_error (Paddockctl  *ctl,
+                                const char  *id,
+                                GError     **error)
+{
+  g_return_if_fail (error != NULL && *error != NULL);
+
+  if (!is_unknown_object_error (*error) || session_is_listed (ctl, id))
+    return;
+
+  g_clear_error (error);
+  g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND, "no session “%s”", id);
+}
+
+/* The properties of session @id, as an a{sv}. */
+static GVariant *
+get_session_properties (Paddockctl  *ctl,
+                        const char  *id,
+                        GError     **error)
+{
+  g_autofree char *path = paddockctl_session_path (id);
+  g_autoptr(GVariant) reply = NULL;
+  GDBusConnection *bus;
+
+  if (!(bus = paddockctl_get_bus (ctl, error)))
+    return NULL;
+
+  reply = g_dbus_connection_call_sync (bus, PADDOCK_BUS_NAME, path,
+                                       "org.freedesktop.DBus.Properties", "GetAll",
+                                       g_variant_new ("(s)", SESSION_INTERFACE),
+                                       G_VARIANT_TYPE ("(a{sv})"),
+                                       G_DBUS_CALL_FLAGS_NONE, PADDOCKCTL_CALL_TIMEOUT_MS,
+                                       NULL, error);
+  if (reply == NULL)
+    {
+      paddockctl_check_session_error (ctl, id, error);
+      return NULL;
+    }
+
+  return g_variant_get_child_value (reply, 0);
+}
+
+/* The State property alone, for `logs --follow`. */
+gboolean
+paddockctl_get_session_state (Paddockctl  *ctl,
+                              const char  *id,
+                              char       **out_state,
+                              GError     **error)
+{
+  g_autofree char *path = paddockctl_session_path (id);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  GDBusConnection *bus;
+
+  if (!(bus = paddockctl_get_bus (ctl, error)))
+    return FALSE;
+
+  reply = g_dbus_connection_call_sync (bus, PADDOCK_BUS_NAME, path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", SESSION_INTERFACE, "State"),
+                                       G_VARIANT_TYPE ("(v)"),
+                                       G_DBUS_CALL_FLAGS_NONE, PADDOCKCTL_CALL_TIMEOUT_MS,
+                                       NULL, error);
+  if (reply == NULL)
+    {
+      paddockctl_check_session_error (ctl, id, error);
+      return FALSE;
+    }
+
+  g_variant_get (reply, "(v)", &value);
+  *out_state = g_variant_is_of_type (value, G_VARIANT_TYPE_STRING)
+               ? g_variant_dup_string (value, NULL) : g_strdup ("");
+  return TRUE;
+}
+
+/* ---- one session, from ListSessions or from its properties ----------------- */
+
+typedef struct
+{
+  char     *id;
+  char     *name;
+  char     *state;
+  char     *profile;
+  char     *workspace;       /* bytes, as the daemon sent them */
+  char    **command;         /* bytes, as the daemon sent them */
+  guint     pid;             /* 0 when not running */
+  gint      exit_status;     /* -1 while running */
+  guint     processes;
+  guint64   created;         /* Unix time in microseconds */
+  gboolean  have_output_offset;
+  guint64   output_offset;
+} SessionInfo;
+
+static void
+session_info_clear (SessionInfo *info)
+{
+  g_clear_pointer (&info->id, g_free);
+  g_clear_pointer (&info->name, g_free);
+  g_clear_pointer (&info->state, g_free);
+  g_clear_pointer (&info->profile, g_free);
+  g_clear_pointer (&info->workspace, g_free);
+  g_clear_pointer (&info->command, g_strfreev);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SessionInfo, session_info_clear)
+
+/* ListSessions and the Session1 properties say the same things under
+ * different names. */
+typedef enum
+{
+  SOURCE_LIST,
+  SOURCE_PROPERTIES,
+} SessionSource;
+
+typedef enum
+{
+  KEY_ID,
+  KEY_NAME,
+  KEY_STATE,
+  KEY_PROFILE,
+  KEY_WORKSPACE,
+  KEY_COMMAND,
+  KEY_PID,
+  KEY_EXIT_STATUS,
+  KEY_PROCESSES,
+  KEY_CREATED,
+  KEY_OUTPUT_OFFSET,
+  N_KEYS
+} SessionKey;
+
+static const struct
+{
+  const char *list;        /* NULL when ListSessions does not say */
+  const char *property;
+} session_keys[N_KEYS] = {
+  [KEY_ID]            = { "id",          "Id" },
+  [KEY_NAME]          = { "name",        "Name" },
+  [KEY_STATE]         = { "state",       "State" },
+  [KEY_PROFILE]       = { "profile",     "Profile" },
+  [KEY_WORKSPACE]     = { "workspace",   "Workspace" },
+  [KEY_COMMAND]       = { "command",     "Command" },
+  [KEY_PID]           = { "pid",         "MainPid" },
+  [KEY_EXIT_STATUS]   = { "exit-status", "ExitStatus" },
+  [KEY_PROCESSES]     = { "processes",   "ProcessCount" },
+  [KEY_CREATED]       = { "created",     "Created" },
+  [KEY_OUTPUT_OFFSET] = { NULL,          "OutputOffset" },
+};
+
+static gboolean
+lookup (GVariant      *dict,
+        SessionSource  source,
+        SessionKey     key,
+        const char    *format,
+        gpointer       out)
+{
+  const char *name = source == SOURCE_LIST ? session_keys[key].list : session_keys[key].property;
+
+  return name != NULL && g_variant_lookup (dict, name, format, out);
+}
+
+/* Reads leniently, as for leases: what is missing or mistyped reads as
+ * empty. @fallback_id names the session when the dictionary does not. */
+static void
+session_info_init (SessionInfo   *info,
+                   GVariant      *dict,
+                   SessionSource  source,
+                   const char    *fallback_id)
+{
+  memset (info, 0, sizeof *info);
+  info->exit_status = -1;
+
+  if (!lookup (dict, source, KEY_ID, "s", &info->id))
+    {
+      const char *path = NULL;
+
+      if (g_variant_lookup (dict, "path", "&o", &path) && strrchr (path, '/') != NULL)
+        info->id = g_strdup (strrchr (path, '/') + 1);
+      else
+        info->id = g_strdup (fallback_id != NULL ? fallback_id : "");
+    }
+  if (!lookup (dict, source, KEY_NAME, "s", &info->name))
+    info->name = g_strdup ("");
+  if (!lookup (dict, source, KEY_STATE, "s", &info->state))
+    info->state = g_strdup ("");
+  if (!lookup (dict, source, KEY_PROFILE, "s", &info->profile))
+    info->profile = g_strdup ("");
+  if (!lookup (dict, source, KEY_WORKSPACE, "^ay", &info->workspace))
+    info->workspace = g_strdup ("");
+  if (!lookup (dict, source, KEY_COMMAND, "^aay", &info->command))
+    info->command = g_new0 (char *, 1);
+  lookup (dict, source, KEY_PID, "u", &info->pid);
+  lookup (dict, source, KEY_EXIT_STATUS, "i", &info->exit_status);
+  lookup (dict, source, KEY_PROCESSES, "u", &info->processes);
+  lookup (dict, source, KEY_CREATED, "t", &info->created);
+  info->have_output_offset = lookup (dict, source, KEY_OUTPUT_OFFSET, "t", &info->output_offset);
+}
+
+/* Paths and argv are bytes; JSON and terminals want text. */
+static char *
+display_bytes (const char *bytes)
+{
+  return g_utf8_make_valid (bytes, -1);
+}
+
+/* The command as a shell would need it typed, for people. */
+static char *
+display_command (char **command)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  for (gsize i = 0; command[i] != NULL; i++)
+    {
+      g_autofree char *arg = display_bytes (command[i]);
+      gboolean plain = *arg != '\0';
+
+      for (const char *p = arg; *p != '\0' && plain; p++)
+        plain = g_ascii_isalnum (*p) || strchr ("@%+=:,./_-", *p) != NULL ||
+                (guchar) *p >= 0x80;
+
+      if (i > 0)
+        g_string_append_c (text, ' ');
+      if (plain)
+        g_string_append (text, arg);
+      else
+        {
+          g_autofree char *quoted = g_shell_quote (arg);
+
+          g_string_append (text, quoted);
+        }
+    }
+
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+static char *
+display_time (guint64 usec)
+{
+  g_autoptr(GDateTime) utc = NULL;
+  g_autoptr(GDateTime) local = NULL;
+
+  if (usec == 0)
+    return g_strdup ("-");
+
+  utc = g_date_time_new_from_unix_utc ((gint64) MIN (usec / G_USEC_PER_SEC, (guint64) G_MAXINT64));
+  local = utc != NULL ? g_date_time_to_local (utc) : NULL;
+
+  return local != NULL ? g_date_time_format (local, "%Y-%m-%d %H:%M:%S %Z") : g_strdup ("-");
+}
+
+static void
+add_session_to_builder (JsonBuilder       *builder,
+                        const SessionInfo *info)
+{
+  g_autofree char *workspace = display_bytes (info->workspace);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "id");
+  json_builder_add_string_value (builder, info->id);
+  json_builder_set_member_name (builder, "name");
+  json_builder_add_string_value (builder, info->name);
+  json_builder_set_member_name (builder, "state");
+  json_builder_add_string_value (builder, info->state);
+  json_builder_set_member_name (builder, "workspace");
+  json_builder_add_string_value (builder, workspace);
+  json_builder_set_member_name (builder, "command");
+  json_builder_begin_array (builder);
+  for (gsize i = 0; info->command[i] != NULL; i++)
+    {
+      g_autofree char *arg = display_bytes (info->command[i]);
+
+      json_builder_add_string_value (builder, arg);
+    }
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "profile");
+  json_builder_add_string_value (builder, info->profile);
+  json_builder_set_member_name (builder, "net");
+  json_builder_add_string_value (builder, NET_HOST);
+  json_builder_set_member_name (builder, "pid");
+  if (info->pid != 0)
+    json_builder_add_int_value (builder, info->pid);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "exit_status");
+  if (info->exit_status >= 0)
+    json_builder_add_int_value (builder, info->exit_status);
+  else
+    json_builder_add_null_value (builder);
+  /* Leases tied to sessions and the boundary report come with later
+   * versions; the fields exist now so that scripts can rely on them. */
+  json_builder_set_member_name (builder, "ports");
+  json_builder_begin_array (builder);
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "processes");
+  json_builder_add_int_value (builder, info->processes);
+  json_builder_set_member_name (builder, "boundary");
+  json_builder_begin_array (builder);
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "created");
+  json_builder_add_int_value (builder, (gint64) MIN (info->created, (guint64) G_MAXINT64));
+  if (info->have_output_offset)
+    {
+      json_builder_set_member_name (builder, "output_offset");
+      json_builder_add_int_value (builder,
+                                  (gint64) MIN (info->output_offset, (guint64) G_MAXINT64));
+    }
+  json_builder_end_object (builder);
+}
+
+static void
+print_session_json (Paddockctl        *ctl,
+                    const SessionInfo *info)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) root = NULL;
+
+  add_session_to_builder (builder, info);
+  root = json_builder_get_root (builder);
+  paddockctl_print_json (ctl, root);
+}
+
+/* `key: value` lines, values aligned. */
+static void
+print_session_human (const SessionInfo *info)
+{
+  g_autofree char *workspace = display_bytes (info->workspace);
+  g_autofree char *command = display_command (info->command);
+  g_autofree char *created = display_time (info->created);
+  g_autofree char *pid = info->pid != 0 ? g_strdup_printf ("%u", info->pid) : g_strdup ("-");
+  g_autofree char *exit_status = info->exit_status >= 0
+                                 ? g_strdup_printf ("%d", info->exit_status) : g_strdup ("-");
+
+  g_print ("id:          %s\n", info->id);
+  g_print ("name:        %s\n", *info->name != '\0' ? info->name : "-");
+  g_print ("state:       %s\n", info->state);
+  g_print ("workspace:   %s\n", workspace);
+  g_print ("command:     %s\n", command);
+  g_print ("profile:     %s\n", info->profile);
+  g_print ("net:         %s\n", NET_HOST);
+  g_print ("pid:         %s\n", pid);
+  g_print ("exit_status: %s\n", exit_status);
+  g_print ("processes:   %u\n", info->processes);
+  g_print ("created:     %s\n", created);
+  if (info->have_output_offset)
+    g_print ("output:      %" G_GUINT64_FORMAT " bytes\n", info->output_offset);
+}
+
+/* ---- create ----------------------------------------------------------------- */
+
+#define CREATE_SUMMARY \
+  "Start CMD on a new terminal in a session of its own, in the folder DIR.\n\n" \
+  "Prints the session's id, so that id=$(paddockctl create …) works.\n" \
+  "The session keeps running when paddockctl exits; stop it with\n" \
+  "“paddockctl stop ID” and delete it with “paddockctl destroy ID”.\n\n" \
+  "Its environment holds TERM, LANG, LC_*, PATH and a HOME of its own,\n" \
+  "plus what --env and --pass-env add: nothing else of yours."
+
+static const char * const profiles[] = { "host", "safe", "strict" };
+
+/* Options that INTERFACES.md names but this version cannot honour yet:
+ * refusing them (exit 1) beats ignoring them, and beats "unknown option"
+ * (exit 2), which would read as a typo. */
+static int
+fail_not_yet (Paddockctl *ctl,
+              const char *what)
+{
+  g_autofree char *message = g_strdup_printf ("%s arrives with a later version of Paddock", what);
+
+  return paddockctl_fail_literal (ctl, PADDOCKCTL_EXIT_FAILED,
+                                  paddock_error_to_dbus_name (PADDOCK_ERROR_FAILED), message);
+}
+
+static gboolean
+parse_size (const char *text,
+            guint16    *out_columns,
+            guint16    *out_rows)
+{
+  g_auto(GStrv) parts = g_strsplit (text, "x", 0);
+  guint64 columns = 0;
+  guint64 rows = 0;
+
+  if (g_strv_length (parts) != 2 ||
+      !g_ascii_string_to_unsigned (parts[0], 10, 1, MAX_TERMINAL_CELLS, &columns, NULL) ||
+      !g_ascii_string_to_unsigned (parts[1], 10, 1, MAX_TERMINAL_CELLS, &rows, NULL))
+    return FALSE;
+
+  *out_columns = (guint16) columns;
+  *out_rows = (guint16) rows;
+  return TRUE;
+}
+
+/* What the daemon accepts: letters, digits and _, not starting with a digit. */
+static gboolean
+is_env_name (const char *name)
+{
+  if (!g_ascii_isalpha (*name) && *name != '_')
+    return FALSE;
+
+  for (const char *p = name; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p) && *p != '_')
+      return FALSE;
+
+  return TRUE;
+}
+
+int
+paddockctl_create (Paddockctl  *ctl,
+                   int          argc,
+                   char       **argv)
+{
+  const char *command_path = "paddockctl create";
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) properties = NULL;
+  g_autofree char *workspace = NULL;
+  g_autofree char *name = NULL;
+  g_autofree char *profile = NULL;
+  g_autofree char *size = NULL;
+  g_autofree char *net = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *absolute = NULL;
+  g_autofree char **options_argv = NULL;
+  g_auto(GStrv) env = NULL;
+  g_auto(GStrv) pass_env = NULL;
+  g_auto(GStrv) allow_domains = NULL;
+  g_auto(GStrv) ports = NULL;
+  g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_auto(GVariantBuilder) env_builder = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a{ss}"));
+  g_auto(SessionInfo) info = { 0 };
+  const char * const *command = NULL;
+  PaddockIpcManager1 *manager;
+  const char *id;
+  const GOptionEntry entries[] = {
+    { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &workspace,
+      "The project folder the agent works in (required)", "DIR" },
+    { "name", 0, 0, G_OPTION_ARG_STRING, &name,
+      "A label for people (default: chosen by the daemon)", "NAME" },
+    { "profile", 0, 0, G_OPTION_ARG_STRING, &profile,
+      "Isolation: host (none), safe (the default) or strict", "PROFILE" },
+    { "env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &env,
+      "Set variable K to V inside (repeatable)", "K=V" },
+    { "pass-env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &pass_env,
+      "Pass your own variable K inside (repeatable)", "K" },
+    { "size", 0, 0, G_OPTION_ARG_STRING, &size,
+      "The terminal's size, 1–1000 each (default: 80x24)", "COLSxROWS" },
+    { "net", 0, 0, G_OPTION_ARG_STRING, &net,
+      "Network policy: host, none or proxy (later version)", "MODE" },
+    { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
+      "Allow a domain through the proxy (later version)", "D" },
+    { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
+      "Lease a port for the session (later version)", "NAME" },
+    { NULL }
+  };
+  int options_argc = argc;
+  int exit_code = PADDOCKCTL_EXIT_OK;
+  gboolean have_command_separator = FALSE;
+  guint16 columns = 0;
+  guint16 rows = 0;
+
+  /* As in `ports lease`: "--" splits our options from the agent's argv. */
+  for (int i = 1; i < argc; i++)
+    if (g_str_equal (argv[i], "--"))
+      {
+        options_argc = i;
+        have_command_separator = TRUE;
+        if (i + 1 < argc)
+          command = (const char * const *) &argv[i + 1];
+        break;
+      }
+
+  options_argv = g_new0 (char *, options_argc + 1);
+  memcpy (options_argv, argv, sizeof (char *) * options_argc);
+
+  context = paddockctl_option_context_new (ctl, "--workspace DIR -- CMD [ARG…]",
+                                           CREATE_SUMMARY, entries);
+  {
+    char **parse_argv = options_argv;
+
+    if (!paddockctl_parse_options (ctl, context, command_path,
+                                   &options_argc, &parse_argv, &exit_code))
+      return exit_code;
+  }
+
+  if (net != NULL)
+    return fail_not_yet (ctl, "--net");
+  if (allow_domains != NULL)
+    return fail_not_yet (ctl, "--allow-domain");
+  if (ports != NULL)
+    return fail_not_yet (ctl, "--port");
+
+  if (options_argc > 1)
+    return paddockctl_usage_error (ctl, command_path,
+                                   "unexpected argument “%s” (put the command after “--”)",
+                                   options_argv[1]);
+  if (workspace == NULL || *workspace == '\0')
+    return paddockctl_usage_error (ctl, command_path, "missing --workspace DIR");
+  if (command == NULL)
+    return paddockctl_usage_error (ctl, command_path,
+                                   have_command_separator ? "missing command after “--”"
+                                                          : "missing “-- CMD [ARG…]”");
+  if (*command[0] == '\0')
+    return paddockctl_usage_error (ctl, command_path, "the command is an empty string");
+
+  if (profile != NULL && !g_strv_contains (profiles, profile))
+    return paddockctl_usage_error (ctl, command_path,
+                                   "invalid profile “%s”: expected host, safe or strict",
+                                   profile);
+
+  if (size != NULL && !parse_size (size, &columns, &rows))
+    return paddockctl_usage_error (ctl, command_path,
+                                   "invalid size “%s”: expected COLSxROWS, e.g. 120x40, "
+                                   "each from 1 to %d",
+                                   size, MAX_TERMINAL_CELLS);
+
+  for (gsize i = 0; env != NULL && env[i] != NULL; i++)
+    {
+      const char *equals = strchr (env[i], '=');
+      g_autofree char *key = equals != NULL ? g_strndup (env[i], equals - env[i]) : NULL;
+
+      if (key == NULL || !is_env_name (key))
+        return paddockctl_usage_error (ctl, command_path,
+                                       "invalid --env “%s”: expected K=V, K made of letters, "
+                                       "digits and _", env[i]);
+      g_variant_builder_add (&env_builder, "{ss}", key, equals + 1);
+    }
+
+  for (gsize i = 0; pass_env != NULL && pass_env[i] != NULL; i++)
+    {
+      const char *value;
+
+      if (!is_env_name (pass_env[i]))
+        return paddockctl_usage_error (ctl, command_path,
+                                       "invalid --pass-env “%s”: expected a variable name",
+                                       pass_env[i]);
+
+      /* Like `docker run -e K`: a variable we do not have is not passed. */
+      if ((value = g_getenv (pass_env[i])) == NULL)
+        {
+          paddockctl_warn ("--pass-env %s: not set here, not passed", pass_env[i]);
+          continue;
+        }
+      g_variant_builder_add (&env_builder, "{ss}", pass_env[i], value);
+    }
+
+  /* The daemon's working directory is not ours. */
+  absolute = g_canonicalize_filename (workspace, NULL);
+
+  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (absolute));
+  g_variant_builder_add (&options, "{sv}", "command",
+                         g_variant_new_bytestring_array (command, -1));
+  if (name != NULL)
+    g_variant_builder_add (&options, "{sv}", "name", g_variant_new_string (name));
+  if (profile != NULL)
+    g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
+  g_variant_builder_add (&options, "{sv}", "env", g_variant_builder_end (&env_builder));
+  if (pass_env != NULL)
+    g_variant_builder_add (&options, "{sv}", "pass-env",
+                           g_variant_new_strv ((const char * const *) pass_env, -1));
+  if (size != NULL)
+    {
+      g_variant_builder_add (&options, "{sv}", "columns", g_variant_new_uint16 (columns));
+      g_variant_builder_add (&options, "{sv}", "rows", g_variant_new_uint16 (rows));
+    }
+
+  if (!(manager = paddockctl_get_manager (ctl, &error)) ||
+      !paddock_ipc_manager1_call_create_session_sync (manager, g_variant_builder_end (&options),
+                                                      &path, NULL, &error))
+    return paddockctl_fail (ctl, error);
+
+  id = strrchr (path, '/') + 1;
+
+  if (!ctl->json)
+    {
+      g_print ("%s\n", id);
+      return PADDOCKCTL_EXIT_OK;
+    }
+
+  /* The session exists whatever happens next: a failure to describe it
+   * must not read as a failure to create it, so fall back to the id. */
+  if (!(properties = get_session_properties (ctl, id, &error)))
+    {
+      paddockctl_warn ("created session %s but could not read it back: %s", id, error->message);
+      properties = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
+    }
+
+  session_info_init (&info, properties, SOURCE_PROPERTIES, id);
+  print_session_json (ctl, &info);
+
+  return PADDOCKCTL_EXIT_OK;
+}
+
+/* ---- list ------------------------------------------------------------------- */
+
+#define N_COLUMNS 6
+
+int
+paddockctl_list (Paddockctl  *ctl,
+                 int          argc,
+                 char       **argv)
+{
+  static const char * const headers[N_COLUMNS] = {
+    "ID", "NAME", "STATE", "PROFILE", "PID", "COMMAND"
+  };
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) sessions = NULL;
+  PaddockIpcManager1 *manager;
+  int exit_code = PADDOCKCTL_EXIT_OK;
+  gsize n_sessions;
+
+  context = paddockctl_option_context_new (ctl, NULL,
+                                           "List the sessions, oldest first.", NULL);
+  if (!paddockctl_parse_options (ctl, context, "paddockctl list", &argc, &argv, &exit_code))
+    return exit_code;
+
+  if (argc > 1)
+    return paddockctl_usage_error (ctl, "paddockctl list", "unexpected argument “%s”", argv[1]);
+
+  if (!(manager = paddockctl_get_manager (ctl, &error)) ||
+      !paddock_ipc_manager1_call_list_sessions_sync (manager, &sessions, NULL, &error))
+    return paddockctl_fail (ctl, error);
+
+  n_sessions = g_variant_n_children (sessions);
+
+  if (ctl->json)
+    {
+      g_autoptr(JsonBuilder) builder = json_builder_new ();
+      g_autoptr(JsonNode) root = NULL;
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "sessions");
+      json_builder_begin_array (builder);
+      for (gsize i = 0; i < n_sessions; i++)
+        {
+          g_autoptr(GVariant) dict = g_variant_get_child_value (sessions, i);
+          g_auto(SessionInfo) info = { 0 };
+
+          session_info_init (&info, dict, SOURCE_LIST, NULL);
+          add_session_to_builder (builder, &info);
+        }
+      json_builder_end_array (builder);
+      json_builder_end_object (builder);
+      root = json_builder_get_root (builder);
+      paddockctl_print_json (ctl, root);
+    }
+  else if (n_sessions == 0)
+    {
+      g_print ("No sessions.\n");
+    }
+  else
+    {
+      g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func (g_free);
+      int widths[N_COLUMNS];
+
+      for (guint c = 0; c < N_COLUMNS; c++)
+        {
+          g_ptr_array_add (cells, g_strdup (headers[c]));
+          widths[c] = (int) strlen (headers[c]);
+        }
+
+      for (gsize i = 0; i < n_sessions; i++)
+        {
+          g_autoptr(GVariant) dict = g_variant_get_child_value (sessions, i);
+          g_auto(SessionInfo) info = { 0 };
+
+          session_info_init (&info, dict, SOURCE_LIST, NULL);
+          g_ptr_array_add (cells, g_strdup (info.id));
+          g_ptr_array_add (cells, display_bytes (*info.name != '\0' ? info.name : "-"));
+          g_ptr_array_add (cells, g_strdup (info.state));
+          g_ptr_array_add (cells, g_strdup (info.profile));
+          g_ptr_array_add (cells, info.pid != 0 ? g_strdup_printf ("%u", info.pid)
+                                                : g_strdup ("-"));
+          g_ptr_array_add (cells, display_command (info.command));
+        }
+
+      for (guint i = 0; i < cells->len; i++)
+        widths[i % N_COLUMNS] = MAX (widths[i % N_COLUMNS],
+                                     (int) g_utf8_strlen (cells->pdata[i], -1));
+
+      for (guint i = 0; i < cells->len; i++)
+        {
+          guint c = i % N_COLUMNS;
+          const char *cell = cells->pdata[i];
+
+          /* No trailing blanks after the last column; printf pads by bytes,
+           * so pad by characters ourselves. */
+          if (c == N_COLUMNS - 1)
+            g_print ("%s\n", cell);
+          else
+            g_print ("%s%*s  ", cell, widths[c] - (int) g_utf8_strlen (cell, -1), "");
+        }
+    }
+
+  return PADDOCKCTL_EXIT_OK;
+}
+
+/* ---- status ----------------------------------------------------------------- */
+
+int
+paddockctl_status (Paddockctl  *ctl,
+                   int          argc,
+                   char       **argv)
+{
+  const char *command_path = "paddockctl status";
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) properties = NULL;
+  g_autofree char *id = NULL;
+  g_auto(SessionInfo) info = { 0 };
+  gboolean review = FALSE;
+  const GOptionEntry entries[] = {
+    { "review", 0, 0, G_OPTION_ARG_NONE, &review,
+      "Also report the isolation boundary, layer by layer", NULL },
+    { NULL }
+  };
+  int exit_code = PADDOCKCTL_EXIT_OK;
+
+  context = paddockctl_option_context_new (ctl, "ID", "Describe one session.", entries);
+  if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
+    return exit_code;
+
+  if (argc < 2)
+    return paddockctl_usage_error (ctl, command_path, "missing session ID");
+  if (argc > 2)
+    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
+  if (!(id = parse_session_id (ctl, command_path, argv[1], &exit_code)))
+    return exit_code;
+
+  if (!(properties = get_session_properties (ctl, id, &error)))
+    return paddockctl_fail (ctl, error);
+
+  session_info_init (&info, properties, SOURCE_PROPERTIES, id);
+
+  if (ctl->json)
+    {
+      print_session_json (ctl, &info);
+    }
+  else
+    {
+      print_session_human (&info);
+      /* The boundary report is empty until the sandbox reports its layers. */
+      if (review)
+        g_print ("boundary:    -\n");
+    }
+
+  return PADDOCKCTL_EXIT_OK;
+}
+
+/* ---- send ------------------------------------------------------------------- */
+
+#define SEND_SUMMARY \
+  "Type TEXT into the session's terminal, exactly as given: no newline is\n" \
+  "added. To press Enter, end TEXT with one, e.g. in bash:\n" \
+  "  paddockctl send ID $'ls\\n'\n" \
+  "Put “--” before a TEXT that starts with “-”. At most 64 KiB at a time."
+
+int
+paddockctl_send (Paddockctl  *ctl,
+                 int          argc,
+                 char       **argv)
+{
+  const char *command_path = "paddockctl send";
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockIpcSession1) session = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GPtrArray) words = g_ptr_array_new ();
+  g_autofree char *id = NULL;
+  g_autofree char **options_argv = NULL;
+  GVariant *input;
+  const char *text;
+  int separator = argc;
+  int options_argc;
+  int exit_code = PADDOCKCTL_EXIT_OK;
+  gsize length;
+
+  /* TEXT may well start with "-": after "--" nothing is an option. */
+  for (int i = 1; i < argc; i++)
+    if (g_str_equal (argv[i], "--"))
+      {
+        separator = i;
+        break;
+      }
+
+  options_argc = separator;
+  options_argv = g_new0 (char *, options_argc + 1);
+  memcpy (options_argv, argv, sizeof (char *) * options_argc);
+
+  context = paddockctl_option_context_new (ctl, "ID [--] TEXT", SEND_SUMMARY, NULL);
+  {
+    char **parse_argv = options_argv;
+
+    if (!paddockctl_parse_options (ctl, context, command_path,
+                                   &options_argc, &parse_argv, &exit_code))
+      return exit_code;
+  }
+
+  /* The words GOption left, then those after "--". */
+  for (int i = 1; i < options_argc; i++)
+    g_ptr_array_add (words, options_argv[i]);
+  for (int i = separator + 1; i < argc; i++)
+    g_ptr_array_add (words, argv[i]);
+
+  if (words->len < 1)
+    return paddockctl_usage_error (ctl, command_path, "missing session ID");
+  if (words->len < 2)
+    return paddockctl_usage_error (ctl, command_path, "missing TEXT");
+  if (words->len > 2)
+    return paddockctl_usage_error (ctl, command_path,
+                                   "unexpected argument “%s” (quote TEXT as one argument)",
+                                   (const char *) words->pdata[2]);
+  if (!(id = parse_session_id (ctl, command_path, words->pdata[0], &exit_code)))
+    return exit_code;
+
+  text = words->pdata[1];
+  length = strlen (text);
+  if (length > MAX_INPUT_BYTES)
+    return paddockctl_usage_error (ctl, command_path,
+                                   "TEXT is %" G_GSIZE_FORMAT " bytes; at most %d may be sent "
+                                   "at a time", length, MAX_INPUT_BYTES);
+
+  /* The bytes exactly, without the NUL a bytestring would add: the
+   * daemon types every byte of the array. */
+  input = g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, text, length, 1);
+  if (!(session = paddockctl_dup_session (ctl, id, &error)) ||
+      !(reply = g_dbus_proxy_call_sync (G_DBUS_PROXY (session), "SendInput",
+                                        g_variant_new_tuple (&input, 1),
+                                        G_DBUS_CALL_FLAGS_NONE, -1, NULL, &error)))
+    {
+      if (session != NULL)
+        paddockctl_check_session_error (ctl, id, &error);
+      return paddockctl_fail (ctl, error);
+    }
+
+  if (ctl->json)
+    {
+      g_autoptr(JsonBuilder) builder = json_builder_new ();
+      g_autoptr(JsonNode) root = NULL;
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "id");
+      json_builder_add_string_value (builder, id);
+      json_builder_set_member_name (builder, "sent");
+      json_builder_add_int_value (builder, (gint64) length);
+      json_builder_end_object (builder);
+      root = json_builder_get_root (builder);
+      paddockctl_print_json (ctl, root);
+    }
+
+  return PADDOCKCTL_EXIT_OK;
+}
+
+/* ---- stop and destroy --------------------------------------------------------- */
+
+static int
+print_stop_result (Paddockctl *ctl,
+                   const char *id,
+                   GVariant   *result,
+                   const char *verb)
+{
+  const char *state = "";
+  guint survivors = 0;
+  guint64 elapsed_ms = 0;
+
+  g_variant_lookup (result, "state", "&s", &state);
+  g_variant_lookup (result, "survivors", "u", &survivors);
+  g_variant_lookup (result, "elapsed-ms", "t", &elapsed_ms);
+
+  if (ctl->json)
+    {
+      g_autoptr(JsonBuilder) builder = json_builder_new ();
+      g_autoptr(JsonNode) root = NULL;
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "id");
+      json_builder_add_string_value (builder, id);
+      json_builder_set_member_name (builder, "state");
+      json_builder_add_string_value (builder, state);
+      json_builder_set_member_name (builder, "survivors");
+      json_builder_add_int_value (builder, survivors);
+      json_builder_set_member_name (builder, "elapsed_ms");
+      json_builder_add_int_value (builder, (gint64) MIN (elapsed_ms, (guint64) G_MAXINT64));
+      json_builder_end_object (builder);
+      root = json_builder_get_root (builder);
+      paddockctl_print_json (ctl, root);
+    }
+  else
+    {
+      g_print ("%s %s in %" G_GUINT64_FORMAT " ms: %s, %u process%s left.\n",
+               verb, id, elapsed_ms, state, survivors, survivors == 1 ? "" : "es");
+    }
+
+  /* The daemon raises an error rather than leave survivors; should one
+   * ever report them anyway, that is a failure a script must see. */
+  return survivors == 0 ? PADDOCKCTL_EXIT_OK : PADDOCKCTL_EXIT_FAILED;
+}
+
+int
+paddockctl_stop (Paddockctl  *ctl,
+                 int          argc,
+                 char       **argv)
+{
+  const char *command_path = "paddockctl stop";
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockIpcSession1) session = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autofree char *id = NULL;
+  g_autofree char *grace_text = NULL;
+  const GOptionEntry entries[] = {
+    { "grace", 0, 0, G_OPTION_ARG_STRING, &grace_text,
+      "Seconds between SIGTERM and SIGKILL, 0–300 (default: 5)", "SECONDS" },
+    { NULL }
+  };
+  int exit_code = PADDOCKCTL_EXIT_OK;
+  guint64 grace = DEFAULT_GRACE_SECONDS;
+
+  context = paddockctl_option_context_new (ctl, "ID",
+                                           "Stop every process of a session: SIGTERM, then "
+                                           "SIGKILL after the grace.\nReturns when none is "
+                                           "left. The session stays listed until destroyed.",
+                                           entries);
+  if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
+    return exit_code;
+
+  if (argc < 2)
+    return paddockctl_usage_error (ctl, command_path, "missing session ID");
+  if (argc > 2)
+    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
+  if (!(id = parse_session_id (ctl, command_path, argv[1], &exit_code)))
+    return exit_code;
+  if (grace_text != NULL &&
+      !g_ascii_string_to_unsigned (grace_text, 10, 0, MAX_GRACE_SECONDS, &grace, NULL))
+    return paddockctl_usage_error (ctl, command_path,
+                                   "invalid --grace “%s”: expected whole seconds from 0 to %d",
+                                   grace_text, MAX_GRACE_SECONDS);
+
+  if (!(session = paddockctl_dup_session (ctl, id, &error)))
+    return paddockctl_fail (ctl, error);
+
+  /* Stop returns only when the session is empty: allow it the grace. */
+  g_dbus_proxy_set_default_timeout (G_DBUS_PROXY (session),
+                                    (int) grace * 1000 + PADDOCKCTL_CALL_TIMEOUT_MS);
+  if (!paddock_ipc_session1_call_stop_sync (session, (guint) grace, &result, NULL, &error))
+    {
+      paddockctl_check_session_error (ctl, id, &error);
+      return paddockctl_fail (ctl, error);
+    }
+
+  return print_stop_result (ctl, id, result, "Stopped");
+}
+
+int
+paddockctl_destroy (Paddockctl  *ctl,
+                    int          argc,
+                    char       **argv)
+{
+  const char *command_path = "paddockctl destroy";
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockIpcSession1) session = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autofree char *id = NULL;
+  int exit_code = PADDOCKCTL_EXIT_OK;
+
+  context = paddockctl_option_context_new (ctl, "ID",
+                                           "Kill every process of a session at once, release "
+                                           "its ports and delete it.", NULL);
+  if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
+    return exit_code;
+
+  if (argc < 2)
+    return paddockctl_usage_error (ctl, command_path, "missing session ID");
+  if (argc > 2)
+    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
+  if (!(id = parse_session_id (ctl, command_path, argv[1], &exit_code)))
+    return exit_code;
+
+  if (!(session = paddockctl_dup_session (ctl, id, &error)))
+    return paddockctl_fail (ctl, error);
+
+  if (!paddock_ipc_session1_call_destroy_sync (session, &result, NULL, &error))
+    {
+      paddockctl_check_session_error (ctl, id, &error);
+      return paddockctl_fail (ctl, error);
+    }
+
+  return print_stop_result (ctl, id, result, "Destroyed");
+}
+
+/* ---- commands of later versions ------------------------------------------------ */
+
+/* attach, exec, review, apply, drop, checkpoint and net are in
+ * INTERFACES.md: a script using one gets a clear failure (exit 1), not
+ * "unknown command" (exit 2, which reads as a typo). */
+int
+paddockctl_not_yet_available (Paddockctl  *ctl,
+                              int          argc,
+                              char       **argv)
+{
+  g_autofree char *what = g_strdup_printf ("“paddockctl %s”", argv[0]);
+
+  return fail_not_yet (ctl, what);
+}

@@ -1,0 +1,420 @@
+#!/bin/bash
+# test-paddockctl-session.sh — paddockctl's session commands against paddockd, as TAP
+#
+# Copyright 2026 The Paddock authors
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Needs PADDOCK_BUILD_ROOT (the meson build dir). Starts its own dbus-daemon
+# with no service directories (so nothing gets activated behind our back)
+# and its own paddockd with a throw-away state dir, and kills both on exit.
+#
+# Skips (exit 77, the automake/meson convention) when something essential is
+# missing. With --tap (how tests/meson.build runs it, protocol 'tap') a skip
+# is the TAP plan "1..0 # SKIP reason" and exit 0, since meson reports any
+# non-zero exit of a TAP test as an error.
+
+set -euo pipefail
+
+tap_mode=false
+[[ "${1:-}" == "--tap" ]] && tap_mode=true
+
+skip ()
+{
+  echo "1..0 # SKIP $*"
+  if $tap_mode; then exit 0; else exit 77; fi
+}
+
+[[ -n "${PADDOCK_BUILD_ROOT:-}" ]] || skip "PADDOCK_BUILD_ROOT is not set"
+CTL="$PADDOCK_BUILD_ROOT/app/paddockctl"
+DAEMON="$PADDOCK_BUILD_ROOT/daemon/paddockd"
+[[ -x "$CTL" ]] || skip "$CTL is not built"
+[[ -x "$DAEMON" ]] || skip "$DAEMON is not built"
+command -v dbus-daemon >/dev/null || skip "dbus-daemon is not installed"
+command -v python3 >/dev/null || skip "python3 is not installed"
+
+# Nothing from the caller's desktop may leak in: no session bus, no
+# autolaunch, no G_DEBUG=fatal-warnings tripping on the daemon's messages.
+unset DBUS_SESSION_BUS_ADDRESS DISPLAY WAYLAND_DISPLAY LISTEN_FDS LISTEN_PID LISTEN_FDNAMES
+export LC_ALL=C.UTF-8
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-paddockctl-session.XXXXXX")
+export XDG_RUNTIME_DIR="$tmp/runtime"
+mkdir -m 0700 "$XDG_RUNTIME_DIR"
+
+bus_pid=""
+daemon_pid=""
+background_pids=()
+
+cleanup ()
+{
+  local pid id
+  # Sessions of the host profile are plain process groups: destroy them
+  # before the daemon goes, so that no `sleep` outlives the test.
+  if [[ -n "$daemon_pid" ]]; then
+    for id in $("$CTL" --json list 2>/dev/null | python3 -c '
+import json, sys
+for s in json.load(sys.stdin)["sessions"]: print(s["id"])' 2>/dev/null); do
+      "$CTL" destroy "$id" >/dev/null 2>&1 || true
+    done
+  fi
+  for pid in "${background_pids[@]}" $daemon_pid $bus_pid; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${background_pids[@]}" $daemon_pid $bus_pid; do
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# ---- TAP ----------------------------------------------------------------------
+
+n=0
+failures=0
+
+ok ()
+{
+  n=$((n + 1))
+  echo "ok $n - $1"
+}
+
+not_ok ()
+{
+  local line
+  n=$((n + 1))
+  failures=$((failures + 1))
+  echo "not ok $n - $1"
+  shift
+  for line in "$@"; do
+    printf '%s\n' "$line" | sed 's/^/#   /'
+  done
+}
+
+# check DESCRIPTION COMMAND…: ok when COMMAND succeeds.
+check ()
+{
+  local description=$1
+  shift
+  if "$@"; then ok "$description"; else not_ok "$description" "failed: $*"; fi
+}
+
+# json FILE EXPR: print a Python expression over the document in FILE (d).
+json ()
+{
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# wait_for SECONDS COMMAND…: poll COMMAND every 0.1 s.
+wait_for ()
+{
+  local tries=$(( $1 * 10 ))
+  shift
+  while (( tries-- > 0 )); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+# run OUT ERR ARGS…: run paddockctl, record stdout/stderr, set $rc.
+run ()
+{
+  local out=$1 err=$2
+  shift 2
+  rc=0
+  "$CTL" "$@" >"$out" 2>"$err" || rc=$?
+}
+
+lines () { wc -l <"$1" | tr -d ' '; }
+
+# ---- a private bus and a daemon ------------------------------------------------
+
+cat >"$tmp/bus.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir=$tmp</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+EOF
+
+dbus-daemon --config-file="$tmp/bus.conf" --nofork --print-address=3 \
+  3>"$tmp/bus.address" 2>"$tmp/bus.log" &
+bus_pid=$!
+wait_for 5 test -s "$tmp/bus.address" || skip "dbus-daemon did not start: $(cat "$tmp/bus.log")"
+DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$tmp/bus.address")
+export DBUS_SESSION_BUS_ADDRESS
+
+# A canary in the daemon's (and our) environment that no session may see.
+export PADDOCK_TEST_C=canary
+
+mkdir "$tmp/state"
+"$DAEMON" --state-dir "$tmp/state" >"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+
+if wait_for 5 "$CTL" list; then
+  ok "the daemon answers on the private bus"
+else
+  not_ok "the daemon answers on the private bus" "$(cat "$tmp/daemon.log")"
+  echo "1..$n"
+  exit 1
+fi
+
+# ---- helpers for sessions ----------------------------------------------------------
+
+# field ID EXPR: EXPR over `status --json ID` (d).
+field ()
+{
+  "$CTL" --json status "$1" >"$tmp/field.json" 2>/dev/null || return 1
+  json "$tmp/field.json" "$2"
+}
+
+state_is () { [[ "$(field "$1" 'd["state"]')" == "$2" ]]; }
+
+# logs_have ID TEXT: whether the session's output so far contains TEXT.
+logs_have () { "$CTL" logs "$1" 2>/dev/null | grep -qF -- "$2"; }
+
+# logs_count ID TEXT: how many lines of the output contain TEXT.
+logs_count () { "$CTL" logs "$1" 2>/dev/null | grep -cF -- "$2" || true; }
+
+is_id () { [[ "$1" =~ ^[0-9a-f]{12}$ ]]; }
+
+ws="$tmp/workspace"
+mkdir "$ws"
+ws_real=$(realpath "$ws")
+
+# ---- create, list, status ------------------------------------------------------------
+
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile host --name greeter \
+  -- sh -c 'echo hello; sleep 30'
+id=$(head -n 1 "$tmp/out")
+if [[ $rc -eq 0 ]] && is_id "$id" && [[ $(lines "$tmp/out") -eq 1 ]]; then
+  ok "create prints the new session's id, alone on one line"
+else
+  not_ok "create prints the new session's id, alone on one line" "exit $rc" \
+    "$(cat "$tmp/out" "$tmp/err")" "$(tail -n 20 "$tmp/daemon.log")"
+  echo "1..$n"
+  exit 1
+fi
+
+check "the session reaches “running”" wait_for 5 state_is "$id" running
+
+run "$tmp/out" "$tmp/err" --json status "$id"
+check "status --json: id, name, state, profile, net, ports, boundary" \
+  test "$rc:$(json "$tmp/out" '(d["id"], d["name"], d["state"], d["profile"], d["net"], d["ports"], d["boundary"])' 2>&1)" \
+       = "0:('$id', 'greeter', 'running', 'host', 'host', [], [])"
+check "status --json: a pid, no exit status yet, at least one process" \
+  test "$(json "$tmp/out" '(d["pid"] > 1, d["exit_status"], d["processes"] >= 1)' 2>&1)" \
+       = "(True, None, True)"
+check "status --json: the workspace as an absolute path and the command" \
+  test "$(json "$tmp/out" '(d["workspace"], d["command"])' 2>&1)" \
+       = "('$ws_real', ['sh', '-c', 'echo hello; sleep 30'])"
+pid=$(json "$tmp/out" 'd["pid"]' 2>/dev/null || echo 0)
+check "the pid is a live process" kill -0 "$pid"
+
+run "$tmp/out" "$tmp/err" status "$id"
+check "status prints “key: value” lines" \
+  grep -Eq "^state: +running$" "$tmp/out"
+check "…with the pid" grep -Eq "^pid: +$pid$" "$tmp/out"
+
+run "$tmp/out" "$tmp/err" --json status --review "$id"
+check "status --review --json has a boundary (empty for now)" \
+  test "$rc:$(json "$tmp/out" 'd["boundary"]' 2>&1)" = "0:[]"
+
+run "$tmp/out" "$tmp/err" --json list
+check "list --json shows the session running with its pid" \
+  test "$rc:$(json "$tmp/out" '[(s["state"], s["pid"]) for s in d["sessions"] if s["id"] == "'"$id"'"]' 2>&1)" \
+       = "0:[('running', $pid)]"
+
+run "$tmp/out" "$tmp/err" list
+check "list prints a table with a header" \
+  grep -Eq '^ID +NAME +STATE +PROFILE +PID +COMMAND$' "$tmp/out"
+check "…and the session's row" \
+  grep -Eq "^$id +greeter +running +host +$pid +sh -c 'echo hello; sleep 30'$" "$tmp/out"
+
+# ---- logs ----------------------------------------------------------------------------
+
+check "logs shows the command's output" wait_for 5 logs_have "$id" hello
+
+run "$tmp/out" "$tmp/err" --json logs "$id"
+check "logs --json: offset 0, data and next_offset" \
+  test "$rc:$(json "$tmp/out" '(d["offset"], "hello" in d["data"], d["next_offset"] >= 6)' 2>&1)" \
+       = "0:(0, True, True)"
+next=$(json "$tmp/out" 'd["next_offset"]' 2>/dev/null || echo 0)
+
+run "$tmp/out" "$tmp/err" --json logs "$id" --offset "$next"
+check "logs --offset NEXT --json: nothing new" \
+  test "$rc:$(json "$tmp/out" '(d["offset"], d["next_offset"], d["data"])' 2>&1)" \
+       = "0:($next, $next, '')"
+
+run "$tmp/out" "$tmp/err" logs "$id" --offset 2
+check "logs --offset 2 starts two bytes in" test "$rc:$(head -c 3 "$tmp/out")" = "0:llo"
+
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile host \
+  -- sh -c 'echo one; sleep 1; echo two'
+id2=$(head -n 1 "$tmp/out")
+rc=0
+timeout 20 "$CTL" logs --follow "$id2" >"$tmp/follow.out" 2>"$tmp/follow.err" || rc=$?
+check "logs --follow exits 0 once the session has ended" test "$rc" -eq 0
+check "…having printed all of its output" \
+  test "$(tr -d '\r' <"$tmp/follow.out" | tr '\n' ' ')" = "one two "
+check "the ended session is “exited” with status 0" \
+  test "$(field "$id2" '(d["state"], d["exit_status"], d["pid"])' 2>&1)" = "('exited', 0, None)"
+
+"$CTL" logs --follow "$id" >"$tmp/follow.out" 2>"$tmp/follow.err" &
+follower=$!
+background_pids+=("$follower")
+wait_for 5 grep -q hello "$tmp/follow.out" || true
+kill -INT "$follower"
+rc=0
+wait "$follower" || rc=$?
+check "logs --follow exits 0 on Ctrl-C (SIGINT)" test "$rc" -eq 0
+
+# ---- send ------------------------------------------------------------------------------
+
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile host --name echo -- cat
+id3=$(head -n 1 "$tmp/out")
+wait_for 5 state_is "$id3" running || true
+run "$tmp/out" "$tmp/err" send "$id3" $'ping-pong\n'
+check "send exits 0 and prints nothing" test "$rc" -eq 0 -a ! -s "$tmp/out"
+# The terminal echoes the line and cat writes it back: two lines.
+check "send types into the terminal: cat's copy shows in logs" \
+  wait_for 5 test "$(logs_count "$id3" ping-pong)" -ge 2
+run "$tmp/out" "$tmp/err" --json send "$id3" -- '-dash'
+check "send --json -- TEXT: {id, sent}" \
+  test "$rc:$(json "$tmp/out" '(d["id"], d["sent"])' 2>&1)" = "0:('$id3', 5)"
+
+# ---- environment and size ---------------------------------------------------------------
+
+export PADDOCK_TEST_B=beta
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile host \
+  --env PADDOCK_TEST_A=alpha --pass-env PADDOCK_TEST_B --size 100x30 \
+  -- sh -c 'echo "A=$PADDOCK_TEST_A B=$PADDOCK_TEST_B C=${PADDOCK_TEST_C:-unset}"; stty size; sleep 30'
+id4=$(head -n 1 "$tmp/out")
+check "--env and --pass-env reach the command, nothing else of ours does" \
+  wait_for 5 logs_have "$id4" "A=alpha B=beta C=unset"
+check "--size sets the terminal's size" wait_for 5 logs_have "$id4" "30 100"
+
+# ---- stop and destroy ----------------------------------------------------------------------
+
+run "$tmp/out" "$tmp/err" --json stop "$id" --grace 2
+check "stop --json: state stopped, 0 survivors, elapsed_ms" \
+  test "$rc:$(json "$tmp/out" '(d["id"], d["state"], d["survivors"], isinstance(d["elapsed_ms"], int))' 2>&1)" \
+       = "0:('$id', 'stopped', 0, True)"
+check "…and the agent is gone" wait_for 2 eval "! kill -0 $pid"
+check "status says stopped, without a pid" \
+  test "$(field "$id" '(d["state"], d["pid"])' 2>&1)" = "('stopped', None)"
+
+run "$tmp/out" "$tmp/err" stop "$id3"
+check "stop prints one line for people" \
+  grep -Eq "^Stopped $id3 in [0-9]+ ms: stopped, 0 processes left\.$" "$tmp/out"
+
+run "$tmp/out" "$tmp/err" --json destroy "$id"
+check "destroy --json: state destroyed, 0 survivors" \
+  test "$rc:$(json "$tmp/out" '(d["id"], d["state"], d["survivors"])' 2>&1)" \
+       = "0:('$id', 'destroyed', 0)"
+
+check "the daemon keeps serving after stop and destroy" kill -0 "$daemon_pid"
+
+run "$tmp/out" "$tmp/err" --json status "$id"
+check "status of a destroyed session: exit 1, org.paddock.Error.NotFound" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+run "$tmp/out" "$tmp/err" status "$id"
+check "…one line on stderr without --json" \
+  test "$rc:$(lines "$tmp/err")" = "1:1" -a ! -s "$tmp/out"
+run "$tmp/out" "$tmp/err" --json destroy "$id"
+check "destroying it again: exit 1, NotFound" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+for verb in logs stop; do
+  run "$tmp/out" "$tmp/err" --json $verb "$id"
+  check "$verb of a destroyed session: exit 1, NotFound" \
+    test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+done
+run "$tmp/out" "$tmp/err" --json send "$id" x
+check "send to a destroyed session: exit 1, NotFound" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+
+for other in "$id2" "$id3" "$id4"; do
+  "$CTL" destroy "$other" >/dev/null 2>&1 || true
+done
+run "$tmp/out" "$tmp/err" list
+check "list without sessions says so" test "$rc:$(cat "$tmp/out")" = "0:No sessions."
+run "$tmp/out" "$tmp/err" --json list
+check "list --json without sessions: {\"sessions\": []}" \
+  test "$rc:$(json "$tmp/out" 'd["sessions"]' 2>&1)" = "0:[]"
+
+# ---- errors ------------------------------------------------------------------------------
+
+run "$tmp/out" "$tmp/err" --json create --workspace "$tmp/no-such-folder" --profile host -- true
+check "create in a missing workspace: exit 1, org.paddock.Error.NotFound" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+
+run "$tmp/out" "$tmp/err" --json status 0123456789ab
+check "status of an unknown id: exit 1, NotFound" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+
+usage_ok ()
+{
+  run "$tmp/out" "$tmp/err" "$@"
+  [[ $rc -eq 2 && -s "$tmp/err" && ! -s "$tmp/out" ]]
+}
+check "create without --workspace is a usage error (2)" usage_ok create -- true
+check "create without a command is a usage error (2)" usage_ok create --workspace "$ws"
+check "create with nothing after “--” is a usage error (2)" usage_ok create --workspace "$ws" --
+check "create with an empty command is a usage error (2)" usage_ok create --workspace "$ws" -- ''
+check "create with a command but no “--” is a usage error (2)" usage_ok create --workspace "$ws" true
+check "create --profile bogus is a usage error (2)" usage_ok create --workspace "$ws" --profile bogus -- true
+check "create --size 0x24 is a usage error (2)" usage_ok create --workspace "$ws" --size 0x24 -- true
+check "create --size 80 is a usage error (2)" usage_ok create --workspace "$ws" --size 80 -- true
+check "create --size 1001x24 is a usage error (2)" usage_ok create --workspace "$ws" --size 1001x24 -- true
+check "create --env without = is a usage error (2)" usage_ok create --workspace "$ws" --env FOO -- true
+check "create --env 1X=y is a usage error (2)" usage_ok create --workspace "$ws" --env 1X=y -- true
+check "status without ID is a usage error (2)" usage_ok status
+check "status of a non-hex id is a usage error (2)" usage_ok status not-an-id-xx
+check "status of an 11-digit id is a usage error (2)" usage_ok status 0123456789a
+check "stop --grace 301 is a usage error (2)" usage_ok stop 0123456789ab --grace 301
+check "stop --grace -1 is a usage error (2)" usage_ok stop 0123456789ab --grace -1
+check "stop --grace soon is a usage error (2)" usage_ok stop 0123456789ab --grace soon
+check "logs --offset x is a usage error (2)" usage_ok logs 0123456789ab --offset x
+check "send without TEXT is a usage error (2)" usage_ok send 0123456789ab
+check "send with two TEXTs is a usage error (2)" usage_ok send 0123456789ab a b
+check "destroy of a bad id is a usage error (2)" usage_ok destroy 12
+check "list with an argument is a usage error (2)" usage_ok list extra
+run "$tmp/out" "$tmp/err" status xyz
+check "a bad id says what an id looks like" grep -q 'expected 12 hexadecimal digits' "$tmp/err"
+
+run "$tmp/out" "$tmp/err" --json status xyz
+check "a usage error with --json is one JSON error document, exit 2" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "2:org.paddock.Error.InvalidArgument"
+
+# ---- what arrives later: a clear failure, not “unknown command” ---------------------------
+
+later_ok ()
+{
+  run "$tmp/out" "$tmp/err" "$@"
+  [[ $rc -eq 1 && ! -s "$tmp/out" ]] && grep -q 'arrives with a later version' "$tmp/err"
+}
+for verb in attach exec review apply drop checkpoint net; do
+  check "$verb: exit 1, “arrives with a later version”" later_ok $verb 0123456789ab
+done
+check "create --net: exit 1, later version" later_ok create --workspace "$ws" --net none -- true
+check "create --allow-domain: exit 1, later version" \
+  later_ok create --workspace "$ws" --allow-domain example.org -- true
+check "create --port: exit 1, later version" later_ok create --workspace "$ws" --port web -- true
+
+run "$tmp/out" "$tmp/err" --json attach 0123456789ab
+check "…with --json: org.paddock.Error.Failed" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.Failed"
+
+check "the daemon is still running at the end" kill -0 "$daemon_pid"
+run "$tmp/out" "$tmp/err" --json list
+check "none of these created a session" test "$(json "$tmp/out" 'len(d["sessions"])' 2>&1)" = 0
+
+echo "1..$n"
+(( failures == 0 ))
