@@ -148,6 +148,7 @@ paddock_daemon_load_state (PaddockDaemon  *self,
   self->registry = g_steal_pointer (&registry);
   paddock_ports_impl_set_registry (self->ports, self->registry);
   paddock_manager_impl_set_registry (self->manager, self->registry);
+  paddock_manager_impl_restore (self->manager);
   paddock_ports_impl_forget_vanished_owners (self->ports);
 
   g_debug ("Loaded %u lease(s) from %s",

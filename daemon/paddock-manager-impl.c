@@ -224,6 +224,17 @@ paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
   pending_create_free (pending);
 }
 
+static int
+compare_created (gconstpointer a,
+                 gconstpointer b)
+{
+  /* g_ptr_array_sort() passes pointers to the elements */
+  guint64 x = paddock_ipc_session1_get_created (PADDOCK_IPC_SESSION1 (*(gpointer *) a));
+  guint64 y = paddock_ipc_session1_get_created (PADDOCK_IPC_SESSION1 (*(gpointer *) b));
+
+  return (x > y) - (x < y);
+}
+
 static char *
 new_session_id (PaddockManagerImpl *self)
 {
@@ -544,4 +555,66 @@ paddock_manager_impl_shutdown (PaddockManagerImpl *self)
   for (guint i = 0; i < self->starting->len; i++)
     paddock_session_impl_kill_now (g_ptr_array_index (self->starting, i));
   g_ptr_array_set_size (self->starting, 0);
+}
+
+/* Lists the sessions an earlier daemon left in the state dir, with their
+ * last state; see paddock_session_impl_new_from_record() for what happens
+ * to processes that were still running. */
+void
+paddock_manager_impl_restore (PaddockManagerImpl *self)
+{
+  g_autofree char *sessions_dir = NULL;
+  g_autoptr(GDir) dir = NULL;
+  g_autoptr(GPtrArray) restored = g_ptr_array_new_with_free_func (g_object_unref);
+  const char *entry;
+
+  g_return_if_fail (PADDOCK_IS_MANAGER_IMPL (self));
+  g_return_if_fail (self->connection != NULL);
+
+  sessions_dir = g_build_filename (self->state_dir, "sessions", NULL);
+  dir = g_dir_open (sessions_dir, 0, NULL);
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *record = g_build_filename (sessions_dir, entry, "session.json", NULL);
+      g_autoptr(PaddockSessionImpl) session = NULL;
+      g_autoptr(GError) error = NULL;
+
+      if (!g_file_test (record, G_FILE_TEST_IS_REGULAR))
+        continue;
+
+      session = paddock_session_impl_new_from_record (record, self->helper_path, &error);
+      if (session == NULL ||
+          g_strcmp0 (paddock_session_impl_get_id (session), entry) != 0 ||
+          paddock_manager_impl_has_session (self, entry))
+        {
+          g_message ("Skipping the session record %s: %s", record,
+                     error != NULL ? error->message : "its id does not match its folder");
+          continue;
+        }
+
+      g_ptr_array_add (restored, g_steal_pointer (&session));
+    }
+
+  /* In creation order, as ListSessions promises. */
+  g_ptr_array_sort (restored, compare_created);
+
+  for (guint i = 0; i < restored->len; i++)
+    {
+      PaddockSessionImpl *session = g_ptr_array_index (restored, i);
+      g_autoptr(GError) error = NULL;
+
+      if (!g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (session), self->connection,
+                                             paddock_session_impl_get_object_path (session), &error))
+        {
+          g_message ("Could not export session %s: %s", paddock_session_impl_get_id (session),
+                     error->message);
+          continue;
+        }
+      g_signal_connect (session, "changed", G_CALLBACK (paddock_manager_impl_session_changed_cb), self);
+      g_signal_connect (session, "destroyed", G_CALLBACK (paddock_manager_impl_session_destroyed_cb), self);
+      g_ptr_array_add (self->sessions, g_object_ref (session));
+    }
+
+  if (restored->len > 0)
+    g_debug ("Listed %u session(s) of an earlier daemon", restored->len);
 }

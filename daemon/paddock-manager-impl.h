@@ -23,6 +23,7 @@ void                paddock_manager_impl_set_registry   (PaddockManagerImpl *sel
                                                          PaddockRegistry    *registry);
 gboolean            paddock_manager_impl_has_session    (PaddockManagerImpl *self,
                                                          const char         *id);
+void                paddock_manager_impl_restore        (PaddockManagerImpl *self);
 void                paddock_manager_impl_shutdown       (PaddockManagerImpl *self);
 
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-scrollback.h"
 #include "paddock-session-impl.h"
@@ -39,6 +41,8 @@
 #define STOP_POLL_MS            10
 #define OFFSET_NOTIFY_MS        50
 #define PROCESS_COUNT_MS        1000
+#define MAX_VIEWERS             32
+#define VIEWER_CHUNK            (64 * 1024)
 
 struct _PaddockSessionImpl
 {
@@ -65,11 +69,20 @@ struct _PaddockSessionImpl
 
   PaddockSessionReadyFunc     ready_func;
   gpointer                    ready_data;
+
+  /* Where the session's record lives (NULL: not saved), and what tells a
+   * restarted daemon whether a recorded pid is still the same process. */
+  char                       *record_path;
+  guint64                     pid_start_time;
   gboolean                    reaped;
   gboolean                    stop_requested;
 
   guint                       offset_notify_id;
   guint                       process_count_id;
+
+  /* Attached viewers (Viewer), each at its own offset in the scrollback. */
+  GPtrArray                  *viewers;
+  gboolean                    terminal_finished;
 
   /* Stop/Destroy calls waiting for the last process to go. */
   GPtrArray                  *waiters;
@@ -84,6 +97,27 @@ typedef struct
   GDBusMethodInvocation *invocation;
   gboolean               destroy;
 } Waiter;
+
+typedef struct
+{
+  PaddockSessionImpl *session;   /* borrowed: the session owns its viewers */
+  int                 fd;
+  guint64             offset;    /* the next byte this viewer gets */
+  guint               out_source;
+  guint               in_source;
+} Viewer;
+
+static void
+viewer_free (Viewer *viewer)
+{
+  g_clear_handle_id (&viewer->out_source, g_source_remove);
+  g_clear_handle_id (&viewer->in_source, g_source_remove);
+  paddock_close_fd (&viewer->fd);
+  g_free (viewer);
+}
+
+static void paddock_session_impl_flush_viewer (PaddockSessionImpl *self,
+                                               Viewer             *viewer);
 
 enum {
   SIGNAL_CHANGED,
@@ -120,6 +154,102 @@ waiter_free (Waiter *waiter)
   g_free (waiter);
 }
 
+/* The boot this daemon runs in: a pid recorded in another boot means
+ * nothing now. */
+static char *
+current_boot_id (void)
+{
+  g_autofree char *boot_id = NULL;
+
+  if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &boot_id, NULL, NULL))
+    return g_strdup ("");
+  return g_strdup (g_strstrip (boot_id));
+}
+
+/* Field 22 of /proc/PID/stat: when the process started, in clock ticks
+ * since boot. With the boot id it names one process for good. */
+static guint64
+process_start_time (pid_t pid)
+{
+  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) fields = NULL;
+  const char *after_comm;
+
+  if (!g_file_get_contents (stat_path, &contents, NULL, NULL) ||
+      (after_comm = strrchr (contents, ')')) == NULL)
+    return 0;
+
+  /* after ") ": state is field 3, so start time (22) is index 19 */
+  fields = g_strsplit (after_comm + 2, " ", 0);
+  if (g_strv_length (fields) < 20)
+    return 0;
+  return g_ascii_strtoull (fields[19], NULL, 10);
+}
+
+/* Writes the session's record durably. What is recorded is what a later
+ * daemon needs to list the session and to make sure nothing of it runs:
+ * never its environment, which may hold the keys the agent was given. */
+static void
+paddock_session_impl_save (PaddockSessionImpl *self)
+{
+  g_autoptr(JsonBuilder) builder = NULL;
+  g_autoptr(JsonGenerator) generator = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *boot_id = NULL;
+  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
+
+  if (self->record_path == NULL)
+    return;
+
+  boot_id = current_boot_id ();
+  builder = json_builder_new ();
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "version");
+  json_builder_add_int_value (builder, 1);
+  json_builder_set_member_name (builder, "id");
+  json_builder_add_string_value (builder, self->id);
+  json_builder_set_member_name (builder, "name");
+  json_builder_add_string_value (builder, paddock_ipc_session1_get_name (session));
+  json_builder_set_member_name (builder, "workspace");
+  json_builder_add_string_value (builder, self->config.workspace);
+  json_builder_set_member_name (builder, "command");
+  json_builder_begin_array (builder);
+  for (guint i = 0; self->config.command[i] != NULL; i++)
+    json_builder_add_string_value (builder, self->config.command[i]);
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "profile");
+  json_builder_add_string_value (builder, self->config.profile);
+  json_builder_set_member_name (builder, "owner");
+  json_builder_add_string_value (builder, self->config.owner);
+  json_builder_set_member_name (builder, "state");
+  json_builder_add_string_value (builder, paddock_ipc_session1_get_state (session));
+  json_builder_set_member_name (builder, "exit_status");
+  json_builder_add_int_value (builder, paddock_ipc_session1_get_exit_status (session));
+  json_builder_set_member_name (builder, "created");
+  json_builder_add_int_value (builder, (gint64) paddock_ipc_session1_get_created (session));
+  json_builder_set_member_name (builder, "pid");
+  json_builder_add_int_value (builder, self->reaped ? 0 : self->pid);
+  json_builder_set_member_name (builder, "pid_start_time");
+  json_builder_add_int_value (builder, (gint64) self->pid_start_time);
+  json_builder_set_member_name (builder, "sandboxed");
+  json_builder_add_boolean_value (builder, self->sandboxed);
+  json_builder_set_member_name (builder, "boot_id");
+  json_builder_add_string_value (builder, boot_id);
+  json_builder_end_object (builder);
+
+  generator = json_generator_new ();
+  root = json_builder_get_root (builder);
+  json_generator_set_root (generator, root);
+  json_generator_set_pretty (generator, TRUE);
+  json = json_generator_to_data (generator, NULL);
+
+  if (!paddock_durable_file_replace (self->record_path, json, -1, 0600, &error))
+    g_message ("Could not save session %s: %s", self->id, error->message);
+}
+
 static void
 paddock_session_impl_set_state (PaddockSessionImpl *self,
                                 const char         *state)
@@ -129,6 +259,7 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 
   g_debug ("Session %s: %s", self->id, state);
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), state);
+  paddock_session_impl_save (self);
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
@@ -343,12 +474,19 @@ paddock_session_impl_pty_readable_cb (int          fd,
       if (n < 0 && errno == EAGAIN)
         break;
 
-      /* EIO (or 0): every slave fd is closed, the terminal is finished. */
+      /* EIO (or 0): every slave fd is closed, the terminal is finished.
+       * Viewers get what is left, then the end of the stream. */
       self->pty_source = 0;
+      self->terminal_finished = TRUE;
+      for (guint i = self->viewers->len; i > 0; i--)
+        paddock_session_impl_flush_viewer (self, g_ptr_array_index (self->viewers, i - 1));
       if (self->offset_notify_id == 0)
         paddock_session_impl_offset_notify_cb (self);
       return G_SOURCE_REMOVE;
     }
+
+  for (guint i = self->viewers->len; i > 0; i--)
+    paddock_session_impl_flush_viewer (self, g_ptr_array_index (self->viewers, i - 1));
 
   /* PropertiesChanged at most every 50 ms: a flood of output must not turn
    * into a flood of bus messages. */
@@ -394,6 +532,172 @@ set_window_size (int     fd,
   struct winsize size = { .ws_row = rows, .ws_col = columns };
 
   ioctl (fd, TIOCSWINSZ, &size);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Viewers                                                                   */
+
+static void
+paddock_session_impl_drop_viewer (PaddockSessionImpl *self,
+                                  Viewer             *viewer)
+{
+  g_ptr_array_remove (self->viewers, viewer);
+}
+
+static gboolean
+paddock_session_impl_viewer_writable_cb (int          fd,
+                                         GIOCondition condition,
+                                         gpointer     user_data)
+{
+  Viewer *viewer = user_data;
+
+  viewer->out_source = 0;
+  paddock_session_impl_flush_viewer (viewer->session, viewer);
+  return G_SOURCE_REMOVE;
+}
+
+/* Sends the viewer what it has not seen yet, as far as its socket takes
+ * it; the rest waits in the scrollback, not in a queue of ours. A viewer
+ * the ring has overtaken continues at the oldest byte still there. */
+static void
+paddock_session_impl_flush_viewer (PaddockSessionImpl *self,
+                                   Viewer             *viewer)
+{
+  if (viewer->out_source != 0)
+    return;
+
+  while (viewer->offset < paddock_scrollback_get_end_offset (self->scrollback))
+    {
+      g_autoptr(GBytes) chunk = NULL;
+      guint64 start = 0;
+      gssize n;
+
+      chunk = paddock_scrollback_read (self->scrollback, viewer->offset, VIEWER_CHUNK, &start);
+      viewer->offset = start;
+      n = send (viewer->fd, g_bytes_get_data (chunk, NULL), g_bytes_get_size (chunk),
+                MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        {
+          viewer->out_source = g_unix_fd_add (viewer->fd, G_IO_OUT,
+                                              paddock_session_impl_viewer_writable_cb, viewer);
+          return;
+        }
+      if (n < 0)
+        {
+          paddock_session_impl_drop_viewer (self, viewer);
+          return;
+        }
+      viewer->offset += (guint64) n;
+    }
+
+  /* Everything delivered and nothing more will come: end of stream. */
+  if (self->terminal_finished)
+    paddock_session_impl_drop_viewer (self, viewer);
+}
+
+/* Keystrokes from a viewer go to the terminal like SendInput's. */
+static gboolean
+paddock_session_impl_viewer_readable_cb (int          fd,
+                                         GIOCondition condition,
+                                         gpointer     user_data)
+{
+  Viewer *viewer = user_data;
+  PaddockSessionImpl *self = viewer->session;
+  guint8 buffer[4096];
+  gssize n;
+
+  n = recv (fd, buffer, sizeof buffer, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return G_SOURCE_CONTINUE;
+  if (n <= 0)
+    {
+      /* The viewer detached: nothing else changes. */
+      viewer->in_source = 0;
+      paddock_session_impl_drop_viewer (self, viewer);
+      return G_SOURCE_REMOVE;
+    }
+
+  if (self->pty_master >= 0 && self->pending_input->len + (gsize) n <= PENDING_INPUT_MAX)
+    {
+      g_byte_array_append (self->pending_input, buffer, (guint) n);
+      if (self->pty_out_source == 0)
+        self->pty_out_source = g_unix_fd_add (self->pty_master, G_IO_OUT,
+                                              paddock_session_impl_pty_writable_cb, self);
+    }
+
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
+                                    GDBusMethodInvocation *invocation,
+                                    GUnixFDList           *in_fd_list,
+                                    GVariant              *options)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  g_autoptr(GError) error = NULL;
+  paddock_autofd int theirs = -1;
+  Viewer *viewer;
+  guint64 offset = paddock_scrollback_get_first_offset (self->scrollback);
+  gboolean input = TRUE;
+  int pair[2];
+  int handle;
+
+  if (g_strcmp0 (paddock_ipc_session1_get_state (session), "destroyed") == 0)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                                             "Session %s was destroyed", self->id);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (self->viewers->len >= MAX_VIEWERS)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
+                                             "At most %u viewers per session", MAX_VIEWERS);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  g_variant_lookup (options, "offset", "t", &offset);
+  g_variant_lookup (options, "input", "b", &input);
+
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    {
+      int saved_errno = errno;
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                             "Could not make the viewer's socket: %s", g_strerror (saved_errno));
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  theirs = pair[1];
+
+  viewer = g_new0 (Viewer, 1);
+  viewer->session = self;
+  viewer->fd = pair[0];
+  g_unix_set_fd_nonblocking (viewer->fd, TRUE, NULL);
+  /* Where the replay starts: never before what the ring still holds. */
+  viewer->offset = MIN (MAX (offset, paddock_scrollback_get_first_offset (self->scrollback)),
+                        paddock_scrollback_get_end_offset (self->scrollback));
+  if (input)
+    viewer->in_source = g_unix_fd_add (viewer->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                       paddock_session_impl_viewer_readable_cb, viewer);
+  else
+    shutdown (viewer->fd, SHUT_RD);
+
+  fd_list = g_unix_fd_list_new ();
+  handle = g_unix_fd_list_append (fd_list, theirs, &error);
+  if (handle < 0)
+    {
+      viewer_free (viewer);
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  g_ptr_array_add (self->viewers, viewer);
+  paddock_ipc_session1_complete_attach (session, invocation, fd_list,
+                                        g_variant_new_handle (handle), viewer->offset);
+  paddock_session_impl_flush_viewer (self, viewer);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -486,6 +790,61 @@ paddock_session_impl_last_line (PaddockSessionImpl *self)
   return g_strdup ("the sandbox ended without saying why");
 }
 
+/* Handles every event waiting on the control socket. Returns FALSE once the
+ * sandbox closed its end. */
+static gboolean
+paddock_session_impl_drain_control (PaddockSessionImpl *self)
+{
+  for (;;)
+    {
+      g_autoptr(JsonParser) parser = NULL;
+      char message[1024];
+      JsonObject *object;
+      gssize n;
+
+      if (self->control_fd < 0)
+        return FALSE;
+
+      n = recv (self->control_fd, message, sizeof message - 1, MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        return TRUE;
+      if (n <= 0)
+        return FALSE;
+
+      message[n] = '\0';
+      parser = json_parser_new ();
+      if (!json_parser_load_from_data (parser, message, n, NULL) ||
+          !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        continue;
+
+      object = json_node_get_object (json_parser_get_root (parser));
+      if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
+          self->ready_func != NULL)
+        {
+          paddock_session_impl_set_state (self, "running");
+          paddock_session_impl_ready (self, NULL);
+        }
+    }
+}
+
+/* Events from the sandbox, one JSON object per message. */
+static gboolean
+paddock_session_impl_control_cb (int          fd,
+                                 GIOCondition condition,
+                                 gpointer     user_data)
+{
+  PaddockSessionImpl *self = user_data;
+
+  if (paddock_session_impl_drain_control (self))
+    return G_SOURCE_CONTINUE;
+
+  self->control_source = 0;
+  paddock_close_fd (&self->control_fd);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 paddock_session_impl_exited_cb (GPid     pid,
                                 int      wait_status,
@@ -508,6 +867,16 @@ paddock_session_impl_exited_cb (GPid     pid,
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
                                           paddock_session_impl_count_processes (self));
 
+  /* A host agent that exits at once did start (exec succeeded before it
+   * could exit); a sandboxed one may have said so in an event not read yet. */
+  if (self->ready_func != NULL && !self->sandboxed)
+    {
+      paddock_session_impl_set_state (self, "running");
+      paddock_session_impl_ready (self, NULL);
+    }
+  if (self->ready_func != NULL)
+    paddock_session_impl_drain_control (self);
+
   /* The sandbox ended before the agent started: the session never ran.
    * Drain the terminal first so its last words are in the scrollback. */
   if (self->ready_func != NULL)
@@ -528,47 +897,6 @@ paddock_session_impl_exited_cb (GPid     pid,
 
   if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "destroyed") != 0)
     paddock_session_impl_set_state (self, self->stop_requested ? "stopped" : "exited");
-}
-
-/* Events from the sandbox, one JSON object per message. */
-static gboolean
-paddock_session_impl_control_cb (int          fd,
-                                 GIOCondition condition,
-                                 gpointer     user_data)
-{
-  PaddockSessionImpl *self = user_data;
-  char message[1024];
-  gssize n;
-
-  n = recv (fd, message, sizeof message - 1, MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR))
-    return G_SOURCE_CONTINUE;
-  if (n <= 0)
-    {
-      self->control_source = 0;
-      paddock_close_fd (&self->control_fd);
-      return G_SOURCE_REMOVE;
-    }
-
-  message[n] = '\0';
-  {
-    g_autoptr(JsonParser) parser = json_parser_new ();
-    JsonObject *object;
-
-    if (!json_parser_load_from_data (parser, message, n, NULL) ||
-        !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-      return G_SOURCE_CONTINUE;
-
-    object = json_node_get_object (json_parser_get_root (parser));
-    if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
-        self->ready_func != NULL)
-      {
-        paddock_session_impl_set_state (self, "running");
-        paddock_session_impl_ready (self, NULL);
-      }
-  }
-
-  return G_SOURCE_CONTINUE;
 }
 
 static gboolean
@@ -779,6 +1107,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     }
 
   self->pid = pid;
+  self->pid_start_time = process_start_time (pid);
   self->sandboxed = sandboxed;
   self->ready_func = ready;
   self->ready_data = user_data;
@@ -805,6 +1134,10 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, paddock_session_impl_host_ready_cb,
                        g_object_ref (self), g_object_unref);
     }
+
+  /* Recorded from the start, so a daemon that dies right now is followed
+   * by one that knows what to clean up. */
+  paddock_session_impl_save (self);
 
   g_debug ("Session %s: started %s as pid %d (%s profile)", self->id, program, (int) pid,
            self->config.profile);
@@ -852,6 +1185,8 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
   g_clear_handle_id (&self->pty_source, g_source_remove);
   g_clear_handle_id (&self->pty_out_source, g_source_remove);
   paddock_close_fd (&self->pty_master);
+  g_ptr_array_set_size (self->viewers, 0);
+  g_clear_pointer (&self->record_path, g_free);
   paddock_session_impl_set_state (self, "destroyed");
 
   /* The session's own files: its HOME (the staging and records that come
@@ -1135,6 +1470,7 @@ static void
 paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 {
   iface->handle_read_output = paddock_session_impl_handle_read_output;
+  iface->handle_attach = paddock_session_impl_handle_attach;
   iface->handle_send_input = paddock_session_impl_handle_send_input;
   iface->handle_resize = paddock_session_impl_handle_resize;
   iface->handle_stop = paddock_session_impl_handle_stop;
@@ -1201,6 +1537,8 @@ paddock_session_impl_dispose (GObject *object)
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
   g_clear_handle_id (&self->control_source, g_source_remove);
+  if (self->viewers != NULL)
+    g_ptr_array_set_size (self->viewers, 0);
   paddock_close_fd (&self->pty_master);
   paddock_close_fd (&self->control_fd);
 
@@ -1217,7 +1555,9 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->scrollback, paddock_scrollback_free);
   g_clear_pointer (&self->pending_input, g_byte_array_unref);
   g_clear_pointer (&self->waiters, g_ptr_array_unref);
+  g_clear_pointer (&self->viewers, g_ptr_array_unref);
   g_clear_pointer (&self->pid_namespace, g_free);
+  g_clear_pointer (&self->record_path, g_free);
   paddock_session_config_clear (&self->config);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->finalize (object);
@@ -1245,6 +1585,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->pty_master = -1;
   self->control_fd = -1;
   self->pending_input = g_byte_array_new ();
+  self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
 }
 
@@ -1272,6 +1613,12 @@ paddock_session_impl_new (const char                 *id,
   self->config.owner = g_strdup (config->owner);
   self->config.home = g_strdup (config->home);
   self->config.helper = g_strdup (config->helper);
+  if (config->home != NULL)
+    {
+      g_autofree char *session_dir = g_path_get_dirname (config->home);
+
+      self->record_path = g_build_filename (session_dir, "session.json", NULL);
+    }
   self->scrollback = paddock_scrollback_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
 
   paddock_ipc_session1_set_id (session, id);
@@ -1284,4 +1631,96 @@ paddock_session_impl_new (const char                 *id,
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());
 
   return self;
+}
+
+/* A session recorded by an earlier daemon. If its record says it was still
+ * running, whatever is left of it in this boot (matched by boot id and
+ * process start time, never by pid alone) is killed: no daemon supervises
+ * it any more, and none may run unsupervised. It is then listed as stopped,
+ * its files kept for review. Returns NULL for a record that cannot be read. */
+PaddockSessionImpl *
+paddock_session_impl_new_from_record (const char  *record_path,
+                                      const char  *helper,
+                                      GError     **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_auto(PaddockSessionConfig) config = { 0, };
+  g_autoptr(PaddockSessionImpl) self = NULL;
+  g_autofree char *session_dir = NULL;
+  g_autofree char *boot_id = NULL;
+  JsonObject *record;
+  JsonArray *command;
+  const char *state;
+  const char *id;
+  gint64 pid;
+
+  if (!json_parser_load_from_file (parser, record_path, error))
+    return NULL;
+  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "%s is not a session record", record_path);
+      return NULL;
+    }
+
+  record = json_node_get_object (json_parser_get_root (parser));
+  id = json_object_get_string_member_with_default (record, "id", NULL);
+  command = json_object_has_member (record, "command") &&
+            JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "command"))
+            ? json_object_get_array_member (record, "command") : NULL;
+  if (id == NULL || strlen (id) != 12 || command == NULL || json_array_get_length (command) == 0)
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "%s is not a session record", record_path);
+      return NULL;
+    }
+
+  session_dir = g_path_get_dirname (record_path);
+  config.workspace = g_strdup (json_object_get_string_member_with_default (record, "workspace", "/"));
+  config.command = g_new0 (char *, json_array_get_length (command) + 1);
+  for (guint i = 0; i < json_array_get_length (command); i++)
+    config.command[i] = g_strdup (json_array_get_string_element (command, i));
+  config.name = g_strdup (json_object_get_string_member_with_default (record, "name", id));
+  config.profile = g_strdup (json_object_get_string_member_with_default (record, "profile", "safe"));
+  config.owner = g_strdup (json_object_get_string_member_with_default (record, "owner", ""));
+  config.env = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  config.home = g_build_filename (session_dir, "home", NULL);
+  config.helper = g_strdup (helper);
+  config.columns = 80;
+  config.rows = 24;
+
+  self = paddock_session_impl_new (id, &config);
+  paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self),
+                                    (guint64) json_object_get_int_member_with_default (record, "created", 0));
+  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self),
+                                        (gint) json_object_get_int_member_with_default (record, "exit_status", -1));
+  self->reaped = TRUE;
+
+  state = json_object_get_string_member_with_default (record, "state", "stopped");
+  pid = json_object_get_int_member_with_default (record, "pid", 0);
+  boot_id = current_boot_id ();
+
+  if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
+    {
+      guint64 start_time = (guint64) json_object_get_int_member_with_default (record, "pid_start_time", 0);
+
+      if (pid > 0 && pid < G_MAXINT &&
+          g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""), boot_id) == 0 &&
+          start_time != 0 && process_start_time ((pid_t) pid) == start_time)
+        {
+          /* Still there: kill it and everything of its session. */
+          self->pid = (pid_t) pid;
+          self->sandboxed = json_object_get_boolean_member_with_default (record, "sandboxed", TRUE);
+          self->reaped = FALSE;
+          paddock_session_impl_signal_all (self, SIGKILL);
+          self->reaped = TRUE;
+          g_message ("Session %s was left running by an earlier daemon: killed it", id);
+        }
+      self->pid = 0;
+      state = "stopped";
+    }
+
+  paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), state);
+  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
+  paddock_session_impl_save (self);
+
+  return g_steal_pointer (&self);
 }

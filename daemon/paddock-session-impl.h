@@ -42,6 +42,9 @@ G_DECLARE_FINAL_TYPE (PaddockSessionImpl, paddock_session_impl, PADDOCK, SESSION
 
 PaddockSessionImpl *paddock_session_impl_new         (const char                 *id,
                                                       const PaddockSessionConfig *config);
+PaddockSessionImpl *paddock_session_impl_new_from_record (const char              *record_path,
+                                                          const char              *helper,
+                                                          GError                 **error);
 gboolean            paddock_session_impl_start       (PaddockSessionImpl         *self,
                                                       PaddockSessionReadyFunc     ready,
                                                       gpointer                    user_data,

@@ -634,6 +634,236 @@ test_safe_view_and_environment (void)
   g_assert_no_error (error);
 }
 
+static GVariant *
+list_sessions (GDBusConnection *connection)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                G_VARIANT_TYPE ("(aa{sv})"), &error);
+  g_assert_no_error (error);
+  return g_variant_get_child_value (reply, 0);
+}
+
+static char *
+listed_state (GVariant   *sessions,
+              const char *path,
+              gint       *exit_status)
+{
+  for (gsize i = 0; i < g_variant_n_children (sessions); i++)
+    {
+      g_autoptr(GVariant) session = g_variant_get_child_value (sessions, i);
+      const char *session_path = NULL;
+      char *state = NULL;
+
+      g_variant_lookup (session, "path", "&o", &session_path);
+      if (g_strcmp0 (session_path, path) != 0)
+        continue;
+      g_variant_lookup (session, "state", "s", &state);
+      if (exit_status != NULL)
+        g_variant_lookup (session, "exit-status", "i", exit_status);
+      return state;
+    }
+  return NULL;
+}
+
+/* A daemon killed without warning leaves its sessions behind; the next one
+ * lists them with their last state, and nothing of them runs unsupervised:
+ * the safe sandbox died with the daemon, and what is left of a host
+ * session is killed. Their files stay. */
+static void
+test_restart_lists_and_cleans_up (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-restart", NULL);
+  g_autofree char *script = NULL;
+  g_autofree char *host_path = NULL;
+  g_autofree char *safe_path = NULL;
+  g_autofree char *exited_path = NULL;
+  g_autoptr(GVariant) sessions = NULL;
+  g_autofree char *host_state = NULL;
+  g_autofree char *safe_state = NULL;
+  g_autofree char *exited_state = NULL;
+  gint exit_status = 0;
+  gint64 deadline;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("trap '' HUP TERM; echo up; exec %s 300", marker);
+
+  host_path = create_session (connection, script, NULL, &error);
+  g_assert_no_error (error);
+  profile = "safe";
+  safe_path = create_session (connection, script, NULL, &error);
+  profile = "host";
+  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+    g_clear_error (&error);
+  g_assert_no_error (error);
+  exited_path = create_session (connection, "exit 7", NULL, &error);
+  g_assert_no_error (error);
+
+  g_assert_true (wait_for_output (connection, host_path, "up"));
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (count_marked_processes (marker) < (safe_path != NULL ? 2u : 1u))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+  while (TRUE)
+    {
+      g_autofree char *state = get_state (connection, exited_path);
+      if (g_strcmp0 (state, "exited") == 0)
+        break;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+
+  paddock_test_daemon_kill (daemon);
+  paddock_test_daemon_start (daemon);
+
+  /* Nothing of the sessions runs any more... */
+  g_assert_cmpuint (count_marked_processes (marker), ==, 0);
+
+  /* ...and they are all listed, with their last state. */
+  sessions = list_sessions (connection);
+  host_state = listed_state (sessions, host_path, NULL);
+  g_assert_cmpstr (host_state, ==, "stopped");
+  if (safe_path != NULL)
+    {
+      safe_state = listed_state (sessions, safe_path, NULL);
+      g_assert_cmpstr (safe_state, ==, "stopped");
+    }
+  exited_state = listed_state (sessions, exited_path, &exit_status);
+  g_assert_cmpstr (exited_state, ==, "exited");
+  g_assert_cmpint (exit_status, ==, 7);
+
+  /* Their files are still there, and destroying them works. */
+  {
+    g_autofree char *id = g_path_get_basename (host_path);
+    g_autofree char *dir = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id, NULL);
+    g_autoptr(GVariant) result = NULL;
+
+    g_assert_true (g_file_test (dir, G_FILE_TEST_IS_DIR));
+    result = stop (connection, host_path, 0, TRUE, &error);
+    g_assert_no_error (error);
+    g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
+  }
+
+  unlink (marker);
+}
+
+static int
+attach (GDBusConnection *connection,
+        const char      *path,
+        guint64         *first_offset)
+{
+  g_autoptr(GUnixFDList) fds = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  gint32 handle = -1;
+  int fd;
+
+  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon", path,
+                                                         "org.paddock.Session1", "Attach",
+                                                         g_variant_new_parsed ("(@a{sv} {},)"),
+                                                         G_VARIANT_TYPE ("(ht)"), G_DBUS_CALL_FLAGS_NONE,
+                                                         5000, NULL, &fds, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(ht)", &handle, first_offset);
+  fd = g_unix_fd_list_get (fds, handle, &error);
+  g_assert_no_error (error);
+  return fd;
+}
+
+/* Reads from a viewer's socket until @needle shows up (or 10 s pass). */
+static gboolean
+viewer_sees (int         fd,
+             GString    *seen,
+             const char *needle)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  while (strstr (seen->str, needle) == NULL)
+    {
+      GPollFD poll_fd = { fd, G_IO_IN, 0 };
+      char buffer[4096];
+      gssize n;
+
+      if (g_get_monotonic_time () > deadline)
+        return FALSE;
+      if (g_poll (&poll_fd, 1, 100) <= 0)
+        continue;
+      n = read (fd, buffer, sizeof buffer);
+      if (n <= 0)
+        return strstr (seen->str, needle) != NULL;
+      g_string_append_len (seen, buffer, n);
+    }
+  return TRUE;
+}
+
+static void
+test_attach_replays_and_relays (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GString) first_seen = g_string_new (NULL);
+  g_autoptr(GString) second_seen = g_string_new (NULL);
+  g_autoptr(GString) late_seen = g_string_new (NULL);
+  g_autoptr(GVariant) result = NULL;
+  g_autofree char *state = NULL;
+  guint64 offset = 99;
+  int first;
+  int second;
+  int late;
+
+  path = create_session (connection, "echo before-anyone-looked; while read line; do echo \"echo: $line\"; done",
+                         NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, path, "before-anyone-looked"));
+
+  /* The first viewer gets the scrollback replayed from the start. */
+  first = attach (connection, path, &offset);
+  g_assert_cmpuint (offset, ==, 0);
+  g_assert_true (viewer_sees (first, first_seen, "before-anyone-looked"));
+
+  /* A second one too; what the first types reaches the terminal, and both
+   * see the answer live. */
+  second = attach (connection, path, &offset);
+  g_assert_true (viewer_sees (second, second_seen, "before-anyone-looked"));
+  g_assert_cmpint (write (first, "typed by viewer one\n", 20), ==, 20);
+  g_assert_true (viewer_sees (first, first_seen, "echo: typed by viewer one"));
+  g_assert_true (viewer_sees (second, second_seen, "echo: typed by viewer one"));
+
+  /* Detaching touches nothing. */
+  close (first);
+  close (second);
+  g_usleep (100 * 1000);
+  state = get_state (connection, path);
+  g_assert_cmpstr (state, ==, "running");
+
+  /* After the end: the replay, then the end of the stream. */
+  result = stop (connection, path, 1, FALSE, &error);
+  g_assert_no_error (error);
+  late = attach (connection, path, &offset);
+  g_assert_true (viewer_sees (late, late_seen, "echo: typed by viewer one"));
+  {
+    char byte;
+    GPollFD poll_fd = { late, G_IO_IN, 0 };
+    gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+    gssize n = 1;
+
+    while (n > 0 && g_get_monotonic_time () < deadline)
+      if (g_poll (&poll_fd, 1, 100) > 0)
+        n = read (late, &byte, 1);
+    g_assert_cmpint (n, ==, 0);
+  }
+  close (late);
+}
+
 static void
 test_strict_refuses (void)
 {
@@ -673,6 +903,8 @@ main (int   argc,
   g_test_add_func ("/sessions/safe/view-and-environment", test_safe_view_and_environment);
   g_test_add_func ("/sessions/safe/teardown-of-200", test_safe_teardown_of_200);
   g_test_add_func ("/sessions/strict-refuses", test_strict_refuses);
+  g_test_add_func ("/sessions/attach-replays-and-relays", test_attach_replays_and_relays);
+  g_test_add_func ("/sessions/restart-lists-and-cleans-up", test_restart_lists_and_cleans_up);
 
   return g_test_run ();
 }
