@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-scrollback.h"
@@ -42,6 +43,8 @@
 #define OFFSET_NOTIFY_MS        50
 #define PROCESS_COUNT_MS        1000
 #define MAX_VIEWERS             32
+#define MAX_COMMANDS_PER_CLIENT 16
+#define MAX_COMMANDS_KEPT       256
 #define VIEWER_CHUNK            (64 * 1024)
 
 struct _PaddockSessionImpl
@@ -79,6 +82,11 @@ struct _PaddockSessionImpl
 
   guint                       offset_notify_id;
   guint                       process_count_id;
+
+  /* Exec'd commands by id (PaddockCommandImpl), and host pids → ids. */
+  GHashTable                 *commands;
+  GHashTable                 *command_pids;
+  guint32                     next_command_id;
 
   /* Attached viewers (Viewer), each at its own offset in the scrollback. */
   GPtrArray                  *viewers;
@@ -343,18 +351,43 @@ paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
   return pids;
 }
 
+static GArray *list_session_members (pid_t sid);
+
 static GArray *
 paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
   GArray *pids;
-  g_autoptr(GDir) proc = NULL;
-  const char *entry;
+  GHashTableIter iter;
+  gpointer key;
 
   if (self->sandboxed)
     return paddock_session_impl_list_sandboxed_pids (self);
 
-  pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
-  if (self->pid <= 0)
+  /* The agent's process session, and those of the commands exec'd beside
+   * it (each the leader of its own). */
+  pids = list_session_members (self->pid);
+  if (self->command_pids != NULL)
+    {
+      g_hash_table_iter_init (&iter, self->command_pids);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        {
+          g_autoptr(GArray) members = list_session_members ((pid_t) GPOINTER_TO_INT (key));
+
+          g_array_append_vals (pids, members->data, members->len);
+        }
+    }
+  return pids;
+}
+
+/* Every live process whose process session is @sid. */
+static GArray *
+list_session_members (pid_t sid)
+{
+  GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
+  g_autoptr(GDir) proc = NULL;
+  const char *entry;
+
+  if (sid <= 0)
     return pids;
 
   proc = g_dir_open ("/proc", 0, NULL);
@@ -383,7 +416,7 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
         continue;
 
       /* Zombies have exited: nothing left to stop. */
-      if (session == self->pid && state != 'Z' && state != 'X')
+      if (session == sid && state != 'Z' && state != 'X')
         {
           pid_t found = (pid_t) pid;
           g_array_append_val (pids, found);
@@ -1187,6 +1220,20 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
   paddock_close_fd (&self->pty_master);
   g_ptr_array_set_size (self->viewers, 0);
   g_clear_pointer (&self->record_path, g_free);
+
+  /* The commands went with the processes; their objects go now. */
+  {
+    GHashTableIter iter;
+    gpointer value;
+
+    g_hash_table_iter_init (&iter, self->commands);
+    while (g_hash_table_iter_next (&iter, NULL, &value))
+      {
+        g_signal_handlers_disconnect_by_data (value, self);
+        g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (value));
+      }
+    g_hash_table_remove_all (self->commands);
+  }
   paddock_session_impl_set_state (self, "destroyed");
 
   /* The session's own files: its HOME (the staging and records that come
@@ -1466,11 +1513,258 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Commands                                                                  */
+
+static void
+paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
+                                      int                 signal_number,
+                                      PaddockSessionImpl *self)
+{
+  GHashTableIter iter;
+  gpointer key;
+  gpointer value;
+
+  /* On the host the command is the leader of a process session of its
+   * own: its tree is that session (a descendant that setsid()s escapes,
+   * as the host profile reports). */
+  g_hash_table_iter_init (&iter, self->command_pids);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    if (GPOINTER_TO_UINT (value) == paddock_command_impl_get_id (command))
+      {
+        g_autoptr(GArray) members = list_session_members ((pid_t) GPOINTER_TO_INT (key));
+
+        for (guint i = 0; i < members->len; i++)
+          kill (g_array_index (members, pid_t, i), signal_number);
+      }
+}
+
+static void
+paddock_session_impl_command_released_cb (PaddockCommandImpl *command,
+                                          PaddockSessionImpl *self)
+{
+  g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
+  g_signal_handlers_disconnect_by_data (command, self);
+  g_hash_table_remove (self->commands, GUINT_TO_POINTER (paddock_command_impl_get_id (command)));
+}
+
+static void
+paddock_session_impl_command_exited_cb (GPid     pid,
+                                        int      wait_status,
+                                        gpointer user_data)
+{
+  PaddockSessionImpl *self = user_data;
+  gpointer id = self->command_pids != NULL ? g_hash_table_lookup (self->command_pids, GINT_TO_POINTER (pid)) : NULL;
+  PaddockCommandImpl *command = self->commands != NULL ? g_hash_table_lookup (self->commands, id) : NULL;
+  int exit_status = 0;
+  int signal_number = 0;
+
+  g_spawn_close_pid (pid);
+  if (self->command_pids != NULL)
+    g_hash_table_remove (self->command_pids, GINT_TO_POINTER (pid));
+
+  if (WIFEXITED (wait_status))
+    exit_status = WEXITSTATUS (wait_status);
+  else if (WIFSIGNALED (wait_status))
+    {
+      signal_number = WTERMSIG (wait_status);
+      exit_status = 128 + signal_number;
+    }
+
+  if (command != NULL)
+    paddock_command_impl_exited (command, exit_status, signal_number);
+}
+
+static guint
+count_running_commands_of (PaddockSessionImpl *self,
+                           const char         *caller)
+{
+  GHashTableIter iter;
+  gpointer value;
+  guint count = 0;
+
+  g_hash_table_iter_init (&iter, self->commands);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (paddock_command_impl_is_running (value) &&
+        g_strcmp0 (paddock_command_impl_get_caller (value), caller) == 0)
+      count++;
+  return count;
+}
+
+/* Forks the command on the host, leader of its own process session. */
+static gboolean
+paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
+                                    PaddockCommandImpl  *command,
+                                    char               **argv,
+                                    const char          *cwd,
+                                    char               **envp,
+                                    gboolean             tty,
+                                    GError             **error)
+{
+  paddock_autofd int child_in = -1;
+  paddock_autofd int child_out = -1;
+  paddock_autofd int child_err = -1;
+  g_autofree char *program = NULL;
+  const char *path = g_environ_getenv (envp, "PATH");
+  sigset_t all_signals;
+  sigset_t saved_mask;
+  pid_t pid;
+
+  program = find_in_path (argv[0], path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
+  if (program == NULL)
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                   "No program “%s” in the session's PATH", argv[0]);
+      return FALSE;
+    }
+
+  if (!paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
+    return FALSE;
+
+  sigfillset (&all_signals);
+  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
+  pid = fork ();
+  if (pid == 0)
+    {
+      sigset_t empty;
+
+      for (int signum = 1; signum < NSIG; signum++)
+        signal (signum, SIG_DFL);
+      sigemptyset (&empty);
+      sigprocmask (SIG_SETMASK, &empty, NULL);
+
+      if (setsid () < 0 || (tty && ioctl (child_in, TIOCSCTTY, 0) < 0) ||
+          dup2 (child_in, 0) < 0 || dup2 (child_out, 1) < 0 || dup2 (child_err, 2) < 0 ||
+          chdir (cwd) < 0)
+        _exit (126);
+      syscall (SYS_close_range, 3U, ~0U, 0U);
+      execve (program, argv, envp);
+      _exit (127);
+    }
+  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
+
+  if (pid < 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not start the command: %s", g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  g_hash_table_insert (self->command_pids, GINT_TO_POINTER (pid),
+                       GUINT_TO_POINTER (paddock_command_impl_get_id (command)));
+  /* The watch keeps the session alive until the command is reaped. */
+  g_child_watch_add_full (G_PRIORITY_DEFAULT, pid, paddock_session_impl_command_exited_cb,
+                          g_object_ref (self), g_object_unref);
+  paddock_command_impl_started (command, pid);
+  return TRUE;
+}
+
+static gboolean
+paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
+                                  GDBusMethodInvocation *invocation,
+                                  const char * const    *argv,
+                                  const char            *cwd,
+                                  GVariant              *env,
+                                  guint                  timeout_ms,
+                                  gboolean               tty)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  const char *caller = g_dbus_method_invocation_get_sender (invocation);
+  g_autoptr(PaddockCommandImpl) command = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_auto(GStrv) envp = NULL;
+  GVariantIter iter;
+  const char *key;
+  const char *value;
+  gsize argv_bytes = 0;
+  guint32 id;
+
+  if (!paddock_session_impl_check_alive (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (g_strcmp0 (paddock_ipc_session1_get_state (session), "running") != 0)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                             "Session %s is not running", self->id);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0')
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                     "Exec needs a command");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  for (guint i = 0; argv[i] != NULL; i++)
+    argv_bytes += strlen (argv[i]) + 1;
+  if (g_strv_length ((char **) argv) > 4096 || argv_bytes > 256 * 1024 ||
+      g_variant_n_children (env) > 256 || timeout_ms > PADDOCK_COMMAND_MAX_TIMEOUT_MS ||
+      (cwd[0] != '\0' && cwd[0] != '/'))
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                     "Exec takes at most 4096 arguments (256 KiB), 256 "
+                                                     "variables, an absolute folder and a timeout of at "
+                                                     "most 24 hours");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (count_running_commands_of (self, caller) >= MAX_COMMANDS_PER_CLIENT ||
+      g_hash_table_size (self->commands) >= MAX_COMMANDS_KEPT)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
+                                             "A client runs at most %u commands in a session at once "
+                                             "(release finished ones)", MAX_COMMANDS_PER_CLIENT);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  envp = self->sandboxed ? build_sandbox_environment (self) : build_environment (self);
+  g_variant_iter_init (&iter, env);
+  while (g_variant_iter_next (&iter, "{&s&s}", &key, &value))
+    envp = g_environ_setenv (envp, key, value, TRUE);
+
+  id = ++self->next_command_id;
+  path = g_strdup_printf ("%s/command/%u", self->object_path, id);
+  command = paddock_command_impl_new (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                      path, id, caller, tty, timeout_ms);
+  g_signal_connect (command, "kill-requested", G_CALLBACK (paddock_session_impl_command_kill_cb), self);
+  g_signal_connect (command, "released", G_CALLBACK (paddock_session_impl_command_released_cb), self);
+
+  if (self->sandboxed)
+    {
+      g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                           "Running extra commands inside the sandbox arrives with a later version");
+    }
+  else if (g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
+                                             g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                             path, &error))
+    {
+      g_hash_table_insert (self->commands, GUINT_TO_POINTER (id), g_object_ref (command));
+      if (!paddock_session_impl_spawn_on_host (self, command, (char **) argv,
+                                               cwd[0] != '\0' ? cwd : self->config.workspace,
+                                               envp, tty, &error))
+        {
+          g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
+          g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
+        }
+    }
+
+  if (error != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (command, self);
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  paddock_ipc_session1_complete_exec (session, invocation, path);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 static void
 paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 {
   iface->handle_read_output = paddock_session_impl_handle_read_output;
   iface->handle_attach = paddock_session_impl_handle_attach;
+  iface->handle_exec = paddock_session_impl_handle_exec;
   iface->handle_send_input = paddock_session_impl_handle_send_input;
   iface->handle_resize = paddock_session_impl_handle_resize;
   iface->handle_stop = paddock_session_impl_handle_stop;
@@ -1556,6 +1850,8 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->pending_input, g_byte_array_unref);
   g_clear_pointer (&self->waiters, g_ptr_array_unref);
   g_clear_pointer (&self->viewers, g_ptr_array_unref);
+  g_clear_pointer (&self->commands, g_hash_table_unref);
+  g_clear_pointer (&self->command_pids, g_hash_table_unref);
   g_clear_pointer (&self->pid_namespace, g_free);
   g_clear_pointer (&self->record_path, g_free);
   paddock_session_config_clear (&self->config);
@@ -1586,6 +1882,8 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->control_fd = -1;
   self->pending_input = g_byte_array_new ();
   self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
+  self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
+  self->command_pids = g_hash_table_new (NULL, NULL);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
 }
 

@@ -864,6 +864,294 @@ test_attach_replays_and_relays (void)
   close (late);
 }
 
+typedef struct
+{
+  char    *state;
+  gint     exit_status;
+  GString *out;
+  GString *err;
+} ExecResult;
+
+static void
+exec_result_clear (ExecResult *result)
+{
+  g_clear_pointer (&result->state, g_free);
+  if (result->out != NULL)
+    g_string_free (result->out, TRUE);
+  if (result->err != NULL)
+    g_string_free (result->err, TRUE);
+  result->out = result->err = NULL;
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ExecResult, exec_result_clear)
+
+static char *
+command_exec (GDBusConnection  *connection,
+              const char       *session_path,
+              const char       *script,
+              guint             timeout_ms,
+              gboolean          tty,
+              GError          **error)
+{
+  const char *argv[] = { "sh", "-c", script, NULL };
+  g_autoptr(GVariant) reply = NULL;
+  char *path = NULL;
+
+  reply = call (connection, session_path, "org.paddock.Session1", "Exec",
+                g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, timeout_ms, tty),
+                G_VARIANT_TYPE ("(o)"), error);
+  if (reply != NULL)
+    g_variant_get (reply, "(o)", &path);
+  return path;
+}
+
+static char *
+command_property_string (GDBusConnection *connection,
+                         const char      *path,
+                         const char      *name)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Command1", name),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, NULL);
+  if (reply == NULL)
+    return NULL;
+  g_variant_get (reply, "(v)", &value);
+  return g_variant_print (value, FALSE);
+}
+
+static GString *
+command_read (GDBusConnection *connection,
+              const char      *path,
+              const char      *stream)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) data = NULL;
+  g_autoptr(GError) error = NULL;
+  guint64 first = 0;
+  guint64 next = 0;
+  gsize length = 0;
+  const char *bytes;
+
+  reply = call (connection, path, "org.paddock.Command1", "ReadOutput",
+                g_variant_new ("(stu)", stream, (guint64) 0, 1024 * 1024), G_VARIANT_TYPE ("(aytt)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(@aytt)", &data, &first, &next);
+  bytes = g_variant_get_fixed_array (data, &length, 1);
+  return g_string_new_len (bytes, (gssize) length);
+}
+
+/* Waits for the command to end and collects what a caller would. */
+static void
+command_wait (GDBusConnection *connection,
+              const char      *path,
+              ExecResult      *result)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  g_autofree char *status = NULL;
+
+  for (;;)
+    {
+      g_autofree char *state = command_property_string (connection, path, "State");
+
+      if (state != NULL && g_strcmp0 (state, "'running'") != 0 && g_strcmp0 (state, "'starting'") != 0)
+        {
+          result->state = g_strndup (state + 1, strlen (state) - 2);
+          break;
+        }
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+
+  status = command_property_string (connection, path, "ExitStatus");
+  result->exit_status = atoi (status);
+  result->out = command_read (connection, path, "stdout");
+  result->err = command_read (connection, path, "stderr");
+}
+
+static void
+test_exec_streams_status_stdin_tty (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *command = NULL;
+  g_autoptr(GVariant) reply = NULL;
+
+  session = create_session (connection, "exec sleep 300", NULL, &error);
+  g_assert_no_error (error);
+
+  /* stdout and stderr apart, and the exit status */
+  command = command_exec (connection, session, "echo to-out; echo to-err >&2; exit 3", 0, FALSE, &error);
+  g_assert_no_error (error);
+  {
+    g_auto(ExecResult) result = { 0, };
+
+    command_wait (connection, command, &result);
+    g_assert_cmpstr (result.state, ==, "exited");
+    g_assert_cmpint (result.exit_status, ==, 3);
+    g_assert_cmpstr (result.out->str, ==, "to-out\n");
+    g_assert_cmpstr (result.err->str, ==, "to-err\n");
+  }
+  reply = call (connection, command, "org.paddock.Command1", "Release", NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&reply, g_variant_unref);
+  g_clear_pointer (&command, g_free);
+
+  /* standard input */
+  command = command_exec (connection, session, "tr a-z A-Z", 0, FALSE, &error);
+  g_assert_no_error (error);
+  reply = call (connection, command, "org.paddock.Command1", "WriteStdin",
+                g_variant_new ("(@ayb)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "shout\n", 6, 1), TRUE),
+                NULL, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&reply, g_variant_unref);
+  {
+    g_auto(ExecResult) result = { 0, };
+
+    command_wait (connection, command, &result);
+    g_assert_cmpint (result.exit_status, ==, 0);
+    g_assert_cmpstr (result.out->str, ==, "SHOUT\n");
+  }
+  g_clear_pointer (&command, g_free);
+
+  /* on a terminal of its own: one stream */
+  command = command_exec (connection, session, "tty; stty size", 0, TRUE, &error);
+  g_assert_no_error (error);
+  {
+    g_auto(ExecResult) result = { 0, };
+
+    command_wait (connection, command, &result);
+    g_assert_cmpint (result.exit_status, ==, 0);
+    g_assert_true (g_str_has_prefix (result.out->str, "/dev/pts/"));
+    g_assert_nonnull (strstr (result.out->str, "24 80"));
+    g_assert_cmpstr (result.err->str, ==, "");
+  }
+}
+
+static void
+test_exec_timeout_and_vanishing_caller_kill_trees (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GDBusConnection) leaver = paddock_test_daemon_new_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *command = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-exec", NULL);
+  g_autofree char *script = NULL;
+  gint64 deadline;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("%s 300 & %s 300 & (%s 300 &); %s 300", marker, marker, marker, marker);
+
+  session = create_session (connection, "exec sleep 300", NULL, &error);
+  g_assert_no_error (error);
+
+  /* A timeout kills the command and everything it started. */
+  command = command_exec (connection, session, script, 500, FALSE, &error);
+  g_assert_no_error (error);
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (count_marked_processes (marker) < 4)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+  {
+    g_auto(ExecResult) result = { 0, };
+
+    command_wait (connection, command, &result);
+    g_assert_cmpstr (result.state, ==, "timed-out");
+  }
+  while (count_marked_processes (marker) > 0)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+  g_clear_pointer (&command, g_free);
+
+  /* A caller that leaves the bus takes its commands with it. */
+  command = command_exec (leaver, session, script, 0, FALSE, &error);
+  g_assert_no_error (error);
+  while (count_marked_processes (marker) < 4)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+  g_dbus_connection_close_sync (leaver, NULL, NULL);
+  while (count_marked_processes (marker) > 0)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+
+  /* The session itself is untouched. */
+  {
+    g_autofree char *state = get_state (connection, session);
+    g_assert_cmpstr (state, ==, "running");
+  }
+  unlink (marker);
+}
+
+static void
+test_exec_bad_input (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  const char *empty[] = { NULL };
+  const char *argv[] = { "true", NULL };
+  const char *missing[] = { "no-such-program-here", NULL };
+
+  session = create_session (connection, "exec sleep 300", NULL, &error);
+  g_assert_no_error (error);
+
+  reply = call (connection, session, "org.paddock.Session1", "Exec",
+                g_variant_new ("(^aay^aya{ss}ub)", empty, "", NULL, 0, FALSE), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  reply = call (connection, session, "org.paddock.Session1", "Exec",
+                g_variant_new ("(^aay^aya{ss}ub)", argv, "relative/dir", NULL, 0, FALSE), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  reply = call (connection, session, "org.paddock.Session1", "Exec",
+                g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, G_MAXUINT32, FALSE), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  reply = call (connection, session, "org.paddock.Session1", "Exec",
+                g_variant_new ("(^aay^aya{ss}ub)", missing, "", NULL, 0, FALSE), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+
+  /* 16 at once per client, then QuotaExceeded */
+  for (guint i = 0; i < 16; i++)
+    {
+      g_autofree char *command = command_exec (connection, session, "exec sleep 300", 0, FALSE, &error);
+      g_assert_no_error (error);
+    }
+  {
+    g_autofree char *command = command_exec (connection, session, "exec sleep 300", 0, FALSE, &error);
+    g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED);
+    g_clear_error (&error);
+  }
+
+  /* Destroy takes every command with the session. */
+  {
+    g_autoptr(GVariant) result = stop (connection, session, 0, TRUE, &error);
+    guint32 survivors = 1;
+
+    g_assert_no_error (error);
+    g_assert_true (g_variant_lookup (result, "survivors", "u", &survivors));
+    g_assert_cmpuint (survivors, ==, 0);
+  }
+}
+
 static void
 test_strict_refuses (void)
 {
@@ -904,6 +1192,9 @@ main (int   argc,
   g_test_add_func ("/sessions/safe/teardown-of-200", test_safe_teardown_of_200);
   g_test_add_func ("/sessions/strict-refuses", test_strict_refuses);
   g_test_add_func ("/sessions/attach-replays-and-relays", test_attach_replays_and_relays);
+  g_test_add_func ("/sessions/exec/streams-status-stdin-tty", test_exec_streams_status_stdin_tty);
+  g_test_add_func ("/sessions/exec/timeout-and-vanishing-caller-kill-trees", test_exec_timeout_and_vanishing_caller_kill_trees);
+  g_test_add_func ("/sessions/exec/bad-input", test_exec_bad_input);
   g_test_add_func ("/sessions/restart-lists-and-cleans-up", test_restart_lists_and_cleans_up);
 
   return g_test_run ();
