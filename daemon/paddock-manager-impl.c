@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
 #include "paddock-session-impl.h"
@@ -165,24 +166,6 @@ pending_create_free (PendingCreate *pending)
   g_free (pending);
 }
 
-static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *entry;
-
-  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, entry, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
 /* The sandbox said the agent runs (or why it could not): only now does the
  * creator get its answer, so a session that cannot start is an error, not
  * a session that dies a moment later. */
@@ -207,7 +190,7 @@ paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
     {
       g_debug ("Session %s did not start: %s", paddock_session_impl_get_id (session), error->message);
       paddock_session_impl_kill_now (session);
-      remove_tree (pending->session_dir);
+      paddock_remove_tree (pending->session_dir);
       g_dbus_method_invocation_return_gerror (g_steal_pointer (&pending->invocation), error);
       pending_create_free (pending);
       return;
@@ -420,7 +403,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   if (!paddock_session_impl_start (session, paddock_manager_impl_session_ready_cb, pending, &error))
     {
       pending_create_free (pending);
-      remove_tree (session_dir);
+      paddock_remove_tree (session_dir);
       g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }

@@ -1195,24 +1195,6 @@ stop_result (PaddockSessionImpl *self,
 }
 
 static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *entry;
-
-  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, entry, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (child);
-      else
-        unlink (child);
-    }
-  rmdir (path);
-}
-
-static void
 paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
 {
   g_clear_handle_id (&self->pty_source, g_source_remove);
@@ -1242,7 +1224,7 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
     {
       g_autofree char *session_dir = g_path_get_dirname (self->config.home);
 
-      remove_tree (session_dir);
+      paddock_remove_tree (session_dir);
     }
 
   g_signal_emit (self, signals[SIGNAL_DESTROYED], 0);

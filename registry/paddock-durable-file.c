@@ -185,3 +185,28 @@ paddock_ensure_private_dir (const char  *path,
 
   return TRUE;
 }
+
+/* Deletes @path and everything below it, best effort (the caller has
+ * nothing better to do with a file that will not go). Symbolic links are
+ * removed, never followed: a link planted in a session's folder must not
+ * make the daemon delete what it points to. */
+void
+paddock_remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = NULL;
+  const char *entry;
+
+  g_return_if_fail (path != NULL);
+
+  dir = g_dir_open (path, 0, NULL);
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, entry, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        paddock_remove_tree (child);
+      else
+        unlink (child);
+    }
+  rmdir (path);
+}

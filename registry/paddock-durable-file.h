@@ -17,5 +17,6 @@ gboolean paddock_durable_file_replace (const char  *path,
                                        GError     **error);
 gboolean paddock_ensure_private_dir   (const char  *path,
                                        GError     **error);
+void     paddock_remove_tree          (const char  *path);
 
 G_END_DECLS
