@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "paddock-cgroup.h"
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
@@ -67,6 +68,11 @@ struct _PaddockSessionImpl
   guint                       child_watch;
   gboolean                    sandboxed;
   char                       *pid_namespace;  /* "pid:[inode]" once known */
+  /* The session's own cgroup v2, joined before its first process existed;
+   * NULL where none can be made (cgroup_reason says why). */
+  PaddockCgroup              *cgroup;
+  char                       *cgroup_reason;
+  int                         cgroup_procs_fd;
   int                         control_fd;
   guint                       control_source;
 
@@ -246,6 +252,8 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_builder_add_boolean_value (builder, self->sandboxed);
   json_builder_set_member_name (builder, "boot_id");
   json_builder_add_string_value (builder, boot_id);
+  json_builder_set_member_name (builder, "cgroup");
+  json_builder_add_string_value (builder, self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : "");
   json_builder_end_object (builder);
 
   generator = json_generator_new ();
@@ -360,6 +368,11 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
   GHashTableIter iter;
   gpointer key;
 
+  /* The kernel's own list, where the session has a cgroup: cheap, and
+   * nobody leaves it. */
+  if (self->cgroup != NULL)
+    return paddock_cgroup_list_pids (self->cgroup);
+
   if (self->sandboxed)
     return paddock_session_impl_list_sandboxed_pids (self);
 
@@ -441,10 +454,29 @@ static void
 paddock_session_impl_signal_all (PaddockSessionImpl *self,
                                  int                 signum)
 {
-  g_autoptr(GArray) pids = paddock_session_impl_list_pids (self);
+  g_autoptr(GArray) pids = NULL;
+
+  if (self->cgroup != NULL && signum == SIGKILL)
+    {
+      paddock_cgroup_kill (self->cgroup);
+      return;
+    }
+
+  pids = paddock_session_impl_list_pids (self);
 
   for (guint i = 0; i < pids->len; i++)
     kill (g_array_index (pids, pid_t, i), signum);
+}
+
+/* The session's last process is gone: its cgroup goes too. */
+static void
+paddock_session_impl_release_cgroup (PaddockSessionImpl *self)
+{
+  if (self->cgroup != NULL && paddock_cgroup_remove (self->cgroup))
+    {
+      g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+      paddock_close_fd (&self->cgroup_procs_fd);
+    }
 }
 
 static gboolean
@@ -462,6 +494,7 @@ paddock_session_impl_count_cb (gpointer user_data)
   if (count == 0 && self->reaped)
     {
       self->process_count_id = 0;
+      paddock_session_impl_release_cgroup (self);
       return G_SOURCE_REMOVE;
     }
 
@@ -1080,6 +1113,27 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
 
   set_window_size (master, self->config.columns, self->config.rows);
 
+  /* A cgroup of its own where one can be made; without one the PID
+   * namespace (safe) or the process session (host) is what counts. */
+  {
+    g_autofree char *parent = paddock_cgroup_find_parent (&self->cgroup_reason);
+    g_autofree char *name = g_strconcat ("paddock-session-", self->id, NULL);
+    g_autoptr(GError) cgroup_error = NULL;
+
+    if (parent != NULL)
+      self->cgroup = paddock_cgroup_new (parent, name, &cgroup_error);
+    if (self->cgroup != NULL)
+      self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, &cgroup_error);
+    if (cgroup_error != NULL)
+      {
+        g_clear_pointer (&self->cgroup_reason, g_free);
+        self->cgroup_reason = g_strdup (cgroup_error->message);
+        if (self->cgroup != NULL)
+          paddock_cgroup_remove (self->cgroup);
+        g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+      }
+  }
+
   /* The daemon has threads: between fork and exec the child may only make
    * async-signal-safe calls, so everything above is prepared beforehand.
    * Signals stay blocked across fork so no handler of ours runs in the
@@ -1096,6 +1150,11 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
         signal (signum, SIG_DFL);
       sigemptyset (&empty);
       sigprocmask (SIG_SETMASK, &empty, NULL);
+
+      /* Into the session's cgroup before anything of the session runs:
+       * every process it will ever have is born inside. */
+      if (self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
+        _exit (125);
 
       if (sandboxed)
         {
@@ -1139,6 +1198,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       return FALSE;
     }
 
+  /* Kept open for exec'd commands to join as well. */
   self->pid = pid;
   self->pid_start_time = process_start_time (pid);
   self->sandboxed = sandboxed;
@@ -1202,6 +1262,8 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
   paddock_close_fd (&self->pty_master);
   g_ptr_array_set_size (self->viewers, 0);
   g_clear_pointer (&self->record_path, g_free);
+  paddock_close_fd (&self->cgroup_procs_fd);
+  paddock_session_impl_release_cgroup (self);
 
   /* The commands went with the processes; their objects go now. */
   {
@@ -1279,6 +1341,7 @@ paddock_session_impl_stop_poll_cb (gpointer user_data)
     {
       self->stop_poll_id = 0;
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
+      paddock_session_impl_release_cgroup (self);
       paddock_session_impl_complete_waiters (self, 0);
       return G_SOURCE_REMOVE;
     }
@@ -1397,9 +1460,20 @@ paddock_session_impl_handle_destroy (PaddockIpcSession1    *session,
 void
 paddock_session_impl_kill_now (PaddockSessionImpl *self)
 {
+  gint64 deadline = g_get_monotonic_time () + G_USEC_PER_SEC;
+
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
   paddock_session_impl_signal_all (self, SIGKILL);
+
+  /* The daemon is going: wait (briefly) for the kernel to empty the
+   * cgroup, so that it can go too rather than linger. */
+  while (self->cgroup != NULL && g_get_monotonic_time () < deadline)
+    {
+      paddock_session_impl_release_cgroup (self);
+      if (self->cgroup != NULL)
+        g_usleep (5 * 1000);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1616,6 +1690,8 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
       sigemptyset (&empty);
       sigprocmask (SIG_SETMASK, &empty, NULL);
 
+      if (self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
+        _exit (125);
       if (setsid () < 0 || (tty && ioctl (child_in, TIOCSCTTY, 0) < 0) ||
           dup2 (child_in, 0) < 0 || dup2 (child_out, 1) < 0 || dup2 (child_err, 2) < 0 ||
           chdir (cwd) < 0)
@@ -1774,6 +1850,10 @@ paddock_session_impl_describe (PaddockSessionImpl *self)
   g_variant_dict_insert (&dict, "exit-status", "i", paddock_ipc_session1_get_exit_status (session));
   g_variant_dict_insert (&dict, "processes", "u", paddock_ipc_session1_get_process_count (session));
   g_variant_dict_insert (&dict, "created", "t", paddock_ipc_session1_get_created (session));
+  g_variant_dict_insert (&dict, "cgroup", "s",
+                         self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : "");
+  if (self->cgroup_reason != NULL)
+    g_variant_dict_insert (&dict, "cgroup-unavailable", "s", self->cgroup_reason);
   return g_variant_dict_end (&dict);
 }
 
@@ -1817,6 +1897,7 @@ paddock_session_impl_dispose (GObject *object)
     g_ptr_array_set_size (self->viewers, 0);
   paddock_close_fd (&self->pty_master);
   paddock_close_fd (&self->control_fd);
+  paddock_close_fd (&self->cgroup_procs_fd);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
 }
@@ -1836,6 +1917,8 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->command_pids, g_hash_table_unref);
   g_clear_pointer (&self->pid_namespace, g_free);
   g_clear_pointer (&self->record_path, g_free);
+  g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+  g_clear_pointer (&self->cgroup_reason, g_free);
   paddock_session_config_clear (&self->config);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->finalize (object);
@@ -1862,6 +1945,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
 {
   self->pty_master = -1;
   self->control_fd = -1;
+  self->cgroup_procs_fd = -1;
   self->pending_input = g_byte_array_new ();
   self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
@@ -1977,6 +2061,24 @@ paddock_session_impl_new_from_record (const char  *record_path,
   state = json_object_get_string_member_with_default (record, "state", "stopped");
   pid = json_object_get_int_member_with_default (record, "pid", 0);
   boot_id = current_boot_id ();
+
+  /* A cgroup left behind names exactly what is left of the session. */
+  {
+    g_autoptr(PaddockCgroup) cgroup =
+      paddock_cgroup_open (json_object_get_string_member_with_default (record, "cgroup", NULL));
+
+    g_autofree char *cgroup_name = cgroup != NULL ? g_path_get_basename (paddock_cgroup_get_path (cgroup)) : NULL;
+
+    /* Only ever a cgroup of ours, whatever the record says. */
+    if (cgroup != NULL && g_str_has_prefix (cgroup_name, "paddock-session-"))
+      {
+        gint64 deadline = g_get_monotonic_time () + G_USEC_PER_SEC;
+
+        paddock_cgroup_kill (cgroup);
+        while (!paddock_cgroup_remove (cgroup) && g_get_monotonic_time () < deadline)
+          g_usleep (10 * 1000);
+      }
+  }
 
   if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
     {

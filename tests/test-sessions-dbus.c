@@ -1152,6 +1152,65 @@ test_exec_bad_input (void)
   }
 }
 
+/* Where the daemon can make cgroups (root here, or a delegated systemd
+ * unit), even the host profile loses nothing on Destroy: a process that
+ * setsid()s stays in the session's cgroup. */
+static void
+test_host_cgroup_catches_escapees (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-cgroup", NULL);
+  g_autofree char *script = NULL;
+  g_autoptr(GVariant) sessions = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autofree char *cgroup = NULL;
+  g_autofree char *reason = NULL;
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("setsid %s 300 & (setsid %s 300 &); echo up; exec %s 300", marker, marker, marker);
+  path = create_session (connection, script, NULL, &error);
+  g_assert_no_error (error);
+
+  sessions = list_sessions (connection);
+  for (gsize i = 0; i < g_variant_n_children (sessions); i++)
+    {
+      g_autoptr(GVariant) session = g_variant_get_child_value (sessions, i);
+
+      g_variant_lookup (session, "cgroup", "s", &cgroup);
+      g_variant_lookup (session, "cgroup-unavailable", "s", &reason);
+    }
+  /* Either a cgroup, or the reason there is none: never silence. */
+  g_assert_true ((cgroup != NULL && cgroup[0] != '\0') || (reason != NULL && reason[0] != '\0'));
+
+  while (count_marked_processes (marker) < 3)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+
+  result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+
+  if (cgroup == NULL || cgroup[0] == '\0')
+    {
+      /* Without a cgroup the escapees outlive a host session, as the host
+       * profile says; clean up and say why this run could not check. */
+      g_autofree char *pkill = g_strdup_printf ("pkill -KILL -f %s", marker);
+      g_spawn_command_line_sync (pkill, NULL, NULL, NULL, NULL);
+      unlink (marker);
+      g_test_skip (reason);
+      return;
+    }
+
+  g_assert_cmpuint (count_marked_processes (marker), ==, 0);
+  g_assert_false (g_file_test (cgroup, G_FILE_TEST_EXISTS));
+  unlink (marker);
+}
+
 static void
 test_strict_refuses (void)
 {
@@ -1195,6 +1254,7 @@ main (int   argc,
   g_test_add_func ("/sessions/exec/streams-status-stdin-tty", test_exec_streams_status_stdin_tty);
   g_test_add_func ("/sessions/exec/timeout-and-vanishing-caller-kill-trees", test_exec_timeout_and_vanishing_caller_kill_trees);
   g_test_add_func ("/sessions/exec/bad-input", test_exec_bad_input);
+  g_test_add_func ("/sessions/host-cgroup-catches-escapees", test_host_cgroup_catches_escapees);
   g_test_add_func ("/sessions/restart-lists-and-cleans-up", test_restart_lists_and_cleans_up);
 
   return g_test_run ();

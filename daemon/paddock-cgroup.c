@@ -1,0 +1,243 @@
+/* paddock-cgroup.c — a session's own cgroup v2, where one may be made
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paddock-cgroup.h"
+#include "paddock-error.h"
+
+/* A cgroup is the kernel's list of a session's processes: membership is
+ * inherited by every child and cannot be left without write access to
+ * another cgroup, so counting and killing through it misses nothing —
+ * not even a host-profile process that setsid()s or double-forks.
+ * cgroup.kill (Linux 5.14) kills every member atomically. */
+struct _PaddockCgroup
+{
+  char *path;
+};
+
+/* Where the v2 hierarchy is mounted (a pure v2 system: /sys/fs/cgroup;
+ * a hybrid one: /sys/fs/cgroup/unified), from our mountinfo. */
+static char *
+find_cgroup2_mount (void)
+{
+  g_autofree char *mountinfo = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  if (!g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, NULL))
+    return NULL;
+
+  lines = g_strsplit (mountinfo, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) halves = g_strsplit (lines[i], " - ", 2);
+      g_auto(GStrv) fields = NULL;
+
+      if (halves[0] == NULL || halves[1] == NULL || !g_str_has_prefix (halves[1], "cgroup2 "))
+        continue;
+      fields = g_strsplit (halves[0], " ", -1);
+      if (g_strv_length (fields) >= 5)
+        return g_strcompress (fields[4]);
+    }
+
+  return NULL;
+}
+
+/* The folder under which session cgroups go: our own cgroup v2, when we
+ * may write to it — as root, or when the service manager delegated it to
+ * us (systemd: Delegate=yes, as data/paddockd.service asks). Otherwise
+ * NULL, and @out_reason says why, for the boundary's evidence. */
+char *
+paddock_cgroup_find_parent (char **out_reason)
+{
+  g_autofree char *mount = find_cgroup2_mount ();
+  g_autofree char *self_cgroup = NULL;
+  g_autofree char *relative = NULL;
+  g_autofree char *parent = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  if (mount == NULL)
+    {
+      *out_reason = g_strdup ("no cgroup v2 hierarchy is mounted");
+      return NULL;
+    }
+
+  if (!g_file_get_contents ("/proc/self/cgroup", &self_cgroup, NULL, NULL))
+    {
+      *out_reason = g_strdup ("could not read /proc/self/cgroup");
+      return NULL;
+    }
+
+  lines = g_strsplit (self_cgroup, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], "0::"))
+      relative = g_strdup (lines[i] + 3);
+
+  if (relative == NULL)
+    {
+      *out_reason = g_strdup ("the daemon is in no cgroup v2");
+      return NULL;
+    }
+
+  parent = g_build_filename (mount, relative, NULL);
+  if (access (parent, W_OK) != 0)
+    {
+      *out_reason = g_strdup_printf ("the daemon's cgroup %s is not writable (not delegated to this user)",
+                                     relative);
+      return NULL;
+    }
+
+  *out_reason = NULL;
+  return g_steal_pointer (&parent);
+}
+
+PaddockCgroup *
+paddock_cgroup_new (const char  *parent,
+                    const char  *name,
+                    GError     **error)
+{
+  g_autofree char *path = g_build_filename (parent, name, NULL);
+  PaddockCgroup *self;
+
+  if (g_mkdir (path, 0755) != 0 && errno != EEXIST)
+    {
+      int saved_errno = errno;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not make the cgroup %s: %s", path, g_strerror (saved_errno));
+      return NULL;
+    }
+
+  self = g_new0 (PaddockCgroup, 1);
+  self->path = g_steal_pointer (&path);
+  return self;
+}
+
+PaddockCgroup *
+paddock_cgroup_open (const char *path)
+{
+  PaddockCgroup *self;
+
+  if (path == NULL || !g_file_test (path, G_FILE_TEST_IS_DIR))
+    return NULL;
+
+  self = g_new0 (PaddockCgroup, 1);
+  self->path = g_strdup (path);
+  return self;
+}
+
+const char *
+paddock_cgroup_get_path (PaddockCgroup *self)
+{
+  return self->path;
+}
+
+/* An fd on cgroup.procs, opened before fork: the child writes "0" to it
+ * (async-signal-safe) to join before it execs anything. */
+int
+paddock_cgroup_open_procs (PaddockCgroup  *self,
+                           GError        **error)
+{
+  g_autofree char *procs = g_build_filename (self->path, "cgroup.procs", NULL);
+  int fd = open (procs, O_WRONLY | O_CLOEXEC);
+
+  if (fd < 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not open %s: %s", procs, g_strerror (saved_errno));
+    }
+  return fd;
+}
+
+GArray *
+paddock_cgroup_list_pids (PaddockCgroup *self)
+{
+  g_autofree char *procs = g_build_filename (self->path, "cgroup.procs", NULL);
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+  GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
+
+  if (!g_file_get_contents (procs, &contents, NULL, NULL))
+    return pids;
+
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      guint64 pid;
+
+      if (g_ascii_string_to_unsigned (lines[i], 10, 1, G_MAXINT, &pid, NULL))
+        {
+          pid_t found = (pid_t) pid;
+          g_array_append_val (pids, found);
+        }
+    }
+
+  return pids;
+}
+
+void
+paddock_cgroup_signal (PaddockCgroup *self,
+                       int            signal_number)
+{
+  g_autoptr(GArray) pids = paddock_cgroup_list_pids (self);
+
+  for (guint i = 0; i < pids->len; i++)
+    kill (g_array_index (pids, pid_t, i), signal_number);
+}
+
+/* cgroupfs files take one write(); no temp file and rename here. */
+static gboolean
+write_control (const char *path,
+               const char *value)
+{
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  gboolean ok;
+
+  if (fd < 0)
+    return FALSE;
+  ok = write (fd, value, strlen (value)) == (gssize) strlen (value);
+  close (fd);
+  return ok;
+}
+
+/* SIGKILL to every member at once (cgroup.kill); on kernels without it,
+ * one by one. */
+gboolean
+paddock_cgroup_kill (PaddockCgroup *self)
+{
+  g_autofree char *kill_path = g_build_filename (self->path, "cgroup.kill", NULL);
+
+  if (write_control (kill_path, "1"))
+    return TRUE;
+
+  paddock_cgroup_signal (self, SIGKILL);
+  return FALSE;
+}
+
+/* Removes the (empty) cgroup; FALSE while members remain. */
+gboolean
+paddock_cgroup_remove (PaddockCgroup *self)
+{
+  return g_rmdir (self->path) == 0 || errno == ENOENT;
+}
+
+void
+paddock_cgroup_free (PaddockCgroup *self)
+{
+  if (self == NULL)
+    return;
+
+  g_free (self->path);
+  g_free (self);
+}
