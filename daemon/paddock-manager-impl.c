@@ -89,18 +89,26 @@ valid_env_name (const char *name)
   return TRUE;
 }
 
+/* Sessions of @owner that are live (starting or running): ended ones cost
+ * only their scrollback, which the total limit bounds. */
 static guint
 count_sessions_of (PaddockManagerImpl *self,
                    const char         *owner)
 {
   guint count = 0;
 
-  for (guint i = 0; i < self->sessions->len; i++)
-    if (g_strcmp0 (paddock_session_impl_get_owner (g_ptr_array_index (self->sessions, i)), owner) == 0)
-      count++;
   for (guint i = 0; i < self->starting->len; i++)
     if (g_strcmp0 (paddock_session_impl_get_owner (g_ptr_array_index (self->starting, i)), owner) == 0)
       count++;
+  for (guint i = 0; i < self->sessions->len; i++)
+    {
+      PaddockSessionImpl *session = g_ptr_array_index (self->sessions, i);
+      const char *state = paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (session));
+
+      if (g_strcmp0 (paddock_session_impl_get_owner (session), owner) == 0 &&
+          (g_strcmp0 (state, "running") == 0 || g_strcmp0 (state, "starting") == 0))
+        count++;
+    }
   return count;
 }
 
@@ -364,13 +372,14 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   if (self->sessions->len + self->starting->len >= MAX_SESSIONS)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "The daemon runs its maximum of %u sessions", MAX_SESSIONS);
+                                             "The daemon keeps at most %u sessions; destroy ended ones "
+                                             "to make room", MAX_SESSIONS);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   if (count_sessions_of (self, config.owner) >= MAX_SESSIONS_PER_CLIENT)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "A client may create at most %u sessions",
+                                             "A client may run at most %u sessions at once",
                                              MAX_SESSIONS_PER_CLIENT);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }

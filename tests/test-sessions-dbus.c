@@ -1211,6 +1211,38 @@ test_host_cgroup_catches_escapees (void)
   unlink (marker);
 }
 
+/* A client runs at most 16 sessions at once; an ended one frees its place. */
+static void
+test_session_quota (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *refused = NULL;
+  g_autofree char *accepted = NULL;
+  g_autoptr(GVariant) result = NULL;
+
+  for (guint i = 0; i < 16; i++)
+    {
+      char *path = create_session (connection, "exec sleep 300", NULL, &error);
+
+      g_assert_no_error (error);
+      g_ptr_array_add (paths, path);
+    }
+
+  refused = create_session (connection, "exec sleep 300", NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED);
+  g_assert_null (refused);
+  g_clear_error (&error);
+
+  result = stop (connection, g_ptr_array_index (paths, 0), 0, FALSE, &error);
+  g_assert_no_error (error);
+  accepted = create_session (connection, "exec sleep 300", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (accepted);
+}
+
 static void
 test_strict_refuses (void)
 {
@@ -1255,6 +1287,7 @@ main (int   argc,
   g_test_add_func ("/sessions/exec/timeout-and-vanishing-caller-kill-trees", test_exec_timeout_and_vanishing_caller_kill_trees);
   g_test_add_func ("/sessions/exec/bad-input", test_exec_bad_input);
   g_test_add_func ("/sessions/host-cgroup-catches-escapees", test_host_cgroup_catches_escapees);
+  g_test_add_func ("/sessions/quota", test_session_quota);
   g_test_add_func ("/sessions/restart-lists-and-cleans-up", test_restart_lists_and_cleans_up);
 
   return g_test_run ();
