@@ -24,6 +24,7 @@
 #define MAX_ENV_ITEMS           256
 #define MAX_ENV_BYTES           (256 * 1024)
 #define MAX_NAME_BYTES          128
+#define DESTROYED_LINGER_SECONDS 60
 
 struct _PaddockManagerImpl
 {
@@ -138,6 +139,13 @@ paddock_manager_impl_session_changed_cb (PaddockSessionImpl *session,
     paddock_manager_impl_emit_changed (self, position, 1, 1);
 }
 
+static gboolean
+paddock_manager_impl_unexport_cb (gpointer user_data)
+{
+  g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (user_data));
+  return G_SOURCE_REMOVE;
+}
+
 static void
 paddock_manager_impl_session_destroyed_cb (PaddockSessionImpl *session,
                                            PaddockManagerImpl *self)
@@ -149,7 +157,11 @@ paddock_manager_impl_session_destroyed_cb (PaddockSessionImpl *session,
   if (self->registry != NULL)
     paddock_registry_release_owner (self->registry, owner);
 
-  g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (session));
+  /* Off the list at once; on the bus for one more minute, so that a late
+   * call (a second Destroy, a Stop racing it) gets a clear NotFound rather
+   * than "no such object". */
+  g_timeout_add_seconds_full (G_PRIORITY_DEFAULT, DESTROYED_LINGER_SECONDS,
+                              paddock_manager_impl_unexport_cb, g_object_ref (session), g_object_unref);
   if (g_ptr_array_find (self->sessions, session, &position))
     {
       g_signal_handlers_disconnect_by_data (session, self);

@@ -382,7 +382,7 @@ test_destroy_releases_leases_and_files (void)
   g_clear_pointer (&reply, g_variant_unref);
   reply = stop (connection, path, 0, TRUE, &error);
   g_assert_null (reply);
-  g_assert_nonnull (error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
 }
 
 static void
