@@ -1228,9 +1228,12 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
                        g_object_ref (self), g_object_unref);
     }
 
-  /* Recorded from the start, so a daemon that dies right now is followed
-   * by one that knows what to clean up. */
-  paddock_session_impl_save (self);
+  /* A host agent outlives a daemon that dies right now: record it from
+   * the start, so the next daemon knows what to clean up. A sandbox dies
+   * with the daemon (--die-with-parent), so its first record can wait for
+   * "running" — one durable write fewer on the way to the first byte. */
+  if (!sandboxed)
+    paddock_session_impl_save (self);
 
   g_debug ("Session %s: started %s as pid %d (%s profile)", self->id, program, (int) pid,
            self->config.profile);
