@@ -137,6 +137,9 @@ int                 paddockctl_list              (Paddockctl               *ctl,
 int                 paddockctl_status            (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
+int                 paddockctl_attach            (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
 int                 paddockctl_logs              (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
@@ -147,6 +150,9 @@ int                 paddockctl_stop              (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
 int                 paddockctl_destroy           (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_exec              (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
 int                 paddockctl_not_yet_available (Paddockctl               *ctl,

@@ -143,7 +143,19 @@ get_session_properties (Paddockctl  *ctl,
       return NULL;
     }
 
-  return g_variant_get_child_value (reply, 0);
+  /* A destroyed session answers for a while longer (so late calls get a
+   * clear error); to a user it no longer exists. */
+  {
+    g_autoptr(GVariant) properties = g_variant_get_child_value (reply, 0);
+    const char *state = NULL;
+
+    if (g_variant_lookup (properties, "State", "&s", &state) && g_strcmp0 (state, "destroyed") == 0)
+      {
+        g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND, "no session “%s”", id);
+        return NULL;
+      }
+    return g_steal_pointer (&properties);
+  }
 }
 
 /* The State property alone, for `logs --follow`. */
@@ -1095,7 +1107,7 @@ paddockctl_destroy (Paddockctl  *ctl,
 
 /* ---- commands of later versions ------------------------------------------------ */
 
-/* attach, exec, review, apply, drop, checkpoint and net are in
+/* review, apply, drop, checkpoint and net are in
  * INTERFACES.md: a script using one gets a clear failure (exit 1), not
  * "unknown command" (exit 2, which reads as a typo). */
 int

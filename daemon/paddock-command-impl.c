@@ -455,7 +455,7 @@ paddock_command_impl_exited (PaddockCommandImpl *self,
 
   if (self->timed_out)
     state = "timed-out";
-  else if (self->kill_requested && signal_number != 0)
+  else if (self->kill_requested)
     state = "killed";
   else
     state = "exited";
@@ -480,6 +480,17 @@ paddock_command_impl_kill (PaddockCommandImpl *self,
   g_debug ("Command %u: signal %d because %s", self->id, signal_number, reason);
   self->kill_requested = TRUE;
   g_signal_emit (self, signals[SIGNAL_KILL_REQUESTED], 0, signal_number);
+}
+
+/* The session is ending and takes the command with it: when it ends, it
+ * was killed, not done. */
+void
+paddock_command_impl_expect_kill (PaddockCommandImpl *self)
+{
+  g_return_if_fail (PADDOCK_IS_COMMAND_IMPL (self));
+
+  if (self->running)
+    self->kill_requested = TRUE;
 }
 
 guint32

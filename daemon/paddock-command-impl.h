@@ -35,6 +35,7 @@ void                paddock_command_impl_exited         (PaddockCommandImpl  *se
 void                paddock_command_impl_kill           (PaddockCommandImpl  *self,
                                                          int                  signal_number,
                                                          const char          *reason);
+void                paddock_command_impl_expect_kill    (PaddockCommandImpl  *self);
 guint32             paddock_command_impl_get_id         (PaddockCommandImpl  *self);
 const char         *paddock_command_impl_get_caller     (PaddockCommandImpl  *self);
 const char         *paddock_command_impl_get_object_path (PaddockCommandImpl *self);

@@ -1257,6 +1257,13 @@ stop_result (PaddockSessionImpl *self,
   return g_variant_dict_end (&result);
 }
 
+static gboolean
+unexport_later_cb (gpointer user_data)
+{
+  g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (user_data));
+  return G_SOURCE_REMOVE;
+}
+
 static void
 paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
 {
@@ -1268,7 +1275,8 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_session_impl_release_cgroup (self);
 
-  /* The commands went with the processes; their objects go now. */
+  /* The commands went with the processes. Their objects stay a minute so
+   * that callers can still read how they ended, then go. */
   {
     GHashTableIter iter;
     gpointer value;
@@ -1277,9 +1285,11 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
     while (g_hash_table_iter_next (&iter, NULL, &value))
       {
         g_signal_handlers_disconnect_by_data (value, self);
-        g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (value));
+        g_timeout_add_seconds_full (G_PRIORITY_DEFAULT, 60, unexport_later_cb,
+                                    g_object_ref (value), g_object_unref);
       }
-    g_hash_table_remove_all (self->commands);
+    /* Still in the table: a child watch that fires after this finds its
+     * command and records the real exit status. */
   }
   paddock_session_impl_set_state (self, "destroyed");
 
@@ -1393,6 +1403,16 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
 
   self->stop_requested = self->stop_requested || !self->reaped;
   self->stop_started = g_get_monotonic_time ();
+
+  /* The session's commands end with it: they are killed, not done. */
+  {
+    GHashTableIter iter;
+    gpointer value;
+
+    g_hash_table_iter_init (&iter, self->commands);
+    while (g_hash_table_iter_next (&iter, NULL, &value))
+      paddock_command_impl_expect_kill (value);
+  }
   self->stop_kill_at = kill_at;
   self->killed = FALSE;
 

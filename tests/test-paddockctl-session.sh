@@ -400,7 +400,7 @@ later_ok ()
   run "$tmp/out" "$tmp/err" "$@"
   [[ $rc -eq 1 && ! -s "$tmp/out" ]] && grep -q 'arrives with a later version' "$tmp/err"
 }
-for verb in attach exec review apply drop checkpoint net; do
+for verb in review apply drop checkpoint net; do
   check "$verb: exit 1, “arrives with a later version”" later_ok $verb 0123456789ab
 done
 check "create --net: exit 1, later version" later_ok create --workspace "$ws" --net none -- true
@@ -408,7 +408,7 @@ check "create --allow-domain: exit 1, later version" \
   later_ok create --workspace "$ws" --allow-domain example.org -- true
 check "create --port: exit 1, later version" later_ok create --workspace "$ws" --port web -- true
 
-run "$tmp/out" "$tmp/err" --json attach 0123456789ab
+run "$tmp/out" "$tmp/err" --json review 0123456789ab
 check "…with --json: org.paddock.Error.Failed" \
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.Failed"
 
