@@ -92,6 +92,8 @@ struct _PaddockSessionImpl
   /* Exec'd commands by id (PaddockCommandImpl), and host pids → ids. */
   GHashTable                 *commands;
   GHashTable                 *command_pids;
+  /* Exec calls waiting for the sandbox to say "spawned", by command id. */
+  GHashTable                 *pending_execs;
   guint32                     next_command_id;
 
   /* Attached viewers (Viewer), each at its own offset in the scrollback. */
@@ -856,6 +858,82 @@ paddock_session_impl_last_line (PaddockSessionImpl *self)
   return g_strdup ("the sandbox ended without saying why");
 }
 
+/* The sandbox is gone: Exec calls it never answered get an answer now. */
+static void
+paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
+{
+  GHashTableIter iter;
+  gpointer value;
+
+  if (self->pending_execs == NULL)
+    return;
+
+  g_hash_table_iter_init (&iter, self->pending_execs);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      g_dbus_method_invocation_return_error (g_object_ref (value), PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                             "Session %s ended before the command started", self->id);
+      g_hash_table_iter_remove (&iter);
+    }
+}
+
+/* Events about commands run inside the sandbox: "spawned" and
+ * "spawn-failed" answer a pending Exec, "command-exited" ends a command. */
+static void
+paddock_session_impl_command_event (PaddockSessionImpl *self,
+                                    JsonObject         *event)
+{
+  const char *name = json_object_get_string_member_with_default (event, "event", "");
+  gint64 id = json_object_get_int_member_with_default (event, "id", -1);
+  PaddockCommandImpl *command;
+  GDBusMethodInvocation *invocation;
+
+  if (id < 0 || id > G_MAXUINT32)
+    return;
+
+  command = g_hash_table_lookup (self->commands, GUINT_TO_POINTER ((guint32) id));
+  invocation = g_hash_table_lookup (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
+
+  if (g_str_equal (name, "spawned") && command != NULL)
+    {
+      paddock_command_impl_started (command, 0);
+      if (invocation != NULL)
+        {
+          g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
+          paddock_ipc_session1_complete_exec (PADDOCK_IPC_SESSION1 (self), invocation,
+                                              paddock_command_impl_get_object_path (command));
+        }
+    }
+  else if (g_str_equal (name, "spawn-failed"))
+    {
+      gint64 err = json_object_get_int_member_with_default (event, "errno", 0);
+      const char *message = json_object_get_string_member_with_default (event, "message", "could not start");
+
+      if (invocation != NULL)
+        {
+          g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
+          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR,
+                                                 err == ENOENT ? PADDOCK_ERROR_NOT_FOUND :
+                                                 err == EINVAL || err == EBADF ? PADDOCK_ERROR_INVALID_ARGUMENT :
+                                                 err == EAGAIN ? PADDOCK_ERROR_QUOTA_EXCEEDED :
+                                                 PADDOCK_ERROR_FAILED,
+                                                 "The command could not start in the sandbox: %s", message);
+        }
+      if (command != NULL)
+        {
+          g_signal_handlers_disconnect_by_data (command, self);
+          g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
+          g_hash_table_remove (self->commands, GUINT_TO_POINTER ((guint32) id));
+        }
+    }
+  else if (g_str_equal (name, "command-exited") && command != NULL)
+    {
+      paddock_command_impl_exited (command,
+                                   (int) json_object_get_int_member_with_default (event, "status", -1),
+                                   (int) json_object_get_int_member_with_default (event, "signal", 0));
+    }
+}
+
 /* Handles every event waiting on the control socket. Returns FALSE once the
  * sandbox closed its end. */
 static gboolean
@@ -892,6 +970,8 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
           paddock_session_impl_set_state (self, "running");
           paddock_session_impl_ready (self, NULL);
         }
+      else
+        paddock_session_impl_command_event (self, object);
     }
 }
 
@@ -908,6 +988,7 @@ paddock_session_impl_control_cb (int          fd,
 
   self->control_source = 0;
   paddock_close_fd (&self->control_fd);
+  paddock_session_impl_fail_pending_execs (self);
   return G_SOURCE_REMOVE;
 }
 
@@ -928,6 +1009,7 @@ paddock_session_impl_exited_cb (GPid     pid,
   else if (WIFSIGNALED (wait_status))
     exit_status = 128 + WTERMSIG (wait_status);
 
+  paddock_session_impl_fail_pending_execs (self);
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), exit_status);
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
@@ -1596,6 +1678,66 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
+/* One request to the sandbox's pid 1: a JSON object in one SOCK_SEQPACKET
+ * message, with @fds attached (SCM_RIGHTS). */
+static gboolean
+paddock_session_impl_send_control (PaddockSessionImpl  *self,
+                                   JsonBuilder         *request,
+                                   const int           *fds,
+                                   guint                n_fds,
+                                   GError             **error)
+{
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) root = json_builder_get_root (request);
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  char control[CMSG_SPACE (sizeof (int) * 3)];
+  struct iovec iov;
+  struct msghdr message = { 0, };
+
+  g_assert (n_fds <= 3);
+
+  if (self->control_fd < 0)
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
+      return FALSE;
+    }
+
+  json_generator_set_root (generator, root);
+  text = json_generator_to_data (generator, &length);
+  iov.iov_base = text;
+  iov.iov_len = length;
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+
+  if (n_fds > 0)
+    {
+      struct cmsghdr *header;
+
+      memset (control, 0, sizeof control);
+      message.msg_control = control;
+      message.msg_controllen = CMSG_SPACE (sizeof (int) * n_fds);
+      header = CMSG_FIRSTHDR (&message);
+      header->cmsg_level = SOL_SOCKET;
+      header->cmsg_type = SCM_RIGHTS;
+      header->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
+      memcpy (CMSG_DATA (header), fds, sizeof (int) * n_fds);
+    }
+
+  while (sendmsg (self->control_fd, &message, MSG_NOSIGNAL) < 0)
+    {
+      int saved_errno = errno;
+
+      if (saved_errno == EINTR)
+        continue;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not reach the sandbox: %s", g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
 static void
 paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
                                       int                 signal_number,
@@ -1604,6 +1746,27 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
   GHashTableIter iter;
   gpointer key;
   gpointer value;
+
+  /* Inside the sandbox, the command's supervisor (a subreaper) kills the
+   * whole tree, setsid()ed descendants included. */
+  if (self->sandboxed)
+    {
+      g_autoptr(JsonBuilder) request = json_builder_new ();
+      g_autoptr(GError) error = NULL;
+
+      json_builder_begin_object (request);
+      json_builder_set_member_name (request, "op");
+      json_builder_add_string_value (request, "kill");
+      json_builder_set_member_name (request, "id");
+      json_builder_add_int_value (request, paddock_command_impl_get_id (command));
+      json_builder_set_member_name (request, "signal");
+      json_builder_add_int_value (request, signal_number);
+      json_builder_end_object (request);
+      if (!paddock_session_impl_send_control (self, request, NULL, 0, &error))
+        g_debug ("Session %s: could not kill command %u: %s", self->id,
+                 paddock_command_impl_get_id (command), error->message);
+      return;
+    }
 
   /* On the host the command is the leader of a process session of its
    * own: its tree is that session (a descendant that setsid()s escapes,
@@ -1742,6 +1905,55 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   return TRUE;
 }
 
+/* Asks the sandbox's pid 1 to run the command beside the agent, with the
+ * same confinement, passing the command's three standard fds. */
+static gboolean
+paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
+                                       PaddockCommandImpl  *command,
+                                       const char * const  *argv,
+                                       const char          *cwd,
+                                       char               **envp,
+                                       gboolean             tty,
+                                       GError             **error)
+{
+  g_autoptr(JsonBuilder) request = json_builder_new ();
+  paddock_autofd int child_in = -1;
+  paddock_autofd int child_out = -1;
+  paddock_autofd int child_err = -1;
+  int fds[3];
+
+  if (!paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
+    return FALSE;
+
+  json_builder_begin_object (request);
+  json_builder_set_member_name (request, "op");
+  json_builder_add_string_value (request, "spawn");
+  json_builder_set_member_name (request, "id");
+  json_builder_add_int_value (request, paddock_command_impl_get_id (command));
+  json_builder_set_member_name (request, "argv");
+  json_builder_begin_array (request);
+  for (guint i = 0; argv[i] != NULL; i++)
+    json_builder_add_string_value (request, argv[i]);
+  json_builder_end_array (request);
+  json_builder_set_member_name (request, "cwd");
+  json_builder_add_string_value (request, cwd);
+  json_builder_set_member_name (request, "env");
+  json_builder_begin_array (request);
+  for (guint i = 0; envp[i] != NULL; i++)
+    json_builder_add_string_value (request, envp[i]);
+  json_builder_end_array (request);
+  json_builder_set_member_name (request, "tty");
+  json_builder_add_boolean_value (request, tty);
+  json_builder_end_object (request);
+
+  fds[0] = child_in;
+  fds[1] = child_out;
+  fds[2] = child_err;
+  /* Our copies of the command's ends close when we return: the sandbox
+   * has its own, and output ends when the command's are closed. */
+  return paddock_session_impl_send_control (self, request, fds, 3, error);
+}
+
 static gboolean
 paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
                                   GDBusMethodInvocation *invocation,
@@ -1812,8 +2024,22 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
 
   if (self->sandboxed)
     {
-      g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                           "Running extra commands inside the sandbox arrives with a later version");
+      if (g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
+                                            g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                            path, &error))
+        {
+          g_hash_table_insert (self->commands, GUINT_TO_POINTER (id), g_object_ref (command));
+          if (paddock_session_impl_spawn_in_sandbox (self, command, argv,
+                                                     cwd[0] != '\0' ? cwd : self->config.workspace,
+                                                     envp, tty, &error))
+            {
+              /* Answered when the sandbox says "spawned" or why not. */
+              g_hash_table_insert (self->pending_execs, GUINT_TO_POINTER (id), g_object_ref (invocation));
+              return G_DBUS_METHOD_INVOCATION_HANDLED;
+            }
+          g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
+          g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
+        }
     }
   else if (g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
                                              g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
@@ -1937,6 +2163,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->waiters, g_ptr_array_unref);
   g_clear_pointer (&self->viewers, g_ptr_array_unref);
   g_clear_pointer (&self->commands, g_hash_table_unref);
+  g_clear_pointer (&self->pending_execs, g_hash_table_unref);
   g_clear_pointer (&self->command_pids, g_hash_table_unref);
   g_clear_pointer (&self->pid_namespace, g_free);
   g_clear_pointer (&self->record_path, g_free);
@@ -1972,6 +2199,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->pending_input = g_byte_array_new ();
   self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
+  self->pending_execs = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   self->command_pids = g_hash_table_new (NULL, NULL);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
 }

@@ -1097,6 +1097,61 @@ test_exec_timeout_and_vanishing_caller_kill_trees (void)
   unlink (marker);
 }
 
+/* Inside the sandbox the command's supervisor is a subreaper: a timeout
+ * kills its whole tree, setsid()ed and double-forked descendants too. */
+static void
+test_safe_exec_timeout_kills_tree (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *command = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-safe-exec", NULL);
+  g_autofree char *script = NULL;
+  gint64 deadline = g_get_monotonic_time () + 15 * G_USEC_PER_SEC;
+
+  profile = "safe";
+  session = create_session (connection, "exec sleep 300", NULL, &error);
+  profile = "host";
+  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+    {
+      g_test_skip (error->message);
+      return;
+    }
+  g_assert_no_error (error);
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("setsid %s 300 & (%s 300 &); echo started; exec %s 300", marker, marker, marker);
+  command = command_exec (connection, session, script, 700, FALSE, &error);
+  g_assert_no_error (error);
+
+  while (count_marked_processes (marker) < 3)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+  {
+    g_auto(ExecResult) result = { 0, };
+
+    command_wait (connection, command, &result);
+    g_assert_cmpstr (result.state, ==, "timed-out");
+    g_assert_cmpstr (result.out->str, ==, "started\n");
+  }
+  while (count_marked_processes (marker) > 0)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+
+  /* The agent is untouched. */
+  {
+    g_autofree char *state = get_state (connection, session);
+    g_assert_cmpstr (state, ==, "running");
+  }
+  unlink (marker);
+}
+
 static void
 test_exec_bad_input (void)
 {
@@ -1286,6 +1341,7 @@ main (int   argc,
   g_test_add_func ("/sessions/exec/streams-status-stdin-tty", test_exec_streams_status_stdin_tty);
   g_test_add_func ("/sessions/exec/timeout-and-vanishing-caller-kill-trees", test_exec_timeout_and_vanishing_caller_kill_trees);
   g_test_add_func ("/sessions/exec/bad-input", test_exec_bad_input);
+  g_test_add_func ("/sessions/exec/safe-timeout-kills-tree", test_safe_exec_timeout_kills_tree);
   g_test_add_func ("/sessions/host-cgroup-catches-escapees", test_host_cgroup_catches_escapees);
   g_test_add_func ("/sessions/quota", test_session_quota);
   g_test_add_func ("/sessions/restart-lists-and-cleans-up", test_restart_lists_and_cleans_up);

@@ -20,7 +20,8 @@
  *                       {"event":"exited","pid":P,"status":S[,"signal":N]}
  *                     P is the agent's pid in the sandbox's PID namespace (2);
  *                     S follows the shell: the exit code, or 128+N if killed by
- *                     signal N. Later steps add commands read from this fd.
+ *                     signal N. On a SOCK_SEQPACKET socket the daemon also
+ *                     sends requests (see "Commands" below).
  *   --pty-fd N        PTY slave: the agent runs on it as session leader with it
  *                     as controlling terminal, stdin, stdout and stderr; it is
  *                     also bound at /dev/console so ttyname() resolves. Without
@@ -64,6 +65,50 @@
  *
  * Everything between clone()/fork() and exec uses only async-signal-safe
  * calls: the whole mount plan is computed before clone().
+ *
+ * Commands (the daemon's Exec), over the --control-fd socket when it is a
+ * SOCK_SEQPACKET socket: one JSON object per message, at most 128 KiB, with
+ * fds attached as SCM_RIGHTS (at most 8):
+ *   {"op":"spawn","id":N,"argv":["cmd","arg",…],"cwd":"/abs","env":["K=V",…],
+ *    "tty":true}                 + 3 fds: stdin, stdout, stderr (may be one)
+ *   {"op":"kill","id":N,"signal":S}                          no fds
+ * N is the daemon's (0 to 2^32-1, unique among running commands); argv is
+ * 1 to 4096 strings, env 0 to 4096 K=V strings and is the command's whole
+ * environment (its PATH finds argv[0]; default /usr/local/bin:/usr/bin:/bin);
+ * cwd defaults to the workspace; tty (default false) makes the command a
+ * session leader with fd 0 as controlling terminal, otherwise it gets a
+ * process group of its own. Events, one per message, like the agent's:
+ *   {"event":"spawned","id":N,"pid":P}          P in the sandbox's namespace
+ *   {"event":"spawn-failed","id":N,"errno":E,"message":"…"}
+ *   {"event":"command-exited","id":N,"status":S[,"signal":K]}
+ * Exactly one of spawned/spawn-failed answers a spawn that names a valid id
+ * (EBADF: not 3 fds; EINVAL: bad argv/env/cwd/tty; EEXIST: id running;
+ * EAGAIN: 64 commands running; chdir/exec errno otherwise, after fork).
+ * Events of different ids may interleave in any order. A request without a
+ * valid id, of an unknown op, not JSON or too big, and a kill of an id not
+ * running, is dropped with one "ignoring a control request" line on stderr;
+ * fds that came with it are closed. Without a kill, command-exited comes as
+ * soon as the command itself exits: background processes it leaves keep
+ * running in the session (re-parented to pid 1; the PID namespace still
+ * ends them with the session), which is Exec's "run, get output and status".
+ * After any kill, command-exited comes only once the command AND all its
+ * descendants are gone: SIGKILL kills the whole tree (setsid'd and
+ * double-forked included) and always gets there; another signal is sent
+ * once to every process of the tree, and the daemon escalates to SIGKILL
+ * if the tree outlives its grace. When the agent exits the session ends and
+ * running commands die with it without command-exited.
+ *
+ * Pid 1 reads the requests itself (the helper outside closes its copy of
+ * the socket after clone): it is inside the namespaces already, so no
+ * process outside relays fds into them. Each command runs under a command
+ * supervisor, a child of pid 1 that is a child subreaper (see
+ * run_command_supervisor). Commands are confined like the agent: same
+ * namespaces and root view, no_new_privs (pid 1's), no capabilities.
+ * Requests are parsed with json-glib in pid 1, which is single-threaded (a
+ * clone of the single-threaded helper, which starts no GLib thread), so
+ * GLib and malloc are safe there and in the supervisors it forks; only the
+ * supervisor's child, between fork and the command's exec, is limited to
+ * async-signal-safe calls.
  */
 
 #include "config.h"
@@ -71,6 +116,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
@@ -288,8 +334,8 @@ status_to_code (int status)
  * file capabilities, and the locks stop the agent undoing either. Nested user
  * namespaces it may create get locked copies of our mounts (the kernel marks
  * mounts copied into a less privileged namespace MNT_LOCKED/MNT_LOCK_*). */
-static void
-drop_all_capabilities (void)
+static int
+drop_all_capabilities (const char **what)
 {
   struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
   struct __user_cap_data_struct data[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
@@ -300,7 +346,10 @@ drop_all_capabilities (void)
              SECBIT_KEEP_CAPS_LOCKED |
              SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
              0, 0, 0) != 0)
-    die_errno (EXIT_SETUP, "cannot set securebits", NULL, errno);
+    {
+      *what = "cannot set securebits";
+      return errno;
+    }
 
   for (int cap = 0; cap <= 63; cap++)
     {
@@ -308,23 +357,83 @@ drop_all_capabilities (void)
         {
           if (errno == EINVAL)
             break;   /* past the kernel's last capability */
-          die_errno (EXIT_SETUP, "cannot drop a capability from the bounding set", NULL, errno);
+          *what = "cannot drop a capability from the bounding set";
+          return errno;
         }
     }
 
   if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
-    die_errno (EXIT_SETUP, "cannot clear ambient capabilities", NULL, errno);
+    {
+      *what = "cannot clear ambient capabilities";
+      return errno;
+    }
 
   if (syscall (SYS_capset, &header, data) != 0)
-    die_errno (EXIT_SETUP, "cannot drop capabilities", NULL, errno);
+    {
+      *what = "cannot drop capabilities";
+      return errno;
+    }
+  return 0;
+}
+
+/* execve() ARGV[0] as execvpe() would, but searching PATH_ENV (the
+ * program's own PATH), not our environment's. Returns only on failure, with
+ * the most telling errno. Async-signal-safe. */
+static int
+exec_in_path (char *const *argv,
+              char *const *envp,
+              const char   *path_env)
+{
+  const char *cmd = argv[0];
+  int saved_errno = ENOENT;
+
+  if (strchr (cmd, '/') != NULL)
+    {
+      execve (cmd, argv, envp);
+      return errno;
+    }
+  else
+    {
+      const char *p = path_env;
+      char buf[PATH_BUF];
+      size_t cmd_len = strlen (cmd);
+
+      for (;;)
+        {
+          const char *end = strchrnul (p, ':');
+          size_t dir_len = (size_t) (end - p);
+
+          if (dir_len == 0)
+            {
+              buf[0] = '.';
+              dir_len = 1;
+            }
+          else if (dir_len < sizeof buf)
+            memcpy (buf, p, dir_len);
+
+          if (dir_len + 1 + cmd_len + 1 <= sizeof buf)
+            {
+              buf[dir_len] = '/';
+              memcpy (buf + dir_len + 1, cmd, cmd_len + 1);
+              execve (buf, argv, envp);
+              /* Keep the most telling error: "found but not executable"
+               * beats "not in this folder". */
+              if (errno != ENOENT && errno != ENOTDIR)
+                saved_errno = errno;
+            }
+          if (*end == '\0')
+            break;
+          p = end + 1;
+        }
+    }
+  return saved_errno;
 }
 
 static G_NORETURN void
 exec_agent (const SandboxConfig *cfg)
 {
   sigset_t none;
-  const char *cmd = cfg->argv[0];
-  int saved_errno = ENOENT;
+  int err;
 
   /* The agent starts with default dispositions and nothing blocked: ignored
    * signals and the blocked mask would otherwise survive exec. */
@@ -350,55 +459,908 @@ exec_agent (const SandboxConfig *cfg)
     die_errno (EXIT_SETUP, "cannot enter the workspace", cfg->workspace, errno);
 
   if (!cfg->host_profile)
-    drop_all_capabilities ();
+    {
+      const char *what = NULL;
+
+      if ((err = drop_all_capabilities (&what)) != 0)
+        die_errno (EXIT_SETUP, what, NULL, err);
+    }
 
   /* Nothing of ours or of whoever started us reaches the agent but 0-2. */
   if (close_range (3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     die_errno (EXIT_SETUP, "close_range failed", NULL, errno);
 
-  if (strchr (cmd, '/') != NULL)
+  err = exec_in_path (cfg->argv, cfg->envp, cfg->path_env);
+  die_errno (err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "cannot run", cfg->argv[0], err);
+}
+
+/* ---- extra commands: the command supervisor -------------------------------
+ *
+ * Each command runs under a small supervisor, a child of pid 1 (forked from
+ * it, so already inside the namespaces, with no_new_privs set and pid 1's
+ * blocked signal mask). The supervisor is a child subreaper: every orphan of
+ * the command's tree (setsid'd, double-forked) is re-parented to it, not to
+ * pid 1, so the tree stays findable through /proc/thread-self/children and
+ * its pids cannot be reused while we hold them unreaped. It talks to pid 1
+ * over a private SOCK_SEQPACKET pair: SupMsg up, a signal number (int) down.
+ * Pid 1 is the only writer of the daemon's control socket, so the events of
+ * one command keep their order (spawned before command-exited). */
+
+#define MAX_REQUEST_BYTES (128 * 1024)   /* one request message, JSON */
+#define MAX_ARGS 4096                    /* argv entries of one command */
+#define MAX_ENV 4096                     /* env entries of one command */
+#define MAX_COMMANDS 64                  /* running commands per session */
+#define MAX_RECV_FDS 8                   /* fds accepted with one message */
+#define MAX_TREE 4096                    /* processes signalled per walk */
+
+typedef enum {
+  SUP_SPAWNED = 1,  /* pid: the command exec'd */
+  SUP_FAILED,       /* err, stage: it did not */
+  SUP_EXITED,       /* status: the command's wait status */
+} SupMsgType;
+
+typedef enum {
+  STAGE_SETUP,      /* supervisor or child setup (fork, subreaper, dup2) */
+  STAGE_TTY,        /* setsid/TIOCSCTTY for "tty":true */
+  STAGE_CWD,        /* chdir to the requested folder */
+  STAGE_EXEC,       /* execve */
+} FailStage;
+
+typedef struct {
+  int type;
+  int pid;
+  int status;
+  int err;
+  int stage;
+} SupMsg;
+
+typedef struct {
+  guint32 id;
+  char **argv;
+  char **envp;
+  char *cwd;
+  const char *path_env;   /* points into envp, or DEFAULT_PATH */
+  gboolean tty;
+  int fds[3];
+} SpawnRequest;
+
+static void
+spawn_request_clear (SpawnRequest *req)
+{
+  g_clear_pointer (&req->argv, g_strfreev);
+  g_clear_pointer (&req->envp, g_strfreev);
+  g_clear_pointer (&req->cwd, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SpawnRequest, spawn_request_clear)
+
+static void
+sup_send (int           chan,
+          const SupMsg *msg)
+{
+  while (send (chan, msg, sizeof *msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
+    ;
+}
+
+/* From fork to exec of the command: async-signal-safe calls only. A failure
+ * goes to pid 1 through ERR_FD (CLOEXEC: EOF means exec succeeded). */
+static G_NORETURN void
+exec_command (const SpawnRequest *req,
+              int                 err_fd,
+              gboolean            host_profile)
+{
+  sigset_t none;
+  int fail[2] = { 0, STAGE_SETUP };
+  const char *what = NULL;
+
+  signal (SIGPIPE, SIG_DFL);
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+
+  if (req->tty)
     {
-      execve (cmd, cfg->argv, cfg->envp);
-      saved_errno = errno;
+      /* A session of its own with the terminal as controlling tty: it is
+       * then the terminal's foreground group, so ^C and SIGWINCH reach it. */
+      fail[1] = STAGE_TTY;
+      if (setsid () < 0 || ioctl (req->fds[0], TIOCSCTTY, 0) != 0)
+        goto failed;
     }
-  else
+  else if (setpgid (0, 0) != 0)
     {
-      /* execvpe() would search the PATH of our own environment, not the
-       * agent's: search the agent's PATH by hand. */
-      const char *p = cfg->path_env;
-      char buf[PATH_BUF];
-      size_t cmd_len = strlen (cmd);
+      /* Its own process group, apart from pid 1's and the agent's. */
+      goto failed;
+    }
 
-      for (;;)
+  fail[1] = STAGE_SETUP;
+  /* pid 1 keeps received fds at 3 or above, so these cannot clobber each
+   * other; the same fd three times (a PTY slave) is fine. */
+  for (int fd = 0; fd < 3; fd++)
+    if (dup2 (req->fds[fd], fd) < 0)
+      goto failed;
+
+  fail[1] = STAGE_CWD;
+  if (chdir (req->cwd) != 0)
+    goto failed;
+
+  /* The agent's rules: no capabilities at all (see drop_all_capabilities). */
+  fail[1] = STAGE_SETUP;
+  if (!host_profile && (errno = drop_all_capabilities (&what)) != 0)
+    goto failed;
+  if (close_range (3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+    goto failed;
+
+  fail[1] = STAGE_EXEC;
+  errno = exec_in_path (req->argv, req->envp, req->path_env);
+
+failed:
+  fail[0] = errno;
+  while (write (err_fd, fail, sizeof fail) < 0 && errno == EINTR)
+    ;
+  _exit (127);
+}
+
+/* Direct children of this (single-threaded) process. Orphans of the tree
+ * land here because we are a subreaper. Returns how many fit in OUT. */
+static guint
+list_children (const char *path,
+               pid_t      *out,
+               guint       max)
+{
+  paddock_autofd int fd = open (path, O_RDONLY | O_CLOEXEC);
+  char buf[8192];
+  size_t len = 0;
+  guint n = 0;
+  const char *p;
+
+  if (fd < 0)
+    return 0;
+  while (len < sizeof buf - 1)
+    {
+      ssize_t r = read (fd, buf + len, sizeof buf - 1 - len);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      len += (size_t) r;
+    }
+  buf[len] = '\0';
+  /* A cut-off last number is dropped; the next round sees it again. */
+  if (len == sizeof buf - 1)
+    {
+      char *last = strrchr (buf, ' ');
+      if (last != NULL)
+        *last = '\0';
+    }
+  for (p = buf; *p != '\0' && n < max;)
+    {
+      char *end;
+      long v = strtol (p, &end, 10);
+
+      if (end == p)
+        break;
+      if (v > 0)
+        out[n++] = (pid_t) v;
+      p = end;
+      while (*p == ' ')
+        p++;
+    }
+  return n;
+}
+
+/* SIG to every process of our tree, once: our children and, recursively,
+ * theirs. The whole tree is listed first and signalled after: signalling a
+ * parent before reading its children could let it die and hand them to us
+ * unseen. Grandchildren are read from their parents' /proc entries, which is
+ * racy against pid reuse; the walk only reaches processes of this session
+ * (the PID namespace), and SIGKILL does not use it (see kill_tree). A
+ * process forked after the walk is missed: only SIGKILL is a guarantee. */
+static void
+signal_tree (int sig)
+{
+  g_autofree pid_t *queue = g_new (pid_t, MAX_TREE);
+  guint head = 0;
+  guint tail = list_children ("/proc/thread-self/children", queue, MAX_TREE);
+
+  while (head < tail)
+    {
+      pid_t pid = queue[head++];
+      g_autofree char *task_dir = g_strdup_printf ("/proc/%d/task", (int) pid);
+      g_autoptr(GDir) dir = g_dir_open (task_dir, 0, NULL);
+      const char *tid;
+
+      while (dir != NULL && (tid = g_dir_read_name (dir)) != NULL && tail < MAX_TREE)
         {
-          const char *end = strchrnul (p, ':');
-          size_t dir_len = (size_t) (end - p);
+          g_autofree char *children = g_strdup_printf ("%s/%s/children", task_dir, tid);
+          tail += list_children (children, queue + tail, MAX_TREE - tail);
+        }
+    }
+  for (guint i = 0; i < tail; i++)
+    kill (queue[i], sig);
+}
 
-          if (dir_len == 0)
-            {
-              buf[0] = '.';
-              dir_len = 1;
-            }
-          else if (dir_len < sizeof buf)
-            memcpy (buf, p, dir_len);
+/* Reaps whatever has exited; records the command's status. FALSE once we
+ * have no child left at all: the tree is empty. */
+static gboolean
+reap_tree (pid_t     command,
+           gboolean *command_done,
+           int      *command_status)
+{
+  for (;;)
+    {
+      int status;
+      pid_t pid = waitpid (-1, &status, WNOHANG);
 
-          if (dir_len + 1 + cmd_len + 1 <= sizeof buf)
+      if (pid > 0)
+        {
+          if (pid == command)
             {
-              buf[dir_len] = '/';
-              memcpy (buf + dir_len + 1, cmd, cmd_len + 1);
-              execve (buf, cfg->argv, cfg->envp);
-              /* Keep the most telling error: "found but not executable"
-               * beats "not in this folder". */
-              if (errno != ENOENT && errno != ENOTDIR)
-                saved_errno = errno;
+              *command_done = TRUE;
+              *command_status = status;
             }
-          if (*end == '\0')
+          continue;
+        }
+      if (pid < 0 && errno == EINTR)
+        continue;
+      return !(pid < 0 && errno == ECHILD);
+    }
+}
+
+/* SIGKILL the whole tree until nothing is left: kill our children, reap,
+ * and again, since each death hands that process's children to us. Only
+ * our own unreaped children are signalled, so no pid can have been reused.
+ * A fork racing with its SIGKILL fails in the kernel (fatal signal
+ * pending), so the tree cannot outgrow the loop. */
+static void
+kill_tree (int        sfd,
+           pid_t      command,
+           gboolean  *command_done,
+           int       *command_status)
+{
+  pid_t children[512];
+
+  for (;;)
+    {
+      guint n = list_children ("/proc/thread-self/children", children, G_N_ELEMENTS (children));
+      struct pollfd pfd = { .fd = sfd, .events = POLLIN, .revents = 0 };
+      struct signalfd_siginfo si;
+
+      for (guint i = 0; i < n; i++)
+        kill (children[i], SIGKILL);
+      if (!reap_tree (command, command_done, command_status))
+        return;
+      /* Wait for the next death (or 10 ms, should a SIGCHLD be merged). */
+      if (poll (&pfd, 1, 10) > 0)
+        while (read (sfd, &si, sizeof si) < 0 && errno == EINTR)
+          ;
+    }
+}
+
+static G_NORETURN void
+run_command_supervisor (const SpawnRequest *req,
+                        int                 chan,
+                        gboolean            host_profile)
+{
+  SupMsg msg = { 0, 0, 0, 0, 0 };
+  sigset_t set;
+  int sfd;
+  int err_pipe[2];
+  int fail[2];
+  ssize_t n;
+  pid_t command;
+  gboolean command_done = FALSE;
+  gboolean killing = FALSE;
+  int command_status = 0;
+
+  /* Should pid 1 go (host profile: the helper), so do we. */
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+
+  sigemptyset (&set);
+  sigaddset (&set, SIGCHLD);
+  sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0 || prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 ||
+      pipe2 (err_pipe, O_CLOEXEC) != 0)
+    {
+      msg.type = SUP_FAILED;
+      msg.err = errno;
+      msg.stage = STAGE_SETUP;
+      sup_send (chan, &msg);
+      _exit (0);
+    }
+
+  command = fork ();
+  if (command < 0)
+    {
+      msg.type = SUP_FAILED;
+      msg.err = errno;
+      msg.stage = STAGE_SETUP;
+      sup_send (chan, &msg);
+      _exit (0);
+    }
+  if (command == 0)
+    {
+      close (err_pipe[0]);
+      exec_command (req, err_pipe[1], host_profile);
+    }
+  close (err_pipe[1]);
+  /* The command holds its stdio now; ours would keep pipes from EOF. */
+  for (int i = 0; i < 3; i++)
+    close (req->fds[i]);
+
+  while ((n = read (err_pipe[0], fail, sizeof fail)) < 0 && errno == EINTR)
+    ;
+  close (err_pipe[0]);
+  if (n == (ssize_t) sizeof fail)
+    {
+      int status;
+
+      while (waitpid (command, &status, 0) < 0 && errno == EINTR)
+        ;
+      msg.type = SUP_FAILED;
+      msg.err = fail[0];
+      msg.stage = fail[1];
+      sup_send (chan, &msg);
+      _exit (0);
+    }
+
+  msg.type = SUP_SPAWNED;
+  msg.pid = command;
+  sup_send (chan, &msg);
+
+  for (;;)
+    {
+      struct pollfd pfds[2] = {
+        { .fd = sfd, .events = POLLIN, .revents = 0 },
+        { .fd = chan, .events = POLLIN, .revents = 0 },
+      };
+
+      if (poll (pfds, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          kill_tree (sfd, command, &command_done, &command_status);
+          break;
+        }
+
+      if (pfds[0].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+          gboolean left;
+
+          while (read (sfd, &si, sizeof si) > 0)
+            ;
+          left = reap_tree (command, &command_done, &command_status);
+          /* Exited by itself: report now. Background processes it left stay
+           * in the session (re-parented to pid 1 when we exit). After a
+           * kill, report only once the whole tree is gone. */
+          if (command_done && (!killing || !left))
             break;
-          p = end + 1;
+        }
+
+      if (pfds[1].revents & (POLLIN | POLLHUP | POLLERR))
+        {
+          int sig = 0;
+          ssize_t r = recv (chan, &sig, sizeof sig, MSG_DONTWAIT);
+
+          if (r < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+          if (r != (ssize_t) sizeof sig || sig == SIGKILL)
+            {
+              /* SIGKILL asked for, or pid 1 gone (host profile: nobody left
+               * to report to): the whole tree, until it is empty. */
+              killing = TRUE;
+              kill_tree (sfd, command, &command_done, &command_status);
+              if (r != (ssize_t) sizeof sig)
+                _exit (0);
+              break;
+            }
+          killing = TRUE;
+          signal_tree (sig);
         }
     }
 
-  die_errno (saved_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "cannot run", cmd, saved_errno);
+  msg.type = SUP_EXITED;
+  msg.status = command_status;
+  sup_send (chan, &msg);
+  _exit (0);
+}
+
+/* ---- extra commands: requests and events in pid 1 -------------------------- */
+
+typedef struct {
+  guint32 id;
+  pid_t supervisor;
+  int chan;           /* pid 1's end of the supervisor's pair */
+} Command;
+
+typedef struct {
+  const SandboxConfig *cfg;
+  int sfd;
+  gboolean reading;   /* the control fd is a SEQPACKET socket, not at EOF */
+  Command commands[MAX_COMMANDS];
+  guint n_commands;
+} Init;
+
+static void
+send_text (int         fd,
+           const char *text,
+           size_t      len)
+{
+  LineBuf line;
+
+  /* send_event's retry rules, for longer lines. */
+  if (len < sizeof line.buf)
+    {
+      memcpy (line.buf, text, len);
+      line.len = len;
+      send_event (fd, &line);
+      return;
+    }
+  while (send (fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
+    ;
+}
+
+static void
+append_json_string (GString    *out,
+                    const char *s)
+{
+  g_string_append_c (out, '"');
+  for (; *s != '\0'; s++)
+    {
+      guchar c = (guchar) *s;
+
+      if (c == '"' || c == '\\')
+        g_string_append_printf (out, "\\%c", c);
+      else if (c < 0x20)
+        g_string_append_printf (out, "\\u%04x", c);
+      else
+        g_string_append_c (out, (char) c);
+    }
+  g_string_append_c (out, '"');
+}
+
+static void
+send_spawn_failed (Init       *init,
+                   guint32     id,
+                   int         err,
+                   const char *message)
+{
+  g_autoptr(GString) line = g_string_new (NULL);
+
+  g_string_append_printf (line, "{\"event\":\"spawn-failed\",\"id\":%u,\"errno\":%d,\"message\":",
+                          id, err);
+  append_json_string (line, message);
+  g_string_append (line, "}\n");
+  send_text (init->cfg->control_fd, line->str, line->len);
+}
+
+static void
+request_note (const char *why)
+{
+  g_printerr ("paddock-sandbox: ignoring a control request: %s\n", why);
+}
+
+static void
+close_fds (GArray *fds)
+{
+  for (guint i = 0; i < fds->len; i++)
+    close (g_array_index (fds, int, i));
+  g_array_set_size (fds, 0);
+}
+
+static Command *
+find_command (Init    *init,
+              guint32  id)
+{
+  for (guint i = 0; i < init->n_commands; i++)
+    if (init->commands[i].id == id)
+      return &init->commands[i];
+  return NULL;
+}
+
+/* A JSON array of strings, within MAX entries, as a GStrv; NULL if not. */
+static char **
+dup_string_array (JsonNode *node,
+                  guint     max)
+{
+  JsonArray *array;
+  g_autoptr(GPtrArray) strv = g_ptr_array_new_with_free_func (g_free);
+
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    return NULL;
+  array = json_node_get_array (node);
+  if (json_array_get_length (array) > max)
+    return NULL;
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *item = json_array_get_element (array, i);
+      if (json_node_get_value_type (item) != G_TYPE_STRING)
+        return NULL;
+      g_ptr_array_add (strv, g_strdup (json_node_get_string (item)));
+    }
+  g_ptr_array_add (strv, NULL);
+  g_ptr_array_set_free_func (strv, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&strv), FALSE);
+}
+
+static gboolean
+get_uint (JsonObject *obj,
+          const char *name,
+          guint64     max,
+          guint64    *out)
+{
+  JsonNode *node = json_object_get_member (obj, name);
+  gint64 v;
+
+  if (node == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
+    return FALSE;
+  v = json_node_get_int (node);
+  if (v < 0 || (guint64) v > max)
+    return FALSE;
+  *out = (guint64) v;
+  return TRUE;
+}
+
+/* Validates a spawn request. On failure fills ERR and WHY (static text). */
+static gboolean
+parse_spawn (Init         *init,
+             JsonObject   *obj,
+             GArray       *fds,
+             SpawnRequest *req,
+             int          *err,
+             const char  **why)
+{
+  JsonNode *node;
+
+  *err = EINVAL;
+  req->argv = dup_string_array (json_object_get_member (obj, "argv"), MAX_ARGS);
+  if (req->argv == NULL || req->argv[0] == NULL || req->argv[0][0] == '\0')
+    {
+      *why = "argv must be a non-empty array of strings (at most 4096)";
+      return FALSE;
+    }
+  node = json_object_get_member (obj, "env");
+  if (node == NULL)
+    req->envp = g_new0 (char *, 1);
+  else if ((req->envp = dup_string_array (node, MAX_ENV)) == NULL)
+    {
+      *why = "env must be an array of K=V strings (at most 4096)";
+      return FALSE;
+    }
+  req->path_env = DEFAULT_PATH;
+  for (guint i = 0; req->envp[i] != NULL; i++)
+    {
+      if (strchr (req->envp[i], '=') == NULL || req->envp[i][0] == '=')
+        {
+          *why = "env entries must be K=V";
+          return FALSE;
+        }
+      if (g_str_has_prefix (req->envp[i], "PATH="))
+        req->path_env = req->envp[i] + 5;
+    }
+  node = json_object_get_member (obj, "cwd");
+  if (node == NULL)
+    req->cwd = g_strdup (init->cfg->workspace);
+  else if (json_node_get_value_type (node) != G_TYPE_STRING ||
+           !g_path_is_absolute (json_node_get_string (node)))
+    {
+      *why = "cwd must be an absolute path";
+      return FALSE;
+    }
+  else
+    req->cwd = g_strdup (json_node_get_string (node));
+  node = json_object_get_member (obj, "tty");
+  if (node != NULL && json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+    {
+      *why = "tty must be true or false";
+      return FALSE;
+    }
+  req->tty = node != NULL && json_node_get_boolean (node);
+  if (fds->len != 3)
+    {
+      *err = EBADF;
+      *why = "a spawn carries exactly 3 fds (stdin, stdout, stderr)";
+      return FALSE;
+    }
+  if (find_command (init, req->id) != NULL)
+    {
+      *err = EEXIST;
+      *why = "a command with this id is running";
+      return FALSE;
+    }
+  if (init->n_commands >= MAX_COMMANDS)
+    {
+      *err = EAGAIN;
+      *why = "too many commands running in this session (64)";
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+start_command (Init         *init,
+               SpawnRequest *req,
+               GArray       *fds)
+{
+  int pair[2];
+  pid_t pid;
+  Command *command;
+
+  /* Received fds at 3 or above (if pid 1's stdio was closed, one could land
+   * on 0-2 and be clobbered by the command's dup2()). */
+  for (int i = 0; i < 3; i++)
+    {
+      int fd = g_array_index (fds, int, i);
+      if (fd < 3)
+        {
+          int moved = fcntl (fd, F_DUPFD_CLOEXEC, 3);
+          if (moved < 0)
+            {
+              send_spawn_failed (init, req->id, errno, "cannot move a received fd");
+              return;
+            }
+          close (fd);
+          g_array_index (fds, int, i) = moved;
+        }
+      req->fds[i] = g_array_index (fds, int, i);
+    }
+
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    {
+      send_spawn_failed (init, req->id, errno, "socketpair failed");
+      return;
+    }
+
+  /* pid 1 is single-threaded (a clone of a single-threaded helper), so the
+   * supervisor may use anything until it forks the command. */
+  pid = fork ();
+  if (pid < 0)
+    {
+      int err = errno;
+      close (pair[0]);
+      close (pair[1]);
+      send_spawn_failed (init, req->id, err, "cannot fork the command's supervisor");
+      return;
+    }
+  if (pid == 0)
+    {
+      /* Hold nothing of pid 1's: the daemon's socket (its EOF must mean the
+       * sandbox is gone), other commands' channels, the agent's PTY. */
+      close (pair[0]);
+      close (init->sfd);
+      if (init->cfg->control_fd >= 0)
+        close (init->cfg->control_fd);
+      if (init->cfg->pty_fd >= 0)
+        close (init->cfg->pty_fd);
+      for (guint i = 0; i < init->n_commands; i++)
+        close (init->commands[i].chan);
+      run_command_supervisor (req, pair[1], init->cfg->host_profile);
+    }
+  close (pair[1]);
+
+  command = &init->commands[init->n_commands++];
+  command->id = req->id;
+  command->supervisor = pid;
+  command->chan = pair[0];
+}
+
+static void
+handle_kill (Init       *init,
+             JsonObject *obj,
+             guint32     id)
+{
+  Command *command = find_command (init, id);
+  guint64 sig;
+  int s;
+
+  if (!get_uint (obj, "signal", 64, &sig) || sig == 0)
+    {
+      request_note ("kill wants a signal number from 1 to 64");
+      return;
+    }
+  if (command == NULL)
+    {
+      /* Already exited (its command-exited is on its way or sent). */
+      request_note ("kill for a command that is not running");
+      return;
+    }
+  s = (int) sig;
+  while (send (command->chan, &s, sizeof s, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
+    ;
+}
+
+/* One request from the daemon: a message of at most MAX_REQUEST_BYTES with
+ * up to MAX_RECV_FDS fds. Anything malformed is dropped with a note on
+ * stderr (or answered with spawn-failed when it names an id); every
+ * received fd is closed before returning. */
+static void
+handle_request (Init  *init,
+                short  revents)
+{
+  static char buf[MAX_REQUEST_BYTES];
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int) * MAX_RECV_FDS)];
+  } control;
+  struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = sizeof control.space,
+  };
+  g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
+  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, { -1, -1, -1 } };
+  JsonNode *root;
+  JsonObject *obj;
+  JsonNode *op_node;
+  const char *op;
+  guint64 id;
+  ssize_t n;
+  int err = 0;
+  const char *why = NULL;
+
+  /* MSG_CMSG_CLOEXEC: received fds must not leak into anything we exec. */
+  n = recvmsg (init->cfg->control_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  if (n < 0)
+    {
+      if (errno != EINTR && errno != EAGAIN)
+        init->reading = FALSE;
+      return;
+    }
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c != NULL; c = CMSG_NXTHDR (&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      {
+        size_t count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+        int *p = (int *) (void *) CMSG_DATA (c);
+        for (size_t i = 0; i < count; i++)
+          g_array_append_val (fds, p[i]);
+      }
+  if (n == 0 && fds->len == 0)
+    {
+      /* EOF (the daemon closed its end: events still go out, and fail), or
+       * an empty message, which SEQPACKET also returns as 0: only a hangup
+       * tells them apart. */
+      if (revents & POLLHUP)
+        init->reading = FALSE;
+      else
+        request_note ("empty message");
+      return;
+    }
+
+  if (msg.msg_flags & MSG_TRUNC)
+    why = "message larger than 128 KiB";
+  else if (msg.msg_flags & MSG_CTRUNC)
+    why = "more than 8 fds attached";
+  if (why != NULL)
+    {
+      request_note (why);
+      close_fds (fds);
+      return;
+    }
+
+  parser = json_parser_new ();
+  if (!json_parser_load_from_data (parser, buf, n, &error))
+    {
+      request_note (error->message);
+      close_fds (fds);
+      return;
+    }
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      request_note ("not a JSON object");
+      close_fds (fds);
+      return;
+    }
+  obj = json_node_get_object (root);
+  op_node = json_object_get_member (obj, "op");
+  op = op_node != NULL && json_node_get_value_type (op_node) == G_TYPE_STRING
+       ? json_node_get_string (op_node) : NULL;
+  if (!get_uint (obj, "id", G_MAXUINT32, &id))
+    {
+      request_note ("no \"id\" (an unsigned 32-bit integer)");
+      close_fds (fds);
+      return;
+    }
+
+  if (g_strcmp0 (op, "kill") == 0)
+    {
+      close_fds (fds);
+      handle_kill (init, obj, (guint32) id);
+      return;
+    }
+  if (g_strcmp0 (op, "spawn") != 0)
+    {
+      request_note ("unknown \"op\"");
+      close_fds (fds);
+      return;
+    }
+
+  req.id = (guint32) id;
+  if (!parse_spawn (init, obj, fds, &req, &err, &why))
+    send_spawn_failed (init, req.id, err, why);
+  else
+    start_command (init, &req, fds);
+  /* The supervisor has its copies now (or there is none). */
+  close_fds (fds);
+}
+
+static const char *
+stage_text (int stage)
+{
+  switch (stage)
+    {
+    case STAGE_TTY:
+      return "cannot make the terminal the controlling terminal";
+    case STAGE_CWD:
+      return "cannot enter the working folder";
+    case STAGE_EXEC:
+      return "cannot run";
+    default:
+      return "cannot set up the command";
+    }
+}
+
+/* A message from a command's supervisor. FALSE when the command is over
+ * (reported, or its supervisor vanished) and its slot is to be freed. */
+static gboolean
+handle_supervisor (Init    *init,
+                   Command *command)
+{
+  SupMsg msg;
+  ssize_t n = recv (command->chan, &msg, sizeof msg, MSG_DONTWAIT);
+  LineBuf line = { .len = 0 };
+
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return TRUE;
+  if (n != (ssize_t) sizeof msg)
+    {
+      /* Cannot happen short of the supervisor being killed: say so. */
+      line_add (&line, "{\"event\":\"command-exited\",\"id\":");
+      line_add_int (&line, command->id);
+      line_add (&line, ",\"status\":255}\n");
+      send_event (init->cfg->control_fd, &line);
+      return FALSE;
+    }
+
+  switch (msg.type)
+    {
+    case SUP_SPAWNED:
+      line_add (&line, "{\"event\":\"spawned\",\"id\":");
+      line_add_int (&line, command->id);
+      line_add (&line, ",\"pid\":");
+      line_add_int (&line, msg.pid);
+      line_add (&line, "}\n");
+      send_event (init->cfg->control_fd, &line);
+      return TRUE;
+
+    case SUP_FAILED:
+      {
+        g_autofree char *text = g_strdup_printf ("%s: %s", stage_text (msg.stage),
+                                                 g_strerror (msg.err));
+        send_spawn_failed (init, command->id, msg.err, text);
+      }
+      return FALSE;
+
+    case SUP_EXITED:
+      line_add (&line, "{\"event\":\"command-exited\",\"id\":");
+      line_add_int (&line, command->id);
+      line_add (&line, ",\"status\":");
+      line_add_int (&line, status_to_code (msg.status));
+      if (WIFSIGNALED (msg.status))
+        {
+          line_add (&line, ",\"signal\":");
+          line_add_int (&line, WTERMSIG (msg.status));
+        }
+      line_add (&line, "}\n");
+      send_event (init->cfg->control_fd, &line);
+      return FALSE;
+
+    default:
+      return TRUE;
+    }
 }
 
 /* ---- pid 1 ---------------------------------------------------------------- */
@@ -426,17 +1388,31 @@ static G_NORETURN void
 run_init (const SandboxConfig *cfg)
 {
   sigset_t set;
-  int sfd;
   pid_t agent;
   LineBuf line = { .len = 0 };
+  Init init = { .cfg = cfg, .sfd = -1, .reading = FALSE, .n_commands = 0 };
 
   /* A vanished control reader must not kill us; restored for the agent. */
   signal (SIGPIPE, SIG_IGN);
 
   forwarded_signals (&set);
-  sfd = signalfd (-1, &set, SFD_CLOEXEC);
-  if (sfd < 0)
+  init.sfd = signalfd (-1, &set, SFD_CLOEXEC);
+  if (init.sfd < 0)
     die_errno (EXIT_SETUP, "signalfd failed", NULL, errno);
+
+  /* Requests are read here, in pid 1, not relayed by the helper outside:
+   * pid 1 is already inside the namespaces with the sandbox's root, so a
+   * command's supervisor is simply its child, and no second process has to
+   * be trusted to pass fds on. Only a SOCK_SEQPACKET control fd carries
+   * requests (one message, one request, fds attached); a pipe is write-only. */
+  if (cfg->control_fd >= 0)
+    {
+      int type = 0;
+      socklen_t len = sizeof type;
+
+      init.reading = getsockopt (cfg->control_fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+                     type == SOCK_SEQPACKET;
+    }
 
   agent = fork ();
   if (agent < 0)
@@ -461,56 +1437,94 @@ run_init (const SandboxConfig *cfg)
 
   for (;;)
     {
-      struct signalfd_siginfo si;
-      ssize_t n = read (sfd, &si, sizeof si);
+      struct pollfd pfds[2 + MAX_COMMANDS];
+      guint n_commands = init.n_commands;
 
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n != (ssize_t) sizeof si)
-        die_errno (EXIT_SETUP, "reading signals failed", NULL, n < 0 ? errno : EIO);
+      pfds[0] = (struct pollfd) { .fd = init.sfd, .events = POLLIN, .revents = 0 };
+      pfds[1] = (struct pollfd) { .fd = init.reading ? cfg->control_fd : -1, .events = POLLIN, .revents = 0 };
+      for (guint i = 0; i < n_commands; i++)
+        pfds[2 + i] = (struct pollfd) { .fd = init.commands[i].chan, .events = POLLIN, .revents = 0 };
 
-      if (si.ssi_signo == SIGCHLD)
+      if (poll (pfds, 2 + n_commands, -1) < 0)
         {
-          int status;
-          pid_t pid;
+          if (errno == EINTR)
+            continue;
+          die_errno (EXIT_SETUP, "poll failed", NULL, errno);
+        }
 
-          /* Orphans of the whole namespace are re-parented to us: reap every
-           * one, not just the agent, or they stay zombies. */
-          while ((pid = waitpid (-1, &status, WNOHANG)) > 0)
+      if (pfds[0].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+          ssize_t n = read (init.sfd, &si, sizeof si);
+
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n != (ssize_t) sizeof si)
+            die_errno (EXIT_SETUP, "reading signals failed", NULL, n < 0 ? errno : EIO);
+
+          if (si.ssi_signo == SIGCHLD)
             {
-              if (pid != agent)
-                continue;
+              int status;
+              pid_t pid;
 
-              line.len = 0;
-              line_add (&line, "{\"event\":\"exited\",\"pid\":");
-              line_add_int (&line, pid);
-              line_add (&line, ",\"status\":");
-              line_add_int (&line, status_to_code (status));
-              if (WIFSIGNALED (status))
+              /* Orphans of the whole namespace are re-parented to us: reap
+               * every one (command supervisors too), not just the agent, or
+               * they stay zombies. */
+              while ((pid = waitpid (-1, &status, WNOHANG)) > 0)
                 {
-                  line_add (&line, ",\"signal\":");
-                  line_add_int (&line, WTERMSIG (status));
-                }
-              line_add (&line, "}\n");
-              send_event (cfg->control_fd, &line);
+                  if (pid != agent)
+                    continue;
 
-              if (cfg->host_profile)
-                {
-                  /* Best effort only: without a PID namespace, whatever left
-                   * the process group survives (the host profile says so). */
-                  kill (-agent, SIGKILL);
+                  line.len = 0;
+                  line_add (&line, "{\"event\":\"exited\",\"pid\":");
+                  line_add_int (&line, pid);
+                  line_add (&line, ",\"status\":");
+                  line_add_int (&line, status_to_code (status));
+                  if (WIFSIGNALED (status))
+                    {
+                      line_add (&line, ",\"signal\":");
+                      line_add_int (&line, WTERMSIG (status));
+                    }
+                  line_add (&line, "}\n");
+                  send_event (cfg->control_fd, &line);
+
+                  if (cfg->host_profile)
+                    {
+                      /* Best effort only: without a PID namespace, whatever
+                       * left the process group survives (the host profile
+                       * says so). Commands' supervisors die with us
+                       * (PR_SET_PDEATHSIG) and take their trees along. */
+                      kill (-agent, SIGKILL);
+                    }
+                  /* As pid 1, our exit makes the kernel SIGKILL everything
+                   * left in the namespace: setsid'd, double-forked,
+                   * SIGTERM-ignoring, and every running command. */
+                  _exit (status_to_code (status));
                 }
-              /* As pid 1, our exit makes the kernel SIGKILL everything left
-               * in the namespace: setsid'd, double-forked, SIGTERM-ignoring. */
-              _exit (status_to_code (status));
+            }
+          else
+            {
+              /* The whole group: a shell agent's children get it too. */
+              if (kill (-agent, (int) si.ssi_signo) != 0)
+                kill (agent, (int) si.ssi_signo);
             }
         }
-      else
+
+      /* Downwards, so that freeing slot i (the last one moves into it) only
+       * moves a slot already looked at. */
+      for (guint i = n_commands; i-- > 0;)
         {
-          /* The whole group: a shell agent's children get it too. */
-          if (kill (-agent, (int) si.ssi_signo) != 0)
-            kill (agent, (int) si.ssi_signo);
+          if (pfds[2 + i].revents == 0)
+            continue;
+          if (!handle_supervisor (&init, &init.commands[i]))
+            {
+              close (init.commands[i].chan);
+              init.commands[i] = init.commands[--init.n_commands];
+            }
         }
+
+      if (pfds[1].revents != 0)
+        handle_request (&init, pfds[1].revents);
     }
 }
 
@@ -1248,6 +2262,10 @@ main (int    argc,
 
   close (cfg.ready_fd);
   close (cfg.alive_fd);
+  /* Pid 1 alone owns the control socket from here on: it reads the
+   * daemon's requests, and the daemon's EOF then means pid 1 is gone. */
+  if (cfg.control_fd >= 0)
+    close (cfg.control_fd);
   {
     char c;
     ssize_t n;

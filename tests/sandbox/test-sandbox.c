@@ -9,6 +9,8 @@
  * looking from outside (files, /proc). Runs as whoever runs the tests and,
  * through run-unprivileged.sh, as an unprivileged user. Where the kernel
  * refuses user namespaces every test skips with the helper's own reason.
+ * The commands/ tests drive the control socket as the daemon does: spawn
+ * and kill requests with fds attached, events read back one per message.
  */
 
 #include "config.h"
@@ -17,9 +19,11 @@
 #include <fcntl.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -798,6 +802,537 @@ test_tree_teardown (Fixture       *fx,
     }
 }
 
+/* ---- extra commands over the control socket ------------------------------ */
+
+#define COMMAND_ENV "\"env\":[\"" AGENT_PATH "\"]"
+
+typedef struct {
+  GSubprocess *proc;
+  int ctl;
+} Session;
+
+/* A session whose agent just sleeps, with a SEQPACKET control socket; the
+ * "started" event is consumed. Helper stderr is piped to check notes. */
+static void
+session_start_full (Session    *s,
+                    const char *workspace,
+                    const char *profile)
+{
+  /* --die-with-parent: a failing test must not leave sessions behind. */
+  const char *options[] = { "--control-fd", "3", "--env", AGENT_PATH, "--die-with-parent",
+                            "--profile", profile, NULL };
+  const char *cmd[] = { "sleep", "100000", NULL };
+  g_autoptr(GPtrArray) argv = helper_argv (workspace, options, cmd);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *started = NULL;
+  int pair[2];
+
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), ==, 0);
+  s->ctl = pair[0];
+  g_subprocess_launcher_take_fd (launcher, pair[1], 3);
+  s->proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_clear_object (&launcher);
+
+  started = recv_message (s->ctl);
+  if (g_str_equal (profile, "safe"))
+    g_assert_cmpstr (started, ==, "{\"event\":\"started\",\"pid\":2}\n");
+  else
+    g_assert_true (g_str_has_prefix (started, "{\"event\":\"started\",\"pid\":"));
+}
+
+static void
+session_start (Session    *s,
+               const char *workspace)
+{
+  session_start_full (s, workspace, "safe");
+}
+
+/* Ends the session (SIGKILL to the helper); returns its stderr. */
+static char *
+session_stop (Session *s)
+{
+  g_autoptr(GError) error = NULL;
+  char *err = NULL;
+
+  g_subprocess_force_exit (s->proc);
+  g_subprocess_communicate_utf8 (s->proc, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_clear_object (&s->proc);
+  close (s->ctl);
+  s->ctl = -1;
+  if (err != NULL && err[0] != '\0')
+    g_test_message ("helper stderr: %s", err);
+  return err;
+}
+
+static void
+send_request (int         ctl,
+              const char *json,
+              const int  *fds,
+              guint       n_fds)
+{
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int) * 8)];
+  } control;
+  struct iovec iov = { .iov_base = (void *) json, .iov_len = strlen (json) };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+  g_assert_cmpuint (n_fds, <=, 8);
+  if (n_fds > 0)
+    {
+      struct cmsghdr *c;
+
+      memset (&control, 0, sizeof control);
+      msg.msg_control = control.space;
+      msg.msg_controllen = CMSG_SPACE (sizeof (int) * n_fds);
+      c = CMSG_FIRSTHDR (&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
+      memcpy (CMSG_DATA (c), fds, sizeof (int) * n_fds);
+    }
+  g_assert_cmpint (sendmsg (ctl, &msg, MSG_NOSIGNAL), ==, (ssize_t) strlen (json));
+}
+
+/* The next event, within 30 s. */
+static char *
+recv_event (int ctl)
+{
+  struct pollfd pfd = { .fd = ctl, .events = POLLIN, .revents = 0 };
+
+  g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
+  return recv_message (ctl);
+}
+
+static void
+expect_event (int         ctl,
+              const char *expected)
+{
+  g_autofree char *event = recv_event (ctl);
+  g_assert_cmpstr (event, ==, expected);
+}
+
+/* "spawned" for ID; returns the pid. */
+static int
+expect_spawned (int     ctl,
+                guint32 id)
+{
+  g_autofree char *event = recv_event (ctl);
+  g_autofree char *prefix = g_strdup_printf ("{\"event\":\"spawned\",\"id\":%u,\"pid\":", id);
+
+  g_assert_true (g_str_has_prefix (event, prefix));
+  g_assert_true (g_str_has_suffix (event, "}\n"));
+  return atoi (event + strlen (prefix));
+}
+
+/* "spawn-failed" for ID with ERR; returns the message's JSON text. */
+static char *
+expect_spawn_failed (int     ctl,
+                     guint32 id,
+                     int     err)
+{
+  g_autofree char *event = recv_event (ctl);
+  g_autofree char *prefix = g_strdup_printf ("{\"event\":\"spawn-failed\",\"id\":%u,\"errno\":%d,\"message\":\"",
+                                             id, err);
+
+  g_test_message ("event: %s", event);
+  g_assert_true (g_str_has_prefix (event, prefix));
+  return g_strdup (event + strlen (prefix));
+}
+
+static void
+expect_exited (int         ctl,
+               guint32     id,
+               const char *status)
+{
+  g_autofree char *expected = g_strdup_printf ("{\"event\":\"command-exited\",\"id\":%u,%s}\n", id, status);
+  expect_event (ctl, expected);
+}
+
+/* {"op":"spawn",...} for a shell script, with the agent's PATH. */
+static char *
+spawn_sh_json (guint32     id,
+               const char *script,
+               const char *cwd,
+               gboolean    tty)
+{
+  g_autofree char *escaped = g_strescape (script, NULL);
+  g_autofree char *cwd_member = cwd != NULL ? g_strdup_printf (",\"cwd\":\"%s\"", cwd) : g_strdup ("");
+
+  return g_strdup_printf ("{\"op\":\"spawn\",\"id\":%u,\"argv\":[\"sh\",\"-c\",\"%s\"]%s,%s%s}",
+                          id, escaped, cwd_member, COMMAND_ENV, tty ? ",\"tty\":true" : "");
+}
+
+static char *
+read_all (int fd)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  for (;;)
+    {
+      char buf[512];
+      ssize_t n = read (fd, buf, sizeof buf);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;   /* EOF, or EIO from a PTY master once every slave is closed */
+      g_string_append_len (out, buf, n);
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+test_command_output_and_status (Fixture       *fx,
+                                gconstpointer  data)
+{
+  Session s;
+  g_autofree char *out = NULL;
+  g_autofree char *json = NULL;
+  paddock_autofd int null_fd = -1;
+  int pipe_fds[2];
+  int fds[3];
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  g_assert_cmpint (null_fd, >=, 0);
+
+  /* echo hi into a pipe: output, spawned, status 0. */
+  g_assert_cmpint (pipe2 (pipe_fds, O_CLOEXEC), ==, 0);
+  fds[0] = null_fd;
+  fds[1] = pipe_fds[1];
+  fds[2] = null_fd;
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":1,\"argv\":[\"echo\",\"hi\"]," COMMAND_ENV "}", fds, 3);
+  close (pipe_fds[1]);
+  /* EOF means every copy of the write end is closed: the sandbox keeps
+   * none of the fds it was given. */
+  out = read_all (pipe_fds[0]);
+  close (pipe_fds[0]);
+  g_assert_cmpstr (out, ==, "hi\n");
+  g_assert_cmpint (expect_spawned (s.ctl, 1), >, 2);
+  expect_exited (s.ctl, 1, "\"status\":0");
+
+  /* Exit status and death by signal, the agent's conventions. */
+  fds[1] = null_fd;
+  json = spawn_sh_json (2, "exit 3", NULL, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  expect_spawned (s.ctl, 2);
+  expect_exited (s.ctl, 2, "\"status\":3");
+  g_clear_pointer (&json, g_free);
+  json = spawn_sh_json (4294967295u, "kill -9 $$", NULL, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  expect_spawned (s.ctl, 4294967295u);
+  expect_exited (s.ctl, 4294967295u, "\"status\":137,\"signal\":9");
+
+  g_free (session_stop (&s));
+}
+
+static void
+test_command_tty (Fixture       *fx,
+                  gconstpointer  data)
+{
+  Session s;
+  struct winsize ws = { .ws_row = 33, .ws_col = 101 };
+  g_autofree char *json = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *ids = NULL;
+  paddock_autofd int master = -1;
+  int slave;
+  int fds[3];
+  int pid;
+
+  if (skip_without_userns ())
+    return;
+
+  master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
+  g_assert_cmpint (master, >=, 0);
+  g_assert_cmpint (grantpt (master), ==, 0);
+  g_assert_cmpint (unlockpt (master), ==, 0);
+  g_assert_cmpint (ioctl (master, TIOCSWINSZ, &ws), ==, 0);
+  slave = open (ptsname (master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+  g_assert_cmpint (slave, >=, 0);
+
+  session_start (&s, fx->workspace);
+  fds[0] = fds[1] = fds[2] = slave;
+  json = spawn_sh_json (7,
+                        "test -t 0 && test -t 1 && test -t 2 && echo TTY-OK; stty size;"
+                        "read pid comm state ppid pgrp sid tty tpgid rest < /proc/$$/stat;"
+                        "echo \"IDS:$pid:$pgrp:$sid:$tpgid\"",
+                        NULL, TRUE);
+  send_request (s.ctl, json, fds, 3);
+  close (slave);
+  out = read_all (master);
+  g_test_message ("tty output: %s", out);
+  pid = expect_spawned (s.ctl, 7);
+  expect_exited (s.ctl, 7, "\"status\":0");
+
+  g_assert_nonnull (strstr (out, "TTY-OK"));
+  g_assert_nonnull (strstr (out, "33 101"));
+  /* Session leader of its own session, its own group, and the foreground
+   * group of its controlling terminal. */
+  ids = g_strdup_printf ("IDS:%d:%d:%d:%d", pid, pid, pid, pid);
+  g_assert_nonnull (strstr (out, ids));
+
+  g_free (session_stop (&s));
+}
+
+static void
+test_command_kill_tree (Fixture       *fx,
+                        gconstpointer  data)
+{
+  int sig = GPOINTER_TO_INT (data);
+  Session s;
+  g_autofree char *marker = g_strdup_printf ("pdkmark-%08x%08x", g_random_int (), g_random_int ());
+  g_autofree char *link = g_build_filename (fx->workspace, marker, NULL);
+  g_autofree char *sleep_path = g_find_program_in_path ("sleep");
+  g_autofree char *sleep_real = NULL;
+  g_autofree char *script = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *kill_json = NULL;
+  g_autofree char *status = NULL;
+  paddock_autofd int null_fd = -1;
+  gint64 deadline;
+  int fds[3];
+
+  if (skip_without_userns ())
+    return;
+
+  /* A sleep whose command line carries the marker, in the workspace (the
+   * same path inside): setsid'd, double-forked and a plain child. */
+  g_assert_nonnull (sleep_path);
+  sleep_real = realpath (sleep_path, NULL);
+  g_assert_nonnull (sleep_real);
+  g_assert_cmpint (symlink (sleep_real, link), ==, 0);
+  script = g_strdup_printf ("setsid ./%s 300 & (./%s 300 &); ./%s 300", marker, marker, marker);
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  fds[0] = fds[1] = fds[2] = null_fd;
+  json = spawn_sh_json (11, script, fx->workspace, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  expect_spawned (s.ctl, 11);
+
+  /* The shell and its three sleeps. */
+  deadline = g_get_monotonic_time () + 30 * G_TIME_SPAN_SECOND;
+  while (count_marked (marker) < 4)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * G_TIME_SPAN_MILLISECOND);
+    }
+
+  kill_json = g_strdup_printf ("{\"op\":\"kill\",\"id\":11,\"signal\":%d}", sig);
+  send_request (s.ctl, kill_json, NULL, 0);
+  status = g_strdup_printf ("\"status\":%d,\"signal\":%d", 128 + sig, sig);
+  expect_exited (s.ctl, 11, status);
+  /* Reported once the tree is empty and reaped: none left, not even briefly. */
+  g_assert_cmpuint (count_marked (marker), ==, 0);
+
+  /* The session goes on: the agent is still there, commands still run. */
+  g_clear_pointer (&json, g_free);
+  json = spawn_sh_json (12, "kill -0 2", NULL, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  expect_spawned (s.ctl, 12);
+  expect_exited (s.ctl, 12, "\"status\":0");
+
+  g_free (session_stop (&s));
+}
+
+static void
+test_command_confined (Fixture       *fx,
+                       gconstpointer  data)
+{
+  Session s;
+  g_autofree char *json = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *ours = g_file_read_link ("/proc/self/ns/pid", NULL);
+  g_auto(GStrv) lines = NULL;
+  paddock_autofd int null_fd = -1;
+  int pipe_fds[2];
+  int fds[3];
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  g_assert_cmpint (pipe2 (pipe_fds, O_CLOEXEC), ==, 0);
+  fds[0] = null_fd;
+  fds[1] = pipe_fds[1];
+  fds[2] = pipe_fds[1];
+  json = spawn_sh_json (21,
+                        "readlink /proc/self/ns/pid /proc/2/ns/pid /proc/self/ns/mnt /proc/2/ns/mnt;"
+                        "pwd; cat /proc/2/comm;"
+                        "touch /usr/paddock-probe 2>&1 | grep -c 'Read-only file system';"
+                        "grep -E '^(CapEff|CapBnd|NoNewPrivs):' /proc/self/status;"
+                        "printenv " CANARY_NAME " || echo no-canary",
+                        fx->workspace, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  close (pipe_fds[1]);
+  out = read_all (pipe_fds[0]);
+  close (pipe_fds[0]);
+  expect_spawned (s.ctl, 21);
+  expect_exited (s.ctl, 21, "\"status\":0");
+  g_test_message ("command output: %s", out);
+
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 12);
+  /* The agent's PID and mount namespaces, not ours. */
+  g_assert_cmpstr (lines[0], ==, lines[1]);
+  g_assert_cmpstr (lines[0], !=, ours);
+  g_assert_cmpstr (lines[2], ==, lines[3]);
+  /* The workspace at the same path; pid 2 is the agent. */
+  g_assert_cmpstr (lines[4], ==, fx->workspace);
+  g_assert_cmpstr (lines[5], ==, "sleep");
+  g_assert_cmpstr (lines[6], ==, "1");
+  g_assert_cmpstr (lines[7], ==, "CapEff:\t0000000000000000");
+  g_assert_cmpstr (lines[8], ==, "CapBnd:\t0000000000000000");
+  g_assert_cmpstr (lines[9], ==, "NoNewPrivs:\t1");
+  g_assert_cmpstr (lines[10], ==, "no-canary");
+  g_assert_false (g_file_test ("/usr/paddock-probe", G_FILE_TEST_EXISTS));
+
+  g_free (session_stop (&s));
+}
+
+static void
+assert_failed_event (GHashTable *events,
+                     guint32     id,
+                     int         err,
+                     const char *message)
+{
+  const char *event = g_hash_table_lookup (events, GINT_TO_POINTER (id));
+  g_autofree char *expected = g_strdup_printf ("{\"event\":\"spawn-failed\",\"id\":%u,\"errno\":%d,\"message\":\"%s",
+                                               id, err, message);
+
+  g_assert_nonnull (event);
+  g_assert_true (g_str_has_prefix (event, expected));
+}
+
+static void
+test_command_bad_requests (Fixture       *fx,
+                           gconstpointer  data)
+{
+  Session s;
+  g_autofree char *message = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GString) huge = g_string_new ("{\"op\":\"spawn\",\"id\":9,\"argv\":[\"echo\",\"");
+  g_autoptr(GHashTable) failed = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  paddock_autofd int null_fd = -1;
+  int fds[3];
+  int pipe_fds[2];
+  const char *p;
+  guint notes = 0;
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  fds[0] = fds[1] = fds[2] = null_fd;
+
+  /* Ignored, with a note each: not JSON, not an object, unknown op, no id,
+   * too big (160 KiB > 128 KiB), kill of an unknown id. */
+  send_request (s.ctl, "not json at all {", fds, 3);
+  send_request (s.ctl, "[1,2,3]", NULL, 0);
+  send_request (s.ctl, "{\"op\":\"frobnicate\",\"id\":1}", fds, 3);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"argv\":[\"true\"]}", fds, 3);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":-1,\"argv\":[\"true\"]}", fds, 3);
+  while (huge->len < 160 * 1024)
+    g_string_append (huge, "xxxxxxxxxxxxxxxx");
+  g_string_append (huge, "\"]}");
+  send_request (s.ctl, huge->str, fds, 3);
+  send_request (s.ctl, "{\"op\":\"kill\",\"id\":77,\"signal\":9}", NULL, 0);
+
+  /* Answered with spawn-failed: wrong fd count, cwd outside the view, empty
+   * argv, bad env, a missing program, a relative cwd. */
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":2,\"argv\":[\"true\"]}", fds, 1);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":3,\"argv\":[\"true\"],\"cwd\":\"/var/lib\"}", fds, 3);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":4,\"argv\":[]}", fds, 3);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":5,\"argv\":[\"true\"],\"env\":[\"NOEQUALS\"]}", fds, 3);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":6,\"argv\":[\"paddock-no-such-program\"]," COMMAND_ENV "}",
+                fds, 3);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":8,\"argv\":[\"true\"],\"cwd\":\"tmp\"}", fds, 3);
+
+  /* Failures found while parsing are answered at once, those found in the
+   * supervisor (cwd, exec) a little later: ids may come in any order. */
+  for (guint i = 0; i < 6; i++)
+    {
+      char *event = recv_event (s.ctl);
+      const char *id = strstr (event, "\"id\":");
+
+      g_test_message ("event: %s", event);
+      g_assert_nonnull (id);
+      g_hash_table_insert (failed, GINT_TO_POINTER (atoi (id + 5)), event);
+    }
+  assert_failed_event (failed, 2, EBADF, "a spawn carries exactly 3 fds");
+  assert_failed_event (failed, 3, ENOENT, "cannot enter the working folder");
+  assert_failed_event (failed, 4, EINVAL, "argv must be");
+  assert_failed_event (failed, 5, EINVAL, "env entries must be K=V");
+  assert_failed_event (failed, 6, ENOENT, "cannot run");
+  assert_failed_event (failed, 8, EINVAL, "cwd must be an absolute path");
+
+  /* ... and the sandbox keeps serving. */
+  g_assert_cmpint (pipe2 (pipe_fds, O_CLOEXEC), ==, 0);
+  fds[1] = pipe_fds[1];
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":10,\"argv\":[\"echo\",\"still here\"]," COMMAND_ENV "}",
+                fds, 3);
+  close (pipe_fds[1]);
+  g_free (message);
+  message = read_all (pipe_fds[0]);
+  close (pipe_fds[0]);
+  g_assert_cmpstr (message, ==, "still here\n");
+  expect_spawned (s.ctl, 10);
+  expect_exited (s.ctl, 10, "\"status\":0");
+
+  err = session_stop (&s);
+  for (p = err; (p = strstr (p, "paddock-sandbox: ignoring a control request: ")) != NULL; p++)
+    notes++;
+  g_assert_cmpuint (notes, ==, 7);
+}
+
+static void
+test_command_limit (Fixture       *fx,
+                    gconstpointer  data)
+{
+  Session s;
+  paddock_autofd int null_fd = -1;
+  int fds[3];
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  fds[0] = fds[1] = fds[2] = null_fd;
+
+  for (guint id = 100; id < 164; id++)
+    {
+      g_autofree char *json = g_strdup_printf ("{\"op\":\"spawn\",\"id\":%u,\"argv\":[\"sleep\",\"1000\"],"
+                                               COMMAND_ENV "}", id);
+      send_request (s.ctl, json, fds, 3);
+      expect_spawned (s.ctl, id);
+    }
+  /* The 65th: refused. A running id again: refused. */
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":164,\"argv\":[\"true\"]}", fds, 3);
+  g_free (expect_spawn_failed (s.ctl, 164, EAGAIN));
+
+  /* One ends: there is room again. */
+  send_request (s.ctl, "{\"op\":\"kill\",\"id\":100,\"signal\":15}", NULL, 0);
+  expect_exited (s.ctl, 100, "\"status\":143,\"signal\":15");
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":101,\"argv\":[\"true\"]}", fds, 3);
+  g_free (expect_spawn_failed (s.ctl, 101, EEXIST));
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":165,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 165);
+  expect_exited (s.ctl, 165, "\"status\":0");
+
+  g_free (session_stop (&s));
+}
+
 /* ---- the host profile ---------------------------------------------------- */
 
 static void
@@ -876,6 +1411,13 @@ main (int    argc,
   ADD ("teardown/helper-sigkill", test_tree_teardown, GINT_TO_POINTER (END_SIGKILL));
   ADD ("teardown/helper-sigterm", test_tree_teardown, GINT_TO_POINTER (END_SIGTERM));
   ADD ("host-profile", test_host_profile, NULL);
+  ADD ("commands/output-and-status", test_command_output_and_status, NULL);
+  ADD ("commands/tty", test_command_tty, NULL);
+  ADD ("commands/kill-tree/sigkill", test_command_kill_tree, GINT_TO_POINTER (SIGKILL));
+  ADD ("commands/kill-tree/sigterm", test_command_kill_tree, GINT_TO_POINTER (SIGTERM));
+  ADD ("commands/confined", test_command_confined, NULL);
+  ADD ("commands/bad-requests", test_command_bad_requests, NULL);
+  ADD ("commands/limit", test_command_limit, NULL);
 
 #undef ADD
 
