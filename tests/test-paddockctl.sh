@@ -4,119 +4,12 @@
 # Copyright 2026 The Paddock authors
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# Needs PADDOCK_BUILD_ROOT (the meson build dir). Starts its own dbus-daemon
-# with no service directories (so nothing gets activated behind our back)
-# and its own paddockd with a throw-away state dir, and kills both on exit.
-#
-# Skips (exit 77, the automake/meson convention) when something essential is
-# missing. With --tap (how tests/meson.build runs it, protocol 'tap') a skip
-# is the TAP plan "1..0 # SKIP reason" and exit 0, since meson reports any
-# non-zero exit of a TAP test as an error.
+# Needs PADDOCK_BUILD_ROOT (the meson build dir); paddockctl-lib.sh sets up
+# the private bus and daemon, and says how it skips.
 
-set -euo pipefail
-
-tap_mode=false
-[[ "${1:-}" == "--tap" ]] && tap_mode=true
-
-skip ()
-{
-  echo "1..0 # SKIP $*"
-  if $tap_mode; then exit 0; else exit 77; fi
-}
-
-[[ -n "${PADDOCK_BUILD_ROOT:-}" ]] || skip "PADDOCK_BUILD_ROOT is not set"
-CTL="$PADDOCK_BUILD_ROOT/app/paddockctl"
-DAEMON="$PADDOCK_BUILD_ROOT/daemon/paddockd"
-[[ -x "$CTL" ]] || skip "$CTL is not built"
-[[ -x "$DAEMON" ]] || skip "$DAEMON is not built"
-command -v dbus-daemon >/dev/null || skip "dbus-daemon is not installed"
-command -v python3 >/dev/null || skip "python3 is not installed"
-
-# Nothing from the caller's desktop may leak in: no session bus, no
-# autolaunch, no G_DEBUG=fatal-warnings tripping on the daemon's messages.
-unset DBUS_SESSION_BUS_ADDRESS DISPLAY WAYLAND_DISPLAY LISTEN_FDS LISTEN_PID LISTEN_FDNAMES
-export LC_ALL=C.UTF-8
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-paddockctl.XXXXXX")
-export XDG_RUNTIME_DIR="$tmp/runtime"
-mkdir -m 0700 "$XDG_RUNTIME_DIR"
-
-bus_pid=""
-daemon_pid=""
-background_pids=()
-
-cleanup ()
-{
-  local pid
-  for pid in "${background_pids[@]}" $daemon_pid $bus_pid; do
-    kill -TERM "$pid" 2>/dev/null || true
-  done
-  for pid in "${background_pids[@]}" $daemon_pid $bus_pid; do
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# ---- TAP ----------------------------------------------------------------------
-
-n=0
-failures=0
-
-ok ()
-{
-  n=$((n + 1))
-  echo "ok $n - $1"
-}
-
-not_ok ()
-{
-  local line
-  n=$((n + 1))
-  failures=$((failures + 1))
-  echo "not ok $n - $1"
-  shift
-  for line in "$@"; do
-    printf '%s\n' "$line" | sed 's/^/#   /'
-  done
-}
-
-# check DESCRIPTION COMMAND…: ok when COMMAND succeeds.
-check ()
-{
-  local description=$1
-  shift
-  if "$@"; then ok "$description"; else not_ok "$description" "failed: $*"; fi
-}
-
-# json FILE EXPR: print a Python expression over the document in FILE (d).
-json ()
-{
-  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
-
-# wait_for SECONDS COMMAND…: poll COMMAND every 0.1 s.
-wait_for ()
-{
-  local tries=$(( $1 * 10 ))
-  shift
-  while (( tries-- > 0 )); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
-
-# run OUT ERR ARGS…: run paddockctl, record stdout/stderr, set $rc.
-run ()
-{
-  local out=$1 err=$2
-  shift 2
-  rc=0
-  "$CTL" "$@" >"$out" 2>"$err" || rc=$?
-}
-
-lines () { wc -l <"$1" | tr -d ' '; }
+# The private bus, the daemon and the TAP helpers.
+# shellcheck source=paddockctl-lib.sh
+source "$(dirname "$0")/paddockctl-lib.sh" "$@"
 
 # leased PORT: whether `ports list --json` shows PORT.
 leased ()
@@ -128,42 +21,6 @@ sys.exit(0 if int(sys.argv[1]) in ports else 1)' "$1"
 }
 
 not_leased () { ! leased "$1"; }
-
-# ---- a private bus and a daemon ------------------------------------------------
-
-cat >"$tmp/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:dir=$tmp</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-EOF
-
-dbus-daemon --config-file="$tmp/bus.conf" --nofork --print-address=3 \
-  3>"$tmp/bus.address" 2>"$tmp/bus.log" &
-bus_pid=$!
-wait_for 5 test -s "$tmp/bus.address" || skip "dbus-daemon did not start: $(cat "$tmp/bus.log")"
-DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$tmp/bus.address")
-export DBUS_SESSION_BUS_ADDRESS
-
-mkdir "$tmp/state"
-"$DAEMON" --state-dir "$tmp/state" >"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-
-if wait_for 5 "$CTL" ports list; then
-  ok "the daemon answers on the private bus"
-else
-  not_ok "the daemon answers on the private bus" "$(cat "$tmp/daemon.log")"
-  echo "1..$n"
-  exit 1
-fi
 
 # ---- info ------------------------------------------------------------------------
 

@@ -1,0 +1,174 @@
+# paddockctl-lib.sh — what every test-paddockctl*.sh script starts with; sourced
+#
+# Copyright 2026 The Paddock authors
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Needs PADDOCK_BUILD_ROOT (the meson build dir). Starts its own dbus-daemon
+# with no service directories (so nothing gets activated behind our back)
+# and its own paddockd with a throw-away state dir, and kills both on exit
+# (destroying the sessions left first, so that no host-profile process
+# outlives the test).
+#
+# Skips (exit 77, the automake/meson convention) when something essential is
+# missing. With --tap (how tests/meson.build runs the scripts, protocol
+# 'tap') a skip is the TAP plan "1..0 # SKIP reason" and exit 0, since meson
+# reports any non-zero exit of a TAP test as an error.
+#
+# Defines: CTL, DAEMON, PYTHON, tmp, daemon_pid, background_pids; the TAP
+# helpers ok, not_ok, check; json, wait_for, run (sets $rc), lines; skip.
+# The daemon answers on the private bus when this returns (TAP test 1).
+
+set -euo pipefail
+
+tap_mode=false
+[[ "${1:-}" == "--tap" ]] && tap_mode=true
+
+skip ()
+{
+  echo "1..0 # SKIP $*"
+  if $tap_mode; then exit 0; else exit 77; fi
+}
+
+[[ -n "${PADDOCK_BUILD_ROOT:-}" ]] || skip "PADDOCK_BUILD_ROOT is not set"
+CTL="$PADDOCK_BUILD_ROOT/app/paddockctl"
+DAEMON="$PADDOCK_BUILD_ROOT/daemon/paddockd"
+[[ -x "$CTL" ]] || skip "$CTL is not built"
+[[ -x "$DAEMON" ]] || skip "$DAEMON is not built"
+command -v dbus-daemon >/dev/null || skip "dbus-daemon is not installed"
+PYTHON=/usr/bin/python3
+[[ -x "$PYTHON" ]] || PYTHON=$(command -v python3 || true)
+[[ -n "$PYTHON" ]] || skip "python3 is not installed"
+
+# Nothing from the caller's desktop may leak in: no session bus, no
+# autolaunch, no G_DEBUG=fatal-warnings tripping on the daemon's messages.
+unset DBUS_SESSION_BUS_ADDRESS DISPLAY WAYLAND_DISPLAY LISTEN_FDS LISTEN_PID LISTEN_FDNAMES
+export LC_ALL=C.UTF-8
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/$(basename "$0" .sh).XXXXXX")
+export XDG_RUNTIME_DIR="$tmp/runtime"
+mkdir -m 0700 "$XDG_RUNTIME_DIR"
+
+bus_pid=""
+daemon_pid=""
+background_pids=()
+
+cleanup ()
+{
+  local pid id
+  # Sessions of the host profile are plain process groups: destroy them
+  # before the daemon goes, so that no `sleep` outlives the test.
+  if [[ -n "$daemon_pid" ]]; then
+    for id in $("$CTL" --json list 2>/dev/null | "$PYTHON" -c '
+import json, sys
+for s in json.load(sys.stdin)["sessions"]: print(s["id"])' 2>/dev/null); do
+      "$CTL" destroy "$id" >/dev/null 2>&1 || true
+    done
+  fi
+  for pid in "${background_pids[@]}" $daemon_pid $bus_pid; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${background_pids[@]}" $daemon_pid $bus_pid; do
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# ---- TAP ----------------------------------------------------------------------
+
+n=0
+failures=0
+
+ok ()
+{
+  n=$((n + 1))
+  echo "ok $n - $1"
+}
+
+not_ok ()
+{
+  local line
+  n=$((n + 1))
+  failures=$((failures + 1))
+  echo "not ok $n - $1"
+  shift
+  for line in "$@"; do
+    printf '%s\n' "$line" | sed 's/^/#   /'
+  done
+}
+
+# check DESCRIPTION COMMAND…: ok when COMMAND succeeds.
+check ()
+{
+  local description=$1
+  shift
+  if "$@"; then ok "$description"; else not_ok "$description" "failed: $*"; fi
+}
+
+# json FILE EXPR: print a Python expression over the document in FILE (d).
+json ()
+{
+  "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# wait_for SECONDS COMMAND…: poll COMMAND every 0.1 s.
+wait_for ()
+{
+  local tries=$(( $1 * 10 ))
+  shift
+  while (( tries-- > 0 )); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+# run OUT ERR ARGS…: run paddockctl, record stdout/stderr, set $rc.
+run ()
+{
+  local out=$1 err=$2
+  shift 2
+  rc=0
+  "$CTL" "$@" >"$out" 2>"$err" || rc=$?
+}
+
+lines () { wc -l <"$1" | tr -d ' '; }
+
+# ---- a private bus and a daemon ------------------------------------------------
+
+cat >"$tmp/bus.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir=$tmp</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+EOF
+
+dbus-daemon --config-file="$tmp/bus.conf" --nofork --print-address=3 \
+  3>"$tmp/bus.address" 2>"$tmp/bus.log" &
+bus_pid=$!
+wait_for 5 test -s "$tmp/bus.address" || skip "dbus-daemon did not start: $(cat "$tmp/bus.log")"
+DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$tmp/bus.address")
+export DBUS_SESSION_BUS_ADDRESS
+
+# A canary in the daemon's (and our) environment that no session may see.
+export PADDOCK_TEST_C=canary
+
+mkdir "$tmp/state"
+"$DAEMON" --state-dir "$tmp/state" >"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+
+if wait_for 5 "$CTL" ports list; then
+  ok "the daemon answers on the private bus"
+else
+  not_ok "the daemon answers on the private bus" "$(cat "$tmp/daemon.log")"
+  echo "1..$n"
+  exit 1
+fi
