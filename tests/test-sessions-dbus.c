@@ -538,6 +538,27 @@ count_marked_processes (const char *marker)
   return count;
 }
 
+/* Waits (up to 20 s, then fails) until at least @count processes carry
+ * @marker, or, with @count 0, until none does. */
+static void
+wait_for_marked (const char *marker,
+                 guint       count)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      guint now = count_marked_processes (marker);
+
+      if (count == 0 ? now == 0 : now >= count)
+        return;
+      if (g_get_monotonic_time () > deadline)
+        g_error ("%u processes carry %s after 20 s, waiting for %s%u", now, marker,
+                 count == 0 ? "" : "at least ", count);
+      g_usleep (10 * 1000);
+    }
+}
+
 /* The teardown guarantee of the safe profile: two hundred processes, some
  * of which left the session (setsid), were orphaned (double fork) or
  * ignore SIGTERM and SIGHUP — none of them is left when Destroy returns. */
@@ -551,7 +572,6 @@ test_safe_teardown_of_200 (void)
   g_autofree char *marker = g_build_filename (workspace, "marker-sleep", NULL);
   g_autofree char *script = NULL;
   g_autoptr(GVariant) result = NULL;
-  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
   guint32 survivors = 99;
 
   g_assert_no_errno (symlink ("/bin/sleep", marker));
@@ -574,11 +594,7 @@ test_safe_teardown_of_200 (void)
   g_assert_no_error (error);
   g_assert_true (wait_for_output (connection, path, "spawned"));
 
-  while (count_marked_processes (marker) < 200)
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (20 * 1000);
-    }
+  wait_for_marked (marker, 200);
 
   result = stop (connection, path, 0, TRUE, &error);
   g_assert_no_error (error);
@@ -706,11 +722,7 @@ test_restart_lists_and_cleans_up (void)
 
   g_assert_true (wait_for_output (connection, host_path, "up"));
   deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
-  while (count_marked_processes (marker) < (safe_path != NULL ? 2u : 1u))
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (20 * 1000);
-    }
+  wait_for_marked (marker, safe_path != NULL ? 2 : 1);
   while (TRUE)
     {
       g_autofree char *state = get_state (connection, exited_path);
@@ -1044,7 +1056,6 @@ test_exec_timeout_and_vanishing_caller_kill_trees (void)
   g_autofree char *command = NULL;
   g_autofree char *marker = g_build_filename (workspace, "marker-exec", NULL);
   g_autofree char *script = NULL;
-  gint64 deadline;
 
   g_assert_no_errno (symlink ("/bin/sleep", marker));
   script = g_strdup_printf ("%s 300 & %s 300 & (%s 300 &); %s 300", marker, marker, marker, marker);
@@ -1055,39 +1066,22 @@ test_exec_timeout_and_vanishing_caller_kill_trees (void)
   /* A timeout kills the command and everything it started. */
   command = command_exec (connection, session, script, 500, FALSE, &error);
   g_assert_no_error (error);
-  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
-  while (count_marked_processes (marker) < 4)
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10 * 1000);
-    }
+  wait_for_marked (marker, 4);
   {
     g_auto(ExecResult) result = { 0, };
 
     command_wait (connection, command, &result);
     g_assert_cmpstr (result.state, ==, "timed-out");
   }
-  while (count_marked_processes (marker) > 0)
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10 * 1000);
-    }
+  wait_for_marked (marker, 0);
   g_clear_pointer (&command, g_free);
 
   /* A caller that leaves the bus takes its commands with it. */
   command = command_exec (leaver, session, script, 0, FALSE, &error);
   g_assert_no_error (error);
-  while (count_marked_processes (marker) < 4)
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10 * 1000);
-    }
+  wait_for_marked (marker, 4);
   g_dbus_connection_close_sync (leaver, NULL, NULL);
-  while (count_marked_processes (marker) > 0)
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10 * 1000);
-    }
+  wait_for_marked (marker, 0);
 
   /* The session itself is untouched. */
   {
@@ -1109,7 +1103,6 @@ test_safe_exec_timeout_kills_tree (void)
   g_autofree char *command = NULL;
   g_autofree char *marker = g_build_filename (workspace, "marker-safe-exec", NULL);
   g_autofree char *script = NULL;
-  gint64 deadline = g_get_monotonic_time () + 15 * G_USEC_PER_SEC;
 
   profile = "safe";
   session = create_session (connection, "exec sleep 300", NULL, &error);
@@ -1126,11 +1119,7 @@ test_safe_exec_timeout_kills_tree (void)
   command = command_exec (connection, session, script, 700, FALSE, &error);
   g_assert_no_error (error);
 
-  while (count_marked_processes (marker) < 3)
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10 * 1000);
-    }
+  wait_for_marked (marker, 3);
   {
     g_auto(ExecResult) result = { 0, };
 
@@ -1138,11 +1127,7 @@ test_safe_exec_timeout_kills_tree (void)
     g_assert_cmpstr (result.state, ==, "timed-out");
     g_assert_cmpstr (result.out->str, ==, "started\n");
   }
-  while (count_marked_processes (marker) > 0)
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10 * 1000);
-    }
+  wait_for_marked (marker, 0);
 
   /* The agent is untouched. */
   {
@@ -1223,7 +1208,6 @@ test_host_cgroup_catches_escapees (void)
   g_autoptr(GVariant) result = NULL;
   g_autofree char *cgroup = NULL;
   g_autofree char *reason = NULL;
-  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
 
   g_assert_no_errno (symlink ("/bin/sleep", marker));
   script = g_strdup_printf ("setsid %s 300 & (setsid %s 300 &); echo up; exec %s 300", marker, marker, marker);
@@ -1241,11 +1225,7 @@ test_host_cgroup_catches_escapees (void)
   /* Either a cgroup, or the reason there is none: never silence. */
   g_assert_true ((cgroup != NULL && cgroup[0] != '\0') || (reason != NULL && reason[0] != '\0'));
 
-  while (count_marked_processes (marker) < 3)
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10 * 1000);
-    }
+  wait_for_marked (marker, 3);
 
   result = stop (connection, path, 0, TRUE, &error);
   g_assert_no_error (error);
