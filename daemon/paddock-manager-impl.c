@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "paddock-cgroup.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
@@ -32,6 +33,9 @@ struct _PaddockManagerImpl
 
   char            *state_dir;
   char            *helper_path;
+  /* The daemon's own cgroup, found once: sessions' cgroups go below it. */
+  char            *cgroup_parent;
+  char            *cgroup_reason;
   gint64           started;
 
   GDBusConnection *connection;
@@ -416,6 +420,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     }
 
   config.helper = g_strdup (self->helper_path);
+  config.cgroup_parent = g_strdup (self->cgroup_parent);
+  config.cgroup_reason = g_strdup (self->cgroup_reason);
   session = paddock_session_impl_new (id, &config);
   pending = g_new0 (PendingCreate, 1);
   pending->manager = g_object_ref (self);
@@ -466,6 +472,8 @@ paddock_manager_impl_finalize (GObject *object)
 
   g_clear_pointer (&self->helper_path, g_free);
   g_clear_pointer (&self->state_dir, g_free);
+  g_clear_pointer (&self->cgroup_parent, g_free);
+  g_clear_pointer (&self->cgroup_reason, g_free);
   g_clear_pointer (&self->sessions, g_ptr_array_unref);
   g_clear_pointer (&self->starting, g_ptr_array_unref);
   g_clear_object (&self->registry);
@@ -501,6 +509,7 @@ paddock_manager_impl_new (const char *state_dir,
   self = g_object_new (PADDOCK_TYPE_MANAGER_IMPL, NULL);
   self->helper_path = g_strdup (helper_path);
   self->state_dir = g_strdup (state_dir);
+  self->cgroup_parent = paddock_cgroup_find_parent (&self->cgroup_reason);
   paddock_ipc_manager1_set_version (PADDOCK_IPC_MANAGER1 (self), PACKAGE_VERSION);
   paddock_ipc_manager1_set_state_dir (PADDOCK_IPC_MANAGER1 (self), state_dir);
 

@@ -161,6 +161,8 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->owner, g_free);
   g_clear_pointer (&config->home, g_free);
   g_clear_pointer (&config->helper, g_free);
+  g_clear_pointer (&config->cgroup_parent, g_free);
+  g_clear_pointer (&config->cgroup_reason, g_free);
 }
 
 static void
@@ -182,30 +184,45 @@ current_boot_id (void)
   return g_strdup (g_strstrip (boot_id));
 }
 
-/* Field 22 of /proc/PID/stat: when the process started, in clock ticks
- * since boot. With the boot id it names one process for good. */
+/* What /proc/PID/stat says of a process that matters here. */
+typedef struct
+{
+  char    state;       /* 'Z' or 'X': it has exited */
+  int     session;     /* its process session id */
+  guint64 start_time;  /* field 22: clock ticks since boot; with the boot id
+                        * it names one process for good */
+} ProcStat;
+
+static gboolean
+read_proc_stat (const char *pid,
+                ProcStat   *out)
+{
+  g_autofree char *stat_path = g_strconcat ("/proc/", pid, "/stat", NULL);
+  g_autofree char *contents = NULL;
+  const char *after_comm;
+
+  if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
+    return FALSE;
+
+  /* comm may hold spaces and parentheses: parse after the last ')'.
+   * Fields 3 (state), 6 (session) and 22 (start time). */
+  after_comm = strrchr (contents, ')');
+  return after_comm != NULL &&
+         sscanf (after_comm + 1,
+                 " %c %*s %*s %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %" G_GUINT64_FORMAT,
+                 &out->state, &out->session, &out->start_time) == 3;
+}
+
 static guint64
 process_start_time (pid_t pid)
 {
-  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
-  g_autofree char *contents = NULL;
-  g_auto(GStrv) fields = NULL;
-  const char *after_comm;
+  char pid_text[16];
+  ProcStat stat = { 0, };
 
-  if (!g_file_get_contents (stat_path, &contents, NULL, NULL) ||
-      (after_comm = strrchr (contents, ')')) == NULL)
-    return 0;
-
-  /* after ") ": state is field 3, so start time (22) is index 19 */
-  fields = g_strsplit (after_comm + 2, " ", 0);
-  if (g_strv_length (fields) < 20)
-    return 0;
-  return g_ascii_strtoull (fields[19], NULL, 10);
+  g_snprintf (pid_text, sizeof pid_text, "%d", (int) pid);
+  return read_proc_stat (pid_text, &stat) ? stat.start_time : 0;
 }
 
-/* Writes the session's record durably. What is recorded is what a later
- * daemon needs to list the session and to make sure nothing of it runs:
- * never its environment, which may hold the keys the agent was given. */
 static void
 paddock_session_impl_save (PaddockSessionImpl *self)
 {
@@ -284,21 +301,14 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 /* ------------------------------------------------------------------------ */
 /* Which processes are the session's                                         */
 
-/* The host profile has no PID namespace: the session's processes are those
- * of the agent's session (setsid at spawn). A process that calls setsid()
- * itself leaves it, and the host profile cannot see or stop it — which is
- * why that profile reports every layer unenforced. */
 static gboolean
 process_alive (pid_t pid)
 {
-  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
-  g_autofree char *contents = NULL;
-  const char *after_comm;
+  char pid_text[16];
+  ProcStat stat = { 0, };
 
-  if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
-    return FALSE;
-  after_comm = strrchr (contents, ')');
-  return after_comm != NULL && after_comm[1] == ' ' && after_comm[2] != 'Z' && after_comm[2] != 'X';
+  g_snprintf (pid_text, sizeof pid_text, "%d", (int) pid);
+  return read_proc_stat (pid_text, &stat) && stat.state != 'Z' && stat.state != 'X';
 }
 
 /* The sandbox's PID namespace, found through its pid 1 (the supervisor's
@@ -394,7 +404,10 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
   return pids;
 }
 
-/* Every live process whose process session is @sid. */
+/* The host profile has no PID namespace: the session's processes are those
+ * of the agent's session (setsid at spawn). A process that calls setsid()
+ * itself leaves it, and the host profile cannot see or stop it — which is
+ * why that profile reports every layer unenforced. */
 static GArray *
 list_session_members (pid_t sid)
 {
@@ -408,30 +421,13 @@ list_session_members (pid_t sid)
   proc = g_dir_open ("/proc", 0, NULL);
   while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
     {
-      g_autofree char *stat_path = NULL;
-      g_autofree char *contents = NULL;
-      const char *after_comm;
-      char state = 0;
-      int ppid = 0;
-      int pgrp = 0;
-      int session = 0;
+      ProcStat stat = { 0, };
       guint64 pid;
 
-      if (!g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &pid, NULL))
-        continue;
-
-      stat_path = g_strdup_printf ("/proc/%s/stat", entry);
-      if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
-        continue;
-
-      /* comm may hold spaces and parentheses: parse after the last ')'. */
-      after_comm = strrchr (contents, ')');
-      if (after_comm == NULL ||
-          sscanf (after_comm + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) != 4)
-        continue;
-
       /* Zombies have exited: nothing left to stop. */
-      if (session == sid && state != 'Z' && state != 'X')
+      if (g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &pid, NULL) &&
+          read_proc_stat (entry, &stat) && stat.session == sid &&
+          stat.state != 'Z' && stat.state != 'X')
         {
           pid_t found = (pid_t) pid;
           g_array_append_val (pids, found);
@@ -1198,12 +1194,12 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   /* A cgroup of its own where one can be made; without one the PID
    * namespace (safe) or the process session (host) is what counts. */
   {
-    g_autofree char *parent = paddock_cgroup_find_parent (&self->cgroup_reason);
     g_autofree char *name = g_strconcat ("paddock-session-", self->id, NULL);
     g_autoptr(GError) cgroup_error = NULL;
 
-    if (parent != NULL)
-      self->cgroup = paddock_cgroup_new (parent, name, &cgroup_error);
+    self->cgroup_reason = g_strdup (self->config.cgroup_reason);
+    if (self->config.cgroup_parent != NULL)
+      self->cgroup = paddock_cgroup_new (self->config.cgroup_parent, name, &cgroup_error);
     if (self->cgroup != NULL)
       self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, &cgroup_error);
     if (cgroup_error != NULL)
@@ -2228,6 +2224,8 @@ paddock_session_impl_new (const char                 *id,
   self->config.owner = g_strdup (config->owner);
   self->config.home = g_strdup (config->home);
   self->config.helper = g_strdup (config->helper);
+  self->config.cgroup_parent = g_strdup (config->cgroup_parent);
+  self->config.cgroup_reason = g_strdup (config->cgroup_reason);
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);

@@ -24,6 +24,8 @@ typedef struct
   char        *owner;    /* the client that created it */
   char        *home;     /* the session's own HOME folder, under the state dir */
   char        *helper;   /* paddock-sandbox, or NULL when none was found */
+  char        *cgroup_parent;  /* where session cgroups go, or NULL… */
+  char        *cgroup_reason;  /* …and then why there is none */
 } PaddockSessionConfig;
 
 /* Called once: with NULL when the session runs, or with why it could not
