@@ -268,14 +268,6 @@ exec_status_exit_code (Exec *self)
   return PADDOCKCTL_EXIT_FAILED;
 }
 
-static gboolean
-command_is_gone (const GError *error)
-{
-  return g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD) ||
-         g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_OBJECT) ||
-         g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_INTERFACE);
-}
-
 static void
 exec_step (Exec *self)
 {
@@ -296,7 +288,7 @@ exec_step (Exec *self)
           exec_finish (self, 128 + SIGPIPE);
           return;
         }
-      if (command_is_gone (error))
+      if (paddockctl_is_unknown_object_error (error))
         {
           if (self->interrupted != 0)
             {
@@ -606,20 +598,6 @@ ensure_standard_fds (void)
     }
 }
 
-/* What the daemon accepts: letters, digits and _, not starting with a digit. */
-static gboolean
-is_env_name (const char *name)
-{
-  if (!g_ascii_isalpha (*name) && *name != '_')
-    return FALSE;
-
-  for (const char *p = name; *p != '\0'; p++)
-    if (!g_ascii_isalnum (*p) && *p != '_')
-      return FALSE;
-
-  return TRUE;
-}
-
 /* Watched from before the command starts, so that a Ctrl-C in between is
  * not lost (nor fatal, leaving the daemon to notice we are gone): it is
  * handled once the loop runs, with the command to kill known. */
@@ -716,6 +694,7 @@ paddockctl_exec (Paddockctl  *ctl,
                  char       **argv)
 {
   const char *command_path = "paddockctl exec";
+  const char *bad_env = NULL;
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockIpcSession1) session = NULL;
@@ -802,17 +781,10 @@ paddockctl_exec (Paddockctl  *ctl,
     return paddockctl_usage_error (ctl, command_path,
                                    "invalid --cwd “%s”: expected an absolute folder", cwd);
 
-  for (gsize i = 0; env != NULL && env[i] != NULL; i++)
-    {
-      const char *equals = strchr (env[i], '=');
-      g_autofree char *key = equals != NULL ? g_strndup (env[i], equals - env[i]) : NULL;
-
-      if (key == NULL || !is_env_name (key))
-        return paddockctl_usage_error (ctl, command_path,
-                                       "invalid --env “%s”: expected K=V, K made of letters, "
-                                       "digits and _", env[i]);
-      g_variant_builder_add (&env_builder, "{ss}", key, equals + 1);
-    }
+  if ((bad_env = paddockctl_add_env (&env_builder, env)) != NULL)
+    return paddockctl_usage_error (ctl, command_path,
+                                   "invalid --env “%s”: expected K=V, K made of letters, "
+                                   "digits and _", bad_env);
 
   if (!(session = paddockctl_dup_session (ctl, id, &error)))
     return paddockctl_fail (ctl, error);

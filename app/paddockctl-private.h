@@ -110,6 +110,12 @@ gboolean            paddockctl_spawn_with_listen_fd (const char * const    *argv
                                                   GError                  **error);
 int                 paddockctl_wait_status_to_exit_code (int                wait_status);
 
+/* paddockctl.c: shared parsing */
+gboolean            paddockctl_is_env_name       (const char               *name);
+const char         *paddockctl_add_env           (GVariantBuilder          *builder,
+                                                  char                    **env);
+gboolean            paddockctl_is_unknown_object_error (const GError       *error);
+
 /* paddockctl-session.c */
 char               *paddockctl_dup_session_id    (const char               *text);
 char               *paddockctl_session_path      (const char               *id);

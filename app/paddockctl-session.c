@@ -68,14 +68,6 @@ parse_session_id (Paddockctl *ctl,
 }
 
 static gboolean
-is_unknown_object_error (const GError *error)
-{
-  return g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD) ||
-         g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_OBJECT) ||
-         g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_INTERFACE);
-}
-
-static gboolean
 session_is_listed (Paddockctl *ctl,
                    const char *id)
 {
@@ -111,7 +103,7 @@ paddockctl_check_session_error (Paddockctl  *ctl,
 {
   g_return_if_fail (error != NULL && *error != NULL);
 
-  if (!is_unknown_object_error (*error) || session_is_listed (ctl, id))
+  if (!paddockctl_is_unknown_object_error (*error) || session_is_listed (ctl, id))
     return;
 
   g_clear_error (error);
@@ -506,26 +498,13 @@ parse_size (const char *text,
   return TRUE;
 }
 
-/* What the daemon accepts: letters, digits and _, not starting with a digit. */
-static gboolean
-is_env_name (const char *name)
-{
-  if (!g_ascii_isalpha (*name) && *name != '_')
-    return FALSE;
-
-  for (const char *p = name; *p != '\0'; p++)
-    if (!g_ascii_isalnum (*p) && *p != '_')
-      return FALSE;
-
-  return TRUE;
-}
-
 int
 paddockctl_create (Paddockctl  *ctl,
                    int          argc,
                    char       **argv)
 {
   const char *command_path = "paddockctl create";
+  const char *bad_env = NULL;
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) properties = NULL;
@@ -629,23 +608,16 @@ paddockctl_create (Paddockctl  *ctl,
                                    "each from 1 to %d",
                                    size, MAX_TERMINAL_CELLS);
 
-  for (gsize i = 0; env != NULL && env[i] != NULL; i++)
-    {
-      const char *equals = strchr (env[i], '=');
-      g_autofree char *key = equals != NULL ? g_strndup (env[i], equals - env[i]) : NULL;
-
-      if (key == NULL || !is_env_name (key))
-        return paddockctl_usage_error (ctl, command_path,
-                                       "invalid --env “%s”: expected K=V, K made of letters, "
-                                       "digits and _", env[i]);
-      g_variant_builder_add (&env_builder, "{ss}", key, equals + 1);
-    }
+  if ((bad_env = paddockctl_add_env (&env_builder, env)) != NULL)
+    return paddockctl_usage_error (ctl, command_path,
+                                   "invalid --env “%s”: expected K=V, K made of letters, "
+                                   "digits and _", bad_env);
 
   for (gsize i = 0; pass_env != NULL && pass_env[i] != NULL; i++)
     {
       const char *value;
 
-      if (!is_env_name (pass_env[i]))
+      if (!paddockctl_is_env_name (pass_env[i]))
         return paddockctl_usage_error (ctl, command_path,
                                        "invalid --pass-env “%s”: expected a variable name",
                                        pass_env[i]);

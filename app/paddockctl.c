@@ -120,6 +120,49 @@ paddockctl_parse_port (const char *text,
   return TRUE;
 }
 
+/* What the daemon accepts as a variable name: letters, digits and _, not
+ * starting with a digit. */
+gboolean
+paddockctl_is_env_name (const char *name)
+{
+  if (!g_ascii_isalpha (*name) && *name != '_')
+    return FALSE;
+
+  for (const char *p = name; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p) && *p != '_')
+      return FALSE;
+
+  return TRUE;
+}
+
+/* Adds every --env K=V to @builder (a{ss}). Returns the first one that is
+ * not K=V with a valid K, for the caller's usage error, or NULL. */
+const char *
+paddockctl_add_env (GVariantBuilder *builder,
+                    char           **env)
+{
+  for (gsize i = 0; env != NULL && env[i] != NULL; i++)
+    {
+      const char *equals = strchr (env[i], '=');
+      g_autofree char *key = equals != NULL ? g_strndup (env[i], equals - env[i]) : NULL;
+
+      if (key == NULL || !paddockctl_is_env_name (key))
+        return env[i];
+      g_variant_builder_add (builder, "{ss}", key, equals + 1);
+    }
+
+  return NULL;
+}
+
+/* The object (a session or command) is not on the bus (any more). */
+gboolean
+paddockctl_is_unknown_object_error (const GError *error)
+{
+  return g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD) ||
+         g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_OBJECT) ||
+         g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_INTERFACE);
+}
+
 int
 paddockctl_dispatch (Paddockctl              *ctl,
                      const char              *group,
