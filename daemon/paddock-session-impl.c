@@ -767,6 +767,42 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Spawning (host profile)                                                   */
 
+/* fork() for a child of the session that will exec. The daemon has
+ * threads: between fork and exec the child may only make async-signal-safe
+ * calls, so callers prepare everything beforehand. Signals stay blocked
+ * across fork so that no handler of ours runs in the child, which then
+ * gets default dispositions and an empty mask, and joins the session's
+ * cgroup (where it has one) before anything of the session runs, so that
+ * every process the session will ever have is born inside. Returns as
+ * fork() does; the child _exit()s 125 if it cannot join. */
+static pid_t
+fork_session_child (PaddockSessionImpl *self)
+{
+  sigset_t all_signals;
+  sigset_t saved_mask;
+  pid_t pid;
+
+  sigfillset (&all_signals);
+  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
+  pid = fork ();
+  if (pid == 0)
+    {
+      sigset_t empty;
+
+      for (int signum = 1; signum < NSIG; signum++)
+        signal (signum, SIG_DFL);
+      sigemptyset (&empty);
+      sigprocmask (SIG_SETMASK, &empty, NULL);
+
+      if (self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
+        _exit (125);
+      return 0;
+    }
+
+  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
+  return pid;
+}
+
 static char *
 find_in_path (const char *program,
               const char *path)
@@ -1080,8 +1116,6 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *program = NULL;
   char slave_name[128];
-  sigset_t all_signals;
-  sigset_t saved_mask;
   gboolean sandboxed;
   pid_t pid;
 
@@ -1212,27 +1246,11 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       }
   }
 
-  /* The daemon has threads: between fork and exec the child may only make
-   * async-signal-safe calls, so everything above is prepared beforehand.
-   * Signals stay blocked across fork so no handler of ours runs in the
-   * child; the child restores the defaults and an empty mask. */
-  sigfillset (&all_signals);
-  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
-  pid = fork ();
+  /* Everything above is prepared before fork: see fork_session_child(). */
+  pid = fork_session_child (self);
   if (pid == 0)
     {
-      sigset_t empty;
       char **child_argv = (char **) argv->pdata;
-
-      for (int signum = 1; signum < NSIG; signum++)
-        signal (signum, SIG_DFL);
-      sigemptyset (&empty);
-      sigprocmask (SIG_SETMASK, &empty, NULL);
-
-      /* Into the session's cgroup before anything of the session runs:
-       * every process it will ever have is born inside. */
-      if (self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
-        _exit (125);
 
       if (sandboxed)
         {
@@ -1266,7 +1284,6 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       execve (program, child_argv, envp);
       _exit (127);
     }
-  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
 
   if (pid < 0)
     {
@@ -1276,7 +1293,6 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       return FALSE;
     }
 
-  /* Kept open for exec'd commands to join as well. */
   self->pid = pid;
   self->pid_start_time = process_start_time (pid);
   self->sandboxed = sandboxed;
@@ -1845,8 +1861,6 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   paddock_autofd int child_err = -1;
   g_autofree char *program = NULL;
   const char *path = g_environ_getenv (envp, "PATH");
-  sigset_t all_signals;
-  sigset_t saved_mask;
   pid_t pid;
 
   program = find_in_path (argv[0], path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -1860,20 +1874,9 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   if (!paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
-  sigfillset (&all_signals);
-  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
-  pid = fork ();
+  pid = fork_session_child (self);
   if (pid == 0)
     {
-      sigset_t empty;
-
-      for (int signum = 1; signum < NSIG; signum++)
-        signal (signum, SIG_DFL);
-      sigemptyset (&empty);
-      sigprocmask (SIG_SETMASK, &empty, NULL);
-
-      if (self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
-        _exit (125);
       if (setsid () < 0 || (tty && ioctl (child_in, TIOCSCTTY, 0) < 0) ||
           dup2 (child_in, 0) < 0 || dup2 (child_out, 1) < 0 || dup2 (child_err, 2) < 0 ||
           chdir (cwd) < 0)
@@ -1882,7 +1885,6 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
       execve (program, argv, envp);
       _exit (127);
     }
-  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
 
   if (pid < 0)
     {
