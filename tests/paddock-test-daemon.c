@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 
+#include "paddock-durable-file.h"
 #include "paddock-test-daemon.h"
 
 struct _PaddockTestDaemon
@@ -456,34 +457,6 @@ paddock_test_daemon_get_state_dir (PaddockTestDaemon *self)
   return self->state_dir;
 }
 
-static void
-remove_tree (const char *path)
-{
-  g_autoptr(GFile) file = g_file_new_for_path (path);
-  g_autoptr(GFileEnumerator) children = NULL;
-
-  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME "," G_FILE_ATTRIBUTE_STANDARD_TYPE,
-                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
-  while (children != NULL)
-    {
-      GFileInfo *info = NULL;
-      GFile *child = NULL;
-
-      if (!g_file_enumerator_iterate (children, &info, &child, NULL, NULL) || info == NULL)
-        break;
-
-      if (g_file_info_get_file_type (info) == G_FILE_TYPE_DIRECTORY)
-        {
-          g_autofree char *child_path = g_file_get_path (child);
-          remove_tree (child_path);
-        }
-      else
-        g_file_delete (child, NULL, NULL);
-    }
-
-  g_rmdir (path);
-}
-
 void
 paddock_test_daemon_free (PaddockTestDaemon *self)
 {
@@ -517,7 +490,7 @@ paddock_test_daemon_free (PaddockTestDaemon *self)
   stop_bus (self);
   g_unsetenv ("DBUS_SESSION_BUS_ADDRESS");
 
-  remove_tree (self->state_dir);
+  paddock_remove_tree (self->state_dir);
   g_free (self->state_dir);
   g_free (self->port_range);
   g_strfreev (self->extra_args);
