@@ -427,16 +427,18 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   pending->manager = g_object_ref (self);
   pending->invocation = g_object_ref (invocation);
   pending->session_dir = g_strdup (session_dir);
+  /* Counted against the quotas from now on, listed once it runs — which
+   * may be before start() returns (a host agent runs at once). */
+  g_ptr_array_add (self->starting, g_object_ref (session));
   if (!paddock_session_impl_start (session, paddock_manager_impl_session_ready_cb, pending, &error))
     {
+      g_ptr_array_remove (self->starting, session);
       pending_create_free (pending);
       paddock_remove_tree (session_dir);
       g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  /* Counted against the quotas from now on, listed once it runs. */
-  g_ptr_array_add (self->starting, g_object_ref (session));
   g_debug ("Session %s created by %s: %s in %s (%s)", id, config.owner, config.command[0],
            config.workspace, config.profile);
   return G_DBUS_METHOD_INVOCATION_HANDLED;

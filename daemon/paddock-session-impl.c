@@ -1047,13 +1047,8 @@ paddock_session_impl_exited_cb (GPid     pid,
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
                                           paddock_session_impl_count_processes (self));
 
-  /* A host agent that exits at once did start (exec succeeded before it
-   * could exit); a sandboxed one may have said so in an event not read yet. */
-  if (self->ready_func != NULL && !self->sandboxed)
-    {
-      paddock_session_impl_set_state (self, "running");
-      paddock_session_impl_ready (self, NULL);
-    }
+  /* A sandbox that ran the agent may have said so in an event not read
+   * yet: read it before concluding that the session never started. */
   if (self->ready_func != NULL)
     paddock_session_impl_drain_control (self);
 
@@ -1077,15 +1072,6 @@ paddock_session_impl_exited_cb (GPid     pid,
 
   if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "destroyed") != 0)
     paddock_session_impl_set_state (self, self->stop_requested ? "stopped" : "exited");
-}
-
-static gboolean
-paddock_session_impl_host_ready_cb (gpointer user_data)
-{
-  PaddockSessionImpl *self = user_data;
-
-  paddock_session_impl_ready (self, NULL);
-  return G_SOURCE_REMOVE;
 }
 
 /* The agent's environment inside the sandbox: the same allowlist, with the
@@ -1315,22 +1301,21 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       self->control_source = g_unix_fd_add (self->control_fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
                                             paddock_session_impl_control_cb, self);
     }
-  else
-    {
-      paddock_session_impl_set_state (self, "running");
-      g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, paddock_session_impl_host_ready_cb,
-                       g_object_ref (self), g_object_unref);
-    }
-
-  /* A host agent outlives a daemon that dies right now: record it from
-   * the start, so the next daemon knows what to clean up. A sandbox dies
-   * with the daemon (--die-with-parent), so its first record can wait for
-   * "running" — one durable write fewer on the way to the first byte. */
-  if (!sandboxed)
-    paddock_session_impl_save (self);
 
   g_debug ("Session %s: started %s as pid %d (%s profile)", self->id, program, (int) pid,
            self->config.profile);
+
+  /* A host agent runs once exec succeeded, which fork told us nothing
+   * against; "running" also writes its first record (a host agent
+   * outlives a daemon that dies right now, so the next one must know
+   * what to clean up). A sandbox dies with the daemon (--die-with-parent),
+   * so its record waits for the sandbox's "started". */
+  if (!sandboxed)
+    {
+      paddock_session_impl_set_state (self, "running");
+      paddock_session_impl_ready (self, NULL);
+    }
+
   return TRUE;
 }
 
