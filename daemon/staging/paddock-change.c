@@ -1,0 +1,9 @@
+/* paddock-change.c — placeholder until its owner lands it
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+typedef int paddock_change_placeholder;

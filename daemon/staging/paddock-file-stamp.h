@@ -1,0 +1,51 @@
+/* paddock-file-stamp.h — what a workspace entry looked like, to tell whether it changed
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include <glib.h>
+#include <sys/stat.h>
+
+G_BEGIN_DECLS
+
+/* The identity of one directory entry as lstat() saw it. Two stamps differ
+ * when the entry was replaced (inode), rewritten (size, mtime) or touched in
+ * any other way (ctime: chmod, link count, a write that kept mtime). A stamp
+ * with present == FALSE says "there was nothing at this path". */
+typedef struct {
+  gboolean present;
+  guint32  mode;        /* st_mode: type and permission bits */
+  guint64  ino;
+  guint64  size;
+  gint64   mtime_ns;
+  gint64   ctime_ns;
+} PaddockFileStamp;
+
+static inline void
+paddock_file_stamp_from_stat (PaddockFileStamp  *stamp,
+                              const struct stat *st)
+{
+  stamp->present = TRUE;
+  stamp->mode = st->st_mode;
+  stamp->ino = st->st_ino;
+  stamp->size = (guint64) st->st_size;
+  stamp->mtime_ns = (gint64) st->st_mtim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_mtim.tv_nsec;
+  stamp->ctime_ns = (gint64) st->st_ctim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_ctim.tv_nsec;
+}
+
+static inline gboolean
+paddock_file_stamp_equal (const PaddockFileStamp *a,
+                          const PaddockFileStamp *b)
+{
+  if (a->present != b->present)
+    return FALSE;
+  if (!a->present)
+    return TRUE;
+  return a->mode == b->mode && a->ino == b->ino && a->size == b->size &&
+         a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+G_END_DECLS
