@@ -1,4 +1,4 @@
-/* paddock-baseline.c — placeholder until its owner lands it
+/* paddock-baseline.c — the stamps of a workspace's entries at session start
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -6,4 +6,610 @@
 
 #include "config.h"
 
-typedef int paddock_baseline_placeholder;
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "paddock-autofd.h"
+#include "paddock-baseline.h"
+#include "paddock-change.h"
+#include "paddock-durable-file.h"
+
+/* File layout, native byte order (the file never leaves the machine that
+ * wrote it): a header, an array of fixed-size entries sorted by path in
+ * memcmp() order (a shorter prefix first), then the paths' bytes. Fixed-size
+ * entries let load() map the file and search it in place, with no
+ * allocation per entry. */
+#define BASELINE_MAGIC    "PDKBASE\1"
+#define BASELINE_VERSION  1
+#define UPDATE_MAGIC      0x55444b50u  /* "PKDU" */
+
+typedef struct {
+  char    magic[8];
+  guint32 version;
+  guint32 entry_size;
+  guint64 n_entries;
+  guint64 strings_size;
+  guint64 reserved[2];
+} BaselineHeader;
+
+typedef struct {
+  guint64 path_offset;  /* into the string table */
+  guint32 path_len;
+  guint32 mode;
+  guint64 ino;
+  guint64 size;
+  gint64  mtime_ns;
+  gint64  ctime_ns;
+} BaselineEntry;
+
+/* One record of FILE.updates, followed by path_len bytes of path. */
+typedef struct {
+  guint32 magic;
+  guint32 path_len;
+  guint32 present;
+  guint32 mode;
+  guint64 ino;
+  guint64 size;
+  gint64  mtime_ns;
+  gint64  ctime_ns;
+} UpdateRecord;
+
+G_STATIC_ASSERT (sizeof (BaselineHeader) == 48);
+G_STATIC_ASSERT (sizeof (BaselineEntry) == 48);
+G_STATIC_ASSERT (sizeof (UpdateRecord) == 48);
+
+/* A path of the journal is bounded so a corrupt length cannot make load()
+ * allocate gigabytes. PATH_MAX is what the kernel accepts anyway. */
+#define MAX_RELPATH 4096
+
+struct _PaddockBaseline
+{
+  GObject parent_instance;
+
+  char *file;
+  GMappedFile *map;
+  const BaselineEntry *entries;
+  gsize n_entries;
+  const char *strings;
+  /* relpath → PaddockFileStamp*, from FILE.updates; overrides the map. */
+  GHashTable *updates;
+};
+
+G_DEFINE_FINAL_TYPE (PaddockBaseline, paddock_baseline, G_TYPE_OBJECT)
+
+static void
+paddock_baseline_finalize (GObject *object)
+{
+  PaddockBaseline *self = PADDOCK_BASELINE (object);
+
+  g_clear_pointer (&self->file, g_free);
+  g_clear_pointer (&self->map, g_mapped_file_unref);
+  g_clear_pointer (&self->updates, g_hash_table_unref);
+
+  G_OBJECT_CLASS (paddock_baseline_parent_class)->finalize (object);
+}
+
+static void
+paddock_baseline_class_init (PaddockBaselineClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = paddock_baseline_finalize;
+}
+
+static void
+paddock_baseline_init (PaddockBaseline *self)
+{
+  self->updates = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+}
+
+static gboolean
+set_errno_error (GError     **error,
+                 int          saved_errno,
+                 const char  *what,
+                 const char  *path)
+{
+  g_autofree char *display = g_filename_display_name (path);
+
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+               "%s %s: %s", what, display, g_strerror (saved_errno));
+  return FALSE;
+}
+
+static gboolean
+relpath_is_valid (const char *relpath)
+{
+  const char *p = relpath;
+
+  if (*p == '\0' || *p == '/')
+    return FALSE;
+
+  /* No empty, "." or ".." component: one spelling per entry, and nothing
+   * that could name a place outside the workspace. */
+  while (*p != '\0')
+    {
+      const char *end = strchrnul (p, '/');
+      gsize len = (gsize) (end - p);
+
+      if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+        return FALSE;
+      p = *end == '/' ? end + 1 : end;
+      if (*end == '/' && *p == '\0')
+        return FALSE;
+    }
+
+  return (p - relpath) <= MAX_RELPATH;
+}
+
+/* --- record --------------------------------------------------------- */
+
+typedef struct {
+  guint64 path_offset;
+  guint32 path_len;
+  PaddockFileStamp stamp;
+} RecordEntry;
+
+typedef struct {
+  GArray *entries;   /* RecordEntry */
+  GString *strings;  /* paths, each NUL-terminated while sorting */
+  GCancellable *cancellable;
+} RecordWalk;
+
+static int
+record_entry_compare (gconstpointer a,
+                      gconstpointer b,
+                      gpointer      user_data)
+{
+  const RecordEntry *ea = a;
+  const RecordEntry *eb = b;
+  const char *strings = user_data;
+  int cmp = memcmp (strings + ea->path_offset, strings + eb->path_offset,
+                    MIN (ea->path_len, eb->path_len));
+
+  if (cmp != 0)
+    return cmp;
+  return ea->path_len < eb->path_len ? -1 : ea->path_len > eb->path_len ? 1 : 0;
+}
+
+static gboolean
+record_dir (RecordWalk  *walk,
+            int          dir_fd,
+            const char  *prefix,
+            GError     **error)
+{
+  g_autoptr(GPtrArray) subdirs = g_ptr_array_new_with_free_func (g_free);
+  DIR *dir;
+  struct dirent *de;
+  int dup_fd;
+
+  if (g_cancellable_set_error_if_cancelled (walk->cancellable, error))
+    return FALSE;
+
+  /* fdopendir() takes the fd over; keep ours for openat() below. */
+  dup_fd = fcntl (dir_fd, F_DUPFD_CLOEXEC, 3);
+  if (dup_fd < 0)
+    return set_errno_error (error, errno, "Could not read", prefix);
+  dir = fdopendir (dup_fd);
+  if (dir == NULL)
+    {
+      int saved_errno = errno;
+      close (dup_fd);
+      return set_errno_error (error, saved_errno, "Could not read", prefix);
+    }
+
+  while ((errno = 0, de = readdir (dir)) != NULL)
+    {
+      RecordEntry entry = { 0 };
+      struct stat st;
+
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+
+      /* Never follow a symlink: the stamp is the link's own. */
+      if (fstatat (dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        {
+          if (errno == ENOENT)
+            continue;  /* removed while we walk: nothing to record */
+          {
+            int saved_errno = errno;
+            closedir (dir);
+            return set_errno_error (error, saved_errno, "Could not stat an entry of", prefix);
+          }
+        }
+
+      entry.path_offset = walk->strings->len;
+      if (*prefix != '\0')
+        {
+          g_string_append (walk->strings, prefix);
+          g_string_append_c (walk->strings, '/');
+        }
+      g_string_append (walk->strings, de->d_name);
+      entry.path_len = (guint32) (walk->strings->len - entry.path_offset);
+      g_string_append_c (walk->strings, '\0');
+      paddock_file_stamp_from_stat (&entry.stamp, &st);
+      g_array_append_val (walk->entries, entry);
+
+      if (S_ISDIR (st.st_mode))
+        g_ptr_array_add (subdirs, g_strdup (de->d_name));
+    }
+
+  if (errno != 0)
+    {
+      int saved_errno = errno;
+      closedir (dir);
+      return set_errno_error (error, saved_errno, "Could not read", prefix);
+    }
+  closedir (dir);
+
+  for (guint i = 0; i < subdirs->len; i++)
+    {
+      const char *name = g_ptr_array_index (subdirs, i);
+      g_autofree char *sub_prefix = *prefix != '\0' ? g_strconcat (prefix, "/", name, NULL)
+                                                    : g_strdup (name);
+      /* O_NOFOLLOW: the entry was a directory when we stat'ed it; if it was
+       * swapped for a symlink since, we must not walk out of the workspace.
+       * Other mounts below W are walked: the agent sees them too. */
+      paddock_autofd int sub_fd = openat (dir_fd, name,
+                                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+      if (sub_fd < 0)
+        {
+          if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+            continue;
+          return set_errno_error (error, errno, "Could not open", sub_prefix);
+        }
+      if (!record_dir (walk, sub_fd, sub_prefix, error))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Walks @workspace and writes the stamp of every entry below it to @file,
+ * durably. A previous FILE.updates journal is removed: it belonged to the
+ * previous baseline. */
+gboolean
+paddock_baseline_record (const char    *workspace,
+                         const char    *file,
+                         GCancellable  *cancellable,
+                         GError       **error)
+{
+  g_autoptr(GArray) entries = g_array_new (FALSE, FALSE, sizeof (RecordEntry));
+  g_autoptr(GString) strings = g_string_new (NULL);
+  g_autoptr(GByteArray) out = NULL;
+  g_autofree char *updates_file = NULL;
+  paddock_autofd int root_fd = -1;
+  RecordWalk walk = { entries, strings, cancellable };
+  BaselineHeader header = { BASELINE_MAGIC, BASELINE_VERSION, sizeof (BaselineEntry) };
+  gsize strings_size = 0;
+
+  g_return_val_if_fail (workspace != NULL, FALSE);
+  g_return_val_if_fail (file != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  root_fd = open (workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0)
+    return set_errno_error (error, errno, "Could not open the workspace", workspace);
+
+  if (!record_dir (&walk, root_fd, "", error))
+    return FALSE;
+
+  g_array_sort_with_data (entries, record_entry_compare, strings->str);
+
+  for (guint i = 0; i < entries->len; i++)
+    strings_size += g_array_index (entries, RecordEntry, i).path_len;
+
+  header.n_entries = entries->len;
+  header.strings_size = strings_size;
+  out = g_byte_array_sized_new (sizeof header + entries->len * sizeof (BaselineEntry) + strings_size);
+  g_byte_array_append (out, (const guint8 *) &header, sizeof header);
+
+  strings_size = 0;
+  for (guint i = 0; i < entries->len; i++)
+    {
+      const RecordEntry *re = &g_array_index (entries, RecordEntry, i);
+      BaselineEntry be = {
+        .path_offset = strings_size,
+        .path_len = re->path_len,
+        .mode = re->stamp.mode,
+        .ino = re->stamp.ino,
+        .size = re->stamp.size,
+        .mtime_ns = re->stamp.mtime_ns,
+        .ctime_ns = re->stamp.ctime_ns,
+      };
+
+      g_byte_array_append (out, (const guint8 *) &be, sizeof be);
+      strings_size += re->path_len;
+    }
+  for (guint i = 0; i < entries->len; i++)
+    {
+      const RecordEntry *re = &g_array_index (entries, RecordEntry, i);
+      g_byte_array_append (out, (const guint8 *) strings->str + re->path_offset, re->path_len);
+    }
+
+  /* Remove the old journal first: a crash in between leaves the old
+   * baseline without its updates, which can only flag too many conflicts,
+   * never hide one. */
+  updates_file = g_strconcat (file, ".updates", NULL);
+  if (unlink (updates_file) != 0 && errno != ENOENT)
+    return set_errno_error (error, errno, "Could not remove", updates_file);
+
+  return paddock_durable_file_replace (file, (const char *) out->data, (gssize) out->len,
+                                       0600, error);
+}
+
+/* --- load ----------------------------------------------------------- */
+
+static gboolean
+corrupt (GError     **error,
+         const char  *file,
+         const char  *why)
+{
+  g_autofree char *display = g_filename_display_name (file);
+
+  g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CORRUPT,
+               "Baseline %s is corrupt: %s", display, why);
+  return FALSE;
+}
+
+static void
+stamp_from_entry (PaddockFileStamp    *stamp,
+                  const BaselineEntry *entry)
+{
+  stamp->present = TRUE;
+  stamp->mode = entry->mode;
+  stamp->ino = entry->ino;
+  stamp->size = entry->size;
+  stamp->mtime_ns = entry->mtime_ns;
+  stamp->ctime_ns = entry->ctime_ns;
+}
+
+static gboolean
+replay_updates (PaddockBaseline  *self,
+                GError          **error)
+{
+  g_autofree char *updates_file = g_strconcat (self->file, ".updates", NULL);
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  gsize pos = 0;
+  g_autoptr(GError) local_error = NULL;
+
+  if (!g_file_get_contents (updates_file, &contents, &length, &local_error))
+    {
+      if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+        return TRUE;
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+
+  while (length - pos >= sizeof (UpdateRecord))
+    {
+      UpdateRecord record;
+      PaddockFileStamp *stamp;
+
+      memcpy (&record, contents + pos, sizeof record);
+      if (record.magic != UPDATE_MAGIC || record.path_len == 0 || record.path_len > MAX_RELPATH)
+        return corrupt (error, updates_file, "bad update record");
+      /* A record cut short is the tail of a write a crash interrupted: the
+       * update never completed, so it is ignored (it was never acknowledged). */
+      if (length - pos - sizeof record < record.path_len)
+        break;
+
+      stamp = g_new0 (PaddockFileStamp, 1);
+      stamp->present = record.present != 0;
+      stamp->mode = record.mode;
+      stamp->ino = record.ino;
+      stamp->size = record.size;
+      stamp->mtime_ns = record.mtime_ns;
+      stamp->ctime_ns = record.ctime_ns;
+      g_hash_table_replace (self->updates,
+                            g_strndup (contents + pos + sizeof record, record.path_len),
+                            stamp);
+      pos += sizeof record + record.path_len;
+    }
+
+  return TRUE;
+}
+
+/* Maps @file; the check of every entry's bounds is the only pass over it,
+ * so a lookup can never read outside the mapping. */
+PaddockBaseline *
+paddock_baseline_load (const char  *file,
+                       GError     **error)
+{
+  g_autoptr(PaddockBaseline) self = NULL;
+  paddock_autofd int fd = -1;
+  BaselineHeader header;
+  const char *data;
+  gsize length;
+  guint64 table_size;
+
+  g_return_val_if_fail (file != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  fd = open (file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    {
+      int saved_errno = errno;
+      g_autofree char *display = g_filename_display_name (file);
+
+      if (saved_errno == ENOENT)
+        g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND,
+                     "No baseline at %s", display);
+      else
+        set_errno_error (error, saved_errno, "Could not open the baseline", file);
+      return NULL;
+    }
+
+  self = g_object_new (PADDOCK_TYPE_BASELINE, NULL);
+  self->file = g_strdup (file);
+  self->map = g_mapped_file_new_from_fd (fd, FALSE, error);
+  if (self->map == NULL)
+    return NULL;
+
+  data = g_mapped_file_get_contents (self->map);
+  length = g_mapped_file_get_length (self->map);
+  if (data == NULL || length < sizeof header)
+    return corrupt (error, file, "too short"), NULL;
+
+  memcpy (&header, data, sizeof header);
+  if (memcmp (header.magic, BASELINE_MAGIC, sizeof header.magic) != 0)
+    return corrupt (error, file, "bad magic"), NULL;
+  if (header.version != BASELINE_VERSION || header.entry_size != sizeof (BaselineEntry))
+    return corrupt (error, file, "unknown version"), NULL;
+  if (header.n_entries > (length - sizeof header) / sizeof (BaselineEntry))
+    return corrupt (error, file, "entry count out of bounds"), NULL;
+  table_size = header.n_entries * sizeof (BaselineEntry);
+  if (header.strings_size != length - sizeof header - table_size)
+    return corrupt (error, file, "size mismatch"), NULL;
+
+  /* mmap() is page-aligned and the header is 48 bytes, so the entries are
+   * naturally aligned. */
+  self->entries = (const BaselineEntry *) (gconstpointer) (data + sizeof header);
+  self->n_entries = header.n_entries;
+  self->strings = data + sizeof header + table_size;
+
+  for (gsize i = 0; i < self->n_entries; i++)
+    {
+      const BaselineEntry *e = &self->entries[i];
+
+      if (e->path_len == 0 || e->path_offset > header.strings_size ||
+          e->path_len > header.strings_size - e->path_offset)
+        return corrupt (error, file, "path out of bounds"), NULL;
+    }
+
+  if (!replay_updates (self, error))
+    return NULL;
+
+  return g_steal_pointer (&self);
+}
+
+/* Fills @out with what @relpath was at session start (or at its last
+ * update()); returns FALSE, with out->present = FALSE, when it did not exist. */
+gboolean
+paddock_baseline_lookup (PaddockBaseline  *self,
+                         const char       *relpath,
+                         PaddockFileStamp *out)
+{
+  const PaddockFileStamp *updated;
+  gsize len;
+  gsize lo = 0;
+  gsize hi;
+
+  g_return_val_if_fail (PADDOCK_IS_BASELINE (self), FALSE);
+  g_return_val_if_fail (relpath != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  memset (out, 0, sizeof *out);
+
+  updated = g_hash_table_lookup (self->updates, relpath);
+  if (updated != NULL)
+    {
+      *out = *updated;
+      return out->present;
+    }
+
+  len = strlen (relpath);
+  hi = self->n_entries;
+  while (lo < hi)
+    {
+      gsize mid = lo + (hi - lo) / 2;
+      const BaselineEntry *e = &self->entries[mid];
+      int cmp = memcmp (self->strings + e->path_offset, relpath, MIN (e->path_len, len));
+
+      if (cmp == 0)
+        cmp = e->path_len < len ? -1 : e->path_len > len ? 1 : 0;
+      if (cmp == 0)
+        {
+          stamp_from_entry (out, e);
+          return TRUE;
+        }
+      if (cmp < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+
+  return FALSE;
+}
+
+/* Records that the workspace entry at @relpath now has @stamp (or, with
+ * stamp->present == FALSE, is gone), because Paddock itself put it there:
+ * an applied path must not later look like an external edit. The record is
+ * appended to FILE.updates and on disk (fdatasync) before this returns. */
+gboolean
+paddock_baseline_update (PaddockBaseline         *self,
+                         const char              *relpath,
+                         const PaddockFileStamp  *stamp,
+                         GError                 **error)
+{
+  g_autofree char *updates_file = NULL;
+  g_autofree guint8 *buf = NULL;
+  paddock_autofd int fd = -1;
+  UpdateRecord record = { 0 };
+  gsize len;
+  gsize done = 0;
+
+  g_return_val_if_fail (PADDOCK_IS_BASELINE (self), FALSE);
+  g_return_val_if_fail (relpath != NULL, FALSE);
+  g_return_val_if_fail (stamp != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!relpath_is_valid (relpath))
+    {
+      g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH,
+                   "Not a relative workspace path");
+      return FALSE;
+    }
+
+  len = strlen (relpath);
+  record.magic = UPDATE_MAGIC;
+  record.path_len = (guint32) len;
+  record.present = stamp->present ? 1 : 0;
+  if (stamp->present)
+    {
+      record.mode = stamp->mode;
+      record.ino = stamp->ino;
+      record.size = stamp->size;
+      record.mtime_ns = stamp->mtime_ns;
+      record.ctime_ns = stamp->ctime_ns;
+    }
+  buf = g_malloc (sizeof record + len);
+  memcpy (buf, &record, sizeof record);
+  memcpy (buf + sizeof record, relpath, len);
+
+  updates_file = g_strconcat (self->file, ".updates", NULL);
+  /* O_APPEND: one record after the other even if a previous write was
+   * torn; O_NOFOLLOW: the state dir is ours, a symlink there is not. */
+  fd = open (updates_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+  if (fd < 0)
+    return set_errno_error (error, errno, "Could not open", updates_file);
+
+  while (done < sizeof record + len)
+    {
+      gssize n = write (fd, buf + done, sizeof record + len - done);
+
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return set_errno_error (error, errno, "Could not write", updates_file);
+        }
+      done += (gsize) n;
+    }
+
+  if (fdatasync (fd) != 0)
+    return set_errno_error (error, errno, "Could not sync", updates_file);
+
+  g_hash_table_replace (self->updates, g_strdup (relpath), g_memdup2 (stamp, sizeof *stamp));
+  return TRUE;
+}
+
+gsize
+paddock_baseline_get_n_entries (PaddockBaseline *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_BASELINE (self), 0);
+  return self->n_entries;
+}

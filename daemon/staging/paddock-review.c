@@ -1,4 +1,4 @@
-/* paddock-review.c — placeholder until its owner lands it
+/* paddock-review.c — what a session changed, compared with the live workspace
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -6,4 +6,1473 @@
 
 #include "config.h"
 
-typedef int paddock_review_placeholder;
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <git2/sys/mempack.h>
+#include <git2/sys/odb_backend.h>
+#include <git2/sys/repository.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "paddock-autofd.h"
+#include "paddock-review.h"
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_repository, git_repository_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_odb, git_odb_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_index, git_index_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_tree, git_tree_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_diff, git_diff_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_patch, git_patch_free)
+
+G_DEFINE_ENUM_TYPE (PaddockStageKind, paddock_stage_kind,
+  G_DEFINE_ENUM_VALUE (PADDOCK_STAGE_KIND_OVERLAY, "overlay"),
+  G_DEFINE_ENUM_VALUE (PADDOCK_STAGE_KIND_COPY, "copy"))
+
+/* Renames are looked for among at most this many added × deleted files
+ * (libgit2's rename_limit); exact renames are always found. */
+#define RENAME_LIMIT 1000
+
+typedef enum {
+  SIDE_NONE,
+  SIDE_FILE,
+  SIDE_LINK,
+  SIDE_DIR,
+  SIDE_OTHER,  /* fifo, socket, device: not something a review can show */
+} SideType;
+
+typedef struct {
+  SideType type;
+  guint32 mode;
+} Side;
+
+struct _PaddockReview
+{
+  GObject parent_instance;
+
+  GPtrArray *changes;       /* PaddockChange, in display order */
+  GHashTable *by_path;      /* path → PaddockChange (borrowed from changes) */
+  GHashTable *delta_index;  /* path → GUINT_TO_POINTER (index in diff + 1) */
+  GHashTable *similarity;   /* path → GUINT_TO_POINTER (rename similarity) */
+  /* Kept for get_diff(): the in-memory repository holds both sides' blobs. */
+  git_repository *repo;
+  git_diff *diff;
+};
+
+G_DEFINE_FINAL_TYPE (PaddockReview, paddock_review, G_TYPE_OBJECT)
+
+static void
+paddock_review_finalize (GObject *object)
+{
+  PaddockReview *self = PADDOCK_REVIEW (object);
+
+  g_clear_pointer (&self->changes, g_ptr_array_unref);
+  g_clear_pointer (&self->by_path, g_hash_table_unref);
+  g_clear_pointer (&self->delta_index, g_hash_table_unref);
+  g_clear_pointer (&self->similarity, g_hash_table_unref);
+  g_clear_pointer (&self->diff, git_diff_free);
+  g_clear_pointer (&self->repo, git_repository_free);
+
+  G_OBJECT_CLASS (paddock_review_parent_class)->finalize (object);
+}
+
+static void
+paddock_review_class_init (PaddockReviewClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = paddock_review_finalize;
+}
+
+static void
+paddock_review_init (PaddockReview *self)
+{
+  self->changes = g_ptr_array_new_with_free_func (g_object_unref);
+  self->by_path = g_hash_table_new (g_str_hash, g_str_equal);
+  self->delta_index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->similarity = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+}
+
+static void
+ensure_libgit2 (void)
+{
+  static gsize initialized = 0;
+
+  /* git_libgit2_init() is reference counted and we never shut down: its
+   * global state lives as long as the process. */
+  if (g_once_init_enter (&initialized))
+    {
+      git_libgit2_init ();
+      g_once_init_leave (&initialized, 1);
+    }
+}
+
+static gboolean
+set_errno_error (GError     **error,
+                 int          saved_errno,
+                 const char  *what,
+                 const char  *path)
+{
+  g_autofree char *display = g_filename_display_name (*path != '\0' ? path : ".");
+
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+               "%s %s: %s", what, display, g_strerror (saved_errno));
+  return FALSE;
+}
+
+static gboolean
+set_git_error (GError     **error,
+               const char  *what)
+{
+  const git_error *e = git_error_last ();
+
+  g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_FAILED,
+               "%s: %s", what, e != NULL && e->message != NULL ? e->message : "libgit2 error");
+  return FALSE;
+}
+
+/* "Absent" answers from path resolution: nothing there, a non-directory
+ * where a directory was expected, or a symlink we refuse to follow. */
+static gboolean
+errno_means_absent (int e)
+{
+  return e == ENOENT || e == ENOTDIR || e == ELOOP;
+}
+
+static char *
+join_path (const char *dir,
+           const char *name)
+{
+  return *dir != '\0' ? g_strconcat (dir, "/", name, NULL) : g_strdup (name);
+}
+
+/* Opens @rel beneath @root_fd without following any symlink on the way:
+ * the stage and the workspace are written by the agent, and a link planted
+ * in either must never make us read (and show, or later apply) a file from
+ * elsewhere. openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) does this in
+ * the kernel; a component-by-component O_NOFOLLOW walk is the fallback for
+ * kernels older than 5.6. Returns -1 with errno set. */
+static int
+open_beneath (int         root_fd,
+              const char *rel,
+              int         flags)
+{
+  struct open_how how = {
+    .flags = (guint64) (flags | O_NOFOLLOW | O_CLOEXEC),
+    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+  };
+  g_auto(GStrv) parts = NULL;
+  paddock_autofd int dir_fd = -1;
+  long fd;
+
+  fd = syscall (SYS_openat2, root_fd, *rel != '\0' ? rel : ".", &how, sizeof how);
+  if (fd >= 0 || errno != ENOSYS)
+    return (int) fd;
+
+  dir_fd = fcntl (root_fd, F_DUPFD_CLOEXEC, 3);
+  if (dir_fd < 0)
+    return -1;
+  if (*rel == '\0')
+    return openat (dir_fd, ".", flags | O_NOFOLLOW | O_CLOEXEC);
+
+  parts = g_strsplit (rel, "/", -1);
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      gboolean last = parts[i + 1] == NULL;
+      int next = openat (dir_fd, parts[i],
+                         last ? flags | O_NOFOLLOW | O_CLOEXEC
+                              : O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+      if (next < 0)
+        return -1;
+      paddock_close_fd (&dir_fd);
+      dir_fd = next;
+    }
+
+  return paddock_steal_fd (&dir_fd);
+}
+
+/* Splits @rel at its last '/' and opens the parent as an O_PATH fd. */
+static int
+open_parent_beneath (int          root_fd,
+                     const char  *rel,
+                     const char **out_base)
+{
+  const char *slash = strrchr (rel, '/');
+  g_autofree char *parent = NULL;
+
+  if (slash == NULL)
+    {
+      *out_base = rel;
+      return fcntl (root_fd, F_DUPFD_CLOEXEC, 3);
+    }
+
+  *out_base = slash + 1;
+  parent = g_strndup (rel, (gsize) (slash - rel));
+  return open_beneath (root_fd, parent, O_PATH | O_DIRECTORY);
+}
+
+static gboolean
+fd_has_xattr (int         fd,
+              const char *name,
+              char        want)
+{
+  char value[2] = { 0 };
+  ssize_t n = fgetxattr (fd, name, value, sizeof value);
+
+  if (n < 0)
+    return FALSE;  /* ENODATA, or EPERM for trusted.* when unprivileged */
+  return want == '\0' || (n >= 1 && value[0] == want);
+}
+
+/* A whiteout is how overlayfs records "deleted": a 0:0 character device, or
+ * (for whiteouts stored in a lower layer of a nested overlay) an empty file
+ * carrying the overlay.whiteout xattr. */
+static gboolean
+is_whiteout (int                dir_fd,
+             const char        *name,
+             const struct stat *st)
+{
+  paddock_autofd int fd = -1;
+
+  if (S_ISCHR (st->st_mode) && major (st->st_rdev) == 0 && minor (st->st_rdev) == 0)
+    return TRUE;
+  if (!S_ISREG (st->st_mode) || st->st_size != 0)
+    return FALSE;
+
+  fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return FALSE;
+  return fd_has_xattr (fd, "user.overlay.whiteout", '\0') ||
+         fd_has_xattr (fd, "trusted.overlay.whiteout", '\0');
+}
+
+/* An opaque upper directory hides everything of the lower one. With
+ * userxattr (rootless overlay) the marker is user.overlay.opaque. */
+static gboolean
+is_opaque (int dir_fd)
+{
+  return fd_has_xattr (dir_fd, "user.overlay.opaque", 'y') ||
+         fd_has_xattr (dir_fd, "trusted.overlay.opaque", 'y');
+}
+
+static SideType
+side_type_from_mode (mode_t mode)
+{
+  if (S_ISREG (mode))
+    return SIDE_FILE;
+  if (S_ISLNK (mode))
+    return SIDE_LINK;
+  if (S_ISDIR (mode))
+    return SIDE_DIR;
+  return SIDE_OTHER;
+}
+
+/* What @rel is beneath @root_fd, as the session or the workspace sees it.
+ * For an overlay upper, a whiteout reads as absent. */
+static gboolean
+lookup_side (int          root_fd,
+             const char  *rel,
+             gboolean     overlay_upper,
+             Side        *out,
+             struct stat *out_st,
+             GError     **error)
+{
+  paddock_autofd int parent_fd = -1;
+  const char *base = NULL;
+  struct stat st;
+
+  out->type = SIDE_NONE;
+  out->mode = 0;
+
+  parent_fd = open_parent_beneath (root_fd, rel, &base);
+  if (parent_fd < 0)
+    {
+      if (errno_means_absent (errno))
+        return TRUE;
+      return set_errno_error (error, errno, "Could not open the folder of", rel);
+    }
+
+  if (fstatat (parent_fd, base, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    {
+      if (errno_means_absent (errno))
+        return TRUE;
+      return set_errno_error (error, errno, "Could not stat", rel);
+    }
+
+  if (overlay_upper && is_whiteout (parent_fd, base, &st))
+    return TRUE;
+
+  out->type = side_type_from_mode (st.st_mode);
+  out->mode = st.st_mode;
+  if (out->type == SIDE_OTHER)
+    out->type = SIDE_NONE;
+  if (out_st != NULL)
+    *out_st = st;
+  return TRUE;
+}
+
+/* --- candidates ----------------------------------------------------- */
+
+typedef struct {
+  PaddockStageKind kind;
+  int w_fd;
+  int s_fd;
+  GHashTable *candidates;  /* set of relpaths that may differ */
+  GCancellable *cancellable;
+} Collect;
+
+static void
+add_candidate (Collect    *c,
+               const char *rel)
+{
+  g_hash_table_add (c->candidates, g_strdup (rel));
+}
+
+/* Reads the names of a directory (without "." and ".."), sorted so the
+ * walk is deterministic. Takes a dup of @dir_fd: fdopendir() owns its fd. */
+static GPtrArray *
+read_names (int          dir_fd,
+            const char  *rel,
+            GError     **error)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  int dup_fd = fcntl (dir_fd, F_DUPFD_CLOEXEC, 3);
+  struct dirent *de;
+  DIR *dir;
+
+  if (dup_fd < 0)
+    return set_errno_error (error, errno, "Could not read", rel), NULL;
+  /* fdopendir() reads from the fd's offset: rewind a dup'ed directory. */
+  lseek (dup_fd, 0, SEEK_SET);
+  dir = fdopendir (dup_fd);
+  if (dir == NULL)
+    {
+      int saved_errno = errno;
+      close (dup_fd);
+      return set_errno_error (error, saved_errno, "Could not read", rel), NULL;
+    }
+
+  while ((errno = 0, de = readdir (dir)) != NULL)
+    {
+      if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+        g_ptr_array_add (names, g_strdup (de->d_name));
+    }
+  if (errno != 0)
+    {
+      int saved_errno = errno;
+      closedir (dir);
+      return set_errno_error (error, saved_errno, "Could not read", rel), NULL;
+    }
+  closedir (dir);
+
+  g_ptr_array_sort (names, (GCompareFunc) (void (*) (void)) g_strcmp0);
+  return g_steal_pointer (&names);
+}
+
+/* Adds every entry below @dir_fd (one side's directory at @rel). */
+static gboolean
+add_subtree (Collect     *c,
+             int          dir_fd,
+             const char  *rel,
+             GError     **error)
+{
+  g_autoptr(GPtrArray) names = NULL;
+
+  if (g_cancellable_set_error_if_cancelled (c->cancellable, error))
+    return FALSE;
+
+  names = read_names (dir_fd, rel, error);
+  if (names == NULL)
+    return FALSE;
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      g_autofree char *path = join_path (rel, name);
+      paddock_autofd int sub_fd = -1;
+
+      add_candidate (c, path);
+      sub_fd = openat (dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub_fd < 0)
+        {
+          if (errno_means_absent (errno))
+            continue;
+          return set_errno_error (error, errno, "Could not open", path);
+        }
+      if (!add_subtree (c, sub_fd, path, error))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* The stage hides the workspace's @rel (whiteout, opaque directory, or a
+ * non-directory over a directory): whatever W has below it is deleted in
+ * the session's view unless the upper has it again. */
+static gboolean
+add_hidden_workspace_subtree (Collect     *c,
+                              const char  *rel,
+                              GError     **error)
+{
+  paddock_autofd int fd = open_beneath (c->w_fd, rel, O_RDONLY | O_DIRECTORY);
+
+  if (fd < 0)
+    {
+      if (errno_means_absent (errno))
+        return TRUE;
+      return set_errno_error (error, errno, "Could not open", rel);
+    }
+  return add_subtree (c, fd, rel, error);
+}
+
+/* Overlay: only the upper dir is walked, so the cost follows the size of
+ * the change, not of the workspace. */
+static gboolean
+collect_upper (Collect     *c,
+               int          dir_fd,
+               const char  *rel,
+               GError     **error)
+{
+  g_autoptr(GPtrArray) names = NULL;
+
+  if (g_cancellable_set_error_if_cancelled (c->cancellable, error))
+    return FALSE;
+
+  names = read_names (dir_fd, rel, error);
+  if (names == NULL)
+    return FALSE;
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      g_autofree char *path = join_path (rel, name);
+      struct stat st;
+
+      if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          return set_errno_error (error, errno, "Could not stat", path);
+        }
+
+      add_candidate (c, path);
+
+      if (S_ISDIR (st.st_mode))
+        {
+          paddock_autofd int sub_fd = openat (dir_fd, name,
+                                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+          if (sub_fd < 0)
+            return set_errno_error (error, errno, "Could not open", path);
+          if (is_opaque (sub_fd) && !add_hidden_workspace_subtree (c, path, error))
+            return FALSE;
+          if (!collect_upper (c, sub_fd, path, error))
+            return FALSE;
+        }
+      else if (!add_hidden_workspace_subtree (c, path, error))
+        {
+          /* A whiteout, file or link over a W directory hides all of it. */
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
+/* TRUE when two regular files (already known to have the same size) have
+ * the same bytes. */
+static gboolean
+same_contents (int          a_dir,
+               int          b_dir,
+               const char  *name,
+               const char  *rel,
+               gboolean    *out_same,
+               GError     **error)
+{
+  paddock_autofd int a = openat (a_dir, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  paddock_autofd int b = openat (b_dir, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  g_autofree char *buf_a = NULL;
+  g_autofree char *buf_b = NULL;
+  const gsize chunk = 64 * 1024;
+
+  *out_same = FALSE;
+  if (a < 0 || b < 0)
+    {
+      if (errno_means_absent (errno))
+        return TRUE;
+      return set_errno_error (error, errno, "Could not open", rel);
+    }
+
+  buf_a = g_malloc (chunk);
+  buf_b = g_malloc (chunk);
+  for (;;)
+    {
+      ssize_t na = read (a, buf_a, chunk);
+      ssize_t nb;
+      gsize got = 0;
+
+      if (na < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return set_errno_error (error, errno, "Could not read", rel);
+        }
+      /* Read exactly as much of b, however many reads that takes. */
+      while (got < (gsize) na)
+        {
+          nb = read (b, buf_b + got, (gsize) na - got);
+          if (nb < 0 && errno == EINTR)
+            continue;
+          if (nb < 0)
+            return set_errno_error (error, errno, "Could not read", rel);
+          if (nb == 0)
+            return TRUE;  /* b is shorter now: different */
+          got += (gsize) nb;
+        }
+      if (memcmp (buf_a, buf_b, (gsize) na) != 0)
+        return TRUE;
+      if (na == 0)
+        {
+          char extra;
+          nb = read (b, &extra, 1);
+          *out_same = nb == 0;
+          return TRUE;
+        }
+    }
+}
+
+/* Copy: walk the copy and W side by side; either fd may be -1 when only
+ * one side has the directory. Files of equal size and mode are compared by
+ * content, since a copy's timestamps say nothing. */
+static gboolean
+collect_pair (Collect     *c,
+              int          w_dir,
+              int          s_dir,
+              const char  *rel,
+              GError     **error)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GPtrArray) w_names = NULL;
+  g_autoptr(GPtrArray) s_names = NULL;
+  g_autoptr(GPtrArray) all = g_ptr_array_new ();
+
+  if (g_cancellable_set_error_if_cancelled (c->cancellable, error))
+    return FALSE;
+
+  if (w_dir >= 0 && (w_names = read_names (w_dir, rel, error)) == NULL)
+    return FALSE;
+  if (s_dir >= 0 && (s_names = read_names (s_dir, rel, error)) == NULL)
+    return FALSE;
+
+  for (guint side = 0; side < 2; side++)
+    {
+      GPtrArray *names = side == 0 ? w_names : s_names;
+
+      for (guint i = 0; names != NULL && i < names->len; i++)
+        if (g_hash_table_add (seen, g_ptr_array_index (names, i)))
+          g_ptr_array_add (all, g_ptr_array_index (names, i));
+    }
+
+  for (guint i = 0; i < all->len; i++)
+    {
+      const char *name = g_ptr_array_index (all, i);
+      g_autofree char *path = join_path (rel, name);
+      struct stat wst, sst;
+      SideType wt = SIDE_NONE, st_ = SIDE_NONE;
+      paddock_autofd int w_sub = -1;
+      paddock_autofd int s_sub = -1;
+
+      if (w_dir >= 0 && fstatat (w_dir, name, &wst, AT_SYMLINK_NOFOLLOW) == 0)
+        wt = side_type_from_mode (wst.st_mode);
+      if (s_dir >= 0 && fstatat (s_dir, name, &sst, AT_SYMLINK_NOFOLLOW) == 0)
+        st_ = side_type_from_mode (sst.st_mode);
+
+      if (wt == SIDE_FILE && st_ == SIDE_FILE && wst.st_size == sst.st_size &&
+          (wst.st_mode & 0111) == (sst.st_mode & 0111))
+        {
+          gboolean same = FALSE;
+
+          if (!same_contents (w_dir, s_dir, name, path, &same, error))
+            return FALSE;
+          if (same)
+            continue;
+        }
+      else if (wt == SIDE_LINK && st_ == SIDE_LINK)
+        {
+          char a[PATH_MAX], b[PATH_MAX];
+          ssize_t na = readlinkat (w_dir, name, a, sizeof a);
+          ssize_t nb = readlinkat (s_dir, name, b, sizeof b);
+
+          if (na >= 0 && na == nb && memcmp (a, b, (gsize) na) == 0)
+            continue;
+        }
+
+      if (wt == SIDE_DIR)
+        w_sub = openat (w_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (st_ == SIDE_DIR)
+        s_sub = openat (s_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+      /* Two directories with the same permissions are the same entry; the
+       * difference, if any, is below. */
+      if (!(wt == SIDE_DIR && st_ == SIDE_DIR && (wst.st_mode & 07777) == (sst.st_mode & 07777)))
+        add_candidate (c, path);
+
+      if ((w_sub >= 0 || s_sub >= 0) && !collect_pair (c, w_sub, s_sub, path, error))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* --- libgit2 side --------------------------------------------------- */
+
+/* libgit2 refuses some names in an index or tree (".git", "..", NTFS
+ * aliases such as "GIT~1"), but a workspace may hold any of them: prefix
+ * every component with '_' so each is valid, and strip it on the way out. */
+static char *
+encode_git_path (const char *rel)
+{
+  GString *s = g_string_new ("_");
+
+  for (const char *p = rel; *p != '\0'; p++)
+    {
+      g_string_append_c (s, *p);
+      if (*p == '/')
+        g_string_append_c (s, '_');
+    }
+  return g_string_free (s, FALSE);
+}
+
+static char *
+decode_git_path (const char *encoded)
+{
+  GString *s = g_string_new (NULL);
+  gboolean at_start = TRUE;
+
+  for (const char *p = encoded; *p != '\0'; p++)
+    {
+      if (at_start)
+        {
+          at_start = FALSE;
+          continue;  /* the '_' */
+        }
+      g_string_append_c (s, *p);
+      if (*p == '/')
+        at_start = TRUE;
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* Stores one side's version of @rel as a blob. Files over
+ * PADDOCK_REVIEW_MAX_BLOB_SIZE are not loaded: the blob is a marker holding
+ * their SHA-256, so an unchanged or moved large file still compares equal,
+ * and the leading NUL makes libgit2 treat it as binary. */
+static gboolean
+write_side_blob (git_odb     *odb,
+                 int          root_fd,
+                 const char  *rel,
+                 SideType     type,
+                 git_oid     *out_oid,
+                 guint64     *out_size,
+                 GError     **error)
+{
+  paddock_autofd int parent_fd = -1;
+  paddock_autofd int fd = -1;
+  g_autoptr(GByteArray) data = NULL;
+  g_autoptr(GChecksum) checksum = NULL;
+  const char *base = NULL;
+  guint64 total = 0;
+  struct stat st;
+
+  parent_fd = open_parent_beneath (root_fd, rel, &base);
+  if (parent_fd < 0)
+    return set_errno_error (error, errno, "Could not open the folder of", rel);
+
+  if (type == SIDE_LINK)
+    {
+      char target[PATH_MAX];
+      ssize_t n = readlinkat (parent_fd, base, target, sizeof target);
+
+      if (n < 0)
+        return set_errno_error (error, errno, "Could not read the link", rel);
+      *out_size = (guint64) n;
+      if (git_odb_write (out_oid, odb, target, (gsize) n, GIT_OBJECT_BLOB) != 0)
+        return set_git_error (error, "Could not store a link");
+      return TRUE;
+    }
+
+  /* O_NOFOLLOW | O_NONBLOCK: the entry was a regular file when we looked;
+   * if it was swapped for a link or a fifo since, fail rather than follow
+   * or hang. */
+  fd = openat (parent_fd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return set_errno_error (error, errno, "Could not open", rel);
+  if (fstat (fd, &st) != 0)
+    return set_errno_error (error, errno, "Could not stat", rel);
+  if (!S_ISREG (st.st_mode))
+    {
+      g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_FAILED,
+                   "An entry changed type while it was read");
+      return FALSE;
+    }
+
+  data = g_byte_array_sized_new ((guint) MIN ((guint64) st.st_size + 1,
+                                              PADDOCK_REVIEW_MAX_BLOB_SIZE + 1));
+  for (;;)
+    {
+      guint8 buf[64 * 1024];
+      ssize_t n = read (fd, buf, sizeof buf);
+
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return set_errno_error (error, errno, "Could not read", rel);
+        }
+      if (n == 0)
+        break;
+      total += (guint64) n;
+      if (checksum != NULL)
+        g_checksum_update (checksum, buf, n);
+      else
+        {
+          g_byte_array_append (data, buf, (guint) n);
+          /* Grown past the limit: switch to hashing, keep no more bytes. */
+          if (data->len > PADDOCK_REVIEW_MAX_BLOB_SIZE)
+            {
+              checksum = g_checksum_new (G_CHECKSUM_SHA256);
+              g_checksum_update (checksum, data->data, data->len);
+              g_byte_array_set_size (data, 0);
+            }
+        }
+    }
+
+  *out_size = total;
+  if (checksum != NULL)
+    {
+      g_autofree char *marker = g_strdup_printf ("%cpaddock-large-file\nsize %" G_GUINT64_FORMAT
+                                                 "\nsha256 %s\n", '\0', total,
+                                                 g_checksum_get_string (checksum));
+      gsize len = 1 + strlen (marker + 1);
+
+      if (git_odb_write (out_oid, odb, marker, len, GIT_OBJECT_BLOB) != 0)
+        return set_git_error (error, "Could not store a file");
+      return TRUE;
+    }
+
+  if (git_odb_write (out_oid, odb, data->data, data->len, GIT_OBJECT_BLOB) != 0)
+    return set_git_error (error, "Could not store a file");
+  return TRUE;
+}
+
+static gboolean
+index_add_side (git_index   *index,
+                git_odb     *odb,
+                int          root_fd,
+                const char  *rel,
+                const Side  *side,
+                GError     **error)
+{
+  g_autofree char *encoded = encode_git_path (rel);
+  git_index_entry entry = { 0 };
+  guint64 size = 0;
+
+  if (!write_side_blob (odb, root_fd, rel, side->type, &entry.id, &size, error))
+    return FALSE;
+
+  if (side->type == SIDE_LINK)
+    entry.mode = GIT_FILEMODE_LINK;
+  else if (side->mode & S_IXUSR)
+    entry.mode = GIT_FILEMODE_BLOB_EXECUTABLE;
+  else
+    entry.mode = GIT_FILEMODE_BLOB;
+  entry.file_size = (guint32) MIN (size, G_MAXUINT32);
+  entry.path = encoded;
+
+  if (git_index_add (index, &entry) != 0)
+    return set_git_error (error, "Could not index a file");
+  return TRUE;
+}
+
+/* --- rows ----------------------------------------------------------- */
+
+typedef struct {
+  Side w;
+  Side s;
+} SidePair;
+
+/* Display order: by path bytes, except that a deleted directory comes after
+ * everything below it (its files go first, as an apply must remove them
+ * first). Its key is "path/" followed by a byte greater than any other. */
+static int
+change_compare (gconstpointer a,
+                gconstpointer b)
+{
+  PaddockChange *ca = *(PaddockChange * const *) a;
+  PaddockChange *cb = *(PaddockChange * const *) b;
+  const char *pa = paddock_change_get_path (ca);
+  const char *pb = paddock_change_get_path (cb);
+  gboolean inf_a = paddock_change_get_kind (ca) == PADDOCK_CHANGE_KIND_DELETED &&
+                   S_ISDIR (paddock_change_get_old_mode (ca));
+  gboolean inf_b = paddock_change_get_kind (cb) == PADDOCK_CHANGE_KIND_DELETED &&
+                   S_ISDIR (paddock_change_get_old_mode (cb));
+  g_autofree char *ka = inf_a ? g_strconcat (pa, "/", NULL) : g_strdup (pa);
+  g_autofree char *kb = inf_b ? g_strconcat (pb, "/", NULL) : g_strdup (pb);
+  gsize la = strlen (ka);
+  gsize lb = strlen (kb);
+  int cmp = memcmp (ka, kb, MIN (la, lb));
+
+  if (cmp != 0)
+    return cmp;
+  if (la == lb)
+    return inf_a - inf_b;
+  /* One key is a prefix of the other: the shorter one goes first unless it
+   * carries the infinite suffix. */
+  if (la < lb)
+    return inf_a ? 1 : -1;
+  return inf_b ? -1 : 1;
+}
+
+static gboolean
+current_stamp (int               w_fd,
+               const char       *rel,
+               PaddockFileStamp *out,
+               GError          **error)
+{
+  paddock_autofd int parent_fd = -1;
+  const char *base = NULL;
+  struct stat st;
+
+  memset (out, 0, sizeof *out);
+  parent_fd = open_parent_beneath (w_fd, rel, &base);
+  if (parent_fd < 0)
+    {
+      if (errno_means_absent (errno))
+        return TRUE;
+      return set_errno_error (error, errno, "Could not open the folder of", rel);
+    }
+  if (fstatat (parent_fd, base, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    {
+      if (errno_means_absent (errno))
+        return TRUE;
+      return set_errno_error (error, errno, "Could not stat", rel);
+    }
+  paddock_file_stamp_from_stat (out, &st);
+  return TRUE;
+}
+
+/* The workspace entry changed since the baseline (appeared, vanished or was
+ * touched): applying the session's version would overwrite that edit. */
+static gboolean
+path_conflicts (PaddockBaseline  *baseline,
+                int               w_fd,
+                const char       *rel,
+                gboolean         *out_conflict,
+                GError          **error)
+{
+  PaddockFileStamp now, then;
+
+  *out_conflict = FALSE;
+  if (baseline == NULL || rel == NULL)
+    return TRUE;
+  if (!current_stamp (w_fd, rel, &now, error))
+    return FALSE;
+  paddock_baseline_lookup (baseline, rel, &then);
+  *out_conflict = !paddock_file_stamp_equal (&now, &then);
+  return TRUE;
+}
+
+static PaddockEntryType
+entry_type_from_git_mode (guint32 mode)
+{
+  if (mode == GIT_FILEMODE_LINK)
+    return PADDOCK_ENTRY_TYPE_SYMLINK;
+  return PADDOCK_ENTRY_TYPE_FILE;
+}
+
+static gboolean
+has_row_below (GHashTable *row_paths,
+               const char *dir)
+{
+  GHashTableIter iter;
+  gpointer key;
+  gsize len = strlen (dir);
+
+  g_hash_table_iter_init (&iter, row_paths);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      const char *p = key;
+      if (strncmp (p, dir, len) == 0 && p[len] == '/')
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+compute (PaddockReview    *self,
+         Collect          *c,
+         PaddockBaseline  *baseline,
+         GError          **error)
+{
+  g_autoptr(GPtrArray) paths = NULL;
+  g_autoptr(GHashTable) sides = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  g_autoptr(GHashTable) row_paths = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GPtrArray) added_dirs = g_ptr_array_new ();
+  g_autoptr(git_repository) repo = NULL;
+  g_autoptr(git_odb) odb = NULL;
+  g_autoptr(git_index) old_index = NULL;
+  g_autoptr(git_index) new_index = NULL;
+  g_autoptr(git_tree) old_tree = NULL;
+  g_autoptr(git_tree) new_tree = NULL;
+  g_autoptr(git_diff) diff = NULL;
+  git_odb_backend *mempack = NULL;
+  git_diff_options diff_opts = GIT_DIFF_OPTIONS_INIT;
+  git_diff_find_options find_opts = GIT_DIFF_FIND_OPTIONS_INIT;
+  git_oid old_tree_id, new_tree_id;
+  gboolean overlay = c->kind == PADDOCK_STAGE_KIND_OVERLAY;
+  gsize n_deltas;
+
+  ensure_libgit2 ();
+
+  /* A repository with no directory: objects live in a mempack backend and
+   * vanish with it. Nothing touches the disk or any git config. */
+  if (git_repository_new (&repo) != 0 || git_odb_new (&odb) != 0 ||
+      git_mempack_new (&mempack) != 0)
+    return set_git_error (error, "Could not create an in-memory repository");
+  if (git_odb_add_backend (odb, mempack, 1) != 0)
+    {
+      mempack->free (mempack);
+      return set_git_error (error, "Could not create an in-memory repository");
+    }
+  if (git_repository_set_odb (repo, odb) != 0 ||
+      git_index_new (&old_index) != 0 || git_index_new (&new_index) != 0)
+    return set_git_error (error, "Could not create an in-memory repository");
+
+  paths = g_ptr_array_sized_new (g_hash_table_size (c->candidates));
+  {
+    GHashTableIter iter;
+    gpointer key;
+
+    g_hash_table_iter_init (&iter, c->candidates);
+    while (g_hash_table_iter_next (&iter, &key, NULL))
+      g_ptr_array_add (paths, key);
+  }
+  g_ptr_array_sort (paths, (GCompareFunc) (void (*) (void)) g_strcmp0);
+
+  for (guint i = 0; i < paths->len; i++)
+    {
+      const char *rel = g_ptr_array_index (paths, i);
+      SidePair *pair = g_new0 (SidePair, 1);
+
+      g_hash_table_insert (sides, (gpointer) rel, pair);
+
+      if (g_cancellable_set_error_if_cancelled (c->cancellable, error))
+        return FALSE;
+      if (!lookup_side (c->w_fd, rel, FALSE, &pair->w, NULL, error) ||
+          !lookup_side (c->s_fd, rel, overlay, &pair->s, NULL, error))
+        return FALSE;
+
+      if (pair->w.type == SIDE_DIR && pair->s.type == SIDE_DIR)
+        {
+          gboolean conflict = FALSE;
+
+          if ((pair->w.mode & 07777) == (pair->s.mode & 07777))
+            continue;
+          if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
+            return FALSE;
+          g_ptr_array_add (self->changes,
+                           paddock_change_new (rel, NULL, PADDOCK_CHANGE_KIND_MODE_CHANGED,
+                                               PADDOCK_ENTRY_TYPE_DIRECTORY,
+                                               pair->w.mode, pair->s.mode,
+                                               FALSE, 0, 0, conflict));
+          continue;
+        }
+
+      if (pair->w.type == SIDE_DIR)
+        {
+          gboolean conflict = FALSE;
+
+          /* Gone from the session's view: a row after its files. */
+          if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
+            return FALSE;
+          g_ptr_array_add (self->changes,
+                           paddock_change_new (rel, NULL, PADDOCK_CHANGE_KIND_DELETED,
+                                               PADDOCK_ENTRY_TYPE_NONE, pair->w.mode, 0,
+                                               FALSE, 0, 0, conflict));
+        }
+      else if (pair->w.type != SIDE_NONE &&
+               !index_add_side (old_index, odb, c->w_fd, rel, &pair->w, error))
+        return FALSE;
+
+      if (pair->s.type == SIDE_DIR)
+        g_ptr_array_add (added_dirs, (gpointer) rel);
+      else if (pair->s.type != SIDE_NONE &&
+               !index_add_side (new_index, odb, c->s_fd, rel, &pair->s, error))
+        return FALSE;
+    }
+
+  if (git_index_write_tree_to (&old_tree_id, old_index, repo) != 0 ||
+      git_index_write_tree_to (&new_tree_id, new_index, repo) != 0 ||
+      git_tree_lookup (&old_tree, repo, &old_tree_id) != 0 ||
+      git_tree_lookup (&new_tree, repo, &new_tree_id) != 0)
+    return set_git_error (error, "Could not build the trees to compare");
+
+  diff_opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
+  if (git_diff_tree_to_tree (&diff, repo, old_tree, new_tree, &diff_opts) != 0)
+    return set_git_error (error, "Could not compare the workspace and the stage");
+
+  /* Exact renames first, then by similarity (50% by default), as git does. */
+  find_opts.flags = GIT_DIFF_FIND_RENAMES;
+  find_opts.rename_limit = RENAME_LIMIT;
+  if (git_diff_find_similar (diff, &find_opts) != 0)
+    return set_git_error (error, "Could not detect renames");
+
+  n_deltas = git_diff_num_deltas (diff);
+  for (gsize i = 0; i < n_deltas; i++)
+    {
+      const git_diff_delta *delta = git_diff_get_delta (diff, i);
+      g_autoptr(git_patch) patch = NULL;
+      g_autofree char *old_path = decode_git_path (delta->old_file.path);
+      g_autofree char *new_path = decode_git_path (delta->new_file.path);
+      const SidePair *old_pair = g_hash_table_lookup (sides, old_path);
+      const SidePair *new_pair = g_hash_table_lookup (sides, new_path);
+      PaddockChangeKind kind;
+      const char *path = new_path;
+      const char *renamed_from = NULL;
+      PaddockEntryType entry_type = entry_type_from_git_mode (delta->new_file.mode);
+      guint32 old_mode = old_pair != NULL ? old_pair->w.mode : 0;
+      guint32 new_mode = new_pair != NULL ? new_pair->s.mode : 0;
+      size_t added = 0, removed = 0;
+      gboolean binary;
+      gboolean conflict = FALSE, old_conflict = FALSE;
+
+      if (g_cancellable_set_error_if_cancelled (c->cancellable, error))
+        return FALSE;
+
+      switch (delta->status)
+        {
+        case GIT_DELTA_ADDED:
+          kind = PADDOCK_CHANGE_KIND_ADDED;
+          old_mode = 0;
+          break;
+        case GIT_DELTA_DELETED:
+          kind = PADDOCK_CHANGE_KIND_DELETED;
+          path = old_path;
+          entry_type = PADDOCK_ENTRY_TYPE_NONE;
+          new_mode = 0;
+          break;
+        case GIT_DELTA_MODIFIED:
+          kind = git_oid_equal (&delta->old_file.id, &delta->new_file.id)
+                 ? PADDOCK_CHANGE_KIND_MODE_CHANGED : PADDOCK_CHANGE_KIND_MODIFIED;
+          break;
+        case GIT_DELTA_RENAMED:
+          kind = PADDOCK_CHANGE_KIND_RENAMED;
+          renamed_from = old_path;
+          break;
+        case GIT_DELTA_TYPECHANGE:
+          kind = PADDOCK_CHANGE_KIND_TYPE_CHANGED;
+          break;
+        case GIT_DELTA_UNMODIFIED:
+        case GIT_DELTA_COPIED:
+        case GIT_DELTA_IGNORED:
+        case GIT_DELTA_UNTRACKED:
+        case GIT_DELTA_UNREADABLE:
+        case GIT_DELTA_CONFLICTED:
+        default:
+          continue;  /* not produced by a tree-to-tree diff with these options */
+        }
+
+      if (git_patch_from_diff (&patch, diff, i) != 0)
+        return set_git_error (error, "Could not compute a diff");
+      if (patch != NULL)
+        {
+          size_t context = 0;
+          if (git_patch_line_stats (&context, &added, &removed, patch) != 0)
+            return set_git_error (error, "Could not count lines");
+        }
+      binary = patch != NULL && (git_patch_get_delta (patch)->flags & GIT_DIFF_FLAG_BINARY) != 0;
+      if (binary)
+        added = removed = 0;
+
+      if (!path_conflicts (baseline, c->w_fd, path, &conflict, error) ||
+          !path_conflicts (baseline, c->w_fd, renamed_from, &old_conflict, error))
+        return FALSE;
+
+      g_ptr_array_add (self->changes,
+                       paddock_change_new (path, renamed_from, kind, entry_type,
+                                           old_mode, new_mode, binary,
+                                           (guint) MIN (added, G_MAXUINT),
+                                           (guint) MIN (removed, G_MAXUINT),
+                                           conflict || old_conflict));
+      g_hash_table_insert (self->delta_index, g_strdup (path), GUINT_TO_POINTER ((guint) i + 1));
+      if (kind == PADDOCK_CHANGE_KIND_RENAMED)
+        g_hash_table_insert (self->similarity, g_strdup (path),
+                             GUINT_TO_POINTER ((guint) delta->similarity));
+    }
+
+  for (guint i = 0; i < self->changes->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (self->changes, i);
+      g_hash_table_add (row_paths, (gpointer) paddock_change_get_path (change));
+    }
+
+  /* A new directory with something in it is implied by its contents; an
+   * empty one needs its own row, or applying would not reproduce it. */
+  for (guint i = 0; i < added_dirs->len; i++)
+    {
+      const char *rel = g_ptr_array_index (added_dirs, i);
+      const SidePair *pair = g_hash_table_lookup (sides, rel);
+      gboolean conflict = FALSE;
+      gboolean nested = FALSE;
+
+      for (guint j = 0; j < added_dirs->len && !nested; j++)
+        {
+          const char *other = g_ptr_array_index (added_dirs, j);
+          gsize len = strlen (rel);
+          nested = strncmp (other, rel, len) == 0 && other[len] == '/';
+        }
+      if (nested || has_row_below (row_paths, rel))
+        continue;
+      if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
+        return FALSE;
+      g_ptr_array_add (self->changes,
+                       paddock_change_new (rel, NULL, PADDOCK_CHANGE_KIND_ADDED,
+                                           PADDOCK_ENTRY_TYPE_DIRECTORY,
+                                           pair->w.type == SIDE_NONE ? 0 : pair->w.mode,
+                                           pair->s.mode, FALSE, 0, 0, conflict));
+    }
+
+  g_ptr_array_sort (self->changes, change_compare);
+  for (guint i = 0; i < self->changes->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (self->changes, i);
+      /* A path has one row; a type change of a directory into a file is
+       * the only way to get two (the deleted directory and the new file),
+       * and the file's row is the one get_diff() shows. */
+      if (!g_hash_table_contains (self->by_path, paddock_change_get_path (change)) ||
+          !S_ISDIR (paddock_change_get_old_mode (change)))
+        g_hash_table_insert (self->by_path, (gpointer) paddock_change_get_path (change), change);
+    }
+
+  self->repo = g_steal_pointer (&repo);
+  self->diff = g_steal_pointer (&diff);
+  return TRUE;
+}
+
+/**
+ * paddock_review_new:
+ * @workspace: the live workspace W
+ * @stage_root: the overlay upper dir, or the full copy, per @kind
+ * @kind: how the stage was made
+ * @baseline: (nullable): W's stamps at session start; without it no row is
+ *   a conflict
+ *
+ * Computes the list of what the session changed relative to the current
+ * W. Reads only; nothing in W or the stage is modified. Symlinks in W or in
+ * the stage are never followed.
+ */
+PaddockReview *
+paddock_review_new (const char        *workspace,
+                    const char        *stage_root,
+                    PaddockStageKind   kind,
+                    PaddockBaseline   *baseline,
+                    GCancellable      *cancellable,
+                    GError           **error)
+{
+  g_autoptr(PaddockReview) self = NULL;
+  g_autoptr(GHashTable) candidates = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  paddock_autofd int w_fd = -1;
+  paddock_autofd int s_fd = -1;
+  Collect c = { kind, -1, -1, candidates, cancellable };
+
+  g_return_val_if_fail (workspace != NULL, NULL);
+  g_return_val_if_fail (stage_root != NULL, NULL);
+  g_return_val_if_fail (kind == PADDOCK_STAGE_KIND_OVERLAY || kind == PADDOCK_STAGE_KIND_COPY, NULL);
+  g_return_val_if_fail (baseline == NULL || PADDOCK_IS_BASELINE (baseline), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  w_fd = open (workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (w_fd < 0)
+    return set_errno_error (error, errno, "Could not open the workspace", workspace), NULL;
+  s_fd = open (stage_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (s_fd < 0)
+    return set_errno_error (error, errno, "Could not open the stage", stage_root), NULL;
+  c.w_fd = w_fd;
+  c.s_fd = s_fd;
+
+  if (kind == PADDOCK_STAGE_KIND_OVERLAY)
+    {
+      if (!collect_upper (&c, s_fd, "", error))
+        return NULL;
+    }
+  else if (!collect_pair (&c, w_fd, s_fd, "", error))
+    return NULL;
+
+  self = g_object_new (PADDOCK_TYPE_REVIEW, NULL);
+  if (!compute (self, &c, baseline, error))
+    return NULL;
+
+  return g_steal_pointer (&self);
+}
+
+/* Returns: (transfer none) (element-type PaddockChange): the rows, sorted
+ * by path; a deleted directory comes after its contents. */
+GPtrArray *
+paddock_review_get_changes (PaddockReview *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_REVIEW (self), NULL);
+  return self->changes;
+}
+
+/* Returns: (transfer none) (nullable): the row for @path */
+PaddockChange *
+paddock_review_lookup (PaddockReview *self,
+                       const char    *path)
+{
+  g_return_val_if_fail (PADDOCK_IS_REVIEW (self), NULL);
+  g_return_val_if_fail (path != NULL, NULL);
+  return g_hash_table_lookup (self->by_path, path);
+}
+
+/* --- diff text ------------------------------------------------------ */
+
+/* Quotes a path the way git does when it must (control characters, '"',
+ * '\\', bytes that are not UTF-8), so that a name with a newline cannot
+ * forge a header line. Valid UTF-8 is kept as is for readability. */
+static void
+append_quoted (GString    *out,
+               const char *prefix,
+               const char *path)
+{
+  g_autofree char *full = g_strconcat (prefix, path, NULL);
+  gboolean needs = !g_utf8_validate (full, -1, NULL);
+
+  for (const char *p = full; *p != '\0' && !needs; p++)
+    needs = (guchar) *p < 0x20 || *p == '"' || *p == '\\' || *p == 0x7f;
+
+  if (!needs)
+    {
+      g_string_append (out, full);
+      return;
+    }
+
+  g_string_append_c (out, '"');
+  for (const char *p = full; *p != '\0'; )
+    {
+      const char *end = NULL;
+      guchar ch = (guchar) *p;
+
+      if (ch == '\n') { g_string_append (out, "\\n"); p++; continue; }
+      if (ch == '\t') { g_string_append (out, "\\t"); p++; continue; }
+      if (ch == '"' || ch == '\\') { g_string_append_c (out, '\\'); g_string_append_c (out, (char) ch); p++; continue; }
+      if (ch >= 0x80 && g_utf8_validate (p, MIN ((gssize) strlen (p), 4), &end) == FALSE && end == p)
+        {
+          g_string_append_printf (out, "\\%03o", ch);
+          p++;
+          continue;
+        }
+      if (ch >= 0x80)
+        {
+          const char *next = g_utf8_next_char (p);
+          g_string_append_len (out, p, next - p);
+          p = next;
+          continue;
+        }
+      if (ch < 0x20 || ch == 0x7f)
+        g_string_append_printf (out, "\\%03o", ch);
+      else
+        g_string_append_c (out, (char) ch);
+      p++;
+    }
+  g_string_append_c (out, '"');
+}
+
+static void
+append_side_name (GString    *out,
+                  const char *prefix,
+                  const char *path,
+                  gboolean    present)
+{
+  if (present)
+    append_quoted (out, prefix, path);
+  else
+    g_string_append (out, "/dev/null");
+}
+
+static gboolean
+check_size (GString  *out,
+            GError  **error)
+{
+  if (out->len <= PADDOCK_REVIEW_MAX_DIFF_SIZE)
+    return TRUE;
+  g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_TOO_LARGE,
+               "The diff is larger than %d bytes", PADDOCK_REVIEW_MAX_DIFF_SIZE);
+  return FALSE;
+}
+
+static GBytes *
+directory_diff (PaddockChange *change)
+{
+  GString *out = g_string_new ("diff --git ");
+  const char *path = paddock_change_get_path (change);
+
+  append_quoted (out, "a/", path);
+  g_string_append_c (out, ' ');
+  append_quoted (out, "b/", path);
+  g_string_append_c (out, '\n');
+  switch (paddock_change_get_kind (change))
+    {
+    case PADDOCK_CHANGE_KIND_ADDED:
+      g_string_append_printf (out, "new directory mode %06o\n", paddock_change_get_new_mode (change));
+      break;
+    case PADDOCK_CHANGE_KIND_DELETED:
+      g_string_append_printf (out, "deleted directory mode %06o\n", paddock_change_get_old_mode (change));
+      break;
+    case PADDOCK_CHANGE_KIND_MODIFIED:
+    case PADDOCK_CHANGE_KIND_RENAMED:
+    case PADDOCK_CHANGE_KIND_TYPE_CHANGED:
+    case PADDOCK_CHANGE_KIND_MODE_CHANGED:
+    default:
+      g_string_append_printf (out, "old mode %06o\nnew mode %06o\n",
+                              paddock_change_get_old_mode (change),
+                              paddock_change_get_new_mode (change));
+      break;
+    }
+  return g_string_free_to_bytes (out);
+}
+
+/**
+ * paddock_review_get_diff:
+ *
+ * Returns: (transfer full): a git-style unified diff of the row at @path,
+ * paths as raw bytes (quoted git-style when they hold control characters
+ * or invalid UTF-8). Not thread-safe: call from one thread at a time.
+ */
+GBytes *
+paddock_review_get_diff (PaddockReview  *self,
+                         const char     *path,
+                         GError        **error)
+{
+  g_autoptr(git_patch) patch = NULL;
+  g_autoptr(GString) out = NULL;
+  g_autofree char *old_path = NULL;
+  g_autofree char *new_path = NULL;
+  PaddockChange *change;
+  const git_diff_delta *delta;
+  gboolean has_old, has_new;
+  gsize index;
+
+  g_return_val_if_fail (PADDOCK_IS_REVIEW (self), NULL);
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  change = g_hash_table_lookup (self->by_path, path);
+  if (change == NULL)
+    {
+      g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND,
+                   "No change at this path");
+      return NULL;
+    }
+
+  index = GPOINTER_TO_UINT (g_hash_table_lookup (self->delta_index, path));
+  if (index == 0)
+    return directory_diff (change);
+  index--;
+
+  if (git_patch_from_diff (&patch, self->diff, index) != 0 || patch == NULL)
+    return set_git_error (error, "Could not compute a diff"), NULL;
+  delta = git_patch_get_delta (patch);
+  old_path = decode_git_path (delta->old_file.path);
+  new_path = decode_git_path (delta->new_file.path);
+  has_old = delta->status != GIT_DELTA_ADDED;
+  has_new = delta->status != GIT_DELTA_DELETED;
+
+  out = g_string_new ("diff --git ");
+  append_quoted (out, "a/", old_path);
+  g_string_append_c (out, ' ');
+  append_quoted (out, "b/", new_path);
+  g_string_append_c (out, '\n');
+
+  if (!has_old)
+    g_string_append_printf (out, "new file mode %06o\n", delta->new_file.mode);
+  else if (!has_new)
+    g_string_append_printf (out, "deleted file mode %06o\n", delta->old_file.mode);
+  else if (delta->old_file.mode != delta->new_file.mode)
+    g_string_append_printf (out, "old mode %06o\nnew mode %06o\n",
+                            delta->old_file.mode, delta->new_file.mode);
+
+  if (delta->status == GIT_DELTA_RENAMED)
+    {
+      g_string_append_printf (out, "similarity index %u%%\nrename from ",
+                              GPOINTER_TO_UINT (g_hash_table_lookup (self->similarity, path)));
+      append_quoted (out, "", old_path);
+      g_string_append (out, "\nrename to ");
+      append_quoted (out, "", new_path);
+      g_string_append_c (out, '\n');
+    }
+
+  if (git_oid_equal (&delta->old_file.id, &delta->new_file.id))
+    return g_string_free_to_bytes (g_steal_pointer (&out));
+
+  {
+    char old_hex[8], new_hex[8];
+
+    git_oid_tostr (old_hex, sizeof old_hex, &delta->old_file.id);
+    git_oid_tostr (new_hex, sizeof new_hex, &delta->new_file.id);
+    g_string_append_printf (out, "index %s..%s", old_hex, new_hex);
+    if (has_old && has_new && delta->old_file.mode == delta->new_file.mode)
+      g_string_append_printf (out, " %06o", delta->old_file.mode);
+    g_string_append_c (out, '\n');
+  }
+
+  if (delta->flags & GIT_DIFF_FLAG_BINARY)
+    {
+      g_string_append (out, "Binary files ");
+      append_side_name (out, "a/", old_path, has_old);
+      g_string_append (out, " and ");
+      append_side_name (out, "b/", new_path, has_new);
+      g_string_append (out, " differ\n");
+      return g_string_free_to_bytes (g_steal_pointer (&out));
+    }
+
+  g_string_append (out, "--- ");
+  append_side_name (out, "a/", old_path, has_old);
+  g_string_append (out, "\n+++ ");
+  append_side_name (out, "b/", new_path, has_new);
+  g_string_append_c (out, '\n');
+
+  for (gsize h = 0; h < git_patch_num_hunks (patch); h++)
+    {
+      const git_diff_hunk *hunk = NULL;
+      size_t n_lines = 0;
+
+      if (git_patch_get_hunk (&hunk, &n_lines, patch, h) != 0)
+        return set_git_error (error, "Could not read a diff"), NULL;
+      g_string_append_len (out, hunk->header, (gssize) hunk->header_len);
+
+      for (size_t l = 0; l < n_lines; l++)
+        {
+          const git_diff_line *line = NULL;
+
+          if (git_patch_get_line_in_hunk (&line, patch, h, l) != 0)
+            return set_git_error (error, "Could not read a diff"), NULL;
+          /* The "no newline at end of file" markers carry their own text. */
+          if (line->origin == GIT_DIFF_LINE_CONTEXT || line->origin == GIT_DIFF_LINE_ADDITION ||
+              line->origin == GIT_DIFF_LINE_DELETION)
+            g_string_append_c (out, line->origin);
+          g_string_append_len (out, line->content, (gssize) line->content_len);
+        }
+
+      if (!check_size (out, error))
+        return NULL;
+    }
+
+  if (!check_size (out, error))
+    return NULL;
+  return g_string_free_to_bytes (g_steal_pointer (&out));
+}

@@ -1,0 +1,822 @@
+/* test-review.c — the review list: baselines, overlay uppers, copies, diffs
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "paddock-baseline.h"
+#include "paddock-change.h"
+#include "paddock-durable-file.h"
+#include "paddock-review.h"
+
+/* Paths built inline in assertions; freed when the test's fixture goes. */
+static GPtrArray *scratch_paths;
+
+typedef struct {
+  char *root;
+  char *w;       /* the workspace */
+  char *upper;   /* the overlay upper, or the copy */
+  char *state;   /* where baselines go */
+} Fixture;
+
+static void
+fixture_setup (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->root = g_dir_make_tmp ("paddock-review-XXXXXX", &error);
+  g_assert_no_error (error);
+  scratch_paths = g_ptr_array_new_with_free_func (g_free);
+  f->w = g_build_filename (f->root, "w", NULL);
+  f->upper = g_build_filename (f->root, "upper", NULL);
+  f->state = g_build_filename (f->root, "state", NULL);
+  g_assert_cmpint (g_mkdir (f->w, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (f->upper, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (f->state, 0700), ==, 0);
+}
+
+static void
+fixture_teardown (Fixture       *f,
+                  gconstpointer  data)
+{
+  paddock_remove_tree (f->root);
+  g_clear_pointer (&scratch_paths, g_ptr_array_unref);
+  g_free (f->root);
+  g_free (f->w);
+  g_free (f->upper);
+  g_free (f->state);
+}
+
+static const char *
+P (const char *dir,
+   const char *rel)
+{
+  char *path = g_build_filename (dir, rel, NULL);
+
+  g_ptr_array_add (scratch_paths, path);
+  return path;
+}
+
+static void
+put (const char *dir,
+     const char *rel,
+     const char *contents,
+     gssize      len)
+{
+  g_autofree char *path = g_build_filename (dir, rel, NULL);
+  g_autofree char *parent = g_path_get_dirname (path);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (parent, 0755), ==, 0);
+  g_file_set_contents (path, contents, len, &error);
+  g_assert_no_error (error);
+}
+
+static void
+put_link (const char *dir,
+          const char *rel,
+          const char *target)
+{
+  g_autofree char *path = g_build_filename (dir, rel, NULL);
+  g_assert_cmpint (symlink (target, path), ==, 0);
+}
+
+static void
+put_whiteout (const char *dir,
+              const char *rel)
+{
+  g_autofree char *path = g_build_filename (dir, rel, NULL);
+  /* What overlayfs writes for a deletion; mknod of 0:0 needs no privilege. */
+  g_assert_cmpint (mknod (path, S_IFCHR | 0000, makedev (0, 0)), ==, 0);
+}
+
+static void
+make_opaque (const char *dir,
+             const char *rel)
+{
+  g_autofree char *path = g_build_filename (dir, rel, NULL);
+  g_assert_cmpint (g_mkdir_with_parents (path, 0755), ==, 0);
+  g_assert_cmpint (setxattr (path, "user.overlay.opaque", "y", 1, 0), ==, 0);
+}
+
+/* n numbered lines, with the lines in @changed replaced. */
+static char *
+numbered_lines (guint       n,
+                const char *tag,
+                guint       first_changed,
+                guint       n_changed)
+{
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < n; i++)
+    {
+      if (i >= first_changed && i < first_changed + n_changed)
+        g_string_append_printf (s, "changed line %u %s\n", i, tag);
+      else
+        g_string_append_printf (s, "this is line number %u of the original text\n", i);
+    }
+  return g_string_free (s, FALSE);
+}
+
+static PaddockReview *
+review (Fixture          *f,
+        PaddockStageKind  kind,
+        PaddockBaseline  *baseline)
+{
+  g_autoptr(GError) error = NULL;
+  PaddockReview *r = paddock_review_new (f->w, f->upper, kind, baseline, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (r);
+  return r;
+}
+
+static PaddockChange *
+find (PaddockReview *r,
+      const char    *path)
+{
+  GPtrArray *changes = paddock_review_get_changes (r);
+
+  for (guint i = 0; i < changes->len; i++)
+    {
+      PaddockChange *c = g_ptr_array_index (changes, i);
+      if (strcmp (paddock_change_get_path (c), path) == 0)
+        return c;
+    }
+  return NULL;
+}
+
+static void
+dump (PaddockReview *r)
+{
+  GPtrArray *changes = paddock_review_get_changes (r);
+
+  for (guint i = 0; i < changes->len; i++)
+    {
+      PaddockChange *c = g_ptr_array_index (changes, i);
+      g_autofree char *p = g_strescape (paddock_change_get_path (c), NULL);
+      g_autofree char *o = g_strescape (paddock_change_get_old_path (c) ? paddock_change_get_old_path (c) : "", NULL);
+
+      g_test_message ("%s %s [%s] %s +%u -%u%s%s", paddock_change_kind_to_string (paddock_change_get_kind (c)),
+                      p, o, paddock_entry_type_to_string (paddock_change_get_entry_type (c)),
+                      paddock_change_get_added_lines (c), paddock_change_get_removed_lines (c),
+                      paddock_change_get_binary (c) ? " binary" : "",
+                      paddock_change_get_conflict (c) ? " conflict" : "");
+    }
+}
+
+static PaddockChange *
+expect (PaddockReview     *r,
+        const char        *path,
+        PaddockChangeKind  kind,
+        PaddockEntryType   type)
+{
+  PaddockChange *c = find (r, path);
+
+  if (c == NULL)
+    {
+      dump (r);
+      g_error ("no row for %s", path);
+    }
+  g_assert_cmpstr (paddock_change_kind_to_string (paddock_change_get_kind (c)), ==,
+                   paddock_change_kind_to_string (kind));
+  g_assert_cmpstr (paddock_entry_type_to_string (paddock_change_get_entry_type (c)), ==,
+                   paddock_entry_type_to_string (type));
+  return c;
+}
+
+static char *
+diff_text (PaddockReview *r,
+           const char    *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = paddock_review_get_diff (r, path, &error);
+  gsize len = 0;
+  const char *data;
+
+  g_assert_no_error (error);
+  data = g_bytes_get_data (bytes, &len);
+  return g_strndup (data, len);
+}
+
+/* --- synthesized uppers --------------------------------------------- */
+
+static void
+test_synth_edits (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autoptr(PaddockReview) r = NULL;
+  g_autofree char *orig = numbered_lines (20, "", 0, 0);
+  g_autofree char *similar = numbered_lines (20, "new", 3, 6);   /* ~70% alike */
+  g_autofree char *exact = numbered_lines (30, "exact", 29, 1);
+  g_autofree char *script = g_build_filename (f->upper, "script.sh", NULL);
+  static const char bin[] = { 'P', 'N', 'G', 0, 1, 2, 3, 0, 5 };
+  static const char bin2[] = { 'P', 'N', 'G', 0, 1, 9, 3, 0, 5 };
+  PaddockChange *c;
+
+  put (f->w, "edit.txt", "one\ntwo\nthree\n", -1);
+  put (f->w, "gone.txt", "bye\n", -1);
+  put (f->w, "old-name.txt", orig, -1);
+  put (f->w, "exact-old.txt", exact, -1);
+  put (f->w, "was-file", "a file\n", -1);
+  put (f->w, "script.sh", "#!/bin/sh\necho hi\n", -1);
+  put (f->w, "same.txt", "unchanged\n", -1);
+  put (f->w, "image.bin", bin, sizeof bin);
+
+  put (f->upper, "edit.txt", "one\n2\nthree\nfour\n", -1);
+  put (f->upper, "new.txt", "hello\n", -1);
+  put (f->upper, "empty", "", 0);
+  put_whiteout (f->upper, "gone.txt");
+  put_whiteout (f->upper, "old-name.txt");
+  put (f->upper, "new-name.txt", similar, -1);
+  put_whiteout (f->upper, "exact-old.txt");
+  put (f->upper, "exact-new.txt", exact, -1);
+  put_link (f->upper, "was-file", "edit.txt");
+  put (f->upper, "script.sh", "#!/bin/sh\necho hi\n", -1);
+  g_assert_cmpint (chmod (script, 0755), ==, 0);
+  put (f->upper, "same.txt", "unchanged\n", -1);   /* a copy-up that changed nothing */
+  put_link (f->upper, "escape", "/etc/passwd");
+  put (f->upper, "image.bin", bin2, sizeof bin2);
+  put (f->upper, "\xff\xfe-latin1-\xe9.txt", "bytes\n", -1);
+  put (f->upper, "-dash\nnewline name", "odd\n", -1);
+
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, NULL);
+  dump (r);
+
+  c = expect (r, "edit.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpuint (paddock_change_get_added_lines (c), ==, 2);
+  g_assert_cmpuint (paddock_change_get_removed_lines (c), ==, 1);
+  g_assert_false (paddock_change_get_binary (c));
+  g_assert_false (paddock_change_get_conflict (c));
+
+  expect (r, "new.txt", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+  c = expect (r, "empty", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpuint (paddock_change_get_added_lines (c), ==, 0);
+  c = expect (r, "gone.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  g_assert_cmpuint (paddock_change_get_new_mode (c), ==, 0);
+  g_assert_true (S_ISREG (paddock_change_get_old_mode (c)));
+
+  /* A rename is one row, exact or merely similar. */
+  c = expect (r, "new-name.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpstr (paddock_change_get_old_path (c), ==, "old-name.txt");
+  g_assert_cmpuint (paddock_change_get_added_lines (c), ==, 6);
+  g_assert_null (find (r, "old-name.txt"));
+  c = expect (r, "exact-new.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpstr (paddock_change_get_old_path (c), ==, "exact-old.txt");
+  g_assert_cmpuint (paddock_change_get_added_lines (c), ==, 0);
+  g_assert_null (find (r, "exact-old.txt"));
+
+  c = expect (r, "was-file", PADDOCK_CHANGE_KIND_TYPE_CHANGED, PADDOCK_ENTRY_TYPE_SYMLINK);
+  g_assert_true (S_ISREG (paddock_change_get_old_mode (c)));
+  g_assert_true (S_ISLNK (paddock_change_get_new_mode (c)));
+
+  c = expect (r, "script.sh", PADDOCK_CHANGE_KIND_MODE_CHANGED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpuint (paddock_change_get_old_mode (c) & 0777, ==, 0644);
+  g_assert_cmpuint (paddock_change_get_new_mode (c) & 0777, ==, 0755);
+
+  g_assert_null (find (r, "same.txt"));
+  expect (r, "escape", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_SYMLINK);
+  c = expect (r, "image.bin", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_true (paddock_change_get_binary (c));
+  expect (r, "\xff\xfe-latin1-\xe9.txt", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "-dash\nnewline name", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 12);
+
+  /* Sorted by path bytes. */
+  for (guint i = 1; i < paddock_review_get_changes (r)->len; i++)
+    {
+      PaddockChange *a = g_ptr_array_index (paddock_review_get_changes (r), i - 1);
+      PaddockChange *b = g_ptr_array_index (paddock_review_get_changes (r), i);
+      g_assert_cmpint (strcmp (paddock_change_get_path (a), paddock_change_get_path (b)), <, 0);
+    }
+}
+
+static void
+test_diff_content (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autoptr(PaddockReview) r = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) none = NULL;
+  g_autofree char *orig = numbered_lines (20, "", 0, 0);
+  g_autofree char *similar = numbered_lines (20, "new", 3, 6);
+  g_autofree char *edit = NULL;
+  g_autofree char *link = NULL;
+  g_autofree char *ren = NULL;
+  g_autofree char *gone = NULL;
+  g_autofree char *bin = NULL;
+  g_autofree char *odd = NULL;
+
+  put (f->w, "edit.txt", "one\ntwo\nthree\n", -1);
+  put (f->w, "old.txt", orig, -1);
+  put (f->w, "gone.txt", "bye\n", -1);
+  put (f->w, "blob", "\0\1\2", 3);
+  put (f->upper, "edit.txt", "one\n2\nthree", -1);
+  put_link (f->upper, "escape", "../../../etc/shadow");
+  put_whiteout (f->upper, "old.txt");
+  put (f->upper, "new.txt", similar, -1);
+  put_whiteout (f->upper, "gone.txt");
+  put (f->upper, "blob", "\0\1\3", 3);
+  put (f->upper, "-x\ny", "odd\n", -1);
+
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, NULL);
+
+  edit = diff_text (r, "edit.txt");
+  g_test_message ("%s", edit);
+  g_assert_true (g_str_has_prefix (edit, "diff --git a/edit.txt b/edit.txt\n"));
+  g_assert_nonnull (strstr (edit, "--- a/edit.txt\n+++ b/edit.txt\n"));
+  g_assert_nonnull (strstr (edit, "@@ -1,3 +1,3 @@"));
+  g_assert_nonnull (strstr (edit, " one\n-two\n-three\n+2\n+three\n\\ No newline at end of file\n"));
+
+  /* The link is shown as its target, never followed. */
+  link = diff_text (r, "escape");
+  g_test_message ("%s", link);
+  g_assert_nonnull (strstr (link, "new file mode 120000\n"));
+  g_assert_nonnull (strstr (link, "+../../../etc/shadow\n"));
+
+  ren = diff_text (r, "new.txt");
+  g_test_message ("%s", ren);
+  g_assert_nonnull (strstr (ren, "diff --git a/old.txt b/new.txt\n"));
+  g_assert_nonnull (strstr (ren, "rename from old.txt\nrename to new.txt\n"));
+  g_assert_nonnull (strstr (ren, "similarity index "));
+  g_assert_nonnull (strstr (ren, "+changed line 3 new\n"));
+
+  gone = diff_text (r, "gone.txt");
+  g_assert_nonnull (strstr (gone, "deleted file mode 100644\n"));
+  g_assert_nonnull (strstr (gone, "+++ /dev/null\n"));
+  g_assert_nonnull (strstr (gone, "-bye\n"));
+
+  bin = diff_text (r, "blob");
+  g_assert_nonnull (strstr (bin, "Binary files a/blob and b/blob differ\n"));
+
+  /* A newline in a name is quoted, so it cannot forge a header line. */
+  odd = diff_text (r, "-x\ny");
+  g_test_message ("%s", odd);
+  g_assert_true (g_str_has_prefix (odd, "diff --git \"a/-x\\ny\" \"b/-x\\ny\"\n"));
+
+  none = paddock_review_get_diff (r, "not-a-change", &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND);
+  g_assert_null (none);
+}
+
+static void
+test_synth_dirs (Fixture       *f,
+                 gconstpointer  data)
+{
+  g_autoptr(PaddockReview) r = NULL;
+  GPtrArray *changes;
+  PaddockChange *last;
+
+  /* dir: wiped whole by a whiteout. */
+  put (f->w, "dir/a.txt", "a\n", -1);
+  put (f->w, "dir/sub/b.txt", "b\n", -1);
+  /* opaque: replaced by a new directory with one file of the old name. */
+  put (f->w, "opaque/keep.txt", "old keep\n", -1);
+  put (f->w, "opaque/drop.txt", "drop\n", -1);
+  put (f->w, "opaque/deep/x.txt", "x\n", -1);
+  /* merged: an ordinary directory with one new file. */
+  put (f->w, "merged/old.txt", "old\n", -1);
+
+  put_whiteout (f->upper, "dir");
+  make_opaque (f->upper, "opaque");
+  put (f->upper, "opaque/keep.txt", "new keep\n", -1);
+  put (f->upper, "merged/new.txt", "new\n", -1);
+  g_assert_cmpint (g_mkdir_with_parents (P (f->upper, "emptydir/inner"), 0755), ==, 0);
+
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, NULL);
+  dump (r);
+  changes = paddock_review_get_changes (r);
+
+  expect (r, "dir/a.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  expect (r, "dir/sub/b.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  expect (r, "dir/sub", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  expect (r, "dir", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  expect (r, "opaque/keep.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "opaque/drop.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  expect (r, "opaque/deep/x.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  expect (r, "opaque/deep", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  expect (r, "merged/new.txt", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_null (find (r, "merged/old.txt"));
+  g_assert_null (find (r, "merged"));
+  g_assert_null (find (r, "opaque"));
+  /* Only the innermost empty new directory gets a row. */
+  expect (r, "emptydir/inner", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_DIRECTORY);
+  g_assert_null (find (r, "emptydir"));
+  g_assert_cmpuint (changes->len, ==, 10);
+
+  /* A deleted directory comes after its files. */
+  for (guint i = 0; i < changes->len; i++)
+    {
+      const char *p = paddock_change_get_path (g_ptr_array_index (changes, i));
+      if (strcmp (p, "dir") == 0)
+        {
+          last = g_ptr_array_index (changes, i - 1);
+          g_assert_cmpstr (paddock_change_get_path (last), ==, "dir/sub");
+        }
+      if (strcmp (p, "dir/sub") == 0)
+        {
+          last = g_ptr_array_index (changes, i - 1);
+          g_assert_cmpstr (paddock_change_get_path (last), ==, "dir/sub/b.txt");
+        }
+    }
+}
+
+static void
+test_huge (Fixture       *f,
+           gconstpointer  data)
+{
+  g_autoptr(PaddockReview) r = NULL;
+  gsize size = PADDOCK_REVIEW_MAX_BLOB_SIZE + 4096;
+  g_autofree char *big = g_malloc (size);
+  g_autofree char *text = NULL;
+  PaddockChange *c;
+
+  for (gsize i = 0; i < size; i++)
+    big[i] = (char) ('a' + i % 26);
+  put (f->w, "big-moved", big, (gssize) size);
+  put (f->w, "big-edited", big, (gssize) size);
+  put_whiteout (f->upper, "big-moved");
+  put (f->upper, "big-moved-here", big, (gssize) size);
+  big[size - 1] = '!';
+  put (f->upper, "big-edited", big, (gssize) size);
+
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, NULL);
+  dump (r);
+  c = expect (r, "big-moved-here", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpstr (paddock_change_get_old_path (c), ==, "big-moved");
+  c = expect (r, "big-edited", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_true (paddock_change_get_binary (c));
+  g_assert_cmpuint (paddock_change_get_added_lines (c), ==, 0);
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 2);
+  text = diff_text (r, "big-edited");
+  g_assert_nonnull (strstr (text, "Binary files a/big-edited and b/big-edited differ\n"));
+}
+
+static void
+test_conflict (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(PaddockReview) r = NULL;
+  g_autoptr(PaddockBaseline) baseline = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *file = g_build_filename (f->state, "baseline", NULL);
+  g_autofree char *gone = g_build_filename (f->w, "also-deleted.txt", NULL);
+  g_autofree char *w_ren = g_build_filename (f->w, "ren-old.txt", NULL);
+  g_autofree char *orig = numbered_lines (20, "", 0, 0);
+  PaddockFileStamp stamp;
+  struct stat st;
+
+  put (f->w, "both.txt", "base\n", -1);
+  put (f->w, "theirs-only.txt", "base\n", -1);
+  put (f->w, "ours-only.txt", "base\n", -1);
+  put (f->w, "also-deleted.txt", "base\n", -1);
+  put (f->w, "ren-old.txt", orig, -1);
+  paddock_baseline_record (f->w, file, NULL, &error);
+  g_assert_no_error (error);
+  baseline = paddock_baseline_load (file, &error);
+  g_assert_no_error (error);
+
+  /* The session's edits. */
+  put (f->upper, "both.txt", "ours\n", -1);
+  put (f->upper, "ours-only.txt", "ours\n", -1);
+  put (f->upper, "created-twice.txt", "ours\n", -1);
+  put_whiteout (f->upper, "ren-old.txt");
+  put (f->upper, "ren-new.txt", orig, -1);
+  /* External edits of W after the baseline. */
+  g_usleep (10 * 1000);
+  put (f->w, "both.txt", "theirs, longer\n", -1);
+  put (f->w, "theirs-only.txt", "theirs, longer\n", -1);
+  put (f->w, "created-twice.txt", "theirs\n", -1);
+  g_assert_cmpint (g_unlink (gone), ==, 0);
+  g_assert_cmpint (chmod (w_ren, 0600), ==, 0);
+
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, baseline);
+  dump (r);
+  g_assert_true (paddock_change_get_conflict (expect (r, "both.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "ours-only.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_true (paddock_change_get_conflict (expect (r, "created-twice.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  /* The old side of a rename counts too. */
+  g_assert_true (paddock_change_get_conflict (expect (r, "ren-new.txt", PADDOCK_CHANGE_KIND_RENAMED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  /* Overlay: an external edit of a path the session did not touch is no row. */
+  g_assert_null (find (r, "theirs-only.txt"));
+  g_assert_null (find (r, "also-deleted.txt"));
+  g_clear_object (&r);
+
+  /* After an apply, the baseline learns the new stamp: no conflict. */
+  g_assert_cmpint (lstat (P (f->w, "both.txt"), &st), ==, 0);
+  paddock_file_stamp_from_stat (&stamp, &st);
+  paddock_baseline_update (baseline, "both.txt", &stamp, &error);
+  g_assert_no_error (error);
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, baseline);
+  g_assert_false (paddock_change_get_conflict (find (r, "both.txt")));
+  g_clear_object (&r);
+  g_clear_object (&baseline);
+
+  /* ... and remembers it across a reload (the journal is replayed). */
+  baseline = paddock_baseline_load (file, &error);
+  g_assert_no_error (error);
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, baseline);
+  g_assert_false (paddock_change_get_conflict (find (r, "both.txt")));
+  g_assert_true (paddock_change_get_conflict (find (r, "created-twice.txt")));
+}
+
+/* --- baseline ------------------------------------------------------- */
+
+static void
+test_baseline_basic (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(PaddockBaseline) baseline = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *file = g_build_filename (f->state, "baseline", NULL);
+  g_autofree char *a = g_build_filename (f->w, "a", NULL);
+  PaddockFileStamp stamp, gone = { FALSE };
+  struct stat st;
+
+  put (f->w, "a", "a\n", -1);
+  put (f->w, "d/\xff name\n", "b\n", -1);
+  put_link (f->w, "link", "/nowhere");
+
+  paddock_baseline_record (f->w, file, NULL, &error);
+  g_assert_no_error (error);
+  baseline = paddock_baseline_load (file, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_baseline_get_n_entries (baseline), ==, 4);
+
+  g_assert_cmpint (lstat (a, &st), ==, 0);
+  g_assert_true (paddock_baseline_lookup (baseline, "a", &stamp));
+  g_assert_cmpuint (stamp.ino, ==, st.st_ino);
+  g_assert_true (paddock_baseline_lookup (baseline, "d", &stamp));
+  g_assert_true (S_ISDIR (stamp.mode));
+  g_assert_true (paddock_baseline_lookup (baseline, "d/\xff name\n", &stamp));
+  g_assert_true (paddock_baseline_lookup (baseline, "link", &stamp));
+  g_assert_true (S_ISLNK (stamp.mode));
+  g_assert_false (paddock_baseline_lookup (baseline, "missing", &stamp));
+  g_assert_false (stamp.present);
+  g_assert_false (paddock_baseline_lookup (baseline, "d/", &stamp));
+
+  paddock_baseline_update (baseline, "a", &gone, &error);
+  g_assert_no_error (error);
+  g_assert_false (paddock_baseline_lookup (baseline, "a", &stamp));
+  paddock_baseline_update (baseline, "/abs", &gone, &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH);
+  g_clear_error (&error);
+  paddock_baseline_update (baseline, "x/../y", &gone, &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH);
+  g_clear_error (&error);
+  g_clear_object (&baseline);
+
+  baseline = paddock_baseline_load (file, &error);
+  g_assert_no_error (error);
+  g_assert_false (paddock_baseline_lookup (baseline, "a", &stamp));
+  g_assert_true (paddock_baseline_lookup (baseline, "link", &stamp));
+}
+
+static void
+test_baseline_corrupt (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autofree char *file = g_build_filename (f->state, "baseline", NULL);
+  g_autofree char *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockBaseline) baseline = NULL;
+  gsize len = 0;
+
+  put (f->w, "a", "a\n", -1);
+  paddock_baseline_record (f->w, file, NULL, &error);
+  g_assert_no_error (error);
+  g_file_get_contents (file, &contents, &len, &error);
+  g_assert_no_error (error);
+
+  /* Bad magic. */
+  put (f->state, "bad-magic", "NOTABASELINEFILE-NOTABASELINEFILE-NOTABASELINEFILE-", -1);
+  baseline = paddock_baseline_load (P (f->state, "bad-magic"), &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CORRUPT);
+  g_assert_null (baseline);
+  g_clear_error (&error);
+
+  /* Truncated: the entry table runs past the end. */
+  put (f->state, "truncated", contents, (gssize) len - 3);
+  baseline = paddock_baseline_load (P (f->state, "truncated"), &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CORRUPT);
+  g_clear_error (&error);
+
+  /* An entry whose path points outside the string table. */
+  contents[48] = (char) 0x7f;
+  put (f->state, "bad-offset", contents, (gssize) len);
+  baseline = paddock_baseline_load (P (f->state, "bad-offset"), &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CORRUPT);
+  g_clear_error (&error);
+
+  /* Too short for a header. */
+  put (f->state, "short", "PDK", 3);
+  baseline = paddock_baseline_load (P (f->state, "short"), &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CORRUPT);
+  g_clear_error (&error);
+
+  baseline = paddock_baseline_load (P (f->state, "absent"), &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND);
+}
+
+static void
+test_baseline_100k (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autofree char *file = g_build_filename (f->state, "baseline", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockBaseline) baseline = NULL;
+  PaddockFileStamp stamp;
+  gint64 start, loaded, looked;
+
+  /* 100 directories of 999 files: 100,000 entries. */
+  for (guint d = 0; d < 100; d++)
+    {
+      g_autofree char *dir = g_strdup_printf ("%s/dir%03u", f->w, d);
+      g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+      for (guint i = 0; i < 999; i++)
+        {
+          g_autofree char *path = g_strdup_printf ("%s/file-%04u.c", dir, i);
+          int fd = open (path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+          g_assert_cmpint (fd, >=, 0);
+          close (fd);
+        }
+    }
+
+  start = g_get_monotonic_time ();
+  paddock_baseline_record (f->w, file, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("record of 100,000 entries: %.1f ms", (g_get_monotonic_time () - start) / 1000.0);
+
+  start = g_get_monotonic_time ();
+  baseline = paddock_baseline_load (file, &error);
+  loaded = g_get_monotonic_time ();
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_baseline_get_n_entries (baseline), ==, 100000);
+  for (guint d = 0; d < 100; d++)
+    for (guint i = 0; i < 999; i += 7)
+      {
+        g_autofree char *rel = g_strdup_printf ("dir%03u/file-%04u.c", d, i);
+        g_assert_true (paddock_baseline_lookup (baseline, rel, &stamp));
+      }
+  looked = g_get_monotonic_time ();
+  g_test_message ("load of 100,000 entries: %.3f ms; 14,300 lookups: %.3f ms",
+                  (loaded - start) / 1000.0, (looked - loaded) / 1000.0);
+}
+
+/* --- copy mode ------------------------------------------------------ */
+
+static void
+test_copy_mode (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(PaddockReview) r = NULL;
+  g_autofree char *orig = numbered_lines (20, "", 0, 0);
+  PaddockChange *c;
+
+  put (f->w, "same.txt", "same\n", -1);
+  put (f->w, "edit.txt", "before\n", -1);
+  put (f->w, "gone/inside.txt", "x\n", -1);
+  put (f->w, "moved.txt", orig, -1);
+  put_link (f->w, "link", "same.txt");
+
+  put (f->upper, "same.txt", "same\n", -1);
+  put (f->upper, "edit.txt", "after!\n", -1);   /* different size */
+  put (f->upper, "sub/new.txt", "new\n", -1);
+  put (f->upper, "renamed.txt", orig, -1);
+  put_link (f->upper, "link", "same.txt");
+  g_assert_cmpint (g_mkdir (P (f->upper, "empty"), 0755), ==, 0);
+
+  r = review (f, PADDOCK_STAGE_KIND_COPY, NULL);
+  dump (r);
+  expect (r, "edit.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "sub/new.txt", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "gone/inside.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  expect (r, "gone", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  expect (r, "empty", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_DIRECTORY);
+  c = expect (r, "renamed.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpstr (paddock_change_get_old_path (c), ==, "moved.txt");
+  g_assert_null (find (r, "same.txt"));
+  g_assert_null (find (r, "link"));
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 6);
+
+  /* Same size, different bytes: still found. */
+  g_clear_object (&r);
+  put (f->upper, "same.txt", "SAME\n", -1);
+  r = review (f, PADDOCK_STAGE_KIND_COPY, NULL);
+  expect (r, "same.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+}
+
+/* --- a real overlay ------------------------------------------------- */
+
+static void
+test_real_overlay (Fixture       *f,
+                   gconstpointer  data)
+{
+  g_autoptr(PaddockReview) r = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *work = g_build_filename (f->root, "work", NULL);
+  g_autofree char *merged = g_build_filename (f->root, "merged", NULL);
+  g_autofree char *orig = numbered_lines (20, "", 0, 0);
+  g_autofree char *script = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  int status = 0;
+  PaddockChange *c;
+  const char *edits =
+    "set -e; cd \"$3\";"
+    "printf 'one\\nTWO\\n' > edit.txt;"
+    "printf 'hello\\n' > new.txt;"
+    "rm gone.txt;"
+    "mv moved.txt moved-here.txt;"
+    "cp -a folder folder2 && rm -r folder;"
+    "chmod +x run.sh;"
+    "touch same.txt;"
+    "ln -s /etc/passwd outside;"
+    "mkdir emptydir";
+
+  g_assert_cmpint (g_mkdir (work, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (merged, 0755), ==, 0);
+  put (f->w, "edit.txt", "one\ntwo\n", -1);
+  put (f->w, "gone.txt", "bye\n", -1);
+  put (f->w, "moved.txt", orig, -1);
+  put (f->w, "folder/a.txt", "folder a\n", -1);
+  put (f->w, "folder/b.txt", orig, -1);
+  put (f->w, "run.sh", "#!/bin/sh\n", -1);
+  put (f->w, "same.txt", "same\n", -1);
+
+  script = g_strdup_printf ("mount -t overlay overlay -o lowerdir=\"$1\",upperdir=\"$2\",workdir=\"$4\",userxattr \"$3\" && %s",
+                            edits);
+  {
+    const char *argv[] = { "unshare", "-Urm", "sh", "-c", script, "sh",
+                           f->w, f->upper, merged, work, NULL };
+
+    if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                       &out, &err, &status, &error) ||
+        !g_spawn_check_wait_status (status, NULL))
+      {
+        g_autofree char *why = g_strdup_printf ("no rootless overlayfs here: %s",
+                                                error != NULL ? error->message : err);
+        g_test_skip (why);
+        return;
+      }
+  }
+
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, NULL);
+  dump (r);
+  expect (r, "edit.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "new.txt", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "gone.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  c = expect (r, "moved-here.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpstr (paddock_change_get_old_path (c), ==, "moved.txt");
+  /* A folder renamed by copy + delete: one renamed row per file, and the
+   * old folder's own row. */
+  c = expect (r, "folder2/a.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpstr (paddock_change_get_old_path (c), ==, "folder/a.txt");
+  c = expect (r, "folder2/b.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpstr (paddock_change_get_old_path (c), ==, "folder/b.txt");
+  expect (r, "folder", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  expect (r, "run.sh", PADDOCK_CHANGE_KIND_MODE_CHANGED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "outside", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_SYMLINK);
+  expect (r, "emptydir", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_DIRECTORY);
+  g_assert_null (find (r, "same.txt"));
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 10);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(name, fn) g_test_add (name, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+  ADD ("/staging/review/synth-edits", test_synth_edits);
+  ADD ("/staging/review/diff-content", test_diff_content);
+  ADD ("/staging/review/synth-dirs", test_synth_dirs);
+  ADD ("/staging/review/huge", test_huge);
+  ADD ("/staging/review/conflict", test_conflict);
+  ADD ("/staging/review/copy-mode", test_copy_mode);
+  ADD ("/staging/review/real-overlay", test_real_overlay);
+  ADD ("/staging/baseline/basic", test_baseline_basic);
+  ADD ("/staging/baseline/corrupt", test_baseline_corrupt);
+  ADD ("/staging/baseline/100k", test_baseline_100k);
+#undef ADD
+
+  return g_test_run ();
+}
