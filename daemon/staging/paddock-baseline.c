@@ -549,6 +549,7 @@ paddock_baseline_update (PaddockBaseline         *self,
   g_autofree guint8 *buf = NULL;
   paddock_autofd int fd = -1;
   UpdateRecord record = { 0 };
+  struct stat st;
   gsize len;
   gsize done = 0;
 
@@ -586,6 +587,8 @@ paddock_baseline_update (PaddockBaseline         *self,
   fd = open (updates_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
   if (fd < 0)
     return set_errno_error (error, errno, "Could not open", updates_file);
+  if (fstat (fd, &st) != 0)
+    return set_errno_error (error, errno, "Could not stat", updates_file);
 
   while (done < sizeof record + len)
     {
@@ -602,6 +605,17 @@ paddock_baseline_update (PaddockBaseline         *self,
 
   if (fdatasync (fd) != 0)
     return set_errno_error (error, errno, "Could not sync", updates_file);
+
+  /* The first record created the file: make its name durable too, or a
+   * power loss could drop the whole journal. */
+  if (st.st_size == 0)
+    {
+      g_autofree char *dirname = g_path_get_dirname (updates_file);
+      paddock_autofd int dir_fd = open (dirname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+      if (dir_fd < 0 || fsync (dir_fd) != 0)
+        return set_errno_error (error, errno, "Could not sync the folder of", updates_file);
+    }
 
   g_hash_table_replace (self->updates, g_strdup (relpath), g_memdup2 (stamp, sizeof *stamp));
   return TRUE;

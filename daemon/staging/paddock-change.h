@@ -33,7 +33,10 @@ typedef enum {
   PADDOCK_CHANGE_KIND_MODE_CHANGED,
 } PaddockChangeKind;
 
-/* What a path holds on one side of a change. */
+/* What a row's path holds on the new side: NONE for a deleted file or
+ * link, DIRECTORY for directory rows (an empty new directory, a deleted
+ * directory, a directory's mode change). old_mode/new_mode carry the
+ * st_mode type bits of each side as well. */
 typedef enum {
   PADDOCK_ENTRY_TYPE_NONE,
   PADDOCK_ENTRY_TYPE_FILE,

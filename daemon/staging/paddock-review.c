@@ -806,9 +806,32 @@ typedef struct {
   Side s;
 } SidePair;
 
-/* Display order: by path bytes, except that a deleted directory comes after
- * everything below it (its files go first, as an apply must remove them
- * first). Its key is "path/" followed by a byte greater than any other. */
+/* One byte of a row's sort key: the path, and for a deleted directory the
+ * path followed by '/' and then a "byte" (256) greater than any other, so
+ * that it sorts after everything below it (an apply removes the contents
+ * first). -1 is the end of the key. */
+static int
+key_byte (const char *path,
+          gsize       len,
+          gboolean    after_children,
+          gsize       i)
+{
+  if (i < len)
+    return (guchar) path[i];
+  if (!after_children)
+    return -1;
+  return i == len ? '/' : 256;
+}
+
+static gboolean
+is_deleted_directory (PaddockChange *change)
+{
+  return paddock_change_get_kind (change) == PADDOCK_CHANGE_KIND_DELETED &&
+         S_ISDIR (paddock_change_get_old_mode (change));
+}
+
+/* Display order: by path bytes (memcmp), a deleted directory after its
+ * contents. Allocation-free: it runs n log n times. */
 static int
 change_compare (gconstpointer a,
                 gconstpointer b)
@@ -817,25 +840,26 @@ change_compare (gconstpointer a,
   PaddockChange *cb = *(PaddockChange * const *) b;
   const char *pa = paddock_change_get_path (ca);
   const char *pb = paddock_change_get_path (cb);
-  gboolean inf_a = paddock_change_get_kind (ca) == PADDOCK_CHANGE_KIND_DELETED &&
-                   S_ISDIR (paddock_change_get_old_mode (ca));
-  gboolean inf_b = paddock_change_get_kind (cb) == PADDOCK_CHANGE_KIND_DELETED &&
-                   S_ISDIR (paddock_change_get_old_mode (cb));
-  g_autofree char *ka = inf_a ? g_strconcat (pa, "/", NULL) : g_strdup (pa);
-  g_autofree char *kb = inf_b ? g_strconcat (pb, "/", NULL) : g_strdup (pb);
-  gsize la = strlen (ka);
-  gsize lb = strlen (kb);
-  int cmp = memcmp (ka, kb, MIN (la, lb));
+  gboolean inf_a = is_deleted_directory (ca);
+  gboolean inf_b = is_deleted_directory (cb);
+  gsize la = strlen (pa);
+  gsize lb = strlen (pb);
+  int cmp = memcmp (pa, pb, MIN (la, lb));
 
   if (cmp != 0)
     return cmp;
-  if (la == lb)
-    return inf_a - inf_b;
-  /* One key is a prefix of the other: the shorter one goes first unless it
-   * carries the infinite suffix. */
-  if (la < lb)
-    return inf_a ? 1 : -1;
-  return inf_b ? -1 : 1;
+
+  /* Past the shared prefix each key ends within two more steps. */
+  for (gsize i = MIN (la, lb); ; i++)
+    {
+      int ka = key_byte (pa, la, inf_a, i);
+      int kb = key_byte (pb, lb, inf_b, i);
+
+      if (ka != kb)
+        return ka < kb ? -1 : 1;
+      if (ka == -1 || ka == 256)
+        return 0;
+    }
 }
 
 static gboolean
@@ -895,22 +919,18 @@ entry_type_from_git_mode (guint32 mode)
   return PADDOCK_ENTRY_TYPE_FILE;
 }
 
-static gboolean
-has_row_below (GHashTable *row_paths,
-               const char *dir)
+/* Adds every proper ancestor directory of @rel ("a" and "a/b" for
+ * "a/b/c") to @set. */
+static void
+add_ancestors (GHashTable *set,
+               const char *rel)
 {
-  GHashTableIter iter;
-  gpointer key;
-  gsize len = strlen (dir);
-
-  g_hash_table_iter_init (&iter, row_paths);
-  while (g_hash_table_iter_next (&iter, &key, NULL))
+  for (const char *slash = strchr (rel, '/'); slash != NULL; slash = strchr (slash + 1, '/'))
     {
-      const char *p = key;
-      if (strncmp (p, dir, len) == 0 && p[len] == '/')
-        return TRUE;
+      char *dir = g_strndup (rel, (gsize) (slash - rel));
+      if (!g_hash_table_add (set, dir))
+        break;  /* its own ancestors are in already */
     }
-  return FALSE;
 }
 
 static gboolean
@@ -921,7 +941,7 @@ compute (PaddockReview    *self,
 {
   g_autoptr(GPtrArray) paths = NULL;
   g_autoptr(GHashTable) sides = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
-  g_autoptr(GHashTable) row_paths = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) non_empty = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr(GPtrArray) added_dirs = g_ptr_array_new ();
   g_autoptr(git_repository) repo = NULL;
   g_autoptr(git_odb) odb = NULL;
@@ -997,12 +1017,14 @@ compute (PaddockReview    *self,
         {
           gboolean conflict = FALSE;
 
-          /* Gone from the session's view: a row after its files. */
+          /* Gone from the session's view: a row after its files, typed
+           * DIRECTORY (unlike a deleted file's NONE) so a list can show it
+           * as a folder. */
           if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
             return FALSE;
           g_ptr_array_add (self->changes,
                            paddock_change_new (rel, NULL, PADDOCK_CHANGE_KIND_DELETED,
-                                               PADDOCK_ENTRY_TYPE_NONE, pair->w.mode, 0,
+                                               PADDOCK_ENTRY_TYPE_DIRECTORY, pair->w.mode, 0,
                                                FALSE, 0, 0, conflict));
         }
       else if (pair->w.type != SIDE_NONE &&
@@ -1115,11 +1137,11 @@ compute (PaddockReview    *self,
                              GUINT_TO_POINTER ((guint) delta->similarity));
     }
 
+  /* Directories with a row or a new directory somewhere below them. */
   for (guint i = 0; i < self->changes->len; i++)
-    {
-      PaddockChange *change = g_ptr_array_index (self->changes, i);
-      g_hash_table_add (row_paths, (gpointer) paddock_change_get_path (change));
-    }
+    add_ancestors (non_empty, paddock_change_get_path (g_ptr_array_index (self->changes, i)));
+  for (guint i = 0; i < added_dirs->len; i++)
+    add_ancestors (non_empty, g_ptr_array_index (added_dirs, i));
 
   /* A new directory with something in it is implied by its contents; an
    * empty one needs its own row, or applying would not reproduce it. */
@@ -1128,15 +1150,8 @@ compute (PaddockReview    *self,
       const char *rel = g_ptr_array_index (added_dirs, i);
       const SidePair *pair = g_hash_table_lookup (sides, rel);
       gboolean conflict = FALSE;
-      gboolean nested = FALSE;
 
-      for (guint j = 0; j < added_dirs->len && !nested; j++)
-        {
-          const char *other = g_ptr_array_index (added_dirs, j);
-          gsize len = strlen (rel);
-          nested = strncmp (other, rel, len) == 0 && other[len] == '/';
-        }
-      if (nested || has_row_below (row_paths, rel))
+      if (g_hash_table_contains (non_empty, rel))
         continue;
       if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
         return FALSE;
