@@ -806,21 +806,31 @@ typedef struct {
   Side s;
 } SidePair;
 
-/* One byte of a row's sort key: the path, and for a deleted directory the
- * path followed by '/' and then a "byte" (256) greater than any other, so
- * that it sorts after everything below it (an apply removes the contents
- * first). -1 is the end of the key. */
+/* Where a row goes relative to the rows below its path. */
+typedef enum {
+  ORDER_NORMAL,          /* by path */
+  ORDER_AFTER_CHILDREN,  /* a deleted directory: after its contents */
+  ORDER_AFTER_DIRECTORY, /* a file or link where a directory was deleted */
+} RowOrder;
+
+/* One byte of a row's sort key: the path, then for the later orders '/'
+ * and a "byte" greater than any other (256, or 257 to come after 256).
+ * -1 is the end of the key. So an apply that walks the list in order
+ * removes a directory's contents, then the directory, then puts a file in
+ * its place. */
 static int
 key_byte (const char *path,
           gsize       len,
-          gboolean    after_children,
+          RowOrder    order,
           gsize       i)
 {
   if (i < len)
     return (guchar) path[i];
-  if (!after_children)
+  if (order == ORDER_NORMAL)
     return -1;
-  return i == len ? '/' : 256;
+  if (i == len)
+    return '/';
+  return order == ORDER_AFTER_CHILDREN ? 256 : 257;
 }
 
 static gboolean
@@ -830,18 +840,31 @@ is_deleted_directory (PaddockChange *change)
          S_ISDIR (paddock_change_get_old_mode (change));
 }
 
-/* Display order: by path bytes (memcmp), a deleted directory after its
- * contents. Allocation-free: it runs n log n times. */
+static RowOrder
+row_order (PaddockChange *change,
+           GHashTable    *deleted_dirs)
+{
+  if (is_deleted_directory (change))
+    return ORDER_AFTER_CHILDREN;
+  if (g_hash_table_contains (deleted_dirs, paddock_change_get_path (change)))
+    return ORDER_AFTER_DIRECTORY;
+  return ORDER_NORMAL;
+}
+
+/* Display order: by path bytes (memcmp), adjusted by row_order().
+ * Allocation-free: it runs n log n times. */
 static int
 change_compare (gconstpointer a,
-                gconstpointer b)
+                gconstpointer b,
+                gpointer      user_data)
 {
   PaddockChange *ca = *(PaddockChange * const *) a;
   PaddockChange *cb = *(PaddockChange * const *) b;
+  GHashTable *deleted_dirs = user_data;
   const char *pa = paddock_change_get_path (ca);
   const char *pb = paddock_change_get_path (cb);
-  gboolean inf_a = is_deleted_directory (ca);
-  gboolean inf_b = is_deleted_directory (cb);
+  RowOrder oa = row_order (ca, deleted_dirs);
+  RowOrder ob = row_order (cb, deleted_dirs);
   gsize la = strlen (pa);
   gsize lb = strlen (pb);
   int cmp = memcmp (pa, pb, MIN (la, lb));
@@ -852,12 +875,12 @@ change_compare (gconstpointer a,
   /* Past the shared prefix each key ends within two more steps. */
   for (gsize i = MIN (la, lb); ; i++)
     {
-      int ka = key_byte (pa, la, inf_a, i);
-      int kb = key_byte (pb, lb, inf_b, i);
+      int ka = key_byte (pa, la, oa, i);
+      int kb = key_byte (pb, lb, ob, i);
 
       if (ka != kb)
         return ka < kb ? -1 : 1;
-      if (ka == -1 || ka == 256)
+      if (ka == -1 || ka >= 256)
         return 0;
     }
 }
@@ -1162,7 +1185,17 @@ compute (PaddockReview    *self,
                                            pair->s.mode, FALSE, 0, 0, conflict));
     }
 
-  g_ptr_array_sort (self->changes, change_compare);
+  {
+    g_autoptr(GHashTable) deleted_dirs = g_hash_table_new (g_str_hash, g_str_equal);
+
+    for (guint i = 0; i < self->changes->len; i++)
+      {
+        PaddockChange *change = g_ptr_array_index (self->changes, i);
+        if (is_deleted_directory (change))
+          g_hash_table_add (deleted_dirs, (gpointer) paddock_change_get_path (change));
+      }
+    g_ptr_array_sort_with_data (self->changes, change_compare, deleted_dirs);
+  }
   for (guint i = 0; i < self->changes->len; i++)
     {
       PaddockChange *change = g_ptr_array_index (self->changes, i);

@@ -389,10 +389,13 @@ test_synth_dirs (Fixture       *f,
   put (f->w, "opaque/deep/x.txt", "x\n", -1);
   /* merged: an ordinary directory with one new file. */
   put (f->w, "merged/old.txt", "old\n", -1);
+  /* tdir: a directory the session replaced with a file. */
+  put (f->w, "tdir/a", "a\n", -1);
   /* xw.txt: deleted by a whiteout stored as an xattr on an empty file. */
   put (f->w, "xw.txt", "x\n", -1);
 
   put_whiteout (f->upper, "dir");
+  put (f->upper, "tdir", "now a file\n", -1);
   put (f->upper, "xw.txt", "", 0);
   g_assert_cmpint (setxattr (P (f->upper, "xw.txt"), "user.overlay.whiteout", "", 0, 0), ==, 0);
   make_opaque (f->upper, "opaque");
@@ -420,7 +423,26 @@ test_synth_dirs (Fixture       *f,
   expect (r, "emptydir/inner", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_DIRECTORY);
   g_assert_null (find (r, "emptydir"));
   expect (r, "xw.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
-  g_assert_cmpuint (changes->len, ==, 11);
+  g_assert_cmpuint (changes->len, ==, 14);
+
+  /* A directory replaced by a file: its contents go, then the directory,
+   * then the file comes, in that order; lookup() and get_diff() see the
+   * file's row. */
+  for (guint i = 0; i < changes->len; i++)
+    if (strcmp (paddock_change_get_path (g_ptr_array_index (changes, i)), "tdir/a") == 0)
+      {
+        PaddockChange *dir_row = g_ptr_array_index (changes, i + 1);
+        PaddockChange *file_row = g_ptr_array_index (changes, i + 2);
+
+        g_assert_cmpuint (paddock_change_get_kind (g_ptr_array_index (changes, i)), ==,
+                          PADDOCK_CHANGE_KIND_DELETED);
+        g_assert_cmpstr (paddock_change_get_path (dir_row), ==, "tdir");
+        g_assert_cmpuint (paddock_change_get_kind (dir_row), ==, PADDOCK_CHANGE_KIND_DELETED);
+        g_assert_cmpuint (paddock_change_get_entry_type (dir_row), ==, PADDOCK_ENTRY_TYPE_DIRECTORY);
+        g_assert_cmpstr (paddock_change_get_path (file_row), ==, "tdir");
+        g_assert_cmpuint (paddock_change_get_kind (file_row), ==, PADDOCK_CHANGE_KIND_ADDED);
+        g_assert_true (paddock_review_lookup (r, "tdir") == file_row);
+      }
 
   /* A deleted directory comes after its files, and only after them:
    * "opaque/deep" (deleted) sorts before "opaque/drop.txt". */
