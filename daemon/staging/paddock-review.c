@@ -1514,10 +1514,10 @@ paddock_review_get_diff (PaddockReview  *self,
               line->origin == GIT_DIFF_LINE_DELETION)
             g_string_append_c (out, line->origin);
           g_string_append_len (out, line->content, (gssize) line->content_len);
+          /* Checked per line so the text never grows far past the bound. */
+          if (!check_size (out, error))
+            return NULL;
         }
-
-      if (!check_size (out, error))
-        return NULL;
     }
 
   if (!check_size (out, error))

@@ -501,6 +501,38 @@ test_huge (Fixture       *f,
 }
 
 static void
+test_diff_too_large (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(PaddockReview) r = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) diff = NULL;
+  gsize size = PADDOCK_REVIEW_MAX_BLOB_SIZE;
+  g_autofree char *a = g_malloc (size);
+  g_autofree char *b = g_malloc (size);
+  PaddockChange *c;
+
+  /* Two texts at the blob limit with no line in common: the diff holds
+   * both whole, over PADDOCK_REVIEW_MAX_DIFF_SIZE. */
+  for (gsize i = 0; i < size; i++)
+    {
+      gboolean eol = i % 64 == 63;
+      a[i] = eol ? '\n' : (char) ('a' + (i / 64) % 26);
+      b[i] = eol ? '\n' : (char) ('A' + (i / 64) % 26);
+    }
+  put (f->w, "text", a, (gssize) size);
+  put (f->upper, "text", b, (gssize) size);
+
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, NULL);
+  c = expect (r, "text", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_false (paddock_change_get_binary (c));
+  g_assert_cmpuint (paddock_change_get_added_lines (c), ==, size / 64);
+  diff = paddock_review_get_diff (r, "text", &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_TOO_LARGE);
+  g_assert_null (diff);
+}
+
+static void
 test_conflict (Fixture       *f,
                gconstpointer  data)
 {
@@ -864,6 +896,7 @@ main (int   argc,
   ADD ("/staging/review/diff-content", test_diff_content);
   ADD ("/staging/review/synth-dirs", test_synth_dirs);
   ADD ("/staging/review/huge", test_huge);
+  ADD ("/staging/review/diff-too-large", test_diff_too_large);
   ADD ("/staging/review/conflict", test_conflict);
   ADD ("/staging/review/copy-mode", test_copy_mode);
   ADD ("/staging/review/real-overlay", test_real_overlay);
