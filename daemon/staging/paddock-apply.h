@@ -1,0 +1,81 @@
+/* paddock-apply.h — apply reviewed staging changes to a workspace in one crash-safe batch
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+
+#include "paddock-file-stamp.h"
+
+G_BEGIN_DECLS
+
+#define PADDOCK_APPLY_ERROR (paddock_apply_error_quark ())
+
+typedef enum {
+  PADDOCK_APPLY_ERROR_FAILED,
+  PADDOCK_APPLY_ERROR_CONFLICT,
+  PADDOCK_APPLY_ERROR_INVALID_PATH,
+  PADDOCK_APPLY_ERROR_CORRUPT_JOURNAL,
+  PADDOCK_APPLY_ERROR_NO_SPACE,
+  PADDOCK_APPLY_ERROR_READ_ONLY,
+} PaddockApplyError;
+
+typedef enum {
+  PADDOCK_APPLY_PUT,
+  PADDOCK_APPLY_REMOVE,
+} PaddockApplyAction;
+
+/* One entry of a batch. @path is relative to the workspace, raw bytes, no
+ * leading '/', no '.', '..' or empty component. PUT makes the workspace's
+ * entry what STAGE_ROOT/@path is (regular file: content and permission bits
+ * without setuid/setgid; symlink: the same text, never followed; directory:
+ * a directory with its mode, children come as their own items). REMOVE
+ * removes the workspace's entry (a directory only when it is empty at that
+ * point of the batch). Items sharing a non-zero @group are applied or
+ * skipped together; group 0 means "no group". */
+typedef struct {
+  char               *path;
+  PaddockApplyAction  action;
+  guint               group;
+  gboolean            forced;
+  PaddockFileStamp    baseline;
+} PaddockApplyItem;
+
+typedef struct {
+  GPtrArray *applied;     /* char *: paths applied */
+  GPtrArray *conflicts;   /* char *: paths in conflict, skipped with their group */
+  GPtrArray *new_stamps;  /* PaddockFileStamp *, parallel to @applied */
+  char      *batch_id;
+} PaddockApplyResult;
+
+GQuark            paddock_apply_error_quark  (void);
+
+PaddockApplyItem *paddock_apply_item_new     (const char          *path,
+                                              PaddockApplyAction   action,
+                                              guint                group,
+                                              gboolean             forced,
+                                              const PaddockFileStamp *baseline);
+void              paddock_apply_item_free    (PaddockApplyItem    *item);
+void              paddock_apply_result_free  (PaddockApplyResult  *result);
+
+gboolean          paddock_apply_batch        (const char          *workspace,
+                                              const char          *stage_root,
+                                              const char          *journal_dir,
+                                              const char          *ledger_file,
+                                              const char          *who,
+                                              GPtrArray           *items,
+                                              PaddockApplyResult **result,
+                                              GCancellable        *cancellable,
+                                              GError             **error);
+gboolean          paddock_apply_recover      (const char          *journal_dir,
+                                              const char          *workspace,
+                                              gboolean            *out_rolled_back_or_forward,
+                                              GError             **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (PaddockApplyItem, paddock_apply_item_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (PaddockApplyResult, paddock_apply_result_free)
+
+G_END_DECLS
