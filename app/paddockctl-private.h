@@ -119,6 +119,10 @@ gboolean            paddockctl_is_unknown_object_error (const GError       *erro
 /* paddockctl-session.c */
 char               *paddockctl_dup_session_id    (const char               *text);
 char               *paddockctl_session_path      (const char               *id);
+char               *paddockctl_parse_session_id  (Paddockctl               *ctl,
+                                                  const char               *command_path,
+                                                  const char               *text,
+                                                  int                      *exit_code);
 void                paddockctl_check_session_error (Paddockctl             *ctl,
                                                   const char               *id,
                                                   GError                  **error);
@@ -159,6 +163,18 @@ int                 paddockctl_destroy           (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
 int                 paddockctl_exec              (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_review            (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_apply             (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_drop              (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
+int                 paddockctl_checkpoint        (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
 int                 paddockctl_not_yet_available (Paddockctl               *ctl,

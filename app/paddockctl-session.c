@@ -50,8 +50,8 @@ paddockctl_session_path (const char *id)
 
 /* Checks the ID argument of a command; on failure prints the usage error
  * and returns NULL with *exit_code set. */
-static char *
-parse_session_id (Paddockctl *ctl,
+char *
+paddockctl_parse_session_id (Paddockctl *ctl,
                   const char *command_path,
                   const char *text,
                   int        *exit_code)
@@ -191,6 +191,7 @@ typedef struct
   char     *name;
   char     *state;
   char     *profile;
+  char     *staging;         /* "overlay", "copy" or "none" */
   char     *workspace;       /* bytes, as the daemon sent them */
   char    **command;         /* bytes, as the daemon sent them */
   guint     pid;             /* 0 when not running */
@@ -208,6 +209,7 @@ session_info_clear (SessionInfo *info)
   g_clear_pointer (&info->name, g_free);
   g_clear_pointer (&info->state, g_free);
   g_clear_pointer (&info->profile, g_free);
+  g_clear_pointer (&info->staging, g_free);
   g_clear_pointer (&info->workspace, g_free);
   g_clear_pointer (&info->command, g_strfreev);
 }
@@ -228,6 +230,7 @@ typedef enum
   KEY_NAME,
   KEY_STATE,
   KEY_PROFILE,
+  KEY_STAGING,
   KEY_WORKSPACE,
   KEY_COMMAND,
   KEY_PID,
@@ -247,6 +250,7 @@ static const struct
   [KEY_NAME]          = { "name",        "Name" },
   [KEY_STATE]         = { "state",       "State" },
   [KEY_PROFILE]       = { "profile",     "Profile" },
+  [KEY_STAGING]       = { "staging",     "Staging" },
   [KEY_WORKSPACE]     = { "workspace",   "Workspace" },
   [KEY_COMMAND]       = { "command",     "Command" },
   [KEY_PID]           = { "pid",         "MainPid" },
@@ -294,6 +298,8 @@ session_info_init (SessionInfo   *info,
     info->state = g_strdup ("");
   if (!lookup (dict, source, KEY_PROFILE, "s", &info->profile))
     info->profile = g_strdup ("");
+  if (!lookup (dict, source, KEY_STAGING, "s", &info->staging))
+    info->staging = g_strdup ("");
   if (!lookup (dict, source, KEY_WORKSPACE, "^ay", &info->workspace))
     info->workspace = g_strdup ("");
   if (!lookup (dict, source, KEY_COMMAND, "^aay", &info->command))
@@ -383,6 +389,8 @@ add_session_to_builder (JsonBuilder       *builder,
   json_builder_end_array (builder);
   json_builder_set_member_name (builder, "profile");
   json_builder_add_string_value (builder, info->profile);
+  json_builder_set_member_name (builder, "staging");
+  json_builder_add_string_value (builder, info->staging);
   json_builder_set_member_name (builder, "net");
   json_builder_add_string_value (builder, NET_HOST);
   json_builder_set_member_name (builder, "pid");
@@ -445,6 +453,7 @@ print_session_human (const SessionInfo *info)
   g_print ("workspace:   %s\n", workspace);
   g_print ("command:     %s\n", command);
   g_print ("profile:     %s\n", info->profile);
+  g_print ("staging:     %s\n", info->staging);
   g_print ("net:         %s\n", NET_HOST);
   g_print ("pid:         %s\n", pid);
   g_print ("exit_status: %s\n", exit_status);
@@ -812,7 +821,7 @@ paddockctl_status (Paddockctl  *ctl,
     return paddockctl_usage_error (ctl, command_path, "missing session ID");
   if (argc > 2)
     return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
-  if (!(id = parse_session_id (ctl, command_path, argv[1], &exit_code)))
+  if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
     return exit_code;
 
   if (!(properties = get_session_properties (ctl, id, &error)))
@@ -898,7 +907,7 @@ paddockctl_send (Paddockctl  *ctl,
     return paddockctl_usage_error (ctl, command_path,
                                    "unexpected argument “%s” (quote TEXT as one argument)",
                                    (const char *) words->pdata[2]);
-  if (!(id = parse_session_id (ctl, command_path, words->pdata[0], &exit_code)))
+  if (!(id = paddockctl_parse_session_id (ctl, command_path, words->pdata[0], &exit_code)))
     return exit_code;
 
   text = words->pdata[1];
@@ -1016,7 +1025,7 @@ paddockctl_stop (Paddockctl  *ctl,
     return paddockctl_usage_error (ctl, command_path, "missing session ID");
   if (argc > 2)
     return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
-  if (!(id = parse_session_id (ctl, command_path, argv[1], &exit_code)))
+  if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
     return exit_code;
   if (grace_text != NULL &&
       !g_ascii_string_to_unsigned (grace_text, 10, 0, MAX_GRACE_SECONDS, &grace, NULL))
@@ -1062,7 +1071,7 @@ paddockctl_destroy (Paddockctl  *ctl,
     return paddockctl_usage_error (ctl, command_path, "missing session ID");
   if (argc > 2)
     return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
-  if (!(id = parse_session_id (ctl, command_path, argv[1], &exit_code)))
+  if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
     return exit_code;
 
   if (!(session = paddockctl_dup_session (ctl, id, &error)))

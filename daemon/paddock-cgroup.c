@@ -225,6 +225,34 @@ paddock_cgroup_kill (PaddockCgroup *self)
   return FALSE;
 }
 
+/* Freezes (or thaws) every member at once, for the moment an apply or a
+ * checkpoint needs the stage to hold still. Returns once the kernel says
+ * the whole cgroup is frozen ("frozen 1" in cgroup.events), or FALSE after
+ * a second without it. */
+gboolean
+paddock_cgroup_freeze (PaddockCgroup *self,
+                       gboolean       frozen)
+{
+  g_autofree char *freeze_path = g_build_filename (self->path, "cgroup.freeze", NULL);
+  g_autofree char *events_path = g_build_filename (self->path, "cgroup.events", NULL);
+  const char *want = frozen ? "frozen 1" : "frozen 0";
+
+  if (!write_control (freeze_path, frozen ? "1" : "0"))
+    return FALSE;
+
+  for (guint i = 0; i < 1000; i++)
+    {
+      g_autofree char *events = NULL;
+
+      if (!g_file_get_contents (events_path, &events, NULL, NULL))
+        return FALSE;
+      if (strstr (events, want) != NULL)
+        return TRUE;
+      g_usleep (1000);
+    }
+  return FALSE;
+}
+
 /* Removes the (empty) cgroup; FALSE while members remain. */
 gboolean
 paddock_cgroup_remove (PaddockCgroup *self)

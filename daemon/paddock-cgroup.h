@@ -24,6 +24,8 @@ GArray        *paddock_cgroup_list_pids     (PaddockCgroup *self);
 void           paddock_cgroup_signal        (PaddockCgroup *self,
                                              int           signal_number);
 gboolean       paddock_cgroup_kill          (PaddockCgroup *self);
+gboolean       paddock_cgroup_freeze        (PaddockCgroup *self,
+                                             gboolean      frozen);
 gboolean       paddock_cgroup_remove        (PaddockCgroup *self);
 void           paddock_cgroup_free          (PaddockCgroup *self);
 

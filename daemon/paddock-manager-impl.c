@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "paddock-cgroup.h"
@@ -16,6 +17,7 @@
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
 #include "paddock-session-impl.h"
+#include "paddock-stage.h"
 
 /* Bounds on what one client may ask of the daemon (typed errors when hit). */
 #define MAX_SESSIONS            64
@@ -35,6 +37,10 @@ struct _PaddockManagerImpl
   char            *helper_path;
   /* The daemon's own cgroup, found once: sessions' cgroups go below it. */
   char            *cgroup_parent;
+  /* How safe sessions stage their writes, found out at the first one:
+   * "overlay", or "copy" where overlayfs cannot be mounted (and why). */
+  char            *staging;
+  char            *staging_reason;
   char            *cgroup_reason;
   gint64           started;
 
@@ -256,6 +262,40 @@ new_session_id (PaddockManagerImpl *self)
 }
 
 static gboolean
+path_is_within (const char *path,
+                const char *dir)
+{
+  size_t n = strlen (dir);
+
+  if (g_str_equal (dir, "/"))
+    return TRUE;
+  return strncmp (path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* The first safe session asks the helper whether overlayfs works here,
+ * once: the answer depends on the kernel and the state folder's
+ * filesystem, neither of which changes under a running daemon. */
+static const char *
+paddock_manager_impl_get_staging (PaddockManagerImpl *self)
+{
+  if (self->staging == NULL)
+    {
+      g_autofree char *scratch = g_strdup_printf ("%s/probe-%08x", self->state_dir, g_random_int ());
+      g_autofree char *reason = NULL;
+
+      if (paddock_stage_probe_overlay (self->helper_path, scratch, &reason))
+        self->staging = g_strdup ("overlay");
+      else
+        {
+          self->staging = g_strdup ("copy");
+          self->staging_reason = g_steal_pointer (&reason);
+          g_message ("Sessions stage their writes in a copy of the workspace: %s", self->staging_reason);
+        }
+    }
+  return self->staging;
+}
+
+static gboolean
 paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
                                             GDBusMethodInvocation *invocation,
                                             GVariant              *options)
@@ -385,6 +425,13 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   g_free (config.workspace);
   config.workspace = g_steal_pointer (&resolved);
 
+  /* The stage lives in the state folder: the two must not contain each
+   * other (overlayfs refuses it, and a copy would copy itself). */
+  if (g_strcmp0 (config.profile, "host") != 0 &&
+      (path_is_within (self->state_dir, config.workspace) ||
+       path_is_within (config.workspace, self->state_dir)))
+    return return_invalid (invocation, "The workspace and Paddock's state folder contain one another");
+
   if (self->sessions->len + self->starting->len >= MAX_SESSIONS)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
@@ -420,6 +467,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     }
 
   config.helper = g_strdup (self->helper_path);
+  if (g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL)
+    config.staging = g_strdup (paddock_manager_impl_get_staging (self));
   config.cgroup_parent = g_strdup (self->cgroup_parent);
   config.cgroup_reason = g_strdup (self->cgroup_reason);
   session = paddock_session_impl_new (id, &config);
@@ -475,6 +524,8 @@ paddock_manager_impl_finalize (GObject *object)
   g_clear_pointer (&self->helper_path, g_free);
   g_clear_pointer (&self->state_dir, g_free);
   g_clear_pointer (&self->cgroup_parent, g_free);
+  g_clear_pointer (&self->staging, g_free);
+  g_clear_pointer (&self->staging_reason, g_free);
   g_clear_pointer (&self->cgroup_reason, g_free);
   g_clear_pointer (&self->sessions, g_ptr_array_unref);
   g_clear_pointer (&self->starting, g_ptr_array_unref);

@@ -30,7 +30,8 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-scrollback.h"
-#include "paddock-session-impl.h"
+#include "paddock-session-impl-private.h"
+#include "paddock-stage.h"
 
 /* Bounds on what one client can make the daemon hold or do. */
 #define READ_OUTPUT_MAX         (1024 * 1024)
@@ -95,6 +96,10 @@ struct _PaddockSessionImpl
   /* Exec calls waiting for the sandbox to say "spawned", by command id. */
   GHashTable                 *pending_execs;
   guint32                     next_command_id;
+
+  /* Where the agent's writes go (NULL: the host profile writes to the
+   * workspace itself). */
+  PaddockStage               *stage;
 
   /* Attached viewers (Viewer), each at its own offset in the scrollback. */
   GPtrArray                  *viewers;
@@ -163,6 +168,7 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->helper, g_free);
   g_clear_pointer (&config->cgroup_parent, g_free);
   g_clear_pointer (&config->cgroup_reason, g_free);
+  g_clear_pointer (&config->staging, g_free);
 }
 
 static void
@@ -271,6 +277,8 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_builder_add_boolean_value (builder, self->sandboxed);
   json_builder_set_member_name (builder, "boot_id");
   json_builder_add_string_value (builder, boot_id);
+  json_builder_set_member_name (builder, "staging");
+  json_builder_add_string_value (builder, self->config.staging != NULL ? self->config.staging : "none");
   json_builder_set_member_name (builder, "cgroup");
   json_builder_add_string_value (builder, self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : "");
   json_builder_end_object (builder);
@@ -1129,6 +1137,18 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       return FALSE;
     }
 
+  if (sandboxed && self->stage != NULL)
+    {
+      /* The layers exist before the sandbox mounts them; a copy stage is
+       * copied here (the fallback where overlayfs cannot be mounted). */
+      if (!paddock_stage_prepare (self->stage, NULL, error))
+        {
+          g_prefix_error (error, "Could not prepare the staging area: ");
+          return FALSE;
+        }
+      paddock_stage_record_baseline_in_thread (self->stage);
+    }
+
   if (sandboxed)
     {
       envp = build_sandbox_environment (self);
@@ -1140,6 +1160,11 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       g_ptr_array_add (argv, g_strdup ("3"));
       g_ptr_array_add (argv, g_strdup ("--control-fd"));
       g_ptr_array_add (argv, g_strdup ("4"));
+      if (self->stage != NULL)
+        {
+          g_ptr_array_add (argv, g_strdup ("--stage"));
+          g_ptr_array_add (argv, paddock_stage_dup_sandbox_arg (self->stage));
+        }
       /* No daemon can re-adopt a session yet: the sandbox goes with us
        * rather than run on unsupervised. */
       g_ptr_array_add (argv, g_strdup ("--die-with-parent"));
@@ -2049,6 +2074,33 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+PaddockStage *
+_paddock_session_impl_get_stage (PaddockSessionImpl *self)
+{
+  return self->stage;
+}
+
+/* Whether any process of the session may still run. */
+gboolean
+_paddock_session_impl_is_live (PaddockSessionImpl *self)
+{
+  const char *state = paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self));
+
+  return g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0 || !self->reaped;
+}
+
+/* Holds every process of a live session still (its cgroup's freezer), so
+ * that an apply or a checkpoint sees the stage at one moment. FALSE when
+ * there is nothing to freeze with (no cgroup) or nothing to freeze. */
+gboolean
+_paddock_session_impl_freeze (PaddockSessionImpl *self,
+                              gboolean            frozen)
+{
+  if (self->cgroup == NULL || (frozen && !_paddock_session_impl_is_live (self)))
+    return FALSE;
+  return paddock_cgroup_freeze (self->cgroup, frozen);
+}
+
 static void
 paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 {
@@ -2059,6 +2111,13 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_resize = paddock_session_impl_handle_resize;
   iface->handle_stop = paddock_session_impl_handle_stop;
   iface->handle_destroy = paddock_session_impl_handle_destroy;
+  iface->handle_list_changes = _paddock_session_impl_handle_list_changes;
+  iface->handle_get_diff = _paddock_session_impl_handle_get_diff;
+  iface->handle_apply = _paddock_session_impl_handle_apply;
+  iface->handle_drop = _paddock_session_impl_handle_drop;
+  iface->handle_create_checkpoint = _paddock_session_impl_handle_create_checkpoint;
+  iface->handle_list_checkpoints = _paddock_session_impl_handle_list_checkpoints;
+  iface->handle_restore_checkpoint = _paddock_session_impl_handle_restore_checkpoint;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2078,6 +2137,7 @@ paddock_session_impl_describe (PaddockSessionImpl *self)
   g_variant_dict_insert (&dict, "workspace", "^ay", self->config.workspace);
   g_variant_dict_insert (&dict, "command", "^aay", self->config.command);
   g_variant_dict_insert (&dict, "profile", "s", paddock_ipc_session1_get_profile (session));
+  g_variant_dict_insert (&dict, "staging", "s", paddock_ipc_session1_get_staging (session));
   g_variant_dict_insert (&dict, "pid", "u", paddock_ipc_session1_get_main_pid (session));
   g_variant_dict_insert (&dict, "exit-status", "i", paddock_ipc_session1_get_exit_status (session));
   g_variant_dict_insert (&dict, "processes", "u", paddock_ipc_session1_get_process_count (session));
@@ -2130,6 +2190,7 @@ paddock_session_impl_dispose (GObject *object)
   paddock_close_fd (&self->pty_master);
   paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
+  g_clear_object (&self->stage);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
 }
@@ -2213,11 +2274,18 @@ paddock_session_impl_new (const char                 *id,
   self->config.helper = g_strdup (config->helper);
   self->config.cgroup_parent = g_strdup (config->cgroup_parent);
   self->config.cgroup_reason = g_strdup (config->cgroup_reason);
+  self->config.staging = g_strdup (config->staging);
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);
+      PaddockStageKind kind;
 
       self->record_path = g_build_filename (session_dir, "session.json", NULL);
+      if (paddock_stage_kind_from_string (config->staging, &kind))
+        {
+          g_autofree char *stage_dir = g_build_filename (session_dir, "stage", NULL);
+          self->stage = paddock_stage_new (stage_dir, config->workspace, kind);
+        }
     }
   self->scrollback = paddock_scrollback_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
 
@@ -2227,6 +2295,7 @@ paddock_session_impl_new (const char                 *id,
   paddock_ipc_session1_set_workspace (session, config->workspace);
   paddock_ipc_session1_set_command (session, (const char * const *) config->command);
   paddock_ipc_session1_set_profile (session, config->profile);
+  paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
   paddock_ipc_session1_set_exit_status (session, -1);
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());
 
@@ -2284,6 +2353,13 @@ paddock_session_impl_new_from_record (const char  *record_path,
   config.env = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   config.home = g_build_filename (session_dir, "home", NULL);
   config.helper = g_strdup (helper);
+  {
+    const char *staging = json_object_get_string_member_with_default (record, "staging", "none");
+    PaddockStageKind kind;
+
+    if (paddock_stage_kind_from_string (staging, &kind))
+      config.staging = g_strdup (staging);
+  }
   config.columns = 80;
   config.rows = 24;
 
@@ -2334,6 +2410,16 @@ paddock_session_impl_new_from_record (const char  *record_path,
         }
       self->pid = 0;
       state = "stopped";
+    }
+
+  /* An apply the earlier daemon was killed in the middle of: finished or
+   * rolled back now, before anyone can look at the workspace through us. */
+  if (self->stage != NULL)
+    {
+      g_autoptr(GError) recover_error = NULL;
+
+      if (!paddock_stage_recover (self->stage, &recover_error))
+        g_message ("Session %s: could not recover an interrupted apply: %s", id, recover_error->message);
     }
 
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), state);

@@ -26,6 +26,7 @@ typedef struct
   char        *helper;   /* paddock-sandbox, or NULL when none was found */
   char        *cgroup_parent;  /* where session cgroups go, or NULL… */
   char        *cgroup_reason;  /* …and then why there is none */
+  char        *staging;        /* "overlay" or "copy"; NULL for the host profile */
 } PaddockSessionConfig;
 
 /* Called once: with NULL when the session runs, or with why it could not

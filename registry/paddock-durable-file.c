@@ -195,10 +195,26 @@ paddock_remove_tree (const char *path)
 {
   g_autoptr(GDir) dir = NULL;
   const char *entry;
+  struct stat st;
 
   g_return_if_fail (path != NULL);
 
+  /* Never through a symlink: a link is removed, not what it points to. */
+  if (lstat (path, &st) != 0)
+    return;
+  if (!S_ISDIR (st.st_mode))
+    {
+      unlink (path);
+      return;
+    }
+
   dir = g_dir_open (path, 0, NULL);
+  if (dir == NULL && errno == EACCES && st.st_uid == getuid ())
+    {
+      /* overlayfs leaves its work folder mode 000; ours to open again. */
+      chmod (path, 0700);
+      dir = g_dir_open (path, 0, NULL);
+    }
   while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
     {
       g_autofree char *child = g_build_filename (path, entry, NULL);

@@ -5,7 +5,9 @@
  *
  * Usage:
  *   paddock-sandbox --workspace DIR [--profile safe|host] [--control-fd N]
- *                   [--pty-fd N] [--env K=V]… [--die-with-parent] -- CMD [ARG…]
+ *                   [--pty-fd N] [--env K=V]… [--stage overlay:DIR|copy:DIR]
+ *                   [--die-with-parent] -- CMD [ARG…]
+ *   paddock-sandbox --probe-stage DIR
  *
  *   --workspace DIR   the project folder: visible read-write at the same
  *                     absolute path, and the agent's working directory.
@@ -29,6 +31,16 @@
  *   --env K=V         the agent's environment is exactly these, nothing else.
  *                     The sandbox's HOME is the private tmpfs /home/agent: pass
  *                     HOME=/home/agent. PATH from here is used to find CMD.
+ *   --stage overlay:DIR  the workspace is an overlayfs (rootless, userxattr)
+ *                     whose lower layer is the real workspace and whose upper
+ *                     and work layers are DIR/upper and DIR/work: every write
+ *                     lands in DIR/upper, the real folder is never written.
+ *   --stage copy:DIR  the workspace path shows DIR (a copy the daemon made),
+ *                     read-write; the real folder is not in the view at all.
+ *                     Without --stage the real workspace is bound read-write.
+ *   --probe-stage DIR try an overlay mount like --stage overlay would, with
+ *                     DIR (on the state folder's filesystem) as scratch space;
+ *                     exit 0 if it works, else 71 with the reason on stderr.
  *   --die-with-parent stay tied to the parent for the whole run. By default
  *                     the helper dies with its parent only until the sandbox is
  *                     set up, so that a later daemon can re-adopt a session.
@@ -169,6 +181,7 @@ typedef enum {
   OP_PROC,         /* dest */
   OP_DEVPTS,       /* dest */
   OP_REMOUNT_RO,   /* dest: an existing mount made read-only */
+  OP_OVERLAY,      /* dest, data = overlay mount options (the staging overlay) */
 } SetupOpType;
 
 typedef struct {
@@ -1657,6 +1670,14 @@ run_op (const SetupOp *op)
         die_errno (EXIT_SETUP, "cannot mount devpts on", op->dest, errno);
       break;
 
+    case OP_OVERLAY:
+      /* The staged workspace. Rootless overlayfs keeps its whiteouts and
+       * opaque marks in user.overlay.* xattrs (userxattr), which the daemon
+       * reads back from the upper folder for the review list. */
+      if (mount ("overlay", op->dest, "overlay", MS_NOSUID | MS_NODEV, op->data) != 0)
+        die_errno (EXIT_SETUP, "cannot mount the staging overlay on", op->dest, errno);
+      break;
+
     case OP_REMOUNT_RO:
       if (mount (NULL, op->dest, NULL,
                  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV |
@@ -1850,9 +1871,54 @@ plan_system_path (Plan       *plan,
     }
 }
 
+/* overlayfs splits its options at ',' and layer lists at ':'; a backslash
+ * escapes either (and itself), so any path can be named. */
+static void
+append_overlay_path (GString    *options,
+                     const char *key,
+                     const char *path)
+{
+  g_string_append (options, key);
+  g_string_append_c (options, '=');
+  for (const char *p = path; *p != '\0'; p++)
+    {
+      if (*p == ',' || *p == ':' || *p == '\\')
+        g_string_append_c (options, '\\');
+      g_string_append_c (options, *p);
+    }
+}
+
+static char *
+overlay_options (const char *lower,
+                 const char *stage_dir)
+{
+  g_autoptr(GString) options = g_string_new (NULL);
+  g_autofree char *upper = g_build_filename (stage_dir, "upper", NULL);
+  g_autofree char *work = g_build_filename (stage_dir, "work", NULL);
+
+  append_overlay_path (options, "lowerdir", lower);
+  g_string_append_c (options, ',');
+  append_overlay_path (options, "upperdir", upper);
+  g_string_append_c (options, ',');
+  append_overlay_path (options, "workdir", work);
+  /* userxattr: the only way an unprivileged mounter gets an overlay; it
+   * also rules out redirect_dir and metacopy, so every changed file is a
+   * whole copy in the upper folder. */
+  g_string_append (options, ",userxattr");
+  return g_string_free (g_steal_pointer (&options), FALSE);
+}
+
+typedef enum {
+  STAGE_NONE,      /* the real workspace, read-write (host-like, for tests) */
+  STAGE_OVERLAY,
+  STAGE_COPY,
+} StageKind;
+
 static void
 plan_build (Plan          *plan,
             const char    *workspace,
+            StageKind      stage_kind,
+            const char    *stage_dir,
             int            pty_fd)
 {
   /* The system: programs and libraries, read-only. */
@@ -1947,11 +2013,30 @@ plan_build (Plan          *plan,
   {
     g_autofree char *source = g_strconcat ("/oldroot", workspace, NULL);
     g_autofree char *dest = g_strconcat ("/newroot", workspace, NULL);
+    g_autofree char *stage = stage_dir ? g_strconcat ("/oldroot", stage_dir, NULL) : NULL;
     struct stat st;
 
     plan_mkdir_p (plan, workspace);
-    plan_add (plan, OP_BIND_RW, FALSE, source, dest, NULL);
-    if (stat (workspace, &st) == 0)
+    if (stage_kind == STAGE_OVERLAY)
+      {
+        g_autofree char *options = overlay_options (source, stage);
+        plan_add (plan, OP_OVERLAY, FALSE, NULL, dest, options);
+      }
+    else if (stage_kind == STAGE_COPY)
+      {
+        /* The copy, at the workspace's path; the real folder stays out of
+         * the view. */
+        plan_add (plan, OP_BIND_RW, FALSE, stage, dest, NULL);
+        if (stat (stage_dir, &st) == 0)
+          {
+            SetupOp *op = &g_array_index (plan->ops, SetupOp, plan->ops->len - 1);
+            op->expect_dev = st.st_dev;
+            op->expect_ino = st.st_ino;
+          }
+      }
+    else
+      plan_add (plan, OP_BIND_RW, FALSE, source, dest, NULL);
+    if (stage_kind == STAGE_NONE && stat (workspace, &st) == 0)
       {
         SetupOp *op = &g_array_index (plan->ops, SetupOp, plan->ops->len - 1);
         op->expect_dev = st.st_dev;
@@ -2057,6 +2142,68 @@ forward_or_wait (pid_t child)
     }
 }
 
+/* --probe-stage: can this kernel, as this user, mount the staging overlay
+ * with its upper layer on DIR's filesystem? (Rootless overlayfs needs
+ * Linux 5.11 and user xattrs on the upper filesystem: ext4, xfs and btrfs
+ * have them, tmpfs only since 6.6.) The daemon asks once and uses a copy
+ * of the workspace instead when the answer is no. */
+static int
+probe_stage (const char *dir)
+{
+  static const char *const parts[] = { "lower", "upper", "work", "merged" };
+  g_autofree char *lower = g_build_filename (dir, "lower", NULL);
+  g_autofree char *merged = g_build_filename (dir, "merged", NULL);
+  g_autofree char *probe = g_build_filename (dir, "merged", "probe", NULL);
+  g_autofree char *copied = g_build_filename (dir, "upper", "probe", NULL);
+  g_autofree char *options = overlay_options (lower, dir);
+  char uid_map[64];
+  char gid_map[64];
+  int status;
+  pid_t child;
+
+  for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+    {
+      g_autofree char *path = g_build_filename (dir, parts[i], NULL);
+      if (g_mkdir_with_parents (path, 0700) != 0)
+        {
+          g_printerr ("paddock-sandbox: cannot create %s: %s\n", path, g_strerror (errno));
+          return EXIT_SETUP;
+        }
+    }
+  g_snprintf (uid_map, sizeof uid_map, "%u %u 1\n", getuid (), getuid ());
+  g_snprintf (gid_map, sizeof gid_map, "%u %u 1\n", getgid (), getgid ());
+
+  child = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, NULL, NULL, NULL, NULL);
+  if (child < 0)
+    {
+      explain_no_userns (errno);
+      return EXIT_NO_NAMESPACES;
+    }
+  if (child == 0)
+    {
+      paddock_autofd int fd = -1;
+      struct stat st;
+
+      write_file ("/proc/self/setgroups", "deny");
+      write_file ("/proc/self/uid_map", uid_map);
+      write_file ("/proc/self/gid_map", gid_map);
+      if (mount (NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) != 0)
+        die_errno (EXIT_SETUP, "cannot make / a slave mount", NULL, errno);
+      if (mount ("overlay", merged, "overlay", MS_NOSUID | MS_NODEV, options) != 0)
+        die_errno (EXIT_SETUP, "overlayfs cannot be mounted here (rootless, userxattr):", merged, errno);
+      fd = open (probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (fd < 0)
+        die_errno (EXIT_SETUP, "the staging overlay refuses writes:", probe, errno);
+      if (lstat (copied, &st) != 0)
+        die_errno (EXIT_SETUP, "a write through the overlay did not land in its upper folder:", copied, errno);
+      _exit (0);
+    }
+  while (waitpid (child, &status, 0) < 0)
+    if (errno != EINTR)
+      return EXIT_SETUP;
+  return status_to_code (status);
+}
+
 static int
 parse_fd (const char *name,
           const char *text)
@@ -2082,6 +2229,8 @@ main (int    argc,
   g_autofree char *profile = NULL;
   g_autofree char *control_fd_arg = NULL;
   g_autofree char *pty_fd_arg = NULL;
+  g_autofree char *stage_arg = NULL;
+  g_autofree char *probe_stage_arg = NULL;
   g_auto(GStrv) env = NULL;
   gboolean die_with_parent = FALSE;
   GOptionEntry entries[] = {
@@ -2090,12 +2239,16 @@ main (int    argc,
     { "control-fd", 0, 0, G_OPTION_ARG_STRING, &control_fd_arg, "Write JSON-line events here", "N" },
     { "pty-fd", 0, 0, G_OPTION_ARG_STRING, &pty_fd_arg, "PTY slave for the agent", "N" },
     { "env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &env, "Agent environment entry (repeatable)", "K=V" },
+    { "stage", 0, 0, G_OPTION_ARG_FILENAME, &stage_arg, "Stage the workspace: overlay:DIR or copy:DIR", "KIND:DIR" },
+    { "probe-stage", 0, 0, G_OPTION_ARG_FILENAME, &probe_stage_arg, "Check that a staging overlay can be mounted, with DIR as scratch", "DIR" },
     { "die-with-parent", 0, 0, G_OPTION_ARG_NONE, &die_with_parent, "Die with the parent even after setup", NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("-- CMD [ARG...]");
   g_autoptr(GError) error = NULL;
   g_autofree char *workspace = NULL;
+  g_autofree char *stage_dir = NULL;
+  StageKind stage_kind = STAGE_NONE;
   g_auto(Plan) plan = { NULL, NULL, NULL };
   SandboxConfig cfg = { .control_fd = -1, .pty_fd = -1, .ready_fd = -1, .alive_fd = -1 };
   g_autoptr(GPtrArray) envp = g_ptr_array_new ();
@@ -2130,6 +2283,9 @@ main (int    argc,
       g_printerr ("paddock-sandbox: %s\n", error->message);
       return EXIT_USAGE;
     }
+  if (probe_stage_arg != NULL)
+    return probe_stage (probe_stage_arg);
+
   /* After parsing, argv[1..] is what followed "--" (GOption keeps the "--"
    * itself when something follows it). */
   if (argc >= 2 && g_str_equal (argv[1], "--"))
@@ -2191,6 +2347,47 @@ main (int    argc,
       return EXIT_WORKSPACE;
     }
 
+  if (stage_arg != NULL)
+    {
+      const char *dir = NULL;
+
+      if (g_str_has_prefix (stage_arg, "overlay:"))
+        {
+          stage_kind = STAGE_OVERLAY;
+          dir = stage_arg + strlen ("overlay:");
+        }
+      else if (g_str_has_prefix (stage_arg, "copy:"))
+        {
+          stage_kind = STAGE_COPY;
+          dir = stage_arg + strlen ("copy:");
+        }
+      else
+        {
+          g_printerr ("paddock-sandbox: --stage wants overlay:DIR or copy:DIR, got '%s'\n", stage_arg);
+          return EXIT_USAGE;
+        }
+      stage_dir = realpath (dir, NULL);
+      if (stage_dir == NULL || !g_file_test (stage_dir, G_FILE_TEST_IS_DIR))
+        {
+          g_printerr ("paddock-sandbox: stage folder '%s' is not a folder: %s\n", dir,
+                      g_strerror (stage_dir == NULL ? errno : ENOTDIR));
+          return EXIT_USAGE;
+        }
+      if (cfg.host_profile)
+        {
+          g_printerr ("paddock-sandbox: the host profile has no mount namespace to stage in\n");
+          return EXIT_USAGE;
+        }
+      /* overlayfs refuses layers inside one another; a copy inside the
+       * workspace would show itself. */
+      if (path_is_within (stage_dir, workspace) || path_is_within (workspace, stage_dir))
+        {
+          g_printerr ("paddock-sandbox: the stage folder '%s' and the workspace '%s' overlap\n",
+                      stage_dir, workspace);
+          return EXIT_WORKSPACE;
+        }
+    }
+
   cfg.path_env = DEFAULT_PATH;
   for (guint i = 0; env != NULL && env[i] != NULL; i++)
     {
@@ -2228,7 +2425,7 @@ main (int    argc,
     }
 
   plan_init (&plan);
-  plan_build (&plan, workspace, cfg.pty_fd);
+  plan_build (&plan, workspace, stage_kind, stage_dir, cfg.pty_fd);
   cfg.ops = (const SetupOp *) (void *) plan.ops->data;
   cfg.n_ops = plan.ops->len;
 

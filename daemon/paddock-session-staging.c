@@ -1,0 +1,401 @@
+/* paddock-session-staging.c — org.paddock.Session1's review, apply, drop and checkpoints
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Each call runs in a worker thread (a review reads files, an apply writes
+ * and fsyncs them) and answers from the main thread. The stage runs its
+ * operations one at a time, so two clients applying at once are serialised
+ * and the second one sees the first's result.
+ */
+
+#include "config.h"
+
+#include "paddock-error.h"
+#include "paddock-session-impl-private.h"
+
+typedef enum {
+  STAGING_LIST_CHANGES,
+  STAGING_GET_DIFF,
+  STAGING_APPLY,
+  STAGING_DROP,
+  STAGING_CREATE_CHECKPOINT,
+  STAGING_LIST_CHECKPOINTS,
+  STAGING_RESTORE_CHECKPOINT,
+} StagingOp;
+
+typedef struct {
+  StagingOp              op;
+  PaddockSessionImpl    *session;
+  PaddockStage          *stage;
+  GDBusMethodInvocation *invocation;
+  GStrv                  paths;
+  GStrv                  force_paths;
+  char                  *name;      /* a path (GetDiff) or a checkpoint name */
+  gboolean               frozen;
+} StagingCall;
+
+static void
+staging_call_free (StagingCall *call)
+{
+  g_clear_object (&call->session);
+  g_clear_object (&call->stage);
+  g_clear_object (&call->invocation);
+  g_clear_pointer (&call->paths, g_strfreev);
+  g_clear_pointer (&call->force_paths, g_strfreev);
+  g_clear_pointer (&call->name, g_free);
+  g_free (call);
+}
+
+/* The staging library speaks its own error domains (and GIO's for the
+ * filesystem); clients get org.paddock.Error.* names. */
+static GError *
+to_paddock_error (const GError *error)
+{
+  PaddockError code = PADDOCK_ERROR_FAILED;
+
+  if (error->domain == PADDOCK_ERROR)
+    return g_error_copy (error);
+  if (error->domain == PADDOCK_STAGING_ERROR)
+    {
+      switch (error->code)
+        {
+        case PADDOCK_STAGING_ERROR_NOT_FOUND:
+          code = PADDOCK_ERROR_NOT_FOUND;
+          break;
+        case PADDOCK_STAGING_ERROR_INVALID_PATH:
+          code = PADDOCK_ERROR_INVALID_ARGUMENT;
+          break;
+        case PADDOCK_STAGING_ERROR_CONFLICT:
+          code = PADDOCK_ERROR_CONFLICT;
+          break;
+        case PADDOCK_STAGING_ERROR_TOO_LARGE:
+          code = PADDOCK_ERROR_QUOTA_EXCEEDED;
+          break;
+        default:
+          code = PADDOCK_ERROR_FAILED;
+          break;
+        }
+    }
+  else if (error->domain == PADDOCK_APPLY_ERROR)
+    {
+      switch (error->code)
+        {
+        case PADDOCK_APPLY_ERROR_CONFLICT:
+          code = PADDOCK_ERROR_CONFLICT;
+          break;
+        case PADDOCK_APPLY_ERROR_INVALID_PATH:
+          code = PADDOCK_ERROR_INVALID_ARGUMENT;
+          break;
+        default:
+          code = PADDOCK_ERROR_FAILED;
+          break;
+        }
+    }
+  else if (error->domain == G_IO_ERROR)
+    {
+      switch (error->code)
+        {
+        case G_IO_ERROR_NOT_FOUND:
+          code = PADDOCK_ERROR_NOT_FOUND;
+          break;
+        case G_IO_ERROR_INVALID_ARGUMENT:
+        case G_IO_ERROR_EXISTS:
+          code = PADDOCK_ERROR_INVALID_ARGUMENT;
+          break;
+        default:
+          code = PADDOCK_ERROR_FAILED;
+          break;
+        }
+    }
+  return g_error_new_literal (PADDOCK_ERROR, code, error->message);
+}
+
+/* Who applied: the caller as the bus knows it (uid and pid come from the
+ * kernel through the bus daemon, not from anything the caller says). */
+static char *
+describe_caller (GDBusMethodInvocation *invocation)
+{
+  GDBusConnection *connection = g_dbus_method_invocation_get_connection (invocation);
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) credentials = NULL;
+  guint32 uid = G_MAXUINT32;
+  guint32 pid = 0;
+  g_autofree char *comm = NULL;
+
+  if (sender == NULL)
+    return g_strdup ("a peer-to-peer client");
+
+  reply = g_dbus_connection_call_sync (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetConnectionCredentials",
+                                       g_variant_new ("(s)", sender), G_VARIANT_TYPE ("(a{sv})"),
+                                       G_DBUS_CALL_FLAGS_NONE, 1000, NULL, NULL);
+  if (reply != NULL)
+    {
+      credentials = g_variant_get_child_value (reply, 0);
+      g_variant_lookup (credentials, "UnixUserID", "u", &uid);
+      g_variant_lookup (credentials, "ProcessID", "u", &pid);
+    }
+  if (pid != 0)
+    {
+      g_autofree char *comm_path = g_strdup_printf ("/proc/%u/comm", pid);
+      if (g_file_get_contents (comm_path, &comm, NULL, NULL))
+        g_strstrip (comm);
+    }
+  return g_strdup_printf ("%s uid=%d pid=%u (%s)", sender,
+                          uid == G_MAXUINT32 ? -1 : (int) uid, pid, comm != NULL ? comm : "?");
+}
+
+static GVariant *
+bytestring_array (GPtrArray *paths)
+{
+  GVariantBuilder builder;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("aay"));
+  for (guint i = 0; paths != NULL && i < paths->len; i++)
+    g_variant_builder_add_value (&builder, g_variant_new_bytestring (g_ptr_array_index (paths, i)));
+  return g_variant_builder_end (&builder);
+}
+
+static GVariant *
+list_changes_reply (PaddockReview *review)
+{
+  GPtrArray *changes = paddock_review_get_changes (review);
+  GVariantBuilder builder;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("a(ayayssbuub)"));
+  for (guint i = 0; i < changes->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (changes, i);
+      const char *old_path = paddock_change_get_old_path (change);
+
+      g_variant_builder_add (&builder, "(@ay@ayssbuub)",
+                             g_variant_new_bytestring (paddock_change_get_path (change)),
+                             g_variant_new_bytestring (old_path != NULL ? old_path : ""),
+                             paddock_change_kind_to_string (paddock_change_get_kind (change)),
+                             paddock_entry_type_to_string (paddock_change_get_entry_type (change)),
+                             paddock_change_get_binary (change),
+                             paddock_change_get_added_lines (change),
+                             paddock_change_get_removed_lines (change),
+                             paddock_change_get_conflict (change));
+    }
+  return g_variant_new ("(@a(ayayssbuub))", g_variant_builder_end (&builder));
+}
+
+static void
+staging_thread (GTask        *task,
+                gpointer      source_object,
+                gpointer      task_data,
+                GCancellable *cancellable)
+{
+  StagingCall *call = task_data;
+  g_autoptr(GError) error = NULL;
+  GVariant *reply = NULL;
+
+  switch (call->op)
+    {
+    case STAGING_LIST_CHANGES:
+      {
+        g_autoptr(PaddockReview) review = paddock_stage_review (call->stage, cancellable, &error);
+        if (review != NULL)
+          reply = list_changes_reply (review);
+      }
+      break;
+
+    case STAGING_GET_DIFF:
+      {
+        g_autoptr(PaddockReview) review = paddock_stage_review (call->stage, cancellable, &error);
+        g_autoptr(GBytes) diff = review != NULL ? paddock_review_get_diff (review, call->name, &error) : NULL;
+
+        if (diff != NULL)
+          reply = g_variant_new ("(@ay)",
+                                 g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, diff, TRUE));
+      }
+      break;
+
+    case STAGING_APPLY:
+      {
+        g_autofree char *who = describe_caller (call->invocation);
+        g_autoptr(PaddockApplyResult) result = NULL;
+
+        if (paddock_stage_apply (call->stage, (const char *const *) call->paths,
+                                 (const char *const *) call->force_paths, who, &result,
+                                 cancellable, &error))
+          reply = g_variant_new ("(@aay@aays)", bytestring_array (result->applied),
+                                 bytestring_array (result->conflicts), result->batch_id);
+      }
+      break;
+
+    case STAGING_DROP:
+      if (paddock_stage_drop (call->stage, (const char *const *) call->paths, cancellable, &error))
+        reply = g_variant_new ("()");
+      break;
+
+    case STAGING_CREATE_CHECKPOINT:
+      {
+        g_autofree char *name = paddock_stage_create_checkpoint (call->stage, call->name, cancellable, &error);
+        if (name != NULL)
+          reply = g_variant_new ("(s)", name);
+      }
+      break;
+
+    case STAGING_LIST_CHECKPOINTS:
+      {
+        g_autoptr(GPtrArray) list = paddock_stage_list_checkpoints (call->stage, &error);
+        GVariantBuilder builder;
+
+        if (list == NULL)
+          break;
+        g_variant_builder_init (&builder, G_VARIANT_TYPE ("a(st)"));
+        for (guint i = 0; i < list->len; i++)
+          {
+            PaddockCheckpointInfo *info = g_ptr_array_index (list, i);
+            g_variant_builder_add (&builder, "(st)", info->name, info->created_usec);
+          }
+        reply = g_variant_new ("(@a(st))", g_variant_builder_end (&builder));
+      }
+      break;
+
+    case STAGING_RESTORE_CHECKPOINT:
+      if (paddock_stage_restore_checkpoint (call->stage, call->name, cancellable, &error))
+        reply = g_variant_new ("()");
+      break;
+
+    default:
+      g_assert_not_reached ();
+    }
+
+  if (reply == NULL)
+    g_task_return_error (task, to_paddock_error (error));
+  else
+    g_task_return_pointer (task, g_variant_ref_sink (reply), (GDestroyNotify) g_variant_unref);
+}
+
+static void
+staging_done_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  StagingCall *call = g_task_get_task_data (G_TASK (result));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_task_propagate_pointer (G_TASK (result), &error);
+
+  if (call->frozen)
+    _paddock_session_impl_freeze (call->session, FALSE);
+
+  if (reply == NULL)
+    g_dbus_method_invocation_return_gerror (g_object_ref (call->invocation), error);
+  else
+    g_dbus_method_invocation_return_value (g_object_ref (call->invocation), reply);
+}
+
+static gboolean
+start_call (PaddockIpcSession1    *session,
+            GDBusMethodInvocation *invocation,
+            StagingOp              op,
+            const char *const     *paths,
+            const char *const     *force_paths,
+            const char            *name)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  PaddockStage *stage = _paddock_session_impl_get_stage (self);
+  g_autoptr(GTask) task = NULL;
+  StagingCall *call;
+
+  if (g_strcmp0 (paddock_ipc_session1_get_state (session), "destroyed") == 0)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                                             "The session was destroyed");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (stage == NULL)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                                             "This session runs with the host profile: it writes to "
+                                             "the workspace directly and nothing is staged");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if ((op == STAGING_DROP || op == STAGING_RESTORE_CHECKPOINT) && _paddock_session_impl_is_live (self))
+    {
+      /* Under a running agent the stage is a mounted layer: files it holds
+       * open would keep their staged content whatever we changed. */
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                             "The session is running; stop it first (paddockctl stop %s)",
+                                             paddock_session_impl_get_id (self));
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  call = g_new0 (StagingCall, 1);
+  call->op = op;
+  call->session = g_object_ref (self);
+  call->stage = g_object_ref (stage);
+  call->invocation = g_object_ref (invocation);
+  call->paths = g_strdupv ((char **) paths);
+  call->force_paths = g_strdupv ((char **) force_paths);
+  call->name = g_strdup (name);
+  /* The stage holds still for a batch or a copy (where a cgroup allows). */
+  if (op == STAGING_APPLY || op == STAGING_CREATE_CHECKPOINT)
+    call->frozen = _paddock_session_impl_freeze (self, TRUE);
+
+  task = g_task_new (self, NULL, staging_done_cb, NULL);
+  g_task_set_source_tag (task, start_call);
+  g_task_set_task_data (task, call, (GDestroyNotify) staging_call_free);
+  g_task_run_in_thread (task, staging_thread);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+gboolean
+_paddock_session_impl_handle_list_changes (PaddockIpcSession1    *session,
+                                           GDBusMethodInvocation *invocation)
+{
+  return start_call (session, invocation, STAGING_LIST_CHANGES, NULL, NULL, NULL);
+}
+
+gboolean
+_paddock_session_impl_handle_get_diff (PaddockIpcSession1    *session,
+                                       GDBusMethodInvocation *invocation,
+                                       const char            *path)
+{
+  return start_call (session, invocation, STAGING_GET_DIFF, NULL, NULL, path);
+}
+
+gboolean
+_paddock_session_impl_handle_apply (PaddockIpcSession1    *session,
+                                    GDBusMethodInvocation *invocation,
+                                    const char *const     *paths,
+                                    const char *const     *force_paths)
+{
+  return start_call (session, invocation, STAGING_APPLY, paths, force_paths, NULL);
+}
+
+gboolean
+_paddock_session_impl_handle_drop (PaddockIpcSession1    *session,
+                                   GDBusMethodInvocation *invocation,
+                                   const char *const     *paths)
+{
+  return start_call (session, invocation, STAGING_DROP, paths, NULL, NULL);
+}
+
+gboolean
+_paddock_session_impl_handle_create_checkpoint (PaddockIpcSession1    *session,
+                                                GDBusMethodInvocation *invocation,
+                                                const char            *name)
+{
+  return start_call (session, invocation, STAGING_CREATE_CHECKPOINT, NULL, NULL, name);
+}
+
+gboolean
+_paddock_session_impl_handle_list_checkpoints (PaddockIpcSession1    *session,
+                                               GDBusMethodInvocation *invocation)
+{
+  return start_call (session, invocation, STAGING_LIST_CHECKPOINTS, NULL, NULL, NULL);
+}
+
+gboolean
+_paddock_session_impl_handle_restore_checkpoint (PaddockIpcSession1    *session,
+                                                 GDBusMethodInvocation *invocation,
+                                                 const char            *name)
+{
+  return start_call (session, invocation, STAGING_RESTORE_CHECKPOINT, NULL, NULL, name);
+}

@@ -1,0 +1,611 @@
+/* paddock-stage.c — one session's stage: where its writes go, review, apply, drop, checkpoints
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The stage folder of a session (STATE/sessions/ID/stage) holds:
+ *   upper/, work/     the overlayfs layers (kind "overlay"), or
+ *   copy/             a copy of the workspace (kind "copy", where overlayfs
+ *                     cannot be mounted rootless);
+ *   baseline          every workspace entry's stamp at session start, to
+ *                     tell conflicts (paddock-baseline.c);
+ *   journal/          the apply batch in flight, if any (paddock-apply.c);
+ *   ledger.jsonl      who applied what, when, with content hashes;
+ *   checkpoints/      named copies of upper/ (or copy/).
+ *
+ * Every operation here blocks on the filesystem: the daemon calls them from
+ * worker threads, and the lock below runs them one at a time per session
+ * (a review never sees half an apply).
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "paddock-autofd.h"
+#include "paddock-baseline.h"
+#include "paddock-change.h"
+#include "paddock-durable-file.h"
+#include "paddock-stage.h"
+
+struct _PaddockStage
+{
+  GObject           parent_instance;
+
+  char             *dir;
+  char             *workspace;
+  PaddockStageKind  kind;
+  char             *root;            /* upper/ or copy/ */
+  char             *work;            /* work/ (overlay only) */
+  char             *baseline_file;
+  char             *journal_dir;
+  char             *ledger_file;
+  char             *checkpoints_dir;
+
+  /* One operation at a time; and the baseline, which a thread records
+   * while the session starts, is waited for before any review. */
+  GMutex            lock;
+  GCond             baseline_cond;
+  gboolean          baseline_pending;
+  PaddockBaseline  *baseline;
+};
+
+G_DEFINE_FINAL_TYPE (PaddockStage, paddock_stage, G_TYPE_OBJECT)
+
+const char *
+paddock_stage_kind_to_string (PaddockStageKind kind)
+{
+  switch (kind)
+    {
+    case PADDOCK_STAGE_KIND_OVERLAY:
+      return "overlay";
+    case PADDOCK_STAGE_KIND_COPY:
+      return "copy";
+    default:
+      return "none";
+    }
+}
+
+gboolean
+paddock_stage_kind_from_string (const char       *text,
+                                PaddockStageKind *kind)
+{
+  if (g_strcmp0 (text, "overlay") == 0)
+    *kind = PADDOCK_STAGE_KIND_OVERLAY;
+  else if (g_strcmp0 (text, "copy") == 0)
+    *kind = PADDOCK_STAGE_KIND_COPY;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+/* Asks the helper whether it can mount the staging overlay with its upper
+ * layer on @scratch_dir's filesystem (the state folder's). */
+gboolean
+paddock_stage_probe_overlay (const char  *helper,
+                             const char  *scratch_dir,
+                             char       **out_reason)
+{
+  const char *argv[] = { helper, "--probe-stage", scratch_dir, NULL };
+  g_autofree char *err_text = NULL;
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+  gboolean ok;
+
+  ok = g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL,
+                     NULL, NULL, NULL, &err_text, &status, &error) &&
+       g_spawn_check_wait_status (status, NULL);
+  paddock_remove_tree (scratch_dir);
+
+  if (!ok && out_reason != NULL)
+    {
+      if (error != NULL)
+        *out_reason = g_strdup (error->message);
+      else
+        *out_reason = g_strdup (err_text != NULL && err_text[0] != '\0'
+                                ? g_strstrip (err_text)
+                                : "paddock-sandbox could not mount an overlay");
+    }
+  return ok;
+}
+
+static void
+paddock_stage_finalize (GObject *object)
+{
+  PaddockStage *self = PADDOCK_STAGE (object);
+
+  g_clear_object (&self->baseline);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->baseline_cond);
+  g_free (self->dir);
+  g_free (self->workspace);
+  g_free (self->root);
+  g_free (self->work);
+  g_free (self->baseline_file);
+  g_free (self->journal_dir);
+  g_free (self->ledger_file);
+  g_free (self->checkpoints_dir);
+
+  G_OBJECT_CLASS (paddock_stage_parent_class)->finalize (object);
+}
+
+static void
+paddock_stage_class_init (PaddockStageClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = paddock_stage_finalize;
+}
+
+static void
+paddock_stage_init (PaddockStage *self)
+{
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->baseline_cond);
+}
+
+PaddockStage *
+paddock_stage_new (const char       *dir,
+                   const char       *workspace,
+                   PaddockStageKind  kind)
+{
+  PaddockStage *self;
+
+  g_return_val_if_fail (dir != NULL && workspace != NULL, NULL);
+  g_return_val_if_fail (kind == PADDOCK_STAGE_KIND_OVERLAY || kind == PADDOCK_STAGE_KIND_COPY, NULL);
+
+  self = g_object_new (PADDOCK_TYPE_STAGE, NULL);
+  self->dir = g_strdup (dir);
+  self->workspace = g_strdup (workspace);
+  self->kind = kind;
+  self->root = g_build_filename (dir, kind == PADDOCK_STAGE_KIND_OVERLAY ? "upper" : "copy", NULL);
+  self->work = g_build_filename (dir, "work", NULL);
+  self->baseline_file = g_build_filename (dir, "baseline", NULL);
+  self->journal_dir = g_build_filename (dir, "journal", NULL);
+  self->ledger_file = g_build_filename (dir, "ledger.jsonl", NULL);
+  self->checkpoints_dir = g_build_filename (dir, "checkpoints", NULL);
+  return self;
+}
+
+PaddockStageKind
+paddock_stage_get_kind (PaddockStage *self)
+{
+  return self->kind;
+}
+
+const char *
+paddock_stage_get_root (PaddockStage *self)
+{
+  return self->root;
+}
+
+/* The --stage argument of paddock-sandbox. */
+char *
+paddock_stage_dup_sandbox_arg (PaddockStage *self)
+{
+  if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
+    return g_strconcat ("overlay:", self->dir, NULL);
+  return g_strconcat ("copy:", self->root, NULL);
+}
+
+/* Makes the layers (or the copy) before the sandbox mounts them. */
+gboolean
+paddock_stage_prepare (PaddockStage  *self,
+                       GCancellable  *cancellable,
+                       GError       **error)
+{
+  if (!paddock_ensure_private_dir (self->dir, error))
+    return FALSE;
+  if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
+    return paddock_ensure_private_dir (self->root, error) &&
+           paddock_ensure_private_dir (self->work, error);
+
+  if (g_file_test (self->root, G_FILE_TEST_IS_DIR))
+    return TRUE;
+  return paddock_tree_copy (self->workspace, self->root, cancellable, error);
+}
+
+static void
+record_baseline_thread (GTask        *task,
+                        gpointer      source_object,
+                        gpointer      task_data,
+                        GCancellable *cancellable)
+{
+  PaddockStage *self = source_object;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockBaseline) baseline = NULL;
+
+  if (paddock_baseline_record (self->workspace, self->baseline_file, cancellable, &error))
+    baseline = paddock_baseline_load (self->baseline_file, &error);
+  if (baseline == NULL)
+    g_message ("No baseline for %s: conflicts cannot be detected: %s",
+               self->workspace, error->message);
+
+  g_mutex_lock (&self->lock);
+  g_set_object (&self->baseline, baseline);
+  self->baseline_pending = FALSE;
+  g_cond_broadcast (&self->baseline_cond);
+  g_mutex_unlock (&self->lock);
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Records what the workspace looks like now, in a worker thread: a large
+ * workspace takes a while to walk and the session need not wait for it.
+ * The agent's writes go to the stage, so only other writers can change the
+ * workspace meanwhile. Reviews wait until it is done. */
+void
+paddock_stage_record_baseline_in_thread (PaddockStage *self)
+{
+  g_autoptr(GTask) task = g_task_new (self, NULL, NULL, NULL);
+
+  g_mutex_lock (&self->lock);
+  self->baseline_pending = TRUE;
+  g_mutex_unlock (&self->lock);
+  g_task_run_in_thread (task, record_baseline_thread);
+}
+
+/* With the lock held: the baseline, once recorded (NULL when there is
+ * none: every row is then reported without conflicts). */
+static PaddockBaseline *
+locked_get_baseline (PaddockStage *self)
+{
+  while (self->baseline_pending)
+    g_cond_wait (&self->baseline_cond, &self->lock);
+  if (self->baseline == NULL && g_file_test (self->baseline_file, G_FILE_TEST_EXISTS))
+    {
+      g_autoptr(GError) error = NULL;
+      self->baseline = paddock_baseline_load (self->baseline_file, &error);
+      if (self->baseline == NULL)
+        g_message ("Cannot read the baseline %s: %s", self->baseline_file, error->message);
+    }
+  return self->baseline;
+}
+
+/* Finishes or rolls back an apply a previous daemon left half-done. */
+gboolean
+paddock_stage_recover (PaddockStage  *self,
+                       GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return paddock_apply_recover (self->journal_dir, self->workspace, NULL, error);
+}
+
+static PaddockReview *
+locked_review (PaddockStage  *self,
+               GCancellable  *cancellable,
+               GError       **error)
+{
+  PaddockBaseline *baseline = locked_get_baseline (self);
+
+  return paddock_review_new (self->workspace, self->root, self->kind, baseline,
+                             cancellable, error);
+}
+
+PaddockReview *
+paddock_stage_review (PaddockStage  *self,
+                      GCancellable  *cancellable,
+                      GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return locked_review (self, cancellable, error);
+}
+
+/* The changes @paths name (by their path or, for a rename, either side);
+ * all of them when @paths is empty. */
+static GPtrArray *
+select_changes (GPtrArray          *changes,
+                const char *const  *paths,
+                GError            **error)
+{
+  g_autoptr(GPtrArray) chosen = g_ptr_array_new_with_free_func (g_object_unref);
+
+  if (paths == NULL || paths[0] == NULL)
+    {
+      for (guint i = 0; i < changes->len; i++)
+        g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (changes, i)));
+      return g_steal_pointer (&chosen);
+    }
+
+  for (guint p = 0; paths[p] != NULL; p++)
+    {
+      gboolean found = FALSE;
+
+      for (guint i = 0; i < changes->len; i++)
+        {
+          PaddockChange *change = g_ptr_array_index (changes, i);
+
+          if (g_strcmp0 (paddock_change_get_path (change), paths[p]) == 0 ||
+              g_strcmp0 (paddock_change_get_old_path (change), paths[p]) == 0)
+            {
+              if (!g_ptr_array_find (chosen, change, NULL))
+                g_ptr_array_add (chosen, g_object_ref (change));
+              found = TRUE;
+            }
+        }
+      if (!found)
+        {
+          g_autofree char *shown = g_utf8_make_valid (paths[p], -1);
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                       "“%s” is not in the review list", shown);
+          return NULL;
+        }
+    }
+  return g_steal_pointer (&chosen);
+}
+
+static void
+add_item (PaddockStage       *self,
+          GPtrArray          *items,
+          PaddockBaseline    *baseline,
+          const char         *path,
+          PaddockApplyAction  action,
+          guint               group,
+          GHashTable         *forced)
+{
+  PaddockApplyItem *item = g_new0 (PaddockApplyItem, 1);
+
+  item->path = g_strdup (path);
+  item->action = action;
+  item->group = group;
+  item->forced = g_hash_table_contains (forced, path);
+  if (baseline != NULL)
+    paddock_baseline_lookup (baseline, path, &item->baseline);
+  else
+    {
+      /* No record of the start (it could not be written): what is there
+       * now is all there is to go by, so nothing counts as a conflict. */
+      g_autofree char *full = g_build_filename (self->workspace, path, NULL);
+      struct stat st;
+
+      if (lstat (full, &st) == 0)
+        paddock_file_stamp_from_stat (&item->baseline, &st);
+    }
+  g_ptr_array_add (items, item);
+}
+
+gboolean
+paddock_stage_apply (PaddockStage        *self,
+                     const char *const   *paths,
+                     const char *const   *force_paths,
+                     const char          *who,
+                     PaddockApplyResult **result,
+                     GCancellable        *cancellable,
+                     GError             **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autoptr(PaddockReview) review = NULL;
+  g_autoptr(GPtrArray) chosen = NULL;
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_apply_item_free);
+  g_autoptr(GHashTable) forced = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(PaddockApplyResult) outcome = NULL;
+  PaddockBaseline *baseline;
+
+  review = locked_review (self, cancellable, error);
+  if (review == NULL)
+    return FALSE;
+  baseline = locked_get_baseline (self);
+
+  chosen = select_changes (paddock_review_get_changes (review), paths, error);
+  if (chosen == NULL)
+    return FALSE;
+  for (guint i = 0; force_paths != NULL && force_paths[i] != NULL; i++)
+    g_hash_table_add (forced, (gpointer) force_paths[i]);
+
+  for (guint i = 0; i < chosen->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (chosen, i);
+      const char *path = paddock_change_get_path (change);
+      const char *old_path = paddock_change_get_old_path (change);
+
+      /* A rename is one group: both sides happen, or neither. */
+      if (paddock_change_get_kind (change) == PADDOCK_CHANGE_KIND_RENAMED && old_path != NULL)
+        add_item (self, items, baseline, old_path, PADDOCK_APPLY_REMOVE, i, forced);
+      if (paddock_change_get_kind (change) == PADDOCK_CHANGE_KIND_DELETED)
+        add_item (self, items, baseline, path, PADDOCK_APPLY_REMOVE, i, forced);
+      else
+        add_item (self, items, baseline, path, PADDOCK_APPLY_PUT, i, forced);
+    }
+
+  if (!paddock_apply_batch (self->workspace, self->root, self->journal_dir, self->ledger_file,
+                            who, items, &outcome, cancellable, error))
+    return FALSE;
+
+  /* Applied paths now differ from the start on purpose: they must not
+   * count as conflicts when the session changes them again. */
+  for (guint i = 0; baseline != NULL && i < outcome->applied->len; i++)
+    {
+      g_autoptr(GError) local_error = NULL;
+      const char *path = g_ptr_array_index (outcome->applied, i);
+      const PaddockFileStamp *stamp = g_ptr_array_index (outcome->new_stamps, i);
+
+      if (!paddock_baseline_update (baseline, path, stamp, &local_error))
+        g_message ("Could not record the applied state of %s: %s", path, local_error->message);
+    }
+
+  *result = g_steal_pointer (&outcome);
+  return TRUE;
+}
+
+/* Empties a folder in place (the overlay's work folder, a whole drop). */
+static gboolean
+reset_dir (const char  *path,
+           GError     **error)
+{
+  paddock_remove_tree (path);
+  return paddock_ensure_private_dir (path, error);
+}
+
+static gboolean
+errno_error (GError    **error,
+             int         saved_errno,
+             const char *what,
+             const char *path)
+{
+  g_autofree char *shown = g_utf8_make_valid (path, -1);
+
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+               "%s “%s”: %s", what, shown, g_strerror (saved_errno));
+  return FALSE;
+}
+
+/* Copies the workspace's entry at @rel (a file, link or whole folder) into
+ * the stage at the same path. */
+static gboolean
+copy_from_workspace (PaddockStage  *self,
+                     const char    *rel,
+                     GCancellable  *cancellable,
+                     GError       **error)
+{
+  g_autofree char *from = g_build_filename (self->workspace, rel, NULL);
+  g_autofree char *to = g_build_filename (self->root, rel, NULL);
+  g_autofree char *from_parent = g_path_get_dirname (from);
+  g_autofree char *to_parent = g_path_get_dirname (to);
+  g_autofree char *name = g_path_get_basename (from);
+  g_autofree char *tmp_name = g_strdup_printf (".paddock-drop-%s", name);
+  g_autofree char *tmp = g_build_filename (to_parent, tmp_name, NULL);
+
+  paddock_remove_tree (tmp);
+  /* Beside its destination first, then renamed over it: the stage never
+   * holds half an entry. */
+  if (!paddock_entry_copy (from_parent, name, to_parent, tmp_name, cancellable, error))
+    {
+      paddock_remove_tree (tmp);
+      return FALSE;
+    }
+  paddock_remove_tree (to);
+  if (g_rename (tmp, to) != 0)
+    {
+      int saved_errno = errno;
+      paddock_remove_tree (tmp);
+      return errno_error (error, saved_errno, "Could not place", to);
+    }
+  return TRUE;
+}
+
+/* Makes the stage show the workspace's own entry at @rel again. */
+static gboolean
+drop_path (PaddockStage  *self,
+           const char    *rel,
+           GCancellable  *cancellable,
+           GError       **error)
+{
+  g_auto(GStrv) parts = g_strsplit (rel, "/", -1);
+  g_autoptr(GString) stage_path = g_string_new (self->root);
+  g_autoptr(GString) ws_path = g_string_new (self->workspace);
+  g_autofree char *ws_entry = g_build_filename (self->workspace, rel, NULL);
+  g_autofree char *stage_entry = g_build_filename (self->root, rel, NULL);
+  guint n = g_strv_length (parts);
+  struct stat st;
+
+  /* The folders on the way. In an overlay upper a missing folder means
+   * "unchanged, the workspace shows through" — and so does everything
+   * below it: nothing to do. A whiteout or a non-folder there (the
+   * session deleted or replaced the folder) becomes an opaque folder that
+   * will hold just the entry brought back. A copy stage gets the folder
+   * made. */
+  for (guint i = 0; i + 1 < n; i++)
+    {
+      struct stat ws_st;
+
+      g_string_append_c (stage_path, '/');
+      g_string_append (stage_path, parts[i]);
+      g_string_append_c (ws_path, '/');
+      g_string_append (ws_path, parts[i]);
+
+      if (lstat (stage_path->str, &st) == 0 && S_ISDIR (st.st_mode))
+        continue;
+      if (self->kind == PADDOCK_STAGE_KIND_OVERLAY && errno == ENOENT && lstat (stage_path->str, &st) != 0)
+        return TRUE;
+      if (lstat (ws_path->str, &ws_st) != 0 || !S_ISDIR (ws_st.st_mode))
+        return TRUE;   /* the workspace has no folder here either */
+      paddock_remove_tree (stage_path->str);
+      if (g_mkdir (stage_path->str, ws_st.st_mode & 07777) != 0)
+        return errno_error (error, errno, "Could not create", stage_path->str);
+      if (self->kind == PADDOCK_STAGE_KIND_OVERLAY &&
+          lsetxattr (stage_path->str, "user.overlay.opaque", "y", 1, 0) != 0)
+        return errno_error (error, errno, "Could not mark opaque", stage_path->str);
+    }
+
+  if (lstat (ws_entry, &st) == 0)
+    return copy_from_workspace (self, rel, cancellable, error);
+  paddock_remove_tree (stage_entry);
+  return TRUE;
+}
+
+gboolean
+paddock_stage_drop (PaddockStage       *self,
+                    const char *const  *paths,
+                    GCancellable       *cancellable,
+                    GError            **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autoptr(PaddockReview) review = NULL;
+  g_autoptr(GPtrArray) chosen = NULL;
+
+  if (paths == NULL || paths[0] == NULL)
+    {
+      if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
+        return reset_dir (self->root, error) && reset_dir (self->work, error);
+      paddock_remove_tree (self->root);
+      return paddock_tree_copy (self->workspace, self->root, cancellable, error);
+    }
+
+  review = locked_review (self, cancellable, error);
+  if (review == NULL)
+    return FALSE;
+  chosen = select_changes (paddock_review_get_changes (review), paths, error);
+  if (chosen == NULL)
+    return FALSE;
+  for (guint i = 0; i < chosen->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (chosen, i);
+      const char *old_path = paddock_change_get_old_path (change);
+
+      if (!drop_path (self, paddock_change_get_path (change), cancellable, error))
+        return FALSE;
+      if (old_path != NULL && !drop_path (self, old_path, cancellable, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+char *
+paddock_stage_create_checkpoint (PaddockStage  *self,
+                                 const char    *name,
+                                 GCancellable  *cancellable,
+                                 GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return paddock_checkpoint_create (self->checkpoints_dir, name, self->root, cancellable, error);
+}
+
+GPtrArray *
+paddock_stage_list_checkpoints (PaddockStage  *self,
+                                GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return paddock_checkpoint_list (self->checkpoints_dir, error);
+}
+
+gboolean
+paddock_stage_restore_checkpoint (PaddockStage  *self,
+                                  const char    *name,
+                                  GCancellable  *cancellable,
+                                  GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  if (!paddock_checkpoint_restore (self->checkpoints_dir, name, self->root, cancellable, error))
+    return FALSE;
+  /* overlayfs keeps scratch state in the work folder; it belongs to the
+   * upper layer that just left. */
+  return self->kind != PADDOCK_STAGE_KIND_OVERLAY || reset_dir (self->work, error);
+}

@@ -1,0 +1,267 @@
+#!/bin/bash
+# test-paddockctl-staging.sh — a safe session's writes are staged, reviewed and applied, as TAP
+#
+# Copyright 2026 The Paddock authors
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# A session edits, creates, deletes and renames files and folders; the real
+# workspace must stay byte-identical until apply, then match the stage.
+# Also: one row per rename, conflicts left alone, --force-path, diffs,
+# drop, checkpoints, and an apply interrupted by SIGKILL of the daemon at
+# every step (PADDOCK_FAULT_APPLY_STEP) that leaves the workspace entirely
+# old or entirely new once a new daemon has started.
+
+# shellcheck source=paddockctl-lib.sh
+source "$(dirname "$0")/paddockctl-lib.sh" "$@"
+
+SANDBOX="$PADDOCK_BUILD_ROOT/daemon/sandbox/paddock-sandbox"
+[[ -x "$SANDBOX" ]] || skip "paddock-sandbox is not built"
+if ! unshare -Urm true 2>/dev/null; then
+  skip "user namespaces are unavailable here, so no safe session can run"
+fi
+
+# snapshot DIR: every entry below DIR with its type, mode, content hash or
+# link target, one per line, sorted. Runs on the host and inside a session.
+SNAPSHOT_PY='
+import hashlib, os, stat, sys
+root = sys.argv[1]
+out = []
+for base, dirs, files in os.walk(root):
+    for name in sorted(dirs + files):
+        p = os.path.join(base, name)
+        rel = os.path.relpath(p, root)
+        st = os.lstat(p)
+        if stat.S_ISLNK(st.st_mode):
+            what = "link:" + os.readlink(p)
+        elif stat.S_ISDIR(st.st_mode):
+            what = "dir"
+        else:
+            with open(p, "rb") as f:
+                what = "file:" + hashlib.sha256(f.read()).hexdigest()
+        out.append("%r %o %s" % (rel.encode("utf-8", "surrogateescape"), stat.S_IMODE(st.st_mode), what))
+print("\n".join(sorted(out)))
+'
+snapshot () { "$PYTHON" -c "$SNAPSHOT_PY" "$1"; }
+
+field ()
+{
+  "$CTL" --json status "$1" >"$tmp/field.json" 2>/dev/null || return 1
+  json "$tmp/field.json" "$2"
+}
+state_is () { [[ "$(field "$1" 'd["state"]')" == "$2" ]]; }
+logs_have () { "$CTL" logs "$1" 2>/dev/null | grep -qF -- "$2"; }
+
+start_daemon ()
+{
+  "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+  daemon_pid=$!
+  wait_for 10 "$CTL" ports list
+}
+
+ws="$tmp/workspace"
+mkdir -p "$ws/dir" "$ws/keep"
+printf 'line one\nline two\n' >"$ws/edit.txt"
+seq 1 200 >"$ws/rename-me.txt"
+printf 'inside a folder\n' >"$ws/dir/moved.txt"
+printf 'doomed\n' >"$ws/delete-me.txt"
+printf 'session and user both edit this\n' >"$ws/contested.txt"
+printf 'untouched\n' >"$ws/keep/same.txt"
+printf '#!/bin/sh\necho hi\n' >"$ws/script.sh"
+ln -s edit.txt "$ws/link"
+ws=$(realpath "$ws")
+snapshot "$ws" >"$tmp/before"
+
+# The agent: every kind of change, then a marker, then it waits.
+agent='
+set -e
+echo "changed" >> edit.txt
+mv rename-me.txt renamed.txt
+rm delete-me.txt
+mkdir -p new/deeper && echo "brand new" > new/deeper/file.txt
+mv dir moved-dir
+chmod +x script.sh
+rm link && ln -s renamed.txt link
+echo "session version" > contested.txt
+printf "\000\001\002binary" > blob.bin
+echo STAGED-DONE
+exec sleep 600'
+
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe -- sh -c "$agent"
+id=$(head -n 1 "$tmp/out")
+if [[ $rc -ne 0 ]]; then
+  not_ok "a safe session starts" "$(cat "$tmp/out" "$tmp/err")" "$(tail -n 20 "$tmp/daemon.log")"
+  echo "1..$n"
+  exit 1
+fi
+ok "a safe session starts"
+check "the session made its changes" wait_for 20 logs_have "$id" STAGED-DONE
+
+run "$tmp/out" "$tmp/err" --json status "$id"
+check "status says the workspace is staged (overlay or copy)" \
+  grep -Eq '"staging" *: *"(overlay|copy)"' "$tmp/out"
+
+snapshot "$ws" >"$tmp/during"
+check "the real workspace is byte-identical while the session runs" cmp -s "$tmp/before" "$tmp/during"
+
+# The user edits the contested file meanwhile.
+printf 'the user edited this\n' >"$ws/contested.txt"
+snapshot "$ws" >"$tmp/before"
+
+run "$tmp/out" "$tmp/err" --json review "$id"
+check "review --json answers" test "$rc" = 0
+rows () { json "$tmp/out" "sorted((c['kind'], c['old_path'], c['path']) for c in d['changes'])"; }
+check "a renamed file is one renamed row" \
+  grep -qF "('renamed', 'rename-me.txt', 'renamed.txt')" <(rows)
+check "a moved folder's file is one renamed row" \
+  grep -qF "('renamed', 'dir/moved.txt', 'moved-dir/moved.txt')" <(rows)
+check "an edit is a modified row" grep -qF "('modified', None, 'edit.txt')" <(rows)
+check "a deletion is a deleted row" grep -qF "('deleted', None, 'delete-me.txt')" <(rows)
+check "a new file is an added row" grep -qF "('added', None, 'new/deeper/file.txt')" <(rows)
+check "chmod +x is a mode-changed row" grep -qF "('mode-changed', None, 'script.sh')" <(rows)
+check "a re-pointed symlink is a modified link, not followed" \
+  test "$(json "$tmp/out" "[c['type'] for c in d['changes'] if c['path'] == 'link']")" = "['symlink']"
+check "unchanged files are not listed" \
+  test "$(json "$tmp/out" "[c for c in d['changes'] if c['path'].startswith('keep')]")" = "[]"
+check "the binary file is flagged binary" \
+  test "$(json "$tmp/out" "[c['binary'] for c in d['changes'] if c['path'] == 'blob.bin']")" = "[True]"
+check "the edit counts one added line" \
+  test "$(json "$tmp/out" "[(c['added_lines'], c['removed_lines']) for c in d['changes'] if c['path'] == 'edit.txt']")" = "[(1, 0)]"
+check "the contested file is a conflict, the others are not" \
+  test "$(json "$tmp/out" "sorted(c['path'] for c in d['changes'] if c['conflict'])")" = "['contested.txt']"
+
+run "$tmp/out" "$tmp/err" review --diff "$id" edit.txt
+check "review --diff PATH prints a unified diff" \
+  grep -qx '+changed' "$tmp/out"
+run "$tmp/out" "$tmp/err" --json review --diff "$id" no-such-file
+check "review --diff of a path not in the list: NotFound" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+
+run "$tmp/out" "$tmp/err" --json checkpoint "$id" create first
+check "checkpoint create names the checkpoint" \
+  test "$rc:$(json "$tmp/out" 'd["checkpoint"]' 2>&1)" = "0:first"
+
+# Apply while the session runs: everything but the conflict.
+run "$tmp/out" "$tmp/err" --json apply "$id"
+check "apply leaves the conflict alone and says so (exit 1)" \
+  test "$rc:$(json "$tmp/out" 'd["conflicts"]' 2>&1)" = "1:['contested.txt']"
+check "the user's edit of the conflicting file survives" \
+  grep -qx 'the user edited this' "$ws/contested.txt"
+check "the applied paths include both sides of the rename" \
+  test "$(json "$tmp/out" "sorted(p for p in d['applied'] if 'rename' in p)")" = "['rename-me.txt', 'renamed.txt']"
+check "apply names its batch" test -n "$(json "$tmp/out" 'd["journal"]')"
+
+run "$tmp/out" "$tmp/err" --json apply --force-path contested.txt "$id"
+check "--force-path applies the conflicting file" \
+  test "$rc:$(json "$tmp/out" 'd["applied"]' 2>&1)" = "0:['contested.txt']"
+
+"$CTL" exec "$id" -- python3 -c "$SNAPSHOT_PY" "$ws" >"$tmp/stage-view" 2>"$tmp/err" || true
+snapshot "$ws" >"$tmp/after"
+check "after apply the workspace matches the session's view exactly" cmp -s "$tmp/stage-view" "$tmp/after"
+
+run "$tmp/out" "$tmp/err" --json review "$id"
+check "after apply, review lists nothing" test "$rc:$(json "$tmp/out" 'd["changes"]' 2>&1)" = "0:[]"
+
+ledger=$(ls "$tmp"/state/sessions/"$id"/stage/ledger.jsonl 2>/dev/null || true)
+check "the apply ledger has a line per batch" test "$(wc -l <"${ledger:-/dev/null}")" = 2
+
+# Drop and checkpoints need the session stopped.
+run "$tmp/out" "$tmp/err" --json drop "$id"
+check "drop while running: Busy" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.Busy"
+"$CTL" stop --grace 0 "$id" >/dev/null 2>&1 || true
+
+run "$tmp/out" "$tmp/err" --json drop "$id"
+check "drop of a stopped session succeeds" test "$rc" = 0
+snapshot "$ws" >"$tmp/after-drop"
+check "drop never touches the workspace" cmp -s "$tmp/after" "$tmp/after-drop"
+
+# ---- crash in the middle of an apply -------------------------------------------------
+
+# One session with a few changes; a daemon that kills itself at step N of
+# the apply; a new daemon; the workspace must be all old or all new.
+ws2="$tmp/crash"
+mkdir -p "$ws2/sub"
+for f in a b c; do echo "old $f" >"$ws2/$f.txt"; done
+echo "old deep" >"$ws2/sub/deep.txt"
+ws2=$(realpath "$ws2")
+run "$tmp/out" "$tmp/err" create --workspace "$ws2" --profile safe -- sh -c \
+  'for f in a b c; do echo "new $f" > $f.txt; done; rm sub/deep.txt; mkdir -p made; echo m > made/m.txt; mv b.txt b-moved.txt; echo CRASH-READY; exec sleep 600'
+id2=$(head -n 1 "$tmp/out")
+check "the crash-test session made its changes" wait_for 20 logs_have "$id2" CRASH-READY
+"$CTL" stop --grace 0 "$id2" >/dev/null 2>&1 || true
+snapshot "$ws2" >"$tmp/crash-old"
+run "$tmp/out" "$tmp/err" --json checkpoint "$id2" create staged
+check "checkpoint create names the checkpoint" \
+  test "$rc:$(json "$tmp/out" 'd["checkpoint"]' 2>&1)" = "0:staged"
+run "$tmp/out" "$tmp/err" --json checkpoint "$id2" list
+check "checkpoint list shows it" \
+  test "$rc:$(json "$tmp/out" '[c["name"] for c in d["checkpoints"]]' 2>&1)" = "0:['staged']"
+run "$tmp/out" "$tmp/err" --json drop --path a.txt "$id2"
+run "$tmp/out" "$tmp/err" --json review "$id2"
+check "drop --path discards that change only" \
+  test "$(json "$tmp/out" "sorted(c['path'] for c in d['changes'])")" = "['b-moved.txt', 'b.txt', 'c.txt', 'made/m.txt', 'sub/deep.txt']"
+run "$tmp/out" "$tmp/err" --json drop "$id2"
+run "$tmp/out" "$tmp/err" --json review "$id2"
+check "drop discards the whole stage" test "$rc:$(json "$tmp/out" 'd["changes"]' 2>&1)" = "0:[]"
+run "$tmp/out" "$tmp/err" --json checkpoint "$id2" restore staged
+run "$tmp/out" "$tmp/err" --json review "$id2"
+check "checkpoint restore brings the staged changes back" \
+  test "$(json "$tmp/out" "len(d['changes'])")" = "6"
+run "$tmp/out" "$tmp/err" --json checkpoint "$id2" restore no-such
+check "restoring an unknown checkpoint: NotFound" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+snapshot "$ws2" >"$tmp/crash-after-drop"
+check "drop and restore never touch the workspace" cmp -s "$tmp/crash-old" "$tmp/crash-after-drop"
+
+all_old_or_new=true
+new_seen=""
+for step in $(seq 1 60); do
+  # A daemon that dies at this step of the batch.
+  kill -TERM "$daemon_pid" 2>/dev/null || true
+  wait "$daemon_pid" 2>/dev/null || true
+  PADDOCK_FAULT_APPLY_STEP=$step start_daemon || { not_ok "daemon restarts (step $step)" "$(tail -n 5 "$tmp/daemon.log")"; break; }
+  crashed=false
+  # Forced: a restored workspace has new inodes, which the baseline (rightly)
+  # calls changed since the session started.
+  force=()
+  for p in $("$CTL" --json review "$id2" 2>/dev/null | "$PYTHON" -c '
+import json, sys
+for c in json.load(sys.stdin)["changes"]:
+    print(c["path"])
+    if c["old_path"]: print(c["old_path"])'); do force+=(--force-path "$p"); done
+  # The daemon kills itself before it answers: a failed apply is the crash.
+  if ! "$CTL" apply "${force[@]}" "$id2" >/dev/null 2>&1; then
+    crashed=true
+    wait "$daemon_pid" 2>/dev/null || true
+    start_daemon || { not_ok "daemon restarts after the crash (step $step)" "$(tail -n 5 "$tmp/daemon.log")"; break; }
+  fi
+  snapshot "$ws2" >"$tmp/crash-now"
+  if cmp -s "$tmp/crash-now" "$tmp/crash-old"; then
+    :
+  elif [[ -z "$new_seen" ]]; then
+    cp "$tmp/crash-now" "$tmp/crash-new"; new_seen=$step
+  elif ! cmp -s "$tmp/crash-now" "$tmp/crash-new"; then
+    all_old_or_new=false
+    not_ok "step $step leaves the workspace all old or all new" "$(diff "$tmp/crash-old" "$tmp/crash-now" | head -n 20)"
+  fi
+  if ls -a "$ws2" "$ws2"/* 2>/dev/null | grep -q '\.paddock-apply'; then
+    all_old_or_new=false
+    not_ok "no .paddock-apply leftovers after recovery (step $step)"
+  fi
+  $crashed || break
+  # Back to the old workspace and the staged changes for the next step.
+  if ! cmp -s "$tmp/crash-now" "$tmp/crash-old"; then
+    rm -rf "$ws2"/* && mkdir -p "$ws2/sub"
+    for f in a b c; do echo "old $f" >"$ws2/$f.txt"; done
+    echo "old deep" >"$ws2/sub/deep.txt"
+  fi
+  "$CTL" checkpoint "$id2" restore staged >/dev/null 2>&1 || true
+done
+check "the apply was interrupted at each of its $((step - 1)) steps, then completed" \
+  test "$step" -gt 3 -a -n "$new_seen"
+check "every interrupted apply left the workspace entirely old or entirely new" $all_old_or_new
+
+"$CTL" destroy "$id" >/dev/null 2>&1 || true
+"$CTL" destroy "$id2" >/dev/null 2>&1 || true
+echo "1..$n"
+[[ $failures -eq 0 ]]
