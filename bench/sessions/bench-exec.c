@@ -1,0 +1,338 @@
+/* bench-exec.c — Session1.Exec round trip next to a native fork/exec/wait
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Prints, in one run on this machine, the round trip of running `true`
+ * through the daemon in a running session — Session1.Exec, until the
+ * command's exit status and its (empty) stdout are in the client's hands —
+ * for a "safe" session (the sandbox's pid 1 spawns it) and a "host" one,
+ * next to fork + exec + waitpid of /bin/true in this process, interleaved
+ * in the same run. ANCHORS.md's peer: coding-tools-mcp, 50 ms p50, 8.8×
+ * native.
+ *
+ * The client does what a careful client does: it listens to the command's
+ * PropertiesChanged (subscribed before Exec, so nothing is missed), waits
+ * for State to leave "starting"/"running", reads stdout once, and releases
+ * the command without waiting for that reply (Release is not part of the
+ * figure; D-Bus keeps one client's calls in order, so the next Exec sees it).
+ *
+ * Usage: bench-exec [--runs N]   (default 300)
+ *
+ * Exits non-zero when a command does not run to exit status 0.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "paddock-test-daemon.h"
+
+#define WARM_UP  10
+
+static PaddockTestDaemon *daemon_under_test;
+static char *workspace;
+static GPtrArray *sessions;     /* object paths to destroy before exit */
+static GHashTable *ended;       /* command path -> exit status, from PropertiesChanged */
+
+static void
+destroy_everything (void)
+{
+  GDBusConnection *connection;
+
+  if (daemon_under_test != NULL)
+    {
+      connection = paddock_test_daemon_get_connection (daemon_under_test);
+      for (guint i = 0; sessions != NULL && i < sessions->len; i++)
+        {
+          g_autoptr(GVariant) reply =
+            g_dbus_connection_call_sync (connection, "org.paddock.Daemon", g_ptr_array_index (sessions, i),
+                                         "org.paddock.Session1", "Destroy", NULL, NULL,
+                                         G_DBUS_CALL_FLAGS_NONE, 60000, NULL, NULL);
+        }
+    }
+  g_clear_pointer (&daemon_under_test, paddock_test_daemon_free);
+  if (workspace != NULL)
+    rmdir (workspace);
+}
+
+static void G_GNUC_NORETURN G_GNUC_PRINTF (1, 2)
+bail (const char *format,
+      ...)
+{
+  va_list args;
+
+  va_start (args, format);
+  g_printerr ("bench-exec: ");
+  vfprintf (stderr, format, args);
+  g_printerr ("\n");
+  va_end (args);
+
+  destroy_everything ();
+  exit (EXIT_FAILURE);
+}
+
+static int
+compare_double (gconstpointer a,
+                gconstpointer b)
+{
+  double x = *(const double *) a;
+  double y = *(const double *) b;
+
+  return (x > y) - (x < y);
+}
+
+/* @fraction of the way through the sorted values: 0.5 is the median. */
+static double
+quantile (GArray *values,
+          double  fraction)
+{
+  g_array_sort (values, compare_double);
+  return g_array_index (values, double, (guint) (fraction * (values->len - 1) + 0.5));
+}
+
+static double
+us_since (gint64 start)
+{
+  return (double) (g_get_monotonic_time () - start);
+}
+
+static char *
+create_session (GDBusConnection *connection,
+                const char      *profile)
+{
+  const char *argv[] = { "sleep", "3600", NULL };
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariantBuilder options;
+  char *path = NULL;
+
+  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
+  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
+  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
+  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
+                                       "org.paddock.Manager1", "CreateSession",
+                                       g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"),
+                                       G_DBUS_CALL_FLAGS_NONE, 60000, NULL, &error);
+  if (reply == NULL)
+    bail ("CreateSession (%s): %s", profile, error->message);
+  g_variant_get (reply, "(o)", &path);
+  g_ptr_array_add (sessions, g_strdup (path));
+  return path;
+}
+
+/* Every command's PropertiesChanged: remember those that ended. */
+static void
+properties_changed_cb (GDBusConnection *connection,
+                       const char      *sender_name,
+                       const char      *object_path,
+                       const char      *interface_name,
+                       const char      *signal_name,
+                       GVariant        *parameters,
+                       gpointer         user_data)
+{
+  g_autoptr(GVariant) changed = NULL;
+  const char *interface = NULL;
+  const char *state = NULL;
+  gint32 status = -1;
+
+  g_variant_get (parameters, "(&s@a{sv}@as)", &interface, &changed, NULL);
+  if (!g_str_equal (interface, "org.paddock.Command1") ||
+      !g_variant_lookup (changed, "State", "&s", &state) ||
+      g_str_equal (state, "starting") || g_str_equal (state, "running"))
+    return;
+  g_variant_lookup (changed, "ExitStatus", "i", &status);
+  g_hash_table_insert (ended, g_strdup (object_path), GINT_TO_POINTER (status));
+}
+
+/* Exec(['true']) until its exit status and stdout are in hand, in µs;
+ * @reply_us is the Exec reply alone. */
+static double
+paddock_exec_us (GDBusConnection *connection,
+                 const char      *session,
+                 double          *reply_us)
+{
+  const char *argv[] = { "true", NULL };
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) output = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *command = NULL;
+  gpointer status = NULL;
+  gint64 start;
+  double us;
+
+  start = g_get_monotonic_time ();
+  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", session,
+                                       "org.paddock.Session1", "Exec",
+                                       g_variant_new ("(^aay^ay@a{ss}ub)", argv, "",
+                                                      g_variant_new_array (G_VARIANT_TYPE ("{ss}"), NULL, 0),
+                                                      0, FALSE),
+                                       G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
+  if (reply == NULL)
+    bail ("Exec: %s", error->message);
+  *reply_us = us_since (start);
+  g_variant_get (reply, "(&o)", &command);
+
+  while (!g_hash_table_lookup_extended (ended, command, NULL, &status))
+    {
+      if (us_since (start) > 10 * G_USEC_PER_SEC)
+        bail ("%s never ended", command);
+      g_main_context_iteration (NULL, TRUE);
+    }
+
+  output = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", command,
+                                        "org.paddock.Command1", "ReadOutput",
+                                        g_variant_new ("(stu)", "stdout", (guint64) 0, 65536),
+                                        G_VARIANT_TYPE ("(aytt)"), G_DBUS_CALL_FLAGS_NONE, 10000,
+                                        NULL, &error);
+  if (output == NULL)
+    bail ("ReadOutput: %s", error->message);
+  us = us_since (start);
+
+  if (GPOINTER_TO_INT (status) != 0)
+    bail ("`true` in %s exited with %d", session, GPOINTER_TO_INT (status));
+
+  g_dbus_connection_call (connection, "org.paddock.Daemon", command, "org.paddock.Command1",
+                          "Release", NULL, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, NULL, NULL);
+  g_hash_table_remove (ended, command);
+  return us;
+}
+
+/* fork + exec + waitpid of /bin/true, here. */
+static double
+native_us (const char *true_path)
+{
+  gint64 start = g_get_monotonic_time ();
+  int status = 0;
+  pid_t pid;
+
+  pid = fork ();
+  if (pid == 0)
+    {
+      /* This process has GDBus threads: only async-signal-safe calls. */
+      const char *argv[] = { true_path, NULL };
+      execv (true_path, (char * const *) argv);
+      _exit (127);
+    }
+  if (pid < 0)
+    bail ("fork: %s", g_strerror (errno));
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    bail ("%s failed", true_path);
+  return us_since (start);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  GDBusConnection *connection;
+  g_autofree char *true_path = NULL;
+  g_autofree char *safe = NULL;
+  g_autofree char *host = NULL;
+  g_autoptr(GArray) native = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) safe_us = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) safe_reply = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) host_us = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) host_reply = g_array_new (FALSE, FALSE, sizeof (double));
+  guint64 runs = 300;
+  guint subscription;
+  double n;
+  double s;
+  double h;
+
+  if (argc == 3 && g_str_equal (argv[1], "--runs"))
+    runs = g_ascii_strtoull (argv[2], NULL, 10);
+  else if (argc != 1)
+    {
+      g_printerr ("usage: %s [--runs N]\n", argv[0]);
+      return 2;
+    }
+  if (runs < 1 || runs > 100000)
+    {
+      g_printerr ("bench-exec: --runs takes 1 to 100000\n");
+      return 2;
+    }
+
+  true_path = g_find_program_in_path ("true");
+  if (true_path == NULL)
+    bail ("true is not installed");
+
+  if (g_getenv ("PADDOCK_BUILD_ROOT") == NULL)
+    {
+      g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+      g_autofree char *bench_dir = g_path_get_dirname (exe);
+      g_autofree char *root = g_build_filename (bench_dir, "..", "..", NULL);
+
+      g_setenv ("PADDOCK_BUILD_ROOT", root, TRUE);
+    }
+
+  sessions = g_ptr_array_new_with_free_func (g_free);
+  ended = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  workspace = g_dir_make_tmp ("paddock-bench-XXXXXX", NULL);
+  if (workspace == NULL)
+    bail ("no temporary folder");
+
+  g_setenv ("PADDOCK_TEST_QUIET", "1", TRUE);
+  daemon_under_test = paddock_test_daemon_new (NULL);
+  connection = paddock_test_daemon_get_connection (daemon_under_test);
+
+  subscription = g_dbus_connection_signal_subscribe (connection, "org.paddock.Daemon",
+                                                     "org.freedesktop.DBus.Properties",
+                                                     "PropertiesChanged", NULL, "org.paddock.Command1",
+                                                     G_DBUS_SIGNAL_FLAGS_NONE, properties_changed_cb,
+                                                     NULL, NULL);
+  safe = create_session (connection, "safe");
+  host = create_session (connection, "host");
+
+  /* Interleaved, so that the machine's noise hits all three alike. */
+  for (gint64 r = -WARM_UP; r < (gint64) runs; r++)
+    {
+      double sr = 0;
+      double hr = 0;
+      double nat = native_us (true_path);
+      double sa = paddock_exec_us (connection, safe, &sr);
+      double ho = paddock_exec_us (connection, host, &hr);
+
+      if (r < 0)
+        continue;
+      g_array_append_val (native, nat);
+      g_array_append_val (safe_us, sa);
+      g_array_append_val (safe_reply, sr);
+      g_array_append_val (host_us, ho);
+      g_array_append_val (host_reply, hr);
+    }
+
+  g_dbus_connection_signal_unsubscribe (connection, subscription);
+
+  n = quantile (native, 0.5);
+  s = quantile (safe_us, 0.5);
+  h = quantile (host_us, 0.5);
+
+  g_print ("bench/exec - Exec(['true']) until exit status and stdout are in hand; %" G_GUINT64_FORMAT
+           " runs each, interleaved; %u cores\n\n", runs, g_get_num_processors ());
+  g_print ("%-44s %9s %9s %9s\n", "", "median", "p10", "p90");
+  g_print ("%-44s %6.0f us %6.0f us %6.0f us\n", "native fork + exec + waitpid of true", n,
+           quantile (native, 0.1), quantile (native, 0.9));
+  g_print ("%-44s %6.0f us %6.0f us %6.0f us   %5.2fx native\n", "paddock safe session, Session1.Exec", s,
+           quantile (safe_us, 0.1), quantile (safe_us, 0.9), s / n);
+  g_print ("%-44s %6.0f us\n", "  of which: the Exec reply", quantile (safe_reply, 0.5));
+  g_print ("%-44s %6.0f us %6.0f us %6.0f us   %5.2fx native\n", "paddock host session, Session1.Exec", h,
+           quantile (host_us, 0.1), quantile (host_us, 0.9), h / n);
+  g_print ("%-44s %6.0f us\n", "  of which: the Exec reply", quantile (host_reply, 0.5));
+  g_print ("   target: safe < 2x native: %s; host < 2x native: %s\n",
+           s < 2 * n ? "met" : "MISSED", h < 2 * n ? "met" : "MISSED");
+  g_print ("   peer figure (ANCHORS.md): coding-tools-mcp exec, 50 ms p50, 8.8x native\n");
+
+  destroy_everything ();
+  g_ptr_array_unref (sessions);
+  g_hash_table_unref (ended);
+  return EXIT_SUCCESS;
+}
