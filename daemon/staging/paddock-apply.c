@@ -882,7 +882,20 @@ plan_ops (Batch      *b,
         continue;
 
       if (!stage_lstat (b, path, &s->stage))
-        return set_errno_error (error, errno, "Not found in the stage:", path);
+        {
+          int saved_errno = errno;
+          g_autofree char *p = printable (path);
+
+          /* A symlink (or file) where the stage should have a folder: the
+           * agent may have planted it to make us copy from elsewhere. */
+          if (saved_errno == ELOOP || saved_errno == ENOTDIR || saved_errno == EXDEV)
+            {
+              g_set_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_INVALID_PATH,
+                           "“%s” is not beneath a folder of the stage", p);
+              return FALSE;
+            }
+          return set_errno_error (error, saved_errno, "Not found in the stage:", path);
+        }
       if (S_ISDIR (s->stage.st_mode))
         g_hash_table_insert (dir_items, (gpointer) path, s);
       else if (S_ISREG (s->stage.st_mode) || S_ISLNK (s->stage.st_mode))
@@ -1053,10 +1066,24 @@ plan_ops (Batch      *b,
       op->stage_type = s->stage.st_mode & S_IFMT;
       /* Never setuid/setgid: the agent must not mint privileged programs. */
       op->new_mode = s->stage.st_mode & 01777;
+      g_ptr_array_add (b->ops, op);
+      /* An existing folder is opened now (a new one when its temp is made). */
+      if (!g_hash_table_contains (new_dirs, op->parent) && dir_fd_for (b, op->parent) < 0)
+        {
+          int saved_errno = errno;
+          g_autofree char *p = printable (op->parent);
+
+          if (saved_errno == ELOOP || saved_errno == ENOTDIR || saved_errno == EXDEV)
+            {
+              g_set_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_INVALID_PATH,
+                           "“%s” in the workspace is not a folder (a symlink?)", p);
+              return FALSE;
+            }
+          return set_errno_error (error, saved_errno, "Could not open", op->parent);
+        }
       if (op->existed)
         op->old_sha = sha256_entry_at (dir_fd_for (b, op->parent), op->name, &op->check);
       op_take_temp (b, op);
-      g_ptr_array_add (b->ops, op);
     }
 
   return TRUE;
@@ -1357,6 +1384,31 @@ ledger_has_batch (const char *ledger_file,
   return strstr (contents, needle) != NULL;
 }
 
+/**
+ * paddock_apply_batch:
+ * @workspace: the workspace W
+ * @stage_root: the folder the session's agent wrote to (overlay upper or copy)
+ * @journal_dir: a private folder of the daemon's, on any file system, one
+ *   per workspace; holds the journal and its lock
+ * @ledger_file: (nullable): a JSON-lines file; one line per applied batch
+ * @who: (nullable): recorded in the ledger
+ * @items: (element-type PaddockApplyItem): what to apply
+ * @result: (out): what was applied and what was skipped as a conflict
+ *
+ * Applies @items in one batch (see the top of this file). A conflicting,
+ * non-forced item is skipped with its group and every PUT beneath it; the
+ * rest is applied. Any failure undoes the whole batch before returning it:
+ * %PADDOCK_APPLY_ERROR_NO_SPACE, %PADDOCK_APPLY_ERROR_READ_ONLY,
+ * %PADDOCK_APPLY_ERROR_INVALID_PATH (a bad path, or a symlink or file where
+ * the batch needs a folder), %PADDOCK_APPLY_ERROR_CONFLICT (an entry changed
+ * between the check and its rename) or %PADDOCK_APPLY_ERROR_FAILED. A batch
+ * left unfinished by a crash is recovered first.
+ *
+ * An undone rename still gives the entry a new ctime: after a failed batch,
+ * the items it touched no longer match baselines taken before it.
+ *
+ * Returns: %TRUE when the batch was committed.
+ */
 gboolean
 paddock_apply_batch (const char          *workspace,
                      const char          *stage_root,
@@ -1917,6 +1969,18 @@ recover_locked (const char  *journal_dir,
   return TRUE;
 }
 
+/**
+ * paddock_apply_recover:
+ * @journal_dir: as given to paddock_apply_batch()
+ * @workspace: the workspace the journal belongs to (checked)
+ * @out_rolled_back_or_forward: (out) (optional): %TRUE when a journal was
+ *   found and dealt with
+ *
+ * Called at daemon start: rolls an uncommitted batch back, a committed one
+ * forward (backups dropped, ledger line appended if missing), then deletes
+ * the journal. Without a journal it does nothing and returns %TRUE. When it
+ * cannot finish, the journal stays for the next attempt.
+ */
 gboolean
 paddock_apply_recover (const char  *journal_dir,
                        const char  *workspace,

@@ -888,6 +888,49 @@ test_symlink_folder_refused (Fixture       *f,
   }
 }
 
+/* The stage is read beneath its root too: a symlinked folder in it would
+ * make us copy a file from elsewhere (say ~/.ssh) into the workspace. */
+static void
+test_stage_symlink_refused (Fixture       *f,
+                            gconstpointer  data)
+{
+  static const ItemSpec specs[] = {
+    { "a.txt", PADDOCK_APPLY_PUT, 0 },
+    { "sdir/secret.txt", PADDOCK_APPLY_PUT, 0 },
+    { "secret-link.txt", PADDOCK_APPLY_PUT, 0 },
+  };
+  g_autoptr(GPtrArray) items = NULL;
+  g_autoptr(PaddockApplyResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  g_autofree char *secret = NULL;
+
+  build_old (f->w);
+  build_stage (f->stage);
+  put_file (f->outside, "secret.txt", "secret\n", 0600);
+  put_link (f->stage, "sdir", f->outside);
+  before = snapshot (f->w);
+  items = make_items (f->w, specs, 2, FALSE);
+
+  g_assert_false (run_batch (f, items, &result, &error));
+  g_assert_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_INVALID_PATH);
+  after = snapshot (f->w);
+  g_assert_cmpstr (after, ==, before);
+  g_clear_pointer (&items, g_ptr_array_unref);
+  g_clear_error (&error);
+
+  /* A symlink in the stage is applied as a symlink, never read through. */
+  secret = at (f->outside, "secret.txt");
+  put_link (f->stage, "secret-link.txt", secret);
+  items = make_items (f->w, specs + 2, 1, FALSE);
+  g_assert_true (run_batch (f, items, &result, &error));
+  g_assert_no_error (error);
+  g_clear_pointer (&secret, g_free);
+  secret = at (f->w, "secret-link.txt");
+  g_assert_true (g_file_test (secret, G_FILE_TEST_IS_SYMLINK));
+}
+
 static void
 test_symlink_entry_replaced (Fixture       *f,
                              gconstpointer  data)
@@ -1104,6 +1147,7 @@ main (int    argc,
   ADD ("read-only", test_read_only);
   ADD ("symlink-folder-refused", test_symlink_folder_refused);
   ADD ("symlink-entry-replaced", test_symlink_entry_replaced);
+  ADD ("stage-symlink-refused", test_stage_symlink_refused);
   ADD ("hard-link-outside", test_hard_link_outside);
   ADD ("invalid-paths", test_invalid_paths);
   ADD ("recover-journal", test_recover_journal);
