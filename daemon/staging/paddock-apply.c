@@ -35,7 +35,9 @@
  * temporary entry created, each rename/chmod of an item (step 5), each
  * folder fsync (step 6), the ledger append, each backup removal, and the
  * journal removal. A batch of k temporaries, r renames, f folders and
- * b backups thus has 3 + k + r + f + 1 + b + 1 steps.
+ * b backups thus has 3 + k + r + f + 1 + b + 1 steps (the ledger's 1 only
+ * with a ledger file). PADDOCK_FAULT_APPLY_STOP=N raises SIGSTOP there
+ * instead, so a test can change the workspace at that point and resume it.
  */
 
 #include "config.h"
@@ -105,6 +107,7 @@ typedef struct {
   guint        n_temps;
   guint        step;
   guint        fault_step;
+  guint        stop_step;
   char        *journal_dir;
   char        *journal_path;
 } Batch;
@@ -613,6 +616,9 @@ step (Batch *b)
   b->step++;
   if (b->fault_step != 0 && b->step == b->fault_step)
     raise (SIGKILL);
+  /* Lets a test act as a concurrent writer at a chosen point. */
+  if (b->stop_step != 0 && b->step == b->stop_step)
+    raise (SIGSTOP);
 }
 
 /* The folder @rel of the workspace: an existing one opened beneath it, or
@@ -1179,6 +1185,7 @@ place_one (Batch   *b,
 {
   int pfd = op_parent_fd (b, op);
   PaddockFileStamp backup;
+  int r;
 
   if (op->kind == OP_CHMOD)
     {
@@ -1205,19 +1212,26 @@ place_one (Batch   *b,
 
   step (b);
   if (op->kind == OP_REMOVE)
-    {
-      if (renameat2 (pfd, op->name, pfd, op->temp, RENAME_NOREPLACE) != 0)
-        return set_errno_error (error, errno, "Could not remove", op->path);
-    }
+    r = renameat2 (pfd, op->name, pfd, op->temp, RENAME_NOREPLACE);
   else if (op->existed)
-    {
-      if (renameat2 (pfd, op->temp, pfd, op->name, RENAME_EXCHANGE) != 0)
-        return set_errno_error (error, errno, "Could not replace", op->path);
-    }
+    r = renameat2 (pfd, op->temp, pfd, op->name, RENAME_EXCHANGE);
   else
+    r = renameat2 (pfd, op->temp, pfd, op->name, RENAME_NOREPLACE);
+  if (r != 0)
     {
-      if (renameat2 (pfd, op->temp, pfd, op->name, RENAME_NOREPLACE) != 0)
-        return set_errno_error (error, errno, "Could not create", op->path);
+      int saved_errno = errno;
+      g_autofree char *p = printable (op->path);
+
+      /* The entry vanished (ENOENT) or one appeared (EEXIST) since the
+       * conflict check: someone else is writing there. */
+      if ((saved_errno == ENOENT && (op->kind == OP_REMOVE || op->existed)) ||
+          (saved_errno == EEXIST && op->kind != OP_REMOVE && !op->existed))
+        {
+          g_set_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_CONFLICT,
+                       "“%s” changed in the workspace while the batch was applied", p);
+          return FALSE;
+        }
+      return set_errno_error (error, saved_errno, "Could not rename", op->path);
     }
   op->done = TRUE;
 
@@ -1458,6 +1472,9 @@ paddock_apply_batch (const char          *workspace,
   fault = g_getenv ("PADDOCK_FAULT_APPLY_STEP");
   if (fault != NULL)
     b->fault_step = (guint) g_ascii_strtoull (fault, NULL, 10);
+  fault = g_getenv ("PADDOCK_FAULT_APPLY_STOP");
+  if (fault != NULL)
+    b->stop_step = (guint) g_ascii_strtoull (fault, NULL, 10);
 
   res->applied = g_ptr_array_new_with_free_func (g_free);
   res->conflicts = g_ptr_array_new_with_free_func (g_free);

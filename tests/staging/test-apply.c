@@ -561,6 +561,87 @@ test_conflict_cascades (Fixture       *f,
   g_assert_false (has_leftovers (f->w));
 }
 
+/* Stops the batch just before its first rename (step 4 of a batch of one
+ * item: journal, temp, journal, rename), runs @writer as a concurrent
+ * writer, resumes it, and returns the batch's error code (or -1: success). */
+static int
+run_with_writer (Fixture    *f,
+                 GPtrArray  *items,
+                 void      (*writer) (Fixture *f))
+{
+  int status;
+  pid_t pid = fork ();
+
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      g_autoptr(PaddockApplyResult) result = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_setenv ("PADDOCK_FAULT_APPLY_STOP", "4", TRUE);
+      if (run_batch (f, items, &result, &error))
+        _exit (100);
+      _exit (error->domain == PADDOCK_APPLY_ERROR ? error->code : 101);
+    }
+  g_assert_cmpint (waitpid (pid, &status, WUNTRACED), ==, pid);
+  g_assert_true (WIFSTOPPED (status));
+  writer (f);
+  g_assert_cmpint (kill (pid, SIGCONT), ==, 0);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_assert_true (WIFEXITED (status));
+  return WEXITSTATUS (status) == 100 ? -1 : WEXITSTATUS (status);
+}
+
+static void
+append_to_a (Fixture *f)
+{
+  g_autofree char *path = at (f->w, "a.txt");
+  FILE *file = fopen (path, "a");
+
+  /* In place: same inode, new size and mtime. */
+  g_assert_nonnull (file);
+  fputs ("user's late edit\n", file);
+  fclose (file);
+}
+
+static void
+create_fresh (Fixture *f)
+{
+  put_file (f->w, "fresh.txt", "the user's fresh file\n", 0644);
+}
+
+/* A writer between the conflict check and the rename: the batch is undone
+ * with CONFLICT and the writer's version stays. */
+static void
+test_late_writer (Fixture       *f,
+                  gconstpointer  data)
+{
+  static const ItemSpec put_a[] = { { "a.txt", PADDOCK_APPLY_PUT, 0 } };
+  static const ItemSpec put_fresh[] = { { "fresh.txt", PADDOCK_APPLY_PUT, 0 } };
+  g_autoptr(GPtrArray) items = NULL;
+  g_autofree char *a = NULL;
+  g_autofree char *fresh = NULL;
+
+  build_old (f->w);
+  build_stage (f->stage);
+  put_file (f->stage, "fresh.txt", "the agent's fresh file\n", 0644);
+
+  items = make_items (f->w, put_a, 1, FALSE);
+  g_assert_cmpint (run_with_writer (f, items, append_to_a), ==, PADDOCK_APPLY_ERROR_CONFLICT);
+  a = read_file (f->w, "a.txt");
+  g_assert_cmpstr (a, ==, "alpha\nuser's late edit\n");
+  g_assert_false (has_leftovers (f->w));
+  g_assert_false (journal_exists (f));
+  g_clear_pointer (&items, g_ptr_array_unref);
+
+  items = make_items (f->w, put_fresh, 1, FALSE);
+  g_assert_cmpint (run_with_writer (f, items, create_fresh), ==, PADDOCK_APPLY_ERROR_CONFLICT);
+  fresh = read_file (f->w, "fresh.txt");
+  g_assert_cmpstr (fresh, ==, "the user's fresh file\n");
+  g_assert_false (has_leftovers (f->w));
+  g_assert_false (journal_exists (f));
+}
+
 static void
 test_forced_conflict (Fixture       *f,
                       gconstpointer  data)
@@ -1141,6 +1222,7 @@ main (int    argc,
   ADD ("conflict", test_conflict);
   ADD ("conflict-cascades", test_conflict_cascades);
   ADD ("forced-conflict", test_forced_conflict);
+  ADD ("late-writer", test_late_writer);
   ADD ("crash-every-step", test_crash_every_step);
   ADD ("rollback-after-renames", test_rollback_after_renames);
   ADD ("no-space", test_no_space);
