@@ -304,15 +304,6 @@ path_depth (const char *path)
 }
 
 static gboolean
-path_is_below (const char *path,
-               const char *ancestor)
-{
-  gsize len = strlen (ancestor);
-
-  return strncmp (path, ancestor, len) == 0 && path[len] == '/';
-}
-
-static gboolean
 validate_path (const char  *path,
                GError     **error)
 {
@@ -852,6 +843,28 @@ typedef struct {
   gboolean                skipped;
 } Selected;
 
+/* The Selected of a proper ancestor of @path in @table (path → Selected),
+ * if any; with @skipped_only, only one that is skipped. */
+static gpointer
+find_ancestor (GHashTable *table,
+               const char *path,
+               gboolean    skipped_only)
+{
+  g_autofree char *buf = g_strdup (path);
+
+  for (char *slash = strchr (buf, '/'); slash != NULL; slash = strchr (slash + 1, '/'))
+    {
+      Selected *found;
+
+      *slash = '\0';
+      found = g_hash_table_lookup (table, buf);
+      *slash = '/';
+      if (found != NULL && (!skipped_only || found->skipped))
+        return found;
+    }
+  return NULL;
+}
+
 static gboolean
 stage_lstat (Batch       *b,
              const char  *path,
@@ -875,6 +888,7 @@ plan_ops (Batch      *b,
   g_autoptr(GHashTable) file_items = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GHashTable) dir_set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr(GHashTable) new_dirs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) removes = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GPtrArray) dir_list = g_ptr_array_new ();
   GHashTableIter iter;
   gpointer key;
@@ -926,25 +940,27 @@ plan_ops (Batch      *b,
         g_hash_table_add (dir_set, g_strdup (path));
     }
 
-  /* A PUT beneath a REMOVE or beneath a file PUT contradicts it. */
+  /* A PUT beneath a REMOVE or beneath a file PUT contradicts it. By hash
+   * lookups of each ancestor: batches can be large. */
   for (guint i = 0; i < selected->len; i++)
     {
       Selected *s = g_ptr_array_index (selected, i);
 
-      for (guint j = 0; j < selected->len; j++)
-        {
-          Selected *t = g_ptr_array_index (selected, j);
+      if (s->item->action == PADDOCK_APPLY_REMOVE)
+        g_hash_table_insert (removes, (gpointer) s->item->path, s);
+    }
+  for (guint i = 0; i < selected->len; i++)
+    {
+      Selected *t = g_ptr_array_index (selected, i);
 
-          if (t->item->action == PADDOCK_APPLY_PUT &&
-              path_is_below (t->item->path, s->item->path) &&
-              (s->item->action == PADDOCK_APPLY_REMOVE ||
-               g_hash_table_contains (file_items, s->item->path)))
-            {
-              g_autofree char *p = printable (t->item->path);
-              g_set_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_INVALID_PATH,
-                           "“%s” lies beneath an entry the batch removes or makes a file", p);
-              return FALSE;
-            }
+      if (t->item->action == PADDOCK_APPLY_PUT &&
+          (find_ancestor (removes, t->item->path, FALSE) != NULL ||
+           find_ancestor (file_items, t->item->path, FALSE) != NULL))
+        {
+          g_autofree char *p = printable (t->item->path);
+          g_set_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_INVALID_PATH,
+                       "“%s” lies beneath an entry the batch removes or makes a file", p);
+          return FALSE;
         }
     }
 
@@ -1439,6 +1455,7 @@ paddock_apply_batch (const char          *workspace,
   g_autoptr(GPtrArray) selected = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GHashTable) skipped_groups = g_hash_table_new (NULL, NULL);
+  g_autoptr(GHashTable) put_items = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GPtrArray) checked = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *ledger_line = NULL;
   g_autoptr(GError) local_error = NULL;
@@ -1533,6 +1550,13 @@ paddock_apply_batch (const char          *workspace,
       if (s->skipped && s->item->group != 0)
         g_hash_table_add (skipped_groups, GUINT_TO_POINTER (s->item->group));
     }
+  for (guint i = 0; i < checked->len; i++)
+    {
+      Selected *s = g_ptr_array_index (checked, i);
+
+      if (s->item->action == PADDOCK_APPLY_PUT)
+        g_hash_table_insert (put_items, (gpointer) s->item->path, s);
+    }
   /* Skip, until nothing changes: the group of a skipped item, and a PUT
    * beneath a skipped PUT (a file in a folder the batch was to create
    * cannot go in without it; it is listed as a conflict too). */
@@ -1555,17 +1579,11 @@ paddock_apply_batch (const char          *workspace,
               s->skipped = changed = TRUE;
               continue;
             }
-          for (guint j = 0; s->item->action == PADDOCK_APPLY_PUT && j < checked->len; j++)
+          if (s->item->action == PADDOCK_APPLY_PUT &&
+              find_ancestor (put_items, s->item->path, TRUE) != NULL)
             {
-              Selected *t = g_ptr_array_index (checked, j);
-
-              if (t->skipped && t->item->action == PADDOCK_APPLY_PUT &&
-                  path_is_below (s->item->path, t->item->path))
-                {
-                  s->skipped = changed = TRUE;
-                  g_ptr_array_add (res->conflicts, g_strdup (s->item->path));
-                  break;
-                }
+              s->skipped = changed = TRUE;
+              g_ptr_array_add (res->conflicts, g_strdup (s->item->path));
             }
         }
     }

@@ -1091,6 +1091,19 @@ test_invalid_paths (Fixture       *f,
       g_assert_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_INVALID_PATH);
     }
 
+  /* A PUT beneath a REMOVE of the same batch. */
+  {
+    g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_apply_item_free);
+    g_autoptr(PaddockApplyResult) result = NULL;
+    g_autoptr(GError) error = NULL;
+
+    put_file (f->stage, "gone/y.txt", "y\n", 0644);
+    g_ptr_array_add (items, paddock_apply_item_new ("gone", PADDOCK_APPLY_REMOVE, 0, TRUE, NULL));
+    g_ptr_array_add (items, paddock_apply_item_new ("gone/y.txt", PADDOCK_APPLY_PUT, 0, TRUE, NULL));
+    g_assert_false (run_batch (f, items, &result, &error));
+    g_assert_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_INVALID_PATH);
+  }
+
   /* The same path twice. */
   {
     g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_apply_item_free);
