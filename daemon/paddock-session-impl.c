@@ -95,6 +95,8 @@ struct _PaddockSessionImpl
   GHashTable                 *command_pids;
   /* Exec calls waiting for the sandbox to say "spawned", by command id. */
   GHashTable                 *pending_execs;
+  /* Callers of Exec → CallerWatch, until they leave the bus. */
+  GHashTable                 *caller_watches;
   guint32                     next_command_id;
 
   /* Where the agent's writes go (NULL: the host profile writes to the
@@ -1137,7 +1139,17 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       return FALSE;
     }
 
-  if (sandboxed && self->stage != NULL)
+  if (sandboxed && self->stage == NULL)
+    {
+      /* A sandboxed agent always writes to a stage, never to the real
+       * workspace: refuse rather than run without one. */
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                           "No staging area could be set up for this session, so its writes "
+                           "would reach the workspace directly; nothing was started");
+      return FALSE;
+    }
+
+  if (sandboxed)
     {
       /* The layers exist before the sandbox mounts them; a copy stage is
        * copied here (the fallback where overlayfs cannot be mounted). */
@@ -1840,6 +1852,65 @@ paddock_session_impl_command_exited_cb (GPid     pid,
     paddock_command_impl_exited (command, exit_status, signal_number);
 }
 
+/* Each command watches its caller's NameOwnerChanged (the command dies
+ * with its caller). The session holds the same match for as long as the
+ * caller is on the bus, so that GDBus, which sends one AddMatch per
+ * distinct rule, sends it once per caller rather than an AddMatch and a
+ * RemoveMatch to the bus daemon around every command. */
+typedef struct
+{
+  GDBusConnection *connection;
+  guint            id;
+} CallerWatch;
+
+static void
+caller_watch_free (CallerWatch *watch)
+{
+  g_dbus_connection_signal_unsubscribe (watch->connection, watch->id);
+  g_object_unref (watch->connection);
+  g_free (watch);
+}
+
+static void
+paddock_session_impl_caller_vanished_cb (GDBusConnection *connection,
+                                         const char      *sender_name,
+                                         const char      *object_path,
+                                         const char      *interface_name,
+                                         const char      *signal_name,
+                                         GVariant        *parameters,
+                                         gpointer         user_data)
+{
+  PaddockSessionImpl *self = user_data;
+  const char *name;
+  const char *new_owner;
+
+  g_variant_get (parameters, "(&s&s&s)", &name, NULL, &new_owner);
+  if (new_owner[0] == '\0' && self->caller_watches != NULL)
+    g_hash_table_remove (self->caller_watches, name);
+}
+
+static void
+paddock_session_impl_watch_caller (PaddockSessionImpl *self,
+                                   GDBusConnection    *connection,
+                                   const char         *caller)
+{
+  CallerWatch *watch;
+
+  /* Unique names only (a peer-to-peer caller has none), and bounded: a
+   * client that has left is dropped when it leaves. */
+  if (caller == NULL || caller[0] != ':' || g_hash_table_contains (self->caller_watches, caller))
+    return;
+
+  watch = g_new0 (CallerWatch, 1);
+  watch->connection = g_object_ref (connection);
+  /* The very rule of paddock_command_impl_new(). */
+  watch->id = g_dbus_connection_signal_subscribe (connection, "org.freedesktop.DBus", "org.freedesktop.DBus",
+                                                  "NameOwnerChanged", "/org/freedesktop/DBus", caller,
+                                                  G_DBUS_SIGNAL_FLAGS_NONE,
+                                                  paddock_session_impl_caller_vanished_cb, self, NULL);
+  g_hash_table_insert (self->caller_watches, g_strdup (caller), watch);
+}
+
 static guint
 count_running_commands_of (PaddockSessionImpl *self,
                            const char         *caller)
@@ -2023,6 +2094,9 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
   while (g_variant_iter_next (&iter, "{&s&s}", &key, &value))
     envp = g_environ_setenv (envp, key, value, TRUE);
 
+  paddock_session_impl_watch_caller (self, g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                     caller);
+
   id = ++self->next_command_id;
   path = g_strdup_printf ("%s/command/%u", self->object_path, id);
   command = paddock_command_impl_new (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
@@ -2191,6 +2265,8 @@ paddock_session_impl_dispose (GObject *object)
   paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
   g_clear_object (&self->stage);
+  if (self->caller_watches != NULL)
+    g_hash_table_remove_all (self->caller_watches);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
 }
@@ -2208,6 +2284,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->viewers, g_ptr_array_unref);
   g_clear_pointer (&self->commands, g_hash_table_unref);
   g_clear_pointer (&self->pending_execs, g_hash_table_unref);
+  g_clear_pointer (&self->caller_watches, g_hash_table_unref);
   g_clear_pointer (&self->command_pids, g_hash_table_unref);
   g_clear_pointer (&self->pid_namespace, g_free);
   g_clear_pointer (&self->record_path, g_free);
@@ -2244,6 +2321,8 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   self->pending_execs = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
+  self->caller_watches = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                (GDestroyNotify) caller_watch_free);
   self->command_pids = g_hash_table_new (NULL, NULL);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
 }

@@ -245,17 +245,25 @@ later_ok ()
   run "$tmp/out" "$tmp/err" "$@"
   [[ $rc -eq 1 && ! -s "$tmp/out" ]] && grep -q 'arrives with a later version' "$tmp/err"
 }
-for verb in review apply drop checkpoint net; do
-  check "$verb: exit 1, “arrives with a later version”" later_ok $verb 0123456789ab
-done
+check "net: exit 1, “arrives with a later version”" later_ok net 0123456789ab
 check "create --net: exit 1, later version" later_ok create --workspace "$ws" --net none -- true
 check "create --allow-domain: exit 1, later version" \
   later_ok create --workspace "$ws" --allow-domain example.org -- true
 check "create --port: exit 1, later version" later_ok create --workspace "$ws" --port web -- true
 
-run "$tmp/out" "$tmp/err" --json review 0123456789ab
+run "$tmp/out" "$tmp/err" --json net 0123456789ab
 check "…with --json: org.paddock.Error.Failed" \
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.Failed"
+for verb in review apply drop; do
+  run "$tmp/out" "$tmp/err" --json $verb 0123456789ab
+  check "$verb of an unknown session: NotFound" \
+    test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+done
+host_id=$("$CTL" create --workspace "$ws" --profile host -- sleep 30)
+run "$tmp/out" "$tmp/err" --json review "$host_id"
+check "review of a host session: NotEnforced (nothing is staged)" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotEnforced"
+"$CTL" destroy "$host_id" >/dev/null
 
 check "the daemon is still running at the end" kill -0 "$daemon_pid"
 run "$tmp/out" "$tmp/err" --json list

@@ -636,14 +636,26 @@ test_safe_view_and_environment (void)
 
   output = read_output (connection, path);
   /* pid 2 of its own namespace, a private HOME, no daemon secrets, a
-   * read-only system, and the workspace shared with the real folder. */
+   * read-only system, and writes to the workspace staged: listed for
+   * review, not in the real folder until applied. */
   g_assert_nonnull (strstr (output->str, "pid=2 home=/home/agent"));
   g_assert_null (strstr (output->str, "sk-canary-4242"));
   g_assert_nonnull (strstr (output->str, "Read-only file system"));
   {
     g_autofree char *written = g_build_filename (workspace, "from-agent", NULL);
-    g_assert_true (g_file_test (written, G_FILE_TEST_EXISTS));
-    unlink (written);
+    g_autoptr(GVariant) changes = NULL;
+    const char *changed_path = NULL;
+    const char *kind = NULL;
+
+    g_assert_false (g_file_test (written, G_FILE_TEST_EXISTS));
+    changes = call (connection, path, "org.paddock.Session1", "ListChanges", NULL,
+                    G_VARIANT_TYPE ("(a(ayayssbuub))"), &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (g_variant_n_children (g_variant_get_child_value (changes, 0)), ==, 1);
+    g_variant_get_child (g_variant_get_child_value (changes, 0), 0, "(^&ay^&ay&s&sbuub)",
+                         &changed_path, NULL, &kind, NULL, NULL, NULL, NULL, NULL);
+    g_assert_cmpstr (changed_path, ==, "from-agent");
+    g_assert_cmpstr (kind, ==, "added");
   }
 
   result = stop (connection, path, 0, TRUE, &error);
