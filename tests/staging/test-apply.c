@@ -435,6 +435,13 @@ test_full_apply (Fixture       *f,
       found = TRUE;
     }
   g_assert_true (found);
+  /* A path that is not UTF-8 is recorded byte for byte, in base64. */
+  {
+    g_autofree char *b64 = g_base64_encode ((const guchar *) ODD_NONUTF8, strlen (ODD_NONUTF8));
+    g_autofree char *member = g_strdup_printf ("\"path_base64\":\"%s\"", b64);
+
+    g_assert_nonnull (strstr (ledger, member));
+  }
 
   /* A second batch, a second line. */
   {
