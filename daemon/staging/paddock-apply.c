@@ -1547,7 +1547,7 @@ paddock_apply_batch (const char          *workspace,
       Selected *s = g_ptr_array_index (checked, i);
 
       s->skipped = !paddock_file_stamp_equal (&s->current, &s->item->baseline) && !s->item->forced;
-      if (s->skipped && s->item->group != 0)
+      if (s->skipped)
         g_hash_table_add (skipped_groups, GUINT_TO_POINTER (s->item->group));
     }
   for (guint i = 0; i < checked->len; i++)
@@ -1569,12 +1569,10 @@ paddock_apply_batch (const char          *workspace,
 
           if (s->skipped)
             {
-              if (s->item->group != 0)
-                g_hash_table_add (skipped_groups, GUINT_TO_POINTER (s->item->group));
+              g_hash_table_add (skipped_groups, GUINT_TO_POINTER (s->item->group));
               continue;
             }
-          if (s->item->group != 0 &&
-              g_hash_table_contains (skipped_groups, GUINT_TO_POINTER (s->item->group)))
+          if (g_hash_table_contains (skipped_groups, GUINT_TO_POINTER (s->item->group)))
             {
               s->skipped = changed = TRUE;
               continue;

@@ -34,8 +34,9 @@ typedef enum {
  * without setuid/setgid; symlink: the same text, never followed; directory:
  * a directory with its mode, children come as their own items). REMOVE
  * removes the workspace's entry (a directory only when it is empty at that
- * point of the batch). Items sharing a non-zero @group are applied or
- * skipped together; group 0 means "no group". */
+ * point of the batch). Items sharing a @group (every value, 0 included, is
+ * a group) are applied or skipped together: give unrelated items distinct
+ * groups. */
 typedef struct {
   char               *path;
   PaddockApplyAction  action;

@@ -321,7 +321,8 @@ static const ItemSpec all_items[] = {
   { ODD_NONUTF8, PADDOCK_APPLY_PUT, 0 },
 };
 
-/* Items with W's current stamps as baselines (the session start). */
+/* Items with W's current stamps as baselines (the session start). Group 0
+ * in a spec means "alone": the item gets a group of its own. */
 static GPtrArray *
 make_items (const char     *w,
             const ItemSpec *specs,
@@ -336,7 +337,9 @@ make_items (const char     *w,
 
       stamp_of (w, specs[i].path, &stamp);
       g_ptr_array_add (items, paddock_apply_item_new (specs[i].path, specs[i].action,
-                                                      specs[i].group, forced, &stamp));
+                                                      specs[i].group != 0 ? specs[i].group
+                                                                          : 1000 + (guint) i,
+                                                      forced, &stamp));
     }
   return items;
 }
