@@ -67,6 +67,8 @@ printf 'doomed\n' >"$ws/delete-me.txt"
 printf 'session and user both edit this\n' >"$ws/contested.txt"
 printf 'untouched\n' >"$ws/keep/same.txt"
 printf '#!/bin/sh\necho hi\n' >"$ws/script.sh"
+mkdir -p "$ws/becomes-file" && printf 'was in a folder\n' >"$ws/becomes-file/inner.txt"
+printf 'a file that becomes a folder\n' >"$ws/becomes-folder"
 ln -s edit.txt "$ws/link"
 ws=$(realpath "$ws")
 snapshot "$ws" >"$tmp/before"
@@ -83,6 +85,8 @@ chmod +x script.sh
 rm link && ln -s renamed.txt link
 echo "session version" > contested.txt
 printf "\000\001\002binary" > blob.bin
+rm -r becomes-file && echo "now a file" > becomes-file
+rm becomes-folder && mkdir becomes-folder && echo "inside" > becomes-folder/inside.txt
 echo STAGED-DONE
 exec sleep 600'
 

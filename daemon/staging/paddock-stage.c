@@ -369,6 +369,41 @@ add_item (PaddockStage       *self,
   g_ptr_array_add (items, item);
 }
 
+/* Whether the stage holds an entry at @rel (a whiteout is a deletion). */
+static gboolean
+stage_has_entry (PaddockStage *self,
+                 const char   *rel)
+{
+  g_autofree char *full = g_build_filename (self->root, rel, NULL);
+  struct stat st;
+
+  if (lstat (full, &st) != 0)
+    return FALSE;
+  return !(S_ISCHR (st.st_mode) && st.st_rdev == 0);
+}
+
+/* One item per path: what the stage has there is what the workspace gets
+ * (PUT), or nothing (REMOVE). Deciding from the stage itself, not from the
+ * row's kind, folds the rows of a type change (a folder's files deleted,
+ * then the folder replaced by a file; or a file replaced by a folder with
+ * files in it) into the single item per path the batch expects. */
+static void
+add_path_item (PaddockStage    *self,
+               GPtrArray       *items,
+               GHashTable      *seen,
+               PaddockBaseline *baseline,
+               const char      *path,
+               guint            group,
+               GHashTable      *forced)
+{
+  if (g_hash_table_contains (seen, path))
+    return;
+  g_hash_table_add (seen, (gpointer) path);
+  add_item (self, items, baseline, path,
+            stage_has_entry (self, path) ? PADDOCK_APPLY_PUT : PADDOCK_APPLY_REMOVE,
+            group, forced);
+}
+
 gboolean
 paddock_stage_apply (PaddockStage        *self,
                      const char *const   *paths,
@@ -384,6 +419,7 @@ paddock_stage_apply (PaddockStage        *self,
   g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_apply_item_free);
   g_autoptr(GHashTable) forced = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(PaddockApplyResult) outcome = NULL;
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
   PaddockBaseline *baseline;
 
   review = locked_review (self, cancellable, error);
@@ -404,12 +440,9 @@ paddock_stage_apply (PaddockStage        *self,
       const char *old_path = paddock_change_get_old_path (change);
 
       /* A rename is one group: both sides happen, or neither. */
-      if (paddock_change_get_kind (change) == PADDOCK_CHANGE_KIND_RENAMED && old_path != NULL)
-        add_item (self, items, baseline, old_path, PADDOCK_APPLY_REMOVE, i, forced);
-      if (paddock_change_get_kind (change) == PADDOCK_CHANGE_KIND_DELETED)
-        add_item (self, items, baseline, path, PADDOCK_APPLY_REMOVE, i, forced);
-      else
-        add_item (self, items, baseline, path, PADDOCK_APPLY_PUT, i, forced);
+      if (old_path != NULL)
+        add_path_item (self, items, seen, baseline, old_path, i, forced);
+      add_path_item (self, items, seen, baseline, path, i, forced);
     }
 
   if (!paddock_apply_batch (self->workspace, self->root, self->journal_dir, self->ledger_file,
