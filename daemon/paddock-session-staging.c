@@ -11,6 +11,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "paddock-error.h"
 #include "paddock-session-impl-private.h"
 
@@ -290,6 +292,22 @@ staging_done_cb (GObject      *source,
     g_dbus_method_invocation_return_value (g_object_ref (call->invocation), reply);
 }
 
+/* What one call may name: more than a review list could reasonably hold
+ * is a mistake or an attempt to make the daemon work for nothing. */
+#define PATHS_MAX      200000
+#define PATH_BYTES_MAX 4096
+
+static gboolean
+paths_within_bounds (const char *const *paths)
+{
+  guint n = 0;
+
+  for (; paths != NULL && paths[n] != NULL; n++)
+    if (paths[n][0] == '\0' || strlen (paths[n]) > PATH_BYTES_MAX || n >= PATHS_MAX)
+      return FALSE;
+  return TRUE;
+}
+
 static gboolean
 start_call (PaddockIpcSession1    *session,
             GDBusMethodInvocation *invocation,
@@ -323,6 +341,15 @@ start_call (PaddockIpcSession1    *session,
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "The session is running; stop it first (paddockctl stop %s)",
                                              paddock_session_impl_get_id (self));
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  if (!paths_within_bounds (paths) || !paths_within_bounds (force_paths) ||
+      (name != NULL && strlen (name) > PATH_BYTES_MAX))
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "At most %u paths of at most %u bytes each, none empty",
+                                             PATHS_MAX, PATH_BYTES_MAX);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
