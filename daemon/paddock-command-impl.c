@@ -410,6 +410,59 @@ paddock_command_impl_prepare (PaddockCommandImpl  *self,
   return TRUE;
 }
 
+/* A command on a terminal that neither prepare() nor adopt_terminal()
+ * has given one yet. */
+gboolean
+paddock_command_impl_needs_terminal (PaddockCommandImpl *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_COMMAND_IMPL (self), FALSE);
+
+  return self->tty && self->out.fd < 0 && self->stdin_fd < 0 && !self->running;
+}
+
+/* Instead of prepare() for a command on a terminal made elsewhere (by a
+ * sandbox, from its own devpts, so that the command's tty resolves there):
+ * takes MASTER, which must be a PTY master, as the terminal's one end. */
+gboolean
+paddock_command_impl_adopt_terminal (PaddockCommandImpl  *self,
+                                     int                  master,
+                                     GError             **error)
+{
+  paddock_autofd int fd = master;
+  unsigned int pty_number;
+
+  g_return_val_if_fail (PADDOCK_IS_COMMAND_IMPL (self), FALSE);
+
+  if (!paddock_command_impl_needs_terminal (self))
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                           "The command was not waiting for a terminal");
+      return FALSE;
+    }
+
+  /* Only a PTY master answers TIOCGPTN: anything else is refused rather
+   * than read from and written to as the command's terminal. */
+  if (ioctl (fd, TIOCGPTN, &pty_number) != 0)
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                           "The sandbox sent something other than a terminal");
+      return FALSE;
+    }
+
+  self->stdin_fd = fcntl (fd, F_DUPFD_CLOEXEC, 3);
+  if (self->stdin_fd < 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not keep the terminal: %s", g_strerror (saved_errno));
+      return FALSE;
+    }
+  self->out.fd = paddock_steal_fd (&fd);
+  g_unix_set_fd_nonblocking (self->out.fd, TRUE, NULL);
+  g_unix_set_fd_nonblocking (self->stdin_fd, TRUE, NULL);
+  return TRUE;
+}
+
 /* The command runs (host pid, or 0 inside a sandbox): watch its output. */
 void
 paddock_command_impl_started (PaddockCommandImpl *self,

@@ -27,6 +27,10 @@ gboolean            paddock_command_impl_prepare        (PaddockCommandImpl  *se
                                                          int                 *out_stdout,
                                                          int                 *out_stderr,
                                                          GError             **error);
+gboolean            paddock_command_impl_adopt_terminal (PaddockCommandImpl  *self,
+                                                         int                  master,
+                                                         GError             **error);
+gboolean            paddock_command_impl_needs_terminal (PaddockCommandImpl  *self);
 void                paddock_command_impl_started        (PaddockCommandImpl  *self,
                                                          GPid                 host_pid);
 void                paddock_command_impl_exited         (PaddockCommandImpl  *self,

@@ -919,11 +919,21 @@ paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
     }
 }
 
+static gboolean paddock_session_impl_send_control (PaddockSessionImpl  *self,
+                                                   JsonBuilder         *request,
+                                                   const int           *fds,
+                                                   guint                n_fds,
+                                                   GError             **error);
+
 /* Events about commands run inside the sandbox: "spawned" and
- * "spawn-failed" answer a pending Exec, "command-exited" ends a command. */
+ * "spawn-failed" answer a pending Exec, "command-exited" ends a command.
+ * *FD is a descriptor that came with the event (or -1): "spawned" of a
+ * command on a terminal carries the terminal the sandbox made, which this
+ * takes; any other is left for the caller to close. */
 static void
 paddock_session_impl_command_event (PaddockSessionImpl *self,
-                                    JsonObject         *event)
+                                    JsonObject         *event,
+                                    int                *fd)
 {
   const char *name = json_object_get_string_member_with_default (event, "event", "");
   gint64 id = json_object_get_int_member_with_default (event, "id", -1);
@@ -936,8 +946,41 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
   command = g_hash_table_lookup (self->commands, GUINT_TO_POINTER ((guint32) id));
   invocation = g_hash_table_lookup (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
 
+  if (g_str_equal (name, "spawned") && command != NULL &&
+      paddock_command_impl_needs_terminal (command))
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(JsonBuilder) request = json_builder_new ();
+
+      if (*fd >= 0 && paddock_command_impl_adopt_terminal (command, paddock_steal_fd (fd), &error))
+        goto started;
+
+      /* No terminal, no command: it goes, and Exec says why. */
+      json_builder_begin_object (request);
+      json_builder_set_member_name (request, "op");
+      json_builder_add_string_value (request, "kill");
+      json_builder_set_member_name (request, "id");
+      json_builder_add_int_value (request, id);
+      json_builder_set_member_name (request, "signal");
+      json_builder_add_int_value (request, SIGKILL);
+      json_builder_end_object (request);
+      paddock_session_impl_send_control (self, request, NULL, 0, NULL);
+      if (invocation != NULL)
+        {
+          g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
+          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                                 "The command could not start in the sandbox: %s",
+                                                 error != NULL ? error->message : "it made no terminal");
+        }
+      g_signal_handlers_disconnect_by_data (command, self);
+      g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
+      g_hash_table_remove (self->commands, GUINT_TO_POINTER ((guint32) id));
+      return;
+    }
+
   if (g_str_equal (name, "spawned") && command != NULL)
     {
+    started:
       paddock_command_impl_started (command, 0);
       if (invocation != NULL)
         {
@@ -984,18 +1027,45 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
   for (;;)
     {
       g_autoptr(JsonParser) parser = NULL;
+      paddock_autofd int fd = -1;
       char message[1024];
+      union {
+        struct cmsghdr align;
+        char space[CMSG_SPACE (sizeof (int) * 4)];
+      } control;
+      struct iovec iov = { .iov_base = message, .iov_len = sizeof message - 1 };
+      struct msghdr header = {
+        .msg_iov = &iov,
+        .msg_iovlen = 1,
+        .msg_control = control.space,
+        .msg_controllen = sizeof control.space,
+      };
       JsonObject *object;
       gssize n;
 
       if (self->control_fd < 0)
         return FALSE;
 
-      n = recv (self->control_fd, message, sizeof message - 1, MSG_DONTWAIT);
+      n = recvmsg (self->control_fd, &header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0 && errno == EAGAIN)
         return TRUE;
+      /* Descriptors come only with "spawned" of a command on a terminal,
+       * one at most: the first is kept, any other closed at once. */
+      for (struct cmsghdr *c = CMSG_FIRSTHDR (&header); c != NULL; c = CMSG_NXTHDR (&header, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+          {
+            gsize count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+            int received[4];
+
+            memcpy (received, CMSG_DATA (c), MIN (count, G_N_ELEMENTS (received)) * sizeof (int));
+            for (gsize i = 0; i < MIN (count, G_N_ELEMENTS (received)); i++)
+              if (fd < 0)
+                fd = received[i];
+              else
+                close (received[i]);
+          }
       if (n <= 0)
         return FALSE;
 
@@ -1013,7 +1083,7 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
           paddock_session_impl_ready (self, NULL);
         }
       else
-        paddock_session_impl_command_event (self, object);
+        paddock_session_impl_command_event (self, object, &fd);
     }
 }
 
@@ -2001,7 +2071,10 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   paddock_autofd int child_err = -1;
   int fds[3];
 
-  if (!paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
+  /* A terminal of ours would be of the daemon's devpts, which the sandbox
+   * does not show: tty(1) and ttyname() would fail on it, so the sandbox
+   * makes the terminal and sends its master back with "spawned". */
+  if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
   json_builder_begin_object (request);
@@ -2030,7 +2103,7 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   fds[2] = child_err;
   /* Our copies of the command's ends close when we return: the sandbox
    * has its own, and output ends when the command's are closed. */
-  return paddock_session_impl_send_control (self, request, fds, 3, error);
+  return paddock_session_impl_send_control (self, request, fds, tty ? 0 : 3, error);
 }
 
 static gboolean

@@ -272,9 +272,23 @@ if [[ $rc -eq 0 ]] && wait_for 5 state_is "$safe" running; then
   run "$tmp/out" "$tmp/err" exec "$safe" -- sh -c 'echo inside; cat /proc/2/comm; exit 4' </dev/null
   check "exec in a safe session runs inside the sandbox, status passed through" \
     test "$rc:$(head -n 2 "$tmp/out" | tr '\n' ' ')" = "4:inside sleep "
+
+  # The terminal is the sandbox's own (its devpts), so it has a name there.
+  run "$tmp/out" "$tmp/err" exec "$safe" --tty -- tty </dev/null
+  check "--tty in a safe session: tty names the terminal (/dev/pts/N), exit 0" \
+    test "$rc:$(head -c 9 "$tmp/out")" = "0:/dev/pts/"
+  run "$tmp/out" "$tmp/err" exec "$safe" --tty -- sh -c 'test "$(readlink -f /proc/self/fd/0)" = "$(tty)" && stty size' </dev/null
+  check "…stdin is that terminal and stty size works (24 80)" \
+    test "$rc:$(tr -d '\r' <"$tmp/out")" = "0:24 80"
+  rc=0
+  printf 'hello\n' | timeout 20 "$CTL" exec "$safe" --tty -- head -n 1 >"$tmp/out" 2>"$tmp/err" || rc=$?
+  check "…and reads piped input through it" test "$rc:$(grep -c hello "$tmp/out")" = "0:2"
 else
-  n=$((n + 1))
-  echo "ok $n - exec in a safe session runs inside the sandbox # SKIP no safe session here"
+  for what in "exec in a safe session runs inside the sandbox" "--tty in a safe session: tty names the terminal" \
+              "…stdin is that terminal and stty size works" "…and reads piped input through it"; do
+    n=$((n + 1))
+    echo "ok $n - $what # SKIP no safe session here"
+  done
 fi
 
 usage_ok ()

@@ -82,15 +82,24 @@
  * SOCK_SEQPACKET socket: one JSON object per message, at most 128 KiB, with
  * fds attached as SCM_RIGHTS (at most 8):
  *   {"op":"spawn","id":N,"argv":["cmd","arg",…],"cwd":"/abs","env":["K=V",…],
- *    "tty":true}                 + 3 fds: stdin, stdout, stderr (may be one)
+ *    "tty":true}                 + 3 fds: stdin, stdout, stderr (may be one),
+ *                                  or, with "tty":true, no fd at all: pid 1
+ *                                  makes the terminal (see below)
  *   {"op":"kill","id":N,"signal":S}                          no fds
  * N is the daemon's (0 to 2^32-1, unique among running commands); argv is
  * 1 to 4096 strings, env 0 to 4096 K=V strings and is the command's whole
  * environment (its PATH finds argv[0]; default /usr/local/bin:/usr/bin:/bin);
  * cwd defaults to the workspace; tty (default false) makes the command a
  * session leader with fd 0 as controlling terminal, otherwise it gets a
- * process group of its own. Events, one per message, like the agent's:
- *   {"event":"spawned","id":N,"pid":P}          P in the sandbox's namespace
+ * process group of its own. A terminal the daemon made belongs to the
+ * daemon's devpts, which is not in the sandbox's view: ttyname() and tty(1)
+ * fail on it. So a "tty":true spawn without fds gets a PTY pair from the
+ * sandbox's own devpts instance (/dev/pts/ptmx), 80x24, the slave as the
+ * command's stdio, and the master goes back to the daemon with "spawned"
+ * (SCM_RIGHTS). Events, one per message, like the agent's:
+ *   {"event":"spawned","id":N,"pid":P}          P in the sandbox's namespace;
+ *                                                 + the PTY master when pid 1
+ *                                                 made the terminal
  *   {"event":"spawn-failed","id":N,"errno":E,"message":"…"}
  *   {"event":"command-exited","id":N,"status":S[,"signal":K]}
  * Exactly one of spawned/spawn-failed answers a spawn that names a valid id
@@ -329,6 +338,38 @@ send_event (int            fd,
     }
 }
 
+/* send_event(), with FD (if not -1) attached as SCM_RIGHTS. */
+static void
+send_event_with_fd (int            fd,
+                    const LineBuf *line,
+                    int            pass_fd)
+{
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int))];
+  } control;
+  struct iovec iov = { .iov_base = (void *) line->buf, .iov_len = line->len };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+  struct cmsghdr *header;
+
+  if (pass_fd < 0 || fd < 0)
+    {
+      send_event (fd, line);
+      return;
+    }
+
+  memset (&control, 0, sizeof control);
+  msg.msg_control = control.space;
+  msg.msg_controllen = sizeof control.space;
+  header = CMSG_FIRSTHDR (&msg);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (header), &pass_fd, sizeof (int));
+  while (sendmsg (fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
+    ;
+}
+
 static int
 status_to_code (int status)
 {
@@ -535,6 +576,7 @@ typedef struct {
   char *cwd;
   const char *path_env;   /* points into envp, or DEFAULT_PATH */
   gboolean tty;
+  gboolean own_pty;       /* "tty":true without fds: we make the terminal */
   int fds[3];
 } SpawnRequest;
 
@@ -926,6 +968,7 @@ typedef struct {
   guint32 id;
   pid_t supervisor;
   int chan;           /* pid 1's end of the supervisor's pair */
+  int pty_master;     /* the terminal we made, until "spawned" takes it; or -1 */
 } Command;
 
 typedef struct {
@@ -1111,10 +1154,11 @@ parse_spawn (Init         *init,
       return FALSE;
     }
   req->tty = node != NULL && json_node_get_boolean (node);
-  if (fds->len != 3)
+  req->own_pty = req->tty && fds->len == 0;
+  if (fds->len != 3 && !req->own_pty)
     {
       *err = EBADF;
-      *why = "a spawn carries exactly 3 fds (stdin, stdout, stderr)";
+      *why = "a spawn carries exactly 3 fds (stdin, stdout, stderr), or none with tty";
       return FALSE;
     }
   if (find_command (init, req->id) != NULL)
@@ -1132,14 +1176,61 @@ parse_spawn (Init         *init,
   return TRUE;
 }
 
+/* A PTY pair of the sandbox's own devpts: the master (returned) and the
+ * slave three times at 3 or above in FDS, CLOEXEC. -1 with errno. */
+static int
+open_own_pty (GArray *fds)
+{
+  struct winsize size = { .ws_row = 24, .ws_col = 80 };
+  paddock_autofd int master = open ("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  int unlock = 0;
+  int slave;
+
+  if (master < 0 || ioctl (master, TIOCSPTLCK, &unlock) != 0)
+    return -1;
+  /* By the master, not by a path: no lookup anyone could race. */
+  slave = ioctl (master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (slave < 0)
+    return -1;
+  if (slave < 3)
+    {
+      int moved = fcntl (slave, F_DUPFD_CLOEXEC, 3);
+      int saved_errno = errno;
+
+      close (slave);
+      errno = saved_errno;
+      if (moved < 0)
+        return -1;
+      slave = moved;
+    }
+  g_array_append_val (fds, slave);
+  for (int i = 0; i < 2; i++)
+    {
+      int copy = fcntl (slave, F_DUPFD_CLOEXEC, 3);
+
+      if (copy < 0)
+        return -1;   /* the caller closes what FDS holds */
+      g_array_append_val (fds, copy);
+    }
+  ioctl (master, TIOCSWINSZ, &size);
+  return paddock_steal_fd (&master);
+}
+
 static void
 start_command (Init         *init,
                SpawnRequest *req,
                GArray       *fds)
 {
+  paddock_autofd int pty_master = -1;
   int pair[2];
   pid_t pid;
   Command *command;
+
+  if (req->own_pty && (pty_master = open_own_pty (fds)) < 0)
+    {
+      send_spawn_failed (init, req->id, errno, "cannot make a terminal in the sandbox");
+      return;
+    }
 
   /* Received fds at 3 or above (if pid 1's stdio was closed, one could land
    * on 0-2 and be clobbered by the command's dup2()). */
@@ -1188,7 +1279,12 @@ start_command (Init         *init,
       if (init->cfg->pty_fd >= 0)
         close (init->cfg->pty_fd);
       for (guint i = 0; i < init->n_commands; i++)
-        close (init->commands[i].chan);
+        {
+          close (init->commands[i].chan);
+          if (init->commands[i].pty_master >= 0)
+            close (init->commands[i].pty_master);
+        }
+      paddock_close_fd (&pty_master);
       run_command_supervisor (req, pair[1], init->cfg->host_profile);
     }
   close (pair[1]);
@@ -1197,6 +1293,7 @@ start_command (Init         *init,
   command->id = req->id;
   command->supervisor = pid;
   command->chan = pair[0];
+  command->pty_master = paddock_steal_fd (&pty_master);
 }
 
 static void
@@ -1389,7 +1486,9 @@ handle_supervisor (Init    *init,
       line_add (&line, ",\"pid\":");
       line_add_int (&line, msg.pid);
       line_add (&line, "}\n");
-      send_event (init->cfg->control_fd, &line);
+      send_event_with_fd (init->cfg->control_fd, &line, command->pty_master);
+      /* The daemon has its own copy now (or the socket is gone). */
+      paddock_close_fd (&command->pty_master);
       return TRUE;
 
     case SUP_FAILED:
@@ -1417,6 +1516,14 @@ handle_supervisor (Init    *init,
     default:
       return TRUE;
     }
+}
+
+/* A command's slot is free: what it held goes. */
+static void
+command_clear (Command *command)
+{
+  close (command->chan);
+  paddock_close_fd (&command->pty_master);
 }
 
 /* ---- pid 1 ---------------------------------------------------------------- */
@@ -1574,7 +1681,7 @@ run_init (const SandboxConfig *cfg)
             continue;
           if (!handle_supervisor (&init, &init.commands[i]))
             {
-              close (init.commands[i].chan);
+              command_clear (&init.commands[i]);
               init.commands[i] = init.commands[--init.n_commands];
             }
         }
