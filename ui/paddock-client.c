@@ -8,6 +8,7 @@
 
 #include "paddock-client.h"
 #include "paddock-lease-item.h"
+#include "paddock-session-item.h"
 
 /* PaddockClient follows org.paddock.Daemon on the session bus for as long as
  * the app runs, and keeps models that mirror the daemon's lists:
@@ -25,6 +26,12 @@
  * reply), so signals are ignored while loading. A signal that does not fit the
  * current list (a bug somewhere) triggers a reload instead of a wrong splice.
  *
+ * Sessions follow the same pattern on Manager1 (ListSessions,
+ * SessionsChanged), with one difference: a session's dictionary is sent
+ * again each time its state changes, and the item for an id is kept (and
+ * updated) rather than replaced, so that selections, open terminals and
+ * the item's own Session1 proxy survive the change.
+ *
  * One client is shared by every window of the app. */
 struct _PaddockClient
 {
@@ -37,13 +44,17 @@ struct _PaddockClient
    * belongs to one daemon instance. */
   GCancellable       *daemon_cancellable;
   PaddockIpcPorts1   *ports;
+  PaddockIpcManager1 *manager;
   GListStore         *leases;
+  GListStore         *sessions;
   char               *error;
 
   guint               watch_id;
   gulong              leases_changed_id;
+  gulong              sessions_changed_id;
   PaddockClientState  state;
   guint               loading : 1;
+  guint               loading_sessions : 1;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockClient, paddock_client, G_TYPE_OBJECT)
@@ -59,12 +70,15 @@ enum {
   PROP_STATE,
   PROP_ERROR,
   PROP_LEASES,
+  PROP_SESSIONS,
+  PROP_MANAGER,
   N_PROPS
 };
 
 static GParamSpec *properties[N_PROPS];
 
-static void paddock_client_load_leases (PaddockClient *self);
+static void paddock_client_load_leases   (PaddockClient *self);
+static void paddock_client_load_sessions (PaddockClient *self);
 
 static void
 paddock_client_set_state (PaddockClient      *self,
@@ -129,10 +143,176 @@ paddock_client_drop_daemon (PaddockClient *self)
     g_clear_signal_handler (&self->leases_changed_id, self->ports);
   g_clear_object (&self->ports);
 
+  if (self->manager != NULL)
+    g_clear_signal_handler (&self->sessions_changed_id, self->manager);
+  if (self->manager != NULL)
+    {
+      g_clear_object (&self->manager);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MANAGER]);
+    }
+
   self->loading = FALSE;
+  self->loading_sessions = FALSE;
 
   if (self->leases != NULL)
     paddock_client_replace_leases (self, NULL);
+  if (self->sessions != NULL)
+    g_list_store_remove_all (self->sessions);
+}
+
+/* The item already shown for this session, if any, so that it lives on. */
+static PaddockSessionItem *
+paddock_client_find_session (PaddockClient *self,
+                             GVariant      *dict)
+{
+  const char *id = NULL;
+  guint n_items;
+
+  if (!g_variant_lookup (dict, "id", "&s", &id))
+    return NULL;
+
+  n_items = g_list_model_get_n_items (G_LIST_MODEL (self->sessions));
+  for (guint i = 0; i < n_items; i++)
+    {
+      g_autoptr(PaddockSessionItem) item = g_list_model_get_item (G_LIST_MODEL (self->sessions), i);
+
+      if (g_strcmp0 (paddock_session_item_get_id (item), id) == 0)
+        return g_steal_pointer (&item);
+    }
+
+  return NULL;
+}
+
+static GPtrArray *
+session_items_from_variant (PaddockClient *self,
+                            GVariant      *sessions)
+{
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
+  GVariantIter iter;
+  GVariant *child;
+
+  g_variant_iter_init (&iter, sessions);
+  while ((child = g_variant_iter_next_value (&iter)))
+    {
+      g_autoptr(GVariant) dict = child;
+      PaddockSessionItem *item;
+
+      if ((item = paddock_client_find_session (self, dict)))
+        paddock_session_item_update (item, dict);
+      else
+        item = paddock_session_item_new (self->connection, dict);
+
+      g_ptr_array_add (items, item);
+    }
+
+  return g_steal_pointer (&items);
+}
+
+static void
+sessions_changed_cb (PaddockIpcManager1 *manager,
+                     guint               position,
+                     guint               removed,
+                     GVariant           *added,
+                     PaddockClient      *self)
+{
+  g_autoptr(GPtrArray) items = NULL;
+  guint n_items;
+
+  g_assert (PADDOCK_IS_CLIENT (self));
+
+  if (manager != self->manager || self->loading_sessions)
+    return;
+
+  n_items = g_list_model_get_n_items (G_LIST_MODEL (self->sessions));
+  if (position > n_items || removed > n_items - position)
+    {
+      g_debug ("SessionsChanged(%u, %u) does not fit %u sessions: reloading",
+               position, removed, n_items);
+      paddock_client_load_sessions (self);
+      return;
+    }
+
+  items = session_items_from_variant (self, added);
+  g_list_store_splice (self->sessions, position, removed, items->pdata, items->len);
+}
+
+static void
+list_sessions_cb (GObject      *object,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  g_autoptr(PaddockClient) self = user_data;
+  g_autoptr(GVariant) sessions = NULL;
+  g_autoptr(GPtrArray) items = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!paddock_ipc_manager1_call_list_sessions_finish (PADDOCK_IPC_MANAGER1 (object),
+                                                       &sessions, result, &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_debug ("ListSessions failed: %s", error->message);
+      if ((PaddockIpcManager1 *)object == self->manager)
+        self->loading_sessions = FALSE;
+      return;
+    }
+
+  if ((PaddockIpcManager1 *)object != self->manager)
+    return;
+
+  self->loading_sessions = FALSE;
+  items = session_items_from_variant (self, sessions);
+  g_list_store_splice (self->sessions,
+                       0,
+                       g_list_model_get_n_items (G_LIST_MODEL (self->sessions)),
+                       items->pdata,
+                       items->len);
+}
+
+static void
+paddock_client_load_sessions (PaddockClient *self)
+{
+  g_assert (PADDOCK_IS_CLIENT (self));
+  g_assert (self->manager != NULL);
+
+  self->loading_sessions = TRUE;
+  paddock_ipc_manager1_call_list_sessions (self->manager,
+                                           self->daemon_cancellable,
+                                           list_sessions_cb,
+                                           g_object_ref (self));
+}
+
+static void
+manager_proxy_new_cb (GObject      *object,
+                      GAsyncResult *result,
+                      gpointer      user_data)
+{
+  g_autoptr(PaddockClient) self = user_data;
+  g_autoptr(PaddockIpcManager1) manager = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!(manager = paddock_ipc_manager1_proxy_new_finish (result, &error)))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_debug ("Cannot make a Manager1 proxy: %s", error->message);
+      return;
+    }
+
+  if (self->daemon_cancellable == NULL ||
+      g_cancellable_is_cancelled (self->daemon_cancellable))
+    return;
+
+  g_assert (self->manager == NULL);
+
+  /* Creating a session may wait for the sandbox to come up. */
+  g_dbus_proxy_set_default_timeout (G_DBUS_PROXY (manager), 120 * 1000);
+
+  self->manager = g_steal_pointer (&manager);
+  self->sessions_changed_id = g_signal_connect (self->manager,
+                                                "sessions-changed",
+                                                G_CALLBACK (sessions_changed_cb),
+                                                self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MANAGER]);
+  paddock_client_load_sessions (self);
 }
 
 static void
@@ -274,6 +454,13 @@ name_appeared_cb (GDBusConnection *connection,
                                 self->daemon_cancellable,
                                 ports_proxy_new_cb,
                                 g_object_ref (self));
+  paddock_ipc_manager1_proxy_new (connection,
+                                  G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START,
+                                  PADDOCK_BUS_NAME,
+                                  PADDOCK_OBJECT_PATH,
+                                  self->daemon_cancellable,
+                                  manager_proxy_new_cb,
+                                  g_object_ref (self));
 }
 
 static void
@@ -357,6 +544,7 @@ paddock_client_dispose (GObject *object)
   g_clear_object (&self->cancellable);
   g_clear_object (&self->connection);
   g_clear_object (&self->leases);
+  g_clear_object (&self->sessions);
 
   G_OBJECT_CLASS (paddock_client_parent_class)->dispose (object);
 }
@@ -395,6 +583,14 @@ paddock_client_get_property (GObject    *object,
 
     case PROP_LEASES:
       g_value_set_object (value, self->leases);
+      break;
+
+    case PROP_SESSIONS:
+      g_value_set_object (value, self->sessions);
+      break;
+
+    case PROP_MANAGER:
+      g_value_set_object (value, self->manager);
       break;
 
     default:
@@ -466,6 +662,21 @@ paddock_client_class_init (PaddockClientClass *klass)
                          G_TYPE_LIST_MODEL,
                          (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  properties[PROP_SESSIONS] =
+    g_param_spec_object ("sessions", NULL, NULL,
+                         G_TYPE_LIST_MODEL,
+                         (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * PaddockClient:manager:
+   *
+   * The Manager1 proxy while the daemon is on the bus, else %NULL.
+   */
+  properties[PROP_MANAGER] =
+    g_param_spec_object ("manager", NULL, NULL,
+                         PADDOCK_IPC_TYPE_MANAGER1,
+                         (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -474,6 +685,7 @@ paddock_client_init (PaddockClient *self)
 {
   self->cancellable = g_cancellable_new ();
   self->leases = g_list_store_new (PADDOCK_TYPE_LEASE_ITEM);
+  self->sessions = g_list_store_new (PADDOCK_TYPE_SESSION_ITEM);
   self->state = PADDOCK_CLIENT_STATE_CONNECTING;
 }
 
@@ -554,4 +766,33 @@ paddock_client_get_ports (PaddockClient *self)
   g_return_val_if_fail (PADDOCK_IS_CLIENT (self), NULL);
 
   return self->ports;
+}
+
+/**
+ * paddock_client_get_sessions:
+ *
+ * The daemon's sessions in creation order, as #PaddockSessionItem; empty
+ * while the daemon is not reachable.
+ *
+ * Returns: (transfer none): a #GListModel of #PaddockSessionItem
+ */
+GListModel *
+paddock_client_get_sessions (PaddockClient *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_CLIENT (self), NULL);
+
+  return G_LIST_MODEL (self->sessions);
+}
+
+/**
+ * paddock_client_get_manager:
+ *
+ * Returns: (transfer none) (nullable): the Manager1 proxy while connected
+ */
+PaddockIpcManager1 *
+paddock_client_get_manager (PaddockClient *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_CLIENT (self), NULL);
+
+  return self->manager;
 }

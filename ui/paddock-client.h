@@ -32,5 +32,7 @@ PaddockClientState  paddock_client_get_state       (PaddockClient   *self);
 const char         *paddock_client_get_error       (PaddockClient   *self);
 GListModel         *paddock_client_get_leases      (PaddockClient   *self);
 PaddockIpcPorts1   *paddock_client_get_ports       (PaddockClient   *self);
+GListModel         *paddock_client_get_sessions    (PaddockClient   *self);
+PaddockIpcManager1 *paddock_client_get_manager     (PaddockClient   *self);
 
 G_END_DECLS
