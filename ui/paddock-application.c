@@ -33,12 +33,14 @@ paddock_application_startup (GApplication *app)
 {
   PaddockApplication *self = PADDOCK_APPLICATION (app);
   static const char *quit_accels[] = { "<Control>q", NULL };
-  static const char *new_window_accels[] = { "<Control>n", NULL };
+  static const char *new_session_accels[] = { "<Control>n", NULL };
+  static const char *new_window_accels[] = { "<Control><Shift>n", NULL };
   static const char *close_accels[] = { "<Control>w", NULL };
 
   G_APPLICATION_CLASS (paddock_application_parent_class)->startup (app);
 
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.new-session", new_session_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.new-window", new_window_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "window.close", close_accels);
 

@@ -278,6 +278,9 @@ follow_leases_cb (GApplication *app,
   g_assert_nonnull (window);
   gtk_window_set_default_size (GTK_WINDOW (window), 960, 600);
 
+  /* The ports are one entry of the sidebar, below the sessions. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-ports", NULL));
+
   /* No lease yet: the empty state. */
   assert_shows (window, "ports", "empty", 0);
   save_screenshot (window, "empty");

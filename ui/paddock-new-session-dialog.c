@@ -1,0 +1,321 @@
+/* paddock-new-session-dialog.c — start an agent on a folder
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "paddock-new-session-dialog.h"
+
+/* Asks for the three things a session needs (a folder, a program, a
+ * profile) and calls Manager1.CreateSession. The dialog stays open with a
+ * toast when the daemon refuses (a safe profile that cannot be enforced
+ * here, say), so nothing typed is lost; ::created hands the new object
+ * path to the window, which selects it. */
+struct _PaddockNewSessionDialog
+{
+  AdwWindow          parent_instance;
+
+  PaddockClient     *client;
+  GFile             *workspace;
+  /* Cancelled in dispose: the folder chooser's lifetime and CreateSession. */
+  GCancellable      *cancellable;
+  GtkNativeDialog   *chooser;
+  guint              creating : 1;
+
+  /* Template widgets */
+  AdwToastOverlay   *toast_overlay;
+  AdwActionRow      *workspace_row;
+  AdwComboRow       *agent_row;
+  AdwEntryRow       *command_row;
+  AdwEntryRow       *name_row;
+  AdwComboRow       *profile_row;
+};
+
+G_DEFINE_FINAL_TYPE (PaddockNewSessionDialog, paddock_new_session_dialog, ADW_TYPE_WINDOW)
+
+enum {
+  CREATED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+/* In the order of the agent row's model; the last one is "Custom". */
+static const char * const agent_programs[] = { "bash", "claude", "codex", "opencode", "pi" };
+static const char * const profiles[] = { "safe", "host" };
+
+static void
+paddock_new_session_dialog_update (PaddockNewSessionDialog *self)
+{
+  gboolean custom = adw_combo_row_get_selected (self->agent_row) >= G_N_ELEMENTS (agent_programs);
+
+  gtk_widget_set_visible (GTK_WIDGET (self->command_row), custom);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "dialog.create",
+                                 self->workspace != NULL && !self->creating &&
+                                 paddock_client_get_manager (self->client) != NULL);
+}
+
+static void
+agent_selected_cb (PaddockNewSessionDialog *self)
+{
+  paddock_new_session_dialog_update (self);
+}
+
+static void
+profile_selected_cb (PaddockNewSessionDialog *self)
+{
+  if (adw_combo_row_get_selected (self->profile_row) == 1)
+    adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row),
+                                 _("The agent runs as you, unconfined, and writes to the folder directly"));
+  else
+    adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row),
+                                 _("Safe runs the agent in a sandbox with its writes staged"));
+}
+
+static void
+paddock_new_session_dialog_toast (PaddockNewSessionDialog *self,
+                                  const char              *title)
+{
+  g_autofree char *escaped = g_markup_escape_text (title, -1);
+  AdwToast *toast = adw_toast_new (escaped);
+
+  adw_toast_set_timeout (toast, 0);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+static void
+chooser_response_cb (PaddockNewSessionDialog *self,
+                     int                      response,
+                     GtkNativeDialog         *chooser)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+
+      if (file != NULL)
+        paddock_new_session_dialog_set_workspace (self, file);
+    }
+
+  g_clear_object (&self->chooser);
+}
+
+static void
+paddock_new_session_dialog_choose_action (GtkWidget  *widget,
+                                          const char *action_name,
+                                          GVariant   *param)
+{
+  PaddockNewSessionDialog *self = PADDOCK_NEW_SESSION_DIALOG (widget);
+  GtkFileChooserNative *chooser;
+
+  if (self->chooser != NULL)
+    return;
+
+  chooser = gtk_file_chooser_native_new (_("Choose the Workspace"),
+                                         GTK_WINDOW (self),
+                                         GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER,
+                                         _("_Select"),
+                                         _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
+  if (self->workspace != NULL)
+    gtk_file_chooser_set_file (GTK_FILE_CHOOSER (chooser), self->workspace, NULL);
+  g_signal_connect_object (chooser, "response", G_CALLBACK (chooser_response_cb), self, G_CONNECT_SWAPPED);
+  self->chooser = GTK_NATIVE_DIALOG (chooser);
+  gtk_native_dialog_show (self->chooser);
+}
+
+static void
+create_session_cb (GObject      *object,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  g_autoptr(PaddockNewSessionDialog) self = user_data;
+  g_autofree char *object_path = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!paddock_ipc_manager1_call_create_session_finish (PADDOCK_IPC_MANAGER1 (object),
+                                                        &object_path, result, &error))
+    {
+      g_autofree char *message = NULL;
+
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        return;
+
+      self->creating = FALSE;
+      paddock_new_session_dialog_update (self);
+      g_dbus_error_strip_remote_error (error);
+      message = g_strdup_printf (_("The session was not started: %s"), error->message);
+      paddock_new_session_dialog_toast (self, message);
+      return;
+    }
+
+  g_signal_emit (self, signals[CREATED], 0, object_path);
+  gtk_window_destroy (GTK_WINDOW (self));
+}
+
+static void
+paddock_new_session_dialog_create_action (GtkWidget  *widget,
+                                          const char *action_name,
+                                          GVariant   *param)
+{
+  PaddockNewSessionDialog *self = PADDOCK_NEW_SESSION_DIALOG (widget);
+  PaddockIpcManager1 *manager = paddock_client_get_manager (self->client);
+  guint agent = adw_combo_row_get_selected (self->agent_row);
+  guint profile = adw_combo_row_get_selected (self->profile_row);
+  const char *name = gtk_editable_get_text (GTK_EDITABLE (self->name_row));
+  g_autofree char *workspace = NULL;
+  g_auto(GStrv) argv = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariantDict options;
+
+  if (manager == NULL || self->workspace == NULL || self->creating)
+    return;
+
+  if (agent < G_N_ELEMENTS (agent_programs))
+    {
+      argv = g_new0 (char *, 2);
+      argv[0] = g_strdup (agent_programs[agent]);
+    }
+  else if (!g_shell_parse_argv (gtk_editable_get_text (GTK_EDITABLE (self->command_row)), NULL, &argv, &error))
+    {
+      g_autofree char *message = g_strdup_printf (_("The command cannot be read: %s"), error->message);
+
+      paddock_new_session_dialog_toast (self, message);
+      gtk_widget_grab_focus (GTK_WIDGET (self->command_row));
+      return;
+    }
+
+  workspace = g_file_get_path (self->workspace);
+  if (workspace == NULL)
+    {
+      paddock_new_session_dialog_toast (self, _("The workspace must be a local folder"));
+      return;
+    }
+
+  g_variant_dict_init (&options, NULL);
+  g_variant_dict_insert_value (&options, "workspace", g_variant_new_bytestring (workspace));
+  g_variant_dict_insert_value (&options, "command", g_variant_new_bytestring_array ((const char * const *)argv, -1));
+  g_variant_dict_insert (&options, "profile", "s", profiles[MIN (profile, G_N_ELEMENTS (profiles) - 1)]);
+  if (name != NULL && *name != '\0')
+    g_variant_dict_insert (&options, "name", "s", name);
+
+  self->creating = TRUE;
+  paddock_new_session_dialog_update (self);
+  paddock_ipc_manager1_call_create_session (manager,
+                                            g_variant_dict_end (&options),
+                                            self->cancellable,
+                                            create_session_cb,
+                                            g_object_ref (self));
+}
+
+static void
+paddock_new_session_dialog_dispose (GObject *object)
+{
+  PaddockNewSessionDialog *self = (PaddockNewSessionDialog *)object;
+
+  g_cancellable_cancel (self->cancellable);
+  if (self->chooser != NULL)
+    gtk_native_dialog_destroy (self->chooser);
+  g_clear_object (&self->chooser);
+
+  gtk_widget_dispose_template (GTK_WIDGET (self), PADDOCK_TYPE_NEW_SESSION_DIALOG);
+
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->workspace);
+  g_clear_object (&self->client);
+
+  G_OBJECT_CLASS (paddock_new_session_dialog_parent_class)->dispose (object);
+}
+
+static void
+paddock_new_session_dialog_class_init (PaddockNewSessionDialogClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = paddock_new_session_dialog_dispose;
+
+  /**
+   * PaddockNewSessionDialog::created:
+   * @object_path: the new session's object path
+   */
+  signals[CREATED] =
+    g_signal_new ("created",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, G_TYPE_STRING);
+
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/paddock/Paddock/paddock-new-session-dialog.ui");
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, toast_overlay);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, workspace_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, agent_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, command_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, name_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, profile_row);
+  gtk_widget_class_bind_template_callback (widget_class, agent_selected_cb);
+  gtk_widget_class_bind_template_callback (widget_class, profile_selected_cb);
+
+  gtk_widget_class_install_action (widget_class, "dialog.choose-workspace", NULL,
+                                   paddock_new_session_dialog_choose_action);
+  gtk_widget_class_install_action (widget_class, "dialog.create", NULL,
+                                   paddock_new_session_dialog_create_action);
+
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
+}
+
+static void
+paddock_new_session_dialog_init (PaddockNewSessionDialog *self)
+{
+  self->cancellable = g_cancellable_new ();
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+}
+
+/**
+ * paddock_new_session_dialog_new:
+ *
+ * Returns: (transfer none): a new dialog, owned by GTK's toplevel list
+ */
+PaddockNewSessionDialog *
+paddock_new_session_dialog_new (GtkWindow     *parent,
+                                PaddockClient *client)
+{
+  PaddockNewSessionDialog *self;
+
+  g_return_val_if_fail (parent == NULL || GTK_IS_WINDOW (parent), NULL);
+  g_return_val_if_fail (PADDOCK_IS_CLIENT (client), NULL);
+
+  self = g_object_new (PADDOCK_TYPE_NEW_SESSION_DIALOG,
+                       "transient-for", parent,
+                       NULL);
+  self->client = g_object_ref (client);
+  paddock_new_session_dialog_update (self);
+
+  return self;
+}
+
+/**
+ * paddock_new_session_dialog_set_workspace:
+ * @workspace: a local folder
+ */
+void
+paddock_new_session_dialog_set_workspace (PaddockNewSessionDialog *self,
+                                          GFile                   *workspace)
+{
+  g_autofree char *path = NULL;
+  g_autofree char *display = NULL;
+
+  g_return_if_fail (PADDOCK_IS_NEW_SESSION_DIALOG (self));
+  g_return_if_fail (G_IS_FILE (workspace));
+
+  g_set_object (&self->workspace, workspace);
+  path = g_file_get_path (workspace);
+  display = path != NULL ? g_filename_display_name (path) : g_file_get_uri (workspace);
+  adw_action_row_set_subtitle (self->workspace_row, display);
+
+  paddock_new_session_dialog_update (self);
+}
