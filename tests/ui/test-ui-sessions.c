@@ -1,0 +1,694 @@
+/* test-ui-sessions.c — the sidebar, terminal, changes and actions of sessions, under Xvfb
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <vte/vte.h>
+
+#include "paddock-application.h"
+#include "paddock-change-item.h"
+#include "paddock-changes-view.h"
+#include "paddock-new-session-dialog.h"
+#include "paddock-session-item.h"
+#include "paddock-session-view.h"
+#include "paddock-terminal-view.h"
+#include "paddock-test-daemon.h"
+#include "paddock-window-private.h"
+
+#define TIMEOUT_MS 10000
+
+/* Helpers: everything reached through the templates, as a user sees it. */
+
+static gpointer
+window_child (PaddockWindow *window,
+              const char    *name)
+{
+  return gtk_widget_get_template_child (GTK_WIDGET (window), PADDOCK_TYPE_WINDOW, name);
+}
+
+static GListModel *
+sidebar_model (PaddockWindow *window)
+{
+  return G_LIST_MODEL (window_child (window, "sessions_selection"));
+}
+
+static const char *
+visible_page (PaddockWindow *window)
+{
+  return gtk_stack_get_visible_child_name (GTK_STACK (window_child (window, "stack")));
+}
+
+static PaddockSessionView *
+current_session_view (PaddockWindow *window)
+{
+  GtkWidget *child = gtk_stack_get_visible_child (GTK_STACK (window_child (window, "session_stack")));
+
+  return child != NULL ? PADDOCK_SESSION_VIEW (child) : NULL;
+}
+
+static GtkWidget *
+session_view_child (PaddockSessionView *view,
+                    const char         *name)
+{
+  return GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (view), PADDOCK_TYPE_SESSION_VIEW, name));
+}
+
+static void
+show_view (PaddockWindow *window,
+           const char    *name)
+{
+  adw_view_stack_set_visible_child_name (paddock_session_view_get_view_stack (current_session_view (window)), name);
+}
+
+static VteTerminal *
+current_terminal (PaddockWindow *window)
+{
+  return paddock_terminal_view_get_terminal (PADDOCK_TERMINAL_VIEW (session_view_child (current_session_view (window),
+                                                                                       "terminal_view")));
+}
+
+static PaddockChangesView *
+current_changes_view (PaddockWindow *window)
+{
+  return PADDOCK_CHANGES_VIEW (session_view_child (current_session_view (window), "changes_view"));
+}
+
+static char *
+terminal_text (VteTerminal *terminal)
+{
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  return vte_terminal_get_text (terminal, NULL, NULL, NULL);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+}
+
+/* Let transitions finish and a frame be drawn. */
+static void
+settle (guint ms)
+{
+  gint64 until = g_get_monotonic_time () + (gint64)ms * 1000;
+
+  while (g_get_monotonic_time () < until)
+    {
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (2 * 1000);
+    }
+}
+
+/* Render a window as the compositor would see it, into the build dir. */
+static void
+save_screenshot (GtkWindow  *window,
+                 const char *name)
+{
+  GtkWidget *widget = GTK_WIDGET (window);
+  g_autoptr(GdkPaintable) paintable = NULL;
+  g_autoptr(GtkSnapshot) snapshot = NULL;
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree char *dir = paddock_test_build_path ("screenshots", NULL);
+  g_autofree char *file = g_strdup_printf ("sessions-%s.png", name);
+  g_autofree char *path = g_build_filename (dir, file, NULL);
+  GskRenderer *renderer;
+  int width, height;
+
+  settle (600);
+
+  width = gtk_widget_get_width (widget);
+  height = gtk_widget_get_height (widget);
+  g_assert_cmpint (width, >, 0);
+  g_assert_cmpint (height, >, 0);
+
+  paintable = gtk_widget_paintable_new (widget);
+  snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  if (node == NULL)
+    g_error ("%s renders nothing (visible %d, mapped %d, %dx%d)", name,
+             gtk_widget_get_visible (widget), gtk_widget_get_mapped (widget), width, height);
+
+  renderer = gtk_native_get_renderer (GTK_NATIVE (window));
+  texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("screenshot: %s", path);
+}
+
+/* Every button a user can reach names itself to assistive technologies. */
+static void
+assert_controls_named (GtkWidget *widget,
+                       guint     *n_checked)
+{
+  if (!gtk_widget_get_mapped (widget))
+    return;
+
+  if (GTK_IS_BUTTON (widget) || GTK_IS_MENU_BUTTON (widget))
+    {
+      gboolean has_text_label = GTK_IS_BUTTON (widget) &&
+                                gtk_button_get_label (GTK_BUTTON (widget)) != NULL &&
+                                !gtk_button_get_use_underline (GTK_BUTTON (widget));
+
+      /* libadwaita's own inner buttons (view switcher, combo rows) carry
+       * their labels as children; only ours must be named explicitly. */
+      if (!has_text_label &&
+          !gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL) &&
+          gtk_widget_get_ancestor (widget, ADW_TYPE_VIEW_SWITCHER) == NULL &&
+          gtk_widget_get_ancestor (widget, GTK_TYPE_SEARCH_BAR) == NULL &&
+          !GTK_IS_TOGGLE_BUTTON (widget))
+        g_error ("%s (%s, icon %s) has no accessible name",
+                 G_OBJECT_TYPE_NAME (widget),
+                 gtk_widget_get_name (widget),
+                 GTK_IS_BUTTON (widget) ? gtk_button_get_icon_name (GTK_BUTTON (widget)) : "-");
+      (*n_checked)++;
+
+      if (GTK_IS_MENU_BUTTON (widget))
+        return;
+    }
+
+  for (GtkWidget *child = gtk_widget_get_first_child (widget);
+       child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    assert_controls_named (child, n_checked);
+}
+
+static void
+assert_window_controls_named (GtkWindow *window)
+{
+  guint n_checked = 0;
+
+  assert_controls_named (GTK_WIDGET (window), &n_checked);
+  g_assert_cmpuint (n_checked, >, 0);
+}
+
+/* Conditions */
+
+typedef struct
+{
+  PaddockWindow *window;
+  const char    *page;
+  guint          n_sessions;
+} ShowsSessions;
+
+static gboolean
+shows_sessions (gpointer data)
+{
+  ShowsSessions *expect = data;
+
+  return g_strcmp0 (visible_page (expect->window), expect->page) == 0 &&
+         g_list_model_get_n_items (sidebar_model (expect->window)) == expect->n_sessions;
+}
+
+static void
+assert_shows_sessions (PaddockWindow *window,
+                       const char    *page,
+                       guint          n_sessions)
+{
+  ShowsSessions expect = { window, page, n_sessions };
+
+  if (!paddock_test_wait_for (shows_sessions, &expect, TIMEOUT_MS))
+    g_error ("the window shows page %s with %u sessions; expected %s with %u",
+             visible_page (window), g_list_model_get_n_items (sidebar_model (window)), page, n_sessions);
+}
+
+typedef struct
+{
+  PaddockWindow *window;
+  const char    *needle;
+} ShowsText;
+
+static gboolean
+terminal_shows (gpointer data)
+{
+  ShowsText *expect = data;
+  g_autofree char *text = terminal_text (current_terminal (expect->window));
+
+  return text != NULL && strstr (text, expect->needle) != NULL;
+}
+
+static void
+assert_terminal_shows (PaddockWindow *window,
+                       const char    *needle)
+{
+  ShowsText expect = { window, needle };
+
+  if (!paddock_test_wait_for (terminal_shows, &expect, TIMEOUT_MS))
+    {
+      g_autofree char *text = terminal_text (current_terminal (window));
+
+      g_error ("the terminal does not show “%s”; it shows:\n%s", needle, text);
+    }
+}
+
+static gboolean
+has_toast (gpointer data)
+{
+  PaddockWindow *window = ((gpointer *)data)[0];
+  const char *title = ((gpointer *)data)[1];
+
+  return g_strcmp0 (_paddock_window_get_last_toast (window), title) == 0;
+}
+
+static void
+assert_toast (PaddockWindow *window,
+              const char    *title)
+{
+  gpointer data[] = { window, (gpointer)title };
+
+  if (!paddock_test_wait_for (has_toast, data, TIMEOUT_MS))
+    g_error ("the last toast says “%s”, expected “%s”", _paddock_window_get_last_toast (window), title);
+}
+
+static gboolean
+find_message_dialog (gpointer data)
+{
+  GtkWindow **out = data;
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GtkWindow) window = g_list_model_get_item (toplevels, i);
+
+      if (ADW_IS_MESSAGE_DIALOG (window) && gtk_widget_get_mapped (GTK_WIDGET (window)))
+        {
+          *out = window;
+          return TRUE;
+        }
+    }
+
+  return FALSE;
+}
+
+/* The confirmation a window action opens, answered as a user would. */
+static void
+answer_dialog (const char *screenshot,
+               const char *response)
+{
+  GtkWindow *dialog = NULL;
+
+  g_assert_true (paddock_test_wait_for (find_message_dialog, &dialog, TIMEOUT_MS));
+  if (screenshot != NULL)
+    save_screenshot (dialog, screenshot);
+  adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), response);
+  gtk_window_destroy (dialog);
+}
+
+/* D-Bus, as a script would call it */
+
+static char *
+create_session (GDBusConnection *connection,
+                const char      *workspace,
+                const char      *name,
+                const char      *profile,
+                GError         **error)
+{
+  g_autoptr(GVariant) reply = NULL;
+  const char *argv[] = { "bash", "--norc", "--noprofile", NULL };
+  GVariantDict options;
+  char *path = NULL;
+
+  g_variant_dict_init (&options, NULL);
+  g_variant_dict_insert_value (&options, "workspace", g_variant_new_bytestring (workspace));
+  g_variant_dict_insert_value (&options, "command", g_variant_new_bytestring_array (argv, -1));
+  g_variant_dict_insert (&options, "profile", "s", profile);
+  g_variant_dict_insert (&options, "name", "s", name);
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
+                                       "org.paddock.Manager1", "CreateSession",
+                                       g_variant_new ("(@a{sv})", g_variant_dict_end (&options)),
+                                       G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                       TIMEOUT_MS * 3, NULL, error);
+  if (reply == NULL)
+    return NULL;
+
+  g_variant_get (reply, "(o)", &path);
+  return path;
+}
+
+static void
+send_input (GDBusConnection *connection,
+            const char      *path,
+            const char      *text)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path,
+                                       "org.paddock.Session1", "SendInput",
+                                       g_variant_new ("(@ay)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE,
+                                                                                         text, strlen (text), 1)),
+                                       NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, TIMEOUT_MS, NULL, &error);
+  g_assert_no_error (error);
+}
+
+static gboolean
+is_not_enforced (const GError *error)
+{
+  g_autofree char *name = NULL;
+
+  if (error == NULL || !g_dbus_error_is_remote_error (error))
+    return FALSE;
+
+  name = g_dbus_error_get_remote_error (error);
+  return g_strcmp0 (name, "org.paddock.Error.NotEnforced") == 0;
+}
+
+static char *
+make_workspace (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("paddock-ui-ws-XXXXXX", &error);
+  g_autofree char *readme = NULL;
+
+  g_assert_no_error (error);
+  readme = g_build_filename (dir, "README", NULL);
+  g_assert_true (g_file_set_contents (readme, "hello\n", -1, NULL));
+
+  return g_steal_pointer (&dir);
+}
+
+static void
+remove_workspace (const char *dir)
+{
+  const char *names[] = { "README", "added.txt", "later.txt", NULL };
+
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      g_autofree char *path = g_build_filename (dir, names[i], NULL);
+
+      g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
+/* The application under test */
+
+typedef struct
+{
+  PaddockTestDaemon *daemon;
+  char              *workspace;
+  gboolean           ran;
+  gboolean           skipped;
+} Fixture;
+
+static PaddockWindow *
+fixture_window (GApplication *app)
+{
+  PaddockWindow *window = PADDOCK_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
+
+  g_assert_nonnull (window);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 700);
+  return window;
+}
+
+static gboolean
+terminal_attached (gpointer data)
+{
+  PaddockWindow *window = data;
+
+  return paddock_terminal_view_is_attached (PADDOCK_TERMINAL_VIEW (session_view_child (current_session_view (window),
+                                                                                      "terminal_view")));
+}
+
+static void
+terminal_and_destroy_cb (GApplication *app,
+                         Fixture      *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *window = fixture_window (app);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *size_line = NULL;
+  PaddockNewSessionDialog *dialog;
+  g_autoptr(GFile) workspace = NULL;
+  VteTerminal *terminal;
+
+  /* Nothing yet: the empty state invites a new session. */
+  assert_shows_sessions (window, "no-sessions", 0);
+  save_screenshot (GTK_WINDOW (window), "empty");
+  assert_window_controls_named (GTK_WINDOW (window));
+
+  /* A session created by a script appears in the sidebar, selected. */
+  path = create_session (connection, fixture->workspace, "shell on ws", "host", &error);
+  g_assert_no_error (error);
+  assert_shows_sessions (window, "sessions", 1);
+  {
+    g_autoptr(PaddockSessionItem) item = g_list_model_get_item (sidebar_model (window), 0);
+
+    g_assert_cmpstr (paddock_session_item_get_name (item), ==, "shell on ws");
+    g_assert_cmpstr (paddock_session_item_get_agent (item), ==, "bash");
+    g_assert_cmpstr (paddock_session_item_get_object_path (item), ==, path);
+  }
+
+  /* Its terminal attaches and replays, then shows live output. */
+  g_assert_true (paddock_test_wait_for (terminal_attached, window, TIMEOUT_MS));
+  send_input (connection, path, "echo from-the-script-$((6*7))\n");
+  assert_terminal_shows (window, "from-the-script-42");
+
+  /* Typing into the terminal reaches the session (VTE's ::commit). */
+  terminal = current_terminal (window);
+  vte_terminal_feed_child (terminal, "echo typed-$((2+3))\r", -1);
+  assert_terminal_shows (window, "typed-5");
+
+  /* The session's terminal has the size of the widget. */
+  vte_terminal_feed_child (terminal, "stty size\r", -1);
+  size_line = g_strdup_printf ("%ld %ld", vte_terminal_get_row_count (terminal),
+                               vte_terminal_get_column_count (terminal));
+  assert_terminal_shows (window, size_line);
+  save_screenshot (GTK_WINDOW (window), "terminal");
+  assert_window_controls_named (GTK_WINDOW (window));
+
+  /* Search, through its shortcut's action. */
+  g_assert_true (gtk_widget_activate_action (session_view_child (current_session_view (window), "terminal_view"),
+                                             "terminal.search", NULL));
+  save_screenshot (GTK_WINDOW (window), "terminal-search");
+
+  show_view (window, "info");
+  save_screenshot (GTK_WINDOW (window), "info");
+  assert_window_controls_named (GTK_WINDOW (window));
+
+  show_view (window, "changes");
+  save_screenshot (GTK_WINDOW (window), "changes-host");
+
+  /* A second session through the New Session dialog: it gets selected. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-session", NULL));
+  {
+    GListModel *toplevels = gtk_window_get_toplevels ();
+
+    dialog = NULL;
+    for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+      {
+        g_autoptr(GObject) toplevel = g_list_model_get_item (toplevels, i);
+
+        if (PADDOCK_IS_NEW_SESSION_DIALOG (toplevel))
+          dialog = PADDOCK_NEW_SESSION_DIALOG (toplevel);
+      }
+  }
+  g_assert_nonnull (dialog);
+  workspace = g_file_new_for_path (fixture->workspace);
+  paddock_new_session_dialog_set_workspace (dialog, workspace);
+  save_screenshot (GTK_WINDOW (dialog), "new-session");
+  assert_window_controls_named (GTK_WINDOW (dialog));
+  {
+    AdwComboRow *profile_row = ADW_COMBO_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog),
+                                                                             PADDOCK_TYPE_NEW_SESSION_DIALOG,
+                                                                             "profile_row"));
+    adw_combo_row_set_selected (profile_row, 1);  /* host: works wherever the test runs */
+  }
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "dialog.create", NULL));
+  assert_shows_sessions (window, "sessions", 2);
+  {
+    g_autoptr(PaddockSessionItem) second = g_list_model_get_item (sidebar_model (window), 1);
+    g_assert_true (paddock_session_view_get_item (current_session_view (window)) == second);
+    g_assert_cmpstr (paddock_session_item_get_agent (second), ==, "bash");
+  }
+  save_screenshot (GTK_WINDOW (window), "two-sessions");
+
+  /* Destroy, confirmed: the toast reports the survivors, which must be 0. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.destroy-session", NULL));
+  answer_dialog ("destroy-confirm", "destroy");
+  assert_toast (window, "Session destroyed: 0 processes left");
+  assert_shows_sessions (window, "sessions", 1);
+  save_screenshot (GTK_WINDOW (window), "destroyed");
+
+  /* Stopping the first one, confirmed, the same way. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-session", NULL));
+  answer_dialog (NULL, "stop");
+  assert_toast (window, "Session stopped: 0 processes left");
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static gboolean
+changes_listed (gpointer data)
+{
+  PaddockWindow *window = data;
+  GListModel *changes = paddock_changes_view_get_model (current_changes_view (window));
+
+  return g_list_model_get_n_items (changes) >= 2;
+}
+
+static gboolean
+diff_shown (gpointer data)
+{
+  PaddockWindow *window = data;
+  GtkTextView *diff_view = GTK_TEXT_VIEW (gtk_widget_get_template_child (GTK_WIDGET (current_changes_view (window)),
+                                                                        PADDOCK_TYPE_CHANGES_VIEW, "diff_view"));
+  GtkTextIter start, end;
+  g_autofree char *text = NULL;
+
+  gtk_text_buffer_get_bounds (gtk_text_view_get_buffer (diff_view), &start, &end);
+  text = gtk_text_buffer_get_text (gtk_text_view_get_buffer (diff_view), &start, &end, FALSE);
+  return strstr (text, "+new") != NULL;
+}
+
+static gboolean
+file_exists (gpointer data)
+{
+  return g_file_test (data, G_FILE_TEST_EXISTS);
+}
+
+static void
+changes_cb (GApplication *app,
+            Fixture      *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *window = fixture_window (app);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *added = g_build_filename (fixture->workspace, "added.txt", NULL);
+  g_autofree char *readme = g_build_filename (fixture->workspace, "README", NULL);
+  g_autofree char *readme_text = NULL;
+  PaddockChangesView *changes_view;
+  GListModel *changes;
+  GtkSelectionModel *selection;
+  guint added_position = G_MAXUINT;
+
+  assert_shows_sessions (window, "no-sessions", 0);
+
+  path = create_session (connection, fixture->workspace, "staged shell", "safe", &error);
+  if (is_not_enforced (error))
+    {
+      fixture->skipped = TRUE;
+      gtk_window_destroy (GTK_WINDOW (window));
+      fixture->ran = TRUE;
+      return;
+    }
+  g_assert_no_error (error);
+  assert_shows_sessions (window, "sessions", 1);
+
+  /* The agent writes a new file and changes one: staged, not applied. */
+  send_input (connection, path, "echo new > added.txt; echo more >> README; echo wrote-$((1+1))\n");
+  assert_terminal_shows (window, "wrote-2");
+  g_assert_false (g_file_test (added, G_FILE_TEST_EXISTS));
+
+  show_view (window, "changes");
+  g_assert_true (paddock_test_wait_for (changes_listed, window, TIMEOUT_MS));
+  changes_view = current_changes_view (window);
+  changes = paddock_changes_view_get_model (changes_view);
+  for (guint i = 0; i < g_list_model_get_n_items (changes); i++)
+    {
+      g_autoptr(PaddockChangeItem) change = g_list_model_get_item (changes, i);
+
+      if (g_str_equal (paddock_change_item_get_path (change), "added.txt"))
+        {
+          g_assert_cmpstr (paddock_change_item_get_kind (change), ==, "added");
+          added_position = i;
+        }
+    }
+  g_assert_cmpuint (added_position, !=, G_MAXUINT);
+
+  /* Selecting it shows its diff. */
+  selection = GTK_SELECTION_MODEL (gtk_widget_get_template_child (GTK_WIDGET (changes_view),
+                                                                  PADDOCK_TYPE_CHANGES_VIEW, "selection"));
+  gtk_selection_model_select_item (selection, added_position, TRUE);
+  g_assert_true (paddock_test_wait_for (diff_shown, window, TIMEOUT_MS));
+  save_screenshot (GTK_WINDOW (window), "changes");
+  assert_window_controls_named (GTK_WINDOW (window));
+
+  /* Apply selected, confirmed: only that file reaches the workspace. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-selected", NULL));
+  answer_dialog ("apply-confirm", "apply");
+  g_assert_true (paddock_test_wait_for (file_exists, added, TIMEOUT_MS));
+  g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
+  g_assert_cmpstr (readme_text, ==, "hello\n");
+  save_screenshot (GTK_WINDOW (window), "applied");
+
+  /* Destroy: nothing is left running. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.destroy-session", NULL));
+  answer_dialog (NULL, "destroy");
+  assert_toast (window, "Session destroyed: 0 processes left");
+  assert_shows_sessions (window, "no-sessions", 0);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+run_app (GCallback  callback,
+         gboolean  *skipped)
+{
+  g_autofree char *display = g_strdup (g_getenv ("DISPLAY"));
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  g_autoptr(PaddockApplication) app = NULL;
+  g_autofree char *workspace = make_workspace ();
+  Fixture fixture = { daemon, workspace, FALSE, FALSE };
+
+  /* Keep DISPLAY whatever the bus harness does with the environment. */
+  if (display != NULL)
+    g_setenv ("DISPLAY", display, TRUE);
+
+  app = paddock_application_new ();
+  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_NON_UNIQUE);
+  g_signal_connect_after (app, "activate", callback, &fixture);
+  g_assert_cmpint (g_application_run (G_APPLICATION (app), 0, NULL), ==, 0);
+  g_assert_true (fixture.ran);
+
+  remove_workspace (workspace);
+  *skipped = fixture.skipped;
+}
+
+static void
+test_terminal_and_destroy (void)
+{
+  gboolean skipped = FALSE;
+
+  run_app (G_CALLBACK (terminal_and_destroy_cb), &skipped);
+}
+
+static void
+test_changes (void)
+{
+  gboolean skipped = FALSE;
+
+  run_app (G_CALLBACK (changes_cb), &skipped);
+  if (skipped)
+    g_test_skip ("the safe profile is not enforced here (NotEnforced)");
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
+    {
+      g_test_skip ("no display: run under xvfb-run");
+      return g_test_run ();
+    }
+
+  /* As in test-ui-window.c: initialise GTK and libadwaita with no session
+   * bus, so that libadwaita's settings proxy does not hold the test bus. */
+  g_setenv ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/paddock-test-no-bus", TRUE);
+  adw_init ();
+  g_unsetenv ("DBUS_SESSION_BUS_ADDRESS");
+
+  g_test_add_func ("/ui/sessions/terminal-and-destroy", test_terminal_and_destroy);
+  g_test_add_func ("/ui/sessions/changes", test_changes);
+
+  return g_test_run ();
+}
