@@ -42,6 +42,7 @@ struct _PaddockChangesView
   GtkMultiSelection  *selection;
   GtkSourceView      *diff_view;
   GtkLabel           *summary_label;
+  GtkActionBar       *action_bar;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockChangesView, paddock_changes_view, GTK_TYPE_WIDGET)
@@ -212,6 +213,8 @@ paddock_changes_view_show_page (PaddockChangesView *self,
                                 const char         *page)
 {
   gtk_stack_set_visible_child_name (self->stack, page);
+  /* Nothing to apply or drop where nothing is staged. */
+  gtk_action_bar_set_revealed (self->action_bar, g_strcmp0 (page, "unstaged") != 0);
 }
 
 static void
@@ -702,6 +705,7 @@ paddock_changes_view_class_init (PaddockChangesViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, selection);
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, diff_view);
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, summary_label);
+  gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, action_bar);
   gtk_widget_class_bind_template_callback (widget_class, selection_changed_cb);
 
   gtk_widget_class_install_action (widget_class, "changes.refresh", NULL, paddock_changes_view_refresh_action);

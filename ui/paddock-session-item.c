@@ -65,6 +65,37 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static void
+count_changes_cb (GObject      *object,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  g_autoptr(PaddockSessionItem) self = user_data;
+  g_autoptr(GVariant) changes = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!paddock_ipc_session1_call_list_changes_finish (PADDOCK_IPC_SESSION1 (object), &changes, result, &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_debug ("Cannot count the changes of session %s: %s", self->id, error->message);
+      return;
+    }
+
+  paddock_session_item_set_n_changes (self, g_variant_n_children (changes));
+}
+
+/* The sidebar shows how many changes wait for review before the session's
+ * Changes view was ever opened (which then keeps the count current): count
+ * them when the session is first seen and whenever its state changes. */
+static void
+paddock_session_item_count_changes (PaddockSessionItem *self)
+{
+  if (self->proxy == NULL || !paddock_session_item_is_staged (self))
+    return;
+
+  paddock_ipc_session1_call_list_changes (self->proxy, self->cancellable, count_changes_cb, g_object_ref (self));
+}
+
+static void
 set_string (PaddockSessionItem  *self,
             char               **field,
             const char          *value,
@@ -81,6 +112,7 @@ set_string (PaddockSessionItem  *self,
     {
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE_LABEL]);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+      paddock_session_item_count_changes (self);
     }
 }
 
@@ -196,6 +228,7 @@ proxy_new_cb (GObject      *object,
                            self,
                            G_CONNECT_SWAPPED);
   paddock_session_item_sync_proxy (self);
+  paddock_session_item_count_changes (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROXY]);
 }
 

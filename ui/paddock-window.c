@@ -256,8 +256,14 @@ paddock_window_set_selected (PaddockWindow      *self,
       g_set_object (&self->selected, item);
 
       if (self->selected != NULL)
-        g_signal_connect_object (self->selected, "notify", G_CALLBACK (selected_item_notify_cb),
-                                 self, G_CONNECT_SWAPPED);
+        {
+          g_signal_connect_object (self->selected, "notify::name", G_CALLBACK (selected_item_notify_cb),
+                                   self, G_CONNECT_SWAPPED);
+          g_signal_connect_object (self->selected, "notify::workspace", G_CALLBACK (selected_item_notify_cb),
+                                   self, G_CONNECT_SWAPPED);
+          g_signal_connect_object (self->selected, "notify::running", G_CALLBACK (selected_item_notify_cb),
+                                   self, G_CONNECT_SWAPPED);
+        }
     }
 
   if (item != NULL)

@@ -121,10 +121,17 @@ save_screenshot (GtkWindow  *window,
   g_assert_cmpint (width, >, 0);
   g_assert_cmpint (height, >, 0);
 
+  /* A widget waiting for its next layout paints nothing: give the frame
+   * clock a few more frames. */
   paintable = gtk_widget_paintable_new (widget);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  for (guint attempt = 0; node == NULL && attempt < 50; attempt++)
+    {
+      if (attempt > 0)
+        settle (50);
+      snapshot = gtk_snapshot_new ();
+      gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
+      node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+    }
   if (node == NULL)
     g_error ("%s renders nothing (visible %d, mapped %d, %dx%d)", name,
              gtk_widget_get_visible (widget), gtk_widget_get_mapped (widget), width, height);
