@@ -108,4 +108,6 @@ const char *paddock_landlock_status_to_string (PaddockLandlockStatus       statu
 /* The rights of PLAN, as names ("execute read_file … ioctl_dev"). */
 char       *paddock_landlock_describe      (const PaddockLandlockPlan    *plan);
 
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PaddockLandlockPlan, paddock_landlock_plan_clear)
+
 G_END_DECLS

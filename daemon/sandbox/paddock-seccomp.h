@@ -25,9 +25,13 @@ typedef enum {
   PADDOCK_SECCOMP_ERROR_UNSUPPORTED,  /* no filter for this architecture */
 } PaddockSeccompError;
 
+/* struct sock_fprog under a one-word name, for g_auto(). */
+typedef struct sock_fprog PaddockSeccompProgram;
+
 GQuark   paddock_seccomp_error_quark   (void);
 
-/* Fills PROG with a g_malloc'ed filter; free it with paddock_seccomp_clear(). */
+/* Fills PROG with a g_malloc'ed filter; free it with paddock_seccomp_clear()
+ * (or declare it g_auto(PaddockSeccompProgram) prog = { 0 }). */
 gboolean paddock_seccomp_build         (struct sock_fprog       *prog,
                                         GError                 **error);
 void     paddock_seccomp_clear         (struct sock_fprog       *prog);
@@ -45,5 +49,7 @@ int      paddock_seccomp_read_status   (int                     *mode,
 
 /* One line per rule: "ACTION  syscall[(condition)]  — why". */
 char    *paddock_seccomp_describe      (void);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PaddockSeccompProgram, paddock_seccomp_clear)
 
 G_END_DECLS

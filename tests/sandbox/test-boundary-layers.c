@@ -69,7 +69,7 @@ static void
 load_filter (void)
 {
   g_autoptr(GError) error = NULL;
-  struct sock_fprog prog = { 0 };
+  g_auto(PaddockSeccompProgram) prog = { 0 };
   int before = -1, mode = -1, filters = -1;
 
   g_assert_cmpint (paddock_seccomp_read_status (NULL, &before), ==, 0);
@@ -93,7 +93,7 @@ test_seccomp_build (void)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *text = paddock_seccomp_describe ();
-  struct sock_fprog prog = { 0 };
+  g_auto(PaddockSeccompProgram) prog = { 0 };
 
   g_assert_true (paddock_seccomp_build (&prog, &error));
   g_assert_no_error (error);
@@ -467,7 +467,7 @@ landlock_subprocess (gboolean then_seccomp)
     .restrict_bind = TRUE, .bind_ports = &port_ok, .n_bind_ports = 1,
     .scope_signals_and_abstract_unix = TRUE,
   };
-  PaddockLandlockPlan plan;
+  g_auto(PaddockLandlockPlan) plan = { 0 };
   g_autoptr(GError) error = NULL;
   g_autofree char *b_file = g_build_filename (dir_b, "existing", NULL);
   g_autofree char *contents = NULL;
