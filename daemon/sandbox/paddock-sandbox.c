@@ -1344,7 +1344,7 @@ handle_request (Init  *init,
   g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
   g_autoptr(JsonParser) parser = NULL;
   g_autoptr(GError) error = NULL;
-  g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, { -1, -1, -1 } };
+  g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, { -1, -1, -1 } };
   JsonNode *root;
   JsonObject *obj;
   JsonNode *op_node;
