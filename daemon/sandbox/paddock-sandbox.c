@@ -192,6 +192,8 @@ typedef enum {
   OP_DEVPTS,       /* dest */
   OP_REMOUNT_RO,   /* dest: an existing mount made read-only */
   OP_OVERLAY,      /* dest, data = overlay mount options (the staging overlay) */
+  OP_BIND_ONLY,    /* source -> dest, the source's flags; an OP_SETATTR_TREE above sets the rest */
+  OP_SETATTR_TREE, /* dest and every mount below it get attr_set added (mount_setattr) */
 } SetupOpType;
 
 typedef struct {
@@ -202,7 +204,14 @@ typedef struct {
   const char *data;
   dev_t expect_dev;     /* OP_BIND_RW: the folder the helper resolved, */
   ino_t expect_ino;     /* checked after binding (0, 0: unchecked) */
+  guint64 attr_set;     /* OP_SETATTR_TREE: MOUNT_ATTR_* to add */
 } SetupOp;
+
+/* mount_setattr(2) (Linux 5.12) works here: set before the plan is made
+ * and used between clone and exec (a plain read). With it, flags are added
+ * to a bind without restating (statfs) the ones the kernel locked, and to a
+ * whole tree of binds in one call. */
+static gboolean have_mount_setattr;
 
 typedef struct {
   gboolean host_profile;
@@ -1730,6 +1739,16 @@ locked_flags_of (const char *path)
   return flags;
 }
 
+/* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC as MOUNT_ATTR_* bits. */
+static guint64
+extra_to_attr (unsigned long extra)
+{
+  return ((extra & MS_RDONLY) ? MOUNT_ATTR_RDONLY : 0) |
+         ((extra & MS_NOSUID) ? MOUNT_ATTR_NOSUID : 0) |
+         ((extra & MS_NODEV) ? MOUNT_ATTR_NODEV : 0) |
+         ((extra & MS_NOEXEC) ? MOUNT_ATTR_NOEXEC : 0);
+}
+
 static void
 bind_mount (const SetupOp *op,
             unsigned long  extra)
@@ -1743,7 +1762,16 @@ bind_mount (const SetupOp *op,
       die_errno (EXIT_SETUP, "cannot bind-mount", op->source, errno);
     }
   /* MS_BIND ignores every other flag on the first call: read-only and the
-   * rest take a second, remount call. */
+   * rest take a second call. mount_setattr() only adds flags, so the ones
+   * the kernel locked (inherited from the host) need not be restated. */
+  if (have_mount_setattr)
+    {
+      struct mount_attr attr = { .attr_set = extra_to_attr (extra) };
+
+      if (mount_setattr (AT_FDCWD, op->dest, 0, &attr, sizeof attr) != 0)
+        die_errno (EXIT_SETUP, "cannot set the flags of", op->dest, errno);
+      return;
+    }
   if (mount (NULL, op->dest, NULL,
              MS_BIND | MS_REMOUNT | extra | locked_flags_of (op->dest), NULL) != 0)
     die_errno (EXIT_SETUP, "cannot remount", op->dest, errno);
@@ -1826,6 +1854,25 @@ run_op (const SetupOp *op)
        * reads back from the upper folder for the review list. */
       if (mount ("overlay", op->dest, "overlay", MS_NOSUID | MS_NODEV, op->data) != 0)
         die_errno (EXIT_SETUP, "cannot mount the staging overlay on", op->dest, errno);
+      break;
+
+    case OP_BIND_ONLY:
+      /* Flags come from the OP_SETATTR_TREE planned right after the tree. */
+      if (mount (op->source, op->dest, NULL, MS_BIND, NULL) != 0)
+        {
+          if (op->optional && errno == ENOENT)
+            break;
+          die_errno (EXIT_SETUP, "cannot bind-mount", op->source, errno);
+        }
+      break;
+
+    case OP_SETATTR_TREE:
+      {
+        struct mount_attr attr = { .attr_set = op->attr_set };
+
+        if (mount_setattr (AT_FDCWD, op->dest, AT_RECURSIVE, &attr, sizeof attr) != 0)
+          die_errno (EXIT_SETUP, "cannot set the flags of the tree", op->dest, errno);
+      }
       break;
 
     case OP_REMOUNT_RO:
@@ -1959,6 +2006,15 @@ plan_add (Plan        *plan,
 
 /* mkdir -p under /newroot for an absolute path inside the sandbox. */
 static void
+plan_add_setattr_tree (Plan       *plan,
+                       const char *dest,
+                       guint64     attr_set)
+{
+  plan_add (plan, OP_SETATTR_TREE, FALSE, NULL, dest, NULL);
+  g_array_index (plan->ops, SetupOp, plan->ops->len - 1).attr_set = attr_set;
+}
+
+static void
 plan_mkdir_p (Plan       *plan,
               const char *path)
 {
@@ -1981,9 +2037,10 @@ plan_mkdir_p (Plan       *plan,
 /* A host path seen the same inside: a symlink stays a symlink (merged /usr:
  * /bin -> usr/bin), a folder or file is bound read-only. */
 static void
-plan_system_path (Plan       *plan,
-                  const char *path,
-                  gboolean    follow)
+plan_system_path (Plan        *plan,
+                  const char  *path,
+                  gboolean     follow,
+                  SetupOpType  bind)
 {
   struct stat st;
   g_autofree char *dest = g_strconcat ("/newroot", path, NULL);
@@ -2012,12 +2069,12 @@ plan_system_path (Plan       *plan,
   else if (S_ISDIR (st.st_mode))
     {
       plan_mkdir_p (plan, path);
-      plan_add (plan, OP_BIND_RO, FALSE, source, dest, NULL);
+      plan_add (plan, bind, FALSE, source, dest, NULL);
     }
   else if (S_ISREG (st.st_mode))
     {
       plan_add (plan, OP_CREATE_FILE, FALSE, NULL, dest, NULL);
-      plan_add (plan, OP_BIND_RO, FALSE, source, dest, NULL);
+      plan_add (plan, bind, FALSE, source, dest, NULL);
     }
 }
 
@@ -2093,10 +2150,22 @@ plan_build (Plan          *plan,
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (system_dirs); i++)
-    plan_system_path (plan, system_dirs[i], FALSE);
+    plan_system_path (plan, system_dirs[i], FALSE, OP_BIND_RO);
   plan_mkdir_p (plan, "/etc");
-  for (guint i = 0; i < G_N_ELEMENTS (etc_files); i++)
-    plan_system_path (plan, etc_files[i], TRUE);
+  if (have_mount_setattr)
+    {
+      /* /etc as a tree of its own (a tmpfs holding the binds), made
+       * read-only, nosuid and nodev as a whole in one call rather than one
+       * remount per file: the same view, 30-odd fewer mount calls. */
+      plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot/etc", "mode=0755");
+      for (guint i = 0; i < G_N_ELEMENTS (etc_files); i++)
+        plan_system_path (plan, etc_files[i], TRUE, OP_BIND_ONLY);
+      plan_add_setattr_tree (plan, "/newroot/etc",
+                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    }
+  else
+    for (guint i = 0; i < G_N_ELEMENTS (etc_files); i++)
+      plan_system_path (plan, etc_files[i], TRUE, OP_BIND_RO);
 
   /* A minimal /dev: a tmpfs holding binds of the harmless host devices. */
   plan_mkdir_p (plan, "/dev");
@@ -2110,8 +2179,12 @@ plan_build (Plan          *plan,
       if (!g_file_test (host, G_FILE_TEST_EXISTS))
         continue;
       plan_add (plan, OP_CREATE_FILE, FALSE, NULL, dest, NULL);
-      plan_add (plan, OP_BIND_DEV, FALSE, source, dest, NULL);
+      plan_add (plan, have_mount_setattr ? OP_BIND_ONLY : OP_BIND_DEV, FALSE, source, dest, NULL);
     }
+  /* The device binds (and /dev's tmpfs) nosuid and noexec in one call;
+   * devpts and /dev/shm come after, with flags of their own. */
+  if (have_mount_setattr)
+    plan_add_setattr_tree (plan, "/newroot/dev", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
   plan_add (plan, OP_MKDIR, FALSE, NULL, "/newroot/dev/pts", NULL);
   plan_add (plan, OP_DEVPTS, FALSE, NULL, "/newroot/dev/pts", NULL);
   plan_add (plan, OP_SYMLINK, FALSE, "pts/ptmx", "/newroot/dev/ptmx", NULL);
@@ -2575,6 +2648,9 @@ main (int    argc,
     }
 
   plan_init (&plan);
+  /* Present: it fails on the bad fd. Absent: ENOSYS (or EPERM from a
+   * seccomp filter that does not know it); then the plan remounts. */
+  have_mount_setattr = mount_setattr (-1, "", 0, NULL, 0) != 0 && errno != ENOSYS && errno != EPERM;
   plan_build (&plan, workspace, stage_kind, stage_dir, cfg.pty_fd);
   cfg.ops = (const SetupOp *) (void *) plan.ops->data;
   cfg.n_ops = plan.ops->len;
