@@ -1033,6 +1033,81 @@ test_command_output_and_status (Fixture       *fx,
   g_free (session_stop (&s));
 }
 
+/* The next event, within 30 s, and the fd that came with it (or -1). */
+static char *
+recv_event_with_fd (int  ctl,
+                    int *fd)
+{
+  struct pollfd pfd = { .fd = ctl, .events = POLLIN, .revents = 0 };
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int))];
+  } control;
+  char buf[512];
+  struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf - 1 };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = sizeof control.space,
+  };
+  struct cmsghdr *c;
+  ssize_t n;
+
+  *fd = -1;
+  g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
+  do
+    n = recvmsg (ctl, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  g_assert_cmpint (n, >, 0);
+  g_assert_false (msg.msg_flags & MSG_CTRUNC);
+  buf[n] = '\0';
+  for (c = CMSG_FIRSTHDR (&msg); c != NULL; c = CMSG_NXTHDR (&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      memcpy (fd, CMSG_DATA (c), sizeof (int));
+  return g_strdup (buf);
+}
+
+/* "tty":true without fds: the sandbox makes the terminal from its own
+ * devpts (so the command's tty has a name inside) and sends its master
+ * back with "spawned". */
+static void
+test_command_own_tty (Fixture       *fx,
+                      gconstpointer  data)
+{
+  Session s;
+  g_autofree char *json = NULL;
+  g_autofree char *event = NULL;
+  g_autofree char *out = NULL;
+  paddock_autofd int master = -1;
+  unsigned int pty_number = 0;
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  json = spawn_sh_json (8,
+                        "test -t 0 && test -t 1 && test -t 2 && echo TTY-OK; stty size; tty;"
+                        "test \"$(readlink /proc/self/fd/0)\" = \"$(tty)\" && echo SAME-TTY",
+                        NULL, TRUE);
+  send_request (s.ctl, json, NULL, 0);
+  event = recv_event_with_fd (s.ctl, &master);
+  g_test_message ("event: %s", event);
+  g_assert_true (g_str_has_prefix (event, "{\"event\":\"spawned\",\"id\":8,\"pid\":"));
+  g_assert_cmpint (master, >=, 0);
+  g_assert_cmpint (ioctl (master, TIOCGPTN, &pty_number), ==, 0);
+  out = read_all (master);
+  g_test_message ("tty output: %s", out);
+  expect_exited (s.ctl, 8, "\"status\":0");
+
+  g_assert_nonnull (strstr (out, "TTY-OK"));
+  g_assert_nonnull (strstr (out, "24 80"));
+  g_assert_nonnull (strstr (out, "/dev/pts/"));
+  g_assert_nonnull (strstr (out, "SAME-TTY"));
+
+  g_free (session_stop (&s));
+}
+
 static void
 test_command_tty (Fixture       *fx,
                   gconstpointer  data)
@@ -1413,6 +1488,7 @@ main (int    argc,
   ADD ("host-profile", test_host_profile, NULL);
   ADD ("commands/output-and-status", test_command_output_and_status, NULL);
   ADD ("commands/tty", test_command_tty, NULL);
+  ADD ("commands/own-tty", test_command_own_tty, NULL);
   ADD ("commands/kill-tree/sigkill", test_command_kill_tree, GINT_TO_POINTER (SIGKILL));
   ADD ("commands/kill-tree/sigterm", test_command_kill_tree, GINT_TO_POINTER (SIGTERM));
   ADD ("commands/confined", test_command_confined, NULL);
