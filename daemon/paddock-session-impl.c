@@ -1079,8 +1079,20 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
       if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
           self->ready_func != NULL)
         {
-          paddock_session_impl_set_state (self, "running");
+          /* "running", then the creator's answer, then the record: the
+           * reply leaves from GDBus's thread while this one writes and
+           * fsyncs the record, rather than after it. A daemon that dies in
+           * between loses the record either way (the sandbox started
+           * before the event came). */
+          g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
+          paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), "running");
+          g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
           paddock_session_impl_ready (self, NULL);
+          /* Unless the creator's side could not take it (not exported):
+           * then the session is being killed and its folder is gone. */
+          if (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)) != NULL)
+            paddock_session_impl_save (self);
         }
       else
         paddock_session_impl_command_event (self, object, &fd);
