@@ -25,8 +25,11 @@
  * this process may mount one (the sandbox refuses workspaces under /dev, so
  * /dev/shm cannot hold them), else under $TMPDIR; the output says which.
  *
- * Usage: bench-staging [--quick]   (--quick: 3 review rounds, 5 list rounds,
- *                                   one Apply; the full run takes ~45 s)
+ * Usage: bench-staging [--quick] [--disk]
+ *   --quick: 3 review rounds, 5 list rounds, one Apply (the full run: ~45 s)
+ *   --disk:  everything under $TMPDIR even when a tmpfs could be mounted,
+ *            to see what fsync costs there (writing the trees takes minutes
+ *            on a slow disk)
  *
  * Every session made here is destroyed, the daemon stopped and the trees
  * removed before exit, failures included (a helper process removes the
@@ -1010,6 +1013,7 @@ main (int   argc,
   g_autofree char *large_ws = NULL;
   g_autofree char *large_repo = NULL;
   gboolean quick = FALSE;
+  gboolean on_disk = FALSE;
   guint small_rounds;
   guint list_rounds;
   guint apply_rounds;
@@ -1027,15 +1031,21 @@ main (int   argc,
   double list_ms;
   double status_ms;
   const char *where;
+  g_autofree char *load_at_start = g_strdup ("unknown");
 
   signal (SIGPIPE, SIG_IGN);
 
-  if (argc == 2 && g_str_equal (argv[1], "--quick"))
-    quick = TRUE;
-  else if (argc != 1)
+  for (int i = 1; i < argc; i++)
     {
-      g_printerr ("usage: %s [--quick]\n", argv[0]);
-      return 2;
+      if (g_str_equal (argv[i], "--quick"))
+        quick = TRUE;
+      else if (g_str_equal (argv[i], "--disk"))
+        on_disk = TRUE;
+      else
+        {
+          g_printerr ("usage: %s [--quick] [--disk]\n", argv[0]);
+          return 2;
+        }
     }
   small_rounds = quick ? 3 : 7;
   list_rounds = quick ? 5 : 7;
@@ -1064,10 +1074,11 @@ main (int   argc,
     if (g_mkdtemp (made) == NULL)
       bail ("no temporary folder in %s: %s", tmp, g_strerror (errno));
     start_watcher (made);
-    base_is_tmpfs = mount_private_tmpfs (made);
+    base_is_tmpfs = !on_disk && mount_private_tmpfs (made);
     base_dir = g_steal_pointer (&made);
   }
-  where = base_is_tmpfs ? "a private tmpfs" : "$TMPDIR (disk: no tmpfs could be mounted)";
+  where = base_is_tmpfs ? "a private tmpfs"
+          : on_disk ? "$TMPDIR (--disk)" : "$TMPDIR (no tmpfs could be mounted)";
   /* The harness puts the daemon's state folder and its bus in $TMPDIR. */
   g_setenv ("TMPDIR", base_dir, TRUE);
 
@@ -1117,6 +1128,19 @@ main (int   argc,
   daemon_under_test = paddock_test_daemon_new (NULL);
   bus = paddock_test_daemon_get_connection (daemon_under_test);
 
+  {
+    g_autofree char *loadavg = NULL;
+
+    if (g_file_get_contents ("/proc/loadavg", &loadavg, NULL, NULL))
+      {
+        g_auto(GStrv) fields = g_strsplit (loadavg, " ", 4);
+
+        if (g_strv_length (fields) >= 3)
+          load_at_start = g_strdup_printf ("%s %s %s (a busy machine makes both sides noisy)",
+                                           fields[0], fields[1], fields[2]);
+      }
+  }
+
   /* 1. One warm-up round each, then interleaved so the noise hits both. */
   for (int r = -1; r < (int) small_rounds; r++)
     {
@@ -1132,8 +1156,8 @@ main (int   argc,
   ours_all = median (small.ours_ready) + ours;
   peer_all = median (small.peer_total);
 
-  g_print ("bench/staging - %s; %u cores; trees, daemon state and bus on %s\n",
-           quick ? "--quick" : "full run", g_get_num_processors (), where);
+  g_print ("bench/staging - %s; %u cores, load average %s; trees, daemon state and bus on %s\n",
+           quick ? "--quick" : "full run", g_get_num_processors (), load_at_start, where);
   g_print ("trees: 10k files written in %.1f s (x2), committed to git in %.1f s; "
            "100k files written in %.1f s (x2), committed in %.1f s\n\n",
            gen_small_s, git_small_s, gen_large_s, git_large_s);
