@@ -1,0 +1,586 @@
+/* paddock-boundary.c — a session's safety boundary, layer by layer, with the kernel's evidence
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every status here comes from something the kernel reports about the
+ * session's processes — /proc/PID/ns/…, /proc/PID/status, mountinfo,
+ * cgroup membership, environ — or, for what /proc does not show (Landlock),
+ * from what the kernel answered the sandbox's pid 1 when it applied the
+ * layer and from the canary probes it ran inside the boundary afterwards.
+ * Nothing is inferred from what we asked for: a layer we requested but
+ * cannot see is "unenforced", one we can see only in part is "partial".
+ *
+ * We look at the session's pid 1 (or the agent itself for the host
+ * profile): every process of the session descends from it, and
+ * namespaces, no_new_privs, seccomp filters and Landlock domains are
+ * inherited and can never be shed.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paddock-boundary.h"
+
+typedef struct {
+  char               *name;
+  gboolean            requested;
+  PaddockLayerStatus  status;
+  char               *evidence;
+} Layer;
+
+struct _PaddockBoundary
+{
+  GObject  parent_instance;
+  GArray  *layers;   /* Layer */
+};
+
+G_DEFINE_FINAL_TYPE (PaddockBoundary, paddock_boundary, G_TYPE_OBJECT)
+
+static void
+layer_clear (Layer *layer)
+{
+  g_free (layer->name);
+  g_free (layer->evidence);
+}
+
+const char *
+paddock_layer_status_to_string (PaddockLayerStatus status)
+{
+  switch (status)
+    {
+    case PADDOCK_LAYER_ENFORCED:
+      return "enforced";
+    case PADDOCK_LAYER_PARTIAL:
+      return "partial";
+    case PADDOCK_LAYER_UNENFORCED:
+      return "unenforced";
+    case PADDOCK_LAYER_NOT_REQUESTED:
+    default:
+      return "not-requested";
+    }
+}
+
+static PaddockLayerStatus
+status_from_string (const char *text)
+{
+  if (g_strcmp0 (text, "enforced") == 0)
+    return PADDOCK_LAYER_ENFORCED;
+  if (g_strcmp0 (text, "partial") == 0)
+    return PADDOCK_LAYER_PARTIAL;
+  if (g_strcmp0 (text, "not-requested") == 0)
+    return PADDOCK_LAYER_NOT_REQUESTED;
+  return PADDOCK_LAYER_UNENFORCED;
+}
+
+static void
+add_layer (PaddockBoundary    *self,
+           const char         *name,
+           gboolean            requested,
+           PaddockLayerStatus  status,
+           char               *evidence)   /* owned */
+{
+  Layer layer = { g_strdup (name), requested, status, evidence };
+
+  /* Not asked for and not there: say so, whatever a probe saw. */
+  if (!requested && status == PADDOCK_LAYER_NOT_REQUESTED)
+    layer.status = PADDOCK_LAYER_NOT_REQUESTED;
+  g_array_append_val (self->layers, layer);
+}
+
+/* ---- what /proc says -------------------------------------------------------- */
+
+static char *
+namespace_of (pid_t       pid,
+              const char *kind)
+{
+  g_autofree char *path = pid > 0 ? g_strdup_printf ("/proc/%d/ns/%s", (int) pid, kind)
+                                  : g_strdup_printf ("/proc/self/ns/%s", kind);
+
+  return g_file_read_link (path, NULL);
+}
+
+static char *
+status_field (pid_t       pid,
+              const char *field)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/status", (int) pid);
+  g_autofree char *text = NULL;
+  g_autofree char *prefix = g_strconcat (field, ":", NULL);
+  g_auto(GStrv) lines = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return NULL;
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], prefix))
+      return g_strstrip (g_strdup (lines[i] + strlen (prefix)));
+  return NULL;
+}
+
+/* The first child of @pid: the agent under the session's pid 1. */
+static pid_t
+first_child_of (pid_t pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/task/%d/children", (int) pid, (int) pid);
+  g_autofree char *text = NULL;
+  guint64 child = 0;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return 0;
+  g_strstrip (text);
+  if (text[0] == '\0')
+    return 0;
+  if (strchr (text, ' ') != NULL)
+    *strchr (text, ' ') = '\0';
+  if (!g_ascii_string_to_unsigned (text, 10, 1, G_MAXINT, &child, NULL))
+    return 0;
+  return (pid_t) child;
+}
+
+static void
+observe_namespace (PaddockBoundary *self,
+                   const char      *layer,
+                   const char      *kind,
+                   gboolean         requested,
+                   pid_t            pid,
+                   const char      *extra)
+{
+  g_autofree char *theirs = namespace_of (pid, kind);
+  g_autofree char *ours = namespace_of (0, kind);
+
+  if (theirs == NULL || ours == NULL)
+    add_layer (self, layer, requested, PADDOCK_LAYER_UNENFORCED,
+               g_strdup_printf ("/proc/%d/ns/%s could not be read: the session has no process to look at",
+                                (int) pid, kind));
+  else if (g_strcmp0 (theirs, ours) != 0)
+    add_layer (self, layer, requested, PADDOCK_LAYER_ENFORCED,
+               g_strdup_printf ("the session's %s differs from the daemon's %s (/proc/%d/ns/%s)%s%s",
+                                theirs, ours, (int) pid, kind, extra != NULL ? "; " : "",
+                                extra != NULL ? extra : ""));
+  else
+    add_layer (self, layer, requested, requested ? PADDOCK_LAYER_UNENFORCED : PADDOCK_LAYER_NOT_REQUESTED,
+               g_strdup_printf ("the session shares the daemon's %s (/proc/%d/ns/%s)", ours, (int) pid, kind));
+}
+
+/* The mount of @mount_point in @pid's mountinfo: "fstype source options". */
+static char *
+mount_at (pid_t       pid,
+          const char *mount_point,
+          guint      *out_n_mounts)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/mountinfo", (int) pid);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  char *found = NULL;
+  guint n = 0;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return NULL;
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) halves = g_strsplit (lines[i], " - ", 2);
+      g_auto(GStrv) fields = NULL;
+      g_autofree char *point = NULL;
+
+      if (halves[0] == NULL || halves[1] == NULL)
+        continue;
+      n++;
+      fields = g_strsplit (halves[0], " ", -1);
+      if (g_strv_length (fields) < 5)
+        continue;
+      point = g_strcompress (fields[4]);
+      /* The last mount at the point is the one that shows. */
+      if (g_strcmp0 (point, mount_point) == 0)
+        {
+          g_free (found);
+          found = g_strcompress (halves[1]);
+        }
+    }
+  if (out_n_mounts != NULL)
+    *out_n_mounts = n;
+  return found;
+}
+
+static void
+observe_mounts (PaddockBoundary            *self,
+                const PaddockBoundaryInput *input,
+                gboolean                    sandboxed)
+{
+  guint n_mounts = 0;
+  g_autofree char *workspace_mount = NULL;
+  g_autofree char *root_mount = NULL;
+
+  if (!sandboxed)
+    {
+      add_layer (self, "mount-view", FALSE, PADDOCK_LAYER_UNENFORCED,
+                 g_strdup ("the host profile sees the user's whole filesystem"));
+      add_layer (self, "staging", FALSE, PADDOCK_LAYER_UNENFORCED,
+                 g_strdup ("the host profile writes to the workspace itself"));
+      return;
+    }
+
+  root_mount = mount_at (input->init_pid, "/", &n_mounts);
+  {
+    g_autofree char *extra = root_mount != NULL
+      ? g_strdup_printf ("its / is \"%s\" with %u mounts in all (/proc/%d/mountinfo)",
+                         root_mount, n_mounts, (int) input->init_pid)
+      : NULL;
+    observe_namespace (self, "mount-view", "mnt", TRUE, input->init_pid, extra);
+  }
+
+  workspace_mount = input->workspace != NULL ? mount_at (input->init_pid, input->workspace, NULL) : NULL;
+  if (workspace_mount == NULL)
+    add_layer (self, "staging", TRUE, PADDOCK_LAYER_UNENFORCED,
+               g_strdup_printf ("no mount at %s in /proc/%d/mountinfo", input->workspace, (int) input->init_pid));
+  else if (g_strcmp0 (input->staging, "overlay") == 0 && g_str_has_prefix (workspace_mount, "overlay ") &&
+           input->stage_dir != NULL && strstr (workspace_mount, input->stage_dir) != NULL)
+    add_layer (self, "staging", TRUE, PADDOCK_LAYER_ENFORCED,
+               g_strdup_printf ("overlay: %s is \"%s\" (/proc/%d/mountinfo); writes land in the upper folder",
+                                input->workspace, workspace_mount, (int) input->init_pid));
+  else if (g_strcmp0 (input->staging, "copy") == 0 && !g_str_has_prefix (workspace_mount, "overlay "))
+    add_layer (self, "staging", TRUE, PADDOCK_LAYER_ENFORCED,
+               g_strdup_printf ("copy: %s is a bind of the session's copy, \"%s\" (/proc/%d/mountinfo); "
+                                "the real folder is not in the view",
+                                input->workspace, workspace_mount, (int) input->init_pid));
+  else
+    add_layer (self, "staging", TRUE, PADDOCK_LAYER_UNENFORCED,
+               g_strdup_printf ("%s is \"%s\", not the session's stage", input->workspace, workspace_mount));
+}
+
+static void
+observe_status (PaddockBoundary *self,
+                pid_t            pid,
+                gboolean         sandboxed)
+{
+  g_autofree char *nnp = status_field (pid, "NoNewPrivs");
+  g_autofree char *seccomp = status_field (pid, "Seccomp");
+  g_autofree char *filters = status_field (pid, "Seccomp_filters");
+  g_autofree char *cap_eff = status_field (pid, "CapEff");
+  g_autofree char *cap_bnd = status_field (pid, "CapBnd");
+
+  if (g_strcmp0 (nnp, "1") == 0)
+    add_layer (self, "no-new-privs", sandboxed, PADDOCK_LAYER_ENFORCED,
+               g_strdup_printf ("NoNewPrivs: 1, CapEff: %s, CapBnd: %s (/proc/%d/status)",
+                                cap_eff ? cap_eff : "?", cap_bnd ? cap_bnd : "?", (int) pid));
+  else
+    add_layer (self, "no-new-privs", sandboxed, sandboxed ? PADDOCK_LAYER_UNENFORCED : PADDOCK_LAYER_NOT_REQUESTED,
+               g_strdup_printf ("NoNewPrivs: %s (/proc/%d/status)", nnp ? nnp : "unreadable", (int) pid));
+
+  if (g_strcmp0 (seccomp, "2") == 0 && filters != NULL && g_strcmp0 (filters, "0") != 0)
+    add_layer (self, "seccomp", sandboxed, PADDOCK_LAYER_ENFORCED,
+               g_strdup_printf ("Seccomp: 2 (filter mode), Seccomp_filters: %s (/proc/%d/status)",
+                                filters, (int) pid));
+  else
+    add_layer (self, "seccomp", sandboxed, sandboxed ? PADDOCK_LAYER_UNENFORCED : PADDOCK_LAYER_NOT_REQUESTED,
+               g_strdup_printf ("Seccomp: %s, Seccomp_filters: %s (/proc/%d/status): no filter",
+                                seccomp ? seccomp : "unreadable", filters ? filters : "-", (int) pid));
+}
+
+static void
+observe_landlock (PaddockBoundary *self,
+                  JsonObject      *report,
+                  gboolean         sandboxed)
+{
+  static const char *const layers[][2] = {
+    { "landlock-fs", "landlock_fs" },
+    { "landlock-net", "landlock_net" },
+    { "landlock-scope", "landlock_scope" },
+  };
+  gint64 abi = report != NULL ? json_object_get_int_member_with_default (report, "landlock_abi", 0) : 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (layers); i++)
+    {
+      const char *status = report != NULL
+        ? json_object_get_string_member_with_default (report, layers[i][1], NULL) : NULL;
+      g_autofree char *evidence_key = g_strconcat (layers[i][1], "_evidence", NULL);
+      const char *detail = report != NULL
+        ? json_object_get_string_member_with_default (report, evidence_key, NULL) : NULL;
+
+      if (!sandboxed)
+        add_layer (self, layers[i][0], FALSE, PADDOCK_LAYER_UNENFORCED,
+                   g_strdup ("the host profile applies no Landlock rules"));
+      else if (status == NULL)
+        add_layer (self, layers[i][0], TRUE, PADDOCK_LAYER_UNENFORCED,
+                   g_strdup ("paddock-sandbox reported no Landlock domain for the session"));
+      else
+        add_layer (self, layers[i][0], TRUE, status_from_string (status),
+                   g_strdup_printf ("landlock_restrict_self() in the session's pid 1 succeeded at ABI %"
+                                    G_GINT64_FORMAT "%s%s", abi, detail != NULL ? ": " : "",
+                                    detail != NULL ? detail : ""));
+    }
+}
+
+static void
+observe_network (PaddockBoundary            *self,
+                 const PaddockBoundaryInput *input,
+                 gboolean                    sandboxed)
+{
+  g_autofree char *theirs = namespace_of (input->init_pid, "net");
+  g_autofree char *ours = namespace_of (0, "net");
+  gboolean requested = sandboxed && g_strcmp0 (input->net_mode, "host") != 0 && input->net_mode != NULL;
+
+  if (theirs != NULL && ours != NULL && g_strcmp0 (theirs, ours) != 0)
+    add_layer (self, "network", requested, requested ? PADDOCK_LAYER_ENFORCED : PADDOCK_LAYER_PARTIAL,
+               g_strdup_printf ("mode %s: the session's %s differs from the daemon's %s",
+                                input->net_mode, theirs, ours));
+  else
+    add_layer (self, "network", requested, PADDOCK_LAYER_UNENFORCED,
+               g_strdup_printf ("mode %s: the session shares the daemon's %s, the user's network",
+                                input->net_mode != NULL ? input->net_mode : "host",
+                                ours != NULL ? ours : "network namespace"));
+}
+
+static void
+observe_cgroup (PaddockBoundary            *self,
+                const PaddockBoundaryInput *input)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/cgroup", (int) input->init_pid);
+  g_autofree char *membership = NULL;
+
+  if (input->cgroup_path == NULL)
+    {
+      add_layer (self, "cgroup", TRUE, PADDOCK_LAYER_UNENFORCED,
+                 g_strdup_printf ("no cgroup of its own: %s; teardown relies on the PID namespace",
+                                  input->cgroup_reason != NULL ? input->cgroup_reason : "none could be made"));
+      return;
+    }
+  if (g_file_get_contents (path, &membership, NULL, NULL))
+    {
+      g_autofree char *name = g_path_get_basename (input->cgroup_path);
+      g_strstrip (membership);
+      if (strstr (membership, name) != NULL)
+        {
+          add_layer (self, "cgroup", TRUE, PADDOCK_LAYER_ENFORCED,
+                     g_strdup_printf ("member of %s (/proc/%d/cgroup: %s): counted and killed as one",
+                                      input->cgroup_path, (int) input->init_pid, membership));
+          return;
+        }
+    }
+  add_layer (self, "cgroup", TRUE, PADDOCK_LAYER_UNENFORCED,
+             g_strdup_printf ("/proc/%d/cgroup does not name %s", (int) input->init_pid, input->cgroup_path));
+}
+
+/* The agent's environment, as the kernel kept it: any variable of the
+ * daemon's own environment found there, with the same value, leaked
+ * (the few every session is given on purpose are not counted). */
+static void
+observe_environment (PaddockBoundary *self,
+                     pid_t            agent,
+                     gboolean         sandboxed)
+{
+  static const char *const given[] = { "PATH", "HOME", "TERM", "LANG", "LC_ALL", "LANGUAGE", "USER",
+                                       "LOGNAME", "SHELL", "TZ", "COLORTERM", NULL };
+  g_autofree char *path = g_strdup_printf ("/proc/%d/environ", (int) agent);
+  g_autofree char *text = NULL;
+  g_autoptr(GPtrArray) leaked = g_ptr_array_new ();
+  g_auto(GStrv) ours = g_get_environ ();
+  gsize len = 0;
+  guint n = 0;
+
+  if (agent <= 0 || !g_file_get_contents (path, &text, &len, NULL))
+    {
+      add_layer (self, "environment", sandboxed, sandboxed ? PADDOCK_LAYER_UNENFORCED : PADDOCK_LAYER_NOT_REQUESTED,
+                 g_strdup_printf ("/proc/%d/environ could not be read", (int) agent));
+      return;
+    }
+  for (gsize off = 0; off < len; off += strlen (text + off) + 1)
+    {
+      const char *entry = text + off;
+      g_autofree char *name = g_strndup (entry, strcspn (entry, "="));
+
+      n++;
+      if (g_strv_contains (given, name))
+        continue;
+      if (ours != NULL && g_strv_contains ((const char *const *) ours, entry))
+        g_ptr_array_add (leaked, (gpointer) entry);
+    }
+
+  if (leaked->len == 0)
+    add_layer (self, "environment", sandboxed, sandboxed ? PADDOCK_LAYER_ENFORCED : PADDOCK_LAYER_UNENFORCED,
+               g_strdup_printf ("%u variables in /proc/%d/environ, none of them inherited from the daemon",
+                                n, (int) agent));
+  else
+    {
+      g_autoptr(GString) names = g_string_new (NULL);
+      for (guint i = 0; i < leaked->len; i++)
+        {
+          const char *entry = g_ptr_array_index (leaked, i);
+          g_string_append_printf (names, "%s%.*s", i > 0 ? ", " : "", (int) strcspn (entry, "="), entry);
+        }
+      add_layer (self, "environment", sandboxed, sandboxed ? PADDOCK_LAYER_PARTIAL : PADDOCK_LAYER_UNENFORCED,
+                 g_strdup_printf ("/proc/%d/environ holds the daemon's own %s", (int) agent, names->str));
+    }
+}
+
+/* Canary probes the sandbox ran inside the boundary: each is a layer of
+ * its own, enforced only when the probe was blocked as expected. */
+static void
+observe_probes (PaddockBoundary *self,
+                JsonObject      *report)
+{
+  JsonArray *probes;
+
+  if (report == NULL || !json_object_has_member (report, "probes") ||
+      !JSON_NODE_HOLDS_ARRAY (json_object_get_member (report, "probes")))
+    return;
+  probes = json_object_get_array_member (report, "probes");
+  for (guint i = 0; i < json_array_get_length (probes); i++)
+    {
+      JsonNode *node = json_array_get_element (probes, i);
+      JsonObject *probe;
+      g_autofree char *name = NULL;
+      gboolean blocked;
+
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        continue;
+      probe = json_node_get_object (node);
+      name = g_strconcat ("probe:", json_object_get_string_member_with_default (probe, "probe", "?"), NULL);
+      blocked = json_object_get_boolean_member_with_default (probe, "blocked", FALSE);
+      add_layer (self, name, TRUE, blocked ? PADDOCK_LAYER_ENFORCED : PADDOCK_LAYER_UNENFORCED,
+                 g_strdup_printf ("%s: expected %s, got %s",
+                                  json_object_get_string_member_with_default (probe, "what", ""),
+                                  json_object_get_string_member_with_default (probe, "expected", "?"),
+                                  json_object_get_string_member_with_default (probe, "actual", "?")));
+    }
+}
+
+static void
+paddock_boundary_finalize (GObject *object)
+{
+  PaddockBoundary *self = PADDOCK_BOUNDARY (object);
+
+  g_array_unref (self->layers);
+  G_OBJECT_CLASS (paddock_boundary_parent_class)->finalize (object);
+}
+
+static void
+paddock_boundary_class_init (PaddockBoundaryClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = paddock_boundary_finalize;
+}
+
+static void
+paddock_boundary_init (PaddockBoundary *self)
+{
+  self->layers = g_array_new (FALSE, TRUE, sizeof (Layer));
+  g_array_set_clear_func (self->layers, (GDestroyNotify) layer_clear);
+}
+
+/* "         0       1000          1\n" → "0 1000 1", in place. */
+static char *
+collapse_spaces (char *text)
+{
+  char *out = text;
+  gboolean space = FALSE;
+
+  for (const char *p = text; *p != '\0'; p++)
+    {
+      if (g_ascii_isspace (*p))
+        {
+          space = out != text;
+          continue;
+        }
+      if (space)
+        *out++ = ' ';
+      space = FALSE;
+      *out++ = *p;
+    }
+  *out = '\0';
+  return text;
+}
+
+/* Looks at the session now. Call it once the sandbox reported "started"
+ * (the layers are in place from then on, and cannot be undone). */
+PaddockBoundary *
+paddock_boundary_observe (const PaddockBoundaryInput *input)
+{
+  PaddockBoundary *self;
+  gboolean sandboxed;
+  pid_t agent;
+
+  g_return_val_if_fail (input != NULL, NULL);
+
+  self = g_object_new (PADDOCK_TYPE_BOUNDARY, NULL);
+  sandboxed = g_strcmp0 (input->profile, "host") != 0;
+  agent = sandboxed ? first_child_of (input->init_pid) : input->init_pid;
+
+  {
+    g_autofree char *uid_map_path = g_strdup_printf ("/proc/%d/uid_map", (int) input->init_pid);
+    g_autofree char *uid_map = NULL;
+    g_autofree char *extra = NULL;
+
+    if (g_file_get_contents (uid_map_path, &uid_map, NULL, NULL))
+      extra = g_strdup_printf ("uid_map \"%s\"", collapse_spaces (uid_map));
+    observe_namespace (self, "user-namespace", "user", sandboxed, input->init_pid, extra);
+  }
+  {
+    g_autofree char *nspid = status_field (input->init_pid, "NSpid");
+    g_autofree char *extra = nspid != NULL ? g_strdup_printf ("NSpid: %s", nspid) : NULL;
+    observe_namespace (self, "pid-namespace", "pid", sandboxed, input->init_pid, extra);
+  }
+  observe_mounts (self, input, sandboxed);
+  observe_status (self, input->init_pid, sandboxed);
+  observe_landlock (self, input->sandbox_report, sandboxed);
+  observe_network (self, input, sandboxed);
+  observe_cgroup (self, input);
+  observe_environment (self, agent > 0 ? agent : input->init_pid, sandboxed);
+  observe_probes (self, input->sandbox_report);
+
+  return self;
+}
+
+/* As Session1.Boundary: one a{sv} per layer, "layer", "requested",
+ * "status", "evidence". */
+GVariant *
+paddock_boundary_to_variant (PaddockBoundary *self)
+{
+  GVariantBuilder builder;
+
+  g_return_val_if_fail (PADDOCK_IS_BOUNDARY (self), NULL);
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("aa{sv}"));
+  for (guint i = 0; i < self->layers->len; i++)
+    {
+      Layer *layer = &g_array_index (self->layers, Layer, i);
+      GVariantDict dict;
+
+      g_variant_dict_init (&dict, NULL);
+      g_variant_dict_insert (&dict, "layer", "s", layer->name);
+      g_variant_dict_insert (&dict, "requested", "b", layer->requested);
+      g_variant_dict_insert (&dict, "status", "s", paddock_layer_status_to_string (layer->status));
+      g_variant_dict_insert (&dict, "evidence", "s", layer->evidence);
+      g_variant_builder_add_value (&builder, g_variant_dict_end (&dict));
+    }
+  return g_variant_builder_end (&builder);
+}
+
+guint
+paddock_boundary_get_n_layers (PaddockBoundary *self)
+{
+  return self->layers->len;
+}
+
+/* The requested layers that are not observed enforced, comma-separated,
+ * or NULL when there is none: what strict refuses to run without. */
+char *
+paddock_boundary_dup_unenforced (PaddockBoundary *self)
+{
+  g_autoptr(GString) names = g_string_new (NULL);
+
+  for (guint i = 0; i < self->layers->len; i++)
+    {
+      Layer *layer = &g_array_index (self->layers, Layer, i);
+
+      if (layer->requested && layer->status != PADDOCK_LAYER_ENFORCED)
+        g_string_append_printf (names, "%s%s (%s)", names->len > 0 ? ", " : "", layer->name,
+                                paddock_layer_status_to_string (layer->status));
+    }
+  if (names->len == 0)
+    return NULL;
+  return g_string_free (g_steal_pointer (&names), FALSE);
+}

@@ -1,0 +1,45 @@
+/* paddock-boundary.h — a session's safety boundary, layer by layer, with the kernel's evidence
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+#include <sys/types.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  PADDOCK_LAYER_NOT_REQUESTED,
+  PADDOCK_LAYER_UNENFORCED,
+  PADDOCK_LAYER_PARTIAL,
+  PADDOCK_LAYER_ENFORCED,
+} PaddockLayerStatus;
+
+/* What the daemon knows of a session when it looks. */
+typedef struct {
+  const char *profile;          /* "host", "safe", "strict" */
+  pid_t       init_pid;         /* the session's pid 1 (or the host agent), host pid; 0: gone */
+  JsonObject *sandbox_report;   /* "boundary" of the sandbox's "started" event, or NULL */
+  const char *workspace;
+  const char *staging;          /* "overlay", "copy" or NULL */
+  const char *stage_dir;        /* the stage folder, or NULL */
+  const char *cgroup_path;      /* the session's cgroup, or NULL… */
+  const char *cgroup_reason;    /* …and why there is none */
+  const char *net_mode;         /* "host", "none", "proxy" */
+} PaddockBoundaryInput;
+
+#define PADDOCK_TYPE_BOUNDARY (paddock_boundary_get_type ())
+
+G_DECLARE_FINAL_TYPE (PaddockBoundary, paddock_boundary, PADDOCK, BOUNDARY, GObject)
+
+const char      *paddock_layer_status_to_string (PaddockLayerStatus          status);
+PaddockBoundary *paddock_boundary_observe       (const PaddockBoundaryInput *input);
+GVariant        *paddock_boundary_to_variant    (PaddockBoundary            *self);
+guint            paddock_boundary_get_n_layers  (PaddockBoundary            *self);
+char            *paddock_boundary_dup_unenforced (PaddockBoundary           *self);
+
+G_END_DECLS
