@@ -207,8 +207,7 @@ staging_thread (GTask        *task,
 
     case STAGING_GET_DIFF:
       {
-        g_autoptr(PaddockReview) review = paddock_stage_review (call->stage, cancellable, &error);
-        g_autoptr(GBytes) diff = review != NULL ? paddock_review_get_diff (review, call->name, &error) : NULL;
+        g_autoptr(GBytes) diff = paddock_stage_get_diff (call->stage, call->name, cancellable, &error);
 
         if (diff != NULL)
           reply = g_variant_new ("(@ay)",

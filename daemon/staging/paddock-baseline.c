@@ -155,6 +155,7 @@ typedef struct {
   GArray *entries;   /* RecordEntry */
   GString *strings;  /* paths, each NUL-terminated while sorting */
   GCancellable *cancellable;
+  gint64 started_ns; /* Unix time the walk began, less a tick */
 } RecordWalk;
 
 static int
@@ -229,6 +230,13 @@ record_dir (RecordWalk  *walk,
       entry.path_len = (guint32) (walk->strings->len - entry.path_offset);
       g_string_append_c (walk->strings, '\0');
       paddock_file_stamp_from_stat (&entry.stamp, &st);
+      /* Changed since the walk began: by another writer, since the
+       * session's own writes never reach the workspace. What we saw may
+       * already be that writer's version, so record "unknown" — a value
+       * no file has — and a later change of the session there counts as a
+       * conflict rather than going unnoticed. */
+      if (entry.stamp.ctime_ns >= walk->started_ns)
+        entry.stamp.ctime_ns = G_MININT64;
       g_array_append_val (walk->entries, entry);
 
       if (S_ISDIR (st.st_mode))
@@ -281,7 +289,10 @@ paddock_baseline_record (const char    *workspace,
   g_autoptr(GByteArray) out = NULL;
   g_autofree char *updates_file = NULL;
   paddock_autofd int root_fd = -1;
-  RecordWalk walk = { entries, strings, cancellable };
+  /* ctime comes from the kernel's coarse clock, a tick behind ours at
+   * most; the slack errs towards flagging. */
+  RecordWalk walk = { entries, strings, cancellable,
+                      g_get_real_time () * 1000 - 20 * G_GINT64_CONSTANT (1000000) };
   BaselineHeader header = { BASELINE_MAGIC, BASELINE_VERSION, sizeof (BaselineEntry) };
   gsize strings_size = 0;
 
@@ -535,51 +546,56 @@ paddock_baseline_lookup (PaddockBaseline  *self,
   return FALSE;
 }
 
-/* Records that the workspace entry at @relpath now has @stamp (or, with
- * stamp->present == FALSE, is gone), because Paddock itself put it there:
- * an applied path must not later look like an external edit. The record is
- * appended to FILE.updates and on disk (fdatasync) before this returns. */
+/* Records that the workspace entries at @relpaths now have @stamps (one
+ * stamp per path; present == FALSE: gone), because Paddock itself put them
+ * there: an applied path must not later look like an external edit. The
+ * records are appended to FILE.updates in one write and on disk
+ * (fdatasync) before this returns. */
 gboolean
-paddock_baseline_update (PaddockBaseline         *self,
-                         const char              *relpath,
-                         const PaddockFileStamp  *stamp,
-                         GError                 **error)
+paddock_baseline_update_many (PaddockBaseline  *self,
+                              GPtrArray        *relpaths,
+                              GPtrArray        *stamps,
+                              GError          **error)
 {
   g_autofree char *updates_file = NULL;
-  g_autofree guint8 *buf = NULL;
+  g_autoptr(GByteArray) buf = g_byte_array_new ();
   paddock_autofd int fd = -1;
-  UpdateRecord record = { 0 };
   struct stat st;
-  gsize len;
   gsize done = 0;
 
   g_return_val_if_fail (PADDOCK_IS_BASELINE (self), FALSE);
-  g_return_val_if_fail (relpath != NULL, FALSE);
-  g_return_val_if_fail (stamp != NULL, FALSE);
+  g_return_val_if_fail (relpaths != NULL && stamps != NULL && relpaths->len == stamps->len, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!relpath_is_valid (relpath))
-    {
-      g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH,
-                   "Not a relative workspace path");
-      return FALSE;
-    }
+  if (relpaths->len == 0)
+    return TRUE;
 
-  len = strlen (relpath);
-  record.magic = UPDATE_MAGIC;
-  record.path_len = (guint32) len;
-  record.present = stamp->present ? 1 : 0;
-  if (stamp->present)
+  for (guint i = 0; i < relpaths->len; i++)
     {
-      record.mode = stamp->mode;
-      record.ino = stamp->ino;
-      record.size = stamp->size;
-      record.mtime_ns = stamp->mtime_ns;
-      record.ctime_ns = stamp->ctime_ns;
+      const char *relpath = g_ptr_array_index (relpaths, i);
+      const PaddockFileStamp *stamp = g_ptr_array_index (stamps, i);
+      UpdateRecord record = { 0 };
+
+      if (!relpath_is_valid (relpath))
+        {
+          g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH,
+                       "Not a relative workspace path");
+          return FALSE;
+        }
+      record.magic = UPDATE_MAGIC;
+      record.path_len = (guint32) strlen (relpath);
+      record.present = stamp->present ? 1 : 0;
+      if (stamp->present)
+        {
+          record.mode = stamp->mode;
+          record.ino = stamp->ino;
+          record.size = stamp->size;
+          record.mtime_ns = stamp->mtime_ns;
+          record.ctime_ns = stamp->ctime_ns;
+        }
+      g_byte_array_append (buf, (const guint8 *) &record, sizeof record);
+      g_byte_array_append (buf, (const guint8 *) relpath, record.path_len);
     }
-  buf = g_malloc (sizeof record + len);
-  memcpy (buf, &record, sizeof record);
-  memcpy (buf + sizeof record, relpath, len);
 
   updates_file = g_strconcat (self->file, ".updates", NULL);
   /* O_APPEND: one record after the other even if a previous write was
@@ -590,9 +606,9 @@ paddock_baseline_update (PaddockBaseline         *self,
   if (fstat (fd, &st) != 0)
     return set_errno_error (error, errno, "Could not stat", updates_file);
 
-  while (done < sizeof record + len)
+  while (done < buf->len)
     {
-      gssize n = write (fd, buf + done, sizeof record + len - done);
+      gssize n = write (fd, buf->data + done, buf->len - done);
 
       if (n < 0)
         {
@@ -617,8 +633,27 @@ paddock_baseline_update (PaddockBaseline         *self,
         return set_errno_error (error, errno, "Could not sync the folder of", updates_file);
     }
 
-  g_hash_table_replace (self->updates, g_strdup (relpath), g_memdup2 (stamp, sizeof *stamp));
+  for (guint i = 0; i < relpaths->len; i++)
+    g_hash_table_replace (self->updates, g_strdup (g_ptr_array_index (relpaths, i)),
+                          g_memdup2 (g_ptr_array_index (stamps, i), sizeof (PaddockFileStamp)));
   return TRUE;
+}
+
+/* One path: see paddock_baseline_update_many(). */
+gboolean
+paddock_baseline_update (PaddockBaseline         *self,
+                         const char              *relpath,
+                         const PaddockFileStamp  *stamp,
+                         GError                 **error)
+{
+  g_autoptr(GPtrArray) relpaths = g_ptr_array_new ();
+  g_autoptr(GPtrArray) stamps = g_ptr_array_new ();
+
+  g_return_val_if_fail (relpath != NULL && stamp != NULL, FALSE);
+
+  g_ptr_array_add (relpaths, (gpointer) relpath);
+  g_ptr_array_add (stamps, (gpointer) stamp);
+  return paddock_baseline_update_many (self, relpaths, stamps, error);
 }
 
 gsize

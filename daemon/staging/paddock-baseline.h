@@ -29,6 +29,10 @@ gboolean         paddock_baseline_update     (PaddockBaseline         *self,
                                               const char              *relpath,
                                               const PaddockFileStamp  *stamp,
                                               GError                 **error);
+gboolean         paddock_baseline_update_many (PaddockBaseline         *self,
+                                              GPtrArray               *relpaths,
+                                              GPtrArray               *stamps,
+                                              GError                 **error);
 gsize            paddock_baseline_get_n_entries (PaddockBaseline      *self);
 
 G_END_DECLS

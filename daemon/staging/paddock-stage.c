@@ -54,6 +54,12 @@ struct _PaddockStage
   GCond             baseline_cond;
   gboolean          baseline_pending;
   PaddockBaseline  *baseline;
+
+  /* The last review, for GetDiff: a diff is taken from it while both
+   * sides of that change still have the stamps they had (path → two
+   * PaddockFileStamp, stage then workspace), else recomputed. */
+  PaddockReview    *last_review;
+  GHashTable       *last_stamps;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockStage, paddock_stage, G_TYPE_OBJECT)
@@ -121,6 +127,8 @@ paddock_stage_finalize (GObject *object)
   PaddockStage *self = PADDOCK_STAGE (object);
 
   g_clear_object (&self->baseline);
+  g_clear_object (&self->last_review);
+  g_clear_pointer (&self->last_stamps, g_hash_table_unref);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->baseline_cond);
   g_free (self->dir);
@@ -275,15 +283,127 @@ paddock_stage_recover (PaddockStage  *self,
   return paddock_apply_recover (self->journal_dir, self->workspace, NULL, error);
 }
 
+/* Both sides of @rel as lstat() sees them now: the stage's, then the
+ * workspace's. */
+static void
+stamp_both_sides (PaddockStage     *self,
+                  const char       *rel,
+                  PaddockFileStamp  stamps[2])
+{
+  const char *roots[2] = { self->root, self->workspace };
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree char *full = g_build_filename (roots[i], rel, NULL);
+      struct stat st;
+
+      memset (&stamps[i], 0, sizeof stamps[i]);
+      if (lstat (full, &st) == 0)
+        paddock_file_stamp_from_stat (&stamps[i], &st);
+    }
+}
+
+static void
+forget_last_review (PaddockStage *self)
+{
+  g_clear_object (&self->last_review);
+  g_clear_pointer (&self->last_stamps, g_hash_table_unref);
+}
+
+/* Keeps @review for later diffs, with the stamps of every path it lists.
+ * An entry changed since @started_ns may have changed while the review
+ * read it: that path is not kept, so its diff is always recomputed. */
+static void
+remember_review (PaddockStage  *self,
+                 PaddockReview *review,
+                 gint64         started_ns)
+{
+  GPtrArray *changes = paddock_review_get_changes (review);
+
+  forget_last_review (self);
+  self->last_review = g_object_ref (review);
+  self->last_stamps = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  for (guint i = 0; i < changes->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (changes, i);
+      const char *sides[2] = { paddock_change_get_path (change), paddock_change_get_old_path (change) };
+
+      for (guint s = 0; s < G_N_ELEMENTS (sides); s++)
+        {
+          PaddockFileStamp *stamps;
+
+          if (sides[s] == NULL || g_hash_table_contains (self->last_stamps, sides[s]))
+            continue;
+          stamps = g_new0 (PaddockFileStamp, 2);
+          stamp_both_sides (self, sides[s], stamps);
+          if ((stamps[0].present && stamps[0].ctime_ns >= started_ns) ||
+              (stamps[1].present && stamps[1].ctime_ns >= started_ns))
+            {
+              g_free (stamps);
+              continue;
+            }
+          g_hash_table_insert (self->last_stamps, g_strdup (sides[s]), stamps);
+        }
+    }
+}
+
+static gboolean
+still_stamped (PaddockStage *self,
+               const char   *rel)
+{
+  PaddockFileStamp *kept;
+  PaddockFileStamp now[2];
+
+  if (rel == NULL)
+    return TRUE;
+  kept = g_hash_table_lookup (self->last_stamps, rel);
+  if (kept == NULL)
+    return FALSE;
+  stamp_both_sides (self, rel, now);
+  return paddock_file_stamp_equal (&kept[0], &now[0]) && paddock_file_stamp_equal (&kept[1], &now[1]);
+}
+
 static PaddockReview *
 locked_review (PaddockStage  *self,
                GCancellable  *cancellable,
                GError       **error)
 {
   PaddockBaseline *baseline = locked_get_baseline (self);
+  /* Less a tick of the coarse clock file times come from. */
+  gint64 started_ns = g_get_real_time () * 1000 - 20 * G_GINT64_CONSTANT (1000000);
+  g_autoptr(PaddockReview) review = NULL;
 
-  return paddock_review_new (self->workspace, self->root, self->kind, baseline,
-                             cancellable, error);
+  review = paddock_review_new (self->workspace, self->root, self->kind, baseline, cancellable, error);
+  if (review != NULL)
+    remember_review (self, review, started_ns);
+  return g_steal_pointer (&review);
+}
+
+/* The diff of one change, from the last review while neither side of it
+ * changed since; a GetDiff per row of a large review list then costs a
+ * few lstat()s, not a review each. */
+GBytes *
+paddock_stage_get_diff (PaddockStage  *self,
+                        const char    *path,
+                        GCancellable  *cancellable,
+                        GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autoptr(PaddockReview) review = NULL;
+
+  if (self->last_review != NULL)
+    {
+      PaddockChange *change = paddock_review_lookup (self->last_review, path);
+
+      if (change != NULL && still_stamped (self, paddock_change_get_path (change)) &&
+          still_stamped (self, paddock_change_get_old_path (change)))
+        return paddock_review_get_diff (self->last_review, path, error);
+    }
+
+  review = locked_review (self, cancellable, error);
+  if (review == NULL)
+    return NULL;
+  return paddock_review_get_diff (review, path, error);
 }
 
 PaddockReview *
@@ -445,20 +565,20 @@ paddock_stage_apply (PaddockStage        *self,
       add_path_item (self, items, seen, baseline, path, i, forced);
     }
 
+  forget_last_review (self);
   if (!paddock_apply_batch (self->workspace, self->root, self->journal_dir, self->ledger_file,
                             who, items, &outcome, cancellable, error))
     return FALSE;
 
   /* Applied paths now differ from the start on purpose: they must not
    * count as conflicts when the session changes them again. */
-  for (guint i = 0; baseline != NULL && i < outcome->applied->len; i++)
+  if (baseline != NULL)
     {
       g_autoptr(GError) local_error = NULL;
-      const char *path = g_ptr_array_index (outcome->applied, i);
-      const PaddockFileStamp *stamp = g_ptr_array_index (outcome->new_stamps, i);
 
-      if (!paddock_baseline_update (baseline, path, stamp, &local_error))
-        g_message ("Could not record the applied state of %s: %s", path, local_error->message);
+      if (!paddock_baseline_update_many (baseline, outcome->applied, outcome->new_stamps, &local_error))
+        g_message ("Could not record the applied state of %u paths: %s", outcome->applied->len,
+                   local_error->message);
     }
 
   *result = g_steal_pointer (&outcome);
@@ -581,6 +701,7 @@ paddock_stage_drop (PaddockStage       *self,
   g_autoptr(PaddockReview) review = NULL;
   g_autoptr(GPtrArray) chosen = NULL;
 
+  forget_last_review (self);
   if (paths == NULL || paths[0] == NULL)
     {
       if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
@@ -605,6 +726,7 @@ paddock_stage_drop (PaddockStage       *self,
       if (old_path != NULL && !drop_path (self, old_path, cancellable, error))
         return FALSE;
     }
+  forget_last_review (self);
   return TRUE;
 }
 
@@ -636,6 +758,7 @@ paddock_stage_restore_checkpoint (PaddockStage  *self,
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
+  forget_last_review (self);
   if (!paddock_checkpoint_restore (self->checkpoints_dir, name, self->root, cancellable, error))
     return FALSE;
   /* overlayfs keeps scratch state in the work folder; it belongs to the

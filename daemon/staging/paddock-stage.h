@@ -40,6 +40,10 @@ gboolean       paddock_stage_recover             (PaddockStage      *self,
 PaddockReview *paddock_stage_review              (PaddockStage      *self,
                                                   GCancellable      *cancellable,
                                                   GError           **error);
+GBytes        *paddock_stage_get_diff            (PaddockStage      *self,
+                                                  const char        *path,
+                                                  GCancellable      *cancellable,
+                                                  GError           **error);
 gboolean       paddock_stage_apply               (PaddockStage      *self,
                                                   const char *const *paths,
                                                   const char *const *force_paths,
