@@ -112,6 +112,7 @@ save_screenshot (GtkWindow  *window,
   g_autofree char *file = g_strdup_printf ("sessions-%s.png", name);
   g_autofree char *path = g_build_filename (dir, file, NULL);
   GskRenderer *renderer;
+  guint attempts;
   int width, height;
 
   settle (600);
@@ -124,24 +125,28 @@ save_screenshot (GtkWindow  *window,
   /* A widget waiting for its next layout paints nothing: give the frame
    * clock a few more frames. */
   paintable = gtk_widget_paintable_new (widget);
-  for (guint attempt = 0; node == NULL && attempt < 50; attempt++)
+  for (attempts = 0; node == NULL && attempts < 50; attempts++)
     {
-      if (attempt > 0)
+      if (attempts > 0)
         settle (50);
+      if (attempts > 0)
+        g_test_message ("%s: frame %" G_GINT64_FORMAT, name,
+                        gdk_frame_clock_get_frame_counter (gtk_widget_get_frame_clock (widget)));
       snapshot = gtk_snapshot_new ();
       gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
       node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
     }
   if (node == NULL)
-    g_error ("%s renders nothing (visible %d, mapped %d, %dx%d)", name,
-             gtk_widget_get_visible (widget), gtk_widget_get_mapped (widget), width, height);
+    g_error ("%s renders nothing (visible %d, mapped %d, %dx%d, frame %" G_GINT64_FORMAT ")", name,
+             gtk_widget_get_visible (widget), gtk_widget_get_mapped (widget), width, height,
+             gdk_frame_clock_get_frame_counter (gtk_widget_get_frame_clock (widget)));
 
   renderer = gtk_native_get_renderer (GTK_NATIVE (window));
   texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
 
   g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
   g_assert_true (gdk_texture_save_to_png (texture, path));
-  g_test_message ("screenshot: %s", path);
+  g_test_message ("screenshot: %s (after %u attempts)", path, attempts);
 }
 
 /* Every button a user can reach names itself to assistive technologies. */
@@ -524,6 +529,13 @@ terminal_and_destroy_cb (GApplication *app,
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-session", NULL));
   answer_dialog (NULL, "stop");
   assert_toast (window, "Session stopped: 0 processes left");
+  save_screenshot (GTK_WINDOW (window), "stopped");
+
+  /* A stopped session is still listed until it is destroyed. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.destroy-session", NULL));
+  answer_dialog (NULL, "destroy");
+  assert_toast (window, "Session destroyed: 0 processes left");
+  assert_shows_sessions (window, "no-sessions", 0);
 
   gtk_window_destroy (GTK_WINDOW (window));
   fixture->ran = TRUE;
