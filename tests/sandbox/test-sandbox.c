@@ -1240,7 +1240,11 @@ test_command_confined (Fixture       *fx,
   fds[0] = null_fd;
   fds[1] = pipe_fds[1];
   fds[2] = pipe_fds[1];
+  /* "started" comes once the agent is forked, not exec'd: until then
+   * /proc/2 is a copy of pid 1 (and not dumpable), so wait for sleep. */
   json = spawn_sh_json (21,
+                        "i=0; while [ \"$(cat /proc/2/comm)\" != sleep ] && [ $i -lt 500 ]; do"
+                        " i=$((i+1)); sleep 0.01; done;"
                         "readlink /proc/self/ns/pid /proc/2/ns/pid /proc/self/ns/mnt /proc/2/ns/mnt;"
                         "pwd; cat /proc/2/comm;"
                         "touch /usr/paddock-probe 2>&1 | grep -c 'Read-only file system';"
