@@ -11,12 +11,14 @@
 #include <fcntl.h>
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -2009,7 +2011,74 @@ count_running_commands_of (PaddockSessionImpl *self,
   return count;
 }
 
-/* Forks the command on the host, leader of its own process session. */
+/* What the child of spawn_host_command() needs, all of it prepared. */
+typedef struct
+{
+  int          cgroup_procs_fd;
+  gboolean     tty;
+  int          fds[3];
+  const char  *cwd;
+  const char  *program;
+  char       **argv;
+  char       **envp;
+} HostCommand;
+
+/* The child: as fork_session_child()'s, then the command. It shares the
+ * daemon's memory (CLONE_VM) and runs on a stack of its own, so it only
+ * reads HostCommand and makes async-signal-safe calls; its signal
+ * dispositions, mask, fd table and session are its own. */
+static int
+host_command_main (void *data)
+{
+  const HostCommand *c = data;
+  sigset_t empty;
+
+  for (int signum = 1; signum < NSIG; signum++)
+    signal (signum, SIG_DFL);
+  sigemptyset (&empty);
+  sigprocmask (SIG_SETMASK, &empty, NULL);
+
+  if (c->cgroup_procs_fd >= 0 && write (c->cgroup_procs_fd, "0", 1) != 1)
+    _exit (125);
+  if (setsid () < 0 || (c->tty && ioctl (c->fds[0], TIOCSCTTY, 0) < 0) ||
+      dup2 (c->fds[0], 0) < 0 || dup2 (c->fds[1], 1) < 0 || dup2 (c->fds[2], 2) < 0 ||
+      chdir (c->cwd) < 0)
+    _exit (126);
+  syscall (SYS_close_range, 3U, ~0U, 0U);
+  execve (c->program, c->argv, c->envp);
+  _exit (127);
+}
+
+/* Starts a command on the host as posix_spawn() does (CLONE_VM |
+ * CLONE_VFORK: no copy of the daemon's page tables, which is most of what
+ * fork() costs a daemon holding scrollbacks), with every signal blocked
+ * across the clone so that no handler of ours runs in the child. Returns
+ * the pid, or -1 with errno. */
+static pid_t
+spawn_host_command (const HostCommand *command)
+{
+  const size_t stack_size = 256 * 1024;
+  sigset_t all_signals;
+  sigset_t saved_mask;
+  void *stack;
+  pid_t pid;
+  int saved_errno;
+
+  stack = mmap (NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED)
+    return -1;
+  sigfillset (&all_signals);
+  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
+  pid = clone (host_command_main, (char *) stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD,
+               (void *) command);
+  saved_errno = errno;
+  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
+  munmap (stack, stack_size);
+  errno = saved_errno;
+  return pid;
+}
+
+/* Starts the command on the host, leader of its own process session. */
 static gboolean
 paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
                                     PaddockCommandImpl  *command,
@@ -2024,6 +2093,7 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   paddock_autofd int child_err = -1;
   g_autofree char *program = NULL;
   const char *path = g_environ_getenv (envp, "PATH");
+  HostCommand child;
   pid_t pid;
 
   program = find_in_path (argv[0], path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -2037,17 +2107,16 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   if (!paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
-  pid = fork_session_child (self);
-  if (pid == 0)
-    {
-      if (setsid () < 0 || (tty && ioctl (child_in, TIOCSCTTY, 0) < 0) ||
-          dup2 (child_in, 0) < 0 || dup2 (child_out, 1) < 0 || dup2 (child_err, 2) < 0 ||
-          chdir (cwd) < 0)
-        _exit (126);
-      syscall (SYS_close_range, 3U, ~0U, 0U);
-      execve (program, argv, envp);
-      _exit (127);
-    }
+  child = (HostCommand) {
+    .cgroup_procs_fd = self->cgroup_procs_fd,
+    .tty = tty,
+    .fds = { child_in, child_out, child_err },
+    .cwd = cwd,
+    .program = program,
+    .argv = argv,
+    .envp = envp,
+  };
+  pid = spawn_host_command (&child);
 
   if (pid < 0)
     {
