@@ -129,9 +129,6 @@ save_screenshot (GtkWindow  *window,
     {
       if (attempts > 0)
         settle (50);
-      if (attempts > 0)
-        g_test_message ("%s: frame %" G_GINT64_FORMAT, name,
-                        gdk_frame_clock_get_frame_counter (gtk_widget_get_frame_clock (widget)));
       snapshot = gtk_snapshot_new ();
       gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
       node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
@@ -437,6 +434,22 @@ terminal_and_destroy_cb (GApplication *app,
   g_autoptr(GFile) workspace = NULL;
   VteTerminal *terminal;
 
+  /* The keyboard shortcuts the app promises. */
+  {
+    static const struct { const char *accel; const char *action; } accels[] = {
+      { "<Control>n", "win.new-session" },
+      { "<Control>w", "window.close" },
+      { "<Control>q", "app.quit" },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (accels); i++)
+      {
+        g_auto(GStrv) actions = gtk_application_get_actions_for_accel (GTK_APPLICATION (app), accels[i].accel);
+
+        g_assert_true (g_strv_contains ((const char * const *)actions, accels[i].action));
+      }
+  }
+
   /* Nothing yet: the empty state invites a new session. */
   assert_shows_sessions (window, "no-sessions", 0);
   save_screenshot (GTK_WINDOW (window), "empty");
@@ -647,6 +660,12 @@ changes_cb (GApplication *app,
 }
 
 static void
+disable_animations_cb (GApplication *app)
+{
+  g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
+}
+
+static void
 run_app (GCallback  callback,
          gboolean  *skipped)
 {
@@ -662,6 +681,8 @@ run_app (GCallback  callback,
 
   app = paddock_application_new ();
   g_application_set_flags (G_APPLICATION (app), G_APPLICATION_NON_UNIQUE);
+  /* Screenshots show where a transition ends, not a frame of it. */
+  g_signal_connect (app, "startup", G_CALLBACK (disable_animations_cb), NULL);
   g_signal_connect_after (app, "activate", callback, &fixture);
   g_assert_cmpint (g_application_run (G_APPLICATION (app), 0, NULL), ==, 0);
   g_assert_true (fixture.ran);
