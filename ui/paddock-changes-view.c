@@ -41,6 +41,7 @@ struct _PaddockChangesView
   GtkColumnView      *column_view;
   GtkMultiSelection  *selection;
   GtkSourceView      *diff_view;
+  GtkStack           *diff_stack;
   GtkLabel           *summary_label;
   GtkActionBar       *action_bar;
 };
@@ -183,6 +184,8 @@ paddock_changes_view_show_diff (PaddockChangesView *self)
 
   g_cancellable_cancel (self->diff_cancellable);
   g_clear_object (&self->diff_cancellable);
+
+  gtk_stack_set_visible_child_name (self->diff_stack, selected[0] != NULL ? "diff" : "none");
 
   if (selected[0] == NULL || proxy == NULL)
     {
@@ -704,6 +707,7 @@ paddock_changes_view_class_init (PaddockChangesViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, column_view);
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, selection);
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, diff_view);
+  gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, diff_stack);
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, summary_label);
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, action_bar);
   gtk_widget_class_bind_template_callback (widget_class, selection_changed_cb);

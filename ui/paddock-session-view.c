@@ -35,6 +35,18 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+/* The terminal takes the keyboard when it is the view shown. */
+static gboolean
+paddock_session_view_grab_focus (GtkWidget *widget)
+{
+  PaddockSessionView *self = PADDOCK_SESSION_VIEW (widget);
+
+  if (g_strcmp0 (adw_view_stack_get_visible_child_name (self->view_stack), "terminal") == 0)
+    return gtk_widget_grab_focus (self->terminal_view);
+
+  return gtk_widget_child_focus (GTK_WIDGET (self->view_stack), GTK_DIR_TAB_FORWARD);
+}
+
 static void
 paddock_session_view_dispose (GObject *object)
 {
@@ -99,6 +111,8 @@ paddock_session_view_class_init (PaddockSessionViewClass *klass)
   object_class->dispose = paddock_session_view_dispose;
   object_class->get_property = paddock_session_view_get_property;
   object_class->set_property = paddock_session_view_set_property;
+
+  widget_class->grab_focus = paddock_session_view_grab_focus;
 
   properties[PROP_ITEM] =
     g_param_spec_object ("item", NULL, NULL,

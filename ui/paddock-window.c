@@ -247,8 +247,9 @@ paddock_window_set_selected (PaddockWindow      *self,
                              PaddockSessionItem *item)
 {
   GtkWidget *view = NULL;
+  gboolean changed = self->selected != item;
 
-  if (self->selected != item)
+  if (changed)
     {
       if (self->selected != NULL)
         g_signal_handlers_disconnect_by_func (self->selected, selected_item_notify_cb, self);
@@ -277,6 +278,8 @@ paddock_window_set_selected (PaddockWindow      *self,
         }
 
       gtk_stack_set_visible_child (self->session_stack, view);
+      if (changed && gtk_widget_get_mapped (GTK_WIDGET (self)))
+        gtk_widget_grab_focus (view);
       adw_view_switcher_title_set_stack (self->switcher_title,
                                          paddock_session_view_get_view_stack (PADDOCK_SESSION_VIEW (view)));
       self->showing_ports = FALSE;
