@@ -155,7 +155,7 @@ typedef struct {
   GArray *entries;   /* RecordEntry */
   GString *strings;  /* paths, each NUL-terminated while sorting */
   GCancellable *cancellable;
-  gint64 started_ns; /* Unix time the walk began, less a tick */
+  gint64 started_ns; /* when the walk began, on the file-time clock */
 } RecordWalk;
 
 static int
@@ -289,10 +289,7 @@ paddock_baseline_record (const char    *workspace,
   g_autoptr(GByteArray) out = NULL;
   g_autofree char *updates_file = NULL;
   paddock_autofd int root_fd = -1;
-  /* ctime comes from the kernel's coarse clock, a tick behind ours at
-   * most; the slack errs towards flagging. */
-  RecordWalk walk = { entries, strings, cancellable,
-                      g_get_real_time () * 1000 - 20 * G_GINT64_CONSTANT (1000000) };
+  RecordWalk walk = { entries, strings, cancellable, paddock_file_time_now_ns () };
   BaselineHeader header = { BASELINE_MAGIC, BASELINE_VERSION, sizeof (BaselineEntry) };
   gsize strings_size = 0;
 

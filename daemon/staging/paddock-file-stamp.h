@@ -8,6 +8,7 @@
 
 #include <glib.h>
 #include <sys/stat.h>
+#include <time.h>
 
 G_BEGIN_DECLS
 
@@ -46,6 +47,19 @@ paddock_file_stamp_equal (const PaddockFileStamp *a,
     return TRUE;
   return a->mode == b->mode && a->ino == b->ino && a->size == b->size &&
          a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+/* Now, on the clock the kernel stamps file times with (the coarse one,
+ * a tick behind the precise clock at most). Any entry changed from now on
+ * has a ctime at or after this; one changed earlier in the same tick may
+ * too, which errs on the side of "changed". */
+static inline gint64
+paddock_file_time_now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_REALTIME_COARSE, &ts);
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
 }
 
 G_END_DECLS

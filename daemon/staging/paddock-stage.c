@@ -369,8 +369,7 @@ locked_review (PaddockStage  *self,
                GError       **error)
 {
   PaddockBaseline *baseline = locked_get_baseline (self);
-  /* Less a tick of the coarse clock file times come from. */
-  gint64 started_ns = g_get_real_time () * 1000 - 20 * G_GINT64_CONSTANT (1000000);
+  gint64 started_ns = paddock_file_time_now_ns ();
   g_autoptr(PaddockReview) review = NULL;
 
   review = paddock_review_new (self->workspace, self->root, self->kind, baseline, cancellable, error);

@@ -532,9 +532,10 @@ test_diff_too_large (Fixture       *f,
   g_assert_null (diff);
 }
 
-/* The baseline counts an entry changed in the last 20 ms before its walk
- * as "changed since the start" (it cannot tell that writer from one racing
- * the walk). Trees made by a test a moment earlier must age past that. */
+/* The baseline counts an entry changed in the same clock tick as its walk
+ * began as "changed since the start" (it cannot tell that writer from one
+ * racing the walk). Trees made by a test a moment earlier must age past
+ * that tick (at most 10 ms). */
 static void
 settle_before_baseline (void)
 {
