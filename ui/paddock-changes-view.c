@@ -44,6 +44,7 @@ struct _PaddockChangesView
   GtkStack           *diff_stack;
   GtkLabel           *summary_label;
   GtkActionBar       *action_bar;
+  GtkWidget          *drop_button;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockChangesView, paddock_changes_view, GTK_TYPE_WIDGET)
@@ -710,6 +711,7 @@ paddock_changes_view_class_init (PaddockChangesViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, diff_stack);
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, summary_label);
   gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, action_bar);
+  gtk_widget_class_bind_template_child (widget_class, PaddockChangesView, drop_button);
   gtk_widget_class_bind_template_callback (widget_class, selection_changed_cb);
 
   gtk_widget_class_install_action (widget_class, "changes.refresh", NULL, paddock_changes_view_refresh_action);

@@ -578,6 +578,20 @@ diff_shown (gpointer data)
 }
 
 static gboolean
+drop_enabled (gpointer data)
+{
+  return gtk_widget_is_sensitive (GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (data),
+                                                                             PADDOCK_TYPE_CHANGES_VIEW,
+                                                                             "drop_button")));
+}
+
+static gboolean
+changes_empty (gpointer data)
+{
+  return g_list_model_get_n_items (paddock_changes_view_get_model (PADDOCK_CHANGES_VIEW (data))) == 0;
+}
+
+static gboolean
 file_exists (gpointer data)
 {
   return g_file_test (data, G_FILE_TEST_EXISTS);
@@ -648,6 +662,22 @@ changes_cb (GApplication *app,
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
   g_assert_cmpstr (readme_text, ==, "hello\n");
   save_screenshot (GTK_WINDOW (window), "applied");
+
+  /* Drop waits for the session to stop; then the rest of the stage goes. */
+  g_assert_false (gtk_widget_is_sensitive (GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (changes_view),
+                                                                                      PADDOCK_TYPE_CHANGES_VIEW,
+                                                                                      "drop_button"))));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-session", NULL));
+  answer_dialog (NULL, "stop");
+  assert_toast (window, "Session stopped: 0 processes left");
+  g_assert_true (paddock_test_wait_for (drop_enabled, changes_view, TIMEOUT_MS));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.drop", NULL));
+  answer_dialog ("drop-confirm", "drop");
+  g_assert_true (paddock_test_wait_for (changes_empty, changes_view, TIMEOUT_MS));
+  g_clear_pointer (&readme_text, g_free);
+  g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
+  g_assert_cmpstr (readme_text, ==, "hello\n");
+  save_screenshot (GTK_WINDOW (window), "dropped");
 
   /* Destroy: nothing is left running. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.destroy-session", NULL));
