@@ -471,6 +471,14 @@ confirm_response_cb (PaddockChangesView *self,
       paddock_ipc_session1_call_apply (proxy, paths, no_paths, self->cancellable,
                                        apply_cb, g_object_ref (self));
     }
+  else if (g_str_equal (response, "overwrite"))
+    {
+      const char * const *conflicts = g_object_get_data (G_OBJECT (dialog), "conflicts");
+
+      self->busy = TRUE;
+      paddock_ipc_session1_call_apply (proxy, paths, conflicts, self->cancellable,
+                                       apply_cb, g_object_ref (self));
+    }
   else if (g_str_equal (response, "drop"))
     {
       self->busy = TRUE;
@@ -481,12 +489,35 @@ confirm_response_cb (PaddockChangesView *self,
   paddock_changes_view_update_actions (self);
 }
 
+/* The conflicting paths among @paths (all listed changes when empty). */
+static GStrv
+paddock_changes_view_dup_conflicts (PaddockChangesView *self,
+                                    GStrv               paths)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  guint n = paddock_changes_view_n_changes (self);
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(PaddockChangeItem) change = g_list_model_get_item (G_LIST_MODEL (self->changes), i);
+      const char *path = paddock_change_item_get_path (change);
+
+      if (paddock_change_item_get_conflict (change) &&
+          (paths[0] == NULL || g_strv_contains ((const char * const *)paths, path)))
+        g_strv_builder_add (builder, path);
+    }
+
+  return g_strv_builder_end (builder);
+}
+
 static void
 paddock_changes_view_confirm (PaddockChangesView  *self,
                               GStrv                paths,
                               gboolean             drop)
 {
   g_autofree char *listing = paths_markup ((const char * const *)paths, G_LIST_MODEL (self->changes));
+  g_auto(GStrv) conflicts = drop ? g_new0 (char *, 1) : paddock_changes_view_dup_conflicts (self, paths);
+  guint n_conflicts = g_strv_length (conflicts);
   g_autofree char *heading = NULL;
   g_autofree char *body = NULL;
   guint n = paths[0] != NULL ? g_strv_length (paths) : paddock_changes_view_n_changes (self);
@@ -499,6 +530,22 @@ paddock_changes_view_confirm (PaddockChangesView  *self,
       body = g_strdup_printf ("%s\n%s", _("The session’s work on these paths is discarded. This cannot be undone."),
                               listing);
     }
+  else if (n_conflicts > 0)
+    {
+      g_autofree char *conflict_text =
+        g_strdup_printf (g_dngettext (NULL,
+                                      "%u of them also changed in the workspace since the session started: "
+                                      "Apply leaves it alone, Overwrite replaces the workspace’s version.",
+                                      "%u of them also changed in the workspace since the session started: "
+                                      "Apply leaves those alone, Overwrite replaces the workspace’s versions.",
+                                      n_conflicts),
+                         n_conflicts);
+
+      heading = g_strdup_printf (g_dngettext (NULL, "Apply %u Change?", "Apply %u Changes?", n), n);
+      body = g_strdup_printf ("%s %s\n%s",
+                              _("These paths are written into the real workspace. Applying cannot be undone."),
+                              conflict_text, listing);
+    }
   else
     {
       heading = g_strdup_printf (g_dngettext (NULL, "Apply %u Change?", "Apply %u Changes?", n), n);
@@ -509,15 +556,19 @@ paddock_changes_view_confirm (PaddockChangesView  *self,
   dialog = ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, heading, NULL));
   adw_message_dialog_set_body_use_markup (dialog, TRUE);
   adw_message_dialog_set_body (dialog, body);
-  adw_message_dialog_add_responses (dialog,
-                                    "cancel", _("_Cancel"),
-                                    drop ? "drop" : "apply", drop ? _("_Drop") : _("_Apply"),
-                                    NULL);
+  adw_message_dialog_add_response (dialog, "cancel", _("_Cancel"));
+  if (n_conflicts > 0)
+    {
+      adw_message_dialog_add_response (dialog, "overwrite", _("_Overwrite"));
+      adw_message_dialog_set_response_appearance (dialog, "overwrite", ADW_RESPONSE_DESTRUCTIVE);
+    }
+  adw_message_dialog_add_response (dialog, drop ? "drop" : "apply", drop ? _("_Drop") : _("_Apply"));
   adw_message_dialog_set_response_appearance (dialog, drop ? "drop" : "apply",
                                               drop ? ADW_RESPONSE_DESTRUCTIVE : ADW_RESPONSE_SUGGESTED);
   adw_message_dialog_set_default_response (dialog, "cancel");
   adw_message_dialog_set_close_response (dialog, "cancel");
   g_object_set_data_full (G_OBJECT (dialog), "paths", g_strdupv (paths), (GDestroyNotify)g_strfreev);
+  g_object_set_data_full (G_OBJECT (dialog), "conflicts", g_steal_pointer (&conflicts), (GDestroyNotify)g_strfreev);
   g_signal_connect_object (dialog, "response", G_CALLBACK (confirm_response_cb), self, G_CONNECT_SWAPPED);
   gtk_window_present (GTK_WINDOW (dialog));
 }

@@ -578,6 +578,22 @@ diff_shown (gpointer data)
 }
 
 static gboolean
+readme_conflicts (gpointer data)
+{
+  GListModel *changes = paddock_changes_view_get_model (PADDOCK_CHANGES_VIEW (data));
+
+  for (guint i = 0; i < g_list_model_get_n_items (changes); i++)
+    {
+      g_autoptr(PaddockChangeItem) change = g_list_model_get_item (changes, i);
+
+      if (g_str_equal (paddock_change_item_get_path (change), "README"))
+        return paddock_change_item_get_conflict (change);
+    }
+
+  return FALSE;
+}
+
+static gboolean
 drop_enabled (gpointer data)
 {
   return gtk_widget_is_sensitive (GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (data),
@@ -663,6 +679,18 @@ changes_cb (GApplication *app,
   g_assert_cmpstr (readme_text, ==, "hello\n");
   save_screenshot (GTK_WINDOW (window), "applied");
 
+  /* The workspace's README changes under the session's feet: a conflict,
+   * which Apply leaves alone unless told to overwrite. */
+  g_assert_true (g_file_set_contents (readme, "changed outside\n", -1, NULL));
+  g_assert_true (paddock_test_wait_for (readme_conflicts, changes_view, TIMEOUT_MS));
+  save_screenshot (GTK_WINDOW (window), "conflict");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-all", NULL));
+  answer_dialog ("apply-conflict-confirm", "apply");
+  settle (1000);
+  g_clear_pointer (&readme_text, g_free);
+  g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
+  g_assert_cmpstr (readme_text, ==, "changed outside\n");
+
   /* Drop waits for the session to stop; then the rest of the stage goes. */
   g_assert_false (gtk_widget_is_sensitive (GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (changes_view),
                                                                                       PADDOCK_TYPE_CHANGES_VIEW,
@@ -676,7 +704,7 @@ changes_cb (GApplication *app,
   g_assert_true (paddock_test_wait_for (changes_empty, changes_view, TIMEOUT_MS));
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
-  g_assert_cmpstr (readme_text, ==, "hello\n");
+  g_assert_cmpstr (readme_text, ==, "changed outside\n");
   save_screenshot (GTK_WINDOW (window), "dropped");
 
   /* Destroy: nothing is left running. */
