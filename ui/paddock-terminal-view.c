@@ -42,11 +42,16 @@ struct _PaddockTerminalView
 
   guint               attaching : 1;
   guint               writing : 1;
+  /* The socket closed after the agent ended: the terminal holds all of
+   * it, and attaching again would only replay the same bytes. */
+  guint               complete : 1;
 
   /* Template widgets */
   GtkSearchBar       *search_bar;
   GtkSearchEntry     *search_entry;
   VteTerminal        *terminal;
+  GtkRevealer        *ended_revealer;
+  GtkLabel           *ended_label;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockTerminalView, paddock_terminal_view, GTK_TYPE_WIDGET)
@@ -136,6 +141,7 @@ read_cb (GObject      *object,
     {
       /* The daemon closed the socket: the terminal is gone (the session
        * ended or was destroyed). What it showed stays readable. */
+      self->complete = self->item != NULL && !paddock_session_item_is_running (self->item);
       paddock_terminal_view_detach (self);
       return;
     }
@@ -276,8 +282,10 @@ attach_cb (GObject      *object,
 
   self->stream = G_IO_STREAM (g_socket_connection_factory_create_connection (socket));
 
-  /* The replay rebuilds the screen from scratch. */
+  /* The replay rebuilds the screen from scratch: reset the state, then
+   * clear the screen and the history (reset keeps the screen's cells). */
   vte_terminal_reset (self->terminal, TRUE, TRUE);
+  vte_terminal_feed (self->terminal, "\033[H\033[2J\033[3J", -1);
   vte_terminal_set_input_enabled (self->terminal, paddock_session_item_is_running (self->item));
 
   paddock_terminal_view_read (self);
@@ -292,6 +300,9 @@ paddock_terminal_view_maybe_attach (PaddockTerminalView *self)
   PaddockIpcSession1 *proxy;
 
   if (self->stream != NULL || self->attaching || self->item == NULL)
+    return;
+
+  if (self->complete && !paddock_session_item_is_running (self->item))
     return;
 
   if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
@@ -320,6 +331,21 @@ item_proxy_cb (PaddockTerminalView *self,
   paddock_terminal_view_maybe_attach (self);
 }
 
+/* Once the agent ended, say so under what it printed. */
+static void
+paddock_terminal_view_update_ended (PaddockTerminalView *self)
+{
+  const char *state = self->item != NULL ? paddock_session_item_get_state (self->item) : NULL;
+
+  if (g_strcmp0 (state, "exited") == 0)
+    gtk_label_set_label (self->ended_label, _("The agent exited. Its terminal is kept here as it was; its changes stay reviewable."));
+  else if (g_strcmp0 (state, "stopped") == 0)
+    gtk_label_set_label (self->ended_label, _("The session was stopped. Its terminal is kept here as it was; its changes stay reviewable."));
+
+  gtk_revealer_set_reveal_child (self->ended_revealer,
+                                 g_strcmp0 (state, "exited") == 0 || g_strcmp0 (state, "stopped") == 0);
+}
+
 static void
 item_running_cb (PaddockTerminalView *self,
                  GParamSpec          *pspec,
@@ -330,6 +356,8 @@ item_running_cb (PaddockTerminalView *self,
     vte_terminal_set_input_enabled (self->terminal, FALSE);
   else
     paddock_terminal_view_maybe_attach (self);
+
+  paddock_terminal_view_update_ended (self);
 }
 
 /* Search: a literal, case-insensitive unless it has capitals (as in
@@ -562,6 +590,8 @@ paddock_terminal_view_class_init (PaddockTerminalViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, search_bar);
   gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, search_entry);
   gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, terminal);
+  gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, ended_revealer);
+  gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, ended_label);
   gtk_widget_class_bind_template_callback (widget_class, terminal_commit_cb);
   gtk_widget_class_bind_template_callback (widget_class, terminal_grid_changed_cb);
   gtk_widget_class_bind_template_callback (widget_class, search_changed_cb);
@@ -644,6 +674,8 @@ paddock_terminal_view_set_item (PaddockTerminalView *self,
 
   paddock_terminal_view_detach (self);
   vte_terminal_reset (self->terminal, TRUE, TRUE);
+  vte_terminal_feed (self->terminal, "\033[H\033[2J\033[3J", -1);
+  self->complete = FALSE;
 
   if (self->item != NULL)
     g_signal_handlers_disconnect_by_data (self->item, self);
@@ -657,6 +689,7 @@ paddock_terminal_view_set_item (PaddockTerminalView *self,
     }
 
   paddock_terminal_view_maybe_attach (self);
+  paddock_terminal_view_update_ended (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ITEM]);
 }
 

@@ -542,7 +542,16 @@ terminal_and_destroy_cb (GApplication *app,
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-session", NULL));
   answer_dialog (NULL, "stop");
   assert_toast (window, "Session stopped: 0 processes left");
+  show_view (window, "terminal");
   save_screenshot (GTK_WINDOW (window), "stopped");
+  {
+    /* Shown again after it ended, the terminal holds its output once. */
+    g_autofree char *text = terminal_text (current_terminal (window));
+    const char *first = strstr (text, "from-the-script-42");
+
+    g_assert_nonnull (first);
+    g_assert_null (strstr (first + 1, "from-the-script-42"));
+  }
 
   /* A stopped session is still listed until it is destroyed. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.destroy-session", NULL));
