@@ -192,6 +192,7 @@ typedef struct
   char     *state;
   char     *profile;
   char     *staging;         /* "overlay", "copy" or "none" */
+  GVariant *boundary;        /* aa{sv}, one per layer; NULL when not known */
   char     *workspace;       /* bytes, as the daemon sent them */
   char    **command;         /* bytes, as the daemon sent them */
   guint     pid;             /* 0 when not running */
@@ -210,6 +211,7 @@ session_info_clear (SessionInfo *info)
   g_clear_pointer (&info->state, g_free);
   g_clear_pointer (&info->profile, g_free);
   g_clear_pointer (&info->staging, g_free);
+  g_clear_pointer (&info->boundary, g_variant_unref);
   g_clear_pointer (&info->workspace, g_free);
   g_clear_pointer (&info->command, g_strfreev);
 }
@@ -231,6 +233,7 @@ typedef enum
   KEY_STATE,
   KEY_PROFILE,
   KEY_STAGING,
+  KEY_BOUNDARY,
   KEY_WORKSPACE,
   KEY_COMMAND,
   KEY_PID,
@@ -251,6 +254,7 @@ static const struct
   [KEY_STATE]         = { "state",       "State" },
   [KEY_PROFILE]       = { "profile",     "Profile" },
   [KEY_STAGING]       = { "staging",     "Staging" },
+  [KEY_BOUNDARY]      = { "boundary",    "Boundary" },
   [KEY_WORKSPACE]     = { "workspace",   "Workspace" },
   [KEY_COMMAND]       = { "command",     "Command" },
   [KEY_PID]           = { "pid",         "MainPid" },
@@ -300,6 +304,8 @@ session_info_init (SessionInfo   *info,
     info->profile = g_strdup ("");
   if (!lookup (dict, source, KEY_STAGING, "s", &info->staging))
     info->staging = g_strdup ("");
+  if (!lookup (dict, source, KEY_BOUNDARY, "@aa{sv}", &info->boundary))
+    info->boundary = NULL;
   if (!lookup (dict, source, KEY_WORKSPACE, "^ay", &info->workspace))
     info->workspace = g_strdup ("");
   if (!lookup (dict, source, KEY_COMMAND, "^aay", &info->command))
@@ -403,8 +409,8 @@ add_session_to_builder (JsonBuilder       *builder,
     json_builder_add_int_value (builder, info->exit_status);
   else
     json_builder_add_null_value (builder);
-  /* Leases tied to sessions and the boundary report come with later
-   * versions; the fields exist now so that scripts can rely on them. */
+  /* Leases tied to sessions come with a later version; the field exists
+   * now so that scripts can rely on it. */
   json_builder_set_member_name (builder, "ports");
   json_builder_begin_array (builder);
   json_builder_end_array (builder);
@@ -412,6 +418,27 @@ add_session_to_builder (JsonBuilder       *builder,
   json_builder_add_int_value (builder, info->processes);
   json_builder_set_member_name (builder, "boundary");
   json_builder_begin_array (builder);
+  for (gsize i = 0; info->boundary != NULL && i < g_variant_n_children (info->boundary); i++)
+    {
+      g_autoptr(GVariant) layer = g_variant_get_child_value (info->boundary, i);
+      const char *name = "", *status = "", *evidence = "";
+      gboolean requested = FALSE;
+
+      g_variant_lookup (layer, "layer", "&s", &name);
+      g_variant_lookup (layer, "requested", "b", &requested);
+      g_variant_lookup (layer, "status", "&s", &status);
+      g_variant_lookup (layer, "evidence", "&s", &evidence);
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "layer");
+      json_builder_add_string_value (builder, name);
+      json_builder_set_member_name (builder, "requested");
+      json_builder_add_boolean_value (builder, requested);
+      json_builder_set_member_name (builder, "status");
+      json_builder_add_string_value (builder, status);
+      json_builder_set_member_name (builder, "evidence");
+      json_builder_add_string_value (builder, evidence);
+      json_builder_end_object (builder);
+    }
   json_builder_end_array (builder);
   json_builder_set_member_name (builder, "created");
   json_builder_add_int_value (builder, (gint64) MIN (info->created, (guint64) G_MAXINT64));
@@ -794,6 +821,33 @@ paddockctl_list (Paddockctl  *ctl,
 
 /* ---- status ----------------------------------------------------------------- */
 
+/* One line per layer: its status, whether it was asked for, and how the
+ * status was observed. */
+static void
+print_boundary_human (const SessionInfo *info)
+{
+  gsize n = info->boundary != NULL ? g_variant_n_children (info->boundary) : 0;
+
+  if (n == 0)
+    {
+      g_print ("boundary:    - (reported once the session has started)\n");
+      return;
+    }
+  g_print ("boundary:\n");
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) layer = g_variant_get_child_value (info->boundary, i);
+      const char *name = "", *status = "", *evidence = "";
+      gboolean requested = FALSE;
+
+      g_variant_lookup (layer, "layer", "&s", &name);
+      g_variant_lookup (layer, "requested", "b", &requested);
+      g_variant_lookup (layer, "status", "&s", &status);
+      g_variant_lookup (layer, "evidence", "&s", &evidence);
+      g_print ("  %-16s %-14s %s%s\n", name, status, requested ? "" : "(not requested) ", evidence);
+    }
+}
+
 int
 paddockctl_status (Paddockctl  *ctl,
                    int          argc,
@@ -836,9 +890,8 @@ paddockctl_status (Paddockctl  *ctl,
   else
     {
       print_session_human (&info);
-      /* The boundary report is empty until the sandbox reports its layers. */
       if (review)
-        g_print ("boundary:    -\n");
+        print_boundary_human (&info);
     }
 
   return PADDOCKCTL_EXIT_OK;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "paddock-boundary.h"
 #include "paddock-cgroup.h"
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
@@ -1023,6 +1024,50 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
 
 /* Handles every event waiting on the control socket. Returns FALSE once the
  * sandbox closed its end. */
+/* Looks at the session's boundary now that its layers are in place and
+ * publishes it (Session1.Boundary). For the strict profile, FALSE with
+ * @error naming every requested layer not observed enforced. */
+static gboolean
+paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
+                                       JsonObject          *sandbox_report,
+                                       GError             **error)
+{
+  g_autoptr(PaddockBoundary) boundary = NULL;
+  g_autofree char *stage_dir = NULL;
+  g_autofree char *missing = NULL;
+  PaddockBoundaryInput input = {
+    .profile = self->config.profile,
+    .session_pid = self->pid,
+    .sandbox_report = sandbox_report,
+    .workspace = self->config.workspace,
+    .staging = self->config.staging,
+    .cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
+    .cgroup_reason = self->config.cgroup_reason,
+    .net_mode = "host",
+  };
+
+  if (self->config.home != NULL)
+    {
+      g_autofree char *session_dir = g_path_get_dirname (self->config.home);
+      stage_dir = g_build_filename (session_dir, "stage", NULL);
+      input.stage_dir = stage_dir;
+    }
+
+  boundary = paddock_boundary_observe (&input);
+  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), paddock_boundary_to_variant (boundary));
+
+  if (g_strcmp0 (self->config.profile, "strict") != 0)
+    return TRUE;
+  missing = paddock_boundary_dup_unenforced (boundary);
+  if (missing == NULL)
+    return TRUE;
+  g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+               "The strict profile runs only when every requested layer is observed enforced; "
+               "not enforced here: %s. The session was killed at once",
+               missing);
+  return FALSE;
+}
+
 static gboolean
 paddock_session_impl_drain_control (PaddockSessionImpl *self)
 {
@@ -1081,6 +1126,20 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
       if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
           self->ready_func != NULL)
         {
+          g_autoptr(GError) refusal = NULL;
+          JsonObject *report = json_object_has_member (object, "boundary") &&
+                               JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "boundary"))
+                               ? json_object_get_object_member (object, "boundary") : NULL;
+
+          /* The layers are in place from here on: look at them. Strict
+           * runs only if every requested one is observed enforced. */
+          if (!paddock_session_impl_observe_boundary (self, report, &refusal))
+            {
+              paddock_session_impl_signal_all (self, SIGKILL);
+              paddock_session_impl_ready (self, refusal);
+              continue;
+            }
+
           /* "running", then the creator's answer, then the record: the
            * reply leaves from GDBus's thread while this one writes and
            * fsyncs the record, rather than after it. A daemon that dies in
@@ -1203,17 +1262,6 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
 
   sandboxed = g_strcmp0 (self->config.profile, "host") != 0;
 
-  if (g_strcmp0 (self->config.profile, "strict") == 0)
-    {
-      /* Strict runs only when every requested layer is observed enforced;
-       * this version does not collect that evidence yet (Landlock, seccomp
-       * and the network policy come with the boundary), so it refuses. */
-      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                           "The strict profile needs evidence for every layer of the safety "
-                           "boundary, which this version cannot collect yet; nothing was started");
-      return FALSE;
-    }
-
   if (sandboxed && self->config.helper == NULL)
     {
       /* Never a silent fallback to running unconfined. */
@@ -1261,6 +1309,19 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           g_ptr_array_add (argv, g_strdup ("--stage"));
           g_ptr_array_add (argv, paddock_stage_dup_sandbox_arg (self->stage));
         }
+      /* A test switch for the strict profile's refusal: layers named in
+       * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
+       * reported so). Nothing inside a session can set it. */
+      {
+        g_auto(GStrv) without = g_strsplit (g_getenv ("PADDOCK_TEST_WITHOUT_LAYERS") != NULL
+                                            ? g_getenv ("PADDOCK_TEST_WITHOUT_LAYERS") : "", ",", -1);
+        for (guint i = 0; without[i] != NULL; i++)
+          if (without[i][0] != '\0')
+            {
+              g_ptr_array_add (argv, g_strdup ("--without-layer"));
+              g_ptr_array_add (argv, g_strdup (without[i]));
+            }
+      }
       /* No daemon can re-adopt a session yet: the sandbox goes with us
        * rather than run on unsupervised. */
       g_ptr_array_add (argv, g_strdup ("--die-with-parent"));
@@ -1433,6 +1494,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
    * so its record waits for the sandbox's "started". */
   if (!sandboxed)
     {
+      paddock_session_impl_observe_boundary (self, NULL, NULL);
       paddock_session_impl_set_state (self, "running");
       paddock_session_impl_ready (self, NULL);
     }
@@ -2366,6 +2428,8 @@ paddock_session_impl_describe (PaddockSessionImpl *self)
   g_variant_dict_insert (&dict, "command", "^aay", self->config.command);
   g_variant_dict_insert (&dict, "profile", "s", paddock_ipc_session1_get_profile (session));
   g_variant_dict_insert (&dict, "staging", "s", paddock_ipc_session1_get_staging (session));
+  if (paddock_ipc_session1_get_boundary (session) != NULL)
+    g_variant_dict_insert_value (&dict, "boundary", paddock_ipc_session1_get_boundary (session));
   g_variant_dict_insert (&dict, "pid", "u", paddock_ipc_session1_get_main_pid (session));
   g_variant_dict_insert (&dict, "exit-status", "i", paddock_ipc_session1_get_exit_status (session));
   g_variant_dict_insert (&dict, "processes", "u", paddock_ipc_session1_get_process_count (session));

@@ -51,9 +51,9 @@ fi
 check "the session reaches “running”" wait_for 5 state_is "$id" running
 
 run "$tmp/out" "$tmp/err" --json status "$id"
-check "status --json: id, name, state, profile, net, ports, boundary" \
-  test "$rc:$(json "$tmp/out" '(d["id"], d["name"], d["state"], d["profile"], d["net"], d["ports"], d["boundary"])' 2>&1)" \
-       = "0:('$id', 'greeter', 'running', 'host', 'host', [], [])"
+check "status --json: id, name, state, profile, net, ports" \
+  test "$rc:$(json "$tmp/out" '(d["id"], d["name"], d["state"], d["profile"], d["net"], d["ports"])' 2>&1)" \
+       = "0:('$id', 'greeter', 'running', 'host', 'host', [])"
 check "status --json: a pid, no exit status yet, at least one process" \
   test "$(json "$tmp/out" '(d["pid"] > 1, d["exit_status"], d["processes"] >= 1)' 2>&1)" \
        = "(True, None, True)"
@@ -69,8 +69,12 @@ check "status prints “key: value” lines" \
 check "…with the pid" grep -Eq "^pid: +$pid$" "$tmp/out"
 
 run "$tmp/out" "$tmp/err" --json status --review "$id"
-check "status --review --json has a boundary (empty for now)" \
-  test "$rc:$(json "$tmp/out" 'd["boundary"]' 2>&1)" = "0:[]"
+check "status --review --json: a host session's every layer is unenforced and not requested" \
+  test "$rc:$(json "$tmp/out" 'sorted(set((l["requested"], l["status"]) for l in d["boundary"]))' 2>&1)" \
+       = "0:[(False, 'unenforced')]"
+check "…and the boundary names the layers of INTERFACES.md" \
+  test "$(json "$tmp/out" '[l["layer"] for l in d["boundary"]][:12]' 2>&1)" \
+       = "['user-namespace', 'pid-namespace', 'mount-view', 'staging', 'no-new-privs', 'seccomp', 'landlock-fs', 'landlock-net', 'landlock-scope', 'network', 'cgroup', 'environment']"
 
 run "$tmp/out" "$tmp/err" --json list
 check "list --json shows the session running with its pid" \

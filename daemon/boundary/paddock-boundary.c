@@ -162,7 +162,7 @@ observe_namespace (PaddockBoundary *self,
                                 theirs, ours, (int) pid, kind, extra != NULL ? "; " : "",
                                 extra != NULL ? extra : ""));
   else
-    add_layer (self, layer, requested, requested ? PADDOCK_LAYER_UNENFORCED : PADDOCK_LAYER_NOT_REQUESTED,
+    add_layer (self, layer, requested, PADDOCK_LAYER_UNENFORCED,
                g_strdup_printf ("the session shares the daemon's %s (/proc/%d/ns/%s)", ours, (int) pid, kind));
 }
 
@@ -268,7 +268,7 @@ observe_status (PaddockBoundary *self,
                g_strdup_printf ("NoNewPrivs: 1, CapEff: %s, CapBnd: %s (/proc/%d/status)",
                                 cap_eff ? cap_eff : "?", cap_bnd ? cap_bnd : "?", (int) pid));
   else
-    add_layer (self, "no-new-privs", sandboxed, sandboxed ? PADDOCK_LAYER_UNENFORCED : PADDOCK_LAYER_NOT_REQUESTED,
+    add_layer (self, "no-new-privs", sandboxed, PADDOCK_LAYER_UNENFORCED,
                g_strdup_printf ("NoNewPrivs: %s (/proc/%d/status)", nnp ? nnp : "unreadable", (int) pid));
 
   if (g_strcmp0 (seccomp, "2") == 0 && filters != NULL && g_strcmp0 (filters, "0") != 0)
@@ -276,7 +276,7 @@ observe_status (PaddockBoundary *self,
                g_strdup_printf ("Seccomp: 2 (filter mode), Seccomp_filters: %s (/proc/%d/status)",
                                 filters, (int) pid));
   else
-    add_layer (self, "seccomp", sandboxed, sandboxed ? PADDOCK_LAYER_UNENFORCED : PADDOCK_LAYER_NOT_REQUESTED,
+    add_layer (self, "seccomp", sandboxed, PADDOCK_LAYER_UNENFORCED,
                g_strdup_printf ("Seccomp: %s, Seccomp_filters: %s (/proc/%d/status): no filter",
                                 seccomp ? seccomp : "unreadable", filters ? filters : "-", (int) pid));
 }
@@ -304,9 +304,18 @@ observe_landlock (PaddockBoundary *self,
       if (!sandboxed)
         add_layer (self, layers[i][0], FALSE, PADDOCK_LAYER_UNENFORCED,
                    g_strdup ("the host profile applies no Landlock rules"));
+      else if (g_strcmp0 (status, "not-requested") == 0)
+        add_layer (self, layers[i][0], FALSE, PADDOCK_LAYER_NOT_REQUESTED,
+                   g_strdup_printf ("not asked of Landlock (ABI %" G_GINT64_FORMAT ")%s%s", abi,
+                                    detail != NULL ? ": " : "", detail != NULL ? detail : ""));
       else if (status == NULL)
         add_layer (self, layers[i][0], TRUE, PADDOCK_LAYER_UNENFORCED,
                    g_strdup ("paddock-sandbox reported no Landlock domain for the session"));
+      else if (status_from_string (status) == PADDOCK_LAYER_UNENFORCED)
+        add_layer (self, layers[i][0], TRUE, PADDOCK_LAYER_UNENFORCED,
+                   g_strdup_printf ("paddock-sandbox put no Landlock rule of this kind in place "
+                                    "(kernel ABI %" G_GINT64_FORMAT ", 0: none, or the layer was left out)%s%s",
+                                    abi, detail != NULL ? ": " : "", detail != NULL ? detail : ""));
       else
         add_layer (self, layers[i][0], TRUE, status_from_string (status),
                    g_strdup_printf ("landlock_restrict_self() in the session's pid 1 succeeded at ABI %"
@@ -337,14 +346,18 @@ observe_network (PaddockBoundary            *self,
 
 static void
 observe_cgroup (PaddockBoundary            *self,
-                const PaddockBoundaryInput *input)
+                const PaddockBoundaryInput *input,
+                gboolean                    sandboxed)
 {
   g_autofree char *path = g_strdup_printf ("/proc/%d/cgroup", (int) input->init_pid);
   g_autofree char *membership = NULL;
 
+  /* Asked for where the daemon can make cgroups (root, or a delegated
+   * subtree); elsewhere the PID namespace alone is the teardown and the
+   * layer says so, without blocking strict. */
   if (input->cgroup_path == NULL)
     {
-      add_layer (self, "cgroup", TRUE, PADDOCK_LAYER_UNENFORCED,
+      add_layer (self, "cgroup", input->cgroup_reason == NULL && sandboxed, PADDOCK_LAYER_UNENFORCED,
                  g_strdup_printf ("no cgroup of its own: %s; teardown relies on the PID namespace",
                                   input->cgroup_reason != NULL ? input->cgroup_reason : "none could be made"));
       return;
@@ -352,16 +365,19 @@ observe_cgroup (PaddockBoundary            *self,
   if (g_file_get_contents (path, &membership, NULL, NULL))
     {
       g_autofree char *name = g_path_get_basename (input->cgroup_path);
-      g_strstrip (membership);
-      if (strstr (membership, name) != NULL)
-        {
-          add_layer (self, "cgroup", TRUE, PADDOCK_LAYER_ENFORCED,
-                     g_strdup_printf ("member of %s (/proc/%d/cgroup: %s): counted and killed as one",
-                                      input->cgroup_path, (int) input->init_pid, membership));
-          return;
-        }
+      g_auto(GStrv) lines = g_strsplit (membership, "\n", -1);
+
+      /* The unified hierarchy's line: "0::/path". */
+      for (guint i = 0; lines[i] != NULL; i++)
+        if (g_str_has_prefix (lines[i], "0::") && g_str_has_suffix (lines[i], name))
+          {
+            add_layer (self, "cgroup", sandboxed, PADDOCK_LAYER_ENFORCED,
+                       g_strdup_printf ("member of %s (/proc/%d/cgroup: \"%s\"): counted and killed as one",
+                                        input->cgroup_path, (int) input->init_pid, lines[i]));
+            return;
+          }
     }
-  add_layer (self, "cgroup", TRUE, PADDOCK_LAYER_UNENFORCED,
+  add_layer (self, "cgroup", sandboxed, PADDOCK_LAYER_UNENFORCED,
              g_strdup_printf ("/proc/%d/cgroup does not name %s", (int) input->init_pid, input->cgroup_path));
 }
 
@@ -384,7 +400,7 @@ observe_environment (PaddockBoundary *self,
 
   if (agent <= 0 || !g_file_get_contents (path, &text, &len, NULL))
     {
-      add_layer (self, "environment", sandboxed, sandboxed ? PADDOCK_LAYER_UNENFORCED : PADDOCK_LAYER_NOT_REQUESTED,
+      add_layer (self, "environment", sandboxed, PADDOCK_LAYER_UNENFORCED,
                  g_strdup_printf ("/proc/%d/environ could not be read", (int) agent));
       return;
     }
@@ -501,13 +517,20 @@ paddock_boundary_observe (const PaddockBoundaryInput *input)
 {
   PaddockBoundary *self;
   gboolean sandboxed;
+  pid_t init_pid;
   pid_t agent;
 
   g_return_val_if_fail (input != NULL, NULL);
 
   self = g_object_new (PADDOCK_TYPE_BOUNDARY, NULL);
   sandboxed = g_strcmp0 (input->profile, "host") != 0;
-  agent = sandboxed ? first_child_of (input->init_pid) : input->init_pid;
+  /* The sandbox's pid 1 is the helper's only child; the agent its first. */
+  init_pid = sandboxed ? first_child_of (input->session_pid) : input->session_pid;
+  agent = sandboxed ? first_child_of (init_pid) : init_pid;
+  {
+    PaddockBoundaryInput seen = *input;
+    seen.init_pid = init_pid;
+    input = &seen;
 
   {
     g_autofree char *uid_map_path = g_strdup_printf ("/proc/%d/uid_map", (int) input->init_pid);
@@ -524,12 +547,15 @@ paddock_boundary_observe (const PaddockBoundaryInput *input)
     observe_namespace (self, "pid-namespace", "pid", sandboxed, input->init_pid, extra);
   }
   observe_mounts (self, input, sandboxed);
-  observe_status (self, input->init_pid, sandboxed);
+  /* The agent's own account: pid 1 keeps its capabilities (in its user
+   * namespace) to run commands; the agent dropped them all. */
+  observe_status (self, agent > 0 ? agent : input->init_pid, sandboxed);
   observe_landlock (self, input->sandbox_report, sandboxed);
   observe_network (self, input, sandboxed);
-  observe_cgroup (self, input);
+  observe_cgroup (self, input, sandboxed);
   observe_environment (self, agent > 0 ? agent : input->init_pid, sandboxed);
   observe_probes (self, input->sandbox_report);
+  }
 
   return self;
 }

@@ -22,7 +22,8 @@ typedef enum {
 /* What the daemon knows of a session when it looks. */
 typedef struct {
   const char *profile;          /* "host", "safe", "strict" */
-  pid_t       init_pid;         /* the session's pid 1 (or the host agent), host pid; 0: gone */
+  pid_t       session_pid;      /* paddock-sandbox outside (or the host agent), host pid */
+  pid_t       init_pid;         /* leave 0: the session's pid 1, found by observe() */
   JsonObject *sandbox_report;   /* "boundary" of the sandbox's "started" event, or NULL */
   const char *workspace;
   const char *staging;          /* "overlay", "copy" or NULL */

@@ -162,6 +162,8 @@
 #include <linux/securebits.h>
 
 #include "paddock-autofd.h"
+#include "paddock-landlock.h"
+#include "paddock-seccomp.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -228,6 +230,8 @@ typedef struct {
   guint n_ops;
   int ready_fd;                  /* pid 1 -> helper: setup done (write end) */
   int alive_fd;                  /* helper -> pid 1: EOF means the helper is gone (read end) */
+  const struct sock_fprog *seccomp;        /* built before clone; NULL: none */
+  const PaddockLandlockPlan *landlock;     /* planned before clone; NULL: none */
 } SandboxConfig;
 
 /* ---- async-signal-safe output ------------------------------------------ */
@@ -287,7 +291,7 @@ die_msg (int         code,
 }
 
 typedef struct {
-  char buf[256];
+  char buf[512];
   size_t len;
 } LineBuf;
 
@@ -1594,6 +1598,30 @@ run_init (const SandboxConfig *cfg)
 
   line_add (&line, "{\"event\":\"started\",\"pid\":");
   line_add_int (&line, agent);
+  if (!cfg->host_profile)
+    {
+      const PaddockLandlockPlan *ll = cfg->landlock;
+      int mode = -1, filters = -1;
+
+      /* The kernel's account of pid 1, whose filter and Landlock domain the
+       * agent and every command inherit and cannot shed. */
+      paddock_seccomp_read_status (&mode, &filters);
+      line_add (&line, ",\"boundary\":{\"no_new_privs\":");
+      line_add_int (&line, prctl (PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+      line_add (&line, ",\"seccomp_mode\":");
+      line_add_int (&line, mode);
+      line_add (&line, ",\"seccomp_filters\":");
+      line_add_int (&line, filters);
+      line_add (&line, ",\"landlock_abi\":");
+      line_add_int (&line, ll != NULL ? ll->abi : 0);
+      line_add (&line, ",\"landlock_fs\":\"");
+      line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->fs_status : PADDOCK_LANDLOCK_UNENFORCED));
+      line_add (&line, "\",\"landlock_net\":\"");
+      line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->net_status : PADDOCK_LANDLOCK_UNENFORCED));
+      line_add (&line, "\",\"landlock_scope\":\"");
+      line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->scope_status : PADDOCK_LANDLOCK_UNENFORCED));
+      line_add (&line, "\"}");
+    }
   line_add (&line, "}\n");
   send_event (cfg->control_fd, &line);
 
@@ -1956,6 +1984,25 @@ sandbox_child (const SandboxConfig *cfg)
    * precondition for seccomp filters later. */
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     die_errno (EXIT_SETUP, "PR_SET_NO_NEW_PRIVS failed", NULL, errno);
+
+  /* Landlock first: its paths are the new root's, and its own system calls
+   * (open O_PATH, landlock_*) run before any filter exists. */
+  if (cfg->landlock != NULL)
+    {
+      const char *failed = NULL;
+      int err = paddock_landlock_apply (cfg->landlock, &failed);
+
+      if (err != 0)
+        die_errno (EXIT_SETUP, "cannot apply the Landlock rules", failed, err);
+    }
+  /* The seccomp filter last: one system call, nothing can fail after it. */
+  if (cfg->seccomp != NULL)
+    {
+      int err = paddock_seccomp_load (cfg->seccomp);
+
+      if (err != 0)
+        die_errno (EXIT_SETUP, "cannot load the seccomp filter", NULL, err);
+    }
 
   run_init (cfg);
 }
@@ -2455,6 +2502,7 @@ main (int    argc,
   g_autofree char *stage_arg = NULL;
   g_autofree char *probe_stage_arg = NULL;
   g_auto(GStrv) env = NULL;
+  g_auto(GStrv) without_layers = NULL;
   gboolean die_with_parent = FALSE;
   GOptionEntry entries[] = {
     { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &workspace_arg, "Project folder (read-write, same path)", "DIR" },
@@ -2465,6 +2513,8 @@ main (int    argc,
     { "stage", 0, 0, G_OPTION_ARG_FILENAME, &stage_arg, "Stage the workspace: overlay:DIR or copy:DIR", "KIND:DIR" },
     { "probe-stage", 0, 0, G_OPTION_ARG_FILENAME, &probe_stage_arg, "Check that a staging overlay can be mounted, with DIR as scratch", "DIR" },
     { "die-with-parent", 0, 0, G_OPTION_ARG_NONE, &die_with_parent, "Die with the parent even after setup", NULL },
+    { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
+      "Leave out a layer (landlock or seccomp) and report it unenforced: for tests of the strict profile", "LAYER" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("-- CMD [ARG...]");
@@ -2473,6 +2523,8 @@ main (int    argc,
   g_autofree char *stage_dir = NULL;
   StageKind stage_kind = STAGE_NONE;
   g_auto(Plan) plan = { NULL, NULL, NULL };
+  g_auto(PaddockSeccompProgram) seccomp_prog = { 0 };
+  g_auto(PaddockLandlockPlan) landlock_plan = { 0 };
   SandboxConfig cfg = { .control_fd = -1, .pty_fd = -1, .ready_fd = -1, .alive_fd = -1 };
   g_autoptr(GPtrArray) envp = g_ptr_array_new ();
   paddock_autofd int ready_read = -1;
@@ -2655,6 +2707,49 @@ main (int    argc,
   cfg.ops = (const SetupOp *) (void *) plan.ops->data;
   cfg.n_ops = plan.ops->len;
 
+  for (guint i = 0; without_layers != NULL && without_layers[i] != NULL; i++)
+    if (!g_str_equal (without_layers[i], "landlock") && !g_str_equal (without_layers[i], "seccomp"))
+      {
+        g_printerr ("paddock-sandbox: --without-layer wants landlock or seccomp, got '%s'\n",
+                    without_layers[i]);
+        return EXIT_USAGE;
+      }
+
+  /* Boundary layers, planned here (GLib, malloc) and applied by pid 1. A
+   * layer left out is reported as such ("unenforced", or no filter in
+   * /proc), never as applied. */
+  if (!(without_layers != NULL && g_strv_contains ((const char *const *) without_layers, "seccomp")))
+    {
+      if (!paddock_seccomp_build (&seccomp_prog, &error))
+        {
+          g_printerr ("paddock-sandbox: %s\n", error->message);
+          return EXIT_SETUP;
+        }
+      cfg.seccomp = &seccomp_prog;
+    }
+  if (!(without_layers != NULL && g_strv_contains ((const char *const *) without_layers, "landlock")))
+  {
+    /* Paths of the view pid 1 pivots into (see plan_build). */
+    const char *const read_paths[] = { "/", NULL };
+    const char *const write_paths[] = { workspace, HOME_PATH, "/tmp", "/dev/shm", NULL };
+    const char *const device_paths[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
+                                         "/dev/pts", "/dev/console", NULL };
+    const char *const optional_paths[] = { "/dev/console", NULL };
+    PaddockLandlockRequest request = {
+      .read_paths = read_paths, .write_paths = write_paths,
+      .device_paths = device_paths, .optional_paths = optional_paths,
+      .restrict_bind = FALSE, .restrict_connect = FALSE,
+      .scope_signals_and_abstract_unix = TRUE,
+    };
+
+    if (!paddock_landlock_prepare (&request, &landlock_plan, &error))
+      {
+        g_printerr ("paddock-sandbox: %s\n", error->message);
+        return EXIT_SETUP;
+      }
+    cfg.landlock = &landlock_plan;
+  }
+
   if (pipe2 (ready_pipe, O_CLOEXEC) != 0 || pipe2 (alive_pipe, O_CLOEXEC) != 0)
     {
       g_printerr ("paddock-sandbox: pipe2 failed: %s\n", g_strerror (errno));
@@ -2682,6 +2777,12 @@ main (int    argc,
       close (alive_write);
       sandbox_child (&cfg);
     }
+
+  /* pid 1 has its own copies; the helper outside needs neither. */
+  paddock_seccomp_clear (&seccomp_prog);
+  paddock_landlock_plan_clear (&landlock_plan);
+  cfg.seccomp = NULL;
+  cfg.landlock = NULL;
 
   close (cfg.ready_fd);
   close (cfg.alive_fd);
