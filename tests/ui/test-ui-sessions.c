@@ -450,6 +450,17 @@ terminal_and_destroy_cb (GApplication *app,
       }
   }
 
+  /* The shortcuts window lists them. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-help-overlay", NULL));
+  {
+    GtkWindow *help = GTK_WINDOW (gtk_application_window_get_help_overlay (GTK_APPLICATION_WINDOW (window)));
+
+    g_assert_nonnull (help);
+    g_assert_true (paddock_test_wait_for ((gboolean (*) (gpointer))gtk_widget_get_mapped, help, TIMEOUT_MS));
+    save_screenshot (help, "shortcuts");
+    gtk_widget_set_visible (GTK_WIDGET (help), FALSE);
+  }
+
   /* Nothing yet: the empty state invites a new session. */
   assert_shows_sessions (window, "no-sessions", 0);
   save_screenshot (GTK_WINDOW (window), "empty");
