@@ -844,7 +844,7 @@ print_boundary_human (const SessionInfo *info)
       g_variant_lookup (layer, "requested", "b", &requested);
       g_variant_lookup (layer, "status", "&s", &status);
       g_variant_lookup (layer, "evidence", "&s", &evidence);
-      g_print ("  %-16s %-14s %s%s\n", name, status, requested ? "" : "(not requested) ", evidence);
+      g_print ("  %-22s %-14s %s%s\n", name, status, requested ? "" : "(not requested) ", evidence);
     }
 }
 

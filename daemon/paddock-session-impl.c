@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
@@ -22,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -1075,7 +1077,7 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
     {
       g_autoptr(JsonParser) parser = NULL;
       paddock_autofd int fd = -1;
-      char message[1024];
+      char message[4096];
       union {
         struct cmsghdr align;
         char space[CMSG_SPACE (sizeof (int) * 4)];
@@ -1241,6 +1243,35 @@ build_sandbox_environment (PaddockSessionImpl *self)
   return g_steal_pointer (&env);
 }
 
+/* An abstract socket of the daemon's, listening, for the sandbox's canary
+ * probe: reaching it from a session would mean its Landlock scope is not
+ * in place (abstract names have no path a mount view could hide). Made
+ * once; NULL when it cannot be. */
+static const char *
+canary_abstract_socket (void)
+{
+  static char *name = NULL;
+  static gsize made = 0;
+
+  if (g_once_init_enter (&made))
+    {
+      int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      struct sockaddr_un addr = { .sun_family = AF_UNIX };
+      g_autofree char *candidate = g_strdup_printf ("paddock-canary-%d", (int) getpid ());
+      size_t len = strlen (candidate);
+
+      memcpy (addr.sun_path + 1, candidate, len);
+      if (fd >= 0 &&
+          bind (fd, (struct sockaddr *) &addr, (socklen_t) (offsetof (struct sockaddr_un, sun_path) + 1 + len)) == 0 &&
+          listen (fd, 1) == 0)
+        name = g_steal_pointer (&candidate);   /* fd kept open for the daemon's life */
+      else if (fd >= 0)
+        close (fd);
+      g_once_init_leave (&made, 1);
+    }
+  return name;
+}
+
 gboolean
 paddock_session_impl_start (PaddockSessionImpl       *self,
                             PaddockSessionReadyFunc   ready,
@@ -1309,6 +1340,22 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           g_ptr_array_add (argv, g_strdup ("--stage"));
           g_ptr_array_add (argv, paddock_stage_dup_sandbox_arg (self->stage));
         }
+      /* Canaries the sandbox tries before the agent exists: the user's
+       * real credentials folder, an abstract socket and the pid of ours. */
+      {
+        g_autofree char *hidden = g_build_filename (g_get_home_dir (), ".ssh", NULL);
+        const char *abstract = canary_abstract_socket ();
+
+        g_ptr_array_add (argv, g_strdup ("--probe-hidden"));
+        g_ptr_array_add (argv, g_strdup (hidden));
+        if (abstract != NULL)
+          {
+            g_ptr_array_add (argv, g_strdup ("--probe-abstract"));
+            g_ptr_array_add (argv, g_strdup (abstract));
+          }
+        g_ptr_array_add (argv, g_strdup ("--probe-pid"));
+        g_ptr_array_add (argv, g_strdup_printf ("%d", (int) getpid ()));
+      }
       /* A test switch for the strict profile's refusal: layers named in
        * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
        * reported so). Nothing inside a session can set it. */

@@ -106,6 +106,13 @@ expected_staging=overlay
 check "status says the workspace is staged ($expected_staging)" \
   test "$(json "$tmp/out" 'd["staging"]')" = "$expected_staging"
 
+run "$tmp/out" "$tmp/err" --json status --review "$id"
+check "status --review: every requested layer of the safe boundary is observed enforced" \
+  test "$rc:$(json "$tmp/out" '[l["layer"] for l in d["boundary"] if l["requested"] and l["status"] != "enforced"]' 2>&1)" = "0:[]"
+check "…including the canary probes the sandbox ran inside it" \
+  test "$(json "$tmp/out" 'sorted(l["layer"] for l in d["boundary"] if l["layer"].startswith("probe:") and l["status"] == "enforced")' 2>&1)" \
+       = "['probe:abstract-socket', 'probe:hidden-path', 'probe:signal-outside', 'probe:write-outside']"
+
 snapshot "$ws" >"$tmp/during"
 check "the real workspace is byte-identical while the session runs" cmp -s "$tmp/before" "$tmp/during"
 

@@ -142,6 +142,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -230,6 +232,9 @@ typedef struct {
   guint n_ops;
   int ready_fd;                  /* pid 1 -> helper: setup done (write end) */
   int alive_fd;                  /* helper -> pid 1: EOF means the helper is gone (read end) */
+  const char *probe_hidden;      /* a host path the view must not show */
+  const char *probe_abstract;    /* a host abstract socket the agent must not reach */
+  pid_t probe_pid;               /* a host pid the agent must not signal */
   const struct sock_fprog *seccomp;        /* built before clone; NULL: none */
   const PaddockLandlockPlan *landlock;     /* planned before clone; NULL: none */
 } SandboxConfig;
@@ -291,7 +296,7 @@ die_msg (int         code,
 }
 
 typedef struct {
-  char buf[512];
+  char buf[2048];
   size_t len;
 } LineBuf;
 
@@ -1560,9 +1565,144 @@ forwarded_signals (sigset_t *set)
  * main before clone) and are read from a signalfd: for a namespace's init,
  * a blocked signal is queued rather than dropped, while an unhandled one sent
  * from inside the namespace would be discarded. */
+/* ---- canary probes ---------------------------------------------------------- */
+
+enum { PROBE_WRITE_OUTSIDE, PROBE_HIDDEN_PATH, PROBE_ABSTRACT_SOCKET, PROBE_SIGNAL_OUTSIDE, N_PROBES };
+
+static const char *
+errno_name (int e)
+{
+  switch (e)
+    {
+    case 0: return "success";
+    case EPERM: return "EPERM";
+    case EACCES: return "EACCES";
+    case EROFS: return "EROFS";
+    case ENOENT: return "ENOENT";
+    case ESRCH: return "ESRCH";
+    case ECONNREFUSED: return "ECONNREFUSED";
+    case ENOTDIR: return "ENOTDIR";
+    case EEXIST: return "EEXIST";
+    default: return "another error";
+    }
+}
+
+/* What the agent will meet, tried for real before it exists: a child with
+ * the agent's confinement (the boundary is pid 1's, inherited; the
+ * capabilities dropped as the agent drops them) attempts each forbidden
+ * thing and reports the errno, one int per probe (-1: not run). */
+static void
+run_canaries (const SandboxConfig *cfg,
+              int                  results[N_PROBES])
+{
+  int pipe_fds[2];
+  pid_t child;
+
+  for (guint i = 0; i < N_PROBES; i++)
+    results[i] = -1;
+  if (pipe2 (pipe_fds, O_CLOEXEC) != 0)
+    return;
+  child = fork ();
+  if (child < 0)
+    {
+      close (pipe_fds[0]);
+      close (pipe_fds[1]);
+      return;
+    }
+  if (child == 0)
+    {
+      int out[N_PROBES] = { -1, -1, -1, -1 };
+      const char *what = NULL;
+      int fd;
+
+      close (pipe_fds[0]);
+      if (drop_all_capabilities (&what) != 0)
+        _exit (1);
+
+      /* A file outside the workspace, in the read-only system view. */
+      fd = open ("/usr/.paddock-canary", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      out[PROBE_WRITE_OUTSIDE] = fd >= 0 ? 0 : errno;
+      if (fd >= 0)
+        {
+          close (fd);
+          unlink ("/usr/.paddock-canary");
+        }
+
+      /* The user's real credentials folder: not in the view at all. */
+      if (cfg->probe_hidden != NULL)
+        out[PROBE_HIDDEN_PATH] = access (cfg->probe_hidden, F_OK) == 0 ? 0 : errno;
+
+      /* An abstract socket the daemon listens on outside: Landlock scoping
+       * must refuse the connect (the session shares no filesystem path
+       * with it, abstract names have none). */
+      if (cfg->probe_abstract != NULL)
+        {
+          int sock = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+          struct sockaddr_un addr = { .sun_family = AF_UNIX };
+          size_t len = strlen (cfg->probe_abstract);
+
+          if (sock >= 0 && len + 1 < sizeof addr.sun_path)
+            {
+              memcpy (addr.sun_path + 1, cfg->probe_abstract, len);
+              out[PROBE_ABSTRACT_SOCKET] =
+                connect (sock, (struct sockaddr *) &addr, (socklen_t) (offsetof (struct sockaddr_un, sun_path) + 1 + len)) == 0
+                ? 0 : errno;
+            }
+          if (sock >= 0)
+            close (sock);
+        }
+
+      /* The daemon's pid, as the host numbers it. */
+      if (cfg->probe_pid > 0)
+        out[PROBE_SIGNAL_OUTSIDE] = kill (cfg->probe_pid, 0) == 0 ? 0 : errno;
+
+      if (write (pipe_fds[1], out, sizeof out) != (ssize_t) sizeof out)
+        _exit (1);
+      _exit (0);
+    }
+
+  close (pipe_fds[1]);
+  {
+    int got[N_PROBES];
+    ssize_t n;
+
+    while ((n = read (pipe_fds[0], got, sizeof got)) < 0 && errno == EINTR)
+      ;
+    if (n == (ssize_t) sizeof got)
+      memcpy (results, got, sizeof got);
+  }
+  close (pipe_fds[0]);
+  while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
+static void
+add_probe (LineBuf    *line,
+           gboolean   *first,
+           const char *name,
+           const char *what,
+           const char *expected,
+           int         result)
+{
+  if (result < 0)
+    return;
+  line_add (line, *first ? "{\"probe\":\"" : ",{\"probe\":\"");
+  *first = FALSE;
+  line_add (line, name);
+  line_add (line, "\",\"what\":\"");
+  line_add (line, what);
+  line_add (line, "\",\"expected\":\"");
+  line_add (line, expected);
+  line_add (line, "\",\"actual\":\"");
+  line_add (line, errno_name (result));
+  line_add (line, "\",\"blocked\":");
+  line_add (line, result != 0 ? "true}" : "false}");
+}
+
 static G_NORETURN void
 run_init (const SandboxConfig *cfg)
 {
+  int probes[N_PROBES];
   sigset_t set;
   pid_t agent;
   LineBuf line = { .len = 0 };
@@ -1596,6 +1736,11 @@ run_init (const SandboxConfig *cfg)
   if (agent == 0)
     exec_agent (cfg);
 
+  /* After the agent (which stays pid 2): nothing it can do inside the
+   * boundary changes what these probes meet outside it. */
+  if (!cfg->host_profile)
+    run_canaries (cfg, probes);
+
   line_add (&line, "{\"event\":\"started\",\"pid\":");
   line_add_int (&line, agent);
   if (!cfg->host_profile)
@@ -1620,7 +1765,20 @@ run_init (const SandboxConfig *cfg)
       line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->net_status : PADDOCK_LANDLOCK_UNENFORCED));
       line_add (&line, "\",\"landlock_scope\":\"");
       line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->scope_status : PADDOCK_LANDLOCK_UNENFORCED));
-      line_add (&line, "\"}");
+      line_add (&line, "\",\"probes\":[");
+      {
+        gboolean first = TRUE;
+
+        add_probe (&line, &first, "write-outside", "create /usr/.paddock-canary", "EROFS or EACCES",
+                   probes[PROBE_WRITE_OUTSIDE]);
+        add_probe (&line, &first, "hidden-path", "look up the user's ~/.ssh", "ENOENT",
+                   probes[PROBE_HIDDEN_PATH]);
+        add_probe (&line, &first, "abstract-socket", "connect to an abstract socket of the daemon's", "EPERM",
+                   probes[PROBE_ABSTRACT_SOCKET]);
+        add_probe (&line, &first, "signal-outside", "kill(0) the daemon's pid", "ESRCH or EPERM",
+                   probes[PROBE_SIGNAL_OUTSIDE]);
+      }
+      line_add (&line, "]}");
     }
   line_add (&line, "}\n");
   send_event (cfg->control_fd, &line);
@@ -2503,6 +2661,9 @@ main (int    argc,
   g_autofree char *probe_stage_arg = NULL;
   g_auto(GStrv) env = NULL;
   g_auto(GStrv) without_layers = NULL;
+  g_autofree char *probe_hidden = NULL;
+  g_autofree char *probe_abstract = NULL;
+  gint probe_pid = 0;
   gboolean die_with_parent = FALSE;
   GOptionEntry entries[] = {
     { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &workspace_arg, "Project folder (read-write, same path)", "DIR" },
@@ -2513,6 +2674,9 @@ main (int    argc,
     { "stage", 0, 0, G_OPTION_ARG_FILENAME, &stage_arg, "Stage the workspace: overlay:DIR or copy:DIR", "KIND:DIR" },
     { "probe-stage", 0, 0, G_OPTION_ARG_FILENAME, &probe_stage_arg, "Check that a staging overlay can be mounted, with DIR as scratch", "DIR" },
     { "die-with-parent", 0, 0, G_OPTION_ARG_NONE, &die_with_parent, "Die with the parent even after setup", NULL },
+    { "probe-hidden", 0, 0, G_OPTION_ARG_FILENAME, &probe_hidden, "Canary: a host path the view must not show", "PATH" },
+    { "probe-abstract", 0, 0, G_OPTION_ARG_STRING, &probe_abstract, "Canary: a host abstract socket name the agent must not reach", "NAME" },
+    { "probe-pid", 0, 0, G_OPTION_ARG_INT, &probe_pid, "Canary: a host pid the agent must not signal", "PID" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
       "Leave out a layer (landlock or seccomp) and report it unenforced: for tests of the strict profile", "LAYER" },
     { NULL }
@@ -2678,6 +2842,9 @@ main (int    argc,
   g_ptr_array_add (envp, NULL);
 
   cfg.workspace = workspace;
+  cfg.probe_hidden = probe_hidden;
+  cfg.probe_abstract = probe_abstract;
+  cfg.probe_pid = probe_pid > 0 ? probe_pid : 0;
   cfg.argv = argv + 1;
   cfg.envp = (char *const *) envp->pdata;
   cfg.die_with_parent = die_with_parent;
