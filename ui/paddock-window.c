@@ -44,6 +44,8 @@ struct _PaddockWindow
   /* Template widgets */
   AdwToastOverlay      *toast_overlay;
   AdwLeaflet           *leaflet;
+  GtkWidget            *sidebar;
+  GtkWidget            *content;
   AdwWindowTitle       *window_title;
   AdwViewSwitcherTitle *switcher_title;
   GtkSingleSelection   *sessions_selection;
@@ -284,7 +286,7 @@ paddock_window_set_selected (PaddockWindow      *self,
                                          paddock_session_view_get_view_stack (PADDOCK_SESSION_VIEW (view)));
       self->showing_ports = FALSE;
       gtk_list_box_unselect_all (self->nav_list);
-      adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_FORWARD);
+      adw_leaflet_set_visible_child (self->leaflet, self->content);
     }
 
   paddock_window_update_page (self);
@@ -295,7 +297,15 @@ selected_item_changed_cb (PaddockWindow      *self,
                           GParamSpec         *pspec,
                           GtkSingleSelection *selection)
 {
-  paddock_window_set_selected (self, gtk_single_selection_get_selected_item (selection));
+  PaddockSessionItem *item = gtk_single_selection_get_selected_item (selection);
+
+  /* A session whose state changes is removed and added again in one
+   * splice, which drops GtkSingleSelection's selection: sessions_changed_cb
+   * (which runs after the selection's own handler) selects it again. */
+  if (item == NULL && self->selected != NULL && !self->showing_ports)
+    return;
+
+  paddock_window_set_selected (self, item);
 }
 
 static gboolean
@@ -358,10 +368,18 @@ sessions_changed_cb (PaddockWindow *self,
   if (self->select_path != NULL && paddock_window_select_path (self, self->select_path))
     g_clear_pointer (&self->select_path, g_free);
 
-  /* Something is always shown while there are sessions. */
-  if (gtk_single_selection_get_selected_item (self->sessions_selection) == NULL &&
-      !self->showing_ports && n_sessions > 0)
-    gtk_single_selection_set_selected (self->sessions_selection, 0);
+  /* The session shown stays shown while it exists; something is always
+   * shown while there are sessions. */
+  if (gtk_single_selection_get_selected_item (self->sessions_selection) == NULL && !self->showing_ports)
+    {
+      guint found = 0;
+
+      if (self->selected != NULL &&
+          g_list_store_find (G_LIST_STORE (sessions), self->selected, &found))
+        gtk_single_selection_set_selected (self->sessions_selection, found);
+      else if (n_sessions > 0)
+        gtk_single_selection_set_selected (self->sessions_selection, 0);
+    }
 
   paddock_window_set_selected (self, gtk_single_selection_get_selected_item (self->sessions_selection));
   paddock_window_update_subtitle (self);
@@ -391,7 +409,7 @@ paddock_window_show_ports (PaddockWindow *self)
   self->showing_ports = TRUE;
   gtk_single_selection_set_selected (self->sessions_selection, GTK_INVALID_LIST_POSITION);
   gtk_list_box_select_row (self->nav_list, self->ports_row);
-  adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_FORWARD);
+  adw_leaflet_set_visible_child (self->leaflet, self->content);
   paddock_window_update_page (self);
 }
 
@@ -407,7 +425,7 @@ nav_row_activated_cb (PaddockWindow *self,
 static void
 back_clicked_cb (PaddockWindow *self)
 {
-  adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_BACK);
+  adw_leaflet_set_visible_child (self->leaflet, self->sidebar);
 }
 
 static void
@@ -699,6 +717,8 @@ paddock_window_class_init (PaddockWindowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, "/org/paddock/Paddock/paddock-window.ui");
   gtk_widget_class_bind_template_child (widget_class, PaddockWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, PaddockWindow, leaflet);
+  gtk_widget_class_bind_template_child (widget_class, PaddockWindow, sidebar);
+  gtk_widget_class_bind_template_child (widget_class, PaddockWindow, content);
   gtk_widget_class_bind_template_child (widget_class, PaddockWindow, window_title);
   gtk_widget_class_bind_template_child (widget_class, PaddockWindow, switcher_title);
   gtk_widget_class_bind_template_child (widget_class, PaddockWindow, sessions_selection);
