@@ -285,10 +285,11 @@ staging_done_cb (GObject      *source,
   if (call->frozen)
     _paddock_session_impl_freeze (call->session, FALSE);
 
+  /* The answer consumes the reference the handler was given. */
   if (reply == NULL)
-    g_dbus_method_invocation_return_gerror (g_object_ref (call->invocation), error);
+    g_dbus_method_invocation_return_gerror (g_steal_pointer (&call->invocation), error);
   else
-    g_dbus_method_invocation_return_value (g_object_ref (call->invocation), reply);
+    g_dbus_method_invocation_return_value (g_steal_pointer (&call->invocation), reply);
 }
 
 /* What one call may name: more than a review list could reasonably hold
@@ -356,7 +357,9 @@ start_call (PaddockIpcSession1    *session,
   call->op = op;
   call->session = g_object_ref (self);
   call->stage = g_object_ref (stage);
-  call->invocation = g_object_ref (invocation);
+  /* The handler's reference, answered (and so released) in
+   * staging_done_cb(). */
+  call->invocation = invocation;
   call->paths = g_strdupv ((char **) paths);
   call->force_paths = g_strdupv ((char **) force_paths);
   call->name = g_strdup (name);
