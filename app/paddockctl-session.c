@@ -192,6 +192,7 @@ typedef struct
   char     *state;
   char     *profile;
   char     *staging;         /* "overlay", "copy" or "none" */
+  char     *net;             /* "host" or "none" */
   GVariant *boundary;        /* aa{sv}, one per layer; NULL when not known */
   char     *workspace;       /* bytes, as the daemon sent them */
   char    **command;         /* bytes, as the daemon sent them */
@@ -211,6 +212,7 @@ session_info_clear (SessionInfo *info)
   g_clear_pointer (&info->state, g_free);
   g_clear_pointer (&info->profile, g_free);
   g_clear_pointer (&info->staging, g_free);
+  g_clear_pointer (&info->net, g_free);
   g_clear_pointer (&info->boundary, g_variant_unref);
   g_clear_pointer (&info->workspace, g_free);
   g_clear_pointer (&info->command, g_strfreev);
@@ -234,6 +236,7 @@ typedef enum
   KEY_PROFILE,
   KEY_STAGING,
   KEY_BOUNDARY,
+  KEY_NET,
   KEY_WORKSPACE,
   KEY_COMMAND,
   KEY_PID,
@@ -255,6 +258,7 @@ static const struct
   [KEY_PROFILE]       = { "profile",     "Profile" },
   [KEY_STAGING]       = { "staging",     "Staging" },
   [KEY_BOUNDARY]      = { "boundary",    "Boundary" },
+  [KEY_NET]           = { "net",         "NetworkMode" },
   [KEY_WORKSPACE]     = { "workspace",   "Workspace" },
   [KEY_COMMAND]       = { "command",     "Command" },
   [KEY_PID]           = { "pid",         "MainPid" },
@@ -306,6 +310,8 @@ session_info_init (SessionInfo   *info,
     info->staging = g_strdup ("");
   if (!lookup (dict, source, KEY_BOUNDARY, "@aa{sv}", &info->boundary))
     info->boundary = NULL;
+  if (!lookup (dict, source, KEY_NET, "s", &info->net))
+    info->net = g_strdup (NET_HOST);
   if (!lookup (dict, source, KEY_WORKSPACE, "^ay", &info->workspace))
     info->workspace = g_strdup ("");
   if (!lookup (dict, source, KEY_COMMAND, "^aay", &info->command))
@@ -398,7 +404,7 @@ add_session_to_builder (JsonBuilder       *builder,
   json_builder_set_member_name (builder, "staging");
   json_builder_add_string_value (builder, info->staging);
   json_builder_set_member_name (builder, "net");
-  json_builder_add_string_value (builder, NET_HOST);
+  json_builder_add_string_value (builder, info->net);
   json_builder_set_member_name (builder, "pid");
   if (info->pid != 0)
     json_builder_add_int_value (builder, info->pid);
@@ -481,7 +487,7 @@ print_session_human (const SessionInfo *info)
   g_print ("command:     %s\n", command);
   g_print ("profile:     %s\n", info->profile);
   g_print ("staging:     %s\n", info->staging);
-  g_print ("net:         %s\n", NET_HOST);
+  g_print ("net:         %s\n", info->net);
   g_print ("pid:         %s\n", pid);
   g_print ("exit_status: %s\n", exit_status);
   g_print ("processes:   %u\n", info->processes);
@@ -576,7 +582,7 @@ paddockctl_create (Paddockctl  *ctl,
     { "size", 0, 0, G_OPTION_ARG_STRING, &size,
       "The terminal's size, 1–1000 each (default: 80x24)", "COLSxROWS" },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net,
-      "Network policy: host, none or proxy (later version)", "MODE" },
+      "Network: host (default), none (own namespace, loopback only), proxy (later version)", "MODE" },
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
       "Allow a domain through the proxy (later version)", "D" },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
@@ -613,8 +619,10 @@ paddockctl_create (Paddockctl  *ctl,
       return exit_code;
   }
 
-  if (net != NULL)
-    return fail_not_yet (ctl, "--net");
+  if (net != NULL && g_str_equal (net, "proxy"))
+    return fail_not_yet (ctl, "--net proxy");
+  if (net != NULL && !g_str_equal (net, "host") && !g_str_equal (net, "none"))
+    return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected host, none or proxy", net);
   if (allow_domains != NULL)
     return fail_not_yet (ctl, "--allow-domain");
   if (ports != NULL)
@@ -677,6 +685,8 @@ paddockctl_create (Paddockctl  *ctl,
     g_variant_builder_add (&options, "{sv}", "name", g_variant_new_string (name));
   if (profile != NULL)
     g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
+  if (net != NULL)
+    g_variant_builder_add (&options, "{sv}", "net", g_variant_new_string (net));
   g_variant_builder_add (&options, "{sv}", "env", g_variant_builder_end (&env_builder));
   if (pass_env != NULL)
     g_variant_builder_add (&options, "{sv}", "pass-env",

@@ -358,6 +358,11 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           g_free (config.profile);
           config.profile = g_variant_dup_string (value, NULL);
         }
+      else if (g_str_equal (key, "net") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+        {
+          g_free (config.net_mode);
+          config.net_mode = g_variant_dup_string (value, NULL);
+        }
       else if (g_str_equal (key, "env") && g_variant_is_of_type (value, G_VARIANT_TYPE ("a{ss}")))
         {
           GVariantIter env_iter;
@@ -417,6 +422,19 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   if (g_strcmp0 (config.profile, "host") != 0 && g_strcmp0 (config.profile, "safe") != 0 &&
       g_strcmp0 (config.profile, "strict") != 0)
     return return_invalid (invocation, "The profile is “host”, “safe” or “strict”");
+  if (config.net_mode == NULL)
+    config.net_mode = g_strdup ("host");
+  if (g_strcmp0 (config.net_mode, "proxy") == 0)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                                             "The proxy network mode is not available in this version; "
+                                             "use none (no network) or host; nothing was started");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.net_mode, "none") != 0)
+    return return_invalid (invocation, "The network mode is host, none or proxy");
+  if (g_strcmp0 (config.net_mode, "none") == 0 && g_strcmp0 (config.profile, "host") == 0)
+    return return_invalid (invocation, "The host profile has no network namespace: use net none with safe or strict");
   if (config.name != NULL && (strlen (config.name) > MAX_NAME_BYTES || strchr (config.name, '\n') != NULL))
     return return_invalid (invocation, "A session name is one line of at most 128 bytes");
 
@@ -479,7 +497,10 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   session = paddock_session_impl_new (id, &config);
   pending = g_new0 (PendingCreate, 1);
   pending->manager = g_object_ref (self);
-  pending->invocation = g_object_ref (invocation);
+  /* The handler's reference, answered (and so released) in
+   * paddock_manager_impl_session_ready_cb(); an extra one would never be
+   * dropped, and with it the call's GDBusMessage. */
+  pending->invocation = invocation;
   pending->session_dir = g_strdup (session_dir);
   /* Counted against the quotas from now on, listed once it runs — which
    * may be before start() returns (a host agent runs at once). */
@@ -487,9 +508,9 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   if (!paddock_session_impl_start (session, paddock_manager_impl_session_ready_cb, pending, &error))
     {
       g_ptr_array_remove (self->starting, session);
-      pending_create_free (pending);
       paddock_remove_tree (session_dir);
-      g_dbus_method_invocation_return_gerror (invocation, error);
+      g_dbus_method_invocation_return_gerror (g_steal_pointer (&pending->invocation), error);
+      pending_create_free (pending);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 

@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <netinet/in.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -176,12 +177,20 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->cgroup_parent, g_free);
   g_clear_pointer (&config->cgroup_reason, g_free);
   g_clear_pointer (&config->staging, g_free);
+  g_clear_pointer (&config->net_mode, g_free);
 }
 
+/* A waiter owns the reference to its invocation that the handler was given
+ * (the handler returned G_DBUS_METHOD_INVOCATION_HANDLED and kept it), so
+ * one still unanswered when the session goes away is answered here: that
+ * releases the reference, and the caller is not left waiting. */
 static void
 waiter_free (Waiter *waiter)
 {
-  g_clear_object (&waiter->invocation);
+  if (waiter->invocation != NULL)
+    g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
+                                           PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                           "The session went away before it stopped");
   g_free (waiter);
 }
 
@@ -284,6 +293,8 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_builder_add_boolean_value (builder, self->sandboxed);
   json_builder_set_member_name (builder, "boot_id");
   json_builder_add_string_value (builder, boot_id);
+  json_builder_set_member_name (builder, "net");
+  json_builder_add_string_value (builder, self->config.net_mode);
   json_builder_set_member_name (builder, "staging");
   json_builder_add_string_value (builder, self->config.staging != NULL ? self->config.staging : "none");
   json_builder_set_member_name (builder, "cgroup");
@@ -918,9 +929,10 @@ paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
   g_hash_table_iter_init (&iter, self->pending_execs);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
-      g_dbus_method_invocation_return_error (g_object_ref (value), PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+      /* The table's reference goes with the answer. */
+      g_hash_table_iter_steal (&iter);
+      g_dbus_method_invocation_return_error (value, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "Session %s ended before the command started", self->id);
-      g_hash_table_iter_remove (&iter);
     }
 }
 
@@ -1045,7 +1057,7 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
     .staging = self->config.staging,
     .cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
     .cgroup_reason = self->config.cgroup_reason,
-    .net_mode = "host",
+    .net_mode = self->config.net_mode,
   };
 
   if (self->config.home != NULL)
@@ -1272,6 +1284,31 @@ canary_abstract_socket (void)
   return name;
 }
 
+/* A TCP port the daemon listens on at 127.0.0.1, for the canary probe of
+ * a session with a network of its own: reaching it would mean the session
+ * shares the host's loopback. 0 when none could be made. */
+static guint16
+canary_tcp_port (void)
+{
+  static guint16 port = 0;
+  static gsize made = 0;
+
+  if (g_once_init_enter (&made))
+    {
+      int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+      socklen_t len = sizeof addr;
+
+      if (fd >= 0 && bind (fd, (struct sockaddr *) &addr, sizeof addr) == 0 && listen (fd, 1) == 0 &&
+          getsockname (fd, (struct sockaddr *) &addr, &len) == 0)
+        port = ntohs (addr.sin_port);   /* fd kept open for the daemon's life */
+      else if (fd >= 0)
+        close (fd);
+      g_once_init_leave (&made, 1);
+    }
+  return port;
+}
+
 gboolean
 paddock_session_impl_start (PaddockSessionImpl       *self,
                             PaddockSessionReadyFunc   ready,
@@ -1355,7 +1392,14 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           }
         g_ptr_array_add (argv, g_strdup ("--probe-pid"));
         g_ptr_array_add (argv, g_strdup_printf ("%d", (int) getpid ()));
+        if (g_strcmp0 (self->config.net_mode, "none") == 0 && canary_tcp_port () != 0)
+          {
+            g_ptr_array_add (argv, g_strdup ("--probe-port"));
+            g_ptr_array_add (argv, g_strdup_printf ("%u", canary_tcp_port ()));
+          }
       }
+      g_ptr_array_add (argv, g_strdup ("--net"));
+      g_ptr_array_add (argv, g_strdup (self->config.net_mode));
       /* A test switch for the strict profile's refusal: layers named in
        * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
        * reported so). Nothing inside a session can set it. */
@@ -1697,7 +1741,9 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   Waiter *waiter = g_new0 (Waiter, 1);
   gint64 kill_at;
 
-  waiter->invocation = g_object_ref (invocation);
+  /* The handler's reference, answered (and so released) when the stop
+   * completes; an extra one would never be dropped. */
+  waiter->invocation = invocation;
   waiter->destroy = destroy;
   g_ptr_array_add (self->waiters, waiter);
 
@@ -2378,8 +2424,9 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
                                                      cwd[0] != '\0' ? cwd : self->config.workspace,
                                                      envp, tty, &error))
             {
-              /* Answered when the sandbox says "spawned" or why not. */
-              g_hash_table_insert (self->pending_execs, GUINT_TO_POINTER (id), g_object_ref (invocation));
+              /* Answered when the sandbox says "spawned" or why not; the
+               * table holds the handler's reference until then. */
+              g_hash_table_insert (self->pending_execs, GUINT_TO_POINTER (id), invocation);
               return G_DBUS_METHOD_INVOCATION_HANDLED;
             }
           g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
@@ -2475,6 +2522,7 @@ paddock_session_impl_describe (PaddockSessionImpl *self)
   g_variant_dict_insert (&dict, "command", "^aay", self->config.command);
   g_variant_dict_insert (&dict, "profile", "s", paddock_ipc_session1_get_profile (session));
   g_variant_dict_insert (&dict, "staging", "s", paddock_ipc_session1_get_staging (session));
+  g_variant_dict_insert (&dict, "net", "s", paddock_ipc_session1_get_network_mode (session));
   if (paddock_ipc_session1_get_boundary (session) != NULL)
     g_variant_dict_insert_value (&dict, "boundary", paddock_ipc_session1_get_boundary (session));
   g_variant_dict_insert (&dict, "pid", "u", paddock_ipc_session1_get_main_pid (session));
@@ -2524,6 +2572,10 @@ paddock_session_impl_dispose (GObject *object)
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
   g_clear_handle_id (&self->control_source, g_source_remove);
+  /* Calls still waiting on the session get their answer now. */
+  paddock_session_impl_fail_pending_execs (self);
+  if (self->waiters != NULL)
+    g_ptr_array_set_size (self->waiters, 0);
   if (self->viewers != NULL)
     g_ptr_array_set_size (self->viewers, 0);
   paddock_close_fd (&self->pty_master);
@@ -2619,6 +2671,7 @@ paddock_session_impl_new (const char                 *id,
   self->config.cgroup_parent = g_strdup (config->cgroup_parent);
   self->config.cgroup_reason = g_strdup (config->cgroup_reason);
   self->config.staging = g_strdup (config->staging);
+  self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);
@@ -2640,6 +2693,7 @@ paddock_session_impl_new (const char                 *id,
   paddock_ipc_session1_set_command (session, (const char * const *) config->command);
   paddock_ipc_session1_set_profile (session, config->profile);
   paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
+  paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
   paddock_ipc_session1_set_exit_status (session, -1);
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());
 
@@ -2703,6 +2757,8 @@ paddock_session_impl_new_from_record (const char  *record_path,
 
     if (paddock_stage_kind_from_string (staging, &kind))
       config.staging = g_strdup (staging);
+    config.net_mode = g_strdup (g_strcmp0 (json_object_get_string_member_with_default (record, "net", "host"), "none") == 0
+                                ? "none" : "host");
   }
   config.columns = 80;
   config.rows = 24;

@@ -250,7 +250,10 @@ later_ok ()
   [[ $rc -eq 1 && ! -s "$tmp/out" ]] && grep -q 'arrives with a later version' "$tmp/err"
 }
 check "net: exit 1, “arrives with a later version”" later_ok net 0123456789ab
-check "create --net: exit 1, later version" later_ok create --workspace "$ws" --net none -- true
+check "create --net proxy: exit 1, later version" later_ok create --workspace "$ws" --net proxy -- true
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --net none -- true
+check "create --profile host --net none: InvalidArgument (no namespace to put it in)" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
 check "create --allow-domain: exit 1, later version" \
   later_ok create --workspace "$ws" --allow-domain example.org -- true
 check "create --port: exit 1, later version" later_ok create --workspace "$ws" --port web -- true

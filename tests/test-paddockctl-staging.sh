@@ -188,6 +188,36 @@ check "drop of a stopped session succeeds" test "$rc" = 0
 snapshot "$ws" >"$tmp/after-drop"
 check "drop never touches the workspace" cmp -s "$tmp/after" "$tmp/after-drop"
 
+# ---- net none: a network namespace of the session's own ------------------------------
+
+# A server on the host's loopback that the session must not reach.
+"$PYTHON" -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept(); c.sendall(b"host-loopback-reached\n"); c.close()' >"$tmp/host-port" &
+background_pids+=($!)
+wait_for 5 test -s "$tmp/host-port"
+host_port=$(head -n 1 "$tmp/host-port")
+ws3="$tmp/offline"
+mkdir -p "$ws3"
+run "$tmp/out" "$tmp/err" create --workspace "$ws3" --profile safe --net none -- sh -c \
+  "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $host_port), timeout=2)' 2>&1 | tail -n 1; \
+   python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); print(\"own-loopback\", s.getsockname()[1] > 0)'; \
+   echo OFFLINE-DONE; exec sleep 600"
+id3=$(head -n 1 "$tmp/out")
+check "a --net none session starts" test "$rc" = 0
+check "…and finishes its probes" wait_for 20 logs_have "$id3" OFFLINE-DONE
+check "…cannot reach a server on the host's loopback" \
+  bash -c "\"$CTL\" logs $id3 | grep -q 'ConnectionRefusedError' && ! \"$CTL\" logs $id3 | grep -q host-loopback-reached"
+check "…but has a loopback of its own" logs_have "$id3" "own-loopback True"
+run "$tmp/out" "$tmp/err" --json status --review "$id3"
+check "…and status says net none, its network layer enforced, the connect probe blocked" \
+  test "$(json "$tmp/out" '(d["net"], [(l["requested"], l["status"]) for l in d["boundary"] if l["layer"] in ("network", "probe:connect-outside")])' 2>&1)" \
+       = "('none', [(True, 'enforced'), (True, 'enforced')])"
+"$CTL" destroy "$id3" >/dev/null 2>&1 || true
+
 # ---- crash in the middle of an apply -------------------------------------------------
 
 # One session with a few changes; a daemon that kills itself at step N of

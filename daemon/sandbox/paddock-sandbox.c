@@ -139,6 +139,9 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <linux/capability.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -235,6 +238,8 @@ typedef struct {
   const char *probe_hidden;      /* a host path the view must not show */
   const char *probe_abstract;    /* a host abstract socket the agent must not reach */
   pid_t probe_pid;               /* a host pid the agent must not signal */
+  guint16 probe_port;            /* a host loopback port the agent must not reach (net none) */
+  gboolean own_network;          /* --net none: a network namespace with loopback only */
   const struct sock_fprog *seccomp;        /* built before clone; NULL: none */
   const PaddockLandlockPlan *landlock;     /* planned before clone; NULL: none */
 } SandboxConfig;
@@ -1567,7 +1572,7 @@ forwarded_signals (sigset_t *set)
  * from inside the namespace would be discarded. */
 /* ---- canary probes ---------------------------------------------------------- */
 
-enum { PROBE_WRITE_OUTSIDE, PROBE_HIDDEN_PATH, PROBE_ABSTRACT_SOCKET, PROBE_SIGNAL_OUTSIDE, N_PROBES };
+enum { PROBE_WRITE_OUTSIDE, PROBE_HIDDEN_PATH, PROBE_ABSTRACT_SOCKET, PROBE_SIGNAL_OUTSIDE, PROBE_CONNECT_OUTSIDE, N_PROBES };
 
 static const char *
 errno_name (int e)
@@ -1611,7 +1616,7 @@ run_canaries (const SandboxConfig *cfg,
     }
   if (child == 0)
     {
-      int out[N_PROBES] = { -1, -1, -1, -1 };
+      int out[N_PROBES] = { -1, -1, -1, -1, -1 };
       const char *what = NULL;
       int fd;
 
@@ -1650,6 +1655,21 @@ run_canaries (const SandboxConfig *cfg,
             }
           if (sock >= 0)
             close (sock);
+        }
+
+      /* A TCP port the daemon listens on at the host's 127.0.0.1: in its
+       * own network namespace the session's 127.0.0.1 is another one. */
+      if (cfg->probe_port > 0)
+        {
+          int sock = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+          struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (cfg->probe_port),
+                                      .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+
+          if (sock >= 0)
+            {
+              out[PROBE_CONNECT_OUTSIDE] = connect (sock, (struct sockaddr *) &addr, sizeof addr) == 0 ? 0 : errno;
+              close (sock);
+            }
         }
 
       /* The daemon's pid, as the host numbers it. */
@@ -1702,7 +1722,7 @@ add_probe (LineBuf    *line,
 static G_NORETURN void
 run_init (const SandboxConfig *cfg)
 {
-  int probes[N_PROBES];
+  int probes[N_PROBES] = { -1, -1, -1, -1, -1 };
   sigset_t set;
   pid_t agent;
   LineBuf line = { .len = 0 };
@@ -1757,7 +1777,9 @@ run_init (const SandboxConfig *cfg)
       line_add_int (&line, mode);
       line_add (&line, ",\"seccomp_filters\":");
       line_add_int (&line, filters);
-      line_add (&line, ",\"landlock_abi\":");
+      line_add (&line, ",\"network\":\"");
+      line_add (&line, cfg->own_network ? "none" : "host");
+      line_add (&line, "\",\"landlock_abi\":");
       line_add_int (&line, ll != NULL ? ll->abi : 0);
       line_add (&line, ",\"landlock_fs\":\"");
       line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->fs_status : PADDOCK_LANDLOCK_UNENFORCED));
@@ -1777,6 +1799,8 @@ run_init (const SandboxConfig *cfg)
                    probes[PROBE_ABSTRACT_SOCKET]);
         add_probe (&line, &first, "signal-outside", "kill(0) the daemon's pid", "ESRCH or EPERM",
                    probes[PROBE_SIGNAL_OUTSIDE]);
+        add_probe (&line, &first, "connect-outside", "connect to a port the daemon listens on at the host's 127.0.0.1",
+                   "ECONNREFUSED", probes[PROBE_CONNECT_OUTSIDE]);
       }
       line_add (&line, "]}");
     }
@@ -2097,6 +2121,24 @@ sandbox_child (const SandboxConfig *cfg)
   write_file ("/proc/self/setgroups", "deny");
   write_file ("/proc/self/uid_map", cfg->uid_map);
   write_file ("/proc/self/gid_map", cfg->gid_map);
+
+  /* --net none: the new network namespace has only a loopback device, and
+   * it starts down. Up, it is the session's own 127.0.0.1: nothing of the
+   * host's network, its loopback included, is reachable from here. */
+  if (cfg->own_network)
+    {
+      struct ifreq ifr;
+      int sock = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+      memset (&ifr, 0, sizeof ifr);
+      memcpy (ifr.ifr_name, "lo", 3);
+      if (sock < 0 || ioctl (sock, SIOCGIFFLAGS, &ifr) != 0)
+        die_errno (EXIT_SETUP, "cannot read the loopback device's flags", NULL, errno);
+      ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+      if (ioctl (sock, SIOCSIFFLAGS, &ifr) != 0)
+        die_errno (EXIT_SETUP, "cannot bring the loopback device up", NULL, errno);
+      close (sock);
+    }
 
   /* Nothing we mount propagates back to the host (MS_SLAVE), while host
    * unmounts still reach us. */
@@ -2664,6 +2706,8 @@ main (int    argc,
   g_autofree char *probe_hidden = NULL;
   g_autofree char *probe_abstract = NULL;
   gint probe_pid = 0;
+  gint probe_port = 0;
+  g_autofree char *net_arg = NULL;
   gboolean die_with_parent = FALSE;
   GOptionEntry entries[] = {
     { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &workspace_arg, "Project folder (read-write, same path)", "DIR" },
@@ -2677,6 +2721,8 @@ main (int    argc,
     { "probe-hidden", 0, 0, G_OPTION_ARG_FILENAME, &probe_hidden, "Canary: a host path the view must not show", "PATH" },
     { "probe-abstract", 0, 0, G_OPTION_ARG_STRING, &probe_abstract, "Canary: a host abstract socket name the agent must not reach", "NAME" },
     { "probe-pid", 0, 0, G_OPTION_ARG_INT, &probe_pid, "Canary: a host pid the agent must not signal", "PID" },
+    { "probe-port", 0, 0, G_OPTION_ARG_INT, &probe_port, "Canary: a host loopback TCP port the agent must not reach", "PORT" },
+    { "net", 0, 0, G_OPTION_ARG_STRING, &net_arg, "host (default: the user's network) or none (own namespace, loopback only)", "MODE" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
       "Leave out a layer (landlock or seccomp) and report it unenforced: for tests of the strict profile", "LAYER" },
     { NULL }
@@ -2845,6 +2891,17 @@ main (int    argc,
   cfg.probe_hidden = probe_hidden;
   cfg.probe_abstract = probe_abstract;
   cfg.probe_pid = probe_pid > 0 ? probe_pid : 0;
+  cfg.probe_port = probe_port > 0 && probe_port < 65536 ? (guint16) probe_port : 0;
+  if (net_arg == NULL || g_str_equal (net_arg, "host"))
+    cfg.own_network = FALSE;
+  else if (g_str_equal (net_arg, "none") && !cfg.host_profile)
+    cfg.own_network = TRUE;
+  else
+    {
+      g_printerr ("paddock-sandbox: --net wants host or none (and none needs the safe profile), got '%s'\n",
+                  net_arg);
+      return EXIT_USAGE;
+    }
   cfg.argv = argv + 1;
   cfg.envp = (char *const *) envp->pdata;
   cfg.die_with_parent = die_with_parent;
@@ -2931,7 +2988,8 @@ main (int    argc,
    * of the new namespaces, owning them through the new user namespace, so
    * no privilege is needed. We are single-threaded, so the child's copy of
    * the process is consistent. */
-  child = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | SIGCHLD,
+  child = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+                           (cfg.own_network ? CLONE_NEWNET : 0) | SIGCHLD,
                            NULL, NULL, NULL, NULL);
   if (child < 0)
     {
