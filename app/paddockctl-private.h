@@ -119,6 +119,11 @@ gboolean            paddockctl_is_unknown_object_error (const GError       *erro
 /* paddockctl-session.c */
 char               *paddockctl_dup_session_id    (const char               *text);
 char               *paddockctl_session_path      (const char               *id);
+char               *paddockctl_parse_only_session_id (Paddockctl           *ctl,
+                                                  const char               *command_path,
+                                                  int                       argc,
+                                                  char                    **argv,
+                                                  int                      *exit_code);
 char               *paddockctl_parse_session_id  (Paddockctl               *ctl,
                                                   const char               *command_path,
                                                   const char               *text,

@@ -358,11 +358,7 @@ paddockctl_apply (Paddockctl  *ctl,
   context = paddockctl_option_context_new (ctl, "ID", APPLY_SUMMARY, entries);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
-  if (argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "missing session ID");
-  if (argc > 2)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
-  if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
+  if (!(id = paddockctl_parse_only_session_id (ctl, command_path, argc, argv, &exit_code)))
     return exit_code;
 
   /* With --path, a forced path is one of the chosen ones too. */
@@ -435,11 +431,7 @@ paddockctl_drop (Paddockctl  *ctl,
                                            "The session must be stopped.", entries);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
-  if (argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "missing session ID");
-  if (argc > 2)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
-  if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
+  if (!(id = paddockctl_parse_only_session_id (ctl, command_path, argc, argv, &exit_code)))
     return exit_code;
 
   if (!(session = open_session (ctl, id, &error)))

@@ -67,6 +67,29 @@ paddockctl_parse_session_id (Paddockctl *ctl,
   return id;
 }
 
+/* For commands taking exactly one argument, the session ID: checks the
+ * count and the ID; on failure prints the usage error and returns NULL
+ * with *exit_code set. */
+char *
+paddockctl_parse_only_session_id (Paddockctl  *ctl,
+                                  const char  *command_path,
+                                  int          argc,
+                                  char       **argv,
+                                  int         *exit_code)
+{
+  if (argc < 2)
+    {
+      *exit_code = paddockctl_usage_error (ctl, command_path, "missing session ID");
+      return NULL;
+    }
+  if (argc > 2)
+    {
+      *exit_code = paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
+      return NULL;
+    }
+  return paddockctl_parse_session_id (ctl, command_path, argv[1], exit_code);
+}
+
 static gboolean
 session_is_listed (Paddockctl *ctl,
                    const char *id)
@@ -881,11 +904,7 @@ paddockctl_status (Paddockctl  *ctl,
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
 
-  if (argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "missing session ID");
-  if (argc > 2)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
-  if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
+  if (!(id = paddockctl_parse_only_session_id (ctl, command_path, argc, argv, &exit_code)))
     return exit_code;
 
   if (!(properties = get_session_properties (ctl, id, &error)))
@@ -1084,11 +1103,7 @@ paddockctl_stop (Paddockctl  *ctl,
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
 
-  if (argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "missing session ID");
-  if (argc > 2)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
-  if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
+  if (!(id = paddockctl_parse_only_session_id (ctl, command_path, argc, argv, &exit_code)))
     return exit_code;
   if (grace_text != NULL &&
       !g_ascii_string_to_unsigned (grace_text, 10, 0, MAX_GRACE_SECONDS, &grace, NULL))
@@ -1130,11 +1145,7 @@ paddockctl_destroy (Paddockctl  *ctl,
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
 
-  if (argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "missing session ID");
-  if (argc > 2)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
-  if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
+  if (!(id = paddockctl_parse_only_session_id (ctl, command_path, argc, argv, &exit_code)))
     return exit_code;
 
   if (!(session = paddockctl_dup_session (ctl, id, &error)))
