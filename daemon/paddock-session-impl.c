@@ -1036,8 +1036,6 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
     }
 }
 
-/* Handles every event waiting on the control socket. Returns FALSE once the
- * sandbox closed its end. */
 /* Looks at the session's boundary now that its layers are in place and
  * publishes it (Session1.Boundary). For the strict profile, FALSE with
  * @error naming every requested layer not observed enforced. */
@@ -1082,6 +1080,8 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
   return FALSE;
 }
 
+/* Handles every event waiting on the control socket. Returns FALSE once the
+ * sandbox closed its end. */
 static gboolean
 paddock_session_impl_drain_control (PaddockSessionImpl *self)
 {
@@ -1209,6 +1209,22 @@ paddock_session_impl_exited_cb (GPid     pid,
     exit_status = 128 + WTERMSIG (wait_status);
 
   paddock_session_impl_fail_pending_execs (self);
+  /* The sandbox is gone and its PID namespace with it: every command it
+   * ran was killed with it, and no "command-exited" will come for them.
+   * Say so, or their callers would wait for ever. */
+  if (self->sandboxed)
+    {
+      GHashTableIter iter;
+      gpointer value;
+
+      g_hash_table_iter_init (&iter, self->commands);
+      while (g_hash_table_iter_next (&iter, NULL, &value))
+        if (paddock_command_impl_is_running (value))
+          {
+            paddock_command_impl_expect_kill (value);
+            paddock_command_impl_exited (value, 128 + SIGKILL, SIGKILL);
+          }
+    }
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), exit_status);
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),

@@ -2436,7 +2436,9 @@ plan_build (Plan          *plan,
   plan_add (plan, OP_DEVPTS, FALSE, NULL, "/newroot/dev/pts", NULL);
   plan_add (plan, OP_SYMLINK, FALSE, "pts/ptmx", "/newroot/dev/ptmx", NULL);
   plan_add (plan, OP_MKDIR, FALSE, NULL, "/newroot/dev/shm", NULL);
-  plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot/dev/shm", "mode=1777");
+  /* Private tmpfs sizes are bounded: a session filling them pins memory
+   * (10% of RAM here, 25% for /tmp, 10% for HOME), not all of it. */
+  plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot/dev/shm", "mode=1777,size=10%");
   plan_add (plan, OP_SYMLINK, FALSE, "/proc/self/fd", "/newroot/dev/fd", NULL);
   plan_add (plan, OP_SYMLINK, FALSE, "/proc/self/fd/0", "/newroot/dev/stdin", NULL);
   plan_add (plan, OP_SYMLINK, FALSE, "/proc/self/fd/1", "/newroot/dev/stdout", NULL);
@@ -2473,9 +2475,9 @@ plan_build (Plan          *plan,
   /* Private, empty /tmp and HOME: nothing of the host's /tmp or of the real
    * home is visible, and what the agent leaves there dies with it. */
   plan_mkdir_p (plan, "/tmp");
-  plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot/tmp", "mode=1777");
+  plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot/tmp", "mode=1777,size=25%");
   plan_mkdir_p (plan, HOME_PATH);
-  plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot" HOME_PATH, "mode=0700");
+  plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot" HOME_PATH, "mode=0700,size=10%");
 
   /* The workspace last: it may lie inside /tmp or HOME's tmpfs, so its mount
    * point is created in them. Same absolute path inside and out, so paths in
