@@ -83,7 +83,9 @@ pexec ()
   local status=0
   timeout -k 5 "${P_LIMIT:-150}" "$CTL" --json exec "${opts[@]}" --timeout 120000 "$id" -- "$@" \
     >"$tmp/p.json" 2>"$tmp/p.err" || status=$?
-  [[ $status == 124 || $status == 137 ]] && P_HUNG=true
+  # 124: timeout(1) ran out; 137 with no answer at all: its SIGKILL. (An
+  # answered 137 is the command's own status: killed by signal 9.)
+  if [[ $status == 124 ]] || [[ $status == 137 && ! -s "$tmp/p.json" ]]; then P_HUNG=true; fi
   read -r P_STATUS P_SIGNAL < <("$PYTHON" -c '
 import json, sys
 try:
