@@ -10,6 +10,7 @@
 
 #include <glib/gi18n.h>
 
+#include "paddock-layer-item.h"
 #include "paddock-session-item.h"
 
 /* A session item starts from the dictionary ListSessions or SessionsChanged
@@ -37,6 +38,12 @@ struct _PaddockSessionItem
   guint               pid;
   guint               process_count;
   guint               n_changes;
+
+  char               *network_mode;
+  GVariant           *boundary_variant;
+  GListStore         *boundary;
+  char               *boundary_status;
+  guint               n_unenforced;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockSessionItem, paddock_session_item, G_TYPE_OBJECT)
@@ -59,6 +66,10 @@ enum {
   PROP_N_CHANGES,
   PROP_N_CHANGES_LABEL,
   PROP_PROXY,
+  PROP_NETWORK_MODE,
+  PROP_BOUNDARY,
+  PROP_BOUNDARY_STATUS,
+  PROP_N_UNENFORCED,
   N_PROPS
 };
 
@@ -170,6 +181,69 @@ set_command (PaddockSessionItem *self,
   set_string (self, &self->agent, agent, PROP_AGENT);
 }
 
+/* The Boundary property, as layer items: replaced as a whole when it
+ * changes (it does so rarely: empty, then once the session started), and
+ * summed up for the sidebar's badge and the Safety page's header. */
+static void
+set_boundary (PaddockSessionItem *self,
+              GVariant           *boundary)
+{
+  g_autoptr(GPtrArray) layers = g_ptr_array_new_with_free_func (g_object_unref);
+  const char *status = NULL;
+  guint n_requested = 0;
+  guint n_enforced = 0;
+  guint n_unenforced = 0;
+  GVariantIter iter;
+  GVariant *dict;
+
+  if (boundary == NULL || !g_variant_is_of_type (boundary, G_VARIANT_TYPE ("aa{sv}")))
+    return;
+  if (self->boundary_variant != NULL && g_variant_equal (self->boundary_variant, boundary))
+    return;
+
+  g_clear_pointer (&self->boundary_variant, g_variant_unref);
+  self->boundary_variant = g_variant_ref (boundary);
+
+  g_variant_iter_init (&iter, boundary);
+  while ((dict = g_variant_iter_next_value (&iter)))
+    {
+      PaddockLayerItem *layer = paddock_layer_item_new (dict);
+
+      g_ptr_array_add (layers, layer);
+      if (paddock_layer_item_get_requested (layer))
+        {
+          n_requested++;
+          if (g_strcmp0 (paddock_layer_item_get_status (layer), "enforced") == 0)
+            n_enforced++;
+          else
+            n_unenforced++;
+        }
+      g_variant_unref (dict);
+    }
+
+  /* Nothing known yet: no status. Nothing enforced (the host profile, or
+   * a sandbox that failed everywhere): unenforced. */
+  if (layers->len == 0)
+    status = NULL;
+  else if (n_enforced == 0)
+    status = "unenforced";
+  else if (n_enforced == n_requested)
+    status = "enforced";
+  else
+    status = "partial";
+
+  g_list_store_splice (self->boundary, 0, g_list_model_get_n_items (G_LIST_MODEL (self->boundary)),
+                       layers->pdata, layers->len);
+
+  if (g_strcmp0 (self->boundary_status, status) != 0)
+    {
+      g_free (self->boundary_status);
+      self->boundary_status = g_strdup (status);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BOUNDARY_STATUS]);
+    }
+  set_uint (self, &self->n_unenforced, n_unenforced, PROP_N_UNENFORCED);
+}
+
 static void
 paddock_session_item_sync_proxy (PaddockSessionItem *self)
 {
@@ -189,6 +263,8 @@ paddock_session_item_sync_proxy (PaddockSessionItem *self)
   set_command (self, paddock_ipc_session1_get_command (proxy));
   set_uint (self, &self->pid, paddock_ipc_session1_get_main_pid (proxy), PROP_PID);
   set_uint (self, &self->process_count, paddock_ipc_session1_get_process_count (proxy), PROP_PROCESS_COUNT);
+  set_string (self, &self->network_mode, paddock_ipc_session1_get_network_mode (proxy), PROP_NETWORK_MODE);
+  set_boundary (self, paddock_ipc_session1_get_boundary (proxy));
   g_object_thaw_notify (G_OBJECT (self));
 }
 
@@ -258,6 +334,10 @@ paddock_session_item_finalize (GObject *object)
   g_clear_pointer (&self->staging, g_free);
   g_clear_pointer (&self->workspace, g_free);
   g_clear_pointer (&self->command_line, g_free);
+  g_clear_pointer (&self->network_mode, g_free);
+  g_clear_pointer (&self->boundary_variant, g_variant_unref);
+  g_clear_pointer (&self->boundary_status, g_free);
+  g_clear_object (&self->boundary);
 
   G_OBJECT_CLASS (paddock_session_item_parent_class)->finalize (object);
 }
@@ -336,6 +416,22 @@ paddock_session_item_get_property (GObject    *object,
       g_value_set_object (value, self->proxy);
       break;
 
+    case PROP_NETWORK_MODE:
+      g_value_set_string (value, self->network_mode);
+      break;
+
+    case PROP_BOUNDARY:
+      g_value_set_object (value, self->boundary);
+      break;
+
+    case PROP_BOUNDARY_STATUS:
+      g_value_set_string (value, self->boundary_status);
+      break;
+
+    case PROP_N_UNENFORCED:
+      g_value_set_uint (value, self->n_unenforced);
+      break;
+
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -377,6 +473,27 @@ paddock_session_item_class_init (PaddockSessionItemClass *klass)
   properties[PROP_N_CHANGES] = g_param_spec_uint ("n-changes", NULL, NULL, 0, G_MAXUINT, 0, flags);
   properties[PROP_N_CHANGES_LABEL] = g_param_spec_string ("n-changes-label", NULL, NULL, NULL, flags);
   properties[PROP_PROXY] = g_param_spec_object ("proxy", NULL, NULL, PADDOCK_IPC_TYPE_SESSION1, flags);
+  properties[PROP_NETWORK_MODE] = g_param_spec_string ("network-mode", NULL, NULL, NULL, flags);
+  /**
+   * PaddockSessionItem:boundary:
+   *
+   * The safety boundary, a #GListModel of #PaddockLayerItem: empty until
+   * the session has started. The same model for the item's whole life.
+   */
+  properties[PROP_BOUNDARY] = g_param_spec_object ("boundary", NULL, NULL, G_TYPE_LIST_MODEL, flags);
+  /**
+   * PaddockSessionItem:boundary-status:
+   *
+   * The boundary at a glance: "enforced" (every requested layer),
+   * "partial" (some), "unenforced" (none), or %NULL until it is known.
+   */
+  properties[PROP_BOUNDARY_STATUS] = g_param_spec_string ("boundary-status", NULL, NULL, NULL, flags);
+  /**
+   * PaddockSessionItem:n-unenforced:
+   *
+   * How many requested layers are not (fully) enforced.
+   */
+  properties[PROP_N_UNENFORCED] = g_param_spec_uint ("n-unenforced", NULL, NULL, 0, G_MAXUINT, 0, flags);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -385,6 +502,7 @@ static void
 paddock_session_item_init (PaddockSessionItem *self)
 {
   self->cancellable = g_cancellable_new ();
+  self->boundary = g_list_store_new (PADDOCK_TYPE_LAYER_ITEM);
 }
 
 /**
@@ -614,6 +732,45 @@ paddock_session_item_set_n_changes (PaddockSessionItem *self,
   self->n_changes = n_changes;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_CHANGES]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_CHANGES_LABEL]);
+}
+
+const char *
+paddock_session_item_get_network_mode (PaddockSessionItem *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_ITEM (self), NULL);
+  return self->network_mode;
+}
+
+/**
+ * paddock_session_item_get_boundary:
+ *
+ * Returns: (transfer none): the boundary's layers, #PaddockLayerItems
+ */
+GListModel *
+paddock_session_item_get_boundary (PaddockSessionItem *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_ITEM (self), NULL);
+  return G_LIST_MODEL (self->boundary);
+}
+
+/**
+ * paddock_session_item_get_boundary_status:
+ *
+ * Returns: (nullable): "enforced", "partial", "unenforced", or %NULL
+ *   while the boundary is not known
+ */
+const char *
+paddock_session_item_get_boundary_status (PaddockSessionItem *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_ITEM (self), NULL);
+  return self->boundary_status;
+}
+
+guint
+paddock_session_item_get_n_unenforced (PaddockSessionItem *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_ITEM (self), 0);
+  return self->n_unenforced;
 }
 
 /**

@@ -37,6 +37,10 @@ gboolean            paddock_session_item_is_staged         (PaddockSessionItem *
 guint               paddock_session_item_get_n_changes     (PaddockSessionItem *self);
 void                paddock_session_item_set_n_changes     (PaddockSessionItem *self,
                                                             guint               n_changes);
+const char         *paddock_session_item_get_network_mode  (PaddockSessionItem *self);
+GListModel         *paddock_session_item_get_boundary      (PaddockSessionItem *self);
+const char         *paddock_session_item_get_boundary_status (PaddockSessionItem *self);
+guint               paddock_session_item_get_n_unenforced  (PaddockSessionItem *self);
 PaddockIpcSession1 *paddock_session_item_get_proxy         (PaddockSessionItem *self);
 
 G_END_DECLS

@@ -11,7 +11,8 @@
 #include "paddock-session-row.h"
 
 /* The labels are bound to the item in the template; only the state pill's
- * colour (a style class) and the row's accessible name are set here. */
+ * colour (a style class), the boundary's shield and the row's accessible
+ * name are set here. */
 struct _PaddockSessionRow
 {
   GtkWidget           parent_instance;
@@ -21,6 +22,7 @@ struct _PaddockSessionRow
 
   /* Template widgets */
   GtkLabel           *state_label;
+  GtkImage           *boundary_badge;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockSessionRow, paddock_session_row, GTK_TYPE_WIDGET)
@@ -33,11 +35,50 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+/* A small shield before the agent: green when every requested layer of
+ * the boundary is enforced, amber when some are, red when none is. */
+static const char *
+paddock_session_row_update_badge (PaddockSessionRow *self)
+{
+  static const char * const classes[] = { "enforced", "partial", "unenforced" };
+  const char *status = self->item != NULL ? paddock_session_item_get_boundary_status (self->item) : NULL;
+  GtkWidget *badge = GTK_WIDGET (self->boundary_badge);
+  const char *icon = "security-medium-symbolic";
+  const char *text = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (classes); i++)
+    gtk_widget_remove_css_class (badge, classes[i]);
+
+  if (g_strcmp0 (status, "enforced") == 0)
+    {
+      icon = "security-high-symbolic";
+      text = _("Boundary enforced");
+    }
+  else if (g_strcmp0 (status, "partial") == 0)
+    text = _("Boundary partly enforced");
+  else if (g_strcmp0 (status, "unenforced") == 0)
+    {
+      icon = "security-low-symbolic";
+      text = _("Boundary not enforced");
+    }
+
+  gtk_widget_set_visible (badge, text != NULL);
+  if (text == NULL)
+    return NULL;
+
+  gtk_widget_add_css_class (badge, status);
+  gtk_image_set_from_icon_name (self->boundary_badge, icon);
+  gtk_widget_set_tooltip_text (badge, text);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (badge), GTK_ACCESSIBLE_PROPERTY_LABEL, text, -1);
+  return text;
+}
+
 static void
 paddock_session_row_update (PaddockSessionRow *self)
 {
   const char *state = self->item != NULL ? paddock_session_item_get_state (self->item) : NULL;
   g_autofree char *label = NULL;
+  const char *boundary;
 
   if (self->state_class != NULL)
     gtk_widget_remove_css_class (GTK_WIDGET (self->state_label), self->state_class);
@@ -49,6 +90,8 @@ paddock_session_row_update (PaddockSessionRow *self)
       gtk_widget_add_css_class (GTK_WIDGET (self->state_label), self->state_class);
     }
 
+  boundary = paddock_session_row_update_badge (self);
+
   if (self->item == NULL)
     return;
 
@@ -57,6 +100,13 @@ paddock_session_row_update (PaddockSessionRow *self)
                            paddock_session_item_get_name (self->item),
                            paddock_session_item_get_agent (self->item),
                            paddock_session_item_get_state_label (self->item));
+  if (boundary != NULL)
+    {
+      char *with_boundary = g_strdup_printf (_("%s, %s"), label, boundary);
+
+      g_free (label);
+      label = with_boundary;
+    }
   gtk_accessible_update_property (GTK_ACCESSIBLE (self),
                                   GTK_ACCESSIBLE_PROPERTY_LABEL, label,
                                   -1);
@@ -146,6 +196,7 @@ paddock_session_row_class_init (PaddockSessionRowClass *klass)
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/paddock/Paddock/paddock-session-row.ui");
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionRow, state_label);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSessionRow, boundary_badge);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
 }

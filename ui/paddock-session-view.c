@@ -1,4 +1,4 @@
-/* paddock-session-view.c — one session: terminal, changes and info views
+/* paddock-session-view.c — one session: terminal, changes, safety and info views
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "paddock-changes-view.h"
+#include "paddock-safety-view.h"
 #include "paddock-session-view.h"
 #include "paddock-terminal-view.h"
 
@@ -23,6 +24,7 @@ struct _PaddockSessionView
   AdwViewStack       *view_stack;
   GtkWidget          *terminal_view;
   GtkWidget          *changes_view;
+  GtkWidget          *safety_view;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockSessionView, paddock_session_view, GTK_TYPE_WIDGET)
@@ -124,11 +126,13 @@ paddock_session_view_class_init (PaddockSessionViewClass *klass)
   g_type_ensure (PADDOCK_TYPE_SESSION_ITEM);
   g_type_ensure (PADDOCK_TYPE_TERMINAL_VIEW);
   g_type_ensure (PADDOCK_TYPE_CHANGES_VIEW);
+  g_type_ensure (PADDOCK_TYPE_SAFETY_VIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/paddock/Paddock/paddock-session-view.ui");
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, view_stack);
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, terminal_view);
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, changes_view);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, safety_view);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 }
 

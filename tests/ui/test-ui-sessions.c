@@ -12,7 +12,9 @@
 #include "paddock-application.h"
 #include "paddock-change-item.h"
 #include "paddock-changes-view.h"
+#include "paddock-layer-item.h"
 #include "paddock-new-session-dialog.h"
+#include "paddock-safety-view.h"
 #include "paddock-session-item.h"
 #include "paddock-session-view.h"
 #include "paddock-terminal-view.h"
@@ -77,6 +79,12 @@ current_changes_view (PaddockWindow *window)
   return PADDOCK_CHANGES_VIEW (session_view_child (current_session_view (window), "changes_view"));
 }
 
+static PaddockSafetyView *
+current_safety_view (PaddockWindow *window)
+{
+  return PADDOCK_SAFETY_VIEW (session_view_child (current_session_view (window), "safety_view"));
+}
+
 static char *
 terminal_text (VteTerminal *terminal)
 {
@@ -96,6 +104,37 @@ settle (guint ms)
       if (!g_main_context_iteration (NULL, FALSE))
         g_usleep (2 * 1000);
     }
+}
+
+static gboolean
+boundary_known (gpointer data)
+{
+  PaddockWindow *window = data;
+  PaddockSessionItem *item = paddock_session_view_get_item (current_session_view (window));
+
+  return paddock_session_item_get_boundary_status (item) != NULL;
+}
+
+/* The Safety page's row of @layer, as a user would find it, with the
+ * layer it was made from. */
+static PaddockLayerItem *
+safety_row (PaddockWindow *window,
+            const char    *layer,
+            GtkWidget    **row_out)
+{
+  GtkWidget *row;
+
+  if (!paddock_test_wait_for (boundary_known, window, TIMEOUT_MS))
+    g_error ("the boundary of the session is not known after %d ms", TIMEOUT_MS);
+  settle (100);
+  row = paddock_safety_view_find_row (current_safety_view (window), layer);
+  if (row == NULL)
+    g_error ("the Safety page has no row for %s", layer);
+  g_assert_true (ADW_IS_EXPANDER_ROW (row));
+  if (row_out != NULL)
+    *row_out = row;
+
+  return g_object_get_data (G_OBJECT (row), "paddock-layer-item");
 }
 
 /* Render a window as the compositor would see it, into the build dir. */
@@ -505,6 +544,31 @@ terminal_and_destroy_cb (GApplication *app,
   save_screenshot (GTK_WINDOW (window), "info");
   assert_window_controls_named (GTK_WINDOW (window));
 
+  /* The host profile asks for no layer: the Safety page says nothing is
+   * enforced, every layer in red or grey. */
+  show_view (window, "safety");
+  {
+    PaddockSessionItem *item = paddock_session_view_get_item (current_session_view (window));
+    GListModel *boundary;
+    GtkWidget *row = NULL;
+    PaddockLayerItem *layer = safety_row (window, "seccomp", &row);
+
+    g_assert_cmpstr (paddock_session_item_get_boundary_status (item), ==, "unenforced");
+    g_assert_false (paddock_layer_item_get_requested (layer));
+    g_assert_cmpstr (paddock_layer_item_get_status (layer), !=, "enforced");
+    boundary = paddock_session_item_get_boundary (item);
+    for (guint i = 0; i < g_list_model_get_n_items (boundary); i++)
+      {
+        g_autoptr(PaddockLayerItem) each = g_list_model_get_item (boundary, i);
+
+        g_assert_false (paddock_layer_item_get_requested (each));
+      }
+    g_assert_true (gtk_test_accessible_has_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL));
+    adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
+  }
+  save_screenshot (GTK_WINDOW (window), "safety-host");
+  assert_window_controls_named (GTK_WINDOW (window));
+
   show_view (window, "changes");
   save_screenshot (GTK_WINDOW (window), "changes-host");
 
@@ -666,6 +730,45 @@ changes_cb (GApplication *app,
   send_input (connection, path, "echo new > added.txt; echo more >> README; echo wrote-$((1+1))\n");
   assert_terminal_shows (window, "wrote-2");
   g_assert_false (g_file_test (added, G_FILE_TEST_EXISTS));
+
+  /* The Safety page: seccomp requested and enforced, its evidence one
+   * click away; the canary probes in a group of their own. */
+  show_view (window, "safety");
+  {
+    GtkWidget *row = NULL;
+    PaddockLayerItem *layer = safety_row (window, "seccomp", &row);
+    PaddockSessionItem *item = paddock_session_view_get_item (current_session_view (window));
+    GListModel *boundary = paddock_session_item_get_boundary (item);
+    guint n_probes = 0;
+
+    g_assert_true (paddock_layer_item_get_requested (layer));
+    g_assert_cmpstr (paddock_layer_item_get_status (layer), ==, "enforced");
+    g_assert_cmpstr (paddock_layer_item_get_title (layer), ==, "Seccomp");
+    g_assert_cmpstr (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (row)), ==, "Seccomp");
+    g_assert_true (gtk_test_accessible_has_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL));
+    g_assert_cmpstr (paddock_session_item_get_profile (item), ==, "safe");
+    g_assert_nonnull (paddock_session_item_get_network_mode (item));
+    for (guint i = 0; i < g_list_model_get_n_items (boundary); i++)
+      {
+        g_autoptr(PaddockLayerItem) each = g_list_model_get_item (boundary, i);
+
+        g_test_message ("boundary: %s requested=%d %s — %s", paddock_layer_item_get_layer (each),
+                        paddock_layer_item_get_requested (each), paddock_layer_item_get_status (each),
+                        paddock_layer_item_get_evidence (each));
+        if (paddock_layer_item_is_probe (each))
+          {
+            n_probes++;
+            g_assert_nonnull (paddock_safety_view_find_row (current_safety_view (window),
+                                                            paddock_layer_item_get_layer (each)));
+          }
+      }
+    g_test_message ("boundary: %s, %u not enforced, %u probes",
+                    paddock_session_item_get_boundary_status (item),
+                    paddock_session_item_get_n_unenforced (item), n_probes);
+    adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
+  }
+  save_screenshot (GTK_WINDOW (window), "safety");
+  assert_window_controls_named (GTK_WINDOW (window));
 
   show_view (window, "changes");
   g_assert_true (paddock_test_wait_for (changes_listed, window, TIMEOUT_MS));
