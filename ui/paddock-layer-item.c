@@ -257,6 +257,16 @@ const char *
 paddock_layer_item_get_status_label (PaddockLayerItem *self)
 {
   g_return_val_if_fail (PADDOCK_IS_LAYER_ITEM (self), NULL);
+
+  /* A canary is enforced when the forbidden action was blocked. */
+  if (paddock_layer_item_is_probe (self))
+    {
+      if (g_strcmp0 (self->status, "enforced") == 0)
+        return _("Blocked");
+      if (g_strcmp0 (self->status, "unenforced") == 0)
+        return _("Not blocked");
+    }
+
   return paddock_boundary_status_label (self->status);
 }
 

@@ -149,7 +149,7 @@ paddock_safety_view_update (PaddockSafetyView *self)
 
   if (status == NULL)
     {
-      title = g_strdup (_("Boundary Not Known Yet"));
+      title = g_strdup (_("The boundary is not known yet"));
       g_string_append (description, _("The daemon reports it once the session has started."));
     }
   else if (g_str_equal (status, "enforced"))

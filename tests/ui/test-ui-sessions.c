@@ -106,6 +106,25 @@ settle (guint ms)
     }
 }
 
+static GtkScrolledWindow *
+find_scrolled_window (GtkWidget *widget)
+{
+  if (GTK_IS_SCROLLED_WINDOW (widget))
+    return GTK_SCROLLED_WINDOW (widget);
+
+  for (GtkWidget *child = gtk_widget_get_first_child (widget);
+       child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkScrolledWindow *found = find_scrolled_window (child);
+
+      if (found != NULL)
+        return found;
+    }
+
+  return NULL;
+}
+
 static gboolean
 boundary_known (gpointer data)
 {
@@ -769,6 +788,21 @@ changes_cb (GApplication *app,
   }
   save_screenshot (GTK_WINDOW (window), "safety");
   assert_window_controls_named (GTK_WINDOW (window));
+
+  /* Further down, the canary probes. */
+  {
+    GtkScrolledWindow *scrolled = find_scrolled_window (GTK_WIDGET (current_safety_view (window)));
+    GtkAdjustment *adjustment;
+    GtkWidget *probe_row = NULL;
+
+    g_assert_nonnull (scrolled);
+    safety_row (window, "probe:hidden-path", &probe_row);
+    adw_expander_row_set_expanded (ADW_EXPANDER_ROW (probe_row), TRUE);
+    settle (200);
+    adjustment = gtk_scrolled_window_get_vadjustment (scrolled);
+    gtk_adjustment_set_value (adjustment, gtk_adjustment_get_upper (adjustment) - gtk_adjustment_get_page_size (adjustment));
+  }
+  save_screenshot (GTK_WINDOW (window), "safety-probes");
 
   show_view (window, "changes");
   g_assert_true (paddock_test_wait_for (changes_listed, window, TIMEOUT_MS));
