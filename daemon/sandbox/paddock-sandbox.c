@@ -2709,6 +2709,8 @@ main (int    argc,
   g_autofree char *probe_abstract = NULL;
   gint probe_pid = 0;
   gint probe_port = 0;
+  g_auto(GStrv) bind_port_args = NULL;
+  g_autoptr(GArray) bind_ports = g_array_new (FALSE, FALSE, sizeof (guint16));
   g_autofree char *net_arg = NULL;
   gboolean die_with_parent = FALSE;
   GOptionEntry entries[] = {
@@ -2724,6 +2726,8 @@ main (int    argc,
     { "probe-abstract", 0, 0, G_OPTION_ARG_STRING, &probe_abstract, "Canary: a host abstract socket name the agent must not reach", "NAME" },
     { "probe-pid", 0, 0, G_OPTION_ARG_INT, &probe_pid, "Canary: a host pid the agent must not signal", "PID" },
     { "probe-port", 0, 0, G_OPTION_ARG_INT, &probe_port, "Canary: a host loopback TCP port the agent must not reach", "PORT" },
+    { "bind-port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &bind_port_args,
+      "A TCP port the agent may bind (its leases; repeatable). Sharing the host's network, it may bind no other", "PORT" },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net_arg, "host (default: the user's network) or none (own namespace, loopback only)", "MODE" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
       "Leave out a layer (landlock or seccomp) and report it unenforced: for tests of the strict profile", "LAYER" },
@@ -2894,6 +2898,20 @@ main (int    argc,
   cfg.probe_abstract = probe_abstract;
   cfg.probe_pid = probe_pid > 0 ? probe_pid : 0;
   cfg.probe_port = probe_port > 0 && probe_port < 65536 ? (guint16) probe_port : 0;
+  for (guint i = 0; bind_port_args != NULL && bind_port_args[i] != NULL; i++)
+    {
+      guint64 port;
+
+      if (!g_ascii_string_to_unsigned (bind_port_args[i], 10, 1, 65535, &port, NULL))
+        {
+          g_printerr ("paddock-sandbox: --bind-port wants a port from 1 to 65535, got '%s'\n", bind_port_args[i]);
+          return EXIT_USAGE;
+        }
+      {
+        guint16 p16 = (guint16) port;
+        g_array_append_val (bind_ports, p16);
+      }
+    }
   if (net_arg == NULL || g_str_equal (net_arg, "host"))
     cfg.own_network = FALSE;
   else if (g_str_equal (net_arg, "none") && !cfg.host_profile)
@@ -2964,7 +2982,14 @@ main (int    argc,
     PaddockLandlockRequest request = {
       .read_paths = read_paths, .write_paths = write_paths,
       .device_paths = device_paths, .optional_paths = optional_paths,
-      .restrict_bind = FALSE, .restrict_connect = FALSE,
+      /* On the host's network a session binds only its leased ports: any
+       * other would be a service on the user's machine nobody asked for,
+       * or a port another program expects. In a network namespace of its
+       * own it binds freely (only forwarded leases reach it). */
+      .restrict_bind = !cfg.own_network,
+      .bind_ports = (const guint16 *) (void *) bind_ports->data,
+      .n_bind_ports = bind_ports->len,
+      .restrict_connect = FALSE,
       .scope_signals_and_abstract_unix = TRUE,
     };
 
