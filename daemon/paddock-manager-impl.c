@@ -644,9 +644,19 @@ paddock_manager_impl_shutdown (PaddockManagerImpl *self)
     }
   g_ptr_array_set_size (self->sessions, 0);
 
-  for (guint i = 0; i < self->starting->len; i++)
-    paddock_session_impl_kill_now (g_ptr_array_index (self->starting, i));
-  g_ptr_array_set_size (self->starting, 0);
+  /* A session still starting has a CreateSession call waiting for it: the
+   * ready callback kills it and answers that call with the error. */
+  while (self->starting->len > 0)
+    {
+      g_autoptr(PaddockSessionImpl) session = g_object_ref (g_ptr_array_index (self->starting, 0));
+      g_autoptr(GError) error = g_error_new_literal (PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                                     "The daemon is shutting down");
+
+      g_ptr_array_remove_index (self->starting, 0);
+      paddock_session_impl_abandon_start (session, error);
+      /* In case nobody was waiting (the callback kills it otherwise). */
+      paddock_session_impl_kill_now (session);
+    }
 }
 
 /* Lists the sessions an earlier daemon left in the state dir, with their

@@ -1849,6 +1849,17 @@ paddock_session_impl_handle_destroy (PaddockIpcSession1    *session,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* The daemon gives up on a session that has not said it runs (shutdown):
+ * whoever waits for it to start is told @error now, not never. */
+void
+paddock_session_impl_abandon_start (PaddockSessionImpl *self,
+                                    const GError       *error)
+{
+  g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
+
+  paddock_session_impl_ready (self, error);
+}
+
 /* Daemon shutdown with live sessions of the host profile: they cannot be
  * re-adopted, so they are not left running unsupervised. */
 void
