@@ -156,6 +156,12 @@ safety_row (PaddockWindow *window,
   return g_object_get_data (G_OBJECT (row), "paddock-layer-item");
 }
 
+static gboolean
+has_size (gpointer data)
+{
+  return gtk_widget_get_width (data) > 0 && gtk_widget_get_height (data) > 0;
+}
+
 /* Render a window as the compositor would see it, into the build dir. */
 static void
 save_screenshot (GtkWindow  *window,
@@ -174,6 +180,11 @@ save_screenshot (GtkWindow  *window,
   int width, height;
 
   settle (600);
+
+  /* A dialog just mapped may not have its first allocation yet (slow
+   * under the sanitizers). */
+  if (!paddock_test_wait_for (has_size, widget, TIMEOUT_MS))
+    g_error ("%s has no size after %d ms", name, TIMEOUT_MS);
 
   width = gtk_widget_get_width (widget);
   height = gtk_widget_get_height (widget);
