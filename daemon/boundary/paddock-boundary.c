@@ -85,9 +85,6 @@ add_layer (PaddockBoundary    *self,
 {
   Layer layer = { g_strdup (name), requested, status, evidence };
 
-  /* Not asked for and not there: say so, whatever a probe saw. */
-  if (!requested && status == PADDOCK_LAYER_NOT_REQUESTED)
-    layer.status = PADDOCK_LAYER_NOT_REQUESTED;
   g_array_append_val (self->layers, layer);
 }
 
@@ -583,12 +580,6 @@ paddock_boundary_to_variant (PaddockBoundary *self)
       g_variant_builder_add_value (&builder, g_variant_dict_end (&dict));
     }
   return g_variant_builder_end (&builder);
-}
-
-guint
-paddock_boundary_get_n_layers (PaddockBoundary *self)
-{
-  return self->layers->len;
 }
 
 /* The requested layers that are not observed enforced, comma-separated,

@@ -40,7 +40,6 @@ G_DECLARE_FINAL_TYPE (PaddockBoundary, paddock_boundary, PADDOCK, BOUNDARY, GObj
 const char      *paddock_layer_status_to_string (PaddockLayerStatus          status);
 PaddockBoundary *paddock_boundary_observe       (const PaddockBoundaryInput *input);
 GVariant        *paddock_boundary_to_variant    (PaddockBoundary            *self);
-guint            paddock_boundary_get_n_layers  (PaddockBoundary            *self);
 char            *paddock_boundary_dup_unenforced (PaddockBoundary           *self);
 
 G_END_DECLS
