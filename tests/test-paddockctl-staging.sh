@@ -236,6 +236,12 @@ snapshot "$ws2" >"$tmp/crash-old"
 run "$tmp/out" "$tmp/err" --json checkpoint "$id2" create staged
 check "checkpoint create names the checkpoint" \
   test "$rc:$(json "$tmp/out" 'd["checkpoint"]' 2>&1)" = "0:staged"
+run "$tmp/out" "$tmp/err" --json checkpoint "$id2" create staged
+check "a checkpoint name already taken: Conflict" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.Conflict"
+run "$tmp/out" "$tmp/err" --json checkpoint "$id2" create ../escape
+check "a malformed checkpoint name: InvalidArgument" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
 run "$tmp/out" "$tmp/err" --json checkpoint "$id2" list
 check "checkpoint list shows it" \
   test "$rc:$(json "$tmp/out" '[c["name"] for c in d["checkpoints"]]' 2>&1)" = "0:['staged']"

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "paddock-change.h"
 #include "paddock-checkpoint.h"
 #include "paddock-durable-file.h"
 
@@ -387,7 +388,7 @@ paddock_checkpoint_create (const char    *checkpoints_dir,
     return NULL;
   if (existing->len >= PADDOCK_CHECKPOINTS_MAX)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
+      g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_TOO_LARGE,
                    "The session already has %u checkpoints, the most it may keep",
                    PADDOCK_CHECKPOINTS_MAX);
       return NULL;
@@ -397,7 +398,7 @@ paddock_checkpoint_create (const char    *checkpoints_dir,
     {
       if (!paddock_checkpoint_name_is_valid (name))
         {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+          g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH,
                        "“%s” is not a checkpoint name: use letters, digits, '-', '_' and '.', "
                        "at most %d, not starting with '.'", name, PADDOCK_CHECKPOINT_NAME_MAX);
           return NULL;
@@ -424,7 +425,7 @@ paddock_checkpoint_create (const char    *checkpoints_dir,
   final = g_build_filename (checkpoints_dir, chosen, NULL);
   if (g_file_test (final, G_FILE_TEST_EXISTS))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_EXISTS,
+      g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CONFLICT,
                    "A checkpoint named “%s” exists already", chosen);
       return NULL;
     }
@@ -524,13 +525,13 @@ paddock_checkpoint_restore (const char    *checkpoints_dir,
 
   if (!paddock_checkpoint_name_is_valid (name))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "No checkpoint named “%s”", name);
+      g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND, "No checkpoint named “%s”", name);
       return FALSE;
     }
   tree = g_build_filename (checkpoints_dir, name, "tree", NULL);
   if (!g_file_test (tree, G_FILE_TEST_IS_DIR))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "No checkpoint named “%s”", name);
+      g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND, "No checkpoint named “%s”", name);
       return FALSE;
     }
 

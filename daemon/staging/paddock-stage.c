@@ -450,7 +450,7 @@ select_changes (GPtrArray          *changes,
       if (!found)
         {
           g_autofree char *shown = g_utf8_make_valid (paths[p], -1);
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+          g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND,
                        "“%s” is not in the review list", shown);
           return NULL;
         }
