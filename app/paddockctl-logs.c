@@ -346,10 +346,7 @@ paddockctl_logs (Paddockctl  *ctl,
     reader.collected = collected = g_byte_array_new ();
 
   if (!drain (&reader, &error))
-    {
-      paddockctl_check_session_error (ctl, id, &error);
-      return paddockctl_fail (ctl, error);
-    }
+      return paddockctl_fail_session (ctl, id, &error);
 
   if (ctl->json)
     print_chunk_json (ctl, reader.have_first ? reader.first : offset,

@@ -131,6 +131,9 @@ char               *paddockctl_parse_session_id  (Paddockctl               *ctl,
 void                paddockctl_check_session_error (Paddockctl             *ctl,
                                                   const char               *id,
                                                   GError                  **error);
+int                 paddockctl_fail_session      (Paddockctl               *ctl,
+                                                  const char               *id,
+                                                  GError                  **error);
 gboolean            paddockctl_get_session_state (Paddockctl               *ctl,
                                                   const char               *id,
                                                   char                    **out_state,

@@ -111,15 +111,6 @@ open_session (Paddockctl  *ctl,
   return session;
 }
 
-static int
-fail_session_call (Paddockctl  *ctl,
-                   const char  *id,
-                   GError     **error)
-{
-  paddockctl_check_session_error (ctl, id, error);
-  return paddockctl_fail (ctl, *error);
-}
-
 static const char *
 kind_letter (const char *kind)
 {
@@ -227,7 +218,7 @@ paddockctl_review (Paddockctl  *ctl,
           add_path_member (builder, "path", only_path);
         }
       if (!print_diff (ctl, session, only_path, builder, &error))
-        return fail_session_call (ctl, id, &error);
+        return paddockctl_fail_session (ctl, id, &error);
       if (builder != NULL)
         {
           g_autoptr(JsonNode) root = NULL;
@@ -239,7 +230,7 @@ paddockctl_review (Paddockctl  *ctl,
     }
 
   if (!paddock_ipc_session1_call_list_changes_sync (session, &changes, NULL, &error))
-    return fail_session_call (ctl, id, &error);
+    return paddockctl_fail_session (ctl, id, &error);
 
   if (ctl->json)
     {
@@ -275,7 +266,7 @@ paddockctl_review (Paddockctl  *ctl,
           json_builder_set_member_name (builder, "conflict");
           json_builder_add_boolean_value (builder, conflict);
           if (with_diff && !print_diff (ctl, session, path, builder, &error))
-            return fail_session_call (ctl, id, &error);
+            return paddockctl_fail_session (ctl, id, &error);
           json_builder_end_object (builder);
           continue;
         }
@@ -283,7 +274,7 @@ paddockctl_review (Paddockctl  *ctl,
       if (with_diff)
         {
           if (!print_diff (ctl, session, path, NULL, &error))
-            return fail_session_call (ctl, id, &error);
+            return paddockctl_fail_session (ctl, id, &error);
           continue;
         }
 
@@ -374,7 +365,7 @@ paddockctl_apply (Paddockctl  *ctl,
   if (!paddock_ipc_session1_call_apply_sync (session, (const char *const *) chosen->pdata,
                                              force_paths != NULL ? (const char *const *) force_paths : empty,
                                              &applied, &conflicts, &batch, NULL, &error))
-    return fail_session_call (ctl, id, &error);
+    return paddockctl_fail_session (ctl, id, &error);
 
   n_applied = g_strv_length (applied);
   n_conflicts = g_strv_length (conflicts);
@@ -438,7 +429,7 @@ paddockctl_drop (Paddockctl  *ctl,
     return paddockctl_fail (ctl, error);
   if (!paddock_ipc_session1_call_drop_sync (session, paths != NULL ? (const char *const *) paths : empty,
                                             NULL, &error))
-    return fail_session_call (ctl, id, &error);
+    return paddockctl_fail_session (ctl, id, &error);
 
   if (ctl->json)
     {
@@ -513,7 +504,7 @@ paddockctl_checkpoint (Paddockctl  *ctl,
 
       if (!paddock_ipc_session1_call_create_checkpoint_sync (session, name != NULL ? name : "",
                                                              &created, NULL, &error))
-        return fail_session_call (ctl, id, &error);
+        return paddockctl_fail_session (ctl, id, &error);
       if (builder != NULL)
         {
           json_builder_set_member_name (builder, "checkpoint");
@@ -525,7 +516,7 @@ paddockctl_checkpoint (Paddockctl  *ctl,
   else if (g_str_equal (action, "restore"))
     {
       if (!paddock_ipc_session1_call_restore_checkpoint_sync (session, name, NULL, &error))
-        return fail_session_call (ctl, id, &error);
+        return paddockctl_fail_session (ctl, id, &error);
       if (builder != NULL)
         {
           json_builder_set_member_name (builder, "restored");
@@ -542,7 +533,7 @@ paddockctl_checkpoint (Paddockctl  *ctl,
       guint64 created;
 
       if (!paddock_ipc_session1_call_list_checkpoints_sync (session, &list, NULL, &error))
-        return fail_session_call (ctl, id, &error);
+        return paddockctl_fail_session (ctl, id, &error);
       if (builder != NULL)
         {
           json_builder_set_member_name (builder, "checkpoints");

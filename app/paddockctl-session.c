@@ -133,6 +133,17 @@ paddockctl_check_session_error (Paddockctl  *ctl,
   g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND, "no session “%s”", id);
 }
 
+/* The usual end of a failed call on session @id: the error, with an
+ * unknown object reported as "no session", printed; the exit code. */
+int
+paddockctl_fail_session (Paddockctl  *ctl,
+                         const char  *id,
+                         GError     **error)
+{
+  paddockctl_check_session_error (ctl, id, error);
+  return paddockctl_fail (ctl, *error);
+}
+
 /* The properties of session @id, as an a{sv}. */
 static GVariant *
 get_session_properties (Paddockctl  *ctl,
@@ -1118,10 +1129,7 @@ paddockctl_stop (Paddockctl  *ctl,
   g_dbus_proxy_set_default_timeout (G_DBUS_PROXY (session),
                                     (int) grace * 1000 + PADDOCKCTL_CALL_TIMEOUT_MS);
   if (!paddock_ipc_session1_call_stop_sync (session, (guint) grace, &result, NULL, &error))
-    {
-      paddockctl_check_session_error (ctl, id, &error);
-      return paddockctl_fail (ctl, error);
-    }
+      return paddockctl_fail_session (ctl, id, &error);
 
   return print_stop_result (ctl, id, result, "Stopped");
 }
@@ -1152,19 +1160,15 @@ paddockctl_destroy (Paddockctl  *ctl,
     return paddockctl_fail (ctl, error);
 
   if (!paddock_ipc_session1_call_destroy_sync (session, &result, NULL, &error))
-    {
-      paddockctl_check_session_error (ctl, id, &error);
-      return paddockctl_fail (ctl, error);
-    }
+      return paddockctl_fail_session (ctl, id, &error);
 
   return print_stop_result (ctl, id, result, "Destroyed");
 }
 
 /* ---- commands of later versions ------------------------------------------------ */
 
-/* review, apply, drop, checkpoint and net are in
- * INTERFACES.md: a script using one gets a clear failure (exit 1), not
- * "unknown command" (exit 2, which reads as a typo). */
+/* net is in INTERFACES.md: a script using it gets a clear failure
+ * (exit 1), not "unknown command" (exit 2, which reads as a typo). */
 int
 paddockctl_not_yet_available (Paddockctl  *ctl,
                               int          argc,
