@@ -1209,7 +1209,7 @@ main (int   argc,
            minimum (large.apply), maximum (large.apply));
   g_print ("apply: ours %.1f ms, git status -uall %.1f ms, ratio %.2f   (for scale: git has no one-step equivalent)\n",
            median (large.apply), status_ms, median (large.apply) / status_ms);
-  g_print ("%-50s %8.1f ms   (one modified file; each call recomputes the review)\n",
+  g_print ("%-50s %8.1f ms   (one modified file, after a ListChanges: from that review while neither side changed)\n",
            "paddock GetDiff, one path", median (large.diff));
   g_print ("%-50s %8.1f ms   (CreateSession reply %.1f; first %.1f / %.1f)\n",
            "paddock session start, until the 1,000 edits done", median (large.ready),
