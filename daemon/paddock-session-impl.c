@@ -1036,6 +1036,20 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
     }
 }
 
+/* The agent's environment inside the sandbox: the same allowlist, with the
+ * sandbox's own HOME and a PATH of folders that exist in its view. */
+static GStrv
+build_sandbox_environment (PaddockSessionImpl *self)
+{
+  g_auto(GStrv) env = build_environment (self);
+
+  env = g_environ_setenv (g_steal_pointer (&env), "HOME", "/home/agent", TRUE);
+  if (!g_hash_table_contains (self->config.env, "PATH"))
+    env = g_environ_setenv (g_steal_pointer (&env), "PATH",
+                            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
+  return g_steal_pointer (&env);
+}
+
 /* Looks at the session's boundary now that its layers are in place and
  * publishes it (Session1.Boundary). For the strict profile, FALSE with
  * @error naming every requested layer not observed enforced. */
@@ -1046,6 +1060,7 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
 {
   g_autoptr(PaddockBoundary) boundary = NULL;
   g_autofree char *stage_dir = NULL;
+  g_auto(GStrv) given_env = self->sandboxed ? build_sandbox_environment (self) : build_environment (self);
   g_autofree char *missing = NULL;
   PaddockBoundaryInput input = {
     .profile = self->config.profile,
@@ -1056,6 +1071,7 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
     .cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
     .cgroup_reason = self->config.cgroup_reason,
     .net_mode = self->config.net_mode,
+    .given_env = (const char *const *) given_env,
   };
 
   if (self->config.home != NULL)
@@ -1255,20 +1271,6 @@ paddock_session_impl_exited_cb (GPid     pid,
 
   if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "destroyed") != 0)
     paddock_session_impl_set_state (self, self->stop_requested ? "stopped" : "exited");
-}
-
-/* The agent's environment inside the sandbox: the same allowlist, with the
- * sandbox's own HOME and a PATH of folders that exist in its view. */
-static GStrv
-build_sandbox_environment (PaddockSessionImpl *self)
-{
-  g_auto(GStrv) env = build_environment (self);
-
-  env = g_environ_setenv (g_steal_pointer (&env), "HOME", "/home/agent", TRUE);
-  if (!g_hash_table_contains (self->config.env, "PATH"))
-    env = g_environ_setenv (g_steal_pointer (&env), "PATH",
-                            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
-  return g_steal_pointer (&env);
 }
 
 /* An abstract socket of the daemon's, listening, for the sandbox's canary

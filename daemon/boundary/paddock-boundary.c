@@ -378,16 +378,16 @@ observe_cgroup (PaddockBoundary            *self,
              g_strdup_printf ("/proc/%d/cgroup does not name %s", (int) input->init_pid, input->cgroup_path));
 }
 
-/* The agent's environment, as the kernel kept it: any variable of the
- * daemon's own environment found there, with the same value, leaked
- * (the few every session is given on purpose are not counted). */
+/* The agent's environment, as the kernel kept it: an entry of the
+ * daemon's own environment found there that the session did not give the
+ * agent on purpose (@given: its allowlist and the caller's variables)
+ * leaked. */
 static void
-observe_environment (PaddockBoundary *self,
-                     pid_t            agent,
-                     gboolean         sandboxed)
+observe_environment (PaddockBoundary    *self,
+                     pid_t               agent,
+                     const char *const  *given,
+                     gboolean            sandboxed)
 {
-  static const char *const given[] = { "PATH", "HOME", "TERM", "LANG", "LC_ALL", "LANGUAGE", "USER",
-                                       "LOGNAME", "SHELL", "TZ", "COLORTERM", NULL };
   g_autofree char *path = g_strdup_printf ("/proc/%d/environ", (int) agent);
   g_autofree char *text = NULL;
   g_autoptr(GPtrArray) leaked = g_ptr_array_new ();
@@ -404,10 +404,9 @@ observe_environment (PaddockBoundary *self,
   for (gsize off = 0; off < len; off += strlen (text + off) + 1)
     {
       const char *entry = text + off;
-      g_autofree char *name = g_strndup (entry, strcspn (entry, "="));
 
       n++;
-      if (g_strv_contains (given, name))
+      if (given != NULL && g_strv_contains (given, entry))
         continue;
       if (ours != NULL && g_strv_contains ((const char *const *) ours, entry))
         g_ptr_array_add (leaked, (gpointer) entry);
@@ -550,7 +549,7 @@ paddock_boundary_observe (const PaddockBoundaryInput *input)
   observe_landlock (self, input->sandbox_report, sandboxed);
   observe_network (self, input, sandboxed);
   observe_cgroup (self, input, sandboxed);
-  observe_environment (self, agent > 0 ? agent : input->init_pid, sandboxed);
+  observe_environment (self, agent > 0 ? agent : input->init_pid, input->given_env, sandboxed);
   observe_probes (self, input->sandbox_report);
   }
 

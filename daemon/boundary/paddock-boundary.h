@@ -31,6 +31,7 @@ typedef struct {
   const char *cgroup_path;      /* the session's cgroup, or NULL… */
   const char *cgroup_reason;    /* …and why there is none */
   const char *net_mode;         /* "host", "none", "proxy" */
+  const char *const *given_env; /* the K=V entries the session gave the agent */
 } PaddockBoundaryInput;
 
 #define PADDOCK_TYPE_BOUNDARY (paddock_boundary_get_type ())
