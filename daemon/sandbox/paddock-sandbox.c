@@ -18,7 +18,7 @@
  *                     never a fallback for `safe`.
  *   --control-fd N    events as JSON lines, one per message (a SOCK_SEQPACKET
  *                     socket keeps each line a message; a pipe works too):
- *                       {"event":"started","pid":P}
+ *                       {"event":"started","pid":P}   once the agent exec'd
  *                       {"event":"exited","pid":P,"status":S[,"signal":N]}
  *                     P is the agent's pid in the sandbox's PID namespace (2);
  *                     S follows the shell: the exit code, or 128+N if killed by
@@ -1723,6 +1723,7 @@ static G_NORETURN void
 run_init (const SandboxConfig *cfg)
 {
   int probes[N_PROBES] = { -1, -1, -1, -1, -1 };
+  int exec_pipe[2];
   sigset_t set;
   pid_t agent;
   LineBuf line = { .len = 0 };
@@ -1750,11 +1751,24 @@ run_init (const SandboxConfig *cfg)
                      type == SOCK_SEQPACKET;
     }
 
+  /* "started" means the agent runs its own program: a close-on-exec pipe
+   * reaches EOF only once its exec succeeded (or it died trying). Before
+   * that, pid 2 is still our copy, with the capabilities it has yet to
+   * drop — what the daemon's evidence and a first Exec must not see. */
+  if (pipe2 (exec_pipe, O_CLOEXEC) != 0)
+    die_errno (EXIT_SETUP, "pipe2 failed", NULL, errno);
   agent = fork ();
   if (agent < 0)
     die_errno (EXIT_SETUP, "cannot fork the agent", NULL, errno);
   if (agent == 0)
     exec_agent (cfg);
+  close (exec_pipe[1]);
+  {
+    char c;
+    while (read (exec_pipe[0], &c, 1) < 0 && errno == EINTR)
+      ;
+  }
+  close (exec_pipe[0]);
 
   /* After the agent (which stays pid 2): nothing it can do inside the
    * boundary changes what these probes meet outside it. */
