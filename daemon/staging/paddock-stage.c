@@ -423,6 +423,9 @@ select_changes (GPtrArray          *changes,
                 GError            **error)
 {
   g_autoptr(GPtrArray) chosen = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GHashTable) by_path = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                          (GDestroyNotify) g_ptr_array_unref);
+  g_autoptr(GHashTable) taken = g_hash_table_new (NULL, NULL);
 
   if (paths == NULL || paths[0] == NULL)
     {
@@ -431,29 +434,43 @@ select_changes (GPtrArray          *changes,
       return g_steal_pointer (&chosen);
     }
 
+  /* Every row under each of its paths (a type change has two rows at one
+   * path), so that each requested path is one lookup. */
+  for (guint i = 0; i < changes->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (changes, i);
+      const char *sides[2] = { paddock_change_get_path (change), paddock_change_get_old_path (change) };
+
+      for (guint k = 0; k < G_N_ELEMENTS (sides); k++)
+        {
+          GPtrArray *rows;
+
+          if (sides[k] == NULL)
+            continue;
+          rows = g_hash_table_lookup (by_path, sides[k]);
+          if (rows == NULL)
+            {
+              rows = g_ptr_array_new ();
+              g_hash_table_insert (by_path, (gpointer) sides[k], rows);
+            }
+          g_ptr_array_add (rows, change);
+        }
+    }
+
   for (guint p = 0; paths[p] != NULL; p++)
     {
-      gboolean found = FALSE;
+      GPtrArray *rows = g_hash_table_lookup (by_path, paths[p]);
 
-      for (guint i = 0; i < changes->len; i++)
-        {
-          PaddockChange *change = g_ptr_array_index (changes, i);
-
-          if (g_strcmp0 (paddock_change_get_path (change), paths[p]) == 0 ||
-              g_strcmp0 (paddock_change_get_old_path (change), paths[p]) == 0)
-            {
-              if (!g_ptr_array_find (chosen, change, NULL))
-                g_ptr_array_add (chosen, g_object_ref (change));
-              found = TRUE;
-            }
-        }
-      if (!found)
+      if (rows == NULL)
         {
           g_autofree char *shown = g_utf8_make_valid (paths[p], -1);
           g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND,
                        "“%s” is not in the review list", shown);
           return NULL;
         }
+      for (guint i = 0; i < rows->len; i++)
+        if (g_hash_table_add (taken, g_ptr_array_index (rows, i)))
+          g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (rows, i)));
     }
   return g_steal_pointer (&chosen);
 }
