@@ -496,3 +496,19 @@ paddock_test_daemon_free (PaddockTestDaemon *self)
   g_strfreev (self->extra_args);
   g_free (self);
 }
+
+/* A synchronous call to the daemon, with a timeout long enough for a
+ * loaded machine (a sanitizer build on two busy cores). */
+GVariant *
+paddock_test_call (GDBusConnection     *connection,
+                   const char          *path,
+                   const char          *interface,
+                   const char          *method,
+                   GVariant            *parameters,
+                   const GVariantType  *reply_type,
+                   GError             **error)
+{
+  return g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path, interface, method,
+                                      parameters, reply_type, G_DBUS_CALL_FLAGS_NONE, 60000,
+                                      NULL, error);
+}

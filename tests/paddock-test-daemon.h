@@ -23,6 +23,13 @@ void               paddock_test_daemon_adopt          (PaddockTestDaemon  *self,
                                                        GSubprocess        *process);
 gboolean           paddock_test_daemon_is_running     (PaddockTestDaemon  *self);
 GDBusConnection   *paddock_test_daemon_get_connection (PaddockTestDaemon  *self);
+GVariant          *paddock_test_call                  (GDBusConnection    *connection,
+                                                       const char         *path,
+                                                       const char         *interface,
+                                                       const char         *method,
+                                                       GVariant           *parameters,
+                                                       const GVariantType *reply_type,
+                                                       GError            **error);
 GDBusConnection   *paddock_test_daemon_new_connection (PaddockTestDaemon  *self);
 const char        *paddock_test_daemon_get_address    (PaddockTestDaemon  *self);
 const char        *paddock_test_daemon_get_state_dir  (PaddockTestDaemon  *self);

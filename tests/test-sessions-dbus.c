@@ -19,20 +19,6 @@ static char *workspace;
 /* The profile create_session() asks for. */
 static const char *profile = "host";
 
-static GVariant *
-call (GDBusConnection     *connection,
-      const char          *path,
-      const char          *interface,
-      const char          *method,
-      GVariant            *parameters,
-      const GVariantType  *reply_type,
-      GError             **error)
-{
-  return g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path, interface, method,
-                                      parameters, reply_type, G_DBUS_CALL_FLAGS_NONE, 30000,
-                                      NULL, error);
-}
-
 /* Creates a host-profile session running `sh -c SCRIPT`; returns its path. */
 static char *
 create_session (GDBusConnection  *connection,
@@ -65,8 +51,8 @@ create_session (GDBusConnection  *connection,
       g_variant_unref (extra);
     }
 
-  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), error);
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
+                             g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), error);
   if (reply != NULL)
     g_variant_get (reply, "(o)", &path);
   return path;
@@ -84,8 +70,8 @@ read_output (GDBusConnection *connection,
   gsize length = 0;
   const char *bytes;
 
-  reply = call (connection, path, "org.paddock.Session1", "ReadOutput",
-                g_variant_new ("(tu)", (guint64) 0, 1024 * 1024), G_VARIANT_TYPE ("(aytt)"), &error);
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "ReadOutput",
+                             g_variant_new ("(tu)", (guint64) 0, 1024 * 1024), G_VARIANT_TYPE ("(aytt)"), &error);
   g_assert_no_error (error);
   g_variant_get (reply, "(@aytt)", &data, &first, &next);
   bytes = g_variant_get_fixed_array (data, &length, 1);
@@ -143,11 +129,11 @@ stop (GDBusConnection  *connection,
   g_autoptr(GVariant) reply = NULL;
 
   if (destroy)
-    reply = call (connection, path, "org.paddock.Session1", "Destroy", NULL,
-                  G_VARIANT_TYPE ("(a{sv})"), error);
+    reply = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy", NULL,
+                               G_VARIANT_TYPE ("(a{sv})"), error);
   else
-    reply = call (connection, path, "org.paddock.Session1", "Stop", g_variant_new ("(u)", grace),
-                  G_VARIANT_TYPE ("(a{sv})"), error);
+    reply = paddock_test_call (connection, path, "org.paddock.Session1", "Stop", g_variant_new ("(u)", grace),
+                               G_VARIANT_TYPE ("(a{sv})"), error);
 
   return reply != NULL ? g_variant_get_child_value (reply, 0) : NULL;
 }
@@ -218,23 +204,23 @@ test_input_and_resize (void)
   g_assert_no_error (error);
   g_assert_true (wait_for_output (connection, path, "ready"));
 
-  reply = call (connection, path, "org.paddock.Session1", "SendInput",
-                g_variant_new ("(@ay)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, typed,
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "SendInput",
+                             g_variant_new ("(@ay)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, typed,
                                                                    strlen (typed), 1)),
-                NULL, &error);
+                             NULL, &error);
   g_assert_no_error (error);
   g_assert_true (wait_for_output (connection, path, "got: typed into the terminal"));
 
   g_clear_pointer (&reply, g_variant_unref);
-  reply = call (connection, path, "org.paddock.Session1", "Resize",
-                g_variant_new ("(qq)", 120, 50), NULL, &error);
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Resize",
+                             g_variant_new ("(qq)", 120, 50), NULL, &error);
   g_assert_no_error (error);
   g_assert_true (wait_for_output (connection, path, "winch: 50 120"));
 
   /* Out of range sizes are refused. */
   g_clear_pointer (&reply, g_variant_unref);
-  reply = call (connection, path, "org.paddock.Session1", "Resize",
-                g_variant_new ("(qq)", 0, 50), NULL, &error);
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Resize",
+                             g_variant_new ("(qq)", 0, 50), NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
 }
 
@@ -363,8 +349,8 @@ test_destroy_releases_leases_and_files (void)
   g_assert_no_error (error);
   g_clear_pointer (&reply, g_variant_unref);
 
-  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Ports1", "ListLeases", NULL,
-                G_VARIANT_TYPE ("(aa{sv})"), &error);
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Ports1", "ListLeases", NULL,
+                             G_VARIANT_TYPE ("(aa{sv})"), &error);
   g_assert_no_error (error);
   g_variant_get (reply, "(@aa{sv})", &leases);
   g_assert_cmpuint (g_variant_n_children (leases), ==, 0);
@@ -372,8 +358,8 @@ test_destroy_releases_leases_and_files (void)
 
   /* Gone from the list and from the bus: a second destroy is an error. */
   g_clear_pointer (&reply, g_variant_unref);
-  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                G_VARIANT_TYPE ("(aa{sv})"), &error);
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                             G_VARIANT_TYPE ("(aa{sv})"), &error);
   g_assert_no_error (error);
   {
     g_autoptr(GVariant) sessions = g_variant_get_child_value (reply, 0);
@@ -447,8 +433,8 @@ test_bad_input (void)
   g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring ("/nonexistent/paddock"));
   g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array ((const char *[]) { "true", NULL }, -1));
   g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string ("host"));
-  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                g_variant_new ("(a{sv})", &options), NULL, &error);
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
+                             g_variant_new ("(a{sv})", &options), NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
   g_clear_error (&error);
 
@@ -509,8 +495,8 @@ test_bad_input (void)
 
   /* and the daemon still serves */
   g_clear_pointer (&reply, g_variant_unref);
-  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                G_VARIANT_TYPE ("(aa{sv})"), &error);
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                             G_VARIANT_TYPE ("(aa{sv})"), &error);
   g_assert_no_error (error);
 }
 
@@ -648,8 +634,8 @@ test_safe_view_and_environment (void)
     const char *kind = NULL;
 
     g_assert_false (g_file_test (written, G_FILE_TEST_EXISTS));
-    changes = call (connection, path, "org.paddock.Session1", "ListChanges", NULL,
-                    G_VARIANT_TYPE ("(a(ayayssbuub))"), &error);
+    changes = paddock_test_call (connection, path, "org.paddock.Session1", "ListChanges", NULL,
+                                 G_VARIANT_TYPE ("(a(ayayssbuub))"), &error);
     g_assert_no_error (error);
     g_assert_cmpuint (g_variant_n_children (g_variant_get_child_value (changes, 0)), ==, 1);
     g_variant_get_child (g_variant_get_child_value (changes, 0), 0, "(^&ay^&ay&s&sbuub)",
@@ -668,8 +654,8 @@ list_sessions (GDBusConnection *connection)
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
 
-  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                G_VARIANT_TYPE ("(aa{sv})"), &error);
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                             G_VARIANT_TYPE ("(aa{sv})"), &error);
   g_assert_no_error (error);
   return g_variant_get_child_value (reply, 0);
 }
@@ -921,9 +907,9 @@ command_exec (GDBusConnection  *connection,
   g_autoptr(GVariant) reply = NULL;
   char *path = NULL;
 
-  reply = call (connection, session_path, "org.paddock.Session1", "Exec",
-                g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, timeout_ms, tty),
-                G_VARIANT_TYPE ("(o)"), error);
+  reply = paddock_test_call (connection, session_path, "org.paddock.Session1", "Exec",
+                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, timeout_ms, tty),
+                             G_VARIANT_TYPE ("(o)"), error);
   if (reply != NULL)
     g_variant_get (reply, "(o)", &path);
   return path;
@@ -960,8 +946,8 @@ command_read (GDBusConnection *connection,
   gsize length = 0;
   const char *bytes;
 
-  reply = call (connection, path, "org.paddock.Command1", "ReadOutput",
-                g_variant_new ("(stu)", stream, (guint64) 0, 1024 * 1024), G_VARIANT_TYPE ("(aytt)"), &error);
+  reply = paddock_test_call (connection, path, "org.paddock.Command1", "ReadOutput",
+                             g_variant_new ("(stu)", stream, (guint64) 0, 1024 * 1024), G_VARIANT_TYPE ("(aytt)"), &error);
   g_assert_no_error (error);
   g_variant_get (reply, "(@aytt)", &data, &first, &next);
   bytes = g_variant_get_fixed_array (data, &length, 1);
@@ -1021,7 +1007,7 @@ test_exec_streams_status_stdin_tty (void)
     g_assert_cmpstr (result.out->str, ==, "to-out\n");
     g_assert_cmpstr (result.err->str, ==, "to-err\n");
   }
-  reply = call (connection, command, "org.paddock.Command1", "Release", NULL, NULL, &error);
+  reply = paddock_test_call (connection, command, "org.paddock.Command1", "Release", NULL, NULL, &error);
   g_assert_no_error (error);
   g_clear_pointer (&reply, g_variant_unref);
   g_clear_pointer (&command, g_free);
@@ -1029,9 +1015,9 @@ test_exec_streams_status_stdin_tty (void)
   /* standard input */
   command = command_exec (connection, session, "tr a-z A-Z", 0, FALSE, &error);
   g_assert_no_error (error);
-  reply = call (connection, command, "org.paddock.Command1", "WriteStdin",
-                g_variant_new ("(@ayb)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "shout\n", 6, 1), TRUE),
-                NULL, &error);
+  reply = paddock_test_call (connection, command, "org.paddock.Command1", "WriteStdin",
+                             g_variant_new ("(@ayb)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "shout\n", 6, 1), TRUE),
+                             NULL, &error);
   g_assert_no_error (error);
   g_clear_pointer (&reply, g_variant_unref);
   {
@@ -1164,20 +1150,20 @@ test_exec_bad_input (void)
   session = create_session (connection, "exec sleep 300", NULL, &error);
   g_assert_no_error (error);
 
-  reply = call (connection, session, "org.paddock.Session1", "Exec",
-                g_variant_new ("(^aay^aya{ss}ub)", empty, "", NULL, 0, FALSE), NULL, &error);
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
+                             g_variant_new ("(^aay^aya{ss}ub)", empty, "", NULL, 0, FALSE), NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  reply = call (connection, session, "org.paddock.Session1", "Exec",
-                g_variant_new ("(^aay^aya{ss}ub)", argv, "relative/dir", NULL, 0, FALSE), NULL, &error);
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
+                             g_variant_new ("(^aay^aya{ss}ub)", argv, "relative/dir", NULL, 0, FALSE), NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  reply = call (connection, session, "org.paddock.Session1", "Exec",
-                g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, G_MAXUINT32, FALSE), NULL, &error);
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
+                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, G_MAXUINT32, FALSE), NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  reply = call (connection, session, "org.paddock.Session1", "Exec",
-                g_variant_new ("(^aay^aya{ss}ub)", missing, "", NULL, 0, FALSE), NULL, &error);
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
+                             g_variant_new ("(^aay^aya{ss}ub)", missing, "", NULL, 0, FALSE), NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
   g_clear_error (&error);
 

@@ -129,20 +129,6 @@ ms_since (gint64 start)
   return (double) (g_get_monotonic_time () - start) / 1000.0;
 }
 
-static GVariant *
-call (GDBusConnection    *connection,
-      const char         *path,
-      const char         *interface,
-      const char         *method,
-      GVariant           *parameters,
-      const GVariantType *reply_type,
-      GError            **error)
-{
-  return g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path, interface, method,
-                                      parameters, reply_type, G_DBUS_CALL_FLAGS_NONE, 60000,
-                                      NULL, error);
-}
-
 static char *
 create_session (GDBusConnection    *connection,
                 const char         *profile,
@@ -159,8 +145,8 @@ create_session (GDBusConnection    *connection,
   g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
   g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
 
-  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), error);
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
+                             g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), error);
   if (reply == NULL)
     return NULL;
   g_variant_get (reply, "(o)", &path);
@@ -208,8 +194,8 @@ destroy_session (GDBusConnection *connection,
         }
     }
 
-  reply = call (connection, path, "org.paddock.Session1", "Destroy", NULL,
-                G_VARIANT_TYPE ("(a{sv})"), &error);
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy", NULL,
+                             G_VARIANT_TYPE ("(a{sv})"), &error);
   if (reply == NULL)
     {
       g_printerr ("bench-sessions: Destroy %s: %s\n", path, error->message);
@@ -835,8 +821,8 @@ daemon_pid (GDBusConnection *connection)
   g_autoptr(GError) error = NULL;
   guint32 pid = 0;
 
-  reply = call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "GetInfo", NULL,
-                G_VARIANT_TYPE ("(a{sv})"), &error);
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "GetInfo", NULL,
+                             G_VARIANT_TYPE ("(a{sv})"), &error);
   if (reply == NULL)
     bail ("GetInfo: %s", error->message);
   info = g_variant_get_child_value (reply, 0);
