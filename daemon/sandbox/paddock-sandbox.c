@@ -234,7 +234,8 @@ typedef struct {
   const SetupOp *ops;
   guint n_ops;
   int ready_fd;                  /* pid 1 -> helper: setup done (write end) */
-  int alive_fd;                  /* helper -> pid 1: EOF means the helper is gone (read end) */
+  int alive_fd;                  /* helper -> pid 1: a byte once it let go of its parent,
+                                  * EOF when the helper is gone (read end) */
   const char *probe_hidden;      /* a host path the view must not show */
   const char *probe_abstract;    /* a host abstract socket the agent must not reach */
   pid_t probe_pid;               /* a host pid the agent must not signal */
@@ -1751,6 +1752,25 @@ run_init (const SandboxConfig *cfg)
                      type == SOCK_SEQPACKET;
     }
 
+  /* Setup is over: the helper outside may let go of its parent, and must
+   * have done so before the agent runs at all. Otherwise a daemon restart
+   * racing the helper's prctl() would take down a session whose agent is
+   * already at work. One byte back says it is done; EOF that it died. */
+  if (cfg->ready_fd >= 0)
+    {
+      char c = 'r';
+      ssize_t n;
+
+      while (write (cfg->ready_fd, &c, 1) < 0 && errno == EINTR)
+        ;
+      close (cfg->ready_fd);
+      while ((n = read (cfg->alive_fd, &c, 1)) < 0 && errno == EINTR)
+        ;
+      if (n != 1)
+        _exit (EXIT_SETUP);
+      close (cfg->alive_fd);
+    }
+
   /* "started" means the agent runs its own program: a close-on-exec pipe
    * reaches EOF only once its exec succeeded (or it died trying). Before
    * that, pid 2 is still our copy, with the capabilities it has yet to
@@ -1820,16 +1840,6 @@ run_init (const SandboxConfig *cfg)
     }
   line_add (&line, "}\n");
   send_event (cfg->control_fd, &line);
-
-  /* Tell the helper outside that setup is over (it may now let go of its
-   * parent). Closing the only write end is the message. */
-  if (cfg->ready_fd >= 0)
-    {
-      char c = 'r';
-      while (write (cfg->ready_fd, &c, 1) < 0 && errno == EINTR)
-        ;
-      close (cfg->ready_fd);
-    }
 
   for (;;)
     {
@@ -2127,7 +2137,7 @@ sandbox_child (const SandboxConfig *cfg)
   pfd.revents = 0;
   if (poll (&pfd, 1, 0) != 0)
     _exit (EXIT_SETUP);
-  close (cfg->alive_fd);
+  /* Kept open: run_init() waits on it for the helper's answer to "ready". */
 
   /* Map our own uid and gid, nothing else. setgroups must be denied first:
    * an unprivileged writer may not map gids otherwise (it could drop
@@ -3065,8 +3075,14 @@ main (int    argc,
     /* Set up (or failed, in which case pid 1 said why and exits with a
      * code below that forward_or_wait() passes on). Past setup, a daemon
      * restart must not take the session down: let go of the parent. */
-    if (n == 1 && !die_with_parent)
-      prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    if (n == 1)
+      {
+        if (!die_with_parent)
+          prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
+        /* pid 1 starts the agent only after this answer. */
+        while (write (alive_write, &c, 1) < 0 && errno == EINTR)
+          ;
+      }
   }
 
   forward_or_wait (child);
