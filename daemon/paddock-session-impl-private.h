@@ -15,6 +15,8 @@ PaddockStage *_paddock_session_impl_get_stage (PaddockSessionImpl    *self);
 gboolean      _paddock_session_impl_is_live   (PaddockSessionImpl    *self);
 gboolean      _paddock_session_impl_freeze    (PaddockSessionImpl    *self,
                                                gboolean               frozen);
+/* The pids of every process of the session now, as the daemon sees them. */
+GArray       *_paddock_session_impl_list_pids (PaddockSessionImpl    *self);
 
 /* org.paddock.Session1's staging methods (paddock-session-staging.c). */
 gboolean _paddock_session_impl_handle_list_changes       (PaddockIpcSession1    *session,
@@ -37,5 +39,13 @@ gboolean _paddock_session_impl_handle_list_checkpoints   (PaddockIpcSession1    
 gboolean _paddock_session_impl_handle_restore_checkpoint (PaddockIpcSession1    *session,
                                                           GDBusMethodInvocation *invocation,
                                                           const char            *name);
+
+/* org.paddock.Session1's process methods (paddock-session-processes.c). */
+gboolean _paddock_session_impl_handle_list_processes     (PaddockIpcSession1    *session,
+                                                          GDBusMethodInvocation *invocation);
+gboolean _paddock_session_impl_handle_kill_process       (PaddockIpcSession1    *session,
+                                                          GDBusMethodInvocation *invocation,
+                                                          guint                  pid,
+                                                          guint                  signum);
 
 G_END_DECLS

@@ -2502,6 +2502,12 @@ _paddock_session_impl_is_live (PaddockSessionImpl *self)
   return g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0 || !self->reaped;
 }
 
+GArray *
+_paddock_session_impl_list_pids (PaddockSessionImpl *self)
+{
+  return paddock_session_impl_list_pids (self);
+}
+
 /* Holds every process of a live session still (its cgroup's freezer), so
  * that an apply or a checkpoint sees the stage at one moment. FALSE when
  * there is nothing to freeze with (no cgroup) or nothing to freeze. */
@@ -2531,6 +2537,8 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_create_checkpoint = _paddock_session_impl_handle_create_checkpoint;
   iface->handle_list_checkpoints = _paddock_session_impl_handle_list_checkpoints;
   iface->handle_restore_checkpoint = _paddock_session_impl_handle_restore_checkpoint;
+  iface->handle_list_processes = _paddock_session_impl_handle_list_processes;
+  iface->handle_kill_process = _paddock_session_impl_handle_kill_process;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -1,0 +1,206 @@
+/* paddock-session-processes.c — org.paddock.Session1's process list and kill
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The session's processes are the ones the session itself counts and stops
+ * (its cgroup where it has one, else its PID namespace or process session):
+ * the same list, so that what the app shows is what Stop would end. Kill
+ * checks membership after pinning the process with a pidfd, so a pid that
+ * is reused between the check and the signal cannot redirect it.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "paddock-error.h"
+#include "paddock-session-impl-private.h"
+
+/* A session may fork without limit where it has no cgroup; the answer does
+ * not. ProcessCount still tells the whole number. */
+#define MAX_PROCESS_ROWS    4096
+/* The command line is for reading, not for replaying. */
+#define MAX_COMMAND_LINE    4096
+
+typedef struct
+{
+  guint32  pid;
+  guint32  ppid;
+  char     state;
+  char    *name;
+  char    *command_line;
+} ProcessRow;
+
+static void
+process_row_clear (ProcessRow *row)
+{
+  g_clear_pointer (&row->name, g_free);
+  g_clear_pointer (&row->command_line, g_free);
+}
+
+/* /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces and
+ * parentheses, so it ends at the last ')'. */
+static gboolean
+read_stat (guint32     pid,
+           ProcessRow *row)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%u/stat", pid);
+  g_autofree char *contents = NULL;
+  const char *open_paren;
+  const char *close_paren;
+  unsigned int ppid = 0;
+  char state = 0;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return FALSE;
+
+  open_paren = strchr (contents, '(');
+  close_paren = strrchr (contents, ')');
+  if (open_paren == NULL || close_paren == NULL || close_paren < open_paren ||
+      sscanf (close_paren + 1, " %c %u", &state, &ppid) != 2)
+    return FALSE;
+
+  row->pid = pid;
+  row->ppid = ppid;
+  row->state = state;
+  row->name = g_utf8_make_valid (open_paren + 1, close_paren - open_paren - 1);
+  return TRUE;
+}
+
+/* NUL-separated arguments, joined by spaces; empty for kernel threads and
+ * zombies, which have none. */
+static char *
+read_command_line (guint32 pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%u/cmdline", pid);
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+
+  if (!g_file_get_contents (path, &contents, &length, NULL))
+    return g_strdup ("");
+
+  if (length > MAX_COMMAND_LINE)
+    length = MAX_COMMAND_LINE;
+  while (length > 0 && contents[length - 1] == '\0')
+    length--;
+  for (gsize i = 0; i < length; i++)
+    if (contents[i] == '\0')
+      contents[i] = ' ';
+
+  return g_utf8_make_valid (contents, length);
+}
+
+static int
+compare_pids (gconstpointer a,
+              gconstpointer b)
+{
+  pid_t pa = *(const pid_t *) a;
+  pid_t pb = *(const pid_t *) b;
+
+  return (pa > pb) - (pa < pb);
+}
+
+gboolean
+_paddock_session_impl_handle_list_processes (PaddockIpcSession1    *session,
+                                             GDBusMethodInvocation *invocation)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  g_autoptr(GArray) pids = _paddock_session_impl_list_pids (self);
+  GVariantBuilder builder;
+  guint rows = 0;
+
+  g_array_sort (pids, compare_pids);
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("a(uusss)"));
+
+  for (guint i = 0; i < pids->len && rows < MAX_PROCESS_ROWS; i++)
+    {
+      ProcessRow row = { 0, };
+      g_autofree char *command_line = NULL;
+      char state[2] = { 0, };
+
+      /* Gone since it was listed: nothing to show. */
+      if (!read_stat ((guint32) g_array_index (pids, pid_t, i), &row))
+        continue;
+
+      command_line = read_command_line (row.pid);
+      state[0] = g_ascii_isalpha (row.state) ? row.state : '?';
+      g_variant_builder_add (&builder, "(uusss)", row.pid, row.ppid, state, row.name, command_line);
+      process_row_clear (&row);
+      rows++;
+    }
+
+  paddock_ipc_session1_complete_list_processes (session, invocation, g_variant_builder_end (&builder));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+session_has_pid (PaddockSessionImpl *self,
+                 pid_t               pid)
+{
+  g_autoptr(GArray) pids = _paddock_session_impl_list_pids (self);
+
+  for (guint i = 0; i < pids->len; i++)
+    if (g_array_index (pids, pid_t, i) == pid)
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+_paddock_session_impl_handle_kill_process (PaddockIpcSession1    *session,
+                                           GDBusMethodInvocation *invocation,
+                                           guint                  pid,
+                                           guint                  signum)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  int pidfd;
+  int saved_errno;
+
+  if (signum < 1 || signum > (guint) SIGRTMAX)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "%u is not a signal number (1 to %d)", signum, SIGRTMAX);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (pid < 1 || pid > G_MAXINT)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "%u is not a process id", pid);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  /* Pin the process first, then check that the pinned one is the session's:
+   * a pid that dies and is reused after this point makes the signal fail
+   * (ESRCH) instead of reaching a stranger. pidfds are CLOEXEC. */
+  pidfd = (int) syscall (SYS_pidfd_open, (pid_t) pid, 0);
+  if (pidfd < 0 || !session_has_pid (self, (pid_t) pid))
+    {
+      if (pidfd >= 0)
+        close (pidfd);
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_ACCESS_DENIED,
+                                             "Process %u is not one of this session's", pid);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  if (syscall (SYS_pidfd_send_signal, pidfd, (int) signum, NULL, 0) < 0)
+    {
+      saved_errno = errno;
+      close (pidfd);
+      if (saved_errno == ESRCH)
+        g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                                               "Process %u has already ended", pid);
+      else
+        g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                               "Could not signal process %u: %s", pid, g_strerror (saved_errno));
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  close (pidfd);
+  paddock_ipc_session1_complete_kill_process (session, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
