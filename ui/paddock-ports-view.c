@@ -10,8 +10,8 @@
 
 #include "paddock-lease-item.h"
 #include "paddock-ports-view.h"
+#include "paddock-window.h"
 
-#define LEASE_COMMAND "paddockctl ports lease --name web"
 
 /* Shows any GListModel of PaddockLeaseItem: today every lease of the daemon,
  * later the leases of one session (a filter model in front). Rows are made
@@ -21,11 +21,16 @@ struct _PaddockPortsView
   GtkWidget       parent_instance;
 
   GListModel     *model;
+  /* The command the empty page offers: for one session's view, one that
+   * ties the lease to that session. */
+  char           *lease_command;
 
   /* Template widgets */
   GtkStack       *stack;
   GtkColumnView  *column_view;
   GtkNoSelection *selection;
+  GtkLabel       *lease_command_label;
+  GtkColumnViewColumn *session_column;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockPortsView, paddock_ports_view, GTK_TYPE_WIDGET)
@@ -45,7 +50,13 @@ paddock_ports_view_toast (PaddockPortsView *self,
   GtkWidget *overlay;
   g_autofree char *escaped = g_markup_escape_text (title, -1);
 
-  /* Toasts belong to the window: use the nearest overlay if there is one. */
+  /* Toasts belong to the window (which keeps the last one for whoever
+   * checks); else the nearest overlay if there is one. */
+  if (PADDOCK_IS_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))))
+    {
+      paddock_window_add_toast (PADDOCK_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))), adw_toast_new (escaped));
+      return;
+    }
   overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
   if (overlay == NULL)
     return;
@@ -109,7 +120,7 @@ paddock_ports_view_copy_command_action (GtkWidget  *widget,
                                         const char *action_name,
                                         GVariant   *param)
 {
-  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), LEASE_COMMAND);
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), PADDOCK_PORTS_VIEW (widget)->lease_command);
   paddock_ports_view_toast (PADDOCK_PORTS_VIEW (widget), _("Command copied"));
 }
 
@@ -344,6 +355,7 @@ paddock_ports_view_dispose (GObject *object)
   gtk_widget_dispose_template (GTK_WIDGET (self), PADDOCK_TYPE_PORTS_VIEW);
 
   g_clear_object (&self->model);
+  g_clear_pointer (&self->lease_command, g_free);
 
   G_OBJECT_CLASS (paddock_ports_view_parent_class)->dispose (object);
 }
@@ -412,6 +424,8 @@ paddock_ports_view_class_init (PaddockPortsViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PaddockPortsView, stack);
   gtk_widget_class_bind_template_child (widget_class, PaddockPortsView, column_view);
   gtk_widget_class_bind_template_child (widget_class, PaddockPortsView, selection);
+  gtk_widget_class_bind_template_child (widget_class, PaddockPortsView, lease_command_label);
+  gtk_widget_class_bind_template_child (widget_class, PaddockPortsView, session_column);
   gtk_widget_class_bind_template_callback (widget_class, setup_label_cb);
   gtk_widget_class_bind_template_callback (widget_class, setup_dim_label_cb);
   gtk_widget_class_bind_template_callback (widget_class, setup_port_cb);
@@ -440,6 +454,7 @@ paddock_ports_view_init (PaddockPortsView *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
 
+  self->lease_command = g_strdup ("paddockctl ports lease --name web");
   paddock_ports_view_update_page (self);
 }
 
@@ -488,4 +503,26 @@ paddock_ports_view_set_model (PaddockPortsView *self,
   paddock_ports_view_update_page (self);
 
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MODEL]);
+}
+
+/**
+ * paddock_ports_view_set_session:
+ * @session_id: (nullable): the session whose leases the model holds
+ *
+ * Makes this the view of one session's leases: no session column (they
+ * are all its), and the empty page tells how to lease a port for it.
+ */
+void
+paddock_ports_view_set_session (PaddockPortsView *self,
+                                const char       *session_id)
+{
+  g_return_if_fail (PADDOCK_IS_PORTS_VIEW (self));
+
+  g_free (self->lease_command);
+  if (session_id != NULL && *session_id != '\0')
+    self->lease_command = g_strdup_printf ("paddockctl ports lease --session %s --name web", session_id);
+  else
+    self->lease_command = g_strdup ("paddockctl ports lease --name web");
+  gtk_label_set_label (self->lease_command_label, self->lease_command);
+  gtk_column_view_column_set_visible (self->session_column, session_id == NULL || *session_id == '\0');
 }

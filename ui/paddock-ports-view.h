@@ -19,4 +19,7 @@ GListModel *paddock_ports_view_get_model (PaddockPortsView *self);
 void        paddock_ports_view_set_model (PaddockPortsView *self,
                                           GListModel       *model);
 
+void        paddock_ports_view_set_session (PaddockPortsView *self,
+                                            const char       *session_id);
+
 G_END_DECLS

@@ -7,6 +7,9 @@
 #include "config.h"
 
 #include "paddock-changes-view.h"
+#include "paddock-lease-item.h"
+#include "paddock-ports-view.h"
+#include "paddock-processes-view.h"
 #include "paddock-safety-view.h"
 #include "paddock-session-view.h"
 #include "paddock-terminal-view.h"
@@ -25,6 +28,12 @@ struct _PaddockSessionView
   GtkWidget          *terminal_view;
   GtkWidget          *changes_view;
   GtkWidget          *safety_view;
+  GtkWidget          *processes_view;
+  GtkWidget          *ports_view;
+  AdwViewStackPage   *ports_page;
+
+  /* The daemon's leases, and those of this session in front of them. */
+  GtkFilterListModel *session_leases;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockSessionView, paddock_session_view, GTK_TYPE_WIDGET)
@@ -60,6 +69,7 @@ paddock_session_view_dispose (GObject *object)
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))))
     gtk_widget_unparent (child);
   g_clear_object (&self->item);
+  g_clear_object (&self->session_leases);
 
   G_OBJECT_CLASS (paddock_session_view_parent_class)->dispose (object);
 }
@@ -127,12 +137,17 @@ paddock_session_view_class_init (PaddockSessionViewClass *klass)
   g_type_ensure (PADDOCK_TYPE_TERMINAL_VIEW);
   g_type_ensure (PADDOCK_TYPE_CHANGES_VIEW);
   g_type_ensure (PADDOCK_TYPE_SAFETY_VIEW);
+  g_type_ensure (PADDOCK_TYPE_PROCESSES_VIEW);
+  g_type_ensure (PADDOCK_TYPE_PORTS_VIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/paddock/Paddock/paddock-session-view.ui");
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, view_stack);
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, terminal_view);
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, changes_view);
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, safety_view);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, processes_view);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, ports_view);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, ports_page);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 }
 
@@ -179,4 +194,50 @@ paddock_session_view_get_view_stack (PaddockSessionView *self)
   g_return_val_if_fail (PADDOCK_IS_SESSION_VIEW (self), NULL);
 
   return self->view_stack;
+}
+
+static gboolean
+lease_is_the_sessions (gpointer item,
+                       gpointer user_data)
+{
+  PaddockSessionView *self = user_data;
+
+  return self->item != NULL &&
+         g_strcmp0 (paddock_lease_item_get_session (PADDOCK_LEASE_ITEM (item)),
+                    paddock_session_item_get_id (self->item)) == 0;
+}
+
+static void
+session_leases_changed_cb (PaddockSessionView *self)
+{
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->session_leases));
+
+  adw_view_stack_page_set_badge_number (self->ports_page, n);
+}
+
+/**
+ * paddock_session_view_set_leases:
+ * @leases: (nullable): every lease of the daemon, as #PaddockLeaseItem
+ *
+ * The Ports page shows those of @leases tied to this session.
+ */
+void
+paddock_session_view_set_leases (PaddockSessionView *self,
+                                 GListModel         *leases)
+{
+  g_return_if_fail (PADDOCK_IS_SESSION_VIEW (self));
+  g_return_if_fail (leases == NULL || G_IS_LIST_MODEL (leases));
+
+  if (self->session_leases == NULL)
+    {
+      GtkCustomFilter *filter = gtk_custom_filter_new (lease_is_the_sessions, self, NULL);
+
+      self->session_leases = gtk_filter_list_model_new (NULL, GTK_FILTER (filter));
+      g_signal_connect_object (self->session_leases, "items-changed",
+                               G_CALLBACK (session_leases_changed_cb), self, G_CONNECT_SWAPPED);
+      paddock_ports_view_set_model (PADDOCK_PORTS_VIEW (self->ports_view), G_LIST_MODEL (self->session_leases));
+    }
+  gtk_filter_list_model_set_model (self->session_leases, leases);
+  paddock_ports_view_set_session (PADDOCK_PORTS_VIEW (self->ports_view),
+                                  self->item != NULL ? paddock_session_item_get_id (self->item) : NULL);
 }

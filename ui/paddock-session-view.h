@@ -20,4 +20,7 @@ GtkWidget          *paddock_session_view_new            (PaddockSessionItem *ite
 PaddockSessionItem *paddock_session_view_get_item       (PaddockSessionView *self);
 AdwViewStack       *paddock_session_view_get_view_stack (PaddockSessionView *self);
 
+void                paddock_session_view_set_leases     (PaddockSessionView *self,
+                                                         GListModel         *leases);
+
 G_END_DECLS

@@ -276,6 +276,7 @@ paddock_window_set_selected (PaddockWindow      *self,
       if (!(view = gtk_stack_get_child_by_name (self->session_stack, id)))
         {
           view = paddock_session_view_new (item);
+          paddock_session_view_set_leases (PADDOCK_SESSION_VIEW (view), paddock_client_get_leases (self->client));
           gtk_stack_add_named (self->session_stack, view, id);
         }
 

@@ -1,0 +1,344 @@
+/* test-ui-views.c — the processes, ports and network views of a session, under Xvfb
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <gio/gunixfdlist.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paddock-lease-item.h"
+#include "paddock-ports-view.h"
+#include "paddock-process-item.h"
+#include "paddock-processes-view.h"
+#include "paddock-session-item.h"
+#include "paddock-ui-test.h"
+
+/* Processes ---------------------------------------------------------------- */
+
+static GVariant *
+process_rows (const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  GVariant *rows = g_variant_parse (G_VARIANT_TYPE ("a(uusss)"), text, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  return rows;  /* g_variant_parse gives a full, non-floating reference */
+}
+
+static PaddockProcessItem *
+child_at (GListModel *model,
+          guint       position)
+{
+  g_assert_cmpuint (position, <, g_list_model_get_n_items (model));
+  return PADDOCK_PROCESS_ITEM (g_list_model_get_item (model, position));
+}
+
+/* The tree the rows make, without a daemon: parents, reuse of a pid, and
+ * items that survive a refresh (selection and expansion stay put). */
+static void
+test_processes_tree (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  PaddockProcessesView *view = PADDOCK_PROCESSES_VIEW (paddock_processes_view_new ());
+  g_autoptr(GVariant) first = process_rows ("[(uint32 10, uint32 5, 'S', 'sh', 'sh -c agent'),"
+                                            " (11, 10, 'S', 'sleep', 'sleep 300'),"
+                                            " (12, 10, 'R', 'node', 'node server.js'),"
+                                            " (13, 12, 'S', 'esbuild', 'esbuild --watch')]");
+  g_autoptr(GVariant) second = process_rows ("[(uint32 10, uint32 5, 'S', 'sh', 'sh -c agent'),"
+                                             " (11, 12, 'Z', 'cc', ''),"
+                                             " (12, 10, 'S', 'node', 'node server.js')]");
+  g_autoptr(PaddockProcessItem) root = NULL;
+  g_autoptr(PaddockProcessItem) node = NULL;
+  g_autoptr(PaddockProcessItem) node_again = NULL;
+  g_autoptr(PaddockProcessItem) reused = NULL;
+  GListModel *roots;
+  GtkSingleSelection *selection;
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 900, 420);
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (view));
+  gtk_window_present (GTK_WINDOW (window));
+
+  g_assert_cmpstr (paddock_processes_view_get_page (view), ==, "empty");
+  paddock_processes_view_set_processes (view, first);
+  g_assert_cmpstr (paddock_processes_view_get_page (view), ==, "processes");
+
+  /* One root (its parent is not the session's), two children, one grandchild;
+   * every row open. */
+  roots = paddock_processes_view_get_roots (view);
+  g_assert_cmpuint (g_list_model_get_n_items (roots), ==, 1);
+  root = child_at (roots, 0);
+  g_assert_cmpuint (paddock_process_item_get_pid (root), ==, 10);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (paddock_process_item_get_children (root))), ==, 2);
+  node = child_at (G_LIST_MODEL (paddock_process_item_get_children (root)), 1);
+  g_assert_cmpstr (paddock_process_item_get_name (node), ==, "node");
+  g_assert_cmpstr (paddock_process_item_get_state_label (node), ==, "Running");
+  selection = paddock_processes_view_get_selection (view);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (selection)), ==, 4);
+
+  /* Nothing selected: nothing to kill. */
+  g_assert_false (gtk_widget_activate_action (GTK_WIDGET (view), "processes.kill", NULL) &&
+                  paddock_processes_view_get_kill_dialog (view) != NULL);
+  g_assert_true (paddock_processes_view_select_pid (view, 12));
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "processes-tree");
+
+  /* A refresh: 13 ended, 12 sleeps now, and pid 11 was reused by a child of
+   * 12 — another process, so another item. */
+  paddock_processes_view_set_processes (view, second);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (selection)), ==, 3);
+  node_again = child_at (G_LIST_MODEL (paddock_process_item_get_children (root)), 0);
+  g_assert_true (node_again == node);
+  g_assert_cmpstr (paddock_process_item_get_state_label (node), ==, "Sleeping");
+  reused = child_at (G_LIST_MODEL (paddock_process_item_get_children (node)), 0);
+  g_assert_cmpuint (paddock_process_item_get_pid (reused), ==, 11);
+  g_assert_cmpstr (paddock_process_item_get_state_label (reused), ==, "Zombie");
+  /* The selection stayed on the same process. */
+  {
+    GtkTreeListRow *row = gtk_single_selection_get_selected_item (selection);
+    g_autoptr(PaddockProcessItem) selected = NULL;
+
+    g_assert_nonnull (row);
+    selected = gtk_tree_list_row_get_item (row);
+    g_assert_true (selected == node);
+  }
+
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static gboolean
+shows_process (gpointer data)
+{
+  PaddockProcessesView *view = ((gpointer *)data)[0];
+  const char *command_line = ((gpointer *)data)[1];
+  gboolean wanted = GPOINTER_TO_INT (((gpointer *)data)[2]);
+  GListModel *rows = G_LIST_MODEL (paddock_processes_view_get_selection (view));
+  gboolean found = FALSE;
+
+  for (guint i = 0; i < g_list_model_get_n_items (rows) && !found; i++)
+    {
+      g_autoptr(GtkTreeListRow) row = g_list_model_get_item (rows, i);
+      g_autoptr(PaddockProcessItem) process = gtk_tree_list_row_get_item (row);
+
+      found = g_strcmp0 (paddock_process_item_get_command_line (process), command_line) == 0;
+    }
+  return found == wanted;
+}
+
+static guint
+find_pid (PaddockProcessesView *view,
+          const char           *command_line)
+{
+  GListModel *rows = G_LIST_MODEL (paddock_processes_view_get_selection (view));
+
+  for (guint i = 0; i < g_list_model_get_n_items (rows); i++)
+    {
+      g_autoptr(GtkTreeListRow) row = g_list_model_get_item (rows, i);
+      g_autoptr(PaddockProcessItem) process = gtk_tree_list_row_get_item (row);
+
+      if (g_strcmp0 (paddock_process_item_get_command_line (process), command_line) == 0)
+        return paddock_process_item_get_pid (process);
+    }
+  return 0;
+}
+
+static void
+wait_for_process (PaddockProcessesView *view,
+                  const char           *command_line,
+                  gboolean              shown)
+{
+  gpointer data[] = { view, (gpointer) command_line, GINT_TO_POINTER (shown) };
+
+  if (!paddock_test_wait_for (shows_process, data, PADDOCK_UI_TIMEOUT_MS))
+    g_error ("the Processes view %s “%s”", shown ? "does not show" : "still shows", command_line);
+}
+
+/* Against the daemon: the session's real processes appear, and killing
+ * one (confirmed) ends that one. */
+static void
+processes_cb (GApplication     *app,
+              PaddockUiFixture *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *window = paddock_ui_fixture_window (app);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autofree char *toast = NULL;
+  PaddockProcessesView *view;
+  guint pid;
+
+  path = paddock_ui_create_session (connection, fixture->workspace, "sleepers", "host",
+                                    "sleep 311 & sleep 312 & wait", &error);
+  g_assert_no_error (error);
+  paddock_ui_wait_for_sessions (window, 1);
+  paddock_ui_show_view (window, "processes");
+  view = PADDOCK_PROCESSES_VIEW (paddock_ui_session_view_child (window, "processes_view"));
+
+  wait_for_process (view, "sleep 311", TRUE);
+  wait_for_process (view, "sleep 312", TRUE);
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "processes");
+  paddock_ui_assert_controls_named (GTK_WIDGET (window));
+
+  pid = find_pid (view, "sleep 311");
+  g_assert_cmpuint (pid, !=, 0);
+  g_assert_true (paddock_processes_view_select_pid (view, pid));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (view), "processes.kill", NULL));
+  paddock_ui_answer_dialog ("processes-kill", "kill");
+
+  wait_for_process (view, "sleep 311", FALSE);
+  toast = g_strdup_printf ("Process %u signalled", pid);
+  paddock_ui_assert_toast (window, toast);
+  /* The other one was not touched. */
+  g_assert_cmpuint (find_pid (view, "sleep 312"), !=, 0);
+
+  result = paddock_ui_destroy_session (connection, path);
+  {
+    guint32 survivors = 99;
+
+    g_assert_true (g_variant_lookup (result, "survivors", "u", &survivors));
+    g_assert_cmpuint (survivors, ==, 0);
+  }
+  paddock_ui_wait_for_sessions (window, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+test_processes_live (void)
+{
+  paddock_ui_run_app (G_CALLBACK (processes_cb), NULL);
+}
+
+/* Ports ---------------------------------------------------------------------- */
+
+/* Leases a port over raw D-Bus, as a script would; tied to @session when
+ * given. Returns the port; the daemon keeps the socket, ours is closed. */
+static guint16
+lease_port (GDBusConnection *connection,
+            const char      *name,
+            const char      *session)
+{
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) lease = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariantDict options;
+  gint32 handle = -1;
+  guint16 port = 0;
+
+  g_variant_dict_init (&options, NULL);
+  if (session != NULL)
+    g_variant_dict_insert (&options, "session", "s", session);
+  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
+                                                         "org.paddock.Ports1", "Lease",
+                                                         g_variant_new ("(sq@a{sv})", name, 0, g_variant_dict_end (&options)),
+                                                         G_VARIANT_TYPE ("(a{sv}h)"),
+                                                         G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                                         PADDOCK_UI_TIMEOUT_MS, NULL, &fd_list, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(@a{sv}h)", &lease, &handle);
+  g_assert_true (g_variant_lookup (lease, "port", "q", &port));
+  if (fd_list != NULL && handle >= 0)
+    {
+      int fd = g_unix_fd_list_get (fd_list, handle, NULL);
+
+      if (fd >= 0)
+        close (fd);
+    }
+  return port;
+}
+
+static gboolean
+model_has_n (gpointer data)
+{
+  GListModel *model = ((gpointer *)data)[0];
+  guint n = GPOINTER_TO_UINT (((gpointer *)data)[1]);
+
+  return model != NULL && g_list_model_get_n_items (model) == n;
+}
+
+/* A session's Ports page lists the leases tied to it, not the others, and
+ * copies their address. */
+static void
+ports_cb (GApplication     *app,
+          PaddockUiFixture *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *window = paddock_ui_fixture_window (app);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autofree char *toast = NULL;
+  g_autofree char *id = NULL;
+  PaddockPortsView *view;
+  GListModel *model;
+  guint16 port;
+
+  path = paddock_ui_create_session (connection, fixture->workspace, "web app", "host", "exec sleep 300", &error);
+  g_assert_no_error (error);
+  id = g_path_get_basename (path);
+  paddock_ui_wait_for_sessions (window, 1);
+  paddock_ui_show_view (window, "ports");
+  view = PADDOCK_PORTS_VIEW (paddock_ui_session_view_child (window, "ports_view"));
+  model = paddock_ports_view_get_model (view);
+  g_assert_nonnull (model);
+  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 0);
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-empty");
+
+  /* One lease of the session, one of nobody's session. */
+  port = lease_port (connection, "web", id);
+  (void) lease_port (connection, "elsewhere", NULL);
+  {
+    gpointer data[] = { model, GUINT_TO_POINTER (1) };
+
+    g_assert_true (paddock_test_wait_for (model_has_n, data, PADDOCK_UI_TIMEOUT_MS));
+  }
+  {
+    g_autoptr(PaddockLeaseItem) lease = g_list_model_get_item (model, 0);
+
+    g_assert_cmpuint (paddock_lease_item_get_port (lease), ==, port);
+    g_assert_cmpstr (paddock_lease_item_get_name (lease), ==, "web");
+    g_assert_cmpstr (paddock_lease_item_get_session (lease), ==, id);
+  }
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "ports");
+  paddock_ui_assert_controls_named (GTK_WIDGET (window));
+
+  /* Copy URL: the address lands on the clipboard (and a toast says so). */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (view), "ports.copy-address", "q", port));
+  toast = g_strdup_printf ("Copied http://127.0.0.1:%u", (guint) port);
+  paddock_ui_assert_toast (window, toast);
+
+  /* Destroying the session releases its lease: the page empties. */
+  result = paddock_ui_destroy_session (connection, path);
+  paddock_ui_wait_for_sessions (window, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+test_ports (void)
+{
+  paddock_ui_run_app (G_CALLBACK (ports_cb), NULL);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  paddock_ui_test_init (&argc, &argv);
+
+  if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
+    {
+      g_test_skip ("no display: run under xvfb-run");
+      return g_test_run ();
+    }
+
+  g_test_add_func ("/ui/views/processes/tree", test_processes_tree);
+  g_test_add_func ("/ui/views/processes/live", test_processes_live);
+  g_test_add_func ("/ui/views/ports", test_ports);
+
+  return g_test_run ();
+}
