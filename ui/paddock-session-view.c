@@ -8,6 +8,7 @@
 
 #include "paddock-changes-view.h"
 #include "paddock-lease-item.h"
+#include "paddock-network-view.h"
 #include "paddock-ports-view.h"
 #include "paddock-processes-view.h"
 #include "paddock-safety-view.h"
@@ -29,6 +30,7 @@ struct _PaddockSessionView
   GtkWidget          *changes_view;
   GtkWidget          *safety_view;
   GtkWidget          *processes_view;
+  GtkWidget          *network_view;
   GtkWidget          *ports_view;
   AdwViewStackPage   *ports_page;
 
@@ -139,6 +141,7 @@ paddock_session_view_class_init (PaddockSessionViewClass *klass)
   g_type_ensure (PADDOCK_TYPE_SAFETY_VIEW);
   g_type_ensure (PADDOCK_TYPE_PROCESSES_VIEW);
   g_type_ensure (PADDOCK_TYPE_PORTS_VIEW);
+  g_type_ensure (PADDOCK_TYPE_NETWORK_VIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/paddock/Paddock/paddock-session-view.ui");
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, view_stack);
@@ -146,6 +149,7 @@ paddock_session_view_class_init (PaddockSessionViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, changes_view);
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, safety_view);
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, processes_view);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, network_view);
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, ports_view);
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionView, ports_page);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);

@@ -236,7 +236,11 @@ void
 paddock_ui_show_view (PaddockWindow *window,
                       const char    *name)
 {
-  adw_view_stack_set_visible_child_name (paddock_session_view_get_view_stack (current_session_view (window)), name);
+  AdwViewStack *stack = paddock_session_view_get_view_stack (current_session_view (window));
+
+  /* Only when it changes: the waits below ask again and again. */
+  if (g_strcmp0 (adw_view_stack_get_visible_child_name (stack), name) != 0)
+    adw_view_stack_set_visible_child_name (stack, name);
 }
 
 typedef struct
@@ -319,7 +323,7 @@ paddock_ui_fixture_window (GApplication *app)
   PaddockWindow *window = PADDOCK_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
 
   g_assert_nonnull (window);
-  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 700);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 760);
   return window;
 }
 

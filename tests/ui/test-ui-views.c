@@ -10,7 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paddock-client.h"
 #include "paddock-lease-item.h"
+#include "paddock-new-session-dialog.h"
+#include "paddock-network-record.h"
+#include "paddock-network-view.h"
 #include "paddock-ports-view.h"
 #include "paddock-process-item.h"
 #include "paddock-processes-view.h"
@@ -108,10 +112,19 @@ test_processes_tree (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* The view of the session shown now: the window may make the session's
+ * views again when the daemon's list is reloaded. */
+static PaddockProcessesView *
+current_processes_view (PaddockWindow *window)
+{
+  paddock_ui_show_view (window, "processes");
+  return PADDOCK_PROCESSES_VIEW (paddock_ui_session_view_child (window, "processes_view"));
+}
+
 static gboolean
 shows_process (gpointer data)
 {
-  PaddockProcessesView *view = ((gpointer *)data)[0];
+  PaddockProcessesView *view = current_processes_view (((gpointer *)data)[0]);
   const char *command_line = ((gpointer *)data)[1];
   gboolean wanted = GPOINTER_TO_INT (((gpointer *)data)[2]);
   GListModel *rows = G_LIST_MODEL (paddock_processes_view_get_selection (view));
@@ -145,14 +158,29 @@ find_pid (PaddockProcessesView *view,
 }
 
 static void
-wait_for_process (PaddockProcessesView *view,
-                  const char           *command_line,
-                  gboolean              shown)
+wait_for_process (PaddockWindow *window,
+                  const char    *command_line,
+                  gboolean       shown)
 {
-  gpointer data[] = { view, (gpointer) command_line, GINT_TO_POINTER (shown) };
+  gpointer data[] = { window, (gpointer) command_line, GINT_TO_POINTER (shown) };
 
   if (!paddock_test_wait_for (shows_process, data, PADDOCK_UI_TIMEOUT_MS))
-    g_error ("the Processes view %s “%s”", shown ? "does not show" : "still shows", command_line);
+    {
+      PaddockProcessesView *view = current_processes_view (window);
+      GListModel *rows = G_LIST_MODEL (paddock_processes_view_get_selection (view));
+      g_autoptr(GString) listed = g_string_new (NULL);
+
+      for (guint i = 0; i < g_list_model_get_n_items (rows); i++)
+        {
+          g_autoptr(GtkTreeListRow) row = g_list_model_get_item (rows, i);
+          g_autoptr(PaddockProcessItem) process = gtk_tree_list_row_get_item (row);
+
+          g_string_append_printf (listed, "\n  %u %s", paddock_process_item_get_pid (process),
+                                  paddock_process_item_get_command_line (process));
+        }
+      g_error ("the Processes view %s “%s” (page %s); it lists:%s", shown ? "does not show" : "still shows",
+               command_line, paddock_processes_view_get_page (view), listed->str);
+    }
 }
 
 /* Against the daemon: the session's real processes appear, and killing
@@ -174,11 +202,9 @@ processes_cb (GApplication     *app,
                                     "sleep 311 & sleep 312 & wait", &error);
   g_assert_no_error (error);
   paddock_ui_wait_for_sessions (window, 1);
-  paddock_ui_show_view (window, "processes");
-  view = PADDOCK_PROCESSES_VIEW (paddock_ui_session_view_child (window, "processes_view"));
-
-  wait_for_process (view, "sleep 311", TRUE);
-  wait_for_process (view, "sleep 312", TRUE);
+  wait_for_process (window, "sleep 311", TRUE);
+  wait_for_process (window, "sleep 312", TRUE);
+  view = current_processes_view (window);
   paddock_ui_save_screenshot (GTK_WINDOW (window), "processes");
   paddock_ui_assert_controls_named (GTK_WIDGET (window));
 
@@ -188,7 +214,8 @@ processes_cb (GApplication     *app,
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (view), "processes.kill", NULL));
   paddock_ui_answer_dialog ("processes-kill", "kill");
 
-  wait_for_process (view, "sleep 311", FALSE);
+  wait_for_process (window, "sleep 311", FALSE);
+  view = current_processes_view (window);
   toast = g_strdup_printf ("Process %u signalled", pid);
   paddock_ui_assert_toast (window, toast);
   /* The other one was not touched. */
@@ -213,6 +240,12 @@ test_processes_live (void)
 }
 
 /* Ports ---------------------------------------------------------------------- */
+
+static gboolean
+network_view_answered (gpointer data)
+{
+  return paddock_network_view_is_loaded (PADDOCK_NETWORK_VIEW (data));
+}
 
 /* Leases a port over raw D-Bus, as a script would; tied to @session when
  * given. Returns the port; the daemon keeps the socket, ours is closed. */
@@ -251,10 +284,17 @@ lease_port (GDBusConnection *connection,
   return port;
 }
 
-static gboolean
-model_has_n (gpointer data)
+static GListModel *
+current_ports_model (PaddockWindow *window)
 {
-  GListModel *model = ((gpointer *)data)[0];
+  paddock_ui_show_view (window, "ports");
+  return paddock_ports_view_get_model (PADDOCK_PORTS_VIEW (paddock_ui_session_view_child (window, "ports_view")));
+}
+
+static gboolean
+ports_page_has_n (gpointer data)
+{
+  GListModel *model = current_ports_model (((gpointer *)data)[0]);
   guint n = GPOINTER_TO_UINT (((gpointer *)data)[1]);
 
   return model != NULL && g_list_model_get_n_items (model) == n;
@@ -281,21 +321,23 @@ ports_cb (GApplication     *app,
   g_assert_no_error (error);
   id = g_path_get_basename (path);
   paddock_ui_wait_for_sessions (window, 1);
-  paddock_ui_show_view (window, "ports");
-  view = PADDOCK_PORTS_VIEW (paddock_ui_session_view_child (window, "ports_view"));
-  model = paddock_ports_view_get_model (view);
-  g_assert_nonnull (model);
-  g_assert_cmpuint (g_list_model_get_n_items (model), ==, 0);
+  {
+    gpointer data[] = { window, GUINT_TO_POINTER (0) };
+
+    g_assert_true (paddock_test_wait_for (ports_page_has_n, data, PADDOCK_UI_TIMEOUT_MS));
+  }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-empty");
 
   /* One lease of the session, one of nobody's session. */
   port = lease_port (connection, "web", id);
   (void) lease_port (connection, "elsewhere", NULL);
   {
-    gpointer data[] = { model, GUINT_TO_POINTER (1) };
+    gpointer data[] = { window, GUINT_TO_POINTER (1) };
 
-    g_assert_true (paddock_test_wait_for (model_has_n, data, PADDOCK_UI_TIMEOUT_MS));
+    g_assert_true (paddock_test_wait_for (ports_page_has_n, data, PADDOCK_UI_TIMEOUT_MS));
   }
+  view = PADDOCK_PORTS_VIEW (paddock_ui_session_view_child (window, "ports_view"));
+  model = paddock_ports_view_get_model (view);
   {
     g_autoptr(PaddockLeaseItem) lease = g_list_model_get_item (model, 0);
 
@@ -311,6 +353,35 @@ ports_cb (GApplication     *app,
   toast = g_strdup_printf ("Copied http://127.0.0.1:%u", (guint) port);
   paddock_ui_assert_toast (window, toast);
 
+  /* The Network page follows what the daemon offers: the records when it
+   * has them, a status page when it has no ListNetworkRecords. */
+  paddock_ui_show_view (window, "network");
+  {
+    PaddockNetworkView *network = PADDOCK_NETWORK_VIEW (paddock_ui_session_view_child (window, "network_view"));
+    g_autoptr(GVariant) reply = NULL;
+    g_autoptr(GError) list_error = NULL;
+    g_autofree char *remote = NULL;
+
+    reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path, "org.paddock.Session1",
+                                         "ListNetworkRecords", g_variant_new ("(tu)", (guint64) 0, 10),
+                                         NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, PADDOCK_UI_TIMEOUT_MS,
+                                         NULL, &list_error);
+    if (list_error != NULL)
+      remote = g_dbus_error_get_remote_error (list_error);
+    g_assert_true (paddock_test_wait_for (network_view_answered, network, PADDOCK_UI_TIMEOUT_MS));
+    if (g_strcmp0 (remote, "org.freedesktop.DBus.Error.UnknownMethod") == 0)
+      {
+        g_test_message ("this daemon has no ListNetworkRecords: checking the status page");
+        g_assert_cmpstr (paddock_network_view_get_page (network), ==, "unavailable");
+      }
+    else
+      {
+        g_assert_no_error (list_error);
+        g_assert_cmpstr (paddock_network_view_get_page (network), ==, "network");
+      }
+    paddock_ui_save_screenshot (GTK_WINDOW (window), "network-live");
+  }
+
   /* Destroying the session releases its lease: the page empties. */
   result = paddock_ui_destroy_session (connection, path);
   paddock_ui_wait_for_sessions (window, 0);
@@ -322,6 +393,181 @@ static void
 test_ports (void)
 {
   paddock_ui_run_app (G_CALLBACK (ports_cb), NULL);
+}
+
+/* Network -------------------------------------------------------------------- */
+
+static GVariant *
+network_records (const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  GVariant *records = g_variant_parse (G_VARIANT_TYPE ("aa{sv}"), text, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  return records;
+}
+
+static GtkToggleButton *
+network_filter_button (PaddockNetworkView *view,
+                       const char         *name)
+{
+  return GTK_TOGGLE_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (view), PADDOCK_TYPE_NETWORK_VIEW, name));
+}
+
+/* Records fed through the model as the signal and the list would: newest
+ * first, each shown once, filtered by verdict; the allowlist as rows. */
+static void
+test_network_records (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  PaddockNetworkView *view = PADDOCK_NETWORK_VIEW (paddock_network_view_new ());
+  g_autoptr(GVariant) first = network_records (
+    "[{'seq': <uint64 1>, 'time': <int64 1795000000000000>, 'method': <'CONNECT'>, 'host': <'api.github.com'>,"
+    "  'port': <uint16 443>, 'verdict': <'allowed'>, 'bytes_up': <uint64 2048>, 'bytes_down': <uint64 183000>,"
+    "  'duration_ms': <uint32 412>},"
+    " {'seq': <uint64 2>, 'time': <int64 1795000001000000>, 'method': <'GET'>, 'host': <'evil.example'>,"
+    "  'port': <uint16 80>, 'verdict': <'denied'>, 'bytes_up': <uint64 0>, 'bytes_down': <uint64 0>,"
+    "  'duration_ms': <uint32 1>},"
+    " {'seq': <uint64 3>, 'time': <int64 1795000002000000>, 'method': <'CONNECT'>, 'host': <'registry.npmjs.org'>,"
+    "  'port': <uint16 443>, 'verdict': <'error'>, 'bytes_up': <uint64 517>, 'bytes_down': <uint64 0>,"
+    "  'duration_ms': <uint32 10003>}]");
+  /* The signal repeating a record the list gave, then a new one. */
+  g_autoptr(GVariant) again = network_records (
+    "[{'seq': <uint64 3>, 'method': <'CONNECT'>, 'host': <'registry.npmjs.org'>, 'verdict': <'error'>},"
+    " {'seq': <uint64 4>, 'time': <int64 1795000003000000>, 'method': <'GET'>, 'host': <'pypi.org'>,"
+    "  'port': <uint16 443>, 'verdict': <'denied'>, 'duration_ms': <uint32 2>}]");
+  const char *domains[] = { "api.github.com", "*.npmjs.org", NULL };
+  GListModel *shown = paddock_network_view_get_shown (view);
+  GtkWidget *domains_list;
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1000, 460);
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (view));
+  gtk_window_present (GTK_WINDOW (window));
+
+  g_assert_cmpuint (g_list_model_get_n_items (shown), ==, 0);
+  paddock_network_view_add_records (view, first);
+  paddock_network_view_add_records (view, again);
+  g_assert_cmpuint (g_list_model_get_n_items (shown), ==, 4);
+  {
+    g_autoptr(PaddockNetworkRecord) newest = g_list_model_get_item (shown, 0);
+    g_autoptr(PaddockNetworkRecord) oldest = g_list_model_get_item (shown, 3);
+
+    g_assert_cmpstr (paddock_network_record_get_host (newest), ==, "pypi.org");
+    g_assert_cmpuint (paddock_network_record_get_seq (oldest), ==, 1);
+    g_assert_cmpuint (paddock_network_record_get_bytes_down (oldest), ==, 183000);
+    g_assert_cmpuint (paddock_network_record_get_port (oldest), ==, 443);
+  }
+
+  paddock_network_view_set_domains (view, domains);
+  domains_list = (GtkWidget *) gtk_widget_get_template_child (GTK_WIDGET (view), PADDOCK_TYPE_NETWORK_VIEW, "domains_list");
+  g_assert_nonnull (gtk_list_box_get_row_at_index (GTK_LIST_BOX (domains_list), 1));
+  g_assert_null (gtk_list_box_get_row_at_index (GTK_LIST_BOX (domains_list), 2));
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "network");
+  paddock_ui_assert_controls_named (GTK_WIDGET (window));
+
+  /* The filter, as a user clicks it. */
+  gtk_toggle_button_set_active (network_filter_button (view, "denied_button"), TRUE);
+  g_assert_cmpuint (g_list_model_get_n_items (shown), ==, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(PaddockNetworkRecord) record = g_list_model_get_item (shown, i);
+
+      g_assert_cmpstr (paddock_network_record_get_verdict (record), ==, "denied");
+    }
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "network-denied");
+  gtk_toggle_button_set_active (network_filter_button (view, "allowed_button"), TRUE);
+  g_assert_cmpuint (g_list_model_get_n_items (shown), ==, 1);
+  gtk_toggle_button_set_active (network_filter_button (view, "all_button"), TRUE);
+  g_assert_cmpuint (g_list_model_get_n_items (shown), ==, 4);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* Settings ------------------------------------------------------------------- */
+
+static gboolean
+client_connected (gpointer data)
+{
+  return paddock_client_get_state (paddock_window_get_client (data)) == PADDOCK_CLIENT_STATE_CONNECTED;
+}
+
+static PaddockNewSessionDialog *
+find_new_session_dialog (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) toplevel = g_list_model_get_item (toplevels, i);
+
+      if (PADDOCK_IS_NEW_SESSION_DIALOG (toplevel))
+        return PADDOCK_NEW_SESSION_DIALOG (toplevel);
+    }
+  return NULL;
+}
+
+/* The window opens at the size it was closed at and saves it again; the
+ * New Session dialog starts from the newest recent folder that exists. */
+static void
+settings_cb (GApplication     *app,
+             PaddockUiFixture *fixture)
+{
+  GtkWindow *window = gtk_application_get_active_window (GTK_APPLICATION (app));
+  g_autoptr(GSettings) settings = g_settings_new ("org.paddock.Paddock");
+  const char *recent[] = { "/nonexistent/paddock-gone", fixture->workspace, "/", NULL };
+  PaddockNewSessionDialog *dialog;
+  g_autofree char *display = g_filename_display_name (fixture->workspace);
+  int width = 0, height = 0;
+
+  gtk_window_get_default_size (window, &width, &height);
+  g_assert_cmpint (width, ==, 1000);
+  g_assert_cmpint (height, ==, 640);
+  g_assert_false (gtk_window_is_maximized (window));
+
+  g_settings_set_strv (settings, "recent-workspaces", recent);
+  g_assert_true (paddock_test_wait_for (client_connected, window, PADDOCK_UI_TIMEOUT_MS));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-session", NULL));
+  dialog = find_new_session_dialog ();
+  g_assert_nonnull (dialog);
+  {
+    AdwActionRow *workspace_row = ADW_ACTION_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog),
+                                                                                PADDOCK_TYPE_NEW_SESSION_DIALOG,
+                                                                                "workspace_row"));
+    GtkMenuButton *recent_button = GTK_MENU_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (dialog),
+                                                                                  PADDOCK_TYPE_NEW_SESSION_DIALOG,
+                                                                                  "recent_button"));
+    GMenuModel *menu = gtk_menu_button_get_menu_model (recent_button);
+
+    g_assert_cmpstr (adw_action_row_get_subtitle (workspace_row), ==, display);
+    /* The folder that is gone is not offered. */
+    g_assert_nonnull (menu);
+    g_assert_cmpint (g_menu_model_get_n_items (menu), ==, 2);
+  }
+  paddock_ui_save_screenshot (GTK_WINDOW (dialog), "new-session-recent");
+  paddock_ui_assert_controls_named (GTK_WIDGET (dialog));
+  gtk_window_destroy (GTK_WINDOW (dialog));
+
+  /* Closing saves the size. */
+  gtk_window_set_default_size (window, 900, 600);
+  fixture->ran = TRUE;
+  gtk_window_close (window);
+}
+
+static void
+test_settings (void)
+{
+  g_autoptr(GSettings) settings = g_settings_new ("org.paddock.Paddock");
+
+  g_settings_set_int (settings, "window-width", 1000);
+  g_settings_set_int (settings, "window-height", 640);
+  g_settings_set_boolean (settings, "window-maximized", FALSE);
+
+  paddock_ui_run_app (G_CALLBACK (settings_cb), NULL);
+
+  g_assert_cmpint (g_settings_get_int (settings, "window-width"), ==, 900);
+  g_assert_cmpint (g_settings_get_int (settings, "window-height"), ==, 600);
+  g_assert_false (g_settings_get_boolean (settings, "window-maximized"));
+  g_settings_reset (settings, "recent-workspaces");
 }
 
 int
@@ -339,6 +585,8 @@ main (int   argc,
   g_test_add_func ("/ui/views/processes/tree", test_processes_tree);
   g_test_add_func ("/ui/views/processes/live", test_processes_live);
   g_test_add_func ("/ui/views/ports", test_ports);
+  g_test_add_func ("/ui/views/network/records", test_network_records);
+  g_test_add_func ("/ui/views/settings", test_settings);
 
   return g_test_run ();
 }
