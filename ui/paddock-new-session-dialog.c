@@ -9,6 +9,7 @@
 #include <glib/gi18n.h>
 
 #include "paddock-new-session-dialog.h"
+#include "paddock-settings.h"
 
 /* Asks for the three things a session needs (a folder, a program, a
  * profile) and calls Manager1.CreateSession. The dialog stays open with a
@@ -29,6 +30,9 @@ struct _PaddockNewSessionDialog
   /* Template widgets */
   AdwToastOverlay   *toast_overlay;
   AdwActionRow      *workspace_row;
+  GtkMenuButton     *recent_button;
+  /* Recent workspaces; NULL without the schema. */
+  GSettings         *settings;
   AdwComboRow       *agent_row;
   AdwEntryRow       *command_row;
   AdwEntryRow       *name_row;
@@ -56,7 +60,7 @@ paddock_new_session_dialog_update (PaddockNewSessionDialog *self)
   gtk_widget_set_visible (GTK_WIDGET (self->command_row), custom);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "dialog.create",
                                  self->workspace != NULL && !self->creating &&
-                                 paddock_client_get_manager (self->client) != NULL);
+                                 self->client != NULL && paddock_client_get_manager (self->client) != NULL);
 }
 
 static void
@@ -152,6 +156,14 @@ create_session_cb (GObject      *object,
       return;
     }
 
+  if (self->settings != NULL && self->workspace != NULL)
+    {
+      g_autofree char *path = g_file_get_path (self->workspace);
+
+      if (path != NULL)
+        paddock_settings_add_recent_workspace (self->settings, path);
+    }
+
   g_signal_emit (self, signals[CREATED], 0, object_path);
   gtk_window_destroy (GTK_WINDOW (self));
 }
@@ -212,6 +224,54 @@ paddock_new_session_dialog_create_action (GtkWidget  *widget,
 }
 
 static void
+paddock_new_session_dialog_use_recent_action (GtkWidget  *widget,
+                                              const char *action_name,
+                                              GVariant   *param)
+{
+  g_autoptr(GFile) folder = g_file_new_for_path (g_variant_get_string (param, NULL));
+
+  paddock_new_session_dialog_set_workspace (PADDOCK_NEW_SESSION_DIALOG (widget), folder);
+}
+
+/* The recent folders that still exist, as a menu; the newest is where the
+ * dialog starts. */
+static void
+paddock_new_session_dialog_load_recent (PaddockNewSessionDialog *self)
+{
+  g_autoptr(GMenu) menu = g_menu_new ();
+  g_auto(GStrv) recent = NULL;
+  guint n = 0;
+
+  if (self->settings == NULL)
+    {
+      gtk_widget_set_visible (GTK_WIDGET (self->recent_button), FALSE);
+      return;
+    }
+
+  recent = g_settings_get_strv (self->settings, "recent-workspaces");
+  for (guint i = 0; recent[i] != NULL && n < PADDOCK_MAX_RECENT_WORKSPACES; i++)
+    {
+      g_autofree char *display = NULL;
+      g_autoptr(GMenuItem) item = NULL;
+
+      if (!g_path_is_absolute (recent[i]) || !g_file_test (recent[i], G_FILE_TEST_IS_DIR))
+        continue;
+      display = g_filename_display_name (recent[i]);
+      item = g_menu_item_new (display, NULL);
+      g_menu_item_set_action_and_target (item, "dialog.use-recent", "s", recent[i]);
+      g_menu_append_item (menu, item);
+      if (n++ == 0 && self->workspace == NULL)
+        {
+          g_autoptr(GFile) folder = g_file_new_for_path (recent[i]);
+
+          paddock_new_session_dialog_set_workspace (self, folder);
+        }
+    }
+  gtk_menu_button_set_menu_model (self->recent_button, G_MENU_MODEL (menu));
+  gtk_widget_set_visible (GTK_WIDGET (self->recent_button), n > 0);
+}
+
+static void
 paddock_new_session_dialog_dispose (GObject *object)
 {
   PaddockNewSessionDialog *self = (PaddockNewSessionDialog *)object;
@@ -226,6 +286,7 @@ paddock_new_session_dialog_dispose (GObject *object)
   g_clear_object (&self->cancellable);
   g_clear_object (&self->workspace);
   g_clear_object (&self->client);
+  g_clear_object (&self->settings);
 
   G_OBJECT_CLASS (paddock_new_session_dialog_parent_class)->dispose (object);
 }
@@ -252,6 +313,7 @@ paddock_new_session_dialog_class_init (PaddockNewSessionDialogClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, "/org/paddock/Paddock/paddock-new-session-dialog.ui");
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, workspace_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, recent_button);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, agent_row);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, command_row);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, name_row);
@@ -261,6 +323,8 @@ paddock_new_session_dialog_class_init (PaddockNewSessionDialogClass *klass)
 
   gtk_widget_class_install_action (widget_class, "dialog.choose-workspace", NULL,
                                    paddock_new_session_dialog_choose_action);
+  gtk_widget_class_install_action (widget_class, "dialog.use-recent", "s",
+                                   paddock_new_session_dialog_use_recent_action);
   gtk_widget_class_install_action (widget_class, "dialog.create", NULL,
                                    paddock_new_session_dialog_create_action);
 
@@ -273,6 +337,9 @@ paddock_new_session_dialog_init (PaddockNewSessionDialog *self)
   self->cancellable = g_cancellable_new ();
 
   gtk_widget_init_template (GTK_WIDGET (self));
+
+  self->settings = paddock_settings_new ();
+  paddock_new_session_dialog_load_recent (self);
 }
 
 /**

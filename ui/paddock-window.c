@@ -10,6 +10,7 @@
 
 #include "paddock-new-session-dialog.h"
 #include "paddock-ports-view.h"
+#include "paddock-settings.h"
 #include "paddock-session-item.h"
 #include "paddock-session-row.h"
 #include "paddock-session-view.h"
@@ -35,6 +36,8 @@ struct _PaddockWindow
   PaddockClientState    shown_state;
   /* Cancelled in dispose: Stop and Destroy calls. */
   GCancellable         *cancellable;
+  /* Window size and state, kept between runs; NULL without the schema. */
+  GSettings            *settings;
   PaddockSessionItem   *selected;
   char                 *select_path;
   char                 *last_toast;
@@ -649,6 +652,7 @@ paddock_window_dispose (GObject *object)
 
   g_clear_object (&self->cancellable);
   g_clear_object (&self->client);
+  g_clear_object (&self->settings);
   g_clear_pointer (&self->select_path, g_free);
   g_clear_pointer (&self->last_toast, g_free);
 
@@ -693,11 +697,43 @@ paddock_window_set_property (GObject      *object,
     }
 }
 
+/* The size is saved only when not maximized: unmaximizing then goes back
+ * to it (as GNOME apps do). */
+static gboolean
+paddock_window_close_request (GtkWindow *window)
+{
+  PaddockWindow *self = PADDOCK_WINDOW (window);
+
+  if (self->settings != NULL)
+    {
+      gboolean maximized = gtk_window_is_maximized (window);
+      int width = 0, height = 0;
+
+      g_settings_delay (self->settings);
+      g_settings_set_boolean (self->settings, "window-maximized", maximized);
+      if (!maximized)
+        {
+          gtk_window_get_default_size (window, &width, &height);
+          if (width >= 360 && height >= 294)
+            {
+              g_settings_set_int (self->settings, "window-width", width);
+              g_settings_set_int (self->settings, "window-height", height);
+            }
+        }
+      g_settings_apply (self->settings);
+    }
+
+  return GTK_WINDOW_CLASS (paddock_window_parent_class)->close_request (window);
+}
+
 static void
 paddock_window_class_init (PaddockWindowClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GtkWindowClass *window_class = GTK_WINDOW_CLASS (klass);
+
+  window_class->close_request = paddock_window_close_request;
 
   object_class->constructed = paddock_window_constructed;
   object_class->dispose = paddock_window_dispose;
@@ -755,6 +791,16 @@ paddock_window_init (PaddockWindow *self)
   self->cancellable = g_cancellable_new ();
 
   gtk_widget_init_template (GTK_WIDGET (self));
+
+  self->settings = paddock_settings_new ();
+  if (self->settings != NULL)
+    {
+      gtk_window_set_default_size (GTK_WINDOW (self),
+                                   g_settings_get_int (self->settings, "window-width"),
+                                   g_settings_get_int (self->settings, "window-height"));
+      if (g_settings_get_boolean (self->settings, "window-maximized"))
+        gtk_window_maximize (GTK_WINDOW (self));
+    }
 }
 
 /**

@@ -477,7 +477,7 @@ fixture_window (GApplication *app)
   PaddockWindow *window = PADDOCK_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
 
   g_assert_nonnull (window);
-  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 700);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 760);
   return window;
 }
 
