@@ -18,7 +18,13 @@
 #include "paddock-terminal.h"
 #include "paddock-terminal-view.h"
 
-#define READ_CHUNK   (64 * 1024)
+/* A flood (`yes`) keeps the socket readable all the time. Each read is
+ * parsed by VTE at once, so reads are small and below GTK's redraw
+ * priority: frames, input and timers run between them, and when the view
+ * cannot keep up the daemon skips it ahead (Session1.Attach) instead of the
+ * window freezing. See bench/ui. */
+#define READ_CHUNK     (16 * 1024)
+#define READ_PRIORITY  G_PRIORITY_DEFAULT_IDLE
 #define FONT_SCALE_MIN 0.5
 #define FONT_SCALE_MAX 4.0
 
@@ -159,7 +165,7 @@ paddock_terminal_view_read (PaddockTerminalView *self)
 
   g_input_stream_read_bytes_async (g_io_stream_get_input_stream (self->stream),
                                    READ_CHUNK,
-                                   G_PRIORITY_DEFAULT,
+                                   READ_PRIORITY,
                                    self->cancellable,
                                    read_cb,
                                    g_object_ref (self));
