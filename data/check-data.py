@@ -8,8 +8,13 @@
 #                                    property has a doc comment above it
 #   check-data.py services FILE…    the D-Bus activation file and the systemd
 #                                    unit name the daemon consistently
+#   check-data.py screenshots METAINFO
+#                                    every screenshot the metainfo names is a
+#                                    PNG in data/screenshots/ of the stated size
 
 import configparser
+import os
+import struct
 import sys
 import xml.etree.ElementTree as ET
 
@@ -79,11 +84,35 @@ def check_services(paths):
         print(f"ok {path}")
 
 
+def check_screenshots(paths):
+    for path in paths:
+        folder = os.path.join(os.path.dirname(os.path.abspath(path)), "screenshots")
+        images = ET.parse(path).getroot().findall("./screenshots/screenshot/image")
+        if not images:
+            fail(f"{path}: no screenshots")
+        for image in images:
+            name = os.path.basename(image.text.strip())
+            local = os.path.join(folder, name)
+            if not os.path.isfile(local):
+                fail(f"{path}: {name} is not in {folder}")
+                continue
+            with open(local, "rb") as f:
+                header = f.read(24)
+            if header[:8] != b"\x89PNG\r\n\x1a\n":
+                fail(f"{local}: not a PNG")
+                continue
+            width, height = struct.unpack(">II", header[16:24])
+            if (str(width), str(height)) != (image.get("width"), image.get("height")):
+                fail(f"{local}: {width}x{height}, the metainfo says {image.get('width')}x{image.get('height')}")
+            print(f"ok {name} {width}x{height}")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("interfaces", "services"):
-        print(__doc__ or "usage: check-data.py interfaces|services FILE…", file=sys.stderr)
+    modes = {"interfaces": check_interfaces, "services": check_services, "screenshots": check_screenshots}
+    if len(sys.argv) < 3 or sys.argv[1] not in modes:
+        print(__doc__ or "usage: check-data.py interfaces|services|screenshots FILE…", file=sys.stderr)
         sys.exit(2)
-    {"interfaces": check_interfaces, "services": check_services}[sys.argv[1]](sys.argv[2:])
+    modes[sys.argv[1]](sys.argv[2:])
     for message in failures:
         print("FAIL", message)
     sys.exit(1 if failures else 0)

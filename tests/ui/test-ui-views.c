@@ -326,7 +326,7 @@ ports_cb (GApplication     *app,
 
     g_assert_true (paddock_test_wait_for (ports_page_has_n, data, PADDOCK_UI_TIMEOUT_MS));
   }
-  paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-empty");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "session-ports-empty");
 
   /* One lease of the session, one of nobody's session. */
   port = lease_port (connection, "web", id);
@@ -345,7 +345,7 @@ ports_cb (GApplication     *app,
     g_assert_cmpstr (paddock_lease_item_get_name (lease), ==, "web");
     g_assert_cmpstr (paddock_lease_item_get_session (lease), ==, id);
   }
-  paddock_ui_save_screenshot (GTK_WINDOW (window), "ports");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "session-ports");
   paddock_ui_assert_controls_named (GTK_WIDGET (window));
 
   /* Copy URL: the address lands on the clipboard (and a toast says so). */
