@@ -18,13 +18,15 @@
 #include "paddock-terminal.h"
 #include "paddock-terminal-view.h"
 
-/* A flood (`yes`) keeps the socket readable all the time. Each read is
- * parsed by VTE at once, so reads are small and below GTK's redraw
- * priority: frames, input and timers run between them, and when the view
- * cannot keep up the daemon skips it ahead (Session1.Attach) instead of the
- * window freezing. See bench/ui. */
-#define READ_CHUNK     (16 * 1024)
+/* A flood (`yes`) keeps the socket readable all the time, and VTE works
+ * through all that it was fed at once (16 KiB of "y\n" is 8,000 lines to
+ * scroll): the loop stalled for up to 1.7 s. So reads are small, below GTK's redraw priority, and after a
+ * full chunk the next read waits a moment: at most ~0.5 MiB/s reaches VTE,
+ * frames, input and timers run between chunks, and the daemon skips the
+ * view ahead when it falls behind (Session1.Attach). See bench/ui. */
+#define READ_CHUNK     (2 * 1024)
 #define READ_PRIORITY  G_PRIORITY_DEFAULT_IDLE
+#define READ_PAUSE_MS  4
 #define FONT_SCALE_MIN 0.5
 #define FONT_SCALE_MAX 4.0
 
@@ -45,6 +47,7 @@ struct _PaddockTerminalView
   GQueue              pending_writes;   /* of GBytes */
   guint               columns;
   guint               rows;
+  guint               read_pause_id;
 
   guint               attaching : 1;
   guint               writing : 1;
@@ -81,6 +84,7 @@ paddock_terminal_view_detach (PaddockTerminalView *self)
 
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  g_clear_handle_id (&self->read_pause_id, g_source_remove);
   g_clear_object (&self->stream);
   g_queue_clear_full (&self->pending_writes, (GDestroyNotify)g_bytes_unref);
   self->attaching = FALSE;
@@ -124,6 +128,17 @@ paddock_terminal_view_send_size (PaddockTerminalView *self)
                                     NULL);
 }
 
+static gboolean
+read_after_pause_cb (gpointer data)
+{
+  PaddockTerminalView *self = data;
+
+  self->read_pause_id = 0;
+  if (self->stream != NULL)
+    paddock_terminal_view_read (self);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 read_cb (GObject      *object,
          GAsyncResult *result,
@@ -155,7 +170,11 @@ read_cb (GObject      *object,
   vte_terminal_feed (self->terminal,
                      g_bytes_get_data (bytes, NULL),
                      g_bytes_get_size (bytes));
-  paddock_terminal_view_read (self);
+  if (g_bytes_get_size (bytes) < READ_CHUNK)
+    paddock_terminal_view_read (self);
+  else
+    self->read_pause_id = g_timeout_add_full (READ_PRIORITY, READ_PAUSE_MS, read_after_pause_cb,
+                                              g_object_ref (self), g_object_unref);
 }
 
 static void
@@ -506,6 +525,7 @@ paddock_terminal_view_dispose (GObject *object)
 
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  g_clear_handle_id (&self->read_pause_id, g_source_remove);
   g_clear_object (&self->stream);
   g_queue_clear_full (&self->pending_writes, (GDestroyNotify)g_bytes_unref);
 
