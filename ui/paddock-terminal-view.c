@@ -27,6 +27,10 @@
 #define READ_CHUNK     (2 * 1024)
 #define READ_PRIORITY  G_PRIORITY_DEFAULT_IDLE
 #define READ_PAUSE_MS  4
+/* Paced as above, a replay of the daemon's whole scrollback (8 MiB) would
+ * take 16 s: the view asks for its last 512 KiB, about a second's worth
+ * (`paddockctl logs` has all of it). */
+#define REPLAY_MAX     (512 * 1024)
 #define FONT_SCALE_MIN 0.5
 #define FONT_SCALE_MAX 4.0
 
@@ -323,6 +327,8 @@ static void
 paddock_terminal_view_maybe_attach (PaddockTerminalView *self)
 {
   PaddockIpcSession1 *proxy;
+  GVariantDict options;
+  guint64 end;
 
   if (self->stream != NULL || self->attaching || self->item == NULL)
     return;
@@ -340,8 +346,12 @@ paddock_terminal_view_maybe_attach (PaddockTerminalView *self)
   self->cancellable = g_cancellable_new ();
   self->attaching = TRUE;
 
+  g_variant_dict_init (&options, NULL);
+  end = paddock_ipc_session1_get_output_offset (proxy);
+  if (end > REPLAY_MAX)
+    g_variant_dict_insert (&options, "offset", "t", end - REPLAY_MAX);
   paddock_ipc_session1_call_attach (proxy,
-                                    g_variant_new ("a{sv}", NULL),
+                                    g_variant_dict_end (&options),
                                     NULL,
                                     self->cancellable,
                                     attach_cb,
