@@ -134,6 +134,7 @@ typedef struct
   guint64             offset;    /* the next byte this viewer gets */
   guint               out_source;
   guint               in_source;
+  gboolean            input_paused;  /* stopped reading: the PTY's input queue is full */
 } Viewer;
 
 static void
@@ -587,12 +588,37 @@ paddock_session_impl_pty_readable_cb (int          fd,
   return G_SOURCE_CONTINUE;
 }
 
+static gboolean paddock_session_impl_viewer_readable_cb (int          fd,
+                                                         GIOCondition condition,
+                                                         gpointer     user_data);
+
+/* The input queue has room again: viewers that stopped reading because it
+ * was full read on (their keystrokes waited in their own sockets). */
+static void
+paddock_session_impl_resume_viewer_input (PaddockSessionImpl *self)
+{
+  if (self->pending_input->len >= PENDING_INPUT_MAX)
+    return;
+
+  for (guint i = 0; i < self->viewers->len; i++)
+    {
+      Viewer *viewer = g_ptr_array_index (self->viewers, i);
+
+      if (!viewer->input_paused)
+        continue;
+      viewer->input_paused = FALSE;
+      viewer->in_source = g_unix_fd_add (viewer->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                         paddock_session_impl_viewer_readable_cb, viewer);
+    }
+}
+
 static gboolean
 paddock_session_impl_pty_writable_cb (int          fd,
                                       GIOCondition condition,
                                       gpointer     user_data)
 {
   PaddockSessionImpl *self = user_data;
+  gboolean done = TRUE;
 
   while (self->pending_input->len > 0)
     {
@@ -601,15 +627,23 @@ paddock_session_impl_pty_writable_cb (int          fd,
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0 && errno == EAGAIN)
-        return G_SOURCE_CONTINUE;
+        {
+          done = FALSE;
+          break;
+        }
       if (n < 0)
         {
+          /* The terminal is gone (EIO once nothing holds its other end):
+           * what was typed has nowhere to go. */
           g_byte_array_set_size (self->pending_input, 0);
           break;
         }
       g_byte_array_remove_range (self->pending_input, 0, (guint) n);
     }
 
+  paddock_session_impl_resume_viewer_input (self);
+  if (!done)
+    return G_SOURCE_CONTINUE;
   self->pty_out_source = 0;
   return G_SOURCE_REMOVE;
 }
@@ -696,9 +730,20 @@ paddock_session_impl_viewer_readable_cb (int          fd,
   Viewer *viewer = user_data;
   PaddockSessionImpl *self = viewer->session;
   guint8 buffer[4096];
+  gsize room = PENDING_INPUT_MAX - MIN (self->pending_input->len, PENDING_INPUT_MAX);
   gssize n;
 
-  n = recv (fd, buffer, sizeof buffer, MSG_DONTWAIT);
+  /* Backpressure, not loss: while the program does not read its terminal
+   * and the queue is full, stop reading the viewer. Its keystrokes wait in
+   * its socket, and the viewer blocks (or polls) once that fills. */
+  if (self->pty_master >= 0 && room == 0)
+    {
+      viewer->input_paused = TRUE;
+      viewer->in_source = 0;
+      return G_SOURCE_REMOVE;
+    }
+
+  n = recv (fd, buffer, self->pty_master >= 0 ? MIN (sizeof buffer, room) : sizeof buffer, MSG_DONTWAIT);
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return G_SOURCE_CONTINUE;
   if (n <= 0)
@@ -709,7 +754,7 @@ paddock_session_impl_viewer_readable_cb (int          fd,
       return G_SOURCE_REMOVE;
     }
 
-  if (self->pty_master >= 0 && self->pending_input->len + (gsize) n <= PENDING_INPUT_MAX)
+  if (self->pty_master >= 0)
     {
       g_byte_array_append (self->pending_input, buffer, (guint) n);
       if (self->pty_out_source == 0)
