@@ -23,6 +23,7 @@
 
 #include "paddock-autofd.h"
 #include "paddock-review.h"
+#include "paddock-review-cache.h"
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_repository, git_repository_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_odb, git_odb_free)
@@ -50,6 +51,7 @@ typedef enum {
 typedef struct {
   SideType type;
   guint32 mode;
+  PaddockFileStamp stamp;  /* lstat() of the entry, whiteouts included */
 } Side;
 
 struct _PaddockReview
@@ -107,6 +109,12 @@ ensure_libgit2 (void)
   if (g_once_init_enter (&initialized))
     {
       git_libgit2_init ();
+      /* Every object read back was hashed as we stored it, in memory:
+       * hashing it again on each read (a patch reads both sides, rename
+       * detection reads them again) only doubles the cost of a review.
+       * The option is process-wide; this is the daemon's only use of
+       * libgit2. */
+      git_libgit2_opts (GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
       g_once_init_leave (&initialized, 1);
     }
 }
@@ -273,21 +281,25 @@ side_type_from_mode (mode_t mode)
 }
 
 /* What @rel is beneath @root_fd, as the session or the workspace sees it.
- * For an overlay upper, a whiteout reads as absent. */
+ * For an overlay upper, a whiteout reads as absent. The folder holding it
+ * stays open in @out_parent_fd (-1 when there is none), so that reading
+ * the entry costs no second walk of its path. */
 static gboolean
 lookup_side (int          root_fd,
              const char  *rel,
              gboolean     overlay_upper,
              Side        *out,
-             struct stat *out_st,
+             int         *out_parent_fd,
+             const char **out_base,
              GError     **error)
 {
   paddock_autofd int parent_fd = -1;
   const char *base = NULL;
   struct stat st;
 
-  out->type = SIDE_NONE;
-  out->mode = 0;
+  memset (out, 0, sizeof *out);
+  *out_parent_fd = -1;
+  *out_base = NULL;
 
   parent_fd = open_parent_beneath (root_fd, rel, &base);
   if (parent_fd < 0)
@@ -304,15 +316,16 @@ lookup_side (int          root_fd,
       return set_errno_error (error, errno, "Could not stat", rel);
     }
 
-  if (overlay_upper && is_whiteout (parent_fd, base, &st))
+  paddock_file_stamp_from_stat (&out->stamp, &st);
+  *out_base = base;
+  *out_parent_fd = paddock_steal_fd (&parent_fd);
+  if (overlay_upper && is_whiteout (*out_parent_fd, base, &st))
     return TRUE;
 
   out->type = side_type_from_mode (st.st_mode);
   out->mode = st.st_mode;
   if (out->type == SIDE_OTHER)
     out->type = SIDE_NONE;
-  if (out_st != NULL)
-    *out_st = st;
   return TRUE;
 }
 
@@ -323,6 +336,7 @@ typedef struct {
   int w_fd;
   int s_fd;
   GHashTable *candidates;  /* set of relpaths that may differ */
+  PaddockReviewCache *cache;  /* nullable */
   GCancellable *cancellable;
 } Collect;
 
@@ -668,30 +682,49 @@ decode_git_path (const char *encoded)
   return g_string_free (s, FALSE);
 }
 
-/* Stores one side's version of @rel as a blob. Files over
+/* Whether the open file @fd still has the stamp @before. */
+static gboolean
+unchanged_since (int                fd,
+                 const struct stat *before)
+{
+  PaddockFileStamp a, b;
+  struct stat after;
+
+  if (fstat (fd, &after) != 0)
+    return FALSE;
+  paddock_file_stamp_from_stat (&a, before);
+  paddock_file_stamp_from_stat (&b, &after);
+  return paddock_file_stamp_equal (&a, &b);
+}
+
+/* Where blobs go: the in-memory object database, its one backend (to
+ * store an object whose id is already known) and the cache of ids. */
+typedef struct {
+  git_odb *odb;
+  git_odb_backend *mempack;
+  PaddockReviewCache *cache;  /* nullable */
+} Blobs;
+
+/* Stores one side's version of @rel (@base in @parent_fd) as a blob. Files over
  * PADDOCK_REVIEW_MAX_BLOB_SIZE are not loaded: the blob is a marker holding
  * their SHA-256, so an unchanged or moved large file still compares equal,
  * and the leading NUL makes libgit2 treat it as binary. */
 static gboolean
-write_side_blob (git_odb     *odb,
-                 int          root_fd,
+write_side_blob (Blobs       *blobs,
+                 int          parent_fd,
+                 const char  *base,
                  const char  *rel,
                  SideType     type,
                  git_oid     *out_oid,
                  guint64     *out_size,
                  GError     **error)
 {
-  paddock_autofd int parent_fd = -1;
+  git_odb *odb = blobs->odb;
   paddock_autofd int fd = -1;
   g_autoptr(GByteArray) data = NULL;
   g_autoptr(GChecksum) checksum = NULL;
-  const char *base = NULL;
   guint64 total = 0;
   struct stat st;
-
-  parent_fd = open_parent_beneath (root_fd, rel, &base);
-  if (parent_fd < 0)
-    return set_errno_error (error, errno, "Could not open the folder of", rel);
 
   if (type == SIDE_LINK)
     {
@@ -765,6 +798,23 @@ write_side_blob (git_odb     *odb,
       return TRUE;
     }
 
+  /* Known by its stamp, and read whole: stored under the id an earlier
+   * review computed, without hashing it again. A file that changed while
+   * it was read is hashed, and not remembered. */
+  if (blobs->cache != NULL && total == (guint64) st.st_size && unchanged_since (fd, &st))
+    {
+      if (paddock_review_cache_lookup_blob (blobs->cache, &st, out_oid))
+        {
+          if (blobs->mempack->write (blobs->mempack, out_oid, data->data, data->len, GIT_OBJECT_BLOB) != 0)
+            return set_git_error (error, "Could not store a file");
+          return TRUE;
+        }
+      if (git_odb_write (out_oid, odb, data->data, data->len, GIT_OBJECT_BLOB) != 0)
+        return set_git_error (error, "Could not store a file");
+      paddock_review_cache_add_blob (blobs->cache, &st, out_oid);
+      return TRUE;
+    }
+
   if (git_odb_write (out_oid, odb, data->data, data->len, GIT_OBJECT_BLOB) != 0)
     return set_git_error (error, "Could not store a file");
   return TRUE;
@@ -772,8 +822,9 @@ write_side_blob (git_odb     *odb,
 
 static gboolean
 index_add_side (git_index   *index,
-                git_odb     *odb,
-                int          root_fd,
+                Blobs       *blobs,
+                int          parent_fd,
+                const char  *base,
                 const char  *rel,
                 const Side  *side,
                 GError     **error)
@@ -782,7 +833,7 @@ index_add_side (git_index   *index,
   git_index_entry entry = { 0 };
   guint64 size = 0;
 
-  if (!write_side_blob (odb, root_fd, rel, side->type, &entry.id, &size, error))
+  if (!write_side_blob (blobs, parent_fd, base, rel, side->type, &entry.id, &size, error))
     return FALSE;
 
   if (side->type == SIDE_LINK)
@@ -914,20 +965,27 @@ current_stamp (int               w_fd,
 }
 
 /* The workspace entry changed since the baseline (appeared, vanished or was
- * touched): applying the session's version would overwrite that edit. */
+ * touched): applying the session's version would overwrite that edit.
+ * @sides has the workspace's stamp of every candidate, taken as the
+ * review read it. */
 static gboolean
 path_conflicts (PaddockBaseline  *baseline,
                 int               w_fd,
+                GHashTable       *sides,
                 const char       *rel,
                 gboolean         *out_conflict,
                 GError          **error)
 {
+  const SidePair *pair;
   PaddockFileStamp now, then;
 
   *out_conflict = FALSE;
   if (baseline == NULL || rel == NULL)
     return TRUE;
-  if (!current_stamp (w_fd, rel, &now, error))
+  pair = g_hash_table_lookup (sides, rel);
+  if (pair != NULL)
+    now = pair->w.stamp;
+  else if (!current_stamp (w_fd, rel, &now, error))
     return FALSE;
   paddock_baseline_lookup (baseline, rel, &then);
   *out_conflict = !paddock_file_stamp_equal (&now, &then);
@@ -956,6 +1014,97 @@ add_ancestors (GHashTable *set,
     }
 }
 
+/* How many lines the change of delta @i adds and removes (none when
+ * either side is binary), as `git diff --numstat` counts them: from the
+ * patch xdiff computes, or from the cache when this pair of blobs was
+ * diffed before. */
+static gboolean
+line_stats (PaddockReviewCache *cache,
+            git_diff           *diff,
+            gsize               i,
+            PaddockLineStats   *out,
+            GError            **error)
+{
+  const git_diff_delta *delta = git_diff_get_delta (diff, i);
+  g_autoptr(git_patch) patch = NULL;
+  size_t context = 0, added = 0, removed = 0;
+
+  memset (out, 0, sizeof *out);
+  if (cache != NULL && paddock_review_cache_lookup_stats (cache, &delta->old_file.id, &delta->new_file.id, out))
+    return TRUE;
+
+  if (git_patch_from_diff (&patch, diff, i) != 0)
+    return set_git_error (error, "Could not compute a diff");
+  if (patch != NULL && git_patch_line_stats (&context, &added, &removed, patch) != 0)
+    return set_git_error (error, "Could not count lines");
+  out->binary = patch != NULL && (git_patch_get_delta (patch)->flags & GIT_DIFF_FLAG_BINARY) != 0;
+  if (!out->binary)
+    {
+      out->added = (guint) MIN (added, G_MAXUINT);
+      out->removed = (guint) MIN (removed, G_MAXUINT);
+    }
+  if (cache != NULL)
+    paddock_review_cache_add_stats (cache, &delta->old_file.id, &delta->new_file.id, out);
+  return TRUE;
+}
+
+/* Whether rename detection by similarity could pair anything that exact
+ * rename detection does not. libgit2 pairs each rename target with its
+ * most similar source, an identical one scoring 100 and winning over any
+ * other; sources are deleted files, targets added ones (regular files, not
+ * links), and a type change is both. So when, after pairing deleted with
+ * added files of the same content, no deleted or no added file is left
+ * over (and nothing changed type), similarity scores cannot change the
+ * outcome, and computing a signature of every candidate is wasted. */
+static gboolean
+needs_similarity (git_diff *diff)
+{
+  g_autoptr(GHashTable) balance = g_hash_table_new_full ((GHashFunc) g_bytes_hash, (GEqualFunc) g_bytes_equal,
+                                                         (GDestroyNotify) g_bytes_unref, NULL);
+  gsize n_deltas = git_diff_num_deltas (diff);
+  gsize left_deleted = 0;
+  gsize left_added = 0;
+  GHashTableIter iter;
+  gpointer value;
+
+  for (gsize i = 0; i < n_deltas; i++)
+    {
+      const git_diff_delta *delta = git_diff_get_delta (diff, i);
+      const git_diff_file *file;
+      GBytes *key;
+      gssize count;
+
+      if (delta->status == GIT_DELTA_TYPECHANGE)
+        return TRUE;
+      if (delta->status == GIT_DELTA_DELETED)
+        file = &delta->old_file;
+      else if (delta->status == GIT_DELTA_ADDED)
+        file = &delta->new_file;
+      else
+        continue;
+      if (file->mode != GIT_FILEMODE_BLOB && file->mode != GIT_FILEMODE_BLOB_EXECUTABLE)
+        continue;
+
+      /* +1 per deleted file, -1 per added one, by content. */
+      key = g_bytes_new (file->id.id, GIT_OID_RAWSZ);
+      count = (gssize) GPOINTER_TO_SIZE (g_hash_table_lookup (balance, key));
+      count += delta->status == GIT_DELTA_DELETED ? 1 : -1;
+      g_hash_table_replace (balance, key, GSIZE_TO_POINTER ((gsize) count));
+    }
+
+  g_hash_table_iter_init (&iter, balance);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      gssize count = (gssize) GPOINTER_TO_SIZE (value);
+
+      if (count > 0)
+        left_deleted += (gsize) count;
+      else
+        left_added += (gsize) -count;
+    }
+  return left_deleted > 0 && left_added > 0;
+}
+
 static gboolean
 compute (PaddockReview    *self,
          Collect          *c,
@@ -977,6 +1126,7 @@ compute (PaddockReview    *self,
   git_diff_options diff_opts = GIT_DIFF_OPTIONS_INIT;
   git_diff_find_options find_opts = GIT_DIFF_FIND_OPTIONS_INIT;
   git_oid old_tree_id, new_tree_id;
+  Blobs blobs = { NULL, NULL, c->cache };
   gboolean overlay = c->kind == PADDOCK_STAGE_KIND_OVERLAY;
   gsize n_deltas;
 
@@ -995,6 +1145,8 @@ compute (PaddockReview    *self,
   if (git_repository_set_odb (repo, odb) != 0 ||
       git_index_new (&old_index) != 0 || git_index_new (&new_index) != 0)
     return set_git_error (error, "Could not create an in-memory repository");
+  blobs.odb = odb;
+  blobs.mempack = mempack;
 
   paths = g_ptr_array_sized_new (g_hash_table_size (c->candidates));
   {
@@ -1011,13 +1163,17 @@ compute (PaddockReview    *self,
     {
       const char *rel = g_ptr_array_index (paths, i);
       SidePair *pair = g_new0 (SidePair, 1);
+      paddock_autofd int w_parent = -1;
+      paddock_autofd int s_parent = -1;
+      const char *w_base = NULL;
+      const char *s_base = NULL;
 
       g_hash_table_insert (sides, (gpointer) rel, pair);
 
       if (g_cancellable_set_error_if_cancelled (c->cancellable, error))
         return FALSE;
-      if (!lookup_side (c->w_fd, rel, FALSE, &pair->w, NULL, error) ||
-          !lookup_side (c->s_fd, rel, overlay, &pair->s, NULL, error))
+      if (!lookup_side (c->w_fd, rel, FALSE, &pair->w, &w_parent, &w_base, error) ||
+          !lookup_side (c->s_fd, rel, overlay, &pair->s, &s_parent, &s_base, error))
         return FALSE;
 
       if (pair->w.type == SIDE_DIR && pair->s.type == SIDE_DIR)
@@ -1026,7 +1182,7 @@ compute (PaddockReview    *self,
 
           if ((pair->w.mode & 07777) == (pair->s.mode & 07777))
             continue;
-          if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
+          if (!path_conflicts (baseline, c->w_fd, sides, rel, &conflict, error))
             return FALSE;
           g_ptr_array_add (self->changes,
                            paddock_change_new (rel, NULL, PADDOCK_CHANGE_KIND_MODE_CHANGED,
@@ -1043,7 +1199,7 @@ compute (PaddockReview    *self,
           /* Gone from the session's view: a row after its files, typed
            * DIRECTORY (unlike a deleted file's NONE) so a list can show it
            * as a folder. */
-          if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
+          if (!path_conflicts (baseline, c->w_fd, sides, rel, &conflict, error))
             return FALSE;
           g_ptr_array_add (self->changes,
                            paddock_change_new (rel, NULL, PADDOCK_CHANGE_KIND_DELETED,
@@ -1051,13 +1207,13 @@ compute (PaddockReview    *self,
                                                FALSE, 0, 0, conflict));
         }
       else if (pair->w.type != SIDE_NONE &&
-               !index_add_side (old_index, odb, c->w_fd, rel, &pair->w, error))
+               !index_add_side (old_index, &blobs, w_parent, w_base, rel, &pair->w, error))
         return FALSE;
 
       if (pair->s.type == SIDE_DIR)
         g_ptr_array_add (added_dirs, (gpointer) rel);
       else if (pair->s.type != SIDE_NONE &&
-               !index_add_side (new_index, odb, c->s_fd, rel, &pair->s, error))
+               !index_add_side (new_index, &blobs, s_parent, s_base, rel, &pair->s, error))
         return FALSE;
     }
 
@@ -1071,8 +1227,12 @@ compute (PaddockReview    *self,
   if (git_diff_tree_to_tree (&diff, repo, old_tree, new_tree, &diff_opts) != 0)
     return set_git_error (error, "Could not compare the workspace and the stage");
 
-  /* Exact renames first, then by similarity (50% by default), as git does. */
+  /* Exact renames first, then by similarity (50% by default), as git does.
+   * Similarity needs a signature of every file on both sides; when exact
+   * matches leave nothing to pair, it would find nothing more. */
   find_opts.flags = GIT_DIFF_FIND_RENAMES;
+  if (!needs_similarity (diff))
+    find_opts.flags |= GIT_DIFF_FIND_EXACT_MATCH_ONLY;
   find_opts.rename_limit = RENAME_LIMIT;
   if (git_diff_find_similar (diff, &find_opts) != 0)
     return set_git_error (error, "Could not detect renames");
@@ -1081,7 +1241,7 @@ compute (PaddockReview    *self,
   for (gsize i = 0; i < n_deltas; i++)
     {
       const git_diff_delta *delta = git_diff_get_delta (diff, i);
-      g_autoptr(git_patch) patch = NULL;
+      PaddockLineStats stats;
       g_autofree char *old_path = decode_git_path (delta->old_file.path);
       g_autofree char *new_path = decode_git_path (delta->new_file.path);
       const SidePair *old_pair = g_hash_table_lookup (sides, old_path);
@@ -1132,20 +1292,14 @@ compute (PaddockReview    *self,
           continue;  /* not produced by a tree-to-tree diff with these options */
         }
 
-      if (git_patch_from_diff (&patch, diff, i) != 0)
-        return set_git_error (error, "Could not compute a diff");
-      if (patch != NULL)
-        {
-          size_t context = 0;
-          if (git_patch_line_stats (&context, &added, &removed, patch) != 0)
-            return set_git_error (error, "Could not count lines");
-        }
-      binary = patch != NULL && (git_patch_get_delta (patch)->flags & GIT_DIFF_FLAG_BINARY) != 0;
-      if (binary)
-        added = removed = 0;
+      if (!line_stats (c->cache, diff, i, &stats, error))
+        return FALSE;
+      binary = stats.binary;
+      added = stats.added;
+      removed = stats.removed;
 
-      if (!path_conflicts (baseline, c->w_fd, path, &conflict, error) ||
-          !path_conflicts (baseline, c->w_fd, renamed_from, &old_conflict, error))
+      if (!path_conflicts (baseline, c->w_fd, sides, path, &conflict, error) ||
+          !path_conflicts (baseline, c->w_fd, sides, renamed_from, &old_conflict, error))
         return FALSE;
 
       g_ptr_array_add (self->changes,
@@ -1176,7 +1330,7 @@ compute (PaddockReview    *self,
 
       if (g_hash_table_contains (non_empty, rel))
         continue;
-      if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
+      if (!path_conflicts (baseline, c->w_fd, sides, rel, &conflict, error))
         return FALSE;
       g_ptr_array_add (self->changes,
                        paddock_change_new (rel, NULL, PADDOCK_CHANGE_KIND_ADDED,
@@ -1219,29 +1373,34 @@ compute (PaddockReview    *self,
  * @kind: how the stage was made
  * @baseline: (nullable): W's stamps at session start; without it no row is
  *   a conflict
+ * @cache: (nullable): what the previous review of this stage learnt (blob
+ *   ids by stamp, line counts by blob pair); updated with this one's
  *
  * Computes the list of what the session changed relative to the current
  * W. Reads only; nothing in W or the stage is modified. Symlinks in W or in
  * the stage are never followed.
  */
 PaddockReview *
-paddock_review_new (const char        *workspace,
-                    const char        *stage_root,
-                    PaddockStageKind   kind,
-                    PaddockBaseline   *baseline,
-                    GCancellable      *cancellable,
-                    GError           **error)
+paddock_review_new (const char          *workspace,
+                    const char          *stage_root,
+                    PaddockStageKind     kind,
+                    PaddockBaseline     *baseline,
+                    PaddockReviewCache  *cache,
+                    GCancellable        *cancellable,
+                    GError             **error)
 {
   g_autoptr(PaddockReview) self = NULL;
   g_autoptr(GHashTable) candidates = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   paddock_autofd int w_fd = -1;
   paddock_autofd int s_fd = -1;
-  Collect c = { kind, -1, -1, candidates, cancellable };
+  Collect c = { kind, -1, -1, candidates, cache, cancellable };
+  gint64 started_ns = paddock_file_time_now_ns ();
 
   g_return_val_if_fail (workspace != NULL, NULL);
   g_return_val_if_fail (stage_root != NULL, NULL);
   g_return_val_if_fail (kind == PADDOCK_STAGE_KIND_OVERLAY || kind == PADDOCK_STAGE_KIND_COPY, NULL);
   g_return_val_if_fail (baseline == NULL || PADDOCK_IS_BASELINE (baseline), NULL);
+  g_return_val_if_fail (cache == NULL || PADDOCK_IS_REVIEW_CACHE (cache), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   w_fd = open (workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1262,8 +1421,12 @@ paddock_review_new (const char        *workspace,
     return NULL;
 
   self = g_object_new (PADDOCK_TYPE_REVIEW, NULL);
+  if (cache != NULL)
+    paddock_review_cache_begin (cache, started_ns);
   if (!compute (self, &c, baseline, error))
     return NULL;
+  if (cache != NULL)
+    paddock_review_cache_commit (cache);
 
   return g_steal_pointer (&self);
 }

@@ -10,6 +10,7 @@
 
 #include "paddock-baseline.h"
 #include "paddock-change.h"
+#include "paddock-review-cache.h"
 
 G_BEGIN_DECLS
 
@@ -31,12 +32,13 @@ GType paddock_stage_kind_get_type (void);
 
 G_DECLARE_FINAL_TYPE (PaddockReview, paddock_review, PADDOCK, REVIEW, GObject)
 
-PaddockReview *paddock_review_new         (const char        *workspace,
-                                           const char        *stage_root,
-                                           PaddockStageKind   kind,
-                                           PaddockBaseline   *baseline,
-                                           GCancellable      *cancellable,
-                                           GError           **error);
+PaddockReview *paddock_review_new         (const char          *workspace,
+                                           const char          *stage_root,
+                                           PaddockStageKind     kind,
+                                           PaddockBaseline     *baseline,
+                                           PaddockReviewCache  *cache,
+                                           GCancellable        *cancellable,
+                                           GError             **error);
 GPtrArray     *paddock_review_get_changes (PaddockReview     *self);
 PaddockChange *paddock_review_lookup      (PaddockReview     *self,
                                            const char        *path);

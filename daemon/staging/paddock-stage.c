@@ -60,6 +60,8 @@ struct _PaddockStage
    * PaddockFileStamp, stage then workspace), else recomputed. */
   PaddockReview    *last_review;
   GHashTable       *last_stamps;
+  /* Blob ids and line counts from the last review, for the next one. */
+  PaddockReviewCache *review_cache;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockStage, paddock_stage, G_TYPE_OBJECT)
@@ -129,6 +131,7 @@ paddock_stage_finalize (GObject *object)
   g_clear_object (&self->baseline);
   g_clear_object (&self->last_review);
   g_clear_pointer (&self->last_stamps, g_hash_table_unref);
+  g_clear_object (&self->review_cache);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->baseline_cond);
   g_free (self->dir);
@@ -154,6 +157,7 @@ paddock_stage_init (PaddockStage *self)
 {
   g_mutex_init (&self->lock);
   g_cond_init (&self->baseline_cond);
+  self->review_cache = paddock_review_cache_new ();
 }
 
 PaddockStage *
@@ -372,7 +376,8 @@ locked_review (PaddockStage  *self,
   gint64 started_ns = paddock_file_time_now_ns ();
   g_autoptr(PaddockReview) review = NULL;
 
-  review = paddock_review_new (self->workspace, self->root, self->kind, baseline, cancellable, error);
+  review = paddock_review_new (self->workspace, self->root, self->kind, baseline,
+                               self->review_cache, cancellable, error);
   if (review != NULL)
     remember_review (self, review, started_ns);
   return g_steal_pointer (&review);

@@ -136,7 +136,7 @@ review (Fixture          *f,
         PaddockBaseline  *baseline)
 {
   g_autoptr(GError) error = NULL;
-  PaddockReview *r = paddock_review_new (f->w, f->upper, kind, baseline, NULL, &error);
+  PaddockReview *r = paddock_review_new (f->w, f->upper, kind, baseline, NULL, NULL, &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (r);
@@ -782,6 +782,83 @@ test_baseline_100k (Fixture       *f,
 
 /* --- copy mode ------------------------------------------------------ */
 
+/* Renames without any type change (so exact matching alone is tried
+ * first), and a second and third review through a cache: the same rows,
+ * and a file rewritten in place (same size, same inode) is read again. */
+static void
+test_cache_and_exact_renames (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autoptr(PaddockReviewCache) cache = paddock_review_cache_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *orig = numbered_lines (20, "", 0, 0);
+  g_autofree char *similar = numbered_lines (20, "new", 3, 6);   /* ~70% alike */
+  g_autofree char *exact = numbered_lines (30, "exact", 29, 1);
+  g_autofree char *edited = g_strconcat (orig, "added one\nadded two\n", NULL);
+  g_autofree char *rewritten = g_strdup (edited);
+  const char *edit_path = P (f->upper, "edit.txt");
+
+  put (f->w, "edit.txt", orig, -1);
+  put (f->w, "old-name.txt", orig, -1);
+  put (f->w, "exact-old.txt", exact, -1);
+  put (f->w, "only-deleted.txt", exact, -1);
+  put (f->upper, "edit.txt", edited, -1);
+  put_whiteout (f->upper, "old-name.txt");
+  put (f->upper, "new-name.txt", similar, -1);
+  put_whiteout (f->upper, "exact-old.txt");
+  put (f->upper, "exact-new.txt", exact, -1);
+  put_whiteout (f->upper, "only-deleted.txt");
+  /* Stamps from before the reviews begin: the cache may keep them. */
+  g_usleep (50 * 1000);
+
+  for (guint round = 0; round < 3; round++)
+    {
+      g_autoptr(PaddockReview) r = NULL;
+      PaddockChange *c;
+
+      if (round == 2)
+        {
+          /* In place and the same length: line 5 changes too. */
+          int fd = open (edit_path, O_WRONLY | O_CLOEXEC);
+          char *line = strstr (rewritten, "number 5 ");
+
+          g_assert_nonnull (line);
+          line[0] = 'N';
+          g_assert_cmpint (fd, >=, 0);
+          g_assert_cmpint (pwrite (fd, rewritten, strlen (rewritten), 0), ==, (gssize) strlen (rewritten));
+          g_assert_cmpint (close (fd), ==, 0);
+        }
+
+      r = paddock_review_new (f->w, f->upper, PADDOCK_STAGE_KIND_OVERLAY, NULL, cache, NULL, &error);
+      g_assert_no_error (error);
+      dump (r);
+      c = expect (r, "edit.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+      g_assert_cmpuint (paddock_change_get_added_lines (c), ==, round == 2 ? 3 : 2);
+      g_assert_cmpuint (paddock_change_get_removed_lines (c), ==, round == 2 ? 1 : 0);
+      c = expect (r, "new-name.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+      g_assert_cmpstr (paddock_change_get_old_path (c), ==, "old-name.txt");
+      g_assert_cmpuint (paddock_change_get_added_lines (c), ==, 6);
+      c = expect (r, "exact-new.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+      g_assert_cmpstr (paddock_change_get_old_path (c), ==, "exact-old.txt");
+      expect (r, "only-deleted.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+      g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 4);
+    }
+
+  /* Only exact renames possible: the leftover deleted file stays deleted. */
+  {
+    g_autoptr(PaddockReview) r = NULL;
+    PaddockChange *c;
+
+    g_assert_cmpint (unlink (P (f->upper, "new-name.txt")), ==, 0);
+    r = paddock_review_new (f->w, f->upper, PADDOCK_STAGE_KIND_OVERLAY, NULL, cache, NULL, &error);
+    g_assert_no_error (error);
+    c = expect (r, "exact-new.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+    g_assert_cmpstr (paddock_change_get_old_path (c), ==, "exact-old.txt");
+    expect (r, "old-name.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+    expect (r, "only-deleted.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  }
+}
+
 static void
 test_copy_mode (Fixture       *f,
                 gconstpointer  data)
@@ -912,6 +989,7 @@ main (int   argc,
   ADD ("/staging/review/huge", test_huge);
   ADD ("/staging/review/diff-too-large", test_diff_too_large);
   ADD ("/staging/review/conflict", test_conflict);
+  ADD ("/staging/review/cache-and-exact-renames", test_cache_and_exact_renames);
   ADD ("/staging/review/copy-mode", test_copy_mode);
   ADD ("/staging/review/real-overlay", test_real_overlay);
   ADD ("/staging/baseline/basic", test_baseline_basic);
