@@ -336,6 +336,7 @@ typedef struct {
   int w_fd;
   int s_fd;
   GHashTable *candidates;  /* set of relpaths that may differ */
+  PaddockBaseline *copy_baseline;  /* nullable: the copy's stamps when it was made */
   PaddockReviewCache *cache;  /* nullable */
   GCancellable *cancellable;
 } Collect;
@@ -560,9 +561,31 @@ same_contents (int          a_dir,
     }
 }
 
+/* Whether the session left the copy's entry at @path as the copy was made
+ * (@sst, or nothing when @s_type is SIDE_NONE): the same stamp as when
+ * copied, or absent now and then. Whatever the workspace has there was
+ * then put there by someone else after the session started: not a change
+ * of the session's, and never one to apply over theirs. */
+static gboolean
+copy_untouched (PaddockBaseline   *copy_baseline,
+                const char        *path,
+                SideType           s_type,
+                const struct stat *sst)
+{
+  PaddockFileStamp then, now;
+  gboolean was_there = paddock_baseline_lookup (copy_baseline, path, &then);
+
+  if (s_type == SIDE_NONE)
+    return !was_there;
+  paddock_file_stamp_from_stat (&now, sst);
+  return paddock_file_stamp_equal (&now, &then);
+}
+
 /* Copy: walk the copy and W side by side; either fd may be -1 when only
- * one side has the directory. Files of equal size and mode are compared by
- * content, since a copy's timestamps say nothing. */
+ * one side has the directory. With the copy's stamps from when it was
+ * made, only what the session touched is a candidate; without them, every
+ * difference is. Files of equal size and mode are compared by content,
+ * since a rewrite may have kept the bytes. */
 static gboolean
 collect_pair (Collect     *c,
               int          w_dir,
@@ -605,6 +628,20 @@ collect_pair (Collect     *c,
         wt = side_type_from_mode (wst.st_mode);
       if (s_dir >= 0 && fstatat (s_dir, name, &sst, AT_SYMLINK_NOFOLLOW) == 0)
         st_ = side_type_from_mode (sst.st_mode);
+
+      if (c->copy_baseline != NULL && copy_untouched (c->copy_baseline, path, st_, &sst))
+        {
+          /* A folder the session left alone may still hold its changes. */
+          if (st_ == SIDE_DIR)
+            {
+              if (wt == SIDE_DIR)
+                w_sub = openat (w_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+              s_sub = openat (s_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+              if (s_sub >= 0 && !collect_pair (c, w_sub, s_sub, path, error))
+                return FALSE;
+            }
+          continue;
+        }
 
       if (wt == SIDE_FILE && st_ == SIDE_FILE && wst.st_size == sst.st_size &&
           (wst.st_mode & 0111) == (sst.st_mode & 0111))
@@ -1373,6 +1410,10 @@ compute (PaddockReview    *self,
  * @kind: how the stage was made
  * @baseline: (nullable): W's stamps at session start; without it no row is
  *   a conflict
+ * @copy_baseline: (nullable): for a copy stage, the copy's own stamps when
+ *   it was made, so that only what the session touched is compared (an
+ *   entry only the user changed is then not listed); without them every
+ *   difference between the copy and W is a row
  * @cache: (nullable): what the previous review of this stage learnt (blob
  *   ids by stamp, line counts by blob pair); updated with this one's
  *
@@ -1385,6 +1426,7 @@ paddock_review_new (const char          *workspace,
                     const char          *stage_root,
                     PaddockStageKind     kind,
                     PaddockBaseline     *baseline,
+                    PaddockBaseline     *copy_baseline,
                     PaddockReviewCache  *cache,
                     GCancellable        *cancellable,
                     GError             **error)
@@ -1393,13 +1435,14 @@ paddock_review_new (const char          *workspace,
   g_autoptr(GHashTable) candidates = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   paddock_autofd int w_fd = -1;
   paddock_autofd int s_fd = -1;
-  Collect c = { kind, -1, -1, candidates, cache, cancellable };
+  Collect c = { kind, -1, -1, candidates, copy_baseline, cache, cancellable };
   gint64 started_ns = paddock_file_time_now_ns ();
 
   g_return_val_if_fail (workspace != NULL, NULL);
   g_return_val_if_fail (stage_root != NULL, NULL);
   g_return_val_if_fail (kind == PADDOCK_STAGE_KIND_OVERLAY || kind == PADDOCK_STAGE_KIND_COPY, NULL);
   g_return_val_if_fail (baseline == NULL || PADDOCK_IS_BASELINE (baseline), NULL);
+  g_return_val_if_fail (copy_baseline == NULL || PADDOCK_IS_BASELINE (copy_baseline), NULL);
   g_return_val_if_fail (cache == NULL || PADDOCK_IS_REVIEW_CACHE (cache), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 

@@ -36,6 +36,7 @@ PaddockReview *paddock_review_new         (const char          *workspace,
                                            const char          *stage_root,
                                            PaddockStageKind     kind,
                                            PaddockBaseline     *baseline,
+                                           PaddockBaseline     *copy_baseline,
                                            PaddockReviewCache  *cache,
                                            GCancellable        *cancellable,
                                            GError             **error);

@@ -9,6 +9,8 @@
  *                     cannot be mounted rootless);
  *   baseline          every workspace entry's stamp at session start, to
  *                     tell conflicts (paddock-baseline.c);
+ *   copy-baseline     (kind "copy") every entry's stamp in copy/ as it was
+ *                     made, to tell what the session touched;
  *   journal/          the apply batch in flight, if any (paddock-apply.c);
  *   ledger.jsonl      who applied what, when, with content hashes;
  *   checkpoints/      named copies of upper/ (or copy/).
@@ -44,6 +46,7 @@ struct _PaddockStage
   char             *root;            /* upper/ or copy/ */
   char             *work;            /* work/ (overlay only) */
   char             *baseline_file;
+  char             *copy_baseline_file;
   char             *journal_dir;
   char             *ledger_file;
   char             *checkpoints_dir;
@@ -54,6 +57,9 @@ struct _PaddockStage
   GCond             baseline_cond;
   gboolean          baseline_pending;
   PaddockBaseline  *baseline;
+  /* Copy stages: the copy's stamps as made (NULL until first needed, or
+   * when they could not be read: every difference is then listed). */
+  PaddockBaseline  *copy_baseline;
 
   /* The last review, for GetDiff: a diff is taken from it while both
    * sides of that change still have the stamps they had (path → two
@@ -129,6 +135,7 @@ paddock_stage_finalize (GObject *object)
   PaddockStage *self = PADDOCK_STAGE (object);
 
   g_clear_object (&self->baseline);
+  g_clear_object (&self->copy_baseline);
   g_clear_object (&self->last_review);
   g_clear_pointer (&self->last_stamps, g_hash_table_unref);
   g_clear_object (&self->review_cache);
@@ -139,6 +146,7 @@ paddock_stage_finalize (GObject *object)
   g_free (self->root);
   g_free (self->work);
   g_free (self->baseline_file);
+  g_free (self->copy_baseline_file);
   g_free (self->journal_dir);
   g_free (self->ledger_file);
   g_free (self->checkpoints_dir);
@@ -177,6 +185,7 @@ paddock_stage_new (const char       *dir,
   self->root = g_build_filename (dir, kind == PADDOCK_STAGE_KIND_OVERLAY ? "upper" : "copy", NULL);
   self->work = g_build_filename (dir, "work", NULL);
   self->baseline_file = g_build_filename (dir, "baseline", NULL);
+  self->copy_baseline_file = g_build_filename (dir, "copy-baseline", NULL);
   self->journal_dir = g_build_filename (dir, "journal", NULL);
   self->ledger_file = g_build_filename (dir, "ledger.jsonl", NULL);
   self->checkpoints_dir = g_build_filename (dir, "checkpoints", NULL);
@@ -204,12 +213,54 @@ paddock_stage_dup_sandbox_arg (PaddockStage *self)
   return g_strconcat ("copy:", self->root, NULL);
 }
 
+static gboolean
+errno_error (GError    **error,
+             int         saved_errno,
+             const char *what,
+             const char *path)
+{
+  g_autofree char *shown = g_utf8_make_valid (path, -1);
+
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+               "%s “%s”: %s", what, shown, g_strerror (saved_errno));
+  return FALSE;
+}
+
+/* Copies the workspace to copy/ and records the copy's stamps, before any
+ * agent writes there: the stamps then tell what the session touched. */
+static gboolean
+make_copy (PaddockStage  *self,
+           GCancellable  *cancellable,
+           GError       **error)
+{
+  gint64 copied_ns;
+
+  g_clear_object (&self->copy_baseline);
+  if (unlink (self->copy_baseline_file) != 0 && errno != ENOENT)
+    return errno_error (error, errno, "Could not remove", self->copy_baseline_file);
+  if (!paddock_tree_copy (self->workspace, self->root, cancellable, error))
+    return FALSE;
+
+  /* The record calls an entry changed in the clock tick its walk starts
+   * in "unknown" (always compared); the last files copied must not be. */
+  copied_ns = paddock_file_time_now_ns ();
+  while (paddock_file_time_now_ns () <= copied_ns)
+    g_usleep (1000);
+
+  if (!paddock_baseline_record (self->root, self->copy_baseline_file, cancellable, error))
+    return FALSE;
+  self->copy_baseline = paddock_baseline_load (self->copy_baseline_file, error);
+  return self->copy_baseline != NULL;
+}
+
 /* Makes the layers (or the copy) before the sandbox mounts them. */
 gboolean
 paddock_stage_prepare (PaddockStage  *self,
                        GCancellable  *cancellable,
                        GError       **error)
 {
+  g_autoptr(GMutexLocker) locker = NULL;
+
   if (!paddock_ensure_private_dir (self->dir, error))
     return FALSE;
   if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
@@ -218,7 +269,8 @@ paddock_stage_prepare (PaddockStage  *self,
 
   if (g_file_test (self->root, G_FILE_TEST_IS_DIR))
     return TRUE;
-  return paddock_tree_copy (self->workspace, self->root, cancellable, error);
+  locker = g_mutex_locker_new (&self->lock);
+  return make_copy (self, cancellable, error);
 }
 
 static void
@@ -275,6 +327,24 @@ locked_get_baseline (PaddockStage *self)
         g_message ("Cannot read the baseline %s: %s", self->baseline_file, error->message);
     }
   return self->baseline;
+}
+
+/* With the lock held: the copy's stamps as made, for a copy stage (NULL
+ * for an overlay, or a copy made before they were recorded). */
+static PaddockBaseline *
+locked_get_copy_baseline (PaddockStage *self)
+{
+  if (self->kind != PADDOCK_STAGE_KIND_COPY)
+    return NULL;
+  if (self->copy_baseline == NULL && g_file_test (self->copy_baseline_file, G_FILE_TEST_EXISTS))
+    {
+      g_autoptr(GError) error = NULL;
+      self->copy_baseline = paddock_baseline_load (self->copy_baseline_file, &error);
+      if (self->copy_baseline == NULL)
+        g_message ("Cannot read the copy's stamps %s: every difference will be listed: %s",
+                   self->copy_baseline_file, error->message);
+    }
+  return self->copy_baseline;
 }
 
 /* Finishes or rolls back an apply a previous daemon left half-done. */
@@ -377,7 +447,8 @@ locked_review (PaddockStage  *self,
   g_autoptr(PaddockReview) review = NULL;
 
   review = paddock_review_new (self->workspace, self->root, self->kind, baseline,
-                               self->review_cache, cancellable, error);
+                               locked_get_copy_baseline (self), self->review_cache,
+                               cancellable, error);
   if (review != NULL)
     remember_review (self, review, started_ns);
   return g_steal_pointer (&review);
@@ -615,19 +686,6 @@ reset_dir (const char  *path,
   return paddock_ensure_private_dir (path, error);
 }
 
-static gboolean
-errno_error (GError    **error,
-             int         saved_errno,
-             const char *what,
-             const char *path)
-{
-  g_autofree char *shown = g_utf8_make_valid (path, -1);
-
-  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
-               "%s “%s”: %s", what, shown, g_strerror (saved_errno));
-  return FALSE;
-}
-
 /* Copies the workspace's entry at @rel (a file, link or whole folder) into
  * the stage at the same path. */
 static gboolean
@@ -712,6 +770,33 @@ drop_path (PaddockStage  *self,
   return TRUE;
 }
 
+/* Adds the copy's entry at @rel (or its absence) and, for a folder,
+ * everything below it, with their stamps now. */
+static void
+note_copy_entries (PaddockStage *self,
+                   const char   *rel,
+                   GPtrArray    *relpaths,
+                   GPtrArray    *stamps)
+{
+  g_autofree char *full = g_build_filename (self->root, rel, NULL);
+  PaddockFileStamp *stamp = g_new0 (PaddockFileStamp, 1);
+  struct stat st;
+  GDir *dir;
+
+  if (lstat (full, &st) == 0)
+    paddock_file_stamp_from_stat (stamp, &st);
+  g_ptr_array_add (relpaths, g_strdup (rel));
+  g_ptr_array_add (stamps, stamp);
+  if (!stamp->present || !S_ISDIR (st.st_mode) || (dir = g_dir_open (full, 0, NULL)) == NULL)
+    return;
+  for (const char *name = g_dir_read_name (dir); name != NULL; name = g_dir_read_name (dir))
+    {
+      g_autofree char *child = g_strconcat (rel, "/", name, NULL);
+      note_copy_entries (self, child, relpaths, stamps);
+    }
+  g_dir_close (dir);
+}
+
 gboolean
 paddock_stage_drop (PaddockStage       *self,
                     const char *const  *paths,
@@ -721,6 +806,9 @@ paddock_stage_drop (PaddockStage       *self,
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
   g_autoptr(PaddockReview) review = NULL;
   g_autoptr(GPtrArray) chosen = NULL;
+  g_autoptr(GPtrArray) relpaths = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) stamps = g_ptr_array_new_with_free_func (g_free);
+  PaddockBaseline *copy_baseline;
 
   forget_last_review (self);
   if (paths == NULL || paths[0] == NULL)
@@ -728,12 +816,13 @@ paddock_stage_drop (PaddockStage       *self,
       if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
         return reset_dir (self->root, error) && reset_dir (self->work, error);
       paddock_remove_tree (self->root);
-      return paddock_tree_copy (self->workspace, self->root, cancellable, error);
+      return make_copy (self, cancellable, error);
     }
 
   review = locked_review (self, cancellable, error);
   if (review == NULL)
     return FALSE;
+  copy_baseline = locked_get_copy_baseline (self);
   chosen = select_changes (paddock_review_get_changes (review), paths, error);
   if (chosen == NULL)
     return FALSE;
@@ -746,8 +835,19 @@ paddock_stage_drop (PaddockStage       *self,
         return FALSE;
       if (old_path != NULL && !drop_path (self, old_path, cancellable, error))
         return FALSE;
+      if (copy_baseline != NULL)
+        {
+          note_copy_entries (self, paddock_change_get_path (change), relpaths, stamps);
+          if (old_path != NULL)
+            note_copy_entries (self, old_path, relpaths, stamps);
+        }
     }
   forget_last_review (self);
+
+  /* What was dropped is the workspace's again, as the copy now has it: a
+   * later edit of it by the user is theirs, not the session's. */
+  if (copy_baseline != NULL && !paddock_baseline_update_many (copy_baseline, relpaths, stamps, error))
+    return FALSE;
   return TRUE;
 }
 

@@ -17,6 +17,7 @@
 
 #include "paddock-baseline.h"
 #include "paddock-change.h"
+#include "paddock-checkpoint.h"
 #include "paddock-durable-file.h"
 #include "paddock-review.h"
 
@@ -136,7 +137,7 @@ review (Fixture          *f,
         PaddockBaseline  *baseline)
 {
   g_autoptr(GError) error = NULL;
-  PaddockReview *r = paddock_review_new (f->w, f->upper, kind, baseline, NULL, NULL, &error);
+  PaddockReview *r = paddock_review_new (f->w, f->upper, kind, baseline, NULL, NULL, NULL, &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (r);
@@ -829,7 +830,7 @@ test_cache_and_exact_renames (Fixture       *f,
           g_assert_cmpint (close (fd), ==, 0);
         }
 
-      r = paddock_review_new (f->w, f->upper, PADDOCK_STAGE_KIND_OVERLAY, NULL, cache, NULL, &error);
+      r = paddock_review_new (f->w, f->upper, PADDOCK_STAGE_KIND_OVERLAY, NULL, NULL, cache, NULL, &error);
       g_assert_no_error (error);
       dump (r);
       c = expect (r, "edit.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
@@ -850,7 +851,7 @@ test_cache_and_exact_renames (Fixture       *f,
     PaddockChange *c;
 
     g_assert_cmpint (unlink (P (f->upper, "new-name.txt")), ==, 0);
-    r = paddock_review_new (f->w, f->upper, PADDOCK_STAGE_KIND_OVERLAY, NULL, cache, NULL, &error);
+    r = paddock_review_new (f->w, f->upper, PADDOCK_STAGE_KIND_OVERLAY, NULL, NULL, cache, NULL, &error);
     g_assert_no_error (error);
     c = expect (r, "exact-new.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
     g_assert_cmpstr (paddock_change_get_old_path (c), ==, "exact-old.txt");
@@ -898,6 +899,89 @@ test_copy_mode (Fixture       *f,
   put (f->upper, "same.txt", "SAME\n", -1);
   r = review (f, PADDOCK_STAGE_KIND_COPY, NULL);
   expect (r, "same.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+}
+
+/* A copy stage with the copy's stamps from when it was made: what only
+ * the user changed in the workspace afterwards is not the session's. */
+static void
+test_copy_mode_user_edits (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockBaseline) baseline = NULL;
+  g_autoptr(PaddockBaseline) copy_baseline = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  g_autofree char *orig = numbered_lines (20, "", 0, 0);
+  const char *w_stamps = P (f->state, "baseline");
+  const char *copy_stamps = P (f->state, "copy-baseline");
+  gint64 copied_ns;
+  PaddockChange *c;
+
+  put (f->w, "agent-edits.txt", "before\n", -1);
+  put (f->w, "user-edits.txt", "before\n", -1);       /* same size after */
+  put (f->w, "user-grows.txt", "before\n", -1);
+  put (f->w, "user-deletes.txt", "before\n", -1);
+  put (f->w, "both-edit.txt", "before\n", -1);
+  put (f->w, "dir/user-edits-inside.txt", "before\n", -1);
+  put (f->w, "moved.txt", orig, -1);
+  put (f->w, "agent-deletes.txt", "doomed\n", -1);
+
+  /* What the stage does: copy, wait a clock tick, record both. */
+  g_assert_cmpint (rmdir (f->upper), ==, 0);
+  g_assert_true (paddock_tree_copy (f->w, f->upper, NULL, &error));
+  g_assert_no_error (error);
+  copied_ns = paddock_file_time_now_ns ();
+  while (paddock_file_time_now_ns () <= copied_ns)
+    g_usleep (1000);
+  g_assert_true (paddock_baseline_record (f->upper, copy_stamps, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (paddock_baseline_record (f->w, w_stamps, NULL, &error));
+  g_assert_no_error (error);
+  copy_baseline = paddock_baseline_load (copy_stamps, &error);
+  g_assert_no_error (error);
+  baseline = paddock_baseline_load (w_stamps, &error);
+  g_assert_no_error (error);
+
+  /* The session, in its copy. */
+  put (f->upper, "agent-edits.txt", "after, by the agent\n", -1);
+  put (f->upper, "both-edit.txt", "the agent's\n", -1);
+  put (f->upper, "agent-new.txt", "new\n", -1);
+  g_assert_cmpint (rename (P (f->upper, "moved.txt"), P (f->upper, "renamed.txt")), ==, 0);
+  g_assert_cmpint (unlink (P (f->upper, "agent-deletes.txt")), ==, 0);
+
+  /* The user, in the workspace. */
+  put (f->w, "user-edits.txt", "BEFORE\n", -1);
+  put (f->w, "user-grows.txt", "before, and more\n", -1);
+  g_assert_cmpint (unlink (P (f->w, "user-deletes.txt")), ==, 0);
+  put (f->w, "user-new.txt", "the user's\n", -1);
+  put (f->w, "dir/user-edits-inside.txt", "the user's\n", -1);
+  put (f->w, "both-edit.txt", "the user's\n", -1);
+
+  r = paddock_review_new (f->w, f->upper, PADDOCK_STAGE_KIND_COPY, baseline, copy_baseline, NULL, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  c = expect (r, "agent-edits.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_false (paddock_change_get_conflict (c));
+  expect (r, "agent-new.txt", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "agent-deletes.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  c = expect (r, "renamed.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpstr (paddock_change_get_old_path (c), ==, "moved.txt");
+  /* Changed on both sides: a conflict, as with an overlay. */
+  c = expect (r, "both-edit.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_true (paddock_change_get_conflict (c));
+  /* Only the user's: not listed at all. */
+  g_assert_null (find (r, "user-edits.txt"));
+  g_assert_null (find (r, "user-grows.txt"));
+  g_assert_null (find (r, "user-deletes.txt"));
+  g_assert_null (find (r, "user-new.txt"));
+  g_assert_null (find (r, "dir/user-edits-inside.txt"));
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 5);
+
+  /* Without the copy's stamps every difference is listed, as before. */
+  g_clear_object (&r);
+  r = review (f, PADDOCK_STAGE_KIND_COPY, NULL);
+  g_assert_nonnull (find (r, "user-edits.txt"));
+  g_assert_nonnull (find (r, "user-new.txt"));
 }
 
 /* --- a real overlay ------------------------------------------------- */
@@ -991,6 +1075,7 @@ main (int   argc,
   ADD ("/staging/review/conflict", test_conflict);
   ADD ("/staging/review/cache-and-exact-renames", test_cache_and_exact_renames);
   ADD ("/staging/review/copy-mode", test_copy_mode);
+  ADD ("/staging/review/copy-mode-user-edits", test_copy_mode_user_edits);
   ADD ("/staging/review/real-overlay", test_real_overlay);
   ADD ("/staging/baseline/basic", test_baseline_basic);
   ADD ("/staging/baseline/corrupt", test_baseline_corrupt);
