@@ -62,6 +62,7 @@ struct _PaddockReview
   GHashTable *by_path;      /* path → PaddockChange (borrowed from changes) */
   GHashTable *delta_index;  /* path → GUINT_TO_POINTER (index in diff + 1) */
   GHashTable *similarity;   /* path → GUINT_TO_POINTER (rename similarity) */
+  GHashTable *stamps;       /* row path or old path → PaddockFileStamp[2]: stage, workspace */
   /* Kept for get_diff(): the in-memory repository holds both sides' blobs. */
   git_repository *repo;
   git_diff *diff;
@@ -78,6 +79,7 @@ paddock_review_finalize (GObject *object)
   g_clear_pointer (&self->by_path, g_hash_table_unref);
   g_clear_pointer (&self->delta_index, g_hash_table_unref);
   g_clear_pointer (&self->similarity, g_hash_table_unref);
+  g_clear_pointer (&self->stamps, g_hash_table_unref);
   g_clear_pointer (&self->diff, git_diff_free);
   g_clear_pointer (&self->repo, git_repository_free);
 
@@ -97,6 +99,7 @@ paddock_review_init (PaddockReview *self)
   self->by_path = g_hash_table_new (g_str_hash, g_str_equal);
   self->delta_index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->similarity = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->stamps = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
 }
 
 static void
@@ -1387,6 +1390,26 @@ compute (PaddockReview    *self,
       }
     g_ptr_array_sort_with_data (self->changes, change_compare, deleted_dirs);
   }
+  /* Both sides' stamps of every row's paths, as this review saw them. */
+  for (guint i = 0; i < self->changes->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (self->changes, i);
+      const char *row_paths[2] = { paddock_change_get_path (change), paddock_change_get_old_path (change) };
+
+      for (guint k = 0; k < G_N_ELEMENTS (row_paths); k++)
+        {
+          const SidePair *pair = row_paths[k] != NULL ? g_hash_table_lookup (sides, row_paths[k]) : NULL;
+          PaddockFileStamp *both;
+
+          if (pair == NULL || g_hash_table_contains (self->stamps, row_paths[k]))
+            continue;
+          both = g_new (PaddockFileStamp, 2);
+          both[0] = pair->s.stamp;
+          both[1] = pair->w.stamp;
+          g_hash_table_insert (self->stamps, g_strdup (row_paths[k]), both);
+        }
+    }
+
   for (guint i = 0; i < self->changes->len; i++)
     {
       PaddockChange *change = g_ptr_array_index (self->changes, i);
@@ -1491,6 +1514,34 @@ paddock_review_lookup (PaddockReview *self,
   g_return_val_if_fail (PADDOCK_IS_REVIEW (self), NULL);
   g_return_val_if_fail (path != NULL, NULL);
   return g_hash_table_lookup (self->by_path, path);
+}
+
+/**
+ * paddock_review_get_stamps:
+ * @path: a row's path, or a renamed row's old path
+ *
+ * What lstat() said of @path on each side when this review read it: a
+ * later stamp that differs means that side changed since.
+ *
+ * Returns: FALSE when @path is not one of the rows' paths
+ */
+gboolean
+paddock_review_get_stamps (PaddockReview    *self,
+                           const char       *path,
+                           PaddockFileStamp *out_stage,
+                           PaddockFileStamp *out_workspace)
+{
+  const PaddockFileStamp *both;
+
+  g_return_val_if_fail (PADDOCK_IS_REVIEW (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
+  both = g_hash_table_lookup (self->stamps, path);
+  if (both == NULL)
+    return FALSE;
+  *out_stage = both[0];
+  *out_workspace = both[1];
+  return TRUE;
 }
 
 /* --- diff text ------------------------------------------------------ */

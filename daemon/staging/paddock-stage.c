@@ -384,9 +384,10 @@ forget_last_review (PaddockStage *self)
   g_clear_pointer (&self->last_stamps, g_hash_table_unref);
 }
 
-/* Keeps @review for later diffs, with the stamps of every path it lists.
- * An entry changed since @started_ns may have changed while the review
- * read it: that path is not kept, so its diff is always recomputed. */
+/* Keeps @review for later diffs, with the stamps of every path it lists
+ * (taken by the review before it read each entry). An entry changed since
+ * @started_ns may have changed while the review read it: that path is not
+ * kept, so its diff is always recomputed. */
 static void
 remember_review (PaddockStage  *self,
                  PaddockReview *review,
@@ -409,7 +410,9 @@ remember_review (PaddockStage  *self,
           if (sides[s] == NULL || g_hash_table_contains (self->last_stamps, sides[s]))
             continue;
           stamps = g_new0 (PaddockFileStamp, 2);
-          stamp_both_sides (self, sides[s], stamps);
+          /* As the review read them: no second lstat() of each path. */
+          if (!paddock_review_get_stamps (review, sides[s], &stamps[0], &stamps[1]))
+            stamp_both_sides (self, sides[s], stamps);
           if ((stamps[0].present && stamps[0].ctime_ns >= started_ns) ||
               (stamps[1].present && stamps[1].ctime_ns >= started_ns))
             {
