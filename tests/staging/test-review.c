@@ -20,6 +20,7 @@
 #include "paddock-checkpoint.h"
 #include "paddock-durable-file.h"
 #include "paddock-review.h"
+#include "paddock-stage.h"
 
 /* Paths built inline in assertions; freed when the test's fixture goes. */
 static GPtrArray *scratch_paths;
@@ -836,6 +837,17 @@ test_cache_and_exact_renames (Fixture       *f,
       c = expect (r, "edit.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
       g_assert_cmpuint (paddock_change_get_added_lines (c), ==, round == 2 ? 3 : 2);
       g_assert_cmpuint (paddock_change_get_removed_lines (c), ==, round == 2 ? 1 : 0);
+      {
+        /* The diff text comes from the blobs this review stored, cached
+         * ids or not. */
+        g_autoptr(GBytes) diff = paddock_review_get_diff (r, "edit.txt", &error);
+        g_autofree char *text = NULL;
+
+        g_assert_no_error (error);
+        text = g_strndup (g_bytes_get_data (diff, NULL), g_bytes_get_size (diff));
+        g_assert_nonnull (strstr (text, "\n+added two\n"));
+        g_assert_true ((strstr (text, "\n+this is line Number 5 ") != NULL) == (round == 2));
+      }
       c = expect (r, "new-name.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
       g_assert_cmpstr (paddock_change_get_old_path (c), ==, "old-name.txt");
       g_assert_cmpuint (paddock_change_get_added_lines (c), ==, 6);
@@ -984,6 +996,49 @@ test_copy_mode_user_edits (Fixture       *f,
   g_assert_nonnull (find (r, "user-new.txt"));
 }
 
+/* The stage keeps the copy's stamps: after dropping a change, that path
+ * is the workspace's again, and a later edit of it by the user is not the
+ * session's; likewise after dropping everything. */
+static void
+test_copy_stage_drop (Fixture       *f,
+                      gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *copy = P (stage_dir, "copy");
+  const char *const drop_a[] = { "a.txt", NULL };
+
+  put (f->w, "a.txt", "a, as it was\n", -1);
+  put (f->w, "b.txt", "b, as it was\n", -1);
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_COPY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+
+  put (copy, "a.txt", "a, by the agent\n", -1);
+  put (copy, "b.txt", "b, by the agent\n", -1);
+  g_assert_true (paddock_stage_drop (stage, drop_a, NULL, &error));
+  g_assert_no_error (error);
+  put (f->w, "a.txt", "a, by the user afterwards\n", -1);
+
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_null (find (r, "a.txt"));
+  expect (r, "b.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 1);
+
+  g_assert_true (paddock_stage_drop (stage, NULL, NULL, &error));
+  g_assert_no_error (error);
+  put (f->w, "b.txt", "b, by the user afterwards\n", -1);
+  g_clear_object (&r);
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 0);
+}
+
 /* --- a real overlay ------------------------------------------------- */
 
 static void
@@ -1076,6 +1131,7 @@ main (int   argc,
   ADD ("/staging/review/cache-and-exact-renames", test_cache_and_exact_renames);
   ADD ("/staging/review/copy-mode", test_copy_mode);
   ADD ("/staging/review/copy-mode-user-edits", test_copy_mode_user_edits);
+  ADD ("/staging/review/copy-stage-drop", test_copy_stage_drop);
   ADD ("/staging/review/real-overlay", test_real_overlay);
   ADD ("/staging/baseline/basic", test_baseline_basic);
   ADD ("/staging/baseline/corrupt", test_baseline_corrupt);
