@@ -36,6 +36,10 @@
 #include "paddock-durable-file.h"
 #include "paddock-stage.h"
 
+/* In a checkpoint of a copy stage: the paths the session had changed,
+ * each NUL-terminated. */
+#define COPY_CHANGES_FILE "session-paths"
+
 struct _PaddockStage
 {
   GObject           parent_instance;
@@ -229,21 +233,25 @@ errno_error (GError    **error,
 /* Copies the workspace to copy/ and records the copy's stamps, before any
  * agent writes there: the stamps then tell what the session touched. */
 static gboolean
-make_copy (PaddockStage  *self,
-           GCancellable  *cancellable,
-           GError       **error)
+forget_copy_baseline (PaddockStage  *self,
+                      GError       **error)
 {
-  gint64 copied_ns;
-
   g_clear_object (&self->copy_baseline);
   if (unlink (self->copy_baseline_file) != 0 && errno != ENOENT)
     return errno_error (error, errno, "Could not remove", self->copy_baseline_file);
-  if (!paddock_tree_copy (self->workspace, self->root, cancellable, error))
-    return FALSE;
+  return TRUE;
+}
+
+/* Records the stamps of copy/ as it is now, just written. */
+static gboolean
+record_copy_baseline (PaddockStage  *self,
+                      GCancellable  *cancellable,
+                      GError       **error)
+{
+  gint64 copied_ns = paddock_file_time_now_ns ();
 
   /* The record calls an entry changed in the clock tick its walk starts
    * in "unknown" (always compared); the last files copied must not be. */
-  copied_ns = paddock_file_time_now_ns ();
   while (paddock_file_time_now_ns () <= copied_ns)
     g_usleep (1000);
 
@@ -251,6 +259,16 @@ make_copy (PaddockStage  *self,
     return FALSE;
   self->copy_baseline = paddock_baseline_load (self->copy_baseline_file, error);
   return self->copy_baseline != NULL;
+}
+
+static gboolean
+make_copy (PaddockStage  *self,
+           GCancellable  *cancellable,
+           GError       **error)
+{
+  return forget_copy_baseline (self, error) &&
+         paddock_tree_copy (self->workspace, self->root, cancellable, error) &&
+         record_copy_baseline (self, cancellable, error);
 }
 
 /* Makes the layers (or the copy) before the sandbox mounts them. */
@@ -861,8 +879,40 @@ paddock_stage_create_checkpoint (PaddockStage  *self,
                                  GError       **error)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autoptr(PaddockReview) review = NULL;
+  g_autoptr(GString) listed = NULL;
+  g_autofree char *chosen = NULL;
+  g_autofree char *list_file = NULL;
+  g_autoptr(GError) local_error = NULL;
 
-  return paddock_checkpoint_create (self->checkpoints_dir, name, self->root, cancellable, error);
+  if (self->kind != PADDOCK_STAGE_KIND_COPY || locked_get_copy_baseline (self) == NULL)
+    return paddock_checkpoint_create (self->checkpoints_dir, name, self->root, cancellable, error);
+
+  /* A restored copy has new stamps throughout: which of its entries are
+   * the session's must be kept with the checkpoint. */
+  review = locked_review (self, cancellable, error);
+  if (review == NULL)
+    return NULL;
+  chosen = paddock_checkpoint_create (self->checkpoints_dir, name, self->root, cancellable, error);
+  if (chosen == NULL)
+    return NULL;
+
+  listed = g_string_new (NULL);
+  for (guint i = 0; i < paddock_review_get_changes (review)->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (paddock_review_get_changes (review), i);
+      const char *old_path = paddock_change_get_old_path (change);
+
+      g_string_append_len (listed, paddock_change_get_path (change),
+                           (gssize) strlen (paddock_change_get_path (change)) + 1);
+      if (old_path != NULL)
+        g_string_append_len (listed, old_path, (gssize) strlen (old_path) + 1);
+    }
+  list_file = g_build_filename (self->checkpoints_dir, chosen, COPY_CHANGES_FILE, NULL);
+  /* Without it, a restore lists every difference: the safe way round. */
+  if (!paddock_durable_file_replace (list_file, listed->str, (gssize) listed->len, 0600, &local_error))
+    g_message ("Checkpoint %s: could not keep the session's paths: %s", chosen, local_error->message);
+  return g_steal_pointer (&chosen);
 }
 
 GPtrArray *
@@ -872,6 +922,52 @@ paddock_stage_list_checkpoints (PaddockStage  *self,
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
   return paddock_checkpoint_list (self->checkpoints_dir, error);
+}
+
+/* After a restore, copy/ has new stamps throughout: its stamps now are
+ * the copy's, except for the paths the session had changed when the
+ * checkpoint was made, which are always compared ("unknown" stamps, and
+ * "was there" for those it had deleted). A checkpoint without that list
+ * (made by an older daemon) leaves no stamps: every difference is listed. */
+static gboolean
+restamp_restored_copy (PaddockStage  *self,
+                       const char    *name,
+                       GCancellable  *cancellable,
+                       GError       **error)
+{
+  g_autofree char *list_file = g_build_filename (self->checkpoints_dir, name, COPY_CHANGES_FILE, NULL);
+  g_autofree char *listed = NULL;
+  g_autoptr(GPtrArray) relpaths = g_ptr_array_new ();
+  g_autoptr(GPtrArray) stamps = g_ptr_array_new ();
+  PaddockFileStamp unknown = { TRUE, 0, 0, 0, 0, G_MININT64 };
+  g_autoptr(GError) local_error = NULL;
+  gsize length = 0;
+
+  if (!forget_copy_baseline (self, error))
+    return FALSE;
+  if (!g_file_get_contents (list_file, &listed, &length, NULL))
+    return TRUE;
+  if (!record_copy_baseline (self, cancellable, error))
+    return FALSE;
+
+  for (gsize pos = 0; pos < length; )
+    {
+      const char *path = listed + pos;
+      gsize len = strnlen (path, length - pos);
+
+      if (pos + len == length)
+        break;  /* not NUL-terminated: cut short */
+      g_ptr_array_add (relpaths, (gpointer) path);
+      g_ptr_array_add (stamps, &unknown);
+      pos += len + 1;
+    }
+  if (!paddock_baseline_update_many (self->copy_baseline, relpaths, stamps, &local_error))
+    {
+      g_message ("Checkpoint %s: the session's paths could not be kept (%s): every difference "
+                 "will be listed", name, local_error->message);
+      return forget_copy_baseline (self, error);
+    }
+  return TRUE;
 }
 
 gboolean
@@ -885,7 +981,9 @@ paddock_stage_restore_checkpoint (PaddockStage  *self,
   forget_last_review (self);
   if (!paddock_checkpoint_restore (self->checkpoints_dir, name, self->root, cancellable, error))
     return FALSE;
+  if (self->kind == PADDOCK_STAGE_KIND_COPY)
+    return restamp_restored_copy (self, name, cancellable, error);
   /* overlayfs keeps scratch state in the work folder; it belongs to the
    * upper layer that just left. */
-  return self->kind != PADDOCK_STAGE_KIND_OVERLAY || reset_dir (self->work, error);
+  return reset_dir (self->work, error);
 }

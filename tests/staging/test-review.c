@@ -1039,6 +1039,47 @@ test_copy_stage_drop (Fixture       *f,
   g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 0);
 }
 
+/* A restored checkpoint of a copy stage has new stamps throughout; what
+ * the session had changed is kept with the checkpoint, so a file only the
+ * user edited is still not listed. */
+static void
+test_copy_stage_checkpoint (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  g_autofree char *name = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *copy = P (stage_dir, "copy");
+
+  put (f->w, "a.txt", "a, as it was\n", -1);
+  put (f->w, "b.txt", "b, as it was\n", -1);
+  put (f->w, "c.txt", "c, as it was\n", -1);
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_COPY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+
+  put (copy, "a.txt", "a, by the agent\n", -1);
+  g_assert_cmpint (unlink (P (copy, "b.txt")), ==, 0);
+  name = paddock_stage_create_checkpoint (stage, "cp", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (name, ==, "cp");
+  g_assert_true (paddock_stage_drop (stage, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (paddock_stage_restore_checkpoint (stage, "cp", NULL, &error));
+  g_assert_no_error (error);
+  put (f->w, "c.txt", "c, by the user afterwards\n", -1);
+
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  expect (r, "a.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "b.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  g_assert_null (find (r, "c.txt"));
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 2);
+}
+
 /* --- a real overlay ------------------------------------------------- */
 
 static void
@@ -1132,6 +1173,7 @@ main (int   argc,
   ADD ("/staging/review/copy-mode", test_copy_mode);
   ADD ("/staging/review/copy-mode-user-edits", test_copy_mode_user_edits);
   ADD ("/staging/review/copy-stage-drop", test_copy_stage_drop);
+  ADD ("/staging/review/copy-stage-checkpoint", test_copy_stage_checkpoint);
   ADD ("/staging/review/real-overlay", test_real_overlay);
   ADD ("/staging/baseline/basic", test_baseline_basic);
   ADD ("/staging/baseline/corrupt", test_baseline_corrupt);
