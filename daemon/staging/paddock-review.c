@@ -112,9 +112,10 @@ ensure_libgit2 (void)
   if (g_once_init_enter (&initialized))
     {
       git_libgit2_init ();
-      /* Every object read back was hashed as we stored it, in memory:
-       * hashing it again on each read (a patch reads both sides, rename
-       * detection reads them again) only doubles the cost of a review.
+      /* Every object read back is one we stored, in memory, under the id
+       * we hashed (or an earlier review hashed, for a file whose stamp is
+       * unchanged): hashing it again on each read (a patch reads both
+       * sides, rename detection reads them again) only doubles the cost.
        * The option is process-wide; this is the daemon's only use of
        * libgit2. */
       git_libgit2_opts (GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);

@@ -230,8 +230,7 @@ errno_error (GError    **error,
   return FALSE;
 }
 
-/* Copies the workspace to copy/ and records the copy's stamps, before any
- * agent writes there: the stamps then tell what the session touched. */
+/* The copy's stamps no longer describe copy/ (it is being replaced). */
 static gboolean
 forget_copy_baseline (PaddockStage  *self,
                       GError       **error)
@@ -261,6 +260,8 @@ record_copy_baseline (PaddockStage  *self,
   return self->copy_baseline != NULL;
 }
 
+/* Copies the workspace to copy/ and records the copy's stamps, before any
+ * agent writes there: the stamps then tell what the session touched. */
 static gboolean
 make_copy (PaddockStage  *self,
            GCancellable  *cancellable,
