@@ -1202,6 +1202,7 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
           self->ready_func != NULL)
         {
           g_autoptr(GError) refusal = NULL;
+          g_autoptr(PaddockSessionImpl) hold = NULL;
           JsonObject *report = json_object_has_member (object, "boundary") &&
                                JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "boundary"))
                                ? json_object_get_object_member (object, "boundary") : NULL;
@@ -1220,8 +1221,7 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
            * fsyncs the record, rather than after it. A daemon that dies in
            * between loses the record either way (the sandbox started
            * before the event came). */
-          g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
+          hold = g_object_ref (self);
           paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), "running");
           g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
           paddock_session_impl_ready (self, NULL);
