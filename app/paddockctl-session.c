@@ -616,9 +616,9 @@ paddockctl_create (Paddockctl  *ctl,
     { "size", 0, 0, G_OPTION_ARG_STRING, &size,
       "The terminal's size, 1–1000 each (default: 80x24)", "COLSxROWS" },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net,
-      "Network: host (default), none (own namespace, loopback only), proxy (later version)", "MODE" },
+      "Network: host (default), none (own namespace, loopback only), proxy (as none, out only through the daemon's proxy)", "MODE" },
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
-      "Allow a domain through the proxy (later version)", "D" },
+      "With --net proxy: let the proxy reach D (example.com, *.example.com, !D denies; repeatable)", "D" },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
       "Lease a port for the session (later version)", "NAME" },
     { NULL }
@@ -653,12 +653,10 @@ paddockctl_create (Paddockctl  *ctl,
       return exit_code;
   }
 
-  if (net != NULL && g_str_equal (net, "proxy"))
-    return fail_not_yet (ctl, "--net proxy");
-  if (net != NULL && !g_str_equal (net, "host") && !g_str_equal (net, "none"))
+  if (net != NULL && !g_str_equal (net, "host") && !g_str_equal (net, "none") && !g_str_equal (net, "proxy"))
     return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected host, none or proxy", net);
-  if (allow_domains != NULL)
-    return fail_not_yet (ctl, "--allow-domain");
+  if (allow_domains != NULL && (net == NULL || !g_str_equal (net, "proxy")))
+    return paddockctl_usage_error (ctl, command_path, "--allow-domain needs --net proxy");
   if (ports != NULL)
     return fail_not_yet (ctl, "--port");
 
@@ -721,6 +719,9 @@ paddockctl_create (Paddockctl  *ctl,
     g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
   if (net != NULL)
     g_variant_builder_add (&options, "{sv}", "net", g_variant_new_string (net));
+  if (allow_domains != NULL)
+    g_variant_builder_add (&options, "{sv}", "allow-domains",
+                           g_variant_new_strv ((const char * const *) allow_domains, -1));
   g_variant_builder_add (&options, "{sv}", "env", g_variant_builder_end (&env_builder));
   if (pass_env != NULL)
     g_variant_builder_add (&options, "{sv}", "pass-env",

@@ -16,7 +16,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
-#include "paddock-session-impl.h"
+#include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
 
 /* Bounds on what one client may ask of the daemon (typed errors when hit). */
@@ -363,6 +363,11 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           g_free (config.net_mode);
           config.net_mode = g_variant_dup_string (value, NULL);
         }
+      else if (g_str_equal (key, "allow-domains") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
+        {
+          g_strfreev (config.allow_domains);
+          config.allow_domains = g_variant_dup_strv (value, NULL);
+        }
       else if (g_str_equal (key, "env") && g_variant_is_of_type (value, G_VARIANT_TYPE ("a{ss}")))
         {
           GVariantIter env_iter;
@@ -424,17 +429,26 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     return return_invalid (invocation, "The profile is “host”, “safe” or “strict”");
   if (config.net_mode == NULL)
     config.net_mode = g_strdup ("host");
-  if (g_strcmp0 (config.net_mode, "proxy") == 0)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                                             "The proxy network mode is not available in this version; "
-                                             "use none (no network) or host; nothing was started");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.net_mode, "none") != 0)
+  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.net_mode, "none") != 0 &&
+      g_strcmp0 (config.net_mode, "proxy") != 0)
     return return_invalid (invocation, "The network mode is host, none or proxy");
-  if (g_strcmp0 (config.net_mode, "none") == 0 && g_strcmp0 (config.profile, "host") == 0)
-    return return_invalid (invocation, "The host profile has no network namespace: use net none with safe or strict");
+  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.profile, "host") == 0)
+    return return_invalid (invocation, "The host profile has no network namespace: use net none or proxy "
+                                       "with safe or strict");
+  if (config.allow_domains != NULL && config.allow_domains[0] != NULL &&
+      g_strcmp0 (config.net_mode, "proxy") != 0)
+    return return_invalid (invocation, "Allowed domains apply to the proxy: they need net proxy");
+  {
+    g_autoptr(GError) rules_error = NULL;
+    g_autoptr(PaddockDomainRules) rules =
+      _paddock_session_network_build_rules ("proxy", (const char * const *) config.allow_domains, &rules_error);
+
+    if (rules == NULL)
+      {
+        g_dbus_method_invocation_return_gerror (invocation, rules_error);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+      }
+  }
   if (config.name != NULL && (strlen (config.name) > MAX_NAME_BYTES || strchr (config.name, '\n') != NULL))
     return return_invalid (invocation, "A session name is one line of at most 128 bytes");
 

@@ -109,6 +109,9 @@ struct _PaddockSessionImpl
    * workspace itself). */
   PaddockStage               *stage;
 
+  /* The proxy, its policy's effect and the request journal. */
+  PaddockSessionNetwork      *network;
+
   /* Attached viewers (Viewer), each at its own offset in the scrollback. */
   GPtrArray                  *viewers;
   gboolean                    terminal_finished;
@@ -178,6 +181,7 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->cgroup_reason, g_free);
   g_clear_pointer (&config->staging, g_free);
   g_clear_pointer (&config->net_mode, g_free);
+  g_clear_pointer (&config->allow_domains, g_strfreev);
 }
 
 /* A waiter owns the reference to its invocation that the handler was given
@@ -295,6 +299,11 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_builder_add_string_value (builder, boot_id);
   json_builder_set_member_name (builder, "net");
   json_builder_add_string_value (builder, self->config.net_mode);
+  json_builder_set_member_name (builder, "allow_domains");
+  json_builder_begin_array (builder);
+  for (guint i = 0; self->config.allow_domains != NULL && self->config.allow_domains[i] != NULL; i++)
+    json_builder_add_string_value (builder, self->config.allow_domains[i]);
+  json_builder_end_array (builder);
   json_builder_set_member_name (builder, "staging");
   json_builder_add_string_value (builder, self->config.staging != NULL ? self->config.staging : "none");
   json_builder_set_member_name (builder, "cgroup");
@@ -1047,6 +1056,7 @@ build_sandbox_environment (PaddockSessionImpl *self)
   if (!g_hash_table_contains (self->config.env, "PATH"))
     env = g_environ_setenv (g_steal_pointer (&env), "PATH",
                             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
+  env = _paddock_session_network_add_environment (self->network, g_steal_pointer (&env));
   return g_steal_pointer (&env);
 }
 
@@ -1153,7 +1163,13 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
         continue;
 
       object = json_node_get_object (json_parser_get_root (parser));
-      if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
+      if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "proxy") == 0)
+        {
+          /* The listening socket inside the session's namespace. */
+          if (fd >= 0)
+            _paddock_session_network_take_listener (self->network, g_steal_fd (&fd));
+        }
+      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
           self->ready_func != NULL)
         {
           g_autoptr(GError) refusal = NULL;
@@ -1225,6 +1241,8 @@ paddock_session_impl_exited_cb (GPid     pid,
     exit_status = 128 + WTERMSIG (wait_status);
 
   paddock_session_impl_fail_pending_execs (self);
+  /* Its network namespace went with it: nothing can use the proxy now. */
+  _paddock_session_network_stop (self->network);
   /* The sandbox is gone and its PID namespace with it: every command it
    * ran was killed with it, and no "command-exited" will come for them.
    * Say so, or their callers would wait for ever. */
@@ -1379,6 +1397,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       paddock_stage_record_baseline_in_thread (self->stage);
     }
 
+  _paddock_session_network_prepare (self->network, sandboxed ? self->config.net_mode : "host");
   if (sandboxed)
     {
       envp = build_sandbox_environment (self);
@@ -1410,7 +1429,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           }
         g_ptr_array_add (argv, g_strdup ("--probe-pid"));
         g_ptr_array_add (argv, g_strdup_printf ("%d", (int) getpid ()));
-        if (g_strcmp0 (self->config.net_mode, "none") == 0 && canary_tcp_port () != 0)
+        if (g_strcmp0 (self->config.net_mode, "host") != 0 && canary_tcp_port () != 0)
           {
             g_ptr_array_add (argv, g_strdup ("--probe-port"));
             g_ptr_array_add (argv, g_strdup_printf ("%u", canary_tcp_port ()));
@@ -1418,6 +1437,11 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       }
       g_ptr_array_add (argv, g_strdup ("--net"));
       g_ptr_array_add (argv, g_strdup (self->config.net_mode));
+      if (g_strcmp0 (self->config.net_mode, "proxy") == 0)
+        {
+          g_ptr_array_add (argv, g_strdup ("--proxy-port"));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", PADDOCK_SESSION_PROXY_PORT));
+        }
       /* A test switch for the strict profile's refusal: layers named in
        * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
        * reported so). Nothing inside a session can set it. */
@@ -2487,6 +2511,30 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+PaddockSessionNetwork *
+_paddock_session_impl_get_network (PaddockSessionImpl *self)
+{
+  return self->network;
+}
+
+/* SetNetworkPolicy decided: the new mode and allowlist are the session's,
+ * published and recorded. */
+void
+_paddock_session_impl_set_network_policy (PaddockSessionImpl *self,
+                                          const char         *mode,
+                                          const char * const *allow_domains)
+{
+  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
+
+  g_free (self->config.net_mode);
+  self->config.net_mode = g_strdup (mode);
+  g_strfreev (self->config.allow_domains);
+  self->config.allow_domains = g_strdupv ((GStrv) allow_domains);
+  paddock_ipc_session1_set_network_mode (session, mode);
+  paddock_ipc_session1_set_allowed_domains (session, allow_domains);
+  paddock_session_impl_save (self);
+}
+
 PaddockStage *
 _paddock_session_impl_get_stage (PaddockSessionImpl *self)
 {
@@ -2531,6 +2579,8 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_create_checkpoint = _paddock_session_impl_handle_create_checkpoint;
   iface->handle_list_checkpoints = _paddock_session_impl_handle_list_checkpoints;
   iface->handle_restore_checkpoint = _paddock_session_impl_handle_restore_checkpoint;
+  iface->handle_list_network_records = _paddock_session_impl_handle_list_network_records;
+  iface->handle_set_network_policy = _paddock_session_impl_handle_set_network_policy;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2611,6 +2661,7 @@ paddock_session_impl_dispose (GObject *object)
   paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
   g_clear_object (&self->stage);
+  g_clear_pointer (&self->network, _paddock_session_network_free);
   if (self->caller_watches != NULL)
     g_hash_table_remove_all (self->caller_watches);
 
@@ -2701,11 +2752,13 @@ paddock_session_impl_new (const char                 *id,
   self->config.cgroup_reason = g_strdup (config->cgroup_reason);
   self->config.staging = g_strdup (config->staging);
   self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
+  self->config.allow_domains = config->allow_domains != NULL ? g_strdupv (config->allow_domains) : g_new0 (char *, 1);
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);
       PaddockStageKind kind;
 
+      self->network = _paddock_session_network_new (self, session_dir);
       self->record_path = g_build_filename (session_dir, "session.json", NULL);
       if (paddock_stage_kind_from_string (config->staging, &kind))
         {
@@ -2713,6 +2766,8 @@ paddock_session_impl_new (const char                 *id,
           self->stage = paddock_stage_new (stage_dir, config->workspace, kind);
         }
     }
+  if (self->network == NULL)
+    self->network = _paddock_session_network_new (self, NULL);
   self->scrollback = paddock_scrollback_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
 
   paddock_ipc_session1_set_id (session, id);
@@ -2723,6 +2778,7 @@ paddock_session_impl_new (const char                 *id,
   paddock_ipc_session1_set_profile (session, config->profile);
   paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
   paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
+  paddock_ipc_session1_set_allowed_domains (session, (const char * const *) self->config.allow_domains);
   paddock_ipc_session1_set_exit_status (session, -1);
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());
 
@@ -2786,8 +2842,22 @@ paddock_session_impl_new_from_record (const char  *record_path,
 
     if (paddock_stage_kind_from_string (staging, &kind))
       config.staging = g_strdup (staging);
-    config.net_mode = g_strdup (g_strcmp0 (json_object_get_string_member_with_default (record, "net", "host"), "none") == 0
-                                ? "none" : "host");
+  }
+  {
+    const char *net = json_object_get_string_member_with_default (record, "net", "host");
+    JsonArray *allow = json_object_has_member (record, "allow_domains") &&
+                       JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "allow_domains"))
+                       ? json_object_get_array_member (record, "allow_domains") : NULL;
+
+    config.net_mode = g_strdup (g_strcmp0 (net, "none") == 0 || g_strcmp0 (net, "proxy") == 0 ? net : "host");
+    if (allow != NULL && json_array_get_length (allow) <= PADDOCK_DOMAIN_RULES_MAX_PATTERNS)
+      {
+        config.allow_domains = g_new0 (char *, json_array_get_length (allow) + 1);
+        for (guint i = 0, j = 0; i < json_array_get_length (allow); i++)
+          if (JSON_NODE_HOLDS_VALUE (json_array_get_element (allow, i)) &&
+              json_node_get_value_type (json_array_get_element (allow, i)) == G_TYPE_STRING)
+            config.allow_domains[j++] = g_strdup (json_array_get_string_element (allow, i));
+      }
   }
   config.columns = 80;
   config.rows = 24;
