@@ -121,13 +121,24 @@ open_file (PaddockNetJournal *self)
 {
   struct stat st;
 
-  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  self->fd = open (self->path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (self->fd < 0)
     {
       g_message ("Cannot open the network journal %s: %s", self->path, g_strerror (errno));
       return;
     }
   self->file_bytes = fstat (self->fd, &st) == 0 ? (gsize) st.st_size : 0;
+
+  /* A torn last line (a crash mid-write) ends here, so that the next
+   * record starts a line of its own instead of joining it. */
+  if (self->file_bytes > 0)
+    {
+      char last = '\n';
+
+      if (pread (self->fd, &last, 1, (off_t) self->file_bytes - 1) == 1 && last != '\n' &&
+          write (self->fd, "\n", 1) == 1)
+        self->file_bytes++;
+    }
 }
 
 /**
