@@ -225,23 +225,25 @@ client_thread (gpointer data)
   return NULL;
 }
 
-/* One round: CLIENTS clients at once, PER_CLIENT requests each; the
+/* One round: @n_clients clients at once, PER_CLIENT requests each; the
  * median of every request's round trip. */
 static double
 run_round (guint16     port,
-           const char *request)
+           const char *request,
+           guint       n_clients)
 {
   Client clients[CLIENTS];
   GThread *threads[CLIENTS];
   g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (double));
 
-  for (guint i = 0; i < CLIENTS; i++)
+  g_assert (n_clients <= CLIENTS);
+  for (guint i = 0; i < n_clients; i++)
     {
       clients[i] = (Client) { .port = port, .request = (char *) request,
                               .latencies = g_array_new (FALSE, FALSE, sizeof (double)) };
       threads[i] = g_thread_new ("client", client_thread, &clients[i]);
     }
-  for (guint i = 0; i < CLIENTS; i++)
+  for (guint i = 0; i < n_clients; i++)
     {
       g_thread_join (threads[i]);
       if (clients[i].failed)
@@ -259,6 +261,8 @@ main (int    argc,
   ProxyThread t = { 0 };
   g_autoptr(GArray) proxy_rounds = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) direct_rounds = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) proxy_serial_rounds = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) direct_serial_rounds = g_array_new (FALSE, FALSE, sizeof (double));
   g_autofree char *dir = NULL;
   g_autofree char *proxied_request = NULL;
   g_autofree char *direct_request = NULL;
@@ -267,7 +271,7 @@ main (int    argc,
   GThread *origins[ORIGIN_WORKERS];
   guint16 proxy_port;
   int origin_fd;
-  double proxy_ms, direct_ms;
+  double proxy_ms, direct_ms, proxy_serial_ms, direct_serial_ms;
 
   origin_fd = listen_loopback (&t.origin_port);
   for (guint i = 0; i < ORIGIN_WORKERS; i++)
@@ -294,18 +298,24 @@ main (int    argc,
                                     t.origin_port);
 
   /* A warm-up of each, then interleaved rounds: the machine is shared. */
-  run_round (proxy_port, proxied_request);
-  run_round (t.origin_port, direct_request);
+  run_round (proxy_port, proxied_request, CLIENTS);
+  run_round (t.origin_port, direct_request, CLIENTS);
   for (guint r = 0; r < ROUNDS; r++)
     {
-      double p = run_round (proxy_port, proxied_request);
-      double d = run_round (t.origin_port, direct_request);
+      double p = run_round (proxy_port, proxied_request, CLIENTS);
+      double d = run_round (t.origin_port, direct_request, CLIENTS);
+      double ps = run_round (proxy_port, proxied_request, 1);
+      double ds = run_round (t.origin_port, direct_request, 1);
 
       g_array_append_val (proxy_rounds, p);
       g_array_append_val (direct_rounds, d);
+      g_array_append_val (proxy_serial_rounds, ps);
+      g_array_append_val (direct_serial_rounds, ds);
     }
   proxy_ms = median (proxy_rounds);
   direct_ms = median (direct_rounds);
+  proxy_serial_ms = median (proxy_serial_rounds);
+  direct_serial_ms = median (direct_serial_rounds);
 
   g_main_loop_quit (t.loop);
   g_thread_join (proxy);
@@ -319,6 +329,8 @@ main (int    argc,
   g_print ("%-52s %12s %24s %8s\n", "what", "paddock", "peer (same run)", "ratio");
   g_print ("%-52s %9.3f ms %18.3f ms %7.2fx\n", "small request round trip: proxy vs direct loopback",
            proxy_ms, direct_ms, proxy_ms / direct_ms);
+  g_print ("%-52s %9.3f ms %18.3f ms %7.2fx\n", "  the same with 1 client (no queueing)",
+           proxy_serial_ms, direct_serial_ms, proxy_serial_ms / direct_serial_ms);
   g_print ("%-52s %9.2f ms %18.2f ms %7.2fx\n", "pVisor (ANCHORS.md): host proxy vs native",
            PVISOR_PROXY_MS, PVISOR_NATIVE_MS, PVISOR_PROXY_MS / PVISOR_NATIVE_MS);
   g_print ("\ntarget: proxy < 3x direct: %s; records journalled: %" G_GUINT64_FORMAT "\n",
