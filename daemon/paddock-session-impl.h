@@ -29,6 +29,7 @@ typedef struct
   char        *staging;        /* "overlay" or "copy"; NULL for the host profile */
   char        *net_mode;       /* "host", "none" or "proxy" */
   GStrv        allow_domains;  /* the proxy's allowlist (NULL: empty) */
+  GPtrArray   *leases;         /* PaddockLease*: ports leased for it at create (NULL: none) */
 } PaddockSessionConfig;
 
 /* Called once: with NULL when the session runs, or with why it could not

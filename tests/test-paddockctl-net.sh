@@ -308,6 +308,50 @@ check "…and switching it to proxy says a restart is needed (RestartRequired)" 
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.RestartRequired"
 check "…and it reaches nothing" test "$(inside "$none_id" direct 127.0.0.1 "$port")" = "refused 111"
 
+# ---- leased ports into sessions on the host's network ----------------------------
+
+# The agent serves HTTP on the socket it was given (fd 3, socket activation)
+# and says what its environment told it.
+cat >"$ws/serve.py" <<'PY'
+import os, socket
+s = socket.socket(fileno=3)
+facts = " ".join([os.environ.get("PORT", "-"), os.environ.get("PADDOCK_PORT_WEB", "-"),
+                  os.environ.get("LISTEN_FDS", "-"), os.environ.get("LISTEN_FDNAMES", "-"),
+                  "pid-ok" if os.environ.get("LISTEN_PID") == str(os.getpid()) else "pid-wrong",
+                  str(s.getsockname()[1])])
+while True:
+    c, _ = s.accept()
+    c.recv(65536)
+    body = (facts + "\n").encode()
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    c.close()
+PY
+host_get () { "$PYTHON" -c 'import sys, urllib.request
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+print(opener.open("http://127.0.0.1:%s/" % sys.argv[1], timeout=10).read().decode().strip())' "$1"; }
+
+for profile in host safe; do
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web -- python3 "$ws/serve.py"
+  port_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  leased=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+  check "create --profile $profile --port web: running, the lease listed in its ports" \
+    test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1):$(json "$tmp/out" '[(p["name"], p["session"]) for p in d["ports"]]' 2>&1)" \
+         = "0:running:[('web', '$port_id')]"
+  got=$(host_get "$leased" 2>&1 || true)
+  check "…a request from the host reaches the agent on its leased socket (LISTEN_FDS), with PORT, PADDOCK_PORT_WEB and LISTEN_PID right" \
+    test "$got" = "$leased $leased 1 web pid-ok $leased"
+  "$CTL" --json exec "$port_id" -- sh -c 'echo $PORT $PADDOCK_PORT_WEB' >"$tmp/exec.json"
+  check "…an Exec'd command sees PORT and PADDOCK_PORT_WEB too" \
+    test "$(json "$tmp/exec.json" 'd["stdout"].strip()')" = "$leased $leased"
+  "$CTL" destroy "$port_id" >/dev/null
+  check "…the lease dies with the session" \
+    test "$("$CTL" --json ports list | json /dev/stdin "[l for l in d['leases'] if l['port'] == $leased]")" = "[]"
+done
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --port web -- sleep 600
+check "create --net proxy --port: NotEnforced (no forwarding into a namespace of its own yet), nothing leased" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1):$("$CTL" --json ports list | json /dev/stdin 'len(d["leases"])')" \
+       = "1:org.paddock.Error.NotEnforced:0"
+
 # ---- records outlive the session -------------------------------------------------
 
 "$CTL" stop "$id" >/dev/null

@@ -49,6 +49,10 @@
  *                     daemon, which serves it (the session's only way out):
  *                       {"event":"proxy","port":PORT}   + the socket (SCM_RIGHTS)
  *                     sent before "started"; pid 1 keeps no copy.
+ *   --listen-fd N     (repeatable, at most 16) the agent gets fd N as fd 3,
+ *                     the next as 4…, in order: leased sockets passed by the
+ *                     socket-activation protocol (the caller sets LISTEN_FDS,
+ *                     LISTEN_FDNAMES and LISTEN_PID=2, the agent's pid).
  *   --die-with-parent stay tied to the parent for the whole run. By default
  *                     the helper dies with its parent only until the sandbox is
  *                     set up, so that a later daemon can re-adopt a session.
@@ -250,6 +254,8 @@ typedef struct {
   guint16 probe_port;            /* a host loopback port the agent must not reach (net none) */
   gboolean own_network;          /* --net none or proxy: a network namespace with loopback only */
   guint16 proxy_port;            /* --net proxy: pid 1 listens on 127.0.0.1:PORT inside for the daemon */
+  int listen_fds[16];            /* --listen-fd: the agent's fds 3… (socket activation) */
+  guint n_listen_fds;
   const struct sock_fprog *seccomp;        /* built before clone; NULL: none */
   const PaddockLandlockPlan *landlock;     /* planned before clone; NULL: none */
 } SandboxConfig;
@@ -554,8 +560,23 @@ exec_agent (const SandboxConfig *cfg)
         die_errno (EXIT_SETUP, what, NULL, err);
     }
 
-  /* Nothing of ours or of whoever started us reaches the agent but 0-2. */
-  if (close_range (3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+  /* Its leased sockets at 3…: first out of the way of every target, then
+   * into place (dup2 leaves the targets open across exec). */
+  if (cfg->n_listen_fds > 0)
+    {
+      int high[G_N_ELEMENTS (cfg->listen_fds)];
+
+      for (guint i = 0; i < cfg->n_listen_fds; i++)
+        if ((high[i] = fcntl (cfg->listen_fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
+          die_errno (EXIT_SETUP, "cannot move a listening socket", NULL, errno);
+      for (guint i = 0; i < cfg->n_listen_fds; i++)
+        if (dup2 (high[i], 3 + (int) i) < 0)
+          die_errno (EXIT_SETUP, "cannot move a listening socket", NULL, errno);
+    }
+
+  /* Nothing of ours or of whoever started us reaches the agent but 0-2
+   * (and its leased sockets). */
+  if (close_range (3 + cfg->n_listen_fds, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     die_errno (EXIT_SETUP, "close_range failed", NULL, errno);
 
   err = exec_in_path (cfg->argv, cfg->envp, cfg->path_env);
@@ -2780,6 +2801,7 @@ main (int    argc,
   gint probe_pid = 0;
   gint probe_port = 0;
   gint proxy_port = 3128;
+  g_auto(GStrv) listen_fd_args = NULL;
   g_auto(GStrv) bind_port_args = NULL;
   g_autoptr(GArray) bind_ports = g_array_new (FALSE, FALSE, sizeof (guint16));
   g_autofree char *net_arg = NULL;
@@ -2802,6 +2824,8 @@ main (int    argc,
     { "net", 0, 0, G_OPTION_ARG_STRING, &net_arg,
       "host (default: the user's network), none (own namespace, loopback only) or proxy (as none, plus a socket for the daemon's proxy)", "MODE" },
     { "proxy-port", 0, 0, G_OPTION_ARG_INT, &proxy_port, "With --net proxy: the port inside (default 3128)", "PORT" },
+    { "listen-fd", 0, 0, G_OPTION_ARG_STRING_ARRAY, &listen_fd_args,
+      "A listening socket for the agent, as fd 3, 4… in order (repeatable, at most 16)", "N" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
       "Leave out a layer (landlock or seccomp) and report it unenforced: for tests of the strict profile", "LAYER" },
     { NULL }
@@ -2984,6 +3008,15 @@ main (int    argc,
         guint16 p16 = (guint16) port;
         g_array_append_val (bind_ports, p16);
       }
+    }
+  for (guint i = 0; listen_fd_args != NULL && listen_fd_args[i] != NULL; i++)
+    {
+      if (i >= G_N_ELEMENTS (cfg.listen_fds))
+        {
+          g_printerr ("paddock-sandbox: at most %u --listen-fd\n", (guint) G_N_ELEMENTS (cfg.listen_fds));
+          return EXIT_USAGE;
+        }
+      cfg.listen_fds[cfg.n_listen_fds++] = parse_fd ("--listen-fd", listen_fd_args[i]);
     }
   if (net_arg == NULL || g_str_equal (net_arg, "host"))
     cfg.own_network = FALSE;
