@@ -37,7 +37,8 @@ struct _PaddockNetJournal
 
   char    *path;       /* NULL: memory only */
   char    *old_path;   /* PATH.1 */
-  int      fd;         /* PATH, O_APPEND; -1 when closed or failed */
+  int      fd;         /* PATH, O_APPEND; -1 until the first append, or failed */
+  gboolean open_failed; /* said so once; not retried for every record */
   gsize    file_bytes; /* PATH's size */
   gsize    max_file_bytes;
   guint    max_records;
@@ -163,7 +164,8 @@ paddock_net_journal_new (const char *path,
       self->old_path = g_strconcat (path, ".1", NULL);
       load_file (self, self->old_path);
       load_file (self, self->path);
-      open_file (self);
+      /* The file is opened (made) by the first append: a session that
+       * never uses the network has none. */
     }
   return self;
 }
@@ -177,6 +179,11 @@ write_line (PaddockNetJournal *self,
 
   if (self->path == NULL)
     return;
+  if (self->fd < 0 && !self->open_failed)
+    {
+      open_file (self);
+      self->open_failed = self->fd < 0;
+    }
 
   if (self->fd >= 0 && self->file_bytes > 0 && self->file_bytes + len > self->max_file_bytes / 2)
     {
