@@ -201,7 +201,8 @@ _paddock_session_network_add_environment (PaddockSessionNetwork *network,
  * the daemon's environment replaces DNS for the proxy (see
  * paddock_proxy_set_resolver_override). */
 static void
-apply_test_resolver (PaddockProxy *proxy)
+apply_test_resolver (PaddockSessionNetwork *network,
+                     PaddockProxy          *proxy)
 {
   const char *text = g_getenv ("PADDOCK_TEST_PROXY_RESOLVE");
   g_autoptr(GHashTable) map = NULL;
@@ -209,6 +210,8 @@ apply_test_resolver (PaddockProxy *proxy)
 
   if (text == NULL)
     return;
+  g_message ("Session %s: PADDOCK_TEST_PROXY_RESOLVE is set, so its proxy resolves names from it, "
+             "not from DNS (a test switch)", paddock_session_impl_get_id (network->session));
   map = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   pairs = g_strsplit (text, ",", 256);
   for (guint i = 0; pairs[i] != NULL; i++)
@@ -253,7 +256,7 @@ _paddock_session_network_take_listener (PaddockSessionNetwork *network,
     }
   /* The journal is the ring that counts; the proxy's own stays minimal. */
   paddock_proxy_set_max_records (network->proxy, 1);
-  apply_test_resolver (network->proxy);
+  apply_test_resolver (network, network->proxy);
   network->record_id = g_signal_connect (network->proxy, "record-added",
                                          G_CALLBACK (record_added_cb), network);
 }
