@@ -865,98 +865,6 @@ find_in_path (const char *program,
 /* The agent's environment is an allowlist: nothing else of the daemon's
  * environment (API keys, the bus address, DISPLAY…) reaches it. What the
  * creator passed explicitly comes last and wins. */
-/* Its leased ports by name, for the agent and every command: PORT is the
- * first (what most frameworks read), PADDOCK_PORT_<NAME> each one, the
- * name upper-cased with anything but letters and digits as "_". */
-static GStrv
-add_port_environment (PaddockSessionImpl *self,
-                      GStrv               env)
-{
-  for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len; i++)
-    {
-      PaddockLease *lease = g_ptr_array_index (self->config.leases, i);
-      g_autofree char *port = g_strdup_printf ("%u", paddock_lease_get_port (lease));
-      g_autofree char *name = g_ascii_strup (paddock_lease_get_name (lease), -1);
-      g_autofree char *variable = NULL;
-
-      for (char *p = name; *p != '\0'; p++)
-        if (!g_ascii_isalnum (*p))
-          *p = '_';
-      variable = g_strconcat ("PADDOCK_PORT_", name, NULL);
-      if (i == 0)
-        env = g_environ_setenv (env, "PORT", port, TRUE);
-      env = g_environ_setenv (env, variable, port, TRUE);
-    }
-  return env;
-}
-
-/* The socket-activation protocol (sd_listen_fds(3)) for the agent alone:
- * its leased sockets are fds 3… in lease order, named by LISTEN_FDNAMES.
- * LISTEN_PID is @pid, or a placeholder the child fills in with its own. */
-static GStrv
-add_listen_environment (PaddockSessionImpl *self,
-                        GStrv               env,
-                        const char         *pid)
-{
-  g_autoptr(GString) names = g_string_new (NULL);
-  g_autofree char *count = NULL;
-
-  if (self->config.leases == NULL || self->config.leases->len == 0)
-    return env;
-  for (guint i = 0; i < self->config.leases->len; i++)
-    g_string_append_printf (names, "%s%s", i > 0 ? ":" : "",
-                            paddock_lease_get_name (g_ptr_array_index (self->config.leases, i)));
-  count = g_strdup_printf ("%u", self->config.leases->len);
-  env = g_environ_setenv (env, "LISTEN_FDS", count, TRUE);
-  env = g_environ_setenv (env, "LISTEN_FDNAMES", names->str, TRUE);
-  env = g_environ_setenv (env, "LISTEN_PID", pid, TRUE);
-  return env;
-}
-
-/* In the forked child only (async-signal-safe): moves the leased sockets
- * to fds @first…, clear of whatever else the child still holds. The
- * sockets are first duplicated above 64, where nothing is overwritten. */
-static gboolean
-child_take_listen_fds (const int *fds,
-                       guint      n,
-                       int       *high)
-{
-  for (guint i = 0; i < n; i++)
-    if ((high[i] = fcntl (fds[i], F_DUPFD, 64)) < 0)
-      return FALSE;
-  return TRUE;
-}
-
-static gboolean
-child_place_listen_fds (const int *high,
-                        guint      n,
-                        int        first)
-{
-  for (guint i = 0; i < n; i++)
-    if (dup2 (high[i], first + (int) i) < 0)
-      return FALSE;
-  return TRUE;
-}
-
-/* Writes @value in decimal into @out (room for 20 digits and a NUL). */
-static void
-child_format_pid (char  *out,
-                  pid_t  value)
-{
-  char digits[24];
-  int n = 0;
-
-  do
-    {
-      digits[n++] = (char) ('0' + value % 10);
-      value /= 10;
-    }
-  while (value > 0 && n < 20);
-  for (int i = 0; i < n; i++)
-    out[i] = digits[n - 1 - i];
-  out[n] = '\0';
-}
-
 static GStrv
 build_environment (PaddockSessionImpl *self)
 {
@@ -979,7 +887,7 @@ build_environment (PaddockSessionImpl *self)
       }
   env = g_environ_setenv (env, "HOME", self->config.home, TRUE);
   env = g_environ_setenv (env, "PADDOCK_SESSION", self->id, TRUE);
-  env = add_port_environment (self, env);
+  env = _paddock_session_network_add_port_environment (self->config.leases, env);
 
   g_hash_table_iter_init (&iter, self->config.env);
   while (g_hash_table_iter_next (&iter, &key, &value))
@@ -1500,7 +1408,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     {
       envp = build_sandbox_environment (self);
       /* The agent is always pid 2 of the sandbox's PID namespace. */
-      envp = add_listen_environment (self, envp, "2");
+      envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "2");
       program = g_strdup (self->config.helper);
       g_ptr_array_add (argv, g_strdup (program));
       g_ptr_array_add (argv, g_strdup ("--workspace"));
@@ -1600,7 +1508,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       const char *session_path;
 
       envp = build_environment (self);
-      envp = add_listen_environment (self, envp, "00000000000000000000");
+      envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "00000000000000000000");
       session_path = g_environ_getenv (envp, "PATH");
       program = find_in_path (self->config.command[0],
                               session_path != NULL ? session_path : "/usr/local/bin:/usr/bin:/bin");
@@ -1673,7 +1581,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       char **child_argv = (char **) argv->pdata;
       int listen_high[G_N_ELEMENTS (listen_fds)];
 
-      if (!child_take_listen_fds (listen_fds, n_listen_fds, listen_high))
+      if (!_paddock_session_network_child_take_listen_fds (listen_fds, n_listen_fds, listen_high))
         _exit (126);
 
       if (sandboxed)
@@ -1688,7 +1596,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
               dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
               dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
-              !child_place_listen_fds (listen_high, n_listen_fds, 5))
+              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 5))
             _exit (126);
           syscall (SYS_close_range, 5U + n_listen_fds, ~0U, 0U);
         }
@@ -1699,13 +1607,13 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
            * terminal. */
           if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 ||
               dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0 ||
-              !child_place_listen_fds (listen_high, n_listen_fds, 3))
+              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 3))
             _exit (126);
           /* No descriptor of the daemon's survives into the agent but its
            * leased sockets. */
           syscall (SYS_close_range, 3U + n_listen_fds, ~0U, 0U);
           if (listen_pid_digits != NULL)
-            child_format_pid (listen_pid_digits, getpid ());
+            _paddock_session_network_child_format_pid (listen_pid_digits, getpid ());
         }
 
       if (chdir (self->config.workspace) < 0)

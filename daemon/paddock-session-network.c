@@ -1,4 +1,4 @@
-/* paddock-session-network.c — org.paddock.Session1's network: the proxy, its policy and its records
+/* paddock-session-network.c — org.paddock.Session1's network: the proxy, its policy, its records, leased ports
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -20,14 +20,19 @@
  * open requests and tunnels the new policy would refuse are ended. A change that needs another network
  * namespace (to or from host, or to proxy without the socket) is refused
  * with RestartRequired.
+ *
+ * Ports leased at create (net host only) reach the agent by the
+ * socket-activation protocol; the helpers for that are at the end.
  */
 
 #include "config.h"
 
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "paddock-error.h"
+#include "paddock-lease.h"
 #include "paddock-net-journal.h"
 #include "paddock-proxy.h"
 #include "paddock-session-impl-private.h"
@@ -338,4 +343,98 @@ _paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
     }
   paddock_ipc_session1_complete_set_network_policy (session, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* ---- leased ports (net host) ------------------------------------------- */
+
+/* Its leased ports by name, for the agent and every command: PORT is the
+ * first (what most frameworks read), PADDOCK_PORT_<NAME> each one, the
+ * name upper-cased with anything but letters and digits as "_". */
+char **
+_paddock_session_network_add_port_environment (GPtrArray  *leases,
+                                               char      **env)
+{
+  for (guint i = 0; leases != NULL && i < leases->len; i++)
+    {
+      PaddockLease *lease = g_ptr_array_index (leases, i);
+      g_autofree char *port = g_strdup_printf ("%u", paddock_lease_get_port (lease));
+      g_autofree char *name = g_ascii_strup (paddock_lease_get_name (lease), -1);
+      g_autofree char *variable = NULL;
+
+      for (char *p = name; *p != '\0'; p++)
+        if (!g_ascii_isalnum (*p))
+          *p = '_';
+      variable = g_strconcat ("PADDOCK_PORT_", name, NULL);
+      if (i == 0)
+        env = g_environ_setenv (env, "PORT", port, TRUE);
+      env = g_environ_setenv (env, variable, port, TRUE);
+    }
+  return env;
+}
+
+/* The socket-activation protocol (sd_listen_fds(3)) for the agent alone:
+ * its leased sockets are fds 3… in lease order, named by LISTEN_FDNAMES.
+ * LISTEN_PID is @pid, or a placeholder the child fills in with its own. */
+char **
+_paddock_session_network_add_listen_environment (GPtrArray   *leases,
+                                                 char       **env,
+                                                 const char  *pid)
+{
+  g_autoptr(GString) names = g_string_new (NULL);
+  g_autofree char *count = NULL;
+
+  if (leases == NULL || leases->len == 0)
+    return env;
+  for (guint i = 0; i < leases->len; i++)
+    g_string_append_printf (names, "%s%s", i > 0 ? ":" : "",
+                            paddock_lease_get_name (g_ptr_array_index (leases, i)));
+  count = g_strdup_printf ("%u", leases->len);
+  env = g_environ_setenv (env, "LISTEN_FDS", count, TRUE);
+  env = g_environ_setenv (env, "LISTEN_FDNAMES", names->str, TRUE);
+  env = g_environ_setenv (env, "LISTEN_PID", pid, TRUE);
+  return env;
+}
+
+/* In the forked child only (async-signal-safe): moves the leased sockets
+ * to fds @first…, clear of whatever else the child still holds. The
+ * sockets are first duplicated above 64, where nothing is overwritten. */
+gboolean
+_paddock_session_network_child_take_listen_fds (const int *fds,
+                                                guint      n,
+                                                int       *high)
+{
+  for (guint i = 0; i < n; i++)
+    if ((high[i] = fcntl (fds[i], F_DUPFD, 64)) < 0)
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+_paddock_session_network_child_place_listen_fds (const int *high,
+                                                 guint      n,
+                                                 int        first)
+{
+  for (guint i = 0; i < n; i++)
+    if (dup2 (high[i], first + (int) i) < 0)
+      return FALSE;
+  return TRUE;
+}
+
+/* Writes @value in decimal into @out (room for 20 digits and a NUL). */
+void
+_paddock_session_network_child_format_pid (char  *out,
+                                           pid_t  value)
+{
+  char digits[24];
+  int n = 0;
+
+  do
+    {
+      digits[n++] = (char) ('0' + value % 10);
+      value /= 10;
+    }
+  while (value > 0 && n < 20);
+  for (int i = 0; i < n; i++)
+    out[i] = digits[n - 1 - i];
+  out[n] = '\0';
 }
