@@ -355,9 +355,19 @@ check "create --net proxy --port: NotEnforced (no forwarding into a namespace of
 # ---- records outlive the session -------------------------------------------------
 
 "$CTL" stop "$id" >/dev/null
-check "after stop, the records are still listed" test "$(records "$id" 'len(r) > 4')" = True
-"$CTL" destroy "$id" >/dev/null
 "$CTL" destroy "$none_id" >/dev/null
+n_records=$(records "$id" 'len(r)')
+check "after stop, the records are still listed" test "$n_records" -gt 4
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+"$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+check "after a daemon restart, the same records from the session's file, numbered as before" \
+  test "$(records "$id" 'len(r), r[-1]["seq"] == len(r), r[0]["seq"]')" = "($n_records, True, 1)"
+check "…and the network mode it had (proxy)" \
+  test "$(field "$id" 'd["net"]')" = proxy
+"$CTL" destroy "$id" >/dev/null
 check "the daemon is still running at the end" kill -0 "$daemon_pid"
 
 echo "1..$n"
