@@ -409,9 +409,23 @@ display_time (guint64 usec)
   return local != NULL ? g_date_time_format (local, "%Y-%m-%d %H:%M:%S %Z") : g_strdup ("-");
 }
 
+/* The daemon's leases (Ports1.ListLeases), for the "ports" of sessions;
+ * NULL (no ports shown) when they cannot be listed. */
+static GVariant *
+list_all_leases (Paddockctl *ctl)
+{
+  PaddockIpcPorts1 *ports = paddockctl_get_ports (ctl, NULL);
+  GVariant *leases = NULL;
+
+  if (ports == NULL || !paddock_ipc_ports1_call_list_leases_sync (ports, &leases, NULL, NULL))
+    return NULL;
+  return leases;
+}
+
 static void
 add_session_to_builder (JsonBuilder       *builder,
-                        const SessionInfo *info)
+                        const SessionInfo *info,
+                        GVariant          *leases)
 {
   g_autofree char *workspace = display_bytes (info->workspace);
 
@@ -449,10 +463,31 @@ add_session_to_builder (JsonBuilder       *builder,
     json_builder_add_int_value (builder, info->exit_status);
   else
     json_builder_add_null_value (builder);
-  /* Leases tied to sessions come with a later version; the field exists
-   * now so that scripts can rely on it. */
+  /* Its leases: those Ports1 lists as tied to this session. */
   json_builder_set_member_name (builder, "ports");
   json_builder_begin_array (builder);
+  for (gsize i = 0; leases != NULL && i < g_variant_n_children (leases); i++)
+    {
+      g_autoptr(GVariant) lease = g_variant_get_child_value (leases, i);
+      const char *session = "", *name = "", *owner = "";
+      guint16 port = 0;
+
+      if (!g_variant_lookup (lease, "session", "&s", &session) || g_strcmp0 (session, info->id) != 0)
+        continue;
+      g_variant_lookup (lease, "port", "q", &port);
+      g_variant_lookup (lease, "name", "&s", &name);
+      g_variant_lookup (lease, "owner", "&s", &owner);
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "port");
+      json_builder_add_int_value (builder, port);
+      json_builder_set_member_name (builder, "name");
+      json_builder_add_string_value (builder, name);
+      json_builder_set_member_name (builder, "owner");
+      json_builder_add_string_value (builder, owner);
+      json_builder_set_member_name (builder, "session");
+      json_builder_add_string_value (builder, session);
+      json_builder_end_object (builder);
+    }
   json_builder_end_array (builder);
   json_builder_set_member_name (builder, "processes");
   json_builder_add_int_value (builder, info->processes);
@@ -497,8 +532,9 @@ print_session_json (Paddockctl        *ctl,
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GVariant) leases = list_all_leases (ctl);
 
-  add_session_to_builder (builder, info);
+  add_session_to_builder (builder, info, leases);
   root = json_builder_get_root (builder);
   paddockctl_print_json (ctl, root);
 }
@@ -616,11 +652,12 @@ paddockctl_create (Paddockctl  *ctl,
     { "size", 0, 0, G_OPTION_ARG_STRING, &size,
       "The terminal's size, 1–1000 each (default: 80x24)", "COLSxROWS" },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net,
-      "Network: host (default), none (own namespace, loopback only), proxy (later version)", "MODE" },
+      "Network: host (default), none (own namespace, loopback only), proxy (as none, out only through the daemon's proxy)", "MODE" },
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
-      "Allow a domain through the proxy (later version)", "D" },
+      "With --net proxy: let the proxy reach D (example.com, *.example.com, !D denies; repeatable)", "D" },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
-      "Lease a port for the session (later version)", "NAME" },
+      "Lease a port named NAME for the session (net host; repeatable): the agent gets it as a "
+      "listening socket (LISTEN_FDS), PORT and PADDOCK_PORT_<NAME>", "NAME" },
     { NULL }
   };
   int options_argc = argc;
@@ -653,14 +690,10 @@ paddockctl_create (Paddockctl  *ctl,
       return exit_code;
   }
 
-  if (net != NULL && g_str_equal (net, "proxy"))
-    return fail_not_yet (ctl, "--net proxy");
-  if (net != NULL && !g_str_equal (net, "host") && !g_str_equal (net, "none"))
+  if (net != NULL && !g_str_equal (net, "host") && !g_str_equal (net, "none") && !g_str_equal (net, "proxy"))
     return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected host, none or proxy", net);
-  if (allow_domains != NULL)
-    return fail_not_yet (ctl, "--allow-domain");
-  if (ports != NULL)
-    return fail_not_yet (ctl, "--port");
+  if (allow_domains != NULL && (net == NULL || !g_str_equal (net, "proxy")))
+    return paddockctl_usage_error (ctl, command_path, "--allow-domain needs --net proxy");
 
   if (options_argc > 1)
     return paddockctl_usage_error (ctl, command_path,
@@ -721,6 +754,11 @@ paddockctl_create (Paddockctl  *ctl,
     g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
   if (net != NULL)
     g_variant_builder_add (&options, "{sv}", "net", g_variant_new_string (net));
+  if (ports != NULL)
+    g_variant_builder_add (&options, "{sv}", "ports", g_variant_new_strv ((const char * const *) ports, -1));
+  if (allow_domains != NULL)
+    g_variant_builder_add (&options, "{sv}", "allow-domains",
+                           g_variant_new_strv ((const char * const *) allow_domains, -1));
   g_variant_builder_add (&options, "{sv}", "env", g_variant_builder_end (&env_builder));
   if (pass_env != NULL)
     g_variant_builder_add (&options, "{sv}", "pass-env",
@@ -795,6 +833,7 @@ paddockctl_list (Paddockctl  *ctl,
     {
       g_autoptr(JsonBuilder) builder = json_builder_new ();
       g_autoptr(JsonNode) root = NULL;
+      g_autoptr(GVariant) leases = list_all_leases (ctl);
 
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "sessions");
@@ -805,7 +844,7 @@ paddockctl_list (Paddockctl  *ctl,
           g_auto(SessionInfo) info = { 0 };
 
           session_info_init (&info, dict, SOURCE_LIST, NULL);
-          add_session_to_builder (builder, &info);
+          add_session_to_builder (builder, &info, leases);
         }
       json_builder_end_array (builder);
       json_builder_end_object (builder);

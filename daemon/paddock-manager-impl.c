@@ -16,7 +16,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
-#include "paddock-session-impl.h"
+#include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
 
 /* Bounds on what one client may ask of the daemon (typed errors when hit). */
@@ -27,6 +27,7 @@
 #define MAX_ENV_ITEMS           256
 #define MAX_ENV_BYTES           (256 * 1024)
 #define MAX_NAME_BYTES          128
+#define MAX_SESSION_PORTS       16
 #define DESTROYED_LINGER_SECONDS 60
 
 struct _PaddockManagerImpl
@@ -156,16 +157,26 @@ paddock_manager_impl_unexport_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* The ports leased for a session at create, released when it is gone or
+ * never started. */
+static void
+release_session_leases (PaddockManagerImpl *self,
+                        const char         *id)
+{
+  g_autofree char *owner = g_strconcat ("session:", id, NULL);
+
+  if (self->registry != NULL)
+    paddock_registry_release_owner (self->registry, owner);
+}
+
 static void
 paddock_manager_impl_session_destroyed_cb (PaddockSessionImpl *session,
                                            PaddockManagerImpl *self)
 {
-  g_autofree char *owner = g_strconcat ("session:", paddock_session_impl_get_id (session), NULL);
   guint position;
 
   /* Its leases die with it. */
-  if (self->registry != NULL)
-    paddock_registry_release_owner (self->registry, owner);
+  release_session_leases (self, paddock_session_impl_get_id (session));
 
   /* Off the list at once; on the bus for one more minute, so that a late
    * call (a second Destroy, a Stop racing it) gets a clear NotFound rather
@@ -219,6 +230,7 @@ paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
   if (error != NULL)
     {
       g_debug ("Session %s did not start: %s", paddock_session_impl_get_id (session), error->message);
+      release_session_leases (pending->manager, paddock_session_impl_get_id (session));
       paddock_session_impl_kill_now (session);
       paddock_remove_tree (pending->session_dir);
       g_dbus_method_invocation_return_gerror (g_steal_pointer (&pending->invocation), error);
@@ -313,6 +325,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   g_autofree char *id = NULL;
   g_autofree char *session_dir = NULL;
   g_autofree char *resolved = NULL;
+  g_auto(GStrv) port_names = NULL;
   PendingCreate *pending;
   GVariantIter iter;
   const char *key;
@@ -362,6 +375,16 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
         {
           g_free (config.net_mode);
           config.net_mode = g_variant_dup_string (value, NULL);
+        }
+      else if (g_str_equal (key, "ports") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
+        {
+          g_strfreev (port_names);
+          port_names = g_variant_dup_strv (value, NULL);
+        }
+      else if (g_str_equal (key, "allow-domains") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
+        {
+          g_strfreev (config.allow_domains);
+          config.allow_domains = g_variant_dup_strv (value, NULL);
         }
       else if (g_str_equal (key, "env") && g_variant_is_of_type (value, G_VARIANT_TYPE ("a{ss}")))
         {
@@ -424,17 +447,48 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     return return_invalid (invocation, "The profile is “host”, “safe” or “strict”");
   if (config.net_mode == NULL)
     config.net_mode = g_strdup ("host");
-  if (g_strcmp0 (config.net_mode, "proxy") == 0)
+  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.net_mode, "none") != 0 &&
+      g_strcmp0 (config.net_mode, "proxy") != 0)
+    return return_invalid (invocation, "The network mode is host, none or proxy");
+  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.profile, "host") == 0)
+    return return_invalid (invocation, "The host profile has no network namespace: use net none or proxy "
+                                       "with safe or strict");
+  if (port_names != NULL && g_strv_length (port_names) > MAX_SESSION_PORTS)
+    return return_invalid (invocation, "A session leases at most 16 ports at create");
+  for (guint i = 0; port_names != NULL && port_names[i] != NULL; i++)
     {
+      g_autoptr(GError) name_error = NULL;
+
+      if (!paddock_registry_validate_name (port_names[i], &name_error))
+        return return_invalid (invocation, name_error->message);
+      for (guint j = 0; j < i; j++)
+        if (g_str_equal (port_names[i], port_names[j]))
+          return return_invalid (invocation, "Each port name once");
+    }
+  if (port_names != NULL && port_names[0] != NULL && g_strcmp0 (config.net_mode, "host") != 0)
+    {
+      /* Forwarding a host port into a namespace of its own is not there
+       * yet: refuse rather than lease a port nothing inside can reach. */
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                                             "The proxy network mode is not available in this version; "
-                                             "use none (no network) or host; nothing was started");
+                                             "A leased port cannot reach a session with a network "
+                                             "namespace of its own yet (net %s): use net host; "
+                                             "nothing was started", config.net_mode);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.net_mode, "none") != 0)
-    return return_invalid (invocation, "The network mode is host, none or proxy");
-  if (g_strcmp0 (config.net_mode, "none") == 0 && g_strcmp0 (config.profile, "host") == 0)
-    return return_invalid (invocation, "The host profile has no network namespace: use net none with safe or strict");
+  if (config.allow_domains != NULL && config.allow_domains[0] != NULL &&
+      g_strcmp0 (config.net_mode, "proxy") != 0)
+    return return_invalid (invocation, "Allowed domains apply to the proxy: they need net proxy");
+  {
+    g_autoptr(GError) rules_error = NULL;
+    g_autoptr(PaddockDomainRules) rules =
+      _paddock_session_network_build_rules ("proxy", (const char * const *) config.allow_domains, &rules_error);
+
+    if (rules == NULL)
+      {
+        g_dbus_method_invocation_return_gerror (invocation, rules_error);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+      }
+  }
   if (config.name != NULL && (strlen (config.name) > MAX_NAME_BYTES || strchr (config.name, '\n') != NULL))
     return return_invalid (invocation, "A session name is one line of at most 128 bytes");
 
@@ -489,6 +543,29 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
+  /* Its ports, leased to the session itself: they die with it. */
+  for (guint i = 0; port_names != NULL && port_names[i] != NULL; i++)
+    {
+      PaddockLease *lease = self->registry != NULL
+                            ? paddock_registry_lease (self->registry, NULL, id, port_names[i], 0, &error)
+                            : NULL;
+
+      if (lease == NULL)
+        {
+          release_session_leases (self, id);
+          paddock_remove_tree (session_dir);
+          if (error == NULL)
+            g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "No port registry");
+          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR,
+                                                 error->domain == PADDOCK_ERROR ? error->code : PADDOCK_ERROR_FAILED,
+                                                 "Could not lease port “%s”: %s", port_names[i], error->message);
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+      if (config.leases == NULL)
+        config.leases = g_ptr_array_new_with_free_func (g_object_unref);
+      g_ptr_array_add (config.leases, lease);
+    }
+
   config.helper = g_strdup (self->helper_path);
   if (g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL)
     config.staging = g_strdup (paddock_manager_impl_get_staging (self));
@@ -508,6 +585,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   if (!paddock_session_impl_start (session, paddock_manager_impl_session_ready_cb, pending, &error))
     {
       g_ptr_array_remove (self->starting, session);
+      release_session_leases (self, id);
       paddock_remove_tree (session_dir);
       g_dbus_method_invocation_return_gerror (g_steal_pointer (&pending->invocation), error);
       pending_create_free (pending);

@@ -35,6 +35,7 @@
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
+#include "paddock-lease.h"
 #include "paddock-scrollback.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
@@ -109,6 +110,9 @@ struct _PaddockSessionImpl
    * workspace itself). */
   PaddockStage               *stage;
 
+  /* The proxy, its policy's effect and the request journal. */
+  PaddockSessionNetwork      *network;
+
   /* Attached viewers (Viewer), each at its own offset in the scrollback. */
   GPtrArray                  *viewers;
   gboolean                    terminal_finished;
@@ -179,6 +183,8 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->cgroup_reason, g_free);
   g_clear_pointer (&config->staging, g_free);
   g_clear_pointer (&config->net_mode, g_free);
+  g_clear_pointer (&config->allow_domains, g_strfreev);
+  g_clear_pointer (&config->leases, g_ptr_array_unref);
 }
 
 /* A waiter owns the reference to its invocation that the handler was given
@@ -296,6 +302,11 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_builder_add_string_value (builder, boot_id);
   json_builder_set_member_name (builder, "net");
   json_builder_add_string_value (builder, self->config.net_mode);
+  json_builder_set_member_name (builder, "allow_domains");
+  json_builder_begin_array (builder);
+  for (guint i = 0; self->config.allow_domains != NULL && self->config.allow_domains[i] != NULL; i++)
+    json_builder_add_string_value (builder, self->config.allow_domains[i]);
+  json_builder_end_array (builder);
   json_builder_set_member_name (builder, "staging");
   json_builder_add_string_value (builder, self->config.staging != NULL ? self->config.staging : "none");
   json_builder_set_member_name (builder, "cgroup");
@@ -921,6 +932,7 @@ build_environment (PaddockSessionImpl *self)
       }
   env = g_environ_setenv (env, "HOME", self->config.home, TRUE);
   env = g_environ_setenv (env, "PADDOCK_SESSION", self->id, TRUE);
+  env = _paddock_session_network_add_port_environment (self->config.leases, env);
 
   g_hash_table_iter_init (&iter, self->config.env);
   while (g_hash_table_iter_next (&iter, &key, &value))
@@ -1092,6 +1104,7 @@ build_sandbox_environment (PaddockSessionImpl *self)
   if (!g_hash_table_contains (self->config.env, "PATH"))
     env = g_environ_setenv (g_steal_pointer (&env), "PATH",
                             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
+  env = _paddock_session_network_add_environment (self->network, g_steal_pointer (&env));
   return g_steal_pointer (&env);
 }
 
@@ -1198,7 +1211,13 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
         continue;
 
       object = json_node_get_object (json_parser_get_root (parser));
-      if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
+      if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "proxy") == 0)
+        {
+          /* The listening socket inside the session's namespace. */
+          if (fd >= 0)
+            _paddock_session_network_take_listener (self->network, g_steal_fd (&fd));
+        }
+      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
           self->ready_func != NULL)
         {
           g_autoptr(GError) refusal = NULL;
@@ -1270,6 +1289,8 @@ paddock_session_impl_exited_cb (GPid     pid,
     exit_status = 128 + WTERMSIG (wait_status);
 
   paddock_session_impl_fail_pending_execs (self);
+  /* Its network namespace went with it: nothing can use the proxy now. */
+  _paddock_session_network_stop (self->network);
   /* The sandbox is gone and its PID namespace with it: every command it
    * ran was killed with it, and no "command-exited" will come for them.
    * Say so, or their callers would wait for ever. */
@@ -1388,6 +1409,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   char slave_name[128];
   gboolean sandboxed;
   pid_t pid;
+  int listen_fds[16];
+  guint n_listen_fds = 0;
+  char *listen_pid_digits = NULL;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
@@ -1424,9 +1448,12 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       paddock_stage_record_baseline_in_thread (self->stage);
     }
 
+  _paddock_session_network_prepare (self->network, sandboxed ? self->config.net_mode : "host");
   if (sandboxed)
     {
       envp = build_sandbox_environment (self);
+      /* The agent is always pid 2 of the sandbox's PID namespace. */
+      envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "2");
       program = g_strdup (self->config.helper);
       g_ptr_array_add (argv, g_strdup (program));
       g_ptr_array_add (argv, g_strdup ("--workspace"));
@@ -1455,14 +1482,28 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           }
         g_ptr_array_add (argv, g_strdup ("--probe-pid"));
         g_ptr_array_add (argv, g_strdup_printf ("%d", (int) getpid ()));
-        if (g_strcmp0 (self->config.net_mode, "none") == 0 && canary_tcp_port () != 0)
+        if (g_strcmp0 (self->config.net_mode, "host") != 0 && canary_tcp_port () != 0)
           {
             g_ptr_array_add (argv, g_strdup ("--probe-port"));
             g_ptr_array_add (argv, g_strdup_printf ("%u", canary_tcp_port ()));
           }
       }
+      /* Its leased sockets at fds 5…, for the agent at 3…; on the host's
+       * network it may bind those ports and no other (Landlock). */
+      for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len; i++)
+        {
+          g_ptr_array_add (argv, g_strdup ("--listen-fd"));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + i));
+          g_ptr_array_add (argv, g_strdup ("--bind-port"));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (g_ptr_array_index (self->config.leases, i))));
+        }
       g_ptr_array_add (argv, g_strdup ("--net"));
       g_ptr_array_add (argv, g_strdup (self->config.net_mode));
+      if (g_strcmp0 (self->config.net_mode, "proxy") == 0)
+        {
+          g_ptr_array_add (argv, g_strdup ("--proxy-port"));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", PADDOCK_SESSION_PROXY_PORT));
+        }
       /* A test switch for the strict profile's refusal: layers named in
        * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
        * reported so). Nothing inside a session can set it. */
@@ -1512,6 +1553,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       const char *session_path;
 
       envp = build_environment (self);
+      envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "00000000000000000000");
       session_path = g_environ_getenv (envp, "PATH");
       program = find_in_path (self->config.command[0],
                               session_path != NULL ? session_path : "/usr/local/bin:/usr/bin:/bin");
@@ -1568,11 +1610,24 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       }
   }
 
+  /* The leased sockets, and where the host agent's LISTEN_PID goes. */
+  {
+    for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len && i < G_N_ELEMENTS (listen_fds); i++)
+      listen_fds[n_listen_fds++] = paddock_lease_get_fd (g_ptr_array_index (self->config.leases, i));
+    for (guint i = 0; !sandboxed && n_listen_fds > 0 && envp[i] != NULL; i++)
+      if (g_str_has_prefix (envp[i], "LISTEN_PID="))
+        listen_pid_digits = envp[i] + strlen ("LISTEN_PID=");
+  }
+
   /* Everything above is prepared before fork: see fork_session_child(). */
   pid = fork_session_child (self);
   if (pid == 0)
     {
       char **child_argv = (char **) argv->pdata;
+      int listen_high[G_N_ELEMENTS (listen_fds)];
+
+      if (!_paddock_session_network_child_take_listen_fds (listen_fds, n_listen_fds, listen_high))
+        _exit (126);
 
       if (sandboxed)
         {
@@ -1585,9 +1640,10 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           prctl (PR_SET_PDEATHSIG, SIGKILL);
           if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
               dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
-              dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0)
+              dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
+              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 5))
             _exit (126);
-          syscall (SYS_close_range, 5U, ~0U, 0U);
+          syscall (SYS_close_range, 5U + n_listen_fds, ~0U, 0U);
         }
       else
         {
@@ -1595,10 +1651,14 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
            * control, SIGHUP on hangup and SIGWINCH on resize work as in a
            * terminal. */
           if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 ||
-              dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0)
+              dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0 ||
+              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 3))
             _exit (126);
-          /* No descriptor of the daemon's survives into the agent. */
-          syscall (SYS_close_range, 3U, ~0U, 0U);
+          /* No descriptor of the daemon's survives into the agent but its
+           * leased sockets. */
+          syscall (SYS_close_range, 3U + n_listen_fds, ~0U, 0U);
+          if (listen_pid_digits != NULL)
+            _paddock_session_network_child_format_pid (listen_pid_digits, getpid ());
         }
 
       if (chdir (self->config.workspace) < 0)
@@ -2532,6 +2592,30 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+PaddockSessionNetwork *
+_paddock_session_impl_get_network (PaddockSessionImpl *self)
+{
+  return self->network;
+}
+
+/* SetNetworkPolicy decided: the new mode and allowlist are the session's,
+ * published and recorded. */
+void
+_paddock_session_impl_set_network_policy (PaddockSessionImpl *self,
+                                          const char         *mode,
+                                          const char * const *allow_domains)
+{
+  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
+
+  g_free (self->config.net_mode);
+  self->config.net_mode = g_strdup (mode);
+  g_strfreev (self->config.allow_domains);
+  self->config.allow_domains = g_strdupv ((GStrv) allow_domains);
+  paddock_ipc_session1_set_network_mode (session, mode);
+  paddock_ipc_session1_set_allowed_domains (session, allow_domains);
+  paddock_session_impl_save (self);
+}
+
 PaddockStage *
 _paddock_session_impl_get_stage (PaddockSessionImpl *self)
 {
@@ -2576,6 +2660,8 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_create_checkpoint = _paddock_session_impl_handle_create_checkpoint;
   iface->handle_list_checkpoints = _paddock_session_impl_handle_list_checkpoints;
   iface->handle_restore_checkpoint = _paddock_session_impl_handle_restore_checkpoint;
+  iface->handle_list_network_records = _paddock_session_impl_handle_list_network_records;
+  iface->handle_set_network_policy = _paddock_session_impl_handle_set_network_policy;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2656,6 +2742,7 @@ paddock_session_impl_dispose (GObject *object)
   paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
   g_clear_object (&self->stage);
+  g_clear_pointer (&self->network, _paddock_session_network_free);
   if (self->caller_watches != NULL)
     g_hash_table_remove_all (self->caller_watches);
 
@@ -2746,11 +2833,14 @@ paddock_session_impl_new (const char                 *id,
   self->config.cgroup_reason = g_strdup (config->cgroup_reason);
   self->config.staging = g_strdup (config->staging);
   self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
+  self->config.allow_domains = config->allow_domains != NULL ? g_strdupv (config->allow_domains) : g_new0 (char *, 1);
+  self->config.leases = config->leases != NULL ? g_ptr_array_ref (config->leases) : NULL;
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);
       PaddockStageKind kind;
 
+      self->network = _paddock_session_network_new (self, session_dir);
       self->record_path = g_build_filename (session_dir, "session.json", NULL);
       if (paddock_stage_kind_from_string (config->staging, &kind))
         {
@@ -2758,6 +2848,8 @@ paddock_session_impl_new (const char                 *id,
           self->stage = paddock_stage_new (stage_dir, config->workspace, kind);
         }
     }
+  if (self->network == NULL)
+    self->network = _paddock_session_network_new (self, NULL);
   self->scrollback = paddock_scrollback_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
 
   paddock_ipc_session1_set_id (session, id);
@@ -2768,6 +2860,7 @@ paddock_session_impl_new (const char                 *id,
   paddock_ipc_session1_set_profile (session, config->profile);
   paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
   paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
+  paddock_ipc_session1_set_allowed_domains (session, (const char * const *) self->config.allow_domains);
   paddock_ipc_session1_set_exit_status (session, -1);
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());
 
@@ -2831,8 +2924,22 @@ paddock_session_impl_new_from_record (const char  *record_path,
 
     if (paddock_stage_kind_from_string (staging, &kind))
       config.staging = g_strdup (staging);
-    config.net_mode = g_strdup (g_strcmp0 (json_object_get_string_member_with_default (record, "net", "host"), "none") == 0
-                                ? "none" : "host");
+  }
+  {
+    const char *net = json_object_get_string_member_with_default (record, "net", "host");
+    JsonArray *allow = json_object_has_member (record, "allow_domains") &&
+                       JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "allow_domains"))
+                       ? json_object_get_array_member (record, "allow_domains") : NULL;
+
+    config.net_mode = g_strdup (g_strcmp0 (net, "none") == 0 || g_strcmp0 (net, "proxy") == 0 ? net : "host");
+    if (allow != NULL && json_array_get_length (allow) <= PADDOCK_DOMAIN_RULES_MAX_PATTERNS)
+      {
+        config.allow_domains = g_new0 (char *, json_array_get_length (allow) + 1);
+        for (guint i = 0, j = 0; i < json_array_get_length (allow); i++)
+          if (JSON_NODE_HOLDS_VALUE (json_array_get_element (allow, i)) &&
+              json_node_get_value_type (json_array_get_element (allow, i)) == G_TYPE_STRING)
+            config.allow_domains[j++] = g_strdup (json_array_get_string_element (allow, i));
+      }
   }
   config.columns = 80;
   config.rows = 24;

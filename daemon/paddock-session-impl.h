@@ -27,7 +27,9 @@ typedef struct
   char        *cgroup_parent;  /* where session cgroups go, or NULL… */
   char        *cgroup_reason;  /* …and then why there is none */
   char        *staging;        /* "overlay" or "copy"; NULL for the host profile */
-  char        *net_mode;       /* "host" or "none" */
+  char        *net_mode;       /* "host", "none" or "proxy" */
+  GStrv        allow_domains;  /* the proxy's allowlist (NULL: empty) */
+  GPtrArray   *leases;         /* PaddockLease*: ports leased for it at create (NULL: none) */
 } PaddockSessionConfig;
 
 /* Called once: with NULL when the session runs, or with why it could not

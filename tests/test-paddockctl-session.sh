@@ -242,25 +242,28 @@ run "$tmp/out" "$tmp/err" --json status xyz
 check "a usage error with --json is one JSON error document, exit 2" \
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "2:org.paddock.Error.InvalidArgument"
 
-# ---- what arrives later: a clear failure, not “unknown command” ---------------------------
+# ---- network and port options that cannot apply ------------------------------------------
 
-later_ok ()
-{
-  run "$tmp/out" "$tmp/err" "$@"
-  [[ $rc -eq 1 && ! -s "$tmp/out" ]] && grep -q 'arrives with a later version' "$tmp/err"
-}
-check "net: exit 1, “arrives with a later version”" later_ok net 0123456789ab
-check "create --net proxy: exit 1, later version" later_ok create --workspace "$ws" --net proxy -- true
+check "create --profile host --net proxy: InvalidArgument" \
+  test "$("$CTL" --json create --workspace "$ws" --profile host --net proxy -- true | json /dev/stdin 'd["error"]["name"]' 2>&1)" \
+       = "org.paddock.Error.InvalidArgument"
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --net none -- true
 check "create --profile host --net none: InvalidArgument (no namespace to put it in)" \
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
-check "create --allow-domain: exit 1, later version" \
-  later_ok create --workspace "$ws" --allow-domain example.org -- true
-check "create --port: exit 1, later version" later_ok create --workspace "$ws" --port web -- true
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --allow-domain example.org -- true
+check "create --allow-domain without --net proxy: usage error, exit 2" test "$rc" = 2
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web -- true
+check "create --net none --port: NotEnforced (no forwarding into its namespace yet)" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotEnforced"
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --port 'bad name!' -- true
+check "create --port with a bad name: InvalidArgument" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
 
-run "$tmp/out" "$tmp/err" --json net 0123456789ab
-check "…with --json: org.paddock.Error.Failed" \
-  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.Failed"
+run "$tmp/out" "$tmp/err" --json net 0123456789ab records
+check "net records of an unknown session: NotFound" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+run "$tmp/out" "$tmp/err" net 0123456789ab
+check "net without an action: usage error, exit 2" test "$rc" = 2
 for verb in review apply drop; do
   run "$tmp/out" "$tmp/err" --json $verb 0123456789ab
   check "$verb of an unknown session: NotFound" \

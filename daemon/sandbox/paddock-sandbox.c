@@ -41,6 +41,18 @@
  *   --probe-stage DIR try an overlay mount like --stage overlay would, with
  *                     DIR (on the state folder's filesystem) as scratch space;
  *                     exit 0 if it works, else 71 with the reason on stderr.
+ *   --net host|none|proxy  host (default): the user's network. none: a
+ *                     network namespace of its own with only loopback, up.
+ *                     proxy: as none, and pid 1 listens on 127.0.0.1:PORT
+ *                     (--proxy-port, default 3128) inside it before the
+ *                     agent exists, and passes that listening socket to the
+ *                     daemon, which serves it (the session's only way out):
+ *                       {"event":"proxy","port":PORT}   + the socket (SCM_RIGHTS)
+ *                     sent before "started"; pid 1 keeps no copy.
+ *   --listen-fd N     (repeatable, at most 16) the agent gets fd N as fd 3,
+ *                     the next as 4…, in order: leased sockets passed by the
+ *                     socket-activation protocol (the caller sets LISTEN_FDS,
+ *                     LISTEN_FDNAMES and LISTEN_PID=2, the agent's pid).
  *   --die-with-parent stay tied to the parent for the whole run. By default
  *                     the helper dies with its parent only until the sandbox is
  *                     set up, so that a later daemon can re-adopt a session.
@@ -240,7 +252,10 @@ typedef struct {
   const char *probe_abstract;    /* a host abstract socket the agent must not reach */
   pid_t probe_pid;               /* a host pid the agent must not signal */
   guint16 probe_port;            /* a host loopback port the agent must not reach (net none) */
-  gboolean own_network;          /* --net none: a network namespace with loopback only */
+  gboolean own_network;          /* --net none or proxy: a network namespace with loopback only */
+  guint16 proxy_port;            /* --net proxy: pid 1 listens on 127.0.0.1:PORT inside for the daemon */
+  int listen_fds[16];            /* --listen-fd: the agent's fds 3… (socket activation) */
+  guint n_listen_fds;
   const struct sock_fprog *seccomp;        /* built before clone; NULL: none */
   const PaddockLandlockPlan *landlock;     /* planned before clone; NULL: none */
 } SandboxConfig;
@@ -545,8 +560,23 @@ exec_agent (const SandboxConfig *cfg)
         die_errno (EXIT_SETUP, what, NULL, err);
     }
 
-  /* Nothing of ours or of whoever started us reaches the agent but 0-2. */
-  if (close_range (3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+  /* Its leased sockets at 3…: first out of the way of every target, then
+   * into place (dup2 leaves the targets open across exec). */
+  if (cfg->n_listen_fds > 0)
+    {
+      int high[G_N_ELEMENTS (cfg->listen_fds)];
+
+      for (guint i = 0; i < cfg->n_listen_fds; i++)
+        if ((high[i] = fcntl (cfg->listen_fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
+          die_errno (EXIT_SETUP, "cannot move a listening socket", NULL, errno);
+      for (guint i = 0; i < cfg->n_listen_fds; i++)
+        if (dup2 (high[i], 3 + (int) i) < 0)
+          die_errno (EXIT_SETUP, "cannot move a listening socket", NULL, errno);
+    }
+
+  /* Nothing of ours or of whoever started us reaches the agent but 0-2
+   * (and its leased sockets). */
+  if (close_range (3 + cfg->n_listen_fds, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     die_errno (EXIT_SETUP, "close_range failed", NULL, errno);
 
   err = exec_in_path (cfg->argv, cfg->envp, cfg->path_env);
@@ -1720,6 +1750,10 @@ add_probe (LineBuf    *line,
   line_add (line, result != 0 ? "true}" : "false}");
 }
 
+/* --net proxy: the listening socket pid 1 made inside the namespace, until
+ * it goes to the daemon (run_init). */
+static int proxy_listen_fd = -1;
+
 static G_NORETURN void
 run_init (const SandboxConfig *cfg)
 {
@@ -1771,6 +1805,21 @@ run_init (const SandboxConfig *cfg)
       close (cfg->alive_fd);
     }
 
+  /* The proxy's socket goes to the daemon before the agent exists, so
+   * nothing inside ever holds it; connections made before the daemon
+   * serves it wait in its backlog. Without a control socket to send it on
+   * there is no way out at all, which is what none means anyway. */
+  if (proxy_listen_fd >= 0)
+    {
+      line_add (&line, "{\"event\":\"proxy\",\"port\":");
+      line_add_int (&line, cfg->proxy_port);
+      line_add (&line, "}\n");
+      send_event_with_fd (cfg->control_fd, &line, proxy_listen_fd);
+      close (proxy_listen_fd);
+      proxy_listen_fd = -1;
+      line.len = 0;
+    }
+
   /* "started" means the agent runs its own program: a close-on-exec pipe
    * reaches EOF only once its exec succeeded (or it died trying). Before
    * that, pid 2 is still our copy, with the capabilities it has yet to
@@ -1812,7 +1861,7 @@ run_init (const SandboxConfig *cfg)
       line_add (&line, ",\"seccomp_filters\":");
       line_add_int (&line, filters);
       line_add (&line, ",\"network\":\"");
-      line_add (&line, cfg->own_network ? "none" : "host");
+      line_add (&line, cfg->proxy_port != 0 ? "proxy" : cfg->own_network ? "none" : "host");
       line_add (&line, "\",\"landlock_abi\":");
       line_add_int (&line, ll != NULL ? ll->abi : 0);
       line_add (&line, ",\"landlock_fs\":\"");
@@ -2162,6 +2211,24 @@ sandbox_child (const SandboxConfig *cfg)
       if (ioctl (sock, SIOCSIFFLAGS, &ifr) != 0)
         die_errno (EXIT_SETUP, "cannot bring the loopback device up", NULL, errno);
       close (sock);
+    }
+
+  /* --net proxy: the session's one way out is a socket on its own
+   * loopback that the daemon serves from outside. Made here, before any
+   * program of the session runs, so none of them can take the port. */
+  if (cfg->proxy_port != 0)
+    {
+      struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (cfg->proxy_port),
+                                  .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+      int one = 1;
+
+      proxy_listen_fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (proxy_listen_fd < 0)
+        die_errno (EXIT_SETUP, "cannot make the proxy's socket", NULL, errno);
+      setsockopt (proxy_listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (bind (proxy_listen_fd, (struct sockaddr *) &addr, sizeof addr) != 0 ||
+          listen (proxy_listen_fd, 128) != 0)
+        die_errno (EXIT_SETUP, "cannot listen on the session's 127.0.0.1 for the proxy", NULL, errno);
     }
 
   /* Nothing we mount propagates back to the host (MS_SLAVE), while host
@@ -2733,6 +2800,8 @@ main (int    argc,
   g_autofree char *probe_abstract = NULL;
   gint probe_pid = 0;
   gint probe_port = 0;
+  gint proxy_port = 3128;
+  g_auto(GStrv) listen_fd_args = NULL;
   g_auto(GStrv) bind_port_args = NULL;
   g_autoptr(GArray) bind_ports = g_array_new (FALSE, FALSE, sizeof (guint16));
   g_autofree char *net_arg = NULL;
@@ -2752,7 +2821,11 @@ main (int    argc,
     { "probe-port", 0, 0, G_OPTION_ARG_INT, &probe_port, "Canary: a host loopback TCP port the agent must not reach", "PORT" },
     { "bind-port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &bind_port_args,
       "A TCP port the agent may bind (its leases; repeatable). Sharing the host's network, it may bind no other", "PORT" },
-    { "net", 0, 0, G_OPTION_ARG_STRING, &net_arg, "host (default: the user's network) or none (own namespace, loopback only)", "MODE" },
+    { "net", 0, 0, G_OPTION_ARG_STRING, &net_arg,
+      "host (default: the user's network), none (own namespace, loopback only) or proxy (as none, plus a socket for the daemon's proxy)", "MODE" },
+    { "proxy-port", 0, 0, G_OPTION_ARG_INT, &proxy_port, "With --net proxy: the port inside (default 3128)", "PORT" },
+    { "listen-fd", 0, 0, G_OPTION_ARG_STRING_ARRAY, &listen_fd_args,
+      "A listening socket for the agent, as fd 3, 4… in order (repeatable, at most 16)", "N" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
       "Leave out a layer (landlock or seccomp) and report it unenforced: for tests of the strict profile", "LAYER" },
     { NULL }
@@ -2936,14 +3009,28 @@ main (int    argc,
         g_array_append_val (bind_ports, p16);
       }
     }
+  for (guint i = 0; listen_fd_args != NULL && listen_fd_args[i] != NULL; i++)
+    {
+      if (i >= G_N_ELEMENTS (cfg.listen_fds))
+        {
+          g_printerr ("paddock-sandbox: at most %u --listen-fd\n", (guint) G_N_ELEMENTS (cfg.listen_fds));
+          return EXIT_USAGE;
+        }
+      cfg.listen_fds[cfg.n_listen_fds++] = parse_fd ("--listen-fd", listen_fd_args[i]);
+    }
   if (net_arg == NULL || g_str_equal (net_arg, "host"))
     cfg.own_network = FALSE;
   else if (g_str_equal (net_arg, "none") && !cfg.host_profile)
     cfg.own_network = TRUE;
+  else if (g_str_equal (net_arg, "proxy") && !cfg.host_profile && proxy_port > 0 && proxy_port < 65536)
+    {
+      cfg.own_network = TRUE;
+      cfg.proxy_port = (guint16) proxy_port;
+    }
   else
     {
-      g_printerr ("paddock-sandbox: --net wants host or none (and none needs the safe profile), got '%s'\n",
-                  net_arg);
+      g_printerr ("paddock-sandbox: --net wants host, none or proxy (none and proxy need the safe profile, "
+                  "--proxy-port 1 to 65535), got '%s'\n", net_arg);
       return EXIT_USAGE;
     }
   cfg.argv = argv + 1;
