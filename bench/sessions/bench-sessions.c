@@ -18,6 +18,7 @@
  *  - the daemon's memory: VmRSS idle and with 50 idle safe sessions.
  *
  * Usage: bench-sessions [--relay-mib N]   (default 1024: 1 GiB)
+ *        bench-sessions --start-only       (section 1 alone, for quick runs)
  *
  * Every session made here is destroyed before exit, failures included.
  * Exits non-zero when Paddock's correctness breaks during the run:
@@ -924,6 +925,32 @@ verdict (gboolean met)
   return met ? "met" : "MISSED";
 }
 
+static void
+print_start (const StartFigures *start,
+             double              ping_ms)
+{
+  double bare = median (start->bare);
+  double unshare = median (start->unshare);
+  double host = median (start->host);
+  double safe = median (start->safe);
+
+  g_print ("1. session start: create -> first output byte of `sh -c '" START_SCRIPT "'`\n");
+  g_print ("%-46s %10s %10s\n", "", "median", "min");
+  g_print ("%-46s %7.2f ms %7.2f ms\n", "bare posix_spawn, read a pipe", bare, minimum (start->bare));
+  g_print ("%-46s %7.2f ms %7.2f ms\n", "unshare -Urmpf --mount-proc, read a pipe", unshare,
+           minimum (start->unshare));
+  g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare\n", "paddock host profile (CreateSession+Attach)",
+           host, minimum (start->host), host / bare);
+  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", median (start->host_create));
+  g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare  %5.2fx unshare\n",
+           "paddock safe profile (CreateSession+Attach)", safe, minimum (start->safe), safe / bare,
+           safe / unshare);
+  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", median (start->safe_create));
+  g_print ("%-46s %7.2f ms\n", "bus round trip (Peer.Ping), for scale", ping_ms);
+  g_print ("   target: safe < 2x unshare: %s\n", verdict (safe < 2 * unshare));
+  g_print ("   peer figures (ANCHORS.md): bare ls ~ 3 ms; namespaces add ~ 4 ms; docker/podman 280-380 ms\n\n");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -934,25 +961,24 @@ main (int   argc,
   RelayFigures relay = { 0, };
   MemoryFigures memory = { 0, };
   double ping_ms;
-  double bare;
-  double unshare;
-  double host;
-  double safe;
   double client_ms;
   double kernel_ms;
   double raw_rate;
   double relay_rate;
   double per_session_kib;
   gboolean failed = FALSE;
+  gboolean start_only = FALSE;
   guint64 relay_mib = 1024;
 
   signal (SIGPIPE, SIG_IGN);
 
   if (argc == 3 && g_str_equal (argv[1], "--relay-mib"))
     relay_mib = g_ascii_strtoull (argv[2], NULL, 10);
+  else if (argc == 2 && g_str_equal (argv[1], "--start-only"))
+    start_only = TRUE;
   else if (argc != 1)
     {
-      g_printerr ("usage: %s [--relay-mib N]\n", argv[0]);
+      g_printerr ("usage: %s [--relay-mib N | --start-only]\n", argv[0]);
       return 2;
     }
   if (relay_mib == 0 || relay_mib > 64 * 1024)
@@ -984,6 +1010,15 @@ main (int   argc,
   daemon_under_test = paddock_test_daemon_new (NULL);
   connection = paddock_test_daemon_get_connection (daemon_under_test);
 
+  if (start_only)
+    {
+      ping_ms = bus_round_trip_ms (connection);
+      measure_start (connection, &start);
+      print_start (&start, ping_ms);
+      destroy_everything ();
+      return EXIT_SUCCESS;
+    }
+
   /* Memory first, on a daemon that has done nothing else yet. */
   measure_memory (daemon_under_test, &memory);
   ping_ms = bus_round_trip_ms (connection);
@@ -991,10 +1026,6 @@ main (int   argc,
   measure_teardown (connection, &teardown);
   measure_relay (connection, &relay);
 
-  bare = median (start.bare);
-  unshare = median (start.unshare);
-  host = median (start.host);
-  safe = median (start.safe);
   client_ms = median (teardown.client);
   kernel_ms = median (teardown.kernel);
   raw_rate = (double) relay.bytes / median (relay.raw_s) / (1024.0 * 1024.0);
@@ -1004,21 +1035,7 @@ main (int   argc,
   g_print ("bench/sessions - medians of %u rounds (start), %u (teardown, relay); %u cores\n\n",
            START_ROUNDS, TEARDOWN_ROUNDS, g_get_num_processors ());
 
-  g_print ("1. session start: create -> first output byte of `sh -c '" START_SCRIPT "'`\n");
-  g_print ("%-46s %10s %10s\n", "", "median", "min");
-  g_print ("%-46s %7.2f ms %7.2f ms\n", "bare posix_spawn, read a pipe", bare, minimum (start.bare));
-  g_print ("%-46s %7.2f ms %7.2f ms\n", "unshare -Urmpf --mount-proc, read a pipe", unshare,
-           minimum (start.unshare));
-  g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare\n", "paddock host profile (CreateSession+Attach)",
-           host, minimum (start.host), host / bare);
-  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", median (start.host_create));
-  g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare  %5.2fx unshare\n",
-           "paddock safe profile (CreateSession+Attach)", safe, minimum (start.safe), safe / bare,
-           safe / unshare);
-  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", median (start.safe_create));
-  g_print ("%-46s %7.2f ms\n", "bus round trip (Peer.Ping), for scale", ping_ms);
-  g_print ("   target: safe < 2x unshare: %s\n", verdict (safe < 2 * unshare));
-  g_print ("   peer figures (ANCHORS.md): bare ls ~ 3 ms; namespaces add ~ 4 ms; docker/podman 280-380 ms\n\n");
+  print_start (&start, ping_ms);
 
   g_print ("2. teardown of %u processes (safe session, Session1.Destroy)\n", TEARDOWN_PROCESSES);
   g_print ("%-46s %7.1f ms   (min %.1f, max %.1f)\n", "paddock Destroy, client side", client_ms,

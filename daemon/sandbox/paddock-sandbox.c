@@ -41,6 +41,11 @@
  *   --probe-stage DIR try an overlay mount like --stage overlay would, with
  *                     DIR (on the state folder's filesystem) as scratch space;
  *                     exit 0 if it works, else 71 with the reason on stderr.
+ *   --seccomp-fd N    the seccomp filter to load, as a memfd sealed against
+ *                     writes holding its BPF program (the daemon builds it
+ *                     once with paddock_seccomp_build_sealed(), as bubblewrap's
+ *                     --seccomp FD). Without it the helper builds the same
+ *                     filter itself, which costs a few milliseconds per start.
  *   --die-with-parent stay tied to the parent for the whole run. By default
  *                     the helper dies with its parent only until the sandbox is
  *                     set up, so that a later daemon can re-adopt a session.
@@ -2736,6 +2741,7 @@ main (int    argc,
   g_auto(GStrv) bind_port_args = NULL;
   g_autoptr(GArray) bind_ports = g_array_new (FALSE, FALSE, sizeof (guint16));
   g_autofree char *net_arg = NULL;
+  g_autofree char *seccomp_fd_arg = NULL;
   gboolean die_with_parent = FALSE;
   GOptionEntry entries[] = {
     { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &workspace_arg, "Project folder (read-write, same path)", "DIR" },
@@ -2753,6 +2759,8 @@ main (int    argc,
     { "bind-port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &bind_port_args,
       "A TCP port the agent may bind (its leases; repeatable). Sharing the host's network, it may bind no other", "PORT" },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net_arg, "host (default: the user's network) or none (own namespace, loopback only)", "MODE" },
+    { "seccomp-fd", 0, 0, G_OPTION_ARG_STRING, &seccomp_fd_arg,
+      "Load the seccomp filter from this sealed memfd instead of building it", "N" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
       "Leave out a layer (landlock or seccomp) and report it unenforced: for tests of the strict profile", "LAYER" },
     { NULL }
@@ -2769,6 +2777,7 @@ main (int    argc,
   g_autoptr(GPtrArray) envp = g_ptr_array_new ();
   paddock_autofd int ready_read = -1;
   paddock_autofd int alive_write = -1;
+  paddock_autofd int seccomp_fd = -1;
   int ready_pipe[2];
   int alive_pipe[2];
   sigset_t set;
@@ -2986,9 +2995,14 @@ main (int    argc,
   /* Boundary layers, planned here (GLib, malloc) and applied by pid 1. A
    * layer left out is reported as such ("unenforced", or no filter in
    * /proc), never as applied. */
+  if (seccomp_fd_arg != NULL)
+    seccomp_fd = parse_fd ("--seccomp-fd", seccomp_fd_arg);
   if (!(without_layers != NULL && g_strv_contains ((const char *const *) without_layers, "seccomp")))
     {
-      if (!paddock_seccomp_build (&seccomp_prog, &error))
+      /* The daemon's ready-made program when it gave one: the same rules,
+       * without libseccomp's work in every session's start. */
+      if (seccomp_fd >= 0 ? !paddock_seccomp_read_sealed (seccomp_fd, &seccomp_prog, &error)
+                          : !paddock_seccomp_build (&seccomp_prog, &error))
         {
           g_printerr ("paddock-sandbox: %s\n", error->message);
           return EXIT_SETUP;
@@ -3024,6 +3038,9 @@ main (int    argc,
       }
     cfg.landlock = &landlock_plan;
   }
+
+  /* Read (or not wanted): nothing inside the sandbox holds it. */
+  paddock_close_fd (&seccomp_fd);
 
   if (pipe2 (ready_pipe, O_CLOEXEC) != 0 || pipe2 (alive_pipe, O_CLOEXEC) != 0)
     {
