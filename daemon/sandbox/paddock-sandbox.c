@@ -1602,23 +1602,31 @@ errno_name (int e)
  * the agent's confinement (the boundary is pid 1's, inherited; the
  * capabilities dropped as the agent drops them) attempts each forbidden
  * thing and reports the errno, one int per probe (-1: not run). */
-static void
-run_canaries (const SandboxConfig *cfg,
-              int                  results[N_PROBES])
+typedef struct {
+  pid_t pid;        /* the probing child, or -1 */
+  int results_fd;   /* its results come here (read end), or -1 */
+} Canaries;
+
+/* Forks the child that runs the probes and returns at once: it probes while
+ * the agent execs (two cores do both at once); finish_canaries() collects.
+ * CLOSE_IN_CHILD: an fd of pid 1's the child has no use for (the read end
+ * of the agent's exec pipe), or -1. */
+static Canaries
+start_canaries (const SandboxConfig *cfg,
+                int                  close_in_child)
 {
+  Canaries canaries = { -1, -1 };
   int pipe_fds[2];
   pid_t child;
 
-  for (guint i = 0; i < N_PROBES; i++)
-    results[i] = -1;
   if (pipe2 (pipe_fds, O_CLOEXEC) != 0)
-    return;
+    return canaries;
   child = fork ();
   if (child < 0)
     {
       close (pipe_fds[0]);
       close (pipe_fds[1]);
-      return;
+      return canaries;
     }
   if (child == 0)
     {
@@ -1627,6 +1635,8 @@ run_canaries (const SandboxConfig *cfg,
       int fd;
 
       close (pipe_fds[0]);
+      if (close_in_child >= 0)
+        close (close_in_child);
       if (drop_all_capabilities (&what) != 0)
         _exit (1);
 
@@ -1688,18 +1698,33 @@ run_canaries (const SandboxConfig *cfg,
     }
 
   close (pipe_fds[1]);
-  {
-    int got[N_PROBES];
-    ssize_t n;
+  canaries.pid = child;
+  canaries.results_fd = pipe_fds[0];
+  return canaries;
+}
 
-    while ((n = read (pipe_fds[0], got, sizeof got)) < 0 && errno == EINTR)
-      ;
-    if (n == (ssize_t) sizeof got)
-      memcpy (results, got, sizeof got);
-  }
-  close (pipe_fds[0]);
-  while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
+/* Waits for the probing child: RESULTS get its errno values (0: the probe
+ * got through), or -1 for every probe when it could not report. */
+static void
+finish_canaries (Canaries *canaries,
+                 int       results[N_PROBES])
+{
+  int got[N_PROBES];
+  ssize_t n = 0;
+
+  for (guint i = 0; i < N_PROBES; i++)
+    results[i] = -1;
+  if (canaries->pid < 0)
+    return;
+  while ((n = read (canaries->results_fd, got, sizeof got)) < 0 && errno == EINTR)
     ;
+  if (n == (ssize_t) sizeof got)
+    memcpy (results, got, sizeof got);
+  close (canaries->results_fd);
+  while (waitpid (canaries->pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  canaries->pid = -1;
+  canaries->results_fd = -1;
 }
 
 static void
@@ -1729,6 +1754,7 @@ static G_NORETURN void
 run_init (const SandboxConfig *cfg)
 {
   int probes[N_PROBES] = { -1, -1, -1, -1, -1 };
+  Canaries canaries = { -1, -1 };
   int exec_pipe[2];
   sigset_t set;
   pid_t agent;
@@ -1788,17 +1814,21 @@ run_init (const SandboxConfig *cfg)
   if (agent == 0)
     exec_agent (cfg);
   close (exec_pipe[1]);
+
+  /* The probes run while the agent execs: after the agent (which stays
+   * pid 2), in a child of their own with no capabilities, in the same
+   * boundary; nothing the agent can do inside it changes what they meet
+   * outside it. "started" waits for both, so the boundary evidence is
+   * complete (and strict refuses) before the session is reported running. */
+  if (!cfg->host_profile)
+    canaries = start_canaries (cfg, exec_pipe[0]);
   {
     char c;
     while (read (exec_pipe[0], &c, 1) < 0 && errno == EINTR)
       ;
   }
   close (exec_pipe[0]);
-
-  /* After the agent (which stays pid 2): nothing it can do inside the
-   * boundary changes what these probes meet outside it. */
-  if (!cfg->host_profile)
-    run_canaries (cfg, probes);
+  finish_canaries (&canaries, probes);
 
   line_add (&line, "{\"event\":\"started\",\"pid\":");
   line_add_int (&line, agent);
