@@ -940,7 +940,7 @@ paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
 }
 
 static gboolean paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                                   JsonBuilder         *request,
+                                                   GVariant            *request,
                                                    const int           *fds,
                                                    guint                n_fds,
                                                    GError             **error);
@@ -970,21 +970,16 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
       paddock_command_impl_needs_terminal (command))
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(JsonBuilder) request = json_builder_new ();
+      g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
 
       if (*fd >= 0 && paddock_command_impl_adopt_terminal (command, paddock_steal_fd (fd), &error))
         goto started;
 
       /* No terminal, no command: it goes, and Exec says why. */
-      json_builder_begin_object (request);
-      json_builder_set_member_name (request, "op");
-      json_builder_add_string_value (request, "kill");
-      json_builder_set_member_name (request, "id");
-      json_builder_add_int_value (request, id);
-      json_builder_set_member_name (request, "signal");
-      json_builder_add_int_value (request, SIGKILL);
-      json_builder_end_object (request);
-      paddock_session_impl_send_control (self, request, NULL, 0, NULL);
+      g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
+      g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 ((guint32) id));
+      g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (SIGKILL));
+      paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, NULL);
       if (invocation != NULL)
         {
           g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
@@ -2018,19 +2013,18 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-/* One request to the sandbox's pid 1: a JSON object in one SOCK_SEQPACKET
- * message, with @fds attached (SCM_RIGHTS). */
+/* One request to the sandbox's pid 1: an a{sv} GVariant (paddock-sandbox.c
+ * lists its members), serialized in one SOCK_SEQPACKET message, with @fds
+ * attached (SCM_RIGHTS). @request may be floating; it is consumed. */
 static gboolean
 paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                   JsonBuilder         *request,
+                                   GVariant            *request,
                                    const int           *fds,
                                    guint                n_fds,
                                    GError             **error)
 {
-  g_autoptr(JsonGenerator) generator = json_generator_new ();
-  g_autoptr(JsonNode) root = json_builder_get_root (request);
-  g_autofree char *text = NULL;
-  gsize length = 0;
+  g_autoptr(GVariant) owned = g_variant_ref_sink (request);
+  g_autoptr(GBytes) data = NULL;
   char control[CMSG_SPACE (sizeof (int) * 3)];
   struct iovec iov;
   struct msghdr message = { 0, };
@@ -2043,10 +2037,9 @@ paddock_session_impl_send_control (PaddockSessionImpl  *self,
       return FALSE;
     }
 
-  json_generator_set_root (generator, root);
-  text = json_generator_to_data (generator, &length);
-  iov.iov_base = text;
-  iov.iov_len = length;
+  data = g_variant_get_data_as_bytes (owned);
+  iov.iov_base = (void *) g_bytes_get_data (data, NULL);
+  iov.iov_len = g_bytes_get_size (data);
   message.msg_iov = &iov;
   message.msg_iovlen = 1;
 
@@ -2091,18 +2084,13 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
    * whole tree, setsid()ed descendants included. */
   if (self->sandboxed)
     {
-      g_autoptr(JsonBuilder) request = json_builder_new ();
+      g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
       g_autoptr(GError) error = NULL;
 
-      json_builder_begin_object (request);
-      json_builder_set_member_name (request, "op");
-      json_builder_add_string_value (request, "kill");
-      json_builder_set_member_name (request, "id");
-      json_builder_add_int_value (request, paddock_command_impl_get_id (command));
-      json_builder_set_member_name (request, "signal");
-      json_builder_add_int_value (request, signal_number);
-      json_builder_end_object (request);
-      if (!paddock_session_impl_send_control (self, request, NULL, 0, &error))
+      g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
+      g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (paddock_command_impl_get_id (command)));
+      g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (signal_number));
+      if (!paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, &error))
         g_debug ("Session %s: could not kill command %u: %s", self->id,
                  paddock_command_impl_get_id (command), error->message);
       return;
@@ -2368,7 +2356,7 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                                        gboolean             tty,
                                        GError             **error)
 {
-  g_autoptr(JsonBuilder) request = json_builder_new ();
+  g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
@@ -2380,33 +2368,20 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
-  json_builder_begin_object (request);
-  json_builder_set_member_name (request, "op");
-  json_builder_add_string_value (request, "spawn");
-  json_builder_set_member_name (request, "id");
-  json_builder_add_int_value (request, paddock_command_impl_get_id (command));
-  json_builder_set_member_name (request, "argv");
-  json_builder_begin_array (request);
-  for (guint i = 0; argv[i] != NULL; i++)
-    json_builder_add_string_value (request, argv[i]);
-  json_builder_end_array (request);
-  json_builder_set_member_name (request, "cwd");
-  json_builder_add_string_value (request, cwd);
-  json_builder_set_member_name (request, "env");
-  json_builder_begin_array (request);
-  for (guint i = 0; envp[i] != NULL; i++)
-    json_builder_add_string_value (request, envp[i]);
-  json_builder_end_array (request);
-  json_builder_set_member_name (request, "tty");
-  json_builder_add_boolean_value (request, tty);
-  json_builder_end_object (request);
+  g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("spawn"));
+  g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (paddock_command_impl_get_id (command)));
+  g_variant_builder_add (&request, "{sv}", "argv", g_variant_new_bytestring_array (argv, -1));
+  g_variant_builder_add (&request, "{sv}", "cwd", g_variant_new_bytestring (cwd));
+  g_variant_builder_add (&request, "{sv}", "env",
+                         g_variant_new_bytestring_array ((const char * const *) envp, -1));
+  g_variant_builder_add (&request, "{sv}", "tty", g_variant_new_boolean (tty));
 
   fds[0] = child_in;
   fds[1] = child_out;
   fds[2] = child_err;
   /* Our copies of the command's ends close when we return: the sandbox
    * has its own, and output ends when the command's are closed. */
-  return paddock_session_impl_send_control (self, request, fds, tty ? 0 : 3, error);
+  return paddock_session_impl_send_control (self, g_variant_builder_end (&request), fds, tty ? 0 : 3, error);
 }
 
 static gboolean

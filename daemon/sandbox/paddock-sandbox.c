@@ -84,21 +84,27 @@
  * calls: the whole mount plan is computed before clone().
  *
  * Commands (the daemon's Exec), over the --control-fd socket when it is a
- * SOCK_SEQPACKET socket: one JSON object per message, at most 128 KiB, with
- * fds attached as SCM_RIGHTS (at most 8):
- *   {"op":"spawn","id":N,"argv":["cmd","arg",…],"cwd":"/abs","env":["K=V",…],
- *    "tty":true}                 + 3 fds: stdin, stdout, stderr (may be one),
- *                                  or, with "tty":true, no fd at all: pid 1
+ * SOCK_SEQPACKET socket: one request per message, a GVariant of type a{sv}
+ * in its normal serialized form (native byte order), at most 128 KiB, with
+ * fds attached as SCM_RIGHTS (at most 8). Written here in GVariant's text
+ * notation (b'…' is a bytestring, "ay"):
+ *   {'op': <'spawn'>, 'id': <uint32 N>, 'argv': <[b'cmd', b'arg', …]>,
+ *    'cwd': <b'/abs'>, 'env': <[b'K=V', …]>, 'tty': <true>}
+ *                                + 3 fds: stdin, stdout, stderr (may be one),
+ *                                  or, with tty true, no fd at all: pid 1
  *                                  makes the terminal (see below)
- *   {"op":"kill","id":N,"signal":S}                          no fds
+ *   {'op': <'kill'>, 'id': <uint32 N>, 'signal': <int32 S>}   no fds
+ * (Events going the other way are JSON lines; requests are GVariants so that
+ * pid 1, which every command's supervisor is forked from, needs GLib only:
+ * no json-glib, GIO and the dozen libraries they load in every session.)
  * N is the daemon's (0 to 2^32-1, unique among running commands); argv is
- * 1 to 4096 strings, env 0 to 4096 K=V strings and is the command's whole
+ * 1 to 4096 bytestrings, env 0 to 4096 K=V bytestrings and is the command's whole
  * environment (its PATH finds argv[0]; default /usr/local/bin:/usr/bin:/bin);
  * cwd defaults to the workspace; tty (default false) makes the command a
  * session leader with fd 0 as controlling terminal, otherwise it gets a
  * process group of its own. A terminal the daemon made belongs to the
  * daemon's devpts, which is not in the sandbox's view: ttyname() and tty(1)
- * fail on it. So a "tty":true spawn without fds gets a PTY pair from the
+ * fail on it. So a tty spawn without fds gets a PTY pair from the
  * sandbox's own devpts instance (/dev/pts/ptmx), 80x24, the slave as the
  * command's stdio, and the master goes back to the daemon with "spawned"
  * (SCM_RIGHTS). Events, one per message, like the agent's:
@@ -111,7 +117,8 @@
  * (EBADF: not 3 fds; EINVAL: bad argv/env/cwd/tty; EEXIST: id running;
  * EAGAIN: 64 commands running; chdir/exec errno otherwise, after fork).
  * Events of different ids may interleave in any order. A request without a
- * valid id, of an unknown op, not JSON or too big, and a kill of an id not
+ * valid id, of an unknown op, not an a{sv} in normal form or too big, a
+ * member of the wrong type, and a kill of an id not
  * running, is dropped with one "ignoring a control request" line on stderr;
  * fds that came with it are closed. Without a kill, command-exited comes as
  * soon as the command itself exits: background processes it leaves keep
@@ -130,7 +137,7 @@
  * supervisor, a child of pid 1 that is a child subreaper (see
  * run_command_supervisor). Commands are confined like the agent: same
  * namespaces and root view, no_new_privs (pid 1's), no capabilities.
- * Requests are parsed with json-glib in pid 1, which is single-threaded (a
+ * Requests are parsed with GLib in pid 1, which is single-threaded (a
  * clone of the single-threaded helper, which starts no GLib thread), so
  * GLib and malloc are safe there and in the supervisors it forks; only the
  * supervisor's child, between fork and the command's exec, is limited to
@@ -142,7 +149,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
-#include <json-glib/json-glib.h>
 #include <linux/capability.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -570,7 +576,7 @@ exec_agent (const SandboxConfig *cfg)
  * Pid 1 is the only writer of the daemon's control socket, so the events of
  * one command keep their order (spawned before command-exited). */
 
-#define MAX_REQUEST_BYTES (128 * 1024)   /* one request message, JSON */
+#define MAX_REQUEST_BYTES (128 * 1024)   /* one request message, a serialized a{sv} */
 #define MAX_ARGS 4096                    /* argv entries of one command */
 #define MAX_ENV 4096                     /* env entries of one command */
 #define MAX_COMMANDS 64                  /* running commands per session */
@@ -1085,73 +1091,75 @@ find_command (Init    *init,
   return NULL;
 }
 
-/* A JSON array of strings, within MAX entries, as a GStrv; NULL if not. */
-static char **
-dup_string_array (JsonNode *node,
-                  guint     max)
+/* A bytestring ("ay" with its one terminating NUL and no other) as a
+ * string; NULL if VALUE is not one. */
+static const char *
+bytestring_of (GVariant *value)
 {
-  JsonArray *array;
-  g_autoptr(GPtrArray) strv = g_ptr_array_new_with_free_func (g_free);
+  gsize len = 0;
+  const char *data;
 
-  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+  if (value == NULL || !g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING))
     return NULL;
-  array = json_node_get_array (node);
-  if (json_array_get_length (array) > max)
+  data = g_variant_get_fixed_array (value, &len, sizeof (char));
+  if (len == 0 || data[len - 1] != '\0' || memchr (data, '\0', len - 1) != NULL)
     return NULL;
-  for (guint i = 0; i < json_array_get_length (array); i++)
+  return data;
+}
+
+/* An "aay" of bytestrings, within MAX entries, as a GStrv; NULL if not. */
+static char **
+dup_bytestring_array (GVariant *value,
+                      guint     max)
+{
+  g_autoptr(GPtrArray) strv = g_ptr_array_new_with_free_func (g_free);
+  gsize n;
+
+  if (value == NULL || !g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+    return NULL;
+  n = g_variant_n_children (value);
+  if (n > max)
+    return NULL;
+  for (gsize i = 0; i < n; i++)
     {
-      JsonNode *item = json_array_get_element (array, i);
-      if (json_node_get_value_type (item) != G_TYPE_STRING)
+      g_autoptr(GVariant) item = g_variant_get_child_value (value, i);
+      const char *text = bytestring_of (item);
+
+      if (text == NULL)
         return NULL;
-      g_ptr_array_add (strv, g_strdup (json_node_get_string (item)));
+      g_ptr_array_add (strv, g_strdup (text));
     }
   g_ptr_array_add (strv, NULL);
   g_ptr_array_set_free_func (strv, NULL);
   return (char **) g_ptr_array_free (g_steal_pointer (&strv), FALSE);
 }
 
-static gboolean
-get_uint (JsonObject *obj,
-          const char *name,
-          guint64     max,
-          guint64    *out)
-{
-  JsonNode *node = json_object_get_member (obj, name);
-  gint64 v;
-
-  if (node == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
-    return FALSE;
-  v = json_node_get_int (node);
-  if (v < 0 || (guint64) v > max)
-    return FALSE;
-  *out = (guint64) v;
-  return TRUE;
-}
-
 /* Validates a spawn request. On failure fills ERR and WHY (static text). */
 static gboolean
 parse_spawn (Init         *init,
-             JsonObject   *obj,
+             GVariant     *request,
              GArray       *fds,
              SpawnRequest *req,
              int          *err,
              const char  **why)
 {
-  JsonNode *node;
+  g_autoptr(GVariant) argv = g_variant_lookup_value (request, "argv", NULL);
+  g_autoptr(GVariant) env = g_variant_lookup_value (request, "env", NULL);
+  g_autoptr(GVariant) cwd = g_variant_lookup_value (request, "cwd", NULL);
+  g_autoptr(GVariant) tty = g_variant_lookup_value (request, "tty", NULL);
 
   *err = EINVAL;
-  req->argv = dup_string_array (json_object_get_member (obj, "argv"), MAX_ARGS);
+  req->argv = dup_bytestring_array (argv, MAX_ARGS);
   if (req->argv == NULL || req->argv[0] == NULL || req->argv[0][0] == '\0')
     {
-      *why = "argv must be a non-empty array of strings (at most 4096)";
+      *why = "argv must be a non-empty array of bytestrings (aay, at most 4096)";
       return FALSE;
     }
-  node = json_object_get_member (obj, "env");
-  if (node == NULL)
+  if (env == NULL)
     req->envp = g_new0 (char *, 1);
-  else if ((req->envp = dup_string_array (node, MAX_ENV)) == NULL)
+  else if ((req->envp = dup_bytestring_array (env, MAX_ENV)) == NULL)
     {
-      *why = "env must be an array of K=V strings (at most 4096)";
+      *why = "env must be an array of K=V bytestrings (aay, at most 4096)";
       return FALSE;
     }
   req->path_env = DEFAULT_PATH;
@@ -1165,24 +1173,21 @@ parse_spawn (Init         *init,
       if (g_str_has_prefix (req->envp[i], "PATH="))
         req->path_env = req->envp[i] + 5;
     }
-  node = json_object_get_member (obj, "cwd");
-  if (node == NULL)
+  if (cwd == NULL)
     req->cwd = g_strdup (init->cfg->workspace);
-  else if (json_node_get_value_type (node) != G_TYPE_STRING ||
-           !g_path_is_absolute (json_node_get_string (node)))
+  else if (bytestring_of (cwd) == NULL || !g_path_is_absolute (bytestring_of (cwd)))
     {
-      *why = "cwd must be an absolute path";
+      *why = "cwd must be an absolute path (a bytestring, ay)";
       return FALSE;
     }
   else
-    req->cwd = g_strdup (json_node_get_string (node));
-  node = json_object_get_member (obj, "tty");
-  if (node != NULL && json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+    req->cwd = g_strdup (bytestring_of (cwd));
+  if (tty != NULL && !g_variant_is_of_type (tty, G_VARIANT_TYPE_BOOLEAN))
     {
-      *why = "tty must be true or false";
+      *why = "tty must be a boolean";
       return FALSE;
     }
-  req->tty = node != NULL && json_node_get_boolean (node);
+  req->tty = tty != NULL && g_variant_get_boolean (tty);
   req->own_pty = req->tty && fds->len == 0;
   if (fds->len != 3 && !req->own_pty)
     {
@@ -1326,15 +1331,15 @@ start_command (Init         *init,
 }
 
 static void
-handle_kill (Init       *init,
-             JsonObject *obj,
-             guint32     id)
+handle_kill (Init     *init,
+             GVariant *request,
+             guint32   id)
 {
   Command *command = find_command (init, id);
-  guint64 sig;
+  gint32 sig = 0;
   int s;
 
-  if (!get_uint (obj, "signal", 64, &sig) || sig == 0)
+  if (!g_variant_lookup (request, "signal", "i", &sig) || sig < 1 || sig > 64)
     {
       request_note ("kill wants a signal number from 1 to 64");
       return;
@@ -1371,14 +1376,10 @@ handle_request (Init  *init,
     .msg_controllen = sizeof control.space,
   };
   g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
-  g_autoptr(JsonParser) parser = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) request = NULL;
   g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, { -1, -1, -1 } };
-  JsonNode *root;
-  JsonObject *obj;
-  JsonNode *op_node;
-  const char *op;
-  guint64 id;
+  const char *op = NULL;
+  guint32 id = 0;
   ssize_t n;
   int err = 0;
   const char *why = NULL;
@@ -1422,27 +1423,25 @@ handle_request (Init  *init,
       return;
     }
 
-  parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, buf, n, &error))
+  /* Copied (at most 128 KiB) into memory GVariant aligns itself; checked
+   * in full before any member is read, so that nothing below meets a
+   * non-normal serialization. */
+  {
+    g_autoptr(GBytes) bytes = g_bytes_new (buf, n);
+
+    request = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE_VARDICT, bytes, FALSE));
+  }
+  if (!g_variant_is_normal_form (request))
     {
-      request_note (error->message);
+      request_note ("not a serialized a{sv} in normal form");
       close_fds (fds);
       return;
     }
-  root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+  if (!g_variant_lookup (request, "op", "&s", &op))
+    op = NULL;
+  if (!g_variant_lookup (request, "id", "u", &id))
     {
-      request_note ("not a JSON object");
-      close_fds (fds);
-      return;
-    }
-  obj = json_node_get_object (root);
-  op_node = json_object_get_member (obj, "op");
-  op = op_node != NULL && json_node_get_value_type (op_node) == G_TYPE_STRING
-       ? json_node_get_string (op_node) : NULL;
-  if (!get_uint (obj, "id", G_MAXUINT32, &id))
-    {
-      request_note ("no \"id\" (an unsigned 32-bit integer)");
+      request_note ("no \"id\" (an unsigned 32-bit integer, u)");
       close_fds (fds);
       return;
     }
@@ -1450,7 +1449,7 @@ handle_request (Init  *init,
   if (g_strcmp0 (op, "kill") == 0)
     {
       close_fds (fds);
-      handle_kill (init, obj, (guint32) id);
+      handle_kill (init, request, id);
       return;
     }
   if (g_strcmp0 (op, "spawn") != 0)
@@ -1460,8 +1459,8 @@ handle_request (Init  *init,
       return;
     }
 
-  req.id = (guint32) id;
-  if (!parse_spawn (init, obj, fds, &req, &err, &why))
+  req.id = id;
+  if (!parse_spawn (init, request, fds, &req, &err, &why))
     send_spawn_failed (init, req.id, err, why);
   else
     start_command (init, &req, fds);
