@@ -147,7 +147,9 @@ test_seccomp_sealed (void)
   g_assert_cmpint (unsealed, >=, 0);
   g_assert_cmpint (write (unsealed, built.filter, built.len * sizeof (struct sock_filter)), ==,
                    (ssize_t) (built.len * sizeof (struct sock_filter)));
+  paddock_seccomp_clear (&again);
   g_assert_false (paddock_seccomp_read_sealed (unsealed, &again, &error));
+  g_assert_null (again.filter);
   g_assert_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED);
 }
 
