@@ -1785,7 +1785,11 @@ run_init (const SandboxConfig *cfg)
   /* Setup is over: the helper outside may let go of its parent, and must
    * have done so before the agent runs at all. Otherwise a daemon restart
    * racing the helper's prctl() would take down a session whose agent is
-   * already at work. One byte back says it is done; EOF that it died. */
+   * already at work. One byte back says it is done; EOF that it died.
+   * With --die-with-parent the helper never lets go, so there is nothing
+   * to wait for (no ready_fd): its death still kills us (PDEATHSIG). */
+  if (cfg->ready_fd < 0 && cfg->alive_fd >= 0)
+    close (cfg->alive_fd);
   if (cfg->ready_fd >= 0)
     {
       char c = 'r';
@@ -3071,13 +3075,19 @@ main (int    argc,
   /* Read (or not wanted): nothing inside the sandbox holds it. */
   paddock_close_fd (&seccomp_fd);
 
-  if (pipe2 (ready_pipe, O_CLOEXEC) != 0 || pipe2 (alive_pipe, O_CLOEXEC) != 0)
+  /* The "ready" handshake (see run_init) only when we let go of our
+   * parent after setup: with --die-with-parent pid 1 need not wait for us,
+   * which saves the start two wake-ups. */
+  if ((!die_with_parent && pipe2 (ready_pipe, O_CLOEXEC) != 0) || pipe2 (alive_pipe, O_CLOEXEC) != 0)
     {
       g_printerr ("paddock-sandbox: pipe2 failed: %s\n", g_strerror (errno));
       return EXIT_SETUP;
     }
-  ready_read = ready_pipe[0];
-  cfg.ready_fd = ready_pipe[1];
+  if (!die_with_parent)
+    {
+      ready_read = ready_pipe[0];
+      cfg.ready_fd = ready_pipe[1];
+    }
   alive_write = alive_pipe[1];
   cfg.alive_fd = alive_pipe[0];
 
@@ -3106,30 +3116,31 @@ main (int    argc,
   cfg.seccomp = NULL;
   cfg.landlock = NULL;
 
-  close (cfg.ready_fd);
+  if (cfg.ready_fd >= 0)
+    close (cfg.ready_fd);
   close (cfg.alive_fd);
   /* Pid 1 alone owns the control socket from here on: it reads the
    * daemon's requests, and the daemon's EOF then means pid 1 is gone. */
   if (cfg.control_fd >= 0)
     close (cfg.control_fd);
-  {
-    char c;
-    ssize_t n;
+  if (ready_read >= 0)
+    {
+      char c;
+      ssize_t n;
 
-    while ((n = read (ready_read, &c, 1)) < 0 && errno == EINTR)
-      ;
-    /* Set up (or failed, in which case pid 1 said why and exits with a
-     * code below that forward_or_wait() passes on). Past setup, a daemon
-     * restart must not take the session down: let go of the parent. */
-    if (n == 1)
-      {
-        if (!die_with_parent)
+      while ((n = read (ready_read, &c, 1)) < 0 && errno == EINTR)
+        ;
+      /* Set up (or failed, in which case pid 1 said why and exits with a
+       * code below that forward_or_wait() passes on). Past setup, a daemon
+       * restart must not take the session down: let go of the parent. */
+      if (n == 1)
+        {
           prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
-        /* pid 1 starts the agent only after this answer. */
-        while (write (alive_write, &c, 1) < 0 && errno == EINTR)
-          ;
-      }
-  }
+          /* pid 1 starts the agent only after this answer. */
+          while (write (alive_write, &c, 1) < 0 && errno == EINTR)
+            ;
+        }
+    }
 
   forward_or_wait (child);
   return EXIT_SETUP;
