@@ -13,6 +13,7 @@
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 #include <sched.h>
+#include <linux/sched.h>   /* struct clone_args, CLONE_INTO_CGROUP */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,9 @@
 #include "paddock-scrollback.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
+#if PADDOCK_ENABLE_LINUX
+#include "paddock-seccomp.h"
+#endif
 
 /* Bounds on what one client can make the daemon hold or do. */
 #define READ_OUTPUT_MAX         (1024 * 1024)
@@ -853,20 +857,43 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
  * threads: between fork and exec the child may only make async-signal-safe
  * calls, so callers prepare everything beforehand. Signals stay blocked
  * across fork so that no handler of ours runs in the child, which then
- * gets default dispositions and an empty mask, and joins the session's
+ * gets default dispositions and an empty mask, and is in the session's
  * cgroup (where it has one) before anything of the session runs, so that
- * every process the session will ever have is born inside. Returns as
- * fork() does; the child _exit()s 125 if it cannot join. */
+ * every process the session will ever have is born inside.
+ *
+ * With CGROUP_DIR (the session cgroup's folder, or -1) the child is created
+ * there: clone3(CLONE_INTO_CGROUP), Linux 5.7. Moving it in afterwards
+ * (cgroup.procs) takes the kernel's cgroup_threadgroup_rwsem for writing,
+ * which waits for an RCU grace period: 7-15 ms of a session's start were
+ * spent in that one write on a loaded machine. Where clone3 cannot (an
+ * older kernel), fork() and the write as before. Returns as fork() does;
+ * the child _exit()s 125 if it cannot join. */
 static pid_t
-fork_session_child (PaddockSessionImpl *self)
+fork_session_child (PaddockSessionImpl *self,
+                    int                 cgroup_dir)
 {
   sigset_t all_signals;
   sigset_t saved_mask;
-  pid_t pid;
+  gboolean born_inside = FALSE;
+  pid_t pid = -1;
 
   sigfillset (&all_signals);
   pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
-  pid = fork ();
+  if (cgroup_dir >= 0)
+    {
+      struct clone_args args = {
+        .flags = CLONE_INTO_CGROUP,
+        .exit_signal = SIGCHLD,
+        .cgroup = (guint64) cgroup_dir,
+      };
+
+      /* Like fork() (no new stack): the child returns here, and makes only
+       * async-signal-safe calls until it execs. */
+      pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+      born_inside = pid >= 0;
+    }
+  if (pid < 0)
+    pid = fork ();
   if (pid == 0)
     {
       sigset_t empty;
@@ -876,7 +903,7 @@ fork_session_child (PaddockSessionImpl *self)
       sigemptyset (&empty);
       sigprocmask (SIG_SETMASK, &empty, NULL);
 
-      if (self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
+      if (!born_inside && self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
         _exit (125);
       return 0;
     }
@@ -994,7 +1021,7 @@ paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
 }
 
 static gboolean paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                                   JsonBuilder         *request,
+                                                   GVariant            *request,
                                                    const int           *fds,
                                                    guint                n_fds,
                                                    GError             **error);
@@ -1024,21 +1051,16 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
       paddock_command_impl_needs_terminal (command))
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(JsonBuilder) request = json_builder_new ();
+      g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
 
       if (*fd >= 0 && paddock_command_impl_adopt_terminal (command, paddock_steal_fd (fd), &error))
         goto started;
 
       /* No terminal, no command: it goes, and Exec says why. */
-      json_builder_begin_object (request);
-      json_builder_set_member_name (request, "op");
-      json_builder_add_string_value (request, "kill");
-      json_builder_set_member_name (request, "id");
-      json_builder_add_int_value (request, id);
-      json_builder_set_member_name (request, "signal");
-      json_builder_add_int_value (request, SIGKILL);
-      json_builder_end_object (request);
-      paddock_session_impl_send_control (self, request, NULL, 0, NULL);
+      g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
+      g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 ((guint32) id));
+      g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (SIGKILL));
+      paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, NULL);
       if (invocation != NULL)
         {
           g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
@@ -1393,6 +1415,32 @@ canary_tcp_port (void)
   return port;
 }
 
+/* The sandbox's seccomp filter, built once for the daemon's life and handed
+ * to every sandbox as a sealed memfd (--seccomp-fd): libseccomp's work is
+ * the same for every session (the rules take no parameters) and costs a
+ * few milliseconds of each start otherwise. -1 when it cannot be built:
+ * then each sandbox builds it itself and fails with the reason. */
+static int
+sandbox_seccomp_fd (void)
+{
+  static int fd = -1;
+  static gsize made = 0;
+
+  if (g_once_init_enter (&made))
+    {
+#if PADDOCK_ENABLE_LINUX
+      g_autoptr(GError) error = NULL;
+
+      fd = paddock_seccomp_build_sealed (&error);   /* kept open for the daemon's life */
+      if (fd < 0)
+        g_warning ("Could not build the sandbox's seccomp filter once for all sessions "
+                   "(each sandbox will try itself): %s", error->message);
+#endif
+      g_once_init_leave (&made, 1);
+    }
+  return fd;
+}
+
 gboolean
 paddock_session_impl_start (PaddockSessionImpl       *self,
                             PaddockSessionReadyFunc   ready,
@@ -1408,6 +1456,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   g_autofree char *program = NULL;
   char slave_name[128];
   gboolean sandboxed;
+  int seccomp_fd = -1;
+  paddock_autofd int cgroup_dir = -1;
   pid_t pid;
   int listen_fds[16];
   guint n_listen_fds = 0;
@@ -1503,6 +1553,13 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
         {
           g_ptr_array_add (argv, g_strdup ("--proxy-port"));
           g_ptr_array_add (argv, g_strdup_printf ("%u", PADDOCK_SESSION_PROXY_PORT));
+        }
+      /* The filter comes after the leased sockets, at fd 5 + leases. */
+      seccomp_fd = sandbox_seccomp_fd ();
+      if (seccomp_fd >= 0)
+        {
+          g_ptr_array_add (argv, g_strdup ("--seccomp-fd"));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + (self->config.leases != NULL ? self->config.leases->len : 0)));
         }
       /* A test switch for the strict profile's refusal: layers named in
        * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
@@ -1620,7 +1677,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   }
 
   /* Everything above is prepared before fork: see fork_session_child(). */
-  pid = fork_session_child (self);
+  if (self->cgroup != NULL)
+    cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  pid = fork_session_child (self, cgroup_dir);
   if (pid == 0)
     {
       char **child_argv = (char **) argv->pdata;
@@ -1636,14 +1695,17 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
            * line of failure is what the user sees. */
           int pty_high = fcntl (slave, F_DUPFD, 10);
           int control_high = fcntl (control_theirs, F_DUPFD, 10);
+          /* Above 64 like the leased sockets, clear of the fds they go to. */
+          int seccomp_high = seccomp_fd >= 0 ? fcntl (seccomp_fd, F_DUPFD, 64) : -1;
 
           prctl (PR_SET_PDEATHSIG, SIGKILL);
           if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
               dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
               dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
-              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 5))
+              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 5) ||
+              (seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) n_listen_fds) < 0)))
             _exit (126);
-          syscall (SYS_close_range, 5U + n_listen_fds, ~0U, 0U);
+          syscall (SYS_close_range, 5U + n_listen_fds + (seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
         }
       else
         {
@@ -2085,19 +2147,18 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-/* One request to the sandbox's pid 1: a JSON object in one SOCK_SEQPACKET
- * message, with @fds attached (SCM_RIGHTS). */
+/* One request to the sandbox's pid 1: an a{sv} GVariant (paddock-sandbox.c
+ * lists its members), serialized in one SOCK_SEQPACKET message, with @fds
+ * attached (SCM_RIGHTS). @request may be floating; it is consumed. */
 static gboolean
 paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                   JsonBuilder         *request,
+                                   GVariant            *request,
                                    const int           *fds,
                                    guint                n_fds,
                                    GError             **error)
 {
-  g_autoptr(JsonGenerator) generator = json_generator_new ();
-  g_autoptr(JsonNode) root = json_builder_get_root (request);
-  g_autofree char *text = NULL;
-  gsize length = 0;
+  g_autoptr(GVariant) owned = g_variant_ref_sink (request);
+  g_autoptr(GBytes) data = NULL;
   char control[CMSG_SPACE (sizeof (int) * 3)];
   struct iovec iov;
   struct msghdr message = { 0, };
@@ -2110,10 +2171,9 @@ paddock_session_impl_send_control (PaddockSessionImpl  *self,
       return FALSE;
     }
 
-  json_generator_set_root (generator, root);
-  text = json_generator_to_data (generator, &length);
-  iov.iov_base = text;
-  iov.iov_len = length;
+  data = g_variant_get_data_as_bytes (owned);
+  iov.iov_base = (void *) g_bytes_get_data (data, NULL);
+  iov.iov_len = g_bytes_get_size (data);
   message.msg_iov = &iov;
   message.msg_iovlen = 1;
 
@@ -2158,18 +2218,13 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
    * whole tree, setsid()ed descendants included. */
   if (self->sandboxed)
     {
-      g_autoptr(JsonBuilder) request = json_builder_new ();
+      g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
       g_autoptr(GError) error = NULL;
 
-      json_builder_begin_object (request);
-      json_builder_set_member_name (request, "op");
-      json_builder_add_string_value (request, "kill");
-      json_builder_set_member_name (request, "id");
-      json_builder_add_int_value (request, paddock_command_impl_get_id (command));
-      json_builder_set_member_name (request, "signal");
-      json_builder_add_int_value (request, signal_number);
-      json_builder_end_object (request);
-      if (!paddock_session_impl_send_control (self, request, NULL, 0, &error))
+      g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
+      g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (paddock_command_impl_get_id (command)));
+      g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (signal_number));
+      if (!paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, &error))
         g_debug ("Session %s: could not kill command %u: %s", self->id,
                  paddock_command_impl_get_id (command), error->message);
       return;
@@ -2435,7 +2490,7 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                                        gboolean             tty,
                                        GError             **error)
 {
-  g_autoptr(JsonBuilder) request = json_builder_new ();
+  g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
@@ -2447,33 +2502,20 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
-  json_builder_begin_object (request);
-  json_builder_set_member_name (request, "op");
-  json_builder_add_string_value (request, "spawn");
-  json_builder_set_member_name (request, "id");
-  json_builder_add_int_value (request, paddock_command_impl_get_id (command));
-  json_builder_set_member_name (request, "argv");
-  json_builder_begin_array (request);
-  for (guint i = 0; argv[i] != NULL; i++)
-    json_builder_add_string_value (request, argv[i]);
-  json_builder_end_array (request);
-  json_builder_set_member_name (request, "cwd");
-  json_builder_add_string_value (request, cwd);
-  json_builder_set_member_name (request, "env");
-  json_builder_begin_array (request);
-  for (guint i = 0; envp[i] != NULL; i++)
-    json_builder_add_string_value (request, envp[i]);
-  json_builder_end_array (request);
-  json_builder_set_member_name (request, "tty");
-  json_builder_add_boolean_value (request, tty);
-  json_builder_end_object (request);
+  g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("spawn"));
+  g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (paddock_command_impl_get_id (command)));
+  g_variant_builder_add (&request, "{sv}", "argv", g_variant_new_bytestring_array (argv, -1));
+  g_variant_builder_add (&request, "{sv}", "cwd", g_variant_new_bytestring (cwd));
+  g_variant_builder_add (&request, "{sv}", "env",
+                         g_variant_new_bytestring_array ((const char * const *) envp, -1));
+  g_variant_builder_add (&request, "{sv}", "tty", g_variant_new_boolean (tty));
 
   fds[0] = child_in;
   fds[1] = child_out;
   fds[2] = child_err;
   /* Our copies of the command's ends close when we return: the sandbox
    * has its own, and output ends when the command's are closed. */
-  return paddock_session_impl_send_control (self, request, fds, tty ? 0 : 3, error);
+  return paddock_session_impl_send_control (self, g_variant_builder_end (&request), fds, tty ? 0 : 3, error);
 }
 
 static gboolean

@@ -53,6 +53,11 @@
  *                     the next as 4…, in order: leased sockets passed by the
  *                     socket-activation protocol (the caller sets LISTEN_FDS,
  *                     LISTEN_FDNAMES and LISTEN_PID=2, the agent's pid).
+ *   --seccomp-fd N    the seccomp filter to load, as a memfd sealed against
+ *                     writes holding its BPF program (the daemon builds it
+ *                     once with paddock_seccomp_build_sealed(), as bubblewrap's
+ *                     --seccomp FD). Without it the helper builds the same
+ *                     filter itself, which costs a few milliseconds per start.
  *   --die-with-parent stay tied to the parent for the whole run. By default
  *                     the helper dies with its parent only until the sandbox is
  *                     set up, so that a later daemon can re-adopt a session.
@@ -91,21 +96,27 @@
  * calls: the whole mount plan is computed before clone().
  *
  * Commands (the daemon's Exec), over the --control-fd socket when it is a
- * SOCK_SEQPACKET socket: one JSON object per message, at most 128 KiB, with
- * fds attached as SCM_RIGHTS (at most 8):
- *   {"op":"spawn","id":N,"argv":["cmd","arg",…],"cwd":"/abs","env":["K=V",…],
- *    "tty":true}                 + 3 fds: stdin, stdout, stderr (may be one),
- *                                  or, with "tty":true, no fd at all: pid 1
+ * SOCK_SEQPACKET socket: one request per message, a GVariant of type a{sv}
+ * in its normal serialized form (native byte order), at most 128 KiB, with
+ * fds attached as SCM_RIGHTS (at most 8). Written here in GVariant's text
+ * notation (b'…' is a bytestring, "ay"):
+ *   {'op': <'spawn'>, 'id': <uint32 N>, 'argv': <[b'cmd', b'arg', …]>,
+ *    'cwd': <b'/abs'>, 'env': <[b'K=V', …]>, 'tty': <true>}
+ *                                + 3 fds: stdin, stdout, stderr (may be one),
+ *                                  or, with tty true, no fd at all: pid 1
  *                                  makes the terminal (see below)
- *   {"op":"kill","id":N,"signal":S}                          no fds
+ *   {'op': <'kill'>, 'id': <uint32 N>, 'signal': <int32 S>}   no fds
+ * (Events going the other way are JSON lines; requests are GVariants so that
+ * pid 1, which every command's supervisor is forked from, needs GLib only:
+ * no json-glib, GIO and the dozen libraries they load in every session.)
  * N is the daemon's (0 to 2^32-1, unique among running commands); argv is
- * 1 to 4096 strings, env 0 to 4096 K=V strings and is the command's whole
+ * 1 to 4096 bytestrings, env 0 to 4096 K=V bytestrings and is the command's whole
  * environment (its PATH finds argv[0]; default /usr/local/bin:/usr/bin:/bin);
  * cwd defaults to the workspace; tty (default false) makes the command a
  * session leader with fd 0 as controlling terminal, otherwise it gets a
  * process group of its own. A terminal the daemon made belongs to the
  * daemon's devpts, which is not in the sandbox's view: ttyname() and tty(1)
- * fail on it. So a "tty":true spawn without fds gets a PTY pair from the
+ * fail on it. So a tty spawn without fds gets a PTY pair from the
  * sandbox's own devpts instance (/dev/pts/ptmx), 80x24, the slave as the
  * command's stdio, and the master goes back to the daemon with "spawned"
  * (SCM_RIGHTS). Events, one per message, like the agent's:
@@ -118,7 +129,8 @@
  * (EBADF: not 3 fds; EINVAL: bad argv/env/cwd/tty; EEXIST: id running;
  * EAGAIN: 64 commands running; chdir/exec errno otherwise, after fork).
  * Events of different ids may interleave in any order. A request without a
- * valid id, of an unknown op, not JSON or too big, and a kill of an id not
+ * valid id, of an unknown op, not an a{sv} in normal form or too big, a
+ * member of the wrong type, and a kill of an id not
  * running, is dropped with one "ignoring a control request" line on stderr;
  * fds that came with it are closed. Without a kill, command-exited comes as
  * soon as the command itself exits: background processes it leaves keep
@@ -137,7 +149,7 @@
  * supervisor, a child of pid 1 that is a child subreaper (see
  * run_command_supervisor). Commands are confined like the agent: same
  * namespaces and root view, no_new_privs (pid 1's), no capabilities.
- * Requests are parsed with json-glib in pid 1, which is single-threaded (a
+ * Requests are parsed with GLib in pid 1, which is single-threaded (a
  * clone of the single-threaded helper, which starts no GLib thread), so
  * GLib and malloc are safe there and in the supervisors it forks; only the
  * supervisor's child, between fork and the command's exec, is limited to
@@ -149,7 +161,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
-#include <json-glib/json-glib.h>
 #include <linux/capability.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -595,7 +606,7 @@ exec_agent (const SandboxConfig *cfg)
  * Pid 1 is the only writer of the daemon's control socket, so the events of
  * one command keep their order (spawned before command-exited). */
 
-#define MAX_REQUEST_BYTES (128 * 1024)   /* one request message, JSON */
+#define MAX_REQUEST_BYTES (128 * 1024)   /* one request message, a serialized a{sv} */
 #define MAX_ARGS 4096                    /* argv entries of one command */
 #define MAX_ENV 4096                     /* env entries of one command */
 #define MAX_COMMANDS 64                  /* running commands per session */
@@ -1110,73 +1121,75 @@ find_command (Init    *init,
   return NULL;
 }
 
-/* A JSON array of strings, within MAX entries, as a GStrv; NULL if not. */
-static char **
-dup_string_array (JsonNode *node,
-                  guint     max)
+/* A bytestring ("ay" with its one terminating NUL and no other) as a
+ * string; NULL if VALUE is not one. */
+static const char *
+bytestring_of (GVariant *value)
 {
-  JsonArray *array;
-  g_autoptr(GPtrArray) strv = g_ptr_array_new_with_free_func (g_free);
+  gsize len = 0;
+  const char *data;
 
-  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+  if (value == NULL || !g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING))
     return NULL;
-  array = json_node_get_array (node);
-  if (json_array_get_length (array) > max)
+  data = g_variant_get_fixed_array (value, &len, sizeof (char));
+  if (len == 0 || data[len - 1] != '\0' || memchr (data, '\0', len - 1) != NULL)
     return NULL;
-  for (guint i = 0; i < json_array_get_length (array); i++)
+  return data;
+}
+
+/* An "aay" of bytestrings, within MAX entries, as a GStrv; NULL if not. */
+static char **
+dup_bytestring_array (GVariant *value,
+                      guint     max)
+{
+  g_autoptr(GPtrArray) strv = g_ptr_array_new_with_free_func (g_free);
+  gsize n;
+
+  if (value == NULL || !g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+    return NULL;
+  n = g_variant_n_children (value);
+  if (n > max)
+    return NULL;
+  for (gsize i = 0; i < n; i++)
     {
-      JsonNode *item = json_array_get_element (array, i);
-      if (json_node_get_value_type (item) != G_TYPE_STRING)
+      g_autoptr(GVariant) item = g_variant_get_child_value (value, i);
+      const char *text = bytestring_of (item);
+
+      if (text == NULL)
         return NULL;
-      g_ptr_array_add (strv, g_strdup (json_node_get_string (item)));
+      g_ptr_array_add (strv, g_strdup (text));
     }
   g_ptr_array_add (strv, NULL);
   g_ptr_array_set_free_func (strv, NULL);
   return (char **) g_ptr_array_free (g_steal_pointer (&strv), FALSE);
 }
 
-static gboolean
-get_uint (JsonObject *obj,
-          const char *name,
-          guint64     max,
-          guint64    *out)
-{
-  JsonNode *node = json_object_get_member (obj, name);
-  gint64 v;
-
-  if (node == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
-    return FALSE;
-  v = json_node_get_int (node);
-  if (v < 0 || (guint64) v > max)
-    return FALSE;
-  *out = (guint64) v;
-  return TRUE;
-}
-
 /* Validates a spawn request. On failure fills ERR and WHY (static text). */
 static gboolean
 parse_spawn (Init         *init,
-             JsonObject   *obj,
+             GVariant     *request,
              GArray       *fds,
              SpawnRequest *req,
              int          *err,
              const char  **why)
 {
-  JsonNode *node;
+  g_autoptr(GVariant) argv = g_variant_lookup_value (request, "argv", NULL);
+  g_autoptr(GVariant) env = g_variant_lookup_value (request, "env", NULL);
+  g_autoptr(GVariant) cwd = g_variant_lookup_value (request, "cwd", NULL);
+  g_autoptr(GVariant) tty = g_variant_lookup_value (request, "tty", NULL);
 
   *err = EINVAL;
-  req->argv = dup_string_array (json_object_get_member (obj, "argv"), MAX_ARGS);
+  req->argv = dup_bytestring_array (argv, MAX_ARGS);
   if (req->argv == NULL || req->argv[0] == NULL || req->argv[0][0] == '\0')
     {
-      *why = "argv must be a non-empty array of strings (at most 4096)";
+      *why = "argv must be a non-empty array of bytestrings (aay, at most 4096)";
       return FALSE;
     }
-  node = json_object_get_member (obj, "env");
-  if (node == NULL)
+  if (env == NULL)
     req->envp = g_new0 (char *, 1);
-  else if ((req->envp = dup_string_array (node, MAX_ENV)) == NULL)
+  else if ((req->envp = dup_bytestring_array (env, MAX_ENV)) == NULL)
     {
-      *why = "env must be an array of K=V strings (at most 4096)";
+      *why = "env must be an array of K=V bytestrings (aay, at most 4096)";
       return FALSE;
     }
   req->path_env = DEFAULT_PATH;
@@ -1190,24 +1203,21 @@ parse_spawn (Init         *init,
       if (g_str_has_prefix (req->envp[i], "PATH="))
         req->path_env = req->envp[i] + 5;
     }
-  node = json_object_get_member (obj, "cwd");
-  if (node == NULL)
+  if (cwd == NULL)
     req->cwd = g_strdup (init->cfg->workspace);
-  else if (json_node_get_value_type (node) != G_TYPE_STRING ||
-           !g_path_is_absolute (json_node_get_string (node)))
+  else if (bytestring_of (cwd) == NULL || !g_path_is_absolute (bytestring_of (cwd)))
     {
-      *why = "cwd must be an absolute path";
+      *why = "cwd must be an absolute path (a bytestring, ay)";
       return FALSE;
     }
   else
-    req->cwd = g_strdup (json_node_get_string (node));
-  node = json_object_get_member (obj, "tty");
-  if (node != NULL && json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+    req->cwd = g_strdup (bytestring_of (cwd));
+  if (tty != NULL && !g_variant_is_of_type (tty, G_VARIANT_TYPE_BOOLEAN))
     {
-      *why = "tty must be true or false";
+      *why = "tty must be a boolean";
       return FALSE;
     }
-  req->tty = node != NULL && json_node_get_boolean (node);
+  req->tty = tty != NULL && g_variant_get_boolean (tty);
   req->own_pty = req->tty && fds->len == 0;
   if (fds->len != 3 && !req->own_pty)
     {
@@ -1351,15 +1361,15 @@ start_command (Init         *init,
 }
 
 static void
-handle_kill (Init       *init,
-             JsonObject *obj,
-             guint32     id)
+handle_kill (Init     *init,
+             GVariant *request,
+             guint32   id)
 {
   Command *command = find_command (init, id);
-  guint64 sig;
+  gint32 sig = 0;
   int s;
 
-  if (!get_uint (obj, "signal", 64, &sig) || sig == 0)
+  if (!g_variant_lookup (request, "signal", "i", &sig) || sig < 1 || sig > 64)
     {
       request_note ("kill wants a signal number from 1 to 64");
       return;
@@ -1396,14 +1406,10 @@ handle_request (Init  *init,
     .msg_controllen = sizeof control.space,
   };
   g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
-  g_autoptr(JsonParser) parser = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) request = NULL;
   g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, { -1, -1, -1 } };
-  JsonNode *root;
-  JsonObject *obj;
-  JsonNode *op_node;
-  const char *op;
-  guint64 id;
+  const char *op = NULL;
+  guint32 id = 0;
   ssize_t n;
   int err = 0;
   const char *why = NULL;
@@ -1447,27 +1453,25 @@ handle_request (Init  *init,
       return;
     }
 
-  parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, buf, n, &error))
+  /* Copied (at most 128 KiB) into memory GVariant aligns itself; checked
+   * in full before any member is read, so that nothing below meets a
+   * non-normal serialization. */
+  {
+    g_autoptr(GBytes) bytes = g_bytes_new (buf, n);
+
+    request = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE_VARDICT, bytes, FALSE));
+  }
+  if (!g_variant_is_normal_form (request))
     {
-      request_note (error->message);
+      request_note ("not a serialized a{sv} in normal form");
       close_fds (fds);
       return;
     }
-  root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+  if (!g_variant_lookup (request, "op", "&s", &op))
+    op = NULL;
+  if (!g_variant_lookup (request, "id", "u", &id))
     {
-      request_note ("not a JSON object");
-      close_fds (fds);
-      return;
-    }
-  obj = json_node_get_object (root);
-  op_node = json_object_get_member (obj, "op");
-  op = op_node != NULL && json_node_get_value_type (op_node) == G_TYPE_STRING
-       ? json_node_get_string (op_node) : NULL;
-  if (!get_uint (obj, "id", G_MAXUINT32, &id))
-    {
-      request_note ("no \"id\" (an unsigned 32-bit integer)");
+      request_note ("no \"id\" (an unsigned 32-bit integer, u)");
       close_fds (fds);
       return;
     }
@@ -1475,7 +1479,7 @@ handle_request (Init  *init,
   if (g_strcmp0 (op, "kill") == 0)
     {
       close_fds (fds);
-      handle_kill (init, obj, (guint32) id);
+      handle_kill (init, request, id);
       return;
     }
   if (g_strcmp0 (op, "spawn") != 0)
@@ -1485,8 +1489,8 @@ handle_request (Init  *init,
       return;
     }
 
-  req.id = (guint32) id;
-  if (!parse_spawn (init, obj, fds, &req, &err, &why))
+  req.id = id;
+  if (!parse_spawn (init, request, fds, &req, &err, &why))
     send_spawn_failed (init, req.id, err, why);
   else
     start_command (init, &req, fds);
@@ -1627,23 +1631,31 @@ errno_name (int e)
  * the agent's confinement (the boundary is pid 1's, inherited; the
  * capabilities dropped as the agent drops them) attempts each forbidden
  * thing and reports the errno, one int per probe (-1: not run). */
-static void
-run_canaries (const SandboxConfig *cfg,
-              int                  results[N_PROBES])
+typedef struct {
+  pid_t pid;        /* the probing child, or -1 */
+  int results_fd;   /* its results come here (read end), or -1 */
+} Canaries;
+
+/* Forks the child that runs the probes and returns at once: it probes while
+ * the agent execs (two cores do both at once); finish_canaries() collects.
+ * CLOSE_IN_CHILD: an fd of pid 1's the child has no use for (the read end
+ * of the agent's exec pipe), or -1. */
+static Canaries
+start_canaries (const SandboxConfig *cfg,
+                int                  close_in_child)
 {
+  Canaries canaries = { -1, -1 };
   int pipe_fds[2];
   pid_t child;
 
-  for (guint i = 0; i < N_PROBES; i++)
-    results[i] = -1;
   if (pipe2 (pipe_fds, O_CLOEXEC) != 0)
-    return;
+    return canaries;
   child = fork ();
   if (child < 0)
     {
       close (pipe_fds[0]);
       close (pipe_fds[1]);
-      return;
+      return canaries;
     }
   if (child == 0)
     {
@@ -1652,6 +1664,8 @@ run_canaries (const SandboxConfig *cfg,
       int fd;
 
       close (pipe_fds[0]);
+      if (close_in_child >= 0)
+        close (close_in_child);
       if (drop_all_capabilities (&what) != 0)
         _exit (1);
 
@@ -1713,18 +1727,33 @@ run_canaries (const SandboxConfig *cfg,
     }
 
   close (pipe_fds[1]);
-  {
-    int got[N_PROBES];
-    ssize_t n;
+  canaries.pid = child;
+  canaries.results_fd = pipe_fds[0];
+  return canaries;
+}
 
-    while ((n = read (pipe_fds[0], got, sizeof got)) < 0 && errno == EINTR)
-      ;
-    if (n == (ssize_t) sizeof got)
-      memcpy (results, got, sizeof got);
-  }
-  close (pipe_fds[0]);
-  while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
+/* Waits for the probing child: RESULTS get its errno values (0: the probe
+ * got through), or -1 for every probe when it could not report. */
+static void
+finish_canaries (Canaries *canaries,
+                 int       results[N_PROBES])
+{
+  int got[N_PROBES];
+  ssize_t n = 0;
+
+  for (guint i = 0; i < N_PROBES; i++)
+    results[i] = -1;
+  if (canaries->pid < 0)
+    return;
+  while ((n = read (canaries->results_fd, got, sizeof got)) < 0 && errno == EINTR)
     ;
+  if (n == (ssize_t) sizeof got)
+    memcpy (results, got, sizeof got);
+  close (canaries->results_fd);
+  while (waitpid (canaries->pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  canaries->pid = -1;
+  canaries->results_fd = -1;
 }
 
 static void
@@ -1758,6 +1787,7 @@ static G_NORETURN void
 run_init (const SandboxConfig *cfg)
 {
   int probes[N_PROBES] = { -1, -1, -1, -1, -1 };
+  Canaries canaries = { -1, -1 };
   int exec_pipe[2];
   sigset_t set;
   pid_t agent;
@@ -1789,7 +1819,11 @@ run_init (const SandboxConfig *cfg)
   /* Setup is over: the helper outside may let go of its parent, and must
    * have done so before the agent runs at all. Otherwise a daemon restart
    * racing the helper's prctl() would take down a session whose agent is
-   * already at work. One byte back says it is done; EOF that it died. */
+   * already at work. One byte back says it is done; EOF that it died.
+   * With --die-with-parent the helper never lets go, so there is nothing
+   * to wait for (no ready_fd): its death still kills us (PDEATHSIG). */
+  if (cfg->ready_fd < 0 && cfg->alive_fd >= 0)
+    close (cfg->alive_fd);
   if (cfg->ready_fd >= 0)
     {
       char c = 'r';
@@ -1832,17 +1866,21 @@ run_init (const SandboxConfig *cfg)
   if (agent == 0)
     exec_agent (cfg);
   close (exec_pipe[1]);
+
+  /* The probes run while the agent execs: after the agent (which stays
+   * pid 2), in a child of their own with no capabilities, in the same
+   * boundary; nothing the agent can do inside it changes what they meet
+   * outside it. "started" waits for both, so the boundary evidence is
+   * complete (and strict refuses) before the session is reported running. */
+  if (!cfg->host_profile)
+    canaries = start_canaries (cfg, exec_pipe[0]);
   {
     char c;
     while (read (exec_pipe[0], &c, 1) < 0 && errno == EINTR)
       ;
   }
   close (exec_pipe[0]);
-
-  /* After the agent (which stays pid 2): nothing it can do inside the
-   * boundary changes what these probes meet outside it. */
-  if (!cfg->host_profile)
-    run_canaries (cfg, probes);
+  finish_canaries (&canaries, probes);
 
   line_add (&line, "{\"event\":\"started\",\"pid\":");
   line_add_int (&line, agent);
@@ -2805,6 +2843,7 @@ main (int    argc,
   g_auto(GStrv) bind_port_args = NULL;
   g_autoptr(GArray) bind_ports = g_array_new (FALSE, FALSE, sizeof (guint16));
   g_autofree char *net_arg = NULL;
+  g_autofree char *seccomp_fd_arg = NULL;
   gboolean die_with_parent = FALSE;
   GOptionEntry entries[] = {
     { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &workspace_arg, "Project folder (read-write, same path)", "DIR" },
@@ -2826,6 +2865,8 @@ main (int    argc,
     { "proxy-port", 0, 0, G_OPTION_ARG_INT, &proxy_port, "With --net proxy: the port inside (default 3128)", "PORT" },
     { "listen-fd", 0, 0, G_OPTION_ARG_STRING_ARRAY, &listen_fd_args,
       "A listening socket for the agent, as fd 3, 4… in order (repeatable, at most 16)", "N" },
+    { "seccomp-fd", 0, 0, G_OPTION_ARG_STRING, &seccomp_fd_arg,
+      "Load the seccomp filter from this sealed memfd instead of building it", "N" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
       "Leave out a layer (landlock or seccomp) and report it unenforced: for tests of the strict profile", "LAYER" },
     { NULL }
@@ -2842,6 +2883,7 @@ main (int    argc,
   g_autoptr(GPtrArray) envp = g_ptr_array_new ();
   paddock_autofd int ready_read = -1;
   paddock_autofd int alive_write = -1;
+  paddock_autofd int seccomp_fd = -1;
   int ready_pipe[2];
   int alive_pipe[2];
   sigset_t set;
@@ -3073,9 +3115,14 @@ main (int    argc,
   /* Boundary layers, planned here (GLib, malloc) and applied by pid 1. A
    * layer left out is reported as such ("unenforced", or no filter in
    * /proc), never as applied. */
+  if (seccomp_fd_arg != NULL)
+    seccomp_fd = parse_fd ("--seccomp-fd", seccomp_fd_arg);
   if (!(without_layers != NULL && g_strv_contains ((const char *const *) without_layers, "seccomp")))
     {
-      if (!paddock_seccomp_build (&seccomp_prog, &error))
+      /* The daemon's ready-made program when it gave one: the same rules,
+       * without libseccomp's work in every session's start. */
+      if (seccomp_fd >= 0 ? !paddock_seccomp_read_sealed (seccomp_fd, &seccomp_prog, &error)
+                          : !paddock_seccomp_build (&seccomp_prog, &error))
         {
           g_printerr ("paddock-sandbox: %s\n", error->message);
           return EXIT_SETUP;
@@ -3112,13 +3159,22 @@ main (int    argc,
     cfg.landlock = &landlock_plan;
   }
 
-  if (pipe2 (ready_pipe, O_CLOEXEC) != 0 || pipe2 (alive_pipe, O_CLOEXEC) != 0)
+  /* Read (or not wanted): nothing inside the sandbox holds it. */
+  paddock_close_fd (&seccomp_fd);
+
+  /* The "ready" handshake (see run_init) only when we let go of our
+   * parent after setup: with --die-with-parent pid 1 need not wait for us,
+   * which saves the start two wake-ups. */
+  if ((!die_with_parent && pipe2 (ready_pipe, O_CLOEXEC) != 0) || pipe2 (alive_pipe, O_CLOEXEC) != 0)
     {
       g_printerr ("paddock-sandbox: pipe2 failed: %s\n", g_strerror (errno));
       return EXIT_SETUP;
     }
-  ready_read = ready_pipe[0];
-  cfg.ready_fd = ready_pipe[1];
+  if (!die_with_parent)
+    {
+      ready_read = ready_pipe[0];
+      cfg.ready_fd = ready_pipe[1];
+    }
   alive_write = alive_pipe[1];
   cfg.alive_fd = alive_pipe[0];
 
@@ -3147,30 +3203,31 @@ main (int    argc,
   cfg.seccomp = NULL;
   cfg.landlock = NULL;
 
-  close (cfg.ready_fd);
+  if (cfg.ready_fd >= 0)
+    close (cfg.ready_fd);
   close (cfg.alive_fd);
   /* Pid 1 alone owns the control socket from here on: it reads the
    * daemon's requests, and the daemon's EOF then means pid 1 is gone. */
   if (cfg.control_fd >= 0)
     close (cfg.control_fd);
-  {
-    char c;
-    ssize_t n;
+  if (ready_read >= 0)
+    {
+      char c;
+      ssize_t n;
 
-    while ((n = read (ready_read, &c, 1)) < 0 && errno == EINTR)
-      ;
-    /* Set up (or failed, in which case pid 1 said why and exits with a
-     * code below that forward_or_wait() passes on). Past setup, a daemon
-     * restart must not take the session down: let go of the parent. */
-    if (n == 1)
-      {
-        if (!die_with_parent)
+      while ((n = read (ready_read, &c, 1)) < 0 && errno == EINTR)
+        ;
+      /* Set up (or failed, in which case pid 1 said why and exits with a
+       * code below that forward_or_wait() passes on). Past setup, a daemon
+       * restart must not take the session down: let go of the parent. */
+      if (n == 1)
+        {
           prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
-        /* pid 1 starts the agent only after this answer. */
-        while (write (alive_write, &c, 1) < 0 && errno == EINTR)
-          ;
-      }
-  }
+          /* pid 1 starts the agent only after this answer. */
+          while (write (alive_write, &c, 1) < 0 && errno == EINTR)
+            ;
+        }
+    }
 
   forward_or_wait (child);
   return EXIT_SETUP;
