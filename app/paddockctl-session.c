@@ -538,7 +538,10 @@ print_session_human (const SessionInfo *info)
   "The session keeps running when paddockctl exits; stop it with\n" \
   "“paddockctl stop ID” and delete it with “paddockctl destroy ID”.\n\n" \
   "Its environment holds TERM, LANG, LC_*, PATH and a HOME of its own,\n" \
-  "plus what --env and --pass-env add: nothing else of yours."
+  "plus what --env and --pass-env add: nothing else of yours.\n\n" \
+  "In a safe or strict session the workspace's .git/hooks and .git/config\n" \
+  "are read-only; --allow-write PATH (either of them, relative to DIR or\n" \
+  "absolute) lets the agent change it, in the staged view like the rest."
 
 static const char * const profiles[] = { "host", "safe", "strict" };
 
@@ -594,6 +597,7 @@ paddockctl_create (Paddockctl  *ctl,
   g_autofree char **options_argv = NULL;
   g_auto(GStrv) env = NULL;
   g_auto(GStrv) pass_env = NULL;
+  g_auto(GStrv) allow_write = NULL;
   g_auto(GStrv) allow_domains = NULL;
   g_auto(GStrv) ports = NULL;
   g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
@@ -617,6 +621,8 @@ paddockctl_create (Paddockctl  *ctl,
       "The terminal's size, 1–1000 each (default: 80x24)", "COLSxROWS" },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net,
       "Network: host (default), none (own namespace, loopback only), proxy (later version)", "MODE" },
+    { "allow-write", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &allow_write,
+      "Let the agent write a protected path of DIR (.git/hooks, .git/config; repeatable)", "PATH" },
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
       "Allow a domain through the proxy (later version)", "D" },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
@@ -722,6 +728,21 @@ paddockctl_create (Paddockctl  *ctl,
   if (net != NULL)
     g_variant_builder_add (&options, "{sv}", "net", g_variant_new_string (net));
   g_variant_builder_add (&options, "{sv}", "env", g_variant_builder_end (&env_builder));
+  if (allow_write != NULL)
+    {
+      /* Relative paths are the workspace's, as the daemon reads them; an
+       * absolute one is made canonical here, where its "." and ".." mean
+       * what the user meant. */
+      g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+
+      for (gsize i = 0; allow_write[i] != NULL; i++)
+        g_ptr_array_add (paths, g_path_is_absolute (allow_write[i])
+                                ? g_canonicalize_filename (allow_write[i], NULL)
+                                : g_strdup (allow_write[i]));
+      g_ptr_array_add (paths, NULL);
+      g_variant_builder_add (&options, "{sv}", "allow-write",
+                             g_variant_new_bytestring_array ((const char * const *) paths->pdata, -1));
+    }
   if (pass_env != NULL)
     g_variant_builder_add (&options, "{sv}", "pass-env",
                            g_variant_new_strv ((const char * const *) pass_env, -1));

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paddock-boundary.h"
 #include "paddock-cgroup.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
@@ -308,6 +309,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   PaddockManagerImpl *self = PADDOCK_MANAGER_IMPL (manager);
   const char *sender = g_dbus_method_invocation_get_sender (invocation);
   g_auto(PaddockSessionConfig) config = { 0, };
+  g_auto(GStrv) allow_write = NULL;
   g_autoptr(PaddockSessionImpl) session = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *id = NULL;
@@ -384,6 +386,12 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           if (env_bytes > MAX_ENV_BYTES)
             return return_invalid (invocation, "The environment is too large (at most 256 KiB)");
         }
+      else if (g_str_equal (key, "allow-write") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+        {
+          /* Checked against the workspace below, once it is known. */
+          g_strfreev (allow_write);
+          allow_write = g_variant_dup_bytestring_array (value, NULL);
+        }
       else if (g_str_equal (key, "pass-env") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
         {
           /* The client resolves these and sends them in "env". */
@@ -411,6 +419,33 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
 
   if (config.workspace == NULL || config.workspace[0] == '\0')
     return return_invalid (invocation, "A session needs a workspace folder");
+  if (allow_write != NULL)
+    {
+      g_autoptr(GPtrArray) normalized = g_ptr_array_new_with_free_func (g_free);
+
+      /* Only a protected path can be allowed (the rest of the workspace is
+       * writable anyway), so the list is bounded by theirs. */
+      for (guint i = 0; allow_write[i] != NULL; i++)
+        {
+          char *relative = paddock_boundary_normalize_protected (config.workspace, allow_write[i]);
+
+          if (relative == NULL)
+            {
+              g_autofree char *known = g_strjoinv (", ", (char **) paddock_boundary_protected_paths ());
+
+              g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                     "“%s” is not a protected path of the workspace "
+                                                     "(those are %s)", allow_write[i], known);
+              return G_DBUS_METHOD_INVOCATION_HANDLED;
+            }
+          if (g_ptr_array_find_with_equal_func (normalized, relative, g_str_equal, NULL))
+            g_free (relative);
+          else
+            g_ptr_array_add (normalized, relative);
+        }
+      g_ptr_array_add (normalized, NULL);
+      config.allow_write = (GStrv) g_ptr_array_free (g_steal_pointer (&normalized), FALSE);
+    }
   if (config.command == NULL || config.command[0] == NULL || config.command[0][0] == '\0')
     return return_invalid (invocation, "A session needs a command to run");
   if (g_strv_length (config.command) > MAX_ARGV_ITEMS)

@@ -178,6 +178,7 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->cgroup_reason, g_free);
   g_clear_pointer (&config->staging, g_free);
   g_clear_pointer (&config->net_mode, g_free);
+  g_clear_pointer (&config->allow_write, g_strfreev);
 }
 
 /* A waiter owns the reference to its invocation that the handler was given
@@ -1072,6 +1073,7 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
     .cgroup_reason = self->config.cgroup_reason,
     .net_mode = self->config.net_mode,
     .given_env = (const char *const *) given_env,
+    .allowed_write = (const char *const *) self->config.allow_write,
   };
 
   if (self->config.home != NULL)
@@ -1418,6 +1420,13 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       }
       g_ptr_array_add (argv, g_strdup ("--net"));
       g_ptr_array_add (argv, g_strdup (self->config.net_mode));
+      /* Protected paths, read-only in the view unless the user allowed them. */
+      for (const char *const *p = paddock_boundary_protected_paths (); *p != NULL; p++)
+        if (self->config.allow_write == NULL || !g_strv_contains ((const char *const *) self->config.allow_write, *p))
+          {
+            g_ptr_array_add (argv, g_strdup ("--protect"));
+            g_ptr_array_add (argv, g_strdup (*p));
+          }
       /* A test switch for the strict profile's refusal: layers named in
        * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
        * reported so). Nothing inside a session can set it. */
@@ -2701,6 +2710,7 @@ paddock_session_impl_new (const char                 *id,
   self->config.cgroup_reason = g_strdup (config->cgroup_reason);
   self->config.staging = g_strdup (config->staging);
   self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
+  self->config.allow_write = g_strdupv (config->allow_write);
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);

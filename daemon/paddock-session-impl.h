@@ -28,6 +28,7 @@ typedef struct
   char        *cgroup_reason;  /* …and then why there is none */
   char        *staging;        /* "overlay" or "copy"; NULL for the host profile */
   char        *net_mode;       /* "host" or "none" */
+  GStrv        allow_write;    /* protected paths the user allowed (relative to the workspace), or NULL */
 } PaddockSessionConfig;
 
 /* Called once: with NULL when the session runs, or with why it could not
