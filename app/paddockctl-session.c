@@ -541,7 +541,10 @@ print_session_human (const SessionInfo *info)
   "plus what --env and --pass-env add: nothing else of yours.\n\n" \
   "In a safe or strict session the workspace's .git/hooks and .git/config\n" \
   "are read-only; --allow-write PATH (either of them, relative to DIR or\n" \
-  "absolute) lets the agent change it, in the staged view like the rest."
+  "absolute) lets the agent change it, in the staged view like the rest.\n\n" \
+  "Where the session's cgroup has the pids and memory controllers, a safe\n" \
+  "or strict session is limited to --pids-max processes (default 4096) and\n" \
+  "--memory-max bytes (K, M, G suffixes; default half of the machine's)."
 
 static const char * const profiles[] = { "host", "safe", "strict" };
 
@@ -592,6 +595,8 @@ paddockctl_create (Paddockctl  *ctl,
   g_autofree char *profile = NULL;
   g_autofree char *size = NULL;
   g_autofree char *net = NULL;
+  g_autofree char *pids_max = NULL;
+  g_autofree char *memory_max = NULL;
   g_autofree char *path = NULL;
   g_autofree char *absolute = NULL;
   g_autofree char **options_argv = NULL;
@@ -623,6 +628,10 @@ paddockctl_create (Paddockctl  *ctl,
       "Network: host (default), none (own namespace, loopback only), proxy (later version)", "MODE" },
     { "allow-write", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &allow_write,
       "Let the agent write a protected path of DIR (.git/hooks, .git/config; repeatable)", "PATH" },
+    { "pids-max", 0, 0, G_OPTION_ARG_STRING, &pids_max,
+      "At most N processes in the session (16–4194304; default 4096)", "N" },
+    { "memory-max", 0, 0, G_OPTION_ARG_STRING, &memory_max,
+      "At most SIZE bytes of memory, e.g. 2G (64M–16T; default half the machine's)", "SIZE" },
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
       "Allow a domain through the proxy (later version)", "D" },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
@@ -728,6 +737,35 @@ paddockctl_create (Paddockctl  *ctl,
   if (net != NULL)
     g_variant_builder_add (&options, "{sv}", "net", g_variant_new_string (net));
   g_variant_builder_add (&options, "{sv}", "env", g_variant_builder_end (&env_builder));
+  if (pids_max != NULL)
+    {
+      guint64 n = 0;
+
+      if (!g_ascii_string_to_unsigned (pids_max, 10, 16, 4194304, &n, NULL))
+        return paddockctl_usage_error (ctl, command_path, "invalid --pids-max “%s”: expected 16 to 4194304", pids_max);
+      g_variant_builder_add (&options, "{sv}", "pids-max", g_variant_new_uint64 (n));
+    }
+  if (memory_max != NULL)
+    {
+      static const char suffixes[] = "KMGT";
+      g_autofree char *digits = g_strdup (memory_max);
+      size_t len = strlen (digits);
+      const char *unit = len > 0 ? strchr (suffixes, g_ascii_toupper (digits[len - 1])) : NULL;
+      guint shift = 0;
+      guint64 n = 0;
+
+      if (unit != NULL && digits[len - 1] != '\0')
+        {
+          shift = 10 * (guint) (unit - suffixes + 1);
+          digits[len - 1] = '\0';
+        }
+      if (!g_ascii_string_to_unsigned (digits, 10, 1, G_MAXUINT64 >> shift, &n, NULL) ||
+          (n << shift) < ((guint64) 64 << 20) || (n << shift) > ((guint64) 16 << 40))
+        return paddockctl_usage_error (ctl, command_path,
+                                       "invalid --memory-max “%s”: expected 64M to 16T (bytes, or K, M, G, T)",
+                                       memory_max);
+      g_variant_builder_add (&options, "{sv}", "memory-max", g_variant_new_uint64 (n << shift));
+    }
   if (allow_write != NULL)
     {
       /* Relative paths are the workspace's, as the daemon reads them; an

@@ -386,6 +386,18 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           if (env_bytes > MAX_ENV_BYTES)
             return return_invalid (invocation, "The environment is too large (at most 256 KiB)");
         }
+      else if (g_str_equal (key, "pids-max") && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT64))
+        {
+          config.pids_max = g_variant_get_uint64 (value);
+          if (config.pids_max < PADDOCK_SESSION_PIDS_MAX_MIN || config.pids_max > PADDOCK_SESSION_PIDS_MAX_MAX)
+            return return_invalid (invocation, "pids-max is 16 to 4194304 processes");
+        }
+      else if (g_str_equal (key, "memory-max") && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT64))
+        {
+          config.memory_max = g_variant_get_uint64 (value);
+          if (config.memory_max < PADDOCK_SESSION_MEMORY_MAX_MIN || config.memory_max > PADDOCK_SESSION_MEMORY_MAX_MAX)
+            return return_invalid (invocation, "memory-max is 64 MiB to 16 TiB");
+        }
       else if (g_str_equal (key, "allow-write") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
         {
           /* Checked against the workspace below, once it is known. */

@@ -79,6 +79,10 @@ struct _PaddockSessionImpl
    * NULL where none can be made (cgroup_reason says why). */
   PaddockCgroup              *cgroup;
   char                       *cgroup_reason;
+  /* Resource limits on that cgroup: asked of the kernel when a controller
+   * was available (resources_requested), and why one is not in place. */
+  gboolean                    resources_requested;
+  char                       *resources_reason;
   int                         cgroup_procs_fd;
   int                         control_fd;
   guint                       control_source;
@@ -1051,6 +1055,57 @@ build_sandbox_environment (PaddockSessionImpl *self)
   return g_steal_pointer (&env);
 }
 
+static guint64
+paddock_session_pids_max (const PaddockSessionConfig *config)
+{
+  return config->pids_max != 0 ? config->pids_max : PADDOCK_SESSION_PIDS_MAX_DEFAULT;
+}
+
+/* In whole pages: the kernel rounds memory.max down to them, and the
+ * value must read back as written. */
+static guint64
+paddock_session_memory_max (const PaddockSessionConfig *config)
+{
+  guint64 page = (guint64) sysconf (_SC_PAGESIZE);
+  guint64 bytes = config->memory_max;
+
+  if (bytes == 0)
+    bytes = (guint64) sysconf (_SC_PHYS_PAGES) * page / 2;
+  bytes = MAX (bytes, PADDOCK_SESSION_MEMORY_MAX_MIN);
+  return bytes / page * page;
+}
+
+/* Resource limits on the session's cgroup, before anything joins it:
+ * each controller that is available is asked; why one is not in place is
+ * kept for the boundary's evidence (which reads the limits back itself). */
+static void
+paddock_session_impl_set_limits (PaddockSessionImpl *self)
+{
+  const struct { const char *controller; const char *file; guint64 value; } limits[] = {
+    { "pids", "pids.max", paddock_session_pids_max (&self->config) },
+    { "memory", "memory.max", paddock_session_memory_max (&self->config) },
+  };
+  g_autoptr(GString) reasons = g_string_new (NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (limits); i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (paddock_cgroup_set_limit (self->cgroup, limits[i].controller, limits[i].file, limits[i].value, &error))
+        {
+          self->resources_requested = TRUE;
+          continue;
+        }
+      /* Available but refused is a request the kernel did not honour. */
+      if (!g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+        self->resources_requested = TRUE;
+      g_string_append_printf (reasons, "%s%s", reasons->len > 0 ? "; " : "", error->message);
+    }
+  g_clear_pointer (&self->resources_reason, g_free);
+  if (reasons->len > 0)
+    self->resources_reason = g_string_free (g_steal_pointer (&reasons), FALSE);
+}
+
 /* Looks at the session's boundary now that its layers are in place and
  * publishes it (Session1.Boundary). For the strict profile, FALSE with
  * @error naming every requested layer not observed enforced. */
@@ -1074,6 +1129,10 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
     .net_mode = self->config.net_mode,
     .given_env = (const char *const *) given_env,
     .allowed_write = (const char *const *) self->config.allow_write,
+    .pids_max = self->sandboxed ? paddock_session_pids_max (&self->config) : 0,
+    .memory_max = self->sandboxed ? paddock_session_memory_max (&self->config) : 0,
+    .resources_requested = self->resources_requested,
+    .resources_reason = self->resources_reason,
   };
 
   if (self->config.home != NULL)
@@ -1530,6 +1589,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           paddock_cgroup_remove (self->cgroup);
         g_clear_pointer (&self->cgroup, paddock_cgroup_free);
       }
+    if (self->cgroup != NULL && sandboxed)
+      paddock_session_impl_set_limits (self);
   }
 
   /* Everything above is prepared before fork: see fork_session_child(). */
@@ -2645,6 +2706,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->record_path, g_free);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
   g_clear_pointer (&self->cgroup_reason, g_free);
+  g_clear_pointer (&self->resources_reason, g_free);
   paddock_session_config_clear (&self->config);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->finalize (object);
@@ -2711,6 +2773,8 @@ paddock_session_impl_new (const char                 *id,
   self->config.staging = g_strdup (config->staging);
   self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
   self->config.allow_write = g_strdupv (config->allow_write);
+  self->config.pids_max = config->pids_max;
+  self->config.memory_max = config->memory_max;
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);

@@ -584,6 +584,60 @@ observe_cgroup (PaddockBoundary            *self,
              g_strdup_printf ("/proc/%d/cgroup does not name %s", (int) input->init_pid, input->cgroup_path));
 }
 
+/* Resource limits, as the session's cgroup reads them back now: each
+ * limit file must hold what was asked. Requested only where a controller
+ * was available to the daemon (as the cgroup layer is only where one could
+ * be made); partial when one of the two is missing. */
+static void
+observe_resources (PaddockBoundary            *self,
+                   const PaddockBoundaryInput *input,
+                   gboolean                    sandboxed)
+{
+  const struct { const char *file; guint64 wanted; } limits[] = {
+    { "pids.max", input->pids_max },
+    { "memory.max", input->memory_max },
+  };
+  g_autoptr(GString) evidence = g_string_new (NULL);
+  guint in_place = 0;
+
+  if (!sandboxed)
+    {
+      add_layer (self, "resources", FALSE, PADDOCK_LAYER_UNENFORCED,
+                 g_strdup ("the host profile sets no pids or memory limit"));
+      return;
+    }
+  if (input->cgroup_path == NULL)
+    {
+      add_layer (self, "resources", FALSE, PADDOCK_LAYER_UNENFORCED,
+                 g_strdup_printf ("no pids or memory limit: no cgroup of its own (%s)",
+                                  input->cgroup_reason != NULL ? input->cgroup_reason : "none could be made"));
+      return;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (limits); i++)
+    {
+      g_autofree char *path = g_build_filename (input->cgroup_path, limits[i].file, NULL);
+      g_autofree char *text = NULL;
+      g_autofree char *wanted = g_strdup_printf ("%" G_GUINT64_FORMAT, limits[i].wanted);
+
+      if (!g_file_get_contents (path, &text, NULL, NULL))
+        continue;
+      g_strstrip (text);
+      if (g_str_equal (text, wanted))
+        in_place++;
+      g_string_append_printf (evidence, "%s%s: %s%s%s", evidence->len > 0 ? ", " : "", path, text,
+                              g_str_equal (text, wanted) ? "" : ", asked ", g_str_equal (text, wanted) ? "" : wanted);
+    }
+  if (evidence->len == 0)
+    g_string_append_printf (evidence, "no pids.max or memory.max in %s", input->cgroup_path);
+  if (input->resources_reason != NULL)
+    g_string_append_printf (evidence, "; %s", input->resources_reason);
+
+  add_layer (self, "resources", input->resources_requested,
+             in_place == G_N_ELEMENTS (limits) ? PADDOCK_LAYER_ENFORCED
+             : in_place > 0 ? PADDOCK_LAYER_PARTIAL : PADDOCK_LAYER_UNENFORCED,
+             g_string_free (g_steal_pointer (&evidence), FALSE));
+}
+
 /* The agent's environment, as the kernel kept it: an entry of the
  * daemon's own environment found there that the session did not give the
  * agent on purpose (@given: its allowlist and the caller's variables)
@@ -758,6 +812,7 @@ paddock_boundary_observe (const PaddockBoundaryInput *input)
   observe_environment (self, agent > 0 ? agent : input->init_pid, input->given_env, sandboxed);
   /* Layers beyond INTERFACES.md's first twelve come after them, in order. */
   observe_protected (self, input, sandboxed);
+  observe_resources (self, input, sandboxed);
   observe_probes (self, input->sandbox_report);
   }
 

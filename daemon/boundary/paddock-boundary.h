@@ -33,6 +33,10 @@ typedef struct {
   const char *net_mode;         /* "host", "none", "proxy" */
   const char *const *given_env; /* the K=V entries the session gave the agent */
   const char *const *allowed_write; /* protected paths the user allowed, relative, or NULL */
+  guint64     pids_max;         /* the limits asked of the session's cgroup (0: none)… */
+  guint64     memory_max;
+  gboolean    resources_requested; /* …of a controller that was available… */
+  const char *resources_reason; /* …and why one is not in place, or NULL */
 } PaddockBoundaryInput;
 
 #define PADDOCK_TYPE_BOUNDARY (paddock_boundary_get_type ())
