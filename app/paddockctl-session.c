@@ -544,7 +544,10 @@ print_session_human (const SessionInfo *info)
   "absolute) lets the agent change it, in the staged view like the rest.\n\n" \
   "Where the session's cgroup has the pids and memory controllers, a safe\n" \
   "or strict session is limited to --pids-max processes (default 4096) and\n" \
-  "--memory-max bytes (K, M, G suffixes; default half of the machine's)."
+  "--memory-max bytes (K, M, G suffixes; default half of the machine's).\n\n" \
+  "Nothing of your HOME is in a safe session's view unless --expose PATH\n" \
+  "shows it (e.g. an agent's login folder), read-only, at the same place\n" \
+  "in the session's HOME; status --review lists each exposure."
 
 static const char * const profiles[] = { "host", "safe", "strict" };
 
@@ -603,6 +606,7 @@ paddockctl_create (Paddockctl  *ctl,
   g_auto(GStrv) env = NULL;
   g_auto(GStrv) pass_env = NULL;
   g_auto(GStrv) allow_write = NULL;
+  g_auto(GStrv) expose = NULL;
   g_auto(GStrv) allow_domains = NULL;
   g_auto(GStrv) ports = NULL;
   g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
@@ -628,6 +632,8 @@ paddockctl_create (Paddockctl  *ctl,
       "Network: host (default), none (own namespace, loopback only), proxy (later version)", "MODE" },
     { "allow-write", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &allow_write,
       "Let the agent write a protected path of DIR (.git/hooks, .git/config; repeatable)", "PATH" },
+    { "expose", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &expose,
+      "Show a folder or file of your HOME read-only at the same place in the session's HOME (repeatable)", "PATH" },
     { "pids-max", 0, 0, G_OPTION_ARG_STRING, &pids_max,
       "At most N processes in the session (16–4194304; default 4096)", "N" },
     { "memory-max", 0, 0, G_OPTION_ARG_STRING, &memory_max,
@@ -737,6 +743,17 @@ paddockctl_create (Paddockctl  *ctl,
   if (net != NULL)
     g_variant_builder_add (&options, "{sv}", "net", g_variant_new_string (net));
   g_variant_builder_add (&options, "{sv}", "env", g_variant_builder_end (&env_builder));
+  if (expose != NULL)
+    {
+      /* Relative to where the user is, like any path they type. */
+      g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+
+      for (gsize i = 0; expose[i] != NULL; i++)
+        g_ptr_array_add (paths, g_canonicalize_filename (expose[i], NULL));
+      g_ptr_array_add (paths, NULL);
+      g_variant_builder_add (&options, "{sv}", "expose",
+                             g_variant_new_bytestring_array ((const char * const *) paths->pdata, -1));
+    }
   if (pids_max != NULL)
     {
       guint64 n = 0;

@@ -386,6 +386,39 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           if (env_bytes > MAX_ENV_BYTES)
             return return_invalid (invocation, "The environment is too large (at most 256 KiB)");
         }
+      else if (g_str_equal (key, "expose") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+        {
+          g_auto(GStrv) paths = g_variant_dup_bytestring_array (value, NULL);
+          g_autofree char *home = g_canonicalize_filename (g_get_home_dir (), "/");
+          g_autoptr(GPtrArray) relative = g_ptr_array_new_with_free_func (g_free);
+
+          /* Bounded like the sandbox's list; each a path inside the HOME
+           * (not the HOME itself) that exists now. */
+          if (g_strv_length (paths) > 16)
+            return return_invalid (invocation, "At most 16 paths can be exposed");
+          for (guint i = 0; paths[i] != NULL; i++)
+            {
+              g_autofree char *absolute = g_canonicalize_filename (paths[i], home);
+
+              if (g_str_equal (home, "/") || !g_str_has_prefix (absolute, home) || absolute[strlen (home)] != '/' ||
+                  strlen (absolute + strlen (home) + 1) > 256)
+                {
+                  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                         "“%s” is not a path inside your HOME (%s)", paths[i], home);
+                  return G_DBUS_METHOD_INVOCATION_HANDLED;
+                }
+              if (!g_file_test (absolute, G_FILE_TEST_EXISTS))
+                {
+                  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                                                         "Nothing to expose at %s", absolute);
+                  return G_DBUS_METHOD_INVOCATION_HANDLED;
+                }
+              g_ptr_array_add (relative, g_strdup (absolute + strlen (home) + 1));
+            }
+          g_ptr_array_add (relative, NULL);
+          g_strfreev (config.expose);
+          config.expose = (GStrv) g_ptr_array_free (g_steal_pointer (&relative), FALSE);
+        }
       else if (g_str_equal (key, "pids-max") && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT64))
         {
           config.pids_max = g_variant_get_uint64 (value);

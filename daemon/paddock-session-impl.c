@@ -183,6 +183,7 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->staging, g_free);
   g_clear_pointer (&config->net_mode, g_free);
   g_clear_pointer (&config->allow_write, g_strfreev);
+  g_clear_pointer (&config->expose, g_strfreev);
 }
 
 /* A waiter owns the reference to its invocation that the handler was given
@@ -1129,6 +1130,7 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
     .net_mode = self->config.net_mode,
     .given_env = (const char *const *) given_env,
     .allowed_write = (const char *const *) self->config.allow_write,
+    .exposed = (const char *const *) self->config.expose,
     .pids_max = self->sandboxed ? paddock_session_pids_max (&self->config) : 0,
     .memory_max = self->sandboxed ? paddock_session_memory_max (&self->config) : 0,
     .resources_requested = self->resources_requested,
@@ -1479,6 +1481,17 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       }
       g_ptr_array_add (argv, g_strdup ("--net"));
       g_ptr_array_add (argv, g_strdup (self->config.net_mode));
+      /* Folders of the user's HOME the user chose to show, read-only. */
+      if (self->config.expose != NULL && self->config.expose[0] != NULL)
+        {
+          g_ptr_array_add (argv, g_strdup ("--real-home"));
+          g_ptr_array_add (argv, g_strdup (g_get_home_dir ()));
+          for (guint i = 0; self->config.expose[i] != NULL; i++)
+            {
+              g_ptr_array_add (argv, g_strdup ("--expose"));
+              g_ptr_array_add (argv, g_strdup (self->config.expose[i]));
+            }
+        }
       /* Protected paths, read-only in the view unless the user allowed them. */
       for (const char *const *p = paddock_boundary_protected_paths (); *p != NULL; p++)
         if (self->config.allow_write == NULL || !g_strv_contains ((const char *const *) self->config.allow_write, *p))
@@ -2773,6 +2786,7 @@ paddock_session_impl_new (const char                 *id,
   self->config.staging = g_strdup (config->staging);
   self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
   self->config.allow_write = g_strdupv (config->allow_write);
+  self->config.expose = g_strdupv (config->expose);
   self->config.pids_max = config->pids_max;
   self->config.memory_max = config->memory_max;
   if (config->home != NULL)

@@ -29,6 +29,7 @@ typedef struct
   char        *staging;        /* "overlay" or "copy"; NULL for the host profile */
   char        *net_mode;       /* "host" or "none" */
   GStrv        allow_write;    /* protected paths the user allowed (relative to the workspace), or NULL */
+  GStrv        expose;         /* paths of the user's HOME shown read-only in the session's (relative), or NULL */
   guint64      pids_max;       /* the cgroup's pids.max for a sandboxed session; 0: the default */
   guint64      memory_max;     /* its memory.max in bytes; 0: the default */
 } PaddockSessionConfig;

@@ -130,6 +130,9 @@ ssh_canary="PADDOCK-CANARY-SSH-$$-$RANDOM"
 printf '%s\n' "$ssh_canary" >"$HOME/.ssh/id_rsa"
 chmod 600 "$HOME/.ssh/id_rsa"
 printf '# the real bashrc\n' >"$HOME/.bashrc"
+# An agent's login folder the user exposes (read-only) to session A.
+mkdir -p "$HOME/.agent-login"
+printf 'AGENT-LOGIN-%s\n' "$$" >"$HOME/.agent-login/token"
 printf 'host original\n' >"$outside/target.txt"
 printf 'PADDOCK-CANARY-OUTSIDE-%s\n' "$$" >"$outside/secret.txt"
 printf 'hard-linked host file\n' >"$outside/hard-target.txt"
@@ -185,7 +188,8 @@ bus_abstract=$(sed -n 's/^unix:.*abstract=\([^,]*\).*/\1/p' <<<"$DBUS_SESSION_BU
 
 logs_have () { "$CTL" logs "$1" 2>/dev/null | grep -qF -- "$2"; }
 
-run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe -- sh -c 'echo READY; exec sleep 600'
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe --expose "$HOME/.agent-login" \
+  -- sh -c 'echo READY; exec sleep 600'
 id=$(head -n 1 "$tmp/out")
 if [[ $rc -ne 0 ]] || ! wait_for 20 logs_have "$id" READY; then
   not_ok "a safe session starts" "$(cat "$tmp/out" "$tmp/err")" "$(tail -n 20 "$tmp/daemon.log")"
@@ -201,7 +205,7 @@ not_enforced=$(json "$tmp/boundary.json" \
   "' '.join('%s=%s' % (l['layer'], l['status']) for l in d['boundary'] if l['requested'] and l['status'] != 'enforced')" 2>&1)
 check "every requested boundary layer is enforced ${not_enforced:+($not_enforced)}" test -z "$not_enforced"
 requested=$(json "$tmp/boundary.json" "' '.join(sorted(l['layer'] for l in d['boundary'] if l['requested']))" 2>&1)
-for layer in user-namespace pid-namespace mount-view staging no-new-privs seccomp landlock-fs landlock-scope environment protected-paths; do
+for layer in user-namespace pid-namespace mount-view staging no-new-privs seccomp landlock-fs landlock-scope environment protected-paths exposures; do
   check "boundary layer $layer is requested" grep -qw -- "$layer" <<<"$requested"
 done
 if [[ $who == root ]]; then
@@ -304,6 +308,22 @@ if cmp -s "$tmp/ws.before" "$tmp/ws.after" && ! grep -q more "$ws/existing.txt";
 else
   record "writes inside the workspace stay staged" escaped "the real workspace changed: $(diff "$tmp/ws.before" "$tmp/ws.after" | one_line)"
 fi
+
+# --- an exposed folder of the real HOME: readable, not writable ---
+
+sha_token=$(sha "$HOME/.agent-login/token")
+pexec sh -c 'cat /home/agent/.agent-login/token; echo pwned >> /home/agent/.agent-login/token
+  echo x > /home/agent/.agent-login/new; rm -f /home/agent/.agent-login/token; ls /home/agent/.agent-login'
+check "the exposed ~/.agent-login is readable at /home/agent/.agent-login" grep -q "AGENT-LOGIN-$$" "$tmp/p.out"
+if [[ "$(sha "$HOME/.agent-login/token")" == "$sha_token" && ! -e "$HOME/.agent-login/new" ]] \
+   && grep -q 'Read-only file system' "$tmp/p.out"; then
+  record "write into an exposed folder of the real HOME" blocked "$(one_line <"$tmp/p.out")"
+else
+  record "write into an exposed folder of the real HOME" escaped "$(one_line <"$tmp/p.out")"
+fi
+check "the exposures layer lists it as a read-only mount" \
+  test -n "$(json "$tmp/boundary.json" "[l['evidence'] for l in d['boundary'] if l['layer'] == 'exposures'][0]" 2>&1 \
+             | grep -F "$HOME/.agent-login shown at /home/agent/.agent-login: ro,")"
 
 # --- protected paths of the workspace: read-only in the view ---
 # Judged inside the view (the stage keeps the real folder unchanged in any

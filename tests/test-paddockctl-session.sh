@@ -343,6 +343,12 @@ if unshare -Urm true 2>/dev/null; then
 else
   ok "# SKIP --allow-write in a safe session: user namespaces are unavailable here"
 fi
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws_git" --expose /etc -- true
+check "create --expose of a path outside your HOME: InvalidArgument" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws_git" --expose "$HOME/.paddock-no-such-$$" -- true
+check "create --expose of a path that does not exist: NotFound" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
 run "$tmp/out" "$tmp/err" create --workspace "$ws_git" --pids-max 5 -- true
 check "create --pids-max 5: usage error (exit 2)" test "$rc" = 2
 run "$tmp/out" "$tmp/err" create --workspace "$ws_git" --memory-max 1M -- true

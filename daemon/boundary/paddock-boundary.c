@@ -584,6 +584,50 @@ observe_cgroup (PaddockBoundary            *self,
              g_strdup_printf ("/proc/%d/cgroup does not name %s", (int) input->init_pid, input->cgroup_path));
 }
 
+/* Exposures of the user's HOME: each listed with where it shows in the
+ * session's HOME, which must be a read-only mount in pid 1's mountinfo.
+ * Enforced means "only these, and read-only". */
+static void
+observe_exposures (PaddockBoundary            *self,
+                   const PaddockBoundaryInput *input,
+                   gboolean                    sandboxed)
+{
+  JsonArray *reported = report_array (input->sandbox_report, "exposed");
+  g_autoptr(GString) evidence = g_string_new (NULL);
+  gboolean all_read_only = TRUE;
+  guint n = input->exposed != NULL ? g_strv_length ((char **) input->exposed) : 0;
+
+  if (!sandboxed)
+    {
+      add_layer (self, "exposures", FALSE, PADDOCK_LAYER_UNENFORCED,
+                 g_strdup ("the host profile sees the user's whole HOME"));
+      return;
+    }
+  if (n == 0)
+    {
+      add_layer (self, "exposures", FALSE, PADDOCK_LAYER_NOT_REQUESTED,
+                 g_strdup ("nothing of the user's HOME is shown in the session's"));
+      return;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      /* The session's HOME, as the daemon sets it (build_sandbox_environment). */
+      g_autofree char *inside = g_build_filename ("/home/agent", input->exposed[i], NULL);
+      g_autofree char *outside = g_build_filename (g_get_home_dir (), input->exposed[i], NULL);
+      g_autofree char *options = mount_options_at (input->init_pid, inside);
+      gboolean listed = FALSE;
+
+      for (guint j = 0; reported != NULL && j < json_array_get_length (reported); j++)
+        listed = listed || g_strcmp0 (json_array_get_string_element (reported, j), input->exposed[i]) == 0;
+      all_read_only = all_read_only && listed && options_say_read_only (options);
+      g_string_append_printf (evidence, "%s%s shown at %s: %s", evidence->len > 0 ? "; " : "", outside, inside,
+                              options != NULL ? options : "no mount there");
+    }
+  g_string_append_printf (evidence, " (/proc/%d/mountinfo)", (int) input->init_pid);
+  add_layer (self, "exposures", TRUE, all_read_only ? PADDOCK_LAYER_ENFORCED : PADDOCK_LAYER_UNENFORCED,
+             g_string_free (g_steal_pointer (&evidence), FALSE));
+}
+
 /* Resource limits, as the session's cgroup reads them back now: each
  * limit file must hold what was asked. Requested only where a controller
  * was available to the daemon (as the cgroup layer is only where one could
@@ -813,6 +857,7 @@ paddock_boundary_observe (const PaddockBoundaryInput *input)
   /* Layers beyond INTERFACES.md's first twelve come after them, in order. */
   observe_protected (self, input, sandboxed);
   observe_resources (self, input, sandboxed);
+  observe_exposures (self, input, sandboxed);
   observe_probes (self, input->sandbox_report);
   }
 

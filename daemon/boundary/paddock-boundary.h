@@ -33,6 +33,7 @@ typedef struct {
   const char *net_mode;         /* "host", "none", "proxy" */
   const char *const *given_env; /* the K=V entries the session gave the agent */
   const char *const *allowed_write; /* protected paths the user allowed, relative, or NULL */
+  const char *const *exposed;   /* paths of the user's HOME shown read-only (relative), or NULL */
   guint64     pids_max;         /* the limits asked of the session's cgroup (0: none)… */
   guint64     memory_max;
   gboolean    resources_requested; /* …of a controller that was available… */

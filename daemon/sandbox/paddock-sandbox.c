@@ -38,6 +38,11 @@
  *   --stage copy:DIR  the workspace path shows DIR (a copy the daemon made),
  *                     read-write; the real folder is not in the view at all.
  *                     Without --stage the real workspace is bound read-write.
+ *   --real-home DIR --expose PATH  (repeatable, PATH relative to DIR, the
+ *                     user's real HOME, e.g. .config/agent) DIR/PATH, a
+ *                     folder or file, is bound read-only at HOME_PATH/PATH:
+ *                     a named config folder projected into the session's
+ *                     HOME, listed in the report ("exposed").
  *   --protect PATH    (repeatable, relative to the workspace, e.g. .git/hooks)
  *                     when it exists in the view, PATH is bound onto itself
  *                     read-only (EROFS to every write) and each folder above
@@ -254,6 +259,7 @@ typedef struct {
   const struct sock_fprog *seccomp;        /* built before clone; NULL: none */
   const PaddockLandlockPlan *landlock;     /* planned before clone; NULL: none */
   gboolean protect_requested;    /* --protect named at least one path */
+  char *const *exposed;          /* --expose paths (relative to HOME), or NULL */
 } SandboxConfig;
 
 /* The protected paths pid 1 found and made read-only (their paths in the
@@ -1949,6 +1955,13 @@ run_init (const SandboxConfig *cfg)
           line_add_json (&line, protected_mounted[i] + strlen (cfg->workspace) + 1);
           line_add (&line, "\"");
         }
+      line_add (&line, "],\"exposed\":[");
+      for (guint i = 0; cfg->exposed != NULL && cfg->exposed[i] != NULL; i++)
+        {
+          line_add (&line, i > 0 ? ",\"" : "\"");
+          line_add_json (&line, cfg->exposed[i]);
+          line_add (&line, "\"");
+        }
       line_add (&line, "],\"protected_skipped\":[");
       for (guint i = 0; i < n_protected_skipped; i++)
         {
@@ -2579,7 +2592,9 @@ plan_build (Plan               *plan,
             StageKind           stage_kind,
             const char         *stage_dir,
             int                 pty_fd,
-            const char * const *protect)
+            const char * const *protect,
+            const char         *real_home,
+            const char * const *expose)
 {
   /* The system: programs and libraries, read-only. */
   static const char *const system_dirs[] = {
@@ -2684,6 +2699,30 @@ plan_build (Plan               *plan,
   plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot/tmp", "mode=1777,size=25%");
   plan_mkdir_p (plan, HOME_PATH);
   plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot" HOME_PATH, "mode=0700,size=10%");
+
+  /* Exposures: what the user named of the real HOME, read-only at the same
+   * place in the session's HOME (checked by main(): relative, existing). */
+  for (guint i = 0; expose != NULL && expose[i] != NULL; i++)
+    {
+      g_autofree char *host = g_build_filename (real_home, expose[i], NULL);
+      g_autofree char *resolved = realpath (host, NULL);
+      g_autofree char *inside = g_build_filename (HOME_PATH, expose[i], NULL);
+      g_autofree char *source = resolved != NULL ? g_strconcat ("/oldroot", resolved, NULL) : NULL;
+      g_autofree char *dest = g_strconcat ("/newroot", inside, NULL);
+
+      if (resolved == NULL)
+        continue;
+      if (g_file_test (resolved, G_FILE_TEST_IS_DIR))
+        plan_mkdir_p (plan, inside);
+      else
+        {
+          g_autofree char *parent = g_path_get_dirname (inside);
+
+          plan_mkdir_p (plan, parent);
+          plan_add (plan, OP_CREATE_FILE, FALSE, NULL, dest, NULL);
+        }
+      plan_add (plan, OP_BIND_RO, FALSE, source, dest, NULL);
+    }
 
   /* The workspace last: it may lie inside /tmp or HOME's tmpfs, so its mount
    * point is created in them. Same absolute path inside and out, so paths in
@@ -2942,6 +2981,8 @@ main (int    argc,
   g_auto(GStrv) env = NULL;
   g_auto(GStrv) without_layers = NULL;
   g_auto(GStrv) protect = NULL;
+  g_auto(GStrv) expose = NULL;
+  g_autofree char *real_home = NULL;
   g_autofree char *probe_hidden = NULL;
   g_autofree char *probe_abstract = NULL;
   gint probe_pid = 0;
@@ -2966,6 +3007,9 @@ main (int    argc,
     { "bind-port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &bind_port_args,
       "A TCP port the agent may bind (its leases; repeatable). Sharing the host's network, it may bind no other", "PORT" },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net_arg, "host (default: the user's network) or none (own namespace, loopback only)", "MODE" },
+    { "real-home", 0, 0, G_OPTION_ARG_FILENAME, &real_home, "The user's real HOME, for --expose", "DIR" },
+    { "expose", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &expose,
+      "A path of the real HOME (relative) shown read-only at the same place in the session's HOME (repeatable)", "PATH" },
     { "protect", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &protect,
       "A path of the workspace (relative) made read-only in the view when it exists (repeatable)", "PATH" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
@@ -3160,6 +3204,32 @@ main (int    argc,
     }
   cfg.protect_requested = protect != NULL && protect[0] != NULL;
 
+  /* Exposures: relative to --real-home (absolute), plain components, each
+   * existing; at most MAX_PROTECT of them, each at most 256 bytes. */
+  if (expose != NULL && (real_home == NULL || !g_path_is_absolute (real_home) || cfg.host_profile ||
+                         g_strv_length (expose) > MAX_PROTECT))
+    {
+      g_printerr ("paddock-sandbox: --expose needs --real-home DIR (absolute), the safe profile, "
+                  "and at most %d paths\n", MAX_PROTECT);
+      return EXIT_USAGE;
+    }
+  for (guint i = 0; expose != NULL && expose[i] != NULL; i++)
+    {
+      g_auto(GStrv) parts = g_strsplit (expose[i], "/", -1);
+      g_autofree char *host = g_build_filename (real_home, expose[i], NULL);
+      gboolean ok = expose[i][0] != '\0' && strlen (expose[i]) <= 256;
+
+      for (guint j = 0; ok && parts[j] != NULL; j++)
+        ok = parts[j][0] != '\0' && !g_str_equal (parts[j], ".") && !g_str_equal (parts[j], "..");
+      if (!ok || !g_file_test (host, G_FILE_TEST_EXISTS))
+        {
+          g_printerr ("paddock-sandbox: --expose wants an existing path relative to --real-home, got '%s'\n",
+                      expose[i]);
+          return EXIT_USAGE;
+        }
+    }
+  cfg.exposed = expose;
+
   cfg.workspace = workspace;
   cfg.probe_hidden = probe_hidden;
   cfg.probe_abstract = probe_abstract;
@@ -3214,7 +3284,8 @@ main (int    argc,
   /* Present: it fails on the bad fd. Absent: ENOSYS (or EPERM from a
    * seccomp filter that does not know it); then the plan remounts. */
   have_mount_setattr = mount_setattr (-1, "", 0, NULL, 0) != 0 && errno != ENOSYS && errno != EPERM;
-  plan_build (&plan, workspace, stage_kind, stage_dir, cfg.pty_fd, (const char * const *) protect);
+  plan_build (&plan, workspace, stage_kind, stage_dir, cfg.pty_fd, (const char * const *) protect,
+              real_home, (const char * const *) expose);
   cfg.ops = (const SetupOp *) (void *) plan.ops->data;
   cfg.n_ops = plan.ops->len;
 
