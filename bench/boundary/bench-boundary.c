@@ -221,6 +221,9 @@ static void
 generate_tree (void)
 {
   const char *init[] = { "git", "init", "-q", NULL };
+  const char *age[] = { "find", ".", "-path", "./.git", "-prune", "-o", "-exec", "touch", "-h", "-d",
+                        "1 hour ago", "{}", "+", NULL };
+  const char *refresh[] = { "git", "status", "--porcelain", NULL };
   const char *add[] = { "git", "add", "-A", NULL };
   const char *commit[] = { "git", "commit", "-q", "-m", "tree", NULL };
   g_autofree char *cc = g_build_filename (workspace, "cc", NULL);
@@ -269,6 +272,13 @@ generate_tree (void)
   run_or_bail (init, workspace);
   run_or_bail (add, workspace);
   run_or_bail (commit, workspace);
+  /* Files an hour old and an index written after them: otherwise every
+   * entry is "racily clean" (as new as the index) and git re-reads each
+   * file's content on every status, in whichever session has that index,
+   * which measures git's caution rather than the boundary. */
+  run_or_bail (age, workspace);
+  g_usleep (G_USEC_PER_SEC);
+  run_or_bail (refresh, workspace);
 }
 
 /* ------------------------------------------------------------------------ */
