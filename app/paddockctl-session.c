@@ -574,7 +574,16 @@ print_session_human (const SessionInfo *info)
   "The session keeps running when paddockctl exits; stop it with\n" \
   "“paddockctl stop ID” and delete it with “paddockctl destroy ID”.\n\n" \
   "Its environment holds TERM, LANG, LC_*, PATH and a HOME of its own,\n" \
-  "plus what --env and --pass-env add: nothing else of yours."
+  "plus what --env and --pass-env add: nothing else of yours.\n\n" \
+  "In a safe or strict session the workspace's .git/hooks and .git/config\n" \
+  "are read-only; --allow-write PATH (either of them, relative to DIR or\n" \
+  "absolute) lets the agent change it, in the staged view like the rest.\n\n" \
+  "Where the session's cgroup has the pids and memory controllers, a safe\n" \
+  "or strict session is limited to --pids-max processes (default 4096) and\n" \
+  "--memory-max bytes (K, M, G suffixes; default half of the machine's).\n\n" \
+  "Nothing of your HOME is in a safe session's view unless --expose PATH\n" \
+  "shows it (e.g. an agent's login folder), read-only, at the same place\n" \
+  "in the session's HOME; status --review lists each exposure."
 
 static const char * const profiles[] = { "host", "safe", "strict" };
 
@@ -625,11 +634,15 @@ paddockctl_create (Paddockctl  *ctl,
   g_autofree char *profile = NULL;
   g_autofree char *size = NULL;
   g_autofree char *net = NULL;
+  g_autofree char *pids_max = NULL;
+  g_autofree char *memory_max = NULL;
   g_autofree char *path = NULL;
   g_autofree char *absolute = NULL;
   g_autofree char **options_argv = NULL;
   g_auto(GStrv) env = NULL;
   g_auto(GStrv) pass_env = NULL;
+  g_auto(GStrv) allow_write = NULL;
+  g_auto(GStrv) expose = NULL;
   g_auto(GStrv) allow_domains = NULL;
   g_auto(GStrv) ports = NULL;
   g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
@@ -653,6 +666,14 @@ paddockctl_create (Paddockctl  *ctl,
       "The terminal's size, 1–1000 each (default: 80x24)", "COLSxROWS" },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net,
       "Network: host (default), none (own namespace, loopback only), proxy (as none, out only through the daemon's proxy)", "MODE" },
+    { "allow-write", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &allow_write,
+      "Let the agent write a protected path of DIR (.git/hooks, .git/config; repeatable)", "PATH" },
+    { "expose", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &expose,
+      "Show a folder or file of your HOME read-only at the same place in the session's HOME (repeatable)", "PATH" },
+    { "pids-max", 0, 0, G_OPTION_ARG_STRING, &pids_max,
+      "At most N processes in the session (16–4194304; default 4096)", "N" },
+    { "memory-max", 0, 0, G_OPTION_ARG_STRING, &memory_max,
+      "At most SIZE bytes of memory, e.g. 2G (64M–16T; default half the machine's)", "SIZE" },
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
       "With --net proxy: let the proxy reach D (example.com, *.example.com, !D denies; repeatable)", "D" },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
@@ -760,6 +781,61 @@ paddockctl_create (Paddockctl  *ctl,
     g_variant_builder_add (&options, "{sv}", "allow-domains",
                            g_variant_new_strv ((const char * const *) allow_domains, -1));
   g_variant_builder_add (&options, "{sv}", "env", g_variant_builder_end (&env_builder));
+  if (expose != NULL)
+    {
+      /* Relative to where the user is, like any path they type. */
+      g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+
+      for (gsize i = 0; expose[i] != NULL; i++)
+        g_ptr_array_add (paths, g_canonicalize_filename (expose[i], NULL));
+      g_ptr_array_add (paths, NULL);
+      g_variant_builder_add (&options, "{sv}", "expose",
+                             g_variant_new_bytestring_array ((const char * const *) paths->pdata, -1));
+    }
+  if (pids_max != NULL)
+    {
+      guint64 n = 0;
+
+      if (!g_ascii_string_to_unsigned (pids_max, 10, 16, 4194304, &n, NULL))
+        return paddockctl_usage_error (ctl, command_path, "invalid --pids-max “%s”: expected 16 to 4194304", pids_max);
+      g_variant_builder_add (&options, "{sv}", "pids-max", g_variant_new_uint64 (n));
+    }
+  if (memory_max != NULL)
+    {
+      static const char suffixes[] = "KMGT";
+      g_autofree char *digits = g_strdup (memory_max);
+      size_t len = strlen (digits);
+      const char *unit = len > 0 ? strchr (suffixes, g_ascii_toupper (digits[len - 1])) : NULL;
+      guint shift = 0;
+      guint64 n = 0;
+
+      if (unit != NULL && digits[len - 1] != '\0')
+        {
+          shift = 10 * (guint) (unit - suffixes + 1);
+          digits[len - 1] = '\0';
+        }
+      if (!g_ascii_string_to_unsigned (digits, 10, 1, G_MAXUINT64 >> shift, &n, NULL) ||
+          (n << shift) < ((guint64) 64 << 20) || (n << shift) > ((guint64) 16 << 40))
+        return paddockctl_usage_error (ctl, command_path,
+                                       "invalid --memory-max “%s”: expected 64M to 16T (bytes, or K, M, G, T)",
+                                       memory_max);
+      g_variant_builder_add (&options, "{sv}", "memory-max", g_variant_new_uint64 (n << shift));
+    }
+  if (allow_write != NULL)
+    {
+      /* Relative paths are the workspace's, as the daemon reads them; an
+       * absolute one is made canonical here, where its "." and ".." mean
+       * what the user meant. */
+      g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+
+      for (gsize i = 0; allow_write[i] != NULL; i++)
+        g_ptr_array_add (paths, g_path_is_absolute (allow_write[i])
+                                ? g_canonicalize_filename (allow_write[i], NULL)
+                                : g_strdup (allow_write[i]));
+      g_ptr_array_add (paths, NULL);
+      g_variant_builder_add (&options, "{sv}", "allow-write",
+                             g_variant_new_bytestring_array ((const char * const *) paths->pdata, -1));
+    }
   if (pass_env != NULL)
     g_variant_builder_add (&options, "{sv}", "pass-env",
                            g_variant_new_strv ((const char * const *) pass_env, -1));

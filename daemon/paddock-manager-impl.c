@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paddock-boundary.h"
 #include "paddock-cgroup.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
@@ -320,6 +321,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   PaddockManagerImpl *self = PADDOCK_MANAGER_IMPL (manager);
   const char *sender = g_dbus_method_invocation_get_sender (invocation);
   g_auto(PaddockSessionConfig) config = { 0, };
+  g_auto(GStrv) allow_write = NULL;
   g_autoptr(PaddockSessionImpl) session = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *id = NULL;
@@ -407,6 +409,57 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           if (env_bytes > MAX_ENV_BYTES)
             return return_invalid (invocation, "The environment is too large (at most 256 KiB)");
         }
+      else if (g_str_equal (key, "expose") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+        {
+          g_auto(GStrv) paths = g_variant_dup_bytestring_array (value, NULL);
+          g_autofree char *home = g_canonicalize_filename (g_get_home_dir (), "/");
+          g_autoptr(GPtrArray) relative = g_ptr_array_new_with_free_func (g_free);
+
+          /* Bounded like the sandbox's list; each a path inside the HOME
+           * (not the HOME itself) that exists now. */
+          if (g_strv_length (paths) > 16)
+            return return_invalid (invocation, "At most 16 paths can be exposed");
+          for (guint i = 0; paths[i] != NULL; i++)
+            {
+              g_autofree char *absolute = g_canonicalize_filename (paths[i], home);
+
+              if (g_str_equal (home, "/") || !g_str_has_prefix (absolute, home) || absolute[strlen (home)] != '/' ||
+                  strlen (absolute + strlen (home) + 1) > 256)
+                {
+                  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                         "“%s” is not a path inside your HOME (%s)", paths[i], home);
+                  return G_DBUS_METHOD_INVOCATION_HANDLED;
+                }
+              if (!g_file_test (absolute, G_FILE_TEST_EXISTS))
+                {
+                  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                                                         "Nothing to expose at %s", absolute);
+                  return G_DBUS_METHOD_INVOCATION_HANDLED;
+                }
+              g_ptr_array_add (relative, g_strdup (absolute + strlen (home) + 1));
+            }
+          g_ptr_array_add (relative, NULL);
+          g_strfreev (config.expose);
+          config.expose = (GStrv) g_ptr_array_free (g_steal_pointer (&relative), FALSE);
+        }
+      else if (g_str_equal (key, "pids-max") && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT64))
+        {
+          config.pids_max = g_variant_get_uint64 (value);
+          if (config.pids_max < PADDOCK_SESSION_PIDS_MAX_MIN || config.pids_max > PADDOCK_SESSION_PIDS_MAX_MAX)
+            return return_invalid (invocation, "pids-max is 16 to 4194304 processes");
+        }
+      else if (g_str_equal (key, "memory-max") && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT64))
+        {
+          config.memory_max = g_variant_get_uint64 (value);
+          if (config.memory_max < PADDOCK_SESSION_MEMORY_MAX_MIN || config.memory_max > PADDOCK_SESSION_MEMORY_MAX_MAX)
+            return return_invalid (invocation, "memory-max is 64 MiB to 16 TiB");
+        }
+      else if (g_str_equal (key, "allow-write") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+        {
+          /* Checked against the workspace below, once it is known. */
+          g_strfreev (allow_write);
+          allow_write = g_variant_dup_bytestring_array (value, NULL);
+        }
       else if (g_str_equal (key, "pass-env") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
         {
           /* The client resolves these and sends them in "env". */
@@ -434,6 +487,33 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
 
   if (config.workspace == NULL || config.workspace[0] == '\0')
     return return_invalid (invocation, "A session needs a workspace folder");
+  if (allow_write != NULL)
+    {
+      g_autoptr(GPtrArray) normalized = g_ptr_array_new_with_free_func (g_free);
+
+      /* Only a protected path can be allowed (the rest of the workspace is
+       * writable anyway), so the list is bounded by theirs. */
+      for (guint i = 0; allow_write[i] != NULL; i++)
+        {
+          char *relative = paddock_boundary_normalize_protected (config.workspace, allow_write[i]);
+
+          if (relative == NULL)
+            {
+              g_autofree char *known = g_strjoinv (", ", (char **) paddock_boundary_protected_paths ());
+
+              g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                     "“%s” is not a protected path of the workspace "
+                                                     "(those are %s)", allow_write[i], known);
+              return G_DBUS_METHOD_INVOCATION_HANDLED;
+            }
+          if (g_ptr_array_find_with_equal_func (normalized, relative, g_str_equal, NULL))
+            g_free (relative);
+          else
+            g_ptr_array_add (normalized, relative);
+        }
+      g_ptr_array_add (normalized, NULL);
+      config.allow_write = (GStrv) g_ptr_array_free (g_steal_pointer (&normalized), FALSE);
+    }
   if (config.command == NULL || config.command[0] == NULL || config.command[0][0] == '\0')
     return return_invalid (invocation, "A session needs a command to run");
   if (g_strv_length (config.command) > MAX_ARGV_ITEMS)

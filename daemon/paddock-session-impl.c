@@ -84,6 +84,10 @@ struct _PaddockSessionImpl
    * NULL where none can be made (cgroup_reason says why). */
   PaddockCgroup              *cgroup;
   char                       *cgroup_reason;
+  /* Resource limits on that cgroup: asked of the kernel when a controller
+   * was available (resources_requested), and why one is not in place. */
+  gboolean                    resources_requested;
+  char                       *resources_reason;
   int                         cgroup_procs_fd;
   int                         control_fd;
   guint                       control_source;
@@ -189,6 +193,8 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->net_mode, g_free);
   g_clear_pointer (&config->allow_domains, g_strfreev);
   g_clear_pointer (&config->leases, g_ptr_array_unref);
+  g_clear_pointer (&config->allow_write, g_strfreev);
+  g_clear_pointer (&config->expose, g_strfreev);
 }
 
 /* A waiter owns the reference to its invocation that the handler was given
@@ -1130,6 +1136,57 @@ build_sandbox_environment (PaddockSessionImpl *self)
   return g_steal_pointer (&env);
 }
 
+static guint64
+paddock_session_pids_max (const PaddockSessionConfig *config)
+{
+  return config->pids_max != 0 ? config->pids_max : PADDOCK_SESSION_PIDS_MAX_DEFAULT;
+}
+
+/* In whole pages: the kernel rounds memory.max down to them, and the
+ * value must read back as written. */
+static guint64
+paddock_session_memory_max (const PaddockSessionConfig *config)
+{
+  guint64 page = (guint64) sysconf (_SC_PAGESIZE);
+  guint64 bytes = config->memory_max;
+
+  if (bytes == 0)
+    bytes = (guint64) sysconf (_SC_PHYS_PAGES) * page / 2;
+  bytes = MAX (bytes, PADDOCK_SESSION_MEMORY_MAX_MIN);
+  return bytes / page * page;
+}
+
+/* Resource limits on the session's cgroup, before anything joins it:
+ * each controller that is available is asked; why one is not in place is
+ * kept for the boundary's evidence (which reads the limits back itself). */
+static void
+paddock_session_impl_set_limits (PaddockSessionImpl *self)
+{
+  const struct { const char *controller; const char *file; guint64 value; } limits[] = {
+    { "pids", "pids.max", paddock_session_pids_max (&self->config) },
+    { "memory", "memory.max", paddock_session_memory_max (&self->config) },
+  };
+  g_autoptr(GString) reasons = g_string_new (NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (limits); i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (paddock_cgroup_set_limit (self->cgroup, limits[i].controller, limits[i].file, limits[i].value, &error))
+        {
+          self->resources_requested = TRUE;
+          continue;
+        }
+      /* Available but refused is a request the kernel did not honour. */
+      if (!g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+        self->resources_requested = TRUE;
+      g_string_append_printf (reasons, "%s%s", reasons->len > 0 ? "; " : "", error->message);
+    }
+  g_clear_pointer (&self->resources_reason, g_free);
+  if (reasons->len > 0)
+    self->resources_reason = g_string_free (g_steal_pointer (&reasons), FALSE);
+}
+
 /* Looks at the session's boundary now that its layers are in place and
  * publishes it (Session1.Boundary). For the strict profile, FALSE with
  * @error naming every requested layer not observed enforced. */
@@ -1152,6 +1209,12 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
     .cgroup_reason = self->config.cgroup_reason,
     .net_mode = self->config.net_mode,
     .given_env = (const char *const *) given_env,
+    .allowed_write = (const char *const *) self->config.allow_write,
+    .exposed = (const char *const *) self->config.expose,
+    .pids_max = self->sandboxed ? paddock_session_pids_max (&self->config) : 0,
+    .memory_max = self->sandboxed ? paddock_session_memory_max (&self->config) : 0,
+    .resources_requested = self->resources_requested,
+    .resources_reason = self->resources_reason,
   };
 
   if (self->config.home != NULL)
@@ -1561,6 +1624,24 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           g_ptr_array_add (argv, g_strdup ("--seccomp-fd"));
           g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + (self->config.leases != NULL ? self->config.leases->len : 0)));
         }
+      /* Folders of the user's HOME the user chose to show, read-only. */
+      if (self->config.expose != NULL && self->config.expose[0] != NULL)
+        {
+          g_ptr_array_add (argv, g_strdup ("--real-home"));
+          g_ptr_array_add (argv, g_strdup (g_get_home_dir ()));
+          for (guint i = 0; self->config.expose[i] != NULL; i++)
+            {
+              g_ptr_array_add (argv, g_strdup ("--expose"));
+              g_ptr_array_add (argv, g_strdup (self->config.expose[i]));
+            }
+        }
+      /* Protected paths, read-only in the view unless the user allowed them. */
+      for (const char *const *p = paddock_boundary_protected_paths (); *p != NULL; p++)
+        if (self->config.allow_write == NULL || !g_strv_contains ((const char *const *) self->config.allow_write, *p))
+          {
+            g_ptr_array_add (argv, g_strdup ("--protect"));
+            g_ptr_array_add (argv, g_strdup (*p));
+          }
       /* A test switch for the strict profile's refusal: layers named in
        * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
        * reported so). Nothing inside a session can set it. */
@@ -1665,6 +1746,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           paddock_cgroup_remove (self->cgroup);
         g_clear_pointer (&self->cgroup, paddock_cgroup_free);
       }
+    if (self->cgroup != NULL && sandboxed)
+      paddock_session_impl_set_limits (self);
   }
 
   /* The leased sockets, and where the host agent's LISTEN_PID goes. */
@@ -2810,6 +2893,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->record_path, g_free);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
   g_clear_pointer (&self->cgroup_reason, g_free);
+  g_clear_pointer (&self->resources_reason, g_free);
   paddock_session_config_clear (&self->config);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->finalize (object);
@@ -2877,6 +2961,10 @@ paddock_session_impl_new (const char                 *id,
   self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
   self->config.allow_domains = config->allow_domains != NULL ? g_strdupv (config->allow_domains) : g_new0 (char *, 1);
   self->config.leases = config->leases != NULL ? g_ptr_array_ref (config->leases) : NULL;
+  self->config.allow_write = g_strdupv (config->allow_write);
+  self->config.expose = g_strdupv (config->expose);
+  self->config.pids_max = config->pids_max;
+  self->config.memory_max = config->memory_max;
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);

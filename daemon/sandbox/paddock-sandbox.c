@@ -38,6 +38,19 @@
  *   --stage copy:DIR  the workspace path shows DIR (a copy the daemon made),
  *                     read-write; the real folder is not in the view at all.
  *                     Without --stage the real workspace is bound read-write.
+ *   --real-home DIR --expose PATH  (repeatable, PATH relative to DIR, the
+ *                     user's real HOME, e.g. .config/agent) DIR/PATH, a
+ *                     folder or file, is bound read-only at HOME_PATH/PATH:
+ *                     a named config folder projected into the session's
+ *                     HOME, listed in the report ("exposed").
+ *   --protect PATH    (repeatable, relative to the workspace, e.g. .git/hooks)
+ *                     when it exists in the view, PATH is bound onto itself
+ *                     read-only (EROFS to every write) and each folder above
+ *                     it inside the workspace onto itself (EBUSY to a rename
+ *                     or removal). A symlink is followed when it stays in the
+ *                     workspace, else reported as "protected_skipped". A
+ *                     canary write into each is reported (probe
+ *                     "protected-path").
  *   --probe-stage DIR try an overlay mount like --stage overlay would, with
  *                     DIR (on the state folder's filesystem) as scratch space;
  *                     exit 0 if it works, else 71 with the reason on stderr.
@@ -224,6 +237,8 @@ typedef enum {
   OP_OVERLAY,      /* dest, data = overlay mount options (the staging overlay) */
   OP_BIND_ONLY,    /* source -> dest, the source's flags; an OP_SETATTR_TREE above sets the rest */
   OP_SETATTR_TREE, /* dest and every mount below it get attr_set added (mount_setattr) */
+  OP_PIN,          /* dest: a folder of the workspace bound onto itself, so it cannot be renamed; absent: skipped */
+  OP_PROTECT,      /* dest: a protected path bound onto itself read-only, data = its path in the view; absent: skipped */
 } SetupOpType;
 
 typedef struct {
@@ -269,7 +284,21 @@ typedef struct {
   guint n_listen_fds;
   const struct sock_fprog *seccomp;        /* built before clone; NULL: none */
   const PaddockLandlockPlan *landlock;     /* planned before clone; NULL: none */
+  gboolean protect_requested;    /* --protect named at least one path */
+  char *const *exposed;          /* --expose paths (relative to HOME), or NULL */
 } SandboxConfig;
+
+/* The protected paths pid 1 found and made read-only (their paths in the
+ * view), for its canary and its report. Filled by run_op() in pid 1. */
+#define MAX_PROTECT 16
+static const char *protected_mounted[MAX_PROTECT];
+static guint n_protected_mounted;
+/* …and those it could not protect: a symlink out of the workspace. */
+static const char *protected_skipped[MAX_PROTECT];
+static guint n_protected_skipped;
+
+static gboolean path_is_within (const char *path,
+                                const char *dir);
 
 /* ---- async-signal-safe output ------------------------------------------ */
 
@@ -328,7 +357,7 @@ die_msg (int         code,
 }
 
 typedef struct {
-  char buf[2048];
+  char buf[8192];
   size_t len;
 } LineBuf;
 
@@ -342,6 +371,27 @@ line_add (LineBuf    *line,
     {
       memcpy (line->buf + line->len, s, n);
       line->len += n;
+    }
+}
+
+/* @s inside a JSON string: quotes, backslashes and control bytes escaped. */
+static void
+line_add_json (LineBuf    *line,
+               const char *s)
+{
+  static const char hex[] = "0123456789abcdef";
+
+  for (const unsigned char *p = (const unsigned char *) s; *p != '\0'; p++)
+    {
+      char esc[7] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15], '\0' };
+      char one[3] = { '\\', (char) *p, '\0' };
+
+      if (*p < 0x20)
+        line_add (line, esc);
+      else if (*p == '"' || *p == '\\')
+        line_add (line, one);
+      else
+        line_add (line, one + 1);
     }
 }
 
@@ -1607,7 +1657,8 @@ forwarded_signals (sigset_t *set)
  * from inside the namespace would be discarded. */
 /* ---- canary probes ---------------------------------------------------------- */
 
-enum { PROBE_WRITE_OUTSIDE, PROBE_HIDDEN_PATH, PROBE_ABSTRACT_SOCKET, PROBE_SIGNAL_OUTSIDE, PROBE_CONNECT_OUTSIDE, N_PROBES };
+enum { PROBE_WRITE_OUTSIDE, PROBE_HIDDEN_PATH, PROBE_ABSTRACT_SOCKET, PROBE_SIGNAL_OUTSIDE, PROBE_CONNECT_OUTSIDE,
+       PROBE_PROTECTED_PATH, PROBE_LANDLOCK_FS, N_PROBES };
 
 static const char *
 errno_name (int e)
@@ -1659,10 +1710,12 @@ start_canaries (const SandboxConfig *cfg,
     }
   if (child == 0)
     {
-      int out[N_PROBES] = { -1, -1, -1, -1, -1 };
+      int out[N_PROBES];
       const char *what = NULL;
       int fd;
 
+      for (guint i = 0; i < N_PROBES; i++)
+        out[i] = -1;
       close (pipe_fds[0]);
       if (close_in_child >= 0)
         close (close_in_child);
@@ -1676,6 +1729,54 @@ start_canaries (const SandboxConfig *cfg,
         {
           close (fd);
           unlink ("/usr/.paddock-canary");
+        }
+
+      /* A tmpfs of the view the mount plan leaves writable (/dev holds the
+       * device binds) but Landlock does not list for writing: only
+       * Landlock stands between the agent and a new file there. */
+      if (cfg->landlock != NULL)
+        {
+          fd = open ("/dev/.paddock-canary", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+          out[PROBE_LANDLOCK_FS] = fd >= 0 ? 0 : errno;
+          if (fd >= 0)
+            {
+              close (fd);
+              unlink ("/dev/.paddock-canary");
+            }
+        }
+
+      /* Each protected path the plan made read-only: a new file in a
+       * folder, an append to a file. Blocked only if every one is. */
+      for (guint i = 0; i < n_protected_mounted; i++)
+        {
+          struct stat st;
+          int result;
+
+          if (stat (protected_mounted[i], &st) != 0)
+            result = 0;   /* gone from the view: not protected either */
+          else if (S_ISDIR (st.st_mode))
+            {
+              int dir = open (protected_mounted[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+              fd = dir >= 0 ? openat (dir, ".paddock-canary", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+              result = fd >= 0 ? 0 : errno;
+              if (fd >= 0)
+                {
+                  close (fd);
+                  unlinkat (dir, ".paddock-canary", 0);
+                }
+              if (dir >= 0)
+                close (dir);
+            }
+          else
+            {
+              fd = open (protected_mounted[i], O_WRONLY | O_APPEND | O_CLOEXEC);
+              result = fd >= 0 ? 0 : errno;
+              if (fd >= 0)
+                close (fd);
+            }
+          if (out[PROBE_PROTECTED_PATH] != 0)
+            out[PROBE_PROTECTED_PATH] = result;
         }
 
       /* The user's real credentials folder: not in the view at all. */
@@ -1786,7 +1887,7 @@ static int proxy_listen_fd = -1;
 static G_NORETURN void
 run_init (const SandboxConfig *cfg)
 {
-  int probes[N_PROBES] = { -1, -1, -1, -1, -1 };
+  int probes[N_PROBES];
   Canaries canaries = { -1, -1 };
   int exec_pipe[2];
   sigset_t set;
@@ -1796,6 +1897,8 @@ run_init (const SandboxConfig *cfg)
 
   /* A vanished control reader must not kill us; restored for the agent. */
   signal (SIGPIPE, SIG_IGN);
+  for (guint i = 0; i < N_PROBES; i++)
+    probes[i] = -1;
 
   forwarded_signals (&set);
   init.sfd = signalfd (-1, &set, SFD_CLOEXEC);
@@ -1922,7 +2025,37 @@ run_init (const SandboxConfig *cfg)
                    probes[PROBE_SIGNAL_OUTSIDE]);
         add_probe (&line, &first, "connect-outside", "connect to a port the daemon listens on at the host's 127.0.0.1",
                    "ECONNREFUSED", probes[PROBE_CONNECT_OUTSIDE]);
+        add_probe (&line, &first, "protected-path", "write into each read-only protected path of the workspace",
+                   "EROFS", probes[PROBE_PROTECTED_PATH]);
+        add_probe (&line, &first, "landlock-fs", "create /dev/.paddock-canary (a writable tmpfs Landlock does not list)",
+                   "EACCES", probes[PROBE_LANDLOCK_FS]);
       }
+      line_add (&line, "]");
+      /* What --protect asked for, as pid 1 found it. */
+      line_add (&line, ",\"protect_requested\":");
+      line_add (&line, cfg->protect_requested ? "true" : "false");
+      line_add (&line, ",\"protected\":[");
+      /* Relative to the workspace (short: main() bounds them). */
+      for (guint i = 0; i < n_protected_mounted; i++)
+        {
+          line_add (&line, i > 0 ? ",\"" : "\"");
+          line_add_json (&line, protected_mounted[i] + strlen (cfg->workspace) + 1);
+          line_add (&line, "\"");
+        }
+      line_add (&line, "],\"exposed\":[");
+      for (guint i = 0; cfg->exposed != NULL && cfg->exposed[i] != NULL; i++)
+        {
+          line_add (&line, i > 0 ? ",\"" : "\"");
+          line_add_json (&line, cfg->exposed[i]);
+          line_add (&line, "\"");
+        }
+      line_add (&line, "],\"protected_skipped\":[");
+      for (guint i = 0; i < n_protected_skipped; i++)
+        {
+          line_add (&line, i > 0 ? ",\"" : "\"");
+          line_add_json (&line, protected_skipped[i] + strlen (cfg->workspace) + 1);
+          line_add (&line, "\"");
+        }
       line_add (&line, "]}");
     }
   line_add (&line, "}\n");
@@ -2193,6 +2326,67 @@ run_op (const SetupOp *op)
 
         if (mount_setattr (AT_FDCWD, op->dest, AT_RECURSIVE, &attr, sizeof attr) != 0)
           die_errno (EXIT_SETUP, "cannot set the flags of the tree", op->dest, errno);
+      }
+      break;
+
+    case OP_PIN:
+      {
+        struct stat st;
+
+        /* Every folder between the workspace and a protected path becomes a
+         * mount point: the kernel refuses to rename or remove one (EBUSY),
+         * so `mv .git .git.old` cannot move .git/hooks out of the way and
+         * put a writable one in its place. A symlink or a file is left
+         * alone (the protected path below it then does not exist as such). */
+        if (lstat (op->dest, &st) != 0 || !S_ISDIR (st.st_mode))
+          break;
+        if (mount (op->dest, op->dest, NULL, MS_BIND, NULL) != 0)
+          die_errno (EXIT_SETUP, "cannot pin", op->dest, errno);
+      }
+      break;
+
+    case OP_PROTECT:
+      {
+        /* Pid 1 is single-threaded (see the top): realpath and g_strdup
+         * are fine here. Nothing else runs in the namespace yet, so what
+         * lstat saw is what gets mounted. */
+        char resolved[PATH_BUF];
+        const char *target = op->dest;
+        struct stat st;
+
+        if (lstat (op->dest, &st) != 0)
+          {
+            if (errno == ENOENT || errno == ENOTDIR)
+              break;
+            die_errno (EXIT_SETUP, "cannot look at the protected path", op->dest, errno);
+          }
+        if (S_ISLNK (st.st_mode))
+          {
+            /* git follows it: protect what it points at, when that is in
+             * the workspace; anything else is reported, not hidden. */
+            if (realpath (op->dest, resolved) == NULL || !path_is_within (resolved, op->source) ||
+                strlen (resolved) <= strlen (op->source) || stat (resolved, &st) != 0)
+              {
+                if (n_protected_skipped < MAX_PROTECT)
+                  protected_skipped[n_protected_skipped++] = op->data;
+                break;
+              }
+            target = resolved;
+          }
+        if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode))
+          {
+            if (n_protected_skipped < MAX_PROTECT)
+              protected_skipped[n_protected_skipped++] = op->data;
+            break;
+          }
+        {
+          SetupOp bind = { .type = OP_BIND_RO, .source = target, .dest = target };
+
+          bind_mount (&bind, MS_RDONLY | MS_NOSUID | MS_NODEV);
+        }
+        if (n_protected_mounted < MAX_PROTECT)
+          protected_mounted[n_protected_mounted++] =
+            target == op->dest ? op->data : g_strdup (resolved + strlen ("/newroot"));
       }
       break;
 
@@ -2498,11 +2692,14 @@ typedef enum {
 } StageKind;
 
 static void
-plan_build (Plan          *plan,
-            const char    *workspace,
-            StageKind      stage_kind,
-            const char    *stage_dir,
-            int            pty_fd)
+plan_build (Plan               *plan,
+            const char         *workspace,
+            StageKind           stage_kind,
+            const char         *stage_dir,
+            int                 pty_fd,
+            const char * const *protect,
+            const char         *real_home,
+            const char * const *expose)
 {
   /* The system: programs and libraries, read-only. */
   static const char *const system_dirs[] = {
@@ -2608,6 +2805,30 @@ plan_build (Plan          *plan,
   plan_mkdir_p (plan, HOME_PATH);
   plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot" HOME_PATH, "mode=0700,size=10%");
 
+  /* Exposures: what the user named of the real HOME, read-only at the same
+   * place in the session's HOME (checked by main(): relative, existing). */
+  for (guint i = 0; expose != NULL && expose[i] != NULL; i++)
+    {
+      g_autofree char *host = g_build_filename (real_home, expose[i], NULL);
+      g_autofree char *resolved = realpath (host, NULL);
+      g_autofree char *inside = g_build_filename (HOME_PATH, expose[i], NULL);
+      g_autofree char *source = resolved != NULL ? g_strconcat ("/oldroot", resolved, NULL) : NULL;
+      g_autofree char *dest = g_strconcat ("/newroot", inside, NULL);
+
+      if (resolved == NULL)
+        continue;
+      if (g_file_test (resolved, G_FILE_TEST_IS_DIR))
+        plan_mkdir_p (plan, inside);
+      else
+        {
+          g_autofree char *parent = g_path_get_dirname (inside);
+
+          plan_mkdir_p (plan, parent);
+          plan_add (plan, OP_CREATE_FILE, FALSE, NULL, dest, NULL);
+        }
+      plan_add (plan, OP_BIND_RO, FALSE, source, dest, NULL);
+    }
+
   /* The workspace last: it may lie inside /tmp or HOME's tmpfs, so its mount
    * point is created in them. Same absolute path inside and out, so paths in
    * the agent's output mean the same thing to the user. */
@@ -2644,6 +2865,36 @@ plan_build (Plan          *plan,
         op->expect_ino = st.st_ino;
       }
   }
+
+  /* Protected paths of the workspace (relative, checked by main()), over
+   * the staged view: read-only binds the agent cannot write through,
+   * rename or remove, unless the user allowed them (then they are not
+   * listed). Folders on the way are pinned first, in order, once each. */
+  for (guint i = 0; protect != NULL && protect[i] != NULL; i++)
+    {
+      g_autofree char *ws_dest = g_strconcat ("/newroot", workspace, NULL);
+      g_auto(GStrv) parts = g_strsplit (protect[i], "/", -1);
+      g_autoptr(GString) rel = g_string_new (NULL);
+
+      for (guint j = 0; parts[j] != NULL && parts[j + 1] != NULL; j++)
+        {
+          g_autofree char *pin = NULL;
+
+          g_string_append_printf (rel, "%s%s", j > 0 ? "/" : "", parts[j]);
+          pin = g_strconcat (ws_dest, "/", rel->str, NULL);
+          if (g_hash_table_contains (plan->made, pin))
+            continue;
+          plan_add (plan, OP_PIN, TRUE, NULL, pin, NULL);
+          /* Not a folder to create: only marks it pinned. */
+          g_hash_table_add (plan->made, g_strdup (pin));
+        }
+      {
+        g_autofree char *dest = g_strconcat (ws_dest, "/", protect[i], NULL);
+        g_autofree char *view = g_strconcat (workspace, "/", protect[i], NULL);
+
+        plan_add (plan, OP_PROTECT, TRUE, ws_dest, dest, view);
+      }
+    }
 
   /* Last, the root tmpfs itself: the skeleton of folders cannot be changed. */
   plan_add (plan, OP_REMOUNT_RO, FALSE, NULL, "/newroot", NULL);
@@ -2834,6 +3085,9 @@ main (int    argc,
   g_autofree char *probe_stage_arg = NULL;
   g_auto(GStrv) env = NULL;
   g_auto(GStrv) without_layers = NULL;
+  g_auto(GStrv) protect = NULL;
+  g_auto(GStrv) expose = NULL;
+  g_autofree char *real_home = NULL;
   g_autofree char *probe_hidden = NULL;
   g_autofree char *probe_abstract = NULL;
   gint probe_pid = 0;
@@ -2867,8 +3121,14 @@ main (int    argc,
       "A listening socket for the agent, as fd 3, 4… in order (repeatable, at most 16)", "N" },
     { "seccomp-fd", 0, 0, G_OPTION_ARG_STRING, &seccomp_fd_arg,
       "Load the seccomp filter from this sealed memfd instead of building it", "N" },
+    { "real-home", 0, 0, G_OPTION_ARG_FILENAME, &real_home, "The user's real HOME, for --expose", "DIR" },
+    { "expose", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &expose,
+      "A path of the real HOME (relative) shown read-only at the same place in the session's HOME (repeatable)", "PATH" },
+    { "protect", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &protect,
+      "A path of the workspace (relative) made read-only in the view when it exists (repeatable)", "PATH" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
-      "Leave out a layer (landlock or seccomp) and report it unenforced: for tests of the strict profile", "LAYER" },
+      "Leave out a layer (landlock or seccomp) and report it unenforced, or (landlock-fs) let Landlock's "
+      "filesystem rules allow every write: for tests of the strict profile", "LAYER" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("-- CMD [ARG...]");
@@ -3032,6 +3292,59 @@ main (int    argc,
     }
   g_ptr_array_add (envp, NULL);
 
+  /* Protected paths: relative, plain components only (no "." or "..", no
+   * empty one), bounded in number and length so the report stays small. */
+  if (protect != NULL && g_strv_length (protect) > MAX_PROTECT)
+    {
+      g_printerr ("paddock-sandbox: at most %d --protect paths\n", MAX_PROTECT);
+      return EXIT_USAGE;
+    }
+  for (guint i = 0; protect != NULL && protect[i] != NULL; i++)
+    {
+      g_auto(GStrv) parts = g_strsplit (protect[i], "/", -1);
+      gboolean ok = protect[i][0] != '\0' && strlen (protect[i]) <= 256;
+
+      for (guint j = 0; ok && parts[j] != NULL; j++)
+        ok = parts[j][0] != '\0' && !g_str_equal (parts[j], ".") && !g_str_equal (parts[j], "..");
+      if (!ok)
+        {
+          g_printerr ("paddock-sandbox: --protect wants a path relative to the workspace, got '%s'\n", protect[i]);
+          return EXIT_USAGE;
+        }
+      if (cfg.host_profile)
+        {
+          g_printerr ("paddock-sandbox: the host profile has no mount namespace to protect paths in\n");
+          return EXIT_USAGE;
+        }
+    }
+  cfg.protect_requested = protect != NULL && protect[0] != NULL;
+
+  /* Exposures: relative to --real-home (absolute), plain components, each
+   * existing; at most MAX_PROTECT of them, each at most 256 bytes. */
+  if (expose != NULL && (real_home == NULL || !g_path_is_absolute (real_home) || cfg.host_profile ||
+                         g_strv_length (expose) > MAX_PROTECT))
+    {
+      g_printerr ("paddock-sandbox: --expose needs --real-home DIR (absolute), the safe profile, "
+                  "and at most %d paths\n", MAX_PROTECT);
+      return EXIT_USAGE;
+    }
+  for (guint i = 0; expose != NULL && expose[i] != NULL; i++)
+    {
+      g_auto(GStrv) parts = g_strsplit (expose[i], "/", -1);
+      g_autofree char *host = g_build_filename (real_home, expose[i], NULL);
+      gboolean ok = expose[i][0] != '\0' && strlen (expose[i]) <= 256;
+
+      for (guint j = 0; ok && parts[j] != NULL; j++)
+        ok = parts[j][0] != '\0' && !g_str_equal (parts[j], ".") && !g_str_equal (parts[j], "..");
+      if (!ok || !g_file_test (host, G_FILE_TEST_EXISTS))
+        {
+          g_printerr ("paddock-sandbox: --expose wants an existing path relative to --real-home, got '%s'\n",
+                      expose[i]);
+          return EXIT_USAGE;
+        }
+    }
+  cfg.exposed = expose;
+
   cfg.workspace = workspace;
   cfg.probe_hidden = probe_hidden;
   cfg.probe_abstract = probe_abstract;
@@ -3100,14 +3413,16 @@ main (int    argc,
   /* Present: it fails on the bad fd. Absent: ENOSYS (or EPERM from a
    * seccomp filter that does not know it); then the plan remounts. */
   have_mount_setattr = mount_setattr (-1, "", 0, NULL, 0) != 0 && errno != ENOSYS && errno != EPERM;
-  plan_build (&plan, workspace, stage_kind, stage_dir, cfg.pty_fd);
+  plan_build (&plan, workspace, stage_kind, stage_dir, cfg.pty_fd, (const char * const *) protect,
+              real_home, (const char * const *) expose);
   cfg.ops = (const SetupOp *) (void *) plan.ops->data;
   cfg.n_ops = plan.ops->len;
 
   for (guint i = 0; without_layers != NULL && without_layers[i] != NULL; i++)
-    if (!g_str_equal (without_layers[i], "landlock") && !g_str_equal (without_layers[i], "seccomp"))
+    if (!g_str_equal (without_layers[i], "landlock") && !g_str_equal (without_layers[i], "seccomp") &&
+        !g_str_equal (without_layers[i], "landlock-fs"))
       {
-        g_printerr ("paddock-sandbox: --without-layer wants landlock or seccomp, got '%s'\n",
+        g_printerr ("paddock-sandbox: --without-layer wants landlock, landlock-fs or seccomp, got '%s'\n",
                     without_layers[i]);
         return EXIT_USAGE;
       }
@@ -3133,7 +3448,13 @@ main (int    argc,
   {
     /* Paths of the view pid 1 pivots into (see plan_build). */
     const char *const read_paths[] = { "/", NULL };
-    const char *const write_paths[] = { workspace, HOME_PATH, "/tmp", "/dev/shm", NULL };
+    /* --without-layer landlock-fs: Landlock applies, but its filesystem
+     * rules let the whole view be written, as a broken rule set would;
+     * only the landlock-fs canary can tell (a test of that canary). */
+    gboolean fs_wide_open = without_layers != NULL &&
+                            g_strv_contains ((const char *const *) without_layers, "landlock-fs");
+    const char *const write_paths[] = { workspace, HOME_PATH, "/tmp", "/dev/shm",
+                                        fs_wide_open ? "/" : NULL, NULL };
     const char *const device_paths[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
                                          "/dev/pts", "/dev/console", NULL };
     const char *const optional_paths[] = { "/dev/console", NULL };

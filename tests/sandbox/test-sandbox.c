@@ -487,6 +487,11 @@ test_bad_input (Fixture       *fx,
   const char *bad_profile[] = { "--profile", "lax", NULL };
   const char *bad_fd[] = { "--control-fd", "987", NULL };
   const char *bad_env[] = { "--env", "NOEQUALS", NULL };
+  const char *protect_up[] = { "--protect", "../outside", NULL };
+  const char *protect_absolute[] = { "--protect", "/etc", NULL };
+  const char *protect_empty_part[] = { "--protect", ".git//hooks", NULL };
+  const char *expose_no_home[] = { "--expose", ".config", NULL };
+  const char *expose_up[] = { "--real-home", "/tmp", "--expose", "../etc", NULL };
   g_autofree char *missing = g_build_filename (fx->workspace, "missing", NULL);
   g_autofree char *file = g_build_filename (fx->workspace, "file", NULL);
 
@@ -501,6 +506,12 @@ test_bad_input (Fixture       *fx,
   assert_fails (fx->workspace, bad_profile, true_cmd, 64, "unknown profile");
   assert_fails (fx->workspace, bad_fd, true_cmd, 64, "--control-fd");
   assert_fails (fx->workspace, bad_env, true_cmd, 64, "--env");
+  /* Protected and exposed paths stay relative to their folder. */
+  assert_fails (fx->workspace, protect_up, true_cmd, 64, "--protect");
+  assert_fails (fx->workspace, protect_absolute, true_cmd, 64, "--protect");
+  assert_fails (fx->workspace, protect_empty_part, true_cmd, 64, "--protect");
+  assert_fails (fx->workspace, expose_no_home, true_cmd, 64, "--expose");
+  assert_fails (fx->workspace, expose_up, true_cmd, 64, "--expose");
   assert_fails ("/usr", NULL, true_cmd, 66, "overlaps");
   assert_fails ("/", NULL, true_cmd, 66, "overlaps");
 
