@@ -185,6 +185,9 @@ int                 paddockctl_drop              (Paddockctl               *ctl,
 int                 paddockctl_checkpoint        (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
+int                 paddockctl_net               (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
 int                 paddockctl_not_yet_available (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);

@@ -409,9 +409,23 @@ display_time (guint64 usec)
   return local != NULL ? g_date_time_format (local, "%Y-%m-%d %H:%M:%S %Z") : g_strdup ("-");
 }
 
+/* The daemon's leases (Ports1.ListLeases), for the "ports" of sessions;
+ * NULL (no ports shown) when they cannot be listed. */
+static GVariant *
+list_all_leases (Paddockctl *ctl)
+{
+  PaddockIpcPorts1 *ports = paddockctl_get_ports (ctl, NULL);
+  GVariant *leases = NULL;
+
+  if (ports == NULL || !paddock_ipc_ports1_call_list_leases_sync (ports, &leases, NULL, NULL))
+    return NULL;
+  return leases;
+}
+
 static void
 add_session_to_builder (JsonBuilder       *builder,
-                        const SessionInfo *info)
+                        const SessionInfo *info,
+                        GVariant          *leases)
 {
   g_autofree char *workspace = display_bytes (info->workspace);
 
@@ -449,10 +463,31 @@ add_session_to_builder (JsonBuilder       *builder,
     json_builder_add_int_value (builder, info->exit_status);
   else
     json_builder_add_null_value (builder);
-  /* Leases tied to sessions come with a later version; the field exists
-   * now so that scripts can rely on it. */
+  /* Its leases: those Ports1 lists as tied to this session. */
   json_builder_set_member_name (builder, "ports");
   json_builder_begin_array (builder);
+  for (gsize i = 0; leases != NULL && i < g_variant_n_children (leases); i++)
+    {
+      g_autoptr(GVariant) lease = g_variant_get_child_value (leases, i);
+      const char *session = "", *name = "", *owner = "";
+      guint16 port = 0;
+
+      if (!g_variant_lookup (lease, "session", "&s", &session) || g_strcmp0 (session, info->id) != 0)
+        continue;
+      g_variant_lookup (lease, "port", "q", &port);
+      g_variant_lookup (lease, "name", "&s", &name);
+      g_variant_lookup (lease, "owner", "&s", &owner);
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "port");
+      json_builder_add_int_value (builder, port);
+      json_builder_set_member_name (builder, "name");
+      json_builder_add_string_value (builder, name);
+      json_builder_set_member_name (builder, "owner");
+      json_builder_add_string_value (builder, owner);
+      json_builder_set_member_name (builder, "session");
+      json_builder_add_string_value (builder, session);
+      json_builder_end_object (builder);
+    }
   json_builder_end_array (builder);
   json_builder_set_member_name (builder, "processes");
   json_builder_add_int_value (builder, info->processes);
@@ -497,8 +532,9 @@ print_session_json (Paddockctl        *ctl,
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GVariant) leases = list_all_leases (ctl);
 
-  add_session_to_builder (builder, info);
+  add_session_to_builder (builder, info, leases);
   root = json_builder_get_root (builder);
   paddockctl_print_json (ctl, root);
 }
@@ -538,7 +574,16 @@ print_session_human (const SessionInfo *info)
   "The session keeps running when paddockctl exits; stop it with\n" \
   "“paddockctl stop ID” and delete it with “paddockctl destroy ID”.\n\n" \
   "Its environment holds TERM, LANG, LC_*, PATH and a HOME of its own,\n" \
-  "plus what --env and --pass-env add: nothing else of yours."
+  "plus what --env and --pass-env add: nothing else of yours.\n\n" \
+  "In a safe or strict session the workspace's .git/hooks and .git/config\n" \
+  "are read-only; --allow-write PATH (either of them, relative to DIR or\n" \
+  "absolute) lets the agent change it, in the staged view like the rest.\n\n" \
+  "Where the session's cgroup has the pids and memory controllers, a safe\n" \
+  "or strict session is limited to --pids-max processes (default 4096) and\n" \
+  "--memory-max bytes (K, M, G suffixes; default half of the machine's).\n\n" \
+  "Nothing of your HOME is in a safe session's view unless --expose PATH\n" \
+  "shows it (e.g. an agent's login folder), read-only, at the same place\n" \
+  "in the session's HOME; status --review lists each exposure."
 
 static const char * const profiles[] = { "host", "safe", "strict" };
 
@@ -589,11 +634,15 @@ paddockctl_create (Paddockctl  *ctl,
   g_autofree char *profile = NULL;
   g_autofree char *size = NULL;
   g_autofree char *net = NULL;
+  g_autofree char *pids_max = NULL;
+  g_autofree char *memory_max = NULL;
   g_autofree char *path = NULL;
   g_autofree char *absolute = NULL;
   g_autofree char **options_argv = NULL;
   g_auto(GStrv) env = NULL;
   g_auto(GStrv) pass_env = NULL;
+  g_auto(GStrv) allow_write = NULL;
+  g_auto(GStrv) expose = NULL;
   g_auto(GStrv) allow_domains = NULL;
   g_auto(GStrv) ports = NULL;
   g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
@@ -616,11 +665,20 @@ paddockctl_create (Paddockctl  *ctl,
     { "size", 0, 0, G_OPTION_ARG_STRING, &size,
       "The terminal's size, 1–1000 each (default: 80x24)", "COLSxROWS" },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net,
-      "Network: host (default), none (own namespace, loopback only), proxy (later version)", "MODE" },
+      "Network: host (default), none (own namespace, loopback only), proxy (as none, out only through the daemon's proxy)", "MODE" },
+    { "allow-write", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &allow_write,
+      "Let the agent write a protected path of DIR (.git/hooks, .git/config; repeatable)", "PATH" },
+    { "expose", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &expose,
+      "Show a folder or file of your HOME read-only at the same place in the session's HOME (repeatable)", "PATH" },
+    { "pids-max", 0, 0, G_OPTION_ARG_STRING, &pids_max,
+      "At most N processes in the session (16–4194304; default 4096)", "N" },
+    { "memory-max", 0, 0, G_OPTION_ARG_STRING, &memory_max,
+      "At most SIZE bytes of memory, e.g. 2G (64M–16T; default half the machine's)", "SIZE" },
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
-      "Allow a domain through the proxy (later version)", "D" },
+      "With --net proxy: let the proxy reach D (example.com, *.example.com, !D denies; repeatable)", "D" },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
-      "Lease a port for the session (later version)", "NAME" },
+      "Lease a port named NAME for the session (net host; repeatable): the agent gets it as a "
+      "listening socket (LISTEN_FDS), PORT and PADDOCK_PORT_<NAME>", "NAME" },
     { NULL }
   };
   int options_argc = argc;
@@ -653,14 +711,10 @@ paddockctl_create (Paddockctl  *ctl,
       return exit_code;
   }
 
-  if (net != NULL && g_str_equal (net, "proxy"))
-    return fail_not_yet (ctl, "--net proxy");
-  if (net != NULL && !g_str_equal (net, "host") && !g_str_equal (net, "none"))
+  if (net != NULL && !g_str_equal (net, "host") && !g_str_equal (net, "none") && !g_str_equal (net, "proxy"))
     return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected host, none or proxy", net);
-  if (allow_domains != NULL)
-    return fail_not_yet (ctl, "--allow-domain");
-  if (ports != NULL)
-    return fail_not_yet (ctl, "--port");
+  if (allow_domains != NULL && (net == NULL || !g_str_equal (net, "proxy")))
+    return paddockctl_usage_error (ctl, command_path, "--allow-domain needs --net proxy");
 
   if (options_argc > 1)
     return paddockctl_usage_error (ctl, command_path,
@@ -721,7 +775,67 @@ paddockctl_create (Paddockctl  *ctl,
     g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
   if (net != NULL)
     g_variant_builder_add (&options, "{sv}", "net", g_variant_new_string (net));
+  if (ports != NULL)
+    g_variant_builder_add (&options, "{sv}", "ports", g_variant_new_strv ((const char * const *) ports, -1));
+  if (allow_domains != NULL)
+    g_variant_builder_add (&options, "{sv}", "allow-domains",
+                           g_variant_new_strv ((const char * const *) allow_domains, -1));
   g_variant_builder_add (&options, "{sv}", "env", g_variant_builder_end (&env_builder));
+  if (expose != NULL)
+    {
+      /* Relative to where the user is, like any path they type. */
+      g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+
+      for (gsize i = 0; expose[i] != NULL; i++)
+        g_ptr_array_add (paths, g_canonicalize_filename (expose[i], NULL));
+      g_ptr_array_add (paths, NULL);
+      g_variant_builder_add (&options, "{sv}", "expose",
+                             g_variant_new_bytestring_array ((const char * const *) paths->pdata, -1));
+    }
+  if (pids_max != NULL)
+    {
+      guint64 n = 0;
+
+      if (!g_ascii_string_to_unsigned (pids_max, 10, 16, 4194304, &n, NULL))
+        return paddockctl_usage_error (ctl, command_path, "invalid --pids-max “%s”: expected 16 to 4194304", pids_max);
+      g_variant_builder_add (&options, "{sv}", "pids-max", g_variant_new_uint64 (n));
+    }
+  if (memory_max != NULL)
+    {
+      static const char suffixes[] = "KMGT";
+      g_autofree char *digits = g_strdup (memory_max);
+      size_t len = strlen (digits);
+      const char *unit = len > 0 ? strchr (suffixes, g_ascii_toupper (digits[len - 1])) : NULL;
+      guint shift = 0;
+      guint64 n = 0;
+
+      if (unit != NULL && digits[len - 1] != '\0')
+        {
+          shift = 10 * (guint) (unit - suffixes + 1);
+          digits[len - 1] = '\0';
+        }
+      if (!g_ascii_string_to_unsigned (digits, 10, 1, G_MAXUINT64 >> shift, &n, NULL) ||
+          (n << shift) < ((guint64) 64 << 20) || (n << shift) > ((guint64) 16 << 40))
+        return paddockctl_usage_error (ctl, command_path,
+                                       "invalid --memory-max “%s”: expected 64M to 16T (bytes, or K, M, G, T)",
+                                       memory_max);
+      g_variant_builder_add (&options, "{sv}", "memory-max", g_variant_new_uint64 (n << shift));
+    }
+  if (allow_write != NULL)
+    {
+      /* Relative paths are the workspace's, as the daemon reads them; an
+       * absolute one is made canonical here, where its "." and ".." mean
+       * what the user meant. */
+      g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+
+      for (gsize i = 0; allow_write[i] != NULL; i++)
+        g_ptr_array_add (paths, g_path_is_absolute (allow_write[i])
+                                ? g_canonicalize_filename (allow_write[i], NULL)
+                                : g_strdup (allow_write[i]));
+      g_ptr_array_add (paths, NULL);
+      g_variant_builder_add (&options, "{sv}", "allow-write",
+                             g_variant_new_bytestring_array ((const char * const *) paths->pdata, -1));
+    }
   if (pass_env != NULL)
     g_variant_builder_add (&options, "{sv}", "pass-env",
                            g_variant_new_strv ((const char * const *) pass_env, -1));
@@ -795,6 +909,7 @@ paddockctl_list (Paddockctl  *ctl,
     {
       g_autoptr(JsonBuilder) builder = json_builder_new ();
       g_autoptr(JsonNode) root = NULL;
+      g_autoptr(GVariant) leases = list_all_leases (ctl);
 
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "sessions");
@@ -805,7 +920,7 @@ paddockctl_list (Paddockctl  *ctl,
           g_auto(SessionInfo) info = { 0 };
 
           session_info_init (&info, dict, SOURCE_LIST, NULL);
-          add_session_to_builder (builder, &info);
+          add_session_to_builder (builder, &info, leases);
         }
       json_builder_end_array (builder);
       json_builder_end_object (builder);

@@ -29,7 +29,7 @@ static const PaddockctlCommand paddockctl_commands[] = {
   { "apply",      paddockctl_apply,             "Apply staged changes to the workspace, all or some" },
   { "drop",       paddockctl_drop,              "Discard staged changes, all or some" },
   { "checkpoint", paddockctl_checkpoint,        "Save, list or restore copies of a session's stage" },
-  { "net",        paddockctl_not_yet_available, "A session's network (later version)" },
+  { "net",        paddockctl_net,               "List a session's network requests, or change its policy" },
   { "ports",      paddockctl_ports,             "Lease, release and list local TCP ports" },
   { "info",       paddockctl_info,              "Describe the running daemon" },
 };

@@ -13,5 +13,5 @@ echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, kernel $
 for bench in "$builddir"/bench/*/bench-*; do
     [ -f "$bench" ] && [ -x "$bench" ] || continue
     echo
-    "$bench" 2> >(grep -v -e 'fd limit' -e 'Serving org.paddock' -e 'Quitting on signal' >&2)
+    "$bench" 2> >(grep -v -e 'fd limit' -e 'Serving org.paddock' -e 'Quitting on signal' -e 'No baseline for' >&2)
 done

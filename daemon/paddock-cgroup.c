@@ -253,6 +253,79 @@ paddock_cgroup_freeze (PaddockCgroup *self,
   return FALSE;
 }
 
+/* @word as a whole word of the space-separated @list. */
+static gboolean
+list_has_word (const char *list,
+               const char *word)
+{
+  g_auto(GStrv) words = g_strsplit_set (list != NULL ? list : "", " \n", -1);
+
+  return g_strv_contains ((const char *const *) words, word);
+}
+
+/* Sets a limit of @controller ("pids", "memory") on the session's cgroup:
+ * the controller must be available to the cgroup above (its
+ * cgroup.controllers), is enabled there for its children
+ * (cgroup.subtree_control) if need be, then @value goes to @file
+ * ("pids.max") and is read back. FALSE with why in @error: NOT_ENFORCED
+ * when the controller is not available at all, FAILED when it is but the
+ * kernel refused. Call it before any process joins the cgroup. */
+gboolean
+paddock_cgroup_set_limit (PaddockCgroup *self,
+                          const char    *controller,
+                          const char    *file,
+                          guint64        value,
+                          GError       **error)
+{
+  g_autofree char *parent = g_path_get_dirname (self->path);
+  g_autofree char *available_path = g_build_filename (parent, "cgroup.controllers", NULL);
+  g_autofree char *enabled_path = g_build_filename (parent, "cgroup.subtree_control", NULL);
+  g_autofree char *limit_path = g_build_filename (self->path, file, NULL);
+  g_autofree char *available = NULL;
+  g_autofree char *enabled = NULL;
+  g_autofree char *wanted = g_strdup_printf ("%" G_GUINT64_FORMAT, value);
+  g_autofree char *read_back = NULL;
+
+  if (!g_file_get_contents (available_path, &available, NULL, NULL) || !list_has_word (available, controller))
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                   "%s controller not available in %s (cgroup.controllers: %s)", controller, parent,
+                   available != NULL && g_strstrip (available)[0] != '\0' ? available : "none");
+      return FALSE;
+    }
+  if (!g_file_get_contents (enabled_path, &enabled, NULL, NULL) || !list_has_word (enabled, controller))
+    {
+      g_autofree char *plus = g_strconcat ("+", controller, NULL);
+
+      if (!write_control (enabled_path, plus))
+        {
+          int saved_errno = errno;
+
+          /* EBUSY: the cgroup above holds processes itself (the "no
+           * internal processes" rule), e.g. a daemon not at the root. */
+          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                       "could not enable the %s controller in %s: %s", controller, enabled_path,
+                       g_strerror (saved_errno));
+          return FALSE;
+        }
+    }
+  if (!write_control (limit_path, wanted))
+    {
+      int saved_errno = errno;
+
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "could not write %s to %s: %s", wanted, limit_path, g_strerror (saved_errno));
+      return FALSE;
+    }
+  if (!g_file_get_contents (limit_path, &read_back, NULL, NULL) || !g_str_equal (g_strstrip (read_back), wanted))
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "%s reads back \"%s\", not %s", limit_path, read_back != NULL ? read_back : "nothing", wanted);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Removes the (empty) cgroup; FALSE while members remain. */
 gboolean
 paddock_cgroup_remove (PaddockCgroup *self)

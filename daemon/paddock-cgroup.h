@@ -27,6 +27,11 @@ gboolean       paddock_cgroup_kill          (PaddockCgroup *self);
 gboolean       paddock_cgroup_freeze        (PaddockCgroup *self,
                                              gboolean      frozen);
 gboolean       paddock_cgroup_remove        (PaddockCgroup *self);
+gboolean       paddock_cgroup_set_limit     (PaddockCgroup *self,
+                                             const char   *controller,
+                                             const char   *file,
+                                             guint64       value,
+                                             GError      **error);
 void           paddock_cgroup_free          (PaddockCgroup *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (PaddockCgroup, paddock_cgroup_free)

@@ -19,6 +19,7 @@ static const GDBusErrorEntry paddock_error_entries[] = {
   { PADDOCK_ERROR_NOT_ENFORCED,     "org.paddock.Error.NotEnforced" },
   { PADDOCK_ERROR_CONFLICT,         "org.paddock.Error.Conflict" },
   { PADDOCK_ERROR_BUSY,             "org.paddock.Error.Busy" },
+  { PADDOCK_ERROR_RESTART_REQUIRED, "org.paddock.Error.RestartRequired" },
 };
 
 GQuark

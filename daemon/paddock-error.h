@@ -24,6 +24,7 @@ typedef enum
   PADDOCK_ERROR_NOT_ENFORCED,      /* org.paddock.Error.NotEnforced */
   PADDOCK_ERROR_CONFLICT,          /* org.paddock.Error.Conflict */
   PADDOCK_ERROR_BUSY,              /* org.paddock.Error.Busy */
+  PADDOCK_ERROR_RESTART_REQUIRED,  /* org.paddock.Error.RestartRequired */
 } PaddockError;
 
 #define PADDOCK_ERROR (paddock_error_quark ())

@@ -12,11 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paddock-boundary.h"
 #include "paddock-cgroup.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
-#include "paddock-session-impl.h"
+#include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
 
 /* Bounds on what one client may ask of the daemon (typed errors when hit). */
@@ -27,6 +28,7 @@
 #define MAX_ENV_ITEMS           256
 #define MAX_ENV_BYTES           (256 * 1024)
 #define MAX_NAME_BYTES          128
+#define MAX_SESSION_PORTS       16
 #define DESTROYED_LINGER_SECONDS 60
 
 struct _PaddockManagerImpl
@@ -156,16 +158,26 @@ paddock_manager_impl_unexport_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* The ports leased for a session at create, released when it is gone or
+ * never started. */
+static void
+release_session_leases (PaddockManagerImpl *self,
+                        const char         *id)
+{
+  g_autofree char *owner = g_strconcat ("session:", id, NULL);
+
+  if (self->registry != NULL)
+    paddock_registry_release_owner (self->registry, owner);
+}
+
 static void
 paddock_manager_impl_session_destroyed_cb (PaddockSessionImpl *session,
                                            PaddockManagerImpl *self)
 {
-  g_autofree char *owner = g_strconcat ("session:", paddock_session_impl_get_id (session), NULL);
   guint position;
 
   /* Its leases die with it. */
-  if (self->registry != NULL)
-    paddock_registry_release_owner (self->registry, owner);
+  release_session_leases (self, paddock_session_impl_get_id (session));
 
   /* Off the list at once; on the bus for one more minute, so that a late
    * call (a second Destroy, a Stop racing it) gets a clear NotFound rather
@@ -219,6 +231,7 @@ paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
   if (error != NULL)
     {
       g_debug ("Session %s did not start: %s", paddock_session_impl_get_id (session), error->message);
+      release_session_leases (pending->manager, paddock_session_impl_get_id (session));
       paddock_session_impl_kill_now (session);
       paddock_remove_tree (pending->session_dir);
       g_dbus_method_invocation_return_gerror (g_steal_pointer (&pending->invocation), error);
@@ -308,11 +321,13 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   PaddockManagerImpl *self = PADDOCK_MANAGER_IMPL (manager);
   const char *sender = g_dbus_method_invocation_get_sender (invocation);
   g_auto(PaddockSessionConfig) config = { 0, };
+  g_auto(GStrv) allow_write = NULL;
   g_autoptr(PaddockSessionImpl) session = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *id = NULL;
   g_autofree char *session_dir = NULL;
   g_autofree char *resolved = NULL;
+  g_auto(GStrv) port_names = NULL;
   PendingCreate *pending;
   GVariantIter iter;
   const char *key;
@@ -363,6 +378,16 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           g_free (config.net_mode);
           config.net_mode = g_variant_dup_string (value, NULL);
         }
+      else if (g_str_equal (key, "ports") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
+        {
+          g_strfreev (port_names);
+          port_names = g_variant_dup_strv (value, NULL);
+        }
+      else if (g_str_equal (key, "allow-domains") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
+        {
+          g_strfreev (config.allow_domains);
+          config.allow_domains = g_variant_dup_strv (value, NULL);
+        }
       else if (g_str_equal (key, "env") && g_variant_is_of_type (value, G_VARIANT_TYPE ("a{ss}")))
         {
           GVariantIter env_iter;
@@ -383,6 +408,57 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
             }
           if (env_bytes > MAX_ENV_BYTES)
             return return_invalid (invocation, "The environment is too large (at most 256 KiB)");
+        }
+      else if (g_str_equal (key, "expose") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+        {
+          g_auto(GStrv) paths = g_variant_dup_bytestring_array (value, NULL);
+          g_autofree char *home = g_canonicalize_filename (g_get_home_dir (), "/");
+          g_autoptr(GPtrArray) relative = g_ptr_array_new_with_free_func (g_free);
+
+          /* Bounded like the sandbox's list; each a path inside the HOME
+           * (not the HOME itself) that exists now. */
+          if (g_strv_length (paths) > 16)
+            return return_invalid (invocation, "At most 16 paths can be exposed");
+          for (guint i = 0; paths[i] != NULL; i++)
+            {
+              g_autofree char *absolute = g_canonicalize_filename (paths[i], home);
+
+              if (g_str_equal (home, "/") || !g_str_has_prefix (absolute, home) || absolute[strlen (home)] != '/' ||
+                  strlen (absolute + strlen (home) + 1) > 256)
+                {
+                  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                         "“%s” is not a path inside your HOME (%s)", paths[i], home);
+                  return G_DBUS_METHOD_INVOCATION_HANDLED;
+                }
+              if (!g_file_test (absolute, G_FILE_TEST_EXISTS))
+                {
+                  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                                                         "Nothing to expose at %s", absolute);
+                  return G_DBUS_METHOD_INVOCATION_HANDLED;
+                }
+              g_ptr_array_add (relative, g_strdup (absolute + strlen (home) + 1));
+            }
+          g_ptr_array_add (relative, NULL);
+          g_strfreev (config.expose);
+          config.expose = (GStrv) g_ptr_array_free (g_steal_pointer (&relative), FALSE);
+        }
+      else if (g_str_equal (key, "pids-max") && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT64))
+        {
+          config.pids_max = g_variant_get_uint64 (value);
+          if (config.pids_max < PADDOCK_SESSION_PIDS_MAX_MIN || config.pids_max > PADDOCK_SESSION_PIDS_MAX_MAX)
+            return return_invalid (invocation, "pids-max is 16 to 4194304 processes");
+        }
+      else if (g_str_equal (key, "memory-max") && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT64))
+        {
+          config.memory_max = g_variant_get_uint64 (value);
+          if (config.memory_max < PADDOCK_SESSION_MEMORY_MAX_MIN || config.memory_max > PADDOCK_SESSION_MEMORY_MAX_MAX)
+            return return_invalid (invocation, "memory-max is 64 MiB to 16 TiB");
+        }
+      else if (g_str_equal (key, "allow-write") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+        {
+          /* Checked against the workspace below, once it is known. */
+          g_strfreev (allow_write);
+          allow_write = g_variant_dup_bytestring_array (value, NULL);
         }
       else if (g_str_equal (key, "pass-env") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
         {
@@ -411,6 +487,33 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
 
   if (config.workspace == NULL || config.workspace[0] == '\0')
     return return_invalid (invocation, "A session needs a workspace folder");
+  if (allow_write != NULL)
+    {
+      g_autoptr(GPtrArray) normalized = g_ptr_array_new_with_free_func (g_free);
+
+      /* Only a protected path can be allowed (the rest of the workspace is
+       * writable anyway), so the list is bounded by theirs. */
+      for (guint i = 0; allow_write[i] != NULL; i++)
+        {
+          char *relative = paddock_boundary_normalize_protected (config.workspace, allow_write[i]);
+
+          if (relative == NULL)
+            {
+              g_autofree char *known = g_strjoinv (", ", (char **) paddock_boundary_protected_paths ());
+
+              g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                     "“%s” is not a protected path of the workspace "
+                                                     "(those are %s)", allow_write[i], known);
+              return G_DBUS_METHOD_INVOCATION_HANDLED;
+            }
+          if (g_ptr_array_find_with_equal_func (normalized, relative, g_str_equal, NULL))
+            g_free (relative);
+          else
+            g_ptr_array_add (normalized, relative);
+        }
+      g_ptr_array_add (normalized, NULL);
+      config.allow_write = (GStrv) g_ptr_array_free (g_steal_pointer (&normalized), FALSE);
+    }
   if (config.command == NULL || config.command[0] == NULL || config.command[0][0] == '\0')
     return return_invalid (invocation, "A session needs a command to run");
   if (g_strv_length (config.command) > MAX_ARGV_ITEMS)
@@ -424,17 +527,48 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     return return_invalid (invocation, "The profile is “host”, “safe” or “strict”");
   if (config.net_mode == NULL)
     config.net_mode = g_strdup ("host");
-  if (g_strcmp0 (config.net_mode, "proxy") == 0)
+  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.net_mode, "none") != 0 &&
+      g_strcmp0 (config.net_mode, "proxy") != 0)
+    return return_invalid (invocation, "The network mode is host, none or proxy");
+  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.profile, "host") == 0)
+    return return_invalid (invocation, "The host profile has no network namespace: use net none or proxy "
+                                       "with safe or strict");
+  if (port_names != NULL && g_strv_length (port_names) > MAX_SESSION_PORTS)
+    return return_invalid (invocation, "A session leases at most 16 ports at create");
+  for (guint i = 0; port_names != NULL && port_names[i] != NULL; i++)
     {
+      g_autoptr(GError) name_error = NULL;
+
+      if (!paddock_registry_validate_name (port_names[i], &name_error))
+        return return_invalid (invocation, name_error->message);
+      for (guint j = 0; j < i; j++)
+        if (g_str_equal (port_names[i], port_names[j]))
+          return return_invalid (invocation, "Each port name once");
+    }
+  if (port_names != NULL && port_names[0] != NULL && g_strcmp0 (config.net_mode, "host") != 0)
+    {
+      /* Forwarding a host port into a namespace of its own is not there
+       * yet: refuse rather than lease a port nothing inside can reach. */
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                                             "The proxy network mode is not available in this version; "
-                                             "use none (no network) or host; nothing was started");
+                                             "A leased port cannot reach a session with a network "
+                                             "namespace of its own yet (net %s): use net host; "
+                                             "nothing was started", config.net_mode);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.net_mode, "none") != 0)
-    return return_invalid (invocation, "The network mode is host, none or proxy");
-  if (g_strcmp0 (config.net_mode, "none") == 0 && g_strcmp0 (config.profile, "host") == 0)
-    return return_invalid (invocation, "The host profile has no network namespace: use net none with safe or strict");
+  if (config.allow_domains != NULL && config.allow_domains[0] != NULL &&
+      g_strcmp0 (config.net_mode, "proxy") != 0)
+    return return_invalid (invocation, "Allowed domains apply to the proxy: they need net proxy");
+  {
+    g_autoptr(GError) rules_error = NULL;
+    g_autoptr(PaddockDomainRules) rules =
+      _paddock_session_network_build_rules ("proxy", (const char * const *) config.allow_domains, &rules_error);
+
+    if (rules == NULL)
+      {
+        g_dbus_method_invocation_return_gerror (invocation, rules_error);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+      }
+  }
   if (config.name != NULL && (strlen (config.name) > MAX_NAME_BYTES || strchr (config.name, '\n') != NULL))
     return return_invalid (invocation, "A session name is one line of at most 128 bytes");
 
@@ -489,6 +623,29 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
+  /* Its ports, leased to the session itself: they die with it. */
+  for (guint i = 0; port_names != NULL && port_names[i] != NULL; i++)
+    {
+      PaddockLease *lease = self->registry != NULL
+                            ? paddock_registry_lease (self->registry, NULL, id, port_names[i], 0, &error)
+                            : NULL;
+
+      if (lease == NULL)
+        {
+          release_session_leases (self, id);
+          paddock_remove_tree (session_dir);
+          if (error == NULL)
+            g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "No port registry");
+          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR,
+                                                 error->domain == PADDOCK_ERROR ? error->code : PADDOCK_ERROR_FAILED,
+                                                 "Could not lease port “%s”: %s", port_names[i], error->message);
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+      if (config.leases == NULL)
+        config.leases = g_ptr_array_new_with_free_func (g_object_unref);
+      g_ptr_array_add (config.leases, lease);
+    }
+
   config.helper = g_strdup (self->helper_path);
   if (g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL)
     config.staging = g_strdup (paddock_manager_impl_get_staging (self));
@@ -508,6 +665,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   if (!paddock_session_impl_start (session, paddock_manager_impl_session_ready_cb, pending, &error))
     {
       g_ptr_array_remove (self->starting, session);
+      release_session_leases (self, id);
       paddock_remove_tree (session_dir);
       g_dbus_method_invocation_return_gerror (g_steal_pointer (&pending->invocation), error);
       pending_create_free (pending);

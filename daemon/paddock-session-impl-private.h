@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include "paddock-domain-rules.h"
 #include "paddock-session-impl.h"
 #include "paddock-stage.h"
 
@@ -47,5 +48,52 @@ gboolean _paddock_session_impl_handle_kill_process       (PaddockIpcSession1    
                                                           GDBusMethodInvocation *invocation,
                                                           guint                  pid,
                                                           guint                  signum);
+
+/* The session's network (paddock-session-network.c). */
+#define PADDOCK_SESSION_PROXY_PORT 3128
+
+typedef struct _PaddockSessionNetwork PaddockSessionNetwork;
+
+PaddockSessionNetwork *_paddock_session_impl_get_network        (PaddockSessionImpl    *self);
+void                   _paddock_session_impl_set_network_policy (PaddockSessionImpl    *self,
+                                                                 const char            *mode,
+                                                                 const char * const    *allow_domains);
+
+PaddockSessionNetwork *_paddock_session_network_new             (PaddockSessionImpl    *session,
+                                                                 const char            *state_dir);
+void                   _paddock_session_network_free            (PaddockSessionNetwork *network);
+void                   _paddock_session_network_prepare         (PaddockSessionNetwork *network,
+                                                                 const char            *mode);
+char                 **_paddock_session_network_add_environment (PaddockSessionNetwork *network,
+                                                                 char                 **env);
+void                   _paddock_session_network_take_listener   (PaddockSessionNetwork *network,
+                                                                 int                    fd);
+void                   _paddock_session_network_stop            (PaddockSessionNetwork *network);
+char                 **_paddock_session_network_add_port_environment   (GPtrArray   *leases,
+                                                                        char       **env);
+char                 **_paddock_session_network_add_listen_environment (GPtrArray   *leases,
+                                                                        char       **env,
+                                                                        const char  *pid);
+/* Async-signal-safe, for the forked child of paddock_session_impl_start(). */
+gboolean               _paddock_session_network_child_take_listen_fds  (const int   *fds,
+                                                                        guint        n,
+                                                                        int         *high);
+gboolean               _paddock_session_network_child_place_listen_fds (const int   *high,
+                                                                        guint        n,
+                                                                        int          first);
+void                   _paddock_session_network_child_format_pid       (char        *out,
+                                                                        pid_t        value);
+PaddockDomainRules    *_paddock_session_network_build_rules     (const char            *mode,
+                                                                 const char * const    *allow,
+                                                                 GError               **error);
+
+gboolean _paddock_session_impl_handle_list_network_records (PaddockIpcSession1    *session,
+                                                            GDBusMethodInvocation *invocation,
+                                                            guint64                after_seq,
+                                                            guint                  max);
+gboolean _paddock_session_impl_handle_set_network_policy   (PaddockIpcSession1    *session,
+                                                            GDBusMethodInvocation *invocation,
+                                                            const char            *mode,
+                                                            const char * const    *allow_domains);
 
 G_END_DECLS

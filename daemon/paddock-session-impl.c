@@ -13,6 +13,7 @@
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 #include <sched.h>
+#include <linux/sched.h>   /* struct clone_args, CLONE_INTO_CGROUP */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +36,13 @@
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
+#include "paddock-lease.h"
 #include "paddock-scrollback.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
+#if PADDOCK_ENABLE_LINUX
+#include "paddock-seccomp.h"
+#endif
 
 /* Bounds on what one client can make the daemon hold or do. */
 #define READ_OUTPUT_MAX         (1024 * 1024)
@@ -79,6 +84,10 @@ struct _PaddockSessionImpl
    * NULL where none can be made (cgroup_reason says why). */
   PaddockCgroup              *cgroup;
   char                       *cgroup_reason;
+  /* Resource limits on that cgroup: asked of the kernel when a controller
+   * was available (resources_requested), and why one is not in place. */
+  gboolean                    resources_requested;
+  char                       *resources_reason;
   int                         cgroup_procs_fd;
   int                         control_fd;
   guint                       control_source;
@@ -109,6 +118,9 @@ struct _PaddockSessionImpl
    * workspace itself). */
   PaddockStage               *stage;
 
+  /* The proxy, its policy's effect and the request journal. */
+  PaddockSessionNetwork      *network;
+
   /* Attached viewers (Viewer), each at its own offset in the scrollback. */
   GPtrArray                  *viewers;
   gboolean                    terminal_finished;
@@ -134,6 +146,7 @@ typedef struct
   guint64             offset;    /* the next byte this viewer gets */
   guint               out_source;
   guint               in_source;
+  gboolean            input_paused;  /* stopped reading: the PTY's input queue is full */
 } Viewer;
 
 static void
@@ -178,6 +191,10 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->cgroup_reason, g_free);
   g_clear_pointer (&config->staging, g_free);
   g_clear_pointer (&config->net_mode, g_free);
+  g_clear_pointer (&config->allow_domains, g_strfreev);
+  g_clear_pointer (&config->leases, g_ptr_array_unref);
+  g_clear_pointer (&config->allow_write, g_strfreev);
+  g_clear_pointer (&config->expose, g_strfreev);
 }
 
 /* A waiter owns the reference to its invocation that the handler was given
@@ -295,6 +312,11 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_builder_add_string_value (builder, boot_id);
   json_builder_set_member_name (builder, "net");
   json_builder_add_string_value (builder, self->config.net_mode);
+  json_builder_set_member_name (builder, "allow_domains");
+  json_builder_begin_array (builder);
+  for (guint i = 0; self->config.allow_domains != NULL && self->config.allow_domains[i] != NULL; i++)
+    json_builder_add_string_value (builder, self->config.allow_domains[i]);
+  json_builder_end_array (builder);
   json_builder_set_member_name (builder, "staging");
   json_builder_add_string_value (builder, self->config.staging != NULL ? self->config.staging : "none");
   json_builder_set_member_name (builder, "cgroup");
@@ -587,12 +609,37 @@ paddock_session_impl_pty_readable_cb (int          fd,
   return G_SOURCE_CONTINUE;
 }
 
+static gboolean paddock_session_impl_viewer_readable_cb (int          fd,
+                                                         GIOCondition condition,
+                                                         gpointer     user_data);
+
+/* The input queue has room again: viewers that stopped reading because it
+ * was full read on (their keystrokes waited in their own sockets). */
+static void
+paddock_session_impl_resume_viewer_input (PaddockSessionImpl *self)
+{
+  if (self->pending_input->len >= PENDING_INPUT_MAX)
+    return;
+
+  for (guint i = 0; i < self->viewers->len; i++)
+    {
+      Viewer *viewer = g_ptr_array_index (self->viewers, i);
+
+      if (!viewer->input_paused)
+        continue;
+      viewer->input_paused = FALSE;
+      viewer->in_source = g_unix_fd_add (viewer->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                         paddock_session_impl_viewer_readable_cb, viewer);
+    }
+}
+
 static gboolean
 paddock_session_impl_pty_writable_cb (int          fd,
                                       GIOCondition condition,
                                       gpointer     user_data)
 {
   PaddockSessionImpl *self = user_data;
+  gboolean done = TRUE;
 
   while (self->pending_input->len > 0)
     {
@@ -601,15 +648,23 @@ paddock_session_impl_pty_writable_cb (int          fd,
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0 && errno == EAGAIN)
-        return G_SOURCE_CONTINUE;
+        {
+          done = FALSE;
+          break;
+        }
       if (n < 0)
         {
+          /* The terminal is gone (EIO once nothing holds its other end):
+           * what was typed has nowhere to go. */
           g_byte_array_set_size (self->pending_input, 0);
           break;
         }
       g_byte_array_remove_range (self->pending_input, 0, (guint) n);
     }
 
+  paddock_session_impl_resume_viewer_input (self);
+  if (!done)
+    return G_SOURCE_CONTINUE;
   self->pty_out_source = 0;
   return G_SOURCE_REMOVE;
 }
@@ -696,9 +751,20 @@ paddock_session_impl_viewer_readable_cb (int          fd,
   Viewer *viewer = user_data;
   PaddockSessionImpl *self = viewer->session;
   guint8 buffer[4096];
+  gsize room = PENDING_INPUT_MAX - MIN (self->pending_input->len, PENDING_INPUT_MAX);
   gssize n;
 
-  n = recv (fd, buffer, sizeof buffer, MSG_DONTWAIT);
+  /* Backpressure, not loss: while the program does not read its terminal
+   * and the queue is full, stop reading the viewer. Its keystrokes wait in
+   * its socket, and the viewer blocks (or polls) once that fills. */
+  if (self->pty_master >= 0 && room == 0)
+    {
+      viewer->input_paused = TRUE;
+      viewer->in_source = 0;
+      return G_SOURCE_REMOVE;
+    }
+
+  n = recv (fd, buffer, self->pty_master >= 0 ? MIN (sizeof buffer, room) : sizeof buffer, MSG_DONTWAIT);
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return G_SOURCE_CONTINUE;
   if (n <= 0)
@@ -709,7 +775,7 @@ paddock_session_impl_viewer_readable_cb (int          fd,
       return G_SOURCE_REMOVE;
     }
 
-  if (self->pty_master >= 0 && self->pending_input->len + (gsize) n <= PENDING_INPUT_MAX)
+  if (self->pty_master >= 0)
     {
       g_byte_array_append (self->pending_input, buffer, (guint) n);
       if (self->pty_out_source == 0)
@@ -797,20 +863,43 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
  * threads: between fork and exec the child may only make async-signal-safe
  * calls, so callers prepare everything beforehand. Signals stay blocked
  * across fork so that no handler of ours runs in the child, which then
- * gets default dispositions and an empty mask, and joins the session's
+ * gets default dispositions and an empty mask, and is in the session's
  * cgroup (where it has one) before anything of the session runs, so that
- * every process the session will ever have is born inside. Returns as
- * fork() does; the child _exit()s 125 if it cannot join. */
+ * every process the session will ever have is born inside.
+ *
+ * With CGROUP_DIR (the session cgroup's folder, or -1) the child is created
+ * there: clone3(CLONE_INTO_CGROUP), Linux 5.7. Moving it in afterwards
+ * (cgroup.procs) takes the kernel's cgroup_threadgroup_rwsem for writing,
+ * which waits for an RCU grace period: 7-15 ms of a session's start were
+ * spent in that one write on a loaded machine. Where clone3 cannot (an
+ * older kernel), fork() and the write as before. Returns as fork() does;
+ * the child _exit()s 125 if it cannot join. */
 static pid_t
-fork_session_child (PaddockSessionImpl *self)
+fork_session_child (PaddockSessionImpl *self,
+                    int                 cgroup_dir)
 {
   sigset_t all_signals;
   sigset_t saved_mask;
-  pid_t pid;
+  gboolean born_inside = FALSE;
+  pid_t pid = -1;
 
   sigfillset (&all_signals);
   pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
-  pid = fork ();
+  if (cgroup_dir >= 0)
+    {
+      struct clone_args args = {
+        .flags = CLONE_INTO_CGROUP,
+        .exit_signal = SIGCHLD,
+        .cgroup = (guint64) cgroup_dir,
+      };
+
+      /* Like fork() (no new stack): the child returns here, and makes only
+       * async-signal-safe calls until it execs. */
+      pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+      born_inside = pid >= 0;
+    }
+  if (pid < 0)
+    pid = fork ();
   if (pid == 0)
     {
       sigset_t empty;
@@ -820,7 +909,7 @@ fork_session_child (PaddockSessionImpl *self)
       sigemptyset (&empty);
       sigprocmask (SIG_SETMASK, &empty, NULL);
 
-      if (self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
+      if (!born_inside && self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
         _exit (125);
       return 0;
     }
@@ -876,6 +965,7 @@ build_environment (PaddockSessionImpl *self)
       }
   env = g_environ_setenv (env, "HOME", self->config.home, TRUE);
   env = g_environ_setenv (env, "PADDOCK_SESSION", self->id, TRUE);
+  env = _paddock_session_network_add_port_environment (self->config.leases, env);
 
   g_hash_table_iter_init (&iter, self->config.env);
   while (g_hash_table_iter_next (&iter, &key, &value))
@@ -937,7 +1027,7 @@ paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
 }
 
 static gboolean paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                                   JsonBuilder         *request,
+                                                   GVariant            *request,
                                                    const int           *fds,
                                                    guint                n_fds,
                                                    GError             **error);
@@ -967,21 +1057,16 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
       paddock_command_impl_needs_terminal (command))
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(JsonBuilder) request = json_builder_new ();
+      g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
 
       if (*fd >= 0 && paddock_command_impl_adopt_terminal (command, paddock_steal_fd (fd), &error))
         goto started;
 
       /* No terminal, no command: it goes, and Exec says why. */
-      json_builder_begin_object (request);
-      json_builder_set_member_name (request, "op");
-      json_builder_add_string_value (request, "kill");
-      json_builder_set_member_name (request, "id");
-      json_builder_add_int_value (request, id);
-      json_builder_set_member_name (request, "signal");
-      json_builder_add_int_value (request, SIGKILL);
-      json_builder_end_object (request);
-      paddock_session_impl_send_control (self, request, NULL, 0, NULL);
+      g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
+      g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 ((guint32) id));
+      g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (SIGKILL));
+      paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, NULL);
       if (invocation != NULL)
         {
           g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
@@ -1047,7 +1132,59 @@ build_sandbox_environment (PaddockSessionImpl *self)
   if (!g_hash_table_contains (self->config.env, "PATH"))
     env = g_environ_setenv (g_steal_pointer (&env), "PATH",
                             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
+  env = _paddock_session_network_add_environment (self->network, g_steal_pointer (&env));
   return g_steal_pointer (&env);
+}
+
+static guint64
+paddock_session_pids_max (const PaddockSessionConfig *config)
+{
+  return config->pids_max != 0 ? config->pids_max : PADDOCK_SESSION_PIDS_MAX_DEFAULT;
+}
+
+/* In whole pages: the kernel rounds memory.max down to them, and the
+ * value must read back as written. */
+static guint64
+paddock_session_memory_max (const PaddockSessionConfig *config)
+{
+  guint64 page = (guint64) sysconf (_SC_PAGESIZE);
+  guint64 bytes = config->memory_max;
+
+  if (bytes == 0)
+    bytes = (guint64) sysconf (_SC_PHYS_PAGES) * page / 2;
+  bytes = MAX (bytes, PADDOCK_SESSION_MEMORY_MAX_MIN);
+  return bytes / page * page;
+}
+
+/* Resource limits on the session's cgroup, before anything joins it:
+ * each controller that is available is asked; why one is not in place is
+ * kept for the boundary's evidence (which reads the limits back itself). */
+static void
+paddock_session_impl_set_limits (PaddockSessionImpl *self)
+{
+  const struct { const char *controller; const char *file; guint64 value; } limits[] = {
+    { "pids", "pids.max", paddock_session_pids_max (&self->config) },
+    { "memory", "memory.max", paddock_session_memory_max (&self->config) },
+  };
+  g_autoptr(GString) reasons = g_string_new (NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (limits); i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (paddock_cgroup_set_limit (self->cgroup, limits[i].controller, limits[i].file, limits[i].value, &error))
+        {
+          self->resources_requested = TRUE;
+          continue;
+        }
+      /* Available but refused is a request the kernel did not honour. */
+      if (!g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+        self->resources_requested = TRUE;
+      g_string_append_printf (reasons, "%s%s", reasons->len > 0 ? "; " : "", error->message);
+    }
+  g_clear_pointer (&self->resources_reason, g_free);
+  if (reasons->len > 0)
+    self->resources_reason = g_string_free (g_steal_pointer (&reasons), FALSE);
 }
 
 /* Looks at the session's boundary now that its layers are in place and
@@ -1072,6 +1209,12 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
     .cgroup_reason = self->config.cgroup_reason,
     .net_mode = self->config.net_mode,
     .given_env = (const char *const *) given_env,
+    .allowed_write = (const char *const *) self->config.allow_write,
+    .exposed = (const char *const *) self->config.expose,
+    .pids_max = self->sandboxed ? paddock_session_pids_max (&self->config) : 0,
+    .memory_max = self->sandboxed ? paddock_session_memory_max (&self->config) : 0,
+    .resources_requested = self->resources_requested,
+    .resources_reason = self->resources_reason,
   };
 
   if (self->config.home != NULL)
@@ -1153,10 +1296,17 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
         continue;
 
       object = json_node_get_object (json_parser_get_root (parser));
-      if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
+      if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "proxy") == 0)
+        {
+          /* The listening socket inside the session's namespace. */
+          if (fd >= 0)
+            _paddock_session_network_take_listener (self->network, g_steal_fd (&fd));
+        }
+      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
           self->ready_func != NULL)
         {
           g_autoptr(GError) refusal = NULL;
+          g_autoptr(PaddockSessionImpl) hold = NULL;
           JsonObject *report = json_object_has_member (object, "boundary") &&
                                JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "boundary"))
                                ? json_object_get_object_member (object, "boundary") : NULL;
@@ -1175,8 +1325,7 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
            * fsyncs the record, rather than after it. A daemon that dies in
            * between loses the record either way (the sandbox started
            * before the event came). */
-          g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
+          hold = g_object_ref (self);
           paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), "running");
           g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
           paddock_session_impl_ready (self, NULL);
@@ -1225,6 +1374,8 @@ paddock_session_impl_exited_cb (GPid     pid,
     exit_status = 128 + WTERMSIG (wait_status);
 
   paddock_session_impl_fail_pending_execs (self);
+  /* Its network namespace went with it: nothing can use the proxy now. */
+  _paddock_session_network_stop (self->network);
   /* The sandbox is gone and its PID namespace with it: every command it
    * ran was killed with it, and no "command-exited" will come for them.
    * Say so, or their callers would wait for ever. */
@@ -1327,6 +1478,32 @@ canary_tcp_port (void)
   return port;
 }
 
+/* The sandbox's seccomp filter, built once for the daemon's life and handed
+ * to every sandbox as a sealed memfd (--seccomp-fd): libseccomp's work is
+ * the same for every session (the rules take no parameters) and costs a
+ * few milliseconds of each start otherwise. -1 when it cannot be built:
+ * then each sandbox builds it itself and fails with the reason. */
+static int
+sandbox_seccomp_fd (void)
+{
+  static int fd = -1;
+  static gsize made = 0;
+
+  if (g_once_init_enter (&made))
+    {
+#if PADDOCK_ENABLE_LINUX
+      g_autoptr(GError) error = NULL;
+
+      fd = paddock_seccomp_build_sealed (&error);   /* kept open for the daemon's life */
+      if (fd < 0)
+        g_warning ("Could not build the sandbox's seccomp filter once for all sessions "
+                   "(each sandbox will try itself): %s", error->message);
+#endif
+      g_once_init_leave (&made, 1);
+    }
+  return fd;
+}
+
 gboolean
 paddock_session_impl_start (PaddockSessionImpl       *self,
                             PaddockSessionReadyFunc   ready,
@@ -1342,7 +1519,12 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   g_autofree char *program = NULL;
   char slave_name[128];
   gboolean sandboxed;
+  int seccomp_fd = -1;
+  paddock_autofd int cgroup_dir = -1;
   pid_t pid;
+  int listen_fds[16];
+  guint n_listen_fds = 0;
+  char *listen_pid_digits = NULL;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
@@ -1379,9 +1561,12 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       paddock_stage_record_baseline_in_thread (self->stage);
     }
 
+  _paddock_session_network_prepare (self->network, sandboxed ? self->config.net_mode : "host");
   if (sandboxed)
     {
       envp = build_sandbox_environment (self);
+      /* The agent is always pid 2 of the sandbox's PID namespace. */
+      envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "2");
       program = g_strdup (self->config.helper);
       g_ptr_array_add (argv, g_strdup (program));
       g_ptr_array_add (argv, g_strdup ("--workspace"));
@@ -1410,14 +1595,53 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           }
         g_ptr_array_add (argv, g_strdup ("--probe-pid"));
         g_ptr_array_add (argv, g_strdup_printf ("%d", (int) getpid ()));
-        if (g_strcmp0 (self->config.net_mode, "none") == 0 && canary_tcp_port () != 0)
+        if (g_strcmp0 (self->config.net_mode, "host") != 0 && canary_tcp_port () != 0)
           {
             g_ptr_array_add (argv, g_strdup ("--probe-port"));
             g_ptr_array_add (argv, g_strdup_printf ("%u", canary_tcp_port ()));
           }
       }
+      /* Its leased sockets at fds 5…, for the agent at 3…; on the host's
+       * network it may bind those ports and no other (Landlock). */
+      for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len; i++)
+        {
+          g_ptr_array_add (argv, g_strdup ("--listen-fd"));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + i));
+          g_ptr_array_add (argv, g_strdup ("--bind-port"));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (g_ptr_array_index (self->config.leases, i))));
+        }
       g_ptr_array_add (argv, g_strdup ("--net"));
       g_ptr_array_add (argv, g_strdup (self->config.net_mode));
+      if (g_strcmp0 (self->config.net_mode, "proxy") == 0)
+        {
+          g_ptr_array_add (argv, g_strdup ("--proxy-port"));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", PADDOCK_SESSION_PROXY_PORT));
+        }
+      /* The filter comes after the leased sockets, at fd 5 + leases. */
+      seccomp_fd = sandbox_seccomp_fd ();
+      if (seccomp_fd >= 0)
+        {
+          g_ptr_array_add (argv, g_strdup ("--seccomp-fd"));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + (self->config.leases != NULL ? self->config.leases->len : 0)));
+        }
+      /* Folders of the user's HOME the user chose to show, read-only. */
+      if (self->config.expose != NULL && self->config.expose[0] != NULL)
+        {
+          g_ptr_array_add (argv, g_strdup ("--real-home"));
+          g_ptr_array_add (argv, g_strdup (g_get_home_dir ()));
+          for (guint i = 0; self->config.expose[i] != NULL; i++)
+            {
+              g_ptr_array_add (argv, g_strdup ("--expose"));
+              g_ptr_array_add (argv, g_strdup (self->config.expose[i]));
+            }
+        }
+      /* Protected paths, read-only in the view unless the user allowed them. */
+      for (const char *const *p = paddock_boundary_protected_paths (); *p != NULL; p++)
+        if (self->config.allow_write == NULL || !g_strv_contains ((const char *const *) self->config.allow_write, *p))
+          {
+            g_ptr_array_add (argv, g_strdup ("--protect"));
+            g_ptr_array_add (argv, g_strdup (*p));
+          }
       /* A test switch for the strict profile's refusal: layers named in
        * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
        * reported so). Nothing inside a session can set it. */
@@ -1467,6 +1691,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       const char *session_path;
 
       envp = build_environment (self);
+      envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "00000000000000000000");
       session_path = g_environ_getenv (envp, "PATH");
       program = find_in_path (self->config.command[0],
                               session_path != NULL ? session_path : "/usr/local/bin:/usr/bin:/bin");
@@ -1521,13 +1746,30 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           paddock_cgroup_remove (self->cgroup);
         g_clear_pointer (&self->cgroup, paddock_cgroup_free);
       }
+    if (self->cgroup != NULL && sandboxed)
+      paddock_session_impl_set_limits (self);
+  }
+
+  /* The leased sockets, and where the host agent's LISTEN_PID goes. */
+  {
+    for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len && i < G_N_ELEMENTS (listen_fds); i++)
+      listen_fds[n_listen_fds++] = paddock_lease_get_fd (g_ptr_array_index (self->config.leases, i));
+    for (guint i = 0; !sandboxed && n_listen_fds > 0 && envp[i] != NULL; i++)
+      if (g_str_has_prefix (envp[i], "LISTEN_PID="))
+        listen_pid_digits = envp[i] + strlen ("LISTEN_PID=");
   }
 
   /* Everything above is prepared before fork: see fork_session_child(). */
-  pid = fork_session_child (self);
+  if (self->cgroup != NULL)
+    cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  pid = fork_session_child (self, cgroup_dir);
   if (pid == 0)
     {
       char **child_argv = (char **) argv->pdata;
+      int listen_high[G_N_ELEMENTS (listen_fds)];
+
+      if (!_paddock_session_network_child_take_listen_fds (listen_fds, n_listen_fds, listen_high))
+        _exit (126);
 
       if (sandboxed)
         {
@@ -1536,13 +1778,17 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
            * line of failure is what the user sees. */
           int pty_high = fcntl (slave, F_DUPFD, 10);
           int control_high = fcntl (control_theirs, F_DUPFD, 10);
+          /* Above 64 like the leased sockets, clear of the fds they go to. */
+          int seccomp_high = seccomp_fd >= 0 ? fcntl (seccomp_fd, F_DUPFD, 64) : -1;
 
           prctl (PR_SET_PDEATHSIG, SIGKILL);
           if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
               dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
-              dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0)
+              dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
+              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 5) ||
+              (seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) n_listen_fds) < 0)))
             _exit (126);
-          syscall (SYS_close_range, 5U, ~0U, 0U);
+          syscall (SYS_close_range, 5U + n_listen_fds + (seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
         }
       else
         {
@@ -1550,10 +1796,14 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
            * control, SIGHUP on hangup and SIGWINCH on resize work as in a
            * terminal. */
           if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 ||
-              dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0)
+              dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0 ||
+              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 3))
             _exit (126);
-          /* No descriptor of the daemon's survives into the agent. */
-          syscall (SYS_close_range, 3U, ~0U, 0U);
+          /* No descriptor of the daemon's survives into the agent but its
+           * leased sockets. */
+          syscall (SYS_close_range, 3U + n_listen_fds, ~0U, 0U);
+          if (listen_pid_digits != NULL)
+            _paddock_session_network_child_format_pid (listen_pid_digits, getpid ());
         }
 
       if (chdir (self->config.workspace) < 0)
@@ -1980,19 +2230,18 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-/* One request to the sandbox's pid 1: a JSON object in one SOCK_SEQPACKET
- * message, with @fds attached (SCM_RIGHTS). */
+/* One request to the sandbox's pid 1: an a{sv} GVariant (paddock-sandbox.c
+ * lists its members), serialized in one SOCK_SEQPACKET message, with @fds
+ * attached (SCM_RIGHTS). @request may be floating; it is consumed. */
 static gboolean
 paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                   JsonBuilder         *request,
+                                   GVariant            *request,
                                    const int           *fds,
                                    guint                n_fds,
                                    GError             **error)
 {
-  g_autoptr(JsonGenerator) generator = json_generator_new ();
-  g_autoptr(JsonNode) root = json_builder_get_root (request);
-  g_autofree char *text = NULL;
-  gsize length = 0;
+  g_autoptr(GVariant) owned = g_variant_ref_sink (request);
+  g_autoptr(GBytes) data = NULL;
   char control[CMSG_SPACE (sizeof (int) * 3)];
   struct iovec iov;
   struct msghdr message = { 0, };
@@ -2005,10 +2254,9 @@ paddock_session_impl_send_control (PaddockSessionImpl  *self,
       return FALSE;
     }
 
-  json_generator_set_root (generator, root);
-  text = json_generator_to_data (generator, &length);
-  iov.iov_base = text;
-  iov.iov_len = length;
+  data = g_variant_get_data_as_bytes (owned);
+  iov.iov_base = (void *) g_bytes_get_data (data, NULL);
+  iov.iov_len = g_bytes_get_size (data);
   message.msg_iov = &iov;
   message.msg_iovlen = 1;
 
@@ -2053,18 +2301,13 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
    * whole tree, setsid()ed descendants included. */
   if (self->sandboxed)
     {
-      g_autoptr(JsonBuilder) request = json_builder_new ();
+      g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
       g_autoptr(GError) error = NULL;
 
-      json_builder_begin_object (request);
-      json_builder_set_member_name (request, "op");
-      json_builder_add_string_value (request, "kill");
-      json_builder_set_member_name (request, "id");
-      json_builder_add_int_value (request, paddock_command_impl_get_id (command));
-      json_builder_set_member_name (request, "signal");
-      json_builder_add_int_value (request, signal_number);
-      json_builder_end_object (request);
-      if (!paddock_session_impl_send_control (self, request, NULL, 0, &error))
+      g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
+      g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (paddock_command_impl_get_id (command)));
+      g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (signal_number));
+      if (!paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, &error))
         g_debug ("Session %s: could not kill command %u: %s", self->id,
                  paddock_command_impl_get_id (command), error->message);
       return;
@@ -2330,7 +2573,7 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                                        gboolean             tty,
                                        GError             **error)
 {
-  g_autoptr(JsonBuilder) request = json_builder_new ();
+  g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
@@ -2342,33 +2585,20 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
-  json_builder_begin_object (request);
-  json_builder_set_member_name (request, "op");
-  json_builder_add_string_value (request, "spawn");
-  json_builder_set_member_name (request, "id");
-  json_builder_add_int_value (request, paddock_command_impl_get_id (command));
-  json_builder_set_member_name (request, "argv");
-  json_builder_begin_array (request);
-  for (guint i = 0; argv[i] != NULL; i++)
-    json_builder_add_string_value (request, argv[i]);
-  json_builder_end_array (request);
-  json_builder_set_member_name (request, "cwd");
-  json_builder_add_string_value (request, cwd);
-  json_builder_set_member_name (request, "env");
-  json_builder_begin_array (request);
-  for (guint i = 0; envp[i] != NULL; i++)
-    json_builder_add_string_value (request, envp[i]);
-  json_builder_end_array (request);
-  json_builder_set_member_name (request, "tty");
-  json_builder_add_boolean_value (request, tty);
-  json_builder_end_object (request);
+  g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("spawn"));
+  g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (paddock_command_impl_get_id (command)));
+  g_variant_builder_add (&request, "{sv}", "argv", g_variant_new_bytestring_array (argv, -1));
+  g_variant_builder_add (&request, "{sv}", "cwd", g_variant_new_bytestring (cwd));
+  g_variant_builder_add (&request, "{sv}", "env",
+                         g_variant_new_bytestring_array ((const char * const *) envp, -1));
+  g_variant_builder_add (&request, "{sv}", "tty", g_variant_new_boolean (tty));
 
   fds[0] = child_in;
   fds[1] = child_out;
   fds[2] = child_err;
   /* Our copies of the command's ends close when we return: the sandbox
    * has its own, and output ends when the command's are closed. */
-  return paddock_session_impl_send_control (self, request, fds, tty ? 0 : 3, error);
+  return paddock_session_impl_send_control (self, g_variant_builder_end (&request), fds, tty ? 0 : 3, error);
 }
 
 static gboolean
@@ -2487,6 +2717,30 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+PaddockSessionNetwork *
+_paddock_session_impl_get_network (PaddockSessionImpl *self)
+{
+  return self->network;
+}
+
+/* SetNetworkPolicy decided: the new mode and allowlist are the session's,
+ * published and recorded. */
+void
+_paddock_session_impl_set_network_policy (PaddockSessionImpl *self,
+                                          const char         *mode,
+                                          const char * const *allow_domains)
+{
+  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
+
+  g_free (self->config.net_mode);
+  self->config.net_mode = g_strdup (mode);
+  g_strfreev (self->config.allow_domains);
+  self->config.allow_domains = g_strdupv ((GStrv) allow_domains);
+  paddock_ipc_session1_set_network_mode (session, mode);
+  paddock_ipc_session1_set_allowed_domains (session, allow_domains);
+  paddock_session_impl_save (self);
+}
+
 PaddockStage *
 _paddock_session_impl_get_stage (PaddockSessionImpl *self)
 {
@@ -2539,6 +2793,8 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_restore_checkpoint = _paddock_session_impl_handle_restore_checkpoint;
   iface->handle_list_processes = _paddock_session_impl_handle_list_processes;
   iface->handle_kill_process = _paddock_session_impl_handle_kill_process;
+  iface->handle_list_network_records = _paddock_session_impl_handle_list_network_records;
+  iface->handle_set_network_policy = _paddock_session_impl_handle_set_network_policy;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2619,6 +2875,7 @@ paddock_session_impl_dispose (GObject *object)
   paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
   g_clear_object (&self->stage);
+  g_clear_pointer (&self->network, _paddock_session_network_free);
   if (self->caller_watches != NULL)
     g_hash_table_remove_all (self->caller_watches);
 
@@ -2644,6 +2901,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->record_path, g_free);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
   g_clear_pointer (&self->cgroup_reason, g_free);
+  g_clear_pointer (&self->resources_reason, g_free);
   paddock_session_config_clear (&self->config);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->finalize (object);
@@ -2709,11 +2967,18 @@ paddock_session_impl_new (const char                 *id,
   self->config.cgroup_reason = g_strdup (config->cgroup_reason);
   self->config.staging = g_strdup (config->staging);
   self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
+  self->config.allow_domains = config->allow_domains != NULL ? g_strdupv (config->allow_domains) : g_new0 (char *, 1);
+  self->config.leases = config->leases != NULL ? g_ptr_array_ref (config->leases) : NULL;
+  self->config.allow_write = g_strdupv (config->allow_write);
+  self->config.expose = g_strdupv (config->expose);
+  self->config.pids_max = config->pids_max;
+  self->config.memory_max = config->memory_max;
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);
       PaddockStageKind kind;
 
+      self->network = _paddock_session_network_new (self, session_dir);
       self->record_path = g_build_filename (session_dir, "session.json", NULL);
       if (paddock_stage_kind_from_string (config->staging, &kind))
         {
@@ -2721,6 +2986,8 @@ paddock_session_impl_new (const char                 *id,
           self->stage = paddock_stage_new (stage_dir, config->workspace, kind);
         }
     }
+  if (self->network == NULL)
+    self->network = _paddock_session_network_new (self, NULL);
   self->scrollback = paddock_scrollback_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
 
   paddock_ipc_session1_set_id (session, id);
@@ -2731,6 +2998,7 @@ paddock_session_impl_new (const char                 *id,
   paddock_ipc_session1_set_profile (session, config->profile);
   paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
   paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
+  paddock_ipc_session1_set_allowed_domains (session, (const char * const *) self->config.allow_domains);
   paddock_ipc_session1_set_exit_status (session, -1);
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());
 
@@ -2794,8 +3062,22 @@ paddock_session_impl_new_from_record (const char  *record_path,
 
     if (paddock_stage_kind_from_string (staging, &kind))
       config.staging = g_strdup (staging);
-    config.net_mode = g_strdup (g_strcmp0 (json_object_get_string_member_with_default (record, "net", "host"), "none") == 0
-                                ? "none" : "host");
+  }
+  {
+    const char *net = json_object_get_string_member_with_default (record, "net", "host");
+    JsonArray *allow = json_object_has_member (record, "allow_domains") &&
+                       JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "allow_domains"))
+                       ? json_object_get_array_member (record, "allow_domains") : NULL;
+
+    config.net_mode = g_strdup (g_strcmp0 (net, "none") == 0 || g_strcmp0 (net, "proxy") == 0 ? net : "host");
+    if (allow != NULL && json_array_get_length (allow) <= PADDOCK_DOMAIN_RULES_MAX_PATTERNS)
+      {
+        config.allow_domains = g_new0 (char *, json_array_get_length (allow) + 1);
+        for (guint i = 0, j = 0; i < json_array_get_length (allow); i++)
+          if (JSON_NODE_HOLDS_VALUE (json_array_get_element (allow, i)) &&
+              json_node_get_value_type (json_array_get_element (allow, i)) == G_TYPE_STRING)
+            config.allow_domains[j++] = g_strdup (json_array_get_string_element (allow, i));
+      }
   }
   config.columns = 80;
   config.rows = 24;

@@ -27,8 +27,23 @@ typedef struct
   char        *cgroup_parent;  /* where session cgroups go, or NULL… */
   char        *cgroup_reason;  /* …and then why there is none */
   char        *staging;        /* "overlay" or "copy"; NULL for the host profile */
-  char        *net_mode;       /* "host" or "none" */
+  char        *net_mode;       /* "host", "none" or "proxy" */
+  GStrv        allow_domains;  /* the proxy's allowlist (NULL: empty) */
+  GPtrArray   *leases;         /* PaddockLease*: ports leased for it at create (NULL: none) */
+  GStrv        allow_write;    /* protected paths the user allowed (relative to the workspace), or NULL */
+  GStrv        expose;         /* paths of the user's HOME shown read-only in the session's (relative), or NULL */
+  guint64      pids_max;       /* the cgroup's pids.max for a sandboxed session; 0: the default */
+  guint64      memory_max;     /* its memory.max in bytes; 0: the default */
 } PaddockSessionConfig;
+
+/* Resource limits of a sandboxed session's cgroup (CreateSession's
+ * "pids-max" and "memory-max"): the bounds a caller may ask for, and the
+ * default pids.max. memory.max defaults to half the machine's memory. */
+#define PADDOCK_SESSION_PIDS_MAX_DEFAULT 4096
+#define PADDOCK_SESSION_PIDS_MAX_MIN     16
+#define PADDOCK_SESSION_PIDS_MAX_MAX     4194304
+#define PADDOCK_SESSION_MEMORY_MAX_MIN   ((guint64) 64 << 20)
+#define PADDOCK_SESSION_MEMORY_MAX_MAX   ((guint64) 16 << 40)
 
 /* Called once: with NULL when the session runs, or with why it could not
  * start (the session is then finished and must be dropped). */

@@ -130,6 +130,9 @@ ssh_canary="PADDOCK-CANARY-SSH-$$-$RANDOM"
 printf '%s\n' "$ssh_canary" >"$HOME/.ssh/id_rsa"
 chmod 600 "$HOME/.ssh/id_rsa"
 printf '# the real bashrc\n' >"$HOME/.bashrc"
+# An agent's login folder the user exposes (read-only) to session A.
+mkdir -p "$HOME/.agent-login"
+printf 'AGENT-LOGIN-%s\n' "$$" >"$HOME/.agent-login/token"
 printf 'host original\n' >"$outside/target.txt"
 printf 'PADDOCK-CANARY-OUTSIDE-%s\n' "$$" >"$outside/secret.txt"
 printf 'hard-linked host file\n' >"$outside/hard-target.txt"
@@ -144,6 +147,11 @@ hard_ok=true
 ln "$outside/hard-target.txt" "$ws/hard.txt" 2>/dev/null || hard_ok=false
 cp "$PROBE" "$ws/.escape-probe"
 ws_probe="$ws/.escape-probe"
+# A repository's protected paths (no git needed: the sandbox protects the
+# paths, whatever wrote them): a hook that exists and the config.
+mkdir -p "$ws/.git/hooks"
+printf '#!/bin/sh\nexit 0\n' >"$ws/.git/hooks/pre-push"
+printf '[core]\n\trepositoryformatversion = 0\n' >"$ws/.git/config"
 
 sha_key=$(sha "$HOME/.ssh/id_rsa")
 sha_bashrc=$(sha "$HOME/.bashrc")
@@ -180,7 +188,8 @@ bus_abstract=$(sed -n 's/^unix:.*abstract=\([^,]*\).*/\1/p' <<<"$DBUS_SESSION_BU
 
 logs_have () { "$CTL" logs "$1" 2>/dev/null | grep -qF -- "$2"; }
 
-run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe -- sh -c 'echo READY; exec sleep 600'
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe --expose "$HOME/.agent-login" \
+  -- sh -c 'echo READY; exec sleep 600'
 id=$(head -n 1 "$tmp/out")
 if [[ $rc -ne 0 ]] || ! wait_for 20 logs_have "$id" READY; then
   not_ok "a safe session starts" "$(cat "$tmp/out" "$tmp/err")" "$(tail -n 20 "$tmp/daemon.log")"
@@ -196,12 +205,18 @@ not_enforced=$(json "$tmp/boundary.json" \
   "' '.join('%s=%s' % (l['layer'], l['status']) for l in d['boundary'] if l['requested'] and l['status'] != 'enforced')" 2>&1)
 check "every requested boundary layer is enforced ${not_enforced:+($not_enforced)}" test -z "$not_enforced"
 requested=$(json "$tmp/boundary.json" "' '.join(sorted(l['layer'] for l in d['boundary'] if l['requested']))" 2>&1)
-for layer in user-namespace pid-namespace mount-view staging no-new-privs seccomp landlock-fs landlock-scope environment; do
+for layer in user-namespace pid-namespace mount-view staging no-new-privs seccomp landlock-fs landlock-scope environment protected-paths exposures; do
   check "boundary layer $layer is requested" grep -qw -- "$layer" <<<"$requested"
 done
 if [[ $who == root ]]; then
   check "as root the cgroup layer is requested" grep -qw cgroup <<<"$requested"
 fi
+check "the landlock-fs layer shows its own canary blocked with EACCES" \
+  test "$(json "$tmp/boundary.json" "[l['evidence'] for l in d['boundary'] if l['layer'] == 'landlock-fs'][0]" 2>&1 \
+          | grep -o 'canary: create /dev/.paddock-canary[^;]*got EACCES')" != ""
+check "the protected-paths layer shows both read-only mounts and the canary's EROFS" \
+  test "$(json "$tmp/boundary.json" "[l['evidence'] for l in d['boundary'] if l['layer'] == 'protected-paths'][0]" 2>&1 \
+          | grep -o -e "$ws/.git/hooks is a mount with \"ro," -e "$ws/.git/config is a mount with \"ro," -e 'expected EROFS, got EROFS' | wc -l)" = 3
 json "$tmp/boundary.json" "'\n'.join('%s: %s (%s)' % (l['layer'], l['status'], l['evidence']) for l in d['boundary'])" \
   2>/dev/null | sed 's/^/# boundary: /'
 
@@ -292,6 +307,69 @@ if cmp -s "$tmp/ws.before" "$tmp/ws.after" && ! grep -q more "$ws/existing.txt";
   record "writes inside the workspace stay staged" blocked "allowed inside, the real folder is unchanged (staged)"
 else
   record "writes inside the workspace stay staged" escaped "the real workspace changed: $(diff "$tmp/ws.before" "$tmp/ws.after" | one_line)"
+fi
+
+# --- an exposed folder of the real HOME: readable, not writable ---
+
+sha_token=$(sha "$HOME/.agent-login/token")
+pexec sh -c 'cat /home/agent/.agent-login/token; echo pwned >> /home/agent/.agent-login/token
+  echo x > /home/agent/.agent-login/new; rm -f /home/agent/.agent-login/token; ls /home/agent/.agent-login'
+check "the exposed ~/.agent-login is readable at /home/agent/.agent-login" grep -q "AGENT-LOGIN-$$" "$tmp/p.out"
+if [[ "$(sha "$HOME/.agent-login/token")" == "$sha_token" && ! -e "$HOME/.agent-login/new" ]] \
+   && grep -q 'Read-only file system' "$tmp/p.out"; then
+  record "write into an exposed folder of the real HOME" blocked "$(one_line <"$tmp/p.out")"
+else
+  record "write into an exposed folder of the real HOME" escaped "$(one_line <"$tmp/p.out")"
+fi
+check "the exposures layer lists it as a read-only mount" \
+  test -n "$(json "$tmp/boundary.json" "[l['evidence'] for l in d['boundary'] if l['layer'] == 'exposures'][0]" 2>&1 \
+             | grep -F "$HOME/.agent-login shown at /home/agent/.agent-login: ro,")"
+
+# --- protected paths of the workspace: read-only in the view ---
+# Judged inside the view (the stage keeps the real folder unchanged in any
+# case): what git in the session, and after an apply on the host, would see.
+
+sha_config=$(sha "$ws/.git/config")
+sha_prepush=$(sha "$ws/.git/hooks/pre-push")
+pexec sh -c 'printf "#!/bin/sh\ntouch /tmp/pwned\n" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
+  echo "touch /tmp/pwned" >> .git/hooks/pre-push
+  [ -e .git/hooks/pre-commit ] && echo CREATED; grep -q pwned .git/hooks/pre-push && echo CHANGED; echo done'
+if [[ "$P_STATUS" == 0 ]] && grep -q 'Read-only file system' "$tmp/p.out" && ! grep -q -e CREATED -e CHANGED "$tmp/p.out" \
+   && [[ ! -e "$ws/.git/hooks/pre-commit" && "$(sha "$ws/.git/hooks/pre-push")" == "$sha_prepush" ]]; then
+  record "write .git/hooks/pre-commit, append to a hook" blocked "$(one_line <"$tmp/p.out")"
+else
+  record "write .git/hooks/pre-commit, append to a hook" escaped "$(one_line <"$tmp/p.out")"
+fi
+
+pexec sh -c 'before=$(sha256sum < .git/config)
+  printf "[core]\n\thooksPath = /tmp/h\n\tfsmonitor = /tmp/h/run\n" >> .git/config
+  git config core.hooksPath /tmp/h 2>&1; sed -i "s/0/1/" .git/config 2>&1
+  [ "$(sha256sum < .git/config)" = "$before" ] || echo CHANGED; echo done'
+if [[ "$P_STATUS" == 0 ]] && grep -q done "$tmp/p.out" && ! grep -q CHANGED "$tmp/p.out" \
+   && [[ "$(sha "$ws/.git/config")" == "$sha_config" ]]; then
+  record "edit .git/config (append, git config, sed -i)" blocked "$(one_line <"$tmp/p.out")"
+else
+  record "edit .git/config (append, git config, sed -i)" escaped "$(one_line <"$tmp/p.out")"
+fi
+
+pexec sh -c 'before=$(sha256sum < .git/config)
+  { mv .git/config .git/config.old; mv .git/hooks .git/hooks.old; mv .git .git.old
+    rm -f .git/config; rm -rf .git/hooks; rmdir .git; } 2>/tmp/errors
+  [ -f .git/config ] && [ -d .git/hooks ] && [ -f .git/hooks/pre-push ] && [ "$(sha256sum < .git/config)" = "$before" ] && echo INTACT
+  echo "renamed: $(ls -a . .git | grep -c "\.old$"); EBUSY: $(grep -c busy /tmp/errors), EROFS: $(grep -c Read-only /tmp/errors)"'
+if [[ "$P_STATUS" == 0 ]] && grep -q INTACT "$tmp/p.out" && grep -q 'renamed: 0;' "$tmp/p.out"; then
+  record "rename or remove .git, .git/hooks, .git/config" blocked "$(one_line <"$tmp/p.out")"
+else
+  record "rename or remove .git, .git/hooks, .git/config" escaped "$(one_line <"$tmp/p.out")"
+fi
+
+pexec sh -c 'mkdir -p /tmp/h && printf "#!/bin/sh\n" > /tmp/h/pre-commit; ln -s /tmp/h .git/hooks/linked 2>&1
+  ln .git/config .git/config-hard 2>&1; echo x >> .git/config-hard 2>&1; cat .git/config | grep -c x; echo done'
+if [[ "$P_STATUS" == 0 ]] && [[ ! -e "$ws/.git/hooks/linked" && "$(sha "$ws/.git/config")" == "$sha_config" ]] \
+   && ! grep -q '^[1-9]' "$tmp/p.out"; then
+  record "link into .git/hooks, hard-link .git/config then write" blocked "$(one_line <"$tmp/p.out")"
+else
+  record "link into .git/hooks, hard-link .git/config then write" escaped "$(one_line <"$tmp/p.out")"
 fi
 
 # --- reads of credentials and the real HOME ---

@@ -261,6 +261,17 @@ timeout 10 "$CTL" attach --offset 2 "$id2" </dev/null >"$tmp/offset.out" 2>/dev/
 check "attach --offset 2 replays from the third byte on" \
   eval "test $rc -eq 0 && tail -c +3 '$tmp/ended.out' | cmp -s - '$tmp/offset.out'"
 
+# A program that does not read its terminal for a while: what the viewer
+# types waits (in the daemon, then in the viewer's socket, then in
+# paddockctl) rather than being dropped — 3 MB, three times the daemon's
+# own input queue, all arrive once the program reads.
+create id5 sh -c 'stty raw -echo; echo ready; sleep 2; head -c 3000000 | wc -c'
+check "a session that will read 3 MB only later says “ready”" wait_for 10 logs_have "$id5" ready
+rc=0
+head -c 3000000 /dev/zero | tr '\0' x | timeout 60 "$CTL" attach "$id5" >"$tmp/typed.out" 2>/dev/null || rc=$?
+check "…and every typed byte reaches it: it counts 3000000" \
+  eval "test $rc -eq 0 && tr -d '\r' <'$tmp/typed.out' | grep -qx ' *3000000'"
+
 # A slow reader of our stdout: nothing is lost or torn, whatever the
 # writes' sizes (1.3 MB, well inside the scrollback).
 create id4 seq 1 200000

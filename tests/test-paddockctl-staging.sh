@@ -111,13 +111,15 @@ check "status --review: every requested layer of the safe boundary is observed e
   test "$rc:$(json "$tmp/out" '[l["layer"] for l in d["boundary"] if l["requested"] and l["status"] != "enforced"]' 2>&1)" = "0:[]"
 check "…including the canary probes the sandbox ran inside it" \
   test "$(json "$tmp/out" 'sorted(l["layer"] for l in d["boundary"] if l["layer"].startswith("probe:") and l["status"] == "enforced")' 2>&1)" \
-       = "['probe:abstract-socket', 'probe:hidden-path', 'probe:signal-outside', 'probe:write-outside']"
+       = "['probe:abstract-socket', 'probe:hidden-path', 'probe:landlock-fs', 'probe:signal-outside', 'probe:write-outside']"
 
 snapshot "$ws" >"$tmp/during"
 check "the real workspace is byte-identical while the session runs" cmp -s "$tmp/before" "$tmp/during"
 
-# The user edits the contested file meanwhile.
+# The user edits the contested file meanwhile, and one the session never
+# touched (a copy stage still holds its old version: it must not come back).
 printf 'the user edited this\n' >"$ws/contested.txt"
+printf 'the user edited an untouched file\n' >"$ws/keep/same.txt"
 snapshot "$ws" >"$tmp/before"
 
 run "$tmp/out" "$tmp/err" --json review "$id"
@@ -133,7 +135,7 @@ check "a new file is an added row" grep -qF "('added', None, 'new/deeper/file.tx
 check "chmod +x is a mode-changed row" grep -qF "('mode-changed', None, 'script.sh')" <(rows)
 check "a re-pointed symlink is a modified link, not followed" \
   test "$(json "$tmp/out" "[c['type'] for c in d['changes'] if c['path'] == 'link']")" = "['symlink']"
-check "unchanged files are not listed" \
+check "unchanged files, and one only the user edited since, are not listed" \
   test "$(json "$tmp/out" "[c for c in d['changes'] if c['path'].startswith('keep')]")" = "[]"
 check "the binary file is flagged binary" \
   test "$(json "$tmp/out" "[c['binary'] for c in d['changes'] if c['path'] == 'blob.bin']")" = "[True]"
@@ -159,6 +161,8 @@ check "apply leaves the conflict alone and says so (exit 1)" \
   test "$rc:$(json "$tmp/out" 'd["conflicts"]' 2>&1)" = "1:['contested.txt']"
 check "the user's edit of the conflicting file survives" \
   grep -qx 'the user edited this' "$ws/contested.txt"
+check "the user's edit of a file the session never touched survives" \
+  grep -qx 'the user edited an untouched file' "$ws/keep/same.txt"
 check "the applied paths include both sides of the rename" \
   test "$(json "$tmp/out" "sorted(p for p in d['applied'] if 'rename' in p)")" = "['rename-me.txt', 'renamed.txt']"
 check "apply names its batch" test -n "$(json "$tmp/out" 'd["journal"]')"
@@ -167,9 +171,19 @@ run "$tmp/out" "$tmp/err" --json apply --force-path contested.txt "$id"
 check "--force-path applies the conflicting file" \
   test "$rc:$(json "$tmp/out" 'd["applied"]' 2>&1)" = "0:['contested.txt']"
 
+check "…and an apply of everything leaves it alone too" \
+  grep -qx 'the user edited an untouched file' "$ws/keep/same.txt"
+
 "$CTL" exec "$id" -- python3 -c "$SNAPSHOT_PY" "$ws" >"$tmp/stage-view" 2>"$tmp/err" || true
 snapshot "$ws" >"$tmp/after"
-check "after apply the workspace matches the session's view exactly" cmp -s "$tmp/stage-view" "$tmp/after"
+if [[ "$expected_staging" == copy ]]; then
+  # A copy does not see what the user changed after it was made: the file
+  # only they edited differs, rightly.
+  check "after apply the workspace matches the session's view exactly (but for the user's own edit)" \
+    cmp -s <(grep -v "^b'keep/same.txt' " "$tmp/stage-view") <(grep -v "^b'keep/same.txt' " "$tmp/after")
+else
+  check "after apply the workspace matches the session's view exactly" cmp -s "$tmp/stage-view" "$tmp/after"
+fi
 
 run "$tmp/out" "$tmp/err" --json review "$id"
 check "after apply, review lists nothing" test "$rc:$(json "$tmp/out" 'd["changes"]' 2>&1)" = "0:[]"

@@ -1317,6 +1317,27 @@ test_strict_refuses (void)
   g_assert_null (refused);
   sessions = list_sessions (paddock_test_daemon_get_connection (lacking));
   g_assert_cmpuint (g_variant_n_children (sessions), ==, 0);
+
+  /* Landlock in place but its filesystem rules wide open: only the
+   * landlock-fs canary (a write into the view's /dev) shows it, and strict
+   * must refuse on that alone. */
+  g_clear_error (&error);
+  if (path != NULL)
+    {
+      g_autoptr(PaddockTestDaemon) open_fs = NULL;
+      g_autofree char *refused_fs = NULL;
+
+      g_setenv ("PADDOCK_TEST_WITHOUT_LAYERS", "landlock-fs", TRUE);
+      open_fs = paddock_test_daemon_new (NULL);
+      g_unsetenv ("PADDOCK_TEST_WITHOUT_LAYERS");
+      profile = "strict";
+      refused_fs = create_session (paddock_test_daemon_get_connection (open_fs), "exec sleep 300", NULL, &error);
+      profile = "host";
+      g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED);
+      g_assert_nonnull (strstr (error->message, "landlock-fs (unenforced)"));
+      g_assert_null (refused_fs);
+      g_clear_error (&error);
+    }
 }
 
 int

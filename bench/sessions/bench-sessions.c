@@ -9,6 +9,8 @@
  *    mount and PID namespaces) and the "host" one, next to a bare
  *    posix_spawn of the same command read through a pipe and to util-linux
  *    `unshare -Urmpf --mount-proc` running it (the same namespaces, no daemon);
+ *    and the CPU time (user + system) each start costs, which the load of a
+ *    shared machine changes much less than the wall time;
  *  - teardown of 1,000 processes: Session1.Destroy of a safe session whose
  *    agent started them, next to the raw kernel cost (SIGKILL to pid 1 of an
  *    `unshare -Urpf` namespace holding the same 1,000, until it is reaped)
@@ -18,6 +20,7 @@
  *  - the daemon's memory: VmRSS idle and with 50 idle safe sessions.
  *
  * Usage: bench-sessions [--relay-mib N]   (default 1024: 1 GiB)
+ *        bench-sessions --start-only       (section 1 alone, for quick runs)
  *
  * Every session made here is destroyed before exit, failures included.
  * Exits non-zero when Paddock's correctness breaks during the run:
@@ -37,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -388,9 +392,10 @@ bare_start_ms (const char * const *argv)
  * built its root view and forked the agent); the replay of Attach carries
  * anything printed before it. */
 static double
-paddock_start_ms (GDBusConnection *connection,
-                  const char      *profile,
-                  double          *create_ms)
+paddock_start_ms_keep (GDBusConnection  *connection,
+                       const char       *profile,
+                       double           *create_ms,
+                       char            **kept_path)
 {
   const char *argv[] = { "sh", "-c", START_SCRIPT, NULL };
   g_autofree char *path = NULL;
@@ -408,10 +413,21 @@ paddock_start_ms (GDBusConnection *connection,
   ms = ms_since (start);
 
   close (fd);
-  destroy_or_bail (connection, path);
+  if (kept_path != NULL)
+    *kept_path = g_steal_pointer (&path);
+  else
+    destroy_or_bail (connection, path);
   if (byte != 'x')
     bail ("the %s session printed no 'x' (got %d)", profile, byte);
   return ms;
+}
+
+static double
+paddock_start_ms (GDBusConnection *connection,
+                  const char      *profile,
+                  double          *create_ms)
+{
+  return paddock_start_ms_keep (connection, profile, create_ms, NULL);
 }
 
 static void
@@ -831,6 +847,115 @@ daemon_pid (GDBusConnection *connection)
   return pid;
 }
 
+/* ------------------------------------------------------------------------ */
+/* 1b. CPU time of a start                                                   */
+
+/* Wall time on a shared 2-core machine is mostly waiting for a core; the
+ * CPU a start costs is not. Blocks of rounds (not interleaved), after
+ * section 1 warmed everything up. */
+#define CPU_ROUNDS 30
+
+typedef struct
+{
+  double bare;
+  double unshare;
+  double host;
+  double safe;
+} CpuFigures;
+
+/* User + system CPU of PID and of every child it has reaped (its
+ * paddock-sandbox helpers, which reaped their pid 1, which reaped the
+ * agent): /proc/PID/stat fields 14-17, in clock ticks. */
+static double
+process_tree_cpu_ms (guint32 pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%u/stat", pid);
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) fields = NULL;
+  const char *after_name;
+  double ticks = 0;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL) ||
+      (after_name = strrchr (contents, ')')) == NULL)
+    bail ("cannot read %s", path);
+  /* After the name: state (field 3) is fields[0], utime (14) fields[11]. */
+  fields = g_strsplit (after_name + 2, " ", -1);
+  if (g_strv_length (fields) < 15)
+    bail ("%s is shorter than expected", path);
+  for (guint i = 11; i <= 14; i++)
+    ticks += (double) g_ascii_strtoull (fields[i], NULL, 10);
+  return ticks * 1000.0 / (double) sysconf (_SC_CLK_TCK);
+}
+
+/* User + system CPU of this process's reaped children, in ms. */
+static double
+children_cpu_ms (void)
+{
+  struct rusage usage;
+
+  getrusage (RUSAGE_CHILDREN, &usage);
+  return (double) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 +
+         (double) (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
+}
+
+static void
+measure_start_cpu (GDBusConnection *connection,
+                   CpuFigures      *f)
+{
+  const char *bare_argv[] = { sh_path, "-c", START_SCRIPT, NULL };
+  const char *unshare_argv[] = { unshare_path, "-Urmpf", "--mount-proc", sh_path, "-c", START_SCRIPT, NULL };
+  guint32 pid = daemon_pid (connection);
+  const char *profiles[] = { "safe", "host" };
+  double *paddock_out[] = { &f->safe, &f->host };
+  const char * const *peers[] = { bare_argv, unshare_argv };
+  double *peer_out[] = { &f->bare, &f->unshare };
+
+  for (guint p = 0; p < G_N_ELEMENTS (profiles); p++)
+    {
+      g_autoptr(GPtrArray) kept = g_ptr_array_new_with_free_func (g_free);
+      double before = process_tree_cpu_ms (pid);
+      double create_ms;
+
+      /* Destroy (its /proc scans and stage removal) is teardown, not
+       * start: the sessions are destroyed after the figure is read. The
+       * agent exits at once, so its helper is reaped (and its CPU counted
+       * in ours) without Destroy; a moment is left for that. */
+      for (guint r = 0; r < CPU_ROUNDS; r++)
+        {
+          char *path = NULL;
+
+          paddock_start_ms_keep (connection, profiles[p], &create_ms, &path);
+          g_ptr_array_add (kept, path);
+        }
+      g_usleep (300 * 1000);
+      *paddock_out[p] = (process_tree_cpu_ms (pid) - before) / CPU_ROUNDS;
+      for (guint i = 0; i < kept->len; i++)
+        destroy_or_bail (connection, g_ptr_array_index (kept, i));
+    }
+  for (guint p = 0; p < G_N_ELEMENTS (peers); p++)
+    {
+      double before = children_cpu_ms ();
+
+      for (guint r = 0; r < CPU_ROUNDS; r++)
+        bare_start_ms (peers[p]);
+      *peer_out[p] = (children_cpu_ms () - before) / CPU_ROUNDS;
+    }
+}
+
+static void
+print_start_cpu (const CpuFigures *cpu)
+{
+  g_print ("1b. CPU time per start (user + system), blocks of %u, until the agent's first byte and its\n"
+           "    exit: paddockd and all it started (helper, pid 1, agent; not dbus-daemon, not this client,\n"
+           "    not Destroy), or the peer and its children\n",
+           CPU_ROUNDS);
+  g_print ("%-46s %7.2f ms\n", "bare posix_spawn", cpu->bare);
+  g_print ("%-46s %7.2f ms\n", "unshare -Urmpf --mount-proc", cpu->unshare);
+  g_print ("%-46s %7.2f ms\n", "paddock host profile", cpu->host);
+  g_print ("%-46s %7.2f ms   %5.2fx unshare\n\n", "paddock safe profile", cpu->safe,
+           cpu->safe / cpu->unshare);
+}
+
 /* What a session costs outside the daemon: its paddock-sandbox supervisor
  * and the sandbox's pid 1, proportional set size (shared pages split). */
 static guint64
@@ -924,35 +1049,61 @@ verdict (gboolean met)
   return met ? "met" : "MISSED";
 }
 
+static void
+print_start (const StartFigures *start,
+             double              ping_ms)
+{
+  double bare = median (start->bare);
+  double unshare = median (start->unshare);
+  double host = median (start->host);
+  double safe = median (start->safe);
+
+  g_print ("1. session start: create -> first output byte of `sh -c '" START_SCRIPT "'`\n");
+  g_print ("%-46s %10s %10s\n", "", "median", "min");
+  g_print ("%-46s %7.2f ms %7.2f ms\n", "bare posix_spawn, read a pipe", bare, minimum (start->bare));
+  g_print ("%-46s %7.2f ms %7.2f ms\n", "unshare -Urmpf --mount-proc, read a pipe", unshare,
+           minimum (start->unshare));
+  g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare\n", "paddock host profile (CreateSession+Attach)",
+           host, minimum (start->host), host / bare);
+  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", median (start->host_create));
+  g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare  %5.2fx unshare\n",
+           "paddock safe profile (CreateSession+Attach)", safe, minimum (start->safe), safe / bare,
+           safe / unshare);
+  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", median (start->safe_create));
+  g_print ("%-46s %7.2f ms\n", "bus round trip (Peer.Ping), for scale", ping_ms);
+  g_print ("   target: safe < 2x unshare: %s\n", verdict (safe < 2 * unshare));
+  g_print ("   peer figures (ANCHORS.md): bare ls ~ 3 ms; namespaces add ~ 4 ms; docker/podman 280-380 ms\n\n");
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   GDBusConnection *connection;
   StartFigures start = { 0, };
+  CpuFigures cpu = { 0, };
   TeardownFigures teardown = { 0, };
   RelayFigures relay = { 0, };
   MemoryFigures memory = { 0, };
   double ping_ms;
-  double bare;
-  double unshare;
-  double host;
-  double safe;
   double client_ms;
   double kernel_ms;
   double raw_rate;
   double relay_rate;
   double per_session_kib;
   gboolean failed = FALSE;
+  gboolean start_only = FALSE;
   guint64 relay_mib = 1024;
 
   signal (SIGPIPE, SIG_IGN);
 
   if (argc == 3 && g_str_equal (argv[1], "--relay-mib"))
     relay_mib = g_ascii_strtoull (argv[2], NULL, 10);
+  else if (argc == 2 && g_str_equal (argv[1], "--start-only"))
+    start_only = TRUE;
   else if (argc != 1)
     {
-      g_printerr ("usage: %s [--relay-mib N]\n", argv[0]);
+      g_printerr ("usage: %s [--relay-mib N | --start-only]\n", argv[0]);
       return 2;
     }
   if (relay_mib == 0 || relay_mib > 64 * 1024)
@@ -984,17 +1135,25 @@ main (int   argc,
   daemon_under_test = paddock_test_daemon_new (NULL);
   connection = paddock_test_daemon_get_connection (daemon_under_test);
 
+  if (start_only)
+    {
+      ping_ms = bus_round_trip_ms (connection);
+      measure_start (connection, &start);
+      measure_start_cpu (connection, &cpu);
+      print_start (&start, ping_ms);
+      print_start_cpu (&cpu);
+      destroy_everything ();
+      return EXIT_SUCCESS;
+    }
+
   /* Memory first, on a daemon that has done nothing else yet. */
   measure_memory (daemon_under_test, &memory);
   ping_ms = bus_round_trip_ms (connection);
   measure_start (connection, &start);
+  measure_start_cpu (connection, &cpu);
   measure_teardown (connection, &teardown);
   measure_relay (connection, &relay);
 
-  bare = median (start.bare);
-  unshare = median (start.unshare);
-  host = median (start.host);
-  safe = median (start.safe);
   client_ms = median (teardown.client);
   kernel_ms = median (teardown.kernel);
   raw_rate = (double) relay.bytes / median (relay.raw_s) / (1024.0 * 1024.0);
@@ -1004,21 +1163,8 @@ main (int   argc,
   g_print ("bench/sessions - medians of %u rounds (start), %u (teardown, relay); %u cores\n\n",
            START_ROUNDS, TEARDOWN_ROUNDS, g_get_num_processors ());
 
-  g_print ("1. session start: create -> first output byte of `sh -c '" START_SCRIPT "'`\n");
-  g_print ("%-46s %10s %10s\n", "", "median", "min");
-  g_print ("%-46s %7.2f ms %7.2f ms\n", "bare posix_spawn, read a pipe", bare, minimum (start.bare));
-  g_print ("%-46s %7.2f ms %7.2f ms\n", "unshare -Urmpf --mount-proc, read a pipe", unshare,
-           minimum (start.unshare));
-  g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare\n", "paddock host profile (CreateSession+Attach)",
-           host, minimum (start.host), host / bare);
-  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", median (start.host_create));
-  g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare  %5.2fx unshare\n",
-           "paddock safe profile (CreateSession+Attach)", safe, minimum (start.safe), safe / bare,
-           safe / unshare);
-  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", median (start.safe_create));
-  g_print ("%-46s %7.2f ms\n", "bus round trip (Peer.Ping), for scale", ping_ms);
-  g_print ("   target: safe < 2x unshare: %s\n", verdict (safe < 2 * unshare));
-  g_print ("   peer figures (ANCHORS.md): bare ls ~ 3 ms; namespaces add ~ 4 ms; docker/podman 280-380 ms\n\n");
+  print_start (&start, ping_ms);
+  print_start_cpu (&cpu);
 
   g_print ("2. teardown of %u processes (safe session, Session1.Destroy)\n", TEARDOWN_PROCESSES);
   g_print ("%-46s %7.1f ms   (min %.1f, max %.1f)\n", "paddock Destroy, client side", client_ms,

@@ -88,6 +88,41 @@ add_layer (PaddockBoundary    *self,
   g_array_append_val (self->layers, layer);
 }
 
+/* ---- protected paths ---------------------------------------------------------- */
+
+/* Paths of a workspace a sandboxed session sees read-only unless the user
+ * allows them: what git runs on the user's machine (hooks) or tells it to
+ * run (config: core.hooksPath, core.fsmonitor, aliases, filters), so that
+ * an agent's change there would act outside the session once applied. */
+static const char *const protected_paths[] = { ".git/hooks", ".git/config", NULL };
+
+const char *const *
+paddock_boundary_protected_paths (void)
+{
+  return protected_paths;
+}
+
+/* @path as one of the protected paths (relative to @workspace), accepting
+ * it relative or absolute within @workspace, with redundant slashes; NULL
+ * when it is not one of them. */
+char *
+paddock_boundary_normalize_protected (const char *workspace,
+                                      const char *path)
+{
+  g_autofree char *absolute = NULL;
+  g_autofree char *root = NULL;
+
+  g_return_val_if_fail (workspace != NULL && path != NULL, NULL);
+
+  root = g_canonicalize_filename (workspace, "/");
+  absolute = g_canonicalize_filename (path, root);
+  if (g_str_equal (root, "/") || !g_str_has_prefix (absolute, root) || absolute[strlen (root)] != '/')
+    return NULL;
+  if (g_strv_contains (protected_paths, absolute + strlen (root) + 1))
+    return g_strdup (absolute + strlen (root) + 1);
+  return NULL;
+}
+
 /* ---- what /proc says -------------------------------------------------------- */
 
 static char *
@@ -249,6 +284,152 @@ observe_mounts (PaddockBoundary            *self,
                g_strdup_printf ("%s is \"%s\", not the session's stage", input->workspace, workspace_mount));
 }
 
+/* The per-mount options ("ro,nosuid,…") of the mount at @mount_point in
+ * @pid's mountinfo (the last one there: the one that shows), or NULL. */
+static char *
+mount_options_at (pid_t       pid,
+                  const char *mount_point)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/mountinfo", (int) pid);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  char *found = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return NULL;
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) fields = g_strsplit (lines[i], " ", 7);
+      g_autofree char *point = NULL;
+
+      if (g_strv_length (fields) < 6)
+        continue;
+      point = g_strcompress (fields[4]);
+      if (g_strcmp0 (point, mount_point) == 0)
+        {
+          g_free (found);
+          found = g_strdup (fields[5]);
+        }
+    }
+  return found;
+}
+
+static gboolean
+options_say_read_only (const char *options)
+{
+  g_auto(GStrv) each = options != NULL ? g_strsplit (options, ",", -1) : NULL;
+
+  return each != NULL && g_strv_contains ((const char *const *) each, "ro");
+}
+
+static JsonArray *
+report_array (JsonObject *report,
+              const char *member)
+{
+  if (report == NULL || !json_object_has_member (report, member) ||
+      !JSON_NODE_HOLDS_ARRAY (json_object_get_member (report, member)))
+    return NULL;
+  return json_object_get_array_member (report, member);
+}
+
+/* The probe @name of the sandbox's report, or NULL. */
+static JsonObject *
+report_probe (JsonObject *report,
+              const char *name)
+{
+  JsonArray *probes = report_array (report, "probes");
+
+  for (guint i = 0; probes != NULL && i < json_array_get_length (probes); i++)
+    {
+      JsonNode *node = json_array_get_element (probes, i);
+
+      if (JSON_NODE_HOLDS_OBJECT (node) &&
+          g_strcmp0 (json_object_get_string_member_with_default (json_node_get_object (node), "probe", NULL),
+                     name) == 0)
+        return json_node_get_object (node);
+    }
+  return NULL;
+}
+
+/* Protected paths of the workspace: each one pid 1 found must show as a
+ * read-only mount in its mountinfo, and the canary write into them must
+ * have failed with EROFS. */
+static void
+observe_protected (PaddockBoundary            *self,
+                   const PaddockBoundaryInput *input,
+                   gboolean                    sandboxed)
+{
+  JsonObject *report = input->sandbox_report;
+  JsonArray *mounted = report_array (report, "protected");
+  JsonArray *skipped = report_array (report, "protected_skipped");
+  JsonObject *probe = report_probe (report, "protected-path");
+  g_autofree char *allowed = input->allowed_write != NULL && input->allowed_write[0] != NULL
+    ? g_strjoinv (", ", (char **) input->allowed_write) : NULL;
+  g_autoptr(GString) evidence = g_string_new (NULL);
+  gboolean all_read_only = TRUE;
+
+  if (!sandboxed)
+    {
+      add_layer (self, "protected-paths", FALSE, PADDOCK_LAYER_UNENFORCED,
+                 g_strdup ("the host profile writes to .git/hooks and .git/config like anywhere else"));
+      return;
+    }
+  if (report == NULL || !json_object_get_boolean_member_with_default (report, "protect_requested", FALSE))
+    {
+      add_layer (self, "protected-paths", FALSE, PADDOCK_LAYER_NOT_REQUESTED,
+                 allowed != NULL ? g_strdup_printf ("the user allowed writes to %s", allowed)
+                                 : g_strdup ("paddock-sandbox was asked to protect no path"));
+      return;
+    }
+  if ((mounted == NULL || json_array_get_length (mounted) == 0) &&
+      (skipped == NULL || json_array_get_length (skipped) == 0))
+    {
+      g_autofree char *asked = g_strjoinv (", ", (char **) protected_paths);
+
+      add_layer (self, "protected-paths", FALSE, PADDOCK_LAYER_NOT_REQUESTED,
+                 g_strdup_printf ("none of %s exists in the workspace%s%s", asked,
+                                  allowed != NULL ? "; the user allowed writes to " : "",
+                                  allowed != NULL ? allowed : ""));
+      return;
+    }
+
+  for (guint i = 0; mounted != NULL && i < json_array_get_length (mounted); i++)
+    {
+      const char *relative = json_array_get_string_element (mounted, i);
+      g_autofree char *point = g_build_filename (input->workspace, relative, NULL);
+      g_autofree char *options = mount_options_at (input->init_pid, point);
+
+      all_read_only = all_read_only && options_say_read_only (options);
+      g_string_append_printf (evidence, "%s%s is a mount with \"%s\"", evidence->len > 0 ? "; " : "",
+                              point, options != NULL ? options : "no entry");
+    }
+  g_string_append_printf (evidence, " (/proc/%d/mountinfo)", (int) input->init_pid);
+  for (guint i = 0; skipped != NULL && i < json_array_get_length (skipped); i++)
+    g_string_append_printf (evidence, "; %s/%s is a symlink out of the workspace or not a file or folder: "
+                            "not protected", input->workspace, json_array_get_string_element (skipped, i));
+  if (probe != NULL)
+    g_string_append_printf (evidence, "; canary: %s: expected %s, got %s",
+                            json_object_get_string_member_with_default (probe, "what", ""),
+                            json_object_get_string_member_with_default (probe, "expected", "?"),
+                            json_object_get_string_member_with_default (probe, "actual", "?"));
+  else
+    g_string_append (evidence, "; no canary result");
+  if (allowed != NULL)
+    g_string_append_printf (evidence, "; the user allowed writes to %s", allowed);
+
+  {
+    gboolean blocked = probe != NULL &&
+                       g_strcmp0 (json_object_get_string_member_with_default (probe, "actual", NULL), "EROFS") == 0;
+    PaddockLayerStatus status = PADDOCK_LAYER_UNENFORCED;
+
+    if (blocked && all_read_only && mounted != NULL && json_array_get_length (mounted) > 0)
+      status = skipped != NULL && json_array_get_length (skipped) > 0 ? PADDOCK_LAYER_PARTIAL
+                                                                      : PADDOCK_LAYER_ENFORCED;
+    add_layer (self, "protected-paths", TRUE, status, g_string_free (g_steal_pointer (&evidence), FALSE));
+  }
+}
+
 static void
 observe_status (PaddockBoundary *self,
                 pid_t            pid,
@@ -314,10 +495,35 @@ observe_landlock (PaddockBoundary *self,
                                     "(kernel ABI %" G_GINT64_FORMAT ", 0: none, or the layer was left out)%s%s",
                                     abi, detail != NULL ? ": " : "", detail != NULL ? detail : ""));
       else
-        add_layer (self, layers[i][0], TRUE, status_from_string (status),
-                   g_strdup_printf ("landlock_restrict_self() in the session's pid 1 succeeded at ABI %"
-                                    G_GINT64_FORMAT "%s%s", abi, detail != NULL ? ": " : "",
-                                    detail != NULL ? detail : ""));
+        {
+          /* The filesystem rules have a canary of their own: a write only
+           * Landlock stops. Not blocked as expected, the rules are not
+           * what the kernel enforces, whatever it answered. */
+          JsonObject *probe = i == 0 ? report_probe (report, "landlock-fs") : NULL;
+          PaddockLayerStatus observed = status_from_string (status);
+          g_autofree char *canary = NULL;
+
+          if (i == 0 && probe == NULL)
+            {
+              observed = PADDOCK_LAYER_UNENFORCED;
+              canary = g_strdup ("; no canary result");
+            }
+          else if (probe != NULL)
+            {
+              const char *actual = json_object_get_string_member_with_default (probe, "actual", "?");
+
+              if (!g_str_equal (actual, "EACCES"))
+                observed = PADDOCK_LAYER_UNENFORCED;
+              canary = g_strdup_printf ("; canary: %s: expected %s, got %s",
+                                        json_object_get_string_member_with_default (probe, "what", ""),
+                                        json_object_get_string_member_with_default (probe, "expected", "?"),
+                                        actual);
+            }
+          add_layer (self, layers[i][0], TRUE, observed,
+                     g_strdup_printf ("landlock_restrict_self() in the session's pid 1 succeeded at ABI %"
+                                      G_GINT64_FORMAT "%s%s%s", abi, detail != NULL ? ": " : "",
+                                      detail != NULL ? detail : "", canary != NULL ? canary : ""));
+        }
     }
 }
 
@@ -376,6 +582,104 @@ observe_cgroup (PaddockBoundary            *self,
     }
   add_layer (self, "cgroup", sandboxed, PADDOCK_LAYER_UNENFORCED,
              g_strdup_printf ("/proc/%d/cgroup does not name %s", (int) input->init_pid, input->cgroup_path));
+}
+
+/* Exposures of the user's HOME: each listed with where it shows in the
+ * session's HOME, which must be a read-only mount in pid 1's mountinfo.
+ * Enforced means "only these, and read-only". */
+static void
+observe_exposures (PaddockBoundary            *self,
+                   const PaddockBoundaryInput *input,
+                   gboolean                    sandboxed)
+{
+  JsonArray *reported = report_array (input->sandbox_report, "exposed");
+  g_autoptr(GString) evidence = g_string_new (NULL);
+  gboolean all_read_only = TRUE;
+  guint n = input->exposed != NULL ? g_strv_length ((char **) input->exposed) : 0;
+
+  if (!sandboxed)
+    {
+      add_layer (self, "exposures", FALSE, PADDOCK_LAYER_UNENFORCED,
+                 g_strdup ("the host profile sees the user's whole HOME"));
+      return;
+    }
+  if (n == 0)
+    {
+      add_layer (self, "exposures", FALSE, PADDOCK_LAYER_NOT_REQUESTED,
+                 g_strdup ("nothing of the user's HOME is shown in the session's"));
+      return;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      /* The session's HOME, as the daemon sets it (build_sandbox_environment). */
+      g_autofree char *inside = g_build_filename ("/home/agent", input->exposed[i], NULL);
+      g_autofree char *outside = g_build_filename (g_get_home_dir (), input->exposed[i], NULL);
+      g_autofree char *options = mount_options_at (input->init_pid, inside);
+      gboolean listed = FALSE;
+
+      for (guint j = 0; reported != NULL && j < json_array_get_length (reported); j++)
+        listed = listed || g_strcmp0 (json_array_get_string_element (reported, j), input->exposed[i]) == 0;
+      all_read_only = all_read_only && listed && options_say_read_only (options);
+      g_string_append_printf (evidence, "%s%s shown at %s: %s", evidence->len > 0 ? "; " : "", outside, inside,
+                              options != NULL ? options : "no mount there");
+    }
+  g_string_append_printf (evidence, " (/proc/%d/mountinfo)", (int) input->init_pid);
+  add_layer (self, "exposures", TRUE, all_read_only ? PADDOCK_LAYER_ENFORCED : PADDOCK_LAYER_UNENFORCED,
+             g_string_free (g_steal_pointer (&evidence), FALSE));
+}
+
+/* Resource limits, as the session's cgroup reads them back now: each
+ * limit file must hold what was asked. Requested only where a controller
+ * was available to the daemon (as the cgroup layer is only where one could
+ * be made); partial when one of the two is missing. */
+static void
+observe_resources (PaddockBoundary            *self,
+                   const PaddockBoundaryInput *input,
+                   gboolean                    sandboxed)
+{
+  const struct { const char *file; guint64 wanted; } limits[] = {
+    { "pids.max", input->pids_max },
+    { "memory.max", input->memory_max },
+  };
+  g_autoptr(GString) evidence = g_string_new (NULL);
+  guint in_place = 0;
+
+  if (!sandboxed)
+    {
+      add_layer (self, "resources", FALSE, PADDOCK_LAYER_UNENFORCED,
+                 g_strdup ("the host profile sets no pids or memory limit"));
+      return;
+    }
+  if (input->cgroup_path == NULL)
+    {
+      add_layer (self, "resources", FALSE, PADDOCK_LAYER_UNENFORCED,
+                 g_strdup_printf ("no pids or memory limit: no cgroup of its own (%s)",
+                                  input->cgroup_reason != NULL ? input->cgroup_reason : "none could be made"));
+      return;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (limits); i++)
+    {
+      g_autofree char *path = g_build_filename (input->cgroup_path, limits[i].file, NULL);
+      g_autofree char *text = NULL;
+      g_autofree char *wanted = g_strdup_printf ("%" G_GUINT64_FORMAT, limits[i].wanted);
+
+      if (!g_file_get_contents (path, &text, NULL, NULL))
+        continue;
+      g_strstrip (text);
+      if (g_str_equal (text, wanted))
+        in_place++;
+      g_string_append_printf (evidence, "%s%s: %s%s%s", evidence->len > 0 ? ", " : "", path, text,
+                              g_str_equal (text, wanted) ? "" : ", asked ", g_str_equal (text, wanted) ? "" : wanted);
+    }
+  if (evidence->len == 0)
+    g_string_append_printf (evidence, "no pids.max or memory.max in %s", input->cgroup_path);
+  if (input->resources_reason != NULL)
+    g_string_append_printf (evidence, "; %s", input->resources_reason);
+
+  add_layer (self, "resources", input->resources_requested,
+             in_place == G_N_ELEMENTS (limits) ? PADDOCK_LAYER_ENFORCED
+             : in_place > 0 ? PADDOCK_LAYER_PARTIAL : PADDOCK_LAYER_UNENFORCED,
+             g_string_free (g_steal_pointer (&evidence), FALSE));
 }
 
 /* The agent's environment, as the kernel kept it: an entry of the
@@ -550,6 +854,10 @@ paddock_boundary_observe (const PaddockBoundaryInput *input)
   observe_network (self, input, sandboxed);
   observe_cgroup (self, input, sandboxed);
   observe_environment (self, agent > 0 ? agent : input->init_pid, input->given_env, sandboxed);
+  /* Layers beyond INTERFACES.md's first twelve come after them, in order. */
+  observe_protected (self, input, sandboxed);
+  observe_resources (self, input, sandboxed);
+  observe_exposures (self, input, sandboxed);
   observe_probes (self, input->sandbox_report);
   }
 

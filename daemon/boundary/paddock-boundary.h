@@ -32,6 +32,12 @@ typedef struct {
   const char *cgroup_reason;    /* …and why there is none */
   const char *net_mode;         /* "host", "none", "proxy" */
   const char *const *given_env; /* the K=V entries the session gave the agent */
+  const char *const *allowed_write; /* protected paths the user allowed, relative, or NULL */
+  const char *const *exposed;   /* paths of the user's HOME shown read-only (relative), or NULL */
+  guint64     pids_max;         /* the limits asked of the session's cgroup (0: none)… */
+  guint64     memory_max;
+  gboolean    resources_requested; /* …of a controller that was available… */
+  const char *resources_reason; /* …and why one is not in place, or NULL */
 } PaddockBoundaryInput;
 
 #define PADDOCK_TYPE_BOUNDARY (paddock_boundary_get_type ())
@@ -39,6 +45,9 @@ typedef struct {
 G_DECLARE_FINAL_TYPE (PaddockBoundary, paddock_boundary, PADDOCK, BOUNDARY, GObject)
 
 const char      *paddock_layer_status_to_string (PaddockLayerStatus          status);
+const char *const *paddock_boundary_protected_paths (void);
+char            *paddock_boundary_normalize_protected (const char *workspace,
+                                                       const char *path);
 PaddockBoundary *paddock_boundary_observe       (const PaddockBoundaryInput *input);
 GVariant        *paddock_boundary_to_variant    (PaddockBoundary            *self);
 char            *paddock_boundary_dup_unenforced (PaddockBoundary           *self);

@@ -28,6 +28,7 @@ struct _PaddockNetRecord
   guint64            bytes_down;
   gint64             duration_ms;
   char              *error;
+  guint64            seq;         /* 0 until a journal numbers it */
 };
 
 G_DEFINE_FINAL_TYPE (PaddockNetRecord, paddock_net_record, G_TYPE_OBJECT)
@@ -273,6 +274,11 @@ paddock_net_record_to_json (PaddockNetRecord *self)
   json_builder_add_int_value (builder, self->duration_ms);
   json_builder_set_member_name (builder, "error");
   json_builder_add_string_value (builder, self->error);
+  if (self->seq != 0)
+    {
+      json_builder_set_member_name (builder, "seq");
+      json_builder_add_int_value (builder, (gint64) MIN (self->seq, (guint64) G_MAXINT64));
+    }
   json_builder_end_object (builder);
 
   return json_builder_get_root (builder);
@@ -327,7 +333,7 @@ paddock_net_record_new_from_json (JsonNode  *node,
   g_autoptr(PaddockNetRecord) self = NULL;
   JsonObject *object;
   const char *method, *host, *verdict_text, *error_text;
-  gint64 time_usec, port, bytes_up, bytes_down, duration_ms = 0;
+  gint64 time_usec, port, bytes_up, bytes_down, duration_ms = 0, seq = 0;
   PaddockNetVerdict verdict;
 
   g_return_val_if_fail (node != NULL, NULL);
@@ -348,6 +354,9 @@ paddock_net_record_new_from_json (JsonNode  *node,
   if (json_object_has_member (object, "duration_ms") &&
       !get_int (object, "duration_ms", 0, G_MAXINT64, &duration_ms, error))
     return NULL;
+  if (json_object_has_member (object, "seq") &&
+      !get_int (object, "seq", 0, G_MAXINT64, &seq, error))
+    return NULL;
   if ((method = get_string (object, "method", FALSE, error)) == NULL ||
       (host = get_string (object, "host", FALSE, error)) == NULL ||
       (verdict_text = get_string (object, "verdict", FALSE, error)) == NULL ||
@@ -365,5 +374,23 @@ paddock_net_record_new_from_json (JsonNode  *node,
   self->bytes_up = (guint64) bytes_up;
   self->bytes_down = (guint64) bytes_down;
   self->duration_ms = duration_ms;
+  self->seq = (guint64) seq;
   return g_steal_pointer (&self);
+}
+
+/* Where the record stands in its session's journal: 1, 2, 3…; 0 before a
+ * journal took it. */
+guint64
+paddock_net_record_get_seq (PaddockNetRecord *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_NET_RECORD (self), 0);
+  return self->seq;
+}
+
+void
+paddock_net_record_set_seq (PaddockNetRecord *self,
+                            guint64           seq)
+{
+  g_return_if_fail (PADDOCK_IS_NET_RECORD (self));
+  self->seq = seq;
 }

@@ -50,6 +50,9 @@ void               paddock_net_record_add_bytes       (PaddockNetRecord   *self,
                                                        guint64             down);
 void               paddock_net_record_set_duration_ms (PaddockNetRecord   *self,
                                                        gint64              duration_ms);
+guint64            paddock_net_record_get_seq         (PaddockNetRecord   *self);
+void               paddock_net_record_set_seq         (PaddockNetRecord   *self,
+                                                       guint64             seq);
 
 JsonNode          *paddock_net_record_to_json         (PaddockNetRecord   *self);
 PaddockNetRecord  *paddock_net_record_new_from_json   (JsonNode           *node,

@@ -1359,6 +1359,61 @@ conn_table_unref (gpointer data)
   conn_unref (data);
 }
 
+/* Whether the current rules would still let @conn through; a connection
+ * still reading its head has no target yet and is judged when it has. */
+static gboolean
+conn_still_allowed (Conn *conn)
+{
+  PaddockDomainRules *rules = conn->proxy->rules;
+
+  if (conn->host == NULL || conn->mode == MODE_NONE)
+    return TRUE;
+  return paddock_domain_rules_check_host (rules, conn->host, NULL) == PADDOCK_RULE_VERDICT_ALLOW &&
+         paddock_domain_rules_port_allowed (rules, conn->port);
+}
+
+static void
+close_connections (PaddockProxy *self,
+                   const char   *reason,
+                   gboolean      only_denied)
+{
+  g_autoptr(GPtrArray) conns = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer key;
+
+  if (self->connections == NULL)
+    return;
+  g_hash_table_iter_init (&iter, self->connections);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    if (!only_denied || !conn_still_allowed (key))
+      g_ptr_array_add (conns, conn_ref (key));
+  for (guint i = 0; i < conns->len; i++)
+    {
+      Conn *conn = g_ptr_array_index (conns, i);
+
+      if (!conn->record_done)
+        conn_complete_record (conn, paddock_net_record_get_verdict (conn->record), reason);
+      conn_close (conn);
+      conn_unref (conn);
+    }
+}
+
+/**
+ * paddock_proxy_close_denied_connections:
+ *
+ * Ends every open request and tunnel whose target the current rules no
+ * longer allow (their records are completed with @reason), and keeps
+ * accepting: tunnels are judged when they open, so a policy that takes
+ * access away needs this to take it away from them too.
+ */
+void
+paddock_proxy_close_denied_connections (PaddockProxy *self,
+                                        const char   *reason)
+{
+  g_return_if_fail (PADDOCK_IS_PROXY (self));
+  close_connections (self, reason, TRUE);
+}
+
 /**
  * paddock_proxy_stop:
  *
@@ -1368,10 +1423,6 @@ conn_table_unref (gpointer data)
 void
 paddock_proxy_stop (PaddockProxy *self)
 {
-  g_autoptr(GPtrArray) conns = g_ptr_array_new ();
-  GHashTableIter iter;
-  gpointer key;
-
   g_return_if_fail (PADDOCK_IS_PROXY (self));
 
   if (!self->stopped)
@@ -1384,21 +1435,7 @@ paddock_proxy_stop (PaddockProxy *self)
         }
     }
 
-  if (self->connections == NULL)
-    return;
-  g_hash_table_iter_init (&iter, self->connections);
-  while (g_hash_table_iter_next (&iter, &key, NULL))
-    g_ptr_array_add (conns, conn_ref (key));
-  for (guint i = 0; i < conns->len; i++)
-    {
-      Conn *conn = g_ptr_array_index (conns, i);
-
-      if (!conn->record_done)
-        conn_complete_record (conn, paddock_net_record_get_verdict (conn->record),
-                              "the proxy stopped");
-      conn_close (conn);
-      conn_unref (conn);
-    }
+  close_connections (self, "the proxy stopped", FALSE);
 }
 
 static void

@@ -39,6 +39,8 @@ void                paddock_proxy_set_max_records        (PaddockProxy        *s
                                                           guint                max_records);
 guint               paddock_proxy_get_n_connections      (PaddockProxy        *self);
 void                paddock_proxy_stop                   (PaddockProxy        *self);
+void                paddock_proxy_close_denied_connections (PaddockProxy      *self,
+                                                            const char        *reason);
 
 GPtrArray          *paddock_proxy_dup_records            (PaddockProxy        *self);
 guint64             paddock_proxy_get_dropped_records    (PaddockProxy        *self);

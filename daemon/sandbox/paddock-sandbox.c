@@ -38,9 +38,39 @@
  *   --stage copy:DIR  the workspace path shows DIR (a copy the daemon made),
  *                     read-write; the real folder is not in the view at all.
  *                     Without --stage the real workspace is bound read-write.
+ *   --real-home DIR --expose PATH  (repeatable, PATH relative to DIR, the
+ *                     user's real HOME, e.g. .config/agent) DIR/PATH, a
+ *                     folder or file, is bound read-only at HOME_PATH/PATH:
+ *                     a named config folder projected into the session's
+ *                     HOME, listed in the report ("exposed").
+ *   --protect PATH    (repeatable, relative to the workspace, e.g. .git/hooks)
+ *                     when it exists in the view, PATH is bound onto itself
+ *                     read-only (EROFS to every write) and each folder above
+ *                     it inside the workspace onto itself (EBUSY to a rename
+ *                     or removal). A symlink is followed when it stays in the
+ *                     workspace, else reported as "protected_skipped". A
+ *                     canary write into each is reported (probe
+ *                     "protected-path").
  *   --probe-stage DIR try an overlay mount like --stage overlay would, with
  *                     DIR (on the state folder's filesystem) as scratch space;
  *                     exit 0 if it works, else 71 with the reason on stderr.
+ *   --net host|none|proxy  host (default): the user's network. none: a
+ *                     network namespace of its own with only loopback, up.
+ *                     proxy: as none, and pid 1 listens on 127.0.0.1:PORT
+ *                     (--proxy-port, default 3128) inside it before the
+ *                     agent exists, and passes that listening socket to the
+ *                     daemon, which serves it (the session's only way out):
+ *                       {"event":"proxy","port":PORT}   + the socket (SCM_RIGHTS)
+ *                     sent before "started"; pid 1 keeps no copy.
+ *   --listen-fd N     (repeatable, at most 16) the agent gets fd N as fd 3,
+ *                     the next as 4…, in order: leased sockets passed by the
+ *                     socket-activation protocol (the caller sets LISTEN_FDS,
+ *                     LISTEN_FDNAMES and LISTEN_PID=2, the agent's pid).
+ *   --seccomp-fd N    the seccomp filter to load, as a memfd sealed against
+ *                     writes holding its BPF program (the daemon builds it
+ *                     once with paddock_seccomp_build_sealed(), as bubblewrap's
+ *                     --seccomp FD). Without it the helper builds the same
+ *                     filter itself, which costs a few milliseconds per start.
  *   --die-with-parent stay tied to the parent for the whole run. By default
  *                     the helper dies with its parent only until the sandbox is
  *                     set up, so that a later daemon can re-adopt a session.
@@ -79,21 +109,27 @@
  * calls: the whole mount plan is computed before clone().
  *
  * Commands (the daemon's Exec), over the --control-fd socket when it is a
- * SOCK_SEQPACKET socket: one JSON object per message, at most 128 KiB, with
- * fds attached as SCM_RIGHTS (at most 8):
- *   {"op":"spawn","id":N,"argv":["cmd","arg",…],"cwd":"/abs","env":["K=V",…],
- *    "tty":true}                 + 3 fds: stdin, stdout, stderr (may be one),
- *                                  or, with "tty":true, no fd at all: pid 1
+ * SOCK_SEQPACKET socket: one request per message, a GVariant of type a{sv}
+ * in its normal serialized form (native byte order), at most 128 KiB, with
+ * fds attached as SCM_RIGHTS (at most 8). Written here in GVariant's text
+ * notation (b'…' is a bytestring, "ay"):
+ *   {'op': <'spawn'>, 'id': <uint32 N>, 'argv': <[b'cmd', b'arg', …]>,
+ *    'cwd': <b'/abs'>, 'env': <[b'K=V', …]>, 'tty': <true>}
+ *                                + 3 fds: stdin, stdout, stderr (may be one),
+ *                                  or, with tty true, no fd at all: pid 1
  *                                  makes the terminal (see below)
- *   {"op":"kill","id":N,"signal":S}                          no fds
+ *   {'op': <'kill'>, 'id': <uint32 N>, 'signal': <int32 S>}   no fds
+ * (Events going the other way are JSON lines; requests are GVariants so that
+ * pid 1, which every command's supervisor is forked from, needs GLib only:
+ * no json-glib, GIO and the dozen libraries they load in every session.)
  * N is the daemon's (0 to 2^32-1, unique among running commands); argv is
- * 1 to 4096 strings, env 0 to 4096 K=V strings and is the command's whole
+ * 1 to 4096 bytestrings, env 0 to 4096 K=V bytestrings and is the command's whole
  * environment (its PATH finds argv[0]; default /usr/local/bin:/usr/bin:/bin);
  * cwd defaults to the workspace; tty (default false) makes the command a
  * session leader with fd 0 as controlling terminal, otherwise it gets a
  * process group of its own. A terminal the daemon made belongs to the
  * daemon's devpts, which is not in the sandbox's view: ttyname() and tty(1)
- * fail on it. So a "tty":true spawn without fds gets a PTY pair from the
+ * fail on it. So a tty spawn without fds gets a PTY pair from the
  * sandbox's own devpts instance (/dev/pts/ptmx), 80x24, the slave as the
  * command's stdio, and the master goes back to the daemon with "spawned"
  * (SCM_RIGHTS). Events, one per message, like the agent's:
@@ -106,7 +142,8 @@
  * (EBADF: not 3 fds; EINVAL: bad argv/env/cwd/tty; EEXIST: id running;
  * EAGAIN: 64 commands running; chdir/exec errno otherwise, after fork).
  * Events of different ids may interleave in any order. A request without a
- * valid id, of an unknown op, not JSON or too big, and a kill of an id not
+ * valid id, of an unknown op, not an a{sv} in normal form or too big, a
+ * member of the wrong type, and a kill of an id not
  * running, is dropped with one "ignoring a control request" line on stderr;
  * fds that came with it are closed. Without a kill, command-exited comes as
  * soon as the command itself exits: background processes it leaves keep
@@ -125,7 +162,7 @@
  * supervisor, a child of pid 1 that is a child subreaper (see
  * run_command_supervisor). Commands are confined like the agent: same
  * namespaces and root view, no_new_privs (pid 1's), no capabilities.
- * Requests are parsed with json-glib in pid 1, which is single-threaded (a
+ * Requests are parsed with GLib in pid 1, which is single-threaded (a
  * clone of the single-threaded helper, which starts no GLib thread), so
  * GLib and malloc are safe there and in the supervisors it forks; only the
  * supervisor's child, between fork and the command's exec, is limited to
@@ -137,7 +174,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
-#include <json-glib/json-glib.h>
 #include <linux/capability.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -201,6 +237,8 @@ typedef enum {
   OP_OVERLAY,      /* dest, data = overlay mount options (the staging overlay) */
   OP_BIND_ONLY,    /* source -> dest, the source's flags; an OP_SETATTR_TREE above sets the rest */
   OP_SETATTR_TREE, /* dest and every mount below it get attr_set added (mount_setattr) */
+  OP_PIN,          /* dest: a folder of the workspace bound onto itself, so it cannot be renamed; absent: skipped */
+  OP_PROTECT,      /* dest: a protected path bound onto itself read-only, data = its path in the view; absent: skipped */
 } SetupOpType;
 
 typedef struct {
@@ -240,10 +278,27 @@ typedef struct {
   const char *probe_abstract;    /* a host abstract socket the agent must not reach */
   pid_t probe_pid;               /* a host pid the agent must not signal */
   guint16 probe_port;            /* a host loopback port the agent must not reach (net none) */
-  gboolean own_network;          /* --net none: a network namespace with loopback only */
+  gboolean own_network;          /* --net none or proxy: a network namespace with loopback only */
+  guint16 proxy_port;            /* --net proxy: pid 1 listens on 127.0.0.1:PORT inside for the daemon */
+  int listen_fds[16];            /* --listen-fd: the agent's fds 3… (socket activation) */
+  guint n_listen_fds;
   const struct sock_fprog *seccomp;        /* built before clone; NULL: none */
   const PaddockLandlockPlan *landlock;     /* planned before clone; NULL: none */
+  gboolean protect_requested;    /* --protect named at least one path */
+  char *const *exposed;          /* --expose paths (relative to HOME), or NULL */
 } SandboxConfig;
+
+/* The protected paths pid 1 found and made read-only (their paths in the
+ * view), for its canary and its report. Filled by run_op() in pid 1. */
+#define MAX_PROTECT 16
+static const char *protected_mounted[MAX_PROTECT];
+static guint n_protected_mounted;
+/* …and those it could not protect: a symlink out of the workspace. */
+static const char *protected_skipped[MAX_PROTECT];
+static guint n_protected_skipped;
+
+static gboolean path_is_within (const char *path,
+                                const char *dir);
 
 /* ---- async-signal-safe output ------------------------------------------ */
 
@@ -302,7 +357,7 @@ die_msg (int         code,
 }
 
 typedef struct {
-  char buf[2048];
+  char buf[8192];
   size_t len;
 } LineBuf;
 
@@ -316,6 +371,27 @@ line_add (LineBuf    *line,
     {
       memcpy (line->buf + line->len, s, n);
       line->len += n;
+    }
+}
+
+/* @s inside a JSON string: quotes, backslashes and control bytes escaped. */
+static void
+line_add_json (LineBuf    *line,
+               const char *s)
+{
+  static const char hex[] = "0123456789abcdef";
+
+  for (const unsigned char *p = (const unsigned char *) s; *p != '\0'; p++)
+    {
+      char esc[7] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15], '\0' };
+      char one[3] = { '\\', (char) *p, '\0' };
+
+      if (*p < 0x20)
+        line_add (line, esc);
+      else if (*p == '"' || *p == '\\')
+        line_add (line, one);
+      else
+        line_add (line, one + 1);
     }
 }
 
@@ -545,8 +621,23 @@ exec_agent (const SandboxConfig *cfg)
         die_errno (EXIT_SETUP, what, NULL, err);
     }
 
-  /* Nothing of ours or of whoever started us reaches the agent but 0-2. */
-  if (close_range (3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+  /* Its leased sockets at 3…: first out of the way of every target, then
+   * into place (dup2 leaves the targets open across exec). */
+  if (cfg->n_listen_fds > 0)
+    {
+      int high[G_N_ELEMENTS (cfg->listen_fds)];
+
+      for (guint i = 0; i < cfg->n_listen_fds; i++)
+        if ((high[i] = fcntl (cfg->listen_fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
+          die_errno (EXIT_SETUP, "cannot move a listening socket", NULL, errno);
+      for (guint i = 0; i < cfg->n_listen_fds; i++)
+        if (dup2 (high[i], 3 + (int) i) < 0)
+          die_errno (EXIT_SETUP, "cannot move a listening socket", NULL, errno);
+    }
+
+  /* Nothing of ours or of whoever started us reaches the agent but 0-2
+   * (and its leased sockets). */
+  if (close_range (3 + cfg->n_listen_fds, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     die_errno (EXIT_SETUP, "close_range failed", NULL, errno);
 
   err = exec_in_path (cfg->argv, cfg->envp, cfg->path_env);
@@ -565,7 +656,7 @@ exec_agent (const SandboxConfig *cfg)
  * Pid 1 is the only writer of the daemon's control socket, so the events of
  * one command keep their order (spawned before command-exited). */
 
-#define MAX_REQUEST_BYTES (128 * 1024)   /* one request message, JSON */
+#define MAX_REQUEST_BYTES (128 * 1024)   /* one request message, a serialized a{sv} */
 #define MAX_ARGS 4096                    /* argv entries of one command */
 #define MAX_ENV 4096                     /* env entries of one command */
 #define MAX_COMMANDS 64                  /* running commands per session */
@@ -1080,73 +1171,75 @@ find_command (Init    *init,
   return NULL;
 }
 
-/* A JSON array of strings, within MAX entries, as a GStrv; NULL if not. */
-static char **
-dup_string_array (JsonNode *node,
-                  guint     max)
+/* A bytestring ("ay" with its one terminating NUL and no other) as a
+ * string; NULL if VALUE is not one. */
+static const char *
+bytestring_of (GVariant *value)
 {
-  JsonArray *array;
-  g_autoptr(GPtrArray) strv = g_ptr_array_new_with_free_func (g_free);
+  gsize len = 0;
+  const char *data;
 
-  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+  if (value == NULL || !g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING))
     return NULL;
-  array = json_node_get_array (node);
-  if (json_array_get_length (array) > max)
+  data = g_variant_get_fixed_array (value, &len, sizeof (char));
+  if (len == 0 || data[len - 1] != '\0' || memchr (data, '\0', len - 1) != NULL)
     return NULL;
-  for (guint i = 0; i < json_array_get_length (array); i++)
+  return data;
+}
+
+/* An "aay" of bytestrings, within MAX entries, as a GStrv; NULL if not. */
+static char **
+dup_bytestring_array (GVariant *value,
+                      guint     max)
+{
+  g_autoptr(GPtrArray) strv = g_ptr_array_new_with_free_func (g_free);
+  gsize n;
+
+  if (value == NULL || !g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+    return NULL;
+  n = g_variant_n_children (value);
+  if (n > max)
+    return NULL;
+  for (gsize i = 0; i < n; i++)
     {
-      JsonNode *item = json_array_get_element (array, i);
-      if (json_node_get_value_type (item) != G_TYPE_STRING)
+      g_autoptr(GVariant) item = g_variant_get_child_value (value, i);
+      const char *text = bytestring_of (item);
+
+      if (text == NULL)
         return NULL;
-      g_ptr_array_add (strv, g_strdup (json_node_get_string (item)));
+      g_ptr_array_add (strv, g_strdup (text));
     }
   g_ptr_array_add (strv, NULL);
   g_ptr_array_set_free_func (strv, NULL);
   return (char **) g_ptr_array_free (g_steal_pointer (&strv), FALSE);
 }
 
-static gboolean
-get_uint (JsonObject *obj,
-          const char *name,
-          guint64     max,
-          guint64    *out)
-{
-  JsonNode *node = json_object_get_member (obj, name);
-  gint64 v;
-
-  if (node == NULL || json_node_get_value_type (node) != G_TYPE_INT64)
-    return FALSE;
-  v = json_node_get_int (node);
-  if (v < 0 || (guint64) v > max)
-    return FALSE;
-  *out = (guint64) v;
-  return TRUE;
-}
-
 /* Validates a spawn request. On failure fills ERR and WHY (static text). */
 static gboolean
 parse_spawn (Init         *init,
-             JsonObject   *obj,
+             GVariant     *request,
              GArray       *fds,
              SpawnRequest *req,
              int          *err,
              const char  **why)
 {
-  JsonNode *node;
+  g_autoptr(GVariant) argv = g_variant_lookup_value (request, "argv", NULL);
+  g_autoptr(GVariant) env = g_variant_lookup_value (request, "env", NULL);
+  g_autoptr(GVariant) cwd = g_variant_lookup_value (request, "cwd", NULL);
+  g_autoptr(GVariant) tty = g_variant_lookup_value (request, "tty", NULL);
 
   *err = EINVAL;
-  req->argv = dup_string_array (json_object_get_member (obj, "argv"), MAX_ARGS);
+  req->argv = dup_bytestring_array (argv, MAX_ARGS);
   if (req->argv == NULL || req->argv[0] == NULL || req->argv[0][0] == '\0')
     {
-      *why = "argv must be a non-empty array of strings (at most 4096)";
+      *why = "argv must be a non-empty array of bytestrings (aay, at most 4096)";
       return FALSE;
     }
-  node = json_object_get_member (obj, "env");
-  if (node == NULL)
+  if (env == NULL)
     req->envp = g_new0 (char *, 1);
-  else if ((req->envp = dup_string_array (node, MAX_ENV)) == NULL)
+  else if ((req->envp = dup_bytestring_array (env, MAX_ENV)) == NULL)
     {
-      *why = "env must be an array of K=V strings (at most 4096)";
+      *why = "env must be an array of K=V bytestrings (aay, at most 4096)";
       return FALSE;
     }
   req->path_env = DEFAULT_PATH;
@@ -1160,24 +1253,21 @@ parse_spawn (Init         *init,
       if (g_str_has_prefix (req->envp[i], "PATH="))
         req->path_env = req->envp[i] + 5;
     }
-  node = json_object_get_member (obj, "cwd");
-  if (node == NULL)
+  if (cwd == NULL)
     req->cwd = g_strdup (init->cfg->workspace);
-  else if (json_node_get_value_type (node) != G_TYPE_STRING ||
-           !g_path_is_absolute (json_node_get_string (node)))
+  else if (bytestring_of (cwd) == NULL || !g_path_is_absolute (bytestring_of (cwd)))
     {
-      *why = "cwd must be an absolute path";
+      *why = "cwd must be an absolute path (a bytestring, ay)";
       return FALSE;
     }
   else
-    req->cwd = g_strdup (json_node_get_string (node));
-  node = json_object_get_member (obj, "tty");
-  if (node != NULL && json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+    req->cwd = g_strdup (bytestring_of (cwd));
+  if (tty != NULL && !g_variant_is_of_type (tty, G_VARIANT_TYPE_BOOLEAN))
     {
-      *why = "tty must be true or false";
+      *why = "tty must be a boolean";
       return FALSE;
     }
-  req->tty = node != NULL && json_node_get_boolean (node);
+  req->tty = tty != NULL && g_variant_get_boolean (tty);
   req->own_pty = req->tty && fds->len == 0;
   if (fds->len != 3 && !req->own_pty)
     {
@@ -1321,15 +1411,15 @@ start_command (Init         *init,
 }
 
 static void
-handle_kill (Init       *init,
-             JsonObject *obj,
-             guint32     id)
+handle_kill (Init     *init,
+             GVariant *request,
+             guint32   id)
 {
   Command *command = find_command (init, id);
-  guint64 sig;
+  gint32 sig = 0;
   int s;
 
-  if (!get_uint (obj, "signal", 64, &sig) || sig == 0)
+  if (!g_variant_lookup (request, "signal", "i", &sig) || sig < 1 || sig > 64)
     {
       request_note ("kill wants a signal number from 1 to 64");
       return;
@@ -1366,14 +1456,10 @@ handle_request (Init  *init,
     .msg_controllen = sizeof control.space,
   };
   g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
-  g_autoptr(JsonParser) parser = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) request = NULL;
   g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, { -1, -1, -1 } };
-  JsonNode *root;
-  JsonObject *obj;
-  JsonNode *op_node;
-  const char *op;
-  guint64 id;
+  const char *op = NULL;
+  guint32 id = 0;
   ssize_t n;
   int err = 0;
   const char *why = NULL;
@@ -1417,27 +1503,25 @@ handle_request (Init  *init,
       return;
     }
 
-  parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, buf, n, &error))
+  /* Copied (at most 128 KiB) into memory GVariant aligns itself; checked
+   * in full before any member is read, so that nothing below meets a
+   * non-normal serialization. */
+  {
+    g_autoptr(GBytes) bytes = g_bytes_new (buf, n);
+
+    request = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE_VARDICT, bytes, FALSE));
+  }
+  if (!g_variant_is_normal_form (request))
     {
-      request_note (error->message);
+      request_note ("not a serialized a{sv} in normal form");
       close_fds (fds);
       return;
     }
-  root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+  if (!g_variant_lookup (request, "op", "&s", &op))
+    op = NULL;
+  if (!g_variant_lookup (request, "id", "u", &id))
     {
-      request_note ("not a JSON object");
-      close_fds (fds);
-      return;
-    }
-  obj = json_node_get_object (root);
-  op_node = json_object_get_member (obj, "op");
-  op = op_node != NULL && json_node_get_value_type (op_node) == G_TYPE_STRING
-       ? json_node_get_string (op_node) : NULL;
-  if (!get_uint (obj, "id", G_MAXUINT32, &id))
-    {
-      request_note ("no \"id\" (an unsigned 32-bit integer)");
+      request_note ("no \"id\" (an unsigned 32-bit integer, u)");
       close_fds (fds);
       return;
     }
@@ -1445,7 +1529,7 @@ handle_request (Init  *init,
   if (g_strcmp0 (op, "kill") == 0)
     {
       close_fds (fds);
-      handle_kill (init, obj, (guint32) id);
+      handle_kill (init, request, id);
       return;
     }
   if (g_strcmp0 (op, "spawn") != 0)
@@ -1455,8 +1539,8 @@ handle_request (Init  *init,
       return;
     }
 
-  req.id = (guint32) id;
-  if (!parse_spawn (init, obj, fds, &req, &err, &why))
+  req.id = id;
+  if (!parse_spawn (init, request, fds, &req, &err, &why))
     send_spawn_failed (init, req.id, err, why);
   else
     start_command (init, &req, fds);
@@ -1573,7 +1657,8 @@ forwarded_signals (sigset_t *set)
  * from inside the namespace would be discarded. */
 /* ---- canary probes ---------------------------------------------------------- */
 
-enum { PROBE_WRITE_OUTSIDE, PROBE_HIDDEN_PATH, PROBE_ABSTRACT_SOCKET, PROBE_SIGNAL_OUTSIDE, PROBE_CONNECT_OUTSIDE, N_PROBES };
+enum { PROBE_WRITE_OUTSIDE, PROBE_HIDDEN_PATH, PROBE_ABSTRACT_SOCKET, PROBE_SIGNAL_OUTSIDE, PROBE_CONNECT_OUTSIDE,
+       PROBE_PROTECTED_PATH, PROBE_LANDLOCK_FS, N_PROBES };
 
 static const char *
 errno_name (int e)
@@ -1597,31 +1682,43 @@ errno_name (int e)
  * the agent's confinement (the boundary is pid 1's, inherited; the
  * capabilities dropped as the agent drops them) attempts each forbidden
  * thing and reports the errno, one int per probe (-1: not run). */
-static void
-run_canaries (const SandboxConfig *cfg,
-              int                  results[N_PROBES])
+typedef struct {
+  pid_t pid;        /* the probing child, or -1 */
+  int results_fd;   /* its results come here (read end), or -1 */
+} Canaries;
+
+/* Forks the child that runs the probes and returns at once: it probes while
+ * the agent execs (two cores do both at once); finish_canaries() collects.
+ * CLOSE_IN_CHILD: an fd of pid 1's the child has no use for (the read end
+ * of the agent's exec pipe), or -1. */
+static Canaries
+start_canaries (const SandboxConfig *cfg,
+                int                  close_in_child)
 {
+  Canaries canaries = { -1, -1 };
   int pipe_fds[2];
   pid_t child;
 
-  for (guint i = 0; i < N_PROBES; i++)
-    results[i] = -1;
   if (pipe2 (pipe_fds, O_CLOEXEC) != 0)
-    return;
+    return canaries;
   child = fork ();
   if (child < 0)
     {
       close (pipe_fds[0]);
       close (pipe_fds[1]);
-      return;
+      return canaries;
     }
   if (child == 0)
     {
-      int out[N_PROBES] = { -1, -1, -1, -1, -1 };
+      int out[N_PROBES];
       const char *what = NULL;
       int fd;
 
+      for (guint i = 0; i < N_PROBES; i++)
+        out[i] = -1;
       close (pipe_fds[0]);
+      if (close_in_child >= 0)
+        close (close_in_child);
       if (drop_all_capabilities (&what) != 0)
         _exit (1);
 
@@ -1632,6 +1729,54 @@ run_canaries (const SandboxConfig *cfg,
         {
           close (fd);
           unlink ("/usr/.paddock-canary");
+        }
+
+      /* A tmpfs of the view the mount plan leaves writable (/dev holds the
+       * device binds) but Landlock does not list for writing: only
+       * Landlock stands between the agent and a new file there. */
+      if (cfg->landlock != NULL)
+        {
+          fd = open ("/dev/.paddock-canary", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+          out[PROBE_LANDLOCK_FS] = fd >= 0 ? 0 : errno;
+          if (fd >= 0)
+            {
+              close (fd);
+              unlink ("/dev/.paddock-canary");
+            }
+        }
+
+      /* Each protected path the plan made read-only: a new file in a
+       * folder, an append to a file. Blocked only if every one is. */
+      for (guint i = 0; i < n_protected_mounted; i++)
+        {
+          struct stat st;
+          int result;
+
+          if (stat (protected_mounted[i], &st) != 0)
+            result = 0;   /* gone from the view: not protected either */
+          else if (S_ISDIR (st.st_mode))
+            {
+              int dir = open (protected_mounted[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+              fd = dir >= 0 ? openat (dir, ".paddock-canary", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+              result = fd >= 0 ? 0 : errno;
+              if (fd >= 0)
+                {
+                  close (fd);
+                  unlinkat (dir, ".paddock-canary", 0);
+                }
+              if (dir >= 0)
+                close (dir);
+            }
+          else
+            {
+              fd = open (protected_mounted[i], O_WRONLY | O_APPEND | O_CLOEXEC);
+              result = fd >= 0 ? 0 : errno;
+              if (fd >= 0)
+                close (fd);
+            }
+          if (out[PROBE_PROTECTED_PATH] != 0)
+            out[PROBE_PROTECTED_PATH] = result;
         }
 
       /* The user's real credentials folder: not in the view at all. */
@@ -1683,18 +1828,33 @@ run_canaries (const SandboxConfig *cfg,
     }
 
   close (pipe_fds[1]);
-  {
-    int got[N_PROBES];
-    ssize_t n;
+  canaries.pid = child;
+  canaries.results_fd = pipe_fds[0];
+  return canaries;
+}
 
-    while ((n = read (pipe_fds[0], got, sizeof got)) < 0 && errno == EINTR)
-      ;
-    if (n == (ssize_t) sizeof got)
-      memcpy (results, got, sizeof got);
-  }
-  close (pipe_fds[0]);
-  while (waitpid (child, NULL, 0) < 0 && errno == EINTR)
+/* Waits for the probing child: RESULTS get its errno values (0: the probe
+ * got through), or -1 for every probe when it could not report. */
+static void
+finish_canaries (Canaries *canaries,
+                 int       results[N_PROBES])
+{
+  int got[N_PROBES];
+  ssize_t n = 0;
+
+  for (guint i = 0; i < N_PROBES; i++)
+    results[i] = -1;
+  if (canaries->pid < 0)
+    return;
+  while ((n = read (canaries->results_fd, got, sizeof got)) < 0 && errno == EINTR)
     ;
+  if (n == (ssize_t) sizeof got)
+    memcpy (results, got, sizeof got);
+  close (canaries->results_fd);
+  while (waitpid (canaries->pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  canaries->pid = -1;
+  canaries->results_fd = -1;
 }
 
 static void
@@ -1720,10 +1880,15 @@ add_probe (LineBuf    *line,
   line_add (line, result != 0 ? "true}" : "false}");
 }
 
+/* --net proxy: the listening socket pid 1 made inside the namespace, until
+ * it goes to the daemon (run_init). */
+static int proxy_listen_fd = -1;
+
 static G_NORETURN void
 run_init (const SandboxConfig *cfg)
 {
-  int probes[N_PROBES] = { -1, -1, -1, -1, -1 };
+  int probes[N_PROBES];
+  Canaries canaries = { -1, -1 };
   int exec_pipe[2];
   sigset_t set;
   pid_t agent;
@@ -1732,6 +1897,8 @@ run_init (const SandboxConfig *cfg)
 
   /* A vanished control reader must not kill us; restored for the agent. */
   signal (SIGPIPE, SIG_IGN);
+  for (guint i = 0; i < N_PROBES; i++)
+    probes[i] = -1;
 
   forwarded_signals (&set);
   init.sfd = signalfd (-1, &set, SFD_CLOEXEC);
@@ -1755,7 +1922,11 @@ run_init (const SandboxConfig *cfg)
   /* Setup is over: the helper outside may let go of its parent, and must
    * have done so before the agent runs at all. Otherwise a daemon restart
    * racing the helper's prctl() would take down a session whose agent is
-   * already at work. One byte back says it is done; EOF that it died. */
+   * already at work. One byte back says it is done; EOF that it died.
+   * With --die-with-parent the helper never lets go, so there is nothing
+   * to wait for (no ready_fd): its death still kills us (PDEATHSIG). */
+  if (cfg->ready_fd < 0 && cfg->alive_fd >= 0)
+    close (cfg->alive_fd);
   if (cfg->ready_fd >= 0)
     {
       char c = 'r';
@@ -1771,6 +1942,21 @@ run_init (const SandboxConfig *cfg)
       close (cfg->alive_fd);
     }
 
+  /* The proxy's socket goes to the daemon before the agent exists, so
+   * nothing inside ever holds it; connections made before the daemon
+   * serves it wait in its backlog. Without a control socket to send it on
+   * there is no way out at all, which is what none means anyway. */
+  if (proxy_listen_fd >= 0)
+    {
+      line_add (&line, "{\"event\":\"proxy\",\"port\":");
+      line_add_int (&line, cfg->proxy_port);
+      line_add (&line, "}\n");
+      send_event_with_fd (cfg->control_fd, &line, proxy_listen_fd);
+      close (proxy_listen_fd);
+      proxy_listen_fd = -1;
+      line.len = 0;
+    }
+
   /* "started" means the agent runs its own program: a close-on-exec pipe
    * reaches EOF only once its exec succeeded (or it died trying). Before
    * that, pid 2 is still our copy, with the capabilities it has yet to
@@ -1783,17 +1969,21 @@ run_init (const SandboxConfig *cfg)
   if (agent == 0)
     exec_agent (cfg);
   close (exec_pipe[1]);
+
+  /* The probes run while the agent execs: after the agent (which stays
+   * pid 2), in a child of their own with no capabilities, in the same
+   * boundary; nothing the agent can do inside it changes what they meet
+   * outside it. "started" waits for both, so the boundary evidence is
+   * complete (and strict refuses) before the session is reported running. */
+  if (!cfg->host_profile)
+    canaries = start_canaries (cfg, exec_pipe[0]);
   {
     char c;
     while (read (exec_pipe[0], &c, 1) < 0 && errno == EINTR)
       ;
   }
   close (exec_pipe[0]);
-
-  /* After the agent (which stays pid 2): nothing it can do inside the
-   * boundary changes what these probes meet outside it. */
-  if (!cfg->host_profile)
-    run_canaries (cfg, probes);
+  finish_canaries (&canaries, probes);
 
   line_add (&line, "{\"event\":\"started\",\"pid\":");
   line_add_int (&line, agent);
@@ -1812,7 +2002,7 @@ run_init (const SandboxConfig *cfg)
       line_add (&line, ",\"seccomp_filters\":");
       line_add_int (&line, filters);
       line_add (&line, ",\"network\":\"");
-      line_add (&line, cfg->own_network ? "none" : "host");
+      line_add (&line, cfg->proxy_port != 0 ? "proxy" : cfg->own_network ? "none" : "host");
       line_add (&line, "\",\"landlock_abi\":");
       line_add_int (&line, ll != NULL ? ll->abi : 0);
       line_add (&line, ",\"landlock_fs\":\"");
@@ -1835,7 +2025,37 @@ run_init (const SandboxConfig *cfg)
                    probes[PROBE_SIGNAL_OUTSIDE]);
         add_probe (&line, &first, "connect-outside", "connect to a port the daemon listens on at the host's 127.0.0.1",
                    "ECONNREFUSED", probes[PROBE_CONNECT_OUTSIDE]);
+        add_probe (&line, &first, "protected-path", "write into each read-only protected path of the workspace",
+                   "EROFS", probes[PROBE_PROTECTED_PATH]);
+        add_probe (&line, &first, "landlock-fs", "create /dev/.paddock-canary (a writable tmpfs Landlock does not list)",
+                   "EACCES", probes[PROBE_LANDLOCK_FS]);
       }
+      line_add (&line, "]");
+      /* What --protect asked for, as pid 1 found it. */
+      line_add (&line, ",\"protect_requested\":");
+      line_add (&line, cfg->protect_requested ? "true" : "false");
+      line_add (&line, ",\"protected\":[");
+      /* Relative to the workspace (short: main() bounds them). */
+      for (guint i = 0; i < n_protected_mounted; i++)
+        {
+          line_add (&line, i > 0 ? ",\"" : "\"");
+          line_add_json (&line, protected_mounted[i] + strlen (cfg->workspace) + 1);
+          line_add (&line, "\"");
+        }
+      line_add (&line, "],\"exposed\":[");
+      for (guint i = 0; cfg->exposed != NULL && cfg->exposed[i] != NULL; i++)
+        {
+          line_add (&line, i > 0 ? ",\"" : "\"");
+          line_add_json (&line, cfg->exposed[i]);
+          line_add (&line, "\"");
+        }
+      line_add (&line, "],\"protected_skipped\":[");
+      for (guint i = 0; i < n_protected_skipped; i++)
+        {
+          line_add (&line, i > 0 ? ",\"" : "\"");
+          line_add_json (&line, protected_skipped[i] + strlen (cfg->workspace) + 1);
+          line_add (&line, "\"");
+        }
       line_add (&line, "]}");
     }
   line_add (&line, "}\n");
@@ -2109,6 +2329,67 @@ run_op (const SetupOp *op)
       }
       break;
 
+    case OP_PIN:
+      {
+        struct stat st;
+
+        /* Every folder between the workspace and a protected path becomes a
+         * mount point: the kernel refuses to rename or remove one (EBUSY),
+         * so `mv .git .git.old` cannot move .git/hooks out of the way and
+         * put a writable one in its place. A symlink or a file is left
+         * alone (the protected path below it then does not exist as such). */
+        if (lstat (op->dest, &st) != 0 || !S_ISDIR (st.st_mode))
+          break;
+        if (mount (op->dest, op->dest, NULL, MS_BIND, NULL) != 0)
+          die_errno (EXIT_SETUP, "cannot pin", op->dest, errno);
+      }
+      break;
+
+    case OP_PROTECT:
+      {
+        /* Pid 1 is single-threaded (see the top): realpath and g_strdup
+         * are fine here. Nothing else runs in the namespace yet, so what
+         * lstat saw is what gets mounted. */
+        char resolved[PATH_BUF];
+        const char *target = op->dest;
+        struct stat st;
+
+        if (lstat (op->dest, &st) != 0)
+          {
+            if (errno == ENOENT || errno == ENOTDIR)
+              break;
+            die_errno (EXIT_SETUP, "cannot look at the protected path", op->dest, errno);
+          }
+        if (S_ISLNK (st.st_mode))
+          {
+            /* git follows it: protect what it points at, when that is in
+             * the workspace; anything else is reported, not hidden. */
+            if (realpath (op->dest, resolved) == NULL || !path_is_within (resolved, op->source) ||
+                strlen (resolved) <= strlen (op->source) || stat (resolved, &st) != 0)
+              {
+                if (n_protected_skipped < MAX_PROTECT)
+                  protected_skipped[n_protected_skipped++] = op->data;
+                break;
+              }
+            target = resolved;
+          }
+        if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode))
+          {
+            if (n_protected_skipped < MAX_PROTECT)
+              protected_skipped[n_protected_skipped++] = op->data;
+            break;
+          }
+        {
+          SetupOp bind = { .type = OP_BIND_RO, .source = target, .dest = target };
+
+          bind_mount (&bind, MS_RDONLY | MS_NOSUID | MS_NODEV);
+        }
+        if (n_protected_mounted < MAX_PROTECT)
+          protected_mounted[n_protected_mounted++] =
+            target == op->dest ? op->data : g_strdup (resolved + strlen ("/newroot"));
+      }
+      break;
+
     case OP_REMOUNT_RO:
       if (mount (NULL, op->dest, NULL,
                  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV |
@@ -2162,6 +2443,24 @@ sandbox_child (const SandboxConfig *cfg)
       if (ioctl (sock, SIOCSIFFLAGS, &ifr) != 0)
         die_errno (EXIT_SETUP, "cannot bring the loopback device up", NULL, errno);
       close (sock);
+    }
+
+  /* --net proxy: the session's one way out is a socket on its own
+   * loopback that the daemon serves from outside. Made here, before any
+   * program of the session runs, so none of them can take the port. */
+  if (cfg->proxy_port != 0)
+    {
+      struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (cfg->proxy_port),
+                                  .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+      int one = 1;
+
+      proxy_listen_fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (proxy_listen_fd < 0)
+        die_errno (EXIT_SETUP, "cannot make the proxy's socket", NULL, errno);
+      setsockopt (proxy_listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (bind (proxy_listen_fd, (struct sockaddr *) &addr, sizeof addr) != 0 ||
+          listen (proxy_listen_fd, 128) != 0)
+        die_errno (EXIT_SETUP, "cannot listen on the session's 127.0.0.1 for the proxy", NULL, errno);
     }
 
   /* Nothing we mount propagates back to the host (MS_SLAVE), while host
@@ -2393,11 +2692,14 @@ typedef enum {
 } StageKind;
 
 static void
-plan_build (Plan          *plan,
-            const char    *workspace,
-            StageKind      stage_kind,
-            const char    *stage_dir,
-            int            pty_fd)
+plan_build (Plan               *plan,
+            const char         *workspace,
+            StageKind           stage_kind,
+            const char         *stage_dir,
+            int                 pty_fd,
+            const char * const *protect,
+            const char         *real_home,
+            const char * const *expose)
 {
   /* The system: programs and libraries, read-only. */
   static const char *const system_dirs[] = {
@@ -2503,6 +2805,30 @@ plan_build (Plan          *plan,
   plan_mkdir_p (plan, HOME_PATH);
   plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot" HOME_PATH, "mode=0700,size=10%");
 
+  /* Exposures: what the user named of the real HOME, read-only at the same
+   * place in the session's HOME (checked by main(): relative, existing). */
+  for (guint i = 0; expose != NULL && expose[i] != NULL; i++)
+    {
+      g_autofree char *host = g_build_filename (real_home, expose[i], NULL);
+      g_autofree char *resolved = realpath (host, NULL);
+      g_autofree char *inside = g_build_filename (HOME_PATH, expose[i], NULL);
+      g_autofree char *source = resolved != NULL ? g_strconcat ("/oldroot", resolved, NULL) : NULL;
+      g_autofree char *dest = g_strconcat ("/newroot", inside, NULL);
+
+      if (resolved == NULL)
+        continue;
+      if (g_file_test (resolved, G_FILE_TEST_IS_DIR))
+        plan_mkdir_p (plan, inside);
+      else
+        {
+          g_autofree char *parent = g_path_get_dirname (inside);
+
+          plan_mkdir_p (plan, parent);
+          plan_add (plan, OP_CREATE_FILE, FALSE, NULL, dest, NULL);
+        }
+      plan_add (plan, OP_BIND_RO, FALSE, source, dest, NULL);
+    }
+
   /* The workspace last: it may lie inside /tmp or HOME's tmpfs, so its mount
    * point is created in them. Same absolute path inside and out, so paths in
    * the agent's output mean the same thing to the user. */
@@ -2539,6 +2865,36 @@ plan_build (Plan          *plan,
         op->expect_ino = st.st_ino;
       }
   }
+
+  /* Protected paths of the workspace (relative, checked by main()), over
+   * the staged view: read-only binds the agent cannot write through,
+   * rename or remove, unless the user allowed them (then they are not
+   * listed). Folders on the way are pinned first, in order, once each. */
+  for (guint i = 0; protect != NULL && protect[i] != NULL; i++)
+    {
+      g_autofree char *ws_dest = g_strconcat ("/newroot", workspace, NULL);
+      g_auto(GStrv) parts = g_strsplit (protect[i], "/", -1);
+      g_autoptr(GString) rel = g_string_new (NULL);
+
+      for (guint j = 0; parts[j] != NULL && parts[j + 1] != NULL; j++)
+        {
+          g_autofree char *pin = NULL;
+
+          g_string_append_printf (rel, "%s%s", j > 0 ? "/" : "", parts[j]);
+          pin = g_strconcat (ws_dest, "/", rel->str, NULL);
+          if (g_hash_table_contains (plan->made, pin))
+            continue;
+          plan_add (plan, OP_PIN, TRUE, NULL, pin, NULL);
+          /* Not a folder to create: only marks it pinned. */
+          g_hash_table_add (plan->made, g_strdup (pin));
+        }
+      {
+        g_autofree char *dest = g_strconcat (ws_dest, "/", protect[i], NULL);
+        g_autofree char *view = g_strconcat (workspace, "/", protect[i], NULL);
+
+        plan_add (plan, OP_PROTECT, TRUE, ws_dest, dest, view);
+      }
+    }
 
   /* Last, the root tmpfs itself: the skeleton of folders cannot be changed. */
   plan_add (plan, OP_REMOUNT_RO, FALSE, NULL, "/newroot", NULL);
@@ -2729,13 +3085,19 @@ main (int    argc,
   g_autofree char *probe_stage_arg = NULL;
   g_auto(GStrv) env = NULL;
   g_auto(GStrv) without_layers = NULL;
+  g_auto(GStrv) protect = NULL;
+  g_auto(GStrv) expose = NULL;
+  g_autofree char *real_home = NULL;
   g_autofree char *probe_hidden = NULL;
   g_autofree char *probe_abstract = NULL;
   gint probe_pid = 0;
   gint probe_port = 0;
+  gint proxy_port = 3128;
+  g_auto(GStrv) listen_fd_args = NULL;
   g_auto(GStrv) bind_port_args = NULL;
   g_autoptr(GArray) bind_ports = g_array_new (FALSE, FALSE, sizeof (guint16));
   g_autofree char *net_arg = NULL;
+  g_autofree char *seccomp_fd_arg = NULL;
   gboolean die_with_parent = FALSE;
   GOptionEntry entries[] = {
     { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &workspace_arg, "Project folder (read-write, same path)", "DIR" },
@@ -2752,9 +3114,21 @@ main (int    argc,
     { "probe-port", 0, 0, G_OPTION_ARG_INT, &probe_port, "Canary: a host loopback TCP port the agent must not reach", "PORT" },
     { "bind-port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &bind_port_args,
       "A TCP port the agent may bind (its leases; repeatable). Sharing the host's network, it may bind no other", "PORT" },
-    { "net", 0, 0, G_OPTION_ARG_STRING, &net_arg, "host (default: the user's network) or none (own namespace, loopback only)", "MODE" },
+    { "net", 0, 0, G_OPTION_ARG_STRING, &net_arg,
+      "host (default: the user's network), none (own namespace, loopback only) or proxy (as none, plus a socket for the daemon's proxy)", "MODE" },
+    { "proxy-port", 0, 0, G_OPTION_ARG_INT, &proxy_port, "With --net proxy: the port inside (default 3128)", "PORT" },
+    { "listen-fd", 0, 0, G_OPTION_ARG_STRING_ARRAY, &listen_fd_args,
+      "A listening socket for the agent, as fd 3, 4… in order (repeatable, at most 16)", "N" },
+    { "seccomp-fd", 0, 0, G_OPTION_ARG_STRING, &seccomp_fd_arg,
+      "Load the seccomp filter from this sealed memfd instead of building it", "N" },
+    { "real-home", 0, 0, G_OPTION_ARG_FILENAME, &real_home, "The user's real HOME, for --expose", "DIR" },
+    { "expose", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &expose,
+      "A path of the real HOME (relative) shown read-only at the same place in the session's HOME (repeatable)", "PATH" },
+    { "protect", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &protect,
+      "A path of the workspace (relative) made read-only in the view when it exists (repeatable)", "PATH" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
-      "Leave out a layer (landlock or seccomp) and report it unenforced: for tests of the strict profile", "LAYER" },
+      "Leave out a layer (landlock or seccomp) and report it unenforced, or (landlock-fs) let Landlock's "
+      "filesystem rules allow every write: for tests of the strict profile", "LAYER" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("-- CMD [ARG...]");
@@ -2769,6 +3143,7 @@ main (int    argc,
   g_autoptr(GPtrArray) envp = g_ptr_array_new ();
   paddock_autofd int ready_read = -1;
   paddock_autofd int alive_write = -1;
+  paddock_autofd int seccomp_fd = -1;
   int ready_pipe[2];
   int alive_pipe[2];
   sigset_t set;
@@ -2917,6 +3292,59 @@ main (int    argc,
     }
   g_ptr_array_add (envp, NULL);
 
+  /* Protected paths: relative, plain components only (no "." or "..", no
+   * empty one), bounded in number and length so the report stays small. */
+  if (protect != NULL && g_strv_length (protect) > MAX_PROTECT)
+    {
+      g_printerr ("paddock-sandbox: at most %d --protect paths\n", MAX_PROTECT);
+      return EXIT_USAGE;
+    }
+  for (guint i = 0; protect != NULL && protect[i] != NULL; i++)
+    {
+      g_auto(GStrv) parts = g_strsplit (protect[i], "/", -1);
+      gboolean ok = protect[i][0] != '\0' && strlen (protect[i]) <= 256;
+
+      for (guint j = 0; ok && parts[j] != NULL; j++)
+        ok = parts[j][0] != '\0' && !g_str_equal (parts[j], ".") && !g_str_equal (parts[j], "..");
+      if (!ok)
+        {
+          g_printerr ("paddock-sandbox: --protect wants a path relative to the workspace, got '%s'\n", protect[i]);
+          return EXIT_USAGE;
+        }
+      if (cfg.host_profile)
+        {
+          g_printerr ("paddock-sandbox: the host profile has no mount namespace to protect paths in\n");
+          return EXIT_USAGE;
+        }
+    }
+  cfg.protect_requested = protect != NULL && protect[0] != NULL;
+
+  /* Exposures: relative to --real-home (absolute), plain components, each
+   * existing; at most MAX_PROTECT of them, each at most 256 bytes. */
+  if (expose != NULL && (real_home == NULL || !g_path_is_absolute (real_home) || cfg.host_profile ||
+                         g_strv_length (expose) > MAX_PROTECT))
+    {
+      g_printerr ("paddock-sandbox: --expose needs --real-home DIR (absolute), the safe profile, "
+                  "and at most %d paths\n", MAX_PROTECT);
+      return EXIT_USAGE;
+    }
+  for (guint i = 0; expose != NULL && expose[i] != NULL; i++)
+    {
+      g_auto(GStrv) parts = g_strsplit (expose[i], "/", -1);
+      g_autofree char *host = g_build_filename (real_home, expose[i], NULL);
+      gboolean ok = expose[i][0] != '\0' && strlen (expose[i]) <= 256;
+
+      for (guint j = 0; ok && parts[j] != NULL; j++)
+        ok = parts[j][0] != '\0' && !g_str_equal (parts[j], ".") && !g_str_equal (parts[j], "..");
+      if (!ok || !g_file_test (host, G_FILE_TEST_EXISTS))
+        {
+          g_printerr ("paddock-sandbox: --expose wants an existing path relative to --real-home, got '%s'\n",
+                      expose[i]);
+          return EXIT_USAGE;
+        }
+    }
+  cfg.exposed = expose;
+
   cfg.workspace = workspace;
   cfg.probe_hidden = probe_hidden;
   cfg.probe_abstract = probe_abstract;
@@ -2936,14 +3364,28 @@ main (int    argc,
         g_array_append_val (bind_ports, p16);
       }
     }
+  for (guint i = 0; listen_fd_args != NULL && listen_fd_args[i] != NULL; i++)
+    {
+      if (i >= G_N_ELEMENTS (cfg.listen_fds))
+        {
+          g_printerr ("paddock-sandbox: at most %u --listen-fd\n", (guint) G_N_ELEMENTS (cfg.listen_fds));
+          return EXIT_USAGE;
+        }
+      cfg.listen_fds[cfg.n_listen_fds++] = parse_fd ("--listen-fd", listen_fd_args[i]);
+    }
   if (net_arg == NULL || g_str_equal (net_arg, "host"))
     cfg.own_network = FALSE;
   else if (g_str_equal (net_arg, "none") && !cfg.host_profile)
     cfg.own_network = TRUE;
+  else if (g_str_equal (net_arg, "proxy") && !cfg.host_profile && proxy_port > 0 && proxy_port < 65536)
+    {
+      cfg.own_network = TRUE;
+      cfg.proxy_port = (guint16) proxy_port;
+    }
   else
     {
-      g_printerr ("paddock-sandbox: --net wants host or none (and none needs the safe profile), got '%s'\n",
-                  net_arg);
+      g_printerr ("paddock-sandbox: --net wants host, none or proxy (none and proxy need the safe profile, "
+                  "--proxy-port 1 to 65535), got '%s'\n", net_arg);
       return EXIT_USAGE;
     }
   cfg.argv = argv + 1;
@@ -2971,14 +3413,16 @@ main (int    argc,
   /* Present: it fails on the bad fd. Absent: ENOSYS (or EPERM from a
    * seccomp filter that does not know it); then the plan remounts. */
   have_mount_setattr = mount_setattr (-1, "", 0, NULL, 0) != 0 && errno != ENOSYS && errno != EPERM;
-  plan_build (&plan, workspace, stage_kind, stage_dir, cfg.pty_fd);
+  plan_build (&plan, workspace, stage_kind, stage_dir, cfg.pty_fd, (const char * const *) protect,
+              real_home, (const char * const *) expose);
   cfg.ops = (const SetupOp *) (void *) plan.ops->data;
   cfg.n_ops = plan.ops->len;
 
   for (guint i = 0; without_layers != NULL && without_layers[i] != NULL; i++)
-    if (!g_str_equal (without_layers[i], "landlock") && !g_str_equal (without_layers[i], "seccomp"))
+    if (!g_str_equal (without_layers[i], "landlock") && !g_str_equal (without_layers[i], "seccomp") &&
+        !g_str_equal (without_layers[i], "landlock-fs"))
       {
-        g_printerr ("paddock-sandbox: --without-layer wants landlock or seccomp, got '%s'\n",
+        g_printerr ("paddock-sandbox: --without-layer wants landlock, landlock-fs or seccomp, got '%s'\n",
                     without_layers[i]);
         return EXIT_USAGE;
       }
@@ -2986,9 +3430,14 @@ main (int    argc,
   /* Boundary layers, planned here (GLib, malloc) and applied by pid 1. A
    * layer left out is reported as such ("unenforced", or no filter in
    * /proc), never as applied. */
+  if (seccomp_fd_arg != NULL)
+    seccomp_fd = parse_fd ("--seccomp-fd", seccomp_fd_arg);
   if (!(without_layers != NULL && g_strv_contains ((const char *const *) without_layers, "seccomp")))
     {
-      if (!paddock_seccomp_build (&seccomp_prog, &error))
+      /* The daemon's ready-made program when it gave one: the same rules,
+       * without libseccomp's work in every session's start. */
+      if (seccomp_fd >= 0 ? !paddock_seccomp_read_sealed (seccomp_fd, &seccomp_prog, &error)
+                          : !paddock_seccomp_build (&seccomp_prog, &error))
         {
           g_printerr ("paddock-sandbox: %s\n", error->message);
           return EXIT_SETUP;
@@ -2999,7 +3448,13 @@ main (int    argc,
   {
     /* Paths of the view pid 1 pivots into (see plan_build). */
     const char *const read_paths[] = { "/", NULL };
-    const char *const write_paths[] = { workspace, HOME_PATH, "/tmp", "/dev/shm", NULL };
+    /* --without-layer landlock-fs: Landlock applies, but its filesystem
+     * rules let the whole view be written, as a broken rule set would;
+     * only the landlock-fs canary can tell (a test of that canary). */
+    gboolean fs_wide_open = without_layers != NULL &&
+                            g_strv_contains ((const char *const *) without_layers, "landlock-fs");
+    const char *const write_paths[] = { workspace, HOME_PATH, "/tmp", "/dev/shm",
+                                        fs_wide_open ? "/" : NULL, NULL };
     const char *const device_paths[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
                                          "/dev/pts", "/dev/console", NULL };
     const char *const optional_paths[] = { "/dev/console", NULL };
@@ -3025,13 +3480,22 @@ main (int    argc,
     cfg.landlock = &landlock_plan;
   }
 
-  if (pipe2 (ready_pipe, O_CLOEXEC) != 0 || pipe2 (alive_pipe, O_CLOEXEC) != 0)
+  /* Read (or not wanted): nothing inside the sandbox holds it. */
+  paddock_close_fd (&seccomp_fd);
+
+  /* The "ready" handshake (see run_init) only when we let go of our
+   * parent after setup: with --die-with-parent pid 1 need not wait for us,
+   * which saves the start two wake-ups. */
+  if ((!die_with_parent && pipe2 (ready_pipe, O_CLOEXEC) != 0) || pipe2 (alive_pipe, O_CLOEXEC) != 0)
     {
       g_printerr ("paddock-sandbox: pipe2 failed: %s\n", g_strerror (errno));
       return EXIT_SETUP;
     }
-  ready_read = ready_pipe[0];
-  cfg.ready_fd = ready_pipe[1];
+  if (!die_with_parent)
+    {
+      ready_read = ready_pipe[0];
+      cfg.ready_fd = ready_pipe[1];
+    }
   alive_write = alive_pipe[1];
   cfg.alive_fd = alive_pipe[0];
 
@@ -3060,30 +3524,31 @@ main (int    argc,
   cfg.seccomp = NULL;
   cfg.landlock = NULL;
 
-  close (cfg.ready_fd);
+  if (cfg.ready_fd >= 0)
+    close (cfg.ready_fd);
   close (cfg.alive_fd);
   /* Pid 1 alone owns the control socket from here on: it reads the
    * daemon's requests, and the daemon's EOF then means pid 1 is gone. */
   if (cfg.control_fd >= 0)
     close (cfg.control_fd);
-  {
-    char c;
-    ssize_t n;
+  if (ready_read >= 0)
+    {
+      char c;
+      ssize_t n;
 
-    while ((n = read (ready_read, &c, 1)) < 0 && errno == EINTR)
-      ;
-    /* Set up (or failed, in which case pid 1 said why and exits with a
-     * code below that forward_or_wait() passes on). Past setup, a daemon
-     * restart must not take the session down: let go of the parent. */
-    if (n == 1)
-      {
-        if (!die_with_parent)
+      while ((n = read (ready_read, &c, 1)) < 0 && errno == EINTR)
+        ;
+      /* Set up (or failed, in which case pid 1 said why and exits with a
+       * code below that forward_or_wait() passes on). Past setup, a daemon
+       * restart must not take the session down: let go of the parent. */
+      if (n == 1)
+        {
           prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
-        /* pid 1 starts the agent only after this answer. */
-        while (write (alive_write, &c, 1) < 0 && errno == EINTR)
-          ;
-      }
-  }
+          /* pid 1 starts the agent only after this answer. */
+          while (write (alive_write, &c, 1) < 0 && errno == EINTR)
+            ;
+        }
+    }
 
   forward_or_wait (child);
   return EXIT_SETUP;

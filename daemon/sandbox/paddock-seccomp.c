@@ -303,67 +303,21 @@ add_conditional_rules (scmp_filter_ctx ctx,
 
 /* ---- build, load, describe ------------------------------------------------ */
 
-gboolean
-paddock_seccomp_build (struct sock_fprog *prog,
-                       GError           **error)
+/* The seals a filter's memfd carries once built: no write, no resize. */
+#define PROGRAM_SEALS (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
+
+/* Reads a whole BPF program from FD with pread(): the file offset is shared
+ * by every duplicate of a memfd handed to several sandboxes at once. */
+static gboolean
+read_program (int                 fd,
+              struct sock_fprog  *prog,
+              GError            **error)
 {
-  g_auto(PaddockScmpCtx) ctx = NULL;
-  paddock_autofd int fd = -1;
   g_autofree struct sock_filter *filter = NULL;
   struct stat st;
   gsize done = 0;
-  int r;
 
-  g_return_val_if_fail (prog != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  memset (prog, 0, sizeof *prog);
-
-  /* Default allow (see the top of the file). The context holds the native
-   * architecture only: x86 and x32 are deliberately not added, so that every
-   * system call made through their ABIs hits the bad-arch action. */
-  ctx = seccomp_init (SCMP_ACT_ALLOW);
-  if (ctx == NULL)
-    {
-      g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_UNSUPPORTED,
-                   "libseccomp cannot build a filter for this architecture");
-      return FALSE;
-    }
-
-  if ((r = seccomp_attr_set (ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) != 0 ||
-      /* A binary tree of syscall numbers instead of a linear list: the
-       * filter runs on every system call of the session. */
-      (r = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) != 0)
-    {
-      g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED,
-                   "cannot set a seccomp filter attribute: %s", g_strerror (-r));
-      return FALSE;
-    }
-
-  for (guint i = 0; i < G_N_ELEMENTS (deny_groups); i++)
-    for (guint j = 0; deny_groups[i].syscalls[j] != NULL; j++)
-      if (!add_rule (ctx, SCMP_ACT_ERRNO (EPERM), deny_groups[i].syscalls[j], 0, NULL, error))
-        return FALSE;
-
-  if (!add_conditional_rules (ctx, error))
-    return FALSE;
-
-  /* libseccomp 2.5 exports only to an fd: go through a memfd. */
-  fd = memfd_create ("paddock-seccomp", MFD_CLOEXEC);
-  if (fd < 0)
-    {
-      int saved_errno = errno;
-      g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED,
-                   "memfd_create failed: %s", g_strerror (saved_errno));
-      return FALSE;
-    }
-  if ((r = seccomp_export_bpf (ctx, fd)) != 0)
-    {
-      g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED,
-                   "cannot export the seccomp filter: %s", g_strerror (-r));
-      return FALSE;
-    }
-  if (fstat (fd, &st) != 0 || lseek (fd, 0, SEEK_SET) != 0)
+  if (fstat (fd, &st) != 0)
     {
       int saved_errno = errno;
       g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED,
@@ -382,7 +336,7 @@ paddock_seccomp_build (struct sock_fprog *prog,
   filter = g_malloc (st.st_size);
   while (done < (gsize) st.st_size)
     {
-      ssize_t n = read (fd, (char *) filter + done, st.st_size - done);
+      ssize_t n = pread (fd, (char *) filter + done, st.st_size - done, (off_t) done);
 
       if (n < 0 && errno == EINTR)
         continue;
@@ -400,6 +354,119 @@ paddock_seccomp_build (struct sock_fprog *prog,
   prog->len = (unsigned short) (st.st_size / sizeof (struct sock_filter));
   prog->filter = g_steal_pointer (&filter);
   return TRUE;
+}
+
+/* Builds the filter with libseccomp and exports its BPF into a new memfd
+ * (libseccomp 2.5 exports only to an fd). Returns the memfd, or -1. */
+static int
+build_into_memfd (GError **error)
+{
+  g_auto(PaddockScmpCtx) ctx = NULL;
+  paddock_autofd int fd = -1;
+  int r;
+
+  /* Default allow (see the top of the file). The context holds the native
+   * architecture only: x86 and x32 are deliberately not added, so that every
+   * system call made through their ABIs hits the bad-arch action. */
+  ctx = seccomp_init (SCMP_ACT_ALLOW);
+  if (ctx == NULL)
+    {
+      g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_UNSUPPORTED,
+                   "libseccomp cannot build a filter for this architecture");
+      return -1;
+    }
+
+  if ((r = seccomp_attr_set (ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) != 0 ||
+      /* A binary tree of syscall numbers instead of a linear list: the
+       * filter runs on every system call of the session. */
+      (r = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) != 0)
+    {
+      g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED,
+                   "cannot set a seccomp filter attribute: %s", g_strerror (-r));
+      return -1;
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (deny_groups); i++)
+    for (guint j = 0; deny_groups[i].syscalls[j] != NULL; j++)
+      if (!add_rule (ctx, SCMP_ACT_ERRNO (EPERM), deny_groups[i].syscalls[j], 0, NULL, error))
+        return -1;
+
+  if (!add_conditional_rules (ctx, error))
+    return -1;
+
+  fd = memfd_create ("paddock-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED,
+                   "memfd_create failed: %s", g_strerror (saved_errno));
+      return -1;
+    }
+  if ((r = seccomp_export_bpf (ctx, fd)) != 0)
+    {
+      g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED,
+                   "cannot export the seccomp filter: %s", g_strerror (-r));
+      return -1;
+    }
+  return paddock_steal_fd (&fd);
+}
+
+gboolean
+paddock_seccomp_build (struct sock_fprog *prog,
+                       GError           **error)
+{
+  paddock_autofd int fd = -1;
+
+  g_return_val_if_fail (prog != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  memset (prog, 0, sizeof *prog);
+  fd = build_into_memfd (error);
+  return fd >= 0 && read_program (fd, prog, error);
+}
+
+int
+paddock_seccomp_build_sealed (GError **error)
+{
+  paddock_autofd int fd = -1;
+
+  g_return_val_if_fail (error == NULL || *error == NULL, -1);
+
+  fd = build_into_memfd (error);
+  if (fd < 0)
+    return -1;
+  if (fcntl (fd, F_ADD_SEALS, PROGRAM_SEALS | F_SEAL_SEAL) != 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED,
+                   "cannot seal the seccomp filter's memfd: %s", g_strerror (saved_errno));
+      return -1;
+    }
+  return paddock_steal_fd (&fd);
+}
+
+gboolean
+paddock_seccomp_read_sealed (int                 fd,
+                             struct sock_fprog  *prog,
+                             GError            **error)
+{
+  int seals;
+
+  g_return_val_if_fail (prog != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  memset (prog, 0, sizeof *prog);
+  /* Sealed against writes and resizing: what is loaded is what was built
+   * (and described), whoever else holds the fd. */
+  seals = fcntl (fd, F_GET_SEALS);
+  if (seals < 0 || (seals & PROGRAM_SEALS) != PROGRAM_SEALS)
+    {
+      g_set_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED,
+                   "the seccomp filter's fd %d is not a memfd sealed against writes%s%s", fd,
+                   seals < 0 ? ": " : "", seals < 0 ? g_strerror (errno) : "");
+      return FALSE;
+    }
+  return read_program (fd, prog, error);
 }
 
 void

@@ -36,6 +36,17 @@ gboolean paddock_seccomp_build         (struct sock_fprog       *prog,
                                         GError                 **error);
 void     paddock_seccomp_clear         (struct sock_fprog       *prog);
 
+/* The same filter, built once by the daemon and handed to every sandbox
+ * (as bubblewrap's --seccomp FD): a memfd holding the BPF program, sealed
+ * against writes and resizing. Returns the fd (close-on-exec) or -1. */
+int      paddock_seccomp_build_sealed  (GError                 **error);
+/* Fills PROG from such an fd (pread: the offset is not touched); refuses an
+ * fd that is not sealed against writes, or a program of impossible size.
+ * The kernel checks the program itself when it is loaded. */
+gboolean paddock_seccomp_read_sealed   (int                      fd,
+                                        struct sock_fprog       *prog,
+                                        GError                 **error);
+
 /* Async-signal-safe. Installs PROG on the calling thread (and everything it
  * forks or execs afterwards); PR_SET_NO_NEW_PRIVS must be set already.
  * Returns 0 or an errno value. */

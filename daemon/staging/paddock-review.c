@@ -23,6 +23,7 @@
 
 #include "paddock-autofd.h"
 #include "paddock-review.h"
+#include "paddock-review-cache.h"
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_repository, git_repository_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_odb, git_odb_free)
@@ -50,6 +51,7 @@ typedef enum {
 typedef struct {
   SideType type;
   guint32 mode;
+  PaddockFileStamp stamp;  /* lstat() of the entry, whiteouts included */
 } Side;
 
 struct _PaddockReview
@@ -60,6 +62,7 @@ struct _PaddockReview
   GHashTable *by_path;      /* path → PaddockChange (borrowed from changes) */
   GHashTable *delta_index;  /* path → GUINT_TO_POINTER (index in diff + 1) */
   GHashTable *similarity;   /* path → GUINT_TO_POINTER (rename similarity) */
+  GHashTable *stamps;       /* row path or old path → PaddockFileStamp[2]: stage, workspace */
   /* Kept for get_diff(): the in-memory repository holds both sides' blobs. */
   git_repository *repo;
   git_diff *diff;
@@ -76,6 +79,7 @@ paddock_review_finalize (GObject *object)
   g_clear_pointer (&self->by_path, g_hash_table_unref);
   g_clear_pointer (&self->delta_index, g_hash_table_unref);
   g_clear_pointer (&self->similarity, g_hash_table_unref);
+  g_clear_pointer (&self->stamps, g_hash_table_unref);
   g_clear_pointer (&self->diff, git_diff_free);
   g_clear_pointer (&self->repo, git_repository_free);
 
@@ -95,6 +99,7 @@ paddock_review_init (PaddockReview *self)
   self->by_path = g_hash_table_new (g_str_hash, g_str_equal);
   self->delta_index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->similarity = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->stamps = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
 }
 
 static void
@@ -107,6 +112,13 @@ ensure_libgit2 (void)
   if (g_once_init_enter (&initialized))
     {
       git_libgit2_init ();
+      /* Every object read back is one we stored, in memory, under the id
+       * we hashed (or an earlier review hashed, for a file whose stamp is
+       * unchanged): hashing it again on each read (a patch reads both
+       * sides, rename detection reads them again) only doubles the cost.
+       * The option is process-wide; this is the daemon's only use of
+       * libgit2. */
+      git_libgit2_opts (GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
       g_once_init_leave (&initialized, 1);
     }
 }
@@ -273,21 +285,25 @@ side_type_from_mode (mode_t mode)
 }
 
 /* What @rel is beneath @root_fd, as the session or the workspace sees it.
- * For an overlay upper, a whiteout reads as absent. */
+ * For an overlay upper, a whiteout reads as absent. The folder holding it
+ * stays open in @out_parent_fd (-1 when there is none), so that reading
+ * the entry costs no second walk of its path. */
 static gboolean
 lookup_side (int          root_fd,
              const char  *rel,
              gboolean     overlay_upper,
              Side        *out,
-             struct stat *out_st,
+             int         *out_parent_fd,
+             const char **out_base,
              GError     **error)
 {
   paddock_autofd int parent_fd = -1;
   const char *base = NULL;
   struct stat st;
 
-  out->type = SIDE_NONE;
-  out->mode = 0;
+  memset (out, 0, sizeof *out);
+  *out_parent_fd = -1;
+  *out_base = NULL;
 
   parent_fd = open_parent_beneath (root_fd, rel, &base);
   if (parent_fd < 0)
@@ -304,15 +320,16 @@ lookup_side (int          root_fd,
       return set_errno_error (error, errno, "Could not stat", rel);
     }
 
-  if (overlay_upper && is_whiteout (parent_fd, base, &st))
+  paddock_file_stamp_from_stat (&out->stamp, &st);
+  *out_base = base;
+  *out_parent_fd = paddock_steal_fd (&parent_fd);
+  if (overlay_upper && is_whiteout (*out_parent_fd, base, &st))
     return TRUE;
 
   out->type = side_type_from_mode (st.st_mode);
   out->mode = st.st_mode;
   if (out->type == SIDE_OTHER)
     out->type = SIDE_NONE;
-  if (out_st != NULL)
-    *out_st = st;
   return TRUE;
 }
 
@@ -323,6 +340,8 @@ typedef struct {
   int w_fd;
   int s_fd;
   GHashTable *candidates;  /* set of relpaths that may differ */
+  PaddockBaseline *copy_baseline;  /* nullable: the copy's stamps when it was made */
+  PaddockReviewCache *cache;  /* nullable */
   GCancellable *cancellable;
 } Collect;
 
@@ -546,9 +565,31 @@ same_contents (int          a_dir,
     }
 }
 
+/* Whether the session left the copy's entry at @path as the copy was made
+ * (@sst, or nothing when @s_type is SIDE_NONE): the same stamp as when
+ * copied, or absent now and then. Whatever the workspace has there was
+ * then put there by someone else after the session started: not a change
+ * of the session's, and never one to apply over theirs. */
+static gboolean
+copy_untouched (PaddockBaseline   *copy_baseline,
+                const char        *path,
+                SideType           s_type,
+                const struct stat *sst)
+{
+  PaddockFileStamp then, now;
+  gboolean was_there = paddock_baseline_lookup (copy_baseline, path, &then);
+
+  if (s_type == SIDE_NONE)
+    return !was_there;
+  paddock_file_stamp_from_stat (&now, sst);
+  return paddock_file_stamp_equal (&now, &then);
+}
+
 /* Copy: walk the copy and W side by side; either fd may be -1 when only
- * one side has the directory. Files of equal size and mode are compared by
- * content, since a copy's timestamps say nothing. */
+ * one side has the directory. With the copy's stamps from when it was
+ * made, only what the session touched is a candidate; without them, every
+ * difference is. Files of equal size and mode are compared by content,
+ * since a rewrite may have kept the bytes. */
 static gboolean
 collect_pair (Collect     *c,
               int          w_dir,
@@ -591,6 +632,20 @@ collect_pair (Collect     *c,
         wt = side_type_from_mode (wst.st_mode);
       if (s_dir >= 0 && fstatat (s_dir, name, &sst, AT_SYMLINK_NOFOLLOW) == 0)
         st_ = side_type_from_mode (sst.st_mode);
+
+      if (c->copy_baseline != NULL && copy_untouched (c->copy_baseline, path, st_, &sst))
+        {
+          /* A folder the session left alone may still hold its changes. */
+          if (st_ == SIDE_DIR)
+            {
+              if (wt == SIDE_DIR)
+                w_sub = openat (w_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+              s_sub = openat (s_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+              if (s_sub >= 0 && !collect_pair (c, w_sub, s_sub, path, error))
+                return FALSE;
+            }
+          continue;
+        }
 
       if (wt == SIDE_FILE && st_ == SIDE_FILE && wst.st_size == sst.st_size &&
           (wst.st_mode & 0111) == (sst.st_mode & 0111))
@@ -668,30 +723,49 @@ decode_git_path (const char *encoded)
   return g_string_free (s, FALSE);
 }
 
-/* Stores one side's version of @rel as a blob. Files over
+/* Whether the open file @fd still has the stamp @before. */
+static gboolean
+unchanged_since (int                fd,
+                 const struct stat *before)
+{
+  PaddockFileStamp a, b;
+  struct stat after;
+
+  if (fstat (fd, &after) != 0)
+    return FALSE;
+  paddock_file_stamp_from_stat (&a, before);
+  paddock_file_stamp_from_stat (&b, &after);
+  return paddock_file_stamp_equal (&a, &b);
+}
+
+/* Where blobs go: the in-memory object database, its one backend (to
+ * store an object whose id is already known) and the cache of ids. */
+typedef struct {
+  git_odb *odb;
+  git_odb_backend *mempack;
+  PaddockReviewCache *cache;  /* nullable */
+} Blobs;
+
+/* Stores one side's version of @rel (@base in @parent_fd) as a blob. Files over
  * PADDOCK_REVIEW_MAX_BLOB_SIZE are not loaded: the blob is a marker holding
  * their SHA-256, so an unchanged or moved large file still compares equal,
  * and the leading NUL makes libgit2 treat it as binary. */
 static gboolean
-write_side_blob (git_odb     *odb,
-                 int          root_fd,
+write_side_blob (Blobs       *blobs,
+                 int          parent_fd,
+                 const char  *base,
                  const char  *rel,
                  SideType     type,
                  git_oid     *out_oid,
                  guint64     *out_size,
                  GError     **error)
 {
-  paddock_autofd int parent_fd = -1;
+  git_odb *odb = blobs->odb;
   paddock_autofd int fd = -1;
   g_autoptr(GByteArray) data = NULL;
   g_autoptr(GChecksum) checksum = NULL;
-  const char *base = NULL;
   guint64 total = 0;
   struct stat st;
-
-  parent_fd = open_parent_beneath (root_fd, rel, &base);
-  if (parent_fd < 0)
-    return set_errno_error (error, errno, "Could not open the folder of", rel);
 
   if (type == SIDE_LINK)
     {
@@ -765,6 +839,23 @@ write_side_blob (git_odb     *odb,
       return TRUE;
     }
 
+  /* Known by its stamp, and read whole: stored under the id an earlier
+   * review computed, without hashing it again. A file that changed while
+   * it was read is hashed, and not remembered. */
+  if (blobs->cache != NULL && total == (guint64) st.st_size && unchanged_since (fd, &st))
+    {
+      if (paddock_review_cache_lookup_blob (blobs->cache, &st, out_oid))
+        {
+          if (blobs->mempack->write (blobs->mempack, out_oid, data->data, data->len, GIT_OBJECT_BLOB) != 0)
+            return set_git_error (error, "Could not store a file");
+          return TRUE;
+        }
+      if (git_odb_write (out_oid, odb, data->data, data->len, GIT_OBJECT_BLOB) != 0)
+        return set_git_error (error, "Could not store a file");
+      paddock_review_cache_add_blob (blobs->cache, &st, out_oid);
+      return TRUE;
+    }
+
   if (git_odb_write (out_oid, odb, data->data, data->len, GIT_OBJECT_BLOB) != 0)
     return set_git_error (error, "Could not store a file");
   return TRUE;
@@ -772,8 +863,9 @@ write_side_blob (git_odb     *odb,
 
 static gboolean
 index_add_side (git_index   *index,
-                git_odb     *odb,
-                int          root_fd,
+                Blobs       *blobs,
+                int          parent_fd,
+                const char  *base,
                 const char  *rel,
                 const Side  *side,
                 GError     **error)
@@ -782,7 +874,7 @@ index_add_side (git_index   *index,
   git_index_entry entry = { 0 };
   guint64 size = 0;
 
-  if (!write_side_blob (odb, root_fd, rel, side->type, &entry.id, &size, error))
+  if (!write_side_blob (blobs, parent_fd, base, rel, side->type, &entry.id, &size, error))
     return FALSE;
 
   if (side->type == SIDE_LINK)
@@ -914,20 +1006,27 @@ current_stamp (int               w_fd,
 }
 
 /* The workspace entry changed since the baseline (appeared, vanished or was
- * touched): applying the session's version would overwrite that edit. */
+ * touched): applying the session's version would overwrite that edit.
+ * @sides has the workspace's stamp of every candidate, taken as the
+ * review read it. */
 static gboolean
 path_conflicts (PaddockBaseline  *baseline,
                 int               w_fd,
+                GHashTable       *sides,
                 const char       *rel,
                 gboolean         *out_conflict,
                 GError          **error)
 {
+  const SidePair *pair;
   PaddockFileStamp now, then;
 
   *out_conflict = FALSE;
   if (baseline == NULL || rel == NULL)
     return TRUE;
-  if (!current_stamp (w_fd, rel, &now, error))
+  pair = g_hash_table_lookup (sides, rel);
+  if (pair != NULL)
+    now = pair->w.stamp;
+  else if (!current_stamp (w_fd, rel, &now, error))
     return FALSE;
   paddock_baseline_lookup (baseline, rel, &then);
   *out_conflict = !paddock_file_stamp_equal (&now, &then);
@@ -956,6 +1055,97 @@ add_ancestors (GHashTable *set,
     }
 }
 
+/* How many lines the change of delta @i adds and removes (none when
+ * either side is binary), as `git diff --numstat` counts them: from the
+ * patch xdiff computes, or from the cache when this pair of blobs was
+ * diffed before. */
+static gboolean
+line_stats (PaddockReviewCache *cache,
+            git_diff           *diff,
+            gsize               i,
+            PaddockLineStats   *out,
+            GError            **error)
+{
+  const git_diff_delta *delta = git_diff_get_delta (diff, i);
+  g_autoptr(git_patch) patch = NULL;
+  size_t context = 0, added = 0, removed = 0;
+
+  memset (out, 0, sizeof *out);
+  if (cache != NULL && paddock_review_cache_lookup_stats (cache, &delta->old_file.id, &delta->new_file.id, out))
+    return TRUE;
+
+  if (git_patch_from_diff (&patch, diff, i) != 0)
+    return set_git_error (error, "Could not compute a diff");
+  if (patch != NULL && git_patch_line_stats (&context, &added, &removed, patch) != 0)
+    return set_git_error (error, "Could not count lines");
+  out->binary = patch != NULL && (git_patch_get_delta (patch)->flags & GIT_DIFF_FLAG_BINARY) != 0;
+  if (!out->binary)
+    {
+      out->added = (guint) MIN (added, G_MAXUINT);
+      out->removed = (guint) MIN (removed, G_MAXUINT);
+    }
+  if (cache != NULL)
+    paddock_review_cache_add_stats (cache, &delta->old_file.id, &delta->new_file.id, out);
+  return TRUE;
+}
+
+/* Whether rename detection by similarity could pair anything that exact
+ * rename detection does not. libgit2 pairs each rename target with its
+ * most similar source, an identical one scoring 100 and winning over any
+ * other; sources are deleted files, targets added ones (regular files, not
+ * links), and a type change is both. So when, after pairing deleted with
+ * added files of the same content, no deleted or no added file is left
+ * over (and nothing changed type), similarity scores cannot change the
+ * outcome, and computing a signature of every candidate is wasted. */
+static gboolean
+needs_similarity (git_diff *diff)
+{
+  g_autoptr(GHashTable) balance = g_hash_table_new_full ((GHashFunc) g_bytes_hash, (GEqualFunc) g_bytes_equal,
+                                                         (GDestroyNotify) g_bytes_unref, NULL);
+  gsize n_deltas = git_diff_num_deltas (diff);
+  gsize left_deleted = 0;
+  gsize left_added = 0;
+  GHashTableIter iter;
+  gpointer value;
+
+  for (gsize i = 0; i < n_deltas; i++)
+    {
+      const git_diff_delta *delta = git_diff_get_delta (diff, i);
+      const git_diff_file *file;
+      GBytes *key;
+      gssize count;
+
+      if (delta->status == GIT_DELTA_TYPECHANGE)
+        return TRUE;
+      if (delta->status == GIT_DELTA_DELETED)
+        file = &delta->old_file;
+      else if (delta->status == GIT_DELTA_ADDED)
+        file = &delta->new_file;
+      else
+        continue;
+      if (file->mode != GIT_FILEMODE_BLOB && file->mode != GIT_FILEMODE_BLOB_EXECUTABLE)
+        continue;
+
+      /* +1 per deleted file, -1 per added one, by content. */
+      key = g_bytes_new (file->id.id, GIT_OID_RAWSZ);
+      count = (gssize) GPOINTER_TO_SIZE (g_hash_table_lookup (balance, key));
+      count += delta->status == GIT_DELTA_DELETED ? 1 : -1;
+      g_hash_table_replace (balance, key, GSIZE_TO_POINTER ((gsize) count));
+    }
+
+  g_hash_table_iter_init (&iter, balance);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      gssize count = (gssize) GPOINTER_TO_SIZE (value);
+
+      if (count > 0)
+        left_deleted += (gsize) count;
+      else
+        left_added += (gsize) -count;
+    }
+  return left_deleted > 0 && left_added > 0;
+}
+
 static gboolean
 compute (PaddockReview    *self,
          Collect          *c,
@@ -977,6 +1167,7 @@ compute (PaddockReview    *self,
   git_diff_options diff_opts = GIT_DIFF_OPTIONS_INIT;
   git_diff_find_options find_opts = GIT_DIFF_FIND_OPTIONS_INIT;
   git_oid old_tree_id, new_tree_id;
+  Blobs blobs = { NULL, NULL, c->cache };
   gboolean overlay = c->kind == PADDOCK_STAGE_KIND_OVERLAY;
   gsize n_deltas;
 
@@ -995,6 +1186,8 @@ compute (PaddockReview    *self,
   if (git_repository_set_odb (repo, odb) != 0 ||
       git_index_new (&old_index) != 0 || git_index_new (&new_index) != 0)
     return set_git_error (error, "Could not create an in-memory repository");
+  blobs.odb = odb;
+  blobs.mempack = mempack;
 
   paths = g_ptr_array_sized_new (g_hash_table_size (c->candidates));
   {
@@ -1011,13 +1204,17 @@ compute (PaddockReview    *self,
     {
       const char *rel = g_ptr_array_index (paths, i);
       SidePair *pair = g_new0 (SidePair, 1);
+      paddock_autofd int w_parent = -1;
+      paddock_autofd int s_parent = -1;
+      const char *w_base = NULL;
+      const char *s_base = NULL;
 
       g_hash_table_insert (sides, (gpointer) rel, pair);
 
       if (g_cancellable_set_error_if_cancelled (c->cancellable, error))
         return FALSE;
-      if (!lookup_side (c->w_fd, rel, FALSE, &pair->w, NULL, error) ||
-          !lookup_side (c->s_fd, rel, overlay, &pair->s, NULL, error))
+      if (!lookup_side (c->w_fd, rel, FALSE, &pair->w, &w_parent, &w_base, error) ||
+          !lookup_side (c->s_fd, rel, overlay, &pair->s, &s_parent, &s_base, error))
         return FALSE;
 
       if (pair->w.type == SIDE_DIR && pair->s.type == SIDE_DIR)
@@ -1026,7 +1223,7 @@ compute (PaddockReview    *self,
 
           if ((pair->w.mode & 07777) == (pair->s.mode & 07777))
             continue;
-          if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
+          if (!path_conflicts (baseline, c->w_fd, sides, rel, &conflict, error))
             return FALSE;
           g_ptr_array_add (self->changes,
                            paddock_change_new (rel, NULL, PADDOCK_CHANGE_KIND_MODE_CHANGED,
@@ -1043,7 +1240,7 @@ compute (PaddockReview    *self,
           /* Gone from the session's view: a row after its files, typed
            * DIRECTORY (unlike a deleted file's NONE) so a list can show it
            * as a folder. */
-          if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
+          if (!path_conflicts (baseline, c->w_fd, sides, rel, &conflict, error))
             return FALSE;
           g_ptr_array_add (self->changes,
                            paddock_change_new (rel, NULL, PADDOCK_CHANGE_KIND_DELETED,
@@ -1051,13 +1248,13 @@ compute (PaddockReview    *self,
                                                FALSE, 0, 0, conflict));
         }
       else if (pair->w.type != SIDE_NONE &&
-               !index_add_side (old_index, odb, c->w_fd, rel, &pair->w, error))
+               !index_add_side (old_index, &blobs, w_parent, w_base, rel, &pair->w, error))
         return FALSE;
 
       if (pair->s.type == SIDE_DIR)
         g_ptr_array_add (added_dirs, (gpointer) rel);
       else if (pair->s.type != SIDE_NONE &&
-               !index_add_side (new_index, odb, c->s_fd, rel, &pair->s, error))
+               !index_add_side (new_index, &blobs, s_parent, s_base, rel, &pair->s, error))
         return FALSE;
     }
 
@@ -1071,8 +1268,12 @@ compute (PaddockReview    *self,
   if (git_diff_tree_to_tree (&diff, repo, old_tree, new_tree, &diff_opts) != 0)
     return set_git_error (error, "Could not compare the workspace and the stage");
 
-  /* Exact renames first, then by similarity (50% by default), as git does. */
+  /* Exact renames first, then by similarity (50% by default), as git does.
+   * Similarity needs a signature of every file on both sides; when exact
+   * matches leave nothing to pair, it would find nothing more. */
   find_opts.flags = GIT_DIFF_FIND_RENAMES;
+  if (!needs_similarity (diff))
+    find_opts.flags |= GIT_DIFF_FIND_EXACT_MATCH_ONLY;
   find_opts.rename_limit = RENAME_LIMIT;
   if (git_diff_find_similar (diff, &find_opts) != 0)
     return set_git_error (error, "Could not detect renames");
@@ -1081,7 +1282,7 @@ compute (PaddockReview    *self,
   for (gsize i = 0; i < n_deltas; i++)
     {
       const git_diff_delta *delta = git_diff_get_delta (diff, i);
-      g_autoptr(git_patch) patch = NULL;
+      PaddockLineStats stats;
       g_autofree char *old_path = decode_git_path (delta->old_file.path);
       g_autofree char *new_path = decode_git_path (delta->new_file.path);
       const SidePair *old_pair = g_hash_table_lookup (sides, old_path);
@@ -1132,20 +1333,14 @@ compute (PaddockReview    *self,
           continue;  /* not produced by a tree-to-tree diff with these options */
         }
 
-      if (git_patch_from_diff (&patch, diff, i) != 0)
-        return set_git_error (error, "Could not compute a diff");
-      if (patch != NULL)
-        {
-          size_t context = 0;
-          if (git_patch_line_stats (&context, &added, &removed, patch) != 0)
-            return set_git_error (error, "Could not count lines");
-        }
-      binary = patch != NULL && (git_patch_get_delta (patch)->flags & GIT_DIFF_FLAG_BINARY) != 0;
-      if (binary)
-        added = removed = 0;
+      if (!line_stats (c->cache, diff, i, &stats, error))
+        return FALSE;
+      binary = stats.binary;
+      added = stats.added;
+      removed = stats.removed;
 
-      if (!path_conflicts (baseline, c->w_fd, path, &conflict, error) ||
-          !path_conflicts (baseline, c->w_fd, renamed_from, &old_conflict, error))
+      if (!path_conflicts (baseline, c->w_fd, sides, path, &conflict, error) ||
+          !path_conflicts (baseline, c->w_fd, sides, renamed_from, &old_conflict, error))
         return FALSE;
 
       g_ptr_array_add (self->changes,
@@ -1176,7 +1371,7 @@ compute (PaddockReview    *self,
 
       if (g_hash_table_contains (non_empty, rel))
         continue;
-      if (!path_conflicts (baseline, c->w_fd, rel, &conflict, error))
+      if (!path_conflicts (baseline, c->w_fd, sides, rel, &conflict, error))
         return FALSE;
       g_ptr_array_add (self->changes,
                        paddock_change_new (rel, NULL, PADDOCK_CHANGE_KIND_ADDED,
@@ -1196,6 +1391,26 @@ compute (PaddockReview    *self,
       }
     g_ptr_array_sort_with_data (self->changes, change_compare, deleted_dirs);
   }
+  /* Both sides' stamps of every row's paths, as this review saw them. */
+  for (guint i = 0; i < self->changes->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (self->changes, i);
+      const char *row_paths[2] = { paddock_change_get_path (change), paddock_change_get_old_path (change) };
+
+      for (guint k = 0; k < G_N_ELEMENTS (row_paths); k++)
+        {
+          const SidePair *pair = row_paths[k] != NULL ? g_hash_table_lookup (sides, row_paths[k]) : NULL;
+          PaddockFileStamp *both;
+
+          if (pair == NULL || g_hash_table_contains (self->stamps, row_paths[k]))
+            continue;
+          both = g_new (PaddockFileStamp, 2);
+          both[0] = pair->s.stamp;
+          both[1] = pair->w.stamp;
+          g_hash_table_insert (self->stamps, g_strdup (row_paths[k]), both);
+        }
+    }
+
   for (guint i = 0; i < self->changes->len; i++)
     {
       PaddockChange *change = g_ptr_array_index (self->changes, i);
@@ -1219,29 +1434,40 @@ compute (PaddockReview    *self,
  * @kind: how the stage was made
  * @baseline: (nullable): W's stamps at session start; without it no row is
  *   a conflict
+ * @copy_baseline: (nullable): for a copy stage, the copy's own stamps when
+ *   it was made, so that only what the session touched is compared (an
+ *   entry only the user changed is then not listed); without them every
+ *   difference between the copy and W is a row
+ * @cache: (nullable): what the previous review of this stage learnt (blob
+ *   ids by stamp, line counts by blob pair); updated with this one's
  *
  * Computes the list of what the session changed relative to the current
  * W. Reads only; nothing in W or the stage is modified. Symlinks in W or in
  * the stage are never followed.
  */
 PaddockReview *
-paddock_review_new (const char        *workspace,
-                    const char        *stage_root,
-                    PaddockStageKind   kind,
-                    PaddockBaseline   *baseline,
-                    GCancellable      *cancellable,
-                    GError           **error)
+paddock_review_new (const char          *workspace,
+                    const char          *stage_root,
+                    PaddockStageKind     kind,
+                    PaddockBaseline     *baseline,
+                    PaddockBaseline     *copy_baseline,
+                    PaddockReviewCache  *cache,
+                    GCancellable        *cancellable,
+                    GError             **error)
 {
   g_autoptr(PaddockReview) self = NULL;
   g_autoptr(GHashTable) candidates = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   paddock_autofd int w_fd = -1;
   paddock_autofd int s_fd = -1;
-  Collect c = { kind, -1, -1, candidates, cancellable };
+  Collect c = { kind, -1, -1, candidates, copy_baseline, cache, cancellable };
+  gint64 started_ns = paddock_file_time_now_ns ();
 
   g_return_val_if_fail (workspace != NULL, NULL);
   g_return_val_if_fail (stage_root != NULL, NULL);
   g_return_val_if_fail (kind == PADDOCK_STAGE_KIND_OVERLAY || kind == PADDOCK_STAGE_KIND_COPY, NULL);
   g_return_val_if_fail (baseline == NULL || PADDOCK_IS_BASELINE (baseline), NULL);
+  g_return_val_if_fail (copy_baseline == NULL || PADDOCK_IS_BASELINE (copy_baseline), NULL);
+  g_return_val_if_fail (cache == NULL || PADDOCK_IS_REVIEW_CACHE (cache), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   w_fd = open (workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1262,8 +1488,12 @@ paddock_review_new (const char        *workspace,
     return NULL;
 
   self = g_object_new (PADDOCK_TYPE_REVIEW, NULL);
+  if (cache != NULL)
+    paddock_review_cache_begin (cache, started_ns);
   if (!compute (self, &c, baseline, error))
     return NULL;
+  if (cache != NULL)
+    paddock_review_cache_commit (cache);
 
   return g_steal_pointer (&self);
 }
@@ -1285,6 +1515,34 @@ paddock_review_lookup (PaddockReview *self,
   g_return_val_if_fail (PADDOCK_IS_REVIEW (self), NULL);
   g_return_val_if_fail (path != NULL, NULL);
   return g_hash_table_lookup (self->by_path, path);
+}
+
+/**
+ * paddock_review_get_stamps:
+ * @path: a row's path, or a renamed row's old path
+ *
+ * What lstat() said of @path on each side when this review read it: a
+ * later stamp that differs means that side changed since.
+ *
+ * Returns: FALSE when @path is not one of the rows' paths
+ */
+gboolean
+paddock_review_get_stamps (PaddockReview    *self,
+                           const char       *path,
+                           PaddockFileStamp *out_stage,
+                           PaddockFileStamp *out_workspace)
+{
+  const PaddockFileStamp *both;
+
+  g_return_val_if_fail (PADDOCK_IS_REVIEW (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
+  both = g_hash_table_lookup (self->stamps, path);
+  if (both == NULL)
+    return FALSE;
+  *out_stage = both[0];
+  *out_workspace = both[1];
+  return TRUE;
 }
 
 /* --- diff text ------------------------------------------------------ */

@@ -10,6 +10,7 @@
 
 #include "paddock-baseline.h"
 #include "paddock-change.h"
+#include "paddock-review-cache.h"
 
 G_BEGIN_DECLS
 
@@ -31,15 +32,21 @@ GType paddock_stage_kind_get_type (void);
 
 G_DECLARE_FINAL_TYPE (PaddockReview, paddock_review, PADDOCK, REVIEW, GObject)
 
-PaddockReview *paddock_review_new         (const char        *workspace,
-                                           const char        *stage_root,
-                                           PaddockStageKind   kind,
-                                           PaddockBaseline   *baseline,
-                                           GCancellable      *cancellable,
-                                           GError           **error);
+PaddockReview *paddock_review_new         (const char          *workspace,
+                                           const char          *stage_root,
+                                           PaddockStageKind     kind,
+                                           PaddockBaseline     *baseline,
+                                           PaddockBaseline     *copy_baseline,
+                                           PaddockReviewCache  *cache,
+                                           GCancellable        *cancellable,
+                                           GError             **error);
 GPtrArray     *paddock_review_get_changes (PaddockReview     *self);
 PaddockChange *paddock_review_lookup      (PaddockReview     *self,
                                            const char        *path);
+gboolean       paddock_review_get_stamps  (PaddockReview     *self,
+                                           const char        *path,
+                                           PaddockFileStamp  *out_stage,
+                                           PaddockFileStamp  *out_workspace);
 GBytes        *paddock_review_get_diff    (PaddockReview     *self,
                                            const char        *path,
                                            GError           **error);

@@ -9,6 +9,8 @@
  *                     cannot be mounted rootless);
  *   baseline          every workspace entry's stamp at session start, to
  *                     tell conflicts (paddock-baseline.c);
+ *   copy-baseline     (kind "copy") every entry's stamp in copy/ as it was
+ *                     made, to tell what the session touched;
  *   journal/          the apply batch in flight, if any (paddock-apply.c);
  *   ledger.jsonl      who applied what, when, with content hashes;
  *   checkpoints/      named copies of upper/ (or copy/).
@@ -34,6 +36,10 @@
 #include "paddock-durable-file.h"
 #include "paddock-stage.h"
 
+/* In a checkpoint of a copy stage: the paths the session had changed,
+ * each NUL-terminated. */
+#define COPY_CHANGES_FILE "session-paths"
+
 struct _PaddockStage
 {
   GObject           parent_instance;
@@ -44,6 +50,7 @@ struct _PaddockStage
   char             *root;            /* upper/ or copy/ */
   char             *work;            /* work/ (overlay only) */
   char             *baseline_file;
+  char             *copy_baseline_file;
   char             *journal_dir;
   char             *ledger_file;
   char             *checkpoints_dir;
@@ -54,12 +61,17 @@ struct _PaddockStage
   GCond             baseline_cond;
   gboolean          baseline_pending;
   PaddockBaseline  *baseline;
+  /* Copy stages: the copy's stamps as made (NULL until first needed, or
+   * when they could not be read: every difference is then listed). */
+  PaddockBaseline  *copy_baseline;
 
   /* The last review, for GetDiff: a diff is taken from it while both
    * sides of that change still have the stamps they had (path → two
    * PaddockFileStamp, stage then workspace), else recomputed. */
   PaddockReview    *last_review;
   GHashTable       *last_stamps;
+  /* Blob ids and line counts from the last review, for the next one. */
+  PaddockReviewCache *review_cache;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockStage, paddock_stage, G_TYPE_OBJECT)
@@ -127,8 +139,10 @@ paddock_stage_finalize (GObject *object)
   PaddockStage *self = PADDOCK_STAGE (object);
 
   g_clear_object (&self->baseline);
+  g_clear_object (&self->copy_baseline);
   g_clear_object (&self->last_review);
   g_clear_pointer (&self->last_stamps, g_hash_table_unref);
+  g_clear_object (&self->review_cache);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->baseline_cond);
   g_free (self->dir);
@@ -136,6 +150,7 @@ paddock_stage_finalize (GObject *object)
   g_free (self->root);
   g_free (self->work);
   g_free (self->baseline_file);
+  g_free (self->copy_baseline_file);
   g_free (self->journal_dir);
   g_free (self->ledger_file);
   g_free (self->checkpoints_dir);
@@ -154,6 +169,7 @@ paddock_stage_init (PaddockStage *self)
 {
   g_mutex_init (&self->lock);
   g_cond_init (&self->baseline_cond);
+  self->review_cache = paddock_review_cache_new ();
 }
 
 PaddockStage *
@@ -173,6 +189,7 @@ paddock_stage_new (const char       *dir,
   self->root = g_build_filename (dir, kind == PADDOCK_STAGE_KIND_OVERLAY ? "upper" : "copy", NULL);
   self->work = g_build_filename (dir, "work", NULL);
   self->baseline_file = g_build_filename (dir, "baseline", NULL);
+  self->copy_baseline_file = g_build_filename (dir, "copy-baseline", NULL);
   self->journal_dir = g_build_filename (dir, "journal", NULL);
   self->ledger_file = g_build_filename (dir, "ledger.jsonl", NULL);
   self->checkpoints_dir = g_build_filename (dir, "checkpoints", NULL);
@@ -200,12 +217,69 @@ paddock_stage_dup_sandbox_arg (PaddockStage *self)
   return g_strconcat ("copy:", self->root, NULL);
 }
 
+static gboolean
+errno_error (GError    **error,
+             int         saved_errno,
+             const char *what,
+             const char *path)
+{
+  g_autofree char *shown = g_utf8_make_valid (path, -1);
+
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+               "%s “%s”: %s", what, shown, g_strerror (saved_errno));
+  return FALSE;
+}
+
+/* The copy's stamps no longer describe copy/ (it is being replaced). */
+static gboolean
+forget_copy_baseline (PaddockStage  *self,
+                      GError       **error)
+{
+  g_clear_object (&self->copy_baseline);
+  if (unlink (self->copy_baseline_file) != 0 && errno != ENOENT)
+    return errno_error (error, errno, "Could not remove", self->copy_baseline_file);
+  return TRUE;
+}
+
+/* Records the stamps of copy/ as it is now, just written. */
+static gboolean
+record_copy_baseline (PaddockStage  *self,
+                      GCancellable  *cancellable,
+                      GError       **error)
+{
+  gint64 copied_ns = paddock_file_time_now_ns ();
+
+  /* The record calls an entry changed in the clock tick its walk starts
+   * in "unknown" (always compared); the last files copied must not be. */
+  while (paddock_file_time_now_ns () <= copied_ns)
+    g_usleep (1000);
+
+  if (!paddock_baseline_record (self->root, self->copy_baseline_file, cancellable, error))
+    return FALSE;
+  self->copy_baseline = paddock_baseline_load (self->copy_baseline_file, error);
+  return self->copy_baseline != NULL;
+}
+
+/* Copies the workspace to copy/ and records the copy's stamps, before any
+ * agent writes there: the stamps then tell what the session touched. */
+static gboolean
+make_copy (PaddockStage  *self,
+           GCancellable  *cancellable,
+           GError       **error)
+{
+  return forget_copy_baseline (self, error) &&
+         paddock_tree_copy (self->workspace, self->root, cancellable, error) &&
+         record_copy_baseline (self, cancellable, error);
+}
+
 /* Makes the layers (or the copy) before the sandbox mounts them. */
 gboolean
 paddock_stage_prepare (PaddockStage  *self,
                        GCancellable  *cancellable,
                        GError       **error)
 {
+  g_autoptr(GMutexLocker) locker = NULL;
+
   if (!paddock_ensure_private_dir (self->dir, error))
     return FALSE;
   if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
@@ -214,7 +288,8 @@ paddock_stage_prepare (PaddockStage  *self,
 
   if (g_file_test (self->root, G_FILE_TEST_IS_DIR))
     return TRUE;
-  return paddock_tree_copy (self->workspace, self->root, cancellable, error);
+  locker = g_mutex_locker_new (&self->lock);
+  return make_copy (self, cancellable, error);
 }
 
 static void
@@ -273,6 +348,24 @@ locked_get_baseline (PaddockStage *self)
   return self->baseline;
 }
 
+/* With the lock held: the copy's stamps as made, for a copy stage (NULL
+ * for an overlay, or a copy made before they were recorded). */
+static PaddockBaseline *
+locked_get_copy_baseline (PaddockStage *self)
+{
+  if (self->kind != PADDOCK_STAGE_KIND_COPY)
+    return NULL;
+  if (self->copy_baseline == NULL && g_file_test (self->copy_baseline_file, G_FILE_TEST_EXISTS))
+    {
+      g_autoptr(GError) error = NULL;
+      self->copy_baseline = paddock_baseline_load (self->copy_baseline_file, &error);
+      if (self->copy_baseline == NULL)
+        g_message ("Cannot read the copy's stamps %s: every difference will be listed: %s",
+                   self->copy_baseline_file, error->message);
+    }
+  return self->copy_baseline;
+}
+
 /* Finishes or rolls back an apply a previous daemon left half-done. */
 gboolean
 paddock_stage_recover (PaddockStage  *self,
@@ -310,9 +403,10 @@ forget_last_review (PaddockStage *self)
   g_clear_pointer (&self->last_stamps, g_hash_table_unref);
 }
 
-/* Keeps @review for later diffs, with the stamps of every path it lists.
- * An entry changed since @started_ns may have changed while the review
- * read it: that path is not kept, so its diff is always recomputed. */
+/* Keeps @review for later diffs, with the stamps of every path it lists
+ * (taken by the review before it read each entry). An entry changed since
+ * @started_ns may have changed while the review read it: that path is not
+ * kept, so its diff is always recomputed. */
 static void
 remember_review (PaddockStage  *self,
                  PaddockReview *review,
@@ -335,7 +429,9 @@ remember_review (PaddockStage  *self,
           if (sides[s] == NULL || g_hash_table_contains (self->last_stamps, sides[s]))
             continue;
           stamps = g_new0 (PaddockFileStamp, 2);
-          stamp_both_sides (self, sides[s], stamps);
+          /* As the review read them: no second lstat() of each path. */
+          if (!paddock_review_get_stamps (review, sides[s], &stamps[0], &stamps[1]))
+            stamp_both_sides (self, sides[s], stamps);
           if ((stamps[0].present && stamps[0].ctime_ns >= started_ns) ||
               (stamps[1].present && stamps[1].ctime_ns >= started_ns))
             {
@@ -372,7 +468,9 @@ locked_review (PaddockStage  *self,
   gint64 started_ns = paddock_file_time_now_ns ();
   g_autoptr(PaddockReview) review = NULL;
 
-  review = paddock_review_new (self->workspace, self->root, self->kind, baseline, cancellable, error);
+  review = paddock_review_new (self->workspace, self->root, self->kind, baseline,
+                               locked_get_copy_baseline (self), self->review_cache,
+                               cancellable, error);
   if (review != NULL)
     remember_review (self, review, started_ns);
   return g_steal_pointer (&review);
@@ -610,19 +708,6 @@ reset_dir (const char  *path,
   return paddock_ensure_private_dir (path, error);
 }
 
-static gboolean
-errno_error (GError    **error,
-             int         saved_errno,
-             const char *what,
-             const char *path)
-{
-  g_autofree char *shown = g_utf8_make_valid (path, -1);
-
-  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
-               "%s “%s”: %s", what, shown, g_strerror (saved_errno));
-  return FALSE;
-}
-
 /* Copies the workspace's entry at @rel (a file, link or whole folder) into
  * the stage at the same path. */
 static gboolean
@@ -707,6 +792,33 @@ drop_path (PaddockStage  *self,
   return TRUE;
 }
 
+/* Adds the copy's entry at @rel (or its absence) and, for a folder,
+ * everything below it, with their stamps now. */
+static void
+note_copy_entries (PaddockStage *self,
+                   const char   *rel,
+                   GPtrArray    *relpaths,
+                   GPtrArray    *stamps)
+{
+  g_autofree char *full = g_build_filename (self->root, rel, NULL);
+  PaddockFileStamp *stamp = g_new0 (PaddockFileStamp, 1);
+  struct stat st;
+  GDir *dir;
+
+  if (lstat (full, &st) == 0)
+    paddock_file_stamp_from_stat (stamp, &st);
+  g_ptr_array_add (relpaths, g_strdup (rel));
+  g_ptr_array_add (stamps, stamp);
+  if (!stamp->present || !S_ISDIR (st.st_mode) || (dir = g_dir_open (full, 0, NULL)) == NULL)
+    return;
+  for (const char *name = g_dir_read_name (dir); name != NULL; name = g_dir_read_name (dir))
+    {
+      g_autofree char *child = g_strconcat (rel, "/", name, NULL);
+      note_copy_entries (self, child, relpaths, stamps);
+    }
+  g_dir_close (dir);
+}
+
 gboolean
 paddock_stage_drop (PaddockStage       *self,
                     const char *const  *paths,
@@ -716,6 +828,9 @@ paddock_stage_drop (PaddockStage       *self,
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
   g_autoptr(PaddockReview) review = NULL;
   g_autoptr(GPtrArray) chosen = NULL;
+  g_autoptr(GPtrArray) relpaths = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) stamps = g_ptr_array_new_with_free_func (g_free);
+  PaddockBaseline *copy_baseline;
 
   forget_last_review (self);
   if (paths == NULL || paths[0] == NULL)
@@ -723,12 +838,13 @@ paddock_stage_drop (PaddockStage       *self,
       if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
         return reset_dir (self->root, error) && reset_dir (self->work, error);
       paddock_remove_tree (self->root);
-      return paddock_tree_copy (self->workspace, self->root, cancellable, error);
+      return make_copy (self, cancellable, error);
     }
 
   review = locked_review (self, cancellable, error);
   if (review == NULL)
     return FALSE;
+  copy_baseline = locked_get_copy_baseline (self);
   chosen = select_changes (paddock_review_get_changes (review), paths, error);
   if (chosen == NULL)
     return FALSE;
@@ -741,8 +857,19 @@ paddock_stage_drop (PaddockStage       *self,
         return FALSE;
       if (old_path != NULL && !drop_path (self, old_path, cancellable, error))
         return FALSE;
+      if (copy_baseline != NULL)
+        {
+          note_copy_entries (self, paddock_change_get_path (change), relpaths, stamps);
+          if (old_path != NULL)
+            note_copy_entries (self, old_path, relpaths, stamps);
+        }
     }
   forget_last_review (self);
+
+  /* What was dropped is the workspace's again, as the copy now has it: a
+   * later edit of it by the user is theirs, not the session's. */
+  if (copy_baseline != NULL && !paddock_baseline_update_many (copy_baseline, relpaths, stamps, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -753,8 +880,40 @@ paddock_stage_create_checkpoint (PaddockStage  *self,
                                  GError       **error)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autoptr(PaddockReview) review = NULL;
+  g_autoptr(GString) listed = NULL;
+  g_autofree char *chosen = NULL;
+  g_autofree char *list_file = NULL;
+  g_autoptr(GError) local_error = NULL;
 
-  return paddock_checkpoint_create (self->checkpoints_dir, name, self->root, cancellable, error);
+  if (self->kind != PADDOCK_STAGE_KIND_COPY || locked_get_copy_baseline (self) == NULL)
+    return paddock_checkpoint_create (self->checkpoints_dir, name, self->root, cancellable, error);
+
+  /* A restored copy has new stamps throughout: which of its entries are
+   * the session's must be kept with the checkpoint. */
+  review = locked_review (self, cancellable, error);
+  if (review == NULL)
+    return NULL;
+  chosen = paddock_checkpoint_create (self->checkpoints_dir, name, self->root, cancellable, error);
+  if (chosen == NULL)
+    return NULL;
+
+  listed = g_string_new (NULL);
+  for (guint i = 0; i < paddock_review_get_changes (review)->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (paddock_review_get_changes (review), i);
+      const char *old_path = paddock_change_get_old_path (change);
+
+      g_string_append_len (listed, paddock_change_get_path (change),
+                           (gssize) strlen (paddock_change_get_path (change)) + 1);
+      if (old_path != NULL)
+        g_string_append_len (listed, old_path, (gssize) strlen (old_path) + 1);
+    }
+  list_file = g_build_filename (self->checkpoints_dir, chosen, COPY_CHANGES_FILE, NULL);
+  /* Without it, a restore lists every difference: the safe way round. */
+  if (!paddock_durable_file_replace (list_file, listed->str, (gssize) listed->len, 0600, &local_error))
+    g_message ("Checkpoint %s: could not keep the session's paths: %s", chosen, local_error->message);
+  return g_steal_pointer (&chosen);
 }
 
 GPtrArray *
@@ -764,6 +923,52 @@ paddock_stage_list_checkpoints (PaddockStage  *self,
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
   return paddock_checkpoint_list (self->checkpoints_dir, error);
+}
+
+/* After a restore, copy/ has new stamps throughout: its stamps now are
+ * the copy's, except for the paths the session had changed when the
+ * checkpoint was made, which are always compared ("unknown" stamps, and
+ * "was there" for those it had deleted). A checkpoint without that list
+ * (made by an older daemon) leaves no stamps: every difference is listed. */
+static gboolean
+restamp_restored_copy (PaddockStage  *self,
+                       const char    *name,
+                       GCancellable  *cancellable,
+                       GError       **error)
+{
+  g_autofree char *list_file = g_build_filename (self->checkpoints_dir, name, COPY_CHANGES_FILE, NULL);
+  g_autofree char *listed = NULL;
+  g_autoptr(GPtrArray) relpaths = g_ptr_array_new ();
+  g_autoptr(GPtrArray) stamps = g_ptr_array_new ();
+  PaddockFileStamp unknown = { TRUE, 0, 0, 0, 0, G_MININT64 };
+  g_autoptr(GError) local_error = NULL;
+  gsize length = 0;
+
+  if (!forget_copy_baseline (self, error))
+    return FALSE;
+  if (!g_file_get_contents (list_file, &listed, &length, NULL))
+    return TRUE;
+  if (!record_copy_baseline (self, cancellable, error))
+    return FALSE;
+
+  for (gsize pos = 0; pos < length; )
+    {
+      const char *path = listed + pos;
+      gsize len = strnlen (path, length - pos);
+
+      if (pos + len == length)
+        break;  /* not NUL-terminated: cut short */
+      g_ptr_array_add (relpaths, (gpointer) path);
+      g_ptr_array_add (stamps, &unknown);
+      pos += len + 1;
+    }
+  if (!paddock_baseline_update_many (self->copy_baseline, relpaths, stamps, &local_error))
+    {
+      g_message ("Checkpoint %s: the session's paths could not be kept (%s): every difference "
+                 "will be listed", name, local_error->message);
+      return forget_copy_baseline (self, error);
+    }
+  return TRUE;
 }
 
 gboolean
@@ -777,7 +982,9 @@ paddock_stage_restore_checkpoint (PaddockStage  *self,
   forget_last_review (self);
   if (!paddock_checkpoint_restore (self->checkpoints_dir, name, self->root, cancellable, error))
     return FALSE;
+  if (self->kind == PADDOCK_STAGE_KIND_COPY)
+    return restamp_restored_copy (self, name, cancellable, error);
   /* overlayfs keeps scratch state in the work folder; it belongs to the
    * upper layer that just left. */
-  return self->kind != PADDOCK_STAGE_KIND_OVERLAY || reset_dir (self->work, error);
+  return reset_dir (self->work, error);
 }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -108,6 +109,48 @@ test_seccomp_build (void)
   g_assert_nonnull (strstr (text, "TIOCSTI"));
   g_assert_nonnull (strstr (text, "KILL_PROCESS"));
   g_test_message ("%s", text);
+}
+
+/* The daemon's copy (built once, handed to every sandbox as a sealed memfd)
+ * is the very program a sandbox would build itself, and an fd that could
+ * still be written to is refused rather than loaded. */
+static void
+test_seccomp_sealed (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(PaddockSeccompProgram) built = { 0 };
+  g_auto(PaddockSeccompProgram) read = { 0 };
+  g_auto(PaddockSeccompProgram) again = { 0 };
+  paddock_autofd int fd = -1;
+  paddock_autofd int unsealed = -1;
+
+  g_assert_true (paddock_seccomp_build (&built, &error));
+  g_assert_no_error (error);
+  fd = paddock_seccomp_build_sealed (&error);
+  g_assert_no_error (error);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (fcntl (fd, F_GETFD) & FD_CLOEXEC, ==, FD_CLOEXEC);
+
+  g_assert_true (paddock_seccomp_read_sealed (fd, &read, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (read.filter, read.len * sizeof (struct sock_filter),
+                   built.filter, built.len * sizeof (struct sock_filter));
+  /* pread: a second reader of the same open file gets all of it again. */
+  g_assert_true (paddock_seccomp_read_sealed (fd, &again, &error));
+  g_assert_cmpuint (again.len, ==, built.len);
+
+  /* Writes and resizing are sealed off. */
+  g_assert_cmpint (ERRNO_OF (write (fd, "x", 1)), ==, EPERM);
+  g_assert_cmpint (ERRNO_OF (ftruncate (fd, 8)), ==, EPERM);
+
+  unsealed = memfd_create ("not-sealed", MFD_CLOEXEC);
+  g_assert_cmpint (unsealed, >=, 0);
+  g_assert_cmpint (write (unsealed, built.filter, built.len * sizeof (struct sock_filter)), ==,
+                   (ssize_t) (built.len * sizeof (struct sock_filter)));
+  paddock_seccomp_clear (&again);
+  g_assert_false (paddock_seccomp_read_sealed (unsealed, &again, &error));
+  g_assert_null (again.filter);
+  g_assert_error (error, PADDOCK_SECCOMP_ERROR, PADDOCK_SECCOMP_ERROR_FAILED);
 }
 
 /* An inert mount target: if the filter failed to deny mount() (as root it
@@ -646,6 +689,7 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/boundary-layers/seccomp/build", test_seccomp_build);
+  g_test_add_func ("/boundary-layers/seccomp/sealed", test_seccomp_sealed);
   g_test_add_func ("/boundary-layers/seccomp/enforced", test_seccomp_enforced);
   g_test_add_func ("/boundary-layers/landlock/abi", test_landlock_abi);
   g_test_add_func ("/boundary-layers/landlock/plan-status", test_landlock_plan_status);

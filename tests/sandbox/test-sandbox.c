@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 #include <poll.h>
 #include <signal.h>
@@ -219,7 +220,10 @@ test_fds_and_reaping (Fixture       *fx,
     "sh", "-c",
     /* An orphan that exits: re-parented to pid 1, which must reap it. */
     "sh -c 'sleep 0.1 & exit 0'; sleep 0.5;"
-    "ls /proc/$$/fd | tr '\\n' ' '; echo;"
+    /* In a subshell, into a file: the shell itself opens nothing while ls
+     * reads its list (its end of a pipe to tr could still be open then,
+     * seen on a loaded machine; a redirection of its own shows as fd 10). */
+    "(ls /proc/$$/fd > /tmp/fds); tr '\\n' ' ' < /tmp/fds; echo;"
     "for f in /proc/[0-9]*/stat; do read pid comm state rest < $f; echo \"$state\"; done | grep -c Z",
     NULL
   };
@@ -483,6 +487,11 @@ test_bad_input (Fixture       *fx,
   const char *bad_profile[] = { "--profile", "lax", NULL };
   const char *bad_fd[] = { "--control-fd", "987", NULL };
   const char *bad_env[] = { "--env", "NOEQUALS", NULL };
+  const char *protect_up[] = { "--protect", "../outside", NULL };
+  const char *protect_absolute[] = { "--protect", "/etc", NULL };
+  const char *protect_empty_part[] = { "--protect", ".git//hooks", NULL };
+  const char *expose_no_home[] = { "--expose", ".config", NULL };
+  const char *expose_up[] = { "--real-home", "/tmp", "--expose", "../etc", NULL };
   g_autofree char *missing = g_build_filename (fx->workspace, "missing", NULL);
   g_autofree char *file = g_build_filename (fx->workspace, "file", NULL);
 
@@ -497,6 +506,12 @@ test_bad_input (Fixture       *fx,
   assert_fails (fx->workspace, bad_profile, true_cmd, 64, "unknown profile");
   assert_fails (fx->workspace, bad_fd, true_cmd, 64, "--control-fd");
   assert_fails (fx->workspace, bad_env, true_cmd, 64, "--env");
+  /* Protected and exposed paths stay relative to their folder. */
+  assert_fails (fx->workspace, protect_up, true_cmd, 64, "--protect");
+  assert_fails (fx->workspace, protect_absolute, true_cmd, 64, "--protect");
+  assert_fails (fx->workspace, protect_empty_part, true_cmd, 64, "--protect");
+  assert_fails (fx->workspace, expose_no_home, true_cmd, 64, "--expose");
+  assert_fails (fx->workspace, expose_up, true_cmd, 64, "--expose");
   assert_fails ("/usr", NULL, true_cmd, 66, "overlaps");
   assert_fails ("/", NULL, true_cmd, 66, "overlaps");
 
@@ -867,17 +882,90 @@ session_stop (Session *s)
   return err;
 }
 
+/* Requests are written below in JSON for readability and sent as the
+ * sandbox takes them: a serialized a{sv} (see paddock-sandbox.c). Members
+ * get the sandbox's types ("op" s, "id" u, "signal" i, "cwd" ay, "argv" and
+ * "env" aay, "tty" b) when their JSON value fits; a value that does not
+ * (an "id" of -1, an array of numbers) keeps a type of its own, which the
+ * sandbox must refuse. Text that is not a JSON object goes as it is. */
+static GBytes *
+request_bytes (const char *json)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_auto(GVariantBuilder) dict = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GVariant) request = NULL;
+  g_autoptr(GList) members = NULL;
+  JsonObject *object;
+
+  if (!json_parser_load_from_data (parser, json, -1, NULL) ||
+      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return g_bytes_new (json, strlen (json));
+
+  object = json_node_get_object (json_parser_get_root (parser));
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      const char *name = l->data;
+      JsonNode *node = json_object_get_member (object, name);
+      GVariant *value = NULL;
+
+      if (JSON_NODE_HOLDS_ARRAY (node))
+        {
+          JsonArray *array = json_node_get_array (node);
+          g_autoptr(GPtrArray) strings = g_ptr_array_new ();
+          gboolean all_strings = TRUE;
+
+          for (guint i = 0; i < json_array_get_length (array); i++)
+            {
+              JsonNode *item = json_array_get_element (array, i);
+
+              if (json_node_get_value_type (item) != G_TYPE_STRING)
+                all_strings = FALSE;
+              else
+                g_ptr_array_add (strings, (gpointer) json_node_get_string (item));
+            }
+          g_ptr_array_add (strings, NULL);
+          value = all_strings
+                  ? g_variant_new_bytestring_array ((const char * const *) strings->pdata, -1)
+                  : json_gvariant_deserialize (node, NULL, NULL);
+        }
+      else if (json_node_get_value_type (node) == G_TYPE_INT64)
+        {
+          gint64 v = json_node_get_int (node);
+
+          if (g_str_equal (name, "id") && v >= 0 && v <= G_MAXUINT32)
+            value = g_variant_new_uint32 ((guint32) v);
+          else if (g_str_equal (name, "signal") && v >= G_MININT32 && v <= G_MAXINT32)
+            value = g_variant_new_int32 ((gint32) v);
+          else
+            value = g_variant_new_int64 (v);
+        }
+      else if (json_node_get_value_type (node) == G_TYPE_STRING)
+        value = g_str_equal (name, "cwd") ? g_variant_new_bytestring (json_node_get_string (node))
+                                          : g_variant_new_string (json_node_get_string (node));
+      else if (json_node_get_value_type (node) == G_TYPE_BOOLEAN)
+        value = g_variant_new_boolean (json_node_get_boolean (node));
+      else
+        value = json_gvariant_deserialize (node, NULL, NULL);
+      g_assert_nonnull (value);
+      g_variant_builder_add (&dict, "{sv}", name, value);
+    }
+  request = g_variant_ref_sink (g_variant_builder_end (&dict));
+  return g_variant_get_data_as_bytes (request);
+}
+
 static void
 send_request (int         ctl,
               const char *json,
               const int  *fds,
               guint       n_fds)
 {
+  g_autoptr(GBytes) bytes = request_bytes (json);
   union {
     struct cmsghdr align;
     char space[CMSG_SPACE (sizeof (int) * 8)];
   } control;
-  struct iovec iov = { .iov_base = (void *) json, .iov_len = strlen (json) };
+  struct iovec iov = { .iov_base = (void *) g_bytes_get_data (bytes, NULL), .iov_len = g_bytes_get_size (bytes) };
   struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 
   g_assert_cmpuint (n_fds, <=, 8);
@@ -894,7 +982,7 @@ send_request (int         ctl,
       c->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
       memcpy (CMSG_DATA (c), fds, sizeof (int) * n_fds);
     }
-  g_assert_cmpint (sendmsg (ctl, &msg, MSG_NOSIGNAL), ==, (ssize_t) strlen (json));
+  g_assert_cmpint (sendmsg (ctl, &msg, MSG_NOSIGNAL), ==, (ssize_t) g_bytes_get_size (bytes));
 }
 
 /* The next event, within 30 s. */

@@ -17,8 +17,10 @@
 
 #include "paddock-baseline.h"
 #include "paddock-change.h"
+#include "paddock-checkpoint.h"
 #include "paddock-durable-file.h"
 #include "paddock-review.h"
+#include "paddock-stage.h"
 
 /* Paths built inline in assertions; freed when the test's fixture goes. */
 static GPtrArray *scratch_paths;
@@ -136,7 +138,7 @@ review (Fixture          *f,
         PaddockBaseline  *baseline)
 {
   g_autoptr(GError) error = NULL;
-  PaddockReview *r = paddock_review_new (f->w, f->upper, kind, baseline, NULL, &error);
+  PaddockReview *r = paddock_review_new (f->w, f->upper, kind, baseline, NULL, NULL, NULL, &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (r);
@@ -782,6 +784,94 @@ test_baseline_100k (Fixture       *f,
 
 /* --- copy mode ------------------------------------------------------ */
 
+/* Renames without any type change (so exact matching alone is tried
+ * first), and a second and third review through a cache: the same rows,
+ * and a file rewritten in place (same size, same inode) is read again. */
+static void
+test_cache_and_exact_renames (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autoptr(PaddockReviewCache) cache = paddock_review_cache_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *orig = numbered_lines (20, "", 0, 0);
+  g_autofree char *similar = numbered_lines (20, "new", 3, 6);   /* ~70% alike */
+  g_autofree char *exact = numbered_lines (30, "exact", 29, 1);
+  g_autofree char *edited = g_strconcat (orig, "added one\nadded two\n", NULL);
+  g_autofree char *rewritten = g_strdup (edited);
+  const char *edit_path = P (f->upper, "edit.txt");
+
+  put (f->w, "edit.txt", orig, -1);
+  put (f->w, "old-name.txt", orig, -1);
+  put (f->w, "exact-old.txt", exact, -1);
+  put (f->w, "only-deleted.txt", exact, -1);
+  put (f->upper, "edit.txt", edited, -1);
+  put_whiteout (f->upper, "old-name.txt");
+  put (f->upper, "new-name.txt", similar, -1);
+  put_whiteout (f->upper, "exact-old.txt");
+  put (f->upper, "exact-new.txt", exact, -1);
+  put_whiteout (f->upper, "only-deleted.txt");
+  /* Stamps from before the reviews begin: the cache may keep them. */
+  g_usleep (50 * 1000);
+
+  for (guint round = 0; round < 3; round++)
+    {
+      g_autoptr(PaddockReview) r = NULL;
+      PaddockChange *c;
+
+      if (round == 2)
+        {
+          /* In place and the same length: line 5 changes too. */
+          int fd = open (edit_path, O_WRONLY | O_CLOEXEC);
+          char *line = strstr (rewritten, "number 5 ");
+
+          g_assert_nonnull (line);
+          line[0] = 'N';
+          g_assert_cmpint (fd, >=, 0);
+          g_assert_cmpint (pwrite (fd, rewritten, strlen (rewritten), 0), ==, (gssize) strlen (rewritten));
+          g_assert_cmpint (close (fd), ==, 0);
+        }
+
+      r = paddock_review_new (f->w, f->upper, PADDOCK_STAGE_KIND_OVERLAY, NULL, NULL, cache, NULL, &error);
+      g_assert_no_error (error);
+      dump (r);
+      c = expect (r, "edit.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+      g_assert_cmpuint (paddock_change_get_added_lines (c), ==, round == 2 ? 3 : 2);
+      g_assert_cmpuint (paddock_change_get_removed_lines (c), ==, round == 2 ? 1 : 0);
+      {
+        /* The diff text comes from the blobs this review stored, cached
+         * ids or not. */
+        g_autoptr(GBytes) diff = paddock_review_get_diff (r, "edit.txt", &error);
+        g_autofree char *text = NULL;
+
+        g_assert_no_error (error);
+        text = g_strndup (g_bytes_get_data (diff, NULL), g_bytes_get_size (diff));
+        g_assert_nonnull (strstr (text, "\n+added two\n"));
+        g_assert_true ((strstr (text, "\n+this is line Number 5 ") != NULL) == (round == 2));
+      }
+      c = expect (r, "new-name.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+      g_assert_cmpstr (paddock_change_get_old_path (c), ==, "old-name.txt");
+      g_assert_cmpuint (paddock_change_get_added_lines (c), ==, 6);
+      c = expect (r, "exact-new.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+      g_assert_cmpstr (paddock_change_get_old_path (c), ==, "exact-old.txt");
+      expect (r, "only-deleted.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+      g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 4);
+    }
+
+  /* Only exact renames possible: the leftover deleted file stays deleted. */
+  {
+    g_autoptr(PaddockReview) r = NULL;
+    PaddockChange *c;
+
+    g_assert_cmpint (unlink (P (f->upper, "new-name.txt")), ==, 0);
+    r = paddock_review_new (f->w, f->upper, PADDOCK_STAGE_KIND_OVERLAY, NULL, NULL, cache, NULL, &error);
+    g_assert_no_error (error);
+    c = expect (r, "exact-new.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+    g_assert_cmpstr (paddock_change_get_old_path (c), ==, "exact-old.txt");
+    expect (r, "old-name.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+    expect (r, "only-deleted.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  }
+}
+
 static void
 test_copy_mode (Fixture       *f,
                 gconstpointer  data)
@@ -821,6 +911,173 @@ test_copy_mode (Fixture       *f,
   put (f->upper, "same.txt", "SAME\n", -1);
   r = review (f, PADDOCK_STAGE_KIND_COPY, NULL);
   expect (r, "same.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+}
+
+/* A copy stage with the copy's stamps from when it was made: what only
+ * the user changed in the workspace afterwards is not the session's. */
+static void
+test_copy_mode_user_edits (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockBaseline) baseline = NULL;
+  g_autoptr(PaddockBaseline) copy_baseline = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  g_autofree char *orig = numbered_lines (20, "", 0, 0);
+  const char *w_stamps = P (f->state, "baseline");
+  const char *copy_stamps = P (f->state, "copy-baseline");
+  gint64 copied_ns;
+  PaddockChange *c;
+
+  put (f->w, "agent-edits.txt", "before\n", -1);
+  put (f->w, "user-edits.txt", "before\n", -1);       /* same size after */
+  put (f->w, "user-grows.txt", "before\n", -1);
+  put (f->w, "user-deletes.txt", "before\n", -1);
+  put (f->w, "both-edit.txt", "before\n", -1);
+  put (f->w, "dir/user-edits-inside.txt", "before\n", -1);
+  put (f->w, "moved.txt", orig, -1);
+  put (f->w, "agent-deletes.txt", "doomed\n", -1);
+
+  /* What the stage does: copy, wait a clock tick, record both. */
+  g_assert_cmpint (rmdir (f->upper), ==, 0);
+  g_assert_true (paddock_tree_copy (f->w, f->upper, NULL, &error));
+  g_assert_no_error (error);
+  copied_ns = paddock_file_time_now_ns ();
+  while (paddock_file_time_now_ns () <= copied_ns)
+    g_usleep (1000);
+  g_assert_true (paddock_baseline_record (f->upper, copy_stamps, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (paddock_baseline_record (f->w, w_stamps, NULL, &error));
+  g_assert_no_error (error);
+  copy_baseline = paddock_baseline_load (copy_stamps, &error);
+  g_assert_no_error (error);
+  baseline = paddock_baseline_load (w_stamps, &error);
+  g_assert_no_error (error);
+
+  /* The session, in its copy. */
+  put (f->upper, "agent-edits.txt", "after, by the agent\n", -1);
+  put (f->upper, "both-edit.txt", "the agent's\n", -1);
+  put (f->upper, "agent-new.txt", "new\n", -1);
+  g_assert_cmpint (rename (P (f->upper, "moved.txt"), P (f->upper, "renamed.txt")), ==, 0);
+  g_assert_cmpint (unlink (P (f->upper, "agent-deletes.txt")), ==, 0);
+
+  /* The user, in the workspace. */
+  put (f->w, "user-edits.txt", "BEFORE\n", -1);
+  put (f->w, "user-grows.txt", "before, and more\n", -1);
+  g_assert_cmpint (unlink (P (f->w, "user-deletes.txt")), ==, 0);
+  put (f->w, "user-new.txt", "the user's\n", -1);
+  put (f->w, "dir/user-edits-inside.txt", "the user's\n", -1);
+  put (f->w, "both-edit.txt", "the user's\n", -1);
+
+  r = paddock_review_new (f->w, f->upper, PADDOCK_STAGE_KIND_COPY, baseline, copy_baseline, NULL, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  c = expect (r, "agent-edits.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_false (paddock_change_get_conflict (c));
+  expect (r, "agent-new.txt", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "agent-deletes.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  c = expect (r, "renamed.txt", PADDOCK_CHANGE_KIND_RENAMED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpstr (paddock_change_get_old_path (c), ==, "moved.txt");
+  /* Changed on both sides: a conflict, as with an overlay. */
+  c = expect (r, "both-edit.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_true (paddock_change_get_conflict (c));
+  /* Only the user's: not listed at all. */
+  g_assert_null (find (r, "user-edits.txt"));
+  g_assert_null (find (r, "user-grows.txt"));
+  g_assert_null (find (r, "user-deletes.txt"));
+  g_assert_null (find (r, "user-new.txt"));
+  g_assert_null (find (r, "dir/user-edits-inside.txt"));
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 5);
+
+  /* Without the copy's stamps every difference is listed, as before. */
+  g_clear_object (&r);
+  r = review (f, PADDOCK_STAGE_KIND_COPY, NULL);
+  g_assert_nonnull (find (r, "user-edits.txt"));
+  g_assert_nonnull (find (r, "user-new.txt"));
+}
+
+/* The stage keeps the copy's stamps: after dropping a change, that path
+ * is the workspace's again, and a later edit of it by the user is not the
+ * session's; likewise after dropping everything. */
+static void
+test_copy_stage_drop (Fixture       *f,
+                      gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *copy = P (stage_dir, "copy");
+  const char *const drop_a[] = { "a.txt", NULL };
+
+  put (f->w, "a.txt", "a, as it was\n", -1);
+  put (f->w, "b.txt", "b, as it was\n", -1);
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_COPY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+
+  put (copy, "a.txt", "a, by the agent\n", -1);
+  put (copy, "b.txt", "b, by the agent\n", -1);
+  g_assert_true (paddock_stage_drop (stage, drop_a, NULL, &error));
+  g_assert_no_error (error);
+  put (f->w, "a.txt", "a, by the user afterwards\n", -1);
+
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_null (find (r, "a.txt"));
+  expect (r, "b.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 1);
+
+  g_assert_true (paddock_stage_drop (stage, NULL, NULL, &error));
+  g_assert_no_error (error);
+  put (f->w, "b.txt", "b, by the user afterwards\n", -1);
+  g_clear_object (&r);
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 0);
+}
+
+/* A restored checkpoint of a copy stage has new stamps throughout; what
+ * the session had changed is kept with the checkpoint, so a file only the
+ * user edited is still not listed. */
+static void
+test_copy_stage_checkpoint (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  g_autofree char *name = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *copy = P (stage_dir, "copy");
+
+  put (f->w, "a.txt", "a, as it was\n", -1);
+  put (f->w, "b.txt", "b, as it was\n", -1);
+  put (f->w, "c.txt", "c, as it was\n", -1);
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_COPY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+
+  put (copy, "a.txt", "a, by the agent\n", -1);
+  g_assert_cmpint (unlink (P (copy, "b.txt")), ==, 0);
+  name = paddock_stage_create_checkpoint (stage, "cp", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (name, ==, "cp");
+  g_assert_true (paddock_stage_drop (stage, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (paddock_stage_restore_checkpoint (stage, "cp", NULL, &error));
+  g_assert_no_error (error);
+  put (f->w, "c.txt", "c, by the user afterwards\n", -1);
+
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  expect (r, "a.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+  expect (r, "b.txt", PADDOCK_CHANGE_KIND_DELETED, PADDOCK_ENTRY_TYPE_NONE);
+  g_assert_null (find (r, "c.txt"));
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 2);
 }
 
 /* --- a real overlay ------------------------------------------------- */
@@ -912,7 +1169,11 @@ main (int   argc,
   ADD ("/staging/review/huge", test_huge);
   ADD ("/staging/review/diff-too-large", test_diff_too_large);
   ADD ("/staging/review/conflict", test_conflict);
+  ADD ("/staging/review/cache-and-exact-renames", test_cache_and_exact_renames);
   ADD ("/staging/review/copy-mode", test_copy_mode);
+  ADD ("/staging/review/copy-mode-user-edits", test_copy_mode_user_edits);
+  ADD ("/staging/review/copy-stage-drop", test_copy_stage_drop);
+  ADD ("/staging/review/copy-stage-checkpoint", test_copy_stage_checkpoint);
   ADD ("/staging/review/real-overlay", test_real_overlay);
   ADD ("/staging/baseline/basic", test_baseline_basic);
   ADD ("/staging/baseline/corrupt", test_baseline_corrupt);

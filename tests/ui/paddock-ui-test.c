@@ -74,9 +74,9 @@ paddock_ui_save_screenshot (GtkWindow  *window,
   height = gtk_widget_get_height (widget);
 
   /* A widget waiting for its next layout paints nothing: give the frame
-   * clock a few more frames. */
+   * clock more frames (CI once caught a window at exactly that point). */
   paintable = gtk_widget_paintable_new (widget);
-  for (attempts = 0; node == NULL && attempts < 50; attempts++)
+  for (attempts = 0; node == NULL && attempts < 100; attempts++)
     {
       if (attempts > 0)
         paddock_ui_settle (50);

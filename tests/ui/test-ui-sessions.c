@@ -19,9 +19,10 @@
 #include "paddock-session-view.h"
 #include "paddock-terminal-view.h"
 #include "paddock-test-daemon.h"
+#include "paddock-ui-test.h"
 #include "paddock-window-private.h"
 
-#define TIMEOUT_MS 30000  /* generous: the sanitizer build on a loaded 2-core machine is slow */
+#define TIMEOUT_MS PADDOCK_UI_TIMEOUT_MS
 
 /* Helpers: everything reached through the templates, as a user sees it. */
 
@@ -93,19 +94,6 @@ terminal_text (VteTerminal *terminal)
   G_GNUC_END_IGNORE_DEPRECATIONS
 }
 
-/* Let transitions finish and a frame be drawn. */
-static void
-settle (guint ms)
-{
-  gint64 until = g_get_monotonic_time () + (gint64)ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    {
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (2 * 1000);
-    }
-}
-
 static GtkScrolledWindow *
 find_scrolled_window (GtkWidget *widget)
 {
@@ -145,7 +133,7 @@ safety_row (PaddockWindow *window,
 
   if (!paddock_test_wait_for (boundary_known, window, TIMEOUT_MS))
     g_error ("the boundary of the session is not known after %d ms", TIMEOUT_MS);
-  settle (100);
+  paddock_ui_settle (100);
   row = paddock_safety_view_find_row (current_safety_view (window), layer);
   if (row == NULL)
     g_error ("the Safety page has no row for %s", layer);
@@ -154,65 +142,6 @@ safety_row (PaddockWindow *window,
     *row_out = row;
 
   return g_object_get_data (G_OBJECT (row), "paddock-layer-item");
-}
-
-static gboolean
-has_size (gpointer data)
-{
-  return gtk_widget_get_width (data) > 0 && gtk_widget_get_height (data) > 0;
-}
-
-/* Render a window as the compositor would see it, into the build dir. */
-static void
-save_screenshot (GtkWindow  *window,
-                 const char *name)
-{
-  GtkWidget *widget = GTK_WIDGET (window);
-  g_autoptr(GdkPaintable) paintable = NULL;
-  g_autoptr(GtkSnapshot) snapshot = NULL;
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  g_autofree char *dir = paddock_test_build_path ("screenshots", NULL);
-  g_autofree char *file = g_strdup_printf ("sessions-%s.png", name);
-  g_autofree char *path = g_build_filename (dir, file, NULL);
-  GskRenderer *renderer;
-  guint attempts;
-  int width, height;
-
-  settle (600);
-
-  /* A dialog just mapped may not have its first allocation yet (slow
-   * under the sanitizers). */
-  if (!paddock_test_wait_for (has_size, widget, TIMEOUT_MS))
-    g_error ("%s has no size after %d ms", name, TIMEOUT_MS);
-
-  width = gtk_widget_get_width (widget);
-  height = gtk_widget_get_height (widget);
-  g_assert_cmpint (width, >, 0);
-  g_assert_cmpint (height, >, 0);
-
-  /* A widget waiting for its next layout paints nothing: give the frame
-   * clock a few more frames. */
-  paintable = gtk_widget_paintable_new (widget);
-  for (attempts = 0; node == NULL && attempts < 50; attempts++)
-    {
-      if (attempts > 0)
-        settle (50);
-      snapshot = gtk_snapshot_new ();
-      gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
-      node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-    }
-  if (node == NULL)
-    g_error ("%s renders nothing (visible %d, mapped %d, %dx%d, frame %" G_GINT64_FORMAT ")", name,
-             gtk_widget_get_visible (widget), gtk_widget_get_mapped (widget), width, height,
-             gdk_frame_clock_get_frame_counter (gtk_widget_get_frame_clock (widget)));
-
-  renderer = gtk_native_get_renderer (GTK_NATIVE (window));
-  texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
-
-  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-  g_test_message ("screenshot: %s (after %u attempts)", path, attempts);
 }
 
 /* Every button a user can reach names itself to assistive technologies. */
@@ -368,7 +297,11 @@ answer_dialog (const char *screenshot,
 
   g_assert_true (paddock_test_wait_for (find_message_dialog, &dialog, TIMEOUT_MS));
   if (screenshot != NULL)
-    save_screenshot (dialog, screenshot);
+    {
+      g_autofree char *name = g_strconcat ("sessions-", screenshot, NULL);
+
+      paddock_ui_save_screenshot (dialog, name);
+    }
   adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), response);
   gtk_window_destroy (dialog);
 }
@@ -526,13 +459,13 @@ terminal_and_destroy_cb (GApplication *app,
 
     g_assert_nonnull (help);
     g_assert_true (paddock_test_wait_for ((gboolean (*) (gpointer))gtk_widget_get_mapped, help, TIMEOUT_MS));
-    save_screenshot (help, "shortcuts");
+    paddock_ui_save_screenshot (help, "sessions-shortcuts");
     gtk_widget_set_visible (GTK_WIDGET (help), FALSE);
   }
 
   /* Nothing yet: the empty state invites a new session. */
   assert_shows_sessions (window, "no-sessions", 0);
-  save_screenshot (GTK_WINDOW (window), "empty");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-empty");
   assert_window_controls_named (GTK_WINDOW (window));
 
   /* A session created by a script appears in the sidebar, selected. */
@@ -562,16 +495,16 @@ terminal_and_destroy_cb (GApplication *app,
   size_line = g_strdup_printf ("%ld %ld", vte_terminal_get_row_count (terminal),
                                vte_terminal_get_column_count (terminal));
   assert_terminal_shows (window, size_line);
-  save_screenshot (GTK_WINDOW (window), "terminal");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal");
   assert_window_controls_named (GTK_WINDOW (window));
 
   /* Search, through its shortcut's action. */
   g_assert_true (gtk_widget_activate_action (session_view_child (current_session_view (window), "terminal_view"),
                                              "terminal.search", NULL));
-  save_screenshot (GTK_WINDOW (window), "terminal-search");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal-search");
 
   show_view (window, "info");
-  save_screenshot (GTK_WINDOW (window), "info");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-info");
   assert_window_controls_named (GTK_WINDOW (window));
 
   /* The host profile asks for no layer: the Safety page says nothing is
@@ -596,11 +529,11 @@ terminal_and_destroy_cb (GApplication *app,
     g_assert_true (gtk_test_accessible_has_property (GTK_ACCESSIBLE (row), GTK_ACCESSIBLE_PROPERTY_LABEL));
     adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
   }
-  save_screenshot (GTK_WINDOW (window), "safety-host");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-safety-host");
   assert_window_controls_named (GTK_WINDOW (window));
 
   show_view (window, "changes");
-  save_screenshot (GTK_WINDOW (window), "changes-host");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-changes-host");
 
   /* A second session through the New Session dialog: it gets selected. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-session", NULL));
@@ -619,7 +552,7 @@ terminal_and_destroy_cb (GApplication *app,
   g_assert_nonnull (dialog);
   workspace = g_file_new_for_path (fixture->workspace);
   paddock_new_session_dialog_set_workspace (dialog, workspace);
-  save_screenshot (GTK_WINDOW (dialog), "new-session");
+  paddock_ui_save_screenshot (GTK_WINDOW (dialog), "sessions-new-session");
   assert_window_controls_named (GTK_WINDOW (dialog));
   {
     AdwComboRow *profile_row = ADW_COMBO_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog),
@@ -634,21 +567,21 @@ terminal_and_destroy_cb (GApplication *app,
     g_assert_true (paddock_session_view_get_item (current_session_view (window)) == second);
     g_assert_cmpstr (paddock_session_item_get_agent (second), ==, "bash");
   }
-  save_screenshot (GTK_WINDOW (window), "two-sessions");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-two-sessions");
 
   /* Destroy, confirmed: the toast reports the survivors, which must be 0. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.destroy-session", NULL));
   answer_dialog ("destroy-confirm", "destroy");
   assert_toast (window, "Session destroyed: 0 processes left");
   assert_shows_sessions (window, "sessions", 1);
-  save_screenshot (GTK_WINDOW (window), "destroyed");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-destroyed");
 
   /* Stopping the first one, confirmed, the same way. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-session", NULL));
   answer_dialog (NULL, "stop");
   assert_toast (window, "Session stopped: 0 processes left");
   show_view (window, "terminal");
-  save_screenshot (GTK_WINDOW (window), "stopped");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-stopped");
   {
     /* Shown again after it ended, the terminal holds its output once. */
     g_autofree char *text = terminal_text (current_terminal (window));
@@ -797,7 +730,7 @@ changes_cb (GApplication *app,
                     paddock_session_item_get_n_unenforced (item), n_probes);
     adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
   }
-  save_screenshot (GTK_WINDOW (window), "safety");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-safety");
   assert_window_controls_named (GTK_WINDOW (window));
 
   /* Further down, the canary probes. */
@@ -809,11 +742,11 @@ changes_cb (GApplication *app,
     g_assert_nonnull (scrolled);
     safety_row (window, "probe:hidden-path", &probe_row);
     adw_expander_row_set_expanded (ADW_EXPANDER_ROW (probe_row), TRUE);
-    settle (200);
+    paddock_ui_settle (200);
     adjustment = gtk_scrolled_window_get_vadjustment (scrolled);
     gtk_adjustment_set_value (adjustment, gtk_adjustment_get_upper (adjustment) - gtk_adjustment_get_page_size (adjustment));
   }
-  save_screenshot (GTK_WINDOW (window), "safety-probes");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-safety-probes");
 
   show_view (window, "changes");
   g_assert_true (paddock_test_wait_for (changes_listed, window, TIMEOUT_MS));
@@ -836,7 +769,7 @@ changes_cb (GApplication *app,
                                                                   PADDOCK_TYPE_CHANGES_VIEW, "selection"));
   gtk_selection_model_select_item (selection, added_position, TRUE);
   g_assert_true (paddock_test_wait_for (diff_shown, window, TIMEOUT_MS));
-  save_screenshot (GTK_WINDOW (window), "changes");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-changes");
   assert_window_controls_named (GTK_WINDOW (window));
 
   /* Apply selected, confirmed: only that file reaches the workspace. */
@@ -845,16 +778,16 @@ changes_cb (GApplication *app,
   g_assert_true (paddock_test_wait_for (file_exists, added, TIMEOUT_MS));
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
   g_assert_cmpstr (readme_text, ==, "hello\n");
-  save_screenshot (GTK_WINDOW (window), "applied");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-applied");
 
   /* The workspace's README changes under the session's feet: a conflict,
    * which Apply leaves alone unless told to overwrite. */
   g_assert_true (g_file_set_contents (readme, "changed outside\n", -1, NULL));
   g_assert_true (paddock_test_wait_for (readme_conflicts, changes_view, TIMEOUT_MS));
-  save_screenshot (GTK_WINDOW (window), "conflict");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-conflict");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-all", NULL));
   answer_dialog ("apply-conflict-confirm", "apply");
-  settle (1000);
+  paddock_ui_settle (1000);
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
   g_assert_cmpstr (readme_text, ==, "changed outside\n");
@@ -873,7 +806,7 @@ changes_cb (GApplication *app,
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
   g_assert_cmpstr (readme_text, ==, "changed outside\n");
-  save_screenshot (GTK_WINDOW (window), "dropped");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-dropped");
 
   /* Destroy: nothing is left running. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.destroy-session", NULL));

@@ -14,6 +14,7 @@
 #include "paddock-lease-item.h"
 #include "paddock-ports-view.h"
 #include "paddock-test-daemon.h"
+#include "paddock-ui-test.h"
 #include "paddock-window.h"
 
 #define TIMEOUT_MS 5000
@@ -162,56 +163,6 @@ assert_row (PaddockWindow *window,
   g_assert_cmpstr (paddock_lease_item_get_state (item), ==, state);
 }
 
-/* Let transitions finish and a frame be drawn. */
-static void
-settle (guint ms)
-{
-  gint64 until = g_get_monotonic_time () + (gint64)ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    {
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (2 * 1000);
-    }
-}
-
-/* Render the window as the compositor would see it, into the build dir. */
-static void
-save_screenshot (PaddockWindow *window,
-                 const char    *name)
-{
-  GtkWidget *widget = GTK_WIDGET (window);
-  g_autoptr(GdkPaintable) paintable = NULL;
-  g_autoptr(GtkSnapshot) snapshot = NULL;
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  g_autofree char *dir = paddock_test_build_path ("screenshots", NULL);
-  g_autofree char *file = g_strdup_printf ("ports-%s.png", name);
-  g_autofree char *path = g_build_filename (dir, file, NULL);
-  GskRenderer *renderer;
-  int width, height;
-
-  settle (600);
-
-  width = gtk_widget_get_width (widget);
-  height = gtk_widget_get_height (widget);
-  g_assert_cmpint (width, >, 0);
-  g_assert_cmpint (height, >, 0);
-
-  paintable = gtk_widget_paintable_new (widget);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  g_assert_nonnull (node);
-
-  renderer = gtk_native_get_renderer (GTK_NATIVE (window));
-  texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, width, height));
-
-  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-  g_test_message ("screenshot: %s", path);
-}
-
 /* Every control a user can reach names itself to assistive technologies:
  * buttons by an accessible label (icon-only ones have no text otherwise). */
 static void
@@ -283,7 +234,7 @@ follow_leases_cb (GApplication *app,
 
   /* No lease yet: the empty state. */
   assert_shows (window, "ports", "empty", 0);
-  save_screenshot (window, "empty");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-empty");
   assert_window_controls_named (window);
 
   /* Two leases from another client appear, in port order. */
@@ -300,7 +251,7 @@ follow_leases_cb (GApplication *app,
       assert_row (window, 0, api.port, "api", "held");
       assert_row (window, 1, web.port, "web", "held");
     }
-  save_screenshot (window, "two-leases");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-two-leases");
   assert_window_controls_named (window);
 
   /* Releasing one removes exactly that row. */
@@ -308,7 +259,7 @@ follow_leases_cb (GApplication *app,
   held_lease_clear (&web);
   assert_shows (window, "ports", "leases", 1);
   assert_row (window, 0, api.port, "api", "held");
-  save_screenshot (window, "one-lease");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-one-lease");
 
   /* A third lease, whose socket this process will keep across the restart. */
   lease_port (connection, "db", &db);
@@ -317,7 +268,7 @@ follow_leases_cb (GApplication *app,
   /* The daemon goes away: the window says so and the list empties. */
   paddock_test_daemon_stop (fixture->daemon);
   assert_shows (window, "unreachable", NULL, 0);
-  save_screenshot (window, "daemon-not-running");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-daemon-not-running");
   assert_window_controls_named (window);
 
   /* It comes back with the persisted leases of a still-connected client and
@@ -337,7 +288,7 @@ follow_leases_cb (GApplication *app,
       assert_row (window, 0, db.port, "db", "in-use");
       assert_row (window, 1, api.port, "api", "held");
     }
-  save_screenshot (window, "reconnected");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-reconnected");
 
   /* The last window closes: g_application_run() returns. */
   gtk_window_destroy (GTK_WINDOW (window));

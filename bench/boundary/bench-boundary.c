@@ -1,0 +1,668 @@
+/* bench-boundary.c — what the `safe` boundary costs next to the `host` profile
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Prints, in one run on this machine, the cost of running inside the full
+ * `safe` boundary (user, mount and PID namespaces, the staged workspace,
+ * no_new_privs, Landlock, seccomp, the canary probes) as a ratio to the
+ * `host` profile (the same daemon, no isolation), rounds interleaved so the
+ * machine's noise hits both alike:
+ *
+ *   1. session start: CreateSession -> Attach -> first output byte of
+ *      `sh -c 'echo x'`, in a workspace of 10,000 files under git;
+ *   2. a syscall-heavy workload run with Session1.Exec inside a running
+ *      session of each profile, until its exit status is in hand:
+ *      `git status --porcelain` in that 10,000-file tree, and `gcc -c` of
+ *      32 generated C files one after another.
+ *
+ * The same workload run directly by this process (g_spawn_sync) is printed
+ * for reference. The trees live on a tmpfs in a mount namespace of our own
+ * when this process may mount one (as bench/staging does), else in $TMPDIR.
+ *
+ * Targets (issue #5): workload < 5% over host; start within 2x of host.
+ *
+ * Usage: bench-boundary [--rounds N]   (default 9; start uses 2N rounds)
+ *
+ * Exits non-zero when a session or a workload fails.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gio/gunixfdlist.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "paddock-durable-file.h"
+#include "paddock-test-daemon.h"
+
+#define TREE_FILES   10000
+#define TREE_FOLDERS 100
+#define C_FILES      32
+
+static PaddockTestDaemon *daemon_under_test;
+static GPtrArray *sessions;      /* object paths to destroy before exit */
+static GHashTable *ended;        /* command path -> exit status */
+static char *base_dir;
+static gboolean base_is_tmpfs;
+static char *workspace;
+
+static void
+destroy_session (const char *path)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon_under_test);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  guint32 survivors = G_MAXUINT32;
+
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy", NULL,
+                             G_VARIANT_TYPE ("(a{sv})"), &error);
+  if (reply == NULL)
+    g_printerr ("bench-boundary: Destroy %s: %s\n", path, error->message);
+  else
+    {
+      g_autoptr(GVariant) result = g_variant_get_child_value (reply, 0);
+
+      g_variant_lookup (result, "survivors", "u", &survivors);
+      if (survivors != 0)
+        g_printerr ("bench-boundary: Destroy %s: %u survivors\n", path, survivors);
+    }
+  for (guint i = 0; i < sessions->len; i++)
+    if (g_str_equal (g_ptr_array_index (sessions, i), path))
+      {
+        g_ptr_array_remove_index_fast (sessions, i);
+        break;
+      }
+}
+
+static void
+clean_up (void)
+{
+  while (sessions != NULL && daemon_under_test != NULL && sessions->len > 0)
+    {
+      g_autofree char *path = g_strdup (g_ptr_array_index (sessions, sessions->len - 1));
+
+      destroy_session (path);
+    }
+  g_clear_pointer (&daemon_under_test, paddock_test_daemon_free);
+  if (base_dir != NULL)
+    {
+      /* Unmounting a tmpfs frees it at once; the watcher removes the folder. */
+      if (!base_is_tmpfs || umount2 (base_dir, MNT_DETACH) != 0)
+        paddock_remove_tree (base_dir);
+    }
+}
+
+static void G_GNUC_NORETURN G_GNUC_PRINTF (1, 2)
+bail (const char *format,
+      ...)
+{
+  va_list args;
+
+  va_start (args, format);
+  g_printerr ("bench-boundary: ");
+  vfprintf (stderr, format, args);
+  g_printerr ("\n");
+  va_end (args);
+
+  clean_up ();
+  exit (EXIT_FAILURE);
+}
+
+/* A child in the original mount namespace that outlives us: once our end
+ * of its pipe closes (however we exit), it removes @dir. */
+static void
+start_watcher (const char *dir)
+{
+  int fds[2];
+  pid_t pid;
+
+  if (pipe2 (fds, O_CLOEXEC) != 0)
+    bail ("pipe: %s", g_strerror (errno));
+  pid = fork ();
+  if (pid < 0)
+    bail ("fork: %s", g_strerror (errno));
+  if (pid == 0)
+    {
+      char byte;
+      int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+
+      close (fds[1]);
+      dup2 (null_fd, STDIN_FILENO);
+      dup2 (null_fd, STDOUT_FILENO);
+      dup2 (null_fd, STDERR_FILENO);
+      setsid ();
+      while (read (fds[0], &byte, 1) < 0 && errno == EINTR)
+        ;
+      /* The daemon dies with us (PDEATHSIG); give it a moment. */
+      g_usleep (200 * 1000);
+      paddock_remove_tree (dir);
+      _exit (0);
+    }
+  close (fds[0]);
+}
+
+/* A tmpfs for the tree, the state folder and the bus, in a mount namespace
+ * of our own (so it goes away with us); FALSE when we may not mount. */
+static gboolean
+mount_private_tmpfs (const char *dir)
+{
+  if (unshare (CLONE_NEWNS) != 0)
+    return FALSE;
+  if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      mount ("paddock-bench", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
+    bail ("mount a tmpfs on %s: %s", dir, g_strerror (errno));
+  return TRUE;
+}
+
+static int
+compare_double (gconstpointer a,
+                gconstpointer b)
+{
+  double x = *(const double *) a;
+  double y = *(const double *) b;
+
+  return (x > y) - (x < y);
+}
+
+static double
+median (GArray *values)
+{
+  g_array_sort (values, compare_double);
+  if (values->len % 2 == 1)
+    return g_array_index (values, double, values->len / 2);
+  return (g_array_index (values, double, values->len / 2 - 1) +
+          g_array_index (values, double, values->len / 2)) / 2;
+}
+
+static double
+ms_since (gint64 start)
+{
+  return (double) (g_get_monotonic_time () - start) / 1000.0;
+}
+
+static void
+write_or_bail (const char *path,
+               const char *contents)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!g_file_set_contents (path, contents, -1, &error))
+    bail ("%s", error->message);
+}
+
+static void
+run_or_bail (const char * const *argv,
+             const char         *cwd)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+  int status = 0;
+
+  if (!g_spawn_sync (cwd, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL,
+                     NULL, NULL, NULL, &err, &status, &error))
+    bail ("%s: %s", argv[0], error->message);
+  if (!g_spawn_check_wait_status (status, NULL))
+    bail ("%s failed: %s", argv[0], err);
+}
+
+/* 10,000 small files in 100 folders, plus C_FILES C files in cc/, all
+ * committed: the tree `git status` walks and gcc compiles. */
+static void
+generate_tree (void)
+{
+  const char *init[] = { "git", "init", "-q", NULL };
+  const char *age[] = { "find", ".", "-path", "./.git", "-prune", "-o", "-exec", "touch", "-h", "-d",
+                        "1 hour ago", "{}", "+", NULL };
+  const char *refresh[] = { "git", "status", "--porcelain", NULL };
+  const char *add[] = { "git", "add", "-A", NULL };
+  const char *commit[] = { "git", "commit", "-q", "-m", "tree", NULL };
+  g_autofree char *cc = g_build_filename (workspace, "cc", NULL);
+  g_autofree char *header = g_build_filename (cc, "common.h", NULL);
+
+  for (guint d = 0; d < TREE_FOLDERS; d++)
+    {
+      g_autofree char *dir = g_strdup_printf ("%s/src%03u", workspace, d);
+
+      if (g_mkdir_with_parents (dir, 0755) != 0)
+        bail ("mkdir %s: %s", dir, g_strerror (errno));
+      for (guint f = 0; f < TREE_FILES / TREE_FOLDERS; f++)
+        {
+          g_autofree char *file = g_strdup_printf ("%s/file%03u.txt", dir, f);
+          g_autofree char *text = g_strdup_printf ("file %u of folder %u\n", f, d);
+
+          write_or_bail (file, text);
+        }
+    }
+
+  if (g_mkdir_with_parents (cc, 0755) != 0)
+    bail ("mkdir %s: %s", cc, g_strerror (errno));
+  write_or_bail (header, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+                         "struct item { int key; char name[32]; struct item *next; };\n");
+  for (guint i = 0; i < C_FILES; i++)
+    {
+      g_autofree char *file = g_strdup_printf ("%s/unit%02u.c", cc, i);
+      g_autofree char *text =
+        g_strdup_printf ("#include \"common.h\"\n\n"
+                         "static struct item *\nmake_%u (int key)\n{\n"
+                         "  struct item *it = calloc (1, sizeof *it);\n"
+                         "  it->key = key * %u;\n"
+                         "  snprintf (it->name, sizeof it->name, \"unit %u/%%d\", key);\n"
+                         "  return it;\n}\n\n"
+                         "int\nsum_%u (int n)\n{\n  struct item *head = NULL;\n  int total = 0;\n\n"
+                         "  for (int i = 0; i < n; i++)\n    {\n"
+                         "      struct item *it = make_%u (i);\n      it->next = head;\n      head = it;\n    }\n"
+                         "  while (head != NULL)\n    {\n      struct item *next = head->next;\n\n"
+                         "      total += head->key + (int) strlen (head->name);\n"
+                         "      free (head);\n      head = next;\n    }\n  return total;\n}\n",
+                         i, i + 1, i, i, i);
+
+      write_or_bail (file, text);
+    }
+
+  run_or_bail (init, workspace);
+  run_or_bail (add, workspace);
+  run_or_bail (commit, workspace);
+  /* Files an hour old and an index written after them: otherwise every
+   * entry is "racily clean" (as new as the index) and git re-reads each
+   * file's content on every status, in whichever session has that index,
+   * which measures git's caution rather than the boundary. */
+  run_or_bail (age, workspace);
+  g_usleep (G_USEC_PER_SEC);
+  run_or_bail (refresh, workspace);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static GVariant *
+session_options (const char         *profile,
+                 const char * const *argv)
+{
+  GVariantBuilder options;
+
+  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
+  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
+  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
+  return g_variant_builder_end (&options);
+}
+
+static char *
+create_session (const char         *profile,
+                const char * const *argv)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon_under_test);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  char *path = NULL;
+
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
+                             g_variant_new ("(@a{sv})", session_options (profile, argv)),
+                             G_VARIANT_TYPE ("(o)"), &error);
+  if (reply == NULL)
+    bail ("CreateSession (%s): %s", profile, error->message);
+  g_variant_get (reply, "(o)", &path);
+  g_ptr_array_add (sessions, g_strdup (path));
+  return path;
+}
+
+/* Reads one byte, waiting at most 10 s; returns it, or -1. */
+static int
+read_one_byte (int fd)
+{
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+  unsigned char byte;
+
+  for (;;)
+    {
+      int ready = poll (&p, 1, 10000);
+
+      if (ready < 0 && errno == EINTR)
+        continue;
+      if (ready <= 0)
+        return -1;
+      if (read (fd, &byte, 1) == 1)
+        return byte;
+      if (errno != EINTR && errno != EAGAIN)
+        return -1;
+    }
+}
+
+/* CreateSession -> Attach -> the first byte on the viewer's socket, in ms. */
+static double
+start_ms (const char *profile)
+{
+  const char *argv[] = { "sh", "-c", "echo x", NULL };
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon_under_test);
+  g_autoptr(GUnixFDList) fds = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  gint32 handle = -1;
+  gint64 start;
+  double ms;
+  int byte;
+  int fd;
+
+  start = g_get_monotonic_time ();
+  path = create_session (profile, argv);
+  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon", path,
+                                                         "org.paddock.Session1", "Attach",
+                                                         g_variant_new_parsed ("(@a{sv} {},)"),
+                                                         G_VARIANT_TYPE ("(ht)"), G_DBUS_CALL_FLAGS_NONE,
+                                                         10000, NULL, &fds, NULL, &error);
+  if (reply == NULL)
+    bail ("Attach: %s", error->message);
+  g_variant_get (reply, "(ht)", &handle, NULL);
+  fd = g_unix_fd_list_get (fds, handle, &error);
+  if (fd < 0)
+    bail ("Attach: %s", error->message);
+  byte = read_one_byte (fd);
+  ms = ms_since (start);
+  close (fd);
+
+  destroy_session (path);
+  if (byte != 'x')
+    bail ("the %s session printed no 'x' (got %d)", profile, byte);
+  return ms;
+}
+
+/* Every command's PropertiesChanged: remember those that ended. */
+static void
+properties_changed_cb (GDBusConnection *connection,
+                       const char      *sender_name,
+                       const char      *object_path,
+                       const char      *interface_name,
+                       const char      *signal_name,
+                       GVariant        *parameters,
+                       gpointer         user_data)
+{
+  g_autoptr(GVariant) changed = NULL;
+  const char *interface = NULL;
+  const char *state = NULL;
+  gint32 status = -1;
+
+  g_variant_get (parameters, "(&s@a{sv}@as)", &interface, &changed, NULL);
+  if (!g_str_equal (interface, "org.paddock.Command1") ||
+      !g_variant_lookup (changed, "State", "&s", &state) ||
+      g_str_equal (state, "starting") || g_str_equal (state, "running"))
+    return;
+  g_variant_lookup (changed, "ExitStatus", "i", &status);
+  g_hash_table_insert (ended, g_strdup (object_path), GINT_TO_POINTER (status));
+}
+
+/* git as any user would have it, without this machine's configuration; the
+ * tree belongs to whoever runs the bench, which inside a user namespace may
+ * show as another owner, so git is told the folder is safe. */
+static const char *git_env[][2] = {
+  { "GIT_CONFIG_NOSYSTEM", "1" },
+  { "GIT_CONFIG_GLOBAL", "/dev/null" },
+  { "GIT_CONFIG_COUNT", "1" },
+  { "GIT_CONFIG_KEY_0", "safe.directory" },
+  { "GIT_CONFIG_VALUE_0", "*" },
+};
+
+/* Session1.Exec of @argv in @session (cwd: the workspace) until its exit
+ * status is in hand, in ms. */
+static double
+exec_ms (const char         *session,
+         const char * const *argv)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon_under_test);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariantBuilder env;
+  const char *command = NULL;
+  gpointer status = NULL;
+  gint64 start;
+  double ms;
+
+  g_variant_builder_init (&env, G_VARIANT_TYPE ("a{ss}"));
+  for (guint i = 0; i < G_N_ELEMENTS (git_env); i++)
+    g_variant_builder_add (&env, "{ss}", git_env[i][0], git_env[i][1]);
+
+  start = g_get_monotonic_time ();
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
+                             g_variant_new ("(^aay^ay@a{ss}ub)", argv, "", g_variant_builder_end (&env),
+                                            0, FALSE),
+                             G_VARIANT_TYPE ("(o)"), &error);
+  if (reply == NULL)
+    bail ("Exec %s: %s", argv[0], error->message);
+  g_variant_get (reply, "(&o)", &command);
+
+  while (!g_hash_table_lookup_extended (ended, command, NULL, &status))
+    {
+      if (ms_since (start) > 120 * 1000)
+        bail ("%s (%s) never ended", command, argv[0]);
+      g_main_context_iteration (NULL, TRUE);
+    }
+  ms = ms_since (start);
+
+  if (GPOINTER_TO_INT (status) != 0)
+    {
+      g_autoptr(GVariant) output =
+        paddock_test_call (connection, command, "org.paddock.Command1", "ReadOutput",
+                           g_variant_new ("(stu)", "stderr", (guint64) 0, 4096),
+                           G_VARIANT_TYPE ("(aytt)"), NULL);
+      g_autoptr(GVariant) bytes = output != NULL ? g_variant_get_child_value (output, 0) : NULL;
+
+      bail ("`%s` in %s exited with %d: %.*s", argv[0], session, GPOINTER_TO_INT (status),
+            bytes != NULL ? (int) g_variant_get_size (bytes) : 0,
+            bytes != NULL ? (const char *) g_variant_get_data (bytes) : "");
+    }
+  g_dbus_connection_call (connection, "org.paddock.Daemon", command, "org.paddock.Command1",
+                          "Release", NULL, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, NULL, NULL);
+  g_hash_table_remove (ended, command);
+  return ms;
+}
+
+/* The same workload run by this process directly, in ms. */
+static double
+direct_ms (const char * const *argv)
+{
+  gint64 start = g_get_monotonic_time ();
+
+  run_or_bail (argv, workspace);
+  return ms_since (start);
+}
+
+typedef struct {
+  const char *name;
+  const char * const *argv;
+  GArray *safe;
+  GArray *host;
+  GArray *direct;
+} Workload;
+
+static const char *
+verdict (gboolean met)
+{
+  return met ? "met" : "MISSED";
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  const char *sleep_argv[] = { "sleep", "3600", NULL };
+  const char *git_argv[] = { "git", "status", "--porcelain", NULL };
+  const char *gcc_argv[] = { "sh", "-c", "for f in cc/*.c; do gcc -O1 -c -o /dev/null \"$f\" || exit 1; done",
+                             NULL };
+  g_autoptr(GArray) start_safe = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) start_host = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autofree char *safe = NULL;
+  g_autofree char *host = NULL;
+  g_autofree char *gcc = NULL;
+  g_autofree char *git = NULL;
+  Workload workloads[] = {
+    { "git status --porcelain, 10,000 files", git_argv, NULL, NULL, NULL },
+    { "gcc -O1 -c of 32 C files, one by one", gcc_argv, NULL, NULL, NULL },
+  };
+  GDBusConnection *connection;
+  guint64 rounds = 9;
+  guint subscription;
+  double s;
+  double h;
+  const char *where;
+
+  signal (SIGPIPE, SIG_IGN);
+  if (argc == 3 && g_str_equal (argv[1], "--rounds"))
+    rounds = g_ascii_strtoull (argv[2], NULL, 10);
+  else if (argc != 1)
+    {
+      g_printerr ("usage: %s [--rounds N]\n", argv[0]);
+      return 2;
+    }
+  if (rounds < 1 || rounds > 1000)
+    {
+      g_printerr ("bench-boundary: --rounds takes 1 to 1000\n");
+      return 2;
+    }
+
+  sessions = g_ptr_array_new_with_free_func (g_free);
+  ended = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  gcc = g_find_program_in_path ("gcc");
+  git = g_find_program_in_path ("git");
+  if (gcc == NULL || git == NULL)
+    bail ("gcc and git are needed");
+
+  if (g_getenv ("PADDOCK_BUILD_ROOT") == NULL)
+    {
+      g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+      g_autofree char *bench_dir = g_path_get_dirname (exe);
+      g_autofree char *root = g_build_filename (bench_dir, "..", "..", NULL);
+
+      g_setenv ("PADDOCK_BUILD_ROOT", root, TRUE);
+    }
+
+  /* Before any thread: fork the watcher, then maybe unshare. */
+  {
+    /* Not g_get_tmp_dir (): it caches $TMPDIR, which we change below. */
+    const char *tmp = g_getenv ("TMPDIR") != NULL && g_getenv ("TMPDIR")[0] != '\0'
+                      ? g_getenv ("TMPDIR") : "/tmp";
+    g_autofree char *made = g_build_filename (tmp, "paddock-bench-boundary-XXXXXX", NULL);
+
+    if (g_mkdtemp (made) == NULL)
+      bail ("no temporary folder in %s: %s", tmp, g_strerror (errno));
+    start_watcher (made);
+    base_is_tmpfs = mount_private_tmpfs (made);
+    base_dir = g_steal_pointer (&made);
+  }
+  where = base_is_tmpfs ? "a private tmpfs" : "$TMPDIR (no tmpfs could be mounted)";
+  g_setenv ("TMPDIR", base_dir, TRUE);
+  for (guint i = 0; i < G_N_ELEMENTS (git_env); i++)
+    g_setenv (git_env[i][0], git_env[i][1], TRUE);
+  g_setenv ("GIT_AUTHOR_NAME", "bench", TRUE);
+  g_setenv ("GIT_AUTHOR_EMAIL", "bench@example.org", TRUE);
+  g_setenv ("GIT_COMMITTER_NAME", "bench", TRUE);
+  g_setenv ("GIT_COMMITTER_EMAIL", "bench@example.org", TRUE);
+
+  workspace = g_build_filename (base_dir, "ws", NULL);
+  if (mkdir (workspace, 0755) != 0)
+    bail ("mkdir %s: %s", workspace, g_strerror (errno));
+  generate_tree ();
+
+  g_setenv ("PADDOCK_TEST_QUIET", "1", TRUE);
+  daemon_under_test = paddock_test_daemon_new (NULL);
+  connection = paddock_test_daemon_get_connection (daemon_under_test);
+
+  /* 1. Start: one warm-up each, then interleaved. */
+  for (gint64 r = -1; r < (gint64) (2 * rounds); r++)
+    {
+      double ho = start_ms ("host");
+      double sa = start_ms ("safe");
+
+      if (r < 0)
+        continue;
+      g_array_append_val (start_host, ho);
+      g_array_append_val (start_safe, sa);
+    }
+
+  /* 2. The workload inside one long-running session of each profile. The
+   * first round of each is a warm-up: it also refreshes git's index (in
+   * the safe session's stage, the files' stat data differ from the
+   * index's). */
+  subscription = g_dbus_connection_signal_subscribe (connection, "org.paddock.Daemon",
+                                                     "org.freedesktop.DBus.Properties",
+                                                     "PropertiesChanged", NULL, "org.paddock.Command1",
+                                                     G_DBUS_SIGNAL_FLAGS_NONE, properties_changed_cb,
+                                                     NULL, NULL);
+  safe = create_session ("safe", sleep_argv);
+  host = create_session ("host", sleep_argv);
+  for (guint w = 0; w < G_N_ELEMENTS (workloads); w++)
+    {
+      Workload *wl = &workloads[w];
+
+      wl->safe = g_array_new (FALSE, FALSE, sizeof (double));
+      wl->host = g_array_new (FALSE, FALSE, sizeof (double));
+      wl->direct = g_array_new (FALSE, FALSE, sizeof (double));
+      for (gint64 r = -2; r < (gint64) rounds; r++)
+        {
+          /* Alternate who goes first, so neither always runs on a cache
+           * the other warmed. */
+          double sa = r % 2 == 0 ? exec_ms (safe, wl->argv) : 0;
+          double ho = exec_ms (host, wl->argv);
+          double di = direct_ms (wl->argv);
+
+          if (r % 2 != 0)
+            sa = exec_ms (safe, wl->argv);
+          if (r < 0)
+            continue;
+          g_array_append_val (wl->safe, sa);
+          g_array_append_val (wl->host, ho);
+          g_array_append_val (wl->direct, di);
+        }
+    }
+  g_dbus_connection_signal_unsubscribe (connection, subscription);
+
+  {
+    g_autofree char *loadavg = NULL;
+
+    g_file_get_contents ("/proc/loadavg", &loadavg, NULL, NULL);
+    g_print ("bench/boundary - the `safe` boundary next to the `host` profile, same daemon, same run, "
+             "interleaved; %u cores; trees on %s; load %s", g_get_num_processors (), where,
+             loadavg != NULL ? loadavg : "unknown\n");
+  }
+
+  s = median (start_safe);
+  h = median (start_host);
+  g_print ("\n1. session start, CreateSession -> first output byte of `sh -c 'echo x'` "
+           "(workspace: %u files under git; medians of %" G_GUINT64_FORMAT ")\n",
+           TREE_FILES + C_FILES + 1, 2 * rounds);
+  g_print ("   %-40s %8.2f ms\n", "host", h);
+  g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe", s, s / h);
+  g_print ("   target: safe within 2x of host: %s\n", verdict (s <= 2 * h));
+
+  g_print ("\n2. workload through Session1.Exec until its exit status (medians of %" G_GUINT64_FORMAT ")\n",
+           rounds);
+  for (guint w = 0; w < G_N_ELEMENTS (workloads); w++)
+    {
+      Workload *wl = &workloads[w];
+      double d = median (wl->direct);
+
+      s = median (wl->safe);
+      h = median (wl->host);
+      g_print ("   %s\n", wl->name);
+      g_print ("     %-38s %8.1f ms\n", "run directly by the bench (reference)", d);
+      g_print ("     %-38s %8.1f ms\n", "host session", h);
+      g_print ("     %-38s %8.1f ms   %+.1f%% over host\n", "safe session", s, 100.0 * (s - h) / h);
+      g_print ("     target: < 5%% over host: %s\n", verdict (s < 1.05 * h));
+      g_array_unref (wl->safe);
+      g_array_unref (wl->host);
+      g_array_unref (wl->direct);
+    }
+
+  clean_up ();
+  g_ptr_array_unref (sessions);
+  g_hash_table_unref (ended);
+  return EXIT_SUCCESS;
+}

@@ -1,0 +1,288 @@
+/* paddock-net-journal.c — a session's numbered network records: a ring in memory, a bounded file on disk
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every record the session's proxy finishes gets the next sequence number
+ * (1, 2, 3…, never reused, continued across daemon restarts from what the
+ * file holds) and goes to two places:
+ *
+ *  - a ring of at most max_records in memory, what ListNetworkRecords
+ *    pages through by sequence number;
+ *  - PATH, one JSON object per line, appended with O_APPEND. When a line
+ *    would take PATH past max_file_bytes / 2, PATH becomes PATH.1 (the
+ *    previous PATH.1 goes) and a new PATH starts: the pair never holds
+ *    more than max_file_bytes, however long the session runs.
+ *
+ * An append is one write(2) of a whole line. It is not fsync'd: a crash
+ * may lose the last records (the file is an audit trail, and a proxied
+ * request must not wait for the disk), but never leaves a line half
+ * written in the middle — a torn last line is skipped on load.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "paddock-net-journal.h"
+
+struct _PaddockNetJournal
+{
+  GObject  parent_instance;
+
+  char    *path;       /* NULL: memory only */
+  char    *old_path;   /* PATH.1 */
+  int      fd;         /* PATH, O_APPEND; -1 until the first append, or failed */
+  gboolean open_failed; /* said so once; not retried for every record */
+  gsize    file_bytes; /* PATH's size */
+  gsize    max_file_bytes;
+  guint    max_records;
+  GQueue   records;    /* PaddockNetRecord*, oldest first, seq ascending */
+  guint64  last_seq;
+};
+
+G_DEFINE_FINAL_TYPE (PaddockNetJournal, paddock_net_journal, G_TYPE_OBJECT)
+
+static void
+paddock_net_journal_finalize (GObject *object)
+{
+  PaddockNetJournal *self = PADDOCK_NET_JOURNAL (object);
+
+  if (self->fd >= 0)
+    close (self->fd);
+  g_queue_clear_full (&self->records, g_object_unref);
+  g_clear_pointer (&self->path, g_free);
+  g_clear_pointer (&self->old_path, g_free);
+
+  G_OBJECT_CLASS (paddock_net_journal_parent_class)->finalize (object);
+}
+
+static void
+paddock_net_journal_class_init (PaddockNetJournalClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = paddock_net_journal_finalize;
+}
+
+static void
+paddock_net_journal_init (PaddockNetJournal *self)
+{
+  self->fd = -1;
+  g_queue_init (&self->records);
+}
+
+static void
+push (PaddockNetJournal *self,
+      PaddockNetRecord  *record)
+{
+  g_queue_push_tail (&self->records, record);
+  while (self->records.length > self->max_records)
+    g_object_unref (g_queue_pop_head (&self->records));
+}
+
+/* Records of one file, in order; lines that are not a whole record (a
+ * torn last line after a crash, anything else) are skipped. */
+static void
+load_file (PaddockNetJournal *self,
+           const char        *path)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+  gsize length = 0;
+
+  if (!g_file_get_contents (path, &contents, &length, NULL) ||
+      length > self->max_file_bytes || memchr (contents, '\0', length) != NULL)
+    return;
+
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      PaddockNetRecord *record;
+
+      if (lines[i][0] == '\0' || !json_parser_load_from_data (parser, lines[i], -1, NULL) ||
+          (record = paddock_net_record_new_from_json (json_parser_get_root (parser), NULL)) == NULL)
+        continue;
+      if (paddock_net_record_get_seq (record) <= self->last_seq)
+        {
+          g_object_unref (record);
+          continue;
+        }
+      self->last_seq = paddock_net_record_get_seq (record);
+      push (self, record);
+    }
+}
+
+static void
+open_file (PaddockNetJournal *self)
+{
+  struct stat st;
+
+  self->fd = open (self->path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (self->fd < 0)
+    {
+      g_message ("Cannot open the network journal %s: %s", self->path, g_strerror (errno));
+      return;
+    }
+  self->file_bytes = fstat (self->fd, &st) == 0 ? (gsize) st.st_size : 0;
+
+  /* A torn last line (a crash mid-write) ends here, so that the next
+   * record starts a line of its own instead of joining it. */
+  if (self->file_bytes > 0)
+    {
+      char last = '\n';
+
+      if (pread (self->fd, &last, 1, (off_t) self->file_bytes - 1) == 1 && last != '\n' &&
+          write (self->fd, "\n", 1) == 1)
+        self->file_bytes++;
+    }
+}
+
+/**
+ * paddock_net_journal_new:
+ * @path: (nullable): the journal's file; existing records there (and in
+ *   PATH.1) are loaded and numbering continues after them
+ * @max_records: how many records the ring keeps (at least 1)
+ * @max_file_bytes: PATH and PATH.1 together stay below this
+ */
+PaddockNetJournal *
+paddock_net_journal_new (const char *path,
+                         guint       max_records,
+                         gsize       max_file_bytes)
+{
+  PaddockNetJournal *self = g_object_new (PADDOCK_TYPE_NET_JOURNAL, NULL);
+
+  self->max_records = MAX (max_records, 1);
+  self->max_file_bytes = MAX (max_file_bytes, 4096);
+  if (path != NULL)
+    {
+      self->path = g_strdup (path);
+      self->old_path = g_strconcat (path, ".1", NULL);
+      load_file (self, self->old_path);
+      load_file (self, self->path);
+      /* The file is opened (made) by the first append: a session that
+       * never uses the network has none. */
+    }
+  return self;
+}
+
+static void
+write_line (PaddockNetJournal *self,
+            const char        *line,
+            gsize              len)
+{
+  gsize done = 0;
+
+  if (self->path == NULL)
+    return;
+  if (self->fd < 0 && !self->open_failed)
+    {
+      open_file (self);
+      self->open_failed = self->fd < 0;
+    }
+
+  if (self->fd >= 0 && self->file_bytes > 0 && self->file_bytes + len > self->max_file_bytes / 2)
+    {
+      close (self->fd);
+      self->fd = -1;
+      if (rename (self->path, self->old_path) != 0)
+        g_message ("Cannot rotate the network journal %s: %s", self->path, g_strerror (errno));
+      open_file (self);
+    }
+  if (self->fd < 0 || len > self->max_file_bytes / 2)
+    return;
+
+  while (done < len)
+    {
+      ssize_t n = write (self->fd, line + done, len - done);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          g_message ("Cannot write the network journal %s: %s", self->path,
+                     n < 0 ? g_strerror (errno) : "short write");
+          break;
+        }
+      done += (gsize) n;
+    }
+  self->file_bytes += done;
+}
+
+/**
+ * paddock_net_journal_append:
+ *
+ * Numbers @record (paddock_net_record_set_seq()), keeps a reference in the
+ * ring and appends it to the file. Returns its number.
+ */
+guint64
+paddock_net_journal_append (PaddockNetJournal *self,
+                            PaddockNetRecord  *record)
+{
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) node = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *line = NULL;
+
+  g_return_val_if_fail (PADDOCK_IS_NET_JOURNAL (self), 0);
+  g_return_val_if_fail (PADDOCK_IS_NET_RECORD (record), 0);
+
+  paddock_net_record_set_seq (record, ++self->last_seq);
+  push (self, g_object_ref (record));
+
+  node = paddock_net_record_to_json (record);
+  json_generator_set_root (generator, node);
+  text = json_generator_to_data (generator, NULL);
+  line = g_strconcat (text, "\n", NULL);
+  write_line (self, line, strlen (line));
+
+  return self->last_seq;
+}
+
+/**
+ * paddock_net_journal_list:
+ * @after_seq: records numbered above this (0: from the oldest kept)
+ * @max: at most this many (0: none)
+ * @out_next_seq: (out): what to pass as @after_seq to continue: the last
+ *   returned record's number, or @after_seq when there was none
+ *
+ * Returns: (transfer container): the records, oldest first
+ */
+GPtrArray *
+paddock_net_journal_list (PaddockNetJournal *self,
+                          guint64            after_seq,
+                          guint              max,
+                          guint64           *out_next_seq)
+{
+  GPtrArray *records = g_ptr_array_new_with_free_func (g_object_unref);
+  guint64 next = after_seq;
+  GList *l;
+
+  g_return_val_if_fail (PADDOCK_IS_NET_JOURNAL (self), records);
+
+  /* Newest last: walk back to the first record after @after_seq. */
+  for (l = self->records.tail; l != NULL && l->prev != NULL &&
+       paddock_net_record_get_seq (l->prev->data) > after_seq; l = l->prev)
+    ;
+  for (; l != NULL && records->len < max; l = l->next)
+    if (paddock_net_record_get_seq (l->data) > after_seq)
+      {
+        g_ptr_array_add (records, g_object_ref (l->data));
+        next = paddock_net_record_get_seq (l->data);
+      }
+
+  if (out_next_seq != NULL)
+    *out_next_seq = next;
+  return records;
+}
+
+guint64
+paddock_net_journal_get_last_seq (PaddockNetJournal *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_NET_JOURNAL (self), 0);
+  return self->last_seq;
+}

@@ -1,0 +1,440 @@
+/* paddock-session-network.c — org.paddock.Session1's network: the proxy, its policy, its records, leased ports
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A session in proxy mode has a network namespace of its own with nothing
+ * but loopback. paddock-sandbox listens on 127.0.0.1:3128 inside it before
+ * the agent exists and hands the listening socket to us ({"event":"proxy"}
+ * on the control channel); a PaddockProxy serves it here, in the daemon's
+ * network namespace, where names are resolved. So the kernel, not the
+ * agent's goodwill, makes the proxy the only way out: a program that
+ * ignores HTTP_PROXY reaches nothing at all.
+ *
+ * Every request the proxy finishes becomes a record in the session's
+ * journal (numbered, a ring in memory, a bounded file next to
+ * session.json) and a NetworkRecord signal.
+ *
+ * The policy changes live: the allowlist applies to the next request, and
+ * "none" for a session that has a proxy means the proxy refuses everything;
+ * open requests and tunnels the new policy would refuse are ended. A change that needs another network
+ * namespace (to or from host, or to proxy without the socket) is refused
+ * with RestartRequired.
+ *
+ * Ports leased at create (net host only) reach the agent by the
+ * socket-activation protocol; the helpers for that are at the end.
+ */
+
+#include "config.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paddock-error.h"
+#include "paddock-lease.h"
+#include "paddock-net-journal.h"
+#include "paddock-proxy.h"
+#include "paddock-session-impl-private.h"
+
+#define MAX_RECORDS_PER_CALL 1000
+#define JOURNAL_FILE         "network.jsonl"
+
+struct _PaddockSessionNetwork
+{
+  PaddockSessionImpl *session;     /* unowned: the session owns us */
+  PaddockNetJournal  *journal;
+  PaddockProxy       *proxy;       /* NULL until the sandbox passed its socket */
+  gulong              record_id;
+  gboolean            has_listener;  /* started in proxy mode */
+};
+
+/* The rules for @mode and @allow: "!pattern" denies (a deny wins), any
+ * other entry allows; "none" allows nothing whatever the list says. */
+PaddockDomainRules *
+_paddock_session_network_build_rules (const char         *mode,
+                                      const char * const *allow,
+                                      GError            **error)
+{
+  g_autoptr(PaddockDomainRules) rules = paddock_domain_rules_new ();
+  guint n = allow != NULL ? g_strv_length ((GStrv) allow) : 0;
+
+  if (n > PADDOCK_DOMAIN_RULES_MAX_PATTERNS)
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                   "At most %d domain patterns", PADDOCK_DOMAIN_RULES_MAX_PATTERNS);
+      return NULL;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GError) local_error = NULL;
+      gboolean ok = allow[i][0] == '!'
+                    ? paddock_domain_rules_add_deny (rules, allow[i] + 1, &local_error)
+                    : paddock_domain_rules_add_allow (rules, allow[i], &local_error);
+
+      if (!ok)
+        {
+          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                       "Invalid domain pattern “%s”: %s", allow[i], local_error->message);
+          return NULL;
+        }
+    }
+
+  /* A test switch, like PADDOCK_TEST_WITHOUT_LAYERS: the daemon under test
+   * lets the proxy reach the ports of the test's loopback servers. Only
+   * the daemon's own environment has it; nothing inside a session can. */
+  if (g_getenv ("PADDOCK_TEST_PROXY_PORTS") != NULL)
+    {
+      g_auto(GStrv) ports = g_strsplit (g_getenv ("PADDOCK_TEST_PROXY_PORTS"), ",", 64);
+
+      for (guint i = 0; ports[i] != NULL; i++)
+        {
+          guint64 port;
+
+          if (g_ascii_string_to_unsigned (ports[i], 10, 1, 65535, &port, NULL))
+            paddock_domain_rules_add_port (rules, (guint) port, NULL);
+        }
+    }
+
+  if (g_strcmp0 (mode, "proxy") != 0)
+    {
+      /* Allows nothing: a fresh rule set denies every host. */
+      g_clear_object (&rules);
+      rules = paddock_domain_rules_new ();
+    }
+  return g_steal_pointer (&rules);
+}
+
+static GVariant *
+record_to_variant (PaddockNetRecord *record)
+{
+  GVariantDict dict;
+  const char *error = paddock_net_record_get_error (record);
+
+  g_variant_dict_init (&dict, NULL);
+  g_variant_dict_insert (&dict, "seq", "t", paddock_net_record_get_seq (record));
+  g_variant_dict_insert (&dict, "time", "x", paddock_net_record_get_time (record));
+  g_variant_dict_insert (&dict, "method", "s", paddock_net_record_get_method (record));
+  g_variant_dict_insert (&dict, "host", "s", paddock_net_record_get_host (record));
+  g_variant_dict_insert (&dict, "port", "u", paddock_net_record_get_port (record));
+  g_variant_dict_insert (&dict, "verdict", "s",
+                         paddock_net_verdict_to_string (paddock_net_record_get_verdict (record)));
+  g_variant_dict_insert (&dict, "bytes_up", "t", paddock_net_record_get_bytes_up (record));
+  g_variant_dict_insert (&dict, "bytes_down", "t", paddock_net_record_get_bytes_down (record));
+  g_variant_dict_insert (&dict, "duration_ms", "x", paddock_net_record_get_duration_ms (record));
+  g_variant_dict_insert (&dict, "error", "s", error != NULL ? error : "");
+  return g_variant_dict_end (&dict);
+}
+
+static void
+record_added_cb (PaddockProxy     *proxy,
+                 PaddockNetRecord *record,
+                 gpointer          user_data)
+{
+  PaddockSessionNetwork *network = user_data;
+
+  /* The proxy reuses nothing: this record is finished and ours to number. */
+  paddock_net_journal_append (network->journal, record);
+  paddock_ipc_session1_emit_network_record (PADDOCK_IPC_SESSION1 (network->session),
+                                            record_to_variant (record));
+}
+
+/**
+ * _paddock_session_network_new:
+ * @state_dir: (nullable): the session's folder, for the journal file
+ */
+PaddockSessionNetwork *
+_paddock_session_network_new (PaddockSessionImpl *session,
+                              const char         *state_dir)
+{
+  PaddockSessionNetwork *network = g_new0 (PaddockSessionNetwork, 1);
+  g_autofree char *path = state_dir != NULL ? g_build_filename (state_dir, JOURNAL_FILE, NULL) : NULL;
+
+  network->session = session;
+  network->journal = paddock_net_journal_new (path, PADDOCK_NET_JOURNAL_DEFAULT_MAX_RECORDS,
+                                              PADDOCK_NET_JOURNAL_DEFAULT_MAX_FILE_BYTES);
+  return network;
+}
+
+void
+_paddock_session_network_free (PaddockSessionNetwork *network)
+{
+  if (network == NULL)
+    return;
+  if (network->proxy != NULL)
+    {
+      g_clear_signal_handler (&network->record_id, network->proxy);
+      paddock_proxy_stop (network->proxy);
+      g_clear_object (&network->proxy);
+    }
+  g_clear_object (&network->journal);
+  g_free (network);
+}
+
+/* The session is about to start: in proxy mode its namespace will have the
+ * socket, which decides the environment and what SetNetworkPolicy can do. */
+void
+_paddock_session_network_prepare (PaddockSessionNetwork *network,
+                                  const char            *mode)
+{
+  network->has_listener = g_strcmp0 (mode, "proxy") == 0;
+}
+
+/* Where programs inside find the proxy: the variables curl, git, pip, npm,
+ * Go, Python and Node read (upper- and lower-case, since tools disagree),
+ * and loopback excluded, since the session's own servers are there. */
+char **
+_paddock_session_network_add_environment (PaddockSessionNetwork *network,
+                                          char                 **env)
+{
+  static const char * const names[] = {
+    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+  };
+  g_autofree char *url = NULL;
+
+  if (!network->has_listener)
+    return env;
+  url = g_strdup_printf ("http://127.0.0.1:%u", PADDOCK_SESSION_PROXY_PORT);
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    env = g_environ_setenv (env, names[i], url, TRUE);
+  env = g_environ_setenv (env, "NO_PROXY", "localhost,127.0.0.1,::1", TRUE);
+  env = g_environ_setenv (env, "no_proxy", "localhost,127.0.0.1,::1", TRUE);
+  return env;
+}
+
+/* The test-only resolver: PADDOCK_TEST_PROXY_RESOLVE="name=address,…" in
+ * the daemon's environment replaces DNS for the proxy (see
+ * paddock_proxy_set_resolver_override). */
+static void
+apply_test_resolver (PaddockSessionNetwork *network,
+                     PaddockProxy          *proxy)
+{
+  const char *text = g_getenv ("PADDOCK_TEST_PROXY_RESOLVE");
+  g_autoptr(GHashTable) map = NULL;
+  g_auto(GStrv) pairs = NULL;
+
+  if (text == NULL)
+    return;
+  g_message ("Session %s: PADDOCK_TEST_PROXY_RESOLVE is set, so its proxy resolves names from it, "
+             "not from DNS (a test switch)", paddock_session_impl_get_id (network->session));
+  map = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  pairs = g_strsplit (text, ",", 256);
+  for (guint i = 0; pairs[i] != NULL; i++)
+    {
+      const char *eq = strchr (pairs[i], '=');
+
+      if (eq != NULL && eq != pairs[i])
+        g_hash_table_replace (map, g_strndup (pairs[i], (gsize) (eq - pairs[i])), g_strdup (eq + 1));
+    }
+  paddock_proxy_set_resolver_override (proxy, map);
+}
+
+/* The sandbox's {"event":"proxy"}: @fd (always taken) is the listening
+ * socket inside the session's namespace. */
+void
+_paddock_session_network_take_listener (PaddockSessionNetwork *network,
+                                        int                    fd)
+{
+  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (network->session);
+  g_autoptr(PaddockDomainRules) rules = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (network->proxy != NULL || !network->has_listener)
+    {
+      close (fd);
+      return;
+    }
+
+  rules = _paddock_session_network_build_rules (paddock_ipc_session1_get_network_mode (session),
+                                                paddock_ipc_session1_get_allowed_domains (session),
+                                                &error);
+  if (rules == NULL)
+    rules = paddock_domain_rules_new ();
+  network->proxy = paddock_proxy_new (fd, rules, &error);
+  if (network->proxy == NULL)
+    {
+      /* The namespace still has no other way out: the session runs as if
+       * in none, and the log says why. */
+      g_message ("Session %s: cannot serve its proxy: %s",
+                 paddock_session_impl_get_id (network->session), error->message);
+      return;
+    }
+  /* The journal is the ring that counts; the proxy's own stays minimal. */
+  paddock_proxy_set_max_records (network->proxy, 1);
+  apply_test_resolver (network, network->proxy);
+  network->record_id = g_signal_connect (network->proxy, "record-added",
+                                         G_CALLBACK (record_added_cb), network);
+}
+
+/* The session ended: its namespace is gone, and so is every client. */
+void
+_paddock_session_network_stop (PaddockSessionNetwork *network)
+{
+  if (network->proxy != NULL)
+    paddock_proxy_stop (network->proxy);
+}
+
+gboolean
+_paddock_session_impl_handle_list_network_records (PaddockIpcSession1    *session,
+                                                   GDBusMethodInvocation *invocation,
+                                                   guint64                after_seq,
+                                                   guint                  max)
+{
+  PaddockSessionNetwork *network = _paddock_session_impl_get_network (PADDOCK_SESSION_IMPL (session));
+  g_autoptr(GPtrArray) records = NULL;
+  GVariantBuilder builder;
+  guint64 next = after_seq;
+
+  records = paddock_net_journal_list (network->journal, after_seq, MIN (max, MAX_RECORDS_PER_CALL), &next);
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("aa{sv}"));
+  for (guint i = 0; i < records->len; i++)
+    g_variant_builder_add_value (&builder, record_to_variant (g_ptr_array_index (records, i)));
+  paddock_ipc_session1_complete_list_network_records (session, invocation,
+                                                      g_variant_builder_end (&builder), next);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+gboolean
+_paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
+                                                 GDBusMethodInvocation *invocation,
+                                                 const char            *mode,
+                                                 const char * const    *allow_domains)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  PaddockSessionNetwork *network = _paddock_session_impl_get_network (self);
+  const char *current = paddock_ipc_session1_get_network_mode (session);
+  g_autoptr(PaddockDomainRules) rules = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (g_strcmp0 (mode, "host") != 0 && g_strcmp0 (mode, "none") != 0 && g_strcmp0 (mode, "proxy") != 0)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "The network mode is host, none or proxy, not “%s”", mode);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  rules = _paddock_session_network_build_rules (mode, allow_domains, &error);
+  if (rules == NULL)
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  /* Only what the running namespaces allow: the network namespace is made
+   * once, at start, and only a proxy-mode start has the socket. */
+  if (g_strcmp0 (mode, current) != 0 &&
+      (!_paddock_session_impl_is_live (self) || g_strcmp0 (mode, "host") == 0 ||
+       g_strcmp0 (current, "host") == 0 || (g_strcmp0 (mode, "proxy") == 0 && !network->has_listener)))
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_RESTART_REQUIRED,
+                                             "Switching this session from %s to %s needs a new network "
+                                             "namespace: create the session again with --net %s; "
+                                             "nothing was changed",
+                                             current, mode, mode);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  _paddock_session_impl_set_network_policy (self, mode, allow_domains);
+  if (network->proxy != NULL)
+    {
+      paddock_proxy_set_rules (network->proxy, rules);
+      /* Open tunnels were judged when they opened: those the new policy
+       * would refuse end now, or "none" would not mean none. */
+      paddock_proxy_close_denied_connections (network->proxy, "the network policy no longer allows it");
+    }
+  paddock_ipc_session1_complete_set_network_policy (session, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* ---- leased ports (net host) ------------------------------------------- */
+
+/* Its leased ports by name, for the agent and every command: PORT is the
+ * first (what most frameworks read), PADDOCK_PORT_<NAME> each one, the
+ * name upper-cased with anything but letters and digits as "_". */
+char **
+_paddock_session_network_add_port_environment (GPtrArray  *leases,
+                                               char      **env)
+{
+  for (guint i = 0; leases != NULL && i < leases->len; i++)
+    {
+      PaddockLease *lease = g_ptr_array_index (leases, i);
+      g_autofree char *port = g_strdup_printf ("%u", paddock_lease_get_port (lease));
+      g_autofree char *name = g_ascii_strup (paddock_lease_get_name (lease), -1);
+      g_autofree char *variable = NULL;
+
+      for (char *p = name; *p != '\0'; p++)
+        if (!g_ascii_isalnum (*p))
+          *p = '_';
+      variable = g_strconcat ("PADDOCK_PORT_", name, NULL);
+      if (i == 0)
+        env = g_environ_setenv (env, "PORT", port, TRUE);
+      env = g_environ_setenv (env, variable, port, TRUE);
+    }
+  return env;
+}
+
+/* The socket-activation protocol (sd_listen_fds(3)) for the agent alone:
+ * its leased sockets are fds 3… in lease order, named by LISTEN_FDNAMES.
+ * LISTEN_PID is @pid, or a placeholder the child fills in with its own. */
+char **
+_paddock_session_network_add_listen_environment (GPtrArray   *leases,
+                                                 char       **env,
+                                                 const char  *pid)
+{
+  g_autoptr(GString) names = g_string_new (NULL);
+  g_autofree char *count = NULL;
+
+  if (leases == NULL || leases->len == 0)
+    return env;
+  for (guint i = 0; i < leases->len; i++)
+    g_string_append_printf (names, "%s%s", i > 0 ? ":" : "",
+                            paddock_lease_get_name (g_ptr_array_index (leases, i)));
+  count = g_strdup_printf ("%u", leases->len);
+  env = g_environ_setenv (env, "LISTEN_FDS", count, TRUE);
+  env = g_environ_setenv (env, "LISTEN_FDNAMES", names->str, TRUE);
+  env = g_environ_setenv (env, "LISTEN_PID", pid, TRUE);
+  return env;
+}
+
+/* In the forked child only (async-signal-safe): moves the leased sockets
+ * to fds @first…, clear of whatever else the child still holds. The
+ * sockets are first duplicated above 64, where nothing is overwritten. */
+gboolean
+_paddock_session_network_child_take_listen_fds (const int *fds,
+                                                guint      n,
+                                                int       *high)
+{
+  for (guint i = 0; i < n; i++)
+    if ((high[i] = fcntl (fds[i], F_DUPFD, 64)) < 0)
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+_paddock_session_network_child_place_listen_fds (const int *high,
+                                                 guint      n,
+                                                 int        first)
+{
+  for (guint i = 0; i < n; i++)
+    if (dup2 (high[i], first + (int) i) < 0)
+      return FALSE;
+  return TRUE;
+}
+
+/* Writes @value in decimal into @out (room for 20 digits and a NUL). */
+void
+_paddock_session_network_child_format_pid (char  *out,
+                                           pid_t  value)
+{
+  char digits[24];
+  int n = 0;
+
+  do
+    {
+      digits[n++] = (char) ('0' + value % 10);
+      value /= 10;
+    }
+  while (value > 0 && n < 20);
+  for (int i = 0; i < n; i++)
+    out[i] = digits[n - 1 - i];
+  out[n] = '\0';
+}

@@ -1,0 +1,374 @@
+#!/bin/bash
+# test-paddockctl-net.sh — the proxy network mode: the only way out, its policy and its records, as TAP
+#
+# Copyright 2026 The Paddock authors
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# A loopback HTTP server on the host (127.0.0.1, nothing else) stands in
+# for the world. The daemon under test resolves the names allowed.test,
+# other.test and denied.test to it (PADDOCK_TEST_PROXY_RESOLVE, read by the
+# proxy only) and lets the proxy reach its port (PADDOCK_TEST_PROXY_PORTS).
+# From inside a proxy-mode session: an allowed name works over HTTP and
+# through a CONNECT tunnel, a denied one gets 403 and a "denied" record, a
+# direct connect to the server gets nowhere, the allowlist changes at run
+# time, none and proxy switch while running, and malformed requests leave
+# the daemon serving.
+
+set -euo pipefail
+
+PYTHON=/usr/bin/python3
+[[ -x "$PYTHON" ]] || { echo "1..0 # SKIP python3 is not installed"; [[ "${1:-}" == "--tap" ]] && exit 0; exit 77; }
+
+# The world: one HTTP server on the host's loopback, started before the
+# daemon so that the daemon's environment can name its port.
+server_dir=$(mktemp -d "${TMPDIR:-/tmp}/paddock-net-server.XXXXXX")
+"$PYTHON" - "$server_dir/port" <<'PY' >"$server_dir/log" 2>&1 &
+import http.server, os, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    connections = 0
+    def handle(self):
+        Handler.connections += 1
+        super().handle()
+    def do_GET(self):
+        if self.path == "/connections":   # asked by the test, from the host
+            body = str(Handler.connections).encode()
+        else:
+            body = ("hello from the host, " + self.path + "\n").encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+server.serve_forever()
+PY
+server_pid=$!
+trap 'kill $server_pid 2>/dev/null; wait $server_pid 2>/dev/null; rm -rf "$server_dir"' EXIT
+for _ in $(seq 50); do [[ -s "$server_dir/port" ]] && break; sleep 0.1; done
+port=$(cat "$server_dir/port" 2>/dev/null || true)
+[[ -n "$port" ]] || { echo "1..0 # SKIP the loopback test server did not start"; exit 1; }
+
+export PADDOCK_TEST_PROXY_RESOLVE="allowed.test=127.0.0.1,other.test=127.0.0.1,denied.test=127.0.0.1"
+export PADDOCK_TEST_PROXY_PORTS="$port"
+
+# shellcheck source=paddockctl-lib.sh
+source "$(dirname "$0")/paddockctl-lib.sh" "$@"
+# The library's cleanup (its EXIT trap now) ends the server too.
+background_pids+=("$server_pid")
+mv "$server_dir" "$tmp/server"
+
+SANDBOX="$PADDOCK_BUILD_ROOT/daemon/sandbox/paddock-sandbox"
+[[ -x "$SANDBOX" ]] || skip "paddock-sandbox is not built"
+if ! unshare -Urn true 2>/dev/null; then
+  skip "user and network namespaces are unavailable here, so no proxy session can run"
+fi
+
+ws="$tmp/workspace"
+mkdir "$ws"
+
+# What programs inside run: each prints one line saying what happened.
+cat >"$ws/client.py" <<'PY'
+import os, socket, sys, urllib.error, urllib.request
+
+def proxy_address():
+    url = os.environ.get("HTTP_PROXY", "")
+    hostport = url.split("//", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    return host, int(port)
+
+def recv_all(sock):
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+what = sys.argv[1]
+if what == "get":                      # honours HTTP_PROXY, as most tools do
+    try:
+        with urllib.request.urlopen(sys.argv[2], timeout=20) as response:
+            print(response.status, response.read().decode().strip())
+    except urllib.error.HTTPError as e:
+        print(e.code, e.read().decode().strip())
+elif what == "connect":                # a CONNECT tunnel, then HTTP inside it
+    host, port = sys.argv[2], sys.argv[3]
+    s = socket.create_connection(proxy_address(), timeout=20)
+    s.sendall(("CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n" % (host, port, host, port)).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(1)
+        if not chunk:
+            break
+        head += chunk
+    status = head.split(b"\r\n", 1)[0].decode()
+    if " 200 " not in status + " ":
+        print(status.split(" ")[1] if " " in status else "closed")
+        sys.exit(0)
+    s.sendall(("GET /tunnelled HTTP/1.0\r\nHost: %s\r\n\r\n" % host).encode())
+    reply = recv_all(s).decode()
+    print("tunnel", reply.split("\r\n", 1)[0].split(" ")[1], reply.split("\r\n\r\n", 1)[-1].strip())
+elif what == "hold":                   # a tunnel that stays open until someone ends it
+    host, port = sys.argv[2], sys.argv[3]
+    s = socket.create_connection(proxy_address(), timeout=120)
+    s.sendall(("CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n" % (host, port, host, port)).encode())
+    try:
+        data = recv_all(s)
+        print("ended", data.split(b"\r\n", 1)[0].decode())
+    except socket.timeout:
+        print("still open")
+elif what == "direct":                 # ignores the proxy variables
+    try:
+        socket.create_connection((sys.argv[2], int(sys.argv[3])), timeout=5).close()
+        print("connected")
+    except OSError as e:
+        print("refused" if e.errno is not None else "failed", e.errno)
+elif what == "garbage":                # malformed requests straight at the proxy
+    answers = []
+    for payload in [b"NOT A REQUEST\r\n\r\n",
+                    b"GET http://allowed.test/ HTTP/1.1\r\n" + b"X-Big: " + b"a" * 70000 + b"\r\n\r\n",
+                    b"CONNECT allowed.test:22 HTTP/1.1\r\nHost: allowed.test:22\r\n\r\n",
+                    b"GET http://exa mple..test/ HTTP/1.1\r\n\r\n",
+                    b"GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n"]:   # never finished
+        s = socket.create_connection(proxy_address(), timeout=20)
+        try:
+            s.sendall(payload)
+            if payload.endswith(b"\r\n\r\n"):
+                first = recv_all(s).split(b"\r\n", 1)[0].decode()
+                answers.append(first.split(" ")[1] if " " in first else "closed")
+            else:
+                answers.append("left")
+        except OSError:
+            answers.append("reset")
+        s.close()
+    print(" ".join(answers))
+PY
+
+field ()
+{
+  "$CTL" --json status "$1" >"$tmp/field.json" 2>/dev/null || return 1
+  json "$tmp/field.json" "$2"
+}
+
+# inside ID ARGS…: run client.py in the session, print its one line.
+inside ()
+{
+  local id=$1
+  shift
+  "$CTL" --json exec "$id" --timeout 60000 -- python3 "$ws/client.py" "$@" >"$tmp/exec.json" 2>"$tmp/exec.err" || true
+  json "$tmp/exec.json" 'd["stdout"].strip()' 2>/dev/null || cat "$tmp/exec.err"
+}
+
+# records ID EXPR: EXPR over the records list (r) of `net ID records --json`.
+records ()
+{
+  "$CTL" --json net "$1" records >"$tmp/records.json" 2>"$tmp/records.err" || return 1
+  "$PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1]))["records"]; print(eval(sys.argv[2]))' \
+    "$tmp/records.json" "$2"
+}
+
+# Records stream as signals: watch them from the start.
+if command -v gdbus >/dev/null; then
+  gdbus monitor --session --dest org.paddock.Daemon >"$tmp/monitor.log" 2>&1 &
+  background_pids+=($!)
+  sleep 0.5
+fi
+
+# ---- create --net proxy ----------------------------------------------------------
+
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain allowed.test -- sleep 600
+if [[ $rc -ne 0 ]] && grep -q NotEnforced "$tmp/out"; then
+  skip "no safe session can run here: $(cat "$tmp/out")"
+fi
+check "create --net proxy --allow-domain: exit 0, running" \
+  test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
+id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+check "…its net is proxy" test "$(field "$id" 'd["net"]')" = proxy
+check "…the network layer is enforced: its own network namespace, mode proxy" \
+  test "$(field "$id" '[(l["status"], "mode proxy" in l["evidence"]) for l in d["boundary"] if l["layer"] == "network"]')" \
+       = "[('enforced', True)]"
+check "…the connect-outside probe was blocked" \
+  test "$(field "$id" '[l["status"] for l in d["boundary"] if l["layer"] == "probe:connect-outside"]')" = "['enforced']"
+
+"$CTL" --json exec "$id" -- env >"$tmp/env.json"
+check "HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lower-case point at 127.0.0.1:3128 inside" \
+  test "$(json "$tmp/env.json" 'sorted(l for l in d["stdout"].splitlines() if "proxy=" in l.lower() and "no_proxy" not in l.lower())')" \
+       = "$("$PYTHON" -c 'print(sorted(n + "=http://127.0.0.1:3128" for n in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"]))')"
+
+# ---- the only way out ------------------------------------------------------------
+
+check "an allowed name works over HTTP through the proxy" \
+  test "$(inside "$id" get "http://allowed.test:$port/plain")" = "200 hello from the host, /plain"
+check "…and through a CONNECT tunnel" \
+  test "$(inside "$id" connect allowed.test "$port")" = "tunnel 200 hello from the host, /tunnelled"
+out=$(inside "$id" get "http://denied.test:$port/nope")
+check "a name not allowed gets 403 from the proxy, saying so" \
+  eval '[[ "$out" == "403 Paddock proxy: denied.test is denied"* ]]'
+check "…and a CONNECT to it too" test "$(inside "$id" connect denied.test "$port")" = 403
+check "a program ignoring the proxy variables gets nowhere (direct connect to the host's server)" \
+  test "$(inside "$id" direct 127.0.0.1 "$port")" = "refused 111"
+
+check "net records: the HTTP request, allowed, with bytes both ways" \
+  test "$(records "$id" '[(x["method"], x["host"], x["port"], x["verdict"], x["bytes_up"] > 0, x["bytes_down"] > 0) for x in r if x["method"] == "GET" and x["verdict"] == "allowed"]')" \
+       = "[('GET', 'allowed.test', $port, 'allowed', True, True)]"
+check "…the tunnel, allowed" \
+  test "$(records "$id" '[(x["host"], x["verdict"]) for x in r if x["method"] == "CONNECT" and x["host"] == "allowed.test"]')" \
+       = "[('allowed.test', 'allowed')]"
+check "…the denied ones, denied" \
+  test "$(records "$id" 'sorted((x["method"], x["verdict"]) for x in r if x["host"] == "denied.test")')" \
+       = "[('CONNECT', 'denied'), ('GET', 'denied')]"
+check "…every record has the INTERFACES.md fields" \
+  test "$(records "$id" 'all(set(["time", "method", "host", "port", "verdict", "bytes_up", "bytes_down"]) <= set(x) for x in r) and len(r) == 4')" = True
+check "…numbered 1, 2, 3, 4" test "$(records "$id" '[x["seq"] for x in r]')" = "[1, 2, 3, 4]"
+journal=$(ls "$tmp"/state/sessions/"$id"/network.jsonl 2>/dev/null || true)
+check "…and persisted, one line each, in the session's state folder" \
+  test "$(wc -l <"${journal:-/dev/null}" | tr -d ' ')" = 4
+if command -v gdbus >/dev/null; then
+  four_signals () { [[ $(grep -c 'org.paddock.Session1.NetworkRecord' "$tmp/monitor.log") -ge 4 ]]; }
+  check "…and streamed: a NetworkRecord signal for each" wait_for 10 four_signals
+fi
+run "$tmp/out" "$tmp/err" net "$id" records
+check "net records without --json: one line a request" \
+  test "$rc:$(grep -c ' allowed.test:\| denied.test:' "$tmp/out")" = "0:4"
+
+# ---- the policy at run time ------------------------------------------------------
+
+run "$tmp/out" "$tmp/err" --json net "$id" set --net proxy --allow-domain other.test --allow-domain '!denied.test'
+check "net set --allow-domain: exit 0" test "$rc" = 0
+if command -v gdbus >/dev/null; then
+  check "…AllowedDomains shows the new list" \
+    test "$(gdbus call --session --dest org.paddock.Daemon --object-path "/org/paddock/Daemon/session/$id" \
+              --method org.freedesktop.DBus.Properties.Get org.paddock.Session1 AllowedDomains 2>&1)" \
+         = "(<['other.test', '!denied.test']>,)"
+fi
+check "…a newly allowed name works at once" \
+  test "$(inside "$id" get "http://other.test:$port/new")" = "200 hello from the host, /new"
+check "…the one no longer listed is refused at once" \
+  test "$(inside "$id" get "http://allowed.test:$port/old" | cut -c1-3)" = 403
+
+# A tunnel open before the change: judged when it opened, ended when the
+# policy no longer allows it.
+server_connections () { "$PYTHON" -c 'import sys, urllib.request
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+print(opener.open("http://127.0.0.1:%s/connections" % sys.argv[1], timeout=10).read().decode())' "$port"; }
+before=$(server_connections)
+( inside "$id" hold other.test "$port" >"$tmp/hold.out" ) &
+hold_pid=$!
+background_pids+=("$hold_pid")
+# This call and the tunnel's: the tunnel reached the server.
+tunnel_is_open () { [[ $(server_connections) -gt $((before + 1)) ]]; }
+wait_for 30 tunnel_is_open || true
+run "$tmp/out" "$tmp/err" --json net "$id" set --net proxy --allow-domain allowed.test
+wait "$hold_pid" || true
+check "a tunnel open when its name leaves the allowlist is ended by the proxy" \
+  test "$(cat "$tmp/hold.out")" = "ended HTTP/1.1 200 Connection established"
+check "…its record says why" \
+  test "$(records "$id" '[x["error"] for x in r if x["method"] == "CONNECT" and x["host"] == "other.test"]')" \
+       = "['the network policy no longer allows it']"
+run "$tmp/out" "$tmp/err" --json net "$id" set --net proxy --allow-domain other.test
+
+run "$tmp/out" "$tmp/err" --json net "$id" set --net none
+check "net set --net none while running: exit 0, net none" \
+  test "$rc:$(field "$id" 'd["net"]')" = "0:none"
+check "…the proxy now refuses everything" \
+  test "$(inside "$id" get "http://other.test:$port/none" | cut -c1-3)" = 403
+run "$tmp/out" "$tmp/err" --json net "$id" set --net proxy --allow-domain other.test
+check "…and back to proxy: works again" \
+  test "$rc:$(inside "$id" get "http://other.test:$port/back")" = "0:200 hello from the host, /back"
+run "$tmp/out" "$tmp/err" --json net "$id" set --net host
+check "net set --net host: RestartRequired, exit 1" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.RestartRequired"
+check "…nothing changed" test "$(field "$id" 'd["net"]')" = proxy
+run "$tmp/out" "$tmp/err" --json net "$id" set --net proxy --allow-domain 'bad..pattern'
+check "net set with a bad pattern: InvalidArgument" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
+run "$tmp/out" "$tmp/err" net "$id" set --net sideways
+check "net set --net sideways: usage error, exit 2" test "$rc" = 2
+
+# ---- malformed requests ----------------------------------------------------------
+
+check "malformed requests are answered or dropped: 400, 431, 403 (odd port), 400, an unfinished head left" \
+  test "$(inside "$id" garbage)" = "400 431 403 400 left"
+check "…and the daemon still serves: an allowed request works after them" \
+  test "$(inside "$id" get "http://other.test:$port/after")" = "200 hello from the host, /after"
+check "…the daemon is alive" kill -0 "$daemon_pid"
+
+# ---- none cannot become proxy ----------------------------------------------------
+
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
+none_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+check "a none session has no proxy variables" \
+  test "$("$CTL" --json exec "$none_id" -- env | json /dev/stdin '"HTTP_PROXY=" in d["stdout"]')" = False
+run "$tmp/out" "$tmp/err" --json net "$none_id" set --net proxy --allow-domain allowed.test
+check "…and switching it to proxy says a restart is needed (RestartRequired)" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.RestartRequired"
+check "…and it reaches nothing" test "$(inside "$none_id" direct 127.0.0.1 "$port")" = "refused 111"
+
+# ---- leased ports into sessions on the host's network ----------------------------
+
+# The agent serves HTTP on the socket it was given (fd 3, socket activation)
+# and says what its environment told it.
+cat >"$ws/serve.py" <<'PY'
+import os, socket
+s = socket.socket(fileno=3)
+facts = " ".join([os.environ.get("PORT", "-"), os.environ.get("PADDOCK_PORT_WEB", "-"),
+                  os.environ.get("LISTEN_FDS", "-"), os.environ.get("LISTEN_FDNAMES", "-"),
+                  "pid-ok" if os.environ.get("LISTEN_PID") == str(os.getpid()) else "pid-wrong",
+                  str(s.getsockname()[1])])
+while True:
+    c, _ = s.accept()
+    c.recv(65536)
+    body = (facts + "\n").encode()
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    c.close()
+PY
+host_get () { "$PYTHON" -c 'import sys, urllib.request
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+print(opener.open("http://127.0.0.1:%s/" % sys.argv[1], timeout=10).read().decode().strip())' "$1"; }
+
+for profile in host safe; do
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web -- python3 "$ws/serve.py"
+  port_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  leased=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+  check "create --profile $profile --port web: running, the lease listed in its ports" \
+    test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1):$(json "$tmp/out" '[(p["name"], p["session"]) for p in d["ports"]]' 2>&1)" \
+         = "0:running:[('web', '$port_id')]"
+  got=$(host_get "$leased" 2>&1 || true)
+  check "…a request from the host reaches the agent on its leased socket (LISTEN_FDS), with PORT, PADDOCK_PORT_WEB and LISTEN_PID right" \
+    test "$got" = "$leased $leased 1 web pid-ok $leased"
+  "$CTL" --json exec "$port_id" -- sh -c 'echo $PORT $PADDOCK_PORT_WEB' >"$tmp/exec.json"
+  check "…an Exec'd command sees PORT and PADDOCK_PORT_WEB too" \
+    test "$(json "$tmp/exec.json" 'd["stdout"].strip()')" = "$leased $leased"
+  "$CTL" destroy "$port_id" >/dev/null
+  check "…the lease dies with the session" \
+    test "$("$CTL" --json ports list | json /dev/stdin "[l for l in d['leases'] if l['port'] == $leased]")" = "[]"
+done
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --port web -- sleep 600
+check "create --net proxy --port: NotEnforced (no forwarding into a namespace of its own yet), nothing leased" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1):$("$CTL" --json ports list | json /dev/stdin 'len(d["leases"])')" \
+       = "1:org.paddock.Error.NotEnforced:0"
+
+# ---- records outlive the session -------------------------------------------------
+
+"$CTL" stop "$id" >/dev/null
+"$CTL" destroy "$none_id" >/dev/null
+n_records=$(records "$id" 'len(r)')
+check "after stop, the records are still listed" test "$n_records" -gt 4
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+"$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+check "after a daemon restart, the same records from the session's file, numbered as before" \
+  test "$(records "$id" 'len(r), r[-1]["seq"] == len(r), r[0]["seq"]')" = "($n_records, True, 1)"
+check "…and the network mode it had (proxy)" \
+  test "$(field "$id" 'd["net"]')" = proxy
+"$CTL" destroy "$id" >/dev/null
+check "the daemon is still running at the end" kill -0 "$daemon_pid"
+
+echo "1..$n"
+[[ $failures -eq 0 ]]
