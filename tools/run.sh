@@ -43,4 +43,7 @@ if ! has_daemon; then
     fi
 fi
 
+# The app's settings schema (window state, recent folders) as compiled in
+# the build tree, ahead of any installed one.
+export GSETTINGS_SCHEMA_DIR="$builddir/data${GSETTINGS_SCHEMA_DIR:+:$GSETTINGS_SCHEMA_DIR}"
 exec "$builddir/app/paddock"
