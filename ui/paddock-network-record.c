@@ -74,16 +74,22 @@ PaddockNetworkRecord *
 paddock_network_record_new_from_variant (GVariant *record)
 {
   PaddockNetworkRecord *self;
+  guint32 port = 0;
+  gint64 duration_ms = 0;
 
   g_return_val_if_fail (g_variant_is_of_type (record, G_VARIANT_TYPE_VARDICT), NULL);
 
+  /* The types Session1.ListNetworkRecords documents: a lookup of another
+   * type finds nothing, and the row would say port 0. */
   self = g_object_new (PADDOCK_TYPE_NETWORK_RECORD, NULL);
   g_variant_lookup (record, "seq", "t", &self->seq);
   g_variant_lookup (record, "time", "x", &self->time);
-  g_variant_lookup (record, "port", "q", &self->port);
+  g_variant_lookup (record, "port", "u", &port);
   g_variant_lookup (record, "bytes_up", "t", &self->bytes_up);
   g_variant_lookup (record, "bytes_down", "t", &self->bytes_down);
-  g_variant_lookup (record, "duration_ms", "u", &self->duration_ms);
+  g_variant_lookup (record, "duration_ms", "x", &duration_ms);
+  self->port = (guint16) MIN (port, G_MAXUINT16);
+  self->duration_ms = (guint) CLAMP (duration_ms, 0, G_MAXUINT);
   self->method = dup_string (record, "method");
   self->host = dup_string (record, "host");
   self->verdict = dup_string (record, "verdict");

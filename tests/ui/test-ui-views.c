@@ -379,6 +379,93 @@ test_ports (void)
 
 /* Network -------------------------------------------------------------------- */
 
+/* The agent asks the session's proxy for a name nobody allowed: the daemon
+ * answers 403 and records it, and the Network page shows that record. */
+#define DENIED_REQUEST_SCRIPT \
+  "python3 -c 'import urllib.request as u\n" \
+  "try:\n    u.urlopen(\"http://denied.test/\", timeout=10)\n" \
+  "except Exception as e:\n    print(\"answered:\", e)'; exec sleep 300"
+
+static gboolean
+shows_denied_record (gpointer data)
+{
+  GListModel *records = paddock_network_view_get_shown (PADDOCK_NETWORK_VIEW (data));
+
+  for (guint i = 0; i < g_list_model_get_n_items (records); i++)
+    {
+      g_autoptr(PaddockNetworkRecord) record = g_list_model_get_item (records, i);
+
+      if (g_strcmp0 (paddock_network_record_get_host (record), "denied.test") == 0 &&
+          g_strcmp0 (paddock_network_record_get_verdict (record), "denied") == 0 &&
+          paddock_network_record_get_port (record) == 80)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+network_live_cb (GApplication     *app,
+                 PaddockUiFixture *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *window = paddock_ui_fixture_window (app);
+  const char *argv[] = { "sh", "-c", DENIED_REQUEST_SCRIPT, NULL };
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *remote = NULL;
+  PaddockNetworkView *network;
+  GVariantDict options;
+
+  g_variant_dict_init (&options, NULL);
+  g_variant_dict_insert_value (&options, "workspace", g_variant_new_bytestring (fixture->workspace));
+  g_variant_dict_insert_value (&options, "command", g_variant_new_bytestring_array (argv, -1));
+  g_variant_dict_insert (&options, "profile", "s", "safe");
+  g_variant_dict_insert (&options, "name", "s", "proxied");
+  g_variant_dict_insert (&options, "net", "s", "proxy");
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
+                                       "org.paddock.Manager1", "CreateSession",
+                                       g_variant_new ("(@a{sv})", g_variant_dict_end (&options)),
+                                       G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                       PADDOCK_UI_TIMEOUT_MS * 3, NULL, &error);
+  if (error != NULL)
+    remote = g_dbus_error_get_remote_error (error);
+  if (g_strcmp0 (remote, "org.paddock.Error.NotEnforced") == 0)
+    {
+      g_test_message ("no sandbox here: %s", error->message);
+      fixture->skipped = TRUE;
+      fixture->ran = TRUE;
+      gtk_window_destroy (GTK_WINDOW (window));
+      return;
+    }
+  g_assert_no_error (error);
+  g_variant_get (reply, "(o)", &path);
+
+  paddock_ui_wait_for_sessions (window, 1);
+  paddock_ui_show_view (window, "network");
+  network = PADDOCK_NETWORK_VIEW (paddock_ui_session_view_child (window, "network_view"));
+  if (!paddock_test_wait_for (shows_denied_record, network, PADDOCK_UI_TIMEOUT_MS))
+    g_error ("the Network page shows no denied record for denied.test after %d ms", PADDOCK_UI_TIMEOUT_MS);
+  g_assert_cmpstr (paddock_network_view_get_page (network), ==, "network");
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "network-proxy-live");
+
+  result = paddock_ui_destroy_session (connection, path);
+  paddock_ui_wait_for_sessions (window, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+test_network_live (void)
+{
+  gboolean skipped = FALSE;
+
+  paddock_ui_run_app (G_CALLBACK (network_live_cb), &skipped);
+  if (skipped)
+    g_test_skip ("the safe profile cannot run here (NotEnforced): no proxy session");
+}
+
 static GVariant *
 network_records (const char *text)
 {
@@ -405,19 +492,19 @@ test_network_records (void)
   PaddockNetworkView *view = PADDOCK_NETWORK_VIEW (paddock_network_view_new ());
   g_autoptr(GVariant) first = network_records (
     "[{'seq': <uint64 1>, 'time': <int64 1795000000000000>, 'method': <'CONNECT'>, 'host': <'api.github.com'>,"
-    "  'port': <uint16 443>, 'verdict': <'allowed'>, 'bytes_up': <uint64 2048>, 'bytes_down': <uint64 183000>,"
-    "  'duration_ms': <uint32 412>},"
+    "  'port': <uint32 443>, 'verdict': <'allowed'>, 'bytes_up': <uint64 2048>, 'bytes_down': <uint64 183000>,"
+    "  'duration_ms': <int64 412>},"
     " {'seq': <uint64 2>, 'time': <int64 1795000001000000>, 'method': <'GET'>, 'host': <'evil.example'>,"
-    "  'port': <uint16 80>, 'verdict': <'denied'>, 'bytes_up': <uint64 0>, 'bytes_down': <uint64 0>,"
-    "  'duration_ms': <uint32 1>},"
+    "  'port': <uint32 80>, 'verdict': <'denied'>, 'bytes_up': <uint64 0>, 'bytes_down': <uint64 0>,"
+    "  'duration_ms': <int64 1>},"
     " {'seq': <uint64 3>, 'time': <int64 1795000002000000>, 'method': <'CONNECT'>, 'host': <'registry.npmjs.org'>,"
-    "  'port': <uint16 443>, 'verdict': <'error'>, 'bytes_up': <uint64 517>, 'bytes_down': <uint64 0>,"
-    "  'duration_ms': <uint32 10003>}]");
+    "  'port': <uint32 443>, 'verdict': <'error'>, 'bytes_up': <uint64 517>, 'bytes_down': <uint64 0>,"
+    "  'duration_ms': <int64 10003>}]");
   /* The signal repeating a record the list gave, then a new one. */
   g_autoptr(GVariant) again = network_records (
     "[{'seq': <uint64 3>, 'method': <'CONNECT'>, 'host': <'registry.npmjs.org'>, 'verdict': <'error'>},"
     " {'seq': <uint64 4>, 'time': <int64 1795000003000000>, 'method': <'GET'>, 'host': <'pypi.org'>,"
-    "  'port': <uint16 443>, 'verdict': <'denied'>, 'duration_ms': <uint32 2>}]");
+    "  'port': <uint32 443>, 'verdict': <'denied'>, 'duration_ms': <int64 2>}]");
   const char *domains[] = { "api.github.com", "*.npmjs.org", NULL };
   GListModel *shown = paddock_network_view_get_shown (view);
   GtkWidget *domains_list;
@@ -568,6 +655,7 @@ main (int   argc,
   g_test_add_func ("/ui/views/processes/live", test_processes_live);
   g_test_add_func ("/ui/views/ports", test_ports);
   g_test_add_func ("/ui/views/network/records", test_network_records);
+  g_test_add_func ("/ui/views/network/live-proxy", test_network_live);
   g_test_add_func ("/ui/views/settings", test_settings);
 
   return g_test_run ();
