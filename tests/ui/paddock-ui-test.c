@@ -14,8 +14,11 @@
 #include "paddock-ui-test.h"
 #include "paddock-window-private.h"
 
-/* As in test-ui-window.c: initialise GTK and libadwaita with no session
- * bus, so that libadwaita's settings proxy does not hold the test bus. */
+/* Initialise GTK and libadwaita before the private bus exists, with no
+ * session bus at all. libadwaita's settings look for the settings portal
+ * once and keep their proxy (and so the process's session bus singleton)
+ * for the life of the process, and would otherwise hold the private test
+ * bus open. Nothing else of GTK needs the bus. */
 void
 paddock_ui_test_init (int    *argc,
                       char ***argv)
@@ -214,8 +217,9 @@ paddock_ui_window_child (PaddockWindow *window,
   return gtk_widget_get_template_child (GTK_WIDGET (window), PADDOCK_TYPE_WINDOW, name);
 }
 
-static PaddockSessionView *
-current_session_view (PaddockWindow *window)
+/* The view of the session the sidebar has selected. */
+PaddockSessionView *
+paddock_ui_current_session_view (PaddockWindow *window)
 {
   GtkWidget *child = gtk_stack_get_visible_child (GTK_STACK (paddock_ui_window_child (window, "session_stack")));
 
@@ -228,7 +232,7 @@ GtkWidget *
 paddock_ui_session_view_child (PaddockWindow *window,
                                const char    *name)
 {
-  return GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (current_session_view (window)),
+  return GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (paddock_ui_current_session_view (window)),
                                                     PADDOCK_TYPE_SESSION_VIEW, name));
 }
 
@@ -236,7 +240,7 @@ void
 paddock_ui_show_view (PaddockWindow *window,
                       const char    *name)
 {
-  AdwViewStack *stack = paddock_session_view_get_view_stack (current_session_view (window));
+  AdwViewStack *stack = paddock_session_view_get_view_stack (paddock_ui_current_session_view (window));
 
   /* Only when it changes: the waits below ask again and again. */
   if (g_strcmp0 (adw_view_stack_get_visible_child_name (stack), name) != 0)
@@ -270,17 +274,16 @@ paddock_ui_wait_for_sessions (PaddockWindow *window,
     g_error ("the sidebar does not list %u sessions", n_sessions);
 }
 
-/* D-Bus, as a script would call it: `sh -c SCRIPT` in @workspace. */
+/* D-Bus, as a script would call it: @argv in @workspace. */
 char *
-paddock_ui_create_session (GDBusConnection *connection,
-                           const char      *workspace,
-                           const char      *name,
-                           const char      *profile,
-                           const char      *script,
-                           GError         **error)
+paddock_ui_create_session_argv (GDBusConnection    *connection,
+                                const char         *workspace,
+                                const char         *name,
+                                const char         *profile,
+                                const char * const *argv,
+                                GError            **error)
 {
   g_autoptr(GVariant) reply = NULL;
-  const char *argv[] = { "sh", "-c", script, NULL };
   GVariantDict options;
   char *path = NULL;
 
@@ -300,6 +303,20 @@ paddock_ui_create_session (GDBusConnection *connection,
 
   g_variant_get (reply, "(o)", &path);
   return path;
+}
+
+/* The same, running `sh -c SCRIPT`. */
+char *
+paddock_ui_create_session (GDBusConnection *connection,
+                           const char      *workspace,
+                           const char      *name,
+                           const char      *profile,
+                           const char      *script,
+                           GError         **error)
+{
+  const char *argv[] = { "sh", "-c", script, NULL };
+
+  return paddock_ui_create_session_argv (connection, workspace, name, profile, argv, error);
 }
 
 /* Destroys a session; returns its result dictionary. */
