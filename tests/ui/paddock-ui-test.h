@@ -30,6 +30,7 @@ void           paddock_ui_settle                 (guint         ms);
 void           paddock_ui_save_screenshot        (GtkWindow    *window,
                                                   const char   *name);
 void           paddock_ui_assert_controls_named  (GtkWidget    *widget);
+void           paddock_ui_assert_buttons_named   (GtkWidget    *widget);
 GtkWindow     *paddock_ui_wait_for_message_dialog (void);
 void           paddock_ui_answer_dialog          (const char   *screenshot,
                                                   const char   *response);

@@ -114,52 +114,6 @@ safety_row (PaddockWindow *window,
   return g_object_get_data (G_OBJECT (row), "paddock-layer-item");
 }
 
-/* Every button a user can reach names itself to assistive technologies. */
-static void
-assert_controls_named (GtkWidget *widget,
-                       guint     *n_checked)
-{
-  if (!gtk_widget_get_mapped (widget))
-    return;
-
-  if (GTK_IS_BUTTON (widget) || GTK_IS_MENU_BUTTON (widget))
-    {
-      gboolean has_text_label = GTK_IS_BUTTON (widget) &&
-                                gtk_button_get_label (GTK_BUTTON (widget)) != NULL &&
-                                !gtk_button_get_use_underline (GTK_BUTTON (widget));
-
-      /* libadwaita's own inner buttons (view switcher, combo rows) carry
-       * their labels as children; only ours must be named explicitly. */
-      if (!has_text_label &&
-          !gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL) &&
-          gtk_widget_get_ancestor (widget, ADW_TYPE_VIEW_SWITCHER) == NULL &&
-          gtk_widget_get_ancestor (widget, GTK_TYPE_SEARCH_BAR) == NULL &&
-          !GTK_IS_TOGGLE_BUTTON (widget))
-        g_error ("%s (%s, icon %s) has no accessible name",
-                 G_OBJECT_TYPE_NAME (widget),
-                 gtk_widget_get_name (widget),
-                 GTK_IS_BUTTON (widget) ? gtk_button_get_icon_name (GTK_BUTTON (widget)) : "-");
-      (*n_checked)++;
-
-      if (GTK_IS_MENU_BUTTON (widget))
-        return;
-    }
-
-  for (GtkWidget *child = gtk_widget_get_first_child (widget);
-       child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    assert_controls_named (child, n_checked);
-}
-
-static void
-assert_window_controls_named (GtkWindow *window)
-{
-  guint n_checked = 0;
-
-  assert_controls_named (GTK_WIDGET (window), &n_checked);
-  g_assert_cmpuint (n_checked, >, 0);
-}
-
 /* Conditions */
 
 typedef struct
@@ -315,7 +269,7 @@ terminal_and_destroy_cb (GApplication     *app,
   /* Nothing yet: the empty state invites a new session. */
   assert_shows_sessions (window, "no-sessions", 0);
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-empty");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* A session created by a script appears in the sidebar, selected. */
   path = paddock_ui_create_session_argv (connection, fixture->workspace, "shell on ws", "host", bash_argv, &error);
@@ -345,7 +299,7 @@ terminal_and_destroy_cb (GApplication     *app,
                                vte_terminal_get_column_count (terminal));
   assert_terminal_shows (window, size_line);
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Search, through its shortcut's action. */
   g_assert_true (gtk_widget_activate_action (paddock_ui_session_view_child (window, "terminal_view"),
@@ -354,7 +308,7 @@ terminal_and_destroy_cb (GApplication     *app,
 
   paddock_ui_show_view (window, "info");
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-info");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* The host profile asks for no layer: the Safety page says nothing is
    * enforced, every layer in red or grey. */
@@ -379,7 +333,7 @@ terminal_and_destroy_cb (GApplication     *app,
     adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
   }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-safety-host");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   paddock_ui_show_view (window, "changes");
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-changes-host");
@@ -402,7 +356,7 @@ terminal_and_destroy_cb (GApplication     *app,
   workspace = g_file_new_for_path (fixture->workspace);
   paddock_new_session_dialog_set_workspace (dialog, workspace);
   paddock_ui_save_screenshot (GTK_WINDOW (dialog), "sessions-new-session");
-  assert_window_controls_named (GTK_WINDOW (dialog));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (dialog));
   {
     AdwComboRow *profile_row = ADW_COMBO_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog),
                                                                              PADDOCK_TYPE_NEW_SESSION_DIALOG,
@@ -582,7 +536,7 @@ changes_cb (GApplication     *app,
     adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
   }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-safety");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Further down, the canary probes. */
   {
@@ -621,7 +575,7 @@ changes_cb (GApplication     *app,
   gtk_selection_model_select_item (selection, added_position, TRUE);
   g_assert_true (paddock_test_wait_for (diff_shown, window, TIMEOUT_MS));
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-changes");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Apply selected, confirmed: only that file reaches the workspace. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-selected", NULL));

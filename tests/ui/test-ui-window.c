@@ -163,53 +163,6 @@ assert_row (PaddockWindow *window,
   g_assert_cmpstr (paddock_lease_item_get_state (item), ==, state);
 }
 
-/* Every control a user can reach names itself to assistive technologies:
- * buttons by an accessible label (icon-only ones have no text otherwise).
- * Not paddock_ui_assert_controls_named(): that one passes over whatever is
- * inside a GtkColumnView, and here the buttons of the ports list's rows must
- * be named too. */
-static void
-assert_controls_named (GtkWidget *widget,
-                       guint     *n_checked)
-{
-  if (!gtk_widget_get_mapped (widget))
-    return;
-
-  if (GTK_IS_BUTTON (widget) || GTK_IS_MENU_BUTTON (widget))
-    {
-      gboolean has_text_label = GTK_IS_BUTTON (widget) &&
-                                gtk_button_get_label (GTK_BUTTON (widget)) != NULL &&
-                                !gtk_button_get_use_underline (GTK_BUTTON (widget));
-
-      if (!has_text_label &&
-          !gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL))
-        g_error ("%s (%s, icon %s) has no accessible name",
-                 G_OBJECT_TYPE_NAME (widget),
-                 gtk_widget_get_name (widget),
-                 GTK_IS_BUTTON (widget) ? gtk_button_get_icon_name (GTK_BUTTON (widget)) : "-");
-      (*n_checked)++;
-
-      /* A menu button's inner toggle is GTK's own: the menu button is the
-       * named control. */
-      if (GTK_IS_MENU_BUTTON (widget))
-        return;
-    }
-
-  for (GtkWidget *child = gtk_widget_get_first_child (widget);
-       child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    assert_controls_named (child, n_checked);
-}
-
-static void
-assert_window_controls_named (PaddockWindow *window)
-{
-  guint n_checked = 0;
-
-  assert_controls_named (GTK_WIDGET (window), &n_checked);
-  g_assert_cmpuint (n_checked, >, 0);
-}
-
 typedef struct
 {
   PaddockTestDaemon *daemon;
@@ -238,7 +191,7 @@ follow_leases_cb (GApplication *app,
   /* No lease yet: the empty state. */
   assert_shows (window, "ports", "empty", 0);
   paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-empty");
-  assert_window_controls_named (window);
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Two leases from another client appear, in port order. */
   lease_port (connection, "web", &web);
@@ -255,7 +208,7 @@ follow_leases_cb (GApplication *app,
       assert_row (window, 1, web.port, "web", "held");
     }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-two-leases");
-  assert_window_controls_named (window);
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Releasing one removes exactly that row. */
   release_port (connection, web.port);
@@ -272,7 +225,7 @@ follow_leases_cb (GApplication *app,
   paddock_test_daemon_stop (fixture->daemon);
   assert_shows (window, "unreachable", NULL, 0);
   paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-daemon-not-running");
-  assert_window_controls_named (window);
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* It comes back with the persisted leases of a still-connected client and
    * the window reconnects by itself. "api" is held again: nothing else had
