@@ -14,8 +14,11 @@
 #include "paddock-ui-test.h"
 #include "paddock-window-private.h"
 
-/* As in test-ui-window.c: initialise GTK and libadwaita with no session
- * bus, so that libadwaita's settings proxy does not hold the test bus. */
+/* Initialise GTK and libadwaita before the private bus exists, with no
+ * session bus at all. libadwaita's settings look for the settings portal
+ * once and keep their proxy (and so the process's session bus singleton)
+ * for the life of the process, and would otherwise hold the private test
+ * bus open. Nothing else of GTK needs the bus. */
 void
 paddock_ui_test_init (int    *argc,
                       char ***argv)
@@ -94,38 +97,49 @@ paddock_ui_save_screenshot (GtkWindow  *window,
   g_test_message ("screenshot: %s", path);
 }
 
+/* @every_button: a button inside a column view (the ports list's rows), a
+ * tree expander or an entry row must be named too, only by its label
+ * property; editables are not looked at. */
 static void
 assert_controls_named (GtkWidget *widget,
+                       gboolean   every_button,
                        guint     *n_checked)
 {
   if (!gtk_widget_get_mapped (widget))
     return;
 
-  if (GTK_IS_BUTTON (widget) || GTK_IS_MENU_BUTTON (widget) || GTK_IS_EDITABLE (widget))
+  if (GTK_IS_BUTTON (widget) || GTK_IS_MENU_BUTTON (widget) ||
+      (!every_button && GTK_IS_EDITABLE (widget)))
     {
       gboolean has_text_label = GTK_IS_BUTTON (widget) &&
                                 gtk_button_get_label (GTK_BUTTON (widget)) != NULL &&
                                 !gtk_button_get_use_underline (GTK_BUTTON (widget));
+      gboolean gtk_own = gtk_widget_get_ancestor (widget, ADW_TYPE_VIEW_SWITCHER) != NULL ||
+                         gtk_widget_get_ancestor (widget, GTK_TYPE_SEARCH_BAR) != NULL ||
+                         GTK_IS_TOGGLE_BUTTON (widget);
 
       /* libadwaita's and GTK's own inner controls (view switcher, combo
        * rows, the text of an entry row) carry their labels elsewhere; only
        * ours must be named explicitly. */
+      if (!every_button)
+        gtk_own = gtk_own ||
+                  gtk_test_accessible_has_relation (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY) ||
+                  gtk_widget_get_ancestor (widget, ADW_TYPE_ENTRY_ROW) != NULL ||
+                  gtk_widget_get_ancestor (widget, GTK_TYPE_TREE_EXPANDER) != NULL ||
+                  gtk_widget_get_ancestor (widget, GTK_TYPE_COLUMN_VIEW) != NULL ||
+                  GTK_IS_TEXT (widget);
+
       if (!has_text_label &&
           !gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL) &&
-          !gtk_test_accessible_has_relation (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY) &&
-          gtk_widget_get_ancestor (widget, ADW_TYPE_VIEW_SWITCHER) == NULL &&
-          gtk_widget_get_ancestor (widget, GTK_TYPE_SEARCH_BAR) == NULL &&
-          gtk_widget_get_ancestor (widget, ADW_TYPE_ENTRY_ROW) == NULL &&
-          gtk_widget_get_ancestor (widget, GTK_TYPE_TREE_EXPANDER) == NULL &&
-          gtk_widget_get_ancestor (widget, GTK_TYPE_COLUMN_VIEW) == NULL &&
-          !GTK_IS_TEXT (widget) &&
-          !GTK_IS_TOGGLE_BUTTON (widget))
+          !gtk_own)
         g_error ("%s (%s, icon %s) has no accessible name",
                  G_OBJECT_TYPE_NAME (widget),
                  gtk_widget_get_name (widget),
                  GTK_IS_BUTTON (widget) ? gtk_button_get_icon_name (GTK_BUTTON (widget)) : "-");
       (*n_checked)++;
 
+      /* A menu button's inner toggle is GTK's own: the menu button is the
+       * named control. */
       if (GTK_IS_MENU_BUTTON (widget))
         return;
     }
@@ -133,7 +147,7 @@ assert_controls_named (GtkWidget *widget,
   for (GtkWidget *child = gtk_widget_get_first_child (widget);
        child != NULL;
        child = gtk_widget_get_next_sibling (child))
-    assert_controls_named (child, n_checked);
+    assert_controls_named (child, every_button, n_checked);
 }
 
 /* Every control a user can reach names itself to assistive technologies. */
@@ -142,7 +156,19 @@ paddock_ui_assert_controls_named (GtkWidget *widget)
 {
   guint n_checked = 0;
 
-  assert_controls_named (widget, &n_checked);
+  assert_controls_named (widget, FALSE, &n_checked);
+  g_assert_cmpuint (n_checked, >, 0);
+}
+
+/* Every button a user can reach names itself by an accessible label (an
+ * icon-only one has no text otherwise), wherever it is: stricter about
+ * buttons than paddock_ui_assert_controls_named(), blind to editables. */
+void
+paddock_ui_assert_buttons_named (GtkWidget *widget)
+{
+  guint n_checked = 0;
+
+  assert_controls_named (widget, TRUE, &n_checked);
   g_assert_cmpuint (n_checked, >, 0);
 }
 
@@ -214,8 +240,9 @@ paddock_ui_window_child (PaddockWindow *window,
   return gtk_widget_get_template_child (GTK_WIDGET (window), PADDOCK_TYPE_WINDOW, name);
 }
 
-static PaddockSessionView *
-current_session_view (PaddockWindow *window)
+/* The view of the session the sidebar has selected. */
+PaddockSessionView *
+paddock_ui_current_session_view (PaddockWindow *window)
 {
   GtkWidget *child = gtk_stack_get_visible_child (GTK_STACK (paddock_ui_window_child (window, "session_stack")));
 
@@ -228,7 +255,7 @@ GtkWidget *
 paddock_ui_session_view_child (PaddockWindow *window,
                                const char    *name)
 {
-  return GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (current_session_view (window)),
+  return GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (paddock_ui_current_session_view (window)),
                                                     PADDOCK_TYPE_SESSION_VIEW, name));
 }
 
@@ -236,7 +263,7 @@ void
 paddock_ui_show_view (PaddockWindow *window,
                       const char    *name)
 {
-  AdwViewStack *stack = paddock_session_view_get_view_stack (current_session_view (window));
+  AdwViewStack *stack = paddock_session_view_get_view_stack (paddock_ui_current_session_view (window));
 
   /* Only when it changes: the waits below ask again and again. */
   if (g_strcmp0 (adw_view_stack_get_visible_child_name (stack), name) != 0)
@@ -270,17 +297,16 @@ paddock_ui_wait_for_sessions (PaddockWindow *window,
     g_error ("the sidebar does not list %u sessions", n_sessions);
 }
 
-/* D-Bus, as a script would call it: `sh -c SCRIPT` in @workspace. */
+/* D-Bus, as a script would call it: @argv in @workspace. */
 char *
-paddock_ui_create_session (GDBusConnection *connection,
-                           const char      *workspace,
-                           const char      *name,
-                           const char      *profile,
-                           const char      *script,
-                           GError         **error)
+paddock_ui_create_session_argv (GDBusConnection    *connection,
+                                const char         *workspace,
+                                const char         *name,
+                                const char         *profile,
+                                const char * const *argv,
+                                GError            **error)
 {
   g_autoptr(GVariant) reply = NULL;
-  const char *argv[] = { "sh", "-c", script, NULL };
   GVariantDict options;
   char *path = NULL;
 
@@ -300,6 +326,20 @@ paddock_ui_create_session (GDBusConnection *connection,
 
   g_variant_get (reply, "(o)", &path);
   return path;
+}
+
+/* The same, running `sh -c SCRIPT`. */
+char *
+paddock_ui_create_session (GDBusConnection *connection,
+                           const char      *workspace,
+                           const char      *name,
+                           const char      *profile,
+                           const char      *script,
+                           GError         **error)
+{
+  const char *argv[] = { "sh", "-c", script, NULL };
+
+  return paddock_ui_create_session_argv (connection, workspace, name, profile, argv, error);
 }
 
 /* Destroys a session; returns its result dictionary. */

@@ -9,6 +9,7 @@
 #include <adwaita.h>
 
 #include "paddock-test-daemon.h"
+#include "paddock-session-view.h"
 #include "paddock-window.h"
 
 G_BEGIN_DECLS
@@ -29,6 +30,7 @@ void           paddock_ui_settle                 (guint         ms);
 void           paddock_ui_save_screenshot        (GtkWindow    *window,
                                                   const char   *name);
 void           paddock_ui_assert_controls_named  (GtkWidget    *widget);
+void           paddock_ui_assert_buttons_named   (GtkWidget    *widget);
 GtkWindow     *paddock_ui_wait_for_message_dialog (void);
 void           paddock_ui_answer_dialog          (const char   *screenshot,
                                                   const char   *response);
@@ -43,10 +45,17 @@ char          *paddock_ui_create_session         (GDBusConnection *connection,
                                                   const char      *profile,
                                                   const char      *script,
                                                   GError         **error);
+char          *paddock_ui_create_session_argv    (GDBusConnection    *connection,
+                                                  const char         *workspace,
+                                                  const char         *name,
+                                                  const char         *profile,
+                                                  const char * const *argv,
+                                                  GError            **error);
 GVariant      *paddock_ui_destroy_session        (GDBusConnection *connection,
                                                   const char      *path);
 gpointer       paddock_ui_window_child           (PaddockWindow *window,
                                                   const char    *name);
+PaddockSessionView *paddock_ui_current_session_view (PaddockWindow *window);
 GtkWidget     *paddock_ui_session_view_child     (PaddockWindow *window,
                                                   const char    *name);
 void           paddock_ui_show_view              (PaddockWindow *window,

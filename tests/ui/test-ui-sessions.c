@@ -20,70 +20,40 @@
 #include "paddock-terminal-view.h"
 #include "paddock-test-daemon.h"
 #include "paddock-ui-test.h"
-#include "paddock-window-private.h"
+#include "paddock-window.h"
 
 #define TIMEOUT_MS PADDOCK_UI_TIMEOUT_MS
 
 /* Helpers: everything reached through the templates, as a user sees it. */
 
-static gpointer
-window_child (PaddockWindow *window,
-              const char    *name)
-{
-  return gtk_widget_get_template_child (GTK_WIDGET (window), PADDOCK_TYPE_WINDOW, name);
-}
-
 static GListModel *
 sidebar_model (PaddockWindow *window)
 {
-  return G_LIST_MODEL (window_child (window, "sessions_selection"));
+  return G_LIST_MODEL (paddock_ui_window_child (window, "sessions_selection"));
 }
 
 static const char *
 visible_page (PaddockWindow *window)
 {
-  return gtk_stack_get_visible_child_name (GTK_STACK (window_child (window, "stack")));
-}
-
-static PaddockSessionView *
-current_session_view (PaddockWindow *window)
-{
-  GtkWidget *child = gtk_stack_get_visible_child (GTK_STACK (window_child (window, "session_stack")));
-
-  return child != NULL ? PADDOCK_SESSION_VIEW (child) : NULL;
-}
-
-static GtkWidget *
-session_view_child (PaddockSessionView *view,
-                    const char         *name)
-{
-  return GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (view), PADDOCK_TYPE_SESSION_VIEW, name));
-}
-
-static void
-show_view (PaddockWindow *window,
-           const char    *name)
-{
-  adw_view_stack_set_visible_child_name (paddock_session_view_get_view_stack (current_session_view (window)), name);
+  return gtk_stack_get_visible_child_name (GTK_STACK (paddock_ui_window_child (window, "stack")));
 }
 
 static VteTerminal *
 current_terminal (PaddockWindow *window)
 {
-  return paddock_terminal_view_get_terminal (PADDOCK_TERMINAL_VIEW (session_view_child (current_session_view (window),
-                                                                                       "terminal_view")));
+  return paddock_terminal_view_get_terminal (PADDOCK_TERMINAL_VIEW (paddock_ui_session_view_child (window, "terminal_view")));
 }
 
 static PaddockChangesView *
 current_changes_view (PaddockWindow *window)
 {
-  return PADDOCK_CHANGES_VIEW (session_view_child (current_session_view (window), "changes_view"));
+  return PADDOCK_CHANGES_VIEW (paddock_ui_session_view_child (window, "changes_view"));
 }
 
 static PaddockSafetyView *
 current_safety_view (PaddockWindow *window)
 {
-  return PADDOCK_SAFETY_VIEW (session_view_child (current_session_view (window), "safety_view"));
+  return PADDOCK_SAFETY_VIEW (paddock_ui_session_view_child (window, "safety_view"));
 }
 
 static char *
@@ -117,7 +87,7 @@ static gboolean
 boundary_known (gpointer data)
 {
   PaddockWindow *window = data;
-  PaddockSessionItem *item = paddock_session_view_get_item (current_session_view (window));
+  PaddockSessionItem *item = paddock_session_view_get_item (paddock_ui_current_session_view (window));
 
   return paddock_session_item_get_boundary_status (item) != NULL;
 }
@@ -142,52 +112,6 @@ safety_row (PaddockWindow *window,
     *row_out = row;
 
   return g_object_get_data (G_OBJECT (row), "paddock-layer-item");
-}
-
-/* Every button a user can reach names itself to assistive technologies. */
-static void
-assert_controls_named (GtkWidget *widget,
-                       guint     *n_checked)
-{
-  if (!gtk_widget_get_mapped (widget))
-    return;
-
-  if (GTK_IS_BUTTON (widget) || GTK_IS_MENU_BUTTON (widget))
-    {
-      gboolean has_text_label = GTK_IS_BUTTON (widget) &&
-                                gtk_button_get_label (GTK_BUTTON (widget)) != NULL &&
-                                !gtk_button_get_use_underline (GTK_BUTTON (widget));
-
-      /* libadwaita's own inner buttons (view switcher, combo rows) carry
-       * their labels as children; only ours must be named explicitly. */
-      if (!has_text_label &&
-          !gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL) &&
-          gtk_widget_get_ancestor (widget, ADW_TYPE_VIEW_SWITCHER) == NULL &&
-          gtk_widget_get_ancestor (widget, GTK_TYPE_SEARCH_BAR) == NULL &&
-          !GTK_IS_TOGGLE_BUTTON (widget))
-        g_error ("%s (%s, icon %s) has no accessible name",
-                 G_OBJECT_TYPE_NAME (widget),
-                 gtk_widget_get_name (widget),
-                 GTK_IS_BUTTON (widget) ? gtk_button_get_icon_name (GTK_BUTTON (widget)) : "-");
-      (*n_checked)++;
-
-      if (GTK_IS_MENU_BUTTON (widget))
-        return;
-    }
-
-  for (GtkWidget *child = gtk_widget_get_first_child (widget);
-       child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    assert_controls_named (child, n_checked);
-}
-
-static void
-assert_window_controls_named (GtkWindow *window)
-{
-  guint n_checked = 0;
-
-  assert_controls_named (GTK_WIDGET (window), &n_checked);
-  g_assert_cmpuint (n_checked, >, 0);
 }
 
 /* Conditions */
@@ -249,94 +173,9 @@ assert_terminal_shows (PaddockWindow *window,
     }
 }
 
-static gboolean
-has_toast (gpointer data)
-{
-  PaddockWindow *window = ((gpointer *)data)[0];
-  const char *title = ((gpointer *)data)[1];
+/* D-Bus, as a script would call it; the agent is a plain bash. */
 
-  return g_strcmp0 (_paddock_window_get_last_toast (window), title) == 0;
-}
-
-static void
-assert_toast (PaddockWindow *window,
-              const char    *title)
-{
-  gpointer data[] = { window, (gpointer)title };
-
-  if (!paddock_test_wait_for (has_toast, data, TIMEOUT_MS))
-    g_error ("the last toast says “%s”, expected “%s”", _paddock_window_get_last_toast (window), title);
-}
-
-static gboolean
-find_message_dialog (gpointer data)
-{
-  GtkWindow **out = data;
-  GListModel *toplevels = gtk_window_get_toplevels ();
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GtkWindow) window = g_list_model_get_item (toplevels, i);
-
-      if (ADW_IS_MESSAGE_DIALOG (window) && gtk_widget_get_mapped (GTK_WIDGET (window)))
-        {
-          *out = window;
-          return TRUE;
-        }
-    }
-
-  return FALSE;
-}
-
-/* The confirmation a window action opens, answered as a user would. */
-static void
-answer_dialog (const char *screenshot,
-               const char *response)
-{
-  GtkWindow *dialog = NULL;
-
-  g_assert_true (paddock_test_wait_for (find_message_dialog, &dialog, TIMEOUT_MS));
-  if (screenshot != NULL)
-    {
-      g_autofree char *name = g_strconcat ("sessions-", screenshot, NULL);
-
-      paddock_ui_save_screenshot (dialog, name);
-    }
-  adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), response);
-  gtk_window_destroy (dialog);
-}
-
-/* D-Bus, as a script would call it */
-
-static char *
-create_session (GDBusConnection *connection,
-                const char      *workspace,
-                const char      *name,
-                const char      *profile,
-                GError         **error)
-{
-  g_autoptr(GVariant) reply = NULL;
-  const char *argv[] = { "bash", "--norc", "--noprofile", NULL };
-  GVariantDict options;
-  char *path = NULL;
-
-  g_variant_dict_init (&options, NULL);
-  g_variant_dict_insert_value (&options, "workspace", g_variant_new_bytestring (workspace));
-  g_variant_dict_insert_value (&options, "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_dict_insert (&options, "profile", "s", profile);
-  g_variant_dict_insert (&options, "name", "s", name);
-
-  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
-                                       "org.paddock.Manager1", "CreateSession",
-                                       g_variant_new ("(@a{sv})", g_variant_dict_end (&options)),
-                                       G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                                       TIMEOUT_MS * 3, NULL, error);
-  if (reply == NULL)
-    return NULL;
-
-  g_variant_get (reply, "(o)", &path);
-  return path;
-}
+static const char * const bash_argv[] = { "bash", "--norc", "--noprofile", NULL };
 
 static void
 send_input (GDBusConnection *connection,
@@ -366,52 +205,15 @@ is_not_enforced (const GError *error)
   return g_strcmp0 (name, "org.paddock.Error.NotEnforced") == 0;
 }
 
-static char *
-make_workspace (void)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("paddock-ui-ws-XXXXXX", &error);
-  g_autofree char *readme = NULL;
-
-  g_assert_no_error (error);
-  readme = g_build_filename (dir, "README", NULL);
-  g_assert_true (g_file_set_contents (readme, "hello\n", -1, NULL));
-
-  return g_steal_pointer (&dir);
-}
+/* The application under test, on the library's workspace, which starts
+ * with a README for the session to change. */
 
 static void
-remove_workspace (const char *dir)
+write_readme (PaddockUiFixture *fixture)
 {
-  const char *names[] = { "README", "added.txt", "later.txt", NULL };
+  g_autofree char *readme = g_build_filename (fixture->workspace, "README", NULL);
 
-  for (guint i = 0; names[i] != NULL; i++)
-    {
-      g_autofree char *path = g_build_filename (dir, names[i], NULL);
-
-      g_unlink (path);
-    }
-  g_rmdir (dir);
-}
-
-/* The application under test */
-
-typedef struct
-{
-  PaddockTestDaemon *daemon;
-  char              *workspace;
-  gboolean           ran;
-  gboolean           skipped;
-} Fixture;
-
-static PaddockWindow *
-fixture_window (GApplication *app)
-{
-  PaddockWindow *window = PADDOCK_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
-
-  g_assert_nonnull (window);
-  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 760);
-  return window;
+  g_assert_true (g_file_set_contents (readme, "hello\n", -1, NULL));
 }
 
 static gboolean
@@ -419,22 +221,23 @@ terminal_attached (gpointer data)
 {
   PaddockWindow *window = data;
 
-  return paddock_terminal_view_is_attached (PADDOCK_TERMINAL_VIEW (session_view_child (current_session_view (window),
-                                                                                      "terminal_view")));
+  return paddock_terminal_view_is_attached (PADDOCK_TERMINAL_VIEW (paddock_ui_session_view_child (window, "terminal_view")));
 }
 
 static void
-terminal_and_destroy_cb (GApplication *app,
-                         Fixture      *fixture)
+terminal_and_destroy_cb (GApplication     *app,
+                         PaddockUiFixture *fixture)
 {
   GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
-  PaddockWindow *window = fixture_window (app);
+  PaddockWindow *window = paddock_ui_fixture_window (app);
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
   g_autofree char *size_line = NULL;
   PaddockNewSessionDialog *dialog;
   g_autoptr(GFile) workspace = NULL;
   VteTerminal *terminal;
+
+  write_readme (fixture);
 
   /* The keyboard shortcuts the app promises. */
   {
@@ -466,10 +269,10 @@ terminal_and_destroy_cb (GApplication *app,
   /* Nothing yet: the empty state invites a new session. */
   assert_shows_sessions (window, "no-sessions", 0);
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-empty");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* A session created by a script appears in the sidebar, selected. */
-  path = create_session (connection, fixture->workspace, "shell on ws", "host", &error);
+  path = paddock_ui_create_session_argv (connection, fixture->workspace, "shell on ws", "host", bash_argv, &error);
   g_assert_no_error (error);
   assert_shows_sessions (window, "sessions", 1);
   {
@@ -496,22 +299,22 @@ terminal_and_destroy_cb (GApplication *app,
                                vte_terminal_get_column_count (terminal));
   assert_terminal_shows (window, size_line);
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Search, through its shortcut's action. */
-  g_assert_true (gtk_widget_activate_action (session_view_child (current_session_view (window), "terminal_view"),
+  g_assert_true (gtk_widget_activate_action (paddock_ui_session_view_child (window, "terminal_view"),
                                              "terminal.search", NULL));
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal-search");
 
-  show_view (window, "info");
+  paddock_ui_show_view (window, "info");
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-info");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* The host profile asks for no layer: the Safety page says nothing is
    * enforced, every layer in red or grey. */
-  show_view (window, "safety");
+  paddock_ui_show_view (window, "safety");
   {
-    PaddockSessionItem *item = paddock_session_view_get_item (current_session_view (window));
+    PaddockSessionItem *item = paddock_session_view_get_item (paddock_ui_current_session_view (window));
     GListModel *boundary;
     GtkWidget *row = NULL;
     PaddockLayerItem *layer = safety_row (window, "seccomp", &row);
@@ -530,9 +333,9 @@ terminal_and_destroy_cb (GApplication *app,
     adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
   }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-safety-host");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
-  show_view (window, "changes");
+  paddock_ui_show_view (window, "changes");
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-changes-host");
 
   /* A second session through the New Session dialog: it gets selected. */
@@ -553,7 +356,7 @@ terminal_and_destroy_cb (GApplication *app,
   workspace = g_file_new_for_path (fixture->workspace);
   paddock_new_session_dialog_set_workspace (dialog, workspace);
   paddock_ui_save_screenshot (GTK_WINDOW (dialog), "sessions-new-session");
-  assert_window_controls_named (GTK_WINDOW (dialog));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (dialog));
   {
     AdwComboRow *profile_row = ADW_COMBO_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog),
                                                                              PADDOCK_TYPE_NEW_SESSION_DIALOG,
@@ -564,23 +367,23 @@ terminal_and_destroy_cb (GApplication *app,
   assert_shows_sessions (window, "sessions", 2);
   {
     g_autoptr(PaddockSessionItem) second = g_list_model_get_item (sidebar_model (window), 1);
-    g_assert_true (paddock_session_view_get_item (current_session_view (window)) == second);
+    g_assert_true (paddock_session_view_get_item (paddock_ui_current_session_view (window)) == second);
     g_assert_cmpstr (paddock_session_item_get_agent (second), ==, "bash");
   }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-two-sessions");
 
   /* Destroy, confirmed: the toast reports the survivors, which must be 0. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.destroy-session", NULL));
-  answer_dialog ("destroy-confirm", "destroy");
-  assert_toast (window, "Session destroyed: 0 processes left");
+  paddock_ui_answer_dialog ("sessions-destroy-confirm", "destroy");
+  paddock_ui_assert_toast (window, "Session destroyed: 0 processes left");
   assert_shows_sessions (window, "sessions", 1);
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-destroyed");
 
   /* Stopping the first one, confirmed, the same way. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-session", NULL));
-  answer_dialog (NULL, "stop");
-  assert_toast (window, "Session stopped: 0 processes left");
-  show_view (window, "terminal");
+  paddock_ui_answer_dialog (NULL, "stop");
+  paddock_ui_assert_toast (window, "Session stopped: 0 processes left");
+  paddock_ui_show_view (window, "terminal");
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-stopped");
   {
     /* Shown again after it ended, the terminal holds its output once. */
@@ -593,8 +396,8 @@ terminal_and_destroy_cb (GApplication *app,
 
   /* A stopped session is still listed until it is destroyed. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.destroy-session", NULL));
-  answer_dialog (NULL, "destroy");
-  assert_toast (window, "Session destroyed: 0 processes left");
+  paddock_ui_answer_dialog (NULL, "destroy");
+  paddock_ui_assert_toast (window, "Session destroyed: 0 processes left");
   assert_shows_sessions (window, "no-sessions", 0);
 
   gtk_window_destroy (GTK_WINDOW (window));
@@ -661,11 +464,11 @@ file_exists (gpointer data)
 }
 
 static void
-changes_cb (GApplication *app,
-            Fixture      *fixture)
+changes_cb (GApplication     *app,
+            PaddockUiFixture *fixture)
 {
   GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
-  PaddockWindow *window = fixture_window (app);
+  PaddockWindow *window = paddock_ui_fixture_window (app);
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
   g_autofree char *added = g_build_filename (fixture->workspace, "added.txt", NULL);
@@ -676,9 +479,11 @@ changes_cb (GApplication *app,
   GtkSelectionModel *selection;
   guint added_position = G_MAXUINT;
 
+  write_readme (fixture);
+
   assert_shows_sessions (window, "no-sessions", 0);
 
-  path = create_session (connection, fixture->workspace, "staged shell", "safe", &error);
+  path = paddock_ui_create_session_argv (connection, fixture->workspace, "staged shell", "safe", bash_argv, &error);
   if (is_not_enforced (error))
     {
       fixture->skipped = TRUE;
@@ -696,11 +501,11 @@ changes_cb (GApplication *app,
 
   /* The Safety page: seccomp requested and enforced, its evidence one
    * click away; the canary probes in a group of their own. */
-  show_view (window, "safety");
+  paddock_ui_show_view (window, "safety");
   {
     GtkWidget *row = NULL;
     PaddockLayerItem *layer = safety_row (window, "seccomp", &row);
-    PaddockSessionItem *item = paddock_session_view_get_item (current_session_view (window));
+    PaddockSessionItem *item = paddock_session_view_get_item (paddock_ui_current_session_view (window));
     GListModel *boundary = paddock_session_item_get_boundary (item);
     guint n_probes = 0;
 
@@ -731,7 +536,7 @@ changes_cb (GApplication *app,
     adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
   }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-safety");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Further down, the canary probes. */
   {
@@ -748,7 +553,7 @@ changes_cb (GApplication *app,
   }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-safety-probes");
 
-  show_view (window, "changes");
+  paddock_ui_show_view (window, "changes");
   g_assert_true (paddock_test_wait_for (changes_listed, window, TIMEOUT_MS));
   changes_view = current_changes_view (window);
   changes = paddock_changes_view_get_model (changes_view);
@@ -770,11 +575,11 @@ changes_cb (GApplication *app,
   gtk_selection_model_select_item (selection, added_position, TRUE);
   g_assert_true (paddock_test_wait_for (diff_shown, window, TIMEOUT_MS));
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-changes");
-  assert_window_controls_named (GTK_WINDOW (window));
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Apply selected, confirmed: only that file reaches the workspace. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-selected", NULL));
-  answer_dialog ("apply-confirm", "apply");
+  paddock_ui_answer_dialog ("sessions-apply-confirm", "apply");
   g_assert_true (paddock_test_wait_for (file_exists, added, TIMEOUT_MS));
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
   g_assert_cmpstr (readme_text, ==, "hello\n");
@@ -786,7 +591,7 @@ changes_cb (GApplication *app,
   g_assert_true (paddock_test_wait_for (readme_conflicts, changes_view, TIMEOUT_MS));
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-conflict");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-all", NULL));
-  answer_dialog ("apply-conflict-confirm", "apply");
+  paddock_ui_answer_dialog ("sessions-apply-conflict-confirm", "apply");
   paddock_ui_settle (1000);
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
@@ -797,11 +602,11 @@ changes_cb (GApplication *app,
                                                                                       PADDOCK_TYPE_CHANGES_VIEW,
                                                                                       "drop_button"))));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop-session", NULL));
-  answer_dialog (NULL, "stop");
-  assert_toast (window, "Session stopped: 0 processes left");
+  paddock_ui_answer_dialog (NULL, "stop");
+  paddock_ui_assert_toast (window, "Session stopped: 0 processes left");
   g_assert_true (paddock_test_wait_for (drop_enabled, changes_view, TIMEOUT_MS));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.drop", NULL));
-  answer_dialog ("drop-confirm", "drop");
+  paddock_ui_answer_dialog ("sessions-drop-confirm", "drop");
   g_assert_true (paddock_test_wait_for (changes_empty, changes_view, TIMEOUT_MS));
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
@@ -810,8 +615,8 @@ changes_cb (GApplication *app,
 
   /* Destroy: nothing is left running. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.destroy-session", NULL));
-  answer_dialog (NULL, "destroy");
-  assert_toast (window, "Session destroyed: 0 processes left");
+  paddock_ui_answer_dialog (NULL, "destroy");
+  paddock_ui_assert_toast (window, "Session destroyed: 0 processes left");
   assert_shows_sessions (window, "no-sessions", 0);
 
   gtk_window_destroy (GTK_WINDOW (window));
@@ -819,43 +624,11 @@ changes_cb (GApplication *app,
 }
 
 static void
-disable_animations_cb (GApplication *app)
-{
-  g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
-}
-
-static void
-run_app (GCallback  callback,
-         gboolean  *skipped)
-{
-  g_autofree char *display = g_strdup (g_getenv ("DISPLAY"));
-  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
-  g_autoptr(PaddockApplication) app = NULL;
-  g_autofree char *workspace = make_workspace ();
-  Fixture fixture = { daemon, workspace, FALSE, FALSE };
-
-  /* Keep DISPLAY whatever the bus harness does with the environment. */
-  if (display != NULL)
-    g_setenv ("DISPLAY", display, TRUE);
-
-  app = paddock_application_new ();
-  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_NON_UNIQUE);
-  /* Screenshots show where a transition ends, not a frame of it. */
-  g_signal_connect (app, "startup", G_CALLBACK (disable_animations_cb), NULL);
-  g_signal_connect_after (app, "activate", callback, &fixture);
-  g_assert_cmpint (g_application_run (G_APPLICATION (app), 0, NULL), ==, 0);
-  g_assert_true (fixture.ran);
-
-  remove_workspace (workspace);
-  *skipped = fixture.skipped;
-}
-
-static void
 test_terminal_and_destroy (void)
 {
   gboolean skipped = FALSE;
 
-  run_app (G_CALLBACK (terminal_and_destroy_cb), &skipped);
+  paddock_ui_run_app (G_CALLBACK (terminal_and_destroy_cb), &skipped);
 }
 
 static void
@@ -863,7 +636,7 @@ test_changes (void)
 {
   gboolean skipped = FALSE;
 
-  run_app (G_CALLBACK (changes_cb), &skipped);
+  paddock_ui_run_app (G_CALLBACK (changes_cb), &skipped);
   if (skipped)
     g_test_skip ("the safe profile is not enforced here (NotEnforced)");
 }
@@ -872,19 +645,13 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_test_init (&argc, &argv, NULL);
+  paddock_ui_test_init (&argc, &argv);
 
   if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
     {
       g_test_skip ("no display: run under xvfb-run");
       return g_test_run ();
     }
-
-  /* As in test-ui-window.c: initialise GTK and libadwaita with no session
-   * bus, so that libadwaita's settings proxy does not hold the test bus. */
-  g_setenv ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/paddock-test-no-bus", TRUE);
-  adw_init ();
-  g_unsetenv ("DBUS_SESSION_BUS_ADDRESS");
 
   g_test_add_func ("/ui/sessions/terminal-and-destroy", test_terminal_and_destroy);
   g_test_add_func ("/ui/sessions/changes", test_changes);

@@ -80,13 +80,13 @@ release_port (GDBusConnection *connection,
 static GtkStack *
 window_stack (PaddockWindow *window)
 {
-  return GTK_STACK (gtk_widget_get_template_child (GTK_WIDGET (window), PADDOCK_TYPE_WINDOW, "stack"));
+  return GTK_STACK (paddock_ui_window_child (window, "stack"));
 }
 
 static PaddockPortsView *
 window_ports_view (PaddockWindow *window)
 {
-  return PADDOCK_PORTS_VIEW (gtk_widget_get_template_child (GTK_WIDGET (window), PADDOCK_TYPE_WINDOW, "ports_view"));
+  return PADDOCK_PORTS_VIEW (paddock_ui_window_child (window, "ports_view"));
 }
 
 static GtkStack *
@@ -163,50 +163,6 @@ assert_row (PaddockWindow *window,
   g_assert_cmpstr (paddock_lease_item_get_state (item), ==, state);
 }
 
-/* Every control a user can reach names itself to assistive technologies:
- * buttons by an accessible label (icon-only ones have no text otherwise). */
-static void
-assert_controls_named (GtkWidget *widget,
-                       guint     *n_checked)
-{
-  if (!gtk_widget_get_mapped (widget))
-    return;
-
-  if (GTK_IS_BUTTON (widget) || GTK_IS_MENU_BUTTON (widget))
-    {
-      gboolean has_text_label = GTK_IS_BUTTON (widget) &&
-                                gtk_button_get_label (GTK_BUTTON (widget)) != NULL &&
-                                !gtk_button_get_use_underline (GTK_BUTTON (widget));
-
-      if (!has_text_label &&
-          !gtk_test_accessible_has_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_LABEL))
-        g_error ("%s (%s, icon %s) has no accessible name",
-                 G_OBJECT_TYPE_NAME (widget),
-                 gtk_widget_get_name (widget),
-                 GTK_IS_BUTTON (widget) ? gtk_button_get_icon_name (GTK_BUTTON (widget)) : "-");
-      (*n_checked)++;
-
-      /* A menu button's inner toggle is GTK's own: the menu button is the
-       * named control. */
-      if (GTK_IS_MENU_BUTTON (widget))
-        return;
-    }
-
-  for (GtkWidget *child = gtk_widget_get_first_child (widget);
-       child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    assert_controls_named (child, n_checked);
-}
-
-static void
-assert_window_controls_named (PaddockWindow *window)
-{
-  guint n_checked = 0;
-
-  assert_controls_named (GTK_WIDGET (window), &n_checked);
-  g_assert_cmpuint (n_checked, >, 0);
-}
-
 typedef struct
 {
   PaddockTestDaemon *daemon;
@@ -235,7 +191,7 @@ follow_leases_cb (GApplication *app,
   /* No lease yet: the empty state. */
   assert_shows (window, "ports", "empty", 0);
   paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-empty");
-  assert_window_controls_named (window);
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Two leases from another client appear, in port order. */
   lease_port (connection, "web", &web);
@@ -252,7 +208,7 @@ follow_leases_cb (GApplication *app,
       assert_row (window, 1, web.port, "web", "held");
     }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-two-leases");
-  assert_window_controls_named (window);
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Releasing one removes exactly that row. */
   release_port (connection, web.port);
@@ -269,7 +225,7 @@ follow_leases_cb (GApplication *app,
   paddock_test_daemon_stop (fixture->daemon);
   assert_shows (window, "unreachable", NULL, 0);
   paddock_ui_save_screenshot (GTK_WINDOW (window), "ports-daemon-not-running");
-  assert_window_controls_named (window);
+  paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* It comes back with the persisted leases of a still-connected client and
    * the window reconnects by itself. "api" is held again: nothing else had
@@ -321,22 +277,15 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_test_init (&argc, &argv, NULL);
+  /* GTK and libadwaita start with no session bus at all, before the private
+   * one exists: see paddock_ui_test_init(). */
+  paddock_ui_test_init (&argc, &argv);
 
   if (g_getenv ("DISPLAY") == NULL && g_getenv ("WAYLAND_DISPLAY") == NULL)
     {
       g_test_skip ("no display: run under xvfb-run");
       return g_test_run ();
     }
-
-  /* Initialise GTK and libadwaita before the private bus exists, with no
-   * session bus at all. libadwaita's settings look for the settings portal
-   * once and keep their proxy (and so the process's session bus singleton)
-   * for the life of the process, and would otherwise hold the private
-   * test bus open. Nothing else of GTK needs the bus. */
-  g_setenv ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/paddock-test-no-bus", TRUE);
-  adw_init ();
-  g_unsetenv ("DBUS_SESSION_BUS_ADDRESS");
 
   g_test_add_func ("/ui/window/follows-leases", test_window_follows_leases);
 
