@@ -37,6 +37,9 @@ struct _PaddockNewSessionDialog
   AdwEntryRow       *command_row;
   AdwEntryRow       *name_row;
   AdwComboRow       *profile_row;
+  AdwComboRow       *net_row;
+  AdwEntryRow       *allow_row;
+  AdwEntryRow       *ports_row;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockNewSessionDialog, paddock_new_session_dialog, ADW_TYPE_WINDOW)
@@ -50,7 +53,8 @@ static guint signals[N_SIGNALS];
 
 /* In the order of the agent row's model; the last one is "Custom". */
 static const char * const agent_programs[] = { "bash", "claude", "codex", "opencode", "pi" };
-static const char * const profiles[] = { "safe", "host" };
+static const char * const profiles[] = { "safe", "host", "strict" };
+static const char * const net_modes[] = { "host", "none", "proxy" };
 
 static void
 paddock_new_session_dialog_update (PaddockNewSessionDialog *self)
@@ -72,12 +76,60 @@ agent_selected_cb (PaddockNewSessionDialog *self)
 static void
 profile_selected_cb (PaddockNewSessionDialog *self)
 {
-  if (adw_combo_row_get_selected (self->profile_row) == 1)
-    adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row),
-                                 _("The agent runs as you, unconfined, and writes to the folder directly"));
-  else
-    adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row),
-                                 _("Safe runs the agent in a sandbox with its writes staged"));
+  switch (adw_combo_row_get_selected (self->profile_row))
+    {
+    case 1:
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row),
+                                   _("The agent runs as you, unconfined, and writes to the folder directly"));
+      break;
+    case 2:
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row),
+                                   _("As Safe, but it does not start unless every layer is observed enforced"));
+      break;
+    default:
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row),
+                                   _("Safe runs the agent in a sandbox with its writes staged"));
+    }
+}
+
+static void
+net_selected_cb (PaddockNewSessionDialog *self)
+{
+  guint mode = adw_combo_row_get_selected (self->net_row);
+
+  /* The allowlist means something only to the proxy. */
+  gtk_widget_set_visible (GTK_WIDGET (self->allow_row), mode == 2);
+  switch (mode)
+    {
+    case 1:
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->net_row),
+                                   _("A network of its own with only its loopback: nothing outside is reachable"));
+      break;
+    case 2:
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->net_row),
+                                   _("Out only through Paddock's proxy, to the allowed domains; every request is recorded"));
+      break;
+    default:
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->net_row),
+                                   _("Your own network, unrestricted and unrecorded"));
+    }
+}
+
+/* Words of an entry, separated by spaces or commas; NULL when there are none. */
+static GStrv
+entry_words (AdwEntryRow *row)
+{
+  g_auto(GStrv) parts = g_regex_split_simple ("[\\s,]+", gtk_editable_get_text (GTK_EDITABLE (row)), 0, 0);
+  g_autoptr(GStrvBuilder) words = g_strv_builder_new ();
+  gboolean any = FALSE;
+
+  for (guint i = 0; parts[i] != NULL; i++)
+    if (parts[i][0] != '\0')
+      {
+        g_strv_builder_add (words, parts[i]);
+        any = TRUE;
+      }
+  return any ? g_strv_builder_end (words) : NULL;
 }
 
 static void
@@ -213,6 +265,17 @@ paddock_new_session_dialog_create_action (GtkWidget  *widget,
   g_variant_dict_insert (&options, "profile", "s", profiles[MIN (profile, G_N_ELEMENTS (profiles) - 1)]);
   if (name != NULL && *name != '\0')
     g_variant_dict_insert (&options, "name", "s", name);
+  {
+    guint net = adw_combo_row_get_selected (self->net_row);
+    g_auto(GStrv) allow = net == 2 ? entry_words (self->allow_row) : NULL;
+    g_auto(GStrv) ports = entry_words (self->ports_row);
+
+    g_variant_dict_insert (&options, "net", "s", net_modes[MIN (net, G_N_ELEMENTS (net_modes) - 1)]);
+    if (allow != NULL)
+      g_variant_dict_insert_value (&options, "allow-domains", g_variant_new_strv ((const char * const *) allow, -1));
+    if (ports != NULL)
+      g_variant_dict_insert_value (&options, "ports", g_variant_new_strv ((const char * const *) ports, -1));
+  }
 
   self->creating = TRUE;
   paddock_new_session_dialog_update (self);
@@ -318,6 +381,10 @@ paddock_new_session_dialog_class_init (PaddockNewSessionDialogClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, command_row);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, name_row);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, profile_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, net_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, allow_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, ports_row);
+  gtk_widget_class_bind_template_callback (widget_class, net_selected_cb);
   gtk_widget_class_bind_template_callback (widget_class, agent_selected_cb);
   gtk_widget_class_bind_template_callback (widget_class, profile_selected_cb);
 

@@ -125,6 +125,12 @@ safe_profile_works (PaddockUiFixture *fixture)
   return TRUE;
 }
 
+static gboolean
+item_has_proxy (gpointer data)
+{
+  return paddock_session_item_get_proxy (data) != NULL;
+}
+
 static void
 end_to_end_cb (GApplication     *app,
                PaddockUiFixture *fixture)
@@ -160,6 +166,12 @@ end_to_end_cb (GApplication     *app,
   gtk_editable_set_text (dialog_child (dialog, "command_row"), "sh -c '" AGENT_SCRIPT "'");
   gtk_editable_set_text (dialog_child (dialog, "name_row"), "end to end");
   adw_combo_row_set_selected (dialog_child (dialog, "profile_row"), 0);  /* safe */
+  /* Out only through the proxy, to two domains (the allowlist row shows
+   * only for the proxy). */
+  g_assert_false (gtk_widget_get_visible (dialog_child (dialog, "allow_row")));
+  adw_combo_row_set_selected (dialog_child (dialog, "net_row"), 2);      /* proxy */
+  g_assert_true (gtk_widget_get_visible (dialog_child (dialog, "allow_row")));
+  gtk_editable_set_text (dialog_child (dialog, "allow_row"), "pypi.org, *.github.com");
   paddock_ui_save_screenshot (GTK_WINDOW (dialog), "e2e-new-session");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "dialog.create", NULL));
 
@@ -172,6 +184,21 @@ end_to_end_cb (GApplication     *app,
 
     g_assert_cmpstr (paddock_session_item_get_name (item), ==, "end to end");
     g_assert_cmpstr (paddock_session_item_get_profile (item), ==, "safe");
+    /* What the daemon made of the dialog's network choice. */
+    if (!paddock_test_wait_for (item_has_proxy, item, PADDOCK_UI_TIMEOUT_MS))
+      g_error ("the session's D-Bus object never reached the app");
+    g_assert_cmpstr (paddock_ipc_session1_get_network_mode (paddock_session_item_get_proxy (item)), ==, "proxy");
+    {
+      g_autoptr(GVariant) domains = g_dbus_proxy_get_cached_property (G_DBUS_PROXY (paddock_session_item_get_proxy (item)),
+                                                                       "AllowedDomains");
+      g_autofree const char **strv = NULL;
+
+      g_assert_nonnull (domains);
+      strv = g_variant_get_strv (domains, NULL);
+      g_assert_cmpuint (g_strv_length ((char **) strv), ==, 2);
+      g_assert_true (g_strv_contains (strv, "pypi.org"));
+      g_assert_true (g_strv_contains (strv, "*.github.com"));
+    }
     paddock_ui_show_view (window, "terminal");
     if (!paddock_test_wait_for (terminal_shows, data, PADDOCK_UI_TIMEOUT_MS))
       g_error ("the terminal does not show the agent's output");
