@@ -62,4 +62,22 @@ paddock_file_time_now_ns (void)
   return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
 }
 
+/* Waits until every entry changed before this call has a ctime before
+ * paddock_file_time_now_ns (). The kernel's multigrain timestamps (6.13+)
+ * give a file just stat'ed a fine-grained ctime on its next change, up to
+ * two ticks ahead of the coarse clock (measured here: 8 ms), so waiting
+ * for the coarse clock to pass its own reading is not enough: it must pass
+ * the precise clock's. */
+static inline void
+paddock_file_time_wait_past_now (void)
+{
+  struct timespec ts;
+  gint64 precise_ns;
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  precise_ns = (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+  while (paddock_file_time_now_ns () <= precise_ns)
+    g_usleep (1000);
+}
+
 G_END_DECLS

@@ -247,12 +247,9 @@ record_copy_baseline (PaddockStage  *self,
                       GCancellable  *cancellable,
                       GError       **error)
 {
-  gint64 copied_ns = paddock_file_time_now_ns ();
-
-  /* The record calls an entry changed in the clock tick its walk starts
-   * in "unknown" (always compared); the last files copied must not be. */
-  while (paddock_file_time_now_ns () <= copied_ns)
-    g_usleep (1000);
+  /* The record calls an entry changed at or after its walk starts
+   * "unknown" (always compared); the files just copied must not be. */
+  paddock_file_time_wait_past_now ();
 
   if (!paddock_baseline_record (self->root, self->copy_baseline_file, cancellable, error))
     return FALSE;

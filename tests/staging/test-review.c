@@ -926,7 +926,6 @@ test_copy_mode_user_edits (Fixture       *f,
   g_autofree char *orig = numbered_lines (20, "", 0, 0);
   const char *w_stamps = P (f->state, "baseline");
   const char *copy_stamps = P (f->state, "copy-baseline");
-  gint64 copied_ns;
   PaddockChange *c;
 
   put (f->w, "agent-edits.txt", "before\n", -1);
@@ -942,9 +941,7 @@ test_copy_mode_user_edits (Fixture       *f,
   g_assert_cmpint (rmdir (f->upper), ==, 0);
   g_assert_true (paddock_tree_copy (f->w, f->upper, NULL, &error));
   g_assert_no_error (error);
-  copied_ns = paddock_file_time_now_ns ();
-  while (paddock_file_time_now_ns () <= copied_ns)
-    g_usleep (1000);
+  paddock_file_time_wait_past_now ();
   g_assert_true (paddock_baseline_record (f->upper, copy_stamps, NULL, &error));
   g_assert_no_error (error);
   g_assert_true (paddock_baseline_record (f->w, w_stamps, NULL, &error));
