@@ -1595,10 +1595,15 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           }
         g_ptr_array_add (argv, g_strdup ("--probe-pid"));
         g_ptr_array_add (argv, g_strdup_printf ("%d", (int) getpid ()));
-        if (g_strcmp0 (self->config.net_mode, "host") != 0 && canary_tcp_port () != 0)
+        if (g_strcmp0 (self->config.net_mode, "host") != 0)
           {
-            g_ptr_array_add (argv, g_strdup ("--probe-port"));
-            g_ptr_array_add (argv, g_strdup_printf ("%u", canary_tcp_port ()));
+            guint16 probe_port = canary_tcp_port ();
+
+            if (probe_port != 0)
+              {
+                g_ptr_array_add (argv, g_strdup ("--probe-port"));
+                g_ptr_array_add (argv, g_strdup_printf ("%u", probe_port));
+              }
           }
       }
       /* Its leased sockets at fds 5…, for the agent at 3…; on the host's

@@ -588,8 +588,8 @@ bind_time_cb (GtkSignalListItemFactory *factory,
   PaddockNetworkRecord *record = gtk_list_item_get_item (list_item);
   gint64 usec = paddock_network_record_get_time (record);
   g_autoptr(GDateTime) seconds = g_date_time_new_from_unix_local (usec / G_USEC_PER_SEC);
-  g_autoptr(GDateTime) time = seconds != NULL ? g_date_time_add (seconds, usec % G_USEC_PER_SEC) : NULL;
-  g_autofree char *text = time != NULL ? g_date_time_format (time, "%X") : g_strdup ("");
+  /* %X shows whole seconds: the microseconds would change nothing. */
+  g_autofree char *text = seconds != NULL ? g_date_time_format (seconds, "%X") : g_strdup ("");
 
   gtk_label_set_label (GTK_LABEL (gtk_list_item_get_child (list_item)), text);
 }

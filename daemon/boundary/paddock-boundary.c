@@ -586,7 +586,9 @@ observe_cgroup (PaddockBoundary            *self,
 
 /* Exposures of the user's HOME: each listed with where it shows in the
  * session's HOME, which must be a read-only mount in pid 1's mountinfo.
- * Enforced means "only these, and read-only". */
+ * Enforced means "each one asked for is a read-only mount there": that the
+ * rest of HOME is absent is the mount-view layer's evidence, and which
+ * source folder a mount shows is not compared here. */
 static void
 observe_exposures (PaddockBoundary            *self,
                    const PaddockBoundaryInput *input,
