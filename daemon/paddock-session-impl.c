@@ -100,6 +100,7 @@ struct _PaddockSessionImpl
   char                       *record_path;
   guint64                     pid_start_time;
   gboolean                    reaped;
+  GStrv                       agent_env;  /* the environment the agent was given, for the boundary */
   gboolean                    stop_requested;
 
   guint                       offset_notify_id;
@@ -1197,7 +1198,6 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
 {
   g_autoptr(PaddockBoundary) boundary = NULL;
   g_autofree char *stage_dir = NULL;
-  g_auto(GStrv) given_env = self->sandboxed ? build_sandbox_environment (self) : build_environment (self);
   g_autofree char *missing = NULL;
   PaddockBoundaryInput input = {
     .profile = self->config.profile,
@@ -1208,7 +1208,7 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
     .cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
     .cgroup_reason = self->config.cgroup_reason,
     .net_mode = self->config.net_mode,
-    .given_env = (const char *const *) given_env,
+    .given_env = (const char *const *) self->agent_env,
     .allowed_write = (const char *const *) self->config.allow_write,
     .exposed = (const char *const *) self->config.expose,
     .pids_max = self->sandboxed ? paddock_session_pids_max (&self->config) : 0,
@@ -1567,6 +1567,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       envp = build_sandbox_environment (self);
       /* The agent is always pid 2 of the sandbox's PID namespace. */
       envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "2");
+      g_strfreev (self->agent_env);
+      self->agent_env = g_strdupv (envp);
       program = g_strdup (self->config.helper);
       g_ptr_array_add (argv, g_strdup (program));
       g_ptr_array_add (argv, g_strdup ("--workspace"));
@@ -1697,6 +1699,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
 
       envp = build_environment (self);
       envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "00000000000000000000");
+      g_strfreev (self->agent_env);
+      self->agent_env = g_strdupv (envp);
       session_path = g_environ_getenv (envp, "PATH");
       program = find_in_path (self->config.command[0],
                               session_path != NULL ? session_path : "/usr/local/bin:/usr/bin:/bin");
@@ -2894,6 +2898,7 @@ paddock_session_impl_finalize (GObject *object)
 
   g_clear_pointer (&self->id, g_free);
   g_clear_pointer (&self->object_path, g_free);
+  g_clear_pointer (&self->agent_env, g_strfreev);
   g_clear_pointer (&self->scrollback, paddock_scrollback_free);
   g_clear_pointer (&self->pending_input, g_byte_array_unref);
   g_clear_pointer (&self->waiters, g_ptr_array_unref);
