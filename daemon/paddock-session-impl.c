@@ -1129,7 +1129,7 @@ build_sandbox_environment (PaddockSessionImpl *self)
 {
   g_auto(GStrv) env = build_environment (self);
 
-  env = g_environ_setenv (g_steal_pointer (&env), "HOME", "/home/agent", TRUE);
+  env = g_environ_setenv (g_steal_pointer (&env), "HOME", PADDOCK_SANDBOX_HOME, TRUE);
   if (!g_hash_table_contains (self->config.env, "PATH"))
     env = g_environ_setenv (g_steal_pointer (&env), "PATH",
                             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", TRUE);

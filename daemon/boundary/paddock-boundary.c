@@ -198,11 +198,14 @@ observe_namespace (PaddockBoundary *self,
                g_strdup_printf ("the session shares the daemon's %s (/proc/%d/ns/%s)", ours, (int) pid, kind));
 }
 
-/* The mount of @mount_point in @pid's mountinfo: "fstype source options". */
+/* The mount of @mount_point in @pid's mountinfo (the last one there: the
+ * one that shows): "fstype source super-options", and in @out_options
+ * its per-mount options ("ro,nosuid,…") when asked. */
 static char *
 mount_at (pid_t       pid,
           const char *mount_point,
-          guint      *out_n_mounts)
+          guint      *out_n_mounts,
+          char      **out_options)
 {
   g_autofree char *path = g_strdup_printf ("/proc/%d/mountinfo", (int) pid);
   g_autofree char *text = NULL;
@@ -231,6 +234,11 @@ mount_at (pid_t       pid,
         {
           g_free (found);
           found = g_strcompress (halves[1]);
+          if (out_options != NULL && g_strv_length (fields) >= 6)
+            {
+              g_free (*out_options);
+              *out_options = g_strdup (fields[5]);
+            }
         }
     }
   if (out_n_mounts != NULL)
@@ -256,7 +264,7 @@ observe_mounts (PaddockBoundary            *self,
       return;
     }
 
-  root_mount = mount_at (input->init_pid, "/", &n_mounts);
+  root_mount = mount_at (input->init_pid, "/", &n_mounts, NULL);
   {
     g_autofree char *extra = root_mount != NULL
       ? g_strdup_printf ("its / is \"%s\" with %u mounts in all (/proc/%d/mountinfo)",
@@ -265,7 +273,7 @@ observe_mounts (PaddockBoundary            *self,
     observe_namespace (self, "mount-view", "mnt", TRUE, input->init_pid, extra);
   }
 
-  workspace_mount = input->workspace != NULL ? mount_at (input->init_pid, input->workspace, NULL) : NULL;
+  workspace_mount = input->workspace != NULL ? mount_at (input->init_pid, input->workspace, NULL, NULL) : NULL;
   if (workspace_mount == NULL)
     add_layer (self, "staging", TRUE, PADDOCK_LAYER_UNENFORCED,
                g_strdup_printf ("no mount at %s in /proc/%d/mountinfo", input->workspace, (int) input->init_pid));
@@ -282,37 +290,6 @@ observe_mounts (PaddockBoundary            *self,
   else
     add_layer (self, "staging", TRUE, PADDOCK_LAYER_UNENFORCED,
                g_strdup_printf ("%s is \"%s\", not the session's stage", input->workspace, workspace_mount));
-}
-
-/* The per-mount options ("ro,nosuid,…") of the mount at @mount_point in
- * @pid's mountinfo (the last one there: the one that shows), or NULL. */
-static char *
-mount_options_at (pid_t       pid,
-                  const char *mount_point)
-{
-  g_autofree char *path = g_strdup_printf ("/proc/%d/mountinfo", (int) pid);
-  g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
-  char *found = NULL;
-
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return NULL;
-  lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      g_auto(GStrv) fields = g_strsplit (lines[i], " ", 7);
-      g_autofree char *point = NULL;
-
-      if (g_strv_length (fields) < 6)
-        continue;
-      point = g_strcompress (fields[4]);
-      if (g_strcmp0 (point, mount_point) == 0)
-        {
-          g_free (found);
-          found = g_strdup (fields[5]);
-        }
-    }
-  return found;
 }
 
 static gboolean
@@ -398,8 +375,9 @@ observe_protected (PaddockBoundary            *self,
     {
       const char *relative = json_array_get_string_element (mounted, i);
       g_autofree char *point = g_build_filename (input->workspace, relative, NULL);
-      g_autofree char *options = mount_options_at (input->init_pid, point);
+      g_autofree char *options = NULL;
 
+      g_free (mount_at (input->init_pid, point, NULL, &options));
       all_read_only = all_read_only && options_say_read_only (options);
       g_string_append_printf (evidence, "%s%s is a mount with \"%s\"", evidence->len > 0 ? "; " : "",
                               point, options != NULL ? options : "no entry");
@@ -613,12 +591,12 @@ observe_exposures (PaddockBoundary            *self,
     }
   for (guint i = 0; i < n; i++)
     {
-      /* The session's HOME, as the daemon sets it (build_sandbox_environment). */
-      g_autofree char *inside = g_build_filename ("/home/agent", input->exposed[i], NULL);
+      g_autofree char *inside = g_build_filename (PADDOCK_SANDBOX_HOME, input->exposed[i], NULL);
       g_autofree char *outside = g_build_filename (g_get_home_dir (), input->exposed[i], NULL);
-      g_autofree char *options = mount_options_at (input->init_pid, inside);
+      g_autofree char *options = NULL;
       gboolean listed = FALSE;
 
+      g_free (mount_at (input->init_pid, inside, NULL, &options));
       for (guint j = 0; reported != NULL && j < json_array_get_length (reported); j++)
         listed = listed || g_strcmp0 (json_array_get_string_element (reported, j), input->exposed[i]) == 0;
       all_read_only = all_read_only && listed && options_say_read_only (options);

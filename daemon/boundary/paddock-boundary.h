@@ -40,6 +40,11 @@ typedef struct {
   const char *resources_reason; /* …and why one is not in place, or NULL */
 } PaddockBoundaryInput;
 
+/* The agent's HOME inside a sandboxed session: the daemon sets it, the
+ * boundary looks for exposures under it, and paddock-sandbox makes it
+ * (its HOME_PATH, which must stay the same). */
+#define PADDOCK_SANDBOX_HOME "/home/agent"
+
 #define PADDOCK_TYPE_BOUNDARY (paddock_boundary_get_type ())
 
 G_DECLARE_FINAL_TYPE (PaddockBoundary, paddock_boundary, PADDOCK, BOUNDARY, GObject)

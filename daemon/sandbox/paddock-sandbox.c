@@ -219,7 +219,7 @@ enum {
   EXIT_NOT_FOUND = 127,
 };
 
-#define HOME_PATH "/home/agent"
+#define HOME_PATH "/home/agent"   /* PADDOCK_SANDBOX_HOME in paddock-boundary.h */
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define PATH_BUF 4096
 
