@@ -78,20 +78,6 @@ static GParamSpec *properties[N_PROPS];
 
 static void paddock_network_view_catch_up (PaddockNetworkView *self);
 
-static void
-paddock_network_view_toast (PaddockNetworkView *self,
-                            const char         *title)
-{
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-  GtkWidget *overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
-  g_autofree char *escaped = g_markup_escape_text (title, -1);
-
-  if (PADDOCK_IS_WINDOW (root))
-    paddock_window_add_toast (PADDOCK_WINDOW (root), adw_toast_new (escaped));
-  else if (overlay != NULL)
-    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (escaped));
-}
-
 static gboolean
 is_unknown (const GError *error)
 {
@@ -411,7 +397,7 @@ set_policy_cb (GObject      *source,
         }
       /* What the daemon still enforces is the old list. */
       paddock_network_view_set_domains (call->self, (const char * const *) call->previous);
-      paddock_network_view_toast (call->self, title);
+      paddock_window_toast_from (GTK_WIDGET (call->self), title);
     }
   g_strfreev (call->previous);
   g_free (call);
@@ -479,7 +465,7 @@ add_domain_apply_cb (PaddockNetworkView *self)
   g_strstrip (domain);
   if (!domain_is_plausible (domain))
     {
-      paddock_network_view_toast (self, _("Not a domain name: use a name like example.com or *.example.com"));
+      paddock_window_toast_from (GTK_WIDGET (self), _("Not a domain name: use a name like example.com or *.example.com"));
       return;
     }
   if (self->domains != NULL && g_strv_contains ((const char * const *) self->domains, domain))
@@ -489,7 +475,7 @@ add_domain_apply_cb (PaddockNetworkView *self)
     }
   if (self->domains != NULL && g_strv_length (self->domains) >= MAX_DOMAINS)
     {
-      paddock_network_view_toast (self, _("The allowlist is full"));
+      paddock_window_toast_from (GTK_WIDGET (self), _("The allowlist is full"));
       return;
     }
 

@@ -53,21 +53,6 @@ static GParamSpec *properties[N_PROPS];
 
 static void paddock_processes_view_refresh (PaddockProcessesView *self);
 
-static void
-paddock_processes_view_toast (PaddockProcessesView *self,
-                              const char           *title)
-{
-  GtkWidget *overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-  g_autofree char *escaped = g_markup_escape_text (title, -1);
-
-  /* The window keeps the last toast for whoever checks (and its tests). */
-  if (PADDOCK_IS_WINDOW (root))
-    paddock_window_add_toast (PADDOCK_WINDOW (root), adw_toast_new (escaped));
-  else if (overlay != NULL)
-    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (escaped));
-}
-
 static PaddockProcessItem *
 selected_process (PaddockProcessesView *self)
 {
@@ -359,13 +344,13 @@ kill_process_cb (GObject      *source,
 
       g_dbus_error_strip_remote_error (error);
       title = g_strdup_printf (_("Could not end process %u: %s"), call->pid, error->message);
-      paddock_processes_view_toast (call->self, title);
+      paddock_window_toast_from (GTK_WIDGET (call->self), title);
     }
   else
     {
       g_autofree char *title = g_strdup_printf (_("Process %u signalled"), call->pid);
 
-      paddock_processes_view_toast (call->self, title);
+      paddock_window_toast_from (GTK_WIDGET (call->self), title);
     }
   /* Show what is left at once rather than at the next tick. */
   call->self->refreshing = FALSE;

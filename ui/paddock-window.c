@@ -853,6 +853,29 @@ paddock_window_add_toast (PaddockWindow *self,
 }
 
 /**
+ * paddock_window_toast_from:
+ * @widget: a view inside a window
+ * @title: plain text (escaped here)
+ *
+ * Shows @title as a toast of @widget's window, which keeps the last one
+ * for whoever checks (its tests); outside a PaddockWindow (a view on its
+ * own, as widget tests make them), on the nearest toast overlay if any.
+ */
+void
+paddock_window_toast_from (GtkWidget  *widget,
+                           const char *title)
+{
+  GtkRoot *root = gtk_widget_get_root (widget);
+  GtkWidget *overlay = gtk_widget_get_ancestor (widget, ADW_TYPE_TOAST_OVERLAY);
+  g_autofree char *escaped = g_markup_escape_text (title, -1);
+
+  if (PADDOCK_IS_WINDOW (root))
+    paddock_window_add_toast (PADDOCK_WINDOW (root), adw_toast_new (escaped));
+  else if (overlay != NULL)
+    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (escaped));
+}
+
+/**
  * _paddock_window_get_last_toast:
  *
  * Returns: (nullable): the title of the last toast the window showed

@@ -21,5 +21,7 @@ PaddockWindow *paddock_window_new        (GtkApplication *application,
 PaddockClient *paddock_window_get_client (PaddockWindow  *self);
 void           paddock_window_add_toast  (PaddockWindow  *self,
                                           AdwToast       *toast);
+void           paddock_window_toast_from (GtkWidget      *widget,
+                                          const char     *title);
 
 G_END_DECLS
