@@ -2907,6 +2907,22 @@ plan_build (Plan               *plan,
   plan_add (plan, OP_REMOUNT_RO, FALSE, NULL, "/newroot", NULL);
 }
 
+/* A relative path of plain components (no "." or "..", no empty one, so
+ * no leading or doubled "/"), at most 256 bytes: what --protect and
+ * --expose accept, so that nothing they name leaves its folder. */
+static gboolean
+is_plain_relative_path (const char *path)
+{
+  g_auto(GStrv) parts = g_strsplit (path, "/", -1);
+
+  if (path[0] == '\0' || strlen (path) > 256)
+    return FALSE;
+  for (guint j = 0; parts[j] != NULL; j++)
+    if (parts[j][0] == '\0' || g_str_equal (parts[j], ".") || g_str_equal (parts[j], ".."))
+      return FALSE;
+  return TRUE;
+}
+
 static gboolean
 path_is_within (const char *path,
                 const char *dir)
@@ -3306,24 +3322,17 @@ main (int    argc,
       g_printerr ("paddock-sandbox: at most %d --protect paths\n", MAX_PROTECT);
       return EXIT_USAGE;
     }
-  for (guint i = 0; protect != NULL && protect[i] != NULL; i++)
+  if (protect != NULL && protect[0] != NULL && cfg.host_profile)
     {
-      g_auto(GStrv) parts = g_strsplit (protect[i], "/", -1);
-      gboolean ok = protect[i][0] != '\0' && strlen (protect[i]) <= 256;
-
-      for (guint j = 0; ok && parts[j] != NULL; j++)
-        ok = parts[j][0] != '\0' && !g_str_equal (parts[j], ".") && !g_str_equal (parts[j], "..");
-      if (!ok)
-        {
-          g_printerr ("paddock-sandbox: --protect wants a path relative to the workspace, got '%s'\n", protect[i]);
-          return EXIT_USAGE;
-        }
-      if (cfg.host_profile)
-        {
-          g_printerr ("paddock-sandbox: the host profile has no mount namespace to protect paths in\n");
-          return EXIT_USAGE;
-        }
+      g_printerr ("paddock-sandbox: the host profile has no mount namespace to protect paths in\n");
+      return EXIT_USAGE;
     }
+  for (guint i = 0; protect != NULL && protect[i] != NULL; i++)
+    if (!is_plain_relative_path (protect[i]))
+      {
+        g_printerr ("paddock-sandbox: --protect wants a path relative to the workspace, got '%s'\n", protect[i]);
+        return EXIT_USAGE;
+      }
   cfg.protect_requested = protect != NULL && protect[0] != NULL;
 
   /* Exposures: relative to --real-home (absolute), plain components, each
@@ -3337,13 +3346,9 @@ main (int    argc,
     }
   for (guint i = 0; expose != NULL && expose[i] != NULL; i++)
     {
-      g_auto(GStrv) parts = g_strsplit (expose[i], "/", -1);
       g_autofree char *host = g_build_filename (real_home, expose[i], NULL);
-      gboolean ok = expose[i][0] != '\0' && strlen (expose[i]) <= 256;
 
-      for (guint j = 0; ok && parts[j] != NULL; j++)
-        ok = parts[j][0] != '\0' && !g_str_equal (parts[j], ".") && !g_str_equal (parts[j], "..");
-      if (!ok || !g_file_test (host, G_FILE_TEST_EXISTS))
+      if (!is_plain_relative_path (expose[i]) || !g_file_test (host, G_FILE_TEST_EXISTS))
         {
           g_printerr ("paddock-sandbox: --expose wants an existing path relative to --real-home, got '%s'\n",
                       expose[i]);
