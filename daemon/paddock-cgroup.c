@@ -54,17 +54,14 @@ find_cgroup2_mount (void)
   return NULL;
 }
 
-/* The folder under which session cgroups go: our own cgroup v2, when we
- * may write to it — as root, or when the service manager delegated it to
- * us (systemd: Delegate=yes, as data/paddockd.service asks). Otherwise
- * NULL, and @out_reason says why, for the boundary's evidence. */
+/* Our own cgroup v2 as a folder (mount point + the "0::" line of
+ * /proc/self/cgroup), or NULL and @out_reason says why. */
 char *
-paddock_cgroup_find_parent (char **out_reason)
+paddock_cgroup_find_own (char **out_reason)
 {
   g_autofree char *mount = find_cgroup2_mount ();
   g_autofree char *self_cgroup = NULL;
   g_autofree char *relative = NULL;
-  g_autofree char *parent = NULL;
   g_auto(GStrv) lines = NULL;
 
   if (mount == NULL)
@@ -90,16 +87,84 @@ paddock_cgroup_find_parent (char **out_reason)
       return NULL;
     }
 
-  parent = g_build_filename (mount, relative, NULL);
+  *out_reason = NULL;
+  return g_build_filename (mount, relative, NULL);
+}
+
+/* The folder under which session cgroups go: our own cgroup v2, when we
+ * may write to it — as root, or when the service manager delegated it to
+ * us (systemd: Delegate=yes, as data/paddockd.service asks). Otherwise
+ * NULL, and @out_reason says why, for the boundary's evidence. */
+char *
+paddock_cgroup_find_parent (char **out_reason)
+{
+  g_autofree char *parent = paddock_cgroup_find_own (out_reason);
+  g_autofree char *mount = NULL;
+
+  if (parent == NULL)
+    return NULL;
+
   if (access (parent, W_OK) != 0)
     {
+      mount = find_cgroup2_mount ();
       *out_reason = g_strdup_printf ("the daemon's cgroup %s is not writable (not delegated to this user)",
-                                     relative);
+                                     mount != NULL && g_str_has_prefix (parent, mount) && parent[strlen (mount)] != '\0'
+                                     ? parent + strlen (mount) : "/");
       return NULL;
     }
 
   *out_reason = NULL;
   return g_steal_pointer (&parent);
+}
+
+/* Moves this whole process (every thread: cgroup.procs) into the child
+ * @leaf of @parent, made if need be. cgroup v2 lets a cgroup either hold
+ * processes or enable controllers for its children, not both (the "no
+ * internal processes" rule): with the daemon in a leaf of its own, the
+ * sessions' cgroups can be its siblings and @parent may hand them
+ * controllers. Needs write access to @parent's cgroup.procs (the common
+ * ancestor of where we are and where we go), which delegation gives. */
+gboolean
+paddock_cgroup_enter_leaf (const char  *parent,
+                           const char  *leaf,
+                           GError     **error)
+{
+  g_autofree char *path = g_build_filename (parent, leaf, NULL);
+  g_autofree char *procs = g_build_filename (path, "cgroup.procs", NULL);
+  int fd;
+  gboolean ok;
+  int saved_errno;
+
+  if (g_mkdir (path, 0755) != 0 && errno != EEXIST)
+    {
+      saved_errno = errno;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not make the cgroup %s: %s", path, g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  fd = open (procs, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      saved_errno = errno;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not open %s: %s", procs, g_strerror (saved_errno));
+      g_rmdir (path);
+      return FALSE;
+    }
+  /* "0": the writer's own thread group, whatever our pid is named here. */
+  ok = write (fd, "0", 1) == 1;
+  saved_errno = errno;
+  close (fd);
+  if (!ok)
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not move the daemon into %s: %s", path, g_strerror (saved_errno));
+      g_rmdir (path);
+      return FALSE;
+    }
+
+  return TRUE;
 }
 
 PaddockCgroup *

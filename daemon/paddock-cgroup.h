@@ -12,7 +12,11 @@ G_BEGIN_DECLS
 
 typedef struct _PaddockCgroup PaddockCgroup;
 
+char          *paddock_cgroup_find_own      (char        **out_reason);
 char          *paddock_cgroup_find_parent   (char        **out_reason);
+gboolean       paddock_cgroup_enter_leaf    (const char   *parent,
+                                             const char   *leaf,
+                                             GError      **error);
 PaddockCgroup *paddock_cgroup_new           (const char   *parent,
                                              const char   *name,
                                              GError      **error);
