@@ -14,11 +14,13 @@
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "paddock-cgroup.h"
 #include "paddock-daemon.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
 #include "paddock-ports-impl.h"
+#include "paddock-systemd-scope.h"
 
 /* How long --replace waits for the previous daemon to close its sockets and
  * let go of the state dir before giving up. */
@@ -43,6 +45,11 @@ struct _PaddockDaemon
   guint                 sigint_id;
   gboolean              name_acquired;
   GError               *fatal_error;
+
+  /* The delegated scope asked of the systemd user manager as we start;
+   * the name is owned once it is answered (or not, within the timeout). */
+  GCancellable         *scope_cancellable;
+  gboolean              scope_pending;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockDaemon, paddock_daemon, G_TYPE_OBJECT)
@@ -245,6 +252,100 @@ paddock_daemon_find_helper (void)
   return NULL;
 }
 
+/* Exports every object, then owns the name, so that the first caller
+ * that finds the name also finds the objects. */
+static gboolean
+paddock_daemon_serve (PaddockDaemon  *self,
+                      GError        **error)
+{
+  GBusNameOwnerFlags flags = G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT;
+
+  if (!g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (self->manager),
+                                         self->connection, PADDOCK_OBJECT_PATH, error) ||
+      !g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (self->ports),
+                                         self->connection, PADDOCK_OBJECT_PATH, error))
+    return FALSE;
+
+  if (self->options.replace)
+    flags |= G_BUS_NAME_OWNER_FLAGS_REPLACE;
+
+  self->own_name_id = g_bus_own_name_on_connection (self->connection, PADDOCK_BUS_NAME, flags,
+                                                    paddock_daemon_name_acquired_cb,
+                                                    paddock_daemon_name_lost_cb,
+                                                    self, NULL);
+  return TRUE;
+}
+
+static void
+paddock_daemon_scope_cb (GObject      *source,
+                         GAsyncResult *result,
+                         gpointer      user_data)
+{
+  PaddockDaemon *self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *scope = paddock_systemd_scope_request_finish (result, &error);
+  GError *serve_error = NULL;
+
+  self->scope_pending = FALSE;
+  if (scope != NULL)
+    {
+      g_message ("Sessions' cgroups go in the delegated scope %s", scope);
+      paddock_manager_impl_set_cgroup_parent (self->manager, scope, NULL);
+    }
+  else
+    {
+      g_autofree char *own_reason = NULL;
+      g_autofree char *own = paddock_cgroup_find_parent (&own_reason);
+      g_autofree char *reason = g_strdup_printf ("%s; %s", own_reason != NULL ? own_reason : "the daemon's cgroup is not usable",
+                                                 error->message);
+
+      /* Said once here, and in every session's boundary evidence. */
+      g_message ("Sessions get no cgroups of their own: %s", reason);
+      paddock_manager_impl_set_cgroup_parent (self->manager, NULL, reason);
+    }
+
+  if (g_cancellable_is_cancelled (self->scope_cancellable))
+    return;
+  if (!paddock_daemon_serve (self, &serve_error))
+    paddock_daemon_fail (self, serve_error);
+}
+
+/* Where sessions' cgroups go. Root, or a daemon whose cgroup was
+ * delegated to it (paddockd.service's Delegate=yes), uses its own cgroup
+ * and asks nobody. Any other daemon asks the systemd user manager, if one
+ * is on the bus, for a scope with Delegate=yes; without one, or when that
+ * fails, sessions get no cgroups and their boundary evidence says why.
+ * TRUE when the answer is known now; FALSE when it comes asynchronously
+ * (paddock_daemon_scope_cb() then serves). */
+static gboolean
+paddock_daemon_find_cgroup_parent (PaddockDaemon *self)
+{
+  g_autofree char *reason = NULL;
+  g_autofree char *parent = paddock_cgroup_find_parent (&reason);
+  g_autofree char *own_reason = NULL;
+  g_autofree char *own = NULL;
+
+  if (parent != NULL || geteuid () == 0)
+    {
+      paddock_manager_impl_set_cgroup_parent (self->manager, parent, reason);
+      return TRUE;
+    }
+
+  /* No cgroup v2 at all: nothing a scope could change. */
+  own = paddock_cgroup_find_own (&own_reason);
+  if (own == NULL)
+    {
+      paddock_manager_impl_set_cgroup_parent (self->manager, NULL, own_reason);
+      return TRUE;
+    }
+
+  self->scope_cancellable = g_cancellable_new ();
+  self->scope_pending = TRUE;
+  paddock_systemd_scope_request_async (self->connection, PADDOCK_SYSTEMD_SCOPE_TIMEOUT_MS,
+                                       self->scope_cancellable, paddock_daemon_scope_cb, self);
+  return FALSE;
+}
+
 /* Unexports the objects, closes every held socket, then lets go of the
  * state-dir lock, in that order: a daemon replacing us finds the ports free
  * by the time it gets the lock. */
@@ -277,6 +378,7 @@ paddock_daemon_dispose (GObject *object)
 
   g_clear_object (&self->connection);
   g_clear_pointer (&self->loop, g_main_loop_unref);
+  g_clear_object (&self->scope_cancellable);
 
   G_OBJECT_CLASS (paddock_daemon_parent_class)->dispose (object);
 }
@@ -329,8 +431,6 @@ int
 paddock_daemon_run (PaddockDaemon  *self,
                     GError        **error)
 {
-  GBusNameOwnerFlags flags = G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT;
-
   g_return_val_if_fail (PADDOCK_IS_DAEMON (self), EXIT_FAILURE);
 
   if (!paddock_ensure_private_dir (self->options.state_dir, error))
@@ -349,26 +449,22 @@ paddock_daemon_run (PaddockDaemon  *self,
   self->ports = paddock_ports_impl_new (self->connection);
   paddock_ports_impl_set_session_exists_func (self->ports, paddock_daemon_session_exists, self);
 
-  /* Export every object before owning the name, so the first caller that
-   * finds the name also finds the objects. */
-  if (!g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (self->manager),
-                                         self->connection, PADDOCK_OBJECT_PATH, error) ||
-      !g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (self->ports),
-                                         self->connection, PADDOCK_OBJECT_PATH, error))
-    return EXIT_FAILURE;
-
-  if (self->options.replace)
-    flags |= G_BUS_NAME_OWNER_FLAGS_REPLACE;
-
-  self->own_name_id = g_bus_own_name_on_connection (self->connection, PADDOCK_BUS_NAME, flags,
-                                                    paddock_daemon_name_acquired_cb,
-                                                    paddock_daemon_name_lost_cb,
-                                                    self, NULL);
-
   self->sigterm_id = g_unix_signal_add (SIGTERM, paddock_daemon_signal_cb, self);
   self->sigint_id = g_unix_signal_add (SIGINT, paddock_daemon_signal_cb, self);
 
+  if (paddock_daemon_find_cgroup_parent (self) && !paddock_daemon_serve (self, error))
+    return EXIT_FAILURE;
+
   g_main_loop_run (self->loop);
+
+  /* Quit while the user manager had not answered: stop waiting, and let
+   * the request end (it answers promptly once cancelled). */
+  if (self->scope_pending)
+    {
+      g_cancellable_cancel (self->scope_cancellable);
+      while (self->scope_pending)
+        g_main_context_iteration (NULL, TRUE);
+    }
 
   /* Close every held socket and let go of the state dir *before* giving up
    * the name: a successor started the moment the name is free (activation,

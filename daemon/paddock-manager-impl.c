@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "paddock-boundary.h"
-#include "paddock-cgroup.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
@@ -37,7 +36,9 @@ struct _PaddockManagerImpl
 
   char            *state_dir;
   char            *helper_path;
-  /* The daemon's own cgroup, found once: sessions' cgroups go below it. */
+  /* Where sessions' cgroups go, found once as the daemon starts (its own
+   * cgroup, or a delegated scope's): NULL, and cgroup_reason says why,
+   * where there is none. */
   char            *cgroup_parent;
   /* How safe sessions stage their writes, found out at the first one:
    * "overlay", or "copy" where overlayfs cannot be mounted (and why). */
@@ -75,6 +76,9 @@ paddock_manager_impl_handle_get_info (PaddockIpcManager1     *manager,
   g_variant_dict_insert (&info, "started", "t", (guint64) self->started);
   g_variant_dict_insert (&info, "helper", "s",
                          self->helper_path != NULL ? self->helper_path : "");
+  g_variant_dict_insert (&info, "cgroup", "s", self->cgroup_parent != NULL ? self->cgroup_parent : "");
+  if (self->cgroup_reason != NULL)
+    g_variant_dict_insert (&info, "cgroup-unavailable", "s", self->cgroup_reason);
 
   paddock_ipc_manager1_complete_get_info (manager, invocation,
                                           g_variant_dict_end (&info));
@@ -746,7 +750,6 @@ paddock_manager_impl_new (const char *state_dir,
   self = g_object_new (PADDOCK_TYPE_MANAGER_IMPL, NULL);
   self->helper_path = g_strdup (helper_path);
   self->state_dir = g_strdup (state_dir);
-  self->cgroup_parent = paddock_cgroup_find_parent (&self->cgroup_reason);
   paddock_ipc_manager1_set_version (PADDOCK_IPC_MANAGER1 (self), PACKAGE_VERSION);
   paddock_ipc_manager1_set_state_dir (PADDOCK_IPC_MANAGER1 (self), state_dir);
 
@@ -760,6 +763,21 @@ paddock_manager_impl_set_connection (PaddockManagerImpl *self,
   g_return_if_fail (PADDOCK_IS_MANAGER_IMPL (self));
 
   g_set_object (&self->connection, connection);
+}
+
+/* Where sessions created from now on get their cgroups (@parent), or why
+ * they get none (@reason); the daemon decides as it starts. */
+void
+paddock_manager_impl_set_cgroup_parent (PaddockManagerImpl *self,
+                                        const char         *parent,
+                                        const char         *reason)
+{
+  g_return_if_fail (PADDOCK_IS_MANAGER_IMPL (self));
+
+  g_free (self->cgroup_parent);
+  self->cgroup_parent = g_strdup (parent);
+  g_free (self->cgroup_reason);
+  self->cgroup_reason = g_strdup (reason);
 }
 
 void

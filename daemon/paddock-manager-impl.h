@@ -21,6 +21,9 @@ void                paddock_manager_impl_set_connection (PaddockManagerImpl *sel
                                                          GDBusConnection    *connection);
 void                paddock_manager_impl_set_registry   (PaddockManagerImpl *self,
                                                          PaddockRegistry    *registry);
+void                paddock_manager_impl_set_cgroup_parent (PaddockManagerImpl *self,
+                                                            const char         *parent,
+                                                            const char         *reason);
 gboolean            paddock_manager_impl_has_session    (PaddockManagerImpl *self,
                                                          const char         *id);
 void                paddock_manager_impl_restore        (PaddockManagerImpl *self);
