@@ -288,6 +288,8 @@ paddock_systemd_scope_request_async (GDBusConnection     *connection,
 
   task = g_task_new (NULL, cancellable, callback, user_data);
   g_task_set_source_tag (task, paddock_systemd_scope_request_async);
+  /* Our own error says what was cancelled. */
+  g_task_set_check_cancellable (task, FALSE);
 
   request = g_new0 (ScopeRequest, 1);
   request->connection = g_object_ref (connection);
