@@ -354,9 +354,10 @@ paddock_daemon_release_state (PaddockDaemon *self)
 {
   if (self->manager != NULL)
     paddock_manager_impl_shutdown (self->manager);
-  if (self->manager != NULL)
+  /* Not exported yet when we quit while still asking for a scope. */
+  if (self->manager != NULL && g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self->manager)) != NULL)
     g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->manager));
-  if (self->ports != NULL)
+  if (self->ports != NULL && g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self->ports)) != NULL)
     g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->ports));
 
   g_clear_object (&self->manager);

@@ -69,26 +69,36 @@ chown -R "$TEST_USER:" "$tmp/user"
 bus_pid=""
 mock_pid=""
 daemon_pid=""
+daemon_status=0
 daemon_as=""
 
+# What of the harness's environment reaches the test user's programs: the
+# sanitizers' and GLib's debugging switches, nothing else.
+passed_env=()
+for name in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS G_DEBUG MALLOC_CHECK_ MALLOC_PERTURB_; do
+  [[ -n "${!name:-}" ]] && passed_env+=("$name=${!name}")
+done
+
 # as_user COMMAND…: COMMAND as the test user, every capability dropped,
-# with a fresh environment (the private bus only).
+# with a fresh environment (the private bus only); exec'd, so a
+# background job's pid is the program's.
 as_user ()
 {
-  setpriv --reuid="$user_uid" --regid="$user_gid" --init-groups --inh-caps=-all --bounding-set=-all -- \
+  exec setpriv --reuid="$user_uid" --regid="$user_gid" --init-groups --inh-caps=-all --bounding-set=-all -- \
     env -i PATH="$PATH" LC_ALL=C.UTF-8 HOME="$tmp/user" XDG_RUNTIME_DIR="$tmp/user/run" \
-        DBUS_SESSION_BUS_ADDRESS="$DBUS_SESSION_BUS_ADDRESS" "$@"
+        DBUS_SESSION_BUS_ADDRESS="$DBUS_SESSION_BUS_ADDRESS" "${passed_env[@]}" "$@"
 }
 
 # ctl ARGS…: paddockctl as whoever the running daemon runs as.
 ctl ()
 {
-  if [[ "$daemon_as" == user ]]; then as_user "$CTL" "$@"; else "$CTL" "$@"; fi
+  if [[ "$daemon_as" == user ]]; then (as_user "$CTL" "$@"); else "$CTL" "$@"; fi
 }
 
 stop_daemon ()
 {
   local id
+  daemon_status=0
   [[ -n "$daemon_pid" ]] || return 0
   for id in $(ctl --json list 2>/dev/null | "$PYTHON" -c '
 import json, sys
@@ -96,8 +106,20 @@ for s in json.load(sys.stdin)["sessions"]: print(s["id"])' 2>/dev/null); do
     ctl destroy "$id" >/dev/null 2>&1 || true
   done
   kill -TERM "$daemon_pid" 2>/dev/null || true
-  wait "$daemon_pid" 2>/dev/null || true
+  wait "$daemon_pid" 2>/dev/null || daemon_status=$?
   daemon_pid=""
+}
+
+# finish_daemon NAME: stops it; it must exit cleanly (under the
+# sanitizers: without a leak or an error).
+finish_daemon ()
+{
+  stop_daemon
+  if [[ $daemon_status -eq 0 ]]; then
+    ok "the $1 daemon exits cleanly"
+  else
+    not_ok "the $1 daemon exits cleanly" "exit status $daemon_status" "$(tail -n 40 "$tmp/$1.log")"
+  fi
 }
 
 stop_mock ()
@@ -212,11 +234,7 @@ start_daemon ()
   daemon_as=$who
   (
     if [[ -n "$cgroup" ]]; then echo "$BASHPID" >"$cgroup/cgroup.procs"; fi
-    if [[ "$who" == user ]]; then
-      exec setpriv --reuid="$user_uid" --regid="$user_gid" --init-groups --inh-caps=-all --bounding-set=-all -- \
-        env -i PATH="$PATH" LC_ALL=C.UTF-8 HOME="$tmp/user" XDG_RUNTIME_DIR="$tmp/user/run" \
-            DBUS_SESSION_BUS_ADDRESS="$DBUS_SESSION_BUS_ADDRESS" "$DAEMON" --state-dir "$tmp/$name/state"
-    fi
+    if [[ "$who" == user ]]; then as_user "$DAEMON" --state-dir "$tmp/$name/state"; fi
     exec "$DAEMON" --state-dir "$tmp/$name/state"
   ) >"$tmp/$name.log" 2>&1 &
   daemon_pid=$!
@@ -335,8 +353,7 @@ ctl --json destroy "$id" >"$tmp/destroy.json" 2>&1 || true
 check "destroy: 0 survivors" test "$(json "$tmp/destroy.json" 'd["survivors"]' 2>&1)" = 0
 check "…none of its processes is left, the setsid ones included (from /proc)" none_alive "${members[@]}"
 check "…and its cgroup is gone" wait_for 5 test ! -d "$session_cgroup"
-
-stop_daemon
+finish_daemon scoped
 
 # ---- 2. a user manager that fails the job ---------------------------------------
 
@@ -360,6 +377,7 @@ check "its cgroup layer: unenforced, saying the job failed" \
 ctl --json destroy "$id" >"$tmp/destroy.json" 2>&1 || true
 check "…and it is destroyed with 0 survivors" test "$(json "$tmp/destroy.json" 'd["survivors"]' 2>&1)" = 0
 check "the mock made no cgroup" test ! -e "$test_cgroup/app-org.paddock.Daemon-$daemon_pid.scope"
+finish_daemon failed
 
 # ---- 3. a user manager that never ends the job ------------------------------------
 
@@ -375,7 +393,7 @@ check "info says the manager did not answer in time" \
 id=$(create silent safe sh -c 'echo up; sleep 300' 2>"$tmp/create.err" || true)
 check "a session still runs" wait_for 10 state_is "$id" running
 ctl destroy "$id" >/dev/null 2>&1 || true
-stop_daemon
+finish_daemon silent
 
 # Asked to quit while the manager has not answered: the daemon stops
 # waiting (the request is cancelled, not timed out) and exits cleanly.
@@ -383,11 +401,7 @@ stop_daemon
 echo ready >"$tmp/mock.log"
 mkdir -p "$tmp/quitting"
 chown "$TEST_USER:" "$tmp/quitting"
-(
-  exec setpriv --reuid="$user_uid" --regid="$user_gid" --init-groups --inh-caps=-all --bounding-set=-all -- \
-    env -i PATH="$PATH" LC_ALL=C.UTF-8 HOME="$tmp/user" XDG_RUNTIME_DIR="$tmp/user/run" \
-        DBUS_SESSION_BUS_ADDRESS="$DBUS_SESSION_BUS_ADDRESS" "$DAEMON" --state-dir "$tmp/quitting/state"
-) >"$tmp/quitting.log" 2>&1 &
+(as_user "$DAEMON" --state-dir "$tmp/quitting/state") >"$tmp/quitting.log" 2>&1 &
 quitting_pid=$!
 asked () { [[ "$(requests)" == 1 ]]; }
 wait_for 10 asked || true
@@ -409,6 +423,7 @@ start_daemon nomanager user || true
 ctl --json info >"$tmp/info.json"
 check "without a user manager, info says there is none to ask" \
   grep -q "no systemd user manager" <(json "$tmp/info.json" 'd["cgroup-unavailable"]')
+finish_daemon nomanager
 
 # ---- 5. root and an already delegated cgroup ask nobody ------------------------------
 
@@ -420,7 +435,7 @@ id=$(create root host sh -c 'echo up; sleep 300' 2>"$tmp/create.err" || true)
 wait_for 10 state_is "$id" running || true
 check "…its sessions' cgroups go below its own" test -d "$test_cgroup/root-daemon/paddock-session-$id"
 ctl destroy "$id" >/dev/null 2>&1 || true
-stop_daemon
+finish_daemon root
 
 delegated="$test_cgroup/delegated"
 mkdir "$delegated"
@@ -434,7 +449,7 @@ check "…its sessions' cgroups go below it" test -d "$delegated/paddock-session
 ctl --json destroy "$id" >"$tmp/destroy.json" 2>&1 || true
 check "…and destroy leaves 0 survivors and no cgroup" \
   test "$(json "$tmp/destroy.json" 'd["survivors"]' 2>&1):$(test -d "$delegated/paddock-session-$id" && echo left || echo gone)" = "0:gone"
-stop_daemon
+finish_daemon delegated
 stop_mock
 
 echo "1..$n"
