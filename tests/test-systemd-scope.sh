@@ -264,6 +264,9 @@ create ()
   ctl create --workspace "$tmp/$name/workspace" --profile "$profile" -- "$@"
 }
 
+# logs_have ID TEXT: whether the session's output so far contains TEXT.
+logs_have () { ctl logs "$1" 2>/dev/null | grep -qF -- "$2"; }
+
 # pids_of CGROUP_DIR: the members, one a line.
 pids_of () { cat "$1/cgroup.procs" 2>/dev/null || true; }
 
@@ -314,7 +317,7 @@ check "info names the scope as where sessions' cgroups go" \
   test "$(json "$tmp/info.json" '(d["cgroup"], "cgroup-unavailable" in d)')" = "('$scope', False)"
 
 id=$(create scoped safe sh -c "$tree" 2>"$tmp/create.err" || true)
-if wait_for 10 state_is "$id" running && wait_for 10 grep -q tree-started <(ctl logs "$id" 2>/dev/null); then
+if wait_for 10 state_is "$id" running && wait_for 10 logs_have "$id" tree-started; then
   ok "a sandboxed session starts and runs its tree"
 else
   not_ok "a sandboxed session starts and runs its tree" "$(cat "$tmp/create.err")" "$(tail -n 20 "$tmp/scoped.log")"
@@ -345,7 +348,7 @@ check "destroy removes the session's cgroup" wait_for 5 test ! -d "$session_cgro
 # A host session has no PID namespace: only the cgroup finds what
 # setsid()s away from its process group.
 id=$(create scoped host sh -c "$tree" 2>"$tmp/create.err" || true)
-wait_for 10 grep -q tree-started <(ctl logs "$id" 2>/dev/null) || true
+wait_for 10 logs_have "$id" tree-started || true
 session_cgroup="$scope/paddock-session-$id"
 mapfile -t members < <(pids_of "$session_cgroup")
 check "a host session's tree is in its own cgroup too (${#members[@]} ≥ 6)" test "${#members[@]}" -ge 6
