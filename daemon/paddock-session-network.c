@@ -259,8 +259,6 @@ _paddock_session_network_take_listener (PaddockSessionNetwork *network,
                  paddock_session_impl_get_id (network->session), error->message);
       return;
     }
-  /* The journal is the ring that counts; the proxy's own stays minimal. */
-  paddock_proxy_set_max_records (network->proxy, 1);
   apply_test_resolver (network, network->proxy);
   network->record_id = g_signal_connect (network->proxy, "record-added",
                                          G_CALLBACK (record_added_cb), network);

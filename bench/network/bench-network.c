@@ -155,8 +155,7 @@ proxy_thread (gpointer data)
     g_error ("%s", error->message);
   g_hash_table_insert (names, (gpointer) "origin.test", (gpointer) "127.0.0.1");
   paddock_proxy_set_resolver_override (proxy, names);
-  /* As the daemon: the journal is the ring that counts. */
-  paddock_proxy_set_max_records (proxy, 1);
+  /* As the daemon: the journal keeps the records the proxy emits. */
   journal = paddock_net_journal_new (t->journal_path, PADDOCK_NET_JOURNAL_DEFAULT_MAX_RECORDS,
                                      PADDOCK_NET_JOURNAL_DEFAULT_MAX_FILE_BYTES);
   g_signal_connect (proxy, "record-added", G_CALLBACK (record_added_cb), journal);

@@ -40,7 +40,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "paddock-durable-file.h"
 #include "paddock-proxy.h"
 
 #define PUMP_BUFFER_SIZE    (16 * 1024)
@@ -48,7 +47,6 @@
 #define DRAIN_TIMEOUT_MS    1000
 #define DRAIN_MAX_BYTES     (64 * 1024)
 #define CONNECT_TIMEOUT_S   30
-#define MAX_RECORDS_FILE    (64 * 1024 * 1024)
 #define VIA_VALUE           "1.1 paddock"
 
 struct _PaddockProxy
@@ -65,10 +63,7 @@ struct _PaddockProxy
 
   guint               header_timeout_ms;
   guint               max_connections;
-  guint               max_records;
 
-  GQueue              records;            /* PaddockNetRecord*, oldest first */
-  guint64             dropped_records;
   gboolean            stopped;
 };
 
@@ -267,12 +262,6 @@ conn_complete_record (Conn              *conn,
   if (proxy == NULL)
     return;
 
-  g_queue_push_tail (&proxy->records, g_object_ref (conn->record));
-  while (proxy->records.length > proxy->max_records)
-    {
-      g_object_unref (g_queue_pop_head (&proxy->records));
-      proxy->dropped_records++;
-    }
   g_signal_emit (proxy, signals[RECORD_ADDED], 0, conn->record);
 }
 
@@ -1307,12 +1296,6 @@ reject_busy (PaddockProxy      *self,
   g_io_stream_close (G_IO_STREAM (connection), NULL, NULL);
 
   paddock_net_record_set_verdict (record, PADDOCK_NET_VERDICT_ERROR, "too many connections");
-  g_queue_push_tail (&self->records, g_object_ref (record));
-  while (self->records.length > self->max_records)
-    {
-      g_object_unref (g_queue_pop_head (&self->records));
-      self->dropped_records++;
-    }
   g_signal_emit (self, signals[RECORD_ADDED], 0, record);
 }
 
@@ -1452,7 +1435,6 @@ paddock_proxy_dispose (GObject *object)
   g_clear_object (&self->rules);
   g_clear_pointer (&self->resolver_override, g_hash_table_unref);
   g_clear_pointer (&self->connections, g_hash_table_unref);
-  g_queue_clear_full (&self->records, g_object_unref);
 
   G_OBJECT_CLASS (paddock_proxy_parent_class)->dispose (object);
 }
@@ -1468,8 +1450,9 @@ paddock_proxy_class_init (PaddockProxyClass *klass)
    * PaddockProxy::record-added:
    * @record: the finished request or tunnel
    *
-   * Emitted when a request, tunnel or refused connection has finished and
-   * its record joined the ring.
+   * Emitted once for each request, tunnel or refused connection, when it
+   * has finished. The proxy keeps no records: the receiver stores them
+   * (the daemon numbers and journals them, PaddockNetJournal).
    */
   signals[RECORD_ADDED] = g_signal_new ("record-added", G_TYPE_FROM_CLASS (klass),
                                         G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
@@ -1481,9 +1464,7 @@ paddock_proxy_init (PaddockProxy *self)
 {
   self->header_timeout_ms = PADDOCK_PROXY_DEFAULT_HEADER_TIMEOUT_MS;
   self->max_connections = PADDOCK_PROXY_DEFAULT_MAX_CONNECTIONS;
-  self->max_records = PADDOCK_PROXY_DEFAULT_MAX_RECORDS;
   self->connections = g_hash_table_new_full (NULL, NULL, conn_table_unref, NULL);
-  g_queue_init (&self->records);
 }
 
 /**
@@ -1624,155 +1605,10 @@ paddock_proxy_set_max_connections (PaddockProxy *self,
   self->max_connections = max_connections;
 }
 
-void
-paddock_proxy_set_max_records (PaddockProxy *self,
-                               guint         max_records)
-{
-  g_return_if_fail (PADDOCK_IS_PROXY (self));
-  g_return_if_fail (max_records > 0);
-
-  self->max_records = max_records;
-  while (self->records.length > self->max_records)
-    {
-      g_object_unref (g_queue_pop_head (&self->records));
-      self->dropped_records++;
-    }
-}
-
 guint
 paddock_proxy_get_n_connections (PaddockProxy *self)
 {
   g_return_val_if_fail (PADDOCK_IS_PROXY (self), 0);
 
   return g_hash_table_size (self->connections);
-}
-
-/**
- * paddock_proxy_dup_records:
- *
- * Returns: (transfer full) (element-type PaddockNetRecord): the ring,
- *   oldest first
- */
-GPtrArray *
-paddock_proxy_dup_records (PaddockProxy *self)
-{
-  GPtrArray *records;
-
-  g_return_val_if_fail (PADDOCK_IS_PROXY (self), NULL);
-
-  records = g_ptr_array_new_full (self->records.length, g_object_unref);
-  for (GList *l = self->records.head; l != NULL; l = l->next)
-    g_ptr_array_add (records, g_object_ref (l->data));
-  return records;
-}
-
-/* How many records the ring has dropped (oldest first) to stay bounded. */
-guint64
-paddock_proxy_get_dropped_records (PaddockProxy *self)
-{
-  g_return_val_if_fail (PADDOCK_IS_PROXY (self), 0);
-
-  return self->dropped_records;
-}
-
-/**
- * paddock_proxy_save_records:
- *
- * Writes the ring as JSON lines (one `net records` element per line),
- * replacing @path atomically and durably, mode 0600.
- */
-gboolean
-paddock_proxy_save_records (PaddockProxy  *self,
-                            const char    *path,
-                            GError       **error)
-{
-  g_autoptr(GString) text = g_string_new (NULL);
-  g_autoptr(JsonGenerator) generator = json_generator_new ();
-
-  g_return_val_if_fail (PADDOCK_IS_PROXY (self), FALSE);
-  g_return_val_if_fail (path != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  for (GList *l = self->records.head; l != NULL; l = l->next)
-    {
-      g_autoptr(JsonNode) node = paddock_net_record_to_json (l->data);
-      g_autofree char *line = NULL;
-
-      json_generator_set_root (generator, node);
-      line = json_generator_to_data (generator, NULL);
-      g_string_append (text, line);
-      g_string_append_c (text, '\n');
-    }
-
-  return paddock_durable_file_replace (path, text->str, (gssize) text->len, 0600, error);
-}
-
-/**
- * paddock_proxy_load_records:
- *
- * Replaces the ring with the records in @path (as written by
- * paddock_proxy_save_records()), keeping the newest if there are more
- * than the ring holds. A malformed line fails the whole load with
- * %PADDOCK_NETWORK_ERROR_CORRUPT and leaves the ring as it was.
- */
-gboolean
-paddock_proxy_load_records (PaddockProxy  *self,
-                            const char    *path,
-                            GError       **error)
-{
-  g_autofree char *contents = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_auto(GStrv) lines = NULL;
-  GQueue loaded = G_QUEUE_INIT;
-  guint64 dropped = 0;
-  gsize length = 0;
-
-  g_return_val_if_fail (PADDOCK_IS_PROXY (self), FALSE);
-  g_return_val_if_fail (path != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  if (!g_file_get_contents (path, &contents, &length, error))
-    return FALSE;
-  if (length > MAX_RECORDS_FILE)
-    {
-      g_set_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_TOO_LARGE,
-                   "%s is larger than %d bytes", path, MAX_RECORDS_FILE);
-      return FALSE;
-    }
-  if (memchr (contents, '\0', length) != NULL)
-    {
-      g_set_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_CORRUPT,
-                   "%s holds a NUL byte", path);
-      return FALSE;
-    }
-
-  lines = g_strsplit (contents, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      g_autoptr(GError) local_error = NULL;
-      PaddockNetRecord *record;
-
-      if (lines[i][0] == '\0')
-        continue;
-      if (!json_parser_load_from_data (parser, lines[i], -1, &local_error) ||
-          (record = paddock_net_record_new_from_json (json_parser_get_root (parser),
-                                                      &local_error)) == NULL)
-        {
-          g_queue_clear_full (&loaded, g_object_unref);
-          g_set_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_CORRUPT,
-                       "%s, line %u: %s", path, i + 1, local_error->message);
-          return FALSE;
-        }
-      g_queue_push_tail (&loaded, record);
-      if (loaded.length > self->max_records)
-        {
-          g_object_unref (g_queue_pop_head (&loaded));
-          dropped++;
-        }
-    }
-
-  g_queue_clear_full (&self->records, g_object_unref);
-  self->records = loaded;
-  self->dropped_records = dropped;
-  return TRUE;
 }

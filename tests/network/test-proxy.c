@@ -19,6 +19,7 @@
 #include <glib/gstdio.h>
 
 #include "paddock-autofd.h"
+#include "paddock-net-journal.h"
 #include "paddock-proxy.h"
 
 /* ---------------------------------------------------------------------- */
@@ -319,6 +320,7 @@ typedef struct {
   PaddockDomainRules *rules;
   guint               proxy_port;
   guint               n_added;
+  GPtrArray          *records;    /* what the proxy emitted, in order */
 } Fixture;
 
 static void
@@ -328,6 +330,7 @@ record_added_cb (PaddockProxy     *proxy,
 {
   g_assert_true (PADDOCK_IS_NET_RECORD (record));
   fixture->n_added++;
+  g_ptr_array_add (fixture->records, g_object_ref (record));
 }
 
 static GHashTable *
@@ -380,6 +383,7 @@ fixture_set_up (Fixture       *fixture,
   paddock_domain_rules_add_port (fixture->rules, fixture->echo_port, &error);
   g_assert_no_error (error);
 
+  fixture->records = g_ptr_array_new_with_free_func (g_object_unref);
   fixture->proxy = start_proxy (fixture->rules, &fixture->proxy_port);
   g_signal_connect (fixture->proxy, "record-added", G_CALLBACK (record_added_cb), fixture);
 }
@@ -390,6 +394,7 @@ fixture_tear_down (Fixture       *fixture,
 {
   g_clear_object (&fixture->proxy);
   g_clear_object (&fixture->rules);
+  g_clear_pointer (&fixture->records, g_ptr_array_unref);
   stop_origin (fixture->origin);
   stop_origin (fixture->echo);
 
@@ -413,13 +418,12 @@ fixture_tear_down (Fixture       *fixture,
   g_assert_cmpuint (count_fds (), ==, fixture->fds_before);
 }
 
+/* The newest record the proxy emitted (it keeps none itself). */
 static PaddockNetRecord *
-last_record (PaddockProxy *proxy)
+last_record (Fixture *fixture)
 {
-  g_autoptr(GPtrArray) records = paddock_proxy_dup_records (proxy);
-
-  g_assert_cmpuint (records->len, >, 0);
-  return g_object_ref (g_ptr_array_index (records, records->len - 1));
+  g_assert_cmpuint (fixture->records->len, >, 0);
+  return g_object_ref (g_ptr_array_index (fixture->records, fixture->records->len - 1));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -629,7 +633,7 @@ test_get_allowed (Fixture       *fixture,
   g_assert_null (strstr (head, "X-Hop"));
   g_assert_null (strstr (head, "keep-alive"));
 
-  record = last_record (fixture->proxy);
+  record = last_record (fixture);
   g_assert_cmpstr (paddock_net_record_get_method (record), ==, "GET");
   g_assert_cmpstr (paddock_net_record_get_host (record), ==, "allowed.test");
   g_assert_cmpuint (paddock_net_record_get_port (record), ==, fixture->origin_port);
@@ -701,7 +705,7 @@ test_connect_tunnel (Fixture       *fixture,
   assert_status (tunnel.reply, 200);
   g_assert_cmpstr (tunnel.echoed, ==, "early+ping");
 
-  record = last_record (fixture->proxy);
+  record = last_record (fixture);
   g_assert_cmpstr (paddock_net_record_get_method (record), ==, "CONNECT");
   g_assert_cmpstr (paddock_net_record_get_host (record), ==, "allowed.test");
   g_assert_cmpuint (paddock_net_record_get_port (record), ==, fixture->echo_port);
@@ -730,7 +734,7 @@ assert_forbidden (Fixture    *fixture,
 
   assert_status (response, 403);
   g_assert_nonnull (strstr (response, body_part));
-  record = last_record (fixture->proxy);
+  record = last_record (fixture);
   g_assert_cmpint (paddock_net_record_get_verdict (record), ==, PADDOCK_NET_VERDICT_DENIED);
   g_assert_cmpuint (paddock_net_record_get_bytes_up (record), ==, 0);
 }
@@ -758,7 +762,7 @@ test_denied (Fixture       *fixture,
 
   /* Listed in both: deny wins. */
   assert_forbidden (fixture, "denied.test", fixture->origin_port, "deny denied.test");
-  record = last_record (fixture->proxy);
+  record = last_record (fixture);
   g_assert_cmpstr (paddock_net_record_get_host (record), ==, "denied.test");
   g_assert_cmpstr (paddock_net_record_get_method (record), ==, "GET");
   g_assert_nonnull (strstr (paddock_net_record_get_error (record), "deny denied.test"));
@@ -771,7 +775,7 @@ test_denied (Fixture       *fixture,
   response = exchange (fixture->proxy_port, connect);
   assert_status (response, 403);
   g_clear_object (&record);
-  record = last_record (fixture->proxy);
+  record = last_record (fixture);
   g_assert_cmpstr (paddock_net_record_get_method (record), ==, "CONNECT");
   g_assert_cmpint (paddock_net_record_get_verdict (record), ==, PADDOCK_NET_VERDICT_DENIED);
   g_assert_cmpuint (fixture->n_added, ==, 4);
@@ -835,7 +839,7 @@ test_literal_loopback (Fixture       *fixture,
   response = exchange (fixture->proxy_port, unknown);
   assert_status (response, 502);
   {
-    g_autoptr(PaddockNetRecord) record = last_record (fixture->proxy);
+    g_autoptr(PaddockNetRecord) record = last_record (fixture);
 
     g_assert_cmpint (paddock_net_record_get_verdict (record), ==, PADDOCK_NET_VERDICT_ERROR);
   }
@@ -862,7 +866,7 @@ test_name_to_loopback_refused (Fixture       *fixture,
   response = exchange (fixture->proxy_port, request);
   assert_status (response, 403);
   g_assert_nonnull (strstr (response, "loopback"));
-  record = last_record (fixture->proxy);
+  record = last_record (fixture);
   g_assert_cmpint (paddock_net_record_get_verdict (record), ==, PADDOCK_NET_VERDICT_DENIED);
 }
 
@@ -879,7 +883,7 @@ assert_refused (Fixture    *fixture,
   g_autoptr(PaddockNetRecord) record = NULL;
 
   assert_status (response, status);
-  record = last_record (fixture->proxy);
+  record = last_record (fixture);
   g_assert_cmpint (paddock_net_record_get_verdict (record), !=, PADDOCK_NET_VERDICT_ALLOWED);
 }
 
@@ -979,7 +983,7 @@ test_slowloris (Fixture       *fixture,
   run_in_thread (slow_thread, &slow);
   assert_status (slow.response, 408);
   g_assert_cmpint (slow.elapsed_ms, <, 3000);
-  record = last_record (fixture->proxy);
+  record = last_record (fixture);
   g_assert_cmpint (paddock_net_record_get_verdict (record), ==, PADDOCK_NET_VERDICT_ERROR);
   g_free (slow.response);
 }
@@ -1075,7 +1079,7 @@ test_stop_ends_tunnels (Fixture       *fixture,
   g_assert_true (g_str_has_suffix (held.rest, "\r\n\r\nx"));
   g_free (held.rest);
 
-  record = last_record (fixture->proxy);
+  record = last_record (fixture);
   g_assert_cmpstr (paddock_net_record_get_method (record), ==, "CONNECT");
   g_assert_cmpint (paddock_net_record_get_verdict (record), ==, PADDOCK_NET_VERDICT_ALLOWED);
   g_assert_cmpstr (paddock_net_record_get_error (record), ==, "the proxy stopped");
@@ -1086,50 +1090,43 @@ test_stop_ends_tunnels (Fixture       *fixture,
 /* ---------------------------------------------------------------------- */
 /* Records                                                                 */
 
+/* Each request is emitted once, finished; the journal the daemon feeds
+ * them to keeps every field across a restart. */
 static void
-test_records_ring_and_files (Fixture       *fixture,
-                             gconstpointer  data)
+test_records_emitted_and_journalled (Fixture       *fixture,
+                                     gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("paddock-net-XXXXXX", &error);
-  g_autofree char *path = g_build_filename (dir, "records.jsonl", NULL);
-  g_autofree char *bad = g_build_filename (dir, "bad.jsonl", NULL);
-  g_autofree char *contents = NULL;
-  g_autoptr(GPtrArray) saved = NULL;
+  g_autofree char *path = g_build_filename (dir, "network.jsonl", NULL);
+  g_autoptr(PaddockNetJournal) journal = NULL;
   g_autoptr(GPtrArray) loaded = NULL;
-  g_autoptr(PaddockProxy) other = NULL;
-  g_autoptr(PaddockDomainRules) rules = paddock_domain_rules_new ();
-  guint other_port;
+  guint64 next = 0;
 
   g_assert_no_error (error);
-  paddock_proxy_set_max_records (fixture->proxy, 3);
   assert_ok (fixture, "allowed.test");
   for (guint i = 0; i < 4; i++)
     assert_forbidden (fixture, "denied.test", fixture->origin_port, "deny");
   g_assert_cmpuint (fixture->n_added, ==, 5);
-  saved = paddock_proxy_dup_records (fixture->proxy);
-  g_assert_cmpuint (saved->len, ==, 3);
-  g_assert_cmpuint (paddock_proxy_get_dropped_records (fixture->proxy), ==, 2);
+  g_assert_cmpint (paddock_net_record_get_verdict (g_ptr_array_index (fixture->records, 0)), ==,
+                   PADDOCK_NET_VERDICT_ALLOWED);
+  g_assert_cmpuint (paddock_net_record_get_bytes_down (g_ptr_array_index (fixture->records, 0)), >, 0);
 
-  g_assert_true (paddock_proxy_save_records (fixture->proxy, path, &error));
-  g_assert_no_error (error);
-  g_assert_true (g_file_get_contents (path, &contents, NULL, &error));
-  g_assert_true (g_str_has_prefix (contents, "{\"time\":"));
-  g_assert_nonnull (strstr (contents, "\"verdict\":\"denied\""));
-  g_assert_nonnull (strstr (contents, "\"bytes_up\":0"));
-  g_assert_nonnull (strstr (contents, "\"bytes_down\":0"));
-  g_assert_nonnull (strstr (contents, "\"duration_ms\":"));
+  journal = paddock_net_journal_new (path, 100, 1024 * 1024);
+  for (guint i = 0; i < fixture->records->len; i++)
+    paddock_net_journal_append (journal, g_ptr_array_index (fixture->records, i));
+  g_clear_object (&journal);
 
-  other = start_proxy (rules, &other_port);
-  g_assert_true (paddock_proxy_load_records (other, path, &error));
-  g_assert_no_error (error);
-  loaded = paddock_proxy_dup_records (other);
-  g_assert_cmpuint (loaded->len, ==, saved->len);
-  for (guint i = 0; i < saved->len; i++)
+  journal = paddock_net_journal_new (path, 100, 1024 * 1024);
+  loaded = paddock_net_journal_list (journal, 0, 100, &next);
+  g_assert_cmpuint (loaded->len, ==, fixture->records->len);
+  g_assert_cmpuint (next, ==, 5);
+  for (guint i = 0; i < loaded->len; i++)
     {
-      PaddockNetRecord *a = g_ptr_array_index (saved, i);
+      PaddockNetRecord *a = g_ptr_array_index (fixture->records, i);
       PaddockNetRecord *b = g_ptr_array_index (loaded, i);
 
+      g_assert_cmpuint (paddock_net_record_get_seq (b), ==, i + 1);
       g_assert_cmpint (paddock_net_record_get_time (a), ==, paddock_net_record_get_time (b));
       g_assert_cmpstr (paddock_net_record_get_method (a), ==, paddock_net_record_get_method (b));
       g_assert_cmpstr (paddock_net_record_get_host (a), ==, paddock_net_record_get_host (b));
@@ -1145,22 +1142,8 @@ test_records_ring_and_files (Fixture       *fixture,
       g_assert_cmpstr (paddock_net_record_get_error (a), ==, paddock_net_record_get_error (b));
     }
 
-  /* A damaged file is refused as a whole; the ring stays as it was. */
-  g_assert_true (g_file_set_contents (bad, "{\"time\": 1, \"method\": \"GET\"}\n", -1, &error));
-  g_assert_false (paddock_proxy_load_records (other, bad, &error));
-  g_assert_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_CORRUPT);
-  g_clear_error (&error);
-  g_assert_true (g_file_set_contents (bad, "not json\n", -1, &error));
-  g_assert_false (paddock_proxy_load_records (other, bad, &error));
-  g_assert_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_CORRUPT);
-  g_clear_error (&error);
-  g_clear_pointer (&loaded, g_ptr_array_unref);
-  loaded = paddock_proxy_dup_records (other);
-  g_assert_cmpuint (loaded->len, ==, saved->len);
-
-  g_clear_object (&other);
+  g_clear_object (&journal);
   g_unlink (path);
-  g_unlink (bad);
   g_rmdir (dir);
 }
 
@@ -1200,6 +1183,7 @@ main (int   argc,
     warm_up.fds_before = 0;
     g_clear_object (&warm_up.proxy);
     g_clear_object (&warm_up.rules);
+    g_clear_pointer (&warm_up.records, g_ptr_array_unref);
     stop_origin (warm_up.origin);
     stop_origin (warm_up.echo);
     iterate_briefly (50);
@@ -1223,7 +1207,7 @@ main (int   argc,
   ADD ("slowloris", test_slowloris);
   ADD ("connection-limit", test_connection_limit);
   ADD ("stop-ends-tunnels", test_stop_ends_tunnels);
-  ADD ("records", test_records_ring_and_files);
+  ADD ("records", test_records_emitted_and_journalled);
 #undef ADD
 
   {
