@@ -235,8 +235,7 @@ void
 _paddock_session_network_take_listener (PaddockSessionNetwork *network,
                                         int                    fd)
 {
-  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (network->session);
-  g_autoptr(PaddockDomainRules) rules = NULL;
+  PaddockDomainRules *rules = _paddock_session_impl_get_net_rules (network->session);
   g_autoptr(GError) error = NULL;
 
   if (network->proxy != NULL || !network->has_listener)
@@ -244,12 +243,16 @@ _paddock_session_network_take_listener (PaddockSessionNetwork *network,
       close (fd);
       return;
     }
-
-  rules = _paddock_session_network_build_rules (paddock_ipc_session1_get_network_mode (session),
-                                                paddock_ipc_session1_get_allowed_domains (session),
-                                                &error);
   if (rules == NULL)
-    rules = paddock_domain_rules_new ();
+    {
+      /* Only a session restored from its record lacks them, and it never
+       * starts: refuse loudly rather than guess a policy. */
+      g_warning ("Session %s has no parsed network rules: its proxy is not served",
+                 paddock_session_impl_get_id (network->session));
+      close (fd);
+      return;
+    }
+
   network->proxy = paddock_proxy_new (fd, rules, &error);
   if (network->proxy == NULL)
     {
@@ -331,7 +334,7 @@ _paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  _paddock_session_impl_set_network_policy (self, mode, allow_domains);
+  _paddock_session_impl_set_network_policy (self, mode, allow_domains, rules);
   if (network->proxy != NULL)
     {
       paddock_proxy_set_rules (network->proxy, rules);
