@@ -114,7 +114,8 @@ sync_once (PaddockNetJournal *self)
       g_autofree char *dir = g_path_get_dirname (self->path);
       int dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-      if (dir_fd < 0 || fsync (dir_fd) != 0)
+      /* A folder already gone (the session destroyed) has nothing to keep. */
+      if ((dir_fd < 0 && errno != ENOENT) || (dir_fd >= 0 && fsync (dir_fd) != 0))
         g_message ("Cannot flush the folder of the network journal %s: %s", self->path,
                    g_strerror (errno));
       if (dir_fd >= 0)
