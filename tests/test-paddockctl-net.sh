@@ -146,6 +146,20 @@ elif what == "garbage":                # malformed requests straight at the prox
             answers.append("reset")
         s.close()
     print(" ".join(answers))
+elif what == "slowloris":              # a head that never ends, and a request meanwhile
+    slow = socket.create_connection(proxy_address(), timeout=20)
+    slow.sendall(b"GET http://allowed.test/ HTTP/1.1\r\nHost: allo")
+    try:
+        with urllib.request.urlopen(sys.argv[2], timeout=20) as response:
+            meanwhile = "%d %s" % (response.status, response.read().decode().strip())
+    except urllib.error.HTTPError as e:
+        meanwhile = "%d" % e.code
+    slow.settimeout(0)
+    try:
+        still = "open" if slow.recv(1) else "closed"
+    except BlockingIOError:
+        still = "open"
+    print(meanwhile + ";", "slow one", still)
 PY
 
 field ()
@@ -296,6 +310,8 @@ check "malformed requests are answered or dropped: 400, 431, 403 (odd port), 400
 check "…and the daemon still serves: an allowed request works after them" \
   test "$(inside "$id" get "http://other.test:$port/after")" = "200 hello from the host, /after"
 check "…the daemon is alive" kill -0 "$daemon_pid"
+check "a client dribbling an endless head does not hold the others up: served meanwhile" \
+  test "$(inside "$id" slowloris "http://other.test:$port/meanwhile")" = "200 hello from the host, /meanwhile; slow one open"
 
 # ---- none cannot become proxy ----------------------------------------------------
 
