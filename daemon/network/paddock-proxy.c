@@ -27,18 +27,31 @@
  *    keeping connections alive would need response framing here, and the
  *    cost of a new loopback connection per request is negligible.
  *
- * Every async call takes the connection's GCancellable; every buffer is
- * bounded (the head at 32 KiB, each pump at 16 KiB); the number of
- * connections is bounded; the head must arrive within a timeout.
+ * Every wait is a GSource of the connection's (the fd becoming readable
+ * or writable, a timer) and name resolution takes the connection's
+ * GCancellable: closing a connection destroys its sources and cancels the
+ * lookup, so nothing of it runs afterwards. Every buffer is bounded (the
+ * head at 32 KiB, each pump at 16 KiB); the number of connections is
+ * bounded; the head must arrive within a timeout.
+ *
+ * Why plain non-blocking fds rather than GSocketConnection and GIO's
+ * async stream calls: on GLib 2.74 each of those costs a GTask, a source
+ * and (via g_source_set_ready_time) an eventfd write to wake the very
+ * thread that is already running; per proxied request that was ~34
+ * system calls, 5 of them such wakeups and 8 more wrapping each accepted
+ * socket in a GSocket. Here a request is accept4, recv, socket, connect,
+ * send, recv, send and two closes, plus the main loop's polls.
  */
 
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glib-unix.h>
 #include <libsoup/soup.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "paddock-proxy.h"
 
@@ -46,16 +59,18 @@
 #define HEAD_READ_CHUNK     4096
 #define DRAIN_TIMEOUT_MS    1000
 #define DRAIN_MAX_BYTES     (64 * 1024)
-#define CONNECT_TIMEOUT_S   30
+#define CONNECT_TIMEOUT_MS  30000
+#define ACCEPT_BATCH        32     /* connections taken per wake-up, so accepting cannot starve the rest */
+#define ACCEPT_PAUSE_MS     100    /* out of fds: wait instead of spinning on a readable listener */
+#define PUMP_ROUNDS         8      /* copies per wake-up, so one busy tunnel cannot starve the rest */
 #define VIA_VALUE           "1.1 paddock"
 
 struct _PaddockProxy
 {
   GObject             parent_instance;
 
-  GSocketService     *service;
-  gulong              incoming_id;
-  GSocketClient      *client;
+  int                 listen_fd;
+  GSource            *accept_source;      /* readable listener, or the pause after EMFILE */
   GResolver          *resolver;
   PaddockDomainRules *rules;
   GHashTable         *resolver_override;  /* normalised name → address text */
@@ -85,35 +100,48 @@ typedef enum {
 typedef enum {
   TIMEOUT_NONE,
   TIMEOUT_HEAD,
+  TIMEOUT_CONNECT,
   TIMEOUT_DRAIN,
 } TimeoutKind;
 
 typedef struct _Conn Conn;
+typedef void (*ConnStep) (Conn *conn, gpointer data);
+
+/* One pending wait: @fd readable or writable, then @step runs. The
+ * source holds no reference: closing the connection destroys it. */
+typedef struct
+{
+  Conn     *conn;
+  GSource  *source;
+  ConnStep  step;
+  gpointer  data;
+} Wait;
 
 typedef struct
 {
   Conn          *conn;       /* the pump is part of it */
   gboolean       up;         /* client → origin */
-  GInputStream  *in;
-  GOutputStream *out;
-  GSocket       *out_socket;
+  int            in;
+  int            out;
+  Wait           wait;
   guint8        *buffer;
+  gsize          pending;    /* read, not yet written */
+  gsize          offset;     /* …starting here */
   gboolean       limited;
-  guint64        remaining;
-  gboolean       done;
+  guint64        remaining;  /* bytes still to read when limited */
+  gboolean       done;       /* no more to read */
 } Pump;
 
 struct _Conn
 {
   guint               ref_count;
   PaddockProxy       *proxy;         /* unowned; NULL once closed */
-  GSocketConnection  *client;
-  GSocketConnection  *origin;
-  GCancellable       *cancellable;
-  GCancellable       *head_cancellable;
+  int                 client;
+  int                 origin;        /* -1 until connecting */
+  GCancellable       *cancellable;   /* the name lookup */
+  Wait                wait;          /* the one pending step outside the pumps */
   GSource            *timeout_source;
   TimeoutKind         timeout_kind;
-  gboolean            head_timed_out;
   gboolean            closed;
   gboolean            record_done;
 
@@ -136,14 +164,21 @@ struct _Conn
   gsize               drained;
   GBytes             *response;      /* an error response being written */
 
+  /* A write in progress outside the pumps: what, where, and then what. */
+  int                 send_fd;
+  const guint8       *send_data;
+  gsize               send_len;
+  gsize               send_done;
+  ConnStep            send_next;
+
   Pump                up;
   Pump                down;
 };
 
 static void conn_close           (Conn *conn);
-static void conn_read_head       (Conn *conn);
+static void conn_read_head       (Conn *conn, gpointer data);
 static void conn_try_next_address (Conn *conn);
-static void pump_read            (Pump *pump);
+static void pump_run             (Conn *conn, gpointer data);
 
 /* ---------------------------------------------------------------------- */
 /* Connection lifetime                                                     */
@@ -157,24 +192,40 @@ conn_ref (Conn *conn)
 }
 
 static void
+close_fd (int *fd)
+{
+  if (*fd >= 0)
+    {
+      close (*fd);
+      *fd = -1;
+    }
+}
+
+static void
+wait_clear (Wait *wait)
+{
+  if (wait->source != NULL)
+    {
+      g_source_destroy (wait->source);
+      g_clear_pointer (&wait->source, g_source_unref);
+    }
+}
+
+static void
 conn_unref (Conn *conn)
 {
   g_assert (conn->ref_count > 0);
   if (--conn->ref_count > 0)
     return;
 
-  /* Every async operation holds a reference, so none is pending here and
-   * the streams can be closed synchronously. */
   g_assert (conn->proxy == NULL);
   g_assert (conn->timeout_source == NULL);
-  if (conn->origin != NULL)
-    g_io_stream_close (G_IO_STREAM (conn->origin), NULL, NULL);
-  if (conn->client != NULL)
-    g_io_stream_close (G_IO_STREAM (conn->client), NULL, NULL);
-  g_clear_object (&conn->origin);
-  g_clear_object (&conn->client);
+  wait_clear (&conn->wait);
+  wait_clear (&conn->up.wait);
+  wait_clear (&conn->down.wait);
+  close_fd (&conn->origin);
+  close_fd (&conn->client);
   g_clear_object (&conn->cancellable);
-  g_clear_object (&conn->head_cancellable);
   g_clear_pointer (&conn->head, g_byte_array_unref);
   g_clear_object (&conn->record);
   g_clear_pointer (&conn->host, g_free);
@@ -190,6 +241,44 @@ conn_unref (Conn *conn)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (Conn, conn_unref)
 
+static gboolean
+wait_ready_cb (gint         fd,
+               GIOCondition condition,
+               gpointer     user_data)
+{
+  Wait *wait = user_data;
+  g_autoptr(Conn) conn = conn_ref (wait->conn);
+
+  g_clear_pointer (&wait->source, g_source_unref);
+  if (!conn->closed)
+    wait->step (conn, wait->data);
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs @step once @fd has @condition (or an error or hang-up: the step's
+ * own recv or send then says which). */
+static void
+conn_wait (Conn         *conn,
+           Wait         *wait,
+           int           fd,
+           GIOCondition  condition,
+           ConnStep      step,
+           gpointer      data)
+{
+  g_assert (wait->source == NULL);
+  wait->conn = conn;
+  wait->step = step;
+  wait->data = data;
+  wait->source = g_unix_fd_source_new (fd, condition);
+  g_source_set_callback (wait->source, (GSourceFunc) (void (*) (void)) wait_ready_cb, wait, NULL);
+  g_source_attach (wait->source, g_main_context_get_thread_default ());
+}
+
+static void conn_respond_error (Conn              *conn,
+                                guint              status,
+                                PaddockNetVerdict  verdict,
+                                const char        *body);
+
 static void
 conn_clear_timeout (Conn *conn)
 {
@@ -204,7 +293,7 @@ conn_clear_timeout (Conn *conn)
 static gboolean
 conn_timeout_cb (gpointer user_data)
 {
-  Conn *conn = user_data;
+  g_autoptr(Conn) conn = conn_ref (user_data);
   TimeoutKind kind = conn->timeout_kind;
 
   /* The source holds no reference: conn_clear_timeout() destroys it
@@ -215,14 +304,22 @@ conn_timeout_cb (gpointer user_data)
   switch (kind)
     {
     case TIMEOUT_HEAD:
-      conn->head_timed_out = TRUE;
-      g_cancellable_cancel (conn->head_cancellable);
+      wait_clear (&conn->wait);
+      conn_respond_error (conn, 408, PADDOCK_NET_VERDICT_ERROR,
+                          "Paddock proxy: the request header did not arrive in time\n");
+      break;
+    case TIMEOUT_CONNECT:
+      {
+        g_autofree char *body = g_strdup_printf ("Paddock proxy: connecting to %s:%u timed out\n",
+                                                 conn->host, conn->port);
+
+        wait_clear (&conn->wait);
+        close_fd (&conn->origin);
+        conn_respond_error (conn, 504, PADDOCK_NET_VERDICT_ERROR, body);
+      }
       break;
     case TIMEOUT_DRAIN:
-      {
-        g_autoptr(Conn) ref = conn_ref (conn);
-        conn_close (conn);
-      }
+      conn_close (conn);
       break;
     case TIMEOUT_NONE:
     default:
@@ -265,16 +362,9 @@ conn_complete_record (Conn              *conn,
   g_signal_emit (proxy, signals[RECORD_ADDED], 0, conn->record);
 }
 
-static void
-shutdown_connection (GSocketConnection *connection)
-{
-  if (connection != NULL)
-    g_socket_shutdown (g_socket_connection_get_socket (connection), TRUE, TRUE, NULL);
-}
-
-/* Ends the connection now: cancels whatever is pending, shuts both
- * sockets down (peers see the end at once), and drops the proxy's
- * reference; the fds close when the last pending callback returns. */
+/* Ends the connection now: destroys every pending wait and timer, cancels
+ * a lookup in flight, closes both sockets (peers see the end at once) and
+ * drops the proxy's reference. */
 static void
 conn_close (Conn *conn)
 {
@@ -288,10 +378,12 @@ conn_close (Conn *conn)
   conn_complete_record (conn, paddock_net_record_get_verdict (conn->record),
                         conn->mode == MODE_NONE ? "connection closed" : NULL);
   conn_clear_timeout (conn);
-  g_cancellable_cancel (conn->head_cancellable);
+  wait_clear (&conn->wait);
+  wait_clear (&conn->up.wait);
+  wait_clear (&conn->down.wait);
   g_cancellable_cancel (conn->cancellable);
-  shutdown_connection (conn->client);
-  shutdown_connection (conn->origin);
+  close_fd (&conn->client);
+  close_fd (&conn->origin);
 
   conn->proxy = NULL;
   if (proxy != NULL)
@@ -313,6 +405,54 @@ conn_finish (Conn       *conn,
       conn_complete_record (conn, PADDOCK_NET_VERDICT_ALLOWED, text);
     }
   conn_close (conn);
+}
+
+/* Writes conn->send_* to conn->send_fd, waiting as needed, then runs
+ * conn->send_next; a failed write finishes the connection. */
+static void
+conn_send_step (Conn     *conn,
+                gpointer  data)
+{
+  while (conn->send_done < conn->send_len)
+    {
+      ssize_t n = send (conn->send_fd, conn->send_data + conn->send_done,
+                        conn->send_len - conn->send_done, MSG_NOSIGNAL);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        {
+          conn_wait (conn, &conn->wait, conn->send_fd, G_IO_OUT, conn_send_step, NULL);
+          return;
+        }
+      if (n < 0)
+        {
+          g_autofree char *text = g_strdup_printf ("%s: %s",
+                                                   conn->send_fd == conn->origin
+                                                     ? "writing to the origin"
+                                                     : "writing to the client",
+                                                   g_strerror (errno));
+          conn_finish (conn, text);
+          return;
+        }
+      conn->send_done += (gsize) n;
+    }
+  conn->send_next (conn, NULL);
+}
+
+static void
+conn_send (Conn         *conn,
+           int           fd,
+           const void   *data,
+           gsize         len,
+           ConnStep      next)
+{
+  conn->send_fd = fd;
+  conn->send_data = data;
+  conn->send_len = len;
+  conn->send_done = 0;
+  conn->send_next = next;
+  conn_send_step (conn, NULL);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -347,57 +487,42 @@ error_response (guint       status,
 }
 
 static void
-drain_read_cb (GObject      *source,
-               GAsyncResult *result,
-               gpointer      user_data)
+drain_step (Conn     *conn,
+            gpointer  data)
 {
-  g_autoptr(Conn) conn = user_data;
-  gssize n;
+  char scratch[4096];
 
-  n = g_input_stream_read_finish (G_INPUT_STREAM (source), result, NULL);
-  if (conn->closed)
-    return;
-
-  conn->drained += (gsize) MAX (n, 0);
-  if (n <= 0 || conn->drained >= DRAIN_MAX_BYTES)
+  for (;;)
     {
-      conn_close (conn);
-      return;
-    }
+      ssize_t n = recv (conn->client, scratch, sizeof scratch, 0);
 
-  g_input_stream_read_async (G_INPUT_STREAM (source), conn->up.buffer, PUMP_BUFFER_SIZE,
-                             G_PRIORITY_DEFAULT, conn->cancellable, drain_read_cb,
-                             conn_ref (conn));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        {
+          conn_wait (conn, &conn->wait, conn->client, G_IO_IN, drain_step, NULL);
+          return;
+        }
+      conn->drained += (gsize) MAX (n, 0);
+      if (n <= 0 || conn->drained >= DRAIN_MAX_BYTES)
+        {
+          conn_close (conn);
+          return;
+        }
+    }
 }
 
 static void
-error_written_cb (GObject      *source,
-                  GAsyncResult *result,
-                  gpointer      user_data)
+error_written (Conn     *conn,
+               gpointer  data)
 {
-  g_autoptr(Conn) conn = user_data;
-  gboolean ok;
-
-  ok = g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, NULL, NULL);
-  if (conn->closed)
-    return;
-  if (!ok)
-    {
-      conn_close (conn);
-      return;
-    }
-
   /* A lingering close: stop sending, then read (and discard) what the
    * client is still sending for a moment, so that closing with unread
    * data does not reset the connection and destroy the response before
    * the client has read it. Bounded in bytes and time. */
-  g_socket_shutdown (g_socket_connection_get_socket (conn->client), FALSE, TRUE, NULL);
+  shutdown (conn->client, SHUT_WR);
   conn_arm_timeout (conn, TIMEOUT_DRAIN, DRAIN_TIMEOUT_MS);
-  if (conn->up.buffer == NULL)
-    conn->up.buffer = g_malloc (PUMP_BUFFER_SIZE);
-  g_input_stream_read_async (g_io_stream_get_input_stream (G_IO_STREAM (conn->client)),
-                             conn->up.buffer, PUMP_BUFFER_SIZE, G_PRIORITY_DEFAULT,
-                             conn->cancellable, drain_read_cb, conn_ref (conn));
+  drain_step (conn, NULL);
 }
 
 /* Records the verdict, answers with @status and @body, closes. */
@@ -407,132 +532,132 @@ conn_respond_error (Conn              *conn,
                     PaddockNetVerdict  verdict,
                     const char        *body)
 {
-  g_autoptr(GBytes) response = error_response (status, body);
   g_autofree char *reason = g_strchomp (g_strdup (body));
 
   conn_clear_timeout (conn);
   conn_complete_record (conn, verdict, reason);
-  g_output_stream_write_all_async (g_io_stream_get_output_stream (G_IO_STREAM (conn->client)),
-                                   g_bytes_get_data (response, NULL),
-                                   g_bytes_get_size (response),
-                                   G_PRIORITY_DEFAULT, conn->cancellable,
-                                   error_written_cb, conn_ref (conn));
-  /* write_all_async does not copy: the bytes live as long as the conn. */
   g_clear_pointer (&conn->response, g_bytes_unref);
-  conn->response = g_steal_pointer (&response);
+  conn->response = error_response (status, body);
+  conn_send (conn, conn->client, g_bytes_get_data (conn->response, NULL),
+             g_bytes_get_size (conn->response), error_written);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Pumps: bounded copies in one direction                                 */
 
 static void
-pump_write_cb (GObject      *source,
-               GAsyncResult *result,
-               gpointer      user_data)
-{
-  g_autoptr(Conn) conn = user_data;
-  g_autoptr(GError) error = NULL;
-  gsize written = 0;
-  Pump *pump;
-
-  g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, &written, &error);
-  if (conn->closed)
-    return;
-
-  pump = (G_OUTPUT_STREAM (source) == conn->up.out) ? &conn->up : &conn->down;
-  if (error != NULL)
-    {
-      g_autofree char *text = g_strdup_printf ("%s: %s",
-                                               pump->up ? "writing to the origin"
-                                                        : "writing to the client",
-                                               error->message);
-      conn_finish (conn, text);
-      return;
-    }
-
-  if (pump->limited)
-    {
-      pump->remaining -= MIN (pump->remaining, written);
-      if (pump->remaining == 0)
-        {
-          /* The request body is complete; what the client sends after it
-           * (a pipelined request) is not read: one request per connection. */
-          pump->done = TRUE;
-          return;
-        }
-    }
-
-  pump_read (pump);
-}
-
-static void
-pump_read_cb (GObject      *source,
-              GAsyncResult *result,
-              gpointer      user_data)
-{
-  g_autoptr(Conn) conn = user_data;
-  g_autoptr(GError) error = NULL;
-  Pump *pump;
-  gssize n;
-
-  n = g_input_stream_read_finish (G_INPUT_STREAM (source), result, &error);
-  if (conn->closed)
-    return;
-
-  pump = (G_INPUT_STREAM (source) == conn->up.in) ? &conn->up : &conn->down;
-  if (n < 0)
-    {
-      g_autofree char *text = g_strdup_printf ("%s: %s",
-                                               pump->up ? "reading from the client"
-                                                        : "reading from the origin",
-                                               error->message);
-      conn_finish (conn, text);
-      return;
-    }
-
-  if (n == 0)
-    {
-      pump->done = TRUE;
-      if (conn->mode == MODE_FORWARD)
-        {
-          /* The origin's close ends the response (we asked for
-           * "Connection: close"); a client that half-closes after its
-           * request just stops the upward pump. */
-          if (!pump->up)
-            conn_finish (conn, NULL);
-          else if (pump->limited && pump->remaining > 0)
-            conn_finish (conn, "the client closed before the request body ended");
-          return;
-        }
-
-      /* A tunnel passes a half-close on, and ends when both sides have. */
-      g_socket_shutdown (pump->out_socket, FALSE, TRUE, NULL);
-      if (conn->up.done && conn->down.done)
-        conn_finish (conn, NULL);
-      return;
-    }
-
-  if (pump->up)
-    paddock_net_record_add_bytes (conn->record, (guint64) n, 0);
-  else
-    paddock_net_record_add_bytes (conn->record, 0, (guint64) n);
-
-  g_output_stream_write_all_async (pump->out, pump->buffer, (gsize) n, G_PRIORITY_DEFAULT,
-                                   conn->cancellable, pump_write_cb, conn_ref (conn));
-}
-
-static void
-pump_read (Pump *pump)
+pump_end_of_input (Pump *pump)
 {
   Conn *conn = pump->conn;
-  gsize size = PUMP_BUFFER_SIZE;
 
-  if (pump->limited)
-    size = (gsize) MIN ((guint64) PUMP_BUFFER_SIZE, pump->remaining);
-  g_assert (size > 0);
+  pump->done = TRUE;
+  if (conn->mode == MODE_FORWARD)
+    {
+      /* The origin's close ends the response (we asked for
+       * "Connection: close"); a client that half-closes after its
+       * request just stops the upward pump. */
+      if (!pump->up)
+        conn_finish (conn, NULL);
+      else if (pump->limited && pump->remaining > 0)
+        conn_finish (conn, "the client closed before the request body ended");
+      return;
+    }
 
-  g_input_stream_read_async (pump->in, pump->buffer, size, G_PRIORITY_DEFAULT,
-                             conn->cancellable, pump_read_cb, conn_ref (conn));
+  /* A tunnel passes a half-close on, and ends when both sides have. */
+  shutdown (pump->out, SHUT_WR);
+  if (conn->up.done && conn->down.done)
+    conn_finish (conn, NULL);
+}
+
+static void
+pump_failed (Pump       *pump,
+             gboolean    writing)
+{
+  g_autofree char *text = g_strdup_printf ("%s: %s",
+                                           writing ? (pump->up ? "writing to the origin"
+                                                               : "writing to the client")
+                                                   : (pump->up ? "reading from the client"
+                                                               : "reading from the origin"),
+                                           g_strerror (errno));
+  conn_finish (pump->conn, text);
+}
+
+/* Copies until the input would block (then waits for it), the output
+ * would block (then waits for that), the input ends, or PUMP_ROUNDS
+ * copies were made (then yields to the other connections). */
+static void
+pump_run (Conn     *conn,
+          gpointer  data)
+{
+  Pump *pump = data;
+
+  for (guint round = 0; ; round++)
+    {
+      ssize_t n;
+
+      while (pump->pending > 0)
+        {
+          n = send (pump->out, pump->buffer + pump->offset, pump->pending, MSG_NOSIGNAL);
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            {
+              conn_wait (conn, &pump->wait, pump->out, G_IO_OUT, pump_run, pump);
+              return;
+            }
+          if (n < 0)
+            {
+              pump_failed (pump, TRUE);
+              return;
+            }
+          pump->offset += (gsize) n;
+          pump->pending -= (gsize) n;
+        }
+
+      if (pump->done)
+        return;  /* the request body is complete: what follows is not read */
+      if (round >= PUMP_ROUNDS)
+        {
+          conn_wait (conn, &pump->wait, pump->in, G_IO_IN, pump_run, pump);
+          return;
+        }
+
+      n = recv (pump->in, pump->buffer,
+                pump->limited ? (gsize) MIN ((guint64) PUMP_BUFFER_SIZE, pump->remaining)
+                              : PUMP_BUFFER_SIZE, 0);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        {
+          conn_wait (conn, &pump->wait, pump->in, G_IO_IN, pump_run, pump);
+          return;
+        }
+      if (n < 0)
+        {
+          pump_failed (pump, FALSE);
+          return;
+        }
+      if (n == 0)
+        {
+          pump_end_of_input (pump);
+          return;
+        }
+
+      if (pump->up)
+        paddock_net_record_add_bytes (conn->record, (guint64) n, 0);
+      else
+        paddock_net_record_add_bytes (conn->record, 0, (guint64) n);
+      pump->offset = 0;
+      pump->pending = (gsize) n;
+      if (pump->limited)
+        {
+          pump->remaining -= (guint64) n;
+          /* The request body is complete once written; what the client
+           * sends after it (a pipelined request) is not read: one request
+           * per connection. */
+          pump->done = pump->remaining == 0;
+        }
+    }
 }
 
 static void
@@ -540,20 +665,17 @@ pump_init (Conn     *conn,
            Pump     *pump,
            gboolean  up)
 {
-  GIOStream *from = G_IO_STREAM (up ? conn->client : conn->origin);
-  GSocketConnection *to = up ? conn->origin : conn->client;
-
   pump->conn = conn;
   pump->up = up;
-  pump->in = g_io_stream_get_input_stream (from);
-  pump->out = g_io_stream_get_output_stream (G_IO_STREAM (to));
-  pump->out_socket = g_socket_connection_get_socket (to);
+  pump->in = up ? conn->client : conn->origin;
+  pump->out = up ? conn->origin : conn->client;
   if (pump->buffer == NULL)
     pump->buffer = g_malloc (PUMP_BUFFER_SIZE);
 }
 
 static void
-conn_start_pumps (Conn *conn)
+conn_start_pumps (Conn     *conn,
+                  gpointer  data)
 {
   pump_init (conn, &conn->up, TRUE);
   pump_init (conn, &conn->down, FALSE);
@@ -567,69 +689,32 @@ conn_start_pumps (Conn *conn)
     }
 
   if (!conn->up.done)
-    pump_read (&conn->up);
-  pump_read (&conn->down);
+    pump_run (conn, &conn->up);
+  if (!conn->closed)
+    pump_run (conn, &conn->down);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Connected to the origin                                                 */
 
 static void
-upstream_written_cb (GObject      *source,
-                     GAsyncResult *result,
-                     gpointer      user_data)
+upstream_written (Conn     *conn,
+                  gpointer  data)
 {
-  g_autoptr(Conn) conn = user_data;
-  g_autoptr(GError) error = NULL;
-  gsize written = 0;
-
-  g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, &written, &error);
-  if (conn->closed)
-    return;
-  if (error != NULL)
-    {
-      g_autofree char *text = g_strdup_printf ("writing to the origin: %s", error->message);
-      conn_finish (conn, text);
-      return;
-    }
-
-  paddock_net_record_add_bytes (conn->record, written, 0);
-  conn_start_pumps (conn);
+  paddock_net_record_add_bytes (conn->record, conn->send_len, 0);
+  conn_start_pumps (conn, NULL);
 }
 
 static void
-conn_send_upstream (Conn *conn)
+conn_send_upstream (Conn     *conn,
+                    gpointer  data)
 {
-  GOutputStream *out = g_io_stream_get_output_stream (G_IO_STREAM (conn->origin));
-
   if (conn->upstream->len == 0)
     {
-      conn_start_pumps (conn);
+      conn_start_pumps (conn, NULL);
       return;
     }
-  g_output_stream_write_all_async (out, conn->upstream->str, conn->upstream->len,
-                                   G_PRIORITY_DEFAULT, conn->cancellable,
-                                   upstream_written_cb, conn_ref (conn));
-}
-
-static void
-established_written_cb (GObject      *source,
-                        GAsyncResult *result,
-                        gpointer      user_data)
-{
-  g_autoptr(Conn) conn = user_data;
-  g_autoptr(GError) error = NULL;
-
-  g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, NULL, &error);
-  if (conn->closed)
-    return;
-  if (error != NULL)
-    {
-      g_autofree char *text = g_strdup_printf ("writing to the client: %s", error->message);
-      conn_finish (conn, text);
-      return;
-    }
-  conn_send_upstream (conn);
+  conn_send (conn, conn->origin, conn->upstream->str, conn->upstream->len, upstream_written);
 }
 
 static void
@@ -637,6 +722,8 @@ conn_connected (Conn *conn)
 {
   static const char established[] = "HTTP/1.1 200 Connection established\r\n"
                                     "Via: " VIA_VALUE "\r\n\r\n";
+
+  conn_clear_timeout (conn);
 
   /* What the client sent after the head: a tunnel's first bytes, or the
    * beginning of a request body (never more than the body). */
@@ -655,44 +742,28 @@ conn_connected (Conn *conn)
   g_byte_array_set_size (conn->head, 0);
 
   if (conn->mode == MODE_TUNNEL)
-    g_output_stream_write_all_async (g_io_stream_get_output_stream (G_IO_STREAM (conn->client)),
-                                     established, strlen (established), G_PRIORITY_DEFAULT,
-                                     conn->cancellable, established_written_cb, conn_ref (conn));
+    conn_send (conn, conn->client, established, strlen (established), conn_send_upstream);
   else
-    conn_send_upstream (conn);
+    conn_send_upstream (conn, NULL);
 }
 
 static void
-connect_cb (GObject      *source,
-            GAsyncResult *result,
-            gpointer      user_data)
+connect_ready (Conn     *conn,
+               gpointer  data)
 {
-  g_autoptr(Conn) conn = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GSocketConnection) origin = NULL;
+  int error = 0;
+  socklen_t len = sizeof error;
 
-  origin = g_socket_client_connect_finish (G_SOCKET_CLIENT (source), result, &error);
-  if (conn->closed)
-    return;
-
-  if (origin == NULL)
+  if (getsockopt (conn->origin, SOL_SOCKET, SO_ERROR, &error, &len) != 0)
+    error = errno;
+  if (error != 0)
     {
       g_free (conn->connect_error);
-      conn->connect_error = g_strdup (error->message);
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
-        {
-          g_autofree char *body = g_strdup_printf ("Paddock proxy: connecting to %s:%u timed out\n",
-                                                   conn->host, conn->port);
-          conn_respond_error (conn, 504, PADDOCK_NET_VERDICT_ERROR, body);
-          return;
-        }
+      conn->connect_error = g_strdup (g_strerror (error));
+      close_fd (&conn->origin);
       conn_try_next_address (conn);
       return;
     }
-
-  /* The client's timeout bounded the connect; a tunnel may idle. */
-  g_socket_set_timeout (g_socket_connection_get_socket (origin), 0);
-  conn->origin = g_steal_pointer (&origin);
   conn_connected (conn);
 }
 
@@ -700,22 +771,46 @@ static void
 conn_try_next_address (Conn *conn)
 {
   g_autoptr(GSocketAddress) address = NULL;
-  PaddockProxy *proxy = conn->proxy;
+  struct sockaddr_storage native;
+  g_autoptr(GError) error = NULL;
 
-  if (conn->next_address == NULL)
+  while (conn->next_address != NULL)
     {
-      g_autofree char *body = g_strdup_printf ("Paddock proxy: cannot connect to %s:%u: %s\n",
-                                               conn->host, conn->port,
-                                               conn->connect_error ? conn->connect_error
-                                                                   : "no address");
-      conn_respond_error (conn, 502, PADDOCK_NET_VERDICT_ERROR, body);
-      return;
+      address = g_inet_socket_address_new (conn->next_address->data, (guint16) conn->port);
+      conn->next_address = conn->next_address->next;
+
+      if (!g_socket_address_to_native (address, &native, sizeof native, &error))
+        {
+          g_free (conn->connect_error);
+          conn->connect_error = g_strdup (error->message);
+          g_clear_error (&error);
+          g_clear_object (&address);
+          continue;
+        }
+      conn->origin = socket (native.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      if (conn->origin >= 0 &&
+          (connect (conn->origin, (struct sockaddr *) &native,
+                    (socklen_t) g_socket_address_get_native_size (address)) == 0 ||
+           errno == EINPROGRESS))
+        {
+          /* Loopback usually connects at once; elsewhere wait, bounded. */
+          conn_arm_timeout (conn, TIMEOUT_CONNECT, CONNECT_TIMEOUT_MS);
+          conn_wait (conn, &conn->wait, conn->origin, G_IO_OUT, connect_ready, NULL);
+          return;
+        }
+      g_free (conn->connect_error);
+      conn->connect_error = g_strdup (g_strerror (errno));
+      close_fd (&conn->origin);
+      g_clear_object (&address);
     }
 
-  address = g_inet_socket_address_new (conn->next_address->data, (guint16) conn->port);
-  conn->next_address = conn->next_address->next;
-  g_socket_client_connect_async (proxy->client, G_SOCKET_CONNECTABLE (address),
-                                 conn->cancellable, connect_cb, conn_ref (conn));
+  {
+    g_autofree char *body = g_strdup_printf ("Paddock proxy: cannot connect to %s:%u: %s\n",
+                                             conn->host, conn->port,
+                                             conn->connect_error ? conn->connect_error
+                                                                 : "no address");
+    conn_respond_error (conn, 502, PADDOCK_NET_VERDICT_ERROR, body);
+  }
 }
 
 /* Which resolved addresses a name may lead to. A session's names resolve
@@ -1194,56 +1289,56 @@ find_head_end (const guint8 *data,
     }
   return 0;
 }
-
+/* Reads what there is of the head; judges it once its end is there. */
 static void
-head_read_cb (GObject      *source,
-              GAsyncResult *result,
-              gpointer      user_data)
+conn_read_head (Conn     *conn,
+                gpointer  data)
 {
-  g_autoptr(Conn) conn = user_data;
-  g_autoptr(GError) error = NULL;
-  gsize old_len = conn->head->len - HEAD_READ_CHUNK;
-  gsize lines = 0;
-  gssize n;
+  gsize old_len, lines = 0;
+  ssize_t n;
 
-  n = g_input_stream_read_finish (G_INPUT_STREAM (source), result, &error);
-  if (conn->closed)
-    return;
-
-  g_byte_array_set_size (conn->head, (guint) (old_len + (gsize) MAX (n, 0)));
-
-  if (n < 0)
+  for (;;)
     {
-      if (conn->head_timed_out)
-        conn_respond_error (conn, 408, PADDOCK_NET_VERDICT_ERROR,
-                            "Paddock proxy: the request header did not arrive in time\n");
-      else
-        conn_close (conn);
-      return;
-    }
-  if (n == 0)
-    {
-      if (conn->head->len == 0)
+      old_len = conn->head->len;
+      g_byte_array_set_size (conn->head, (guint) (old_len + HEAD_READ_CHUNK));
+      n = recv (conn->client, conn->head->data + old_len, HEAD_READ_CHUNK, 0);
+      g_byte_array_set_size (conn->head, (guint) (old_len + (gsize) MAX (n, 0)));
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         {
-          /* Connected and left without a byte: nothing to record. */
-          conn->record_done = TRUE;
-          conn_close (conn);
+          conn_wait (conn, &conn->wait, conn->client, G_IO_IN, conn_read_head, NULL);
+          return;
         }
-      else
+      if (n < 0)
         {
-          conn_complete_record (conn, PADDOCK_NET_VERDICT_ERROR,
-                                "the client closed before the request header ended");
           conn_close (conn);
+          return;
         }
-      return;
+      if (n == 0)
+        {
+          if (conn->head->len == 0)
+            {
+              /* Connected and left without a byte: nothing to record. */
+              conn->record_done = TRUE;
+              conn_close (conn);
+            }
+          else
+            {
+              conn_complete_record (conn, PADDOCK_NET_VERDICT_ERROR,
+                                    "the client closed before the request header ended");
+              conn_close (conn);
+            }
+          return;
+        }
+
+      conn->head_end = find_head_end (conn->head->data, conn->head->len,
+                                      old_len > 2 ? old_len - 2 : 0);
+      if (conn->head_end != 0 || conn->head->len > PADDOCK_PROXY_MAX_HEADER_BYTES)
+        break;
     }
 
-  conn->head_end = find_head_end (conn->head->data, conn->head->len, old_len > 2 ? old_len - 2 : 0);
-  if (conn->head_end == 0 && conn->head->len <= PADDOCK_PROXY_MAX_HEADER_BYTES)
-    {
-      conn_read_head (conn);
-      return;
-    }
   if (conn->head_end == 0 || conn->head_end > PADDOCK_PROXY_MAX_HEADER_BYTES)
     {
       conn_respond_error (conn, 431, PADDOCK_NET_VERDICT_ERROR,
@@ -1266,71 +1361,112 @@ head_read_cb (GObject      *source,
   conn_handle_head (conn);
 }
 
-static void
-conn_read_head (Conn *conn)
-{
-  gsize old_len = conn->head->len;
-
-  g_byte_array_set_size (conn->head, (guint) (old_len + HEAD_READ_CHUNK));
-  g_input_stream_read_async (g_io_stream_get_input_stream (G_IO_STREAM (conn->client)),
-                             conn->head->data + old_len, HEAD_READ_CHUNK, G_PRIORITY_DEFAULT,
-                             conn->head_cancellable, head_read_cb, conn_ref (conn));
-}
-
 /* ---------------------------------------------------------------------- */
 /* Accepting                                                               */
 
 static void
-reject_busy (PaddockProxy      *self,
-             GSocketConnection *connection)
+reject_busy (PaddockProxy *self,
+             int           fd)
 {
   g_autoptr(GBytes) response = error_response (503, "Paddock proxy: too many connections\n");
   g_autoptr(PaddockNetRecord) record = paddock_net_record_new (g_get_real_time (), "", "", 0);
-  GSocket *socket = g_socket_connection_get_socket (connection);
 
   /* A fresh socket's send buffer always has room for this: no waiting,
    * and nothing is held for a client that the limit just turned away. */
-  g_socket_send_with_blocking (socket, g_bytes_get_data (response, NULL),
-                               g_bytes_get_size (response), FALSE, NULL, NULL);
-  g_socket_shutdown (socket, TRUE, TRUE, NULL);
-  g_io_stream_close (G_IO_STREAM (connection), NULL, NULL);
+  if (send (fd, g_bytes_get_data (response, NULL), g_bytes_get_size (response),
+            MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+    g_debug ("Cannot answer a connection over the limit: %s", g_strerror (errno));
+  shutdown (fd, SHUT_RDWR);
+  close (fd);
 
   paddock_net_record_set_verdict (record, PADDOCK_NET_VERDICT_ERROR, "too many connections");
   g_signal_emit (self, signals[RECORD_ADDED], 0, record);
 }
 
-static gboolean
-incoming_cb (GSocketService    *service,
-             GSocketConnection *connection,
-             GObject           *source_object,
-             gpointer           user_data)
+static void
+take_connection (PaddockProxy *self,
+                 int           fd)
 {
-  PaddockProxy *self = user_data;
   Conn *conn;
-
-  if (self->stopped)
-    return FALSE;
 
   if (g_hash_table_size (self->connections) >= self->max_connections)
     {
-      reject_busy (self, connection);
-      return TRUE;
+      reject_busy (self, fd);
+      return;
     }
 
   conn = g_new0 (Conn, 1);
   conn->ref_count = 1;
   conn->proxy = self;
-  conn->client = g_object_ref (connection);
+  conn->client = fd;
+  conn->origin = -1;
   conn->cancellable = g_cancellable_new ();
-  conn->head_cancellable = g_cancellable_new ();
-  conn->head = g_byte_array_new ();
+  conn->head = g_byte_array_sized_new (HEAD_READ_CHUNK);
   conn->start_monotonic = g_get_monotonic_time ();
   conn->record = paddock_net_record_new (g_get_real_time (), "", "", 0);
   g_hash_table_add (self->connections, conn);  /* takes the reference */
 
   conn_arm_timeout (conn, TIMEOUT_HEAD, self->header_timeout_ms);
-  conn_read_head (conn);
-  return TRUE;
+  {
+    g_autoptr(Conn) ref = conn_ref (conn);
+
+    /* The client usually sent its head before we got here. */
+    conn_read_head (conn, NULL);
+  }
+}
+
+static void watch_listener (PaddockProxy *self);
+
+static gboolean
+accept_resume_cb (gpointer user_data)
+{
+  PaddockProxy *self = user_data;
+
+  g_clear_pointer (&self->accept_source, g_source_unref);
+  watch_listener (self);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+accept_cb (gint         listen_fd,
+           GIOCondition condition,
+           gpointer     user_data)
+{
+  PaddockProxy *self = user_data;
+
+  for (guint i = 0; i < ACCEPT_BATCH && !self->stopped; i++)
+    {
+      int fd = accept4 (listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+      if (fd >= 0)
+        {
+          take_connection (self, fd);
+          continue;
+        }
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        {
+          /* The listener stays readable: pause rather than spin. */
+          g_message ("The proxy cannot accept a connection now: %s", g_strerror (errno));
+          g_clear_pointer (&self->accept_source, g_source_unref);
+          self->accept_source = g_timeout_source_new (ACCEPT_PAUSE_MS);
+          g_source_set_callback (self->accept_source, accept_resume_cb, self, NULL);
+          g_source_attach (self->accept_source, g_main_context_get_thread_default ());
+          return G_SOURCE_REMOVE;
+        }
+      break;  /* EAGAIN: all taken */
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+watch_listener (PaddockProxy *self)
+{
+  g_assert (self->accept_source == NULL);
+  self->accept_source = g_unix_fd_source_new (self->listen_fd, G_IO_IN);
+  g_source_set_callback (self->accept_source, (GSourceFunc) (void (*) (void)) accept_cb, self, NULL);
+  g_source_attach (self->accept_source, g_main_context_get_thread_default ());
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1411,11 +1547,12 @@ paddock_proxy_stop (PaddockProxy *self)
   if (!self->stopped)
     {
       self->stopped = TRUE;
-      if (self->service != NULL)
+      if (self->accept_source != NULL)
         {
-          g_socket_service_stop (self->service);
-          g_socket_listener_close (G_SOCKET_LISTENER (self->service));
+          g_source_destroy (self->accept_source);
+          g_clear_pointer (&self->accept_source, g_source_unref);
         }
+      close_fd (&self->listen_fd);
     }
 
   close_connections (self, "the proxy stopped", FALSE);
@@ -1427,10 +1564,6 @@ paddock_proxy_dispose (GObject *object)
   PaddockProxy *self = PADDOCK_PROXY (object);
 
   paddock_proxy_stop (self);
-  if (self->service != NULL)
-    g_clear_signal_handler (&self->incoming_id, self->service);
-  g_clear_object (&self->service);
-  g_clear_object (&self->client);
   g_clear_object (&self->resolver);
   g_clear_object (&self->rules);
   g_clear_pointer (&self->resolver_override, g_hash_table_unref);
@@ -1462,6 +1595,7 @@ paddock_proxy_class_init (PaddockProxyClass *klass)
 static void
 paddock_proxy_init (PaddockProxy *self)
 {
+  self->listen_fd = -1;
   self->header_timeout_ms = PADDOCK_PROXY_DEFAULT_HEADER_TIMEOUT_MS;
   self->max_connections = PADDOCK_PROXY_DEFAULT_MAX_CONNECTIONS;
   self->connections = g_hash_table_new_full (NULL, NULL, conn_table_unref, NULL);
@@ -1481,7 +1615,6 @@ paddock_proxy_new (int                  listen_fd,
                    GError             **error)
 {
   g_autoptr(PaddockProxy) self = NULL;
-  g_autoptr(GSocket) socket = NULL;
   int accepting = 0, type = 0;
   socklen_t len = sizeof accepting;
 
@@ -1500,31 +1633,26 @@ paddock_proxy_new (int                  listen_fd,
                    "The proxy needs a listening stream socket");
       return NULL;
     }
-  /* The fd came from another process: make sure no child inherits it. */
-  fcntl (listen_fd, F_SETFD, FD_CLOEXEC);
-
-  socket = g_socket_new_from_fd (listen_fd, error);
-  if (socket == NULL)
+  /* The fd came from another process: make sure no child inherits it;
+   * accepting drains the queue until it would block. */
+  if (fcntl (listen_fd, F_SETFD, FD_CLOEXEC) != 0 ||
+      fcntl (listen_fd, F_SETFL, fcntl (listen_fd, F_GETFL) | O_NONBLOCK) != 0)
     {
+      int saved = errno;
+
       close (listen_fd);
+      g_set_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_INVALID_ARGUMENT,
+                   "Cannot set up the proxy's socket: %s", g_strerror (saved));
       return NULL;
     }
 
   self = g_object_new (PADDOCK_TYPE_PROXY, NULL);
+  self->listen_fd = listen_fd;
   self->rules = g_object_ref (rules);
+  /* Origins are connected with plain sockets, never through the daemon's
+   * own proxy settings; each connect is bounded by CONNECT_TIMEOUT_MS. */
   self->resolver = g_resolver_get_default ();
-  self->client = g_socket_client_new ();
-  /* The daemon's own proxy settings must not apply to the origin hop,
-   * and a connect must not wait forever. */
-  g_socket_client_set_enable_proxy (self->client, FALSE);
-  g_socket_client_set_timeout (self->client, CONNECT_TIMEOUT_S);
-
-  self->service = g_socket_service_new ();
-  if (!g_socket_listener_add_socket (G_SOCKET_LISTENER (self->service), socket, NULL, error))
-    return NULL;
-  self->incoming_id = g_signal_connect (self->service, "incoming",
-                                        G_CALLBACK (incoming_cb), self);
-  g_socket_service_start (self->service);
+  watch_listener (self);
 
   return g_steal_pointer (&self);
 }
