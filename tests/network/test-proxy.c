@@ -627,8 +627,11 @@ test_get_allowed (Fixture       *fixture,
   g_assert_true (g_str_has_prefix (head, "GET /x?q=1 HTTP/1.1\r\n"));
   g_assert_nonnull (strstr (head, expected_host));
   g_assert_nonnull (strstr (head, "Via: 1.1 paddock\r\n"));
-  g_assert_nonnull (strstr (head, "Connection: close\r\n"));
+  /* HTTP/1.1 without a body: the origin connection may stay open. */
+  g_assert_null (strstr (head, "Connection:"));
   g_assert_nonnull (strstr (head, "X-Kept: yes\r\n"));
+  /* The client's connection ends with this response, whatever the origin said. */
+  g_assert_nonnull (strstr (response, "\r\nConnection: close\r\n"));
   g_assert_null (strstr (head, "Proxy-"));
   g_assert_null (strstr (head, "X-Hop"));
   g_assert_null (strstr (head, "keep-alive"));
@@ -716,6 +719,152 @@ test_connect_tunnel (Fixture       *fixture,
 
   g_free (tunnel.reply);
   g_free (tunnel.echoed);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Kept origin connections                                                 */
+
+static gint keep_alive_accepted;
+
+/* An origin that serves many requests on one connection, framed by
+ * Content-Length or chunked, and on request drops the connection when the
+ * next request comes (as an origin whose idle timeout just struck). */
+static gboolean
+keep_alive_run_cb (GThreadedSocketService *service,
+                   GSocketConnection      *connection,
+                   GObject                *source_object,
+                   gpointer                user_data)
+{
+  GSocket *socket = g_socket_connection_get_socket (connection);
+  gboolean drop_next = FALSE;
+
+  g_atomic_int_inc (&keep_alive_accepted);
+  g_socket_set_blocking (socket, TRUE);
+  g_socket_set_timeout (socket, 10);
+  for (;;)
+    {
+      g_autoptr(GString) head = g_string_new (NULL);
+      const char *response;
+      char c;
+
+      while (!g_str_has_suffix (head->str, "\r\n\r\n"))
+        {
+          if (g_socket_receive (socket, &c, 1, NULL, NULL) != 1)
+            return TRUE;
+          g_string_append_c (head, c);
+        }
+      if (drop_next)
+        return TRUE;
+
+      if (g_str_has_prefix (head->str, "HEAD /len "))
+        response = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+      else if (g_str_has_prefix (head->str, "GET /len "))
+        response = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nKeep-Alive: timeout=5\r\n\r\nhello";
+      else if (g_str_has_prefix (head->str, "GET /chunked "))
+        response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n";
+      else if (g_str_has_prefix (head->str, "GET /nocontent "))
+        response = "HTTP/1.1 204 No Content\r\n\r\n";
+      else
+        {
+          drop_next = TRUE;
+          response = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlast";
+        }
+      g_socket_send (socket, response, strlen (response), NULL, NULL);
+    }
+}
+
+static char *
+keep_alive_request (Fixture    *fixture,
+                    guint       port,
+                    const char *method,
+                    const char *path)
+{
+  g_autofree char *request = g_strdup_printf ("%s http://allowed.test:%u%s HTTP/1.1\r\n"
+                                              "Host: allowed.test:%u\r\n\r\n",
+                                              method, port, path, port);
+
+  return exchange (fixture->proxy_port, request);
+}
+
+static void
+assert_body (const char *response,
+             const char *body)
+{
+  const char *end = strstr (response, "\r\n\r\n");
+
+  g_assert_nonnull (end);
+  g_assert_cmpstr (end + 4, ==, body);
+}
+
+static void
+test_keep_alive (Fixture       *fixture,
+                 gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockDomainRules) rules = paddock_proxy_dup_rules (fixture->proxy);
+  GSocketService *origin;
+  guint port;
+  char *response;
+
+  g_atomic_int_set (&keep_alive_accepted, 0);
+  origin = start_origin (G_CALLBACK (keep_alive_run_cb), &port);
+  g_assert_true (paddock_domain_rules_add_port (rules, port, &error));
+  g_assert_no_error (error);
+
+  response = keep_alive_request (fixture, port, "GET", "/len");
+  assert_status (response, 200);
+  assert_body (response, "hello");
+  g_assert_nonnull (strstr (response, "\r\nConnection: close\r\n"));
+  g_assert_null (strstr (response, "Keep-Alive"));
+  g_free (response);
+
+  /* Chunked, as it came (extension, trailer): the proxy found its end. */
+  response = keep_alive_request (fixture, port, "GET", "/chunked");
+  assert_status (response, 200);
+  assert_body (response, "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n");
+  g_free (response);
+
+  /* No body, whatever Content-Length says. */
+  response = keep_alive_request (fixture, port, "HEAD", "/len");
+  assert_status (response, 200);
+  assert_body (response, "");
+  g_free (response);
+  response = keep_alive_request (fixture, port, "GET", "/nocontent");
+  assert_status (response, 204);
+  g_free (response);
+
+  /* All of them on one origin connection. */
+  g_assert_cmpint (g_atomic_int_get (&keep_alive_accepted), ==, 1);
+
+  /* The origin drops the kept connection when the next request comes:
+   * the request goes again, on a new one, counted once. */
+  response = keep_alive_request (fixture, port, "GET", "/last");
+  assert_body (response, "last");
+  g_free (response);
+  response = keep_alive_request (fixture, port, "GET", "/len");
+  assert_status (response, 200);
+  assert_body (response, "hello");
+  g_free (response);
+  g_assert_cmpint (g_atomic_int_get (&keep_alive_accepted), ==, 2);
+  {
+    g_autoptr(PaddockNetRecord) record = last_record (fixture);
+    g_autofree char *expected = g_strdup_printf ("GET /len HTTP/1.1\r\nHost: allowed.test:%u\r\n"
+                                                 "Via: " "1.1 paddock\r\n\r\n", port);
+
+    g_assert_cmpint (paddock_net_record_get_verdict (record), ==, PADDOCK_NET_VERDICT_ALLOWED);
+    g_assert_cmpuint (paddock_net_record_get_bytes_up (record), ==, strlen (expected));
+  }
+
+  /* A new policy drops the kept connections: they were made under the old. */
+  paddock_proxy_set_rules (fixture->proxy, rules);
+  response = keep_alive_request (fixture, port, "GET", "/len");
+  assert_body (response, "hello");
+  g_free (response);
+  g_assert_cmpint (g_atomic_int_get (&keep_alive_accepted), ==, 3);
+
+  g_clear_object (&fixture->proxy);  /* closes the kept connection before the origin stops */
+  stop_origin (origin);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1251,6 +1400,7 @@ main (int   argc,
   ADD ("get-allowed", test_get_allowed);
   ADD ("post-body", test_post_body);
   ADD ("connect-tunnel", test_connect_tunnel);
+  ADD ("keep-alive", test_keep_alive);
   ADD ("denied", test_denied);
   ADD ("wildcard-and-runtime-rules", test_wildcard_and_runtime_rules);
   ADD ("literal-loopback", test_literal_loopback);
