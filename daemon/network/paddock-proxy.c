@@ -38,6 +38,11 @@
  *    request went out is retried once on a new one, when no byte of the
  *    response came and the whole request had been sent in one piece.
  *
+ * Names are resolved here (there is no resolver inside); what a name
+ * resolved to is kept for NAME_CACHE_USEC (at most NAME_CACHE_MAX names),
+ * so a burst of tunnels to one host costs one lookup, and every answer,
+ * kept or fresh, is judged by address_is_reachable() when it is used.
+ *
  * Every wait is a GSource of the connection's (the fd becoming readable
  * or writable, a timer) and name resolution takes the connection's
  * GCancellable: closing a connection destroys its sources and cancels the
@@ -77,6 +82,8 @@
 #define VIA_VALUE           "1.1 paddock"
 #define POOL_MAX_IDLE       32     /* idle origin connections kept, all origins together */
 #define POOL_IDLE_USEC      (30 * G_USEC_PER_SEC)  /* …each for at most this long */
+#define NAME_CACHE_MAX      256    /* names whose addresses are kept… */
+#define NAME_CACHE_USEC     (30 * G_USEC_PER_SEC)  /* …each for this long (GResolver gives no TTL) */
 #define MAX_CHUNK_LINE      4096   /* a chunk-size line, extensions included */
 #define MAX_TRAILER_BYTES   (32 * 1024)
 
@@ -95,9 +102,29 @@ struct _PaddockProxy
   guint               max_connections;
 
   GQueue              idle;               /* Idle*: kept origin connections, newest last */
+  GHashTable         *names;              /* normalised name → CachedName*: recent lookups */
+  guint               n_lookups;          /* lookups sent to the resolver */
 
   gboolean            stopped;
 };
+
+/* What a name resolved to, and until when that is used without asking
+ * again. The addresses are judged (address_is_reachable) at each use, so
+ * a cached answer is never trusted more than a fresh one. */
+typedef struct
+{
+  GList  *addresses;  /* GInetAddress* */
+  gint64  expires;
+} CachedName;
+
+static void
+cached_name_free (gpointer data)
+{
+  CachedName *cached = data;
+
+  g_resolver_free_addresses (cached->addresses);
+  g_free (cached);
+}
 
 /* An origin connection kept open after a complete response, for the next
  * request to the same host and port (which the policy judges first). */
@@ -1098,6 +1125,29 @@ resolve_cb (GObject      *source,
       conn_respond_error (conn, 502, PADDOCK_NET_VERDICT_ERROR, body);
       return;
     }
+  /* Kept for the next requests to the same name; bounded: expired ones
+   * go first, then (still full) all of them. */
+  {
+    PaddockProxy *proxy = conn->proxy;
+    CachedName *cached = g_new0 (CachedName, 1);
+    gint64 now = g_get_monotonic_time ();
+
+    if (g_hash_table_size (proxy->names) >= NAME_CACHE_MAX)
+      {
+        GHashTableIter iter;
+        gpointer value;
+
+        g_hash_table_iter_init (&iter, proxy->names);
+        while (g_hash_table_iter_next (&iter, NULL, &value))
+          if (((CachedName *) value)->expires <= now)
+            g_hash_table_iter_remove (&iter);
+        if (g_hash_table_size (proxy->names) >= NAME_CACHE_MAX)
+          g_hash_table_remove_all (proxy->names);
+      }
+    cached->expires = now + NAME_CACHE_USEC;
+    cached->addresses = g_list_copy_deep (addresses, (GCopyFunc) (void (*) (void)) g_object_ref, NULL);
+    g_hash_table_replace (proxy->names, g_strdup (conn->host), cached);
+  }
   conn_use_addresses (conn, addresses);
   g_resolver_free_addresses (addresses);
 }
@@ -1154,6 +1204,16 @@ conn_resolve (Conn *conn)
       return;
     }
 
+  {
+    CachedName *cached = g_hash_table_lookup (proxy->names, conn->host);
+
+    if (cached != NULL && cached->expires > g_get_monotonic_time ())
+      {
+        conn_use_addresses (conn, cached->addresses);
+        return;
+      }
+  }
+  proxy->n_lookups++;
   g_resolver_lookup_by_name_async (proxy->resolver, conn->host, conn->cancellable,
                                    resolve_cb, conn_ref (conn));
 }
@@ -2085,6 +2145,7 @@ paddock_proxy_dispose (GObject *object)
 
   paddock_proxy_stop (self);
   pool_clear (self);
+  g_clear_pointer (&self->names, g_hash_table_unref);
   g_clear_object (&self->resolver);
   g_clear_object (&self->rules);
   g_clear_pointer (&self->resolver_override, g_hash_table_unref);
@@ -2118,6 +2179,7 @@ paddock_proxy_init (PaddockProxy *self)
 {
   self->listen_fd = -1;
   g_queue_init (&self->idle);
+  self->names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_name_free);
   self->header_timeout_ms = PADDOCK_PROXY_DEFAULT_HEADER_TIMEOUT_MS;
   self->max_connections = PADDOCK_PROXY_DEFAULT_MAX_CONNECTIONS;
   self->connections = g_hash_table_new_full (NULL, NULL, conn_table_unref, NULL);
@@ -2255,6 +2317,16 @@ paddock_proxy_set_max_connections (PaddockProxy *self,
   g_return_if_fail (max_connections > 0);
 
   self->max_connections = max_connections;
+}
+
+/* How many names were sent to the resolver (a name looked up less than
+ * NAME_CACHE_USEC ago is not sent again). */
+guint
+paddock_proxy_get_n_lookups (PaddockProxy *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_PROXY (self), 0);
+
+  return self->n_lookups;
 }
 
 guint

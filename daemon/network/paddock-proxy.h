@@ -35,6 +35,7 @@ void                paddock_proxy_set_header_timeout     (PaddockProxy        *s
 void                paddock_proxy_set_max_connections    (PaddockProxy        *self,
                                                           guint                max_connections);
 guint               paddock_proxy_get_n_connections      (PaddockProxy        *self);
+guint               paddock_proxy_get_n_lookups          (PaddockProxy        *self);
 void                paddock_proxy_stop                   (PaddockProxy        *self);
 void                paddock_proxy_close_denied_connections (PaddockProxy      *self,
                                                             const char        *reason);

@@ -1017,6 +1017,14 @@ test_name_to_loopback_refused (Fixture       *fixture,
   g_assert_nonnull (strstr (response, "loopback"));
   record = last_record (fixture);
   g_assert_cmpint (paddock_net_record_get_verdict (record), ==, PADDOCK_NET_VERDICT_DENIED);
+
+  /* The name was looked up once; the second request, refused the same
+   * way, used the kept answer (judged again, as every answer is). */
+  g_free (response);
+  response = exchange (fixture->proxy_port, request);
+  assert_status (response, 403);
+  g_assert_nonnull (strstr (response, "loopback"));
+  g_assert_cmpuint (paddock_proxy_get_n_lookups (fixture->proxy), ==, 1);
 }
 
 /* ---------------------------------------------------------------------- */
