@@ -217,6 +217,8 @@ check "HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lower-case point at 127.0.0.1:3128
 
 check "an allowed name works over HTTP through the proxy" \
   test "$(inside "$id" get "http://allowed.test:$port/plain")" = "200 hello from the host, /plain"
+check "…served by the daemon on a thread of its own (paddock-proxy), not its main thread" \
+  grep -qx paddock-proxy /proc/"$daemon_pid"/task/*/comm
 check "…and through a CONNECT tunnel" \
   test "$(inside "$id" connect allowed.test "$port")" = "tunnel 200 hello from the host, /tunnelled"
 out=$(inside "$id" get "http://denied.test:$port/nope")
