@@ -564,10 +564,12 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     return return_invalid (invocation, "Allowed domains apply to the proxy: they need net proxy");
   {
     g_autoptr(GError) rules_error = NULL;
-    g_autoptr(PaddockDomainRules) rules =
-      _paddock_session_network_build_rules ("proxy", (const char * const *) config.allow_domains, &rules_error);
 
-    if (rules == NULL)
+    /* Parsed once, here: the session keeps these and its proxy uses them. */
+    config.net_rules = _paddock_session_network_build_rules (config.net_mode,
+                                                             (const char * const *) config.allow_domains,
+                                                             &rules_error);
+    if (config.net_rules == NULL)
       {
         g_dbus_method_invocation_return_gerror (invocation, rules_error);
         return G_DBUS_METHOD_INVOCATION_HANDLED;

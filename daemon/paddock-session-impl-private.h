@@ -57,7 +57,9 @@ typedef struct _PaddockSessionNetwork PaddockSessionNetwork;
 PaddockSessionNetwork *_paddock_session_impl_get_network        (PaddockSessionImpl    *self);
 void                   _paddock_session_impl_set_network_policy (PaddockSessionImpl    *self,
                                                                  const char            *mode,
-                                                                 const char * const    *allow_domains);
+                                                                 const char * const    *allow_domains,
+                                                                 PaddockDomainRules    *rules);
+PaddockDomainRules    *_paddock_session_impl_get_net_rules      (PaddockSessionImpl    *self);
 
 PaddockSessionNetwork *_paddock_session_network_new             (PaddockSessionImpl    *session,
                                                                  const char            *state_dir);

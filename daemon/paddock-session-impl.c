@@ -193,6 +193,7 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->staging, g_free);
   g_clear_pointer (&config->net_mode, g_free);
   g_clear_pointer (&config->allow_domains, g_strfreev);
+  g_clear_object (&config->net_rules);
   g_clear_pointer (&config->leases, g_ptr_array_unref);
   g_clear_pointer (&config->allow_write, g_strfreev);
   g_clear_pointer (&config->expose, g_strfreev);
@@ -2737,9 +2738,12 @@ _paddock_session_impl_get_network (PaddockSessionImpl *self)
 void
 _paddock_session_impl_set_network_policy (PaddockSessionImpl *self,
                                           const char         *mode,
-                                          const char * const *allow_domains)
+                                          const char * const *allow_domains,
+                                          PaddockDomainRules *rules)
 {
   PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
+
+  g_set_object (&self->config.net_rules, rules);
 
   g_free (self->config.net_mode);
   self->config.net_mode = g_strdup (mode);
@@ -2748,6 +2752,13 @@ _paddock_session_impl_set_network_policy (PaddockSessionImpl *self,
   paddock_ipc_session1_set_network_mode (session, mode);
   paddock_ipc_session1_set_allowed_domains (session, allow_domains);
   paddock_session_impl_save (self);
+}
+
+/* The session's policy, parsed once (see PaddockSessionConfig.net_rules). */
+PaddockDomainRules *
+_paddock_session_impl_get_net_rules (PaddockSessionImpl *self)
+{
+  return self->config.net_rules;
 }
 
 PaddockStage *
@@ -2978,6 +2989,7 @@ paddock_session_impl_new (const char                 *id,
   self->config.staging = g_strdup (config->staging);
   self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
   self->config.allow_domains = config->allow_domains != NULL ? g_strdupv (config->allow_domains) : g_new0 (char *, 1);
+  self->config.net_rules = config->net_rules != NULL ? g_object_ref (config->net_rules) : NULL;
   self->config.leases = config->leases != NULL ? g_ptr_array_ref (config->leases) : NULL;
   self->config.allow_write = g_strdupv (config->allow_write);
   self->config.expose = g_strdupv (config->expose);

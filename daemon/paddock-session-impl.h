@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include "paddock-domain-rules.h"
 #include "paddock-ipc-generated.h"
 
 G_BEGIN_DECLS
@@ -29,6 +30,9 @@ typedef struct
   char        *staging;        /* "overlay" or "copy"; NULL for the host profile */
   char        *net_mode;       /* "host", "none" or "proxy" */
   GStrv        allow_domains;  /* the proxy's allowlist (NULL: empty) */
+  PaddockDomainRules *net_rules; /* net_mode and allow_domains parsed, once: at create or by
+                                  * SetNetworkPolicy; what the proxy judges by. NULL only in a
+                                  * session restored from its record, which never runs again */
   GPtrArray   *leases;         /* PaddockLease*: ports leased for it at create (NULL: none) */
   GStrv        allow_write;    /* protected paths the user allowed (relative to the workspace), or NULL */
   GStrv        expose;         /* paths of the user's HOME shown read-only in the session's (relative), or NULL */

@@ -11,7 +11,12 @@
  * agent's goodwill, makes the proxy the only way out: a program that
  * ignores HTTP_PROXY reaches nothing at all.
  *
- * Every request the proxy finishes becomes a record in the session's
+ * The proxies of all sessions run on one thread of their own, with a
+ * GMainContext of its own: a busy proxy does not delay the daemon's bus,
+ * terminals and other sessions, and they do not delay it. Everything the
+ * main thread asks of a proxy (start, new rules, stop) is posted to that
+ * context in order; the records a proxy emits are handed back to the main
+ * thread in batches, where each becomes a record in the session's
  * journal (numbered, a ring in memory, a bounded file next to
  * session.json) and a NetworkRecord signal.
  *
@@ -40,14 +45,125 @@
 #define MAX_RECORDS_PER_CALL 1000
 #define JOURNAL_FILE         "network.jsonl"
 
+/* A session's proxy as both threads see it. */
+typedef struct
+{
+  gatomicrefcount        ref_count;
+  GMutex                 lock;
+  PaddockSessionNetwork *network;       /* main thread's; NULL (under lock) once it is freed */
+  GMainContext          *main_context;  /* where records go */
+  GQueue                 delivery;      /* PaddockNetRecord*, under lock */
+  gboolean               delivery_posted; /* under lock */
+  char                  *session_id;
+  /* The proxy thread's alone: */
+  PaddockProxy          *proxy;
+  gulong                 record_id;
+} ProxyLink;
+
 struct _PaddockSessionNetwork
 {
   PaddockSessionImpl *session;     /* unowned: the session owns us */
   PaddockNetJournal  *journal;
-  PaddockProxy       *proxy;       /* NULL until the sandbox passed its socket */
-  gulong              record_id;
+  ProxyLink          *link;        /* NULL until the sandbox passed its socket */
   gboolean            has_listener;  /* started in proxy mode */
 };
+
+static gpointer
+proxy_thread_main (gpointer data)
+{
+  GMainContext *context = data;
+
+  g_main_context_push_thread_default (context);
+  for (;;)
+    g_main_context_iteration (context, TRUE);
+  return NULL;
+}
+
+/* The context every session's proxy runs on, its thread started on first
+ * use and kept for the daemon's life (it idles in poll when no session
+ * has a proxy). */
+static GMainContext *
+proxy_context (void)
+{
+  static GMainContext *context;
+
+  if (g_once_init_enter (&context))
+    {
+      GMainContext *made = g_main_context_new ();
+
+      g_thread_unref (g_thread_new ("paddock-proxy", proxy_thread_main, made));
+      g_once_init_leave (&context, made);
+    }
+  return context;
+}
+
+static ProxyLink *
+link_ref (ProxyLink *link)
+{
+  g_atomic_ref_count_inc (&link->ref_count);
+  return link;
+}
+
+static void
+link_unref (ProxyLink *link)
+{
+  if (!g_atomic_ref_count_dec (&link->ref_count))
+    return;
+  g_assert (link->proxy == NULL);
+  g_queue_clear_full (&link->delivery, g_object_unref);
+  g_main_context_unref (link->main_context);
+  g_mutex_clear (&link->lock);
+  g_free (link->session_id);
+  g_free (link);
+}
+
+/* Runs @func(@link, @data) on the proxy thread, after whatever was posted before. */
+typedef struct
+{
+  ProxyLink      *link;
+  void          (*func) (ProxyLink *link, gpointer data);
+  gpointer        data;
+  GDestroyNotify  free_data;
+} LinkCall;
+
+static gboolean
+link_call_cb (gpointer user_data)
+{
+  LinkCall *call = user_data;
+
+  call->func (call->link, call->data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+link_call_free (gpointer user_data)
+{
+  LinkCall *call = user_data;
+
+  if (call->free_data != NULL)
+    call->free_data (call->data);
+  link_unref (call->link);
+  g_free (call);
+}
+
+static void
+link_post (ProxyLink      *link,
+           void          (*func) (ProxyLink *link, gpointer data),
+           gpointer        data,
+           GDestroyNotify  free_data)
+{
+  LinkCall *call = g_new0 (LinkCall, 1);
+  GSource *source = g_idle_source_new ();
+
+  call->link = link_ref (link);
+  call->func = func;
+  call->data = data;
+  call->free_data = free_data;
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_source_set_callback (source, link_call_cb, call, link_call_free);
+  g_source_attach (source, proxy_context ());
+  g_source_unref (source);
+}
 
 /* The rules for @mode and @allow: "!pattern" denies (a deny wins), any
  * other entry allows; "none" allows nothing whatever the list says. */
@@ -126,17 +242,61 @@ record_to_variant (PaddockNetRecord *record)
   return g_variant_dict_end (&dict);
 }
 
+/* On the main thread: the records the proxy thread handed over. */
+static gboolean
+deliver_records_cb (gpointer user_data)
+{
+  ProxyLink *link = user_data;
+  GQueue records = G_QUEUE_INIT;
+  PaddockNetRecord *record;
+
+  g_mutex_lock (&link->lock);
+  records = link->delivery;
+  g_queue_init (&link->delivery);
+  link->delivery_posted = FALSE;
+  g_mutex_unlock (&link->lock);
+
+  /* link->network only changes on this thread. */
+  while ((record = g_queue_pop_head (&records)) != NULL)
+    {
+      if (link->network != NULL)
+        {
+          paddock_net_journal_append (link->network->journal, record);
+          paddock_ipc_session1_emit_network_record (PADDOCK_IPC_SESSION1 (link->network->session),
+                                                    record_to_variant (record));
+        }
+      g_object_unref (record);
+    }
+  return G_SOURCE_REMOVE;
+}
+
+/* On the proxy thread. The proxy reuses nothing: this record is finished
+ * and, once on the main thread, the journal's to number. One wake-up of
+ * the main thread carries every record finished meanwhile. */
 static void
 record_added_cb (PaddockProxy     *proxy,
                  PaddockNetRecord *record,
                  gpointer          user_data)
 {
-  PaddockSessionNetwork *network = user_data;
+  ProxyLink *link = user_data;
 
-  /* The proxy reuses nothing: this record is finished and ours to number. */
-  paddock_net_journal_append (network->journal, record);
-  paddock_ipc_session1_emit_network_record (PADDOCK_IPC_SESSION1 (network->session),
-                                            record_to_variant (record));
+  g_mutex_lock (&link->lock);
+  if (link->network != NULL)
+    {
+      g_queue_push_tail (&link->delivery, g_object_ref (record));
+      if (!link->delivery_posted)
+        {
+          GSource *source = g_idle_source_new ();
+
+          link->delivery_posted = TRUE;
+          g_source_set_priority (source, G_PRIORITY_DEFAULT);
+          g_source_set_callback (source, deliver_records_cb, link_ref (link),
+                                 (GDestroyNotify) link_unref);
+          g_source_attach (source, link->main_context);
+          g_source_unref (source);
+        }
+    }
+  g_mutex_unlock (&link->lock);
 }
 
 /**
@@ -156,16 +316,30 @@ _paddock_session_network_new (PaddockSessionImpl *session,
   return network;
 }
 
+/* On the proxy thread: the session is gone; so is its proxy. */
+static void
+link_destroy (ProxyLink *link,
+              gpointer   data)
+{
+  if (link->proxy == NULL)
+    return;
+  g_clear_signal_handler (&link->record_id, link->proxy);
+  paddock_proxy_stop (link->proxy);
+  g_clear_object (&link->proxy);
+}
+
 void
 _paddock_session_network_free (PaddockSessionNetwork *network)
 {
   if (network == NULL)
     return;
-  if (network->proxy != NULL)
+  if (network->link != NULL)
     {
-      g_clear_signal_handler (&network->record_id, network->proxy);
-      paddock_proxy_stop (network->proxy);
-      g_clear_object (&network->proxy);
+      g_mutex_lock (&network->link->lock);
+      network->link->network = NULL;
+      g_mutex_unlock (&network->link->lock);
+      link_post (network->link, link_destroy, NULL, NULL);
+      g_clear_pointer (&network->link, link_unref);
     }
   g_clear_object (&network->journal);
   g_free (network);
@@ -205,16 +379,15 @@ _paddock_session_network_add_environment (PaddockSessionNetwork *network,
 /* The test-only resolver: PADDOCK_TEST_PROXY_RESOLVE="name=address,…" in
  * the daemon's environment replaces DNS for the proxy (see
  * paddock_proxy_set_resolver_override). */
-static void
-apply_test_resolver (PaddockSessionNetwork *network,
-                     PaddockProxy          *proxy)
+static GHashTable *
+test_resolver (PaddockSessionNetwork *network)
 {
   const char *text = g_getenv ("PADDOCK_TEST_PROXY_RESOLVE");
-  g_autoptr(GHashTable) map = NULL;
+  GHashTable *map = NULL;
   g_auto(GStrv) pairs = NULL;
 
   if (text == NULL)
-    return;
+    return NULL;
   g_message ("Session %s: PADDOCK_TEST_PROXY_RESOLVE is set, so its proxy resolves names from it, "
              "not from DNS (a test switch)", paddock_session_impl_get_id (network->session));
   map = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
@@ -226,7 +399,50 @@ apply_test_resolver (PaddockSessionNetwork *network,
       if (eq != NULL && eq != pairs[i])
         g_hash_table_replace (map, g_strndup (pairs[i], (gsize) (eq - pairs[i])), g_strdup (eq + 1));
     }
-  paddock_proxy_set_resolver_override (proxy, map);
+  return map;
+}
+
+typedef struct
+{
+  int                 fd;
+  PaddockDomainRules *rules;
+  GHashTable         *resolver;  /* the test switch's, or NULL */
+} ProxyStart;
+
+static void
+proxy_start_free (gpointer data)
+{
+  ProxyStart *start = data;
+
+  if (start->fd >= 0)
+    close (start->fd);
+  g_clear_object (&start->rules);
+  g_clear_pointer (&start->resolver, g_hash_table_unref);
+  g_free (start);
+}
+
+/* On the proxy thread: serve the socket (its sources go to this thread's
+ * context). */
+static void
+link_start (ProxyLink *link,
+            gpointer   data)
+{
+  ProxyStart *start = data;
+  g_autoptr(GError) error = NULL;
+
+  link->proxy = paddock_proxy_new (start->fd, start->rules, &error);
+  start->fd = -1;  /* taken, even on failure */
+  if (link->proxy == NULL)
+    {
+      /* The namespace still has no other way out: the session runs as if
+       * in none, and the log says why. */
+      g_message ("Session %s: cannot serve its proxy: %s", link->session_id, error->message);
+      return;
+    }
+  if (start->resolver != NULL)
+    paddock_proxy_set_resolver_override (link->proxy, start->resolver);
+  link->record_id = g_signal_connect (link->proxy, "record-added",
+                                      G_CALLBACK (record_added_cb), link);
 }
 
 /* The sandbox's {"event":"proxy"}: @fd (always taken) is the listening
@@ -235,43 +451,53 @@ void
 _paddock_session_network_take_listener (PaddockSessionNetwork *network,
                                         int                    fd)
 {
-  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (network->session);
-  g_autoptr(PaddockDomainRules) rules = NULL;
-  g_autoptr(GError) error = NULL;
+  PaddockDomainRules *rules = _paddock_session_impl_get_net_rules (network->session);
+  ProxyStart *start;
 
-  if (network->proxy != NULL || !network->has_listener)
+  if (network->link != NULL || !network->has_listener)
     {
       close (fd);
       return;
     }
-
-  rules = _paddock_session_network_build_rules (paddock_ipc_session1_get_network_mode (session),
-                                                paddock_ipc_session1_get_allowed_domains (session),
-                                                &error);
   if (rules == NULL)
-    rules = paddock_domain_rules_new ();
-  network->proxy = paddock_proxy_new (fd, rules, &error);
-  if (network->proxy == NULL)
     {
-      /* The namespace still has no other way out: the session runs as if
-       * in none, and the log says why. */
-      g_message ("Session %s: cannot serve its proxy: %s",
-                 paddock_session_impl_get_id (network->session), error->message);
+      /* Only a session restored from its record lacks them, and it never
+       * starts: refuse loudly rather than guess a policy. */
+      g_warning ("Session %s has no parsed network rules: its proxy is not served",
+                 paddock_session_impl_get_id (network->session));
+      close (fd);
       return;
     }
-  /* The journal is the ring that counts; the proxy's own stays minimal. */
-  paddock_proxy_set_max_records (network->proxy, 1);
-  apply_test_resolver (network, network->proxy);
-  network->record_id = g_signal_connect (network->proxy, "record-added",
-                                         G_CALLBACK (record_added_cb), network);
+
+  network->link = g_new0 (ProxyLink, 1);
+  g_atomic_ref_count_init (&network->link->ref_count);
+  g_mutex_init (&network->link->lock);
+  g_queue_init (&network->link->delivery);
+  network->link->network = network;
+  network->link->main_context = g_main_context_ref_thread_default ();
+  network->link->session_id = g_strdup (paddock_session_impl_get_id (network->session));
+
+  start = g_new0 (ProxyStart, 1);
+  start->fd = fd;
+  start->rules = g_object_ref (rules);
+  start->resolver = test_resolver (network);
+  link_post (network->link, link_start, start, proxy_start_free);
 }
 
 /* The session ended: its namespace is gone, and so is every client. */
+static void
+link_stop (ProxyLink *link,
+           gpointer   data)
+{
+  if (link->proxy != NULL)
+    paddock_proxy_stop (link->proxy);
+}
+
 void
 _paddock_session_network_stop (PaddockSessionNetwork *network)
 {
-  if (network->proxy != NULL)
-    paddock_proxy_stop (network->proxy);
+  if (network->link != NULL)
+    link_post (network->link, link_stop, NULL, NULL);
 }
 
 gboolean
@@ -292,6 +518,57 @@ _paddock_session_impl_handle_list_network_records (PaddockIpcSession1    *sessio
   paddock_ipc_session1_complete_list_network_records (session, invocation,
                                                       g_variant_builder_end (&builder), next);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+typedef struct
+{
+  PaddockDomainRules    *rules;
+  GDBusMethodInvocation *invocation;  /* completed on the main thread */
+  GMainContext          *main_context;
+} PolicyChange;
+
+static void
+policy_change_free (gpointer data)
+{
+  PolicyChange *change = data;
+
+  g_clear_object (&change->rules);
+  g_clear_object (&change->invocation);
+  g_main_context_unref (change->main_context);
+  g_free (change);
+}
+
+static gboolean
+policy_applied_cb (gpointer user_data)
+{
+  GDBusMethodInvocation *invocation = user_data;
+
+  /* What paddock_ipc_session1_complete_set_network_policy() sends; it
+   * takes the invocation's reference. */
+  g_dbus_method_invocation_return_value (invocation, g_variant_new ("()"));
+  return G_SOURCE_REMOVE;
+}
+
+/* On the proxy thread: new rules for what comes next, and open tunnels
+ * judged again (they were judged when they opened: those the new policy
+ * refuses end now, or "none" would not mean none). Then the reply. */
+static void
+link_set_rules (ProxyLink *link,
+                gpointer   data)
+{
+  PolicyChange *change = data;
+  GSource *source;
+
+  if (link->proxy != NULL)
+    {
+      paddock_proxy_set_rules (link->proxy, change->rules);
+      paddock_proxy_close_denied_connections (link->proxy, "the network policy no longer allows it");
+    }
+  source = g_idle_source_new ();
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_source_set_callback (source, policy_applied_cb, g_steal_pointer (&change->invocation), NULL);
+  g_source_attach (source, change->main_context);
+  g_source_unref (source);
 }
 
 gboolean
@@ -333,13 +610,18 @@ _paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  _paddock_session_impl_set_network_policy (self, mode, allow_domains);
-  if (network->proxy != NULL)
+  _paddock_session_impl_set_network_policy (self, mode, allow_domains, rules);
+  if (network->link != NULL)
     {
-      paddock_proxy_set_rules (network->proxy, rules);
-      /* Open tunnels were judged when they opened: those the new policy
-       * would refuse end now, or "none" would not mean none. */
-      paddock_proxy_close_denied_connections (network->proxy, "the network policy no longer allows it");
+      PolicyChange *change = g_new0 (PolicyChange, 1);
+
+      /* The reply waits until the proxy judges by the new rules: a request
+       * made after it must meet them. */
+      change->rules = g_steal_pointer (&rules);
+      change->invocation = g_object_ref (invocation);
+      change->main_context = g_main_context_ref_thread_default ();
+      link_post (network->link, link_set_rules, change, policy_change_free);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   paddock_ipc_session1_complete_set_network_policy (session, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;

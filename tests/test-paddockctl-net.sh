@@ -146,6 +146,20 @@ elif what == "garbage":                # malformed requests straight at the prox
             answers.append("reset")
         s.close()
     print(" ".join(answers))
+elif what == "slowloris":              # a head that never ends, and a request meanwhile
+    slow = socket.create_connection(proxy_address(), timeout=20)
+    slow.sendall(b"GET http://allowed.test/ HTTP/1.1\r\nHost: allo")
+    try:
+        with urllib.request.urlopen(sys.argv[2], timeout=20) as response:
+            meanwhile = "%d %s" % (response.status, response.read().decode().strip())
+    except urllib.error.HTTPError as e:
+        meanwhile = "%d" % e.code
+    slow.settimeout(0)
+    try:
+        still = "open" if slow.recv(1) else "closed"
+    except BlockingIOError:
+        still = "open"
+    print(meanwhile + ";", "slow one", still)
 PY
 
 field ()
@@ -203,6 +217,8 @@ check "HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lower-case point at 127.0.0.1:3128
 
 check "an allowed name works over HTTP through the proxy" \
   test "$(inside "$id" get "http://allowed.test:$port/plain")" = "200 hello from the host, /plain"
+check "…served by the daemon on a thread of its own (paddock-proxy), not its main thread" \
+  grep -qx paddock-proxy /proc/"$daemon_pid"/task/*/comm
 check "…and through a CONNECT tunnel" \
   test "$(inside "$id" connect allowed.test "$port")" = "tunnel 200 hello from the host, /tunnelled"
 out=$(inside "$id" get "http://denied.test:$port/nope")
@@ -296,6 +312,8 @@ check "malformed requests are answered or dropped: 400, 431, 403 (odd port), 400
 check "…and the daemon still serves: an allowed request works after them" \
   test "$(inside "$id" get "http://other.test:$port/after")" = "200 hello from the host, /after"
 check "…the daemon is alive" kill -0 "$daemon_pid"
+check "a client dribbling an endless head does not hold the others up: served meanwhile" \
+  test "$(inside "$id" slowloris "http://other.test:$port/meanwhile")" = "200 hello from the host, /meanwhile; slow one open"
 
 # ---- none cannot become proxy ----------------------------------------------------
 

@@ -4,8 +4,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Prints, in one run on this machine, with 8 clients at once each making
- * one small HTTP request after another (a new connection each, as the
- * proxy serves one request per connection):
+ * one small HTTP request after another (a new connection each, on both
+ * sides: neither the proxied nor the direct client keeps its connection,
+ * as the proxy serves one request per client connection):
  *  - the round trip through PaddockProxy (the daemon's code: head parsed
  *    and judged against the allowlist, origin connected, response streamed
  *    back, each record journalled to a file as the daemon does), and
@@ -17,17 +18,27 @@
  * session the agent's connection goes to a socket on the session's
  * loopback whose other end the daemon accepts, a loopback connection
  * either way, so what differs from here is only the daemon's other work.
+ *
+ * The origin is an epoll server on two threads that, like any HTTP/1.1
+ * server, keeps a connection open after a response framed by
+ * Content-Length unless the request said "Connection: close"; the direct
+ * client closes after reading the response, and the
+ * proxy keeps its origin connections for the next request (its own
+ * keep-alive pool), which is what a proxy in front of real servers does.
  */
 
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -35,14 +46,14 @@
 #include "paddock-proxy.h"
 
 #define CLIENTS          8
-#define ROUNDS           7
-#define PER_CLIENT       150
-#define ORIGIN_WORKERS   8
+#define ROUNDS           11
+#define PER_CLIENT       300
+#define ORIGIN_WORKERS   2
 #define PVISOR_NATIVE_MS 0.69
 #define PVISOR_PROXY_MS  10.09
 
 static const char response[] =
-  "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n";
+  "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n";
 
 static int
 compare_double (gconstpointer a,
@@ -75,40 +86,94 @@ listen_loopback (guint16 *out_port)
   return fd;
 }
 
-/* The origin: reads a request head, answers "ok", closes. */
+/* The origin: an epoll loop per worker over the shared listener and its
+ * own connections; answers each request head with "ok", keeps the
+ * connection until the client closes it. */
+#define ORIGIN_MAX_FD 65536
+static GString *origin_buffers[ORIGIN_MAX_FD];
+static int origin_stop_fd = -1;
+
+static void
+origin_drop (int epfd,
+             int fd)
+{
+  epoll_ctl (epfd, EPOLL_CTL_DEL, fd, NULL);
+  g_string_free (origin_buffers[fd], TRUE);
+  origin_buffers[fd] = NULL;
+  close (fd);
+}
+
 static gpointer
 origin_worker (gpointer data)
 {
   int listen_fd = GPOINTER_TO_INT (data);
+  int epfd = epoll_create1 (EPOLL_CLOEXEC);
+  struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.fd = listen_fd };
+  struct epoll_event stop = { .events = EPOLLIN, .data.fd = origin_stop_fd };
+
+  if (epfd < 0 || epoll_ctl (epfd, EPOLL_CTL_ADD, listen_fd, &ev) != 0 ||
+      epoll_ctl (epfd, EPOLL_CTL_ADD, origin_stop_fd, &stop) != 0)
+    g_error ("origin: epoll: %s", g_strerror (errno));
 
   for (;;)
     {
-      char buffer[4096];
-      gsize have = 0;
-      int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
+      struct epoll_event events[64];
+      int n = epoll_wait (epfd, events, G_N_ELEMENTS (events), -1);
 
-      if (fd < 0)
+      for (int e = 0; e < n; e++)
         {
-          if (errno == EINTR || errno == ECONNABORTED)
-            continue;
-          return NULL;   /* closed: the bench is over */
-        }
-      while (have < sizeof buffer - 1)
-        {
-          ssize_t n = read (fd, buffer + have, sizeof buffer - 1 - have);
+          int fd = events[e].data.fd;
 
-          if (n <= 0)
-            break;
-          have += (gsize) n;
-          buffer[have] = '\0';
-          if (strstr (buffer, "\r\n\r\n") != NULL)
+          if (fd == origin_stop_fd)
             {
-              if (write (fd, response, sizeof response - 1) < 0)
+              for (int i = 0; i < ORIGIN_MAX_FD; i++)
+                if (origin_buffers[i] != NULL && epoll_ctl (epfd, EPOLL_CTL_DEL, i, NULL) == 0)
+                  origin_drop (epfd, i);
+              close (epfd);
+              return NULL;
+            }
+          if (fd == listen_fd)
+            {
+              int client;
+
+              while ((client = accept4 (listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
+                {
+                  struct epoll_event cev = { .events = EPOLLIN, .data.fd = client };
+
+                  g_assert (client < ORIGIN_MAX_FD);
+                  origin_buffers[client] = g_string_new (NULL);
+                  epoll_ctl (epfd, EPOLL_CTL_ADD, client, &cev);
+                }
+              continue;
+            }
+
+          for (;;)
+            {
+              char buffer[4096];
+              ssize_t got = read (fd, buffer, sizeof buffer);
+
+              if (got < 0 && errno == EAGAIN)
                 break;
-              break;
+              if (got <= 0)
+                {
+                  origin_drop (epfd, fd);
+                  break;
+                }
+              g_string_append_len (origin_buffers[fd], buffer, got);
+              if (strstr (origin_buffers[fd]->str, "\r\n\r\n") != NULL)
+                {
+                  /* As HTTP/1.1 servers do: "Connection: close" asked, closed after. */
+                  gboolean close_after = strstr (origin_buffers[fd]->str, "\r\nConnection: close\r\n") != NULL;
+
+                  g_string_truncate (origin_buffers[fd], 0);
+                  if (write (fd, response, sizeof response - 1) < 0 || close_after)
+                    {
+                      origin_drop (epfd, fd);
+                      break;
+                    }
+                }
             }
         }
-      close (fd);
     }
 }
 
@@ -155,8 +220,7 @@ proxy_thread (gpointer data)
     g_error ("%s", error->message);
   g_hash_table_insert (names, (gpointer) "origin.test", (gpointer) "127.0.0.1");
   paddock_proxy_set_resolver_override (proxy, names);
-  /* As the daemon: the journal is the ring that counts. */
-  paddock_proxy_set_max_records (proxy, 1);
+  /* As the daemon: the journal keeps the records the proxy emits. */
   journal = paddock_net_journal_new (t->journal_path, PADDOCK_NET_JOURNAL_DEFAULT_MAX_RECORDS,
                                      PADDOCK_NET_JOURNAL_DEFAULT_MAX_FILE_BYTES);
   g_signal_connect (proxy, "record-added", G_CALLBACK (record_added_cb), journal);
@@ -207,11 +271,24 @@ client_thread (gpointer data)
             close (fd);
           return NULL;
         }
-      /* Until the server closes: the whole response. */
-      while ((n = read (fd, buffer + have, sizeof buffer - 1 - have)) > 0 && have + (gsize) n < sizeof buffer - 1)
-        have += (gsize) n;
-      if (n > 0)
-        have += (gsize) n;
+      /* The whole response: its head and Content-Length bytes (or until
+       * the server closes); then this client closes, on both sides. */
+      for (;;)
+        {
+          const char *end, *length;
+
+          n = read (fd, buffer + have, sizeof buffer - 1 - have);
+          if (n <= 0)
+            break;
+          have += (gsize) n;
+          buffer[have] = '\0';
+          if ((end = strstr (buffer, "\r\n\r\n")) != NULL &&
+              (length = strstr (buffer, "Content-Length: ")) != NULL && length < end &&
+              have >= (gsize) (end + 4 - buffer) + g_ascii_strtoull (length + 16, NULL, 10))
+            break;
+          if (have == sizeof buffer - 1)
+            break;
+        }
       buffer[have] = '\0';
       close (fd);
       ms = (double) (g_get_monotonic_time () - start) / 1000.0;
@@ -274,6 +351,9 @@ main (int    argc,
   double proxy_ms, direct_ms, proxy_serial_ms, direct_serial_ms;
 
   origin_fd = listen_loopback (&t.origin_port);
+  origin_stop_fd = eventfd (0, EFD_CLOEXEC);
+  if (origin_stop_fd < 0 || fcntl (origin_fd, F_SETFL, O_NONBLOCK) != 0)
+    g_error ("origin: %s", g_strerror (errno));
   for (guint i = 0; i < ORIGIN_WORKERS; i++)
     origins[i] = g_thread_new ("origin", origin_worker, GINT_TO_POINTER (origin_fd));
 
@@ -319,10 +399,16 @@ main (int    argc,
 
   g_main_loop_quit (t.loop);
   g_thread_join (proxy);
-  shutdown (origin_fd, SHUT_RDWR);
-  close (origin_fd);
+  {
+    guint64 one = 1;
+
+    if (write (origin_stop_fd, &one, sizeof one) != sizeof one)
+      g_error ("cannot stop the origin: %s", g_strerror (errno));
+  }
   for (guint i = 0; i < ORIGIN_WORKERS; i++)
     g_thread_join (origins[i]);
+  close (origin_fd);
+  close (origin_stop_fd);
 
   g_print ("bench/network - %u clients at once, %u requests each per round; medians of %u interleaved rounds\n\n",
            CLIENTS, PER_CLIENT, ROUNDS);

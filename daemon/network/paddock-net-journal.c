@@ -14,10 +14,20 @@
  *    previous PATH.1 goes) and a new PATH starts: the pair never holds
  *    more than max_file_bytes, however long the session runs.
  *
- * An append is one write(2) of a whole line. It is not fsync'd: a crash
- * may lose the last records (the file is an audit trail, and a proxied
- * request must not wait for the disk), but never leaves a line half
- * written in the middle — a torn last line is skipped on load.
+ * An append is one write(2) of a whole line, on the caller's thread: it
+ * reaches the page cache at once, so a daemon that is killed loses
+ * nothing. Durability against a crash of the machine is a group commit:
+ * the append only marks the journal dirty, and a worker of a thread pool
+ * shared by every journal fdatasync()s it, again and again while appends
+ * keep coming, so one disk flush covers every line written while the
+ * previous one ran and the request path never waits for the disk. A
+ * rotation hands the old file to the worker to flush and close, and the
+ * folder is fsync'd after a file was made or renamed.
+ * paddock_net_journal_flush() waits for all of it (finalize does).
+ *
+ * A crash can still tear the last line: opening the file cuts such a tail
+ * back to the last whole line before anything is appended, and loading
+ * skips whatever is not a whole record.
  */
 
 #include "config.h"
@@ -44,15 +54,156 @@ struct _PaddockNetJournal
   guint    max_records;
   GQueue   records;    /* PaddockNetRecord*, oldest first, seq ascending */
   guint64  last_seq;
+
+  /* Shared with the sync worker, under sync_lock. */
+  GMutex   sync_lock;
+  GCond    synced;
+  gboolean sync_queued;  /* a worker has (or will get) this journal, holding a ref */
+  int      sync_fd;      /* a duplicate of fd for the worker; moved to retired_fds, never
+                          * closed, by the owner: the worker closes what it retired */
+  GArray  *retired_fds;  /* int: rotated-away files still to flush and close */
+  gboolean dir_dirty;    /* a file was made or renamed since the last folder fsync */
+  guint64  written_seq;  /* the newest record whose line was written */
+  guint64  durable_seq;  /* …and the newest flushed to the disk */
 };
 
 G_DEFINE_FINAL_TYPE (PaddockNetJournal, paddock_net_journal, G_TYPE_OBJECT)
+
+static GThreadPool *sync_pool;
+
+static void sync_worker (gpointer data, gpointer user_data);
+
+static gboolean
+sync_all (int fd)
+{
+  while (fdatasync (fd) != 0)
+    if (errno != EINTR)
+      return FALSE;
+  return TRUE;
+}
+
+/* One round of the group commit: flush what was written, the retired
+ * files and the folder; returns whether more arrived meanwhile. */
+static gboolean
+sync_once (PaddockNetJournal *self)
+{
+  g_autoptr(GArray) retired = NULL;
+  gboolean dir_dirty, more;
+  guint64 target;
+  int fd;
+
+  g_mutex_lock (&self->sync_lock);
+  target = self->written_seq;
+  fd = self->sync_fd;
+  retired = g_steal_pointer (&self->retired_fds);
+  self->retired_fds = g_array_new (FALSE, FALSE, sizeof (int));
+  dir_dirty = self->dir_dirty;
+  self->dir_dirty = FALSE;
+  g_mutex_unlock (&self->sync_lock);
+
+  for (guint i = 0; i < retired->len; i++)
+    {
+      int old = g_array_index (retired, int, i);
+
+      if (!sync_all (old))
+        g_message ("Cannot flush the network journal %s.1: %s", self->path, g_strerror (errno));
+      close (old);
+    }
+  if (dir_dirty)
+    {
+      g_autofree char *dir = g_path_get_dirname (self->path);
+      int dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+      /* A folder already gone (the session destroyed) has nothing to keep. */
+      if ((dir_fd < 0 && errno != ENOENT) || (dir_fd >= 0 && fsync (dir_fd) != 0))
+        g_message ("Cannot flush the folder of the network journal %s: %s", self->path,
+                   g_strerror (errno));
+      if (dir_fd >= 0)
+        close (dir_fd);
+    }
+  if (fd >= 0 && !sync_all (fd))
+    g_message ("Cannot flush the network journal %s: %s", self->path, g_strerror (errno));
+
+  g_mutex_lock (&self->sync_lock);
+  self->durable_seq = MAX (self->durable_seq, target);
+  more = self->written_seq != target || self->retired_fds->len > 0 || self->dir_dirty;
+  if (!more)
+    {
+      self->sync_queued = FALSE;
+      g_cond_broadcast (&self->synced);
+    }
+  g_mutex_unlock (&self->sync_lock);
+  return more;
+}
+
+static void
+sync_worker (gpointer data,
+             gpointer user_data)
+{
+  PaddockNetJournal *self = data;
+
+  while (sync_once (self))
+    ;
+  /* The reference taken when it was queued; the last one may be this. */
+  g_object_unref (self);
+}
+
+/* Called with sync_lock held, after something changed on disk. */
+static void
+queue_sync_locked (PaddockNetJournal *self)
+{
+  if (self->sync_queued)
+    return;
+  self->sync_queued = TRUE;
+  g_thread_pool_push (sync_pool, g_object_ref (self), NULL);
+}
+
+/**
+ * paddock_net_journal_flush:
+ *
+ * Waits until every record appended so far is on the disk (fdatasync'd,
+ * and the folder entry too).
+ */
+void
+paddock_net_journal_flush (PaddockNetJournal *self)
+{
+  g_return_if_fail (PADDOCK_IS_NET_JOURNAL (self));
+
+  g_mutex_lock (&self->sync_lock);
+  while (self->sync_queued)
+    g_cond_wait (&self->synced, &self->sync_lock);
+  g_mutex_unlock (&self->sync_lock);
+}
+
+/* The newest record number known to be on the disk. */
+guint64
+paddock_net_journal_get_durable_seq (PaddockNetJournal *self)
+{
+  guint64 seq;
+
+  g_return_val_if_fail (PADDOCK_IS_NET_JOURNAL (self), 0);
+
+  g_mutex_lock (&self->sync_lock);
+  seq = self->durable_seq;
+  g_mutex_unlock (&self->sync_lock);
+  return seq;
+}
 
 static void
 paddock_net_journal_finalize (GObject *object)
 {
   PaddockNetJournal *self = PADDOCK_NET_JOURNAL (object);
 
+  /* A queued sync holds a reference: none is pending now. What was
+   * written since the last one is flushed here, on the way out. */
+  g_assert (!self->sync_queued);
+  if (self->written_seq != self->durable_seq || self->retired_fds->len > 0 || self->dir_dirty)
+    sync_once (self);
+  if (self->sync_fd >= 0)
+    close (self->sync_fd);
+  g_array_unref (self->retired_fds);
+  g_mutex_clear (&self->sync_lock);
+  g_cond_clear (&self->synced);
   if (self->fd >= 0)
     close (self->fd);
   g_queue_clear_full (&self->records, g_object_unref);
@@ -66,12 +217,20 @@ static void
 paddock_net_journal_class_init (PaddockNetJournalClass *klass)
 {
   G_OBJECT_CLASS (klass)->finalize = paddock_net_journal_finalize;
+
+  /* A few threads for every journal of the daemon: a flush of one
+   * session's file does not hold up another's for long. */
+  sync_pool = g_thread_pool_new (sync_worker, NULL, 4, FALSE, NULL);
 }
 
 static void
 paddock_net_journal_init (PaddockNetJournal *self)
 {
   self->fd = -1;
+  self->sync_fd = -1;
+  self->retired_fds = g_array_new (FALSE, FALSE, sizeof (int));
+  g_mutex_init (&self->sync_lock);
+  g_cond_init (&self->synced);
   g_queue_init (&self->records);
 }
 
@@ -117,6 +276,43 @@ load_file (PaddockNetJournal *self,
     }
 }
 
+/* A torn last line (a crash mid-write) is cut off, back to the end of the
+ * last whole line, so that the next record starts a line of its own and
+ * the file holds only whole lines. */
+static void
+cut_torn_tail (PaddockNetJournal *self)
+{
+  char buffer[4096];
+  gsize end = self->file_bytes;
+
+  while (end > 0)
+    {
+      gsize chunk = MIN (end, sizeof buffer);
+      ssize_t n = pread (self->fd, buffer, chunk, (off_t) (end - chunk));
+      const char *newline;
+
+      if (n != (ssize_t) chunk)
+        return;  /* cannot read it: leave it, loading skips a torn line anyway */
+      newline = memrchr (buffer, '\n', chunk);
+      if (newline != NULL)
+        {
+          end = end - chunk + (gsize) (newline - buffer) + 1;
+          break;
+        }
+      end -= chunk;
+    }
+
+  if (end == self->file_bytes)
+    return;
+  if (ftruncate (self->fd, (off_t) end) != 0)
+    {
+      g_message ("Cannot cut the torn end of the network journal %s: %s", self->path,
+                 g_strerror (errno));
+      return;
+    }
+  self->file_bytes = end;
+}
+
 static void
 open_file (PaddockNetJournal *self)
 {
@@ -129,17 +325,15 @@ open_file (PaddockNetJournal *self)
       return;
     }
   self->file_bytes = fstat (self->fd, &st) == 0 ? (gsize) st.st_size : 0;
+  cut_torn_tail (self);
 
-  /* A torn last line (a crash mid-write) ends here, so that the next
-   * record starts a line of its own instead of joining it. */
-  if (self->file_bytes > 0)
-    {
-      char last = '\n';
-
-      if (pread (self->fd, &last, 1, (off_t) self->file_bytes - 1) == 1 && last != '\n' &&
-          write (self->fd, "\n", 1) == 1)
-        self->file_bytes++;
-    }
+  g_mutex_lock (&self->sync_lock);
+  if (self->sync_fd >= 0)
+    g_array_append_val (self->retired_fds, self->sync_fd);
+  self->sync_fd = fcntl (self->fd, F_DUPFD_CLOEXEC, 3);
+  self->dir_dirty = TRUE;
+  queue_sync_locked (self);
+  g_mutex_unlock (&self->sync_lock);
 }
 
 /**
@@ -213,6 +407,19 @@ write_line (PaddockNetJournal *self,
   self->file_bytes += done;
 }
 
+/* The line of record @seq is in the file: the worker makes it durable. */
+static void
+mark_written (PaddockNetJournal *self,
+              guint64            seq)
+{
+  if (self->fd < 0)
+    return;
+  g_mutex_lock (&self->sync_lock);
+  self->written_seq = seq;
+  queue_sync_locked (self);
+  g_mutex_unlock (&self->sync_lock);
+}
+
 /**
  * paddock_net_journal_append:
  *
@@ -239,6 +446,7 @@ paddock_net_journal_append (PaddockNetJournal *self,
   text = json_generator_to_data (generator, NULL);
   line = g_strconcat (text, "\n", NULL);
   write_line (self, line, strlen (line));
+  mark_written (self, self->last_seq);
 
   return self->last_seq;
 }

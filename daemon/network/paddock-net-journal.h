@@ -27,5 +27,7 @@ GPtrArray         *paddock_net_journal_list         (PaddockNetJournal  *self,
                                                      guint               max,
                                                      guint64            *out_next_seq);
 guint64            paddock_net_journal_get_last_seq (PaddockNetJournal  *self);
+guint64            paddock_net_journal_get_durable_seq (PaddockNetJournal *self);
+void               paddock_net_journal_flush        (PaddockNetJournal  *self);
 
 G_END_DECLS

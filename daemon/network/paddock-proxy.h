@@ -14,7 +14,6 @@
 G_BEGIN_DECLS
 
 #define PADDOCK_PROXY_DEFAULT_MAX_CONNECTIONS   256
-#define PADDOCK_PROXY_DEFAULT_MAX_RECORDS       10000
 #define PADDOCK_PROXY_DEFAULT_HEADER_TIMEOUT_MS 10000
 #define PADDOCK_PROXY_MAX_HEADER_BYTES          (32 * 1024)
 #define PADDOCK_PROXY_MAX_HEADERS               100
@@ -35,20 +34,10 @@ void                paddock_proxy_set_header_timeout     (PaddockProxy        *s
                                                           guint                timeout_ms);
 void                paddock_proxy_set_max_connections    (PaddockProxy        *self,
                                                           guint                max_connections);
-void                paddock_proxy_set_max_records        (PaddockProxy        *self,
-                                                          guint                max_records);
 guint               paddock_proxy_get_n_connections      (PaddockProxy        *self);
+guint               paddock_proxy_get_n_lookups          (PaddockProxy        *self);
 void                paddock_proxy_stop                   (PaddockProxy        *self);
 void                paddock_proxy_close_denied_connections (PaddockProxy      *self,
                                                             const char        *reason);
-
-GPtrArray          *paddock_proxy_dup_records            (PaddockProxy        *self);
-guint64             paddock_proxy_get_dropped_records    (PaddockProxy        *self);
-gboolean            paddock_proxy_save_records           (PaddockProxy        *self,
-                                                          const char          *path,
-                                                          GError             **error);
-gboolean            paddock_proxy_load_records           (PaddockProxy        *self,
-                                                          const char          *path,
-                                                          GError             **error);
 
 G_END_DECLS

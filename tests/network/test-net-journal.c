@@ -96,6 +96,7 @@ test_file_bound_and_restart (void)
   g_autoptr(PaddockNetJournal) again = NULL;
   g_autoptr(GPtrArray) all = NULL;
   const gsize bound = 8192;
+  gsize whole_size;
   guint64 next = 0;
   FILE *f;
 
@@ -108,7 +109,11 @@ test_file_bound_and_restart (void)
       g_assert_cmpuint (file_size (path) + file_size (old_path), <=, bound);
     }
   g_assert_cmpuint (file_size (old_path), >, 0);
+  /* The group commit caught up with every append, rotations included. */
+  paddock_net_journal_flush (journal);
+  g_assert_cmpuint (paddock_net_journal_get_durable_seq (journal), ==, 1000);
   g_clear_object (&journal);
+  whole_size = file_size (path);
 
   /* A crash in the middle of a line. */
   f = fopen (path, "a");
@@ -126,11 +131,38 @@ test_file_bound_and_restart (void)
     g_assert_cmpuint (paddock_net_record_get_seq (g_ptr_array_index (all, i)), ==,
                       paddock_net_record_get_seq (g_ptr_array_index (all, i - 1)) + 1);
   g_assert_cmpstr (paddock_net_record_get_host (g_ptr_array_index (all, all->len - 1)), ==, "host1000.test");
+  g_assert_cmpuint (file_size (path), >, whole_size);
   {
     g_autoptr(PaddockNetRecord) record = make_record (1001);
     g_assert_cmpuint (paddock_net_journal_append (again, record), ==, 1001);
   }
   g_clear_object (&again);
+
+  /* The torn tail was cut back before the append: the file is the whole
+   * lines it had, then the new one, and nothing else. */
+  {
+    g_autofree char *contents = NULL;
+    g_auto(GStrv) lines = NULL;
+    gsize length = 0;
+    guint n;
+
+    g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+    g_assert_true (g_str_has_suffix (contents, "\n"));
+    g_assert_null (strstr (contents, "\"meth\n"));
+    lines = g_strsplit (contents, "\n", -1);
+    n = g_strv_length (lines);
+    g_assert_cmpstr (lines[n - 1], ==, "");
+    g_assert_cmpuint (length, ==, whole_size + strlen (lines[n - 2]) + 1);
+    for (guint i = 0; i + 1 < n; i++)
+      {
+        g_autoptr(JsonParser) parser = json_parser_new ();
+        g_autoptr(GError) parse_error = NULL;
+
+        g_assert_true (json_parser_load_from_data (parser, lines[i], -1, &parse_error));
+        g_assert_no_error (parse_error);
+      }
+    g_assert_nonnull (strstr (lines[n - 2], "host1001.test"));
+  }
 
   /* The record after the torn line is whole. */
   again = paddock_net_journal_new (path, 10000, bound);
