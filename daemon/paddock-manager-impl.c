@@ -545,16 +545,6 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
         if (g_str_equal (port_names[i], port_names[j]))
           return return_invalid (invocation, "Each port name once");
     }
-  if (port_names != NULL && port_names[0] != NULL && g_strcmp0 (config.net_mode, "host") != 0)
-    {
-      /* Forwarding a host port into a namespace of its own is not there
-       * yet: refuse rather than lease a port nothing inside can reach. */
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                                             "A leased port cannot reach a session with a network "
-                                             "namespace of its own yet (net %s): use net host; "
-                                             "nothing was started", config.net_mode);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
   if (config.allow_domains != NULL && config.allow_domains[0] != NULL &&
       g_strcmp0 (config.net_mode, "proxy") != 0)
     return return_invalid (invocation, "Allowed domains apply to the proxy: they need net proxy");

@@ -1302,6 +1302,13 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
           if (fd >= 0)
             _paddock_session_network_take_listener (self->network, g_steal_fd (&fd));
         }
+      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket") == 0 ||
+               g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket-failed") == 0)
+        {
+          /* A socket inside for a forwarded connection (paddock-session-ports.c). */
+          _paddock_session_ports_socket_event (_paddock_session_network_get_ports (self->network),
+                                               json_object_get_int_member_with_default (object, "id", -1), &fd);
+        }
       else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
           self->ready_func != NULL)
         {
@@ -1525,6 +1532,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   int listen_fds[16];
   guint n_listen_fds = 0;
   char *listen_pid_digits = NULL;
+  /* The leased sockets the agent gets (socket activation): on the host's
+   * network only; a namespace of its own gets them forwarded instead. */
+  GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 ? self->config.leases : NULL;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
@@ -1566,7 +1576,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     {
       envp = build_sandbox_environment (self);
       /* The agent is always pid 2 of the sandbox's PID namespace. */
-      envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "2");
+      envp = _paddock_session_network_add_listen_environment (passed_leases, envp, "2");
       g_strfreev (self->agent_env);
       self->agent_env = g_strdupv (envp);
       program = g_strdup (self->config.helper);
@@ -1612,8 +1622,11 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
        * network it may bind those ports and no other (Landlock). */
       for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len; i++)
         {
-          g_ptr_array_add (argv, g_strdup ("--listen-fd"));
-          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + i));
+          if (passed_leases != NULL)
+            {
+              g_ptr_array_add (argv, g_strdup ("--listen-fd"));
+              g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + i));
+            }
           g_ptr_array_add (argv, g_strdup ("--bind-port"));
           g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (g_ptr_array_index (self->config.leases, i))));
         }
@@ -1629,7 +1642,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       if (seccomp_fd >= 0)
         {
           g_ptr_array_add (argv, g_strdup ("--seccomp-fd"));
-          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + (self->config.leases != NULL ? self->config.leases->len : 0)));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + (passed_leases != NULL ? passed_leases->len : 0)));
         }
       /* Folders of the user's HOME the user chose to show, read-only. */
       if (self->config.expose != NULL && self->config.expose[0] != NULL)
@@ -1761,8 +1774,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
 
   /* The leased sockets, and where the host agent's LISTEN_PID goes. */
   {
-    for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len && i < G_N_ELEMENTS (listen_fds); i++)
-      listen_fds[n_listen_fds++] = paddock_lease_get_fd (g_ptr_array_index (self->config.leases, i));
+    for (guint i = 0; passed_leases != NULL && i < passed_leases->len && i < G_N_ELEMENTS (listen_fds); i++)
+      listen_fds[n_listen_fds++] = paddock_lease_get_fd (g_ptr_array_index (passed_leases, i));
     for (guint i = 0; !sandboxed && n_listen_fds > 0 && envp[i] != NULL; i++)
       if (g_str_has_prefix (envp[i], "LISTEN_PID="))
         listen_pid_digits = envp[i] + strlen ("LISTEN_PID=");
@@ -2730,6 +2743,21 @@ PaddockSessionNetwork *
 _paddock_session_impl_get_network (PaddockSessionImpl *self)
 {
   return self->network;
+}
+
+GPtrArray *
+_paddock_session_impl_get_leases (PaddockSessionImpl *self)
+{
+  return self->config.leases;
+}
+
+/* A request without fds to the sandbox's pid 1 (port forwarding's). */
+gboolean
+_paddock_session_impl_send_control (PaddockSessionImpl  *self,
+                                    GVariant            *request,
+                                    GError             **error)
+{
+  return paddock_session_impl_send_control (self, request, NULL, 0, error);
 }
 
 /* SetNetworkPolicy decided: the new mode and allowlist are the session's,

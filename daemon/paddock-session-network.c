@@ -21,8 +21,9 @@
  * namespace (to or from host, or to proxy without the socket) is refused
  * with RestartRequired.
  *
- * Ports leased at create (net host only) reach the agent by the
- * socket-activation protocol; the helpers for that are at the end.
+ * Ports leased on the host's network reach the agent by the
+ * socket-activation protocol; the helpers for that are at the end. In a
+ * namespace of its own they are forwarded (paddock-session-ports.c).
  */
 
 #include "config.h"
@@ -47,6 +48,7 @@ struct _PaddockSessionNetwork
   PaddockProxy       *proxy;       /* NULL until the sandbox passed its socket */
   gulong              record_id;
   gboolean            has_listener;  /* started in proxy mode */
+  PaddockSessionPorts *ports;      /* leases forwarded in none and proxy */
 };
 
 /* The rules for @mode and @allow: "!pattern" denies (a deny wins), any
@@ -151,6 +153,7 @@ _paddock_session_network_new (PaddockSessionImpl *session,
   g_autofree char *path = state_dir != NULL ? g_build_filename (state_dir, JOURNAL_FILE, NULL) : NULL;
 
   network->session = session;
+  network->ports = _paddock_session_ports_new (session);
   network->journal = paddock_net_journal_new (path, PADDOCK_NET_JOURNAL_DEFAULT_MAX_RECORDS,
                                               PADDOCK_NET_JOURNAL_DEFAULT_MAX_FILE_BYTES);
   return network;
@@ -161,6 +164,7 @@ _paddock_session_network_free (PaddockSessionNetwork *network)
 {
   if (network == NULL)
     return;
+  g_clear_pointer (&network->ports, _paddock_session_ports_free);
   if (network->proxy != NULL)
     {
       g_clear_signal_handler (&network->record_id, network->proxy);
@@ -178,6 +182,13 @@ _paddock_session_network_prepare (PaddockSessionNetwork *network,
                                   const char            *mode)
 {
   network->has_listener = g_strcmp0 (mode, "proxy") == 0;
+  _paddock_session_ports_start (network->ports, mode, _paddock_session_impl_get_leases (network->session));
+}
+
+PaddockSessionPorts *
+_paddock_session_network_get_ports (PaddockSessionNetwork *network)
+{
+  return network->ports;
 }
 
 /* Where programs inside find the proxy: the variables curl, git, pip, npm,
@@ -270,6 +281,7 @@ _paddock_session_network_take_listener (PaddockSessionNetwork *network,
 void
 _paddock_session_network_stop (PaddockSessionNetwork *network)
 {
+  _paddock_session_ports_stop (network->ports);
   if (network->proxy != NULL)
     paddock_proxy_stop (network->proxy);
 }
