@@ -347,10 +347,125 @@ for profile in host safe; do
   check "…the lease dies with the session" \
     test "$("$CTL" --json ports list | json /dev/stdin "[l for l in d['leases'] if l['port'] == $leased]")" = "[]"
 done
-run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --port web -- sleep 600
-check "create --net proxy --port: NotEnforced (no forwarding into a namespace of its own yet), nothing leased" \
-  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1):$("$CTL" --json ports list | json /dev/stdin 'len(d["leases"])')" \
-       = "1:org.paddock.Error.NotEnforced:0"
+
+# ---- leased ports forwarded into a namespace of its own --------------------------
+
+# The agent binds 127.0.0.1:$PORT in its own namespace (nothing passed to
+# it) and, per connection, reads to EOF (the client's half-close must come
+# through), then answers with its environment and the bytes it got.
+cat >"$ws/serve-inside.py" <<'PY'
+import os, socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(os.environ["PORT"])))
+s.listen(16)
+facts = " ".join([os.environ.get("PORT", "-"), os.environ.get("PADDOCK_PORT_WEB", "-"),
+                  os.environ.get("LISTEN_FDS", "-")])
+while True:
+    c, _ = s.accept()
+    got = 0
+    while True:
+        b = c.recv(1 << 16)
+        if not b:
+            break
+        got += len(b)
+    c.sendall(("%s %d\n" % (facts, got)).encode() + b"x" * got)
+    c.close()
+PY
+# host_send PORT N: from the host, send N bytes, half-close, read it all;
+# prints the answer's first line and whether the rest came back whole. The
+# agent may still be starting: a closed connection is tried again (at most
+# 10 s), not counted as an answer.
+host_send () { "$PYTHON" - "$1" "$2" <<'PY'
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+deadline = time.monotonic() + 10
+while True:
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"y" * n)
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while True:
+            b = s.recv(1 << 16)
+            if not b:
+                break
+            data += b
+        s.close()
+    except OSError as e:
+        data = b""
+    if data or time.monotonic() > deadline:
+        break
+    time.sleep(0.1)
+head, _, rest = data.partition(b"\n")
+print(head.decode(), "whole" if rest == b"x" * n else "short %d" % len(rest))
+PY
+}
+# Landlock's TCP rules (ABI 4) decide whether an unleased bind is refused.
+landlock_net=unknown
+for net in none proxy; do
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net "$net" --port web -- python3 "$ws/serve-inside.py"
+  fwd_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  leased=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+  check "create --net $net --port web: running, the lease listed in its ports" \
+    test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1):$(json "$tmp/out" '[(p["name"], p["session"]) for p in d["ports"]]' 2>&1)" \
+         = "0:running:[('web', '$fwd_id')]"
+  check "…a request from the host reaches the agent's own server inside, forwarded (PORT and PADDOCK_PORT_WEB set, no LISTEN_FDS), half-close carried" \
+    test "$(host_send "$leased" 100 2>&1)" = "$leased $leased - 100 whole"
+  check "…4 MiB each way through the forwarded port arrive whole" \
+    test "$(host_send "$leased" 4194304 2>&1)" = "$leased $leased - 4194304 whole"
+  pids=()
+  for i in 1 2 3 4 5 6 7 8; do host_send "$leased" 65536 >"$tmp/par.$i" 2>&1 & pids+=($!); done
+  wait "${pids[@]}"
+  check "…8 connections at once are all served" \
+    test "$(cat "$tmp"/par.* | sort | uniq -c | tr -s ' ')" = " 8 $leased $leased - 65536 whole"
+  rm -f "$tmp"/par.*
+  landlock_net=$(field "$fwd_id" '[l["status"] for l in d["boundary"] if l["layer"] == "landlock-net"][0]' 2>/dev/null || echo unknown)
+  "$CTL" --json exec "$fwd_id" -- python3 -c '
+import os, socket
+def try_bind(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); return "ok"
+    except OSError as e:
+        return "errno %d" % e.errno
+    finally:
+        s.close()
+port = int(os.environ["PORT"])
+print(try_bind(port + 1 if port < 65535 else port - 1), try_bind(0))' >"$tmp/exec.json" 2>&1 || true
+  if [[ "$landlock_net" == enforced ]]; then
+    check "…Landlock: an unleased port cannot be bound inside (EACCES), not even port 0" \
+      test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "errno 13 errno 13"
+  else
+    ok "…Landlock: unleased bind # SKIP landlock-net is $landlock_net here (TCP rules need ABI 4)"
+  fi
+  "$CTL" destroy "$fwd_id" >/dev/null
+  check "…the lease dies with the session, and the port no longer answers" \
+    test "$("$CTL" --json ports list | json /dev/stdin "[l for l in d['leases'] if l['port'] == $leased]"):$("$PYTHON" -c '
+import socket, sys
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).close(); print("open")
+except OSError:
+    print("closed")' "$leased")" = "[]:closed"
+done
+# On the host's network the same rule: the agent of a host-net safe session
+# binds its leased port only.
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --port web -- sleep 600
+host_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+"$CTL" --json exec "$host_id" -- python3 -c '
+import os, socket
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 0)); print("ok")
+except OSError as e:
+    print("errno %d" % e.errno)' >"$tmp/exec.json" 2>&1 || true
+if [[ "$landlock_net" == enforced ]]; then
+  check "net host: an unleased port cannot be bound either (EACCES)" \
+    test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "errno 13"
+else
+  ok "net host: unleased bind # SKIP landlock-net is $landlock_net here"
+fi
+"$CTL" destroy "$host_id" >/dev/null
 
 # ---- records outlive the session -------------------------------------------------
 

@@ -3512,11 +3512,14 @@ main (int    argc,
     PaddockLandlockRequest request = {
       .read_paths = read_paths, .write_paths = write_paths,
       .device_paths = device_paths, .optional_paths = optional_paths,
-      /* On the host's network a session binds only its leased ports: any
+      /* A session binds only its leased ports: on the host's network any
        * other would be a service on the user's machine nobody asked for,
-       * or a port another program expects. In a network namespace of its
-       * own it binds freely (only forwarded leases reach it). */
-      .restrict_bind = !cfg.own_network,
+       * or a port another program expects; in a namespace of its own the
+       * leased ones are those the daemon forwards, and a server on any
+       * other is one nobody can reach (and the rule is the same in every
+       * mode). The rules are fixed here for the session's life: a port
+       * leased later cannot be added (Landlock only ever narrows). */
+      .restrict_bind = TRUE,
       .bind_ports = (const guint16 *) (void *) bind_ports->data,
       .n_bind_ports = bind_ports->len,
       .restrict_connect = FALSE,
