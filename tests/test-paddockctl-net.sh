@@ -127,6 +127,27 @@ elif what == "direct":                 # ignores the proxy variables
         print("connected")
     except OSError as e:
         print("refused" if e.errno is not None else "failed", e.errno)
+elif what == "udp":                    # a datagram to a host UDP echo server
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(2)
+    try:
+        s.sendto(b"ping", (sys.argv[2], int(sys.argv[3])))
+        print("answer", s.recv(100).decode())
+    except socket.timeout:
+        print("no answer")
+    except OSError as e:
+        print("no answer", e.errno)
+elif what == "raw":                    # raw and packet sockets, which skip TCP and UDP
+    results = []
+    for family, kind, proto in [(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP),
+                                (socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6),
+                                (socket.AF_PACKET, socket.SOCK_RAW, 0x0300)]:
+        try:
+            socket.socket(family, kind, proto).close()
+            results.append("made")
+        except OSError as e:
+            results.append("refused")
+    print(" ".join(results))
 elif what == "garbage":                # malformed requests straight at the proxy
     answers = []
     for payload in [b"NOT A REQUEST\r\n\r\n",
@@ -307,6 +328,51 @@ run "$tmp/out" "$tmp/err" --json net "$none_id" set --net proxy --allow-domain a
 check "…and switching it to proxy says a restart is needed (RestartRequired)" \
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.RestartRequired"
 check "…and it reaches nothing" test "$(inside "$none_id" direct 127.0.0.1 "$port")" = "refused 111"
+
+# More of the world for none: a UDP echo server on the host's 127.0.0.1 and
+# a TCP server on its ::1 (when the host has IPv6 loopback).
+"$PYTHON" - "$tmp/udp-port" "$tmp/tcp6-port" <<'PY' >"$tmp/world.log" 2>&1 &
+import os, socket, sys, threading
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(("127.0.0.1", 0))
+def write(path, value):
+    with open(path + ".tmp", "w") as f:
+        f.write(str(value))
+    os.rename(path + ".tmp", path)
+try:
+    t = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    t.bind(("::1", 0))
+    t.listen(8)
+    write(sys.argv[2], t.getsockname()[1])
+    def serve():
+        while True:
+            t.accept()[0].close()
+    threading.Thread(target=serve, daemon=True).start()
+except OSError:
+    write(sys.argv[2], "none")
+write(sys.argv[1], u.getsockname()[1])
+while True:
+    data, peer = u.recvfrom(100)
+    u.sendto(b"pong", peer)
+PY
+background_pids+=($!)
+for _ in $(seq 50); do [[ -s "$tmp/udp-port" && -s "$tmp/tcp6-port" ]] && break; sleep 0.1; done
+udp_port=$(cat "$tmp/udp-port" 2>/dev/null || echo 0)
+tcp6_port=$(cat "$tmp/tcp6-port" 2>/dev/null || echo none)
+check "(control) from the host, the UDP echo server answers" \
+  test "$("$PYTHON" "$ws/client.py" udp 127.0.0.1 "$udp_port")" = "answer pong"
+check "none: UDP to the host's loopback gets no answer" \
+  grep -Eqx "no answer( [0-9]+)?" <<<"$(inside "$none_id" udp 127.0.0.1 "$udp_port")"
+if [[ "$tcp6_port" != none ]]; then
+  check "(control) from the host, the TCP server on ::1 accepts" \
+    test "$("$PYTHON" "$ws/client.py" direct ::1 "$tcp6_port")" = connected
+  check "none: TCP to the host's ::1 gets nowhere" \
+    grep -Eqx "refused (111|99|101)" <<<"$(inside "$none_id" direct ::1 "$tcp6_port")"
+else
+  ok "none: TCP to the host's ::1 # SKIP the host has no IPv6 loopback"
+fi
+check "none: raw IPv4, raw IPv6 and packet sockets cannot be made inside" \
+  test "$(inside "$none_id" raw)" = "refused refused refused"
 
 # ---- leased ports into sessions on the host's network ----------------------------
 
