@@ -759,6 +759,8 @@ paddock_manager_impl_set_registry (PaddockManagerImpl *self,
   g_return_if_fail (PADDOCK_IS_MANAGER_IMPL (self));
 
   g_set_object (&self->registry, registry);
+  /* Sessions lease ports while running too (Session1.LeasePort). */
+  _paddock_session_ports_set_registry (registry);
 }
 
 gboolean

@@ -8,6 +8,7 @@
 
 #include "paddock-domain-rules.h"
 #include "paddock-lease.h"
+#include "paddock-registry.h"
 #include "paddock-session-impl.h"
 #include "paddock-stage.h"
 
@@ -93,11 +94,17 @@ PaddockDomainRules    *_paddock_session_network_build_rules     (const char     
 typedef struct _PaddockSessionPorts PaddockSessionPorts;
 
 GPtrArray           *_paddock_session_impl_get_leases           (PaddockSessionImpl   *self);
+void                 _paddock_session_impl_add_lease            (PaddockSessionImpl   *self,
+                                                                 PaddockLease         *lease);
+gboolean             _paddock_session_impl_handle_lease_port    (PaddockIpcSession1    *session,
+                                                                 GDBusMethodInvocation *invocation,
+                                                                 const char            *name);
 gboolean             _paddock_session_impl_send_control         (PaddockSessionImpl   *self,
                                                                  GVariant             *request,
                                                                  GError              **error);
 PaddockSessionPorts *_paddock_session_network_get_ports         (PaddockSessionNetwork *network);
 
+void                 _paddock_session_ports_set_registry        (PaddockRegistry      *registry);
 PaddockSessionPorts *_paddock_session_ports_new                 (PaddockSessionImpl   *session);
 void                 _paddock_session_ports_free                (PaddockSessionPorts  *ports);
 void                 _paddock_session_ports_start               (PaddockSessionPorts  *ports,

@@ -2751,6 +2751,16 @@ _paddock_session_impl_get_leases (PaddockSessionImpl *self)
   return self->config.leases;
 }
 
+/* A port leased while running (LeasePort): the session's from now on. */
+void
+_paddock_session_impl_add_lease (PaddockSessionImpl *self,
+                                 PaddockLease       *lease)
+{
+  if (self->config.leases == NULL)
+    self->config.leases = g_ptr_array_new_with_free_func (g_object_unref);
+  g_ptr_array_add (self->config.leases, g_object_ref (lease));
+}
+
 /* A request without fds to the sandbox's pid 1 (port forwarding's). */
 gboolean
 _paddock_session_impl_send_control (PaddockSessionImpl  *self,
@@ -2829,6 +2839,7 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_list_checkpoints = _paddock_session_impl_handle_list_checkpoints;
   iface->handle_restore_checkpoint = _paddock_session_impl_handle_restore_checkpoint;
   iface->handle_list_processes = _paddock_session_impl_handle_list_processes;
+  iface->handle_lease_port = _paddock_session_impl_handle_lease_port;
   iface->handle_kill_process = _paddock_session_impl_handle_kill_process;
   iface->handle_list_network_records = _paddock_session_impl_handle_list_network_records;
   iface->handle_set_network_policy = _paddock_session_impl_handle_set_network_policy;

@@ -21,9 +21,19 @@
 
 #include <unistd.h>
 
+#include "paddock-error.h"
 #include "paddock-lease.h"
 #include "paddock-port-forward.h"
+#include "paddock-ports-impl.h"
+#include "paddock-registry.h"
 #include "paddock-session-impl-private.h"
+
+/* As at create (paddock-manager-impl.c). */
+#define MAX_SESSION_PORTS 16
+
+/* The daemon's one port registry, for LeasePort; unowned (the manager
+ * holds it), cleared when it goes. */
+static PaddockRegistry *session_registry;
 
 struct _PaddockSessionPorts
 {
@@ -153,4 +163,119 @@ _paddock_session_ports_get_n_connections (PaddockSessionPorts *ports)
   for (guint i = 0; i < ports->forwards->len; i++)
     n += paddock_port_forward_get_n_connections (g_ptr_array_index (ports->forwards, i));
   return n;
+}
+
+void
+_paddock_session_ports_set_registry (PaddockRegistry *registry)
+{
+  if (session_registry != NULL)
+    g_object_remove_weak_pointer (G_OBJECT (session_registry), (gpointer *) &session_registry);
+  session_registry = registry;
+  if (session_registry != NULL)
+    g_object_add_weak_pointer (G_OBJECT (session_registry), (gpointer *) &session_registry);
+}
+
+/* Whether the session's Landlock rules restrict TCP bind, as observed at
+ * start: then they were fixed with the ports leased at create. */
+static gboolean
+landlock_net_enforced (PaddockIpcSession1 *session)
+{
+  GVariant *boundary = paddock_ipc_session1_get_boundary (session);
+  gsize n = boundary != NULL ? g_variant_n_children (boundary) : 0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) layer = g_variant_get_child_value (boundary, i);
+      const char *name = NULL;
+      const char *status = NULL;
+
+      if (g_variant_lookup (layer, "layer", "&s", &name) && g_strcmp0 (name, "landlock-net") == 0 &&
+          g_variant_lookup (layer, "status", "&s", &status))
+        return g_strcmp0 (status, "enforced") == 0;
+    }
+  return FALSE;
+}
+
+/* Session1.LeasePort: see its documentation in org.paddock.Session1.xml. */
+gboolean
+_paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
+                                         GDBusMethodInvocation *invocation,
+                                         const char            *name)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  PaddockSessionPorts *ports = _paddock_session_network_get_ports (_paddock_session_impl_get_network (self));
+  GPtrArray *leases = _paddock_session_impl_get_leases (self);
+  const char *mode = paddock_ipc_session1_get_network_mode (session);
+  g_autoptr(PaddockLease) lease = NULL;
+  g_autoptr(GVariant) description = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  if (!paddock_registry_validate_name (name, &local_error))
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                     local_error->message);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  for (guint i = 0; leases != NULL && i < leases->len; i++)
+    if (g_strcmp0 (paddock_lease_get_name (g_ptr_array_index (leases, i)), name) == 0)
+      {
+        g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                               "The session has a port named “%s” already", name);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+      }
+  if (leases != NULL && leases->len >= MAX_SESSION_PORTS)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
+                                             "A session leases at most %d ports", MAX_SESSION_PORTS);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!_paddock_session_impl_is_live (self))
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_CONFLICT,
+                                                     "The session is not running: nothing could use the port");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (g_strcmp0 (mode, "host") == 0)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_RESTART_REQUIRED,
+                                             "On the host's network the agent got its listening sockets at "
+                                             "start and binds no other port: create the session again with "
+                                             "--port %s; nothing was leased", name);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (landlock_net_enforced (session))
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                                             "The session's Landlock rules were fixed at start with the ports "
+                                             "leased then, and Landlock cannot add a port to them: nothing "
+                                             "inside could bind a port leased now. Create the session with "
+                                             "--port %s; nothing was leased", name);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (session_registry == NULL)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                                     "No port registry");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  lease = paddock_registry_lease (session_registry, NULL, paddock_session_impl_get_id (self), name, 0, &local_error);
+  if (lease == NULL)
+    {
+      paddock_error_propagate_registry (&error, g_steal_pointer (&local_error));
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!_paddock_session_ports_add (ports, lease, &error))
+    {
+      paddock_registry_release (session_registry, paddock_lease_get_port (lease), NULL, NULL);
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                             "Could not forward the port: %s; nothing was leased", error->message);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  _paddock_session_impl_add_lease (self, lease);
+  description = paddock_lease_to_variant (lease);
+  paddock_ipc_session1_complete_lease_port (session, invocation, description);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }

@@ -533,6 +533,27 @@ else
 fi
 "$CTL" destroy "$host_id" >/dev/null
 
+# ---- ports leased while running (Session1.LeasePort) -----------------------------
+
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
+late_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+run "$tmp/out" "$tmp/err" --json ports lease --name late --session "$late_id"
+if [[ "$landlock_net" == enforced ]]; then
+  check "net none, Landlock TCP rules enforced: a port leased while running is refused (NotEnforced: the rules were fixed at start), nothing leased" \
+    test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1):$("$CTL" --json ports list | json /dev/stdin "[l for l in d['leases'] if l['session'] == '$late_id']")" \
+         = "1:org.paddock.Error.NotEnforced:[]"
+else
+  ok "net none: late lease refused under Landlock # SKIP landlock-net is $landlock_net here"
+fi
+"$CTL" destroy "$late_id" >/dev/null
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" -- sleep 600
+late_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+run "$tmp/out" "$tmp/err" --json ports lease --name late --session "$late_id"
+check "net host: a port leased while running is refused (RestartRequired: the agent got its sockets at start), nothing leased" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1):$("$CTL" --json ports list | json /dev/stdin "[l for l in d['leases'] if l['session'] == '$late_id']")" \
+       = "1:org.paddock.Error.RestartRequired:[]"
+"$CTL" destroy "$late_id" >/dev/null
+
 # ---- records outlive the session -------------------------------------------------
 
 "$CTL" stop "$id" >/dev/null
@@ -549,6 +570,34 @@ check "after a daemon restart, the same records from the session's file, numbere
 check "…and the network mode it had (proxy)" \
   test "$(field "$id" 'd["net"]')" = proxy
 "$CTL" destroy "$id" >/dev/null
+
+# ---- a port leased while running, forwarded -------------------------------------
+
+# Where Landlock cannot restrict TCP (here: the daemon's test switch leaves
+# Landlock out, as an ABI < 4 kernel would), a late lease is forwarded into
+# a none session and Exec'd commands see it in PORT.
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+PADDOCK_TEST_WITHOUT_LAYERS=landlock "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
+late_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+run "$tmp/out" "$tmp/err" --json ports lease --name late --session "$late_id"
+late=$(json "$tmp/out" 'd["port"]' 2>/dev/null || echo 0)
+check "net none without Landlock TCP rules: ports lease --session (Session1.LeasePort) leases a port for the running session" \
+  test "$rc:$(json "$tmp/out" '(d["name"], d["session"])' 2>&1):$("$CTL" --json status "$late_id" | json /dev/stdin "[p['name'] for p in d['ports']]")" \
+       = "0:('late', '$late_id'):['late']"
+"$CTL" --json exec "$late_id" -- sh -c 'echo $PORT $PADDOCK_PORT_LATE' >"$tmp/exec.json"
+check "…a command Exec'd after it sees PORT and PADDOCK_PORT_LATE" \
+  test "$(json "$tmp/exec.json" 'd["stdout"].strip()')" = "$late $late"
+"$CTL" exec "$late_id" --timeout 120000 -- python3 "$ws/serve-inside.py" >/dev/null 2>&1 &
+background_pids+=($!)
+check "…and a server it starts inside is reached from the host through the forwarded port" \
+  test "$(host_send "$late" 1000 2>&1)" = "$late - - 1000 whole"
+"$CTL" destroy "$late_id" >/dev/null
+check "…the late lease dies with the session" \
+  test "$("$CTL" --json ports list | json /dev/stdin "[l for l in d['leases'] if l['port'] == $late]")" = "[]"
 check "the daemon is still running at the end" kill -0 "$daemon_pid"
 
 echo "1..$n"
