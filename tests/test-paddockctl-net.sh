@@ -502,6 +502,8 @@ print(try_bind(port + 1 if port < 65535 else port - 1), try_bind(0))' >"$tmp/exe
   if [[ "$landlock_net" == enforced ]]; then
     check "…Landlock: an unleased port cannot be bound inside (EACCES), not even port 0" \
       test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "errno 13 errno 13"
+    check "…and the landlock-net evidence names the leased port and says later leases cannot be added" \
+      test "$(field "$fwd_id" "[('bind only to ports $leased (fixed at start: a port leased later cannot be added)' in l['evidence']) for l in d['boundary'] if l['layer'] == 'landlock-net']")" = "[True]"
   else
     ok "…Landlock: unleased bind # SKIP landlock-net is $landlock_net here (TCP rules need ABI 4)"
   fi

@@ -2054,6 +2054,12 @@ run_init (const SandboxConfig *cfg)
       line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->fs_status : PADDOCK_LANDLOCK_UNENFORCED));
       line_add (&line, "\",\"landlock_net\":\"");
       line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->net_status : PADDOCK_LANDLOCK_UNENFORCED));
+      /* Which ports it may bind, for the landlock-net layer's evidence. */
+      if (ll != NULL && ll->net_evidence != NULL)
+        {
+          line_add (&line, "\",\"landlock_net_evidence\":\"");
+          line_add_json (&line, ll->net_evidence);
+        }
       line_add (&line, "\",\"landlock_scope\":\"");
       line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->scope_status : PADDOCK_LANDLOCK_UNENFORCED));
       line_add (&line, "\",\"probes\":[");
