@@ -17,6 +17,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
+#include "paddock-net-modes.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
 
@@ -527,9 +528,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     return return_invalid (invocation, "The profile is “host”, “safe” or “strict”");
   if (config.net_mode == NULL)
     config.net_mode = g_strdup ("host");
-  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.net_mode, "none") != 0 &&
-      g_strcmp0 (config.net_mode, "proxy") != 0)
-    return return_invalid (invocation, "The network mode is host, none or proxy");
+  if (!paddock_net_mode_is_valid (config.net_mode))
+    return return_invalid (invocation, "The network mode is " PADDOCK_NET_MODES_TEXT);
   if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.profile, "host") == 0)
     return return_invalid (invocation, "The host profile has no network namespace: use net none or proxy "
                                        "with safe or strict");
