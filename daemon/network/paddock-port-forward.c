@@ -207,6 +207,8 @@ worker_event (PaddockPortForward *self,
 
   if (connection->closed)
     return;
+  if (connection->connecting && end->side == 0)
+    return;   /* the client's bytes wait: pumped once the inside is connected */
   if (connection->connecting)
     {
       int err = 0;
