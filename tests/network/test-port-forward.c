@@ -134,6 +134,19 @@ server_stop (Server  *server,
   g_mutex_clear (&server->lock);
 }
 
+/* Open fds of this process now. */
+static guint
+count_fds (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
 static int sockets_made;
 
 static void
@@ -234,6 +247,7 @@ test_bytes_and_half_close (void)
 static void
 test_bound_refuses_and_stop_closes (void)
 {
+  guint fds_before = count_fds ();
   Server server = { 0, };
   GThread *thread = server_start (&server, TRUE);
   guint16 lease_port;
@@ -285,8 +299,11 @@ test_bound_refuses_and_stop_closes (void)
       close (held[i]);
     }
   g_assert_cmpuint (paddock_port_forward_get_n_refused (forward), ==, 1);
+  g_clear_object (&forward);
   server_stop (&server, thread);
   close (lease_fd);
+  /* Nothing of the forward is left open: its sockets, pipes, epoll, eventfd. */
+  g_assert_cmpuint (count_fds (), ==, fds_before);
 }
 
 static void
