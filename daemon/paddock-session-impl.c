@@ -1618,8 +1618,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
               }
           }
       }
-      /* Its leased sockets at fds 5…, for the agent at 3…; on the host's
-       * network it may bind those ports and no other (Landlock). */
+      /* On the host's network its leased sockets at fds 5…, for the agent
+       * at 3…; in every mode it may bind those ports and no other
+       * (Landlock; in none and proxy the daemon forwards them). */
       for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len; i++)
         {
           if (passed_leases != NULL)
