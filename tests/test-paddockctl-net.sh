@@ -590,11 +590,22 @@ daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
 late_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+if command -v gdbus >/dev/null; then
+  gdbus monitor --session --dest org.paddock.Daemon >"$tmp/monitor-late.log" 2>&1 &
+  background_pids+=($!)
+  sleep 0.5
+fi
 run "$tmp/out" "$tmp/err" --json ports lease --name late --session "$late_id"
 late=$(json "$tmp/out" 'd["port"]' 2>/dev/null || echo 0)
 check "net none without Landlock TCP rules: ports lease --session (Session1.LeasePort) leases a port for the running session" \
   test "$rc:$(json "$tmp/out" '(d["name"], d["session"])' 2>&1):$("$CTL" --json status "$late_id" | json /dev/stdin "[p['name'] for p in d['ports']]")" \
        = "0:('late', '$late_id'):['late']"
+if command -v gdbus >/dev/null; then
+  leases_changed () { grep -q 'org.paddock.Ports1.LeasesChanged' "$tmp/monitor-late.log"; }
+  check "…announced by Ports1.LeasesChanged" wait_for 10 leases_changed
+else
+  ok "…announced by Ports1.LeasesChanged # SKIP gdbus is not installed"
+fi
 "$CTL" --json exec "$late_id" -- sh -c 'echo $PORT $PADDOCK_PORT_LATE' >"$tmp/exec.json"
 check "…a command Exec'd after it sees PORT and PADDOCK_PORT_LATE" \
   test "$(json "$tmp/exec.json" 'd["stdout"].strip()')" = "$late $late"
