@@ -9,12 +9,12 @@
 #include <json-glib/json-glib.h>
 
 #include "paddock-error.h"
+#include "paddock-net-modes.h"
 #include "paddockctl-private.h"
 
 /* Pages of ListNetworkRecords; the daemon answers at most 1000 a call. */
 #define RECORDS_PAGE 1000
 
-static const char * const modes[] = { "host", "none", "proxy", NULL };
 
 static void
 add_record_json (JsonBuilder *builder,
@@ -192,8 +192,8 @@ paddockctl_net (Paddockctl  *ctl,
     return paddockctl_usage_error (ctl, command_path, "--net and --allow-domain go with set");
   if (g_str_equal (action, "set") && mode == NULL)
     return paddockctl_usage_error (ctl, command_path, "set needs --net MODE");
-  if (mode != NULL && !g_strv_contains (modes, mode))
-    return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected host, none or proxy", mode);
+  if (mode != NULL && !paddock_net_mode_is_valid (mode))
+    return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected " PADDOCK_NET_MODES_TEXT, mode);
 
   if (!(session = paddockctl_dup_session (ctl, id, &error)))
     return paddockctl_fail (ctl, error);

@@ -354,7 +354,8 @@ ports_lease (Paddockctl  *ctl,
     { "port", 0, 0, G_OPTION_ARG_STRING, &port_text,
       "The port wanted; fails if it is taken (default: any free port of the pool)", "P" },
     { "session", 0, 0, G_OPTION_ARG_STRING, &session,
-      "Tie the lease to session ID instead of this process", "ID" },
+      "Tie the lease to session ID instead of this process; without CMD and --port, "
+      "the session gets it (Session1.LeasePort)", "ID" },
     { NULL }
   };
   guint16 preferred_port = 0;
@@ -404,6 +405,22 @@ ports_lease (Paddockctl  *ctl,
   if (name == NULL)
     name = command != NULL ? lease_name_for_command (command[0]) : g_strdup (DEFAULT_LEASE_NAME);
 
+  if (session != NULL && command == NULL && port_text == NULL)
+    {
+      /* For the session itself: Session1.LeasePort hands it over (forwarded
+       * into a namespace of its own) or says why it cannot. */
+      g_autoptr(PaddockIpcSession1) session_proxy = NULL;
+      g_autofree char *id = paddockctl_parse_session_id (ctl, "paddockctl ports lease", session, &exit_code);
+
+      if (id == NULL)
+        return exit_code;
+      if (!(session_proxy = paddockctl_dup_session (ctl, id, &error)))
+        return paddockctl_fail (ctl, error);
+      if (!paddock_ipc_session1_call_lease_port_sync (session_proxy, name, &lease_dict, NULL, &error))
+        return paddockctl_fail_session (ctl, id, &error);
+      print_lease (ctl, lease_dict);
+      return PADDOCKCTL_EXIT_OK;
+    }
   if (session != NULL)
     g_variant_builder_add (&options, "{sv}", "session", g_variant_new_string (session));
 

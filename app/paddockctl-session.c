@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "paddock-error.h"
+#include "paddock-net-modes.h"
 #include "paddockctl-private.h"
 
 /* Session ids are 12 lower-case hexadecimal digits (org.paddock.Session1). */
@@ -711,8 +712,8 @@ paddockctl_create (Paddockctl  *ctl,
       return exit_code;
   }
 
-  if (net != NULL && !g_str_equal (net, "host") && !g_str_equal (net, "none") && !g_str_equal (net, "proxy"))
-    return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected host, none or proxy", net);
+  if (net != NULL && !paddock_net_mode_is_valid (net))
+    return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected " PADDOCK_NET_MODES_TEXT, net);
   if (allow_domains != NULL && (net == NULL || !g_str_equal (net, "proxy")))
     return paddockctl_usage_error (ctl, command_path, "--allow-domain needs --net proxy");
 

@@ -16,6 +16,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
+#include "paddock-net-modes.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
 
@@ -531,9 +532,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     return return_invalid (invocation, "The profile is “host”, “safe” or “strict”");
   if (config.net_mode == NULL)
     config.net_mode = g_strdup ("host");
-  if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.net_mode, "none") != 0 &&
-      g_strcmp0 (config.net_mode, "proxy") != 0)
-    return return_invalid (invocation, "The network mode is host, none or proxy");
+  if (!paddock_net_mode_is_valid (config.net_mode))
+    return return_invalid (invocation, "The network mode is " PADDOCK_NET_MODES_TEXT);
   if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.profile, "host") == 0)
     return return_invalid (invocation, "The host profile has no network namespace: use net none or proxy "
                                        "with safe or strict");
@@ -548,16 +548,6 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
       for (guint j = 0; j < i; j++)
         if (g_str_equal (port_names[i], port_names[j]))
           return return_invalid (invocation, "Each port name once");
-    }
-  if (port_names != NULL && port_names[0] != NULL && g_strcmp0 (config.net_mode, "host") != 0)
-    {
-      /* Forwarding a host port into a namespace of its own is not there
-       * yet: refuse rather than lease a port nothing inside can reach. */
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                                             "A leased port cannot reach a session with a network "
-                                             "namespace of its own yet (net %s): use net host; "
-                                             "nothing was started", config.net_mode);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   if (config.allow_domains != NULL && config.allow_domains[0] != NULL &&
       g_strcmp0 (config.net_mode, "proxy") != 0)
@@ -789,6 +779,8 @@ paddock_manager_impl_set_registry (PaddockManagerImpl *self,
   g_return_if_fail (PADDOCK_IS_MANAGER_IMPL (self));
 
   g_set_object (&self->registry, registry);
+  /* Sessions lease ports while running too (Session1.LeasePort). */
+  _paddock_session_ports_set_registry (registry);
 }
 
 gboolean

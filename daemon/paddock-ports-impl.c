@@ -38,7 +38,7 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockPortsImpl, paddock_ports_impl,
 
 /* The registry is a library with its own domain; what crosses the bus is
  * always PADDOCK_ERROR so that scripts see one set of names. */
-static void
+void
 paddock_error_propagate_registry (GError **dest,
                                   GError  *src)
 {

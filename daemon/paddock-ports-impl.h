@@ -27,4 +27,8 @@ void              paddock_ports_impl_set_session_exists_func (PaddockPortsImpl  
                                                             gpointer                  user_data);
 void              paddock_ports_impl_forget_vanished_owners (PaddockPortsImpl        *self);
 
+/* A registry error as the PADDOCK_ERROR that crosses the bus; takes @src. */
+void              paddock_error_propagate_registry         (GError                  **dest,
+                                                            GError                   *src);
+
 G_END_DECLS

@@ -7,6 +7,8 @@
 #pragma once
 
 #include "paddock-domain-rules.h"
+#include "paddock-lease.h"
+#include "paddock-registry.h"
 #include "paddock-session-impl.h"
 #include "paddock-stage.h"
 
@@ -88,6 +90,36 @@ void                   _paddock_session_network_child_format_pid       (char    
 PaddockDomainRules    *_paddock_session_network_build_rules     (const char            *mode,
                                                                  const char * const    *allow,
                                                                  GError               **error);
+
+/* The session's leased ports forwarded into its network namespace
+ * (paddock-session-ports.c); the network part owns them. */
+typedef struct _PaddockSessionPorts PaddockSessionPorts;
+
+GPtrArray           *_paddock_session_impl_get_leases           (PaddockSessionImpl   *self);
+void                 _paddock_session_impl_add_lease            (PaddockSessionImpl   *self,
+                                                                 PaddockLease         *lease);
+gboolean             _paddock_session_impl_handle_lease_port    (PaddockIpcSession1    *session,
+                                                                 GDBusMethodInvocation *invocation,
+                                                                 const char            *name);
+gboolean             _paddock_session_impl_send_control         (PaddockSessionImpl   *self,
+                                                                 GVariant             *request,
+                                                                 GError              **error);
+PaddockSessionPorts *_paddock_session_network_get_ports         (PaddockSessionNetwork *network);
+
+void                 _paddock_session_ports_set_registry        (PaddockRegistry      *registry);
+PaddockSessionPorts *_paddock_session_ports_new                 (PaddockSessionImpl   *session);
+void                 _paddock_session_ports_free                (PaddockSessionPorts  *ports);
+void                 _paddock_session_ports_start               (PaddockSessionPorts  *ports,
+                                                                 const char           *net_mode,
+                                                                 GPtrArray            *leases);
+gboolean             _paddock_session_ports_add                 (PaddockSessionPorts  *ports,
+                                                                 PaddockLease         *lease,
+                                                                 GError              **error);
+void                 _paddock_session_ports_socket_event        (PaddockSessionPorts  *ports,
+                                                                 gint64                id,
+                                                                 int                  *fd);
+void                 _paddock_session_ports_stop                (PaddockSessionPorts  *ports);
+guint                _paddock_session_ports_get_n_connections   (PaddockSessionPorts  *ports);
 
 gboolean _paddock_session_impl_handle_list_network_records (PaddockIpcSession1    *session,
                                                             GDBusMethodInvocation *invocation,

@@ -1303,6 +1303,13 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
           if (fd >= 0)
             _paddock_session_network_take_listener (self->network, g_steal_fd (&fd));
         }
+      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket") == 0 ||
+               g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket-failed") == 0)
+        {
+          /* A socket inside for a forwarded connection (paddock-session-ports.c). */
+          _paddock_session_ports_socket_event (_paddock_session_network_get_ports (self->network),
+                                               json_object_get_int_member_with_default (object, "id", -1), &fd);
+        }
       else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
           self->ready_func != NULL)
         {
@@ -1526,6 +1533,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   int listen_fds[16];
   guint n_listen_fds = 0;
   char *listen_pid_digits = NULL;
+  /* The leased sockets the agent gets (socket activation): on the host's
+   * network only; a namespace of its own gets them forwarded instead. */
+  GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 ? self->config.leases : NULL;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
@@ -1567,7 +1577,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     {
       envp = build_sandbox_environment (self);
       /* The agent is always pid 2 of the sandbox's PID namespace. */
-      envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "2");
+      envp = _paddock_session_network_add_listen_environment (passed_leases, envp, "2");
       g_strfreev (self->agent_env);
       self->agent_env = g_strdupv (envp);
       program = g_strdup (self->config.helper);
@@ -1609,12 +1619,16 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
               }
           }
       }
-      /* Its leased sockets at fds 5…, for the agent at 3…; on the host's
-       * network it may bind those ports and no other (Landlock). */
+      /* On the host's network its leased sockets at fds 5…, for the agent
+       * at 3…; in every mode it may bind those ports and no other
+       * (Landlock; in none and proxy the daemon forwards them). */
       for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len; i++)
         {
-          g_ptr_array_add (argv, g_strdup ("--listen-fd"));
-          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + i));
+          if (passed_leases != NULL)
+            {
+              g_ptr_array_add (argv, g_strdup ("--listen-fd"));
+              g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + i));
+            }
           g_ptr_array_add (argv, g_strdup ("--bind-port"));
           g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (g_ptr_array_index (self->config.leases, i))));
         }
@@ -1630,7 +1644,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       if (seccomp_fd >= 0)
         {
           g_ptr_array_add (argv, g_strdup ("--seccomp-fd"));
-          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + (self->config.leases != NULL ? self->config.leases->len : 0)));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + (passed_leases != NULL ? passed_leases->len : 0)));
         }
       /* Folders of the user's HOME the user chose to show, read-only. */
       if (self->config.expose != NULL && self->config.expose[0] != NULL)
@@ -1762,8 +1776,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
 
   /* The leased sockets, and where the host agent's LISTEN_PID goes. */
   {
-    for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len && i < G_N_ELEMENTS (listen_fds); i++)
-      listen_fds[n_listen_fds++] = paddock_lease_get_fd (g_ptr_array_index (self->config.leases, i));
+    for (guint i = 0; passed_leases != NULL && i < passed_leases->len && i < G_N_ELEMENTS (listen_fds); i++)
+      listen_fds[n_listen_fds++] = paddock_lease_get_fd (g_ptr_array_index (passed_leases, i));
     for (guint i = 0; !sandboxed && n_listen_fds > 0 && envp[i] != NULL; i++)
       if (g_str_has_prefix (envp[i], "LISTEN_PID="))
         listen_pid_digits = envp[i] + strlen ("LISTEN_PID=");
@@ -2733,6 +2747,31 @@ _paddock_session_impl_get_network (PaddockSessionImpl *self)
   return self->network;
 }
 
+GPtrArray *
+_paddock_session_impl_get_leases (PaddockSessionImpl *self)
+{
+  return self->config.leases;
+}
+
+/* A port leased while running (LeasePort): the session's from now on. */
+void
+_paddock_session_impl_add_lease (PaddockSessionImpl *self,
+                                 PaddockLease       *lease)
+{
+  if (self->config.leases == NULL)
+    self->config.leases = g_ptr_array_new_with_free_func (g_object_unref);
+  g_ptr_array_add (self->config.leases, g_object_ref (lease));
+}
+
+/* A request without fds to the sandbox's pid 1 (port forwarding's). */
+gboolean
+_paddock_session_impl_send_control (PaddockSessionImpl  *self,
+                                    GVariant            *request,
+                                    GError             **error)
+{
+  return paddock_session_impl_send_control (self, request, NULL, 0, error);
+}
+
 /* SetNetworkPolicy decided: the new mode and allowlist are the session's,
  * published and recorded. */
 void
@@ -2812,6 +2851,7 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_list_checkpoints = _paddock_session_impl_handle_list_checkpoints;
   iface->handle_restore_checkpoint = _paddock_session_impl_handle_restore_checkpoint;
   iface->handle_list_processes = _paddock_session_impl_handle_list_processes;
+  iface->handle_lease_port = _paddock_session_impl_handle_lease_port;
   iface->handle_kill_process = _paddock_session_impl_handle_kill_process;
   iface->handle_list_network_records = _paddock_session_impl_handle_list_network_records;
   iface->handle_set_network_policy = _paddock_session_impl_handle_set_network_policy;

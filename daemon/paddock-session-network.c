@@ -26,8 +26,9 @@
  * namespace (to or from host, or to proxy without the socket) is refused
  * with RestartRequired.
  *
- * Ports leased at create (net host only) reach the agent by the
- * socket-activation protocol; the helpers for that are at the end.
+ * Ports leased on the host's network reach the agent by the
+ * socket-activation protocol; the helpers for that are at the end. In a
+ * namespace of its own they are forwarded (paddock-session-ports.c).
  */
 
 #include "config.h"
@@ -66,6 +67,7 @@ struct _PaddockSessionNetwork
   PaddockNetJournal  *journal;
   ProxyLink          *link;        /* NULL until the sandbox passed its socket */
   gboolean            has_listener;  /* started in proxy mode */
+  PaddockSessionPorts *ports;      /* leases forwarded in none and proxy */
 };
 
 static gpointer
@@ -311,6 +313,7 @@ _paddock_session_network_new (PaddockSessionImpl *session,
   g_autofree char *path = state_dir != NULL ? g_build_filename (state_dir, JOURNAL_FILE, NULL) : NULL;
 
   network->session = session;
+  network->ports = _paddock_session_ports_new (session);
   network->journal = paddock_net_journal_new (path, PADDOCK_NET_JOURNAL_DEFAULT_MAX_RECORDS,
                                               PADDOCK_NET_JOURNAL_DEFAULT_MAX_FILE_BYTES);
   return network;
@@ -333,6 +336,7 @@ _paddock_session_network_free (PaddockSessionNetwork *network)
 {
   if (network == NULL)
     return;
+  g_clear_pointer (&network->ports, _paddock_session_ports_free);
   if (network->link != NULL)
     {
       g_mutex_lock (&network->link->lock);
@@ -352,6 +356,13 @@ _paddock_session_network_prepare (PaddockSessionNetwork *network,
                                   const char            *mode)
 {
   network->has_listener = g_strcmp0 (mode, "proxy") == 0;
+  _paddock_session_ports_start (network->ports, mode, _paddock_session_impl_get_leases (network->session));
+}
+
+PaddockSessionPorts *
+_paddock_session_network_get_ports (PaddockSessionNetwork *network)
+{
+  return network->ports;
 }
 
 /* Where programs inside find the proxy: the variables curl, git, pip, npm,
@@ -496,6 +507,7 @@ link_stop (ProxyLink *link,
 void
 _paddock_session_network_stop (PaddockSessionNetwork *network)
 {
+  _paddock_session_ports_stop (network->ports);
   if (network->link != NULL)
     link_post (network->link, link_stop, NULL, NULL);
 }

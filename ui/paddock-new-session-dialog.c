@@ -8,6 +8,7 @@
 
 #include <glib/gi18n.h>
 
+#include "paddock-net-modes.h"
 #include "paddock-new-session-dialog.h"
 #include "paddock-settings.h"
 
@@ -54,7 +55,7 @@ static guint signals[N_SIGNALS];
 /* In the order of the agent row's model; the last one is "Custom". */
 static const char * const agent_programs[] = { "bash", "claude", "codex", "opencode", "pi" };
 static const char * const profiles[] = { "safe", "host", "strict" };
-static const char * const net_modes[] = { "host", "none", "proxy" };
+static const char * const net_modes[] = { PADDOCK_NET_MODES };
 
 static void
 paddock_new_session_dialog_update (PaddockNewSessionDialog *self)

@@ -314,9 +314,12 @@ paddock_landlock_prepare (const PaddockLandlockRequest *request,
         }
       plan->net_status = PADDOCK_LANDLOCK_ENFORCED;
       plan->net_evidence = g_strdup_printf (
-        "Landlock ABI %d, TCP only (UDP and other protocols are not covered): bind %s%s; connect %s%s",
+        "Landlock ABI %d, TCP only (UDP and other protocols are not covered): bind %s%s%s; connect %s%s",
         abi,
         bind_text != NULL ? "only to ports " : "unrestricted", bind_text != NULL ? bind_text : "",
+        /* Landlock only ever narrows: these rules cannot take a port
+         * leased after start (Session1.LeasePort refuses it). */
+        bind_text != NULL ? " (fixed at start: a port leased later cannot be added)" : "",
         connect_text != NULL ? "only to ports " : "unrestricted", connect_text != NULL ? connect_text : "");
     }
 

@@ -119,6 +119,11 @@
  *                                  or, with tty true, no fd at all: pid 1
  *                                  makes the terminal (see below)
  *   {'op': <'kill'>, 'id': <uint32 N>, 'signal': <int32 S>}   no fds
+ *   {'op': <'socket'>, 'id': <uint32 N>}   no fds: a TCP socket made in
+ *                                the session's network namespace, for the
+ *                                daemon's port forwarding; answered with
+ *                                {"event":"socket","id":N} + the socket, or
+ *                                {"event":"socket-failed","id":N,"errno":E}
  * (Events going the other way are JSON lines; requests are GVariants so that
  * pid 1, which every command's supervisor is forked from, needs GLib only:
  * no json-glib, GIO and the dozen libraries they load in every session.)
@@ -1435,6 +1440,34 @@ handle_kill (Init     *init,
     ;
 }
 
+/* A TCP socket made here, so that it belongs to the session's network
+ * namespace, for the daemon to connect to a leased port's server inside
+ * (port forwarding). Only made, never bound or connected here: the daemon
+ * does that, and Landlock binds the agent's domain, not the daemon's. */
+static void
+handle_socket (Init    *init,
+               guint32  id)
+{
+  LineBuf line = { .len = 0 };
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+  if (fd < 0)
+    {
+      line_add (&line, "{\"event\":\"socket-failed\",\"id\":");
+      line_add_int (&line, (long) id);
+      line_add (&line, ",\"errno\":");
+      line_add_int (&line, errno);
+      line_add (&line, "}\n");
+      send_event (init->cfg->control_fd, &line);
+      return;
+    }
+  line_add (&line, "{\"event\":\"socket\",\"id\":");
+  line_add_int (&line, (long) id);
+  line_add (&line, "}\n");
+  send_event_with_fd (init->cfg->control_fd, &line, fd);
+  close (fd);
+}
+
 /* One request from the daemon: a message of at most MAX_REQUEST_BYTES with
  * up to MAX_RECV_FDS fds. Anything malformed is dropped with a note on
  * stderr (or answered with spawn-failed when it names an id); every
@@ -1530,6 +1563,12 @@ handle_request (Init  *init,
     {
       close_fds (fds);
       handle_kill (init, request, id);
+      return;
+    }
+  if (g_strcmp0 (op, "socket") == 0)
+    {
+      close_fds (fds);
+      handle_socket (init, id);
       return;
     }
   if (g_strcmp0 (op, "spawn") != 0)
@@ -2015,6 +2054,12 @@ run_init (const SandboxConfig *cfg)
       line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->fs_status : PADDOCK_LANDLOCK_UNENFORCED));
       line_add (&line, "\",\"landlock_net\":\"");
       line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->net_status : PADDOCK_LANDLOCK_UNENFORCED));
+      /* Which ports it may bind, for the landlock-net layer's evidence. */
+      if (ll != NULL && ll->net_evidence != NULL)
+        {
+          line_add (&line, "\",\"landlock_net_evidence\":\"");
+          line_add_json (&line, ll->net_evidence);
+        }
       line_add (&line, "\",\"landlock_scope\":\"");
       line_add (&line, paddock_landlock_status_to_string (ll != NULL ? ll->scope_status : PADDOCK_LANDLOCK_UNENFORCED));
       line_add (&line, "\",\"probes\":[");
@@ -3473,11 +3518,14 @@ main (int    argc,
     PaddockLandlockRequest request = {
       .read_paths = read_paths, .write_paths = write_paths,
       .device_paths = device_paths, .optional_paths = optional_paths,
-      /* On the host's network a session binds only its leased ports: any
+      /* A session binds only its leased ports: on the host's network any
        * other would be a service on the user's machine nobody asked for,
-       * or a port another program expects. In a network namespace of its
-       * own it binds freely (only forwarded leases reach it). */
-      .restrict_bind = !cfg.own_network,
+       * or a port another program expects; in a namespace of its own the
+       * leased ones are those the daemon forwards, and a server on any
+       * other is one nobody can reach (and the rule is the same in every
+       * mode). The rules are fixed here for the session's life: a port
+       * leased later cannot be added (Landlock only ever narrows). */
+      .restrict_bind = TRUE,
       .bind_ports = (const guint16 *) (void *) bind_ports->data,
       .n_bind_ports = bind_ports->len,
       .restrict_connect = FALSE,

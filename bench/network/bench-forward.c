@@ -1,0 +1,526 @@
+/* bench-forward.c — throughput through a forwarded leased port vs direct loopback
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * One TCP stream of SIZE bytes, uploaded (client → server, then a one-byte
+ * acknowledgement) and downloaded (server → client until EOF):
+ *  - through PaddockPortForward (the daemon's code: accept on the lease's
+ *    socket, a socket for the far side from the socket func, connect,
+ *    splice both ways on the forward's worker thread);
+ *  - straight to the same loopback server.
+ * The far side's socket is made by this process, in the host's namespace,
+ * where a session's is made by its sandbox's pid 1 inside the session's:
+ * the bytes take the same path (two loopback TCP connections and the
+ * forward's pipes) except that the session's loopback is its own.
+ * Rounds of forwarded and direct alternate (the machine is shared);
+ * medians of 7, with the ratio.
+ *
+ * Then the same through a real session: paddockd on a private bus, a
+ * `--net none` session with a leased port whose agent is a small Python
+ * server binding 127.0.0.1:$PORT in the session's own namespace; the peer
+ * is the same script on the host's loopback, reached directly. Besides
+ * the streams, a connection's round trip (connect, one byte each way,
+ * close), which through the session includes pid 1 making the socket.
+ * Skipped (said so) where no sandboxed session can run.
+ *
+ * Exits non-zero if a transfer comes back short (correctness, not speed).
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+
+#include "paddock-port-forward.h"
+#include "paddock-test-daemon.h"
+
+#define ROUNDS      7
+#define BUFFER_SIZE (256 * 1024)
+
+static guint64 transfer_size = 512 * 1024 * 1024;
+
+static int
+compare_double (gconstpointer a,
+                gconstpointer b)
+{
+  double x = *(const double *) a;
+  double y = *(const double *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+static double
+median (GArray *values)
+{
+  g_array_sort (values, compare_double);
+  return g_array_index (values, double, values->len / 2);
+}
+
+static int
+listen_loopback (guint16 *out_port)
+{
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t len = sizeof addr;
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  if (fd < 0 || bind (fd, (struct sockaddr *) &addr, sizeof addr) != 0 || listen (fd, 64) != 0 ||
+      getsockname (fd, (struct sockaddr *) &addr, &len) != 0)
+    g_error ("cannot listen on loopback: %s", g_strerror (errno));
+  *out_port = ntohs (addr.sin_port);
+  return fd;
+}
+
+static gboolean
+write_all (int         fd,
+           const char *buf,
+           gsize       n)
+{
+  while (n > 0)
+    {
+      ssize_t w = write (fd, buf, n);
+
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        return FALSE;
+      buf += w;
+      n -= (gsize) w;
+    }
+  return TRUE;
+}
+
+/* Reads to EOF or @limit bytes; returns the count. */
+static guint64
+read_count (int     fd,
+            guint64 limit)
+{
+  static __thread char buf[BUFFER_SIZE];
+  guint64 total = 0;
+
+  while (total < limit)
+    {
+      ssize_t r = read (fd, buf, MIN (sizeof buf, limit - total));
+
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      total += (guint64) r;
+    }
+  return total;
+}
+
+/* The server: per connection one byte says upload ('u') or download ('d'). */
+static gpointer
+server_thread (gpointer data)
+{
+  int listen_fd = GPOINTER_TO_INT (data);
+  static char buf[BUFFER_SIZE];
+
+  memset (buf, 'z', sizeof buf);
+  for (;;)
+    {
+      int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
+      char mode = 0;
+
+      if (fd < 0)
+        continue;
+      if (read (fd, &mode, 1) == 1 && mode == 'u')
+        {
+          guint64 got = read_count (fd, transfer_size);
+          char ack = got == transfer_size ? 'k' : 'x';
+
+          write_all (fd, &ack, 1);
+        }
+      else if (mode == 'd')
+        {
+          for (guint64 sent = 0; sent < transfer_size; sent += sizeof buf)
+            if (!write_all (fd, buf, MIN (sizeof buf, transfer_size - sent)))
+              break;
+        }
+      close (fd);
+    }
+  return NULL;
+}
+
+/* The session's agent, and the peer on the host: the same protocol as
+ * server_thread, plus 'p' (answer "r" and close) for round trips. */
+static const char server_script[] =
+  "import os, socket, sys\n"
+  "size = int(sys.argv[1])\n"
+  "s = socket.socket()\n"
+  "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+  "s.bind(('127.0.0.1', int(os.environ['PORT'])))\n"
+  "s.listen(64)\n"
+  "buf = bytearray(262144)\n"
+  "payload = b'z' * 262144\n"
+  "while True:\n"
+  "    c, _ = s.accept()\n"
+  "    mode = c.recv(1)\n"
+  "    if mode == b'u':\n"
+  "        n = 0\n"
+  "        while n < size:\n"
+  "            r = c.recv_into(buf)\n"
+  "            if not r:\n"
+  "                break\n"
+  "            n += r\n"
+  "        c.sendall(b'k' if n == size else b'x')\n"
+  "    elif mode == b'd':\n"
+  "        sent = 0\n"
+  "        while sent < size:\n"
+  "            c.sendall(payload[:min(len(payload), size - sent)])\n"
+  "            sent += len(payload)\n"
+  "    elif mode == b'p':\n"
+  "        c.sendall(b'r')\n"
+  "    c.close()\n";
+
+/* One round trip ('p'): connect, a byte each way, close; µs, or < 0 when
+ * no answer came (nothing listening yet). */
+static double
+round_trip (guint16 port)
+{
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (port),
+                              .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  gint64 start = g_get_monotonic_time ();
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  char answer = 0;
+  gboolean ok;
+
+  ok = fd >= 0 && connect (fd, (struct sockaddr *) &addr, sizeof addr) == 0 &&
+       write (fd, "p", 1) == 1 && read (fd, &answer, 1) == 1 && answer == 'r';
+  if (fd >= 0)
+    close (fd);
+  return ok ? (double) (g_get_monotonic_time () - start) : -1;
+}
+
+/* Seconds for one transfer in @mode to @port; < 0 when it came back short. */
+static double
+transfer (guint16 port,
+          char    mode)
+{
+  static char buf[BUFFER_SIZE];
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (port),
+                              .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  gint64 start = g_get_monotonic_time ();
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  gboolean whole = FALSE;
+
+  if (fd < 0 || connect (fd, (struct sockaddr *) &addr, sizeof addr) != 0)
+    g_error ("cannot connect to %u: %s", port, g_strerror (errno));
+  if (!write_all (fd, &mode, 1))
+    g_error ("cannot write to %u", port);
+  if (mode == 'u')
+    {
+      char ack = 0;
+
+      for (guint64 sent = 0; sent < transfer_size; sent += sizeof buf)
+        if (!write_all (fd, buf, MIN (sizeof buf, transfer_size - sent)))
+          break;
+      whole = read (fd, &ack, 1) == 1 && ack == 'k';
+    }
+  else
+    whole = read_count (fd, G_MAXUINT64) == transfer_size;
+  close (fd);
+  if (!whole)
+    return -1;
+  return (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC;
+}
+
+/* The socket func: where a session's sandbox makes one inside, we make one here. */
+static void
+make_socket_cb (PaddockPortForward *forward,
+                gpointer            user_data)
+{
+  paddock_port_forward_take_inside_socket (forward, socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+}
+
+typedef struct {
+  int lease_fd;
+  guint16 server_port;
+  GMainContext *context;
+  GMainLoop *loop;
+  GMutex lock;
+  GCond ready;
+  PaddockPortForward *forward;
+} ForwardThread;
+
+static gpointer
+forward_thread (gpointer data)
+{
+  ForwardThread *t = data;
+  g_autoptr(GError) error = NULL;
+
+  g_main_context_push_thread_default (t->context);
+  g_mutex_lock (&t->lock);
+  t->forward = paddock_port_forward_new (t->lease_fd, t->server_port, make_socket_cb, NULL, &error);
+  if (t->forward == NULL)
+    g_error ("cannot forward: %s", error->message);
+  g_cond_signal (&t->ready);
+  g_mutex_unlock (&t->lock);
+  g_main_loop_run (t->loop);
+  paddock_port_forward_stop (t->forward);
+  g_clear_object (&t->forward);
+  g_main_context_pop_thread_default (t->context);
+  return NULL;
+}
+
+/* The median round trip of 200 connections, in µs. */
+static double
+round_trip_median (guint16 port)
+{
+  g_autoptr(GArray) values = g_array_new (FALSE, FALSE, sizeof (double));
+
+  for (guint i = 0; i < 200; i++)
+    {
+      double us = round_trip (port);
+
+      if (us < 0)
+        return -1;
+      g_array_append_val (values, us);
+    }
+  return median (values);
+}
+
+static gboolean
+wait_for_server (guint16 port)
+{
+  for (guint i = 0; i < 300; i++)
+    {
+      if (round_trip (port) >= 0)
+        return TRUE;
+      g_usleep (50000);
+    }
+  return FALSE;
+}
+
+/* Through a real none session; FALSE if a transfer came back short. */
+static gboolean
+bench_session (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) leases = NULL;
+  g_autoptr(GSubprocess) peer = NULL;
+  g_autofree char *workspace = g_dir_make_tmp ("paddock-bench-forward-XXXXXX", &error);
+  g_autofree char *script = NULL;
+  g_autofree char *size_text = g_strdup_printf ("%" G_GUINT64_FORMAT, transfer_size);
+  g_autofree char *path = NULL;
+  g_autofree char *peer_port_text = NULL;
+  GDBusConnection *connection;
+  GVariantBuilder options;
+  const char *ports[] = { "web", NULL };
+  const char *id;
+  guint16 session_port = 0, peer_port = 0;
+  g_autoptr(GArray) up_s = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) up_p = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) down_s = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) down_p = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) rtt_s = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) rtt_p = g_array_new (FALSE, FALSE, sizeof (double));
+  double mib = (double) transfer_size / (1024 * 1024);
+  gboolean ok = TRUE;
+
+  if (workspace == NULL)
+    g_error ("no temporary folder: %s", error->message);
+  script = g_build_filename (workspace, "serve.py", NULL);
+  if (!g_file_set_contents (script, server_script, -1, &error))
+    g_error ("cannot write %s: %s", script, error->message);
+
+  daemon = paddock_test_daemon_new (NULL);
+  connection = paddock_test_daemon_get_connection (daemon);
+  {
+    const char *argv[] = { "python3", script, size_text, NULL };
+
+    g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
+    g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
+    g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
+    g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string ("safe"));
+    g_variant_builder_add (&options, "{sv}", "net", g_variant_new_string ("none"));
+    g_variant_builder_add (&options, "{sv}", "ports", g_variant_new_strv (ports, -1));
+  }
+  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
+                                       "org.paddock.Manager1", "CreateSession",
+                                       g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"),
+                                       G_DBUS_CALL_FLAGS_NONE, 60000, NULL, &error);
+  if (reply == NULL)
+    {
+      g_print ("\nthrough a session: skipped, no --net none session can run here: %s\n", error->message);
+      goto out;
+    }
+  g_variant_get (reply, "(o)", &path);
+  id = strrchr (path, '/') + 1;
+  leases = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
+                                        "org.paddock.Ports1", "ListLeases", NULL, G_VARIANT_TYPE ("(aa{sv})"),
+                                        G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
+  if (leases == NULL)
+    g_error ("ListLeases: %s", error->message);
+  {
+    g_autoptr(GVariant) list = g_variant_get_child_value (leases, 0);
+
+    for (gsize i = 0; i < g_variant_n_children (list); i++)
+      {
+        g_autoptr(GVariant) lease = g_variant_get_child_value (list, i);
+        const char *session = NULL;
+
+        if (g_variant_lookup (lease, "session", "&s", &session) && g_str_equal (session, id))
+          g_variant_lookup (lease, "port", "q", &session_port);
+      }
+  }
+
+  /* The peer: the same script on the host's loopback, on a port free now. */
+  close (listen_loopback (&peer_port));
+  peer_port_text = g_strdup_printf ("%u", peer_port);
+  {
+    g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+
+    g_subprocess_launcher_setenv (launcher, "PORT", peer_port_text, TRUE);
+    peer = g_subprocess_launcher_spawn (launcher, &error, "python3", script, size_text, NULL);
+    if (peer == NULL)
+      g_error ("cannot start the peer server: %s", error->message);
+  }
+  if (session_port == 0 || !wait_for_server (session_port) || !wait_for_server (peer_port))
+    {
+      g_print ("\nthrough a session: skipped, the servers did not answer\n");
+      ok = FALSE;
+      goto out;
+    }
+
+  transfer (session_port, 'u');
+  transfer (peer_port, 'u');
+  for (guint i = 0; i < ROUNDS; i++)
+    {
+      double values[4] = {
+        transfer (session_port, 'u'), transfer (peer_port, 'u'),
+        transfer (session_port, 'd'), transfer (peer_port, 'd'),
+      };
+      GArray *arrays[4] = { up_s, up_p, down_s, down_p };
+      double rs = round_trip_median (session_port);
+      double rp = round_trip_median (peer_port);
+
+      for (guint j = 0; j < 4; j++)
+        {
+          double rate = values[j] > 0 ? mib / values[j] : 0;
+
+          ok = ok && values[j] > 0;
+          g_array_append_val (arrays[j], rate);
+        }
+      ok = ok && rs > 0 && rp > 0;
+      g_array_append_val (rtt_s, rs);
+      g_array_append_val (rtt_p, rp);
+    }
+
+  g_print ("\nthrough a --net none session (paddockd, its sandbox, a Python server inside) vs the same server on the host\n\n");
+  g_print ("%-44s %14s %22s %8s\n", "", "forwarded port", "direct loopback (peer)", "ratio");
+  {
+    double a = median (up_s), b = median (up_p), c = median (down_s), d = median (down_p);
+    double r1 = median (rtt_s), r2 = median (rtt_p);
+
+    g_print ("%-44s %9.0f MiB/s %17.0f MiB/s %7.2fx\n", "upload (client -> server inside)", a, b, a / b);
+    g_print ("%-44s %9.0f MiB/s %17.0f MiB/s %7.2fx\n", "download (server inside -> client)", c, d, c / d);
+    g_print ("%-44s %11.0f us %19.0f us %7.2fx\n", "connection round trip (connect, 1 B each way)", r1, r2, r1 / r2);
+  }
+
+out:
+  if (peer != NULL)
+    {
+      g_subprocess_force_exit (peer);
+      g_subprocess_wait (peer, NULL, NULL);
+    }
+  if (path != NULL)
+    {
+      g_autoptr(GVariant) destroyed = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
+                                                                   "org.paddock.Session1", "Destroy", NULL,
+                                                                   NULL, G_DBUS_CALL_FLAGS_NONE, 60000,
+                                                                   NULL, NULL);
+    }
+  if (script != NULL)
+    g_unlink (script);
+  g_rmdir (workspace);
+  return ok;
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  guint16 server_port, lease_port;
+  int server_fd = listen_loopback (&server_port);
+  ForwardThread t = { 0, };
+  g_autoptr(GArray) fwd_up = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) direct_up = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) fwd_down = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) direct_down = g_array_new (FALSE, FALSE, sizeof (double));
+  GThread *forwarder;
+  double mib;
+  gboolean ok = TRUE;
+
+  if (argc > 1 && g_str_equal (argv[1], "--quick"))
+    transfer_size = 32 * 1024 * 1024;
+  mib = (double) transfer_size / (1024 * 1024);
+
+  g_thread_unref (g_thread_new ("server", server_thread, GINT_TO_POINTER (server_fd)));
+  t.lease_fd = listen_loopback (&lease_port);
+  t.server_port = server_port;
+  t.context = g_main_context_new ();
+  t.loop = g_main_loop_new (t.context, FALSE);
+  g_mutex_init (&t.lock);
+  g_cond_init (&t.ready);
+  g_mutex_lock (&t.lock);
+  forwarder = g_thread_new ("forward", forward_thread, &t);
+  while (t.forward == NULL)
+    g_cond_wait (&t.ready, &t.lock);
+  g_mutex_unlock (&t.lock);
+
+  /* A warm-up of each, then interleaved rounds. */
+  transfer (lease_port, 'u');
+  transfer (server_port, 'u');
+  for (guint i = 0; i < ROUNDS; i++)
+    {
+      double values[4] = {
+        transfer (lease_port, 'u'), transfer (server_port, 'u'),
+        transfer (lease_port, 'd'), transfer (server_port, 'd'),
+      };
+      GArray *arrays[4] = { fwd_up, direct_up, fwd_down, direct_down };
+
+      for (guint j = 0; j < 4; j++)
+        {
+          double rate = values[j] > 0 ? mib / values[j] : 0;
+
+          ok = ok && values[j] > 0;
+          g_array_append_val (arrays[j], rate);
+        }
+    }
+
+  g_print ("bench/network forward - one TCP stream of %.0f MiB per transfer; medians of %u interleaved rounds\n\n",
+           mib, ROUNDS);
+  g_print ("%-44s %14s %22s %8s\n", "", "forwarded port", "direct loopback (peer)", "ratio");
+  {
+    double up_f = median (fwd_up), up_d = median (direct_up);
+    double down_f = median (fwd_down), down_d = median (direct_down);
+
+    g_print ("%-44s %9.0f MiB/s %17.0f MiB/s %7.2fx\n", "upload (client -> server inside)", up_f, up_d, up_f / up_d);
+    g_print ("%-44s %9.0f MiB/s %17.0f MiB/s %7.2fx\n", "download (server inside -> client)", down_f, down_d, down_f / down_d);
+    g_print ("\ntarget: forwarded >= 0.7x direct\n");
+  }
+  g_main_loop_quit (t.loop);
+  g_main_context_wakeup (t.context);
+  g_thread_join (forwarder);
+  g_main_loop_unref (t.loop);
+  g_main_context_unref (t.context);
+  close (t.lease_fd);
+
+  ok = bench_session () && ok;
+  if (!ok)
+    g_printerr ("bench-forward: a transfer came back short\n");
+  return ok ? 0 : 1;
+}

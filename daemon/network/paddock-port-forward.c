@@ -1,0 +1,584 @@
+/* paddock-port-forward.c — a leased host port forwarded into a session's network namespace
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A session in net none or proxy has a network namespace of its own: its
+ * program binds 127.0.0.1:PORT there, where nothing on the host can reach
+ * it. The daemon keeps the lease (the host's socket on PORT, listening) and
+ * forwards: each connection accepted on it gets a TCP socket made inside
+ * the namespace (by the sandbox's pid 1, through the socket func), which is
+ * connected to 127.0.0.1:PORT there, and the two are spliced both ways.
+ *
+ * Accepting runs on the thread that made the forward (the daemon's main
+ * loop), since asking the sandbox for a socket goes over the session's
+ * control channel there. The bytes never touch that thread: a worker of
+ * the forward's own moves them with splice(2) through one pipe per
+ * direction (kernel to kernel, no copy into user space), driven by epoll
+ * (edge-triggered).
+ * A direction that reads EOF shuts the other socket's writing side once its
+ * pipe is drained (half-close carried through); a connection ends when
+ * both directions have, or on the first error (the other side is closed,
+ * which a peer sees as a reset). At most max_connections are forwarded or
+ * waiting for their socket at once; one more is accepted and closed at
+ * once, counted and logged (a client sees the connection closed, not a
+ * hang). Stopping closes everything, the worker included.
+ */
+
+#include "config.h"
+
+#include "paddock-port-forward.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+
+/* What one splice() asks for: a pipe holds 64 KiB by default. */
+#define SPLICE_CHUNK (1024 * 1024)
+/* What each pipe asks for. */
+#define PIPE_SIZE    (256 * 1024)
+
+typedef struct _Connection Connection;
+
+typedef struct {
+  Connection *connection;
+  int side;                 /* 0: the client outside, 1: the socket inside */
+} Endpoint;
+
+/* Direction d reads fd[d] into pipe[d] and writes it to fd[1 - d]. */
+struct _Connection {
+  int fd[2];
+  int pipe[2][2];
+  gsize pending[2];         /* bytes in pipe[d] */
+  gboolean eof[2];          /* fd[d] read to its end */
+  gboolean shut[2];         /* fd[1 - d]'s writing side shut */
+  gboolean connecting;      /* fd[1] not yet connected */
+  gboolean closed;          /* its fds closed; freed after the current batch of events */
+  Endpoint ends[2];
+};
+
+struct _PaddockPortForward
+{
+  GObject parent_instance;
+
+  guint16 inside_port;
+  guint max_connections;
+  PaddockPortForwardSocketFunc socket_func;
+  gpointer user_data;
+
+  /* The forward's thread (the daemon's main loop). */
+  int listen_fd;
+  GSource *accept_source;
+  GQueue waiting;           /* accepted client fds (GINT_TO_POINTER) waiting for a socket inside */
+  gboolean stopped;
+  gboolean refusing;        /* at the bound: logged once per run of refusals */
+  guint64 n_refused;
+
+  /* Shared with the worker. */
+  GThread *worker;
+  int epoll_fd;
+  int wake_fd;              /* eventfd: new connections or stop */
+  GMutex lock;
+  GPtrArray *incoming;      /* Connection*, handed to the worker */
+  gboolean stopping;
+  gint n_active;            /* atomic: connections the worker holds or will */
+
+  /* The worker's own. */
+  GHashTable *live;         /* Connection* it holds */
+  GPtrArray *closed;        /* Connection* closed during this batch of events */
+};
+
+G_DEFINE_FINAL_TYPE (PaddockPortForward, paddock_port_forward, G_TYPE_OBJECT)
+
+static void
+close_if_open (int *fd)
+{
+  if (*fd >= 0)
+    {
+      close (*fd);
+      *fd = -1;
+    }
+}
+
+static void
+connection_free (Connection *connection)
+{
+  for (int i = 0; i < 2; i++)
+    {
+      close_if_open (&connection->fd[i]);
+      close_if_open (&connection->pipe[i][0]);
+      close_if_open (&connection->pipe[i][1]);
+    }
+  g_free (connection);
+}
+
+/* ---- the worker ------------------------------------------------------------ */
+
+static void
+worker_close (PaddockPortForward *self,
+              Connection         *connection)
+{
+  if (connection->closed)
+    return;
+  /* Closing the fds takes them out of the epoll set; the memory stays
+   * until the batch of events that may still point at it is done. */
+  for (int i = 0; i < 2; i++)
+    {
+      close_if_open (&connection->fd[i]);
+      close_if_open (&connection->pipe[i][0]);
+      close_if_open (&connection->pipe[i][1]);
+    }
+  connection->closed = TRUE;
+  g_hash_table_remove (self->live, connection);
+  g_ptr_array_add (self->closed, connection);
+  g_atomic_int_add (&self->n_active, -1);
+}
+
+/* Moves what can move in direction @d without blocking. FALSE on an error
+ * that ends the connection. */
+static gboolean
+pump (Connection *connection,
+      int         d)
+{
+  int src = connection->fd[d];
+  int dst = connection->fd[1 - d];
+
+  for (;;)
+    {
+      ssize_t n;
+
+      if (connection->pending[d] > 0)
+        {
+          n = splice (connection->pipe[d][0], NULL, dst, NULL, connection->pending[d],
+                      SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+          if (n > 0)
+            {
+              connection->pending[d] -= (gsize) n;
+              continue;
+            }
+          if (n < 0 && errno == EINTR)
+            continue;
+          return n < 0 && errno == EAGAIN;
+        }
+      if (!connection->eof[d])
+        {
+          n = splice (src, NULL, connection->pipe[d][1], NULL, SPLICE_CHUNK,
+                      SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+          if (n > 0)
+            {
+              connection->pending[d] += (gsize) n;
+              continue;
+            }
+          if (n == 0)
+            {
+              connection->eof[d] = TRUE;
+              continue;
+            }
+          if (errno == EINTR)
+            continue;
+          /* The pipe is empty here, so EAGAIN is the socket's. */
+          return errno == EAGAIN;
+        }
+      if (!connection->shut[d])
+        {
+          /* Half-close: the peer's FIN passed on once its bytes are. */
+          shutdown (dst, SHUT_WR);
+          connection->shut[d] = TRUE;
+        }
+      return TRUE;
+    }
+}
+
+static void
+worker_event (PaddockPortForward *self,
+              Endpoint           *end,
+              guint32             events)
+{
+  Connection *connection = end->connection;
+
+  if (connection->closed)
+    return;
+  if (connection->connecting && end->side == 0)
+    return;   /* the client's bytes wait: pumped once the inside is connected */
+  if (connection->connecting)
+    {
+      int err = 0;
+      socklen_t len = sizeof err;
+
+      if (getsockopt (connection->fd[1], SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
+        {
+          /* Nothing listens inside (yet): the client sees its connection
+           * closed, as it would a refused one. */
+          worker_close (self, connection);
+          return;
+        }
+      connection->connecting = FALSE;
+    }
+  else if (events & EPOLLERR)
+    {
+      worker_close (self, connection);
+      return;
+    }
+
+  if (!pump (connection, 0) || !pump (connection, 1))
+    {
+      worker_close (self, connection);
+      return;
+    }
+  if (connection->shut[0] && connection->shut[1])
+    worker_close (self, connection);
+}
+
+/* A connection from the forward's thread: connect its inside socket. */
+static void
+worker_add (PaddockPortForward *self,
+            Connection         *connection)
+{
+  struct sockaddr_in addr = {
+    .sin_family = AF_INET,
+    .sin_port = htons (self->inside_port),
+    .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
+  };
+  int one = 1;
+
+  setsockopt (connection->fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (connect (connection->fd[1], (struct sockaddr *) &addr, sizeof addr) != 0 && errno != EINPROGRESS)
+    {
+      worker_close (self, connection);
+      return;
+    }
+  connection->connecting = TRUE;
+  for (int side = 0; side < 2; side++)
+    {
+      /* Edge-triggered, both ways, for the connection's life: pump() goes
+       * on until EAGAIN each time, so no edge is missed, and no epoll_ctl
+       * per change of direction is needed. */
+      struct epoll_event event = {
+        .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+        .data.ptr = &connection->ends[side],
+      };
+
+      if (epoll_ctl (self->epoll_fd, EPOLL_CTL_ADD, connection->fd[side], &event) != 0)
+        {
+          worker_close (self, connection);
+          return;
+        }
+    }
+}
+
+static gpointer
+worker_main (gpointer data)
+{
+  PaddockPortForward *self = data;
+  gboolean stopping = FALSE;
+
+  while (!stopping)
+    {
+      struct epoll_event events[64];
+      int n = epoll_wait (self->epoll_fd, events, G_N_ELEMENTS (events), -1);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          g_warning ("Port forward to %u: epoll_wait: %s", self->inside_port, g_strerror (errno));
+          break;
+        }
+      for (int i = 0; i < n; i++)
+        {
+          Endpoint *end = events[i].data.ptr;
+
+          if (end == NULL)
+            {
+              guint64 count;
+              g_autoptr(GPtrArray) incoming = NULL;
+
+              if (read (self->wake_fd, &count, sizeof count) < 0 && errno != EAGAIN)
+                g_warning ("Port forward: cannot read its wake-up: %s", g_strerror (errno));
+              g_mutex_lock (&self->lock);
+              incoming = g_steal_pointer (&self->incoming);
+              self->incoming = g_ptr_array_new ();
+              stopping = self->stopping;
+              g_mutex_unlock (&self->lock);
+              for (guint j = 0; j < incoming->len; j++)
+                {
+                  Connection *connection = g_ptr_array_index (incoming, j);
+
+                  g_hash_table_add (self->live, connection);
+                  worker_add (self, connection);
+                }
+              continue;
+            }
+          worker_event (self, end, events[i].events);
+        }
+      g_ptr_array_set_size (self->closed, 0);
+    }
+
+  /* Stopped: every connection ends now. */
+  {
+    g_autoptr(GPtrArray) all = g_ptr_array_new ();
+    GHashTableIter iter;
+    gpointer key;
+
+    g_hash_table_iter_init (&iter, self->live);
+    while (g_hash_table_iter_next (&iter, &key, NULL))
+      g_ptr_array_add (all, key);
+    for (guint i = 0; i < all->len; i++)
+      worker_close (self, g_ptr_array_index (all, i));
+    g_ptr_array_set_size (self->closed, 0);
+  }
+  return NULL;
+}
+
+/* ---- the forward's thread -------------------------------------------------- */
+
+static gboolean
+make_pipe (int fds[2])
+{
+  if (pipe2 (fds, O_CLOEXEC | O_NONBLOCK) != 0)
+    return FALSE;
+  /* Fewer, larger splices; the default (64 KiB) when the user's pipe
+   * budget says no. 64 connections × 2 pipes stay within 32 MiB. */
+  fcntl (fds[1], F_SETPIPE_SZ, PIPE_SIZE);
+  return TRUE;
+}
+
+void
+paddock_port_forward_take_inside_socket (PaddockPortForward *self,
+                                         int                 fd)
+{
+  int client;
+  Connection *connection;
+
+  g_return_if_fail (PADDOCK_IS_PORT_FORWARD (self));
+
+  if (self->stopped || g_queue_is_empty (&self->waiting))
+    {
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
+  client = GPOINTER_TO_INT (g_queue_pop_head (&self->waiting));
+  if (fd < 0)
+    {
+      close (client);
+      g_atomic_int_add (&self->n_active, -1);
+      return;
+    }
+
+  connection = g_new0 (Connection, 1);
+  connection->fd[0] = client;
+  connection->fd[1] = fd;
+  connection->pipe[0][0] = connection->pipe[0][1] = -1;
+  connection->pipe[1][0] = connection->pipe[1][1] = -1;
+  connection->ends[0] = (Endpoint) { connection, 0 };
+  connection->ends[1] = (Endpoint) { connection, 1 };
+  if (!make_pipe (connection->pipe[0]) || !make_pipe (connection->pipe[1]) ||
+      fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) | O_NONBLOCK) != 0)
+    {
+      g_message ("Port forward to %u: cannot make its pipes: %s", self->inside_port, g_strerror (errno));
+      connection_free (connection);
+      g_atomic_int_add (&self->n_active, -1);
+      return;
+    }
+
+  g_mutex_lock (&self->lock);
+  g_ptr_array_add (self->incoming, connection);
+  g_mutex_unlock (&self->lock);
+  {
+    guint64 one = 1;
+
+    if (write (self->wake_fd, &one, sizeof one) < 0)
+      g_warning ("Port forward: cannot wake its worker: %s", g_strerror (errno));
+  }
+}
+
+static gboolean
+accept_cb (int          fd,
+           GIOCondition condition,
+           gpointer     user_data)
+{
+  PaddockPortForward *self = user_data;
+
+  /* A few per wake-up, so that a flood does not starve the main loop. */
+  for (int i = 0; i < 16; i++)
+    {
+      int client = accept4 (fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      int one = 1;
+
+      if (client < 0)
+        break;
+      if ((guint) g_atomic_int_get (&self->n_active) >= self->max_connections)
+        {
+          self->n_refused++;
+          if (!self->refusing)
+            g_message ("Port forward to %u: %u connections forwarded already, the most there may be; "
+                       "refusing more until some end", self->inside_port, self->max_connections);
+          self->refusing = TRUE;
+          close (client);
+          continue;
+        }
+      self->refusing = FALSE;
+      setsockopt (client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      g_atomic_int_add (&self->n_active, 1);
+      g_queue_push_tail (&self->waiting, GINT_TO_POINTER (client));
+      self->socket_func (self, self->user_data);
+      if (self->stopped)
+        break;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+/**
+ * paddock_port_forward_new:
+ * @listen_fd: a listening TCP socket (duplicated: the caller keeps its own)
+ * @inside_port: the port to connect to on 127.0.0.1 inside
+ * @socket_func: asks for a socket inside, see #PaddockPortForwardSocketFunc
+ */
+PaddockPortForward *
+paddock_port_forward_new (int                           listen_fd,
+                          guint16                       inside_port,
+                          PaddockPortForwardSocketFunc  socket_func,
+                          gpointer                      user_data,
+                          GError                      **error)
+{
+  g_autoptr(PaddockPortForward) self = g_object_new (PADDOCK_TYPE_PORT_FORWARD, NULL);
+  struct epoll_event wake = { .events = EPOLLIN, .data.ptr = NULL };
+
+  g_return_val_if_fail (socket_func != NULL, NULL);
+
+  self->inside_port = inside_port;
+  self->socket_func = socket_func;
+  self->user_data = user_data;
+  self->listen_fd = fcntl (listen_fd, F_DUPFD_CLOEXEC, 3);
+  self->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
+  self->wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (self->listen_fd < 0 || self->epoll_fd < 0 || self->wake_fd < 0 ||
+      epoll_ctl (self->epoll_fd, EPOLL_CTL_ADD, self->wake_fd, &wake) != 0 ||
+      !g_unix_set_fd_nonblocking (self->listen_fd, TRUE, NULL))
+    {
+      int saved_errno = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+                   "Cannot forward port %u: %s", inside_port, g_strerror (saved_errno));
+      return NULL;
+    }
+
+  self->worker = g_thread_try_new ("paddock-forward", worker_main, self, error);
+  if (self->worker == NULL)
+    return NULL;
+  self->accept_source = g_unix_fd_source_new (self->listen_fd, G_IO_IN);
+  g_source_set_callback (self->accept_source, G_SOURCE_FUNC (accept_cb), self, NULL);
+  g_source_attach (self->accept_source, g_main_context_get_thread_default ());
+  return g_steal_pointer (&self);
+}
+
+void
+paddock_port_forward_set_max_connections (PaddockPortForward *self,
+                                          guint               max_connections)
+{
+  g_return_if_fail (PADDOCK_IS_PORT_FORWARD (self));
+  self->max_connections = MAX (max_connections, 1);
+}
+
+guint16
+paddock_port_forward_get_inside_port (PaddockPortForward *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_PORT_FORWARD (self), 0);
+  return self->inside_port;
+}
+
+/* Forwarded or waiting for their socket inside. */
+guint
+paddock_port_forward_get_n_connections (PaddockPortForward *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_PORT_FORWARD (self), 0);
+  return (guint) g_atomic_int_get (&self->n_active);
+}
+
+guint64
+paddock_port_forward_get_n_refused (PaddockPortForward *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_PORT_FORWARD (self), 0);
+  return self->n_refused;
+}
+
+/* Ends every connection and accepts no more; sockets handed over later are
+ * closed. Idempotent. */
+void
+paddock_port_forward_stop (PaddockPortForward *self)
+{
+  g_return_if_fail (PADDOCK_IS_PORT_FORWARD (self));
+
+  if (self->stopped)
+    return;
+  self->stopped = TRUE;
+  if (self->accept_source != NULL)
+    {
+      g_source_destroy (self->accept_source);
+      g_clear_pointer (&self->accept_source, g_source_unref);
+    }
+  close_if_open (&self->listen_fd);
+  while (!g_queue_is_empty (&self->waiting))
+    {
+      close (GPOINTER_TO_INT (g_queue_pop_head (&self->waiting)));
+      g_atomic_int_add (&self->n_active, -1);
+    }
+  if (self->worker != NULL)
+    {
+      guint64 one = 1;
+
+      g_mutex_lock (&self->lock);
+      self->stopping = TRUE;
+      g_mutex_unlock (&self->lock);
+      if (write (self->wake_fd, &one, sizeof one) < 0)
+        g_warning ("Port forward: cannot wake its worker: %s", g_strerror (errno));
+      g_thread_join (g_steal_pointer (&self->worker));
+    }
+}
+
+static void
+paddock_port_forward_finalize (GObject *object)
+{
+  PaddockPortForward *self = PADDOCK_PORT_FORWARD (object);
+
+  paddock_port_forward_stop (self);
+  /* Handed over after the worker ended, or with no worker at all. */
+  g_ptr_array_set_free_func (self->incoming, (GDestroyNotify) connection_free);
+  g_ptr_array_unref (self->incoming);
+  g_hash_table_unref (self->live);
+  g_ptr_array_unref (self->closed);
+  close_if_open (&self->epoll_fd);
+  close_if_open (&self->wake_fd);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (paddock_port_forward_parent_class)->finalize (object);
+}
+
+static void
+paddock_port_forward_class_init (PaddockPortForwardClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = paddock_port_forward_finalize;
+}
+
+static void
+paddock_port_forward_init (PaddockPortForward *self)
+{
+  self->max_connections = PADDOCK_PORT_FORWARD_DEFAULT_MAX_CONNECTIONS;
+  self->listen_fd = -1;
+  self->epoll_fd = -1;
+  self->wake_fd = -1;
+  g_queue_init (&self->waiting);
+  g_mutex_init (&self->lock);
+  self->incoming = g_ptr_array_new ();
+  self->live = g_hash_table_new (NULL, NULL);
+  self->closed = g_ptr_array_new_with_free_func ((GDestroyNotify) connection_free);
+}

@@ -1,0 +1,40 @@
+/* paddock-port-forward.h — a leased host port forwarded into a session's network namespace
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define PADDOCK_PORT_FORWARD_DEFAULT_MAX_CONNECTIONS 64
+
+#define PADDOCK_TYPE_PORT_FORWARD (paddock_port_forward_get_type ())
+
+G_DECLARE_FINAL_TYPE (PaddockPortForward, paddock_port_forward, PADDOCK, PORT_FORWARD, GObject)
+
+/* Called on the thread that made the forward, once per accepted
+ * connection: ask for one TCP socket in the target namespace and hand it
+ * over with paddock_port_forward_take_inside_socket() (or -1 if none
+ * could be made), now or later. */
+typedef void (*PaddockPortForwardSocketFunc) (PaddockPortForward *forward,
+                                              gpointer            user_data);
+
+PaddockPortForward *paddock_port_forward_new                 (int                           listen_fd,
+                                                              guint16                       inside_port,
+                                                              PaddockPortForwardSocketFunc  socket_func,
+                                                              gpointer                      user_data,
+                                                              GError                      **error);
+void                paddock_port_forward_set_max_connections (PaddockPortForward           *self,
+                                                              guint                         max_connections);
+void                paddock_port_forward_take_inside_socket  (PaddockPortForward           *self,
+                                                              int                           fd);
+guint16             paddock_port_forward_get_inside_port     (PaddockPortForward           *self);
+guint               paddock_port_forward_get_n_connections   (PaddockPortForward           *self);
+guint64             paddock_port_forward_get_n_refused       (PaddockPortForward           *self);
+void                paddock_port_forward_stop                (PaddockPortForward           *self);
+
+G_END_DECLS

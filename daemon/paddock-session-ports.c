@@ -1,0 +1,281 @@
+/* paddock-session-ports.c — org.paddock.Session1's leased ports forwarded into its network namespace
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A session in net none or proxy cannot be handed its leased sockets: they
+ * belong to the host's network namespace, and its program binds the port in
+ * its own. So the daemon keeps each lease and forwards it (a
+ * PaddockPortForward per lease): every connection to 127.0.0.1:PORT on the
+ * host is spliced to a socket the sandbox's pid 1 made inside ({'op':
+ * 'socket'} on the control channel, answered by {"event":"socket"} with
+ * the socket attached), connected to 127.0.0.1:PORT there. Requests are
+ * numbered; each answer goes to the forward that asked.
+ *
+ * The forwards live as long as the sandbox: stopped when it exits, so
+ * nothing of a session's connections outlives it, and the leases are
+ * released with the session by the manager.
+ */
+
+#include "config.h"
+
+#include <unistd.h>
+
+#include "paddock-error.h"
+#include "paddock-lease.h"
+#include "paddock-port-forward.h"
+#include "paddock-ports-impl.h"
+#include "paddock-registry.h"
+#include "paddock-session-impl-private.h"
+
+/* As at create (paddock-manager-impl.c). */
+#define MAX_SESSION_PORTS 16
+
+/* The daemon's one port registry, for LeasePort; unowned (the manager
+ * holds it), cleared when it goes. */
+static PaddockRegistry *session_registry;
+
+struct _PaddockSessionPorts
+{
+  PaddockSessionImpl *session;   /* unowned: the session owns us */
+  GPtrArray *forwards;           /* PaddockPortForward* */
+  GHashTable *requests;          /* request id → PaddockPortForward* (a ref) */
+  guint32 next_request;
+  gboolean forwarding;           /* the session has a network namespace of its own */
+};
+
+PaddockSessionPorts *
+_paddock_session_ports_new (PaddockSessionImpl *session)
+{
+  PaddockSessionPorts *ports = g_new0 (PaddockSessionPorts, 1);
+
+  ports->session = session;
+  ports->forwards = g_ptr_array_new_with_free_func (g_object_unref);
+  ports->requests = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
+  return ports;
+}
+
+void
+_paddock_session_ports_free (PaddockSessionPorts *ports)
+{
+  if (ports == NULL)
+    return;
+  _paddock_session_ports_stop (ports);
+  g_ptr_array_unref (ports->forwards);
+  g_hash_table_unref (ports->requests);
+  g_free (ports);
+}
+
+/* A connection came on a forwarded port: a socket inside, please. */
+static void
+request_socket_cb (PaddockPortForward *forward,
+                   gpointer            user_data)
+{
+  PaddockSessionPorts *ports = user_data;
+  g_autoptr(GError) error = NULL;
+  guint32 id = ports->next_request++;
+  GVariantDict request;
+
+  g_variant_dict_init (&request, NULL);
+  g_variant_dict_insert (&request, "op", "s", "socket");
+  g_variant_dict_insert (&request, "id", "u", id);
+  if (!_paddock_session_impl_send_control (ports->session, g_variant_dict_end (&request), &error))
+    {
+      paddock_port_forward_take_inside_socket (forward, -1);
+      return;
+    }
+  g_hash_table_insert (ports->requests, GUINT_TO_POINTER (id), g_object_ref (forward));
+}
+
+/* Forwards @lease into the session's namespace, if it has one of its own. */
+gboolean
+_paddock_session_ports_add (PaddockSessionPorts  *ports,
+                            PaddockLease         *lease,
+                            GError              **error)
+{
+  PaddockPortForward *forward;
+
+  if (!ports->forwarding)
+    return TRUE;
+  forward = paddock_port_forward_new (paddock_lease_get_fd (lease), paddock_lease_get_port (lease),
+                                      request_socket_cb, ports, error);
+  if (forward == NULL)
+    return FALSE;
+  g_ptr_array_add (ports->forwards, forward);
+  return TRUE;
+}
+
+/* The sandbox is about to start with @net_mode: in none and proxy every
+ * lease in @leases is forwarded from now on. */
+void
+_paddock_session_ports_start (PaddockSessionPorts *ports,
+                              const char          *net_mode,
+                              GPtrArray           *leases)
+{
+  _paddock_session_ports_stop (ports);
+  ports->forwarding = g_strcmp0 (net_mode, "none") == 0 || g_strcmp0 (net_mode, "proxy") == 0;
+  for (guint i = 0; leases != NULL && i < leases->len; i++)
+    {
+      PaddockLease *lease = g_ptr_array_index (leases, i);
+      g_autoptr(GError) error = NULL;
+
+      if (!_paddock_session_ports_add (ports, lease, &error))
+        g_message ("Session %s: cannot forward port %u (%s): %s",
+                   paddock_session_impl_get_id (ports->session), paddock_lease_get_port (lease),
+                   paddock_lease_get_name (lease), error->message);
+    }
+}
+
+/* {"event":"socket","id":N} with the socket as *@fd, or "socket-failed". */
+void
+_paddock_session_ports_socket_event (PaddockSessionPorts *ports,
+                                     gint64               id,
+                                     int                 *fd)
+{
+  gpointer forward = NULL;
+
+  if (id < 0 || id > G_MAXUINT32 ||
+      !g_hash_table_steal_extended (ports->requests, GUINT_TO_POINTER ((guint32) id), NULL, &forward))
+    return;   /* *fd, if any, is closed by the caller */
+  paddock_port_forward_take_inside_socket (forward, *fd);
+  *fd = -1;
+  g_object_unref (forward);
+}
+
+/* The sandbox is gone: every forwarded connection ends with it. */
+void
+_paddock_session_ports_stop (PaddockSessionPorts *ports)
+{
+  for (guint i = 0; i < ports->forwards->len; i++)
+    paddock_port_forward_stop (g_ptr_array_index (ports->forwards, i));
+  g_ptr_array_set_size (ports->forwards, 0);
+  g_hash_table_remove_all (ports->requests);
+  ports->forwarding = FALSE;
+}
+
+/* Forwarded connections of the session now (open or waiting for their
+ * socket inside). */
+guint
+_paddock_session_ports_get_n_connections (PaddockSessionPorts *ports)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < ports->forwards->len; i++)
+    n += paddock_port_forward_get_n_connections (g_ptr_array_index (ports->forwards, i));
+  return n;
+}
+
+void
+_paddock_session_ports_set_registry (PaddockRegistry *registry)
+{
+  if (session_registry != NULL)
+    g_object_remove_weak_pointer (G_OBJECT (session_registry), (gpointer *) &session_registry);
+  session_registry = registry;
+  if (session_registry != NULL)
+    g_object_add_weak_pointer (G_OBJECT (session_registry), (gpointer *) &session_registry);
+}
+
+/* Whether the session's Landlock rules restrict TCP bind, as observed at
+ * start: then they were fixed with the ports leased at create. */
+static gboolean
+landlock_net_enforced (PaddockIpcSession1 *session)
+{
+  GVariant *boundary = paddock_ipc_session1_get_boundary (session);
+  gsize n = boundary != NULL ? g_variant_n_children (boundary) : 0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) layer = g_variant_get_child_value (boundary, i);
+      const char *name = NULL;
+      const char *status = NULL;
+
+      if (g_variant_lookup (layer, "layer", "&s", &name) && g_strcmp0 (name, "landlock-net") == 0 &&
+          g_variant_lookup (layer, "status", "&s", &status))
+        return g_strcmp0 (status, "enforced") == 0;
+    }
+  return FALSE;
+}
+
+/* Session1.LeasePort: see its documentation in org.paddock.Session1.xml. */
+gboolean
+_paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
+                                         GDBusMethodInvocation *invocation,
+                                         const char            *name)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  PaddockSessionPorts *ports = _paddock_session_network_get_ports (_paddock_session_impl_get_network (self));
+  GPtrArray *leases = _paddock_session_impl_get_leases (self);
+  const char *mode = paddock_ipc_session1_get_network_mode (session);
+  g_autoptr(PaddockLease) lease = NULL;
+  g_autoptr(GVariant) description = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  if (!paddock_registry_validate_name (name, &local_error))
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                     local_error->message);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  for (guint i = 0; leases != NULL && i < leases->len; i++)
+    if (g_strcmp0 (paddock_lease_get_name (g_ptr_array_index (leases, i)), name) == 0)
+      {
+        g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                               "The session has a port named “%s” already", name);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+      }
+  if (leases != NULL && leases->len >= MAX_SESSION_PORTS)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
+                                             "A session leases at most %d ports", MAX_SESSION_PORTS);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!_paddock_session_impl_is_live (self))
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_CONFLICT,
+                                                     "The session is not running: nothing could use the port");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (g_strcmp0 (mode, "host") == 0)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_RESTART_REQUIRED,
+                                             "On the host's network the agent got its listening sockets at "
+                                             "start and binds no other port: create the session again with "
+                                             "--port %s; nothing was leased", name);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (landlock_net_enforced (session))
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                                             "The session's Landlock rules were fixed at start with the ports "
+                                             "leased then, and Landlock cannot add a port to them: nothing "
+                                             "inside could bind a port leased now. Create the session with "
+                                             "--port %s; nothing was leased", name);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (session_registry == NULL)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                                     "No port registry");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  lease = paddock_registry_lease (session_registry, NULL, paddock_session_impl_get_id (self), name, 0, &local_error);
+  if (lease == NULL)
+    {
+      paddock_error_propagate_registry (&error, g_steal_pointer (&local_error));
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!_paddock_session_ports_add (ports, lease, &error))
+    {
+      paddock_registry_release (session_registry, paddock_lease_get_port (lease), NULL, NULL);
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                             "Could not forward the port: %s; nothing was leased", error->message);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  _paddock_session_impl_add_lease (self, lease);
+  description = paddock_lease_to_variant (lease);
+  paddock_ipc_session1_complete_lease_port (session, invocation, description);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}

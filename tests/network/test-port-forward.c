@@ -1,0 +1,360 @@
+/* test-port-forward.c — PaddockPortForward: bytes both ways, half-close, the bound, stop
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Everything on 127.0.0.1: a server thread stands in for the program
+ * inside a session, and the socket func makes the far side's socket here
+ * (a session's sandbox makes it in the session's namespace).
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+
+#include "paddock-port-forward.h"
+
+static int
+listen_loopback (guint16 *out_port)
+{
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t len = sizeof addr;
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_no_errno (bind (fd, (struct sockaddr *) &addr, sizeof addr));
+  g_assert_no_errno (listen (fd, 64));
+  g_assert_no_errno (getsockname (fd, (struct sockaddr *) &addr, &len));
+  *out_port = ntohs (addr.sin_port);
+  return fd;
+}
+
+static int
+connect_loopback (guint16 port)
+{
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (port),
+                              .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  g_assert_no_errno (connect (fd, (struct sockaddr *) &addr, sizeof addr));
+  return fd;
+}
+
+/* Reads to EOF (or an error: a reset counts as the end); the byte count. */
+static gsize
+read_to_end (int      fd,
+             GString *out)
+{
+  char buf[65536];
+  gsize total = 0;
+
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, sizeof buf);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return total;
+      if (out != NULL)
+        g_string_append_len (out, buf, n);
+      total += (gsize) n;
+    }
+}
+
+/* The "inside" server: per connection, reads to EOF, answers "got N" and
+ * closes; or with @hold, keeps each connection open until the test ends. */
+typedef struct {
+  int listen_fd;
+  guint16 port;
+  gboolean hold;
+  GPtrArray *held;    /* fds, with hold */
+  GMutex lock;
+  guint accepted;
+} Server;
+
+static gpointer
+server_thread (gpointer data)
+{
+  Server *server = data;
+
+  for (;;)
+    {
+      int fd = accept4 (server->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+      char reply[64];
+      gsize got;
+
+      if (fd < 0)
+        return NULL;   /* the test shut the listener down */
+      g_mutex_lock (&server->lock);
+      server->accepted++;
+      g_mutex_unlock (&server->lock);
+      if (server->hold)
+        {
+          g_mutex_lock (&server->lock);
+          g_ptr_array_add (server->held, GINT_TO_POINTER (fd));
+          g_mutex_unlock (&server->lock);
+          continue;
+        }
+      got = read_to_end (fd, NULL);
+      g_snprintf (reply, sizeof reply, "got %" G_GSIZE_FORMAT, got);
+      g_assert_cmpint (write (fd, reply, strlen (reply)), ==, (gssize) strlen (reply));
+      close (fd);
+    }
+}
+
+static GThread *
+server_start (Server  *server,
+              gboolean hold)
+{
+  server->listen_fd = listen_loopback (&server->port);
+  server->hold = hold;
+  server->held = g_ptr_array_new ();
+  g_mutex_init (&server->lock);
+  return g_thread_new ("server", server_thread, server);
+}
+
+static void
+server_stop (Server  *server,
+             GThread *thread)
+{
+  shutdown (server->listen_fd, SHUT_RDWR);
+  g_thread_join (thread);
+  close (server->listen_fd);
+  for (guint i = 0; i < server->held->len; i++)
+    close (GPOINTER_TO_INT (g_ptr_array_index (server->held, i)));
+  g_ptr_array_unref (server->held);
+  g_mutex_clear (&server->lock);
+}
+
+/* Open fds of this process now. */
+static guint
+count_fds (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
+static int sockets_made;
+
+static void
+make_socket_cb (PaddockPortForward *forward,
+                gpointer            user_data)
+{
+  gboolean fail = GPOINTER_TO_INT (user_data);
+
+  sockets_made++;
+  paddock_port_forward_take_inside_socket (forward, fail ? -1 : socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+}
+
+/* The main loop turns until @fd is readable (the forward accepts there). */
+static void
+iterate_until_readable (int fd)
+{
+  for (int i = 0; i < 2000; i++)
+    {
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+
+      if (poll (&p, 1, 0) == 1)
+        return;
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_not_reached ();
+}
+
+/* A client in a thread, so that the main loop can accept meanwhile. */
+typedef struct {
+  guint16 port;
+  gsize size;
+  GString *answer;
+  gint done;
+} Client;
+
+static gpointer
+client_thread (gpointer data)
+{
+  Client *client = data;
+  int fd = connect_loopback (client->port);
+  g_autofree char *payload = g_malloc (client->size);
+
+  memset (payload, 'a', client->size);
+  for (gsize sent = 0; sent < client->size;)
+    {
+      ssize_t n = write (fd, payload + sent, client->size - sent);
+
+      g_assert_cmpint (n, >, 0);
+      sent += (gsize) n;
+    }
+  /* Half-close: the server answers only after our EOF reaches it. */
+  g_assert_no_errno (shutdown (fd, SHUT_WR));
+  read_to_end (fd, client->answer);
+  close (fd);
+  g_atomic_int_set (&client->done, 1);
+  return NULL;
+}
+
+static void
+test_bytes_and_half_close (void)
+{
+  Server server = { 0, };
+  GThread *thread = server_start (&server, FALSE);
+  guint16 lease_port;
+  int lease_fd = listen_loopback (&lease_port);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockPortForward) forward = paddock_port_forward_new (lease_fd, server.port, make_socket_cb,
+                                                                    GINT_TO_POINTER (FALSE), &error);
+  gsize sizes[] = { 1, 100000, 8 * 1024 * 1024 };
+
+  g_assert_no_error (error);
+  for (gsize i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      Client client = { lease_port, sizes[i], g_string_new (NULL), 0 };
+      GThread *c = g_thread_new ("client", client_thread, &client);
+      g_autofree char *expected = g_strdup_printf ("got %" G_GSIZE_FORMAT, sizes[i]);
+
+      while (!g_atomic_int_get (&client.done))
+        {
+          g_main_context_iteration (NULL, FALSE);
+          g_usleep (500);
+        }
+      g_thread_join (c);
+      /* The worker lets go of a finished connection right after the last
+       * bytes; wait for it rather than race it. */
+      while (paddock_port_forward_get_n_connections (forward) > 0)
+        g_usleep (500);
+      g_assert_cmpstr (client.answer->str, ==, expected);
+      g_string_free (client.answer, TRUE);
+    }
+  g_assert_cmpuint (paddock_port_forward_get_n_connections (forward), ==, 0);
+  paddock_port_forward_stop (forward);
+  server_stop (&server, thread);
+  close (lease_fd);
+}
+
+static void
+test_bound_refuses_and_stop_closes (void)
+{
+  guint fds_before = count_fds ();
+  Server server = { 0, };
+  GThread *thread = server_start (&server, TRUE);
+  guint16 lease_port;
+  int lease_fd = listen_loopback (&lease_port);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockPortForward) forward = paddock_port_forward_new (lease_fd, server.port, make_socket_cb,
+                                                                    GINT_TO_POINTER (FALSE), &error);
+  int held[2];
+  int extra;
+  char byte;
+
+  g_assert_no_error (error);
+  paddock_port_forward_set_max_connections (forward, 2);
+  for (int i = 0; i < 2; i++)
+    {
+      held[i] = connect_loopback (lease_port);
+      iterate_until_readable (lease_fd);
+      while (paddock_port_forward_get_n_connections (forward) < (guint) i + 1)
+        g_main_context_iteration (NULL, FALSE);
+    }
+  /* Both reach the server and stay open. */
+  for (int i = 0; i < 200; i++)
+    {
+      guint accepted;
+
+      g_mutex_lock (&server.lock);
+      accepted = server.accepted;
+      g_mutex_unlock (&server.lock);
+      if (accepted == 2)
+        break;
+      g_usleep (10000);
+    }
+  g_assert_cmpuint (server.accepted, ==, 2);
+
+  /* The third: accepted and closed at once, counted. */
+  extra = connect_loopback (lease_port);
+  while (paddock_port_forward_get_n_refused (forward) == 0)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpint (read (extra, &byte, 1), <=, 0);
+  close (extra);
+  g_assert_cmpuint (paddock_port_forward_get_n_connections (forward), ==, 2);
+
+  /* Stop: the held connections end (EOF or reset), nothing is left. */
+  paddock_port_forward_stop (forward);
+  g_assert_cmpuint (paddock_port_forward_get_n_connections (forward), ==, 0);
+  for (int i = 0; i < 2; i++)
+    {
+      g_assert_cmpint (read (held[i], &byte, 1), <=, 0);
+      close (held[i]);
+    }
+  g_assert_cmpuint (paddock_port_forward_get_n_refused (forward), ==, 1);
+  g_clear_object (&forward);
+  server_stop (&server, thread);
+  close (lease_fd);
+  /* Nothing of the forward is left open: its sockets, pipes, epoll, eventfd. */
+  g_assert_cmpuint (count_fds (), ==, fds_before);
+}
+
+static void
+test_no_socket_inside_closes_client (void)
+{
+  guint16 lease_port;
+  int lease_fd = listen_loopback (&lease_port);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockPortForward) forward = NULL;
+  int client;
+  char byte;
+
+  /* A port nothing listens on inside: connect fails, the client is closed. */
+  {
+    guint16 dead_port;
+    int dead = listen_loopback (&dead_port);
+
+    close (dead);
+    forward = paddock_port_forward_new (lease_fd, dead_port, make_socket_cb, GINT_TO_POINTER (FALSE), &error);
+  }
+  g_assert_no_error (error);
+  client = connect_loopback (lease_port);
+  iterate_until_readable (lease_fd);
+  g_main_context_iteration (NULL, FALSE);
+  g_assert_cmpint (read (client, &byte, 1), <=, 0);
+  close (client);
+  while (paddock_port_forward_get_n_connections (forward) > 0)
+    g_usleep (1000);
+  g_clear_object (&forward);
+
+  /* The sandbox could not make a socket: the client is closed too. */
+  sockets_made = 0;
+  forward = paddock_port_forward_new (lease_fd, 1, make_socket_cb, GINT_TO_POINTER (TRUE), &error);
+  g_assert_no_error (error);
+  client = connect_loopback (lease_port);
+  iterate_until_readable (lease_fd);
+  g_main_context_iteration (NULL, FALSE);
+  g_assert_cmpint (sockets_made, ==, 1);
+  g_assert_cmpint (read (client, &byte, 1), <=, 0);
+  g_assert_cmpuint (paddock_port_forward_get_n_connections (forward), ==, 0);
+  close (client);
+  close (lease_fd);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/port-forward/bytes-and-half-close", test_bytes_and_half_close);
+  g_test_add_func ("/port-forward/bound-refuses-and-stop-closes", test_bound_refuses_and_stop_closes);
+  g_test_add_func ("/port-forward/no-socket-inside-closes-client", test_no_socket_inside_closes_client);
+  return g_test_run ();
+}
