@@ -1214,7 +1214,10 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
     .exposed = (const char *const *) self->config.expose,
     .pids_max = self->sandboxed ? paddock_session_pids_max (&self->config) : 0,
     .memory_max = self->sandboxed ? paddock_session_memory_max (&self->config) : 0,
-    .resources_requested = self->resources_requested,
+    /* Limits the user named are requested even where no controller
+     * could take them: strict must refuse those, not run without. */
+    .resources_requested = self->resources_requested ||
+                           (self->sandboxed && (self->config.pids_max != 0 || self->config.memory_max != 0)),
     .resources_reason = self->resources_reason,
   };
 

@@ -329,7 +329,8 @@ if unshare -Urm true 2>/dev/null; then
   "$CTL" destroy "$allow_id" >/dev/null 2>&1
 
   # Resource limits: in place where the session's cgroup has the
-  # controllers; otherwise the layer says why, and is not requested.
+  # controllers; otherwise the layer says why, is still requested (the
+  # user named the limits), and strict refuses to run without them.
   run "$tmp/out" "$tmp/err" create --workspace "$ws_git" --profile safe --pids-max 100 --memory-max 256M -- sleep 60
   limit_id=$(head -n 1 "$tmp/out")
   check "create --pids-max 100 --memory-max 256M: a safe session" test "$rc" = 0
@@ -337,14 +338,19 @@ if unshare -Urm true 2>/dev/null; then
   res_requested=$(layer_of "$limit_id" resources requested 2>&1)
   res_evidence=$(layer_of "$limit_id" resources evidence 2>&1)
   echo "# resources: $res_status (requested $res_requested): $res_evidence"
-  if [[ "$res_requested" == True ]]; then
+  if ! grep -q -e 'not available in' -e 'no cgroup of its own' <<<"$res_evidence"; then
     check "…the resources layer is enforced: pids.max 100 and memory.max 268435456 read back" \
       test "$res_status" = enforced -a -n "$(grep -F 'pids.max: 100' <<<"$res_evidence" | grep -F 'memory.max: 268435456')"
     pexec_out=$("$CTL" exec "$limit_id" -- sh -c 'for i in $(seq 150); do sleep 5 & done 2>&1 | grep -c "fork\|Resource" ; wait' 2>&1)
     check "…and the 101st process cannot be made ($pexec_out refusals)" test "${pexec_out:-0}" -gt 0
   else
-    check "…the resources layer is not requested and says why (no cgroup, or a controller not available)" \
-      test "$res_status" = unenforced -a -n "$(grep -e 'not available in' -e 'no cgroup of its own' <<<"$res_evidence")"
+    check "…limits that could not be set are requested and unenforced, and the layer says why" \
+      test "$res_requested:$res_status" = True:unenforced -a \
+           -n "$(grep -e 'not available in' -e 'no cgroup of its own' <<<"$res_evidence")"
+    run "$tmp/out" "$tmp/err" --json create --workspace "$ws_git" --profile strict --pids-max 100 -- sleep 60
+    check "…and a strict session asking for them is refused: NotEnforced naming resources" \
+      test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotEnforced" -a \
+           -n "$(json "$tmp/out" 'd["error"]["message"]' 2>&1 | grep -F resources)"
     n=$((n + 1))
     echo "ok $n - the limits are read back from the cgroup # SKIP ${res_evidence}"
   fi

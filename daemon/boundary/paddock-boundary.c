@@ -632,7 +632,9 @@ observe_resources (PaddockBoundary            *self,
     }
   if (input->cgroup_path == NULL)
     {
-      add_layer (self, "resources", FALSE, PADDOCK_LAYER_UNENFORCED,
+      /* Still "requested" when limits were asked for: strict must refuse
+       * a session whose limits have nowhere to go. */
+      add_layer (self, "resources", input->resources_requested, PADDOCK_LAYER_UNENFORCED,
                  g_strdup_printf ("no pids or memory limit: no cgroup of its own (%s)",
                                   input->cgroup_reason != NULL ? input->cgroup_reason : "none could be made"));
       return;
