@@ -140,7 +140,8 @@
  *   {"event":"command-exited","id":N,"status":S[,"signal":K]}
  * Exactly one of spawned/spawn-failed answers a spawn that names a valid id
  * (EBADF: not 3 fds; EINVAL: bad argv/env/cwd/tty; EEXIST: id running;
- * EAGAIN: 64 commands running; chdir/exec errno otherwise, after fork).
+ * EAGAIN: 64 commands running; EIO: its supervisor was killed before it
+ * started it; chdir/exec errno otherwise, after fork).
  * Events of different ids may interleave in any order. A request without a
  * valid id, of an unknown op, not an a{sv} in normal form or too big, a
  * member of the wrong type, and a kill of an id not
@@ -1085,6 +1086,7 @@ typedef struct {
   pid_t supervisor;
   int chan;           /* pid 1's end of the supervisor's pair */
   int pty_master;     /* the terminal we made, until "spawned" takes it; or -1 */
+  gboolean spawned;   /* "spawned" was sent */
 } Command;
 
 typedef struct {
@@ -1603,6 +1605,7 @@ started:
   command->supervisor = pid;
   command->chan = pair[0];
   command->pty_master = paddock_steal_fd (&pty_master);
+  command->spawned = FALSE;
 }
 
 static void
@@ -1771,6 +1774,14 @@ handle_supervisor (Init    *init,
 
   if (n < 0 && (errno == EINTR || errno == EAGAIN))
     return TRUE;
+  if (n != (ssize_t) sizeof msg && !command->spawned)
+    {
+      /* Killed before it started the command (a spare killed from outside
+       * just as it was handed the request): the spawn is answered, as
+       * every spawn is, and the command never ran. */
+      send_spawn_failed (init, command->id, EIO, "the command's supervisor ended before it started the command");
+      return FALSE;
+    }
   if (n != (ssize_t) sizeof msg)
     {
       /* Cannot happen short of the supervisor being killed: say so. */
@@ -1790,6 +1801,7 @@ handle_supervisor (Init    *init,
       line_add_int (&line, msg.pid);
       line_add (&line, "}\n");
       send_event_with_fd (init->cfg->control_fd, &line, command->pty_master);
+      command->spawned = TRUE;
       /* The daemon has its own copy now (or the socket is gone). */
       paddock_close_fd (&command->pty_master);
       return TRUE;

@@ -1011,6 +1011,8 @@ expect_spawned (int     ctl,
   g_autofree char *event = recv_event (ctl);
   g_autofree char *prefix = g_strdup_printf ("{\"event\":\"spawned\",\"id\":%u,\"pid\":", id);
 
+  g_test_message ("event: %s", event);
+
   g_assert_true (g_str_has_prefix (event, prefix));
   g_assert_true (g_str_has_suffix (event, "}\n"));
   return atoi (event + strlen (prefix));
@@ -1632,10 +1634,31 @@ test_command_spare (Fixture       *fx,
   /* The spare killed from outside: the next command still runs. */
   spare = wait_for_spare (&s);
   g_assert_cmpint (kill (spare, SIGKILL), ==, 0);
+  {
+    /* Gone (reaped by pid 1) before the next request. */
+    g_autofree char *proc = g_strdup_printf ("/proc/%d", spare);
+
+    for (guint i = 0; i < 1000 && g_file_test (proc, G_FILE_TEST_EXISTS); i++)
+      g_usleep (10000);
+    g_assert_false (g_file_test (proc, G_FILE_TEST_EXISTS));
+  }
   fds[0] = fds[1] = fds[2] = null_fd;
   send_request (s.ctl, "{\"op\":\"spawn\",\"id\":4,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
   expect_spawned (s.ctl, 4);
   expect_exited (s.ctl, 4, "\"status\":0");
+
+  /* Killed just as a request comes: the request is still answered, by
+   * "spawned" or, if the spare took it and died, "spawn-failed" (EIO). */
+  spare = wait_for_spare (&s);
+  g_assert_cmpint (kill (spare, SIGKILL), ==, 0);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":5,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  g_clear_pointer (&event, g_free);
+  event = recv_event (s.ctl);
+  g_test_message ("event: %s", event);
+  if (g_str_has_prefix (event, "{\"event\":\"spawned\",\"id\":5,"))
+    expect_exited (s.ctl, 5, "\"status\":0");
+  else
+    g_assert_true (g_str_has_prefix (event, "{\"event\":\"spawn-failed\",\"id\":5,\"errno\":5,"));
 
   g_free (session_stop (&s));
 }
