@@ -2468,6 +2468,8 @@ count_running_commands_of (PaddockSessionImpl *self,
 /* What the child of spawn_host_command() needs, all of it prepared. */
 typedef struct
 {
+  int          cgroup_dir;        /* the session cgroup's folder, or -1 */
+  gboolean     born_inside;       /* clone3 put the child in it already */
   int          cgroup_procs_fd;
   gboolean     tty;
   int          fds[3];
@@ -2492,7 +2494,7 @@ host_command_main (void *data)
   sigemptyset (&empty);
   sigprocmask (SIG_SETMASK, &empty, NULL);
 
-  if (c->cgroup_procs_fd >= 0 && write (c->cgroup_procs_fd, "0", 1) != 1)
+  if (!c->born_inside && c->cgroup_procs_fd >= 0 && write (c->cgroup_procs_fd, "0", 1) != 1)
     _exit (125);
   if (setsid () < 0 || (c->tty && ioctl (c->fds[0], TIOCSCTTY, 0) < 0) ||
       dup2 (c->fds[0], 0) < 0 || dup2 (c->fds[1], 1) < 0 || dup2 (c->fds[2], 2) < 0 ||
@@ -2503,13 +2505,44 @@ host_command_main (void *data)
   _exit (127);
 }
 
+#if defined(__x86_64__)
+/* clone3() with a stack of the caller's (CLONE_VM): the child starts on
+ * that stack, calls FN (ARG) and exits with its value; the parent gets the
+ * pid or -errno. glibc 2.36 has no clone3() wrapper, and syscall() cannot
+ * be used for this: its child would return through a frame on a stack it
+ * does not have. x86-64 only; elsewhere clone() and a cgroup.procs write. */
+long paddock_clone3_on_stack (struct clone_args *args, size_t size, int (*fn) (void *), void *arg);
+__asm__ (".text\n"
+         ".type paddock_clone3_on_stack, @function\n"
+         "paddock_clone3_on_stack:\n"
+         "  mov %rdx, %r8\n"            /* FN and ARG survive the syscall in r8/r9 */
+         "  mov %rcx, %r9\n"
+         "  mov $435, %eax\n"           /* SYS_clone3; args in rdi, rsi */
+         "  syscall\n"
+         "  test %rax, %rax\n"
+         "  jnz 1f\n"
+         "  xor %ebp, %ebp\n"           /* the child: no frame to return to */
+         "  mov %r9, %rdi\n"
+         "  call *%r8\n"
+         "  mov %eax, %edi\n"
+         "  mov $60, %eax\n"            /* SYS_exit */
+         "  syscall\n"
+         "  hlt\n"
+         "1:\n"
+         "  ret\n"
+         ".size paddock_clone3_on_stack, .-paddock_clone3_on_stack\n");
+#endif
+
 /* Starts a command on the host as posix_spawn() does (CLONE_VM |
  * CLONE_VFORK: no copy of the daemon's page tables, which is most of what
  * fork() costs a daemon holding scrollbacks), with every signal blocked
- * across the clone so that no handler of ours runs in the child. Returns
- * the pid, or -1 with errno. */
+ * across the clone so that no handler of ours runs in the child. Where the
+ * session has a cgroup the child is created in it (clone3 with
+ * CLONE_INTO_CGROUP, see fork_session_child: a move through cgroup.procs
+ * waits for an RCU grace period, often longer than the whole command);
+ * without clone3 it moves itself there. Returns the pid, or -1 with errno. */
 static pid_t
-spawn_host_command (const HostCommand *command)
+spawn_host_command (HostCommand *command)
 {
   const size_t stack_size = 256 * 1024;
   sigset_t all_signals;
@@ -2523,8 +2556,33 @@ spawn_host_command (const HostCommand *command)
     return -1;
   sigfillset (&all_signals);
   pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
-  pid = clone (host_command_main, (char *) stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD,
-               (void *) command);
+  pid = -1;
+  command->born_inside = FALSE;
+#if defined(__x86_64__)
+  if (command->cgroup_dir >= 0)
+    {
+      struct clone_args args = {
+        .flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP,
+        .exit_signal = SIGCHLD,
+        .stack = (guint64) (guintptr) stack,
+        .stack_size = stack_size,
+        .cgroup = (guint64) command->cgroup_dir,
+      };
+      long r;
+
+      /* Set before the clone: the child reads it (shared memory), and the
+       * parent is suspended until the child has exec'd or exited. */
+      command->born_inside = TRUE;
+      r = paddock_clone3_on_stack (&args, sizeof args, host_command_main, command);
+      if (r >= 0)
+        pid = (pid_t) r;
+      else
+        command->born_inside = FALSE;
+    }
+#endif
+  if (pid < 0)
+    pid = clone (host_command_main, (char *) stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                 (void *) command);
   saved_errno = errno;
   pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
   munmap (stack, stack_size);
@@ -2545,6 +2603,7 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
+  paddock_autofd int cgroup_dir = -1;
   g_autofree char *program = NULL;
   const char *path = g_environ_getenv (envp, "PATH");
   HostCommand child;
@@ -2561,7 +2620,10 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   if (!paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
+  if (self->cgroup != NULL)
+    cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   child = (HostCommand) {
+    .cgroup_dir = cgroup_dir,
     .cgroup_procs_fd = self->cgroup_procs_fd,
     .tty = tty,
     .fds = { child_in, child_out, child_err },

@@ -1226,6 +1226,16 @@ test_host_cgroup_catches_escapees (void)
 
   wait_for_marked (marker, 3);
 
+  /* A command run with Exec is the session's as well: its own escapee too. */
+  {
+    g_autofree char *exec_script = g_strdup_printf ("setsid %s 300 & echo started", marker);
+    g_autofree char *command = command_exec (connection, path, exec_script, 0, FALSE, &error);
+
+    g_assert_no_error (error);
+    g_assert_nonnull (command);
+    wait_for_marked (marker, 4);
+  }
+
   result = stop (connection, path, 0, TRUE, &error);
   g_assert_no_error (error);
 

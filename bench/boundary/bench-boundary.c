@@ -20,9 +20,26 @@
  * for reference. The trees live on a tmpfs in a mount namespace of our own
  * when this process may mount one (as bench/staging does), else in $TMPDIR.
  *
+ * The workload's figures are built to mean something on a shared 2-core
+ * machine: every round runs each variant once, in an order that rotates
+ * from round to round; the overhead is the median of the rounds' paired
+ * ratios (safe / host of the same round), with a distribution-free 95%
+ * confidence interval of that median (order statistics); and next to wall
+ * time, CPU time: the session cgroup's usage_usec across the Exec (the
+ * command, its supervisor and anything else the session did meanwhile),
+ * which waiting for a core does not inflate. CPU is "n/a" where sessions
+ * get no cgroup.
+ *
+ * --attribute adds sessions of the safe profile, each from a daemon of its
+ * own, with one layer left out through the daemons' test switches:
+ * PADDOCK_TEST_WITHOUT_LAYERS=seccomp, =landlock, and PADDOCK_STAGING=copy
+ * (the workspace staged as a plain copy instead of an overlay), so that
+ * each layer's share of the overhead shows.
+ *
  * Targets (issue #5): workload < 5% over host; start within 2x of host.
  *
- * Usage: bench-boundary [--rounds N]   (default 9; start uses 2N rounds)
+ * Usage: bench-boundary [--rounds N] [--workload-rounds M] [--attribute]
+ *        (defaults: N 9, start uses 2N rounds; M 15)
  *
  * Exits non-zero when a session or a workload fails.
  */
@@ -39,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -297,10 +315,10 @@ session_options (const char         *profile,
 }
 
 static char *
-create_session (const char         *profile,
-                const char * const *argv)
+create_session_on (GDBusConnection    *connection,
+                   const char         *profile,
+                   const char * const *argv)
 {
-  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon_under_test);
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
   char *path = NULL;
@@ -311,6 +329,15 @@ create_session (const char         *profile,
   if (reply == NULL)
     bail ("CreateSession (%s): %s", profile, error->message);
   g_variant_get (reply, "(o)", &path);
+  return path;
+}
+
+static char *
+create_session (const char         *profile,
+                const char * const *argv)
+{
+  char *path = create_session_on (paddock_test_daemon_get_connection (daemon_under_test), profile, argv);
+
   g_ptr_array_add (sessions, g_strdup (path));
   return path;
 }
@@ -397,7 +424,9 @@ properties_changed_cb (GDBusConnection *connection,
       g_str_equal (state, "starting") || g_str_equal (state, "running"))
     return;
   g_variant_lookup (changed, "ExitStatus", "i", &status);
-  g_hash_table_insert (ended, g_strdup (object_path), GINT_TO_POINTER (status));
+  /* Keyed by connection too: each daemon numbers its objects alike. */
+  g_hash_table_insert (ended, g_strdup_printf ("%p %s", (void *) connection, object_path),
+                       GINT_TO_POINTER (status));
 }
 
 /* git as any user would have it, without this machine's configuration; the
@@ -411,18 +440,118 @@ static const char *git_env[][2] = {
   { "GIT_CONFIG_VALUE_0", "*" },
 };
 
-/* Session1.Exec of @argv in @session (cwd: the workspace) until its exit
- * status is in hand, in ms. */
-static double
-exec_ms (const char         *session,
-         const char * const *argv)
+/* One way of running the workload: a session of some profile, from a
+ * daemon whose test switches leave one layer out, or the bench itself. */
+typedef struct {
+  const char *name;
+  const char *profile;         /* NULL: run directly by the bench */
+  const char *without_layers;  /* PADDOCK_TEST_WITHOUT_LAYERS of its daemon */
+  const char *staging;         /* PADDOCK_STAGING of its daemon */
+  PaddockTestDaemon *daemon;   /* its own daemon, or NULL: daemon_under_test's */
+  GDBusConnection *connection;
+  guint subscription;
+  char *session;
+  char *cpu_stat;              /* the session cgroup's cpu.stat, or NULL */
+} Variant;
+
+/* The cgroup v2 mount point, from our mountinfo; NULL if none. */
+static char *
+cgroup2_mount (void)
 {
-  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon_under_test);
+  g_autofree char *mountinfo = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  if (!g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, NULL))
+    return NULL;
+  lines = g_strsplit (mountinfo, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) fields = g_strsplit (lines[i], " ", -1);
+      guint n = g_strv_length (fields);
+
+      /* ... mount-point(4) ... - fstype source options */
+      for (guint f = 6; f + 1 < n; f++)
+        if (g_str_equal (fields[f], "-") && g_str_equal (fields[f + 1], "cgroup2"))
+          return g_strdup (fields[4]);
+    }
+  return NULL;
+}
+
+/* The cpu.stat of the cgroup a session's main process is in, if it is a
+ * cgroup of the session's own (paddock-…), else NULL. */
+static char *
+session_cpu_stat (GDBusConnection *connection,
+                  const char      *session)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autofree char *proc = NULL;
+  g_autofree char *membership = NULL;
+  g_autofree char *mount_point = cgroup2_mount ();
+  char *path = NULL;
+  guint32 pid = 0;
+
+  reply = paddock_test_call (connection, session, "org.freedesktop.DBus.Properties", "Get",
+                             g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
+                             G_VARIANT_TYPE ("(v)"), NULL);
+  if (reply == NULL || mount_point == NULL)
+    return NULL;
+  g_variant_get (reply, "(v)", &value);
+  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32) || (pid = g_variant_get_uint32 (value)) == 0)
+    return NULL;
+  proc = g_strdup_printf ("/proc/%u/cgroup", pid);
+  if (!g_file_get_contents (proc, &membership, NULL, NULL))
+    return NULL;
+  /* The v2 line, "0::/path" (after v1 controllers' lines on a hybrid
+   * system). */
+  {
+    char *v2 = g_str_has_prefix (membership, "0::/") ? membership : strstr (membership, "\n0::/");
+    char *end;
+
+    if (v2 == NULL)
+      return NULL;
+    v2 += v2 == membership ? 3 : 4;
+    if ((end = strchr (v2, '\n')) != NULL)
+      *end = '\0';
+    if (strstr (v2, "paddock") == NULL)
+      return NULL;
+    path = g_build_filename (mount_point, v2, "cpu.stat", NULL);
+  }
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    g_clear_pointer (&path, g_free);
+  return path;
+}
+
+/* usage_usec of a cpu.stat, or -1. */
+static gint64
+cpu_usage_us (const char *cpu_stat)
+{
+  g_autofree char *text = NULL;
+  const char *line;
+
+  if (cpu_stat == NULL || !g_file_get_contents (cpu_stat, &text, NULL, NULL) ||
+      (line = strstr (text, "usage_usec ")) == NULL)
+    return -1;
+  return g_ascii_strtoll (line + strlen ("usage_usec "), NULL, 10);
+}
+
+/* Session1.Exec of @argv in @variant's session (cwd: the workspace) until
+ * its exit status is in hand, in ms; *@cpu_ms: the session's CPU time
+ * meanwhile, or -1. */
+static double
+exec_ms (Variant            *variant,
+         const char * const *argv,
+         double             *cpu_ms)
+{
+  GDBusConnection *connection = variant->connection;
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *key = NULL;
   GVariantBuilder env;
   const char *command = NULL;
   gpointer status = NULL;
+  gint64 cpu_before;
+  gint64 cpu_after;
   gint64 start;
   double ms;
 
@@ -430,22 +559,26 @@ exec_ms (const char         *session,
   for (guint i = 0; i < G_N_ELEMENTS (git_env); i++)
     g_variant_builder_add (&env, "{ss}", git_env[i][0], git_env[i][1]);
 
+  cpu_before = cpu_usage_us (variant->cpu_stat);
   start = g_get_monotonic_time ();
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
+  reply = paddock_test_call (connection, variant->session, "org.paddock.Session1", "Exec",
                              g_variant_new ("(^aay^ay@a{ss}ub)", argv, "", g_variant_builder_end (&env),
                                             0, FALSE),
                              G_VARIANT_TYPE ("(o)"), &error);
   if (reply == NULL)
     bail ("Exec %s: %s", argv[0], error->message);
   g_variant_get (reply, "(&o)", &command);
+  key = g_strdup_printf ("%p %s", (void *) connection, command);
 
-  while (!g_hash_table_lookup_extended (ended, command, NULL, &status))
+  while (!g_hash_table_lookup_extended (ended, key, NULL, &status))
     {
       if (ms_since (start) > 120 * 1000)
         bail ("%s (%s) never ended", command, argv[0]);
       g_main_context_iteration (NULL, TRUE);
     }
   ms = ms_since (start);
+  cpu_after = cpu_usage_us (variant->cpu_stat);
+  *cpu_ms = cpu_before >= 0 && cpu_after >= cpu_before ? (double) (cpu_after - cpu_before) / 1000.0 : -1;
 
   if (GPOINTER_TO_INT (status) != 0)
     {
@@ -455,38 +588,143 @@ exec_ms (const char         *session,
                            G_VARIANT_TYPE ("(aytt)"), NULL);
       g_autoptr(GVariant) bytes = output != NULL ? g_variant_get_child_value (output, 0) : NULL;
 
-      bail ("`%s` in %s exited with %d: %.*s", argv[0], session, GPOINTER_TO_INT (status),
+      bail ("`%s` in %s exited with %d: %.*s", argv[0], variant->name, GPOINTER_TO_INT (status),
             bytes != NULL ? (int) g_variant_get_size (bytes) : 0,
             bytes != NULL ? (const char *) g_variant_get_data (bytes) : "");
     }
   g_dbus_connection_call (connection, "org.paddock.Daemon", command, "org.paddock.Command1",
                           "Release", NULL, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, NULL, NULL);
-  g_hash_table_remove (ended, command);
+  g_hash_table_remove (ended, key);
   return ms;
 }
 
-/* The same workload run by this process directly, in ms. */
 static double
-direct_ms (const char * const *argv)
+children_cpu_ms (void)
 {
-  gint64 start = g_get_monotonic_time ();
+  struct rusage usage;
 
-  run_or_bail (argv, workspace);
-  return ms_since (start);
+  getrusage (RUSAGE_CHILDREN, &usage);
+  return (double) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 +
+         (double) (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
 }
 
-typedef struct {
-  const char *name;
-  const char * const *argv;
-  GArray *safe;
-  GArray *host;
-  GArray *direct;
-} Workload;
+/* The same workload run by this process directly, in ms; *@cpu_ms: its
+ * CPU time (its children's). */
+static double
+direct_ms (const char * const *argv,
+           double             *cpu_ms)
+{
+  double cpu = children_cpu_ms ();
+  gint64 start = g_get_monotonic_time ();
+  double ms;
+
+  run_or_bail (argv, workspace);
+  ms = ms_since (start);
+  *cpu_ms = children_cpu_ms () - cpu;
+  return ms;
+}
 
 static const char *
 verdict (gboolean met)
 {
   return met ? "met" : "MISSED";
+}
+
+/* The median of @values (sorted here) and its distribution-free 95%
+ * confidence interval: the order statistics k and n+1-k (1-based) with
+ * P(Binomial(n, 1/2) < k) <= 2.5%. FALSE (no interval) below 6 values. */
+static gboolean
+median_interval (GArray *values,
+                 double *low,
+                 double *high)
+{
+  guint n = values->len;
+  double tail = 0;
+  double term;
+  guint k = 0;
+
+  g_array_sort (values, compare_double);
+  /* term = C(n, i) / 2^n, summed while the tail stays within 2.5%. */
+  term = 1;
+  for (guint i = 0; i < n; i++)
+    term /= 2;
+  while (k < n / 2 && tail + term <= 0.025)
+    {
+      tail += term;
+      term = term * (double) (n - k) / (double) (k + 1);
+      k++;
+    }
+  if (k == 0)
+    return FALSE;
+  *low = g_array_index (values, double, k - 1);
+  *high = g_array_index (values, double, n - k);
+  return TRUE;
+}
+
+/* "+4.2% [+1.0, +6.3]": the median paired overhead and its interval. */
+static void
+print_overhead (const char *what,
+                GArray     *ratios)
+{
+  double low;
+  double high;
+  double m = median (ratios);
+
+  if (median_interval (ratios, &low, &high))
+    g_print ("%s %+6.1f%% (95%% CI %+.1f to %+.1f)", what, 100.0 * (m - 1), 100.0 * (low - 1),
+             100.0 * (high - 1));
+  else
+    g_print ("%s %+6.1f%%", what, 100.0 * (m - 1));
+}
+
+static void
+variant_open (Variant            *variant,
+              const char * const *sleep_argv)
+{
+  if (variant->profile == NULL)
+    return;
+  if (variant->without_layers != NULL || variant->staging != NULL)
+    {
+      if (variant->without_layers != NULL)
+        g_setenv ("PADDOCK_TEST_WITHOUT_LAYERS", variant->without_layers, TRUE);
+      if (variant->staging != NULL)
+        g_setenv ("PADDOCK_STAGING", variant->staging, TRUE);
+      variant->daemon = paddock_test_daemon_new (NULL);
+      g_unsetenv ("PADDOCK_TEST_WITHOUT_LAYERS");
+      g_unsetenv ("PADDOCK_STAGING");
+      variant->connection = paddock_test_daemon_get_connection (variant->daemon);
+      variant->session = create_session_on (variant->connection, variant->profile, sleep_argv);
+    }
+  else
+    {
+      variant->connection = paddock_test_daemon_get_connection (daemon_under_test);
+      variant->session = create_session (variant->profile, sleep_argv);
+    }
+  variant->subscription = g_dbus_connection_signal_subscribe (variant->connection, "org.paddock.Daemon",
+                                                              "org.freedesktop.DBus.Properties",
+                                                              "PropertiesChanged", NULL, "org.paddock.Command1",
+                                                              G_DBUS_SIGNAL_FLAGS_NONE, properties_changed_cb,
+                                                              NULL, NULL);
+  variant->cpu_stat = session_cpu_stat (variant->connection, variant->session);
+}
+
+static void
+variant_close (Variant *variant)
+{
+  if (variant->connection != NULL)
+    g_dbus_connection_signal_unsubscribe (variant->connection, variant->subscription);
+  if (variant->daemon != NULL)
+    {
+      g_autoptr(GVariant) reply =
+        paddock_test_call (variant->connection, variant->session, "org.paddock.Session1", "Destroy", NULL,
+                           G_VARIANT_TYPE ("(a{sv})"), NULL);
+
+      g_clear_pointer (&variant->daemon, paddock_test_daemon_free);
+    }
+  else if (variant->session != NULL)
+    destroy_session (variant->session);
+  g_clear_pointer (&variant->session, g_free);
+  g_clear_pointer (&variant->cpu_stat, g_free);
 }
 
 int
@@ -497,36 +735,55 @@ main (int   argc,
   const char *git_argv[] = { "git", "status", "--porcelain", NULL };
   const char *gcc_argv[] = { "sh", "-c", "for f in cc/*.c; do gcc -O1 -c -o /dev/null \"$f\" || exit 1; done",
                              NULL };
+  struct {
+    const char *name;
+    const char * const *argv;
+  } workloads[] = {
+    { "git status --porcelain, 10,000 files", git_argv },
+    { "gcc -O1 -c of 32 C files, one by one", gcc_argv },
+  };
+  Variant variants[] = {
+    { .name = "run directly by the bench (reference)" },
+    { .name = "host session", .profile = "host" },
+    { .name = "safe session", .profile = "safe" },
+    { .name = "safe without seccomp", .profile = "safe", .without_layers = "seccomp" },
+    { .name = "safe without Landlock", .profile = "safe", .without_layers = "landlock" },
+    { .name = "safe, copy stage (no overlay)", .profile = "safe", .staging = "copy" },
+  };
+  enum { DIRECT, HOST, SAFE, N_BASIC };
   g_autoptr(GArray) start_safe = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) start_host = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autofree char *safe = NULL;
-  g_autofree char *host = NULL;
   g_autofree char *gcc = NULL;
   g_autofree char *git = NULL;
-  Workload workloads[] = {
-    { "git status --porcelain, 10,000 files", git_argv, NULL, NULL, NULL },
-    { "gcc -O1 -c of 32 C files, one by one", gcc_argv, NULL, NULL, NULL },
-  };
-  GDBusConnection *connection;
   guint64 rounds = 9;
-  guint subscription;
+  guint64 workload_rounds = 15;
+  gboolean attribute = FALSE;
+  guint n_variants;
   double s;
   double h;
   const char *where;
 
   signal (SIGPIPE, SIG_IGN);
-  if (argc == 3 && g_str_equal (argv[1], "--rounds"))
-    rounds = g_ascii_strtoull (argv[2], NULL, 10);
-  else if (argc != 1)
+  for (int i = 1; i < argc; i++)
     {
-      g_printerr ("usage: %s [--rounds N]\n", argv[0]);
+      if (g_str_equal (argv[i], "--rounds") && i + 1 < argc)
+        rounds = g_ascii_strtoull (argv[++i], NULL, 10);
+      else if (g_str_equal (argv[i], "--workload-rounds") && i + 1 < argc)
+        workload_rounds = g_ascii_strtoull (argv[++i], NULL, 10);
+      else if (g_str_equal (argv[i], "--attribute"))
+        attribute = TRUE;
+      else
+        {
+          g_printerr ("usage: %s [--rounds N] [--workload-rounds M] [--attribute]\n", argv[0]);
+          return 2;
+        }
+    }
+  if (rounds < 1 || rounds > 1000 || workload_rounds < 1 || workload_rounds > 1000)
+    {
+      g_printerr ("bench-boundary: --rounds and --workload-rounds take 1 to 1000\n");
       return 2;
     }
-  if (rounds < 1 || rounds > 1000)
-    {
-      g_printerr ("bench-boundary: --rounds takes 1 to 1000\n");
-      return 2;
-    }
+  n_variants = attribute ? G_N_ELEMENTS (variants) : N_BASIC;
 
   sessions = g_ptr_array_new_with_free_func (g_free);
   ended = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -573,7 +830,6 @@ main (int   argc,
 
   g_setenv ("PADDOCK_TEST_QUIET", "1", TRUE);
   daemon_under_test = paddock_test_daemon_new (NULL);
-  connection = paddock_test_daemon_get_connection (daemon_under_test);
 
   /* 1. Start: one warm-up each, then interleaved. */
   for (gint64 r = -1; r < (gint64) (2 * rounds); r++)
@@ -586,43 +842,6 @@ main (int   argc,
       g_array_append_val (start_host, ho);
       g_array_append_val (start_safe, sa);
     }
-
-  /* 2. The workload inside one long-running session of each profile. The
-   * first round of each is a warm-up: it also refreshes git's index (in
-   * the safe session's stage, the files' stat data differ from the
-   * index's). */
-  subscription = g_dbus_connection_signal_subscribe (connection, "org.paddock.Daemon",
-                                                     "org.freedesktop.DBus.Properties",
-                                                     "PropertiesChanged", NULL, "org.paddock.Command1",
-                                                     G_DBUS_SIGNAL_FLAGS_NONE, properties_changed_cb,
-                                                     NULL, NULL);
-  safe = create_session ("safe", sleep_argv);
-  host = create_session ("host", sleep_argv);
-  for (guint w = 0; w < G_N_ELEMENTS (workloads); w++)
-    {
-      Workload *wl = &workloads[w];
-
-      wl->safe = g_array_new (FALSE, FALSE, sizeof (double));
-      wl->host = g_array_new (FALSE, FALSE, sizeof (double));
-      wl->direct = g_array_new (FALSE, FALSE, sizeof (double));
-      for (gint64 r = -2; r < (gint64) rounds; r++)
-        {
-          /* Alternate who goes first, so neither always runs on a cache
-           * the other warmed. */
-          double sa = r % 2 == 0 ? exec_ms (safe, wl->argv) : 0;
-          double ho = exec_ms (host, wl->argv);
-          double di = direct_ms (wl->argv);
-
-          if (r % 2 != 0)
-            sa = exec_ms (safe, wl->argv);
-          if (r < 0)
-            continue;
-          g_array_append_val (wl->safe, sa);
-          g_array_append_val (wl->host, ho);
-          g_array_append_val (wl->direct, di);
-        }
-    }
-  g_dbus_connection_signal_unsubscribe (connection, subscription);
 
   {
     g_autofree char *loadavg = NULL;
@@ -642,25 +861,93 @@ main (int   argc,
   g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe", s, s / h);
   g_print ("   target: safe within 2x of host: %s\n", verdict (s <= 2 * h));
 
-  g_print ("\n2. workload through Session1.Exec until its exit status (medians of %" G_GUINT64_FORMAT ")\n",
-           rounds);
+  /* 2. The workload inside one long-running session of each variant.
+   * Every round runs each variant once, starting at a different one each
+   * round, so that none always runs first, or right after the same other,
+   * or on a cache the same other warmed. The first two rounds are warm-up:
+   * they also refresh git's index (in a safe session's stage, the files'
+   * stat data differ from the index's). */
+  for (guint v = 0; v < n_variants; v++)
+    variant_open (&variants[v], sleep_argv);
+
+  g_print ("\n2. workload through Session1.Exec until its exit status; %" G_GUINT64_FORMAT
+           " interleaved rounds, medians; overhead: median of the rounds' paired ratios to host,\n"
+           "   with its 95%% confidence interval; CPU: the session cgroup's usage across the Exec "
+           "(the bench's children's for the direct run)\n", workload_rounds);
   for (guint w = 0; w < G_N_ELEMENTS (workloads); w++)
     {
-      Workload *wl = &workloads[w];
-      double d = median (wl->direct);
+      GArray *wall[G_N_ELEMENTS (variants)];
+      GArray *cpu[G_N_ELEMENTS (variants)];
 
-      s = median (wl->safe);
-      h = median (wl->host);
-      g_print ("   %s\n", wl->name);
-      g_print ("     %-38s %8.1f ms\n", "run directly by the bench (reference)", d);
-      g_print ("     %-38s %8.1f ms\n", "host session", h);
-      g_print ("     %-38s %8.1f ms   %+.1f%% over host\n", "safe session", s, 100.0 * (s - h) / h);
-      g_print ("     target: < 5%% over host: %s\n", verdict (s < 1.05 * h));
-      g_array_unref (wl->safe);
-      g_array_unref (wl->host);
-      g_array_unref (wl->direct);
+      for (guint v = 0; v < n_variants; v++)
+        {
+          wall[v] = g_array_new (FALSE, FALSE, sizeof (double));
+          cpu[v] = g_array_new (FALSE, FALSE, sizeof (double));
+        }
+      for (gint64 r = -2; r < (gint64) workload_rounds; r++)
+        {
+          for (guint i = 0; i < n_variants; i++)
+            {
+              guint v = (guint) ((r + 2 + i) % n_variants);
+              double c = -1;
+              double ms = variants[v].profile == NULL ? direct_ms (workloads[w].argv, &c)
+                                                      : exec_ms (&variants[v], workloads[w].argv, &c);
+
+              if (r < 0)
+                continue;
+              g_array_append_val (wall[v], ms);
+              g_array_append_val (cpu[v], c);
+            }
+        }
+
+      g_print ("   %s\n", workloads[w].name);
+      g_print ("     %-38s %10s %10s\n", "", "wall", "CPU");
+      for (guint v = 0; v < n_variants; v++)
+        {
+          g_autoptr(GArray) wall_ratio = g_array_new (FALSE, FALSE, sizeof (double));
+          g_autoptr(GArray) cpu_ratio = g_array_new (FALSE, FALSE, sizeof (double));
+          g_autoptr(GArray) cpu_sorted = g_array_copy (cpu[v]);
+          g_autoptr(GArray) wall_sorted = g_array_copy (wall[v]);
+          double c;
+
+          for (guint r = 0; r < wall[v]->len; r++)
+            {
+              double wr = g_array_index (wall[v], double, r) / g_array_index (wall[HOST], double, r);
+              double hc = g_array_index (cpu[HOST], double, r);
+              double vc = g_array_index (cpu[v], double, r);
+
+              g_array_append_val (wall_ratio, wr);
+              if (hc > 0 && vc >= 0)
+                {
+                  double cr = vc / hc;
+                  g_array_append_val (cpu_ratio, cr);
+                }
+            }
+          c = median (cpu_sorted);
+          g_print ("     %-38s %7.1f ms ", variants[v].name, median (wall_sorted));
+          if (c >= 0)
+            g_print ("%7.1f ms", c);
+          else
+            g_print ("%10s", "n/a");
+          if (v != HOST)
+            {
+              print_overhead ("   wall", wall_ratio);
+              if (cpu_ratio->len == wall_ratio->len)
+                print_overhead (";  CPU", cpu_ratio);
+            }
+          g_print ("\n");
+          if (v == SAFE)
+            g_print ("     target: < 5%% over host (median wall): %s\n", verdict (median (wall_ratio) < 1.05));
+        }
+      for (guint v = 0; v < n_variants; v++)
+        {
+          g_array_unref (wall[v]);
+          g_array_unref (cpu[v]);
+        }
     }
 
+  for (guint v = 0; v < n_variants; v++)
+    variant_close (&variants[v]);
   clean_up ();
   g_ptr_array_unref (sessions);
   g_hash_table_unref (ended);

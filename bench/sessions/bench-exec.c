@@ -17,6 +17,14 @@
  * the command without waiting for that reply (Release is not part of the
  * figure; D-Bus keeps one client's calls in order, so the next Exec sees it).
  *
+ * Next to wall time, CPU time per round trip, read around each one from
+ * the kernel's per-thread counters (schedstat, ns) and the session
+ * cgroup's usage_usec: for Exec, the client (this process), the bus daemon,
+ * paddockd and the session's cgroup (the sandbox's pid 1, supervisor and
+ * command, or the host command); natively, this process and its child.
+ * CPU is what a loaded machine does not inflate by waiting for a core
+ * (the sandbox's cgroup part is "n/a" without a session cgroup).
+ *
  * Usage: bench-exec [--runs N]   (default 300)
  *
  * Exits non-zero when a command does not run to exit status 0.
@@ -28,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,6 +134,169 @@ create_session (GDBusConnection *connection,
   g_variant_get (reply, "(o)", &path);
   g_ptr_array_add (sessions, g_strdup (path));
   return path;
+}
+
+/* CPU time of every thread of PID so far, in ns; 0 if unreadable. */
+static gint64
+process_cpu_ns (int pid)
+{
+  g_autofree char *task_dir = g_strdup_printf ("/proc/%d/task", pid);
+  g_autoptr(GDir) dir = g_dir_open (task_dir, 0, NULL);
+  const char *tid;
+  gint64 sum = 0;
+
+  while (dir != NULL && (tid = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/%s/schedstat", task_dir, tid);
+      g_autofree char *text = NULL;
+
+      if (g_file_get_contents (path, &text, NULL, NULL))
+        sum += g_ascii_strtoll (text, NULL, 10);
+    }
+  return sum;
+}
+
+/* The unix pid of a bus name's owner (org.freedesktop.DBus: the bus
+ * daemon itself), or 0. */
+static int
+bus_name_pid (GDBusConnection *connection,
+              const char      *name)
+{
+  g_autoptr(GVariant) reply =
+    g_dbus_connection_call_sync (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                 "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                                 g_variant_new ("(s)", name), G_VARIANT_TYPE ("(u)"),
+                                 G_DBUS_CALL_FLAGS_NONE, 10000, NULL, NULL);
+  guint32 pid = 0;
+
+  if (reply != NULL)
+    g_variant_get (reply, "(u)", &pid);
+  return (int) pid;
+}
+
+/* The cpu.stat of the session's own cgroup, or NULL. */
+static char *
+session_cpu_stat (GDBusConnection *connection,
+                  const char      *session)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autofree char *proc = NULL;
+  g_autofree char *membership = NULL;
+  g_autofree char *mountinfo = NULL;
+  g_auto(GStrv) lines = NULL;
+  const char *mount_point = NULL;
+  char *v2;
+  char *end;
+  char *path;
+
+  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", session,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 10000, NULL, NULL);
+  if (reply == NULL)
+    return NULL;
+  g_variant_get (reply, "(v)", &value);
+  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32))
+    return NULL;
+  proc = g_strdup_printf ("/proc/%u/cgroup", g_variant_get_uint32 (value));
+  if (!g_file_get_contents (proc, &membership, NULL, NULL) ||
+      !g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, NULL))
+    return NULL;
+  /* "0::/path", after v1 controllers' lines on a hybrid system. */
+  v2 = g_str_has_prefix (membership, "0::/") ? membership + 3 : strstr (membership, "\n0::/");
+  if (v2 == NULL)
+    return NULL;
+  if (v2 != membership + 3)
+    v2 += 4;
+  if ((end = strchr (v2, '\n')) != NULL)
+    *end = '\0';
+  if (strstr (v2, "paddock") == NULL)
+    return NULL;
+  lines = g_strsplit (mountinfo, "\n", -1);
+  for (guint i = 0; lines[i] != NULL && mount_point == NULL; i++)
+    {
+      g_auto(GStrv) fields = g_strsplit (lines[i], " ", -1);
+      guint n = g_strv_length (fields);
+
+      for (guint f = 6; f + 1 < n; f++)
+        if (g_str_equal (fields[f], "-") && g_str_equal (fields[f + 1], "cgroup2"))
+          {
+            path = g_build_filename (fields[4], v2, "cpu.stat", NULL);
+            if (g_file_test (path, G_FILE_TEST_EXISTS))
+              return path;
+            g_free (path);
+          }
+    }
+  return NULL;
+}
+
+/* usage_usec of a cpu.stat in ns, or 0. */
+static gint64
+cgroup_cpu_ns (const char *cpu_stat)
+{
+  g_autofree char *text = NULL;
+  const char *line;
+
+  if (cpu_stat == NULL || !g_file_get_contents (cpu_stat, &text, NULL, NULL) ||
+      (line = strstr (text, "usage_usec ")) == NULL)
+    return 0;
+  return g_ascii_strtoll (line + strlen ("usage_usec "), NULL, 10) * 1000;
+}
+
+static int bus_pid;
+static int daemon_pid;
+
+enum { CPU_CLIENT, CPU_BUS, CPU_DAEMON, CPU_SESSION, N_CPU_PARTS };
+static const char *const cpu_part_names[] = { "client", "bus", "paddockd", "session" };
+
+/* The CPU time of everything an Exec involves, so far, in ns, by part. */
+static void
+exec_cpu_ns (const char *cpu_stat,
+             gint64      parts[N_CPU_PARTS])
+{
+  parts[CPU_CLIENT] = process_cpu_ns (getpid ());
+  parts[CPU_BUS] = process_cpu_ns (bus_pid);
+  parts[CPU_DAEMON] = process_cpu_ns (daemon_pid);
+  parts[CPU_SESSION] = cgroup_cpu_ns (cpu_stat);
+}
+
+/* Appends the CPU used between BEFORE and AFTER, in µs: the total to
+ * TOTAL and each part to PARTS[i]. */
+static void
+record_cpu (const gint64  before[N_CPU_PARTS],
+            const gint64  after[N_CPU_PARTS],
+            GArray       *total,
+            GArray       *parts[N_CPU_PARTS])
+{
+  double sum = 0;
+
+  for (guint i = 0; i < N_CPU_PARTS; i++)
+    {
+      double us = (double) (after[i] - before[i]) / 1000.0;
+
+      sum += us;
+      g_array_append_val (parts[i], us);
+    }
+  g_array_append_val (total, sum);
+}
+
+static void
+print_cpu_parts (GArray *parts[N_CPU_PARTS])
+{
+  g_print ("%-44s", "    by part (medians):");
+  for (guint i = 0; i < N_CPU_PARTS; i++)
+    g_print (" %s %.0f us%s", cpu_part_names[i], quantile (parts[i], 0.5), i + 1 < N_CPU_PARTS ? "," : "\n");
+}
+
+static gint64
+children_cpu_ns (void)
+{
+  struct rusage usage;
+
+  getrusage (RUSAGE_CHILDREN, &usage);
+  return ((gint64) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * G_USEC_PER_SEC +
+          usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000;
 }
 
 /* Every command's PropertiesChanged: remember those that ended. */
@@ -242,6 +414,15 @@ main (int   argc,
   g_autoptr(GArray) safe_reply = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) host_us = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) host_reply = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) native_cpu = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) safe_cpu = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) host_cpu = g_array_new (FALSE, FALSE, sizeof (double));
+  GArray *safe_parts[N_CPU_PARTS];
+  GArray *host_parts[N_CPU_PARTS];
+  g_autofree char *safe_stat = NULL;
+  gint64 safe_run_start;
+  gint64 safe_run_ns;
+  g_autofree char *host_stat = NULL;
   guint64 runs = 300;
   guint subscription;
   double n;
@@ -291,18 +472,42 @@ main (int   argc,
                                                      NULL, NULL);
   safe = create_session (connection, "safe");
   host = create_session (connection, "host");
+  for (guint i = 0; i < N_CPU_PARTS; i++)
+    {
+      safe_parts[i] = g_array_new (FALSE, FALSE, sizeof (double));
+      host_parts[i] = g_array_new (FALSE, FALSE, sizeof (double));
+    }
+  bus_pid = bus_name_pid (connection, "org.freedesktop.DBus");
+  daemon_pid = bus_name_pid (connection, "org.paddock.Daemon");
+  safe_stat = session_cpu_stat (connection, safe);
+  host_stat = session_cpu_stat (connection, host);
 
+  safe_run_start = cgroup_cpu_ns (safe_stat);
   /* Interleaved, so that the machine's noise hits all three alike. */
   for (gint64 r = -WARM_UP; r < (gint64) runs; r++)
     {
       double sr = 0;
       double hr = 0;
+      gint64 c0 = process_cpu_ns (getpid ()) + children_cpu_ns ();
       double nat = native_us (true_path);
-      double sa = paddock_exec_us (connection, safe, &sr);
-      double ho = paddock_exec_us (connection, host, &hr);
+      gint64 c1 = process_cpu_ns (getpid ()) + children_cpu_ns ();
+      gint64 sb[N_CPU_PARTS], se[N_CPU_PARTS], hb[N_CPU_PARTS], he[N_CPU_PARTS];
+      double sa;
+      double ho;
+      double nc = (double) (c1 - c0) / 1000.0;
+
+      exec_cpu_ns (safe_stat, sb);
+      sa = paddock_exec_us (connection, safe, &sr);
+      exec_cpu_ns (safe_stat, se);
+      exec_cpu_ns (host_stat, hb);
+      ho = paddock_exec_us (connection, host, &hr);
+      exec_cpu_ns (host_stat, he);
 
       if (r < 0)
         continue;
+      g_array_append_val (native_cpu, nc);
+      record_cpu (sb, se, safe_cpu, safe_parts);
+      record_cpu (hb, he, host_cpu, host_parts);
       g_array_append_val (native, nat);
       g_array_append_val (safe_us, sa);
       g_array_append_val (safe_reply, sr);
@@ -311,6 +516,7 @@ main (int   argc,
     }
 
   g_dbus_connection_signal_unsubscribe (connection, subscription);
+  safe_run_ns = cgroup_cpu_ns (safe_stat) - safe_run_start;
 
   n = quantile (native, 0.5);
   s = quantile (safe_us, 0.5);
@@ -327,6 +533,29 @@ main (int   argc,
   g_print ("%-44s %6.0f us %6.0f us %6.0f us   %5.2fx native\n", "paddock host session, Session1.Exec", h,
            quantile (host_us, 0.1), quantile (host_us, 0.9), h / n);
   g_print ("%-44s %6.0f us\n", "  of which: the Exec reply", quantile (host_reply, 0.5));
+  {
+    double ncpu = quantile (native_cpu, 0.5);
+    double scpu = quantile (safe_cpu, 0.5);
+    double hcpu = quantile (host_cpu, 0.5);
+
+    g_print ("%-44s %6.0f us\n", "CPU per round trip: native (bench + child)", ncpu);
+    g_print ("%-44s %6.0f us%s   %5.2fx native\n", "  safe (client, bus, paddockd, session)", scpu,
+             safe_stat == NULL ? " (no session cgroup: without the sandbox)" : "", scpu / ncpu);
+    print_cpu_parts (safe_parts);
+    if (safe_stat != NULL)
+      /* Also what the sandbox does between round trips: forking the next
+       * spare supervisor while idle. */
+      g_print ("%-44s %6.0f us\n", "    safe session's cgroup per Exec, whole run",
+               (double) safe_run_ns / 1000.0 / (double) (runs + WARM_UP));
+    g_print ("%-44s %6.0f us%s   %5.2fx native\n", "  host (client, bus, paddockd, session)", hcpu,
+             host_stat == NULL ? " (no session cgroup: without the command)" : "", hcpu / ncpu);
+    print_cpu_parts (host_parts);
+    for (guint i = 0; i < N_CPU_PARTS; i++)
+      {
+        g_array_unref (safe_parts[i]);
+        g_array_unref (host_parts[i]);
+      }
+  }
   g_print ("   target: safe < 2x native: %s; host < 2x native: %s\n",
            s < 2 * n ? "met" : "MISSED", h < 2 * n ? "met" : "MISSED");
   g_print ("   peer figure (ANCHORS.md): coding-tools-mcp exec, 50 ms p50, 8.8x native\n");

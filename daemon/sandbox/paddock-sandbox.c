@@ -145,7 +145,8 @@
  *   {"event":"command-exited","id":N,"status":S[,"signal":K]}
  * Exactly one of spawned/spawn-failed answers a spawn that names a valid id
  * (EBADF: not 3 fds; EINVAL: bad argv/env/cwd/tty; EEXIST: id running;
- * EAGAIN: 64 commands running; chdir/exec errno otherwise, after fork).
+ * EAGAIN: 64 commands running; EIO: its supervisor was killed before it
+ * started it; chdir/exec errno otherwise, after fork).
  * Events of different ids may interleave in any order. A request without a
  * valid id, of an unknown op, not an a{sv} in normal form or too big, a
  * member of the wrong type, and a kill of an id not
@@ -667,6 +668,7 @@ exec_agent (const SandboxConfig *cfg)
 #define MAX_COMMANDS 64                  /* running commands per session */
 #define MAX_RECV_FDS 8                   /* fds accepted with one message */
 #define MAX_TREE 4096                    /* processes signalled per walk */
+#define SPARE_IDLE_MS 2                  /* pid 1 idle this long: fork the spare supervisor */
 
 typedef enum {
   SUP_SPAWNED = 1,  /* pid: the command exec'd */
@@ -1089,6 +1091,7 @@ typedef struct {
   pid_t supervisor;
   int chan;           /* pid 1's end of the supervisor's pair */
   int pty_master;     /* the terminal we made, until "spawned" takes it; or -1 */
+  gboolean spawned;   /* "spawned" was sent */
 } Command;
 
 typedef struct {
@@ -1097,6 +1100,12 @@ typedef struct {
   gboolean reading;   /* the control fd is a SEQPACKET socket, not at EOF */
   Command commands[MAX_COMMANDS];
   guint n_commands;
+  /* A supervisor forked ahead of time, waiting on SPARE_CHAN for the next
+   * spawn (see fork_spare); -1 when there is none. Wanted once a first
+   * command ran: a session that never runs one never pays for it. */
+  pid_t spare;
+  int spare_chan;
+  gboolean want_spare;
 } Init;
 
 static void
@@ -1219,14 +1228,15 @@ dup_bytestring_array (GVariant *value,
   return (char **) g_ptr_array_free (g_steal_pointer (&strv), FALSE);
 }
 
-/* Validates a spawn request. On failure fills ERR and WHY (static text). */
+/* Reads a spawn request's members into REQ (WORKSPACE is the default
+ * cwd). On failure fills ERR and WHY (static text). */
 static gboolean
-parse_spawn (Init         *init,
-             GVariant     *request,
-             GArray       *fds,
-             SpawnRequest *req,
-             int          *err,
-             const char  **why)
+parse_spawn_request (const char   *workspace,
+                     GVariant     *request,
+                     guint         n_fds,
+                     SpawnRequest *req,
+                     int          *err,
+                     const char  **why)
 {
   g_autoptr(GVariant) argv = g_variant_lookup_value (request, "argv", NULL);
   g_autoptr(GVariant) env = g_variant_lookup_value (request, "env", NULL);
@@ -1259,7 +1269,7 @@ parse_spawn (Init         *init,
         req->path_env = req->envp[i] + 5;
     }
   if (cwd == NULL)
-    req->cwd = g_strdup (init->cfg->workspace);
+    req->cwd = g_strdup (workspace);
   else if (bytestring_of (cwd) == NULL || !g_path_is_absolute (bytestring_of (cwd)))
     {
       *why = "cwd must be an absolute path (a bytestring, ay)";
@@ -1273,13 +1283,27 @@ parse_spawn (Init         *init,
       return FALSE;
     }
   req->tty = tty != NULL && g_variant_get_boolean (tty);
-  req->own_pty = req->tty && fds->len == 0;
-  if (fds->len != 3 && !req->own_pty)
+  req->own_pty = req->tty && n_fds == 0;
+  if (n_fds != 3 && !req->own_pty)
     {
       *err = EBADF;
       *why = "a spawn carries exactly 3 fds (stdin, stdout, stderr), or none with tty";
       return FALSE;
     }
+  return TRUE;
+}
+
+/* Validates a spawn request in pid 1. On failure fills ERR and WHY. */
+static gboolean
+parse_spawn (Init         *init,
+             GVariant     *request,
+             GArray       *fds,
+             SpawnRequest *req,
+             int          *err,
+             const char  **why)
+{
+  if (!parse_spawn_request (init->cfg->workspace, request, fds->len, req, err, why))
+    return FALSE;
   if (find_command (init, req->id) != NULL)
     {
       *err = EEXIST;
@@ -1335,10 +1359,179 @@ open_own_pty (GArray *fds)
   return paddock_steal_fd (&master);
 }
 
+/* What a supervisor forked from pid 1 must not hold of pid 1's: the
+ * daemon's socket (its EOF must mean the sandbox is gone), other commands'
+ * channels and terminals, the spare's channel, the agent's PTY. */
+static void
+drop_pid1_fds (Init *init)
+{
+  close (init->sfd);
+  if (init->cfg->control_fd >= 0)
+    close (init->cfg->control_fd);
+  if (init->cfg->pty_fd >= 0)
+    close (init->cfg->pty_fd);
+  for (guint i = 0; i < init->n_commands; i++)
+    {
+      close (init->commands[i].chan);
+      if (init->commands[i].pty_master >= 0)
+        close (init->commands[i].pty_master);
+    }
+  if (init->spare_chan >= 0)
+    close (init->spare_chan);
+}
+
+/* One request message, as the daemon sent it: pid 1 reads it here, and a
+ * spare supervisor (a separate process after fork) reads its copy here. */
+static char request_buf[MAX_REQUEST_BYTES];
+
+/* The spare supervisor: forked while pid 1 is idle, it waits for pid 1 to
+ * hand it one spawn request (the daemon's message as pid 1 received and
+ * checked it, with the command's 3 fds) and is then that command's
+ * supervisor. So the fork of pid 1, and the page faults that follow it, are
+ * not on the way from Exec to "spawned". EOF on CHAN: pid 1 has no use for
+ * it, or is gone. */
+static G_NORETURN void
+run_spare_supervisor (const SandboxConfig *cfg,
+                      int                  chan)
+{
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int) * 3)];
+  } control;
+  struct iovec iov = { .iov_base = request_buf, .iov_len = sizeof request_buf };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = sizeof control.space,
+  };
+  g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, { -1, -1, -1 } };
+  g_autoptr(GVariant) request = NULL;
+  SupMsg failed = { SUP_FAILED, 0, 0, EINVAL, STAGE_SETUP };
+  int fds[3] = { -1, -1, -1 };
+  guint n_fds = 0;
+  const char *why = NULL;
+  ssize_t n;
+
+  /* Should pid 1 go (host profile: the helper), so do we. */
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+
+  while ((n = recvmsg (chan, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    ;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); n >= 0 && c != NULL; c = CMSG_NXTHDR (&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      {
+        size_t count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+        int *p = (int *) (void *) CMSG_DATA (c);
+
+        for (size_t i = 0; i < count; i++)
+          if (n_fds < 3)
+            fds[n_fds++] = p[i];
+          else
+            close (p[i]);
+      }
+  if (n <= 0)
+    _exit (0);
+
+  {
+    g_autoptr(GBytes) bytes = g_bytes_new (request_buf, n);
+
+    request = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE_VARDICT, bytes, FALSE));
+  }
+  /* pid 1 checked all of it already; this cannot fail short of a bug. */
+  if (n_fds != 3 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || !g_variant_is_normal_form (request) ||
+      !parse_spawn_request (cfg->workspace, request, n_fds, &req, &failed.err, &why))
+    {
+      sup_send (chan, &failed);
+      _exit (0);
+    }
+  for (int i = 0; i < 3; i++)
+    req.fds[i] = fds[i];
+  run_command_supervisor (&req, chan, cfg->host_profile);
+}
+
+/* Forks the spare supervisor (see run_spare_supervisor). On failure (a
+ * pids limit, say) there is none, and none is wanted until the next
+ * command: a spawn then forks its supervisor itself. */
+static void
+fork_spare (Init *init)
+{
+  int pair[2];
+  pid_t pid;
+
+  init->want_spare = FALSE;
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    return;
+  pid = fork ();
+  if (pid < 0)
+    {
+      close (pair[0]);
+      close (pair[1]);
+      return;
+    }
+  if (pid == 0)
+    {
+      close (pair[0]);
+      drop_pid1_fds (init);
+      run_spare_supervisor (init->cfg, pair[1]);
+    }
+  close (pair[1]);
+  init->spare = pid;
+  init->spare_chan = pair[0];
+  init->want_spare = TRUE;
+}
+
+/* The spare goes: its EOF makes it exit, SIGKILL in case it is busy
+ * elsewhere (it is not, short of a bug); the SIGCHLD loop reaps it. */
+static void
+drop_spare (Init *init)
+{
+  if (init->spare > 0)
+    kill (init->spare, SIGKILL);
+  paddock_close_fd (&init->spare_chan);
+  init->spare = -1;
+}
+
+/* Hands the request (RAW, as received) and the command's 3 fds to the
+ * spare, without ever blocking pid 1. FALSE if it did not take them. */
+static gboolean
+hand_to_spare (Init               *init,
+               const SpawnRequest *req,
+               const char         *raw,
+               gsize               raw_len)
+{
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int) * 3)];
+  } control;
+  struct iovec iov = { .iov_base = (void *) raw, .iov_len = raw_len };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = sizeof control.space,
+  };
+  struct cmsghdr *c;
+  ssize_t n;
+
+  memset (&control, 0, sizeof control);
+  c = CMSG_FIRSTHDR (&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN (sizeof (int) * 3);
+  memcpy (CMSG_DATA (c), req->fds, sizeof (int) * 3);
+
+  while ((n = sendmsg (init->spare_chan, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
+    ;
+  return n == (ssize_t) raw_len;
+}
+
 static void
 start_command (Init         *init,
                SpawnRequest *req,
-               GArray       *fds)
+               GArray       *fds,
+               const char   *raw,
+               gsize         raw_len)
 {
   paddock_autofd int pty_master = -1;
   int pair[2];
@@ -1370,6 +1563,21 @@ start_command (Init         *init,
       req->fds[i] = g_array_index (fds, int, i);
     }
 
+  /* Commands come in runs: keep one supervisor forked ahead from now on. */
+  init->want_spare = TRUE;
+  if (init->spare > 0)
+    {
+      if (hand_to_spare (init, req, raw, raw_len))
+        {
+          pid = init->spare;
+          pair[0] = init->spare_chan;
+          init->spare = -1;
+          init->spare_chan = -1;
+          goto started;
+        }
+      drop_spare (init);
+    }
+
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     {
       send_spawn_failed (init, req->id, errno, "socketpair failed");
@@ -1389,30 +1597,20 @@ start_command (Init         *init,
     }
   if (pid == 0)
     {
-      /* Hold nothing of pid 1's: the daemon's socket (its EOF must mean the
-       * sandbox is gone), other commands' channels, the agent's PTY. */
       close (pair[0]);
-      close (init->sfd);
-      if (init->cfg->control_fd >= 0)
-        close (init->cfg->control_fd);
-      if (init->cfg->pty_fd >= 0)
-        close (init->cfg->pty_fd);
-      for (guint i = 0; i < init->n_commands; i++)
-        {
-          close (init->commands[i].chan);
-          if (init->commands[i].pty_master >= 0)
-            close (init->commands[i].pty_master);
-        }
+      drop_pid1_fds (init);
       paddock_close_fd (&pty_master);
       run_command_supervisor (req, pair[1], init->cfg->host_profile);
     }
   close (pair[1]);
 
+started:
   command = &init->commands[init->n_commands++];
   command->id = req->id;
   command->supervisor = pid;
   command->chan = pair[0];
   command->pty_master = paddock_steal_fd (&pty_master);
+  command->spawned = FALSE;
 }
 
 static void
@@ -1476,12 +1674,12 @@ static void
 handle_request (Init  *init,
                 short  revents)
 {
-  static char buf[MAX_REQUEST_BYTES];
+  char *buf = request_buf;
   union {
     struct cmsghdr align;
     char space[CMSG_SPACE (sizeof (int) * MAX_RECV_FDS)];
   } control;
-  struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+  struct iovec iov = { .iov_base = buf, .iov_len = sizeof request_buf };
   struct msghdr msg = {
     .msg_iov = &iov,
     .msg_iovlen = 1,
@@ -1582,7 +1780,7 @@ handle_request (Init  *init,
   if (!parse_spawn (init, request, fds, &req, &err, &why))
     send_spawn_failed (init, req.id, err, why);
   else
-    start_command (init, &req, fds);
+    start_command (init, &req, fds, buf, (gsize) n);
   /* The supervisor has its copies now (or there is none). */
   close_fds (fds);
 }
@@ -1615,6 +1813,14 @@ handle_supervisor (Init    *init,
 
   if (n < 0 && (errno == EINTR || errno == EAGAIN))
     return TRUE;
+  if (n != (ssize_t) sizeof msg && !command->spawned)
+    {
+      /* Killed before it started the command (a spare killed from outside
+       * just as it was handed the request): the spawn is answered, as
+       * every spawn is, and the command never ran. */
+      send_spawn_failed (init, command->id, EIO, "the command's supervisor ended before it started the command");
+      return FALSE;
+    }
   if (n != (ssize_t) sizeof msg)
     {
       /* Cannot happen short of the supervisor being killed: say so. */
@@ -1634,6 +1840,7 @@ handle_supervisor (Init    *init,
       line_add_int (&line, msg.pid);
       line_add (&line, "}\n");
       send_event_with_fd (init->cfg->control_fd, &line, command->pty_master);
+      command->spawned = TRUE;
       /* The daemon has its own copy now (or the socket is gone). */
       paddock_close_fd (&command->pty_master);
       return TRUE;
@@ -1938,7 +2145,8 @@ run_init (const SandboxConfig *cfg)
   sigset_t set;
   pid_t agent;
   LineBuf line = { .len = 0 };
-  Init init = { .cfg = cfg, .sfd = -1, .reading = FALSE, .n_commands = 0 };
+  Init init = { .cfg = cfg, .sfd = -1, .reading = FALSE, .n_commands = 0,
+                .spare = -1, .spare_chan = -1, .want_spare = FALSE };
 
   /* A vanished control reader must not kill us; restored for the agent. */
   signal (SIGPIPE, SIG_IGN);
@@ -2115,19 +2323,35 @@ run_init (const SandboxConfig *cfg)
 
   for (;;)
     {
-      struct pollfd pfds[2 + MAX_COMMANDS];
+      struct pollfd pfds[3 + MAX_COMMANDS];
       guint n_commands = init.n_commands;
+      int ready;
 
       pfds[0] = (struct pollfd) { .fd = init.sfd, .events = POLLIN, .revents = 0 };
       pfds[1] = (struct pollfd) { .fd = init.reading ? cfg->control_fd : -1, .events = POLLIN, .revents = 0 };
+      /* The spare never speaks first: anything from it means it is gone. */
+      pfds[2] = (struct pollfd) { .fd = init.spare_chan, .events = POLLIN, .revents = 0 };
       for (guint i = 0; i < n_commands; i++)
-        pfds[2 + i] = (struct pollfd) { .fd = init.commands[i].chan, .events = POLLIN, .revents = 0 };
+        pfds[3 + i] = (struct pollfd) { .fd = init.commands[i].chan, .events = POLLIN, .revents = 0 };
 
-      if (poll (pfds, 2 + n_commands, -1) < 0)
+      /* The next spare is forked once nothing has happened for a moment,
+       * so that the fork competes with no command's start or report. */
+      ready = poll (pfds, 3 + n_commands, init.want_spare && init.spare < 0 ? SPARE_IDLE_MS : -1);
+      if (ready < 0)
         {
           if (errno == EINTR)
             continue;
           die_errno (EXIT_SETUP, "poll failed", NULL, errno);
+        }
+      if (ready == 0)
+        {
+          fork_spare (&init);
+          continue;
+        }
+      if (pfds[2].revents != 0)
+        {
+          drop_spare (&init);
+          init.want_spare = FALSE;
         }
 
       if (pfds[0].revents & POLLIN)
@@ -2192,7 +2416,7 @@ run_init (const SandboxConfig *cfg)
        * moves a slot already looked at. */
       for (guint i = n_commands; i-- > 0;)
         {
-          if (pfds[2 + i].revents == 0)
+          if (pfds[3 + i].revents == 0)
             continue;
           if (!handle_supervisor (&init, &init.commands[i]))
             {

@@ -1011,6 +1011,8 @@ expect_spawned (int     ctl,
   g_autofree char *event = recv_event (ctl);
   g_autofree char *prefix = g_strdup_printf ("{\"event\":\"spawned\",\"id\":%u,\"pid\":", id);
 
+  g_test_message ("event: %s", event);
+
   g_assert_true (g_str_has_prefix (event, prefix));
   g_assert_true (g_str_has_suffix (event, "}\n"));
   return atoi (event + strlen (prefix));
@@ -1500,6 +1502,167 @@ test_command_limit (Fixture       *fx,
   g_free (session_stop (&s));
 }
 
+/* Host pids of the direct children of the sandbox's pid 1 other than the
+ * agent (pid 2 inside): the command supervisors, and the one pid 1 forks
+ * ahead while idle. */
+static GArray *
+pid1_other_children (Session *s)
+{
+  g_autoptr(GArray) out = g_array_new (FALSE, FALSE, sizeof (int));
+  const char *helper = g_subprocess_get_identifier (s->proc);
+  g_autofree char *path = g_strdup_printf ("/proc/%s/task/%s/children", helper, helper);
+  g_autofree char *text = NULL;
+  g_autofree char *children = NULL;
+  g_auto(GStrv) pids = NULL;
+  int pid1;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  pid1 = atoi (text);
+  g_assert_cmpint (pid1, >, 0);
+  g_free (path);
+  path = g_strdup_printf ("/proc/%d/task/%d/children", pid1, pid1);
+  if (!g_file_get_contents (path, &children, NULL, NULL))
+    return g_steal_pointer (&out);
+  pids = g_strsplit (g_strstrip (children), " ", -1);
+  for (guint i = 0; pids[i] != NULL; i++)
+    {
+      g_autofree char *status_path = g_strdup_printf ("/proc/%s/status", pids[i]);
+      g_autofree char *status = NULL;
+      const char *nspid;
+      int pid = atoi (pids[i]);
+
+      if (pid <= 0 || !g_file_get_contents (status_path, &status, NULL, NULL) ||
+          (nspid = strstr (status, "\nNSpid:")) == NULL)
+        continue;
+      /* The innermost pid is the last field of the line. */
+      {
+        const char *eol = strchr (nspid + 1, '\n');
+        const char *last = eol;
+
+        while (last > nspid && last[-1] != '\t' && last[-1] != ' ')
+          last--;
+        if (atoi (last) != 2)
+          g_array_append_val (out, pid);
+      }
+    }
+  return g_steal_pointer (&out);
+}
+
+/* Waits (up to 10 s) until pid 1 has exactly one child besides the agent:
+ * with no command running, that is the supervisor forked ahead. */
+static int
+wait_for_spare (Session *s)
+{
+  for (guint i = 0; i < 1000; i++)
+    {
+      g_autoptr(GArray) others = pid1_other_children (s);
+
+      if (others->len == 1)
+        return g_array_index (others, int, 0);
+      g_usleep (10000);
+    }
+  g_assert_not_reached ();
+}
+
+/* Commands started by the supervisor pid 1 forks ahead of time behave as
+ * any: their own stdin, stdout and stderr, status, a terminal; and when
+ * that spare is killed from outside, the next command still runs. */
+static void
+test_command_spare (Fixture       *fx,
+                    gconstpointer  data)
+{
+  Session s;
+  paddock_autofd int null_fd = -1;
+  int in_pipe[2];
+  int out_pipe[2];
+  int err_pipe[2];
+  int fds[3];
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *event = NULL;
+  paddock_autofd int master = -1;
+  int spare;
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  fds[0] = fds[1] = fds[2] = null_fd;
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":1,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 1);
+  expect_exited (s.ctl, 1, "\"status\":0");
+
+  /* After a command, pid 1 keeps one supervisor ready. */
+  wait_for_spare (&s);
+  g_assert_cmpint (pipe2 (in_pipe, O_CLOEXEC), ==, 0);
+  g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+  g_assert_cmpint (pipe2 (err_pipe, O_CLOEXEC), ==, 0);
+  fds[0] = in_pipe[0];
+  fds[1] = out_pipe[1];
+  fds[2] = err_pipe[1];
+  json = spawn_sh_json (2, "cat; echo to-stderr >&2; exit 4", NULL, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  close (in_pipe[0]);
+  close (out_pipe[1]);
+  close (err_pipe[1]);
+  g_assert_cmpint (write (in_pipe[1], "from-stdin\n", 11), ==, 11);
+  close (in_pipe[1]);
+  out = read_all (out_pipe[0]);
+  err = read_all (err_pipe[0]);
+  close (out_pipe[0]);
+  close (err_pipe[0]);
+  g_assert_cmpstr (out, ==, "from-stdin\n");
+  g_assert_cmpstr (err, ==, "to-stderr\n");
+  expect_spawned (s.ctl, 2);
+  expect_exited (s.ctl, 2, "\"status\":4");
+
+  /* A terminal pid 1 makes, for a command the spare runs. */
+  wait_for_spare (&s);
+  g_clear_pointer (&json, g_free);
+  json = spawn_sh_json (3, "test -t 0 && test -t 2 && tty", NULL, TRUE);
+  send_request (s.ctl, json, NULL, 0);
+  event = recv_event_with_fd (s.ctl, &master);
+  g_assert_true (g_str_has_prefix (event, "{\"event\":\"spawned\",\"id\":3,\"pid\":"));
+  g_assert_cmpint (master, >=, 0);
+  g_clear_pointer (&out, g_free);
+  out = read_all (master);
+  g_assert_nonnull (strstr (out, "/dev/pts/"));
+  expect_exited (s.ctl, 3, "\"status\":0");
+
+  /* The spare killed from outside: the next command still runs. */
+  spare = wait_for_spare (&s);
+  g_assert_cmpint (kill (spare, SIGKILL), ==, 0);
+  {
+    /* Gone (reaped by pid 1) before the next request. */
+    g_autofree char *proc = g_strdup_printf ("/proc/%d", spare);
+
+    for (guint i = 0; i < 1000 && g_file_test (proc, G_FILE_TEST_EXISTS); i++)
+      g_usleep (10000);
+    g_assert_false (g_file_test (proc, G_FILE_TEST_EXISTS));
+  }
+  fds[0] = fds[1] = fds[2] = null_fd;
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":4,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 4);
+  expect_exited (s.ctl, 4, "\"status\":0");
+
+  /* Killed just as a request comes: the request is still answered, by
+   * "spawned" or, if the spare took it and died, "spawn-failed" (EIO). */
+  spare = wait_for_spare (&s);
+  g_assert_cmpint (kill (spare, SIGKILL), ==, 0);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":5,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  g_clear_pointer (&event, g_free);
+  event = recv_event (s.ctl);
+  g_test_message ("event: %s", event);
+  if (g_str_has_prefix (event, "{\"event\":\"spawned\",\"id\":5,"))
+    expect_exited (s.ctl, 5, "\"status\":0");
+  else
+    g_assert_true (g_str_has_prefix (event, "{\"event\":\"spawn-failed\",\"id\":5,\"errno\":5,"));
+
+  g_free (session_stop (&s));
+}
+
 /* ---- the host profile ---------------------------------------------------- */
 
 static void
@@ -1586,6 +1749,7 @@ main (int    argc,
   ADD ("commands/confined", test_command_confined, NULL);
   ADD ("commands/bad-requests", test_command_bad_requests, NULL);
   ADD ("commands/limit", test_command_limit, NULL);
+  ADD ("commands/spare-supervisor", test_command_spare, NULL);
 
 #undef ADD
 
