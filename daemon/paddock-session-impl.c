@@ -33,6 +33,7 @@
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-cgroup.h"
+#include "paddock-proc-stat.h"
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
@@ -225,43 +226,12 @@ current_boot_id (void)
   return g_strdup (g_strstrip (boot_id));
 }
 
-/* What /proc/PID/stat says of a process that matters here. */
-typedef struct
-{
-  char    state;       /* 'Z' or 'X': it has exited */
-  int     session;     /* its process session id */
-  guint64 start_time;  /* field 22: clock ticks since boot; with the boot id
-                        * it names one process for good */
-} ProcStat;
-
-static gboolean
-read_proc_stat (const char *pid,
-                ProcStat   *out)
-{
-  g_autofree char *stat_path = g_strconcat ("/proc/", pid, "/stat", NULL);
-  g_autofree char *contents = NULL;
-  const char *after_comm;
-
-  if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
-    return FALSE;
-
-  /* comm may hold spaces and parentheses: parse after the last ')'.
-   * Fields 3 (state), 6 (session) and 22 (start time). */
-  after_comm = strrchr (contents, ')');
-  return after_comm != NULL &&
-         sscanf (after_comm + 1,
-                 " %c %*s %*s %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %" G_GUINT64_FORMAT,
-                 &out->state, &out->session, &out->start_time) == 3;
-}
-
 static guint64
 process_start_time (pid_t pid)
 {
-  char pid_text[16];
-  ProcStat stat = { 0, };
+  PaddockProcStat stat;
 
-  g_snprintf (pid_text, sizeof pid_text, "%d", (int) pid);
-  return read_proc_stat (pid_text, &stat) ? stat.start_time : 0;
+  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
 }
 
 static void
@@ -354,11 +324,9 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 static gboolean
 process_alive (pid_t pid)
 {
-  char pid_text[16];
-  ProcStat stat = { 0, };
+  PaddockProcStat stat;
 
-  g_snprintf (pid_text, sizeof pid_text, "%d", (int) pid);
-  return read_proc_stat (pid_text, &stat) && stat.state != 'Z' && stat.state != 'X';
+  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) && stat.state != 'Z' && stat.state != 'X';
 }
 
 /* The sandbox's PID namespace, found through its pid 1 (the supervisor's
@@ -471,12 +439,12 @@ list_session_members (pid_t sid)
   proc = g_dir_open ("/proc", 0, NULL);
   while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
     {
-      ProcStat stat = { 0, };
+      PaddockProcStat stat;
       guint64 pid;
 
       /* Zombies have exited: nothing left to stop. */
       if (g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &pid, NULL) &&
-          read_proc_stat (entry, &stat) && stat.session == sid &&
+          paddock_proc_stat_read ((guint32) pid, FALSE, &stat) && stat.session == sid &&
           stat.state != 'Z' && stat.state != 'X')
         {
           pid_t found = (pid_t) pid;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "paddock-error.h"
+#include "paddock-proc-stat.h"
 #include "paddock-session-impl-private.h"
 
 /* A session may fork without limit where it has no cgroup; the answer does
@@ -44,32 +45,18 @@ process_row_clear (ProcessRow *row)
   g_clear_pointer (&row->command_line, g_free);
 }
 
-/* /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces and
- * parentheses, so it ends at the last ')'. */
 static gboolean
 read_stat (guint32     pid,
            ProcessRow *row)
 {
-  g_autofree char *path = g_strdup_printf ("/proc/%u/stat", pid);
-  g_autofree char *contents = NULL;
-  const char *open_paren;
-  const char *close_paren;
-  unsigned int ppid = 0;
-  char state = 0;
+  PaddockProcStat stat;
 
-  if (!g_file_get_contents (path, &contents, NULL, NULL))
+  if (!paddock_proc_stat_read (pid, TRUE, &stat))
     return FALSE;
-
-  open_paren = strchr (contents, '(');
-  close_paren = strrchr (contents, ')');
-  if (open_paren == NULL || close_paren == NULL || close_paren < open_paren ||
-      sscanf (close_paren + 1, " %c %u", &state, &ppid) != 2)
-    return FALSE;
-
   row->pid = pid;
-  row->ppid = ppid;
-  row->state = state;
-  row->name = g_utf8_make_valid (open_paren + 1, close_paren - open_paren - 1);
+  row->ppid = stat.ppid;
+  row->state = stat.state;
+  row->name = g_steal_pointer (&stat.name);
   return TRUE;
 }
 
