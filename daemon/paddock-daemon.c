@@ -18,6 +18,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
+#include "paddock-record-writer.h"
 #include "paddock-ports-impl.h"
 
 /* How long --replace waits for the previous daemon to close its sockets and
@@ -261,6 +262,8 @@ paddock_daemon_release_state (PaddockDaemon *self)
   g_clear_object (&self->manager);
   g_clear_object (&self->ports);
   g_clear_object (&self->registry);
+  /* Every session record on disk before the folder is anyone else's. */
+  paddock_record_writer_flush ();
   paddock_close_fd (&self->lock_fd);
 }
 

@@ -17,6 +17,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
+#include "paddock-record-writer.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
 
@@ -233,6 +234,7 @@ paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
       g_debug ("Session %s did not start: %s", paddock_session_impl_get_id (session), error->message);
       release_session_leases (pending->manager, paddock_session_impl_get_id (session));
       paddock_session_impl_kill_now (session);
+      paddock_record_writer_flush ();   /* a queued record would land in it */
       paddock_remove_tree (pending->session_dir);
       g_dbus_method_invocation_return_gerror (g_steal_pointer (&pending->invocation), error);
       pending_create_free (pending);

@@ -37,6 +37,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-lease.h"
+#include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
@@ -269,7 +270,6 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   g_autoptr(JsonBuilder) builder = NULL;
   g_autoptr(JsonGenerator) generator = NULL;
   g_autoptr(JsonNode) root = NULL;
-  g_autoptr(GError) error = NULL;
   g_autofree char *json = NULL;
   g_autofree char *boot_id = NULL;
   PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
@@ -330,8 +330,9 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_generator_set_pretty (generator, TRUE);
   json = json_generator_to_data (generator, NULL);
 
-  if (!paddock_durable_file_replace (self->record_path, json, -1, 0600, &error))
-    g_message ("Could not save session %s: %s", self->id, error->message);
+  /* On the writer's thread: the main loop goes on serving (see
+   * paddock-record-writer.c for what a crash can lose). */
+  paddock_record_writer_replace (self->record_path, g_steal_pointer (&json));
 }
 
 static void
@@ -1864,6 +1865,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     {
       paddock_session_impl_observe_boundary (self, NULL, NULL);
       paddock_session_impl_set_state (self, "running");
+      /* On disk before the creator hears of it: the agent would outlive
+       * a daemon that died unknowing. */
+      paddock_record_writer_flush ();
       paddock_session_impl_ready (self, NULL);
     }
 
@@ -1929,6 +1933,8 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
     {
       g_autofree char *session_dir = g_path_get_dirname (self->config.home);
 
+      /* A record still queued would recreate a file in it. */
+      paddock_record_writer_flush ();
       paddock_remove_tree (session_dir);
     }
 
