@@ -33,6 +33,7 @@
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-cgroup.h"
+#include "paddock-clone-vm.h"
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
@@ -920,6 +921,66 @@ fork_session_child (PaddockSessionImpl *self,
   return pid;
 }
 
+/* What the child that becomes paddock-sandbox needs, all prepared before
+ * the clone: it only reads this. */
+typedef struct
+{
+  const char  *program;
+  char       **argv;
+  char       **envp;
+  const char  *workspace;
+  int          pty;
+  int          control;
+  int          seccomp_fd;
+  const int   *listen_fds;
+  guint        n_listen_fds;
+} SandboxChild;
+
+/* The child that execs paddock-sandbox: the terminal at 0-3, the control
+ * channel at 4, the leased sockets at 5… and the seccomp filter after
+ * them, nothing else. Async-signal-safe calls only: it runs either in a
+ * fork() of the daemon or sharing its memory (paddock-clone-vm.c). */
+static int
+sandbox_child_main (void *data)
+{
+  const SandboxChild *c = data;
+  int listen_high[16];
+  int pty_high;
+  int control_high;
+  int seccomp_high;
+  sigset_t empty;
+
+  for (int signum = 1; signum < NSIG; signum++)
+    signal (signum, SIG_DFL);
+  sigemptyset (&empty);
+  sigprocmask (SIG_SETMASK, &empty, NULL);
+
+  if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
+    _exit (126);
+
+  /* Gone with us even before the sandbox takes over (and after:
+   * --die-with-parent). Its own stdio is the terminal, so its one line of
+   * failure is what the user sees. */
+  pty_high = fcntl (c->pty, F_DUPFD, 10);
+  control_high = fcntl (c->control, F_DUPFD, 10);
+  /* Above 64 like the leased sockets, clear of the fds they go to. */
+  seccomp_high = c->seccomp_fd >= 0 ? fcntl (c->seccomp_fd, F_DUPFD, 64) : -1;
+
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+  if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
+      dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
+      dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
+      !_paddock_session_network_child_place_listen_fds (listen_high, c->n_listen_fds, 5) ||
+      (c->seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) c->n_listen_fds) < 0)))
+    _exit (126);
+  syscall (SYS_close_range, 5U + c->n_listen_fds + (c->seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
+
+  if (chdir (c->workspace) < 0)
+    _exit (126);
+  execve (c->program, c->argv, c->envp);
+  _exit (127);
+}
+
 static char *
 find_in_path (const char *program,
               const char *path)
@@ -1526,6 +1587,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   int listen_fds[16];
   guint n_listen_fds = 0;
   char *listen_pid_digits = NULL;
+  SandboxChild sandbox_child;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
@@ -1772,49 +1834,45 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   /* Everything above is prepared before fork: see fork_session_child(). */
   if (self->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  pid = fork_session_child (self, cgroup_dir);
+  sandbox_child = (SandboxChild) {
+    .program = program,
+    .argv = (char **) argv->pdata,
+    .envp = envp,
+    .workspace = self->config.workspace,
+    .pty = slave,
+    .control = control_theirs,
+    .seccomp_fd = seccomp_fd,
+    .listen_fds = listen_fds,
+    .n_listen_fds = n_listen_fds,
+  };
+  /* The sandbox's helper execs at once: it shares our memory until then
+   * rather than copy it (where this kernel and machine allow; fork()
+   * otherwise). */
+  pid = sandboxed ? paddock_clone_vm_into_cgroup (cgroup_dir, sandbox_child_main, &sandbox_child) : -1;
+  if (pid < 0)
+    pid = fork_session_child (self, cgroup_dir);
   if (pid == 0)
     {
       char **child_argv = (char **) argv->pdata;
       int listen_high[G_N_ELEMENTS (listen_fds)];
 
+      if (sandboxed)
+        sandbox_child_main (&sandbox_child);   /* does not return */
+
       if (!_paddock_session_network_child_take_listen_fds (listen_fds, n_listen_fds, listen_high))
         _exit (126);
 
-      if (sandboxed)
-        {
-          /* Gone with us even before the sandbox takes over (and after:
-           * --die-with-parent). Its own stdio is the terminal, so its one
-           * line of failure is what the user sees. */
-          int pty_high = fcntl (slave, F_DUPFD, 10);
-          int control_high = fcntl (control_theirs, F_DUPFD, 10);
-          /* Above 64 like the leased sockets, clear of the fds they go to. */
-          int seccomp_high = seccomp_fd >= 0 ? fcntl (seccomp_fd, F_DUPFD, 64) : -1;
-
-          prctl (PR_SET_PDEATHSIG, SIGKILL);
-          if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
-              dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
-              dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
-              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 5) ||
-              (seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) n_listen_fds) < 0)))
-            _exit (126);
-          syscall (SYS_close_range, 5U + n_listen_fds + (seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
-        }
-      else
-        {
-          /* Session leader with the PTY as controlling terminal: job
-           * control, SIGHUP on hangup and SIGWINCH on resize work as in a
-           * terminal. */
-          if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 ||
-              dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0 ||
-              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 3))
-            _exit (126);
-          /* No descriptor of the daemon's survives into the agent but its
-           * leased sockets. */
-          syscall (SYS_close_range, 3U + n_listen_fds, ~0U, 0U);
-          if (listen_pid_digits != NULL)
-            _paddock_session_network_child_format_pid (listen_pid_digits, getpid ());
-        }
+      /* Session leader with the PTY as controlling terminal: job control,
+       * SIGHUP on hangup and SIGWINCH on resize work as in a terminal. */
+      if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 ||
+          dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0 ||
+          !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 3))
+        _exit (126);
+      /* No descriptor of the daemon's survives into the agent but its
+       * leased sockets. */
+      syscall (SYS_close_range, 3U + n_listen_fds, ~0U, 0U);
+      if (listen_pid_digits != NULL)
+        _paddock_session_network_child_format_pid (listen_pid_digits, getpid ());
 
       if (chdir (self->config.workspace) < 0)
         _exit (126);
