@@ -234,7 +234,10 @@ paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
       g_debug ("Session %s did not start: %s", paddock_session_impl_get_id (session), error->message);
       release_session_leases (pending->manager, paddock_session_impl_get_id (session));
       paddock_session_impl_kill_now (session);
-      paddock_record_writer_flush ();   /* a queued record would land in it */
+      /* Nothing may write into the folder once it is gone. */
+      if (_paddock_session_impl_get_stage (session) != NULL)
+        paddock_stage_cancel_baseline (_paddock_session_impl_get_stage (session));
+      paddock_record_writer_flush ();
       paddock_remove_tree (pending->session_dir);
       g_dbus_method_invocation_return_gerror (g_steal_pointer (&pending->invocation), error);
       pending_create_free (pending);

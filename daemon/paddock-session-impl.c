@@ -1382,6 +1382,14 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
               continue;
             }
 
+          /* What the workspace looks like as the session starts: walked
+           * now rather than while the sandbox sets up, which a walk of a
+           * large workspace slowed by half on two cores. The agent's
+           * writes go to the stage, so this is the same workspace; and
+           * no review can come before: the session is not exported yet. */
+          if (self->stage != NULL)
+            paddock_stage_record_baseline_in_thread (self->stage);
+
           /* "running", then the creator's answer, then the record: the
            * reply leaves from GDBus's thread while this one writes and
            * fsyncs the record, rather than after it. A daemon that dies in
@@ -1615,13 +1623,14 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   if (sandboxed)
     {
       /* The layers exist before the sandbox mounts them; a copy stage is
-       * copied here (the fallback where overlayfs cannot be mounted). */
+       * copied here (the fallback where overlayfs cannot be mounted). The
+       * workspace's baseline is recorded once the agent started (see
+       * paddock_session_impl_drain_control()). */
       if (!paddock_stage_prepare (self->stage, NULL, error))
         {
           g_prefix_error (error, "Could not prepare the staging area: ");
           return FALSE;
         }
-      paddock_stage_record_baseline_in_thread (self->stage);
     }
 
   _paddock_session_network_prepare (self->network, sandboxed ? self->config.net_mode : "host");
@@ -1991,7 +2000,10 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
     {
       g_autofree char *session_dir = g_path_get_dirname (self->config.home);
 
-      /* A record still queued would recreate a file in it. */
+      /* Neither the baseline's walk nor a record still queued may write
+       * into it once it is gone. */
+      if (self->stage != NULL)
+        paddock_stage_cancel_baseline (self->stage);
       paddock_record_writer_flush ();
       paddock_remove_tree (session_dir);
     }

@@ -22,7 +22,11 @@
  *
  * Targets (issue #5): workload < 5% over host; start within 2x of host.
  *
- * Usage: bench-boundary [--rounds N]   (default 9; start uses 2N rounds)
+ * Start also runs a safe session in an empty workspace, interleaved, to
+ * show what the tree's size adds.
+ *
+ * Usage: bench-boundary [--rounds N] [--start-only]
+ *        (default 9 rounds; start uses 2N rounds; --start-only: section 1 alone)
  *
  * Exits non-zero when a session or a workload fails.
  */
@@ -55,6 +59,7 @@ static GHashTable *ended;        /* command path -> exit status */
 static char *base_dir;
 static gboolean base_is_tmpfs;
 static char *workspace;
+static char *empty_workspace;   /* for the start in an empty workspace */
 
 static void
 destroy_session (const char *path)
@@ -499,6 +504,8 @@ main (int   argc,
                              NULL };
   g_autoptr(GArray) start_safe = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) start_host = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) start_empty = g_array_new (FALSE, FALSE, sizeof (double));
+  gboolean start_only = FALSE;
   g_autofree char *safe = NULL;
   g_autofree char *host = NULL;
   g_autofree char *gcc = NULL;
@@ -515,13 +522,16 @@ main (int   argc,
   const char *where;
 
   signal (SIGPIPE, SIG_IGN);
-  if (argc == 3 && g_str_equal (argv[1], "--rounds"))
-    rounds = g_ascii_strtoull (argv[2], NULL, 10);
-  else if (argc != 1)
-    {
-      g_printerr ("usage: %s [--rounds N]\n", argv[0]);
-      return 2;
-    }
+  for (int i = 1; i < argc; i++)
+    if (g_str_equal (argv[i], "--rounds") && i + 1 < argc)
+      rounds = g_ascii_strtoull (argv[++i], NULL, 10);
+    else if (g_str_equal (argv[i], "--start-only"))
+      start_only = TRUE;
+    else
+      {
+        g_printerr ("usage: %s [--rounds N] [--start-only]\n", argv[0]);
+        return 2;
+      }
   if (rounds < 1 || rounds > 1000)
     {
       g_printerr ("bench-boundary: --rounds takes 1 to 1000\n");
@@ -569,6 +579,9 @@ main (int   argc,
   workspace = g_build_filename (base_dir, "ws", NULL);
   if (mkdir (workspace, 0755) != 0)
     bail ("mkdir %s: %s", workspace, g_strerror (errno));
+  empty_workspace = g_build_filename (base_dir, "empty", NULL);
+  if (mkdir (empty_workspace, 0755) != 0)
+    bail ("mkdir %s: %s", empty_workspace, g_strerror (errno));
   generate_tree ();
 
   g_setenv ("PADDOCK_TEST_QUIET", "1", TRUE);
@@ -580,12 +593,20 @@ main (int   argc,
     {
       double ho = start_ms ("host");
       double sa = start_ms ("safe");
+      double em;
+      char *tree = workspace;
 
+      workspace = empty_workspace;
+      em = start_ms ("safe");
+      workspace = tree;
       if (r < 0)
         continue;
       g_array_append_val (start_host, ho);
       g_array_append_val (start_safe, sa);
+      g_array_append_val (start_empty, em);
     }
+  if (start_only)
+    goto report;
 
   /* 2. The workload inside one long-running session of each profile. The
    * first round of each is a warm-up: it also refreshes git's index (in
@@ -624,6 +645,7 @@ main (int   argc,
     }
   g_dbus_connection_signal_unsubscribe (connection, subscription);
 
+report:
   {
     g_autofree char *loadavg = NULL;
 
@@ -640,7 +662,11 @@ main (int   argc,
            TREE_FILES + C_FILES + 1, 2 * rounds);
   g_print ("   %-40s %8.2f ms\n", "host", h);
   g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe", s, s / h);
+  g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe, in an empty workspace", median (start_empty),
+           median (start_empty) / h);
   g_print ("   target: safe within 2x of host: %s\n", verdict (s <= 2 * h));
+  if (start_only)
+    goto done;
 
   g_print ("\n2. workload through Session1.Exec until its exit status (medians of %" G_GUINT64_FORMAT ")\n",
            rounds);
@@ -661,6 +687,7 @@ main (int   argc,
       g_array_unref (wl->direct);
     }
 
+done:
   clean_up ();
   g_ptr_array_unref (sessions);
   g_hash_table_unref (ended);
