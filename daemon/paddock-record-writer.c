@@ -16,9 +16,12 @@
  * before it, never a record's existence past the next flush. Whoever
  * deletes a session's folder flushes first (a queued write would recreate
  * a file in it), and the daemon flushes before it lets go of its state
- * folder. Where a record must be on disk before the creator is told
- * anything (a host session, which outlives the daemon), its writer flushes
- * before answering.
+ * folder. Where a record must be on disk before a client is told (a host
+ * session's start, as the agent outlives the daemon; a session's end,
+ * "exited" or "stopped", which a restarted daemon must list as such), its
+ * writer flushes before the news can go out. What is left to the thread
+ * alone is a safe session's "running", whose loss costs nothing: the
+ * sandbox dies with the daemon.
  */
 
 #include "config.h"

@@ -346,6 +346,12 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
   g_debug ("Session %s: %s", self->id, state);
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), state);
   paddock_session_impl_save (self);
+  /* A session that ended is on disk so before any client can see it has
+   * (the property goes out from the main loop, after this returns): a
+   * daemon killed right then still lists it with that state. "running"
+   * need not wait: see paddock_session_impl_drain_control() and start(). */
+  if (g_str_equal (state, "exited") || g_str_equal (state, "stopped"))
+    paddock_record_writer_flush ();
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
@@ -1390,11 +1396,11 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
           if (self->stage != NULL)
             paddock_stage_record_baseline_in_thread (self->stage);
 
-          /* "running", then the creator's answer, then the record: the
-           * reply leaves from GDBus's thread while this one writes and
-           * fsyncs the record, rather than after it. A daemon that dies in
-           * between loses the record either way (the sandbox started
-           * before the event came). */
+          /* "running", then the creator's answer, then the record, which
+           * the writer thread makes durable while this one goes on (the
+           * Attach that follows does not wait for it). A daemon that dies
+           * before it is on disk loses it either way, and loses nothing
+           * running with it: the sandbox dies with the daemon. */
           hold = g_object_ref (self);
           paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), "running");
           g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
