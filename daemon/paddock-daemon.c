@@ -19,6 +19,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
+#include "paddock-record-writer.h"
 #include "paddock-ports-impl.h"
 #include "paddock-systemd-scope.h"
 
@@ -363,6 +364,8 @@ paddock_daemon_release_state (PaddockDaemon *self)
   g_clear_object (&self->manager);
   g_clear_object (&self->ports);
   g_clear_object (&self->registry);
+  /* Every session record on disk before the folder is anyone else's. */
+  paddock_record_writer_flush ();
   paddock_close_fd (&self->lock_fd);
 }
 

@@ -17,7 +17,9 @@
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
 #include "paddock-net-modes.h"
+#include "paddock-record-writer.h"
 #include "paddock-session-impl-private.h"
+#include "paddock-spare-folder.h"
 #include "paddock-stage.h"
 
 /* Bounds on what one client may ask of the daemon (typed errors when hit). */
@@ -54,6 +56,8 @@ struct _PaddockManagerImpl
   GPtrArray       *sessions;
   /* Created, waiting for the sandbox to say the agent runs. */
   GPtrArray       *starting;
+  /* The next safe session's folder, made ahead (once staging is known). */
+  PaddockSpareFolder *spare;
 };
 
 static void paddock_manager_iface_init (PaddockIpcManager1Iface *iface);
@@ -238,6 +242,10 @@ paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
       g_debug ("Session %s did not start: %s", paddock_session_impl_get_id (session), error->message);
       release_session_leases (pending->manager, paddock_session_impl_get_id (session));
       paddock_session_impl_kill_now (session);
+      /* Nothing may write into the folder once it is gone. */
+      if (_paddock_session_impl_get_stage (session) != NULL)
+        paddock_stage_cancel_baseline (_paddock_session_impl_get_stage (session));
+      paddock_record_writer_flush ();
       paddock_remove_tree (pending->session_dir);
       g_dbus_method_invocation_return_gerror (g_steal_pointer (&pending->invocation), error);
       pending_create_free (pending);
@@ -252,6 +260,18 @@ paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
   paddock_ipc_manager1_complete_create_session (PADDOCK_IPC_MANAGER1 (self),
                                                 g_steal_pointer (&pending->invocation),
                                                 paddock_session_impl_get_object_path (session));
+
+  /* The next safe session's folder, now that this one's start is done. */
+  if (_paddock_session_impl_get_stage (session) != NULL && self->staging != NULL)
+    {
+      if (self->spare == NULL)
+        {
+          g_autofree char *spare = g_build_filename (self->state_dir, "sessions", ".spare", NULL);
+
+          self->spare = paddock_spare_folder_new (spare, g_strcmp0 (self->staging, "overlay") == 0);
+        }
+      paddock_spare_folder_refill (self->spare);
+    }
   pending_create_free (pending);
 }
 
@@ -611,6 +631,10 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   id = new_session_id (self);
   session_dir = g_build_filename (self->state_dir, "sessions", id, NULL);
   config.home = g_build_filename (session_dir, "home", NULL);
+  /* A safe session takes the folder made ahead, if there is one; what it
+   * lacks is made below and when the stage is prepared. */
+  if (g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL && self->spare != NULL)
+    paddock_spare_folder_take (self->spare, session_dir);
   if (g_mkdir_with_parents (config.home, 0700) != 0)
     {
       int saved_errno = errno;
@@ -709,6 +733,7 @@ paddock_manager_impl_finalize (GObject *object)
   g_clear_pointer (&self->cgroup_reason, g_free);
   g_clear_pointer (&self->sessions, g_ptr_array_unref);
   g_clear_pointer (&self->starting, g_ptr_array_unref);
+  g_clear_pointer (&self->spare, paddock_spare_folder_free);
   g_clear_object (&self->registry);
   g_clear_object (&self->connection);
 
@@ -742,6 +767,13 @@ paddock_manager_impl_new (const char *state_dir,
   self = g_object_new (PADDOCK_TYPE_MANAGER_IMPL, NULL);
   self->helper_path = g_strdup (helper_path);
   self->state_dir = g_strdup (state_dir);
+  /* An earlier daemon's spare folder may have been made for another kind
+   * of stage: this one makes its own. */
+  {
+    g_autofree char *spare = g_build_filename (state_dir, "sessions", ".spare", NULL);
+
+    paddock_remove_tree (spare);
+  }
   paddock_ipc_manager1_set_version (PADDOCK_IPC_MANAGER1 (self), PACKAGE_VERSION);
   paddock_ipc_manager1_set_state_dir (PADDOCK_IPC_MANAGER1 (self), state_dir);
 

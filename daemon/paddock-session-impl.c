@@ -33,11 +33,13 @@
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-cgroup.h"
-#include "paddock-proc-stat.h"
+#include "paddock-clone-vm.h"
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-lease.h"
+#include "paddock-proc-stat.h"
+#include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-stage.h"
@@ -240,7 +242,6 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   g_autoptr(JsonBuilder) builder = NULL;
   g_autoptr(JsonGenerator) generator = NULL;
   g_autoptr(JsonNode) root = NULL;
-  g_autoptr(GError) error = NULL;
   g_autofree char *json = NULL;
   g_autofree char *boot_id = NULL;
   PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
@@ -301,8 +302,9 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_generator_set_pretty (generator, TRUE);
   json = json_generator_to_data (generator, NULL);
 
-  if (!paddock_durable_file_replace (self->record_path, json, -1, 0600, &error))
-    g_message ("Could not save session %s: %s", self->id, error->message);
+  /* On the writer's thread: the main loop goes on serving (see
+   * paddock-record-writer.c for what a crash can lose). */
+  paddock_record_writer_replace (self->record_path, g_steal_pointer (&json));
 }
 
 static void
@@ -315,6 +317,12 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
   g_debug ("Session %s: %s", self->id, state);
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), state);
   paddock_session_impl_save (self);
+  /* A session that ended is on disk so before any client can see it has
+   * (the property goes out from the main loop, after this returns): a
+   * daemon killed right then still lists it with that state. "running"
+   * need not wait: see paddock_session_impl_drain_control() and start(). */
+  if (g_str_equal (state, "exited") || g_str_equal (state, "stopped"))
+    paddock_record_writer_flush ();
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
@@ -888,6 +896,66 @@ fork_session_child (PaddockSessionImpl *self,
   return pid;
 }
 
+/* What the child that becomes paddock-sandbox needs, all prepared before
+ * the clone: it only reads this. */
+typedef struct
+{
+  const char  *program;
+  char       **argv;
+  char       **envp;
+  const char  *workspace;
+  int          pty;
+  int          control;
+  int          seccomp_fd;
+  const int   *listen_fds;
+  guint        n_listen_fds;
+} SandboxChild;
+
+/* The child that execs paddock-sandbox: the terminal at 0-3, the control
+ * channel at 4, the leased sockets at 5… and the seccomp filter after
+ * them, nothing else. Async-signal-safe calls only: it runs either in a
+ * fork() of the daemon or sharing its memory (paddock-clone-vm.c). */
+static int
+sandbox_child_main (void *data)
+{
+  const SandboxChild *c = data;
+  int listen_high[16];
+  int pty_high;
+  int control_high;
+  int seccomp_high;
+  sigset_t empty;
+
+  for (int signum = 1; signum < NSIG; signum++)
+    signal (signum, SIG_DFL);
+  sigemptyset (&empty);
+  sigprocmask (SIG_SETMASK, &empty, NULL);
+
+  if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
+    _exit (126);
+
+  /* Gone with us even before the sandbox takes over (and after:
+   * --die-with-parent). Its own stdio is the terminal, so its one line of
+   * failure is what the user sees. */
+  pty_high = fcntl (c->pty, F_DUPFD, 10);
+  control_high = fcntl (c->control, F_DUPFD, 10);
+  /* Above 64 like the leased sockets, clear of the fds they go to. */
+  seccomp_high = c->seccomp_fd >= 0 ? fcntl (c->seccomp_fd, F_DUPFD, 64) : -1;
+
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+  if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
+      dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
+      dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
+      !_paddock_session_network_child_place_listen_fds (listen_high, c->n_listen_fds, 5) ||
+      (c->seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) c->n_listen_fds) < 0)))
+    _exit (126);
+  syscall (SYS_close_range, 5U + c->n_listen_fds + (c->seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
+
+  if (chdir (c->workspace) < 0)
+    _exit (126);
+  execve (c->program, c->argv, c->envp);
+  _exit (127);
+}
+
 static char *
 find_in_path (const char *program,
               const char *path)
@@ -1299,11 +1367,19 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
               continue;
             }
 
-          /* "running", then the creator's answer, then the record: the
-           * reply leaves from GDBus's thread while this one writes and
-           * fsyncs the record, rather than after it. A daemon that dies in
-           * between loses the record either way (the sandbox started
-           * before the event came). */
+          /* What the workspace looks like as the session starts: walked
+           * now rather than while the sandbox sets up, which a walk of a
+           * large workspace slowed by half on two cores. The agent's
+           * writes go to the stage, so this is the same workspace; and
+           * no review can come before: the session is not exported yet. */
+          if (self->stage != NULL)
+            paddock_stage_record_baseline_in_thread (self->stage);
+
+          /* "running", then the creator's answer, then the record, which
+           * the writer thread makes durable while this one goes on (the
+           * Attach that follows does not wait for it). A daemon that dies
+           * before it is on disk loses it either way, and loses nothing
+           * running with it: the sandbox dies with the daemon. */
           hold = g_object_ref (self);
           paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), "running");
           g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
@@ -1507,6 +1583,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   /* The leased sockets the agent gets (socket activation): on the host's
    * network only; a namespace of its own gets them forwarded instead. */
   GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 ? self->config.leases : NULL;
+  SandboxChild sandbox_child;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
@@ -1534,13 +1611,14 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   if (sandboxed)
     {
       /* The layers exist before the sandbox mounts them; a copy stage is
-       * copied here (the fallback where overlayfs cannot be mounted). */
+       * copied here (the fallback where overlayfs cannot be mounted). The
+       * workspace's baseline is recorded once the agent started (see
+       * paddock_session_impl_drain_control()). */
       if (!paddock_stage_prepare (self->stage, NULL, error))
         {
           g_prefix_error (error, "Could not prepare the staging area: ");
           return FALSE;
         }
-      paddock_stage_record_baseline_in_thread (self->stage);
     }
 
   _paddock_session_network_prepare (self->network, sandboxed ? self->config.net_mode : "host");
@@ -1757,49 +1835,45 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   /* Everything above is prepared before fork: see fork_session_child(). */
   if (self->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  pid = fork_session_child (self, cgroup_dir);
+  sandbox_child = (SandboxChild) {
+    .program = program,
+    .argv = (char **) argv->pdata,
+    .envp = envp,
+    .workspace = self->config.workspace,
+    .pty = slave,
+    .control = control_theirs,
+    .seccomp_fd = seccomp_fd,
+    .listen_fds = listen_fds,
+    .n_listen_fds = n_listen_fds,
+  };
+  /* The sandbox's helper execs at once: it shares our memory until then
+   * rather than copy it (where this kernel and machine allow; fork()
+   * otherwise). */
+  pid = sandboxed ? paddock_clone_vm_into_cgroup (cgroup_dir, sandbox_child_main, &sandbox_child) : -1;
+  if (pid < 0)
+    pid = fork_session_child (self, cgroup_dir);
   if (pid == 0)
     {
       char **child_argv = (char **) argv->pdata;
       int listen_high[G_N_ELEMENTS (listen_fds)];
 
+      if (sandboxed)
+        sandbox_child_main (&sandbox_child);   /* does not return */
+
       if (!_paddock_session_network_child_take_listen_fds (listen_fds, n_listen_fds, listen_high))
         _exit (126);
 
-      if (sandboxed)
-        {
-          /* Gone with us even before the sandbox takes over (and after:
-           * --die-with-parent). Its own stdio is the terminal, so its one
-           * line of failure is what the user sees. */
-          int pty_high = fcntl (slave, F_DUPFD, 10);
-          int control_high = fcntl (control_theirs, F_DUPFD, 10);
-          /* Above 64 like the leased sockets, clear of the fds they go to. */
-          int seccomp_high = seccomp_fd >= 0 ? fcntl (seccomp_fd, F_DUPFD, 64) : -1;
-
-          prctl (PR_SET_PDEATHSIG, SIGKILL);
-          if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
-              dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
-              dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
-              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 5) ||
-              (seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) n_listen_fds) < 0)))
-            _exit (126);
-          syscall (SYS_close_range, 5U + n_listen_fds + (seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
-        }
-      else
-        {
-          /* Session leader with the PTY as controlling terminal: job
-           * control, SIGHUP on hangup and SIGWINCH on resize work as in a
-           * terminal. */
-          if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 ||
-              dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0 ||
-              !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 3))
-            _exit (126);
-          /* No descriptor of the daemon's survives into the agent but its
-           * leased sockets. */
-          syscall (SYS_close_range, 3U + n_listen_fds, ~0U, 0U);
-          if (listen_pid_digits != NULL)
-            _paddock_session_network_child_format_pid (listen_pid_digits, getpid ());
-        }
+      /* Session leader with the PTY as controlling terminal: job control,
+       * SIGHUP on hangup and SIGWINCH on resize work as in a terminal. */
+      if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 ||
+          dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0 ||
+          !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 3))
+        _exit (126);
+      /* No descriptor of the daemon's survives into the agent but its
+       * leased sockets. */
+      syscall (SYS_close_range, 3U + n_listen_fds, ~0U, 0U);
+      if (listen_pid_digits != NULL)
+        _paddock_session_network_child_format_pid (listen_pid_digits, getpid ());
 
       if (chdir (self->config.workspace) < 0)
         _exit (126);
@@ -1850,6 +1924,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     {
       paddock_session_impl_observe_boundary (self, NULL, NULL);
       paddock_session_impl_set_state (self, "running");
+      /* On disk before the creator hears of it: the agent would outlive
+       * a daemon that died unknowing. */
+      paddock_record_writer_flush ();
       paddock_session_impl_ready (self, NULL);
     }
 
@@ -1915,6 +1992,11 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
     {
       g_autofree char *session_dir = g_path_get_dirname (self->config.home);
 
+      /* Neither the baseline's walk nor a record still queued may write
+       * into it once it is gone. */
+      if (self->stage != NULL)
+        paddock_stage_cancel_baseline (self->stage);
+      paddock_record_writer_flush ();
       paddock_remove_tree (session_dir);
     }
 
@@ -2473,87 +2555,37 @@ host_command_main (void *data)
   _exit (127);
 }
 
-#if defined(__x86_64__)
-/* clone3() with a stack of the caller's (CLONE_VM): the child starts on
- * that stack, calls FN (ARG) and exits with its value; the parent gets the
- * pid or -errno. glibc 2.36 has no clone3() wrapper, and syscall() cannot
- * be used for this: its child would return through a frame on a stack it
- * does not have. x86-64 only; elsewhere clone() and a cgroup.procs write. */
-long paddock_clone3_on_stack (struct clone_args *args, size_t size, int (*fn) (void *), void *arg);
-__asm__ (".text\n"
-         ".type paddock_clone3_on_stack, @function\n"
-         "paddock_clone3_on_stack:\n"
-         "  mov %rdx, %r8\n"            /* FN and ARG survive the syscall in r8/r9 */
-         "  mov %rcx, %r9\n"
-         "  mov $435, %eax\n"           /* SYS_clone3; args in rdi, rsi */
-         "  syscall\n"
-         "  test %rax, %rax\n"
-         "  jnz 1f\n"
-         "  xor %ebp, %ebp\n"           /* the child: no frame to return to */
-         "  mov %r9, %rdi\n"
-         "  call *%r8\n"
-         "  mov %eax, %edi\n"
-         "  mov $60, %eax\n"            /* SYS_exit */
-         "  syscall\n"
-         "  hlt\n"
-         "1:\n"
-         "  ret\n"
-         ".size paddock_clone3_on_stack, .-paddock_clone3_on_stack\n");
-#endif
-
-/* Starts a command on the host as posix_spawn() does (CLONE_VM |
- * CLONE_VFORK: no copy of the daemon's page tables, which is most of what
- * fork() costs a daemon holding scrollbacks), with every signal blocked
- * across the clone so that no handler of ours runs in the child. Where the
- * session has a cgroup the child is created in it (clone3 with
- * CLONE_INTO_CGROUP, see fork_session_child: a move through cgroup.procs
- * waits for an RCU grace period, often longer than the whole command);
- * without clone3 it moves itself there. Returns the pid, or -1 with errno. */
+/* Starts a command on the host as posix_spawn() does, sharing the
+ * daemon's memory until it execs (paddock-clone-vm: no copy of the page
+ * tables of a daemon holding scrollbacks) and, where the session has a
+ * cgroup, created inside it (a move through cgroup.procs waits for an RCU
+ * grace period, often longer than the whole command). Where that cannot be
+ * done here, fork() and the child moves itself. Returns the pid, or -1
+ * with errno. */
 static pid_t
 spawn_host_command (HostCommand *command)
 {
-  const size_t stack_size = 256 * 1024;
   sigset_t all_signals;
   sigset_t saved_mask;
-  void *stack;
   pid_t pid;
   int saved_errno;
 
-  stack = mmap (NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED)
-    return -1;
+  /* Set before the clone: the child reads it in our memory, and we are
+   * suspended until it has exec'd or exited (CLONE_VFORK). */
+  command->born_inside = command->cgroup_dir >= 0;
+  pid = paddock_clone_vm_into_cgroup (command->cgroup_dir, host_command_main, command);
+  if (pid >= 0)
+    return pid;
+
+  command->born_inside = FALSE;
+  /* No handler of ours may run in the child before it resets them. */
   sigfillset (&all_signals);
   pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
-  pid = -1;
-  command->born_inside = FALSE;
-#if defined(__x86_64__)
-  if (command->cgroup_dir >= 0)
-    {
-      struct clone_args args = {
-        .flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP,
-        .exit_signal = SIGCHLD,
-        .stack = (guint64) (guintptr) stack,
-        .stack_size = stack_size,
-        .cgroup = (guint64) command->cgroup_dir,
-      };
-      long r;
-
-      /* Set before the clone: the child reads it (shared memory), and the
-       * parent is suspended until the child has exec'd or exited. */
-      command->born_inside = TRUE;
-      r = paddock_clone3_on_stack (&args, sizeof args, host_command_main, command);
-      if (r >= 0)
-        pid = (pid_t) r;
-      else
-        command->born_inside = FALSE;
-    }
-#endif
-  if (pid < 0)
-    pid = clone (host_command_main, (char *) stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                 (void *) command);
+  pid = fork ();
+  if (pid == 0)
+    _exit (host_command_main (command));
   saved_errno = errno;
   pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
-  munmap (stack, stack_size);
   errno = saved_errno;
   return pid;
 }

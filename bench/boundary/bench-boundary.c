@@ -38,8 +38,11 @@
  *
  * Targets (issue #5): workload < 5% over host; start within 2x of host.
  *
- * Usage: bench-boundary [--rounds N] [--workload-rounds M] [--attribute]
- *        (defaults: N 9, start uses 2N rounds; M 15)
+ * Start also runs a safe session in an empty workspace, interleaved, to
+ * show what the tree's size adds.
+ *
+ * Usage: bench-boundary [--rounds N] [--workload-rounds M] [--attribute] [--start-only]
+ *        (defaults: N 9, start uses 2N rounds; M 15; --start-only: section 1 alone)
  *
  * Exits non-zero when a session or a workload fails.
  */
@@ -73,6 +76,7 @@ static GHashTable *ended;        /* command path -> exit status */
 static char *base_dir;
 static gboolean base_is_tmpfs;
 static char *workspace;
+static char *empty_workspace;   /* for the start in an empty workspace */
 
 static void
 destroy_session (const char *path)
@@ -753,6 +757,8 @@ main (int   argc,
   enum { DIRECT, HOST, SAFE, N_BASIC };
   g_autoptr(GArray) start_safe = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) start_host = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) start_empty = g_array_new (FALSE, FALSE, sizeof (double));
+  gboolean start_only = FALSE;
   g_autofree char *gcc = NULL;
   g_autofree char *git = NULL;
   guint64 rounds = 9;
@@ -772,9 +778,11 @@ main (int   argc,
         workload_rounds = g_ascii_strtoull (argv[++i], NULL, 10);
       else if (g_str_equal (argv[i], "--attribute"))
         attribute = TRUE;
+      else if (g_str_equal (argv[i], "--start-only"))
+        start_only = TRUE;
       else
         {
-          g_printerr ("usage: %s [--rounds N] [--workload-rounds M] [--attribute]\n", argv[0]);
+          g_printerr ("usage: %s [--rounds N] [--workload-rounds M] [--attribute] [--start-only]\n", argv[0]);
           return 2;
         }
     }
@@ -826,6 +834,9 @@ main (int   argc,
   workspace = g_build_filename (base_dir, "ws", NULL);
   if (mkdir (workspace, 0755) != 0)
     bail ("mkdir %s: %s", workspace, g_strerror (errno));
+  empty_workspace = g_build_filename (base_dir, "empty", NULL);
+  if (mkdir (empty_workspace, 0755) != 0)
+    bail ("mkdir %s: %s", empty_workspace, g_strerror (errno));
   generate_tree ();
 
   g_setenv ("PADDOCK_TEST_QUIET", "1", TRUE);
@@ -836,13 +847,18 @@ main (int   argc,
     {
       double ho = start_ms ("host");
       double sa = start_ms ("safe");
+      double em;
+      char *tree = workspace;
 
+      workspace = empty_workspace;
+      em = start_ms ("safe");
+      workspace = tree;
       if (r < 0)
         continue;
       g_array_append_val (start_host, ho);
       g_array_append_val (start_safe, sa);
+      g_array_append_val (start_empty, em);
     }
-
   {
     g_autofree char *loadavg = NULL;
 
@@ -859,7 +875,11 @@ main (int   argc,
            TREE_FILES + C_FILES + 1, 2 * rounds);
   g_print ("   %-40s %8.2f ms\n", "host", h);
   g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe", s, s / h);
+  g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe, in an empty workspace", median (start_empty),
+           median (start_empty) / h);
   g_print ("   target: safe within 2x of host: %s\n", verdict (s <= 2 * h));
+  if (start_only)
+    goto done;
 
   /* 2. The workload inside one long-running session of each variant.
    * Every round runs each variant once, starting at a different one each
@@ -948,6 +968,8 @@ main (int   argc,
 
   for (guint v = 0; v < n_variants; v++)
     variant_close (&variants[v]);
+
+done:
   clean_up ();
   g_ptr_array_unref (sessions);
   g_hash_table_unref (ended);

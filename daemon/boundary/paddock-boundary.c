@@ -34,8 +34,12 @@ typedef struct {
 
 struct _PaddockBoundary
 {
-  GObject  parent_instance;
-  GArray  *layers;   /* Layer */
+  GObject   parent_instance;
+  GArray   *layers;   /* Layer */
+  /* pid 1's mountinfo, read once per observation (every mount layer
+   * looks at it); NULL when it could not be read. */
+  char     *mountinfo;
+  gboolean  mountinfo_read;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockBoundary, paddock_boundary, G_TYPE_OBJECT)
@@ -200,22 +204,30 @@ observe_namespace (PaddockBoundary *self,
 
 /* The mount of @mount_point in @pid's mountinfo (the last one there: the
  * one that shows): "fstype source super-options", and in @out_options
- * its per-mount options ("ro,nosuid,…") when asked. */
+ * its per-mount options ("ro,nosuid,…") when asked. The file is read at
+ * the observation's first call, the same pid 1 throughout. */
 static char *
-mount_at (pid_t       pid,
-          const char *mount_point,
-          guint      *out_n_mounts,
-          char      **out_options)
+mount_at (PaddockBoundary *self,
+          pid_t            pid,
+          const char      *mount_point,
+          guint           *out_n_mounts,
+          char           **out_options)
 {
-  g_autofree char *path = g_strdup_printf ("/proc/%d/mountinfo", (int) pid);
-  g_autofree char *text = NULL;
   g_auto(GStrv) lines = NULL;
   char *found = NULL;
   guint n = 0;
 
-  if (!g_file_get_contents (path, &text, NULL, NULL))
+  if (!self->mountinfo_read)
+    {
+      g_autofree char *path = g_strdup_printf ("/proc/%d/mountinfo", (int) pid);
+
+      self->mountinfo_read = TRUE;
+      if (!g_file_get_contents (path, &self->mountinfo, NULL, NULL))
+        self->mountinfo = NULL;
+    }
+  if (self->mountinfo == NULL)
     return NULL;
-  lines = g_strsplit (text, "\n", -1);
+  lines = g_strsplit (self->mountinfo, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     {
       g_auto(GStrv) halves = g_strsplit (lines[i], " - ", 2);
@@ -264,7 +276,7 @@ observe_mounts (PaddockBoundary            *self,
       return;
     }
 
-  root_mount = mount_at (input->init_pid, "/", &n_mounts, NULL);
+  root_mount = mount_at (self, input->init_pid, "/", &n_mounts, NULL);
   {
     g_autofree char *extra = root_mount != NULL
       ? g_strdup_printf ("its / is \"%s\" with %u mounts in all (/proc/%d/mountinfo)",
@@ -273,7 +285,7 @@ observe_mounts (PaddockBoundary            *self,
     observe_namespace (self, "mount-view", "mnt", TRUE, input->init_pid, extra);
   }
 
-  workspace_mount = input->workspace != NULL ? mount_at (input->init_pid, input->workspace, NULL, NULL) : NULL;
+  workspace_mount = input->workspace != NULL ? mount_at (self, input->init_pid, input->workspace, NULL, NULL) : NULL;
   if (workspace_mount == NULL)
     add_layer (self, "staging", TRUE, PADDOCK_LAYER_UNENFORCED,
                g_strdup_printf ("no mount at %s in /proc/%d/mountinfo", input->workspace, (int) input->init_pid));
@@ -377,7 +389,7 @@ observe_protected (PaddockBoundary            *self,
       g_autofree char *point = g_build_filename (input->workspace, relative, NULL);
       g_autofree char *options = NULL;
 
-      g_free (mount_at (input->init_pid, point, NULL, &options));
+      g_free (mount_at (self, input->init_pid, point, NULL, &options));
       all_read_only = all_read_only && options_say_read_only (options);
       g_string_append_printf (evidence, "%s%s is a mount with \"%s\"", evidence->len > 0 ? "; " : "",
                               point, options != NULL ? options : "no entry");
@@ -596,7 +608,7 @@ observe_exposures (PaddockBoundary            *self,
       g_autofree char *options = NULL;
       gboolean listed = FALSE;
 
-      g_free (mount_at (input->init_pid, inside, NULL, &options));
+      g_free (mount_at (self, input->init_pid, inside, NULL, &options));
       for (guint j = 0; reported != NULL && j < json_array_get_length (reported); j++)
         listed = listed || g_strcmp0 (json_array_get_string_element (reported, j), input->exposed[i]) == 0;
       all_read_only = all_read_only && listed && options_say_read_only (options);
@@ -753,6 +765,7 @@ paddock_boundary_finalize (GObject *object)
   PaddockBoundary *self = PADDOCK_BOUNDARY (object);
 
   g_array_unref (self->layers);
+  g_free (self->mountinfo);
   G_OBJECT_CLASS (paddock_boundary_parent_class)->finalize (object);
 }
 
@@ -841,6 +854,8 @@ paddock_boundary_observe (const PaddockBoundaryInput *input)
   observe_resources (self, input, sandboxed);
   observe_exposures (self, input, sandboxed);
   observe_probes (self, input->sandbox_report);
+  /* The mount layers are done with it. */
+  g_clear_pointer (&self->mountinfo, g_free);
   }
 
   return self;

@@ -26,7 +26,9 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -60,6 +62,7 @@ struct _PaddockStage
   GMutex            lock;
   GCond             baseline_cond;
   gboolean          baseline_pending;
+  GCancellable     *baseline_cancellable;
   PaddockBaseline  *baseline;
   /* Copy stages: the copy's stamps as made (NULL until first needed, or
    * when they could not be read: every difference is then listed). */
@@ -139,6 +142,7 @@ paddock_stage_finalize (GObject *object)
   PaddockStage *self = PADDOCK_STAGE (object);
 
   g_clear_object (&self->baseline);
+  g_clear_object (&self->baseline_cancellable);
   g_clear_object (&self->copy_baseline);
   g_clear_object (&self->last_review);
   g_clear_pointer (&self->last_stamps, g_hash_table_unref);
@@ -289,19 +293,22 @@ paddock_stage_prepare (PaddockStage  *self,
   return make_copy (self, cancellable, error);
 }
 
-static void
-record_baseline_thread (GTask        *task,
-                        gpointer      source_object,
-                        gpointer      task_data,
-                        GCancellable *cancellable)
+/* The walk runs on a thread of its own at a lower priority (nice +10; a
+ * thread's niceness is its own on Linux, and this one ends with the walk):
+ * on a machine of few cores the agent's start, which nothing waits on it
+ * for, goes first. A review waits for it either way. */
+static gpointer
+record_baseline_thread (gpointer data)
 {
-  PaddockStage *self = source_object;
+  g_autoptr(PaddockStage) self = data;
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockBaseline) baseline = NULL;
 
-  if (paddock_baseline_record (self->workspace, self->baseline_file, cancellable, &error))
+  setpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid), 10);
+
+  if (paddock_baseline_record (self->workspace, self->baseline_file, self->baseline_cancellable, &error))
     baseline = paddock_baseline_load (self->baseline_file, &error);
-  if (baseline == NULL)
+  if (baseline == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     g_message ("No baseline for %s: conflicts cannot be detected: %s",
                self->workspace, error->message);
 
@@ -310,7 +317,7 @@ record_baseline_thread (GTask        *task,
   self->baseline_pending = FALSE;
   g_cond_broadcast (&self->baseline_cond);
   g_mutex_unlock (&self->lock);
-  g_task_return_boolean (task, TRUE);
+  return NULL;
 }
 
 /* Records what the workspace looks like now, in a worker thread: a large
@@ -320,12 +327,28 @@ record_baseline_thread (GTask        *task,
 void
 paddock_stage_record_baseline_in_thread (PaddockStage *self)
 {
-  g_autoptr(GTask) task = g_task_new (self, NULL, NULL, NULL);
-
   g_mutex_lock (&self->lock);
   self->baseline_pending = TRUE;
+  g_clear_object (&self->baseline_cancellable);
+  self->baseline_cancellable = g_cancellable_new ();
   g_mutex_unlock (&self->lock);
-  g_task_run_in_thread (task, record_baseline_thread);
+  g_thread_unref (g_thread_new ("paddock-baseline", record_baseline_thread, g_object_ref (self)));
+}
+
+/* The session is going: a walk still under way stops (it would go on
+ * using a core for a session that is gone, and write into a folder being
+ * deleted); returns once it has. */
+void
+paddock_stage_cancel_baseline (PaddockStage *self)
+{
+  g_return_if_fail (PADDOCK_IS_STAGE (self));
+
+  g_mutex_lock (&self->lock);
+  if (self->baseline_cancellable != NULL)
+    g_cancellable_cancel (self->baseline_cancellable);
+  while (self->baseline_pending)
+    g_cond_wait (&self->baseline_cond, &self->lock);
+  g_mutex_unlock (&self->lock);
 }
 
 /* With the lock held: the baseline, once recorded (NULL when there is

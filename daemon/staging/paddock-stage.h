@@ -35,6 +35,7 @@ gboolean       paddock_stage_prepare             (PaddockStage      *self,
                                                   GCancellable      *cancellable,
                                                   GError           **error);
 void           paddock_stage_record_baseline_in_thread (PaddockStage *self);
+void           paddock_stage_cancel_baseline     (PaddockStage      *self);
 gboolean       paddock_stage_recover             (PaddockStage      *self,
                                                   GError           **error);
 PaddockReview *paddock_stage_review              (PaddockStage      *self,
