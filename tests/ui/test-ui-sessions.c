@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 #include <vte/vte.h>
 
 #include "paddock-application.h"
@@ -623,6 +624,202 @@ changes_cb (GApplication     *app,
   fixture->ran = TRUE;
 }
 
+
+/* Replay: a session that printed far more than one screen (3 MiB between
+ * two marker lines) before anyone looked. Opening its terminal rebuilds
+ * all of it, progressively (a progress bar while it runs), then live
+ * output follows: nothing lost, reordered or doubled. */
+#define REPLAY_LINES 50000
+#define REPLAY_SCRIPT                                                                   \
+  "echo replay-first-$((40+2)); "                                                       \
+  "seq -f 'filler line %g of the replay, about as long as output usually is' 1 50000; " \
+  "echo replay-last-$((50+3)); read answer; echo live-$answer; exec sleep 300"
+
+static guint64
+session_output_offset (GDBusConnection *connection,
+                       const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", "OutputOffset"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, TIMEOUT_MS,
+                                       NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return g_variant_get_uint64 (value);
+}
+
+typedef struct
+{
+  GDBusConnection *connection;
+  const char      *path;
+} SessionRef;
+
+/* The agent printed its last marker (and waits for input). */
+static gboolean
+output_has_last_marker (gpointer data)
+{
+  SessionRef *ref = data;
+  guint64 end = session_output_offset (ref->connection, ref->path);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) bytes = NULL;
+  g_autofree char *tail = NULL;
+  gsize size;
+
+  if (end < 3 * 1024 * 1024)
+    return FALSE;
+  reply = g_dbus_connection_call_sync (ref->connection, PADDOCK_BUS_NAME, ref->path,
+                                       "org.paddock.Session1", "ReadOutput",
+                                       g_variant_new ("(tu)", end - 64, 64),
+                                       NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, TIMEOUT_MS, NULL, NULL);
+  if (reply == NULL)
+    return FALSE;
+  g_variant_get (reply, "(@aytt)", &bytes, NULL, NULL);
+  tail = g_strndup (g_variant_get_fixed_array (bytes, &size, 1), g_variant_get_size (bytes));
+  return strstr (tail, "replay-last-53") != NULL;
+}
+
+static PaddockTerminalView *
+current_terminal_view (PaddockWindow *window)
+{
+  return PADDOCK_TERMINAL_VIEW (paddock_ui_session_view_child (window, "terminal_view"));
+}
+
+static gboolean
+terminal_replaying (gpointer data)
+{
+  return paddock_terminal_view_is_replaying (current_terminal_view (data));
+}
+
+static gboolean
+terminal_replayed (gpointer data)
+{
+  return paddock_terminal_view_is_attached (current_terminal_view (data)) &&
+         !paddock_terminal_view_is_replaying (current_terminal_view (data));
+}
+
+/* All the terminal holds, its history included, as VTE gives it. */
+static char *
+terminal_all_text (VteTerminal *terminal)
+{
+  g_autoptr(GOutputStream) stream = g_memory_output_stream_new_resizable ();
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (vte_terminal_write_contents_sync (terminal, stream, VTE_WRITE_DEFAULT, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_output_stream_write_all (stream, "", 1, NULL, NULL, NULL));
+  g_assert_true (g_output_stream_close (stream, NULL, NULL));
+  return g_memory_output_stream_steal_data (G_MEMORY_OUTPUT_STREAM (stream));
+}
+
+static guint
+count_of (const char *haystack,
+          const char *needle)
+{
+  guint n = 0;
+
+  for (const char *at = strstr (haystack, needle); at != NULL; at = strstr (at + 1, needle))
+    n++;
+  return n;
+}
+
+static void
+terminal_replay_cb (GApplication     *app,
+                    PaddockUiFixture *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *window = paddock_ui_fixture_window (app);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *quiet = NULL;
+  g_autofree char *loud = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *last_filler = g_strdup_printf ("filler line %d of the replay", REPLAY_LINES);
+  const char *first, *filler_1, *filler_n, *last, *live;
+  SessionRef ref;
+
+  /* A quiet session is shown first (on its Info page), so that nothing
+   * attaches to the loud one before it has printed everything. */
+  quiet = paddock_ui_create_session (connection, fixture->workspace, "quiet", "host", "exec sleep 300", &error);
+  g_assert_no_error (error);
+  assert_shows_sessions (window, "sessions", 1);
+  paddock_ui_show_view (window, "info");
+
+  loud = paddock_ui_create_session (connection, fixture->workspace, "loud", "host", REPLAY_SCRIPT, &error);
+  g_assert_no_error (error);
+  ref.connection = connection;
+  ref.path = loud;
+  if (!paddock_test_wait_for (output_has_last_marker, &ref, TIMEOUT_MS))
+    g_error ("the session did not print its 3 MiB");
+
+  /* Open its terminal: the replay runs, its progress shown. */
+  assert_shows_sessions (window, "sessions", 2);
+  for (guint i = 0; i < g_list_model_get_n_items (sidebar_model (window)); i++)
+    {
+      g_autoptr(PaddockSessionItem) item = g_list_model_get_item (sidebar_model (window), i);
+
+      if (g_str_equal (paddock_session_item_get_object_path (item), loud))
+        gtk_single_selection_set_selected (paddock_ui_window_child (window, "sessions_selection"), i);
+    }
+  paddock_ui_show_view (window, "terminal");
+  if (!paddock_test_wait_for (terminal_replaying, window, TIMEOUT_MS))
+    g_error ("the terminal did not start replaying");
+  {
+    GtkRevealer *revealer = GTK_REVEALER (gtk_widget_get_template_child (GTK_WIDGET (current_terminal_view (window)),
+                                                                         PADDOCK_TYPE_TERMINAL_VIEW,
+                                                                         "replay_revealer"));
+    GtkLabel *label = GTK_LABEL (gtk_widget_get_template_child (GTK_WIDGET (current_terminal_view (window)),
+                                                                PADDOCK_TYPE_TERMINAL_VIEW, "replay_label"));
+
+    g_assert_true (gtk_revealer_get_reveal_child (revealer));
+    g_assert_true (g_str_has_prefix (gtk_label_get_label (label), "Replaying output…"));
+    paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal-replay");
+
+    if (!paddock_test_wait_for (terminal_replayed, window, 4 * TIMEOUT_MS))
+      g_error ("the replay did not finish");
+    g_assert_false (gtk_revealer_get_reveal_child (revealer));
+  }
+
+  /* Live output after it. */
+  send_input (connection, loud, "after\n");
+  assert_terminal_shows (window, "live-after");
+
+  /* Everything is in VTE, once each, in order. */
+  text = terminal_all_text (current_terminal (window));
+  first = strstr (text, "replay-first-42");
+  filler_1 = strstr (text, "filler line 1 of the replay");
+  filler_n = strstr (text, last_filler);
+  last = strstr (text, "replay-last-53");
+  live = strstr (text, "live-after");
+  g_assert_nonnull (first);
+  g_assert_nonnull (filler_1);
+  g_assert_nonnull (filler_n);
+  g_assert_nonnull (last);
+  g_assert_nonnull (live);
+  g_assert_true (first < filler_1 && filler_1 < filler_n && filler_n < last && last < live);
+  g_assert_cmpuint (count_of (text, "replay-first-42"), ==, 1);
+  g_assert_cmpuint (count_of (text, "replay-last-53"), ==, 1);
+  g_assert_cmpuint (count_of (text, " of the replay, about"), ==, REPLAY_LINES);
+
+  g_variant_unref (paddock_ui_destroy_session (connection, loud));
+  g_variant_unref (paddock_ui_destroy_session (connection, quiet));
+  assert_shows_sessions (window, "no-sessions", 0);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+test_terminal_replay (void)
+{
+  gboolean skipped = FALSE;
+
+  paddock_ui_run_app (G_CALLBACK (terminal_replay_cb), &skipped);
+}
+
 static void
 test_terminal_and_destroy (void)
 {
@@ -655,6 +852,7 @@ main (int   argc,
 
   g_test_add_func ("/ui/sessions/terminal-and-destroy", test_terminal_and_destroy);
   g_test_add_func ("/ui/sessions/changes", test_changes);
+  g_test_add_func ("/ui/sessions/terminal-replay", test_terminal_replay);
 
   return g_test_run ();
 }
