@@ -27,6 +27,7 @@ struct _PaddockSafetyView
   /* Template widgets */
   GtkWidget          *page;
   GtkImage           *summary_icon;
+  GtkLabel           *profile_badge;
   GtkLabel           *summary_title;
   GtkLabel           *summary_description;
   GtkListBox         *layers_list;
@@ -46,6 +47,7 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static const char * const status_classes[] = { "enforced", "partial", "unenforced", "not-requested" };
+static const char * const profile_classes[] = { "strict", "strict-unverified", "safe", "host" };
 
 static void
 set_status_class (GtkWidget  *widget,
@@ -117,6 +119,70 @@ create_layer_row (gpointer item,
   return row;
 }
 
+/* The profile as a pill at the top of the page. "Strict" is shown as
+ * such only once the daemon's Boundary says every layer is enforced (a
+ * strict session refuses to run otherwise, so until then it is only
+ * being checked); "host" is marked as the one that isolates nothing. */
+static void
+paddock_safety_view_update_badge (PaddockSafetyView *self,
+                                  const char        *profile,
+                                  const char        *status)
+{
+  GtkWidget *badge = GTK_WIDGET (self->profile_badge);
+  const char *css_class = NULL;
+  const char *label = NULL;
+  g_autofree char *other = NULL;
+  const char *accessible = NULL;
+  g_autofree char *other_accessible = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (profile_classes); i++)
+    gtk_widget_remove_css_class (badge, profile_classes[i]);
+
+  if (profile == NULL)
+    {
+      gtk_widget_set_visible (badge, FALSE);
+      return;
+    }
+
+  if (g_str_equal (profile, "strict") && g_strcmp0 (status, "enforced") == 0)
+    {
+      css_class = "strict";
+      label = _("Strict");
+      accessible = _("Profile: strict, every layer verified enforced");
+    }
+  else if (g_str_equal (profile, "strict"))
+    {
+      css_class = "strict-unverified";
+      label = _("Strict · Not Verified Yet");
+      accessible = _("Profile: strict, its layers not verified yet");
+    }
+  else if (g_str_equal (profile, "safe"))
+    {
+      css_class = "safe";
+      label = _("Safe");
+      accessible = _("Profile: safe");
+    }
+  else if (g_str_equal (profile, "host"))
+    {
+      css_class = "host";
+      label = _("Host · No Isolation");
+      accessible = _("Profile: host, no isolation");
+    }
+  else
+    {
+      label = other = g_strdup (profile);
+      /* Translators: %s is the name of a session profile */
+      accessible = other_accessible = g_strdup_printf (_("Profile: %s"), profile);
+    }
+
+  gtk_label_set_label (self->profile_badge, label);
+  if (css_class != NULL)
+    gtk_widget_add_css_class (badge, css_class);
+  gtk_widget_set_tooltip_text (badge, accessible);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (badge), GTK_ACCESSIBLE_PROPERTY_LABEL, accessible, -1);
+  gtk_widget_set_visible (badge, TRUE);
+}
+
 static void
 paddock_safety_view_update (PaddockSafetyView *self)
 {
@@ -183,6 +249,7 @@ paddock_safety_view_update (PaddockSafetyView *self)
                               profile, network != NULL ? network : _("unknown"));
     }
 
+  paddock_safety_view_update_badge (self, profile, status);
   gtk_image_set_from_icon_name (self->summary_icon, icon);
   set_status_class (GTK_WIDGET (self->summary_icon), status);
   gtk_label_set_label (self->summary_title, title);
@@ -316,6 +383,7 @@ paddock_safety_view_class_init (PaddockSafetyViewClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, "/org/paddock/Paddock/paddock-safety-view.ui");
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, page);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, summary_icon);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, profile_badge);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, summary_title);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, summary_description);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, layers_group);

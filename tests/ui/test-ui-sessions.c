@@ -812,6 +812,122 @@ terminal_replay_cb (GApplication     *app,
   fixture->ran = TRUE;
 }
 
+/* The Safety page's profile badge, for each profile that can run here:
+ * its text, its look (a CSS class each) and its accessible name. */
+static GtkLabel *
+profile_badge (PaddockWindow *window)
+{
+  return GTK_LABEL (gtk_widget_get_template_child (GTK_WIDGET (current_safety_view (window)),
+                                                   PADDOCK_TYPE_SAFETY_VIEW, "profile_badge"));
+}
+
+static void
+select_session_path (PaddockWindow *window,
+                     const char    *path)
+{
+  for (guint i = 0; i < g_list_model_get_n_items (sidebar_model (window)); i++)
+    {
+      g_autoptr(PaddockSessionItem) item = g_list_model_get_item (sidebar_model (window), i);
+
+      if (g_str_equal (paddock_session_item_get_object_path (item), path))
+        {
+          gtk_single_selection_set_selected (paddock_ui_window_child (window, "sessions_selection"), i);
+          return;
+        }
+    }
+  g_error ("session %s is not in the sidebar", path);
+}
+
+static gboolean
+boundary_is (gpointer data)
+{
+  PaddockWindow *window = ((gpointer *)data)[0];
+  const char *status = ((gpointer *)data)[1];
+  PaddockSessionItem *item = paddock_session_view_get_item (paddock_ui_current_session_view (window));
+
+  return g_strcmp0 (paddock_session_item_get_boundary_status (item), status) == 0;
+}
+
+static void
+safety_badge_cb (GApplication     *app,
+                 PaddockUiFixture *fixture)
+{
+  static const struct {
+    const char *profile;
+    const char *boundary;     /* what the daemon must report for it */
+    const char *label;
+    const char *css_class;
+    const char *accessible;
+  } expected[] = {
+    { "host", "unenforced", "Host · No Isolation", "host", "Profile: host, no isolation" },
+    { "safe", "enforced", "Safe", "safe", "Profile: safe" },
+    { "strict", "enforced", "Strict", "strict", "Profile: strict, every layer verified enforced" },
+  };
+  static const char * const looks[] = { "host", "safe", "strict", "strict-unverified" };
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *window = paddock_ui_fixture_window (app);
+  guint n_shown = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *path = paddock_ui_create_session (connection, fixture->workspace, expected[i].profile,
+                                                         expected[i].profile, "exec sleep 300", &error);
+      g_autofree char *screenshot = NULL;
+      gpointer data[] = { window, (gpointer)expected[i].boundary };
+      GtkLabel *badge;
+
+      if (path == NULL)
+        {
+          /* Only the sandboxed profiles may be refused, for a reason. */
+          g_assert_cmpstr (expected[i].profile, !=, "host");
+          g_assert_true (g_dbus_error_is_remote_error (error));
+          g_test_message ("the %s profile cannot run here: %s", expected[i].profile, error->message);
+          continue;
+        }
+
+      assert_shows_sessions (window, "sessions", 1);
+      select_session_path (window, path);
+      paddock_ui_show_view (window, "safety");
+      if (!paddock_test_wait_for (boundary_is, data, TIMEOUT_MS))
+        g_error ("the %s session's boundary is not %s", expected[i].profile, expected[i].boundary);
+      paddock_ui_settle (100);
+
+      badge = profile_badge (window);
+      g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (badge)));
+      g_assert_cmpstr (gtk_label_get_label (badge), ==, expected[i].label);
+      for (guint j = 0; j < G_N_ELEMENTS (looks); j++)
+        g_assert_cmpint (gtk_widget_has_css_class (GTK_WIDGET (badge), looks[j]), ==,
+                         g_str_equal (looks[j], expected[i].css_class));
+      {
+        g_autofree char *wrong = gtk_test_accessible_check_property (GTK_ACCESSIBLE (badge),
+                                                                     GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                                                     expected[i].accessible);
+
+        if (wrong != NULL)
+          g_error ("the badge's accessible name: %s", wrong);
+      }
+      screenshot = g_strdup_printf ("safety-badge-%s", expected[i].profile);
+      paddock_ui_save_screenshot (GTK_WINDOW (window), screenshot);
+      n_shown++;
+
+      g_variant_unref (paddock_ui_destroy_session (connection, path));
+      assert_shows_sessions (window, "no-sessions", 0);
+    }
+
+  g_assert_cmpuint (n_shown, >=, 1);
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+test_safety_badge (void)
+{
+  gboolean skipped = FALSE;
+
+  paddock_ui_run_app (G_CALLBACK (safety_badge_cb), &skipped);
+}
+
 static void
 test_terminal_replay (void)
 {
@@ -853,6 +969,7 @@ main (int   argc,
   g_test_add_func ("/ui/sessions/terminal-and-destroy", test_terminal_and_destroy);
   g_test_add_func ("/ui/sessions/changes", test_changes);
   g_test_add_func ("/ui/sessions/terminal-replay", test_terminal_replay);
+  g_test_add_func ("/ui/sessions/safety-badge", test_safety_badge);
 
   return g_test_run ();
 }
