@@ -33,17 +33,25 @@
  * time. VTE parses what it was fed in its own timeout, for up to 100 ms at
  * once (VTE_MAX_PROCESS_TIME), so the next slice waits until VTE says it
  * took the last one in (::contents-changed) and then for an idle main loop:
- * one slice of work per loop iteration, as fast as the machine allows and
- * no faster. A slice is bounded in bytes and in lines, VTE's cost being
- * mostly per line scrolled into the history. */
+ * one slice of work per loop iteration. A slice is bounded in bytes and in
+ * lines, VTE's cost being mostly per line scrolled into the history; the
+ * bounds trade the replay's speed for the loop's latency (bench/ui: 200
+ * lines, p99 18-23 ms and 21 s for 8 MiB; 500 lines, 34 ms and 10 s; 1,000
+ * lines, 47 ms and 5.5 s, on 2 loaded cores). A bound that adapted to how
+ * long each slice took to come back was tried: on a loaded machine that
+ * time is mostly everything else, and it only made the replay slower. */
 #define REPLAY_READ         (64 * 1024)
 #define REPLAY_BACKLOG_MAX  (256 * 1024)
-#define REPLAY_SLICE_BYTES  (16 * 1024)
-#define REPLAY_SLICE_LINES  200
+#define REPLAY_SLICE_BYTES  (32 * 1024)
+#define REPLAY_SLICE_LINES  300
 /* If VTE reports no change (a slice of only escape sequences), go on. */
 #define REPLAY_ACK_MS       50
 /* Shorter replays end before a progress bar would be worth showing. */
 #define REPLAY_PROGRESS_MIN (256 * 1024)
+/* The agent printed this much more since the attach: it floods, the
+ * daemon overwrites what the replay has not reached yet, and the rest is
+ * read as live output (paced, the daemon skipping the view ahead). */
+#define REPLAY_OUTRUN       (1024 * 1024)
 #define FONT_SCALE_MIN 0.5
 #define FONT_SCALE_MAX 4.0
 
@@ -242,6 +250,16 @@ feed_cb (gpointer data)
        * sooner and brings the next one forward. */
       if (self->awaiting_ack && self->feed_id == 0)
         self->feed_id = g_timeout_add_full (READ_PRIORITY, REPLAY_ACK_MS, feed_cb, self, NULL);
+    }
+
+  if (self->item != NULL && paddock_session_item_get_proxy (self->item) != NULL &&
+      self->position + self->backlog_size < self->replay_end &&
+      paddock_ipc_session1_get_output_offset (paddock_session_item_get_proxy (self->item)) >
+        self->replay_end + REPLAY_OUTRUN)
+    {
+      /* What was read is fed first, in order; then live. */
+      self->replay_end = self->position + self->backlog_size;
+      gtk_revealer_set_reveal_child (self->replay_revealer, FALSE);
     }
 
   /* More of the replay to read: keep the backlog filled. */
