@@ -35,15 +35,16 @@
  * took the last one in (::contents-changed) and then for an idle main loop:
  * one slice of work per loop iteration. A slice is bounded in bytes and in
  * lines, VTE's cost being mostly per line scrolled into the history; the
- * bounds trade the replay's speed for the loop's latency (bench/ui: 200
- * lines, p99 18-23 ms and 21 s for 8 MiB; 500 lines, 34 ms and 10 s; 1,000
- * lines, 47 ms and 5.5 s, on 2 loaded cores). A bound that adapted to how
- * long each slice took to come back was tried: on a loaded machine that
- * time is mostly everything else, and it only made the replay slower. */
+ * bounds trade the replay's speed for the loop's latency (bench/ui, 8 MiB
+ * of 74-byte lines on 2 loaded cores: 200 lines, p99 18-23 ms, 21 s; 300
+ * lines, 64 ms at load 10, 16-18 s; 500 lines, 34 ms, 10 s; 1,000 lines,
+ * 47 ms, 5.5 s). A bound that adapted to how long each slice took to come
+ * back was tried: on a loaded machine that time is mostly everything
+ * else, and it only made the replay slower. */
 #define REPLAY_READ         (64 * 1024)
 #define REPLAY_BACKLOG_MAX  (256 * 1024)
-#define REPLAY_SLICE_BYTES  (32 * 1024)
-#define REPLAY_SLICE_LINES  300
+#define REPLAY_SLICE_BYTES  (16 * 1024)
+#define REPLAY_SLICE_LINES  200
 /* If VTE reports no change (a slice of only escape sequences), go on. */
 #define REPLAY_ACK_MS       50
 /* Shorter replays end before a progress bar would be worth showing. */
