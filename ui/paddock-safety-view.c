@@ -34,6 +34,13 @@ struct _PaddockSafetyView
   GtkListBox         *probes_list;
   GtkWidget          *probes_group;
   GtkWidget          *layers_group;
+  GtkWidget          *exposed_group;
+  AdwActionRow       *workspace_row;
+  AdwActionRow       *home_row;
+  AdwActionRow       *network_row;
+
+  /* The session's proxy, watched for its allowlist. */
+  PaddockIpcSession1 *watched_proxy;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockSafetyView, paddock_safety_view, GTK_TYPE_WIDGET)
@@ -183,6 +190,96 @@ paddock_safety_view_update_badge (PaddockSafetyView *self,
   gtk_widget_set_visible (badge, TRUE);
 }
 
+static void proxy_allowlist_cb (PaddockSafetyView *self);
+
+static PaddockLayerItem *
+find_layer (GListModel *boundary,
+            const char *name)
+{
+  for (guint i = 0; boundary != NULL && i < g_list_model_get_n_items (boundary); i++)
+    {
+      g_autoptr(PaddockLayerItem) layer = g_list_model_get_item (boundary, i);
+
+      if (g_strcmp0 (paddock_layer_item_get_layer (layer), name) == 0)
+        return g_steal_pointer (&layer);
+    }
+  return NULL;
+}
+
+/* What the agent can reach, in words: the project folder and where its
+ * writes go, the folders of HOME shown inside (the exposures layer's
+ * evidence), the network and, through the proxy, the allowlist. */
+static void
+paddock_safety_view_update_exposed (PaddockSafetyView *self)
+{
+  PaddockIpcSession1 *proxy = self->item != NULL ? paddock_session_item_get_proxy (self->item) : NULL;
+  const char *workspace = self->item != NULL ? paddock_session_item_get_workspace (self->item) : NULL;
+  const char *staging = self->item != NULL ? paddock_session_item_get_staging (self->item) : NULL;
+  const char *profile = self->item != NULL ? paddock_session_item_get_profile (self->item) : NULL;
+  const char *network = self->item != NULL ? paddock_session_item_get_network_mode (self->item) : NULL;
+  g_autoptr(PaddockLayerItem) exposures = NULL;
+  g_autofree char *workspace_text = NULL;
+  g_autofree char *network_text = NULL;
+  const char *home_text;
+
+  if (proxy != self->watched_proxy)
+    {
+      if (self->watched_proxy != NULL)
+        g_signal_handlers_disconnect_by_func (self->watched_proxy, proxy_allowlist_cb, self);
+      g_set_object (&self->watched_proxy, proxy);
+      if (proxy != NULL)
+        g_signal_connect_object (proxy, "notify::allowed-domains", G_CALLBACK (proxy_allowlist_cb), self,
+                                 G_CONNECT_SWAPPED);
+    }
+
+  if (g_strcmp0 (staging, "overlay") == 0 || g_strcmp0 (staging, "copy") == 0)
+    /* Translators: a folder, then where the agent's writes go */
+    workspace_text = g_strdup_printf (_("%s\nWrites are staged for your review"), workspace);
+  else if (g_strcmp0 (staging, "none") == 0)
+    workspace_text = g_strdup_printf (_("%s\nWrites go straight to the folder"), workspace);
+  else
+    workspace_text = g_strdup (workspace != NULL ? workspace : "");
+  adw_action_row_set_subtitle (self->workspace_row, workspace_text);
+
+  exposures = find_layer (self->item != NULL ? paddock_session_item_get_boundary (self->item) : NULL, "exposures");
+  if (g_strcmp0 (profile, "host") == 0)
+    home_text = _("All of them: the host profile sees your whole home");
+  else if (exposures == NULL)
+    home_text = _("Not known yet");
+  else if (!paddock_layer_item_get_requested (exposures))
+    home_text = _("None: the session's home is empty");
+  else
+    home_text = paddock_layer_item_get_evidence (exposures);
+  adw_action_row_set_subtitle (self->home_row, home_text);
+
+  if (g_strcmp0 (network, "host") == 0)
+    network_text = g_strdup (_("Your network, unrestricted and unrecorded"));
+  else if (g_strcmp0 (network, "none") == 0)
+    network_text = g_strdup (_("None: a loopback device of its own only"));
+  else if (g_strcmp0 (network, "proxy") == 0)
+    {
+      const char * const *domains = proxy != NULL ? paddock_ipc_session1_get_allowed_domains (proxy) : NULL;
+      g_autofree char *joined = domains != NULL && domains[0] != NULL
+                                  ? g_strjoinv (", ", (char **) domains) : NULL;
+
+      network_text = joined != NULL
+                       /* Translators: %s is the proxy's allowlist, e.g. "pypi.org, *.github.com" */
+                       ? g_strdup_printf (_("Only through the proxy, to %s"), joined)
+                       : g_strdup (_("Only through the proxy, which allows nothing"));
+    }
+  else
+    network_text = g_strdup (_("Not known yet"));
+  adw_action_row_set_subtitle (self->network_row, network_text);
+
+  gtk_widget_set_visible (self->exposed_group, self->item != NULL);
+}
+
+static void
+proxy_allowlist_cb (PaddockSafetyView *self)
+{
+  paddock_safety_view_update_exposed (self);
+}
+
 static void
 paddock_safety_view_update (PaddockSafetyView *self)
 {
@@ -250,6 +347,7 @@ paddock_safety_view_update (PaddockSafetyView *self)
     }
 
   paddock_safety_view_update_badge (self, profile, status);
+  paddock_safety_view_update_exposed (self);
   gtk_image_set_from_icon_name (self->summary_icon, icon);
   set_status_class (GTK_WIDGET (self->summary_icon), status);
   gtk_label_set_label (self->summary_title, title);
@@ -310,6 +408,9 @@ paddock_safety_view_dispose (GObject *object)
 
   if (self->item != NULL)
     g_signal_handlers_disconnect_by_func (self->item, item_notify_cb, self);
+  if (self->watched_proxy != NULL)
+    g_signal_handlers_disconnect_by_func (self->watched_proxy, proxy_allowlist_cb, self);
+  g_clear_object (&self->watched_proxy);
   if (self->layers_model != NULL)
     g_signal_handlers_disconnect_by_func (self->layers_model, model_items_changed_cb, self);
   if (self->probes_model != NULL)
@@ -387,6 +488,10 @@ paddock_safety_view_class_init (PaddockSafetyViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, summary_title);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, summary_description);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, layers_group);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, exposed_group);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, workspace_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, home_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, network_row);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, layers_list);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, probes_group);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, probes_list);
