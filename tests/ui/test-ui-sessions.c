@@ -17,6 +17,7 @@
 #include "paddock-new-session-dialog.h"
 #include "paddock-safety-view.h"
 #include "paddock-session-item.h"
+#include "paddock-session-row.h"
 #include "paddock-session-view.h"
 #include "paddock-terminal-view.h"
 #include "paddock-test-daemon.h"
@@ -218,11 +219,84 @@ write_readme (PaddockUiFixture *fixture)
 }
 
 static gboolean
+shows_item (gpointer data)
+{
+  PaddockWindow *window = ((gpointer *)data)[0];
+
+  return paddock_session_view_get_item (paddock_ui_current_session_view (window)) == ((gpointer *)data)[1];
+}
+
+static gboolean
 terminal_attached (gpointer data)
 {
   PaddockWindow *window = data;
 
   return paddock_terminal_view_is_attached (PADDOCK_TERMINAL_VIEW (paddock_ui_session_view_child (window, "terminal_view")));
+}
+
+
+/* The sidebar's row of the only session listed. */
+static GtkWidget *
+find_session_row (GtkWidget *widget)
+{
+  if (PADDOCK_IS_SESSION_ROW (widget))
+    return widget;
+
+  for (GtkWidget *child = gtk_widget_get_first_child (widget);
+       child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_session_row (child);
+
+      if (found != NULL)
+        return found;
+    }
+
+  return NULL;
+}
+
+static gpointer
+session_row_child (PaddockWindow *window,
+                   const char    *name)
+{
+  GtkWidget *row = find_session_row (GTK_WIDGET (window));
+
+  g_assert_nonnull (row);
+  return gtk_widget_get_template_child (row, PADDOCK_TYPE_SESSION_ROW, name);
+}
+
+typedef struct
+{
+  GdkClipboard *clipboard;
+  char         *text;
+  gboolean      done;
+} ClipboardRead;
+
+static void
+clipboard_read_cb (GObject      *object,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  ClipboardRead *read = user_data;
+
+  read->text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (object), result, NULL);
+  read->done = TRUE;
+}
+
+static gboolean
+clipboard_read_done (gpointer data)
+{
+  return ((ClipboardRead *)data)->done;
+}
+
+static char *
+clipboard_text (GtkWidget *widget)
+{
+  ClipboardRead read = { gtk_widget_get_clipboard (widget), NULL, FALSE };
+
+  gdk_clipboard_read_text_async (read.clipboard, NULL, clipboard_read_cb, &read);
+  g_assert_true (paddock_test_wait_for (clipboard_read_done, &read, TIMEOUT_MS));
+  return read.text;
 }
 
 static void
@@ -299,6 +373,38 @@ terminal_and_destroy_cb (GApplication     *app,
   size_line = g_strdup_printf ("%ld %ld", vte_terminal_get_row_count (terminal),
                                vte_terminal_get_column_count (terminal));
   assert_terminal_shows (window, size_line);
+
+  /* Copy (Ctrl+Shift+C's action) puts the selection on the clipboard;
+   * paste (Ctrl+Shift+V's) types the clipboard into the session. */
+  {
+    GtkWidget *terminal_view = paddock_ui_session_view_child (window, "terminal_view");
+    g_autofree char *copied = NULL;
+    double scale;
+
+    vte_terminal_select_all (terminal);
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.copy", NULL));
+    copied = clipboard_text (GTK_WIDGET (terminal));
+    g_assert_nonnull (copied);
+    g_assert_nonnull (strstr (copied, "typed-5"));
+    vte_terminal_unselect_all (terminal);
+
+    gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (terminal)), "echo pasted-$((3*3))\n");
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.paste", NULL));
+    /* bash takes a paste as bracketed text: it runs on Enter. */
+    assert_terminal_shows (window, "echo pasted-$((3*3))");
+    vte_terminal_feed_child (terminal, "\r", -1);
+    assert_terminal_shows (window, "pasted-9");
+
+    /* Zoom in, out and back (Ctrl+plus, Ctrl+minus, Ctrl+0). */
+    scale = vte_terminal_get_font_scale (terminal);
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.zoom-in", NULL));
+    g_assert_cmpfloat (vte_terminal_get_font_scale (terminal), >, scale);
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.zoom-out", NULL));
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.zoom-out", NULL));
+    g_assert_cmpfloat (vte_terminal_get_font_scale (terminal), <, scale);
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.zoom-reset", NULL));
+    g_assert_cmpfloat (vte_terminal_get_font_scale (terminal), ==, 1.0);
+  }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal");
   paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
@@ -359,6 +465,23 @@ terminal_and_destroy_cb (GApplication     *app,
   paddock_ui_save_screenshot (GTK_WINDOW (dialog), "sessions-new-session");
   paddock_ui_assert_buttons_named (GTK_WIDGET (dialog));
   {
+    /* The presets the issue asks for, then a custom command; the profile,
+     * network and ports choices. */
+    static const char * const presets[] = {
+      "Shell (bash)", "Claude Code (claude)", "Codex (codex)", "OpenCode (opencode)", "pi (pi)", "Custom Command",
+    };
+    static const char * const rows[] = { "profile_row", "net_row", "allow_row", "ports_row", "name_row" };
+    GListModel *model = adw_combo_row_get_model (ADW_COMBO_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog),
+                                                                                              PADDOCK_TYPE_NEW_SESSION_DIALOG,
+                                                                                              "agent_row")));
+
+    g_assert_cmpuint (g_list_model_get_n_items (model), ==, G_N_ELEMENTS (presets));
+    for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
+      g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (model), i), ==, presets[i]);
+    for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+      g_assert_nonnull (gtk_widget_get_template_child (GTK_WIDGET (dialog), PADDOCK_TYPE_NEW_SESSION_DIALOG, rows[i]));
+  }
+  {
     AdwComboRow *profile_row = ADW_COMBO_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog),
                                                                              PADDOCK_TYPE_NEW_SESSION_DIALOG,
                                                                              "profile_row"));
@@ -367,8 +490,12 @@ terminal_and_destroy_cb (GApplication     *app,
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "dialog.create", NULL));
   assert_shows_sessions (window, "sessions", 2);
   {
+    /* Selected once CreateSession answered the dialog, which may come
+     * after the sidebar listed it. */
     g_autoptr(PaddockSessionItem) second = g_list_model_get_item (sidebar_model (window), 1);
-    g_assert_true (paddock_session_view_get_item (paddock_ui_current_session_view (window)) == second);
+    gpointer data[] = { window, second };
+
+    g_assert_true (paddock_test_wait_for (shows_item, data, TIMEOUT_MS));
     g_assert_cmpstr (paddock_session_item_get_agent (second), ==, "bash");
   }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-two-sessions");
@@ -403,6 +530,14 @@ terminal_and_destroy_cb (GApplication     *app,
 
   gtk_window_destroy (GTK_WINDOW (window));
   fixture->ran = TRUE;
+}
+
+static gboolean
+changes_counted (gpointer data)
+{
+  GtkLabel *count = data;
+
+  return gtk_widget_get_visible (GTK_WIDGET (count)) && g_strcmp0 (gtk_label_get_label (count), "2") == 0;
 }
 
 static gboolean
@@ -557,6 +692,24 @@ changes_cb (GApplication     *app,
   paddock_ui_show_view (window, "changes");
   g_assert_true (paddock_test_wait_for (changes_listed, window, TIMEOUT_MS));
   changes_view = current_changes_view (window);
+
+  /* The sidebar: the boundary at a glance, the changes waiting. */
+  {
+    GtkLabel *count = session_row_child (window, "changes_label");
+    GtkWidget *badge = session_row_child (window, "boundary_badge");
+    g_autofree char *wrong = NULL;
+
+    g_assert_true (paddock_test_wait_for (changes_counted, count, TIMEOUT_MS));
+    g_assert_true (gtk_widget_get_visible (badge));
+    g_assert_true (gtk_widget_has_css_class (badge, "enforced"));
+    wrong = gtk_test_accessible_check_property (GTK_ACCESSIBLE (badge), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                                "Boundary enforced");
+    g_assert_null (wrong);
+    wrong = gtk_test_accessible_check_property (GTK_ACCESSIBLE (find_session_row (GTK_WIDGET (window))),
+                                                GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                                "staged shell, bash, Running, Boundary enforced, 2 changes to review");
+    g_assert_null (wrong);
+  }
   changes = paddock_changes_view_get_model (changes_view);
   for (guint i = 0; i < g_list_model_get_n_items (changes); i++)
     {
@@ -581,6 +734,7 @@ changes_cb (GApplication     *app,
   /* Apply selected, confirmed: only that file reaches the workspace. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-selected", NULL));
   paddock_ui_answer_dialog ("sessions-apply-confirm", "apply");
+  paddock_ui_assert_toast (window, "Applied 1 change");
   g_assert_true (paddock_test_wait_for (file_exists, added, TIMEOUT_MS));
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
   g_assert_cmpstr (readme_text, ==, "hello\n");
@@ -593,6 +747,7 @@ changes_cb (GApplication     *app,
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-conflict");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-all", NULL));
   paddock_ui_answer_dialog ("sessions-apply-conflict-confirm", "apply");
+  paddock_ui_assert_toast (window, "Applied 0, 1 conflicting change was left alone");
   paddock_ui_settle (1000);
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
@@ -608,6 +763,7 @@ changes_cb (GApplication     *app,
   g_assert_true (paddock_test_wait_for (drop_enabled, changes_view, TIMEOUT_MS));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.drop", NULL));
   paddock_ui_answer_dialog ("sessions-drop-confirm", "drop");
+  paddock_ui_assert_toast (window, "Changes dropped");
   g_assert_true (paddock_test_wait_for (changes_empty, changes_view, TIMEOUT_MS));
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
@@ -633,7 +789,7 @@ changes_cb (GApplication     *app,
 #define REPLAY_SCRIPT                                                                   \
   "echo replay-first-$((40+2)); "                                                       \
   "seq -f 'filler line %g of the replay, about as long as output usually is' 1 50000; " \
-  "echo replay-last-$((50+3)); read answer; echo live-$answer; exec sleep 300"
+  "echo replay-last-$((50+3)); read answer; echo live-$answer; read again; exit 7"
 
 static guint64
 session_output_offset (GDBusConnection *connection,
@@ -804,6 +960,10 @@ terminal_replay_cb (GApplication     *app,
   g_assert_cmpuint (count_of (text, "replay-last-53"), ==, 1);
   g_assert_cmpuint (count_of (text, " of the replay, about"), ==, REPLAY_LINES);
 
+  /* The agent exits by itself: a toast says so, with its status. */
+  send_input (connection, loud, "bye\n");
+  paddock_ui_assert_toast (window, "“loud” exited with status 7");
+
   g_variant_unref (paddock_ui_destroy_session (connection, loud));
   g_variant_unref (paddock_ui_destroy_session (connection, quiet));
   assert_shows_sessions (window, "no-sessions", 0);
@@ -907,6 +1067,26 @@ safety_badge_cb (GApplication     *app,
         if (wrong != NULL)
           g_error ("the badge's accessible name: %s", wrong);
       }
+      /* What the agent can reach, in words. */
+      {
+        PaddockSafetyView *view = current_safety_view (window);
+        const char *workspace = adw_action_row_get_subtitle (ADW_ACTION_ROW (gtk_widget_get_template_child (
+          GTK_WIDGET (view), PADDOCK_TYPE_SAFETY_VIEW, "workspace_row")));
+        const char *home = adw_action_row_get_subtitle (ADW_ACTION_ROW (gtk_widget_get_template_child (
+          GTK_WIDGET (view), PADDOCK_TYPE_SAFETY_VIEW, "home_row")));
+        const char *network = adw_action_row_get_subtitle (ADW_ACTION_ROW (gtk_widget_get_template_child (
+          GTK_WIDGET (view), PADDOCK_TYPE_SAFETY_VIEW, "network_row")));
+
+        g_assert_true (g_str_has_prefix (workspace, fixture->workspace));
+        g_assert_nonnull (strstr (workspace, g_str_equal (expected[i].profile, "host")
+                                               ? "Writes go straight to the folder"
+                                               : "Writes are staged for your review"));
+        if (g_str_equal (expected[i].profile, "host"))
+          g_assert_cmpstr (home, ==, "All of them: the host profile sees your whole home");
+        else
+          g_assert_cmpstr (home, !=, "Not known yet");
+        g_assert_cmpstr (network, ==, "Your network, unrestricted and unrecorded");
+      }
       screenshot = g_strdup_printf ("safety-badge-%s", expected[i].profile);
       paddock_ui_save_screenshot (GTK_WINDOW (window), screenshot);
       n_shown++;
@@ -934,6 +1114,93 @@ test_terminal_replay (void)
   gboolean skipped = FALSE;
 
   paddock_ui_run_app (G_CALLBACK (terminal_replay_cb), &skipped);
+}
+
+/* Several windows show the same session, each its own terminal attached;
+ * closing one window leaves the session running and the other window
+ * attached. */
+static char *
+session_state (GDBusConnection *connection,
+               const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", "State"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, TIMEOUT_MS,
+                                       NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return g_variant_dup_string (value, NULL);
+}
+
+static gboolean
+window_gone (gpointer data)
+{
+  return *(gpointer *)data == NULL;
+}
+
+static void
+two_windows_cb (GApplication     *app,
+                PaddockUiFixture *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *first = paddock_ui_fixture_window (app);
+  PaddockWindow *second = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *state = NULL;
+  gpointer first_alive = first;
+
+  path = paddock_ui_create_session_argv (connection, fixture->workspace, "shared", "host", bash_argv, &error);
+  g_assert_no_error (error);
+  assert_shows_sessions (first, "sessions", 1);
+  g_assert_true (paddock_test_wait_for (terminal_attached, first, TIMEOUT_MS));
+
+  /* A second window (app.new-window, Ctrl+Shift+N) shows it too. */
+  g_action_group_activate_action (G_ACTION_GROUP (app), "new-window", NULL);
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (PADDOCK_IS_WINDOW (l->data) && l->data != first)
+      second = l->data;
+  g_assert_nonnull (second);
+  gtk_window_set_default_size (GTK_WINDOW (second), 1280, 760);
+  assert_shows_sessions (second, "sessions", 1);
+  g_assert_true (paddock_test_wait_for (terminal_attached, second, TIMEOUT_MS));
+
+  send_input (connection, path, "echo both-$((2*4))\n");
+  assert_terminal_shows (first, "both-8");
+  assert_terminal_shows (second, "both-8");
+  paddock_ui_save_screenshot (GTK_WINDOW (second), "sessions-second-window");
+
+  /* Closing a window never stops the session. */
+  g_object_add_weak_pointer (G_OBJECT (first), &first_alive);
+  gtk_window_close (GTK_WINDOW (first));
+  g_assert_true (paddock_test_wait_for (window_gone, &first_alive, TIMEOUT_MS));
+  paddock_ui_settle (500);
+  state = session_state (connection, path);
+  g_assert_cmpstr (state, ==, "running");
+  g_assert_true (terminal_attached (second));
+  send_input (connection, path, "echo still-$((3+4))\n");
+  assert_terminal_shows (second, "still-7");
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (second), "win.destroy-session", NULL));
+  paddock_ui_answer_dialog (NULL, "destroy");
+  paddock_ui_assert_toast (second, "Session destroyed: 0 processes left");
+  assert_shows_sessions (second, "no-sessions", 0);
+
+  gtk_window_destroy (GTK_WINDOW (second));
+  fixture->ran = TRUE;
+}
+
+static void
+test_two_windows (void)
+{
+  gboolean skipped = FALSE;
+
+  paddock_ui_run_app (G_CALLBACK (two_windows_cb), &skipped);
 }
 
 static void
@@ -970,6 +1237,7 @@ main (int   argc,
   g_test_add_func ("/ui/sessions/changes", test_changes);
   g_test_add_func ("/ui/sessions/terminal-replay", test_terminal_replay);
   g_test_add_func ("/ui/sessions/safety-badge", test_safety_badge);
+  g_test_add_func ("/ui/sessions/two-windows", test_two_windows);
 
   return g_test_run ();
 }
