@@ -285,7 +285,6 @@ paddock_safety_view_update (PaddockSafetyView *self)
 {
   const char *status = NULL;
   const char *profile = NULL;
-  const char *network = NULL;
   g_autofree char *title = NULL;
   g_autoptr(GString) description = g_string_new (NULL);
   const char *icon = "security-medium-symbolic";
@@ -298,7 +297,6 @@ paddock_safety_view_update (PaddockSafetyView *self)
     {
       status = paddock_session_item_get_boundary_status (self->item);
       profile = paddock_session_item_get_profile (self->item);
-      network = paddock_session_item_get_network_mode (self->item);
       n_unenforced = paddock_session_item_get_n_unenforced (self->item);
       boundary = paddock_session_item_get_boundary (self->item);
       n_layers = g_list_model_get_n_items (boundary);
@@ -337,14 +335,7 @@ paddock_safety_view_update (PaddockSafetyView *self)
                                n_unenforced);
     }
 
-  if (profile != NULL)
-    {
-      if (description->len > 0)
-        g_string_append_c (description, '\n');
-      /* Translators: the session's profile and network mode, e.g. “Profile safe · Network none” */
-      g_string_append_printf (description, _("Profile %s · Network %s"),
-                              profile, network != NULL ? network : _("unknown"));
-    }
+  /* The profile is the badge above, the network a row below. */
 
   paddock_safety_view_update_badge (self, profile, status);
   paddock_safety_view_update_exposed (self);
