@@ -219,6 +219,12 @@ write_readme (PaddockUiFixture *fixture)
 }
 
 static gboolean
+terminal_has_selection (gpointer data)
+{
+  return vte_terminal_get_has_selection (data);
+}
+
+static gboolean
 shows_item (gpointer data)
 {
   PaddockWindow *window = ((gpointer *)data)[0];
@@ -411,6 +417,15 @@ terminal_and_destroy_cb (GApplication     *app,
   /* Search, through its shortcut's action. */
   g_assert_true (gtk_widget_activate_action (paddock_ui_session_view_child (window, "terminal_view"),
                                              "terminal.search", NULL));
+  {
+    /* Typing in the search entry selects the match in the terminal. */
+    GtkEditable *entry = GTK_EDITABLE (gtk_widget_get_template_child (paddock_ui_session_view_child (window, "terminal_view"),
+                                                                      PADDOCK_TYPE_TERMINAL_VIEW, "search_entry"));
+
+    g_assert_false (vte_terminal_get_has_selection (terminal));
+    gtk_editable_set_text (entry, "typed-5");
+    g_assert_true (paddock_test_wait_for (terminal_has_selection, terminal, TIMEOUT_MS));
+  }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal-search");
 
   paddock_ui_show_view (window, "info");
@@ -733,6 +748,14 @@ changes_cb (GApplication     *app,
 
   /* Apply selected, confirmed: only that file reaches the workspace. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-selected", NULL));
+  {
+    /* The confirmation lists what it writes and says it cannot be undone. */
+    const char *body = adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (paddock_ui_wait_for_message_dialog ()));
+
+    g_assert_nonnull (strstr (body, "Applying cannot be undone"));
+    g_assert_nonnull (strstr (body, "added.txt"));
+    g_assert_null (strstr (body, "README"));
+  }
   paddock_ui_answer_dialog ("sessions-apply-confirm", "apply");
   paddock_ui_assert_toast (window, "Applied 1 change");
   g_assert_true (paddock_test_wait_for (file_exists, added, TIMEOUT_MS));
