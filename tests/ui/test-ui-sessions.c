@@ -944,8 +944,19 @@ terminal_replay_cb (GApplication     *app,
         gtk_single_selection_set_selected (paddock_ui_window_child (window, "sessions_selection"), i);
     }
   paddock_ui_show_view (window, "terminal");
-  if (!paddock_test_wait_for (terminal_replaying, window, TIMEOUT_MS))
-    g_error ("the terminal did not start replaying");
+  /* Generous: under the sanitizers on a loaded machine, making the view
+   * and attaching alone can take most of TIMEOUT_MS. */
+  if (!paddock_test_wait_for (terminal_replaying, window, 4 * TIMEOUT_MS))
+    {
+      PaddockSessionItem *item = paddock_session_view_get_item (paddock_ui_current_session_view (window));
+
+      g_error ("the terminal did not start replaying (attached: %d; the view's session %s, its cached "
+               "OutputOffset %" G_GUINT64_FORMAT ")",
+               paddock_terminal_view_is_attached (current_terminal_view (window)),
+               paddock_session_item_get_object_path (item),
+               paddock_session_item_get_proxy (item) != NULL
+                 ? paddock_ipc_session1_get_output_offset (paddock_session_item_get_proxy (item)) : 0);
+    }
   {
     GtkRevealer *revealer = GTK_REVEALER (gtk_widget_get_template_child (GTK_WIDGET (current_terminal_view (window)),
                                                                          PADDOCK_TYPE_TERMINAL_VIEW,
