@@ -912,6 +912,7 @@ terminal_replay_cb (GApplication     *app,
 {
   GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
   PaddockWindow *window = paddock_ui_fixture_window (app);
+  PaddockWindow *first_window;
   g_autoptr(GError) error = NULL;
   g_autofree char *quiet = NULL;
   g_autofree char *loud = NULL;
@@ -934,7 +935,18 @@ terminal_replay_cb (GApplication     *app,
   if (!paddock_test_wait_for (output_has_last_marker, &ref, TIMEOUT_MS))
     g_error ("the session did not print its 3 MiB");
 
-  /* Open its terminal: the replay runs, its progress shown. */
+  /* Open its terminal in a window made now, so that nothing of it was
+   * attached before (the first window may show it in passing while its
+   * sidebar changes): the replay runs, its progress shown. */
+  assert_shows_sessions (window, "sessions", 2);
+  first_window = window;
+  window = NULL;
+  g_action_group_activate_action (G_ACTION_GROUP (app), "new-window", NULL);
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (PADDOCK_IS_WINDOW (l->data) && l->data != first_window)
+      window = l->data;
+  g_assert_nonnull (window);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 760);
   assert_shows_sessions (window, "sessions", 2);
   for (guint i = 0; i < g_list_model_get_n_items (sidebar_model (window)); i++)
     {
@@ -1003,6 +1015,7 @@ terminal_replay_cb (GApplication     *app,
   assert_shows_sessions (window, "no-sessions", 0);
 
   gtk_window_destroy (GTK_WINDOW (window));
+  gtk_window_destroy (GTK_WINDOW (first_window));
   fixture->ran = TRUE;
 }
 
