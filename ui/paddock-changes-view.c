@@ -12,6 +12,7 @@
 
 #include "paddock-change-item.h"
 #include "paddock-changes-view.h"
+#include "paddock-window.h"
 
 #define REFRESH_SECONDS 2
 #define MAX_LISTED_PATHS 12
@@ -57,20 +58,12 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+/* As the other views do: the window's toast, which it keeps as its last. */
 static void
 paddock_changes_view_toast (PaddockChangesView *self,
                             const char         *title)
 {
-  GtkWidget *overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
-  g_autofree char *escaped = g_markup_escape_text (title, -1);
-  AdwToast *toast;
-
-  if (overlay == NULL)
-    return;
-
-  toast = adw_toast_new (escaped);
-  adw_toast_set_timeout (toast, 4);
-  adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), toast);
+  paddock_window_toast_from (GTK_WIDGET (self), title);
 }
 
 static guint

@@ -59,6 +59,7 @@ static const struct {
   { "network", N_("Network") },
   { "cgroup", N_("Control group") },
   { "environment", N_("Environment") },
+  { "exposures", N_("Folders from your home") },
   { "probe:write-outside", N_("Canary: write outside") },
   { "probe:hidden-path", N_("Canary: hidden path") },
   { "probe:abstract-socket", N_("Canary: abstract socket") },

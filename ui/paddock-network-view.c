@@ -510,7 +510,9 @@ properties_changed_cb (GDBusProxy         *proxy,
                        GStrv               invalidated,
                        PaddockNetworkView *self)
 {
-  if (g_variant_lookup_value (changed, "AllowedDomains", NULL) != NULL ||
+  g_autoptr(GVariant) domains = g_variant_lookup_value (changed, "AllowedDomains", NULL);
+
+  if (domains != NULL ||
       (invalidated != NULL && g_strv_contains ((const char * const *) invalidated, "AllowedDomains")))
     read_allowed_domains (self);
 }

@@ -27,12 +27,20 @@ struct _PaddockSafetyView
   /* Template widgets */
   GtkWidget          *page;
   GtkImage           *summary_icon;
+  GtkLabel           *profile_badge;
   GtkLabel           *summary_title;
   GtkLabel           *summary_description;
   GtkListBox         *layers_list;
   GtkListBox         *probes_list;
   GtkWidget          *probes_group;
   GtkWidget          *layers_group;
+  GtkWidget          *exposed_group;
+  AdwActionRow       *workspace_row;
+  AdwActionRow       *home_row;
+  AdwActionRow       *network_row;
+
+  /* The session's proxy, watched for its allowlist. */
+  PaddockIpcSession1 *watched_proxy;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockSafetyView, paddock_safety_view, GTK_TYPE_WIDGET)
@@ -46,6 +54,7 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static const char * const status_classes[] = { "enforced", "partial", "unenforced", "not-requested" };
+static const char * const profile_classes[] = { "strict", "strict-unverified", "safe", "host" };
 
 static void
 set_status_class (GtkWidget  *widget,
@@ -117,12 +126,165 @@ create_layer_row (gpointer item,
   return row;
 }
 
+/* The profile as a pill at the top of the page. "Strict" is shown as
+ * such only once the daemon's Boundary says every layer is enforced (a
+ * strict session refuses to run otherwise, so until then it is only
+ * being checked); "host" is marked as the one that isolates nothing. */
+static void
+paddock_safety_view_update_badge (PaddockSafetyView *self,
+                                  const char        *profile,
+                                  const char        *status)
+{
+  GtkWidget *badge = GTK_WIDGET (self->profile_badge);
+  const char *css_class = NULL;
+  const char *label = NULL;
+  g_autofree char *other = NULL;
+  const char *accessible = NULL;
+  g_autofree char *other_accessible = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (profile_classes); i++)
+    gtk_widget_remove_css_class (badge, profile_classes[i]);
+
+  if (profile == NULL)
+    {
+      gtk_widget_set_visible (badge, FALSE);
+      return;
+    }
+
+  if (g_str_equal (profile, "strict") && g_strcmp0 (status, "enforced") == 0)
+    {
+      css_class = "strict";
+      label = _("Strict");
+      accessible = _("Profile: strict, every layer verified enforced");
+    }
+  else if (g_str_equal (profile, "strict"))
+    {
+      css_class = "strict-unverified";
+      label = _("Strict · Not Verified Yet");
+      accessible = _("Profile: strict, its layers not verified yet");
+    }
+  else if (g_str_equal (profile, "safe"))
+    {
+      css_class = "safe";
+      label = _("Safe");
+      accessible = _("Profile: safe");
+    }
+  else if (g_str_equal (profile, "host"))
+    {
+      css_class = "host";
+      label = _("Host · No Isolation");
+      accessible = _("Profile: host, no isolation");
+    }
+  else
+    {
+      label = other = g_strdup (profile);
+      /* Translators: %s is the name of a session profile */
+      accessible = other_accessible = g_strdup_printf (_("Profile: %s"), profile);
+    }
+
+  gtk_label_set_label (self->profile_badge, label);
+  if (css_class != NULL)
+    gtk_widget_add_css_class (badge, css_class);
+  gtk_widget_set_tooltip_text (badge, accessible);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (badge), GTK_ACCESSIBLE_PROPERTY_LABEL, accessible, -1);
+  gtk_widget_set_visible (badge, TRUE);
+}
+
+static void proxy_allowlist_cb (PaddockSafetyView *self);
+
+static PaddockLayerItem *
+find_layer (GListModel *boundary,
+            const char *name)
+{
+  for (guint i = 0; boundary != NULL && i < g_list_model_get_n_items (boundary); i++)
+    {
+      g_autoptr(PaddockLayerItem) layer = g_list_model_get_item (boundary, i);
+
+      if (g_strcmp0 (paddock_layer_item_get_layer (layer), name) == 0)
+        return g_steal_pointer (&layer);
+    }
+  return NULL;
+}
+
+/* What the agent can reach, in words: the project folder and where its
+ * writes go, the folders of HOME shown inside (the exposures layer's
+ * evidence), the network and, through the proxy, the allowlist. */
+static void
+paddock_safety_view_update_exposed (PaddockSafetyView *self)
+{
+  PaddockIpcSession1 *proxy = self->item != NULL ? paddock_session_item_get_proxy (self->item) : NULL;
+  const char *workspace = self->item != NULL ? paddock_session_item_get_workspace (self->item) : NULL;
+  const char *staging = self->item != NULL ? paddock_session_item_get_staging (self->item) : NULL;
+  const char *profile = self->item != NULL ? paddock_session_item_get_profile (self->item) : NULL;
+  const char *network = self->item != NULL ? paddock_session_item_get_network_mode (self->item) : NULL;
+  g_autoptr(PaddockLayerItem) exposures = NULL;
+  g_autofree char *workspace_text = NULL;
+  g_autofree char *network_text = NULL;
+  const char *home_text;
+
+  if (proxy != self->watched_proxy)
+    {
+      if (self->watched_proxy != NULL)
+        g_signal_handlers_disconnect_by_func (self->watched_proxy, proxy_allowlist_cb, self);
+      g_set_object (&self->watched_proxy, proxy);
+      if (proxy != NULL)
+        g_signal_connect_object (proxy, "notify::allowed-domains", G_CALLBACK (proxy_allowlist_cb), self,
+                                 G_CONNECT_SWAPPED);
+    }
+
+  if (g_strcmp0 (staging, "overlay") == 0 || g_strcmp0 (staging, "copy") == 0)
+    /* Translators: a folder, then where the agent's writes go */
+    workspace_text = g_strdup_printf (_("%s\nWrites are staged for your review"), workspace);
+  else if (g_strcmp0 (staging, "none") == 0)
+    workspace_text = g_strdup_printf (_("%s\nWrites go straight to the folder"), workspace);
+  else
+    workspace_text = g_strdup (workspace != NULL ? workspace : "");
+  adw_action_row_set_subtitle (self->workspace_row, workspace_text);
+
+  exposures = find_layer (self->item != NULL ? paddock_session_item_get_boundary (self->item) : NULL, "exposures");
+  if (g_strcmp0 (profile, "host") == 0)
+    home_text = _("All of them: the host profile sees your whole home");
+  else if (exposures == NULL)
+    home_text = _("Not known yet");
+  else if (!paddock_layer_item_get_requested (exposures))
+    home_text = _("None: the session's home is empty");
+  else
+    home_text = paddock_layer_item_get_evidence (exposures);
+  adw_action_row_set_subtitle (self->home_row, home_text);
+
+  if (g_strcmp0 (network, "host") == 0)
+    network_text = g_strdup (_("Your network, unrestricted and unrecorded"));
+  else if (g_strcmp0 (network, "none") == 0)
+    network_text = g_strdup (_("None: a loopback device of its own only"));
+  else if (g_strcmp0 (network, "proxy") == 0)
+    {
+      const char * const *domains = proxy != NULL ? paddock_ipc_session1_get_allowed_domains (proxy) : NULL;
+      g_autofree char *joined = domains != NULL && domains[0] != NULL
+                                  ? g_strjoinv (", ", (char **) domains) : NULL;
+
+      network_text = joined != NULL
+                       /* Translators: %s is the proxy's allowlist, e.g. "pypi.org, *.github.com" */
+                       ? g_strdup_printf (_("Only through the proxy, to %s"), joined)
+                       : g_strdup (_("Only through the proxy, which allows nothing"));
+    }
+  else
+    network_text = g_strdup (_("Not known yet"));
+  adw_action_row_set_subtitle (self->network_row, network_text);
+
+  gtk_widget_set_visible (self->exposed_group, self->item != NULL);
+}
+
+static void
+proxy_allowlist_cb (PaddockSafetyView *self)
+{
+  paddock_safety_view_update_exposed (self);
+}
+
 static void
 paddock_safety_view_update (PaddockSafetyView *self)
 {
   const char *status = NULL;
   const char *profile = NULL;
-  const char *network = NULL;
   g_autofree char *title = NULL;
   g_autoptr(GString) description = g_string_new (NULL);
   const char *icon = "security-medium-symbolic";
@@ -135,7 +297,6 @@ paddock_safety_view_update (PaddockSafetyView *self)
     {
       status = paddock_session_item_get_boundary_status (self->item);
       profile = paddock_session_item_get_profile (self->item);
-      network = paddock_session_item_get_network_mode (self->item);
       n_unenforced = paddock_session_item_get_n_unenforced (self->item);
       boundary = paddock_session_item_get_boundary (self->item);
       n_layers = g_list_model_get_n_items (boundary);
@@ -174,15 +335,10 @@ paddock_safety_view_update (PaddockSafetyView *self)
                                n_unenforced);
     }
 
-  if (profile != NULL)
-    {
-      if (description->len > 0)
-        g_string_append_c (description, '\n');
-      /* Translators: the session's profile and network mode, e.g. “Profile safe · Network none” */
-      g_string_append_printf (description, _("Profile %s · Network %s"),
-                              profile, network != NULL ? network : _("unknown"));
-    }
+  /* The profile is the badge above, the network a row below. */
 
+  paddock_safety_view_update_badge (self, profile, status);
+  paddock_safety_view_update_exposed (self);
   gtk_image_set_from_icon_name (self->summary_icon, icon);
   set_status_class (GTK_WIDGET (self->summary_icon), status);
   gtk_label_set_label (self->summary_title, title);
@@ -243,6 +399,9 @@ paddock_safety_view_dispose (GObject *object)
 
   if (self->item != NULL)
     g_signal_handlers_disconnect_by_func (self->item, item_notify_cb, self);
+  if (self->watched_proxy != NULL)
+    g_signal_handlers_disconnect_by_func (self->watched_proxy, proxy_allowlist_cb, self);
+  g_clear_object (&self->watched_proxy);
   if (self->layers_model != NULL)
     g_signal_handlers_disconnect_by_func (self->layers_model, model_items_changed_cb, self);
   if (self->probes_model != NULL)
@@ -316,9 +475,14 @@ paddock_safety_view_class_init (PaddockSafetyViewClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, "/org/paddock/Paddock/paddock-safety-view.ui");
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, page);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, summary_icon);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, profile_badge);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, summary_title);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, summary_description);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, layers_group);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, exposed_group);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, workspace_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, home_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, network_row);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, layers_list);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, probes_group);
   gtk_widget_class_bind_template_child (widget_class, PaddockSafetyView, probes_list);

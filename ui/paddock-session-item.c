@@ -37,6 +37,7 @@ struct _PaddockSessionItem
   char               *command_line;
   guint               pid;
   guint               process_count;
+  gint                exit_status;     /* -1 while the agent runs */
   guint               n_changes;
 
   char               *network_mode;
@@ -62,6 +63,7 @@ enum {
   PROP_COMMAND_LINE,
   PROP_PID,
   PROP_PROCESS_COUNT,
+  PROP_EXIT_STATUS,
   PROP_RUNNING,
   PROP_N_CHANGES,
   PROP_N_CHANGES_LABEL,
@@ -125,6 +127,17 @@ set_string (PaddockSessionItem  *self,
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
       paddock_session_item_count_changes (self);
     }
+}
+
+static void
+set_exit_status (PaddockSessionItem *self,
+                 gint                value)
+{
+  if (self->exit_status == value)
+    return;
+
+  self->exit_status = value;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EXIT_STATUS]);
 }
 
 static void
@@ -263,6 +276,7 @@ paddock_session_item_sync_proxy (PaddockSessionItem *self)
   set_command (self, paddock_ipc_session1_get_command (proxy));
   set_uint (self, &self->pid, paddock_ipc_session1_get_main_pid (proxy), PROP_PID);
   set_uint (self, &self->process_count, paddock_ipc_session1_get_process_count (proxy), PROP_PROCESS_COUNT);
+  set_exit_status (self, paddock_ipc_session1_get_exit_status (proxy));
   set_string (self, &self->network_mode, paddock_ipc_session1_get_network_mode (proxy), PROP_NETWORK_MODE);
   set_boundary (self, paddock_ipc_session1_get_boundary (proxy));
   g_object_thaw_notify (G_OBJECT (self));
@@ -400,6 +414,10 @@ paddock_session_item_get_property (GObject    *object,
       g_value_set_uint (value, self->process_count);
       break;
 
+    case PROP_EXIT_STATUS:
+      g_value_set_int (value, self->exit_status);
+      break;
+
     case PROP_RUNNING:
       g_value_set_boolean (value, paddock_session_item_is_running (self));
       break;
@@ -464,6 +482,12 @@ paddock_session_item_class_init (PaddockSessionItemClass *klass)
   properties[PROP_COMMAND_LINE] = g_param_spec_string ("command-line", NULL, NULL, NULL, flags);
   properties[PROP_PID] = g_param_spec_uint ("pid", NULL, NULL, 0, G_MAXUINT, 0, flags);
   properties[PROP_PROCESS_COUNT] = g_param_spec_uint ("process-count", NULL, NULL, 0, G_MAXUINT, 0, flags);
+  /**
+   * PaddockSessionItem:exit-status:
+   *
+   * The agent's exit status once it ended (128 + signal), -1 before.
+   */
+  properties[PROP_EXIT_STATUS] = g_param_spec_int ("exit-status", NULL, NULL, -1, G_MAXINT, -1, flags);
   properties[PROP_RUNNING] = g_param_spec_boolean ("running", NULL, NULL, FALSE, flags);
   /**
    * PaddockSessionItem:n-changes:
@@ -503,6 +527,7 @@ paddock_session_item_init (PaddockSessionItem *self)
 {
   self->cancellable = g_cancellable_new ();
   self->boundary = g_list_store_new (PADDOCK_TYPE_LAYER_ITEM);
+  self->exit_status = -1;
 }
 
 /**
@@ -562,6 +587,7 @@ paddock_session_item_update (PaddockSessionItem *self,
   g_autofree char *workspace_text = NULL;
   guint pid = 0;
   guint processes = 0;
+  gint exit_status = -1;
 
   g_return_if_fail (PADDOCK_IS_SESSION_ITEM (self));
 
@@ -584,6 +610,8 @@ paddock_session_item_update (PaddockSessionItem *self,
     set_uint (self, &self->pid, pid, PROP_PID);
   if (g_variant_lookup (dict, "processes", "u", &processes))
     set_uint (self, &self->process_count, processes, PROP_PROCESS_COUNT);
+  if (g_variant_lookup (dict, "exit-status", "i", &exit_status))
+    set_exit_status (self, exit_status);
 
   g_object_thaw_notify (G_OBJECT (self));
 }
@@ -680,6 +708,19 @@ paddock_session_item_get_pid (PaddockSessionItem *self)
 {
   g_return_val_if_fail (PADDOCK_IS_SESSION_ITEM (self), 0);
   return self->pid;
+}
+
+/**
+ * paddock_session_item_get_exit_status:
+ *
+ * Returns: the agent's exit status (128 + signal), or -1 while it runs
+ */
+gint
+paddock_session_item_get_exit_status (PaddockSessionItem *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_ITEM (self), -1);
+
+  return self->exit_status;
 }
 
 guint

@@ -32,6 +32,7 @@ const char         *paddock_session_item_get_workspace     (PaddockSessionItem *
 const char         *paddock_session_item_get_command_line  (PaddockSessionItem *self);
 guint               paddock_session_item_get_pid           (PaddockSessionItem *self);
 guint               paddock_session_item_get_process_count (PaddockSessionItem *self);
+gint                paddock_session_item_get_exit_status   (PaddockSessionItem *self);
 gboolean            paddock_session_item_is_running        (PaddockSessionItem *self);
 gboolean            paddock_session_item_is_staged         (PaddockSessionItem *self);
 guint               paddock_session_item_get_n_changes     (PaddockSessionItem *self);

@@ -23,6 +23,7 @@ struct _PaddockSessionRow
   /* Template widgets */
   GtkLabel           *state_label;
   GtkImage           *boundary_badge;
+  GtkLabel           *changes_label;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockSessionRow, paddock_session_row, GTK_TYPE_WIDGET)
@@ -106,6 +107,16 @@ paddock_session_row_update (PaddockSessionRow *self)
 
       g_free (label);
       label = with_boundary;
+    }
+  if (paddock_session_item_get_n_changes (self->item) > 0)
+    {
+      guint n = paddock_session_item_get_n_changes (self->item);
+      /* Translators: a session in the sidebar, then its pending changes */
+      char *with_changes = g_strdup_printf (g_dngettext (NULL, "%s, %u change to review", "%s, %u changes to review", n),
+                                            label, n);
+
+      g_free (label);
+      label = with_changes;
     }
   gtk_accessible_update_property (GTK_ACCESSIBLE (self),
                                   GTK_ACCESSIBLE_PROPERTY_LABEL, label,
@@ -197,6 +208,7 @@ paddock_session_row_class_init (PaddockSessionRowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, "/org/paddock/Paddock/paddock-session-row.ui");
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionRow, state_label);
   gtk_widget_class_bind_template_child (widget_class, PaddockSessionRow, boundary_badge);
+  gtk_widget_class_bind_template_child (widget_class, PaddockSessionRow, changes_label);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
 }

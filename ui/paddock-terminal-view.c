@@ -8,6 +8,7 @@
 
 #include <glib/gi18n.h>
 #include <gio/gunixfdlist.h>
+#include <string.h>
 #include <unistd.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 0
@@ -27,15 +28,37 @@
 #define READ_CHUNK     (2 * 1024)
 #define READ_PRIORITY  G_PRIORITY_DEFAULT_IDLE
 #define READ_PAUSE_MS  4
-/* Paced as above, a replay of the daemon's whole scrollback (8 MiB) would
- * take 16 s: the view asks for its last 512 KiB, about a second's worth
- * (`paddockctl logs` has all of it). */
-#define REPLAY_MAX     (512 * 1024)
+/* The replay of the scrollback on attach (all of it: up to 8 MiB) is read
+ * in larger pieces into a bounded backlog and fed to VTE one slice at a
+ * time. VTE parses what it was fed in its own timeout, for up to 100 ms at
+ * once (VTE_MAX_PROCESS_TIME), so the next slice waits until VTE says it
+ * took the last one in (::contents-changed) and then for an idle main loop:
+ * one slice of work per loop iteration. A slice is bounded in bytes and in
+ * lines, VTE's cost being mostly per line scrolled into the history; the
+ * bounds trade the replay's speed for the loop's latency (bench/ui, 8 MiB
+ * of 74-byte lines on 2 loaded cores: 200 lines, p99 18-23 ms, 21 s; 300
+ * lines, 64 ms at load 10, 16-18 s; 500 lines, 34 ms, 10 s; 1,000 lines,
+ * 47 ms, 5.5 s). A bound that adapted to how long each slice took to come
+ * back was tried: on a loaded machine that time is mostly everything
+ * else, and it only made the replay slower. */
+#define REPLAY_READ         (64 * 1024)
+#define REPLAY_BACKLOG_MAX  (256 * 1024)
+#define REPLAY_SLICE_BYTES  (16 * 1024)
+#define REPLAY_SLICE_LINES  200
+/* If VTE reports no change (a slice of only escape sequences), go on. */
+#define REPLAY_ACK_MS       50
+/* Shorter replays end before a progress bar would be worth showing. */
+#define REPLAY_PROGRESS_MIN (256 * 1024)
+/* The agent printed this much more since the attach: it floods, the
+ * daemon overwrites what the replay has not reached yet, and the rest is
+ * read as live output (paced, the daemon skipping the view ahead). */
+#define REPLAY_OUTRUN       (1024 * 1024)
 #define FONT_SCALE_MIN 0.5
 #define FONT_SCALE_MAX 4.0
 
 /* The terminal shows what Session1.Attach's socket carries: first the
- * scrollback the daemon kept, then the live output. What the user types
+ * scrollback the daemon kept (all of it, replayed progressively, with its
+ * progress shown above the terminal), then the live output. What the user types
  * (VteTerminal::commit, also for pastes) is written back to the same socket,
  * and the grid size goes to Session1.Resize. The view attaches the first
  * time it is shown; dropping the view closes the socket, which detaches
@@ -53,8 +76,25 @@ struct _PaddockTerminalView
   guint               rows;
   guint               read_pause_id;
 
+  /* Offsets in the session's output: the first byte the socket carried,
+   * the next byte VTE gets, and where the scrollback ended at attach. */
+  guint64             replay_start;
+  guint64             position;
+  guint64             replay_end;
+  /* Read from the socket, not yet fed (of GBytes, in order). */
+  GQueue              backlog;
+  gsize               backlog_size;
+  guint               feed_id;
+
   guint               attaching : 1;
   guint               writing : 1;
+  guint               reading : 1;
+  /* Bytes go through the backlog and the slices (not straight to VTE)
+   * until the replay and what was read along with it are all fed. */
+  guint               replaying : 1;
+  guint               awaiting_ack : 1;
+  /* The socket ended; the backlog is still fed before detaching. */
+  guint               eof : 1;
   /* The socket closed after the agent ended: the terminal holds all of
    * it, and attaching again would only replay the same bytes. */
   guint               complete : 1;
@@ -65,6 +105,9 @@ struct _PaddockTerminalView
   VteTerminal        *terminal;
   GtkRevealer        *ended_revealer;
   GtkLabel           *ended_label;
+  GtkRevealer        *replay_revealer;
+  GtkProgressBar     *replay_progress;
+  GtkLabel           *replay_label;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockTerminalView, paddock_terminal_view, GTK_TYPE_WIDGET)
@@ -73,6 +116,7 @@ enum {
   PROP_0,
   PROP_ITEM,
   PROP_ATTACHED,
+  PROP_REPLAYING,
   N_PROPS
 };
 
@@ -80,6 +124,29 @@ static GParamSpec *properties[N_PROPS];
 
 static void paddock_terminal_view_read (PaddockTerminalView *self);
 static void paddock_terminal_view_write_next (PaddockTerminalView *self);
+static void paddock_terminal_view_schedule_feed (PaddockTerminalView *self);
+
+static void
+paddock_terminal_view_set_replaying (PaddockTerminalView *self,
+                                     gboolean             replaying)
+{
+  if (self->replaying == !!replaying)
+    return;
+
+  self->replaying = !!replaying;
+  if (!replaying)
+    gtk_revealer_set_reveal_child (self->replay_revealer, FALSE);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_REPLAYING]);
+}
+
+static void
+paddock_terminal_view_clear_backlog (PaddockTerminalView *self)
+{
+  g_queue_clear_full (&self->backlog, (GDestroyNotify)g_bytes_unref);
+  self->backlog_size = 0;
+  g_clear_handle_id (&self->feed_id, g_source_remove);
+  self->awaiting_ack = FALSE;
+}
 
 static void
 paddock_terminal_view_detach (PaddockTerminalView *self)
@@ -91,13 +158,155 @@ paddock_terminal_view_detach (PaddockTerminalView *self)
   g_clear_handle_id (&self->read_pause_id, g_source_remove);
   g_clear_object (&self->stream);
   g_queue_clear_full (&self->pending_writes, (GDestroyNotify)g_bytes_unref);
+  paddock_terminal_view_clear_backlog (self);
   self->attaching = FALSE;
   self->writing = FALSE;
+  self->reading = FALSE;
+  self->eof = FALSE;
+  paddock_terminal_view_set_replaying (self, FALSE);
 
   vte_terminal_set_input_enabled (self->terminal, FALSE);
 
   if (was_attached)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ATTACHED]);
+}
+
+/* The daemon closed the socket: the terminal is gone (the session ended or
+ * was destroyed). What it showed stays readable. */
+static void
+paddock_terminal_view_finish (PaddockTerminalView *self)
+{
+  self->complete = self->item != NULL && !paddock_session_item_is_running (self->item);
+  paddock_terminal_view_detach (self);
+}
+
+static void
+paddock_terminal_view_update_progress (PaddockTerminalView *self)
+{
+  guint64 total = self->replay_end - self->replay_start;
+  guint64 done = MIN (self->position, self->replay_end) - self->replay_start;
+  double fraction = total > 0 ? (double)done / (double)total : 1.0;
+  g_autofree char *label = NULL;
+
+  if (self->position >= self->replay_end)
+    {
+      gtk_revealer_set_reveal_child (self->replay_revealer, FALSE);
+      return;
+    }
+
+  gtk_progress_bar_set_fraction (self->replay_progress, fraction);
+  /* Translators: the terminal is being rebuilt from the output the
+   * daemon kept; %d is how much of it is done. */
+  label = g_strdup_printf (_("Replaying output… %d %%"), (int)(fraction * 100));
+  gtk_label_set_label (self->replay_label, label);
+}
+
+/* Feeds VTE one slice of the backlog: at most REPLAY_SLICE_BYTES, cut
+ * after REPLAY_SLICE_LINES line ends. */
+static void
+paddock_terminal_view_feed_slice (PaddockTerminalView *self)
+{
+  g_autoptr(GBytes) head = g_queue_pop_head (&self->backlog);
+  const char *data;
+  gsize size, n = 0;
+  guint lines = 0;
+
+  g_assert (head != NULL);
+  data = g_bytes_get_data (head, &size);
+  while (n < size && n < REPLAY_SLICE_BYTES && lines < REPLAY_SLICE_LINES)
+    {
+      const char *newline = memchr (data + n, '\n', MIN (size, REPLAY_SLICE_BYTES) - n);
+
+      if (newline == NULL)
+        {
+          n = MIN (size, REPLAY_SLICE_BYTES);
+          break;
+        }
+      n = (gsize)(newline - data) + 1;
+      lines++;
+    }
+
+  if (n < size)
+    g_queue_push_head (&self->backlog, g_bytes_new_from_bytes (head, n, size - n));
+  self->backlog_size -= n;
+  self->position += n;
+
+  self->awaiting_ack = TRUE;
+  vte_terminal_feed (self->terminal, data, n);
+}
+
+static gboolean
+feed_cb (gpointer data)
+{
+  PaddockTerminalView *self = data;
+
+  self->feed_id = 0;
+  self->awaiting_ack = FALSE;
+
+  if (!g_queue_is_empty (&self->backlog))
+    {
+      paddock_terminal_view_feed_slice (self);
+      paddock_terminal_view_update_progress (self);
+      /* Until VTE says it took the slice in; ::contents-changed comes
+       * sooner and brings the next one forward. */
+      if (self->awaiting_ack && self->feed_id == 0)
+        self->feed_id = g_timeout_add_full (READ_PRIORITY, REPLAY_ACK_MS, feed_cb, self, NULL);
+    }
+
+  if (self->item != NULL && paddock_session_item_get_proxy (self->item) != NULL &&
+      self->position + self->backlog_size < self->replay_end &&
+      paddock_ipc_session1_get_output_offset (paddock_session_item_get_proxy (self->item)) >
+        self->replay_end + REPLAY_OUTRUN)
+    {
+      /* What was read is fed first, in order; then live. */
+      self->replay_end = self->position + self->backlog_size;
+      gtk_revealer_set_reveal_child (self->replay_revealer, FALSE);
+    }
+
+  /* More of the replay to read: keep the backlog filled. */
+  if (!self->reading && !self->eof && self->stream != NULL &&
+      self->position + self->backlog_size < self->replay_end &&
+      self->backlog_size < REPLAY_BACKLOG_MAX)
+    paddock_terminal_view_read (self);
+
+  if (g_queue_is_empty (&self->backlog) && !self->reading)
+    {
+      g_clear_handle_id (&self->feed_id, g_source_remove);
+      self->awaiting_ack = FALSE;
+
+      if (self->eof)
+        paddock_terminal_view_finish (self);
+      else if (self->position >= self->replay_end && self->stream != NULL)
+        {
+          /* All of the replay is in: live output from here on, paced. */
+          paddock_terminal_view_set_replaying (self, FALSE);
+          paddock_terminal_view_read (self);
+        }
+    }
+
+  return G_SOURCE_REMOVE;
+}
+
+/* The next slice when the main loop has nothing more urgent to do. */
+static void
+paddock_terminal_view_schedule_feed (PaddockTerminalView *self)
+{
+  if (self->feed_id != 0 || self->awaiting_ack)
+    return;
+
+  self->feed_id = g_idle_add_full (READ_PRIORITY, feed_cb, self, NULL);
+}
+
+static void
+terminal_contents_changed_cb (PaddockTerminalView *self,
+                              VteTerminal         *terminal)
+{
+  if (!self->awaiting_ack)
+    return;
+
+  g_clear_handle_id (&self->feed_id, g_source_remove);
+  self->awaiting_ack = FALSE;
+  paddock_terminal_view_schedule_feed (self);
 }
 
 static void
@@ -162,15 +371,29 @@ read_cb (GObject      *object,
       return;
     }
 
-  if (g_bytes_get_size (bytes) == 0)
+  self->reading = FALSE;
+
+  if (self->replaying)
     {
-      /* The daemon closed the socket: the terminal is gone (the session
-       * ended or was destroyed). What it showed stays readable. */
-      self->complete = self->item != NULL && !paddock_session_item_is_running (self->item);
-      paddock_terminal_view_detach (self);
+      /* In order behind what was read before; the feeder reads on. */
+      if (g_bytes_get_size (bytes) == 0)
+        self->eof = TRUE;
+      else
+        {
+          self->backlog_size += g_bytes_get_size (bytes);
+          g_queue_push_tail (&self->backlog, g_steal_pointer (&bytes));
+        }
+      paddock_terminal_view_schedule_feed (self);
       return;
     }
 
+  if (g_bytes_get_size (bytes) == 0)
+    {
+      paddock_terminal_view_finish (self);
+      return;
+    }
+
+  self->position += g_bytes_get_size (bytes);
   vte_terminal_feed (self->terminal,
                      g_bytes_get_data (bytes, NULL),
                      g_bytes_get_size (bytes));
@@ -185,9 +408,11 @@ static void
 paddock_terminal_view_read (PaddockTerminalView *self)
 {
   g_assert (self->stream != NULL);
+  g_assert (!self->reading);
 
+  self->reading = TRUE;
   g_input_stream_read_bytes_async (g_io_stream_get_input_stream (self->stream),
-                                   READ_CHUNK,
+                                   self->replaying ? REPLAY_READ : READ_CHUNK,
                                    READ_PRIORITY,
                                    self->cancellable,
                                    read_cb,
@@ -317,6 +542,18 @@ attach_cb (GObject      *object,
   vte_terminal_feed (self->terminal, "\033[H\033[2J\033[3J", -1);
   vte_terminal_set_input_enabled (self->terminal, paddock_session_item_is_running (self->item));
 
+  /* What the daemon kept up to now is the replay; the rest is live. */
+  self->replay_start = first_offset;
+  self->position = first_offset;
+  self->replay_end = MAX (first_offset, paddock_ipc_session1_get_output_offset (PADDOCK_IPC_SESSION1 (object)));
+  self->eof = FALSE;
+  paddock_terminal_view_set_replaying (self, self->replay_end > first_offset);
+  if (self->replay_end - first_offset >= REPLAY_PROGRESS_MIN)
+    {
+      paddock_terminal_view_update_progress (self);
+      gtk_revealer_set_reveal_child (self->replay_revealer, TRUE);
+    }
+
   paddock_terminal_view_read (self);
   paddock_terminal_view_send_size (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ATTACHED]);
@@ -327,8 +564,6 @@ static void
 paddock_terminal_view_maybe_attach (PaddockTerminalView *self)
 {
   PaddockIpcSession1 *proxy;
-  GVariantDict options;
-  guint64 end;
 
   if (self->stream != NULL || self->attaching || self->item == NULL)
     return;
@@ -346,12 +581,9 @@ paddock_terminal_view_maybe_attach (PaddockTerminalView *self)
   self->cancellable = g_cancellable_new ();
   self->attaching = TRUE;
 
-  g_variant_dict_init (&options, NULL);
-  end = paddock_ipc_session1_get_output_offset (proxy);
-  if (end > REPLAY_MAX)
-    g_variant_dict_insert (&options, "offset", "t", end - REPLAY_MAX);
+  /* No "offset": all the scrollback the daemon kept. */
   paddock_ipc_session1_call_attach (proxy,
-                                    g_variant_dict_end (&options),
+                                    g_variant_new ("a{sv}", NULL),
                                     NULL,
                                     self->cancellable,
                                     attach_cb,
@@ -538,6 +770,7 @@ paddock_terminal_view_dispose (GObject *object)
   g_clear_handle_id (&self->read_pause_id, g_source_remove);
   g_clear_object (&self->stream);
   g_queue_clear_full (&self->pending_writes, (GDestroyNotify)g_bytes_unref);
+  paddock_terminal_view_clear_backlog (self);
 
   if (self->item != NULL)
     {
@@ -569,6 +802,10 @@ paddock_terminal_view_get_property (GObject    *object,
 
     case PROP_ATTACHED:
       g_value_set_boolean (value, self->stream != NULL);
+      break;
+
+    case PROP_REPLAYING:
+      g_value_set_boolean (value, self->replaying);
       break;
 
     default:
@@ -618,6 +855,12 @@ paddock_terminal_view_class_init (PaddockTerminalViewClass *klass)
                           FALSE,
                           (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
 
+  /* Whether the scrollback is still being fed to the terminal. */
+  properties[PROP_REPLAYING] =
+    g_param_spec_boolean ("replaying", NULL, NULL,
+                          FALSE,
+                          (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (PADDOCK_TYPE_TERMINAL);
@@ -628,6 +871,10 @@ paddock_terminal_view_class_init (PaddockTerminalViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, terminal);
   gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, ended_revealer);
   gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, ended_label);
+  gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, replay_revealer);
+  gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, replay_progress);
+  gtk_widget_class_bind_template_child (widget_class, PaddockTerminalView, replay_label);
+  gtk_widget_class_bind_template_callback (widget_class, terminal_contents_changed_cb);
   gtk_widget_class_bind_template_callback (widget_class, terminal_commit_cb);
   gtk_widget_class_bind_template_callback (widget_class, terminal_grid_changed_cb);
   gtk_widget_class_bind_template_callback (widget_class, search_changed_cb);
@@ -666,6 +913,7 @@ paddock_terminal_view_init (PaddockTerminalView *self)
   GtkEventController *controller;
 
   g_queue_init (&self->pending_writes);
+  g_queue_init (&self->backlog);
 
   gtk_widget_init_template (GTK_WIDGET (self));
 
@@ -748,4 +996,18 @@ paddock_terminal_view_is_attached (PaddockTerminalView *self)
   g_return_val_if_fail (PADDOCK_IS_TERMINAL_VIEW (self), FALSE);
 
   return self->stream != NULL;
+}
+
+/**
+ * paddock_terminal_view_is_replaying:
+ *
+ * Returns: whether the scrollback kept by the daemon is still being fed
+ *   to the terminal (live output follows it)
+ */
+gboolean
+paddock_terminal_view_is_replaying (PaddockTerminalView *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_TERMINAL_VIEW (self), FALSE);
+
+  return self->replaying;
 }

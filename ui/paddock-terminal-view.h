@@ -22,5 +22,6 @@ void                paddock_terminal_view_set_item     (PaddockTerminalView *sel
                                                         PaddockSessionItem  *item);
 VteTerminal        *paddock_terminal_view_get_terminal (PaddockTerminalView *self);
 gboolean            paddock_terminal_view_is_attached  (PaddockTerminalView *self);
+gboolean            paddock_terminal_view_is_replaying (PaddockTerminalView *self);
 
 G_END_DECLS

@@ -41,6 +41,9 @@ struct _PaddockWindow
   PaddockSessionItem   *selected;
   char                 *select_path;
   char                 *last_toast;
+  /* Ids of the sessions whose exit was told (or that had ended when
+   * first listed). */
+  GHashTable           *exit_told;
   guint                 has_connected : 1;
   guint                 showing_ports : 1;
 
@@ -333,6 +336,29 @@ paddock_window_select_path (PaddockWindow *self,
   return FALSE;
 }
 
+/* The agent ended by itself (not stopped from here): say so once, with
+ * its status, whichever session is shown. The state and the status may
+ * arrive in either order. A session already ended when listed says
+ * nothing. */
+static void
+session_state_cb (PaddockWindow      *self,
+                  GParamSpec         *pspec,
+                  PaddockSessionItem *item)
+{
+  g_autofree char *title = NULL;
+
+  if (self->exit_told == NULL ||  /* disposed */
+      g_strcmp0 (paddock_session_item_get_state (item), "exited") != 0 ||
+      paddock_session_item_get_exit_status (item) < 0 ||
+      !g_hash_table_add (self->exit_told, g_strdup (paddock_session_item_get_id (item))))
+    return;
+
+  /* Translators: a session's name and its agent's exit status */
+  title = g_strdup_printf (_("“%s” exited with status %d"), paddock_session_item_get_name (item),
+                           paddock_session_item_get_exit_status (item));
+  paddock_window_toast (self, title);
+}
+
 static void
 sessions_changed_cb (PaddockWindow *self,
                      guint          position,
@@ -344,6 +370,19 @@ sessions_changed_cb (PaddockWindow *self,
   guint n_pages = g_list_model_get_n_items (G_LIST_MODEL (pages));
   guint n_sessions = g_list_model_get_n_items (sessions);
   g_autoptr(GPtrArray) gone = g_ptr_array_new ();
+
+  for (guint i = position; i < position + added; i++)
+    {
+      g_autoptr(PaddockSessionItem) item = g_list_model_get_item (sessions, i);
+
+      if (g_signal_handler_find (item, G_SIGNAL_MATCH_FUNC | G_SIGNAL_MATCH_DATA, 0, 0, NULL,
+                                 session_state_cb, self) != 0)
+        continue;
+      if (g_strcmp0 (paddock_session_item_get_state (item), "exited") == 0)
+        g_hash_table_add (self->exit_told, g_strdup (paddock_session_item_get_id (item)));
+      g_signal_connect_object (item, "notify::state", G_CALLBACK (session_state_cb), self, G_CONNECT_SWAPPED);
+      g_signal_connect_object (item, "notify::exit-status", G_CALLBACK (session_state_cb), self, G_CONNECT_SWAPPED);
+    }
 
   /* Drop the views of sessions that are no more (destroyed, or the daemon
    * went away): their terminals detach. */
@@ -632,7 +671,8 @@ paddock_window_constructed (GObject *object)
 
   /* Start on the right page without a transition. */
   gtk_stack_set_transition_type (self->stack, GTK_STACK_TRANSITION_TYPE_NONE);
-  sessions_changed_cb (self, 0, 0, 0, paddock_client_get_sessions (self->client));
+  sessions_changed_cb (self, 0, 0, g_list_model_get_n_items (paddock_client_get_sessions (self->client)),
+                       paddock_client_get_sessions (self->client));
   paddock_window_update_state (self);
   gtk_stack_set_transition_type (self->stack, GTK_STACK_TRANSITION_TYPE_CROSSFADE);
 }
@@ -655,6 +695,7 @@ paddock_window_dispose (GObject *object)
   g_clear_object (&self->settings);
   g_clear_pointer (&self->select_path, g_free);
   g_clear_pointer (&self->last_toast, g_free);
+  g_clear_pointer (&self->exit_told, g_hash_table_unref);
 
   G_OBJECT_CLASS (paddock_window_parent_class)->dispose (object);
 }
@@ -789,6 +830,7 @@ paddock_window_init (PaddockWindow *self)
 {
   self->shown_state = PADDOCK_CLIENT_STATE_CONNECTING;
   self->cancellable = g_cancellable_new ();
+  self->exit_told = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
   gtk_widget_init_template (GTK_WIDGET (self));
 

@@ -373,14 +373,38 @@ disable_animations_cb (GApplication *app)
   g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
 }
 
+static void run_app (GCallback          callback,
+                     gboolean          *skipped,
+                     PaddockTestDaemon *daemon);
+
 /* Runs the app against a daemon of its own on a private bus; @callback
  * (GApplication *, PaddockUiFixture *) runs once the window is up. */
 void
 paddock_ui_run_app (GCallback  callback,
                     gboolean  *skipped)
 {
-  g_autofree char *display = g_strdup (g_getenv ("DISPLAY"));
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+
+  run_app (callback, skipped, daemon);
+}
+
+/* The same on a bus where paddockd is only activatable (as an installed
+ * .service file makes it): nothing runs until the app asks for it. */
+void
+paddock_ui_run_app_activatable (GCallback  callback,
+                                gboolean  *skipped)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new_activatable ();
+
+  run_app (callback, skipped, daemon);
+}
+
+static void
+run_app (GCallback          callback,
+         gboolean          *skipped,
+         PaddockTestDaemon *daemon)
+{
+  g_autofree char *display = g_strdup (g_getenv ("DISPLAY"));
   g_autoptr(PaddockApplication) app = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *workspace = g_dir_make_tmp ("paddock-ui-ws-XXXXXX", &error);

@@ -39,6 +39,8 @@ void           paddock_ui_assert_toast           (PaddockWindow *window,
 PaddockWindow *paddock_ui_fixture_window         (GApplication *app);
 void           paddock_ui_run_app                (GCallback     callback,
                                                   gboolean     *skipped);
+void           paddock_ui_run_app_activatable    (GCallback     callback,
+                                                  gboolean     *skipped);
 char          *paddock_ui_create_session         (GDBusConnection *connection,
                                                   const char      *workspace,
                                                   const char      *name,

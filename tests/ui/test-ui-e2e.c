@@ -18,6 +18,7 @@
 #include "paddock-changes-view.h"
 #include "paddock-client.h"
 #include "paddock-new-session-dialog.h"
+#include "paddock-safety-view.h"
 #include "paddock-session-item.h"
 #include "paddock-session-view.h"
 #include "paddock-terminal-view.h"
@@ -199,6 +200,18 @@ end_to_end_cb (GApplication     *app,
       g_assert_true (g_strv_contains (strv, "pypi.org"));
       g_assert_true (g_strv_contains (strv, "*.github.com"));
     }
+    /* The Safety page says where it can go: the proxy, to those two. */
+    paddock_ui_show_view (window, "safety");
+    {
+      const char *network = adw_action_row_get_subtitle (ADW_ACTION_ROW (
+        gtk_widget_get_template_child (paddock_ui_session_view_child (window, "safety_view"),
+                                       PADDOCK_TYPE_SAFETY_VIEW, "network_row")));
+
+      g_assert_true (g_str_has_prefix (network, "Only through the proxy, to "));
+      g_assert_nonnull (strstr (network, "pypi.org"));
+      g_assert_nonnull (strstr (network, "*.github.com"));
+    }
+    paddock_ui_save_screenshot (GTK_WINDOW (window), "e2e-safety");
     paddock_ui_show_view (window, "terminal");
     if (!paddock_test_wait_for (terminal_shows, data, PADDOCK_UI_TIMEOUT_MS))
       g_error ("the terminal does not show the agent's output");

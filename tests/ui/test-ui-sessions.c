@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 #include <vte/vte.h>
 
 #include "paddock-application.h"
@@ -16,6 +17,7 @@
 #include "paddock-new-session-dialog.h"
 #include "paddock-safety-view.h"
 #include "paddock-session-item.h"
+#include "paddock-session-row.h"
 #include "paddock-session-view.h"
 #include "paddock-terminal-view.h"
 #include "paddock-test-daemon.h"
@@ -217,11 +219,90 @@ write_readme (PaddockUiFixture *fixture)
 }
 
 static gboolean
+terminal_has_selection (gpointer data)
+{
+  return vte_terminal_get_has_selection (data);
+}
+
+static gboolean
+shows_item (gpointer data)
+{
+  PaddockWindow *window = ((gpointer *)data)[0];
+
+  return paddock_session_view_get_item (paddock_ui_current_session_view (window)) == ((gpointer *)data)[1];
+}
+
+static gboolean
 terminal_attached (gpointer data)
 {
   PaddockWindow *window = data;
 
   return paddock_terminal_view_is_attached (PADDOCK_TERMINAL_VIEW (paddock_ui_session_view_child (window, "terminal_view")));
+}
+
+
+/* The sidebar's row of the only session listed. */
+static GtkWidget *
+find_session_row (GtkWidget *widget)
+{
+  if (PADDOCK_IS_SESSION_ROW (widget))
+    return widget;
+
+  for (GtkWidget *child = gtk_widget_get_first_child (widget);
+       child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_session_row (child);
+
+      if (found != NULL)
+        return found;
+    }
+
+  return NULL;
+}
+
+static gpointer
+session_row_child (PaddockWindow *window,
+                   const char    *name)
+{
+  GtkWidget *row = find_session_row (GTK_WIDGET (window));
+
+  g_assert_nonnull (row);
+  return gtk_widget_get_template_child (row, PADDOCK_TYPE_SESSION_ROW, name);
+}
+
+typedef struct
+{
+  GdkClipboard *clipboard;
+  char         *text;
+  gboolean      done;
+} ClipboardRead;
+
+static void
+clipboard_read_cb (GObject      *object,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  ClipboardRead *read = user_data;
+
+  read->text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (object), result, NULL);
+  read->done = TRUE;
+}
+
+static gboolean
+clipboard_read_done (gpointer data)
+{
+  return ((ClipboardRead *)data)->done;
+}
+
+static char *
+clipboard_text (GtkWidget *widget)
+{
+  ClipboardRead read = { gtk_widget_get_clipboard (widget), NULL, FALSE };
+
+  gdk_clipboard_read_text_async (read.clipboard, NULL, clipboard_read_cb, &read);
+  g_assert_true (paddock_test_wait_for (clipboard_read_done, &read, TIMEOUT_MS));
+  return read.text;
 }
 
 static void
@@ -298,12 +379,53 @@ terminal_and_destroy_cb (GApplication     *app,
   size_line = g_strdup_printf ("%ld %ld", vte_terminal_get_row_count (terminal),
                                vte_terminal_get_column_count (terminal));
   assert_terminal_shows (window, size_line);
+
+  /* Copy (Ctrl+Shift+C's action) puts the selection on the clipboard;
+   * paste (Ctrl+Shift+V's) types the clipboard into the session. */
+  {
+    GtkWidget *terminal_view = paddock_ui_session_view_child (window, "terminal_view");
+    g_autofree char *copied = NULL;
+    double scale;
+
+    vte_terminal_select_all (terminal);
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.copy", NULL));
+    copied = clipboard_text (GTK_WIDGET (terminal));
+    g_assert_nonnull (copied);
+    g_assert_nonnull (strstr (copied, "typed-5"));
+    vte_terminal_unselect_all (terminal);
+
+    gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (terminal)), "echo pasted-$((3*3))\n");
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.paste", NULL));
+    /* bash takes a paste as bracketed text: it runs on Enter. */
+    assert_terminal_shows (window, "echo pasted-$((3*3))");
+    vte_terminal_feed_child (terminal, "\r", -1);
+    assert_terminal_shows (window, "pasted-9");
+
+    /* Zoom in, out and back (Ctrl+plus, Ctrl+minus, Ctrl+0). */
+    scale = vte_terminal_get_font_scale (terminal);
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.zoom-in", NULL));
+    g_assert_cmpfloat (vte_terminal_get_font_scale (terminal), >, scale);
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.zoom-out", NULL));
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.zoom-out", NULL));
+    g_assert_cmpfloat (vte_terminal_get_font_scale (terminal), <, scale);
+    g_assert_true (gtk_widget_activate_action (terminal_view, "terminal.zoom-reset", NULL));
+    g_assert_cmpfloat (vte_terminal_get_font_scale (terminal), ==, 1.0);
+  }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal");
   paddock_ui_assert_buttons_named (GTK_WIDGET (window));
 
   /* Search, through its shortcut's action. */
   g_assert_true (gtk_widget_activate_action (paddock_ui_session_view_child (window, "terminal_view"),
                                              "terminal.search", NULL));
+  {
+    /* Typing in the search entry selects the match in the terminal. */
+    GtkEditable *entry = GTK_EDITABLE (gtk_widget_get_template_child (paddock_ui_session_view_child (window, "terminal_view"),
+                                                                      PADDOCK_TYPE_TERMINAL_VIEW, "search_entry"));
+
+    g_assert_false (vte_terminal_get_has_selection (terminal));
+    gtk_editable_set_text (entry, "typed-5");
+    g_assert_true (paddock_test_wait_for (terminal_has_selection, terminal, TIMEOUT_MS));
+  }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal-search");
 
   paddock_ui_show_view (window, "info");
@@ -358,6 +480,23 @@ terminal_and_destroy_cb (GApplication     *app,
   paddock_ui_save_screenshot (GTK_WINDOW (dialog), "sessions-new-session");
   paddock_ui_assert_buttons_named (GTK_WIDGET (dialog));
   {
+    /* The presets the issue asks for, then a custom command; the profile,
+     * network and ports choices. */
+    static const char * const presets[] = {
+      "Shell (bash)", "Claude Code (claude)", "Codex (codex)", "OpenCode (opencode)", "pi (pi)", "Custom Command",
+    };
+    static const char * const rows[] = { "profile_row", "net_row", "allow_row", "ports_row", "name_row" };
+    GListModel *model = adw_combo_row_get_model (ADW_COMBO_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog),
+                                                                                              PADDOCK_TYPE_NEW_SESSION_DIALOG,
+                                                                                              "agent_row")));
+
+    g_assert_cmpuint (g_list_model_get_n_items (model), ==, G_N_ELEMENTS (presets));
+    for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
+      g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (model), i), ==, presets[i]);
+    for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+      g_assert_nonnull (gtk_widget_get_template_child (GTK_WIDGET (dialog), PADDOCK_TYPE_NEW_SESSION_DIALOG, rows[i]));
+  }
+  {
     AdwComboRow *profile_row = ADW_COMBO_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog),
                                                                              PADDOCK_TYPE_NEW_SESSION_DIALOG,
                                                                              "profile_row"));
@@ -366,8 +505,12 @@ terminal_and_destroy_cb (GApplication     *app,
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "dialog.create", NULL));
   assert_shows_sessions (window, "sessions", 2);
   {
+    /* Selected once CreateSession answered the dialog, which may come
+     * after the sidebar listed it. */
     g_autoptr(PaddockSessionItem) second = g_list_model_get_item (sidebar_model (window), 1);
-    g_assert_true (paddock_session_view_get_item (paddock_ui_current_session_view (window)) == second);
+    gpointer data[] = { window, second };
+
+    g_assert_true (paddock_test_wait_for (shows_item, data, TIMEOUT_MS));
     g_assert_cmpstr (paddock_session_item_get_agent (second), ==, "bash");
   }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-two-sessions");
@@ -402,6 +545,14 @@ terminal_and_destroy_cb (GApplication     *app,
 
   gtk_window_destroy (GTK_WINDOW (window));
   fixture->ran = TRUE;
+}
+
+static gboolean
+changes_counted (gpointer data)
+{
+  GtkLabel *count = data;
+
+  return gtk_widget_get_visible (GTK_WIDGET (count)) && g_strcmp0 (gtk_label_get_label (count), "2") == 0;
 }
 
 static gboolean
@@ -556,6 +707,24 @@ changes_cb (GApplication     *app,
   paddock_ui_show_view (window, "changes");
   g_assert_true (paddock_test_wait_for (changes_listed, window, TIMEOUT_MS));
   changes_view = current_changes_view (window);
+
+  /* The sidebar: the boundary at a glance, the changes waiting. */
+  {
+    GtkLabel *count = session_row_child (window, "changes_label");
+    GtkWidget *badge = session_row_child (window, "boundary_badge");
+    g_autofree char *wrong = NULL;
+
+    g_assert_true (paddock_test_wait_for (changes_counted, count, TIMEOUT_MS));
+    g_assert_true (gtk_widget_get_visible (badge));
+    g_assert_true (gtk_widget_has_css_class (badge, "enforced"));
+    wrong = gtk_test_accessible_check_property (GTK_ACCESSIBLE (badge), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                                "Boundary enforced");
+    g_assert_null (wrong);
+    wrong = gtk_test_accessible_check_property (GTK_ACCESSIBLE (find_session_row (GTK_WIDGET (window))),
+                                                GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                                "staged shell, bash, Running, Boundary enforced, 2 changes to review");
+    g_assert_null (wrong);
+  }
   changes = paddock_changes_view_get_model (changes_view);
   for (guint i = 0; i < g_list_model_get_n_items (changes); i++)
     {
@@ -579,7 +748,16 @@ changes_cb (GApplication     *app,
 
   /* Apply selected, confirmed: only that file reaches the workspace. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-selected", NULL));
+  {
+    /* The confirmation lists what it writes and says it cannot be undone. */
+    const char *body = adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (paddock_ui_wait_for_message_dialog ()));
+
+    g_assert_nonnull (strstr (body, "Applying cannot be undone"));
+    g_assert_nonnull (strstr (body, "added.txt"));
+    g_assert_null (strstr (body, "README"));
+  }
   paddock_ui_answer_dialog ("sessions-apply-confirm", "apply");
+  paddock_ui_assert_toast (window, "Applied 1 change");
   g_assert_true (paddock_test_wait_for (file_exists, added, TIMEOUT_MS));
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
   g_assert_cmpstr (readme_text, ==, "hello\n");
@@ -592,6 +770,7 @@ changes_cb (GApplication     *app,
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-conflict");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-all", NULL));
   paddock_ui_answer_dialog ("sessions-apply-conflict-confirm", "apply");
+  paddock_ui_assert_toast (window, "Applied 0, 1 conflicting change was left alone");
   paddock_ui_settle (1000);
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
@@ -607,6 +786,7 @@ changes_cb (GApplication     *app,
   g_assert_true (paddock_test_wait_for (drop_enabled, changes_view, TIMEOUT_MS));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.drop", NULL));
   paddock_ui_answer_dialog ("sessions-drop-confirm", "drop");
+  paddock_ui_assert_toast (window, "Changes dropped");
   g_assert_true (paddock_test_wait_for (changes_empty, changes_view, TIMEOUT_MS));
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
@@ -621,6 +801,453 @@ changes_cb (GApplication     *app,
 
   gtk_window_destroy (GTK_WINDOW (window));
   fixture->ran = TRUE;
+}
+
+
+/* Replay: a session that printed far more than one screen (3 MiB between
+ * two marker lines) before anyone looked. Opening its terminal rebuilds
+ * all of it, progressively (a progress bar while it runs), then live
+ * output follows: nothing lost, reordered or doubled. */
+#define REPLAY_LINES 50000
+#define REPLAY_SCRIPT                                                                   \
+  "echo replay-first-$((40+2)); "                                                       \
+  "seq -f 'filler line %g of the replay, about as long as output usually is' 1 50000; " \
+  "echo replay-last-$((50+3)); read answer; echo live-$answer; read again; exit 7"
+
+static guint64
+session_output_offset (GDBusConnection *connection,
+                       const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", "OutputOffset"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, TIMEOUT_MS,
+                                       NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return g_variant_get_uint64 (value);
+}
+
+typedef struct
+{
+  GDBusConnection *connection;
+  const char      *path;
+} SessionRef;
+
+/* The agent printed its last marker (and waits for input). */
+static gboolean
+output_has_last_marker (gpointer data)
+{
+  SessionRef *ref = data;
+  guint64 end = session_output_offset (ref->connection, ref->path);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) bytes = NULL;
+  g_autofree char *tail = NULL;
+  gsize size;
+
+  if (end < 3 * 1024 * 1024)
+    return FALSE;
+  reply = g_dbus_connection_call_sync (ref->connection, PADDOCK_BUS_NAME, ref->path,
+                                       "org.paddock.Session1", "ReadOutput",
+                                       g_variant_new ("(tu)", end - 64, 64),
+                                       NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, TIMEOUT_MS, NULL, NULL);
+  if (reply == NULL)
+    return FALSE;
+  g_variant_get (reply, "(@aytt)", &bytes, NULL, NULL);
+  tail = g_strndup (g_variant_get_fixed_array (bytes, &size, 1), g_variant_get_size (bytes));
+  return strstr (tail, "replay-last-53") != NULL;
+}
+
+static PaddockTerminalView *
+current_terminal_view (PaddockWindow *window)
+{
+  return PADDOCK_TERMINAL_VIEW (paddock_ui_session_view_child (window, "terminal_view"));
+}
+
+static gboolean
+terminal_replaying (gpointer data)
+{
+  return paddock_terminal_view_is_replaying (current_terminal_view (data));
+}
+
+static gboolean
+terminal_replayed (gpointer data)
+{
+  return paddock_terminal_view_is_attached (current_terminal_view (data)) &&
+         !paddock_terminal_view_is_replaying (current_terminal_view (data));
+}
+
+/* All the terminal holds, its history included, as VTE gives it. */
+static char *
+terminal_all_text (VteTerminal *terminal)
+{
+  g_autoptr(GOutputStream) stream = g_memory_output_stream_new_resizable ();
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (vte_terminal_write_contents_sync (terminal, stream, VTE_WRITE_DEFAULT, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_output_stream_write_all (stream, "", 1, NULL, NULL, NULL));
+  g_assert_true (g_output_stream_close (stream, NULL, NULL));
+  return g_memory_output_stream_steal_data (G_MEMORY_OUTPUT_STREAM (stream));
+}
+
+static guint
+count_of (const char *haystack,
+          const char *needle)
+{
+  guint n = 0;
+
+  for (const char *at = strstr (haystack, needle); at != NULL; at = strstr (at + 1, needle))
+    n++;
+  return n;
+}
+
+static void
+terminal_replay_cb (GApplication     *app,
+                    PaddockUiFixture *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *window = paddock_ui_fixture_window (app);
+  PaddockWindow *first_window;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *quiet = NULL;
+  g_autofree char *loud = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *last_filler = g_strdup_printf ("filler line %d of the replay", REPLAY_LINES);
+  const char *first, *filler_1, *filler_n, *last, *live;
+  SessionRef ref;
+
+  /* A quiet session is shown first (on its Info page), so that nothing
+   * attaches to the loud one before it has printed everything. */
+  quiet = paddock_ui_create_session (connection, fixture->workspace, "quiet", "host", "exec sleep 300", &error);
+  g_assert_no_error (error);
+  assert_shows_sessions (window, "sessions", 1);
+  paddock_ui_show_view (window, "info");
+
+  loud = paddock_ui_create_session (connection, fixture->workspace, "loud", "host", REPLAY_SCRIPT, &error);
+  g_assert_no_error (error);
+  ref.connection = connection;
+  ref.path = loud;
+  if (!paddock_test_wait_for (output_has_last_marker, &ref, TIMEOUT_MS))
+    g_error ("the session did not print its 3 MiB");
+
+  /* Open its terminal in a window made now, so that nothing of it was
+   * attached before (the first window may show it in passing while its
+   * sidebar changes): the replay runs, its progress shown. */
+  assert_shows_sessions (window, "sessions", 2);
+  first_window = window;
+  window = NULL;
+  g_action_group_activate_action (G_ACTION_GROUP (app), "new-window", NULL);
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (PADDOCK_IS_WINDOW (l->data) && l->data != first_window)
+      window = l->data;
+  g_assert_nonnull (window);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 760);
+  assert_shows_sessions (window, "sessions", 2);
+  for (guint i = 0; i < g_list_model_get_n_items (sidebar_model (window)); i++)
+    {
+      g_autoptr(PaddockSessionItem) item = g_list_model_get_item (sidebar_model (window), i);
+
+      if (g_str_equal (paddock_session_item_get_object_path (item), loud))
+        gtk_single_selection_set_selected (paddock_ui_window_child (window, "sessions_selection"), i);
+    }
+  paddock_ui_show_view (window, "terminal");
+  /* Generous: under the sanitizers on a loaded machine, making the view
+   * and attaching alone can take most of TIMEOUT_MS. */
+  if (!paddock_test_wait_for (terminal_replaying, window, 4 * TIMEOUT_MS))
+    {
+      PaddockSessionItem *item = paddock_session_view_get_item (paddock_ui_current_session_view (window));
+
+      g_error ("the terminal did not start replaying (attached: %d; the view's session %s, its cached "
+               "OutputOffset %" G_GUINT64_FORMAT ")",
+               paddock_terminal_view_is_attached (current_terminal_view (window)),
+               paddock_session_item_get_object_path (item),
+               paddock_session_item_get_proxy (item) != NULL
+                 ? paddock_ipc_session1_get_output_offset (paddock_session_item_get_proxy (item)) : 0);
+    }
+  {
+    GtkRevealer *revealer = GTK_REVEALER (gtk_widget_get_template_child (GTK_WIDGET (current_terminal_view (window)),
+                                                                         PADDOCK_TYPE_TERMINAL_VIEW,
+                                                                         "replay_revealer"));
+    GtkLabel *label = GTK_LABEL (gtk_widget_get_template_child (GTK_WIDGET (current_terminal_view (window)),
+                                                                PADDOCK_TYPE_TERMINAL_VIEW, "replay_label"));
+
+    g_assert_true (gtk_revealer_get_reveal_child (revealer));
+    g_assert_true (g_str_has_prefix (gtk_label_get_label (label), "Replaying output…"));
+    paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-terminal-replay");
+
+    if (!paddock_test_wait_for (terminal_replayed, window, 4 * TIMEOUT_MS))
+      g_error ("the replay did not finish");
+    g_assert_false (gtk_revealer_get_reveal_child (revealer));
+  }
+
+  /* Live output after it. */
+  send_input (connection, loud, "after\n");
+  assert_terminal_shows (window, "live-after");
+
+  /* Everything is in VTE, once each, in order. */
+  text = terminal_all_text (current_terminal (window));
+  first = strstr (text, "replay-first-42");
+  filler_1 = strstr (text, "filler line 1 of the replay");
+  filler_n = strstr (text, last_filler);
+  last = strstr (text, "replay-last-53");
+  live = strstr (text, "live-after");
+  g_assert_nonnull (first);
+  g_assert_nonnull (filler_1);
+  g_assert_nonnull (filler_n);
+  g_assert_nonnull (last);
+  g_assert_nonnull (live);
+  g_assert_true (first < filler_1 && filler_1 < filler_n && filler_n < last && last < live);
+  g_assert_cmpuint (count_of (text, "replay-first-42"), ==, 1);
+  g_assert_cmpuint (count_of (text, "replay-last-53"), ==, 1);
+  g_assert_cmpuint (count_of (text, " of the replay, about"), ==, REPLAY_LINES);
+
+  /* The agent exits by itself: a toast says so, with its status. */
+  send_input (connection, loud, "bye\n");
+  paddock_ui_assert_toast (window, "“loud” exited with status 7");
+
+  g_variant_unref (paddock_ui_destroy_session (connection, loud));
+  g_variant_unref (paddock_ui_destroy_session (connection, quiet));
+  assert_shows_sessions (window, "no-sessions", 0);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  gtk_window_destroy (GTK_WINDOW (first_window));
+  fixture->ran = TRUE;
+}
+
+/* The Safety page's profile badge, for each profile that can run here:
+ * its text, its look (a CSS class each) and its accessible name. */
+static GtkLabel *
+profile_badge (PaddockWindow *window)
+{
+  return GTK_LABEL (gtk_widget_get_template_child (GTK_WIDGET (current_safety_view (window)),
+                                                   PADDOCK_TYPE_SAFETY_VIEW, "profile_badge"));
+}
+
+static void
+select_session_path (PaddockWindow *window,
+                     const char    *path)
+{
+  for (guint i = 0; i < g_list_model_get_n_items (sidebar_model (window)); i++)
+    {
+      g_autoptr(PaddockSessionItem) item = g_list_model_get_item (sidebar_model (window), i);
+
+      if (g_str_equal (paddock_session_item_get_object_path (item), path))
+        {
+          gtk_single_selection_set_selected (paddock_ui_window_child (window, "sessions_selection"), i);
+          return;
+        }
+    }
+  g_error ("session %s is not in the sidebar", path);
+}
+
+static gboolean
+boundary_is (gpointer data)
+{
+  PaddockWindow *window = ((gpointer *)data)[0];
+  const char *status = ((gpointer *)data)[1];
+  PaddockSessionItem *item = paddock_session_view_get_item (paddock_ui_current_session_view (window));
+
+  return g_strcmp0 (paddock_session_item_get_boundary_status (item), status) == 0;
+}
+
+static void
+safety_badge_cb (GApplication     *app,
+                 PaddockUiFixture *fixture)
+{
+  static const struct {
+    const char *profile;
+    const char *boundary;     /* what the daemon must report for it */
+    const char *label;
+    const char *css_class;
+    const char *accessible;
+  } expected[] = {
+    { "host", "unenforced", "Host · No Isolation", "host", "Profile: host, no isolation" },
+    { "safe", "enforced", "Safe", "safe", "Profile: safe" },
+    { "strict", "enforced", "Strict", "strict", "Profile: strict, every layer verified enforced" },
+  };
+  static const char * const looks[] = { "host", "safe", "strict", "strict-unverified" };
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *window = paddock_ui_fixture_window (app);
+  guint n_shown = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *path = paddock_ui_create_session (connection, fixture->workspace, expected[i].profile,
+                                                         expected[i].profile, "exec sleep 300", &error);
+      g_autofree char *screenshot = NULL;
+      gpointer data[] = { window, (gpointer)expected[i].boundary };
+      GtkLabel *badge;
+
+      if (path == NULL)
+        {
+          /* Only the sandboxed profiles may be refused, for a reason. */
+          g_assert_cmpstr (expected[i].profile, !=, "host");
+          g_assert_true (g_dbus_error_is_remote_error (error));
+          g_test_message ("the %s profile cannot run here: %s", expected[i].profile, error->message);
+          continue;
+        }
+
+      assert_shows_sessions (window, "sessions", 1);
+      select_session_path (window, path);
+      paddock_ui_show_view (window, "safety");
+      if (!paddock_test_wait_for (boundary_is, data, TIMEOUT_MS))
+        g_error ("the %s session's boundary is not %s", expected[i].profile, expected[i].boundary);
+      paddock_ui_settle (100);
+
+      badge = profile_badge (window);
+      g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (badge)));
+      g_assert_cmpstr (gtk_label_get_label (badge), ==, expected[i].label);
+      for (guint j = 0; j < G_N_ELEMENTS (looks); j++)
+        g_assert_cmpint (gtk_widget_has_css_class (GTK_WIDGET (badge), looks[j]), ==,
+                         g_str_equal (looks[j], expected[i].css_class));
+      {
+        g_autofree char *wrong = gtk_test_accessible_check_property (GTK_ACCESSIBLE (badge),
+                                                                     GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                                                     expected[i].accessible);
+
+        if (wrong != NULL)
+          g_error ("the badge's accessible name: %s", wrong);
+      }
+      /* What the agent can reach, in words. */
+      {
+        PaddockSafetyView *view = current_safety_view (window);
+        const char *workspace = adw_action_row_get_subtitle (ADW_ACTION_ROW (gtk_widget_get_template_child (
+          GTK_WIDGET (view), PADDOCK_TYPE_SAFETY_VIEW, "workspace_row")));
+        const char *home = adw_action_row_get_subtitle (ADW_ACTION_ROW (gtk_widget_get_template_child (
+          GTK_WIDGET (view), PADDOCK_TYPE_SAFETY_VIEW, "home_row")));
+        const char *network = adw_action_row_get_subtitle (ADW_ACTION_ROW (gtk_widget_get_template_child (
+          GTK_WIDGET (view), PADDOCK_TYPE_SAFETY_VIEW, "network_row")));
+
+        g_assert_true (g_str_has_prefix (workspace, fixture->workspace));
+        g_assert_nonnull (strstr (workspace, g_str_equal (expected[i].profile, "host")
+                                               ? "Writes go straight to the folder"
+                                               : "Writes are staged for your review"));
+        if (g_str_equal (expected[i].profile, "host"))
+          g_assert_cmpstr (home, ==, "All of them: the host profile sees your whole home");
+        else
+          g_assert_cmpstr (home, !=, "Not known yet");
+        g_assert_cmpstr (network, ==, "Your network, unrestricted and unrecorded");
+      }
+      screenshot = g_strdup_printf ("safety-badge-%s", expected[i].profile);
+      paddock_ui_save_screenshot (GTK_WINDOW (window), screenshot);
+      n_shown++;
+
+      g_variant_unref (paddock_ui_destroy_session (connection, path));
+      assert_shows_sessions (window, "no-sessions", 0);
+    }
+
+  g_assert_cmpuint (n_shown, >=, 1);
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+test_safety_badge (void)
+{
+  gboolean skipped = FALSE;
+
+  paddock_ui_run_app (G_CALLBACK (safety_badge_cb), &skipped);
+}
+
+static void
+test_terminal_replay (void)
+{
+  gboolean skipped = FALSE;
+
+  paddock_ui_run_app (G_CALLBACK (terminal_replay_cb), &skipped);
+}
+
+/* Several windows show the same session, each its own terminal attached;
+ * closing one window leaves the session running and the other window
+ * attached. */
+static char *
+session_state (GDBusConnection *connection,
+               const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", "State"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, TIMEOUT_MS,
+                                       NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return g_variant_dup_string (value, NULL);
+}
+
+static gboolean
+window_gone (gpointer data)
+{
+  return *(gpointer *)data == NULL;
+}
+
+static void
+two_windows_cb (GApplication     *app,
+                PaddockUiFixture *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *first = paddock_ui_fixture_window (app);
+  PaddockWindow *second = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *state = NULL;
+  gpointer first_alive = first;
+
+  path = paddock_ui_create_session_argv (connection, fixture->workspace, "shared", "host", bash_argv, &error);
+  g_assert_no_error (error);
+  assert_shows_sessions (first, "sessions", 1);
+  g_assert_true (paddock_test_wait_for (terminal_attached, first, TIMEOUT_MS));
+
+  /* A second window (app.new-window, Ctrl+Shift+N) shows it too. */
+  g_action_group_activate_action (G_ACTION_GROUP (app), "new-window", NULL);
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (PADDOCK_IS_WINDOW (l->data) && l->data != first)
+      second = l->data;
+  g_assert_nonnull (second);
+  gtk_window_set_default_size (GTK_WINDOW (second), 1280, 760);
+  assert_shows_sessions (second, "sessions", 1);
+  g_assert_true (paddock_test_wait_for (terminal_attached, second, TIMEOUT_MS));
+
+  send_input (connection, path, "echo both-$((2*4))\n");
+  assert_terminal_shows (first, "both-8");
+  assert_terminal_shows (second, "both-8");
+  paddock_ui_save_screenshot (GTK_WINDOW (second), "sessions-second-window");
+
+  /* Closing a window never stops the session. */
+  g_object_add_weak_pointer (G_OBJECT (first), &first_alive);
+  gtk_window_close (GTK_WINDOW (first));
+  g_assert_true (paddock_test_wait_for (window_gone, &first_alive, TIMEOUT_MS));
+  paddock_ui_settle (500);
+  state = session_state (connection, path);
+  g_assert_cmpstr (state, ==, "running");
+  g_assert_true (terminal_attached (second));
+  send_input (connection, path, "echo still-$((3+4))\n");
+  assert_terminal_shows (second, "still-7");
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (second), "win.destroy-session", NULL));
+  paddock_ui_answer_dialog (NULL, "destroy");
+  paddock_ui_assert_toast (second, "Session destroyed: 0 processes left");
+  assert_shows_sessions (second, "no-sessions", 0);
+
+  gtk_window_destroy (GTK_WINDOW (second));
+  fixture->ran = TRUE;
+}
+
+static void
+test_two_windows (void)
+{
+  gboolean skipped = FALSE;
+
+  paddock_ui_run_app (G_CALLBACK (two_windows_cb), &skipped);
 }
 
 static void
@@ -655,6 +1282,9 @@ main (int   argc,
 
   g_test_add_func ("/ui/sessions/terminal-and-destroy", test_terminal_and_destroy);
   g_test_add_func ("/ui/sessions/changes", test_changes);
+  g_test_add_func ("/ui/sessions/terminal-replay", test_terminal_replay);
+  g_test_add_func ("/ui/sessions/safety-badge", test_safety_badge);
+  g_test_add_func ("/ui/sessions/two-windows", test_two_windows);
 
   return g_test_run ();
 }

@@ -403,6 +403,27 @@ shows_denied_record (gpointer data)
   return FALSE;
 }
 
+/* Whether the daemon's allowlist of the session has a domain. */
+static gboolean
+daemon_allows (gpointer data)
+{
+  GDBusConnection *connection = ((gpointer *) data)[0];
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autofree const char **domains = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, ((gpointer *) data)[1],
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", "AllowedDomains"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                       PADDOCK_UI_TIMEOUT_MS, NULL, NULL);
+  if (reply == NULL)
+    return FALSE;
+  g_variant_get (reply, "(v)", &value);
+  domains = g_variant_get_strv (value, NULL);
+  return g_strv_contains (domains, ((gpointer *) data)[2]);
+}
+
 static void
 network_live_cb (GApplication     *app,
                  PaddockUiFixture *fixture)
@@ -449,6 +470,19 @@ network_live_cb (GApplication     *app,
     g_error ("the Network page shows no denied record for denied.test after %d ms", PADDOCK_UI_TIMEOUT_MS);
   g_assert_cmpstr (paddock_network_view_get_page (network), ==, "network");
   paddock_ui_save_screenshot (GTK_WINDOW (window), "network-proxy-live");
+
+  /* The allowlist, edited from the page, is the daemon's: a domain typed
+   * into Add Domain and applied reaches Session1.AllowedDomains. */
+  {
+    AdwEntryRow *add_row = ADW_ENTRY_ROW (gtk_widget_get_template_child (GTK_WIDGET (network), PADDOCK_TYPE_NETWORK_VIEW,
+                                                                         "add_domain_row"));
+    gpointer data[] = { connection, path, (gpointer) "denied.test" };
+
+    gtk_editable_set_text (GTK_EDITABLE (add_row), "denied.test");
+    g_signal_emit_by_name (add_row, "apply");
+    if (!paddock_test_wait_for (daemon_allows, data, PADDOCK_UI_TIMEOUT_MS))
+      g_error ("the daemon's allowlist does not have the domain added on the page");
+  }
 
   result = paddock_ui_destroy_session (connection, path);
   paddock_ui_wait_for_sessions (window, 0);

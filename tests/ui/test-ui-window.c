@@ -15,6 +15,7 @@
 #include "paddock-ports-view.h"
 #include "paddock-test-daemon.h"
 #include "paddock-ui-test.h"
+#include "paddock-client.h"
 #include "paddock-window.h"
 
 #define TIMEOUT_MS 5000
@@ -273,6 +274,44 @@ test_window_follows_leases (void)
   g_assert_true (fixture.ran);
 }
 
+/* D-Bus activation: on a bus where paddockd is only activatable (as the
+ * installed .service file makes it), opening the app starts the daemon. */
+static gboolean
+window_connected (gpointer data)
+{
+  return paddock_client_get_state (paddock_window_get_client (data)) == PADDOCK_CLIENT_STATE_CONNECTED;
+}
+
+static void
+activates_daemon_cb (GApplication     *app,
+                     PaddockUiFixture *fixture)
+{
+  PaddockWindow *window = paddock_ui_fixture_window (app);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean running = FALSE;
+
+  if (!paddock_test_wait_for (window_connected, window, PADDOCK_UI_TIMEOUT_MS))
+    g_error ("the app did not start the daemon");
+  reply = g_dbus_connection_call_sync (paddock_test_daemon_get_connection (fixture->daemon),
+                                       "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "NameHasOwner",
+                                       g_variant_new ("(s)", "org.paddock.Daemon"),
+                                       G_VARIANT_TYPE ("(b)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(b)", &running);
+  g_assert_true (running);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+test_window_activates_daemon (void)
+{
+  paddock_ui_run_app_activatable (G_CALLBACK (activates_daemon_cb), NULL);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -288,6 +327,7 @@ main (int   argc,
     }
 
   g_test_add_func ("/ui/window/follows-leases", test_window_follows_leases);
+  g_test_add_func ("/ui/window/activates-daemon", test_window_activates_daemon);
 
   return g_test_run ();
 }
