@@ -87,6 +87,9 @@ struct _PaddockSessionImpl
    * only after every other process of the namespace is gone. */
   pid_t                       init_pid;
   guint64                     init_start_time;
+  /* Set once the agent's own process session (host profile: sid = its
+   * pid) is known to be over; see agent_session_may_live(). */
+  gboolean                    agent_session_gone;
   /* The session's own cgroup v2, joined before its first process existed;
    * NULL where none can be made (cgroup_reason says why). */
   PaddockCgroup              *cgroup;
@@ -397,6 +400,12 @@ paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
 
   if (pid_namespace == NULL)
     return pids;
+  /* Pid 1 exits only after everything else in its namespace, and then the
+   * namespace's number may go to a new namespace (another session's): no
+   * scan by that number once our pid 1 is gone. */
+  if (self->init_pid > 0 &&
+      (!process_alive (self->init_pid) || process_start_time (self->init_pid) != self->init_start_time))
+    return pids;
 
   proc = g_dir_open ("/proc", 0, NULL);
   while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
@@ -422,6 +431,30 @@ paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
 
 static GArray *list_session_members (pid_t sid);
 
+/* Whether the agent's process session (the host profile's: sid = the
+ * agent's pid) may still have members. Once the agent is reaped, only
+ * they keep its pid number taken; when the last one goes, the kernel may
+ * hand that number to a stranger that leads a session of its own, and a
+ * scan by that sid (Stop, Destroy, the daemon's shutdown) would signal
+ * the stranger's processes. The number changed hands when a process has
+ * it that did not start when our agent did; and a scan that finds no
+ * member after the reap means the session is over for good. */
+static gboolean
+agent_session_may_live (PaddockSessionImpl *self)
+{
+  guint64 start_time;
+
+  if (self->pid <= 0 || self->agent_session_gone)
+    return FALSE;
+  if (!self->reaped)
+    return TRUE;
+
+  start_time = process_start_time (self->pid);
+  if (start_time != 0 && start_time != self->pid_start_time)
+    self->agent_session_gone = TRUE;
+  return !self->agent_session_gone;
+}
+
 static GArray *
 paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
@@ -439,7 +472,14 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
 
   /* The agent's process session, and those of the commands exec'd beside
    * it (each the leader of its own). */
-  pids = list_session_members (self->pid);
+  if (agent_session_may_live (self))
+    {
+      pids = list_session_members (self->pid);
+      if (pids->len == 0 && self->reaped)
+        self->agent_session_gone = TRUE;
+    }
+  else
+    pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
   if (self->command_pids != NULL)
     {
       g_hash_table_iter_init (&iter, self->command_pids);
