@@ -83,6 +83,13 @@ struct _PaddockSessionImpl
   guint                       child_watch;
   gboolean                    sandboxed;
   char                       *pid_namespace;  /* "pid:[inode]" once known */
+  /* The sandbox's pid 1 as the host sees it, once known: its exit comes
+   * only after every other process of the namespace is gone. */
+  pid_t                       init_pid;
+  guint64                     init_start_time;
+  /* Set once the agent's own process session (host profile: sid = its
+   * pid) is known to be over; see agent_session_may_live(). */
+  gboolean                    agent_session_gone;
   /* The session's own cgroup v2, joined before its first process existed;
    * NULL where none can be made (cgroup_reason says why). */
   PaddockCgroup              *cgroup;
@@ -236,6 +243,8 @@ process_start_time (pid_t pid)
   return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
 }
 
+static const char *paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self);
+
 static void
 paddock_session_impl_save (PaddockSessionImpl *self)
 {
@@ -281,6 +290,14 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_builder_add_int_value (builder, (gint64) self->pid_start_time);
   json_builder_set_member_name (builder, "sandboxed");
   json_builder_add_boolean_value (builder, self->sandboxed);
+  /* A sandbox dies with the daemon, but not in the same instant: the next
+   * daemon waits for this pid 1 (see paddock_session_impl_restore). */
+  if (self->sandboxed && !self->reaped && self->pid > 0)
+    paddock_session_impl_get_pid_namespace (self);
+  json_builder_set_member_name (builder, "init_pid");
+  json_builder_add_int_value (builder, self->reaped ? 0 : self->init_pid);
+  json_builder_set_member_name (builder, "init_start_time");
+  json_builder_add_int_value (builder, self->reaped ? 0 : (gint64) self->init_start_time);
   json_builder_set_member_name (builder, "boot_id");
   json_builder_add_string_value (builder, boot_id);
   json_builder_set_member_name (builder, "net");
@@ -347,6 +364,7 @@ paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self)
   g_autofree char *children = NULL;
   g_autofree char *ns_path = NULL;
   guint64 init_pid;
+  guint64 init_start_time;
 
   if (self->pid_namespace != NULL || self->pid <= 0)
     return self->pid_namespace;
@@ -356,8 +374,16 @@ paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self)
       !g_ascii_string_to_unsigned (g_strstrip (children), 10, 1, G_MAXINT, &init_pid, NULL))
     return NULL;
 
+  init_start_time = process_start_time ((pid_t) init_pid);
   ns_path = g_strdup_printf ("/proc/%" G_GUINT64_FORMAT "/ns/pid", init_pid);
   self->pid_namespace = g_file_read_link (ns_path, NULL);
+  /* Read before and after the namespace: the same process both times. */
+  if (self->pid_namespace != NULL && init_start_time != 0 &&
+      process_start_time ((pid_t) init_pid) == init_start_time)
+    {
+      self->init_pid = (pid_t) init_pid;
+      self->init_start_time = init_start_time;
+    }
   return self->pid_namespace;
 }
 
@@ -373,6 +399,12 @@ paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
     g_array_append_val (pids, self->pid);
 
   if (pid_namespace == NULL)
+    return pids;
+  /* Pid 1 exits only after everything else in its namespace, and then the
+   * namespace's number may go to a new namespace (another session's): no
+   * scan by that number once our pid 1 is gone. */
+  if (self->init_pid > 0 &&
+      (!process_alive (self->init_pid) || process_start_time (self->init_pid) != self->init_start_time))
     return pids;
 
   proc = g_dir_open ("/proc", 0, NULL);
@@ -399,6 +431,30 @@ paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
 
 static GArray *list_session_members (pid_t sid);
 
+/* Whether the agent's process session (the host profile's: sid = the
+ * agent's pid) may still have members. Once the agent is reaped, only
+ * they keep its pid number taken; when the last one goes, the kernel may
+ * hand that number to a stranger that leads a session of its own, and a
+ * scan by that sid (Stop, Destroy, the daemon's shutdown) would signal
+ * the stranger's processes. The number changed hands when a process has
+ * it that did not start when our agent did; and a scan that finds no
+ * member after the reap means the session is over for good. */
+static gboolean
+agent_session_may_live (PaddockSessionImpl *self)
+{
+  guint64 start_time;
+
+  if (self->pid <= 0 || self->agent_session_gone)
+    return FALSE;
+  if (!self->reaped)
+    return TRUE;
+
+  start_time = process_start_time (self->pid);
+  if (start_time != 0 && start_time != self->pid_start_time)
+    self->agent_session_gone = TRUE;
+  return !self->agent_session_gone;
+}
+
 static GArray *
 paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
@@ -416,7 +472,14 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
 
   /* The agent's process session, and those of the commands exec'd beside
    * it (each the leader of its own). */
-  pids = list_session_members (self->pid);
+  if (agent_session_may_live (self))
+    {
+      pids = list_session_members (self->pid);
+      if (pids->len == 0 && self->reaped)
+        self->agent_session_gone = TRUE;
+    }
+  else
+    pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
   if (self->command_pids != NULL)
     {
       g_hash_table_iter_init (&iter, self->command_pids);
@@ -3132,6 +3195,102 @@ paddock_session_impl_new (const char                 *id,
   return self;
 }
 
+/* How long a new daemon waits for a SIGKILLed leftover to exit: exiting
+ * takes no cooperation, only the CPU to unmap and close what it had. */
+#define LEFTOVER_EXIT_TIMEOUT_US (10 * G_USEC_PER_SEC)
+
+/* Pins @pid with a pidfd (appended to @pidfds) if it runs, and, given a
+ * @start_time, only if it still is the process that started then. A pidfd
+ * signals its own process or no one: never a stranger that got the pid. */
+static gboolean
+pin_leftover (GArray  *pidfds,
+              pid_t    pid,
+              guint64  start_time)
+{
+  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);  /* CLOEXEC, always */
+
+  if (pidfd < 0)
+    return FALSE;
+  if (start_time != 0 && process_start_time (pid) != start_time)
+    {
+      close (pidfd);
+      return FALSE;
+    }
+  g_array_append_val (pidfds, pidfd);
+  return TRUE;
+}
+
+/* Of the pidfds from index @first on, keeps those whose process is in
+ * @relisted. */
+static void
+keep_relisted (GArray *pidfds,
+               guint   first,
+               GArray *relisted)
+{
+  for (guint i = first; i < pidfds->len;)
+    {
+      int pidfd = g_array_index (pidfds, int, i);
+      g_autofree char *fdinfo_path = g_strdup_printf ("/proc/self/fdinfo/%d", pidfd);
+      g_autofree char *fdinfo = NULL;
+      const char *line;
+      gboolean listed = FALSE;
+
+      if (g_file_get_contents (fdinfo_path, &fdinfo, NULL, NULL) &&
+          (line = strstr (fdinfo, "\nPid:")) != NULL)
+        {
+          pid_t pid = (pid_t) strtol (line + 5, NULL, 10);
+
+          for (guint j = 0; j < relisted->len && !listed; j++)
+            listed = g_array_index (relisted, pid_t, j) == pid;
+        }
+      if (listed)
+        i++;
+      else
+        {
+          close (pidfd);
+          g_array_remove_index_fast (pidfds, i);
+        }
+    }
+}
+
+/* SIGKILLs every pinned process, waits until each has exited (its pidfd
+ * turns readable) or @deadline passes, and closes the pidfds. Returns how
+ * many still run. */
+static guint
+kill_leftovers (GArray *pidfds,
+                gint64  deadline)
+{
+  g_autofree GPollFD *polls = g_new0 (GPollFD, pidfds->len);
+  guint running = pidfds->len;
+
+  for (guint i = 0; i < pidfds->len; i++)
+    {
+      polls[i].fd = g_array_index (pidfds, int, i);
+      polls[i].events = G_IO_IN;
+      syscall (SYS_pidfd_send_signal, polls[i].fd, SIGKILL, NULL, 0);
+    }
+
+  while (running > 0)
+    {
+      gint64 remaining_ms = (deadline - g_get_monotonic_time ()) / 1000;
+
+      if (remaining_ms <= 0 || (g_poll (polls, pidfds->len, (gint) remaining_ms) < 0 && errno != EINTR))
+        break;
+      for (guint i = 0; i < pidfds->len; i++)
+        if (polls[i].fd >= 0 && polls[i].revents != 0)
+          {
+            /* Ignored by poll from now on. */
+            polls[i].fd = -1;
+            running--;
+          }
+    }
+
+  for (guint i = 0; i < pidfds->len; i++)
+    close (g_array_index (pidfds, int, i));
+  g_array_set_size (pidfds, 0);
+  return running;
+}
+
 /* A session recorded by an earlier daemon. If its record says it was still
  * running, whatever is left of it in this boot (matched by boot id and
  * process start time, never by pid alone) is killed: no daemon supervises
@@ -3241,18 +3400,49 @@ paddock_session_impl_new_from_record (const char  *record_path,
   if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
     {
       guint64 start_time = (guint64) json_object_get_int_member_with_default (record, "pid_start_time", 0);
+      gint64 init_pid = json_object_get_int_member_with_default (record, "init_pid", 0);
+      guint64 init_start_time = (guint64) json_object_get_int_member_with_default (record, "init_start_time", 0);
+      gboolean same_boot = g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""),
+                                      boot_id) == 0;
+      g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (int));
 
-      if (pid > 0 && pid < G_MAXINT &&
-          g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""), boot_id) == 0 &&
-          start_time != 0 && process_start_time ((pid_t) pid) == start_time)
+      if (same_boot && pid > 0 && pid < G_MAXINT && start_time != 0 &&
+          pin_leftover (leftovers, (pid_t) pid, start_time))
         {
-          /* Still there: kill it and everything of its session. */
+          /* Still there: everything of its session goes. */
+          g_autoptr(GArray) listed = NULL;
+          g_autoptr(GArray) relisted = NULL;
+          guint first = leftovers->len;
+
           self->pid = (pid_t) pid;
           self->sandboxed = json_object_get_boolean_member_with_default (record, "sandboxed", TRUE);
           self->reaped = FALSE;
-          paddock_session_impl_signal_all (self, SIGKILL);
+          listed = paddock_session_impl_list_pids (self);
+          for (guint i = 0; i < listed->len; i++)
+            pin_leftover (leftovers, g_array_index (listed, pid_t, i), 0);
+          /* Pinned first, checked again after: a pid that changed hands
+           * in between is not the session's any more, and its pidfd (the
+           * old process's) can reach no one else. */
+          relisted = paddock_session_impl_list_pids (self);
+          keep_relisted (leftovers, first, relisted);
           self->reaped = TRUE;
-          g_message ("Session %s was left running by an earlier daemon: killed it", id);
+        }
+      /* A sandbox dies with the daemon (--die-with-parent), one process
+       * after the other: its pid 1 may outlive the supervisor we knew by
+       * a moment, and it exits only once all of the namespace is gone. */
+      if (same_boot && init_pid > 0 && init_pid < G_MAXINT && init_start_time != 0)
+        pin_leftover (leftovers, (pid_t) init_pid, init_start_time);
+
+      if (leftovers->len > 0)
+        {
+          /* Nothing of the session may run on once we serve. */
+          guint running = kill_leftovers (leftovers, g_get_monotonic_time () + LEFTOVER_EXIT_TIMEOUT_US);
+
+          if (running > 0)
+            g_warning ("Session %s: %u process(es) left by an earlier daemon did not exit within %d s "
+                       "of SIGKILL", id, running, (int) (LEFTOVER_EXIT_TIMEOUT_US / G_USEC_PER_SEC));
+          else
+            g_message ("Session %s was left running by an earlier daemon: killed it", id);
         }
       self->pid = 0;
       state = "stopped";

@@ -10,7 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-glib/json-glib.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,51 +475,108 @@ bind_port (guint16   port,
   return BIND_OK;
 }
 
+/* Adds the listening TCP sockets of @family in our network namespace to
+ * @inodes, asked of the kernel's sock_diag (what `ss -l` does): it walks
+ * the listening sockets only, so the cost does not grow with the machine's
+ * connections (thousands in TIME_WAIT after a burst of them). FALSE where
+ * the kernel does not answer. */
+static gboolean
+dump_listening_tcp (int         family,
+                    GHashTable *inodes)
+{
+  paddock_autofd int fd = socket (AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+  struct
+  {
+    struct nlmsghdr         header;
+    struct inet_diag_req_v2 request;
+  } message = {
+    .header = {
+      .nlmsg_len = sizeof message,
+      .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+      .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+      .nlmsg_seq = 1,
+    },
+    .request = {
+      .sdiag_family = (guint8) family,
+      .sdiag_protocol = IPPROTO_TCP,
+      .idiag_states = 1U << TCP_LISTEN,
+    },
+  };
+  g_autofree struct nlmsghdr *buffer = NULL;
+  const gsize buffer_size = 32 * 1024;
+
+  if (fd < 0)
+    return FALSE;
+  if (sendto (fd, &message, sizeof message, 0, (struct sockaddr *) &kernel, sizeof kernel) < 0)
+    return FALSE;
+
+  buffer = g_malloc (buffer_size);
+  for (;;)
+    {
+      ssize_t received = recv (fd, buffer, buffer_size, 0);
+      int remaining;
+
+      if (received < 0 && errno == EINTR)
+        continue;
+      if (received == 0)
+        errno = EIO;
+      if (received <= 0)
+        return FALSE;
+
+      remaining = (int) received;
+      for (struct nlmsghdr *header = buffer; NLMSG_OK (header, remaining);
+           header = NLMSG_NEXT (header, remaining))
+        {
+          const struct inet_diag_msg *socket_info;
+          guint port;
+
+          if (header->nlmsg_seq != message.header.nlmsg_seq)
+            continue;
+          if (header->nlmsg_type == NLMSG_DONE)
+            return TRUE;
+          if (header->nlmsg_type == NLMSG_ERROR)
+            {
+              const struct nlmsgerr *failure = NLMSG_DATA (header);
+
+              errno = header->nlmsg_len >= NLMSG_LENGTH (sizeof *failure) && failure->error < 0
+                      ? -failure->error : EIO;
+              return FALSE;
+            }
+          if (header->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+              header->nlmsg_len < NLMSG_LENGTH (sizeof *socket_info))
+            continue;
+
+          socket_info = NLMSG_DATA (header);
+          port = ntohs (socket_info->id.idiag_sport);
+          if (socket_info->idiag_state != TCP_LISTEN || socket_info->idiag_inode == 0 || port == 0)
+            continue;
+          g_hash_table_insert (inodes, g_memdup2 (&(gint64) { (gint64) socket_info->idiag_inode }, sizeof (gint64)),
+                               GUINT_TO_POINTER (port));
+        }
+    }
+}
+
 /* The inodes of every listening TCP socket in this network namespace (our
- * own, where the daemon runs), mapped to their ports: one read of
- * /proc/net/tcp{,6} per pass, however many leases are checked against it.
- * Inodes of live sockets are unique, and we only ever handed a lease's
- * socket to the lease's owner. */
+ * own, where the daemon runs), mapped to their ports: one dump per family
+ * per pass, however many leases are checked against it. Inodes of live
+ * sockets are unique, and we only ever handed a lease's socket to the
+ * lease's owner. NULL where the kernel would not say: see
+ * socket_still_listening(). */
 static GHashTable *
 listening_sockets (void)
 {
-  static const char * const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
-  GHashTable *inodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_autoptr(GHashTable) inodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 
-  for (guint t = 0; t < G_N_ELEMENTS (tables); t++)
+  if (!dump_listening_tcp (AF_INET, inodes) || !dump_listening_tcp (AF_INET6, inodes))
     {
-      g_autofree char *contents = NULL;
-      g_auto(GStrv) lines = NULL;
+      int saved_errno = errno;
 
-      if (!g_file_get_contents (tables[t], &contents, NULL, NULL))
-        continue;
-
-      lines = g_strsplit (contents, "\n", -1);
-      for (guint i = 1; lines[i] != NULL; i++)
-        {
-          char local[64];
-          char remote[64];
-          unsigned int state = 0;
-          unsigned long long line_inode = 0;
-          const char *colon;
-          guint64 port;
-
-          /* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
-          if (sscanf (lines[i], "%*s %63s %63s %x %*s %*s %*s %*s %*s %llu",
-                      local, remote, &state, &line_inode) != 4)
-            continue;
-          colon = strrchr (local, ':');
-          if (state != 0x0A /* TCP_LISTEN */ || colon == NULL || line_inode == 0)
-            continue;
-          port = g_ascii_strtoull (colon + 1, NULL, 16);
-          if (port == 0 || port > G_MAXUINT16)
-            continue;
-          g_hash_table_insert (inodes, g_memdup2 (&(gint64) { (gint64) line_inode }, sizeof (gint64)),
-                               GUINT_TO_POINTER ((guint) port));
-        }
+      g_warning ("Could not list the listening TCP sockets (sock_diag): %s", g_strerror (saved_errno));
+      return NULL;
     }
 
-  return inodes;
+  return g_steal_pointer (&inodes);
 }
 
 static gboolean
@@ -525,6 +586,10 @@ socket_still_listening (GHashTable *listening,
 {
   gint64 key = (gint64) inode;
 
+  /* Not known: the owner's program may still hold its socket, and a port
+   * is never taken from a program that may hold it. */
+  if (listening == NULL)
+    return TRUE;
   return GPOINTER_TO_UINT (g_hash_table_lookup (listening, &key)) == port;
 }
 

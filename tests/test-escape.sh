@@ -593,6 +593,10 @@ scan_marker ()
   return 0
 }
 
+# marker_seen MARK: whether a process of the host carries MARK (a command,
+# so that wait_for looks again each time).
+marker_seen () { [[ -n "$(scan_marker "$1")" ]]; }
+
 ws_b="$tmp/workspace-b"
 mkdir "$ws_b"
 ws_b=$(realpath "$ws_b")
@@ -616,7 +620,7 @@ else
   leave_mark="paddock-leave-$$"
   pexec bash -c "setsid bash -c '(exec -a $leave_mark-a sleep 600 </dev/null >/dev/null 2>&1 &)' </dev/null >/dev/null 2>&1 & setsid -f bash -c 'exec -a $leave_mark-b sleep 600' </dev/null >/dev/null 2>&1; sleep 0.5; ps -o pid,pgid,sid,args -e 2>/dev/null | grep $leave_mark | grep -v grep"
   leave_inside=$(grep -c "$leave_mark" "$tmp/p.out" || true)
-  wait_for 5 test -n "$(scan_marker "$leave_mark")" || true
+  wait_for 5 marker_seen "$leave_mark" || true
   leave_before=$(scan_marker "$leave_mark" | wc -l)
 
   "$CTL" --json destroy "$id" >"$tmp/destroy.json" 2>/dev/null || true

@@ -28,6 +28,10 @@ logs_have () { "$CTL" logs "$1" 2>/dev/null | grep -qF -- "$2"; }
 # logs_count ID TEXT: how many lines of the output contain TEXT.
 logs_count () { "$CTL" logs "$1" 2>/dev/null | grep -cF -- "$2" || true; }
 
+# logs_count_at_least ID TEXT N: whether at least N lines of the output so
+# far contain TEXT (a command, so that wait_for asks again each time).
+logs_count_at_least () { (( $(logs_count "$1" "$2") >= $3 )); }
+
 is_id () { [[ "$1" =~ ^[0-9a-f]{12}$ ]]; }
 
 ws="$tmp/workspace"
@@ -139,7 +143,7 @@ run "$tmp/out" "$tmp/err" send "$id3" $'ping-pong\n'
 check "send exits 0 and prints nothing" test "$rc" -eq 0 -a ! -s "$tmp/out"
 # The terminal echoes the line and cat writes it back: two lines.
 check "send types into the terminal: cat's copy shows in logs" \
-  wait_for 5 test "$(logs_count "$id3" ping-pong)" -ge 2
+  wait_for 5 logs_count_at_least "$id3" ping-pong 2
 run "$tmp/out" "$tmp/err" --json send "$id3" -- '-dash'
 check "send --json -- TEXT: {id, sent}" \
   test "$rc:$(json "$tmp/out" '(d["id"], d["sent"])' 2>&1)" = "0:('$id3', 5)"

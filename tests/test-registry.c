@@ -1471,6 +1471,109 @@ test_persist_lost (void)
   rm_rf (dir);
 }
 
+/* Connects to 127.0.0.1:@port, which @listener listens on, and returns
+ * both ends: *out_client and *out_server. */
+static void
+connect_pair (int      listener,
+              guint16  port,
+              int     *out_client,
+              int     *out_server)
+{
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (port) };
+  int client = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  addr.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+  g_assert_cmpint (client, >=, 0);
+  g_assert_no_errno (connect (client, (struct sockaddr *) &addr, sizeof addr));
+  *out_server = accept4 (listener, NULL, NULL, SOCK_CLOEXEC);
+  g_assert_cmpint (*out_server, >=, 0);
+  *out_client = client;
+}
+
+/* A leased socket that its owner's program still listens on when the
+ * daemon restarts is the lease's own ("in use", not lost), and another
+ * program's listener on a leased port is not (lost) — told apart among
+ * the machine's other TCP sockets on the same ports: connections open,
+ * closing and in TIME_WAIT, which are not listeners. Once the owner lets
+ * go, reclaim takes the port back. */
+static void
+test_persist_in_use (void)
+{
+  g_autoptr(PaddockRegistry) registry = NULL;
+  g_autoptr(PaddockLease) web = NULL;
+  g_autoptr(PaddockLease) api = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *state_file = g_build_filename (dir, "leases.json", NULL);
+  const BindOptions listening = { .v6only = -1, .listen = TRUE };
+  paddock_autofd int served = -1;
+  paddock_autofd int intruder = -1;
+  int open_ends[2 * 8];
+  guint16 base = 0;
+  guint unheld = 99;
+
+  registry = new_registry (3, 10, 10, &base);
+  if (registry == NULL)
+    return;
+  g_clear_object (&registry);
+
+  registry = load_registry (base, 3, state_file);
+  web = paddock_registry_lease (registry, ":1.1", NULL, "web", base, &error);
+  g_assert_no_error (error);
+  api = paddock_registry_lease (registry, ":1.1", NULL, "api", base + 1, &error);
+  g_assert_no_error (error);
+  /* The owner's program keeps web's socket, as a server would. */
+  served = fcntl (paddock_lease_get_fd (web), F_DUPFD_CLOEXEC, 3);
+  g_assert_cmpint (served, >=, 0);
+  g_clear_object (&web);
+  g_clear_object (&api);
+  g_clear_object (&registry);
+
+  /* Clients come and go: closed from their side first, each leaves a
+   * TIME_WAIT socket behind; a few stay connected. */
+  for (guint i = 0; i < 64; i++)
+    {
+      int client;
+      int server;
+
+      connect_pair (served, base, &client, &server);
+      close (client);
+      close (server);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (open_ends); i += 2)
+    connect_pair (served, base, &open_ends[i], &open_ends[i + 1]);
+  /* Another program takes api's port while the daemon is down. */
+  intruder = outside_bind (AF_INET, "127.0.0.1", base + 1, &listening);
+  g_assert_cmpint (intruder, >=, 0);
+
+  registry = load_registry (base, 3, state_file);
+  g_assert_cmpint (paddock_lease_get_state (paddock_registry_lookup (registry, base)), ==,
+                   PADDOCK_LEASE_STATE_IN_USE);
+  g_assert_cmpint (paddock_lease_get_state (paddock_registry_lookup (registry, base + 1)), ==,
+                   PADDOCK_LEASE_STATE_LOST);
+  g_assert_cmpint (try_listen (AF_INET, "127.0.0.1", base, TRUE), ==, EADDRINUSE);
+
+  /* Still listening: reclaim leaves it with its owner. */
+  g_assert_cmpuint (paddock_registry_reclaim (registry, &unheld, &error), ==, 0);
+  g_assert_no_error (error);
+  g_assert_cmpuint (unheld, ==, 2);
+  g_assert_cmpint (paddock_lease_get_state (paddock_registry_lookup (registry, base)), ==,
+                   PADDOCK_LEASE_STATE_IN_USE);
+
+  /* The server stops; its connections end. Reclaim takes the port back. */
+  paddock_close_fd (&served);
+  for (guint i = 0; i < G_N_ELEMENTS (open_ends); i++)
+    close (open_ends[i]);
+  paddock_registry_reclaim (registry, &unheld, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (paddock_lease_get_state (paddock_registry_lookup (registry, base)), ==,
+                   PADDOCK_LEASE_STATE_HELD);
+  g_assert_cmpint (try_listen (AF_INET, "127.0.0.1", base, TRUE), ==, EADDRINUSE);
+
+  g_clear_object (&registry);
+  rm_rf (dir);
+}
+
 static void
 test_persist_corrupt (void)
 {
@@ -1707,6 +1810,7 @@ main (int   argc,
   g_test_add_func ("/registry/persist/reload", test_persist_reload);
   g_test_add_func ("/registry/persist/format", test_persist_format);
   g_test_add_func ("/registry/persist/lost", test_persist_lost);
+  g_test_add_func ("/registry/persist/in-use", test_persist_in_use);
   g_test_add_func ("/registry/persist/journal", test_persist_journal);
   g_test_add_func ("/registry/persist/torn-append", test_persist_torn_append);
   g_test_add_func ("/registry/lease/client-shutdown", test_lease_client_shutdown);
