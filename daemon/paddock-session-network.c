@@ -545,7 +545,12 @@ policy_change_free (gpointer data)
   PolicyChange *change = data;
 
   g_clear_object (&change->rules);
-  g_clear_object (&change->invocation);
+  /* Never posted or never run (the proxy stopped first): the call is
+   * still owed its answer, which takes the handler's reference. */
+  if (change->invocation != NULL)
+    g_dbus_method_invocation_return_error (g_steal_pointer (&change->invocation), PADDOCK_ERROR,
+                                           PADDOCK_ERROR_FAILED,
+                                           "The session's proxy stopped before the new policy took effect");
   g_main_context_unref (change->main_context);
   g_free (change);
 }
@@ -630,7 +635,9 @@ _paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
       /* The reply waits until the proxy judges by the new rules: a request
        * made after it must meet them. */
       change->rules = g_steal_pointer (&rules);
-      change->invocation = g_object_ref (invocation);
+      /* The handler's own reference, which the answer takes (no other:
+       * a second one would keep the call and its message for good). */
+      change->invocation = invocation;
       change->main_context = g_main_context_ref_thread_default ();
       link_post (network->link, link_set_rules, change, policy_change_free);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
