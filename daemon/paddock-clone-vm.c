@@ -40,6 +40,18 @@
 
 #define CHILD_STACK_SIZE (256 * 1024)
 
+/* Under AddressSanitizer the child's frames poison their redzones in the
+ * shadow of this stack and never unpoison them (the child execs or exits,
+ * it never returns): the next mapping at the same address would inherit
+ * that poison and a child with another frame layout would be reported for
+ * writing its own locals. Each stack starts clean. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define UNPOISON_STACK(stack, size) __asan_unpoison_memory_region ((stack), (size))
+#else
+#define UNPOISON_STACK(stack, size) ((void) 0)
+#endif
+
 #if defined(__x86_64__) && defined(SYS_clone3)
 static long
 clone3_call (struct clone_args *args,
@@ -91,6 +103,7 @@ paddock_clone_vm_into_cgroup (int    cgroup_dir,
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED)
     return -1;
+  UNPOISON_STACK (stack, CHILD_STACK_SIZE);
 
   {
     struct clone_args args = {
@@ -107,6 +120,7 @@ paddock_clone_vm_into_cgroup (int    cgroup_dir,
     pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
   }
 
+  UNPOISON_STACK (stack, CHILD_STACK_SIZE);
   munmap (stack, CHILD_STACK_SIZE);
   if (result < 0)
     {
