@@ -514,14 +514,19 @@ dump_listening_tcp (int         family,
   buffer = g_malloc (buffer_size);
   for (;;)
     {
-      ssize_t received = recv (fd, buffer, buffer_size, 0);
+      /* MSG_TRUNC: the datagram's whole length, so that one cut short
+       * (its last sockets dropped, by NLMSG_OK below, without a word) is
+       * an error rather than a list with a listener missing. */
+      ssize_t received = recv (fd, buffer, buffer_size, MSG_TRUNC);
       int remaining;
 
       if (received < 0 && errno == EINTR)
         continue;
       if (received == 0)
         errno = EIO;
-      if (received <= 0)
+      else if (received > (ssize_t) buffer_size)
+        errno = EMSGSIZE;
+      if (received <= 0 || received > (ssize_t) buffer_size)
         return FALSE;
 
       remaining = (int) received;
