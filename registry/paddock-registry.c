@@ -562,18 +562,19 @@ dump_listening_tcp (int         family,
     }
 }
 
-/* The inodes of every listening TCP socket in this network namespace (our
- * own, where the daemon runs), mapped to their ports: one dump per family
- * per pass, however many leases are checked against it. Inodes of live
- * sockets are unique, and we only ever handed a lease's socket to the
- * lease's owner. NULL where the kernel would not say: see
- * socket_still_listening(). */
+/* The inodes of every listening IPv4 TCP socket in this network namespace
+ * (our own, where the daemon runs), mapped to their ports: one dump per
+ * pass, however many leases are checked against it. IPv4 only: the inode a
+ * lease keeps is that of its 127.0.0.1 socket (the [::1] guard never
+ * listens), which the AF_INET6 table cannot hold. Inodes of live sockets
+ * are unique, and we only ever handed a lease's socket to the lease's
+ * owner. NULL where the kernel would not say: see socket_still_listening(). */
 static GHashTable *
 listening_sockets (void)
 {
   g_autoptr(GHashTable) inodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 
-  if (!dump_listening_tcp (AF_INET, inodes) || !dump_listening_tcp (AF_INET6, inodes))
+  if (!dump_listening_tcp (AF_INET, inodes))
     {
       int saved_errno = errno;
 
