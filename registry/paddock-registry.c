@@ -572,13 +572,21 @@ dump_listening_tcp (int         family,
 static GHashTable *
 listening_sockets (void)
 {
+  /* Reclaim asks again every second while a lease is not held, and a
+   * kernel that cannot answer now will not later: say it once. */
+  static gboolean warned = FALSE;
   g_autoptr(GHashTable) inodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 
   if (!dump_listening_tcp (AF_INET, inodes))
     {
       int saved_errno = errno;
 
-      g_warning ("Could not list the listening TCP sockets (sock_diag): %s", g_strerror (saved_errno));
+      if (!warned)
+        g_warning ("Could not list the listening TCP sockets (sock_diag): %s; a leased port "
+                   "found in use is taken to be still its owner's", g_strerror (saved_errno));
+      else
+        g_debug ("Could not list the listening TCP sockets (sock_diag): %s", g_strerror (saved_errno));
+      warned = TRUE;
       return NULL;
     }
 
