@@ -514,14 +514,19 @@ dump_listening_tcp (int         family,
   buffer = g_malloc (buffer_size);
   for (;;)
     {
-      ssize_t received = recv (fd, buffer, buffer_size, 0);
+      /* MSG_TRUNC: the datagram's whole length, so that one cut short
+       * (its last sockets dropped, by NLMSG_OK below, without a word) is
+       * an error rather than a list with a listener missing. */
+      ssize_t received = recv (fd, buffer, buffer_size, MSG_TRUNC);
       int remaining;
 
       if (received < 0 && errno == EINTR)
         continue;
       if (received == 0)
         errno = EIO;
-      if (received <= 0)
+      else if (received > (ssize_t) buffer_size)
+        errno = EMSGSIZE;
+      if (received <= 0 || received > (ssize_t) buffer_size)
         return FALSE;
 
       remaining = (int) received;
@@ -557,22 +562,31 @@ dump_listening_tcp (int         family,
     }
 }
 
-/* The inodes of every listening TCP socket in this network namespace (our
- * own, where the daemon runs), mapped to their ports: one dump per family
- * per pass, however many leases are checked against it. Inodes of live
- * sockets are unique, and we only ever handed a lease's socket to the
- * lease's owner. NULL where the kernel would not say: see
- * socket_still_listening(). */
+/* The inodes of every listening IPv4 TCP socket in this network namespace
+ * (our own, where the daemon runs), mapped to their ports: one dump per
+ * pass, however many leases are checked against it. IPv4 only: the inode a
+ * lease keeps is that of its 127.0.0.1 socket (the [::1] guard never
+ * listens), which the AF_INET6 table cannot hold. Inodes of live sockets
+ * are unique, and we only ever handed a lease's socket to the lease's
+ * owner. NULL where the kernel would not say: see socket_still_listening(). */
 static GHashTable *
 listening_sockets (void)
 {
+  /* Reclaim asks again every second while a lease is not held, and a
+   * kernel that cannot answer now will not later: say it once. */
+  static gboolean warned = FALSE;
   g_autoptr(GHashTable) inodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 
-  if (!dump_listening_tcp (AF_INET, inodes) || !dump_listening_tcp (AF_INET6, inodes))
+  if (!dump_listening_tcp (AF_INET, inodes))
     {
       int saved_errno = errno;
 
-      g_warning ("Could not list the listening TCP sockets (sock_diag): %s", g_strerror (saved_errno));
+      if (!warned)
+        g_warning ("Could not list the listening TCP sockets (sock_diag): %s; a leased port "
+                   "found in use is taken to be still its owner's", g_strerror (saved_errno));
+      else
+        g_debug ("Could not list the listening TCP sockets (sock_diag): %s", g_strerror (saved_errno));
+      warned = TRUE;
       return NULL;
     }
 

@@ -444,36 +444,52 @@ send_event (int            fd,
     }
 }
 
+/* One message of LEN bytes on the socket FD with N_FDS (1 to 3) fds
+ * attached as SCM_RIGHTS, never blocking nor raising SIGPIPE. Returns what
+ * sendmsg() did. */
+static ssize_t
+send_with_fds (int         fd,
+               const void *data,
+               gsize       len,
+               const int  *pass_fds,
+               guint       n_fds)
+{
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int) * 3)];
+  } control;
+  struct iovec iov = { .iov_base = (void *) data, .iov_len = len };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = CMSG_SPACE (sizeof (int) * n_fds),
+  };
+  struct cmsghdr *header;
+  ssize_t n;
+
+  g_assert (n_fds >= 1 && n_fds <= 3);
+  memset (&control, 0, sizeof control);
+  header = CMSG_FIRSTHDR (&msg);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
+  memcpy (CMSG_DATA (header), pass_fds, sizeof (int) * n_fds);
+  while ((n = sendmsg (fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
+    ;
+  return n;
+}
+
 /* send_event(), with FD (if not -1) attached as SCM_RIGHTS. */
 static void
 send_event_with_fd (int            fd,
                     const LineBuf *line,
                     int            pass_fd)
 {
-  union {
-    struct cmsghdr align;
-    char space[CMSG_SPACE (sizeof (int))];
-  } control;
-  struct iovec iov = { .iov_base = (void *) line->buf, .iov_len = line->len };
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-  struct cmsghdr *header;
-
   if (pass_fd < 0 || fd < 0)
-    {
-      send_event (fd, line);
-      return;
-    }
-
-  memset (&control, 0, sizeof control);
-  msg.msg_control = control.space;
-  msg.msg_controllen = sizeof control.space;
-  header = CMSG_FIRSTHDR (&msg);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (header), &pass_fd, sizeof (int));
-  while (sendmsg (fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
-    ;
+    send_event (fd, line);
+  else
+    send_with_fds (fd, line->buf, line->len, &pass_fd, 1);
 }
 
 static int
@@ -1384,6 +1400,57 @@ drop_pid1_fds (Init *init)
  * spare supervisor (a separate process after fork) reads its copy here. */
 static char request_buf[MAX_REQUEST_BYTES];
 
+/* Receives one request message on FD into request_buf, appending the fds
+ * it carries (at most MAX_RECV_FDS, CLOEXEC: they must not leak into
+ * anything we exec) to FDS, and its msg_flags to *OUT_FLAGS. Returns what
+ * recvmsg() did. */
+static ssize_t
+recv_request (int     fd,
+              int     flags,
+              GArray *fds,
+              int    *out_flags)
+{
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int) * MAX_RECV_FDS)];
+  } control;
+  struct iovec iov = { .iov_base = request_buf, .iov_len = sizeof request_buf };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = sizeof control.space,
+  };
+  ssize_t n = recvmsg (fd, &msg, MSG_CMSG_CLOEXEC | flags);
+
+  *out_flags = n >= 0 ? msg.msg_flags : 0;
+  if (n < 0)
+    return n;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c != NULL; c = CMSG_NXTHDR (&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      {
+        size_t count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+        int *p = (int *) (void *) CMSG_DATA (c);
+
+        for (size_t i = 0; i < count; i++)
+          g_array_append_val (fds, p[i]);
+      }
+  return n;
+}
+
+/* The first LEN bytes of request_buf as an a{sv}, copied into memory
+ * GVariant aligns itself; NULL unless in normal form, so that nothing
+ * reading its members meets a non-normal serialization. */
+static GVariant *
+request_from_buf (gsize len)
+{
+  g_autoptr(GBytes) bytes = g_bytes_new (request_buf, len);
+  g_autoptr(GVariant) request =
+    g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE_VARDICT, bytes, FALSE));
+
+  return g_variant_is_normal_form (request) ? g_steal_pointer (&request) : NULL;
+}
+
 /* The spare supervisor: forked while pid 1 is idle, it waits for pid 1 to
  * hand it one spawn request (the daemon's message as pid 1 received and
  * checked it, with the command's 3 fds) and is then that command's
@@ -1394,59 +1461,31 @@ static G_NORETURN void
 run_spare_supervisor (const SandboxConfig *cfg,
                       int                  chan)
 {
-  union {
-    struct cmsghdr align;
-    char space[CMSG_SPACE (sizeof (int) * 3)];
-  } control;
-  struct iovec iov = { .iov_base = request_buf, .iov_len = sizeof request_buf };
-  struct msghdr msg = {
-    .msg_iov = &iov,
-    .msg_iovlen = 1,
-    .msg_control = control.space,
-    .msg_controllen = sizeof control.space,
-  };
   g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, { -1, -1, -1 } };
+  g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
   g_autoptr(GVariant) request = NULL;
   SupMsg failed = { SUP_FAILED, 0, 0, EINVAL, STAGE_SETUP };
-  int fds[3] = { -1, -1, -1 };
-  guint n_fds = 0;
   const char *why = NULL;
+  int flags = 0;
   ssize_t n;
 
   /* Should pid 1 go (host profile: the helper), so do we. */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 
-  while ((n = recvmsg (chan, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+  while ((n = recv_request (chan, 0, fds, &flags)) < 0 && errno == EINTR)
     ;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); n >= 0 && c != NULL; c = CMSG_NXTHDR (&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      {
-        size_t count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-        int *p = (int *) (void *) CMSG_DATA (c);
-
-        for (size_t i = 0; i < count; i++)
-          if (n_fds < 3)
-            fds[n_fds++] = p[i];
-          else
-            close (p[i]);
-      }
   if (n <= 0)
     _exit (0);
 
-  {
-    g_autoptr(GBytes) bytes = g_bytes_new (request_buf, n);
-
-    request = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE_VARDICT, bytes, FALSE));
-  }
   /* pid 1 checked all of it already; this cannot fail short of a bug. */
-  if (n_fds != 3 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || !g_variant_is_normal_form (request) ||
-      !parse_spawn_request (cfg->workspace, request, n_fds, &req, &failed.err, &why))
+  if (fds->len != 3 || (flags & (MSG_TRUNC | MSG_CTRUNC)) || (request = request_from_buf (n)) == NULL ||
+      !parse_spawn_request (cfg->workspace, request, fds->len, &req, &failed.err, &why))
     {
       sup_send (chan, &failed);
       _exit (0);
     }
   for (int i = 0; i < 3; i++)
-    req.fds[i] = fds[i];
+    req.fds[i] = g_array_index (fds, int, i);
   run_command_supervisor (&req, chan, cfg->host_profile);
 }
 
@@ -1500,30 +1539,7 @@ hand_to_spare (Init               *init,
                const char         *raw,
                gsize               raw_len)
 {
-  union {
-    struct cmsghdr align;
-    char space[CMSG_SPACE (sizeof (int) * 3)];
-  } control;
-  struct iovec iov = { .iov_base = (void *) raw, .iov_len = raw_len };
-  struct msghdr msg = {
-    .msg_iov = &iov,
-    .msg_iovlen = 1,
-    .msg_control = control.space,
-    .msg_controllen = sizeof control.space,
-  };
-  struct cmsghdr *c;
-  ssize_t n;
-
-  memset (&control, 0, sizeof control);
-  c = CMSG_FIRSTHDR (&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN (sizeof (int) * 3);
-  memcpy (CMSG_DATA (c), req->fds, sizeof (int) * 3);
-
-  while ((n = sendmsg (init->spare_chan, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
-    ;
-  return n == (ssize_t) raw_len;
+  return send_with_fds (init->spare_chan, raw, raw_len, req->fds, 3) == (ssize_t) raw_len;
 }
 
 static void
@@ -1674,18 +1690,6 @@ static void
 handle_request (Init  *init,
                 short  revents)
 {
-  char *buf = request_buf;
-  union {
-    struct cmsghdr align;
-    char space[CMSG_SPACE (sizeof (int) * MAX_RECV_FDS)];
-  } control;
-  struct iovec iov = { .iov_base = buf, .iov_len = sizeof request_buf };
-  struct msghdr msg = {
-    .msg_iov = &iov,
-    .msg_iovlen = 1,
-    .msg_control = control.space,
-    .msg_controllen = sizeof control.space,
-  };
   g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
   g_autoptr(GVariant) request = NULL;
   g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, { -1, -1, -1 } };
@@ -1694,23 +1698,15 @@ handle_request (Init  *init,
   ssize_t n;
   int err = 0;
   const char *why = NULL;
+  int flags = 0;
 
-  /* MSG_CMSG_CLOEXEC: received fds must not leak into anything we exec. */
-  n = recvmsg (init->cfg->control_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  n = recv_request (init->cfg->control_fd, MSG_DONTWAIT, fds, &flags);
   if (n < 0)
     {
       if (errno != EINTR && errno != EAGAIN)
         init->reading = FALSE;
       return;
     }
-  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c != NULL; c = CMSG_NXTHDR (&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      {
-        size_t count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-        int *p = (int *) (void *) CMSG_DATA (c);
-        for (size_t i = 0; i < count; i++)
-          g_array_append_val (fds, p[i]);
-      }
   if (n == 0 && fds->len == 0)
     {
       /* EOF (the daemon closed its end: events still go out, and fail), or
@@ -1723,9 +1719,9 @@ handle_request (Init  *init,
       return;
     }
 
-  if (msg.msg_flags & MSG_TRUNC)
+  if (flags & MSG_TRUNC)
     why = "message larger than 128 KiB";
-  else if (msg.msg_flags & MSG_CTRUNC)
+  else if (flags & MSG_CTRUNC)
     why = "more than 8 fds attached";
   if (why != NULL)
     {
@@ -1734,15 +1730,9 @@ handle_request (Init  *init,
       return;
     }
 
-  /* Copied (at most 128 KiB) into memory GVariant aligns itself; checked
-   * in full before any member is read, so that nothing below meets a
-   * non-normal serialization. */
-  {
-    g_autoptr(GBytes) bytes = g_bytes_new (buf, n);
-
-    request = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE_VARDICT, bytes, FALSE));
-  }
-  if (!g_variant_is_normal_form (request))
+  /* Checked in full (at most 128 KiB) before any member is read. */
+  request = request_from_buf (n);
+  if (request == NULL)
     {
       request_note ("not a serialized a{sv} in normal form");
       close_fds (fds);
@@ -1780,7 +1770,7 @@ handle_request (Init  *init,
   if (!parse_spawn (init, request, fds, &req, &err, &why))
     send_spawn_failed (init, req.id, err, why);
   else
-    start_command (init, &req, fds, buf, (gsize) n);
+    start_command (init, &req, fds, request_buf, (gsize) n);
   /* The supervisor has its copies now (or there is none). */
   close_fds (fds);
 }

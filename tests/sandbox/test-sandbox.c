@@ -1548,8 +1548,35 @@ pid1_other_children (Session *s)
   return g_steal_pointer (&out);
 }
 
-/* Waits (up to 10 s) until pid 1 has exactly one child besides the agent:
- * with no command running, that is the supervisor forked ahead. */
+/* The state letter of /proc/PID/stat ('S': asleep, 'Z': a zombie…), or 0
+ * if PID is gone. */
+static char
+process_state (int pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", pid);
+  g_autofree char *stat = NULL;
+  const char *paren;
+
+  if (!g_file_get_contents (path, &stat, NULL, NULL) || (paren = strrchr (stat, ')')) == NULL ||
+      paren[1] != ' ')
+    return 0;
+  return paren[2];
+}
+
+/* Whether PID has a child of its own. */
+static gboolean
+has_children (int pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/task/%d/children", pid, pid);
+  g_autofree char *children = NULL;
+
+  return g_file_get_contents (path, &children, NULL, NULL) && g_strstrip (children)[0] != '\0';
+}
+
+/* Waits (up to 10 s) until pid 1 has exactly one child besides the agent,
+ * asleep (waiting for a request) with no child of its own: with no command
+ * running, that is the supervisor forked ahead, not the supervisor of a
+ * command that just ended on its way out. */
 static int
 wait_for_spare (Session *s)
 {
@@ -1557,7 +1584,8 @@ wait_for_spare (Session *s)
     {
       g_autoptr(GArray) others = pid1_other_children (s);
 
-      if (others->len == 1)
+      if (others->len == 1 && process_state (g_array_index (others, int, 0)) == 'S' &&
+          !has_children (g_array_index (others, int, 0)))
         return g_array_index (others, int, 0);
       g_usleep (10000);
     }
@@ -1614,7 +1642,7 @@ test_command_spare (Fixture       *fx,
   expect_exited (s.ctl, 1, "\"status\":0");
 
   /* After a command, pid 1 keeps one supervisor ready. */
-  wait_for_spare (&s);
+  spare = wait_for_spare (&s);
   g_assert_cmpint (pipe2 (in_pipe, O_CLOEXEC), ==, 0);
   g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
   g_assert_cmpint (pipe2 (err_pipe, O_CLOEXEC), ==, 0);
@@ -1626,6 +1654,9 @@ test_command_spare (Fixture       *fx,
   close (in_pipe[0]);
   close (out_pipe[1]);
   close (err_pipe[1]);
+  /* While cat waits for its stdin: the one forked ahead runs it. */
+  expect_spawned (s.ctl, 2);
+  g_assert_true (has_children (spare));
   g_assert_cmpint (write (in_pipe[1], "from-stdin\n", 11), ==, 11);
   close (in_pipe[1]);
   out = read_all (out_pipe[0]);
@@ -1634,7 +1665,6 @@ test_command_spare (Fixture       *fx,
   close (err_pipe[0]);
   g_assert_cmpstr (out, ==, "from-stdin\n");
   g_assert_cmpstr (err, ==, "to-stderr\n");
-  expect_spawned (s.ctl, 2);
   expect_exited (s.ctl, 2, "\"status\":4");
 
   /* A terminal pid 1 makes, for a command the spare runs. */
