@@ -205,7 +205,7 @@ not_enforced=$(json "$tmp/boundary.json" \
   "' '.join('%s=%s' % (l['layer'], l['status']) for l in d['boundary'] if l['requested'] and l['status'] != 'enforced')" 2>&1)
 check "every requested boundary layer is enforced ${not_enforced:+($not_enforced)}" test -z "$not_enforced"
 requested=$(json "$tmp/boundary.json" "' '.join(sorted(l['layer'] for l in d['boundary'] if l['requested']))" 2>&1)
-for layer in user-namespace pid-namespace mount-view staging no-new-privs seccomp landlock-fs landlock-scope environment protected-paths exposures; do
+for layer in user-namespace pid-namespace mount-view staging no-new-privs seccomp landlock-fs landlock-net landlock-scope environment protected-paths exposures; do
   check "boundary layer $layer is requested" grep -qw -- "$layer" <<<"$requested"
 done
 if [[ $who == root ]]; then
@@ -214,6 +214,9 @@ fi
 check "the landlock-fs layer shows its own canary blocked with EACCES" \
   test "$(json "$tmp/boundary.json" "[l['evidence'] for l in d['boundary'] if l['layer'] == 'landlock-fs'][0]" 2>&1 \
           | grep -o 'canary: create /dev/.paddock-canary[^;]*got EACCES')" != ""
+check "the landlock-net layer shows its own canary (a bind to a port not leased) blocked with EACCES" \
+  test "$(json "$tmp/boundary.json" "[l['evidence'] for l in d['boundary'] if l['layer'] == 'landlock-net'][0]" 2>&1 \
+          | grep -o 'canary: bind a TCP socket to a port the session did not lease[^;]*got EACCES')" != ""
 check "the protected-paths layer shows both read-only mounts and the canary's EROFS" \
   test "$(json "$tmp/boundary.json" "[l['evidence'] for l in d['boundary'] if l['layer'] == 'protected-paths'][0]" 2>&1 \
           | grep -o -e "$ws/.git/hooks is a mount with \"ro," -e "$ws/.git/config is a mount with \"ro," -e 'expected EROFS, got EROFS' | wc -l)" = 3

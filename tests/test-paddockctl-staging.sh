@@ -111,7 +111,7 @@ check "status --review: every requested layer of the safe boundary is observed e
   test "$rc:$(json "$tmp/out" '[l["layer"] for l in d["boundary"] if l["requested"] and l["status"] != "enforced"]' 2>&1)" = "0:[]"
 check "…including the canary probes the sandbox ran inside it" \
   test "$(json "$tmp/out" 'sorted(l["layer"] for l in d["boundary"] if l["layer"].startswith("probe:") and l["status"] == "enforced")' 2>&1)" \
-       = "['probe:abstract-socket', 'probe:hidden-path', 'probe:landlock-fs', 'probe:signal-outside', 'probe:write-outside']"
+       = "['probe:abstract-socket', 'probe:hidden-path', 'probe:landlock-fs', 'probe:landlock-net', 'probe:signal-outside', 'probe:write-outside']"
 
 snapshot "$ws" >"$tmp/during"
 check "the real workspace is byte-identical while the session runs" cmp -s "$tmp/before" "$tmp/during"

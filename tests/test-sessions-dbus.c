@@ -1349,6 +1349,26 @@ test_strict_refuses (void)
       g_assert_null (refused_fs);
       g_clear_error (&error);
     }
+
+  /* Landlock's bind rules letting any free port through: only the
+   * landlock-net canary (a bind to a port the session did not lease)
+   * shows it, and strict must refuse on that alone. */
+  if (path != NULL)
+    {
+      g_autoptr(PaddockTestDaemon) open_net = NULL;
+      g_autofree char *refused_net = NULL;
+
+      g_setenv ("PADDOCK_TEST_WITHOUT_LAYERS", "landlock-net", TRUE);
+      open_net = paddock_test_daemon_new (NULL);
+      g_unsetenv ("PADDOCK_TEST_WITHOUT_LAYERS");
+      profile = "strict";
+      refused_net = create_session (paddock_test_daemon_get_connection (open_net), "exec sleep 300", NULL, &error);
+      profile = "host";
+      g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED);
+      g_assert_nonnull (strstr (error->message, "landlock-net (unenforced)"));
+      g_assert_null (refused_net);
+      g_clear_error (&error);
+    }
 }
 
 int

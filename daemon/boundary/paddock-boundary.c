@@ -454,10 +454,13 @@ observe_landlock (PaddockBoundary *self,
                   JsonObject      *report,
                   gboolean         sandboxed)
 {
-  static const char *const layers[][2] = {
-    { "landlock-fs", "landlock_fs" },
-    { "landlock-net", "landlock_net" },
-    { "landlock-scope", "landlock_scope" },
+  /* Layer, its key in the report, and the canary only that layer stops
+   * (NULL: none of its own; scoping's abstract-socket probe is also
+   * answered by a network namespace, so it proves no Landlock rule). */
+  static const char *const layers[][3] = {
+    { "landlock-fs", "landlock_fs", "landlock-fs" },
+    { "landlock-net", "landlock_net", "landlock-net" },
+    { "landlock-scope", "landlock_scope", NULL },
   };
   gint64 abi = report != NULL ? json_object_get_int_member_with_default (report, "landlock_abi", 0) : 0;
 
@@ -486,14 +489,15 @@ observe_landlock (PaddockBoundary *self,
                                     abi, detail != NULL ? ": " : "", detail != NULL ? detail : ""));
       else
         {
-          /* The filesystem rules have a canary of their own: a write only
-           * Landlock stops. Not blocked as expected, the rules are not
-           * what the kernel enforces, whatever it answered. */
-          JsonObject *probe = i == 0 ? report_probe (report, "landlock-fs") : NULL;
+          /* The filesystem and bind rules have a canary each: a write, a
+           * bind only Landlock stops. Not blocked as expected, the rules
+           * are not what the kernel enforces, whatever it answered. */
+          const char *canary_name = layers[i][2];
+          JsonObject *probe = canary_name != NULL ? report_probe (report, canary_name) : NULL;
           PaddockLayerStatus observed = status_from_string (status);
           g_autofree char *canary = NULL;
 
-          if (i == 0 && probe == NULL)
+          if (canary_name != NULL && probe == NULL)
             {
               observed = PADDOCK_LAYER_UNENFORCED;
               canary = g_strdup ("; no canary result");

@@ -359,6 +359,12 @@ paddock_landlock_prepare (const PaddockLandlockRequest *request,
   return TRUE;
 }
 
+gboolean
+paddock_landlock_plan_restricts_bind (const PaddockLandlockPlan *plan)
+{
+  return (plan->handled_net & LANDLOCK_ACCESS_NET_BIND_TCP) != 0;
+}
+
 void
 paddock_landlock_plan_clear (PaddockLandlockPlan *plan)
 {

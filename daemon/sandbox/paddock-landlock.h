@@ -95,6 +95,10 @@ gboolean    paddock_landlock_prepare       (const PaddockLandlockRequest *reques
                                             GError                      **error);
 void        paddock_landlock_plan_clear    (PaddockLandlockPlan          *plan);
 
+/* Whether the plan limits which TCP ports may be bound (the bind canary
+ * has something to try). */
+gboolean    paddock_landlock_plan_restricts_bind (const PaddockLandlockPlan *plan);
+
 /* Async-signal-safe. Builds the ruleset from PLAN in the caller's view and
  * restricts the calling thread (and all it forks or execs later). Returns 0
  * (also when the plan has nothing to enforce) or an errno value, with the

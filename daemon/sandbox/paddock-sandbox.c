@@ -1894,7 +1894,7 @@ forwarded_signals (sigset_t *set)
 /* ---- canary probes ---------------------------------------------------------- */
 
 enum { PROBE_WRITE_OUTSIDE, PROBE_HIDDEN_PATH, PROBE_ABSTRACT_SOCKET, PROBE_SIGNAL_OUTSIDE, PROBE_CONNECT_OUTSIDE,
-       PROBE_PROTECTED_PATH, PROBE_LANDLOCK_FS, N_PROBES };
+       PROBE_PROTECTED_PATH, PROBE_LANDLOCK_FS, PROBE_LANDLOCK_NET, N_PROBES };
 
 static const char *
 errno_name (int e)
@@ -1978,6 +1978,23 @@ start_canaries (const SandboxConfig *cfg,
             {
               close (fd);
               unlink ("/dev/.paddock-canary");
+            }
+        }
+
+      /* A TCP port the session did not lease (0: any free one). Landlock
+       * checks the port before the address is looked at, so its EACCES
+       * is the answer on the host's network and in a namespace of the
+       * session's own alike; without the rule the bind would succeed. */
+      if (cfg->landlock != NULL && paddock_landlock_plan_restricts_bind (cfg->landlock))
+        {
+          int sock = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+          struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = 0,
+                                      .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+
+          if (sock >= 0)
+            {
+              out[PROBE_LANDLOCK_NET] = bind (sock, (struct sockaddr *) &addr, sizeof addr) == 0 ? 0 : errno;
+              close (sock);
             }
         }
 
@@ -2279,6 +2296,8 @@ run_init (const SandboxConfig *cfg)
                    "EROFS", probes[PROBE_PROTECTED_PATH], EROFS, 0);
         add_probe (&line, &first, "landlock-fs", "create /dev/.paddock-canary (a writable tmpfs Landlock does not list)",
                    "EACCES", probes[PROBE_LANDLOCK_FS], EACCES, 0);
+        add_probe (&line, &first, "landlock-net", "bind a TCP socket to a port the session did not lease",
+                   "EACCES", probes[PROBE_LANDLOCK_NET], EACCES, 0);
       }
       line_add (&line, "]");
       /* What --protect asked for, as pid 1 found it. */
@@ -3409,8 +3428,9 @@ main (int    argc,
     { "protect", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &protect,
       "A path of the workspace (relative) made read-only in the view when it exists (repeatable)", "PATH" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
-      "Leave out a layer (landlock or seccomp) and report it unenforced, or (landlock-fs) let Landlock's "
-      "filesystem rules allow every write: for tests of the strict profile", "LAYER" },
+      "Leave out a layer (landlock or seccomp) and report it unenforced, or let Landlock's filesystem "
+      "rules allow every write (landlock-fs) or its bind rules any free port (landlock-net): for tests "
+      "of the strict profile", "LAYER" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("-- CMD [ARG...]");
@@ -3691,9 +3711,10 @@ main (int    argc,
 
   for (guint i = 0; without_layers != NULL && without_layers[i] != NULL; i++)
     if (!g_str_equal (without_layers[i], "landlock") && !g_str_equal (without_layers[i], "seccomp") &&
-        !g_str_equal (without_layers[i], "landlock-fs"))
+        !g_str_equal (without_layers[i], "landlock-fs") && !g_str_equal (without_layers[i], "landlock-net"))
       {
-        g_printerr ("paddock-sandbox: --without-layer wants landlock, landlock-fs or seccomp, got '%s'\n",
+        g_printerr ("paddock-sandbox: --without-layer wants landlock, landlock-fs, landlock-net or seccomp, "
+                    "got '%s'\n",
                     without_layers[i]);
         return EXIT_USAGE;
       }
@@ -3729,7 +3750,18 @@ main (int    argc,
     const char *const device_paths[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
                                          "/dev/pts", "/dev/console", NULL };
     const char *const optional_paths[] = { "/dev/console", NULL };
-    PaddockLandlockRequest request = {
+    PaddockLandlockRequest request;
+
+    /* --without-layer landlock-net: Landlock applies, but its bind rules
+     * also allow port 0 (any free port), as a broken rule set would; only
+     * the landlock-net canary can tell (a test of that canary). */
+    if (without_layers != NULL && g_strv_contains ((const char *const *) without_layers, "landlock-net"))
+      {
+        guint16 any_port = 0;
+
+        g_array_append_val (bind_ports, any_port);
+      }
+    request = (PaddockLandlockRequest) {
       .read_paths = read_paths, .write_paths = write_paths,
       .device_paths = device_paths, .optional_paths = optional_paths,
       /* A session binds only its leased ports: on the host's network any
