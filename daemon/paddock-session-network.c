@@ -40,6 +40,7 @@
 #include "paddock-error.h"
 #include "paddock-lease.h"
 #include "paddock-net-journal.h"
+#include "paddock-net-modes.h"
 #include "paddock-proxy.h"
 #include "paddock-session-impl-private.h"
 
@@ -600,10 +601,10 @@ _paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
   g_autoptr(PaddockDomainRules) rules = NULL;
   g_autoptr(GError) error = NULL;
 
-  if (g_strcmp0 (mode, "host") != 0 && g_strcmp0 (mode, "none") != 0 && g_strcmp0 (mode, "proxy") != 0)
+  if (!paddock_net_mode_is_valid (mode))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "The network mode is host, none or proxy, not “%s”", mode);
+                                             "The network mode is " PADDOCK_NET_MODES_TEXT ", not “%s”", mode);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   rules = _paddock_session_network_build_rules (mode, allow_domains, &error);
