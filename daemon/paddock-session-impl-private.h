@@ -68,6 +68,7 @@ PaddockSessionNetwork *_paddock_session_network_new             (PaddockSessionI
 void                   _paddock_session_network_free            (PaddockSessionNetwork *network);
 void                   _paddock_session_network_prepare         (PaddockSessionNetwork *network,
                                                                  const char            *mode);
+void                   _paddock_session_network_spawned         (PaddockSessionNetwork *network);
 char                 **_paddock_session_network_add_environment (PaddockSessionNetwork *network,
                                                                  char                 **env);
 void                   _paddock_session_network_take_listener   (PaddockSessionNetwork *network,
@@ -110,7 +111,7 @@ void                 _paddock_session_ports_set_registry        (PaddockRegistry
 PaddockSessionPorts *_paddock_session_ports_new                 (PaddockSessionImpl   *session);
 void                 _paddock_session_ports_free                (PaddockSessionPorts  *ports);
 void                 _paddock_session_ports_start               (PaddockSessionPorts  *ports,
-                                                                 const char           *net_mode,
+                                                                 gboolean              forwarding,
                                                                  GPtrArray            *leases);
 gboolean             _paddock_session_ports_add                 (PaddockSessionPorts  *ports,
                                                                  PaddockLease         *lease,

@@ -1974,6 +1974,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       self->control_source = g_unix_fd_add (self->control_fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
                                             paddock_session_impl_control_cb, self);
     }
+  _paddock_session_network_spawned (self->network);
 
   g_debug ("Session %s: started %s as pid %d (%s profile)", self->id, program, (int) pid,
            self->config.profile);

@@ -68,6 +68,7 @@ struct _PaddockSessionNetwork
   PaddockNetJournal  *journal;
   ProxyLink          *link;        /* NULL until the sandbox passed its socket */
   gboolean            has_listener;  /* started in proxy mode */
+  gboolean            forwards_ports;  /* started in none or proxy: leases are forwarded */
   PaddockSessionPorts *ports;      /* leases forwarded in none and proxy */
 };
 
@@ -351,13 +352,24 @@ _paddock_session_network_free (PaddockSessionNetwork *network)
 }
 
 /* The session is about to start: in proxy mode its namespace will have the
- * socket, which decides the environment and what SetNetworkPolicy can do. */
+ * socket, which decides the environment and what SetNetworkPolicy can do;
+ * in none and proxy its leases will be forwarded once it runs. */
 void
 _paddock_session_network_prepare (PaddockSessionNetwork *network,
                                   const char            *mode)
 {
   network->has_listener = g_strcmp0 (mode, "proxy") == 0;
-  _paddock_session_ports_start (network->ports, mode, _paddock_session_impl_get_leases (network->session));
+  network->forwards_ports = g_strcmp0 (mode, "none") == 0 || g_strcmp0 (mode, "proxy") == 0;
+}
+
+/* The sandbox was spawned (and its control channel is open): only now are
+ * the leases forwarded, so a spawn that failed leaves no forward holding a
+ * copy of a lease's socket until the session object goes. */
+void
+_paddock_session_network_spawned (PaddockSessionNetwork *network)
+{
+  _paddock_session_ports_start (network->ports, network->forwards_ports,
+                                _paddock_session_impl_get_leases (network->session));
 }
 
 PaddockSessionPorts *

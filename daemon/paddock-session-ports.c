@@ -105,15 +105,15 @@ _paddock_session_ports_add (PaddockSessionPorts  *ports,
   return TRUE;
 }
 
-/* The sandbox is about to start with @net_mode: in none and proxy every
- * lease in @leases is forwarded from now on. */
+/* The sandbox runs: if @forwarding (net none or proxy) every lease in
+ * @leases is forwarded from now on. */
 void
 _paddock_session_ports_start (PaddockSessionPorts *ports,
-                              const char          *net_mode,
+                              gboolean             forwarding,
                               GPtrArray           *leases)
 {
   _paddock_session_ports_stop (ports);
-  ports->forwarding = g_strcmp0 (net_mode, "none") == 0 || g_strcmp0 (net_mode, "proxy") == 0;
+  ports->forwarding = forwarding;
   for (guint i = 0; leases != NULL && i < leases->len; i++)
     {
       PaddockLease *lease = g_ptr_array_index (leases, i);
