@@ -558,8 +558,11 @@ policy_change_free (gpointer data)
   PolicyChange *change = data;
 
   g_clear_object (&change->rules);
-  /* Never posted or never run (the proxy stopped first): the call is
-   * still owed its answer, which takes the handler's reference. */
+  /* link_set_rules() never ran (its source destroyed unrun; the proxy
+   * thread's context lives as long as the daemon, so this is a safety
+   * net, not the stopped-proxy path: a stopped or failed proxy still runs
+   * link_set_rules(), which answers). The call is still owed its answer,
+   * which takes the handler's reference. */
   if (change->invocation != NULL)
     g_dbus_method_invocation_return_error (g_steal_pointer (&change->invocation), PADDOCK_ERROR,
                                            PADDOCK_ERROR_FAILED,
