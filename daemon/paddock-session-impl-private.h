@@ -53,6 +53,9 @@ gboolean _paddock_session_impl_handle_kill_process       (PaddockIpcSession1    
 
 /* The session's network (paddock-session-network.c). */
 #define PADDOCK_SESSION_PROXY_PORT 3128
+/* Ports a session may lease, at create and later (LeasePort) together; also
+ * the most sockets an agent on the host's network is handed at start. */
+#define PADDOCK_SESSION_MAX_PORTS  16
 
 typedef struct _PaddockSessionNetwork PaddockSessionNetwork;
 

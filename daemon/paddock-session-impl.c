@@ -1640,7 +1640,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   int seccomp_fd = -1;
   paddock_autofd int cgroup_dir = -1;
   pid_t pid;
-  int listen_fds[16];
+  int listen_fds[PADDOCK_SESSION_MAX_PORTS];
   guint n_listen_fds = 0;
   char *listen_pid_digits = NULL;
   /* The leased sockets the agent gets (socket activation): on the host's

@@ -28,9 +28,6 @@
 #include "paddock-registry.h"
 #include "paddock-session-impl-private.h"
 
-/* As at create (paddock-manager-impl.c). */
-#define MAX_SESSION_PORTS 16
-
 /* The daemon's one port registry, for LeasePort; unowned (the manager
  * holds it), cleared when it goes. */
 static PaddockRegistry *session_registry;
@@ -224,10 +221,10 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
                                                "The session has a port named “%s” already", name);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
       }
-  if (leases != NULL && leases->len >= MAX_SESSION_PORTS)
+  if (leases != NULL && leases->len >= PADDOCK_SESSION_MAX_PORTS)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "A session leases at most %d ports", MAX_SESSION_PORTS);
+                                             "A session leases at most %d ports", PADDOCK_SESSION_MAX_PORTS);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   if (!_paddock_session_impl_is_live (self))
