@@ -19,6 +19,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
+#include "paddock-net-journal.h"
 #include "paddock-record-writer.h"
 #include "paddock-ports-impl.h"
 #include "paddock-systemd-scope.h"
@@ -364,8 +365,10 @@ paddock_daemon_release_state (PaddockDaemon *self)
   g_clear_object (&self->manager);
   g_clear_object (&self->ports);
   g_clear_object (&self->registry);
-  /* Every session record on disk before the folder is anyone else's. */
+  /* Every session record on disk before the folder is anyone else's, and
+   * every network journal's line (their sync workers die with us). */
   paddock_record_writer_flush ();
+  paddock_net_journal_flush_all ();
   paddock_close_fd (&self->lock_fd);
 }
 

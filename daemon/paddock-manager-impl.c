@@ -30,7 +30,6 @@
 #define MAX_ENV_ITEMS           256
 #define MAX_ENV_BYTES           (256 * 1024)
 #define MAX_NAME_BYTES          128
-#define MAX_SESSION_PORTS       16
 #define DESTROYED_LINGER_SECONDS 60
 
 struct _PaddockManagerImpl
@@ -557,8 +556,9 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   if (g_strcmp0 (config.net_mode, "host") != 0 && g_strcmp0 (config.profile, "host") == 0)
     return return_invalid (invocation, "The host profile has no network namespace: use net none or proxy "
                                        "with safe or strict");
-  if (port_names != NULL && g_strv_length (port_names) > MAX_SESSION_PORTS)
-    return return_invalid (invocation, "A session leases at most 16 ports at create");
+  if (port_names != NULL && g_strv_length (port_names) > PADDOCK_SESSION_MAX_PORTS)
+    return return_invalid (invocation, "A session leases at most " G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS)
+                                       " ports at create");
   for (guint i = 0; port_names != NULL && port_names[i] != NULL; i++)
     {
       g_autoptr(GError) name_error = NULL;

@@ -53,6 +53,9 @@ gboolean _paddock_session_impl_handle_kill_process       (PaddockIpcSession1    
 
 /* The session's network (paddock-session-network.c). */
 #define PADDOCK_SESSION_PROXY_PORT 3128
+/* Ports a session may lease, at create and later (LeasePort) together; also
+ * the most sockets an agent on the host's network is handed at start. */
+#define PADDOCK_SESSION_MAX_PORTS  16
 
 typedef struct _PaddockSessionNetwork PaddockSessionNetwork;
 
@@ -68,6 +71,7 @@ PaddockSessionNetwork *_paddock_session_network_new             (PaddockSessionI
 void                   _paddock_session_network_free            (PaddockSessionNetwork *network);
 void                   _paddock_session_network_prepare         (PaddockSessionNetwork *network,
                                                                  const char            *mode);
+void                   _paddock_session_network_spawned         (PaddockSessionNetwork *network);
 char                 **_paddock_session_network_add_environment (PaddockSessionNetwork *network,
                                                                  char                 **env);
 void                   _paddock_session_network_take_listener   (PaddockSessionNetwork *network,
@@ -110,7 +114,7 @@ void                 _paddock_session_ports_set_registry        (PaddockRegistry
 PaddockSessionPorts *_paddock_session_ports_new                 (PaddockSessionImpl   *session);
 void                 _paddock_session_ports_free                (PaddockSessionPorts  *ports);
 void                 _paddock_session_ports_start               (PaddockSessionPorts  *ports,
-                                                                 const char           *net_mode,
+                                                                 gboolean              forwarding,
                                                                  GPtrArray            *leases);
 gboolean             _paddock_session_ports_add                 (PaddockSessionPorts  *ports,
                                                                  PaddockLease         *lease,

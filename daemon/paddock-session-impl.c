@@ -1640,7 +1640,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   int seccomp_fd = -1;
   paddock_autofd int cgroup_dir = -1;
   pid_t pid;
-  int listen_fds[16];
+  int listen_fds[PADDOCK_SESSION_MAX_PORTS];
   guint n_listen_fds = 0;
   char *listen_pid_digits = NULL;
   /* The leased sockets the agent gets (socket activation): on the host's
@@ -1974,6 +1974,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       self->control_source = g_unix_fd_add (self->control_fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
                                             paddock_session_impl_control_cb, self);
     }
+  _paddock_session_network_spawned (self->network);
 
   g_debug ("Session %s: started %s as pid %d (%s profile)", self->id, program, (int) pid,
            self->config.profile);

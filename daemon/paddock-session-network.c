@@ -40,6 +40,7 @@
 #include "paddock-error.h"
 #include "paddock-lease.h"
 #include "paddock-net-journal.h"
+#include "paddock-net-modes.h"
 #include "paddock-proxy.h"
 #include "paddock-session-impl-private.h"
 
@@ -67,6 +68,7 @@ struct _PaddockSessionNetwork
   PaddockNetJournal  *journal;
   ProxyLink          *link;        /* NULL until the sandbox passed its socket */
   gboolean            has_listener;  /* started in proxy mode */
+  gboolean            forwards_ports;  /* started in none or proxy: leases are forwarded */
   PaddockSessionPorts *ports;      /* leases forwarded in none and proxy */
 };
 
@@ -350,13 +352,24 @@ _paddock_session_network_free (PaddockSessionNetwork *network)
 }
 
 /* The session is about to start: in proxy mode its namespace will have the
- * socket, which decides the environment and what SetNetworkPolicy can do. */
+ * socket, which decides the environment and what SetNetworkPolicy can do;
+ * in none and proxy its leases will be forwarded once it runs. */
 void
 _paddock_session_network_prepare (PaddockSessionNetwork *network,
                                   const char            *mode)
 {
   network->has_listener = g_strcmp0 (mode, "proxy") == 0;
-  _paddock_session_ports_start (network->ports, mode, _paddock_session_impl_get_leases (network->session));
+  network->forwards_ports = g_strcmp0 (mode, "none") == 0 || g_strcmp0 (mode, "proxy") == 0;
+}
+
+/* The sandbox was spawned (and its control channel is open): only now are
+ * the leases forwarded, so a spawn that failed leaves no forward holding a
+ * copy of a lease's socket until the session object goes. */
+void
+_paddock_session_network_spawned (PaddockSessionNetwork *network)
+{
+  _paddock_session_ports_start (network->ports, network->forwards_ports,
+                                _paddock_session_impl_get_leases (network->session));
 }
 
 PaddockSessionPorts *
@@ -545,8 +558,11 @@ policy_change_free (gpointer data)
   PolicyChange *change = data;
 
   g_clear_object (&change->rules);
-  /* Never posted or never run (the proxy stopped first): the call is
-   * still owed its answer, which takes the handler's reference. */
+  /* link_set_rules() never ran (its source destroyed unrun; the proxy
+   * thread's context lives as long as the daemon, so this is a safety
+   * net, not the stopped-proxy path: a stopped or failed proxy still runs
+   * link_set_rules(), which answers). The call is still owed its answer,
+   * which takes the handler's reference. */
   if (change->invocation != NULL)
     g_dbus_method_invocation_return_error (g_steal_pointer (&change->invocation), PADDOCK_ERROR,
                                            PADDOCK_ERROR_FAILED,
@@ -600,10 +616,10 @@ _paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
   g_autoptr(PaddockDomainRules) rules = NULL;
   g_autoptr(GError) error = NULL;
 
-  if (g_strcmp0 (mode, "host") != 0 && g_strcmp0 (mode, "none") != 0 && g_strcmp0 (mode, "proxy") != 0)
+  if (!paddock_net_mode_is_valid (mode))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "The network mode is host, none or proxy, not “%s”", mode);
+                                             "The network mode is " PADDOCK_NET_MODES_TEXT ", not “%s”", mode);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   rules = _paddock_session_network_build_rules (mode, allow_domains, &error);

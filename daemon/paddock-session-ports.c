@@ -28,9 +28,6 @@
 #include "paddock-registry.h"
 #include "paddock-session-impl-private.h"
 
-/* As at create (paddock-manager-impl.c). */
-#define MAX_SESSION_PORTS 16
-
 /* The daemon's one port registry, for LeasePort; unowned (the manager
  * holds it), cleared when it goes. */
 static PaddockRegistry *session_registry;
@@ -105,15 +102,15 @@ _paddock_session_ports_add (PaddockSessionPorts  *ports,
   return TRUE;
 }
 
-/* The sandbox is about to start with @net_mode: in none and proxy every
- * lease in @leases is forwarded from now on. */
+/* The sandbox runs: if @forwarding (net none or proxy) every lease in
+ * @leases is forwarded from now on. */
 void
 _paddock_session_ports_start (PaddockSessionPorts *ports,
-                              const char          *net_mode,
+                              gboolean             forwarding,
                               GPtrArray           *leases)
 {
   _paddock_session_ports_stop (ports);
-  ports->forwarding = g_strcmp0 (net_mode, "none") == 0 || g_strcmp0 (net_mode, "proxy") == 0;
+  ports->forwarding = forwarding;
   for (guint i = 0; leases != NULL && i < leases->len; i++)
     {
       PaddockLease *lease = g_ptr_array_index (leases, i);
@@ -224,10 +221,10 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
                                                "The session has a port named “%s” already", name);
         return G_DBUS_METHOD_INVOCATION_HANDLED;
       }
-  if (leases != NULL && leases->len >= MAX_SESSION_PORTS)
+  if (leases != NULL && leases->len >= PADDOCK_SESSION_MAX_PORTS)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "A session leases at most %d ports", MAX_SESSION_PORTS);
+                                             "A session leases at most %d ports", PADDOCK_SESSION_MAX_PORTS);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   if (!_paddock_session_impl_is_live (self))

@@ -23,7 +23,9 @@
  * previous one ran and the request path never waits for the disk. A
  * rotation hands the old file to the worker to flush and close, and the
  * folder is fsync'd after a file was made or renamed.
- * paddock_net_journal_flush() waits for all of it (finalize does).
+ * paddock_net_journal_flush() waits for all of it for one journal,
+ * paddock_net_journal_flush_all() for every journal (the daemon, on its
+ * way out).
  *
  * A crash can still tear the last line: opening the file cuts such a tail
  * back to the last whole line before anything is appended, and loading
@@ -70,6 +72,12 @@ struct _PaddockNetJournal
 G_DEFINE_FINAL_TYPE (PaddockNetJournal, paddock_net_journal, G_TYPE_OBJECT)
 
 static GThreadPool *sync_pool;
+
+/* Journals with a sync queued, all of them: what flush_all waits out.
+ * Taken inside a journal's sync_lock, never the other way. */
+static GMutex all_lock;
+static GCond  all_synced;
+static guint  n_queued;
 
 static void sync_worker (gpointer data, gpointer user_data);
 
@@ -131,6 +139,10 @@ sync_once (PaddockNetJournal *self)
     {
       self->sync_queued = FALSE;
       g_cond_broadcast (&self->synced);
+      g_mutex_lock (&all_lock);
+      if (--n_queued == 0)
+        g_cond_broadcast (&all_synced);
+      g_mutex_unlock (&all_lock);
     }
   g_mutex_unlock (&self->sync_lock);
   return more;
@@ -155,6 +167,9 @@ queue_sync_locked (PaddockNetJournal *self)
   if (self->sync_queued)
     return;
   self->sync_queued = TRUE;
+  g_mutex_lock (&all_lock);
+  n_queued++;
+  g_mutex_unlock (&all_lock);
   g_thread_pool_push (sync_pool, g_object_ref (self), NULL);
 }
 
@@ -173,6 +188,22 @@ paddock_net_journal_flush (PaddockNetJournal *self)
   while (self->sync_queued)
     g_cond_wait (&self->synced, &self->sync_lock);
   g_mutex_unlock (&self->sync_lock);
+}
+
+/**
+ * paddock_net_journal_flush_all:
+ *
+ * Waits until every journal's records appended so far are on the disk:
+ * the daemon calls it on its way out, since a sync worker still running
+ * then would die with the process.
+ */
+void
+paddock_net_journal_flush_all (void)
+{
+  g_mutex_lock (&all_lock);
+  while (n_queued > 0)
+    g_cond_wait (&all_synced, &all_lock);
+  g_mutex_unlock (&all_lock);
 }
 
 /* The newest record number known to be on the disk. */
@@ -194,11 +225,10 @@ paddock_net_journal_finalize (GObject *object)
 {
   PaddockNetJournal *self = PADDOCK_NET_JOURNAL (object);
 
-  /* A queued sync holds a reference: none is pending now. What was
-   * written since the last one is flushed here, on the way out. */
+  /* A queued sync holds a reference, and a worker lets go only once a
+   * round found nothing more to flush: everything written is on the disk. */
   g_assert (!self->sync_queued);
-  if (self->written_seq != self->durable_seq || self->retired_fds->len > 0 || self->dir_dirty)
-    sync_once (self);
+  g_assert (self->written_seq == self->durable_seq && self->retired_fds->len == 0 && !self->dir_dirty);
   if (self->sync_fd >= 0)
     close (self->sync_fd);
   g_array_unref (self->retired_fds);

@@ -29,5 +29,6 @@ GPtrArray         *paddock_net_journal_list         (PaddockNetJournal  *self,
 guint64            paddock_net_journal_get_last_seq (PaddockNetJournal  *self);
 guint64            paddock_net_journal_get_durable_seq (PaddockNetJournal *self);
 void               paddock_net_journal_flush        (PaddockNetJournal  *self);
+void               paddock_net_journal_flush_all    (void);
 
 G_END_DECLS

@@ -41,6 +41,7 @@
 
 #include <glib-unix.h>
 
+#include "paddock-autofd.h"
 
 /* What one splice() asks for: a pipe holds 64 KiB by default. */
 #define SPLICE_CHUNK (1024 * 1024)
@@ -100,23 +101,13 @@ struct _PaddockPortForward
 G_DEFINE_FINAL_TYPE (PaddockPortForward, paddock_port_forward, G_TYPE_OBJECT)
 
 static void
-close_if_open (int *fd)
-{
-  if (*fd >= 0)
-    {
-      close (*fd);
-      *fd = -1;
-    }
-}
-
-static void
 connection_free (Connection *connection)
 {
   for (int i = 0; i < 2; i++)
     {
-      close_if_open (&connection->fd[i]);
-      close_if_open (&connection->pipe[i][0]);
-      close_if_open (&connection->pipe[i][1]);
+      paddock_close_fd (&connection->fd[i]);
+      paddock_close_fd (&connection->pipe[i][0]);
+      paddock_close_fd (&connection->pipe[i][1]);
     }
   g_free (connection);
 }
@@ -133,9 +124,9 @@ worker_close (PaddockPortForward *self,
    * until the batch of events that may still point at it is done. */
   for (int i = 0; i < 2; i++)
     {
-      close_if_open (&connection->fd[i]);
-      close_if_open (&connection->pipe[i][0]);
-      close_if_open (&connection->pipe[i][1]);
+      paddock_close_fd (&connection->fd[i]);
+      paddock_close_fd (&connection->pipe[i][0]);
+      paddock_close_fd (&connection->pipe[i][1]);
     }
   connection->closed = TRUE;
   g_hash_table_remove (self->live, connection);
@@ -527,7 +518,7 @@ paddock_port_forward_stop (PaddockPortForward *self)
       g_source_destroy (self->accept_source);
       g_clear_pointer (&self->accept_source, g_source_unref);
     }
-  close_if_open (&self->listen_fd);
+  paddock_close_fd (&self->listen_fd);
   while (!g_queue_is_empty (&self->waiting))
     {
       close (GPOINTER_TO_INT (g_queue_pop_head (&self->waiting)));
@@ -557,8 +548,8 @@ paddock_port_forward_finalize (GObject *object)
   g_ptr_array_unref (self->incoming);
   g_hash_table_unref (self->live);
   g_ptr_array_unref (self->closed);
-  close_if_open (&self->epoll_fd);
-  close_if_open (&self->wake_fd);
+  paddock_close_fd (&self->epoll_fd);
+  paddock_close_fd (&self->wake_fd);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (paddock_port_forward_parent_class)->finalize (object);
 }

@@ -69,6 +69,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "paddock-autofd.h"
 #include "paddock-proxy.h"
 
 #define PUMP_BUFFER_SIZE    (16 * 1024)
@@ -273,16 +274,6 @@ conn_ref (Conn *conn)
 }
 
 static void
-close_fd (int *fd)
-{
-  if (*fd >= 0)
-    {
-      close (*fd);
-      *fd = -1;
-    }
-}
-
-static void
 wait_clear (Wait *wait)
 {
   if (wait->source != NULL)
@@ -303,7 +294,7 @@ idle_free (Idle *idle)
       g_source_destroy (idle->watch);
       g_source_unref (idle->watch);
     }
-  close_fd (&idle->fd);
+  paddock_close_fd (&idle->fd);
   g_free (idle->host);
   g_free (idle);
 }
@@ -396,8 +387,8 @@ conn_unref (Conn *conn)
   wait_clear (&conn->wait);
   wait_clear (&conn->up.wait);
   wait_clear (&conn->down.wait);
-  close_fd (&conn->origin);
-  close_fd (&conn->client);
+  paddock_close_fd (&conn->origin);
+  paddock_close_fd (&conn->client);
   g_clear_object (&conn->cancellable);
   g_clear_pointer (&conn->head, g_byte_array_unref);
   g_clear_object (&conn->record);
@@ -489,7 +480,7 @@ conn_timeout_cb (gpointer user_data)
                                                  conn->host, conn->port);
 
         wait_clear (&conn->wait);
-        close_fd (&conn->origin);
+        paddock_close_fd (&conn->origin);
         conn_respond_error (conn, 504, PADDOCK_NET_VERDICT_ERROR, body);
       }
       break;
@@ -557,8 +548,8 @@ conn_close (Conn *conn)
   wait_clear (&conn->up.wait);
   wait_clear (&conn->down.wait);
   g_cancellable_cancel (conn->cancellable);
-  close_fd (&conn->client);
-  close_fd (&conn->origin);
+  paddock_close_fd (&conn->client);
+  paddock_close_fd (&conn->origin);
 
   conn->proxy = NULL;
   if (proxy != NULL)
@@ -733,7 +724,7 @@ conn_retry_fresh (Conn *conn)
 
   wait_clear (&conn->up.wait);
   wait_clear (&conn->down.wait);
-  close_fd (&conn->origin);
+  paddock_close_fd (&conn->origin);
   conn->up.pending = conn->down.pending = 0;
   conn->up.done = conn->down.done = FALSE;
   conn->reused = FALSE;
@@ -996,7 +987,7 @@ connect_ready (Conn     *conn,
     {
       g_free (conn->connect_error);
       conn->connect_error = g_strdup (g_strerror (error));
-      close_fd (&conn->origin);
+      paddock_close_fd (&conn->origin);
       conn_try_next_address (conn);
       return;
     }
@@ -1036,7 +1027,7 @@ conn_try_next_address (Conn *conn)
         }
       g_free (conn->connect_error);
       conn->connect_error = g_strdup (g_strerror (errno));
-      close_fd (&conn->origin);
+      paddock_close_fd (&conn->origin);
       g_clear_object (&address);
     }
 
@@ -2131,7 +2122,7 @@ paddock_proxy_stop (PaddockProxy *self)
           g_source_destroy (self->accept_source);
           g_clear_pointer (&self->accept_source, g_source_unref);
         }
-      close_fd (&self->listen_fd);
+      paddock_close_fd (&self->listen_fd);
     }
   pool_clear (self);
 

@@ -171,6 +171,40 @@ test_file_bound_and_restart (void)
   remove_dir (dir);
 }
 
+/* What the daemon calls on its way out: every journal's lines are on the
+ * disk when it returns, not only one journal's. */
+static void
+test_flush_all (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("paddock-journal-XXXXXX", &error);
+  g_autofree char *first_path = g_build_filename (dir, "first.jsonl", NULL);
+  g_autofree char *second_path = g_build_filename (dir, "second.jsonl", NULL);
+  g_autoptr(PaddockNetJournal) first = NULL;
+  g_autoptr(PaddockNetJournal) second = NULL;
+
+  g_assert_no_error (error);
+  first = paddock_net_journal_new (first_path, 100, 1024 * 1024);
+  second = paddock_net_journal_new (second_path, 100, 1024 * 1024);
+  for (guint i = 1; i <= 50; i++)
+    {
+      g_autoptr(PaddockNetRecord) one = make_record (i);
+      g_autoptr(PaddockNetRecord) other = make_record (i);
+
+      paddock_net_journal_append (first, one);
+      paddock_net_journal_append (second, other);
+    }
+  paddock_net_journal_flush_all ();
+  g_assert_cmpuint (paddock_net_journal_get_durable_seq (first), ==, 50);
+  g_assert_cmpuint (paddock_net_journal_get_durable_seq (second), ==, 50);
+
+  g_clear_object (&first);
+  g_clear_object (&second);
+  g_assert_cmpint (g_unlink (first_path), ==, 0);
+  g_assert_cmpint (g_unlink (second_path), ==, 0);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -178,5 +212,6 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/network/journal/paging-and-ring", test_paging_and_ring);
   g_test_add_func ("/network/journal/file-bound-and-restart", test_file_bound_and_restart);
+  g_test_add_func ("/network/journal/flush-all", test_flush_all);
   return g_test_run ();
 }
