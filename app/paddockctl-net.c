@@ -15,7 +15,6 @@
 /* Pages of ListNetworkRecords; the daemon answers at most 1000 a call. */
 #define RECORDS_PAGE 1000
 
-
 static void
 add_record_json (JsonBuilder *builder,
                  GVariant    *record)
