@@ -429,7 +429,9 @@ paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
   return pids;
 }
 
-static GArray *list_session_members (pid_t sid);
+static GArray *list_session_members (GHashTable *sids,
+                                     pid_t       watched_sid,
+                                     gboolean   *out_watched_seen);
 
 /* Whether the agent's process session (the host profile's: sid = the
  * agent's pid) may still have members. Once the agent is reaped, only
@@ -458,9 +460,11 @@ agent_session_may_live (PaddockSessionImpl *self)
 static GArray *
 paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
+  g_autoptr(GHashTable) sids = NULL;
   GArray *pids;
   GHashTableIter iter;
   gpointer key;
+  gboolean agent_session_seen = FALSE;
 
   /* The kernel's own list, where the session has a cgroup: cheap, and
    * nobody leaves it. */
@@ -471,25 +475,19 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
     return paddock_session_impl_list_sandboxed_pids (self);
 
   /* The agent's process session, and those of the commands exec'd beside
-   * it (each the leader of its own). */
+   * it (each the leader of its own), in one walk of /proc. */
+  sids = g_hash_table_new (NULL, NULL);
   if (agent_session_may_live (self))
-    {
-      pids = list_session_members (self->pid);
-      if (pids->len == 0 && self->reaped)
-        self->agent_session_gone = TRUE;
-    }
-  else
-    pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
+    g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
   if (self->command_pids != NULL)
     {
       g_hash_table_iter_init (&iter, self->command_pids);
       while (g_hash_table_iter_next (&iter, &key, NULL))
-        {
-          g_autoptr(GArray) members = list_session_members ((pid_t) GPOINTER_TO_INT (key));
-
-          g_array_append_vals (pids, members->data, members->len);
-        }
+        g_hash_table_add (sids, key);
     }
+  pids = list_session_members (sids, self->pid, &agent_session_seen);
+  if (self->reaped && !agent_session_seen)
+    self->agent_session_gone = TRUE;
   return pids;
 }
 
@@ -498,13 +496,19 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
  * itself leaves it, and the host profile cannot see or stop it — which is
  * why that profile reports every layer unenforced. */
 static GArray *
-list_session_members (pid_t sid)
+list_session_members (GHashTable *sids,
+                      pid_t       watched_sid,
+                      gboolean   *out_watched_seen)
 {
   GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
   g_autoptr(GDir) proc = NULL;
   const char *entry;
 
-  if (sid <= 0)
+  /* @sids: the process session ids wanted (as GINT_TO_POINTER keys); in
+   * @out_watched_seen, whether @watched_sid had a live member. */
+  *out_watched_seen = FALSE;
+  g_hash_table_remove (sids, GINT_TO_POINTER (0));
+  if (g_hash_table_size (sids) == 0)
     return pids;
 
   proc = g_dir_open ("/proc", 0, NULL);
@@ -515,11 +519,13 @@ list_session_members (pid_t sid)
 
       /* Zombies have exited: nothing left to stop. */
       if (g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &pid, NULL) &&
-          paddock_proc_stat_read ((guint32) pid, FALSE, &stat) && stat.session == sid &&
+          paddock_proc_stat_read ((guint32) pid, FALSE, &stat) && stat.session > 0 &&
+          g_hash_table_contains (sids, GINT_TO_POINTER (stat.session)) &&
           stat.state != 'Z' && stat.state != 'X')
         {
           pid_t found = (pid_t) pid;
           g_array_append_val (pids, found);
+          *out_watched_seen = *out_watched_seen || stat.session == watched_sid;
         }
     }
 
@@ -537,9 +543,12 @@ paddock_session_impl_count_processes (PaddockSessionImpl *self)
   return pids->len;
 }
 
+/* @listed: the session's pids as just listed by the caller, or NULL to
+ * list them here (not needed for a SIGKILL through the cgroup). */
 static void
 paddock_session_impl_signal_all (PaddockSessionImpl *self,
-                                 int                 signum)
+                                 int                 signum,
+                                 GArray             *listed)
 {
   g_autoptr(GArray) pids = NULL;
 
@@ -549,10 +558,11 @@ paddock_session_impl_signal_all (PaddockSessionImpl *self,
       return;
     }
 
-  pids = paddock_session_impl_list_pids (self);
+  if (listed == NULL)
+    listed = pids = paddock_session_impl_list_pids (self);
 
-  for (guint i = 0; i < pids->len; i++)
-    kill (g_array_index (pids, pid_t, i), signum);
+  for (guint i = 0; i < listed->len; i++)
+    kill (g_array_index (listed, pid_t, i), signum);
 }
 
 /* The session's last process is gone: its cgroup goes too. */
@@ -1425,7 +1435,7 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
            * runs only if every requested one is observed enforced. */
           if (!paddock_session_impl_observe_boundary (self, report, &refusal))
             {
-              paddock_session_impl_signal_all (self, SIGKILL);
+              paddock_session_impl_signal_all (self, SIGKILL, NULL);
               paddock_session_impl_ready (self, refusal);
               continue;
             }
@@ -2107,7 +2117,9 @@ static gboolean
 paddock_session_impl_stop_poll_cb (gpointer user_data)
 {
   PaddockSessionImpl *self = user_data;
-  guint count = paddock_session_impl_count_processes (self);
+  /* Listed once a round: counted, and signalled below. */
+  g_autoptr(GArray) pids = paddock_session_impl_list_pids (self);
+  guint count = pids->len;
   gint64 now = g_get_monotonic_time ();
 
   /* Zero processes and the agent reaped (so its status is known). */
@@ -2123,12 +2135,12 @@ paddock_session_impl_stop_poll_cb (gpointer user_data)
   if (!self->killed && now >= self->stop_kill_at)
     {
       self->killed = TRUE;
-      paddock_session_impl_signal_all (self, SIGKILL);
+      paddock_session_impl_signal_all (self, SIGKILL, pids);
     }
   else if (self->killed)
     {
       /* Anything forked since the last sweep gets its SIGKILL too. */
-      paddock_session_impl_signal_all (self, SIGKILL);
+      paddock_session_impl_signal_all (self, SIGKILL, pids);
       if (now >= self->stop_kill_at + KILL_TIMEOUT_USEC)
         {
           self->stop_poll_id = 0;
@@ -2180,7 +2192,7 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   self->killed = FALSE;
 
   if (grace_seconds > 0)
-    paddock_session_impl_signal_all (self, SIGTERM);
+    paddock_session_impl_signal_all (self, SIGTERM, NULL);
 
   /* Nothing left to stop (the session had ended): answer now. Completing
    * may destroy the session and drop the manager's reference, so hold one
@@ -2261,7 +2273,7 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
 
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
-  paddock_session_impl_signal_all (self, SIGKILL);
+  paddock_session_impl_signal_all (self, SIGKILL, NULL);
 
   /* The daemon is going: wait (briefly) for the kernel to empty the
    * cgroup, so that it can go too rather than linger. */
@@ -2460,8 +2472,12 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
   while (g_hash_table_iter_next (&iter, &key, &value))
     if (GPOINTER_TO_UINT (value) == paddock_command_impl_get_id (command))
       {
-        g_autoptr(GArray) members = list_session_members ((pid_t) GPOINTER_TO_INT (key));
+        g_autoptr(GHashTable) sids = g_hash_table_new (NULL, NULL);
+        g_autoptr(GArray) members = NULL;
+        gboolean seen;
 
+        g_hash_table_add (sids, key);
+        members = list_session_members (sids, 0, &seen);
         for (guint i = 0; i < members->len; i++)
           kill (g_array_index (members, pid_t, i), signal_number);
       }
