@@ -13,7 +13,6 @@
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 #include <sched.h>
-#include <linux/sched.h>   /* struct clone_args, CLONE_INTO_CGROUP */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -910,65 +909,6 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Spawning (host profile)                                                   */
 
-/* fork() for a child of the session that will exec. The daemon has
- * threads: between fork and exec the child may only make async-signal-safe
- * calls, so callers prepare everything beforehand. Signals stay blocked
- * across fork so that no handler of ours runs in the child, which then
- * gets default dispositions and an empty mask, and is in the session's
- * cgroup (where it has one) before anything of the session runs, so that
- * every process the session will ever have is born inside.
- *
- * With CGROUP_DIR (the session cgroup's folder, or -1) the child is created
- * there: clone3(CLONE_INTO_CGROUP), Linux 5.7. Moving it in afterwards
- * (cgroup.procs) takes the kernel's cgroup_threadgroup_rwsem for writing,
- * which waits for an RCU grace period: 7-15 ms of a session's start were
- * spent in that one write on a loaded machine. Where clone3 cannot (an
- * older kernel), fork() and the write as before. Returns as fork() does;
- * the child _exit()s 125 if it cannot join. */
-static pid_t
-fork_session_child (PaddockSessionImpl *self,
-                    int                 cgroup_dir)
-{
-  sigset_t all_signals;
-  sigset_t saved_mask;
-  gboolean born_inside = FALSE;
-  pid_t pid = -1;
-
-  sigfillset (&all_signals);
-  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
-  if (cgroup_dir >= 0)
-    {
-      struct clone_args args = {
-        .flags = CLONE_INTO_CGROUP,
-        .exit_signal = SIGCHLD,
-        .cgroup = (guint64) cgroup_dir,
-      };
-
-      /* Like fork() (no new stack): the child returns here, and makes only
-       * async-signal-safe calls until it execs. */
-      pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
-      born_inside = pid >= 0;
-    }
-  if (pid < 0)
-    pid = fork ();
-  if (pid == 0)
-    {
-      sigset_t empty;
-
-      for (int signum = 1; signum < NSIG; signum++)
-        signal (signum, SIG_DFL);
-      sigemptyset (&empty);
-      sigprocmask (SIG_SETMASK, &empty, NULL);
-
-      if (!born_inside && self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
-        _exit (125);
-      return 0;
-    }
-
-  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
-  return pid;
-}
-
 /* What the child that becomes paddock-sandbox needs, all prepared before
  * the clone: it only reads this. */
 typedef struct
@@ -1022,6 +962,56 @@ sandbox_child_main (void *data)
       (c->seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) c->n_listen_fds) < 0)))
     _exit (126);
   syscall (SYS_close_range, 5U + c->n_listen_fds + (c->seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
+
+  if (chdir (c->workspace) < 0)
+    _exit (126);
+  execve (c->program, c->argv, c->envp);
+  _exit (127);
+}
+
+/* What the child that becomes a host-profile agent needs, all prepared
+ * before the clone. */
+typedef struct
+{
+  const char  *program;
+  char       **argv;
+  char       **envp;
+  const char  *workspace;
+  int          pty;
+  const int   *listen_fds;
+  guint        n_listen_fds;
+  char        *listen_pid_digits;  /* in envp's LISTEN_PID=, or NULL */
+} HostAgentChild;
+
+/* The child that execs a host-profile agent. Async-signal-safe calls
+ * only, like sandbox_child_main(); the one thing it writes of ours is the
+ * LISTEN_PID digits, in an environment made for this child alone. */
+static int
+host_agent_child_main (void *data)
+{
+  const HostAgentChild *c = data;
+  int listen_high[16];
+  sigset_t empty;
+
+  for (int signum = 1; signum < NSIG; signum++)
+    signal (signum, SIG_DFL);
+  sigemptyset (&empty);
+  sigprocmask (SIG_SETMASK, &empty, NULL);
+
+  if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
+    _exit (126);
+
+  /* Session leader with the PTY as controlling terminal: job control,
+   * SIGHUP on hangup and SIGWINCH on resize work as in a terminal. */
+  if (setsid () < 0 || ioctl (c->pty, TIOCSCTTY, 0) < 0 ||
+      dup2 (c->pty, 0) < 0 || dup2 (c->pty, 1) < 0 || dup2 (c->pty, 2) < 0 ||
+      !_paddock_session_network_child_place_listen_fds (listen_high, c->n_listen_fds, 3))
+    _exit (126);
+  /* No descriptor of the daemon's survives into the agent but its
+   * leased sockets. */
+  syscall (SYS_close_range, 3U + c->n_listen_fds, ~0U, 0U);
+  if (c->listen_pid_digits != NULL)
+    _paddock_session_network_child_format_pid (c->listen_pid_digits, getpid ());
 
   if (chdir (c->workspace) < 0)
     _exit (126);
@@ -1657,6 +1647,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
    * network only; a namespace of its own gets them forwarded instead. */
   GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 ? self->config.leases : NULL;
   SandboxChild sandbox_child;
+  HostAgentChild host_agent_child;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
@@ -1905,7 +1896,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
         listen_pid_digits = envp[i] + strlen ("LISTEN_PID=");
   }
 
-  /* Everything above is prepared before fork: see fork_session_child(). */
+  /* Everything the child needs is prepared before the clone: it makes
+   * only async-signal-safe calls until it execs. */
   if (self->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   sandbox_child = (SandboxChild) {
@@ -1919,40 +1911,23 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     .listen_fds = listen_fds,
     .n_listen_fds = n_listen_fds,
   };
-  /* The sandbox's helper execs at once: it shares our memory until then
-   * rather than copy it (where this kernel and machine allow; fork()
-   * otherwise). */
-  pid = sandboxed ? paddock_clone_vm_into_cgroup (cgroup_dir, sandbox_child_main, &sandbox_child) : -1;
-  if (pid < 0)
-    pid = fork_session_child (self, cgroup_dir);
-  if (pid == 0)
-    {
-      char **child_argv = (char **) argv->pdata;
-      int listen_high[G_N_ELEMENTS (listen_fds)];
-
-      if (sandboxed)
-        sandbox_child_main (&sandbox_child);   /* does not return */
-
-      if (!_paddock_session_network_child_take_listen_fds (listen_fds, n_listen_fds, listen_high))
-        _exit (126);
-
-      /* Session leader with the PTY as controlling terminal: job control,
-       * SIGHUP on hangup and SIGWINCH on resize work as in a terminal. */
-      if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 ||
-          dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0 ||
-          !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 3))
-        _exit (126);
-      /* No descriptor of the daemon's survives into the agent but its
-       * leased sockets. */
-      syscall (SYS_close_range, 3U + n_listen_fds, ~0U, 0U);
-      if (listen_pid_digits != NULL)
-        _paddock_session_network_child_format_pid (listen_pid_digits, getpid ());
-
-      if (chdir (self->config.workspace) < 0)
-        _exit (126);
-      execve (program, child_argv, envp);
-      _exit (127);
-    }
+  host_agent_child = (HostAgentChild) {
+    .program = program,
+    .argv = (char **) argv->pdata,
+    .envp = envp,
+    .workspace = self->config.workspace,
+    .pty = slave,
+    .listen_fds = listen_fds,
+    .n_listen_fds = n_listen_fds,
+    .listen_pid_digits = listen_pid_digits,
+  };
+  /* Born in the session's cgroup, so that every process the session will
+   * ever have is inside; and sharing our memory until it execs rather
+   * than copying it, where this kernel and machine allow
+   * (paddock-clone-vm.c). */
+  pid = sandboxed
+        ? paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, sandbox_child_main, &sandbox_child)
+        : paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, host_agent_child_main, &host_agent_child);
 
   if (pid < 0)
     {
@@ -2594,12 +2569,10 @@ count_running_commands_of (PaddockSessionImpl *self,
   return count;
 }
 
-/* What the child of spawn_host_command() needs, all of it prepared. */
+/* What the child of paddock_session_impl_spawn_on_host() needs, all of it
+ * prepared. */
 typedef struct
 {
-  int          cgroup_dir;        /* the session cgroup's folder, or -1 */
-  gboolean     born_inside;       /* clone3 put the child in it already */
-  int          cgroup_procs_fd;
   gboolean     tty;
   int          fds[3];
   const char  *cwd;
@@ -2608,10 +2581,9 @@ typedef struct
   char       **envp;
 } HostCommand;
 
-/* The child: as fork_session_child()'s, then the command. It shares the
- * daemon's memory (CLONE_VM) and runs on a stack of its own, so it only
- * reads HostCommand and makes async-signal-safe calls; its signal
- * dispositions, mask, fd table and session are its own. */
+/* The child: its own signal dispositions and mask, session and fd table,
+ * then the command. It may share the daemon's memory (paddock-clone-vm.c),
+ * so it only reads HostCommand and makes async-signal-safe calls. */
 static int
 host_command_main (void *data)
 {
@@ -2623,8 +2595,6 @@ host_command_main (void *data)
   sigemptyset (&empty);
   sigprocmask (SIG_SETMASK, &empty, NULL);
 
-  if (!c->born_inside && c->cgroup_procs_fd >= 0 && write (c->cgroup_procs_fd, "0", 1) != 1)
-    _exit (125);
   if (setsid () < 0 || (c->tty && ioctl (c->fds[0], TIOCSCTTY, 0) < 0) ||
       dup2 (c->fds[0], 0) < 0 || dup2 (c->fds[1], 1) < 0 || dup2 (c->fds[2], 2) < 0 ||
       chdir (c->cwd) < 0)
@@ -2632,41 +2602,6 @@ host_command_main (void *data)
   syscall (SYS_close_range, 3U, ~0U, 0U);
   execve (c->program, c->argv, c->envp);
   _exit (127);
-}
-
-/* Starts a command on the host as posix_spawn() does, sharing the
- * daemon's memory until it execs (paddock-clone-vm: no copy of the page
- * tables of a daemon holding scrollbacks) and, where the session has a
- * cgroup, created inside it (a move through cgroup.procs waits for an RCU
- * grace period, often longer than the whole command). Where that cannot be
- * done here, fork() and the child moves itself. Returns the pid, or -1
- * with errno. */
-static pid_t
-spawn_host_command (HostCommand *command)
-{
-  sigset_t all_signals;
-  sigset_t saved_mask;
-  pid_t pid;
-  int saved_errno;
-
-  /* Set before the clone: the child reads it in our memory, and we are
-   * suspended until it has exec'd or exited (CLONE_VFORK). */
-  command->born_inside = command->cgroup_dir >= 0;
-  pid = paddock_clone_vm_into_cgroup (command->cgroup_dir, host_command_main, command);
-  if (pid >= 0)
-    return pid;
-
-  command->born_inside = FALSE;
-  /* No handler of ours may run in the child before it resets them. */
-  sigfillset (&all_signals);
-  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
-  pid = fork ();
-  if (pid == 0)
-    _exit (host_command_main (command));
-  saved_errno = errno;
-  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
-  errno = saved_errno;
-  return pid;
 }
 
 /* Starts the command on the host, leader of its own process session. */
@@ -2702,8 +2637,6 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   if (self->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   child = (HostCommand) {
-    .cgroup_dir = cgroup_dir,
-    .cgroup_procs_fd = self->cgroup_procs_fd,
     .tty = tty,
     .fds = { child_in, child_out, child_err },
     .cwd = cwd,
@@ -2711,7 +2644,11 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
     .argv = argv,
     .envp = envp,
   };
-  pid = spawn_host_command (&child);
+  /* As posix_spawn() does, sharing our memory until it execs (no copy of
+   * the page tables of a daemon holding scrollbacks), and born in the
+   * session's cgroup (a move through cgroup.procs waits for an RCU grace
+   * period, often longer than the whole command): paddock-clone-vm.c. */
+  pid = paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, host_command_main, &child);
 
   if (pid < 0)
     {
