@@ -16,7 +16,7 @@
  * system call returns in the child on that new stack, where no C frame
  * exists, so the child's side is a few instructions of assembly that call
  * CHILD_MAIN(DATA) and exit with its result; x86_64 only, elsewhere the
- * caller falls back to fork().
+ * paddock_clone_child_into_cgroup() falls back to fork().
  *
  * CHILD_MAIN runs while the parent is suspended (CLONE_VFORK), in its
  * memory: it may read what DATA points to, must make only
@@ -87,7 +87,8 @@ clone3_call (struct clone_args *args,
 #endif
 
 /* Returns the child's pid once it exec'd or exited (CLONE_VFORK), or -1
- * with errno; ENOSYS where this cannot be done here (then fork()). */
+ * with errno; ENOSYS where this cannot be done here (then
+ * paddock_clone_child_into_cgroup() forks). */
 pid_t
 paddock_clone_vm_into_cgroup (int    cgroup_dir,
                               int  (*child_main) (void *data),
@@ -132,4 +133,70 @@ paddock_clone_vm_into_cgroup (int    cgroup_dir,
   errno = ENOSYS;
   return -1;
 #endif
+}
+
+/* A new process that runs CHILD_MAIN (DATA) and exits with what it
+ * returns, born in the cgroup CGROUP_DIR (-1: ours), by the cheapest means
+ * this kernel and machine allow:
+ *  1. paddock_clone_vm_into_cgroup(): no copy of our memory, born inside;
+ *  2. clone3 (CLONE_INTO_CGROUP), Linux 5.7: a fork() born inside;
+ *  3. fork(), and the child moves itself by writing "0" to
+ *     CGROUP_PROCS_FD (an fd on the cgroup's cgroup.procs, or -1: no
+ *     cgroup to join) before CHILD_MAIN runs; it _exit()s 125 if it
+ *     cannot. That move takes the kernel's cgroup_threadgroup_rwsem for
+ *     writing, which waits for an RCU grace period (7-15 ms on a loaded
+ *     machine): the last resort.
+ * CHILD_MAIN starts with every signal blocked, in any of the three, and
+ * resets the dispositions and the mask itself before it execs. Returns
+ * as fork() does in the parent: the pid, or -1 with errno. */
+pid_t
+paddock_clone_child_into_cgroup (int    cgroup_dir,
+                                 int    cgroup_procs_fd,
+                                 int  (*child_main) (void *data),
+                                 void  *data)
+{
+  sigset_t all_signals;
+  sigset_t saved_mask;
+  gboolean born_inside = FALSE;
+  pid_t pid;
+  int saved_errno;
+
+  /* A cgroup to join with no folder fd to be born in: only 3. can. */
+  if (cgroup_dir >= 0 || cgroup_procs_fd < 0)
+    {
+      pid = paddock_clone_vm_into_cgroup (cgroup_dir, child_main, data);
+      if (pid >= 0)
+        return pid;
+    }
+
+  /* No handler of ours may run in the child before it resets them. */
+  sigfillset (&all_signals);
+  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
+  pid = -1;
+#if defined(SYS_clone3)
+  if (cgroup_dir >= 0)
+    {
+      struct clone_args args = {
+        .flags = CLONE_INTO_CGROUP,
+        .exit_signal = SIGCHLD,
+        .cgroup = (guint64) cgroup_dir,
+      };
+
+      /* Like fork() (no new stack): the child returns here. */
+      pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+      born_inside = pid >= 0;
+    }
+#endif
+  if (pid < 0)
+    pid = fork ();
+  if (pid == 0)
+    {
+      if (!born_inside && cgroup_procs_fd >= 0 && write (cgroup_procs_fd, "0", 1) != 1)
+        _exit (125);
+      _exit (child_main (data));
+    }
+  saved_errno = errno;
+  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
+  errno = saved_errno;
+  return pid;
 }

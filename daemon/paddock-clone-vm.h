@@ -14,5 +14,9 @@ G_BEGIN_DECLS
 pid_t paddock_clone_vm_into_cgroup (int    cgroup_dir,
                                     int  (*child_main) (void *data),
                                     void  *data);
+pid_t paddock_clone_child_into_cgroup (int    cgroup_dir,
+                                       int    cgroup_procs_fd,
+                                       int  (*child_main) (void *data),
+                                       void  *data);
 
 G_END_DECLS

@@ -13,7 +13,6 @@
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 #include <sched.h>
-#include <linux/sched.h>   /* struct clone_args, CLONE_INTO_CGROUP */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,7 +428,9 @@ paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
   return pids;
 }
 
-static GArray *list_session_members (pid_t sid);
+static GArray *list_session_members (GHashTable *sids,
+                                     pid_t       watched_sid,
+                                     gboolean   *out_watched_seen);
 
 /* Whether the agent's process session (the host profile's: sid = the
  * agent's pid) may still have members. Once the agent is reaped, only
@@ -458,9 +459,11 @@ agent_session_may_live (PaddockSessionImpl *self)
 static GArray *
 paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
+  g_autoptr(GHashTable) sids = NULL;
   GArray *pids;
   GHashTableIter iter;
   gpointer key;
+  gboolean agent_session_seen = FALSE;
 
   /* The kernel's own list, where the session has a cgroup: cheap, and
    * nobody leaves it. */
@@ -471,25 +474,19 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
     return paddock_session_impl_list_sandboxed_pids (self);
 
   /* The agent's process session, and those of the commands exec'd beside
-   * it (each the leader of its own). */
+   * it (each the leader of its own), in one walk of /proc. */
+  sids = g_hash_table_new (NULL, NULL);
   if (agent_session_may_live (self))
-    {
-      pids = list_session_members (self->pid);
-      if (pids->len == 0 && self->reaped)
-        self->agent_session_gone = TRUE;
-    }
-  else
-    pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
+    g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
   if (self->command_pids != NULL)
     {
       g_hash_table_iter_init (&iter, self->command_pids);
       while (g_hash_table_iter_next (&iter, &key, NULL))
-        {
-          g_autoptr(GArray) members = list_session_members ((pid_t) GPOINTER_TO_INT (key));
-
-          g_array_append_vals (pids, members->data, members->len);
-        }
+        g_hash_table_add (sids, key);
     }
+  pids = list_session_members (sids, self->pid, &agent_session_seen);
+  if (self->reaped && !agent_session_seen)
+    self->agent_session_gone = TRUE;
   return pids;
 }
 
@@ -498,13 +495,19 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
  * itself leaves it, and the host profile cannot see or stop it — which is
  * why that profile reports every layer unenforced. */
 static GArray *
-list_session_members (pid_t sid)
+list_session_members (GHashTable *sids,
+                      pid_t       watched_sid,
+                      gboolean   *out_watched_seen)
 {
   GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
   g_autoptr(GDir) proc = NULL;
   const char *entry;
 
-  if (sid <= 0)
+  /* @sids: the process session ids wanted (as GINT_TO_POINTER keys); in
+   * @out_watched_seen, whether @watched_sid had a live member. */
+  *out_watched_seen = FALSE;
+  g_hash_table_remove (sids, GINT_TO_POINTER (0));
+  if (g_hash_table_size (sids) == 0)
     return pids;
 
   proc = g_dir_open ("/proc", 0, NULL);
@@ -515,11 +518,13 @@ list_session_members (pid_t sid)
 
       /* Zombies have exited: nothing left to stop. */
       if (g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &pid, NULL) &&
-          paddock_proc_stat_read ((guint32) pid, FALSE, &stat) && stat.session == sid &&
+          paddock_proc_stat_read ((guint32) pid, FALSE, &stat) && stat.session > 0 &&
+          g_hash_table_contains (sids, GINT_TO_POINTER (stat.session)) &&
           stat.state != 'Z' && stat.state != 'X')
         {
           pid_t found = (pid_t) pid;
           g_array_append_val (pids, found);
+          *out_watched_seen = *out_watched_seen || stat.session == watched_sid;
         }
     }
 
@@ -537,9 +542,12 @@ paddock_session_impl_count_processes (PaddockSessionImpl *self)
   return pids->len;
 }
 
+/* @listed: the session's pids as just listed by the caller, or NULL to
+ * list them here (not needed for a SIGKILL through the cgroup). */
 static void
 paddock_session_impl_signal_all (PaddockSessionImpl *self,
-                                 int                 signum)
+                                 int                 signum,
+                                 GArray             *listed)
 {
   g_autoptr(GArray) pids = NULL;
 
@@ -549,10 +557,11 @@ paddock_session_impl_signal_all (PaddockSessionImpl *self,
       return;
     }
 
-  pids = paddock_session_impl_list_pids (self);
+  if (listed == NULL)
+    listed = pids = paddock_session_impl_list_pids (self);
 
-  for (guint i = 0; i < pids->len; i++)
-    kill (g_array_index (pids, pid_t, i), signum);
+  for (guint i = 0; i < listed->len; i++)
+    kill (g_array_index (listed, pid_t, i), signum);
 }
 
 /* The session's last process is gone: its cgroup goes too. */
@@ -900,65 +909,6 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Spawning (host profile)                                                   */
 
-/* fork() for a child of the session that will exec. The daemon has
- * threads: between fork and exec the child may only make async-signal-safe
- * calls, so callers prepare everything beforehand. Signals stay blocked
- * across fork so that no handler of ours runs in the child, which then
- * gets default dispositions and an empty mask, and is in the session's
- * cgroup (where it has one) before anything of the session runs, so that
- * every process the session will ever have is born inside.
- *
- * With CGROUP_DIR (the session cgroup's folder, or -1) the child is created
- * there: clone3(CLONE_INTO_CGROUP), Linux 5.7. Moving it in afterwards
- * (cgroup.procs) takes the kernel's cgroup_threadgroup_rwsem for writing,
- * which waits for an RCU grace period: 7-15 ms of a session's start were
- * spent in that one write on a loaded machine. Where clone3 cannot (an
- * older kernel), fork() and the write as before. Returns as fork() does;
- * the child _exit()s 125 if it cannot join. */
-static pid_t
-fork_session_child (PaddockSessionImpl *self,
-                    int                 cgroup_dir)
-{
-  sigset_t all_signals;
-  sigset_t saved_mask;
-  gboolean born_inside = FALSE;
-  pid_t pid = -1;
-
-  sigfillset (&all_signals);
-  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
-  if (cgroup_dir >= 0)
-    {
-      struct clone_args args = {
-        .flags = CLONE_INTO_CGROUP,
-        .exit_signal = SIGCHLD,
-        .cgroup = (guint64) cgroup_dir,
-      };
-
-      /* Like fork() (no new stack): the child returns here, and makes only
-       * async-signal-safe calls until it execs. */
-      pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
-      born_inside = pid >= 0;
-    }
-  if (pid < 0)
-    pid = fork ();
-  if (pid == 0)
-    {
-      sigset_t empty;
-
-      for (int signum = 1; signum < NSIG; signum++)
-        signal (signum, SIG_DFL);
-      sigemptyset (&empty);
-      sigprocmask (SIG_SETMASK, &empty, NULL);
-
-      if (!born_inside && self->cgroup_procs_fd >= 0 && write (self->cgroup_procs_fd, "0", 1) != 1)
-        _exit (125);
-      return 0;
-    }
-
-  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
-  return pid;
-}
-
 /* What the child that becomes paddock-sandbox needs, all prepared before
  * the clone: it only reads this. */
 typedef struct
@@ -1012,6 +962,56 @@ sandbox_child_main (void *data)
       (c->seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) c->n_listen_fds) < 0)))
     _exit (126);
   syscall (SYS_close_range, 5U + c->n_listen_fds + (c->seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
+
+  if (chdir (c->workspace) < 0)
+    _exit (126);
+  execve (c->program, c->argv, c->envp);
+  _exit (127);
+}
+
+/* What the child that becomes a host-profile agent needs, all prepared
+ * before the clone. */
+typedef struct
+{
+  const char  *program;
+  char       **argv;
+  char       **envp;
+  const char  *workspace;
+  int          pty;
+  const int   *listen_fds;
+  guint        n_listen_fds;
+  char        *listen_pid_digits;  /* in envp's LISTEN_PID=, or NULL */
+} HostAgentChild;
+
+/* The child that execs a host-profile agent. Async-signal-safe calls
+ * only, like sandbox_child_main(); the one thing it writes of ours is the
+ * LISTEN_PID digits, in an environment made for this child alone. */
+static int
+host_agent_child_main (void *data)
+{
+  const HostAgentChild *c = data;
+  int listen_high[16];
+  sigset_t empty;
+
+  for (int signum = 1; signum < NSIG; signum++)
+    signal (signum, SIG_DFL);
+  sigemptyset (&empty);
+  sigprocmask (SIG_SETMASK, &empty, NULL);
+
+  if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
+    _exit (126);
+
+  /* Session leader with the PTY as controlling terminal: job control,
+   * SIGHUP on hangup and SIGWINCH on resize work as in a terminal. */
+  if (setsid () < 0 || ioctl (c->pty, TIOCSCTTY, 0) < 0 ||
+      dup2 (c->pty, 0) < 0 || dup2 (c->pty, 1) < 0 || dup2 (c->pty, 2) < 0 ||
+      !_paddock_session_network_child_place_listen_fds (listen_high, c->n_listen_fds, 3))
+    _exit (126);
+  /* No descriptor of the daemon's survives into the agent but its
+   * leased sockets. */
+  syscall (SYS_close_range, 3U + c->n_listen_fds, ~0U, 0U);
+  if (c->listen_pid_digits != NULL)
+    _paddock_session_network_child_format_pid (c->listen_pid_digits, getpid ());
 
   if (chdir (c->workspace) < 0)
     _exit (126);
@@ -1425,7 +1425,7 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
            * runs only if every requested one is observed enforced. */
           if (!paddock_session_impl_observe_boundary (self, report, &refusal))
             {
-              paddock_session_impl_signal_all (self, SIGKILL);
+              paddock_session_impl_signal_all (self, SIGKILL, NULL);
               paddock_session_impl_ready (self, refusal);
               continue;
             }
@@ -1647,6 +1647,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
    * network only; a namespace of its own gets them forwarded instead. */
   GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 ? self->config.leases : NULL;
   SandboxChild sandbox_child;
+  HostAgentChild host_agent_child;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
@@ -1895,7 +1896,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
         listen_pid_digits = envp[i] + strlen ("LISTEN_PID=");
   }
 
-  /* Everything above is prepared before fork: see fork_session_child(). */
+  /* Everything the child needs is prepared before the clone: it makes
+   * only async-signal-safe calls until it execs. */
   if (self->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   sandbox_child = (SandboxChild) {
@@ -1909,40 +1911,23 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     .listen_fds = listen_fds,
     .n_listen_fds = n_listen_fds,
   };
-  /* The sandbox's helper execs at once: it shares our memory until then
-   * rather than copy it (where this kernel and machine allow; fork()
-   * otherwise). */
-  pid = sandboxed ? paddock_clone_vm_into_cgroup (cgroup_dir, sandbox_child_main, &sandbox_child) : -1;
-  if (pid < 0)
-    pid = fork_session_child (self, cgroup_dir);
-  if (pid == 0)
-    {
-      char **child_argv = (char **) argv->pdata;
-      int listen_high[G_N_ELEMENTS (listen_fds)];
-
-      if (sandboxed)
-        sandbox_child_main (&sandbox_child);   /* does not return */
-
-      if (!_paddock_session_network_child_take_listen_fds (listen_fds, n_listen_fds, listen_high))
-        _exit (126);
-
-      /* Session leader with the PTY as controlling terminal: job control,
-       * SIGHUP on hangup and SIGWINCH on resize work as in a terminal. */
-      if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 ||
-          dup2 (slave, 0) < 0 || dup2 (slave, 1) < 0 || dup2 (slave, 2) < 0 ||
-          !_paddock_session_network_child_place_listen_fds (listen_high, n_listen_fds, 3))
-        _exit (126);
-      /* No descriptor of the daemon's survives into the agent but its
-       * leased sockets. */
-      syscall (SYS_close_range, 3U + n_listen_fds, ~0U, 0U);
-      if (listen_pid_digits != NULL)
-        _paddock_session_network_child_format_pid (listen_pid_digits, getpid ());
-
-      if (chdir (self->config.workspace) < 0)
-        _exit (126);
-      execve (program, child_argv, envp);
-      _exit (127);
-    }
+  host_agent_child = (HostAgentChild) {
+    .program = program,
+    .argv = (char **) argv->pdata,
+    .envp = envp,
+    .workspace = self->config.workspace,
+    .pty = slave,
+    .listen_fds = listen_fds,
+    .n_listen_fds = n_listen_fds,
+    .listen_pid_digits = listen_pid_digits,
+  };
+  /* Born in the session's cgroup, so that every process the session will
+   * ever have is inside; and sharing our memory until it execs rather
+   * than copying it, where this kernel and machine allow
+   * (paddock-clone-vm.c). */
+  pid = sandboxed
+        ? paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, sandbox_child_main, &sandbox_child)
+        : paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, host_agent_child_main, &host_agent_child);
 
   if (pid < 0)
     {
@@ -2108,7 +2093,9 @@ static gboolean
 paddock_session_impl_stop_poll_cb (gpointer user_data)
 {
   PaddockSessionImpl *self = user_data;
-  guint count = paddock_session_impl_count_processes (self);
+  /* Listed once a round: counted, and signalled below. */
+  g_autoptr(GArray) pids = paddock_session_impl_list_pids (self);
+  guint count = pids->len;
   gint64 now = g_get_monotonic_time ();
 
   /* Zero processes and the agent reaped (so its status is known). */
@@ -2124,12 +2111,12 @@ paddock_session_impl_stop_poll_cb (gpointer user_data)
   if (!self->killed && now >= self->stop_kill_at)
     {
       self->killed = TRUE;
-      paddock_session_impl_signal_all (self, SIGKILL);
+      paddock_session_impl_signal_all (self, SIGKILL, pids);
     }
   else if (self->killed)
     {
       /* Anything forked since the last sweep gets its SIGKILL too. */
-      paddock_session_impl_signal_all (self, SIGKILL);
+      paddock_session_impl_signal_all (self, SIGKILL, pids);
       if (now >= self->stop_kill_at + KILL_TIMEOUT_USEC)
         {
           self->stop_poll_id = 0;
@@ -2181,7 +2168,7 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   self->killed = FALSE;
 
   if (grace_seconds > 0)
-    paddock_session_impl_signal_all (self, SIGTERM);
+    paddock_session_impl_signal_all (self, SIGTERM, NULL);
 
   /* Nothing left to stop (the session had ended): answer now. Completing
    * may destroy the session and drop the manager's reference, so hold one
@@ -2262,7 +2249,7 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
 
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
-  paddock_session_impl_signal_all (self, SIGKILL);
+  paddock_session_impl_signal_all (self, SIGKILL, NULL);
 
   /* The daemon is going: wait (briefly) for the kernel to empty the
    * cgroup, so that it can go too rather than linger. */
@@ -2461,8 +2448,12 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
   while (g_hash_table_iter_next (&iter, &key, &value))
     if (GPOINTER_TO_UINT (value) == paddock_command_impl_get_id (command))
       {
-        g_autoptr(GArray) members = list_session_members ((pid_t) GPOINTER_TO_INT (key));
+        g_autoptr(GHashTable) sids = g_hash_table_new (NULL, NULL);
+        g_autoptr(GArray) members = NULL;
+        gboolean seen;
 
+        g_hash_table_add (sids, key);
+        members = list_session_members (sids, 0, &seen);
         for (guint i = 0; i < members->len; i++)
           kill (g_array_index (members, pid_t, i), signal_number);
       }
@@ -2579,12 +2570,10 @@ count_running_commands_of (PaddockSessionImpl *self,
   return count;
 }
 
-/* What the child of spawn_host_command() needs, all of it prepared. */
+/* What the child of paddock_session_impl_spawn_on_host() needs, all of it
+ * prepared. */
 typedef struct
 {
-  int          cgroup_dir;        /* the session cgroup's folder, or -1 */
-  gboolean     born_inside;       /* clone3 put the child in it already */
-  int          cgroup_procs_fd;
   gboolean     tty;
   int          fds[3];
   const char  *cwd;
@@ -2593,10 +2582,9 @@ typedef struct
   char       **envp;
 } HostCommand;
 
-/* The child: as fork_session_child()'s, then the command. It shares the
- * daemon's memory (CLONE_VM) and runs on a stack of its own, so it only
- * reads HostCommand and makes async-signal-safe calls; its signal
- * dispositions, mask, fd table and session are its own. */
+/* The child: its own signal dispositions and mask, session and fd table,
+ * then the command. It may share the daemon's memory (paddock-clone-vm.c),
+ * so it only reads HostCommand and makes async-signal-safe calls. */
 static int
 host_command_main (void *data)
 {
@@ -2608,8 +2596,6 @@ host_command_main (void *data)
   sigemptyset (&empty);
   sigprocmask (SIG_SETMASK, &empty, NULL);
 
-  if (!c->born_inside && c->cgroup_procs_fd >= 0 && write (c->cgroup_procs_fd, "0", 1) != 1)
-    _exit (125);
   if (setsid () < 0 || (c->tty && ioctl (c->fds[0], TIOCSCTTY, 0) < 0) ||
       dup2 (c->fds[0], 0) < 0 || dup2 (c->fds[1], 1) < 0 || dup2 (c->fds[2], 2) < 0 ||
       chdir (c->cwd) < 0)
@@ -2617,41 +2603,6 @@ host_command_main (void *data)
   syscall (SYS_close_range, 3U, ~0U, 0U);
   execve (c->program, c->argv, c->envp);
   _exit (127);
-}
-
-/* Starts a command on the host as posix_spawn() does, sharing the
- * daemon's memory until it execs (paddock-clone-vm: no copy of the page
- * tables of a daemon holding scrollbacks) and, where the session has a
- * cgroup, created inside it (a move through cgroup.procs waits for an RCU
- * grace period, often longer than the whole command). Where that cannot be
- * done here, fork() and the child moves itself. Returns the pid, or -1
- * with errno. */
-static pid_t
-spawn_host_command (HostCommand *command)
-{
-  sigset_t all_signals;
-  sigset_t saved_mask;
-  pid_t pid;
-  int saved_errno;
-
-  /* Set before the clone: the child reads it in our memory, and we are
-   * suspended until it has exec'd or exited (CLONE_VFORK). */
-  command->born_inside = command->cgroup_dir >= 0;
-  pid = paddock_clone_vm_into_cgroup (command->cgroup_dir, host_command_main, command);
-  if (pid >= 0)
-    return pid;
-
-  command->born_inside = FALSE;
-  /* No handler of ours may run in the child before it resets them. */
-  sigfillset (&all_signals);
-  pthread_sigmask (SIG_SETMASK, &all_signals, &saved_mask);
-  pid = fork ();
-  if (pid == 0)
-    _exit (host_command_main (command));
-  saved_errno = errno;
-  pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);
-  errno = saved_errno;
-  return pid;
 }
 
 /* Starts the command on the host, leader of its own process session. */
@@ -2687,8 +2638,6 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   if (self->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   child = (HostCommand) {
-    .cgroup_dir = cgroup_dir,
-    .cgroup_procs_fd = self->cgroup_procs_fd,
     .tty = tty,
     .fds = { child_in, child_out, child_err },
     .cwd = cwd,
@@ -2696,7 +2645,11 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
     .argv = argv,
     .envp = envp,
   };
-  pid = spawn_host_command (&child);
+  /* As posix_spawn() does, sharing our memory until it execs (no copy of
+   * the page tables of a daemon holding scrollbacks), and born in the
+   * session's cgroup (a move through cgroup.procs waits for an RCU grace
+   * period, often longer than the whole command): paddock-clone-vm.c. */
+  pid = paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, host_command_main, &child);
 
   if (pid < 0)
     {

@@ -9,9 +9,11 @@
  * the inode allocator's search (recently_deleted()) made them ~1 ms of the
  * daemon's CPU on the path to the agent's first byte. So one such folder
  * is kept ready under a name no session has (sessions/.spare: session ids
- * are hex), made on a thread of its own after each safe start, and a new
+ * are hex), made on a thread of its own after each safe start (none at
+ * the daemon's start: the first safe session makes its own), and a new
  * session takes it with one rename(). The daemon's restore skips it (it
- * holds no session.json), and a later daemon takes it over as it is.
+ * holds no session.json), and a later daemon removes it as it starts
+ * (paddock_manager_impl_new(): it may be for another kind of stage).
  *
  * Whoever takes it still makes whatever is missing (the daemon may have
  * died while making it), as it would without one: the spare is only a
