@@ -879,22 +879,6 @@ paddock_window_get_client (PaddockWindow *self)
 }
 
 /**
- * paddock_window_add_toast:
- * @toast: (transfer full): a toast
- */
-void
-paddock_window_add_toast (PaddockWindow *self,
-                          AdwToast      *toast)
-{
-  g_return_if_fail (PADDOCK_IS_WINDOW (self));
-  g_return_if_fail (ADW_IS_TOAST (toast));
-
-  g_free (self->last_toast);
-  self->last_toast = g_strdup (adw_toast_get_title (toast));
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
-}
-
-/**
  * paddock_window_toast_from:
  * @widget: a view inside a window
  * @title: plain text (escaped here)
@@ -908,13 +892,20 @@ paddock_window_toast_from (GtkWidget  *widget,
                            const char *title)
 {
   GtkRoot *root = gtk_widget_get_root (widget);
-  GtkWidget *overlay = gtk_widget_get_ancestor (widget, ADW_TYPE_TOAST_OVERLAY);
-  g_autofree char *escaped = g_markup_escape_text (title, -1);
+  GtkWidget *overlay;
+  g_autofree char *escaped = NULL;
 
+  /* The window's own path, which keeps @title as given (not escaped). */
   if (PADDOCK_IS_WINDOW (root))
-    paddock_window_add_toast (PADDOCK_WINDOW (root), adw_toast_new (escaped));
-  else if (overlay != NULL)
-    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (escaped));
+    {
+      paddock_window_toast (PADDOCK_WINDOW (root), title);
+      return;
+    }
+
+  if ((overlay = gtk_widget_get_ancestor (widget, ADW_TYPE_TOAST_OVERLAY)) == NULL)
+    return;
+  escaped = g_markup_escape_text (title, -1);
+  adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (escaped));
 }
 
 /**
