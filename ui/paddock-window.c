@@ -41,8 +41,8 @@ struct _PaddockWindow
   PaddockSessionItem   *selected;
   char                 *select_path;
   char                 *last_toast;
-  /* Ids of the sessions whose exit was told (or that had ended when
-   * first listed). */
+  /* Ids of the listed sessions whose exit was told (or that had ended
+   * when first listed); an id goes when its session leaves the list. */
   GHashTable           *exit_told;
   guint                 has_connected : 1;
   guint                 showing_ports : 1;
@@ -359,6 +359,23 @@ session_state_cb (PaddockWindow      *self,
   paddock_window_toast (self, title);
 }
 
+static gboolean
+session_unlisted (gpointer key,
+                  gpointer value,
+                  gpointer user_data)
+{
+  GListModel *sessions = user_data;
+
+  for (guint i = 0; i < g_list_model_get_n_items (sessions); i++)
+    {
+      g_autoptr(PaddockSessionItem) item = g_list_model_get_item (sessions, i);
+
+      if (g_strcmp0 (paddock_session_item_get_id (item), key) == 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 sessions_changed_cb (PaddockWindow *self,
                      guint          position,
@@ -370,6 +387,9 @@ sessions_changed_cb (PaddockWindow *self,
   guint n_pages = g_list_model_get_n_items (G_LIST_MODEL (pages));
   guint n_sessions = g_list_model_get_n_items (sessions);
   g_autoptr(GPtrArray) gone = g_ptr_array_new ();
+
+  if (removed > 0)
+    g_hash_table_foreach_remove (self->exit_told, session_unlisted, sessions);
 
   for (guint i = position; i < position + added; i++)
     {
