@@ -336,8 +336,9 @@ paddock_window_select_path (PaddockWindow *self,
   return FALSE;
 }
 
-/* The agent ended by itself (not stopped from here): say so once, with
- * its status, whichever session is shown. The state and the status may
+/* The agent ended by itself (state "exited"; one stopped on request, from
+ * here or from paddockctl, is "stopped" and says nothing): say so once,
+ * with its status, whichever session is shown. The state and the status may
  * arrive in either order. A session already ended when listed says
  * nothing. */
 static void
