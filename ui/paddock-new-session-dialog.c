@@ -74,46 +74,38 @@ agent_selected_cb (PaddockNewSessionDialog *self)
   paddock_new_session_dialog_update (self);
 }
 
+/* What each choice means, in the order of profiles[] and net_modes[]
+ * (which are the order of the rows' models). */
+static const char * const profile_subtitles[] = {
+  N_("Safe runs the agent in a sandbox with its writes staged"),
+  N_("The agent runs as you, unconfined, and writes to the folder directly"),
+  N_("As Safe, but it does not start unless every layer is observed enforced"),
+};
+static const char * const net_mode_subtitles[] = {
+  N_("Your own network, unrestricted and unrecorded"),
+  N_("A network of its own with only its loopback: nothing outside is reachable"),
+  N_("Out only through Paddock's proxy, to the allowed domains; every request is recorded"),
+};
+/* A mode added to the daemon's list needs its words here (and a row). */
+G_STATIC_ASSERT (G_N_ELEMENTS (profile_subtitles) == G_N_ELEMENTS (profiles));
+G_STATIC_ASSERT (G_N_ELEMENTS (net_mode_subtitles) == G_N_ELEMENTS (net_modes));
+
 static void
 profile_selected_cb (PaddockNewSessionDialog *self)
 {
-  switch (adw_combo_row_get_selected (self->profile_row))
-    {
-    case 1:
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row),
-                                   _("The agent runs as you, unconfined, and writes to the folder directly"));
-      break;
-    case 2:
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row),
-                                   _("As Safe, but it does not start unless every layer is observed enforced"));
-      break;
-    default:
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row),
-                                   _("Safe runs the agent in a sandbox with its writes staged"));
-    }
+  guint profile = MIN (adw_combo_row_get_selected (self->profile_row), G_N_ELEMENTS (profiles) - 1);
+
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->profile_row), _(profile_subtitles[profile]));
 }
 
 static void
 net_selected_cb (PaddockNewSessionDialog *self)
 {
-  guint mode = adw_combo_row_get_selected (self->net_row);
+  guint mode = MIN (adw_combo_row_get_selected (self->net_row), G_N_ELEMENTS (net_modes) - 1);
 
   /* The allowlist means something only to the proxy. */
-  gtk_widget_set_visible (GTK_WIDGET (self->allow_row), mode == 2);
-  switch (mode)
-    {
-    case 1:
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->net_row),
-                                   _("A network of its own with only its loopback: nothing outside is reachable"));
-      break;
-    case 2:
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->net_row),
-                                   _("Out only through Paddock's proxy, to the allowed domains; every request is recorded"));
-      break;
-    default:
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->net_row),
-                                   _("Your own network, unrestricted and unrecorded"));
-    }
+  gtk_widget_set_visible (GTK_WIDGET (self->allow_row), g_str_equal (net_modes[mode], "proxy"));
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->net_row), _(net_mode_subtitles[mode]));
 }
 
 /* Words of an entry, separated by spaces or commas; NULL when there are none. */
@@ -267,11 +259,11 @@ paddock_new_session_dialog_create_action (GtkWidget  *widget,
   if (name != NULL && *name != '\0')
     g_variant_dict_insert (&options, "name", "s", name);
   {
-    guint net = adw_combo_row_get_selected (self->net_row);
-    g_auto(GStrv) allow = net == 2 ? entry_words (self->allow_row) : NULL;
+    const char *net = net_modes[MIN (adw_combo_row_get_selected (self->net_row), G_N_ELEMENTS (net_modes) - 1)];
+    g_auto(GStrv) allow = g_str_equal (net, "proxy") ? entry_words (self->allow_row) : NULL;
     g_auto(GStrv) ports = entry_words (self->ports_row);
 
-    g_variant_dict_insert (&options, "net", "s", net_modes[MIN (net, G_N_ELEMENTS (net_modes) - 1)]);
+    g_variant_dict_insert (&options, "net", "s", net);
     if (allow != NULL)
       g_variant_dict_insert_value (&options, "allow-domains", g_variant_new_strv ((const char * const *) allow, -1));
     if (ports != NULL)

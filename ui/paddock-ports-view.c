@@ -44,27 +44,6 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static void
-paddock_ports_view_toast (PaddockPortsView *self,
-                          const char       *title)
-{
-  GtkWidget *overlay;
-  g_autofree char *escaped = g_markup_escape_text (title, -1);
-
-  /* Toasts belong to the window (which keeps the last one for whoever
-   * checks); else the nearest overlay if there is one. */
-  if (PADDOCK_IS_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))))
-    {
-      paddock_window_add_toast (PADDOCK_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))), adw_toast_new (escaped));
-      return;
-    }
-  overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
-  if (overlay == NULL)
-    return;
-
-  adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (escaped));
-}
-
-static void
 paddock_ports_view_update_page (PaddockPortsView *self)
 {
   gboolean empty = self->model == NULL || g_list_model_get_n_items (self->model) == 0;
@@ -101,7 +80,7 @@ paddock_ports_view_copy_address_action (GtkWidget  *widget,
 
   /* Translators: %s is an address such as http://127.0.0.1:20001 */
   title = g_strdup_printf (_("Copied %s"), url);
-  paddock_ports_view_toast (self, title);
+  paddock_window_toast_from (GTK_WIDGET (self), title);
 }
 
 static void
@@ -121,7 +100,7 @@ paddock_ports_view_copy_command_action (GtkWidget  *widget,
                                         GVariant   *param)
 {
   gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), PADDOCK_PORTS_VIEW (widget)->lease_command);
-  paddock_ports_view_toast (PADDOCK_PORTS_VIEW (widget), _("Command copied"));
+  paddock_window_toast_from (widget, _("Command copied"));
 }
 
 /* Factories */

@@ -54,7 +54,20 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static const char * const status_classes[] = { "enforced", "partial", "unenforced", "not-requested" };
-static const char * const profile_classes[] = { "strict", "strict-unverified", "safe", "host" };
+
+/* The profile badge for each known profile: its style class (style.css),
+ * its text and its accessible name. "strict-unverified" is the strict
+ * profile before its Boundary says every layer is enforced. */
+static const struct {
+  const char *css_class;
+  const char *label;
+  const char *accessible;
+} profile_badges[] = {
+  { "strict", N_("Strict"), N_("Profile: strict, every layer verified enforced") },
+  { "strict-unverified", N_("Strict · Not Verified Yet"), N_("Profile: strict, its layers not verified yet") },
+  { "safe", N_("Safe"), N_("Profile: safe") },
+  { "host", N_("Host · No Isolation"), N_("Profile: host, no isolation") },
+};
 
 static void
 set_status_class (GtkWidget  *widget,
@@ -136,14 +149,14 @@ paddock_safety_view_update_badge (PaddockSafetyView *self,
                                   const char        *status)
 {
   GtkWidget *badge = GTK_WIDGET (self->profile_badge);
-  const char *css_class = NULL;
-  const char *label = NULL;
-  g_autofree char *other = NULL;
-  const char *accessible = NULL;
+  const char *key = profile;
   g_autofree char *other_accessible = NULL;
+  const char *label;
+  const char *accessible;
+  guint i;
 
-  for (guint i = 0; i < G_N_ELEMENTS (profile_classes); i++)
-    gtk_widget_remove_css_class (badge, profile_classes[i]);
+  for (i = 0; i < G_N_ELEMENTS (profile_badges); i++)
+    gtk_widget_remove_css_class (badge, profile_badges[i].css_class);
 
   if (profile == NULL)
     {
@@ -151,40 +164,26 @@ paddock_safety_view_update_badge (PaddockSafetyView *self,
       return;
     }
 
-  if (g_str_equal (profile, "strict") && g_strcmp0 (status, "enforced") == 0)
+  if (g_str_equal (profile, "strict") && g_strcmp0 (status, "enforced") != 0)
+    key = "strict-unverified";
+  for (i = 0; i < G_N_ELEMENTS (profile_badges); i++)
+    if (g_str_equal (key, profile_badges[i].css_class))
+      break;
+
+  if (i < G_N_ELEMENTS (profile_badges))
     {
-      css_class = "strict";
-      label = _("Strict");
-      accessible = _("Profile: strict, every layer verified enforced");
-    }
-  else if (g_str_equal (profile, "strict"))
-    {
-      css_class = "strict-unverified";
-      label = _("Strict · Not Verified Yet");
-      accessible = _("Profile: strict, its layers not verified yet");
-    }
-  else if (g_str_equal (profile, "safe"))
-    {
-      css_class = "safe";
-      label = _("Safe");
-      accessible = _("Profile: safe");
-    }
-  else if (g_str_equal (profile, "host"))
-    {
-      css_class = "host";
-      label = _("Host · No Isolation");
-      accessible = _("Profile: host, no isolation");
+      label = _(profile_badges[i].label);
+      accessible = _(profile_badges[i].accessible);
+      gtk_widget_add_css_class (badge, profile_badges[i].css_class);
     }
   else
     {
-      label = other = g_strdup (profile);
+      label = profile;
       /* Translators: %s is the name of a session profile */
       accessible = other_accessible = g_strdup_printf (_("Profile: %s"), profile);
     }
 
   gtk_label_set_label (self->profile_badge, label);
-  if (css_class != NULL)
-    gtk_widget_add_css_class (badge, css_class);
   gtk_widget_set_tooltip_text (badge, accessible);
   gtk_accessible_update_property (GTK_ACCESSIBLE (badge), GTK_ACCESSIBLE_PROPERTY_LABEL, accessible, -1);
   gtk_widget_set_visible (badge, TRUE);

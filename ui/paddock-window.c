@@ -41,8 +41,8 @@ struct _PaddockWindow
   PaddockSessionItem   *selected;
   char                 *select_path;
   char                 *last_toast;
-  /* Ids of the sessions whose exit was told (or that had ended when
-   * first listed). */
+  /* Ids of the listed sessions whose exit was told (or that had ended
+   * when first listed); an id goes when its session leaves the list. */
   GHashTable           *exit_told;
   guint                 has_connected : 1;
   guint                 showing_ports : 1;
@@ -336,8 +336,9 @@ paddock_window_select_path (PaddockWindow *self,
   return FALSE;
 }
 
-/* The agent ended by itself (not stopped from here): say so once, with
- * its status, whichever session is shown. The state and the status may
+/* The agent ended by itself (state "exited"; one stopped on request, from
+ * here or from paddockctl, is "stopped" and says nothing): say so once,
+ * with its status, whichever session is shown. The state and the status may
  * arrive in either order. A session already ended when listed says
  * nothing. */
 static void
@@ -359,6 +360,23 @@ session_state_cb (PaddockWindow      *self,
   paddock_window_toast (self, title);
 }
 
+static gboolean
+session_unlisted (gpointer key,
+                  gpointer value,
+                  gpointer user_data)
+{
+  GListModel *sessions = user_data;
+
+  for (guint i = 0; i < g_list_model_get_n_items (sessions); i++)
+    {
+      g_autoptr(PaddockSessionItem) item = g_list_model_get_item (sessions, i);
+
+      if (g_strcmp0 (paddock_session_item_get_id (item), key) == 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 sessions_changed_cb (PaddockWindow *self,
                      guint          position,
@@ -370,6 +388,9 @@ sessions_changed_cb (PaddockWindow *self,
   guint n_pages = g_list_model_get_n_items (G_LIST_MODEL (pages));
   guint n_sessions = g_list_model_get_n_items (sessions);
   g_autoptr(GPtrArray) gone = g_ptr_array_new ();
+
+  if (removed > 0)
+    g_hash_table_foreach_remove (self->exit_told, session_unlisted, sessions);
 
   for (guint i = position; i < position + added; i++)
     {
@@ -879,22 +900,6 @@ paddock_window_get_client (PaddockWindow *self)
 }
 
 /**
- * paddock_window_add_toast:
- * @toast: (transfer full): a toast
- */
-void
-paddock_window_add_toast (PaddockWindow *self,
-                          AdwToast      *toast)
-{
-  g_return_if_fail (PADDOCK_IS_WINDOW (self));
-  g_return_if_fail (ADW_IS_TOAST (toast));
-
-  g_free (self->last_toast);
-  self->last_toast = g_strdup (adw_toast_get_title (toast));
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
-}
-
-/**
  * paddock_window_toast_from:
  * @widget: a view inside a window
  * @title: plain text (escaped here)
@@ -908,13 +913,20 @@ paddock_window_toast_from (GtkWidget  *widget,
                            const char *title)
 {
   GtkRoot *root = gtk_widget_get_root (widget);
-  GtkWidget *overlay = gtk_widget_get_ancestor (widget, ADW_TYPE_TOAST_OVERLAY);
-  g_autofree char *escaped = g_markup_escape_text (title, -1);
+  GtkWidget *overlay;
+  g_autofree char *escaped = NULL;
 
+  /* The window's own path, which keeps @title as given (not escaped). */
   if (PADDOCK_IS_WINDOW (root))
-    paddock_window_add_toast (PADDOCK_WINDOW (root), adw_toast_new (escaped));
-  else if (overlay != NULL)
-    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (escaped));
+    {
+      paddock_window_toast (PADDOCK_WINDOW (root), title);
+      return;
+    }
+
+  if ((overlay = gtk_widget_get_ancestor (widget, ADW_TYPE_TOAST_OVERLAY)) == NULL)
+    return;
+  escaped = g_markup_escape_text (title, -1);
+  adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (escaped));
 }
 
 /**

@@ -19,8 +19,6 @@ G_DECLARE_FINAL_TYPE (PaddockWindow, paddock_window, PADDOCK, WINDOW, AdwApplica
 PaddockWindow *paddock_window_new        (GtkApplication *application,
                                           PaddockClient  *client);
 PaddockClient *paddock_window_get_client (PaddockWindow  *self);
-void           paddock_window_add_toast  (PaddockWindow  *self,
-                                          AdwToast       *toast);
 void           paddock_window_toast_from (GtkWidget      *widget,
                                           const char     *title);
 
