@@ -37,6 +37,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-lease.h"
+#include "paddock-net-modes.h"
 #include "paddock-proc-stat.h"
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
@@ -3309,7 +3310,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
                        JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "allow_domains"))
                        ? json_object_get_array_member (record, "allow_domains") : NULL;
 
-    config.net_mode = g_strdup (g_strcmp0 (net, "none") == 0 || g_strcmp0 (net, "proxy") == 0 ? net : "host");
+    config.net_mode = g_strdup (paddock_net_mode_is_valid (net) ? net : "host");
     if (allow != NULL && json_array_get_length (allow) <= PADDOCK_DOMAIN_RULES_MAX_PATTERNS)
       {
         config.allow_domains = g_new0 (char *, json_array_get_length (allow) + 1);
