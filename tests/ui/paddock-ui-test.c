@@ -374,34 +374,36 @@ disable_animations_cb (GApplication *app)
 }
 
 static void run_app (GCallback          callback,
-                     gboolean          *skipped,
+                     const char        *skip_reason,
                      PaddockTestDaemon *daemon);
 
 /* Runs the app against a daemon of its own on a private bus; @callback
- * (GApplication *, PaddockUiFixture *) runs once the window is up. */
+ * (GApplication *, PaddockUiFixture *) runs once the window is up.  A
+ * callback that sets fixture->skipped makes the test skipped, with
+ * @skip_reason: never a silent pass. */
 void
-paddock_ui_run_app (GCallback  callback,
-                    gboolean  *skipped)
+paddock_ui_run_app (GCallback   callback,
+                    const char *skip_reason)
 {
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
 
-  run_app (callback, skipped, daemon);
+  run_app (callback, skip_reason, daemon);
 }
 
 /* The same on a bus where paddockd is only activatable (as an installed
  * .service file makes it): nothing runs until the app asks for it. */
 void
-paddock_ui_run_app_activatable (GCallback  callback,
-                                gboolean  *skipped)
+paddock_ui_run_app_activatable (GCallback   callback,
+                                const char *skip_reason)
 {
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new_activatable ();
 
-  run_app (callback, skipped, daemon);
+  run_app (callback, skip_reason, daemon);
 }
 
 static void
 run_app (GCallback          callback,
-         gboolean          *skipped,
+         const char        *skip_reason,
          PaddockTestDaemon *daemon)
 {
   g_autofree char *display = g_strdup (g_getenv ("DISPLAY"));
@@ -436,6 +438,6 @@ run_app (GCallback          callback,
       }
   }
   g_rmdir (workspace);
-  if (skipped != NULL)
-    *skipped = fixture.skipped;
+  if (fixture.skipped)
+    g_test_skip (skip_reason != NULL ? skip_reason : "the test's callback skipped (no reason given)");
 }

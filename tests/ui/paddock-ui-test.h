@@ -38,9 +38,9 @@ void           paddock_ui_assert_toast           (PaddockWindow *window,
                                                   const char    *title);
 PaddockWindow *paddock_ui_fixture_window         (GApplication *app);
 void           paddock_ui_run_app                (GCallback     callback,
-                                                  gboolean     *skipped);
+                                                  const char   *skip_reason);
 void           paddock_ui_run_app_activatable    (GCallback     callback,
-                                                  gboolean     *skipped);
+                                                  const char   *skip_reason);
 char          *paddock_ui_create_session         (GDBusConnection *connection,
                                                   const char      *workspace,
                                                   const char      *name,
