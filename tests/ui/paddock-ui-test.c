@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "paddock-application.h"
+#include "paddock-session-item.h"
 #include "paddock-session-view.h"
 #include "paddock-ui-test.h"
 #include "paddock-window-private.h"
@@ -295,6 +296,48 @@ paddock_ui_wait_for_sessions (PaddockWindow *window,
 
   if (!paddock_test_wait_for (shows_sessions, &expect, PADDOCK_UI_TIMEOUT_MS))
     g_error ("the sidebar does not list %u sessions", n_sessions);
+}
+
+/* Selects the session at @path in the sidebar, as a click on it does. */
+void
+paddock_ui_select_session (PaddockWindow *window,
+                           const char    *path)
+{
+  GtkSingleSelection *selection = paddock_ui_window_child (window, "sessions_selection");
+  GListModel *sidebar = G_LIST_MODEL (selection);
+
+  for (guint i = 0; i < g_list_model_get_n_items (sidebar); i++)
+    {
+      g_autoptr(PaddockSessionItem) item = g_list_model_get_item (sidebar, i);
+
+      if (g_strcmp0 (paddock_session_item_get_object_path (item), path) == 0)
+        {
+          gtk_single_selection_set_selected (selection, i);
+          return;
+        }
+    }
+  g_error ("session %s is not in the sidebar", path);
+}
+
+/* The Session1 property @name of the session at @path, as the daemon
+ * answers Properties.Get (not the app's cache). */
+GVariant *
+paddock_ui_session_property (GDBusConnection *connection,
+                             const char      *path,
+                             const char      *name)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariant *value = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", name),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                       PADDOCK_UI_TIMEOUT_MS, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return value;
 }
 
 /* D-Bus, as a script would call it: @argv in @workspace. */
