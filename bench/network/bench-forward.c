@@ -29,6 +29,8 @@
 
 #include "config.h"
 
+#include "bench-common.h"
+
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -47,23 +49,6 @@
 #define BUFFER_SIZE (256 * 1024)
 
 static guint64 transfer_size = 512 * 1024 * 1024;
-
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return x < y ? -1 : x > y;
-}
-
-static double
-median (GArray *values)
-{
-  g_array_sort (values, compare_double);
-  return g_array_index (values, double, values->len / 2);
-}
 
 static int
 listen_loopback (guint16 *out_port)
@@ -287,7 +272,7 @@ round_trip_median (guint16 port)
         return -1;
       g_array_append_val (values, us);
     }
-  return median (values);
+  return bench_median (values);
 }
 
 static gboolean
@@ -422,8 +407,8 @@ bench_session (void)
   g_print ("\nthrough a --net none session (paddockd, its sandbox, a Python server inside) vs the same server on the host\n\n");
   g_print ("%-44s %14s %22s %8s\n", "", "forwarded port", "direct loopback (peer)", "ratio");
   {
-    double a = median (up_s), b = median (up_p), c = median (down_s), d = median (down_p);
-    double r1 = median (rtt_s), r2 = median (rtt_p);
+    double a = bench_median (up_s), b = bench_median (up_p), c = bench_median (down_s), d = bench_median (down_p);
+    double r1 = bench_median (rtt_s), r2 = bench_median (rtt_p);
 
     g_print ("%-44s %9.0f MiB/s %17.0f MiB/s %7.2fx\n", "upload (client -> server inside)", a, b, a / b);
     g_print ("%-44s %9.0f MiB/s %17.0f MiB/s %7.2fx\n", "download (server inside -> client)", c, d, c / d);
@@ -505,8 +490,8 @@ main (int    argc,
            mib, ROUNDS);
   g_print ("%-44s %14s %22s %8s\n", "", "forwarded port", "direct loopback (peer)", "ratio");
   {
-    double up_f = median (fwd_up), up_d = median (direct_up);
-    double down_f = median (fwd_down), down_d = median (direct_down);
+    double up_f = bench_median (fwd_up), up_d = bench_median (direct_up);
+    double down_f = bench_median (fwd_down), down_d = bench_median (direct_down);
 
     g_print ("%-44s %9.0f MiB/s %17.0f MiB/s %7.2fx\n", "upload (client -> server inside)", up_f, up_d, up_f / up_d);
     g_print ("%-44s %9.0f MiB/s %17.0f MiB/s %7.2fx\n", "download (server inside -> client)", down_f, down_d, down_f / down_d);

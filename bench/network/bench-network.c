@@ -29,6 +29,8 @@
 
 #include "config.h"
 
+#include "bench-common.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -54,23 +56,6 @@
 
 static const char response[] =
   "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n";
-
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-static double
-median (GArray *values)
-{
-  g_array_sort (values, compare_double);
-  return g_array_index (values, double, values->len / 2);
-}
 
 static int
 listen_loopback (guint16 *out_port)
@@ -328,7 +313,7 @@ run_round (guint16     port,
       g_array_append_vals (all, clients[i].latencies->data, clients[i].latencies->len);
       g_array_unref (clients[i].latencies);
     }
-  return median (all);
+  return bench_median (all);
 }
 
 int
@@ -392,10 +377,10 @@ main (int    argc,
       g_array_append_val (proxy_serial_rounds, ps);
       g_array_append_val (direct_serial_rounds, ds);
     }
-  proxy_ms = median (proxy_rounds);
-  direct_ms = median (direct_rounds);
-  proxy_serial_ms = median (proxy_serial_rounds);
-  direct_serial_ms = median (direct_serial_rounds);
+  proxy_ms = bench_median (proxy_rounds);
+  direct_ms = bench_median (direct_rounds);
+  proxy_serial_ms = bench_median (proxy_serial_rounds);
+  direct_serial_ms = bench_median (direct_serial_rounds);
 
   g_main_loop_quit (t.loop);
   g_thread_join (proxy);
