@@ -9,6 +9,7 @@
 #include "bench-common.h"
 
 #include <string.h>
+#include <sys/resource.h>
 
 /* For g_array_sort over doubles. */
 int
@@ -120,4 +121,22 @@ bench_cpu_usage_us (const char *cpu_stat)
       (line = strstr (text, "usage_usec ")) == NULL)
     return -1;
   return g_ascii_strtoll (line + strlen ("usage_usec "), NULL, 10);
+}
+
+/* User + system CPU of this process's reaped children, in ms. */
+double
+bench_children_cpu_ms (void)
+{
+  struct rusage usage;
+
+  getrusage (RUSAGE_CHILDREN, &usage);
+  return (double) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 +
+         (double) (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
+}
+
+/* How a target is reported: "met" or "MISSED". */
+const char *
+bench_verdict (gboolean met)
+{
+  return met ? "met" : "MISSED";
 }

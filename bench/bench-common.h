@@ -17,5 +17,7 @@ double   bench_ms_since          (gint64           start);
 char    *bench_session_cpu_stat  (GDBusConnection *connection,
                                   const char      *session);
 gint64   bench_cpu_usage_us      (const char      *cpu_stat);
+double   bench_children_cpu_ms   (void);
+const char *bench_verdict        (gboolean         met);
 
 G_END_DECLS

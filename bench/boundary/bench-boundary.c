@@ -61,7 +61,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -497,36 +496,20 @@ exec_ms (Variant            *variant,
   return ms;
 }
 
-static double
-children_cpu_ms (void)
-{
-  struct rusage usage;
-
-  getrusage (RUSAGE_CHILDREN, &usage);
-  return (double) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 +
-         (double) (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
-}
-
 /* The same workload run by this process directly, in ms; *@cpu_ms: its
  * CPU time (its children's). */
 static double
 direct_ms (const char * const *argv,
            double             *cpu_ms)
 {
-  double cpu = children_cpu_ms ();
+  double cpu = bench_children_cpu_ms ();
   gint64 start = g_get_monotonic_time ();
   double ms;
 
   run_or_bail (argv, workspace);
   ms = bench_ms_since (start);
-  *cpu_ms = children_cpu_ms () - cpu;
+  *cpu_ms = bench_children_cpu_ms () - cpu;
   return ms;
-}
-
-static const char *
-verdict (gboolean met)
-{
-  return met ? "met" : "MISSED";
 }
 
 /* The median of @values (sorted here) and its distribution-free 95%
@@ -772,7 +755,7 @@ main (int   argc,
   g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe", s, s / h);
   g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe, in an empty workspace", bench_median (start_empty),
            bench_median (start_empty) / h);
-  g_print ("   target: safe within 2x of host: %s\n", verdict (s <= 2 * h));
+  g_print ("   target: safe within 2x of host: %s\n", bench_verdict (s <= 2 * h));
   if (start_only)
     goto done;
 
@@ -852,7 +835,7 @@ main (int   argc,
             }
           g_print ("\n");
           if (v == SAFE)
-            g_print ("     target: < 5%% over host (median wall): %s\n", verdict (bench_median (wall_ratio) < 1.05));
+            g_print ("     target: < 5%% over host (median wall): %s\n", bench_verdict (bench_median (wall_ratio) < 1.05));
         }
       for (guint v = 0; v < n_variants; v++)
         {

@@ -38,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -216,16 +215,6 @@ print_cpu_parts (GArray *parts[N_CPU_PARTS])
   g_print ("%-44s", "    by part (medians):");
   for (guint i = 0; i < N_CPU_PARTS; i++)
     g_print (" %s %.0f us%s", cpu_part_names[i], quantile (parts[i], 0.5), i + 1 < N_CPU_PARTS ? "," : "\n");
-}
-
-static gint64
-children_cpu_ns (void)
-{
-  struct rusage usage;
-
-  getrusage (RUSAGE_CHILDREN, &usage);
-  return ((gint64) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * G_USEC_PER_SEC +
-          usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000;
 }
 
 /* Every command's PropertiesChanged: remember those that ended. */
@@ -417,9 +406,9 @@ main (int   argc,
     {
       double sr = 0;
       double hr = 0;
-      gint64 c0 = process_cpu_ns (getpid ()) + children_cpu_ns ();
+      gint64 c0 = process_cpu_ns (getpid ()) + (gint64) (bench_children_cpu_ms () * 1e6);
       double nat = native_us (true_path);
-      gint64 c1 = process_cpu_ns (getpid ()) + children_cpu_ns ();
+      gint64 c1 = process_cpu_ns (getpid ()) + (gint64) (bench_children_cpu_ms () * 1e6);
       gint64 sb[N_CPU_PARTS], se[N_CPU_PARTS], hb[N_CPU_PARTS], he[N_CPU_PARTS];
       double sa;
       double ho;

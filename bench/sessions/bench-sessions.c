@@ -42,7 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -866,17 +865,6 @@ process_tree_cpu_ms (guint32 pid)
   return ticks * 1000.0 / (double) sysconf (_SC_CLK_TCK);
 }
 
-/* User + system CPU of this process's reaped children, in ms. */
-static double
-children_cpu_ms (void)
-{
-  struct rusage usage;
-
-  getrusage (RUSAGE_CHILDREN, &usage);
-  return (double) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 +
-         (double) (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
-}
-
 static void
 measure_start_cpu (GDBusConnection *connection,
                    CpuFigures      *f)
@@ -913,11 +901,11 @@ measure_start_cpu (GDBusConnection *connection,
     }
   for (guint p = 0; p < G_N_ELEMENTS (peers); p++)
     {
-      double before = children_cpu_ms ();
+      double before = bench_children_cpu_ms ();
 
       for (guint r = 0; r < CPU_ROUNDS; r++)
         bare_start_ms (peers[p]);
-      *peer_out[p] = (children_cpu_ms () - before) / CPU_ROUNDS;
+      *peer_out[p] = (bench_children_cpu_ms () - before) / CPU_ROUNDS;
     }
 }
 
@@ -1022,12 +1010,6 @@ find_or_bail (const char *program)
   return path;
 }
 
-static const char *
-verdict (gboolean met)
-{
-  return met ? "met" : "MISSED";
-}
-
 static void
 print_start (const StartFigures *start,
              double              ping_ms)
@@ -1050,7 +1032,7 @@ print_start (const StartFigures *start,
            safe / unshare);
   g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", bench_median (start->safe_create));
   g_print ("%-46s %7.2f ms\n", "bus round trip (Peer.Ping), for scale", ping_ms);
-  g_print ("   target: safe < 2x unshare: %s\n", verdict (safe < 2 * unshare));
+  g_print ("   target: safe < 2x unshare: %s\n", bench_verdict (safe < 2 * unshare));
   g_print ("   peer figures (ANCHORS.md): bare ls ~ 3 ms; namespaces add ~ 4 ms; docker/podman 280-380 ms\n\n");
 }
 
@@ -1155,7 +1137,7 @@ main (int   argc,
            PUBLISHED_PIDNS_KILL_MS, PUBLISHED_PIDNS_KILL_OF);
   g_print ("%-46s %7u\n", "survivors, seen from outside after Destroy", teardown.survivors);
   g_print ("%-46s %7.1f s\n", "(spawning the 1,000 in the sandbox took, max)", teardown.spawn_s);
-  g_print ("   target: < 200 ms: %s\n\n", verdict (client_ms < 200));
+  g_print ("   target: < 200 ms: %s\n\n", bench_verdict (client_ms < 200));
 
   g_print ("3. PTY relay: %" G_GUINT64_FORMAT " MiB of `head -c N /dev/zero`\n", relay_mib);
   g_print ("%-46s %7.0f MiB/s (%.2f s)\n", "raw PTY, master read directly", raw_rate,
@@ -1163,7 +1145,7 @@ main (int   argc,
   g_print ("%-46s %7.0f MiB/s (%.2f s)  %5.2fx raw\n", "paddock safe session -> Attach viewer",
            relay_rate, bench_median (relay.relay_s), relay_rate / raw_rate);
   g_print ("%-46s %7" G_GUINT64_FORMAT " bytes (worst round)\n", "bytes the viewer skipped", relay.lost);
-  g_print ("   target: >= 0.8x raw: %s\n\n", verdict (relay_rate >= 0.8 * raw_rate));
+  g_print ("   target: >= 0.8x raw: %s\n\n", bench_verdict (relay_rate >= 0.8 * raw_rate));
 
   g_print ("4. daemon memory (paddockd VmRSS)\n");
   g_print ("%-46s %7" G_GUINT64_FORMAT " KiB\n", "idle (after one session made and destroyed)",
@@ -1174,7 +1156,7 @@ main (int   argc,
   g_print ("%-46s %7" G_GUINT64_FORMAT " KiB\n", "after destroying the 50", memory.after_kib);
   g_print ("%-46s %7" G_GUINT64_FORMAT " KiB\n", "per session outside it (sandbox helpers, PSS)",
            memory.helper_kib);
-  g_print ("   target: < 300 KiB per idle session (daemon): %s\n", verdict (per_session_kib < 300));
+  g_print ("   target: < 300 KiB per idle session (daemon): %s\n", bench_verdict (per_session_kib < 300));
   g_print ("   peer figure (ANCHORS.md): pVisor stage, 32 concurrent sessions in 2 GiB\n");
 
   if (teardown.survivors != 0)

@@ -974,12 +974,6 @@ mount_private_tmpfs (const char *dir)
   return TRUE;
 }
 
-static const char *
-verdict (gboolean met)
-{
-  return met ? "met" : "MISSED";
-}
-
 int
 main (int   argc,
       char *argv[])
@@ -1162,7 +1156,7 @@ main (int   argc,
            PUBLISHED_PVISOR_MS, PUBLISHED_WORKTREE_MS, ours / PUBLISHED_PVISOR_MS,
            ours_all / PUBLISHED_PVISOR_MS);
   g_print ("   target: faster than the git-worktree workflow: review %s, whole %s\n\n",
-           verdict (ours < peer), verdict (ours_all < peer_all));
+           bench_verdict (ours < peer), bench_verdict (ours_all < peer_all));
 
   list_ms = bench_median (large.list);
   status_ms = bench_median (large.status_all);
@@ -1190,7 +1184,7 @@ main (int   argc,
   g_print ("%-50s %8.1f ms   (CreateSession reply %.1f; first %.1f / %.1f)\n",
            "paddock session start, until the 1,000 edits done", bench_median (large.ready),
            bench_median (large.create), large.ready_first_ms, large.create_first_ms);
-  g_print ("   target: ListChanges faster than git status -uall: %s\n", verdict (list_ms < status_ms));
+  g_print ("   target: ListChanges faster than git status -uall: %s\n", bench_verdict (list_ms < status_ms));
 
   clean_up ();
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
