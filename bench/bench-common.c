@@ -8,7 +8,10 @@
 
 #include "bench-common.h"
 
+#include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 
 /* For g_array_sort over doubles. */
@@ -139,4 +142,21 @@ const char *
 bench_verdict (gboolean met)
 {
   return met ? "met" : "MISSED";
+}
+
+/* A TCP socket listening on 127.0.0.1, on a port the kernel picks
+ * (*@out_port); a bench without one cannot run, so failing is fatal. */
+int
+bench_listen_loopback (int      backlog,
+                       guint16 *out_port)
+{
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t len = sizeof addr;
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  if (fd < 0 || bind (fd, (struct sockaddr *) &addr, sizeof addr) != 0 || listen (fd, backlog) != 0 ||
+      getsockname (fd, (struct sockaddr *) &addr, &len) != 0)
+    g_error ("cannot listen on 127.0.0.1: %s", g_strerror (errno));
+  *out_port = ntohs (addr.sin_port);
+  return fd;
 }

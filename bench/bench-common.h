@@ -18,6 +18,8 @@ char    *bench_session_cpu_stat  (GDBusConnection *connection,
                                   const char      *session);
 gint64   bench_cpu_usage_us      (const char      *cpu_stat);
 double   bench_children_cpu_ms   (void);
+int      bench_listen_loopback   (int              backlog,
+                                  guint16         *out_port);
 const char *bench_verdict        (gboolean         met);
 
 G_END_DECLS

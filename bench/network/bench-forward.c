@@ -50,20 +50,6 @@
 
 static guint64 transfer_size = 512 * 1024 * 1024;
 
-static int
-listen_loopback (guint16 *out_port)
-{
-  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-  socklen_t len = sizeof addr;
-  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-  if (fd < 0 || bind (fd, (struct sockaddr *) &addr, sizeof addr) != 0 || listen (fd, 64) != 0 ||
-      getsockname (fd, (struct sockaddr *) &addr, &len) != 0)
-    g_error ("cannot listen on loopback: %s", g_strerror (errno));
-  *out_port = ntohs (addr.sin_port);
-  return fd;
-}
-
 static gboolean
 write_all (int         fd,
            const char *buf,
@@ -423,7 +409,7 @@ bench_session (void)
   }
 
   /* The peer: the same script on the host's loopback, on a port free now. */
-  close (listen_loopback (&peer_port));
+  close (bench_listen_loopback (64, &peer_port));
   peer_port_text = g_strdup_printf ("%u", peer_port);
   {
     g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
@@ -477,7 +463,7 @@ main (int    argc,
       char **argv)
 {
   guint16 server_port, lease_port;
-  int server_fd = listen_loopback (&server_port);
+  int server_fd = bench_listen_loopback (64, &server_port);
   ForwardThread t = { 0, };
   g_autoptr(GArray) fwd_up = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) direct_up = g_array_new (FALSE, FALSE, sizeof (double));
@@ -492,7 +478,7 @@ main (int    argc,
   mib = (double) transfer_size / (1024 * 1024);
 
   g_thread_unref (g_thread_new ("server", server_thread, GINT_TO_POINTER (server_fd)));
-  t.lease_fd = listen_loopback (&lease_port);
+  t.lease_fd = bench_listen_loopback (64, &lease_port);
   t.server_port = server_port;
   t.context = g_main_context_new ();
   t.loop = g_main_loop_new (t.context, FALSE);

@@ -57,20 +57,6 @@
 static const char response[] =
   "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n";
 
-static int
-listen_loopback (guint16 *out_port)
-{
-  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-  socklen_t len = sizeof addr;
-  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-  if (fd < 0 || bind (fd, (struct sockaddr *) &addr, sizeof addr) != 0 || listen (fd, 512) != 0 ||
-      getsockname (fd, (struct sockaddr *) &addr, &len) != 0)
-    g_error ("cannot listen on 127.0.0.1: %s", g_strerror (errno));
-  *out_port = ntohs (addr.sin_port);
-  return fd;
-}
-
 /* The origin: an epoll loop per worker over the shared listener and its
  * own connections; answers each request head with "ok", keeps the
  * connection until the client closes it. */
@@ -335,7 +321,7 @@ main (int    argc,
   int origin_fd;
   double proxy_ms, direct_ms, proxy_serial_ms, direct_serial_ms;
 
-  origin_fd = listen_loopback (&t.origin_port);
+  origin_fd = bench_listen_loopback (512, &t.origin_port);
   origin_stop_fd = eventfd (0, EFD_CLOEXEC);
   if (origin_stop_fd < 0 || fcntl (origin_fd, F_SETFL, O_NONBLOCK) != 0)
     g_error ("origin: %s", g_strerror (errno));
@@ -346,7 +332,7 @@ main (int    argc,
   if (dir == NULL)
     g_error ("%s", error->message);
   t.journal_path = g_build_filename (dir, "network.jsonl", NULL);
-  t.listen_fd = listen_loopback (&proxy_port);
+  t.listen_fd = bench_listen_loopback (512, &proxy_port);
   t.context = g_main_context_new ();
   t.loop = g_main_loop_new (t.context, FALSE);
   g_mutex_init (&t.lock);
