@@ -9,25 +9,18 @@
 # (destroying the sessions left first, so that no host-profile process
 # outlives the test).
 #
-# Skips (exit 77, the automake/meson convention) when something essential is
-# missing. With --tap (how tests/meson.build runs the scripts, protocol
-# 'tap') a skip is the TAP plan "1..0 # SKIP reason" and exit 0, since meson
-# reports any non-zero exit of a TAP test as an error.
+# Skips when something essential is missing (see tap-lib.sh: exit 77, or
+# the TAP plan with --tap).
 #
-# Defines: CTL, DAEMON, PYTHON, tmp, daemon_pid, background_pids; the TAP
-# helpers ok, not_ok, check; json, wait_for, run (sets $rc), lines; skip.
+# Defines: CTL, DAEMON, PYTHON, tmp, daemon_pid, background_pids; from
+# tap-lib.sh the TAP helpers skip, ok, not_ok, check, json, wait_for; here
+# run (sets $rc), lines.
 # The daemon answers on the private bus when this returns (TAP test 1).
 
 set -euo pipefail
 
-tap_mode=false
-[[ "${1:-}" == "--tap" ]] && tap_mode=true
-
-skip ()
-{
-  echo "1..0 # SKIP $*"
-  if $tap_mode; then exit 0; else exit 77; fi
-}
+# shellcheck source=tap-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tap-lib.sh" "$@"
 
 [[ -n "${PADDOCK_BUILD_ROOT:-}" ]] || skip "PADDOCK_BUILD_ROOT is not set"
 CTL="$PADDOCK_BUILD_ROOT/app/paddockctl"
@@ -73,55 +66,6 @@ for s in json.load(sys.stdin)["sessions"]: print(s["id"])' 2>/dev/null); do
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-# ---- TAP ----------------------------------------------------------------------
-
-n=0
-failures=0
-
-ok ()
-{
-  n=$((n + 1))
-  echo "ok $n - $1"
-}
-
-not_ok ()
-{
-  local line
-  n=$((n + 1))
-  failures=$((failures + 1))
-  echo "not ok $n - $1"
-  shift
-  for line in "$@"; do
-    printf '%s\n' "$line" | sed 's/^/#   /'
-  done
-}
-
-# check DESCRIPTION COMMAND…: ok when COMMAND succeeds.
-check ()
-{
-  local description=$1
-  shift
-  if "$@"; then ok "$description"; else not_ok "$description" "failed: $*"; fi
-}
-
-# json FILE EXPR: print a Python expression over the document in FILE (d).
-json ()
-{
-  "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
-
-# wait_for SECONDS COMMAND…: poll COMMAND every 0.1 s.
-wait_for ()
-{
-  local tries=$(( $1 * 10 ))
-  shift
-  while (( tries-- > 0 )); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
 
 # run OUT ERR ARGS…: run paddockctl, record stdout/stderr, set $rc.
 run ()

@@ -600,6 +600,17 @@ scan_marker ()
 # so that wait_for looks again each time).
 marker_seen () { [[ -n "$(scan_marker "$1")" ]]; }
 
+# markers_gone MARK…: whether no process of the host carries any MARK (a
+# command, so that wait_for looks again each time).
+markers_gone ()
+{
+  local mark
+  for mark in "$@"; do
+    marker_seen "$mark" && return 1
+  done
+  return 0
+}
+
 ws_b="$tmp/workspace-b"
 mkdir "$ws_b"
 ws_b=$(realpath "$ws_b")
@@ -629,7 +640,7 @@ else
   "$CTL" --json destroy "$id" >"$tmp/destroy.json" 2>/dev/null || true
   survivors=$(json "$tmp/destroy.json" 'd.get("survivors")' 2>/dev/null || echo "?")
   elapsed=$(json "$tmp/destroy.json" 'd.get("elapsed_ms")' 2>/dev/null || echo "?")
-  wait_for 5 test -z "$(scan_marker "$bomb_mark")$(scan_marker "$leave_mark")" || true
+  wait_for 5 markers_gone "$bomb_mark" "$leave_mark" || true
   bomb_left=$(scan_marker "$bomb_mark" | wc -l)
   leave_left=$(scan_marker "$leave_mark" | wc -l)
 

@@ -113,10 +113,12 @@ fi
 # 3. The app gone, the private bus and the daemon go too.
 gone=false
 for _ in $(seq 100); do
-  if [[ -z "$daemon_pid" ]] || ! kill -0 "$daemon_pid" 2>/dev/null; then gone=true; break; fi
+  if [[ -n "$daemon_pid" ]] && ! kill -0 "$daemon_pid" 2>/dev/null; then gone=true; break; fi
   sleep 0.1
 done
-if $gone; then
+if [[ -z "$daemon_pid" ]]; then
+  not_ok "the daemon ended with the app's private bus" "run.sh named no daemon pid: nothing to look at"
+elif $gone; then
   ok "the daemon ended with the app's private bus"
   daemon_pid=
 else

@@ -22,14 +22,8 @@
 
 set -euo pipefail
 
-tap_mode=false
-[[ "${1:-}" == "--tap" ]] && tap_mode=true
-
-skip ()
-{
-  echo "1..0 # SKIP $*"
-  if $tap_mode; then exit 0; else exit 77; fi
-}
+# shellcheck source=tap-lib.sh
+source "$(dirname "$0")/tap-lib.sh" "$@"
 
 [[ -n "${PADDOCK_BUILD_ROOT:-}" ]] || skip "PADDOCK_BUILD_ROOT is not set"
 CTL="$PADDOCK_BUILD_ROOT/app/paddockctl"
@@ -151,43 +145,6 @@ cleanup ()
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-# ---- TAP ----------------------------------------------------------------------
-
-n=0
-failures=0
-
-ok () { n=$((n + 1)); echo "ok $n - $1"; }
-
-not_ok ()
-{
-  local line
-  n=$((n + 1))
-  failures=$((failures + 1))
-  echo "not ok $n - $1"
-  shift
-  for line in "$@"; do printf '%s\n' "$line" | sed 's/^/#   /'; done
-}
-
-check ()
-{
-  local description=$1
-  shift
-  if "$@"; then ok "$description"; else not_ok "$description" "failed: $*"; fi
-}
-
-json () { "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
-
-wait_for ()
-{
-  local tries=$(( $1 * 10 ))
-  shift
-  while (( tries-- > 0 )); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
 
 # ---- the private bus, open to root (the mock) and the test user ------------------
 

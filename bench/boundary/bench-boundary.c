@@ -49,6 +49,8 @@
 
 #include "config.h"
 
+#include "bench-common.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gio/gunixfdlist.h>
@@ -59,7 +61,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -184,32 +185,6 @@ mount_private_tmpfs (const char *dir)
       mount ("paddock-bench", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
     bail ("mount a tmpfs on %s: %s", dir, g_strerror (errno));
   return TRUE;
-}
-
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-static double
-median (GArray *values)
-{
-  g_array_sort (values, compare_double);
-  if (values->len % 2 == 1)
-    return g_array_index (values, double, values->len / 2);
-  return (g_array_index (values, double, values->len / 2 - 1) +
-          g_array_index (values, double, values->len / 2)) / 2;
-}
-
-static double
-ms_since (gint64 start)
-{
-  return (double) (g_get_monotonic_time () - start) / 1000.0;
 }
 
 static void
@@ -398,7 +373,7 @@ start_ms (const char *profile)
   if (fd < 0)
     bail ("Attach: %s", error->message);
   byte = read_one_byte (fd);
-  ms = ms_since (start);
+  ms = bench_ms_since (start);
   close (fd);
 
   destroy_session (path);
@@ -458,87 +433,6 @@ typedef struct {
   char *cpu_stat;              /* the session cgroup's cpu.stat, or NULL */
 } Variant;
 
-/* The cgroup v2 mount point, from our mountinfo; NULL if none. */
-static char *
-cgroup2_mount (void)
-{
-  g_autofree char *mountinfo = NULL;
-  g_auto(GStrv) lines = NULL;
-
-  if (!g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, NULL))
-    return NULL;
-  lines = g_strsplit (mountinfo, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      g_auto(GStrv) fields = g_strsplit (lines[i], " ", -1);
-      guint n = g_strv_length (fields);
-
-      /* ... mount-point(4) ... - fstype source options */
-      for (guint f = 6; f + 1 < n; f++)
-        if (g_str_equal (fields[f], "-") && g_str_equal (fields[f + 1], "cgroup2"))
-          return g_strdup (fields[4]);
-    }
-  return NULL;
-}
-
-/* The cpu.stat of the cgroup a session's main process is in, if it is a
- * cgroup of the session's own (paddock-…), else NULL. */
-static char *
-session_cpu_stat (GDBusConnection *connection,
-                  const char      *session)
-{
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) value = NULL;
-  g_autofree char *proc = NULL;
-  g_autofree char *membership = NULL;
-  g_autofree char *mount_point = cgroup2_mount ();
-  char *path = NULL;
-  guint32 pid = 0;
-
-  reply = paddock_test_call (connection, session, "org.freedesktop.DBus.Properties", "Get",
-                             g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
-                             G_VARIANT_TYPE ("(v)"), NULL);
-  if (reply == NULL || mount_point == NULL)
-    return NULL;
-  g_variant_get (reply, "(v)", &value);
-  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32) || (pid = g_variant_get_uint32 (value)) == 0)
-    return NULL;
-  proc = g_strdup_printf ("/proc/%u/cgroup", pid);
-  if (!g_file_get_contents (proc, &membership, NULL, NULL))
-    return NULL;
-  /* The v2 line, "0::/path" (after v1 controllers' lines on a hybrid
-   * system). */
-  {
-    char *v2 = g_str_has_prefix (membership, "0::/") ? membership : strstr (membership, "\n0::/");
-    char *end;
-
-    if (v2 == NULL)
-      return NULL;
-    v2 += v2 == membership ? 3 : 4;
-    if ((end = strchr (v2, '\n')) != NULL)
-      *end = '\0';
-    if (strstr (v2, "paddock") == NULL)
-      return NULL;
-    path = g_build_filename (mount_point, v2, "cpu.stat", NULL);
-  }
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    g_clear_pointer (&path, g_free);
-  return path;
-}
-
-/* usage_usec of a cpu.stat, or -1. */
-static gint64
-cpu_usage_us (const char *cpu_stat)
-{
-  g_autofree char *text = NULL;
-  const char *line;
-
-  if (cpu_stat == NULL || !g_file_get_contents (cpu_stat, &text, NULL, NULL) ||
-      (line = strstr (text, "usage_usec ")) == NULL)
-    return -1;
-  return g_ascii_strtoll (line + strlen ("usage_usec "), NULL, 10);
-}
-
 /* Session1.Exec of @argv in @variant's session (cwd: the workspace) until
  * its exit status is in hand, in ms; *@cpu_ms: the session's CPU time
  * meanwhile, or -1. */
@@ -563,7 +457,7 @@ exec_ms (Variant            *variant,
   for (guint i = 0; i < G_N_ELEMENTS (git_env); i++)
     g_variant_builder_add (&env, "{ss}", git_env[i][0], git_env[i][1]);
 
-  cpu_before = cpu_usage_us (variant->cpu_stat);
+  cpu_before = bench_cpu_usage_us (variant->cpu_stat);
   start = g_get_monotonic_time ();
   reply = paddock_test_call (connection, variant->session, "org.paddock.Session1", "Exec",
                              g_variant_new ("(^aay^ay@a{ss}ub)", argv, "", g_variant_builder_end (&env),
@@ -576,12 +470,12 @@ exec_ms (Variant            *variant,
 
   while (!g_hash_table_lookup_extended (ended, key, NULL, &status))
     {
-      if (ms_since (start) > 120 * 1000)
+      if (bench_ms_since (start) > 120 * 1000)
         bail ("%s (%s) never ended", command, argv[0]);
       g_main_context_iteration (NULL, TRUE);
     }
-  ms = ms_since (start);
-  cpu_after = cpu_usage_us (variant->cpu_stat);
+  ms = bench_ms_since (start);
+  cpu_after = bench_cpu_usage_us (variant->cpu_stat);
   *cpu_ms = cpu_before >= 0 && cpu_after >= cpu_before ? (double) (cpu_after - cpu_before) / 1000.0 : -1;
 
   if (GPOINTER_TO_INT (status) != 0)
@@ -602,36 +496,20 @@ exec_ms (Variant            *variant,
   return ms;
 }
 
-static double
-children_cpu_ms (void)
-{
-  struct rusage usage;
-
-  getrusage (RUSAGE_CHILDREN, &usage);
-  return (double) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 +
-         (double) (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
-}
-
 /* The same workload run by this process directly, in ms; *@cpu_ms: its
  * CPU time (its children's). */
 static double
 direct_ms (const char * const *argv,
            double             *cpu_ms)
 {
-  double cpu = children_cpu_ms ();
+  double cpu = bench_children_cpu_ms ();
   gint64 start = g_get_monotonic_time ();
   double ms;
 
   run_or_bail (argv, workspace);
-  ms = ms_since (start);
-  *cpu_ms = children_cpu_ms () - cpu;
+  ms = bench_ms_since (start);
+  *cpu_ms = bench_children_cpu_ms () - cpu;
   return ms;
-}
-
-static const char *
-verdict (gboolean met)
-{
-  return met ? "met" : "MISSED";
 }
 
 /* The median of @values (sorted here) and its distribution-free 95%
@@ -647,7 +525,7 @@ median_interval (GArray *values,
   double term;
   guint k = 0;
 
-  g_array_sort (values, compare_double);
+  g_array_sort (values, bench_compare_double);
   /* term = C(n, i) / 2^n, summed while the tail stays within 2.5%. */
   term = 1;
   for (guint i = 0; i < n; i++)
@@ -672,7 +550,7 @@ print_overhead (const char *what,
 {
   double low;
   double high;
-  double m = median (ratios);
+  double m = bench_median (ratios);
 
   if (median_interval (ratios, &low, &high))
     g_print ("%s %+6.1f%% (95%% CI %+.1f to %+.1f)", what, 100.0 * (m - 1), 100.0 * (low - 1),
@@ -709,7 +587,7 @@ variant_open (Variant            *variant,
                                                               "PropertiesChanged", NULL, "org.paddock.Command1",
                                                               G_DBUS_SIGNAL_FLAGS_NONE, properties_changed_cb,
                                                               NULL, NULL);
-  variant->cpu_stat = session_cpu_stat (variant->connection, variant->session);
+  variant->cpu_stat = bench_session_cpu_stat (variant->connection, variant->session);
 }
 
 static void
@@ -868,16 +746,16 @@ main (int   argc,
              loadavg != NULL ? loadavg : "unknown\n");
   }
 
-  s = median (start_safe);
-  h = median (start_host);
+  s = bench_median (start_safe);
+  h = bench_median (start_host);
   g_print ("\n1. session start, CreateSession -> first output byte of `sh -c 'echo x'` "
            "(workspace: %u files under git; medians of %" G_GUINT64_FORMAT ")\n",
            TREE_FILES + C_FILES + 1, 2 * rounds);
   g_print ("   %-40s %8.2f ms\n", "host", h);
   g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe", s, s / h);
-  g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe, in an empty workspace", median (start_empty),
-           median (start_empty) / h);
-  g_print ("   target: safe within 2x of host: %s\n", verdict (s <= 2 * h));
+  g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe, in an empty workspace", bench_median (start_empty),
+           bench_median (start_empty) / h);
+  g_print ("   target: safe within 2x of host: %s\n", bench_verdict (s <= 2 * h));
   if (start_only)
     goto done;
 
@@ -943,8 +821,8 @@ main (int   argc,
                   g_array_append_val (cpu_ratio, cr);
                 }
             }
-          c = median (cpu_sorted);
-          g_print ("     %-38s %7.1f ms ", variants[v].name, median (wall_sorted));
+          c = bench_median (cpu_sorted);
+          g_print ("     %-38s %7.1f ms ", variants[v].name, bench_median (wall_sorted));
           if (c >= 0)
             g_print ("%7.1f ms", c);
           else
@@ -957,7 +835,7 @@ main (int   argc,
             }
           g_print ("\n");
           if (v == SAFE)
-            g_print ("     target: < 5%% over host (median wall): %s\n", verdict (median (wall_ratio) < 1.05));
+            g_print ("     target: < 5%% over host (median wall): %s\n", bench_verdict (bench_median (wall_ratio) < 1.05));
         }
       for (guint v = 0; v < n_variants; v++)
         {

@@ -29,6 +29,8 @@
 
 #include "config.h"
 
+#include "bench-common.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -54,37 +56,6 @@
 
 static const char response[] =
   "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n";
-
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-static double
-median (GArray *values)
-{
-  g_array_sort (values, compare_double);
-  return g_array_index (values, double, values->len / 2);
-}
-
-static int
-listen_loopback (guint16 *out_port)
-{
-  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-  socklen_t len = sizeof addr;
-  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-  if (fd < 0 || bind (fd, (struct sockaddr *) &addr, sizeof addr) != 0 || listen (fd, 512) != 0 ||
-      getsockname (fd, (struct sockaddr *) &addr, &len) != 0)
-    g_error ("cannot listen on 127.0.0.1: %s", g_strerror (errno));
-  *out_port = ntohs (addr.sin_port);
-  return fd;
-}
 
 /* The origin: an epoll loop per worker over the shared listener and its
  * own connections; answers each request head with "ok", keeps the
@@ -328,7 +299,7 @@ run_round (guint16     port,
       g_array_append_vals (all, clients[i].latencies->data, clients[i].latencies->len);
       g_array_unref (clients[i].latencies);
     }
-  return median (all);
+  return bench_median (all);
 }
 
 int
@@ -350,7 +321,7 @@ main (int    argc,
   int origin_fd;
   double proxy_ms, direct_ms, proxy_serial_ms, direct_serial_ms;
 
-  origin_fd = listen_loopback (&t.origin_port);
+  origin_fd = bench_listen_loopback (512, &t.origin_port);
   origin_stop_fd = eventfd (0, EFD_CLOEXEC);
   if (origin_stop_fd < 0 || fcntl (origin_fd, F_SETFL, O_NONBLOCK) != 0)
     g_error ("origin: %s", g_strerror (errno));
@@ -361,7 +332,7 @@ main (int    argc,
   if (dir == NULL)
     g_error ("%s", error->message);
   t.journal_path = g_build_filename (dir, "network.jsonl", NULL);
-  t.listen_fd = listen_loopback (&proxy_port);
+  t.listen_fd = bench_listen_loopback (512, &proxy_port);
   t.context = g_main_context_new ();
   t.loop = g_main_loop_new (t.context, FALSE);
   g_mutex_init (&t.lock);
@@ -392,10 +363,10 @@ main (int    argc,
       g_array_append_val (proxy_serial_rounds, ps);
       g_array_append_val (direct_serial_rounds, ds);
     }
-  proxy_ms = median (proxy_rounds);
-  direct_ms = median (direct_rounds);
-  proxy_serial_ms = median (proxy_serial_rounds);
-  direct_serial_ms = median (direct_serial_rounds);
+  proxy_ms = bench_median (proxy_rounds);
+  direct_ms = bench_median (direct_rounds);
+  proxy_serial_ms = bench_median (proxy_serial_rounds);
+  direct_serial_ms = bench_median (direct_serial_rounds);
 
   g_main_loop_quit (t.loop);
   g_thread_join (proxy);

@@ -15,6 +15,8 @@
 
 #include "config.h"
 
+#include "bench-common.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,23 +36,6 @@
 #define RACE_BATCH        50
 #define RATE_ROUNDS       7
 #define RATE_PER_ROUND    200
-
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-static double
-median (GArray *values)
-{
-  g_array_sort (values, compare_double);
-  return g_array_index (values, double, values->len / 2);
-}
 
 static int
 bind_loopback (guint16 port,
@@ -175,7 +160,7 @@ native_bind_and_pass_usec (void)
 
   close (pair[0]);
   close (pair[1]);
-  return median (rounds);
+  return bench_median (rounds);
 }
 
 /* The floor under any call to the daemon: a method that does no work
@@ -202,7 +187,7 @@ bus_round_trip_usec (PaddockTestDaemon *daemon)
       g_array_append_val (rounds, per);
     }
 
-  return median (rounds);
+  return bench_median (rounds);
 }
 
 static double
@@ -232,7 +217,7 @@ paddock_lease_usec (PaddockTestDaemon *daemon)
         release_once (connection, ports[i]);
     }
 
-  return median (rounds);
+  return bench_median (rounds);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -32,11 +32,12 @@
 
 #include "config.h"
 
+#include "bench-common.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,22 +87,12 @@ bail (const char *format,
   exit (EXIT_FAILURE);
 }
 
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 /* @fraction of the way through the sorted values: 0.5 is the median. */
 static double
 quantile (GArray *values,
           double  fraction)
 {
-  g_array_sort (values, compare_double);
+  g_array_sort (values, bench_compare_double);
   return g_array_index (values, double, (guint) (fraction * (values->len - 1) + 0.5));
 }
 
@@ -174,74 +165,11 @@ bus_name_pid (GDBusConnection *connection,
   return (int) pid;
 }
 
-/* The cpu.stat of the session's own cgroup, or NULL. */
-static char *
-session_cpu_stat (GDBusConnection *connection,
-                  const char      *session)
-{
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) value = NULL;
-  g_autofree char *proc = NULL;
-  g_autofree char *membership = NULL;
-  g_autofree char *mountinfo = NULL;
-  g_auto(GStrv) lines = NULL;
-  const char *mount_point = NULL;
-  char *v2;
-  char *end;
-  char *path;
-
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", session,
-                                       "org.freedesktop.DBus.Properties", "Get",
-                                       g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 10000, NULL, NULL);
-  if (reply == NULL)
-    return NULL;
-  g_variant_get (reply, "(v)", &value);
-  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32))
-    return NULL;
-  proc = g_strdup_printf ("/proc/%u/cgroup", g_variant_get_uint32 (value));
-  if (!g_file_get_contents (proc, &membership, NULL, NULL) ||
-      !g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, NULL))
-    return NULL;
-  /* "0::/path", after v1 controllers' lines on a hybrid system. */
-  v2 = g_str_has_prefix (membership, "0::/") ? membership + 3 : strstr (membership, "\n0::/");
-  if (v2 == NULL)
-    return NULL;
-  if (v2 != membership + 3)
-    v2 += 4;
-  if ((end = strchr (v2, '\n')) != NULL)
-    *end = '\0';
-  if (strstr (v2, "paddock") == NULL)
-    return NULL;
-  lines = g_strsplit (mountinfo, "\n", -1);
-  for (guint i = 0; lines[i] != NULL && mount_point == NULL; i++)
-    {
-      g_auto(GStrv) fields = g_strsplit (lines[i], " ", -1);
-      guint n = g_strv_length (fields);
-
-      for (guint f = 6; f + 1 < n; f++)
-        if (g_str_equal (fields[f], "-") && g_str_equal (fields[f + 1], "cgroup2"))
-          {
-            path = g_build_filename (fields[4], v2, "cpu.stat", NULL);
-            if (g_file_test (path, G_FILE_TEST_EXISTS))
-              return path;
-            g_free (path);
-          }
-    }
-  return NULL;
-}
-
 /* usage_usec of a cpu.stat in ns, or 0. */
 static gint64
 cgroup_cpu_ns (const char *cpu_stat)
 {
-  g_autofree char *text = NULL;
-  const char *line;
-
-  if (cpu_stat == NULL || !g_file_get_contents (cpu_stat, &text, NULL, NULL) ||
-      (line = strstr (text, "usage_usec ")) == NULL)
-    return 0;
-  return g_ascii_strtoll (line + strlen ("usage_usec "), NULL, 10) * 1000;
+  return MAX (bench_cpu_usage_us (cpu_stat), 0) * 1000;
 }
 
 static int bus_pid;
@@ -287,16 +215,6 @@ print_cpu_parts (GArray *parts[N_CPU_PARTS])
   g_print ("%-44s", "    by part (medians):");
   for (guint i = 0; i < N_CPU_PARTS; i++)
     g_print (" %s %.0f us%s", cpu_part_names[i], quantile (parts[i], 0.5), i + 1 < N_CPU_PARTS ? "," : "\n");
-}
-
-static gint64
-children_cpu_ns (void)
-{
-  struct rusage usage;
-
-  getrusage (RUSAGE_CHILDREN, &usage);
-  return ((gint64) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * G_USEC_PER_SEC +
-          usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000;
 }
 
 /* Every command's PropertiesChanged: remember those that ended. */
@@ -479,8 +397,8 @@ main (int   argc,
     }
   bus_pid = bus_name_pid (connection, "org.freedesktop.DBus");
   daemon_pid = bus_name_pid (connection, "org.paddock.Daemon");
-  safe_stat = session_cpu_stat (connection, safe);
-  host_stat = session_cpu_stat (connection, host);
+  safe_stat = bench_session_cpu_stat (connection, safe);
+  host_stat = bench_session_cpu_stat (connection, host);
 
   safe_run_start = cgroup_cpu_ns (safe_stat);
   /* Interleaved, so that the machine's noise hits all three alike. */
@@ -488,9 +406,9 @@ main (int   argc,
     {
       double sr = 0;
       double hr = 0;
-      gint64 c0 = process_cpu_ns (getpid ()) + children_cpu_ns ();
+      gint64 c0 = process_cpu_ns (getpid ()) + (gint64) (bench_children_cpu_ms () * 1e6);
       double nat = native_us (true_path);
-      gint64 c1 = process_cpu_ns (getpid ()) + children_cpu_ns ();
+      gint64 c1 = process_cpu_ns (getpid ()) + (gint64) (bench_children_cpu_ms () * 1e6);
       gint64 sb[N_CPU_PARTS], se[N_CPU_PARTS], hb[N_CPU_PARTS], he[N_CPU_PARTS];
       double sa;
       double ho;

@@ -30,6 +30,8 @@
 
 #include "config.h"
 
+#include "bench-common.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gio/gunixfdlist.h>
@@ -40,7 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -103,34 +104,11 @@ bail (const char *format,
   exit (EXIT_FAILURE);
 }
 
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-static double
-median (GArray *values)
-{
-  g_array_sort (values, compare_double);
-  return g_array_index (values, double, values->len / 2);
-}
-
 static double
 minimum (GArray *values)
 {
-  g_array_sort (values, compare_double);
+  g_array_sort (values, bench_compare_double);
   return g_array_index (values, double, 0);
-}
-
-static double
-ms_since (gint64 start)
-{
-  return (double) (g_get_monotonic_time () - start) / 1000.0;
 }
 
 static char *
@@ -378,7 +356,7 @@ bare_start_ms (const char * const *argv)
   pid = spawn_with_stdout (argv, out[1]);
   close (out[1]);
   byte = read_one_byte (out[0]);
-  ms = ms_since (start);
+  ms = bench_ms_since (start);
 
   close (out[0]);
   reap (pid);
@@ -407,10 +385,10 @@ paddock_start_ms_keep (GDBusConnection  *connection,
 
   start = g_get_monotonic_time ();
   path = create_or_bail (connection, profile, argv);
-  *create_ms = ms_since (start);
+  *create_ms = bench_ms_since (start);
   fd = attach (connection, path, &first_offset);
   byte = read_one_byte (fd);
-  ms = ms_since (start);
+  ms = bench_ms_since (start);
 
   close (fd);
   if (kept_path != NULL)
@@ -485,10 +463,10 @@ bus_round_trip_ms (GDBusConnection *connection)
                                          "org.freedesktop.DBus.Peer", "Ping", NULL, NULL,
                                          G_DBUS_CALL_FLAGS_NONE, 30000, NULL, NULL);
         }
-      per = ms_since (start) / 100;
+      per = bench_ms_since (start) / 100;
       g_array_append_val (rounds, per);
     }
-  return median (rounds);
+  return bench_median (rounds);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -578,12 +556,12 @@ paddock_teardown_ms (GDBusConnection *connection,
   start = g_get_monotonic_time ();
   path = create_or_bail (connection, "safe", argv);
   wait_for_marked (marker, TEARDOWN_PROCESSES);
-  *spawn_s = ms_since (start) / 1000.0;
+  *spawn_s = bench_ms_since (start) / 1000.0;
 
   start = g_get_monotonic_time ();
   if (!destroy_session (connection, path, &elapsed))
     bail ("Destroy of the session with %u processes failed", TEARDOWN_PROCESSES);
-  ms = ms_since (start);
+  ms = bench_ms_since (start);
 
   *daemon_ms = (double) elapsed;
   *survivors += count_marked (marker);
@@ -620,7 +598,7 @@ kernel_teardown_ms (const char *marker)
   start = g_get_monotonic_time ();
   kill ((pid_t) init_pid, SIGKILL);
   reap (pid);
-  ms = ms_since (start);
+  ms = bench_ms_since (start);
 
   if (count_marked (marker) != 0)
     bail ("processes survived the PID namespace's pid 1");
@@ -727,7 +705,7 @@ paddock_relay_s (GDBusConnection *connection,
   if (write (fd, "\n", 1) != 1)
     bail ("could not type into the session: %s", g_strerror (errno));
   *received = drain (fd);
-  s = ms_since (start) / 1000.0;
+  s = bench_ms_since (start) / 1000.0;
 
   close (fd);
   destroy_or_bail (connection, path);
@@ -774,7 +752,7 @@ raw_pty_s (guint64  bytes,
     bail ("fork: %s", g_strerror (errno));
   close (slave);
   *received = drain (master);
-  s = ms_since (start) / 1000.0;
+  s = bench_ms_since (start) / 1000.0;
 
   close (master);
   reap (pid);
@@ -887,17 +865,6 @@ process_tree_cpu_ms (guint32 pid)
   return ticks * 1000.0 / (double) sysconf (_SC_CLK_TCK);
 }
 
-/* User + system CPU of this process's reaped children, in ms. */
-static double
-children_cpu_ms (void)
-{
-  struct rusage usage;
-
-  getrusage (RUSAGE_CHILDREN, &usage);
-  return (double) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 +
-         (double) (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
-}
-
 static void
 measure_start_cpu (GDBusConnection *connection,
                    CpuFigures      *f)
@@ -934,11 +901,11 @@ measure_start_cpu (GDBusConnection *connection,
     }
   for (guint p = 0; p < G_N_ELEMENTS (peers); p++)
     {
-      double before = children_cpu_ms ();
+      double before = bench_children_cpu_ms ();
 
       for (guint r = 0; r < CPU_ROUNDS; r++)
         bare_start_ms (peers[p]);
-      *peer_out[p] = (children_cpu_ms () - before) / CPU_ROUNDS;
+      *peer_out[p] = (bench_children_cpu_ms () - before) / CPU_ROUNDS;
     }
 }
 
@@ -1043,20 +1010,14 @@ find_or_bail (const char *program)
   return path;
 }
 
-static const char *
-verdict (gboolean met)
-{
-  return met ? "met" : "MISSED";
-}
-
 static void
 print_start (const StartFigures *start,
              double              ping_ms)
 {
-  double bare = median (start->bare);
-  double unshare = median (start->unshare);
-  double host = median (start->host);
-  double safe = median (start->safe);
+  double bare = bench_median (start->bare);
+  double unshare = bench_median (start->unshare);
+  double host = bench_median (start->host);
+  double safe = bench_median (start->safe);
 
   g_print ("1. session start: create -> first output byte of `sh -c '" START_SCRIPT "'`\n");
   g_print ("%-46s %10s %10s\n", "", "median", "min");
@@ -1065,13 +1026,13 @@ print_start (const StartFigures *start,
            minimum (start->unshare));
   g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare\n", "paddock host profile (CreateSession+Attach)",
            host, minimum (start->host), host / bare);
-  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", median (start->host_create));
+  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", bench_median (start->host_create));
   g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare  %5.2fx unshare\n",
            "paddock safe profile (CreateSession+Attach)", safe, minimum (start->safe), safe / bare,
            safe / unshare);
-  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", median (start->safe_create));
+  g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", bench_median (start->safe_create));
   g_print ("%-46s %7.2f ms\n", "bus round trip (Peer.Ping), for scale", ping_ms);
-  g_print ("   target: safe < 2x unshare: %s\n", verdict (safe < 2 * unshare));
+  g_print ("   target: safe < 2x unshare: %s\n", bench_verdict (safe < 2 * unshare));
   g_print ("   peer figures (ANCHORS.md): bare ls ~ 3 ms; namespaces add ~ 4 ms; docker/podman 280-380 ms\n\n");
 }
 
@@ -1154,10 +1115,10 @@ main (int   argc,
   measure_teardown (connection, &teardown);
   measure_relay (connection, &relay);
 
-  client_ms = median (teardown.client);
-  kernel_ms = median (teardown.kernel);
-  raw_rate = (double) relay.bytes / median (relay.raw_s) / (1024.0 * 1024.0);
-  relay_rate = (double) relay.bytes / median (relay.relay_s) / (1024.0 * 1024.0);
+  client_ms = bench_median (teardown.client);
+  kernel_ms = bench_median (teardown.kernel);
+  raw_rate = (double) relay.bytes / bench_median (relay.raw_s) / (1024.0 * 1024.0);
+  relay_rate = (double) relay.bytes / bench_median (relay.relay_s) / (1024.0 * 1024.0);
   per_session_kib = ((double) memory.loaded_kib - (double) memory.idle_kib) / MEMORY_SESSIONS;
 
   g_print ("bench/sessions - medians of %u rounds (start), %u (teardown, relay); %u cores\n\n",
@@ -1169,22 +1130,22 @@ main (int   argc,
   g_print ("2. teardown of %u processes (safe session, Session1.Destroy)\n", TEARDOWN_PROCESSES);
   g_print ("%-46s %7.1f ms   (min %.1f, max %.1f)\n", "paddock Destroy, client side", client_ms,
            minimum (teardown.client), g_array_index (teardown.client, double, teardown.client->len - 1));
-  g_print ("%-46s %7.1f ms\n", "paddock Destroy, its own elapsed-ms", median (teardown.daemon));
+  g_print ("%-46s %7.1f ms\n", "paddock Destroy, its own elapsed-ms", bench_median (teardown.daemon));
   g_print ("%-46s %7.1f ms   (min %.1f) %5.1fx\n", "kernel: SIGKILL pid 1 of unshare -Urpf, reaped",
            kernel_ms, minimum (teardown.kernel), client_ms / kernel_ms);
   g_print ("%-46s %7.1f ms   for %u (published)\n", "ANCHORS.md: PID namespace kill",
            PUBLISHED_PIDNS_KILL_MS, PUBLISHED_PIDNS_KILL_OF);
   g_print ("%-46s %7u\n", "survivors, seen from outside after Destroy", teardown.survivors);
   g_print ("%-46s %7.1f s\n", "(spawning the 1,000 in the sandbox took, max)", teardown.spawn_s);
-  g_print ("   target: < 200 ms: %s\n\n", verdict (client_ms < 200));
+  g_print ("   target: < 200 ms: %s\n\n", bench_verdict (client_ms < 200));
 
   g_print ("3. PTY relay: %" G_GUINT64_FORMAT " MiB of `head -c N /dev/zero`\n", relay_mib);
   g_print ("%-46s %7.0f MiB/s (%.2f s)\n", "raw PTY, master read directly", raw_rate,
-           median (relay.raw_s));
+           bench_median (relay.raw_s));
   g_print ("%-46s %7.0f MiB/s (%.2f s)  %5.2fx raw\n", "paddock safe session -> Attach viewer",
-           relay_rate, median (relay.relay_s), relay_rate / raw_rate);
+           relay_rate, bench_median (relay.relay_s), relay_rate / raw_rate);
   g_print ("%-46s %7" G_GUINT64_FORMAT " bytes (worst round)\n", "bytes the viewer skipped", relay.lost);
-  g_print ("   target: >= 0.8x raw: %s\n\n", verdict (relay_rate >= 0.8 * raw_rate));
+  g_print ("   target: >= 0.8x raw: %s\n\n", bench_verdict (relay_rate >= 0.8 * raw_rate));
 
   g_print ("4. daemon memory (paddockd VmRSS)\n");
   g_print ("%-46s %7" G_GUINT64_FORMAT " KiB\n", "idle (after one session made and destroyed)",
@@ -1195,7 +1156,7 @@ main (int   argc,
   g_print ("%-46s %7" G_GUINT64_FORMAT " KiB\n", "after destroying the 50", memory.after_kib);
   g_print ("%-46s %7" G_GUINT64_FORMAT " KiB\n", "per session outside it (sandbox helpers, PSS)",
            memory.helper_kib);
-  g_print ("   target: < 300 KiB per idle session (daemon): %s\n", verdict (per_session_kib < 300));
+  g_print ("   target: < 300 KiB per idle session (daemon): %s\n", bench_verdict (per_session_kib < 300));
   g_print ("   peer figure (ANCHORS.md): pVisor stage, 32 concurrent sessions in 2 GiB\n");
 
   if (teardown.survivors != 0)

@@ -40,6 +40,8 @@
 
 #include "config.h"
 
+#include "bench-common.h"
+
 #define _GNU_SOURCE 1
 
 #include <errno.h>
@@ -182,44 +184,18 @@ start_watcher (const char *dir)
 
 /* ------------------------------------------------------------------------ */
 
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-static double
-median (GArray *values)
-{
-  g_array_sort (values, compare_double);
-  if (values->len % 2 == 1)
-    return g_array_index (values, double, values->len / 2);
-  return (g_array_index (values, double, values->len / 2 - 1) +
-          g_array_index (values, double, values->len / 2)) / 2;
-}
-
 static double
 minimum (GArray *values)
 {
-  g_array_sort (values, compare_double);
+  g_array_sort (values, bench_compare_double);
   return g_array_index (values, double, 0);
 }
 
 static double
 maximum (GArray *values)
 {
-  g_array_sort (values, compare_double);
+  g_array_sort (values, bench_compare_double);
   return g_array_index (values, double, values->len - 1);
-}
-
-static double
-ms_since (gint64 start)
-{
-  return (double) (g_get_monotonic_time () - start) / 1000.0;
 }
 
 static void
@@ -498,7 +474,7 @@ start_session (const char *workspace,
   start = g_get_monotonic_time ();
   reply = call ("/org/paddock/Daemon", "CreateSession", g_variant_new ("(a{sv})", &options),
                 G_VARIANT_TYPE ("(o)"));
-  s.create_ms = ms_since (start);
+  s.create_ms = bench_ms_since (start);
   g_variant_get (reply, "(o)", &s.path);
   g_ptr_array_add (tracked, g_strdup (s.path));
 
@@ -515,7 +491,7 @@ start_session (const char *workspace,
   if (fd < 0)
     bail ("Attach: %s", error->message);
   wait_for_marker (fd, MARKER, timeout_s);
-  s.ready_ms = ms_since (start);
+  s.ready_ms = bench_ms_since (start);
   close (fd);
   return s;
 }
@@ -554,7 +530,7 @@ list_changes (const char *session,
   gint64 start = g_get_monotonic_time ();
 
   reply = call (session, "ListChanges", NULL, G_VARIANT_TYPE ("(a(ayayssbuub))"));
-  *ms = ms_since (start);
+  *ms = bench_ms_since (start);
 
   list.paths = g_ptr_array_new_with_free_func (g_free);
   g_variant_get (reply, "(a(ayayssbuub))", &rows);
@@ -702,11 +678,11 @@ paddock_small_round (const char   *workspace,
   lap = g_get_monotonic_time ();
   for (guint i = 0; i < list.paths->len; i++)
     diff_bytes += get_diff (s.path, g_ptr_array_index (list.paths, i));
-  diffs_ms = ms_since (lap);
+  diffs_ms = bench_ms_since (lap);
   lap = g_get_monotonic_time ();
   n_applied = apply (s.path, (const char * const *) chosen->pdata, &n_conflicts);
-  apply_ms = ms_since (lap);
-  review_ms = ms_since (start);
+  apply_ms = bench_ms_since (lap);
+  review_ms = bench_ms_since (start);
 
   check (list.n_rows == SMALL_CHANGED && list.n_modified == SMALL_CHANGED,
          "10k review: ListChanges does not list exactly the 20 modified files");
@@ -756,11 +732,11 @@ git_small_round (const char   *repo,
   start = g_get_monotonic_time ();
   git (NULL, repo, "worktree", "add", "-q", "-b", branch, worktree, NULL);
   run (edit_argv, NULL, NULL);
-  setup_ms = ms_since (start);
+  setup_ms = bench_ms_since (start);
 
   lap = g_get_monotonic_time ();
   git (&status, worktree, "status", "--porcelain", NULL);
-  status_ms = ms_since (lap);
+  status_ms = bench_ms_since (lap);
   lap = g_get_monotonic_time ();
   for (guint i = 0; i < rels->len; i++)
     {
@@ -769,12 +745,12 @@ git_small_round (const char   *repo,
       git (&diff, worktree, "diff", "--", g_ptr_array_index (rels, i), NULL);
       diff_bytes += strlen (diff);
     }
-  diffs_ms = ms_since (lap);
+  diffs_ms = bench_ms_since (lap);
   lap = g_get_monotonic_time ();
   git (NULL, worktree, "commit", "-q", "-a", "-m", "agent", NULL);
   git_argv (checkout, repo, NULL);
-  bring_ms = ms_since (lap);
-  total_ms = ms_since (start);
+  bring_ms = bench_ms_since (lap);
+  total_ms = bench_ms_since (start);
 
   check (count_lines (status) == SMALL_CHANGED && diff_bytes > 0,
          "10k git peer: git status does not list the 20 files");
@@ -871,7 +847,7 @@ git_status_ms (const char *repo,
   double ms;
 
   git (&out, repo, "status", "--porcelain", untracked_all ? "-uall" : "-unormal", NULL);
-  ms = ms_since (start);
+  ms = bench_ms_since (start);
   /* 900 modified, 100 deleted, 100 untracked: git status does not pair an
    * untracked file with a deleted one. */
   check (count_lines (out) == LARGE_CHANGED + LARGE_RENAMED,
@@ -930,7 +906,7 @@ measure_large (const char   *workspace,
               gint64 lap = g_get_monotonic_time ();
 
               check (get_diff (s.path, rel) > 0, "100k: an empty diff");
-              push (&f->diff, ms_since (lap));
+              push (&f->diff, bench_ms_since (lap));
             }
         }
       check (list.n_rows == LARGE_CHANGED, "100k: ListChanges does not list 1,000 changes");
@@ -942,7 +918,7 @@ measure_large (const char   *workspace,
 
       start = g_get_monotonic_time ();
       f->applied_paths = apply (s.path, NULL, &n_conflicts);
-      push (&f->apply, ms_since (start));
+      push (&f->apply, bench_ms_since (start));
       check (n_conflicts == 0, "100k: Apply reports conflicts");
 
       list = list_changes (s.path, &ms);
@@ -996,12 +972,6 @@ mount_private_tmpfs (const char *dir)
       mount ("paddock-bench", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") != 0)
     bail ("mount a tmpfs on %s: %s", dir, g_strerror (errno));
   return TRUE;
-}
-
-static const char *
-verdict (gboolean met)
-{
-  return met ? "met" : "MISSED";
 }
 
 int
@@ -1100,22 +1070,22 @@ main (int   argc,
   start = g_get_monotonic_time ();
   generate_tree (small_ws, SMALL_FILES);
   generate_tree (small_repo, SMALL_FILES);
-  gen_small_s = ms_since (start) / 1000;
+  gen_small_s = bench_ms_since (start) / 1000;
   start = g_get_monotonic_time ();
   git (NULL, small_repo, "init", "-q", NULL);
   git (NULL, small_repo, "add", "-A", NULL);
   git (NULL, small_repo, "commit", "-q", "-m", "tree", NULL);
-  git_small_s = ms_since (start) / 1000;
+  git_small_s = bench_ms_since (start) / 1000;
 
   start = g_get_monotonic_time ();
   generate_tree (large_ws, LARGE_FILES);
   generate_tree (large_repo, LARGE_FILES);
-  gen_large_s = ms_since (start) / 2000;
+  gen_large_s = bench_ms_since (start) / 2000;
   start = g_get_monotonic_time ();
   git (NULL, large_repo, "init", "-q", NULL);
   git (NULL, large_repo, "add", "-A", NULL);
   git (NULL, large_repo, "commit", "-q", "-m", "tree", NULL);
-  git_large_s = ms_since (start) / 1000;
+  git_large_s = bench_ms_since (start) / 1000;
   {
     /* The agent's changes, made natively in git's work tree. */
     g_autofree char *script = large_script (large_repo, 0);
@@ -1151,10 +1121,10 @@ main (int   argc,
   /* 2. */
   measure_large (large_ws, large_repo, list_rounds, apply_rounds, &large);
 
-  ours = median (small.ours_review);
-  peer = median (small.peer_review);
-  ours_all = median (small.ours_ready) + ours;
-  peer_all = median (small.peer_total);
+  ours = bench_median (small.ours_review);
+  peer = bench_median (small.peer_review);
+  ours_all = bench_median (small.ours_ready) + ours;
+  peer_all = bench_median (small.peer_total);
 
   g_print ("bench/staging - %s; %u cores, load average %s; trees, daemon state and bus on %s\n",
            quick ? "--quick" : "full run", g_get_num_processors (), load_at_start, where);
@@ -1170,26 +1140,26 @@ main (int   argc,
            "            + git checkout <worktree branch> -- <%u paths> in the main tree\n",
            SMALL_CHANGED, SMALL_APPLIED);
   g_print ("%-50s %8.1f ms   (list %.1f, diffs %.1f, apply %.1f; min %.1f max %.1f)\n",
-           "paddock review", ours, median (small.ours_list), median (small.ours_diffs),
-           median (small.ours_apply), minimum (small.ours_review), maximum (small.ours_review));
+           "paddock review", ours, bench_median (small.ours_list), bench_median (small.ours_diffs),
+           bench_median (small.ours_apply), minimum (small.ours_review), maximum (small.ours_review));
   g_print ("%-50s %8.1f ms   (status %.1f, diffs %.1f, commit+checkout %.1f)\n",
-           "git-worktree review", peer, median (small.peer_status), median (small.peer_diffs),
-           median (small.peer_bring));
+           "git-worktree review", peer, bench_median (small.peer_status), bench_median (small.peer_diffs),
+           bench_median (small.peer_bring));
   g_print ("review: ours %.1f ms, peer %.1f ms, ratio %.2f\n", ours, peer, ours / peer);
   g_print ("%-50s %8.1f ms   (CreateSession reply %.1f)\n",
-           "paddock session start, until the 20 edits are done", median (small.ours_ready),
-           median (small.ours_create));
-  g_print ("%-50s %8.1f ms\n", "git worktree add + the 20 edits", median (small.peer_setup));
+           "paddock session start, until the 20 edits are done", bench_median (small.ours_ready),
+           bench_median (small.ours_create));
+  g_print ("%-50s %8.1f ms\n", "git worktree add + the 20 edits", bench_median (small.peer_setup));
   g_print ("whole workflow (start + edits + review + apply): ours %.1f ms, peer %.1f ms, ratio %.2f\n",
            ours_all, peer_all, ours_all / peer_all);
   g_print ("   published (ANCHORS.md): pVisor stage %.0f ms, git worktree %.0f ms (ours/pVisor: review %.2f, whole %.2f)\n",
            PUBLISHED_PVISOR_MS, PUBLISHED_WORKTREE_MS, ours / PUBLISHED_PVISOR_MS,
            ours_all / PUBLISHED_PVISOR_MS);
   g_print ("   target: faster than the git-worktree workflow: review %s, whole %s\n\n",
-           verdict (ours < peer), verdict (ours_all < peer_all));
+           bench_verdict (ours < peer), bench_verdict (ours_all < peer_all));
 
-  list_ms = median (large.list);
-  status_ms = median (large.status_all);
+  list_ms = bench_median (large.list);
+  status_ms = bench_median (large.status_all);
   g_print ("2. %u files, %u changes (%u modified, %u moved to another folder); "
            "ListChanges and git status interleaved, medians of %u; Apply n=%u (fresh session each)\n",
            LARGE_FILES, LARGE_CHANGED, LARGE_CHANGED - LARGE_RENAMED, LARGE_RENAMED, list_rounds,
@@ -1199,22 +1169,22 @@ main (int   argc,
            list_ms, large.list_first_ms, minimum (large.list), maximum (large.list));
   g_print ("%-50s %8.1f ms\n", "git status --porcelain -uall (warm)", status_ms);
   g_print ("%-50s %8.1f ms   (no rename pairing: 100 D + 100 ?\?)\n",
-           "git status --porcelain (default -unormal, warm)", median (large.status_default));
+           "git status --porcelain (default -unormal, warm)", bench_median (large.status_default));
   g_print ("list changes: ours %.1f ms, peer %.1f ms, ratio %.2f   (peer: git status -uall)\n",
            list_ms, status_ms, list_ms / status_ms);
   g_print ("list changes: ours %.1f ms, peer %.1f ms, ratio %.2f   (peer: git status default)\n",
-           list_ms, median (large.status_default), list_ms / median (large.status_default));
+           list_ms, bench_median (large.status_default), list_ms / bench_median (large.status_default));
   g_print ("%-50s %8.1f ms   (%u paths applied; min %.1f max %.1f)\n",
-           "paddock Apply of all 1,000 changes", median (large.apply), large.applied_paths,
+           "paddock Apply of all 1,000 changes", bench_median (large.apply), large.applied_paths,
            minimum (large.apply), maximum (large.apply));
   g_print ("apply: ours %.1f ms, git status -uall %.1f ms, ratio %.2f   (for scale: git has no one-step equivalent)\n",
-           median (large.apply), status_ms, median (large.apply) / status_ms);
+           bench_median (large.apply), status_ms, bench_median (large.apply) / status_ms);
   g_print ("%-50s %8.1f ms   (one modified file, after a ListChanges: from that review while neither side changed)\n",
-           "paddock GetDiff, one path", median (large.diff));
+           "paddock GetDiff, one path", bench_median (large.diff));
   g_print ("%-50s %8.1f ms   (CreateSession reply %.1f; first %.1f / %.1f)\n",
-           "paddock session start, until the 1,000 edits done", median (large.ready),
-           median (large.create), large.ready_first_ms, large.create_first_ms);
-  g_print ("   target: ListChanges faster than git status -uall: %s\n", verdict (list_ms < status_ms));
+           "paddock session start, until the 1,000 edits done", bench_median (large.ready),
+           bench_median (large.create), large.ready_first_ms, large.create_first_ms);
+  g_print ("   target: ListChanges faster than git status -uall: %s\n", bench_verdict (list_ms < status_ms));
 
   clean_up ();
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;

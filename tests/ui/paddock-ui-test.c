@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "paddock-application.h"
+#include "paddock-session-item.h"
 #include "paddock-session-view.h"
 #include "paddock-ui-test.h"
 #include "paddock-window-private.h"
@@ -297,6 +298,48 @@ paddock_ui_wait_for_sessions (PaddockWindow *window,
     g_error ("the sidebar does not list %u sessions", n_sessions);
 }
 
+/* Selects the session at @path in the sidebar, as a click on it does. */
+void
+paddock_ui_select_session (PaddockWindow *window,
+                           const char    *path)
+{
+  GtkSingleSelection *selection = paddock_ui_window_child (window, "sessions_selection");
+  GListModel *sidebar = G_LIST_MODEL (selection);
+
+  for (guint i = 0; i < g_list_model_get_n_items (sidebar); i++)
+    {
+      g_autoptr(PaddockSessionItem) item = g_list_model_get_item (sidebar, i);
+
+      if (g_strcmp0 (paddock_session_item_get_object_path (item), path) == 0)
+        {
+          gtk_single_selection_set_selected (selection, i);
+          return;
+        }
+    }
+  g_error ("session %s is not in the sidebar", path);
+}
+
+/* The Session1 property @name of the session at @path, as the daemon
+ * answers Properties.Get (not the app's cache). */
+GVariant *
+paddock_ui_session_property (GDBusConnection *connection,
+                             const char      *path,
+                             const char      *name)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariant *value = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", name),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                       PADDOCK_UI_TIMEOUT_MS, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return value;
+}
+
 /* D-Bus, as a script would call it: @argv in @workspace. */
 char *
 paddock_ui_create_session_argv (GDBusConnection    *connection,
@@ -374,34 +417,36 @@ disable_animations_cb (GApplication *app)
 }
 
 static void run_app (GCallback          callback,
-                     gboolean          *skipped,
+                     const char        *skip_reason,
                      PaddockTestDaemon *daemon);
 
 /* Runs the app against a daemon of its own on a private bus; @callback
- * (GApplication *, PaddockUiFixture *) runs once the window is up. */
+ * (GApplication *, PaddockUiFixture *) runs once the window is up.  A
+ * callback that sets fixture->skipped makes the test skipped, with
+ * @skip_reason: never a silent pass. */
 void
-paddock_ui_run_app (GCallback  callback,
-                    gboolean  *skipped)
+paddock_ui_run_app (GCallback   callback,
+                    const char *skip_reason)
 {
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
 
-  run_app (callback, skipped, daemon);
+  run_app (callback, skip_reason, daemon);
 }
 
 /* The same on a bus where paddockd is only activatable (as an installed
  * .service file makes it): nothing runs until the app asks for it. */
 void
-paddock_ui_run_app_activatable (GCallback  callback,
-                                gboolean  *skipped)
+paddock_ui_run_app_activatable (GCallback   callback,
+                                const char *skip_reason)
 {
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new_activatable ();
 
-  run_app (callback, skipped, daemon);
+  run_app (callback, skip_reason, daemon);
 }
 
 static void
 run_app (GCallback          callback,
-         gboolean          *skipped,
+         const char        *skip_reason,
          PaddockTestDaemon *daemon)
 {
   g_autofree char *display = g_strdup (g_getenv ("DISPLAY"));
@@ -436,6 +481,6 @@ run_app (GCallback          callback,
       }
   }
   g_rmdir (workspace);
-  if (skipped != NULL)
-    *skipped = fixture.skipped;
+  if (fixture.skipped)
+    g_test_skip (skip_reason != NULL ? skip_reason : "the test's callback skipped (no reason given)");
 }

@@ -38,9 +38,9 @@ void           paddock_ui_assert_toast           (PaddockWindow *window,
                                                   const char    *title);
 PaddockWindow *paddock_ui_fixture_window         (GApplication *app);
 void           paddock_ui_run_app                (GCallback     callback,
-                                                  gboolean     *skipped);
+                                                  const char   *skip_reason);
 void           paddock_ui_run_app_activatable    (GCallback     callback,
-                                                  gboolean     *skipped);
+                                                  const char   *skip_reason);
 char          *paddock_ui_create_session         (GDBusConnection *connection,
                                                   const char      *workspace,
                                                   const char      *name,
@@ -64,5 +64,10 @@ void           paddock_ui_show_view              (PaddockWindow *window,
                                                   const char    *name);
 void           paddock_ui_wait_for_sessions      (PaddockWindow *window,
                                                   guint          n_sessions);
+void           paddock_ui_select_session         (PaddockWindow *window,
+                                                  const char    *path);
+GVariant      *paddock_ui_session_property       (GDBusConnection *connection,
+                                                  const char      *path,
+                                                  const char      *name);
 
 G_END_DECLS
