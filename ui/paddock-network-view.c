@@ -356,15 +356,9 @@ static void
 update_mode (PaddockNetworkView *self)
 {
   const char *mode = current_mode (self);
-  const char *description;
+  const char *description = paddock_session_item_describe_network_mode (mode);
 
-  if (g_strcmp0 (mode, "proxy") == 0)
-    description = _("Only through the proxy, to the allowed domains; every request is recorded here");
-  else if (g_strcmp0 (mode, "none") == 0)
-    description = _("No network: only the session’s own loopback");
-  else if (g_strcmp0 (mode, "host") == 0)
-    description = _("The user’s own network, unenforced and unrecorded");
-  else
+  if (description == NULL)
     description = mode;
   adw_action_row_set_subtitle (self->mode_row, description);
 }

@@ -10,6 +10,7 @@
 
 #include "paddock-net-modes.h"
 #include "paddock-new-session-dialog.h"
+#include "paddock-session-item.h"
 #include "paddock-settings.h"
 
 /* Asks for the three things a session needs (a folder, a program, a
@@ -74,21 +75,16 @@ agent_selected_cb (PaddockNewSessionDialog *self)
   paddock_new_session_dialog_update (self);
 }
 
-/* What each choice means, in the order of profiles[] and net_modes[]
- * (which are the order of the rows' models). */
+/* What each profile means, in the order of profiles[] (the order of the
+ * row's model); a network mode's words come from
+ * paddock_session_item_describe_network_mode(), shared with the pages. */
 static const char * const profile_subtitles[] = {
   N_("Safe runs the agent in a sandbox with its writes staged"),
   N_("The agent runs as you, unconfined, and writes to the folder directly"),
   N_("As Safe, but it does not start unless every layer is observed enforced"),
 };
-static const char * const net_mode_subtitles[] = {
-  N_("Your own network, unrestricted and unrecorded"),
-  N_("A network of its own with only its loopback: nothing outside is reachable"),
-  N_("Out only through Paddock's proxy, to the allowed domains; every request is recorded"),
-};
-/* A mode added to the daemon's list needs its words here (and a row). */
+/* A profile added to the daemon's list needs its words here (and a row). */
 G_STATIC_ASSERT (G_N_ELEMENTS (profile_subtitles) == G_N_ELEMENTS (profiles));
-G_STATIC_ASSERT (G_N_ELEMENTS (net_mode_subtitles) == G_N_ELEMENTS (net_modes));
 
 static void
 profile_selected_cb (PaddockNewSessionDialog *self)
@@ -105,7 +101,8 @@ net_selected_cb (PaddockNewSessionDialog *self)
 
   /* The allowlist means something only to the proxy. */
   gtk_widget_set_visible (GTK_WIDGET (self->allow_row), g_str_equal (net_modes[mode], "proxy"));
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->net_row), _(net_mode_subtitles[mode]));
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->net_row),
+                               paddock_session_item_describe_network_mode (net_modes[mode]));
 }
 
 /* Words of an entry, separated by spaces or commas; NULL when there are none. */

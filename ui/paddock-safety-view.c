@@ -251,11 +251,9 @@ paddock_safety_view_update_exposed (PaddockSafetyView *self)
     home_text = paddock_layer_item_get_evidence (exposures);
   adw_action_row_set_subtitle (self->home_row, home_text);
 
-  if (g_strcmp0 (network, "host") == 0)
-    network_text = g_strdup (_("Your network, unrestricted and unrecorded"));
-  else if (g_strcmp0 (network, "none") == 0)
-    network_text = g_strdup (_("None: a loopback device of its own only"));
-  else if (g_strcmp0 (network, "proxy") == 0)
+  /* The proxy's row names the domains it allows; the others say what the
+   * mode means, in the New Session dialog's words. */
+  if (g_strcmp0 (network, "proxy") == 0)
     {
       const char * const *domains = proxy != NULL ? paddock_ipc_session1_get_allowed_domains (proxy) : NULL;
       g_autofree char *joined = domains != NULL && domains[0] != NULL
@@ -266,6 +264,8 @@ paddock_safety_view_update_exposed (PaddockSafetyView *self)
                        ? g_strdup_printf (_("Only through the proxy, to %s"), joined)
                        : g_strdup (_("Only through the proxy, which allows nothing"));
     }
+  else if (paddock_session_item_describe_network_mode (network) != NULL)
+    network_text = g_strdup (paddock_session_item_describe_network_mode (network));
   else
     network_text = g_strdup (_("Not known yet"));
   adw_action_row_set_subtitle (self->network_row, network_text);

@@ -783,6 +783,28 @@ paddock_session_item_get_network_mode (PaddockSessionItem *self)
 }
 
 /**
+ * paddock_session_item_describe_network_mode:
+ * @mode: a NetworkMode value ("host", "none", "proxy")
+ *
+ * What @mode means for the agent, in the one wording the New Session dialog,
+ * the Network page and the Safety page all use.
+ *
+ * Returns: (nullable): a translated sentence, or %NULL for a mode this app
+ *   does not know
+ */
+const char *
+paddock_session_item_describe_network_mode (const char *mode)
+{
+  if (g_strcmp0 (mode, "host") == 0)
+    return _("Your own network, unrestricted and unrecorded");
+  if (g_strcmp0 (mode, "none") == 0)
+    return _("A network of its own with only its loopback: nothing outside is reachable");
+  if (g_strcmp0 (mode, "proxy") == 0)
+    return _("Out only through Paddock’s proxy, to the allowed domains; every request is recorded");
+  return NULL;
+}
+
+/**
  * paddock_session_item_get_boundary:
  *
  * Returns: (transfer none): the boundary's layers, #PaddockLayerItems

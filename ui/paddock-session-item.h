@@ -39,6 +39,7 @@ guint               paddock_session_item_get_n_changes     (PaddockSessionItem *
 void                paddock_session_item_set_n_changes     (PaddockSessionItem *self,
                                                             guint               n_changes);
 const char         *paddock_session_item_get_network_mode  (PaddockSessionItem *self);
+const char         *paddock_session_item_describe_network_mode (const char *mode);
 GListModel         *paddock_session_item_get_boundary      (PaddockSessionItem *self);
 const char         *paddock_session_item_get_boundary_status (PaddockSessionItem *self);
 guint               paddock_session_item_get_n_unenforced  (PaddockSessionItem *self);
