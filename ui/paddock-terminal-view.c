@@ -148,17 +148,25 @@ paddock_terminal_view_clear_backlog (PaddockTerminalView *self)
   self->awaiting_ack = FALSE;
 }
 
+/* Ends every call and drops the socket and what was read or waits to be
+ * written; shared by detach and dispose. */
 static void
-paddock_terminal_view_detach (PaddockTerminalView *self)
+paddock_terminal_view_drop_stream (PaddockTerminalView *self)
 {
-  gboolean was_attached = self->stream != NULL;
-
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   g_clear_handle_id (&self->read_pause_id, g_source_remove);
   g_clear_object (&self->stream);
   g_queue_clear_full (&self->pending_writes, (GDestroyNotify)g_bytes_unref);
   paddock_terminal_view_clear_backlog (self);
+}
+
+static void
+paddock_terminal_view_detach (PaddockTerminalView *self)
+{
+  gboolean was_attached = self->stream != NULL;
+
+  paddock_terminal_view_drop_stream (self);
   self->attaching = FALSE;
   self->writing = FALSE;
   self->reading = FALSE;
@@ -367,6 +375,15 @@ read_cb (GObject      *object,
         return;
 
       g_debug ("Terminal socket: %s", error->message);
+      self->reading = FALSE;
+      if (self->replaying && !g_queue_is_empty (&self->backlog))
+        {
+          /* What was read before the error is still shown, in order: the
+           * feeder takes the socket's end as an end of file once it is fed. */
+          self->eof = TRUE;
+          paddock_terminal_view_schedule_feed (self);
+          return;
+        }
       paddock_terminal_view_detach (self);
       return;
     }
@@ -765,12 +782,7 @@ paddock_terminal_view_dispose (GObject *object)
   PaddockTerminalView *self = (PaddockTerminalView *)object;
   GtkWidget *child;
 
-  g_cancellable_cancel (self->cancellable);
-  g_clear_object (&self->cancellable);
-  g_clear_handle_id (&self->read_pause_id, g_source_remove);
-  g_clear_object (&self->stream);
-  g_queue_clear_full (&self->pending_writes, (GDestroyNotify)g_bytes_unref);
-  paddock_terminal_view_clear_backlog (self);
+  paddock_terminal_view_drop_stream (self);
 
   if (self->item != NULL)
     {
