@@ -23,6 +23,14 @@
  * waiting for their socket at once; one more is accepted and closed at
  * once, counted and logged (a client sees the connection closed, not a
  * hang). Stopping closes everything, the worker included.
+ *
+ * The pipes of all forwards share one budget of pages
+ * (PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES, see there why): a pipe is
+ * enlarged (fewer, larger splices) while at most half the budget is
+ * taken, else it keeps the kernel's default size while at most three
+ * quarters are, else it is shrunk to one page (slower, still whole); a
+ * connection for which not even that is left is refused like one over
+ * the bound.
  */
 
 #include "config.h"
@@ -45,8 +53,12 @@
 
 /* What one splice() asks for: a pipe holds 64 KiB by default. */
 #define SPLICE_CHUNK (1024 * 1024)
-/* What each pipe asks for. */
+/* What each pipe asks for, budget permitting. */
 #define PIPE_SIZE    (256 * 1024)
+
+/* Pages held by the pipes of every forward (atomic), within
+ * PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES. */
+static gint pipe_pages_in_use;
 
 typedef struct _Connection Connection;
 
@@ -59,6 +71,7 @@ typedef struct {
 struct _Connection {
   int fd[2];
   int pipe[2][2];
+  guint pipe_pages[2];      /* taken from the budget for pipe[d] */
   gsize pending[2];         /* bytes in pipe[d] */
   gboolean eof[2];          /* fd[d] read to its end */
   gboolean shut[2];         /* fd[1 - d]'s writing side shut */
@@ -100,15 +113,60 @@ struct _PaddockPortForward
 
 G_DEFINE_FINAL_TYPE (PaddockPortForward, paddock_port_forward, G_TYPE_OBJECT)
 
+/* How far into the budget each size of pipe may go: enlarged pipes up to
+ * half of it, default-size ones up to three quarters, one-page pipes the
+ * rest; so a crowd of connections still gets pipes, only smaller ones. */
+#define ENLARGED_LIMIT (PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES / 2)
+#define DEFAULT_LIMIT  (PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES / 4 * 3)
+
+/* Takes @pages from the budget, all or nothing, if that leaves at most
+ * @limit pages taken. */
+static gboolean
+pipe_pages_take (guint pages,
+                 guint limit)
+{
+  for (;;)
+    {
+      gint now = g_atomic_int_get (&pipe_pages_in_use);
+
+      if ((guint) now + pages > limit)
+        return FALSE;
+      if (g_atomic_int_compare_and_exchange (&pipe_pages_in_use, now, now + (gint) pages))
+        return TRUE;
+    }
+}
+
+static void
+pipe_pages_give_back (guint *pages)
+{
+  g_atomic_int_add (&pipe_pages_in_use, -(gint) *pages);
+  *pages = 0;
+}
+
+/* Pages held now by the pipes of every forward in the process. */
+guint
+paddock_port_forward_get_pipe_pages (void)
+{
+  return (guint) g_atomic_int_get (&pipe_pages_in_use);
+}
+
+static void
+connection_close_pipes (Connection *connection)
+{
+  for (int i = 0; i < 2; i++)
+    {
+      paddock_close_fd (&connection->pipe[i][0]);
+      paddock_close_fd (&connection->pipe[i][1]);
+      pipe_pages_give_back (&connection->pipe_pages[i]);
+    }
+}
+
 static void
 connection_free (Connection *connection)
 {
   for (int i = 0; i < 2; i++)
-    {
-      paddock_close_fd (&connection->fd[i]);
-      paddock_close_fd (&connection->pipe[i][0]);
-      paddock_close_fd (&connection->pipe[i][1]);
-    }
+    paddock_close_fd (&connection->fd[i]);
+  connection_close_pipes (connection);
   g_free (connection);
 }
 
@@ -123,11 +181,8 @@ worker_close (PaddockPortForward *self,
   /* Closing the fds takes them out of the epoll set; the memory stays
    * until the batch of events that may still point at it is done. */
   for (int i = 0; i < 2; i++)
-    {
-      paddock_close_fd (&connection->fd[i]);
-      paddock_close_fd (&connection->pipe[i][0]);
-      paddock_close_fd (&connection->pipe[i][1]);
-    }
+    paddock_close_fd (&connection->fd[i]);
+  connection_close_pipes (connection);
   connection->closed = TRUE;
   g_hash_table_remove (self->live, connection);
   g_ptr_array_add (self->closed, connection);
@@ -332,15 +387,71 @@ worker_main (gpointer data)
 
 /* ---- the forward's thread -------------------------------------------------- */
 
-static gboolean
-make_pipe (int fds[2])
+/* The pipe's size now, in pages (0 if the kernel will not say). */
+static guint
+pipe_pages_of (int fd)
 {
+  long page = sysconf (_SC_PAGESIZE);
+  int size = fcntl (fd, F_GETPIPE_SZ);
+
+  return size > 0 && page > 0 ? (guint) ((size + page - 1) / page) : 0;
+}
+
+/* A pipe as large as the budget allows: enlarged, else the size the
+ * kernel gave it (its default, or one page once the user is over its
+ * soft limit), else one page. FALSE (errno set) when pipe2 fails or not
+ * even one page is left. */
+static gboolean
+make_pipe (int    fds[2],
+           guint *pages)
+{
+  long page = sysconf (_SC_PAGESIZE);
+  guint given;
+
   if (pipe2 (fds, O_CLOEXEC | O_NONBLOCK) != 0)
     return FALSE;
-  /* Fewer, larger splices; the default (64 KiB) when the user's pipe
-   * budget says no. 64 connections × 2 pipes stay within 32 MiB. */
-  fcntl (fds[1], F_SETPIPE_SZ, PIPE_SIZE);
-  return TRUE;
+  given = pipe_pages_of (fds[1]);
+
+  if (pipe_pages_take (PIPE_SIZE / (guint) page, ENLARGED_LIMIT))
+    {
+      guint got;
+
+      /* The user's own pipe limits may still say no: then it keeps the
+       * size it has. */
+      if (fcntl (fds[1], F_SETPIPE_SZ, PIPE_SIZE) < 0)
+        got = given;
+      else
+        got = pipe_pages_of (fds[1]);
+      /* Account what it has: less than asked gives the rest back. */
+      g_atomic_int_add (&pipe_pages_in_use, (gint) got - (gint) (PIPE_SIZE / (guint) page));
+      *pages = got;
+      return TRUE;
+    }
+  if (given > 1 && pipe_pages_take (given, DEFAULT_LIMIT))
+    {
+      *pages = given;
+      return TRUE;
+    }
+  /* Shrinking an empty pipe is always allowed. */
+  if (pipe_pages_take (1, PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES))
+    {
+      if (given > 1 && fcntl (fds[1], F_SETPIPE_SZ, (int) page) < 0)
+        {
+          int saved_errno = errno;
+
+          g_atomic_int_add (&pipe_pages_in_use, -1);
+          paddock_close_fd (&fds[0]);
+          paddock_close_fd (&fds[1]);
+          errno = saved_errno;
+          return FALSE;
+        }
+      *pages = 1;
+      return TRUE;
+    }
+  paddock_close_fd (&fds[0]);
+  paddock_close_fd (&fds[1]);
+  errno = ENOBUFS;
+  return FALSE;
 }
 
 void
@@ -373,10 +484,23 @@ paddock_port_forward_take_inside_socket (PaddockPortForward *self,
   connection->pipe[1][0] = connection->pipe[1][1] = -1;
   connection->ends[0] = (Endpoint) { connection, 0 };
   connection->ends[1] = (Endpoint) { connection, 1 };
-  if (!make_pipe (connection->pipe[0]) || !make_pipe (connection->pipe[1]) ||
+  if (!make_pipe (connection->pipe[0], &connection->pipe_pages[0]) ||
+      !make_pipe (connection->pipe[1], &connection->pipe_pages[1]) ||
       fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) | O_NONBLOCK) != 0)
     {
-      g_message ("Port forward to %u: cannot make its pipes: %s", self->inside_port, g_strerror (errno));
+      if (errno == ENOBUFS)
+        {
+          /* The daemon-wide pipe budget is spent: refused like one over
+           * the bound (the client sees its connection closed). */
+          self->n_refused++;
+          if (!self->refusing)
+            g_message ("Port forward to %u: the forwards' pipe budget (%u pages) is spent; "
+                     "refusing connections until some end", self->inside_port,
+                       PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES);
+          self->refusing = TRUE;
+        }
+      else
+        g_message ("Port forward to %u: cannot make its pipes: %s", self->inside_port, g_strerror (errno));
       connection_free (connection);
       g_atomic_int_add (&self->n_active, -1);
       return;
