@@ -10,7 +10,8 @@
 # than before the session; a request still in flight when the daemon gets
 # SIGTERM is recorded, and listed after a restart. A server inside a
 # none-mode session that listens on [::1]:$PORT only is reached from the
-# host through the leased port.
+# host through the leased port (127.0.0.1 refuses, the forward tries
+# [::1] with an IPv6 socket pid 1 makes inside).
 
 set -euo pipefail
 
@@ -133,6 +134,73 @@ check "after a restart, the request in flight at SIGTERM is in net records, cut 
   test "$(records "$id" '[(x["method"], x["host"], x["port"], x["error"], x["bytes_up"] > 0) for x in r]' 2>&1)" \
        = "[('GET', 'slow.test', $port, 'the proxy stopped', True)]"
 "$CTL" destroy "$id" >/dev/null 2>&1 || true
+
+# ---- a server inside on [::1] only, reached through the leased port ----------------
+
+cat >"$ws/serve-v6.py" <<'PY'
+import os, socket
+s = socket.socket(socket.AF_INET6)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+s.bind(("::1", int(os.environ["PORT"])))
+s.listen(16)
+while True:
+    c, _ = s.accept()
+    got = 0
+    while True:
+        b = c.recv(1 << 16)
+        if not b:
+            break
+        got += len(b)
+    c.sendall(("v6 %d\n" % got).encode() + b"x" * got)
+    c.close()
+PY
+# host_send PORT N: from the host, send N bytes, half-close, read it all;
+# the answer's first line and whether the rest came back whole. The agent
+# may still be starting: a closed connection is tried again (at most 20 s).
+host_send () { "$PYTHON" - "$1" "$2" <<'PY'
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+deadline = time.monotonic() + 20
+while True:
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"y" * n)
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while True:
+            b = s.recv(1 << 16)
+            if not b:
+                break
+            data += b
+        s.close()
+    except OSError:
+        data = b""
+    if data or time.monotonic() > deadline:
+        break
+    time.sleep(0.1)
+head, _, rest = data.partition(b"\n")
+print(head.decode(), "whole" if rest == b"x" * n else "short %d" % len(rest))
+PY
+}
+if "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web -- python3 "$ws/serve-v6.py"
+  v6_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  leased=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+  check "create --net none --port web, its server on [::1] only: running" \
+    test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
+  check "…a request from the host through the leased port reaches it, 1 MiB each way whole" \
+    test "$(host_send "$leased" 1048576 2>&1)" = "v6 1048576 whole"
+  check "…the session still reaches nothing outside: TCP to the host's server gets nowhere" \
+    test "$("$CTL" --json exec "$v6_id" -- python3 -c '
+import socket, sys
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).close(); print("connected")
+except OSError as e:
+    print("refused", e.errno)' "$port" | json /dev/stdin 'd["stdout"].strip()' 2>&1)" = "refused 111"
+  "$CTL" destroy "$v6_id" >/dev/null 2>&1 || true
+else
+  ok "forwarding to a server on [::1] # SKIP the host has no IPv6 loopback"
+fi
 
 echo "1..$n"
 [[ $failures -eq 0 ]]

@@ -9,6 +9,9 @@
  * forwards: each connection accepted on it gets a TCP socket made inside
  * the namespace (by the sandbox's pid 1, through the socket func), which is
  * connected to 127.0.0.1:PORT there, and the two are spliced both ways.
+ * A server that listens on [::1]:PORT only refuses that: the connection
+ * then asks for an IPv6 socket inside and tries [::1]:PORT (once; a
+ * refusal there ends it, as any refused connection does).
  *
  * Accepting runs on the thread that made the forward (the daemon's main
  * loop), since asking the sandbox for a socket goes over the session's
@@ -69,7 +72,8 @@ typedef struct {
 
 /* Direction d reads fd[d] into pipe[d] and writes it to fd[1 - d]. */
 struct _Connection {
-  int fd[2];
+  int fd[2];                /* fd[1] is -1 while waiting for the socket inside */
+  int family;               /* fd[1]'s: AF_INET, then AF_INET6 if 127.0.0.1 refused */
   int pipe[2][2];
   guint pipe_pages[2];      /* taken from the budget for pipe[d] */
   gsize pending[2];         /* bytes in pipe[d] */
@@ -77,6 +81,7 @@ struct _Connection {
   gboolean shut[2];         /* fd[1 - d]'s writing side shut */
   gboolean connecting;      /* fd[1] not yet connected */
   gboolean closed;          /* its fds closed; freed after the current batch of events */
+  gboolean retrying;        /* handed back after the current batch: its events are stale */
   Endpoint ends[2];
 };
 
@@ -92,7 +97,8 @@ struct _PaddockPortForward
   /* The forward's thread (the daemon's main loop). */
   int listen_fd;
   GSource *accept_source;
-  GQueue waiting;           /* accepted client fds (GINT_TO_POINTER) waiting for a socket inside */
+  GQueue waiting;           /* Connection* waiting for their socket inside, in the order asked */
+  GSource *retry_source;    /* ready when the worker handed connections back to try [::1] */
   gboolean stopped;
   gboolean refusing;        /* at the bound: logged once per run of refusals */
   guint64 n_refused;
@@ -103,11 +109,13 @@ struct _PaddockPortForward
   int wake_fd;              /* eventfd: new connections or stop */
   GMutex lock;
   GPtrArray *incoming;      /* Connection*, handed to the worker */
+  GPtrArray *retry;         /* Connection*, handed back by the worker: 127.0.0.1 refused */
   gboolean stopping;
   gint n_active;            /* atomic: connections the worker holds or will */
 
   /* The worker's own. */
   GHashTable *live;         /* Connection* it holds */
+  GPtrArray *refused;       /* Connection* to hand back after this batch of events */
   GPtrArray *closed;        /* Connection* closed during this batch of events */
 };
 
@@ -159,6 +167,22 @@ connection_close_pipes (Connection *connection)
       paddock_close_fd (&connection->pipe[i][1]);
       pipe_pages_give_back (&connection->pipe_pages[i]);
     }
+}
+
+/* A client accepted, waiting for its socket inside (IPv4 first). */
+static Connection *
+connection_new (int client)
+{
+  Connection *connection = g_new0 (Connection, 1);
+
+  connection->fd[0] = client;
+  connection->fd[1] = -1;
+  connection->family = AF_INET;
+  connection->pipe[0][0] = connection->pipe[0][1] = -1;
+  connection->pipe[1][0] = connection->pipe[1][1] = -1;
+  connection->ends[0] = (Endpoint) { connection, 0 };
+  connection->ends[1] = (Endpoint) { connection, 1 };
+  return connection;
 }
 
 static void
@@ -244,6 +268,43 @@ pump (Connection *connection,
     }
 }
 
+/* 127.0.0.1:PORT refused: unless that was [::1] already, the connection
+ * goes back to the forward's thread, which asks for an IPv6 socket inside.
+ * Its client and pipes stay; the refused socket goes. */
+static gboolean
+worker_retry_inet6 (PaddockPortForward *self,
+                    Connection         *connection)
+{
+  if (connection->family != AF_INET)
+    return FALSE;
+  epoll_ctl (self->epoll_fd, EPOLL_CTL_DEL, connection->fd[0], NULL);
+  paddock_close_fd (&connection->fd[1]);
+  connection->family = AF_INET6;
+  connection->connecting = FALSE;
+  /* This batch of events may still name it: handed over after it. */
+  connection->retrying = TRUE;
+  g_hash_table_remove (self->live, connection);
+  g_ptr_array_add (self->refused, connection);
+  return TRUE;
+}
+
+/* After a batch of events: the connections 127.0.0.1 refused go back to
+ * the forward's thread. */
+static void
+worker_hand_back (PaddockPortForward *self)
+{
+  if (self->refused->len == 0)
+    return;
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->refused->len; i++)
+    g_ptr_array_add (self->retry, g_ptr_array_index (self->refused, i));
+  /* Thread-safe; wakes the forward's context. */
+  if (self->retry_source != NULL)
+    g_source_set_ready_time (self->retry_source, 0);
+  g_mutex_unlock (&self->lock);
+  g_ptr_array_set_size (self->refused, 0);
+}
+
 static void
 worker_event (PaddockPortForward *self,
               Endpoint           *end,
@@ -251,7 +312,7 @@ worker_event (PaddockPortForward *self,
 {
   Connection *connection = end->connection;
 
-  if (connection->closed)
+  if (connection->closed || connection->retrying)
     return;
   if (connection->connecting && end->side == 0)
     return;   /* the client's bytes wait: pumped once the inside is connected */
@@ -262,6 +323,8 @@ worker_event (PaddockPortForward *self,
 
       if (getsockopt (connection->fd[1], SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
         {
+          if (err == ECONNREFUSED && worker_retry_inet6 (self, connection))
+            return;
           /* Nothing listens inside (yet): the client sees its connection
            * closed, as it would a refused one. */
           worker_close (self, connection);
@@ -294,11 +357,26 @@ worker_add (PaddockPortForward *self,
     .sin_port = htons (self->inside_port),
     .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
   };
+  struct sockaddr_in6 addr6 = {
+    .sin6_family = AF_INET6,
+    .sin6_port = htons (self->inside_port),
+    .sin6_addr = IN6ADDR_LOOPBACK_INIT,
+  };
   int one = 1;
+  int rc;
 
+  connection->retrying = FALSE;
   setsockopt (connection->fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (connect (connection->fd[1], (struct sockaddr *) &addr, sizeof addr) != 0 && errno != EINPROGRESS)
+  if (connection->family == AF_INET6)
+    rc = connect (connection->fd[1], (struct sockaddr *) &addr6, sizeof addr6);
+  else
+    rc = connect (connection->fd[1], (struct sockaddr *) &addr, sizeof addr);
+  if (rc != 0 && errno != EINPROGRESS)
     {
+      /* Not yet in the epoll set: only the client's fd to take out, and
+       * EPOLL_CTL_DEL of an fd never added is harmless. */
+      if (errno == ECONNREFUSED && worker_retry_inet6 (self, connection))
+        return;
       worker_close (self, connection);
       return;
     }
@@ -367,9 +445,12 @@ worker_main (gpointer data)
           worker_event (self, end, events[i].events);
         }
       g_ptr_array_set_size (self->closed, 0);
+      worker_hand_back (self);
     }
 
-  /* Stopped: every connection ends now. */
+  /* Stopped: every connection ends now (those handed back, in
+   * paddock_port_forward_stop()). */
+  worker_hand_back (self);
   {
     g_autoptr(GPtrArray) all = g_ptr_array_new ();
     GHashTableIter iter;
@@ -458,7 +539,6 @@ void
 paddock_port_forward_take_inside_socket (PaddockPortForward *self,
                                          int                 fd)
 {
-  int client;
   Connection *connection;
 
   g_return_if_fail (PADDOCK_IS_PORT_FORWARD (self));
@@ -469,23 +549,18 @@ paddock_port_forward_take_inside_socket (PaddockPortForward *self,
         close (fd);
       return;
     }
-  client = GPOINTER_TO_INT (g_queue_pop_head (&self->waiting));
+  connection = g_queue_pop_head (&self->waiting);
   if (fd < 0)
     {
-      close (client);
+      connection_free (connection);
       g_atomic_int_add (&self->n_active, -1);
       return;
     }
 
-  connection = g_new0 (Connection, 1);
-  connection->fd[0] = client;
   connection->fd[1] = fd;
-  connection->pipe[0][0] = connection->pipe[0][1] = -1;
-  connection->pipe[1][0] = connection->pipe[1][1] = -1;
-  connection->ends[0] = (Endpoint) { connection, 0 };
-  connection->ends[1] = (Endpoint) { connection, 1 };
-  if (!make_pipe (connection->pipe[0], &connection->pipe_pages[0]) ||
-      !make_pipe (connection->pipe[1], &connection->pipe_pages[1]) ||
+  /* A connection back for [::1] has its pipes already. */
+  if ((connection->pipe[0][0] < 0 && !make_pipe (connection->pipe[0], &connection->pipe_pages[0])) ||
+      (connection->pipe[1][0] < 0 && !make_pipe (connection->pipe[1], &connection->pipe_pages[1])) ||
       fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) | O_NONBLOCK) != 0)
     {
       if (errno == ENOBUFS)
@@ -517,6 +592,46 @@ paddock_port_forward_take_inside_socket (PaddockPortForward *self,
   }
 }
 
+/* On the forward's thread: connections the worker handed back because
+ * 127.0.0.1 refused them each ask for an IPv6 socket inside. */
+static gboolean
+retry_cb (gpointer user_data)
+{
+  PaddockPortForward *self = user_data;
+  g_autoptr(GPtrArray) retry = NULL;
+
+  g_source_set_ready_time (self->retry_source, -1);
+  g_mutex_lock (&self->lock);
+  retry = g_steal_pointer (&self->retry);
+  self->retry = g_ptr_array_new ();
+  g_mutex_unlock (&self->lock);
+  for (guint i = 0; i < retry->len && !self->stopped; i++)
+    {
+      g_queue_push_tail (&self->waiting, g_ptr_array_index (retry, i));
+      g_ptr_array_index (retry, i) = NULL;
+      self->socket_func (self, AF_INET6, self->user_data);
+    }
+  /* Stopped meanwhile (the socket func may stop it). */
+  for (guint i = 0; i < retry->len; i++)
+    if (g_ptr_array_index (retry, i) != NULL)
+      {
+        connection_free (g_ptr_array_index (retry, i));
+        g_atomic_int_add (&self->n_active, -1);
+      }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+retry_source_dispatch (GSource     *source,
+                       GSourceFunc  callback,
+                       gpointer     user_data)
+{
+  return callback (user_data);
+}
+
+/* Ready by its ready time alone, which the worker sets. */
+static GSourceFuncs retry_source_funcs = { NULL, NULL, retry_source_dispatch, NULL, NULL, NULL };
+
 static gboolean
 accept_cb (int          fd,
            GIOCondition condition,
@@ -545,8 +660,8 @@ accept_cb (int          fd,
       self->refusing = FALSE;
       setsockopt (client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       g_atomic_int_add (&self->n_active, 1);
-      g_queue_push_tail (&self->waiting, GINT_TO_POINTER (client));
-      self->socket_func (self, self->user_data);
+      g_queue_push_tail (&self->waiting, connection_new (client));
+      self->socket_func (self, AF_INET, self->user_data);
       if (self->stopped)
         break;
     }
@@ -591,6 +706,9 @@ paddock_port_forward_new (int                           listen_fd,
   self->worker = g_thread_try_new ("paddock-forward", worker_main, self, error);
   if (self->worker == NULL)
     return NULL;
+  self->retry_source = g_source_new (&retry_source_funcs, sizeof (GSource));
+  g_source_set_callback (self->retry_source, retry_cb, self, NULL);
+  g_source_attach (self->retry_source, g_main_context_get_thread_default ());
   self->accept_source = g_unix_fd_source_new (self->listen_fd, G_IO_IN);
   g_source_set_callback (self->accept_source, G_SOURCE_FUNC (accept_cb), self, NULL);
   g_source_attach (self->accept_source, g_main_context_get_thread_default ());
@@ -645,7 +763,7 @@ paddock_port_forward_stop (PaddockPortForward *self)
   paddock_close_fd (&self->listen_fd);
   while (!g_queue_is_empty (&self->waiting))
     {
-      close (GPOINTER_TO_INT (g_queue_pop_head (&self->waiting)));
+      connection_free (g_queue_pop_head (&self->waiting));
       g_atomic_int_add (&self->n_active, -1);
     }
   if (self->worker != NULL)
@@ -659,6 +777,20 @@ paddock_port_forward_stop (PaddockPortForward *self)
         g_warning ("Port forward: cannot wake its worker: %s", g_strerror (errno));
       g_thread_join (g_steal_pointer (&self->worker));
     }
+  /* After the join: nothing hands connections back any more. */
+  if (self->retry_source != NULL)
+    {
+      g_mutex_lock (&self->lock);
+      g_source_destroy (self->retry_source);
+      g_clear_pointer (&self->retry_source, g_source_unref);
+      g_mutex_unlock (&self->lock);
+    }
+  for (guint i = 0; i < self->retry->len; i++)
+    {
+      connection_free (g_ptr_array_index (self->retry, i));
+      g_atomic_int_add (&self->n_active, -1);
+    }
+  g_ptr_array_set_size (self->retry, 0);
 }
 
 static void
@@ -670,7 +802,9 @@ paddock_port_forward_finalize (GObject *object)
   /* Handed over after the worker ended, or with no worker at all. */
   g_ptr_array_set_free_func (self->incoming, (GDestroyNotify) connection_free);
   g_ptr_array_unref (self->incoming);
+  g_ptr_array_unref (self->retry);
   g_hash_table_unref (self->live);
+  g_ptr_array_unref (self->refused);
   g_ptr_array_unref (self->closed);
   paddock_close_fd (&self->epoll_fd);
   paddock_close_fd (&self->wake_fd);
@@ -694,6 +828,8 @@ paddock_port_forward_init (PaddockPortForward *self)
   g_queue_init (&self->waiting);
   g_mutex_init (&self->lock);
   self->incoming = g_ptr_array_new ();
+  self->retry = g_ptr_array_new ();
   self->live = g_hash_table_new (NULL, NULL);
+  self->refused = g_ptr_array_new ();
   self->closed = g_ptr_array_new_with_free_func ((GDestroyNotify) connection_free);
 }

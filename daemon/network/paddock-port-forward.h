@@ -28,10 +28,13 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (PaddockPortForward, paddock_port_forward, PADDOCK, PORT_FORWARD, GObject)
 
 /* Called on the thread that made the forward, once per accepted
- * connection: ask for one TCP socket in the target namespace and hand it
- * over with paddock_port_forward_take_inside_socket() (or -1 if none
- * could be made), now or later. */
+ * connection (@family AF_INET), and once more for a connection that
+ * 127.0.0.1 refused (@family AF_INET6, for [::1]): ask for one TCP socket
+ * of @family in the target namespace and hand it over with
+ * paddock_port_forward_take_inside_socket() (or -1 if none could be
+ * made), now or later, in the order asked. */
 typedef void (*PaddockPortForwardSocketFunc) (PaddockPortForward *forward,
+                                              int                 family,
                                               gpointer            user_data);
 
 PaddockPortForward *paddock_port_forward_new                 (int                           listen_fd,

@@ -160,12 +160,13 @@ static int sockets_made;
 
 static void
 make_socket_cb (PaddockPortForward *forward,
+                int                 family,
                 gpointer            user_data)
 {
   gboolean fail = GPOINTER_TO_INT (user_data);
 
   sockets_made++;
-  paddock_port_forward_take_inside_socket (forward, fail ? -1 : socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  paddock_port_forward_take_inside_socket (forward, fail ? -1 : socket (family, SOCK_STREAM | SOCK_CLOEXEC, 0));
 }
 
 /* The main loop turns until @fd is readable (the forward accepts there). */
@@ -173,6 +174,23 @@ static void
 iterate_until_readable (int fd)
 {
   for (int i = 0; i < 2000; i++)
+    {
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+
+      if (poll (&p, 1, 0) == 1)
+        return;
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_not_reached ();
+}
+
+/* The main loop turns until @fd is readable or hung up (a refused
+ * connection is tried on [::1] by way of the main loop). */
+static void
+iterate_until_closed (int fd)
+{
+  for (int i = 0; i < 5000; i++)
     {
       struct pollfd p = { .fd = fd, .events = POLLIN };
 
@@ -427,13 +445,16 @@ test_no_socket_inside_closes_client (void)
     int dead = listen_loopback (&dead_port);
 
     close (dead);
+    sockets_made = 0;
     forward = paddock_port_forward_new (lease_fd, dead_port, make_socket_cb, GINT_TO_POINTER (FALSE), &error);
   }
   g_assert_no_error (error);
   client = connect_loopback (lease_port);
   iterate_until_readable (lease_fd);
-  g_main_context_iteration (NULL, FALSE);
+  iterate_until_closed (client);
   g_assert_cmpint (read (client, &byte, 1), <=, 0);
+  /* 127.0.0.1, then [::1] (where the host has IPv6). */
+  g_assert_cmpint (sockets_made, >=, 1);
   close (client);
   while (paddock_port_forward_get_n_connections (forward) > 0)
     g_usleep (1000);
@@ -453,6 +474,59 @@ test_no_socket_inside_closes_client (void)
   close (lease_fd);
 }
 
+/* A server inside that listens on [::1] only: 127.0.0.1 refuses, the
+ * forward asks for an IPv6 socket and gets through. */
+static void
+test_server_on_ipv6_loopback (void)
+{
+  struct sockaddr_in6 addr = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+  socklen_t len = sizeof addr;
+  int server6 = socket (AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  guint16 lease_port;
+  int lease_fd;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockPortForward) forward = NULL;
+  Server server = { 0, };
+  GThread *thread;
+  Client client;
+  GThread *c;
+
+  if (server6 < 0 || bind (server6, (struct sockaddr *) &addr, sizeof addr) != 0)
+    {
+      g_test_skip ("no IPv6 loopback here");
+      if (server6 >= 0)
+        close (server6);
+      return;
+    }
+  g_assert_no_errno (listen (server6, 16));
+  g_assert_no_errno (getsockname (server6, (struct sockaddr *) &addr, &len));
+  /* The server thread serves whatever listening socket it is given. */
+  server.listen_fd = server6;
+  server.port = ntohs (addr.sin6_port);
+  server.held = g_ptr_array_new ();
+  g_mutex_init (&server.lock);
+  thread = g_thread_new ("server", server_thread, &server);
+
+  lease_fd = listen_loopback (&lease_port);
+  sockets_made = 0;
+  forward = paddock_port_forward_new (lease_fd, server.port, make_socket_cb, GINT_TO_POINTER (FALSE), &error);
+  g_assert_no_error (error);
+  client = (Client) { lease_port, 300000, g_string_new (NULL), 0 };
+  c = g_thread_new ("client", client_thread, &client);
+  while (!g_atomic_int_get (&client.done))
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (500);
+    }
+  g_thread_join (c);
+  g_assert_cmpstr (client.answer->str, ==, "got 300000");
+  g_assert_cmpint (sockets_made, ==, 2);
+  g_string_free (client.answer, TRUE);
+  paddock_port_forward_stop (forward);
+  server_stop (&server, thread);
+  close (lease_fd);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -462,5 +536,6 @@ main (int    argc,
   g_test_add_func ("/port-forward/bound-refuses-and-stop-closes", test_bound_refuses_and_stop_closes);
   g_test_add_func ("/port-forward/no-socket-inside-closes-client", test_no_socket_inside_closes_client);
   g_test_add_func ("/port-forward/many-connections-within-pipe-budget", test_many_connections_within_pipe_budget);
+  g_test_add_func ("/port-forward/server-on-ipv6-loopback", test_server_on_ipv6_loopback);
   return g_test_run ();
 }
