@@ -304,7 +304,7 @@ pipe_pages_held (void)
 static void
 test_many_connections_within_pipe_budget (void)
 {
-  enum { N = 96, SIZE = 200000 };
+  enum { N = 64, SIZE = 200000 };
   Server server = { 0, };
   GThread *thread;
   guint16 lease_port;
