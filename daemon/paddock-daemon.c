@@ -21,6 +21,7 @@
 #include "paddock-manager-impl.h"
 #include "paddock-net-journal.h"
 #include "paddock-record-writer.h"
+#include "paddock-session-network.h"
 #include "paddock-ports-impl.h"
 #include "paddock-systemd-scope.h"
 
@@ -365,6 +366,9 @@ paddock_daemon_release_state (PaddockDaemon *self)
   g_clear_object (&self->manager);
   g_clear_object (&self->ports);
   g_clear_object (&self->registry);
+  /* Requests still in flight end now, each recorded in its journal, and
+   * no proxy thread outlives this. */
+  paddock_session_network_stop_all_proxies ();
   /* Every session record on disk before the folder is anyone else's, and
    * every network journal's line (their sync workers die with us). */
   paddock_record_writer_flush ();

@@ -11,14 +11,21 @@
  * agent's goodwill, makes the proxy the only way out: a program that
  * ignores HTTP_PROXY reaches nothing at all.
  *
- * The proxies of all sessions run on one thread of their own, with a
- * GMainContext of its own: a busy proxy does not delay the daemon's bus,
- * terminals and other sessions, and they do not delay it. Everything the
- * main thread asks of a proxy (start, new rules, stop) is posted to that
- * context in order; the records a proxy emits are handed back to the main
- * thread in batches, where each becomes a record in the session's
+ * Each session's proxy runs on a thread of its own ("paddock-proxy"),
+ * with a GMainContext of its own: a busy proxy does not delay the daemon's
+ * bus, terminals and other sessions, and they do not delay it. Everything
+ * the main thread asks of a proxy (start, new rules, stop) is posted to
+ * that context in order; the records a proxy emits are handed back to the
+ * main thread in batches, where each becomes a record in the session's
  * journal (numbered, a ring in memory, a bounded file next to
  * session.json) and a NetworkRecord signal.
+ *
+ * Stopping is synchronous: when the session's sandbox is gone, when the
+ * session is released and when the daemon shuts down (before it flushes
+ * the journals), the proxy ends every open request and tunnel, recording
+ * each as cut off with its bytes so far, its thread is joined, and the
+ * records it left are journaled there and then. So no request in flight at
+ * the daemon's exit goes unrecorded, and no session leaves a thread behind.
  *
  * The policy changes live: the allowlist applies to the next request, and
  * "none" for a session that has a proxy means the proxy refuses everything;
@@ -43,6 +50,7 @@
 #include "paddock-net-modes.h"
 #include "paddock-proxy.h"
 #include "paddock-session-impl-private.h"
+#include "paddock-session-network.h"
 
 #define MAX_RECORDS_PER_CALL 1000
 #define JOURNAL_FILE         "network.jsonl"
@@ -57,6 +65,9 @@ typedef struct
   GQueue                 delivery;      /* PaddockNetRecord*, under lock */
   gboolean               delivery_posted; /* under lock */
   char                  *session_id;
+  GMainContext          *context;       /* the proxy thread's; NULL once it was joined */
+  GThread               *thread;
+  gint                   quit;          /* atomic: the thread ends after this iteration */
   /* The proxy thread's alone: */
   PaddockProxy          *proxy;
   gulong                 record_id;
@@ -72,33 +83,27 @@ struct _PaddockSessionNetwork
   PaddockSessionPorts *ports;      /* leases forwarded in none and proxy */
 };
 
+/* Sessions whose proxy thread runs (main thread only): what
+ * paddock_session_network_stop_all_proxies() stops at the daemon's exit. */
+static GList *networks_with_proxy;
+
+/* The proxy thread: serves its context until told to end, then lets
+ * whatever became ready meanwhile run (cancelled operations answering),
+ * so that nothing of the proxy is left half done. */
 static gpointer
 proxy_thread_main (gpointer data)
 {
-  GMainContext *context = data;
+  ProxyLink *link = data;
 
-  g_main_context_push_thread_default (context);
-  for (;;)
-    g_main_context_iteration (context, TRUE);
+  g_main_context_push_thread_default (link->context);
+  while (!g_atomic_int_get (&link->quit))
+    g_main_context_iteration (link->context, TRUE);
+  /* Bounded: a source that is always ready must not keep the main
+   * thread's join waiting. */
+  for (guint i = 0; i < 1000 && g_main_context_iteration (link->context, FALSE); i++)
+    ;
+  g_main_context_pop_thread_default (link->context);
   return NULL;
-}
-
-/* The context every session's proxy runs on, its thread started on first
- * use and kept for the daemon's life (it idles in poll when no session
- * has a proxy). */
-static GMainContext *
-proxy_context (void)
-{
-  static GMainContext *context;
-
-  if (g_once_init_enter (&context))
-    {
-      GMainContext *made = g_main_context_new ();
-
-      g_thread_unref (g_thread_new ("paddock-proxy", proxy_thread_main, made));
-      g_once_init_leave (&context, made);
-    }
-  return context;
 }
 
 static ProxyLink *
@@ -150,6 +155,7 @@ link_call_free (gpointer user_data)
   g_free (call);
 }
 
+/* Only while the thread runs (main thread). */
 static void
 link_post (ProxyLink      *link,
            void          (*func) (ProxyLink *link, gpointer data),
@@ -165,7 +171,7 @@ link_post (ProxyLink      *link,
   call->free_data = free_data;
   g_source_set_priority (source, G_PRIORITY_DEFAULT);
   g_source_set_callback (source, link_call_cb, call, link_call_free);
-  g_source_attach (source, proxy_context ());
+  g_source_attach (source, link->context);
   g_source_unref (source);
 }
 
@@ -321,16 +327,56 @@ _paddock_session_network_new (PaddockSessionImpl *session,
   return network;
 }
 
-/* On the proxy thread: the session is gone; so is its proxy. */
+/* On the proxy thread: the proxy ends every request and tunnel (each
+ * recorded as cut off, with its bytes so far), then the thread. */
 static void
-link_destroy (ProxyLink *link,
-              gpointer   data)
+link_finish (ProxyLink *link,
+             gpointer   data)
 {
-  if (link->proxy == NULL)
+  if (link->proxy != NULL)
+    {
+      paddock_proxy_stop (link->proxy);
+      g_clear_signal_handler (&link->record_id, link->proxy);
+      g_clear_object (&link->proxy);
+    }
+  g_atomic_int_set (&link->quit, TRUE);
+}
+
+/* Stops the session's proxy and joins its thread; the records it left are
+ * in the journal on return. Main thread; idempotent. */
+static void
+network_stop_proxy (PaddockSessionNetwork *network)
+{
+  ProxyLink *link = network->link;
+
+  if (link == NULL)
     return;
-  g_clear_signal_handler (&link->record_id, link->proxy);
-  paddock_proxy_stop (link->proxy);
-  g_clear_object (&link->proxy);
+  networks_with_proxy = g_list_remove (networks_with_proxy, network);
+  link_post (link, link_finish, NULL, NULL);
+  g_thread_join (g_steal_pointer (&link->thread));
+  /* Records finished up to the end, journaled now rather than by an idle
+   * that might come after the journals' last flush. */
+  deliver_records_cb (link);
+  g_mutex_lock (&link->lock);
+  link->network = NULL;
+  g_mutex_unlock (&link->lock);
+  /* Whatever never ran (nothing, normally) goes with the context. */
+  g_clear_pointer (&link->context, g_main_context_unref);
+  g_clear_pointer (&network->link, link_unref);
+}
+
+/**
+ * paddock_session_network_stop_all_proxies:
+ *
+ * Stops every session's proxy, as if each session had ended: the daemon's
+ * shutdown calls it before it flushes the network journals, so that the
+ * requests in flight at that moment are recorded.
+ */
+void
+paddock_session_network_stop_all_proxies (void)
+{
+  while (networks_with_proxy != NULL)
+    network_stop_proxy (networks_with_proxy->data);
 }
 
 void
@@ -339,14 +385,7 @@ _paddock_session_network_free (PaddockSessionNetwork *network)
   if (network == NULL)
     return;
   g_clear_pointer (&network->ports, _paddock_session_ports_free);
-  if (network->link != NULL)
-    {
-      g_mutex_lock (&network->link->lock);
-      network->link->network = NULL;
-      g_mutex_unlock (&network->link->lock);
-      link_post (network->link, link_destroy, NULL, NULL);
-      g_clear_pointer (&network->link, link_unref);
-    }
+  network_stop_proxy (network);
   g_clear_object (&network->journal);
   g_free (network);
 }
@@ -476,6 +515,8 @@ _paddock_session_network_take_listener (PaddockSessionNetwork *network,
                                         int                    fd)
 {
   PaddockDomainRules *rules = _paddock_session_impl_get_net_rules (network->session);
+  g_autoptr(GError) error = NULL;
+  ProxyLink *link;
   ProxyStart *start;
 
   if (network->link != NULL || !network->has_listener)
@@ -493,13 +534,27 @@ _paddock_session_network_take_listener (PaddockSessionNetwork *network,
       return;
     }
 
-  network->link = g_new0 (ProxyLink, 1);
-  g_atomic_ref_count_init (&network->link->ref_count);
-  g_mutex_init (&network->link->lock);
-  g_queue_init (&network->link->delivery);
-  network->link->network = network;
-  network->link->main_context = g_main_context_ref_thread_default ();
-  network->link->session_id = g_strdup (paddock_session_impl_get_id (network->session));
+  link = g_new0 (ProxyLink, 1);
+  g_atomic_ref_count_init (&link->ref_count);
+  g_mutex_init (&link->lock);
+  g_queue_init (&link->delivery);
+  link->network = network;
+  link->main_context = g_main_context_ref_thread_default ();
+  link->session_id = g_strdup (paddock_session_impl_get_id (network->session));
+  link->context = g_main_context_new ();
+  link->thread = g_thread_try_new ("paddock-proxy", proxy_thread_main, link, &error);
+  if (link->thread == NULL)
+    {
+      /* The namespace still has no other way out: the session runs as if
+       * in none, and the log says why. */
+      g_message ("Session %s: cannot serve its proxy: %s", link->session_id, error->message);
+      g_main_context_unref (link->context);
+      link_unref (link);
+      close (fd);
+      return;
+    }
+  network->link = link;
+  networks_with_proxy = g_list_prepend (networks_with_proxy, network);
 
   start = g_new0 (ProxyStart, 1);
   start->fd = fd;
@@ -509,20 +564,11 @@ _paddock_session_network_take_listener (PaddockSessionNetwork *network,
 }
 
 /* The session ended: its namespace is gone, and so is every client. */
-static void
-link_stop (ProxyLink *link,
-           gpointer   data)
-{
-  if (link->proxy != NULL)
-    paddock_proxy_stop (link->proxy);
-}
-
 void
 _paddock_session_network_stop (PaddockSessionNetwork *network)
 {
   _paddock_session_ports_stop (network->ports);
-  if (network->link != NULL)
-    link_post (network->link, link_stop, NULL, NULL);
+  network_stop_proxy (network);
 }
 
 gboolean
@@ -558,11 +604,9 @@ policy_change_free (gpointer data)
   PolicyChange *change = data;
 
   g_clear_object (&change->rules);
-  /* link_set_rules() never ran (its source destroyed unrun; the proxy
-   * thread's context lives as long as the daemon, so this is a safety
-   * net, not the stopped-proxy path: a stopped or failed proxy still runs
-   * link_set_rules(), which answers). The call is still owed its answer,
-   * which takes the handler's reference. */
+  /* link_set_rules() never ran (its source destroyed unrun: a safety
+   * net, since the thread runs what was posted before it ends). The call
+   * is still owed its answer, which takes the handler's reference. */
   if (change->invocation != NULL)
     g_dbus_method_invocation_return_error (g_steal_pointer (&change->invocation), PADDOCK_ERROR,
                                            PADDOCK_ERROR_FAILED,

@@ -9,7 +9,8 @@
  * PaddockPortForward per lease): every connection to 127.0.0.1:PORT on the
  * host is spliced to a socket the sandbox's pid 1 made inside ({'op':
  * 'socket'} on the control channel, answered by {"event":"socket"} with
- * the socket attached), connected to 127.0.0.1:PORT there. Requests are
+ * the socket attached), connected to 127.0.0.1:PORT there, or, if that is
+ * refused, to [::1]:PORT with an IPv6 socket ('family': 'inet6'). Requests are
  * numbered; each answer goes to the forward that asked.
  *
  * The forwards live as long as the sandbox: stopped when it exits, so
@@ -19,6 +20,7 @@
 
 #include "config.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "paddock-error.h"
@@ -66,6 +68,7 @@ _paddock_session_ports_free (PaddockSessionPorts *ports)
 /* A connection came on a forwarded port: a socket inside, please. */
 static void
 request_socket_cb (PaddockPortForward *forward,
+                   int                 family,
                    gpointer            user_data)
 {
   PaddockSessionPorts *ports = user_data;
@@ -76,6 +79,9 @@ request_socket_cb (PaddockPortForward *forward,
   g_variant_dict_init (&request, NULL);
   g_variant_dict_insert (&request, "op", "s", "socket");
   g_variant_dict_insert (&request, "id", "u", id);
+  /* [::1], after 127.0.0.1 refused. */
+  if (family == AF_INET6)
+    g_variant_dict_insert (&request, "family", "s", "inet6");
   if (!_paddock_session_impl_send_control (ports->session, g_variant_dict_end (&request), &error))
     {
       paddock_port_forward_take_inside_socket (forward, -1);

@@ -209,9 +209,10 @@ transfer (guint16 port,
 /* The socket func: where a session's sandbox makes one inside, we make one here. */
 static void
 make_socket_cb (PaddockPortForward *forward,
+                int                 family,
                 gpointer            user_data)
 {
-  paddock_port_forward_take_inside_socket (forward, socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  paddock_port_forward_take_inside_socket (forward, socket (family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
 }
 
 typedef struct {

@@ -9,6 +9,9 @@
  * forwards: each connection accepted on it gets a TCP socket made inside
  * the namespace (by the sandbox's pid 1, through the socket func), which is
  * connected to 127.0.0.1:PORT there, and the two are spliced both ways.
+ * A server that listens on [::1]:PORT only refuses that: the connection
+ * then asks for an IPv6 socket inside and tries [::1]:PORT (once; a
+ * refusal there ends it, as any refused connection does).
  *
  * Accepting runs on the thread that made the forward (the daemon's main
  * loop), since asking the sandbox for a socket goes over the session's
@@ -23,6 +26,14 @@
  * waiting for their socket at once; one more is accepted and closed at
  * once, counted and logged (a client sees the connection closed, not a
  * hang). Stopping closes everything, the worker included.
+ *
+ * The pipes of all forwards share one budget of pages
+ * (PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES, see there why): a pipe is
+ * enlarged (fewer, larger splices) while at most half the budget is
+ * taken, else it keeps the kernel's default size while at most three
+ * quarters are, else it is shrunk to one page (slower, still whole); a
+ * connection for which not even that is left is refused like one over
+ * the bound.
  */
 
 #include "config.h"
@@ -45,8 +56,12 @@
 
 /* What one splice() asks for: a pipe holds 64 KiB by default. */
 #define SPLICE_CHUNK (1024 * 1024)
-/* What each pipe asks for. */
+/* What each pipe asks for, budget permitting. */
 #define PIPE_SIZE    (256 * 1024)
+
+/* Pages held by the pipes of every forward (atomic), within
+ * PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES. */
+static gint pipe_pages_in_use;
 
 typedef struct _Connection Connection;
 
@@ -57,13 +72,16 @@ typedef struct {
 
 /* Direction d reads fd[d] into pipe[d] and writes it to fd[1 - d]. */
 struct _Connection {
-  int fd[2];
+  int fd[2];                /* fd[1] is -1 while waiting for the socket inside */
+  int family;               /* fd[1]'s: AF_INET, then AF_INET6 if 127.0.0.1 refused */
   int pipe[2][2];
+  guint pipe_pages[2];      /* taken from the budget for pipe[d] */
   gsize pending[2];         /* bytes in pipe[d] */
   gboolean eof[2];          /* fd[d] read to its end */
   gboolean shut[2];         /* fd[1 - d]'s writing side shut */
   gboolean connecting;      /* fd[1] not yet connected */
   gboolean closed;          /* its fds closed; freed after the current batch of events */
+  gboolean retrying;        /* handed back after the current batch: its events are stale */
   Endpoint ends[2];
 };
 
@@ -79,7 +97,8 @@ struct _PaddockPortForward
   /* The forward's thread (the daemon's main loop). */
   int listen_fd;
   GSource *accept_source;
-  GQueue waiting;           /* accepted client fds (GINT_TO_POINTER) waiting for a socket inside */
+  GQueue waiting;           /* Connection* waiting for their socket inside, in the order asked */
+  GSource *retry_source;    /* ready when the worker handed connections back to try [::1] */
   gboolean stopped;
   gboolean refusing;        /* at the bound: logged once per run of refusals */
   guint64 n_refused;
@@ -90,25 +109,88 @@ struct _PaddockPortForward
   int wake_fd;              /* eventfd: new connections or stop */
   GMutex lock;
   GPtrArray *incoming;      /* Connection*, handed to the worker */
+  GPtrArray *retry;         /* Connection*, handed back by the worker: 127.0.0.1 refused */
   gboolean stopping;
   gint n_active;            /* atomic: connections the worker holds or will */
 
   /* The worker's own. */
   GHashTable *live;         /* Connection* it holds */
+  GPtrArray *refused;       /* Connection* to hand back after this batch of events */
   GPtrArray *closed;        /* Connection* closed during this batch of events */
 };
 
 G_DEFINE_FINAL_TYPE (PaddockPortForward, paddock_port_forward, G_TYPE_OBJECT)
 
+/* How far into the budget each size of pipe may go: enlarged pipes up to
+ * half of it, default-size ones up to three quarters, one-page pipes the
+ * rest; so a crowd of connections still gets pipes, only smaller ones. */
+#define ENLARGED_LIMIT (PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES / 2)
+#define DEFAULT_LIMIT  (PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES / 4 * 3)
+
+/* Takes @pages from the budget, all or nothing, if that leaves at most
+ * @limit pages taken. */
+static gboolean
+pipe_pages_take (guint pages,
+                 guint limit)
+{
+  for (;;)
+    {
+      gint now = g_atomic_int_get (&pipe_pages_in_use);
+
+      if ((guint) now + pages > limit)
+        return FALSE;
+      if (g_atomic_int_compare_and_exchange (&pipe_pages_in_use, now, now + (gint) pages))
+        return TRUE;
+    }
+}
+
+static void
+pipe_pages_give_back (guint *pages)
+{
+  g_atomic_int_add (&pipe_pages_in_use, -(gint) *pages);
+  *pages = 0;
+}
+
+/* Pages held now by the pipes of every forward in the process. */
+guint
+paddock_port_forward_get_pipe_pages (void)
+{
+  return (guint) g_atomic_int_get (&pipe_pages_in_use);
+}
+
+static void
+connection_close_pipes (Connection *connection)
+{
+  for (int i = 0; i < 2; i++)
+    {
+      paddock_close_fd (&connection->pipe[i][0]);
+      paddock_close_fd (&connection->pipe[i][1]);
+      pipe_pages_give_back (&connection->pipe_pages[i]);
+    }
+}
+
+/* A client accepted, waiting for its socket inside (IPv4 first). */
+static Connection *
+connection_new (int client)
+{
+  Connection *connection = g_new0 (Connection, 1);
+
+  connection->fd[0] = client;
+  connection->fd[1] = -1;
+  connection->family = AF_INET;
+  connection->pipe[0][0] = connection->pipe[0][1] = -1;
+  connection->pipe[1][0] = connection->pipe[1][1] = -1;
+  connection->ends[0] = (Endpoint) { connection, 0 };
+  connection->ends[1] = (Endpoint) { connection, 1 };
+  return connection;
+}
+
 static void
 connection_free (Connection *connection)
 {
   for (int i = 0; i < 2; i++)
-    {
-      paddock_close_fd (&connection->fd[i]);
-      paddock_close_fd (&connection->pipe[i][0]);
-      paddock_close_fd (&connection->pipe[i][1]);
-    }
+    paddock_close_fd (&connection->fd[i]);
+  connection_close_pipes (connection);
   g_free (connection);
 }
 
@@ -123,11 +205,8 @@ worker_close (PaddockPortForward *self,
   /* Closing the fds takes them out of the epoll set; the memory stays
    * until the batch of events that may still point at it is done. */
   for (int i = 0; i < 2; i++)
-    {
-      paddock_close_fd (&connection->fd[i]);
-      paddock_close_fd (&connection->pipe[i][0]);
-      paddock_close_fd (&connection->pipe[i][1]);
-    }
+    paddock_close_fd (&connection->fd[i]);
+  connection_close_pipes (connection);
   connection->closed = TRUE;
   g_hash_table_remove (self->live, connection);
   g_ptr_array_add (self->closed, connection);
@@ -189,6 +268,43 @@ pump (Connection *connection,
     }
 }
 
+/* 127.0.0.1:PORT refused: unless that was [::1] already, the connection
+ * goes back to the forward's thread, which asks for an IPv6 socket inside.
+ * Its client and pipes stay; the refused socket goes. */
+static gboolean
+worker_retry_inet6 (PaddockPortForward *self,
+                    Connection         *connection)
+{
+  if (connection->family != AF_INET)
+    return FALSE;
+  epoll_ctl (self->epoll_fd, EPOLL_CTL_DEL, connection->fd[0], NULL);
+  paddock_close_fd (&connection->fd[1]);
+  connection->family = AF_INET6;
+  connection->connecting = FALSE;
+  /* This batch of events may still name it: handed over after it. */
+  connection->retrying = TRUE;
+  g_hash_table_remove (self->live, connection);
+  g_ptr_array_add (self->refused, connection);
+  return TRUE;
+}
+
+/* After a batch of events: the connections 127.0.0.1 refused go back to
+ * the forward's thread. */
+static void
+worker_hand_back (PaddockPortForward *self)
+{
+  if (self->refused->len == 0)
+    return;
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->refused->len; i++)
+    g_ptr_array_add (self->retry, g_ptr_array_index (self->refused, i));
+  /* Thread-safe; wakes the forward's context. */
+  if (self->retry_source != NULL)
+    g_source_set_ready_time (self->retry_source, 0);
+  g_mutex_unlock (&self->lock);
+  g_ptr_array_set_size (self->refused, 0);
+}
+
 static void
 worker_event (PaddockPortForward *self,
               Endpoint           *end,
@@ -196,7 +312,7 @@ worker_event (PaddockPortForward *self,
 {
   Connection *connection = end->connection;
 
-  if (connection->closed)
+  if (connection->closed || connection->retrying)
     return;
   if (connection->connecting && end->side == 0)
     return;   /* the client's bytes wait: pumped once the inside is connected */
@@ -207,6 +323,8 @@ worker_event (PaddockPortForward *self,
 
       if (getsockopt (connection->fd[1], SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
         {
+          if (err == ECONNREFUSED && worker_retry_inet6 (self, connection))
+            return;
           /* Nothing listens inside (yet): the client sees its connection
            * closed, as it would a refused one. */
           worker_close (self, connection);
@@ -239,11 +357,26 @@ worker_add (PaddockPortForward *self,
     .sin_port = htons (self->inside_port),
     .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
   };
+  struct sockaddr_in6 addr6 = {
+    .sin6_family = AF_INET6,
+    .sin6_port = htons (self->inside_port),
+    .sin6_addr = IN6ADDR_LOOPBACK_INIT,
+  };
   int one = 1;
+  int rc;
 
+  connection->retrying = FALSE;
   setsockopt (connection->fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (connect (connection->fd[1], (struct sockaddr *) &addr, sizeof addr) != 0 && errno != EINPROGRESS)
+  if (connection->family == AF_INET6)
+    rc = connect (connection->fd[1], (struct sockaddr *) &addr6, sizeof addr6);
+  else
+    rc = connect (connection->fd[1], (struct sockaddr *) &addr, sizeof addr);
+  if (rc != 0 && errno != EINPROGRESS)
     {
+      /* Not yet in the epoll set: only the client's fd to take out, and
+       * EPOLL_CTL_DEL of an fd never added is harmless. */
+      if (errno == ECONNREFUSED && worker_retry_inet6 (self, connection))
+        return;
       worker_close (self, connection);
       return;
     }
@@ -312,9 +445,12 @@ worker_main (gpointer data)
           worker_event (self, end, events[i].events);
         }
       g_ptr_array_set_size (self->closed, 0);
+      worker_hand_back (self);
     }
 
-  /* Stopped: every connection ends now. */
+  /* Stopped: every connection ends now (those handed back, in
+   * paddock_port_forward_stop()). */
+  worker_hand_back (self);
   {
     g_autoptr(GPtrArray) all = g_ptr_array_new ();
     GHashTableIter iter;
@@ -332,22 +468,77 @@ worker_main (gpointer data)
 
 /* ---- the forward's thread -------------------------------------------------- */
 
-static gboolean
-make_pipe (int fds[2])
+/* The pipe's size now, in pages (0 if the kernel will not say). */
+static guint
+pipe_pages_of (int fd)
 {
+  long page = sysconf (_SC_PAGESIZE);
+  int size = fcntl (fd, F_GETPIPE_SZ);
+
+  return size > 0 && page > 0 ? (guint) ((size + page - 1) / page) : 0;
+}
+
+/* A pipe as large as the budget allows: enlarged, else the size the
+ * kernel gave it (its default, or one page once the user is over its
+ * soft limit), else one page. FALSE (errno set) when pipe2 fails or not
+ * even one page is left. */
+static gboolean
+make_pipe (int    fds[2],
+           guint *pages)
+{
+  long page = sysconf (_SC_PAGESIZE);
+  guint given;
+
   if (pipe2 (fds, O_CLOEXEC | O_NONBLOCK) != 0)
     return FALSE;
-  /* Fewer, larger splices; the default (64 KiB) when the user's pipe
-   * budget says no. 64 connections × 2 pipes stay within 32 MiB. */
-  fcntl (fds[1], F_SETPIPE_SZ, PIPE_SIZE);
-  return TRUE;
+  given = pipe_pages_of (fds[1]);
+
+  if (pipe_pages_take (PIPE_SIZE / (guint) page, ENLARGED_LIMIT))
+    {
+      guint got;
+
+      /* The user's own pipe limits may still say no: then it keeps the
+       * size it has. */
+      if (fcntl (fds[1], F_SETPIPE_SZ, PIPE_SIZE) < 0)
+        got = given;
+      else
+        got = pipe_pages_of (fds[1]);
+      /* Account what it has: less than asked gives the rest back. */
+      g_atomic_int_add (&pipe_pages_in_use, (gint) got - (gint) (PIPE_SIZE / (guint) page));
+      *pages = got;
+      return TRUE;
+    }
+  if (given > 1 && pipe_pages_take (given, DEFAULT_LIMIT))
+    {
+      *pages = given;
+      return TRUE;
+    }
+  /* Shrinking an empty pipe is always allowed. */
+  if (pipe_pages_take (1, PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES))
+    {
+      if (given > 1 && fcntl (fds[1], F_SETPIPE_SZ, (int) page) < 0)
+        {
+          int saved_errno = errno;
+
+          g_atomic_int_add (&pipe_pages_in_use, -1);
+          paddock_close_fd (&fds[0]);
+          paddock_close_fd (&fds[1]);
+          errno = saved_errno;
+          return FALSE;
+        }
+      *pages = 1;
+      return TRUE;
+    }
+  paddock_close_fd (&fds[0]);
+  paddock_close_fd (&fds[1]);
+  errno = ENOBUFS;
+  return FALSE;
 }
 
 void
 paddock_port_forward_take_inside_socket (PaddockPortForward *self,
                                          int                 fd)
 {
-  int client;
   Connection *connection;
 
   g_return_if_fail (PADDOCK_IS_PORT_FORWARD (self));
@@ -358,25 +549,33 @@ paddock_port_forward_take_inside_socket (PaddockPortForward *self,
         close (fd);
       return;
     }
-  client = GPOINTER_TO_INT (g_queue_pop_head (&self->waiting));
+  connection = g_queue_pop_head (&self->waiting);
   if (fd < 0)
     {
-      close (client);
+      connection_free (connection);
       g_atomic_int_add (&self->n_active, -1);
       return;
     }
 
-  connection = g_new0 (Connection, 1);
-  connection->fd[0] = client;
   connection->fd[1] = fd;
-  connection->pipe[0][0] = connection->pipe[0][1] = -1;
-  connection->pipe[1][0] = connection->pipe[1][1] = -1;
-  connection->ends[0] = (Endpoint) { connection, 0 };
-  connection->ends[1] = (Endpoint) { connection, 1 };
-  if (!make_pipe (connection->pipe[0]) || !make_pipe (connection->pipe[1]) ||
+  /* A connection back for [::1] has its pipes already. */
+  if ((connection->pipe[0][0] < 0 && !make_pipe (connection->pipe[0], &connection->pipe_pages[0])) ||
+      (connection->pipe[1][0] < 0 && !make_pipe (connection->pipe[1], &connection->pipe_pages[1])) ||
       fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) | O_NONBLOCK) != 0)
     {
-      g_message ("Port forward to %u: cannot make its pipes: %s", self->inside_port, g_strerror (errno));
+      if (errno == ENOBUFS)
+        {
+          /* The daemon-wide pipe budget is spent: refused like one over
+           * the bound (the client sees its connection closed). */
+          self->n_refused++;
+          if (!self->refusing)
+            g_message ("Port forward to %u: the forwards' pipe budget (%u pages) is spent; "
+                     "refusing connections until some end", self->inside_port,
+                       PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES);
+          self->refusing = TRUE;
+        }
+      else
+        g_message ("Port forward to %u: cannot make its pipes: %s", self->inside_port, g_strerror (errno));
       connection_free (connection);
       g_atomic_int_add (&self->n_active, -1);
       return;
@@ -392,6 +591,46 @@ paddock_port_forward_take_inside_socket (PaddockPortForward *self,
       g_warning ("Port forward: cannot wake its worker: %s", g_strerror (errno));
   }
 }
+
+/* On the forward's thread: connections the worker handed back because
+ * 127.0.0.1 refused them each ask for an IPv6 socket inside. */
+static gboolean
+retry_cb (gpointer user_data)
+{
+  PaddockPortForward *self = user_data;
+  g_autoptr(GPtrArray) retry = NULL;
+
+  g_source_set_ready_time (self->retry_source, -1);
+  g_mutex_lock (&self->lock);
+  retry = g_steal_pointer (&self->retry);
+  self->retry = g_ptr_array_new ();
+  g_mutex_unlock (&self->lock);
+  for (guint i = 0; i < retry->len && !self->stopped; i++)
+    {
+      g_queue_push_tail (&self->waiting, g_ptr_array_index (retry, i));
+      g_ptr_array_index (retry, i) = NULL;
+      self->socket_func (self, AF_INET6, self->user_data);
+    }
+  /* Stopped meanwhile (the socket func may stop it). */
+  for (guint i = 0; i < retry->len; i++)
+    if (g_ptr_array_index (retry, i) != NULL)
+      {
+        connection_free (g_ptr_array_index (retry, i));
+        g_atomic_int_add (&self->n_active, -1);
+      }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+retry_source_dispatch (GSource     *source,
+                       GSourceFunc  callback,
+                       gpointer     user_data)
+{
+  return callback (user_data);
+}
+
+/* Ready by its ready time alone, which the worker sets. */
+static GSourceFuncs retry_source_funcs = { NULL, NULL, retry_source_dispatch, NULL, NULL, NULL };
 
 static gboolean
 accept_cb (int          fd,
@@ -421,8 +660,8 @@ accept_cb (int          fd,
       self->refusing = FALSE;
       setsockopt (client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       g_atomic_int_add (&self->n_active, 1);
-      g_queue_push_tail (&self->waiting, GINT_TO_POINTER (client));
-      self->socket_func (self, self->user_data);
+      g_queue_push_tail (&self->waiting, connection_new (client));
+      self->socket_func (self, AF_INET, self->user_data);
       if (self->stopped)
         break;
     }
@@ -467,6 +706,9 @@ paddock_port_forward_new (int                           listen_fd,
   self->worker = g_thread_try_new ("paddock-forward", worker_main, self, error);
   if (self->worker == NULL)
     return NULL;
+  self->retry_source = g_source_new (&retry_source_funcs, sizeof (GSource));
+  g_source_set_callback (self->retry_source, retry_cb, self, NULL);
+  g_source_attach (self->retry_source, g_main_context_get_thread_default ());
   self->accept_source = g_unix_fd_source_new (self->listen_fd, G_IO_IN);
   g_source_set_callback (self->accept_source, G_SOURCE_FUNC (accept_cb), self, NULL);
   g_source_attach (self->accept_source, g_main_context_get_thread_default ());
@@ -521,7 +763,7 @@ paddock_port_forward_stop (PaddockPortForward *self)
   paddock_close_fd (&self->listen_fd);
   while (!g_queue_is_empty (&self->waiting))
     {
-      close (GPOINTER_TO_INT (g_queue_pop_head (&self->waiting)));
+      connection_free (g_queue_pop_head (&self->waiting));
       g_atomic_int_add (&self->n_active, -1);
     }
   if (self->worker != NULL)
@@ -535,6 +777,20 @@ paddock_port_forward_stop (PaddockPortForward *self)
         g_warning ("Port forward: cannot wake its worker: %s", g_strerror (errno));
       g_thread_join (g_steal_pointer (&self->worker));
     }
+  /* After the join: nothing hands connections back any more. */
+  if (self->retry_source != NULL)
+    {
+      g_mutex_lock (&self->lock);
+      g_source_destroy (self->retry_source);
+      g_clear_pointer (&self->retry_source, g_source_unref);
+      g_mutex_unlock (&self->lock);
+    }
+  for (guint i = 0; i < self->retry->len; i++)
+    {
+      connection_free (g_ptr_array_index (self->retry, i));
+      g_atomic_int_add (&self->n_active, -1);
+    }
+  g_ptr_array_set_size (self->retry, 0);
 }
 
 static void
@@ -546,7 +802,9 @@ paddock_port_forward_finalize (GObject *object)
   /* Handed over after the worker ended, or with no worker at all. */
   g_ptr_array_set_free_func (self->incoming, (GDestroyNotify) connection_free);
   g_ptr_array_unref (self->incoming);
+  g_ptr_array_unref (self->retry);
   g_hash_table_unref (self->live);
+  g_ptr_array_unref (self->refused);
   g_ptr_array_unref (self->closed);
   paddock_close_fd (&self->epoll_fd);
   paddock_close_fd (&self->wake_fd);
@@ -570,6 +828,8 @@ paddock_port_forward_init (PaddockPortForward *self)
   g_queue_init (&self->waiting);
   g_mutex_init (&self->lock);
   self->incoming = g_ptr_array_new ();
+  self->retry = g_ptr_array_new ();
   self->live = g_hash_table_new (NULL, NULL);
+  self->refused = g_ptr_array_new ();
   self->closed = g_ptr_array_new_with_free_func ((GDestroyNotify) connection_free);
 }

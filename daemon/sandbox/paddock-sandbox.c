@@ -119,9 +119,11 @@
  *                                  or, with tty true, no fd at all: pid 1
  *                                  makes the terminal (see below)
  *   {'op': <'kill'>, 'id': <uint32 N>, 'signal': <int32 S>}   no fds
- *   {'op': <'socket'>, 'id': <uint32 N>}   no fds: a TCP socket made in
- *                                the session's network namespace, for the
- *                                daemon's port forwarding; answered with
+ *   {'op': <'socket'>, 'id': <uint32 N>, 'family': <'inet6'>}   no fds: a
+ *                                TCP socket made in the session's network
+ *                                namespace, for the daemon's port
+ *                                forwarding, IPv4 or, with 'family' 'inet6'
+ *                                (optional), IPv6; answered with
  *                                {"event":"socket","id":N} + the socket, or
  *                                {"event":"socket-failed","id":N,"errno":E}
  * (Events going the other way are JSON lines; requests are GVariants so that
@@ -1659,11 +1661,27 @@ handle_kill (Init     *init,
  * (port forwarding). Only made, never bound or connected here: the daemon
  * does that, and Landlock binds the agent's domain, not the daemon's. */
 static void
-handle_socket (Init    *init,
-               guint32  id)
+handle_socket (Init     *init,
+               GVariant *request,
+               guint32   id)
 {
   LineBuf line = { .len = 0 };
-  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const char *family = NULL;
+  int fd;
+
+  /* IPv6 for a server that listens on [::1] only: the namespace is the
+   * session's either way, with nothing but its own loopback. */
+  if (!g_variant_lookup (request, "family", "&s", &family))
+    family = "inet";
+  if (g_strcmp0 (family, "inet") == 0)
+    fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  else if (g_strcmp0 (family, "inet6") == 0)
+    fd = socket (AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  else
+    {
+      fd = -1;
+      errno = EAFNOSUPPORT;
+    }
 
   if (fd < 0)
     {
@@ -1756,7 +1774,7 @@ handle_request (Init  *init,
   if (g_strcmp0 (op, "socket") == 0)
     {
       close_fds (fds);
-      handle_socket (init, id);
+      handle_socket (init, request, id);
       return;
     }
   if (g_strcmp0 (op, "spawn") != 0)

@@ -14,7 +14,11 @@
  * the kernel (or the filter) answered.
  */
 
+/* The build defines _GNU_SOURCE for every file; a build of this file alone
+ * may not. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
@@ -79,13 +83,16 @@ probe_ptrace_child (void)
 {
   /* The natural way a debugger starts: trace one's own child. */
   pid_t child = fork ();
+  long r;
+  int e;
+
   if (child == 0)
     {
       pause ();
       _exit (0);
     }
-  long r = syscall (SYS_ptrace, PTRACE_ATTACH, child, NULL, NULL);
-  int e = errno;
+  r = syscall (SYS_ptrace, PTRACE_ATTACH, child, NULL, NULL);
+  e = errno;
   kill (child, SIGKILL);
   waitpid (child, NULL, 0);
   errno = e;
@@ -196,8 +203,11 @@ probe_tty_ioctl (const char *path, const char *text, int tioclinux)
   for (const char *p = text; *p; p++)
     if (ioctl (fd, TIOCSTI, p) != 0)
       return verdict (-1, NULL);
-  char nl = '\n';
-  ioctl (fd, TIOCSTI, &nl);
+  {
+    char nl = '\n';
+
+    ioctl (fd, TIOCSTI, &nl);
+  }
   printf ("escaped TIOCSTI pushed \"%s\" into %s\n", text, path);
   return 1;
 }
@@ -264,8 +274,10 @@ probe_unix_connect (const char *name, int abstract)
 static int
 probe_chroot (void)
 {
+  long r;
+
   mkdir ("/tmp/jail", 0700);
-  long r = syscall (SYS_chroot, "/tmp/jail");
+  r = syscall (SYS_chroot, "/tmp/jail");
   if (r == 0)
     {
       /* The classic escape: chdir up past the new root. */
@@ -283,6 +295,8 @@ probe_open_by_handle (void)
 {
   struct { struct file_handle fh; unsigned char bytes[MAX_HANDLE_SZ]; } h;
   int mount_id;
+  int root;
+
   h.fh.handle_bytes = MAX_HANDLE_SZ;
   if (name_to_handle_at (AT_FDCWD, "/", &h.fh, &mount_id, 0) != 0)
     {
@@ -291,7 +305,7 @@ probe_open_by_handle (void)
       h.fh.handle_bytes = 8;
       h.fh.handle_type = 1;
     }
-  int root = open ("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  root = open ("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   return verdict (syscall (SYS_open_by_handle_at, root, &h.fh, O_RDONLY), "open_by_handle_at");
 }
 
@@ -299,9 +313,11 @@ static int
 probe_personality (void)
 {
   long r = syscall (SYS_personality, (unsigned long) READ_IMPLIES_EXEC);
+  long now;
+
   if (r < 0)
     return verdict (r, NULL);
-  long now = syscall (SYS_personality, 0xffffffffUL);
+  now = syscall (SYS_personality, 0xffffffffUL);
   if (now & READ_IMPLIES_EXEC)
     {
       printf ("escaped personality is now 0x%lx\n", now);

@@ -11,6 +11,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
@@ -18,6 +20,8 @@
 #include <unistd.h>
 
 #include <gio/gio.h>
+
+#include "net-test-util.h"
 
 #include "paddock-port-forward.h"
 
@@ -30,7 +34,7 @@ listen_loopback (guint16 *out_port)
 
   g_assert_cmpint (fd, >=, 0);
   g_assert_no_errno (bind (fd, (struct sockaddr *) &addr, sizeof addr));
-  g_assert_no_errno (listen (fd, 64));
+  g_assert_no_errno (listen (fd, 256));
   g_assert_no_errno (getsockname (fd, (struct sockaddr *) &addr, &len));
   *out_port = ntohs (addr.sin_port);
   return fd;
@@ -78,6 +82,8 @@ typedef struct {
   GPtrArray *held;    /* fds, with hold */
   GMutex lock;
   guint accepted;
+  guint gate;         /* non-zero: hold the first @gate connections until @open, then serve them */
+  gint open;          /* atomic */
 } Server;
 
 static gpointer
@@ -96,11 +102,26 @@ server_thread (gpointer data)
       g_mutex_lock (&server->lock);
       server->accepted++;
       g_mutex_unlock (&server->lock);
-      if (server->hold)
+      if (server->hold || server->gate > 0)
         {
           g_mutex_lock (&server->lock);
           g_ptr_array_add (server->held, GINT_TO_POINTER (fd));
           g_mutex_unlock (&server->lock);
+          if (server->gate == 0 || server->held->len < server->gate)
+            continue;
+          /* All of them are in: serve each once the test says so. */
+          while (!g_atomic_int_get (&server->open))
+            g_usleep (1000);
+          for (guint i = 0; i < server->held->len; i++)
+            {
+              int held = GPOINTER_TO_INT (g_ptr_array_index (server->held, i));
+
+              got = read_to_end (held, NULL);
+              g_snprintf (reply, sizeof reply, "got %" G_GSIZE_FORMAT, got);
+              g_assert_cmpint (write (held, reply, strlen (reply)), ==, (gssize) strlen (reply));
+              /* The answer's end (closed with the others at server_stop). */
+              shutdown (held, SHUT_WR);
+            }
           continue;
         }
       got = read_to_end (fd, NULL);
@@ -135,28 +156,17 @@ server_stop (Server  *server,
 }
 
 /* Open fds of this process now. */
-static guint
-count_fds (void)
-{
-  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
-  guint n = 0;
-
-  g_assert_nonnull (dir);
-  while (g_dir_read_name (dir) != NULL)
-    n++;
-  return n;
-}
-
 static int sockets_made;
 
 static void
 make_socket_cb (PaddockPortForward *forward,
+                int                 family,
                 gpointer            user_data)
 {
   gboolean fail = GPOINTER_TO_INT (user_data);
 
   sockets_made++;
-  paddock_port_forward_take_inside_socket (forward, fail ? -1 : socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  paddock_port_forward_take_inside_socket (forward, fail ? -1 : socket (family, SOCK_STREAM | SOCK_CLOEXEC, 0));
 }
 
 /* The main loop turns until @fd is readable (the forward accepts there). */
@@ -164,6 +174,23 @@ static void
 iterate_until_readable (int fd)
 {
   for (int i = 0; i < 2000; i++)
+    {
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+
+      if (poll (&p, 1, 0) == 1)
+        return;
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_not_reached ();
+}
+
+/* The main loop turns until @fd is readable or hung up (a refused
+ * connection is tried on [::1] by way of the main loop). */
+static void
+iterate_until_closed (int fd)
+{
+  for (int i = 0; i < 5000; i++)
     {
       struct pollfd p = { .fd = fd, .events = POLLIN };
 
@@ -244,10 +271,106 @@ test_bytes_and_half_close (void)
   close (lease_fd);
 }
 
+/* Pages held by this process's pipes, each pipe counted once (both its
+ * ends are open here). */
+static guint
+pipe_pages_held (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  const char *name;
+  guint pages = 0;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename ("/proc/self/fd", name, NULL);
+      g_autofree char *target = g_file_read_link (path, NULL);
+      int size;
+
+      if (target == NULL || !g_str_has_prefix (target, "pipe:") || g_hash_table_contains (seen, target))
+        continue;
+      g_hash_table_add (seen, g_steal_pointer (&target));
+      size = fcntl (atoi (name), F_GETPIPE_SZ);
+      if (size > 0)
+        pages += (guint) ((size + sysconf (_SC_PAGESIZE) - 1) / sysconf (_SC_PAGESIZE));
+    }
+  return pages;
+}
+
+/* Many connections at once, more than the pipe budget could give enlarged
+ * pipes to: every one carries its bytes whole, and the pipes of the
+ * process never hold more pages than the budget. */
+static void
+test_many_connections_within_pipe_budget (void)
+{
+  enum { N = 64, SIZE = 200000 };
+  Server server = { 0, };
+  GThread *thread;
+  guint16 lease_port;
+  int lease_fd = listen_loopback (&lease_port);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockPortForward) forward = NULL;
+  Client clients[N];
+  GThread *threads[N];
+  g_autofree char *expected = g_strdup_printf ("got %d", SIZE);
+  guint held_at_peak;
+
+  server.gate = N;
+  thread = server_start (&server, FALSE);
+  forward = paddock_port_forward_new (lease_fd, server.port, make_socket_cb, GINT_TO_POINTER (FALSE), &error);
+  g_assert_no_error (error);
+  paddock_port_forward_set_max_connections (forward, N);
+  for (guint i = 0; i < N; i++)
+    {
+      clients[i] = (Client) { lease_port, SIZE, g_string_new (NULL), 0 };
+      threads[i] = g_thread_new ("client", client_thread, &clients[i]);
+    }
+
+  /* Every connection forwarded and held open inside: the peak. */
+  for (;;)
+    {
+      guint accepted;
+
+      g_mutex_lock (&server.lock);
+      accepted = server.accepted;
+      g_mutex_unlock (&server.lock);
+      if (accepted == N)
+        break;
+      g_assert_cmpuint (paddock_port_forward_get_n_refused (forward), ==, 0);
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (500);
+    }
+  g_assert_cmpuint (paddock_port_forward_get_n_connections (forward), ==, N);
+  held_at_peak = pipe_pages_held ();
+  g_test_message ("%d connections: their pipes hold %u pages (budget %d)", N, held_at_peak,
+                  PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES);
+  g_assert_cmpuint (held_at_peak, <=, PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES);
+  g_assert_cmpuint (paddock_port_forward_get_pipe_pages (), <=, PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES);
+
+  g_atomic_int_set (&server.open, 1);
+  for (guint i = 0; i < N; i++)
+    {
+      while (!g_atomic_int_get (&clients[i].done))
+        {
+          g_main_context_iteration (NULL, FALSE);
+          g_usleep (500);
+        }
+      g_thread_join (threads[i]);
+      g_assert_cmpstr (clients[i].answer->str, ==, expected);
+      g_string_free (clients[i].answer, TRUE);
+    }
+  g_assert_cmpuint (paddock_port_forward_get_n_refused (forward), ==, 0);
+  paddock_port_forward_stop (forward);
+  g_assert_cmpuint (paddock_port_forward_get_pipe_pages (), ==, 0);
+  server_stop (&server, thread);
+  close (lease_fd);
+}
+
 static void
 test_bound_refuses_and_stop_closes (void)
 {
-  guint fds_before = count_fds ();
+  guint fds_before = net_test_count_fds ();
   Server server = { 0, };
   GThread *thread = server_start (&server, TRUE);
   guint16 lease_port;
@@ -303,7 +426,7 @@ test_bound_refuses_and_stop_closes (void)
   server_stop (&server, thread);
   close (lease_fd);
   /* Nothing of the forward is left open: its sockets, pipes, epoll, eventfd. */
-  g_assert_cmpuint (count_fds (), ==, fds_before);
+  g_assert_cmpuint (net_test_count_fds (), ==, fds_before);
 }
 
 static void
@@ -322,13 +445,16 @@ test_no_socket_inside_closes_client (void)
     int dead = listen_loopback (&dead_port);
 
     close (dead);
+    sockets_made = 0;
     forward = paddock_port_forward_new (lease_fd, dead_port, make_socket_cb, GINT_TO_POINTER (FALSE), &error);
   }
   g_assert_no_error (error);
   client = connect_loopback (lease_port);
   iterate_until_readable (lease_fd);
-  g_main_context_iteration (NULL, FALSE);
+  iterate_until_closed (client);
   g_assert_cmpint (read (client, &byte, 1), <=, 0);
+  /* 127.0.0.1, then [::1] (where the host has IPv6). */
+  g_assert_cmpint (sockets_made, >=, 1);
   close (client);
   while (paddock_port_forward_get_n_connections (forward) > 0)
     g_usleep (1000);
@@ -348,6 +474,59 @@ test_no_socket_inside_closes_client (void)
   close (lease_fd);
 }
 
+/* A server inside that listens on [::1] only: 127.0.0.1 refuses, the
+ * forward asks for an IPv6 socket and gets through. */
+static void
+test_server_on_ipv6_loopback (void)
+{
+  struct sockaddr_in6 addr = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+  socklen_t len = sizeof addr;
+  int server6 = socket (AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  guint16 lease_port;
+  int lease_fd;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockPortForward) forward = NULL;
+  Server server = { 0, };
+  GThread *thread;
+  Client client;
+  GThread *c;
+
+  if (server6 < 0 || bind (server6, (struct sockaddr *) &addr, sizeof addr) != 0)
+    {
+      g_test_skip ("no IPv6 loopback here");
+      if (server6 >= 0)
+        close (server6);
+      return;
+    }
+  g_assert_no_errno (listen (server6, 16));
+  g_assert_no_errno (getsockname (server6, (struct sockaddr *) &addr, &len));
+  /* The server thread serves whatever listening socket it is given. */
+  server.listen_fd = server6;
+  server.port = ntohs (addr.sin6_port);
+  server.held = g_ptr_array_new ();
+  g_mutex_init (&server.lock);
+  thread = g_thread_new ("server", server_thread, &server);
+
+  lease_fd = listen_loopback (&lease_port);
+  sockets_made = 0;
+  forward = paddock_port_forward_new (lease_fd, server.port, make_socket_cb, GINT_TO_POINTER (FALSE), &error);
+  g_assert_no_error (error);
+  client = (Client) { lease_port, 300000, g_string_new (NULL), 0 };
+  c = g_thread_new ("client", client_thread, &client);
+  while (!g_atomic_int_get (&client.done))
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (500);
+    }
+  g_thread_join (c);
+  g_assert_cmpstr (client.answer->str, ==, "got 300000");
+  g_assert_cmpint (sockets_made, ==, 2);
+  g_string_free (client.answer, TRUE);
+  paddock_port_forward_stop (forward);
+  server_stop (&server, thread);
+  close (lease_fd);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -356,5 +535,7 @@ main (int    argc,
   g_test_add_func ("/port-forward/bytes-and-half-close", test_bytes_and_half_close);
   g_test_add_func ("/port-forward/bound-refuses-and-stop-closes", test_bound_refuses_and_stop_closes);
   g_test_add_func ("/port-forward/no-socket-inside-closes-client", test_no_socket_inside_closes_client);
+  g_test_add_func ("/port-forward/many-connections-within-pipe-budget", test_many_connections_within_pipe_budget);
+  g_test_add_func ("/port-forward/server-on-ipv6-loopback", test_server_on_ipv6_loopback);
   return g_test_run ();
 }

@@ -18,24 +18,13 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 
+#include "net-test-util.h"
 #include "paddock-autofd.h"
 #include "paddock-net-journal.h"
 #include "paddock-proxy.h"
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
-
-static guint
-count_fds (void)
-{
-  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
-  guint n = 0;
-
-  g_assert_nonnull (dir);
-  while (g_dir_read_name (dir) != NULL)
-    n++;
-  return n;
-}
 
 static int
 make_listen_socket (guint *out_port)
@@ -367,7 +356,7 @@ fixture_set_up (Fixture       *fixture,
 {
   g_autoptr(GError) error = NULL;
 
-  fixture->fds_before = count_fds ();
+  fixture->fds_before = net_test_count_fds ();
   fixture->origin = start_origin (G_CALLBACK (origin_run_cb), &fixture->origin_port);
   fixture->echo = start_origin (G_CALLBACK (echo_run_cb), &fixture->echo_port);
 
@@ -400,9 +389,9 @@ fixture_tear_down (Fixture       *fixture,
 
   /* Cancelled operations return on the next iterations; then every
    * socket must be closed again. */
-  for (guint i = 0; i < 200 && count_fds () != fixture->fds_before; i++)
+  for (guint i = 0; i < 200 && net_test_count_fds () != fixture->fds_before; i++)
     iterate_briefly (10);
-  if (count_fds () != fixture->fds_before)
+  if (net_test_count_fds () != fixture->fds_before)
     {
       g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
       const char *name;
@@ -415,7 +404,7 @@ fixture_tear_down (Fixture       *fixture,
           g_test_message ("fd %s → %s", name, target);
         }
     }
-  g_assert_cmpuint (count_fds (), ==, fixture->fds_before);
+  g_assert_cmpuint (net_test_count_fds (), ==, fixture->fds_before);
 }
 
 /* The newest record the proxy emitted (it keeps none itself). */
@@ -1361,7 +1350,7 @@ test_new_rejects_bad_fd (void)
 {
   g_autoptr(PaddockDomainRules) rules = paddock_domain_rules_new ();
   g_autoptr(GError) error = NULL;
-  guint fds = count_fds ();
+  guint fds = net_test_count_fds ();
   int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   PaddockProxy *proxy;
 
@@ -1369,7 +1358,7 @@ test_new_rejects_bad_fd (void)
   proxy = paddock_proxy_new (fd, rules, &error);
   g_assert_null (proxy);
   g_assert_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_INVALID_ARGUMENT);
-  g_assert_cmpuint (count_fds (), ==, fds);
+  g_assert_cmpuint (net_test_count_fds (), ==, fds);
 }
 
 int

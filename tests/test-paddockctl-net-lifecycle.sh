@@ -1,0 +1,206 @@
+#!/bin/bash
+# test-paddockctl-net-lifecycle.sh — the network's threads and records across Destroy and daemon exit, and ::1 servers reached through leased ports, as TAP
+#
+# Copyright 2026 The Paddock authors
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# A slow origin on the host's loopback (it reads a request and never
+# answers) stands in for a request in flight. A proxy-mode session's proxy
+# runs on a thread of its own: after Destroy the daemon has no more threads
+# than before the session; a request still in flight when the daemon gets
+# SIGTERM is recorded, and listed after a restart. A server inside a
+# none-mode session that listens on [::1]:$PORT only is reached from the
+# host through the leased port (127.0.0.1 refuses, the forward tries
+# [::1] with an IPv6 socket pid 1 makes inside).
+
+set -euo pipefail
+
+PYTHON=/usr/bin/python3
+[[ -x "$PYTHON" ]] || { echo "1..0 # SKIP python3 is not installed"; [[ "${1:-}" == "--tap" ]] && exit 0; exit 77; }
+
+# The slow origin, started before the daemon so that its environment can
+# name the port. It says "got REQUEST-LINE" on its output (the log, which
+# moves with the folder) once a request head arrived.
+server_dir=$(mktemp -d "${TMPDIR:-/tmp}/paddock-net-slow.XXXXXX")
+"$PYTHON" - "$server_dir" <<'PY' >"$server_dir/log" 2>&1 &
+import os, socket, sys, threading, time
+d = sys.argv[1]
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+def write(name, value):
+    with open(os.path.join(d, name + ".tmp"), "w") as f:
+        f.write(value)
+    os.rename(os.path.join(d, name + ".tmp"), os.path.join(d, name))
+def serve(c):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        b = c.recv(65536)
+        if not b:
+            return
+        data += b
+    print("got", data.split(b"\r\n", 1)[0].decode(), flush=True)
+    time.sleep(3600)
+write("port", str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+server_pid=$!
+trap 'kill $server_pid 2>/dev/null; wait $server_pid 2>/dev/null; rm -rf "$server_dir"' EXIT
+for _ in $(seq 50); do [[ -s "$server_dir/port" ]] && break; sleep 0.1; done
+port=$(cat "$server_dir/port" 2>/dev/null || true)
+[[ -n "$port" ]] || { echo "1..0 # SKIP the loopback test server did not start"; exit 1; }
+
+export PADDOCK_TEST_PROXY_RESOLVE="slow.test=127.0.0.1"
+export PADDOCK_TEST_PROXY_PORTS="$port"
+
+# shellcheck source=paddockctl-lib.sh
+source "$(dirname "$0")/paddockctl-lib.sh" "$@"
+background_pids+=("$server_pid")
+mv "$server_dir" "$tmp/server"
+server_dir="$tmp/server"
+
+SANDBOX="$PADDOCK_BUILD_ROOT/daemon/sandbox/paddock-sandbox"
+[[ -x "$SANDBOX" ]] || skip "paddock-sandbox is not built"
+if ! unshare -Urn true 2>/dev/null; then
+  skip "user and network namespaces are unavailable here, so no proxy session can run"
+fi
+
+ws="$tmp/workspace"
+mkdir "$ws"
+
+cat >"$ws/get.py" <<'PY'
+import sys, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=600) as response:
+        print(response.status)
+except Exception as e:
+    print("failed", e)
+PY
+
+threads () { ls /proc/"$daemon_pid"/task | wc -l; }
+proxy_threads () { cat /proc/"$daemon_pid"/task/*/comm 2>/dev/null | grep -cx paddock-proxy || true; }
+# records ID EXPR: EXPR over the records list (r) of `net ID records --json`.
+records ()
+{
+  "$CTL" --json net "$1" records >"$tmp/records.json" 2>"$tmp/records.err" || return 1
+  "$PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1]))["records"]; print(eval(sys.argv[2]))' \
+    "$tmp/records.json" "$2"
+}
+
+# ---- Destroy leaves no proxy thread -----------------------------------------------
+
+# A first session and its end, so that whatever the daemon starts once
+# (GLib's workers) is there already when we count.
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+if [[ $rc -ne 0 ]] && grep -q NotEnforced "$tmp/out"; then
+  skip "no safe session can run here: $(cat "$tmp/out")"
+fi
+warm_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+"$CTL" destroy "$warm_id" >/dev/null 2>&1 || true
+sleep 1
+before=$(threads)
+
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+check "create --net proxy: exit 0, running" \
+  test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
+id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+has_proxy_thread () { [[ $(proxy_threads) -ge 1 ]]; }
+check "…its proxy runs on a thread of the daemon (paddock-proxy)" wait_for 10 has_proxy_thread
+"$CTL" destroy "$id" >/dev/null 2>&1 || true
+check "after Destroy, no paddock-proxy thread is left" test "$(proxy_threads)" = 0
+back_to_before () { [[ $(threads) -le $before ]]; }
+wait_for 20 back_to_before || true
+check "…and the daemon has no more threads than before the session ($before)" test "$(threads)" -le "$before"
+
+# ---- a request in flight at the daemon's exit is recorded -------------------------
+
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+"$CTL" --json exec "$id" --timeout 600000 -- python3 "$ws/get.py" "http://slow.test:$port/in-flight" \
+  >"$tmp/exec.json" 2>&1 &
+exec_pid=$!
+background_pids+=("$exec_pid")
+check "a request to the slow origin reached it through the proxy" \
+  wait_for 30 grep -q "^got GET /in-flight" "$server_dir/log"
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+check "…the daemon exits on SIGTERM" eval '! kill -0 "$daemon_pid" 2>/dev/null'
+"$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+check "after a restart, the request in flight at SIGTERM is in net records, cut off, with the bytes it sent" \
+  test "$(records "$id" '[(x["method"], x["host"], x["port"], x["error"], x["bytes_up"] > 0) for x in r]' 2>&1)" \
+       = "[('GET', 'slow.test', $port, 'the proxy stopped', True)]"
+"$CTL" destroy "$id" >/dev/null 2>&1 || true
+
+# ---- a server inside on [::1] only, reached through the leased port ----------------
+
+cat >"$ws/serve-v6.py" <<'PY'
+import os, socket
+s = socket.socket(socket.AF_INET6)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+s.bind(("::1", int(os.environ["PORT"])))
+s.listen(16)
+while True:
+    c, _ = s.accept()
+    got = 0
+    while True:
+        b = c.recv(1 << 16)
+        if not b:
+            break
+        got += len(b)
+    c.sendall(("v6 %d\n" % got).encode() + b"x" * got)
+    c.close()
+PY
+# host_send PORT N: from the host, send N bytes, half-close, read it all;
+# the answer's first line and whether the rest came back whole. The agent
+# may still be starting: a closed connection is tried again (at most 20 s).
+host_send () { "$PYTHON" - "$1" "$2" <<'PY'
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+deadline = time.monotonic() + 20
+while True:
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"y" * n)
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while True:
+            b = s.recv(1 << 16)
+            if not b:
+                break
+            data += b
+        s.close()
+    except OSError:
+        data = b""
+    if data or time.monotonic() > deadline:
+        break
+    time.sleep(0.1)
+head, _, rest = data.partition(b"\n")
+print(head.decode(), "whole" if rest == b"x" * n else "short %d" % len(rest))
+PY
+}
+if "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web -- python3 "$ws/serve-v6.py"
+  v6_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  leased=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+  check "create --net none --port web, its server on [::1] only: running" \
+    test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
+  check "…a request from the host through the leased port reaches it, 1 MiB each way whole" \
+    test "$(host_send "$leased" 1048576 2>&1)" = "v6 1048576 whole"
+  check "…the session still reaches nothing outside: TCP to the host's server gets nowhere" \
+    test "$("$CTL" --json exec "$v6_id" -- python3 -c '
+import socket, sys
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).close(); print("connected")
+except OSError as e:
+    print("refused", e.errno)' "$port" | json /dev/stdin 'd["stdout"].strip()' 2>&1)" = "refused 111"
+  "$CTL" destroy "$v6_id" >/dev/null 2>&1 || true
+else
+  ok "forwarding to a server on [::1] # SKIP the host has no IPv6 loopback"
+fi
+
+echo "1..$n"
+[[ $failures -eq 0 ]]
