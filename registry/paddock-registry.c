@@ -1601,6 +1601,46 @@ paddock_registry_release (PaddockRegistry  *self,
   return TRUE;
 }
 
+/* Gives the lease on @port a new name, kept across restarts: the port,
+ * its sockets and its owner stay as they are (a session names a port it
+ * reserved at create, see Session1.LeasePort). Only the daemon calls this.
+ * If the new name cannot be saved, the lease keeps its old one. */
+gboolean
+paddock_registry_rename (PaddockRegistry  *self,
+                         guint16           port,
+                         const char       *name,
+                         GError          **error)
+{
+  g_autofree char *old_name = NULL;
+  PaddockLease *lease;
+  guint index = 0;
+
+  g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!paddock_registry_validate_name (name, error))
+    return FALSE;
+  if (!find_port (self, port, &index))
+    {
+      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND,
+                   "Port %u is not leased", port);
+      return FALSE;
+    }
+
+  lease = g_ptr_array_index (self->leases, index);
+  old_name = g_strdup (paddock_lease_get_name (lease));
+  _paddock_lease_set_name (lease, name);
+  /* A put of the same port replaces its record at replay. */
+  if (!journal_put (self, lease, error))
+    {
+      _paddock_lease_set_name (lease, old_name);
+      return FALSE;
+    }
+
+  g_list_model_items_changed (G_LIST_MODEL (self), index, 1, 1);
+  return TRUE;
+}
+
 /* Releases every lease of @owner (a client that left the bus, or
  * "session:<id>" for a destroyed session) and returns how many. This is
  * teardown and cannot be refused: if the journal cannot be written, the

@@ -62,6 +62,10 @@ gboolean         paddock_registry_release           (PaddockRegistry *self,
                                                      guint16          port,
                                                      const char      *requester,
                                                      GError         **error);
+gboolean         paddock_registry_rename            (PaddockRegistry *self,
+                                                     guint16          port,
+                                                     const char      *name,
+                                                     GError         **error);
 guint            paddock_registry_release_owner     (PaddockRegistry *self,
                                                      const char      *owner);
 PaddockLease    *paddock_registry_lookup            (PaddockRegistry *self,
