@@ -487,6 +487,8 @@ add_session_to_builder (JsonBuilder       *builder,
       json_builder_add_string_value (builder, owner);
       json_builder_set_member_name (builder, "session");
       json_builder_add_string_value (builder, session);
+      json_builder_set_member_name (builder, "reserved");
+      json_builder_add_boolean_value (builder, g_str_equal (name, PADDOCKCTL_RESERVED_PORT_NAME));
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);

@@ -347,6 +347,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   g_auto(PaddockSessionConfig) config = { 0, };
   g_auto(GStrv) allow_write = NULL;
   g_autoptr(PaddockSessionImpl) session = NULL;
+  g_autoptr(GPtrArray) reserved = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *id = NULL;
   g_autofree char *session_dir = NULL;
@@ -568,6 +569,9 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
       for (guint j = 0; j < i; j++)
         if (g_str_equal (port_names[i], port_names[j]))
           return return_invalid (invocation, "Each port name once");
+      if (g_str_equal (port_names[i], PADDOCK_SESSION_RESERVED_PORT_NAME))
+        return return_invalid (invocation, "“" PADDOCK_SESSION_RESERVED_PORT_NAME "” is what a session's "
+                                           "ports not named yet are called: choose another name");
     }
   if (config.allow_domains != NULL && config.allow_domains[0] != NULL &&
       g_strcmp0 (config.net_mode, "proxy") != 0)
@@ -665,6 +669,10 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
         config.leases = g_ptr_array_new_with_free_func (g_object_unref);
       g_ptr_array_add (config.leases, lease);
     }
+  /* And a few reserved for LeasePort, which Landlock's bind rules can
+   * allow only if they are known at start (paddock-session-ports.c). */
+  reserved = _paddock_session_ports_reserve (self->registry, id, config.profile, config.net_mode,
+                                             port_names != NULL ? g_strv_length (port_names) : 0);
 
   config.helper = g_strdup (self->helper_path);
   if (g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL)
@@ -672,6 +680,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   config.cgroup_parent = g_strdup (self->cgroup_parent);
   config.cgroup_reason = g_strdup (self->cgroup_reason);
   session = paddock_session_impl_new (id, &config);
+  _paddock_session_ports_take_reserved (_paddock_session_network_get_ports (_paddock_session_impl_get_network (session)),
+                                        reserved);
   pending = g_new0 (PendingCreate, 1);
   pending->manager = g_object_ref (self);
   /* The handler's reference, answered (and so released) in
