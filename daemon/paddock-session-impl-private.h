@@ -57,7 +57,8 @@ gboolean _paddock_session_impl_handle_kill_process       (PaddockIpcSession1    
  * the most sockets an agent on the host's network is handed at start. */
 #define PADDOCK_SESSION_MAX_PORTS  16
 /* Ports a none or proxy session whose Landlock rules restrict bind
- * reserves at create, besides its named ones (within MAX_PORTS): the only
+ * reserves at create unless CreateSession's "reserved-ports" says how
+ * many, besides its named ones (within MAX_PORTS together): the only
  * ports a later LeasePort can name, since the Landlock rules fixed at start
  * can take no port added later (paddock-session-ports.c). */
 #define PADDOCK_SESSION_RESERVED_PORTS 4
@@ -136,7 +137,7 @@ GPtrArray           *_paddock_session_ports_reserve             (PaddockRegistry
                                                                  const char           *session_id,
                                                                  const char           *profile,
                                                                  const char           *net_mode,
-                                                                 guint                 n_named);
+                                                                 guint                 n_wanted);
 void                 _paddock_session_ports_take_reserved       (PaddockSessionPorts  *ports,
                                                                  GPtrArray            *reserved);
 void                 _paddock_session_ports_add_bind_arguments  (PaddockSessionPorts  *ports,

@@ -200,9 +200,8 @@ kernel_landlock_restricts_bind (void)
   return abi >= LANDLOCK_ABI_NET;
 }
 
-/* At create: the ports @session_id reserves for LeasePort, besides its
- * @n_named named ones, leased from @registry to the session (so they are
- * released with it). Only a sandboxed none or proxy session on a kernel
+/* At create: the @n_wanted ports @session_id reserves for LeasePort,
+ * leased from @registry to the session (so they are released with it). Only a sandboxed none or proxy session on a kernel
  * whose Landlock restricts bind reserves any: on the host's network the
  * agent is handed its sockets at start, and without those Landlock rules
  * LeasePort can lease a new port. Returns the leases (maybe empty); a pool
@@ -213,19 +212,16 @@ _paddock_session_ports_reserve (PaddockRegistry *registry,
                                 const char      *session_id,
                                 const char      *profile,
                                 const char      *net_mode,
-                                guint            n_named)
+                                guint            n_wanted)
 {
   GPtrArray *reserved = g_ptr_array_new_with_free_func (g_object_unref);
-  guint wanted;
 
   if (registry == NULL || g_strcmp0 (profile, "host") == 0 ||
       (g_strcmp0 (net_mode, "none") != 0 && g_strcmp0 (net_mode, "proxy") != 0) ||
       !kernel_landlock_restricts_bind ())
     return reserved;
 
-  wanted = n_named < PADDOCK_SESSION_MAX_PORTS
-           ? MIN (PADDOCK_SESSION_RESERVED_PORTS, PADDOCK_SESSION_MAX_PORTS - n_named) : 0;
-  for (guint i = 0; i < wanted; i++)
+  for (guint i = 0; i < n_wanted; i++)
     {
       g_autoptr(GError) error = NULL;
       PaddockLease *lease = paddock_registry_lease (registry, NULL, session_id,
@@ -234,7 +230,7 @@ _paddock_session_ports_reserve (PaddockRegistry *registry,
       if (lease == NULL)
         {
           g_message ("Session %s: reserved %u of %u ports for LeasePort: %s",
-                     session_id, i, wanted, error->message);
+                     session_id, i, n_wanted, error->message);
           break;
         }
       g_ptr_array_add (reserved, lease);
