@@ -693,7 +693,15 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     }
   /* And a few reserved for LeasePort, which Landlock's bind rules can
    * allow only if they are known at start (paddock-session-ports.c). */
-  reserved = _paddock_session_ports_reserve (self->registry, id, config.profile, config.net_mode, reserved_ports);
+  reserved = _paddock_session_ports_reserve (self->registry, id, config.profile, config.net_mode, reserved_ports,
+                                             &error);
+  if (reserved == NULL)
+    {
+      release_session_leases (self, id);
+      paddock_remove_tree (session_dir);
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
 
   config.helper = g_strdup (self->helper_path);
   if (g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL)

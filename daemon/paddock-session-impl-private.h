@@ -137,7 +137,8 @@ GPtrArray           *_paddock_session_ports_reserve             (PaddockRegistry
                                                                  const char           *session_id,
                                                                  const char           *profile,
                                                                  const char           *net_mode,
-                                                                 guint                 n_wanted);
+                                                                 guint                 n_wanted,
+                                                                 GError              **error);
 void                 _paddock_session_ports_take_reserved       (PaddockSessionPorts  *ports,
                                                                  GPtrArray            *reserved);
 void                 _paddock_session_ports_add_bind_arguments  (PaddockSessionPorts  *ports,

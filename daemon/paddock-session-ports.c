@@ -201,39 +201,38 @@ kernel_landlock_restricts_bind (void)
 }
 
 /* At create: the @n_wanted ports @session_id reserves for LeasePort,
- * leased from @registry to the session (so they are released with it). Only a sandboxed none or proxy session on a kernel
- * whose Landlock restricts bind reserves any: on the host's network the
- * agent is handed its sockets at start, and without those Landlock rules
- * LeasePort can lease a new port. Returns the leases (maybe empty); a pool
- * or quota that runs out leaves fewer, reported by LeasePort when the last
- * is named. */
+ * leased from @registry to the session (so they are released with it).
+ * Only a sandboxed none or proxy session on a kernel whose Landlock
+ * restricts bind reserves any: on the host's network the agent is handed
+ * its sockets at start, and without those Landlock rules LeasePort can
+ * lease a new port. Returns the leases (maybe none), or NULL with @error
+ * (in PADDOCK_ERROR) when the registry cannot give them all; then none is
+ * left. */
 GPtrArray *
-_paddock_session_ports_reserve (PaddockRegistry *registry,
-                                const char      *session_id,
-                                const char      *profile,
-                                const char      *net_mode,
-                                guint            n_wanted)
+_paddock_session_ports_reserve (PaddockRegistry  *registry,
+                                const char       *session_id,
+                                const char       *profile,
+                                const char       *net_mode,
+                                guint             n_wanted,
+                                GError          **error)
 {
-  GPtrArray *reserved = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GError) local_error = NULL;
+  GPtrArray *reserved;
 
   if (registry == NULL || g_strcmp0 (profile, "host") == 0 ||
       (g_strcmp0 (net_mode, "none") != 0 && g_strcmp0 (net_mode, "proxy") != 0) ||
-      !kernel_landlock_restricts_bind ())
-    return reserved;
+      n_wanted == 0 || !kernel_landlock_restricts_bind ())
+    return g_ptr_array_new_with_free_func (g_object_unref);
 
-  for (guint i = 0; i < n_wanted; i++)
+  /* One durable write for all of them: this is on the way to the
+   * session's start. */
+  reserved = paddock_registry_lease_several (registry, session_id, PADDOCK_SESSION_RESERVED_PORT_NAME,
+                                             n_wanted, &local_error);
+  if (reserved == NULL)
     {
-      g_autoptr(GError) error = NULL;
-      PaddockLease *lease = paddock_registry_lease (registry, NULL, session_id,
-                                                    PADDOCK_SESSION_RESERVED_PORT_NAME, 0, &error);
-
-      if (lease == NULL)
-        {
-          g_message ("Session %s: reserved %u of %u ports for LeasePort: %s",
-                     session_id, i, n_wanted, error->message);
-          break;
-        }
-      g_ptr_array_add (reserved, lease);
+      paddock_error_propagate_registry (error, g_steal_pointer (&local_error));
+      g_prefix_error (error, "Could not reserve %u ports for LeasePort (CreateSession's "
+                      "“reserved-ports”): ", n_wanted);
     }
   return reserved;
 }

@@ -251,6 +251,26 @@ else
   check "…Destroy releases them" test "$(session_leases "$id")" = "[]"
 fi
 
+# ---- a pool that cannot give them: create fails, nothing is left ---------------
+
+if [[ "$landlock_net" == enforced ]]; then
+  kill -TERM "$daemon_pid"
+  wait "$daemon_pid" 2>/dev/null || true
+  "$DAEMON" --state-dir "$tmp/state" --max-leases-per-owner 3 >>"$tmp/daemon.log" 2>&1 &
+  daemon_pid=$!
+  wait_for 10 "$CTL" ports list || true
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web -- sleep 600
+  check "with at most 3 leases per owner, create --net none --port web (1 + 4 reserved): QuotaExceeded, saying it was reserving, no lease left, no session" \
+    test "$rc:$(json "$tmp/out" '(d["error"]["name"], "reserve 4 ports" in d["error"]["message"])' 2>&1):$("$CTL" --json ports list | json /dev/stdin 'len(d["leases"])'):$("$CTL" --json list | json /dev/stdin 'len(d["sessions"])')" \
+         = "1:('org.paddock.Error.QuotaExceeded', True):0:0"
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web --reserved-ports 2 -- sleep 600
+  check "…with --reserved-ports 2 it fits: one named, two reserved" \
+    test "$rc:$(json "$tmp/out" 'sorted(p["name"] for p in d["ports"])' 2>&1)" = "0:['reserved', 'reserved', 'web']"
+  "$CTL" destroy "$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)" >/dev/null 2>&1 || true
+else
+  ok "a pool that cannot give the reserved ports # SKIP landlock-net is $landlock_net here"
+fi
+
 check "the daemon is still running at the end" kill -0 "$daemon_pid"
 
 echo "1..$n"
