@@ -28,7 +28,6 @@
 
 #include "config.h"
 
-#include <errno.h>
 #include <linux/landlock.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -255,8 +254,14 @@ _paddock_session_ports_add_bind_arguments (PaddockSessionPorts *ports,
 {
   for (guint i = 0; i < ports->reserved->len; i++)
     {
+      PaddockLease *lease = g_ptr_array_index (ports->reserved, i);
+
+      /* Not one a client released meanwhile (Ports1.Release). */
+      if (session_registry != NULL &&
+          paddock_registry_lookup (session_registry, paddock_lease_get_port (lease)) != lease)
+        continue;
       g_ptr_array_add (argv, g_strdup ("--bind-port"));
-      g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (g_ptr_array_index (ports->reserved, i))));
+      g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (lease)));
     }
 }
 

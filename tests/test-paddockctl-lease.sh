@@ -205,6 +205,18 @@ if [[ "$landlock_net" == enforced ]]; then
     test "$(json "$tmp/out" 'len(d["ports"])' 2>&1):$rc:$(json "$tmp/out.2" 'd["error"]["name"]' 2>&1)" \
          = "0:1:org.paddock.Error.QuotaExceeded"
   "$CTL" destroy "$id" >/dev/null
+  # A client may release a session's lease (Ports1.Release): a reserved
+  # port released so is gone, not handed out by LeasePort afterwards.
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --reserved-ports 2 -- sleep 600
+  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  first=$(json "$tmp/out" 'd["ports"][0]["port"]' 2>/dev/null || echo 0)
+  "$CTL" ports release "$first" >/dev/null 2>&1 || true
+  run "$tmp/out" "$tmp/err" --json ports lease --name api --session "$id"
+  run "$tmp/out.2" "$tmp/err" --json ports lease --name db --session "$id"
+  check "a reserved port released by a client is not named afterwards: LeasePort names the other, then QuotaExceeded" \
+    test "$(json "$tmp/out" '(d["name"], d["port"] != '"$first"')' 2>&1):$(json "$tmp/out.2" 'd["error"]["name"]' 2>&1):$(session_ports "$id")" \
+         = "('api', True):org.paddock.Error.QuotaExceeded:$(json "$tmp/out" 'd["port"]' 2>/dev/null)"
+  "$CTL" destroy "$id" >/dev/null
 else
   ok "--reserved-ports # SKIP landlock-net is $landlock_net here: nothing is reserved"
 fi
