@@ -79,6 +79,9 @@ add_lease_to_builder (JsonBuilder *builder,
     json_builder_add_string_value (builder, lease.session);
   else
     json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "reserved");
+  json_builder_add_boolean_value (builder, lease.session != NULL &&
+                                           g_str_equal (lease.name, PADDOCKCTL_RESERVED_PORT_NAME));
   json_builder_set_member_name (builder, "state");
   json_builder_add_string_value (builder, lease.state);
   json_builder_set_member_name (builder, "ipv6");

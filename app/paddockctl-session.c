@@ -487,6 +487,8 @@ add_session_to_builder (JsonBuilder       *builder,
       json_builder_add_string_value (builder, owner);
       json_builder_set_member_name (builder, "session");
       json_builder_add_string_value (builder, session);
+      json_builder_set_member_name (builder, "reserved");
+      json_builder_add_boolean_value (builder, g_str_equal (name, PADDOCKCTL_RESERVED_PORT_NAME));
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);
@@ -637,6 +639,7 @@ paddockctl_create (Paddockctl  *ctl,
   g_autofree char *net = NULL;
   g_autofree char *pids_max = NULL;
   g_autofree char *memory_max = NULL;
+  g_autofree char *reserved_ports = NULL;
   g_autofree char *path = NULL;
   g_autofree char *absolute = NULL;
   g_autofree char **options_argv = NULL;
@@ -678,8 +681,11 @@ paddockctl_create (Paddockctl  *ctl,
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
       "With --net proxy: let the proxy reach D (example.com, *.example.com, !D denies; repeatable)", "D" },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
-      "Lease a port named NAME for the session (net host; repeatable): the agent gets it as a "
-      "listening socket (LISTEN_FDS), PORT and PADDOCK_PORT_<NAME>", "NAME" },
+      "Lease a port named NAME for the session (repeatable): PORT and PADDOCK_PORT_<NAME>; with net host "
+      "the agent gets it as a listening socket (LISTEN_FDS), with none or proxy it is forwarded in", "NAME" },
+    { "reserved-ports", 0, 0, G_OPTION_ARG_STRING, &reserved_ports,
+      "With net none or proxy: hold N more ports (0–16, with the named ones at most 16; default 4) that "
+      "“ports lease --session” can name later, where Landlock lets the agent bind only ports known at start", "N" },
     { NULL }
   };
   int options_argc = argc;
@@ -800,6 +806,15 @@ paddockctl_create (Paddockctl  *ctl,
       if (!g_ascii_string_to_unsigned (pids_max, 10, 16, 4194304, &n, NULL))
         return paddockctl_usage_error (ctl, command_path, "invalid --pids-max “%s”: expected 16 to 4194304", pids_max);
       g_variant_builder_add (&options, "{sv}", "pids-max", g_variant_new_uint64 (n));
+    }
+  if (reserved_ports != NULL)
+    {
+      guint64 n = 0;
+
+      if (!g_ascii_string_to_unsigned (reserved_ports, 10, 0, 16, &n, NULL))
+        return paddockctl_usage_error (ctl, command_path, "invalid --reserved-ports “%s”: expected 0 to 16",
+                                       reserved_ports);
+      g_variant_builder_add (&options, "{sv}", "reserved-ports", g_variant_new_uint32 ((guint32) n));
     }
   if (memory_max != NULL)
     {

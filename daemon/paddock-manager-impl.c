@@ -347,6 +347,9 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   g_auto(PaddockSessionConfig) config = { 0, };
   g_auto(GStrv) allow_write = NULL;
   g_autoptr(PaddockSessionImpl) session = NULL;
+  g_autoptr(GPtrArray) reserved = NULL;
+  guint reserved_ports = PADDOCK_SESSION_RESERVED_PORTS;
+  gboolean reserved_ports_given = FALSE;
   g_autoptr(GError) error = NULL;
   g_autofree char *id = NULL;
   g_autofree char *session_dir = NULL;
@@ -406,6 +409,12 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
         {
           g_strfreev (port_names);
           port_names = g_variant_dup_strv (value, NULL);
+        }
+      else if (g_str_equal (key, "reserved-ports") && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32))
+        {
+          /* Checked below against the named ones and the network mode. */
+          reserved_ports = g_variant_get_uint32 (value);
+          reserved_ports_given = TRUE;
         }
       else if (g_str_equal (key, "allow-domains") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
         {
@@ -568,7 +577,24 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
       for (guint j = 0; j < i; j++)
         if (g_str_equal (port_names[i], port_names[j]))
           return return_invalid (invocation, "Each port name once");
+      if (g_str_equal (port_names[i], PADDOCK_SESSION_RESERVED_PORT_NAME))
+        return return_invalid (invocation, "“" PADDOCK_SESSION_RESERVED_PORT_NAME "” is what a session's "
+                                           "ports not named yet are called: choose another name");
     }
+  {
+    guint n_named = port_names != NULL ? g_strv_length (port_names) : 0;
+
+    /* Reserved ports serve LeasePort in a namespace of the session's own;
+     * by default as many as fit beside the named ones. */
+    if (reserved_ports_given && g_strcmp0 (config.net_mode, "host") == 0)
+      return return_invalid (invocation, "Reserved ports are for net none or proxy: on the host's network "
+                                         "the agent gets its sockets at start, so name them all in “ports”");
+    if (reserved_ports_given && n_named + reserved_ports > PADDOCK_SESSION_MAX_PORTS)
+      return return_invalid (invocation, "A session has at most " G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS)
+                                         " ports, named and reserved together");
+    if (!reserved_ports_given)
+      reserved_ports = MIN (reserved_ports, PADDOCK_SESSION_MAX_PORTS - n_named);
+  }
   if (config.allow_domains != NULL && config.allow_domains[0] != NULL &&
       g_strcmp0 (config.net_mode, "proxy") != 0)
     return return_invalid (invocation, "Allowed domains apply to the proxy: they need net proxy");
@@ -665,6 +691,17 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
         config.leases = g_ptr_array_new_with_free_func (g_object_unref);
       g_ptr_array_add (config.leases, lease);
     }
+  /* And a few reserved for LeasePort, which Landlock's bind rules can
+   * allow only if they are known at start (paddock-session-ports.c). */
+  reserved = _paddock_session_ports_reserve (self->registry, id, config.profile, config.net_mode, reserved_ports,
+                                             &error);
+  if (reserved == NULL)
+    {
+      release_session_leases (self, id);
+      paddock_remove_tree (session_dir);
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
 
   config.helper = g_strdup (self->helper_path);
   if (g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL)
@@ -672,6 +709,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   config.cgroup_parent = g_strdup (self->cgroup_parent);
   config.cgroup_reason = g_strdup (self->cgroup_reason);
   session = paddock_session_impl_new (id, &config);
+  _paddock_session_ports_take_reserved (_paddock_session_network_get_ports (_paddock_session_impl_get_network (session)),
+                                        reserved);
   pending = g_new0 (PendingCreate, 1);
   pending->manager = g_object_ref (self);
   /* The handler's reference, answered (and so released) in

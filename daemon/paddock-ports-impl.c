@@ -10,6 +10,7 @@
 
 #include "paddock-error.h"
 #include "paddock-ports-impl.h"
+#include "paddock-session-impl-private.h"
 
 struct _PaddockPortsImpl
 {
@@ -226,6 +227,16 @@ paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
 
   if (session != NULL && session[0] == '\0')
     session = NULL;
+  /* A session's ports not named yet are listed under this name (see
+   * Session1.LeasePort): no named port of a session may look like one. */
+  if (session != NULL && g_strcmp0 (name, PADDOCK_SESSION_RESERVED_PORT_NAME) == 0)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                     "“" PADDOCK_SESSION_RESERVED_PORT_NAME "” is what a "
+                                                     "session's ports not named yet are called: choose "
+                                                     "another name");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
 
   if (session != NULL &&
       (self->session_exists == NULL ||

@@ -56,6 +56,15 @@ gboolean _paddock_session_impl_handle_kill_process       (PaddockIpcSession1    
 /* Ports a session may lease, at create and later (LeasePort) together; also
  * the most sockets an agent on the host's network is handed at start. */
 #define PADDOCK_SESSION_MAX_PORTS  16
+/* Ports a none or proxy session whose Landlock rules restrict bind
+ * reserves at create unless CreateSession's "reserved-ports" says how
+ * many, besides its named ones (within MAX_PORTS together): the only
+ * ports a later LeasePort can name, since the Landlock rules fixed at start
+ * can take no port added later (paddock-session-ports.c). */
+#define PADDOCK_SESSION_RESERVED_PORTS 4
+/* The registry's name of a reserved port until LeasePort names it; no
+ * port of a session may be named so. */
+#define PADDOCK_SESSION_RESERVED_PORT_NAME "reserved"
 
 typedef struct _PaddockSessionNetwork PaddockSessionNetwork;
 
@@ -124,6 +133,16 @@ void                 _paddock_session_ports_socket_event        (PaddockSessionP
                                                                  int                  *fd);
 void                 _paddock_session_ports_stop                (PaddockSessionPorts  *ports);
 guint                _paddock_session_ports_get_n_connections   (PaddockSessionPorts  *ports);
+GPtrArray           *_paddock_session_ports_reserve             (PaddockRegistry      *registry,
+                                                                 const char           *session_id,
+                                                                 const char           *profile,
+                                                                 const char           *net_mode,
+                                                                 guint                 n_wanted,
+                                                                 GError              **error);
+void                 _paddock_session_ports_take_reserved       (PaddockSessionPorts  *ports,
+                                                                 GPtrArray            *reserved);
+void                 _paddock_session_ports_add_bind_arguments  (PaddockSessionPorts  *ports,
+                                                                 GPtrArray            *argv);
 
 gboolean _paddock_session_impl_handle_list_network_records (PaddockIpcSession1    *session,
                                                             GDBusMethodInvocation *invocation,

@@ -1746,6 +1746,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           g_ptr_array_add (argv, g_strdup ("--bind-port"));
           g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (g_ptr_array_index (self->config.leases, i))));
         }
+      /* And those reserved for a later LeasePort (paddock-session-ports.c). */
+      _paddock_session_ports_add_bind_arguments (_paddock_session_network_get_ports (self->network), argv);
       g_ptr_array_add (argv, g_strdup ("--net"));
       g_ptr_array_add (argv, g_strdup (self->config.net_mode));
       if (g_strcmp0 (self->config.net_mode, "proxy") == 0)

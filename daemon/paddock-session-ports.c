@@ -16,11 +16,22 @@
  * The forwards live as long as the sandbox: stopped when it exits, so
  * nothing of a session's connections outlives it, and the leases are
  * released with the session by the manager.
+ *
+ * Landlock (ABI 4 and later) lets the agent bind only the ports its pid 1
+ * allowed at start, and no port can be added to those rules later. So a
+ * none or proxy session on such a kernel reserves a few ports at create
+ * (PADDOCK_SESSION_RESERVED_PORTS): real leases of the session, named
+ * "reserved", that its Landlock rules allow. They are not forwarded: the
+ * agent may bind one inside its own namespace, but nothing reaches it from
+ * the host. LeasePort names one of them and starts forwarding it, which is
+ * how a port leased after start can be served at all.
  */
 
 #include "config.h"
 
+#include <linux/landlock.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "paddock-error.h"
@@ -41,6 +52,8 @@ struct _PaddockSessionPorts
   GHashTable *requests;          /* request id → PaddockPortForward* (a ref) */
   guint32 next_request;
   gboolean forwarding;           /* the session has a network namespace of its own */
+  GPtrArray *reserved;           /* PaddockLease*: reserved at create, not yet named */
+  guint n_reserved_at_create;
 };
 
 PaddockSessionPorts *
@@ -51,6 +64,7 @@ _paddock_session_ports_new (PaddockSessionImpl *session)
   ports->session = session;
   ports->forwards = g_ptr_array_new_with_free_func (g_object_unref);
   ports->requests = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
+  ports->reserved = g_ptr_array_new_with_free_func (g_object_unref);
   return ports;
 }
 
@@ -62,6 +76,7 @@ _paddock_session_ports_free (PaddockSessionPorts *ports)
   _paddock_session_ports_stop (ports);
   g_ptr_array_unref (ports->forwards);
   g_hash_table_unref (ports->requests);
+  g_ptr_array_unref (ports->reserved);
   g_free (ports);
 }
 
@@ -168,6 +183,123 @@ _paddock_session_ports_get_n_connections (PaddockSessionPorts *ports)
   return n;
 }
 
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+/* The first Landlock ABI with TCP bind rules. */
+#define LANDLOCK_ABI_NET 4
+
+/* Whether the kernel's Landlock can restrict TCP bind: then the sandbox's
+ * pid 1 will, with the ports it is given at start and no other. */
+static gboolean
+kernel_landlock_restricts_bind (void)
+{
+  long abi = syscall (SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  g_auto(GStrv) without = g_strsplit (g_getenv ("PADDOCK_TEST_WITHOUT_LAYERS") != NULL
+                                      ? g_getenv ("PADDOCK_TEST_WITHOUT_LAYERS") : "", ",", -1);
+
+  /* The daemon's test switch that leaves Landlock out of its sandboxes
+   * stands for a kernel without it (see paddock_session_impl_start()). */
+  if (g_strv_contains ((const char *const *) without, "landlock"))
+    return FALSE;
+  return abi >= LANDLOCK_ABI_NET;
+}
+
+/* At create: the @n_wanted ports @session_id reserves for LeasePort,
+ * leased from @registry to the session (so they are released with it).
+ * Only a sandboxed none or proxy session on a kernel whose Landlock
+ * restricts bind reserves any: on the host's network the agent is handed
+ * its sockets at start, and without those Landlock rules LeasePort can
+ * lease a new port. Returns the leases (maybe none), or NULL with @error
+ * (in PADDOCK_ERROR) when the registry cannot give them all; then none is
+ * left. */
+GPtrArray *
+_paddock_session_ports_reserve (PaddockRegistry  *registry,
+                                const char       *session_id,
+                                const char       *profile,
+                                const char       *net_mode,
+                                guint             n_wanted,
+                                GError          **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  GPtrArray *reserved;
+
+  if (registry == NULL || g_strcmp0 (profile, "host") == 0 ||
+      (g_strcmp0 (net_mode, "none") != 0 && g_strcmp0 (net_mode, "proxy") != 0) ||
+      n_wanted == 0 || !kernel_landlock_restricts_bind ())
+    return g_ptr_array_new_with_free_func (g_object_unref);
+
+  /* One durable write for all of them: this is on the way to the
+   * session's start. */
+  reserved = paddock_registry_lease_several (registry, session_id, PADDOCK_SESSION_RESERVED_PORT_NAME,
+                                             n_wanted, &local_error);
+  if (reserved == NULL)
+    {
+      paddock_error_propagate_registry (error, g_steal_pointer (&local_error));
+      g_prefix_error (error, "Could not reserve %u ports for LeasePort (CreateSession's "
+                      "“reserved-ports”): ", n_wanted);
+    }
+  return reserved;
+}
+
+/* The session's reserved ports (from _paddock_session_ports_reserve()). */
+void
+_paddock_session_ports_take_reserved (PaddockSessionPorts *ports,
+                                      GPtrArray           *reserved)
+{
+  for (guint i = 0; reserved != NULL && i < reserved->len; i++)
+    g_ptr_array_add (ports->reserved, g_object_ref (g_ptr_array_index (reserved, i)));
+  ports->n_reserved_at_create = ports->reserved->len;
+}
+
+/* paddock-sandbox's arguments allowing the agent to bind the reserved
+ * ports (Landlock): those LeasePort may name after start. */
+void
+_paddock_session_ports_add_bind_arguments (PaddockSessionPorts *ports,
+                                           GPtrArray           *argv)
+{
+  for (guint i = 0; i < ports->reserved->len; i++)
+    {
+      PaddockLease *lease = g_ptr_array_index (ports->reserved, i);
+
+      /* Not one a client released meanwhile (Ports1.Release). */
+      if (session_registry != NULL &&
+          paddock_registry_lookup (session_registry, paddock_lease_get_port (lease)) != lease)
+        continue;
+      g_ptr_array_add (argv, g_strdup ("--bind-port"));
+      g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (lease)));
+    }
+}
+
+/* Names a reserved port @name: the lease, or NULL when none is left (then
+ * @error is not set) or the name could not be saved. A reserved port some
+ * client released meanwhile (Ports1.Release) is skipped. */
+static PaddockLease *
+take_reserved (PaddockSessionPorts  *ports,
+               const char           *name,
+               GError              **error)
+{
+  while (ports->reserved->len > 0)
+    {
+      PaddockLease *lease = g_ptr_array_index (ports->reserved, 0);
+      g_autoptr(GError) local_error = NULL;
+
+      if (session_registry == NULL ||
+          paddock_registry_lookup (session_registry, paddock_lease_get_port (lease)) != lease)
+        {
+          g_ptr_array_remove_index (ports->reserved, 0);
+          continue;
+        }
+      if (!paddock_registry_rename (session_registry, paddock_lease_get_port (lease), name, &local_error))
+        {
+          paddock_error_propagate_registry (error, g_steal_pointer (&local_error));
+          return NULL;
+        }
+      return g_ptr_array_steal_index (ports->reserved, 0);
+    }
+  return NULL;
+}
+
 void
 _paddock_session_ports_set_registry (PaddockRegistry *registry)
 {
@@ -220,6 +352,14 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
                                                      local_error->message);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
+  if (g_str_equal (name, PADDOCK_SESSION_RESERVED_PORT_NAME))
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                                     "“" PADDOCK_SESSION_RESERVED_PORT_NAME "” is what a "
+                                                     "session's ports not named yet are called: choose "
+                                                     "another name");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   for (guint i = 0; leases != NULL && i < leases->len; i++)
     if (g_strcmp0 (paddock_lease_get_name (g_ptr_array_index (leases, i)), name) == 0)
       {
@@ -247,15 +387,6 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
                                              "--port %s; nothing was leased", name);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (landlock_net_enforced (session))
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                                             "The session's Landlock rules were fixed at start with the ports "
-                                             "leased then, and Landlock cannot add a port to them: nothing "
-                                             "inside could bind a port leased now. Create the session with "
-                                             "--port %s; nothing was leased", name);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
   if (session_registry == NULL)
     {
       g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
@@ -263,12 +394,33 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  lease = paddock_registry_lease (session_registry, NULL, paddock_session_impl_get_id (self), name, 0, &local_error);
-  if (lease == NULL)
+  /* A port reserved at create first: the only kind the agent can bind
+   * when its Landlock rules restrict bind. */
+  lease = take_reserved (ports, name, &error);
+  if (lease == NULL && error != NULL)
     {
-      paddock_error_propagate_registry (&error, g_steal_pointer (&local_error));
       g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (lease == NULL && landlock_net_enforced (session))
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
+                                             "The session had %u reserved port(s) for LeasePort and all are "
+                                             "named now; its Landlock rules, fixed at start, let it bind no "
+                                             "other port. Create the session with --port %s; nothing was leased",
+                                             ports->n_reserved_at_create, name);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (lease == NULL)
+    {
+      lease = paddock_registry_lease (session_registry, NULL, paddock_session_impl_get_id (self), name, 0,
+                                      &local_error);
+      if (lease == NULL)
+        {
+          paddock_error_propagate_registry (&error, g_steal_pointer (&local_error));
+          g_dbus_method_invocation_return_gerror (invocation, error);
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
     }
   if (!_paddock_session_ports_add (ports, lease, &error))
     {

@@ -27,5 +27,7 @@ void          _paddock_lease_set_lost      (PaddockLease *self);
 void          _paddock_lease_take_sockets  (PaddockLease *self,
                                             int           fd4,
                                             int           fd6);
+void          _paddock_lease_set_name      (PaddockLease *self,
+                                            const char   *name);
 
 G_END_DECLS

@@ -165,6 +165,18 @@ _paddock_lease_take_sockets (PaddockLease *self,
   self->state = PADDOCK_LEASE_STATE_HELD;
 }
 
+/* The registry renamed it (paddock_registry_rename()). */
+void
+_paddock_lease_set_name (PaddockLease *self,
+                         const char   *name)
+{
+  g_return_if_fail (PADDOCK_IS_LEASE (self));
+  g_return_if_fail (name != NULL);
+
+  g_free (self->name);
+  self->name = g_strdup (name);
+}
+
 /* Closes both sockets: the port becomes free for anyone. The state is left
  * alone; the registry drops the lease from its list at the same time. */
 void

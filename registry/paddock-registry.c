@@ -1387,24 +1387,20 @@ is_session_owner (const char *owner)
   return g_str_has_prefix (owner, SESSION_OWNER_PREFIX);
 }
 
-/* Leases a port for @owner (a D-Bus unique name) or, when @session is not
- * NULL, for that session (the owner is then "session:<session>" and @owner
- * is ignored, since a session lease outlives the client that asked for
- * it). With @preferred_port 0 any free port of the pool is taken. Returns
- * a new reference; the lease's fd is the bound, listening socket. */
-PaddockLease *
-paddock_registry_lease (PaddockRegistry  *self,
-                        const char       *owner,
-                        const char       *session,
-                        const char       *name,
-                        guint16           preferred_port,
-                        GError          **error)
+/* paddock_registry_lease() up to the lease in the list: not saved, not
+ * announced yet. Returns a new reference. */
+static PaddockLease *
+lease_unsaved (PaddockRegistry  *self,
+               const char       *owner,
+               const char       *session,
+               const char       *name,
+               guint16           preferred_port,
+               GError          **error)
 {
   g_autoptr(PaddockLease) lease = NULL;
   g_autofree char *session_owner = NULL;
   guint16 port = 0;
   guint index = 0;
-  guint position;
   int fd4 = -1;
   int fd6 = -1;
   int saved_errno = 0;
@@ -1532,24 +1528,119 @@ paddock_registry_lease (PaddockRegistry  *self,
     }
 
   lease = _paddock_lease_new (port, name, owner, session, g_get_real_time (), fd4, fd6);
-  position = insert_lease (self, lease);
+  insert_lease (self, lease);
+
+  return g_steal_pointer (&lease);
+}
+
+/* Takes @lease out of the list, without announcing or closing it. */
+static void
+undo_listing (PaddockRegistry *self,
+              PaddockLease    *lease)
+{
+  guint index = 0;
+
+  if (find_port (self, paddock_lease_get_port (lease), &index) &&
+      g_ptr_array_index (self->leases, index) == lease)
+    g_object_unref (steal_lease (self, index));
+}
+
+/* Takes @lease (in the list, not announced) out again and closes it. */
+static void
+undo_unsaved (PaddockRegistry *self,
+              PaddockLease    *lease)
+{
+  guint index = 0;
+
+  if (find_port (self, paddock_lease_get_port (lease), &index) &&
+      g_ptr_array_index (self->leases, index) == lease)
+    g_object_unref (steal_lease (self, index));
+  _paddock_lease_close_sockets (lease);
+}
+
+/* Leases a port for @owner (a D-Bus unique name) or, when @session is not
+ * NULL, for that session (the owner is then "session:<session>" and @owner
+ * is ignored, since a session lease outlives the client that asked for
+ * it). With @preferred_port 0 any free port of the pool is taken. Returns
+ * a new reference; the lease's fd is the bound, listening socket. */
+PaddockLease *
+paddock_registry_lease (PaddockRegistry  *self,
+                        const char       *owner,
+                        const char       *session,
+                        const char       *name,
+                        guint16           preferred_port,
+                        GError          **error)
+{
+  g_autoptr(PaddockLease) lease = NULL;
+  guint index = 0;
+
+  g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), NULL);
+  g_return_val_if_fail (owner != NULL || session != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  lease = lease_unsaved (self, owner, session, name, preferred_port, error);
+  if (lease == NULL)
+    return NULL;
 
   /* Persist before anyone sees the lease: if the state cannot be saved the
    * lease is undone (its sockets close with it), so the file and the
    * model never disagree. */
   if (!journal_put (self, lease, error))
     {
-      g_autoptr(PaddockLease) undone = steal_lease (self, position);
-
-      _paddock_lease_close_sockets (undone);
       /* journal_write() cut its line off again or marked the journal
        * dirty; either way no restart brings this lease back. */
+      undo_unsaved (self, lease);
       return NULL;
     }
 
-  g_list_model_items_changed (G_LIST_MODEL (self), position, 0, 1);
+  find_port (self, paddock_lease_get_port (lease), &index);
+  g_list_model_items_changed (G_LIST_MODEL (self), index, 0, 1);
 
   return g_steal_pointer (&lease);
+}
+
+/* @n leases of any free ports of the pool for @session, all named @name,
+ * saved with one durable write (a session reserving ports at create waits
+ * for one fdatasync, not @n). All or nothing: on an error no lease is
+ * left. Returns the leases, in the order taken. */
+GPtrArray *
+paddock_registry_lease_several (PaddockRegistry  *self,
+                                const char       *session,
+                                const char       *name,
+                                guint             n,
+                                GError          **error)
+{
+  g_autoptr(GPtrArray) leases = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GString) lines = g_string_new (NULL);
+
+  g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), NULL);
+  g_return_val_if_fail (session != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  for (guint i = 0; i < n; i++)
+    {
+      PaddockLease *lease = lease_unsaved (self, NULL, session, name, 0, error);
+
+      if (lease == NULL)
+        break;
+      g_ptr_array_add (leases, lease);
+      journal_add_put (lines, lease);
+    }
+  if (leases->len < n || (n > 0 && !journal_write (self, lines->str, n, error)))
+    {
+      for (guint i = 0; i < leases->len; i++)
+        undo_unsaved (self, g_ptr_array_index (leases, i));
+      return NULL;
+    }
+
+  /* Announced one by one, each where it is, so that a listener mirroring
+   * the list sees it grow one lease at a time. */
+  for (guint i = 0; i < leases->len; i++)
+    undo_listing (self, g_ptr_array_index (leases, i));
+  for (guint i = 0; i < leases->len; i++)
+    g_list_model_items_changed (G_LIST_MODEL (self), insert_lease (self, g_ptr_array_index (leases, i)), 0, 1);
+
+  return g_steal_pointer (&leases);
 }
 
 /* Releases the lease on @port. @requester is the D-Bus unique name of the
@@ -1598,6 +1689,46 @@ paddock_registry_release (PaddockRegistry  *self,
   _paddock_lease_close_sockets (lease);
   g_list_model_items_changed (G_LIST_MODEL (self), index, 1, 0);
 
+  return TRUE;
+}
+
+/* Gives the lease on @port a new name, kept across restarts: the port,
+ * its sockets and its owner stay as they are (a session names a port it
+ * reserved at create, see Session1.LeasePort). Only the daemon calls this.
+ * If the new name cannot be saved, the lease keeps its old one. */
+gboolean
+paddock_registry_rename (PaddockRegistry  *self,
+                         guint16           port,
+                         const char       *name,
+                         GError          **error)
+{
+  g_autofree char *old_name = NULL;
+  PaddockLease *lease;
+  guint index = 0;
+
+  g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!paddock_registry_validate_name (name, error))
+    return FALSE;
+  if (!find_port (self, port, &index))
+    {
+      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND,
+                   "Port %u is not leased", port);
+      return FALSE;
+    }
+
+  lease = g_ptr_array_index (self->leases, index);
+  old_name = g_strdup (paddock_lease_get_name (lease));
+  _paddock_lease_set_name (lease, name);
+  /* A put of the same port replaces its record at replay. */
+  if (!journal_put (self, lease, error))
+    {
+      _paddock_lease_set_name (lease, old_name);
+      return FALSE;
+    }
+
+  g_list_model_items_changed (G_LIST_MODEL (self), index, 1, 1);
   return TRUE;
 }
 

@@ -58,9 +58,18 @@ PaddockLease    *paddock_registry_lease             (PaddockRegistry *self,
                                                      const char      *name,
                                                      guint16          preferred_port,
                                                      GError         **error);
+GPtrArray       *paddock_registry_lease_several     (PaddockRegistry *self,
+                                                     const char      *session,
+                                                     const char      *name,
+                                                     guint            n,
+                                                     GError         **error);
 gboolean         paddock_registry_release           (PaddockRegistry *self,
                                                      guint16          port,
                                                      const char      *requester,
+                                                     GError         **error);
+gboolean         paddock_registry_rename            (PaddockRegistry *self,
+                                                     guint16          port,
+                                                     const char      *name,
                                                      GError         **error);
 guint            paddock_registry_release_owner     (PaddockRegistry *self,
                                                      const char      *owner);

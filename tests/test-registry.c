@@ -1069,6 +1069,123 @@ load_registry (guint16     base,
   return g_steal_pointer (&registry);
 }
 
+/* A session names a port it reserved: same port, same sockets, the new
+ * name announced and kept across a restart; an unknown port or a bad name
+ * changes nothing. */
+static void
+test_persist_rename (void)
+{
+  g_autoptr(PaddockRegistry) registry = NULL;
+  g_autoptr(PaddockLease) reserved = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *state_file = g_build_filename (dir, "leases.json", NULL);
+  PaddockLease *reloaded;
+  guint16 base = 0;
+  guint16 port;
+  guint changes = 0;
+  int fd;
+
+  registry = new_registry (3, 10, 10, &base);
+  if (registry == NULL)
+    return;
+  g_clear_object (&registry);
+
+  registry = load_registry (base, 3, state_file);
+  reserved = paddock_registry_lease (registry, NULL, "s1", "reserved", 0, &error);
+  g_assert_no_error (error);
+  port = paddock_lease_get_port (reserved);
+  fd = paddock_lease_get_fd (reserved);
+  g_signal_connect (registry, "items-changed", G_CALLBACK (items_changed_count_cb), &changes);
+
+  g_assert_true (paddock_registry_rename (registry, port, "web", &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (changes, ==, 1);
+  g_assert_cmpstr (paddock_lease_get_name (reserved), ==, "web");
+  g_assert_cmpint (paddock_lease_get_fd (reserved), ==, fd);
+  g_assert_cmpstr (paddock_lease_get_owner (reserved), ==, "session:s1");
+
+  g_assert_false (paddock_registry_rename (registry, port, "not a name", &error));
+  g_assert_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (paddock_registry_rename (registry, port == base ? base + 1 : base, "db", &error));
+  g_assert_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  g_assert_cmpstr (paddock_lease_get_name (reserved), ==, "web");
+  g_assert_cmpuint (changes, ==, 1);
+
+  g_clear_object (&reserved);
+  g_clear_object (&registry);
+  registry = load_registry (base, 3, state_file);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 1);
+  reloaded = paddock_registry_lookup (registry, port);
+  g_assert_nonnull (reloaded);
+  g_assert_cmpstr (paddock_lease_get_name (reloaded), ==, "web");
+  g_assert_cmpstr (paddock_lease_get_session (reloaded), ==, "s1");
+  g_clear_object (&registry);
+  rm_rf (dir);
+}
+
+/* Several leases for a session with one durable write: distinct ports,
+ * announced one by one, kept across a restart; when not all can be had,
+ * none is left and nothing is announced. */
+static void
+test_persist_several (void)
+{
+  g_autoptr(PaddockRegistry) registry = NULL;
+  g_autoptr(GPtrArray) leases = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *state_file = g_build_filename (dir, "leases.json", NULL);
+  guint16 base = 0;
+  guint changes = 0;
+
+  registry = new_registry (4, 10, 10, &base);
+  if (registry == NULL)
+    return;
+  g_clear_object (&registry);
+
+  registry = load_registry (base, 4, state_file);
+  g_signal_connect (registry, "items-changed", G_CALLBACK (items_changed_count_cb), &changes);
+  leases = paddock_registry_lease_several (registry, "s1", "reserved", 3, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (leases);
+  g_assert_cmpuint (leases->len, ==, 3);
+  g_assert_cmpuint (changes, ==, 3);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 3);
+  assert_sorted (registry);
+  for (guint i = 0; i < leases->len; i++)
+    {
+      PaddockLease *lease = g_ptr_array_index (leases, i);
+
+      g_assert_true (paddock_registry_lookup (registry, paddock_lease_get_port (lease)) == lease);
+      g_assert_cmpstr (paddock_lease_get_name (lease), ==, "reserved");
+      g_assert_cmpstr (paddock_lease_get_owner (lease), ==, "session:s1");
+      g_assert_cmpint (paddock_lease_get_fd (lease), >=, 0);
+    }
+
+  /* Two more do not fit in the pool of four: none is taken. */
+  g_assert_null (paddock_registry_lease_several (registry, "s2", "reserved", 2, &error));
+  g_assert_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_PORT_EXHAUSTED);
+  g_clear_error (&error);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 3);
+  g_assert_cmpuint (changes, ==, 3);
+
+  g_clear_pointer (&leases, g_ptr_array_unref);
+  g_clear_object (&registry);
+  registry = load_registry (base, 4, state_file);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 3);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr(PaddockLease) lease = g_list_model_get_item (G_LIST_MODEL (registry), i);
+
+      g_assert_cmpstr (paddock_lease_get_session (lease), ==, "s1");
+      g_assert_cmpint (paddock_lease_get_state (lease), ==, PADDOCK_LEASE_STATE_HELD);
+    }
+  g_clear_object (&registry);
+  rm_rf (dir);
+}
+
 static void
 test_persist_reload (void)
 {
@@ -1808,6 +1925,8 @@ main (int   argc,
   g_test_add_func ("/registry/release/owner", test_release_owner);
   g_test_add_func ("/registry/model/items-changed", test_items_changed);
   g_test_add_func ("/registry/persist/reload", test_persist_reload);
+  g_test_add_func ("/registry/persist/rename", test_persist_rename);
+  g_test_add_func ("/registry/persist/several", test_persist_several);
   g_test_add_func ("/registry/persist/format", test_persist_format);
   g_test_add_func ("/registry/persist/lost", test_persist_lost);
   g_test_add_func ("/registry/persist/in-use", test_persist_in_use);

@@ -318,8 +318,9 @@ paddock_landlock_prepare (const PaddockLandlockRequest *request,
         abi,
         bind_text != NULL ? "only to ports " : "unrestricted", bind_text != NULL ? bind_text : "",
         /* Landlock only ever narrows: these rules cannot take a port
-         * leased after start (Session1.LeasePort refuses it). */
-        bind_text != NULL ? " (fixed at start: a port leased later cannot be added)" : "",
+         * leased after start; the daemon's list includes the ports it
+         * reserved for Session1.LeasePort to name later. */
+        bind_text != NULL ? " (fixed at start: the session's leased and reserved ports; no other can be added)" : "",
         connect_text != NULL ? "only to ports " : "unrestricted", connect_text != NULL ? connect_text : "");
     }
 

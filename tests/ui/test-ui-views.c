@@ -424,6 +424,53 @@ daemon_allows (gpointer data)
   return g_strv_contains (domains, ((gpointer *) data)[2]);
 }
 
+/* The session's leases in the daemon (Ports1.ListLeases). */
+static guint
+count_session_leases (GDBusConnection *connection,
+                      const char      *session)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) leases = NULL;
+  g_autoptr(GError) error = NULL;
+  guint n = 0;
+
+  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
+                                       "org.paddock.Ports1", "ListLeases", NULL,
+                                       G_VARIANT_TYPE ("(aa{sv})"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                       PADDOCK_UI_TIMEOUT_MS, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(@aa{sv})", &leases);
+  for (gsize i = 0; i < g_variant_n_children (leases); i++)
+    {
+      g_autoptr(GVariant) lease = g_variant_get_child_value (leases, i);
+      const char *owner_session = NULL;
+
+      if (g_variant_lookup (lease, "session", "&s", &owner_session) && g_strcmp0 (owner_session, session) == 0)
+        n++;
+    }
+  return n;
+}
+
+/* Counts the shown (mapped) state pills saying @text and Open buttons. */
+static void
+count_port_rows (GtkWidget  *widget,
+                 const char *text,
+                 guint      *n_state,
+                 guint      *n_buttons)
+{
+  if (!gtk_widget_get_mapped (widget))
+    return;
+  if (GTK_IS_LABEL (widget) && gtk_widget_has_css_class (widget, "lease-state") &&
+      g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0)
+    (*n_state)++;
+  if (GTK_IS_ACTIONABLE (widget) &&
+      g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (widget)), "ports.open-address") == 0)
+    (*n_buttons)++;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    count_port_rows (child, text, n_state, n_buttons);
+}
+
 static void
 network_live_cb (GApplication     *app,
                  PaddockUiFixture *fixture)
@@ -482,6 +529,30 @@ network_live_cb (GApplication     *app,
     g_signal_emit_by_name (add_row, "apply");
     if (!paddock_test_wait_for (daemon_allows, data, PADDOCK_UI_TIMEOUT_MS))
       g_error ("the daemon's allowlist does not have the domain added on the page");
+  }
+
+  /* A proxy session under Landlock's TCP rules reserves ports for
+   * LeasePort: its Ports page lists them as reserved, with no address to
+   * copy or open (nothing is forwarded to them yet). */
+  {
+    g_autofree char *id = g_path_get_basename (path);
+    guint reserved = count_session_leases (connection, id);
+    gpointer data[] = { window, GUINT_TO_POINTER (reserved) };
+    guint n_state = 0;
+    guint n_buttons = 0;
+
+    if (reserved == 0)
+      g_test_message ("no port reserved here (Landlock without TCP rules): reserved rows not checked");
+    else
+      {
+        g_assert_true (paddock_test_wait_for (ports_page_has_n, data, PADDOCK_UI_TIMEOUT_MS));
+        paddock_ui_settle (200);
+        count_port_rows (GTK_WIDGET (paddock_ui_session_view_child (window, "ports_view")), "Reserved",
+                         &n_state, &n_buttons);
+        paddock_ui_save_screenshot (GTK_WINDOW (window), "session-ports-reserved");
+        g_assert_cmpuint (n_state, ==, reserved);
+        g_assert_cmpuint (n_buttons, ==, 0);
+      }
   }
 
   result = paddock_ui_destroy_session (connection, path);

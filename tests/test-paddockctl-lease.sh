@@ -1,0 +1,289 @@
+#!/bin/bash
+# test-paddockctl-lease.sh — Session1.LeasePort where Landlock restricts bind, as TAP
+#
+# Copyright 2026 The Paddock authors
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Landlock (ABI 4 and later) lets a session bind only the ports its rules
+# were given at start. So a none or proxy session reserves a few ports at
+# create (4, or --reserved-ports N), and `paddockctl ports lease --session` (Session1.LeasePort) names
+# one of them: in both modes the port is forwarded from then on, a server
+# the agent starts on it inside is reached from the host, a port neither
+# leased nor reserved still cannot be bound, the last reserved port named
+# is followed by QuotaExceeded, and Destroy releases them all — also for a
+# session an earlier daemon left (its reserved ports kept, not handed to
+# anyone else, then released with it).
+
+set -euo pipefail
+
+# shellcheck source=paddockctl-lib.sh
+source "$(dirname "$0")/paddockctl-lib.sh" "$@"
+
+SANDBOX="$PADDOCK_BUILD_ROOT/daemon/sandbox/paddock-sandbox"
+[[ -x "$SANDBOX" ]] || skip "paddock-sandbox is not built"
+if ! unshare -Urn true 2>/dev/null; then
+  skip "user and network namespaces are unavailable here, so no none or proxy session can run"
+fi
+
+ws="$tmp/workspace"
+mkdir "$ws"
+
+# The agent's server: binds 127.0.0.1:$PORT in its own namespace and
+# answers each connection (read to EOF) with PORT, PADDOCK_PORT_WEB,
+# LISTEN_FDS and the bytes it got, then as many bytes back.
+cat >"$ws/serve-inside.py" <<'PY'
+import os, socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(os.environ["PORT"])))
+s.listen(16)
+facts = " ".join([os.environ.get("PORT", "-"), os.environ.get("PADDOCK_PORT_WEB", "-"),
+                  os.environ.get("LISTEN_FDS", "-")])
+while True:
+    c, _ = s.accept()
+    got = 0
+    while True:
+        b = c.recv(1 << 16)
+        if not b:
+            break
+        got += len(b)
+    c.sendall(("%s %d\n" % (facts, got)).encode() + b"x" * got)
+    c.close()
+PY
+# host_send PORT N: from the host, send N bytes, half-close, read it all;
+# prints the answer's first line and whether the rest came back whole. The
+# server may still be starting: a connection closed without an answer is
+# tried again (at most 10 s).
+host_send () { "$PYTHON" - "$1" "$2" <<'PY'
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+deadline = time.monotonic() + 10
+while True:
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"y" * n)
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while True:
+            b = s.recv(1 << 16)
+            if not b:
+                break
+            data += b
+        s.close()
+    except OSError:
+        data = b""
+    if data or time.monotonic() > deadline:
+        break
+    time.sleep(0.1)
+head, _, rest = data.partition(b"\n")
+print(head.decode(), "whole" if rest == b"x" * n else "short %d" % len(rest))
+PY
+}
+
+field ()
+{
+  "$CTL" --json status "$1" >"$tmp/field.json" 2>/dev/null || return 1
+  json "$tmp/field.json" "$2"
+}
+
+# session_leases ID: the daemon's leases tied to session ID, as (port, name).
+session_leases ()
+{
+  "$CTL" --json ports list | json /dev/stdin "sorted((l['port'], l['name']) for l in d['leases'] if l['session'] == '$1')"
+}
+
+# session_ports ID: the ports of those leases, separated by spaces.
+session_ports ()
+{
+  "$CTL" --json ports list | json /dev/stdin "' '.join(str(l['port']) for l in d['leases'] if l['session'] == '$1')"
+}
+
+landlock_net=unknown
+for net in none proxy; do
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net "$net" -- sleep 600
+  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  if [[ $rc -ne 0 ]]; then
+    not_ok "create --net $net" "$(cat "$tmp/out" "$tmp/err")"
+    continue
+  fi
+  landlock_net=$(field "$id" '[l["status"] for l in d["boundary"] if l["layer"] == "landlock-net"][0]' 2>/dev/null || echo unknown)
+  if [[ "$landlock_net" != enforced ]]; then
+    ok "net $net: LeasePort under Landlock's TCP rules # SKIP landlock-net is $landlock_net here (TCP rules need ABI 4)"
+    "$CTL" destroy "$id" >/dev/null
+    continue
+  fi
+  reserved=$(json "$tmp/out" '" ".join(str(p["port"]) for p in d["ports"] if p["reserved"])' 2>/dev/null || true)
+  check "net $net, Landlock TCP rules enforced: created with 4 ports reserved for LeasePort, the session's, none named" \
+    test "$(json "$tmp/out" '(sorted(set((p["name"], p["session"], p["reserved"]) for p in d["ports"])), len(set(p["port"] for p in d["ports"])), len(d["ports"]))' 2>&1)" \
+         = "([('reserved', '$id', True)], 4, 4)"
+  check "…its Landlock bind rules are exactly those ports" \
+    test "$(field "$id" "[sorted(int(x) for x in l['evidence'].split('bind only to ports ')[1].split(' (fixed at start')[0].split(', ')) == sorted(p['port'] for p in d['ports']) for l in d['boundary'] if l['layer'] == 'landlock-net']" 2>&1)" = "[True]"
+
+  run "$tmp/out" "$tmp/err" --json ports lease --name web --session "$id"
+  web=$(json "$tmp/out" 'd["port"]' 2>/dev/null || echo 0)
+  check "…ports lease --name web --session (Session1.LeasePort) succeeds with one of the reserved ports, named web, the session's" \
+    test "$rc:$(json "$tmp/out" '(d["name"], d["session"], d["reserved"])' 2>&1):$([[ " $reserved " == *" $web "* ]] && echo reserved-port)" \
+         = "0:('web', '$id', False):reserved-port"
+  check "…status lists it by name, three ports still reserved" \
+    test "$(field "$id" '([p["name"] for p in d["ports"] if not p["reserved"]], len([p for p in d["ports"] if p["reserved"]]))' 2>&1)" \
+         = "(['web'], 3)"
+  "$CTL" exec "$id" --timeout 120000 -- python3 "$ws/serve-inside.py" >/dev/null 2>&1 &
+  background_pids+=($!)
+  check "…a server started inside binds it (Landlock allows it) and serves a request from the host through it" \
+    test "$(host_send "$web" 1000 2>&1)" = "$web $web - 1000 whole"
+
+  # A port neither leased nor reserved (the session's follow each other),
+  # and one still reserved: the agent may bind that one in its own
+  # namespace, though nothing reaches it from the host.
+  unleased=$(field "$id" 'max(p["port"] for p in d["ports"]) + 1' 2>/dev/null || echo 1)
+  still_reserved=$(field "$id" '[p["port"] for p in d["ports"] if p["reserved"]][0]' 2>/dev/null || echo 1)
+  "$CTL" --json exec "$id" -- python3 -c '
+import socket, sys
+def try_bind(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); return "ok"
+    except OSError as e:
+        return "errno %d" % e.errno
+    finally:
+        s.close()
+print(try_bind(int(sys.argv[1])), try_bind(0), try_bind(int(sys.argv[2])))' "$unleased" "$still_reserved" >"$tmp/exec.json" 2>&1 || true
+  check "…a port neither leased nor reserved still cannot be bound inside (EACCES), nor port 0; a reserved one can" \
+    test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "errno 13 errno 13 ok"
+
+  for name in api db docs; do
+    run "$tmp/out.$name" "$tmp/err" --json ports lease --name "$name" --session "$id"
+    [[ $rc -eq 0 ]] || break
+  done
+  check "…the other three reserved ports are named in turn" \
+    test "$rc:$(field "$id" 'sorted((p["name"], p["reserved"]) for p in d["ports"])' 2>&1)" \
+         = "0:[('api', False), ('db', False), ('docs', False), ('web', False)]"
+  docs=$(json "$tmp/out.docs" 'd["port"]' 2>/dev/null || echo 0)
+  "$CTL" exec "$id" --timeout 120000 -- sh -c "PORT=$docs exec python3 '$ws/serve-inside.py'" >/dev/null 2>&1 &
+  background_pids+=($!)
+  check "…a server on the last one named answers from the host" \
+    test "$(host_send "$docs" 10 2>&1)" = "$docs $web - 10 whole"
+  run "$tmp/out" "$tmp/err" --json ports lease --name more --session "$id"
+  check "…then LeasePort fails with QuotaExceeded, saying how many it had and to create it with --port, nothing leased" \
+    test "$rc:$(json "$tmp/out" '(d["error"]["name"], "4 reserved" in d["error"]["message"], "--port more" in d["error"]["message"])' 2>&1):$(session_ports "$id" | wc -w)" \
+         = "1:('org.paddock.Error.QuotaExceeded', True, True):4"
+  run "$tmp/out" "$tmp/err" --json ports lease --name reserved --session "$id"
+  check "…and a port may not be named “reserved” (what unnamed ones are called): InvalidArgument" \
+    test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
+
+  "$CTL" destroy "$id" >/dev/null
+  check "…Destroy releases every port of the session, named and reserved, and none answers any more" \
+    test "$(session_leases "$id"):$("$PYTHON" -c '
+import socket, sys
+for p in sys.argv[1:]:
+    try:
+        socket.create_connection(("127.0.0.1", int(p)), timeout=5).close(); print("open", p); break
+    except OSError:
+        pass
+else:
+    print("closed")' $reserved)" = "[]:closed"
+done
+
+# ---- how many: --reserved-ports (CreateSession's "reserved-ports") ---------------
+
+if [[ "$landlock_net" == enforced ]]; then
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web --reserved-ports 1 -- sleep 600
+  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  check "create --net none --port web --reserved-ports 1: one port named, one reserved" \
+    test "$rc:$(json "$tmp/out" 'sorted((p["name"], p["reserved"]) for p in d["ports"])' 2>&1)" \
+         = "0:[('reserved', True), ('web', False)]"
+  run "$tmp/out" "$tmp/err" --json ports lease --name api --session "$id"
+  run "$tmp/out.2" "$tmp/err" --json ports lease --name db --session "$id"
+  check "…LeasePort names it, then fails with QuotaExceeded saying the session had 1" \
+    test "$(json "$tmp/out" 'd["name"]' 2>&1):$rc:$(json "$tmp/out.2" '(d["error"]["name"], "had 1 reserved" in d["error"]["message"])' 2>&1)" \
+         = "api:1:('org.paddock.Error.QuotaExceeded', True)"
+  "$CTL" destroy "$id" >/dev/null
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --reserved-ports 0 -- sleep 600
+  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  run "$tmp/out.2" "$tmp/err" --json ports lease --name api --session "$id"
+  check "create --net proxy --reserved-ports 0: no port held; LeasePort is QuotaExceeded at once" \
+    test "$(json "$tmp/out" 'len(d["ports"])' 2>&1):$rc:$(json "$tmp/out.2" 'd["error"]["name"]' 2>&1)" \
+         = "0:1:org.paddock.Error.QuotaExceeded"
+  "$CTL" destroy "$id" >/dev/null
+  # A client may release a session's lease (Ports1.Release): a reserved
+  # port released so is gone, not handed out by LeasePort afterwards.
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --reserved-ports 2 -- sleep 600
+  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  first=$(json "$tmp/out" 'd["ports"][0]["port"]' 2>/dev/null || echo 0)
+  "$CTL" ports release "$first" >/dev/null 2>&1 || true
+  run "$tmp/out" "$tmp/err" --json ports lease --name api --session "$id"
+  run "$tmp/out.2" "$tmp/err" --json ports lease --name db --session "$id"
+  check "a reserved port released by a client is not named afterwards: LeasePort names the other, then QuotaExceeded" \
+    test "$(json "$tmp/out" '(d["name"], d["port"] != '"$first"')' 2>&1):$(json "$tmp/out.2" 'd["error"]["name"]' 2>&1):$(session_ports "$id")" \
+         = "('api', True):org.paddock.Error.QuotaExceeded:$(json "$tmp/out" 'd["port"]' 2>/dev/null)"
+  "$CTL" destroy "$id" >/dev/null
+else
+  ok "--reserved-ports # SKIP landlock-net is $landlock_net here: nothing is reserved"
+fi
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --reserved-ports 2 -- sleep 600
+check "create --net host --reserved-ports 2: InvalidArgument (the agent gets its sockets at start)" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none $(printf -- '--port p%d ' $(seq 15)) --reserved-ports 2 -- sleep 600
+check "create --net none with 15 named ports and --reserved-ports 2: InvalidArgument (16 together at most)" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --reserved-ports 17 -- sleep 600
+check "create --reserved-ports 17: usage error, exit 2" test "$rc" = 2
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port reserved -- sleep 600
+check "create --port reserved: InvalidArgument (the name of ports not named yet)" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
+
+# ---- a daemon restart: the reserved ports stay the session's, then go with it ----
+
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
+id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+before=$(session_leases "$id" 2>/dev/null || echo none)
+if [[ "$before" == "[]" || "$before" == none ]]; then
+  ok "reserved ports across a daemon restart # SKIP no ports were reserved here (landlock-net: $(field "$id" '[l["status"] for l in d["boundary"] if l["layer"] == "landlock-net"][0]' 2>/dev/null || echo unknown))"
+  "$CTL" destroy "$id" >/dev/null 2>&1 || true
+else
+  kill -TERM "$daemon_pid"
+  wait "$daemon_pid" 2>/dev/null || true
+  "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+  daemon_pid=$!
+  wait_for 10 "$CTL" ports list || true
+  check "after a daemon restart, the session (now stopped) still has its reserved ports, held by the daemon" \
+    test "$(session_leases "$id"):$("$CTL" --json ports list | json /dev/stdin "sorted(set(l['state'] for l in d['leases'] if l['session'] == '$id'))")" \
+         = "$before:['held']"
+  run "$tmp/out" "$tmp/err" --json ports lease --name web --session "$id"
+  check "…LeasePort on it: Conflict (not running), nothing named" \
+    test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1):$(session_leases "$id")" = "1:org.paddock.Error.Conflict:$before"
+  # A client leasing every free port of a small range gets none of them.
+  taken=""
+  for p in $(session_ports "$id"); do
+    run "$tmp/out" "$tmp/err" --json ports lease --name other --port "$p" -- true
+    [[ $rc -eq 0 ]] && taken="$taken $p"
+  done
+  check "…no other client can lease them (PortInUse)" test -z "$taken"
+  "$CTL" destroy "$id" >/dev/null
+  check "…Destroy releases them" test "$(session_leases "$id")" = "[]"
+fi
+
+# ---- a pool that cannot give them: create fails, nothing is left ---------------
+
+if [[ "$landlock_net" == enforced ]]; then
+  kill -TERM "$daemon_pid"
+  wait "$daemon_pid" 2>/dev/null || true
+  "$DAEMON" --state-dir "$tmp/state" --max-leases-per-owner 3 >>"$tmp/daemon.log" 2>&1 &
+  daemon_pid=$!
+  wait_for 10 "$CTL" ports list || true
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web -- sleep 600
+  check "with at most 3 leases per owner, create --net none --port web (1 + 4 reserved): QuotaExceeded, saying it was reserving, no lease left, no session" \
+    test "$rc:$(json "$tmp/out" '(d["error"]["name"], "reserve 4 ports" in d["error"]["message"])' 2>&1):$("$CTL" --json ports list | json /dev/stdin 'len(d["leases"])'):$("$CTL" --json list | json /dev/stdin 'len(d["sessions"])')" \
+         = "1:('org.paddock.Error.QuotaExceeded', True):0:0"
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web --reserved-ports 2 -- sleep 600
+  check "…with --reserved-ports 2 it fits: one named, two reserved" \
+    test "$rc:$(json "$tmp/out" 'sorted(p["name"] for p in d["ports"])' 2>&1)" = "0:['reserved', 'reserved', 'web']"
+  "$CTL" destroy "$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)" >/dev/null 2>&1 || true
+else
+  ok "a pool that cannot give the reserved ports # SKIP landlock-net is $landlock_net here"
+fi
+
+check "the daemon is still running at the end" kill -0 "$daemon_pid"
+
+echo "1..$n"
+[[ $failures -eq 0 ]]
