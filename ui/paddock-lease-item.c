@@ -260,6 +260,23 @@ paddock_lease_item_get_session (PaddockLeaseItem *self)
   return self->session;
 }
 
+/**
+ * paddock_lease_item_is_reserved:
+ *
+ * Whether this is one of a session's reserved ports, not named yet
+ * (Session1.LeasePort names them): held for the session, but nothing is
+ * forwarded to it, so there is no address to open. The daemon never lets a
+ * session's port be named "reserved" otherwise.
+ */
+gboolean
+paddock_lease_item_is_reserved (PaddockLeaseItem *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_LEASE_ITEM (self), FALSE);
+
+  return self->session != NULL && self->session[0] != '\0' &&
+         g_strcmp0 (self->name, "reserved") == 0;
+}
+
 const char *
 paddock_lease_item_get_state (PaddockLeaseItem *self)
 {

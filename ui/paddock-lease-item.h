@@ -25,6 +25,7 @@ const char       *paddock_lease_item_get_name         (PaddockLeaseItem *self);
 const char       *paddock_lease_item_get_owner_label    (PaddockLeaseItem *self);
 const char       *paddock_lease_item_get_owner        (PaddockLeaseItem *self);
 const char       *paddock_lease_item_get_session      (PaddockLeaseItem *self);
+gboolean          paddock_lease_item_is_reserved      (PaddockLeaseItem *self);
 const char       *paddock_lease_item_get_state        (PaddockLeaseItem *self);
 gboolean          paddock_lease_item_is_lost          (PaddockLeaseItem *self);
 char             *paddock_lease_item_dup_url          (PaddockLeaseItem *self);

@@ -262,18 +262,6 @@ bind_session_cb (GtkSignalListItemFactory *factory,
   set_text_or_dash (label, paddock_lease_item_get_session (lease));
 }
 
-/* One of a session's reserved ports, not named yet (Session1.LeasePort):
- * held for it, but nothing is forwarded to it, so there is no address to
- * open. A session's port is never named "reserved" otherwise. */
-static gboolean
-lease_is_reserved (PaddockLeaseItem *lease)
-{
-  const char *session = paddock_lease_item_get_session (lease);
-
-  return session != NULL && session[0] != '\0' &&
-         g_strcmp0 (paddock_lease_item_get_name (lease), "reserved") == 0;
-}
-
 static void
 bind_state_cb (GtkSignalListItemFactory *factory,
                GtkListItem              *list_item,
@@ -296,7 +284,7 @@ bind_state_cb (GtkSignalListItemFactory *factory,
   };
   PaddockLeaseItem *lease = gtk_list_item_get_item (list_item);
   GtkWidget *label = gtk_list_item_get_child (list_item);
-  const char *state = lease_is_reserved (lease) ? "reserved" : paddock_lease_item_get_state (lease);
+  const char *state = paddock_lease_item_is_reserved (lease) ? "reserved" : paddock_lease_item_get_state (lease);
   guint shown = G_N_ELEMENTS (states) - 2;   /* "lost" for anything unknown */
 
   for (guint i = 0; i < G_N_ELEMENTS (states); i++)
@@ -327,7 +315,7 @@ bind_actions_cb (GtkSignalListItemFactory *factory,
   gtk_actionable_set_action_target (GTK_ACTIONABLE (copy_button), "q", port);
   gtk_actionable_set_action_target (GTK_ACTIONABLE (open_button), "q", port);
   /* Nothing to open at a reserved port's address. */
-  gtk_widget_set_visible (box, !lease_is_reserved (lease));
+  gtk_widget_set_visible (box, !paddock_lease_item_is_reserved (lease));
 
   /* Translators: %u is a port number */
   copy_label = g_strdup_printf (_("Copy address of port %u"), (guint)port);

@@ -211,11 +211,21 @@ lease_is_the_sessions (gpointer item,
                     paddock_session_item_get_id (self->item)) == 0;
 }
 
+/* The badge counts the ports the session's programs can be reached at: its
+ * reserved ports are listed on the page, but nothing reaches them yet. */
 static void
 session_leases_changed_cb (PaddockSessionView *self)
 {
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->session_leases));
+  guint n_items = g_list_model_get_n_items (G_LIST_MODEL (self->session_leases));
+  guint n = 0;
 
+  for (guint i = 0; i < n_items; i++)
+    {
+      g_autoptr(PaddockLeaseItem) lease = g_list_model_get_item (G_LIST_MODEL (self->session_leases), i);
+
+      if (!paddock_lease_item_is_reserved (lease))
+        n++;
+    }
   adw_view_stack_page_set_badge_number (self->ports_page, n);
 }
 

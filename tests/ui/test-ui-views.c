@@ -471,6 +471,12 @@ count_port_rows (GtkWidget  *widget,
     count_port_rows (child, text, n_state, n_buttons);
 }
 
+static gboolean
+ports_badge_is_one (gpointer data)
+{
+  return adw_view_stack_page_get_badge_number (ADW_VIEW_STACK_PAGE (data)) == 1;
+}
+
 static void
 network_live_cb (GApplication     *app,
                  PaddockUiFixture *fixture)
@@ -552,6 +558,25 @@ network_live_cb (GApplication     *app,
         paddock_ui_save_screenshot (GTK_WINDOW (window), "session-ports-reserved");
         g_assert_cmpuint (n_state, ==, reserved);
         g_assert_cmpuint (n_buttons, ==, 0);
+
+        /* The page's badge counts the ports a program can be reached at:
+         * none while all are reserved, one once LeasePort names one. */
+        {
+          AdwViewStackPage *ports_page = ADW_VIEW_STACK_PAGE (
+            gtk_widget_get_template_child (GTK_WIDGET (paddock_ui_current_session_view (window)),
+                                           PADDOCK_TYPE_SESSION_VIEW, "ports_page"));
+          g_autoptr(GVariant) leased = NULL;
+
+          g_assert_cmpuint (adw_view_stack_page_get_badge_number (ports_page), ==, 0);
+          leased = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path, "org.paddock.Session1",
+                                                "LeasePort", g_variant_new ("(s)", "web"), NULL,
+                                                G_DBUS_CALL_FLAGS_NO_AUTO_START, PADDOCK_UI_TIMEOUT_MS,
+                                                NULL, &error);
+          g_assert_no_error (error);
+          if (!paddock_test_wait_for (ports_badge_is_one, ports_page, PADDOCK_UI_TIMEOUT_MS))
+            g_error ("the Ports page's badge is %u after LeasePort named a reserved port, not 1",
+                     adw_view_stack_page_get_badge_number (ports_page));
+        }
       }
   }
 
