@@ -234,6 +234,47 @@ check "…and status says net none, its network layer enforced, the connect prob
        = "('none', [(True, 'enforced'), (True, 'enforced')])"
 "$CTL" destroy "$id3" >/dev/null 2>&1 || true
 
+# ---- right after the start: the baseline is walked later ------------------------------
+
+# The workspace's baseline is walked a while after the start, or when a
+# review first needs it: a change the agent makes at once, reviewed at once,
+# is listed, and is no conflict; git in the session sees the repository
+# clean, then the file the session modified.
+ws4="$tmp/early"
+mkdir -p "$ws4"
+ws4=$(realpath "$ws4")
+git_env=(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org
+         GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org)
+if command -v git >/dev/null; then
+  (cd "$ws4" && env "${git_env[@]}" git init -q && printf 'tracked\n' >tracked.txt &&
+   env "${git_env[@]}" git add tracked.txt && env "${git_env[@]}" git commit -q -m t)
+fi
+printf 'before\n' >"$ws4/early.txt"
+run "$tmp/out" "$tmp/err" create --workspace "$ws4" --profile safe -- sh -c \
+  'echo "by the agent, at once" > early.txt; echo "new, at once" > early-new.txt; echo EARLY-DONE; exec sleep 600'
+id4=$(head -n 1 "$tmp/out")
+check "a session that writes at once starts" test "$rc" = 0
+check "…and writes" wait_for 20 logs_have "$id4" EARLY-DONE
+run "$tmp/out" "$tmp/err" --json review "$id4"
+check "a review right after the start lists the agent's first writes, without conflicts" \
+  test "$rc:$(json "$tmp/out" "sorted((c['kind'], c['path'], c['conflict']) for c in d['changes'])" 2>&1)" \
+       = "0:[('added', 'early-new.txt', False), ('modified', 'early.txt', False)]"
+if command -v git >/dev/null; then
+  git_in=(env "${git_env[@]}" git -c safe.directory='*')
+  "$CTL" exec "$id4" -- "${git_in[@]}" status --porcelain --untracked-files=no >"$tmp/git-out" 2>"$tmp/err"
+  check "git status in the session: the repository is clean" \
+    test "$?:$(cat "$tmp/git-out")" = "0:"
+  "$CTL" exec "$id4" -- sh -c 'echo more >> tracked.txt' >/dev/null 2>&1
+  "$CTL" exec "$id4" -- "${git_in[@]}" status --porcelain --untracked-files=no >"$tmp/git-out" 2>"$tmp/err"
+  check "git status in the session shows the file it modified" \
+    test "$?:$(cat "$tmp/git-out")" = "0: M tracked.txt"
+  check "…which the host's copy does not show" \
+    test "$(cd "$ws4" && env "${git_env[@]}" git status --porcelain --untracked-files=no)" = ""
+else
+  ok "# SKIP git status in the session: git is not installed"
+fi
+"$CTL" destroy "$id4" >/dev/null 2>&1 || true
+
 # ---- crash in the middle of an apply -------------------------------------------------
 
 # One session with a few changes; a daemon that kills itself at step N of

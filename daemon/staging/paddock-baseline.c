@@ -155,7 +155,8 @@ typedef struct {
   GArray *entries;   /* RecordEntry */
   GString *strings;  /* paths, each NUL-terminated while sorting */
   GCancellable *cancellable;
-  gint64 started_ns; /* when the walk began, on the file-time clock */
+  gint64 started_ns; /* the moment the baseline stands for (the session's
+                      * start, or the walk's), on the file-time clock */
 } RecordWalk;
 
 static int
@@ -230,7 +231,7 @@ record_dir (RecordWalk  *walk,
       entry.path_len = (guint32) (walk->strings->len - entry.path_offset);
       g_string_append_c (walk->strings, '\0');
       paddock_file_stamp_from_stat (&entry.stamp, &st);
-      /* Changed since the walk began: by another writer, since the
+      /* Changed since that moment: by another writer, since the
        * session's own writes never reach the workspace. What we saw may
        * already be that writer's version, so record "unknown" — a value
        * no file has — and a later change of the session there counts as a
@@ -284,12 +285,27 @@ paddock_baseline_record (const char    *workspace,
                          GCancellable  *cancellable,
                          GError       **error)
 {
+  return paddock_baseline_record_since (workspace, file, 0, cancellable, error);
+}
+
+/* Like paddock_baseline_record(), for the workspace as it was at @since_ns
+ * (paddock_file_time_now_ns(), taken earlier; 0: when the walk begins): an
+ * entry changed at or after it is recorded "unknown", so a walk that starts
+ * well after the session did misses no change made meanwhile. */
+gboolean
+paddock_baseline_record_since (const char    *workspace,
+                               const char    *file,
+                               gint64         since_ns,
+                               GCancellable  *cancellable,
+                               GError       **error)
+{
   g_autoptr(GArray) entries = g_array_new (FALSE, FALSE, sizeof (RecordEntry));
   g_autoptr(GString) strings = g_string_new (NULL);
   g_autoptr(GByteArray) out = NULL;
   g_autofree char *updates_file = NULL;
   paddock_autofd int root_fd = -1;
-  RecordWalk walk = { entries, strings, cancellable, paddock_file_time_now_ns () };
+  gint64 now_ns = paddock_file_time_now_ns ();
+  RecordWalk walk = { entries, strings, cancellable, since_ns > 0 ? MIN (since_ns, now_ns) : now_ns };
   BaselineHeader header = { BASELINE_MAGIC, BASELINE_VERSION, sizeof (BaselineEntry) };
   gsize strings_size = 0;
 

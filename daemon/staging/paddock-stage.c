@@ -58,12 +58,17 @@ struct _PaddockStage
   char             *checkpoints_dir;
 
   /* One operation at a time; and the baseline, which a thread records
-   * while the session starts, is waited for before any review. */
+   * once the session has started, is waited for before any review (which
+   * asks for it at once: baseline_wanted). */
   GMutex            lock;
   GCond             baseline_cond;
   gboolean          baseline_pending;
+  gboolean          baseline_wanted;
   GCancellable     *baseline_cancellable;
   PaddockBaseline  *baseline;
+  /* When the session's view of the workspace was set up (prepare), on the
+   * file-time clock; 0 before. The baseline stands for that moment. */
+  gint64            started_ns;
   /* Copy stages: the copy's stamps as made (NULL until first needed, or
    * when they could not be read: every difference is then listed). */
   PaddockBaseline  *copy_baseline;
@@ -283,6 +288,10 @@ paddock_stage_prepare (PaddockStage  *self,
 
   if (!paddock_ensure_private_dir (self->dir, error))
     return FALSE;
+  /* Before the sandbox can show the workspace to the agent: whatever
+   * another writer changes from here on is "unknown" in the baseline,
+   * however late its walk comes. */
+  self->started_ns = paddock_file_time_now_ns ();
   if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
     return paddock_ensure_private_dir (self->root, error) &&
            paddock_ensure_private_dir (self->work, error);
@@ -294,19 +303,41 @@ paddock_stage_prepare (PaddockStage  *self,
 }
 
 /* The walk runs on a thread of its own at a lower priority (nice +10; a
- * thread's niceness is its own on Linux, and this one ends with the walk):
- * on a machine of few cores the agent's start, which nothing waits on it
- * for, goes first. A review waits for it either way. */
+ * thread's niceness is its own on Linux, and this one ends with the walk),
+ * and only after @delay_ms, or as soon as a review wants it: walking a
+ * large workspace took a core for longer than the whole start of a
+ * session, and on a machine of few cores slowed that start down, though
+ * nothing on it waits for the baseline. The agent's writes go to the
+ * stage, never to the workspace, so the walk sees the workspace as it was
+ * at the start, except for another writer's changes since, which the
+ * walk records as "unknown" (started_ns). */
+typedef struct {
+  PaddockStage *stage;
+  guint         delay_ms;
+} BaselineWalk;
+
 static gpointer
 record_baseline_thread (gpointer data)
 {
-  g_autoptr(PaddockStage) self = data;
+  BaselineWalk *walk = data;
+  g_autoptr(PaddockStage) self = walk->stage;
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockBaseline) baseline = NULL;
+  gint64 deadline = g_get_monotonic_time () + (gint64) walk->delay_ms * 1000;
+  gint64 since_ns;
 
+  g_free (walk);
   setpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid), 10);
 
-  if (paddock_baseline_record (self->workspace, self->baseline_file, self->baseline_cancellable, &error))
+  g_mutex_lock (&self->lock);
+  while (!self->baseline_wanted && !g_cancellable_is_cancelled (self->baseline_cancellable) &&
+         g_cond_wait_until (&self->baseline_cond, &self->lock, deadline))
+    ;
+  since_ns = self->started_ns;
+  g_mutex_unlock (&self->lock);
+
+  if (paddock_baseline_record_since (self->workspace, self->baseline_file, since_ns,
+                                     self->baseline_cancellable, &error))
     baseline = paddock_baseline_load (self->baseline_file, &error);
   if (baseline == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     g_message ("No baseline for %s: conflicts cannot be detected: %s",
@@ -320,19 +351,26 @@ record_baseline_thread (gpointer data)
   return NULL;
 }
 
-/* Records what the workspace looks like now, in a worker thread: a large
- * workspace takes a while to walk and the session need not wait for it.
- * The agent's writes go to the stage, so only other writers can change the
- * workspace meanwhile. Reviews wait until it is done. */
+/* Records what the workspace looked like at the session's start, in a
+ * worker thread, @delay_ms from now or when first needed (a review, an
+ * apply), whichever comes first. Reviews wait until it is done. */
 void
-paddock_stage_record_baseline_in_thread (PaddockStage *self)
+paddock_stage_record_baseline_in_thread (PaddockStage *self,
+                                         guint         delay_ms)
 {
+  BaselineWalk *walk = g_new0 (BaselineWalk, 1);
+
   g_mutex_lock (&self->lock);
   self->baseline_pending = TRUE;
+  self->baseline_wanted = FALSE;
+  if (self->started_ns == 0)
+    self->started_ns = paddock_file_time_now_ns ();
   g_clear_object (&self->baseline_cancellable);
   self->baseline_cancellable = g_cancellable_new ();
   g_mutex_unlock (&self->lock);
-  g_thread_unref (g_thread_new ("paddock-baseline", record_baseline_thread, g_object_ref (self)));
+  walk->stage = g_object_ref (self);
+  walk->delay_ms = delay_ms;
+  g_thread_unref (g_thread_new ("paddock-baseline", record_baseline_thread, walk));
 }
 
 /* The session is going: a walk still under way stops (it would go on
@@ -346,6 +384,8 @@ paddock_stage_cancel_baseline (PaddockStage *self)
   g_mutex_lock (&self->lock);
   if (self->baseline_cancellable != NULL)
     g_cancellable_cancel (self->baseline_cancellable);
+  /* A walk still waiting for its turn gives up at once. */
+  g_cond_broadcast (&self->baseline_cond);
   while (self->baseline_pending)
     g_cond_wait (&self->baseline_cond, &self->lock);
   g_mutex_unlock (&self->lock);
@@ -356,6 +396,11 @@ paddock_stage_cancel_baseline (PaddockStage *self)
 static PaddockBaseline *
 locked_get_baseline (PaddockStage *self)
 {
+  if (self->baseline_pending && !self->baseline_wanted)
+    {
+      self->baseline_wanted = TRUE;
+      g_cond_broadcast (&self->baseline_cond);
+    }
   while (self->baseline_pending)
     g_cond_wait (&self->baseline_cond, &self->lock);
   if (self->baseline == NULL && g_file_test (self->baseline_file, G_FILE_TEST_EXISTS))

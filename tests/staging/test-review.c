@@ -1077,6 +1077,74 @@ test_copy_stage_checkpoint (Fixture       *f,
   g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 2);
 }
 
+/* --- the stage's baseline, walked after the start ------------------- */
+
+/* The baseline's walk waits (here: a minute) unless a review wants it
+ * first; what another writer changed between the stage's preparation and
+ * the walk is "unknown" in it, so an edit of the session there is a
+ * conflict, though the walk saw the workspace only afterwards. A change
+ * of the session made right away is listed. */
+static void
+test_stage_baseline_later (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *upper = P (stage_dir, "upper");
+
+  put (f->w, "both.txt", "base\n", -1);
+  put (f->w, "ours-only.txt", "base\n", -1);
+  put (f->w, "theirs-only.txt", "base\n", -1);
+  settle_before_baseline ();
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+  paddock_stage_record_baseline_in_thread (stage, 60 * 1000);
+
+  /* Before the walk: the session's edits, and another writer's. */
+  put (upper, "both.txt", "ours\n", -1);
+  put (upper, "ours-only.txt", "ours\n", -1);
+  put (upper, "new.txt", "ours\n", -1);
+  put (f->w, "both.txt", "theirs, longer\n", -1);
+  put (f->w, "theirs-only.txt", "theirs, longer\n", -1);
+
+  /* Would wait a minute (and the test time out) if the review did not
+   * start the walk itself. */
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_true (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_IS_REGULAR));
+  g_assert_true (paddock_change_get_conflict (expect (r, "both.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "ours-only.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "new.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_null (find (r, "theirs-only.txt"));
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 3);
+}
+
+/* A session that goes before its baseline was walked: the waiting walk
+ * gives up at once (else this waits a minute) and writes nothing. */
+static void
+test_stage_baseline_cancel (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  const char *stage_dir = P (f->state, "stage");
+
+  put (f->w, "a.txt", "a\n", -1);
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+  paddock_stage_record_baseline_in_thread (stage, 60 * 1000);
+  paddock_stage_cancel_baseline (stage);
+  g_assert_false (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_EXISTS));
+}
+
 /* --- a real overlay ------------------------------------------------- */
 
 static void
@@ -1172,6 +1240,8 @@ main (int   argc,
   ADD ("/staging/review/copy-stage-drop", test_copy_stage_drop);
   ADD ("/staging/review/copy-stage-checkpoint", test_copy_stage_checkpoint);
   ADD ("/staging/review/real-overlay", test_real_overlay);
+  ADD ("/staging/stage/baseline-later", test_stage_baseline_later);
+  ADD ("/staging/stage/baseline-cancel", test_stage_baseline_cancel);
   ADD ("/staging/baseline/basic", test_baseline_basic);
   ADD ("/staging/baseline/corrupt", test_baseline_corrupt);
   ADD ("/staging/baseline/100k", test_baseline_100k);
