@@ -1079,11 +1079,11 @@ test_copy_stage_checkpoint (Fixture       *f,
 
 /* --- the stage's baseline, walked after the start ------------------- */
 
-/* The baseline's walk waits (here: a minute) unless a review wants it
- * first; what another writer changed between the stage's preparation and
- * the walk is "unknown" in it, so an edit of the session there is a
- * conflict, though the walk saw the workspace only afterwards. A change
- * of the session made right away is listed. */
+/* The baseline's walk waits (here: an hour, far past the test's timeout)
+ * unless a review wants it first; what another writer changed between the
+ * stage's preparation and the walk is "unknown" in it, so an edit of the
+ * session there is a conflict, though the walk saw the workspace only
+ * afterwards. A change of the session made right away is listed. */
 static void
 test_stage_baseline_later (Fixture       *f,
                            gconstpointer  data)
@@ -1101,7 +1101,7 @@ test_stage_baseline_later (Fixture       *f,
   stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
   g_assert_true (paddock_stage_prepare (stage, NULL, &error));
   g_assert_no_error (error);
-  paddock_stage_record_baseline_in_thread (stage, 60 * 1000);
+  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
 
   /* Before the walk: the session's edits, and another writer's. */
   put (upper, "both.txt", "ours\n", -1);
@@ -1110,8 +1110,8 @@ test_stage_baseline_later (Fixture       *f,
   put (f->w, "both.txt", "theirs, longer\n", -1);
   put (f->w, "theirs-only.txt", "theirs, longer\n", -1);
 
-  /* Would wait a minute (and the test time out) if the review did not
-   * start the walk itself. */
+  /* Would wait an hour (the test times out) if the review did not start
+   * the walk itself. */
   r = paddock_stage_review (stage, NULL, &error);
   g_assert_no_error (error);
   dump (r);
@@ -1127,7 +1127,8 @@ test_stage_baseline_later (Fixture       *f,
 }
 
 /* A session that goes before its baseline was walked: the waiting walk
- * gives up at once (else this waits a minute) and writes nothing. */
+ * gives up at once (else this waits an hour: the test times out) and
+ * writes nothing. */
 static void
 test_stage_baseline_cancel (Fixture       *f,
                             gconstpointer  data)
@@ -1140,7 +1141,7 @@ test_stage_baseline_cancel (Fixture       *f,
   stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
   g_assert_true (paddock_stage_prepare (stage, NULL, &error));
   g_assert_no_error (error);
-  paddock_stage_record_baseline_in_thread (stage, 60 * 1000);
+  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
   paddock_stage_cancel_baseline (stage);
   g_assert_false (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_EXISTS));
 }
