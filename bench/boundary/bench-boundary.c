@@ -827,8 +827,9 @@ main (int   argc,
    * Every round runs each variant once, starting at a different one each
    * round, so that none always runs first, or right after the same other,
    * or on a cache the same other warmed. The first two rounds are warm-up:
-   * they also refresh git's index (in a safe session's stage, the files'
-   * stat data differ from the index's). */
+   * they also refresh git's index where it must (in a copy stage every
+   * file has another inode number than the index says; through the
+   * overlay a file keeps its own, and git rewrites nothing). */
   for (guint v = 0; v < n_variants; v++)
     variant_open (active[v], sleep_argv);
 
