@@ -291,7 +291,9 @@ paddock_stage_prepare (PaddockStage  *self,
   /* Before the sandbox can show the workspace to the agent: whatever
    * another writer changes from here on is "unknown" in the baseline,
    * however late its walk comes. */
+  g_mutex_lock (&self->lock);
   self->started_ns = paddock_file_time_now_ns ();
+  g_mutex_unlock (&self->lock);
   if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
     return paddock_ensure_private_dir (self->root, error) &&
            paddock_ensure_private_dir (self->work, error);
@@ -358,8 +360,13 @@ void
 paddock_stage_record_baseline_in_thread (PaddockStage *self,
                                          guint         delay_ms)
 {
-  BaselineWalk *walk = g_new0 (BaselineWalk, 1);
+  BaselineWalk *walk = NULL;
 
+  /* A walk of an earlier start still waiting or under way (a session
+   * started again) gives way: one walk, one baseline at a time. */
+  paddock_stage_cancel_baseline (self);
+
+  walk = g_new0 (BaselineWalk, 1);
   g_mutex_lock (&self->lock);
   self->baseline_pending = TRUE;
   self->baseline_wanted = FALSE;

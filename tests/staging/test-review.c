@@ -1128,13 +1128,15 @@ test_stage_baseline_later (Fixture       *f,
 
 /* A session that goes before its baseline was walked: the waiting walk
  * gives up at once (else this waits an hour: the test times out) and
- * writes nothing. */
+ * writes nothing. A session started again replaces a walk still waiting
+ * with its own. */
 static void
 test_stage_baseline_cancel (Fixture       *f,
                             gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
   const char *stage_dir = P (f->state, "stage");
 
   put (f->w, "a.txt", "a\n", -1);
@@ -1144,6 +1146,13 @@ test_stage_baseline_cancel (Fixture       *f,
   paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
   paddock_stage_cancel_baseline (stage);
   g_assert_false (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_EXISTS));
+
+  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+  paddock_stage_record_baseline_in_thread (stage, 0);
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 0);
+  g_assert_true (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_IS_REGULAR));
 }
 
 /* --- a real overlay ------------------------------------------------- */
