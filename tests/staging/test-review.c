@@ -86,6 +86,21 @@ put (const char *dir,
   g_assert_no_error (error);
 }
 
+/* Rewrites an existing file in place: its folder keeps its entries (and
+ * its mtime), as an editor saving over the file does. */
+static void
+overwrite (const char *dir,
+           const char *rel,
+           const char *contents)
+{
+  g_autofree char *path = g_build_filename (dir, rel, NULL);
+  int fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, contents, strlen (contents)), ==, (gssize) strlen (contents));
+  g_assert_cmpint (close (fd), ==, 0);
+}
+
 static void
 put_link (const char *dir,
           const char *rel,
@@ -1107,8 +1122,8 @@ test_stage_baseline_later (Fixture       *f,
   put (upper, "both.txt", "ours\n", -1);
   put (upper, "ours-only.txt", "ours\n", -1);
   put (upper, "new.txt", "ours\n", -1);
-  put (f->w, "both.txt", "theirs, longer\n", -1);
-  put (f->w, "theirs-only.txt", "theirs, longer\n", -1);
+  overwrite (f->w, "both.txt", "theirs, longer\n");
+  overwrite (f->w, "theirs-only.txt", "theirs, longer\n");
 
   /* Would wait an hour (the test times out) if the review did not start
    * the walk itself. */
@@ -1124,6 +1139,67 @@ test_stage_baseline_later (Fixture       *f,
                                                        PADDOCK_ENTRY_TYPE_FILE)));
   g_assert_null (find (r, "theirs-only.txt"));
   g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 3);
+}
+
+/* A file another writer deletes between the stage's preparation and the
+ * walk leaves no entry in the baseline; the session then writes the same
+ * path. That is a conflict (its folder changed since the start: what was
+ * there then cannot be known), not an "added" file that Apply would bring
+ * back over the deletion unasked. A folder removed with its files, the
+ * same. A new file in a folder nobody touched is no conflict. */
+static void
+test_stage_baseline_deleted (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  g_autoptr(PaddockApplyResult) result = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *upper = P (stage_dir, "upper");
+  PaddockChange *row;
+
+  put (f->w, "gone.txt", "base\n", -1);
+  put (f->w, "sub/gone-too.txt", "base\n", -1);
+  put (f->w, "sub/stays.txt", "base\n", -1);
+  put (f->w, "tree/deep/x.txt", "base\n", -1);
+  put (f->w, "calm/old.txt", "base\n", -1);
+  settle_before_baseline ();
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+
+  /* Before the walk: another writer deletes, the session writes there. */
+  g_assert_cmpint (unlink (P (f->w, "gone.txt")), ==, 0);
+  g_assert_cmpint (unlink (P (f->w, "sub/gone-too.txt")), ==, 0);
+  g_assert_cmpint (unlink (P (f->w, "tree/deep/x.txt")), ==, 0);
+  g_assert_cmpint (rmdir (P (f->w, "tree/deep")), ==, 0);
+  put (upper, "gone.txt", "ours\n", -1);
+  put (upper, "sub/gone-too.txt", "ours\n", -1);
+  put (upper, "tree/deep/x.txt", "ours\n", -1);
+  put (upper, "calm/new.txt", "ours\n", -1);
+
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_true (paddock_change_get_conflict (expect (r, "gone.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_true (paddock_change_get_conflict (expect (r, "sub/gone-too.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  row = find (r, "tree/deep/x.txt");
+  g_assert_nonnull (row);
+  g_assert_true (paddock_change_get_conflict (row));
+  g_assert_false (paddock_change_get_conflict (expect (r, "calm/new.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+
+  /* Apply, unforced: the deletions stand, the new file goes in. */
+  g_assert_true (paddock_stage_apply (stage, NULL, NULL, "test", &result, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (P (f->w, "gone.txt"), G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (P (f->w, "sub/gone-too.txt"), G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (P (f->w, "tree/deep"), G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (P (f->w, "calm/new.txt"), G_FILE_TEST_IS_REGULAR));
 }
 
 /* A session that goes before its baseline was walked: the waiting walk
@@ -1252,6 +1328,7 @@ main (int   argc,
   ADD ("/staging/review/real-overlay", test_real_overlay);
   ADD ("/staging/stage/baseline-later", test_stage_baseline_later);
   ADD ("/staging/stage/baseline-cancel", test_stage_baseline_cancel);
+  ADD ("/staging/stage/baseline-deleted", test_stage_baseline_deleted);
   ADD ("/staging/baseline/basic", test_baseline_basic);
   ADD ("/staging/baseline/corrupt", test_baseline_corrupt);
   ADD ("/staging/baseline/100k", test_baseline_100k);
