@@ -9,6 +9,10 @@
  *                     cannot be mounted rootless);
  *   baseline          every workspace entry's stamp at session start, to
  *                     tell conflicts (paddock-baseline.c);
+ *   baseline-since    the moment the baseline stands for (nanoseconds on
+ *                     the file-time clock, in decimal): written before the
+ *                     agent starts, so a daemon that died before the walk
+ *                     lets the next one walk for that same moment;
  *   copy-baseline     (kind "copy") every entry's stamp in copy/ as it was
  *                     made, to tell what the session touched;
  *   journal/          the apply batch in flight, if any (paddock-apply.c);
@@ -52,6 +56,7 @@ struct _PaddockStage
   char             *root;            /* upper/ or copy/ */
   char             *work;            /* work/ (overlay only) */
   char             *baseline_file;
+  char             *since_file;
   char             *copy_baseline_file;
   char             *journal_dir;
   char             *ledger_file;
@@ -159,6 +164,7 @@ paddock_stage_finalize (GObject *object)
   g_free (self->root);
   g_free (self->work);
   g_free (self->baseline_file);
+  g_free (self->since_file);
   g_free (self->copy_baseline_file);
   g_free (self->journal_dir);
   g_free (self->ledger_file);
@@ -198,6 +204,7 @@ paddock_stage_new (const char       *dir,
   self->root = g_build_filename (dir, kind == PADDOCK_STAGE_KIND_OVERLAY ? "upper" : "copy", NULL);
   self->work = g_build_filename (dir, "work", NULL);
   self->baseline_file = g_build_filename (dir, "baseline", NULL);
+  self->since_file = g_build_filename (dir, "baseline-since", NULL);
   self->copy_baseline_file = g_build_filename (dir, "copy-baseline", NULL);
   self->journal_dir = g_build_filename (dir, "journal", NULL);
   self->ledger_file = g_build_filename (dir, "ledger.jsonl", NULL);
@@ -285,14 +292,22 @@ paddock_stage_prepare (PaddockStage  *self,
                        GError       **error)
 {
   g_autoptr(GMutexLocker) locker = NULL;
+  g_autofree char *since_text = NULL;
+  gint64 started_ns;
 
   if (!paddock_ensure_private_dir (self->dir, error))
     return FALSE;
   /* Before the sandbox can show the workspace to the agent: whatever
    * another writer changes from here on is "unknown" in the baseline,
-   * however late its walk comes. */
+   * however late its walk comes. On disk before the agent runs: the walk
+   * comes later, and a daemon that dies before it lets the next one walk
+   * for this moment (locked_get_baseline()). */
+  started_ns = paddock_file_time_now_ns ();
+  since_text = g_strdup_printf ("%" G_GINT64_FORMAT "\n", started_ns);
+  if (!paddock_durable_file_replace (self->since_file, since_text, -1, 0600, error))
+    return FALSE;
   g_mutex_lock (&self->lock);
-  self->started_ns = paddock_file_time_now_ns ();
+  self->started_ns = started_ns;
   g_mutex_unlock (&self->lock);
   if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
     return paddock_ensure_private_dir (self->root, error) &&
@@ -342,7 +357,7 @@ record_baseline_thread (gpointer data)
                                      self->baseline_cancellable, &error))
     baseline = paddock_baseline_load (self->baseline_file, &error);
   if (baseline == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    g_message ("No baseline for %s: conflicts cannot be detected: %s",
+    g_message ("No baseline for %s: walked again when first needed: %s",
                self->workspace, error->message);
 
   g_mutex_lock (&self->lock);
@@ -355,12 +370,21 @@ record_baseline_thread (gpointer data)
 
 /* Records what the workspace looked like at the session's start, in a
  * worker thread, @delay_ms from now or when first needed (a review, an
- * apply), whichever comes first. Reviews wait until it is done. */
+ * apply), whichever comes first. Reviews wait until it is done.
+ *
+ * For tests: PADDOCK_TEST_BASELINE_DELAY_MS=N in the environment makes the
+ * delay N ms, so a test can kill the daemon before the walk and check that
+ * the next daemon still tells conflicts (locked_get_baseline()). */
 void
 paddock_stage_record_baseline_in_thread (PaddockStage *self,
                                          guint         delay_ms)
 {
   BaselineWalk *walk = NULL;
+  const char *test_delay = g_getenv ("PADDOCK_TEST_BASELINE_DELAY_MS");
+  guint64 value = 0;
+
+  if (test_delay != NULL && g_ascii_string_to_unsigned (test_delay, 10, 0, G_MAXUINT, &value, NULL))
+    delay_ms = (guint) value;
 
   /* A walk of an earlier start still waiting or under way (a session
    * started again) gives way: one walk, one baseline at a time. */
@@ -398,11 +422,40 @@ paddock_stage_cancel_baseline (PaddockStage *self)
   g_mutex_unlock (&self->lock);
 }
 
-/* With the lock held: the baseline, once recorded (NULL when there is
- * none: every row is then reported without conflicts). */
-static PaddockBaseline *
-locked_get_baseline (PaddockStage *self)
+/* The moment the stage was prepared (see paddock_stage_prepare()): this
+ * daemon's, or the one a previous daemon wrote; 0 when unknown. */
+static gint64
+locked_get_started_ns (PaddockStage *self)
 {
+  g_autofree char *text = NULL;
+  guint64 value = 0;
+
+  if (self->started_ns != 0)
+    return self->started_ns;
+  if (!g_file_get_contents (self->since_file, &text, NULL, NULL))
+    return 0;
+  g_strchomp (text);
+  if (!g_ascii_string_to_unsigned (text, 10, 1, G_MAXINT64, &value, NULL))
+    return 0;
+  return (gint64) value;
+}
+
+/* With the lock held: the baseline, once recorded. When there is none —
+ * the daemon that started the session died before its walk, or the walk
+ * failed — the workspace is walked now for the moment the stage was
+ * prepared: whatever changed since is "unknown" in it, so nothing another
+ * writer did meanwhile goes unseen. Without that moment, or when the walk
+ * fails again, every path is "unknown" (paddock_baseline_new_unknown()):
+ * every change of the session is a conflict, never silently applied over
+ * someone else's edit. NULL only with @error set (cancelled). */
+static PaddockBaseline *
+locked_get_baseline (PaddockStage  *self,
+                     GCancellable  *cancellable,
+                     GError       **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  gint64 since_ns;
+
   if (self->baseline_pending && !self->baseline_wanted)
     {
       self->baseline_wanted = TRUE;
@@ -410,13 +463,39 @@ locked_get_baseline (PaddockStage *self)
     }
   while (self->baseline_pending)
     g_cond_wait (&self->baseline_cond, &self->lock);
-  if (self->baseline == NULL && g_file_test (self->baseline_file, G_FILE_TEST_EXISTS))
+  if (self->baseline != NULL)
+    return self->baseline;
+
+  if (g_file_test (self->baseline_file, G_FILE_TEST_EXISTS))
     {
-      g_autoptr(GError) error = NULL;
-      self->baseline = paddock_baseline_load (self->baseline_file, &error);
-      if (self->baseline == NULL)
-        g_message ("Cannot read the baseline %s: %s", self->baseline_file, error->message);
+      self->baseline = paddock_baseline_load (self->baseline_file, &local_error);
+      if (self->baseline != NULL)
+        return self->baseline;
+      g_message ("Cannot read the baseline %s: %s", self->baseline_file, local_error->message);
+      g_clear_error (&local_error);
     }
+
+  since_ns = locked_get_started_ns (self);
+  if (since_ns != 0)
+    {
+      if (paddock_baseline_record_since (self->workspace, self->baseline_file, since_ns,
+                                         cancellable, &local_error))
+        self->baseline = paddock_baseline_load (self->baseline_file, &local_error);
+      if (self->baseline != NULL)
+        return self->baseline;
+      if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return NULL;
+        }
+      g_message ("No baseline for %s: every change will count as a conflict: %s",
+                 self->workspace, local_error->message);
+    }
+  else
+    g_message ("No baseline for %s and no record of when its session started: every change "
+               "will count as a conflict", self->workspace);
+
+  self->baseline = paddock_baseline_new_unknown ();
   return self->baseline;
 }
 
@@ -536,10 +615,12 @@ locked_review (PaddockStage  *self,
                GCancellable  *cancellable,
                GError       **error)
 {
-  PaddockBaseline *baseline = locked_get_baseline (self);
+  PaddockBaseline *baseline = locked_get_baseline (self, cancellable, error);
   gint64 started_ns = paddock_file_time_now_ns ();
   g_autoptr(PaddockReview) review = NULL;
 
+  if (baseline == NULL)
+    return NULL;
   review = paddock_review_new (self->workspace, self->root, self->kind, baseline,
                                locked_get_copy_baseline (self), self->review_cache,
                                cancellable, error);
@@ -660,18 +741,7 @@ add_item (PaddockStage       *self,
   item->action = action;
   item->group = group;
   item->forced = g_hash_table_contains (forced, path);
-  if (baseline != NULL)
-    paddock_baseline_lookup (baseline, path, &item->baseline);
-  else
-    {
-      /* No record of the start (it could not be written): what is there
-       * now is all there is to go by, so nothing counts as a conflict. */
-      g_autofree char *full = g_build_filename (self->workspace, path, NULL);
-      struct stat st;
-
-      if (lstat (full, &st) == 0)
-        paddock_file_stamp_from_stat (&item->baseline, &st);
-    }
+  paddock_baseline_lookup (baseline, path, &item->baseline);
   g_ptr_array_add (items, item);
 }
 
@@ -726,12 +796,15 @@ paddock_stage_apply (PaddockStage        *self,
   g_autoptr(GHashTable) forced = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(PaddockApplyResult) outcome = NULL;
   g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GError) local_error = NULL;
   PaddockBaseline *baseline;
 
   review = locked_review (self, cancellable, error);
   if (review == NULL)
     return FALSE;
-  baseline = locked_get_baseline (self);
+  baseline = locked_get_baseline (self, cancellable, error);
+  if (baseline == NULL)
+    return FALSE;
 
   chosen = select_changes (paddock_review_get_changes (review), paths, error);
   if (chosen == NULL)
@@ -758,14 +831,9 @@ paddock_stage_apply (PaddockStage        *self,
 
   /* Applied paths now differ from the start on purpose: they must not
    * count as conflicts when the session changes them again. */
-  if (baseline != NULL)
-    {
-      g_autoptr(GError) local_error = NULL;
-
-      if (!paddock_baseline_update_many (baseline, outcome->applied, outcome->new_stamps, &local_error))
-        g_message ("Could not record the applied state of %u paths: %s", outcome->applied->len,
-                   local_error->message);
-    }
+  if (!paddock_baseline_update_many (baseline, outcome->applied, outcome->new_stamps, &local_error))
+    g_message ("Could not record the applied state of %u paths: %s", outcome->applied->len,
+               local_error->message);
 
   *result = g_steal_pointer (&outcome);
   return TRUE;

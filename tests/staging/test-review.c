@@ -1202,6 +1202,72 @@ test_stage_baseline_deleted (Fixture       *f,
   g_assert_true (g_file_test (P (f->w, "calm/new.txt"), G_FILE_TEST_IS_REGULAR));
 }
 
+/* The daemon that started a session died before the baseline's walk (here:
+ * the walk is cancelled, and the stage dropped, before it ran). A stage
+ * made for the same folder, as a restarted daemon makes it, walks the
+ * workspace for the moment the first one prepared the stage
+ * (baseline-since): an edit or a deletion made by another writer since is
+ * a conflict with the session's write there. Without that moment either,
+ * every change is a conflict. */
+static void
+test_stage_baseline_restored (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *upper = P (stage_dir, "upper");
+
+  put (f->w, "both.txt", "base\n", -1);
+  put (f->w, "ours-only.txt", "base\n", -1);
+  put (f->w, "gone.txt", "base\n", -1);
+  put (f->w, "calm/old.txt", "base\n", -1);
+  settle_before_baseline ();
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+
+  put (upper, "both.txt", "ours\n", -1);
+  put (upper, "ours-only.txt", "ours\n", -1);
+  put (upper, "gone.txt", "ours\n", -1);
+  put (upper, "calm/new.txt", "ours\n", -1);
+  overwrite (f->w, "both.txt", "theirs, longer\n");
+  g_assert_cmpint (unlink (P (f->w, "gone.txt")), ==, 0);
+
+  /* The daemon goes before the walk. */
+  paddock_stage_cancel_baseline (stage);
+  g_clear_object (&stage);
+  g_assert_false (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_EXISTS));
+
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_true (paddock_change_get_conflict (expect (r, "both.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_true (paddock_change_get_conflict (expect (r, "gone.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "ours-only.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "calm/new.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_true (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_IS_REGULAR));
+  g_clear_object (&r);
+  g_clear_object (&stage);
+
+  /* Neither the baseline nor the moment it stands for: all conflicts. */
+  g_assert_cmpint (unlink (P (stage_dir, "baseline")), ==, 0);
+  g_assert_cmpint (unlink (P (stage_dir, "baseline-since")), ==, 0);
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 4);
+  for (guint i = 0; i < paddock_review_get_changes (r)->len; i++)
+    g_assert_true (paddock_change_get_conflict (g_ptr_array_index (paddock_review_get_changes (r), i)));
+}
+
 /* A session that goes before its baseline was walked: the waiting walk
  * gives up at once (else this waits an hour: the test times out) and
  * writes nothing. A session started again replaces a walk still waiting
@@ -1329,6 +1395,7 @@ main (int   argc,
   ADD ("/staging/stage/baseline-later", test_stage_baseline_later);
   ADD ("/staging/stage/baseline-cancel", test_stage_baseline_cancel);
   ADD ("/staging/stage/baseline-deleted", test_stage_baseline_deleted);
+  ADD ("/staging/stage/baseline-restored", test_stage_baseline_restored);
   ADD ("/staging/baseline/basic", test_baseline_basic);
   ADD ("/staging/baseline/corrupt", test_baseline_corrupt);
   ADD ("/staging/baseline/100k", test_baseline_100k);
