@@ -706,13 +706,6 @@ paddock_baseline_new_unknown (void)
   return self;
 }
 
-gboolean
-paddock_baseline_is_unknown (PaddockBaseline *self)
-{
-  g_return_val_if_fail (PADDOCK_IS_BASELINE (self), FALSE);
-  return self->all_unknown;
-}
-
 /* Records that the workspace entries at @relpaths now have @stamps (one
  * stamp per path; present == FALSE: gone), because Paddock itself put them
  * there: an applied path must not later look like an external edit. The
