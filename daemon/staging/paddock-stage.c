@@ -11,8 +11,9 @@
  *                     tell conflicts (paddock-baseline.c);
  *   baseline-since    the moment the baseline stands for (nanoseconds on
  *                     the file-time clock, in decimal): written before the
- *                     agent starts, so a daemon that died before the walk
- *                     lets the next one walk for that same moment;
+ *                     agent starts (and made durable by the walk's thread),
+ *                     so a daemon that died before the walk lets the next
+ *                     one walk for that same moment;
  *   copy-baseline     (kind "copy") every entry's stamp in copy/ as it was
  *                     made, to tell what the session touched;
  *   journal/          the apply batch in flight, if any (paddock-apply.c);
@@ -285,6 +286,41 @@ make_copy (PaddockStage  *self,
          record_copy_baseline (self, cancellable, error);
 }
 
+static char *
+format_since (gint64 started_ns)
+{
+  return g_strdup_printf ("%" G_GINT64_FORMAT "\n", started_ns);
+}
+
+/* Replaces baseline-since, atomically (temp, rename) but without fsync():
+ * this is on the session's start, and what it must survive before the
+ * walk's thread makes it durable (record_baseline_thread()) is a daemon's
+ * death, which leaves the page cache alone. A power loss before then
+ * leaves no file (or the previous start's, earlier: more "unknown"), and
+ * locked_get_baseline() then errs towards conflicts. */
+static gboolean
+write_since_quickly (PaddockStage  *self,
+                     gint64         started_ns,
+                     GError       **error)
+{
+  g_autofree char *text = format_since (started_ns);
+  g_autofree char *tmp = g_strconcat (self->since_file, ".tmp", NULL);
+  gsize len = strlen (text);
+  paddock_autofd int fd = -1;
+
+  /* The stage folder is ours alone (0700); O_NOFOLLOW all the same. */
+  fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+  if (fd < 0)
+    return errno_error (error, errno, "Could not create", tmp);
+  if (write (fd, text, len) != (gssize) len)
+    return errno_error (error, errno != 0 ? errno : EIO, "Could not write", tmp);
+  if (close (paddock_steal_fd (&fd)) != 0)
+    return errno_error (error, errno, "Could not write", tmp);
+  if (rename (tmp, self->since_file) != 0)
+    return errno_error (error, errno, "Could not place", self->since_file);
+  return TRUE;
+}
+
 /* Makes the layers (or the copy) before the sandbox mounts them. */
 gboolean
 paddock_stage_prepare (PaddockStage  *self,
@@ -292,19 +328,17 @@ paddock_stage_prepare (PaddockStage  *self,
                        GError       **error)
 {
   g_autoptr(GMutexLocker) locker = NULL;
-  g_autofree char *since_text = NULL;
   gint64 started_ns;
 
   if (!paddock_ensure_private_dir (self->dir, error))
     return FALSE;
   /* Before the sandbox can show the workspace to the agent: whatever
    * another writer changes from here on is "unknown" in the baseline,
-   * however late its walk comes. On disk before the agent runs: the walk
-   * comes later, and a daemon that dies before it lets the next one walk
-   * for this moment (locked_get_baseline()). */
+   * however late its walk comes. In a file before the agent runs: the
+   * walk comes later, and a daemon that dies before it lets the next one
+   * walk for this moment (locked_get_baseline()). */
   started_ns = paddock_file_time_now_ns ();
-  since_text = g_strdup_printf ("%" G_GINT64_FORMAT "\n", started_ns);
-  if (!paddock_durable_file_replace (self->since_file, since_text, -1, 0600, error))
+  if (!write_since_quickly (self, started_ns, error))
     return FALSE;
   g_mutex_lock (&self->lock);
   self->started_ns = started_ns;
@@ -345,6 +379,21 @@ record_baseline_thread (gpointer data)
 
   g_free (walk);
   setpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid), 10);
+
+  /* The start's moment, durably now (prepare only wrote it quickly). */
+  g_mutex_lock (&self->lock);
+  since_ns = self->started_ns;
+  g_mutex_unlock (&self->lock);
+  if (!g_cancellable_is_cancelled (self->baseline_cancellable))
+    {
+      g_autofree char *text = format_since (since_ns);
+
+      if (!paddock_durable_file_replace (self->since_file, text, -1, 0600, &error))
+        {
+          g_message ("Could not keep %s: %s", self->since_file, error->message);
+          g_clear_error (&error);
+        }
+    }
 
   g_mutex_lock (&self->lock);
   while (!self->baseline_wanted && !g_cancellable_is_cancelled (self->baseline_cancellable) &&
