@@ -275,6 +275,13 @@ record_dir (RecordWalk  *walk,
         {
           if (errno == ENOENT)
             continue;  /* removed while we walk: nothing to record */
+          if (errno == EACCES)
+            {
+              /* A folder we may list but not search: what it held cannot
+               * be known, so everything below it is "unknown". */
+              mark_dir_changed (walk, self_index);
+              continue;
+            }
           {
             int saved_errno = errno;
             closedir (dir);
@@ -343,6 +350,14 @@ record_dir (RecordWalk  *walk,
           if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
             {
               /* Gone or replaced since it was listed, with whatever it held. */
+              mark_dir_changed (walk, index);
+              continue;
+            }
+          if (errno == EACCES)
+            {
+              /* A folder we may not read (another user's, say): what it
+               * holds is "unknown", a conflict wherever the session writes
+               * below it, rather than the whole baseline lost. */
               mark_dir_changed (walk, index);
               continue;
             }

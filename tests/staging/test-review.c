@@ -1268,6 +1268,48 @@ test_stage_baseline_restored (Fixture       *f,
     g_assert_true (paddock_change_get_conflict (g_ptr_array_index (paddock_review_get_changes (r), i)));
 }
 
+/* A folder the walk may not read (another user's) does not cost the whole
+ * baseline: what is below it is "unknown" (a conflict wherever the session
+ * writes there), the rest as it was. Root reads every folder, so only the
+ * unprivileged run sees the unreadable one. */
+static void
+test_baseline_unreadable (Fixture       *f,
+                          gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockBaseline) baseline = NULL;
+  const char *file = P (f->state, "baseline");
+  PaddockFileStamp stamp;
+
+  put (f->w, "free.txt", "base\n", -1);
+  put (f->w, "locked/inside.txt", "base\n", -1);
+  put (f->w, "unsearchable/inside.txt", "base\n", -1);
+  g_assert_cmpint (chmod (P (f->w, "locked"), 0000), ==, 0);
+  g_assert_cmpint (chmod (P (f->w, "unsearchable"), 0400), ==, 0);
+  settle_before_baseline ();
+  paddock_baseline_record (f->w, file, NULL, &error);
+  g_assert_cmpint (chmod (P (f->w, "locked"), 0755), ==, 0);
+  g_assert_cmpint (chmod (P (f->w, "unsearchable"), 0755), ==, 0);
+  g_assert_no_error (error);
+  baseline = paddock_baseline_load (file, &error);
+  g_assert_no_error (error);
+
+  g_assert_true (paddock_baseline_lookup (baseline, "free.txt", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, !=, G_MININT64);
+  g_assert_false (paddock_baseline_lookup (baseline, "not-there.txt", &stamp));
+  if (geteuid () == 0)
+    {
+      g_test_message ("root reads every folder: the unreadable case is checked unprivileged");
+      return;
+    }
+  g_assert_true (paddock_baseline_lookup (baseline, "locked/inside.txt", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, ==, G_MININT64);
+  g_assert_true (paddock_baseline_lookup (baseline, "locked/new.txt", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, ==, G_MININT64);
+  g_assert_true (paddock_baseline_lookup (baseline, "unsearchable/inside.txt", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, ==, G_MININT64);
+}
+
 /* A session that goes before its baseline was walked: the waiting walk
  * gives up at once (else this waits an hour: the test times out) and
  * writes nothing. A session started again replaces a walk still waiting
@@ -1398,6 +1440,7 @@ main (int   argc,
   ADD ("/staging/stage/baseline-restored", test_stage_baseline_restored);
   ADD ("/staging/baseline/basic", test_baseline_basic);
   ADD ("/staging/baseline/corrupt", test_baseline_corrupt);
+  ADD ("/staging/baseline/unreadable", test_baseline_unreadable);
   ADD ("/staging/baseline/100k", test_baseline_100k);
 #undef ADD
 
