@@ -62,6 +62,10 @@
 #define MAX_COMMANDS_PER_CLIENT 16
 #define MAX_COMMANDS_KEPT       256
 #define VIEWER_CHUNK            (64 * 1024)
+/* How long after "running" the workspace's baseline walk waits (see
+ * paddock_stage_record_baseline_in_thread()): past a start and its first
+ * output (a few ms) on a loaded machine, well before anyone reviews. */
+#define BASELINE_DELAY_MS       250
 
 struct _PaddockSessionImpl
 {
@@ -1431,13 +1435,15 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
               continue;
             }
 
-          /* What the workspace looks like as the session starts: walked
-           * now rather than while the sandbox sets up, which a walk of a
-           * large workspace slowed by half on two cores. The agent's
-           * writes go to the stage, so this is the same workspace; and
-           * no review can come before: the session is not exported yet. */
+          /* What the workspace looked like as the session started:
+           * walked once the start is over (the agent's first output, the
+           * client's Attach), not alongside it, which a walk of a large
+           * workspace slowed by a third on two cores; a review or apply
+           * before then starts it at once. The agent's writes go to the
+           * stage, so this is the same workspace; another writer's
+           * changes since the stage was prepared are recorded "unknown". */
           if (self->stage != NULL)
-            paddock_stage_record_baseline_in_thread (self->stage);
+            paddock_stage_record_baseline_in_thread (self->stage, BASELINE_DELAY_MS);
 
           /* "running", then the creator's answer, then the record, which
            * the writer thread makes durable while this one goes on (the

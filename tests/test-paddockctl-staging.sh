@@ -234,6 +234,87 @@ check "…and status says net none, its network layer enforced, the connect prob
        = "('none', [(True, 'enforced'), (True, 'enforced')])"
 "$CTL" destroy "$id3" >/dev/null 2>&1 || true
 
+# ---- right after the start: the baseline is walked later ------------------------------
+
+# The workspace's baseline is walked a while after the start, or when a
+# review first needs it: a change the agent makes at once, reviewed at once,
+# is listed, and is no conflict; git in the session sees the repository
+# clean, then the file the session modified.
+ws4="$tmp/early"
+mkdir -p "$ws4"
+ws4=$(realpath "$ws4")
+git_env=(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org
+         GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org)
+if command -v git >/dev/null; then
+  (cd "$ws4" && env "${git_env[@]}" git init -q && printf 'tracked\n' >tracked.txt &&
+   env "${git_env[@]}" git add tracked.txt && env "${git_env[@]}" git commit -q -m t)
+fi
+printf 'before\n' >"$ws4/early.txt"
+run "$tmp/out" "$tmp/err" create --workspace "$ws4" --profile safe -- sh -c \
+  'echo "by the agent, at once" > early.txt; echo "new, at once" > early-new.txt; echo EARLY-DONE; exec sleep 600'
+id4=$(head -n 1 "$tmp/out")
+check "a session that writes at once starts" test "$rc" = 0
+check "…and writes" wait_for 20 logs_have "$id4" EARLY-DONE
+run "$tmp/out" "$tmp/err" --json review "$id4"
+check "a review right after the start lists the agent's first writes, without conflicts" \
+  test "$rc:$(json "$tmp/out" "sorted((c['kind'], c['path'], c['conflict']) for c in d['changes'])" 2>&1)" \
+       = "0:[('added', 'early-new.txt', False), ('modified', 'early.txt', False)]"
+if command -v git >/dev/null; then
+  git_in=(env "${git_env[@]}" git -c safe.directory='*')
+  "$CTL" exec "$id4" -- "${git_in[@]}" status --porcelain --untracked-files=no >"$tmp/git-out" 2>"$tmp/err"
+  check "git status in the session: the repository is clean" \
+    test "$?:$(cat "$tmp/git-out")" = "0:"
+  "$CTL" exec "$id4" -- sh -c 'echo more >> tracked.txt' >/dev/null 2>&1
+  "$CTL" exec "$id4" -- "${git_in[@]}" status --porcelain --untracked-files=no >"$tmp/git-out" 2>"$tmp/err"
+  check "git status in the session shows the file it modified" \
+    test "$?:$(cat "$tmp/git-out")" = "0: M tracked.txt"
+  check "…which the host's copy does not show" \
+    test "$(cd "$ws4" && env "${git_env[@]}" git status --porcelain --untracked-files=no)" = ""
+else
+  ok "# SKIP git status in the session: git is not installed"
+fi
+"$CTL" destroy "$id4" >/dev/null 2>&1 || true
+
+# ---- the daemon dies before the baseline's walk ----------------------------------------
+
+# The walk waits an hour here (PADDOCK_TEST_BASELINE_DELAY_MS) and the daemon
+# is killed before it. Meanwhile another writer edits a file the session also
+# edited, and deletes one the session wrote. The next daemon walks the
+# workspace for the moment the stage was prepared: both are conflicts, and an
+# apply leaves them alone (the deleted file is not brought back).
+kill -TERM "$daemon_pid" 2>/dev/null || true
+wait "$daemon_pid" 2>/dev/null || true
+PADDOCK_TEST_BASELINE_DELAY_MS=3600000 start_daemon
+ws5="$tmp/died"
+mkdir -p "$ws5/calm"
+for f in both ours gone calm/old; do printf 'base\n' >"$ws5/$f.txt"; done
+ws5=$(realpath "$ws5")
+# Not a timing assertion: the files above must be older than the start by
+# more than the file clock's tick, or the start itself calls them changed.
+sleep 0.1
+run "$tmp/out" "$tmp/err" create --workspace "$ws5" --profile safe -- sh -c \
+  'for f in both ours gone calm/new; do echo ours > $f.txt; done; echo DIED-READY; exec sleep 600'
+id5=$(head -n 1 "$tmp/out")
+check "a session whose baseline walk waits an hour starts" test "$rc" = 0
+check "…and writes" wait_for 20 logs_have "$id5" DIED-READY
+printf 'theirs, longer\n' >"$ws5/both.txt"
+rm "$ws5/gone.txt"
+kill -KILL "$daemon_pid" 2>/dev/null || true
+wait "$daemon_pid" 2>/dev/null || true
+check "no baseline was walked before the daemon died" test ! -e "$tmp/state/sessions/$id5/stage/baseline"
+start_daemon || not_ok "the daemon restarts after SIGKILL" "$(tail -n 5 "$tmp/daemon.log")"
+run "$tmp/out" "$tmp/err" --json review "$id5"
+check "after the restart, the other writer's edit and deletion are conflicts" \
+  test "$rc:$(json "$tmp/out" "sorted((c['kind'], c['path'], c['conflict']) for c in d['changes'])" 2>&1)" \
+       = "0:[('added', 'calm/new.txt', False), ('added', 'gone.txt', True), ('modified', 'both.txt', True), ('modified', 'ours.txt', False)]"
+run "$tmp/out" "$tmp/err" --json apply "$id5"
+check "apply leaves both conflicts alone (exit 1)" \
+  test "$rc:$(json "$tmp/out" 'sorted(d["conflicts"])' 2>&1)" = "1:['both.txt', 'gone.txt']"
+check "…the deleted file stays deleted, the edit stays, the rest is applied" \
+  test "$(test -e "$ws5/gone.txt" && echo back):$(cat "$ws5/both.txt"):$(cat "$ws5/ours.txt"):$(cat "$ws5/calm/new.txt")" \
+       = ":theirs, longer:ours:ours"
+"$CTL" destroy "$id5" >/dev/null 2>&1 || true
+
 # ---- crash in the middle of an apply -------------------------------------------------
 
 # One session with a few changes; a daemon that kills itself at step N of

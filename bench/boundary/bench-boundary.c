@@ -41,7 +41,13 @@
  * Start also runs a safe session in an empty workspace, interleaved, to
  * show what the tree's size adds.
  *
+ * --peer-build DIR adds, interleaved with the rest, safe starts and a safe
+ * workload session from the paddockd of another build tree (say, of the
+ * commit before a change), so that a before/after comparison is made in
+ * one run, under the same load.
+ *
  * Usage: bench-boundary [--rounds N] [--workload-rounds M] [--attribute] [--start-only]
+ *                       [--peer-build DIR]
  *        (defaults: N 9, start uses 2N rounds; M 15; --start-only: section 1 alone)
  *
  * Exits non-zero when a session or a workload fails.
@@ -72,6 +78,7 @@
 #define C_FILES      32
 
 static PaddockTestDaemon *daemon_under_test;
+static PaddockTestDaemon *peer_daemon;  /* --peer-build: another build's paddockd */
 static GPtrArray *sessions;      /* object paths to destroy before exit */
 static GHashTable *ended;        /* command path -> exit status */
 static char *base_dir;
@@ -80,9 +87,9 @@ static char *workspace;
 static char *empty_workspace;   /* for the start in an empty workspace */
 
 static void
-destroy_session (const char *path)
+destroy_session_on (GDBusConnection *connection,
+                    const char      *path)
 {
-  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon_under_test);
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
   guint32 survivors = G_MAXUINT32;
@@ -99,6 +106,12 @@ destroy_session (const char *path)
       if (survivors != 0)
         g_printerr ("bench-boundary: Destroy %s: %u survivors\n", path, survivors);
     }
+}
+
+static void
+destroy_session (const char *path)
+{
+  destroy_session_on (paddock_test_daemon_get_connection (daemon_under_test), path);
   for (guint i = 0; i < sessions->len; i++)
     if (g_str_equal (g_ptr_array_index (sessions, i), path))
       {
@@ -117,6 +130,7 @@ clean_up (void)
       destroy_session (path);
     }
   g_clear_pointer (&daemon_under_test, paddock_test_daemon_free);
+  g_clear_pointer (&peer_daemon, paddock_test_daemon_free);
   if (base_dir != NULL)
     {
       /* Unmounting a tmpfs frees it at once; the watcher removes the folder. */
@@ -343,12 +357,14 @@ read_one_byte (int fd)
     }
 }
 
-/* CreateSession -> Attach -> the first byte on the viewer's socket, in ms. */
+/* CreateSession -> Attach -> the first byte on the viewer's socket, in ms,
+ * on @daemon (its sessions are destroyed right away). */
 static double
-start_ms (const char *profile)
+start_ms_on (PaddockTestDaemon *daemon,
+             const char        *profile)
 {
   const char *argv[] = { "sh", "-c", "echo x", NULL };
-  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon_under_test);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
   g_autoptr(GUnixFDList) fds = NULL;
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
@@ -360,7 +376,8 @@ start_ms (const char *profile)
   int fd;
 
   start = g_get_monotonic_time ();
-  path = create_session (profile, argv);
+  path = daemon == daemon_under_test ? create_session (profile, argv)
+                                     : create_session_on (connection, profile, argv);
   reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon", path,
                                                          "org.paddock.Session1", "Attach",
                                                          g_variant_new_parsed ("(@a{sv} {},)"),
@@ -376,7 +393,10 @@ start_ms (const char *profile)
   ms = bench_ms_since (start);
   close (fd);
 
-  destroy_session (path);
+  if (daemon == daemon_under_test)
+    destroy_session (path);
+  else
+    destroy_session_on (connection, path);
   if (byte != 'x')
     bail ("the %s session printed no 'x' (got %d)", profile, byte);
   return ms;
@@ -426,6 +446,7 @@ typedef struct {
   const char *profile;         /* NULL: run directly by the bench */
   const char *without_layers;  /* PADDOCK_TEST_WITHOUT_LAYERS of its daemon */
   const char *staging;         /* PADDOCK_STAGING of its daemon */
+  const char *build_root;      /* its daemon's build tree (--peer-build) */
   PaddockTestDaemon *daemon;   /* its own daemon, or NULL: daemon_under_test's */
   GDBusConnection *connection;
   guint subscription;
@@ -565,13 +586,18 @@ variant_open (Variant            *variant,
 {
   if (variant->profile == NULL)
     return;
-  if (variant->without_layers != NULL || variant->staging != NULL)
+  if (variant->without_layers != NULL || variant->staging != NULL || variant->build_root != NULL)
     {
+      g_autofree char *own_root = g_strdup (g_getenv ("PADDOCK_BUILD_ROOT"));
+
       if (variant->without_layers != NULL)
         g_setenv ("PADDOCK_TEST_WITHOUT_LAYERS", variant->without_layers, TRUE);
       if (variant->staging != NULL)
         g_setenv ("PADDOCK_STAGING", variant->staging, TRUE);
+      if (variant->build_root != NULL)
+        g_setenv ("PADDOCK_BUILD_ROOT", variant->build_root, TRUE);
       variant->daemon = paddock_test_daemon_new (NULL);
+      g_setenv ("PADDOCK_BUILD_ROOT", own_root, TRUE);
       g_unsetenv ("PADDOCK_TEST_WITHOUT_LAYERS");
       g_unsetenv ("PADDOCK_STAGING");
       variant->connection = paddock_test_daemon_get_connection (variant->daemon);
@@ -631,11 +657,14 @@ main (int   argc,
     { .name = "safe without seccomp", .profile = "safe", .without_layers = "seccomp" },
     { .name = "safe without Landlock", .profile = "safe", .without_layers = "landlock" },
     { .name = "safe, copy stage (no overlay)", .profile = "safe", .staging = "copy" },
+    { .name = "safe, peer build (--peer-build)", .profile = "safe" },
   };
+  Variant *active[G_N_ELEMENTS (variants)];
   enum { DIRECT, HOST, SAFE, N_BASIC };
-  g_autoptr(GArray) start_safe = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autoptr(GArray) start_host = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autoptr(GArray) start_empty = g_array_new (FALSE, FALSE, sizeof (double));
+  const char *start_names[] = { "host", "safe", "safe, in an empty workspace", "safe, peer build (--peer-build)" };
+  GArray *start_wall[4];
+  const char *peer_build = NULL;
+  g_autofree char *peer_build_owned = NULL;
   gboolean start_only = FALSE;
   g_autofree char *gcc = NULL;
   g_autofree char *git = NULL;
@@ -658,9 +687,12 @@ main (int   argc,
         attribute = TRUE;
       else if (g_str_equal (argv[i], "--start-only"))
         start_only = TRUE;
+      else if (g_str_equal (argv[i], "--peer-build") && i + 1 < argc)
+        peer_build = peer_build_owned = g_canonicalize_filename (argv[++i], NULL);
       else
         {
-          g_printerr ("usage: %s [--rounds N] [--workload-rounds M] [--attribute] [--start-only]\n", argv[0]);
+          g_printerr ("usage: %s [--rounds N] [--workload-rounds M] [--attribute] [--start-only] "
+                      "[--peer-build DIR]\n", argv[0]);
           return 2;
         }
     }
@@ -669,9 +701,21 @@ main (int   argc,
       g_printerr ("bench-boundary: --rounds and --workload-rounds take 1 to 1000\n");
       return 2;
     }
-  n_variants = attribute ? G_N_ELEMENTS (variants) : N_BASIC;
+  n_variants = 0;
+  for (guint v = 0; v < G_N_ELEMENTS (variants); v++)
+    {
+      gboolean peer = v == G_N_ELEMENTS (variants) - 1;
+
+      if (v < N_BASIC || (peer && peer_build != NULL) || (!peer && attribute))
+        active[n_variants++] = &variants[v];
+    }
+  variants[G_N_ELEMENTS (variants) - 1].build_root = peer_build;
 
   sessions = g_ptr_array_new_with_free_func (g_free);
+  for (guint kind = 0; kind < G_N_ELEMENTS (start_wall); kind++)
+    {
+      start_wall[kind] = g_array_new (FALSE, FALSE, sizeof (double));
+    }
   ended = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   gcc = g_find_program_in_path ("gcc");
   git = g_find_program_in_path ("git");
@@ -720,22 +764,37 @@ main (int   argc,
   g_setenv ("PADDOCK_TEST_QUIET", "1", TRUE);
   daemon_under_test = paddock_test_daemon_new (NULL);
 
-  /* 1. Start: one warm-up each, then interleaved. */
+  if (peer_build != NULL)
+    {
+      g_autofree char *own_root = g_strdup (g_getenv ("PADDOCK_BUILD_ROOT"));
+
+      g_setenv ("PADDOCK_BUILD_ROOT", peer_build, TRUE);
+      peer_daemon = paddock_test_daemon_new (NULL);
+      g_setenv ("PADDOCK_BUILD_ROOT", own_root, TRUE);
+    }
+
+  /* 1. Start: one warm-up each, then interleaved, in an order that
+   * rotates from round to round. (No CPU column: /proc counts a daemon's
+   * CPU in ticks of 10 ms, longer than a start.) */
   for (gint64 r = -1; r < (gint64) (2 * rounds); r++)
     {
-      double ho = start_ms ("host");
-      double sa = start_ms ("safe");
-      double em;
-      char *tree = workspace;
+      guint n_kinds = peer_daemon != NULL ? 4 : 3;
 
-      workspace = empty_workspace;
-      em = start_ms ("safe");
-      workspace = tree;
-      if (r < 0)
-        continue;
-      g_array_append_val (start_host, ho);
-      g_array_append_val (start_safe, sa);
-      g_array_append_val (start_empty, em);
+      for (guint i = 0; i < n_kinds; i++)
+        {
+          guint kind = (guint) ((r + 1 + i) % n_kinds);
+          PaddockTestDaemon *daemon = kind == 3 ? peer_daemon : daemon_under_test;
+          char *tree = workspace;
+          double ms;
+
+          if (kind == 2)
+            workspace = empty_workspace;
+          ms = start_ms_on (daemon, kind == 0 ? "host" : "safe");
+          workspace = tree;
+          if (r < 0)
+            continue;
+          g_array_append_val (start_wall[kind], ms);
+        }
     }
   {
     g_autofree char *loadavg = NULL;
@@ -746,15 +805,20 @@ main (int   argc,
              loadavg != NULL ? loadavg : "unknown\n");
   }
 
-  s = bench_median (start_safe);
-  h = bench_median (start_host);
+  s = bench_median (start_wall[1]);
+  h = bench_median (start_wall[0]);
   g_print ("\n1. session start, CreateSession -> first output byte of `sh -c 'echo x'` "
            "(workspace: %u files under git; medians of %" G_GUINT64_FORMAT ")\n",
            TREE_FILES + C_FILES + 1, 2 * rounds);
-  g_print ("   %-40s %8.2f ms\n", "host", h);
-  g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe", s, s / h);
-  g_print ("   %-40s %8.2f ms   %.2fx host\n", "safe, in an empty workspace", bench_median (start_empty),
-           bench_median (start_empty) / h);
+  for (guint kind = 0; kind < (peer_daemon != NULL ? 4u : 3u); kind++)
+    {
+      double wall = bench_median (start_wall[kind]);
+
+      g_print ("   %-40s %8.2f ms", start_names[kind], wall);
+      if (kind > 0)
+        g_print ("   %.2fx host", wall / h);
+      g_print ("\n");
+    }
   g_print ("   target: safe within 2x of host: %s\n", bench_verdict (s <= 2 * h));
   if (start_only)
     goto done;
@@ -763,10 +827,11 @@ main (int   argc,
    * Every round runs each variant once, starting at a different one each
    * round, so that none always runs first, or right after the same other,
    * or on a cache the same other warmed. The first two rounds are warm-up:
-   * they also refresh git's index (in a safe session's stage, the files'
-   * stat data differ from the index's). */
+   * they also refresh git's index where it must (in a copy stage every
+   * file has another inode number than the index says; through the
+   * overlay a file keeps its own, and git rewrites nothing). */
   for (guint v = 0; v < n_variants; v++)
-    variant_open (&variants[v], sleep_argv);
+    variant_open (active[v], sleep_argv);
 
   g_print ("\n2. workload through Session1.Exec until its exit status; %" G_GUINT64_FORMAT
            " interleaved rounds, medians; overhead: median of the rounds' paired ratios to host,\n"
@@ -788,8 +853,8 @@ main (int   argc,
             {
               guint v = (guint) ((r + 2 + i) % n_variants);
               double c = -1;
-              double ms = variants[v].profile == NULL ? direct_ms (workloads[w].argv, &c)
-                                                      : exec_ms (&variants[v], workloads[w].argv, &c);
+              double ms = active[v]->profile == NULL ? direct_ms (workloads[w].argv, &c)
+                                                     : exec_ms (active[v], workloads[w].argv, &c);
 
               if (r < 0)
                 continue;
@@ -822,7 +887,7 @@ main (int   argc,
                 }
             }
           c = bench_median (cpu_sorted);
-          g_print ("     %-38s %7.1f ms ", variants[v].name, bench_median (wall_sorted));
+          g_print ("     %-38s %7.1f ms ", active[v]->name, bench_median (wall_sorted));
           if (c >= 0)
             g_print ("%7.1f ms", c);
           else
@@ -845,11 +910,15 @@ main (int   argc,
     }
 
   for (guint v = 0; v < n_variants; v++)
-    variant_close (&variants[v]);
+    variant_close (active[v]);
 
 done:
   clean_up ();
   g_ptr_array_unref (sessions);
   g_hash_table_unref (ended);
+  for (guint kind = 0; kind < G_N_ELEMENTS (start_wall); kind++)
+    {
+      g_array_unref (start_wall[kind]);
+    }
   return EXIT_SUCCESS;
 }

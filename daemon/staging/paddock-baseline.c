@@ -26,6 +26,10 @@
 #define BASELINE_MAGIC    "PDKBASE\1"
 #define BASELINE_VERSION  1
 #define UPDATE_MAGIC      0x55444b50u  /* "PKDU" */
+/* header.flags: the workspace's own folder had entries added or removed
+ * since the moment the baseline stands for (see record_dir()). A file of
+ * an older daemon has 0 there. */
+#define BASELINE_FLAG_ROOT_CHANGED 0x1u
 
 typedef struct {
   char    magic[8];
@@ -33,7 +37,8 @@ typedef struct {
   guint32 entry_size;
   guint64 n_entries;
   guint64 strings_size;
-  guint64 reserved[2];
+  guint64 flags;      /* BASELINE_FLAG_* */
+  guint64 reserved;
 } BaselineHeader;
 
 typedef struct {
@@ -75,6 +80,10 @@ struct _PaddockBaseline
   const BaselineEntry *entries;
   gsize n_entries;
   const char *strings;
+  guint64 flags;
+  /* No record of the start at all (paddock_baseline_new_unknown()): every
+   * path not updated since is "unknown". */
+  gboolean all_unknown;
   /* relpath → PaddockFileStamp*, from FILE.updates; overrides the map. */
   GHashTable *updates;
 };
@@ -155,8 +164,47 @@ typedef struct {
   GArray *entries;   /* RecordEntry */
   GString *strings;  /* paths, each NUL-terminated while sorting */
   GCancellable *cancellable;
-  gint64 started_ns; /* when the walk began, on the file-time clock */
+  gint64 started_ns; /* the moment the baseline stands for (the session's
+                      * start, or the walk's), on the file-time clock */
+  gboolean root_changed;
 } RecordWalk;
+
+static gint64
+timespec_ns (const struct timespec *ts)
+{
+  return (gint64) ts->tv_sec * G_GINT64_CONSTANT (1000000000) + ts->tv_nsec;
+}
+
+/* A stamp no entry has: what was at a path at the start cannot be known
+ * (it changed since, or may have been removed since). It differs from any
+ * stamp lstat() gives and from "absent", so a later change of the session
+ * there is always a conflict. */
+static void
+stamp_set_unknown (PaddockFileStamp *stamp)
+{
+  memset (stamp, 0, sizeof *stamp);
+  stamp->present = TRUE;
+  stamp->ctime_ns = G_MININT64;
+}
+
+static gboolean
+stamp_is_unknown (const PaddockFileStamp *stamp)
+{
+  return stamp->present && stamp->ctime_ns == G_MININT64;
+}
+
+/* The folder @index of the walk (-1: the workspace itself) had entries
+ * added or removed since the moment the baseline stands for: a path below
+ * it that the walk did not see may have been there then. */
+static void
+mark_dir_changed (RecordWalk *walk,
+                  gssize      index)
+{
+  if (index < 0)
+    walk->root_changed = TRUE;
+  else
+    g_array_index (walk->entries, RecordEntry, index).stamp.ctime_ns = G_MININT64;
+}
 
 static int
 record_entry_compare (gconstpointer a,
@@ -174,15 +222,29 @@ record_entry_compare (gconstpointer a,
   return ea->path_len < eb->path_len ? -1 : ea->path_len > eb->path_len ? 1 : 0;
 }
 
+/* Records the entries of the folder @dir_fd (at @prefix; @self_index its
+ * own entry in walk->entries, -1 for the workspace), then its subfolders'.
+ *
+ * A file removed after the moment the baseline stands for leaves no entry;
+ * its folder does, though: removing (or adding, or renaming) an entry
+ * changes the folder's mtime and ctime. A folder whose ctime is at or after
+ * that moment once its entries have been read is marked (its own stamp
+ * "unknown", or the header's flag for the workspace), and
+ * paddock_baseline_lookup() calls a path missing below it "unknown", not
+ * "absent at the start". A folder that vanishes or is replaced before the
+ * walk opens it is marked too. */
 static gboolean
 record_dir (RecordWalk  *walk,
             int          dir_fd,
             const char  *prefix,
+            gssize       self_index,
             GError     **error)
 {
   g_autoptr(GPtrArray) subdirs = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GArray) subdir_indexes = g_array_new (FALSE, FALSE, sizeof (gssize));
   DIR *dir;
   struct dirent *de;
+  struct stat dir_st;
   int dup_fd;
 
   if (g_cancellable_set_error_if_cancelled (walk->cancellable, error))
@@ -213,6 +275,13 @@ record_dir (RecordWalk  *walk,
         {
           if (errno == ENOENT)
             continue;  /* removed while we walk: nothing to record */
+          if (errno == EACCES)
+            {
+              /* A folder we may list but not search: what it held cannot
+               * be known, so everything below it is "unknown". */
+              mark_dir_changed (walk, self_index);
+              continue;
+            }
           {
             int saved_errno = errno;
             closedir (dir);
@@ -230,7 +299,7 @@ record_dir (RecordWalk  *walk,
       entry.path_len = (guint32) (walk->strings->len - entry.path_offset);
       g_string_append_c (walk->strings, '\0');
       paddock_file_stamp_from_stat (&entry.stamp, &st);
-      /* Changed since the walk began: by another writer, since the
+      /* Changed since that moment: by another writer, since the
        * session's own writes never reach the workspace. What we saw may
        * already be that writer's version, so record "unknown" — a value
        * no file has — and a later change of the session there counts as a
@@ -240,7 +309,12 @@ record_dir (RecordWalk  *walk,
       g_array_append_val (walk->entries, entry);
 
       if (S_ISDIR (st.st_mode))
-        g_ptr_array_add (subdirs, g_strdup (de->d_name));
+        {
+          gssize index = (gssize) walk->entries->len - 1;
+
+          g_ptr_array_add (subdirs, g_strdup (de->d_name));
+          g_array_append_val (subdir_indexes, index);
+        }
     }
 
   if (errno != 0)
@@ -251,9 +325,18 @@ record_dir (RecordWalk  *walk,
     }
   closedir (dir);
 
+  /* After the entries were read: a removal up to the end of readdir()
+   * shows here; one after it removed an entry the walk recorded. */
+  if (fstat (dir_fd, &dir_st) != 0)
+    return set_errno_error (error, errno, "Could not stat", *prefix != '\0' ? prefix : ".");
+  if (timespec_ns (&dir_st.st_ctim) >= walk->started_ns ||
+      timespec_ns (&dir_st.st_mtim) >= walk->started_ns)
+    mark_dir_changed (walk, self_index);
+
   for (guint i = 0; i < subdirs->len; i++)
     {
       const char *name = g_ptr_array_index (subdirs, i);
+      gssize index = g_array_index (subdir_indexes, gssize, i);
       g_autofree char *sub_prefix = *prefix != '\0' ? g_strconcat (prefix, "/", name, NULL)
                                                     : g_strdup (name);
       /* O_NOFOLLOW: the entry was a directory when we stat'ed it; if it was
@@ -265,10 +348,22 @@ record_dir (RecordWalk  *walk,
       if (sub_fd < 0)
         {
           if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
-            continue;
+            {
+              /* Gone or replaced since it was listed, with whatever it held. */
+              mark_dir_changed (walk, index);
+              continue;
+            }
+          if (errno == EACCES)
+            {
+              /* A folder we may not read (another user's, say): what it
+               * holds is "unknown", a conflict wherever the session writes
+               * below it, rather than the whole baseline lost. */
+              mark_dir_changed (walk, index);
+              continue;
+            }
           return set_errno_error (error, errno, "Could not open", sub_prefix);
         }
-      if (!record_dir (walk, sub_fd, sub_prefix, error))
+      if (!record_dir (walk, sub_fd, sub_prefix, index, error))
         return FALSE;
     }
 
@@ -284,12 +379,27 @@ paddock_baseline_record (const char    *workspace,
                          GCancellable  *cancellable,
                          GError       **error)
 {
+  return paddock_baseline_record_since (workspace, file, 0, cancellable, error);
+}
+
+/* Like paddock_baseline_record(), for the workspace as it was at @since_ns
+ * (paddock_file_time_now_ns(), taken earlier; 0: when the walk begins): an
+ * entry changed at or after it is recorded "unknown", so a walk that starts
+ * well after the session did misses no change made meanwhile. */
+gboolean
+paddock_baseline_record_since (const char    *workspace,
+                               const char    *file,
+                               gint64         since_ns,
+                               GCancellable  *cancellable,
+                               GError       **error)
+{
   g_autoptr(GArray) entries = g_array_new (FALSE, FALSE, sizeof (RecordEntry));
   g_autoptr(GString) strings = g_string_new (NULL);
   g_autoptr(GByteArray) out = NULL;
   g_autofree char *updates_file = NULL;
   paddock_autofd int root_fd = -1;
-  RecordWalk walk = { entries, strings, cancellable, paddock_file_time_now_ns () };
+  gint64 now_ns = paddock_file_time_now_ns ();
+  RecordWalk walk = { entries, strings, cancellable, since_ns > 0 ? MIN (since_ns, now_ns) : now_ns, FALSE };
   BaselineHeader header = { BASELINE_MAGIC, BASELINE_VERSION, sizeof (BaselineEntry) };
   gsize strings_size = 0;
 
@@ -301,7 +411,7 @@ paddock_baseline_record (const char    *workspace,
   if (root_fd < 0)
     return set_errno_error (error, errno, "Could not open the workspace", workspace);
 
-  if (!record_dir (&walk, root_fd, "", error))
+  if (!record_dir (&walk, root_fd, "", -1, error))
     return FALSE;
 
   g_array_sort_with_data (entries, record_entry_compare, strings->str);
@@ -311,6 +421,7 @@ paddock_baseline_record (const char    *workspace,
 
   header.n_entries = entries->len;
   header.strings_size = strings_size;
+  header.flags = walk.root_changed ? BASELINE_FLAG_ROOT_CHANGED : 0;
   out = g_byte_array_sized_new (sizeof header + entries->len * sizeof (BaselineEntry) + strings_size);
   g_byte_array_append (out, (const guint8 *) &header, sizeof header);
 
@@ -478,6 +589,7 @@ paddock_baseline_load (const char  *file,
   self->entries = (const BaselineEntry *) (gconstpointer) (data + sizeof header);
   self->n_entries = header.n_entries;
   self->strings = data + sizeof header + table_size;
+  self->flags = header.flags;
 
   for (gsize i = 0; i < self->n_entries; i++)
     {
@@ -494,33 +606,31 @@ paddock_baseline_load (const char  *file,
   return g_steal_pointer (&self);
 }
 
-/* Fills @out with what @relpath was at session start (or at its last
- * update()); returns FALSE, with out->present = FALSE, when it did not exist. */
-gboolean
-paddock_baseline_lookup (PaddockBaseline  *self,
-                         const char       *relpath,
-                         PaddockFileStamp *out)
+/* The stamp recorded for exactly @relpath (@len bytes of it): its last
+ * update, else the walk's entry. FALSE when neither has it. */
+static gboolean
+lookup_exact (PaddockBaseline  *self,
+              const char       *relpath,
+              gsize             len,
+              PaddockFileStamp *out)
 {
+  g_autofree char *key = NULL;
   const PaddockFileStamp *updated;
-  gsize len;
   gsize lo = 0;
-  gsize hi;
+  gsize hi = self->n_entries;
 
-  g_return_val_if_fail (PADDOCK_IS_BASELINE (self), FALSE);
-  g_return_val_if_fail (relpath != NULL, FALSE);
-  g_return_val_if_fail (out != NULL, FALSE);
-
-  memset (out, 0, sizeof *out);
-
-  updated = g_hash_table_lookup (self->updates, relpath);
+  if (g_hash_table_size (self->updates) == 0)
+    updated = NULL;
+  else if (relpath[len] == '\0')
+    updated = g_hash_table_lookup (self->updates, relpath);
+  else
+    updated = g_hash_table_lookup (self->updates, (key = g_strndup (relpath, len)));
   if (updated != NULL)
     {
       *out = *updated;
-      return out->present;
+      return TRUE;
     }
 
-  len = strlen (relpath);
-  hi = self->n_entries;
   while (lo < hi)
     {
       gsize mid = lo + (hi - lo) / 2;
@@ -539,8 +649,76 @@ paddock_baseline_lookup (PaddockBaseline  *self,
       else
         hi = mid;
     }
-
   return FALSE;
+}
+
+/* Fills @out with what @relpath was at session start (or at its last
+ * update()); returns FALSE, with out->present = FALSE, when it did not
+ * exist. A path the walk did not see is "unknown" (present, with a stamp
+ * no entry has; returns TRUE) rather than absent when the nearest folder
+ * above it that the baseline knows had entries added or removed since the
+ * start (see record_dir()): it may have been removed meanwhile. */
+gboolean
+paddock_baseline_lookup (PaddockBaseline  *self,
+                         const char       *relpath,
+                         PaddockFileStamp *out)
+{
+  gsize len;
+
+  g_return_val_if_fail (PADDOCK_IS_BASELINE (self), FALSE);
+  g_return_val_if_fail (relpath != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  memset (out, 0, sizeof *out);
+
+  len = strlen (relpath);
+  if (lookup_exact (self, relpath, len, out))
+    return out->present;
+
+  /* Absent from the walk: ask the folders above it, nearest first. A
+   * folder the baseline knows and that kept its entries since the start
+   * held no such entry then either (a folder put there since is newer
+   * than the start, so "unknown" itself: rename changes its ctime). */
+  while (len > 0)
+    {
+      PaddockFileStamp dir;
+
+      while (len > 0 && relpath[len - 1] != '/')
+        len--;
+      if (len == 0)
+        break;
+      len--;  /* the '/' */
+      if (len > 0 && lookup_exact (self, relpath, len, &dir))
+        {
+          if (stamp_is_unknown (&dir))
+            {
+              stamp_set_unknown (out);
+              return TRUE;
+            }
+          return FALSE;
+        }
+    }
+
+  if (self->all_unknown || (self->flags & BASELINE_FLAG_ROOT_CHANGED) != 0)
+    {
+      stamp_set_unknown (out);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* A baseline with no record of the start at all: every path is "unknown"
+ * (a conflict wherever the session changed something) until an update()
+ * says what Paddock put there. Updates are kept in memory only. For a
+ * session whose start could not be recorded: better every change flagged
+ * than an edit of someone else's overwritten unseen. */
+PaddockBaseline *
+paddock_baseline_new_unknown (void)
+{
+  PaddockBaseline *self = g_object_new (PADDOCK_TYPE_BASELINE, NULL);
+
+  self->all_unknown = TRUE;
+  return self;
 }
 
 /* Records that the workspace entries at @relpaths now have @stamps (one
@@ -566,6 +744,16 @@ paddock_baseline_update_many (PaddockBaseline  *self,
 
   if (relpaths->len == 0)
     return TRUE;
+
+  for (guint i = 0; i < relpaths->len && self->file == NULL; i++)
+    if (!relpath_is_valid (g_ptr_array_index (relpaths, i)))
+      {
+        g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH,
+                     "Not a relative workspace path");
+        return FALSE;
+      }
+  if (self->file == NULL)
+    goto remember;
 
   for (guint i = 0; i < relpaths->len; i++)
     {
@@ -630,6 +818,7 @@ paddock_baseline_update_many (PaddockBaseline  *self,
         return set_errno_error (error, errno, "Could not sync the folder of", updates_file);
     }
 
+remember:
   for (guint i = 0; i < relpaths->len; i++)
     g_hash_table_replace (self->updates, g_strdup (g_ptr_array_index (relpaths, i)),
                           g_memdup2 (g_ptr_array_index (stamps, i), sizeof (PaddockFileStamp)));

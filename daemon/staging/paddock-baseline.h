@@ -20,6 +20,12 @@ gboolean         paddock_baseline_record     (const char              *workspace
                                               const char              *file,
                                               GCancellable            *cancellable,
                                               GError                 **error);
+gboolean         paddock_baseline_record_since (const char            *workspace,
+                                                const char            *file,
+                                                gint64                 since_ns,
+                                                GCancellable          *cancellable,
+                                                GError               **error);
+PaddockBaseline *paddock_baseline_new_unknown (void);
 PaddockBaseline *paddock_baseline_load       (const char              *file,
                                               GError                 **error);
 gboolean         paddock_baseline_lookup     (PaddockBaseline         *self,

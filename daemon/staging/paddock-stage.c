@@ -9,6 +9,11 @@
  *                     cannot be mounted rootless);
  *   baseline          every workspace entry's stamp at session start, to
  *                     tell conflicts (paddock-baseline.c);
+ *   baseline-since    the moment the baseline stands for (nanoseconds on
+ *                     the file-time clock, in decimal): written before the
+ *                     agent starts (and made durable by the walk's thread),
+ *                     so a daemon that died before the walk lets the next
+ *                     one walk for that same moment;
  *   copy-baseline     (kind "copy") every entry's stamp in copy/ as it was
  *                     made, to tell what the session touched;
  *   journal/          the apply batch in flight, if any (paddock-apply.c);
@@ -52,18 +57,24 @@ struct _PaddockStage
   char             *root;            /* upper/ or copy/ */
   char             *work;            /* work/ (overlay only) */
   char             *baseline_file;
+  char             *since_file;
   char             *copy_baseline_file;
   char             *journal_dir;
   char             *ledger_file;
   char             *checkpoints_dir;
 
   /* One operation at a time; and the baseline, which a thread records
-   * while the session starts, is waited for before any review. */
+   * once the session has started, is waited for before any review (which
+   * asks for it at once: baseline_wanted). */
   GMutex            lock;
   GCond             baseline_cond;
   gboolean          baseline_pending;
+  gboolean          baseline_wanted;
   GCancellable     *baseline_cancellable;
   PaddockBaseline  *baseline;
+  /* When the session's view of the workspace was set up (prepare), on the
+   * file-time clock; 0 before. The baseline stands for that moment. */
+  gint64            started_ns;
   /* Copy stages: the copy's stamps as made (NULL until first needed, or
    * when they could not be read: every difference is then listed). */
   PaddockBaseline  *copy_baseline;
@@ -154,6 +165,7 @@ paddock_stage_finalize (GObject *object)
   g_free (self->root);
   g_free (self->work);
   g_free (self->baseline_file);
+  g_free (self->since_file);
   g_free (self->copy_baseline_file);
   g_free (self->journal_dir);
   g_free (self->ledger_file);
@@ -193,6 +205,7 @@ paddock_stage_new (const char       *dir,
   self->root = g_build_filename (dir, kind == PADDOCK_STAGE_KIND_OVERLAY ? "upper" : "copy", NULL);
   self->work = g_build_filename (dir, "work", NULL);
   self->baseline_file = g_build_filename (dir, "baseline", NULL);
+  self->since_file = g_build_filename (dir, "baseline-since", NULL);
   self->copy_baseline_file = g_build_filename (dir, "copy-baseline", NULL);
   self->journal_dir = g_build_filename (dir, "journal", NULL);
   self->ledger_file = g_build_filename (dir, "ledger.jsonl", NULL);
@@ -273,6 +286,41 @@ make_copy (PaddockStage  *self,
          record_copy_baseline (self, cancellable, error);
 }
 
+static char *
+format_since (gint64 started_ns)
+{
+  return g_strdup_printf ("%" G_GINT64_FORMAT "\n", started_ns);
+}
+
+/* Replaces baseline-since, atomically (temp, rename) but without fsync():
+ * this is on the session's start, and what it must survive before the
+ * walk's thread makes it durable (record_baseline_thread()) is a daemon's
+ * death, which leaves the page cache alone. A power loss before then
+ * leaves no file (or the previous start's, earlier: more "unknown"), and
+ * locked_get_baseline() then errs towards conflicts. */
+static gboolean
+write_since_quickly (PaddockStage  *self,
+                     gint64         started_ns,
+                     GError       **error)
+{
+  g_autofree char *text = format_since (started_ns);
+  g_autofree char *tmp = g_strconcat (self->since_file, ".tmp", NULL);
+  gsize len = strlen (text);
+  paddock_autofd int fd = -1;
+
+  /* The stage folder is ours alone (0700); O_NOFOLLOW all the same. */
+  fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+  if (fd < 0)
+    return errno_error (error, errno, "Could not create", tmp);
+  if (write (fd, text, len) != (gssize) len)
+    return errno_error (error, errno != 0 ? errno : EIO, "Could not write", tmp);
+  if (close (paddock_steal_fd (&fd)) != 0)
+    return errno_error (error, errno, "Could not write", tmp);
+  if (rename (tmp, self->since_file) != 0)
+    return errno_error (error, errno, "Could not place", self->since_file);
+  return TRUE;
+}
+
 /* Makes the layers (or the copy) before the sandbox mounts them. */
 gboolean
 paddock_stage_prepare (PaddockStage  *self,
@@ -280,9 +328,21 @@ paddock_stage_prepare (PaddockStage  *self,
                        GError       **error)
 {
   g_autoptr(GMutexLocker) locker = NULL;
+  gint64 started_ns;
 
   if (!paddock_ensure_private_dir (self->dir, error))
     return FALSE;
+  /* Before the sandbox can show the workspace to the agent: whatever
+   * another writer changes from here on is "unknown" in the baseline,
+   * however late its walk comes. In a file before the agent runs: the
+   * walk comes later, and a daemon that dies before it lets the next one
+   * walk for this moment (locked_get_baseline()). */
+  started_ns = paddock_file_time_now_ns ();
+  if (!write_since_quickly (self, started_ns, error))
+    return FALSE;
+  g_mutex_lock (&self->lock);
+  self->started_ns = started_ns;
+  g_mutex_unlock (&self->lock);
   if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
     return paddock_ensure_private_dir (self->root, error) &&
            paddock_ensure_private_dir (self->work, error);
@@ -294,22 +354,59 @@ paddock_stage_prepare (PaddockStage  *self,
 }
 
 /* The walk runs on a thread of its own at a lower priority (nice +10; a
- * thread's niceness is its own on Linux, and this one ends with the walk):
- * on a machine of few cores the agent's start, which nothing waits on it
- * for, goes first. A review waits for it either way. */
+ * thread's niceness is its own on Linux, and this one ends with the walk),
+ * and only after @delay_ms, or as soon as a review wants it: walking a
+ * large workspace took a core for longer than the whole start of a
+ * session, and on a machine of few cores slowed that start down, though
+ * nothing on it waits for the baseline. The agent's writes go to the
+ * stage, never to the workspace, so the walk sees the workspace as it was
+ * at the start, except for another writer's changes since, which the
+ * walk records as "unknown" (started_ns). */
+typedef struct {
+  PaddockStage *stage;
+  guint         delay_ms;
+} BaselineWalk;
+
 static gpointer
 record_baseline_thread (gpointer data)
 {
-  g_autoptr(PaddockStage) self = data;
+  BaselineWalk *walk = data;
+  g_autoptr(PaddockStage) self = walk->stage;
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockBaseline) baseline = NULL;
+  gint64 deadline = g_get_monotonic_time () + (gint64) walk->delay_ms * 1000;
+  gint64 since_ns;
 
+  g_free (walk);
   setpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid), 10);
 
-  if (paddock_baseline_record (self->workspace, self->baseline_file, self->baseline_cancellable, &error))
+  /* The start's moment, durably now (prepare only wrote it quickly). */
+  g_mutex_lock (&self->lock);
+  since_ns = self->started_ns;
+  g_mutex_unlock (&self->lock);
+  if (!g_cancellable_is_cancelled (self->baseline_cancellable))
+    {
+      g_autofree char *text = format_since (since_ns);
+
+      if (!paddock_durable_file_replace (self->since_file, text, -1, 0600, &error))
+        {
+          g_message ("Could not keep %s: %s", self->since_file, error->message);
+          g_clear_error (&error);
+        }
+    }
+
+  g_mutex_lock (&self->lock);
+  while (!self->baseline_wanted && !g_cancellable_is_cancelled (self->baseline_cancellable) &&
+         g_cond_wait_until (&self->baseline_cond, &self->lock, deadline))
+    ;
+  since_ns = self->started_ns;
+  g_mutex_unlock (&self->lock);
+
+  if (paddock_baseline_record_since (self->workspace, self->baseline_file, since_ns,
+                                     self->baseline_cancellable, &error))
     baseline = paddock_baseline_load (self->baseline_file, &error);
   if (baseline == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    g_message ("No baseline for %s: conflicts cannot be detected: %s",
+    g_message ("No baseline for %s: walked again when first needed: %s",
                self->workspace, error->message);
 
   g_mutex_lock (&self->lock);
@@ -320,19 +417,40 @@ record_baseline_thread (gpointer data)
   return NULL;
 }
 
-/* Records what the workspace looks like now, in a worker thread: a large
- * workspace takes a while to walk and the session need not wait for it.
- * The agent's writes go to the stage, so only other writers can change the
- * workspace meanwhile. Reviews wait until it is done. */
+/* Records what the workspace looked like at the session's start, in a
+ * worker thread, @delay_ms from now or when first needed (a review, an
+ * apply), whichever comes first. Reviews wait until it is done.
+ *
+ * For tests: PADDOCK_TEST_BASELINE_DELAY_MS=N in the environment makes the
+ * delay N ms, so a test can kill the daemon before the walk and check that
+ * the next daemon still tells conflicts (locked_get_baseline()). */
 void
-paddock_stage_record_baseline_in_thread (PaddockStage *self)
+paddock_stage_record_baseline_in_thread (PaddockStage *self,
+                                         guint         delay_ms)
 {
+  BaselineWalk *walk = NULL;
+  const char *test_delay = g_getenv ("PADDOCK_TEST_BASELINE_DELAY_MS");
+  guint64 value = 0;
+
+  if (test_delay != NULL && g_ascii_string_to_unsigned (test_delay, 10, 0, G_MAXUINT, &value, NULL))
+    delay_ms = (guint) value;
+
+  /* A walk of an earlier start still waiting or under way (a session
+   * started again) gives way: one walk, one baseline at a time. */
+  paddock_stage_cancel_baseline (self);
+
+  walk = g_new0 (BaselineWalk, 1);
   g_mutex_lock (&self->lock);
   self->baseline_pending = TRUE;
+  self->baseline_wanted = FALSE;
+  if (self->started_ns == 0)
+    self->started_ns = paddock_file_time_now_ns ();
   g_clear_object (&self->baseline_cancellable);
   self->baseline_cancellable = g_cancellable_new ();
   g_mutex_unlock (&self->lock);
-  g_thread_unref (g_thread_new ("paddock-baseline", record_baseline_thread, g_object_ref (self)));
+  walk->stage = g_object_ref (self);
+  walk->delay_ms = delay_ms;
+  g_thread_unref (g_thread_new ("paddock-baseline", record_baseline_thread, walk));
 }
 
 /* The session is going: a walk still under way stops (it would go on
@@ -346,25 +464,87 @@ paddock_stage_cancel_baseline (PaddockStage *self)
   g_mutex_lock (&self->lock);
   if (self->baseline_cancellable != NULL)
     g_cancellable_cancel (self->baseline_cancellable);
+  /* A walk still waiting for its turn gives up at once. */
+  g_cond_broadcast (&self->baseline_cond);
   while (self->baseline_pending)
     g_cond_wait (&self->baseline_cond, &self->lock);
   g_mutex_unlock (&self->lock);
 }
 
-/* With the lock held: the baseline, once recorded (NULL when there is
- * none: every row is then reported without conflicts). */
-static PaddockBaseline *
-locked_get_baseline (PaddockStage *self)
+/* The moment the stage was prepared (see paddock_stage_prepare()): this
+ * daemon's, or the one a previous daemon wrote; 0 when unknown. */
+static gint64
+locked_get_started_ns (PaddockStage *self)
 {
+  g_autofree char *text = NULL;
+  guint64 value = 0;
+
+  if (self->started_ns != 0)
+    return self->started_ns;
+  if (!g_file_get_contents (self->since_file, &text, NULL, NULL))
+    return 0;
+  g_strchomp (text);
+  if (!g_ascii_string_to_unsigned (text, 10, 1, G_MAXINT64, &value, NULL))
+    return 0;
+  return (gint64) value;
+}
+
+/* With the lock held: the baseline, once recorded. When there is none —
+ * the daemon that started the session died before its walk, or the walk
+ * failed — the workspace is walked now for the moment the stage was
+ * prepared: whatever changed since is "unknown" in it, so nothing another
+ * writer did meanwhile goes unseen. Without that moment, or when the walk
+ * fails again, every path is "unknown" (paddock_baseline_new_unknown()):
+ * every change of the session is a conflict, never silently applied over
+ * someone else's edit. NULL only with @error set (cancelled). */
+static PaddockBaseline *
+locked_get_baseline (PaddockStage  *self,
+                     GCancellable  *cancellable,
+                     GError       **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  gint64 since_ns;
+
+  if (self->baseline_pending && !self->baseline_wanted)
+    {
+      self->baseline_wanted = TRUE;
+      g_cond_broadcast (&self->baseline_cond);
+    }
   while (self->baseline_pending)
     g_cond_wait (&self->baseline_cond, &self->lock);
-  if (self->baseline == NULL && g_file_test (self->baseline_file, G_FILE_TEST_EXISTS))
+  if (self->baseline != NULL)
+    return self->baseline;
+
+  if (g_file_test (self->baseline_file, G_FILE_TEST_EXISTS))
     {
-      g_autoptr(GError) error = NULL;
-      self->baseline = paddock_baseline_load (self->baseline_file, &error);
-      if (self->baseline == NULL)
-        g_message ("Cannot read the baseline %s: %s", self->baseline_file, error->message);
+      self->baseline = paddock_baseline_load (self->baseline_file, &local_error);
+      if (self->baseline != NULL)
+        return self->baseline;
+      g_message ("Cannot read the baseline %s: %s", self->baseline_file, local_error->message);
+      g_clear_error (&local_error);
     }
+
+  since_ns = locked_get_started_ns (self);
+  if (since_ns != 0)
+    {
+      if (paddock_baseline_record_since (self->workspace, self->baseline_file, since_ns,
+                                         cancellable, &local_error))
+        self->baseline = paddock_baseline_load (self->baseline_file, &local_error);
+      if (self->baseline != NULL)
+        return self->baseline;
+      if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return NULL;
+        }
+      g_message ("No baseline for %s: every change will count as a conflict: %s",
+                 self->workspace, local_error->message);
+    }
+  else
+    g_message ("No baseline for %s and no record of when its session started: every change "
+               "will count as a conflict", self->workspace);
+
+  self->baseline = paddock_baseline_new_unknown ();
   return self->baseline;
 }
 
@@ -484,10 +664,12 @@ locked_review (PaddockStage  *self,
                GCancellable  *cancellable,
                GError       **error)
 {
-  PaddockBaseline *baseline = locked_get_baseline (self);
+  PaddockBaseline *baseline = locked_get_baseline (self, cancellable, error);
   gint64 started_ns = paddock_file_time_now_ns ();
   g_autoptr(PaddockReview) review = NULL;
 
+  if (baseline == NULL)
+    return NULL;
   review = paddock_review_new (self->workspace, self->root, self->kind, baseline,
                                locked_get_copy_baseline (self), self->review_cache,
                                cancellable, error);
@@ -608,18 +790,7 @@ add_item (PaddockStage       *self,
   item->action = action;
   item->group = group;
   item->forced = g_hash_table_contains (forced, path);
-  if (baseline != NULL)
-    paddock_baseline_lookup (baseline, path, &item->baseline);
-  else
-    {
-      /* No record of the start (it could not be written): what is there
-       * now is all there is to go by, so nothing counts as a conflict. */
-      g_autofree char *full = g_build_filename (self->workspace, path, NULL);
-      struct stat st;
-
-      if (lstat (full, &st) == 0)
-        paddock_file_stamp_from_stat (&item->baseline, &st);
-    }
+  paddock_baseline_lookup (baseline, path, &item->baseline);
   g_ptr_array_add (items, item);
 }
 
@@ -674,12 +845,15 @@ paddock_stage_apply (PaddockStage        *self,
   g_autoptr(GHashTable) forced = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(PaddockApplyResult) outcome = NULL;
   g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GError) local_error = NULL;
   PaddockBaseline *baseline;
 
   review = locked_review (self, cancellable, error);
   if (review == NULL)
     return FALSE;
-  baseline = locked_get_baseline (self);
+  baseline = locked_get_baseline (self, cancellable, error);
+  if (baseline == NULL)
+    return FALSE;
 
   chosen = select_changes (paddock_review_get_changes (review), paths, error);
   if (chosen == NULL)
@@ -706,14 +880,9 @@ paddock_stage_apply (PaddockStage        *self,
 
   /* Applied paths now differ from the start on purpose: they must not
    * count as conflicts when the session changes them again. */
-  if (baseline != NULL)
-    {
-      g_autoptr(GError) local_error = NULL;
-
-      if (!paddock_baseline_update_many (baseline, outcome->applied, outcome->new_stamps, &local_error))
-        g_message ("Could not record the applied state of %u paths: %s", outcome->applied->len,
-                   local_error->message);
-    }
+  if (!paddock_baseline_update_many (baseline, outcome->applied, outcome->new_stamps, &local_error))
+    g_message ("Could not record the applied state of %u paths: %s", outcome->applied->len,
+               local_error->message);
 
   *result = g_steal_pointer (&outcome);
   return TRUE;

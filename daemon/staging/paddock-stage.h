@@ -34,7 +34,8 @@ char          *paddock_stage_dup_sandbox_arg     (PaddockStage      *self);
 gboolean       paddock_stage_prepare             (PaddockStage      *self,
                                                   GCancellable      *cancellable,
                                                   GError           **error);
-void           paddock_stage_record_baseline_in_thread (PaddockStage *self);
+void           paddock_stage_record_baseline_in_thread (PaddockStage *self,
+                                                        guint         delay_ms);
 void           paddock_stage_cancel_baseline     (PaddockStage      *self);
 gboolean       paddock_stage_recover             (PaddockStage      *self,
                                                   GError           **error);

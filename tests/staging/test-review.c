@@ -86,6 +86,21 @@ put (const char *dir,
   g_assert_no_error (error);
 }
 
+/* Rewrites an existing file in place: its folder keeps its entries (and
+ * its mtime), as an editor saving over the file does. */
+static void
+overwrite (const char *dir,
+           const char *rel,
+           const char *contents)
+{
+  g_autofree char *path = g_build_filename (dir, rel, NULL);
+  int fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, contents, strlen (contents)), ==, (gssize) strlen (contents));
+  g_assert_cmpint (close (fd), ==, 0);
+}
+
 static void
 put_link (const char *dir,
           const char *rel,
@@ -1077,6 +1092,253 @@ test_copy_stage_checkpoint (Fixture       *f,
   g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 2);
 }
 
+/* --- the stage's baseline, walked after the start ------------------- */
+
+/* The baseline's walk waits (here: an hour, far past the test's timeout)
+ * unless a review wants it first; what another writer changed between the
+ * stage's preparation and the walk is "unknown" in it, so an edit of the
+ * session there is a conflict, though the walk saw the workspace only
+ * afterwards. A change of the session made right away is listed. */
+static void
+test_stage_baseline_later (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *upper = P (stage_dir, "upper");
+
+  put (f->w, "both.txt", "base\n", -1);
+  put (f->w, "ours-only.txt", "base\n", -1);
+  put (f->w, "theirs-only.txt", "base\n", -1);
+  settle_before_baseline ();
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+
+  /* Before the walk: the session's edits, and another writer's. */
+  put (upper, "both.txt", "ours\n", -1);
+  put (upper, "ours-only.txt", "ours\n", -1);
+  put (upper, "new.txt", "ours\n", -1);
+  overwrite (f->w, "both.txt", "theirs, longer\n");
+  overwrite (f->w, "theirs-only.txt", "theirs, longer\n");
+
+  /* Would wait an hour (the test times out) if the review did not start
+   * the walk itself. */
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_true (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_IS_REGULAR));
+  g_assert_true (paddock_change_get_conflict (expect (r, "both.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "ours-only.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "new.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_null (find (r, "theirs-only.txt"));
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 3);
+}
+
+/* A file another writer deletes between the stage's preparation and the
+ * walk leaves no entry in the baseline; the session then writes the same
+ * path. That is a conflict (its folder changed since the start: what was
+ * there then cannot be known), not an "added" file that Apply would bring
+ * back over the deletion unasked. A folder removed with its files, the
+ * same. A new file in a folder nobody touched is no conflict. */
+static void
+test_stage_baseline_deleted (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  g_autoptr(PaddockApplyResult) result = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *upper = P (stage_dir, "upper");
+  PaddockChange *row;
+
+  put (f->w, "gone.txt", "base\n", -1);
+  put (f->w, "sub/gone-too.txt", "base\n", -1);
+  put (f->w, "sub/stays.txt", "base\n", -1);
+  put (f->w, "tree/deep/x.txt", "base\n", -1);
+  put (f->w, "calm/old.txt", "base\n", -1);
+  settle_before_baseline ();
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+
+  /* Before the walk: another writer deletes, the session writes there. */
+  g_assert_cmpint (unlink (P (f->w, "gone.txt")), ==, 0);
+  g_assert_cmpint (unlink (P (f->w, "sub/gone-too.txt")), ==, 0);
+  g_assert_cmpint (unlink (P (f->w, "tree/deep/x.txt")), ==, 0);
+  g_assert_cmpint (rmdir (P (f->w, "tree/deep")), ==, 0);
+  put (upper, "gone.txt", "ours\n", -1);
+  put (upper, "sub/gone-too.txt", "ours\n", -1);
+  put (upper, "tree/deep/x.txt", "ours\n", -1);
+  put (upper, "calm/new.txt", "ours\n", -1);
+
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_true (paddock_change_get_conflict (expect (r, "gone.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_true (paddock_change_get_conflict (expect (r, "sub/gone-too.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  row = find (r, "tree/deep/x.txt");
+  g_assert_nonnull (row);
+  g_assert_true (paddock_change_get_conflict (row));
+  g_assert_false (paddock_change_get_conflict (expect (r, "calm/new.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+
+  /* Apply, unforced: the deletions stand, the new file goes in. */
+  g_assert_true (paddock_stage_apply (stage, NULL, NULL, "test", &result, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (P (f->w, "gone.txt"), G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (P (f->w, "sub/gone-too.txt"), G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (P (f->w, "tree/deep"), G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (P (f->w, "calm/new.txt"), G_FILE_TEST_IS_REGULAR));
+}
+
+/* The daemon that started a session died before the baseline's walk (here:
+ * the walk is cancelled, and the stage dropped, before it ran). A stage
+ * made for the same folder, as a restarted daemon makes it, walks the
+ * workspace for the moment the first one prepared the stage
+ * (baseline-since): an edit or a deletion made by another writer since is
+ * a conflict with the session's write there. Without that moment either,
+ * every change is a conflict. */
+static void
+test_stage_baseline_restored (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *upper = P (stage_dir, "upper");
+
+  put (f->w, "both.txt", "base\n", -1);
+  put (f->w, "ours-only.txt", "base\n", -1);
+  put (f->w, "gone.txt", "base\n", -1);
+  put (f->w, "calm/old.txt", "base\n", -1);
+  settle_before_baseline ();
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+
+  put (upper, "both.txt", "ours\n", -1);
+  put (upper, "ours-only.txt", "ours\n", -1);
+  put (upper, "gone.txt", "ours\n", -1);
+  put (upper, "calm/new.txt", "ours\n", -1);
+  overwrite (f->w, "both.txt", "theirs, longer\n");
+  g_assert_cmpint (unlink (P (f->w, "gone.txt")), ==, 0);
+
+  /* The daemon goes before the walk. */
+  paddock_stage_cancel_baseline (stage);
+  g_clear_object (&stage);
+  g_assert_false (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_EXISTS));
+
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_true (paddock_change_get_conflict (expect (r, "both.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_true (paddock_change_get_conflict (expect (r, "gone.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "ours-only.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "calm/new.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_true (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_IS_REGULAR));
+  g_clear_object (&r);
+  g_clear_object (&stage);
+
+  /* Neither the baseline nor the moment it stands for: all conflicts. */
+  g_assert_cmpint (unlink (P (stage_dir, "baseline")), ==, 0);
+  g_assert_cmpint (unlink (P (stage_dir, "baseline-since")), ==, 0);
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 4);
+  for (guint i = 0; i < paddock_review_get_changes (r)->len; i++)
+    g_assert_true (paddock_change_get_conflict (g_ptr_array_index (paddock_review_get_changes (r), i)));
+}
+
+/* A folder the walk may not read (another user's) does not cost the whole
+ * baseline: what is below it is "unknown" (a conflict wherever the session
+ * writes there), the rest as it was. Root reads every folder, so only the
+ * unprivileged run sees the unreadable one. */
+static void
+test_baseline_unreadable (Fixture       *f,
+                          gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockBaseline) baseline = NULL;
+  const char *file = P (f->state, "baseline");
+  PaddockFileStamp stamp;
+
+  put (f->w, "free.txt", "base\n", -1);
+  put (f->w, "locked/inside.txt", "base\n", -1);
+  put (f->w, "unsearchable/inside.txt", "base\n", -1);
+  g_assert_cmpint (chmod (P (f->w, "locked"), 0000), ==, 0);
+  g_assert_cmpint (chmod (P (f->w, "unsearchable"), 0400), ==, 0);
+  settle_before_baseline ();
+  paddock_baseline_record (f->w, file, NULL, &error);
+  g_assert_cmpint (chmod (P (f->w, "locked"), 0755), ==, 0);
+  g_assert_cmpint (chmod (P (f->w, "unsearchable"), 0755), ==, 0);
+  g_assert_no_error (error);
+  baseline = paddock_baseline_load (file, &error);
+  g_assert_no_error (error);
+
+  g_assert_true (paddock_baseline_lookup (baseline, "free.txt", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, !=, G_MININT64);
+  g_assert_false (paddock_baseline_lookup (baseline, "not-there.txt", &stamp));
+  if (geteuid () == 0)
+    {
+      g_test_message ("root reads every folder: the unreadable case is checked unprivileged");
+      return;
+    }
+  g_assert_true (paddock_baseline_lookup (baseline, "locked/inside.txt", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, ==, G_MININT64);
+  g_assert_true (paddock_baseline_lookup (baseline, "locked/new.txt", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, ==, G_MININT64);
+  g_assert_true (paddock_baseline_lookup (baseline, "unsearchable/inside.txt", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, ==, G_MININT64);
+}
+
+/* A session that goes before its baseline was walked: the waiting walk
+ * gives up at once (else this waits an hour: the test times out) and
+ * writes nothing. A session started again replaces a walk still waiting
+ * with its own. */
+static void
+test_stage_baseline_cancel (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  const char *stage_dir = P (f->state, "stage");
+
+  put (f->w, "a.txt", "a\n", -1);
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+  paddock_stage_cancel_baseline (stage);
+  g_assert_false (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_EXISTS));
+
+  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+  paddock_stage_record_baseline_in_thread (stage, 0);
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 0);
+  g_assert_true (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_IS_REGULAR));
+}
+
 /* --- a real overlay ------------------------------------------------- */
 
 static void
@@ -1172,8 +1434,13 @@ main (int   argc,
   ADD ("/staging/review/copy-stage-drop", test_copy_stage_drop);
   ADD ("/staging/review/copy-stage-checkpoint", test_copy_stage_checkpoint);
   ADD ("/staging/review/real-overlay", test_real_overlay);
+  ADD ("/staging/stage/baseline-later", test_stage_baseline_later);
+  ADD ("/staging/stage/baseline-cancel", test_stage_baseline_cancel);
+  ADD ("/staging/stage/baseline-deleted", test_stage_baseline_deleted);
+  ADD ("/staging/stage/baseline-restored", test_stage_baseline_restored);
   ADD ("/staging/baseline/basic", test_baseline_basic);
   ADD ("/staging/baseline/corrupt", test_baseline_corrupt);
+  ADD ("/staging/baseline/unreadable", test_baseline_unreadable);
   ADD ("/staging/baseline/100k", test_baseline_100k);
 #undef ADD
 
