@@ -577,9 +577,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
       for (guint j = 0; j < i; j++)
         if (g_str_equal (port_names[i], port_names[j]))
           return return_invalid (invocation, "Each port name once");
-      if (g_str_equal (port_names[i], PADDOCK_SESSION_RESERVED_PORT_NAME))
-        return return_invalid (invocation, "“" PADDOCK_SESSION_RESERVED_PORT_NAME "” is what a session's "
-                                           "ports not named yet are called: choose another name");
+      if (!_paddock_session_ports_check_name (port_names[i], &name_error))
+        return return_invalid (invocation, name_error->message);
     }
   {
     guint n_named = port_names != NULL ? g_strv_length (port_names) : 0;

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "paddock-error.h"
+#include "paddock-reserved-ports.h"
 #include "paddock-lease.h"
 #include "paddock-port-forward.h"
 #include "paddock-ports-impl.h"
@@ -231,7 +232,7 @@ _paddock_session_ports_reserve (PaddockRegistry  *registry,
 
   /* One durable write for all of them: this is on the way to the
    * session's start. */
-  reserved = paddock_registry_lease_several (registry, session_id, PADDOCK_SESSION_RESERVED_PORT_NAME,
+  reserved = paddock_registry_lease_several (registry, session_id, PADDOCK_RESERVED_PORT_NAME,
                                              n_wanted, &local_error);
   if (reserved == NULL)
     {
@@ -250,6 +251,22 @@ _paddock_session_ports_take_reserved (PaddockSessionPorts *ports,
   for (guint i = 0; reserved != NULL && i < reserved->len; i++)
     g_ptr_array_add (ports->reserved, g_object_ref (g_ptr_array_index (reserved, i)));
   ports->n_reserved_at_create = ports->reserved->len;
+}
+
+/* Whether a port of a session may be named @name: never as its reserved
+ * ports are (CreateSession's "ports", Ports1.Lease for a session,
+ * LeasePort), so that the name tells them apart. Sets @error
+ * (InvalidArgument) and returns FALSE for that name. */
+gboolean
+_paddock_session_ports_check_name (const char  *name,
+                                   GError     **error)
+{
+  if (g_strcmp0 (name, PADDOCK_RESERVED_PORT_NAME) != 0)
+    return TRUE;
+  g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                       "“" PADDOCK_RESERVED_PORT_NAME "” is what a session's ports not named yet are "
+                       "called: choose another name");
+  return FALSE;
 }
 
 /* paddock-sandbox's arguments allowing the agent to bind the reserved
@@ -352,12 +369,9 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
                                                      local_error->message);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (g_str_equal (name, PADDOCK_SESSION_RESERVED_PORT_NAME))
+  if (!_paddock_session_ports_check_name (name, &error))
     {
-      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                                     "“" PADDOCK_SESSION_RESERVED_PORT_NAME "” is what a "
-                                                     "session's ports not named yet are called: choose "
-                                                     "another name");
+      g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   for (guint i = 0; leases != NULL && i < leases->len; i++)
