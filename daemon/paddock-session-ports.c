@@ -317,6 +317,22 @@ take_reserved (PaddockSessionPorts  *ports,
   return NULL;
 }
 
+/* Undoes take_reserved() for @lease, which could not be forwarded: named
+ * "reserved" again and first in line, so a failed LeasePort costs the
+ * session none of its reserved ports. FALSE if the old name could not be
+ * saved (then the caller releases it). */
+static gboolean
+return_reserved (PaddockSessionPorts *ports,
+                 PaddockLease        *lease)
+{
+  if (session_registry == NULL ||
+      !paddock_registry_rename (session_registry, paddock_lease_get_port (lease), PADDOCK_RESERVED_PORT_NAME,
+                                NULL))
+    return FALSE;
+  g_ptr_array_insert (ports->reserved, 0, g_object_ref (lease));
+  return TRUE;
+}
+
 void
 _paddock_session_ports_set_registry (PaddockRegistry *registry)
 {
@@ -362,6 +378,7 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
   g_autoptr(GVariant) description = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GError) local_error = NULL;
+  gboolean from_reserved;
 
   if (!paddock_registry_validate_name (name, &local_error))
     {
@@ -411,6 +428,7 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
   /* A port reserved at create first: the only kind the agent can bind
    * when its Landlock rules restrict bind. */
   lease = take_reserved (ports, name, &error);
+  from_reserved = lease != NULL;
   if (lease == NULL && error != NULL)
     {
       g_dbus_method_invocation_return_gerror (invocation, error);
@@ -438,7 +456,8 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
     }
   if (!_paddock_session_ports_add (ports, lease, &error))
     {
-      paddock_registry_release (session_registry, paddock_lease_get_port (lease), NULL, NULL);
+      if (!from_reserved || !return_reserved (ports, lease))
+        paddock_registry_release (session_registry, paddock_lease_get_port (lease), NULL, NULL);
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
                                              "Could not forward the port: %s; nothing was leased", error->message);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
