@@ -437,9 +437,10 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
   if (lease == NULL && landlock_net_enforced (session))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "The session had %u reserved port(s) for LeasePort and all are "
-                                             "named now; its Landlock rules, fixed at start, let it bind no "
-                                             "other port. Create the session with --port %s; nothing was leased",
+                                             "The session had %u reserved port(s) for LeasePort and none is "
+                                             "left (each named, or released); its Landlock rules, fixed at "
+                                             "start, let it bind no other port. Create the session with --port "
+                                             "%s, or with more --reserved-ports; nothing was leased",
                                              ports->n_reserved_at_create, name);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
