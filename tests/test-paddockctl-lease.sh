@@ -178,6 +178,20 @@ check "create --net host --reserved-ports 2: InvalidArgument (the agent gets its
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none $(printf -- '--port p%d ' $(seq 15)) --reserved-ports 2 -- sleep 600
 check "create --net none with 15 named ports and --reserved-ports 2: InvalidArgument (16 together at most)" \
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
+# A client not bound by paddockctl's 0 to 16: 1 named + 4294967295 reserved
+# is not 0 ports (the sum wraps round in 32 bits).
+if command -v gdbus >/dev/null; then
+  rc=0
+  gdbus call --session --dest org.paddock.Daemon --object-path /org/paddock/Daemon \
+    --method org.paddock.Manager1.CreateSession \
+    "{'workspace': <b'$ws'>, 'command': <[b'sleep', b'600']>, 'net': <'none'>, 'ports': <['web']>, 'reserved-ports': <uint32 4294967295>}" \
+    >"$tmp/out" 2>&1 || rc=$?
+  check "CreateSession with one named port and reserved-ports 4294967295: InvalidArgument, no session, no lease" \
+    test "$rc:$(grep -o 'org.paddock.Error.[A-Za-z]*' "$tmp/out" | head -n 1):$("$CTL" --json list | json /dev/stdin 'len(d["sessions"])'):$("$CTL" --json ports list | json /dev/stdin 'len(d["leases"])')" \
+         = "1:org.paddock.Error.InvalidArgument:0:0"
+else
+  ok "CreateSession with reserved-ports 4294967295 # SKIP gdbus is not installed"
+fi
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --reserved-ports 17 -- sleep 600
 check "create --reserved-ports 17: usage error, exit 2" test "$rc" = 2
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port reserved -- sleep 600
