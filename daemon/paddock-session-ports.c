@@ -237,8 +237,8 @@ _paddock_session_ports_reserve (PaddockRegistry  *registry,
   if (reserved == NULL)
     {
       paddock_error_propagate_registry (error, g_steal_pointer (&local_error));
-      g_prefix_error (error, "Could not reserve %u ports for LeasePort (CreateSession's "
-                      "“reserved-ports”): ", n_wanted);
+      g_prefix_error (error, "Could not reserve %u ports for LeasePort (ask for fewer, or 0, with "
+                      "CreateSession's “reserved-ports”, paddockctl create --reserved-ports N): ", n_wanted);
     }
   return reserved;
 }
