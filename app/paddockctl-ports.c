@@ -15,6 +15,7 @@
 #include <glib-unix.h>
 
 #include "paddock-error.h"
+#include "paddock-reserved-ports.h"
 #include "paddockctl-private.h"
 
 /* The default lease name when neither --name nor a command names it. */
@@ -80,8 +81,7 @@ add_lease_to_builder (JsonBuilder *builder,
   else
     json_builder_add_null_value (builder);
   json_builder_set_member_name (builder, "reserved");
-  json_builder_add_boolean_value (builder, lease.session != NULL &&
-                                           g_str_equal (lease.name, PADDOCKCTL_RESERVED_PORT_NAME));
+  json_builder_add_boolean_value (builder, paddock_lease_is_reserved (lease.session, lease.name));
   json_builder_set_member_name (builder, "state");
   json_builder_add_string_value (builder, lease.state);
   json_builder_set_member_name (builder, "ipv6");

@@ -26,11 +26,6 @@ G_BEGIN_DECLS
  * that a wedged daemon does not hang a script forever. */
 #define PADDOCKCTL_CALL_TIMEOUT_MS     20000
 
-/* A session's lease of this name is one of its reserved ports, not named
- * (so not forwarded) yet: see Session1.LeasePort. No named port of a
- * session may have it, so "reserved" in our JSON says exactly this. */
-#define PADDOCKCTL_RESERVED_PORT_NAME  "reserved"
-
 /* The state of one invocation: how to print, and the bus once connected. */
 typedef struct
 {

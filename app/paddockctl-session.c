@@ -10,6 +10,7 @@
 
 #include "paddock-error.h"
 #include "paddock-net-modes.h"
+#include "paddock-reserved-ports.h"
 #include "paddockctl-private.h"
 
 /* Session ids are 12 lower-case hexadecimal digits (org.paddock.Session1). */
@@ -488,7 +489,7 @@ add_session_to_builder (JsonBuilder       *builder,
       json_builder_set_member_name (builder, "session");
       json_builder_add_string_value (builder, session);
       json_builder_set_member_name (builder, "reserved");
-      json_builder_add_boolean_value (builder, g_str_equal (name, PADDOCKCTL_RESERVED_PORT_NAME));
+      json_builder_add_boolean_value (builder, paddock_lease_is_reserved (session, name));
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);

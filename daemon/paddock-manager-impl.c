@@ -577,9 +577,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
       for (guint j = 0; j < i; j++)
         if (g_str_equal (port_names[i], port_names[j]))
           return return_invalid (invocation, "Each port name once");
-      if (g_str_equal (port_names[i], PADDOCK_SESSION_RESERVED_PORT_NAME))
-        return return_invalid (invocation, "“" PADDOCK_SESSION_RESERVED_PORT_NAME "” is what a session's "
-                                           "ports not named yet are called: choose another name");
+      if (!_paddock_session_ports_check_name (port_names[i], &name_error))
+        return return_invalid (invocation, name_error->message);
     }
   {
     guint n_named = port_names != NULL ? g_strv_length (port_names) : 0;
@@ -589,7 +588,9 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     if (reserved_ports_given && g_strcmp0 (config.net_mode, "host") == 0)
       return return_invalid (invocation, "Reserved ports are for net none or proxy: on the host's network "
                                          "the agent gets its sockets at start, so name them all in “ports”");
-    if (reserved_ports_given && n_named + reserved_ports > PADDOCK_SESSION_MAX_PORTS)
+    /* Not n_named + reserved_ports, which a client's G_MAXUINT32 wraps
+     * round (n_named is at most MAX_PORTS, checked above). */
+    if (reserved_ports_given && reserved_ports > PADDOCK_SESSION_MAX_PORTS - n_named)
       return return_invalid (invocation, "A session has at most " G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS)
                                          " ports, named and reserved together");
     if (!reserved_ports_given)

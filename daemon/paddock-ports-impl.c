@@ -227,14 +227,10 @@ paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
 
   if (session != NULL && session[0] == '\0')
     session = NULL;
-  /* A session's ports not named yet are listed under this name (see
-   * Session1.LeasePort): no named port of a session may look like one. */
-  if (session != NULL && g_strcmp0 (name, PADDOCK_SESSION_RESERVED_PORT_NAME) == 0)
+  /* No port of a session may look like one of its reserved ports. */
+  if (session != NULL && !_paddock_session_ports_check_name (name, &error))
     {
-      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                                     "“" PADDOCK_SESSION_RESERVED_PORT_NAME "” is what a "
-                                                     "session's ports not named yet are called: choose "
-                                                     "another name");
+      g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 

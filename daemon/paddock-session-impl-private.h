@@ -62,9 +62,6 @@ gboolean _paddock_session_impl_handle_kill_process       (PaddockIpcSession1    
  * ports a later LeasePort can name, since the Landlock rules fixed at start
  * can take no port added later (paddock-session-ports.c). */
 #define PADDOCK_SESSION_RESERVED_PORTS 4
-/* The registry's name of a reserved port until LeasePort names it; no
- * port of a session may be named so. */
-#define PADDOCK_SESSION_RESERVED_PORT_NAME "reserved"
 
 typedef struct _PaddockSessionNetwork PaddockSessionNetwork;
 
@@ -143,6 +140,8 @@ void                 _paddock_session_ports_take_reserved       (PaddockSessionP
                                                                  GPtrArray            *reserved);
 void                 _paddock_session_ports_add_bind_arguments  (PaddockSessionPorts  *ports,
                                                                  GPtrArray            *argv);
+gboolean             _paddock_session_ports_check_name          (const char           *name,
+                                                                 GError              **error);
 
 gboolean _paddock_session_impl_handle_list_network_records (PaddockIpcSession1    *session,
                                                             GDBusMethodInvocation *invocation,

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "paddock-error.h"
+#include "paddock-reserved-ports.h"
 #include "paddock-lease.h"
 #include "paddock-port-forward.h"
 #include "paddock-ports-impl.h"
@@ -231,13 +232,13 @@ _paddock_session_ports_reserve (PaddockRegistry  *registry,
 
   /* One durable write for all of them: this is on the way to the
    * session's start. */
-  reserved = paddock_registry_lease_several (registry, session_id, PADDOCK_SESSION_RESERVED_PORT_NAME,
+  reserved = paddock_registry_lease_several (registry, session_id, PADDOCK_RESERVED_PORT_NAME,
                                              n_wanted, &local_error);
   if (reserved == NULL)
     {
       paddock_error_propagate_registry (error, g_steal_pointer (&local_error));
-      g_prefix_error (error, "Could not reserve %u ports for LeasePort (CreateSession's "
-                      "“reserved-ports”): ", n_wanted);
+      g_prefix_error (error, "Could not reserve %u ports for LeasePort (ask for fewer, or 0, with "
+                      "CreateSession's “reserved-ports”, paddockctl create --reserved-ports N): ", n_wanted);
     }
   return reserved;
 }
@@ -250,6 +251,22 @@ _paddock_session_ports_take_reserved (PaddockSessionPorts *ports,
   for (guint i = 0; reserved != NULL && i < reserved->len; i++)
     g_ptr_array_add (ports->reserved, g_object_ref (g_ptr_array_index (reserved, i)));
   ports->n_reserved_at_create = ports->reserved->len;
+}
+
+/* Whether a port of a session may be named @name: never as its reserved
+ * ports are (CreateSession's "ports", Ports1.Lease for a session,
+ * LeasePort), so that the name tells them apart. Sets @error
+ * (InvalidArgument) and returns FALSE for that name. */
+gboolean
+_paddock_session_ports_check_name (const char  *name,
+                                   GError     **error)
+{
+  if (g_strcmp0 (name, PADDOCK_RESERVED_PORT_NAME) != 0)
+    return TRUE;
+  g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                       "“" PADDOCK_RESERVED_PORT_NAME "” is what a session's ports not named yet are "
+                       "called: choose another name");
+  return FALSE;
 }
 
 /* paddock-sandbox's arguments allowing the agent to bind the reserved
@@ -300,6 +317,22 @@ take_reserved (PaddockSessionPorts  *ports,
   return NULL;
 }
 
+/* Undoes take_reserved() for @lease, which could not be forwarded: named
+ * "reserved" again and first in line, so a failed LeasePort costs the
+ * session none of its reserved ports. FALSE if the old name could not be
+ * saved (then the caller releases it). */
+static gboolean
+return_reserved (PaddockSessionPorts *ports,
+                 PaddockLease        *lease)
+{
+  if (session_registry == NULL ||
+      !paddock_registry_rename (session_registry, paddock_lease_get_port (lease), PADDOCK_RESERVED_PORT_NAME,
+                                NULL))
+    return FALSE;
+  g_ptr_array_insert (ports->reserved, 0, g_object_ref (lease));
+  return TRUE;
+}
+
 void
 _paddock_session_ports_set_registry (PaddockRegistry *registry)
 {
@@ -345,6 +378,7 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
   g_autoptr(GVariant) description = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GError) local_error = NULL;
+  gboolean from_reserved;
 
   if (!paddock_registry_validate_name (name, &local_error))
     {
@@ -352,12 +386,9 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
                                                      local_error->message);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (g_str_equal (name, PADDOCK_SESSION_RESERVED_PORT_NAME))
+  if (!_paddock_session_ports_check_name (name, &error))
     {
-      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                                     "“" PADDOCK_SESSION_RESERVED_PORT_NAME "” is what a "
-                                                     "session's ports not named yet are called: choose "
-                                                     "another name");
+      g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   for (guint i = 0; leases != NULL && i < leases->len; i++)
@@ -397,6 +428,7 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
   /* A port reserved at create first: the only kind the agent can bind
    * when its Landlock rules restrict bind. */
   lease = take_reserved (ports, name, &error);
+  from_reserved = lease != NULL;
   if (lease == NULL && error != NULL)
     {
       g_dbus_method_invocation_return_gerror (invocation, error);
@@ -405,9 +437,10 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
   if (lease == NULL && landlock_net_enforced (session))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "The session had %u reserved port(s) for LeasePort and all are "
-                                             "named now; its Landlock rules, fixed at start, let it bind no "
-                                             "other port. Create the session with --port %s; nothing was leased",
+                                             "The session had %u reserved port(s) for LeasePort and none is "
+                                             "left (each named, or released); its Landlock rules, fixed at "
+                                             "start, let it bind no other port. Create the session with --port "
+                                             "%s, or with more --reserved-ports; nothing was leased",
                                              ports->n_reserved_at_create, name);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
@@ -424,7 +457,8 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
     }
   if (!_paddock_session_ports_add (ports, lease, &error))
     {
-      paddock_registry_release (session_registry, paddock_lease_get_port (lease), NULL, NULL);
+      if (!from_reserved || !return_reserved (ports, lease))
+        paddock_registry_release (session_registry, paddock_lease_get_port (lease), NULL, NULL);
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
                                              "Could not forward the port: %s; nothing was leased", error->message);
       return G_DBUS_METHOD_INVOCATION_HANDLED;

@@ -1550,11 +1550,7 @@ static void
 undo_unsaved (PaddockRegistry *self,
               PaddockLease    *lease)
 {
-  guint index = 0;
-
-  if (find_port (self, paddock_lease_get_port (lease), &index) &&
-      g_ptr_array_index (self->leases, index) == lease)
-    g_object_unref (steal_lease (self, index));
+  undo_listing (self, lease);
   _paddock_lease_close_sockets (lease);
 }
 

@@ -14,7 +14,7 @@
 #
 # Defines: CTL, DAEMON, PYTHON, tmp, daemon_pid, background_pids; from
 # tap-lib.sh the TAP helpers skip, ok, not_ok, check, json, wait_for; here
-# run (sets $rc), lines.
+# run (sets $rc), lines, write_serve_inside, host_send.
 # The daemon answers on the private bus when this returns (TAP test 1).
 
 set -euo pipefail
@@ -77,6 +77,67 @@ run ()
 }
 
 lines () { wc -l <"$1" | tr -d ' '; }
+
+# ---- a server inside a session, reached through a leased port ---------------------
+
+# write_serve_inside FILE: an agent's server, for a none or proxy session.
+# It binds 127.0.0.1:$PORT in the session's namespace (nothing passed to
+# it) and, per connection, reads to EOF (the client's half-close must come
+# through), then answers "PORT PADDOCK_PORT_WEB LISTEN_FDS BYTES" (each "-"
+# when unset) and as many bytes back.
+write_serve_inside ()
+{
+  cat >"$1" <<'PY'
+import os, socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(os.environ["PORT"])))
+s.listen(16)
+facts = " ".join([os.environ.get("PORT", "-"), os.environ.get("PADDOCK_PORT_WEB", "-"),
+                  os.environ.get("LISTEN_FDS", "-")])
+while True:
+    c, _ = s.accept()
+    got = 0
+    while True:
+        b = c.recv(1 << 16)
+        if not b:
+            break
+        got += len(b)
+    c.sendall(("%s %d\n" % (facts, got)).encode() + b"x" * got)
+    c.close()
+PY
+}
+
+# host_send PORT N: from the host, send N bytes to 127.0.0.1:PORT,
+# half-close, read it all; prints the answer's first line and whether the
+# rest came back whole ("whole" or "short LEN"). The server may still be
+# starting: a connection closed without an answer is tried again (for at
+# most 20 s), not counted as one.
+host_send () { "$PYTHON" - "$1" "$2" <<'PY'
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+deadline = time.monotonic() + 20
+while True:
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"y" * n)
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while True:
+            b = s.recv(1 << 16)
+            if not b:
+                break
+            data += b
+        s.close()
+    except OSError:
+        data = b""
+    if data or time.monotonic() > deadline:
+        break
+    time.sleep(0.1)
+head, _, rest = data.partition(b"\n")
+print(head.decode(), "whole" if rest == b"x" * n else "short %d" % len(rest))
+PY
+}
 
 # ---- a private bus and a daemon ------------------------------------------------
 

@@ -28,57 +28,9 @@ fi
 ws="$tmp/workspace"
 mkdir "$ws"
 
-# The agent's server: binds 127.0.0.1:$PORT in its own namespace and
-# answers each connection (read to EOF) with PORT, PADDOCK_PORT_WEB,
-# LISTEN_FDS and the bytes it got, then as many bytes back.
-cat >"$ws/serve-inside.py" <<'PY'
-import os, socket
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(os.environ["PORT"])))
-s.listen(16)
-facts = " ".join([os.environ.get("PORT", "-"), os.environ.get("PADDOCK_PORT_WEB", "-"),
-                  os.environ.get("LISTEN_FDS", "-")])
-while True:
-    c, _ = s.accept()
-    got = 0
-    while True:
-        b = c.recv(1 << 16)
-        if not b:
-            break
-        got += len(b)
-    c.sendall(("%s %d\n" % (facts, got)).encode() + b"x" * got)
-    c.close()
-PY
-# host_send PORT N: from the host, send N bytes, half-close, read it all;
-# prints the answer's first line and whether the rest came back whole. The
-# server may still be starting: a connection closed without an answer is
-# tried again (at most 10 s).
-host_send () { "$PYTHON" - "$1" "$2" <<'PY'
-import socket, sys, time
-port, n = int(sys.argv[1]), int(sys.argv[2])
-deadline = time.monotonic() + 10
-while True:
-    try:
-        s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        s.sendall(b"y" * n)
-        s.shutdown(socket.SHUT_WR)
-        data = b""
-        while True:
-            b = s.recv(1 << 16)
-            if not b:
-                break
-            data += b
-        s.close()
-    except OSError:
-        data = b""
-    if data or time.monotonic() > deadline:
-        break
-    time.sleep(0.1)
-head, _, rest = data.partition(b"\n")
-print(head.decode(), "whole" if rest == b"x" * n else "short %d" % len(rest))
-PY
-}
+# The agent's server (paddockctl-lib.sh): answers with PORT,
+# PADDOCK_PORT_WEB, LISTEN_FDS and the bytes it got, then as many back.
+write_serve_inside "$ws/serve-inside.py"
 
 field ()
 {
@@ -226,6 +178,20 @@ check "create --net host --reserved-ports 2: InvalidArgument (the agent gets its
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none $(printf -- '--port p%d ' $(seq 15)) --reserved-ports 2 -- sleep 600
 check "create --net none with 15 named ports and --reserved-ports 2: InvalidArgument (16 together at most)" \
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
+# A client not bound by paddockctl's 0 to 16: 1 named + 4294967295 reserved
+# is not 0 ports (the sum wraps round in 32 bits).
+if command -v gdbus >/dev/null; then
+  rc=0
+  gdbus call --session --dest org.paddock.Daemon --object-path /org/paddock/Daemon \
+    --method org.paddock.Manager1.CreateSession \
+    "{'workspace': <b'$ws'>, 'command': <[b'sleep', b'600']>, 'net': <'none'>, 'ports': <['web']>, 'reserved-ports': <uint32 4294967295>}" \
+    >"$tmp/out" 2>&1 || rc=$?
+  check "CreateSession with one named port and reserved-ports 4294967295: InvalidArgument, no session, no lease" \
+    test "$rc:$(grep -o 'org.paddock.Error.[A-Za-z]*' "$tmp/out" | head -n 1):$("$CTL" --json list | json /dev/stdin 'len(d["sessions"])'):$("$CTL" --json ports list | json /dev/stdin 'len(d["leases"])')" \
+         = "1:org.paddock.Error.InvalidArgument:0:0"
+else
+  ok "CreateSession with reserved-ports 4294967295 # SKIP gdbus is not installed"
+fi
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --reserved-ports 17 -- sleep 600
 check "create --reserved-ports 17: usage error, exit 2" test "$rc" = 2
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port reserved -- sleep 600

@@ -154,34 +154,6 @@ while True:
     c.sendall(("v6 %d\n" % got).encode() + b"x" * got)
     c.close()
 PY
-# host_send PORT N: from the host, send N bytes, half-close, read it all;
-# the answer's first line and whether the rest came back whole. The agent
-# may still be starting: a closed connection is tried again (at most 20 s).
-host_send () { "$PYTHON" - "$1" "$2" <<'PY'
-import socket, sys, time
-port, n = int(sys.argv[1]), int(sys.argv[2])
-deadline = time.monotonic() + 20
-while True:
-    try:
-        s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        s.sendall(b"y" * n)
-        s.shutdown(socket.SHUT_WR)
-        data = b""
-        while True:
-            b = s.recv(1 << 16)
-            if not b:
-                break
-            data += b
-        s.close()
-    except OSError:
-        data = b""
-    if data or time.monotonic() > deadline:
-        break
-    time.sleep(0.1)
-head, _, rest = data.partition(b"\n")
-print(head.decode(), "whole" if rest == b"x" * n else "short %d" % len(rest))
-PY
-}
 if "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
   run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web -- python3 "$ws/serve-v6.py"
   v6_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)

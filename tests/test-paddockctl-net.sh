@@ -434,57 +434,9 @@ done
 
 # ---- leased ports forwarded into a namespace of its own --------------------------
 
-# The agent binds 127.0.0.1:$PORT in its own namespace (nothing passed to
-# it) and, per connection, reads to EOF (the client's half-close must come
-# through), then answers with its environment and the bytes it got.
-cat >"$ws/serve-inside.py" <<'PY'
-import os, socket
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(os.environ["PORT"])))
-s.listen(16)
-facts = " ".join([os.environ.get("PORT", "-"), os.environ.get("PADDOCK_PORT_WEB", "-"),
-                  os.environ.get("LISTEN_FDS", "-")])
-while True:
-    c, _ = s.accept()
-    got = 0
-    while True:
-        b = c.recv(1 << 16)
-        if not b:
-            break
-        got += len(b)
-    c.sendall(("%s %d\n" % (facts, got)).encode() + b"x" * got)
-    c.close()
-PY
-# host_send PORT N: from the host, send N bytes, half-close, read it all;
-# prints the answer's first line and whether the rest came back whole. The
-# agent may still be starting: a closed connection is tried again (at most
-# 10 s), not counted as an answer.
-host_send () { "$PYTHON" - "$1" "$2" <<'PY'
-import socket, sys, time
-port, n = int(sys.argv[1]), int(sys.argv[2])
-deadline = time.monotonic() + 10
-while True:
-    try:
-        s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        s.sendall(b"y" * n)
-        s.shutdown(socket.SHUT_WR)
-        data = b""
-        while True:
-            b = s.recv(1 << 16)
-            if not b:
-                break
-            data += b
-        s.close()
-    except OSError as e:
-        data = b""
-    if data or time.monotonic() > deadline:
-        break
-    time.sleep(0.1)
-head, _, rest = data.partition(b"\n")
-print(head.decode(), "whole" if rest == b"x" * n else "short %d" % len(rest))
-PY
-}
+# The agent's server (paddockctl-lib.sh): binds 127.0.0.1:$PORT in its own
+# namespace and answers with its environment and the bytes it got.
+write_serve_inside "$ws/serve-inside.py"
 # Landlock's TCP rules (ABI 4) decide whether an unleased bind is refused.
 landlock_net=unknown
 for spec in "none safe" "proxy safe" "none strict"; do

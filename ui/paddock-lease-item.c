@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "paddock-lease-item.h"
+#include "paddock-reserved-ports.h"
 
 /* An immutable snapshot of one lease: the daemon never edits a lease in
  * place, it replaces it through LeasesChanged, so the item needs no
@@ -265,16 +266,14 @@ paddock_lease_item_get_session (PaddockLeaseItem *self)
  *
  * Whether this is one of a session's reserved ports, not named yet
  * (Session1.LeasePort names them): held for the session, but nothing is
- * forwarded to it, so there is no address to open. The daemon never lets a
- * session's port be named "reserved" otherwise.
+ * forwarded to it, so there is no address to open.
  */
 gboolean
 paddock_lease_item_is_reserved (PaddockLeaseItem *self)
 {
   g_return_val_if_fail (PADDOCK_IS_LEASE_ITEM (self), FALSE);
 
-  return self->session != NULL && self->session[0] != '\0' &&
-         g_strcmp0 (self->name, "reserved") == 0;
+  return paddock_lease_is_reserved (self->session, self->name);
 }
 
 const char *

@@ -277,15 +277,21 @@ bind_state_cb (GtkSignalListItemFactory *factory,
     { "in-use", "in-use", N_("In Use"),
       N_("The daemon restarted while its owner's program kept the port's socket open; "
          "no other program can bind it, and the daemon takes it back when it closes") },
-    { "lost", "lost", N_("Lost"), N_("Another program took this port while the daemon was stopped") },
     { "reserved", "reserved", N_("Reserved"),
       N_("Held for this session until a port is leased for it while it runs; "
          "nothing reaches it from this computer until then") },
+    /* Last: what anything unknown is shown as. */
+    { "lost", "lost", N_("Lost"), N_("Another program took this port while the daemon was stopped") },
   };
   PaddockLeaseItem *lease = gtk_list_item_get_item (list_item);
   GtkWidget *label = gtk_list_item_get_child (list_item);
-  const char *state = paddock_lease_item_is_reserved (lease) ? "reserved" : paddock_lease_item_get_state (lease);
-  guint shown = G_N_ELEMENTS (states) - 2;   /* "lost" for anything unknown */
+  const char *state = paddock_lease_item_get_state (lease);
+  guint shown = G_N_ELEMENTS (states) - 1;
+
+  /* A reserved port the daemon holds is shown as reserved; one that is
+   * lost or in use still says so. */
+  if (g_strcmp0 (state, "held") == 0 && paddock_lease_item_is_reserved (lease))
+    state = "reserved";
 
   for (guint i = 0; i < G_N_ELEMENTS (states); i++)
     if (g_strcmp0 (state, states[i].state) == 0)
