@@ -685,7 +685,8 @@ paddockctl_create (Paddockctl  *ctl,
       "Lease a port named NAME for the session (repeatable): PORT and PADDOCK_PORT_<NAME>; with net host "
       "the agent gets it as a listening socket (LISTEN_FDS), with none or proxy it is forwarded in", "NAME" },
     { "reserved-ports", 0, 0, G_OPTION_ARG_STRING, &reserved_ports,
-      "With net none or proxy: hold N more ports (0–16, with the named ones at most 16; default 4) that "
+      "With net none or proxy: hold N more ports (0–" G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS) ", with the named ones "
+      "at most " G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS) "; default " G_STRINGIFY (PADDOCK_SESSION_RESERVED_PORTS) ") that "
       "“ports lease --session” can name later, where Landlock lets the agent bind only ports known at start", "N" },
     { NULL }
   };
@@ -812,9 +813,9 @@ paddockctl_create (Paddockctl  *ctl,
     {
       guint64 n = 0;
 
-      if (!g_ascii_string_to_unsigned (reserved_ports, 10, 0, 16, &n, NULL))
-        return paddockctl_usage_error (ctl, command_path, "invalid --reserved-ports “%s”: expected 0 to 16",
-                                       reserved_ports);
+      if (!g_ascii_string_to_unsigned (reserved_ports, 10, 0, PADDOCK_SESSION_MAX_PORTS, &n, NULL))
+        return paddockctl_usage_error (ctl, command_path, "invalid --reserved-ports “%s”: expected 0 to %d",
+                                       reserved_ports, PADDOCK_SESSION_MAX_PORTS);
       g_variant_builder_add (&options, "{sv}", "reserved-ports", g_variant_new_uint32 ((guint32) n));
     }
   if (memory_max != NULL)

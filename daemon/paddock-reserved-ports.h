@@ -1,4 +1,5 @@
-/* paddock-reserved-ports.h — a session's reserved ports, recognised once
+/* paddock-reserved-ports.h — how many ports a session may have, and its
+ * reserved ones, recognised once
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -9,6 +10,16 @@
 #include <glib.h>
 
 G_BEGIN_DECLS
+
+/* Ports a session may lease, at create and later (LeasePort) together; also
+ * the most sockets an agent on the host's network is handed at start. */
+#define PADDOCK_SESSION_MAX_PORTS  16
+/* Ports a none or proxy session whose Landlock rules restrict bind
+ * reserves at create unless CreateSession's "reserved-ports" says how
+ * many, besides its named ones (within MAX_PORTS together): the only
+ * ports a later LeasePort can name, since the Landlock rules fixed at start
+ * can take no port added later (daemon/paddock-session-ports.c). */
+#define PADDOCK_SESSION_RESERVED_PORTS 4
 
 /* The name a none or proxy session's reserved port has in the registry
  * until Session1.LeasePort names it (daemon/paddock-session-ports.c). The

@@ -8,6 +8,7 @@
 
 #include "paddock-domain-rules.h"
 #include "paddock-lease.h"
+#include "paddock-reserved-ports.h"
 #include "paddock-registry.h"
 #include "paddock-session-impl.h"
 #include "paddock-stage.h"
@@ -15,6 +16,7 @@
 G_BEGIN_DECLS
 
 PaddockStage *_paddock_session_impl_get_stage (PaddockSessionImpl    *self);
+GStrv         _paddock_session_test_without_layers (void);
 gboolean      _paddock_session_impl_is_live   (PaddockSessionImpl    *self);
 gboolean      _paddock_session_impl_freeze    (PaddockSessionImpl    *self,
                                                gboolean               frozen);
@@ -53,15 +55,8 @@ gboolean _paddock_session_impl_handle_kill_process       (PaddockIpcSession1    
 
 /* The session's network (paddock-session-network.c). */
 #define PADDOCK_SESSION_PROXY_PORT 3128
-/* Ports a session may lease, at create and later (LeasePort) together; also
- * the most sockets an agent on the host's network is handed at start. */
-#define PADDOCK_SESSION_MAX_PORTS  16
-/* Ports a none or proxy session whose Landlock rules restrict bind
- * reserves at create unless CreateSession's "reserved-ports" says how
- * many, besides its named ones (within MAX_PORTS together): the only
- * ports a later LeasePort can name, since the Landlock rules fixed at start
- * can take no port added later (paddock-session-ports.c). */
-#define PADDOCK_SESSION_RESERVED_PORTS 4
+/* PADDOCK_SESSION_MAX_PORTS and PADDOCK_SESSION_RESERVED_PORTS: in
+ * paddock-reserved-ports.h, which paddockctl shares. */
 
 typedef struct _PaddockSessionNetwork PaddockSessionNetwork;
 
