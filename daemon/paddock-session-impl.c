@@ -1629,6 +1629,17 @@ sandbox_seccomp_fd (void)
   return fd;
 }
 
+/* The layers the daemon's own PADDOCK_TEST_WITHOUT_LAYERS (a comma-separated
+ * test switch; nothing inside a session can set it) leaves out of its
+ * sandboxes; empty names may be among them. */
+GStrv
+_paddock_session_test_without_layers (void)
+{
+  const char *without = g_getenv ("PADDOCK_TEST_WITHOUT_LAYERS");
+
+  return g_strsplit (without != NULL ? without : "", ",", -1);
+}
+
 gboolean
 paddock_session_impl_start (PaddockSessionImpl       *self,
                             PaddockSessionReadyFunc   ready,
@@ -1790,8 +1801,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
        * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
        * reported so). Nothing inside a session can set it. */
       {
-        g_auto(GStrv) without = g_strsplit (g_getenv ("PADDOCK_TEST_WITHOUT_LAYERS") != NULL
-                                            ? g_getenv ("PADDOCK_TEST_WITHOUT_LAYERS") : "", ",", -1);
+        g_auto(GStrv) without = _paddock_session_test_without_layers ();
         for (guint i = 0; without[i] != NULL; i++)
           if (without[i][0] != '\0')
             {

@@ -196,12 +196,13 @@ static gboolean
 kernel_landlock_restricts_bind (void)
 {
   long abi = syscall (SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  g_auto(GStrv) without = g_strsplit (g_getenv ("PADDOCK_TEST_WITHOUT_LAYERS") != NULL
-                                      ? g_getenv ("PADDOCK_TEST_WITHOUT_LAYERS") : "", ",", -1);
+  g_auto(GStrv) without = _paddock_session_test_without_layers ();
 
-  /* The daemon's test switch that leaves Landlock out of its sandboxes
-   * stands for a kernel without it (see paddock_session_impl_start()). */
-  if (g_strv_contains ((const char *const *) without, "landlock"))
+  /* The daemon's test switch that leaves Landlock, or only its TCP rules,
+   * out of its sandboxes stands for a kernel without them (see
+   * paddock_session_impl_start()). */
+  if (g_strv_contains ((const char *const *) without, "landlock") ||
+      g_strv_contains ((const char *const *) without, "landlock-net"))
     return FALSE;
   return abi >= LANDLOCK_ABI_NET;
 }
