@@ -58,6 +58,19 @@
 #define SPLICE_CHUNK (1024 * 1024)
 /* What each pipe asks for, budget permitting. */
 #define PIPE_SIZE    (256 * 1024)
+/* SO_SNDBUF and SO_RCVBUF of both sockets of a connection (the kernel
+ * doubles it for its bookkeeping). Left to autotuning, loopback buffers
+ * grow to several MiB, so a byte waits behind megabytes in our receive
+ * queue, our pipe and our send queue, and is cold in the CPU caches by the
+ * time the far end copies it out: that end then spends 1.5–1.8× the CPU
+ * per byte it does on a direct connection (the relay experiments in
+ * BENCHMARKS.md). Bounded, the bytes in flight stay cached: the receiver's
+ * cost falls back to the direct one's, and the whole path's CPU per byte by
+ * ~15–25 % (bench/network/bench-forward: 2.0–2.3× direct's → 1.5–1.8×).
+ * Both ends are on this host (leases listen on loopback), where a smaller
+ * window costs no measurable throughput; it also bounds the kernel memory
+ * each connection pins. */
+#define RELAY_SOCKET_BUFFER (256 * 1024)
 
 /* Pages held by the pipes of every forward (atomic), within
  * PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES. */
@@ -157,6 +170,17 @@ guint
 paddock_port_forward_get_pipe_pages (void)
 {
   return (guint) g_atomic_int_get (&pipe_pages_in_use);
+}
+
+/* See RELAY_SOCKET_BUFFER. A socket that refuses keeps autotuning:
+ * slower, never wrong. */
+static void
+bound_socket_buffers (int fd)
+{
+  int size = RELAY_SOCKET_BUFFER;
+
+  setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
 }
 
 static void
@@ -368,6 +392,8 @@ worker_add (PaddockPortForward *self,
 
   connection->retrying = FALSE;
   setsockopt (connection->fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  /* Before connecting: the window it offers is sized from it. */
+  bound_socket_buffers (connection->fd[1]);
   if (connection->family == AF_INET6)
     rc = connect (connection->fd[1], (struct sockaddr *) &addr6, sizeof addr6);
   else
@@ -769,6 +795,7 @@ accept_cb (int          fd,
         }
       self->refusing = FALSE;
       setsockopt (client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      bound_socket_buffers (client);
       g_atomic_int_add (&self->n_active, 1);
       ask_for_socket (self, connection_new (client));
       if (self->stopped)
