@@ -65,11 +65,13 @@
  * time the far end copies it out: that end then spends 1.5–1.8× the CPU
  * per byte it does on a direct connection (the relay experiments in
  * BENCHMARKS.md). Bounded, the bytes in flight stay cached: the receiver's
- * cost falls back to the direct one's, and the whole path's CPU per byte by
- * ~15–25 % (bench/network/bench-forward: 2.0–2.3× direct's → 1.5–1.8×).
- * Both ends are on this host (leases listen on loopback), where a smaller
- * window costs no measurable throughput; it also bounds the kernel memory
- * each connection pins. */
+ * cost falls back to the direct one's, and the whole path's CPU per byte
+ * by ~15 % (bench/network/bench-forward in-process: 1.93× direct's →
+ * 1.61×, and its throughput up). Both ends are on this host (leases listen
+ * on loopback), so the window needs no more; a slow, bursty reader (the
+ * bench's Python server in a session) uploads a little slower with it.
+ * It also caps the kernel memory a connection can pin (autotuning allows
+ * MiBs per socket). */
 #define RELAY_SOCKET_BUFFER (256 * 1024)
 
 /* Pages held by the pipes of every forward (atomic), within
