@@ -36,6 +36,7 @@
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -49,6 +50,20 @@
 #define BUFFER_SIZE (256 * 1024)
 
 static guint64 transfer_size = 512 * 1024 * 1024;
+static guint rounds = ROUNDS;
+/* CPU seconds this whole process spent in the last transfer(): in-process,
+ * the client, the server and the forward's worker are all ours. */
+static double last_transfer_cpu;
+
+static double
+process_cpu_seconds (void)
+{
+  struct rusage usage;
+
+  getrusage (RUSAGE_SELF, &usage);
+  return (double) usage.ru_utime.tv_sec + (double) usage.ru_stime.tv_sec +
+         (double) (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / G_USEC_PER_SEC;
+}
 
 static gboolean
 write_all (int         fd,
@@ -182,6 +197,7 @@ transfer (guint16 port,
   struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (port),
                               .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
   gint64 start = g_get_monotonic_time ();
+  double cpu_start = process_cpu_seconds ();
   int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   gboolean whole = FALSE;
 
@@ -201,6 +217,7 @@ transfer (guint16 port,
   else
     whole = read_count (fd, G_MAXUINT64) == transfer_size;
   close (fd);
+  last_transfer_cpu = process_cpu_seconds () - cpu_start;
   if (!whole)
     return -1;
   return (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC;
@@ -274,10 +291,11 @@ wait_for_server (guint16 port)
   return FALSE;
 }
 
-/* A warm-up of each, then ROUNDS interleaved rounds of an upload and a
+/* A warm-up of each, then rounds (7, or --rounds N) interleaved rounds of an upload and a
  * download through @ours and straight to @peer, in MiB/s; FALSE if a
  * transfer came back short.  With @rtt_ours and @rtt_peer, each round
- * also takes both connection round trips. */
+ * also takes both connection round trips; with @cpu_ours and @cpu_peer,
+ * the process's CPU seconds per GiB moved (upload and download). */
 static gboolean
 interleave_streams (guint16 ours,
                     guint16 peer,
@@ -286,20 +304,37 @@ interleave_streams (guint16 ours,
                     GArray *down_ours,
                     GArray *down_peer,
                     GArray *rtt_ours,
-                    GArray *rtt_peer)
+                    GArray *rtt_peer,
+                    GArray *cpu_ours,
+                    GArray *cpu_peer)
 {
+  double gib = (double) transfer_size / (1024 * 1024 * 1024);
   double mib = (double) transfer_size / (1024 * 1024);
   gboolean ok = TRUE;
 
   transfer (ours, 'u');
   transfer (peer, 'u');
-  for (guint i = 0; i < ROUNDS; i++)
+  for (guint i = 0; i < rounds; i++)
     {
-      double values[4] = {
-        transfer (ours, 'u'), transfer (peer, 'u'),
-        transfer (ours, 'd'), transfer (peer, 'd'),
-      };
+      double values[4], cpu[4];
       GArray *arrays[4] = { up_ours, up_peer, down_ours, down_peer };
+
+      /* In this order: ours and the peer's alternate. */
+      values[0] = transfer (ours, 'u');
+      cpu[0] = last_transfer_cpu;
+      values[1] = transfer (peer, 'u');
+      cpu[1] = last_transfer_cpu;
+      values[2] = transfer (ours, 'd');
+      cpu[2] = last_transfer_cpu;
+      values[3] = transfer (peer, 'd');
+      cpu[3] = last_transfer_cpu;
+      if (cpu_ours != NULL)
+        {
+          double o = (cpu[0] + cpu[2]) / (2 * gib), p = (cpu[1] + cpu[3]) / (2 * gib);
+
+          g_array_append_val (cpu_ours, o);
+          g_array_append_val (cpu_peer, p);
+        }
 
       for (guint j = 0; j < 4; j++)
         {
@@ -430,7 +465,7 @@ bench_session (void)
       goto out;
     }
 
-  ok = interleave_streams (session_port, peer_port, up_s, up_p, down_s, down_p, rtt_s, rtt_p);
+  ok = interleave_streams (session_port, peer_port, up_s, up_p, down_s, down_p, rtt_s, rtt_p, NULL, NULL);
 
   g_print ("\nthrough a --net none session (paddockd, its sandbox, a Python server inside) vs the same server on the host\n\n");
   print_streams (up_s, up_p, down_s, down_p);
@@ -470,12 +505,25 @@ main (int    argc,
   g_autoptr(GArray) direct_up = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) fwd_down = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) direct_down = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) fwd_cpu = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) direct_cpu = g_array_new (FALSE, FALSE, sizeof (double));
   GThread *forwarder;
   double mib;
   gboolean ok = TRUE;
 
-  if (argc > 1 && g_str_equal (argv[1], "--quick"))
-    transfer_size = 32 * 1024 * 1024;
+  for (int i = 1; i < argc; i++)
+    {
+      if (g_str_equal (argv[i], "--quick"))
+        transfer_size = 32 * 1024 * 1024;
+      else if (g_str_equal (argv[i], "--rounds") && i + 1 < argc)
+        {
+          guint64 n = g_ascii_strtoull (argv[++i], NULL, 10);
+
+          rounds = (guint) CLAMP (n, 1, 1000);
+        }
+      else
+        g_error ("usage: bench-forward [--quick] [--rounds N]");
+    }
   mib = (double) transfer_size / (1024 * 1024);
 
   g_thread_unref (g_thread_new ("server", server_thread, GINT_TO_POINTER (server_fd)));
@@ -491,11 +539,19 @@ main (int    argc,
     g_cond_wait (&t.ready, &t.lock);
   g_mutex_unlock (&t.lock);
 
-  ok = interleave_streams (lease_port, server_port, fwd_up, direct_up, fwd_down, direct_down, NULL, NULL);
+  ok = interleave_streams (lease_port, server_port, fwd_up, direct_up, fwd_down, direct_down, NULL, NULL,
+                           fwd_cpu, direct_cpu);
 
   g_print ("bench/network forward - one TCP stream of %.0f MiB per transfer; medians of %u interleaved rounds\n\n",
-           mib, ROUNDS);
+           mib, rounds);
   print_streams (fwd_up, direct_up, fwd_down, direct_down);
+  {
+    /* Less at the mercy of the machine's other load than the rates: what
+     * the same bytes cost in CPU (client, server and forward together). */
+    double a = bench_median (fwd_cpu), b = bench_median (direct_cpu);
+
+    g_print ("%-44s %10.3f s/GiB %16.3f s/GiB %7.2fx\n", "CPU of the process per GiB moved", a, b, a / b);
+  }
   g_print ("\ntarget: forwarded >= 0.7x direct\n");
   g_main_loop_quit (t.loop);
   g_main_context_wakeup (t.context);

@@ -58,6 +58,21 @@
 #define SPLICE_CHUNK (1024 * 1024)
 /* What each pipe asks for, budget permitting. */
 #define PIPE_SIZE    (256 * 1024)
+/* SO_SNDBUF and SO_RCVBUF of both sockets of a connection (the kernel
+ * doubles it for its bookkeeping). Left to autotuning, loopback buffers
+ * grow to several MiB, so a byte waits behind megabytes in our receive
+ * queue, our pipe and our send queue, and is cold in the CPU caches by the
+ * time the far end copies it out: that end then spends 1.5–1.8× the CPU
+ * per byte it does on a direct connection (the relay experiments in
+ * BENCHMARKS.md). Bounded, the bytes in flight stay cached: the receiver's
+ * cost falls back to the direct one's, and the whole path's CPU per byte
+ * by ~15 % (bench/network/bench-forward in-process: 1.93× direct's →
+ * 1.61×, and its throughput up). Both ends are on this host (leases listen
+ * on loopback), so the window needs no more; a slow, bursty reader (the
+ * bench's Python server in a session) uploads a little slower with it.
+ * It also caps the kernel memory a connection can pin (autotuning allows
+ * MiBs per socket). */
+#define RELAY_SOCKET_BUFFER (256 * 1024)
 
 /* Pages held by the pipes of every forward (atomic), within
  * PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES. */
@@ -98,6 +113,7 @@ struct _PaddockPortForward
   int listen_fd;
   GSource *accept_source;
   GQueue waiting;           /* Connection* waiting for their socket inside, in the order asked */
+  Connection *asking;       /* the one the socket func is called for, while it runs */
   GSource *retry_source;    /* ready when the worker handed connections back to try [::1] */
   gboolean stopped;
   gboolean refusing;        /* at the bound: logged once per run of refusals */
@@ -156,6 +172,17 @@ guint
 paddock_port_forward_get_pipe_pages (void)
 {
   return (guint) g_atomic_int_get (&pipe_pages_in_use);
+}
+
+/* See RELAY_SOCKET_BUFFER. A socket that refuses keeps autotuning:
+ * slower, never wrong. */
+static void
+bound_socket_buffers (int fd)
+{
+  int size = RELAY_SOCKET_BUFFER;
+
+  setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
 }
 
 static void
@@ -367,6 +394,8 @@ worker_add (PaddockPortForward *self,
 
   connection->retrying = FALSE;
   setsockopt (connection->fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  /* Before connecting: the window it offers is sized from it. */
+  bound_socket_buffers (connection->fd[1]);
   if (connection->family == AF_INET6)
     rc = connect (connection->fd[1], (struct sockaddr *) &addr6, sizeof addr6);
   else
@@ -535,25 +564,133 @@ make_pipe (int    fds[2],
   return FALSE;
 }
 
+/* Whether @fd is what was asked for: a TCP stream socket of @family,
+ * neither listening nor connected (pid 1 made it just now). A socket that
+ * is anything else is not used, whoever sent it. */
+static gboolean
+inside_socket_is_fresh (int fd,
+                        int family)
+{
+  int domain = -1, type = -1, protocol = -1, listening = 1;
+  socklen_t len;
+  struct sockaddr_storage peer;
+  socklen_t peer_len = sizeof peer;
+
+  len = sizeof domain;
+  if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != family)
+    return FALSE;
+  len = sizeof type;
+  if (getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+    return FALSE;
+  len = sizeof protocol;
+  if (getsockopt (fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &len) != 0 || protocol != IPPROTO_TCP)
+    return FALSE;
+  len = sizeof listening;
+  if (getsockopt (fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening != 0)
+    return FALSE;
+  return getpeername (fd, (struct sockaddr *) &peer, &peer_len) != 0 && errno == ENOTCONN;
+}
+
+/* Which waiting connection an answer is for. One asked for right now
+ * (the socket func answering before it returns, say because the request
+ * could not even be sent) is that one, whatever else is still in flight;
+ * otherwise answers come in the order asked, so a failure is the oldest
+ * request's, and a socket goes to the oldest connection waiting for a
+ * socket of its family (a connection back for [::1] waits for an IPv6
+ * one, the others for IPv4), so that no connection gets a socket it
+ * cannot use even if answers cross. NULL: nothing waits for it. */
+static Connection *
+take_waiting_for (PaddockPortForward *self,
+                  int                 domain)
+{
+  if (self->asking != NULL)
+    {
+      Connection *connection = self->asking;
+
+      self->asking = NULL;
+      g_queue_remove (&self->waiting, connection);
+      return connection;
+    }
+  if (domain < 0)
+    return g_queue_pop_head (&self->waiting);
+  for (GList *l = self->waiting.head; l != NULL; l = l->next)
+    {
+      Connection *connection = l->data;
+
+      if (connection->family == domain)
+        {
+          g_queue_delete_link (&self->waiting, l);
+          return connection;
+        }
+    }
+  return NULL;
+}
+
+/* Asks the socket func for @connection's socket inside, which waits for
+ * it in self->waiting. */
+static void
+ask_for_socket (PaddockPortForward *self,
+                Connection         *connection)
+{
+  g_queue_push_tail (&self->waiting, connection);
+  self->asking = connection;
+  self->socket_func (self, connection->family, self->user_data);
+  /* Answered later (or already, clearing it). */
+  self->asking = NULL;
+}
+
+static void
+connection_drop_waiting (PaddockPortForward *self,
+                         Connection         *connection)
+{
+  connection_free (connection);
+  g_atomic_int_add (&self->n_active, -1);
+}
+
 void
 paddock_port_forward_take_inside_socket (PaddockPortForward *self,
                                          int                 fd)
 {
   Connection *connection;
+  int domain = AF_UNSPEC;   /* the socket's, if it is a socket; -1 for a failure */
 
   g_return_if_fail (PADDOCK_IS_PORT_FORWARD (self));
 
+  if (fd >= 0)
+    {
+      socklen_t len = sizeof domain;
+
+      if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
+        domain = AF_UNSPEC;
+    }
+  else
+    domain = -1;
   if (self->stopped || g_queue_is_empty (&self->waiting))
     {
       if (fd >= 0)
         close (fd);
       return;
     }
-  connection = g_queue_pop_head (&self->waiting);
+  connection = take_waiting_for (self, domain);
+  if (connection == NULL)
+    {
+      /* A socket of a family nobody asked for: not used, and its answer
+       * still ends a request, the oldest. */
+      g_message ("Port forward to %u: the socket handed over is not one asked for", self->inside_port);
+      close (fd);
+      connection_drop_waiting (self, g_queue_pop_head (&self->waiting));
+      return;
+    }
+  if (fd >= 0 && !inside_socket_is_fresh (fd, connection->family))
+    {
+      g_message ("Port forward to %u: the socket handed over is not a fresh TCP socket of the family asked for",
+                 self->inside_port);
+      close (fd);
+      fd = -1;
+    }
   if (fd < 0)
     {
-      connection_free (connection);
-      g_atomic_int_add (&self->n_active, -1);
+      connection_drop_waiting (self, connection);
       return;
     }
 
@@ -607,9 +744,10 @@ retry_cb (gpointer user_data)
   g_mutex_unlock (&self->lock);
   for (guint i = 0; i < retry->len && !self->stopped; i++)
     {
-      g_queue_push_tail (&self->waiting, g_ptr_array_index (retry, i));
+      Connection *connection = g_ptr_array_index (retry, i);
+
       g_ptr_array_index (retry, i) = NULL;
-      self->socket_func (self, AF_INET6, self->user_data);
+      ask_for_socket (self, connection);
     }
   /* Stopped meanwhile (the socket func may stop it). */
   for (guint i = 0; i < retry->len; i++)
@@ -659,9 +797,9 @@ accept_cb (int          fd,
         }
       self->refusing = FALSE;
       setsockopt (client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      bound_socket_buffers (client);
       g_atomic_int_add (&self->n_active, 1);
-      g_queue_push_tail (&self->waiting, connection_new (client));
-      self->socket_func (self, AF_INET, self->user_data);
+      ask_for_socket (self, connection_new (client));
       if (self->stopped)
         break;
     }
@@ -755,6 +893,7 @@ paddock_port_forward_stop (PaddockPortForward *self)
   if (self->stopped)
     return;
   self->stopped = TRUE;
+  self->asking = NULL;
   if (self->accept_source != NULL)
     {
       g_source_destroy (self->accept_source);

@@ -32,7 +32,10 @@ G_DECLARE_FINAL_TYPE (PaddockPortForward, paddock_port_forward, PADDOCK, PORT_FO
  * 127.0.0.1 refused (@family AF_INET6, for [::1]): ask for one TCP socket
  * of @family in the target namespace and hand it over with
  * paddock_port_forward_take_inside_socket() (or -1 if none could be
- * made), now or later, in the order asked. */
+ * made): now (then it is this request's answer, whatever else is in
+ * flight) or later, in the order asked. A socket that is not a fresh TCP
+ * socket of a family asked for is closed unused and ends the oldest
+ * request. */
 typedef void (*PaddockPortForwardSocketFunc) (PaddockPortForward *forward,
                                               int                 family,
                                               gpointer            user_data);

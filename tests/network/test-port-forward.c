@@ -527,6 +527,128 @@ test_server_on_ipv6_loopback (void)
   close (lease_fd);
 }
 
+/* A socket func that keeps requests to answer later, fails the one
+ * numbered @fail_request at once (as the daemon does when it cannot even
+ * send the request), or answers at once with a socket of @unfit_family. */
+typedef struct {
+  GArray *pending;     /* the families asked for, not answered yet */
+  guint asked;
+  guint fail_request;  /* 1-based; 0: none */
+  int unfit_family;    /* non-zero: answer at once with a socket of this family and type */
+  int unfit_type;
+} Deferred;
+
+static void
+deferred_socket_cb (PaddockPortForward *forward,
+                    int                 family,
+                    gpointer            user_data)
+{
+  Deferred *deferred = user_data;
+
+  deferred->asked++;
+  if (deferred->unfit_family != 0)
+    paddock_port_forward_take_inside_socket (forward, socket (deferred->unfit_family,
+                                                              deferred->unfit_type | SOCK_CLOEXEC, 0));
+  else if (deferred->asked == deferred->fail_request)
+    paddock_port_forward_take_inside_socket (forward, -1);
+  else
+    g_array_append_val (deferred->pending, family);
+}
+
+/* The second request fails at once while the first is still in flight:
+ * the second connection is the one closed, and the socket answering the
+ * first goes to the first connection, which carries its bytes. */
+static void
+test_answer_goes_to_its_connection (void)
+{
+  Server server = { 0, };
+  GThread *thread = server_start (&server, FALSE);
+  guint16 lease_port;
+  int lease_fd = listen_loopback (&lease_port);
+  g_autoptr(GError) error = NULL;
+  Deferred deferred = { g_array_new (FALSE, FALSE, sizeof (int)), 0, 2, 0, 0 };
+  g_autoptr(PaddockPortForward) forward = paddock_port_forward_new (lease_fd, server.port, deferred_socket_cb,
+                                                                    &deferred, &error);
+  Client first = { lease_port, 100000, g_string_new (NULL), 0 };
+  GThread *c;
+  int second;
+  char byte;
+
+  g_assert_no_error (error);
+  c = g_thread_new ("client", client_thread, &first);
+  while (deferred.asked < 1)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (500);
+    }
+  second = connect_loopback (lease_port);
+  while (deferred.asked < 2)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (500);
+    }
+  /* The second connection: closed, with nothing read. */
+  iterate_until_closed (second);
+  g_assert_cmpint (read (second, &byte, 1), <=, 0);
+  close (second);
+  g_assert_cmpuint (paddock_port_forward_get_n_connections (forward), ==, 1);
+
+  /* The first request's answer arrives now. */
+  g_assert_cmpuint (deferred.pending->len, ==, 1);
+  paddock_port_forward_take_inside_socket (forward, socket (g_array_index (deferred.pending, int, 0),
+                                                            SOCK_STREAM | SOCK_CLOEXEC, 0));
+  while (!g_atomic_int_get (&first.done))
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (500);
+    }
+  g_thread_join (c);
+  g_assert_cmpstr (first.answer->str, ==, "got 100000");
+  g_string_free (first.answer, TRUE);
+  paddock_port_forward_stop (forward);
+  g_array_unref (deferred.pending);
+  server_stop (&server, thread);
+  close (lease_fd);
+}
+
+/* A socket that is not what was asked for (an IPv6 one for 127.0.0.1, a
+ * UDP one) is not used: the client is closed, and nothing is left open. */
+static void
+test_unfit_socket_not_used (void)
+{
+  static const int unfit[][2] = { { AF_INET6, SOCK_STREAM }, { AF_INET, SOCK_DGRAM }, { AF_UNIX, SOCK_STREAM } };
+  Server server = { 0, };
+  GThread *thread = server_start (&server, FALSE);
+  guint16 lease_port;
+  int lease_fd = listen_loopback (&lease_port);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (unfit); i++)
+    {
+      guint fds_before = net_test_count_fds ();
+      g_autoptr(GError) error = NULL;
+      Deferred deferred = { g_array_new (FALSE, FALSE, sizeof (int)), 0, 0, unfit[i][0], unfit[i][1] };
+      g_autoptr(PaddockPortForward) forward = paddock_port_forward_new (lease_fd, server.port, deferred_socket_cb,
+                                                                        &deferred, &error);
+      int client;
+      char byte;
+
+      g_assert_no_error (error);
+      client = connect_loopback (lease_port);
+      iterate_until_closed (client);
+      g_assert_cmpint (read (client, &byte, 1), <=, 0);
+      g_assert_cmpuint (deferred.asked, ==, 1);
+      g_assert_cmpuint (paddock_port_forward_get_n_connections (forward), ==, 0);
+      close (client);
+      g_clear_object (&forward);
+      g_array_unref (deferred.pending);
+      g_assert_cmpuint (net_test_count_fds (), ==, fds_before);
+    }
+  /* None of them reached the server. */
+  g_assert_cmpuint (server.accepted, ==, 0);
+  server_stop (&server, thread);
+  close (lease_fd);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -537,5 +659,7 @@ main (int    argc,
   g_test_add_func ("/port-forward/no-socket-inside-closes-client", test_no_socket_inside_closes_client);
   g_test_add_func ("/port-forward/many-connections-within-pipe-budget", test_many_connections_within_pipe_budget);
   g_test_add_func ("/port-forward/server-on-ipv6-loopback", test_server_on_ipv6_loopback);
+  g_test_add_func ("/port-forward/answer-goes-to-its-connection", test_answer_goes_to_its_connection);
+  g_test_add_func ("/port-forward/unfit-socket-not-used", test_unfit_socket_not_used);
   return g_test_run ();
 }
