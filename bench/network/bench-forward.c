@@ -36,6 +36,8 @@
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -371,6 +373,13 @@ print_streams (GArray *up_ours,
 }
 
 /* Through a real none session; FALSE if a transfer came back short. */
+/* The peer's child setup: killed when the bench dies. */
+static void
+die_with_parent (gpointer user_data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
+
 static gboolean
 bench_session (void)
 {
@@ -438,8 +447,12 @@ bench_session (void)
       {
         g_autoptr(GVariant) lease = g_variant_get_child_value (list, i);
         const char *session = NULL;
+        const char *name = NULL;
 
-        if (g_variant_lookup (lease, "session", "&s", &session) && g_str_equal (session, id))
+        /* Its port named "web": a none session under Landlock's TCP rules
+         * also holds reserved ports, which nothing is forwarded to. */
+        if (g_variant_lookup (lease, "session", "&s", &session) && g_str_equal (session, id) &&
+            g_variant_lookup (lease, "name", "&s", &name) && g_str_equal (name, ports[0]))
           g_variant_lookup (lease, "port", "q", &session_port);
       }
   }
@@ -451,6 +464,8 @@ bench_session (void)
     g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
 
     g_subprocess_launcher_setenv (launcher, "PORT", peer_port_text, TRUE);
+    /* Ends with the bench, even one killed in the middle of a round. */
+    g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
     peer = g_subprocess_launcher_spawn (launcher, &error, "python3", script, size_text, NULL);
     if (peer == NULL)
       g_error ("cannot start the peer server: %s", error->message);
