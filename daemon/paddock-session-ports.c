@@ -23,12 +23,16 @@
  * (PADDOCK_SESSION_RESERVED_PORTS): real leases of the session, named
  * "reserved", that its Landlock rules allow. They are not forwarded: the
  * agent may bind one inside its own namespace, but nothing reaches it from
- * the host. LeasePort names one of them and starts forwarding it, which is
- * how a port leased after start can be served at all.
+ * the host. While the session runs, a connection to one is reset at once
+ * (a held socket nobody accepts on would leave the client waiting for good).
+ * LeasePort names one of them and starts forwarding it, which is how a
+ * port leased after start can be served at all.
  */
 
 #include "config.h"
 
+#include <errno.h>
+#include <glib-unix.h>
 #include <linux/landlock.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -54,8 +58,71 @@ struct _PaddockSessionPorts
   guint32 next_request;
   gboolean forwarding;           /* the session has a network namespace of its own */
   GPtrArray *reserved;           /* PaddockLease*: reserved at create, not yet named */
+  GHashTable *refusers;          /* reserved PaddockLease* → the GSource resetting its connections */
   guint n_reserved_at_create;
 };
+
+/* A refusing source may have ended itself (refuse_cb): destroyed again
+ * harmlessly, as it is held by reference, not by id. */
+static void
+destroy_source (gpointer source)
+{
+  g_source_destroy (source);
+  g_source_unref (source);
+}
+
+/* A connection to reserved @user_data (a PaddockLease) while the session
+ * runs: reset at once, as nothing inside can be reached through it. */
+static gboolean
+refuse_cb (int          fd,
+           GIOCondition condition,
+           gpointer     user_data)
+{
+  const struct linger reset = { .l_onoff = 1, .l_linger = 0 };
+  int connection;
+
+  /* Released meanwhile (Ports1.Release closed its socket): @fd may be
+   * another socket's number by now, which is not ours to touch. */
+  if (paddock_lease_get_fd (user_data) != fd)
+    return G_SOURCE_REMOVE;
+
+  connection = accept4 (fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (connection >= 0)
+    {
+      setsockopt (connection, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+      close (connection);
+    }
+  else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+    {
+      /* Out of fds, say: stop rather than spin on a connection that stays
+       * queued; it waits, as it would without us. */
+      g_message ("Cannot reset a connection to a reserved port: %s", g_strerror (errno));
+      return G_SOURCE_REMOVE;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+/* Starts (@refuse) or stops resetting connections to reserved @lease. */
+static void
+refuse_connections (PaddockSessionPorts *ports,
+                    PaddockLease        *lease,
+                    gboolean             refuse)
+{
+  GSource *source;
+
+  if (!refuse)
+    {
+      g_hash_table_remove (ports->refusers, lease);
+      return;
+    }
+  if (g_hash_table_contains (ports->refusers, lease))
+    return;
+  source = g_unix_fd_source_new (paddock_lease_get_fd (lease), G_IO_IN);
+  /* The table holds the lease for as long as the source. */
+  g_source_set_callback (source, G_SOURCE_FUNC (refuse_cb), lease, NULL);
+  g_source_attach (source, NULL);
+  g_hash_table_insert (ports->refusers, g_object_ref (lease), source);
+}
 
 PaddockSessionPorts *
 _paddock_session_ports_new (PaddockSessionImpl *session)
@@ -66,6 +133,7 @@ _paddock_session_ports_new (PaddockSessionImpl *session)
   ports->forwards = g_ptr_array_new_with_free_func (g_object_unref);
   ports->requests = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   ports->reserved = g_ptr_array_new_with_free_func (g_object_unref);
+  ports->refusers = g_hash_table_new_full (NULL, NULL, g_object_unref, destroy_source);
   return ports;
 }
 
@@ -78,6 +146,7 @@ _paddock_session_ports_free (PaddockSessionPorts *ports)
   g_ptr_array_unref (ports->forwards);
   g_hash_table_unref (ports->requests);
   g_ptr_array_unref (ports->reserved);
+  g_hash_table_unref (ports->refusers);
   g_free (ports);
 }
 
@@ -143,6 +212,8 @@ _paddock_session_ports_start (PaddockSessionPorts *ports,
                    paddock_session_impl_get_id (ports->session), paddock_lease_get_port (lease),
                    paddock_lease_get_name (lease), error->message);
     }
+  for (guint i = 0; forwarding && i < ports->reserved->len; i++)
+    refuse_connections (ports, g_ptr_array_index (ports->reserved, i), TRUE);
 }
 
 /* {"event":"socket","id":N} with the socket as *@fd, or "socket-failed". */
@@ -169,6 +240,7 @@ _paddock_session_ports_stop (PaddockSessionPorts *ports)
     paddock_port_forward_stop (g_ptr_array_index (ports->forwards, i));
   g_ptr_array_set_size (ports->forwards, 0);
   g_hash_table_remove_all (ports->requests);
+  g_hash_table_remove_all (ports->refusers);
   ports->forwarding = FALSE;
 }
 
@@ -305,6 +377,7 @@ take_reserved (PaddockSessionPorts  *ports,
       if (session_registry == NULL ||
           paddock_registry_lookup (session_registry, paddock_lease_get_port (lease)) != lease)
         {
+          refuse_connections (ports, lease, FALSE);
           g_ptr_array_remove_index (ports->reserved, 0);
           continue;
         }
@@ -313,6 +386,8 @@ take_reserved (PaddockSessionPorts  *ports,
           paddock_error_propagate_registry (error, g_steal_pointer (&local_error));
           return NULL;
         }
+      /* From now on its forward accepts. */
+      refuse_connections (ports, lease, FALSE);
       return g_ptr_array_steal_index (ports->reserved, 0);
     }
   return NULL;
@@ -331,6 +406,7 @@ return_reserved (PaddockSessionPorts *ports,
                                 NULL))
     return FALSE;
   g_ptr_array_insert (ports->reserved, 0, g_object_ref (lease));
+  refuse_connections (ports, lease, ports->forwarding);
   return TRUE;
 }
 

@@ -71,6 +71,24 @@ for net in none proxy; do
   check "…its Landlock bind rules are exactly those ports" \
     test "$(field "$id" "[sorted(int(x) for x in l['evidence'].split('bind only to ports ')[1].split(' (fixed at start')[0].split(', ')) == sorted(p['port'] for p in d['ports']) for l in d['boundary'] if l['layer'] == 'landlock-net']" 2>&1)" = "[True]"
 
+  # Held by the daemon, but nothing is forwarded to a reserved port: a
+  # client is reset at once rather than left waiting on a socket nobody
+  # accepts on.
+  check "…a connection from the host to a reserved port is reset at once, not left waiting" \
+    test "$("$PYTHON" -c '
+import socket, sys
+answers = set()
+for p in sys.argv[1:]:
+    s = socket.create_connection(("127.0.0.1", int(p)), timeout=10)
+    try:
+        answers.add("closed" if s.recv(1) == b"" else "data")
+    except ConnectionResetError:
+        answers.add("reset")
+    except socket.timeout:
+        answers.add("waiting")
+    s.close()
+print(" ".join(sorted(answers)))' $reserved 2>&1)" = "reset"
+
   run "$tmp/out" "$tmp/err" --json ports lease --name web --session "$id"
   web=$(json "$tmp/out" 'd["port"]' 2>/dev/null || echo 0)
   check "…ports lease --name web --session (Session1.LeasePort) succeeds with one of the reserved ports, named web, the session's" \
