@@ -124,6 +124,8 @@ void                 _paddock_session_ports_socket_event        (PaddockSessionP
                                                                  gint64                id,
                                                                  int                  *fd);
 void                 _paddock_session_ports_stop                (PaddockSessionPorts  *ports);
+void                 _paddock_session_ports_refuse_all          (PaddockSessionPorts  *ports,
+                                                                 GPtrArray            *leases);
 guint                _paddock_session_ports_get_n_connections   (PaddockSessionPorts  *ports);
 GPtrArray           *_paddock_session_ports_reserve             (PaddockRegistry      *registry,
                                                                  const char           *session_id,

@@ -1501,6 +1501,8 @@ paddock_session_impl_exited_cb (GPid     pid,
   paddock_session_impl_fail_pending_execs (self);
   /* Its network namespace went with it: nothing can use the proxy now. */
   _paddock_session_network_stop (self->network);
+  if (self->sandboxed)
+    _paddock_session_ports_refuse_all (_paddock_session_network_get_ports (self->network), self->config.leases);
   /* The sandbox is gone and its PID namespace with it: every command it
    * ran was killed with it, and no "command-exited" will come for them.
    * Say so, or their callers would wait for ever. */

@@ -24,7 +24,8 @@
  * "reserved", that its Landlock rules allow. They are not forwarded: the
  * agent may bind one inside its own namespace, but nothing reaches it from
  * the host. While the session runs, a connection to one is reset at once
- * (a held socket nobody accepts on would leave the client waiting for good).
+ * (a held socket nobody accepts on would leave the client waiting for good);
+ * so is one to any of its ports once its sandbox is gone, until Destroy.
  * LeasePort names one of them and starts forwarding it, which is how a
  * port leased after start can be served at all.
  */
@@ -242,6 +243,21 @@ _paddock_session_ports_stop (PaddockSessionPorts *ports)
   g_hash_table_remove_all (ports->requests);
   g_hash_table_remove_all (ports->refusers);
   ports->forwarding = FALSE;
+}
+
+/* The sandbox is gone, and every process that could accept on @leases
+ * (the session's) with it: a connection to one is reset from now on
+ * rather than left queued on a socket nobody accepts on, until the lease
+ * is released (Destroy). Not for a host-profile session, whose processes
+ * may outlive its agent. */
+void
+_paddock_session_ports_refuse_all (PaddockSessionPorts *ports,
+                                   GPtrArray           *leases)
+{
+  for (guint i = 0; leases != NULL && i < leases->len; i++)
+    refuse_connections (ports, g_ptr_array_index (leases, i), TRUE);
+  for (guint i = 0; i < ports->reserved->len; i++)
+    refuse_connections (ports, g_ptr_array_index (ports->reserved, i), TRUE);
 }
 
 /* Forwarded connections of the session now (open or waiting for their

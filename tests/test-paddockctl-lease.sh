@@ -50,6 +50,27 @@ session_ports ()
   "$CTL" --json ports list | json /dev/stdin "' '.join(str(l['port']) for l in d['leases'] if l['session'] == '$1')"
 }
 
+# host_answers PORT...: connects from the host to each port and says what
+# came back, the kinds seen, sorted: "reset" (at once), "closed", "data",
+# or "waiting" (nothing within 10 s: a socket nobody accepts on); a refused
+# connection fails the check with its traceback.
+host_answers ()
+{
+  "$PYTHON" -c '
+import socket, sys
+answers = set()
+for p in sys.argv[1:]:
+    try:
+        # The reset may come before connect() has returned.
+        with socket.create_connection(("127.0.0.1", int(p)), timeout=10) as s:
+            answers.add("closed" if s.recv(1) == b"" else "data")
+    except ConnectionResetError:
+        answers.add("reset")
+    except socket.timeout:
+        answers.add("waiting")
+print(" ".join(sorted(answers)))' "$@" 2>&1
+}
+
 landlock_net=unknown
 for net in none proxy; do
   run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net "$net" -- sleep 600
@@ -75,19 +96,7 @@ for net in none proxy; do
   # client is reset at once rather than left waiting on a socket nobody
   # accepts on.
   check "…a connection from the host to a reserved port is reset at once, not left waiting" \
-    test "$("$PYTHON" -c '
-import socket, sys
-answers = set()
-for p in sys.argv[1:]:
-    s = socket.create_connection(("127.0.0.1", int(p)), timeout=10)
-    try:
-        answers.add("closed" if s.recv(1) == b"" else "data")
-    except ConnectionResetError:
-        answers.add("reset")
-    except socket.timeout:
-        answers.add("waiting")
-    s.close()
-print(" ".join(sorted(answers)))' $reserved 2>&1)" = "reset"
+    test "$(host_answers $reserved)" = "reset"
 
   run "$tmp/out" "$tmp/err" --json ports lease --name web --session "$id"
   web=$(json "$tmp/out" 'd["port"]' 2>/dev/null || echo 0)
@@ -140,6 +149,13 @@ print(try_bind(int(sys.argv[1])), try_bind(0), try_bind(int(sys.argv[2])))' "$un
   run "$tmp/out" "$tmp/err" --json ports lease --name reserved --session "$id"
   check "…and a port may not be named “reserved” (what unnamed ones are called): InvalidArgument" \
     test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
+
+  # Stopped, the session still holds its ports until Destroy, but nothing
+  # of it is left to accept: each connection is reset at once.
+  all_ports=$(session_ports "$id")
+  "$CTL" stop "$id" >/dev/null
+  check "…stopped, its ports (all named now) are still its own, and a connection to any is reset at once" \
+    test "$(session_ports "$id" | wc -w):$(host_answers $all_ports)" = "4:reset"
 
   "$CTL" destroy "$id" >/dev/null
   check "…Destroy releases every port of the session, named and reserved, and none answers any more" \
