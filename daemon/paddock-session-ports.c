@@ -59,7 +59,7 @@ struct _PaddockSessionPorts
   guint32 next_request;
   gboolean forwarding;           /* the session has a network namespace of its own */
   GPtrArray *reserved;           /* PaddockLease*: reserved at create, not yet named */
-  GHashTable *refusers;          /* reserved PaddockLease* → the GSource resetting its connections */
+  GHashTable *refusers;          /* PaddockLease* nothing serves → the GSource resetting its connections */
   guint n_reserved_at_create;
 };
 
@@ -72,8 +72,9 @@ destroy_source (gpointer source)
   g_source_unref (source);
 }
 
-/* A connection to reserved @user_data (a PaddockLease) while the session
- * runs: reset at once, as nothing inside can be reached through it. */
+/* A connection to @user_data (a PaddockLease: reserved, or the session's
+ * once its sandbox is gone): reset at once, as nothing can be reached
+ * through it. */
 static gboolean
 refuse_cb (int          fd,
            GIOCondition condition,
@@ -97,13 +98,14 @@ refuse_cb (int          fd,
     {
       /* Out of fds, say: stop rather than spin on a connection that stays
        * queued; it waits, as it would without us. */
-      g_message ("Cannot reset a connection to a reserved port: %s", g_strerror (errno));
+      g_message ("Cannot reset a connection to port %u, which nothing serves: %s",
+                 paddock_lease_get_port (user_data), g_strerror (errno));
       return G_SOURCE_REMOVE;
     }
   return G_SOURCE_CONTINUE;
 }
 
-/* Starts (@refuse) or stops resetting connections to reserved @lease. */
+/* Starts (@refuse) or stops resetting connections to @lease. */
 static void
 refuse_connections (PaddockSessionPorts *ports,
                     PaddockLease        *lease,
