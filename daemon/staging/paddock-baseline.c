@@ -80,10 +80,10 @@ struct _PaddockBaseline
   const BaselineEntry *entries;
   gsize n_entries;
   const char *strings;
+  /* BASELINE_FLAG_*: from the file's header, or ROOT_CHANGED with no
+   * entries for a baseline with no record of the start at all
+   * (paddock_baseline_new_unknown()). */
   guint64 flags;
-  /* No record of the start at all (paddock_baseline_new_unknown()): every
-   * path not updated since is "unknown". */
-  gboolean all_unknown;
   /* relpath → PaddockFileStamp*, from FILE.updates; overrides the map. */
   GHashTable *updates;
 };
@@ -699,7 +699,7 @@ paddock_baseline_lookup (PaddockBaseline  *self,
         }
     }
 
-  if (self->all_unknown || (self->flags & BASELINE_FLAG_ROOT_CHANGED) != 0)
+  if ((self->flags & BASELINE_FLAG_ROOT_CHANGED) != 0)
     {
       stamp_set_unknown (out);
       return TRUE;
@@ -717,7 +717,10 @@ paddock_baseline_new_unknown (void)
 {
   PaddockBaseline *self = g_object_new (PADDOCK_TYPE_BASELINE, NULL);
 
-  self->all_unknown = TRUE;
+  /* No entries, and the workspace's own folder "changed": lookup() finds
+   * no folder above any path that kept its entries, so every path not
+   * updated since is "unknown". */
+  self->flags = BASELINE_FLAG_ROOT_CHANGED;
   return self;
 }
 
