@@ -30,6 +30,7 @@
  * since the moment the baseline stands for (see record_dir()). A file of
  * an older daemon has 0 there. */
 #define BASELINE_FLAG_ROOT_CHANGED 0x1u
+#define BASELINE_FLAGS_KNOWN       BASELINE_FLAG_ROOT_CHANGED
 
 typedef struct {
   char    magic[8];
@@ -578,6 +579,12 @@ paddock_baseline_load (const char  *file,
     return corrupt (error, file, "bad magic"), NULL;
   if (header.version != BASELINE_VERSION || header.entry_size != sizeof (BaselineEntry))
     return corrupt (error, file, "unknown version"), NULL;
+  /* A flag this daemon does not know may mean "more is unknown" in a way
+   * lookup() would not honour: refused like an unknown version, so the
+   * stage walks again (or counts every change a conflict), never fewer
+   * conflicts than there are. */
+  if ((header.flags & ~(guint64) BASELINE_FLAGS_KNOWN) != 0 || header.reserved != 0)
+    return corrupt (error, file, "unknown flags"), NULL;
   if (header.n_entries > (length - sizeof header) / sizeof (BaselineEntry))
     return corrupt (error, file, "entry count out of bounds"), NULL;
   table_size = header.n_entries * sizeof (BaselineEntry);

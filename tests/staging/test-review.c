@@ -699,6 +699,7 @@ test_baseline_corrupt (Fixture       *f,
   g_autofree char *contents = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockBaseline) baseline = NULL;
+  PaddockFileStamp stamp;
   gsize len = 0;
 
   put (f->w, "a", "a\n", -1);
@@ -720,6 +721,25 @@ test_baseline_corrupt (Fixture       *f,
   baseline = paddock_baseline_load (P (f->state, "truncated"), &error);
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CORRUPT);
   g_clear_error (&error);
+
+  /* A header flag this daemon does not know (header.flags is at byte 32):
+   * refused, not read as if it were not there. The one it knows loads. */
+  contents[33] = (char) 0x01;
+  put (f->state, "unknown-flag", contents, (gssize) len);
+  baseline = paddock_baseline_load (P (f->state, "unknown-flag"), &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CORRUPT);
+  g_assert_null (baseline);
+  g_clear_error (&error);
+  contents[33] = 0;
+  contents[32] = (char) 0x01;
+  put (f->state, "root-changed", contents, (gssize) len);
+  baseline = paddock_baseline_load (P (f->state, "root-changed"), &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (baseline);
+  g_assert_true (paddock_baseline_lookup (baseline, "not-there", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, ==, G_MININT64);
+  g_clear_object (&baseline);
+  contents[32] = 0;
 
   /* An entry whose path points outside the string table. */
   contents[48] = (char) 0x7f;
