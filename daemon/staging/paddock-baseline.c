@@ -30,6 +30,7 @@
  * since the moment the baseline stands for (see record_dir()). A file of
  * an older daemon has 0 there. */
 #define BASELINE_FLAG_ROOT_CHANGED 0x1u
+#define BASELINE_FLAGS_KNOWN       BASELINE_FLAG_ROOT_CHANGED
 
 typedef struct {
   char    magic[8];
@@ -80,10 +81,10 @@ struct _PaddockBaseline
   const BaselineEntry *entries;
   gsize n_entries;
   const char *strings;
+  /* BASELINE_FLAG_*: from the file's header, or ROOT_CHANGED with no
+   * entries for a baseline with no record of the start at all
+   * (paddock_baseline_new_unknown()). */
   guint64 flags;
-  /* No record of the start at all (paddock_baseline_new_unknown()): every
-   * path not updated since is "unknown". */
-  gboolean all_unknown;
   /* relpath → PaddockFileStamp*, from FILE.updates; overrides the map. */
   GHashTable *updates;
 };
@@ -578,6 +579,12 @@ paddock_baseline_load (const char  *file,
     return corrupt (error, file, "bad magic"), NULL;
   if (header.version != BASELINE_VERSION || header.entry_size != sizeof (BaselineEntry))
     return corrupt (error, file, "unknown version"), NULL;
+  /* A flag this daemon does not know may mean "more is unknown" in a way
+   * lookup() would not honour: refused like an unknown version, so the
+   * stage walks again (or counts every change a conflict), never fewer
+   * conflicts than there are. */
+  if ((header.flags & ~(guint64) BASELINE_FLAGS_KNOWN) != 0 || header.reserved != 0)
+    return corrupt (error, file, "unknown flags"), NULL;
   if (header.n_entries > (length - sizeof header) / sizeof (BaselineEntry))
     return corrupt (error, file, "entry count out of bounds"), NULL;
   table_size = header.n_entries * sizeof (BaselineEntry);
@@ -699,7 +706,7 @@ paddock_baseline_lookup (PaddockBaseline  *self,
         }
     }
 
-  if (self->all_unknown || (self->flags & BASELINE_FLAG_ROOT_CHANGED) != 0)
+  if ((self->flags & BASELINE_FLAG_ROOT_CHANGED) != 0)
     {
       stamp_set_unknown (out);
       return TRUE;
@@ -717,7 +724,10 @@ paddock_baseline_new_unknown (void)
 {
   PaddockBaseline *self = g_object_new (PADDOCK_TYPE_BASELINE, NULL);
 
-  self->all_unknown = TRUE;
+  /* No entries, and the workspace's own folder "changed": lookup() finds
+   * no folder above any path that kept its entries, so every path not
+   * updated since is "unknown". */
+  self->flags = BASELINE_FLAG_ROOT_CHANGED;
   return self;
 }
 

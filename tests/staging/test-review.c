@@ -699,6 +699,7 @@ test_baseline_corrupt (Fixture       *f,
   g_autofree char *contents = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockBaseline) baseline = NULL;
+  PaddockFileStamp stamp;
   gsize len = 0;
 
   put (f->w, "a", "a\n", -1);
@@ -720,6 +721,25 @@ test_baseline_corrupt (Fixture       *f,
   baseline = paddock_baseline_load (P (f->state, "truncated"), &error);
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CORRUPT);
   g_clear_error (&error);
+
+  /* A header flag this daemon does not know (header.flags is at byte 32):
+   * refused, not read as if it were not there. The one it knows loads. */
+  contents[33] = (char) 0x01;
+  put (f->state, "unknown-flag", contents, (gssize) len);
+  baseline = paddock_baseline_load (P (f->state, "unknown-flag"), &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CORRUPT);
+  g_assert_null (baseline);
+  g_clear_error (&error);
+  contents[33] = 0;
+  contents[32] = (char) 0x01;
+  put (f->state, "root-changed", contents, (gssize) len);
+  baseline = paddock_baseline_load (P (f->state, "root-changed"), &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (baseline);
+  g_assert_true (paddock_baseline_lookup (baseline, "not-there", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, ==, G_MININT64);
+  g_clear_object (&baseline);
+  contents[32] = 0;
 
   /* An entry whose path points outside the string table. */
   contents[48] = (char) 0x7f;
@@ -1094,6 +1114,30 @@ test_copy_stage_checkpoint (Fixture       *f,
 
 /* --- the stage's baseline, walked after the start ------------------- */
 
+/* Far past the test's timeout: a walk scheduled this far out runs only if
+ * a review asks for it (or gives up if a cancel comes), so a test that
+ * relies on either times out when it does not happen. */
+#define WALK_IN_AN_HOUR_MS (3600 * 1000)
+
+/* The session's start as the daemon makes it: the workspace's files age
+ * past the walk's clock tick, an overlay stage in @stage_dir is prepared
+ * (the moment the baseline stands for) and its walk scheduled an hour
+ * out. */
+static PaddockStage *
+start_stage (Fixture    *f,
+             const char *stage_dir)
+{
+  g_autoptr(GError) error = NULL;
+  PaddockStage *stage;
+
+  settle_before_baseline ();
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+  g_assert_no_error (error);
+  paddock_stage_record_baseline_in_thread (stage, WALK_IN_AN_HOUR_MS);
+  return stage;
+}
+
 /* The baseline's walk waits (here: an hour, far past the test's timeout)
  * unless a review wants it first; what another writer changed between the
  * stage's preparation and the walk is "unknown" in it, so an edit of the
@@ -1112,11 +1156,7 @@ test_stage_baseline_later (Fixture       *f,
   put (f->w, "both.txt", "base\n", -1);
   put (f->w, "ours-only.txt", "base\n", -1);
   put (f->w, "theirs-only.txt", "base\n", -1);
-  settle_before_baseline ();
-  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
-  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
-  g_assert_no_error (error);
-  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+  stage = start_stage (f, stage_dir);
 
   /* Before the walk: the session's edits, and another writer's. */
   put (upper, "both.txt", "ours\n", -1);
@@ -1164,11 +1204,7 @@ test_stage_baseline_deleted (Fixture       *f,
   put (f->w, "sub/stays.txt", "base\n", -1);
   put (f->w, "tree/deep/x.txt", "base\n", -1);
   put (f->w, "calm/old.txt", "base\n", -1);
-  settle_before_baseline ();
-  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
-  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
-  g_assert_no_error (error);
-  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+  stage = start_stage (f, stage_dir);
 
   /* Before the walk: another writer deletes, the session writes there. */
   g_assert_cmpint (unlink (P (f->w, "gone.txt")), ==, 0);
@@ -1223,11 +1259,7 @@ test_stage_baseline_restored (Fixture       *f,
   put (f->w, "ours-only.txt", "base\n", -1);
   put (f->w, "gone.txt", "base\n", -1);
   put (f->w, "calm/old.txt", "base\n", -1);
-  settle_before_baseline ();
-  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
-  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
-  g_assert_no_error (error);
-  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+  stage = start_stage (f, stage_dir);
 
   put (upper, "both.txt", "ours\n", -1);
   put (upper, "ours-only.txt", "ours\n", -1);
@@ -1324,14 +1356,11 @@ test_stage_baseline_cancel (Fixture       *f,
   const char *stage_dir = P (f->state, "stage");
 
   put (f->w, "a.txt", "a\n", -1);
-  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
-  g_assert_true (paddock_stage_prepare (stage, NULL, &error));
-  g_assert_no_error (error);
-  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+  stage = start_stage (f, stage_dir);
   paddock_stage_cancel_baseline (stage);
   g_assert_false (g_file_test (P (stage_dir, "baseline"), G_FILE_TEST_EXISTS));
 
-  paddock_stage_record_baseline_in_thread (stage, 3600 * 1000);
+  paddock_stage_record_baseline_in_thread (stage, WALK_IN_AN_HOUR_MS);
   paddock_stage_record_baseline_in_thread (stage, 0);
   r = paddock_stage_review (stage, NULL, &error);
   g_assert_no_error (error);
