@@ -292,33 +292,24 @@ format_since (gint64 started_ns)
   return g_strdup_printf ("%" G_GINT64_FORMAT "\n", started_ns);
 }
 
-/* Replaces baseline-since, atomically (temp, rename) but without fsync():
- * this is on the session's start, and what it must survive before the
- * walk's thread makes it durable (record_baseline_thread()) is a daemon's
- * death, which leaves the page cache alone. A power loss before then
- * leaves no file (or the previous start's, earlier: more "unknown"), and
- * locked_get_baseline() then errs towards conflicts. */
+/* Writes baseline-since without fsync(): this is on the session's start,
+ * and what it must survive before the walk's thread makes it durable
+ * (record_baseline_thread()) is a daemon's death, which leaves the page
+ * cache alone. The file is new at a start, which GLib then writes in place
+ * (ONLY_EXISTING: its temp file, fsync and rename only for a file that
+ * exists). A power loss before the durable write leaves no file, or a
+ * torn one, read as none or as an earlier moment (a prefix of the digits),
+ * and locked_get_baseline() then errs towards conflicts. */
 static gboolean
 write_since_quickly (PaddockStage  *self,
                      gint64         started_ns,
                      GError       **error)
 {
   g_autofree char *text = format_since (started_ns);
-  g_autofree char *tmp = g_strconcat (self->since_file, ".tmp", NULL);
-  gsize len = strlen (text);
-  paddock_autofd int fd = -1;
 
-  /* The stage folder is ours alone (0700); O_NOFOLLOW all the same. */
-  fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
-  if (fd < 0)
-    return errno_error (error, errno, "Could not create", tmp);
-  if (write (fd, text, len) != (gssize) len)
-    return errno_error (error, errno != 0 ? errno : EIO, "Could not write", tmp);
-  if (close (paddock_steal_fd (&fd)) != 0)
-    return errno_error (error, errno, "Could not write", tmp);
-  if (rename (tmp, self->since_file) != 0)
-    return errno_error (error, errno, "Could not place", self->since_file);
-  return TRUE;
+  return g_file_set_contents_full (self->since_file, text, -1,
+                                   G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_ONLY_EXISTING,
+                                   0600, error);
 }
 
 /* Makes the layers (or the copy) before the sandbox mounts them. */
