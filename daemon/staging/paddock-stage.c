@@ -355,6 +355,9 @@ paddock_stage_prepare (PaddockStage  *self,
  * walk records as "unknown" (started_ns). */
 typedef struct {
   PaddockStage *stage;
+  /* The walk's own reference to the stage's baseline_cancellable, which a
+   * later start replaces: the thread never reads the field. */
+  GCancellable *cancellable;
   guint         delay_ms;
 } BaselineWalk;
 
@@ -363,6 +366,7 @@ record_baseline_thread (gpointer data)
 {
   BaselineWalk *walk = data;
   g_autoptr(PaddockStage) self = walk->stage;
+  g_autoptr(GCancellable) cancellable = walk->cancellable;
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockBaseline) baseline = NULL;
   gint64 deadline = g_get_monotonic_time () + (gint64) walk->delay_ms * 1000;
@@ -375,7 +379,7 @@ record_baseline_thread (gpointer data)
   g_mutex_lock (&self->lock);
   since_ns = self->started_ns;
   g_mutex_unlock (&self->lock);
-  if (!g_cancellable_is_cancelled (self->baseline_cancellable))
+  if (!g_cancellable_is_cancelled (cancellable))
     {
       g_autofree char *text = format_since (since_ns);
 
@@ -387,14 +391,14 @@ record_baseline_thread (gpointer data)
     }
 
   g_mutex_lock (&self->lock);
-  while (!self->baseline_wanted && !g_cancellable_is_cancelled (self->baseline_cancellable) &&
+  while (!self->baseline_wanted && !g_cancellable_is_cancelled (cancellable) &&
          g_cond_wait_until (&self->baseline_cond, &self->lock, deadline))
     ;
   since_ns = self->started_ns;
   g_mutex_unlock (&self->lock);
 
   if (paddock_baseline_record_since (self->workspace, self->baseline_file, since_ns,
-                                     self->baseline_cancellable, &error))
+                                     cancellable, &error))
     baseline = paddock_baseline_load (self->baseline_file, &error);
   if (baseline == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     g_message ("No baseline for %s: walked again when first needed: %s",
@@ -438,6 +442,7 @@ paddock_stage_record_baseline_in_thread (PaddockStage *self,
     self->started_ns = paddock_file_time_now_ns ();
   g_clear_object (&self->baseline_cancellable);
   self->baseline_cancellable = g_cancellable_new ();
+  walk->cancellable = g_object_ref (self->baseline_cancellable);
   g_mutex_unlock (&self->lock);
   walk->stage = g_object_ref (self);
   walk->delay_ms = delay_ms;
