@@ -249,6 +249,9 @@ else
   check "after a daemon restart, the session (now stopped) still has its reserved ports, held by the daemon" \
     test "$(session_leases "$id"):$("$CTL" --json ports list | json /dev/stdin "sorted(set(l['state'] for l in d['leases'] if l['session'] == '$id'))")" \
          = "$before:['held']"
+  # Its sandbox went with the earlier daemon: nothing accepts on them.
+  check "…a connection from the host to any of them is reset at once, not left waiting" \
+    test "$(host_answers $(session_ports "$id"))" = "reset"
   run "$tmp/out" "$tmp/err" --json ports lease --name web --session "$id"
   check "…LeasePort on it: Conflict (not running), nothing named" \
     test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1):$(session_leases "$id")" = "1:org.paddock.Error.Conflict:$before"
