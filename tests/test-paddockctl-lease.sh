@@ -116,17 +116,7 @@ for net in none proxy; do
   # namespace, though nothing reaches it from the host.
   unleased=$(field "$id" 'max(p["port"] for p in d["ports"]) + 1' 2>/dev/null || echo 1)
   still_reserved=$(field "$id" '[p["port"] for p in d["ports"] if p["reserved"]][0]' 2>/dev/null || echo 1)
-  "$CTL" --json exec "$id" -- python3 -c '
-import socket, sys
-def try_bind(p):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); return "ok"
-    except OSError as e:
-        return "errno %d" % e.errno
-    finally:
-        s.close()
-print(try_bind(int(sys.argv[1])), try_bind(0), try_bind(int(sys.argv[2])))' "$unleased" "$still_reserved" >"$tmp/exec.json" 2>&1 || true
+  exec_try_bind "$id" "$unleased" 0 "$still_reserved" >"$tmp/exec.json" 2>&1 || true
   check "…a port neither leased nor reserved still cannot be bound inside (EACCES), nor port 0; a reserved one can" \
     test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "errno 13 errno 13 ok"
 

@@ -469,17 +469,7 @@ for spec in "none safe" "proxy safe" "none strict"; do
   landlock_net=$(field "$fwd_id" '[l["status"] for l in d["boundary"] if l["layer"] == "landlock-net"][0]' 2>/dev/null || echo unknown)
   # A port neither leased nor reserved for it (those follow each other).
   unleased=$(field "$fwd_id" 'max(p["port"] for p in d["ports"]) + 1' 2>/dev/null || echo 1)
-  "$CTL" --json exec "$fwd_id" -- python3 -c '
-import os, socket, sys
-def try_bind(p):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); return "ok"
-    except OSError as e:
-        return "errno %d" % e.errno
-    finally:
-        s.close()
-print(try_bind(int(sys.argv[1])), try_bind(0))' "$unleased" >"$tmp/exec.json" 2>&1 || true
+  exec_try_bind "$fwd_id" "$unleased" 0 >"$tmp/exec.json" 2>&1 || true
   if [[ "$landlock_net" == enforced ]]; then
     check "…Landlock: an unleased port cannot be bound inside (EACCES), not even port 0" \
       test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "errno 13 errno 13"
