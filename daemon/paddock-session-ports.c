@@ -25,7 +25,8 @@
  * agent may bind one inside its own namespace, but nothing reaches it from
  * the host. While the session runs, a connection to one is reset at once
  * (a held socket nobody accepts on would leave the client waiting for good);
- * so is one to any of its ports once its sandbox is gone, until Destroy.
+ * so is one to any of its ports once its sandbox is gone, until Destroy,
+ * and one to a port of a sandboxed session an earlier daemon ran.
  * LeasePort names one of them and starts forwarding it, which is how a
  * port leased after start can be served at all.
  */
@@ -260,6 +261,31 @@ _paddock_session_ports_refuse_all (PaddockSessionPorts *ports,
     refuse_connections (ports, g_ptr_array_index (leases, i), TRUE);
   for (guint i = 0; i < ports->reserved->len; i++)
     refuse_connections (ports, g_ptr_array_index (ports->reserved, i), TRUE);
+}
+
+/* @session_id is a sandboxed session of an earlier daemon, restored
+ * stopped: its sandbox went with that daemon (the next one kills what is
+ * left of it), and no forward serves its ports, which the registry still
+ * holds for it until Destroy. Its leases are not the session object's (a
+ * restored session has none), so they are found in the registry by their
+ * session; a connection to one is reset from now on, as after a sandbox
+ * exit in this daemon (_paddock_session_ports_refuse_all()). */
+void
+_paddock_session_ports_refuse_restored (PaddockSessionPorts *ports,
+                                        const char          *session_id)
+{
+  GListModel *model;
+
+  if (session_registry == NULL)
+    return;
+  model = G_LIST_MODEL (session_registry);
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    {
+      g_autoptr(PaddockLease) lease = g_list_model_get_item (model, i);
+
+      if (g_strcmp0 (paddock_lease_get_session (lease), session_id) == 0 && paddock_lease_get_fd (lease) >= 0)
+        refuse_connections (ports, lease, TRUE);
+    }
 }
 
 /* Forwarded connections of the session now (open or waiting for their

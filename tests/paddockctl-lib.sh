@@ -14,7 +14,7 @@
 #
 # Defines: CTL, DAEMON, PYTHON, tmp, daemon_pid, background_pids; from
 # tap-lib.sh the TAP helpers skip, ok, not_ok, check, json, wait_for; here
-# run (sets $rc), lines, write_serve_inside, host_send.
+# run (sets $rc), lines, write_serve_inside, host_send, exec_try_bind.
 # The daemon answers on the private bus when this returns (TAP test 1).
 
 set -euo pipefail
@@ -137,6 +137,26 @@ while True:
 head, _, rest = data.partition(b"\n")
 print(head.decode(), "whole" if rest == b"x" * n else "short %d" % len(rest))
 PY
+}
+
+# exec_try_bind ID PORT…: inside session ID (paddockctl --json exec), binds
+# 127.0.0.1:PORT for each PORT (0: any port) and prints on one line, for
+# each, "ok" or "errno N"; paddockctl's JSON answer goes to stdout.
+exec_try_bind ()
+{
+  local id=$1
+  shift
+  "$CTL" --json exec "$id" -- python3 -c '
+import socket, sys
+def try_bind(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); return "ok"
+    except OSError as e:
+        return "errno %d" % e.errno
+    finally:
+        s.close()
+print(*(try_bind(int(p)) for p in sys.argv[1:]))' "$@"
 }
 
 # ---- a private bus and a daemon ------------------------------------------------

@@ -116,17 +116,7 @@ for net in none proxy; do
   # namespace, though nothing reaches it from the host.
   unleased=$(field "$id" 'max(p["port"] for p in d["ports"]) + 1' 2>/dev/null || echo 1)
   still_reserved=$(field "$id" '[p["port"] for p in d["ports"] if p["reserved"]][0]' 2>/dev/null || echo 1)
-  "$CTL" --json exec "$id" -- python3 -c '
-import socket, sys
-def try_bind(p):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); return "ok"
-    except OSError as e:
-        return "errno %d" % e.errno
-    finally:
-        s.close()
-print(try_bind(int(sys.argv[1])), try_bind(0), try_bind(int(sys.argv[2])))' "$unleased" "$still_reserved" >"$tmp/exec.json" 2>&1 || true
+  exec_try_bind "$id" "$unleased" 0 "$still_reserved" >"$tmp/exec.json" 2>&1 || true
   check "…a port neither leased nor reserved still cannot be bound inside (EACCES), nor port 0; a reserved one can" \
     test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "errno 13 errno 13 ok"
 
@@ -249,6 +239,9 @@ else
   check "after a daemon restart, the session (now stopped) still has its reserved ports, held by the daemon" \
     test "$(session_leases "$id"):$("$CTL" --json ports list | json /dev/stdin "sorted(set(l['state'] for l in d['leases'] if l['session'] == '$id'))")" \
          = "$before:['held']"
+  # Its sandbox went with the earlier daemon: nothing accepts on them.
+  check "…a connection from the host to any of them is reset at once, not left waiting" \
+    test "$(host_answers $(session_ports "$id"))" = "reset"
   run "$tmp/out" "$tmp/err" --json ports lease --name web --session "$id"
   check "…LeasePort on it: Conflict (not running), nothing named" \
     test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1):$(session_leases "$id")" = "1:org.paddock.Error.Conflict:$before"

@@ -17,7 +17,11 @@
 set -euo pipefail
 
 PYTHON=/usr/bin/python3
-[[ -x "$PYTHON" ]] || { echo "1..0 # SKIP python3 is not installed"; [[ "${1:-}" == "--tap" ]] && exit 0; exit 77; }
+# Its skip before paddockctl-lib.sh (which sources it again) starts the
+# daemon.
+# shellcheck source=tap-lib.sh
+source "$(dirname "$0")/tap-lib.sh" "$@"
+[[ -x "$PYTHON" ]] || skip "python3 is not installed"
 
 # The world: one HTTP server on the host's loopback, started before the
 # daemon so that the daemon's environment can name its port.
@@ -50,7 +54,8 @@ server_pid=$!
 trap 'kill $server_pid 2>/dev/null; wait $server_pid 2>/dev/null; rm -rf "$server_dir"' EXIT
 for _ in $(seq 50); do [[ -s "$server_dir/port" ]] && break; sleep 0.1; done
 port=$(cat "$server_dir/port" 2>/dev/null || true)
-[[ -n "$port" ]] || { echo "1..0 # SKIP the loopback test server did not start"; exit 1; }
+# Nothing missing on the machine: a failure, not a skip.
+[[ -n "$port" ]] || { echo "Bail out! the loopback test server did not start"; sed "s/^/# /" "$server_dir/log" 2>/dev/null; exit 1; }
 
 export PADDOCK_TEST_PROXY_RESOLVE="allowed.test=127.0.0.1,other.test=127.0.0.1,denied.test=127.0.0.1"
 export PADDOCK_TEST_PROXY_PORTS="$port"
@@ -464,17 +469,7 @@ for spec in "none safe" "proxy safe" "none strict"; do
   landlock_net=$(field "$fwd_id" '[l["status"] for l in d["boundary"] if l["layer"] == "landlock-net"][0]' 2>/dev/null || echo unknown)
   # A port neither leased nor reserved for it (those follow each other).
   unleased=$(field "$fwd_id" 'max(p["port"] for p in d["ports"]) + 1' 2>/dev/null || echo 1)
-  "$CTL" --json exec "$fwd_id" -- python3 -c '
-import os, socket, sys
-def try_bind(p):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); return "ok"
-    except OSError as e:
-        return "errno %d" % e.errno
-    finally:
-        s.close()
-print(try_bind(int(sys.argv[1])), try_bind(0))' "$unleased" >"$tmp/exec.json" 2>&1 || true
+  exec_try_bind "$fwd_id" "$unleased" 0 >"$tmp/exec.json" 2>&1 || true
   if [[ "$landlock_net" == enforced ]]; then
     check "…Landlock: an unleased port cannot be bound inside (EACCES), not even port 0" \
       test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "errno 13 errno 13"
