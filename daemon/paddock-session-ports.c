@@ -119,13 +119,15 @@ refuse_connections (PaddockSessionPorts *ports,
       g_hash_table_remove (ports->refusers, lease);
       return;
     }
-  if (g_hash_table_contains (ports->refusers, lease))
+  source = g_hash_table_lookup (ports->refusers, lease);
+  /* One that ended itself (refuse_cb, out of fds) is made anew. */
+  if (source != NULL && !g_source_is_destroyed (source))
     return;
   source = g_unix_fd_source_new (paddock_lease_get_fd (lease), G_IO_IN);
   /* The table holds the lease for as long as the source. */
   g_source_set_callback (source, G_SOURCE_FUNC (refuse_cb), lease, NULL);
   g_source_attach (source, NULL);
-  g_hash_table_insert (ports->refusers, g_object_ref (lease), source);
+  g_hash_table_replace (ports->refusers, g_object_ref (lease), source);
 }
 
 PaddockSessionPorts *
