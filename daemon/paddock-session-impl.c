@@ -941,12 +941,6 @@ sandbox_child_main (void *data)
   int pty_high;
   int control_high;
   int seccomp_high;
-  sigset_t empty;
-
-  for (int signum = 1; signum < NSIG; signum++)
-    signal (signum, SIG_DFL);
-  sigemptyset (&empty);
-  sigprocmask (SIG_SETMASK, &empty, NULL);
 
   if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
     _exit (126);
@@ -996,12 +990,6 @@ host_agent_child_main (void *data)
 {
   const HostAgentChild *c = data;
   int listen_high[16];
-  sigset_t empty;
-
-  for (int signum = 1; signum < NSIG; signum++)
-    signal (signum, SIG_DFL);
-  sigemptyset (&empty);
-  sigprocmask (SIG_SETMASK, &empty, NULL);
 
   if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
     _exit (126);
@@ -2610,12 +2598,6 @@ static int
 host_command_main (void *data)
 {
   const HostCommand *c = data;
-  sigset_t empty;
-
-  for (int signum = 1; signum < NSIG; signum++)
-    signal (signum, SIG_DFL);
-  sigemptyset (&empty);
-  sigprocmask (SIG_SETMASK, &empty, NULL);
 
   if (setsid () < 0 || (c->tty && ioctl (c->fds[0], TIOCSCTTY, 0) < 0) ||
       dup2 (c->fds[0], 0) < 0 || dup2 (c->fds[1], 1) < 0 || dup2 (c->fds[2], 2) < 0 ||
