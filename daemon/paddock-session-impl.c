@@ -937,7 +937,7 @@ static int
 sandbox_child_main (void *data)
 {
   const SandboxChild *c = data;
-  int listen_high[16];
+  int listen_high[PADDOCK_SESSION_MAX_PORTS];  /* as the parent's listen_fds */
   int pty_high;
   int control_high;
   int seccomp_high;
@@ -989,7 +989,7 @@ static int
 host_agent_child_main (void *data)
 {
   const HostAgentChild *c = data;
-  int listen_high[16];
+  int listen_high[PADDOCK_SESSION_MAX_PORTS];  /* as the parent's listen_fds */
 
   if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
     _exit (126);
