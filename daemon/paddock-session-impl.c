@@ -914,8 +914,9 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Spawning (host profile)                                                   */
 
-/* What the child that becomes paddock-sandbox needs, all prepared before
- * the clone: it only reads this. */
+/* What the child that becomes the agent (host profile) or paddock-sandbox
+ * needs, all prepared before the clone: it only reads this, but for the
+ * LISTEN_PID digits. */
 typedef struct
 {
   const char  *program;
@@ -923,11 +924,12 @@ typedef struct
   char       **envp;
   const char  *workspace;
   int          pty;
-  int          control;
-  int          seccomp_fd;
   const int   *listen_fds;
   guint        n_listen_fds;
-} SandboxChild;
+  int          control;            /* sandbox: the control channel */
+  int          seccomp_fd;         /* sandbox: the filter, or -1 */
+  char        *listen_pid_digits;  /* host: in envp's LISTEN_PID=, or NULL */
+} AgentChild;
 
 /* The child that execs paddock-sandbox: the terminal at 0-3, the control
  * channel at 4, the leased sockets at 5… and the seccomp filter after
@@ -936,7 +938,7 @@ typedef struct
 static int
 sandbox_child_main (void *data)
 {
-  const SandboxChild *c = data;
+  const AgentChild *c = data;
   int listen_high[PADDOCK_SESSION_MAX_PORTS];  /* as the parent's listen_fds */
   int pty_high;
   int control_high;
@@ -968,27 +970,13 @@ sandbox_child_main (void *data)
   _exit (127);
 }
 
-/* What the child that becomes a host-profile agent needs, all prepared
- * before the clone. */
-typedef struct
-{
-  const char  *program;
-  char       **argv;
-  char       **envp;
-  const char  *workspace;
-  int          pty;
-  const int   *listen_fds;
-  guint        n_listen_fds;
-  char        *listen_pid_digits;  /* in envp's LISTEN_PID=, or NULL */
-} HostAgentChild;
-
 /* The child that execs a host-profile agent. Async-signal-safe calls
  * only, like sandbox_child_main(); the one thing it writes of ours is the
  * LISTEN_PID digits, in an environment made for this child alone. */
 static int
 host_agent_child_main (void *data)
 {
-  const HostAgentChild *c = data;
+  const AgentChild *c = data;
   int listen_high[PADDOCK_SESSION_MAX_PORTS];  /* as the parent's listen_fds */
 
   if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
@@ -1654,8 +1642,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   /* The leased sockets the agent gets (socket activation): on the host's
    * network only; a namespace of its own gets them forwarded instead. */
   GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 ? self->config.leases : NULL;
-  SandboxChild sandbox_child;
-  HostAgentChild host_agent_child;
+  AgentChild agent_child;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
@@ -1909,34 +1896,24 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
    * only async-signal-safe calls until it execs. */
   if (self->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  sandbox_child = (SandboxChild) {
+  agent_child = (AgentChild) {
     .program = program,
     .argv = (char **) argv->pdata,
     .envp = envp,
     .workspace = self->config.workspace,
     .pty = slave,
+    .listen_fds = listen_fds,
+    .n_listen_fds = n_listen_fds,
     .control = control_theirs,
     .seccomp_fd = seccomp_fd,
-    .listen_fds = listen_fds,
-    .n_listen_fds = n_listen_fds,
-  };
-  host_agent_child = (HostAgentChild) {
-    .program = program,
-    .argv = (char **) argv->pdata,
-    .envp = envp,
-    .workspace = self->config.workspace,
-    .pty = slave,
-    .listen_fds = listen_fds,
-    .n_listen_fds = n_listen_fds,
     .listen_pid_digits = listen_pid_digits,
   };
   /* Born in the session's cgroup, so that every process the session will
    * ever have is inside; and sharing our memory until it execs rather
    * than copying it, where this kernel and machine allow
    * (paddock-clone-vm.c). */
-  pid = sandboxed
-        ? paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, sandbox_child_main, &sandbox_child)
-        : paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, host_agent_child_main, &host_agent_child);
+  pid = paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd,
+                                         sandboxed ? sandbox_child_main : host_agent_child_main, &agent_child);
 
   if (pid < 0)
     {
