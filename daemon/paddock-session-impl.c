@@ -3133,56 +3133,55 @@ paddock_session_impl_new (const char                 *id,
  * takes no cooperation, only the CPU to unmap and close what it had. */
 #define LEFTOVER_EXIT_TIMEOUT_US (10 * G_USEC_PER_SEC)
 
-/* Pins @pid with a pidfd (appended to @pidfds) if it runs, and, given a
+/* A process of a leftover session, pinned: the pid it was pinned as, and
+ * its pidfd. */
+typedef struct
+{
+  int   pidfd;
+  pid_t pid;
+} Leftover;
+
+/* Pins @pid with a pidfd (appended to @leftovers) if it runs, and, given a
  * @start_time, only if it still is the process that started then. A pidfd
  * signals its own process or no one: never a stranger that got the pid. */
 static gboolean
-pin_leftover (GArray  *pidfds,
+pin_leftover (GArray  *leftovers,
               pid_t    pid,
               guint64  start_time)
 {
-  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);  /* CLOEXEC, always */
+  Leftover leftover = { (int) syscall (SYS_pidfd_open, pid, 0), pid };  /* CLOEXEC, always */
 
-  if (pidfd < 0)
+  if (leftover.pidfd < 0)
     return FALSE;
   if (start_time != 0 && process_start_time (pid) != start_time)
     {
-      close (pidfd);
+      close (leftover.pidfd);
       return FALSE;
     }
-  g_array_append_val (pidfds, pidfd);
+  g_array_append_val (leftovers, leftover);
   return TRUE;
 }
 
-/* Of the pidfds from index @first on, keeps those whose process is in
+/* Of the leftovers from index @first on, keeps those whose pid is in
  * @relisted. */
 static void
-keep_relisted (GArray *pidfds,
+keep_relisted (GArray *leftovers,
                guint   first,
                GArray *relisted)
 {
-  for (guint i = first; i < pidfds->len;)
+  for (guint i = first; i < leftovers->len;)
     {
-      int pidfd = g_array_index (pidfds, int, i);
-      g_autofree char *fdinfo_path = g_strdup_printf ("/proc/self/fdinfo/%d", pidfd);
-      g_autofree char *fdinfo = NULL;
-      const char *line;
+      const Leftover *leftover = &g_array_index (leftovers, Leftover, i);
       gboolean listed = FALSE;
 
-      if (g_file_get_contents (fdinfo_path, &fdinfo, NULL, NULL) &&
-          (line = strstr (fdinfo, "\nPid:")) != NULL)
-        {
-          pid_t pid = (pid_t) strtol (line + 5, NULL, 10);
-
-          for (guint j = 0; j < relisted->len && !listed; j++)
-            listed = g_array_index (relisted, pid_t, j) == pid;
-        }
+      for (guint j = 0; j < relisted->len && !listed; j++)
+        listed = g_array_index (relisted, pid_t, j) == leftover->pid;
       if (listed)
         i++;
       else
         {
-          close (pidfd);
-          g_array_remove_index_fast (pidfds, i);
+          close (leftover->pidfd);
+          g_array_remove_index_fast (leftovers, i);
         }
     }
 }
@@ -3191,15 +3190,15 @@ keep_relisted (GArray *pidfds,
  * turns readable) or @deadline passes, and closes the pidfds. Returns how
  * many still run. */
 static guint
-kill_leftovers (GArray *pidfds,
+kill_leftovers (GArray *leftovers,
                 gint64  deadline)
 {
-  g_autofree GPollFD *polls = g_new0 (GPollFD, pidfds->len);
-  guint running = pidfds->len;
+  g_autofree GPollFD *polls = g_new0 (GPollFD, leftovers->len);
+  guint running = leftovers->len;
 
-  for (guint i = 0; i < pidfds->len; i++)
+  for (guint i = 0; i < leftovers->len; i++)
     {
-      polls[i].fd = g_array_index (pidfds, int, i);
+      polls[i].fd = g_array_index (leftovers, Leftover, i).pidfd;
       polls[i].events = G_IO_IN;
       syscall (SYS_pidfd_send_signal, polls[i].fd, SIGKILL, NULL, 0);
     }
@@ -3208,9 +3207,9 @@ kill_leftovers (GArray *pidfds,
     {
       gint64 remaining_ms = (deadline - g_get_monotonic_time ()) / 1000;
 
-      if (remaining_ms <= 0 || (g_poll (polls, pidfds->len, (gint) remaining_ms) < 0 && errno != EINTR))
+      if (remaining_ms <= 0 || (g_poll (polls, leftovers->len, (gint) remaining_ms) < 0 && errno != EINTR))
         break;
-      for (guint i = 0; i < pidfds->len; i++)
+      for (guint i = 0; i < leftovers->len; i++)
         if (polls[i].fd >= 0 && polls[i].revents != 0)
           {
             /* Ignored by poll from now on. */
@@ -3219,9 +3218,9 @@ kill_leftovers (GArray *pidfds,
           }
     }
 
-  for (guint i = 0; i < pidfds->len; i++)
-    close (g_array_index (pidfds, int, i));
-  g_array_set_size (pidfds, 0);
+  for (guint i = 0; i < leftovers->len; i++)
+    close (g_array_index (leftovers, Leftover, i).pidfd);
+  g_array_set_size (leftovers, 0);
   return running;
 }
 
@@ -3338,7 +3337,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
       guint64 init_start_time = (guint64) json_object_get_int_member_with_default (record, "init_start_time", 0);
       gboolean same_boot = g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""),
                                       boot_id) == 0;
-      g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (int));
+      g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (Leftover));
 
       if (same_boot && pid > 0 && pid < G_MAXINT && start_time != 0 &&
           pin_leftover (leftovers, (pid_t) pid, start_time))
