@@ -163,10 +163,12 @@ static int
 child_start (void *data)
 {
   const ChildStart *start = data;
+  /* sigaction(), not signal(): the one POSIX lists as async-signal-safe. */
+  struct sigaction default_action = { .sa_handler = SIG_DFL };
   sigset_t empty;
 
   for (int signum = 1; signum < NSIG; signum++)
-    signal (signum, SIG_DFL);
+    sigaction (signum, &default_action, NULL);
   sigemptyset (&empty);
   sigprocmask (SIG_SETMASK, &empty, NULL);
   return start->child_main (start->data);
