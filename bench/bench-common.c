@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "bench-common.h"
+#include "paddock-cgroup.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -46,29 +47,6 @@ bench_ms_since (gint64 start)
   return (double) (g_get_monotonic_time () - start) / 1000.0;
 }
 
-/* The cgroup v2 mount point, from our mountinfo; NULL if none. */
-static char *
-cgroup2_mount (void)
-{
-  g_autofree char *mountinfo = NULL;
-  g_auto(GStrv) lines = NULL;
-
-  if (!g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, NULL))
-    return NULL;
-  lines = g_strsplit (mountinfo, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      g_auto(GStrv) fields = g_strsplit (lines[i], " ", -1);
-      guint n = g_strv_length (fields);
-
-      /* ... mount-point(4) ... - fstype source options */
-      for (guint f = 6; f + 1 < n; f++)
-        if (g_str_equal (fields[f], "-") && g_str_equal (fields[f + 1], "cgroup2"))
-          return g_strcompress (fields[4]);
-    }
-  return NULL;
-}
-
 /* The cpu.stat of the cgroup a session's main process is in, if it is a
  * cgroup of the session's own (paddock-…), else NULL. */
 char *
@@ -77,37 +55,26 @@ bench_session_cpu_stat (GDBusConnection *connection,
 {
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) value = NULL;
-  g_autofree char *proc = NULL;
-  g_autofree char *membership = NULL;
-  g_autofree char *mount_point = NULL;
+  g_autofree char *cgroup = NULL;
+  g_autofree char *reason = NULL;
   char *path = NULL;
-  char *v2;
-  char *end;
   guint32 pid = 0;
 
   reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", session,
                                        "org.freedesktop.DBus.Properties", "Get",
                                        g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
                                        G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 10000, NULL, NULL);
-  if (reply == NULL || (mount_point = cgroup2_mount ()) == NULL)
+  if (reply == NULL)
     return NULL;
   g_variant_get (reply, "(v)", &value);
-  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32) || (pid = g_variant_get_uint32 (value)) == 0)
+  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32) || (pid = g_variant_get_uint32 (value)) == 0 ||
+      pid > G_MAXINT)
     return NULL;
-  proc = g_strdup_printf ("/proc/%u/cgroup", pid);
-  if (!g_file_get_contents (proc, &membership, NULL, NULL))
+  /* The daemon's own lookup (mountinfo, then the "0::" line). */
+  cgroup = paddock_cgroup_find_of ((pid_t) pid, &reason);
+  if (cgroup == NULL || strstr (cgroup, "paddock") == NULL)
     return NULL;
-  /* The v2 line, "0::/path" (after v1 controllers' lines on a hybrid
-   * system). */
-  v2 = g_str_has_prefix (membership, "0::/") ? membership : strstr (membership, "\n0::/");
-  if (v2 == NULL)
-    return NULL;
-  v2 += v2 == membership ? 3 : 4;
-  if ((end = strchr (v2, '\n')) != NULL)
-    *end = '\0';
-  if (strstr (v2, "paddock") == NULL)
-    return NULL;
-  path = g_build_filename (mount_point, v2, "cpu.stat", NULL);
+  path = g_build_filename (cgroup, "cpu.stat", NULL);
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
     g_clear_pointer (&path, g_free);
   return path;

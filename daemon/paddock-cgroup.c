@@ -54,13 +54,16 @@ find_cgroup2_mount (void)
   return NULL;
 }
 
-/* Our own cgroup v2 as a folder (mount point + the "0::" line of
- * /proc/self/cgroup), or NULL and @out_reason says why. */
+/* The cgroup v2 of process @pid (0: ours) as a folder (mount point + the
+ * "0::" line of /proc/PID/cgroup), or NULL and @out_reason says why. */
 char *
-paddock_cgroup_find_own (char **out_reason)
+paddock_cgroup_find_of (pid_t   pid,
+                        char  **out_reason)
 {
   g_autofree char *mount = find_cgroup2_mount ();
-  g_autofree char *self_cgroup = NULL;
+  g_autofree char *proc_path = pid > 0 ? g_strdup_printf ("/proc/%d/cgroup", (int) pid)
+                                       : g_strdup ("/proc/self/cgroup");
+  g_autofree char *membership = NULL;
   g_autofree char *relative = NULL;
   g_auto(GStrv) lines = NULL;
 
@@ -70,25 +73,32 @@ paddock_cgroup_find_own (char **out_reason)
       return NULL;
     }
 
-  if (!g_file_get_contents ("/proc/self/cgroup", &self_cgroup, NULL, NULL))
+  if (!g_file_get_contents (proc_path, &membership, NULL, NULL))
     {
-      *out_reason = g_strdup ("could not read /proc/self/cgroup");
+      *out_reason = g_strdup_printf ("could not read %s", proc_path);
       return NULL;
     }
 
-  lines = g_strsplit (self_cgroup, "\n", -1);
+  lines = g_strsplit (membership, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     if (g_str_has_prefix (lines[i], "0::"))
       relative = g_strdup (lines[i] + 3);
 
   if (relative == NULL)
     {
-      *out_reason = g_strdup ("the daemon is in no cgroup v2");
+      *out_reason = g_strdup (pid > 0 ? "the process is in no cgroup v2" : "the daemon is in no cgroup v2");
       return NULL;
     }
 
   *out_reason = NULL;
   return g_build_filename (mount, relative, NULL);
+}
+
+/* Our own cgroup v2 as a folder, or NULL and @out_reason says why. */
+char *
+paddock_cgroup_find_own (char **out_reason)
+{
+  return paddock_cgroup_find_of (0, out_reason);
 }
 
 /* The folder under which session cgroups go: our own cgroup v2, when we

@@ -7,11 +7,14 @@
 #pragma once
 
 #include <glib.h>
+#include <sys/types.h>
 
 G_BEGIN_DECLS
 
 typedef struct _PaddockCgroup PaddockCgroup;
 
+char          *paddock_cgroup_find_of       (pid_t         pid,
+                                             char        **out_reason);
 char          *paddock_cgroup_find_own      (char        **out_reason);
 char          *paddock_cgroup_find_parent   (char        **out_reason);
 gboolean       paddock_cgroup_enter_leaf    (const char   *parent,

@@ -23,7 +23,8 @@
  * async-signal-safe calls, and must exec or _exit. Every signal is
  * blocked across the clone, so no handler of the daemon's runs in the
  * child; the child has its own copy of the dispositions (no
- * CLONE_SIGHAND) and resets them itself.
+ * CLONE_SIGHAND), which paddock_clone_child_into_cgroup() resets in it
+ * before its CHILD_MAIN runs.
  */
 
 #include "config.h"
@@ -146,15 +147,42 @@ paddock_clone_vm_into_cgroup (int    cgroup_dir,
  *     cannot. That move takes the kernel's cgroup_threadgroup_rwsem for
  *     writing, which waits for an RCU grace period (7-15 ms on a loaded
  *     machine): the last resort.
- * CHILD_MAIN starts with every signal blocked, in any of the three, and
- * resets the dispositions and the mask itself before it execs. Returns
- * as fork() does in the parent: the pid, or -1 with errno. */
+ * Every signal is blocked across the clone or fork, so no handler of ours
+ * runs in the child; in any of the three CHILD_MAIN then starts with
+ * every disposition at its default and nothing blocked. Returns as fork()
+ * does in the parent: the pid, or -1 with errno. */
+typedef struct
+{
+  int  (*child_main) (void *data);
+  void  *data;
+} ChildStart;
+
+/* In the child, before CHILD_MAIN: the dispositions and the mask a new
+ * program expects. Async-signal-safe; it may run in our memory. */
+static int
+child_start (void *data)
+{
+  const ChildStart *start = data;
+  /* sigaction(), not signal(): the one POSIX lists as async-signal-safe. */
+  struct sigaction default_action = { .sa_handler = SIG_DFL };
+  sigset_t empty;
+
+  for (int signum = 1; signum < NSIG; signum++)
+    sigaction (signum, &default_action, NULL);
+  sigemptyset (&empty);
+  sigprocmask (SIG_SETMASK, &empty, NULL);
+  return start->child_main (start->data);
+}
+
 pid_t
 paddock_clone_child_into_cgroup (int    cgroup_dir,
                                  int    cgroup_procs_fd,
                                  int  (*child_main) (void *data),
                                  void  *data)
 {
+  /* Read by the child in our memory (we are suspended until it has
+   * exec'd or exited) or in its copy of it. */
+  ChildStart start = { child_main, data };
   sigset_t all_signals;
   sigset_t saved_mask;
   gboolean born_inside = FALSE;
@@ -164,7 +192,7 @@ paddock_clone_child_into_cgroup (int    cgroup_dir,
   /* A cgroup to join with no folder fd to be born in: only 3. can. */
   if (cgroup_dir >= 0 || cgroup_procs_fd < 0)
     {
-      pid = paddock_clone_vm_into_cgroup (cgroup_dir, child_main, data);
+      pid = paddock_clone_vm_into_cgroup (cgroup_dir, child_start, &start);
       if (pid >= 0)
         return pid;
     }
@@ -193,7 +221,7 @@ paddock_clone_child_into_cgroup (int    cgroup_dir,
     {
       if (!born_inside && cgroup_procs_fd >= 0 && write (cgroup_procs_fd, "0", 1) != 1)
         _exit (125);
-      _exit (child_main (data));
+      _exit (child_start (&start));
     }
   saved_errno = errno;
   pthread_sigmask (SIG_SETMASK, &saved_mask, NULL);

@@ -914,8 +914,9 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Spawning (host profile)                                                   */
 
-/* What the child that becomes paddock-sandbox needs, all prepared before
- * the clone: it only reads this. */
+/* What the child that becomes the agent (host profile) or paddock-sandbox
+ * needs, all prepared before the clone: it only reads this, but for the
+ * LISTEN_PID digits. */
 typedef struct
 {
   const char  *program;
@@ -923,11 +924,12 @@ typedef struct
   char       **envp;
   const char  *workspace;
   int          pty;
-  int          control;
-  int          seccomp_fd;
   const int   *listen_fds;
   guint        n_listen_fds;
-} SandboxChild;
+  int          control;            /* sandbox: the control channel */
+  int          seccomp_fd;         /* sandbox: the filter, or -1 */
+  char        *listen_pid_digits;  /* host: in envp's LISTEN_PID=, or NULL */
+} AgentChild;
 
 /* The child that execs paddock-sandbox: the terminal at 0-3, the control
  * channel at 4, the leased sockets at 5… and the seccomp filter after
@@ -936,17 +938,11 @@ typedef struct
 static int
 sandbox_child_main (void *data)
 {
-  const SandboxChild *c = data;
-  int listen_high[16];
+  const AgentChild *c = data;
+  int listen_high[PADDOCK_SESSION_MAX_PORTS];  /* as the parent's listen_fds */
   int pty_high;
   int control_high;
   int seccomp_high;
-  sigset_t empty;
-
-  for (int signum = 1; signum < NSIG; signum++)
-    signal (signum, SIG_DFL);
-  sigemptyset (&empty);
-  sigprocmask (SIG_SETMASK, &empty, NULL);
 
   if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
     _exit (126);
@@ -974,34 +970,14 @@ sandbox_child_main (void *data)
   _exit (127);
 }
 
-/* What the child that becomes a host-profile agent needs, all prepared
- * before the clone. */
-typedef struct
-{
-  const char  *program;
-  char       **argv;
-  char       **envp;
-  const char  *workspace;
-  int          pty;
-  const int   *listen_fds;
-  guint        n_listen_fds;
-  char        *listen_pid_digits;  /* in envp's LISTEN_PID=, or NULL */
-} HostAgentChild;
-
 /* The child that execs a host-profile agent. Async-signal-safe calls
  * only, like sandbox_child_main(); the one thing it writes of ours is the
  * LISTEN_PID digits, in an environment made for this child alone. */
 static int
 host_agent_child_main (void *data)
 {
-  const HostAgentChild *c = data;
-  int listen_high[16];
-  sigset_t empty;
-
-  for (int signum = 1; signum < NSIG; signum++)
-    signal (signum, SIG_DFL);
-  sigemptyset (&empty);
-  sigprocmask (SIG_SETMASK, &empty, NULL);
+  const AgentChild *c = data;
+  int listen_high[PADDOCK_SESSION_MAX_PORTS];  /* as the parent's listen_fds */
 
   if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
     _exit (126);
@@ -1666,8 +1642,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   /* The leased sockets the agent gets (socket activation): on the host's
    * network only; a namespace of its own gets them forwarded instead. */
   GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 ? self->config.leases : NULL;
-  SandboxChild sandbox_child;
-  HostAgentChild host_agent_child;
+  AgentChild agent_child;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
@@ -1921,34 +1896,24 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
    * only async-signal-safe calls until it execs. */
   if (self->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  sandbox_child = (SandboxChild) {
+  agent_child = (AgentChild) {
     .program = program,
     .argv = (char **) argv->pdata,
     .envp = envp,
     .workspace = self->config.workspace,
     .pty = slave,
+    .listen_fds = listen_fds,
+    .n_listen_fds = n_listen_fds,
     .control = control_theirs,
     .seccomp_fd = seccomp_fd,
-    .listen_fds = listen_fds,
-    .n_listen_fds = n_listen_fds,
-  };
-  host_agent_child = (HostAgentChild) {
-    .program = program,
-    .argv = (char **) argv->pdata,
-    .envp = envp,
-    .workspace = self->config.workspace,
-    .pty = slave,
-    .listen_fds = listen_fds,
-    .n_listen_fds = n_listen_fds,
     .listen_pid_digits = listen_pid_digits,
   };
   /* Born in the session's cgroup, so that every process the session will
    * ever have is inside; and sharing our memory until it execs rather
    * than copying it, where this kernel and machine allow
    * (paddock-clone-vm.c). */
-  pid = sandboxed
-        ? paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, sandbox_child_main, &sandbox_child)
-        : paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, host_agent_child_main, &host_agent_child);
+  pid = paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd,
+                                         sandboxed ? sandbox_child_main : host_agent_child_main, &agent_child);
 
   if (pid < 0)
     {
@@ -2610,12 +2575,6 @@ static int
 host_command_main (void *data)
 {
   const HostCommand *c = data;
-  sigset_t empty;
-
-  for (int signum = 1; signum < NSIG; signum++)
-    signal (signum, SIG_DFL);
-  sigemptyset (&empty);
-  sigprocmask (SIG_SETMASK, &empty, NULL);
 
   if (setsid () < 0 || (c->tty && ioctl (c->fds[0], TIOCSCTTY, 0) < 0) ||
       dup2 (c->fds[0], 0) < 0 || dup2 (c->fds[1], 1) < 0 || dup2 (c->fds[2], 2) < 0 ||
@@ -3174,56 +3133,55 @@ paddock_session_impl_new (const char                 *id,
  * takes no cooperation, only the CPU to unmap and close what it had. */
 #define LEFTOVER_EXIT_TIMEOUT_US (10 * G_USEC_PER_SEC)
 
-/* Pins @pid with a pidfd (appended to @pidfds) if it runs, and, given a
+/* A process of a leftover session, pinned: the pid it was pinned as, and
+ * its pidfd. */
+typedef struct
+{
+  int   pidfd;
+  pid_t pid;
+} Leftover;
+
+/* Pins @pid with a pidfd (appended to @leftovers) if it runs, and, given a
  * @start_time, only if it still is the process that started then. A pidfd
  * signals its own process or no one: never a stranger that got the pid. */
 static gboolean
-pin_leftover (GArray  *pidfds,
+pin_leftover (GArray  *leftovers,
               pid_t    pid,
               guint64  start_time)
 {
-  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);  /* CLOEXEC, always */
+  Leftover leftover = { (int) syscall (SYS_pidfd_open, pid, 0), pid };  /* CLOEXEC, always */
 
-  if (pidfd < 0)
+  if (leftover.pidfd < 0)
     return FALSE;
   if (start_time != 0 && process_start_time (pid) != start_time)
     {
-      close (pidfd);
+      close (leftover.pidfd);
       return FALSE;
     }
-  g_array_append_val (pidfds, pidfd);
+  g_array_append_val (leftovers, leftover);
   return TRUE;
 }
 
-/* Of the pidfds from index @first on, keeps those whose process is in
+/* Of the leftovers from index @first on, keeps those whose pid is in
  * @relisted. */
 static void
-keep_relisted (GArray *pidfds,
+keep_relisted (GArray *leftovers,
                guint   first,
                GArray *relisted)
 {
-  for (guint i = first; i < pidfds->len;)
+  for (guint i = first; i < leftovers->len;)
     {
-      int pidfd = g_array_index (pidfds, int, i);
-      g_autofree char *fdinfo_path = g_strdup_printf ("/proc/self/fdinfo/%d", pidfd);
-      g_autofree char *fdinfo = NULL;
-      const char *line;
+      const Leftover *leftover = &g_array_index (leftovers, Leftover, i);
       gboolean listed = FALSE;
 
-      if (g_file_get_contents (fdinfo_path, &fdinfo, NULL, NULL) &&
-          (line = strstr (fdinfo, "\nPid:")) != NULL)
-        {
-          pid_t pid = (pid_t) strtol (line + 5, NULL, 10);
-
-          for (guint j = 0; j < relisted->len && !listed; j++)
-            listed = g_array_index (relisted, pid_t, j) == pid;
-        }
+      for (guint j = 0; j < relisted->len && !listed; j++)
+        listed = g_array_index (relisted, pid_t, j) == leftover->pid;
       if (listed)
         i++;
       else
         {
-          close (pidfd);
-          g_array_remove_index_fast (pidfds, i);
+          close (leftover->pidfd);
+          g_array_remove_index_fast (leftovers, i);
         }
     }
 }
@@ -3232,15 +3190,15 @@ keep_relisted (GArray *pidfds,
  * turns readable) or @deadline passes, and closes the pidfds. Returns how
  * many still run. */
 static guint
-kill_leftovers (GArray *pidfds,
+kill_leftovers (GArray *leftovers,
                 gint64  deadline)
 {
-  g_autofree GPollFD *polls = g_new0 (GPollFD, pidfds->len);
-  guint running = pidfds->len;
+  g_autofree GPollFD *polls = g_new0 (GPollFD, leftovers->len);
+  guint running = leftovers->len;
 
-  for (guint i = 0; i < pidfds->len; i++)
+  for (guint i = 0; i < leftovers->len; i++)
     {
-      polls[i].fd = g_array_index (pidfds, int, i);
+      polls[i].fd = g_array_index (leftovers, Leftover, i).pidfd;
       polls[i].events = G_IO_IN;
       syscall (SYS_pidfd_send_signal, polls[i].fd, SIGKILL, NULL, 0);
     }
@@ -3249,9 +3207,9 @@ kill_leftovers (GArray *pidfds,
     {
       gint64 remaining_ms = (deadline - g_get_monotonic_time ()) / 1000;
 
-      if (remaining_ms <= 0 || (g_poll (polls, pidfds->len, (gint) remaining_ms) < 0 && errno != EINTR))
+      if (remaining_ms <= 0 || (g_poll (polls, leftovers->len, (gint) remaining_ms) < 0 && errno != EINTR))
         break;
-      for (guint i = 0; i < pidfds->len; i++)
+      for (guint i = 0; i < leftovers->len; i++)
         if (polls[i].fd >= 0 && polls[i].revents != 0)
           {
             /* Ignored by poll from now on. */
@@ -3260,9 +3218,9 @@ kill_leftovers (GArray *pidfds,
           }
     }
 
-  for (guint i = 0; i < pidfds->len; i++)
-    close (g_array_index (pidfds, int, i));
-  g_array_set_size (pidfds, 0);
+  for (guint i = 0; i < leftovers->len; i++)
+    close (g_array_index (leftovers, Leftover, i).pidfd);
+  g_array_set_size (leftovers, 0);
   return running;
 }
 
@@ -3379,7 +3337,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
       guint64 init_start_time = (guint64) json_object_get_int_member_with_default (record, "init_start_time", 0);
       gboolean same_boot = g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""),
                                       boot_id) == 0;
-      g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (int));
+      g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (Leftover));
 
       if (same_boot && pid > 0 && pid < G_MAXINT && start_time != 0 &&
           pin_leftover (leftovers, (pid_t) pid, start_time))
