@@ -300,6 +300,20 @@ check_output_and_status (const char *profile)
     out = lookup_bytes (result, "stdout");
     g_assert_cmpstr (out, ==, "SHOUT\n");
   }
+  /* More input than a pipe holds, written as the command reads it. */
+  {
+    g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+    g_autofree guint8 *input = g_malloc0 (300000);
+    g_autoptr(GVariant) result = NULL;
+    g_autofree char *out = NULL;
+
+    g_variant_builder_add (&options, "{sv}", "stdin",
+                           g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, input, 300000, 1));
+    result = run (connection, session, "wc -c", 0, g_variant_builder_end (&options), &error);
+    g_assert_no_error (error);
+    out = lookup_bytes (result, "stdout");
+    g_assert_cmpint (atoi (out), ==, 300000);
+  }
   {
     g_autoptr(GVariant) result = run (connection, session, "cat; echo read-all", 0, NULL, &error);
     g_autofree char *out = NULL;
@@ -697,6 +711,17 @@ test_bad_input (void)
                              run_parameters ("true", "", 0, unknown), NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
+  {
+    g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+    g_autofree guint8 *input = g_malloc0 (1024 * 1024 + 1);
+
+    g_variant_builder_add (&options, "{sv}", "stdin",
+                           g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, input, 1024 * 1024 + 1, 1));
+    reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                               run_parameters ("cat", "", 0, g_variant_builder_end (&options)), NULL, &error);
+    g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+  }
   reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
                              run_parameters ("true", "relative/dir", 0, NULL), NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
