@@ -230,6 +230,29 @@ count_command_objects (GDBusConnection *connection,
   return count;
 }
 
+/* The path of the one command object a session exports now. */
+static char *
+only_command_path (GDBusConnection *connection,
+                   const char      *session)
+{
+  g_autofree char *path = g_strconcat (session, "/command", NULL);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GDBusNodeInfo) node = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *xml;
+
+  reply = paddock_test_call (connection, path, "org.freedesktop.DBus.Introspectable", "Introspect", NULL,
+                             G_VARIANT_TYPE ("(s)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(&s)", &xml);
+  node = g_dbus_node_info_new_for_xml (xml, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (node->nodes);
+  g_assert_nonnull (node->nodes[0]);
+  g_assert_null (node->nodes[1]);
+  return g_strconcat (path, "/", node->nodes[0]->path, NULL);
+}
+
 /* Run's commands are released once it has answered (from the daemon's
  * main loop, so the last one may take a moment). */
 static void
@@ -681,6 +704,76 @@ test_safe_destroy_answers (void)
   check_session_end_answers ("safe", TRUE);
 }
 
+/* While Run waits its command is an ordinary Command1: another client may
+ * read its State and Kill it, and Run answers with how it ended. */
+static void
+check_kill_answers (const char *profile)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GDBusConnection) other = paddock_test_daemon_new_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-run-kill", NULL);
+  g_autofree char *script = NULL;
+  g_autofree char *command = NULL;
+  g_autoptr(GVariant) state = NULL;
+  g_autoptr(GVariant) killed = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autofree char *end_state = NULL;
+  Pending pending = { NULL, NULL, FALSE };
+
+  session = create_session (connection, profile, "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("exec %s 300", marker);
+  g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
+                          run_parameters (script, "", 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, pending_done_cb, &pending);
+  wait_for_marked (marker, 1);
+
+  command = only_command_path (other, session);
+  state = g_dbus_connection_call_sync (other, "org.paddock.Daemon", command, "org.freedesktop.DBus.Properties",
+                                       "Get", g_variant_new ("(ss)", "org.paddock.Command1", "State"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 60000, NULL, &error);
+  g_assert_no_error (error);
+  {
+    g_autoptr(GVariant) value = NULL;
+
+    g_variant_get (state, "(v)", &value);
+    g_assert_cmpstr (g_variant_get_string (value, NULL), ==, "running");
+  }
+  killed = paddock_test_call (other, command, "org.paddock.Command1", "Kill", g_variant_new ("(u)", SIGKILL),
+                              NULL, &error);
+  g_assert_no_error (error);
+
+  while (!pending.done)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_no_error (pending.error);
+  result = g_variant_get_child_value (pending.reply, 0);
+  g_variant_unref (pending.reply);
+  end_state = lookup_string (result, "state");
+  g_assert_cmpstr (end_state, ==, "killed");
+  g_assert_cmpuint (lookup_uint (result, "signal"), ==, SIGKILL);
+  wait_for_marked (marker, 0);
+  wait_for_no_commands (connection, session);
+  unlink (marker);
+}
+
+static void
+test_host_kill_answers (void)
+{
+  check_kill_answers ("host");
+}
+
+static void
+test_safe_kill_answers (void)
+{
+  check_kill_answers ("safe");
+}
+
 /* Typed errors, before anything runs. */
 static void
 test_bad_input (void)
@@ -820,6 +913,8 @@ main (int   argc,
   g_test_add_func ("/run/host/stop-answers", test_host_stop_answers);
   g_test_add_func ("/run/safe/stop-answers", test_safe_stop_answers);
   g_test_add_func ("/run/safe/destroy-answers", test_safe_destroy_answers);
+  g_test_add_func ("/run/host/kill-answers", test_host_kill_answers);
+  g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
   g_test_add_func ("/run/bad-input", test_bad_input);
   g_test_add_func ("/run/host/commands-released", test_host_commands_released);
   g_test_add_func ("/run/safe/commands-released", test_safe_commands_released);
