@@ -26,6 +26,11 @@
 #define READ_MAX           (1024 * 1024)
 #define STDIN_WRITE_MAX    (64 * 1024)
 #define STDIN_PENDING_MAX  (1024 * 1024)
+/* Session1.Run's "stdin": what a command may be given at once. */
+#define RUN_STDIN_MAX      STDIN_PENDING_MAX
+/* After a timeout's SIGKILL, how long a Run waits for the output streams
+ * to close (a host command's escaped descendant may hold them). */
+#define RUN_EOF_GRACE_MS   1000
 
 typedef struct
 {
@@ -60,6 +65,11 @@ struct _PaddockCommandImpl
   gboolean                    kill_requested;
   gboolean                    timed_out;
   gboolean                    released;
+
+  /* A Session1.Run waiting for the command to be over (exited, both
+   * streams at EOF); answered exactly once, then the command is released. */
+  GDBusMethodInvocation      *run_invocation;
+  guint                       run_release_id;
 };
 
 enum {
@@ -71,6 +81,8 @@ enum {
 static guint signals[N_SIGNALS];
 
 static void paddock_command_iface_init (PaddockIpcCommand1Iface *iface);
+static void paddock_command_impl_answer_run (PaddockCommandImpl *self,
+                                             gboolean            give_up);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockCommandImpl, paddock_command_impl,
                                PADDOCK_IPC_TYPE_COMMAND1_SKELETON,
@@ -110,6 +122,17 @@ stream_drain (Stream *stream)
   return TRUE;
 }
 
+/* Reads what is there now; at end of stream, stops watching it. */
+static void
+stream_read_or_close (Stream *stream)
+{
+  if (stream->fd >= 0 && !stream_drain (stream))
+    {
+      g_clear_handle_id (&stream->source, g_source_remove);
+      paddock_close_fd (&stream->fd);
+    }
+}
+
 static void
 paddock_command_impl_update_offsets (PaddockCommandImpl *self)
 {
@@ -132,6 +155,7 @@ paddock_command_impl_stream_cb (int          fd,
       stream->source = 0;
       paddock_close_fd (&stream->fd);
       paddock_command_impl_update_offsets (self);
+      paddock_command_impl_answer_run (self, FALSE);
       return G_SOURCE_REMOVE;
     }
 
@@ -177,7 +201,15 @@ paddock_command_impl_timeout_cb (gpointer user_data)
 
   self->timeout_id = 0;
   self->timed_out = TRUE;
-  paddock_command_impl_kill (self, SIGKILL, "its timeout passed");
+  if (self->running)
+    {
+      paddock_command_impl_kill (self, SIGKILL, "its timeout passed");
+      /* A Run is answered a little later even if its output never ends. */
+      if (self->run_invocation != NULL)
+        self->timeout_id = g_timeout_add (RUN_EOF_GRACE_MS, paddock_command_impl_timeout_cb, self);
+    }
+  else
+    paddock_command_impl_answer_run (self, TRUE);   /* exited; background output still open */
   return G_SOURCE_REMOVE;
 }
 
@@ -192,6 +224,11 @@ paddock_command_impl_release (PaddockCommandImpl *self)
   if (self->running)
     paddock_command_impl_kill (self, SIGKILL, "it was released");
   self->released = TRUE;
+  g_clear_handle_id (&self->run_release_id, g_source_remove);
+  if (self->run_invocation != NULL)
+    g_dbus_method_invocation_return_error (g_steal_pointer (&self->run_invocation),
+                                           PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                           "Command %u was released before it ended", self->id);
   g_signal_emit (self, signals[SIGNAL_RELEASED], 0);
 }
 
@@ -496,14 +533,15 @@ paddock_command_impl_exited (PaddockCommandImpl *self,
 
   self->running = FALSE;
   self->ended = g_get_monotonic_time ();
-  g_clear_handle_id (&self->timeout_id, g_source_remove);
+  /* A Run still waits for the output of what the command left behind:
+   * its timeout bounds that wait too. */
+  if (self->run_invocation == NULL)
+    g_clear_handle_id (&self->timeout_id, g_source_remove);
 
   /* What it wrote before it ended is all there now (what background
    * children keep writing still arrives). */
-  if (self->out.fd >= 0)
-    stream_drain (&self->out);
-  if (self->err.fd >= 0)
-    stream_drain (&self->err);
+  stream_read_or_close (&self->out);
+  stream_read_or_close (&self->err);
   paddock_command_impl_update_offsets (self);
 
   if (self->timed_out)
@@ -518,6 +556,7 @@ paddock_command_impl_exited (PaddockCommandImpl *self,
   paddock_ipc_command1_set_elapsed_ms (PADDOCK_IPC_COMMAND1 (self),
                                        (guint64) ((self->ended - self->started) / 1000));
   paddock_ipc_command1_set_state (PADDOCK_IPC_COMMAND1 (self), state);
+  paddock_command_impl_answer_run (self, FALSE);
 }
 
 void
@@ -544,6 +583,157 @@ paddock_command_impl_expect_kill (PaddockCommandImpl *self)
 
   if (self->running)
     self->kill_requested = TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Session1.Run                                                              */
+
+/* Run's options, checked before anything starts. */
+gboolean
+paddock_command_impl_check_run_options (GVariant  *options,
+                                        GError   **error)
+{
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+
+  g_variant_iter_init (&iter, options);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      g_autoptr(GVariant) owned = value;
+
+      if (g_str_equal (key, "stdin") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING))
+        {
+          if (g_variant_get_size (value) > RUN_STDIN_MAX)
+            {
+              g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                           "Run takes at most %u bytes of input", RUN_STDIN_MAX);
+              return FALSE;
+            }
+        }
+      else if (g_str_equal (key, "tty") && g_variant_is_of_type (value, G_VARIANT_TYPE_BOOLEAN))
+        {
+          /* On a terminal stdout and stderr are one stream, and a terminal
+           * expects someone at it: that is Exec's. */
+          if (g_variant_get_boolean (value))
+            {
+              g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                   "Run uses pipes, not a terminal: use Exec for a terminal");
+              return FALSE;
+            }
+        }
+      else
+        {
+          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                       "Run has no option “%s” of type %s", key, g_variant_get_type_string (value));
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
+static GVariant *
+stream_contents (Stream *stream)
+{
+  g_autoptr(GBytes) data = paddock_scrollback_read (stream->ring, 0, STREAM_CAPACITY, NULL);
+
+  return g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, data, TRUE);
+}
+
+static gboolean
+paddock_command_impl_run_release_cb (gpointer user_data)
+{
+  PaddockCommandImpl *self = user_data;
+
+  self->run_release_id = 0;
+  paddock_command_impl_release (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* Answers a waiting Run once the command is over: it has exited and both
+ * its streams are at EOF, so all its output is in. GIVE_UP: the timeout
+ * passed with a stream still open (held by what the command left behind),
+ * and what has arrived is what Run gets. */
+static void
+paddock_command_impl_answer_run (PaddockCommandImpl *self,
+                                 gboolean            give_up)
+{
+  PaddockIpcCommand1 *command = PADDOCK_IPC_COMMAND1 (self);
+  GVariantDict result;
+  const char *state;
+
+  if (self->run_invocation == NULL || self->running || self->ended == 0)
+    return;
+
+  if (give_up)
+    {
+      stream_read_or_close (&self->out);
+      stream_read_or_close (&self->err);
+      g_clear_handle_id (&self->out.source, g_source_remove);
+      g_clear_handle_id (&self->err.source, g_source_remove);
+      paddock_close_fd (&self->out.fd);
+      paddock_close_fd (&self->err.fd);
+    }
+  else if (self->out.fd >= 0 || self->err.fd >= 0)
+    return;
+
+  g_clear_handle_id (&self->timeout_id, g_source_remove);
+  paddock_command_impl_update_offsets (self);
+
+  if (self->timed_out)
+    state = "timed-out";
+  else if (self->kill_requested)
+    state = "killed";
+  else
+    state = "exited";
+
+  g_variant_dict_init (&result, NULL);
+  g_variant_dict_insert (&result, "exit-status", "i", paddock_ipc_command1_get_exit_status (command));
+  g_variant_dict_insert (&result, "signal", "u", paddock_ipc_command1_get_signal (command));
+  g_variant_dict_insert (&result, "state", "s", state);
+  g_variant_dict_insert (&result, "timed-out", "b", self->timed_out);
+  g_variant_dict_insert_value (&result, "stdout", stream_contents (&self->out));
+  g_variant_dict_insert_value (&result, "stderr", stream_contents (&self->err));
+  g_variant_dict_insert (&result, "stdout-length", "t", paddock_scrollback_get_end_offset (self->out.ring));
+  g_variant_dict_insert (&result, "stderr-length", "t", paddock_scrollback_get_end_offset (self->err.ring));
+  g_variant_dict_insert (&result, "elapsed-ms", "t", (guint64) ((self->ended - self->started) / 1000));
+  g_dbus_method_invocation_return_value (g_steal_pointer (&self->run_invocation),
+                                         g_variant_new ("(@a{sv})", g_variant_dict_end (&result)));
+
+  /* Nobody needs the command now. Released from the main loop, not from
+   * inside whoever reported its end (the session may be walking its
+   * commands right then). */
+  self->run_release_id = g_idle_add_full (G_PRIORITY_DEFAULT, paddock_command_impl_run_release_cb,
+                                          g_object_ref (self), g_object_unref);
+}
+
+/* Session1.Run: the command runs now. INVOCATION (taken) is answered once
+ * it is over; Run's "stdin" goes to its input, which is then closed. */
+void
+paddock_command_impl_answer_when_done (PaddockCommandImpl    *self,
+                                       GDBusMethodInvocation *invocation)
+{
+  GVariant *parameters = g_dbus_method_invocation_get_parameters (invocation);
+  g_autoptr(GVariant) options = g_variant_get_child_value (parameters, 4);
+  g_autoptr(GVariant) input = g_variant_lookup_value (options, "stdin", G_VARIANT_TYPE_BYTESTRING);
+
+  g_return_if_fail (PADDOCK_IS_COMMAND_IMPL (self));
+  g_return_if_fail (self->run_invocation == NULL && !self->tty);
+
+  self->run_invocation = invocation;
+  if (input != NULL && g_variant_get_size (input) > 0 && self->stdin_fd >= 0)
+    {
+      g_byte_array_append (self->stdin_pending, g_variant_get_data (input), (guint) g_variant_get_size (input));
+      if (self->stdin_source == 0)
+        self->stdin_source = g_unix_fd_add (self->stdin_fd, G_IO_OUT, paddock_command_impl_stdin_cb, self);
+    }
+  /* Nobody will write more: a command reading its input sees EOF. */
+  self->stdin_close_requested = TRUE;
+  if (self->stdin_pending->len == 0)
+    paddock_close_fd (&self->stdin_fd);
+
+  paddock_command_impl_answer_run (self, FALSE);
 }
 
 guint32
@@ -580,6 +770,13 @@ paddock_command_impl_dispose (GObject *object)
   self->caller_watch_id = 0;
   g_clear_handle_id (&self->timeout_id, g_source_remove);
   g_clear_handle_id (&self->stdin_source, g_source_remove);
+  g_clear_handle_id (&self->run_release_id, g_source_remove);
+  /* Dropped while a Run waits (the daemon is going away): it still gets
+   * its one answer. */
+  if (self->run_invocation != NULL)
+    g_dbus_method_invocation_return_error (g_steal_pointer (&self->run_invocation),
+                                           PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                           "Command %u was dropped before it ended", self->id);
   paddock_close_fd (&self->stdin_fd);
   stream_clear (&self->out);
   stream_clear (&self->err);

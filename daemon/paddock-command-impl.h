@@ -40,6 +40,10 @@ void                paddock_command_impl_kill           (PaddockCommandImpl  *se
                                                          int                  signal_number,
                                                          const char          *reason);
 void                paddock_command_impl_expect_kill    (PaddockCommandImpl  *self);
+gboolean            paddock_command_impl_check_run_options (GVariant     *options,
+                                                            GError      **error);
+void                paddock_command_impl_answer_when_done (PaddockCommandImpl    *self,
+                                                           GDBusMethodInvocation *invocation);
 guint32             paddock_command_impl_get_id         (PaddockCommandImpl  *self);
 const char         *paddock_command_impl_get_caller     (PaddockCommandImpl  *self);
 const char         *paddock_command_impl_get_object_path (PaddockCommandImpl *self);

@@ -1113,6 +1113,9 @@ static gboolean paddock_session_impl_send_control (PaddockSessionImpl  *self,
                                                    const int           *fds,
                                                    guint                n_fds,
                                                    GError             **error);
+static void     paddock_session_impl_answer_started (PaddockSessionImpl    *self,
+                                                     GDBusMethodInvocation *invocation,
+                                                     PaddockCommandImpl    *command);
 
 /* Events about commands run inside the sandbox: "spawned" and
  * "spawn-failed" answer a pending Exec, "command-exited" ends a command.
@@ -1169,8 +1172,7 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
       if (invocation != NULL)
         {
           g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
-          paddock_ipc_session1_complete_exec (PADDOCK_IPC_SESSION1 (self), invocation,
-                                              paddock_command_impl_get_object_path (command));
+          paddock_session_impl_answer_started (self, invocation, command);
         }
     }
   else if (g_str_equal (name, "spawn-failed"))
@@ -2687,16 +2689,34 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   return paddock_session_impl_send_control (self, g_variant_builder_end (&request), fds, tty ? 0 : 3, error);
 }
 
-static gboolean
-paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
-                                  GDBusMethodInvocation *invocation,
-                                  const char * const    *argv,
-                                  const char            *cwd,
-                                  GVariant              *env,
-                                  guint                  timeout_ms,
-                                  gboolean               tty)
+/* The command runs: Exec answers with its object; Run's call goes to the
+ * command, which answers once the command is over. */
+static void
+paddock_session_impl_answer_started (PaddockSessionImpl    *self,
+                                     GDBusMethodInvocation *invocation,
+                                     PaddockCommandImpl    *command)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  if (g_str_equal (g_dbus_method_invocation_get_method_name (invocation), "Run"))
+    paddock_command_impl_answer_when_done (command, invocation);
+  else
+    paddock_ipc_session1_complete_exec (PADDOCK_IPC_SESSION1 (self), invocation,
+                                        paddock_command_impl_get_object_path (command));
+}
+
+/* Exec and Run: checks the request, starts the command and answers
+ * INVOCATION once it runs (paddock_session_impl_answer_started) or why
+ * it does not. */
+static void
+paddock_session_impl_start_command (PaddockSessionImpl    *self,
+                                    GDBusMethodInvocation *invocation,
+                                    const char * const    *argv,
+                                    const char            *cwd,
+                                    GVariant              *env,
+                                    guint                  timeout_ms,
+                                    gboolean               tty)
+{
+  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
+  const char *method = g_dbus_method_invocation_get_method_name (invocation);
   const char *caller = g_dbus_method_invocation_get_sender (invocation);
   g_autoptr(PaddockCommandImpl) command = NULL;
   g_autoptr(GError) error = NULL;
@@ -2709,18 +2729,18 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
   guint32 id;
 
   if (!paddock_session_impl_check_alive (self, invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+    return;
   if (g_strcmp0 (paddock_ipc_session1_get_state (session), "running") != 0)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "Session %s is not running", self->id);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      return;
     }
   if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0')
     {
-      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                                     "Exec needs a command");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "%s needs a command", method);
+      return;
     }
   for (guint i = 0; argv[i] != NULL; i++)
     argv_bytes += strlen (argv[i]) + 1;
@@ -2728,11 +2748,11 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
       g_variant_n_children (env) > 256 || timeout_ms > PADDOCK_COMMAND_MAX_TIMEOUT_MS ||
       (cwd[0] != '\0' && cwd[0] != '/'))
     {
-      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                                     "Exec takes at most 4096 arguments (256 KiB), 256 "
-                                                     "variables, an absolute folder and a timeout of at "
-                                                     "most 24 hours");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "%s takes at most 4096 arguments (256 KiB), 256 "
+                                             "variables, an absolute folder and a timeout of at "
+                                             "most 24 hours", method);
+      return;
     }
   if (count_running_commands_of (self, caller) >= MAX_COMMANDS_PER_CLIENT ||
       g_hash_table_size (self->commands) >= MAX_COMMANDS_KEPT)
@@ -2740,7 +2760,7 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
                                              "A client runs at most %u commands in a session at once "
                                              "(release finished ones)", MAX_COMMANDS_PER_CLIENT);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      return;
     }
 
   envp = self->sandboxed ? build_sandbox_environment (self) : build_environment (self);
@@ -2772,7 +2792,7 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
               /* Answered when the sandbox says "spawned" or why not; the
                * table holds the handler's reference until then. */
               g_hash_table_insert (self->pending_execs, GUINT_TO_POINTER (id), invocation);
-              return G_DBUS_METHOD_INVOCATION_HANDLED;
+              return;
             }
           g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
           g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
@@ -2796,10 +2816,41 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
     {
       g_signal_handlers_disconnect_by_data (command, self);
       g_dbus_method_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      return;
     }
 
-  paddock_ipc_session1_complete_exec (session, invocation, path);
+  paddock_session_impl_answer_started (self, invocation, command);
+}
+
+static gboolean
+paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
+                                  GDBusMethodInvocation *invocation,
+                                  const char * const    *argv,
+                                  const char            *cwd,
+                                  GVariant              *env,
+                                  guint                  timeout_ms,
+                                  gboolean               tty)
+{
+  paddock_session_impl_start_command (PADDOCK_SESSION_IMPL (session), invocation, argv, cwd, env, timeout_ms, tty);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* Exec's command, answered when it is over (paddock-command-impl.c). */
+static gboolean
+paddock_session_impl_handle_run (PaddockIpcSession1    *session,
+                                 GDBusMethodInvocation *invocation,
+                                 const char * const    *argv,
+                                 const char            *cwd,
+                                 GVariant              *env,
+                                 guint                  timeout_ms,
+                                 GVariant              *options)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!paddock_command_impl_check_run_options (options, &error))
+    g_dbus_method_invocation_return_gerror (invocation, error);
+  else
+    paddock_session_impl_start_command (PADDOCK_SESSION_IMPL (session), invocation, argv, cwd, env, timeout_ms, FALSE);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -2901,6 +2952,7 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_read_output = paddock_session_impl_handle_read_output;
   iface->handle_attach = paddock_session_impl_handle_attach;
   iface->handle_exec = paddock_session_impl_handle_exec;
+  iface->handle_run = paddock_session_impl_handle_run;
   iface->handle_send_input = paddock_session_impl_handle_send_input;
   iface->handle_resize = paddock_session_impl_handle_resize;
   iface->handle_stop = paddock_session_impl_handle_stop;

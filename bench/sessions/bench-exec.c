@@ -1,4 +1,4 @@
-/* bench-exec.c — Session1.Exec round trip next to a native fork/exec/wait
+/* bench-exec.c — Session1.Exec and Session1.Run round trips next to a native fork/exec/wait
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -8,8 +8,11 @@
  * command's exit status and its (empty) stdout are in the client's hands —
  * for a "safe" session (the sandbox's pid 1 spawns it) and a "host" one,
  * next to fork + exec + waitpid of /bin/true in this process, interleaved
- * in the same run. ANCHORS.md's peer: coding-tools-mcp, 50 ms p50, 8.8×
- * native.
+ * in the same run; and the same through Session1.Run, one call that
+ * answers with exit status and output (from a second connection of this
+ * process, and with nothing listening to PropertiesChanged during those
+ * rounds, as for a script that uses Run alone).
+ * ANCHORS.md's peer: coding-tools-mcp, 50 ms p50, 8.8× native.
  *
  * The client does what a careful client does: it listens to the command's
  * PropertiesChanged (subscribed before Exec, so nothing is missed), waits
@@ -294,6 +297,40 @@ paddock_exec_us (GDBusConnection *connection,
   return us;
 }
 
+/* Run(['true']) until its result is in hand, in µs. */
+static double
+paddock_run_us (GDBusConnection *connection,
+                const char      *session)
+{
+  const char *argv[] = { "true", NULL };
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GVariant) output = NULL;
+  g_autoptr(GError) error = NULL;
+  gint32 status = -1;
+  gint64 start;
+  double us;
+
+  start = g_get_monotonic_time ();
+  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", session,
+                                       "org.paddock.Session1", "Run",
+                                       g_variant_new ("(^aay^ay@a{ss}u@a{sv})", argv, "",
+                                                      g_variant_new_array (G_VARIANT_TYPE ("{ss}"), NULL, 0),
+                                                      0, g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
+                                       G_VARIANT_TYPE ("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
+  if (reply == NULL)
+    bail ("Run: %s", error->message);
+  us = us_since (start);
+
+  result = g_variant_get_child_value (reply, 0);
+  output = g_variant_lookup_value (result, "stdout", G_VARIANT_TYPE_BYTESTRING);
+  if (!g_variant_lookup (result, "exit-status", "i", &status) || output == NULL)
+    bail ("Run's result lacks exit-status or stdout");
+  if (status != 0)
+    bail ("`true` in %s exited with %d", session, status);
+  return us;
+}
+
 /* fork + exec + waitpid of /bin/true, here. */
 static double
 native_us (const char *true_path)
@@ -319,33 +356,57 @@ native_us (const char *true_path)
   return us_since (start);
 }
 
+/* One way of running `true` through the daemon, and what it measured. */
+typedef struct
+{
+  const char *label;
+  const char *session;
+  const char *cpu_stat;
+  gboolean    run;
+  GArray     *wall;
+  GArray     *reply;
+  GArray     *cpu;
+  GArray     *parts[N_CPU_PARTS];
+} Way;
+
+enum { SAFE_EXEC, HOST_EXEC, SAFE_RUN, HOST_RUN, N_WAYS };
+
+static void
+print_way (Way    *way,
+           double  native_median,
+           double  native_cpu)
+{
+  double median = quantile (way->wall, 0.5);
+  double cpu = quantile (way->cpu, 0.5);
+
+  g_print ("%-44s %6.0f us %6.0f us %6.0f us   %5.2fx native\n", way->label, median,
+           quantile (way->wall, 0.1), quantile (way->wall, 0.9), median / native_median);
+  if (!way->run)
+    g_print ("%-44s %6.0f us\n", "  of which: the Exec reply", quantile (way->reply, 0.5));
+  g_print ("%-44s %6.0f us%s   %5.2fx native\n", "  CPU (client, bus, paddockd, session)", cpu,
+           way->cpu_stat == NULL ? " (no session cgroup: without the session's part)" : "", cpu / native_cpu);
+  print_cpu_parts (way->parts);
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   GDBusConnection *connection;
+  g_autoptr(GDBusConnection) script_connection = NULL;
   g_autofree char *true_path = NULL;
   g_autofree char *safe = NULL;
   g_autofree char *host = NULL;
   g_autoptr(GArray) native = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autoptr(GArray) safe_us = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autoptr(GArray) safe_reply = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autoptr(GArray) host_us = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autoptr(GArray) host_reply = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) native_cpu = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autoptr(GArray) safe_cpu = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autoptr(GArray) host_cpu = g_array_new (FALSE, FALSE, sizeof (double));
-  GArray *safe_parts[N_CPU_PARTS];
-  GArray *host_parts[N_CPU_PARTS];
   g_autofree char *safe_stat = NULL;
+  g_autofree char *host_stat = NULL;
   gint64 safe_run_start;
   gint64 safe_run_ns;
-  g_autofree char *host_stat = NULL;
   guint64 runs = 300;
-  guint subscription;
+  guint subscription = 0;
+  Way ways[N_WAYS];
   double n;
-  double s;
-  double h;
 
   if (argc == 3 && g_str_equal (argv[1], "--runs"))
     runs = g_ascii_strtoull (argv[2], NULL, 10);
@@ -382,102 +443,124 @@ main (int   argc,
   g_setenv ("PADDOCK_TEST_QUIET", "1", TRUE);
   daemon_under_test = paddock_test_daemon_new (NULL);
   connection = paddock_test_daemon_get_connection (daemon_under_test);
+  script_connection = paddock_test_daemon_new_connection (daemon_under_test);
 
-  subscription = g_dbus_connection_signal_subscribe (connection, "org.paddock.Daemon",
-                                                     "org.freedesktop.DBus.Properties",
-                                                     "PropertiesChanged", NULL, "org.paddock.Command1",
-                                                     G_DBUS_SIGNAL_FLAGS_NONE, properties_changed_cb,
-                                                     NULL, NULL);
   safe = create_session (connection, "safe");
   host = create_session (connection, "host");
-  for (guint i = 0; i < N_CPU_PARTS; i++)
-    {
-      safe_parts[i] = g_array_new (FALSE, FALSE, sizeof (double));
-      host_parts[i] = g_array_new (FALSE, FALSE, sizeof (double));
-    }
   bus_pid = bus_name_pid (connection, "org.freedesktop.DBus");
   daemon_pid = bus_name_pid (connection, "org.paddock.Daemon");
   safe_stat = bench_session_cpu_stat (connection, safe);
   host_stat = bench_session_cpu_stat (connection, host);
 
+  ways[SAFE_EXEC] = (Way) { "paddock safe session, Session1.Exec", safe, safe_stat, FALSE, };
+  ways[HOST_EXEC] = (Way) { "paddock host session, Session1.Exec", host, host_stat, FALSE, };
+  ways[SAFE_RUN] = (Way) { "paddock safe session, Session1.Run", safe, safe_stat, TRUE, };
+  ways[HOST_RUN] = (Way) { "paddock host session, Session1.Run", host, host_stat, TRUE, };
+  for (guint w = 0; w < N_WAYS; w++)
+    {
+      ways[w].wall = g_array_new (FALSE, FALSE, sizeof (double));
+      ways[w].reply = g_array_new (FALSE, FALSE, sizeof (double));
+      ways[w].cpu = g_array_new (FALSE, FALSE, sizeof (double));
+      for (guint i = 0; i < N_CPU_PARTS; i++)
+        ways[w].parts[i] = g_array_new (FALSE, FALSE, sizeof (double));
+    }
+
   safe_run_start = cgroup_cpu_ns (safe_stat);
-  /* Interleaved, so that the machine's noise hits all three alike. */
+  /* Interleaved, so that the machine's noise hits all five alike. */
   for (gint64 r = -WARM_UP; r < (gint64) runs; r++)
     {
-      double sr = 0;
-      double hr = 0;
       gint64 c0 = process_cpu_ns (getpid ()) + (gint64) (bench_children_cpu_ms () * 1e6);
       double nat = native_us (true_path);
       gint64 c1 = process_cpu_ns (getpid ()) + (gint64) (bench_children_cpu_ms () * 1e6);
-      gint64 sb[N_CPU_PARTS], se[N_CPU_PARTS], hb[N_CPU_PARTS], he[N_CPU_PARTS];
-      double sa;
-      double ho;
       double nc = (double) (c1 - c0) / 1000.0;
 
-      exec_cpu_ns (safe_stat, sb);
-      sa = paddock_exec_us (connection, safe, &sr);
-      exec_cpu_ns (safe_stat, se);
-      exec_cpu_ns (host_stat, hb);
-      ho = paddock_exec_us (connection, host, &hr);
-      exec_cpu_ns (host_stat, he);
+      for (guint w = 0; w < N_WAYS; w++)
+        {
+          gint64 before[N_CPU_PARTS];
+          gint64 after[N_CPU_PARTS];
+          double reply_us = 0;
+          double us;
+
+          /* The Exec client listens to PropertiesChanged during its rounds
+           * only: a script that uses Run listens to nothing, so Run's rounds
+           * must not pay for a listener (outside the timed part). */
+          if (!ways[w].run && subscription == 0)
+            {
+              subscription = g_dbus_connection_signal_subscribe (connection, "org.paddock.Daemon",
+                                                                 "org.freedesktop.DBus.Properties",
+                                                                 "PropertiesChanged", NULL, "org.paddock.Command1",
+                                                                 G_DBUS_SIGNAL_FLAGS_NONE, properties_changed_cb,
+                                                                 NULL, NULL);
+              bus_name_pid (connection, "org.freedesktop.DBus");   /* the AddMatch is in */
+            }
+          else if (ways[w].run && subscription != 0)
+            {
+              g_dbus_connection_signal_unsubscribe (connection, subscription);
+              subscription = 0;
+              bus_name_pid (connection, "org.freedesktop.DBus");   /* the RemoveMatch is in */
+              while (g_main_context_iteration (NULL, FALSE))
+                ;
+            }
+
+          exec_cpu_ns (ways[w].cpu_stat, before);
+          if (ways[w].run)
+            us = paddock_run_us (script_connection, ways[w].session);
+          else
+            us = paddock_exec_us (connection, ways[w].session, &reply_us);
+          exec_cpu_ns (ways[w].cpu_stat, after);
+          if (r < 0)
+            continue;
+          record_cpu (before, after, ways[w].cpu, ways[w].parts);
+          g_array_append_val (ways[w].wall, us);
+          g_array_append_val (ways[w].reply, reply_us);
+        }
 
       if (r < 0)
         continue;
       g_array_append_val (native_cpu, nc);
-      record_cpu (sb, se, safe_cpu, safe_parts);
-      record_cpu (hb, he, host_cpu, host_parts);
       g_array_append_val (native, nat);
-      g_array_append_val (safe_us, sa);
-      g_array_append_val (safe_reply, sr);
-      g_array_append_val (host_us, ho);
-      g_array_append_val (host_reply, hr);
     }
 
-  g_dbus_connection_signal_unsubscribe (connection, subscription);
+  if (subscription != 0)
+    g_dbus_connection_signal_unsubscribe (connection, subscription);
   safe_run_ns = cgroup_cpu_ns (safe_stat) - safe_run_start;
 
   n = quantile (native, 0.5);
-  s = quantile (safe_us, 0.5);
-  h = quantile (host_us, 0.5);
 
-  g_print ("bench/exec - Exec(['true']) until exit status and stdout are in hand; %" G_GUINT64_FORMAT
-           " runs each, interleaved; %u cores\n\n", runs, g_get_num_processors ());
+  g_print ("bench/exec - Exec(['true']) until exit status and stdout are in hand, and Run(['true']); %"
+           G_GUINT64_FORMAT " runs each, interleaved; %u cores\n\n", runs, g_get_num_processors ());
   g_print ("%-44s %9s %9s %9s\n", "", "median", "p10", "p90");
   g_print ("%-44s %6.0f us %6.0f us %6.0f us\n", "native fork + exec + waitpid of true", n,
            quantile (native, 0.1), quantile (native, 0.9));
-  g_print ("%-44s %6.0f us %6.0f us %6.0f us   %5.2fx native\n", "paddock safe session, Session1.Exec", s,
-           quantile (safe_us, 0.1), quantile (safe_us, 0.9), s / n);
-  g_print ("%-44s %6.0f us\n", "  of which: the Exec reply", quantile (safe_reply, 0.5));
-  g_print ("%-44s %6.0f us %6.0f us %6.0f us   %5.2fx native\n", "paddock host session, Session1.Exec", h,
-           quantile (host_us, 0.1), quantile (host_us, 0.9), h / n);
-  g_print ("%-44s %6.0f us\n", "  of which: the Exec reply", quantile (host_reply, 0.5));
+  g_print ("%-44s %6.0f us\n", "  CPU (bench + child)", quantile (native_cpu, 0.5));
+  for (guint w = 0; w < N_WAYS; w++)
+    print_way (&ways[w], n, quantile (native_cpu, 0.5));
+  if (safe_stat != NULL)
+    /* Also what the sandbox does between round trips: forking the next
+     * spare supervisor while idle. */
+    g_print ("%-44s %6.0f us\n", "safe session's cgroup per round trip, whole run",
+             (double) safe_run_ns / 1000.0 / (double) (2 * (runs + WARM_UP)));
   {
-    double ncpu = quantile (native_cpu, 0.5);
-    double scpu = quantile (safe_cpu, 0.5);
-    double hcpu = quantile (host_cpu, 0.5);
+    double se = quantile (ways[SAFE_EXEC].wall, 0.5);
+    double he = quantile (ways[HOST_EXEC].wall, 0.5);
+    double sr = quantile (ways[SAFE_RUN].wall, 0.5);
+    double hr = quantile (ways[HOST_RUN].wall, 0.5);
 
-    g_print ("%-44s %6.0f us\n", "CPU per round trip: native (bench + child)", ncpu);
-    g_print ("%-44s %6.0f us%s   %5.2fx native\n", "  safe (client, bus, paddockd, session)", scpu,
-             safe_stat == NULL ? " (no session cgroup: without the sandbox)" : "", scpu / ncpu);
-    print_cpu_parts (safe_parts);
-    if (safe_stat != NULL)
-      /* Also what the sandbox does between round trips: forking the next
-       * spare supervisor while idle. */
-      g_print ("%-44s %6.0f us\n", "    safe session's cgroup per Exec, whole run",
-               (double) safe_run_ns / 1000.0 / (double) (runs + WARM_UP));
-    g_print ("%-44s %6.0f us%s   %5.2fx native\n", "  host (client, bus, paddockd, session)", hcpu,
-             host_stat == NULL ? " (no session cgroup: without the command)" : "", hcpu / ncpu);
-    print_cpu_parts (host_parts);
-    for (guint i = 0; i < N_CPU_PARTS; i++)
-      {
-        g_array_unref (safe_parts[i]);
-        g_array_unref (host_parts[i]);
-      }
+    g_print ("   target < 2x native: safe Exec %s, host Exec %s; safe Run %s, host Run %s\n",
+             se < 2 * n ? "met" : "MISSED", he < 2 * n ? "met" : "MISSED",
+             sr < 2 * n ? "met" : "MISSED", hr < 2 * n ? "met" : "MISSED");
   }
-  g_print ("   target: safe < 2x native: %s; host < 2x native: %s\n",
-           s < 2 * n ? "met" : "MISSED", h < 2 * n ? "met" : "MISSED");
   g_print ("   peer figure (ANCHORS.md): coding-tools-mcp exec, 50 ms p50, 8.8x native\n");
 
+  for (guint w = 0; w < N_WAYS; w++)
+    {
+      g_array_unref (ways[w].wall);
+      g_array_unref (ways[w].reply);
+      g_array_unref (ways[w].cpu);
+      for (guint i = 0; i < N_CPU_PARTS; i++)
+        g_array_unref (ways[w].parts[i]);
+    }
+  g_clear_object (&script_connection);
   destroy_everything ();
   g_ptr_array_unref (sessions);
   g_hash_table_unref (ended);

@@ -1,0 +1,927 @@
+/* test-run-dbus.c — Session1.Run against the real daemon, host and safe profile
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paddock-error.h"
+#include "paddock-test-daemon.h"
+
+static char *workspace;
+
+/* Creates a session of @profile running `sh -c SCRIPT`; returns its path,
+ * or NULL with the test skipped where the profile cannot be enforced. */
+static char *
+create_session (GDBusConnection *connection,
+                const char      *profile,
+                const char      *script)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariantBuilder options;
+  const char *argv[] = { "sh", "-c", script, NULL };
+  char *path = NULL;
+
+  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
+  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
+  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
+                             g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), &error);
+  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+    {
+      g_test_skip (error->message);
+      return NULL;
+    }
+  g_assert_no_error (error);
+  g_variant_get (reply, "(o)", &path);
+  return path;
+}
+
+static GVariant *
+run_parameters (const char *script,
+                const char *cwd,
+                guint       timeout_ms,
+                GVariant   *options)
+{
+  const char *argv[] = { "sh", "-c", script, NULL };
+
+  if (options == NULL)
+    options = g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0);
+  return g_variant_new ("(^aay^aya{ss}u@a{sv})", argv, cwd, NULL, timeout_ms, options);
+}
+
+/* Session1.Run of `sh -c SCRIPT`; returns its result dictionary. */
+static GVariant *
+run (GDBusConnection  *connection,
+     const char       *session,
+     const char       *script,
+     guint             timeout_ms,
+     GVariant         *options,
+     GError          **error)
+{
+  g_autoptr(GVariant) reply = NULL;
+
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                             run_parameters (script, "", timeout_ms, options),
+                             G_VARIANT_TYPE ("(a{sv})"), error);
+  return reply != NULL ? g_variant_get_child_value (reply, 0) : NULL;
+}
+
+static char *
+lookup_bytes (GVariant   *result,
+              const char *key)
+{
+  g_autoptr(GVariant) value = g_variant_lookup_value (result, key, G_VARIANT_TYPE_BYTESTRING);
+  gsize length = 0;
+  const char *data;
+
+  g_assert_nonnull (value);
+  data = g_variant_get_fixed_array (value, &length, 1);
+  return g_strndup (data, length);
+}
+
+static gsize
+lookup_size (GVariant   *result,
+             const char *key)
+{
+  g_autoptr(GVariant) value = g_variant_lookup_value (result, key, G_VARIANT_TYPE_BYTESTRING);
+
+  g_assert_nonnull (value);
+  return g_variant_get_size (value);
+}
+
+static gint32
+lookup_int (GVariant   *result,
+            const char *key)
+{
+  gint32 value = G_MININT32;
+
+  g_assert_true (g_variant_lookup (result, key, "i", &value));
+  return value;
+}
+
+static guint32
+lookup_uint (GVariant   *result,
+             const char *key)
+{
+  guint32 value = G_MAXUINT32;
+
+  g_assert_true (g_variant_lookup (result, key, "u", &value));
+  return value;
+}
+
+static guint64
+lookup_uint64 (GVariant   *result,
+               const char *key)
+{
+  guint64 value = G_MAXUINT64;
+
+  g_assert_true (g_variant_lookup (result, key, "t", &value));
+  return value;
+}
+
+static gboolean
+lookup_boolean (GVariant   *result,
+                const char *key)
+{
+  gboolean value = FALSE;
+
+  g_assert_true (g_variant_lookup (result, key, "b", &value));
+  return value;
+}
+
+static char *
+lookup_string (GVariant   *result,
+               const char *key)
+{
+  char *value = NULL;
+
+  g_assert_true (g_variant_lookup (result, key, "s", &value));
+  return value;
+}
+
+static gboolean
+pid_alive (GPid pid)
+{
+  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *contents = NULL;
+  const char *after;
+
+  if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
+    return FALSE;
+  after = strrchr (contents, ')');
+  return after != NULL && after[2] != 'Z';
+}
+
+/* How many processes run a program whose path contains @marker, seen from
+ * outside the session, the way a user would check with ps. */
+static guint
+count_marked_processes (const char *marker)
+{
+  g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
+  const char *entry;
+  guint count = 0;
+
+  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
+    {
+      g_autofree char *cmdline_path = g_strdup_printf ("/proc/%s/cmdline", entry);
+      g_autofree char *cmdline = NULL;
+      gsize length = 0;
+
+      if (g_ascii_isdigit (entry[0]) &&
+          g_file_get_contents (cmdline_path, &cmdline, &length, NULL) && length > 0 &&
+          strstr (cmdline, marker) != NULL && pid_alive ((GPid) atoi (entry)))
+        count++;
+    }
+
+  return count;
+}
+
+/* Waits (up to 20 s, then fails) until at least @count processes carry
+ * @marker, or, with @count 0, until none does. */
+static void
+wait_for_marked (const char *marker,
+                 guint       count)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      guint now = count_marked_processes (marker);
+
+      if (count == 0 ? now == 0 : now >= count)
+        return;
+      if (g_get_monotonic_time () > deadline)
+        g_error ("%u processes carry %s after 20 s, waiting for %s%u", now, marker,
+                 count == 0 ? "" : "at least ", count);
+      g_usleep (10 * 1000);
+    }
+}
+
+/* The command objects a session exports now. */
+static guint
+count_command_objects (GDBusConnection *connection,
+                       const char      *session)
+{
+  g_autofree char *path = g_strconcat (session, "/command", NULL);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GDBusNodeInfo) node = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *xml;
+  guint count = 0;
+
+  reply = paddock_test_call (connection, path, "org.freedesktop.DBus.Introspectable", "Introspect", NULL,
+                             G_VARIANT_TYPE ("(s)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(&s)", &xml);
+  node = g_dbus_node_info_new_for_xml (xml, &error);
+  g_assert_no_error (error);
+  while (node->nodes != NULL && node->nodes[count] != NULL)
+    count++;
+  return count;
+}
+
+/* The path of the one command object a session exports now. */
+static char *
+only_command_path (GDBusConnection *connection,
+                   const char      *session)
+{
+  g_autofree char *path = g_strconcat (session, "/command", NULL);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GDBusNodeInfo) node = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *xml;
+
+  reply = paddock_test_call (connection, path, "org.freedesktop.DBus.Introspectable", "Introspect", NULL,
+                             G_VARIANT_TYPE ("(s)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(&s)", &xml);
+  node = g_dbus_node_info_new_for_xml (xml, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (node->nodes);
+  g_assert_nonnull (node->nodes[0]);
+  g_assert_null (node->nodes[1]);
+  return g_strconcat (path, "/", node->nodes[0]->path, NULL);
+}
+
+/* Run's commands are released once it has answered (from the daemon's
+ * main loop, so the last one may take a moment). */
+static void
+wait_for_no_commands (GDBusConnection *connection,
+                      const char      *session)
+{
+  for (guint i = 0; i < 100 && count_command_objects (connection, session) > 0; i++)
+    g_usleep (20 * 1000);
+  g_assert_cmpuint (count_command_objects (connection, session), ==, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* What a script checks: output, stderr apart, status, signal, input, and
+ * that all output is in, even what a background child writes late. */
+static void
+check_output_and_status (const char *profile)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+
+  session = create_session (connection, profile, "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  {
+    g_autoptr(GVariant) result = run (connection, session, "echo to-out; echo to-err >&2; exit 3", 0, NULL, &error);
+    g_autofree char *out = NULL;
+    g_autofree char *err = NULL;
+    g_autofree char *state = NULL;
+
+    g_assert_no_error (error);
+    out = lookup_bytes (result, "stdout");
+    err = lookup_bytes (result, "stderr");
+    state = lookup_string (result, "state");
+    g_assert_cmpstr (out, ==, "to-out\n");
+    g_assert_cmpstr (err, ==, "to-err\n");
+    g_assert_cmpint (lookup_int (result, "exit-status"), ==, 3);
+    g_assert_cmpuint (lookup_uint (result, "signal"), ==, 0);
+    g_assert_cmpstr (state, ==, "exited");
+    g_assert_false (lookup_boolean (result, "timed-out"));
+    g_assert_cmpuint (lookup_uint64 (result, "stdout-length"), ==, 7);
+    g_assert_cmpuint (lookup_uint64 (result, "stderr-length"), ==, 7);
+    g_assert_cmpuint (lookup_uint64 (result, "elapsed-ms"), <, 60000);
+  }
+
+  /* Ended by a signal of its own. */
+  {
+    g_autoptr(GVariant) result = run (connection, session, "kill -TERM $$", 0, NULL, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (lookup_uint (result, "signal"), ==, SIGTERM);
+    g_assert_cmpint (lookup_int (result, "exit-status"), ==, 128 + SIGTERM);
+  }
+
+  /* Its input: what "stdin" gives, then EOF; none at all by default. */
+  {
+    g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+    g_autoptr(GVariant) result = NULL;
+    g_autofree char *out = NULL;
+
+    g_variant_builder_add (&options, "{sv}", "stdin",
+                           g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "shout\n", 6, 1));
+    result = run (connection, session, "tr a-z A-Z", 0, g_variant_builder_end (&options), &error);
+    g_assert_no_error (error);
+    out = lookup_bytes (result, "stdout");
+    g_assert_cmpstr (out, ==, "SHOUT\n");
+  }
+  /* More input than a pipe holds, written as the command reads it. */
+  {
+    g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+    g_autofree guint8 *input = g_malloc0 (300000);
+    g_autoptr(GVariant) result = NULL;
+    g_autofree char *out = NULL;
+
+    g_variant_builder_add (&options, "{sv}", "stdin",
+                           g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, input, 300000, 1));
+    result = run (connection, session, "wc -c", 0, g_variant_builder_end (&options), &error);
+    g_assert_no_error (error);
+    out = lookup_bytes (result, "stdout");
+    g_assert_cmpint (atoi (out), ==, 300000);
+  }
+  {
+    g_autoptr(GVariant) result = run (connection, session, "cat; echo read-all", 0, NULL, &error);
+    g_autofree char *out = NULL;
+
+    g_assert_no_error (error);
+    out = lookup_bytes (result, "stdout");
+    g_assert_cmpstr (out, ==, "read-all\n");
+  }
+
+  /* All output is in: the command exits at once, its child writes later
+   * to the same stdout. */
+  {
+    g_autoptr(GVariant) result = run (connection, session, "(sleep 0.5; echo late) & echo early", 0, NULL, &error);
+    g_autofree char *out = NULL;
+
+    g_assert_no_error (error);
+    out = lookup_bytes (result, "stdout");
+    g_assert_cmpstr (out, ==, "early\nlate\n");
+    g_assert_cmpint (lookup_int (result, "exit-status"), ==, 0);
+  }
+
+  /* Their commands are gone. */
+  wait_for_no_commands (connection, session);
+}
+
+static void
+test_host_output_and_status (void)
+{
+  check_output_and_status ("host");
+}
+
+static void
+test_safe_output_and_status (void)
+{
+  check_output_and_status ("safe");
+}
+
+/* More than the 1 MiB kept per stream: the lengths say how much there was. */
+static void
+check_big_output (const char *profile)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) result = NULL;
+
+  session = create_session (connection, profile, "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  result = run (connection, session, "head -c 3000000 /dev/zero; head -c 1500000 /dev/zero >&2; echo tail", 0,
+                NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (lookup_uint64 (result, "stdout-length"), ==, 3000005);
+  g_assert_cmpuint (lookup_uint64 (result, "stderr-length"), ==, 1500000);
+  g_assert_cmpuint (lookup_size (result, "stdout"), ==, 1024 * 1024);
+  g_assert_cmpuint (lookup_size (result, "stderr"), ==, 1024 * 1024);
+  /* the end is kept, the start dropped */
+  {
+    g_autofree char *out = lookup_bytes (result, "stdout");
+    g_autoptr(GVariant) value = g_variant_lookup_value (result, "stdout", G_VARIANT_TYPE_BYTESTRING);
+    gsize length = 0;
+    const char *data = g_variant_get_fixed_array (value, &length, 1);
+
+    g_assert_cmpmem (data + length - 5, 5, "tail\n", 5);
+  }
+}
+
+static void
+test_host_big_output (void)
+{
+  check_big_output ("host");
+}
+
+static void
+test_safe_big_output (void)
+{
+  check_big_output ("safe");
+}
+
+/* The timeout kills the command's whole tree, and Run says so. */
+static void
+check_timeout_kills_tree (const char *profile)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-run-timeout", NULL);
+  g_autofree char *script = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autofree char *state = NULL;
+  g_autofree char *out = NULL;
+
+  session = create_session (connection, profile, "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("%s 300 & %s 300 & (%s 300 &); echo started; exec %s 300", marker, marker, marker, marker);
+  result = run (connection, session, script, 700, NULL, &error);
+  g_assert_no_error (error);
+  state = lookup_string (result, "state");
+  out = lookup_bytes (result, "stdout");
+  g_assert_cmpstr (state, ==, "timed-out");
+  g_assert_true (lookup_boolean (result, "timed-out"));
+  g_assert_cmpuint (lookup_uint (result, "signal"), ==, SIGKILL);
+  g_assert_cmpstr (out, ==, "started\n");
+  wait_for_marked (marker, 0);
+  unlink (marker);
+}
+
+static void
+test_host_timeout_kills_tree (void)
+{
+  check_timeout_kills_tree ("host");
+}
+
+static void
+test_safe_timeout_kills_tree (void)
+{
+  check_timeout_kills_tree ("safe");
+}
+
+/* Kills what a test left running that its session may not have taken
+ * with it (a host session without cgroups cannot catch a setsid()). */
+static void
+kill_marked_processes (const char *marker)
+{
+  g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
+  const char *entry;
+
+  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
+    {
+      g_autofree char *cmdline_path = g_strdup_printf ("/proc/%s/cmdline", entry);
+      g_autofree char *cmdline = NULL;
+      gsize length = 0;
+
+      if (g_ascii_isdigit (entry[0]) &&
+          g_file_get_contents (cmdline_path, &cmdline, &length, NULL) && length > 0 &&
+          strstr (cmdline, marker) != NULL)
+        kill ((pid_t) atoi (entry), SIGKILL);
+    }
+}
+
+/* Output held open by what the command left behind: the timeout ends
+ * Run's wait, whether it passes after the command exited (a background
+ * child) or kills a command whose setsid()ed child holds the output. */
+static void
+check_timeout_ends_wait_for_output (const char *profile)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-run-held", NULL);
+  g_autofree char *script = NULL;
+
+  session = create_session (connection, profile, "exec sleep 300");
+  if (session == NULL)
+    return;
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+
+  script = g_strdup_printf ("%s 300 & echo done", marker);
+  {
+    g_autoptr(GVariant) result = run (connection, session, script, 700, NULL, &error);
+    g_autofree char *out = NULL;
+
+    g_assert_no_error (error);
+    out = lookup_bytes (result, "stdout");
+    g_assert_cmpstr (out, ==, "done\n");
+    g_assert_true (lookup_boolean (result, "timed-out"));
+    /* it had exited by itself: its status stands */
+    g_assert_cmpint (lookup_int (result, "exit-status"), ==, 0);
+    g_assert_cmpuint (lookup_uint (result, "signal"), ==, 0);
+  }
+  g_clear_pointer (&script, g_free);
+
+  script = g_strdup_printf ("setsid %s 300 & echo started; exec %s 300", marker, marker);
+  {
+    g_autoptr(GVariant) result = run (connection, session, script, 500, NULL, &error);
+    g_autofree char *out = NULL;
+    g_autofree char *state = NULL;
+
+    g_assert_no_error (error);
+    out = lookup_bytes (result, "stdout");
+    state = lookup_string (result, "state");
+    g_assert_cmpstr (out, ==, "started\n");
+    g_assert_cmpstr (state, ==, "timed-out");
+    g_assert_cmpuint (lookup_uint (result, "signal"), ==, SIGKILL);
+  }
+
+  {
+    g_autoptr(GVariant) destroyed = paddock_test_call (connection, session, "org.paddock.Session1", "Destroy", NULL,
+                                                       G_VARIANT_TYPE ("(a{sv})"), &error);
+    g_assert_no_error (error);
+  }
+  kill_marked_processes (marker);
+  wait_for_marked (marker, 0);
+  unlink (marker);
+}
+
+static void
+test_host_timeout_ends_wait_for_output (void)
+{
+  check_timeout_ends_wait_for_output ("host");
+}
+
+static void
+test_safe_timeout_ends_wait_for_output (void)
+{
+  check_timeout_ends_wait_for_output ("safe");
+}
+
+/* A caller that leaves the bus while Run waits takes the command's tree
+ * with it. */
+static void
+check_leaving_caller_kills_tree (const char *profile)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GDBusConnection) leaver = paddock_test_daemon_new_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-run-leaver", NULL);
+  g_autofree char *script = NULL;
+
+  session = create_session (connection, profile, "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("%s 300 & %s 300 & (%s 300 &); %s 300", marker, marker, marker, marker);
+  g_dbus_connection_call (leaver, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
+                          run_parameters (script, "", 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, NULL, NULL);
+  wait_for_marked (marker, 4);
+  g_assert_cmpuint (count_command_objects (connection, session), ==, 1);
+  g_dbus_connection_close_sync (leaver, NULL, NULL);
+  wait_for_marked (marker, 0);
+
+  /* The session is untouched, and the daemon still runs commands. */
+  {
+    g_autoptr(GVariant) result = run (connection, session, "echo still", 0, NULL, &error);
+    g_autofree char *out = NULL;
+
+    g_assert_no_error (error);
+    out = lookup_bytes (result, "stdout");
+    g_assert_cmpstr (out, ==, "still\n");
+  }
+  unlink (marker);
+}
+
+static void
+test_host_leaving_caller_kills_tree (void)
+{
+  check_leaving_caller_kills_tree ("host");
+}
+
+static void
+test_safe_leaving_caller_kills_tree (void)
+{
+  check_leaving_caller_kills_tree ("safe");
+}
+
+typedef struct
+{
+  GVariant *reply;
+  GError   *error;
+  gboolean  done;
+} Pending;
+
+static void
+pending_done_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  Pending *pending = user_data;
+
+  pending->reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &pending->error);
+  pending->done = TRUE;
+}
+
+/* A session stopped or destroyed while Run waits: Run answers, once, with
+ * the command killed, as the command's own State says. */
+static void
+check_session_end_answers (const char *profile,
+                           gboolean    destroy)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-run-stop", NULL);
+  g_autofree char *script = NULL;
+  g_autoptr(GVariant) stopped = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autofree char *state = NULL;
+  Pending pending = { NULL, NULL, FALSE };
+
+  session = create_session (connection, profile, "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("echo before; exec %s 300", marker);
+  g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
+                          run_parameters (script, "", 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, pending_done_cb, &pending);
+  wait_for_marked (marker, 1);
+  g_assert_false (pending.done);
+
+  if (destroy)
+    stopped = paddock_test_call (connection, session, "org.paddock.Session1", "Destroy", NULL,
+                                 G_VARIANT_TYPE ("(a{sv})"), &error);
+  else
+    stopped = paddock_test_call (connection, session, "org.paddock.Session1", "Stop", g_variant_new ("(u)", 0),
+                                 G_VARIANT_TYPE ("(a{sv})"), &error);
+  g_assert_no_error (error);
+
+  while (!pending.done)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_no_error (pending.error);
+  result = g_variant_get_child_value (pending.reply, 0);
+  state = lookup_string (result, "state");
+  g_assert_cmpstr (state, ==, "killed");
+  g_assert_cmpuint (lookup_uint (result, "signal"), ==, SIGKILL);
+  {
+    g_autofree char *out = lookup_bytes (result, "stdout");
+    g_assert_cmpstr (out, ==, "before\n");
+  }
+  g_variant_unref (pending.reply);
+  wait_for_marked (marker, 0);
+
+  /* A session that does not run runs nothing (destroyed: no such session). */
+  {
+    g_autoptr(GVariant) again = run (connection, session, "true", 0, NULL, &error);
+
+    g_assert_null (again);
+    if (destroy)
+      g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
+    else
+      g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
+    g_clear_error (&error);
+  }
+  unlink (marker);
+}
+
+static void
+test_host_stop_answers (void)
+{
+  check_session_end_answers ("host", FALSE);
+}
+
+static void
+test_safe_stop_answers (void)
+{
+  check_session_end_answers ("safe", FALSE);
+}
+
+static void
+test_safe_destroy_answers (void)
+{
+  check_session_end_answers ("safe", TRUE);
+}
+
+/* While Run waits its command is an ordinary Command1: another client may
+ * read its State and Kill it, and Run answers with how it ended. */
+static void
+check_kill_answers (const char *profile)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GDBusConnection) other = paddock_test_daemon_new_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-run-kill", NULL);
+  g_autofree char *script = NULL;
+  g_autofree char *command = NULL;
+  g_autoptr(GVariant) state = NULL;
+  g_autoptr(GVariant) killed = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autofree char *end_state = NULL;
+  Pending pending = { NULL, NULL, FALSE };
+
+  session = create_session (connection, profile, "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("exec %s 300", marker);
+  g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
+                          run_parameters (script, "", 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, pending_done_cb, &pending);
+  wait_for_marked (marker, 1);
+
+  command = only_command_path (other, session);
+  state = g_dbus_connection_call_sync (other, "org.paddock.Daemon", command, "org.freedesktop.DBus.Properties",
+                                       "Get", g_variant_new ("(ss)", "org.paddock.Command1", "State"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 60000, NULL, &error);
+  g_assert_no_error (error);
+  {
+    g_autoptr(GVariant) value = NULL;
+
+    g_variant_get (state, "(v)", &value);
+    g_assert_cmpstr (g_variant_get_string (value, NULL), ==, "running");
+  }
+  killed = paddock_test_call (other, command, "org.paddock.Command1", "Kill", g_variant_new ("(u)", SIGKILL),
+                              NULL, &error);
+  g_assert_no_error (error);
+
+  while (!pending.done)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_no_error (pending.error);
+  result = g_variant_get_child_value (pending.reply, 0);
+  g_variant_unref (pending.reply);
+  end_state = lookup_string (result, "state");
+  g_assert_cmpstr (end_state, ==, "killed");
+  g_assert_cmpuint (lookup_uint (result, "signal"), ==, SIGKILL);
+  wait_for_marked (marker, 0);
+  wait_for_no_commands (connection, session);
+  unlink (marker);
+}
+
+static void
+test_host_kill_answers (void)
+{
+  check_kill_answers ("host");
+}
+
+static void
+test_safe_kill_answers (void)
+{
+  check_kill_answers ("safe");
+}
+
+/* Typed errors, before anything runs. */
+static void
+test_bad_input (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  const char *empty[] = { NULL };
+  const char *missing[] = { "no-such-program-here", NULL };
+  GVariant *tty = g_variant_new_parsed ("{'tty': <true>}");
+  GVariant *unknown = g_variant_new_parsed ("{'stdin-file': <'/etc/passwd'>}");
+
+  session = create_session (connection, "host", "exec sleep 300");
+
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                             g_variant_new ("(^aay^aya{ss}u@a{sv})", empty, "", NULL, 0,
+                                            g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
+                             NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                             run_parameters ("true", "", 0, tty), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                             run_parameters ("true", "", 0, unknown), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  {
+    g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+    g_autofree guint8 *input = g_malloc0 (1024 * 1024 + 1);
+
+    g_variant_builder_add (&options, "{sv}", "stdin",
+                           g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, input, 1024 * 1024 + 1, 1));
+    reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                               run_parameters ("cat", "", 0, g_variant_builder_end (&options)), NULL, &error);
+    g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+  }
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                             run_parameters ("true", "relative/dir", 0, NULL), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                             run_parameters ("true", "", G_MAXUINT32, NULL), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                             g_variant_new ("(^aay^aya{ss}u@a{sv})", missing, "", NULL, 0,
+                                            g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
+                             NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+
+  /* A Run's command counts among its caller's 16 while it runs. */
+  for (guint i = 0; i < 16; i++)
+    {
+      const char *argv[] = { "sleep", "300", NULL };
+      g_autoptr(GVariant) exec = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
+                                                    g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
+                                                    G_VARIANT_TYPE ("(o)"), &error);
+      g_assert_no_error (error);
+    }
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                             run_parameters ("true", "", 0, NULL), NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED);
+  g_clear_error (&error);
+}
+
+/* A Run's command is released once Run has answered: more Runs than the
+ * commands a session keeps (256) all run, one after the other. */
+static void
+check_commands_released (const char *profile)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  const char *argv[] = { "true", NULL };
+
+  session = create_session (connection, profile, "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  for (guint i = 0; i < 300; i++)
+    {
+      g_autoptr(GVariant) reply =
+        paddock_test_call (connection, session, "org.paddock.Session1", "Run",
+                           g_variant_new ("(^aay^aya{ss}u@a{sv})", argv, "", NULL, 0,
+                                          g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
+                           G_VARIANT_TYPE ("(a{sv})"), &error);
+
+      if (error != NULL)
+        g_test_message ("Run %u of 300 failed", i + 1);
+      g_assert_no_error (error);
+    }
+
+  wait_for_no_commands (connection, session);
+}
+
+static void
+test_host_commands_released (void)
+{
+  check_commands_released ("host");
+}
+
+static void
+test_safe_commands_released (void)
+{
+  check_commands_released ("safe");
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  (void) paddock_error_quark ();
+  signal (SIGPIPE, SIG_IGN);
+
+  workspace = g_dir_make_tmp ("paddock-workspace-XXXXXX", NULL);
+
+  g_test_add_func ("/run/host/output-and-status", test_host_output_and_status);
+  g_test_add_func ("/run/safe/output-and-status", test_safe_output_and_status);
+  g_test_add_func ("/run/host/big-output", test_host_big_output);
+  g_test_add_func ("/run/safe/big-output", test_safe_big_output);
+  g_test_add_func ("/run/host/timeout-kills-tree", test_host_timeout_kills_tree);
+  g_test_add_func ("/run/safe/timeout-kills-tree", test_safe_timeout_kills_tree);
+  g_test_add_func ("/run/host/timeout-ends-wait-for-output", test_host_timeout_ends_wait_for_output);
+  g_test_add_func ("/run/safe/timeout-ends-wait-for-output", test_safe_timeout_ends_wait_for_output);
+  g_test_add_func ("/run/host/leaving-caller-kills-tree", test_host_leaving_caller_kills_tree);
+  g_test_add_func ("/run/safe/leaving-caller-kills-tree", test_safe_leaving_caller_kills_tree);
+  g_test_add_func ("/run/host/stop-answers", test_host_stop_answers);
+  g_test_add_func ("/run/safe/stop-answers", test_safe_stop_answers);
+  g_test_add_func ("/run/safe/destroy-answers", test_safe_destroy_answers);
+  g_test_add_func ("/run/host/kill-answers", test_host_kill_answers);
+  g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
+  g_test_add_func ("/run/bad-input", test_bad_input);
+  g_test_add_func ("/run/host/commands-released", test_host_commands_released);
+  g_test_add_func ("/run/safe/commands-released", test_safe_commands_released);
+
+  status = g_test_run ();
+  /* Left empty by every test; a run must not leave it behind. */
+  g_rmdir (workspace);
+  g_free (workspace);
+  return status;
+}
