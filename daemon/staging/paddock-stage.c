@@ -499,6 +499,7 @@ locked_get_baseline (PaddockStage  *self,
                      GError       **error)
 {
   g_autoptr(GError) local_error = NULL;
+  g_autoptr(PaddockBaseline) legacy = NULL;
   gint64 since_ns;
 
   if (self->baseline_pending && !self->baseline_wanted)
@@ -514,10 +515,32 @@ locked_get_baseline (PaddockStage  *self,
   if (g_file_test (self->baseline_file, G_FILE_TEST_EXISTS))
     {
       self->baseline = paddock_baseline_load (self->baseline_file, &local_error);
+      /* An older daemon's file (version 1) may lack a file another
+       * writer deleted after the start, and reading that as "absent"
+       * would let the session's write there bring it back unasked. It is
+       * walked again for the session's start when that moment is known,
+       * which tells a path deleted since (unknown) from one that was never
+       * there (absent); the walk drops the file's applied paths, which are
+       * then "unknown" too: more conflicts, never fewer. Without that
+       * moment (or if the walk fails) the file stands, with every path it
+       * lacks "unknown": every file the session added is a conflict. */
+      if (self->baseline != NULL && paddock_baseline_is_legacy (self->baseline))
+        {
+          paddock_baseline_set_missing_unknown (self->baseline);
+          if (locked_get_started_ns (self) != 0)
+            {
+              g_message ("The baseline %s is in an older daemon's format: walked again for the "
+                         "session's start", self->baseline_file);
+              legacy = g_steal_pointer (&self->baseline);
+            }
+        }
       if (self->baseline != NULL)
         return self->baseline;
-      g_message ("Cannot read the baseline %s: %s", self->baseline_file, local_error->message);
-      g_clear_error (&local_error);
+      if (legacy == NULL)
+        {
+          g_message ("Cannot read the baseline %s: %s", self->baseline_file, local_error->message);
+          g_clear_error (&local_error);
+        }
     }
 
   since_ns = locked_get_started_ns (self);
@@ -532,6 +555,14 @@ locked_get_baseline (PaddockStage  *self,
         {
           g_propagate_error (error, g_steal_pointer (&local_error));
           return NULL;
+        }
+      /* The older file still says what it can. */
+      if (legacy != NULL)
+        {
+          g_message ("Could not walk %s again: its older baseline stands: %s",
+                     self->workspace, local_error->message);
+          self->baseline = g_steal_pointer (&legacy);
+          return self->baseline;
         }
       g_message ("No baseline for %s: every change will count as a conflict: %s",
                  self->workspace, local_error->message);
