@@ -294,12 +294,18 @@ format_since (gint64 started_ns)
 
 /* Writes baseline-since without fsync(): this is on the session's start,
  * and what it must survive before the walk's thread makes it durable
- * (record_baseline_thread()) is a daemon's death, which leaves the page
- * cache alone. The file is new at a start, which GLib then writes in place
- * (ONLY_EXISTING: its temp file, fsync and rename only for a file that
- * exists). A power loss before the durable write leaves no file, or a
- * torn one, read as none or as an earlier moment (a prefix of the digits),
- * and locked_get_baseline() then errs towards conflicts. */
+ * (record_baseline_thread(), which does so first thing, before its wait:
+ * concurrently with the CreateSession reply, not after it) is a daemon's
+ * death, which leaves the page cache alone. The file is new at a start (a
+ * stage is prepared once, in a new session folder), and for a new file
+ * GLib writes a temp file and renames it without any fsync
+ * (ONLY_EXISTING: the fsyncs only for a file that exists; checked with
+ * strace: the main thread makes no fsync on the start path, the walk's
+ * thread both). A power loss before the durable write leaves no file, an
+ * empty one or a torn one, read as none or as a far earlier moment (a
+ * prefix of the digits), and locked_get_baseline() then errs towards
+ * conflicts: a session whose agent ran before that loses no conflict, at
+ * worst it gets more. */
 static gboolean
 write_since_quickly (PaddockStage  *self,
                      gint64         started_ns,
