@@ -2751,7 +2751,9 @@ paddock_session_impl_handle_exec (PaddockIpcSession1    *session,
 
   if (!paddock_session_impl_check_alive (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  if (g_strcmp0 (paddock_ipc_session1_get_state (session), "running") != 0)
+  /* "running" with leftovers: an earlier daemon's, being ended, with no
+   * supervisor to run anything in. */
+  if (g_strcmp0 (paddock_ipc_session1_get_state (session), "running") != 0 || self->leftovers != NULL)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "Session %s is not running", self->id);

@@ -282,8 +282,8 @@ _paddock_session_leftovers_begin (PaddockSessionLeftovers *self,
   g_return_if_fail (self->poll_id == 0);
 
   self->kill_at = kill_at;
-  g_message ("Session %s was left running by an earlier daemon: SIGTERM to its %u process(es)",
-             self->session_id, self->pinned->len);
+  g_message ("Session %s was left running by an earlier daemon: SIGTERM to its %u process(es)%s",
+             self->session_id, self->pinned->len, self->cgroup != NULL ? " and its cgroup" : "");
   if (self->cgroup != NULL)
     paddock_cgroup_signal (self->cgroup, SIGTERM);
   signal_pinned (self, SIGTERM);

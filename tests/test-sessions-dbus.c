@@ -841,6 +841,17 @@ test_restart_ends_leftovers_at_once (void)
       g_assert_cmpstr (state, ==, "running");
     }
   g_assert_cmpuint (count_marked_processes (marker), ==, marked);
+  /* Nothing new runs in them meanwhile. */
+  {
+    const char *argv[] = { "true", NULL };
+    g_autoptr(GVariant) reply = NULL;
+
+    reply = paddock_test_call (connection, paths[2], "org.paddock.Session1", "Exec",
+                               g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
+                               G_VARIANT_TYPE ("(o)"), &error);
+    g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
+    g_clear_error (&error);
+  }
 
   /* Destroy ends a session's leftovers now, and answers once they are
    * gone (with its files); Stop likewise. */
