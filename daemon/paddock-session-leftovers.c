@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -192,6 +193,19 @@ kill_all (PaddockSessionLeftovers *self)
   signal_pinned (self, SIGKILL);
 }
 
+/* Whether a process runs in @cgroup or below it ("populated 1" in
+ * cgroup.events); TRUE when that cannot be read. */
+static gboolean
+cgroup_populated (PaddockCgroup *cgroup)
+{
+  g_autofree char *events_path = g_build_filename (paddock_cgroup_get_path (cgroup), "cgroup.events", NULL);
+  g_autofree char *events = NULL;
+
+  if (!g_file_get_contents (events_path, &events, NULL, NULL))
+    return TRUE;
+  return strstr (events, "populated 0") == NULL;
+}
+
 /* Drops the pidfds of processes that have exited (readable pidfd);
  * returns how many still run. */
 static guint
@@ -243,9 +257,24 @@ paddock_session_leftovers_poll_cb (gpointer user_data)
       pin_again (self);
       running = forget_exited (self->pinned);
     }
-  /* A cgroup lives on until the kernel has emptied it. */
-  if (running == 0 && self->cgroup != NULL && paddock_cgroup_remove (self->cgroup))
-    g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+  /* A cgroup lives on until the kernel has emptied it. One that empty
+   * still cannot go (a cgroup made below it by the agent, as root) is left
+   * where it is: nothing runs in it. */
+  if (running == 0 && self->cgroup != NULL)
+    {
+      /* Read first: empty before the rmdir, then not a process still
+       * exiting that made it fail. */
+      gboolean populated = cgroup_populated (self->cgroup);
+
+      if (paddock_cgroup_remove (self->cgroup))
+        g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+      else if (!populated)
+        {
+          g_message ("Session %s: its cgroup %s is empty but cannot be removed (%s); left there",
+                     self->session_id, paddock_cgroup_get_path (self->cgroup), g_strerror (errno));
+          g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+        }
+    }
 
   if (running == 0 && self->cgroup == NULL)
     {
