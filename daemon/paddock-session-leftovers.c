@@ -35,6 +35,9 @@
  * a warning (it is watched on regardless: in uninterruptible sleep, on a
  * hung file system). */
 #define LEFTOVERS_KILL_WARN_US (10 * G_USEC_PER_SEC)
+/* Past that warning, the sweep for new processes (a walk of /proc for a
+ * session without a cgroup) runs this often, not at every poll. */
+#define LEFTOVERS_SLOW_SWEEP_US (1 * G_USEC_PER_SEC)
 
 struct _PaddockSessionLeftovers
 {
@@ -46,6 +49,7 @@ struct _PaddockSessionLeftovers
   gint64              kill_at;   /* monotonic; 0 until begun */
   gboolean            killed;
   gboolean            warned;
+  gint64              last_sweep;
   guint               running;
 };
 
@@ -244,10 +248,14 @@ paddock_session_leftovers_poll_cb (gpointer user_data)
       self->killed = TRUE;
       g_message ("Session %s: SIGKILL to what an earlier daemon left of it", self->session_id);
     }
-  /* Every tick after the grace: anything forked since the last sweep
-   * gets its SIGKILL too. */
-  if (self->killed)
-    kill_all (self);
+  /* Every tick after the grace (every second once it is clear that
+   * something does not die): anything forked since the last sweep gets its
+   * SIGKILL too. */
+  if (self->killed && (!self->warned || now - self->last_sweep >= LEFTOVERS_SLOW_SWEEP_US))
+    {
+      self->last_sweep = now;
+      kill_all (self);
+    }
 
   running = forget_exited (self->pinned);
   /* The last pinned process gone within the grace: whatever it forked
