@@ -901,6 +901,22 @@ paddock_manager_impl_shutdown (PaddockManagerImpl *self)
     }
 }
 
+/* The grace an earlier daemon's leftovers get between SIGTERM and SIGKILL:
+ * what the app's Stop gives. For tests, PADDOCK_TEST_LEFTOVER_GRACE_MS=N
+ * makes it N ms (an hour, to look at a restart while it runs). */
+#define LEFTOVER_GRACE_MS (5 * 1000)
+
+static gint64
+leftover_grace_ms (void)
+{
+  const char *test_grace = g_getenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+  guint64 grace_ms;
+
+  if (test_grace != NULL && g_ascii_string_to_unsigned (test_grace, 10, 0, 24 * 3600 * 1000, &grace_ms, NULL))
+    return (gint64) grace_ms;
+  return LEFTOVER_GRACE_MS;
+}
+
 /* Lists the sessions an earlier daemon left in the state dir, with their
  * last state; see paddock_session_impl_new_from_record() for what happens
  * to processes that were still running. */
@@ -933,6 +949,9 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
         {
           g_message ("Skipping the session record %s: %s", record,
                      error != NULL ? error->message : "its id does not match its folder");
+          /* Not listed, so not left running either. */
+          if (session != NULL)
+            paddock_session_impl_kill_now (session);
           continue;
         }
 
@@ -952,6 +971,7 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
         {
           g_message ("Could not export session %s: %s", paddock_session_impl_get_id (session),
                      error->message);
+          paddock_session_impl_kill_now (session);
           continue;
         }
       g_signal_connect (session, "changed", G_CALLBACK (paddock_manager_impl_session_changed_cb), self);
@@ -964,6 +984,16 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
                                                   _paddock_session_impl_get_network (session)),
                                                 paddock_session_impl_get_id (session));
     }
+
+  /* What the earlier daemon left running is ended on the main loop, for
+   * every session at once: one grace for all, and the daemon serves
+   * meanwhile (each session says "stopped" once its processes are gone). */
+  {
+    gint64 kill_at = g_get_monotonic_time () + leftover_grace_ms () * 1000;
+
+    for (guint i = 0; i < self->sessions->len; i++)
+      paddock_session_impl_end_leftovers (g_ptr_array_index (self->sessions, i), kill_at);
+  }
 
   if (restored->len > 0)
     g_debug ("Listed %u session(s) of an earlier daemon", restored->len);

@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include "paddock-cgroup.h"
 #include "paddock-domain-rules.h"
 #include "paddock-lease.h"
 #include "paddock-reserved-ports.h"
@@ -22,6 +23,42 @@ gboolean      _paddock_session_impl_freeze    (PaddockSessionImpl    *self,
                                                gboolean               frozen);
 /* The pids of every process of the session now, as the daemon sees them. */
 GArray       *_paddock_session_impl_list_pids (PaddockSessionImpl    *self);
+
+/* What an earlier daemon left running of a restored session
+ * (paddock-session-leftovers.c): pinned processes, ended on the main loop. */
+typedef struct
+{
+  int   pidfd;
+  pid_t pid;   /* as pinned: never read back from the pidfd */
+} PaddockLeftover;
+
+typedef struct _PaddockSessionLeftovers PaddockSessionLeftovers;
+
+gboolean                 _paddock_leftover_pin             (GArray                  *pinned,
+                                                            pid_t                    pid,
+                                                            guint64                  start_time);
+gboolean                 _paddock_leftover_is_pinned       (GArray                  *pinned,
+                                                            pid_t                    pid);
+void                     _paddock_leftover_keep_relisted   (GArray                  *pinned,
+                                                            guint                    first,
+                                                            GArray                  *relisted);
+PaddockSessionLeftovers *_paddock_session_leftovers_new    (PaddockSessionImpl      *session,
+                                                            GArray                  *pinned,
+                                                            PaddockCgroup           *cgroup);
+void                     _paddock_session_leftovers_free   (PaddockSessionLeftovers *self);
+guint                    _paddock_session_leftovers_get_running (PaddockSessionLeftovers *self);
+void                     _paddock_session_leftovers_begin  (PaddockSessionLeftovers *self,
+                                                            gint64                   kill_at);
+void                     _paddock_session_leftovers_hurry  (PaddockSessionLeftovers *self,
+                                                            gint64                   kill_at);
+void                     _paddock_session_leftovers_kill_now (PaddockSessionLeftovers *self);
+/* Called back by the leftovers: pins whatever of the session runs now and
+ * is not pinned yet; and how many processes still run (0: all gone, the
+ * leftovers may be freed). */
+void                     _paddock_session_impl_pin_leftovers     (PaddockSessionImpl *self,
+                                                                  GArray             *pinned);
+void                     _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
+                                                                  guint               running);
 
 /* org.paddock.Session1's staging methods (paddock-session-staging.c). */
 gboolean _paddock_session_impl_handle_list_changes       (PaddockIpcSession1    *session,

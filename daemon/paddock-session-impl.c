@@ -146,6 +146,13 @@ struct _PaddockSessionImpl
   gint64                      stop_started;
   gint64                      stop_kill_at;
   gboolean                    killed;
+
+  /* A restored session: what an earlier daemon left running of it, being
+   * ended (paddock-session-leftovers.c); the state it goes to once that is
+   * gone; and Stop/Destroy calls (Waiter) that wait for it. */
+  PaddockSessionLeftovers    *leftovers;
+  char                       *leftovers_final_state;
+  GPtrArray                  *leftover_waiters;
 };
 
 typedef struct
@@ -260,6 +267,11 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
 
   if (self->record_path == NULL)
+    return;
+  /* The earlier daemon's record names the processes it left: it stays as
+   * it is until they are gone, so that a daemon killed meanwhile checks
+   * them again. */
+  if (self->leftovers != NULL)
     return;
 
   boot_id = current_boot_id ();
@@ -2183,6 +2195,29 @@ paddock_session_impl_check_alive (PaddockSessionImpl    *self,
   return TRUE;
 }
 
+/* Stop or Destroy of a restored session whose leftovers still run: they
+ * end with the grace asked (or the one under way, if shorter), and the
+ * call is answered as Stop/Destroy would be once they are gone. */
+static gboolean
+paddock_session_impl_wait_for_leftovers (PaddockSessionImpl    *self,
+                                         GDBusMethodInvocation *invocation,
+                                         guint                  grace_seconds,
+                                         gboolean               destroy)
+{
+  Waiter *waiter;
+
+  if (self->leftovers == NULL)
+    return FALSE;
+
+  waiter = g_new0 (Waiter, 1);
+  waiter->invocation = invocation;
+  waiter->destroy = destroy;
+  g_ptr_array_add (self->leftover_waiters, waiter);
+  _paddock_session_leftovers_hurry (self->leftovers,
+                                    g_get_monotonic_time () + (gint64) grace_seconds * G_USEC_PER_SEC);
+  return TRUE;
+}
+
 static gboolean
 paddock_session_impl_handle_stop (PaddockIpcSession1    *session,
                                   GDBusMethodInvocation *invocation,
@@ -2200,6 +2235,8 @@ paddock_session_impl_handle_stop (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
+  if (paddock_session_impl_wait_for_leftovers (self, invocation, grace_seconds, FALSE))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   paddock_session_impl_begin_stop (self, invocation, grace_seconds, FALSE);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
@@ -2213,6 +2250,8 @@ paddock_session_impl_handle_destroy (PaddockIpcSession1    *session,
   if (!paddock_session_impl_check_alive (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 
+  if (paddock_session_impl_wait_for_leftovers (self, invocation, 0, TRUE))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   paddock_session_impl_begin_stop (self, invocation, 0, TRUE);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
@@ -2237,6 +2276,8 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
 
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
+  if (self->leftovers != NULL)
+    _paddock_session_leftovers_kill_now (self->leftovers);
   paddock_session_impl_signal_all (self, SIGKILL, NULL);
 
   /* The daemon is going: wait (briefly) for the kernel to empty the
@@ -2730,7 +2771,9 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
 
   if (!paddock_session_impl_check_alive (self, invocation))
     return;
-  if (g_strcmp0 (paddock_ipc_session1_get_state (session), "running") != 0)
+  /* "running" with leftovers: an earlier daemon's, being ended, with no
+   * supervisor to run anything in. */
+  if (g_strcmp0 (paddock_ipc_session1_get_state (session), "running") != 0 || self->leftovers != NULL)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "Session %s is not running", self->id);
@@ -3067,6 +3110,9 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->scrollback, paddock_scrollback_free);
   g_clear_pointer (&self->pending_input, g_byte_array_unref);
   g_clear_pointer (&self->waiters, g_ptr_array_unref);
+  g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
+  g_clear_pointer (&self->leftovers_final_state, g_free);
+  g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
   g_clear_pointer (&self->viewers, g_ptr_array_unref);
   g_clear_pointer (&self->commands, g_hash_table_unref);
   g_clear_pointer (&self->pending_execs, g_hash_table_unref);
@@ -3111,6 +3157,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->caller_watches = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                 (GDestroyNotify) caller_watch_free);
   self->command_pids = g_hash_table_new (NULL, NULL);
+  self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
 }
 
@@ -3181,106 +3228,13 @@ paddock_session_impl_new (const char                 *id,
   return self;
 }
 
-/* How long a new daemon waits for a SIGKILLed leftover to exit: exiting
- * takes no cooperation, only the CPU to unmap and close what it had. */
-#define LEFTOVER_EXIT_TIMEOUT_US (10 * G_USEC_PER_SEC)
-
-/* A process of a leftover session, pinned: the pid it was pinned as, and
- * its pidfd. */
-typedef struct
-{
-  int   pidfd;
-  pid_t pid;
-} Leftover;
-
-/* Pins @pid with a pidfd (appended to @leftovers) if it runs, and, given a
- * @start_time, only if it still is the process that started then. A pidfd
- * signals its own process or no one: never a stranger that got the pid. */
-static gboolean
-pin_leftover (GArray  *leftovers,
-              pid_t    pid,
-              guint64  start_time)
-{
-  Leftover leftover = { (int) syscall (SYS_pidfd_open, pid, 0), pid };  /* CLOEXEC, always */
-
-  if (leftover.pidfd < 0)
-    return FALSE;
-  if (start_time != 0 && process_start_time (pid) != start_time)
-    {
-      close (leftover.pidfd);
-      return FALSE;
-    }
-  g_array_append_val (leftovers, leftover);
-  return TRUE;
-}
-
-/* Of the leftovers from index @first on, keeps those whose pid is in
- * @relisted. */
-static void
-keep_relisted (GArray *leftovers,
-               guint   first,
-               GArray *relisted)
-{
-  for (guint i = first; i < leftovers->len;)
-    {
-      const Leftover *leftover = &g_array_index (leftovers, Leftover, i);
-      gboolean listed = FALSE;
-
-      for (guint j = 0; j < relisted->len && !listed; j++)
-        listed = g_array_index (relisted, pid_t, j) == leftover->pid;
-      if (listed)
-        i++;
-      else
-        {
-          close (leftover->pidfd);
-          g_array_remove_index_fast (leftovers, i);
-        }
-    }
-}
-
-/* SIGKILLs every pinned process, waits until each has exited (its pidfd
- * turns readable) or @deadline passes, and closes the pidfds. Returns how
- * many still run. */
-static guint
-kill_leftovers (GArray *leftovers,
-                gint64  deadline)
-{
-  g_autofree GPollFD *polls = g_new0 (GPollFD, leftovers->len);
-  guint running = leftovers->len;
-
-  for (guint i = 0; i < leftovers->len; i++)
-    {
-      polls[i].fd = g_array_index (leftovers, Leftover, i).pidfd;
-      polls[i].events = G_IO_IN;
-      syscall (SYS_pidfd_send_signal, polls[i].fd, SIGKILL, NULL, 0);
-    }
-
-  while (running > 0)
-    {
-      gint64 remaining_ms = (deadline - g_get_monotonic_time ()) / 1000;
-
-      if (remaining_ms <= 0 || (g_poll (polls, leftovers->len, (gint) remaining_ms) < 0 && errno != EINTR))
-        break;
-      for (guint i = 0; i < leftovers->len; i++)
-        if (polls[i].fd >= 0 && polls[i].revents != 0)
-          {
-            /* Ignored by poll from now on. */
-            polls[i].fd = -1;
-            running--;
-          }
-    }
-
-  for (guint i = 0; i < leftovers->len; i++)
-    close (g_array_index (leftovers, Leftover, i).pidfd);
-  g_array_set_size (leftovers, 0);
-  return running;
-}
-
 /* A session recorded by an earlier daemon. If its record says it was still
  * running, whatever is left of it in this boot (matched by boot id and
- * process start time, never by pid alone) is killed: no daemon supervises
- * it any more, and none may run unsupervised. It is then listed as stopped,
- * its files kept for review. Returns NULL for a record that cannot be read. */
+ * process start time, never by pid alone) is pinned, to be ended by
+ * paddock_session_impl_end_leftovers(): no daemon supervises it any more,
+ * and none may run unsupervised. Until it is gone the session is listed
+ * with its recorded state and process count; then as stopped, its files
+ * kept for review. Returns NULL for a record that cannot be read. */
 PaddockSessionImpl *
 paddock_session_impl_new_from_record (const char  *record_path,
                                       const char  *helper,
@@ -3296,6 +3250,8 @@ paddock_session_impl_new_from_record (const char  *record_path,
   const char *state;
   const char *id;
   gint64 pid;
+  g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (PaddockLeftover));
+  g_autoptr(PaddockCgroup) cgroup = NULL;
 
   if (!json_parser_load_from_file (parser, record_path, error))
     return NULL;
@@ -3364,23 +3320,16 @@ paddock_session_impl_new_from_record (const char  *record_path,
   pid = json_object_get_int_member_with_default (record, "pid", 0);
   boot_id = current_boot_id ();
 
-  /* A cgroup left behind names exactly what is left of the session. */
-  {
-    g_autoptr(PaddockCgroup) cgroup =
-      paddock_cgroup_open (json_object_get_string_member_with_default (record, "cgroup", NULL));
+  /* A cgroup left behind names exactly what is left of the session; only
+   * ever a cgroup of ours, whatever the record says. */
+  cgroup = paddock_cgroup_open (json_object_get_string_member_with_default (record, "cgroup", NULL));
+  if (cgroup != NULL)
+    {
+      g_autofree char *cgroup_name = g_path_get_basename (paddock_cgroup_get_path (cgroup));
 
-    g_autofree char *cgroup_name = cgroup != NULL ? g_path_get_basename (paddock_cgroup_get_path (cgroup)) : NULL;
-
-    /* Only ever a cgroup of ours, whatever the record says. */
-    if (cgroup != NULL && g_str_has_prefix (cgroup_name, "paddock-session-"))
-      {
-        gint64 deadline = g_get_monotonic_time () + G_USEC_PER_SEC;
-
-        paddock_cgroup_kill (cgroup);
-        while (!paddock_cgroup_remove (cgroup) && g_get_monotonic_time () < deadline)
-          g_usleep (10 * 1000);
-      }
-  }
+      if (!g_str_has_prefix (cgroup_name, "paddock-session-"))
+        g_clear_pointer (&cgroup, paddock_cgroup_free);
+    }
 
   if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
     {
@@ -3389,10 +3338,9 @@ paddock_session_impl_new_from_record (const char  *record_path,
       guint64 init_start_time = (guint64) json_object_get_int_member_with_default (record, "init_start_time", 0);
       gboolean same_boot = g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""),
                                       boot_id) == 0;
-      g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (Leftover));
 
       if (same_boot && pid > 0 && pid < G_MAXINT && start_time != 0 &&
-          pin_leftover (leftovers, (pid_t) pid, start_time))
+          _paddock_leftover_pin (leftovers, (pid_t) pid, start_time))
         {
           /* Still there: everything of its session goes. */
           g_autoptr(GArray) listed = NULL;
@@ -3400,37 +3348,46 @@ paddock_session_impl_new_from_record (const char  *record_path,
           guint first = leftovers->len;
 
           self->pid = (pid_t) pid;
+          self->pid_start_time = start_time;
           self->sandboxed = json_object_get_boolean_member_with_default (record, "sandboxed", TRUE);
           self->reaped = FALSE;
           listed = paddock_session_impl_list_pids (self);
           for (guint i = 0; i < listed->len; i++)
-            pin_leftover (leftovers, g_array_index (listed, pid_t, i), 0);
+            if (!_paddock_leftover_is_pinned (leftovers, g_array_index (listed, pid_t, i)))
+              _paddock_leftover_pin (leftovers, g_array_index (listed, pid_t, i), 0);
           /* Pinned first, checked again after: a pid that changed hands
            * in between is not the session's any more, and its pidfd (the
            * old process's) can reach no one else. */
           relisted = paddock_session_impl_list_pids (self);
-          keep_relisted (leftovers, first, relisted);
+          _paddock_leftover_keep_relisted (leftovers, first, relisted);
           self->reaped = TRUE;
         }
       /* A sandbox dies with the daemon (--die-with-parent), one process
        * after the other: its pid 1 may outlive the supervisor we knew by
        * a moment, and it exits only once all of the namespace is gone. */
-      if (same_boot && init_pid > 0 && init_pid < G_MAXINT && init_start_time != 0)
-        pin_leftover (leftovers, (pid_t) init_pid, init_start_time);
-
-      if (leftovers->len > 0)
-        {
-          /* Nothing of the session may run on once we serve. */
-          guint running = kill_leftovers (leftovers, g_get_monotonic_time () + LEFTOVER_EXIT_TIMEOUT_US);
-
-          if (running > 0)
-            g_warning ("Session %s: %u process(es) left by an earlier daemon did not exit within %d s "
-                       "of SIGKILL", id, running, (int) (LEFTOVER_EXIT_TIMEOUT_US / G_USEC_PER_SEC));
-          else
-            g_message ("Session %s was left running by an earlier daemon: killed it", id);
-        }
-      self->pid = 0;
+      if (same_boot && init_pid > 0 && init_pid < G_MAXINT && init_start_time != 0 &&
+          !_paddock_leftover_is_pinned (leftovers, (pid_t) init_pid))
+        _paddock_leftover_pin (leftovers, (pid_t) init_pid, init_start_time);
       state = "stopped";
+    }
+
+  /* An empty cgroup goes now. */
+  if (leftovers->len == 0 && cgroup != NULL && paddock_cgroup_remove (cgroup))
+    g_clear_pointer (&cgroup, paddock_cgroup_free);
+
+  if (leftovers->len > 0 || cgroup != NULL)
+    {
+      /* Listed as it was until they are gone. */
+      self->leftovers_final_state = g_strdup (state);
+      state = json_object_get_string_member_with_default (record, "state", "stopped");
+      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), MAX (leftovers->len, 1));
+      self->leftovers = _paddock_session_leftovers_new (self, g_steal_pointer (&leftovers),
+                                                        g_steal_pointer (&cgroup));
+    }
+  else
+    {
+      self->pid = 0;
+      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
     }
 
   /* An apply the earlier daemon was killed in the middle of: finished or
@@ -3444,8 +3401,88 @@ paddock_session_impl_new_from_record (const char  *record_path,
     }
 
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), state);
-  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
   paddock_session_impl_save (self);
 
   return g_steal_pointer (&self);
+}
+
+/* Starts ending what an earlier daemon left running of this restored
+ * session: SIGTERM now, SIGKILL at @kill_at (the same moment for every
+ * session restored at once: one grace for all). Returns at once. */
+void
+paddock_session_impl_end_leftovers (PaddockSessionImpl *self,
+                                    gint64              kill_at)
+{
+  g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
+
+  if (self->leftovers != NULL)
+    _paddock_session_leftovers_begin (self->leftovers, kill_at);
+}
+
+void
+_paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
+                                     GArray             *pinned)
+{
+  g_autoptr(GArray) listed = NULL;
+  g_autoptr(GArray) relisted = NULL;
+  guint first = pinned->len;
+
+  /* A sandbox whose namespace was not found at the restore is not looked
+   * for again by its supervisor's pid, which may be a stranger's by now:
+   * its pinned pid 1 takes the namespace with it. The host profile's
+   * process session is checked by its leader's start time (see
+   * agent_session_may_live()). */
+  if (self->pid <= 0 || (self->sandboxed && self->pid_namespace == NULL))
+    return;
+
+  listed = paddock_session_impl_list_pids (self);
+  for (guint i = 0; i < listed->len; i++)
+    if (!_paddock_leftover_is_pinned (pinned, g_array_index (listed, pid_t, i)))
+      _paddock_leftover_pin (pinned, g_array_index (listed, pid_t, i), 0);
+  relisted = paddock_session_impl_list_pids (self);
+  _paddock_leftover_keep_relisted (pinned, first, relisted);
+}
+
+void
+_paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
+                                         guint               running)
+{
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+  g_autoptr(GPtrArray) waiters = NULL;
+  g_autofree char *final_state = NULL;
+
+  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), running);
+  if (running > 0)
+    {
+      g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+      return;
+    }
+
+  /* All gone: the session is what its record said it ended as, now on
+   * disk (set_state saves), and the calls that waited are answered as if
+   * nothing had run. */
+  g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
+  final_state = g_steal_pointer (&self->leftovers_final_state);
+  self->pid = 0;
+  g_clear_pointer (&self->pid_namespace, g_free);
+  self->init_pid = 0;
+  if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), final_state) == 0)
+    {
+      paddock_session_impl_save (self);
+      g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+    }
+  else
+    paddock_session_impl_set_state (self, final_state);
+
+  waiters = g_steal_pointer (&self->leftover_waiters);
+  self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
+  for (guint i = 0; i < waiters->len; i++)
+    {
+      Waiter *waiter = g_ptr_array_index (waiters, i);
+      GDBusMethodInvocation *invocation = g_steal_pointer (&waiter->invocation);
+
+      /* A Destroy before it may have answered for the session already. */
+      if (paddock_session_impl_check_alive (self, invocation))
+        paddock_session_impl_begin_stop (self, invocation, 0, waiter->destroy);
+    }
 }

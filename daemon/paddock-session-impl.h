@@ -78,6 +78,8 @@ const char         *paddock_session_impl_get_object_path (PaddockSessionImpl    
 GVariant           *paddock_session_impl_describe    (PaddockSessionImpl         *self);
 guint               paddock_session_impl_count_processes (PaddockSessionImpl     *self);
 void                paddock_session_impl_kill_now    (PaddockSessionImpl         *self);
+void                paddock_session_impl_end_leftovers (PaddockSessionImpl       *self,
+                                                        gint64                    kill_at);
 void                paddock_session_impl_abandon_start (PaddockSessionImpl       *self,
                                                         const GError             *error);
 

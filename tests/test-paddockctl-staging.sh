@@ -250,6 +250,10 @@ if command -v git >/dev/null; then
    env "${git_env[@]}" git add tracked.txt && env "${git_env[@]}" git commit -q -m t)
 fi
 printf 'before\n' >"$ws4/early.txt"
+# Not a timing assertion: the file (and the folder it was made in) must be
+# older than the start by more than the file clock's tick, or the start
+# itself calls them changed since (both would be conflicts).
+sleep 0.1
 run "$tmp/out" "$tmp/err" create --workspace "$ws4" --profile safe -- sh -c \
   'echo "by the agent, at once" > early.txt; echo "new, at once" > early-new.txt; echo EARLY-DONE; exec sleep 600'
 id4=$(head -n 1 "$tmp/out")

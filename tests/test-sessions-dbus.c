@@ -734,18 +734,28 @@ test_restart_lists_and_cleans_up (void)
   paddock_test_daemon_kill (daemon);
   paddock_test_daemon_start (daemon);
 
-  /* Nothing of the sessions runs any more... */
+  /* They are all listed with their last state: the running ones as
+   * "running" while what is left of them is ended (SIGTERM, the grace,
+   * SIGKILL: it ignores SIGTERM), then "stopped"... */
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  for (;;)
+    {
+      g_clear_pointer (&host_state, g_free);
+      g_clear_pointer (&safe_state, g_free);
+      g_clear_pointer (&sessions, g_variant_unref);
+      sessions = list_sessions (connection);
+      host_state = listed_state (sessions, host_path, NULL);
+      if (safe_path != NULL)
+        safe_state = listed_state (sessions, safe_path, NULL);
+      if (g_strcmp0 (host_state, "stopped") == 0 && (safe_path == NULL || g_strcmp0 (safe_state, "stopped") == 0))
+        break;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (50 * 1000);
+    }
+
+  /* ...and once "stopped", nothing of them runs any more. */
   g_assert_cmpuint (count_marked_processes (marker), ==, 0);
 
-  /* ...and they are all listed, with their last state. */
-  sessions = list_sessions (connection);
-  host_state = listed_state (sessions, host_path, NULL);
-  g_assert_cmpstr (host_state, ==, "stopped");
-  if (safe_path != NULL)
-    {
-      safe_state = listed_state (sessions, safe_path, NULL);
-      g_assert_cmpstr (safe_state, ==, "stopped");
-    }
   exited_state = listed_state (sessions, exited_path, &exit_status);
   g_assert_cmpstr (exited_state, ==, "exited");
   g_assert_cmpint (exit_status, ==, 7);
@@ -762,6 +772,144 @@ test_restart_lists_and_cleans_up (void)
     g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
   }
 
+  unlink (marker);
+}
+
+static gboolean
+all_files_exist (gpointer user_data)
+{
+  char **paths = user_data;
+
+  for (guint i = 0; paths[i] != NULL; i++)
+    if (!g_file_test (paths[i], G_FILE_TEST_EXISTS))
+      return FALSE;
+  return TRUE;
+}
+
+/* A daemon killed while three sessions run processes that ignore SIGTERM:
+ * the next one ends what is left of them all at once, as Stop would
+ * (SIGTERM, a grace, SIGKILL), serving meanwhile. The grace is made an
+ * hour here, so that what is seen during it cannot depend on timing: every
+ * session has had its SIGTERM while the first one's grace still runs (one
+ * grace for all, not one after the other), ListSessions answers with all
+ * three still running, Stop and Destroy end a session's leftovers at once,
+ * and a daemon that quits in the middle leaves nothing running. */
+static void
+test_restart_ends_leftovers_at_once (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-leftover", NULL);
+  char *paths[3] = { NULL, };
+  g_auto(GStrv) term_files = g_new0 (char *, 4);
+  g_autoptr(GVariant) sessions = NULL;
+  g_autoptr(GVariant) result = NULL;
+  guint marked;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autofree char *script = NULL;
+
+      term_files[i] = g_strdup_printf ("%s/term-%u", workspace, i);
+      /* The shell notes its SIGTERM and goes on; its child ignores it. */
+      script = g_strdup_printf ("trap '' HUP; trap 'echo > %s' TERM; "
+                                "(trap '' TERM HUP; exec %s 300) & echo up; "
+                                "while :; do wait; done", term_files[i], marker);
+      paths[i] = create_session (connection, script, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_true (wait_for_output (connection, paths[i], "up"));
+    }
+  /* Each shell's child (the shells themselves are "sh" to ps). */
+  wait_for_marked (marker, 3);
+  marked = count_marked_processes (marker);
+
+  paddock_test_daemon_kill (daemon);
+  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "3600000", TRUE);
+  paddock_test_daemon_start (daemon);
+  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+
+  /* Every session got its SIGTERM within the first one's grace... */
+  g_assert_true (paddock_test_wait_for (all_files_exist, term_files, 30 * 1000));
+
+  /* ...while the daemon answers, listing them as they are: running. */
+  sessions = list_sessions (connection);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autofree char *state = listed_state (sessions, paths[i], NULL);
+      g_assert_cmpstr (state, ==, "running");
+    }
+  g_assert_cmpuint (count_marked_processes (marker), ==, marked);
+  /* Nothing new runs in them meanwhile. */
+  {
+    const char *argv[] = { "true", NULL };
+    g_autoptr(GVariant) reply = NULL;
+
+    reply = paddock_test_call (connection, paths[2], "org.paddock.Session1", "Exec",
+                               g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
+                               G_VARIANT_TYPE ("(o)"), &error);
+    g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
+    g_clear_error (&error);
+  }
+
+  /* Destroy ends a session's leftovers now, and answers once they are
+   * gone (with its files); Stop likewise. */
+  result = stop (connection, paths[0], 0, TRUE, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&result, g_variant_unref);
+  g_assert_cmpuint (count_marked_processes (marker), ==, marked - 1);
+  {
+    g_autofree char *id = g_path_get_basename (paths[0]);
+    g_autofree char *dir = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id, NULL);
+
+    g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
+  }
+  result = stop (connection, paths[1], 0, FALSE, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&result, g_variant_unref);
+  g_assert_cmpuint (count_marked_processes (marker), ==, marked - 2);
+  {
+    g_autofree char *state = get_state (connection, paths[1]);
+    g_assert_cmpstr (state, ==, "stopped");
+  }
+
+  /* A daemon that quits within the grace leaves nothing running... */
+  paddock_test_daemon_stop (daemon);
+  wait_for_marked (marker, 0);
+
+  /* ...and the next one lists that session as stopped (once a process
+   * that was still exiting has gone). */
+  paddock_test_daemon_start (daemon);
+  {
+    gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+    for (;;)
+      {
+        g_autofree char *state = NULL;
+
+        g_clear_pointer (&sessions, g_variant_unref);
+        sessions = list_sessions (connection);
+        state = listed_state (sessions, paths[2], NULL);
+        if (g_strcmp0 (state, "stopped") == 0)
+          break;
+        g_assert_cmpstr (state, ==, "running");
+        g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+        g_usleep (20 * 1000);
+      }
+  }
+  for (guint i = 1; i < 3; i++)
+    {
+      result = stop (connection, paths[i], 0, TRUE, &error);
+      g_assert_no_error (error);
+      g_clear_pointer (&result, g_variant_unref);
+    }
+
+  for (guint i = 0; i < 3; i++)
+    {
+      unlink (term_files[i]);
+      g_free (paths[i]);
+    }
   unlink (marker);
 }
 
@@ -1401,6 +1549,7 @@ main (int   argc,
   g_test_add_func ("/sessions/host-cgroup-catches-escapees", test_host_cgroup_catches_escapees);
   g_test_add_func ("/sessions/quota", test_session_quota);
   g_test_add_func ("/sessions/restart-lists-and-cleans-up", test_restart_lists_and_cleans_up);
+  g_test_add_func ("/sessions/restart-ends-leftovers-at-once", test_restart_ends_leftovers_at_once);
 
   status = g_test_run ();
   /* Left empty by every test; a run must not leave it behind. */

@@ -24,7 +24,28 @@
  * entries let load() map the file and search it in place, with no
  * allocation per entry. */
 #define BASELINE_MAGIC    "PDKBASE\1"
-#define BASELINE_VERSION  1
+/* Version 2: a path the walk did not see is "absent at the start" only
+ * where the folder above it is known to have kept its entries since the
+ * moment the baseline stands for (baseline-since, T0): a folder changed
+ * since is "unknown" (its ctime), the workspace's own in the header's
+ * flags, and an entry changed since is "unknown" too (see record_dir()).
+ *
+ * Version 1, the same layout, was written by daemons that walked at other
+ * moments (before the agent ran; once it ran, for the walk's own start;
+ * for T0 but without the folders' marks) and all called a path missing
+ * from the walk "absent at the start", which for the later ones is wrong
+ * for a file another writer deleted between T0 and the walk: the session
+ * writing that path then looked like a plain addition, and Apply brought
+ * the file back over the deletion. Such a file is still read (load() sets
+ * legacy, paddock_baseline_is_legacy()), and its user decides what it can
+ * tell: the stage walks the workspace again for T0 when it knows T0, and
+ * otherwise reads it with every path it lacks "unknown", never "absent"
+ * (paddock_baseline_set_missing_unknown()); a copy's own stamps, recorded
+ * before the session ran in a folder nobody else writes, are read as they
+ * are (paddock-stage.c). A daemon of version 1 refuses this version
+ * ("unknown version") and walks again or counts every change a conflict. */
+#define BASELINE_VERSION         2
+#define BASELINE_VERSION_LEGACY  1
 #define UPDATE_MAGIC      0x55444b50u  /* "PKDU" */
 /* header.flags: the workspace's own folder had entries added or removed
  * since the moment the baseline stands for (see record_dir()). A file of
@@ -85,6 +106,10 @@ struct _PaddockBaseline
    * entries for a baseline with no record of the start at all
    * (paddock_baseline_new_unknown()). */
   guint64 flags;
+  /* Read from a version 1 file; and whether a path the walk did not see
+   * is "unknown" whatever its folder says. */
+  gboolean legacy;
+  gboolean missing_unknown;
   /* relpath → PaddockFileStamp*, from FILE.updates; overrides the map. */
   GHashTable *updates;
 };
@@ -577,7 +602,8 @@ paddock_baseline_load (const char  *file,
   memcpy (&header, data, sizeof header);
   if (memcmp (header.magic, BASELINE_MAGIC, sizeof header.magic) != 0)
     return corrupt (error, file, "bad magic"), NULL;
-  if (header.version != BASELINE_VERSION || header.entry_size != sizeof (BaselineEntry))
+  if ((header.version != BASELINE_VERSION && header.version != BASELINE_VERSION_LEGACY) ||
+      header.entry_size != sizeof (BaselineEntry))
     return corrupt (error, file, "unknown version"), NULL;
   /* A flag this daemon does not know may mean "more is unknown" in a way
    * lookup() would not honour: refused like an unknown version, so the
@@ -597,6 +623,7 @@ paddock_baseline_load (const char  *file,
   self->n_entries = header.n_entries;
   self->strings = data + sizeof header + table_size;
   self->flags = header.flags;
+  self->legacy = header.version == BASELINE_VERSION_LEGACY;
 
   for (gsize i = 0; i < self->n_entries; i++)
     {
@@ -682,6 +709,12 @@ paddock_baseline_lookup (PaddockBaseline  *self,
   if (lookup_exact (self, relpath, len, out))
     return out->present;
 
+  if (self->missing_unknown)
+    {
+      stamp_set_unknown (out);
+      return TRUE;
+    }
+
   /* Absent from the walk: ask the folders above it, nearest first. A
    * folder the baseline knows and that kept its entries since the start
    * held no such entry then either (a folder put there since is newer
@@ -712,6 +745,28 @@ paddock_baseline_lookup (PaddockBaseline  *self,
       return TRUE;
     }
   return FALSE;
+}
+
+/* Whether @self was read from a file of an older daemon (version 1): one
+ * in which a path the walk did not see may have been there at the start
+ * (see BASELINE_VERSION). */
+gboolean
+paddock_baseline_is_legacy (PaddockBaseline *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_BASELINE (self), FALSE);
+
+  return self->legacy;
+}
+
+/* From now on lookup() calls every path the walk did not see (and no
+ * update names) "unknown": for a version 1 file of the workspace, which
+ * cannot say which folders kept their entries since the start. */
+void
+paddock_baseline_set_missing_unknown (PaddockBaseline *self)
+{
+  g_return_if_fail (PADDOCK_IS_BASELINE (self));
+
+  self->missing_unknown = TRUE;
 }
 
 /* A baseline with no record of the start at all: every path is "unknown"

@@ -26,6 +26,8 @@ gboolean         paddock_baseline_record_since (const char            *workspace
                                                 GCancellable          *cancellable,
                                                 GError               **error);
 PaddockBaseline *paddock_baseline_new_unknown (void);
+gboolean         paddock_baseline_is_legacy  (PaddockBaseline         *self);
+void             paddock_baseline_set_missing_unknown (PaddockBaseline *self);
 PaddockBaseline *paddock_baseline_load       (const char              *file,
                                               GError                 **error);
 gboolean         paddock_baseline_lookup     (PaddockBaseline         *self,

@@ -294,12 +294,18 @@ format_since (gint64 started_ns)
 
 /* Writes baseline-since without fsync(): this is on the session's start,
  * and what it must survive before the walk's thread makes it durable
- * (record_baseline_thread()) is a daemon's death, which leaves the page
- * cache alone. The file is new at a start, which GLib then writes in place
- * (ONLY_EXISTING: its temp file, fsync and rename only for a file that
- * exists). A power loss before the durable write leaves no file, or a
- * torn one, read as none or as an earlier moment (a prefix of the digits),
- * and locked_get_baseline() then errs towards conflicts. */
+ * (record_baseline_thread(), which does so first thing, before its wait:
+ * concurrently with the CreateSession reply, not after it) is a daemon's
+ * death, which leaves the page cache alone. The file is new at a start (a
+ * stage is prepared once, in a new session folder), and for a new file
+ * GLib writes a temp file and renames it without any fsync
+ * (ONLY_EXISTING: the fsyncs only for a file that exists; checked with
+ * strace: the main thread makes no fsync on the start path, the walk's
+ * thread both). A power loss before the durable write leaves no file, an
+ * empty one or a torn one, read as none or as a far earlier moment (a
+ * prefix of the digits), and locked_get_baseline() then errs towards
+ * conflicts: a session whose agent ran before that loses no conflict, at
+ * worst it gets more. */
 static gboolean
 write_since_quickly (PaddockStage  *self,
                      gint64         started_ns,
@@ -499,6 +505,7 @@ locked_get_baseline (PaddockStage  *self,
                      GError       **error)
 {
   g_autoptr(GError) local_error = NULL;
+  g_autoptr(PaddockBaseline) legacy = NULL;
   gint64 since_ns;
 
   if (self->baseline_pending && !self->baseline_wanted)
@@ -514,10 +521,32 @@ locked_get_baseline (PaddockStage  *self,
   if (g_file_test (self->baseline_file, G_FILE_TEST_EXISTS))
     {
       self->baseline = paddock_baseline_load (self->baseline_file, &local_error);
+      /* An older daemon's file (version 1) may lack a file another
+       * writer deleted after the start, and reading that as "absent"
+       * would let the session's write there bring it back unasked. It is
+       * walked again for the session's start when that moment is known,
+       * which tells a path deleted since (unknown) from one that was never
+       * there (absent); the walk drops the file's applied paths, which are
+       * then "unknown" too: more conflicts, never fewer. Without that
+       * moment (or if the walk fails) the file stands, with every path it
+       * lacks "unknown": every file the session added is a conflict. */
+      if (self->baseline != NULL && paddock_baseline_is_legacy (self->baseline))
+        {
+          paddock_baseline_set_missing_unknown (self->baseline);
+          if (locked_get_started_ns (self) != 0)
+            {
+              g_message ("The baseline %s is in an older daemon's format: walked again for the "
+                         "session's start", self->baseline_file);
+              legacy = g_steal_pointer (&self->baseline);
+            }
+        }
       if (self->baseline != NULL)
         return self->baseline;
-      g_message ("Cannot read the baseline %s: %s", self->baseline_file, local_error->message);
-      g_clear_error (&local_error);
+      if (legacy == NULL)
+        {
+          g_message ("Cannot read the baseline %s: %s", self->baseline_file, local_error->message);
+          g_clear_error (&local_error);
+        }
     }
 
   since_ns = locked_get_started_ns (self);
@@ -532,6 +561,14 @@ locked_get_baseline (PaddockStage  *self,
         {
           g_propagate_error (error, g_steal_pointer (&local_error));
           return NULL;
+        }
+      /* The older file still says what it can. */
+      if (legacy != NULL)
+        {
+          g_message ("Could not walk %s again: its older baseline stands: %s",
+                     self->workspace, local_error->message);
+          self->baseline = g_steal_pointer (&legacy);
+          return self->baseline;
         }
       g_message ("No baseline for %s: every change will count as a conflict: %s",
                  self->workspace, local_error->message);

@@ -691,6 +691,81 @@ test_baseline_basic (Fixture       *f,
   g_assert_true (paddock_baseline_lookup (baseline, "link", &stamp));
 }
 
+/* Writes a copy of the baseline @file with version 1 in its header (the
+ * layout is the same): the file an older daemon wrote. */
+static void
+make_version_1 (const char *file)
+{
+  g_autofree char *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  gsize len = 0;
+  guint32 version = 1;
+
+  g_file_get_contents (file, &contents, &len, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (len, >=, 12);
+  memcpy (contents + 8, &version, sizeof version);
+  g_file_set_contents (file, contents, (gssize) len, &error);
+  g_assert_no_error (error);
+}
+
+/* The baseline's format says what a missing path means. This daemon writes
+ * version 2 (which a daemon of version 1 refuses: "unknown version"); it
+ * reads version 1, says so, and reads it as it was written until told that
+ * its missing paths are "unknown"; a later version it refuses. */
+static void
+test_baseline_version (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autofree char *file = g_build_filename (f->state, "baseline", NULL);
+  g_autofree char *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockBaseline) baseline = NULL;
+  PaddockFileStamp stamp;
+  gsize len = 0;
+  guint32 version = 0;
+
+  put (f->w, "a", "a\n", -1);
+  put (f->w, "d/b", "b\n", -1);
+  settle_before_baseline ();
+  paddock_baseline_record (f->w, file, NULL, &error);
+  g_assert_no_error (error);
+  g_file_get_contents (file, &contents, &len, &error);
+  g_assert_no_error (error);
+  memcpy (&version, contents + 8, sizeof version);
+  g_assert_cmpuint (version, ==, 2);
+  baseline = paddock_baseline_load (file, &error);
+  g_assert_no_error (error);
+  g_assert_false (paddock_baseline_is_legacy (baseline));
+  g_clear_object (&baseline);
+
+  /* An older daemon's file. */
+  make_version_1 (file);
+  baseline = paddock_baseline_load (file, &error);
+  g_assert_no_error (error);
+  g_assert_true (paddock_baseline_is_legacy (baseline));
+  g_assert_true (paddock_baseline_lookup (baseline, "d/b", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, !=, G_MININT64);
+  g_assert_false (paddock_baseline_lookup (baseline, "d/missing", &stamp));
+  paddock_baseline_set_missing_unknown (baseline);
+  g_assert_true (paddock_baseline_lookup (baseline, "d/missing", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, ==, G_MININT64);
+  g_assert_true (paddock_baseline_lookup (baseline, "missing", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, ==, G_MININT64);
+  /* Its entries still say what they recorded. */
+  g_assert_true (paddock_baseline_lookup (baseline, "a", &stamp));
+  g_assert_cmpint (stamp.ctime_ns, !=, G_MININT64);
+  g_clear_object (&baseline);
+
+  /* A later version than this daemon knows. */
+  version = 3;
+  memcpy (contents + 8, &version, sizeof version);
+  put (f->state, "version-3", contents, (gssize) len);
+  baseline = paddock_baseline_load (P (f->state, "version-3"), &error);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CORRUPT);
+  g_assert_null (baseline);
+}
+
 static void
 test_baseline_corrupt (Fixture       *f,
                        gconstpointer  data)
@@ -1238,6 +1313,81 @@ test_stage_baseline_deleted (Fixture       *f,
   g_assert_true (g_file_test (P (f->w, "calm/new.txt"), G_FILE_TEST_IS_REGULAR));
 }
 
+/* A session of an older daemon, whose baseline file (version 1) lacks a
+ * file another writer deleted after the stage was prepared, with nothing
+ * saying its folder changed: read as it was written, the session's write
+ * there would be a plain addition that Apply brings back over the
+ * deletion. The stage walks again for the start (baseline-since): a
+ * conflict, and a new file in a folder nobody touched still none. Without
+ * baseline-since, every path the file lacks is "unknown": both are
+ * conflicts, and an entry it has still tells (no conflict where only the
+ * session edited). */
+static void
+test_stage_baseline_version_1 (Fixture       *f,
+                               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  const char *stage_dir = P (f->state, "stage");
+  const char *upper = P (stage_dir, "upper");
+  const char *baseline_file = P (stage_dir, "baseline");
+
+  put (f->w, "gone.txt", "base\n", -1);
+  put (f->w, "ours-only.txt", "base\n", -1);
+  put (f->w, "calm/old.txt", "base\n", -1);
+  stage = start_stage (f, stage_dir);
+  g_assert_cmpint (unlink (P (f->w, "gone.txt")), ==, 0);
+  put (upper, "gone.txt", "ours\n", -1);
+  put (upper, "ours-only.txt", "ours\n", -1);
+  put (upper, "calm/new.txt", "ours\n", -1);
+  paddock_stage_cancel_baseline (stage);
+  g_clear_object (&stage);
+
+  /* The older daemon's walk came after the deletion, for its own moment. */
+  settle_before_baseline ();
+  paddock_baseline_record (f->w, baseline_file, NULL, &error);
+  g_assert_no_error (error);
+  make_version_1 (baseline_file);
+
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_true (paddock_change_get_conflict (expect (r, "gone.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "calm/new.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "ours-only.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+  /* Walked again: the file is this daemon's now. */
+  {
+    g_autoptr(PaddockBaseline) rewalked = paddock_baseline_load (baseline_file, &error);
+
+    g_assert_no_error (error);
+    g_assert_false (paddock_baseline_is_legacy (rewalked));
+  }
+  g_clear_object (&r);
+  g_clear_object (&stage);
+
+  /* The same file, and no record of the start. */
+  settle_before_baseline ();
+  paddock_baseline_record (f->w, baseline_file, NULL, &error);
+  g_assert_no_error (error);
+  make_version_1 (baseline_file);
+  g_assert_cmpint (unlink (P (stage_dir, "baseline-since")), ==, 0);
+  stage = paddock_stage_new (stage_dir, f->w, PADDOCK_STAGE_KIND_OVERLAY);
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  g_assert_true (paddock_change_get_conflict (expect (r, "gone.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_true (paddock_change_get_conflict (expect (r, "calm/new.txt", PADDOCK_CHANGE_KIND_ADDED,
+                                                      PADDOCK_ENTRY_TYPE_FILE)));
+  g_assert_false (paddock_change_get_conflict (expect (r, "ours-only.txt", PADDOCK_CHANGE_KIND_MODIFIED,
+                                                       PADDOCK_ENTRY_TYPE_FILE)));
+}
+
 /* The daemon that started a session died before the baseline's walk (here:
  * the walk is cancelled, and the stage dropped, before it ran). A stage
  * made for the same folder, as a restarted daemon makes it, walks the
@@ -1466,9 +1616,11 @@ main (int   argc,
   ADD ("/staging/stage/baseline-later", test_stage_baseline_later);
   ADD ("/staging/stage/baseline-cancel", test_stage_baseline_cancel);
   ADD ("/staging/stage/baseline-deleted", test_stage_baseline_deleted);
+  ADD ("/staging/stage/baseline-version-1", test_stage_baseline_version_1);
   ADD ("/staging/stage/baseline-restored", test_stage_baseline_restored);
   ADD ("/staging/baseline/basic", test_baseline_basic);
   ADD ("/staging/baseline/corrupt", test_baseline_corrupt);
+  ADD ("/staging/baseline/version", test_baseline_version);
   ADD ("/staging/baseline/unreadable", test_baseline_unreadable);
   ADD ("/staging/baseline/100k", test_baseline_100k);
 #undef ADD

@@ -1,0 +1,358 @@
+/* paddock-session-leftovers.c — what a dead daemon left running of a session
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A daemon that died (SIGKILL, a crash) leaves its sessions' processes
+ * running with nobody to supervise them. The next daemon pins each of them
+ * with a pidfd (so that a signal reaches that process or no one, never a
+ * stranger that got its pid), and ends them as Stop would: SIGTERM, a
+ * grace, SIGKILL. This runs on the main loop for every restored session
+ * at once, with one grace for all of them: the daemon serves from the
+ * start (ListSessions lists the session "running", with its process
+ * count), and a session says "stopped" only once nothing of it runs.
+ *
+ * Processes forked after the pinning are found again when the SIGKILL is
+ * due and at every tick after it (through the session's own listing and
+ * its cgroup, where it had one), as Stop's sweep does.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "paddock-proc-stat.h"
+#include "paddock-session-impl-private.h"
+
+/* How often the pidfds are polled: a process's exit is seen within this. */
+#define LEFTOVERS_POLL_MS      20
+/* How long after the SIGKILL a process that still has not exited is worth
+ * a warning (it is watched on regardless: in uninterruptible sleep, on a
+ * hung file system). */
+#define LEFTOVERS_KILL_WARN_US (10 * G_USEC_PER_SEC)
+/* Past that warning, the sweep for new processes (a walk of /proc for a
+ * session without a cgroup) runs this often, not at every poll. */
+#define LEFTOVERS_SLOW_SWEEP_US (1 * G_USEC_PER_SEC)
+
+struct _PaddockSessionLeftovers
+{
+  PaddockSessionImpl *session;   /* borrowed: the session owns this */
+  char               *session_id;
+  GArray             *pinned;    /* PaddockLeftover */
+  PaddockCgroup      *cgroup;    /* the session's cgroup, to remove once empty; or NULL */
+  guint               poll_id;
+  gint64              kill_at;   /* monotonic; 0 until begun */
+  gboolean            killed;
+  gboolean            warned;
+  gint64              last_sweep;
+  guint               running;
+};
+
+static guint64
+process_start_time (pid_t pid)
+{
+  PaddockProcStat stat;
+
+  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
+}
+
+gboolean
+_paddock_leftover_pin (GArray  *pinned,
+                       pid_t    pid,
+                       guint64  start_time)
+{
+  PaddockLeftover leftover = { (int) syscall (SYS_pidfd_open, pid, 0), pid };  /* CLOEXEC, always */
+
+  if (leftover.pidfd < 0)
+    return FALSE;
+  /* Readable: it has exited already (a zombie waiting for its parent). */
+  if ((start_time != 0 && process_start_time (pid) != start_time) ||
+      poll (&(struct pollfd) { .fd = leftover.pidfd, .events = POLLIN }, 1, 0) != 0)
+    {
+      close (leftover.pidfd);
+      return FALSE;
+    }
+  g_array_append_val (pinned, leftover);
+  return TRUE;
+}
+
+gboolean
+_paddock_leftover_is_pinned (GArray *pinned,
+                             pid_t   pid)
+{
+  for (guint i = 0; i < pinned->len; i++)
+    if (g_array_index (pinned, PaddockLeftover, i).pid == pid)
+      return TRUE;
+  return FALSE;
+}
+
+void
+_paddock_leftover_keep_relisted (GArray *pinned,
+                                 guint   first,
+                                 GArray *relisted)
+{
+  for (guint i = first; i < pinned->len;)
+    {
+      const PaddockLeftover *leftover = &g_array_index (pinned, PaddockLeftover, i);
+      gboolean listed = FALSE;
+
+      for (guint j = 0; j < relisted->len && !listed; j++)
+        listed = g_array_index (relisted, pid_t, j) == leftover->pid;
+      if (listed)
+        i++;
+      else
+        {
+          close (leftover->pidfd);
+          g_array_remove_index_fast (pinned, i);
+        }
+    }
+}
+
+static void
+close_pinned (GArray *pinned)
+{
+  for (guint i = 0; i < pinned->len; i++)
+    close (g_array_index (pinned, PaddockLeftover, i).pidfd);
+  g_array_set_size (pinned, 0);
+}
+
+PaddockSessionLeftovers *
+_paddock_session_leftovers_new (PaddockSessionImpl *session,
+                                GArray             *pinned,
+                                PaddockCgroup      *cgroup)
+{
+  PaddockSessionLeftovers *self = g_new0 (PaddockSessionLeftovers, 1);
+
+  self->session = session;
+  self->session_id = g_strdup (paddock_session_impl_get_id (session));
+  self->pinned = pinned;
+  self->cgroup = cgroup;
+  self->running = pinned->len;
+  return self;
+}
+
+void
+_paddock_session_leftovers_free (PaddockSessionLeftovers *self)
+{
+  if (self == NULL)
+    return;
+
+  g_clear_handle_id (&self->poll_id, g_source_remove);
+  close_pinned (self->pinned);
+  g_array_unref (self->pinned);
+  g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+  g_free (self->session_id);
+  g_free (self);
+}
+
+guint
+_paddock_session_leftovers_get_running (PaddockSessionLeftovers *self)
+{
+  return self->running;
+}
+
+static void
+signal_pinned (PaddockSessionLeftovers *self,
+               int                      signum)
+{
+  for (guint i = 0; i < self->pinned->len; i++)
+    syscall (SYS_pidfd_send_signal, g_array_index (self->pinned, PaddockLeftover, i).pidfd, signum, NULL, 0);
+}
+
+/* Pins what of the session runs now and is not pinned yet: found through
+ * the session's own listing, and its cgroup's (which nobody leaves). */
+static void
+pin_again (PaddockSessionLeftovers *self)
+{
+  _paddock_session_impl_pin_leftovers (self->session, self->pinned);
+  if (self->cgroup != NULL)
+    {
+      g_autoptr(GArray) members = paddock_cgroup_list_pids (self->cgroup);
+      g_autoptr(GArray) relisted = NULL;
+      guint first = self->pinned->len;
+
+      for (guint i = 0; i < members->len; i++)
+        if (!_paddock_leftover_is_pinned (self->pinned, g_array_index (members, pid_t, i)))
+          _paddock_leftover_pin (self->pinned, g_array_index (members, pid_t, i), 0);
+      /* Pinned first, listed again after: a pid that changed hands in
+       * between is not the session's, and its pidfd reaches no one else. */
+      relisted = paddock_cgroup_list_pids (self->cgroup);
+      _paddock_leftover_keep_relisted (self->pinned, first, relisted);
+    }
+}
+
+/* SIGKILL to everything of the session, found again: what was pinned, and
+ * whatever it forked since. */
+static void
+kill_all (PaddockSessionLeftovers *self)
+{
+  pin_again (self);
+  if (self->cgroup != NULL)
+    paddock_cgroup_kill (self->cgroup);
+  signal_pinned (self, SIGKILL);
+}
+
+/* Whether a process runs in @cgroup or below it ("populated 1" in
+ * cgroup.events); TRUE when that cannot be read. */
+static gboolean
+cgroup_populated (PaddockCgroup *cgroup)
+{
+  g_autofree char *events_path = g_build_filename (paddock_cgroup_get_path (cgroup), "cgroup.events", NULL);
+  g_autofree char *events = NULL;
+
+  if (!g_file_get_contents (events_path, &events, NULL, NULL))
+    return TRUE;
+  return strstr (events, "populated 0") == NULL;
+}
+
+/* Drops the pidfds of processes that have exited (readable pidfd);
+ * returns how many still run. */
+static guint
+forget_exited (GArray *pinned)
+{
+  g_autofree struct pollfd *polls = g_new0 (struct pollfd, MAX (pinned->len, 1));
+  guint i = 0;
+
+  for (guint j = 0; j < pinned->len; j++)
+    {
+      polls[j].fd = g_array_index (pinned, PaddockLeftover, j).pidfd;
+      polls[j].events = POLLIN;
+    }
+  if (pinned->len > 0 && poll (polls, pinned->len, 0) < 0)
+    return pinned->len;
+
+  /* Walked from the end: removal moves the last element into the hole. */
+  for (i = pinned->len; i-- > 0;)
+    if (polls[i].revents != 0)
+      {
+        close (g_array_index (pinned, PaddockLeftover, i).pidfd);
+        g_array_remove_index_fast (pinned, i);
+      }
+  return pinned->len;
+}
+
+static gboolean
+paddock_session_leftovers_poll_cb (gpointer user_data)
+{
+  PaddockSessionLeftovers *self = user_data;
+  gint64 now = g_get_monotonic_time ();
+  guint running;
+
+  if (!self->killed && now >= self->kill_at)
+    {
+      self->killed = TRUE;
+      g_message ("Session %s: SIGKILL to what an earlier daemon left of it", self->session_id);
+    }
+  /* Every tick after the grace (every second once it is clear that
+   * something does not die): anything forked since the last sweep gets its
+   * SIGKILL too. */
+  if (self->killed && (!self->warned || now - self->last_sweep >= LEFTOVERS_SLOW_SWEEP_US))
+    {
+      self->last_sweep = now;
+      kill_all (self);
+    }
+
+  running = forget_exited (self->pinned);
+  /* The last pinned process gone within the grace: whatever it forked
+   * since is found before the session is said to be over. */
+  if (running == 0 && !self->killed)
+    {
+      pin_again (self);
+      running = forget_exited (self->pinned);
+    }
+  /* A cgroup lives on until the kernel has emptied it. One that empty
+   * still cannot go (a cgroup made below it by the agent, as root) is left
+   * where it is: nothing runs in it. */
+  if (running == 0 && self->cgroup != NULL)
+    {
+      /* Read first: empty before the rmdir, then not a process still
+       * exiting that made it fail. */
+      gboolean populated = cgroup_populated (self->cgroup);
+
+      if (paddock_cgroup_remove (self->cgroup))
+        g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+      else if (!populated)
+        {
+          g_message ("Session %s: its cgroup %s is empty but cannot be removed (%s); left there",
+                     self->session_id, paddock_cgroup_get_path (self->cgroup), g_strerror (errno));
+          g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+        }
+    }
+
+  if (running == 0 && self->cgroup == NULL)
+    {
+      PaddockSessionImpl *session = self->session;
+
+      self->poll_id = 0;
+      self->running = 0;
+      g_message ("Session %s was left running by an earlier daemon: it ended", self->session_id);
+      /* May free self. */
+      _paddock_session_impl_leftovers_changed (session, 0);
+      return G_SOURCE_REMOVE;
+    }
+
+  if (self->killed && !self->warned && now >= self->kill_at + LEFTOVERS_KILL_WARN_US)
+    {
+      self->warned = TRUE;
+      g_warning ("Session %s: %u process(es) left by an earlier daemon still run %d s after SIGKILL; "
+                 "still watching them", self->session_id, running,
+                 (int) (LEFTOVERS_KILL_WARN_US / G_USEC_PER_SEC));
+    }
+
+  if (running != self->running)
+    {
+      self->running = running;
+      _paddock_session_impl_leftovers_changed (self->session, MAX (running, 1));
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+void
+_paddock_session_leftovers_begin (PaddockSessionLeftovers *self,
+                                  gint64                   kill_at)
+{
+  g_return_if_fail (self->poll_id == 0);
+
+  self->kill_at = kill_at;
+  g_message ("Session %s was left running by an earlier daemon: SIGTERM to its %u process(es)%s",
+             self->session_id, self->pinned->len, self->cgroup != NULL ? " and its cgroup" : "");
+  if (self->cgroup != NULL)
+    paddock_cgroup_signal (self->cgroup, SIGTERM);
+  signal_pinned (self, SIGTERM);
+  self->poll_id = g_timeout_add (LEFTOVERS_POLL_MS, paddock_session_leftovers_poll_cb, self);
+}
+
+/* Stop or Destroy of the session: a shorter grace wins. */
+void
+_paddock_session_leftovers_hurry (PaddockSessionLeftovers *self,
+                                  gint64                   kill_at)
+{
+  self->kill_at = self->kill_at == 0 ? kill_at : MIN (self->kill_at, kill_at);
+}
+
+/* The daemon is going: no grace left, and nobody to watch the end. The
+ * session's record still names the processes, so the next daemon checks
+ * again that they are gone. */
+void
+_paddock_session_leftovers_kill_now (PaddockSessionLeftovers *self)
+{
+  gint64 deadline = g_get_monotonic_time () + G_USEC_PER_SEC;
+
+  g_clear_handle_id (&self->poll_id, g_source_remove);
+  kill_all (self);
+
+  /* As for a live session: wait (briefly) for the kernel to empty the
+   * cgroup, so that it can go too rather than linger. */
+  while (self->cgroup != NULL && g_get_monotonic_time () < deadline)
+    {
+      if (paddock_cgroup_remove (self->cgroup))
+        g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+      else
+        g_usleep (5 * 1000);
+    }
+}
