@@ -239,11 +239,19 @@ waiter_free (Waiter *waiter)
 static char *
 current_boot_id (void)
 {
-  g_autofree char *boot_id = NULL;
+  static char *boot_id;   /* read once: it cannot change under a running daemon */
+  static gsize read_once;
 
-  if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &boot_id, NULL, NULL))
-    return g_strdup ("");
-  return g_strdup (g_strstrip (boot_id));
+  if (g_once_init_enter (&read_once))
+    {
+      char *text = NULL;
+
+      if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &text, NULL, NULL))
+        text = g_strdup ("");
+      boot_id = g_strstrip (text);
+      g_once_init_leave (&read_once, 1);
+    }
+  return g_strdup (boot_id);
 }
 
 static guint64
@@ -1971,8 +1979,13 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
    * so its record waits for the sandbox's "started". */
   if (!sandboxed)
     {
-      paddock_session_impl_observe_boundary (self, NULL, NULL);
+      /* The record first: the writer's thread makes it durable while this
+       * one looks at the boundary (nothing of which goes into the record),
+       * so the flush below waits for what is left of the fsync, not all
+       * of it. No client can see "running" before the flush: the session
+       * is exported, and listed, once ready. */
       paddock_session_impl_set_state (self, "running");
+      paddock_session_impl_observe_boundary (self, NULL, NULL);
       /* On disk before the creator hears of it: the agent would outlive
        * a daemon that died unknowing. */
       paddock_record_writer_flush ();

@@ -36,11 +36,29 @@ struct _PaddockBoundary
 {
   GObject   parent_instance;
   GArray   *layers;   /* Layer */
-  /* pid 1's mountinfo, read once per observation (every mount layer
-   * looks at it); NULL when it could not be read. */
-  char     *mountinfo;
-  gboolean  mountinfo_read;
+  /* pid 1's mountinfo, read and parsed once per observation (every
+   * mount layer looks at it): MountEntry in the file's order, NULL when
+   * it could not be read. */
+  GPtrArray *mounts;
+  guint      n_mounts;   /* lines of the file, as its count of mounts */
+  gboolean   mounts_read;
 };
+
+/* One line of mountinfo, what the layers look at. */
+typedef struct {
+  char *point;      /* the mount point, unescaped */
+  char *options;    /* its per-mount options ("ro,nosuid,…"), or NULL */
+  char *described;  /* after " - ": "fstype source super-options", unescaped */
+} MountEntry;
+
+static void
+mount_entry_free (MountEntry *entry)
+{
+  g_free (entry->point);
+  g_free (entry->options);
+  g_free (entry->described);
+  g_free (entry);
+}
 
 G_DEFINE_FINAL_TYPE (PaddockBoundary, paddock_boundary, G_TYPE_OBJECT)
 
@@ -139,21 +157,35 @@ namespace_of (pid_t       pid,
   return g_file_read_link (path, NULL);
 }
 
+/* /proc/PID/status, read once for all the fields a layer shows (one
+ * snapshot, one read), or NULL. */
 static char *
-status_field (pid_t       pid,
-              const char *field)
+status_read (pid_t pid)
 {
   g_autofree char *path = g_strdup_printf ("/proc/%d/status", (int) pid);
-  g_autofree char *text = NULL;
-  g_autofree char *prefix = g_strconcat (field, ":", NULL);
-  g_auto(GStrv) lines = NULL;
+  char *text = NULL;
 
   if (!g_file_get_contents (path, &text, NULL, NULL))
     return NULL;
-  lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    if (g_str_has_prefix (lines[i], prefix))
-      return g_strstrip (g_strdup (lines[i] + strlen (prefix)));
+  return text;
+}
+
+/* The value of @field in a status text ("Field:\tvalue\n"), or NULL. */
+static char *
+status_field (const char *status,
+              const char *field)
+{
+  size_t n = strlen (field);
+
+  for (const char *line = status; line != NULL && *line != '\0';)
+    {
+      const char *end = strchr (line, '\n');
+      size_t length = end != NULL ? (size_t) (end - line) : strlen (line);
+
+      if (length > n && strncmp (line, field, n) == 0 && line[n] == ':')
+        return g_strstrip (g_strndup (line + n + 1, length - n - 1));
+      line = end != NULL ? end + 1 : NULL;
+    }
   return NULL;
 }
 
@@ -202,10 +234,44 @@ observe_namespace (PaddockBoundary *self,
                g_strdup_printf ("the session shares the daemon's %s (/proc/%d/ns/%s)", ours, (int) pid, kind));
 }
 
+/* @pid's mountinfo, parsed into self->mounts at the observation's first
+ * call (the same pid 1 throughout). */
+static void
+read_mounts (PaddockBoundary *self,
+             pid_t            pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/mountinfo", (int) pid);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  self->mounts_read = TRUE;
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return;
+  self->mounts = g_ptr_array_new_with_free_func ((GDestroyNotify) mount_entry_free);
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) halves = g_strsplit (lines[i], " - ", 2);
+      g_auto(GStrv) fields = NULL;
+      MountEntry *entry;
+
+      if (halves[0] == NULL || halves[1] == NULL)
+        continue;
+      self->n_mounts++;
+      fields = g_strsplit (halves[0], " ", -1);
+      if (g_strv_length (fields) < 5)
+        continue;
+      entry = g_new0 (MountEntry, 1);
+      entry->point = g_strcompress (fields[4]);
+      entry->options = g_strv_length (fields) >= 6 ? g_strdup (fields[5]) : NULL;
+      entry->described = g_strcompress (halves[1]);
+      g_ptr_array_add (self->mounts, entry);
+    }
+}
+
 /* The mount of @mount_point in @pid's mountinfo (the last one there: the
  * one that shows): "fstype source super-options", and in @out_options
- * its per-mount options ("ro,nosuid,…") when asked. The file is read at
- * the observation's first call, the same pid 1 throughout. */
+ * its per-mount options ("ro,nosuid,…") when asked. */
 static char *
 mount_at (PaddockBoundary *self,
           pid_t            pid,
@@ -213,49 +279,30 @@ mount_at (PaddockBoundary *self,
           guint           *out_n_mounts,
           char           **out_options)
 {
-  g_auto(GStrv) lines = NULL;
-  char *found = NULL;
-  guint n = 0;
+  MountEntry *found = NULL;
 
-  if (!self->mountinfo_read)
-    {
-      g_autofree char *path = g_strdup_printf ("/proc/%d/mountinfo", (int) pid);
-
-      self->mountinfo_read = TRUE;
-      if (!g_file_get_contents (path, &self->mountinfo, NULL, NULL))
-        self->mountinfo = NULL;
-    }
-  if (self->mountinfo == NULL)
+  if (!self->mounts_read)
+    read_mounts (self, pid);
+  if (self->mounts == NULL)
     return NULL;
-  lines = g_strsplit (self->mountinfo, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
+  /* The last mount at the point is the one that shows. */
+  for (guint i = self->mounts->len; i > 0 && found == NULL; i--)
     {
-      g_auto(GStrv) halves = g_strsplit (lines[i], " - ", 2);
-      g_auto(GStrv) fields = NULL;
-      g_autofree char *point = NULL;
+      MountEntry *entry = g_ptr_array_index (self->mounts, i - 1);
 
-      if (halves[0] == NULL || halves[1] == NULL)
-        continue;
-      n++;
-      fields = g_strsplit (halves[0], " ", -1);
-      if (g_strv_length (fields) < 5)
-        continue;
-      point = g_strcompress (fields[4]);
-      /* The last mount at the point is the one that shows. */
-      if (g_strcmp0 (point, mount_point) == 0)
-        {
-          g_free (found);
-          found = g_strcompress (halves[1]);
-          if (out_options != NULL && g_strv_length (fields) >= 6)
-            {
-              g_free (*out_options);
-              *out_options = g_strdup (fields[5]);
-            }
-        }
+      if (g_str_equal (entry->point, mount_point))
+        found = entry;
     }
   if (out_n_mounts != NULL)
-    *out_n_mounts = n;
-  return found;
+    *out_n_mounts = self->n_mounts;
+  if (found == NULL)
+    return NULL;
+  if (out_options != NULL && found->options != NULL)
+    {
+      g_free (*out_options);
+      *out_options = g_strdup (found->options);
+    }
+  return g_strdup (found->described);
 }
 
 static void
@@ -425,11 +472,12 @@ observe_status (PaddockBoundary *self,
                 pid_t            pid,
                 gboolean         sandboxed)
 {
-  g_autofree char *nnp = status_field (pid, "NoNewPrivs");
-  g_autofree char *seccomp = status_field (pid, "Seccomp");
-  g_autofree char *filters = status_field (pid, "Seccomp_filters");
-  g_autofree char *cap_eff = status_field (pid, "CapEff");
-  g_autofree char *cap_bnd = status_field (pid, "CapBnd");
+  g_autofree char *status = status_read (pid);
+  g_autofree char *nnp = status_field (status, "NoNewPrivs");
+  g_autofree char *seccomp = status_field (status, "Seccomp");
+  g_autofree char *filters = status_field (status, "Seccomp_filters");
+  g_autofree char *cap_eff = status_field (status, "CapEff");
+  g_autofree char *cap_bnd = status_field (status, "CapBnd");
 
   if (g_strcmp0 (nnp, "1") == 0)
     add_layer (self, "no-new-privs", sandboxed, PADDOCK_LAYER_ENFORCED,
@@ -769,7 +817,7 @@ paddock_boundary_finalize (GObject *object)
   PaddockBoundary *self = PADDOCK_BOUNDARY (object);
 
   g_array_unref (self->layers);
-  g_free (self->mountinfo);
+  g_clear_pointer (&self->mounts, g_ptr_array_unref);
   G_OBJECT_CLASS (paddock_boundary_parent_class)->finalize (object);
 }
 
@@ -841,7 +889,8 @@ paddock_boundary_observe (const PaddockBoundaryInput *input)
     observe_namespace (self, "user-namespace", "user", sandboxed, input->init_pid, extra);
   }
   {
-    g_autofree char *nspid = status_field (input->init_pid, "NSpid");
+    g_autofree char *status = status_read (input->init_pid);
+    g_autofree char *nspid = status_field (status, "NSpid");
     g_autofree char *extra = nspid != NULL ? g_strdup_printf ("NSpid: %s", nspid) : NULL;
     observe_namespace (self, "pid-namespace", "pid", sandboxed, input->init_pid, extra);
   }
@@ -859,7 +908,7 @@ paddock_boundary_observe (const PaddockBoundaryInput *input)
   observe_exposures (self, input, sandboxed);
   observe_probes (self, input->sandbox_report);
   /* The mount layers are done with it. */
-  g_clear_pointer (&self->mountinfo, g_free);
+  g_clear_pointer (&self->mounts, g_ptr_array_unref);
   }
 
   return self;
@@ -878,14 +927,16 @@ paddock_boundary_to_variant (PaddockBoundary *self)
   for (guint i = 0; i < self->layers->len; i++)
     {
       Layer *layer = &g_array_index (self->layers, Layer, i);
-      GVariantDict dict;
 
-      g_variant_dict_init (&dict, NULL);
-      g_variant_dict_insert (&dict, "layer", "s", layer->name);
-      g_variant_dict_insert (&dict, "requested", "b", layer->requested);
-      g_variant_dict_insert (&dict, "status", "s", paddock_layer_status_to_string (layer->status));
-      g_variant_dict_insert (&dict, "evidence", "s", layer->evidence);
-      g_variant_builder_add_value (&builder, g_variant_dict_end (&dict));
+      /* Built in place, not through a GVariantDict's hash table: this
+       * runs on every session's start, before its creator's answer. */
+      g_variant_builder_open (&builder, G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&builder, "{sv}", "layer", g_variant_new_string (layer->name));
+      g_variant_builder_add (&builder, "{sv}", "requested", g_variant_new_boolean (layer->requested));
+      g_variant_builder_add (&builder, "{sv}", "status",
+                             g_variant_new_string (paddock_layer_status_to_string (layer->status)));
+      g_variant_builder_add (&builder, "{sv}", "evidence", g_variant_new_string (layer->evidence));
+      g_variant_builder_close (&builder);
     }
   return g_variant_builder_end (&builder);
 }
