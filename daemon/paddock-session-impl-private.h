@@ -75,8 +75,9 @@ void                   _paddock_session_network_prepare         (PaddockSessionN
 void                   _paddock_session_network_spawned         (PaddockSessionNetwork *network);
 char                 **_paddock_session_network_add_environment (PaddockSessionNetwork *network,
                                                                  char                 **env);
-void                   _paddock_session_network_take_listener   (PaddockSessionNetwork *network,
-                                                                 int                    fd);
+gboolean               _paddock_session_network_take_listener   (PaddockSessionNetwork *network,
+                                                                 int                    fd,
+                                                                 GError               **error);
 void                   _paddock_session_network_stop            (PaddockSessionNetwork *network);
 char                 **_paddock_session_network_add_port_environment   (GPtrArray   *leases,
                                                                         char       **env);

@@ -1382,9 +1382,24 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
       object = json_node_get_object (json_parser_get_root (parser));
       if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "proxy") == 0)
         {
-          /* The listening socket inside the session's namespace. */
-          if (fd >= 0)
-            _paddock_session_network_take_listener (self->network, g_steal_fd (&fd));
+          g_autoptr(GError) proxy_error = NULL;
+
+          /* The listening socket inside the session's namespace. A
+           * session in proxy mode with nobody serving its proxy would
+           * reach nothing and never say why: it does not run. */
+          if (fd >= 0 &&
+              !_paddock_session_network_take_listener (self->network, g_steal_fd (&fd), &proxy_error))
+            {
+              g_message ("Session %s: %s; killing it", paddock_session_impl_get_id (self),
+                         proxy_error->message);
+              paddock_session_impl_signal_all (self, SIGKILL, NULL);
+              if (self->ready_func != NULL)
+                {
+                  g_prefix_error (&proxy_error, "The session could not start in proxy mode and was "
+                                  "killed at once: ");
+                  paddock_session_impl_ready (self, proxy_error);
+                }
+            }
         }
       else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket") == 0 ||
                g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket-failed") == 0)

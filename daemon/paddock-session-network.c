@@ -13,9 +13,11 @@
  *
  * Each session's proxy runs on a thread of its own ("paddock-proxy"),
  * with a GMainContext of its own: a busy proxy does not delay the daemon's
- * bus, terminals and other sessions, and they do not delay it. Everything
- * the main thread asks of a proxy (start, new rules, stop) is posted to
- * that context in order; the records a proxy emits are handed back to the
+ * bus, terminals and other sessions, and they do not delay it. The proxy
+ * is made on that context before the thread starts (so a proxy that
+ * cannot be served fails the session's start, never leaves it claiming
+ * proxy mode); everything the main thread asks of it later (new rules,
+ * stop) is posted to the context in order; the records a proxy emits are handed back to the
  * main thread in batches, where each becomes a record in the session's
  * journal (numbered, a ring in memory, a bounded file next to
  * session.json) and a NetworkRecord signal.
@@ -465,102 +467,106 @@ test_resolver (PaddockSessionNetwork *network)
   return map;
 }
 
-typedef struct
+/* The test switch PADDOCK_TEST_PROXY_THREAD_FAIL=1 in the daemon's own
+ * environment (like PADDOCK_TEST_PROXY_RESOLVE: nothing a client or a
+ * session can set) makes the proxy's thread fail to start, as it would
+ * when the process is out of threads or memory, so that a test sees what
+ * the user is told then. Only the exact value "1" counts, and the log says
+ * so whenever it does. */
+static gboolean
+test_proxy_thread_fails (const char *session_id)
 {
-  int                 fd;
-  PaddockDomainRules *rules;
-  GHashTable         *resolver;  /* the test switch's, or NULL */
-} ProxyStart;
-
-static void
-proxy_start_free (gpointer data)
-{
-  ProxyStart *start = data;
-
-  if (start->fd >= 0)
-    close (start->fd);
-  g_clear_object (&start->rules);
-  g_clear_pointer (&start->resolver, g_hash_table_unref);
-  g_free (start);
-}
-
-/* On the proxy thread: serve the socket (its sources go to this thread's
- * context). */
-static void
-link_start (ProxyLink *link,
-            gpointer   data)
-{
-  ProxyStart *start = data;
-  g_autoptr(GError) error = NULL;
-
-  link->proxy = paddock_proxy_new (start->fd, start->rules, &error);
-  start->fd = -1;  /* taken, even on failure */
-  if (link->proxy == NULL)
-    {
-      /* The namespace still has no other way out: the session runs as if
-       * in none, and the log says why. */
-      g_message ("Session %s: cannot serve its proxy: %s", link->session_id, error->message);
-      return;
-    }
-  if (start->resolver != NULL)
-    paddock_proxy_set_resolver_override (link->proxy, start->resolver);
-  link->record_id = g_signal_connect (link->proxy, "record-added",
-                                      G_CALLBACK (record_added_cb), link);
+  if (g_strcmp0 (g_getenv ("PADDOCK_TEST_PROXY_THREAD_FAIL"), "1") != 0)
+    return FALSE;
+  g_message ("Session %s: PADDOCK_TEST_PROXY_THREAD_FAIL=1 is set, so its proxy's thread is not "
+             "started (a test switch)", session_id);
+  return TRUE;
 }
 
 /* The sandbox's {"event":"proxy"}: @fd (always taken) is the listening
- * socket inside the session's namespace. */
-void
-_paddock_session_network_take_listener (PaddockSessionNetwork *network,
-                                        int                    fd)
+ * socket inside the session's namespace. The proxy is made here, on its
+ * own context but before its thread exists, so that every way it can fail
+ * is known before this returns: FALSE then, with @error saying why, and
+ * the caller must not let the session run in proxy mode with nobody
+ * serving its proxy (the namespace has no other way out, so it would be
+ * safe, but every request would fail and nobody would know why). */
+gboolean
+_paddock_session_network_take_listener (PaddockSessionNetwork  *network,
+                                        int                     fd,
+                                        GError                **error)
 {
   PaddockDomainRules *rules = _paddock_session_impl_get_net_rules (network->session);
-  g_autoptr(GError) error = NULL;
+  const char *session_id = paddock_session_impl_get_id (network->session);
+  g_autoptr(GHashTable) resolver = NULL;
+  g_autoptr(GError) local_error = NULL;
+  PaddockProxy *proxy;
   ProxyLink *link;
-  ProxyStart *start;
 
   if (network->link != NULL || !network->has_listener)
     {
+      /* Not a proxy-mode start, or a second socket: nothing to serve. */
       close (fd);
-      return;
+      return TRUE;
     }
   if (rules == NULL)
     {
       /* Only a session restored from its record lacks them, and it never
-       * starts: refuse loudly rather than guess a policy. */
-      g_warning ("Session %s has no parsed network rules: its proxy is not served",
-                 paddock_session_impl_get_id (network->session));
+       * starts: refuse rather than guess a policy. */
       close (fd);
-      return;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "The session's proxy cannot be served: it has no parsed network rules");
+      return FALSE;
     }
 
   link = g_new0 (ProxyLink, 1);
   g_atomic_ref_count_init (&link->ref_count);
   g_mutex_init (&link->lock);
   g_queue_init (&link->delivery);
-  link->network = network;
   link->main_context = g_main_context_ref_thread_default ();
-  link->session_id = g_strdup (paddock_session_impl_get_id (network->session));
+  link->session_id = g_strdup (session_id);
   link->context = g_main_context_new ();
-  link->thread = g_thread_try_new ("paddock-proxy", proxy_thread_main, link, &error);
+
+  /* The proxy's sources go to the thread's context: made with it as this
+   * thread's default, then left to the thread, which acquires it. */
+  g_main_context_push_thread_default (link->context);
+  proxy = paddock_proxy_new (fd, rules, &local_error);   /* fd taken, even on failure */
+  if (proxy != NULL)
+    {
+      resolver = test_resolver (network);
+      if (resolver != NULL)
+        paddock_proxy_set_resolver_override (proxy, resolver);
+      link->record_id = g_signal_connect (proxy, "record-added", G_CALLBACK (record_added_cb), link);
+      link->proxy = proxy;
+      link->network = network;
+      if (!test_proxy_thread_fails (session_id))
+        link->thread = g_thread_try_new ("paddock-proxy", proxy_thread_main, link, &local_error);
+      else
+        g_set_error_literal (&local_error, G_THREAD_ERROR, G_THREAD_ERROR_AGAIN,
+                             "Error creating thread: Resource temporarily unavailable (test switch)");
+      if (link->thread == NULL)
+        {
+          /* Nothing ran on the context: the proxy goes here, unserved,
+           * with its listening socket; nothing was recorded. */
+          link->network = NULL;
+          paddock_proxy_stop (link->proxy);
+          g_clear_signal_handler (&link->record_id, link->proxy);
+          g_clear_object (&link->proxy);
+        }
+    }
+  g_main_context_pop_thread_default (link->context);
+
   if (link->thread == NULL)
     {
-      /* The namespace still has no other way out: the session runs as if
-       * in none, and the log says why. */
-      g_message ("Session %s: cannot serve its proxy: %s", link->session_id, error->message);
-      g_main_context_unref (link->context);
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "The session's proxy cannot be served: %s%s", proxy == NULL ? "" : "cannot start its thread: ",
+                   local_error->message);
+      g_clear_pointer (&link->context, g_main_context_unref);
       link_unref (link);
-      close (fd);
-      return;
+      return FALSE;
     }
   network->link = link;
   networks_with_proxy = g_list_prepend (networks_with_proxy, network);
-
-  start = g_new0 (ProxyStart, 1);
-  start->fd = fd;
-  start->rules = g_object_ref (rules);
-  start->resolver = test_resolver (network);
-  link_post (network->link, link_start, start, proxy_start_free);
+  return TRUE;
 }
 
 /* The session ended: its namespace is gone, and so is every client. */

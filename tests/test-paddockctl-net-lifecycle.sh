@@ -179,5 +179,29 @@ else
   ok "forwarding to a server on [::1] # SKIP the host has no IPv6 loopback"
 fi
 
+# ---- a proxy whose thread cannot start: the session does not run -----------------
+
+# The daemon's test switch PADDOCK_TEST_PROXY_THREAD_FAIL=1 makes the
+# proxy's thread fail to start, as when the process is out of threads: the
+# session must not run in proxy mode with nobody serving its proxy.
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+PADDOCK_TEST_PROXY_THREAD_FAIL=1 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+marker="paddock-no-proxy-$$"
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sh -c ": $marker; sleep 600"
+check "its proxy's thread cannot start: create --net proxy fails (org.paddock.Error.Failed) saying so"   test "$rc:$(json "$tmp/out" '(d["error"]["name"], "proxy" in d["error"]["message"], "thread" in d["error"]["message"])' 2>&1)" \
+       = "1:('org.paddock.Error.Failed', True, True)"
+no_agent_left () { ! pgrep -f "$marker" >/dev/null; }
+check "…no session claims proxy mode, and its agent is not left running" \
+  test "$("$CTL" --json list | json /dev/stdin '[(s["net"], s["state"]) for s in d["sessions"] if s["state"] in ("starting", "running")]' 2>&1):$(wait_for 10 no_agent_left && echo gone)" \
+       = "[]:gone"
+check "…nor a paddock-proxy thread" test "$(proxy_threads)" = 0
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
+check "…a session with no proxy still runs on that daemon" \
+  test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
+"$CTL" destroy "$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)" >/dev/null 2>&1 || true
+
 echo "1..$n"
 [[ $failures -eq 0 ]]
