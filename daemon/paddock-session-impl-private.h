@@ -125,10 +125,7 @@ void                 _paddock_session_ports_socket_event        (PaddockSessionP
                                                                  gint64                id,
                                                                  int                  *fd);
 void                 _paddock_session_ports_stop                (PaddockSessionPorts  *ports);
-void                 _paddock_session_ports_refuse_all          (PaddockSessionPorts  *ports,
-                                                                 GPtrArray            *leases);
-void                 _paddock_session_ports_refuse_restored     (PaddockSessionPorts  *ports,
-                                                                 const char           *session_id);
+void                 _paddock_session_ports_refuse_all          (PaddockSessionPorts  *ports);
 guint                _paddock_session_ports_get_n_connections   (PaddockSessionPorts  *ports);
 GPtrArray           *_paddock_session_ports_reserve             (PaddockRegistry      *registry,
                                                                  const char           *session_id,
