@@ -123,7 +123,8 @@
  *                                TCP socket made in the session's network
  *                                namespace, for the daemon's port
  *                                forwarding, IPv4 or, with 'family' 'inet6'
- *                                (optional), IPv6; answered with
+ *                                (optional; a string, or the request fails
+ *                                with EINVAL), IPv6; answered with
  *                                {"event":"socket","id":N} + the socket, or
  *                                {"event":"socket-failed","id":N,"errno":E}
  * (Events going the other way are JSON lines; requests are GVariants so that
@@ -1666,21 +1667,32 @@ handle_socket (Init     *init,
                guint32   id)
 {
   LineBuf line = { .len = 0 };
-  const char *family = NULL;
+  g_autoptr(GVariant) value = g_variant_lookup_value (request, "family", NULL);
+  const char *family = "inet";   /* when there is no 'family' */
   int fd;
 
   /* IPv6 for a server that listens on [::1] only: the namespace is the
-   * session's either way, with nothing but its own loopback. */
-  if (!g_variant_lookup (request, "family", "&s", &family))
-    family = "inet";
-  if (g_strcmp0 (family, "inet") == 0)
-    fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  else if (g_strcmp0 (family, "inet6") == 0)
-    fd = socket (AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  else
+   * session's either way, with nothing but its own loopback. A 'family'
+   * that is not a string is an error (EINVAL), never taken for the
+   * default: g_variant_lookup() would say it was absent. */
+  if (value != NULL && !g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
     {
       fd = -1;
-      errno = EAFNOSUPPORT;
+      errno = EINVAL;
+    }
+  else
+    {
+      if (value != NULL)
+        family = g_variant_get_string (value, NULL);
+      if (g_strcmp0 (family, "inet") == 0)
+        fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      else if (g_strcmp0 (family, "inet6") == 0)
+        fd = socket (AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      else
+        {
+          fd = -1;
+          errno = EAFNOSUPPORT;
+        }
     }
 
   if (fd < 0)

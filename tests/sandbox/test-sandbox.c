@@ -1158,6 +1158,59 @@ recv_event_with_fd (int  ctl,
   return g_strdup (buf);
 }
 
+/* {"op":"socket"}: a TCP socket made in the session's namespace, IPv4 or
+ * with 'family' 'inet6' IPv6; an unknown family is EAFNOSUPPORT and a
+ * 'family' that is not a string EINVAL, never a default socket. */
+static void
+test_command_socket (Fixture       *fx,
+                     gconstpointer  data)
+{
+  static const struct { const char *request; int domain; int err; } cases[] = {
+    { "{\"op\":\"socket\",\"id\":1}", AF_INET, 0 },
+    { "{\"op\":\"socket\",\"id\":2,\"family\":\"inet6\"}", AF_INET6, 0 },
+    { "{\"op\":\"socket\",\"id\":3,\"family\":\"ipx\"}", -1, EAFNOSUPPORT },
+    { "{\"op\":\"socket\",\"id\":4,\"family\":10}", -1, EINVAL },
+    { "{\"op\":\"socket\",\"id\":5,\"family\":true}", -1, EINVAL },
+    { "{\"op\":\"socket\",\"id\":6,\"family\":[\"inet6\"]}", -1, EINVAL },
+  };
+  Session s;
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *event = NULL;
+      g_autofree char *expected = NULL;
+      int fd = -1;
+
+      send_request (s.ctl, cases[i].request, NULL, 0);
+      event = recv_event_with_fd (s.ctl, &fd);
+      g_test_message ("%s: %s", cases[i].request, event);
+      if (cases[i].err == 0)
+        {
+          int domain = -1;
+          socklen_t len = sizeof domain;
+
+          expected = g_strdup_printf ("{\"event\":\"socket\",\"id\":%u}\n", i + 1);
+          g_assert_cmpstr (event, ==, expected);
+          g_assert_cmpint (fd, >=, 0);
+          g_assert_cmpint (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len), ==, 0);
+          g_assert_cmpint (domain, ==, cases[i].domain);
+          close (fd);
+        }
+      else
+        {
+          expected = g_strdup_printf ("{\"event\":\"socket-failed\",\"id\":%u,\"errno\":%d}\n",
+                                      i + 1, cases[i].err);
+          g_assert_cmpstr (event, ==, expected);
+          g_assert_cmpint (fd, ==, -1);
+        }
+    }
+  g_free (session_stop (&s));
+}
+
 /* "tty":true without fds: the sandbox makes the terminal from its own
  * devpts (so the command's tty has a name inside) and sends its master
  * back with "spawned". */
@@ -1795,6 +1848,7 @@ main (int    argc,
   ADD ("commands/kill-tree/sigterm", test_command_kill_tree, GINT_TO_POINTER (SIGTERM));
   ADD ("commands/confined", test_command_confined, NULL);
   ADD ("commands/bad-requests", test_command_bad_requests, NULL);
+  ADD ("commands/socket", test_command_socket, NULL);
   ADD ("commands/limit", test_command_limit, NULL);
   ADD ("commands/spare-supervisor", test_command_spare, NULL);
 
