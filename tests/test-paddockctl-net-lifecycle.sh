@@ -203,5 +203,37 @@ check "…a session with no proxy still runs on that daemon" \
   test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
 "$CTL" destroy "$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)" >/dev/null 2>&1 || true
 
+# ---- a proxy thread that does not end when told: the stop gives up waiting -------
+
+# The daemon's test switch PADDOCK_TEST_PROXY_STOP_DELAY_MS holds the
+# proxy's thread in its stop (here 10 minutes, as a callback stuck in the
+# kernel would): Destroy waits a bounded time (5 s), says so in the log,
+# and the daemon goes on serving; its exit is not held up either. The
+# bounds below are generous: they only tell a bounded wait from a hang.
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+PADDOCK_TEST_PROXY_STOP_DELAY_MS=600000 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+stuck_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+check "a proxy whose thread will not end when told: created, running" \
+  test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
+rc=0
+timeout 120 "$CTL" destroy "$stuck_id" >/dev/null 2>&1 || rc=$?
+check "…Destroy returns (it does not wait for the thread for good), and the log says the thread did not end in time" \
+  test "$rc:$(grep -c "Session $stuck_id: its proxy's thread did not end within 5 s" "$tmp/daemon.log")" = "0:1"
+check "…the daemon goes on serving, the session gone" \
+  test "$(timeout 60 "$CTL" --json list | json /dev/stdin "[s['id'] for s in d['sessions'] if s['id'] == '$stuck_id']" 2>&1)" = "[]"
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+"$CTL" --json exec "$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)" --timeout 600000 -- \
+  python3 "$ws/get.py" "http://slow.test:$port/at-exit" >/dev/null 2>&1 &
+background_pids+=($!)
+wait_for 30 grep -q "^got GET /at-exit" "$server_dir/log" || true
+kill -TERM "$daemon_pid"
+exited () { ! kill -0 "$daemon_pid" 2>/dev/null; }
+check "…with another such proxy serving a request, the daemon still exits on SIGTERM" wait_for 120 exited
+wait "$daemon_pid" 2>/dev/null || true
+
 echo "1..$n"
 [[ $failures -eq 0 ]]
