@@ -367,7 +367,8 @@ paddock_daemon_release_state (PaddockDaemon *self)
   g_clear_object (&self->ports);
   g_clear_object (&self->registry);
   /* Requests still in flight end now, each recorded in its journal, and
-   * no proxy thread outlives this. */
+   * no proxy thread outlives this (but one that did not end within its
+   * bounded wait, logged, which the process's exit takes with it). */
   paddock_session_network_stop_all_proxies ();
   /* Every session record on disk before the folder is anyone else's, and
    * every network journal's line (their sync workers die with us). */

@@ -977,12 +977,12 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
       g_signal_connect (session, "changed", G_CALLBACK (paddock_manager_impl_session_changed_cb), self);
       g_signal_connect (session, "destroyed", G_CALLBACK (paddock_manager_impl_session_destroyed_cb), self);
       g_ptr_array_add (self->sessions, g_object_ref (session));
-      /* Nothing serves its ports now; a host-profile session's processes
-       * may still, so its are left alone. */
-      if (g_strcmp0 (paddock_ipc_session1_get_profile (PADDOCK_IPC_SESSION1 (session)), "host") != 0)
-        _paddock_session_ports_refuse_restored (_paddock_session_network_get_ports (
-                                                  _paddock_session_impl_get_network (session)),
-                                                paddock_session_impl_get_id (session));
+      /* Nothing serves its ports now: restoring it killed what an
+       * earlier daemon left of it (of any profile). A process that
+       * escaped that and kept a leased socket keeps the port in use, not
+       * held by us, and is left alone (_paddock_session_ports_refuse_all()). */
+      _paddock_session_ports_refuse_all (_paddock_session_network_get_ports (
+                                           _paddock_session_impl_get_network (session)));
     }
 
   /* What the earlier daemon left running is ended on the main loop, for

@@ -112,8 +112,9 @@ void                   _paddock_session_network_prepare         (PaddockSessionN
 void                   _paddock_session_network_spawned         (PaddockSessionNetwork *network);
 char                 **_paddock_session_network_add_environment (PaddockSessionNetwork *network,
                                                                  char                 **env);
-void                   _paddock_session_network_take_listener   (PaddockSessionNetwork *network,
-                                                                 int                    fd);
+gboolean               _paddock_session_network_take_listener   (PaddockSessionNetwork *network,
+                                                                 int                    fd,
+                                                                 GError               **error);
 void                   _paddock_session_network_stop            (PaddockSessionNetwork *network);
 char                 **_paddock_session_network_add_port_environment   (GPtrArray   *leases,
                                                                         char       **env);
@@ -161,10 +162,7 @@ void                 _paddock_session_ports_socket_event        (PaddockSessionP
                                                                  gint64                id,
                                                                  int                  *fd);
 void                 _paddock_session_ports_stop                (PaddockSessionPorts  *ports);
-void                 _paddock_session_ports_refuse_all          (PaddockSessionPorts  *ports,
-                                                                 GPtrArray            *leases);
-void                 _paddock_session_ports_refuse_restored     (PaddockSessionPorts  *ports,
-                                                                 const char           *session_id);
+void                 _paddock_session_ports_refuse_all          (PaddockSessionPorts  *ports);
 guint                _paddock_session_ports_get_n_connections   (PaddockSessionPorts  *ports);
 GPtrArray           *_paddock_session_ports_reserve             (PaddockRegistry      *registry,
                                                                  const char           *session_id,

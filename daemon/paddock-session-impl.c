@@ -600,6 +600,21 @@ paddock_session_impl_release_cgroup (PaddockSessionImpl *self)
     }
 }
 
+/* Every process of the session is gone (the sandbox's PID namespace with
+ * its pid 1, or the last member of the host agent's cgroup or process
+ * session and of its commands'): nothing can accept on its leased ports
+ * any more, so a connection to one is reset from now on rather than left
+ * queued until Destroy (a new start serves them again). For the host
+ * profile this is as far as the daemon can see: a process that left the
+ * agent's process session by setsid() with no cgroup to hold it is not
+ * counted (that profile reports every layer unenforced), and if it kept
+ * the listening socket it now shares its connections with the resets. */
+static void
+paddock_session_impl_processes_gone (PaddockSessionImpl *self)
+{
+  _paddock_session_ports_refuse_all (_paddock_session_network_get_ports (self->network));
+}
+
 static gboolean
 paddock_session_impl_count_cb (gpointer user_data)
 {
@@ -616,6 +631,7 @@ paddock_session_impl_count_cb (gpointer user_data)
     {
       self->process_count_id = 0;
       paddock_session_impl_release_cgroup (self);
+      paddock_session_impl_processes_gone (self);
       return G_SOURCE_REMOVE;
     }
 
@@ -1404,9 +1420,24 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
       object = json_node_get_object (json_parser_get_root (parser));
       if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "proxy") == 0)
         {
-          /* The listening socket inside the session's namespace. */
-          if (fd >= 0)
-            _paddock_session_network_take_listener (self->network, g_steal_fd (&fd));
+          g_autoptr(GError) proxy_error = NULL;
+
+          /* The listening socket inside the session's namespace. A
+           * session in proxy mode with nobody serving its proxy would
+           * reach nothing and never say why: it does not run. */
+          if (fd >= 0 &&
+              !_paddock_session_network_take_listener (self->network, g_steal_fd (&fd), &proxy_error))
+            {
+              g_message ("Session %s: %s; killing it", paddock_session_impl_get_id (self),
+                         proxy_error->message);
+              paddock_session_impl_signal_all (self, SIGKILL, NULL);
+              if (self->ready_func != NULL)
+                {
+                  g_prefix_error (&proxy_error, "The session could not start in proxy mode and was "
+                                  "killed at once: ");
+                  paddock_session_impl_ready (self, proxy_error);
+                }
+            }
         }
       else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket") == 0 ||
                g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket-failed") == 0)
@@ -1499,8 +1530,9 @@ paddock_session_impl_exited_cb (GPid     pid,
   paddock_session_impl_fail_pending_execs (self);
   /* Its network namespace went with it: nothing can use the proxy now. */
   _paddock_session_network_stop (self->network);
+  /* And every process of a sandbox went with its pid 1. */
   if (self->sandboxed)
-    _paddock_session_ports_refuse_all (_paddock_session_network_get_ports (self->network), self->config.leases);
+    paddock_session_impl_processes_gone (self);
   /* The sandbox is gone and its PID namespace with it: every command it
    * ran was killed with it, and no "command-exited" will come for them.
    * Say so, or their callers would wait for ever. */
@@ -2117,6 +2149,7 @@ paddock_session_impl_stop_poll_cb (gpointer user_data)
       self->stop_poll_id = 0;
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
       paddock_session_impl_release_cgroup (self);
+      paddock_session_impl_processes_gone (self);
       paddock_session_impl_complete_waiters (self, 0);
       return G_SOURCE_REMOVE;
     }

@@ -13,9 +13,11 @@
  *
  * Each session's proxy runs on a thread of its own ("paddock-proxy"),
  * with a GMainContext of its own: a busy proxy does not delay the daemon's
- * bus, terminals and other sessions, and they do not delay it. Everything
- * the main thread asks of a proxy (start, new rules, stop) is posted to
- * that context in order; the records a proxy emits are handed back to the
+ * bus, terminals and other sessions, and they do not delay it. The proxy
+ * is made on that context before the thread starts (so a proxy that
+ * cannot be served fails the session's start, never leaves it claiming
+ * proxy mode); everything the main thread asks of it later (new rules,
+ * stop) is posted to the context in order; the records a proxy emits are handed back to the
  * main thread in batches, where each becomes a record in the session's
  * journal (numbered, a ring in memory, a bounded file next to
  * session.json) and a NetworkRecord signal.
@@ -26,6 +28,9 @@
  * each as cut off with its bytes so far, its thread is joined, and the
  * records it left are journaled there and then. So no request in flight at
  * the daemon's exit goes unrecorded, and no session leaves a thread behind.
+ * The wait is bounded in time (PROXY_STOP_TIMEOUT_US): a thread stuck past
+ * it is logged and let go with its own reference to what it uses, rather
+ * than hang Destroy or the daemon's exit.
  *
  * The policy changes live: the allowlist applies to the next request, and
  * "none" for a session that has a proxy means the proxy refuses everything;
@@ -54,6 +59,11 @@
 
 #define MAX_RECORDS_PER_CALL 1000
 #define JOURNAL_FILE         "network.jsonl"
+/* How long a stop waits for the proxy's thread to end (Destroy, the
+ * sandbox's exit, the daemon's shutdown all wait on the main thread); and
+ * how long the thread, told to end, runs what became ready meanwhile. */
+#define PROXY_STOP_TIMEOUT_US  (5 * G_USEC_PER_SEC)
+#define PROXY_DRAIN_TIMEOUT_US (1 * G_USEC_PER_SEC)
 
 /* A session's proxy as both threads see it. */
 typedef struct
@@ -65,9 +75,11 @@ typedef struct
   GQueue                 delivery;      /* PaddockNetRecord*, under lock */
   gboolean               delivery_posted; /* under lock */
   char                  *session_id;
-  GMainContext          *context;       /* the proxy thread's; NULL once it was joined */
-  GThread               *thread;
+  GMainContext          *context;       /* the proxy thread's; goes with the link */
+  GThread               *thread;        /* main thread's: NULL once joined or let go */
   gint                   quit;          /* atomic: the thread ends after this iteration */
+  gboolean               ended;         /* under lock: the thread is about to return */
+  GCond                  ended_cond;
   /* The proxy thread's alone: */
   PaddockProxy          *proxy;
   gulong                 record_id;
@@ -90,19 +102,40 @@ static GList *networks_with_proxy;
 /* The proxy thread: serves its context until told to end, then lets
  * whatever became ready meanwhile run (cancelled operations answering),
  * so that nothing of the proxy is left half done. */
+static void link_unref (ProxyLink *link);
+
+/* The thread holds a reference of its own: a stop that gave up waiting
+ * (network_stop_proxy()) frees nothing the thread still uses. */
 static gpointer
 proxy_thread_main (gpointer data)
 {
   ProxyLink *link = data;
+  gint64 deadline;
 
   g_main_context_push_thread_default (link->context);
   while (!g_atomic_int_get (&link->quit))
     g_main_context_iteration (link->context, TRUE);
-  /* Bounded: a source that is always ready must not keep the main
-   * thread's join waiting. */
-  for (guint i = 0; i < 1000 && g_main_context_iteration (link->context, FALSE); i++)
+  /* Bounded in time: a source that is always ready must not keep the
+   * main thread waiting. */
+  deadline = g_get_monotonic_time () + PROXY_DRAIN_TIMEOUT_US;
+  while (g_get_monotonic_time () < deadline && g_main_context_iteration (link->context, FALSE))
     ;
+  /* Only a stop that gave up leaves the proxy here (link_finish() never
+   * ran): it ends on its own thread, unrecorded (nobody takes records
+   * now). */
+  if (link->proxy != NULL)
+    {
+      paddock_proxy_stop (link->proxy);
+      g_clear_signal_handler (&link->record_id, link->proxy);
+      g_clear_object (&link->proxy);
+    }
   g_main_context_pop_thread_default (link->context);
+
+  g_mutex_lock (&link->lock);
+  link->ended = TRUE;
+  g_cond_signal (&link->ended_cond);
+  g_mutex_unlock (&link->lock);
+  link_unref (link);
   return NULL;
 }
 
@@ -120,7 +153,10 @@ link_unref (ProxyLink *link)
     return;
   g_assert (link->proxy == NULL);
   g_queue_clear_full (&link->delivery, g_object_unref);
+  /* Whatever never ran (nothing, normally) goes with the context. */
+  g_clear_pointer (&link->context, g_main_context_unref);
   g_main_context_unref (link->main_context);
+  g_cond_clear (&link->ended_cond);
   g_mutex_clear (&link->lock);
   g_free (link->session_id);
   g_free (link);
@@ -327,12 +363,31 @@ _paddock_session_network_new (PaddockSessionImpl *session,
   return network;
 }
 
+/* The test switch PADDOCK_TEST_PROXY_STOP_DELAY_MS=N in the daemon's own
+ * environment (like PADDOCK_TEST_PROXY_RESOLVE: nothing a client or a
+ * session can set) holds the proxy's thread N ms in its stop, as a
+ * callback stuck in the kernel would, so that a test sees the stop give up
+ * waiting rather than hang the daemon. Logged whenever it is used. */
+static void
+test_proxy_stop_delay (ProxyLink *link)
+{
+  const char *text = g_getenv ("PADDOCK_TEST_PROXY_STOP_DELAY_MS");
+  guint64 ms = 0;
+
+  if (text == NULL || !g_ascii_string_to_unsigned (text, 10, 1, 3600 * 1000, &ms, NULL))
+    return;
+  g_message ("Session %s: PADDOCK_TEST_PROXY_STOP_DELAY_MS=%s is set, so its proxy's thread waits "
+             "that long in its stop (a test switch)", link->session_id, text);
+  g_usleep (ms * 1000);
+}
+
 /* On the proxy thread: the proxy ends every request and tunnel (each
  * recorded as cut off, with its bytes so far), then the thread. */
 static void
 link_finish (ProxyLink *link,
              gpointer   data)
 {
+  test_proxy_stop_delay (link);
   if (link->proxy != NULL)
     {
       paddock_proxy_stop (link->proxy);
@@ -343,25 +398,41 @@ link_finish (ProxyLink *link,
 }
 
 /* Stops the session's proxy and joins its thread; the records it left are
- * in the journal on return. Main thread; idempotent. */
+ * in the journal on return. Main thread; idempotent. The wait is bounded
+ * (PROXY_STOP_TIMEOUT_US): a thread that has not ended by then is let go,
+ * still holding its own reference to everything it uses, and the log
+ * says so; what it records after that is lost. */
 static void
 network_stop_proxy (PaddockSessionNetwork *network)
 {
   ProxyLink *link = network->link;
+  gint64 deadline = g_get_monotonic_time () + PROXY_STOP_TIMEOUT_US;
+  gboolean ended;
 
   if (link == NULL)
     return;
   networks_with_proxy = g_list_remove (networks_with_proxy, network);
   link_post (link, link_finish, NULL, NULL);
-  g_thread_join (g_steal_pointer (&link->thread));
+  g_mutex_lock (&link->lock);
+  while (!link->ended && g_cond_wait_until (&link->ended_cond, &link->lock, deadline))
+    ;
+  ended = link->ended;
+  g_mutex_unlock (&link->lock);
+  if (ended)
+    g_thread_join (g_steal_pointer (&link->thread));
+  else
+    {
+      g_message ("Session %s: its proxy's thread did not end within %d s of being told to stop; "
+                 "it is left to end on its own (requests it finishes from now on are not recorded)",
+                 link->session_id, (int) (PROXY_STOP_TIMEOUT_US / G_USEC_PER_SEC));
+      g_thread_unref (g_steal_pointer (&link->thread));
+    }
   /* Records finished up to the end, journaled now rather than by an idle
    * that might come after the journals' last flush. */
   deliver_records_cb (link);
   g_mutex_lock (&link->lock);
   link->network = NULL;
   g_mutex_unlock (&link->lock);
-  /* Whatever never ran (nothing, normally) goes with the context. */
-  g_clear_pointer (&link->context, g_main_context_unref);
   g_clear_pointer (&network->link, link_unref);
 }
 
@@ -465,102 +536,113 @@ test_resolver (PaddockSessionNetwork *network)
   return map;
 }
 
-typedef struct
+/* The test switch PADDOCK_TEST_PROXY_THREAD_FAIL=1 in the daemon's own
+ * environment (like PADDOCK_TEST_PROXY_RESOLVE: nothing a client or a
+ * session can set) makes the proxy's thread fail to start, as it would
+ * when the process is out of threads or memory, so that a test sees what
+ * the user is told then. Only the exact value "1" counts, and the log says
+ * so whenever it does. */
+static gboolean
+test_proxy_thread_fails (const char *session_id)
 {
-  int                 fd;
-  PaddockDomainRules *rules;
-  GHashTable         *resolver;  /* the test switch's, or NULL */
-} ProxyStart;
-
-static void
-proxy_start_free (gpointer data)
-{
-  ProxyStart *start = data;
-
-  if (start->fd >= 0)
-    close (start->fd);
-  g_clear_object (&start->rules);
-  g_clear_pointer (&start->resolver, g_hash_table_unref);
-  g_free (start);
-}
-
-/* On the proxy thread: serve the socket (its sources go to this thread's
- * context). */
-static void
-link_start (ProxyLink *link,
-            gpointer   data)
-{
-  ProxyStart *start = data;
-  g_autoptr(GError) error = NULL;
-
-  link->proxy = paddock_proxy_new (start->fd, start->rules, &error);
-  start->fd = -1;  /* taken, even on failure */
-  if (link->proxy == NULL)
-    {
-      /* The namespace still has no other way out: the session runs as if
-       * in none, and the log says why. */
-      g_message ("Session %s: cannot serve its proxy: %s", link->session_id, error->message);
-      return;
-    }
-  if (start->resolver != NULL)
-    paddock_proxy_set_resolver_override (link->proxy, start->resolver);
-  link->record_id = g_signal_connect (link->proxy, "record-added",
-                                      G_CALLBACK (record_added_cb), link);
+  if (g_strcmp0 (g_getenv ("PADDOCK_TEST_PROXY_THREAD_FAIL"), "1") != 0)
+    return FALSE;
+  g_message ("Session %s: PADDOCK_TEST_PROXY_THREAD_FAIL=1 is set, so its proxy's thread is not "
+             "started (a test switch)", session_id);
+  return TRUE;
 }
 
 /* The sandbox's {"event":"proxy"}: @fd (always taken) is the listening
- * socket inside the session's namespace. */
-void
-_paddock_session_network_take_listener (PaddockSessionNetwork *network,
-                                        int                    fd)
+ * socket inside the session's namespace. The proxy is made here, on its
+ * own context but before its thread exists, so that every way it can fail
+ * is known before this returns: FALSE then, with @error saying why, and
+ * the caller must not let the session run in proxy mode with nobody
+ * serving its proxy (the namespace has no other way out, so it would be
+ * safe, but every request would fail and nobody would know why). */
+gboolean
+_paddock_session_network_take_listener (PaddockSessionNetwork  *network,
+                                        int                     fd,
+                                        GError                **error)
 {
   PaddockDomainRules *rules = _paddock_session_impl_get_net_rules (network->session);
-  g_autoptr(GError) error = NULL;
+  const char *session_id = paddock_session_impl_get_id (network->session);
+  g_autoptr(GHashTable) resolver = NULL;
+  g_autoptr(GError) local_error = NULL;
+  PaddockProxy *proxy;
   ProxyLink *link;
-  ProxyStart *start;
 
   if (network->link != NULL || !network->has_listener)
     {
+      /* Not a proxy-mode start, or a second socket: nothing to serve. */
       close (fd);
-      return;
+      return TRUE;
     }
   if (rules == NULL)
     {
       /* Only a session restored from its record lacks them, and it never
-       * starts: refuse loudly rather than guess a policy. */
-      g_warning ("Session %s has no parsed network rules: its proxy is not served",
-                 paddock_session_impl_get_id (network->session));
+       * starts: refuse rather than guess a policy. */
       close (fd);
-      return;
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "The session's proxy cannot be served: it has no parsed network rules");
+      return FALSE;
     }
 
   link = g_new0 (ProxyLink, 1);
   g_atomic_ref_count_init (&link->ref_count);
   g_mutex_init (&link->lock);
+  g_cond_init (&link->ended_cond);
   g_queue_init (&link->delivery);
-  link->network = network;
   link->main_context = g_main_context_ref_thread_default ();
-  link->session_id = g_strdup (paddock_session_impl_get_id (network->session));
+  link->session_id = g_strdup (session_id);
   link->context = g_main_context_new ();
-  link->thread = g_thread_try_new ("paddock-proxy", proxy_thread_main, link, &error);
+
+  /* The proxy's sources go to the thread's context: made with it as this
+   * thread's default, then left to the thread, which acquires it (so the
+   * thread starts only once this thread let go of it). */
+  g_main_context_push_thread_default (link->context);
+  proxy = paddock_proxy_new (fd, rules, &local_error);   /* fd taken, even on failure */
+  if (proxy != NULL)
+    {
+      resolver = test_resolver (network);
+      if (resolver != NULL)
+        paddock_proxy_set_resolver_override (proxy, resolver);
+      link->record_id = g_signal_connect (proxy, "record-added", G_CALLBACK (record_added_cb), link);
+      link->proxy = proxy;
+      link->network = network;
+    }
+  g_main_context_pop_thread_default (link->context);
+
+  if (proxy != NULL && !test_proxy_thread_fails (session_id))
+    {
+      /* The thread's own reference (proxy_thread_main()). */
+      link->thread = g_thread_try_new ("paddock-proxy", proxy_thread_main, link_ref (link), &local_error);
+      if (link->thread == NULL)
+        link_unref (link);
+    }
+  else if (proxy != NULL)
+    g_set_error_literal (&local_error, G_THREAD_ERROR, G_THREAD_ERROR_AGAIN,
+                         "Error creating thread: Resource temporarily unavailable (test switch)");
+  if (proxy != NULL && link->thread == NULL)
+    {
+      /* Nothing ran on the context: the proxy goes here, unserved, with
+       * its listening socket; nothing was recorded. */
+      link->network = NULL;
+      paddock_proxy_stop (link->proxy);
+      g_clear_signal_handler (&link->record_id, link->proxy);
+      g_clear_object (&link->proxy);
+    }
+
   if (link->thread == NULL)
     {
-      /* The namespace still has no other way out: the session runs as if
-       * in none, and the log says why. */
-      g_message ("Session %s: cannot serve its proxy: %s", link->session_id, error->message);
-      g_main_context_unref (link->context);
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "The session's proxy cannot be served: %s%s", proxy == NULL ? "" : "cannot start its thread: ",
+                   local_error->message);
       link_unref (link);
-      close (fd);
-      return;
+      return FALSE;
     }
   network->link = link;
   networks_with_proxy = g_list_prepend (networks_with_proxy, network);
-
-  start = g_new0 (ProxyStart, 1);
-  start->fd = fd;
-  start->rules = g_object_ref (rules);
-  start->resolver = test_resolver (network);
-  link_post (network->link, link_start, start, proxy_start_free);
+  return TRUE;
 }
 
 /* The session ended: its namespace is gone, and so is every client. */

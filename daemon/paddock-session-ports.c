@@ -25,8 +25,8 @@
  * agent may bind one inside its own namespace, but nothing reaches it from
  * the host. While the session runs, a connection to one is reset at once
  * (a held socket nobody accepts on would leave the client waiting for good);
- * so is one to any of its ports once its sandbox is gone, until Destroy,
- * and one to a port of a sandboxed session an earlier daemon ran.
+ * so is one to any of a session's ports once its processes are gone (of
+ * any profile, also one an earlier daemon ran), until Destroy.
  * LeasePort names one of them and starts forwarding it, which is how a
  * port leased after start can be served at all.
  */
@@ -250,31 +250,20 @@ _paddock_session_ports_stop (PaddockSessionPorts *ports)
   ports->forwarding = FALSE;
 }
 
-/* The sandbox is gone, and every process that could accept on @leases
- * (the session's) with it: a connection to one is reset from now on
- * rather than left queued on a socket nobody accepts on, until the lease
- * is released (Destroy). Not for a host-profile session, whose processes
- * may outlive its agent. */
+/* Every process of the session that could accept on its ports is gone:
+ * its sandbox (and a PID namespace with it) exited, the last process of a
+ * host-profile session ended, or an earlier daemon ran it (and the next
+ * one killed what was left of it). So a connection to any port the
+ * registry holds for the session (its leases, named later or not, and
+ * those reserved for LeasePort; not one a client released) is reset from
+ * now on rather than left queued on a socket nobody accepts on, until
+ * the lease is released (Destroy) or a new start serves it
+ * (_paddock_session_ports_start()). After a daemon restart the session
+ * object has no leases of its own, which is why the registry is asked; a
+ * lease whose socket an earlier process still has is not held by the
+ * daemon (no fd) and is left alone. Idempotent. */
 void
-_paddock_session_ports_refuse_all (PaddockSessionPorts *ports,
-                                   GPtrArray           *leases)
-{
-  for (guint i = 0; leases != NULL && i < leases->len; i++)
-    refuse_connections (ports, g_ptr_array_index (leases, i), TRUE);
-  for (guint i = 0; i < ports->reserved->len; i++)
-    refuse_connections (ports, g_ptr_array_index (ports->reserved, i), TRUE);
-}
-
-/* @session_id is a sandboxed session of an earlier daemon, restored
- * stopped: its sandbox went with that daemon (the next one kills what is
- * left of it), and no forward serves its ports, which the registry still
- * holds for it until Destroy. Its leases are not the session object's (a
- * restored session has none), so they are found in the registry by their
- * session; a connection to one is reset from now on, as after a sandbox
- * exit in this daemon (_paddock_session_ports_refuse_all()). */
-void
-_paddock_session_ports_refuse_restored (PaddockSessionPorts *ports,
-                                        const char          *session_id)
+_paddock_session_ports_refuse_all (PaddockSessionPorts *ports)
 {
   GListModel *model;
 
@@ -285,7 +274,8 @@ _paddock_session_ports_refuse_restored (PaddockSessionPorts *ports,
     {
       g_autoptr(PaddockLease) lease = g_list_model_get_item (model, i);
 
-      if (g_strcmp0 (paddock_lease_get_session (lease), session_id) == 0 && paddock_lease_get_fd (lease) >= 0)
+      if (g_strcmp0 (paddock_lease_get_session (lease), paddock_session_impl_get_id (ports->session)) == 0 &&
+          paddock_lease_get_fd (lease) >= 0)
         refuse_connections (ports, lease, TRUE);
     }
 }

@@ -12,7 +12,9 @@
 # leased nor reserved still cannot be bound, the last reserved port named
 # is followed by QuotaExceeded, and Destroy releases them all — also for a
 # session an earlier daemon left (its reserved ports kept, not handed to
-# anyone else, then released with it).
+# anyone else, then released with it). Also: the ports of a session on the
+# host's network (host and safe profiles) whose processes are gone reset a
+# connection at once, also after a daemon restart.
 
 set -euo pipefail
 
@@ -275,6 +277,44 @@ if [[ "$landlock_net" == enforced ]]; then
 else
   ok "a pool that cannot give the reserved ports # SKIP landlock-net is $landlock_net here"
 fi
+
+# ---- ports of a session whose processes are gone, on the host's network ----------
+
+# The agent got its leased socket at start (socket activation) and the
+# daemon still holds it: once no process of the session is left to accept,
+# a connection is reset at once, not queued for good — of the host profile
+# too (its processes tracked by process session), until Destroy.
+state_is () { [[ "$(field "$1" 'd["state"]' 2>/dev/null)" == "$2" ]]; }
+for profile in host safe; do
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web -- sleep 600
+  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+  "$CTL" stop "$id" >/dev/null 2>&1 || true
+  check "--profile $profile --net host --port web, stopped: a connection to its port is reset at once, not left waiting" \
+    test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "stopped:reset"
+  "$CTL" destroy "$id" >/dev/null 2>&1 || true
+
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web -- sh -c 'sleep 1'
+  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+  web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+  wait_for 30 state_is "$id" exited || true
+  check "…its agent exited by itself: the same" \
+    test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "exited:reset"
+  "$CTL" destroy "$id" >/dev/null 2>&1 || true
+done
+
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --port web -- sleep 600
+id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+"$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+check "a --profile host session left running by an earlier daemon: stopped, its port still held, a connection to it reset at once" \
+  test "$(field "$id" 'd["state"]' 2>&1):$("$CTL" --json ports list | json /dev/stdin "[l['state'] for l in d['leases'] if l['port'] == $web]"):$(host_answers "$web")" \
+       = "stopped:['held']:reset"
+"$CTL" destroy "$id" >/dev/null 2>&1 || true
 
 check "the daemon is still running at the end" kill -0 "$daemon_pid"
 

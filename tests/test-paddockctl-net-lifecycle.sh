@@ -179,5 +179,61 @@ else
   ok "forwarding to a server on [::1] # SKIP the host has no IPv6 loopback"
 fi
 
+# ---- a proxy whose thread cannot start: the session does not run -----------------
+
+# The daemon's test switch PADDOCK_TEST_PROXY_THREAD_FAIL=1 makes the
+# proxy's thread fail to start, as when the process is out of threads: the
+# session must not run in proxy mode with nobody serving its proxy.
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+PADDOCK_TEST_PROXY_THREAD_FAIL=1 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+marker="paddock-no-proxy-$$"
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sh -c ": $marker; sleep 600"
+check "its proxy's thread cannot start: create --net proxy fails (org.paddock.Error.Failed) saying so"   test "$rc:$(json "$tmp/out" '(d["error"]["name"], "proxy" in d["error"]["message"], "thread" in d["error"]["message"])' 2>&1)" \
+       = "1:('org.paddock.Error.Failed', True, True)"
+no_agent_left () { ! pgrep -f "$marker" >/dev/null; }
+check "…no session claims proxy mode, and its agent is not left running" \
+  test "$("$CTL" --json list | json /dev/stdin '[(s["net"], s["state"]) for s in d["sessions"] if s["state"] in ("starting", "running")]' 2>&1):$(wait_for 10 no_agent_left && echo gone)" \
+       = "[]:gone"
+check "…nor a paddock-proxy thread" test "$(proxy_threads)" = 0
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
+check "…a session with no proxy still runs on that daemon" \
+  test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
+"$CTL" destroy "$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)" >/dev/null 2>&1 || true
+
+# ---- a proxy thread that does not end when told: the stop gives up waiting -------
+
+# The daemon's test switch PADDOCK_TEST_PROXY_STOP_DELAY_MS holds the
+# proxy's thread in its stop (here 10 minutes, as a callback stuck in the
+# kernel would): Destroy waits a bounded time (5 s), says so in the log,
+# and the daemon goes on serving; its exit is not held up either. The
+# bounds below are generous: they only tell a bounded wait from a hang.
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+PADDOCK_TEST_PROXY_STOP_DELAY_MS=600000 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+stuck_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+check "a proxy whose thread will not end when told: created, running" \
+  test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
+rc=0
+timeout 120 "$CTL" destroy "$stuck_id" >/dev/null 2>&1 || rc=$?
+check "…Destroy returns (it does not wait for the thread for good), and the log says the thread did not end in time" \
+  test "$rc:$(grep -c "Session $stuck_id: its proxy's thread did not end within 5 s" "$tmp/daemon.log")" = "0:1"
+check "…the daemon goes on serving, the session gone" \
+  test "$(timeout 60 "$CTL" --json list | json /dev/stdin "[s['id'] for s in d['sessions'] if s['id'] == '$stuck_id']" 2>&1)" = "[]"
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+"$CTL" --json exec "$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)" --timeout 600000 -- \
+  python3 "$ws/get.py" "http://slow.test:$port/at-exit" >/dev/null 2>&1 &
+background_pids+=($!)
+wait_for 30 grep -q "^got GET /at-exit" "$server_dir/log" || true
+kill -TERM "$daemon_pid"
+exited () { ! kill -0 "$daemon_pid" 2>/dev/null; }
+check "…with another such proxy serving a request, the daemon still exits on SIGTERM" wait_for 120 exited
+wait "$daemon_pid" 2>/dev/null || true
+
 echo "1..$n"
 [[ $failures -eq 0 ]]

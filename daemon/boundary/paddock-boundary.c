@@ -388,6 +388,17 @@ report_probe (JsonObject *report,
   return NULL;
 }
 
+/* "; no canary result", and why when the sandbox could say (no probe ran
+ * at all: its "probes_error", the kernel's answer). */
+static char *
+no_canary_text (JsonObject *report)
+{
+  const char *why = report != NULL ? json_object_get_string_member_with_default (report, "probes_error", NULL)
+                                   : NULL;
+
+  return why != NULL ? g_strdup_printf ("; no canary result (%s)", why) : g_strdup ("; no canary result");
+}
+
 /* Protected paths of the workspace: each one pid 1 found must show as a
  * read-only mount in its mountinfo, and the canary write into them must
  * have failed with EROFS. */
@@ -451,7 +462,11 @@ observe_protected (PaddockBoundary            *self,
                             json_object_get_string_member_with_default (probe, "expected", "?"),
                             json_object_get_string_member_with_default (probe, "actual", "?"));
   else
-    g_string_append (evidence, "; no canary result");
+    {
+      g_autofree char *none = no_canary_text (report);
+
+      g_string_append (evidence, none);
+    }
   if (allowed != NULL)
     g_string_append_printf (evidence, "; the user allowed writes to %s", allowed);
 
@@ -548,7 +563,7 @@ observe_landlock (PaddockBoundary *self,
           if (canary_name != NULL && probe == NULL)
             {
               observed = PADDOCK_LAYER_UNENFORCED;
-              canary = g_strdup ("; no canary result");
+              canary = no_canary_text (report);
             }
           else if (probe != NULL)
             {

@@ -123,7 +123,8 @@
  *                                TCP socket made in the session's network
  *                                namespace, for the daemon's port
  *                                forwarding, IPv4 or, with 'family' 'inet6'
- *                                (optional), IPv6; answered with
+ *                                (optional; a string, or the request fails
+ *                                with EINVAL), IPv6; answered with
  *                                {"event":"socket","id":N} + the socket, or
  *                                {"event":"socket-failed","id":N,"errno":E}
  * (Events going the other way are JSON lines; requests are GVariants so that
@@ -1666,21 +1667,32 @@ handle_socket (Init     *init,
                guint32   id)
 {
   LineBuf line = { .len = 0 };
-  const char *family = NULL;
+  g_autoptr(GVariant) value = g_variant_lookup_value (request, "family", NULL);
+  const char *family = "inet";   /* when there is no 'family' */
   int fd;
 
   /* IPv6 for a server that listens on [::1] only: the namespace is the
-   * session's either way, with nothing but its own loopback. */
-  if (!g_variant_lookup (request, "family", "&s", &family))
-    family = "inet";
-  if (g_strcmp0 (family, "inet") == 0)
-    fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  else if (g_strcmp0 (family, "inet6") == 0)
-    fd = socket (AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  else
+   * session's either way, with nothing but its own loopback. A 'family'
+   * that is not a string is an error (EINVAL), never taken for the
+   * default: g_variant_lookup() would say it was absent. */
+  if (value != NULL && !g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
     {
       fd = -1;
-      errno = EAFNOSUPPORT;
+      errno = EINVAL;
+    }
+  else
+    {
+      if (value != NULL)
+        family = g_variant_get_string (value, NULL);
+      if (g_strcmp0 (family, "inet") == 0)
+        fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      else if (g_strcmp0 (family, "inet6") == 0)
+        fd = socket (AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      else
+        {
+          fd = -1;
+          errno = EAFNOSUPPORT;
+        }
     }
 
   if (fd < 0)
@@ -1914,21 +1926,45 @@ forwarded_signals (sigset_t *set)
 enum { PROBE_WRITE_OUTSIDE, PROBE_HIDDEN_PATH, PROBE_ABSTRACT_SOCKET, PROBE_SIGNAL_OUTSIDE, PROBE_CONNECT_OUTSIDE,
        PROBE_PROTECTED_PATH, PROBE_LANDLOCK_FS, PROBE_LANDLOCK_NET, N_PROBES };
 
+/* Which step of a probe its errno is from: the forbidden act itself, or a
+ * step before it that failed, so that the act was never tried (an errno
+ * from socket() must not pass for the connect's refusal). */
+typedef enum {
+  PROBE_STEP_ACT,
+  PROBE_STEP_SOCKET_INET,   /* socket(AF_INET) */
+  PROBE_STEP_SOCKET_UNIX,   /* socket(AF_UNIX) */
+  PROBE_STEP_OPEN_FOLDER,   /* open(O_PATH) of a protected folder */
+  PROBE_STEP_NAME_TOO_LONG, /* the abstract name does not fit sun_path */
+} ProbeStep;
+
 static const char *
-errno_name (int e)
+probe_step_text (ProbeStep step)
 {
-  switch (e)
+  switch (step)
     {
-    case 0: return "success";
-    case EPERM: return "EPERM";
-    case EACCES: return "EACCES";
-    case EROFS: return "EROFS";
-    case ENOENT: return "ENOENT";
-    case ESRCH: return "ESRCH";
-    case ECONNREFUSED: return "ECONNREFUSED";
-    case ENOTDIR: return "ENOTDIR";
-    case EEXIST: return "EEXIST";
-    default: return "another error";
+    case PROBE_STEP_SOCKET_INET: return "socket(AF_INET) failed: ";
+    case PROBE_STEP_SOCKET_UNIX: return "socket(AF_UNIX) failed: ";
+    case PROBE_STEP_OPEN_FOLDER: return "open(O_PATH) of the folder failed: ";
+    case PROBE_STEP_NAME_TOO_LONG: return "the abstract socket's name is too long to try: ";
+    case PROBE_STEP_ACT:
+    default: return "";
+    }
+}
+
+/* The errno's name as the kernel's headers spell it ("EACCES"), what the
+ * evidence must say; "success" for 0. Not async-signal-safe: pid 1's. */
+static void
+line_add_errno (LineBuf *line,
+                int      e)
+{
+  const char *name = e == 0 ? "success" : strerrorname_np (e);
+
+  if (name != NULL)
+    line_add (line, name);
+  else
+    {
+      line_add (line, "errno ");
+      line_add_int (line, e);
     }
 }
 
@@ -1939,7 +1975,14 @@ errno_name (int e)
 typedef struct {
   pid_t pid;        /* the probing child, or -1 */
   int results_fd;   /* its results come here (read end), or -1 */
+  const char *failed;  /* why there is no child: "pipe2()", "fork()"; or NULL */
+  int failed_errno;
 } Canaries;
+
+/* What the probing child writes: each probe's errno (0: it got through,
+ * -1: not run), the ProbeStep each is from, and the errno of its own
+ * setup (dropping its capabilities), 0 when none failed. */
+#define PROBE_REPORT_INTS (2 * N_PROBES + 1)
 
 /* Forks the child that runs the probes and returns at once: it probes while
  * the agent execs (two cores do both at once); finish_canaries() collects.
@@ -1949,32 +1992,51 @@ static Canaries
 start_canaries (const SandboxConfig *cfg,
                 int                  close_in_child)
 {
-  Canaries canaries = { -1, -1 };
+  Canaries canaries = { -1, -1, NULL, 0 };
   int pipe_fds[2];
   pid_t child;
 
   if (pipe2 (pipe_fds, O_CLOEXEC) != 0)
-    return canaries;
+    {
+      canaries.failed = "pipe2()";
+      canaries.failed_errno = errno;
+      return canaries;
+    }
   child = fork ();
   if (child < 0)
     {
+      canaries.failed = "fork()";
+      canaries.failed_errno = errno;
       close (pipe_fds[0]);
       close (pipe_fds[1]);
       return canaries;
     }
   if (child == 0)
     {
-      int out[N_PROBES];
+      /* out[0..N_PROBES): each probe's errno (0: it got through, -1:
+       * not run); out[N_PROBES + i]: the ProbeStep it is from. */
+      int out[PROBE_REPORT_INTS];
+      int *step = out + N_PROBES;
       const char *what = NULL;
       int fd;
 
       for (guint i = 0; i < N_PROBES; i++)
-        out[i] = -1;
+        {
+          out[i] = -1;
+          step[i] = PROBE_STEP_ACT;
+        }
+      out[2 * N_PROBES] = 0;
       close (pipe_fds[0]);
       if (close_in_child >= 0)
         close (close_in_child);
-      if (drop_all_capabilities (&what) != 0)
-        _exit (1);
+      /* Probing with capabilities would prove nothing: none is run. */
+      out[2 * N_PROBES] = drop_all_capabilities (&what);
+      if (out[2 * N_PROBES] != 0)
+        {
+          if (write (pipe_fds[1], out, sizeof out) != (ssize_t) sizeof out)
+            _exit (1);
+          _exit (0);
+        }
 
       /* A file outside the workspace, in the read-only system view. */
       fd = open ("/usr/.paddock-canary", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -2009,7 +2071,12 @@ start_canaries (const SandboxConfig *cfg,
           struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = 0,
                                       .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
 
-          if (sock >= 0)
+          if (sock < 0)
+            {
+              out[PROBE_LANDLOCK_NET] = errno;
+              step[PROBE_LANDLOCK_NET] = PROBE_STEP_SOCKET_INET;
+            }
+          else
             {
               out[PROBE_LANDLOCK_NET] = bind (sock, (struct sockaddr *) &addr, sizeof addr) == 0 ? 0 : errno;
               close (sock);
@@ -2022,6 +2089,7 @@ start_canaries (const SandboxConfig *cfg,
         {
           struct stat st;
           int result;
+          ProbeStep result_step = PROBE_STEP_ACT;
 
           if (stat (protected_mounted[i], &st) != 0)
             result = 0;   /* gone from the view: not protected either */
@@ -2029,6 +2097,8 @@ start_canaries (const SandboxConfig *cfg,
             {
               int dir = open (protected_mounted[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
 
+              if (dir < 0)
+                result_step = PROBE_STEP_OPEN_FOLDER;
               fd = dir >= 0 ? openat (dir, ".paddock-canary", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
               result = fd >= 0 ? 0 : errno;
               if (fd >= 0)
@@ -2046,8 +2116,13 @@ start_canaries (const SandboxConfig *cfg,
               if (fd >= 0)
                 close (fd);
             }
-          if (out[PROBE_PROTECTED_PATH] != 0)
-            out[PROBE_PROTECTED_PATH] = result;
+          /* The first that was not blocked as expected (a folder that
+           * could not be opened was never tried) is what is reported. */
+          if (out[PROBE_PROTECTED_PATH] != 0 && step[PROBE_PROTECTED_PATH] == PROBE_STEP_ACT)
+            {
+              out[PROBE_PROTECTED_PATH] = result;
+              step[PROBE_PROTECTED_PATH] = result_step;
+            }
         }
 
       /* The user's real credentials folder: not in the view at all. */
@@ -2063,7 +2138,17 @@ start_canaries (const SandboxConfig *cfg,
           struct sockaddr_un addr = { .sun_family = AF_UNIX };
           size_t len = strlen (cfg->probe_abstract);
 
-          if (sock >= 0 && len + 1 < sizeof addr.sun_path)
+          if (sock < 0)
+            {
+              out[PROBE_ABSTRACT_SOCKET] = errno;
+              step[PROBE_ABSTRACT_SOCKET] = PROBE_STEP_SOCKET_UNIX;
+            }
+          else if (len + 1 >= sizeof addr.sun_path)
+            {
+              out[PROBE_ABSTRACT_SOCKET] = ENAMETOOLONG;
+              step[PROBE_ABSTRACT_SOCKET] = PROBE_STEP_NAME_TOO_LONG;
+            }
+          else
             {
               memcpy (addr.sun_path + 1, cfg->probe_abstract, len);
               out[PROBE_ABSTRACT_SOCKET] =
@@ -2082,7 +2167,12 @@ start_canaries (const SandboxConfig *cfg,
           struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (cfg->probe_port),
                                       .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
 
-          if (sock >= 0)
+          if (sock < 0)
+            {
+              out[PROBE_CONNECT_OUTSIDE] = errno;
+              step[PROBE_CONNECT_OUTSIDE] = PROBE_STEP_SOCKET_INET;
+            }
+          else
             {
               out[PROBE_CONNECT_OUTSIDE] = connect (sock, (struct sockaddr *) &addr, sizeof addr) == 0 ? 0 : errno;
               close (sock);
@@ -2105,25 +2195,77 @@ start_canaries (const SandboxConfig *cfg,
 }
 
 /* Waits for the probing child: RESULTS get its errno values (0: the probe
- * got through), or -1 for every probe when it could not report. */
+ * got through) and STEPS the ProbeStep of each, or -1 for every probe when
+ * none ran; then ERROR says why (the kernel's answer), else it is left
+ * empty. */
 static void
 finish_canaries (Canaries *canaries,
-                 int       results[N_PROBES])
+                 int       results[N_PROBES],
+                 int       steps[N_PROBES],
+                 LineBuf  *error)
 {
-  int got[N_PROBES];
+  int got[PROBE_REPORT_INTS];
   ssize_t n = 0;
+  int read_errno = 0;
+  int status = 0;
 
   for (guint i = 0; i < N_PROBES; i++)
-    results[i] = -1;
+    {
+      results[i] = -1;
+      steps[i] = PROBE_STEP_ACT;
+    }
   if (canaries->pid < 0)
-    return;
+    {
+      if (canaries->failed != NULL)
+        {
+          line_add (error, canaries->failed);
+          line_add (error, " for the probing child failed: ");
+          line_add_errno (error, canaries->failed_errno);
+        }
+      return;
+    }
   while ((n = read (canaries->results_fd, got, sizeof got)) < 0 && errno == EINTR)
     ;
-  if (n == (ssize_t) sizeof got)
-    memcpy (results, got, sizeof got);
+  read_errno = n < 0 ? errno : 0;
   close (canaries->results_fd);
-  while (waitpid (canaries->pid, NULL, 0) < 0 && errno == EINTR)
+  while (waitpid (canaries->pid, &status, 0) < 0 && errno == EINTR)
     ;
+  if (n == (ssize_t) sizeof got && got[2 * N_PROBES] != 0)
+    {
+      line_add (error, "the probing child could not drop its capabilities: ");
+      line_add_errno (error, got[2 * N_PROBES]);
+    }
+  else if (n == (ssize_t) sizeof got)
+    {
+      memcpy (results, got, sizeof results[0] * N_PROBES);
+      memcpy (steps, got + N_PROBES, sizeof steps[0] * N_PROBES);
+    }
+  else
+    {
+      line_add (error, "the probing child did not report (");
+      if (n < 0)
+        {
+          line_add (error, "read failed: ");
+          line_add_errno (error, read_errno);
+        }
+      else
+        {
+          line_add (error, "got ");
+          line_add_int (error, (long) n);
+          line_add (error, " bytes");
+        }
+      if (WIFSIGNALED (status))
+        {
+          line_add (error, "; killed by signal ");
+          line_add_int (error, WTERMSIG (status));
+        }
+      else
+        {
+          line_add (error, "; exit status ");
+          line_add_int (error, WEXITSTATUS (status));
+        }
+      line_add (error, ")");
+    }
   canaries->pid = -1;
   canaries->results_fd = -1;
 }
@@ -2135,12 +2277,15 @@ add_probe (LineBuf    *line,
            const char *what,
            const char *expected,
            int         result,
+           int         step,
            int         expected_errno,
            int         other_expected_errno)
 {
   /* Blocked means the kernel gave the refusal the probe names, not just
-   * any failure: an EMFILE or ENOSPC in the probing child proves nothing. */
-  gboolean blocked = result != 0 && (result == expected_errno || result == other_expected_errno);
+   * any failure: an EMFILE or ENOSPC in the probing child proves nothing,
+   * nor does a step before the act (socket(), say) that failed. */
+  gboolean blocked = step == PROBE_STEP_ACT && result != 0 &&
+                     (result == expected_errno || result == other_expected_errno);
 
   if (result < 0)
     return;
@@ -2152,7 +2297,8 @@ add_probe (LineBuf    *line,
   line_add (line, "\",\"expected\":\"");
   line_add (line, expected);
   line_add (line, "\",\"actual\":\"");
-  line_add (line, errno_name (result));
+  line_add (line, probe_step_text ((ProbeStep) step));
+  line_add_errno (line, result);
   line_add (line, "\",\"blocked\":");
   line_add (line, blocked ? "true}" : "false}");
 }
@@ -2165,7 +2311,9 @@ static G_NORETURN void
 run_init (const SandboxConfig *cfg)
 {
   int probes[N_PROBES];
-  Canaries canaries = { -1, -1 };
+  int probe_steps[N_PROBES];
+  LineBuf probes_error = { .len = 0 };
+  Canaries canaries = { -1, -1, NULL, 0 };
   int exec_pipe[2];
   sigset_t set;
   pid_t agent;
@@ -2176,7 +2324,10 @@ run_init (const SandboxConfig *cfg)
   /* A vanished control reader must not kill us; restored for the agent. */
   signal (SIGPIPE, SIG_IGN);
   for (guint i = 0; i < N_PROBES; i++)
-    probes[i] = -1;
+    {
+      probes[i] = -1;
+      probe_steps[i] = PROBE_STEP_ACT;
+    }
 
   forwarded_signals (&set);
   init.sfd = signalfd (-1, &set, SFD_CLOEXEC);
@@ -2261,7 +2412,7 @@ run_init (const SandboxConfig *cfg)
       ;
   }
   close (exec_pipe[0]);
-  finish_canaries (&canaries, probes);
+  finish_canaries (&canaries, probes, probe_steps, &probes_error);
 
   line_add (&line, "{\"event\":\"started\",\"pid\":");
   line_add_int (&line, agent);
@@ -2300,24 +2451,32 @@ run_init (const SandboxConfig *cfg)
         gboolean first = TRUE;
 
         add_probe (&line, &first, "write-outside", "create /usr/.paddock-canary", "EROFS or EACCES",
-                   probes[PROBE_WRITE_OUTSIDE], EROFS, EACCES);
+                   probes[PROBE_WRITE_OUTSIDE], probe_steps[PROBE_WRITE_OUTSIDE], EROFS, EACCES);
         add_probe (&line, &first, "hidden-path", "look up the user's ~/.ssh", "ENOENT",
-                   probes[PROBE_HIDDEN_PATH], ENOENT, 0);
+                   probes[PROBE_HIDDEN_PATH], probe_steps[PROBE_HIDDEN_PATH], ENOENT, 0);
         add_probe (&line, &first, "abstract-socket", "connect to an abstract socket of the daemon's",
                    "EPERM (ECONNREFUSED in a network namespace of its own)",
-                   probes[PROBE_ABSTRACT_SOCKET], EPERM, ECONNREFUSED);
+                   probes[PROBE_ABSTRACT_SOCKET], probe_steps[PROBE_ABSTRACT_SOCKET], EPERM, ECONNREFUSED);
         add_probe (&line, &first, "signal-outside", "kill(0) the daemon's pid", "ESRCH or EPERM",
-                   probes[PROBE_SIGNAL_OUTSIDE], ESRCH, EPERM);
+                   probes[PROBE_SIGNAL_OUTSIDE], probe_steps[PROBE_SIGNAL_OUTSIDE], ESRCH, EPERM);
         add_probe (&line, &first, "connect-outside", "connect to a port the daemon listens on at the host's 127.0.0.1",
-                   "ECONNREFUSED", probes[PROBE_CONNECT_OUTSIDE], ECONNREFUSED, 0);
+                   "ECONNREFUSED", probes[PROBE_CONNECT_OUTSIDE], probe_steps[PROBE_CONNECT_OUTSIDE], ECONNREFUSED, 0);
         add_probe (&line, &first, "protected-path", "write into each read-only protected path of the workspace",
-                   "EROFS", probes[PROBE_PROTECTED_PATH], EROFS, 0);
+                   "EROFS", probes[PROBE_PROTECTED_PATH], probe_steps[PROBE_PROTECTED_PATH], EROFS, 0);
         add_probe (&line, &first, "landlock-fs", "create /dev/.paddock-canary (a writable tmpfs Landlock does not list)",
-                   "EACCES", probes[PROBE_LANDLOCK_FS], EACCES, 0);
+                   "EACCES", probes[PROBE_LANDLOCK_FS], probe_steps[PROBE_LANDLOCK_FS], EACCES, 0);
         add_probe (&line, &first, "landlock-net", "bind a TCP socket to a port the session did not lease",
-                   "EACCES", probes[PROBE_LANDLOCK_NET], EACCES, 0);
+                   "EACCES", probes[PROBE_LANDLOCK_NET], probe_steps[PROBE_LANDLOCK_NET], EACCES, 0);
       }
       line_add (&line, "]");
+      /* No probe ran at all: why, as the kernel answered. */
+      if (probes_error.len > 0)
+        {
+          probes_error.buf[probes_error.len] = '\0';
+          line_add (&line, ",\"probes_error\":\"");
+          line_add_json (&line, probes_error.buf);
+          line_add (&line, "\"");
+        }
       /* What --protect asked for, as pid 1 found it. */
       line_add (&line, ",\"protect_requested\":");
       line_add (&line, cfg->protect_requested ? "true" : "false");

@@ -24,9 +24,15 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1158,6 +1164,165 @@ recv_event_with_fd (int  ctl,
   return g_strdup (buf);
 }
 
+/* {"op":"socket"}: a TCP socket made in the session's namespace, IPv4 or
+ * with 'family' 'inet6' IPv6; an unknown family is EAFNOSUPPORT and a
+ * 'family' that is not a string EINVAL, never a default socket. */
+static void
+test_command_socket (Fixture       *fx,
+                     gconstpointer  data)
+{
+  static const struct { const char *request; int domain; int err; } cases[] = {
+    { "{\"op\":\"socket\",\"id\":1}", AF_INET, 0 },
+    { "{\"op\":\"socket\",\"id\":2,\"family\":\"inet6\"}", AF_INET6, 0 },
+    { "{\"op\":\"socket\",\"id\":3,\"family\":\"ipx\"}", -1, EAFNOSUPPORT },
+    { "{\"op\":\"socket\",\"id\":4,\"family\":10}", -1, EINVAL },
+    { "{\"op\":\"socket\",\"id\":5,\"family\":true}", -1, EINVAL },
+    { "{\"op\":\"socket\",\"id\":6,\"family\":[\"inet6\"]}", -1, EINVAL },
+  };
+  Session s;
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *event = NULL;
+      g_autofree char *expected = NULL;
+      int fd = -1;
+
+      send_request (s.ctl, cases[i].request, NULL, 0);
+      event = recv_event_with_fd (s.ctl, &fd);
+      g_test_message ("%s: %s", cases[i].request, event);
+      if (cases[i].err == 0)
+        {
+          int domain = -1;
+          socklen_t len = sizeof domain;
+
+          expected = g_strdup_printf ("{\"event\":\"socket\",\"id\":%u}\n", i + 1);
+          g_assert_cmpstr (event, ==, expected);
+          g_assert_cmpint (fd, >=, 0);
+          g_assert_cmpint (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len), ==, 0);
+          g_assert_cmpint (domain, ==, cases[i].domain);
+          close (fd);
+        }
+      else
+        {
+          expected = g_strdup_printf ("{\"event\":\"socket-failed\",\"id\":%u,\"errno\":%d}\n",
+                                      i + 1, cases[i].err);
+          g_assert_cmpstr (event, ==, expected);
+          g_assert_cmpint (fd, ==, -1);
+        }
+    }
+  g_free (session_stop (&s));
+}
+
+/* ---- a canary probe whose socket() the kernel refuses -------------------- */
+
+#if defined(__x86_64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef NATIVE_AUDIT_ARCH
+/* In the helper's child, before exec (async-signal-safe): a seccomp filter
+ * under which socket(AF_INET, …) fails with EACCES, inherited by the
+ * helper and everything it starts, its probing child among them. */
+static void
+refuse_inet_sockets (gpointer user_data)
+{
+  static struct sock_filter code[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, arch)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, args[0])),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  static struct sock_fprog program = { .len = G_N_ELEMENTS (code), .filter = code };
+
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
+    _exit (121);
+}
+#endif
+
+/* The landlock-net canary needs a TCP socket to bind: when the kernel
+ * refuses the socket itself, the evidence says so, with its errno, and the
+ * probe is not taken for blocked (nor "no canary result"). */
+static void
+test_probe_socket_refused (Fixture       *fx,
+                           gconstpointer  data)
+{
+#ifdef NATIVE_AUDIT_ARCH
+  const char *options[] = { "--control-fd", "3", "--env", AGENT_PATH, "--die-with-parent",
+                            "--profile", "safe", NULL };
+  const char *cmd[] = { "sleep", "100000", NULL };
+  g_autoptr(GPtrArray) argv = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  paddock_autofd int ours = -1;
+  JsonObject *boundary;
+  JsonArray *probes;
+  JsonObject *probe = NULL;
+  struct pollfd pfd = { .fd = -1, .events = POLLIN, .revents = 0 };
+  char buf[16384];
+  ssize_t n;
+  int pair[2];
+
+  if (skip_without_userns ())
+    return;
+
+  argv = helper_argv (fx->workspace, options, cmd);
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), ==, 0);
+  ours = pair[0];
+  g_subprocess_launcher_take_fd (launcher, pair[1], 3);
+  g_subprocess_launcher_set_child_setup (launcher, refuse_inet_sockets, NULL, NULL);
+  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_clear_object (&launcher);
+
+  pfd.fd = ours;
+  g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
+  do
+    n = recv (ours, buf, sizeof buf - 1, 0);
+  while (n < 0 && errno == EINTR);
+  g_subprocess_force_exit (proc);
+  g_subprocess_wait (proc, NULL, NULL);
+  g_assert_cmpint (n, >, 0);
+  buf[n] = '\0';
+  g_test_message ("started: %s", buf);
+  g_assert_true (json_parser_load_from_data (parser, buf, n, NULL));
+  boundary = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "boundary");
+  g_assert_nonnull (boundary);
+  if (g_strcmp0 (json_object_get_string_member_with_default (boundary, "landlock_net", ""), "enforced") != 0)
+    {
+      g_test_skip ("Landlock restricts no TCP bind here (ABI < 4): no landlock-net canary runs");
+      return;
+    }
+  probes = json_object_get_array_member (boundary, "probes");
+  for (guint i = 0; probes != NULL && i < json_array_get_length (probes); i++)
+    {
+      JsonObject *p = json_array_get_object_element (probes, i);
+
+      if (g_strcmp0 (json_object_get_string_member_with_default (p, "probe", ""), "landlock-net") == 0)
+        probe = p;
+    }
+  g_assert_nonnull (probe);
+  g_assert_cmpstr (json_object_get_string_member (probe, "actual"), ==, "socket(AF_INET) failed: EACCES");
+  g_assert_false (json_object_get_boolean_member (probe, "blocked"));
+#else
+  g_test_skip ("no seccomp audit arch known for this machine");
+#endif
+}
+
 /* "tty":true without fds: the sandbox makes the terminal from its own
  * devpts (so the command's tty has a name inside) and sends its master
  * back with "spawned". */
@@ -1795,6 +1960,8 @@ main (int    argc,
   ADD ("commands/kill-tree/sigterm", test_command_kill_tree, GINT_TO_POINTER (SIGTERM));
   ADD ("commands/confined", test_command_confined, NULL);
   ADD ("commands/bad-requests", test_command_bad_requests, NULL);
+  ADD ("commands/socket", test_command_socket, NULL);
+  ADD ("probe-socket-refused", test_probe_socket_refused, NULL);
   ADD ("commands/limit", test_command_limit, NULL);
   ADD ("commands/spare-supervisor", test_command_spare, NULL);
 
