@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <gio/gunixfdlist.h>
-#include <poll.h>
 #include <glib-unix.h>
 #include <sched.h>
 #include <signal.h>
