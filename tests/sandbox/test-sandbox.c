@@ -1710,6 +1710,125 @@ test_command_spare (Fixture       *fx,
   g_free (session_stop (&s));
 }
 
+/* The channel's end: nothing more comes on it, within 30 s. */
+static void
+expect_channel_end (int chan)
+{
+  struct pollfd pfd = { .fd = chan, .events = POLLIN, .revents = 0 };
+  char buf[64];
+  ssize_t n;
+
+  g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
+  do
+    n = recv (chan, buf, sizeof buf, MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  g_assert_cmpint (n, ==, 0);
+}
+
+/* A direct spawn: the command's events come on the channel that came
+ * with it, from its supervisor, and none on the control socket; a
+ * request pid 1 refuses is answered there too; a supervisor killed before
+ * the command's end is reported by pid 1 as "supervisor-gone". */
+static void
+test_command_direct (Fixture       *fx,
+                     gconstpointer  data)
+{
+  Session s;
+  paddock_autofd int null_fd = -1;
+  int chan[2];
+  int out_pipe[2];
+  int fds[4];
+  g_autofree char *out = NULL;
+  g_autofree char *json = NULL;
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+
+  for (guint round = 0; round < 2; round++)
+    {
+      /* Round 0: pid 1 forks the supervisor; round 1: the spare runs it. */
+      guint32 id = 20 + round;
+
+      if (round == 1)
+        wait_for_spare (&s);
+      g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan), ==, 0);
+      g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+      fds[0] = null_fd;
+      fds[1] = out_pipe[1];
+      fds[2] = null_fd;
+      fds[3] = chan[1];
+      g_clear_pointer (&json, g_free);
+      json = g_strdup_printf ("{\"op\":\"spawn\",\"id\":%u,\"argv\":[\"sh\",\"-c\",\"echo direct; exit 5\"],"
+                              COMMAND_ENV ",\"direct\":true}", id);
+      send_request (s.ctl, json, fds, 4);
+      close (out_pipe[1]);
+      close (chan[1]);
+      g_clear_pointer (&out, g_free);
+      out = read_all (out_pipe[0]);
+      close (out_pipe[0]);
+      g_assert_cmpstr (out, ==, "direct\n");
+      g_assert_cmpint (expect_spawned (chan[0], id), >, 2);
+      expect_exited (chan[0], id, "\"status\":5");
+      /* Nobody else holds the channel: it ends with its supervisor. */
+      expect_channel_end (chan[0]);
+      close (chan[0]);
+    }
+
+  /* Nothing about those on the control socket: the next event there is
+   * this ordinary spawn's. */
+  fds[0] = fds[1] = fds[2] = null_fd;
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":30,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 30);
+  expect_exited (s.ctl, 30, "\"status\":0");
+
+  /* Refused by pid 1 (a relative cwd): answered on the channel. */
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan), ==, 0);
+  fds[3] = chan[1];
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":31,\"argv\":[\"true\"],\"cwd\":\"tmp\",\"direct\":true}", fds, 4);
+  close (chan[1]);
+  g_free (expect_spawn_failed (chan[0], 31, EINVAL));
+  expect_channel_end (chan[0]);
+  close (chan[0]);
+  /* A direct spawn with a terminal is refused: its master comes from pid 1. */
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":32,\"argv\":[\"true\"],\"tty\":true,\"direct\":true}", NULL, 0);
+  g_free (expect_spawn_failed (s.ctl, 32, EINVAL));
+
+  /* The command kills its supervisor (its parent): the channel ends
+   * after "spawned", and pid 1 says so on the control socket. */
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan), ==, 0);
+  fds[3] = chan[1];
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":33,\"argv\":[\"sh\",\"-c\",\"sleep 0.3; kill -KILL $PPID\"],"
+                COMMAND_ENV ",\"direct\":true}", fds, 4);
+  close (chan[1]);
+  {
+    struct pollfd pfd = { .fd = chan[0], .events = POLLIN, .revents = 0 };
+    char buf[512];
+    ssize_t n;
+
+    g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
+    do
+      n = recv (chan[0], buf, sizeof buf - 1, 0);
+    while (n < 0 && errno == EINTR);
+    g_assert_cmpint (n, >=, 0);
+    buf[MAX (n, 0)] = '\0';
+    g_test_message ("event: %s", buf);
+    /* "spawned", then the end; or the end at once, had the kill beaten
+     * the supervisor's own report. Never an exit status it did not see. */
+    if (n > 0)
+      {
+        g_assert_true (g_str_has_prefix (buf, "{\"event\":\"spawned\",\"id\":33,"));
+        expect_channel_end (chan[0]);
+      }
+  }
+  close (chan[0]);
+  expect_event (s.ctl, "{\"event\":\"supervisor-gone\",\"id\":33}\n");
+
+  g_free (session_stop (&s));
+}
+
 /* ---- the host profile ---------------------------------------------------- */
 
 static void
@@ -1797,6 +1916,7 @@ main (int    argc,
   ADD ("commands/bad-requests", test_command_bad_requests, NULL);
   ADD ("commands/limit", test_command_limit, NULL);
   ADD ("commands/spare-supervisor", test_command_spare, NULL);
+  ADD ("commands/direct", test_command_direct, NULL);
 
 #undef ADD
 
