@@ -746,6 +746,7 @@ typedef struct {
   int status;
   int err;
   int stage;
+  int idle;         /* SUP_EXITED: the supervisor is free for another command */
 } SupMsg;
 
 typedef struct {
@@ -1079,12 +1080,18 @@ spawn_command (const SpawnRequest *req,
   return pid;
 }
 
-static G_NORETURN void
-run_command_supervisor (const SpawnRequest *req,
-                        int                 chan,
-                        gboolean            host_profile)
+/* Runs REQ's command and reports it (see sup_report) until it is over.
+ * TRUE when this process is free for another command: the command ended
+ * by itself, nothing was killed and none of its tree is left (as a
+ * subreaper we would otherwise keep its background processes, and the
+ * next command's kill would reach them). FALSE: the caller exits. */
+static gboolean
+supervise_command (const SpawnRequest *req,
+                   int                 chan,
+                   gboolean            host_profile)
 {
-  SupMsg msg = { 0, 0, 0, 0, 0 };
+  gboolean tree_left = TRUE;
+  SupMsg msg = { 0, 0, 0, 0, 0, 0 };
   sigset_t set;
   int sfd;
   int err_pipe[2];
@@ -1169,6 +1176,7 @@ run_command_supervisor (const SpawnRequest *req,
           while (read (sfd, &si, sizeof si) > 0)
             ;
           left = reap_tree (command, &command_done, &command_status);
+          tree_left = left;
           /* Exited by itself: report now. Background processes it left stay
            * in the session (re-parented to pid 1 when we exit). After a
            * kill, report only once the whole tree is gone. */
@@ -1200,8 +1208,12 @@ run_command_supervisor (const SpawnRequest *req,
 
   msg.type = SUP_EXITED;
   msg.status = command_status;
+  msg.idle = !killing && !tree_left;
+  close (sfd);
   sup_report (req, chan, &msg);
-  _exit (0);
+  if (req->events_fd >= 0)
+    close (req->events_fd);
+  return msg.idle;
 }
 
 /* ---- extra commands: requests and events in pid 1 -------------------------- */
@@ -1213,6 +1225,7 @@ typedef struct {
   int pty_master;     /* the terminal we made, until "spawned" takes it; or -1 */
   gboolean spawned;   /* "spawned" was sent */
   gboolean direct;    /* its supervisor reports to the daemon itself */
+  gboolean idle;      /* its supervisor said it is free for another command */
 } Command;
 
 typedef struct {
@@ -1604,38 +1617,60 @@ static G_NORETURN void
 run_spare_supervisor (const SandboxConfig *cfg,
                       int                  chan)
 {
-  g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, FALSE, { -1, -1, -1 }, -1 };
-  g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
-  g_autoptr(GVariant) request = NULL;
-  SupMsg failed = { SUP_FAILED, 0, 0, EINVAL, STAGE_SETUP };
-  const char *why = NULL;
-  int flags = 0;
-  ssize_t n;
-
   /* Should pid 1 go (host profile: the helper), so do we. */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 
-  while ((n = recv_request (chan, 0, fds, &flags)) < 0 && errno == EINTR)
-    ;
-  if (n <= 0)
-    _exit (0);
-
-  /* pid 1 checked all of it already; this cannot fail short of a bug
-   * (a direct spawn's failure then goes on its channel if it got that
-   * far, else the daemon sees the channel close without a word). */
-  if ((fds->len != 3 && fds->len != 4) || (flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-      (request = request_from_buf (n)) == NULL || !g_variant_lookup (request, "id", "u", &req.id) ||
-      !parse_spawn_request (cfg->workspace, request, fds, &req, &failed.err, &why) || req.own_pty)
+  for (;;)
     {
-      /* A direct spawn not understood this far has no channel to answer
-       * on: our silent end makes pid 1 report "supervisor-gone". */
-      if (req.events_fd >= 0 || fds->len == 3)
-        sup_report (&req, chan, &failed);
-      _exit (0);
+      g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, FALSE, { -1, -1, -1 }, -1 };
+      g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
+      g_autoptr(GVariant) request = NULL;
+      SupMsg failed = { SUP_FAILED, 0, 0, EINVAL, STAGE_SETUP, 0 };
+      const char *why = NULL;
+      int flags = 0;
+      ssize_t n;
+
+      while ((n = recv_request (chan, 0, fds, &flags)) < 0 && errno == EINTR)
+        ;
+      if (n <= 0)
+        _exit (0);
+      /* A signal number for the command this process ran last, sent by
+       * pid 1 before it saw that command's end: there is nothing left to
+       * signal (we are free only with an empty tree). */
+      if (n == (ssize_t) sizeof (int) && fds->len == 0)
+        continue;
+
+      /* pid 1 checked all of it already; this cannot fail short of a bug
+       * (a direct spawn's failure then goes on its channel if it got that
+       * far, else the daemon sees the channel close without a word). */
+      if ((fds->len != 3 && fds->len != 4) || (flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+          (request = request_from_buf (n)) == NULL || !g_variant_lookup (request, "id", "u", &req.id) ||
+          !parse_spawn_request (cfg->workspace, request, fds, &req, &failed.err, &why) || req.own_pty)
+        {
+          /* A direct spawn not understood this far has no channel to answer
+           * on: our silent end makes pid 1 report "supervisor-gone". */
+          if (req.events_fd >= 0 || fds->len == 3)
+            sup_report (&req, chan, &failed);
+          _exit (0);
+        }
+      for (int i = 0; i < 3; i++)
+        req.fds[i] = g_array_index (fds, int, i);
+      /* Free again (and told pid 1 so): wait for the next one. */
+      if (!supervise_command (&req, chan, cfg->host_profile))
+        _exit (0);
     }
-  for (int i = 0; i < 3; i++)
-    req.fds[i] = g_array_index (fds, int, i);
-  run_command_supervisor (&req, chan, cfg->host_profile);
+}
+
+/* A supervisor pid 1 forked for REQ itself: REQ, then, if it is free
+ * after it, the spare's life. */
+static G_NORETURN void
+run_command_supervisor (const SandboxConfig *cfg,
+                        const SpawnRequest  *req,
+                        int                  chan)
+{
+  if (supervise_command (req, chan, cfg->host_profile))
+    run_spare_supervisor (cfg, chan);
+  _exit (0);
 }
 
 /* Forks the spare supervisor (see run_spare_supervisor). On failure (a
@@ -1771,7 +1806,7 @@ start_command (Init         *init,
       close (pair[0]);
       drop_pid1_fds (init);
       paddock_close_fd (&pty_master);
-      run_command_supervisor (req, pair[1], init->cfg->host_profile);
+      run_command_supervisor (init->cfg, req, pair[1]);
     }
   close (pair[1]);
 
@@ -1783,6 +1818,7 @@ started:
   command->pty_master = paddock_steal_fd (&pty_master);
   command->spawned = FALSE;
   command->direct = req->direct;
+  command->idle = FALSE;
 }
 
 static void
@@ -1982,7 +2018,10 @@ handle_supervisor (Init    *init,
   if (command->direct)
     {
       if (n == (ssize_t) sizeof msg)
-        return msg.type != SUP_FAILED && msg.type != SUP_EXITED;
+        {
+          command->idle = msg.type == SUP_EXITED && msg.idle;
+          return msg.type != SUP_FAILED && msg.type != SUP_EXITED;
+        }
       line_add (&line, "{\"event\":\"supervisor-gone\",\"id\":");
       line_add_int (&line, command->id);
       line_add (&line, "}\n");
@@ -2042,6 +2081,7 @@ handle_supervisor (Init    *init,
         }
       line_add (&line, "}\n");
       send_event (init->cfg->control_fd, &line);
+      command->idle = msg.idle;
       return FALSE;
 
     default:
@@ -2053,7 +2093,7 @@ handle_supervisor (Init    *init,
 static void
 command_clear (Command *command)
 {
-  close (command->chan);
+  paddock_close_fd (&command->chan);
   paddock_close_fd (&command->pty_master);
 }
 
@@ -2616,6 +2656,15 @@ run_init (const SandboxConfig *cfg)
             continue;
           if (!handle_supervisor (&init, &init.commands[i]))
             {
+              /* A supervisor free again is the next spare (no fork, no
+               * exit: most of a short command's cost here), unless there
+               * is one: then our closing its channel makes it exit. */
+              if (init.commands[i].idle && init.spare < 0)
+                {
+                  init.spare = init.commands[i].supervisor;
+                  init.spare_chan = init.commands[i].chan;
+                  init.commands[i].chan = -1;
+                }
               command_clear (&init.commands[i]);
               init.commands[i] = init.commands[--init.n_commands];
             }
