@@ -1710,6 +1710,82 @@ test_command_spare (Fixture       *fx,
   g_free (session_stop (&s));
 }
 
+/* A supervisor whose command ended by itself with nothing left is the next
+ * command's (no fork per command); one whose command left a background
+ * process is not, so a kill of the next command never reaches what an
+ * earlier one left running. */
+static void
+test_command_supervisor_reuse (Fixture       *fx,
+                               gconstpointer  data)
+{
+  Session s;
+  paddock_autofd int null_fd = -1;
+  int out_pipe[2];
+  int fds[3];
+  int spare;
+  g_autofree char *out = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *check = NULL;
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  fds[0] = fds[1] = fds[2] = null_fd;
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":1,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 1);
+  expect_exited (s.ctl, 1, "\"status\":0");
+
+  /* The spare runs the next command and, free again, stays the spare. */
+  spare = wait_for_spare (&s);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":2,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 2);
+  expect_exited (s.ctl, 2, "\"status\":0");
+  g_assert_cmpint (wait_for_spare (&s), ==, spare);
+
+  /* A kill that comes after the end is dropped; the spare stays. */
+  send_request (s.ctl, "{\"op\":\"kill\",\"id\":2,\"signal\":9}", NULL, 0);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":3,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 3);
+  expect_exited (s.ctl, 3, "\"status\":0");
+  g_assert_cmpint (wait_for_spare (&s), ==, spare);
+
+  /* A command that leaves a process behind: its supervisor goes. */
+  g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+  fds[1] = out_pipe[1];
+  json = spawn_sh_json (4, "sleep 1000 >/dev/null 2>&1 & echo $!", NULL, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  close (out_pipe[1]);
+  out = read_all (out_pipe[0]);
+  close (out_pipe[0]);
+  g_assert_cmpint (atoi (out), >, 2);
+  expect_spawned (s.ctl, 4);
+  expect_exited (s.ctl, 4, "\"status\":0");
+
+  /* The next command, killed with its whole tree: the sleep stays. */
+  fds[1] = null_fd;
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":5,\"argv\":[\"sleep\",\"1000\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 5);
+  send_request (s.ctl, "{\"op\":\"kill\",\"id\":5,\"signal\":9}", NULL, 0);
+  expect_exited (s.ctl, 5, "\"status\":137,\"signal\":9");
+  g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+  fds[1] = out_pipe[1];
+  check = g_strdup_printf ("kill -0 %d && echo alive", atoi (out));
+  g_clear_pointer (&json, g_free);
+  json = spawn_sh_json (6, check, NULL, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  close (out_pipe[1]);
+  g_clear_pointer (&out, g_free);
+  out = read_all (out_pipe[0]);
+  close (out_pipe[0]);
+  g_assert_cmpstr (out, ==, "alive\n");
+  expect_spawned (s.ctl, 6);
+  expect_exited (s.ctl, 6, "\"status\":0");
+
+  g_free (session_stop (&s));
+}
+
 /* The channel's end: nothing more comes on it, within 30 s. */
 static void
 expect_channel_end (int chan)
@@ -1917,6 +1993,7 @@ main (int    argc,
   ADD ("commands/limit", test_command_limit, NULL);
   ADD ("commands/spare-supervisor", test_command_spare, NULL);
   ADD ("commands/direct", test_command_direct, NULL);
+  ADD ("commands/supervisor-reuse", test_command_supervisor_reuse, NULL);
 
 #undef ADD
 
