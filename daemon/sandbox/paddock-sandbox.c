@@ -1040,6 +1040,19 @@ typedef struct {
   gboolean host_profile;
 } ExecChild;
 
+/* Under AddressSanitizer the child's frames poison their redzones in the
+ * shadow of its stack and never unpoison them (it execs, it never
+ * returns). A supervisor runs command after command, so the next child's
+ * stack, mapped at the same address, would inherit that poison and be
+ * reported for writing its own locals: each stack starts clean, as in
+ * daemon/paddock-clone-vm.c. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define UNPOISON_STACK(stack, size) __asan_unpoison_memory_region ((stack), (size))
+#else
+#define UNPOISON_STACK(stack, size) ((void) 0)
+#endif
+
 static int
 exec_child_main (void *data)
 {
@@ -1072,9 +1085,11 @@ spawn_command (const SpawnRequest *req,
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED)
     return -1;
+  UNPOISON_STACK (stack, stack_size);
   pid = clone (exec_child_main, (char *) stack + stack_size,
                CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
   saved_errno = errno;
+  UNPOISON_STACK (stack, stack_size);
   munmap (stack, stack_size);
   errno = saved_errno;
   return pid;
