@@ -1723,6 +1723,7 @@ test_command_supervisor_reuse (Fixture       *fx,
   int out_pipe[2];
   int fds[3];
   int spare;
+  gboolean reused = FALSE;
   g_autofree char *out = NULL;
   g_autofree char *json = NULL;
   g_autofree char *check = NULL;
@@ -1737,19 +1738,32 @@ test_command_supervisor_reuse (Fixture       *fx,
   expect_spawned (s.ctl, 1);
   expect_exited (s.ctl, 1, "\"status\":0");
 
-  /* The spare runs the next command and, free again, stays the spare. */
-  spare = wait_for_spare (&s);
-  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":2,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
-  expect_spawned (s.ctl, 2);
-  expect_exited (s.ctl, 2, "\"status\":0");
-  g_assert_cmpint (wait_for_spare (&s), ==, spare);
+  /* The spare runs the next command and, free again, stays the spare.
+   * Not every time: pid 1 forks a new spare when it has none for 2 ms,
+   * which a command running that long on a loaded machine allows, and
+   * the free one then goes. So: within 20 commands in a row, at least
+   * once (without reuse, never: each supervisor exits). */
+  for (guint32 id = 2; id < 22 && !reused; id++)
+    {
+      g_autofree char *spawn = g_strdup_printf ("{\"op\":\"spawn\",\"id\":%u,\"argv\":[\"true\"]," COMMAND_ENV "}",
+                                                id);
 
-  /* A kill that comes after the end is dropped; the spare stays. */
-  send_request (s.ctl, "{\"op\":\"kill\",\"id\":2,\"signal\":9}", NULL, 0);
+      spare = wait_for_spare (&s);
+      send_request (s.ctl, spawn, fds, 3);
+      expect_spawned (s.ctl, id);
+      expect_exited (s.ctl, id, "\"status\":0");
+      reused = wait_for_spare (&s) == spare;
+    }
+  g_assert_true (reused);
+
+  /* A kill for a command already over is dropped (by pid 1; one that
+   * races the end reaches a free supervisor, which drops it too, but
+   * that race cannot be made on demand from here): the next command runs
+   * as usual. */
+  send_request (s.ctl, "{\"op\":\"kill\",\"id\":1,\"signal\":9}", NULL, 0);
   send_request (s.ctl, "{\"op\":\"spawn\",\"id\":3,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
   expect_spawned (s.ctl, 3);
   expect_exited (s.ctl, 3, "\"status\":0");
-  g_assert_cmpint (wait_for_spare (&s), ==, spare);
 
   /* A command that leaves a process behind: its supervisor goes. */
   g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
