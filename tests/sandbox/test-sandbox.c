@@ -1867,6 +1867,31 @@ test_command_direct (Fixture       *fx,
       close (chan[0]);
     }
 
+  /* The command cannot reach its supervisor's fds, the channel among
+   * them: the supervisor keeps pid 1's capabilities, the command has none,
+   * and the kernel refuses it /proc/PID/fd of a more privileged process. */
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan), ==, 0);
+  g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+  fds[0] = null_fd;
+  fds[1] = out_pipe[1];
+  fds[2] = null_fd;
+  fds[3] = chan[1];
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":25,\"argv\":[\"sh\",\"-c\","
+                "\"n=0; for f in /proc/$PPID/fd/*; do n=$((n+1)); readlink $f && exit 1; "
+                "cat $f </dev/null && exit 1; done; echo denied $n\"]," COMMAND_ENV ",\"direct\":true}", fds, 4);
+  close (out_pipe[1]);
+  close (chan[1]);
+  g_clear_pointer (&out, g_free);
+  out = read_all (out_pipe[0]);
+  close (out_pipe[0]);
+  g_test_message ("output: %s", out);
+  /* Denied for each, and there were some (stdio at least). */
+  g_assert_true (g_str_has_prefix (out, "denied "));
+  g_assert_cmpint (atoi (out + strlen ("denied ")), >=, 3);
+  expect_spawned (chan[0], 25);
+  expect_exited (chan[0], 25, "\"status\":0");
+  close (chan[0]);
+
   /* Nothing about those on the control socket: the next event there is
    * this ordinary spawn's. */
   fds[0] = fds[1] = fds[2] = null_fd;
