@@ -125,6 +125,9 @@ struct _PaddockSessionImpl
   GHashTable                 *command_pids;
   /* Exec calls waiting for the sandbox to say "spawned", by command id. */
   GHashTable                 *pending_execs;
+  /* Each sandboxed command's own event channel (CommandChannel), by id,
+   * until its last event or its end: see paddock_session_impl_open_channel. */
+  GHashTable                 *command_channels;
   /* Callers of Exec → CallerWatch, until they leave the bus. */
   GHashTable                 *caller_watches;
   guint32                     next_command_id;
@@ -1241,6 +1244,184 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
     }
 }
 
+/* A command's own event channel: the daemon's end of a SOCK_SEQPACKET
+ * pair whose other end went to the sandbox with the spawn ("direct", see
+ * paddock-sandbox.c). The command's supervisor writes its "spawned" and
+ * "command-exited" there itself, so neither waits for a wakeup of pid 1.
+ * The supervisor runs inside the session's boundary: what comes on this
+ * channel is read as about this command only (the "id" inside is
+ * replaced by ours), "spawned" once and then only the end, after which
+ * the channel is dropped; so a supervisor that lies can only lie about
+ * its own command, as it could already through pid 1. A channel that
+ * closes before the end stays (closed) until pid 1 says
+ * "supervisor-gone" or the sandbox ends: either answers the command. */
+typedef struct {
+  PaddockSessionImpl *self;   /* not a reference: the session drops its channels in dispose */
+  guint32 id;
+  int fd;                     /* -1 once the supervisor's end closed */
+  guint source;
+  gboolean spawned;
+} CommandChannel;
+
+static void
+command_channel_free (CommandChannel *channel)
+{
+  g_clear_handle_id (&channel->source, g_source_remove);
+  paddock_close_fd (&channel->fd);
+  g_free (channel);
+}
+
+/* Handles what waits on CHANNEL. FALSE once CHANNEL is gone (freed: the
+ * command's last event came) or closed; TRUE while it stays open. */
+static gboolean
+paddock_session_impl_drain_channel (PaddockSessionImpl *self,
+                                    CommandChannel     *channel)
+{
+  while (channel->fd >= 0)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      char message[4096];
+      union {
+        struct cmsghdr align;
+        char space[CMSG_SPACE (sizeof (int) * 4)];
+      } control;
+      struct iovec iov = { .iov_base = message, .iov_len = sizeof message - 1 };
+      struct msghdr header = {
+        .msg_iov = &iov,
+        .msg_iovlen = 1,
+        .msg_control = control.space,
+        .msg_controllen = sizeof control.space,
+      };
+      JsonObject *object;
+      const char *name;
+      int no_fd = -1;
+      gssize n = recvmsg (channel->fd, &header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        return TRUE;
+      /* No event of a direct command carries a descriptor. */
+      for (struct cmsghdr *c = CMSG_FIRSTHDR (&header); c != NULL; c = CMSG_NXTHDR (&header, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+          {
+            gsize count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+            int received[4];
+
+            memcpy (received, CMSG_DATA (c), MIN (count, G_N_ELEMENTS (received)) * sizeof (int));
+            for (gsize i = 0; i < MIN (count, G_N_ELEMENTS (received)); i++)
+              close (received[i]);
+          }
+      if (n <= 0)
+        {
+          /* Its end (our peers never send an empty message) before the
+           * command's: pid 1 or the sandbox's end will say why. */
+          g_clear_handle_id (&channel->source, g_source_remove);
+          paddock_close_fd (&channel->fd);
+          return FALSE;
+        }
+
+      message[n] = '\0';
+      if (!json_parser_load_from_data (parser, message, n, NULL) ||
+          !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        continue;
+      object = json_node_get_object (json_parser_get_root (parser));
+      name = json_object_get_string_member_with_default (object, "event", "");
+      /* This command's events, whatever the id inside says. */
+      json_object_set_int_member (object, "id", channel->id);
+      if (g_str_equal (name, "spawned") && !channel->spawned)
+        {
+          channel->spawned = TRUE;
+          paddock_session_impl_command_event (self, object, &no_fd);
+          continue;
+        }
+      if ((g_str_equal (name, "spawn-failed") && !channel->spawned) ||
+          (g_str_equal (name, "command-exited") && channel->spawned))
+        {
+          paddock_session_impl_command_event (self, object, &no_fd);
+          g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (channel->id));
+          return FALSE;
+        }
+      /* Anything else is not an event of this channel: ignored. */
+    }
+  return FALSE;
+}
+
+static gboolean
+paddock_session_impl_channel_cb (int          fd,
+                                 GIOCondition condition,
+                                 gpointer     user_data)
+{
+  CommandChannel *channel = user_data;
+
+  if (paddock_session_impl_drain_channel (channel->self, channel))
+    return G_SOURCE_CONTINUE;
+  /* Gone or closed: its source was destroyed already (allowed from its
+   * own dispatch); REMOVE says the same. */
+  return G_SOURCE_REMOVE;
+}
+
+/* pid 1's "supervisor-gone": the command's supervisor ended (killed from
+ * inside the session, say) before it gave the command's last event.
+ * Everything it wrote before is read first, then the command is answered
+ * as pid 1 answers for a relayed command: it did not start, or it ended
+ * with status 255. */
+static void
+paddock_session_impl_supervisor_gone (PaddockSessionImpl *self,
+                                      guint32             id)
+{
+  CommandChannel *channel = g_hash_table_lookup (self->command_channels, GUINT_TO_POINTER (id));
+  g_autoptr(JsonObject) event = NULL;
+  int no_fd = -1;
+
+  if (channel == NULL)
+    return;
+  paddock_session_impl_drain_channel (self, channel);
+  channel = g_hash_table_lookup (self->command_channels, GUINT_TO_POINTER (id));
+  if (channel == NULL)
+    return;   /* its last event was there after all */
+
+  event = json_object_new ();
+  json_object_set_int_member (event, "id", id);
+  if (!channel->spawned)
+    {
+      json_object_set_string_member (event, "event", "spawn-failed");
+      json_object_set_int_member (event, "errno", EIO);
+      json_object_set_string_member (event, "message", "the command's supervisor ended before it started the command");
+    }
+  else
+    {
+      json_object_set_string_member (event, "event", "command-exited");
+      json_object_set_int_member (event, "status", 255);
+    }
+  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
+  paddock_session_impl_command_event (self, event, &no_fd);
+}
+
+/* A new channel for command ID: *OUT_REMOTE (CLOEXEC) goes to the
+ * sandbox with the spawn; ours is watched until the command's last
+ * event. FALSE with errno if no pair could be made. */
+static gboolean
+paddock_session_impl_open_channel (PaddockSessionImpl *self,
+                                   guint32             id,
+                                   int                *out_remote)
+{
+  CommandChannel *channel;
+  int pair[2];
+
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) != 0)
+    return FALSE;
+  channel = g_new0 (CommandChannel, 1);
+  channel->self = self;
+  channel->id = id;
+  channel->fd = pair[0];
+  channel->source = g_unix_fd_add (channel->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                   paddock_session_impl_channel_cb, channel);
+  g_hash_table_replace (self->command_channels, GUINT_TO_POINTER (id), channel);
+  *out_remote = pair[1];
+  return TRUE;
+}
+
 /* The agent's environment inside the sandbox: the same allowlist, with the
  * sandbox's own HOME and a PATH of folders that exist in its view. */
 static GStrv
@@ -1488,6 +1669,13 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
           if (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)) != NULL)
             paddock_session_impl_save (self);
         }
+      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "supervisor-gone") == 0)
+        {
+          gint64 id = json_object_get_int_member_with_default (object, "id", -1);
+
+          if (id >= 0 && id <= G_MAXUINT32)
+            paddock_session_impl_supervisor_gone (self, (guint32) id);
+        }
       else
         paddock_session_impl_command_event (self, object, &fd);
     }
@@ -1549,6 +1737,8 @@ paddock_session_impl_exited_cb (GPid     pid,
             paddock_command_impl_exited (value, 128 + SIGKILL, SIGKILL);
           }
     }
+  /* Their channels have nothing more to say. */
+  g_hash_table_remove_all (self->command_channels);
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), exit_status);
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
@@ -2445,11 +2635,11 @@ paddock_session_impl_send_control (PaddockSessionImpl  *self,
 {
   g_autoptr(GVariant) owned = g_variant_ref_sink (request);
   g_autoptr(GBytes) data = NULL;
-  char control[CMSG_SPACE (sizeof (int) * 3)];
+  char control[CMSG_SPACE (sizeof (int) * 4)];
   struct iovec iov;
   struct msghdr message = { 0, };
 
-  g_assert (n_fds <= 3);
+  g_assert (n_fds <= 4);
 
   if (self->control_fd < 0)
     {
@@ -2752,7 +2942,9 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
-  int fds[3];
+  paddock_autofd int channel = -1;
+  guint32 id = paddock_command_impl_get_id (command);
+  int fds[4];
 
   /* A terminal of ours would be of the daemon's devpts, which the sandbox
    * does not show: tty(1) and ttyname() would fail on it, so the sandbox
@@ -2768,12 +2960,32 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                          g_variant_new_bytestring_array ((const char * const *) envp, -1));
   g_variant_builder_add (&request, "{sv}", "tty", g_variant_new_boolean (tty));
 
+  /* Its events come on a channel of its own, straight from its supervisor
+   * (a terminal's master comes from pid 1: a command on one still has
+   * its events relayed). */
+  if (!tty)
+    {
+      if (!paddock_session_impl_open_channel (self, id, &channel))
+        {
+          int saved_errno = errno;
+
+          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                       "Could not make the command's event channel: %s", g_strerror (saved_errno));
+          return FALSE;
+        }
+      g_variant_builder_add (&request, "{sv}", "direct", g_variant_new_boolean (TRUE));
+    }
+
   fds[0] = child_in;
   fds[1] = child_out;
   fds[2] = child_err;
+  fds[3] = channel;
   /* Our copies of the command's ends close when we return: the sandbox
    * has its own, and output ends when the command's are closed. */
-  return paddock_session_impl_send_control (self, g_variant_builder_end (&request), fds, tty ? 0 : 3, error);
+  if (paddock_session_impl_send_control (self, g_variant_builder_end (&request), fds, tty ? 0 : 4, error))
+    return TRUE;
+  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
+  return FALSE;
 }
 
 /* The command runs: Exec answers with its object; Run's call goes to the
@@ -3128,6 +3340,8 @@ paddock_session_impl_dispose (GObject *object)
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
   g_clear_handle_id (&self->control_source, g_source_remove);
+  if (self->command_channels != NULL)
+    g_hash_table_remove_all (self->command_channels);
   /* Calls still waiting on the session get their answer now. */
   paddock_session_impl_fail_pending_execs (self);
   if (self->waiters != NULL)
@@ -3162,6 +3376,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->viewers, g_ptr_array_unref);
   g_clear_pointer (&self->commands, g_hash_table_unref);
   g_clear_pointer (&self->pending_execs, g_hash_table_unref);
+  g_clear_pointer (&self->command_channels, g_hash_table_unref);
   g_clear_pointer (&self->caller_watches, g_hash_table_unref);
   g_clear_pointer (&self->command_pids, g_hash_table_unref);
   g_clear_pointer (&self->pid_namespace, g_free);
@@ -3200,6 +3415,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   self->pending_execs = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
+  self->command_channels = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) command_channel_free);
   self->caller_watches = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                 (GDestroyNotify) caller_watch_free);
   self->command_pids = g_hash_table_new (NULL, NULL);

@@ -774,6 +774,50 @@ test_safe_kill_answers (void)
   check_kill_answers ("safe");
 }
 
+/* The command's supervisor (its parent inside the sandbox) is in the
+ * session's reach: a command may kill it. The Run is answered all the
+ * same (the command is reported ended with status 255, or, had it been
+ * killed before it said the command started, as a command that did not
+ * start), and the daemon goes on serving the session. */
+static void
+test_safe_supervisor_killed_answers (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GVariant) again = NULL;
+  g_autofree char *out = NULL;
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  result = run (connection, session, "sleep 0.3; kill -KILL $PPID; echo after-kill", 0, NULL, &error);
+  if (result == NULL)
+    {
+      g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED);
+      g_assert_nonnull (strstr (error->message, "supervisor"));
+      g_clear_error (&error);
+    }
+  else
+    {
+      g_autofree char *end_state = lookup_string (result, "state");
+
+      g_assert_cmpint (lookup_int (result, "exit-status"), ==, 255);
+      g_assert_cmpstr (end_state, ==, "exited");
+    }
+
+  /* Still serving: the next Run runs and answers as usual. */
+  again = run (connection, session, "echo still-serving; exit 4", 0, NULL, &error);
+  g_assert_no_error (error);
+  out = lookup_bytes (again, "stdout");
+  g_assert_cmpstr (out, ==, "still-serving\n");
+  g_assert_cmpint (lookup_int (again, "exit-status"), ==, 4);
+  wait_for_no_commands (connection, session);
+}
+
 /* Typed errors, before anything runs. */
 static void
 test_bad_input (void)
@@ -915,6 +959,7 @@ main (int   argc,
   g_test_add_func ("/run/safe/destroy-answers", test_safe_destroy_answers);
   g_test_add_func ("/run/host/kill-answers", test_host_kill_answers);
   g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
+  g_test_add_func ("/run/safe/supervisor-killed-answers", test_safe_supervisor_killed_answers);
   g_test_add_func ("/run/bad-input", test_bad_input);
   g_test_add_func ("/run/host/commands-released", test_host_commands_released);
   g_test_add_func ("/run/safe/commands-released", test_safe_commands_released);

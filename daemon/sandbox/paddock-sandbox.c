@@ -165,6 +165,43 @@
  * if the tree outlives its grace. When the agent exits the session ends and
  * running commands die with it without command-exited.
  *
+ * Direct events: a spawn with 'direct': <true> (and tty false) carries a
+ * 4th fd, one end of a SOCK_SEQPACKET pair the daemon made for this
+ * command alone. Its spawned/spawn-failed/command-exited then go on that
+ * channel instead of the control socket, the same JSON lines, written by
+ * the command's supervisor itself (or by pid 1 when it refuses the request
+ * before any supervisor has it): no wakeup of pid 1 between the command's
+ * exec or exit and the daemon, which on a small machine is most of what a
+ * short command costs. One writer per channel (pid 1 closes its copy once
+ * a supervisor holds it), so a command's events keep their order; the
+ * kill rules are the supervisor's own, so command-exited after a kill
+ * still waits for the whole tree. The supervisor also tells pid 1 (a
+ * SupMsg, after the daemon's event) once it has given the last event; if
+ * it ends without that (killed), pid 1 sends, on the control socket,
+ *   {"event":"supervisor-gone","id":N}
+ * and the daemon answers the command itself (spawn-failed EIO before
+ * "spawned", else command-exited with status 255, as pid 1 does for a
+ * relayed command). The supervisor wrote whatever it wrote on the channel
+ * before it died and pid 1 saw that, so the daemon reads the channel to
+ * its end before it acts on supervisor-gone: the order holds. When the
+ * whole sandbox goes, its end answers every command, as before. Kills
+ * still go through pid 1.
+ * Why a channel into the session does not weaken the boundary: only the
+ * supervisor holds its end (received CLOEXEC; the command's exec closes
+ * it; pid 1 keeps no copy and the supervisors of other commands never had
+ * one). The agent and the commands run as the same uid but with no
+ * capabilities at all, while pid 1 and the supervisors keep their full set
+ * in the sandbox's user namespace, so the kernel refuses them ptrace and
+ * /proc/PID/fd of a supervisor (ptrace_may_access: the tracer's
+ * capabilities must cover the target's). What they can do is kill a
+ * supervisor (same uid), which closes the channel: the case above. And a
+ * compromised supervisor could only lie about its own command: the daemon
+ * reads a channel as the events of the command it made it for (the "id"
+ * inside is not trusted), accepts "spawned" once and then only its end,
+ * and closes the channel after it — as, today, it could send pid 1 any
+ * SupMsg about its own command, and no process of the session has ever
+ * had a way to the control socket, which is pid 1's alone.
+ *
  * Pid 1 reads the requests itself (the helper outside closes its copy of
  * the socket after clone): it is inside the namespaces already, so no
  * process outside relays fds into them. Each command runs under a command
@@ -447,7 +484,7 @@ send_event (int            fd,
     }
 }
 
-/* One message of LEN bytes on the socket FD with N_FDS (1 to 3) fds
+/* One message of LEN bytes on the socket FD with N_FDS (1 to 4) fds
  * attached as SCM_RIGHTS, never blocking nor raising SIGPIPE. Returns what
  * sendmsg() did. */
 static ssize_t
@@ -459,7 +496,7 @@ send_with_fds (int         fd,
 {
   union {
     struct cmsghdr align;
-    char space[CMSG_SPACE (sizeof (int) * 3)];
+    char space[CMSG_SPACE (sizeof (int) * 4)];
   } control;
   struct iovec iov = { .iov_base = (void *) data, .iov_len = len };
   struct msghdr msg = {
@@ -471,7 +508,7 @@ send_with_fds (int         fd,
   struct cmsghdr *header;
   ssize_t n;
 
-  g_assert (n_fds >= 1 && n_fds <= 3);
+  g_assert (n_fds >= 1 && n_fds <= 4);
   memset (&control, 0, sizeof control);
   header = CMSG_FIRSTHDR (&msg);
   header->cmsg_level = SOL_SOCKET;
@@ -679,7 +716,9 @@ exec_agent (const SandboxConfig *cfg)
  * its pids cannot be reused while we hold them unreaped. It talks to pid 1
  * over a private SOCK_SEQPACKET pair: SupMsg up, a signal number (int) down.
  * Pid 1 is the only writer of the daemon's control socket, so the events of
- * one command keep their order (spawned before command-exited). */
+ * one command keep their order (spawned before command-exited); a direct
+ * command's events have their own channel with one writer at a time (pid 1
+ * until it hands the channel to the supervisor, then the supervisor). */
 
 #define MAX_REQUEST_BYTES (128 * 1024)   /* one request message, a serialized a{sv} */
 #define MAX_ARGS 4096                    /* argv entries of one command */
@@ -708,6 +747,7 @@ typedef struct {
   int status;
   int err;
   int stage;
+  int idle;         /* SUP_EXITED: the supervisor is free for another command */
 } SupMsg;
 
 typedef struct {
@@ -718,7 +758,9 @@ typedef struct {
   const char *path_env;   /* points into envp, or DEFAULT_PATH */
   gboolean tty;
   gboolean own_pty;       /* "tty":true without fds: we make the terminal */
+  gboolean direct;        /* "direct":true: events go on EVENTS_FD, not the control socket */
   int fds[3];
+  int events_fd;          /* the command's own event channel (the 4th fd), or -1 */
 } SpawnRequest;
 
 static void
@@ -737,6 +779,67 @@ sup_send (int           chan,
 {
   while (send (chan, msg, sizeof *msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
     ;
+}
+
+static const char *stage_text (int stage);
+
+/* What the supervisor has to say about its command: to pid 1 on CHAN,
+ * which turns it into the daemon's event; or, for a "direct" spawn,
+ * straight to the daemon as that event, on the command's own channel
+ * (REQ's events_fd), with no wakeup of pid 1 on the way: see "Direct
+ * events" at the top of this file. */
+static void
+sup_report (const SpawnRequest *req,
+            int                 chan,
+            const SupMsg       *msg)
+{
+  LineBuf line = { .len = 0 };
+
+  if (req->events_fd < 0)
+    {
+      sup_send (chan, msg);
+      return;
+    }
+  switch (msg->type)
+    {
+    case SUP_SPAWNED:
+      line_add (&line, "{\"event\":\"spawned\",\"id\":");
+      line_add_int (&line, (long) req->id);
+      line_add (&line, ",\"pid\":");
+      line_add_int (&line, msg->pid);
+      break;
+    case SUP_FAILED:
+      line_add (&line, "{\"event\":\"spawn-failed\",\"id\":");
+      line_add_int (&line, (long) req->id);
+      line_add (&line, ",\"errno\":");
+      line_add_int (&line, msg->err);
+      line_add (&line, ",\"message\":\"");
+      line_add_json (&line, stage_text (msg->stage));
+      line_add (&line, ": ");
+      line_add_json (&line, g_strerror (msg->err));
+      line_add (&line, "\"");
+      break;
+    case SUP_EXITED:
+      line_add (&line, "{\"event\":\"command-exited\",\"id\":");
+      line_add_int (&line, (long) req->id);
+      line_add (&line, ",\"status\":");
+      line_add_int (&line, status_to_code (msg->status));
+      if (WIFSIGNALED (msg->status))
+        {
+          line_add (&line, ",\"signal\":");
+          line_add_int (&line, WTERMSIG (msg->status));
+        }
+      break;
+    default:
+      return;
+    }
+  line_add (&line, "}\n");
+  send_event (req->events_fd, &line);
+  /* And pid 1 learns that the command is answered (after the daemon, so
+   * not on its way): without this, the channel's end means the
+   * supervisor was killed, which pid 1 then reports. */
+  if (msg->type != SUP_SPAWNED)
+    sup_send (chan, msg);
 }
 
 /* From fork to exec of the command: async-signal-safe calls only. A failure
@@ -938,6 +1041,19 @@ typedef struct {
   gboolean host_profile;
 } ExecChild;
 
+/* Under AddressSanitizer the child's frames poison their redzones in the
+ * shadow of its stack and never unpoison them (it execs, it never
+ * returns). A supervisor runs command after command, so the next child's
+ * stack, mapped at the same address, would inherit that poison and be
+ * reported for writing its own locals: each stack starts clean, as in
+ * daemon/paddock-clone-vm.c. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define UNPOISON_STACK(stack, size) __asan_unpoison_memory_region ((stack), (size))
+#else
+#define UNPOISON_STACK(stack, size) ((void) 0)
+#endif
+
 static int
 exec_child_main (void *data)
 {
@@ -970,20 +1086,28 @@ spawn_command (const SpawnRequest *req,
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED)
     return -1;
+  UNPOISON_STACK (stack, stack_size);
   pid = clone (exec_child_main, (char *) stack + stack_size,
                CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
   saved_errno = errno;
+  UNPOISON_STACK (stack, stack_size);
   munmap (stack, stack_size);
   errno = saved_errno;
   return pid;
 }
 
-static G_NORETURN void
-run_command_supervisor (const SpawnRequest *req,
-                        int                 chan,
-                        gboolean            host_profile)
+/* Runs REQ's command and reports it (see sup_report) until it is over.
+ * TRUE when this process is free for another command: the command ended
+ * by itself, nothing was killed and none of its tree is left (as a
+ * subreaper we would otherwise keep its background processes, and the
+ * next command's kill would reach them). FALSE: the caller exits. */
+static gboolean
+supervise_command (const SpawnRequest *req,
+                   int                 chan,
+                   gboolean            host_profile)
 {
-  SupMsg msg = { 0, 0, 0, 0, 0 };
+  gboolean tree_left = TRUE;
+  SupMsg msg = { 0, 0, 0, 0, 0, 0 };
   sigset_t set;
   int sfd;
   int err_pipe[2];
@@ -1006,7 +1130,7 @@ run_command_supervisor (const SpawnRequest *req,
       msg.type = SUP_FAILED;
       msg.err = errno;
       msg.stage = STAGE_SETUP;
-      sup_send (chan, &msg);
+      sup_report (req, chan, &msg);
       _exit (0);
     }
 
@@ -1017,7 +1141,7 @@ run_command_supervisor (const SpawnRequest *req,
       msg.type = SUP_FAILED;
       msg.err = errno;
       msg.stage = STAGE_SETUP;
-      sup_send (chan, &msg);
+      sup_report (req, chan, &msg);
       _exit (0);
     }
   close (err_pipe[1]);
@@ -1037,13 +1161,13 @@ run_command_supervisor (const SpawnRequest *req,
       msg.type = SUP_FAILED;
       msg.err = fail[0];
       msg.stage = fail[1];
-      sup_send (chan, &msg);
+      sup_report (req, chan, &msg);
       _exit (0);
     }
 
   msg.type = SUP_SPAWNED;
   msg.pid = command;
-  sup_send (chan, &msg);
+  sup_report (req, chan, &msg);
 
   for (;;)
     {
@@ -1068,6 +1192,7 @@ run_command_supervisor (const SpawnRequest *req,
           while (read (sfd, &si, sizeof si) > 0)
             ;
           left = reap_tree (command, &command_done, &command_status);
+          tree_left = left;
           /* Exited by itself: report now. Background processes it left stay
            * in the session (re-parented to pid 1 when we exit). After a
            * kill, report only once the whole tree is gone. */
@@ -1099,8 +1224,12 @@ run_command_supervisor (const SpawnRequest *req,
 
   msg.type = SUP_EXITED;
   msg.status = command_status;
-  sup_send (chan, &msg);
-  _exit (0);
+  msg.idle = !killing && !tree_left;
+  close (sfd);
+  sup_report (req, chan, &msg);
+  if (req->events_fd >= 0)
+    close (req->events_fd);
+  return msg.idle;
 }
 
 /* ---- extra commands: requests and events in pid 1 -------------------------- */
@@ -1111,6 +1240,8 @@ typedef struct {
   int chan;           /* pid 1's end of the supervisor's pair */
   int pty_master;     /* the terminal we made, until "spawned" takes it; or -1 */
   gboolean spawned;   /* "spawned" was sent */
+  gboolean direct;    /* its supervisor reports to the daemon itself */
+  gboolean idle;      /* its supervisor said it is free for another command */
 } Command;
 
 typedef struct {
@@ -1166,10 +1297,10 @@ append_json_string (GString    *out,
 }
 
 static void
-send_spawn_failed (Init       *init,
-                   guint32     id,
-                   int         err,
-                   const char *message)
+send_spawn_failed_to (int         fd,
+                      guint32     id,
+                      int         err,
+                      const char *message)
 {
   g_autoptr(GString) line = g_string_new (NULL);
 
@@ -1177,7 +1308,18 @@ send_spawn_failed (Init       *init,
                           id, err);
   append_json_string (line, message);
   g_string_append (line, "}\n");
-  send_text (init->cfg->control_fd, line->str, line->len);
+  send_text (fd, line->str, line->len);
+}
+
+/* REQ's spawn-failed: on its own channel when it is a direct one. */
+static void
+send_spawn_failed (Init               *init,
+                   const SpawnRequest *req,
+                   int                 err,
+                   const char         *message)
+{
+  send_spawn_failed_to (req->events_fd >= 0 ? req->events_fd : init->cfg->control_fd,
+                        req->id, err, message);
 }
 
 static void
@@ -1252,7 +1394,7 @@ dup_bytestring_array (GVariant *value,
 static gboolean
 parse_spawn_request (const char   *workspace,
                      GVariant     *request,
-                     guint         n_fds,
+                     GArray       *fds,
                      SpawnRequest *req,
                      int          *err,
                      const char  **why)
@@ -1261,8 +1403,20 @@ parse_spawn_request (const char   *workspace,
   g_autoptr(GVariant) env = g_variant_lookup_value (request, "env", NULL);
   g_autoptr(GVariant) cwd = g_variant_lookup_value (request, "cwd", NULL);
   g_autoptr(GVariant) tty = g_variant_lookup_value (request, "tty", NULL);
+  g_autoptr(GVariant) direct = g_variant_lookup_value (request, "direct", NULL);
+  guint n_fds = fds->len;
 
   *err = EINVAL;
+  if (direct != NULL && !g_variant_is_of_type (direct, G_VARIANT_TYPE_BOOLEAN))
+    {
+      *why = "direct must be a boolean";
+      return FALSE;
+    }
+  req->direct = direct != NULL && g_variant_get_boolean (direct);
+  /* The channel is the last fd: known before anything can fail, so that
+   * the failure goes there. */
+  if (req->direct && n_fds == 4)
+    req->events_fd = g_array_index (fds, int, 3);
   req->argv = dup_bytestring_array (argv, MAX_ARGS);
   if (req->argv == NULL || req->argv[0] == NULL || req->argv[0][0] == '\0')
     {
@@ -1302,6 +1456,21 @@ parse_spawn_request (const char   *workspace,
       return FALSE;
     }
   req->tty = tty != NULL && g_variant_get_boolean (tty);
+  if (req->direct && req->tty)
+    {
+      *why = "direct is for commands without a terminal (its master comes from pid 1)";
+      return FALSE;
+    }
+  if (req->direct)
+    {
+      if (n_fds != 4)
+        {
+          *err = EBADF;
+          *why = "a direct spawn carries exactly 4 fds (stdin, stdout, stderr, its event channel)";
+          return FALSE;
+        }
+      return TRUE;
+    }
   req->own_pty = req->tty && n_fds == 0;
   if (n_fds != 3 && !req->own_pty)
     {
@@ -1321,7 +1490,7 @@ parse_spawn (Init         *init,
              int          *err,
              const char  **why)
 {
-  if (!parse_spawn_request (init->cfg->workspace, request, fds->len, req, err, why))
+  if (!parse_spawn_request (init->cfg->workspace, request, fds, req, err, why))
     return FALSE;
   if (find_command (init, req->id) != NULL)
     {
@@ -1456,40 +1625,71 @@ request_from_buf (gsize len)
 
 /* The spare supervisor: forked while pid 1 is idle, it waits for pid 1 to
  * hand it one spawn request (the daemon's message as pid 1 received and
- * checked it, with the command's 3 fds) and is then that command's
- * supervisor. So the fork of pid 1, and the page faults that follow it, are
- * not on the way from Exec to "spawned". EOF on CHAN: pid 1 has no use for
- * it, or is gone. */
+ * checked it, with the command's 3 fds, 4 for a direct one) and is then
+ * that command's supervisor. So the fork of pid 1, and the page faults that
+ * follow it, are not on the way from Exec to "spawned". Once that command
+ * is over and it is free (supervise_command), it waits again, and pid 1
+ * keeps it as its spare: commands in a row then cost no fork of pid 1 and
+ * no exit at all, which on a small machine was most of the session's own
+ * CPU per short command. EOF on CHAN: pid 1 has no use for it, or is gone. */
 static G_NORETURN void
 run_spare_supervisor (const SandboxConfig *cfg,
                       int                  chan)
 {
-  g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, { -1, -1, -1 } };
-  g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
-  g_autoptr(GVariant) request = NULL;
-  SupMsg failed = { SUP_FAILED, 0, 0, EINVAL, STAGE_SETUP };
-  const char *why = NULL;
-  int flags = 0;
-  ssize_t n;
-
   /* Should pid 1 go (host profile: the helper), so do we. */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 
-  while ((n = recv_request (chan, 0, fds, &flags)) < 0 && errno == EINTR)
-    ;
-  if (n <= 0)
-    _exit (0);
-
-  /* pid 1 checked all of it already; this cannot fail short of a bug. */
-  if (fds->len != 3 || (flags & (MSG_TRUNC | MSG_CTRUNC)) || (request = request_from_buf (n)) == NULL ||
-      !parse_spawn_request (cfg->workspace, request, fds->len, &req, &failed.err, &why))
+  for (;;)
     {
-      sup_send (chan, &failed);
-      _exit (0);
+      g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, FALSE, { -1, -1, -1 }, -1 };
+      g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
+      g_autoptr(GVariant) request = NULL;
+      SupMsg failed = { SUP_FAILED, 0, 0, EINVAL, STAGE_SETUP, 0 };
+      const char *why = NULL;
+      int flags = 0;
+      ssize_t n;
+
+      while ((n = recv_request (chan, 0, fds, &flags)) < 0 && errno == EINTR)
+        ;
+      if (n <= 0)
+        _exit (0);
+      /* A signal number for the command this process ran last, sent by
+       * pid 1 before it saw that command's end: there is nothing left to
+       * signal (we are free only with an empty tree). */
+      if (n == (ssize_t) sizeof (int) && fds->len == 0)
+        continue;
+
+      /* pid 1 checked all of it already; this cannot fail short of a bug
+       * (a direct spawn's failure then goes on its channel if it got that
+       * far, else the daemon sees the channel close without a word). */
+      if ((fds->len != 3 && fds->len != 4) || (flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+          (request = request_from_buf (n)) == NULL || !g_variant_lookup (request, "id", "u", &req.id) ||
+          !parse_spawn_request (cfg->workspace, request, fds, &req, &failed.err, &why) || req.own_pty)
+        {
+          /* A direct spawn not understood this far has no channel to answer
+           * on: our silent end makes pid 1 report "supervisor-gone". */
+          if (req.events_fd >= 0 || fds->len == 3)
+            sup_report (&req, chan, &failed);
+          _exit (0);
+        }
+      for (int i = 0; i < 3; i++)
+        req.fds[i] = g_array_index (fds, int, i);
+      /* Free again (and told pid 1 so): wait for the next one. */
+      if (!supervise_command (&req, chan, cfg->host_profile))
+        _exit (0);
     }
-  for (int i = 0; i < 3; i++)
-    req.fds[i] = g_array_index (fds, int, i);
-  run_command_supervisor (&req, chan, cfg->host_profile);
+}
+
+/* A supervisor pid 1 forked for REQ itself: REQ, then, if it is free
+ * after it, the spare's life. */
+static G_NORETURN void
+run_command_supervisor (const SandboxConfig *cfg,
+                        const SpawnRequest  *req,
+                        int                  chan)
+{
+  if (supervise_command (req, chan, cfg->host_profile))
+    run_spare_supervisor (cfg, chan);
+  _exit (0);
 }
 
 /* Forks the spare supervisor (see run_spare_supervisor). On failure (a
@@ -1542,7 +1742,9 @@ hand_to_spare (Init               *init,
                const char         *raw,
                gsize               raw_len)
 {
-  return send_with_fds (init->spare_chan, raw, raw_len, req->fds, 3) == (ssize_t) raw_len;
+  int pass[4] = { req->fds[0], req->fds[1], req->fds[2], req->events_fd };
+
+  return send_with_fds (init->spare_chan, raw, raw_len, pass, req->direct ? 4 : 3) == (ssize_t) raw_len;
 }
 
 static void
@@ -1559,13 +1761,14 @@ start_command (Init         *init,
 
   if (req->own_pty && (pty_master = open_own_pty (fds)) < 0)
     {
-      send_spawn_failed (init, req->id, errno, "cannot make a terminal in the sandbox");
+      send_spawn_failed (init, req, errno, "cannot make a terminal in the sandbox");
       return;
     }
 
   /* Received fds at 3 or above (if pid 1's stdio was closed, one could land
-   * on 0-2 and be clobbered by the command's dup2()). */
-  for (int i = 0; i < 3; i++)
+   * on 0-2 and be clobbered by the command's dup2()); a direct spawn's
+   * channel too, which is the 4th. */
+  for (guint i = 0; i < (req->direct ? 4u : 3u); i++)
     {
       int fd = g_array_index (fds, int, i);
       if (fd < 3)
@@ -1573,13 +1776,16 @@ start_command (Init         *init,
           int moved = fcntl (fd, F_DUPFD_CLOEXEC, 3);
           if (moved < 0)
             {
-              send_spawn_failed (init, req->id, errno, "cannot move a received fd");
+              send_spawn_failed (init, req, errno, "cannot move a received fd");
               return;
             }
           close (fd);
           g_array_index (fds, int, i) = moved;
         }
-      req->fds[i] = g_array_index (fds, int, i);
+      if (i < 3)
+        req->fds[i] = g_array_index (fds, int, i);
+      else
+        req->events_fd = g_array_index (fds, int, i);
     }
 
   /* Commands come in runs: keep one supervisor forked ahead from now on. */
@@ -1599,7 +1805,7 @@ start_command (Init         *init,
 
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     {
-      send_spawn_failed (init, req->id, errno, "socketpair failed");
+      send_spawn_failed (init, req, errno, "socketpair failed");
       return;
     }
 
@@ -1611,7 +1817,7 @@ start_command (Init         *init,
       int err = errno;
       close (pair[0]);
       close (pair[1]);
-      send_spawn_failed (init, req->id, err, "cannot fork the command's supervisor");
+      send_spawn_failed (init, req, err, "cannot fork the command's supervisor");
       return;
     }
   if (pid == 0)
@@ -1619,7 +1825,7 @@ start_command (Init         *init,
       close (pair[0]);
       drop_pid1_fds (init);
       paddock_close_fd (&pty_master);
-      run_command_supervisor (req, pair[1], init->cfg->host_profile);
+      run_command_supervisor (init->cfg, req, pair[1]);
     }
   close (pair[1]);
 
@@ -1630,6 +1836,8 @@ started:
   command->chan = pair[0];
   command->pty_master = paddock_steal_fd (&pty_master);
   command->spawned = FALSE;
+  command->direct = req->direct;
+  command->idle = FALSE;
 }
 
 static void
@@ -1722,7 +1930,7 @@ handle_request (Init  *init,
 {
   g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
   g_autoptr(GVariant) request = NULL;
-  g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, { -1, -1, -1 } };
+  g_auto(SpawnRequest) req = { 0, NULL, NULL, NULL, NULL, FALSE, FALSE, FALSE, { -1, -1, -1 }, -1 };
   const char *op = NULL;
   guint32 id = 0;
   ssize_t n;
@@ -1798,7 +2006,7 @@ handle_request (Init  *init,
 
   req.id = id;
   if (!parse_spawn (init, request, fds, &req, &err, &why))
-    send_spawn_failed (init, req.id, err, why);
+    send_spawn_failed (init, &req, err, why);
   else
     start_command (init, &req, fds, request_buf, (gsize) n);
   /* The supervisor has its copies now (or there is none). */
@@ -1833,12 +2041,30 @@ handle_supervisor (Init    *init,
 
   if (n < 0 && (errno == EINTR || errno == EAGAIN))
     return TRUE;
+  /* A direct command's supervisor tells the daemon itself, and here only
+   * that it has given the command's last event. Its end without that
+   * means it was killed: the daemon hears it from us (see "Direct
+   * events"), after everything the supervisor wrote on the channel. */
+  if (command->direct)
+    {
+      if (n == (ssize_t) sizeof msg)
+        {
+          command->idle = msg.type == SUP_EXITED && msg.idle;
+          return msg.type != SUP_FAILED && msg.type != SUP_EXITED;
+        }
+      line_add (&line, "{\"event\":\"supervisor-gone\",\"id\":");
+      line_add_int (&line, command->id);
+      line_add (&line, "}\n");
+      send_event (init->cfg->control_fd, &line);
+      return FALSE;
+    }
   if (n != (ssize_t) sizeof msg && !command->spawned)
     {
       /* Killed before it started the command (a spare killed from outside
        * just as it was handed the request): the spawn is answered, as
        * every spawn is, and the command never ran. */
-      send_spawn_failed (init, command->id, EIO, "the command's supervisor ended before it started the command");
+      send_spawn_failed_to (init->cfg->control_fd, command->id, EIO,
+                            "the command's supervisor ended before it started the command");
       return FALSE;
     }
   if (n != (ssize_t) sizeof msg)
@@ -1869,7 +2095,7 @@ handle_supervisor (Init    *init,
       {
         g_autofree char *text = g_strdup_printf ("%s: %s", stage_text (msg.stage),
                                                  g_strerror (msg.err));
-        send_spawn_failed (init, command->id, msg.err, text);
+        send_spawn_failed_to (init->cfg->control_fd, command->id, msg.err, text);
       }
       return FALSE;
 
@@ -1885,6 +2111,7 @@ handle_supervisor (Init    *init,
         }
       line_add (&line, "}\n");
       send_event (init->cfg->control_fd, &line);
+      command->idle = msg.idle;
       return FALSE;
 
     default:
@@ -1896,7 +2123,7 @@ handle_supervisor (Init    *init,
 static void
 command_clear (Command *command)
 {
-  close (command->chan);
+  paddock_close_fd (&command->chan);
   paddock_close_fd (&command->pty_master);
 }
 
@@ -2606,6 +2833,15 @@ run_init (const SandboxConfig *cfg)
             continue;
           if (!handle_supervisor (&init, &init.commands[i]))
             {
+              /* A supervisor free again is the next spare (no fork, no
+               * exit: most of a short command's cost here), unless there
+               * is one: then our closing its channel makes it exit. */
+              if (init.commands[i].idle && init.spare < 0)
+                {
+                  init.spare = init.commands[i].supervisor;
+                  init.spare_chan = init.commands[i].chan;
+                  init.commands[i].chan = -1;
+                }
               command_clear (&init.commands[i]);
               init.commands[i] = init.commands[--init.n_commands];
             }

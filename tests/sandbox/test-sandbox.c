@@ -1875,6 +1875,240 @@ test_command_spare (Fixture       *fx,
   g_free (session_stop (&s));
 }
 
+/* A supervisor whose command ended by itself with nothing left is the next
+ * command's (no fork per command); one whose command left a background
+ * process is not, so a kill of the next command never reaches what an
+ * earlier one left running. */
+static void
+test_command_supervisor_reuse (Fixture       *fx,
+                               gconstpointer  data)
+{
+  Session s;
+  paddock_autofd int null_fd = -1;
+  int out_pipe[2];
+  int fds[3];
+  int spare;
+  gboolean reused = FALSE;
+  g_autofree char *out = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *check = NULL;
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  fds[0] = fds[1] = fds[2] = null_fd;
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":1,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 1);
+  expect_exited (s.ctl, 1, "\"status\":0");
+
+  /* The spare runs the next command and, free again, stays the spare.
+   * Not every time: pid 1 forks a new spare when it has none for 2 ms,
+   * which a command running that long on a loaded machine allows, and
+   * the free one then goes. So: within 20 commands in a row, at least
+   * once (without reuse, never: each supervisor exits). */
+  for (guint32 id = 2; id < 22 && !reused; id++)
+    {
+      g_autofree char *spawn = g_strdup_printf ("{\"op\":\"spawn\",\"id\":%u,\"argv\":[\"true\"]," COMMAND_ENV "}",
+                                                id);
+
+      spare = wait_for_spare (&s);
+      send_request (s.ctl, spawn, fds, 3);
+      expect_spawned (s.ctl, id);
+      expect_exited (s.ctl, id, "\"status\":0");
+      reused = wait_for_spare (&s) == spare;
+    }
+  g_assert_true (reused);
+
+  /* A kill for a command already over is dropped (by pid 1; one that
+   * races the end reaches a free supervisor, which drops it too, but
+   * that race cannot be made on demand from here): the next command runs
+   * as usual. */
+  send_request (s.ctl, "{\"op\":\"kill\",\"id\":1,\"signal\":9}", NULL, 0);
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":3,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 3);
+  expect_exited (s.ctl, 3, "\"status\":0");
+
+  /* A command that leaves a process behind: its supervisor goes. */
+  g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+  fds[1] = out_pipe[1];
+  json = spawn_sh_json (4, "sleep 1000 >/dev/null 2>&1 & echo $!", NULL, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  close (out_pipe[1]);
+  out = read_all (out_pipe[0]);
+  close (out_pipe[0]);
+  g_assert_cmpint (atoi (out), >, 2);
+  expect_spawned (s.ctl, 4);
+  expect_exited (s.ctl, 4, "\"status\":0");
+
+  /* The next command, killed with its whole tree: the sleep stays. */
+  fds[1] = null_fd;
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":5,\"argv\":[\"sleep\",\"1000\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 5);
+  send_request (s.ctl, "{\"op\":\"kill\",\"id\":5,\"signal\":9}", NULL, 0);
+  expect_exited (s.ctl, 5, "\"status\":137,\"signal\":9");
+  g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+  fds[1] = out_pipe[1];
+  check = g_strdup_printf ("kill -0 %d && echo alive", atoi (out));
+  g_clear_pointer (&json, g_free);
+  json = spawn_sh_json (6, check, NULL, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  close (out_pipe[1]);
+  g_clear_pointer (&out, g_free);
+  out = read_all (out_pipe[0]);
+  close (out_pipe[0]);
+  g_assert_cmpstr (out, ==, "alive\n");
+  expect_spawned (s.ctl, 6);
+  expect_exited (s.ctl, 6, "\"status\":0");
+
+  g_free (session_stop (&s));
+}
+
+/* The channel's end: nothing more comes on it, within 30 s. */
+static void
+expect_channel_end (int chan)
+{
+  struct pollfd pfd = { .fd = chan, .events = POLLIN, .revents = 0 };
+  char buf[64];
+  ssize_t n;
+
+  g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
+  do
+    n = recv (chan, buf, sizeof buf, MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  g_assert_cmpint (n, ==, 0);
+}
+
+/* A direct spawn: the command's events come on the channel that came
+ * with it, from its supervisor, and none on the control socket; a
+ * request pid 1 refuses is answered there too; a supervisor killed before
+ * the command's end is reported by pid 1 as "supervisor-gone". */
+static void
+test_command_direct (Fixture       *fx,
+                     gconstpointer  data)
+{
+  Session s;
+  paddock_autofd int null_fd = -1;
+  int chan[2];
+  int out_pipe[2];
+  int fds[4];
+  g_autofree char *out = NULL;
+  g_autofree char *json = NULL;
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+
+  for (guint round = 0; round < 2; round++)
+    {
+      /* Round 0: pid 1 forks the supervisor; round 1: the spare runs it. */
+      guint32 id = 20 + round;
+
+      if (round == 1)
+        wait_for_spare (&s);
+      g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan), ==, 0);
+      g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+      fds[0] = null_fd;
+      fds[1] = out_pipe[1];
+      fds[2] = null_fd;
+      fds[3] = chan[1];
+      g_clear_pointer (&json, g_free);
+      json = g_strdup_printf ("{\"op\":\"spawn\",\"id\":%u,\"argv\":[\"sh\",\"-c\",\"echo direct; exit 5\"],"
+                              COMMAND_ENV ",\"direct\":true}", id);
+      send_request (s.ctl, json, fds, 4);
+      close (out_pipe[1]);
+      close (chan[1]);
+      g_clear_pointer (&out, g_free);
+      out = read_all (out_pipe[0]);
+      close (out_pipe[0]);
+      g_assert_cmpstr (out, ==, "direct\n");
+      g_assert_cmpint (expect_spawned (chan[0], id), >, 2);
+      expect_exited (chan[0], id, "\"status\":5");
+      /* Nobody else holds the channel: it ends with its supervisor. */
+      expect_channel_end (chan[0]);
+      close (chan[0]);
+    }
+
+  /* The command cannot reach its supervisor's fds, the channel among
+   * them: the supervisor keeps pid 1's capabilities, the command has none,
+   * and the kernel refuses it /proc/PID/fd of a more privileged process. */
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan), ==, 0);
+  g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+  fds[0] = null_fd;
+  fds[1] = out_pipe[1];
+  fds[2] = null_fd;
+  fds[3] = chan[1];
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":25,\"argv\":[\"sh\",\"-c\","
+                "\"n=0; for f in /proc/$PPID/fd/*; do n=$((n+1)); readlink $f && exit 1; "
+                "cat $f </dev/null && exit 1; done; echo denied $n\"]," COMMAND_ENV ",\"direct\":true}", fds, 4);
+  close (out_pipe[1]);
+  close (chan[1]);
+  g_clear_pointer (&out, g_free);
+  out = read_all (out_pipe[0]);
+  close (out_pipe[0]);
+  g_test_message ("output: %s", out);
+  /* Denied for each, and there were some (stdio at least). */
+  g_assert_true (g_str_has_prefix (out, "denied "));
+  g_assert_cmpint (atoi (out + strlen ("denied ")), >=, 3);
+  expect_spawned (chan[0], 25);
+  expect_exited (chan[0], 25, "\"status\":0");
+  close (chan[0]);
+
+  /* Nothing about those on the control socket: the next event there is
+   * this ordinary spawn's. */
+  fds[0] = fds[1] = fds[2] = null_fd;
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":30,\"argv\":[\"true\"]," COMMAND_ENV "}", fds, 3);
+  expect_spawned (s.ctl, 30);
+  expect_exited (s.ctl, 30, "\"status\":0");
+
+  /* Refused by pid 1 (a relative cwd): answered on the channel. */
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan), ==, 0);
+  fds[3] = chan[1];
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":31,\"argv\":[\"true\"],\"cwd\":\"tmp\",\"direct\":true}", fds, 4);
+  close (chan[1]);
+  g_free (expect_spawn_failed (chan[0], 31, EINVAL));
+  expect_channel_end (chan[0]);
+  close (chan[0]);
+  /* A direct spawn with a terminal is refused: its master comes from pid 1. */
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":32,\"argv\":[\"true\"],\"tty\":true,\"direct\":true}", NULL, 0);
+  g_free (expect_spawn_failed (s.ctl, 32, EINVAL));
+
+  /* The command kills its supervisor (its parent): the channel ends
+   * after "spawned", and pid 1 says so on the control socket. */
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan), ==, 0);
+  fds[3] = chan[1];
+  send_request (s.ctl, "{\"op\":\"spawn\",\"id\":33,\"argv\":[\"sh\",\"-c\",\"sleep 0.3; kill -KILL $PPID\"],"
+                COMMAND_ENV ",\"direct\":true}", fds, 4);
+  close (chan[1]);
+  {
+    struct pollfd pfd = { .fd = chan[0], .events = POLLIN, .revents = 0 };
+    char buf[512];
+    ssize_t n;
+
+    g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
+    do
+      n = recv (chan[0], buf, sizeof buf - 1, 0);
+    while (n < 0 && errno == EINTR);
+    g_assert_cmpint (n, >=, 0);
+    buf[MAX (n, 0)] = '\0';
+    g_test_message ("event: %s", buf);
+    /* "spawned", then the end; or the end at once, had the kill beaten
+     * the supervisor's own report. Never an exit status it did not see. */
+    if (n > 0)
+      {
+        g_assert_true (g_str_has_prefix (buf, "{\"event\":\"spawned\",\"id\":33,"));
+        expect_channel_end (chan[0]);
+      }
+  }
+  close (chan[0]);
+  expect_event (s.ctl, "{\"event\":\"supervisor-gone\",\"id\":33}\n");
+
+  g_free (session_stop (&s));
+}
+
 /* ---- the host profile ---------------------------------------------------- */
 
 static void
@@ -1964,6 +2198,8 @@ main (int    argc,
   ADD ("probe-socket-refused", test_probe_socket_refused, NULL);
   ADD ("commands/limit", test_command_limit, NULL);
   ADD ("commands/spare-supervisor", test_command_spare, NULL);
+  ADD ("commands/direct", test_command_direct, NULL);
+  ADD ("commands/supervisor-reuse", test_command_supervisor_reuse, NULL);
 
 #undef ADD
 
