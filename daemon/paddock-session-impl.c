@@ -3343,23 +3343,11 @@ paddock_session_impl_new_from_record (const char  *record_path,
           _paddock_leftover_pin (leftovers, (pid_t) pid, start_time))
         {
           /* Still there: everything of its session goes. */
-          g_autoptr(GArray) listed = NULL;
-          g_autoptr(GArray) relisted = NULL;
-          guint first = leftovers->len;
-
           self->pid = (pid_t) pid;
           self->pid_start_time = start_time;
           self->sandboxed = json_object_get_boolean_member_with_default (record, "sandboxed", TRUE);
           self->reaped = FALSE;
-          listed = paddock_session_impl_list_pids (self);
-          for (guint i = 0; i < listed->len; i++)
-            if (!_paddock_leftover_is_pinned (leftovers, g_array_index (listed, pid_t, i)))
-              _paddock_leftover_pin (leftovers, g_array_index (listed, pid_t, i), 0);
-          /* Pinned first, checked again after: a pid that changed hands
-           * in between is not the session's any more, and its pidfd (the
-           * old process's) can reach no one else. */
-          relisted = paddock_session_impl_list_pids (self);
-          _paddock_leftover_keep_relisted (leftovers, first, relisted);
+          _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
           self->reaped = TRUE;
         }
       /* A sandbox dies with the daemon (--die-with-parent), one process
@@ -3423,10 +3411,6 @@ void
 _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
                                      GArray             *pinned)
 {
-  g_autoptr(GArray) listed = NULL;
-  g_autoptr(GArray) relisted = NULL;
-  guint first = pinned->len;
-
   /* A sandbox whose namespace was not found at the restore is not looked
    * for again by its supervisor's pid, which may be a stranger's by now:
    * its pinned pid 1 takes the namespace with it. The host profile's
@@ -3435,12 +3419,7 @@ _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
   if (self->pid <= 0 || (self->sandboxed && self->pid_namespace == NULL))
     return;
 
-  listed = paddock_session_impl_list_pids (self);
-  for (guint i = 0; i < listed->len; i++)
-    if (!_paddock_leftover_is_pinned (pinned, g_array_index (listed, pid_t, i)))
-      _paddock_leftover_pin (pinned, g_array_index (listed, pid_t, i), 0);
-  relisted = paddock_session_impl_list_pids (self);
-  _paddock_leftover_keep_relisted (pinned, first, relisted);
+  _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
 }
 
 void
