@@ -2280,6 +2280,18 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
     _paddock_session_leftovers_kill_now (self->leftovers);
   paddock_session_impl_signal_all (self, SIGKILL, NULL);
 
+  /* No main loop will see the commands end: calls that wait for them are
+   * answered now, not left to the bus's NoReply. */
+  paddock_session_impl_fail_pending_execs (self);
+  {
+    GHashTableIter iter;
+    gpointer value;
+
+    g_hash_table_iter_init (&iter, self->commands);
+    while (g_hash_table_iter_next (&iter, NULL, &value))
+      paddock_command_impl_answer_run_quitting (value);
+  }
+
   /* The daemon is going: wait (briefly) for the kernel to empty the
    * cgroup, so that it can go too rather than linger. */
   while (self->cgroup != NULL && g_get_monotonic_time () < deadline)
