@@ -505,11 +505,15 @@ check_timeout_ends_wait_for_output (const char *profile)
   {
     g_autoptr(GVariant) result = run (connection, session, script, 700, NULL, &error);
     g_autofree char *out = NULL;
+    g_autofree char *state = NULL;
 
     g_assert_no_error (error);
     out = lookup_bytes (result, "stdout");
+    state = lookup_string (result, "state");
     g_assert_cmpstr (out, ==, "done\n");
     g_assert_true (lookup_boolean (result, "timed-out"));
+    /* Run's own word for it: the command's State says "exited". */
+    g_assert_cmpstr (state, ==, "timed-out");
     /* it had exited by itself: its status stands */
     g_assert_cmpint (lookup_int (result, "exit-status"), ==, 0);
     g_assert_cmpuint (lookup_uint (result, "signal"), ==, 0);
