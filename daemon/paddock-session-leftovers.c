@@ -308,7 +308,7 @@ paddock_session_leftovers_poll_cb (gpointer user_data)
   if (self->killed && !self->warned && now >= self->kill_at + LEFTOVERS_KILL_WARN_US)
     {
       self->warned = TRUE;
-      g_warning ("Session %s: %u process(es) left by an earlier daemon still run %d s after SIGKILL; "
+      g_message ("Session %s: %u process(es) left by an earlier daemon still run %d s after SIGKILL; "
                  "still watching them", self->session_id, running,
                  (int) (LEFTOVERS_KILL_WARN_US / G_USEC_PER_SEC));
     }
