@@ -63,6 +63,10 @@ void                     _paddock_session_impl_pin_leftovers     (PaddockSession
                                                                   GArray             *pinned);
 void                     _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
                                                                   guint               running);
+/* Called back once the leftovers outlived their SIGKILL by as long as
+ * Stop waits: the Stop/Destroy calls waiting for them get an error. */
+void                     _paddock_session_impl_leftovers_survived (PaddockSessionImpl *self,
+                                                                   guint               running);
 
 /* org.paddock.Session1's staging methods (paddock-session-staging.c). */
 gboolean _paddock_session_impl_handle_list_changes       (PaddockIpcSession1    *session,

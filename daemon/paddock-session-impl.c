@@ -2197,7 +2197,9 @@ paddock_session_impl_check_alive (PaddockSessionImpl    *self,
 
 /* Stop or Destroy of a restored session whose leftovers still run: they
  * end with the grace asked (or the one under way, if shorter), and the
- * call is answered as Stop/Destroy would be once they are gone. */
+ * call is answered as Stop/Destroy would be once they are gone; or, as
+ * Stop does, with an error if they outlive their SIGKILL by 10 s
+ * (_paddock_session_impl_leftovers_survived()). */
 static gboolean
 paddock_session_impl_wait_for_leftovers (PaddockSessionImpl    *self,
                                          GDBusMethodInvocation *invocation,
@@ -3432,6 +3434,27 @@ _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
     return;
 
   _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
+}
+
+void
+_paddock_session_impl_leftovers_survived (PaddockSessionImpl *self,
+                                          guint               running)
+{
+  g_autoptr(GPtrArray) waiters = NULL;
+
+  if (self->leftover_waiters->len == 0)
+    return;
+
+  waiters = g_steal_pointer (&self->leftover_waiters);
+  self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
+  for (guint i = 0; i < waiters->len; i++)
+    {
+      Waiter *waiter = g_ptr_array_index (waiters, i);
+
+      g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
+                                             PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                             "%u process(es) of the session survived SIGKILL", running);
+    }
 }
 
 void

@@ -312,6 +312,12 @@ paddock_session_leftovers_poll_cb (gpointer user_data)
                  "still watching them", self->session_id, running,
                  (int) (LEFTOVERS_KILL_WARN_US / G_USEC_PER_SEC));
     }
+  /* As Stop answers for a session's own processes after as long: a Stop
+   * or Destroy waiting for these is told they survived SIGKILL, rather
+   * than left waiting for as long as they hang (they are still watched,
+   * and the session says "stopped" once they are gone). */
+  if (self->warned)
+    _paddock_session_impl_leftovers_survived (self->session, MAX (running, 1));
 
   if (running != self->running)
     {
