@@ -736,6 +736,21 @@ paddock_command_impl_answer_when_done (PaddockCommandImpl    *self,
   paddock_command_impl_answer_run (self, FALSE);
 }
 
+/* The daemon quits (the session is killed on its way out): a Run still
+ * waiting is answered now, while the connection can still carry the answer
+ * (the command object may outlive the connection: a child watch holds its
+ * session). */
+void
+paddock_command_impl_answer_run_quitting (PaddockCommandImpl *self)
+{
+  g_return_if_fail (PADDOCK_IS_COMMAND_IMPL (self));
+
+  if (self->run_invocation != NULL)
+    g_dbus_method_invocation_return_error (g_steal_pointer (&self->run_invocation),
+                                           PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                           "The daemon quit before command %u ended", self->id);
+}
+
 guint32
 paddock_command_impl_get_id (PaddockCommandImpl *self)
 {
@@ -771,8 +786,8 @@ paddock_command_impl_dispose (GObject *object)
   g_clear_handle_id (&self->timeout_id, g_source_remove);
   g_clear_handle_id (&self->stdin_source, g_source_remove);
   g_clear_handle_id (&self->run_release_id, g_source_remove);
-  /* Dropped while a Run waits (the daemon is going away): it still gets
-   * its one answer. */
+  /* Dropped while a Run waits (its session was destroyed and the command
+   * outlived the minute its object is kept): it still gets its one answer. */
   if (self->run_invocation != NULL)
     g_dbus_method_invocation_return_error (g_steal_pointer (&self->run_invocation),
                                            PADDOCK_ERROR, PADDOCK_ERROR_BUSY,

@@ -44,6 +44,7 @@ gboolean            paddock_command_impl_check_run_options (GVariant     *option
                                                             GError      **error);
 void                paddock_command_impl_answer_when_done (PaddockCommandImpl    *self,
                                                            GDBusMethodInvocation *invocation);
+void                paddock_command_impl_answer_run_quitting (PaddockCommandImpl *self);
 guint32             paddock_command_impl_get_id         (PaddockCommandImpl  *self);
 const char         *paddock_command_impl_get_caller     (PaddockCommandImpl  *self);
 const char         *paddock_command_impl_get_object_path (PaddockCommandImpl *self);

@@ -39,9 +39,13 @@ gboolean                 _paddock_leftover_pin             (GArray              
                                                             guint64                  start_time);
 gboolean                 _paddock_leftover_is_pinned       (GArray                  *pinned,
                                                             pid_t                    pid);
-void                     _paddock_leftover_keep_relisted   (GArray                  *pinned,
-                                                            guint                    first,
-                                                            GArray                  *relisted);
+/* Lists pids of the session (a new array), from SOURCE. */
+typedef GArray *(*PaddockLeftoverListFunc) (gpointer source);
+/* Pins every pid LIST gives that is not pinned yet, and keeps of those only
+ * the ones LIST gives again after. */
+void                     _paddock_leftover_pin_listed      (GArray                  *pinned,
+                                                            PaddockLeftoverListFunc  list,
+                                                            gpointer                 source);
 PaddockSessionLeftovers *_paddock_session_leftovers_new    (PaddockSessionImpl      *session,
                                                             GArray                  *pinned,
                                                             PaddockCgroup           *cgroup);
@@ -59,6 +63,10 @@ void                     _paddock_session_impl_pin_leftovers     (PaddockSession
                                                                   GArray             *pinned);
 void                     _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
                                                                   guint               running);
+/* Called back once the leftovers outlived their SIGKILL by as long as
+ * Stop waits: the Stop/Destroy calls waiting for them get an error. */
+void                     _paddock_session_impl_leftovers_survived (PaddockSessionImpl *self,
+                                                                   guint               running);
 
 /* org.paddock.Session1's staging methods (paddock-session-staging.c). */
 gboolean _paddock_session_impl_handle_list_changes       (PaddockIpcSession1    *session,

@@ -2433,7 +2433,9 @@ paddock_session_impl_check_alive (PaddockSessionImpl    *self,
 
 /* Stop or Destroy of a restored session whose leftovers still run: they
  * end with the grace asked (or the one under way, if shorter), and the
- * call is answered as Stop/Destroy would be once they are gone. */
+ * call is answered as Stop/Destroy would be once they are gone; or, as
+ * Stop does, with an error if they outlive their SIGKILL by 10 s
+ * (_paddock_session_impl_leftovers_survived()). */
 static gboolean
 paddock_session_impl_wait_for_leftovers (PaddockSessionImpl    *self,
                                          GDBusMethodInvocation *invocation,
@@ -2515,6 +2517,18 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
   if (self->leftovers != NULL)
     _paddock_session_leftovers_kill_now (self->leftovers);
   paddock_session_impl_signal_all (self, SIGKILL, NULL);
+
+  /* No main loop will see the commands end: calls that wait for them are
+   * answered now, not left to the bus's NoReply. */
+  paddock_session_impl_fail_pending_execs (self);
+  {
+    GHashTableIter iter;
+    gpointer value;
+
+    g_hash_table_iter_init (&iter, self->commands);
+    while (g_hash_table_iter_next (&iter, NULL, &value))
+      paddock_command_impl_answer_run_quitting (value);
+  }
 
   /* The daemon is going: wait (briefly) for the kernel to empty the
    * cgroup, so that it can go too rather than linger. */
@@ -3605,23 +3619,11 @@ paddock_session_impl_new_from_record (const char  *record_path,
           _paddock_leftover_pin (leftovers, (pid_t) pid, start_time))
         {
           /* Still there: everything of its session goes. */
-          g_autoptr(GArray) listed = NULL;
-          g_autoptr(GArray) relisted = NULL;
-          guint first = leftovers->len;
-
           self->pid = (pid_t) pid;
           self->pid_start_time = start_time;
           self->sandboxed = json_object_get_boolean_member_with_default (record, "sandboxed", TRUE);
           self->reaped = FALSE;
-          listed = paddock_session_impl_list_pids (self);
-          for (guint i = 0; i < listed->len; i++)
-            if (!_paddock_leftover_is_pinned (leftovers, g_array_index (listed, pid_t, i)))
-              _paddock_leftover_pin (leftovers, g_array_index (listed, pid_t, i), 0);
-          /* Pinned first, checked again after: a pid that changed hands
-           * in between is not the session's any more, and its pidfd (the
-           * old process's) can reach no one else. */
-          relisted = paddock_session_impl_list_pids (self);
-          _paddock_leftover_keep_relisted (leftovers, first, relisted);
+          _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
           self->reaped = TRUE;
         }
       /* A sandbox dies with the daemon (--die-with-parent), one process
@@ -3685,10 +3687,6 @@ void
 _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
                                      GArray             *pinned)
 {
-  g_autoptr(GArray) listed = NULL;
-  g_autoptr(GArray) relisted = NULL;
-  guint first = pinned->len;
-
   /* A sandbox whose namespace was not found at the restore is not looked
    * for again by its supervisor's pid, which may be a stranger's by now:
    * its pinned pid 1 takes the namespace with it. The host profile's
@@ -3697,12 +3695,28 @@ _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
   if (self->pid <= 0 || (self->sandboxed && self->pid_namespace == NULL))
     return;
 
-  listed = paddock_session_impl_list_pids (self);
-  for (guint i = 0; i < listed->len; i++)
-    if (!_paddock_leftover_is_pinned (pinned, g_array_index (listed, pid_t, i)))
-      _paddock_leftover_pin (pinned, g_array_index (listed, pid_t, i), 0);
-  relisted = paddock_session_impl_list_pids (self);
-  _paddock_leftover_keep_relisted (pinned, first, relisted);
+  _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
+}
+
+void
+_paddock_session_impl_leftovers_survived (PaddockSessionImpl *self,
+                                          guint               running)
+{
+  g_autoptr(GPtrArray) waiters = NULL;
+
+  if (self->leftover_waiters->len == 0)
+    return;
+
+  waiters = g_steal_pointer (&self->leftover_waiters);
+  self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
+  for (guint i = 0; i < waiters->len; i++)
+    {
+      Waiter *waiter = g_ptr_array_index (waiters, i);
+
+      g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
+                                             PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                             "%u process(es) of the session survived SIGKILL", running);
+    }
 }
 
 void

@@ -91,10 +91,12 @@ _paddock_leftover_is_pinned (GArray *pinned,
   return FALSE;
 }
 
-void
-_paddock_leftover_keep_relisted (GArray *pinned,
-                                 guint   first,
-                                 GArray *relisted)
+/* Of the pinned from index @first on, keeps those whose pid is in
+ * @relisted. */
+static void
+keep_relisted (GArray *pinned,
+               guint   first,
+               GArray *relisted)
 {
   for (guint i = first; i < pinned->len;)
     {
@@ -111,6 +113,25 @@ _paddock_leftover_keep_relisted (GArray *pinned,
           g_array_remove_index_fast (pinned, i);
         }
     }
+}
+
+void
+_paddock_leftover_pin_listed (GArray                  *pinned,
+                              PaddockLeftoverListFunc  list,
+                              gpointer                 source)
+{
+  g_autoptr(GArray) listed = list (source);
+  g_autoptr(GArray) relisted = NULL;
+  guint first = pinned->len;
+
+  for (guint i = 0; i < listed->len; i++)
+    if (!_paddock_leftover_is_pinned (pinned, g_array_index (listed, pid_t, i)))
+      _paddock_leftover_pin (pinned, g_array_index (listed, pid_t, i), 0);
+  /* Pinned first, listed again after: a pid that changed hands in between
+   * is not the session's any more, and its pidfd (the old process's)
+   * reaches no one else. */
+  relisted = list (source);
+  keep_relisted (pinned, first, relisted);
 }
 
 static void
@@ -171,19 +192,7 @@ pin_again (PaddockSessionLeftovers *self)
 {
   _paddock_session_impl_pin_leftovers (self->session, self->pinned);
   if (self->cgroup != NULL)
-    {
-      g_autoptr(GArray) members = paddock_cgroup_list_pids (self->cgroup);
-      g_autoptr(GArray) relisted = NULL;
-      guint first = self->pinned->len;
-
-      for (guint i = 0; i < members->len; i++)
-        if (!_paddock_leftover_is_pinned (self->pinned, g_array_index (members, pid_t, i)))
-          _paddock_leftover_pin (self->pinned, g_array_index (members, pid_t, i), 0);
-      /* Pinned first, listed again after: a pid that changed hands in
-       * between is not the session's, and its pidfd reaches no one else. */
-      relisted = paddock_cgroup_list_pids (self->cgroup);
-      _paddock_leftover_keep_relisted (self->pinned, first, relisted);
-    }
+    _paddock_leftover_pin_listed (self->pinned, (PaddockLeftoverListFunc) paddock_cgroup_list_pids, self->cgroup);
 }
 
 /* SIGKILL to everything of the session, found again: what was pinned, and
@@ -299,10 +308,16 @@ paddock_session_leftovers_poll_cb (gpointer user_data)
   if (self->killed && !self->warned && now >= self->kill_at + LEFTOVERS_KILL_WARN_US)
     {
       self->warned = TRUE;
-      g_warning ("Session %s: %u process(es) left by an earlier daemon still run %d s after SIGKILL; "
+      g_message ("Session %s: %u process(es) left by an earlier daemon still run %d s after SIGKILL; "
                  "still watching them", self->session_id, running,
                  (int) (LEFTOVERS_KILL_WARN_US / G_USEC_PER_SEC));
     }
+  /* As Stop answers for a session's own processes after as long: a Stop
+   * or Destroy waiting for these is told they survived SIGKILL, rather
+   * than left waiting for as long as they hang (they are still watched,
+   * and the session says "stopped" once they are gone). */
+  if (self->warned)
+    _paddock_session_impl_leftovers_survived (self->session, MAX (running, 1));
 
   if (running != self->running)
     {

@@ -505,11 +505,15 @@ check_timeout_ends_wait_for_output (const char *profile)
   {
     g_autoptr(GVariant) result = run (connection, session, script, 700, NULL, &error);
     g_autofree char *out = NULL;
+    g_autofree char *state = NULL;
 
     g_assert_no_error (error);
     out = lookup_bytes (result, "stdout");
+    state = lookup_string (result, "state");
     g_assert_cmpstr (out, ==, "done\n");
     g_assert_true (lookup_boolean (result, "timed-out"));
+    /* Run's own word for it: the command's State says "exited". */
+    g_assert_cmpstr (state, ==, "timed-out");
     /* it had exited by itself: its status stands */
     g_assert_cmpint (lookup_int (result, "exit-status"), ==, 0);
     g_assert_cmpuint (lookup_uint (result, "signal"), ==, 0);
@@ -819,6 +823,83 @@ test_safe_supervisor_killed_answers (void)
 }
 
 /* Typed errors, before anything runs. */
+/* Released while Run waits (by another client, or the daemon quitting):
+ * Run still gets its one answer, an error that says so, and the command's
+ * tree is gone. */
+static void
+check_release_answers (const char *profile,
+                       gboolean    daemon_quits)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GDBusConnection) other = paddock_test_daemon_new_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-run-release", NULL);
+  g_autofree char *script = NULL;
+  Pending pending = { NULL, NULL, FALSE };
+
+  session = create_session (connection, profile, "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("echo before; exec %s 300", marker);
+  g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
+                          run_parameters (script, "", 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, pending_done_cb, &pending);
+  wait_for_marked (marker, 1);
+
+  if (daemon_quits)
+    paddock_test_daemon_stop (daemon);
+  else
+    {
+      g_autofree char *command = only_command_path (other, session);
+      g_autoptr(GVariant) released = paddock_test_call (other, command, "org.paddock.Command1", "Release",
+                                                        NULL, NULL, &error);
+
+      g_assert_no_error (error);
+    }
+
+  while (!pending.done)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_null (pending.reply);
+  /* Not the bus's NoReply: the daemon answered. */
+  if (daemon_quits)
+    g_assert_error (pending.error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
+  else
+    g_assert_error (pending.error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED);
+  g_clear_error (&pending.error);
+  wait_for_marked (marker, 0);
+  if (!daemon_quits)
+    wait_for_no_commands (connection, session);
+  unlink (marker);
+}
+
+static void
+test_host_release_answers (void)
+{
+  check_release_answers ("host", FALSE);
+}
+
+static void
+test_safe_release_answers (void)
+{
+  check_release_answers ("safe", FALSE);
+}
+
+static void
+test_host_daemon_quit_answers (void)
+{
+  check_release_answers ("host", TRUE);
+}
+
+static void
+test_safe_daemon_quit_answers (void)
+{
+  check_release_answers ("safe", TRUE);
+}
+
 static void
 test_bad_input (void)
 {
@@ -960,6 +1041,10 @@ main (int   argc,
   g_test_add_func ("/run/host/kill-answers", test_host_kill_answers);
   g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
   g_test_add_func ("/run/safe/supervisor-killed-answers", test_safe_supervisor_killed_answers);
+  g_test_add_func ("/run/host/release-answers", test_host_release_answers);
+  g_test_add_func ("/run/safe/release-answers", test_safe_release_answers);
+  g_test_add_func ("/run/host/daemon-quit-answers", test_host_daemon_quit_answers);
+  g_test_add_func ("/run/safe/daemon-quit-answers", test_safe_daemon_quit_answers);
   g_test_add_func ("/run/bad-input", test_bad_input);
   g_test_add_func ("/run/host/commands-released", test_host_commands_released);
   g_test_add_func ("/run/safe/commands-released", test_safe_commands_released);

@@ -913,6 +913,90 @@ test_restart_ends_leftovers_at_once (void)
   unlink (marker);
 }
 
+/* What an earlier daemon left that outlives its SIGKILL (here its record
+ * names a "cgroup" that never empties: a folder that is no cgroup, with a
+ * file in it): a Stop that waits for it is answered that something
+ * survived, as Stop answers for a session's own survivors, not left
+ * waiting for as long as it lasts; and the session ends once it is gone. */
+static void
+test_restart_leftovers_that_survive (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *id = NULL;
+  g_autofree char *record = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *edited = NULL;
+  g_autofree char *fake = g_build_filename (workspace, "paddock-session-fake", NULL);
+  g_autofree char *keep = g_build_filename (fake, "keep", NULL);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) result = NULL;
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  path = create_session (connection, "exit 7", NULL, &error);
+  g_assert_no_error (error);
+  for (;;)
+    {
+      g_autofree char *state = get_state (connection, path);
+
+      if (g_strcmp0 (state, "exited") == 0)
+        break;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+  paddock_test_daemon_stop (daemon);
+
+  /* The record names the fake cgroup instead of any it had. */
+  id = g_path_get_basename (path);
+  record = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id, "session.json", NULL);
+  g_file_get_contents (record, &contents, NULL, &error);
+  g_assert_no_error (error);
+  /* A member named again: the parser keeps the last. */
+  g_strchomp (contents);
+  g_assert_true (g_str_has_suffix (contents, "}"));
+  contents[strlen (contents) - 1] = '\0';
+  edited = g_strdup_printf ("%s, \"cgroup\" : \"%s\"}\n", contents, fake);
+  g_file_set_contents (record, edited, -1, &error);
+  g_assert_no_error (error);
+  g_assert_no_errno (g_mkdir (fake, 0700));
+  g_file_set_contents (keep, "", 0, &error);
+  g_assert_no_error (error);
+
+  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "0", TRUE);
+  paddock_test_daemon_start (daemon);
+  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+
+  /* Answered (after the SIGKILL and Stop's own wait of 10 s), not
+   * waited on until the call's timeout. */
+  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path, "org.paddock.Session1", "Stop",
+                                       g_variant_new ("(u)", 0), G_VARIANT_TYPE ("(a{sv})"),
+                                       G_DBUS_CALL_FLAGS_NONE, 40000, NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED);
+  g_assert_null (reply);
+  g_clear_error (&error);
+
+  /* Gone: the session is what its record said, and goes with Destroy. */
+  g_assert_no_errno (unlink (keep));
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  g_assert_true (g_file_test (fake, G_FILE_TEST_IS_DIR));
+  for (;;)
+    {
+      g_autofree char *state = get_state (connection, path);
+
+      if (!g_file_test (fake, G_FILE_TEST_EXISTS))
+        {
+          g_assert_cmpstr (state, ==, "exited");
+          break;
+        }
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+  result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+}
+
 static int
 attach (GDBusConnection *connection,
         const char      *path,
@@ -1550,6 +1634,7 @@ main (int   argc,
   g_test_add_func ("/sessions/quota", test_session_quota);
   g_test_add_func ("/sessions/restart-lists-and-cleans-up", test_restart_lists_and_cleans_up);
   g_test_add_func ("/sessions/restart-ends-leftovers-at-once", test_restart_ends_leftovers_at_once);
+  g_test_add_func ("/sessions/restart-leftovers-that-survive", test_restart_leftovers_that_survive);
 
   status = g_test_run ();
   /* Left empty by every test; a run must not leave it behind. */
