@@ -1323,6 +1323,79 @@ test_probe_socket_refused (Fixture       *fx,
 #endif
 }
 
+/* The protected-path canary writes into each protected path; "blocked"
+ * must mean every one gave the read-only mount's EROFS. Here the first
+ * (.git/hooks, a file the probing child may not write, mode 0444) fails
+ * with EACCES before the mount is looked at, the second (.git/config)
+ * with EROFS: the EACCES is what is reported, not blocked, and a later
+ * EROFS does not cover it. */
+static void
+test_probe_protected_first_unexpected (Fixture       *fx,
+                                       gconstpointer  data)
+{
+  const char *options[] = { "--control-fd", "3", "--env", AGENT_PATH, "--die-with-parent",
+                            "--profile", "safe", "--protect", ".git/hooks", "--protect", ".git/config",
+                            NULL };
+  const char *cmd[] = { "sleep", "100000", NULL };
+  g_autofree char *git = g_build_filename (fx->workspace, ".git", NULL);
+  g_autofree char *hooks = g_build_filename (git, "hooks", NULL);
+  g_autofree char *config = g_build_filename (git, "config", NULL);
+  g_autoptr(GPtrArray) argv = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  paddock_autofd int ours = -1;
+  JsonObject *boundary;
+  JsonArray *probes;
+  JsonObject *probe = NULL;
+  struct pollfd pfd = { .fd = -1, .events = POLLIN, .revents = 0 };
+  char buf[16384];
+  ssize_t n;
+  int pair[2];
+
+  if (skip_without_userns ())
+    return;
+
+  g_assert_no_errno (g_mkdir (git, 0755));
+  g_assert_true (g_file_set_contents (hooks, "not a folder\n", -1, NULL));
+  g_assert_no_errno (chmod (hooks, 0444));
+  g_assert_true (g_file_set_contents (config, "[core]\n", -1, NULL));
+
+  argv = helper_argv (fx->workspace, options, cmd);
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), ==, 0);
+  ours = pair[0];
+  g_subprocess_launcher_take_fd (launcher, pair[1], 3);
+  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_clear_object (&launcher);
+
+  pfd.fd = ours;
+  g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
+  do
+    n = recv (ours, buf, sizeof buf - 1, 0);
+  while (n < 0 && errno == EINTR);
+  g_subprocess_force_exit (proc);
+  g_subprocess_wait (proc, NULL, NULL);
+  g_assert_cmpint (n, >, 0);
+  buf[n] = '\0';
+  g_test_message ("started: %s", buf);
+  g_assert_true (json_parser_load_from_data (parser, buf, n, NULL));
+  boundary = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "boundary");
+  g_assert_nonnull (boundary);
+  probes = json_object_get_array_member (boundary, "probes");
+  for (guint i = 0; probes != NULL && i < json_array_get_length (probes); i++)
+    {
+      JsonObject *p = json_array_get_object_element (probes, i);
+
+      if (g_strcmp0 (json_object_get_string_member_with_default (p, "probe", ""), "protected-path") == 0)
+        probe = p;
+    }
+  g_assert_nonnull (probe);
+  g_assert_cmpstr (json_object_get_string_member (probe, "actual"), ==, "EACCES");
+  g_assert_false (json_object_get_boolean_member (probe, "blocked"));
+}
+
 /* "tty":true without fds: the sandbox makes the terminal from its own
  * devpts (so the command's tty has a name inside) and sends its master
  * back with "spawned". */
@@ -1962,6 +2035,7 @@ main (int    argc,
   ADD ("commands/bad-requests", test_command_bad_requests, NULL);
   ADD ("commands/socket", test_command_socket, NULL);
   ADD ("probe-socket-refused", test_probe_socket_refused, NULL);
+  ADD ("probe-protected-first-unexpected", test_probe_protected_first_unexpected, NULL);
   ADD ("commands/limit", test_command_limit, NULL);
   ADD ("commands/spare-supervisor", test_command_spare, NULL);
 
