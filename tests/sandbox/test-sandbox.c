@@ -24,19 +24,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "../paddock-test-seccomp.h"
 
 #define CANARY_NAME "PADDOCK_SANDBOX_TEST_CANARY"
 #define CANARY_VALUE "canary-must-not-leak"
@@ -1219,35 +1214,14 @@ test_command_socket (Fixture       *fx,
 
 /* ---- a canary probe whose socket() the kernel refuses -------------------- */
 
-#if defined(__x86_64__)
-#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#endif
-
-#ifdef NATIVE_AUDIT_ARCH
-/* In the helper's child, before exec (async-signal-safe): a seccomp filter
- * under which socket(AF_INET, …) fails with EACCES, inherited by the
- * helper and everything it starts, its probing child among them. */
+#ifdef PADDOCK_TEST_AUDIT_ARCH
+/* In the helper's child, before exec (async-signal-safe): socket(AF_INET,
+ * …) fails with EACCES for the helper and everything it starts, its
+ * probing child among them. */
 static void
 refuse_inet_sockets (gpointer user_data)
 {
-  static struct sock_filter code[] = {
-    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, arch)),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
-    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
-    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, args[0])),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 0, 1),
-    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
-    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  static struct sock_fprog program = { .len = G_N_ELEMENTS (code), .filter = code };
-
-  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-      prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
+  if (paddock_test_refuse_socket_family (AF_INET, EACCES) != 0)
     _exit (121);
 }
 #endif
@@ -1259,7 +1233,7 @@ static void
 test_probe_socket_refused (Fixture       *fx,
                            gconstpointer  data)
 {
-#ifdef NATIVE_AUDIT_ARCH
+#ifdef PADDOCK_TEST_AUDIT_ARCH
   const char *options[] = { "--control-fd", "3", "--env", AGENT_PATH, "--die-with-parent",
                             "--profile", "safe", NULL };
   const char *cmd[] = { "sleep", "100000", NULL };
