@@ -1226,42 +1226,44 @@ refuse_inet_sockets (gpointer user_data)
 }
 #endif
 
-/* The landlock-net canary needs a TCP socket to bind: when the kernel
- * refuses the socket itself, the evidence says so, with its errno, and the
- * probe is not taken for blocked (nor "no canary result"). */
-static void
-test_probe_socket_refused (Fixture       *fx,
-                           gconstpointer  data)
+/* Starts the helper in @workspace with the safe profile and @more_options
+ * (NULL-terminated, or NULL), @setup run in its child before exec when
+ * given; reads its "started" event into @parser, ends it, and returns the
+ * event's "boundary" object (owned by @parser). */
+static JsonObject *
+started_boundary (const char           *workspace,
+                  const char * const   *more_options,
+                  GSubprocessLauncher  *launcher,
+                  JsonParser           *parser)
 {
-#ifdef PADDOCK_TEST_AUDIT_ARCH
-  const char *options[] = { "--control-fd", "3", "--env", AGENT_PATH, "--die-with-parent",
-                            "--profile", "safe", NULL };
+  g_autoptr(GPtrArray) options = g_ptr_array_new ();
   const char *cmd[] = { "sleep", "100000", NULL };
   g_autoptr(GPtrArray) argv = NULL;
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
   g_autoptr(GSubprocess) proc = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
   paddock_autofd int ours = -1;
   JsonObject *boundary;
-  JsonArray *probes;
-  JsonObject *probe = NULL;
   struct pollfd pfd = { .fd = -1, .events = POLLIN, .revents = 0 };
   char buf[16384];
   ssize_t n;
   int pair[2];
 
-  if (skip_without_userns ())
-    return;
+  for (const char * const *o = (const char * const[]) { "--control-fd", "3", "--env", AGENT_PATH,
+                                                        "--die-with-parent", "--profile", "safe", NULL };
+       *o != NULL; o++)
+    g_ptr_array_add (options, (gpointer) *o);
+  for (guint i = 0; more_options != NULL && more_options[i] != NULL; i++)
+    g_ptr_array_add (options, (gpointer) more_options[i]);
+  g_ptr_array_add (options, NULL);
 
-  argv = helper_argv (fx->workspace, options, cmd);
+  argv = helper_argv (workspace, (const char * const *) options->pdata, cmd);
   g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), ==, 0);
   ours = pair[0];
   g_subprocess_launcher_take_fd (launcher, pair[1], 3);
-  g_subprocess_launcher_set_child_setup (launcher, refuse_inet_sockets, NULL, NULL);
   proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
   g_assert_no_error (error);
-  g_clear_object (&launcher);
+  /* Our copy of the helper's end goes now, not with the caller's launcher. */
+  g_subprocess_launcher_close (launcher);
 
   pfd.fd = ours;
   g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
@@ -1276,20 +1278,52 @@ test_probe_socket_refused (Fixture       *fx,
   g_assert_true (json_parser_load_from_data (parser, buf, n, NULL));
   boundary = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "boundary");
   g_assert_nonnull (boundary);
+  return boundary;
+}
+
+/* The canary @name in @boundary's "probes"; fails the test if absent. */
+static JsonObject *
+boundary_probe (JsonObject *boundary,
+                const char *name)
+{
+  JsonArray *probes = json_object_get_array_member (boundary, "probes");
+  JsonObject *probe = NULL;
+
+  for (guint i = 0; probes != NULL && i < json_array_get_length (probes); i++)
+    {
+      JsonObject *p = json_array_get_object_element (probes, i);
+
+      if (g_strcmp0 (json_object_get_string_member_with_default (p, "probe", ""), name) == 0)
+        probe = p;
+    }
+  g_assert_nonnull (probe);
+  return probe;
+}
+
+/* The landlock-net canary needs a TCP socket to bind: when the kernel
+ * refuses the socket itself, the evidence says so, with its errno, and the
+ * probe is not taken for blocked (nor "no canary result"). */
+static void
+test_probe_socket_refused (Fixture       *fx,
+                           gconstpointer  data)
+{
+#ifdef PADDOCK_TEST_AUDIT_ARCH
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *boundary;
+  JsonObject *probe;
+
+  if (skip_without_userns ())
+    return;
+
+  g_subprocess_launcher_set_child_setup (launcher, refuse_inet_sockets, NULL, NULL);
+  boundary = started_boundary (fx->workspace, NULL, launcher, parser);
   if (g_strcmp0 (json_object_get_string_member_with_default (boundary, "landlock_net", ""), "enforced") != 0)
     {
       g_test_skip ("Landlock restricts no TCP bind here (ABI < 4): no landlock-net canary runs");
       return;
     }
-  probes = json_object_get_array_member (boundary, "probes");
-  for (guint i = 0; probes != NULL && i < json_array_get_length (probes); i++)
-    {
-      JsonObject *p = json_array_get_object_element (probes, i);
-
-      if (g_strcmp0 (json_object_get_string_member_with_default (p, "probe", ""), "landlock-net") == 0)
-        probe = p;
-    }
-  g_assert_nonnull (probe);
+  probe = boundary_probe (boundary, "landlock-net");
   g_assert_cmpstr (json_object_get_string_member (probe, "actual"), ==, "socket(AF_INET) failed: EACCES");
   g_assert_false (json_object_get_boolean_member (probe, "blocked"));
 #else
@@ -1307,26 +1341,13 @@ static void
 test_probe_protected_first_unexpected (Fixture       *fx,
                                        gconstpointer  data)
 {
-  const char *options[] = { "--control-fd", "3", "--env", AGENT_PATH, "--die-with-parent",
-                            "--profile", "safe", "--protect", ".git/hooks", "--protect", ".git/config",
-                            NULL };
-  const char *cmd[] = { "sleep", "100000", NULL };
+  const char *protect[] = { "--protect", ".git/hooks", "--protect", ".git/config", NULL };
   g_autofree char *git = g_build_filename (fx->workspace, ".git", NULL);
   g_autofree char *hooks = g_build_filename (git, "hooks", NULL);
   g_autofree char *config = g_build_filename (git, "config", NULL);
-  g_autoptr(GPtrArray) argv = NULL;
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_autoptr(GSubprocess) proc = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(JsonParser) parser = json_parser_new ();
-  paddock_autofd int ours = -1;
-  JsonObject *boundary;
-  JsonArray *probes;
-  JsonObject *probe = NULL;
-  struct pollfd pfd = { .fd = -1, .events = POLLIN, .revents = 0 };
-  char buf[16384];
-  ssize_t n;
-  int pair[2];
+  JsonObject *probe;
 
   if (skip_without_userns ())
     return;
@@ -1336,36 +1357,7 @@ test_probe_protected_first_unexpected (Fixture       *fx,
   g_assert_no_errno (chmod (hooks, 0444));
   g_assert_true (g_file_set_contents (config, "[core]\n", -1, NULL));
 
-  argv = helper_argv (fx->workspace, options, cmd);
-  g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), ==, 0);
-  ours = pair[0];
-  g_subprocess_launcher_take_fd (launcher, pair[1], 3);
-  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  g_clear_object (&launcher);
-
-  pfd.fd = ours;
-  g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
-  do
-    n = recv (ours, buf, sizeof buf - 1, 0);
-  while (n < 0 && errno == EINTR);
-  g_subprocess_force_exit (proc);
-  g_subprocess_wait (proc, NULL, NULL);
-  g_assert_cmpint (n, >, 0);
-  buf[n] = '\0';
-  g_test_message ("started: %s", buf);
-  g_assert_true (json_parser_load_from_data (parser, buf, n, NULL));
-  boundary = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "boundary");
-  g_assert_nonnull (boundary);
-  probes = json_object_get_array_member (boundary, "probes");
-  for (guint i = 0; probes != NULL && i < json_array_get_length (probes); i++)
-    {
-      JsonObject *p = json_array_get_object_element (probes, i);
-
-      if (g_strcmp0 (json_object_get_string_member_with_default (p, "probe", ""), "protected-path") == 0)
-        probe = p;
-    }
-  g_assert_nonnull (probe);
+  probe = boundary_probe (started_boundary (fx->workspace, protect, launcher, parser), "protected-path");
   g_assert_cmpstr (json_object_get_string_member (probe, "actual"), ==, "EACCES");
   g_assert_false (json_object_get_boolean_member (probe, "blocked"));
 }
