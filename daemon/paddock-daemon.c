@@ -355,6 +355,12 @@ paddock_daemon_find_cgroup_parent (PaddockDaemon *self)
 static void
 paddock_daemon_release_state (PaddockDaemon *self)
 {
+  /* Requests still in flight end now, each recorded in its journal, and
+   * no proxy thread outlives this (but one that did not end within its
+   * bounded wait, logged, which the process's exit takes with it). Before
+   * the sessions go: each would stop its own proxy as it goes, one
+   * bounded wait after the other; this tells them all at once. */
+  paddock_session_network_stop_all_proxies ();
   if (self->manager != NULL)
     paddock_manager_impl_shutdown (self->manager);
   /* Not exported yet when we quit while still asking for a scope. */
@@ -366,10 +372,6 @@ paddock_daemon_release_state (PaddockDaemon *self)
   g_clear_object (&self->manager);
   g_clear_object (&self->ports);
   g_clear_object (&self->registry);
-  /* Requests still in flight end now, each recorded in its journal, and
-   * no proxy thread outlives this (but one that did not end within its
-   * bounded wait, logged, which the process's exit takes with it). */
-  paddock_session_network_stop_all_proxies ();
   /* Every session record on disk before the folder is anyone else's, and
    * every network journal's line (their sync workers die with us). */
   paddock_record_writer_flush ();

@@ -977,10 +977,11 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
       g_signal_connect (session, "changed", G_CALLBACK (paddock_manager_impl_session_changed_cb), self);
       g_signal_connect (session, "destroyed", G_CALLBACK (paddock_manager_impl_session_destroyed_cb), self);
       g_ptr_array_add (self->sessions, g_object_ref (session));
-      /* Nothing serves its ports now: restoring it killed what an
-       * earlier daemon left of it (of any profile). A process that
-       * escaped that and kept a leased socket keeps the port in use, not
-       * held by us, and is left alone (_paddock_session_ports_refuse_all()). */
+      /* Nothing of ours serves its ports now (of any profile). What an
+       * earlier daemon left of it that still has a leased socket keeps
+       * that port in use, not held by us, and is left alone until it is
+       * ended below and the port taken back; then it is refused too
+       * (_paddock_session_ports_refuse_all()). */
       _paddock_session_ports_refuse_all (_paddock_session_network_get_ports (
                                            _paddock_session_impl_get_network (session)));
     }

@@ -79,6 +79,7 @@ typedef struct
   GThread               *thread;        /* main thread's: NULL once joined or let go */
   gint                   quit;          /* atomic: the thread ends after this iteration */
   gboolean               ended;         /* under lock: the thread is about to return */
+  gboolean               told_to_stop;  /* main thread's: link_finish() was posted */
   GCond                  ended_cond;
   /* The proxy thread's alone: */
   PaddockProxy          *proxy;
@@ -397,22 +398,36 @@ link_finish (ProxyLink *link,
   g_atomic_int_set (&link->quit, TRUE);
 }
 
-/* Stops the session's proxy and joins its thread; the records it left are
- * in the journal on return. Main thread; idempotent. The wait is bounded
- * (PROXY_STOP_TIMEOUT_US): a thread that has not ended by then is let go,
- * still holding its own reference to everything it uses, and the log
- * says so; what it records after that is lost. */
+/* Tells the session's proxy to stop (its thread ends once it did): the
+ * first half of network_stop_proxy(), so that several can be told at once
+ * and waited for against one deadline. Main thread. */
 static void
-network_stop_proxy (PaddockSessionNetwork *network)
+network_tell_proxy_to_stop (PaddockSessionNetwork *network)
 {
   ProxyLink *link = network->link;
-  gint64 deadline = g_get_monotonic_time () + PROXY_STOP_TIMEOUT_US;
+
+  if (link == NULL || link->told_to_stop)
+    return;
+  link->told_to_stop = TRUE;
+  link_post (link, link_finish, NULL, NULL);
+}
+
+/* The second half: waits until @deadline (monotonic) for the thread told
+ * to stop to end and joins it; the records it left are in the journal on
+ * return. A thread that has not ended by then is let go, still holding
+ * its own reference to everything it uses, and the log says so; what it
+ * records after that is lost. Main thread. */
+static void
+network_finish_proxy_stop (PaddockSessionNetwork *network,
+                           gint64                 deadline)
+{
+  ProxyLink *link = network->link;
   gboolean ended;
 
   if (link == NULL)
     return;
   networks_with_proxy = g_list_remove (networks_with_proxy, network);
-  link_post (link, link_finish, NULL, NULL);
+  network_tell_proxy_to_stop (network);
   g_mutex_lock (&link->lock);
   while (!link->ended && g_cond_wait_until (&link->ended_cond, &link->lock, deadline))
     ;
@@ -436,18 +451,35 @@ network_stop_proxy (PaddockSessionNetwork *network)
   g_clear_pointer (&network->link, link_unref);
 }
 
+/* Stops the session's proxy and joins its thread; the records it left are
+ * in the journal on return. Main thread; idempotent. The wait is bounded
+ * (PROXY_STOP_TIMEOUT_US; see network_finish_proxy_stop()). */
+static void
+network_stop_proxy (PaddockSessionNetwork *network)
+{
+  network_finish_proxy_stop (network, g_get_monotonic_time () + PROXY_STOP_TIMEOUT_US);
+}
+
 /**
  * paddock_session_network_stop_all_proxies:
  *
  * Stops every session's proxy, as if each session had ended: the daemon's
- * shutdown calls it before it flushes the network journals, so that the
- * requests in flight at that moment are recorded.
+ * shutdown calls it before the sessions go and before it flushes the
+ * network journals, so that the requests in flight at that moment are
+ * recorded. Every proxy is told to stop first and all are waited for
+ * against one deadline: stuck threads cost the daemon's exit one bounded
+ * wait (PROXY_STOP_TIMEOUT_US), not one each.
  */
 void
 paddock_session_network_stop_all_proxies (void)
 {
+  gint64 deadline;
+
+  for (GList *l = networks_with_proxy; l != NULL; l = l->next)
+    network_tell_proxy_to_stop (l->data);
+  deadline = g_get_monotonic_time () + PROXY_STOP_TIMEOUT_US;
   while (networks_with_proxy != NULL)
-    network_stop_proxy (networks_with_proxy->data);
+    network_finish_proxy_stop (networks_with_proxy->data, deadline);
 }
 
 void

@@ -61,6 +61,11 @@ struct _PaddockSessionPorts
   gboolean forwarding;           /* the session has a network namespace of its own */
   GPtrArray *reserved;           /* PaddockLease*: reserved at create, not yet named */
   GHashTable *refusers;          /* PaddockLease* nothing serves → the GSource resetting its connections */
+  /* While the session's processes are gone (_paddock_session_ports_refuse_all()):
+   * the registry watched, so that a lease of the session it takes back
+   * later (reclaim, once a leftover let go of the port) is refused too. */
+  PaddockRegistry *refusing_in; /* weak */
+  gulong refusing_id;
   guint n_reserved_at_create;
 };
 
@@ -141,6 +146,18 @@ _paddock_session_ports_new (PaddockSessionImpl *session)
   ports->reserved = g_ptr_array_new_with_free_func (g_object_unref);
   ports->refusers = g_hash_table_new_full (NULL, NULL, g_object_unref, destroy_source);
   return ports;
+}
+
+/* The session's processes are back (a start) or it goes: stop watching
+ * the registry for its leases. */
+static void
+stop_refusing_all (PaddockSessionPorts *ports)
+{
+  if (ports->refusing_in == NULL)
+    return;
+  g_clear_signal_handler (&ports->refusing_id, ports->refusing_in);
+  g_object_remove_weak_pointer (G_OBJECT (ports->refusing_in), (gpointer *) &ports->refusing_in);
+  ports->refusing_in = NULL;
 }
 
 void
@@ -247,6 +264,7 @@ _paddock_session_ports_stop (PaddockSessionPorts *ports)
   g_ptr_array_set_size (ports->forwards, 0);
   g_hash_table_remove_all (ports->requests);
   g_hash_table_remove_all (ports->refusers);
+  stop_refusing_all (ports);
   ports->forwarding = FALSE;
 }
 
@@ -261,7 +279,15 @@ _paddock_session_ports_stop (PaddockSessionPorts *ports)
  * (_paddock_session_ports_start()). After a daemon restart the session
  * object has no leases of its own, which is why the registry is asked; a
  * lease whose socket an earlier process still has is not held by the
- * daemon (no fd) and is left alone. Idempotent. */
+ * daemon (no fd) and is left alone until the registry takes the port back
+ * (reclaim, once that process let go of it), which its "items-changed"
+ * says: then it is refused too. Idempotent. */
+static void refuse_all_registry_changed_cb (GListModel *model,
+                                            guint       position,
+                                            guint       removed,
+                                            guint       added,
+                                            gpointer    user_data);
+
 void
 _paddock_session_ports_refuse_all (PaddockSessionPorts *ports)
 {
@@ -270,6 +296,13 @@ _paddock_session_ports_refuse_all (PaddockSessionPorts *ports)
   if (session_registry == NULL)
     return;
   model = G_LIST_MODEL (session_registry);
+  if (ports->refusing_in == NULL)
+    {
+      ports->refusing_in = session_registry;
+      g_object_add_weak_pointer (G_OBJECT (ports->refusing_in), (gpointer *) &ports->refusing_in);
+      ports->refusing_id = g_signal_connect (ports->refusing_in, "items-changed",
+                                             G_CALLBACK (refuse_all_registry_changed_cb), ports);
+    }
   for (guint i = 0; i < g_list_model_get_n_items (model); i++)
     {
       g_autoptr(PaddockLease) lease = g_list_model_get_item (model, i);
@@ -278,6 +311,16 @@ _paddock_session_ports_refuse_all (PaddockSessionPorts *ports)
           paddock_lease_get_fd (lease) >= 0)
         refuse_connections (ports, lease, TRUE);
     }
+}
+
+static void
+refuse_all_registry_changed_cb (GListModel *model,
+                                guint       position,
+                                guint       removed,
+                                guint       added,
+                                gpointer    user_data)
+{
+  _paddock_session_ports_refuse_all (user_data);
 }
 
 /* Forwarded connections of the session now (open or waiting for their

@@ -316,6 +316,28 @@ check "a --profile host session left running by an earlier daemon: stopped, its 
        = "stopped:['held']:reset"
 "$CTL" destroy "$id" >/dev/null 2>&1 || true
 
+# The daemon dies without its shutdown (SIGKILL): a host agent that
+# ignores the terminal's SIGHUP outlives it, still listening on its
+# leased socket, so the next daemon finds the port in use by it and holds
+# no socket of its own; once the leftover is ended and the port taken
+# back (reclaim), nothing serves it any more, and a connection is reset,
+# not queued for good.
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --port web -- sh -c 'trap "" HUP; exec sleep 600'
+id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+PADDOCK_TEST_LEFTOVER_GRACE_MS=0 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+port_held () { [[ "$("$CTL" --json ports list | json /dev/stdin "[l['state'] for l in d['leases'] if l['port'] == $web]")" == "['held']" ]]; }
+wait_for 30 state_is "$id" stopped || true
+wait_for 30 port_held || true
+check "a --profile host session whose agent outlived a killed daemon: once the next one ended it and took its port back, a connection to it is reset at once" \
+  test "$(field "$id" 'd["state"]' 2>&1):$("$CTL" --json ports list | json /dev/stdin "[l['state'] for l in d['leases'] if l['port'] == $web]"):$(host_answers "$web")" \
+       = "stopped:['held']:reset"
+"$CTL" destroy "$id" >/dev/null 2>&1 || true
+
 check "the daemon is still running at the end" kill -0 "$daemon_pid"
 
 echo "1..$n"

@@ -226,14 +226,36 @@ check "…Destroy returns (it does not wait for the thread for good), and the lo
 check "…the daemon goes on serving, the session gone" \
   test "$(timeout 60 "$CTL" --json list | json /dev/stdin "[s['id'] for s in d['sessions'] if s['id'] == '$stuck_id']" 2>&1)" = "[]"
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
-"$CTL" --json exec "$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)" --timeout 600000 -- \
+serving_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+"$CTL" --json exec "$serving_id" --timeout 600000 -- \
   python3 "$ws/get.py" "http://slow.test:$port/at-exit" >/dev/null 2>&1 &
 background_pids+=($!)
 wait_for 30 grep -q "^got GET /at-exit" "$server_dir/log" || true
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+idle_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+log_lines=$(wc -l <"$tmp/daemon.log")
 kill -TERM "$daemon_pid"
 exited () { ! kill -0 "$daemon_pid" 2>/dev/null; }
-check "…with another such proxy serving a request, the daemon still exits on SIGTERM" wait_for 120 exited
+check "…with two such proxies, one serving a request, the daemon still exits on SIGTERM" wait_for 120 exited
 wait "$daemon_pid" 2>/dev/null || true
+# Told to stop together, waited for against one deadline: each thread is
+# told (and logs its test delay) before the first wait gives up, not one
+# 5 s wait after the other.
+stop_order ()
+{
+  tail -n +"$((log_lines + 1))" "$tmp/daemon.log" | "$PYTHON" -c '
+import sys
+seen = []
+for line in sys.stdin:
+    for sid in sys.argv[1:]:
+        if "Session %s: PADDOCK_TEST_PROXY_STOP_DELAY_MS" % sid in line:
+            seen.append("told")
+        elif "Session %s: its proxy'"'"'s thread did not end within 5 s" % sid in line:
+            seen.append("gave up")
+print(" ".join(seen))' "$serving_id" "$idle_id"
+}
+check "…both proxies' threads were told to stop before the first wait gave up" \
+  test "$(stop_order 2>&1)" = "told told gave up gave up"
 
 echo "1..$n"
 [[ $failures -eq 0 ]]

@@ -12,13 +12,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
 #include <linux/netlink.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -31,6 +25,7 @@
 #include "paddock-autofd.h"
 #include "paddock-durable-file.h"
 #include "paddock-registry.h"
+#include "paddock-test-seccomp.h"
 
 /* Test pools live in 30000–32767: above the default pool (which the D-Bus
  * tests use) and below the kernel's default ephemeral range. */
@@ -1698,12 +1693,6 @@ test_persist_in_use (void)
   rm_rf (dir);
 }
 
-#if defined(__x86_64__)
-#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#endif
-
 /* When the kernel will not say which sockets listen (sock_diag refused:
  * here socket(AF_NETLINK) fails with EPERM under a seccomp filter of the
  * test's, as in a container that forbids netlink), a leased port found in
@@ -1714,22 +1703,9 @@ test_persist_in_use (void)
 static void
 test_persist_in_use_unknown (void)
 {
-#ifdef NATIVE_AUDIT_ARCH
+#ifdef PADDOCK_TEST_AUDIT_ARCH
   if (g_test_subprocess ())
     {
-      static struct sock_filter code[] = {
-        BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, arch)),
-        BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
-        BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
-        BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
-        BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, args[0])),
-        BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 1),
-        BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-        BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-      };
-      struct sock_fprog program = { .len = G_N_ELEMENTS (code), .filter = code };
       g_autoptr(PaddockRegistry) registry = NULL;
       g_autoptr(PaddockLease) web = NULL;
       g_autoptr(PaddockLease) api = NULL;
@@ -1760,8 +1736,7 @@ test_persist_in_use_unknown (void)
       intruder = outside_bind (AF_INET, "127.0.0.1", base + 1, &listening);
       g_assert_cmpint (intruder, >=, 0);
 
-      g_assert_no_errno (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
-      g_assert_no_errno (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program));
+      g_assert_no_errno (paddock_test_refuse_socket_family (AF_NETLINK, EPERM));
       g_assert_cmpint (socket (AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), ==, -1);
       g_assert_cmpint (errno, ==, EPERM);
 

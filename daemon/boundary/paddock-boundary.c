@@ -482,12 +482,15 @@ observe_protected (PaddockBoundary            *self,
   }
 }
 
+/* @status: @pid's status text, or NULL (read here). */
 static void
 observe_status (PaddockBoundary *self,
                 pid_t            pid,
+                const char      *status_text,
                 gboolean         sandboxed)
 {
-  g_autofree char *status = status_read (pid);
+  g_autofree char *read_here = status_text == NULL ? status_read (pid) : NULL;
+  const char *status = status_text != NULL ? status_text : read_here;
   g_autofree char *nnp = status_field (status, "NoNewPrivs");
   g_autofree char *seccomp = status_field (status, "Seccomp");
   g_autofree char *filters = status_field (status, "Seccomp_filters");
@@ -878,6 +881,7 @@ PaddockBoundary *
 paddock_boundary_observe (const PaddockBoundaryInput *input)
 {
   PaddockBoundary *self;
+  g_autofree char *init_status = NULL;
   gboolean sandboxed;
   pid_t init_pid;
   pid_t agent;
@@ -903,16 +907,21 @@ paddock_boundary_observe (const PaddockBoundaryInput *input)
       extra = g_strdup_printf ("uid_map \"%s\"", collapse_spaces (uid_map));
     observe_namespace (self, "user-namespace", "user", sandboxed, input->init_pid, extra);
   }
+  /* pid 1's status, also the agent's when they are one process (the
+   * host profile): read once. */
+  init_status = status_read (input->init_pid);
   {
-    g_autofree char *status = status_read (input->init_pid);
-    g_autofree char *nspid = status_field (status, "NSpid");
+    g_autofree char *nspid = status_field (init_status, "NSpid");
     g_autofree char *extra = nspid != NULL ? g_strdup_printf ("NSpid: %s", nspid) : NULL;
     observe_namespace (self, "pid-namespace", "pid", sandboxed, input->init_pid, extra);
   }
   observe_mounts (self, input, sandboxed);
   /* The agent's own account: pid 1 keeps its capabilities (in its user
    * namespace) to run commands; the agent dropped them all. */
-  observe_status (self, agent > 0 ? agent : input->init_pid, sandboxed);
+  if (agent > 0 && agent != input->init_pid)
+    observe_status (self, agent, NULL, sandboxed);
+  else
+    observe_status (self, input->init_pid, init_status, sandboxed);
   observe_landlock (self, input->sandbox_report, sandboxed);
   observe_network (self, input, sandboxed);
   observe_cgroup (self, input, sandboxed);

@@ -2343,9 +2343,13 @@ start_canaries (const SandboxConfig *cfg,
               if (fd >= 0)
                 close (fd);
             }
-          /* The first that was not blocked as expected (a folder that
-           * could not be opened was never tried) is what is reported. */
-          if (out[PROBE_PROTECTED_PATH] != 0 && step[PROBE_PROTECTED_PATH] == PROBE_STEP_ACT)
+          /* What is reported: a write that got through, above all; else
+           * the first that was not blocked as expected (EROFS from the
+           * act: a folder that could not be opened was never tried), which
+           * a later EROFS must not cover; else EROFS, every one blocked. */
+          if (out[PROBE_PROTECTED_PATH] != 0 &&
+              (result == 0 || out[PROBE_PROTECTED_PATH] < 0 ||
+               (out[PROBE_PROTECTED_PATH] == EROFS && step[PROBE_PROTECTED_PATH] == PROBE_STEP_ACT)))
             {
               out[PROBE_PROTECTED_PATH] = result;
               step[PROBE_PROTECTED_PATH] = result_step;

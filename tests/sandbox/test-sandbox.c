@@ -24,19 +24,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "../paddock-test-seccomp.h"
 
 #define CANARY_NAME "PADDOCK_SANDBOX_TEST_CANARY"
 #define CANARY_VALUE "canary-must-not-leak"
@@ -1219,75 +1214,56 @@ test_command_socket (Fixture       *fx,
 
 /* ---- a canary probe whose socket() the kernel refuses -------------------- */
 
-#if defined(__x86_64__)
-#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#endif
-
-#ifdef NATIVE_AUDIT_ARCH
-/* In the helper's child, before exec (async-signal-safe): a seccomp filter
- * under which socket(AF_INET, …) fails with EACCES, inherited by the
- * helper and everything it starts, its probing child among them. */
+#ifdef PADDOCK_TEST_AUDIT_ARCH
+/* In the helper's child, before exec (async-signal-safe): socket(AF_INET,
+ * …) fails with EACCES for the helper and everything it starts, its
+ * probing child among them. */
 static void
 refuse_inet_sockets (gpointer user_data)
 {
-  static struct sock_filter code[] = {
-    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, arch)),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
-    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
-    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, args[0])),
-    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 0, 1),
-    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
-    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  static struct sock_fprog program = { .len = G_N_ELEMENTS (code), .filter = code };
-
-  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-      prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
+  if (paddock_test_refuse_socket_family (AF_INET, EACCES) != 0)
     _exit (121);
 }
 #endif
 
-/* The landlock-net canary needs a TCP socket to bind: when the kernel
- * refuses the socket itself, the evidence says so, with its errno, and the
- * probe is not taken for blocked (nor "no canary result"). */
-static void
-test_probe_socket_refused (Fixture       *fx,
-                           gconstpointer  data)
+/* Starts the helper in @workspace with the safe profile and @more_options
+ * (NULL-terminated, or NULL), @setup run in its child before exec when
+ * given; reads its "started" event into @parser, ends it, and returns the
+ * event's "boundary" object (owned by @parser). */
+static JsonObject *
+started_boundary (const char           *workspace,
+                  const char * const   *more_options,
+                  GSubprocessLauncher  *launcher,
+                  JsonParser           *parser)
 {
-#ifdef NATIVE_AUDIT_ARCH
-  const char *options[] = { "--control-fd", "3", "--env", AGENT_PATH, "--die-with-parent",
-                            "--profile", "safe", NULL };
+  g_autoptr(GPtrArray) options = g_ptr_array_new ();
   const char *cmd[] = { "sleep", "100000", NULL };
   g_autoptr(GPtrArray) argv = NULL;
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
   g_autoptr(GSubprocess) proc = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
   paddock_autofd int ours = -1;
   JsonObject *boundary;
-  JsonArray *probes;
-  JsonObject *probe = NULL;
   struct pollfd pfd = { .fd = -1, .events = POLLIN, .revents = 0 };
   char buf[16384];
   ssize_t n;
   int pair[2];
 
-  if (skip_without_userns ())
-    return;
+  for (const char * const *o = (const char * const[]) { "--control-fd", "3", "--env", AGENT_PATH,
+                                                        "--die-with-parent", "--profile", "safe", NULL };
+       *o != NULL; o++)
+    g_ptr_array_add (options, (gpointer) *o);
+  for (guint i = 0; more_options != NULL && more_options[i] != NULL; i++)
+    g_ptr_array_add (options, (gpointer) more_options[i]);
+  g_ptr_array_add (options, NULL);
 
-  argv = helper_argv (fx->workspace, options, cmd);
+  argv = helper_argv (workspace, (const char * const *) options->pdata, cmd);
   g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), ==, 0);
   ours = pair[0];
   g_subprocess_launcher_take_fd (launcher, pair[1], 3);
-  g_subprocess_launcher_set_child_setup (launcher, refuse_inet_sockets, NULL, NULL);
   proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
   g_assert_no_error (error);
-  g_clear_object (&launcher);
+  /* Our copy of the helper's end goes now, not with the caller's launcher. */
+  g_subprocess_launcher_close (launcher);
 
   pfd.fd = ours;
   g_assert_cmpint (poll (&pfd, 1, 30000), ==, 1);
@@ -1302,25 +1278,88 @@ test_probe_socket_refused (Fixture       *fx,
   g_assert_true (json_parser_load_from_data (parser, buf, n, NULL));
   boundary = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "boundary");
   g_assert_nonnull (boundary);
+  return boundary;
+}
+
+/* The canary @name in @boundary's "probes"; fails the test if absent. */
+static JsonObject *
+boundary_probe (JsonObject *boundary,
+                const char *name)
+{
+  JsonArray *probes = json_object_get_array_member (boundary, "probes");
+  JsonObject *probe = NULL;
+
+  for (guint i = 0; probes != NULL && i < json_array_get_length (probes); i++)
+    {
+      JsonObject *p = json_array_get_object_element (probes, i);
+
+      if (g_strcmp0 (json_object_get_string_member_with_default (p, "probe", ""), name) == 0)
+        probe = p;
+    }
+  g_assert_nonnull (probe);
+  return probe;
+}
+
+/* The landlock-net canary needs a TCP socket to bind: when the kernel
+ * refuses the socket itself, the evidence says so, with its errno, and the
+ * probe is not taken for blocked (nor "no canary result"). */
+static void
+test_probe_socket_refused (Fixture       *fx,
+                           gconstpointer  data)
+{
+#ifdef PADDOCK_TEST_AUDIT_ARCH
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *boundary;
+  JsonObject *probe;
+
+  if (skip_without_userns ())
+    return;
+
+  g_subprocess_launcher_set_child_setup (launcher, refuse_inet_sockets, NULL, NULL);
+  boundary = started_boundary (fx->workspace, NULL, launcher, parser);
   if (g_strcmp0 (json_object_get_string_member_with_default (boundary, "landlock_net", ""), "enforced") != 0)
     {
       g_test_skip ("Landlock restricts no TCP bind here (ABI < 4): no landlock-net canary runs");
       return;
     }
-  probes = json_object_get_array_member (boundary, "probes");
-  for (guint i = 0; probes != NULL && i < json_array_get_length (probes); i++)
-    {
-      JsonObject *p = json_array_get_object_element (probes, i);
-
-      if (g_strcmp0 (json_object_get_string_member_with_default (p, "probe", ""), "landlock-net") == 0)
-        probe = p;
-    }
-  g_assert_nonnull (probe);
+  probe = boundary_probe (boundary, "landlock-net");
   g_assert_cmpstr (json_object_get_string_member (probe, "actual"), ==, "socket(AF_INET) failed: EACCES");
   g_assert_false (json_object_get_boolean_member (probe, "blocked"));
 #else
   g_test_skip ("no seccomp audit arch known for this machine");
 #endif
+}
+
+/* The protected-path canary writes into each protected path; "blocked"
+ * must mean every one gave the read-only mount's EROFS. Here the first
+ * (.git/hooks, a file the probing child may not write, mode 0444) fails
+ * with EACCES before the mount is looked at, the second (.git/config)
+ * with EROFS: the EACCES is what is reported, not blocked, and a later
+ * EROFS does not cover it. */
+static void
+test_probe_protected_first_unexpected (Fixture       *fx,
+                                       gconstpointer  data)
+{
+  const char *protect[] = { "--protect", ".git/hooks", "--protect", ".git/config", NULL };
+  g_autofree char *git = g_build_filename (fx->workspace, ".git", NULL);
+  g_autofree char *hooks = g_build_filename (git, "hooks", NULL);
+  g_autofree char *config = g_build_filename (git, "config", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *probe;
+
+  if (skip_without_userns ())
+    return;
+
+  g_assert_no_errno (g_mkdir (git, 0755));
+  g_assert_true (g_file_set_contents (hooks, "not a folder\n", -1, NULL));
+  g_assert_no_errno (chmod (hooks, 0444));
+  g_assert_true (g_file_set_contents (config, "[core]\n", -1, NULL));
+
+  probe = boundary_probe (started_boundary (fx->workspace, protect, launcher, parser), "protected-path");
+  g_assert_cmpstr (json_object_get_string_member (probe, "actual"), ==, "EACCES");
+  g_assert_false (json_object_get_boolean_member (probe, "blocked"));
 }
 
 /* "tty":true without fds: the sandbox makes the terminal from its own
@@ -2196,6 +2235,7 @@ main (int    argc,
   ADD ("commands/bad-requests", test_command_bad_requests, NULL);
   ADD ("commands/socket", test_command_socket, NULL);
   ADD ("probe-socket-refused", test_probe_socket_refused, NULL);
+  ADD ("probe-protected-first-unexpected", test_probe_protected_first_unexpected, NULL);
   ADD ("commands/limit", test_command_limit, NULL);
   ADD ("commands/spare-supervisor", test_command_spare, NULL);
   ADD ("commands/direct", test_command_direct, NULL);
