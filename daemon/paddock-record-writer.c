@@ -66,22 +66,26 @@ record_write_free (RecordWrite *write)
   g_free (write);
 }
 
-/* The test switch PADDOCK_TEST_RECORD_WRITE_DELAY_MS=N in the daemon's own
+/* The test switch PADDOCK_TEST_RECORD_WRITE_HOLD=PATH in the daemon's own
  * environment (like PADDOCK_TEST_PROXY_STOP_DELAY_MS: nothing a client or
- * a session can set) holds the writer's thread N ms before each write, as
- * a busy disk would, so that a test can look at the daemon while a
- * record is not on disk yet. Logged whenever it is used. */
-static void
-test_write_delay (const char *path)
-{
-  const char *text = g_getenv ("PADDOCK_TEST_RECORD_WRITE_DELAY_MS");
-  guint64 ms = 0;
+ * a session can set) holds the writer's thread before each write for as
+ * long as PATH exists (a minute at most), as a stuck disk would, so that
+ * a test can look at the daemon while a record is not on disk yet, with
+ * no timing in it. Logged whenever it holds a write. */
+#define TEST_HOLD_MAX_USEC (60 * G_USEC_PER_SEC)
 
-  if (text == NULL || !g_ascii_string_to_unsigned (text, 10, 1, 3600 * 1000, &ms, NULL))
+static void
+test_write_hold (const char *path)
+{
+  const char *hold = g_getenv ("PADDOCK_TEST_RECORD_WRITE_HOLD");
+  gint64 deadline = g_get_monotonic_time () + TEST_HOLD_MAX_USEC;
+
+  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
     return;
-  g_message ("PADDOCK_TEST_RECORD_WRITE_DELAY_MS=%s is set, so the write of %s waits that long "
-             "(a test switch)", text, path);
-  g_usleep (ms * 1000);
+  g_message ("PADDOCK_TEST_RECORD_WRITE_HOLD=%s exists, so the write of %s waits until it is gone "
+             "(a test switch)", hold, path);
+  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
 }
 
 /* Whoever answers the barrier's task first: the thread reaching it, or its
@@ -149,7 +153,7 @@ write_record (gpointer data,
     {
       g_autoptr(GError) error = NULL;
 
-      test_write_delay (write->path);
+      test_write_hold (write->path);
       if (!paddock_durable_file_replace (write->path, write->contents, -1, 0600, &error))
         g_message ("Could not save %s: %s", write->path, error->message);
     }
