@@ -18,18 +18,20 @@
  * a file in it), and the daemon flushes before it lets go of its state
  * folder. Where a record must be on disk before a client is told (a host
  * session's start, as the agent outlives the daemon; a session's end,
- * "exited" or "stopped", which a restarted daemon must list as such), its
- * writer flushes before the news can go out. What is left to the thread
- * alone is a safe session's "running", whose loss costs nothing: the
- * sandbox dies with the daemon.
+ * "exited" or "stopped", which a restarted daemon must list as such), the
+ * news waits for the flush. What is left to the thread alone is a safe
+ * session's "running", whose loss costs nothing: the sandbox dies with
+ * the daemon.
  *
- * "Flushes" need not block the main loop: paddock_record_writer_flush_async()
- * queues a barrier behind the writes asked for so far, and its callback
- * runs on the caller's main context once the thread reached it, so the
- * news goes out from there while the loop goes on serving. The blocking
- * flush (the daemon's shutdown) waits for barriers as for writes, so no
- * write is lost to a shutdown; a callback whose context never runs again
- * is simply not called.
+ * Those flushes do not block the main loop (an fsync is 1-5 ms here, more
+ * on a busy disk, and the loop relays every session's terminal):
+ * paddock_record_writer_flush_async() queues a barrier behind the writes
+ * asked for so far, and its callback runs on the caller's main context
+ * once the thread reached it; the news goes out from there. The blocking
+ * flush is left to where nothing else is served any more (the daemon's
+ * shutdown) or to rare paths (a start that failed): it waits for barriers
+ * as for writes, so no write is lost to a shutdown; a callback whose
+ * context never runs again is simply not called.
  */
 
 #include "config.h"
