@@ -18,10 +18,20 @@
  * a file in it), and the daemon flushes before it lets go of its state
  * folder. Where a record must be on disk before a client is told (a host
  * session's start, as the agent outlives the daemon; a session's end,
- * "exited" or "stopped", which a restarted daemon must list as such), its
- * writer flushes before the news can go out. What is left to the thread
- * alone is a safe session's "running", whose loss costs nothing: the
- * sandbox dies with the daemon.
+ * "exited" or "stopped", which a restarted daemon must list as such), the
+ * news waits for the flush. What is left to the thread alone is a safe
+ * session's "running", whose loss costs nothing: the sandbox dies with
+ * the daemon.
+ *
+ * Those flushes do not block the main loop (an fsync is 1-5 ms here, more
+ * on a busy disk, and the loop relays every session's terminal):
+ * paddock_record_writer_flush_async() queues a barrier behind the writes
+ * asked for so far, and its callback runs on the caller's main context
+ * once the thread reached it; the news goes out from there. The blocking
+ * flush is left to where nothing else is served any more (the daemon's
+ * shutdown) or to rare paths (a start that failed): it waits for barriers
+ * as for writes, so no write is lost to a shutdown; a callback whose
+ * context never runs again is simply not called.
  */
 
 #include "config.h"
@@ -30,11 +40,16 @@
 
 #include "paddock-durable-file.h"
 
+/* A write of PATH, or (path NULL) a barrier: the task of a flush_async,
+ * returned once the thread gets to it, unless cancelled first. */
 typedef struct
 {
-  char   *path;
-  char   *contents;
-  guint64 generation;
+  char    *path;
+  char    *contents;
+  guint64  generation;
+  GTask   *task;
+  gulong   cancelled_id;
+  gboolean returned;   /* under the lock: the task got its answer */
 } RecordWrite;
 
 static GMutex lock;
@@ -49,7 +64,66 @@ record_write_free (RecordWrite *write)
 {
   g_free (write->path);
   g_free (write->contents);
+  g_clear_object (&write->task);
   g_free (write);
+}
+
+/* The test switch PADDOCK_TEST_RECORD_WRITE_HOLD=PATH in the daemon's own
+ * environment (like PADDOCK_TEST_PROXY_STOP_DELAY_MS: nothing a client or
+ * a session can set) holds the writer's thread before each write for as
+ * long as PATH exists (a minute at most), as a stuck disk would, so that
+ * a test can look at the daemon while a record is not on disk yet, with
+ * no timing in it. Logged whenever it holds a write. */
+#define TEST_HOLD_MAX_USEC (60 * G_USEC_PER_SEC)
+
+static void
+test_write_hold (const char *path)
+{
+  const char *hold = g_getenv ("PADDOCK_TEST_RECORD_WRITE_HOLD");
+  gint64 deadline = g_get_monotonic_time () + TEST_HOLD_MAX_USEC;
+
+  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
+    return;
+  g_message ("PADDOCK_TEST_RECORD_WRITE_HOLD=%s exists, so the write of %s waits until it is gone "
+             "(a test switch)", hold, path);
+  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
+}
+
+/* Whoever answers the barrier's task first: the thread reaching it, or its
+ * cancellable. Returns whether that is the caller (who then returns it,
+ * outside the lock: a callback may run at once and queue more). */
+static gboolean
+barrier_claim (RecordWrite *barrier)
+{
+  gboolean claimed;
+
+  g_mutex_lock (&lock);
+  claimed = !barrier->returned;
+  barrier->returned = TRUE;
+  g_mutex_unlock (&lock);
+  return claimed;
+}
+
+static void
+barrier_cancelled_cb (GCancellable *cancellable,
+                      gpointer      user_data)
+{
+  RecordWrite *barrier = user_data;
+
+  if (barrier_claim (barrier))
+    g_task_return_error_if_cancelled (barrier->task);
+}
+
+static void
+reach_barrier (RecordWrite *barrier)
+{
+  if (barrier_claim (barrier))
+    g_task_return_boolean (barrier->task, TRUE);
+  /* Waits for a handler running on another thread: the barrier is freed
+   * after. */
+  if (barrier->cancelled_id != 0)
+    g_cancellable_disconnect (g_task_get_cancellable (barrier->task), barrier->cancelled_id);
 }
 
 static void
@@ -60,6 +134,18 @@ write_record (gpointer data,
   const guint64 *newest;
   gboolean superseded;
 
+  if (write->path == NULL)
+    {
+      reach_barrier (write);
+      g_mutex_lock (&lock);
+      pending--;
+      if (pending == 0)
+        g_cond_broadcast (&drained);
+      g_mutex_unlock (&lock);
+      record_write_free (write);
+      return;
+    }
+
   g_mutex_lock (&lock);
   newest = g_hash_table_lookup (latest, write->path);
   superseded = newest != NULL && *newest != write->generation;
@@ -69,6 +155,7 @@ write_record (gpointer data,
     {
       g_autoptr(GError) error = NULL;
 
+      test_write_hold (write->path);
       if (!paddock_durable_file_replace (write->path, write->contents, -1, 0600, &error))
         g_message ("Could not save %s: %s", write->path, error->message);
     }
@@ -85,6 +172,21 @@ write_record (gpointer data,
   record_write_free (write);
 }
 
+static void
+ensure_pool_locked (void)
+{
+  if (pool == NULL)
+    {
+      g_autoptr(GError) error = NULL;
+
+      latest = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+      /* One thread, not exclusive: it goes back to GLib's shared threads
+       * when the queue is empty. Its queue is first in, first out. */
+      pool = g_thread_pool_new (write_record, NULL, 1, FALSE, &error);
+      g_assert_no_error (error);
+    }
+}
+
 /* Replaces the file at PATH with CONTENTS (taken) durably, soon, on the
  * writer's thread. */
 void
@@ -98,16 +200,7 @@ paddock_record_writer_replace (const char *path,
   write->contents = contents;
 
   g_mutex_lock (&lock);
-  if (pool == NULL)
-    {
-      g_autoptr(GError) error = NULL;
-
-      latest = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-      /* One thread, not exclusive: it goes back to GLib's shared threads
-       * when the queue is empty. */
-      pool = g_thread_pool_new (write_record, NULL, 1, FALSE, &error);
-      g_assert_no_error (error);
-    }
+  ensure_pool_locked ();
   write->generation = *generation = ++next_generation;
   g_hash_table_replace (latest, g_strdup (path), generation);
   pending++;
@@ -125,4 +218,44 @@ paddock_record_writer_flush (void)
   while (pending > 0)
     g_cond_wait (&drained, &lock);
   g_mutex_unlock (&lock);
+}
+
+/* Calls CALLBACK on the caller's thread-default main context once every
+ * write asked for before this call is on disk (or failed, and said so);
+ * the writer's thread goes on meanwhile, and so does the caller. Callbacks
+ * come in the order of the calls. A cancelled flush answers
+ * G_IO_ERROR_CANCELLED at once; the writes go on regardless. */
+void
+paddock_record_writer_flush_async (GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  RecordWrite *barrier = g_new0 (RecordWrite, 1);
+
+  barrier->task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (barrier->task, paddock_record_writer_flush_async);
+  g_task_set_name (barrier->task, "[paddock] record flush");
+
+  /* May answer at once, if already cancelled: the barrier is queued all
+   * the same, and the thread finds it answered. */
+  if (cancellable != NULL)
+    barrier->cancelled_id = g_cancellable_connect (cancellable, G_CALLBACK (barrier_cancelled_cb),
+                                                   barrier, NULL);
+
+  g_mutex_lock (&lock);
+  ensure_pool_locked ();
+  pending++;
+  g_mutex_unlock (&lock);
+
+  g_thread_pool_push (pool, barrier, NULL);
+}
+
+gboolean
+paddock_record_writer_flush_finish (GAsyncResult  *result,
+                                    GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == paddock_record_writer_flush_async, FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
 }

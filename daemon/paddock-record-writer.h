@@ -6,12 +6,18 @@
 
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
 void paddock_record_writer_replace (const char *path,
                                     char       *contents);
 void paddock_record_writer_flush   (void);
+
+void     paddock_record_writer_flush_async  (GCancellable         *cancellable,
+                                             GAsyncReadyCallback   callback,
+                                             gpointer              user_data);
+gboolean paddock_record_writer_flush_finish (GAsyncResult         *result,
+                                             GError              **error);
 
 G_END_DECLS

@@ -117,6 +117,16 @@ struct _PaddockSessionImpl
   GStrv                       agent_env;  /* the environment the agent was given, for the boundary */
   gboolean                    stop_requested;
 
+  /* The session's state and exit status as the daemon knows them. The
+   * State and ExitStatus properties are what clients were told: an end
+   * ("exited", "stopped") goes out only once the record saying so is on
+   * disk (see paddock_session_impl_set_state()), so a client never hears
+   * of an end that a daemon killed meanwhile would not list. Cancelled at
+   * dispose: a record's flush that comes back later does nothing. */
+  const char                 *state;   /* interned */
+  int                         exit_status;
+  GCancellable               *durable_cancellable;
+
   guint                       offset_notify_id;
   guint                       process_count_id;
 
@@ -145,6 +155,7 @@ struct _PaddockSessionImpl
 
   /* Stop/Destroy calls waiting for the last process to go. */
   GPtrArray                  *waiters;
+  GPtrArray                  *destroy_waiters;  /* answered once the files are gone */
   guint                       stop_poll_id;
   gint64                      stop_started;
   gint64                      stop_kill_at;
@@ -306,9 +317,9 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_builder_set_member_name (builder, "owner");
   json_builder_add_string_value (builder, self->config.owner);
   json_builder_set_member_name (builder, "state");
-  json_builder_add_string_value (builder, paddock_ipc_session1_get_state (session));
+  json_builder_add_string_value (builder, self->state);
   json_builder_set_member_name (builder, "exit_status");
-  json_builder_add_int_value (builder, paddock_ipc_session1_get_exit_status (session));
+  json_builder_add_int_value (builder, self->exit_status);
   json_builder_set_member_name (builder, "created");
   json_builder_add_int_value (builder, (gint64) paddock_ipc_session1_get_created (session));
   json_builder_set_member_name (builder, "pid");
@@ -351,23 +362,102 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   paddock_record_writer_replace (self->record_path, g_steal_pointer (&json));
 }
 
+/* Tells clients the state and exit status the daemon knows: the
+ * properties, and through "changed" the manager's SessionsChanged. */
+static void
+paddock_session_impl_publish (PaddockSessionImpl *self)
+{
+  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
+
+  if (g_strcmp0 (paddock_ipc_session1_get_state (session), self->state) == 0 &&
+      paddock_ipc_session1_get_exit_status (session) == self->exit_status)
+    return;
+
+  paddock_ipc_session1_set_exit_status (session, self->exit_status);
+  paddock_ipc_session1_set_state (session, self->state);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+typedef void (*DurableStep) (PaddockSessionImpl *self,
+                             guint               arg);
+
+typedef struct
+{
+  GWeakRef    session;
+  DurableStep step;
+  guint       arg;
+} DurableWait;
+
+static void
+paddock_session_impl_durable_cb (GObject      *source,
+                                 GAsyncResult *result,
+                                 gpointer      user_data)
+{
+  DurableWait *wait = user_data;
+  g_autoptr(PaddockSessionImpl) self = g_weak_ref_get (&wait->session);
+  g_autoptr(GError) error = NULL;
+
+  /* Not when the session went (or is going) away meanwhile: the daemon's
+   * shutdown flushed the record, and there is no one left to tell. */
+  if (paddock_record_writer_flush_finish (result, &error) && self != NULL &&
+      !g_cancellable_is_cancelled (self->durable_cancellable))
+    wait->step (self, wait->arg);
+
+  g_weak_ref_clear (&wait->session);
+  g_free (wait);
+}
+
+/* Calls STEP (self, ARG) from the main loop once every record write
+ * asked for so far (this session's and any other's) is on disk, without
+ * waiting for it here. Steps come in the order they were asked for. */
+static void
+paddock_session_impl_when_durable (PaddockSessionImpl *self,
+                                   DurableStep         step,
+                                   guint               arg)
+{
+  DurableWait *wait = g_new0 (DurableWait, 1);
+
+  g_weak_ref_init (&wait->session, self);
+  wait->step = step;
+  wait->arg = arg;
+  paddock_record_writer_flush_async (self->durable_cancellable, paddock_session_impl_durable_cb, wait);
+}
+
+static void
+paddock_session_impl_publish_step (PaddockSessionImpl *self,
+                                   guint               unused)
+{
+  paddock_session_impl_publish (self);
+}
+
+static gboolean
+state_is_end (const char *state)
+{
+  return g_strcmp0 (state, "exited") == 0 || g_strcmp0 (state, "stopped") == 0;
+}
+
 static void
 paddock_session_impl_set_state (PaddockSessionImpl *self,
                                 const char         *state)
 {
-  if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), state) == 0)
+  if (g_strcmp0 (self->state, state) == 0)
     return;
 
   g_debug ("Session %s: %s", self->id, state);
-  paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), state);
+  self->state = g_intern_string (state);
   paddock_session_impl_save (self);
-  /* A session that ended is on disk so before any client can see it has
-   * (the property goes out from the main loop, after this returns): a
-   * daemon killed right then still lists it with that state. "running"
-   * need not wait: see paddock_session_impl_drain_control() and start(). */
-  if (g_str_equal (state, "exited") || g_str_equal (state, "stopped"))
-    paddock_record_writer_flush ();
-  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+  /* A session that ended is on disk so before any client can see it has:
+   * a daemon killed in between still lists it as what it was told. The
+   * main loop goes on meanwhile (the fsync is the writer thread's), and
+   * whatever answers with the end (Stop, Destroy) waits the same way; the
+   * daemon itself goes by self->state at once. "running" need not wait:
+   * see paddock_session_impl_drain_control() and start(); nor
+   * "destroyed", whose record goes. A later state published at once
+   * supersedes an end still on its way: publishing is of the latest. */
+  if (state_is_end (state))
+    paddock_session_impl_when_durable (self, paddock_session_impl_publish_step, 0);
+  else
+    paddock_session_impl_publish (self);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -896,7 +986,7 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
   int pair[2];
   int handle;
 
-  if (g_strcmp0 (paddock_ipc_session1_get_state (session), "destroyed") == 0)
+  if (g_strcmp0 (self->state, "destroyed") == 0)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
                                              "Session %s was destroyed", self->id);
@@ -1104,6 +1194,13 @@ paddock_session_impl_ready (PaddockSessionImpl *self,
   self->ready_func = NULL;
   if (func != NULL)
     func (self, error, self->ready_data);
+}
+
+static void
+paddock_session_impl_ready_step (PaddockSessionImpl *self,
+                                 guint               unused)
+{
+  paddock_session_impl_ready (self, NULL);
 }
 
 /* The last line the sandbox wrote on the terminal before it gave up: its
@@ -1661,8 +1758,8 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
            * before it is on disk loses it either way, and loses nothing
            * running with it: the sandbox dies with the daemon. */
           hold = g_object_ref (self);
-          paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), "running");
-          g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+          self->state = g_intern_static_string ("running");
+          paddock_session_impl_publish (self);
           paddock_session_impl_ready (self, NULL);
           /* Unless the creator's side could not take it (not exported):
            * then the session is being killed and its folder is gone. */
@@ -1739,19 +1836,22 @@ paddock_session_impl_exited_cb (GPid     pid,
     }
   /* Their channels have nothing more to say. */
   g_hash_table_remove_all (self->command_channels);
-  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), exit_status);
+  /* Published with the end (see set_state()). */
+  self->exit_status = exit_status;
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
                                           paddock_session_impl_count_processes (self));
 
   /* A sandbox that ran the agent may have said so in an event not read
-   * yet: read it before concluding that the session never started. */
-  if (self->ready_func != NULL)
+   * yet: read it before concluding that the session never started. (A
+   * host agent ran once exec'd: its ready_func only waits for its first
+   * record to be on disk, see start(), and is answered from there.) */
+  if (self->sandboxed && self->ready_func != NULL)
     paddock_session_impl_drain_control (self);
 
   /* The sandbox ended before the agent started: the session never ran.
    * Drain the terminal first so its last words are in the scrollback. */
-  if (self->ready_func != NULL)
+  if (self->sandboxed && self->ready_func != NULL)
     {
       g_autoptr(GError) error = NULL;
       g_autofree char *why = NULL;
@@ -1767,7 +1867,7 @@ paddock_session_impl_exited_cb (GPid     pid,
       return;
     }
 
-  if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "destroyed") != 0)
+  if (g_strcmp0 (self->state, "destroyed") != 0)
     paddock_session_impl_set_state (self, self->stop_requested ? "stopped" : "exited");
 }
 
@@ -2209,9 +2309,10 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       paddock_session_impl_set_state (self, "running");
       paddock_session_impl_observe_boundary (self, NULL, NULL);
       /* On disk before the creator hears of it: the agent would outlive
-       * a daemon that died unknowing. */
-      paddock_record_writer_flush ();
-      paddock_session_impl_ready (self, NULL);
+       * a daemon that died unknowing. The main loop goes on meanwhile; a
+       * daemon that shuts down first answers the creator with its error
+       * (abandon_start()), which makes this one do nothing. */
+      paddock_session_impl_when_durable (self, paddock_session_impl_ready_step, 0);
     }
 
   return TRUE;
@@ -2227,8 +2328,7 @@ stop_result (PaddockSessionImpl *self,
   g_auto(GVariantDict) result = G_VARIANT_DICT_INIT (NULL);
   gint64 elapsed = self->stop_started > 0 ? g_get_monotonic_time () - self->stop_started : 0;
 
-  g_variant_dict_insert (&result, "state", "s",
-                         paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)));
+  g_variant_dict_insert (&result, "state", "s", self->state);
   g_variant_dict_insert (&result, "survivors", "u", survivors);
   g_variant_dict_insert (&result, "elapsed-ms", "t", (guint64) (elapsed / 1000));
   return g_variant_dict_end (&result);
@@ -2241,8 +2341,35 @@ unexport_later_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+static void paddock_session_impl_answer_waiters (PaddockSessionImpl *self,
+                                                 GPtrArray          *waiters,
+                                                 guint               survivors);
+
+/* Destroy's end, once every record write queued before the folder goes
+ * is on disk (a queued write would recreate a file in it): the folder,
+ * then the manager's "destroyed", then the answers. */
 static void
-paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
+paddock_session_impl_remove_files_step (PaddockSessionImpl *self,
+                                        guint               unused)
+{
+  g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->destroy_waiters);
+
+  if (self->config.home != NULL)
+    {
+      g_autofree char *session_dir = g_path_get_dirname (self->config.home);
+
+      paddock_remove_tree (session_dir);
+    }
+
+  g_signal_emit (self, signals[SIGNAL_DESTROYED], 0);
+  if (waiters != NULL)
+    paddock_session_impl_answer_waiters (self, waiters, 0);
+}
+
+/* Takes WAITERS, answered once the session's files are gone. */
+static void
+paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
+                                     GPtrArray          *waiters)
 {
   g_clear_handle_id (&self->pty_source, g_source_remove);
   g_clear_handle_id (&self->pty_out_source, g_source_remove);
@@ -2268,41 +2395,27 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
     /* Still in the table: a child watch that fires after this finds its
      * command and records the real exit status. */
   }
+  /* Published at once: no record says it (its folder goes), and nothing
+   * of the session may be called from now on (check_alive()). */
   paddock_session_impl_set_state (self, "destroyed");
 
   /* The session's own files: its HOME (the staging and records that come
-   * with later versions live beside it). */
-  if (self->config.home != NULL)
-    {
-      g_autofree char *session_dir = g_path_get_dirname (self->config.home);
-
-      /* Neither the baseline's walk nor a record still queued may write
-       * into it once it is gone. */
-      if (self->stage != NULL)
-        paddock_stage_cancel_baseline (self->stage);
-      paddock_record_writer_flush ();
-      paddock_remove_tree (session_dir);
-    }
-
-  g_signal_emit (self, signals[SIGNAL_DESTROYED], 0);
+   * with later versions live beside it). Neither the baseline's walk nor
+   * a record still queued may write into it once it is gone: the walk is
+   * cancelled now, the records are waited for without blocking. */
+  if (self->stage != NULL)
+    paddock_stage_cancel_baseline (self->stage);
+  self->destroy_waiters = waiters;
+  paddock_session_impl_when_durable (self, paddock_session_impl_remove_files_step, 0);
 }
 
 static void
-paddock_session_impl_complete_waiters (PaddockSessionImpl *self,
-                                       guint               survivors)
+paddock_session_impl_answer_waiters (PaddockSessionImpl *self,
+                                     GPtrArray          *waiters,
+                                     guint               survivors)
 {
-  /* Destroying emits "destroyed", and the manager drops its reference. */
+  /* Destroying emitted "destroyed", and the manager dropped its reference. */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-  g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->waiters);
-  gboolean destroy = FALSE;
-
-  self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
-
-  for (guint i = 0; i < waiters->len; i++)
-    destroy |= ((Waiter *) g_ptr_array_index (waiters, i))->destroy;
-
-  if (destroy && survivors == 0)
-    paddock_session_impl_finish_destroy (self);
 
   for (guint i = 0; i < waiters->len; i++)
     {
@@ -2322,6 +2435,37 @@ paddock_session_impl_complete_waiters (PaddockSessionImpl *self,
                                             g_steal_pointer (&waiter->invocation),
                                             stop_result (self, 0));
     }
+}
+
+/* The stop is over (SURVIVORS processes left): answered once the end is
+ * on disk and published (see set_state()), which a step asked for now
+ * follows. */
+static void
+paddock_session_impl_complete_waiters_step (PaddockSessionImpl *self,
+                                            guint               survivors)
+{
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+  g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->waiters);
+  gboolean destroy = FALSE;
+
+  self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
+
+  for (guint i = 0; i < waiters->len; i++)
+    destroy |= ((Waiter *) g_ptr_array_index (waiters, i))->destroy;
+
+  /* A Destroy among them: everyone is answered once the files are gone.
+   * (Only once: from "destroyed" on, no Stop or Destroy is taken.) */
+  if (destroy && survivors == 0 && g_strcmp0 (self->state, "destroyed") != 0)
+    paddock_session_impl_finish_destroy (self, g_steal_pointer (&waiters));
+  else
+    paddock_session_impl_answer_waiters (self, waiters, survivors);
+}
+
+static void
+paddock_session_impl_complete_waiters (PaddockSessionImpl *self,
+                                       guint               survivors)
+{
+  paddock_session_impl_when_durable (self, paddock_session_impl_complete_waiters_step, survivors);
 }
 
 static gboolean
@@ -2421,7 +2565,7 @@ static gboolean
 paddock_session_impl_check_alive (PaddockSessionImpl    *self,
                                   GDBusMethodInvocation *invocation)
 {
-  if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "destroyed") == 0)
+  if (g_strcmp0 (self->state, "destroyed") == 0)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
                                              "Session %s was destroyed", self->id);
@@ -3028,7 +3172,6 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
                                     guint                  timeout_ms,
                                     gboolean               tty)
 {
-  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
   const char *method = g_dbus_method_invocation_get_method_name (invocation);
   const char *caller = g_dbus_method_invocation_get_sender (invocation);
   g_autoptr(PaddockCommandImpl) command = NULL;
@@ -3045,7 +3188,7 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
     return;
   /* "running" with leftovers: an earlier daemon's, being ended, with no
    * supervisor to run anything in. */
-  if (g_strcmp0 (paddock_ipc_session1_get_state (session), "running") != 0 || self->leftovers != NULL)
+  if (g_strcmp0 (self->state, "running") != 0 || self->leftovers != NULL)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "Session %s is not running", self->id);
@@ -3238,7 +3381,7 @@ _paddock_session_impl_get_stage (PaddockSessionImpl *self)
 gboolean
 _paddock_session_impl_is_live (PaddockSessionImpl *self)
 {
-  const char *state = paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self));
+  const char *state = self->state;
 
   return g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0 || !self->reaped;
 }
@@ -3356,10 +3499,13 @@ paddock_session_impl_dispose (GObject *object)
   g_clear_handle_id (&self->control_source, g_source_remove);
   if (self->command_channels != NULL)
     g_hash_table_remove_all (self->command_channels);
+  /* A flush still on its way finds the session gone. */
+  g_cancellable_cancel (self->durable_cancellable);
   /* Calls still waiting on the session get their answer now. */
   paddock_session_impl_fail_pending_execs (self);
   if (self->waiters != NULL)
     g_ptr_array_set_size (self->waiters, 0);
+  g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
   if (self->viewers != NULL)
     g_ptr_array_set_size (self->viewers, 0);
   paddock_close_fd (&self->pty_master);
@@ -3398,6 +3544,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
   g_clear_pointer (&self->cgroup_reason, g_free);
   g_clear_pointer (&self->resources_reason, g_free);
+  g_clear_object (&self->durable_cancellable);
   paddock_session_config_clear (&self->config);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->finalize (object);
@@ -3435,6 +3582,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->command_pids = g_hash_table_new (NULL, NULL);
   self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
+  self->durable_cancellable = g_cancellable_new ();
 }
 
 PaddockSessionImpl *
@@ -3491,14 +3639,16 @@ paddock_session_impl_new (const char                 *id,
 
   paddock_ipc_session1_set_id (session, id);
   paddock_ipc_session1_set_name (session, config->name);
-  paddock_ipc_session1_set_state (session, "starting");
+  self->state = g_intern_static_string ("starting");
+  paddock_ipc_session1_set_state (session, self->state);
   paddock_ipc_session1_set_workspace (session, config->workspace);
   paddock_ipc_session1_set_command (session, (const char * const *) config->command);
   paddock_ipc_session1_set_profile (session, config->profile);
   paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
   paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
   paddock_ipc_session1_set_allowed_domains (session, (const char * const *) self->config.allow_domains);
-  paddock_ipc_session1_set_exit_status (session, -1);
+  self->exit_status = -1;
+  paddock_ipc_session1_set_exit_status (session, self->exit_status);
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());
 
   return self;
@@ -3588,8 +3738,8 @@ paddock_session_impl_new_from_record (const char  *record_path,
   self = paddock_session_impl_new (id, &config);
   paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self),
                                     (guint64) json_object_get_int_member_with_default (record, "created", 0));
-  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self),
-                                        (gint) json_object_get_int_member_with_default (record, "exit_status", -1));
+  self->exit_status = (gint) json_object_get_int_member_with_default (record, "exit_status", -1);
+  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   self->reaped = TRUE;
 
   state = json_object_get_string_member_with_default (record, "state", "stopped");
@@ -3664,7 +3814,9 @@ paddock_session_impl_new_from_record (const char  *record_path,
         g_message ("Session %s: could not recover an interrupted apply: %s", id, recover_error->message);
     }
 
-  paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), state);
+  /* As the record says: it is on disk already. */
+  self->state = g_intern_string (state);
+  paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
   paddock_session_impl_save (self);
 
   return g_steal_pointer (&self);
@@ -3742,7 +3894,7 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
   self->pid = 0;
   g_clear_pointer (&self->pid_namespace, g_free);
   self->init_pid = 0;
-  if (g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), final_state) == 0)
+  if (g_strcmp0 (self->state, final_state) == 0)
     {
       paddock_session_impl_save (self);
       g_signal_emit (self, signals[SIGNAL_CHANGED], 0);

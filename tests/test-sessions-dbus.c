@@ -775,6 +775,373 @@ test_restart_lists_and_cleans_up (void)
   unlink (marker);
 }
 
+/* ------------------------------------------------------------------------ */
+/* A session's end goes out once its record is on disk, without holding up
+ * the daemon meanwhile. The daemon's own PADDOCK_TEST_RECORD_WRITE_HOLD
+ * holds its record writer while a file exists, so that what is seen while
+ * a record is not on disk yet depends on no timing. */
+
+static guint32
+get_main_pid (GDBusConnection *connection,
+              const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return g_variant_get_uint32 (value);
+}
+
+/* The agent reaped: MainPid goes to 0 at once (it is not part of the end
+ * that waits for the record), in the same turn as the end is recorded. */
+static void
+wait_for_reaped (GDBusConnection *connection,
+                 const char      *path)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  while (get_main_pid (connection, path) != 0)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+}
+
+static void
+wait_for_state (GDBusConnection *connection,
+                const char      *path,
+                const char      *wanted)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      g_autofree char *state = get_state (connection, path);
+
+      if (g_strcmp0 (state, wanted) == 0)
+        return;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+}
+
+/* The state and exit status in the session's record on disk. */
+static char *
+record_state (PaddockTestDaemon *daemon,
+              const char        *path,
+              gint64            *exit_status)
+{
+  g_autofree char *id = g_path_get_basename (path);
+  g_autofree char *file = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id,
+                                            "session.json", NULL);
+  g_autofree char *contents = NULL;
+  g_autoptr(GRegex) state_regex = g_regex_new ("\"state\"\\s*:\\s*\"([a-z]+)\"", 0, 0, NULL);
+  g_autoptr(GRegex) status_regex = g_regex_new ("\"exit_status\"\\s*:\\s*(-?[0-9]+)", 0, 0, NULL);
+  g_autoptr(GMatchInfo) state_match = NULL;
+  g_autoptr(GMatchInfo) status_match = NULL;
+
+  g_assert_true (g_file_get_contents (file, &contents, NULL, NULL));
+  g_assert_true (g_regex_match (state_regex, contents, 0, &state_match));
+  g_assert_true (g_regex_match (status_regex, contents, 0, &status_match));
+  if (exit_status != NULL)
+    {
+      g_autofree char *number = g_match_info_fetch (status_match, 1);
+      *exit_status = g_ascii_strtoll (number, NULL, 10);
+    }
+  return g_match_info_fetch (state_match, 1);
+}
+
+static void
+send_line (GDBusConnection *connection,
+           const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "SendInput",
+                             g_variant_new ("(@ay)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "\n", 1, 1)),
+                             NULL, &error);
+  g_assert_no_error (error);
+}
+
+static void
+call_done_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  GVariant **reply = user_data;
+  g_autoptr(GError) error = NULL;
+
+  *reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_assert_no_error (error);
+}
+
+static void
+call_async (GDBusConnection *connection,
+            const char      *path,
+            const char      *method,
+            GVariant        *parameters,
+            GVariant       **reply)
+{
+  g_dbus_connection_call (connection, "org.paddock.Daemon", path, "org.paddock.Session1", method,
+                          parameters, G_VARIANT_TYPE ("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, 60 * 1000,
+                          NULL, call_done_cb, reply);
+}
+
+static gboolean
+pointer_set (gpointer user_data)
+{
+  return *(gpointer *) user_data != NULL;
+}
+
+static char *
+hold_record_writes (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("paddock-hold-XXXXXX", NULL);
+  char *hold = g_build_filename (dir, "hold", NULL);
+
+  g_assert_nonnull (dir);
+  g_setenv ("PADDOCK_TEST_RECORD_WRITE_HOLD", hold, TRUE);
+  return hold;
+}
+
+static void
+remove_hold (char *hold)
+{
+  g_autofree char *dir = g_path_get_dirname (hold);
+
+  g_unlink (hold);
+  g_rmdir (dir);
+  g_free (hold);
+  g_unsetenv ("PADDOCK_TEST_RECORD_WRITE_HOLD");
+}
+
+/* While the record of an end is being written, the daemon serves as ever
+ * and still says the session runs (as its record on disk does); Stop and
+ * Destroy called meanwhile are answered once the record is there. Then
+ * the end goes out, with its exit status, as the record says. */
+static void
+test_end_published_once_durable (void)
+{
+  g_autofree char *hold = hold_record_writes ();
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *exiting = NULL;
+  g_autofree char *stopped = NULL;
+  g_autofree char *destroyed = NULL;
+  g_autofree char *destroyed_dir = NULL;
+  g_autoptr(GVariant) stop_exited_reply = NULL;
+  g_autoptr(GVariant) stop_reply = NULL;
+  g_autoptr(GVariant) destroy_reply = NULL;
+  gint64 recorded_status = 0;
+
+  exiting = create_session (connection, "echo up; read line; exit 7", NULL, &error);
+  g_assert_no_error (error);
+  stopped = create_session (connection, "echo up; exec sleep 300", NULL, &error);
+  g_assert_no_error (error);
+  destroyed = create_session (connection, "echo up; read line; exit 3", NULL, &error);
+  g_assert_no_error (error);
+  {
+    g_autofree char *id = g_path_get_basename (destroyed);
+    destroyed_dir = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id, NULL);
+  }
+  g_assert_true (wait_for_output (connection, exiting, "up"));
+  g_assert_true (wait_for_output (connection, stopped, "up"));
+  g_assert_true (wait_for_output (connection, destroyed, "up"));
+
+  /* From here on, no record write reaches the disk. */
+  g_assert_true (g_file_set_contents (hold, "", 0, NULL));
+
+  /* (a) The agent exits: its end is recorded, not on disk yet. */
+  send_line (connection, exiting);
+  wait_for_reaped (connection, exiting);
+  {
+    g_autofree char *state = get_state (connection, exiting);
+    g_autofree char *on_disk = record_state (daemon, exiting, NULL);
+    g_autoptr(GVariant) sessions = list_sessions (connection);
+    g_autofree char *listed = listed_state (sessions, exiting, NULL);
+    g_autoptr(GString) other_output = read_output (connection, stopped);
+
+    g_assert_cmpstr (state, ==, "running");
+    g_assert_cmpstr (listed, ==, "running");
+    g_assert_cmpstr (on_disk, ==, "running");
+    g_assert_nonnull (strstr (other_output->str, "up"));
+  }
+
+  /* Stop of the session that ended meanwhile, (c) Stop of a running one
+   * and Destroy of another that ended meanwhile: none is answered before
+   * the records are on disk. */
+  call_async (connection, exiting, "Stop", g_variant_new ("(u)", 5), &stop_exited_reply);
+  call_async (connection, stopped, "Stop", g_variant_new ("(u)", 5), &stop_reply);
+  send_line (connection, destroyed);
+  wait_for_reaped (connection, destroyed);
+  call_async (connection, destroyed, "Destroy", NULL, &destroy_reply);
+  wait_for_reaped (connection, stopped);
+  {
+    g_autofree char *state = get_state (connection, stopped);
+    g_autofree char *on_disk = record_state (daemon, stopped, NULL);
+
+    g_assert_cmpstr (state, ==, "running");
+    g_assert_cmpstr (on_disk, ==, "running");
+    g_assert_true (g_file_test (destroyed_dir, G_FILE_TEST_IS_DIR));
+  }
+  /* The calls before this one were dispatched: no answer came meanwhile. */
+  {
+    g_autoptr(GVariant) sessions = list_sessions (connection);
+    g_autofree char *listed = listed_state (sessions, stopped, NULL);
+
+    g_assert_cmpstr (listed, ==, "running");
+    while (g_main_context_iteration (NULL, FALSE))
+      ;
+    g_assert_null (stop_exited_reply);
+    g_assert_null (stop_reply);
+    g_assert_null (destroy_reply);
+  }
+
+  /* (b) The writes land: the ends go out, as on disk. */
+  g_assert_cmpint (g_unlink (hold), ==, 0);
+  wait_for_state (connection, exiting, "exited");
+  {
+    g_autoptr(GVariant) sessions = list_sessions (connection);
+    gint exit_status = 0;
+    g_autofree char *listed = listed_state (sessions, exiting, &exit_status);
+    g_autofree char *on_disk = record_state (daemon, exiting, &recorded_status);
+
+    g_assert_cmpstr (listed, ==, "exited");
+    g_assert_cmpint (exit_status, ==, 7);
+    g_assert_cmpstr (on_disk, ==, "exited");
+    g_assert_cmpint (recorded_status, ==, 7);
+  }
+
+  g_assert_true (paddock_test_wait_for (pointer_set, &stop_exited_reply, 30 * 1000));
+  g_assert_true (paddock_test_wait_for (pointer_set, &stop_reply, 30 * 1000));
+  g_assert_true (paddock_test_wait_for (pointer_set, &destroy_reply, 30 * 1000));
+  {
+    g_autoptr(GVariant) result = g_variant_get_child_value (stop_exited_reply, 0);
+    const char *state = NULL;
+
+    g_assert_true (g_variant_lookup (result, "state", "&s", &state));
+    g_assert_cmpstr (state, ==, "exited");
+  }
+  {
+    g_autoptr(GVariant) result = g_variant_get_child_value (stop_reply, 0);
+    const char *state = NULL;
+    g_autofree char *on_disk = record_state (daemon, stopped, NULL);
+    g_autofree char *published = get_state (connection, stopped);
+
+    g_assert_true (g_variant_lookup (result, "state", "&s", &state));
+    g_assert_cmpstr (state, ==, "stopped");
+    g_assert_cmpstr (on_disk, ==, "stopped");
+    g_assert_cmpstr (published, ==, "stopped");
+  }
+  {
+    g_autoptr(GVariant) result = g_variant_get_child_value (destroy_reply, 0);
+    const char *state = NULL;
+    g_autoptr(GVariant) sessions = list_sessions (connection);
+    g_autofree char *listed = listed_state (sessions, destroyed, NULL);
+
+    g_assert_true (g_variant_lookup (result, "state", "&s", &state));
+    g_assert_cmpstr (state, ==, "destroyed");
+    g_assert_false (g_file_test (destroyed_dir, G_FILE_TEST_EXISTS));
+    g_assert_null (listed);
+  }
+
+  g_clear_pointer (&stop_reply, g_variant_unref);
+  stop_reply = stop (connection, exiting, 0, TRUE, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&stop_reply, g_variant_unref);
+  stop_reply = stop (connection, stopped, 0, TRUE, &error);
+  g_assert_no_error (error);
+  remove_hold (g_steal_pointer (&hold));
+}
+
+/* (d) A daemon killed while the record of an end is not on disk yet: the
+ * next one lists the session as the record says (a "running" record with
+ * nothing left running is "stopped"), never contradicting what a client
+ * was told. And a daemon that quits in that moment writes the record
+ * before it goes, and the next one lists the end. */
+static void
+test_end_interrupted_before_durable (void)
+{
+  g_autofree char *hold = hold_record_writes ();
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *killed = NULL;
+  g_autofree char *quit = NULL;
+  g_autoptr(GSubprocess) release = NULL;
+  g_autoptr(GVariant) result = NULL;
+
+  killed = create_session (connection, "echo up; read line; exit 7", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, killed, "up"));
+  g_assert_true (g_file_set_contents (hold, "", 0, NULL));
+  send_line (connection, killed);
+  wait_for_reaped (connection, killed);
+  {
+    g_autofree char *state = get_state (connection, killed);
+    g_assert_cmpstr (state, ==, "running");
+  }
+
+  paddock_test_daemon_kill (daemon);
+  {
+    /* The end never reached the disk... */
+    g_autofree char *on_disk = record_state (daemon, killed, NULL);
+    g_assert_cmpstr (on_disk, ==, "running");
+  }
+  g_assert_cmpint (g_unlink (hold), ==, 0);
+  paddock_test_daemon_start (daemon);
+  {
+    /* ...and the next daemon lists it as what its record says. */
+    g_autoptr(GVariant) sessions = list_sessions (connection);
+    g_autofree char *listed = listed_state (sessions, killed, NULL);
+
+    g_assert_cmpstr (listed, ==, "stopped");
+  }
+
+  /* Quitting while held: the shutdown waits for the write (released by
+   * another process, once the daemon is quitting), then the next daemon
+   * lists the end. */
+  quit = create_session (connection, "echo up; read line; exit 5", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, quit, "up"));
+  g_assert_true (g_file_set_contents (hold, "", 0, NULL));
+  send_line (connection, quit);
+  wait_for_reaped (connection, quit);
+  {
+    const char *argv[] = { "sh", "-c", "sleep 0.5; rm -f \"$0\"", hold, NULL };
+
+    release = g_subprocess_newv (argv, G_SUBPROCESS_FLAGS_NONE, &error);
+    g_assert_no_error (error);
+  }
+  paddock_test_daemon_stop (daemon);
+  g_assert_true (g_subprocess_wait (release, NULL, &error));
+  g_assert_no_error (error);
+  paddock_test_daemon_start (daemon);
+  {
+    g_autoptr(GVariant) sessions = list_sessions (connection);
+    gint exit_status = 0;
+    g_autofree char *listed = listed_state (sessions, quit, &exit_status);
+
+    g_assert_cmpstr (listed, ==, "exited");
+    g_assert_cmpint (exit_status, ==, 5);
+  }
+
+  result = stop (connection, killed, 0, TRUE, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&result, g_variant_unref);
+  result = stop (connection, quit, 0, TRUE, &error);
+  g_assert_no_error (error);
+  remove_hold (g_steal_pointer (&hold));
+}
+
 static gboolean
 all_files_exist (gpointer user_data)
 {
@@ -1635,6 +2002,8 @@ main (int   argc,
   g_test_add_func ("/sessions/restart-lists-and-cleans-up", test_restart_lists_and_cleans_up);
   g_test_add_func ("/sessions/restart-ends-leftovers-at-once", test_restart_ends_leftovers_at_once);
   g_test_add_func ("/sessions/restart-leftovers-that-survive", test_restart_leftovers_that_survive);
+  g_test_add_func ("/sessions/end-published-once-durable", test_end_published_once_durable);
+  g_test_add_func ("/sessions/end-interrupted-before-durable", test_end_interrupted_before_durable);
 
   status = g_test_run ();
   /* Left empty by every test; a run must not leave it behind. */
