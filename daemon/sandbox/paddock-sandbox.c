@@ -1121,10 +1121,20 @@ supervise_command (const SpawnRequest *req,
   /* Should pid 1 go (host profile: the helper), so do we. */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 
+  /* The command's child shares our memory (CLONE_VM, spawn_command) from
+   * its capability drop to its exec, a window some PATH lookups make long.
+   * With our mm dumpable, any process of the session (no capabilities,
+   * same uid) passes the kernel's ptrace check against that child then,
+   * and reads our memory's layout, environment and fds through its /proc
+   * entries, and would hold our mm through them after the exec (a
+   * supervisor serves command after command). Non-dumpable, the kernel
+   * asks for CAP_SYS_PTRACE over our mm, which nothing in the session
+   * has. The command's own mm, after its exec, is dumpable as usual. */
   sigemptyset (&set);
   sigaddset (&set, SIGCHLD);
   sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0 || prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 ||
+  if (sfd < 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 ||
+      prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 ||
       pipe2 (err_pipe, O_CLOEXEC) != 0)
     {
       msg.type = SUP_FAILED;
