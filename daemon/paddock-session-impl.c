@@ -1251,8 +1251,10 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
  * The supervisor runs inside the session's boundary: what comes on this
  * channel is read as about this command only (the "id" inside is
  * replaced by ours), "spawned" once and then only the end, after which
- * the channel is dropped; so a supervisor that lies can only lie about
- * its own command, as it could already through pid 1. A channel that
+ * the channel is dropped; anything else ends the command as if its
+ * supervisor had died (so at most three messages are read per command);
+ * so a supervisor that lies can only lie about its own command, as it
+ * could already through pid 1. A channel that
  * closes before the end stays (closed) until pid 1 says
  * "supervisor-gone" or the sandbox ends: either answers the command. */
 typedef struct {
@@ -1271,8 +1273,37 @@ command_channel_free (CommandChannel *channel)
   g_free (channel);
 }
 
+/* Answers CHANNEL's command without its supervisor, which ended or broke
+ * the channel's rules before the command's last event: as pid 1 answers
+ * for a relayed command, it did not start, or it ended with status 255.
+ * Frees CHANNEL. */
+static void
+paddock_session_impl_answer_lost_command (PaddockSessionImpl *self,
+                                          CommandChannel     *channel)
+{
+  g_autoptr(JsonObject) event = json_object_new ();
+  guint32 id = channel->id;
+  int no_fd = -1;
+
+  json_object_set_int_member (event, "id", id);
+  if (!channel->spawned)
+    {
+      json_object_set_string_member (event, "event", "spawn-failed");
+      json_object_set_int_member (event, "errno", EIO);
+      json_object_set_string_member (event, "message", "the command's supervisor ended before it started the command");
+    }
+  else
+    {
+      json_object_set_string_member (event, "event", "command-exited");
+      json_object_set_int_member (event, "status", 255);
+    }
+  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
+  paddock_session_impl_command_event (self, event, &no_fd);
+}
+
 /* Handles what waits on CHANNEL. FALSE once CHANNEL is gone (freed: the
- * command's last event came) or closed; TRUE while it stays open. */
+ * command's last event came, or the channel broke its rules) or closed;
+ * TRUE while it stays open. */
 static gboolean
 paddock_session_impl_drain_channel (PaddockSessionImpl *self,
                                     CommandChannel     *channel)
@@ -1324,7 +1355,10 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
       message[n] = '\0';
       if (!json_parser_load_from_data (parser, message, n, NULL) ||
           !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        continue;
+        {
+          paddock_session_impl_answer_lost_command (self, channel);
+          return FALSE;
+        }
       object = json_node_get_object (json_parser_get_root (parser));
       name = json_object_get_string_member_with_default (object, "event", "");
       /* This command's events, whatever the id inside says. */
@@ -1342,7 +1376,13 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
           g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (channel->id));
           return FALSE;
         }
-      /* Anything else is not an event of this channel: ignored. */
+      /* Anything else is not an event of this channel. Its supervisor
+       * writes at most two, so more is a supervisor taken over from
+       * inside the session: reading on would let it hold the daemon's
+       * main loop here for as long as it writes. Its command is
+       * answered as if it had died, and the channel is dropped. */
+      paddock_session_impl_answer_lost_command (self, channel);
+      return FALSE;
     }
   return FALSE;
 }
@@ -1371,31 +1411,14 @@ paddock_session_impl_supervisor_gone (PaddockSessionImpl *self,
                                       guint32             id)
 {
   CommandChannel *channel = g_hash_table_lookup (self->command_channels, GUINT_TO_POINTER (id));
-  g_autoptr(JsonObject) event = NULL;
-  int no_fd = -1;
 
   if (channel == NULL)
     return;
   paddock_session_impl_drain_channel (self, channel);
   channel = g_hash_table_lookup (self->command_channels, GUINT_TO_POINTER (id));
   if (channel == NULL)
-    return;   /* its last event was there after all */
-
-  event = json_object_new ();
-  json_object_set_int_member (event, "id", id);
-  if (!channel->spawned)
-    {
-      json_object_set_string_member (event, "event", "spawn-failed");
-      json_object_set_int_member (event, "errno", EIO);
-      json_object_set_string_member (event, "message", "the command's supervisor ended before it started the command");
-    }
-  else
-    {
-      json_object_set_string_member (event, "event", "command-exited");
-      json_object_set_int_member (event, "status", 255);
-    }
-  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
-  paddock_session_impl_command_event (self, event, &no_fd);
+    return;   /* its last event was there after all (or it broke the rules) */
+  paddock_session_impl_answer_lost_command (self, channel);
 }
 
 /* A new channel for command ID: *OUT_REMOTE (CLOEXEC) goes to the

@@ -198,7 +198,8 @@
  * compromised supervisor could only lie about its own command: the daemon
  * reads a channel as the events of the command it made it for (the "id"
  * inside is not trusted), accepts "spawned" once and then only its end,
- * and closes the channel after it — as, today, it could send pid 1 any
+ * and closes the channel after it (anything else ends the command as if
+ * its supervisor had died) — as, today, it could send pid 1 any
  * SupMsg about its own command, and no process of the session has ever
  * had a way to the control socket, which is pid 1's alone.
  *
