@@ -1244,6 +1244,52 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
     }
 }
 
+/* One message of the sandbox (a JSON line) from FD, a non-blocking
+ * SOCK_SEQPACKET socket, into MESSAGE (SIZE bytes, NUL-terminated; a
+ * longer one is cut and will not parse). The first fd attached goes to
+ * *OUT_FD; any other, or every one when OUT_FD is NULL, is closed at
+ * once. Returns what recvmsg() did (EINTR retried). */
+static gssize
+recv_event_message (int    fd,
+                    char  *message,
+                    gsize  size,
+                    int   *out_fd)
+{
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int) * 4)];
+  } control;
+  struct iovec iov = { .iov_base = message, .iov_len = size - 1 };
+  struct msghdr header = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = sizeof control.space,
+  };
+  gssize n;
+
+  do
+    n = recvmsg (fd, &header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return n;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&header); c != NULL; c = CMSG_NXTHDR (&header, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      {
+        gsize count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+        int received[4];
+
+        memcpy (received, CMSG_DATA (c), MIN (count, G_N_ELEMENTS (received)) * sizeof (int));
+        for (gsize i = 0; i < MIN (count, G_N_ELEMENTS (received)); i++)
+          if (out_fd != NULL && *out_fd < 0)
+            *out_fd = received[i];
+          else
+            close (received[i]);
+      }
+  message[n] = '\0';
+  return n;
+}
+
 /* A command's own event channel: the daemon's end of a SOCK_SEQPACKET
  * pair whose other end went to the sandbox with the spawn ("direct", see
  * paddock-sandbox.c). The command's supervisor writes its "spawned" and
@@ -1312,37 +1358,14 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
     {
       g_autoptr(JsonParser) parser = json_parser_new ();
       char message[4096];
-      union {
-        struct cmsghdr align;
-        char space[CMSG_SPACE (sizeof (int) * 4)];
-      } control;
-      struct iovec iov = { .iov_base = message, .iov_len = sizeof message - 1 };
-      struct msghdr header = {
-        .msg_iov = &iov,
-        .msg_iovlen = 1,
-        .msg_control = control.space,
-        .msg_controllen = sizeof control.space,
-      };
       JsonObject *object;
       const char *name;
       int no_fd = -1;
-      gssize n = recvmsg (channel->fd, &header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      /* No event of a direct command carries a descriptor. */
+      gssize n = recv_event_message (channel->fd, message, sizeof message, NULL);
 
-      if (n < 0 && errno == EINTR)
-        continue;
       if (n < 0 && errno == EAGAIN)
         return TRUE;
-      /* No event of a direct command carries a descriptor. */
-      for (struct cmsghdr *c = CMSG_FIRSTHDR (&header); c != NULL; c = CMSG_NXTHDR (&header, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-          {
-            gsize count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-            int received[4];
-
-            memcpy (received, CMSG_DATA (c), MIN (count, G_N_ELEMENTS (received)) * sizeof (int));
-            for (gsize i = 0; i < MIN (count, G_N_ELEMENTS (received)); i++)
-              close (received[i]);
-          }
       if (n <= 0)
         {
           /* Its end (our peers never send an empty message) before the
@@ -1352,7 +1375,6 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
           return FALSE;
         }
 
-      message[n] = '\0';
       if (!json_parser_load_from_data (parser, message, n, NULL) ||
           !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
@@ -1575,47 +1597,20 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
       g_autoptr(JsonParser) parser = NULL;
       paddock_autofd int fd = -1;
       char message[4096];
-      union {
-        struct cmsghdr align;
-        char space[CMSG_SPACE (sizeof (int) * 4)];
-      } control;
-      struct iovec iov = { .iov_base = message, .iov_len = sizeof message - 1 };
-      struct msghdr header = {
-        .msg_iov = &iov,
-        .msg_iovlen = 1,
-        .msg_control = control.space,
-        .msg_controllen = sizeof control.space,
-      };
       JsonObject *object;
       gssize n;
 
       if (self->control_fd < 0)
         return FALSE;
 
-      n = recvmsg (self->control_fd, &header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-      if (n < 0 && errno == EINTR)
-        continue;
+      /* Descriptors come only with "spawned" of a command on a terminal
+       * (or a socket or proxy event), one at most. */
+      n = recv_event_message (self->control_fd, message, sizeof message, &fd);
       if (n < 0 && errno == EAGAIN)
         return TRUE;
-      /* Descriptors come only with "spawned" of a command on a terminal,
-       * one at most: the first is kept, any other closed at once. */
-      for (struct cmsghdr *c = CMSG_FIRSTHDR (&header); c != NULL; c = CMSG_NXTHDR (&header, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-          {
-            gsize count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-            int received[4];
-
-            memcpy (received, CMSG_DATA (c), MIN (count, G_N_ELEMENTS (received)) * sizeof (int));
-            for (gsize i = 0; i < MIN (count, G_N_ELEMENTS (received)); i++)
-              if (fd < 0)
-                fd = received[i];
-              else
-                close (received[i]);
-          }
       if (n <= 0)
         return FALSE;
 
-      message[n] = '\0';
       parser = json_parser_new ();
       if (!json_parser_load_from_data (parser, message, n, NULL) ||
           !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
