@@ -193,7 +193,12 @@
  * capabilities at all, while pid 1 and the supervisors keep their full set
  * in the sandbox's user namespace, so the kernel refuses them ptrace and
  * /proc/PID/fd of a supervisor (ptrace_may_access: the tracer's
- * capabilities must cover the target's). What they can do is kill a
+ * capabilities must cover the target's). That alone would leave open the
+ * window from the command's child dropping its capabilities to its exec,
+ * when it has none but shares the supervisor's memory (CLONE_VM): so a
+ * supervisor is not dumpable (supervise_command), and the kernel asks for
+ * CAP_SYS_PTRACE over that memory whichever process's /proc entry leads
+ * to it. What they can do is kill a
  * supervisor (same uid), which closes the channel: the case above. And a
  * compromised supervisor could only lie about its own command: the daemon
  * reads a channel as the events of the command it made it for (the "id"
