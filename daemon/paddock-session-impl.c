@@ -1341,6 +1341,52 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
     }
 }
 
+/* One message of the sandbox (a JSON line) from FD, a non-blocking
+ * SOCK_SEQPACKET socket, into MESSAGE (SIZE bytes, NUL-terminated; a
+ * longer one is cut and will not parse). The first fd attached goes to
+ * *OUT_FD; any other, or every one when OUT_FD is NULL, is closed at
+ * once. Returns what recvmsg() did (EINTR retried). */
+static gssize
+recv_event_message (int    fd,
+                    char  *message,
+                    gsize  size,
+                    int   *out_fd)
+{
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int) * 4)];
+  } control;
+  struct iovec iov = { .iov_base = message, .iov_len = size - 1 };
+  struct msghdr header = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = sizeof control.space,
+  };
+  gssize n;
+
+  do
+    n = recvmsg (fd, &header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return n;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&header); c != NULL; c = CMSG_NXTHDR (&header, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      {
+        gsize count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+        int received[4];
+
+        memcpy (received, CMSG_DATA (c), MIN (count, G_N_ELEMENTS (received)) * sizeof (int));
+        for (gsize i = 0; i < MIN (count, G_N_ELEMENTS (received)); i++)
+          if (out_fd != NULL && *out_fd < 0)
+            *out_fd = received[i];
+          else
+            close (received[i]);
+      }
+  message[n] = '\0';
+  return n;
+}
+
 /* A command's own event channel: the daemon's end of a SOCK_SEQPACKET
  * pair whose other end went to the sandbox with the spawn ("direct", see
  * paddock-sandbox.c). The command's supervisor writes its "spawned" and
@@ -1348,8 +1394,10 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
  * The supervisor runs inside the session's boundary: what comes on this
  * channel is read as about this command only (the "id" inside is
  * replaced by ours), "spawned" once and then only the end, after which
- * the channel is dropped; so a supervisor that lies can only lie about
- * its own command, as it could already through pid 1. A channel that
+ * the channel is dropped; anything else ends the command as if its
+ * supervisor had died (so at most three messages are read per command);
+ * so a supervisor that lies can only lie about its own command, as it
+ * could already through pid 1. A channel that
  * closes before the end stays (closed) until pid 1 says
  * "supervisor-gone" or the sandbox ends: either answers the command. */
 typedef struct {
@@ -1368,8 +1416,37 @@ command_channel_free (CommandChannel *channel)
   g_free (channel);
 }
 
+/* Answers CHANNEL's command without its supervisor, which ended or broke
+ * the channel's rules before the command's last event: as pid 1 answers
+ * for a relayed command, it did not start, or it ended with status 255.
+ * Frees CHANNEL. */
+static void
+paddock_session_impl_answer_lost_command (PaddockSessionImpl *self,
+                                          CommandChannel     *channel)
+{
+  g_autoptr(JsonObject) event = json_object_new ();
+  guint32 id = channel->id;
+  int no_fd = -1;
+
+  json_object_set_int_member (event, "id", id);
+  if (!channel->spawned)
+    {
+      json_object_set_string_member (event, "event", "spawn-failed");
+      json_object_set_int_member (event, "errno", EIO);
+      json_object_set_string_member (event, "message", "the command's supervisor ended before it started the command");
+    }
+  else
+    {
+      json_object_set_string_member (event, "event", "command-exited");
+      json_object_set_int_member (event, "status", 255);
+    }
+  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
+  paddock_session_impl_command_event (self, event, &no_fd);
+}
+
 /* Handles what waits on CHANNEL. FALSE once CHANNEL is gone (freed: the
- * command's last event came) or closed; TRUE while it stays open. */
+ * command's last event came, or the channel broke its rules) or closed;
+ * TRUE while it stays open. */
 static gboolean
 paddock_session_impl_drain_channel (PaddockSessionImpl *self,
                                     CommandChannel     *channel)
@@ -1378,37 +1455,14 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
     {
       g_autoptr(JsonParser) parser = json_parser_new ();
       char message[4096];
-      union {
-        struct cmsghdr align;
-        char space[CMSG_SPACE (sizeof (int) * 4)];
-      } control;
-      struct iovec iov = { .iov_base = message, .iov_len = sizeof message - 1 };
-      struct msghdr header = {
-        .msg_iov = &iov,
-        .msg_iovlen = 1,
-        .msg_control = control.space,
-        .msg_controllen = sizeof control.space,
-      };
       JsonObject *object;
       const char *name;
       int no_fd = -1;
-      gssize n = recvmsg (channel->fd, &header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      /* No event of a direct command carries a descriptor. */
+      gssize n = recv_event_message (channel->fd, message, sizeof message, NULL);
 
-      if (n < 0 && errno == EINTR)
-        continue;
       if (n < 0 && errno == EAGAIN)
         return TRUE;
-      /* No event of a direct command carries a descriptor. */
-      for (struct cmsghdr *c = CMSG_FIRSTHDR (&header); c != NULL; c = CMSG_NXTHDR (&header, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-          {
-            gsize count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-            int received[4];
-
-            memcpy (received, CMSG_DATA (c), MIN (count, G_N_ELEMENTS (received)) * sizeof (int));
-            for (gsize i = 0; i < MIN (count, G_N_ELEMENTS (received)); i++)
-              close (received[i]);
-          }
       if (n <= 0)
         {
           /* Its end (our peers never send an empty message) before the
@@ -1418,10 +1472,12 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
           return FALSE;
         }
 
-      message[n] = '\0';
       if (!json_parser_load_from_data (parser, message, n, NULL) ||
           !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        continue;
+        {
+          paddock_session_impl_answer_lost_command (self, channel);
+          return FALSE;
+        }
       object = json_node_get_object (json_parser_get_root (parser));
       name = json_object_get_string_member_with_default (object, "event", "");
       /* This command's events, whatever the id inside says. */
@@ -1439,7 +1495,13 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
           g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (channel->id));
           return FALSE;
         }
-      /* Anything else is not an event of this channel: ignored. */
+      /* Anything else is not an event of this channel. Its supervisor
+       * writes at most two, so more is a supervisor taken over from
+       * inside the session: reading on would let it hold the daemon's
+       * main loop here for as long as it writes. Its command is
+       * answered as if it had died, and the channel is dropped. */
+      paddock_session_impl_answer_lost_command (self, channel);
+      return FALSE;
     }
   return FALSE;
 }
@@ -1468,31 +1530,14 @@ paddock_session_impl_supervisor_gone (PaddockSessionImpl *self,
                                       guint32             id)
 {
   CommandChannel *channel = g_hash_table_lookup (self->command_channels, GUINT_TO_POINTER (id));
-  g_autoptr(JsonObject) event = NULL;
-  int no_fd = -1;
 
   if (channel == NULL)
     return;
   paddock_session_impl_drain_channel (self, channel);
   channel = g_hash_table_lookup (self->command_channels, GUINT_TO_POINTER (id));
   if (channel == NULL)
-    return;   /* its last event was there after all */
-
-  event = json_object_new ();
-  json_object_set_int_member (event, "id", id);
-  if (!channel->spawned)
-    {
-      json_object_set_string_member (event, "event", "spawn-failed");
-      json_object_set_int_member (event, "errno", EIO);
-      json_object_set_string_member (event, "message", "the command's supervisor ended before it started the command");
-    }
-  else
-    {
-      json_object_set_string_member (event, "event", "command-exited");
-      json_object_set_int_member (event, "status", 255);
-    }
-  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
-  paddock_session_impl_command_event (self, event, &no_fd);
+    return;   /* its last event was there after all (or it broke the rules) */
+  paddock_session_impl_answer_lost_command (self, channel);
 }
 
 /* A new channel for command ID: *OUT_REMOTE (CLOEXEC) goes to the
@@ -1649,47 +1694,20 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
       g_autoptr(JsonParser) parser = NULL;
       paddock_autofd int fd = -1;
       char message[4096];
-      union {
-        struct cmsghdr align;
-        char space[CMSG_SPACE (sizeof (int) * 4)];
-      } control;
-      struct iovec iov = { .iov_base = message, .iov_len = sizeof message - 1 };
-      struct msghdr header = {
-        .msg_iov = &iov,
-        .msg_iovlen = 1,
-        .msg_control = control.space,
-        .msg_controllen = sizeof control.space,
-      };
       JsonObject *object;
       gssize n;
 
       if (self->control_fd < 0)
         return FALSE;
 
-      n = recvmsg (self->control_fd, &header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-      if (n < 0 && errno == EINTR)
-        continue;
+      /* Descriptors come only with "spawned" of a command on a terminal
+       * (or a socket or proxy event), one at most. */
+      n = recv_event_message (self->control_fd, message, sizeof message, &fd);
       if (n < 0 && errno == EAGAIN)
         return TRUE;
-      /* Descriptors come only with "spawned" of a command on a terminal,
-       * one at most: the first is kept, any other closed at once. */
-      for (struct cmsghdr *c = CMSG_FIRSTHDR (&header); c != NULL; c = CMSG_NXTHDR (&header, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-          {
-            gsize count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-            int received[4];
-
-            memcpy (received, CMSG_DATA (c), MIN (count, G_N_ELEMENTS (received)) * sizeof (int));
-            for (gsize i = 0; i < MIN (count, G_N_ELEMENTS (received)); i++)
-              if (fd < 0)
-                fd = received[i];
-              else
-                close (received[i]);
-          }
       if (n <= 0)
         return FALSE;
 
-      message[n] = '\0';
       parser = json_parser_new ();
       if (!json_parser_load_from_data (parser, message, n, NULL) ||
           !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))

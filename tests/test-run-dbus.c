@@ -972,6 +972,31 @@ test_bad_input (void)
 
 /* A Run's command is released once Run has answered: more Runs than the
  * commands a session keeps (256) all run, one after the other. */
+/* How many fds the daemon holds (found as the bus name's owner). */
+static guint
+count_daemon_fds (GDBusConnection *connection)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GDir) dir = NULL;
+  guint32 pid = 0;
+  guint n = 0;
+
+  reply = g_dbus_connection_call_sync (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                                       g_variant_new ("(s)", "org.paddock.Daemon"), G_VARIANT_TYPE ("(u)"),
+                                       G_DBUS_CALL_FLAGS_NONE, -1, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(u)", &pid);
+  path = g_strdup_printf ("/proc/%u/fd", pid);
+  dir = g_dir_open (path, 0, &error);
+  g_assert_no_error (error);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
 static void
 check_commands_released (const char *profile)
 {
@@ -980,6 +1005,7 @@ check_commands_released (const char *profile)
   g_autoptr(GError) error = NULL;
   g_autofree char *session = NULL;
   const char *argv[] = { "true", NULL };
+  guint fds_before = 0;
 
   session = create_session (connection, profile, "exec sleep 300");
   if (session == NULL)
@@ -996,9 +1022,19 @@ check_commands_released (const char *profile)
       if (error != NULL)
         g_test_message ("Run %u of 300 failed", i + 1);
       g_assert_no_error (error);
+      /* What the session keeps after a first command (its spare
+       * supervisor, say) is counted in. */
+      if (i == 0)
+        {
+          wait_for_no_commands (connection, session);
+          fds_before = count_daemon_fds (connection);
+        }
     }
 
   wait_for_no_commands (connection, session);
+  /* Nor does the daemon keep anything of them: each command's pipes and
+   * event channel are closed once it is over. */
+  g_assert_cmpuint (count_daemon_fds (connection), <=, fds_before);
 }
 
 static void

@@ -193,12 +193,18 @@
  * capabilities at all, while pid 1 and the supervisors keep their full set
  * in the sandbox's user namespace, so the kernel refuses them ptrace and
  * /proc/PID/fd of a supervisor (ptrace_may_access: the tracer's
- * capabilities must cover the target's). What they can do is kill a
+ * capabilities must cover the target's). That alone would leave open the
+ * window from the command's child dropping its capabilities to its exec,
+ * when it has none but shares the supervisor's memory (CLONE_VM): so a
+ * supervisor is not dumpable (supervise_command), and the kernel asks for
+ * CAP_SYS_PTRACE over that memory whichever process's /proc entry leads
+ * to it. What they can do is kill a
  * supervisor (same uid), which closes the channel: the case above. And a
  * compromised supervisor could only lie about its own command: the daemon
  * reads a channel as the events of the command it made it for (the "id"
  * inside is not trusted), accepts "spawned" once and then only its end,
- * and closes the channel after it — as, today, it could send pid 1 any
+ * and closes the channel after it (anything else ends the command as if
+ * its supervisor had died) — as, today, it could send pid 1 any
  * SupMsg about its own command, and no process of the session has ever
  * had a way to the control socket, which is pid 1's alone.
  *
@@ -1121,10 +1127,20 @@ supervise_command (const SpawnRequest *req,
   /* Should pid 1 go (host profile: the helper), so do we. */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 
+  /* The command's child shares our memory (CLONE_VM, spawn_command) from
+   * its capability drop to its exec, a window some PATH lookups make long.
+   * With our mm dumpable, any process of the session (no capabilities,
+   * same uid) passes the kernel's ptrace check against that child then,
+   * and reads our memory's layout, environment and fds through its /proc
+   * entries, and would hold our mm through them after the exec (a
+   * supervisor serves command after command). Non-dumpable, the kernel
+   * asks for CAP_SYS_PTRACE over our mm, which nothing in the session
+   * has. The command's own mm, after its exec, is dumpable as usual. */
   sigemptyset (&set);
   sigaddset (&set, SIGCHLD);
   sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0 || prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 ||
+  if (sfd < 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 ||
+      prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 ||
       pipe2 (err_pipe, O_CLOEXEC) != 0)
     {
       msg.type = SUP_FAILED;

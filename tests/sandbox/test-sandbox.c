@@ -2073,7 +2073,10 @@ test_command_direct (Fixture       *fx,
 
   /* The command cannot reach its supervisor's fds, the channel among
    * them: the supervisor keeps pid 1's capabilities, the command has none,
-   * and the kernel refuses it /proc/PID/fd of a more privileged process. */
+   * and the kernel refuses it /proc/PID/fd of a more privileged (and
+   * non-dumpable) process. Every fd number the supervisor could hold is
+   * tried, listed or not: with the supervisor non-dumpable the listing
+   * itself is refused when the command's uid is not root. */
   g_assert_cmpint (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan), ==, 0);
   g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
   fds[0] = null_fd;
@@ -2081,17 +2084,21 @@ test_command_direct (Fixture       *fx,
   fds[2] = null_fd;
   fds[3] = chan[1];
   send_request (s.ctl, "{\"op\":\"spawn\",\"id\":25,\"argv\":[\"sh\",\"-c\","
-                "\"n=0; for f in /proc/$PPID/fd/*; do n=$((n+1)); readlink $f && exit 1; "
-                "cat $f </dev/null && exit 1; done; echo denied $n\"]," COMMAND_ENV ",\"direct\":true}", fds, 4);
+                "\"n=0; for i in $(seq 0 63); do f=/proc/$PPID/fd/$i; n=$((n+1)); readlink $f && exit 1; "
+                "cat $f </dev/null 2>/dev/null && exit 1; done; "
+                "if l=$(ls /proc/$PPID/fd 2>/dev/null); then l=$(echo $l | wc -w); else l=refused; fi; "
+                "echo denied $n listed $l\"]," COMMAND_ENV ",\"direct\":true}", fds, 4);
   close (out_pipe[1]);
   close (chan[1]);
   g_clear_pointer (&out, g_free);
   out = read_all (out_pipe[0]);
   close (out_pipe[0]);
   g_test_message ("output: %s", out);
-  /* Denied for each, and there were some (stdio at least). */
-  g_assert_true (g_str_has_prefix (out, "denied "));
-  g_assert_cmpint (atoi (out + strlen ("denied ")), >=, 3);
+  /* Denied for each, and there were some (stdio at least) if the kernel
+   * let it list them at all. */
+  g_assert_true (g_str_has_prefix (out, "denied 64 listed "));
+  if (!g_str_equal (out, "denied 64 listed refused\n"))
+    g_assert_cmpint (atoi (out + strlen ("denied 64 listed ")), >=, 3);
   expect_spawned (chan[0], 25);
   expect_exited (chan[0], 25, "\"status\":0");
   close (chan[0]);
@@ -2144,6 +2151,116 @@ test_command_direct (Fixture       *fx,
   }
   close (chan[0]);
   expect_event (s.ctl, "{\"event\":\"supervisor-gone\",\"id\":33}\n");
+
+  g_free (session_stop (&s));
+}
+
+/* Watches the newest pids for a process whose memory map is the helper's
+ * while it has no capabilities: a command's child between its capability
+ * drop and its exec, sharing its supervisor's memory. Prints how many it
+ * could read; stops once the file "stop" appears in its folder. */
+#define WINDOW_WATCHER \
+  "import os\n" \
+  "hits = 0\n" \
+  "last = os.getpid()\n" \
+  "stop = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'stop')\n" \
+  "i = 0\n" \
+  "while not os.path.exists(stop):\n" \
+  "    i += 1\n" \
+  "    if i % 100 == 0:\n" \
+  "        last = max(int(x) for x in os.listdir('/proc') if x.isdigit())\n" \
+  "    for p in range(last - 1, last + 6):\n" \
+  "        try:\n" \
+  "            with open('/proc/%d/maps' % p, 'rb') as f:\n" \
+  "                data = f.read()\n" \
+  "        except OSError:\n" \
+  "            continue\n" \
+  "        last = max(last, p)\n" \
+  "        if b'paddock-sandbox' in data:\n" \
+  "            hits += 1\n" \
+  "print('hits', hits, flush=True)\n"
+
+/* A command's supervisor, whose memory its command's child shares until
+ * exec (CLONE_VM), is not dumpable: no process of the session can read or
+ * hold that memory through the child's /proc entries in the window
+ * between the child's capability drop and its exec. */
+static void
+test_command_supervisor_memory (Fixture       *fx,
+                                gconstpointer  data)
+{
+  Session s;
+  paddock_autofd int null_fd = -1;
+  int out_pipe[2];
+  int fds[3];
+  g_autofree char *out = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *watcher = g_build_filename (fx->workspace, "watcher.py", NULL);
+  g_autofree char *stop = g_build_filename (fx->workspace, "stop", NULL);
+  g_autoptr(GString) path = g_string_new ("PATH=");
+  guint32 id;
+
+  if (skip_without_userns ())
+    return;
+
+  session_start (&s, fx->workspace);
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  fds[0] = null_fd;
+  fds[2] = null_fd;
+
+  /* The kernel's own evidence: a non-dumpable process's /proc files
+   * belong to root (of its user namespace, or the overflow uid), not to
+   * its uid, which is the command's; when that is root too (a run as
+   * root), only the watch below tells. */
+  g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+  fds[1] = out_pipe[1];
+  json = spawn_sh_json (1, "u=$(id -u); if [ $u = 0 ]; then echo root;"
+                        " elif [ \"$(stat -c %u /proc/$PPID/mem)\" != $u ]; then echo not-dumpable; fi",
+                        NULL, FALSE);
+  send_request (s.ctl, json, fds, 3);
+  close (out_pipe[1]);
+  out = read_all (out_pipe[0]);
+  close (out_pipe[0]);
+  g_assert_cmpstr (out, ==, getuid () == 0 ? "root\n" : "not-dumpable\n");
+  expect_spawned (s.ctl, 1);
+  expect_exited (s.ctl, 1, "\"status\":0");
+
+  /* And the window itself, held open by a PATH of 2000 missing folders,
+   * watched by another command of the session. */
+  if (!g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_message ("no /usr/bin/python3: the window is not watched");
+      g_free (session_stop (&s));
+      return;
+    }
+  g_assert_true (g_file_set_contents (watcher, WINDOW_WATCHER, -1, NULL));
+  g_assert_cmpint (pipe2 (out_pipe, O_CLOEXEC), ==, 0);
+  fds[1] = out_pipe[1];
+  g_clear_pointer (&json, g_free);
+  json = g_strdup_printf ("{\"op\":\"spawn\",\"id\":2,\"argv\":[\"/usr/bin/python3\",\"%s\"]," COMMAND_ENV "}",
+                          watcher);
+  send_request (s.ctl, json, fds, 3);
+  close (out_pipe[1]);
+  expect_spawned (s.ctl, 2);
+
+  for (guint k = 0; k < 2000; k++)
+    g_string_append_printf (path, "/nonexistent-%u:", k);
+  g_string_append (path, "/usr/bin:/bin");
+  fds[1] = null_fd;
+  for (id = 3; id < 103; id++)
+    {
+      g_autofree char *spawn = g_strdup_printf ("{\"op\":\"spawn\",\"id\":%u,\"argv\":[\"true\"],\"env\":[\"%s\"]}",
+                                                id, path->str);
+
+      send_request (s.ctl, spawn, fds, 3);
+      expect_spawned (s.ctl, id);
+      expect_exited (s.ctl, id, "\"status\":0");
+    }
+  g_assert_true (g_file_set_contents (stop, "", 0, NULL));
+  g_clear_pointer (&out, g_free);
+  out = read_all (out_pipe[0]);
+  close (out_pipe[0]);
+  g_assert_cmpstr (out, ==, "hits 0\n");
+  expect_exited (s.ctl, 2, "\"status\":0");
 
   g_free (session_stop (&s));
 }
@@ -2240,6 +2357,7 @@ main (int    argc,
   ADD ("commands/spare-supervisor", test_command_spare, NULL);
   ADD ("commands/direct", test_command_direct, NULL);
   ADD ("commands/supervisor-reuse", test_command_supervisor_reuse, NULL);
+  ADD ("commands/supervisor-memory", test_command_supervisor_memory, NULL);
 
 #undef ADD
 
