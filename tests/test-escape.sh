@@ -434,6 +434,9 @@ fi
 probe "ptrace the daemon" ptrace-attach "$daemon_pid"
 probe "ptrace the sandbox's init (pid 1)" ptrace-attach 1
 probe "ptrace a child of one's own" ptrace-child
+# Same user, so the kernel itself would let it: a hard limit lowered on pid 1
+# could never be raised again inside, and every later command inherits it.
+probe "lower the hard limits of the sandbox's init (prlimit on pid 1)" prlimit 1
 
 
 pexec sh -c 'for s in /proc/[0-9]*/status; do p=${s%/status}; p=${p#/proc/}; c=$(sed -n "s/^CapEff:\t//p" "$s"); echo "$p $c $(cat /proc/$p/comm)"; done 2>/dev/null'

@@ -132,6 +132,13 @@ static const RuleText conditional_texts[] = {
     "personas such as MMAP_PAGE_ZERO or READ_IMPLIES_EXEC weaken the process "
     "against exploits (page 0 mapped, writable memory executable); "
     "ADDR_NO_RANDOMIZE is refused too (gdb, setarch -R, TSan's re-exec fail)" },
+  { "EPERM", "prlimit64 that sets the limits of another process (pid not 0, new limits given)",
+    "every process inside runs as the same user, and the kernel lets a process "
+    "set a same-user process's limits with no capability: the agent could lower "
+    "the hard limits of pid 1 and of the command supervisors, which no one "
+    "inside can raise again and which every later command inherits. A "
+    "process's own limits (pid 0: setrlimit, ulimit) and reading another's "
+    "stay allowed" },
 };
 
 static const char *const bad_arch_text =
@@ -297,6 +304,19 @@ add_conditional_rules (scmp_filter_ctx ctx,
   if (!deny_range (ctx, eperm, "personality", 0, PER_LINUX + 1, PERSONALITY_QUERY - 1, error) ||
       !add_rule1 (ctx, eperm, "personality", SCMP_A0 (SCMP_CMP_GT, PERSONALITY_QUERY), error))
     return FALSE;
+
+  /* prlimit64: setting another process's limits (pid and new limits both
+   * non-zero; a process naming itself by its own pid is refused too, which
+   * glibc never does: setrlimit passes 0). */
+  {
+    struct scmp_arg_cmp other_process[] = {
+      SCMP_A0 (SCMP_CMP_NE, 0),
+      SCMP_A2 (SCMP_CMP_NE, 0),
+    };
+
+    if (!add_rule (ctx, eperm, "prlimit64", G_N_ELEMENTS (other_process), other_process, error))
+      return FALSE;
+  }
 
   return TRUE;
 }

@@ -37,6 +37,7 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -342,6 +343,24 @@ probe_int80 (void)
 #endif
 }
 
+/* Lowers the soft and hard RLIMIT_NOFILE of PID (a process of the same
+ * user: the sandbox's pid 1) to what it has now minus one. */
+static int
+probe_prlimit (const char *pid_text)
+{
+  pid_t pid = (pid_t) atoi (pid_text);
+  struct rlimit now;
+  struct rlimit lower;
+
+  if (prlimit (pid, RLIMIT_NOFILE, NULL, &now) != 0)
+    {
+      printf ("skip cannot read the limits of %d: %s\n", (int) pid, strerrorname_np (errno));
+      return 3;
+    }
+  lower.rlim_cur = lower.rlim_max = now.rlim_max - 1;
+  return verdict (syscall (SYS_prlimit64, pid, RLIMIT_NOFILE, &lower, NULL), "prlimit64 (lower another process's RLIMIT_NOFILE)");
+}
+
 static int
 probe_kill (const char *pid_text, const char *sig_text)
 {
@@ -378,6 +397,7 @@ main (int argc, char **argv)
   if (!strcmp (p, "personality")) return probe_personality ();
   if (!strcmp (p, "int80")) return probe_int80 ();
   if (!strcmp (p, "kill")) return probe_kill (a, b);
+  if (!strcmp (p, "prlimit")) return probe_prlimit (a);
   fprintf (stderr, "escape-probe: unknown probe \"%s\"\n", p);
   return 2;
 }
