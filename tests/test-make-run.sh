@@ -68,7 +68,9 @@ cat >"$tmp/look.sh" <<'EOF'
 #!/bin/bash
 "$@" >"$LOOK_DIR/run.out" 2>&1 &
 echo $! >"$LOOK_DIR/run.pid"
-for _ in $(seq 300); do
+# Up to 60 s. Once, on a loaded machine, no window came within 30 s; the
+# cause is not known, so a failure now shows what run.sh and the app said.
+for _ in $(seq 600); do
   if xwininfo -root -tree 2>/dev/null | grep -q '"Paddock"'; then
     echo shown >"$LOOK_DIR/window"
     break
@@ -107,7 +109,8 @@ fi
 if [[ -e "$tmp/window" ]]; then
   ok "the app's window appeared"
 else
-  not_ok "the app's window appeared" "$(cat "$tmp/tree" 2>/dev/null)"
+  not_ok "the app's window appeared" "what run.sh and the app printed:" "$out" \
+    "the display's windows:" "$(cat "$tmp/tree" 2>/dev/null)"
 fi
 
 # 3. The app gone, the private bus and the daemon go too.
