@@ -13,6 +13,7 @@
 
 #include "paddock-error.h"
 #include "paddock-test-daemon.h"
+#include "paddock-test-session.h"
 
 static char *workspace;
 
@@ -22,20 +23,7 @@ create_session (GDBusConnection  *connection,
                 const char       *script,
                 GError          **error)
 {
-  g_autoptr(GVariant) reply = NULL;
-  GVariantBuilder options;
-  const char *argv[] = { "sh", "-c", script, NULL };
-  char *path = NULL;
-
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                             g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), error);
-  if (reply != NULL)
-    g_variant_get (reply, "(o)", &path);
-  return path;
+  return paddock_test_create_session (connection, workspace, profile, script, NULL, error);
 }
 
 static GVariant *

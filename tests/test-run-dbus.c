@@ -14,6 +14,7 @@
 
 #include "paddock-error.h"
 #include "paddock-test-daemon.h"
+#include "paddock-test-session.h"
 
 static char *workspace;
 
@@ -24,25 +25,15 @@ create_session (GDBusConnection *connection,
                 const char      *profile,
                 const char      *script)
 {
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
-  GVariantBuilder options;
-  const char *argv[] = { "sh", "-c", script, NULL };
-  char *path = NULL;
+  char *path = paddock_test_create_session (connection, workspace, profile, script, NULL, &error);
 
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                             g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), &error);
   if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
     {
       g_test_skip (error->message);
       return NULL;
     }
   g_assert_no_error (error);
-  g_variant_get (reply, "(o)", &path);
   return path;
 }
 
@@ -147,64 +138,6 @@ lookup_string (GVariant   *result,
 
   g_assert_true (g_variant_lookup (result, key, "s", &value));
   return value;
-}
-
-static gboolean
-pid_alive (GPid pid)
-{
-  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
-  g_autofree char *contents = NULL;
-  const char *after;
-
-  if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
-    return FALSE;
-  after = strrchr (contents, ')');
-  return after != NULL && after[2] != 'Z';
-}
-
-/* How many processes run a program whose path contains @marker, seen from
- * outside the session, the way a user would check with ps. */
-static guint
-count_marked_processes (const char *marker)
-{
-  g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
-  const char *entry;
-  guint count = 0;
-
-  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
-    {
-      g_autofree char *cmdline_path = g_strdup_printf ("/proc/%s/cmdline", entry);
-      g_autofree char *cmdline = NULL;
-      gsize length = 0;
-
-      if (g_ascii_isdigit (entry[0]) &&
-          g_file_get_contents (cmdline_path, &cmdline, &length, NULL) && length > 0 &&
-          strstr (cmdline, marker) != NULL && pid_alive ((GPid) atoi (entry)))
-        count++;
-    }
-
-  return count;
-}
-
-/* Waits (up to 20 s, then fails) until at least @count processes carry
- * @marker, or, with @count 0, until none does. */
-static void
-wait_for_marked (const char *marker,
-                 guint       count)
-{
-  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
-
-  for (;;)
-    {
-      guint now = count_marked_processes (marker);
-
-      if (count == 0 ? now == 0 : now >= count)
-        return;
-      if (g_get_monotonic_time () > deadline)
-        g_error ("%u processes carry %s after 20 s, waiting for %s%u", now, marker,
-                 count == 0 ? "" : "at least ", count);
-      g_usleep (10 * 1000);
-    }
 }
 
 /* The command objects a session exports now. */
@@ -446,7 +379,7 @@ check_timeout_kills_tree (const char *profile)
   g_assert_true (lookup_boolean (result, "timed-out"));
   g_assert_cmpuint (lookup_uint (result, "signal"), ==, SIGKILL);
   g_assert_cmpstr (out, ==, "started\n");
-  wait_for_marked (marker, 0);
+  paddock_test_wait_for_marked (marker, 0);
   unlink (marker);
 }
 
@@ -540,7 +473,7 @@ check_timeout_ends_wait_for_output (const char *profile)
     g_assert_no_error (error);
   }
   kill_marked_processes (marker);
-  wait_for_marked (marker, 0);
+  paddock_test_wait_for_marked (marker, 0);
   unlink (marker);
 }
 
@@ -578,10 +511,10 @@ check_leaving_caller_kills_tree (const char *profile)
   g_dbus_connection_call (leaver, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
                           run_parameters (script, "", 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
                           G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, NULL, NULL);
-  wait_for_marked (marker, 4);
+  paddock_test_wait_for_marked (marker, 4);
   g_assert_cmpuint (count_command_objects (connection, session), ==, 1);
   g_dbus_connection_close_sync (leaver, NULL, NULL);
-  wait_for_marked (marker, 0);
+  paddock_test_wait_for_marked (marker, 0);
 
   /* The session is untouched, and the daemon still runs commands. */
   {
@@ -651,7 +584,7 @@ check_session_end_answers (const char *profile,
   g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
                           run_parameters (script, "", 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
                           G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, pending_done_cb, &pending);
-  wait_for_marked (marker, 1);
+  paddock_test_wait_for_marked (marker, 1);
   g_assert_false (pending.done);
 
   if (destroy)
@@ -674,7 +607,7 @@ check_session_end_answers (const char *profile,
     g_assert_cmpstr (out, ==, "before\n");
   }
   g_variant_unref (pending.reply);
-  wait_for_marked (marker, 0);
+  paddock_test_wait_for_marked (marker, 0);
 
   /* A session that does not run runs nothing (destroyed: no such session). */
   {
@@ -736,7 +669,7 @@ check_kill_answers (const char *profile)
   g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
                           run_parameters (script, "", 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
                           G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, pending_done_cb, &pending);
-  wait_for_marked (marker, 1);
+  paddock_test_wait_for_marked (marker, 1);
 
   command = only_command_path (other, session);
   state = g_dbus_connection_call_sync (other, "org.paddock.Daemon", command, "org.freedesktop.DBus.Properties",
@@ -761,7 +694,7 @@ check_kill_answers (const char *profile)
   end_state = lookup_string (result, "state");
   g_assert_cmpstr (end_state, ==, "killed");
   g_assert_cmpuint (lookup_uint (result, "signal"), ==, SIGKILL);
-  wait_for_marked (marker, 0);
+  paddock_test_wait_for_marked (marker, 0);
   wait_for_no_commands (connection, session);
   unlink (marker);
 }
@@ -848,7 +781,7 @@ check_release_answers (const char *profile,
   g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
                           run_parameters (script, "", 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
                           G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, pending_done_cb, &pending);
-  wait_for_marked (marker, 1);
+  paddock_test_wait_for_marked (marker, 1);
 
   if (daemon_quits)
     paddock_test_daemon_stop (daemon);
@@ -870,7 +803,7 @@ check_release_answers (const char *profile,
   else
     g_assert_error (pending.error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED);
   g_clear_error (&pending.error);
-  wait_for_marked (marker, 0);
+  paddock_test_wait_for_marked (marker, 0);
   if (!daemon_quits)
     wait_for_no_commands (connection, session);
   unlink (marker);

@@ -15,6 +15,7 @@
 
 #include "paddock-error.h"
 #include "paddock-test-daemon.h"
+#include "paddock-test-session.h"
 
 static char *workspace;
 /* The profile create_session() asks for. */
@@ -27,36 +28,7 @@ create_session (GDBusConnection  *connection,
                 GVariant         *extra,
                 GError          **error)
 {
-  g_autoptr(GVariant) reply = NULL;
-  GVariantBuilder options;
-  const char *argv[] = { "sh", "-c", script, NULL };
-  char *path = NULL;
-
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
-  if (extra != NULL)
-    {
-      GVariantIter iter;
-      const char *key;
-      GVariant *value;
-
-      g_variant_ref_sink (extra);
-      g_variant_iter_init (&iter, extra);
-      while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
-        {
-          g_variant_builder_add (&options, "{sv}", key, value);
-          g_variant_unref (value);
-        }
-      g_variant_unref (extra);
-    }
-
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                             g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), error);
-  if (reply != NULL)
-    g_variant_get (reply, "(o)", &path);
-  return path;
+  return paddock_test_create_session (connection, workspace, profile, script, extra, error);
 }
 
 static GString *
@@ -225,19 +197,6 @@ test_input_and_resize (void)
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
 }
 
-static gboolean
-pid_alive (GPid pid)
-{
-  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
-  g_autofree char *contents = NULL;
-  const char *after;
-
-  if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
-    return FALSE;
-  after = strrchr (contents, ')');
-  return after != NULL && after[2] != 'Z';
-}
-
 static void
 test_stop_waits_for_every_process (void)
 {
@@ -279,7 +238,7 @@ test_stop_waits_for_every_process (void)
 
   /* Checked from outside: none of them is left. */
   for (guint i = 0; i < children->len; i++)
-    g_assert_false (pid_alive (g_array_index (children, GPid, i)));
+    g_assert_false (paddock_test_pid_alive (g_array_index (children, GPid, i)));
   g_array_unref (children);
 
   state = get_state (connection, path);
@@ -501,51 +460,6 @@ test_bad_input (void)
   g_assert_no_error (error);
 }
 
-/* How many processes run a program whose path contains @marker, seen from
- * outside the session, the way a user would check with ps. */
-static guint
-count_marked_processes (const char *marker)
-{
-  g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
-  const char *entry;
-  guint count = 0;
-
-  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
-    {
-      g_autofree char *cmdline_path = g_strdup_printf ("/proc/%s/cmdline", entry);
-      g_autofree char *cmdline = NULL;
-      gsize length = 0;
-
-      if (g_ascii_isdigit (entry[0]) &&
-          g_file_get_contents (cmdline_path, &cmdline, &length, NULL) && length > 0 &&
-          strstr (cmdline, marker) != NULL && pid_alive ((GPid) atoi (entry)))
-        count++;
-    }
-
-  return count;
-}
-
-/* Waits (up to 20 s, then fails) until at least @count processes carry
- * @marker, or, with @count 0, until none does. */
-static void
-wait_for_marked (const char *marker,
-                 guint       count)
-{
-  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
-
-  for (;;)
-    {
-      guint now = count_marked_processes (marker);
-
-      if (count == 0 ? now == 0 : now >= count)
-        return;
-      if (g_get_monotonic_time () > deadline)
-        g_error ("%u processes carry %s after 20 s, waiting for %s%u", now, marker,
-                 count == 0 ? "" : "at least ", count);
-      g_usleep (10 * 1000);
-    }
-}
-
 /* The teardown guarantee of the safe profile: two hundred processes, some
  * of which left the session (setsid), were orphaned (double fork) or
  * ignore SIGTERM and SIGHUP — none of them is left when Destroy returns. */
@@ -581,14 +495,14 @@ test_safe_teardown_of_200 (void)
   g_assert_no_error (error);
   g_assert_true (wait_for_output (connection, path, "spawned"));
 
-  wait_for_marked (marker, 200);
+  paddock_test_wait_for_marked (marker, 200);
 
   result = stop (connection, path, 0, TRUE, &error);
   g_assert_no_error (error);
   g_assert_true (g_variant_lookup (result, "survivors", "u", &survivors));
   g_assert_cmpuint (survivors, ==, 0);
   /* Checked from outside, the moment Destroy answered. */
-  g_assert_cmpuint (count_marked_processes (marker), ==, 0);
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, 0);
 
   unlink (marker);
 }
@@ -721,7 +635,7 @@ test_restart_lists_and_cleans_up (void)
 
   g_assert_true (wait_for_output (connection, host_path, "up"));
   deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
-  wait_for_marked (marker, safe_path != NULL ? 2 : 1);
+  paddock_test_wait_for_marked (marker, safe_path != NULL ? 2 : 1);
   while (TRUE)
     {
       g_autofree char *state = get_state (connection, exited_path);
@@ -754,7 +668,7 @@ test_restart_lists_and_cleans_up (void)
     }
 
   /* ...and once "stopped", nothing of them runs any more. */
-  g_assert_cmpuint (count_marked_processes (marker), ==, 0);
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, 0);
 
   exited_state = listed_state (sessions, exited_path, &exit_status);
   g_assert_cmpstr (exited_state, ==, "exited");
@@ -1189,8 +1103,8 @@ test_restart_ends_leftovers_at_once (void)
       g_assert_true (wait_for_output (connection, paths[i], "up"));
     }
   /* Each shell's child (the shells themselves are "sh" to ps). */
-  wait_for_marked (marker, 3);
-  marked = count_marked_processes (marker);
+  paddock_test_wait_for_marked (marker, 3);
+  marked = paddock_test_count_marked (marker);
 
   paddock_test_daemon_kill (daemon);
   g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "3600000", TRUE);
@@ -1207,7 +1121,7 @@ test_restart_ends_leftovers_at_once (void)
       g_autofree char *state = listed_state (sessions, paths[i], NULL);
       g_assert_cmpstr (state, ==, "running");
     }
-  g_assert_cmpuint (count_marked_processes (marker), ==, marked);
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, marked);
   /* Nothing new runs in them meanwhile. */
   {
     const char *argv[] = { "true", NULL };
@@ -1225,7 +1139,7 @@ test_restart_ends_leftovers_at_once (void)
   result = stop (connection, paths[0], 0, TRUE, &error);
   g_assert_no_error (error);
   g_clear_pointer (&result, g_variant_unref);
-  g_assert_cmpuint (count_marked_processes (marker), ==, marked - 1);
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, marked - 1);
   {
     g_autofree char *id = g_path_get_basename (paths[0]);
     g_autofree char *dir = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id, NULL);
@@ -1235,7 +1149,7 @@ test_restart_ends_leftovers_at_once (void)
   result = stop (connection, paths[1], 0, FALSE, &error);
   g_assert_no_error (error);
   g_clear_pointer (&result, g_variant_unref);
-  g_assert_cmpuint (count_marked_processes (marker), ==, marked - 2);
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, marked - 2);
   {
     g_autofree char *state = get_state (connection, paths[1]);
     g_assert_cmpstr (state, ==, "stopped");
@@ -1243,7 +1157,7 @@ test_restart_ends_leftovers_at_once (void)
 
   /* A daemon that quits within the grace leaves nothing running... */
   paddock_test_daemon_stop (daemon);
-  wait_for_marked (marker, 0);
+  paddock_test_wait_for_marked (marker, 0);
 
   /* ...and the next one lists that session as stopped (once a process
    * that was still exiting has gone). */
@@ -1664,22 +1578,22 @@ test_exec_timeout_and_vanishing_caller_kill_trees (void)
   /* A timeout kills the command and everything it started. */
   command = command_exec (connection, session, script, 500, FALSE, &error);
   g_assert_no_error (error);
-  wait_for_marked (marker, 4);
+  paddock_test_wait_for_marked (marker, 4);
   {
     g_auto(ExecResult) result = { 0, };
 
     command_wait (connection, command, &result);
     g_assert_cmpstr (result.state, ==, "timed-out");
   }
-  wait_for_marked (marker, 0);
+  paddock_test_wait_for_marked (marker, 0);
   g_clear_pointer (&command, g_free);
 
   /* A caller that leaves the bus takes its commands with it. */
   command = command_exec (leaver, session, script, 0, FALSE, &error);
   g_assert_no_error (error);
-  wait_for_marked (marker, 4);
+  paddock_test_wait_for_marked (marker, 4);
   g_dbus_connection_close_sync (leaver, NULL, NULL);
-  wait_for_marked (marker, 0);
+  paddock_test_wait_for_marked (marker, 0);
 
   /* The session itself is untouched. */
   {
@@ -1717,7 +1631,7 @@ test_safe_exec_timeout_kills_tree (void)
   command = command_exec (connection, session, script, 700, FALSE, &error);
   g_assert_no_error (error);
 
-  wait_for_marked (marker, 3);
+  paddock_test_wait_for_marked (marker, 3);
   {
     g_auto(ExecResult) result = { 0, };
 
@@ -1725,7 +1639,7 @@ test_safe_exec_timeout_kills_tree (void)
     g_assert_cmpstr (result.state, ==, "timed-out");
     g_assert_cmpstr (result.out->str, ==, "started\n");
   }
-  wait_for_marked (marker, 0);
+  paddock_test_wait_for_marked (marker, 0);
 
   /* The agent is untouched. */
   {
@@ -1823,7 +1737,7 @@ test_host_cgroup_catches_escapees (void)
   /* Either a cgroup, or the reason there is none: never silence. */
   g_assert_true ((cgroup != NULL && cgroup[0] != '\0') || (reason != NULL && reason[0] != '\0'));
 
-  wait_for_marked (marker, 3);
+  paddock_test_wait_for_marked (marker, 3);
 
   /* A command run with Exec is the session's as well: its own escapee too. */
   {
@@ -1832,7 +1746,7 @@ test_host_cgroup_catches_escapees (void)
 
     g_assert_no_error (error);
     g_assert_nonnull (command);
-    wait_for_marked (marker, 4);
+    paddock_test_wait_for_marked (marker, 4);
   }
 
   result = stop (connection, path, 0, TRUE, &error);
@@ -1849,7 +1763,7 @@ test_host_cgroup_catches_escapees (void)
       return;
     }
 
-  g_assert_cmpuint (count_marked_processes (marker), ==, 0);
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, 0);
   g_assert_false (g_file_test (cgroup, G_FILE_TEST_EXISTS));
   unlink (marker);
 }

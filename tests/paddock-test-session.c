@@ -1,0 +1,117 @@
+/* paddock-test-session.c — what the D-Bus session tests share: making a
+ * session, and looking at its processes from outside
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "config.h"
+
+#include "paddock-test-session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "paddock-test-daemon.h"
+
+/* CreateSession of @profile in @workspace running `sh -c SCRIPT`, with the
+ * options of @extra (a floating or owned a{sv}, or NULL) added; returns the
+ * session's object path, or NULL with @error set. */
+char *
+paddock_test_create_session (GDBusConnection  *connection,
+                             const char       *workspace,
+                             const char       *profile,
+                             const char       *script,
+                             GVariant         *extra,
+                             GError          **error)
+{
+  g_autoptr(GVariant) reply = NULL;
+  GVariantBuilder options;
+  const char *argv[] = { "sh", "-c", script, NULL };
+  char *path = NULL;
+
+  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
+  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
+  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
+  if (extra != NULL)
+    {
+      GVariantIter iter;
+      const char *key;
+      GVariant *value;
+
+      g_variant_ref_sink (extra);
+      g_variant_iter_init (&iter, extra);
+      while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+        {
+          g_variant_builder_add (&options, "{sv}", key, value);
+          g_variant_unref (value);
+        }
+      g_variant_unref (extra);
+    }
+
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
+                             g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), error);
+  if (reply != NULL)
+    g_variant_get (reply, "(o)", &path);
+  return path;
+}
+
+/* Whether @pid is a process that has not exited (a zombie has). */
+gboolean
+paddock_test_pid_alive (GPid pid)
+{
+  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *contents = NULL;
+  const char *after;
+
+  if (!g_file_get_contents (stat_path, &contents, NULL, NULL))
+    return FALSE;
+  after = strrchr (contents, ')');
+  return after != NULL && after[2] != 'Z';
+}
+
+/* How many processes run a program whose path contains @marker, seen from
+ * outside the session, the way a user would check with ps. */
+guint
+paddock_test_count_marked (const char *marker)
+{
+  g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
+  const char *entry;
+  guint count = 0;
+
+  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
+    {
+      g_autofree char *cmdline_path = g_strdup_printf ("/proc/%s/cmdline", entry);
+      g_autofree char *cmdline = NULL;
+      gsize length = 0;
+
+      if (g_ascii_isdigit (entry[0]) &&
+          g_file_get_contents (cmdline_path, &cmdline, &length, NULL) && length > 0 &&
+          strstr (cmdline, marker) != NULL && paddock_test_pid_alive ((GPid) atoi (entry)))
+        count++;
+    }
+
+  return count;
+}
+
+/* Waits (up to 20 s, then fails) until at least @count processes carry
+ * @marker, or, with @count 0, until none does. */
+void
+paddock_test_wait_for_marked (const char *marker,
+                              guint       count)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      guint now = paddock_test_count_marked (marker);
+
+      if (count == 0 ? now == 0 : now >= count)
+        return;
+      if (g_get_monotonic_time () > deadline)
+        g_error ("%u processes carry %s after 20 s, waiting for %s%u", now, marker,
+                 count == 0 ? "" : "at least ", count);
+      g_usleep (10 * 1000);
+    }
+}

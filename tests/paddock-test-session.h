@@ -1,0 +1,25 @@
+/* paddock-test-session.h — what the D-Bus session tests share: making a
+ * session, and looking at its processes from outside
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+char     *paddock_test_create_session (GDBusConnection  *connection,
+                                       const char       *workspace,
+                                       const char       *profile,
+                                       const char       *script,
+                                       GVariant         *extra,
+                                       GError          **error);
+gboolean  paddock_test_pid_alive      (GPid              pid);
+guint     paddock_test_count_marked   (const char       *marker);
+void      paddock_test_wait_for_marked (const char      *marker,
+                                        guint            count);
+
+G_END_DECLS
