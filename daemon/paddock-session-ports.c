@@ -485,7 +485,11 @@ return_reserved (PaddockSessionPorts *ports,
                                 NULL))
     return FALSE;
   g_ptr_array_insert (ports->reserved, 0, g_object_ref (lease));
-  refuse_connections (ports, lease, ports->forwarding);
+  /* Nothing serves a reserved port: refused while the sandbox runs
+   * (forwarding), and once its processes are gone (refusing_in: then the
+   * rename's "items-changed" has just refused it, which this must not
+   * undo). */
+  refuse_connections (ports, lease, ports->forwarding || ports->refusing_in != NULL);
   return TRUE;
 }
 
