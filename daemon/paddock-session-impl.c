@@ -3523,6 +3523,10 @@ paddock_session_impl_dispose (GObject *object)
   paddock_session_impl_fail_pending_execs (self);
   if (self->waiters != NULL)
     g_ptr_array_set_size (self->waiters, 0);
+  if (self->leftover_waiters != NULL)
+    g_ptr_array_set_size (self->leftover_waiters, 0);
+  /* Its poll points at us: it goes with the other sources. */
+  g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
   if (self->viewers != NULL)
     g_ptr_array_set_size (self->viewers, 0);
