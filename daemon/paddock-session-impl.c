@@ -1253,6 +1253,57 @@ static void     paddock_session_impl_answer_started (PaddockSessionImpl    *self
                                                      GDBusMethodInvocation *invocation,
                                                      PaddockCommandImpl    *command);
 
+/* Asks pid 1 to SIGKILL command ID's tree (a command nobody can see). */
+static void
+paddock_session_impl_kill_in_sandbox (PaddockSessionImpl *self,
+                                      guint32             id)
+{
+  g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+
+  g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
+  g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (id));
+  g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (SIGKILL));
+  paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, NULL);
+}
+
+/* A sandboxed command is exported only once it runs (see
+ * paddock_session_impl_start_command), so one that goes before may never
+ * have been. */
+static void
+unexport_command (PaddockCommandImpl *command)
+{
+  if (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (command)) != NULL)
+    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
+}
+
+/* A command the sandbox started but that cannot be one of ours (no
+ * terminal, not published): killed, and its Exec or Run (INVOCATION, if
+ * any) told why. */
+static void G_GNUC_PRINTF (4, 5)
+paddock_session_impl_drop_spawned (PaddockSessionImpl    *self,
+                                   PaddockCommandImpl    *command,
+                                   GDBusMethodInvocation *invocation,
+                                   const char            *format,
+                                   ...)
+{
+  guint32 id = paddock_command_impl_get_id (command);
+
+  paddock_session_impl_kill_in_sandbox (self, id);
+  if (invocation != NULL)
+    {
+      g_autofree char *message = NULL;
+      va_list args;
+
+      va_start (args, format);
+      message = g_strdup_vprintf (format, args);
+      va_end (args);
+      g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER (id));
+      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, message);
+    }
+  g_signal_handlers_disconnect_by_data (command, self);
+  g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
+}
+
 /* Events about commands run inside the sandbox: "spawned" and
  * "spawn-failed" answer a pending Exec, "command-exited" ends a command.
  * *FD is a descriptor that came with the event (or -1): "spawned" of a
@@ -1274,42 +1325,45 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
   command = g_hash_table_lookup (self->commands, GUINT_TO_POINTER ((guint32) id));
   invocation = g_hash_table_lookup (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
 
-  if (g_str_equal (name, "spawned") && command != NULL &&
-      paddock_command_impl_needs_terminal (command))
-    {
-      g_autoptr(GError) error = NULL;
-      g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-
-      if (*fd >= 0 && paddock_command_impl_adopt_terminal (command, paddock_steal_fd (fd), &error))
-        goto started;
-
-      /* No terminal, no command: it goes, and Exec says why. */
-      g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
-      g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 ((guint32) id));
-      g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (SIGKILL));
-      paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, NULL);
-      if (invocation != NULL)
-        {
-          g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
-          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                                 "The command could not start in the sandbox: %s",
-                                                 error != NULL ? error->message : "it made no terminal");
-        }
-      g_signal_handlers_disconnect_by_data (command, self);
-      g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
-      g_hash_table_remove (self->commands, GUINT_TO_POINTER ((guint32) id));
-      return;
-    }
-
   if (g_str_equal (name, "spawned") && command != NULL)
     {
-    started:
+      g_autoptr(GError) error = NULL;
+
+      /* A command on a terminal comes with the terminal the sandbox made:
+       * no terminal, no command. */
+      if (paddock_command_impl_needs_terminal (command) &&
+          (*fd < 0 || !paddock_command_impl_adopt_terminal (command, paddock_steal_fd (fd), &error)))
+        {
+          paddock_session_impl_drop_spawned (self, command, invocation, "The command could not start in the sandbox: %s",
+                                             error != NULL ? error->message : "it made no terminal");
+          return;
+        }
+
+      /* Running before it is exported: its first State is "running", and
+       * no PropertiesChanged for a "starting" nobody could see goes to
+       * every listener (and through the bus) with each command. */
       paddock_command_impl_started (command, 0);
+      if (!g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
+                                             g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                             paddock_command_impl_get_object_path (command), &error))
+        {
+          paddock_session_impl_drop_spawned (self, command, invocation,
+                                             "The command could not be published: %s", error->message);
+          return;
+        }
       if (invocation != NULL)
         {
           g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
           paddock_session_impl_answer_started (self, invocation, command);
         }
+    }
+  else if (g_str_equal (name, "spawned"))
+    {
+      /* Released (its caller left) before it started: it goes at once. */
+      paddock_session_impl_kill_in_sandbox (self, (guint32) id);
+      if (invocation != NULL && g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id)))
+        g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                               "Command %u was released before it started", (guint32) id);
     }
   else if (g_str_equal (name, "spawn-failed"))
     {
@@ -1329,7 +1383,6 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
       if (command != NULL)
         {
           g_signal_handlers_disconnect_by_data (command, self);
-          g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
           g_hash_table_remove (self->commands, GUINT_TO_POINTER ((guint32) id));
         }
     }
@@ -2355,7 +2408,7 @@ stop_result (PaddockSessionImpl *self,
 static gboolean
 unexport_later_cb (gpointer user_data)
 {
-  g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (user_data));
+  unexport_command (user_data);
   return G_SOURCE_REMOVE;
 }
 
@@ -2904,7 +2957,7 @@ static void
 paddock_session_impl_command_released_cb (PaddockCommandImpl *command,
                                           PaddockSessionImpl *self)
 {
-  g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
+  unexport_command (command);
   g_signal_handlers_disconnect_by_data (command, self);
   g_hash_table_remove (self->commands, GUINT_TO_POINTER (paddock_command_impl_get_id (command)));
 }
@@ -3256,23 +3309,19 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
 
   if (self->sandboxed)
     {
-      if (g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
-                                            g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
-                                            path, &error))
+      /* Exported once the sandbox says it runs (the Exec answer carries
+       * its path; nobody can ask for it before). */
+      g_hash_table_insert (self->commands, GUINT_TO_POINTER (id), g_object_ref (command));
+      if (paddock_session_impl_spawn_in_sandbox (self, command, argv,
+                                                 cwd[0] != '\0' ? cwd : self->config.workspace,
+                                                 envp, tty, &error))
         {
-          g_hash_table_insert (self->commands, GUINT_TO_POINTER (id), g_object_ref (command));
-          if (paddock_session_impl_spawn_in_sandbox (self, command, argv,
-                                                     cwd[0] != '\0' ? cwd : self->config.workspace,
-                                                     envp, tty, &error))
-            {
-              /* Answered when the sandbox says "spawned" or why not; the
-               * table holds the handler's reference until then. */
-              g_hash_table_insert (self->pending_execs, GUINT_TO_POINTER (id), invocation);
-              return;
-            }
-          g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
-          g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
+          /* Answered when the sandbox says "spawned" or why not; the
+           * table holds the handler's reference until then. */
+          g_hash_table_insert (self->pending_execs, GUINT_TO_POINTER (id), invocation);
+          return;
         }
+      g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
     }
   else if (g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
                                              g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
