@@ -1883,6 +1883,22 @@ paddock_session_impl_exited_cb (GPid     pid,
   else if (WIFSIGNALED (wait_status))
     exit_status = 128 + WTERMSIG (wait_status);
 
+  /* What the commands' supervisors wrote before the sandbox ended counts:
+   * a command that ended just before it reports its own exit status, not
+   * the sandbox's SIGKILL below. */
+  if (self->sandboxed)
+    {
+      g_autoptr(GList) ids = g_hash_table_get_keys (self->command_channels);
+
+      for (GList *l = ids; l != NULL; l = l->next)
+        {
+          /* Looked up again: draining drops the channel it drained. */
+          CommandChannel *channel = g_hash_table_lookup (self->command_channels, l->data);
+
+          if (channel != NULL)
+            paddock_session_impl_drain_channel (self, channel);
+        }
+    }
   paddock_session_impl_fail_pending_execs (self);
   /* Its network namespace went with it: nothing can use the proxy now. */
   _paddock_session_network_stop (self->network);

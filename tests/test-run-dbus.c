@@ -755,6 +755,134 @@ test_safe_supervisor_killed_answers (void)
   wait_for_no_commands (connection, session);
 }
 
+/* The daemon's pid, from the bus. */
+static GPid
+daemon_pid (GDBusConnection *connection)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  guint32 pid = 0;
+
+  reply = g_dbus_connection_call_sync (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                                       g_variant_new ("(s)", "org.paddock.Daemon"), G_VARIANT_TYPE ("(u)"),
+                                       G_DBUS_CALL_FLAGS_NONE, -1, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(u)", &pid);
+  return (GPid) pid;
+}
+
+/* TRUE once one of PID's children is a zombie (it ended, and PID, stopped,
+ * has not reaped it). */
+static gboolean
+has_zombie_child (gpointer data)
+{
+  GPid pid = GPOINTER_TO_INT (data);
+  g_autofree char *task_dir = g_strdup_printf ("/proc/%d/task", pid);
+  g_autoptr(GDir) tasks = g_dir_open (task_dir, 0, NULL);
+  const char *task;
+
+  while (tasks != NULL && (task = g_dir_read_name (tasks)) != NULL)
+    {
+      g_autofree char *children_path = g_strdup_printf ("%s/%s/children", task_dir, task);
+      g_autofree char *children = NULL;
+      g_auto(GStrv) pids = NULL;
+
+      if (!g_file_get_contents (children_path, &children, NULL, NULL))
+        continue;
+      pids = g_strsplit_set (g_strstrip (children), " ", -1);
+      for (guint i = 0; pids[i] != NULL; i++)
+        {
+          g_autofree char *stat_path = g_strdup_printf ("/proc/%s/stat", pids[i]);
+          g_autofree char *stat = NULL;
+          const char *end;
+
+          if (pids[i][0] == '\0' || !g_file_get_contents (stat_path, &stat, NULL, NULL))
+            continue;
+          end = strrchr (stat, ')');
+          if (end != NULL && end[1] == ' ' && end[2] == 'Z')
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+/* A command that ended just before its sandbox did reports its own exit
+ * status, not the sandbox's end (137): what its supervisor wrote before
+ * the end is read first. Made certain by stopping the daemon while the
+ * command and then the sandbox end, so that it learns of both at once:
+ * the command waits for /tmp/go, which the agent makes on SIGUSR1 and
+ * then waits for the command to take, and only then ends (and its
+ * sandbox with it). */
+static void
+test_safe_status_before_sandbox_end (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  const char *argv[] = { "sh", "-c", "while [ ! -e /tmp/go ]; do sleep 0.02; done; rm -f /tmp/go; exit 3", NULL };
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) main_pid = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  const char *command;
+  guint32 agent = 0;
+  GPid pid;
+  gint32 status = G_MININT32;
+  char *state = NULL;
+
+  session = create_session (connection, "safe",
+                            "trap 'touch /tmp/go; while [ -e /tmp/go ]; do sleep 0.02; done; sleep 0.2; exit 0' USR1; "
+                            "while :; do sleep 0.05; done");
+  if (session == NULL)
+    return;
+  main_pid = paddock_test_call (connection, session, "org.freedesktop.DBus.Properties", "Get",
+                                g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
+                                G_VARIANT_TYPE ("(v)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (main_pid, "(v)", &value);
+  agent = g_variant_get_uint32 (value);
+  g_assert_cmpuint (agent, >, 0);
+
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
+                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
+                             G_VARIANT_TYPE ("(o)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(&o)", &command);
+
+  pid = daemon_pid (connection);
+  g_assert_cmpint (kill (pid, SIGSTOP), ==, 0);
+  g_assert_cmpint (kill ((pid_t) agent, SIGUSR1), ==, 0);
+  /* The sandbox's pid 1 (the daemon's child) has ended: so has the command. */
+  if (!paddock_test_wait_for (has_zombie_child, GINT_TO_POINTER (pid), 30000))
+    {
+      kill (pid, SIGCONT);
+      g_error ("the sandbox did not end within 30 s");
+    }
+  g_assert_cmpint (kill (pid, SIGCONT), ==, 0);
+
+  for (guint i = 0; i < 500; i++)
+    {
+      g_autoptr(GVariant) properties = NULL;
+      g_autoptr(GVariant) all = NULL;
+
+      properties = paddock_test_call (connection, command, "org.freedesktop.DBus.Properties", "GetAll",
+                                      g_variant_new ("(s)", "org.paddock.Command1"),
+                                      G_VARIANT_TYPE ("(a{sv})"), &error);
+      g_assert_no_error (error);
+      all = g_variant_get_child_value (properties, 0);
+      g_clear_pointer (&state, g_free);
+      g_assert_true (g_variant_lookup (all, "State", "s", &state));
+      g_assert_true (g_variant_lookup (all, "ExitStatus", "i", &status));
+      if (!g_str_equal (state, "running"))
+        break;
+      g_usleep (20 * 1000);
+    }
+  g_assert_cmpstr (state, ==, "exited");
+  g_assert_cmpint (status, ==, 3);
+  g_free (state);
+}
+
 /* Typed errors, before anything runs. */
 /* Released while Run waits (by another client, or the daemon quitting):
  * Run still gets its one answer, an error that says so, and the command's
@@ -1010,6 +1138,7 @@ main (int   argc,
   g_test_add_func ("/run/host/kill-answers", test_host_kill_answers);
   g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
   g_test_add_func ("/run/safe/supervisor-killed-answers", test_safe_supervisor_killed_answers);
+  g_test_add_func ("/run/safe/status-before-sandbox-end", test_safe_status_before_sandbox_end);
   g_test_add_func ("/run/host/release-answers", test_host_release_answers);
   g_test_add_func ("/run/safe/release-answers", test_safe_release_answers);
   g_test_add_func ("/run/host/daemon-quit-answers", test_host_daemon_quit_answers);
