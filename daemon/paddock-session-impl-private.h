@@ -19,6 +19,10 @@ G_BEGIN_DECLS
 PaddockStage *_paddock_session_impl_get_stage (PaddockSessionImpl    *self);
 GStrv         _paddock_session_test_without_layers (void);
 gboolean      _paddock_session_impl_is_live   (PaddockSessionImpl    *self);
+/* Answers Busy while an earlier daemon's leftovers of the session are
+ * being ended (TRUE then); FALSE otherwise, the call not answered. */
+gboolean      _paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
+                                                      GDBusMethodInvocation *invocation);
 gboolean      _paddock_session_impl_freeze    (PaddockSessionImpl    *self,
                                                gboolean               frozen);
 /* The pids of every process of the session now, as the daemon sees them. */

@@ -3202,11 +3202,10 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
   gsize argv_bytes = 0;
   guint32 id;
 
-  if (!paddock_session_impl_check_alive (self, invocation))
+  if (!paddock_session_impl_check_alive (self, invocation) ||
+      _paddock_session_impl_refuse_leftovers (self, invocation))
     return;
-  /* "running" with leftovers: an earlier daemon's, being ended, with no
-   * supervisor to run anything in. */
-  if (g_strcmp0 (self->state, "running") != 0 || self->leftovers != NULL)
+  if (g_strcmp0 (self->state, "running") != 0)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "Session %s is not running", self->id);
@@ -3393,6 +3392,26 @@ PaddockStage *
 _paddock_session_impl_get_stage (PaddockSessionImpl *self)
 {
   return self->stage;
+}
+
+/* A restored session whose leftovers are being ended is listed as it was
+ * ("running", with its process count), but it has no sandbox of ours, no
+ * supervisor to run anything in, no network to forward to or set a policy
+ * on, and no cgroup of ours to hold its processes still while the stage is
+ * read for an apply: calls that need any of that are answered Busy (the
+ * session says "stopped" soon, after at most the grace and the SIGKILL).
+ * Returns TRUE when it answered @invocation. */
+gboolean
+_paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
+                                        GDBusMethodInvocation *invocation)
+{
+  if (self->leftovers == NULL)
+    return FALSE;
+
+  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                         "Session %s is not running: what an earlier daemon left running "
+                                         "of it is being ended (it says stopped once that is done)", self->id);
+  return TRUE;
 }
 
 /* Whether any process of the session may still run. */
