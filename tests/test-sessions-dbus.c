@@ -1385,10 +1385,19 @@ test_restart_sweep_of_leftovers (void)
     assert_refused_unless_running (connection, path, TRUE);
     g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 1);
 
+    /* That daemon killed in its turn, within the grace: the next one
+     * still knows what is left of the session, and ends it. */
+    paddock_test_daemon_kill (daemon);
+    g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 1);
+    g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "300", TRUE);
+    paddock_test_daemon_start (daemon);
+    g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+    wait_for_state (connection, path, "stopped");
+    g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 0);
+
     result = stop (connection, path, 0, TRUE, &error);
     g_assert_no_error (error);
     g_clear_pointer (&result, g_variant_unref);
-    g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 0);
   }
 
   /* Then with a short grace, the sweep left to itself. */
