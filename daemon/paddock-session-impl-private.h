@@ -19,6 +19,10 @@ G_BEGIN_DECLS
 PaddockStage *_paddock_session_impl_get_stage (PaddockSessionImpl    *self);
 GStrv         _paddock_session_test_without_layers (void);
 gboolean      _paddock_session_impl_is_live   (PaddockSessionImpl    *self);
+/* Answers Busy while an earlier daemon's leftovers of the session are
+ * being ended (TRUE then); FALSE otherwise, the call not answered. */
+gboolean      _paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
+                                                      GDBusMethodInvocation *invocation);
 gboolean      _paddock_session_impl_freeze    (PaddockSessionImpl    *self,
                                                gboolean               frozen);
 /* The pids of every process of the session now, as the daemon sees them. */
@@ -28,8 +32,9 @@ GArray       *_paddock_session_impl_list_pids (PaddockSessionImpl    *self);
  * (paddock-session-leftovers.c): pinned processes, ended on the main loop. */
 typedef struct
 {
-  int   pidfd;
-  pid_t pid;   /* as pinned: never read back from the pidfd */
+  int     pidfd;
+  pid_t   pid;         /* as pinned: never read back from the pidfd */
+  guint64 start_time;  /* as pinned (0: unknown), for the record */
 } PaddockLeftover;
 
 typedef struct _PaddockSessionLeftovers PaddockSessionLeftovers;
@@ -51,6 +56,7 @@ PaddockSessionLeftovers *_paddock_session_leftovers_new    (PaddockSessionImpl  
                                                             PaddockCgroup           *cgroup);
 void                     _paddock_session_leftovers_free   (PaddockSessionLeftovers *self);
 guint                    _paddock_session_leftovers_get_running (PaddockSessionLeftovers *self);
+GArray                  *_paddock_session_leftovers_get_pinned  (PaddockSessionLeftovers *self);
 void                     _paddock_session_leftovers_begin  (PaddockSessionLeftovers *self,
                                                             gint64                   kill_at);
 void                     _paddock_session_leftovers_hurry  (PaddockSessionLeftovers *self,

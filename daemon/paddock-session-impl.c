@@ -167,6 +167,8 @@ struct _PaddockSessionImpl
   PaddockSessionLeftovers    *leftovers;
   char                       *leftovers_final_state;
   GPtrArray                  *leftover_waiters;
+  /* The earlier daemon's record, kept as it is while they are ended. */
+  JsonNode                   *leftovers_record;
 };
 
 typedef struct
@@ -278,6 +280,45 @@ process_start_time (pid_t pid)
 
 static const char *paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self);
 
+/* At most this many processes are taken from a record's "leftovers". */
+#define LEFTOVERS_RECORD_MAX 32768
+
+/* A restored session whose leftovers are being ended: the earlier
+ * daemon's record stays as it is until they are gone, so that a daemon
+ * killed meanwhile checks them again, with one member added: every
+ * process pinned now, by pid and start time. A later daemon finds them by
+ * that alone where nothing else names them: the agent that led them may
+ * be gone (SIGTERM ended it), and without a cgroup the listing of its
+ * process session starts from it. */
+static void
+paddock_session_impl_save_leftovers (PaddockSessionImpl *self)
+{
+  g_autoptr(JsonNode) record = NULL;
+  g_autoptr(JsonGenerator) generator = NULL;
+  GArray *pinned = _paddock_session_leftovers_get_pinned (self->leftovers);
+  JsonArray *named = json_array_new ();
+
+  record = json_node_copy (self->leftovers_record);
+  for (guint i = 0; i < pinned->len && i < LEFTOVERS_RECORD_MAX; i++)
+    {
+      const PaddockLeftover *leftover = &g_array_index (pinned, PaddockLeftover, i);
+      JsonArray *entry;
+
+      if (leftover->start_time == 0)
+        continue;
+      entry = json_array_sized_new (2);
+      json_array_add_int_element (entry, leftover->pid);
+      json_array_add_int_element (entry, (gint64) leftover->start_time);
+      json_array_add_array_element (named, entry);
+    }
+  json_object_set_array_member (json_node_get_object (record), "leftovers", named);
+
+  generator = json_generator_new ();
+  json_generator_set_root (generator, record);
+  json_generator_set_pretty (generator, TRUE);
+  paddock_record_writer_replace (self->record_path, json_generator_to_data (generator, NULL));
+}
+
 static void
 paddock_session_impl_save (PaddockSessionImpl *self)
 {
@@ -291,10 +332,13 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   if (self->record_path == NULL)
     return;
   /* The earlier daemon's record names the processes it left: it stays as
-   * it is until they are gone, so that a daemon killed meanwhile checks
-   * them again. */
+   * it is until they are gone (with those pinned since added). */
   if (self->leftovers != NULL)
-    return;
+    {
+      if (self->leftovers_record != NULL)
+        paddock_session_impl_save_leftovers (self);
+      return;
+    }
 
   boot_id = current_boot_id ();
   builder = json_builder_new ();
@@ -3271,11 +3315,10 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
   gsize argv_bytes = 0;
   guint32 id;
 
-  if (!paddock_session_impl_check_alive (self, invocation))
+  if (!paddock_session_impl_check_alive (self, invocation) ||
+      _paddock_session_impl_refuse_leftovers (self, invocation))
     return;
-  /* "running" with leftovers: an earlier daemon's, being ended, with no
-   * supervisor to run anything in. */
-  if (g_strcmp0 (self->state, "running") != 0 || self->leftovers != NULL)
+  if (g_strcmp0 (self->state, "running") != 0)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "Session %s is not running", self->id);
@@ -3460,6 +3503,26 @@ _paddock_session_impl_get_stage (PaddockSessionImpl *self)
   return self->stage;
 }
 
+/* A restored session whose leftovers are being ended is listed as it was
+ * ("running", with its process count), but it has no sandbox of ours, no
+ * supervisor to run anything in, no network to forward to or set a policy
+ * on, and no cgroup of ours to hold its processes still while the stage is
+ * read for an apply: calls that need any of that are answered Busy (the
+ * session says "stopped" soon, after at most the grace and the SIGKILL).
+ * Returns TRUE when it answered @invocation. */
+gboolean
+_paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
+                                        GDBusMethodInvocation *invocation)
+{
+  if (self->leftovers == NULL)
+    return FALSE;
+
+  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                         "Session %s is not running: what an earlier daemon left running "
+                                         "of it is being ended (it says stopped once that is done)", self->id);
+  return TRUE;
+}
+
 /* Whether any process of the session may still run. */
 gboolean
 _paddock_session_impl_is_live (PaddockSessionImpl *self)
@@ -3620,6 +3683,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->leftovers_final_state, g_free);
   g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
+  g_clear_pointer (&self->leftovers_record, json_node_unref);
   g_clear_pointer (&self->viewers, g_ptr_array_unref);
   g_clear_pointer (&self->commands, g_hash_table_unref);
   g_clear_pointer (&self->pending_execs, g_hash_table_unref);
@@ -3872,6 +3936,34 @@ paddock_session_impl_new_from_record (const char  *record_path,
       state = "stopped";
     }
 
+  /* What a daemon killed while it ended the session's leftovers had
+   * pinned of them (see paddock_session_impl_save_leftovers()): each the
+   * very process, by boot and start time, or none. */
+  if (json_object_has_member (record, "leftovers") &&
+      JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "leftovers")) &&
+      g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""), boot_id) == 0)
+    {
+      JsonArray *named = json_object_get_array_member (record, "leftovers");
+
+      for (guint i = 0; i < json_array_get_length (named) && i < LEFTOVERS_RECORD_MAX; i++)
+        {
+          JsonNode *node = json_array_get_element (named, i);
+          JsonArray *entry = JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
+          gint64 named_pid;
+          gint64 named_start_time;
+
+          if (entry == NULL || json_array_get_length (entry) != 2 ||
+              json_node_get_value_type (json_array_get_element (entry, 0)) != G_TYPE_INT64 ||
+              json_node_get_value_type (json_array_get_element (entry, 1)) != G_TYPE_INT64)
+            continue;
+          named_pid = json_array_get_int_element (entry, 0);
+          named_start_time = json_array_get_int_element (entry, 1);
+          if (named_pid > 0 && named_pid < G_MAXINT && named_start_time > 0 &&
+              !_paddock_leftover_is_pinned (leftovers, (pid_t) named_pid))
+            _paddock_leftover_pin (leftovers, (pid_t) named_pid, (guint64) named_start_time);
+        }
+    }
+
   /* An empty cgroup goes now. */
   if (leftovers->len == 0 && cgroup != NULL && paddock_cgroup_remove (cgroup))
     g_clear_pointer (&cgroup, paddock_cgroup_free);
@@ -3880,6 +3972,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
     {
       /* Listed as it was until they are gone. */
       self->leftovers_final_state = g_strdup (state);
+      self->leftovers_record = json_node_copy (json_parser_get_root (parser));
       state = json_object_get_string_member_with_default (record, "state", "stopped");
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), MAX (leftovers->len, 1));
       self->leftovers = _paddock_session_leftovers_new (self, g_steal_pointer (&leftovers),
@@ -3969,6 +4062,8 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), running);
   if (running > 0)
     {
+      /* Those pinned since, in the record too. */
+      paddock_session_impl_save (self);
       g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
       return;
     }
@@ -3977,6 +4072,7 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
    * disk (set_state saves), and the calls that waited are answered as if
    * nothing had run. */
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
+  g_clear_pointer (&self->leftovers_record, json_node_unref);
   final_state = g_steal_pointer (&self->leftovers_final_state);
   self->pid = 0;
   g_clear_pointer (&self->pid_namespace, g_free);

@@ -66,12 +66,15 @@ _paddock_leftover_pin (GArray  *pinned,
                        pid_t    pid,
                        guint64  start_time)
 {
-  PaddockLeftover leftover = { (int) syscall (SYS_pidfd_open, pid, 0), pid };  /* CLOEXEC, always */
+  PaddockLeftover leftover = { (int) syscall (SYS_pidfd_open, pid, 0), pid, 0 };  /* CLOEXEC, always */
 
   if (leftover.pidfd < 0)
     return FALSE;
+  /* Read after the pidfd and before the check that it still runs: then
+   * it is the start time of the process pinned, not of a later one. */
+  leftover.start_time = process_start_time (pid);
   /* Readable: it has exited already (a zombie waiting for its parent). */
-  if ((start_time != 0 && process_start_time (pid) != start_time) ||
+  if ((start_time != 0 && leftover.start_time != start_time) ||
       poll (&(struct pollfd) { .fd = leftover.pidfd, .events = POLLIN }, 1, 0) != 0)
     {
       close (leftover.pidfd);
@@ -175,6 +178,13 @@ guint
 _paddock_session_leftovers_get_running (PaddockSessionLeftovers *self)
 {
   return self->running;
+}
+
+/* The processes pinned now (PaddockLeftover; borrowed), for the record. */
+GArray *
+_paddock_session_leftovers_get_pinned (PaddockSessionLeftovers *self)
+{
+  return self->pinned;
 }
 
 static void

@@ -787,10 +787,22 @@ _paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
+  if (_paddock_session_impl_refuse_leftovers (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  /* As LeasePort: a policy for a network nobody uses any more (the
+   * session ended; none is started again) would be taken for one applied. */
+  if (!_paddock_session_impl_is_live (self))
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_CONFLICT,
+                                             "Session %s is not running: its network policy applies to "
+                                             "nothing; nothing was changed", paddock_session_impl_get_id (self));
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
   /* Only what the running namespaces allow: the network namespace is made
    * once, at start, and only a proxy-mode start has the socket. */
   if (g_strcmp0 (mode, current) != 0 &&
-      (!_paddock_session_impl_is_live (self) || g_strcmp0 (mode, "host") == 0 ||
+      (g_strcmp0 (mode, "host") == 0 ||
        g_strcmp0 (current, "host") == 0 || (g_strcmp0 (mode, "proxy") == 0 && !network->has_listener)))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_RESTART_REQUIRED,

@@ -564,6 +564,8 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
                                              "A session leases at most %d ports", PADDOCK_SESSION_MAX_PORTS);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
+  if (_paddock_session_impl_refuse_leftovers (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   if (!_paddock_session_impl_is_live (self))
     {
       g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_CONFLICT,

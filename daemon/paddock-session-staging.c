@@ -334,6 +334,14 @@ start_call (PaddockIpcSession1    *session,
                                              "the workspace directly and nothing is staged");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
+  /* What an earlier daemon left of the session may still be writing
+   * through its stage, and nothing of ours can freeze it (its cgroup, where
+   * it has one, is being emptied; without one there is no freezer at all):
+   * a batch or a copy made now would not be of one moment. Reading the
+   * review list is harmless, as under a running agent. */
+  if ((op == STAGING_APPLY || op == STAGING_CREATE_CHECKPOINT || op == STAGING_DROP ||
+       op == STAGING_RESTORE_CHECKPOINT) && _paddock_session_impl_refuse_leftovers (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   if ((op == STAGING_DROP || op == STAGING_RESTORE_CHECKPOINT) && _paddock_session_impl_is_live (self))
     {
       /* Under a running agent the stage is a mounted layer: files it holds

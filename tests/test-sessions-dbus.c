@@ -1194,6 +1194,38 @@ test_restart_ends_leftovers_at_once (void)
   unlink (marker);
 }
 
+/* The record of @path (its daemon stopped) names @fake as its cgroup
+ * instead of any it had: a folder that is no cgroup, which never empties
+ * while @keep, a file in it, is there. The next daemon takes it for what an
+ * earlier one left running of the session, and ends it once @keep is
+ * gone: a sweep held open for as long as a test needs. */
+static void
+record_fake_cgroup (PaddockTestDaemon *daemon,
+                    const char        *path,
+                    const char        *fake,
+                    const char        *keep)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = g_path_get_basename (path);
+  g_autofree char *record = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id,
+                                              "session.json", NULL);
+  g_autofree char *contents = NULL;
+  g_autofree char *edited = NULL;
+
+  g_file_get_contents (record, &contents, NULL, &error);
+  g_assert_no_error (error);
+  /* A member named again: the parser keeps the last. */
+  g_strchomp (contents);
+  g_assert_true (g_str_has_suffix (contents, "}"));
+  contents[strlen (contents) - 1] = '\0';
+  edited = g_strdup_printf ("%s, \"cgroup\" : \"%s\"}\n", contents, fake);
+  g_file_set_contents (record, edited, -1, &error);
+  g_assert_no_error (error);
+  g_assert_no_errno (g_mkdir (fake, 0700));
+  g_file_set_contents (keep, "", 0, &error);
+  g_assert_no_error (error);
+}
+
 /* What an earlier daemon left that outlives its SIGKILL (here its record
  * names a "cgroup" that never empties: a folder that is no cgroup, with a
  * file in it): a Stop that waits for it is answered that something
@@ -1206,10 +1238,6 @@ test_restart_leftovers_that_survive (void)
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
-  g_autofree char *id = NULL;
-  g_autofree char *record = NULL;
-  g_autofree char *contents = NULL;
-  g_autofree char *edited = NULL;
   g_autofree char *fake = g_build_filename (workspace, "paddock-session-fake", NULL);
   g_autofree char *keep = g_build_filename (fake, "keep", NULL);
   g_autoptr(GVariant) reply = NULL;
@@ -1229,21 +1257,7 @@ test_restart_leftovers_that_survive (void)
     }
   paddock_test_daemon_stop (daemon);
 
-  /* The record names the fake cgroup instead of any it had. */
-  id = g_path_get_basename (path);
-  record = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id, "session.json", NULL);
-  g_file_get_contents (record, &contents, NULL, &error);
-  g_assert_no_error (error);
-  /* A member named again: the parser keeps the last. */
-  g_strchomp (contents);
-  g_assert_true (g_str_has_suffix (contents, "}"));
-  contents[strlen (contents) - 1] = '\0';
-  edited = g_strdup_printf ("%s, \"cgroup\" : \"%s\"}\n", contents, fake);
-  g_file_set_contents (record, edited, -1, &error);
-  g_assert_no_error (error);
-  g_assert_no_errno (g_mkdir (fake, 0700));
-  g_file_set_contents (keep, "", 0, &error);
-  g_assert_no_error (error);
+  record_fake_cgroup (daemon, path, fake, keep);
 
   g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "0", TRUE);
   paddock_test_daemon_start (daemon);
@@ -1275,6 +1289,254 @@ test_restart_leftovers_that_survive (void)
       g_usleep (20 * 1000);
     }
   result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+}
+
+/* The calls that need a session that runs, on a restored one: while what
+ * an earlier daemon left of it is @being_ended, all Busy, saying so; after,
+ * as for any session that ended: Exec and Run Busy, LeasePort and
+ * SetNetworkPolicy (the policy it has, which a running host session
+ * takes) Conflict. */
+static void
+assert_refused_unless_running (GDBusConnection *connection,
+                               const char      *path,
+                               gboolean         being_ended)
+{
+  gint exec_code = PADDOCK_ERROR_BUSY;
+  gint network_code = being_ended ? PADDOCK_ERROR_BUSY : PADDOCK_ERROR_CONFLICT;
+  const char *argv[] = { "true", NULL };
+  const char *no_domains[] = { NULL };
+  struct
+  {
+    const char         *method;
+    GVariant           *parameters;
+    const GVariantType *reply_type;
+    gint                code;
+  } calls[] = {
+    { "Exec", g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE), G_VARIANT_TYPE ("(o)"), exec_code },
+    { "Run", g_variant_new ("(^aay^aya{ss}ua{sv})", argv, "", NULL, 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
+      exec_code },
+    { "LeasePort", g_variant_new ("(s)", "web"), G_VARIANT_TYPE ("(a{sv})"), network_code },
+    { "SetNetworkPolicy", g_variant_new ("(s^as)", "host", no_domains), G_VARIANT_TYPE_UNIT, network_code },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (calls); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GVariant) reply = NULL;
+
+      reply = paddock_test_call (connection, path, "org.paddock.Session1", calls[i].method, calls[i].parameters,
+                                 calls[i].reply_type, &error);
+      g_test_message ("%s: %s", calls[i].method, error != NULL ? error->message : "accepted");
+      g_assert_error (error, PADDOCK_ERROR, calls[i].code);
+      g_assert_true ((strstr (error->message, "being ended") != NULL) == being_ended);
+      g_assert_nonnull (strstr (error->message, "not running"));
+    }
+}
+
+/* A host session left running by a daemon killed without warning: one
+ * process that heeds SIGTERM, one that ignores it (both ignore the
+ * terminal's hangup, so both outlive the daemon). The next daemon lists
+ * the session and ends them, as seen from outside through /proc: the
+ * SIGTERM the first, the SIGKILL after the grace the second; meanwhile the
+ * session runs nothing new and takes no port or network policy (Busy,
+ * saying why), and once they are gone it says "stopped", which refuses
+ * those calls as for any session that ended. */
+static void
+test_restart_sweep_of_leftovers (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *stubborn = g_build_filename (workspace, "marker-sweep-stubborn", NULL);
+  g_autofree char *meek = g_build_filename (workspace, "marker-sweep-meek", NULL);
+  g_autofree char *script = NULL;
+  g_autoptr(GVariant) result = NULL;
+
+  g_assert_no_errno (symlink ("/bin/sleep", stubborn));
+  g_assert_no_errno (symlink ("/bin/sleep", meek));
+  script = g_strdup_printf ("trap '' HUP; (trap '' TERM HUP; exec %s 300) & (trap '' HUP; exec %s 300) & "
+                            "echo up; while :; do wait; done", stubborn, meek);
+
+  /* First with a grace longer than the test: the sweep is held open at
+   * its SIGTERM for as long as it takes to look. */
+  {
+    g_autofree char *path = create_session (connection, script, NULL, &error);
+    g_autoptr(GVariant) sessions = NULL;
+    g_autofree char *state = NULL;
+
+    g_assert_no_error (error);
+    g_assert_true (wait_for_output (connection, path, "up"));
+    paddock_test_wait_for_marked (stubborn, 1);
+    paddock_test_wait_for_marked (meek, 1);
+
+    paddock_test_daemon_kill (daemon);
+    g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 1);
+    g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "3600000", TRUE);
+    paddock_test_daemon_start (daemon);
+    g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+
+    /* The SIGTERM ends the one that heeds it; the other runs on. */
+    paddock_test_wait_for_marked (meek, 0);
+    g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 1);
+    sessions = list_sessions (connection);
+    state = listed_state (sessions, path, NULL);
+    g_assert_cmpstr (state, ==, "running");
+    assert_refused_unless_running (connection, path, TRUE);
+    g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 1);
+
+    /* That daemon killed in its turn, within the grace: the next one
+     * still knows what is left of the session, and ends it. */
+    paddock_test_daemon_kill (daemon);
+    g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 1);
+    g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "300", TRUE);
+    paddock_test_daemon_start (daemon);
+    g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+    wait_for_state (connection, path, "stopped");
+    g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 0);
+
+    result = stop (connection, path, 0, TRUE, &error);
+    g_assert_no_error (error);
+    g_clear_pointer (&result, g_variant_unref);
+  }
+
+  /* Then with a short grace, the sweep left to itself. */
+  {
+    g_autofree char *path = create_session (connection, script, NULL, &error);
+    g_autoptr(GVariant) sessions = NULL;
+    g_autofree char *state = NULL;
+    gint64 deadline;
+
+    g_assert_no_error (error);
+    g_assert_true (wait_for_output (connection, path, "up"));
+    paddock_test_wait_for_marked (stubborn, 1);
+    paddock_test_wait_for_marked (meek, 1);
+
+    paddock_test_daemon_kill (daemon);
+    g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "300", TRUE);
+    paddock_test_daemon_start (daemon);
+    g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+
+    /* Listed all along (as it was, then "stopped")... */
+    deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+    for (;;)
+      {
+        g_clear_pointer (&state, g_free);
+        g_clear_pointer (&sessions, g_variant_unref);
+        sessions = list_sessions (connection);
+        state = listed_state (sessions, path, NULL);
+        if (g_strcmp0 (state, "stopped") == 0)
+          break;
+        g_assert_cmpstr (state, ==, "running");
+        g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+        g_usleep (20 * 1000);
+      }
+    /* ...and once "stopped", nothing of it runs, SIGTERM or not. */
+    g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 0);
+    g_assert_cmpuint (paddock_test_count_marked (meek), ==, 0);
+    assert_refused_unless_running (connection, path, FALSE);
+
+    result = stop (connection, path, 0, TRUE, &error);
+    g_assert_no_error (error);
+  }
+
+  unlink (stubborn);
+  unlink (meek);
+}
+
+/* A staged session restored while what an earlier daemon left of it is
+ * being ended: nothing holds those processes still (no cgroup of ours to
+ * freeze), so Apply, a checkpoint, Drop and RestoreCheckpoint wait for
+ * them to be gone (Busy, saying why) and the workspace is left alone;
+ * the review list can be read meanwhile. Once they are gone, Apply works.
+ * (The leftovers are a fake cgroup, which holds the sweep open without
+ * depending on how fast a sandbox dies with its daemon.) */
+static void
+test_restart_leftovers_hold_the_stage (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  /* Outside the workspace: a change there would make the apply a
+   * conflict. */
+  g_autofree char *outside = g_dir_make_tmp ("paddock-fake-XXXXXX", NULL);
+  g_autofree char *fake = g_build_filename (outside, "paddock-session-fake", NULL);
+  g_autofree char *keep = g_build_filename (fake, "keep", NULL);
+  g_autofree char *written = g_build_filename (workspace, "from-agent-before-restart", NULL);
+  g_autofree char *path = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  gint64 deadline;
+
+  profile = "safe";
+  path = create_session (connection, "echo staged > $PWD/from-agent-before-restart; exit 7", NULL, &error);
+  profile = "host";
+  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+    {
+      g_test_skip (error->message);
+      g_rmdir (outside);
+      return;
+    }
+  g_assert_no_error (error);
+  wait_for_state (connection, path, "exited");
+  paddock_test_daemon_stop (daemon);
+  record_fake_cgroup (daemon, path, fake, keep);
+  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "0", TRUE);
+  paddock_test_daemon_start (daemon);
+  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+
+  {
+    const char *no_paths[] = { NULL };
+    struct
+    {
+      const char         *method;
+      GVariant           *parameters;
+      const GVariantType *reply_type;
+    } calls[] = {
+      { "Apply", g_variant_new ("(^aay^aay)", no_paths, no_paths), G_VARIANT_TYPE ("(aayaays)") },
+      { "CreateCheckpoint", g_variant_new ("(s)", ""), G_VARIANT_TYPE ("(s)") },
+      { "Drop", g_variant_new ("(^aay)", no_paths), G_VARIANT_TYPE_UNIT },
+      { "RestoreCheckpoint", g_variant_new ("(s)", "none-such"), G_VARIANT_TYPE_UNIT },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (calls); i++)
+      {
+        reply = paddock_test_call (connection, path, "org.paddock.Session1", calls[i].method, calls[i].parameters,
+                                   calls[i].reply_type, &error);
+        g_test_message ("%s: %s", calls[i].method, error != NULL ? error->message : "accepted");
+        g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
+        g_assert_nonnull (strstr (error->message, "being ended"));
+        g_clear_error (&error);
+      }
+  }
+  g_assert_false (g_file_test (written, G_FILE_TEST_EXISTS));
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "ListChanges", NULL,
+                             G_VARIANT_TYPE ("(a(ayayssbuub))"), &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&reply, g_variant_unref);
+
+  /* Gone: the session is what its record said, and its changes apply. */
+  g_assert_no_errno (unlink (keep));
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (g_file_test (fake, G_FILE_TEST_EXISTS))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+  wait_for_state (connection, path, "exited");
+  {
+    const char *no_paths[] = { NULL };
+
+    reply = paddock_test_call (connection, path, "org.paddock.Session1", "Apply",
+                               g_variant_new ("(^aay^aay)", no_paths, no_paths), G_VARIANT_TYPE ("(aayaays)"),
+                               &error);
+    g_assert_no_error (error);
+    g_clear_pointer (&reply, g_variant_unref);
+  }
+  g_assert_true (g_file_test (written, G_FILE_TEST_EXISTS));
+  unlink (written);
+  g_rmdir (outside);
+
+  reply = stop (connection, path, 0, TRUE, &error);
   g_assert_no_error (error);
 }
 
@@ -1916,6 +2178,8 @@ main (int   argc,
   g_test_add_func ("/sessions/restart-lists-and-cleans-up", test_restart_lists_and_cleans_up);
   g_test_add_func ("/sessions/restart-ends-leftovers-at-once", test_restart_ends_leftovers_at_once);
   g_test_add_func ("/sessions/restart-leftovers-that-survive", test_restart_leftovers_that_survive);
+  g_test_add_func ("/sessions/restart-sweep-of-leftovers", test_restart_sweep_of_leftovers);
+  g_test_add_func ("/sessions/restart-leftovers-hold-the-stage", test_restart_leftovers_hold_the_stage);
   g_test_add_func ("/sessions/end-published-once-durable", test_end_published_once_durable);
   g_test_add_func ("/sessions/end-interrupted-before-durable", test_end_interrupted_before_durable);
 
