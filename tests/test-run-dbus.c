@@ -8,6 +8,7 @@
 
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -755,6 +756,242 @@ test_safe_supervisor_killed_answers (void)
   wait_for_no_commands (connection, session);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The sandbox's supervisors, seen from outside as a user would with ps:
+ * pid 1 is the helper's child (MainPid is the helper), and each command
+ * supervisor a child of pid 1 that, being a fork of it, shares its name;
+ * the agent exec'd a program of its own. */
+
+/* /proc/PID/stat's state letter and parent; FALSE if PID is gone. */
+static gboolean
+read_stat (GPid  pid,
+           char *state,
+           GPid *parent)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *contents = NULL;
+  const char *after;
+  int ppid = 0;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL) ||
+      (after = strrchr (contents, ')')) == NULL ||
+      sscanf (after + 2, "%c %d", state, &ppid) != 2)
+    return FALSE;
+  *parent = (GPid) ppid;
+  return TRUE;
+}
+
+static char *
+read_comm (GPid pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/comm", (int) pid);
+  char *comm = NULL;
+
+  if (!g_file_get_contents (path, &comm, NULL, NULL))
+    return NULL;
+  return g_strchomp (comm);
+}
+
+/* The children of PARENT, those named COMM only unless it is NULL. */
+static GArray *
+children_of (GPid        parent,
+             const char *comm)
+{
+  g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
+  GArray *children = g_array_new (FALSE, FALSE, sizeof (GPid));
+  const char *entry;
+
+  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
+    {
+      GPid pid = (GPid) atoi (entry);
+      g_autofree char *name = NULL;
+      GPid ppid = 0;
+      char state = 0;
+
+      if (g_ascii_isdigit (entry[0]) && read_stat (pid, &state, &ppid) && ppid == parent &&
+          state != 'Z' && (comm == NULL || g_strcmp0 (name = read_comm (pid), comm) == 0))
+        g_array_append_val (children, pid);
+    }
+  return children;
+}
+
+/* The session's pid 1, as the host sees it. */
+static GPid
+sandbox_init_pid (GDBusConnection *connection,
+                  const char      *session)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) children = NULL;
+
+  reply = paddock_test_call (connection, session, "org.freedesktop.DBus.Properties", "Get",
+                             g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
+                             G_VARIANT_TYPE ("(v)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  children = children_of ((GPid) g_variant_get_uint32 (value), NULL);
+  g_assert_cmpuint (children->len, ==, 1);
+  return g_array_index (children, GPid, 0);
+}
+
+/* The spare: once the session is quiet, pid 1 keeps exactly one idle
+ * supervisor. Waits (up to 20 s) until one and the same sleeps there for
+ * a few looks in a row. */
+static GPid
+wait_for_spare (GPid init)
+{
+  g_autofree char *comm = read_comm (init);
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  GPid seen = 0;
+  guint steady = 0;
+
+  g_assert_nonnull (comm);
+  while (steady < 5)
+    {
+      g_autoptr(GArray) supervisors = children_of (init, comm);
+      GPid ppid = 0;
+      char state = 0;
+
+      if (supervisors->len == 1 && g_array_index (supervisors, GPid, 0) == seen &&
+          read_stat (seen, &state, &ppid) && state == 'S')
+        steady++;
+      else
+        {
+          steady = 0;
+          seen = supervisors->len == 1 ? g_array_index (supervisors, GPid, 0) : 0;
+        }
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (50 * 1000);
+    }
+  return seen;
+}
+
+/* Sends PID SIGSTOP and waits until it is stopped. */
+static void
+stop_process (GPid pid)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  GPid ppid = 0;
+  char state = 0;
+
+  g_assert_no_errno (kill (pid, SIGSTOP));
+  while (read_stat (pid, &state, &ppid) && state != 'T')
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+  g_assert_cmpint (state, ==, 'T');
+}
+
+/* Any process of the session can SIGSTOP the spare supervisor (the same
+ * user, the same Landlock domain). The next Run still answers: pid 1
+ * resumes the spare as it hands it the command. */
+static void
+test_safe_stopped_spare_answers (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) first = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GVariant) again = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *out_again = NULL;
+  GPid spare;
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  /* A first command: pid 1 keeps a spare from then on. */
+  first = run (connection, session, "true", 0, NULL, &error);
+  g_assert_no_error (error);
+  spare = wait_for_spare (sandbox_init_pid (connection, session));
+  stop_process (spare);
+
+  result = run (connection, session, "echo ok", 0, NULL, &error);
+  g_assert_no_error (error);
+  out = lookup_bytes (result, "stdout");
+  g_assert_cmpstr (out, ==, "ok\n");
+  g_assert_cmpint (lookup_int (result, "exit-status"), ==, 0);
+
+  again = run (connection, session, "echo again", 0, NULL, &error);
+  g_assert_no_error (error);
+  out_again = lookup_bytes (again, "stdout");
+  g_assert_cmpstr (out_again, ==, "again\n");
+  wait_for_no_commands (connection, session);
+}
+
+/* The supervisor of a running command stopped from inside the session:
+ * its command's timeout (a Kill, as Command1.Kill is) still ends it, and
+ * Run answers. */
+static void
+test_safe_stopped_supervisor_timeout (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *session = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-run-stopped-supervisor", NULL);
+  g_autofree char *script = NULL;
+  g_autofree char *state = NULL;
+  g_autoptr(GArray) commands = NULL;
+  gint64 deadline;
+  Pending pending = { NULL, NULL, FALSE };
+  GPid supervisor = 0;
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("exec %s 300", marker);
+  g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
+                          run_parameters (script, "", 3000, NULL), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, pending_done_cb, &pending);
+  paddock_test_wait_for_marked (marker, 1);
+
+  /* The command's parent is its supervisor. */
+  commands = children_of (sandbox_init_pid (connection, session), NULL);
+  for (guint i = 0; i < commands->len && supervisor == 0; i++)
+    {
+      g_autoptr(GArray) below = children_of (g_array_index (commands, GPid, i), NULL);
+
+      for (guint j = 0; j < below->len; j++)
+        {
+          g_autofree char *cmdline_path = g_strdup_printf ("/proc/%d/cmdline", (int) g_array_index (below, GPid, j));
+          g_autofree char *cmdline = NULL;
+
+          if (g_file_get_contents (cmdline_path, &cmdline, NULL, NULL) && strstr (cmdline, marker) != NULL)
+            supervisor = g_array_index (commands, GPid, i);
+        }
+    }
+  g_assert_cmpint (supervisor, >, 0);
+  stop_process (supervisor);
+  g_assert_false (pending.done);
+
+  /* Not for ever: past the timeout, by far. */
+  deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (!pending.done)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (10 * 1000);
+    }
+  g_assert_no_error (pending.error);
+  {
+    g_autoptr(GVariant) result = g_variant_get_child_value (pending.reply, 0);
+
+    state = lookup_string (result, "state");
+  }
+  g_assert_cmpstr (state, ==, "timed-out");
+  paddock_test_wait_for_marked (marker, 0);
+  g_clear_pointer (&pending.reply, g_variant_unref);
+  wait_for_no_commands (connection, session);
+  unlink (marker);
+}
+
 /* Typed errors, before anything runs. */
 /* Released while Run waits (by another client, or the daemon quitting):
  * Run still gets its one answer, an error that says so, and the command's
@@ -1010,6 +1247,8 @@ main (int   argc,
   g_test_add_func ("/run/host/kill-answers", test_host_kill_answers);
   g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
   g_test_add_func ("/run/safe/supervisor-killed-answers", test_safe_supervisor_killed_answers);
+  g_test_add_func ("/run/safe/stopped-spare-answers", test_safe_stopped_spare_answers);
+  g_test_add_func ("/run/safe/stopped-supervisor-timeout", test_safe_stopped_supervisor_timeout);
   g_test_add_func ("/run/host/release-answers", test_host_release_answers);
   g_test_add_func ("/run/safe/release-answers", test_safe_release_answers);
   g_test_add_func ("/run/host/daemon-quit-answers", test_host_daemon_quit_answers);

@@ -1760,6 +1760,13 @@ hand_to_spare (Init               *init,
 {
   int pass[4] = { req->fds[0], req->fds[1], req->fds[2], req->events_fd };
 
+  /* Any process of the session may SIGSTOP the spare (same uid, same
+   * domain): a stopped spare would take the request and never answer it.
+   * SIGCONT resumes it as it is sent, costs one call and does nothing to
+   * a spare that runs; so it is sent rather than the spare's state read
+   * first. A process that stops it again after this still can: the
+   * daemon bounds its wait for "spawned" for that. */
+  kill (init->spare, SIGCONT);
   return send_with_fds (init->spare_chan, raw, raw_len, pass, req->direct ? 4 : 3) == (ssize_t) raw_len;
 }
 
@@ -1877,6 +1884,10 @@ handle_kill (Init     *init,
       return;
     }
   s = (int) sig;
+  /* The supervisor does the killing: one stopped from inside the session
+   * (see hand_to_spare) is resumed first, so that a Kill or a timeout
+   * reaches its command. */
+  kill (command->supervisor, SIGCONT);
   while (send (command->chan, &s, sizeof s, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
     ;
 }
