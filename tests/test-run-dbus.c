@@ -992,6 +992,55 @@ test_safe_stopped_supervisor_timeout (void)
   unlink (marker);
 }
 
+/* Whatever keeps the command's start from being reported (here the whole
+ * sandbox, stopped from outside: the same silence a supervisor stopped
+ * again after pid 1 resumed it gives), Run answers once the daemon's
+ * bound has passed: an error that says why, no command object left, and
+ * the session serves the next Run. */
+static void
+test_safe_spawn_deadline (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  GDBusConnection *connection;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) first = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GVariant) again = NULL;
+  g_autofree char *out = NULL;
+  GPid init;
+
+  /* Short, but long enough for any start on a loaded machine. */
+  g_setenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS", "2000", TRUE);
+  daemon = paddock_test_daemon_new (NULL);
+  g_unsetenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS");
+  connection = paddock_test_daemon_get_connection (daemon);
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+  first = run (connection, session, "true", 0, NULL, &error);
+  g_assert_no_error (error);
+
+  /* From outside its namespace, SIGSTOP reaches pid 1. */
+  init = sandbox_init_pid (connection, session);
+  stop_process (init);
+  result = run (connection, session, "echo lost", 0, NULL, &error);
+  g_assert_null (result);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "supervisor did not answer"));
+  g_clear_error (&error);
+  g_assert_cmpuint (count_command_objects (connection, session), ==, 0);
+
+  g_assert_no_errno (kill (init, SIGCONT));
+  again = run (connection, session, "echo again", 0, NULL, &error);
+  g_assert_no_error (error);
+  out = lookup_bytes (again, "stdout");
+  g_assert_cmpstr (out, ==, "again\n");
+  g_assert_cmpint (lookup_int (again, "exit-status"), ==, 0);
+  wait_for_no_commands (connection, session);
+}
+
 /* Typed errors, before anything runs. */
 /* Released while Run waits (by another client, or the daemon quitting):
  * Run still gets its one answer, an error that says so, and the command's
@@ -1249,6 +1298,7 @@ main (int   argc,
   g_test_add_func ("/run/safe/supervisor-killed-answers", test_safe_supervisor_killed_answers);
   g_test_add_func ("/run/safe/stopped-spare-answers", test_safe_stopped_spare_answers);
   g_test_add_func ("/run/safe/stopped-supervisor-timeout", test_safe_stopped_supervisor_timeout);
+  g_test_add_func ("/run/safe/spawn-deadline", test_safe_spawn_deadline);
   g_test_add_func ("/run/host/release-answers", test_host_release_answers);
   g_test_add_func ("/run/safe/release-answers", test_safe_release_answers);
   g_test_add_func ("/run/host/daemon-quit-answers", test_host_daemon_quit_answers);
