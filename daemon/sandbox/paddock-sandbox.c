@@ -199,7 +199,12 @@
  * supervisor is not dumpable (supervise_command), and the kernel asks for
  * CAP_SYS_PTRACE over that memory whichever process's /proc entry leads
  * to it. What they can do is kill a
- * supervisor (same uid), which closes the channel: the case above. And a
+ * supervisor (same uid), which closes the channel: the case above; or
+ * stop it (SIGSTOP), which would leave its command unanswered: pid 1
+ * resumes a supervisor before it hands it a command or a kill
+ * (hand_to_spare, handle_kill), and the daemon waits a bounded time for
+ * "spawned", then asks for the command's kill (a supervisor kept stopped
+ * does that kill once it runs again, or goes with the session). And a
  * compromised supervisor could only lie about its own command: the daemon
  * reads a channel as the events of the command it made it for (the "id"
  * inside is not trusted), accepts "spawned" once and then only its end,
