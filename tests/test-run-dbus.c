@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "paddock-error.h"
@@ -924,19 +925,47 @@ test_safe_stopped_spare_answers (void)
   wait_for_no_commands (connection, session);
 }
 
-/* The supervisor of a running command stopped from inside the session:
- * its command's timeout (a Kill, as Command1.Kill is) still ends it, and
- * Run answers. */
+/* SIGSTOP to a supervisor for as long as it lives or until told to
+ * stop, as fast as the thread runs: a process of the session that keeps
+ * it stopped. Through a pidfd, so that no other process is ever hit. */
+typedef struct
+{
+  int pidfd;
+  gint done;
+} Stopper;
+
+static gpointer
+stopper_main (gpointer data)
+{
+  Stopper *stopper = data;
+
+  while (!g_atomic_int_get (&stopper->done) &&
+         syscall (SYS_pidfd_send_signal, stopper->pidfd, SIGSTOP, NULL, 0) == 0)
+    ;
+  return NULL;
+}
+
+/* The supervisor of a running command stopped from inside the session,
+ * once (a Kill of SIGNAL_NUMBER still reaches the command: pid 1 resumes
+ * the supervisor first) or KEPT stopped (the timeout's SIGKILL still ends
+ * it: pid 1 sees it stopped and kills its tree, then it, without its
+ * help). Either way Run answers. */
 static void
-test_safe_stopped_supervisor_timeout (void)
+check_stopped_supervisor (gboolean kept,
+                          guint    signal_number)
 {
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GDBusConnection) other = paddock_test_daemon_new_connection (daemon);
+  g_autoptr(GError) error = NULL;
   g_autofree char *session = NULL;
   g_autofree char *marker = g_build_filename (workspace, "marker-run-stopped-supervisor", NULL);
   g_autofree char *script = NULL;
   g_autofree char *state = NULL;
   g_autoptr(GArray) commands = NULL;
+  g_autoptr(GVariant) result = NULL;
+  Stopper stopper = { -1, 0 };
+  GThread *thread = NULL;
   gint64 deadline;
   Pending pending = { NULL, NULL, FALSE };
   GPid supervisor = 0;
@@ -948,8 +977,9 @@ test_safe_stopped_supervisor_timeout (void)
   g_assert_no_errno (symlink ("/bin/sleep", marker));
   script = g_strdup_printf ("exec %s 300", marker);
   g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
-                          run_parameters (script, "", 3000, NULL), G_VARIANT_TYPE ("(a{sv})"),
-                          G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL, pending_done_cb, &pending);
+                          run_parameters (script, "", signal_number == 0 ? 2000 : 0, NULL),
+                          G_VARIANT_TYPE ("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL,
+                          pending_done_cb, &pending);
   paddock_test_wait_for_marked (marker, 1);
 
   /* The command's parent is its supervisor. */
@@ -969,7 +999,22 @@ test_safe_stopped_supervisor_timeout (void)
     }
   g_assert_cmpint (supervisor, >, 0);
   stop_process (supervisor);
+  if (kept)
+    {
+      stopper.pidfd = (int) syscall (SYS_pidfd_open, supervisor, 0);
+      g_assert_cmpint (stopper.pidfd, >=, 0);
+      thread = g_thread_new ("stopper", stopper_main, &stopper);
+    }
   g_assert_false (pending.done);
+
+  if (signal_number != 0)
+    {
+      g_autofree char *command = only_command_path (other, session);
+      g_autoptr(GVariant) killed = paddock_test_call (other, command, "org.paddock.Command1", "Kill",
+                                                      g_variant_new ("(u)", signal_number), NULL, &error);
+
+      g_assert_no_error (error);
+    }
 
   /* Not for ever: past the timeout, by far. */
   deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
@@ -979,17 +1024,41 @@ test_safe_stopped_supervisor_timeout (void)
       if (!g_main_context_iteration (NULL, FALSE))
         g_usleep (10 * 1000);
     }
+  if (thread != NULL)
+    {
+      g_atomic_int_set (&stopper.done, 1);
+      g_thread_join (thread);
+      close (stopper.pidfd);
+    }
   g_assert_no_error (pending.error);
-  {
-    g_autoptr(GVariant) result = g_variant_get_child_value (pending.reply, 0);
-
-    state = lookup_string (result, "state");
-  }
-  g_assert_cmpstr (state, ==, "timed-out");
-  paddock_test_wait_for_marked (marker, 0);
+  result = g_variant_get_child_value (pending.reply, 0);
   g_clear_pointer (&pending.reply, g_variant_unref);
+  state = lookup_string (result, "state");
+  g_assert_cmpstr (state, ==, signal_number == 0 ? "timed-out" : "killed");
+  if (signal_number != 0)
+    g_assert_cmpuint (lookup_uint (result, "signal"), ==, signal_number);
+  else
+    {
+      /* Ended without its supervisor's account, as when a supervisor is
+       * killed (see test_safe_supervisor_killed_answers). */
+      g_assert_cmpint (lookup_int (result, "exit-status"), ==, 255);
+      g_assert_cmpuint (lookup_uint (result, "signal"), ==, 0);
+    }
+  paddock_test_wait_for_marked (marker, 0);
   wait_for_no_commands (connection, session);
   unlink (marker);
+}
+
+static void
+test_safe_stopped_supervisor_kill (void)
+{
+  check_stopped_supervisor (FALSE, SIGTERM);
+}
+
+static void
+test_safe_kept_stopped_supervisor_timeout (void)
+{
+  check_stopped_supervisor (TRUE, 0);
 }
 
 /* Whatever keeps the command's start from being reported (here the whole
@@ -1297,7 +1366,8 @@ main (int   argc,
   g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
   g_test_add_func ("/run/safe/supervisor-killed-answers", test_safe_supervisor_killed_answers);
   g_test_add_func ("/run/safe/stopped-spare-answers", test_safe_stopped_spare_answers);
-  g_test_add_func ("/run/safe/stopped-supervisor-timeout", test_safe_stopped_supervisor_timeout);
+  g_test_add_func ("/run/safe/stopped-supervisor-kill", test_safe_stopped_supervisor_kill);
+  g_test_add_func ("/run/safe/kept-stopped-supervisor-timeout", test_safe_kept_stopped_supervisor_timeout);
   g_test_add_func ("/run/safe/spawn-deadline", test_safe_spawn_deadline);
   g_test_add_func ("/run/host/release-answers", test_host_release_answers);
   g_test_add_func ("/run/safe/release-answers", test_safe_release_answers);
