@@ -1587,10 +1587,10 @@ spawn_deadline_ms (void)
 
 /* No "spawned" in time: the command's supervisor was stopped (or the
  * whole sandbox is). The Exec gets its one answer now, the command's
- * object and channel go, and pid 1 is asked to kill the command: that
- * resumes the supervisor, which then ends whatever it started. pid 1 no
- * longer counts that supervisor as its spare, so later commands do not
- * go to it. */
+ * object and channel go, and pid 1 is asked for the command's SIGKILL:
+ * it kills a supervisor it finds stopped, tree and all, or resumes it,
+ * and it ends what it started. pid 1 no longer counts that supervisor as
+ * its spare, so later commands do not go to it. */
 static gboolean
 paddock_session_impl_spawn_deadline_cb (gpointer user_data)
 {

@@ -1061,6 +1061,68 @@ test_safe_kept_stopped_supervisor_timeout (void)
   check_stopped_supervisor (TRUE, 0);
 }
 
+/* The spare kept stopped by a process of the session, so that pid 1's
+ * SIGCONT as it hands it the command is undone at once: Run answers
+ * all the same, within the daemon's bound (made short here) with an
+ * error that says why, or with the command's result should the spare
+ * have got through before it was stopped again (which one depends on
+ * the scheduler). The next Run, unhindered, runs. */
+static void
+test_safe_kept_stopped_spare_answers (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  GDBusConnection *connection;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) first = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GVariant) again = NULL;
+  g_autofree char *out_again = NULL;
+  Stopper stopper = { -1, 0 };
+  GThread *thread;
+  GPid spare;
+
+  g_setenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS", "2000", TRUE);
+  daemon = paddock_test_daemon_new (NULL);
+  g_unsetenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS");
+  connection = paddock_test_daemon_get_connection (daemon);
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+  first = run (connection, session, "true", 0, NULL, &error);
+  g_assert_no_error (error);
+  spare = wait_for_spare (sandbox_init_pid (connection, session));
+  stop_process (spare);
+  stopper.pidfd = (int) syscall (SYS_pidfd_open, spare, 0);
+  g_assert_cmpint (stopper.pidfd, >=, 0);
+  thread = g_thread_new ("stopper", stopper_main, &stopper);
+
+  result = run (connection, session, "echo ok", 0, NULL, &error);
+  g_atomic_int_set (&stopper.done, 1);
+  g_thread_join (thread);
+  close (stopper.pidfd);
+  if (result == NULL)
+    {
+      g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED);
+      g_assert_nonnull (strstr (error->message, "supervisor did not answer"));
+      g_clear_error (&error);
+      g_assert_cmpuint (count_command_objects (connection, session), ==, 0);
+    }
+  else
+    {
+      g_autofree char *out = lookup_bytes (result, "stdout");
+
+      g_assert_cmpstr (out, ==, "ok\n");
+    }
+
+  again = run (connection, session, "echo again", 0, NULL, &error);
+  g_assert_no_error (error);
+  out_again = lookup_bytes (again, "stdout");
+  g_assert_cmpstr (out_again, ==, "again\n");
+  wait_for_no_commands (connection, session);
+}
+
 /* Whatever keeps the command's start from being reported (here the whole
  * sandbox, stopped from outside: the same silence a supervisor stopped
  * again after pid 1 resumed it gives), Run answers once the daemon's
@@ -1369,6 +1431,7 @@ main (int   argc,
   g_test_add_func ("/run/safe/stopped-supervisor-kill", test_safe_stopped_supervisor_kill);
   g_test_add_func ("/run/safe/kept-stopped-supervisor-timeout", test_safe_kept_stopped_supervisor_timeout);
   g_test_add_func ("/run/safe/spawn-deadline", test_safe_spawn_deadline);
+  g_test_add_func ("/run/safe/kept-stopped-spare-answers", test_safe_kept_stopped_spare_answers);
   g_test_add_func ("/run/host/release-answers", test_host_release_answers);
   g_test_add_func ("/run/safe/release-answers", test_safe_release_answers);
   g_test_add_func ("/run/host/daemon-quit-answers", test_host_daemon_quit_answers);
