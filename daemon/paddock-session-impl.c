@@ -66,6 +66,13 @@
  * paddock_stage_record_baseline_in_thread()): past a start and its first
  * output (a few ms) on a loaded machine, well before anyone reviews. */
 #define BASELINE_DELAY_MS       250
+/* How long an Exec or Run waits for the sandbox to say its command
+ * started: a fork and an exec take milliseconds, but the command's
+ * supervisor runs inside the session, where any process can SIGSTOP it
+ * (see hand_to_spare in paddock-sandbox.c). For tests,
+ * PADDOCK_TEST_SPAWN_DEADLINE_MS=N in the daemon's own environment makes
+ * it N ms. */
+#define SPAWN_DEADLINE_MS       (10 * 1000)
 
 struct _PaddockSessionImpl
 {
@@ -133,8 +140,10 @@ struct _PaddockSessionImpl
   /* Exec'd commands by id (PaddockCommandImpl), and host pids → ids. */
   GHashTable                 *commands;
   GHashTable                 *command_pids;
-  /* Exec calls waiting for the sandbox to say "spawned", by command id. */
+  /* Exec calls waiting for the sandbox to say "spawned", by command id,
+   * and each one's deadline (SpawnDeadline), by the same id. */
   GHashTable                 *pending_execs;
+  GHashTable                 *spawn_deadlines;
   /* Each sandboxed command's own event channel (CommandChannel), by id,
    * until its last event or its end: see paddock_session_impl_open_channel. */
   GHashTable                 *command_channels;
@@ -1278,6 +1287,7 @@ paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
   if (self->pending_execs == NULL)
     return;
 
+  g_hash_table_remove_all (self->spawn_deadlines);
   g_hash_table_iter_init (&iter, self->pending_execs);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
@@ -1286,6 +1296,16 @@ paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
       g_dbus_method_invocation_return_error (value, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "Session %s ended before the command started", self->id);
     }
+}
+
+/* Command ID's Exec call leaves the table of those waiting for "spawned",
+ * with its deadline: it is answered now. */
+static void
+paddock_session_impl_steal_pending_exec (PaddockSessionImpl *self,
+                                         guint32             id)
+{
+  g_hash_table_remove (self->spawn_deadlines, GUINT_TO_POINTER (id));
+  g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER (id));
 }
 
 static gboolean paddock_session_impl_send_control (PaddockSessionImpl  *self,
@@ -1341,7 +1361,7 @@ paddock_session_impl_drop_spawned (PaddockSessionImpl    *self,
       va_start (args, format);
       message = g_strdup_vprintf (format, args);
       va_end (args);
-      g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER (id));
+      paddock_session_impl_steal_pending_exec (self, id);
       g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, message);
     }
   g_signal_handlers_disconnect_by_data (command, self);
@@ -1397,7 +1417,7 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
         }
       if (invocation != NULL)
         {
-          g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
+          paddock_session_impl_steal_pending_exec (self, (guint32) id);
           paddock_session_impl_answer_started (self, invocation, command);
         }
     }
@@ -1405,9 +1425,12 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
     {
       /* Released (its caller left) before it started: it goes at once. */
       paddock_session_impl_kill_in_sandbox (self, (guint32) id);
-      if (invocation != NULL && g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id)))
-        g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                               "Command %u was released before it started", (guint32) id);
+      if (invocation != NULL)
+        {
+          paddock_session_impl_steal_pending_exec (self, (guint32) id);
+          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                                 "Command %u was released before it started", (guint32) id);
+        }
     }
   else if (g_str_equal (name, "spawn-failed"))
     {
@@ -1416,7 +1439,7 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
 
       if (invocation != NULL)
         {
-          g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
+          paddock_session_impl_steal_pending_exec (self, (guint32) id);
           g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR,
                                                  err == ENOENT ? PADDOCK_ERROR_NOT_FOUND :
                                                  err == EINVAL || err == EBADF ? PADDOCK_ERROR_INVALID_ARGUMENT :
@@ -1635,6 +1658,79 @@ paddock_session_impl_supervisor_gone (PaddockSessionImpl *self,
   if (channel == NULL)
     return;   /* its last event was there after all (or it broke the rules) */
   paddock_session_impl_answer_lost_command (self, channel);
+}
+
+/* The bound on one Exec's wait for "spawned" (SPAWN_DEADLINE_MS). */
+typedef struct {
+  PaddockSessionImpl *self;   /* not a reference: the session drops its deadlines with its pending Execs */
+  guint32 id;
+  guint source;
+} SpawnDeadline;
+
+static void
+spawn_deadline_free (SpawnDeadline *deadline)
+{
+  g_clear_handle_id (&deadline->source, g_source_remove);
+  g_free (deadline);
+}
+
+static guint
+spawn_deadline_ms (void)
+{
+  const char *text = g_getenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS");
+  guint64 ms;
+
+  if (text != NULL && g_ascii_string_to_unsigned (text, 10, 1, 3600 * 1000, &ms, NULL))
+    return (guint) ms;
+  return SPAWN_DEADLINE_MS;
+}
+
+/* No "spawned" in time: the command's supervisor was stopped (or the
+ * whole sandbox is). The Exec gets its one answer now, the command's
+ * object and channel go, and pid 1 is asked for the command's SIGKILL:
+ * it kills a supervisor it finds stopped, tree and all, or resumes it,
+ * and it ends what it started. pid 1 no longer counts that supervisor as
+ * its spare, so later commands do not go to it. */
+static gboolean
+paddock_session_impl_spawn_deadline_cb (gpointer user_data)
+{
+  SpawnDeadline *deadline = user_data;
+  PaddockSessionImpl *self = deadline->self;
+  guint32 id = deadline->id;
+  g_autoptr(JsonObject) event = json_object_new ();
+  g_autofree char *message = NULL;
+  int no_fd = -1;
+
+  deadline->source = 0;
+  g_hash_table_remove (self->spawn_deadlines, GUINT_TO_POINTER (id));
+
+  paddock_session_impl_kill_in_sandbox (self, id);
+  /* What its supervisor says after this is about a command already answered. */
+  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
+
+  message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
+                             "(a process in the session may have stopped it); the command is killed",
+                             spawn_deadline_ms ());
+  json_object_set_string_member (event, "event", "spawn-failed");
+  json_object_set_int_member (event, "id", id);
+  json_object_set_int_member (event, "errno", ETIMEDOUT);
+  json_object_set_string_member (event, "message", message);
+  g_message ("Session %s: command %u: %s", self->id, id, message);
+  paddock_session_impl_command_event (self, event, &no_fd);
+  return G_SOURCE_REMOVE;
+}
+
+/* Bounds the wait of command ID's Exec for "spawned". */
+static void
+paddock_session_impl_add_spawn_deadline (PaddockSessionImpl *self,
+                                         guint32             id)
+{
+  SpawnDeadline *deadline = g_new0 (SpawnDeadline, 1);
+
+  deadline->self = self;
+  deadline->id = id;
+  deadline->source = g_timeout_add (spawn_deadline_ms (), paddock_session_impl_spawn_deadline_cb, deadline);
+  g_hash_table_replace (self->spawn_deadlines, GUINT_TO_POINTER (id), deadline);
 }
 
 /* A new channel for command ID: *OUT_REMOTE (CLOEXEC) goes to the
@@ -3378,6 +3474,7 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
           /* Answered when the sandbox says "spawned" or why not; the
            * table holds the handler's reference until then. */
           g_hash_table_insert (self->pending_execs, GUINT_TO_POINTER (id), invocation);
+          paddock_session_impl_add_spawn_deadline (self, id);
           return;
         }
       g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
@@ -3687,6 +3784,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->viewers, g_ptr_array_unref);
   g_clear_pointer (&self->commands, g_hash_table_unref);
   g_clear_pointer (&self->pending_execs, g_hash_table_unref);
+  g_clear_pointer (&self->spawn_deadlines, g_hash_table_unref);
   g_clear_pointer (&self->command_channels, g_hash_table_unref);
   g_clear_pointer (&self->caller_watches, g_hash_table_unref);
   g_clear_pointer (&self->command_pids, g_hash_table_unref);
@@ -3727,6 +3825,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   self->pending_execs = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
+  self->spawn_deadlines = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) spawn_deadline_free);
   self->command_channels = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) command_channel_free);
   self->caller_watches = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                 (GDestroyNotify) caller_watch_free);

@@ -8,8 +8,10 @@
 
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "paddock-error.h"
@@ -811,7 +813,8 @@ has_zombie_child (gpointer data)
  * status, not the sandbox's end (137): what its supervisor wrote before
  * the end is read first. Made certain by stopping the daemon while the
  * command and then the sandbox end, so that it learns of both at once:
- * the command waits for /tmp/go, which the agent makes on SIGUSR1 and
+ * the command waits for /tmp/go, which the agent makes on SIGUSR1 (sent
+ * to MainPid, the sandbox's helper, which passes it on through pid 1) and
  * then waits for the command to take, and only then ends (and its
  * sandbox with it). */
 static void
@@ -853,7 +856,7 @@ test_safe_status_before_sandbox_end (void)
   pid = daemon_pid (connection);
   g_assert_cmpint (kill (pid, SIGSTOP), ==, 0);
   g_assert_cmpint (kill ((pid_t) agent, SIGUSR1), ==, 0);
-  /* The sandbox's pid 1 (the daemon's child) has ended: so has the command. */
+  /* The sandbox (the daemon's child, the helper) has ended: so has the command. */
   if (!paddock_test_wait_for (has_zombie_child, GINT_TO_POINTER (pid), 30000))
     {
       kill (pid, SIGCONT);
@@ -881,6 +884,421 @@ test_safe_status_before_sandbox_end (void)
   g_assert_cmpstr (state, ==, "exited");
   g_assert_cmpint (status, ==, 3);
   g_free (state);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The sandbox's supervisors, seen from outside as a user would with ps:
+ * pid 1 is the helper's child (MainPid is the helper), and each command
+ * supervisor a child of pid 1 that, being a fork of it, shares its name;
+ * the agent exec'd a program of its own. */
+
+/* /proc/PID/stat's state letter and parent; FALSE if PID is gone. */
+static gboolean
+read_stat (GPid  pid,
+           char *state,
+           GPid *parent)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *contents = NULL;
+  const char *after;
+  int ppid = 0;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL) ||
+      (after = strrchr (contents, ')')) == NULL ||
+      sscanf (after + 2, "%c %d", state, &ppid) != 2)
+    return FALSE;
+  *parent = (GPid) ppid;
+  return TRUE;
+}
+
+static char *
+read_comm (GPid pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/comm", (int) pid);
+  char *comm = NULL;
+
+  if (!g_file_get_contents (path, &comm, NULL, NULL))
+    return NULL;
+  return g_strchomp (comm);
+}
+
+/* The children of PARENT, those named COMM only unless it is NULL. */
+static GArray *
+children_of (GPid        parent,
+             const char *comm)
+{
+  g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
+  GArray *children = g_array_new (FALSE, FALSE, sizeof (GPid));
+  const char *entry;
+
+  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
+    {
+      GPid pid = (GPid) atoi (entry);
+      g_autofree char *name = NULL;
+      GPid ppid = 0;
+      char state = 0;
+
+      if (g_ascii_isdigit (entry[0]) && read_stat (pid, &state, &ppid) && ppid == parent &&
+          state != 'Z' && (comm == NULL || g_strcmp0 (name = read_comm (pid), comm) == 0))
+        g_array_append_val (children, pid);
+    }
+  return children;
+}
+
+/* The session's pid 1, as the host sees it. */
+static GPid
+sandbox_init_pid (GDBusConnection *connection,
+                  const char      *session)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) children = NULL;
+
+  reply = paddock_test_call (connection, session, "org.freedesktop.DBus.Properties", "Get",
+                             g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
+                             G_VARIANT_TYPE ("(v)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  children = children_of ((GPid) g_variant_get_uint32 (value), NULL);
+  g_assert_cmpuint (children->len, ==, 1);
+  return g_array_index (children, GPid, 0);
+}
+
+/* The spare: once the session is quiet, pid 1 keeps exactly one idle
+ * supervisor. Waits (up to 20 s) until one and the same sleeps there for
+ * a few looks in a row. */
+static GPid
+wait_for_spare (GPid init)
+{
+  g_autofree char *comm = read_comm (init);
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  GPid seen = 0;
+  guint steady = 0;
+
+  g_assert_nonnull (comm);
+  while (steady < 5)
+    {
+      g_autoptr(GArray) supervisors = children_of (init, comm);
+      GPid ppid = 0;
+      char state = 0;
+
+      if (supervisors->len == 1 && g_array_index (supervisors, GPid, 0) == seen &&
+          read_stat (seen, &state, &ppid) && state == 'S')
+        steady++;
+      else
+        {
+          steady = 0;
+          seen = supervisors->len == 1 ? g_array_index (supervisors, GPid, 0) : 0;
+        }
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (50 * 1000);
+    }
+  return seen;
+}
+
+/* Sends PID SIGSTOP and waits until it is stopped. */
+static void
+stop_process (GPid pid)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  GPid ppid = 0;
+  char state = 0;
+
+  g_assert_no_errno (kill (pid, SIGSTOP));
+  while (read_stat (pid, &state, &ppid) && state != 'T')
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+  g_assert_cmpint (state, ==, 'T');
+}
+
+/* Any process of the session can SIGSTOP the spare supervisor (the same
+ * user, the same Landlock domain). The next Run still answers: pid 1
+ * resumes the spare as it hands it the command. */
+static void
+test_safe_stopped_spare_answers (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) first = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GVariant) again = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *out_again = NULL;
+  GPid spare;
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  /* A first command: pid 1 keeps a spare from then on. */
+  first = run (connection, session, "true", 0, NULL, &error);
+  g_assert_no_error (error);
+  spare = wait_for_spare (sandbox_init_pid (connection, session));
+  stop_process (spare);
+
+  result = run (connection, session, "echo ok", 0, NULL, &error);
+  g_assert_no_error (error);
+  out = lookup_bytes (result, "stdout");
+  g_assert_cmpstr (out, ==, "ok\n");
+  g_assert_cmpint (lookup_int (result, "exit-status"), ==, 0);
+
+  again = run (connection, session, "echo again", 0, NULL, &error);
+  g_assert_no_error (error);
+  out_again = lookup_bytes (again, "stdout");
+  g_assert_cmpstr (out_again, ==, "again\n");
+  wait_for_no_commands (connection, session);
+}
+
+/* SIGSTOP to a supervisor for as long as it lives or until told to
+ * stop, as fast as the thread runs: a process of the session that keeps
+ * it stopped. Through a pidfd, so that no other process is ever hit. */
+typedef struct
+{
+  int pidfd;
+  gint done;
+} Stopper;
+
+static gpointer
+stopper_main (gpointer data)
+{
+  Stopper *stopper = data;
+
+  while (!g_atomic_int_get (&stopper->done) &&
+         syscall (SYS_pidfd_send_signal, stopper->pidfd, SIGSTOP, NULL, 0) == 0)
+    ;
+  return NULL;
+}
+
+/* The supervisor of a running command stopped from inside the session,
+ * once (a Kill of SIGNAL_NUMBER still reaches the command: pid 1 resumes
+ * the supervisor first) or KEPT stopped (the timeout's SIGKILL still ends
+ * it: pid 1 sees it stopped and kills its tree, then it, without its
+ * help). Either way Run answers. */
+static void
+check_stopped_supervisor (gboolean kept,
+                          guint    signal_number)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GDBusConnection) other = paddock_test_daemon_new_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-run-stopped-supervisor", NULL);
+  g_autofree char *script = NULL;
+  g_autofree char *state = NULL;
+  g_autoptr(GArray) commands = NULL;
+  g_autoptr(GVariant) result = NULL;
+  Stopper stopper = { -1, 0 };
+  GThread *thread = NULL;
+  gint64 deadline;
+  Pending pending = { NULL, NULL, FALSE };
+  GPid supervisor = 0;
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("exec %s 300", marker);
+  g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
+                          run_parameters (script, "", signal_number == 0 ? 2000 : 0, NULL),
+                          G_VARIANT_TYPE ("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL,
+                          pending_done_cb, &pending);
+  paddock_test_wait_for_marked (marker, 1);
+
+  /* The command's parent is its supervisor. */
+  commands = children_of (sandbox_init_pid (connection, session), NULL);
+  for (guint i = 0; i < commands->len && supervisor == 0; i++)
+    {
+      g_autoptr(GArray) below = children_of (g_array_index (commands, GPid, i), NULL);
+
+      for (guint j = 0; j < below->len; j++)
+        {
+          g_autofree char *cmdline_path = g_strdup_printf ("/proc/%d/cmdline", (int) g_array_index (below, GPid, j));
+          g_autofree char *cmdline = NULL;
+
+          if (g_file_get_contents (cmdline_path, &cmdline, NULL, NULL) && strstr (cmdline, marker) != NULL)
+            supervisor = g_array_index (commands, GPid, i);
+        }
+    }
+  g_assert_cmpint (supervisor, >, 0);
+  stop_process (supervisor);
+  if (kept)
+    {
+      stopper.pidfd = (int) syscall (SYS_pidfd_open, supervisor, 0);
+      g_assert_cmpint (stopper.pidfd, >=, 0);
+      thread = g_thread_new ("stopper", stopper_main, &stopper);
+    }
+  g_assert_false (pending.done);
+
+  if (signal_number != 0)
+    {
+      g_autofree char *command = only_command_path (other, session);
+      g_autoptr(GVariant) killed = paddock_test_call (other, command, "org.paddock.Command1", "Kill",
+                                                      g_variant_new ("(u)", signal_number), NULL, &error);
+
+      g_assert_no_error (error);
+    }
+
+  /* Not for ever: past the timeout, by far. */
+  deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (!pending.done)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (10 * 1000);
+    }
+  if (thread != NULL)
+    {
+      g_atomic_int_set (&stopper.done, 1);
+      g_thread_join (thread);
+      close (stopper.pidfd);
+    }
+  g_assert_no_error (pending.error);
+  result = g_variant_get_child_value (pending.reply, 0);
+  g_clear_pointer (&pending.reply, g_variant_unref);
+  state = lookup_string (result, "state");
+  g_assert_cmpstr (state, ==, signal_number == 0 ? "timed-out" : "killed");
+  if (signal_number != 0)
+    g_assert_cmpuint (lookup_uint (result, "signal"), ==, signal_number);
+  else
+    {
+      /* Ended without its supervisor's account, as when a supervisor is
+       * killed (see test_safe_supervisor_killed_answers). */
+      g_assert_cmpint (lookup_int (result, "exit-status"), ==, 255);
+      g_assert_cmpuint (lookup_uint (result, "signal"), ==, 0);
+    }
+  paddock_test_wait_for_marked (marker, 0);
+  wait_for_no_commands (connection, session);
+  unlink (marker);
+}
+
+static void
+test_safe_stopped_supervisor_kill (void)
+{
+  check_stopped_supervisor (FALSE, SIGTERM);
+}
+
+static void
+test_safe_kept_stopped_supervisor_timeout (void)
+{
+  check_stopped_supervisor (TRUE, 0);
+}
+
+/* The spare kept stopped by a process of the session, so that pid 1's
+ * SIGCONT as it hands it the command is undone at once: Run answers
+ * all the same, within the daemon's bound (made short here) with an
+ * error that says why, or with the command's result should the spare
+ * have got through before it was stopped again (which one depends on
+ * the scheduler). The next Run, unhindered, runs. */
+static void
+test_safe_kept_stopped_spare_answers (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  GDBusConnection *connection;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) first = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GVariant) again = NULL;
+  g_autofree char *out_again = NULL;
+  Stopper stopper = { -1, 0 };
+  GThread *thread;
+  GPid spare;
+
+  g_setenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS", "2000", TRUE);
+  daemon = paddock_test_daemon_new (NULL);
+  g_unsetenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS");
+  connection = paddock_test_daemon_get_connection (daemon);
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+  first = run (connection, session, "true", 0, NULL, &error);
+  g_assert_no_error (error);
+  spare = wait_for_spare (sandbox_init_pid (connection, session));
+  stop_process (spare);
+  stopper.pidfd = (int) syscall (SYS_pidfd_open, spare, 0);
+  g_assert_cmpint (stopper.pidfd, >=, 0);
+  thread = g_thread_new ("stopper", stopper_main, &stopper);
+
+  result = run (connection, session, "echo ok", 0, NULL, &error);
+  g_atomic_int_set (&stopper.done, 1);
+  g_thread_join (thread);
+  close (stopper.pidfd);
+  if (result == NULL)
+    {
+      g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED);
+      g_assert_nonnull (strstr (error->message, "supervisor did not answer"));
+      g_clear_error (&error);
+      g_assert_cmpuint (count_command_objects (connection, session), ==, 0);
+    }
+  else
+    {
+      g_autofree char *out = lookup_bytes (result, "stdout");
+
+      g_assert_cmpstr (out, ==, "ok\n");
+    }
+
+  again = run (connection, session, "echo again", 0, NULL, &error);
+  g_assert_no_error (error);
+  out_again = lookup_bytes (again, "stdout");
+  g_assert_cmpstr (out_again, ==, "again\n");
+  wait_for_no_commands (connection, session);
+}
+
+/* Whatever keeps the command's start from being reported (here the whole
+ * sandbox, stopped from outside: the same silence a supervisor stopped
+ * again after pid 1 resumed it gives), Run answers once the daemon's
+ * bound has passed: an error that says why, no command object left, and
+ * the session serves the next Run. */
+static void
+test_safe_spawn_deadline (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  GDBusConnection *connection;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) first = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GVariant) again = NULL;
+  g_autofree char *out = NULL;
+  GPid init;
+
+  /* Short, but long enough for any start on a loaded machine. */
+  g_setenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS", "2000", TRUE);
+  daemon = paddock_test_daemon_new (NULL);
+  g_unsetenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS");
+  connection = paddock_test_daemon_get_connection (daemon);
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+  first = run (connection, session, "true", 0, NULL, &error);
+  g_assert_no_error (error);
+
+  /* From outside its namespace, SIGSTOP reaches pid 1. */
+  init = sandbox_init_pid (connection, session);
+  stop_process (init);
+  result = run (connection, session, "echo lost", 0, NULL, &error);
+  g_assert_null (result);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "supervisor did not answer"));
+  g_clear_error (&error);
+  g_assert_cmpuint (count_command_objects (connection, session), ==, 0);
+
+  g_assert_no_errno (kill (init, SIGCONT));
+  again = run (connection, session, "echo again", 0, NULL, &error);
+  g_assert_no_error (error);
+  out = lookup_bytes (again, "stdout");
+  g_assert_cmpstr (out, ==, "again\n");
+  g_assert_cmpint (lookup_int (again, "exit-status"), ==, 0);
+  wait_for_no_commands (connection, session);
 }
 
 /* Typed errors, before anything runs. */
@@ -1139,6 +1557,11 @@ main (int   argc,
   g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
   g_test_add_func ("/run/safe/supervisor-killed-answers", test_safe_supervisor_killed_answers);
   g_test_add_func ("/run/safe/status-before-sandbox-end", test_safe_status_before_sandbox_end);
+  g_test_add_func ("/run/safe/stopped-spare-answers", test_safe_stopped_spare_answers);
+  g_test_add_func ("/run/safe/stopped-supervisor-kill", test_safe_stopped_supervisor_kill);
+  g_test_add_func ("/run/safe/kept-stopped-supervisor-timeout", test_safe_kept_stopped_supervisor_timeout);
+  g_test_add_func ("/run/safe/spawn-deadline", test_safe_spawn_deadline);
+  g_test_add_func ("/run/safe/kept-stopped-spare-answers", test_safe_kept_stopped_spare_answers);
   g_test_add_func ("/run/host/release-answers", test_host_release_answers);
   g_test_add_func ("/run/safe/release-answers", test_safe_release_answers);
   g_test_add_func ("/run/host/daemon-quit-answers", test_host_daemon_quit_answers);

@@ -199,7 +199,12 @@
  * supervisor is not dumpable (supervise_command), and the kernel asks for
  * CAP_SYS_PTRACE over that memory whichever process's /proc entry leads
  * to it. What they can do is kill a
- * supervisor (same uid), which closes the channel: the case above. And a
+ * supervisor (same uid), which closes the channel: the case above; or
+ * stop it (SIGSTOP), which would leave its command unanswered: pid 1
+ * resumes a supervisor before it hands it a command or a signal
+ * (hand_to_spare, handle_kill) and kills the tree of one it finds stopped
+ * when asked for SIGKILL, and the daemon waits a bounded time for
+ * "spawned", then asks for the command's SIGKILL. And a
  * compromised supervisor could only lie about its own command: the daemon
  * reads a channel as the events of the command it made it for (the "id"
  * inside is not trusted), accepts "spawned" once and then only its end,
@@ -1760,6 +1765,13 @@ hand_to_spare (Init               *init,
 {
   int pass[4] = { req->fds[0], req->fds[1], req->fds[2], req->events_fd };
 
+  /* Any process of the session may SIGSTOP the spare (same uid, same
+   * domain): a stopped spare would take the request and never answer it.
+   * SIGCONT resumes it as it is sent, costs one call and does nothing to
+   * a spare that runs; so it is sent rather than the spare's state read
+   * first. A process that stops it again after this still can: the
+   * daemon bounds its wait for "spawned" for that. */
+  kill (init->spare, SIGCONT);
   return send_with_fds (init->spare_chan, raw, raw_len, pass, req->direct ? 4 : 3) == (ssize_t) raw_len;
 }
 
@@ -1856,6 +1868,65 @@ started:
   command->idle = FALSE;
 }
 
+/* PID's state letter in /proc/PID/stat ('T' stopped, 'Z' zombie…), or
+ * 0 if it cannot be read (gone). */
+static char
+process_state (pid_t pid)
+{
+  char path[64];
+  char buf[512];
+  paddock_autofd int fd = -1;
+  const char *end;
+  ssize_t n;
+
+  g_snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  while ((n = read (fd, buf, sizeof buf - 1)) < 0 && errno == EINTR)
+    ;
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  /* The name in parentheses may hold anything: the state follows the last ')'. */
+  end = strrchr (buf, ')');
+  return end != NULL && end[1] == ' ' ? end[2] : 0;
+}
+
+/* SIGKILL to the command tree of a SUPERVISOR that a process of the
+ * session keeps stopped (see handle_kill), without its help, and then to
+ * it. Stopped, it reaps none of its children, and as a subreaper it is
+ * handed the children of each that dies: killing its living children
+ * until none is left kills the whole tree, and no pid signalled can have
+ * been reused (they are its unreaped children). Its channel's end then
+ * answers the command (handle_supervisor). Bounded: what still lives
+ * after that (a supervisor resumed meanwhile reaps, and kills the rest
+ * itself) goes with the session. */
+static void
+kill_stopped_supervisor (pid_t supervisor)
+{
+  char path[64];
+
+  g_snprintf (path, sizeof path, "/proc/%d/task/%d/children", (int) supervisor, (int) supervisor);
+  for (guint round = 0; round < 200; round++)
+    {
+      pid_t children[512];
+      guint n = list_children (path, children, G_N_ELEMENTS (children));
+      guint living = 0;
+
+      for (guint i = 0; i < n; i++)
+        if (process_state (children[i]) != 'Z')
+          {
+            kill (children[i], SIGKILL);
+            living++;
+          }
+      if (living == 0)
+        break;
+      g_usleep (1000);
+    }
+  kill (supervisor, SIGKILL);
+}
+
 static void
 handle_kill (Init     *init,
              GVariant *request,
@@ -1877,6 +1948,17 @@ handle_kill (Init     *init,
       return;
     }
   s = (int) sig;
+  /* The supervisor does the killing. A process of the session may have
+   * stopped it (see hand_to_spare), and may stop it again as soon as it
+   * is resumed: a SIGKILL (a timeout's, a caller's leaving) then does not
+   * wait for it. Nothing else stops a supervisor. */
+  if (s == SIGKILL && process_state (command->supervisor) == 'T')
+    {
+      kill_stopped_supervisor (command->supervisor);
+      return;
+    }
+  /* Any other signal: it is resumed first, so that it reaches the command. */
+  kill (command->supervisor, SIGCONT);
   while (send (command->chan, &s, sizeof s, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
     ;
 }
