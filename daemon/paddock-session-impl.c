@@ -1371,6 +1371,7 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
 
   if (g_str_equal (name, "spawned") && command != NULL)
     {
+      GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self));
       g_autoptr(GError) error = NULL;
 
       /* A command on a terminal comes with the terminal the sandbox made:
@@ -1387,12 +1388,15 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
        * no PropertiesChanged for a "starting" nobody could see goes to
        * every listener (and through the bus) with each command. */
       paddock_command_impl_started (command, 0);
-      if (!g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
-                                             g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+      /* A session no longer on the bus (destroyed, with a sandbox that
+       * outlived its SIGKILL and a "spawned" still on its way) has nowhere
+       * to publish it. */
+      if (connection == NULL ||
+          !g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command), connection,
                                              paddock_command_impl_get_object_path (command), &error))
         {
-          paddock_session_impl_drop_spawned (self, command, invocation,
-                                             "The command could not be published: %s", error->message);
+          paddock_session_impl_drop_spawned (self, command, invocation, "The command could not be published: %s",
+                                             error != NULL ? error->message : "its session is gone");
           return;
         }
       if (invocation != NULL)
