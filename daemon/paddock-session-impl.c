@@ -4008,15 +4008,23 @@ paddock_session_impl_new_from_record (const char  *record_path,
 
 /* Starts ending what an earlier daemon left running of this restored
  * session: SIGTERM now, SIGKILL at @kill_at (the same moment for every
- * session restored at once: one grace for all). Returns at once. */
+ * session restored at once: one grace for all). Returns once the record
+ * that names them is on disk (written at the restore, see
+ * paddock_session_impl_save_leftovers()), not waiting for them. */
 void
 paddock_session_impl_end_leftovers (PaddockSessionImpl *self,
                                     gint64              kill_at)
 {
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
-  if (self->leftovers != NULL)
-    _paddock_session_leftovers_begin (self->leftovers, kill_at);
+  if (self->leftovers == NULL)
+    return;
+  /* The SIGTERM may end the agent, after which only that record leads a
+   * daemon killed meanwhile to what ignores it (without a cgroup). Every
+   * restored record is queued by now: the first session's flush writes
+   * them all, the others' find nothing left to wait for. */
+  paddock_record_writer_flush ();
+  _paddock_session_leftovers_begin (self->leftovers, kill_at);
 }
 
 void
