@@ -1374,6 +1374,12 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
       GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self));
       g_autoptr(GError) error = NULL;
 
+      /* Once per command (pid 1 says it once): a second would start its
+       * streams again, their first sources left to fire on a command
+       * freed when its export failed. */
+      if (g_strcmp0 (paddock_ipc_command1_get_state (PADDOCK_IPC_COMMAND1 (command)), "starting") != 0)
+        return;
+
       /* A command on a terminal comes with the terminal the sandbox made:
        * no terminal, no command. */
       if (paddock_command_impl_needs_terminal (command) &&
@@ -1430,6 +1436,9 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
         }
       if (command != NULL)
         {
+          /* Not exported unless it was said "spawned" before, which
+           * pid 1 never does. */
+          unexport_command (command);
           g_signal_handlers_disconnect_by_data (command, self);
           g_hash_table_remove (self->commands, GUINT_TO_POINTER ((guint32) id));
         }
