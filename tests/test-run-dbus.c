@@ -8,6 +8,7 @@
 
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -772,39 +773,55 @@ daemon_pid (GDBusConnection *connection)
   return (GPid) pid;
 }
 
-/* TRUE once one of PID's children is a zombie (it ended, and PID, stopped,
- * has not reaped it). */
+/* PID's state letter and parent, from /proc/PID/stat; FALSE once it is
+ * gone. */
 static gboolean
-has_zombie_child (gpointer data)
+read_process (GPid  pid,
+              char *state,
+              GPid *parent)
 {
-  GPid pid = GPOINTER_TO_INT (data);
-  g_autofree char *task_dir = g_strdup_printf ("/proc/%d/task", pid);
-  g_autoptr(GDir) tasks = g_dir_open (task_dir, 0, NULL);
-  const char *task;
+  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", pid);
+  g_autofree char *stat = NULL;
+  const char *end;
+  int ppid = 0;
 
-  while (tasks != NULL && (task = g_dir_read_name (tasks)) != NULL)
+  if (!g_file_get_contents (stat_path, &stat, NULL, NULL) || (end = strrchr (stat, ')')) == NULL ||
+      sscanf (end + 1, " %c %d", state, &ppid) != 2)
+    return FALSE;
+  *parent = (GPid) ppid;
+  return TRUE;
+}
+
+/* The daemon's child that runs the session whose agent is AGENT (the
+ * sandbox: one of the agent's ancestors), or 0. */
+static GPid
+sandbox_of (GPid daemon,
+            GPid agent)
+{
+  GPid pid = agent;
+
+  for (guint depth = 0; depth < 32 && pid > 1; depth++)
     {
-      g_autofree char *children_path = g_strdup_printf ("%s/%s/children", task_dir, task);
-      g_autofree char *children = NULL;
-      g_auto(GStrv) pids = NULL;
+      GPid parent = 0;
+      char state = 0;
 
-      if (!g_file_get_contents (children_path, &children, NULL, NULL))
-        continue;
-      pids = g_strsplit_set (g_strstrip (children), " ", -1);
-      for (guint i = 0; pids[i] != NULL; i++)
-        {
-          g_autofree char *stat_path = g_strdup_printf ("/proc/%s/stat", pids[i]);
-          g_autofree char *stat = NULL;
-          const char *end;
-
-          if (pids[i][0] == '\0' || !g_file_get_contents (stat_path, &stat, NULL, NULL))
-            continue;
-          end = strrchr (stat, ')');
-          if (end != NULL && end[1] == ' ' && end[2] == 'Z')
-            return TRUE;
-        }
+      if (!read_process (pid, &state, &parent))
+        return 0;
+      if (parent == daemon)
+        return pid;
+      pid = parent;
     }
-  return FALSE;
+  return 0;
+}
+
+/* TRUE once PID has ended and its parent (stopped) has not reaped it. */
+static gboolean
+is_zombie (gpointer data)
+{
+  GPid parent = 0;
+  char state = 0;
+
+  return read_process (GPOINTER_TO_INT (data), &state, &parent) && state == 'Z';
 }
 
 /* A command that ended just before its sandbox did reports its own exit
@@ -812,14 +829,17 @@ has_zombie_child (gpointer data)
  * the end is read first. Made certain by stopping the daemon while the
  * command and then the sandbox end, so that it learns of both at once:
  * the command waits for /tmp/go, which the agent makes on SIGUSR1 and
- * then waits for the command to take, and only then ends (and its
- * sandbox with it). */
+ * then waits for the command to take; the agent ends (and its sandbox
+ * with it) once the command's supervisor has reaped it (it reports just
+ * after) and a moment more, and the daemon goes on once that very
+ * sandbox is over. */
 static void
 test_safe_status_before_sandbox_end (void)
 {
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
-  const char *argv[] = { "sh", "-c", "while [ ! -e /tmp/go ]; do sleep 0.02; done; rm -f /tmp/go; exit 3", NULL };
+  const char *argv[] = { "sh", "-c", "echo $$ > /tmp/command; while [ ! -e /tmp/go ]; do sleep 0.02; done; "
+                         "rm -f /tmp/go; exit 3", NULL };
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) main_pid = NULL;
   g_autoptr(GVariant) value = NULL;
@@ -828,11 +848,13 @@ test_safe_status_before_sandbox_end (void)
   const char *command;
   guint32 agent = 0;
   GPid pid;
+  GPid sandbox;
   gint32 status = G_MININT32;
   char *state = NULL;
 
   session = create_session (connection, "safe",
-                            "trap 'touch /tmp/go; while [ -e /tmp/go ]; do sleep 0.02; done; sleep 0.2; exit 0' USR1; "
+                            "trap 'touch /tmp/go; while [ -e /tmp/go ]; do sleep 0.02; done; "
+                            "while [ -e /proc/$(cat /tmp/command) ]; do sleep 0.02; done; sleep 0.2; exit 0' USR1; "
                             "while :; do sleep 0.05; done");
   if (session == NULL)
     return;
@@ -851,10 +873,12 @@ test_safe_status_before_sandbox_end (void)
   g_variant_get (reply, "(&o)", &command);
 
   pid = daemon_pid (connection);
+  sandbox = sandbox_of (pid, (GPid) agent);
+  g_assert_cmpint (sandbox, >, 0);
   g_assert_cmpint (kill (pid, SIGSTOP), ==, 0);
   g_assert_cmpint (kill ((pid_t) agent, SIGUSR1), ==, 0);
-  /* The sandbox's pid 1 (the daemon's child) has ended: so has the command. */
-  if (!paddock_test_wait_for (has_zombie_child, GINT_TO_POINTER (pid), 30000))
+  /* The sandbox (the daemon's child) has ended: so has the command. */
+  if (!paddock_test_wait_for (is_zombie, GINT_TO_POINTER (sandbox), 30000))
     {
       kill (pid, SIGCONT);
       g_error ("the sandbox did not end within 30 s");
