@@ -3516,13 +3516,13 @@ _paddock_session_impl_get_stage (PaddockSessionImpl *self)
   return self->stage;
 }
 
-/* A restored session whose leftovers are being ended is listed as it was
- * ("running", with its process count), but it has no sandbox of ours, no
- * supervisor to run anything in, no network to forward to or set a policy
- * on, and no cgroup of ours to hold its processes still while the stage is
- * read for an apply: calls that need any of that are answered Busy (the
- * session says "stopped" soon, after at most the grace and the SIGKILL).
- * Returns TRUE when it answered @invocation. */
+/* A restored session whose leftovers are being ended is listed as its
+ * record said (mostly "running", with its process count), but it has no
+ * sandbox of ours, no supervisor to run anything in, no network to forward
+ * to or set a policy on, and no cgroup of ours to hold its processes still
+ * while the stage is read for an apply: calls that need any of that are
+ * answered Busy (the session says how it ended, as its record has it,
+ * once they are gone). Returns TRUE when it answered @invocation. */
 gboolean
 _paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
                                         GDBusMethodInvocation *invocation)
@@ -3532,7 +3532,8 @@ _paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
 
   g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                          "Session %s is not running: what an earlier daemon left running "
-                                         "of it is being ended (it says stopped once that is done)", self->id);
+                                         "of it is being ended (it says %s once that is done)", self->id,
+                                         self->leftovers_final_state);
   return TRUE;
 }
 

@@ -1505,6 +1505,8 @@ test_restart_leftovers_hold_the_stage (void)
         g_test_message ("%s: %s", calls[i].method, error != NULL ? error->message : "accepted");
         g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
         g_assert_nonnull (strstr (error->message, "being ended"));
+        /* What it will say: what its record said, not "stopped". */
+        g_assert_nonnull (strstr (error->message, "it says exited"));
         g_clear_error (&error);
       }
   }
