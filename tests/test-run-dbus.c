@@ -907,6 +907,96 @@ test_safe_status_before_sandbox_end (void)
   g_free (state);
 }
 
+/* Every State a Command1 PropertiesChanged carries, as "PATH STATE". */
+static void
+command_state_changed_cb (GDBusConnection *connection,
+                          const char      *sender_name,
+                          const char      *object_path,
+                          const char      *interface_name,
+                          const char      *signal_name,
+                          GVariant        *parameters,
+                          gpointer         user_data)
+{
+  GPtrArray *seen = user_data;
+  g_autoptr(GVariant) changed = g_variant_get_child_value (parameters, 1);
+  const char *state;
+
+  if (g_variant_lookup (changed, "State", "&s", &state))
+    g_ptr_array_add (seen, g_strdup_printf ("%s %s", object_path, state));
+}
+
+typedef struct
+{
+  GPtrArray  *seen;
+  const char *ended;   /* "PATH exited" */
+} StatesSeen;
+
+static gboolean
+state_was_seen (gpointer data)
+{
+  StatesSeen *states = data;
+
+  for (guint i = 0; i < states->seen->len; i++)
+    if (g_str_equal (g_ptr_array_index (states->seen, i), states->ended))
+      return TRUE;
+  return FALSE;
+}
+
+/* A sandboxed command is published once it runs: its first State is
+ * "running" (never the undocumented "starting" it had before it ran), and
+ * the only State a listener is sent is its end. */
+static void
+test_safe_command_published_running (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  const char *argv[] = { "sh", "-c", "sleep 0.5", NULL };
+  g_autoptr(GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) properties = NULL;
+  g_autoptr(GVariant) all = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *ended = NULL;
+  g_autofree char *first_state = NULL;
+  StatesSeen states;
+  const char *command;
+  guint subscription;
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+  /* In place before the Exec: the bus handles our messages in order. */
+  subscription = g_dbus_connection_signal_subscribe (connection, NULL, "org.freedesktop.DBus.Properties",
+                                                     "PropertiesChanged", NULL, "org.paddock.Command1",
+                                                     G_DBUS_SIGNAL_FLAGS_NONE, command_state_changed_cb,
+                                                     g_ptr_array_ref (seen), (GDestroyNotify) g_ptr_array_unref);
+
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
+                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
+                             G_VARIANT_TYPE ("(o)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(&o)", &command);
+  properties = paddock_test_call (connection, command, "org.freedesktop.DBus.Properties", "GetAll",
+                                  g_variant_new ("(s)", "org.paddock.Command1"),
+                                  G_VARIANT_TYPE ("(a{sv})"), &error);
+  g_assert_no_error (error);
+  all = g_variant_get_child_value (properties, 0);
+  g_assert_true (g_variant_lookup (all, "State", "s", &first_state));
+  g_assert_true (g_str_equal (first_state, "running") || g_str_equal (first_state, "exited"));
+
+  ended = g_strdup_printf ("%s exited", command);
+  states.seen = seen;
+  states.ended = ended;
+  g_assert_true (paddock_test_wait_for (state_was_seen, &states, 30000));
+  g_dbus_connection_signal_unsubscribe (connection, subscription);
+  for (guint i = 0; i < seen->len; i++)
+    {
+      g_test_message ("State: %s", (const char *) g_ptr_array_index (seen, i));
+      g_assert_cmpstr (g_ptr_array_index (seen, i), ==, ended);
+    }
+}
+
 /* Typed errors, before anything runs. */
 /* Released while Run waits (by another client, or the daemon quitting):
  * Run still gets its one answer, an error that says so, and the command's
@@ -1163,6 +1253,7 @@ main (int   argc,
   g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
   g_test_add_func ("/run/safe/supervisor-killed-answers", test_safe_supervisor_killed_answers);
   g_test_add_func ("/run/safe/status-before-sandbox-end", test_safe_status_before_sandbox_end);
+  g_test_add_func ("/run/safe/command-published-running", test_safe_command_published_running);
   g_test_add_func ("/run/host/release-answers", test_host_release_answers);
   g_test_add_func ("/run/safe/release-answers", test_safe_release_answers);
   g_test_add_func ("/run/host/daemon-quit-answers", test_host_daemon_quit_answers);
