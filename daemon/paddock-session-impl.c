@@ -1955,6 +1955,11 @@ paddock_session_impl_exited_cb (GPid     pid,
           if (channel != NULL)
             paddock_session_impl_drain_channel (self, channel);
         }
+      /* And what pid 1 relayed before it ended (a command on a terminal
+       * reports through it). A sandbox that never said "started" is read
+       * below instead, where that is handled. */
+      if (self->ready_func == NULL)
+        paddock_session_impl_drain_control (self);
     }
   paddock_session_impl_fail_pending_execs (self);
   /* Its network namespace went with it: nothing can use the proxy now. */

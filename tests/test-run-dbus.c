@@ -834,7 +834,7 @@ is_zombie (gpointer data)
  * after) and a moment more, and the daemon goes on once that very
  * sandbox is over. */
 static void
-test_safe_status_before_sandbox_end (void)
+status_before_sandbox_end (gboolean tty)
 {
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
@@ -867,7 +867,7 @@ test_safe_status_before_sandbox_end (void)
   g_assert_cmpuint (agent, >, 0);
 
   reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
-                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
+                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, tty),
                              G_VARIANT_TYPE ("(o)"), &error);
   g_assert_no_error (error);
   g_variant_get (reply, "(&o)", &command);
@@ -905,6 +905,20 @@ test_safe_status_before_sandbox_end (void)
   g_assert_cmpstr (state, ==, "exited");
   g_assert_cmpint (status, ==, 3);
   g_free (state);
+}
+
+/* Its events on a channel of its own. */
+static void
+test_safe_status_before_sandbox_end (void)
+{
+  status_before_sandbox_end (FALSE);
+}
+
+/* On a terminal: its events relayed by pid 1. */
+static void
+test_safe_status_before_sandbox_end_tty (void)
+{
+  status_before_sandbox_end (TRUE);
 }
 
 /* Every State a Command1 PropertiesChanged carries, as "PATH STATE". */
@@ -1253,6 +1267,7 @@ main (int   argc,
   g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
   g_test_add_func ("/run/safe/supervisor-killed-answers", test_safe_supervisor_killed_answers);
   g_test_add_func ("/run/safe/status-before-sandbox-end", test_safe_status_before_sandbox_end);
+  g_test_add_func ("/run/safe/status-before-sandbox-end-tty", test_safe_status_before_sandbox_end_tty);
   g_test_add_func ("/run/safe/command-published-running", test_safe_command_published_running);
   g_test_add_func ("/run/host/release-answers", test_host_release_answers);
   g_test_add_func ("/run/safe/release-answers", test_safe_release_answers);
