@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 #include <sched.h>
@@ -3982,6 +3983,33 @@ paddock_session_impl_new_from_record (const char  *record_path,
             _paddock_leftover_pin (leftovers, (pid_t) named_pid, (guint64) named_start_time);
         }
     }
+
+  /* A host agent gone (an earlier sweep's SIGTERM ended it) while some of
+   * what it led, named above, still runs: its process session outlives it,
+   * and the kernel keeps its number (the agent's pid) taken for as long as
+   * any member has it. So what was forked since, named nowhere, is found
+   * through it, now and at the SIGKILL, as if the agent were there. The
+   * member's session is read while its pidfd says it still runs, so it is
+   * that process's. */
+  if (self->pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 &&
+      !json_object_get_boolean_member_with_default (record, "sandboxed", TRUE))
+    for (guint i = 0; i < leftovers->len; i++)
+      {
+        const PaddockLeftover *leftover = &g_array_index (leftovers, PaddockLeftover, i);
+        PaddockProcStat stat;
+
+        if (paddock_proc_stat_read ((guint32) leftover->pid, FALSE, &stat) && stat.session == (int) pid &&
+            poll (&(struct pollfd) { .fd = leftover->pidfd, .events = POLLIN }, 1, 0) == 0)
+          {
+            self->pid = (pid_t) pid;
+            self->pid_start_time = (guint64) json_object_get_int_member_with_default (record, "pid_start_time", 0);
+            self->sandboxed = FALSE;
+            self->reaped = FALSE;
+            _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
+            self->reaped = TRUE;
+            break;
+          }
+      }
 
   /* An empty cgroup goes now. */
   if (leftovers->len == 0 && cgroup != NULL && paddock_cgroup_remove (cgroup))
