@@ -1380,6 +1380,14 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
        * freed when its export failed. */
       if (g_strcmp0 (paddock_ipc_command1_get_state (PADDOCK_IPC_COMMAND1 (command)), "starting") != 0)
         return;
+      /* Its Exec or Run was answered already, that it did not start: the
+       * sandbox's end was seen first (paddock_session_impl_fail_pending_execs)
+       * and this was read after. Nobody knows its path: not published. */
+      if (invocation == NULL)
+        {
+          paddock_session_impl_drop_spawned (self, command, NULL, "%s", "answered already");
+          return;
+        }
 
       /* A command on a terminal comes with the terminal the sandbox made:
        * no terminal, no command. */
@@ -1406,11 +1414,8 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
                                              error != NULL ? error->message : "its session is gone");
           return;
         }
-      if (invocation != NULL)
-        {
-          g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
-          paddock_session_impl_answer_started (self, invocation, command);
-        }
+      g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
+      paddock_session_impl_answer_started (self, invocation, command);
     }
   else if (g_str_equal (name, "spawned"))
     {
