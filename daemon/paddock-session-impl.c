@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 #include <sched.h>
@@ -1391,7 +1392,22 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
 
   if (g_str_equal (name, "spawned") && command != NULL)
     {
+      GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self));
       g_autoptr(GError) error = NULL;
+
+      /* Once per command (pid 1 says it once): a second would start its
+       * streams again, their first sources left to fire on a command
+       * freed when its export failed. */
+      if (g_strcmp0 (paddock_ipc_command1_get_state (PADDOCK_IPC_COMMAND1 (command)), "starting") != 0)
+        return;
+      /* Its Exec or Run was answered already, that it did not start: the
+       * sandbox's end was seen first (paddock_session_impl_fail_pending_execs)
+       * and this was read after. Nobody knows its path: not published. */
+      if (invocation == NULL)
+        {
+          paddock_session_impl_drop_spawned (self, command, NULL, "%s", "answered already");
+          return;
+        }
 
       /* A command on a terminal comes with the terminal the sandbox made:
        * no terminal, no command. */
@@ -1407,19 +1423,19 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
        * no PropertiesChanged for a "starting" nobody could see goes to
        * every listener (and through the bus) with each command. */
       paddock_command_impl_started (command, 0);
-      if (!g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
-                                             g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+      /* A session no longer on the bus (destroyed, with a sandbox that
+       * outlived its SIGKILL and a "spawned" still on its way) has nowhere
+       * to publish it. */
+      if (connection == NULL ||
+          !g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command), connection,
                                              paddock_command_impl_get_object_path (command), &error))
         {
-          paddock_session_impl_drop_spawned (self, command, invocation,
-                                             "The command could not be published: %s", error->message);
+          paddock_session_impl_drop_spawned (self, command, invocation, "The command could not be published: %s",
+                                             error != NULL ? error->message : "its session is gone");
           return;
         }
-      if (invocation != NULL)
-        {
-          paddock_session_impl_steal_pending_exec (self, (guint32) id);
-          paddock_session_impl_answer_started (self, invocation, command);
-        }
+      paddock_session_impl_steal_pending_exec (self, (guint32) id);
+      paddock_session_impl_answer_started (self, invocation, command);
     }
   else if (g_str_equal (name, "spawned"))
     {
@@ -1449,6 +1465,9 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
         }
       if (command != NULL)
         {
+          /* Not exported unless it was said "spawned" before, which
+           * pid 1 never does. */
+          unexport_command (command);
           g_signal_handlers_disconnect_by_data (command, self);
           g_hash_table_remove (self->commands, GUINT_TO_POINTER ((guint32) id));
         }
@@ -2038,6 +2057,11 @@ paddock_session_impl_exited_cb (GPid     pid,
           if (channel != NULL)
             paddock_session_impl_drain_channel (self, channel);
         }
+      /* And what pid 1 relayed before it ended (a command on a terminal
+       * reports through it). A sandbox that never said "started" is read
+       * below instead, where that is handled. */
+      if (self->ready_func == NULL)
+        paddock_session_impl_drain_control (self);
     }
   paddock_session_impl_fail_pending_execs (self);
   /* Its network namespace went with it: nothing can use the proxy now. */
@@ -3600,13 +3624,13 @@ _paddock_session_impl_get_stage (PaddockSessionImpl *self)
   return self->stage;
 }
 
-/* A restored session whose leftovers are being ended is listed as it was
- * ("running", with its process count), but it has no sandbox of ours, no
- * supervisor to run anything in, no network to forward to or set a policy
- * on, and no cgroup of ours to hold its processes still while the stage is
- * read for an apply: calls that need any of that are answered Busy (the
- * session says "stopped" soon, after at most the grace and the SIGKILL).
- * Returns TRUE when it answered @invocation. */
+/* A restored session whose leftovers are being ended is listed as its
+ * record said (mostly "running", with its process count), but it has no
+ * sandbox of ours, no supervisor to run anything in, no network to forward
+ * to or set a policy on, and no cgroup of ours to hold its processes still
+ * while the stage is read for an apply: calls that need any of that are
+ * answered Busy (the session says how it ended, as its record has it,
+ * once they are gone). Returns TRUE when it answered @invocation. */
 gboolean
 _paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
                                         GDBusMethodInvocation *invocation)
@@ -3616,7 +3640,8 @@ _paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
 
   g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                          "Session %s is not running: what an earlier daemon left running "
-                                         "of it is being ended (it says stopped once that is done)", self->id);
+                                         "of it is being ended (it says %s once that is done)", self->id,
+                                         self->leftovers_final_state);
   return TRUE;
 }
 
@@ -4063,6 +4088,33 @@ paddock_session_impl_new_from_record (const char  *record_path,
         }
     }
 
+  /* A host agent gone (an earlier sweep's SIGTERM ended it) while some of
+   * what it led, named above, still runs: its process session outlives it,
+   * and the kernel keeps its number (the agent's pid) taken for as long as
+   * any member has it. So what was forked since, named nowhere, is found
+   * through it, now and at the SIGKILL, as if the agent were there. The
+   * member's session is read while its pidfd says it still runs, so it is
+   * that process's. */
+  if (self->pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 &&
+      !json_object_get_boolean_member_with_default (record, "sandboxed", TRUE))
+    for (guint i = 0; i < leftovers->len; i++)
+      {
+        const PaddockLeftover *leftover = &g_array_index (leftovers, PaddockLeftover, i);
+        PaddockProcStat stat;
+
+        if (paddock_proc_stat_read ((guint32) leftover->pid, FALSE, &stat) && stat.session == (int) pid &&
+            poll (&(struct pollfd) { .fd = leftover->pidfd, .events = POLLIN }, 1, 0) == 0)
+          {
+            self->pid = (pid_t) pid;
+            self->pid_start_time = (guint64) json_object_get_int_member_with_default (record, "pid_start_time", 0);
+            self->sandboxed = FALSE;
+            self->reaped = FALSE;
+            _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
+            self->reaped = TRUE;
+            break;
+          }
+      }
+
   /* An empty cgroup goes now. */
   if (leftovers->len == 0 && cgroup != NULL && paddock_cgroup_remove (cgroup))
     g_clear_pointer (&cgroup, paddock_cgroup_free);
@@ -4103,15 +4155,23 @@ paddock_session_impl_new_from_record (const char  *record_path,
 
 /* Starts ending what an earlier daemon left running of this restored
  * session: SIGTERM now, SIGKILL at @kill_at (the same moment for every
- * session restored at once: one grace for all). Returns at once. */
+ * session restored at once: one grace for all). Returns once the record
+ * that names them is on disk (written at the restore, see
+ * paddock_session_impl_save_leftovers()), not waiting for them. */
 void
 paddock_session_impl_end_leftovers (PaddockSessionImpl *self,
                                     gint64              kill_at)
 {
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
-  if (self->leftovers != NULL)
-    _paddock_session_leftovers_begin (self->leftovers, kill_at);
+  if (self->leftovers == NULL)
+    return;
+  /* The SIGTERM may end the agent, after which only that record leads a
+   * daemon killed meanwhile to what ignores it (without a cgroup). Every
+   * restored record is queued by now: the first session's flush writes
+   * them all, the others' find nothing left to wait for. */
+  paddock_record_writer_flush ();
+  _paddock_session_leftovers_begin (self->leftovers, kill_at);
 }
 
 void

@@ -774,39 +774,55 @@ daemon_pid (GDBusConnection *connection)
   return (GPid) pid;
 }
 
-/* TRUE once one of PID's children is a zombie (it ended, and PID, stopped,
- * has not reaped it). */
+/* PID's state letter and parent, from /proc/PID/stat; FALSE once it is
+ * gone. */
 static gboolean
-has_zombie_child (gpointer data)
+read_process (GPid  pid,
+              char *state,
+              GPid *parent)
 {
-  GPid pid = GPOINTER_TO_INT (data);
-  g_autofree char *task_dir = g_strdup_printf ("/proc/%d/task", pid);
-  g_autoptr(GDir) tasks = g_dir_open (task_dir, 0, NULL);
-  const char *task;
+  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", pid);
+  g_autofree char *stat = NULL;
+  const char *end;
+  int ppid = 0;
 
-  while (tasks != NULL && (task = g_dir_read_name (tasks)) != NULL)
+  if (!g_file_get_contents (stat_path, &stat, NULL, NULL) || (end = strrchr (stat, ')')) == NULL ||
+      sscanf (end + 1, " %c %d", state, &ppid) != 2)
+    return FALSE;
+  *parent = (GPid) ppid;
+  return TRUE;
+}
+
+/* The daemon's child that runs the session whose agent is AGENT (the
+ * sandbox: one of the agent's ancestors), or 0. */
+static GPid
+sandbox_of (GPid daemon,
+            GPid agent)
+{
+  GPid pid = agent;
+
+  for (guint depth = 0; depth < 32 && pid > 1; depth++)
     {
-      g_autofree char *children_path = g_strdup_printf ("%s/%s/children", task_dir, task);
-      g_autofree char *children = NULL;
-      g_auto(GStrv) pids = NULL;
+      GPid parent = 0;
+      char state = 0;
 
-      if (!g_file_get_contents (children_path, &children, NULL, NULL))
-        continue;
-      pids = g_strsplit_set (g_strstrip (children), " ", -1);
-      for (guint i = 0; pids[i] != NULL; i++)
-        {
-          g_autofree char *stat_path = g_strdup_printf ("/proc/%s/stat", pids[i]);
-          g_autofree char *stat = NULL;
-          const char *end;
-
-          if (pids[i][0] == '\0' || !g_file_get_contents (stat_path, &stat, NULL, NULL))
-            continue;
-          end = strrchr (stat, ')');
-          if (end != NULL && end[1] == ' ' && end[2] == 'Z')
-            return TRUE;
-        }
+      if (!read_process (pid, &state, &parent))
+        return 0;
+      if (parent == daemon)
+        return pid;
+      pid = parent;
     }
-  return FALSE;
+  return 0;
+}
+
+/* TRUE once PID has ended and its parent (stopped) has not reaped it. */
+static gboolean
+is_zombie (gpointer data)
+{
+  GPid parent = 0;
+  char state = 0;
+
+  return read_process (GPOINTER_TO_INT (data), &state, &parent) && state == 'Z';
 }
 
 /* A command that ended just before its sandbox did reports its own exit
@@ -815,14 +831,17 @@ has_zombie_child (gpointer data)
  * command and then the sandbox end, so that it learns of both at once:
  * the command waits for /tmp/go, which the agent makes on SIGUSR1 (sent
  * to MainPid, the sandbox's helper, which passes it on through pid 1) and
- * then waits for the command to take, and only then ends (and its
- * sandbox with it). */
+ * then waits for the command to take; the agent ends (and its sandbox
+ * with it) once the command's supervisor has reaped it (it reports just
+ * after) and a moment more, and the daemon goes on once that very
+ * sandbox is over. */
 static void
-test_safe_status_before_sandbox_end (void)
+status_before_sandbox_end (gboolean tty)
 {
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
-  const char *argv[] = { "sh", "-c", "while [ ! -e /tmp/go ]; do sleep 0.02; done; rm -f /tmp/go; exit 3", NULL };
+  const char *argv[] = { "sh", "-c", "echo $$ > /tmp/command; while [ ! -e /tmp/go ]; do sleep 0.02; done; "
+                         "rm -f /tmp/go; exit 3", NULL };
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) main_pid = NULL;
   g_autoptr(GVariant) value = NULL;
@@ -831,11 +850,13 @@ test_safe_status_before_sandbox_end (void)
   const char *command;
   guint32 agent = 0;
   GPid pid;
+  GPid sandbox;
   gint32 status = G_MININT32;
   char *state = NULL;
 
   session = create_session (connection, "safe",
-                            "trap 'touch /tmp/go; while [ -e /tmp/go ]; do sleep 0.02; done; sleep 0.2; exit 0' USR1; "
+                            "trap 'touch /tmp/go; while [ -e /tmp/go ]; do sleep 0.02; done; "
+                            "while [ -e /proc/$(cat /tmp/command) ]; do sleep 0.02; done; sleep 0.2; exit 0' USR1; "
                             "while :; do sleep 0.05; done");
   if (session == NULL)
     return;
@@ -848,16 +869,18 @@ test_safe_status_before_sandbox_end (void)
   g_assert_cmpuint (agent, >, 0);
 
   reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
-                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
+                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, tty),
                              G_VARIANT_TYPE ("(o)"), &error);
   g_assert_no_error (error);
   g_variant_get (reply, "(&o)", &command);
 
   pid = daemon_pid (connection);
+  sandbox = sandbox_of (pid, (GPid) agent);
+  g_assert_cmpint (sandbox, >, 0);
   g_assert_cmpint (kill (pid, SIGSTOP), ==, 0);
   g_assert_cmpint (kill ((pid_t) agent, SIGUSR1), ==, 0);
-  /* The sandbox (the daemon's child, the helper) has ended: so has the command. */
-  if (!paddock_test_wait_for (has_zombie_child, GINT_TO_POINTER (pid), 30000))
+  /* The sandbox (the daemon's child) has ended: so has the command. */
+  if (!paddock_test_wait_for (is_zombie, GINT_TO_POINTER (sandbox), 30000))
     {
       kill (pid, SIGCONT);
       g_error ("the sandbox did not end within 30 s");
@@ -886,30 +909,115 @@ test_safe_status_before_sandbox_end (void)
   g_free (state);
 }
 
+/* Its events on a channel of its own. */
+static void
+test_safe_status_before_sandbox_end (void)
+{
+  status_before_sandbox_end (FALSE);
+}
+
+/* On a terminal: its events relayed by pid 1. */
+static void
+test_safe_status_before_sandbox_end_tty (void)
+{
+  status_before_sandbox_end (TRUE);
+}
+
+/* Every State a Command1 PropertiesChanged carries, as "PATH STATE". */
+static void
+command_state_changed_cb (GDBusConnection *connection,
+                          const char      *sender_name,
+                          const char      *object_path,
+                          const char      *interface_name,
+                          const char      *signal_name,
+                          GVariant        *parameters,
+                          gpointer         user_data)
+{
+  GPtrArray *seen = user_data;
+  g_autoptr(GVariant) changed = g_variant_get_child_value (parameters, 1);
+  const char *state;
+
+  if (g_variant_lookup (changed, "State", "&s", &state))
+    g_ptr_array_add (seen, g_strdup_printf ("%s %s", object_path, state));
+}
+
+typedef struct
+{
+  GPtrArray  *seen;
+  const char *ended;   /* "PATH exited" */
+} StatesSeen;
+
+static gboolean
+state_was_seen (gpointer data)
+{
+  StatesSeen *states = data;
+
+  for (guint i = 0; i < states->seen->len; i++)
+    if (g_str_equal (g_ptr_array_index (states->seen, i), states->ended))
+      return TRUE;
+  return FALSE;
+}
+
+/* A sandboxed command is published once it runs: its first State is
+ * "running" (never the undocumented "starting" it had before it ran), and
+ * the only State a listener is sent is its end. */
+static void
+test_safe_command_published_running (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  const char *argv[] = { "sh", "-c", "sleep 0.5", NULL };
+  g_autoptr(GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) properties = NULL;
+  g_autoptr(GVariant) all = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *ended = NULL;
+  g_autofree char *first_state = NULL;
+  StatesSeen states;
+  const char *command;
+  guint subscription;
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+  /* In place before the Exec: the bus handles our messages in order. */
+  subscription = g_dbus_connection_signal_subscribe (connection, NULL, "org.freedesktop.DBus.Properties",
+                                                     "PropertiesChanged", NULL, "org.paddock.Command1",
+                                                     G_DBUS_SIGNAL_FLAGS_NONE, command_state_changed_cb,
+                                                     g_ptr_array_ref (seen), (GDestroyNotify) g_ptr_array_unref);
+
+  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
+                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
+                             G_VARIANT_TYPE ("(o)"), &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(&o)", &command);
+  properties = paddock_test_call (connection, command, "org.freedesktop.DBus.Properties", "GetAll",
+                                  g_variant_new ("(s)", "org.paddock.Command1"),
+                                  G_VARIANT_TYPE ("(a{sv})"), &error);
+  g_assert_no_error (error);
+  all = g_variant_get_child_value (properties, 0);
+  g_assert_true (g_variant_lookup (all, "State", "s", &first_state));
+  g_assert_true (g_str_equal (first_state, "running") || g_str_equal (first_state, "exited"));
+
+  ended = g_strdup_printf ("%s exited", command);
+  states.seen = seen;
+  states.ended = ended;
+  g_assert_true (paddock_test_wait_for (state_was_seen, &states, 30000));
+  g_dbus_connection_signal_unsubscribe (connection, subscription);
+  for (guint i = 0; i < seen->len; i++)
+    {
+      g_test_message ("State: %s", (const char *) g_ptr_array_index (seen, i));
+      g_assert_cmpstr (g_ptr_array_index (seen, i), ==, ended);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* The sandbox's supervisors, seen from outside as a user would with ps:
  * pid 1 is the helper's child (MainPid is the helper), and each command
  * supervisor a child of pid 1 that, being a fork of it, shares its name;
  * the agent exec'd a program of its own. */
-
-/* /proc/PID/stat's state letter and parent; FALSE if PID is gone. */
-static gboolean
-read_stat (GPid  pid,
-           char *state,
-           GPid *parent)
-{
-  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
-  g_autofree char *contents = NULL;
-  const char *after;
-  int ppid = 0;
-
-  if (!g_file_get_contents (path, &contents, NULL, NULL) ||
-      (after = strrchr (contents, ')')) == NULL ||
-      sscanf (after + 2, "%c %d", state, &ppid) != 2)
-    return FALSE;
-  *parent = (GPid) ppid;
-  return TRUE;
-}
 
 static char *
 read_comm (GPid pid)
@@ -938,7 +1046,7 @@ children_of (GPid        parent,
       GPid ppid = 0;
       char state = 0;
 
-      if (g_ascii_isdigit (entry[0]) && read_stat (pid, &state, &ppid) && ppid == parent &&
+      if (g_ascii_isdigit (entry[0]) && read_process (pid, &state, &ppid) && ppid == parent &&
           state != 'Z' && (comm == NULL || g_strcmp0 (name = read_comm (pid), comm) == 0))
         g_array_append_val (children, pid);
     }
@@ -984,7 +1092,7 @@ wait_for_spare (GPid init)
       char state = 0;
 
       if (supervisors->len == 1 && g_array_index (supervisors, GPid, 0) == seen &&
-          read_stat (seen, &state, &ppid) && state == 'S')
+          read_process (seen, &state, &ppid) && state == 'S')
         steady++;
       else
         {
@@ -1006,7 +1114,7 @@ stop_process (GPid pid)
   char state = 0;
 
   g_assert_no_errno (kill (pid, SIGSTOP));
-  while (read_stat (pid, &state, &ppid) && state != 'T')
+  while (read_process (pid, &state, &ppid) && state != 'T')
     {
       g_assert_cmpint (g_get_monotonic_time (), <, deadline);
       g_usleep (10 * 1000);
@@ -1557,6 +1665,8 @@ main (int   argc,
   g_test_add_func ("/run/safe/kill-answers", test_safe_kill_answers);
   g_test_add_func ("/run/safe/supervisor-killed-answers", test_safe_supervisor_killed_answers);
   g_test_add_func ("/run/safe/status-before-sandbox-end", test_safe_status_before_sandbox_end);
+  g_test_add_func ("/run/safe/status-before-sandbox-end-tty", test_safe_status_before_sandbox_end_tty);
+  g_test_add_func ("/run/safe/command-published-running", test_safe_command_published_running);
   g_test_add_func ("/run/safe/stopped-spare-answers", test_safe_stopped_spare_answers);
   g_test_add_func ("/run/safe/stopped-supervisor-kill", test_safe_stopped_supervisor_kill);
   g_test_add_func ("/run/safe/kept-stopped-supervisor-timeout", test_safe_kept_stopped_supervisor_timeout);

@@ -1444,6 +1444,52 @@ test_restart_sweep_of_leftovers (void)
   unlink (meek);
 }
 
+/* What a leftover forks during the sweep's grace is named in no record:
+ * a host session whose agent the SIGTERM ended, with a child that answers
+ * SIGTERM by starting a process that ignores it, and the daemon killed
+ * within the grace. The next daemon finds that process too (through the
+ * agent's process session, which outlives the agent), and ends it before
+ * the session says "stopped". (As root the session's cgroup finds it
+ * anyway; unprivileged, without one, only the process session does.) */
+static void
+test_restart_sweep_finds_late_children (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *late = g_build_filename (workspace, "marker-sweep-late", NULL);
+  g_autofree char *script = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GVariant) result = NULL;
+
+  g_assert_no_errno (symlink ("/bin/sleep", late));
+  script = g_strdup_printf ("trap '' HUP; "
+                            "(trap '' HUP; trap '(trap \"\" TERM HUP; exec %s 300) &' TERM; "
+                            "while :; do sleep 1 & wait; done) & "
+                            "echo up; while :; do wait; done", late);
+  path = create_session (connection, script, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_for_output (connection, path, "up"));
+
+  paddock_test_daemon_kill (daemon);
+  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "3600000", TRUE);
+  paddock_test_daemon_start (daemon);
+  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+  /* The SIGTERM has been heeded: the late one runs. */
+  paddock_test_wait_for_marked (late, 1);
+
+  paddock_test_daemon_kill (daemon);
+  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "300", TRUE);
+  paddock_test_daemon_start (daemon);
+  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+  wait_for_state (connection, path, "stopped");
+  g_assert_cmpuint (paddock_test_count_marked (late), ==, 0);
+
+  result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+  unlink (late);
+}
+
 /* A staged session restored while what an earlier daemon left of it is
  * being ended: nothing holds those processes still (no cgroup of ours to
  * freeze), so Apply, a checkpoint, Drop and RestoreCheckpoint wait for
@@ -1505,6 +1551,8 @@ test_restart_leftovers_hold_the_stage (void)
         g_test_message ("%s: %s", calls[i].method, error != NULL ? error->message : "accepted");
         g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
         g_assert_nonnull (strstr (error->message, "being ended"));
+        /* What it will say: what its record said, not "stopped". */
+        g_assert_nonnull (strstr (error->message, "it says exited"));
         g_clear_error (&error);
       }
   }
@@ -2179,6 +2227,7 @@ main (int   argc,
   g_test_add_func ("/sessions/restart-ends-leftovers-at-once", test_restart_ends_leftovers_at_once);
   g_test_add_func ("/sessions/restart-leftovers-that-survive", test_restart_leftovers_that_survive);
   g_test_add_func ("/sessions/restart-sweep-of-leftovers", test_restart_sweep_of_leftovers);
+  g_test_add_func ("/sessions/restart-sweep-finds-late-children", test_restart_sweep_finds_late_children);
   g_test_add_func ("/sessions/restart-leftovers-hold-the-stage", test_restart_leftovers_hold_the_stage);
   g_test_add_func ("/sessions/end-published-once-durable", test_end_published_once_durable);
   g_test_add_func ("/sessions/end-interrupted-before-durable", test_end_interrupted_before_durable);
