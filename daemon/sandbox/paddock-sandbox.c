@@ -1257,7 +1257,7 @@ supervise_command (const SpawnRequest *req,
 
 typedef struct {
   guint32 id;
-  pid_t supervisor;
+  pid_t supervisor;   /* 0 once reaped (forget_reaped) */
   int chan;           /* pid 1's end of the supervisor's pair */
   int pty_master;     /* the terminal we made, until "spawned" takes it; or -1 */
   gboolean spawned;   /* "spawned" was sent */
@@ -1971,6 +1971,10 @@ handle_kill (Init     *init,
       request_note ("kill for a command that is not running");
       return;
     }
+  /* Its supervisor is reaped (forget_reaped): its pid may be anyone's
+   * now, and its channel's end, still to be read, answers the command. */
+  if (command->supervisor <= 0)
+    return;
   s = (int) sig;
   /* The supervisor does the killing. A process of the session may have
    * stopped it (see hand_to_spare), and may stop it again as soon as it
@@ -2247,6 +2251,27 @@ command_clear (Command *command)
 {
   paddock_close_fd (&command->chan);
   paddock_close_fd (&command->pty_master);
+}
+
+/* PID, a child of ours, was reaped: its number is free for any new
+ * process of the session, so nothing here may signal it any more. A
+ * supervisor or spare reaped here still has its channel's end to be read
+ * (it died after poll() returned, or a child not yet exec'd held its end
+ * a moment longer): a supervisor's tells its command's end
+ * (handle_supervisor); the spare's is closed here, as drop_spare does. */
+static void
+forget_reaped (Init  *init,
+               pid_t  pid)
+{
+  if (pid == init->spare)
+    {
+      paddock_close_fd (&init->spare_chan);
+      init->spare = -1;
+      init->want_spare = FALSE;
+    }
+  for (guint i = 0; i < init->n_commands; i++)
+    if (init->commands[i].supervisor == pid)
+      init->commands[i].supervisor = 0;
 }
 
 /* ---- pid 1 ---------------------------------------------------------------- */
@@ -2914,7 +2939,10 @@ run_init (const SandboxConfig *cfg)
               while ((pid = waitpid (-1, &status, WNOHANG)) > 0)
                 {
                   if (pid != agent)
-                    continue;
+                    {
+                      forget_reaped (&init, pid);
+                      continue;
+                    }
 
                   line.len = 0;
                   line_add (&line, "{\"event\":\"exited\",\"pid\":");
@@ -2962,7 +2990,7 @@ run_init (const SandboxConfig *cfg)
               /* A supervisor free again is the next spare (no fork, no
                * exit: most of a short command's cost here), unless there
                * is one: then our closing its channel makes it exit. */
-              if (init.commands[i].idle && init.spare < 0)
+              if (init.commands[i].idle && init.spare < 0 && init.commands[i].supervisor > 0)
                 {
                   init.spare = init.commands[i].supervisor;
                   init.spare_chan = init.commands[i].chan;
