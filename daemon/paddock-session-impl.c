@@ -1728,7 +1728,7 @@ paddock_session_impl_spawn_deadline_cb (gpointer user_data)
   g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
 
   message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
-                             "(a process in the session may have stopped it); the command is killed",
+                             "(a process in the session may have stopped it); the sandbox is asked to kill the command",
                              spawn_deadline_ms ());
   json_object_set_string_member (event, "event", "spawn-failed");
   json_object_set_int_member (event, "id", id);

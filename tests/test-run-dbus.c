@@ -1303,7 +1303,14 @@ test_safe_kept_stopped_supervisor_timeout (void)
  * all the same, within the daemon's bound (made short here) with an
  * error that says why, or with the command's result should the spare
  * have got through before it was stopped again (which one depends on
- * the scheduler). The next Run, unhindered, runs. */
+ * the scheduler). The next Run, unhindered, runs.
+ *
+ * A spare that got as far as "spawned" before it was stopped again (its
+ * command is then published) is past the bound, and its Run has no
+ * timeout here, as for a command that runs for ever: the stopper then
+ * lets go and resumes it, as a process of the session that stops
+ * stopping it would, and Run answers with the command's result. Without
+ * that the test would wait on itself (its stopper ends with the Run). */
 static void
 test_safe_kept_stopped_spare_answers (void)
 {
@@ -1316,7 +1323,10 @@ test_safe_kept_stopped_spare_answers (void)
   g_autoptr(GVariant) again = NULL;
   g_autofree char *out_again = NULL;
   Stopper stopper = { -1, 0 };
+  Pending pending = { NULL, NULL, FALSE };
   GThread *thread;
+  gint64 deadline;
+  guint look;
   GPid spare;
 
   g_setenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS", "2000", TRUE);
@@ -1329,16 +1339,45 @@ test_safe_kept_stopped_spare_answers (void)
     return;
   first = run (connection, session, "true", 0, NULL, &error);
   g_assert_no_error (error);
+  /* So that a command object, below, is the next Run's. */
+  wait_for_no_commands (connection, session);
   spare = wait_for_spare (sandbox_init_pid (connection, session));
   stop_process (spare);
   stopper.pidfd = (int) syscall (SYS_pidfd_open, spare, 0);
   g_assert_cmpint (stopper.pidfd, >=, 0);
   thread = g_thread_new ("stopper", stopper_main, &stopper);
 
-  result = run (connection, session, "echo ok", 0, NULL, &error);
-  g_atomic_int_set (&stopper.done, 1);
-  g_thread_join (thread);
+  g_dbus_connection_call (connection, "org.paddock.Daemon", session, "org.paddock.Session1", "Run",
+                          run_parameters ("echo ok", "", 0, NULL),
+                          G_VARIANT_TYPE ("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, G_MAXINT, NULL,
+                          pending_done_cb, &pending);
+  deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  look = 0;
+  while (!pending.done)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      if (thread != NULL && ++look % 10 == 0 && count_command_objects (connection, session) > 0)
+        {
+          g_atomic_int_set (&stopper.done, 1);
+          g_clear_pointer (&thread, g_thread_join);
+          syscall (SYS_pidfd_send_signal, stopper.pidfd, SIGCONT, NULL, 0);
+        }
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (10 * 1000);
+    }
+  if (thread != NULL)
+    {
+      g_atomic_int_set (&stopper.done, 1);
+      g_thread_join (thread);
+    }
   close (stopper.pidfd);
+  if (pending.reply != NULL)
+    {
+      result = g_variant_get_child_value (pending.reply, 0);
+      g_clear_pointer (&pending.reply, g_variant_unref);
+    }
+  else
+    g_propagate_error (&error, g_steal_pointer (&pending.error));
   if (result == NULL)
     {
       g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED);

@@ -1257,7 +1257,7 @@ supervise_command (const SpawnRequest *req,
 
 typedef struct {
   guint32 id;
-  pid_t supervisor;
+  pid_t supervisor;   /* 0 once reaped (forget_reaped) */
   int chan;           /* pid 1's end of the supervisor's pair */
   int pty_master;     /* the terminal we made, until "spawned" takes it; or -1 */
   gboolean spawned;   /* "spawned" was sent */
@@ -1869,9 +1869,11 @@ started:
 }
 
 /* PID's state letter in /proc/PID/stat ('T' stopped, 'Z' zombie…), or
- * 0 if it cannot be read (gone). */
+ * 0 if it cannot be read (gone); its parent's pid in *PPID if not NULL
+ * (0 if unread). */
 static char
-process_state (pid_t pid)
+process_state (pid_t  pid,
+               pid_t *ppid)
 {
   char path[64];
   char buf[512];
@@ -1879,6 +1881,8 @@ process_state (pid_t pid)
   const char *end;
   ssize_t n;
 
+  if (ppid != NULL)
+    *ppid = 0;
   g_snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
   fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -1888,20 +1892,33 @@ process_state (pid_t pid)
   if (n <= 0)
     return 0;
   buf[n] = '\0';
-  /* The name in parentheses may hold anything: the state follows the last ')'. */
+  /* The name in parentheses may hold anything: the state follows the
+   * last ')', then the parent's pid. */
   end = strrchr (buf, ')');
-  return end != NULL && end[1] == ' ' ? end[2] : 0;
+  if (end == NULL || end[1] != ' ' || end[2] == '\0')
+    return 0;
+  if (ppid != NULL && end[3] == ' ')
+    *ppid = (pid_t) strtol (end + 4, NULL, 10);
+  return end[2];
 }
 
 /* SIGKILL to the command tree of a SUPERVISOR that a process of the
  * session keeps stopped (see handle_kill), without its help, and then to
  * it. Stopped, it reaps none of its children, and as a subreaper it is
  * handed the children of each that dies: killing its living children
- * until none is left kills the whole tree, and no pid signalled can have
- * been reused (they are its unreaped children). Its channel's end then
- * answers the command (handle_supervisor). Bounded: what still lives
- * after that (a supervisor resumed meanwhile reaps, and kills the rest
- * itself) goes with the session. */
+ * until none is left kills the whole tree. It may be resumed meanwhile
+ * (by the same process of the session) and reap: a pid listed could then
+ * be free, and taken by a process that is none of its children (pid
+ * allocation is cyclic, but a process of the session can bring the next
+ * pid round to it). So each child is pinned with a pidfd first and
+ * signalled through it only if /proc then names SUPERVISOR its parent:
+ * read while the pidfd's process was not reaped, that entry was its own;
+ * reaped, the pidfd's signal reaches no one. SUPERVISOR's own pid is ours
+ * to reap, which we do not do here. Its channel's end then answers the
+ * command (handle_supervisor). Bounded (200 rounds of 1 ms, pid 1 must
+ * not hang): what still lives after that (a tree deeper than the rounds,
+ * or a supervisor resumed meanwhile, which then kills the rest itself)
+ * is re-parented to pid 1 and goes with the session. */
 static void
 kill_stopped_supervisor (pid_t supervisor)
 {
@@ -1915,11 +1932,18 @@ kill_stopped_supervisor (pid_t supervisor)
       guint living = 0;
 
       for (guint i = 0; i < n; i++)
-        if (process_state (children[i]) != 'Z')
-          {
-            kill (children[i], SIGKILL);
+        {
+          paddock_autofd int pidfd = (int) syscall (SYS_pidfd_open, children[i], 0);  /* CLOEXEC, always */
+          pid_t parent = 0;
+          char state;
+
+          if (pidfd < 0)
+            continue;
+          state = process_state (children[i], &parent);
+          if (state != 0 && state != 'Z' && parent == supervisor &&
+              syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0)
             living++;
-          }
+        }
       if (living == 0)
         break;
       g_usleep (1000);
@@ -1947,12 +1971,16 @@ handle_kill (Init     *init,
       request_note ("kill for a command that is not running");
       return;
     }
+  /* Its supervisor is reaped (forget_reaped): its pid may be anyone's
+   * now, and its channel's end, still to be read, answers the command. */
+  if (command->supervisor <= 0)
+    return;
   s = (int) sig;
   /* The supervisor does the killing. A process of the session may have
    * stopped it (see hand_to_spare), and may stop it again as soon as it
    * is resumed: a SIGKILL (a timeout's, a caller's leaving) then does not
    * wait for it. Nothing else stops a supervisor. */
-  if (s == SIGKILL && process_state (command->supervisor) == 'T')
+  if (s == SIGKILL && process_state (command->supervisor, NULL) == 'T')
     {
       kill_stopped_supervisor (command->supervisor);
       return;
@@ -2223,6 +2251,27 @@ command_clear (Command *command)
 {
   paddock_close_fd (&command->chan);
   paddock_close_fd (&command->pty_master);
+}
+
+/* PID, a child of ours, was reaped: its number is free for any new
+ * process of the session, so nothing here may signal it any more. A
+ * supervisor or spare reaped here still has its channel's end to be read
+ * (it died after poll() returned, or a child not yet exec'd held its end
+ * a moment longer): a supervisor's tells its command's end
+ * (handle_supervisor); the spare's is closed here, as drop_spare does. */
+static void
+forget_reaped (Init  *init,
+               pid_t  pid)
+{
+  if (pid == init->spare)
+    {
+      paddock_close_fd (&init->spare_chan);
+      init->spare = -1;
+      init->want_spare = FALSE;
+    }
+  for (guint i = 0; i < init->n_commands; i++)
+    if (init->commands[i].supervisor == pid)
+      init->commands[i].supervisor = 0;
 }
 
 /* ---- pid 1 ---------------------------------------------------------------- */
@@ -2890,7 +2939,10 @@ run_init (const SandboxConfig *cfg)
               while ((pid = waitpid (-1, &status, WNOHANG)) > 0)
                 {
                   if (pid != agent)
-                    continue;
+                    {
+                      forget_reaped (&init, pid);
+                      continue;
+                    }
 
                   line.len = 0;
                   line_add (&line, "{\"event\":\"exited\",\"pid\":");
@@ -2938,7 +2990,7 @@ run_init (const SandboxConfig *cfg)
               /* A supervisor free again is the next spare (no fork, no
                * exit: most of a short command's cost here), unless there
                * is one: then our closing its channel makes it exit. */
-              if (init.commands[i].idle && init.spare < 0)
+              if (init.commands[i].idle && init.spare < 0 && init.commands[i].supervisor > 0)
                 {
                   init.spare = init.commands[i].supervisor;
                   init.spare_chan = init.commands[i].chan;
