@@ -1302,6 +1302,19 @@ test_safe_kept_stopped_supervisor_timeout (void)
   check_stopped_supervisor (TRUE, 0);
 }
 
+/* A daemon whose wait for a command's "spawned" is 2 s rather than 10:
+ * short, but long enough for any start on a loaded machine. */
+static PaddockTestDaemon *
+new_daemon_with_short_spawn_bound (void)
+{
+  PaddockTestDaemon *daemon;
+
+  g_setenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS", "2000", TRUE);
+  daemon = paddock_test_daemon_new (NULL);
+  g_unsetenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS");
+  return daemon;
+}
+
 /* The spare kept stopped by a process of the session, so that pid 1's
  * SIGCONT as it hands it the command is undone at once: Run answers
  * all the same, within the daemon's bound (made short here) with an
@@ -1333,9 +1346,7 @@ test_safe_kept_stopped_spare_answers (void)
   guint look;
   GPid spare;
 
-  g_setenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS", "2000", TRUE);
-  daemon = paddock_test_daemon_new (NULL);
-  g_unsetenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS");
+  daemon = new_daemon_with_short_spawn_bound ();
   connection = paddock_test_daemon_get_connection (daemon);
 
   session = create_session (connection, "safe", "exec sleep 300");
@@ -1421,10 +1432,7 @@ test_safe_spawn_deadline (void)
   g_autofree char *out = NULL;
   GPid init;
 
-  /* Short, but long enough for any start on a loaded machine. */
-  g_setenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS", "2000", TRUE);
-  daemon = paddock_test_daemon_new (NULL);
-  g_unsetenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS");
+  daemon = new_daemon_with_short_spawn_bound ();
   connection = paddock_test_daemon_get_connection (daemon);
 
   session = create_session (connection, "safe", "exec sleep 300");
