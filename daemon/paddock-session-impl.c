@@ -185,6 +185,7 @@ typedef struct
 {
   GDBusMethodInvocation *invocation;
   gboolean               destroy;
+  gint64                 requested;   /* monotonic: when the call came */
 } Waiter;
 
 typedef struct
@@ -2759,11 +2760,15 @@ paddock_session_impl_stop_poll_cb (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
+/* REQUESTED is when the call came (monotonic): the stop's elapsed-ms
+ * counts from there, also for a call that first waited for a restored
+ * session's leftovers to end. */
 static void
 paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
                                  GDBusMethodInvocation *invocation,
                                  guint                  grace_seconds,
-                                 gboolean               destroy)
+                                 gboolean               destroy,
+                                 gint64                 requested)
 {
   Waiter *waiter = g_new0 (Waiter, 1);
   gint64 kill_at;
@@ -2784,7 +2789,7 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
     }
 
   self->stop_requested = self->stop_requested || !self->reaped;
-  self->stop_started = g_get_monotonic_time ();
+  self->stop_started = requested;
 
   /* The session's commands end with it: they are killed, not done. */
   {
@@ -2845,6 +2850,7 @@ paddock_session_impl_wait_for_leftovers (PaddockSessionImpl    *self,
   waiter = g_new0 (Waiter, 1);
   waiter->invocation = invocation;
   waiter->destroy = destroy;
+  waiter->requested = g_get_monotonic_time ();
   g_ptr_array_add (self->leftover_waiters, waiter);
   _paddock_session_leftovers_hurry (self->leftovers,
                                     g_get_monotonic_time () + (gint64) grace_seconds * G_USEC_PER_SEC);
@@ -2870,7 +2876,7 @@ paddock_session_impl_handle_stop (PaddockIpcSession1    *session,
 
   if (paddock_session_impl_wait_for_leftovers (self, invocation, grace_seconds, FALSE))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  paddock_session_impl_begin_stop (self, invocation, grace_seconds, FALSE);
+  paddock_session_impl_begin_stop (self, invocation, grace_seconds, FALSE, g_get_monotonic_time ());
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -2885,7 +2891,7 @@ paddock_session_impl_handle_destroy (PaddockIpcSession1    *session,
 
   if (paddock_session_impl_wait_for_leftovers (self, invocation, 0, TRUE))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  paddock_session_impl_begin_stop (self, invocation, 0, TRUE);
+  paddock_session_impl_begin_stop (self, invocation, 0, TRUE, g_get_monotonic_time ());
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -4253,6 +4259,6 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
 
       /* A Destroy before it may have answered for the session already. */
       if (paddock_session_impl_check_alive (self, invocation))
-        paddock_session_impl_begin_stop (self, invocation, 0, waiter->destroy);
+        paddock_session_impl_begin_stop (self, invocation, 0, waiter->destroy, waiter->requested);
     }
 }

@@ -1438,6 +1438,40 @@ test_restart_sweep_of_leftovers (void)
 
     result = stop (connection, path, 0, TRUE, &error);
     g_assert_no_error (error);
+    g_clear_pointer (&result, g_variant_unref);
+  }
+
+  /* Last, a Stop during a long sweep: it hurries the sweep to its own
+   * grace (1 s), the one that ignores SIGTERM ends only at the SIGKILL
+   * after it, and the Stop's elapsed-ms counts from the call, not from the
+   * leftovers' end. */
+  {
+    g_autofree char *path = create_session (connection, script, NULL, &error);
+    guint64 elapsed = 0;
+    guint survivors = G_MAXUINT;
+
+    g_assert_no_error (error);
+    g_assert_true (wait_for_output (connection, path, "up"));
+    paddock_test_wait_for_marked (stubborn, 1);
+    paddock_test_wait_for_marked (meek, 1);
+
+    paddock_test_daemon_kill (daemon);
+    g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "3600000", TRUE);
+    paddock_test_daemon_start (daemon);
+    g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+    paddock_test_wait_for_marked (meek, 0);
+
+    result = stop (connection, path, 1, FALSE, &error);
+    g_assert_no_error (error);
+    g_assert_true (g_variant_lookup (result, "survivors", "u", &survivors));
+    g_assert_true (g_variant_lookup (result, "elapsed-ms", "t", &elapsed));
+    g_assert_cmpuint (survivors, ==, 0);
+    g_assert_cmpuint (elapsed, >=, 900);
+    g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 0);
+    g_clear_pointer (&result, g_variant_unref);
+
+    result = stop (connection, path, 0, TRUE, &error);
+    g_assert_no_error (error);
   }
 
   unlink (stubborn);
