@@ -199,6 +199,23 @@ wait_for_no_commands (GDBusConnection *connection,
   g_assert_cmpuint (count_command_objects (connection, session), ==, 0);
 }
 
+/* The session still serves: the next Run runs and answers as usual (after
+ * a command that was stopped, killed or given up on). */
+static void
+assert_still_serves (GDBusConnection *connection,
+                     const char      *session)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) again = run (connection, session, "echo again", 0, NULL, &error);
+  g_autofree char *out = NULL;
+
+  g_assert_no_error (error);
+  out = lookup_bytes (again, "stdout");
+  g_assert_cmpstr (out, ==, "again\n");
+  g_assert_cmpint (lookup_int (again, "exit-status"), ==, 0);
+  wait_for_no_commands (connection, session);
+}
+
 /* ------------------------------------------------------------------------ */
 
 /* What a script checks: output, stderr apart, status, signal, input, and
@@ -1134,9 +1151,7 @@ test_safe_stopped_spare_answers (void)
   g_autofree char *session = NULL;
   g_autoptr(GVariant) first = NULL;
   g_autoptr(GVariant) result = NULL;
-  g_autoptr(GVariant) again = NULL;
   g_autofree char *out = NULL;
-  g_autofree char *out_again = NULL;
   GPid spare;
 
   session = create_session (connection, "safe", "exec sleep 300");
@@ -1155,16 +1170,12 @@ test_safe_stopped_spare_answers (void)
   g_assert_cmpstr (out, ==, "ok\n");
   g_assert_cmpint (lookup_int (result, "exit-status"), ==, 0);
 
-  again = run (connection, session, "echo again", 0, NULL, &error);
-  g_assert_no_error (error);
-  out_again = lookup_bytes (again, "stdout");
-  g_assert_cmpstr (out_again, ==, "again\n");
-  wait_for_no_commands (connection, session);
+  assert_still_serves (connection, session);
 }
 
 /* SIGSTOP to a supervisor for as long as it lives or until told to
- * stop, as fast as the thread runs: a process of the session that keeps
- * it stopped. Through a pidfd, so that no other process is ever hit. */
+ * stop, every 200 µs: a process of the session that keeps it stopped.
+ * Through a pidfd, so that no other process is ever hit. */
 typedef struct
 {
   int pidfd;
@@ -1337,8 +1348,6 @@ test_safe_kept_stopped_spare_answers (void)
   g_autofree char *session = NULL;
   g_autoptr(GVariant) first = NULL;
   g_autoptr(GVariant) result = NULL;
-  g_autoptr(GVariant) again = NULL;
-  g_autofree char *out_again = NULL;
   Stopper stopper = { -1, 0 };
   Pending pending = { NULL, NULL, FALSE };
   GThread *thread;
@@ -1407,11 +1416,7 @@ test_safe_kept_stopped_spare_answers (void)
       g_assert_cmpstr (out, ==, "ok\n");
     }
 
-  again = run (connection, session, "echo again", 0, NULL, &error);
-  g_assert_no_error (error);
-  out_again = lookup_bytes (again, "stdout");
-  g_assert_cmpstr (out_again, ==, "again\n");
-  wait_for_no_commands (connection, session);
+  assert_still_serves (connection, session);
 }
 
 /* Whatever keeps the command's start from being reported (here the whole
@@ -1428,8 +1433,6 @@ test_safe_spawn_deadline (void)
   g_autofree char *session = NULL;
   g_autoptr(GVariant) first = NULL;
   g_autoptr(GVariant) result = NULL;
-  g_autoptr(GVariant) again = NULL;
-  g_autofree char *out = NULL;
   GPid init;
 
   daemon = new_daemon_with_short_spawn_bound ();
@@ -1452,12 +1455,7 @@ test_safe_spawn_deadline (void)
   g_assert_cmpuint (count_command_objects (connection, session), ==, 0);
 
   g_assert_no_errno (kill (init, SIGCONT));
-  again = run (connection, session, "echo again", 0, NULL, &error);
-  g_assert_no_error (error);
-  out = lookup_bytes (again, "stdout");
-  g_assert_cmpstr (out, ==, "again\n");
-  g_assert_cmpint (lookup_int (again, "exit-status"), ==, 0);
-  wait_for_no_commands (connection, session);
+  assert_still_serves (connection, session);
 }
 
 /* Typed errors, before anything runs. */

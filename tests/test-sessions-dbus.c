@@ -111,6 +111,19 @@ stop (GDBusConnection  *connection,
   return reply != NULL ? g_variant_get_child_value (reply, 0) : NULL;
 }
 
+/* Starts the daemon (again) with its grace for a restored session's
+ * leftovers set to GRACE_MS (PADDOCK_TEST_LEFTOVER_GRACE_MS) rather than
+ * 5 s: "0", a short one, or one longer than the test to hold the sweep
+ * open at its SIGTERM. */
+static void
+start_with_leftover_grace (PaddockTestDaemon *daemon,
+                           const char        *grace_ms)
+{
+  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", grace_ms, TRUE);
+  paddock_test_daemon_start (daemon);
+  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+}
+
 /* ------------------------------------------------------------------------ */
 
 static void
@@ -1107,9 +1120,7 @@ test_restart_ends_leftovers_at_once (void)
   marked = paddock_test_count_marked (marker);
 
   paddock_test_daemon_kill (daemon);
-  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "3600000", TRUE);
-  paddock_test_daemon_start (daemon);
-  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+  start_with_leftover_grace (daemon, "3600000");
 
   /* Every session got its SIGTERM within the first one's grace... */
   g_assert_true (paddock_test_wait_for (all_files_exist, term_files, 30 * 1000));
@@ -1259,9 +1270,7 @@ test_restart_leftovers_that_survive (void)
 
   record_fake_cgroup (daemon, path, fake, keep);
 
-  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "0", TRUE);
-  paddock_test_daemon_start (daemon);
-  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+  start_with_leftover_grace (daemon, "0");
 
   /* Answered (after the SIGKILL and Stop's own wait of 10 s), not
    * waited on until the call's timeout. */
@@ -1372,9 +1381,7 @@ test_restart_sweep_of_leftovers (void)
 
     paddock_test_daemon_kill (daemon);
     g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 1);
-    g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "3600000", TRUE);
-    paddock_test_daemon_start (daemon);
-    g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+    start_with_leftover_grace (daemon, "3600000");
 
     /* The SIGTERM ends the one that heeds it; the other runs on. */
     paddock_test_wait_for_marked (meek, 0);
@@ -1389,9 +1396,7 @@ test_restart_sweep_of_leftovers (void)
      * still knows what is left of the session, and ends it. */
     paddock_test_daemon_kill (daemon);
     g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 1);
-    g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "300", TRUE);
-    paddock_test_daemon_start (daemon);
-    g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+    start_with_leftover_grace (daemon, "300");
     wait_for_state (connection, path, "stopped");
     g_assert_cmpuint (paddock_test_count_marked (stubborn), ==, 0);
 
@@ -1413,9 +1418,7 @@ test_restart_sweep_of_leftovers (void)
     paddock_test_wait_for_marked (meek, 1);
 
     paddock_test_daemon_kill (daemon);
-    g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "300", TRUE);
-    paddock_test_daemon_start (daemon);
-    g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+    start_with_leftover_grace (daemon, "300");
 
     /* Listed all along (as it was, then "stopped")... */
     deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
@@ -1456,9 +1459,7 @@ test_restart_sweep_of_leftovers (void)
     paddock_test_wait_for_marked (meek, 1);
 
     paddock_test_daemon_kill (daemon);
-    g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "3600000", TRUE);
-    paddock_test_daemon_start (daemon);
-    g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+    start_with_leftover_grace (daemon, "3600000");
     paddock_test_wait_for_marked (meek, 0);
 
     result = stop (connection, path, 1, FALSE, &error);
@@ -1506,16 +1507,12 @@ test_restart_sweep_finds_late_children (void)
   g_assert_true (wait_for_output (connection, path, "up"));
 
   paddock_test_daemon_kill (daemon);
-  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "3600000", TRUE);
-  paddock_test_daemon_start (daemon);
-  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+  start_with_leftover_grace (daemon, "3600000");
   /* The SIGTERM has been heeded: the late one runs. */
   paddock_test_wait_for_marked (late, 1);
 
   paddock_test_daemon_kill (daemon);
-  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "300", TRUE);
-  paddock_test_daemon_start (daemon);
-  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+  start_with_leftover_grace (daemon, "300");
   wait_for_state (connection, path, "stopped");
   g_assert_cmpuint (paddock_test_count_marked (late), ==, 0);
 
@@ -1560,9 +1557,7 @@ test_restart_leftovers_hold_the_stage (void)
   wait_for_state (connection, path, "exited");
   paddock_test_daemon_stop (daemon);
   record_fake_cgroup (daemon, path, fake, keep);
-  g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", "0", TRUE);
-  paddock_test_daemon_start (daemon);
-  g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+  start_with_leftover_grace (daemon, "0");
 
   {
     const char *no_paths[] = { NULL };
