@@ -20,6 +20,7 @@
 #include "paddock-record-writer.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-spare-folder.h"
+#include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
 
 /* Bounds on what one client may ask of the daemon (typed errors when hit). */
@@ -57,6 +58,10 @@ struct _PaddockManagerImpl
   GPtrArray       *starting;
   /* The next safe session's folder, made ahead (once staging is known). */
   PaddockSpareFolder *spare;
+  PaddockSpareSandbox *spare_sandbox;   /* the next safe session's sandbox, made ahead */
+  guint               spare_sandbox_refill;   /* idle source that makes it… */
+  PaddockSessionImpl *spare_sandbox_like;     /* …like this session's */
+  char               *spare_sandbox_id;       /* the id of the session that will take it */
 };
 
 static void paddock_manager_iface_init (PaddockIpcManager1Iface *iface);
@@ -216,6 +221,34 @@ pending_create_free (PendingCreate *pending)
   g_free (pending);
 }
 
+/* In the sessions folder: the id a sandbox made ahead has its cgroup named
+ * for (not a session: session ids are hex). */
+#define SPARE_SANDBOX_MARKER ".spare-sandbox-id"
+
+static char *new_session_id (PaddockManagerImpl *self);
+
+/* Makes the next safe session's sandbox ahead, like the last one's (its
+ * network mode); see paddock-spare-sandbox.c. */
+static gboolean
+refill_spare_sandbox_cb (gpointer data)
+{
+  PaddockManagerImpl *self = data;
+  g_autoptr(PaddockSessionImpl) like = g_steal_pointer (&self->spare_sandbox_like);
+
+  self->spare_sandbox_refill = 0;
+  if (self->spare_sandbox_id == NULL)
+    {
+      g_autofree char *marker = g_build_filename (self->state_dir, "sessions", SPARE_SANDBOX_MARKER, NULL);
+
+      self->spare_sandbox_id = new_session_id (self);
+      /* So that a daemon after us can remove its cgroup should we die
+       * (the spare dies with us; its cgroup would not). */
+      g_file_set_contents (marker, self->spare_sandbox_id, -1, NULL);
+    }
+  paddock_session_impl_refill_spare_sandbox (like, self->spare_sandbox, self->spare_sandbox_id);
+  return G_SOURCE_REMOVE;
+}
+
 /* The sandbox said the agent runs (or why it could not): only now does the
  * creator get its answer, so a session that cannot start is an error, not
  * a session that dies a moment later. */
@@ -260,6 +293,17 @@ paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
                                                 g_steal_pointer (&pending->invocation),
                                                 paddock_session_impl_get_object_path (session));
 
+  /* And its sandbox, once the main loop is idle: the making is not in the
+   * way of this session's first output or of the next call. */
+  if (_paddock_session_impl_get_stage (session) != NULL && self->helper_path != NULL)
+    {
+      if (self->spare_sandbox == NULL)
+        self->spare_sandbox = paddock_spare_sandbox_new (self->helper_path, self->cgroup_parent);
+      g_set_object (&self->spare_sandbox_like, session);
+      if (self->spare_sandbox_refill == 0)
+        self->spare_sandbox_refill = g_idle_add_full (G_PRIORITY_LOW, refill_spare_sandbox_cb, self, NULL);
+    }
+
   /* The next safe session's folder, now that this one's start is done. */
   if (_paddock_session_impl_get_stage (session) != NULL && self->staging != NULL)
     {
@@ -293,7 +337,7 @@ new_session_id (PaddockManagerImpl *self)
       g_autofree char *id = g_strdup_printf ("%06x%06x", g_random_int () & 0xffffff,
                                              g_random_int () & 0xffffff);
 
-      if (!paddock_manager_impl_has_session (self, id))
+      if (!paddock_manager_impl_has_session (self, id) && g_strcmp0 (id, self->spare_sandbox_id) != 0)
         return g_steal_pointer (&id);
     }
 }
@@ -352,6 +396,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   gboolean reserved_ports_given = FALSE;
   g_autoptr(GError) error = NULL;
   g_autofree char *id = NULL;
+  gboolean takes_spare;
+  gboolean started;
   g_autofree char *session_dir = NULL;
   g_autofree char *resolved = NULL;
   g_auto(GStrv) port_names = NULL;
@@ -655,7 +701,14 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
       config.name = g_strdup_printf ("%s on %s", program, folder);
     }
 
-  id = new_session_id (self);
+  /* A session the sandbox made ahead fits takes its id: the spare's
+   * cgroup has that name already. (With leased sockets to pass, on the
+   * host's network, it makes its own sandbox.) */
+  takes_spare = self->spare_sandbox != NULL && self->spare_sandbox_id != NULL &&
+                g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL &&
+                !(g_strcmp0 (config.net_mode, "host") == 0 && port_names != NULL && port_names[0] != NULL) &&
+                paddock_spare_sandbox_fits (self->spare_sandbox, config.net_mode);
+  id = takes_spare ? g_strdup (self->spare_sandbox_id) : new_session_id (self);
   session_dir = g_build_filename (self->state_dir, "sessions", id, NULL);
   config.home = g_build_filename (session_dir, "home", NULL);
   /* A safe session takes the folder made ahead, if there is one; what it
@@ -722,7 +775,16 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   /* Counted against the quotas from now on, listed once it runs — which
    * may be before start() returns (a host agent runs at once). */
   g_ptr_array_add (self->starting, g_object_ref (session));
-  if (!paddock_session_impl_start (session, paddock_manager_impl_session_ready_cb, pending, &error))
+  if (takes_spare)
+    {
+      g_clear_pointer (&self->spare_sandbox_id, g_free);
+      paddock_session_impl_offer_spare_sandbox (session, self->spare_sandbox);
+    }
+  started = paddock_session_impl_start (session, paddock_manager_impl_session_ready_cb, pending, &error);
+  /* Taken, or its cgroup named for a session that did not take it. */
+  if (takes_spare)
+    paddock_spare_sandbox_discard (self->spare_sandbox);
+  if (!started)
     {
       g_ptr_array_remove (self->starting, session);
       release_session_leases (self, id);
@@ -774,6 +836,9 @@ paddock_manager_impl_finalize (GObject *object)
   g_clear_pointer (&self->sessions, g_ptr_array_unref);
   g_clear_pointer (&self->starting, g_ptr_array_unref);
   g_clear_pointer (&self->spare, paddock_spare_folder_free);
+  g_clear_handle_id (&self->spare_sandbox_refill, g_source_remove);
+  g_clear_object (&self->spare_sandbox_like);
+  g_clear_pointer (&self->spare_sandbox, paddock_spare_sandbox_free);
   g_clear_object (&self->registry);
   g_clear_object (&self->connection);
 
@@ -886,6 +951,12 @@ paddock_manager_impl_shutdown (PaddockManagerImpl *self)
     }
   g_ptr_array_set_size (self->sessions, 0);
 
+  /* The sandbox made ahead goes now, not at the daemon's exit: its cgroup
+   * with it. */
+  g_clear_handle_id (&self->spare_sandbox_refill, g_source_remove);
+  g_clear_object (&self->spare_sandbox_like);
+  g_clear_pointer (&self->spare_sandbox, paddock_spare_sandbox_free);
+
   /* A session still starting has a CreateSession call waiting for it: the
    * ready callback kills it and answers that call with the error. */
   while (self->starting->len > 0)
@@ -994,6 +1065,25 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
 
     for (guint i = 0; i < self->sessions->len; i++)
       paddock_session_impl_end_leftovers (g_ptr_array_index (self->sessions, i), kill_at);
+  }
+
+  /* A sandbox an earlier daemon made ahead died with it, but not its
+   * cgroup, named for a session that never was: removed if still there
+   * and empty (rmdir() takes no other). */
+  {
+    g_autofree char *marker = g_build_filename (sessions_dir, SPARE_SANDBOX_MARKER, NULL);
+    g_autofree char *spare_id = NULL;
+
+    if (g_file_get_contents (marker, &spare_id, NULL, NULL) && self->cgroup_parent != NULL &&
+        strlen (spare_id) == 12 && strspn (spare_id, "0123456789abcdef") == 12 &&
+        !paddock_manager_impl_has_session (self, spare_id))
+      {
+        g_autofree char *cgroup = g_strconcat (self->cgroup_parent, "/paddock-session-", spare_id, NULL);
+
+        if (g_rmdir (cgroup) == 0)
+          g_debug ("Removed %s, the cgroup of a sandbox an earlier daemon made ahead", cgroup);
+      }
+    g_unlink (marker);
   }
 
   if (restored->len > 0)

@@ -43,6 +43,7 @@
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
 #include "paddock-session-impl-private.h"
+#include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
 #if PADDOCK_ENABLE_LINUX
 #include "paddock-seccomp.h"
@@ -84,6 +85,7 @@ struct _PaddockSessionImpl
   PaddockSessionConfig        config;
 
   PaddockScrollback          *scrollback;
+  PaddockSpareSandbox        *offered_spare;  /* start() only: a sandbox made ahead it may take */
   int                         pty_master;
   guint                       pty_source;
   guint                       pty_out_source;
@@ -2214,12 +2216,86 @@ _paddock_session_test_without_layers (void)
   return g_strsplit (without != NULL ? without : "", ",", -1);
 }
 
+/**
+ * paddock_session_impl_offer_spare_sandbox:
+ *
+ * Lets the next paddock_session_impl_start() take SPARE's sandbox made
+ * ahead when it fits (paddock-spare-sandbox.c); borrowed for that call.
+ */
+void
+paddock_session_impl_offer_spare_sandbox (PaddockSessionImpl  *self,
+                                          PaddockSpareSandbox *spare)
+{
+  g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
+
+  self->offered_spare = spare;
+}
+
+/**
+ * paddock_session_impl_refill_spare_sandbox:
+ *
+ * Has SPARE make a sandbox ahead for the next session like this one (its
+ * network mode), unless it has one; that session will have the id NEXT_ID
+ * (the spare's cgroup has its name already: a cgroup v2 cannot be
+ * renamed). For a safe session that started.
+ */
+void
+paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,
+                                           PaddockSpareSandbox *spare,
+                                           const char          *next_id)
+{
+  g_autofree char *cgroup_name = g_strconcat ("paddock-session-", next_id, NULL);
+
+  g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
+
+  if (self->sandboxed)
+    paddock_spare_sandbox_refill (spare, self->config.net_mode, PADDOCK_SESSION_PROXY_PORT,
+                                  sandbox_seccomp_fd (), cgroup_name);
+}
+
+/* The helper's options for a sandbox made ahead: FULL (the helper's whole
+ * command line) without its program and the options fixed when the spare
+ * was made, which it has already (its descriptors, network, die with its
+ * parent). The command after "--" is passed as it is. */
+static GPtrArray *
+spare_session_arguments (const GPtrArray *full)
+{
+  static const char *const fixed_with_value[] = {
+    "--pty-fd", "--control-fd", "--seccomp-fd", "--net", "--proxy-port",
+  };
+  GPtrArray *args = g_ptr_array_new ();
+  gboolean command = FALSE;
+
+  for (guint i = 1; i < full->len && g_ptr_array_index (full, i) != NULL; i++)
+    {
+      const char *arg = g_ptr_array_index (full, i);
+      gboolean skip = FALSE;
+
+      if (!command && g_str_equal (arg, "--"))
+        command = TRUE;
+      else if (!command && g_str_equal (arg, "--die-with-parent"))
+        skip = TRUE;
+      for (guint j = 0; !command && !skip && j < G_N_ELEMENTS (fixed_with_value); j++)
+        if (g_str_equal (arg, fixed_with_value[j]))
+          {
+            skip = TRUE;
+            i++;   /* and its value */
+          }
+      if (!skip)
+        g_ptr_array_add (args, (gpointer) arg);
+    }
+  g_ptr_array_add (args, NULL);
+  return args;
+}
+
 gboolean
 paddock_session_impl_start (PaddockSessionImpl       *self,
                             PaddockSessionReadyFunc   ready,
                             gpointer                  user_data,
                             GError                  **error)
 {
+  PaddockSpareSandboxTaken taken = { .pid = 0, .pty_master = -1, .control = -1, .cgroup = NULL };
+  gboolean took_spare = FALSE;
   paddock_autofd int master = -1;
   paddock_autofd int slave = -1;
   paddock_autofd int control_ours = -1;
@@ -2435,23 +2511,46 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       g_ptr_array_add (argv, NULL);
     }
 
-  master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (master < 0 || grantpt (master) != 0 || unlockpt (master) != 0 ||
-      ptsname_r (master, slave_name, sizeof slave_name) != 0)
+  /* A sandbox made ahead, if one fits: it has its terminal, control
+   * socket and cgroup (named for this session), and its pid 1 waits for
+   * the options above. Not with leased sockets to pass (the host's
+   * network): those go at its exec. One not taken is the manager's to end
+   * (paddock_spare_sandbox_discard()). */
+  if (sandboxed && self->offered_spare != NULL && passed_leases == NULL)
     {
-      int saved_errno = errno;
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                   "Could not make a terminal: %s", g_strerror (saved_errno));
-      return FALSE;
-    }
+      g_autoptr(GPtrArray) session_args = spare_session_arguments (argv);
 
-  slave = open (slave_name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (slave < 0)
+      took_spare = paddock_spare_sandbox_take (self->offered_spare, self->config.net_mode,
+                                               (const char * const *) session_args->pdata, &taken);
+      if (took_spare)
+        {
+          master = taken.pty_master;
+          paddock_close_fd (&control_ours);
+          control_ours = taken.control;
+        }
+    }
+  self->offered_spare = NULL;
+
+  if (!took_spare)
     {
-      int saved_errno = errno;
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                   "Could not open %s: %s", slave_name, g_strerror (saved_errno));
-      return FALSE;
+      master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
+      if (master < 0 || grantpt (master) != 0 || unlockpt (master) != 0 ||
+          ptsname_r (master, slave_name, sizeof slave_name) != 0)
+        {
+          int saved_errno = errno;
+          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                       "Could not make a terminal: %s", g_strerror (saved_errno));
+          return FALSE;
+        }
+
+      slave = open (slave_name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+      if (slave < 0)
+        {
+          int saved_errno = errno;
+          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                       "Could not open %s: %s", slave_name, g_strerror (saved_errno));
+          return FALSE;
+        }
     }
 
   set_window_size (master, self->config.columns, self->config.rows);
@@ -2463,7 +2562,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     g_autoptr(GError) cgroup_error = NULL;
 
     self->cgroup_reason = g_strdup (self->config.cgroup_reason);
-    if (self->config.cgroup_parent != NULL)
+    if (took_spare)
+      self->cgroup = g_steal_pointer (&taken.cgroup);   /* renamed for us */
+    else if (self->config.cgroup_parent != NULL)
       self->cgroup = paddock_cgroup_new (self->config.cgroup_parent, name, &cgroup_error);
     if (self->cgroup != NULL)
       self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, &cgroup_error);
@@ -2508,8 +2609,11 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
    * ever have is inside; and sharing our memory until it execs rather
    * than copying it, where this kernel and machine allow
    * (paddock-clone-vm.c). */
-  pid = paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd,
-                                         sandboxed ? sandbox_child_main : host_agent_child_main, &agent_child);
+  if (took_spare)
+    pid = taken.pid;
+  else
+    pid = paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd,
+                                           sandboxed ? sandbox_child_main : host_agent_child_main, &agent_child);
 
   if (pid < 0)
     {
@@ -2543,8 +2647,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     }
   _paddock_session_network_spawned (self->network);
 
-  g_debug ("Session %s: started %s as pid %d (%s profile)", self->id, program, (int) pid,
-           self->config.profile);
+  g_debug ("Session %s: started %s as pid %d (%s profile%s)", self->id, program, (int) pid,
+           self->config.profile, took_spare ? ", in a sandbox made ahead" : "");
 
   /* A host agent runs once exec succeeded, which fork told us nothing
    * against; "running" also writes its first record (a host agent

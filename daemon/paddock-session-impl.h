@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include "paddock-spare-sandbox.h"
 #include "paddock-domain-rules.h"
 #include "paddock-ipc-generated.h"
 
@@ -68,6 +69,11 @@ PaddockSessionImpl *paddock_session_impl_new         (const char                
 PaddockSessionImpl *paddock_session_impl_new_from_record (const char              *record_path,
                                                           const char              *helper,
                                                           GError                 **error);
+void                paddock_session_impl_offer_spare_sandbox  (PaddockSessionImpl  *self,
+                                                               PaddockSpareSandbox *spare);
+void                paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,
+                                                               PaddockSpareSandbox *spare,
+                                                               const char          *next_id);
 gboolean            paddock_session_impl_start       (PaddockSessionImpl         *self,
                                                       PaddockSessionReadyFunc     ready,
                                                       gpointer                    user_data,

@@ -3254,9 +3254,12 @@ run_op (const SetupOp *op)
     }
 }
 
-/* The child of clone(): first process of the new namespaces. */
-static G_NORETURN void
-sandbox_child (const SandboxConfig *cfg)
+/* The child of clone(), first process of the new namespaces: its identity,
+ * network and a base to build the view on, with the host's tree at
+ * /oldroot. The same for every session, so a sandbox made ahead does it
+ * before its session is known. */
+static void
+sandbox_child_enter (const SandboxConfig *cfg)
 {
   struct pollfd pfd;
 
@@ -3334,10 +3337,13 @@ sandbox_child (const SandboxConfig *cfg)
     die_errno (EXIT_SETUP, "pivot_root failed", NULL, errno);
   if (chdir ("/") != 0)
     die_errno (EXIT_SETUP, "chdir failed", "/", errno);
+}
 
-  for (guint i = 0; i < cfg->n_ops; i++)
-    run_op (&cfg->ops[i]);
-
+/* The view is built: the host's tree goes, the boundary's layers are
+ * applied, and pid 1 starts the agent. */
+static G_NORETURN void
+sandbox_child_finish (const SandboxConfig *cfg)
+{
   /* The host's tree is gone from our view: only the binds remain. Private
    * first, so that not even this unmount event propagates anywhere. */
   if (mount ("/oldroot", "/oldroot", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -3380,6 +3386,16 @@ sandbox_child (const SandboxConfig *cfg)
     }
 
   run_init (cfg);
+}
+
+/* The child of clone() of a sandbox made for its session. */
+static G_NORETURN void
+sandbox_child (const SandboxConfig *cfg)
+{
+  sandbox_child_enter (cfg);
+  for (guint i = 0; i < cfg->n_ops; i++)
+    run_op (&cfg->ops[i]);
+  sandbox_child_finish (cfg);
 }
 
 /* ---- the helper outside: options, plan, clone, supervision --------------- */
@@ -3543,15 +3559,12 @@ typedef enum {
   STAGE_COPY,
 } StageKind;
 
+/* The part of the view every session has alike: the system, /dev, /proc,
+ * and the empty /tmp and HOME. A sandbox made ahead (--spare) builds it
+ * before any session is known; plan_build_session() adds the rest. */
 static void
-plan_build (Plan               *plan,
-            const char         *workspace,
-            StageKind           stage_kind,
-            const char         *stage_dir,
-            int                 pty_fd,
-            const char * const *protect,
-            const char         *real_home,
-            const char * const *expose)
+plan_build_system (Plan *plan,
+                   int   pty_fd)
 {
   /* The system: programs and libraries, read-only. */
   static const char *const system_dirs[] = {
@@ -3656,7 +3669,20 @@ plan_build (Plan               *plan,
   plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot/tmp", "mode=1777,size=25%");
   plan_mkdir_p (plan, HOME_PATH);
   plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot" HOME_PATH, "mode=0700,size=10%");
+}
 
+/* The session's own part of the view, after plan_build_system()'s: what
+ * it shows of the real HOME, its workspace and protected paths, then the
+ * root made read-only. Host paths are looked up as the host sees them. */
+static void
+plan_build_session (Plan               *plan,
+                    const char         *workspace,
+                    StageKind           stage_kind,
+                    const char         *stage_dir,
+                    const char * const *protect,
+                    const char         *real_home,
+                    const char * const *expose)
+{
   /* Exposures: what the user named of the real HOME, read-only at the same
    * place in the session's HOME (checked by main(): relative, existing). */
   for (guint i = 0; expose != NULL && expose[i] != NULL; i++)
@@ -3941,9 +3967,25 @@ parse_fd (const char *name,
   return (int) v;
 }
 
-int
-main (int    argc,
-      char **argv)
+/* A sandbox made ahead (--spare): what pid 1 of it fixed before its
+ * session was known. Its system part of the view is mounted; the rest of
+ * the plan is added once the session's options arrive. */
+typedef struct {
+  SandboxConfig cfg;
+  Plan plan;
+  PaddockSeccompProgram seccomp;   /* read when it was made; empty: none */
+  int base_fd;                     /* the sandbox's base root, while the host's is our root */
+} Spare;
+
+/* The options of a session: those of the whole command line when SPARE is
+ * NULL (then it clones the sandbox), or those a sandbox made ahead was
+ * sent (then we are its pid 1, looking at the host's tree as our root, and
+ * the options fixed when it was made may not be given again). Returns an
+ * exit code on failure; with a SPARE it does not return otherwise. */
+static int
+sandbox_main (int    argc,
+              char **argv,
+              Spare *spare)
 {
   g_autofree char *workspace_arg = NULL;
   g_autofree char *profile = NULL;
@@ -3960,7 +4002,7 @@ main (int    argc,
   g_autofree char *probe_abstract = NULL;
   gint probe_pid = 0;
   gint probe_port = 0;
-  gint proxy_port = 3128;
+  gint proxy_port = -1;   /* not given: 3128 */
   g_auto(GStrv) listen_fd_args = NULL;
   g_auto(GStrv) bind_port_args = NULL;
   g_autoptr(GArray) bind_ports = g_array_new (FALSE, FALSE, sizeof (guint16));
@@ -4005,7 +4047,9 @@ main (int    argc,
   g_autofree char *workspace = NULL;
   g_autofree char *stage_dir = NULL;
   StageKind stage_kind = STAGE_NONE;
-  g_auto(Plan) plan = { NULL, NULL, NULL };
+  g_auto(Plan) own_plan = { NULL, NULL, NULL };
+  Plan *plan = spare != NULL ? &spare->plan : &own_plan;
+  guint first_session_op = 0;
   g_auto(PaddockSeccompProgram) seccomp_prog = { 0 };
   g_auto(PaddockLandlockPlan) landlock_plan = { 0 };
   SandboxConfig cfg = { .control_fd = -1, .pty_fd = -1, .ready_fd = -1, .alive_fd = -1 };
@@ -4018,15 +4062,6 @@ main (int    argc,
   sigset_t set;
   pid_t child;
   int dashdash = -1;
-
-  /* Until the sandbox is set up, our parent's death is ours: a daemon that
-   * crashed mid-start must not leave a half-built session behind. (The
-   * daemon also sets it in its child before exec, closing the window
-   * between its fork and this line.) */
-  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-
-  /* Everything inherited is closed at the agent's exec. */
-  close_range (3, ~0U, CLOSE_RANGE_CLOEXEC);
 
   for (int i = 1; i < argc; i++)
     if (g_str_equal (argv[i], "--"))
@@ -4042,6 +4077,19 @@ main (int    argc,
       g_printerr ("paddock-sandbox: %s\n", error->message);
       return EXIT_USAGE;
     }
+  if (spare != NULL &&
+      (control_fd_arg != NULL || pty_fd_arg != NULL || profile != NULL || net_arg != NULL ||
+       proxy_port != -1 || seccomp_fd_arg != NULL || listen_fd_args != NULL || die_with_parent ||
+       probe_stage_arg != NULL))
+    {
+      g_printerr ("paddock-sandbox: --control-fd, --pty-fd, --profile, --net, --proxy-port, --seccomp-fd, "
+                  "--listen-fd and --die-with-parent were fixed when this sandbox was made ahead\n");
+      return EXIT_USAGE;
+    }
+  if (proxy_port == -1)
+    proxy_port = 3128;
+  if (spare != NULL)
+    cfg = spare->cfg;
   if (probe_stage_arg != NULL)
     return probe_stage (probe_stage_arg);
 
@@ -4063,7 +4111,9 @@ main (int    argc,
       return EXIT_USAGE;
     }
 
-  if (profile == NULL || g_str_equal (profile, "safe"))
+  if (spare != NULL)
+    ;   /* safe, and its descriptors given when it was made */
+  else if (profile == NULL || g_str_equal (profile, "safe"))
     cfg.host_profile = FALSE;
   else if (g_str_equal (profile, "host"))
     cfg.host_profile = TRUE;
@@ -4073,9 +4123,12 @@ main (int    argc,
       return EXIT_USAGE;
     }
 
-  cfg.control_fd = parse_fd ("--control-fd", control_fd_arg);
-  cfg.pty_fd = parse_fd ("--pty-fd", pty_fd_arg);
-  if (cfg.pty_fd >= 0)
+  if (spare == NULL)
+    {
+      cfg.control_fd = parse_fd ("--control-fd", control_fd_arg);
+      cfg.pty_fd = parse_fd ("--pty-fd", pty_fd_arg);
+    }
+  if (spare == NULL && cfg.pty_fd >= 0)
     {
       if (!isatty (cfg.pty_fd))
         {
@@ -4231,7 +4284,9 @@ main (int    argc,
         }
       cfg.listen_fds[cfg.n_listen_fds++] = parse_fd ("--listen-fd", listen_fd_args[i]);
     }
-  if (net_arg == NULL || g_str_equal (net_arg, "host"))
+  if (spare != NULL)
+    ;   /* its network namespace, or none, was made with it */
+  else if (net_arg == NULL || g_str_equal (net_arg, "host"))
     cfg.own_network = FALSE;
   else if (g_str_equal (net_arg, "none") && !cfg.host_profile)
     cfg.own_network = TRUE;
@@ -4248,16 +4303,19 @@ main (int    argc,
     }
   cfg.argv = argv + 1;
   cfg.envp = (char *const *) envp->pdata;
-  cfg.die_with_parent = die_with_parent;
-  g_snprintf (cfg.uid_map, sizeof cfg.uid_map, "%u %u 1\n", getuid (), getuid ());
-  g_snprintf (cfg.gid_map, sizeof cfg.gid_map, "%u %u 1\n", getgid (), getgid ());
+  if (spare == NULL)
+    {
+      cfg.die_with_parent = die_with_parent;
+      g_snprintf (cfg.uid_map, sizeof cfg.uid_map, "%u %u 1\n", getuid (), getuid ());
+      g_snprintf (cfg.gid_map, sizeof cfg.gid_map, "%u %u 1\n", getgid (), getgid ());
+    }
 
   /* Signals are blocked from here on and read synchronously, both here and
    * (inherited) in pid 1: none can arrive half-way through setup. */
   forwarded_signals (&set);
   sigprocmask (SIG_BLOCK, &set, NULL);
 
-  if (cfg.host_profile)
+  if (spare == NULL && cfg.host_profile)
     {
       /* No namespaces, asked for explicitly: we are the init. Orphans of
        * the agent come back to us to be reaped. */
@@ -4267,14 +4325,20 @@ main (int    argc,
       run_init (&cfg);
     }
 
-  plan_init (&plan);
-  /* Present: it fails on the bad fd. Absent: ENOSYS (or EPERM from a
-   * seccomp filter that does not know it); then the plan remounts. */
-  have_mount_setattr = mount_setattr (-1, "", 0, NULL, 0) != 0 && errno != ENOSYS && errno != EPERM;
-  plan_build (&plan, workspace, stage_kind, stage_dir, cfg.pty_fd, (const char * const *) protect,
-              real_home, (const char * const *) expose);
-  cfg.ops = (const SetupOp *) (void *) plan.ops->data;
-  cfg.n_ops = plan.ops->len;
+  if (spare == NULL)
+    {
+      plan_init (plan);
+      /* Present: it fails on the bad fd. Absent: ENOSYS (or EPERM from a
+       * seccomp filter that does not know it); then the plan remounts. */
+      have_mount_setattr = mount_setattr (-1, "", 0, NULL, 0) != 0 && errno != ENOSYS && errno != EPERM;
+      plan_build_system (plan, cfg.pty_fd);
+    }
+  /* A spare ran the system part already: only what follows is left. */
+  first_session_op = plan->ops->len;
+  plan_build_session (plan, workspace, stage_kind, stage_dir, (const char * const *) protect,
+                      real_home, (const char * const *) expose);
+  cfg.ops = (const SetupOp *) (void *) plan->ops->data;
+  cfg.n_ops = plan->ops->len;
 
   for (guint i = 0; without_layers != NULL && without_layers[i] != NULL; i++)
     if (!g_str_equal (without_layers[i], "landlock") && !g_str_equal (without_layers[i], "seccomp") &&
@@ -4291,7 +4355,10 @@ main (int    argc,
    * /proc), never as applied. */
   if (seccomp_fd_arg != NULL)
     seccomp_fd = parse_fd ("--seccomp-fd", seccomp_fd_arg);
-  if (!(without_layers != NULL && g_strv_contains ((const char *const *) without_layers, "seccomp")))
+  if (spare != NULL)
+    cfg.seccomp = without_layers != NULL && g_strv_contains ((const char *const *) without_layers, "seccomp")
+                  ? NULL : &spare->seccomp;
+  else if (!(without_layers != NULL && g_strv_contains ((const char *const *) without_layers, "seccomp")))
     {
       /* The daemon's ready-made program when it gave one: the same rules,
        * without libseccomp's work in every session's start. */
@@ -4355,6 +4422,20 @@ main (int    argc,
 
   /* Read (or not wanted): nothing inside the sandbox holds it. */
   paddock_close_fd (&seccomp_fd);
+
+  if (spare != NULL)
+    {
+      /* Back from the host's tree to the sandbox's base, for good: the
+       * rest of the view is built there, as pid 1 of a sandbox made for
+       * its session would. */
+      if (fchdir (spare->base_fd) != 0 || chroot (".") != 0 || chdir ("/") != 0)
+        die_errno (EXIT_SETUP, "cannot return to the sandbox's base from the host's tree", NULL, errno);
+      close (spare->base_fd);
+      spare->base_fd = -1;
+      for (guint i = first_session_op; i < cfg.n_ops; i++)
+        run_op (&cfg.ops[i]);
+      sandbox_child_finish (&cfg);
+    }
 
   /* The "ready" handshake (see run_init) only when we let go of our
    * parent after setup: with --die-with-parent pid 1 need not wait for us,
@@ -4425,4 +4506,274 @@ main (int    argc,
 
   forward_or_wait (child);
   return EXIT_SETUP;
+}
+
+/* ---- a sandbox made ahead (--spare) ---------------------------------------
+ *
+ * Most of a sandbox's start is the same for every session: the helper's
+ * exec, the namespaces, the user and group maps, the network namespace's
+ * loopback and the proxy's socket, and the system part of the view (about
+ * fifty mounts). The daemon starts one such sandbox ahead of its next safe
+ * session, with only what is fixed then (its terminal, control socket,
+ * seccomp program and network mode); pid 1 does all of the above and waits
+ * on the control socket. The session's options then come as one message
+ * carrying a sealed memfd of NUL-terminated arguments, the same as the
+ * helper's own command line without the fixed ones; pid 1 reads them with
+ * the host's tree as its root, as the helper outside would have, builds the
+ * rest of the view and goes on exactly as a sandbox made for its session.
+ * The daemon closing the socket instead means the spare is not wanted. */
+
+#define SPARE_SESSION_TAG "session"
+#define MAX_SPARE_ARGS_BYTES (16 * 1024 * 1024)
+#define MAX_SPARE_ARGS (64 * 1024)
+
+/* Pid 1 of a spare: waits for its session's options, then becomes that
+ * session's sandbox. */
+static G_NORETURN void
+spare_wait_for_session (Spare *spare)
+{
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int) * MAX_RECV_FDS)];
+  } control;
+  char tag[sizeof SPARE_SESSION_TAG + 8];
+  struct iovec iov = { .iov_base = tag, .iov_len = sizeof tag };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = sizeof control.space,
+  };
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  int memfd = -1;
+  struct stat st;
+  char *blob;
+  gsize got = 0;
+  ssize_t n;
+  int seals;
+
+  while ((n = recvmsg (spare->cfg.control_fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    ;
+  if (n == 0)
+    _exit (EXIT_SETUP);   /* not wanted: the daemon let go of us */
+  if (n < 0)
+    die_errno (EXIT_SETUP, "cannot read the session's options", NULL, errno);
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c != NULL; c = CMSG_NXTHDR (&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      {
+        size_t count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+        int *p = (int *) (void *) CMSG_DATA (c);
+
+        for (size_t i = 0; i < count; i++)
+          {
+            if (memfd < 0)
+              memfd = p[i];
+            else
+              close (p[i]);
+          }
+      }
+  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || (size_t) n != strlen (SPARE_SESSION_TAG) ||
+      memcmp (tag, SPARE_SESSION_TAG, (size_t) n) != 0 || memfd < 0)
+    die_msg (EXIT_SETUP, "the message for a sandbox made ahead is not its session's options", NULL);
+  /* Sealed, so that what is read is what stays: nothing changes it after. */
+  seals = fcntl (memfd, F_GET_SEALS);
+  if (seals < 0 || (seals & (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)) !=
+                   (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW) ||
+      fstat (memfd, &st) != 0 || st.st_size <= 0 || st.st_size > MAX_SPARE_ARGS_BYTES)
+    die_msg (EXIT_SETUP, "the session's options are not a sealed memfd of at most 16 MiB", NULL);
+  blob = g_malloc ((gsize) st.st_size + 1);
+  while (got < (gsize) st.st_size)
+    {
+      n = pread (memfd, blob + got, (gsize) st.st_size - got, (off_t) got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        die_errno (EXIT_SETUP, "cannot read the session's options", NULL, n < 0 ? errno : EIO);
+      got += (gsize) n;
+    }
+  close (memfd);
+  blob[got] = '\0';
+  if (blob[got - 1] != '\0')
+    die_msg (EXIT_SETUP, "the session's options do not end with a NUL", NULL);
+
+  /* argv[0] is ours; then each argument up to its NUL (kept for pid 1's
+   * life: the agent's argv and environment point into it). */
+  g_ptr_array_add (args, (char *) "paddock-sandbox");
+  for (gsize at = 0; at < got; at += strlen (blob + at) + 1)
+    {
+      if (args->len > MAX_SPARE_ARGS)
+        die_msg (EXIT_SETUP, "the session's options are too many", NULL);
+      g_ptr_array_add (args, blob + at);
+    }
+  g_ptr_array_add (args, NULL);
+
+  /* The options name host paths, looked up as the helper outside would:
+   * with the host's tree (at /oldroot, where nothing of the session's is
+   * mounted yet) as our root, until sandbox_main() returns to the base. */
+  spare->base_fd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (spare->base_fd < 0 || chroot ("/oldroot") != 0 || chdir ("/") != 0)
+    die_errno (EXIT_SETUP, "cannot look at the host's tree", NULL, errno);
+  _exit (sandbox_main ((int) args->len - 1, (char **) args->pdata, spare));
+}
+
+/* --spare: make a sandbox ahead of its session (see above). */
+static int
+spare_main (int    argc,
+            char **argv)
+{
+  g_autofree char *control_fd_arg = NULL;
+  g_autofree char *pty_fd_arg = NULL;
+  g_autofree char *net_arg = NULL;
+  g_autofree char *seccomp_fd_arg = NULL;
+  gint proxy_port = 3128;
+  gboolean spare_flag = FALSE;
+  gboolean die_with_parent = FALSE;
+  GOptionEntry entries[] = {
+    { "spare", 0, 0, G_OPTION_ARG_NONE, &spare_flag, "Make the sandbox ahead; its session's options come later", NULL },
+    { "control-fd", 0, 0, G_OPTION_ARG_STRING, &control_fd_arg, "The daemon's SOCK_SEQPACKET control socket", "N" },
+    { "pty-fd", 0, 0, G_OPTION_ARG_STRING, &pty_fd_arg, "PTY slave for the agent", "N" },
+    { "net", 0, 0, G_OPTION_ARG_STRING, &net_arg, "host (default), none or proxy", "MODE" },
+    { "proxy-port", 0, 0, G_OPTION_ARG_INT, &proxy_port, "With --net proxy: the port inside (default 3128)", "PORT" },
+    { "seccomp-fd", 0, 0, G_OPTION_ARG_STRING, &seccomp_fd_arg,
+      "Load the seccomp filter from this sealed memfd instead of building it", "N" },
+    { "die-with-parent", 0, 0, G_OPTION_ARG_NONE, &die_with_parent, "Die with the parent (required)", NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context = g_option_context_new (NULL);
+  g_autoptr(GError) error = NULL;
+  /* pid 1's for its life; the helper outside drops its copy. */
+  static Spare spare = { .cfg = { .control_fd = -1, .pty_fd = -1, .ready_fd = -1, .alive_fd = -1 },
+                         .base_fd = -1 };
+  SandboxConfig *cfg = &spare.cfg;
+  paddock_autofd int seccomp_fd = -1;
+  int alive_pipe[2];
+  int type = 0;
+  socklen_t type_len = sizeof type;
+  sigset_t set;
+  pid_t child;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      g_printerr ("paddock-sandbox: %s\n", error->message);
+      return EXIT_USAGE;
+    }
+  if (argc > 1)
+    {
+      g_printerr ("paddock-sandbox: a sandbox made ahead (--spare) gets its session's options later, not '%s'\n",
+                  argv[1]);
+      return EXIT_USAGE;
+    }
+  /* Nobody would be left to end it otherwise. */
+  if (!die_with_parent)
+    {
+      g_printerr ("paddock-sandbox: --spare needs --die-with-parent\n");
+      return EXIT_USAGE;
+    }
+  cfg->control_fd = parse_fd ("--control-fd", control_fd_arg);
+  if (cfg->control_fd < 0 ||
+      getsockopt (cfg->control_fd, SOL_SOCKET, SO_TYPE, &type, &type_len) != 0 || type != SOCK_SEQPACKET)
+    {
+      g_printerr ("paddock-sandbox: --spare needs --control-fd, a SOCK_SEQPACKET socket: its session comes that way\n");
+      return EXIT_USAGE;
+    }
+  cfg->pty_fd = parse_fd ("--pty-fd", pty_fd_arg);
+  if (cfg->pty_fd >= 0)
+    {
+      if (!isatty (cfg->pty_fd))
+        {
+          g_printerr ("paddock-sandbox: --pty-fd %d is not a terminal\n", cfg->pty_fd);
+          return EXIT_USAGE;
+        }
+      if (cfg->pty_fd < 3)
+        cfg->pty_fd = fcntl (cfg->pty_fd, F_DUPFD_CLOEXEC, 3);
+    }
+  if (net_arg == NULL || g_str_equal (net_arg, "host"))
+    cfg->own_network = FALSE;
+  else if (g_str_equal (net_arg, "none"))
+    cfg->own_network = TRUE;
+  else if (g_str_equal (net_arg, "proxy") && proxy_port > 0 && proxy_port < 65536)
+    {
+      cfg->own_network = TRUE;
+      cfg->proxy_port = (guint16) proxy_port;
+    }
+  else
+    {
+      g_printerr ("paddock-sandbox: --net wants host, none or proxy (proxy: --proxy-port 1 to 65535), got '%s'\n",
+                  net_arg);
+      return EXIT_USAGE;
+    }
+  cfg->die_with_parent = TRUE;
+  g_snprintf (cfg->uid_map, sizeof cfg->uid_map, "%u %u 1\n", getuid (), getuid ());
+  g_snprintf (cfg->gid_map, sizeof cfg->gid_map, "%u %u 1\n", getgid (), getgid ());
+
+  forwarded_signals (&set);
+  sigprocmask (SIG_BLOCK, &set, NULL);
+
+  plan_init (&spare.plan);
+  have_mount_setattr = mount_setattr (-1, "", 0, NULL, 0) != 0 && errno != ENOSYS && errno != EPERM;
+  plan_build_system (&spare.plan, cfg->pty_fd);
+
+  /* The filter every session gets; --without-layer seccomp, a test
+   * switch, may still leave it out when the session comes. */
+  if (seccomp_fd_arg != NULL)
+    seccomp_fd = parse_fd ("--seccomp-fd", seccomp_fd_arg);
+  if (seccomp_fd >= 0 ? !paddock_seccomp_read_sealed (seccomp_fd, &spare.seccomp, &error)
+                      : !paddock_seccomp_build (&spare.seccomp, &error))
+    {
+      g_printerr ("paddock-sandbox: %s\n", error->message);
+      return EXIT_SETUP;
+    }
+  paddock_close_fd (&seccomp_fd);
+
+  if (pipe2 (alive_pipe, O_CLOEXEC) != 0)
+    {
+      g_printerr ("paddock-sandbox: pipe2 failed: %s\n", g_strerror (errno));
+      return EXIT_SETUP;
+    }
+  cfg->alive_fd = alive_pipe[0];
+
+  child = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+                           (cfg->own_network ? CLONE_NEWNET : 0) | SIGCHLD,
+                           NULL, NULL, NULL, NULL);
+  if (child < 0)
+    {
+      explain_no_userns (errno);
+      return EXIT_NO_NAMESPACES;
+    }
+  if (child == 0)
+    {
+      close (alive_pipe[1]);
+      sandbox_child_enter (cfg);
+      for (guint i = 0; i < spare.plan.ops->len; i++)
+        run_op (&g_array_index (spare.plan.ops, SetupOp, i));
+      spare_wait_for_session (&spare);
+    }
+
+  /* As after a sandbox's clone: pid 1 alone has the control socket, and
+   * our end of alive_fd goes with us. */
+  paddock_seccomp_clear (&spare.seccomp);
+  plan_clear (&spare.plan);
+  close (cfg->alive_fd);
+  close (cfg->control_fd);
+  forward_or_wait (child);
+  return EXIT_SETUP;
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  /* Until the sandbox is set up, our parent's death is ours: a daemon that
+   * crashed mid-start must not leave a half-built session behind. (The
+   * daemon also sets it in its child before exec, closing the window
+   * between its fork and this line.) */
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+
+  /* Everything inherited is closed at the agent's exec. */
+  close_range (3, ~0U, CLOSE_RANGE_CLOEXEC);
+
+  if (argc > 1 && g_str_equal (argv[1], "--spare"))
+    return spare_main (argc, argv);
+  return sandbox_main (argc, argv, NULL);
 }

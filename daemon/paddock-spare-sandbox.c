@@ -1,0 +1,435 @@
+/* paddock-spare-sandbox.c — the next safe session's sandbox, made ahead of time
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Most of a safe session's start is the sandbox's, and most of that is
+ * the same for every session: paddock-sandbox's exec, the user, mount and
+ * PID namespaces (and the network namespace of none and proxy), and the
+ * system part of the view. So, as with the spare folder
+ * (paddock-spare-folder.c), one is kept ready: `paddock-sandbox --spare`
+ * with its terminal, control socket and seccomp program, born in the
+ * cgroup of the session that will take it (the manager picks that
+ * session's id ahead: a cgroup v2 cannot be renamed), made on the main
+ * loop once it is idle after each safe start (none at the daemon's start:
+ * the first safe session makes its own). The next session with the same
+ * network mode takes it: its options go to pid 1 as one message carrying
+ * a sealed memfd (spare_wait_for_session() in paddock-sandbox.c), and from
+ * there on it is that session's sandbox, as if made for it.
+ *
+ * The spare is only a head start, never the only way to a sandbox: a
+ * session it does not fit, or one that finds it gone, makes its own. A
+ * spare nobody takes is ended when another kind is wanted, when the
+ * session its cgroup is named for does not take it, and when the daemon
+ * goes (closing its control socket is enough: pid 1 exits, then the
+ * helper), and it dies with the daemon anyway (--die-with-parent); its
+ * cgroup is removed once it is reaped (a later daemon removes one a dead
+ * daemon left: paddock_manager_impl_restore()).
+ */
+
+#include "config.h"
+
+#include "paddock-spare-sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "paddock-autofd.h"
+#include "paddock-clone-vm.h"
+
+#define SPARE_SESSION_TAG "session"   /* as in paddock-sandbox.c */
+
+/* One spare, from its making until a session takes it or it is ended. */
+typedef struct _Spare Spare;
+struct _Spare {
+  PaddockSpareSandbox *owner;      /* while it is the owner's ready one */
+  pid_t                pid;        /* the helper, a child of ours */
+  int                  pty_master;
+  int                  control;
+  PaddockCgroup       *cgroup;
+  char                *net_mode;
+  guint                watch;      /* its child watch until it is taken or ended */
+};
+
+struct _PaddockSpareSandbox
+{
+  char  *helper;
+  char  *cgroup_parent;
+  Spare *ready;                    /* the spare, if one is there */
+};
+
+/* What the child of the clone needs, prepared before it (it makes only
+ * async-signal-safe calls). */
+typedef struct {
+  const char  *helper;
+  char *const *argv;
+  char *const *envp;
+  int          pty;
+  int          control;
+  int          seccomp_fd;
+} SpareChild;
+
+/* Frees what is left of a spare whose helper is reaped or handed on. */
+static void
+spare_free (Spare *spare)
+{
+  if (spare->watch != 0)
+    g_source_remove (spare->watch);
+  paddock_close_fd (&spare->pty_master);
+  paddock_close_fd (&spare->control);
+  if (spare->cgroup != NULL)
+    paddock_cgroup_remove (spare->cgroup);
+  g_clear_pointer (&spare->cgroup, paddock_cgroup_free);
+  g_free (spare->net_mode);
+  g_free (spare);
+}
+
+/* The spare's helper exited before anyone took it (GLib reaped it): its
+ * pid 1 went first, so its cgroup is empty and goes too. The next safe
+ * start makes its own sandbox. */
+static void
+spare_exited_cb (GPid     pid,
+                 int      status,
+                 gpointer user_data)
+{
+  Spare *spare = user_data;
+
+  g_debug ("The sandbox made ahead (pid %d) ended with wait status %d before a session took it",
+           (int) pid, status);
+  spare->watch = 0;
+  if (spare->owner != NULL && spare->owner->ready == spare)
+    spare->owner->ready = NULL;
+  spare_free (spare);
+}
+
+/* Ends a spare nobody will take, and reaps it: EOF on its control socket
+ * makes pid 1 exit, then the helper. Bounded (its pid 1 is our code,
+ * waiting in recvmsg(), so this is quick); past the bound it is killed. */
+static void
+spare_end (Spare *spare)
+{
+  paddock_autofd int pidfd = -1;
+  struct pollfd pfd;
+  int status;
+
+  if (spare->watch != 0)
+    g_source_remove (spare->watch);
+  spare->watch = 0;
+  paddock_close_fd (&spare->control);
+  pidfd = (int) syscall (SYS_pidfd_open, spare->pid, 0);
+  pfd = (struct pollfd) { .fd = pidfd, .events = POLLIN };
+  if (pidfd < 0 || poll (&pfd, 1, 1000) != 1)
+    kill (spare->pid, SIGKILL);
+  while (waitpid (spare->pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  spare_free (spare);
+}
+
+static int
+spare_child_main (void *data)
+{
+  const SpareChild *c = data;
+  int pty_high;
+  int control_high;
+  int seccomp_high;
+
+  /* As sandbox_child_main() in paddock-session-impl.c: stdio and fd 3 the
+   * terminal, 4 the control socket, 5 the seccomp program. */
+  pty_high = fcntl (c->pty, F_DUPFD, 10);
+  control_high = fcntl (c->control, F_DUPFD, 10);
+  seccomp_high = c->seccomp_fd >= 0 ? fcntl (c->seccomp_fd, F_DUPFD, 10) : -1;
+
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+  if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
+      dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
+      dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
+      (c->seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5) < 0)))
+    _exit (126);
+  syscall (SYS_close_range, c->seccomp_fd >= 0 ? 6U : 5U, ~0U, 0U);
+  if (chdir ("/") < 0)
+    _exit (126);
+  execve (c->helper, c->argv, c->envp);
+  _exit (127);
+}
+
+PaddockSpareSandbox *
+paddock_spare_sandbox_new (const char *helper,
+                           const char *cgroup_parent)
+{
+  PaddockSpareSandbox *self = g_new0 (PaddockSpareSandbox, 1);
+
+  self->helper = g_strdup (helper);
+  self->cgroup_parent = g_strdup (cgroup_parent);
+  return self;
+}
+
+/* Makes a spare for sessions of NET_MODE, unless one is there. On the
+ * main thread: the helper dies with the thread that made it. A spare that
+ * cannot be made is no error (a session makes its own sandbox then). */
+void
+paddock_spare_sandbox_refill (PaddockSpareSandbox *self,
+                              const char          *net_mode,
+                              guint16              proxy_port,
+                              int                  seccomp_fd,
+                              const char          *cgroup_name)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_auto(GStrv) envp = g_environ_setenv (NULL, "PATH", "/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
+  g_autoptr(GError) error = NULL;
+  paddock_autofd int master = -1;
+  paddock_autofd int slave = -1;
+  paddock_autofd int cgroup_dir = -1;
+  paddock_autofd int procs = -1;
+  int pair[2] = { -1, -1 };
+  char slave_name[128];
+  SpareChild child;
+  Spare *spare;
+
+  g_return_if_fail (self != NULL);
+
+  if (self->ready != NULL && g_strcmp0 (self->ready->net_mode, net_mode) == 0)
+    return;
+  if (self->ready != NULL)
+    spare_end (g_steal_pointer (&self->ready));
+
+  spare = g_new0 (Spare, 1);
+  spare->pty_master = -1;
+  spare->control = -1;
+  spare->net_mode = g_strdup (net_mode);
+
+  master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || grantpt (master) != 0 || unlockpt (master) != 0 ||
+      ptsname_r (master, slave_name, sizeof slave_name) != 0 ||
+      (slave = open (slave_name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
+      socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    {
+      g_debug ("No sandbox made ahead: no terminal or socket for it: %s", g_strerror (errno));
+      spare_free (spare);
+      return;
+    }
+  spare->control = pair[0];
+
+  if (self->cgroup_parent != NULL)
+    {
+      spare->cgroup = paddock_cgroup_new (self->cgroup_parent, cgroup_name, &error);
+      if (spare->cgroup != NULL)
+        {
+          procs = paddock_cgroup_open_procs (spare->cgroup, &error);
+          cgroup_dir = open (paddock_cgroup_get_path (spare->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
+      if (spare->cgroup == NULL || procs < 0 || cgroup_dir < 0)
+        {
+          /* A session would have one: without it the spare fits none. */
+          g_debug ("No sandbox made ahead: %s", error != NULL ? error->message : g_strerror (errno));
+          close (pair[1]);
+          spare_free (spare);
+          return;
+        }
+    }
+
+  g_ptr_array_add (argv, g_strdup (self->helper));
+  g_ptr_array_add (argv, g_strdup ("--spare"));
+  g_ptr_array_add (argv, g_strdup ("--pty-fd"));
+  g_ptr_array_add (argv, g_strdup ("3"));
+  g_ptr_array_add (argv, g_strdup ("--control-fd"));
+  g_ptr_array_add (argv, g_strdup ("4"));
+  if (seccomp_fd >= 0)
+    {
+      g_ptr_array_add (argv, g_strdup ("--seccomp-fd"));
+      g_ptr_array_add (argv, g_strdup ("5"));
+    }
+  g_ptr_array_add (argv, g_strdup ("--net"));
+  g_ptr_array_add (argv, g_strdup (net_mode));
+  if (g_strcmp0 (net_mode, "proxy") == 0)
+    {
+      g_ptr_array_add (argv, g_strdup ("--proxy-port"));
+      g_ptr_array_add (argv, g_strdup_printf ("%u", proxy_port));
+    }
+  g_ptr_array_add (argv, g_strdup ("--die-with-parent"));
+  g_ptr_array_add (argv, NULL);
+
+  child = (SpareChild) {
+    .helper = self->helper,
+    .argv = (char **) argv->pdata,
+    .envp = envp,
+    .pty = slave,
+    .control = pair[1],
+    .seccomp_fd = seccomp_fd,
+  };
+  spare->pid = paddock_clone_child_into_cgroup (cgroup_dir, procs, spare_child_main, &child);
+  close (pair[1]);
+  if (spare->pid < 0)
+    {
+      g_debug ("No sandbox made ahead: %s", g_strerror (errno));
+      spare->pid = 0;
+      spare_free (spare);
+      return;
+    }
+  spare->pty_master = paddock_steal_fd (&master);
+  spare->owner = self;
+  spare->watch = g_child_watch_add (spare->pid, spare_exited_cb, spare);
+  self->ready = spare;
+}
+
+/* The memfd of a session's options for a spare: NUL-terminated, sealed. */
+static int
+session_args_memfd (const char * const *args)
+{
+  paddock_autofd int fd = memfd_create ("paddock-session-options", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  g_autoptr(GString) blob = g_string_new (NULL);
+  gsize done = 0;
+
+  if (fd < 0)
+    return -1;
+  for (guint i = 0; args[i] != NULL; i++)
+    g_string_append_len (blob, args[i], (gssize) strlen (args[i]) + 1);
+  if (blob->len == 0)
+    return -1;
+  while (done < blob->len)
+    {
+      ssize_t n = write (fd, blob->str + done, blob->len - done);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return -1;
+      done += (gsize) n;
+    }
+  if (fcntl (fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+    return -1;
+  return paddock_steal_fd (&fd);
+}
+
+/* Whether there is a spare for sessions of NET_MODE (it may still turn
+ * out to be gone when taken). */
+gboolean
+paddock_spare_sandbox_fits (PaddockSpareSandbox *self,
+                            const char          *net_mode)
+{
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  return self->ready != NULL && g_strcmp0 (self->ready->net_mode, net_mode) == 0;
+}
+
+/* Ends the spare, if there is one: the session its cgroup was named for
+ * did not take it. */
+void
+paddock_spare_sandbox_discard (PaddockSpareSandbox *self)
+{
+  g_return_if_fail (self != NULL);
+
+  if (self->ready != NULL)
+    spare_end (g_steal_pointer (&self->ready));
+}
+
+/* Hands the spare, if there is one for NET_MODE and it is alive, to a
+ * session (the one its cgroup is named for): SESSION_ARGS (the helper's
+ * options for the session, without those fixed when it was made) go to
+ * its pid 1. FALSE: no spare fits, or it is gone; the session makes its
+ * own sandbox. Either way nothing of this spare is left to take. */
+gboolean
+paddock_spare_sandbox_take (PaddockSpareSandbox      *self,
+                            const char               *net_mode,
+                            const char * const       *session_args,
+                            PaddockSpareSandboxTaken *out)
+{
+  Spare *spare;
+  siginfo_t info = { 0 };
+  struct pollfd pfd;
+  paddock_autofd int memfd = -1;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  if (self->ready == NULL || g_strcmp0 (self->ready->net_mode, net_mode) != 0)
+    return FALSE;
+  spare = g_steal_pointer (&self->ready);
+  spare->owner = NULL;
+
+  /* Ours from here: no watch may reap it behind the session's back. Then
+   * alive, still ours to reap (WNOWAIT leaves a dead one for spare_end),
+   * and its pid 1 waiting, not gone nor saying anything. */
+  g_source_remove (spare->watch);
+  spare->watch = 0;
+  pfd = (struct pollfd) { .fd = spare->control, .events = POLLIN };
+  if (waitid (P_PID, (id_t) spare->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+    {
+      /* Reaped already (a watch that ran just before): nothing to wait for. */
+      g_debug ("The sandbox made ahead is gone; this session makes its own");
+      spare_free (spare);
+      return FALSE;
+    }
+  if (info.si_pid != 0 || poll (&pfd, 1, 0) != 0)
+    {
+      g_debug ("The sandbox made ahead is gone; this session makes its own");
+      spare_end (spare);
+      return FALSE;
+    }
+
+  memfd = session_args_memfd (session_args);
+  {
+    char tag[] = SPARE_SESSION_TAG;
+    union {
+      struct cmsghdr align;
+      char space[CMSG_SPACE (sizeof (int))];
+    } control;
+    struct iovec iov = { .iov_base = tag, .iov_len = strlen (tag) };
+    struct msghdr msg = {
+      .msg_iov = &iov,
+      .msg_iovlen = 1,
+      .msg_control = control.space,
+      .msg_controllen = sizeof control.space,
+    };
+    struct cmsghdr *header = CMSG_FIRSTHDR (&msg);
+    ssize_t n;
+
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN (sizeof (int));
+    memcpy (CMSG_DATA (header), &memfd, sizeof (int));
+    while ((n = memfd >= 0 ? sendmsg (spare->control, &msg, MSG_NOSIGNAL) : -1) < 0 && errno == EINTR)
+      ;
+    if (n < 0)
+      {
+        g_debug ("The sandbox made ahead could not be given its session: %s", g_strerror (errno));
+        spare_end (spare);
+        return FALSE;
+      }
+  }
+
+  *out = (PaddockSpareSandboxTaken) {
+    .pid = spare->pid,
+    .pty_master = paddock_steal_fd (&spare->pty_master),
+    .control = paddock_steal_fd (&spare->control),
+    .cgroup = g_steal_pointer (&spare->cgroup),
+  };
+  g_free (spare->net_mode);
+  g_free (spare);
+  return TRUE;
+}
+
+/* Ends the spare, if any (the daemon goes). */
+void
+paddock_spare_sandbox_free (PaddockSpareSandbox *self)
+{
+  if (self == NULL)
+    return;
+  if (self->ready != NULL)
+    spare_end (g_steal_pointer (&self->ready));
+  g_free (self->helper);
+  g_free (self->cgroup_parent);
+  g_free (self);
+}
+
