@@ -224,6 +224,7 @@ pending_create_free (PendingCreate *pending)
 /* In the sessions folder: the id a sandbox made ahead has its cgroup named
  * for (not a session: session ids are hex). */
 #define SPARE_SANDBOX_MARKER ".spare-sandbox-id"
+#define SPARE_SANDBOX_DELAY_MS 100
 
 static char *new_session_id (PaddockManagerImpl *self);
 
@@ -293,15 +294,17 @@ paddock_manager_impl_session_ready_cb (PaddockSessionImpl *session,
                                                 g_steal_pointer (&pending->invocation),
                                                 paddock_session_impl_get_object_path (session));
 
-  /* And its sandbox, once the main loop is idle: the making is not in the
-   * way of this session's first output or of the next call. */
+  /* And its sandbox, a moment later (SPARE_SANDBOX_DELAY_MS) and when the
+   * main loop is idle: the making (a few ms of CPU) is not in the way of
+   * this session's first moments, nor of the calls that follow a start. */
   if (_paddock_session_impl_get_stage (session) != NULL && self->helper_path != NULL)
     {
       if (self->spare_sandbox == NULL)
         self->spare_sandbox = paddock_spare_sandbox_new (self->helper_path, self->cgroup_parent);
       g_set_object (&self->spare_sandbox_like, session);
       if (self->spare_sandbox_refill == 0)
-        self->spare_sandbox_refill = g_idle_add_full (G_PRIORITY_LOW, refill_spare_sandbox_cb, self, NULL);
+        self->spare_sandbox_refill = g_timeout_add_full (G_PRIORITY_LOW, SPARE_SANDBOX_DELAY_MS,
+                                                         refill_spare_sandbox_cb, self, NULL);
     }
 
   /* The next safe session's folder, now that this one's start is done. */

@@ -9,6 +9,9 @@
  *    mount and PID namespaces) and the "host" one, next to a bare
  *    posix_spawn of the same command read through a pipe and to util-linux
  *    `unshare -Urmpf --mount-proc` running it (the same namespaces, no daemon);
+ *    rounds 0.2 s apart (a safe start then finds the sandbox the daemon
+ *    made ahead), and a second safe start right after the first ("cold":
+ *    its sandbox is made for it);
  *    and the CPU time (user + system) each start costs, which the load of a
  *    shared machine changes much less than the wall time;
  *  - teardown of 1,000 processes: Session1.Destroy of a safe session whose
@@ -49,6 +52,7 @@
 #include "paddock-test-daemon.h"
 
 #define START_ROUNDS        15
+#define START_PAUSE_MS      200   /* between start rounds; the daemon's spare waits 100 ms */
 #define TEARDOWN_PROCESSES  1000
 #define TEARDOWN_ROUNDS     3
 #define RELAY_ROUNDS        3
@@ -337,6 +341,7 @@ typedef struct
   GArray *host_create;
   GArray *safe;
   GArray *safe_create;
+  GArray *safe_cold;      /* right after another: no sandbox made ahead yet */
 } StartFigures;
 
 /* fork/exec of the command itself, its output read through a pipe. */
@@ -421,17 +426,24 @@ measure_start (GDBusConnection *connection,
   f->host_create = g_array_new (FALSE, FALSE, sizeof (double));
   f->safe = g_array_new (FALSE, FALSE, sizeof (double));
   f->safe_create = g_array_new (FALSE, FALSE, sizeof (double));
+  f->safe_cold = g_array_new (FALSE, FALSE, sizeof (double));
 
   /* One warm-up of each (page cache, the daemon's first session), then
-   * the contenders interleaved so that the machine's noise hits them all. */
+   * the contenders interleaved so that the machine's noise hits them all.
+   * Rounds are START_PAUSE_MS apart, as a user's starts are: the daemon
+   * makes the next safe sandbox ahead a moment after a safe start, while
+   * nothing else runs. A second safe start right after the first finds
+   * none yet: the "cold" figure, a sandbox made for its session. */
   for (int r = -1; r < START_ROUNDS; r++)
     {
-      double bare = bare_start_ms (bare_argv);
-      double unshare = bare_start_ms (unshare_argv);
-      double host_create = 0;
-      double host = paddock_start_ms (connection, "host", &host_create);
-      double safe_create = 0;
-      double safe = paddock_start_ms (connection, "safe", &safe_create);
+      double bare, unshare, host_create = 0, host, safe_create = 0, safe, cold_create = 0, safe_cold;
+
+      g_usleep (START_PAUSE_MS * 1000);
+      bare = bare_start_ms (bare_argv);
+      unshare = bare_start_ms (unshare_argv);
+      host = paddock_start_ms (connection, "host", &host_create);
+      safe = paddock_start_ms (connection, "safe", &safe_create);
+      safe_cold = paddock_start_ms (connection, "safe", &cold_create);
 
       if (r < 0)
         continue;
@@ -441,6 +453,7 @@ measure_start (GDBusConnection *connection,
       g_array_append_val (f->host_create, host_create);
       g_array_append_val (f->safe, safe);
       g_array_append_val (f->safe_create, safe_create);
+      g_array_append_val (f->safe_cold, safe_cold);
     }
 }
 
@@ -1031,6 +1044,10 @@ print_start (const StartFigures *start,
            "paddock safe profile (CreateSession+Attach)", safe, minimum (start->safe), safe / bare,
            safe / unshare);
   g_print ("%-46s %7.2f ms\n", "  of which: CreateSession reply", bench_median (start->safe_create));
+  g_print ("%-46s %7.2f ms %7.2f ms   %5.1fx bare  %5.2fx unshare\n",
+           "  cold: right after another (no spare yet)", bench_median (start->safe_cold),
+           minimum (start->safe_cold), bench_median (start->safe_cold) / bare,
+           bench_median (start->safe_cold) / unshare);
   g_print ("%-46s %7.2f ms\n", "bus round trip (Peer.Ping), for scale", ping_ms);
   g_print ("   target: safe < 2x unshare: %s\n", bench_verdict (safe < 2 * unshare));
   g_print ("   peer figures (ANCHORS.md): bare ls ~ 3 ms; namespaces add ~ 4 ms; docker/podman 280-380 ms\n\n");
