@@ -9,6 +9,7 @@
 
 #include "paddock-test-session.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,4 +115,98 @@ paddock_test_wait_for_marked (const char *marker,
                  count == 0 ? "" : "at least ", count);
       g_usleep (10 * 1000);
     }
+}
+
+/* The pid of the daemon serving org.paddock.Daemon on CONNECTION's bus. */
+GPid
+paddock_test_daemon_pid (GDBusConnection *connection)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  guint32 pid = 0;
+
+  reply = g_dbus_connection_call_sync (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                                       g_variant_new ("(s)", "org.paddock.Daemon"), G_VARIANT_TYPE ("(u)"),
+                                       G_DBUS_CALL_FLAGS_NONE, -1, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(u)", &pid);
+  return (GPid) pid;
+}
+
+/* The parent of PID, from /proc/PID/stat; 0 once it is gone. */
+static GPid
+parent_of (GPid pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *text = NULL;
+  const char *close_paren;
+  int parent = 0;
+  char state;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL) || (close_paren = strrchr (text, ')')) == NULL ||
+      sscanf (close_paren + 1, " %c %d", &state, &parent) != 2)
+    return 0;
+  return (GPid) parent;
+}
+
+/* Whether PID runs `paddock-sandbox --spare`. */
+static gboolean
+is_spare (GPid pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/cmdline", (int) pid);
+  g_autofree char *cmdline = NULL;
+  gsize length = 0;
+
+  if (!g_file_get_contents (path, &cmdline, &length, NULL) || length == 0)
+    return FALSE;
+  return g_str_has_suffix (cmdline, "paddock-sandbox") &&
+         strlen (cmdline) + 1 < length && g_str_equal (cmdline + strlen (cmdline) + 1, "--spare");
+}
+
+/* The daemon's child that is a sandbox made ahead, other than NOT_THIS
+ * (one a session took keeps its command line), or 0. */
+static GPid
+find_spare (GPid daemon,
+            GPid not_this)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc", 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      GPid pid = (GPid) g_ascii_strtoll (name, NULL, 10);
+
+      if (pid > 0 && pid != not_this && parent_of (pid) == daemon && is_spare (pid) && paddock_test_pid_alive (pid))
+        return pid;
+    }
+  return 0;
+}
+
+typedef struct {
+  GPid daemon;
+  GPid not_this;   /* an earlier spare, or 0 */
+  GPid found;
+} SpareWait;
+
+static gboolean
+spare_made (gpointer data)
+{
+  SpareWait *wait = data;
+
+  wait->found = find_spare (wait->daemon, wait->not_this);
+  return wait->found != 0;
+}
+
+/* Waits (10 s at most) for the sandbox the daemon makes ahead after a
+ * safe session's start (paddock-spare-sandbox.c), other than NOT_THIS (0:
+ * any); fails the test without one. Returns its pid. */
+GPid
+paddock_test_wait_for_spare_sandbox (GDBusConnection *connection,
+                GPid             not_this)
+{
+  SpareWait wait = { .daemon = paddock_test_daemon_pid (connection), .not_this = not_this, .found = 0 };
+
+  g_assert_true (paddock_test_wait_for (spare_made, &wait, 10000));
+  return wait.found;
 }

@@ -22,4 +22,8 @@ guint     paddock_test_count_marked   (const char       *marker);
 void      paddock_test_wait_for_marked (const char      *marker,
                                         guint            count);
 
+GPid      paddock_test_daemon_pid     (GDBusConnection  *connection);
+GPid      paddock_test_wait_for_spare_sandbox (GDBusConnection *connection,
+                                               GPid             not_this);
+
 G_END_DECLS

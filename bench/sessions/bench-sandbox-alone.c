@@ -11,7 +11,10 @@
  * control channel), running `sh -c 'echo x'`, until it has exited with "x"
  * read; next to `unshare -Urmpf --mount-proc sh -c 'echo x'`, the issue's
  * peer for the start, rounds interleaved. No daemon and no D-Bus: what the
- * sandbox alone costs against the target (start < 2x unshare).
+ * sandbox alone costs against the target (start < 2x unshare). And the
+ * same sandbox made ahead (--spare, as the daemon keeps one after a safe
+ * start), timed from its session's options to "x": its part of a start
+ * when the daemon had one ready (made, untimed, 50 ms before).
  *
  * Usage: bench-sandbox-alone [--rounds N]   (default 60)
  */
@@ -27,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,6 +97,87 @@ run_ms (const char * const *argv)
   return ms;
 }
 
+/* A spare made with SPARE_ARGV (its control socket at fd 4), given
+ * SESSION_ARGS after 50 ms; the time from then until it exited with "x"
+ * read. */
+static double
+run_spare_ms (const char * const *spare_argv,
+              const char * const *session_args)
+{
+  posix_spawn_file_actions_t actions;
+  g_autoptr(GString) blob = g_string_new (NULL);
+  char buffer[64];
+  gsize got = 0;
+  int pipe_fds[2];
+  int pair[2];
+  int memfd;
+  pid_t pid;
+  int status = 0;
+  gint64 start;
+  double ms;
+  ssize_t n;
+
+  if (pipe2 (pipe_fds, O_CLOEXEC) != 0 || socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    bail ("pipe2/socketpair: %s", g_strerror (errno));
+  posix_spawn_file_actions_init (&actions);
+  posix_spawn_file_actions_adddup2 (&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2 (&actions, pair[1], 4);
+  status = posix_spawn (&pid, spare_argv[0], &actions, NULL, (char * const *) spare_argv, environ);
+  posix_spawn_file_actions_destroy (&actions);
+  close (pipe_fds[1]);
+  close (pair[1]);
+  if (status != 0)
+    bail ("posix_spawn %s: %s", spare_argv[0], g_strerror (status));
+
+  for (guint i = 0; session_args[i] != NULL; i++)
+    g_string_append_len (blob, session_args[i], (gssize) strlen (session_args[i]) + 1);
+  memfd = memfd_create ("options", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (memfd < 0 || write (memfd, blob->str, blob->len) != (ssize_t) blob->len ||
+      fcntl (memfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+    bail ("the options' memfd: %s", g_strerror (errno));
+  g_usleep (50 * 1000);
+
+  start = g_get_monotonic_time ();
+  {
+    char tag[] = "session";
+    union {
+      struct cmsghdr align;
+      char space[CMSG_SPACE (sizeof (int))];
+    } control;
+    struct iovec iov = { .iov_base = tag, .iov_len = strlen (tag) };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+                          .msg_control = control.space, .msg_controllen = sizeof control.space };
+    struct cmsghdr *header = CMSG_FIRSTHDR (&msg);
+
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN (sizeof (int));
+    memcpy (CMSG_DATA (header), &memfd, sizeof (int));
+    if (sendmsg (pair[0], &msg, MSG_NOSIGNAL) < 0)
+      bail ("the spare is gone: %s", g_strerror (errno));
+  }
+  while ((n = read (pipe_fds[0], buffer + got, sizeof buffer - 1 - got)) != 0)
+    {
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        bail ("read: %s", g_strerror (errno));
+      got += (gsize) n;
+      if (got == sizeof buffer - 1)
+        break;
+    }
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  ms = bench_ms_since (start);
+  close (pipe_fds[0]);
+  close (pair[0]);
+  close (memfd);
+  buffer[got] = '\0';
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0 || g_strcmp0 (buffer, "x\n") != 0)
+    bail ("the spare exited with %d and printed \"%s\"", status, g_strescape (buffer, NULL));
+  return ms;
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -108,9 +194,10 @@ main (int   argc,
   g_autofree char *probe_abstract = NULL;
   g_autoptr(GArray) ours = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) peer = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) spare = g_array_new (FALSE, FALSE, sizeof (double));
   guint rounds = 60;
   int memfd;
-  double ours_ms, peer_ms;
+  double ours_ms, peer_ms, spare_ms;
 
   for (int i = 1; i < argc; i++)
     if (g_str_equal (argv[i], "--rounds") && i + 1 < argc)
@@ -153,6 +240,18 @@ main (int   argc,
       "--", "sh", "-c", "echo x", NULL
     };
     const char *unshare_argv[] = { unshare, "-Urmpf", "--mount-proc", "sh", "-c", "echo x", NULL };
+    const char *spare_argv[] = {
+      helper, "--spare", "--control-fd", "4", "--net", "host", "--seccomp-fd", seccomp_fd, "--die-with-parent", NULL
+    };
+    /* The same session, as the daemon sends it to a spare: without the
+     * options fixed when the spare was made. */
+    const char *session_args[] = {
+      "--workspace", workspace, "--stage", stage_arg,
+      "--probe-hidden", home_probe, "--probe-abstract", probe_abstract, "--probe-pid", probe_pid,
+      "--protect", ".git/hooks", "--protect", ".git/config",
+      "--env", "PATH=/usr/local/bin:/usr/bin:/bin", "--env", "LANG=C.UTF-8",
+      "--", "sh", "-c", "echo x", NULL
+    };
 
     /* Warm both (page cache, the dynamic linker's). */
     run_ms (sandbox_argv);
@@ -165,15 +264,20 @@ main (int   argc,
         g_array_append_val (ours, ms);
         ms = run_ms (unshare_argv);
         g_array_append_val (peer, ms);
+        ms = run_spare_ms (spare_argv, session_args);
+        g_array_append_val (spare, ms);
       }
   }
 
   ours_ms = bench_median (ours);
   peer_ms = bench_median (peer);
+  spare_ms = bench_median (spare);
   g_print ("bench/sandbox-alone - the sandbox helper by itself, %u rounds interleaved, medians\n", rounds);
   g_print ("%-52s %6.2f ms\n", "unshare -Urmpf --mount-proc sh -c 'echo x'", peer_ms);
   g_print ("%-52s %6.2f ms   %.2fx unshare\n", "paddock-sandbox, a safe session's options", ours_ms,
            ours_ms / peer_ms);
+  g_print ("%-52s %6.2f ms   %.2fx unshare\n", "the same, made ahead (--spare): options to exit", spare_ms,
+           spare_ms / peer_ms);
   g_print ("   the whole start's target is < 2x unshare (bench-sessions); this is the sandbox's part alone\n");
 
   g_rmdir (upper);

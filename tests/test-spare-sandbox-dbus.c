@@ -1,0 +1,363 @@
+/* test-spare-sandbox-dbus.c — the next safe session's sandbox, made ahead
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * After a safe session starts, the daemon makes the next one's sandbox
+ * ahead (paddock-sandbox --spare, a child of the daemon waiting for its
+ * session's options). What a user and a script can check:
+ *  - the next safe session of the same network mode runs in it (its
+ *    MainPid is that process) and is the same session it would have been:
+ *    its workspace and staging, its pid, its boundary report layer by
+ *    layer, its cgroup named for it;
+ *  - a session of another network mode makes its own sandbox, and the
+ *    spare is then made for that mode;
+ *  - nothing is left when the daemon goes: not the spare, not its cgroup,
+ *    and when the daemon was killed, the next daemon removes the cgroup
+ *    the dead one's spare left.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paddock-error.h"
+#include "paddock-test-daemon.h"
+#include "paddock-test-session.h"
+
+static char *workspace;
+
+static GVariant *
+get_property (GDBusConnection *connection,
+              const char      *path,
+              const char      *name)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariant *value = NULL;
+
+  reply = paddock_test_call (connection, path, "org.freedesktop.DBus.Properties", "Get",
+                             g_variant_new ("(ss)", "org.paddock.Session1", name), G_VARIANT_TYPE ("(v)"),
+                             &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return value;
+}
+
+static GPid
+main_pid (GDBusConnection *connection,
+          const char      *path)
+{
+  g_autoptr(GVariant) value = get_property (connection, path, "MainPid");
+
+  return (GPid) g_variant_get_uint32 (value);
+}
+
+/* The session's boundary report as "layer=status" lines, in order. */
+static char *
+boundary_statuses (GDBusConnection *connection,
+                   const char      *path)
+{
+  g_autoptr(GVariant) layers = get_property (connection, path, "Boundary");
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  for (gsize i = 0; i < g_variant_n_children (layers); i++)
+    {
+      g_autoptr(GVariant) layer = g_variant_get_child_value (layers, i);
+      const char *name = NULL;
+      const char *status = NULL;
+
+      g_assert_true (g_variant_lookup (layer, "layer", "&s", &name));
+      g_assert_true (g_variant_lookup (layer, "status", "&s", &status));
+      g_string_append_printf (text, "%s=%s\n", name, status);
+    }
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+/* The "cgroup" ListSessions gives for the session at PATH ("" for none). */
+static char *
+listed_cgroup (GDBusConnection *connection,
+               const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) sessions = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                             G_VARIANT_TYPE ("(aa{sv})"), &error);
+  g_assert_no_error (error);
+  sessions = g_variant_get_child_value (reply, 0);
+  for (gsize i = 0; i < g_variant_n_children (sessions); i++)
+    {
+      g_autoptr(GVariant) session = g_variant_get_child_value (sessions, i);
+      const char *session_path = NULL;
+      const char *cgroup = NULL;
+
+      if (g_variant_lookup (session, "path", "&o", &session_path) && g_str_equal (session_path, path) &&
+          g_variant_lookup (session, "cgroup", "&s", &cgroup))
+        return g_strdup (cgroup);
+    }
+  g_assert_not_reached ();
+}
+
+/* Session1.Run of `sh -c SCRIPT`, its standard output. */
+static char *
+run_output (GDBusConnection *connection,
+            const char      *path,
+            const char      *script)
+{
+  const char *argv[] = { "sh", "-c", script, NULL };
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GVariant) out = NULL;
+  g_autoptr(GError) error = NULL;
+  gint32 status = -1;
+  gsize length = 0;
+  const char *data;
+
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Run",
+                             g_variant_new ("(^aay^aya{ss}u@a{sv})", argv, "", NULL, 20000,
+                                            g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
+                             G_VARIANT_TYPE ("(a{sv})"), &error);
+  g_assert_no_error (error);
+  result = g_variant_get_child_value (reply, 0);
+  g_assert_true (g_variant_lookup (result, "exit-status", "i", &status));
+  g_assert_cmpint (status, ==, 0);
+  out = g_variant_lookup_value (result, "stdout", G_VARIANT_TYPE_BYTESTRING);
+  g_assert_nonnull (out);
+  data = g_variant_get_fixed_array (out, &length, 1);
+  return g_strndup (data, length);
+}
+
+static void
+destroy (GDBusConnection *connection,
+         const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy",
+                             NULL, NULL, &error);
+  g_assert_no_error (error);
+}
+
+/* A safe session running SCRIPT (net MODE); NULL and the test skipped
+ * when this machine cannot run one. */
+static char *
+create_safe (GDBusConnection *connection,
+             const char      *net,
+             const char      *script)
+{
+  g_autoptr(GError) error = NULL;
+  GVariantBuilder extra;
+  char *path;
+
+  g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&extra, "{sv}", "net", g_variant_new_string (net));
+  path = paddock_test_create_session (connection, workspace, "safe", script, g_variant_builder_end (&extra),
+                                      &error);
+  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+    {
+      g_test_skip (error->message);
+      return NULL;
+    }
+  g_assert_no_error (error);
+  return path;
+}
+
+static void
+test_taken_by_the_next_session (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *first_report = NULL;
+  g_autofree char *second_report = NULL;
+  g_autofree char *seen = NULL;
+  g_autofree char *cgroup = NULL;
+  g_autofree char *marker = NULL;
+  g_autofree char *reserved = NULL;
+  GPid spare;
+  GPid next_spare;
+
+  /* The first safe session makes its own sandbox; then the daemon makes
+   * the next one's. */
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  g_assert_cmpint (main_pid (connection, first), !=, spare);
+
+  /* The next one runs in it, and is the session it would have been. */
+  second = create_safe (connection, "host", "cat hello.txt > seen.txt; echo pid=$$ >> seen.txt; exec sleep 300");
+  g_assert_nonnull (second);
+  g_assert_cmpint (main_pid (connection, second), ==, spare);
+  {
+    g_autofree char *staged_seen = NULL;
+
+    /* The agent's write is staged, not in the real folder. */
+    seen = run_output (connection, second, "while [ ! -s seen.txt ] || ! grep -q pid= seen.txt; do sleep 0.05; done; "
+                                            "cat seen.txt");
+    g_assert_cmpstr (seen, ==, "hello from the workspace\npid=2\n");
+    staged_seen = g_build_filename (workspace, "seen.txt", NULL);
+    g_assert_false (g_file_test (staged_seen, G_FILE_TEST_EXISTS));
+  }
+  first_report = boundary_statuses (connection, first);
+  second_report = boundary_statuses (connection, second);
+  g_assert_cmpstr (second_report, ==, first_report);
+  g_assert_nonnull (strstr (second_report, "=enforced\n"));
+
+  /* Its cgroup is named for it, with the spare in it. */
+  cgroup = listed_cgroup (connection, second);
+  if (cgroup[0] != '\0')
+    {
+      g_autofree char *base = g_path_get_basename (cgroup);
+      g_autofree char *expected = g_strconcat ("paddock-session-", strrchr (second, '/') + 1, NULL);
+      g_autofree char *procs_path = g_build_filename (cgroup, "cgroup.procs", NULL);
+      g_autofree char *procs = NULL;
+      g_autofree char *line = g_strdup_printf ("%d\n", (int) spare);
+
+      g_assert_cmpstr (base, ==, expected);
+      g_assert_true (g_file_get_contents (procs_path, &procs, NULL, NULL));
+      g_assert_true (g_str_has_prefix (procs, line) || strstr (procs, line) != NULL);
+    }
+
+  /* And the next spare is made; the daemon's end leaves nothing of it. */
+  next_spare = paddock_test_wait_for_spare_sandbox (connection, spare);
+  marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
+  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
+  destroy (connection, first);
+  destroy (connection, second);
+  paddock_test_daemon_stop (daemon);
+  g_assert_false (paddock_test_pid_alive (next_spare));
+  if (cgroup[0] != '\0')
+    {
+      g_autofree char *parent = g_path_get_dirname (cgroup);
+      g_autofree char *name = g_strconcat ("paddock-session-", reserved, NULL);
+      g_autofree char *spare_cgroup = g_build_filename (parent, name, NULL);
+
+      g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
+    }
+}
+
+static void
+test_other_network_mode_makes_its_own (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *third = NULL;
+  g_autofree char *report = NULL;
+  GPid host_spare;
+  GPid none_spare;
+
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  host_spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+
+  /* A session without the host's network does not take a sandbox that
+   * has it; it makes its own, and the spare is then made for its mode. */
+  second = create_safe (connection, "none", "exec sleep 300");
+  g_assert_nonnull (second);
+  g_assert_cmpint (main_pid (connection, second), !=, host_spare);
+  report = boundary_statuses (connection, second);
+  g_assert_nonnull (strstr (report, "network=enforced\n"));
+  none_spare = paddock_test_wait_for_spare_sandbox (connection, host_spare);
+  /* The host one was ended for it, not kept as well. */
+  for (guint i = 0; i < 200 && paddock_test_pid_alive (host_spare); i++)
+    g_usleep (10 * 1000);
+  g_assert_false (paddock_test_pid_alive (host_spare));
+
+  third = create_safe (connection, "none", "exec sleep 300");
+  g_assert_nonnull (third);
+  g_assert_cmpint (main_pid (connection, third), ==, none_spare);
+  g_clear_pointer (&report, g_free);
+  report = boundary_statuses (connection, third);
+  g_assert_nonnull (strstr (report, "network=enforced\n"));
+
+  destroy (connection, first);
+  destroy (connection, second);
+  destroy (connection, third);
+}
+
+static void
+test_killed_daemon_leaves_nothing (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *first = NULL;
+  g_autofree char *cgroup = NULL;
+  g_autofree char *marker = NULL;
+  g_autofree char *reserved = NULL;
+  g_autofree char *spare_cgroup = NULL;
+  GPid spare;
+
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  cgroup = listed_cgroup (connection, first);
+  marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
+  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
+  if (cgroup[0] != '\0')
+    {
+      g_autofree char *parent = g_path_get_dirname (cgroup);
+      g_autofree char *name = g_strconcat ("paddock-session-", reserved, NULL);
+
+      spare_cgroup = g_build_filename (parent, name, NULL);
+      g_assert_true (g_file_test (spare_cgroup, G_FILE_TEST_IS_DIR));
+    }
+
+  /* The spare dies with its daemon (SIGKILL: nothing of the daemon's
+   * runs); its cgroup stays until the next daemon removes it. */
+  paddock_test_daemon_kill (daemon);
+  for (guint i = 0; i < 200 && paddock_test_pid_alive (spare); i++)
+    g_usleep (10 * 1000);
+  g_assert_false (paddock_test_pid_alive (spare));
+  paddock_test_daemon_start (daemon);
+  connection = paddock_test_daemon_get_connection (daemon);
+  if (spare_cgroup != NULL)
+    {
+      g_autoptr(GVariant) reply = NULL;
+      g_autoptr(GError) error = NULL;
+
+      /* Served: the restore (and its removal) is done. */
+      reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                                 G_VARIANT_TYPE ("(aa{sv})"), &error);
+      g_assert_no_error (error);
+      g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
+    }
+  g_assert_false (g_file_test (marker, G_FILE_TEST_EXISTS));
+  destroy (connection, first);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autofree char *hello = NULL;
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+
+  workspace = g_dir_make_tmp ("paddock-spare-ws-XXXXXX", NULL);
+  g_assert_nonnull (workspace);
+  hello = g_build_filename (workspace, "hello.txt", NULL);
+  g_assert_true (g_file_set_contents (hello, "hello from the workspace\n", -1, NULL));
+
+  g_test_add_func ("/spare-sandbox/taken-by-the-next-session", test_taken_by_the_next_session);
+  g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);
+  g_test_add_func ("/spare-sandbox/killed-daemon-leaves-nothing", test_killed_daemon_leaves_nothing);
+
+  status = g_test_run ();
+  g_unlink (hello);
+  g_rmdir (workspace);
+  return status;
+}
