@@ -2254,36 +2254,41 @@ paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,
 }
 
 /* The helper's options for a sandbox made ahead: FULL (the helper's whole
- * command line) without its program and the options fixed when the spare
- * was made, which it has already (its descriptors, network, die with its
- * parent). The command after "--" is passed as it is. */
+ * command line, as built by paddock_session_impl_start()) without its
+ * program and the options fixed when the spare was made, which it has
+ * already (its descriptors, network, die with its parent). Every option
+ * there but --die-with-parent takes a value, taken with it (a value is
+ * never read as an option); the command after "--" is passed as it is. */
 static GPtrArray *
 spare_session_arguments (const GPtrArray *full)
 {
-  static const char *const fixed_with_value[] = {
+  static const char *const fixed[] = {
     "--pty-fd", "--control-fd", "--seccomp-fd", "--net", "--proxy-port",
   };
   GPtrArray *args = g_ptr_array_new ();
-  gboolean command = FALSE;
+  guint i = 1;
 
-  for (guint i = 1; i < full->len && g_ptr_array_index (full, i) != NULL; i++)
+  while (i < full->len && g_ptr_array_index (full, i) != NULL)
     {
       const char *arg = g_ptr_array_index (full, i);
-      gboolean skip = FALSE;
 
-      if (!command && g_str_equal (arg, "--"))
-        command = TRUE;
-      else if (!command && g_str_equal (arg, "--die-with-parent"))
-        skip = TRUE;
-      for (guint j = 0; !command && !skip && j < G_N_ELEMENTS (fixed_with_value); j++)
-        if (g_str_equal (arg, fixed_with_value[j]))
-          {
-            skip = TRUE;
-            i++;   /* and its value */
-          }
-      if (!skip)
-        g_ptr_array_add (args, (gpointer) arg);
+      if (g_str_equal (arg, "--"))
+        break;
+      if (g_str_equal (arg, "--die-with-parent"))
+        {
+          i++;
+          continue;
+        }
+      if (!g_strv_contains (fixed, arg))
+        {
+          g_ptr_array_add (args, (gpointer) arg);
+          if (i + 1 < full->len && g_ptr_array_index (full, i + 1) != NULL)
+            g_ptr_array_add (args, g_ptr_array_index (full, i + 1));
+        }
+      i += 2;
     }
+  for (; i < full->len && g_ptr_array_index (full, i) != NULL; i++)
+    g_ptr_array_add (args, g_ptr_array_index (full, i));
   g_ptr_array_add (args, NULL);
   return args;
 }
