@@ -52,32 +52,21 @@ bail (const char *format,
   exit (1);
 }
 
-/* Runs ARGV with stdout on a pipe until it exits; its time in ms. Fails
- * unless it printed exactly "x\n" and exited 0. */
+/* Reads what PID prints on PIPE_READ until it exits; the ms since START.
+ * Fails unless it printed exactly "x\n" and exited 0. */
 static double
-run_ms (const char * const *argv)
+read_x_until_exit (int         pipe_read,
+                   pid_t       pid,
+                   gint64      start,
+                   const char *what)
 {
-  posix_spawn_file_actions_t actions;
   char buffer[64];
   gsize got = 0;
-  int pipe_fds[2];
-  pid_t pid;
   int status = 0;
-  gint64 start;
   double ms;
   ssize_t n;
 
-  if (pipe2 (pipe_fds, O_CLOEXEC) != 0)
-    bail ("pipe2: %s", g_strerror (errno));
-  posix_spawn_file_actions_init (&actions);
-  posix_spawn_file_actions_adddup2 (&actions, pipe_fds[1], STDOUT_FILENO);
-  start = g_get_monotonic_time ();
-  status = posix_spawn (&pid, argv[0], &actions, NULL, (char * const *) argv, environ);
-  posix_spawn_file_actions_destroy (&actions);
-  close (pipe_fds[1]);
-  if (status != 0)
-    bail ("posix_spawn %s: %s", argv[0], g_strerror (status));
-  while ((n = read (pipe_fds[0], buffer + got, sizeof buffer - 1 - got)) != 0)
+  while ((n = read (pipe_read, buffer + got, sizeof buffer - 1 - got)) != 0)
     {
       if (n < 0 && errno == EINTR)
         continue;
@@ -90,11 +79,35 @@ run_ms (const char * const *argv)
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
     ;
   ms = bench_ms_since (start);
-  close (pipe_fds[0]);
+  close (pipe_read);
   buffer[got] = '\0';
   if (!WIFEXITED (status) || WEXITSTATUS (status) != 0 || g_strcmp0 (buffer, "x\n") != 0)
-    bail ("%s exited with %d and printed \"%s\"", argv[0], status, g_strescape (buffer, NULL));
+    bail ("%s exited with %d and printed \"%s\"", what, status, g_strescape (buffer, NULL));
   return ms;
+}
+
+/* Runs ARGV with stdout on a pipe until it exits; its time in ms. Fails
+ * unless it printed exactly "x\n" and exited 0. */
+static double
+run_ms (const char * const *argv)
+{
+  posix_spawn_file_actions_t actions;
+  int pipe_fds[2];
+  pid_t pid;
+  int status;
+  gint64 start;
+
+  if (pipe2 (pipe_fds, O_CLOEXEC) != 0)
+    bail ("pipe2: %s", g_strerror (errno));
+  posix_spawn_file_actions_init (&actions);
+  posix_spawn_file_actions_adddup2 (&actions, pipe_fds[1], STDOUT_FILENO);
+  start = g_get_monotonic_time ();
+  status = posix_spawn (&pid, argv[0], &actions, NULL, (char * const *) argv, environ);
+  posix_spawn_file_actions_destroy (&actions);
+  close (pipe_fds[1]);
+  if (status != 0)
+    bail ("posix_spawn %s: %s", argv[0], g_strerror (status));
+  return read_x_until_exit (pipe_fds[0], pid, start, argv[0]);
 }
 
 /* A spare made with SPARE_ARGV (its control socket at fd 4), given
@@ -106,16 +119,13 @@ run_spare_ms (const char * const *spare_argv,
 {
   posix_spawn_file_actions_t actions;
   g_autoptr(GString) blob = g_string_new (NULL);
-  char buffer[64];
-  gsize got = 0;
   int pipe_fds[2];
   int pair[2];
   int memfd;
   pid_t pid;
-  int status = 0;
+  int status;
   gint64 start;
   double ms;
-  ssize_t n;
 
   if (pipe2 (pipe_fds, O_CLOEXEC) != 0 || socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     bail ("pipe2/socketpair: %s", g_strerror (errno));
@@ -156,25 +166,9 @@ run_spare_ms (const char * const *spare_argv,
     if (sendmsg (pair[0], &msg, MSG_NOSIGNAL) < 0)
       bail ("the spare is gone: %s", g_strerror (errno));
   }
-  while ((n = read (pipe_fds[0], buffer + got, sizeof buffer - 1 - got)) != 0)
-    {
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        bail ("read: %s", g_strerror (errno));
-      got += (gsize) n;
-      if (got == sizeof buffer - 1)
-        break;
-    }
-  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  ms = bench_ms_since (start);
-  close (pipe_fds[0]);
+  ms = read_x_until_exit (pipe_fds[0], pid, start, "the spare");
   close (pair[0]);
   close (memfd);
-  buffer[got] = '\0';
-  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0 || g_strcmp0 (buffer, "x\n") != 0)
-    bail ("the spare exited with %d and printed \"%s\"", status, g_strescape (buffer, NULL));
   return ms;
 }
 

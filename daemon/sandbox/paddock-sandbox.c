@@ -3967,6 +3967,46 @@ parse_fd (const char *name,
   return (int) v;
 }
 
+/* --pty-fd's terminal, kept off 0-2 (which the agent's dup2() overwrites);
+ * exits with EXIT_USAGE when it is no terminal. -1 without one. */
+static int
+parse_pty_fd (const char *text)
+{
+  int fd = parse_fd ("--pty-fd", text);
+
+  if (fd >= 0 && !isatty (fd))
+    {
+      g_printerr ("paddock-sandbox: --pty-fd %d is not a terminal\n", fd);
+      exit (EXIT_USAGE);
+    }
+  return fd >= 0 && fd < 3 ? fcntl (fd, F_DUPFD_CLOEXEC, 3) : fd;
+}
+
+/* --net (and --proxy-port) into CFG; FALSE, said why, when they are wrong:
+ * none and proxy need a sandbox of the safe profile. */
+static gboolean
+parse_net (const char    *net_arg,
+           gint           proxy_port,
+           SandboxConfig *cfg)
+{
+  if (net_arg == NULL || g_str_equal (net_arg, "host"))
+    cfg->own_network = FALSE;
+  else if (g_str_equal (net_arg, "none") && !cfg->host_profile)
+    cfg->own_network = TRUE;
+  else if (g_str_equal (net_arg, "proxy") && !cfg->host_profile && proxy_port > 0 && proxy_port < 65536)
+    {
+      cfg->own_network = TRUE;
+      cfg->proxy_port = (guint16) proxy_port;
+    }
+  else
+    {
+      g_printerr ("paddock-sandbox: --net wants host, none or proxy (none and proxy need the safe profile, "
+                  "--proxy-port 1 to 65535), got '%s'\n", net_arg);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* A sandbox made ahead (--spare): what pid 1 of it fixed before its
  * session was known. Its system part of the view is mounted; the rest of
  * the plan is added once the session's options arrive. */
@@ -4126,18 +4166,7 @@ sandbox_main (int    argc,
   if (spare == NULL)
     {
       cfg.control_fd = parse_fd ("--control-fd", control_fd_arg);
-      cfg.pty_fd = parse_fd ("--pty-fd", pty_fd_arg);
-    }
-  if (spare == NULL && cfg.pty_fd >= 0)
-    {
-      if (!isatty (cfg.pty_fd))
-        {
-          g_printerr ("paddock-sandbox: --pty-fd %d is not a terminal\n", cfg.pty_fd);
-          return EXIT_USAGE;
-        }
-      /* Keep it off 0-2, which the agent's dup2() overwrites. */
-      if (cfg.pty_fd < 3)
-        cfg.pty_fd = fcntl (cfg.pty_fd, F_DUPFD_CLOEXEC, 3);
+      cfg.pty_fd = parse_pty_fd (pty_fd_arg);
     }
 
   if (workspace_arg == NULL)
@@ -4284,23 +4313,9 @@ sandbox_main (int    argc,
         }
       cfg.listen_fds[cfg.n_listen_fds++] = parse_fd ("--listen-fd", listen_fd_args[i]);
     }
-  if (spare != NULL)
-    ;   /* its network namespace, or none, was made with it */
-  else if (net_arg == NULL || g_str_equal (net_arg, "host"))
-    cfg.own_network = FALSE;
-  else if (g_str_equal (net_arg, "none") && !cfg.host_profile)
-    cfg.own_network = TRUE;
-  else if (g_str_equal (net_arg, "proxy") && !cfg.host_profile && proxy_port > 0 && proxy_port < 65536)
-    {
-      cfg.own_network = TRUE;
-      cfg.proxy_port = (guint16) proxy_port;
-    }
-  else
-    {
-      g_printerr ("paddock-sandbox: --net wants host, none or proxy (none and proxy need the safe profile, "
-                  "--proxy-port 1 to 65535), got '%s'\n", net_arg);
-      return EXIT_USAGE;
-    }
+  /* A spare's network namespace, or none, was made with it. */
+  if (spare == NULL && !parse_net (net_arg, proxy_port, &cfg))
+    return EXIT_USAGE;
   cfg.argv = argv + 1;
   cfg.envp = (char *const *) envp->pdata;
   if (spare == NULL)
@@ -4677,32 +4692,9 @@ spare_main (int    argc,
       g_printerr ("paddock-sandbox: --spare needs --control-fd, a SOCK_SEQPACKET socket: its session comes that way\n");
       return EXIT_USAGE;
     }
-  cfg->pty_fd = parse_fd ("--pty-fd", pty_fd_arg);
-  if (cfg->pty_fd >= 0)
-    {
-      if (!isatty (cfg->pty_fd))
-        {
-          g_printerr ("paddock-sandbox: --pty-fd %d is not a terminal\n", cfg->pty_fd);
-          return EXIT_USAGE;
-        }
-      if (cfg->pty_fd < 3)
-        cfg->pty_fd = fcntl (cfg->pty_fd, F_DUPFD_CLOEXEC, 3);
-    }
-  if (net_arg == NULL || g_str_equal (net_arg, "host"))
-    cfg->own_network = FALSE;
-  else if (g_str_equal (net_arg, "none"))
-    cfg->own_network = TRUE;
-  else if (g_str_equal (net_arg, "proxy") && proxy_port > 0 && proxy_port < 65536)
-    {
-      cfg->own_network = TRUE;
-      cfg->proxy_port = (guint16) proxy_port;
-    }
-  else
-    {
-      g_printerr ("paddock-sandbox: --net wants host, none or proxy (proxy: --proxy-port 1 to 65535), got '%s'\n",
-                  net_arg);
-      return EXIT_USAGE;
-    }
+  cfg->pty_fd = parse_pty_fd (pty_fd_arg);
+  if (!parse_net (net_arg, proxy_port, cfg))
+    return EXIT_USAGE;
   cfg->die_with_parent = TRUE;
   g_snprintf (cfg->uid_map, sizeof cfg->uid_map, "%u %u 1\n", getuid (), getuid ());
   g_snprintf (cfg->gid_map, sizeof cfg->gid_map, "%u %u 1\n", getgid (), getgid ());
