@@ -131,13 +131,13 @@ proxy_thread_main (gpointer data)
   while (!g_atomic_int_get (&link->quit))
     g_main_context_iteration (link->context, TRUE);
   /* Bounded in time: a source that is always ready must not keep the
-   * main thread waiting. */
+   * thread from ending (the daemon's exit waits for it). */
   deadline = g_get_monotonic_time () + PROXY_DRAIN_TIMEOUT_US;
   while (g_get_monotonic_time () < deadline && g_main_context_iteration (link->context, FALSE))
     ;
-  /* Only a stop that gave up leaves the proxy here (link_finish() never
-   * ran): it ends on its own thread, unrecorded (nobody takes records
-   * now). */
+  /* A safety net: link_finish() ends the proxy before it sets quit, so
+   * nothing is left here. Should something be, it ends on its own thread,
+   * its records taken only while a session still has the link. */
   if (link->proxy != NULL)
     {
       paddock_proxy_stop (link->proxy);
