@@ -356,10 +356,11 @@ static void
 paddock_daemon_release_state (PaddockDaemon *self)
 {
   /* Requests still in flight end now, each recorded in its journal, and
-   * no proxy thread outlives this (but one that did not end within its
-   * bounded wait, logged, which the process's exit takes with it). Before
-   * the sessions go: each would stop its own proxy as it goes, one
-   * bounded wait after the other; this tells them all at once. */
+   * no proxy thread outlives this, nor one an ended session told to stop
+   * earlier (but one that did not end within the one bounded wait, logged,
+   * which the process's exit takes with it). Before the sessions go: a
+   * session that goes only tells its proxy to stop, and what the proxy
+   * records after that has nowhere to go. */
   paddock_session_network_stop_all_proxies ();
   if (self->manager != NULL)
     paddock_manager_impl_shutdown (self->manager);

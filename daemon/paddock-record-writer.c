@@ -69,8 +69,8 @@ record_write_free (RecordWrite *write)
 }
 
 /* The test switch PADDOCK_TEST_RECORD_WRITE_HOLD=PATH in the daemon's own
- * environment (like PADDOCK_TEST_PROXY_STOP_DELAY_MS: nothing a client or
- * a session can set) holds the writer's thread before each write for as
+ * environment (like PADDOCK_TEST_PROXY_STOP_HOLD: nothing a client or a
+ * session can set) holds the writer's thread before each write for as
  * long as PATH exists (a minute at most), as a stuck disk would, so that
  * a test can look at the daemon while a record is not on disk yet, with
  * no timing in it. Logged whenever it holds a write. */

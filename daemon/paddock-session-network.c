@@ -22,15 +22,22 @@
  * journal (numbered, a ring in memory, a bounded file next to
  * session.json) and a NetworkRecord signal.
  *
- * Stopping is synchronous: when the session's sandbox is gone, when the
- * session is released and when the daemon shuts down (before it flushes
- * the journals), the proxy ends every open request and tunnel, recording
- * each as cut off with its bytes so far, its thread is joined, and the
- * records it left are journaled there and then. So no request in flight at
- * the daemon's exit goes unrecorded, and no session leaves a thread behind.
- * The wait is bounded in time (PROXY_STOP_TIMEOUT_US): a thread stuck past
- * it is logged and let go with its own reference to what it uses, rather
- * than hang Destroy or the daemon's exit.
+ * Stopping never waits on the main thread, but at the daemon's exit. When
+ * the session's sandbox is gone or the session is released, the proxy's
+ * thread is told to stop and the main loop goes on at once: the proxy
+ * ends every open request and tunnel, recording each as cut off with its
+ * bytes so far, and the thread's last act is to post to the main context,
+ * where it is joined and the records it left are journaled (a thread held
+ * in its stop holds up nothing else: other clients' calls, other sessions'
+ * terminals). Records of a session that was destroyed meanwhile go
+ * nowhere: its folder is gone or going, and no file is made in it again.
+ * The daemon's shutdown (before it flushes the journals) is the one
+ * synchronous stop: every proxy whose thread has not been joined, told
+ * now or earlier, is waited for against one deadline (PROXY_STOP_TIMEOUT_US),
+ * joined and its records journaled there and then. So no request in
+ * flight at the daemon's exit goes unrecorded, and no session leaves a
+ * thread behind; a thread stuck past the deadline is logged and let go
+ * with its own reference to what it uses, rather than hang the exit.
  *
  * The policy changes live: the allowlist applies to the next request, and
  * "none" for a session that has a proxy means the proxy refuses everything;
@@ -59,9 +66,9 @@
 
 #define MAX_RECORDS_PER_CALL 1000
 #define JOURNAL_FILE         "network.jsonl"
-/* How long a stop waits for the proxy's thread to end (Destroy, the
- * sandbox's exit, the daemon's shutdown all wait on the main thread); and
- * how long the thread, told to end, runs what became ready meanwhile. */
+/* How long the daemon's shutdown waits for every proxy's thread to end
+ * (the one stop that waits, on the main thread); and how long a thread,
+ * told to end, runs what became ready meanwhile. */
 #define PROXY_STOP_TIMEOUT_US  (5 * G_USEC_PER_SEC)
 #define PROXY_DRAIN_TIMEOUT_US (1 * G_USEC_PER_SEC)
 
@@ -90,40 +97,47 @@ struct _PaddockSessionNetwork
 {
   PaddockSessionImpl *session;     /* unowned: the session owns us */
   PaddockNetJournal  *journal;
-  ProxyLink          *link;        /* NULL until the sandbox passed its socket */
+  ProxyLink          *link;        /* NULL until the sandbox passed its socket, and once told to stop */
+  GList              *stopping;    /* ProxyLink* (a reference each) told to stop, not joined yet */
   gboolean            has_listener;  /* started in proxy mode */
   gboolean            forwards_ports;  /* started in none or proxy: leases are forwarded */
   PaddockSessionPorts *ports;      /* leases forwarded in none and proxy */
 };
 
-/* Sessions whose proxy thread runs (main thread only): what
- * paddock_session_network_stop_all_proxies() stops at the daemon's exit. */
-static GList *networks_with_proxy;
+/* Every link whose thread was started and is neither joined nor let go,
+ * a reference each (main thread only): what
+ * paddock_session_network_stop_all_proxies() waits for at the daemon's
+ * exit, whether its session still has it or its stop began earlier. */
+static GList *live_links;
 
 /* The proxy thread: serves its context until told to end, then lets
  * whatever became ready meanwhile run (cancelled operations answering),
  * so that nothing of the proxy is left half done. */
 static void link_unref (ProxyLink *link);
 
+static gboolean link_ended_cb (gpointer user_data);
+
 /* The thread holds a reference of its own: a stop that gave up waiting
- * (network_stop_proxy()) frees nothing the thread still uses. */
+ * (the daemon's exit) frees nothing the thread still uses. Its last act
+ * hands that reference to link_ended_cb() on the main thread. */
 static gpointer
 proxy_thread_main (gpointer data)
 {
   ProxyLink *link = data;
+  GSource *source;
   gint64 deadline;
 
   g_main_context_push_thread_default (link->context);
   while (!g_atomic_int_get (&link->quit))
     g_main_context_iteration (link->context, TRUE);
   /* Bounded in time: a source that is always ready must not keep the
-   * main thread waiting. */
+   * thread from ending (the daemon's exit waits for it). */
   deadline = g_get_monotonic_time () + PROXY_DRAIN_TIMEOUT_US;
   while (g_get_monotonic_time () < deadline && g_main_context_iteration (link->context, FALSE))
     ;
-  /* Only a stop that gave up leaves the proxy here (link_finish() never
-   * ran): it ends on its own thread, unrecorded (nobody takes records
-   * now). */
+  /* A safety net: link_finish() ends the proxy before it sets quit, so
+   * nothing is left here. Should something be, it ends on its own thread,
+   * its records taken only while a session still has the link. */
   if (link->proxy != NULL)
     {
       paddock_proxy_stop (link->proxy);
@@ -136,7 +150,13 @@ proxy_thread_main (gpointer data)
   link->ended = TRUE;
   g_cond_signal (&link->ended_cond);
   g_mutex_unlock (&link->lock);
-  link_unref (link);
+  /* The main thread joins us (we only return from here on) and journals
+   * what we left; our reference goes with the source. */
+  source = g_idle_source_new ();
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_source_set_callback (source, link_ended_cb, link, (GDestroyNotify) link_unref);
+  g_source_attach (source, link->main_context);
+  g_source_unref (source);
   return NULL;
 }
 
@@ -303,10 +323,14 @@ deliver_records_cb (gpointer user_data)
   link->delivery_posted = FALSE;
   g_mutex_unlock (&link->lock);
 
-  /* link->network only changes on this thread. */
+  /* link->network only changes on this thread. A destroyed session's
+   * records go nowhere: its folder is gone (or about to go, once its
+   * records are on disk), and nothing can list them. */
   while ((record = g_queue_pop_head (&records)) != NULL)
     {
-      if (link->network != NULL)
+      if (link->network != NULL &&
+          g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (link->network->session)),
+                     "destroyed") != 0)
         {
           paddock_net_journal_append (link->network->journal, record);
           paddock_ipc_session1_emit_network_record (PADDOCK_IPC_SESSION1 (link->network->session),
@@ -364,22 +388,27 @@ _paddock_session_network_new (PaddockSessionImpl *session,
   return network;
 }
 
-/* The test switch PADDOCK_TEST_PROXY_STOP_DELAY_MS=N in the daemon's own
- * environment (like PADDOCK_TEST_PROXY_RESOLVE: nothing a client or a
- * session can set) holds the proxy's thread N ms in its stop, as a
- * callback stuck in the kernel would, so that a test sees the stop give up
- * waiting rather than hang the daemon. Logged whenever it is used. */
-static void
-test_proxy_stop_delay (ProxyLink *link)
-{
-  const char *text = g_getenv ("PADDOCK_TEST_PROXY_STOP_DELAY_MS");
-  guint64 ms = 0;
+/* The test switch PADDOCK_TEST_PROXY_STOP_HOLD=PATH in the daemon's own
+ * environment (like PADDOCK_TEST_RECORD_WRITE_HOLD: nothing a client or a
+ * session can set) holds the proxy's thread in its stop, before the proxy
+ * ends its requests, for as long as PATH exists (a minute at most), as a
+ * callback stuck in the kernel would: a test looks at the daemon
+ * meanwhile, with no timing in it, then removes PATH. Logged whenever it
+ * holds a stop. */
+#define TEST_HOLD_MAX_US (60 * G_USEC_PER_SEC)
 
-  if (text == NULL || !g_ascii_string_to_unsigned (text, 10, 1, 3600 * 1000, &ms, NULL))
+static void
+test_proxy_stop_hold (ProxyLink *link)
+{
+  const char *hold = g_getenv ("PADDOCK_TEST_PROXY_STOP_HOLD");
+  gint64 deadline = g_get_monotonic_time () + TEST_HOLD_MAX_US;
+
+  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
     return;
-  g_message ("Session %s: PADDOCK_TEST_PROXY_STOP_DELAY_MS=%s is set, so its proxy's thread waits "
-             "that long in its stop (a test switch)", link->session_id, text);
-  g_usleep (ms * 1000);
+  g_message ("Session %s: PADDOCK_TEST_PROXY_STOP_HOLD=%s exists, so its proxy's thread waits in "
+             "its stop until it is gone (a test switch)", link->session_id, hold);
+  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
 }
 
 /* On the proxy thread: the proxy ends every request and tunnel (each
@@ -388,7 +417,7 @@ static void
 link_finish (ProxyLink *link,
              gpointer   data)
 {
-  test_proxy_stop_delay (link);
+  test_proxy_stop_hold (link);
   if (link->proxy != NULL)
     {
       paddock_proxy_stop (link->proxy);
@@ -398,88 +427,132 @@ link_finish (ProxyLink *link,
   g_atomic_int_set (&link->quit, TRUE);
 }
 
-/* Tells the session's proxy to stop (its thread ends once it did): the
- * first half of network_stop_proxy(), so that several can be told at once
- * and waited for against one deadline. Main thread. */
+/* Tells the link's proxy to stop (its thread ends once it did). Main
+ * thread; once per link. */
 static void
-network_tell_proxy_to_stop (PaddockSessionNetwork *network)
+link_tell_to_stop (ProxyLink *link)
 {
-  ProxyLink *link = network->link;
-
-  if (link == NULL || link->told_to_stop)
+  if (link->told_to_stop)
     return;
   link->told_to_stop = TRUE;
   link_post (link, link_finish, NULL, NULL);
 }
 
-/* The second half: waits until @deadline (monotonic) for the thread told
- * to stop to end and joins it; the records it left are in the journal on
- * return. A thread that has not ended by then is let go, still holding
- * its own reference to everything it uses, and the log says so; what it
- * records after that is lost. Main thread. */
+/* Main thread: @link's thread is over (joined) or let go. Its session, if
+ * it still has one, forgets it; records it leaves from now on go nowhere;
+ * live_links's reference goes. */
 static void
-network_finish_proxy_stop (PaddockSessionNetwork *network,
-                           gint64                 deadline)
+link_forget (ProxyLink *link)
 {
-  ProxyLink *link = network->link;
-  gboolean ended;
+  PaddockSessionNetwork *network = link->network;
 
-  if (link == NULL)
-    return;
-  networks_with_proxy = g_list_remove (networks_with_proxy, network);
-  network_tell_proxy_to_stop (network);
-  g_mutex_lock (&link->lock);
-  while (!link->ended && g_cond_wait_until (&link->ended_cond, &link->lock, deadline))
-    ;
-  ended = link->ended;
-  g_mutex_unlock (&link->lock);
-  if (ended)
-    g_thread_join (g_steal_pointer (&link->thread));
-  else
+  live_links = g_list_remove (live_links, link);
+  if (network != NULL)
     {
-      g_message ("Session %s: its proxy's thread did not end within %d s of being told to stop; "
-                 "it is left to end on its own (requests it finishes from now on are not recorded)",
-                 link->session_id, (int) (PROXY_STOP_TIMEOUT_US / G_USEC_PER_SEC));
-      g_thread_unref (g_steal_pointer (&link->thread));
+      GList *held = g_list_find (network->stopping, link);
+
+      if (held != NULL)
+        {
+          network->stopping = g_list_delete_link (network->stopping, held);
+          link_unref (link);
+        }
+      g_mutex_lock (&link->lock);
+      link->network = NULL;
+      g_mutex_unlock (&link->lock);
     }
-  /* Records finished up to the end, journaled now rather than by an idle
-   * that might come after the journals' last flush. */
-  deliver_records_cb (link);
-  g_mutex_lock (&link->lock);
-  link->network = NULL;
-  g_mutex_unlock (&link->lock);
-  g_clear_pointer (&network->link, link_unref);
+  link_unref (link);
 }
 
-/* Stops the session's proxy and joins its thread; the records it left are
- * in the journal on return. Main thread; idempotent. The wait is bounded
- * (PROXY_STOP_TIMEOUT_US; see network_finish_proxy_stop()). */
+/* Main thread, @link's thread ended (link->ended): joined (it only
+ * returns from there on), and the records it left are journaled now. */
+static void
+link_join (ProxyLink *link)
+{
+  g_thread_join (g_steal_pointer (&link->thread));
+  deliver_records_cb (link);
+  link_forget (link);
+}
+
+/* On the main thread, the proxy thread's last act: unless the daemon's
+ * exit joined it (or let it go) already. */
+static gboolean
+link_ended_cb (gpointer user_data)
+{
+  ProxyLink *link = user_data;
+
+  if (link->thread != NULL)
+    link_join (link);
+  return G_SOURCE_REMOVE;
+}
+
+/* The session's sandbox ended or the session goes: its proxy is told to
+ * stop and this returns at once; the thread is joined, and what it left
+ * journaled, on the main loop when it ends (link_ended_cb()). The link
+ * stays the network's (network->stopping) until then, so records still
+ * reach its journal. Main thread; idempotent. */
 static void
 network_stop_proxy (PaddockSessionNetwork *network)
 {
-  network_finish_proxy_stop (network, g_get_monotonic_time () + PROXY_STOP_TIMEOUT_US);
+  ProxyLink *link = g_steal_pointer (&network->link);
+
+  if (link == NULL)
+    return;
+  link_tell_to_stop (link);
+  network->stopping = g_list_prepend (network->stopping, link);
 }
 
 /**
  * paddock_session_network_stop_all_proxies:
  *
- * Stops every session's proxy, as if each session had ended: the daemon's
- * shutdown calls it before the sessions go and before it flushes the
- * network journals, so that the requests in flight at that moment are
- * recorded. Every proxy is told to stop first and all are waited for
- * against one deadline: stuck threads cost the daemon's exit one bounded
- * wait (PROXY_STOP_TIMEOUT_US), not one each.
+ * Stops every session's proxy, as if each session had ended, and waits:
+ * the daemon's shutdown calls it before the sessions go and before it
+ * flushes the network journals, so that the requests in flight at that
+ * moment are recorded. Every proxy whose thread was not joined yet (its
+ * session's, or one told to stop earlier that has not ended) is told to
+ * stop first and all are waited for against one deadline: stuck threads
+ * cost the daemon's exit one bounded wait (PROXY_STOP_TIMEOUT_US), not one
+ * each. A thread that has not ended by then is let go, still holding its
+ * own reference to everything it uses, and the log says so; what it
+ * records after that is lost.
  */
 void
 paddock_session_network_stop_all_proxies (void)
 {
   gint64 deadline;
 
-  for (GList *l = networks_with_proxy; l != NULL; l = l->next)
-    network_tell_proxy_to_stop (l->data);
+  for (GList *l = live_links; l != NULL; l = l->next)
+    {
+      ProxyLink *link = l->data;
+
+      if (link->network != NULL && link->network->link == link)
+        network_stop_proxy (link->network);
+      else
+        link_tell_to_stop (link);
+    }
   deadline = g_get_monotonic_time () + PROXY_STOP_TIMEOUT_US;
-  while (networks_with_proxy != NULL)
-    network_finish_proxy_stop (networks_with_proxy->data, deadline);
+  while (live_links != NULL)
+    {
+      ProxyLink *link = live_links->data;
+      gboolean ended;
+
+      g_mutex_lock (&link->lock);
+      while (!link->ended && g_cond_wait_until (&link->ended_cond, &link->lock, deadline))
+        ;
+      ended = link->ended;
+      g_mutex_unlock (&link->lock);
+      if (ended)
+        {
+          link_join (link);
+          continue;
+        }
+      g_message ("Session %s: its proxy's thread did not end within %d s at the daemon's exit; "
+                 "it is left to end on its own (requests it finishes from now on are not recorded)",
+                 link->session_id, (int) (PROXY_STOP_TIMEOUT_US / G_USEC_PER_SEC));
+      g_thread_unref (g_steal_pointer (&link->thread));
+      /* Records finished up to now, journaled rather than lost. */
+      deliver_records_cb (link);
+      link_forget (link);
+    }
 }
 
 void
@@ -488,7 +561,21 @@ _paddock_session_network_free (PaddockSessionNetwork *network)
   if (network == NULL)
     return;
   g_clear_pointer (&network->ports, _paddock_session_ports_free);
+  /* Told to stop, not waited for: the session is going (destroyed, a
+   * create that failed, or the daemon's exit, which stopped every proxy
+   * already), so what its proxy records from now on has nowhere to go.
+   * Each link, still live_links's until its thread ends, forgets us. */
   network_stop_proxy (network);
+  while (network->stopping != NULL)
+    {
+      ProxyLink *link = network->stopping->data;
+
+      network->stopping = g_list_delete_link (network->stopping, network->stopping);
+      g_mutex_lock (&link->lock);
+      link->network = NULL;
+      g_mutex_unlock (&link->lock);
+      link_unref (link);
+    }
   g_clear_object (&network->journal);
   g_free (network);
 }
@@ -673,7 +760,7 @@ _paddock_session_network_take_listener (PaddockSessionNetwork  *network,
       return FALSE;
     }
   network->link = link;
-  networks_with_proxy = g_list_prepend (networks_with_proxy, network);
+  live_links = g_list_prepend (live_links, link_ref (link));
   return TRUE;
 }
 

@@ -8,7 +8,9 @@
 # answers) stands in for a request in flight. A proxy-mode session's proxy
 # runs on a thread of its own: after Destroy the daemon has no more threads
 # than before the session; a request still in flight when the daemon gets
-# SIGTERM is recorded, and listed after a restart. A server inside a
+# SIGTERM is recorded, and listed after a restart. A proxy held in its stop
+# (a test switch) holds up no other call, and what it cut off is recorded
+# once it ends, or at the daemon's exit. A server inside a
 # none-mode session that listens on [::1]:$PORT only is reached from the
 # host through the leased port (127.0.0.1 refuses, the forward tries
 # [::1] with an IPv6 socket pid 1 makes inside).
@@ -114,7 +116,10 @@ id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 has_proxy_thread () { [[ $(proxy_threads) -ge 1 ]]; }
 check "…its proxy runs on a thread of the daemon (paddock-proxy)" wait_for 10 has_proxy_thread
 "$CTL" destroy "$id" >/dev/null 2>&1 || true
-check "after Destroy, no paddock-proxy thread is left" test "$(proxy_threads)" = 0
+# Destroy only tells the proxy's thread to stop; the daemon joins it once
+# it ended, on its main loop.
+no_proxy_thread () { [[ $(proxy_threads) -eq 0 ]]; }
+check "after Destroy, no paddock-proxy thread is left" wait_for 30 no_proxy_thread
 back_to_before () { [[ $(threads) -le $before ]]; }
 wait_for 20 back_to_before || true
 check "…and the daemon has no more threads than before the session ($before)" test "$(threads)" -le "$before"
@@ -203,28 +208,124 @@ check "…a session with no proxy still runs on that daemon" \
   test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
 "$CTL" destroy "$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)" >/dev/null 2>&1 || true
 
-# ---- a proxy thread that does not end when told: the stop gives up waiting -------
+# ---- a proxy whose stop is held holds up nothing else ----------------------------
 
-# The daemon's test switch PADDOCK_TEST_PROXY_STOP_DELAY_MS holds the
-# proxy's thread in its stop (here 10 minutes, as a callback stuck in the
-# kernel would): Destroy waits a bounded time (5 s), says so in the log,
-# and the daemon goes on serving; its exit is not held up either. The
-# bounds below are generous: they only tell a bounded wait from a hang.
+# The daemon's test switch PADDOCK_TEST_PROXY_STOP_HOLD=PATH holds a
+# proxy's thread in its stop, before it ends its requests, for as long as
+# PATH exists (a minute at most), as a callback stuck in the kernel would.
+# The session's end only tells the thread: the daemon goes on serving
+# everyone else meanwhile, never gives up on the thread, and journals the
+# cut-off request's record once the thread ends.
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
-PADDOCK_TEST_PROXY_STOP_DELAY_MS=600000 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+hold="$tmp/proxy-stop-hold"
+PADDOCK_TEST_PROXY_STOP_HOLD="$hold" "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
+held_in_log () { grep -q "Session $1: PADDOCK_TEST_PROXY_STOP_HOLD=$hold exists" "$tmp/daemon.log"; }
+gave_up_in_log () { grep -c "Session $1: its proxy's thread did not end" "$tmp/daemon.log" || true; }
+
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
+other_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+held_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+"$CTL" --json exec "$held_id" --timeout 600000 -- python3 "$ws/get.py" "http://slow.test:$port/held-stop" \
+  >/dev/null 2>&1 &
+background_pids+=($!)
+check "a proxy-mode session's request to the slow origin reached it (in flight)" \
+  wait_for 30 grep -q "^got GET /held-stop" "$server_dir/log"
+touch "$hold"
+rc=0
+timeout 120 "$CTL" stop "$held_id" >/dev/null 2>&1 || rc=$?
+check "…Stop returns while its proxy's thread is held in its stop (the log says it is)" \
+  test "$rc:$(wait_for 30 held_in_log "$held_id" && echo held)" = "0:held"
+still_held () { [[ $(proxy_threads) -ge 1 ]]; }
+list_answered () { "$CTL" --json list | json /dev/stdin "[s['id'] for s in d['sessions'] if s['id'] == '$other_id']"; }
+exec_answered () { "$CTL" --json exec "$other_id" -- echo answered | json /dev/stdin 'd["stdout"].strip()'; }
+check "…meanwhile ListSessions and Exec in another session are answered, the thread still held, and the daemon never gave up waiting for it" \
+  test "$(list_answered 2>&1):$(exec_answered 2>&1):$(still_held && echo held):$(gave_up_in_log "$held_id")" \
+       = "['$other_id']:answered:held:0"
+rm -f "$hold"
+cut_off_recorded ()
+{
+  [[ $(records "$held_id" '[(x["method"], x["host"], x["port"], x["error"], x["bytes_up"] > 0) for x in r]') \
+     == "[('GET', 'slow.test', $port, 'the proxy stopped', True)]" ]]
+}
+check "…once it goes on, the request it cut off is in net records, with the bytes it sent" wait_for 30 cut_off_recorded
+check "…and its thread is joined: no paddock-proxy thread is left" wait_for 30 no_proxy_thread
+
+# Destroyed while its proxy's stop is held: Destroy returns, and what the
+# thread records once it goes on makes no file in the deleted folder.
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+gone_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+"$CTL" --json exec "$gone_id" --timeout 600000 -- python3 "$ws/get.py" "http://slow.test:$port/held-destroy" \
+  >/dev/null 2>&1 &
+background_pids+=($!)
+wait_for 30 grep -q "^got GET /held-destroy" "$server_dir/log" || true
+touch "$hold"
+rc=0
+timeout 120 "$CTL" destroy "$gone_id" >/dev/null 2>&1 || rc=$?
+check "Destroy of a session whose proxy's stop is held returns, its folder gone" \
+  test "$rc:$(wait_for 30 held_in_log "$gone_id" && echo held):$(test -e "$tmp/state/sessions/$gone_id" && echo there || echo gone)" \
+       = "0:held:gone"
+rm -f "$hold"
+wait_for 30 no_proxy_thread || true
+"$CTL" --json list >/dev/null 2>&1 || true
+check "…once the thread ends, the folder is not made again, and nothing tried to write into it" \
+  test "$(test -e "$tmp/state/sessions/$gone_id" && echo there || echo gone):$(grep -c "network journal .*$gone_id" "$tmp/daemon.log" || true)" \
+       = "gone:0"
+"$CTL" destroy "$held_id" >/dev/null 2>&1 || true
+
+# ---- at the daemon's exit: one bounded wait, stops begun earlier included ---------
+
+# A session that ended while its proxy's stop was held: the daemon's exit
+# waits for that thread too, and journals what it cut off before the last
+# flush. The hold goes once the exit told the other proxy to stop (its
+# thread logs the hold), so the earlier stop ends within the exit's wait.
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+early_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+"$CTL" --json exec "$early_id" --timeout 600000 -- python3 "$ws/get.py" "http://slow.test:$port/held-exit" \
+  >/dev/null 2>&1 &
+background_pids+=($!)
+wait_for 30 grep -q "^got GET /held-exit" "$server_dir/log" || true
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+late_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+touch "$hold"
+"$CTL" stop "$early_id" >/dev/null 2>&1 || true
+wait_for 30 held_in_log "$early_id" || true
+kill -TERM "$daemon_pid"
+check "a session ended with its proxy's stop held, then SIGTERM: the exit tells the other proxy to stop too" \
+  wait_for 30 held_in_log "$late_id"
+rm -f "$hold"
+exited () { ! kill -0 "$daemon_pid" 2>/dev/null; }
+wait_for 120 exited || true
+wait "$daemon_pid" 2>/dev/null || true
+"$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+check "…after a restart, the request the earlier stop cut off is in net records (journaled before the exit)" \
+  test "$(records "$early_id" '[(x["method"], x["host"], x["port"], x["error"], x["bytes_up"] > 0) for x in r]' 2>&1):$(gave_up_in_log "$early_id")" \
+       = "[('GET', 'slow.test', $port, 'the proxy stopped', True)]:0"
+"$CTL" destroy "$early_id" >/dev/null 2>&1 || true
+"$CTL" destroy "$late_id" >/dev/null 2>&1 || true
+
+# Held past the exit's bounded wait (5 s): a proxy Destroy told to stop
+# earlier and two the exit tells, one serving a request. The daemon still
+# exits; each thread is told before the wait gives up on any, and every
+# one is given up on (logged) within that one wait.
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+PADDOCK_TEST_PROXY_STOP_HOLD="$hold" "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+touch "$hold"
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
 stuck_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
-check "a proxy whose thread will not end when told: created, running" \
-  test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
 rc=0
 timeout 120 "$CTL" destroy "$stuck_id" >/dev/null 2>&1 || rc=$?
-check "…Destroy returns (it does not wait for the thread for good), and the log says the thread did not end in time" \
-  test "$rc:$(grep -c "Session $stuck_id: its proxy's thread did not end within 5 s" "$tmp/daemon.log")" = "0:1"
-check "…the daemon goes on serving, the session gone" \
-  test "$(timeout 60 "$CTL" --json list | json /dev/stdin "[s['id'] for s in d['sessions'] if s['id'] == '$stuck_id']" 2>&1)" = "[]"
+check "a proxy held in its stop: Destroy returns, the daemon goes on serving, the session gone" \
+  test "$rc:$(wait_for 30 held_in_log "$stuck_id" && echo held):$(timeout 60 "$CTL" --json list | json /dev/stdin "[s['id'] for s in d['sessions'] if s['id'] == '$stuck_id']" 2>&1)" \
+       = "0:held:[]"
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
 serving_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 "$CTL" --json exec "$serving_id" --timeout 600000 -- \
@@ -235,12 +336,12 @@ run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-do
 idle_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 log_lines=$(wc -l <"$tmp/daemon.log")
 kill -TERM "$daemon_pid"
-exited () { ! kill -0 "$daemon_pid" 2>/dev/null; }
-check "…with two such proxies, one serving a request, the daemon still exits on SIGTERM" wait_for 120 exited
+check "…with it and two more held, one serving a request, the daemon still exits on SIGTERM" wait_for 120 exited
 wait "$daemon_pid" 2>/dev/null || true
+rm -f "$hold"
 # Told to stop together, waited for against one deadline: each thread is
-# told (and logs its test delay) before the first wait gives up, not one
-# 5 s wait after the other.
+# told (and logs its hold) before the wait gives up on the first; the one
+# Destroy told earlier is given up on too.
 stop_order ()
 {
   tail -n +"$((log_lines + 1))" "$tmp/daemon.log" | "$PYTHON" -c '
@@ -248,14 +349,16 @@ import sys
 seen = []
 for line in sys.stdin:
     for sid in sys.argv[1:]:
-        if "Session %s: PADDOCK_TEST_PROXY_STOP_DELAY_MS" % sid in line:
+        if "Session %s: PADDOCK_TEST_PROXY_STOP_HOLD" % sid in line:
             seen.append("told")
         elif "Session %s: its proxy'"'"'s thread did not end within 5 s" % sid in line:
             seen.append("gave up")
-print(" ".join(seen))' "$serving_id" "$idle_id"
+print(" ".join(seen))' "$@"
 }
 check "…both proxies' threads were told to stop before the first wait gave up" \
-  test "$(stop_order 2>&1)" = "told told gave up gave up"
+  test "$(stop_order "$serving_id" "$idle_id" 2>&1)" = "told told gave up gave up"
+check "…and the wait covered the proxy whose stop Destroy began earlier" \
+  test "$(stop_order "$stuck_id" 2>&1)" = "gave up"
 
 echo "1..$n"
 [[ $failures -eq 0 ]]
