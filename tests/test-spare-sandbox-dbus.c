@@ -245,6 +245,68 @@ test_taken_by_the_next_session (void)
     }
 }
 
+/* What a process of a session has and sees, read from /proc/PID: its
+ * descriptors (where they lead; terminal and inode numbers aside),
+ * identity, privileges, seccomp, signal mask and dispositions, root and
+ * working folder, and the mounts it sees (mount point, options, type). A
+ * shell script, run by Session1.Run; PID "self" describes each of its
+ * programs as it runs (each is exec'd with what the command got). */
+static char *
+describe_script (const char *pid)
+{
+  return g_strdup_printf (
+    "find /proc/%1$s/fd/ -mindepth 1 -printf 'fd %%f %%l\\n' | sed 's/\\[[0-9]*\\]/[N]/; s|pts/[0-9]*|pts/N|' | sort; "
+    "grep -E '^(Uid|Gid|Groups|NoNewPrivs|Seccomp|Seccomp_filters|Cap[A-Za-z]*|SigBlk|SigIgn|SigCgt)' /proc/%1$s/status; "
+    "readlink /proc/%1$s/root /proc/%1$s/cwd; "
+    "awk '{ for (i = 7; $i != \"-\"; i++); print $5, $6, $(i + 1) }' /proc/%1$s/mountinfo",
+    pid);
+}
+
+static void
+test_same_process_and_view (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *describe_agent = describe_script ("2");
+  g_autofree char *describe_command = describe_script ("self");
+  g_autofree char *cold = NULL;
+  g_autofree char *warm = NULL;
+  g_autofree char *cold_agent = NULL;
+  g_autofree char *warm_agent = NULL;
+  g_autofree char *cold_command = NULL;
+  g_autofree char *warm_command = NULL;
+  GPid spare;
+
+  /* The agent execs sleep at once: a process that holds still to be
+   * described (pid 2, on the terminal). */
+  cold = create_safe (connection, "proxy", "exec sleep 300");
+  if (cold == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  warm = create_safe (connection, "proxy", "exec sleep 300");
+  g_assert_nonnull (warm);
+  g_assert_cmpint (main_pid (connection, warm), ==, spare);
+
+  /* The agent, and a command (through pid 1's supervisor), of a session
+   * in the sandbox made ahead have what those of a sandbox made for their
+   * session have, nothing more: no descriptor of the options' memfd or of
+   * the host's tree, the same mounts, masks and privileges. */
+  cold_agent = run_output (connection, cold, describe_agent);
+  warm_agent = run_output (connection, warm, describe_agent);
+  g_test_message ("The agent in a sandbox made for it:\n%s", cold_agent);
+  g_assert_nonnull (strstr (cold_agent, "NoNewPrivs:\t1\n"));
+  g_assert_nonnull (strstr (cold_agent, "SigBlk:\t0000000000000000\n"));
+  g_assert_nonnull (strstr (cold_agent, "fd 0 /dev/"));
+  g_assert_cmpstr (warm_agent, ==, cold_agent);
+  cold_command = run_output (connection, cold, describe_command);
+  warm_command = run_output (connection, warm, describe_command);
+  g_assert_nonnull (strstr (cold_command, "Seccomp:\t2\n"));
+  g_assert_cmpstr (warm_command, ==, cold_command);
+
+  destroy (connection, cold);
+  destroy (connection, warm);
+}
+
 static void
 test_other_network_mode_makes_its_own (void)
 {
@@ -353,6 +415,7 @@ main (int   argc,
   g_assert_true (g_file_set_contents (hello, "hello from the workspace\n", -1, NULL));
 
   g_test_add_func ("/spare-sandbox/taken-by-the-next-session", test_taken_by_the_next_session);
+  g_test_add_func ("/spare-sandbox/same-process-and-view", test_same_process_and_view);
   g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);
   g_test_add_func ("/spare-sandbox/killed-daemon-leaves-nothing", test_killed_daemon_leaves_nothing);
 
