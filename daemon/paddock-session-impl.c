@@ -2256,7 +2256,10 @@ paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,
 /* The helper's options for a sandbox made ahead: FULL (the helper's whole
  * command line) without its program and the options fixed when the spare
  * was made, which it has already (its descriptors, network, die with its
- * parent). The command after "--" is passed as it is. */
+ * parent). The command after "--" is passed as it is. Read as pairs: every
+ * option built above but --die-with-parent has its value in the next
+ * argument, and a value may be any string (an --expose of a file named
+ * "--net"), never to be taken for an option itself. */
 static GPtrArray *
 spare_session_arguments (const GPtrArray *full)
 {
@@ -2264,26 +2267,32 @@ spare_session_arguments (const GPtrArray *full)
     "--pty-fd", "--control-fd", "--seccomp-fd", "--net", "--proxy-port",
   };
   GPtrArray *args = g_ptr_array_new ();
-  gboolean command = FALSE;
+  guint i = 1;
 
-  for (guint i = 1; i < full->len && g_ptr_array_index (full, i) != NULL; i++)
+  for (; i < full->len && g_ptr_array_index (full, i) != NULL; i++)
     {
       const char *arg = g_ptr_array_index (full, i);
-      gboolean skip = FALSE;
+      gboolean fixed = FALSE;
 
-      if (!command && g_str_equal (arg, "--"))
-        command = TRUE;
-      else if (!command && g_str_equal (arg, "--die-with-parent"))
-        skip = TRUE;
-      for (guint j = 0; !command && !skip && j < G_N_ELEMENTS (fixed_with_value); j++)
-        if (g_str_equal (arg, fixed_with_value[j]))
-          {
-            skip = TRUE;
-            i++;   /* and its value */
-          }
-      if (!skip)
+      if (g_str_equal (arg, "--"))
+        break;
+      if (g_str_equal (arg, "--die-with-parent"))
+        continue;
+      for (guint j = 0; j < G_N_ELEMENTS (fixed_with_value); j++)
+        fixed = fixed || g_str_equal (arg, fixed_with_value[j]);
+      if (!fixed)
         g_ptr_array_add (args, (gpointer) arg);
+      /* And its value, whatever it looks like. */
+      if (i + 1 < full->len && g_ptr_array_index (full, i + 1) != NULL)
+        {
+          i++;
+          if (!fixed)
+            g_ptr_array_add (args, g_ptr_array_index (full, i));
+        }
     }
+  /* "--" and the command, as they are. */
+  for (; i < full->len && g_ptr_array_index (full, i) != NULL; i++)
+    g_ptr_array_add (args, g_ptr_array_index (full, i));
   g_ptr_array_add (args, NULL);
   return args;
 }

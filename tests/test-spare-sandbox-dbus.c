@@ -307,6 +307,77 @@ test_same_process_and_view (void)
   destroy (connection, warm);
 }
 
+/* A session with a file of the HOME exposed whose name is one of the
+ * options a spare is made with ("--net"): the file is the option's value,
+ * in the sandbox made ahead as in one made for its session. */
+static void
+test_exposed_file_named_like_an_option (void)
+{
+  g_autofree char *real_home = g_strdup (g_getenv ("HOME"));
+  g_autofree char *home = g_dir_make_tmp ("paddock-spare-home-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename (home, "--net", NULL);
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  GDBusConnection *connection;
+  const char *exposed[] = { "--net", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *cold = NULL;
+  g_autofree char *warm = NULL;
+  g_autofree char *cold_seen = NULL;
+  g_autofree char *warm_seen = NULL;
+  GPid spare;
+
+  g_assert_nonnull (home);
+  g_assert_true (g_file_set_contents (file, "exposed\n", -1, NULL));
+  /* The daemon's HOME, whose files a session may expose. */
+  g_setenv ("HOME", home, TRUE);
+  daemon = paddock_test_daemon_new (NULL);
+  if (real_home != NULL)
+    g_setenv ("HOME", real_home, TRUE);
+  else
+    g_unsetenv ("HOME");
+  connection = paddock_test_daemon_get_connection (daemon);
+
+  for (guint i = 0; i < 2; i++)
+    {
+      GVariantBuilder extra;
+      char *path;
+
+      g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&extra, "{sv}", "net", g_variant_new_string ("none"));
+      g_variant_builder_add (&extra, "{sv}", "expose", g_variant_new_bytestring_array (exposed, -1));
+      path = paddock_test_create_session (connection, workspace, "safe", "exec sleep 300",
+                                          g_variant_builder_end (&extra), &error);
+      if (i == 0 && g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+        {
+          g_test_skip (error->message);
+          break;
+        }
+      g_assert_no_error (error);
+      if (i == 0)
+        {
+          cold = path;
+          spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+        }
+      else
+        {
+          warm = path;
+          g_assert_cmpint (main_pid (connection, warm), ==, spare);
+        }
+    }
+  if (cold != NULL)
+    {
+      cold_seen = run_output (connection, cold, "cat \"$HOME/--net\"");
+      g_assert_cmpstr (cold_seen, ==, "exposed\n");
+      warm_seen = run_output (connection, warm, "cat \"$HOME/--net\"");
+      g_assert_cmpstr (warm_seen, ==, "exposed\n");
+      destroy (connection, cold);
+      destroy (connection, warm);
+    }
+  g_clear_pointer (&daemon, paddock_test_daemon_free);
+  g_unlink (file);
+  g_rmdir (home);
+}
+
 static void
 test_other_network_mode_makes_its_own (void)
 {
@@ -416,6 +487,7 @@ main (int   argc,
 
   g_test_add_func ("/spare-sandbox/taken-by-the-next-session", test_taken_by_the_next_session);
   g_test_add_func ("/spare-sandbox/same-process-and-view", test_same_process_and_view);
+  g_test_add_func ("/spare-sandbox/exposed-file-named-like-an-option", test_exposed_file_named_like_an_option);
   g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);
   g_test_add_func ("/spare-sandbox/killed-daemon-leaves-nothing", test_killed_daemon_leaves_nothing);
 
