@@ -123,12 +123,22 @@ spare_end (Spare *spare)
 {
   paddock_autofd int pidfd = -1;
   struct pollfd pfd;
+  siginfo_t info = { 0 };
   int status;
 
   if (spare->watch != 0)
     g_source_remove (spare->watch);
   spare->watch = 0;
   paddock_close_fd (&spare->control);
+  /* GLib's worker thread reaps a watched child as soon as it exits, before
+   * the watch is dispatched here: one reaped so is gone, and its pid may
+   * be another process's by now, not ours to signal. Unreaped (WNOWAIT
+   * leaves it so), it stays ours: no watch is left to reap it. */
+  if (waitid (P_PID, (id_t) spare->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+    {
+      spare_free (spare);
+      return;
+    }
   pidfd = (int) syscall (SYS_pidfd_open, spare->pid, 0);
   pfd = (struct pollfd) { .fd = pidfd, .events = POLLIN };
   if (pidfd < 0 || poll (&pfd, 1, 1000) != 1)
