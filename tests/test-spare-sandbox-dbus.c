@@ -378,6 +378,49 @@ test_exposed_file_named_like_an_option (void)
   g_rmdir (home);
 }
 
+/* On the host's network a session's leased sockets go to its sandbox at
+ * its exec: a session with ports makes its own sandbox and leaves the
+ * spare to the next session without. */
+static void
+test_leased_sockets_make_their_own (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  const char *ports[] = { "web", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *third = NULL;
+  g_autofree char *listening = NULL;
+  GVariantBuilder extra;
+  GPid spare;
+
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+
+  g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&extra, "{sv}", "net", g_variant_new_string ("host"));
+  g_variant_builder_add (&extra, "{sv}", "ports", g_variant_new_strv (ports, -1));
+  second = paddock_test_create_session (connection, workspace, "safe", "exec sleep 300",
+                                        g_variant_builder_end (&extra), &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (main_pid (connection, second), !=, spare);
+  /* Its leased socket is the agent's (socket activation: LISTEN_FDS). */
+  listening = run_output (connection, second, "tr '\\0' '\\n' < /proc/2/environ | grep '^LISTEN_FDS='");
+  g_assert_cmpstr (listening, ==, "LISTEN_FDS=1\n");
+  g_assert_true (paddock_test_pid_alive (spare));
+
+  third = create_safe (connection, "host", "exec sleep 300");
+  g_assert_nonnull (third);
+  g_assert_cmpint (main_pid (connection, third), ==, spare);
+
+  destroy (connection, first);
+  destroy (connection, second);
+  destroy (connection, third);
+}
+
 static void
 test_other_network_mode_makes_its_own (void)
 {
@@ -488,6 +531,7 @@ main (int   argc,
   g_test_add_func ("/spare-sandbox/taken-by-the-next-session", test_taken_by_the_next_session);
   g_test_add_func ("/spare-sandbox/same-process-and-view", test_same_process_and_view);
   g_test_add_func ("/spare-sandbox/exposed-file-named-like-an-option", test_exposed_file_named_like_an_option);
+  g_test_add_func ("/spare-sandbox/leased-sockets-make-their-own", test_leased_sockets_make_their_own);
   g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);
   g_test_add_func ("/spare-sandbox/killed-daemon-leaves-nothing", test_killed_daemon_leaves_nothing);
 
