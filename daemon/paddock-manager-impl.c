@@ -847,6 +847,7 @@ paddock_manager_impl_finalize (GObject *object)
   g_clear_handle_id (&self->spare_sandbox_refill, g_source_remove);
   g_clear_object (&self->spare_sandbox_like);
   g_clear_pointer (&self->spare_sandbox, paddock_spare_sandbox_free);
+  g_clear_pointer (&self->spare_sandbox_id, g_free);
   g_clear_object (&self->registry);
   g_clear_object (&self->connection);
 
