@@ -23,6 +23,7 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include "paddock-error.h"
@@ -421,6 +422,68 @@ test_leased_sockets_make_their_own (void)
   destroy (connection, third);
 }
 
+/* A workspace mounted after the spare was made: the spare's copy of the
+ * host's mounts does not have it (unless they propagate, which on many
+ * machines they do not), so the session makes its own sandbox and sees
+ * its files, not the empty folder beneath; the next spare, made after,
+ * has the mount. Needs root, to mount. */
+static void
+test_workspace_mounted_after_the_spare (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *mounted = g_dir_make_tmp ("paddock-spare-mnt-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename (mounted, "mounted.txt", NULL);
+  char *unmounted_workspace = workspace;
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *third = NULL;
+  g_autofree char *seen = NULL;
+  g_autofree char *seen_later = NULL;
+  GPid spare;
+  GPid next_spare;
+
+  g_assert_nonnull (mounted);
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    {
+      g_rmdir (mounted);
+      return;
+    }
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  if (mount ("tmpfs", mounted, "tmpfs", 0, "size=1m,mode=0755") != 0)
+    {
+      g_test_skip ("Cannot mount a tmpfs here (needs root)");
+      destroy (connection, first);
+      g_rmdir (mounted);
+      return;
+    }
+  g_assert_true (g_file_set_contents (file, "on the mount\n", -1, NULL));
+
+  workspace = mounted;
+  second = create_safe (connection, "host", "exec sleep 300");
+  g_assert_nonnull (second);
+  g_assert_cmpint (main_pid (connection, second), !=, spare);
+  seen = run_output (connection, second, "cat mounted.txt");
+  g_assert_cmpstr (seen, ==, "on the mount\n");
+  g_assert_false (paddock_test_pid_alive (spare));
+
+  next_spare = paddock_test_wait_for_spare_sandbox (connection, spare);
+  third = create_safe (connection, "host", "exec sleep 300");
+  workspace = unmounted_workspace;
+  g_assert_nonnull (third);
+  g_assert_cmpint (main_pid (connection, third), ==, next_spare);
+  seen_later = run_output (connection, third, "cat mounted.txt");
+  g_assert_cmpstr (seen_later, ==, "on the mount\n");
+
+  destroy (connection, first);
+  destroy (connection, second);
+  destroy (connection, third);
+  g_clear_pointer (&daemon, paddock_test_daemon_free);
+  g_assert_cmpint (umount2 (mounted, MNT_DETACH), ==, 0);
+  g_rmdir (mounted);
+}
+
 static void
 test_other_network_mode_makes_its_own (void)
 {
@@ -532,6 +595,7 @@ main (int   argc,
   g_test_add_func ("/spare-sandbox/same-process-and-view", test_same_process_and_view);
   g_test_add_func ("/spare-sandbox/exposed-file-named-like-an-option", test_exposed_file_named_like_an_option);
   g_test_add_func ("/spare-sandbox/leased-sockets-make-their-own", test_leased_sockets_make_their_own);
+  g_test_add_func ("/spare-sandbox/workspace-mounted-after-the-spare", test_workspace_mounted_after_the_spare);
   g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);
   g_test_add_func ("/spare-sandbox/killed-daemon-leaves-nothing", test_killed_daemon_leaves_nothing);
 
