@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "paddock-error.h"
@@ -577,6 +578,81 @@ test_killed_daemon_leaves_nothing (void)
   destroy (connection, first);
 }
 
+/* A daemon restarted right after a crash may find its spare's processes
+ * still in the spare's cgroup (they die with the daemon, not at once):
+ * the next daemon ends what is there and removes the cgroup. A process
+ * the test puts in that cgroup stands for them. */
+static void
+test_restart_ends_what_the_spare_left (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  const char *sleep_argv[] = { "sleep", "300", NULL };
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *first = NULL;
+  g_autofree char *cgroup = NULL;
+  g_autofree char *marker = NULL;
+  g_autofree char *reserved = NULL;
+  g_autofree char *spare_cgroup = NULL;
+  g_autofree char *procs = NULL;
+  g_autofree char *sleeper_text = NULL;
+  GPid spare;
+  GPid sleeper;
+  int status = 0;
+
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  cgroup = listed_cgroup (connection, first);
+  if (cgroup[0] == '\0')
+    {
+      g_test_skip ("Sessions get no cgroups here");
+      destroy (connection, first);
+      return;
+    }
+  marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
+  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
+  {
+    g_autofree char *parent = g_path_get_dirname (cgroup);
+    g_autofree char *name = g_strconcat ("paddock-session-", reserved, NULL);
+
+    spare_cgroup = g_build_filename (parent, name, NULL);
+  }
+  procs = g_build_filename (spare_cgroup, "cgroup.procs", NULL);
+  g_assert_true (g_spawn_async (NULL, (char **) sleep_argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
+                                NULL, NULL, &sleeper, &error));
+  g_assert_no_error (error);
+  sleeper_text = g_strdup_printf ("%d", (int) sleeper);
+  if (!g_file_set_contents_full (procs, sleeper_text, -1, G_FILE_SET_CONTENTS_NONE, 0644, &error))
+    {
+      g_test_skip_printf ("Cannot move a process into %s: %s", spare_cgroup, error->message);
+      kill (sleeper, SIGKILL);
+      waitpid (sleeper, &status, 0);
+      destroy (connection, first);
+      return;
+    }
+
+  paddock_test_daemon_kill (daemon);
+  for (guint i = 0; i < 200 && paddock_test_pid_alive (spare); i++)
+    g_usleep (10 * 1000);
+  g_assert_false (paddock_test_pid_alive (spare));
+  g_assert_true (paddock_test_pid_alive (sleeper));
+
+  paddock_test_daemon_start (daemon);
+  connection = paddock_test_daemon_get_connection (daemon);
+  /* Served: the restore (and its removal) is done. */
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                             G_VARIANT_TYPE ("(aa{sv})"), &error);
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (waitpid (sleeper, &status, 0), ==, sleeper);
+  g_assert_true (WIFSIGNALED (status));
+  g_assert_cmpint (WTERMSIG (status), ==, SIGKILL);
+  destroy (connection, first);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -598,6 +674,7 @@ main (int   argc,
   g_test_add_func ("/spare-sandbox/workspace-mounted-after-the-spare", test_workspace_mounted_after_the_spare);
   g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);
   g_test_add_func ("/spare-sandbox/killed-daemon-leaves-nothing", test_killed_daemon_leaves_nothing);
+  g_test_add_func ("/spare-sandbox/restart-ends-what-the-spare-left", test_restart_ends_what_the_spare_left);
 
   status = g_test_run ();
   g_unlink (hello);
