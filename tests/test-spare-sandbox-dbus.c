@@ -248,7 +248,7 @@ test_taken_by_the_next_session (void)
 }
 
 /* What a process of a session has and sees, read from /proc/PID: its
- * descriptors (where they lead; terminal and inode numbers aside),
+ * descriptors (where they lead; terminal, inode and pid numbers aside),
  * identity, privileges, seccomp, signal mask and dispositions, root and
  * working folder, and the mounts it sees (mount point, options, type). A
  * shell script, run by Session1.Run; PID "self" describes each of its
@@ -257,7 +257,7 @@ static char *
 describe_script (const char *pid)
 {
   return g_strdup_printf (
-    "find /proc/%1$s/fd/ -mindepth 1 -printf 'fd %%f %%l\\n' | sed 's/\\[[0-9]*\\]/[N]/; s|pts/[0-9]*|pts/N|' | sort; "
+    "find /proc/%1$s/fd/ -mindepth 1 -printf 'fd %%f %%l\\n' | sed 's/\\[[0-9]*\\]/[N]/; s|pts/[0-9]*|pts/N|; s|^\\(fd [0-9]* /proc/\\)[0-9]*/|\\1N/|' | sort; "
     "grep -E '^(Uid|Gid|Groups|NoNewPrivs|Seccomp|Seccomp_filters|Cap[A-Za-z]*|SigBlk|SigIgn|SigCgt)' /proc/%1$s/status; "
     "readlink /proc/%1$s/root /proc/%1$s/cwd; "
     "awk '{ for (i = 7; $i != \"-\"; i++); print $5, $6, $(i + 1) }' /proc/%1$s/mountinfo",
