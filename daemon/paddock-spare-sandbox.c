@@ -126,6 +126,7 @@ spare_end (Spare *spare)
   paddock_autofd int pidfd = -1;
   struct pollfd pfd;
   siginfo_t info = { 0 };
+  gboolean killed = FALSE;
   int status;
 
   if (spare->watch != 0)
@@ -144,9 +145,21 @@ spare_end (Spare *spare)
   pidfd = (int) syscall (SYS_pidfd_open, spare->pid, 0);
   pfd = (struct pollfd) { .fd = pidfd, .events = POLLIN };
   if (pidfd < 0 || poll (&pfd, 1, 1000) != 1)
-    kill (spare->pid, SIGKILL);
+    {
+      /* Killed, its pid 1 too: through the cgroup when it has one, since
+       * the helper's death reaches pid 1 only as PR_SET_PDEATHSIG, still
+       * on its way when the helper is reaped. */
+      if (spare->cgroup != NULL)
+        paddock_cgroup_kill (spare->cgroup);
+      kill (spare->pid, SIGKILL);
+      killed = TRUE;
+    }
   while (waitpid (spare->pid, &status, 0) < 0 && errno == EINTR)
     ;
+  /* Killed, its cgroup empties as they exit: removed once it has (a
+   * second at most; spare_free() tries once). */
+  for (guint i = 0; killed && spare->cgroup != NULL && i < 100 && !paddock_cgroup_remove (spare->cgroup); i++)
+    g_usleep (10 * 1000);
   spare_free (spare);
 }
 

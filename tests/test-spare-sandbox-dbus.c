@@ -527,6 +527,63 @@ test_other_network_mode_makes_its_own (void)
   destroy (connection, third);
 }
 
+/* A spare whose pid 1 does not answer (stopped here) when the daemon
+ * ends it is killed after a second, and its cgroup still goes. */
+static void
+test_stuck_spare_is_killed_and_leaves_nothing (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *first = NULL;
+  g_autofree char *cgroup = NULL;
+  g_autofree char *marker = NULL;
+  g_autofree char *reserved = NULL;
+  g_autofree char *spare_cgroup = NULL;
+  g_autofree char *children_path = NULL;
+  g_autofree char *children = NULL;
+  GPid spare;
+  GPid pid1;
+
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  cgroup = listed_cgroup (connection, first);
+  if (cgroup[0] == '\0')
+    {
+      g_test_skip ("Sessions get no cgroups here");
+      destroy (connection, first);
+      return;
+    }
+  marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
+  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
+  {
+    g_autofree char *parent = g_path_get_dirname (cgroup);
+    g_autofree char *name = g_strconcat ("paddock-session-", reserved, NULL);
+
+    spare_cgroup = g_build_filename (parent, name, NULL);
+  }
+  /* Its pid 1, the helper's one child. */
+  children_path = g_strdup_printf ("/proc/%d/task/%d/children", (int) spare, (int) spare);
+  for (guint i = 0; i < 1000; i++)
+    {
+      g_clear_pointer (&children, g_free);
+      if (g_file_get_contents (children_path, &children, NULL, NULL) && children[0] != '\0')
+        break;
+      g_usleep (10 * 1000);
+    }
+  g_assert_nonnull (children);
+  pid1 = (GPid) g_ascii_strtoll (children, NULL, 10);
+  g_assert_cmpint (pid1, >, 0);
+  g_assert_cmpint (kill (pid1, SIGSTOP), ==, 0);
+
+  destroy (connection, first);
+  paddock_test_daemon_stop (daemon);
+  g_assert_false (paddock_test_pid_alive (spare));
+  g_assert_false (paddock_test_pid_alive (pid1));
+  g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
+}
+
 static void
 test_killed_daemon_leaves_nothing (void)
 {
@@ -673,6 +730,7 @@ main (int   argc,
   g_test_add_func ("/spare-sandbox/leased-sockets-make-their-own", test_leased_sockets_make_their_own);
   g_test_add_func ("/spare-sandbox/workspace-mounted-after-the-spare", test_workspace_mounted_after_the_spare);
   g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);
+  g_test_add_func ("/spare-sandbox/stuck-spare-is-killed-and-leaves-nothing", test_stuck_spare_is_killed_and_leaves_nothing);
   g_test_add_func ("/spare-sandbox/killed-daemon-leaves-nothing", test_killed_daemon_leaves_nothing);
   g_test_add_func ("/spare-sandbox/restart-ends-what-the-spare-left", test_restart_ends_what_the_spare_left);
 
