@@ -1077,8 +1077,11 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
   }
 
   /* A sandbox an earlier daemon made ahead died with it, but not its
-   * cgroup, named for a session that never was: removed if still there
-   * and empty (rmdir() takes no other). */
+   * cgroup, named for a session that never was (or none listed now):
+   * removed if still there. Its processes die with that daemon
+   * (PR_SET_PDEATHSIG) but not at once: a daemon restarted right after a
+   * crash may find them still going. Nothing in it is anybody's but that
+   * dead daemon's, so it is ended first (a second at most). */
   {
     g_autofree char *marker = g_build_filename (sessions_dir, SPARE_SANDBOX_MARKER, NULL);
     g_autofree char *spare_id = NULL;
@@ -1087,10 +1090,18 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
         strlen (spare_id) == 12 && strspn (spare_id, "0123456789abcdef") == 12 &&
         !paddock_manager_impl_has_session (self, spare_id))
       {
-        g_autofree char *cgroup = g_strconcat (self->cgroup_parent, "/paddock-session-", spare_id, NULL);
+        g_autofree char *path = g_strconcat (self->cgroup_parent, "/paddock-session-", spare_id, NULL);
+        g_autoptr(PaddockCgroup) cgroup = paddock_cgroup_open (path);
 
-        if (g_rmdir (cgroup) == 0)
-          g_debug ("Removed %s, the cgroup of a sandbox an earlier daemon made ahead", cgroup);
+        if (cgroup != NULL && !paddock_cgroup_remove (cgroup))
+          {
+            paddock_cgroup_kill (cgroup);
+            for (guint i = 0; i < 100 && !paddock_cgroup_remove (cgroup); i++)
+              g_usleep (10 * 1000);
+          }
+        if (cgroup != NULL)
+          g_debug ("%s %s, the cgroup of a sandbox an earlier daemon made ahead",
+                   g_file_test (path, G_FILE_TEST_EXISTS) ? "Could not remove" : "Removed", path);
       }
     g_unlink (marker);
   }

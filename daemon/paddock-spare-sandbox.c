@@ -62,6 +62,7 @@ struct _Spare {
   PaddockCgroup       *cgroup;
   char                *net_mode;
   guint                watch;      /* its child watch until it is taken or ended */
+  int                  mounts;     /* our /proc/self/mountinfo, opened before it was made */
 };
 
 struct _PaddockSpareSandbox
@@ -90,6 +91,7 @@ spare_free (Spare *spare)
     g_source_remove (spare->watch);
   paddock_close_fd (&spare->pty_master);
   paddock_close_fd (&spare->control);
+  paddock_close_fd (&spare->mounts);
   if (spare->cgroup != NULL)
     paddock_cgroup_remove (spare->cgroup);
   g_clear_pointer (&spare->cgroup, paddock_cgroup_free);
@@ -123,18 +125,41 @@ spare_end (Spare *spare)
 {
   paddock_autofd int pidfd = -1;
   struct pollfd pfd;
+  siginfo_t info = { 0 };
+  gboolean killed = FALSE;
   int status;
 
   if (spare->watch != 0)
     g_source_remove (spare->watch);
   spare->watch = 0;
   paddock_close_fd (&spare->control);
+  /* GLib's worker thread reaps a watched child as soon as it exits, before
+   * the watch is dispatched here: one reaped so is gone, and its pid may
+   * be another process's by now, not ours to signal. Unreaped (WNOWAIT
+   * leaves it so), it stays ours: no watch is left to reap it. */
+  if (waitid (P_PID, (id_t) spare->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+    {
+      spare_free (spare);
+      return;
+    }
   pidfd = (int) syscall (SYS_pidfd_open, spare->pid, 0);
   pfd = (struct pollfd) { .fd = pidfd, .events = POLLIN };
   if (pidfd < 0 || poll (&pfd, 1, 1000) != 1)
-    kill (spare->pid, SIGKILL);
+    {
+      /* Killed, its pid 1 too: through the cgroup when it has one, since
+       * the helper's death reaches pid 1 only as PR_SET_PDEATHSIG, still
+       * on its way when the helper is reaped. */
+      if (spare->cgroup != NULL)
+        paddock_cgroup_kill (spare->cgroup);
+      kill (spare->pid, SIGKILL);
+      killed = TRUE;
+    }
   while (waitpid (spare->pid, &status, 0) < 0 && errno == EINTR)
     ;
+  /* Killed, its cgroup empties as they exit: removed once it has (a
+   * second at most; spare_free() tries once). */
+  for (guint i = 0; killed && spare->cgroup != NULL && i < 100 && !paddock_cgroup_remove (spare->cgroup); i++)
+    g_usleep (10 * 1000);
   spare_free (spare);
 }
 
@@ -209,6 +234,14 @@ paddock_spare_sandbox_refill (PaddockSpareSandbox *self,
   spare->pty_master = -1;
   spare->control = -1;
   spare->net_mode = g_strdup (net_mode);
+  /* Before its namespace copies ours: see spare_is_stale(). */
+  spare->mounts = open ("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  if (spare->mounts < 0)
+    {
+      g_debug ("No sandbox made ahead: cannot watch our mounts: %s", g_strerror (errno));
+      spare_free (spare);
+      return;
+    }
 
   master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (master < 0 || grantpt (master) != 0 || unlockpt (master) != 0 ||
@@ -313,14 +346,34 @@ session_args_memfd (const char * const *args)
   return paddock_steal_fd (&fd);
 }
 
+/* Whether a mount was made or removed in our mount namespace since SPARE
+ * was made. Its pid 1 reads its session's paths in its copy of our mounts,
+ * taken when it was made, and sees no later change unless the host's
+ * mounts propagate (shared; they often are private, in a container): a
+ * workspace mounted since would be the empty folder beneath. The kernel
+ * marks the mountinfo file we opened before then on any change (POLLPRI). */
+static gboolean
+spare_is_stale (Spare *spare)
+{
+  struct pollfd pfd = { .fd = spare->mounts, .events = POLLPRI };
+
+  return poll (&pfd, 1, 0) != 0;
+}
+
 /* Whether there is a spare for sessions of NET_MODE (it may still turn
- * out to be gone when taken). */
+ * out to be gone when taken). One whose view of the host's mounts is out
+ * of date is ended here: the next safe start makes a new one. */
 gboolean
 paddock_spare_sandbox_fits (PaddockSpareSandbox *self,
                             const char          *net_mode)
 {
   g_return_val_if_fail (self != NULL, FALSE);
 
+  if (self->ready != NULL && spare_is_stale (self->ready))
+    {
+      g_debug ("The sandbox made ahead predates a change of our mounts; the next session makes its own");
+      spare_end (g_steal_pointer (&self->ready));
+    }
   return self->ready != NULL && g_strcmp0 (self->ready->net_mode, net_mode) == 0;
 }
 
@@ -374,6 +427,12 @@ paddock_spare_sandbox_take (PaddockSpareSandbox      *self,
   if (info.si_pid != 0 || poll (&pfd, 1, 0) != 0)
     {
       g_debug ("The sandbox made ahead is gone; this session makes its own");
+      spare_end (spare);
+      return FALSE;
+    }
+  if (spare_is_stale (spare))
+    {
+      g_debug ("The sandbox made ahead predates a change of our mounts; this session makes its own");
       spare_end (spare);
       return FALSE;
     }

@@ -23,6 +23,8 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "paddock-error.h"
@@ -245,6 +247,244 @@ test_taken_by_the_next_session (void)
     }
 }
 
+/* What a process of a session has and sees, read from /proc/PID: its
+ * descriptors (where they lead; terminal, inode and pid numbers aside),
+ * identity, privileges, seccomp, signal mask and dispositions, root and
+ * working folder, and the mounts it sees (mount point, options, type). A
+ * shell script, run by Session1.Run; PID "self" describes each of its
+ * programs as it runs (each is exec'd with what the command got). */
+static char *
+describe_script (const char *pid)
+{
+  return g_strdup_printf (
+    "find /proc/%1$s/fd/ -mindepth 1 -printf 'fd %%f %%l\\n' | sed 's/\\[[0-9]*\\]/[N]/; s|pts/[0-9]*|pts/N|; s|^\\(fd [0-9]* /proc/\\)[0-9]*/|\\1N/|' | sort; "
+    "grep -E '^(Uid|Gid|Groups|NoNewPrivs|Seccomp|Seccomp_filters|Cap[A-Za-z]*|SigBlk|SigIgn|SigCgt)' /proc/%1$s/status; "
+    "readlink /proc/%1$s/root /proc/%1$s/cwd; "
+    "awk '{ for (i = 7; $i != \"-\"; i++); print $5, $6, $(i + 1) }' /proc/%1$s/mountinfo",
+    pid);
+}
+
+static void
+test_same_process_and_view (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *describe_agent = describe_script ("2");
+  g_autofree char *describe_command = describe_script ("self");
+  g_autofree char *cold = NULL;
+  g_autofree char *warm = NULL;
+  g_autofree char *cold_agent = NULL;
+  g_autofree char *warm_agent = NULL;
+  g_autofree char *cold_command = NULL;
+  g_autofree char *warm_command = NULL;
+  GPid spare;
+
+  /* The agent execs sleep at once: a process that holds still to be
+   * described (pid 2, on the terminal). */
+  cold = create_safe (connection, "proxy", "exec sleep 300");
+  if (cold == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  warm = create_safe (connection, "proxy", "exec sleep 300");
+  g_assert_nonnull (warm);
+  g_assert_cmpint (main_pid (connection, warm), ==, spare);
+
+  /* The agent, and a command (through pid 1's supervisor), of a session
+   * in the sandbox made ahead have what those of a sandbox made for their
+   * session have, nothing more: no descriptor of the options' memfd or of
+   * the host's tree, the same mounts, masks and privileges. */
+  cold_agent = run_output (connection, cold, describe_agent);
+  warm_agent = run_output (connection, warm, describe_agent);
+  g_test_message ("The agent in a sandbox made for it:\n%s", cold_agent);
+  g_assert_nonnull (strstr (cold_agent, "NoNewPrivs:\t1\n"));
+  g_assert_nonnull (strstr (cold_agent, "SigBlk:\t0000000000000000\n"));
+  g_assert_nonnull (strstr (cold_agent, "fd 0 /dev/"));
+  g_assert_cmpstr (warm_agent, ==, cold_agent);
+  cold_command = run_output (connection, cold, describe_command);
+  warm_command = run_output (connection, warm, describe_command);
+  g_assert_nonnull (strstr (cold_command, "Seccomp:\t2\n"));
+  g_assert_cmpstr (warm_command, ==, cold_command);
+
+  destroy (connection, cold);
+  destroy (connection, warm);
+}
+
+/* A session with a file of the HOME exposed whose name is one of the
+ * options a spare is made with ("--net"): the file is the option's value,
+ * in the sandbox made ahead as in one made for its session. */
+static void
+test_exposed_file_named_like_an_option (void)
+{
+  g_autofree char *real_home = g_strdup (g_getenv ("HOME"));
+  g_autofree char *home = g_dir_make_tmp ("paddock-spare-home-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename (home, "--net", NULL);
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  GDBusConnection *connection;
+  const char *exposed[] = { "--net", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *cold = NULL;
+  g_autofree char *warm = NULL;
+  g_autofree char *cold_seen = NULL;
+  g_autofree char *warm_seen = NULL;
+  GPid spare;
+
+  g_assert_nonnull (home);
+  g_assert_true (g_file_set_contents (file, "exposed\n", -1, NULL));
+  /* The daemon's HOME, whose files a session may expose. */
+  g_setenv ("HOME", home, TRUE);
+  daemon = paddock_test_daemon_new (NULL);
+  if (real_home != NULL)
+    g_setenv ("HOME", real_home, TRUE);
+  else
+    g_unsetenv ("HOME");
+  connection = paddock_test_daemon_get_connection (daemon);
+
+  for (guint i = 0; i < 2; i++)
+    {
+      GVariantBuilder extra;
+      char *path;
+
+      g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&extra, "{sv}", "net", g_variant_new_string ("none"));
+      g_variant_builder_add (&extra, "{sv}", "expose", g_variant_new_bytestring_array (exposed, -1));
+      path = paddock_test_create_session (connection, workspace, "safe", "exec sleep 300",
+                                          g_variant_builder_end (&extra), &error);
+      if (i == 0 && g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+        {
+          g_test_skip (error->message);
+          break;
+        }
+      g_assert_no_error (error);
+      if (i == 0)
+        {
+          cold = path;
+          spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+        }
+      else
+        {
+          warm = path;
+          g_assert_cmpint (main_pid (connection, warm), ==, spare);
+        }
+    }
+  if (cold != NULL)
+    {
+      cold_seen = run_output (connection, cold, "cat \"$HOME/--net\"");
+      g_assert_cmpstr (cold_seen, ==, "exposed\n");
+      warm_seen = run_output (connection, warm, "cat \"$HOME/--net\"");
+      g_assert_cmpstr (warm_seen, ==, "exposed\n");
+      destroy (connection, cold);
+      destroy (connection, warm);
+    }
+  g_clear_pointer (&daemon, paddock_test_daemon_free);
+  g_unlink (file);
+  g_rmdir (home);
+}
+
+/* On the host's network a session's leased sockets go to its sandbox at
+ * its exec: a session with ports makes its own sandbox and leaves the
+ * spare to the next session without. */
+static void
+test_leased_sockets_make_their_own (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  const char *ports[] = { "web", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *third = NULL;
+  g_autofree char *listening = NULL;
+  GVariantBuilder extra;
+  GPid spare;
+
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+
+  g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&extra, "{sv}", "net", g_variant_new_string ("host"));
+  g_variant_builder_add (&extra, "{sv}", "ports", g_variant_new_strv (ports, -1));
+  second = paddock_test_create_session (connection, workspace, "safe", "exec sleep 300",
+                                        g_variant_builder_end (&extra), &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (main_pid (connection, second), !=, spare);
+  /* Its leased socket is the agent's (socket activation: LISTEN_FDS). */
+  listening = run_output (connection, second, "tr '\\0' '\\n' < /proc/2/environ | grep '^LISTEN_FDS='");
+  g_assert_cmpstr (listening, ==, "LISTEN_FDS=1\n");
+  g_assert_true (paddock_test_pid_alive (spare));
+
+  third = create_safe (connection, "host", "exec sleep 300");
+  g_assert_nonnull (third);
+  g_assert_cmpint (main_pid (connection, third), ==, spare);
+
+  destroy (connection, first);
+  destroy (connection, second);
+  destroy (connection, third);
+}
+
+/* A workspace mounted after the spare was made: the spare's copy of the
+ * host's mounts does not have it (unless they propagate, which on many
+ * machines they do not), so the session makes its own sandbox and sees
+ * its files, not the empty folder beneath; the next spare, made after,
+ * has the mount. Needs root, to mount. */
+static void
+test_workspace_mounted_after_the_spare (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *mounted = g_dir_make_tmp ("paddock-spare-mnt-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename (mounted, "mounted.txt", NULL);
+  char *unmounted_workspace = workspace;
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *third = NULL;
+  g_autofree char *seen = NULL;
+  g_autofree char *seen_later = NULL;
+  GPid spare;
+  GPid next_spare;
+
+  g_assert_nonnull (mounted);
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    {
+      g_rmdir (mounted);
+      return;
+    }
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  if (mount ("tmpfs", mounted, "tmpfs", 0, "size=1m,mode=0755") != 0)
+    {
+      g_test_skip ("Cannot mount a tmpfs here (needs root)");
+      destroy (connection, first);
+      g_rmdir (mounted);
+      return;
+    }
+  g_assert_true (g_file_set_contents (file, "on the mount\n", -1, NULL));
+
+  workspace = mounted;
+  second = create_safe (connection, "host", "exec sleep 300");
+  g_assert_nonnull (second);
+  g_assert_cmpint (main_pid (connection, second), !=, spare);
+  seen = run_output (connection, second, "cat mounted.txt");
+  g_assert_cmpstr (seen, ==, "on the mount\n");
+  g_assert_false (paddock_test_pid_alive (spare));
+
+  next_spare = paddock_test_wait_for_spare_sandbox (connection, spare);
+  third = create_safe (connection, "host", "exec sleep 300");
+  workspace = unmounted_workspace;
+  g_assert_nonnull (third);
+  g_assert_cmpint (main_pid (connection, third), ==, next_spare);
+  seen_later = run_output (connection, third, "cat mounted.txt");
+  g_assert_cmpstr (seen_later, ==, "on the mount\n");
+
+  destroy (connection, first);
+  destroy (connection, second);
+  destroy (connection, third);
+  g_clear_pointer (&daemon, paddock_test_daemon_free);
+  g_assert_cmpint (umount2 (mounted, MNT_DETACH), ==, 0);
+  g_rmdir (mounted);
+}
+
 static void
 test_other_network_mode_makes_its_own (void)
 {
@@ -285,6 +525,63 @@ test_other_network_mode_makes_its_own (void)
   destroy (connection, first);
   destroy (connection, second);
   destroy (connection, third);
+}
+
+/* A spare whose pid 1 does not answer (stopped here) when the daemon
+ * ends it is killed after a second, and its cgroup still goes. */
+static void
+test_stuck_spare_is_killed_and_leaves_nothing (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *first = NULL;
+  g_autofree char *cgroup = NULL;
+  g_autofree char *marker = NULL;
+  g_autofree char *reserved = NULL;
+  g_autofree char *spare_cgroup = NULL;
+  g_autofree char *children_path = NULL;
+  g_autofree char *children = NULL;
+  GPid spare;
+  GPid pid1;
+
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  cgroup = listed_cgroup (connection, first);
+  if (cgroup[0] == '\0')
+    {
+      g_test_skip ("Sessions get no cgroups here");
+      destroy (connection, first);
+      return;
+    }
+  marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
+  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
+  {
+    g_autofree char *parent = g_path_get_dirname (cgroup);
+    g_autofree char *name = g_strconcat ("paddock-session-", reserved, NULL);
+
+    spare_cgroup = g_build_filename (parent, name, NULL);
+  }
+  /* Its pid 1, the helper's one child. */
+  children_path = g_strdup_printf ("/proc/%d/task/%d/children", (int) spare, (int) spare);
+  for (guint i = 0; i < 1000; i++)
+    {
+      g_clear_pointer (&children, g_free);
+      if (g_file_get_contents (children_path, &children, NULL, NULL) && children[0] != '\0')
+        break;
+      g_usleep (10 * 1000);
+    }
+  g_assert_nonnull (children);
+  pid1 = (GPid) g_ascii_strtoll (children, NULL, 10);
+  g_assert_cmpint (pid1, >, 0);
+  g_assert_cmpint (kill (pid1, SIGSTOP), ==, 0);
+
+  destroy (connection, first);
+  paddock_test_daemon_stop (daemon);
+  g_assert_false (paddock_test_pid_alive (spare));
+  g_assert_false (paddock_test_pid_alive (pid1));
+  g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
 }
 
 static void
@@ -338,6 +635,81 @@ test_killed_daemon_leaves_nothing (void)
   destroy (connection, first);
 }
 
+/* A daemon restarted right after a crash may find its spare's processes
+ * still in the spare's cgroup (they die with the daemon, not at once):
+ * the next daemon ends what is there and removes the cgroup. A process
+ * the test puts in that cgroup stands for them. */
+static void
+test_restart_ends_what_the_spare_left (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  const char *sleep_argv[] = { "sleep", "300", NULL };
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *first = NULL;
+  g_autofree char *cgroup = NULL;
+  g_autofree char *marker = NULL;
+  g_autofree char *reserved = NULL;
+  g_autofree char *spare_cgroup = NULL;
+  g_autofree char *procs = NULL;
+  g_autofree char *sleeper_text = NULL;
+  GPid spare;
+  GPid sleeper;
+  int status = 0;
+
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  cgroup = listed_cgroup (connection, first);
+  if (cgroup[0] == '\0')
+    {
+      g_test_skip ("Sessions get no cgroups here");
+      destroy (connection, first);
+      return;
+    }
+  marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
+  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
+  {
+    g_autofree char *parent = g_path_get_dirname (cgroup);
+    g_autofree char *name = g_strconcat ("paddock-session-", reserved, NULL);
+
+    spare_cgroup = g_build_filename (parent, name, NULL);
+  }
+  procs = g_build_filename (spare_cgroup, "cgroup.procs", NULL);
+  g_assert_true (g_spawn_async (NULL, (char **) sleep_argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
+                                NULL, NULL, &sleeper, &error));
+  g_assert_no_error (error);
+  sleeper_text = g_strdup_printf ("%d", (int) sleeper);
+  if (!g_file_set_contents_full (procs, sleeper_text, -1, G_FILE_SET_CONTENTS_NONE, 0644, &error))
+    {
+      g_test_skip_printf ("Cannot move a process into %s: %s", spare_cgroup, error->message);
+      kill (sleeper, SIGKILL);
+      waitpid (sleeper, &status, 0);
+      destroy (connection, first);
+      return;
+    }
+
+  paddock_test_daemon_kill (daemon);
+  for (guint i = 0; i < 200 && paddock_test_pid_alive (spare); i++)
+    g_usleep (10 * 1000);
+  g_assert_false (paddock_test_pid_alive (spare));
+  g_assert_true (paddock_test_pid_alive (sleeper));
+
+  paddock_test_daemon_start (daemon);
+  connection = paddock_test_daemon_get_connection (daemon);
+  /* Served: the restore (and its removal) is done. */
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                             G_VARIANT_TYPE ("(aa{sv})"), &error);
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (waitpid (sleeper, &status, 0), ==, sleeper);
+  g_assert_true (WIFSIGNALED (status));
+  g_assert_cmpint (WTERMSIG (status), ==, SIGKILL);
+  destroy (connection, first);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -353,8 +725,14 @@ main (int   argc,
   g_assert_true (g_file_set_contents (hello, "hello from the workspace\n", -1, NULL));
 
   g_test_add_func ("/spare-sandbox/taken-by-the-next-session", test_taken_by_the_next_session);
+  g_test_add_func ("/spare-sandbox/same-process-and-view", test_same_process_and_view);
+  g_test_add_func ("/spare-sandbox/exposed-file-named-like-an-option", test_exposed_file_named_like_an_option);
+  g_test_add_func ("/spare-sandbox/leased-sockets-make-their-own", test_leased_sockets_make_their_own);
+  g_test_add_func ("/spare-sandbox/workspace-mounted-after-the-spare", test_workspace_mounted_after_the_spare);
   g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);
+  g_test_add_func ("/spare-sandbox/stuck-spare-is-killed-and-leaves-nothing", test_stuck_spare_is_killed_and_leaves_nothing);
   g_test_add_func ("/spare-sandbox/killed-daemon-leaves-nothing", test_killed_daemon_leaves_nothing);
+  g_test_add_func ("/spare-sandbox/restart-ends-what-the-spare-left", test_restart_ends_what_the_spare_left);
 
   status = g_test_run ();
   g_unlink (hello);
