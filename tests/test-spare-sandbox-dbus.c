@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -485,6 +486,55 @@ test_workspace_mounted_after_the_spare (void)
   g_rmdir (mounted);
 }
 
+/* A file of /etc replaced by rename after the spare was made (as an
+ * editor's save or a network manager's new resolv.conf does) is the new
+ * file in the session that takes the spare: /etc is bound when the
+ * session comes. Root only: the test replaces /etc/protocols by a copy of
+ * itself (same content and mode, a new inode). */
+static void
+test_etc_replaced_after_the_spare (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  const char *etc_file = "/etc/protocols";
+  g_autofree char *copy = g_strconcat (etc_file, ".paddock-test", NULL);
+  g_autofree char *contents = NULL;
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *seen = NULL;
+  g_autofree char *expected = NULL;
+  gsize length = 0;
+  struct stat st;
+  GPid spare;
+
+  if (geteuid () != 0 || !g_file_get_contents (etc_file, &contents, &length, NULL) ||
+      stat (etc_file, &st) != 0)
+    {
+      g_test_skip ("Needs root and an /etc/protocols to replace");
+      return;
+    }
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+
+  /* The same bytes and mode under a new inode, put in place by rename. */
+  g_assert_true (g_file_set_contents_full (copy, contents, (gssize) length, G_FILE_SET_CONTENTS_NONE,
+                                           st.st_mode & 07777, NULL));
+  g_assert_cmpint (rename (copy, etc_file), ==, 0);
+  g_assert_cmpint (stat (etc_file, &st), ==, 0);
+  expected = g_strdup_printf ("%lu\n", (unsigned long) st.st_ino);
+
+  second = create_safe (connection, "host", "exec sleep 300");
+  g_assert_nonnull (second);
+  g_assert_cmpint (main_pid (connection, second), ==, spare);
+  seen = run_output (connection, second, "stat -c %i /etc/protocols");
+  g_assert_cmpstr (seen, ==, expected);
+
+  destroy (connection, first);
+  destroy (connection, second);
+}
+
 static void
 test_other_network_mode_makes_its_own (void)
 {
@@ -729,6 +779,7 @@ main (int   argc,
   g_test_add_func ("/spare-sandbox/exposed-file-named-like-an-option", test_exposed_file_named_like_an_option);
   g_test_add_func ("/spare-sandbox/leased-sockets-make-their-own", test_leased_sockets_make_their_own);
   g_test_add_func ("/spare-sandbox/workspace-mounted-after-the-spare", test_workspace_mounted_after_the_spare);
+  g_test_add_func ("/spare-sandbox/etc-replaced-after-the-spare", test_etc_replaced_after_the_spare);
   g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);
   g_test_add_func ("/spare-sandbox/stuck-spare-is-killed-and-leaves-nothing", test_stuck_spare_is_killed_and_leaves_nothing);
   g_test_add_func ("/spare-sandbox/killed-daemon-leaves-nothing", test_killed_daemon_leaves_nothing);

@@ -3570,41 +3570,12 @@ plan_build_system (Plan *plan,
   static const char *const system_dirs[] = {
     "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
   };
-  /* The part of /etc programs need to run, resolve names and verify TLS.
-   * Followed when symlinks (resolv.conf often points into /run, which the
-   * sandbox does not have). Not shadow, not ssh keys, nothing secret. */
-  static const char *const etc_files[] = {
-    "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
-    "/etc/hostname", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
-    "/etc/services", "/etc/protocols", "/etc/ld.so.cache", "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/ssl", "/etc/ca-certificates",
-    "/etc/ca-certificates.conf", "/etc/localtime", "/etc/timezone",
-    "/etc/os-release", "/etc/shells", "/etc/profile", "/etc/bash.bashrc",
-    "/etc/inputrc", "/etc/terminfo", "/etc/mime.types", "/etc/gitconfig",
-    "/etc/locale.alias", "/etc/locale.gen", "/etc/default/locale",
-  };
   static const char *const dev_nodes[] = {
     "null", "zero", "full", "random", "urandom", "tty",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (system_dirs); i++)
     plan_system_path (plan, system_dirs[i], FALSE, OP_BIND_RO);
-  plan_mkdir_p (plan, "/etc");
-  if (have_mount_setattr)
-    {
-      /* /etc as a tree of its own (a tmpfs holding the binds), made
-       * read-only, nosuid and nodev as a whole in one call rather than one
-       * remount per file: the same view, 30-odd fewer mount calls. */
-      plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot/etc", "mode=0755");
-      for (guint i = 0; i < G_N_ELEMENTS (etc_files); i++)
-        plan_system_path (plan, etc_files[i], TRUE, OP_BIND_ONLY);
-      plan_add_setattr_tree (plan, "/newroot/etc",
-                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-    }
-  else
-    for (guint i = 0; i < G_N_ELEMENTS (etc_files); i++)
-      plan_system_path (plan, etc_files[i], TRUE, OP_BIND_RO);
-
   /* A minimal /dev: a tmpfs holding binds of the harmless host devices. */
   plan_mkdir_p (plan, "/dev");
   plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot/dev", "mode=0755");
@@ -3671,9 +3642,47 @@ plan_build_system (Plan *plan,
   plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot" HOME_PATH, "mode=0700,size=10%");
 }
 
-/* The session's own part of the view, after plan_build_system()'s: what
- * it shows of the real HOME, its workspace and protected paths, then the
- * root made read-only. Host paths are looked up as the host sees them. */
+/* The part of /etc programs need to run, resolve names and verify TLS, as
+ * it is when the session starts: its files are bound one by one, and a
+ * file replaced by rename (an editor's save, a network manager's new
+ * resolv.conf) is a new inode that a bind made earlier would not show. So
+ * it is in the session's part of the view, never in a spare's. */
+static void
+plan_build_etc (Plan *plan)
+{
+  /* Followed when symlinks (resolv.conf often points into /run, which the
+   * sandbox does not have). Not shadow, not ssh keys, nothing secret. */
+  static const char *const etc_files[] = {
+    "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
+    "/etc/hostname", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
+    "/etc/services", "/etc/protocols", "/etc/ld.so.cache", "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/ssl", "/etc/ca-certificates",
+    "/etc/ca-certificates.conf", "/etc/localtime", "/etc/timezone",
+    "/etc/os-release", "/etc/shells", "/etc/profile", "/etc/bash.bashrc",
+    "/etc/inputrc", "/etc/terminfo", "/etc/mime.types", "/etc/gitconfig",
+    "/etc/locale.alias", "/etc/locale.gen", "/etc/default/locale",
+  };
+
+  plan_mkdir_p (plan, "/etc");
+  if (have_mount_setattr)
+    {
+      /* /etc as a tree of its own (a tmpfs holding the binds), made
+       * read-only, nosuid and nodev as a whole in one call rather than one
+       * remount per file: the same view, 30-odd fewer mount calls. */
+      plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot/etc", "mode=0755");
+      for (guint i = 0; i < G_N_ELEMENTS (etc_files); i++)
+        plan_system_path (plan, etc_files[i], TRUE, OP_BIND_ONLY);
+      plan_add_setattr_tree (plan, "/newroot/etc",
+                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    }
+  else
+    for (guint i = 0; i < G_N_ELEMENTS (etc_files); i++)
+      plan_system_path (plan, etc_files[i], TRUE, OP_BIND_RO);
+}
+
+/* The session's own part of the view, after plan_build_system()'s: /etc,
+ * what it shows of the real HOME, its workspace and protected paths, then
+ * the root made read-only. Host paths are looked up as the host sees them. */
 static void
 plan_build_session (Plan               *plan,
                     const char         *workspace,
@@ -3683,6 +3692,8 @@ plan_build_session (Plan               *plan,
                     const char         *real_home,
                     const char * const *expose)
 {
+  plan_build_etc (plan);
+
   /* Exposures: what the user named of the real HOME, read-only at the same
    * place in the session's HOME (checked by main(): relative, existing). */
   for (guint i = 0; expose != NULL && expose[i] != NULL; i++)
