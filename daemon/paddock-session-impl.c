@@ -2568,7 +2568,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
 
     self->cgroup_reason = g_strdup (self->config.cgroup_reason);
     if (took_spare)
-      self->cgroup = g_steal_pointer (&taken.cgroup);   /* renamed for us */
+      self->cgroup = g_steal_pointer (&taken.cgroup);   /* named for us when it was made */
     else if (self->config.cgroup_parent != NULL)
       self->cgroup = paddock_cgroup_new (self->config.cgroup_parent, name, &cgroup_error);
     if (self->cgroup != NULL)

@@ -17,7 +17,7 @@ typedef struct _PaddockSpareSandbox PaddockSpareSandbox;
 
 /* A spare handed to its session: the helper's pid (a child of ours), the
  * master of the terminal its agent will have, our end of its control
- * socket, and its cgroup renamed for the session (NULL: it has none). */
+ * socket, and its cgroup, named for the session when it was made (NULL: it has none). */
 typedef struct {
   pid_t          pid;
   int            pty_master;
