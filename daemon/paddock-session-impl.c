@@ -2571,7 +2571,10 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       self->cgroup = g_steal_pointer (&taken.cgroup);   /* named for us when it was made */
     else if (self->config.cgroup_parent != NULL)
       self->cgroup = paddock_cgroup_new (self->config.cgroup_parent, name, &cgroup_error);
-    if (self->cgroup != NULL)
+    /* Where a child not born in it joins it (and a host session's
+     * commands): a spare's processes are inside already, so nothing can
+     * fail here that would leave them in a cgroup nobody keeps. */
+    if (self->cgroup != NULL && !took_spare)
       self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, &cgroup_error);
     if (cgroup_error != NULL)
       {
