@@ -3642,27 +3642,25 @@ plan_build_system (Plan *plan,
   plan_add (plan, OP_TMPFS, FALSE, NULL, "/newroot" HOME_PATH, "mode=0700,size=10%");
 }
 
-/* The part of /etc programs need to run, resolve names and verify TLS, as
- * it is when the session starts: its files are bound one by one, and a
- * file replaced by rename (an editor's save, a network manager's new
- * resolv.conf) is a new inode that a bind made earlier would not show. So
- * it is in the session's part of the view, never in a spare's. */
+/* The part of /etc programs need to run, resolve names and verify TLS.
+ * Followed when symlinks (resolv.conf often points into /run, which the
+ * sandbox does not have). Not shadow, not ssh keys, nothing secret. */
+static const char *const etc_files[] = {
+  "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
+  "/etc/hostname", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
+  "/etc/services", "/etc/protocols", "/etc/ld.so.cache", "/etc/ld.so.conf",
+  "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/ssl", "/etc/ca-certificates",
+  "/etc/ca-certificates.conf", "/etc/localtime", "/etc/timezone",
+  "/etc/os-release", "/etc/shells", "/etc/profile", "/etc/bash.bashrc",
+  "/etc/inputrc", "/etc/terminfo", "/etc/mime.types", "/etc/gitconfig",
+  "/etc/locale.alias", "/etc/locale.gen", "/etc/default/locale",
+};
+
+/* The part of /etc programs need to run, as a tree of its own: its files
+ * are bound one by one (see etc_fingerprint() for a spare's). */
 static void
 plan_build_etc (Plan *plan)
 {
-  /* Followed when symlinks (resolv.conf often points into /run, which the
-   * sandbox does not have). Not shadow, not ssh keys, nothing secret. */
-  static const char *const etc_files[] = {
-    "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
-    "/etc/hostname", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
-    "/etc/services", "/etc/protocols", "/etc/ld.so.cache", "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/ssl", "/etc/ca-certificates",
-    "/etc/ca-certificates.conf", "/etc/localtime", "/etc/timezone",
-    "/etc/os-release", "/etc/shells", "/etc/profile", "/etc/bash.bashrc",
-    "/etc/inputrc", "/etc/terminfo", "/etc/mime.types", "/etc/gitconfig",
-    "/etc/locale.alias", "/etc/locale.gen", "/etc/default/locale",
-  };
-
   plan_mkdir_p (plan, "/etc");
   if (have_mount_setattr)
     {
@@ -3680,11 +3678,46 @@ plan_build_etc (Plan *plan)
       plan_system_path (plan, etc_files[i], TRUE, OP_BIND_RO);
 }
 
-/* The session's own part of the view, after plan_build_system()'s: /etc,
+/* What plan_build_etc() binds as the host shows it now: for each of its
+ * paths, the file (or folder) itself and where a symlink leads, by device
+ * and inode. A bind shows the inode it was made on, so a file replaced by
+ * rename since (an editor's save, a network manager's new resolv.conf),
+ * one that appeared or went, or a symlink pointed elsewhere changes it: a
+ * spare's /etc, bound ahead, is then bound again for its session. */
+static char *
+etc_fingerprint (void)
+{
+  GString *print = g_string_new (NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (etc_files); i++)
+    {
+      struct stat link_st, st;
+      char target[PATH_BUF];
+      ssize_t n = 0;
+
+      if (lstat (etc_files[i], &link_st) != 0)
+        {
+          g_string_append (print, "-\n");
+          continue;
+        }
+      if (S_ISLNK (link_st.st_mode) && (n = readlink (etc_files[i], target, sizeof target - 1)) < 0)
+        n = 0;
+      target[n] = '\0';
+      if (stat (etc_files[i], &st) != 0)
+        memset (&st, 0, sizeof st);
+      g_string_append_printf (print, "%lu:%lu %s %lu:%lu\n", (gulong) link_st.st_dev, (gulong) link_st.st_ino,
+                              target, (gulong) st.st_dev, (gulong) st.st_ino);
+    }
+  return g_string_free (print, FALSE);
+}
+
+/* The session's own part of the view, after plan_build_system()'s: /etc
+ * (unless WITH_ETC is FALSE: a spare's, bound ahead and still current),
  * what it shows of the real HOME, its workspace and protected paths, then
  * the root made read-only. Host paths are looked up as the host sees them. */
 static void
 plan_build_session (Plan               *plan,
+                    gboolean            with_etc,
                     const char         *workspace,
                     StageKind           stage_kind,
                     const char         *stage_dir,
@@ -3692,7 +3725,8 @@ plan_build_session (Plan               *plan,
                     const char         *real_home,
                     const char * const *expose)
 {
-  plan_build_etc (plan);
+  if (with_etc)
+    plan_build_etc (plan);
 
   /* Exposures: what the user named of the real HOME, read-only at the same
    * place in the session's HOME (checked by main(): relative, existing). */
@@ -4026,6 +4060,7 @@ typedef struct {
   Plan plan;
   PaddockSeccompProgram seccomp;   /* read when it was made; empty: none */
   int base_fd;                     /* the sandbox's base root, while the host's is our root */
+  char *etc_fingerprint;           /* /etc as it was bound ahead; NULL: it was not */
 } Spare;
 
 /* The options of a session: those of the whole command line when SPARE is
@@ -4101,6 +4136,7 @@ sandbox_main (int    argc,
   g_auto(Plan) own_plan = { NULL, NULL, NULL };
   Plan *plan = spare != NULL ? &spare->plan : &own_plan;
   guint first_session_op = 0;
+  gboolean etc_again = FALSE;
   g_auto(PaddockSeccompProgram) seccomp_prog = { 0 };
   g_auto(PaddockLandlockPlan) landlock_plan = { 0 };
   SandboxConfig cfg = { .control_fd = -1, .pty_fd = -1, .ready_fd = -1, .alive_fd = -1 };
@@ -4359,9 +4395,25 @@ sandbox_main (int    argc,
       have_mount_setattr = mount_setattr (-1, "", 0, NULL, 0) != 0 && errno != ENOSYS && errno != EPERM;
       plan_build_system (plan, cfg.pty_fd);
     }
-  /* A spare ran the system part already: only what follows is left. */
+  /* A spare ran the system part already: only what follows is left. Its
+   * /etc too, unless the host's changed since (then it is bound again,
+   * over the old one, which goes). */
+  if (spare != NULL && spare->etc_fingerprint != NULL)
+    {
+      g_autofree char *now = etc_fingerprint ();
+      GHashTableIter iter;
+      const char *made;
+
+      etc_again = !g_str_equal (now, spare->etc_fingerprint);
+      /* The folders made in the old tree go with it. */
+      g_hash_table_iter_init (&iter, plan->made);
+      while (etc_again && g_hash_table_iter_next (&iter, (gpointer *) &made, NULL))
+        if (g_str_has_prefix (made, "/newroot/etc/"))
+          g_hash_table_iter_remove (&iter);
+    }
   first_session_op = plan->ops->len;
-  plan_build_session (plan, workspace, stage_kind, stage_dir, (const char * const *) protect,
+  plan_build_session (plan, spare == NULL || spare->etc_fingerprint == NULL || etc_again,
+                      workspace, stage_kind, stage_dir, (const char * const *) protect,
                       real_home, (const char * const *) expose);
   cfg.ops = (const SetupOp *) (void *) plan->ops->data;
   cfg.n_ops = plan->ops->len;
@@ -4458,6 +4510,8 @@ sandbox_main (int    argc,
         die_errno (EXIT_SETUP, "cannot return to the sandbox's base from the host's tree", NULL, errno);
       close (spare->base_fd);
       spare->base_fd = -1;
+      if (etc_again && umount2 ("/newroot/etc", MNT_DETACH) != 0)
+        die_errno (EXIT_SETUP, "cannot take away /etc as it was bound ahead", NULL, errno);
       for (guint i = first_session_op; i < cfg.n_ops; i++)
         run_op (&cfg.ops[i]);
       sandbox_child_finish (&cfg);
@@ -4716,6 +4770,14 @@ spare_main (int    argc,
   plan_init (&spare.plan);
   have_mount_setattr = mount_setattr (-1, "", 0, NULL, 0) != 0 && errno != ENOSYS && errno != EPERM;
   plan_build_system (&spare.plan, cfg->pty_fd);
+  /* /etc ahead as well where it is one tree (a tmpfs, mount_setattr), so
+   * that it can be taken away whole should the host's change before the
+   * session comes; with the fingerprint it is checked against. */
+  if (have_mount_setattr)
+    {
+      spare.etc_fingerprint = etc_fingerprint ();
+      plan_build_etc (&spare.plan);
+    }
 
   /* The filter every session gets; --without-layer seccomp, a test
    * switch, may still leave it out when the session comes. */
@@ -4757,6 +4819,7 @@ spare_main (int    argc,
    * our end of alive_fd goes with us. */
   paddock_seccomp_clear (&spare.seccomp);
   plan_clear (&spare.plan);
+  g_clear_pointer (&spare.etc_fingerprint, g_free);
   close (cfg->alive_fd);
   close (cfg->control_fd);
   forward_or_wait (child);
