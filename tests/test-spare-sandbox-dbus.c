@@ -172,6 +172,36 @@ create_safe (GDBusConnection *connection,
   return path;
 }
 
+/* The cgroup the daemon's spare was born in: named for the session id it
+ * reserved (sessions/.spare-sandbox-id), beside FIRST_CGROUP (a session's,
+ * "" where sessions have none: then NULL). */
+static char *
+spare_cgroup_path (PaddockTestDaemon *daemon,
+                   const char        *first_cgroup)
+{
+  g_autofree char *marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions",
+                                              ".spare-sandbox-id", NULL);
+  g_autofree char *reserved = NULL;
+  g_autofree char *parent = NULL;
+  g_autofree char *name = NULL;
+
+  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
+  if (first_cgroup[0] == '\0')
+    return NULL;
+  parent = g_path_get_dirname (first_cgroup);
+  name = g_strconcat ("paddock-session-", reserved, NULL);
+  return g_build_filename (parent, name, NULL);
+}
+
+/* Whether PID is gone within 2 s. */
+static gboolean
+gone_soon (GPid pid)
+{
+  for (guint i = 0; i < 200 && paddock_test_pid_alive (pid); i++)
+    g_usleep (10 * 1000);
+  return !paddock_test_pid_alive (pid);
+}
+
 static void
 test_taken_by_the_next_session (void)
 {
@@ -183,8 +213,7 @@ test_taken_by_the_next_session (void)
   g_autofree char *second_report = NULL;
   g_autofree char *seen = NULL;
   g_autofree char *cgroup = NULL;
-  g_autofree char *marker = NULL;
-  g_autofree char *reserved = NULL;
+  g_autofree char *spare_cgroup = NULL;
   GPid spare;
   GPid next_spare;
 
@@ -232,20 +261,13 @@ test_taken_by_the_next_session (void)
 
   /* And the next spare is made; the daemon's end leaves nothing of it. */
   next_spare = paddock_test_wait_for_spare_sandbox (connection, spare);
-  marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
-  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
+  spare_cgroup = spare_cgroup_path (daemon, cgroup);
   destroy (connection, first);
   destroy (connection, second);
   paddock_test_daemon_stop (daemon);
   g_assert_false (paddock_test_pid_alive (next_spare));
-  if (cgroup[0] != '\0')
-    {
-      g_autofree char *parent = g_path_get_dirname (cgroup);
-      g_autofree char *name = g_strconcat ("paddock-session-", reserved, NULL);
-      g_autofree char *spare_cgroup = g_build_filename (parent, name, NULL);
-
-      g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
-    }
+  if (spare_cgroup != NULL)
+    g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
 }
 
 /* What a process of a session has and sees, read from /proc/PID: its
@@ -561,9 +583,7 @@ test_other_network_mode_makes_its_own (void)
   g_assert_nonnull (strstr (report, "network=enforced\n"));
   none_spare = paddock_test_wait_for_spare_sandbox (connection, host_spare);
   /* The host one was ended for it, not kept as well. */
-  for (guint i = 0; i < 200 && paddock_test_pid_alive (host_spare); i++)
-    g_usleep (10 * 1000);
-  g_assert_false (paddock_test_pid_alive (host_spare));
+  g_assert_true (gone_soon (host_spare));
 
   third = create_safe (connection, "none", "exec sleep 300");
   g_assert_nonnull (third);
@@ -586,8 +606,6 @@ test_stuck_spare_is_killed_and_leaves_nothing (void)
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
   g_autofree char *first = NULL;
   g_autofree char *cgroup = NULL;
-  g_autofree char *marker = NULL;
-  g_autofree char *reserved = NULL;
   g_autofree char *spare_cgroup = NULL;
   g_autofree char *children_path = NULL;
   g_autofree char *children = NULL;
@@ -605,14 +623,7 @@ test_stuck_spare_is_killed_and_leaves_nothing (void)
       destroy (connection, first);
       return;
     }
-  marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
-  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
-  {
-    g_autofree char *parent = g_path_get_dirname (cgroup);
-    g_autofree char *name = g_strconcat ("paddock-session-", reserved, NULL);
-
-    spare_cgroup = g_build_filename (parent, name, NULL);
-  }
+  spare_cgroup = spare_cgroup_path (daemon, cgroup);
   /* Its pid 1, the helper's one child. */
   children_path = g_strdup_printf ("/proc/%d/task/%d/children", (int) spare, (int) spare);
   for (guint i = 0; i < 1000; i++)
@@ -642,7 +653,6 @@ test_killed_daemon_leaves_nothing (void)
   g_autofree char *first = NULL;
   g_autofree char *cgroup = NULL;
   g_autofree char *marker = NULL;
-  g_autofree char *reserved = NULL;
   g_autofree char *spare_cgroup = NULL;
   GPid spare;
 
@@ -652,22 +662,14 @@ test_killed_daemon_leaves_nothing (void)
   spare = paddock_test_wait_for_spare_sandbox (connection, 0);
   cgroup = listed_cgroup (connection, first);
   marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
-  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
-  if (cgroup[0] != '\0')
-    {
-      g_autofree char *parent = g_path_get_dirname (cgroup);
-      g_autofree char *name = g_strconcat ("paddock-session-", reserved, NULL);
-
-      spare_cgroup = g_build_filename (parent, name, NULL);
-      g_assert_true (g_file_test (spare_cgroup, G_FILE_TEST_IS_DIR));
-    }
+  spare_cgroup = spare_cgroup_path (daemon, cgroup);
+  if (spare_cgroup != NULL)
+    g_assert_true (g_file_test (spare_cgroup, G_FILE_TEST_IS_DIR));
 
   /* The spare dies with its daemon (SIGKILL: nothing of the daemon's
    * runs); its cgroup stays until the next daemon removes it. */
   paddock_test_daemon_kill (daemon);
-  for (guint i = 0; i < 200 && paddock_test_pid_alive (spare); i++)
-    g_usleep (10 * 1000);
-  g_assert_false (paddock_test_pid_alive (spare));
+  g_assert_true (gone_soon (spare));
   paddock_test_daemon_start (daemon);
   connection = paddock_test_daemon_get_connection (daemon);
   if (spare_cgroup != NULL)
@@ -699,8 +701,6 @@ test_restart_ends_what_the_spare_left (void)
   g_autoptr(GError) error = NULL;
   g_autofree char *first = NULL;
   g_autofree char *cgroup = NULL;
-  g_autofree char *marker = NULL;
-  g_autofree char *reserved = NULL;
   g_autofree char *spare_cgroup = NULL;
   g_autofree char *procs = NULL;
   g_autofree char *sleeper_text = NULL;
@@ -719,14 +719,7 @@ test_restart_ends_what_the_spare_left (void)
       destroy (connection, first);
       return;
     }
-  marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
-  g_assert_true (g_file_get_contents (marker, &reserved, NULL, NULL));
-  {
-    g_autofree char *parent = g_path_get_dirname (cgroup);
-    g_autofree char *name = g_strconcat ("paddock-session-", reserved, NULL);
-
-    spare_cgroup = g_build_filename (parent, name, NULL);
-  }
+  spare_cgroup = spare_cgroup_path (daemon, cgroup);
   procs = g_build_filename (spare_cgroup, "cgroup.procs", NULL);
   g_assert_true (g_spawn_async (NULL, (char **) sleep_argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
                                 NULL, NULL, &sleeper, &error));
@@ -742,9 +735,7 @@ test_restart_ends_what_the_spare_left (void)
     }
 
   paddock_test_daemon_kill (daemon);
-  for (guint i = 0; i < 200 && paddock_test_pid_alive (spare); i++)
-    g_usleep (10 * 1000);
-  g_assert_false (paddock_test_pid_alive (spare));
+  g_assert_true (gone_soon (spare));
   g_assert_true (paddock_test_pid_alive (sleeper));
 
   paddock_test_daemon_start (daemon);
