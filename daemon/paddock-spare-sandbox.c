@@ -14,7 +14,7 @@
  * loop once it is idle after each safe start (none at the daemon's start:
  * the first safe session makes its own). The next session with the same
  * network mode takes it: its options go to pid 1 as one message carrying
- * a sealed memfd (spare_wait_for_session() in paddock-sandbox.c), and from
+ * a sealed memfd (paddock-spare-options.c), and from
  * there on it is that session's sandbox, as if made for it.
  *
  * The spare is only a head start, never the only way to a sandbox: a
@@ -40,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -49,8 +48,8 @@
 
 #include "paddock-autofd.h"
 #include "paddock-clone-vm.h"
+#include "paddock-spare-options.h"
 
-#define SPARE_SESSION_TAG "session"   /* as in paddock-sandbox.c */
 
 /* One spare, from its making until a session takes it or it is ended. */
 typedef struct _Spare Spare;
@@ -317,35 +316,6 @@ paddock_spare_sandbox_refill (PaddockSpareSandbox *self,
   self->ready = spare;
 }
 
-/* The memfd of a session's options for a spare: NUL-terminated, sealed. */
-static int
-session_args_memfd (const char * const *args)
-{
-  paddock_autofd int fd = memfd_create ("paddock-session-options", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  g_autoptr(GString) blob = g_string_new (NULL);
-  gsize done = 0;
-
-  if (fd < 0)
-    return -1;
-  for (guint i = 0; args[i] != NULL; i++)
-    g_string_append_len (blob, args[i], (gssize) strlen (args[i]) + 1);
-  if (blob->len == 0)
-    return -1;
-  while (done < blob->len)
-    {
-      ssize_t n = write (fd, blob->str + done, blob->len - done);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return -1;
-      done += (gsize) n;
-    }
-  if (fcntl (fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-    return -1;
-  return paddock_steal_fd (&fd);
-}
-
 /* Whether a mount was made or removed in our mount namespace since SPARE
  * was made. Its pid 1 reads its session's paths in its copy of our mounts,
  * taken when it was made, and sees no later change unless the host's
@@ -402,7 +372,7 @@ paddock_spare_sandbox_take (PaddockSpareSandbox      *self,
   Spare *spare;
   siginfo_t info = { 0 };
   struct pollfd pfd;
-  paddock_autofd int memfd = -1;
+  int err;
 
   g_return_val_if_fail (self != NULL, FALSE);
 
@@ -437,36 +407,13 @@ paddock_spare_sandbox_take (PaddockSpareSandbox      *self,
       return FALSE;
     }
 
-  memfd = session_args_memfd (session_args);
-  {
-    char tag[] = SPARE_SESSION_TAG;
-    union {
-      struct cmsghdr align;
-      char space[CMSG_SPACE (sizeof (int))];
-    } control;
-    struct iovec iov = { .iov_base = tag, .iov_len = strlen (tag) };
-    struct msghdr msg = {
-      .msg_iov = &iov,
-      .msg_iovlen = 1,
-      .msg_control = control.space,
-      .msg_controllen = sizeof control.space,
-    };
-    struct cmsghdr *header = CMSG_FIRSTHDR (&msg);
-    ssize_t n;
-
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN (sizeof (int));
-    memcpy (CMSG_DATA (header), &memfd, sizeof (int));
-    while ((n = memfd >= 0 ? sendmsg (spare->control, &msg, MSG_NOSIGNAL) : -1) < 0 && errno == EINTR)
-      ;
-    if (n < 0)
-      {
-        g_debug ("The sandbox made ahead could not be given its session: %s", g_strerror (errno));
-        spare_end (spare);
-        return FALSE;
-      }
-  }
+  err = paddock_spare_options_send (spare->control, session_args);
+  if (err != 0)
+    {
+      g_debug ("The sandbox made ahead could not be given its session: %s", g_strerror (err));
+      spare_end (spare);
+      return FALSE;
+    }
 
   *out = (PaddockSpareSandboxTaken) {
     .pid = spare->pid,

@@ -30,12 +30,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "paddock-seccomp.h"
+#include "paddock-spare-options.h"
 #include "paddock-test-daemon.h"
 
 static G_NORETURN void G_GNUC_PRINTF (1, 2)
@@ -111,17 +111,15 @@ run_ms (const char * const *argv)
 }
 
 /* A spare made with SPARE_ARGV (its control socket at fd 4), given
- * SESSION_ARGS after 50 ms; the time from then until it exited with "x"
- * read. */
+ * SESSION_ARGS after 50 ms as the daemon gives them; the time from then
+ * until it exited with "x" read. */
 static double
 run_spare_ms (const char * const *spare_argv,
               const char * const *session_args)
 {
   posix_spawn_file_actions_t actions;
-  g_autoptr(GString) blob = g_string_new (NULL);
   int pipe_fds[2];
   int pair[2];
-  int memfd;
   pid_t pid;
   int status;
   gint64 start;
@@ -138,37 +136,14 @@ run_spare_ms (const char * const *spare_argv,
   close (pair[1]);
   if (status != 0)
     bail ("posix_spawn %s: %s", spare_argv[0], g_strerror (status));
-
-  for (guint i = 0; session_args[i] != NULL; i++)
-    g_string_append_len (blob, session_args[i], (gssize) strlen (session_args[i]) + 1);
-  memfd = memfd_create ("options", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (memfd < 0 || write (memfd, blob->str, blob->len) != (ssize_t) blob->len ||
-      fcntl (memfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-    bail ("the options' memfd: %s", g_strerror (errno));
   g_usleep (50 * 1000);
 
   start = g_get_monotonic_time ();
-  {
-    char tag[] = "session";
-    union {
-      struct cmsghdr align;
-      char space[CMSG_SPACE (sizeof (int))];
-    } control;
-    struct iovec iov = { .iov_base = tag, .iov_len = strlen (tag) };
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-                          .msg_control = control.space, .msg_controllen = sizeof control.space };
-    struct cmsghdr *header = CMSG_FIRSTHDR (&msg);
-
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN (sizeof (int));
-    memcpy (CMSG_DATA (header), &memfd, sizeof (int));
-    if (sendmsg (pair[0], &msg, MSG_NOSIGNAL) < 0)
-      bail ("the spare is gone: %s", g_strerror (errno));
-  }
+  status = paddock_spare_options_send (pair[0], session_args);
+  if (status != 0)
+    bail ("the spare did not take its options: %s", g_strerror (status));
   ms = read_x_until_exit (pipe_fds[0], pid, start, "the spare");
   close (pair[0]);
-  close (memfd);
   return ms;
 }
 

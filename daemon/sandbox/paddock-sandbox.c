@@ -262,6 +262,7 @@
 #include "paddock-autofd.h"
 #include "paddock-landlock.h"
 #include "paddock-seccomp.h"
+#include "paddock-spare-options.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -4603,89 +4604,19 @@ sandbox_main (int    argc,
  * rest of the view and goes on exactly as a sandbox made for its session.
  * The daemon closing the socket instead means the spare is not wanted. */
 
-#define SPARE_SESSION_TAG "session"
-#define MAX_SPARE_ARGS_BYTES (16 * 1024 * 1024)
-#define MAX_SPARE_ARGS (64 * 1024)
-
 /* Pid 1 of a spare: waits for its session's options, then becomes that
  * session's sandbox. */
 static G_NORETURN void
 spare_wait_for_session (Spare *spare)
 {
-  union {
-    struct cmsghdr align;
-    char space[CMSG_SPACE (sizeof (int) * MAX_RECV_FDS)];
-  } control;
-  char tag[sizeof SPARE_SESSION_TAG + 8];
-  struct iovec iov = { .iov_base = tag, .iov_len = sizeof tag };
-  struct msghdr msg = {
-    .msg_iov = &iov,
-    .msg_iovlen = 1,
-    .msg_control = control.space,
-    .msg_controllen = sizeof control.space,
-  };
-  g_autoptr(GPtrArray) args = g_ptr_array_new ();
-  int memfd = -1;
-  struct stat st;
-  char *blob;
-  gsize got = 0;
-  ssize_t n;
-  int seals;
+  GPtrArray *args = NULL;
+  const char *what = NULL;
+  int err = paddock_spare_options_receive (spare->cfg.control_fd, &args, &what);
 
-  while ((n = recvmsg (spare->cfg.control_fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-    ;
-  if (n == 0)
+  if (err < 0)
     _exit (EXIT_SETUP);   /* not wanted: the daemon let go of us */
-  if (n < 0)
-    die_errno (EXIT_SETUP, "cannot read the session's options", NULL, errno);
-  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c != NULL; c = CMSG_NXTHDR (&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      {
-        size_t count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-        int *p = (int *) (void *) CMSG_DATA (c);
-
-        for (size_t i = 0; i < count; i++)
-          {
-            if (memfd < 0)
-              memfd = p[i];
-            else
-              close (p[i]);
-          }
-      }
-  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || (size_t) n != strlen (SPARE_SESSION_TAG) ||
-      memcmp (tag, SPARE_SESSION_TAG, (size_t) n) != 0 || memfd < 0)
-    die_msg (EXIT_SETUP, "the message for a sandbox made ahead is not its session's options", NULL);
-  /* Sealed, so that what is read is what stays: nothing changes it after. */
-  seals = fcntl (memfd, F_GET_SEALS);
-  if (seals < 0 || (seals & (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)) !=
-                   (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW) ||
-      fstat (memfd, &st) != 0 || st.st_size <= 0 || st.st_size > MAX_SPARE_ARGS_BYTES)
-    die_msg (EXIT_SETUP, "the session's options are not a sealed memfd of at most 16 MiB", NULL);
-  blob = g_malloc ((gsize) st.st_size + 1);
-  while (got < (gsize) st.st_size)
-    {
-      n = pread (memfd, blob + got, (gsize) st.st_size - got, (off_t) got);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        die_errno (EXIT_SETUP, "cannot read the session's options", NULL, n < 0 ? errno : EIO);
-      got += (gsize) n;
-    }
-  close (memfd);
-  blob[got] = '\0';
-  if (blob[got - 1] != '\0')
-    die_msg (EXIT_SETUP, "the session's options do not end with a NUL", NULL);
-
-  /* argv[0] is ours; then each argument up to its NUL (kept for pid 1's
-   * life: the agent's argv and environment point into it). */
-  g_ptr_array_add (args, (char *) "paddock-sandbox");
-  for (gsize at = 0; at < got; at += strlen (blob + at) + 1)
-    {
-      if (args->len > MAX_SPARE_ARGS)
-        die_msg (EXIT_SETUP, "the session's options are too many", NULL);
-      g_ptr_array_add (args, blob + at);
-    }
-  g_ptr_array_add (args, NULL);
+  if (err != 0)
+    die_errno (EXIT_SETUP, what, NULL, err);
 
   /* The options name host paths, looked up as the helper outside would:
    * with the host's tree (at /oldroot, where nothing of the session's is

@@ -1,0 +1,189 @@
+/* paddock-spare-options.c — a session's options for a sandbox made ahead
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Both ends of the one message a sandbox made ahead (paddock-sandbox
+ * --spare) gets on its control socket: the word "session" with one fd, a
+ * sealed memfd holding the helper's options for that session, each
+ * NUL-terminated (the command line without the options fixed when the
+ * spare was made). The daemon sends it (paddock-spare-sandbox.c), pid 1
+ * of the spare receives it; bench-sandbox-alone sends it as the daemon
+ * does. Sealed, so that what pid 1 reads is what stays.
+ */
+
+#include "config.h"
+
+#include "paddock-spare-options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "paddock-autofd.h"
+
+#define SESSION_TAG "session"
+#define MAX_RECV_FDS 8
+#define SEALS (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
+
+/* Sends ARGS (NULL-terminated, at least one) to the spare whose control
+ * socket is CONTROL_FD. Returns 0, or an errno: EPIPE or ECONNRESET when
+ * the spare is gone. */
+int
+paddock_spare_options_send (int                 control_fd,
+                            const char * const *args)
+{
+  paddock_autofd int memfd = memfd_create ("paddock-session-options", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  g_autoptr(GString) blob = g_string_new (NULL);
+  char tag[] = SESSION_TAG;
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int))];
+  } control;
+  struct iovec iov = { .iov_base = tag, .iov_len = strlen (tag) };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = sizeof control.space,
+  };
+  struct cmsghdr *header = CMSG_FIRSTHDR (&msg);
+  gsize done = 0;
+
+  if (memfd < 0)
+    return errno;
+  for (guint i = 0; args[i] != NULL; i++)
+    g_string_append_len (blob, args[i], (gssize) strlen (args[i]) + 1);
+  if (blob->len == 0 || blob->len > PADDOCK_SPARE_OPTIONS_MAX_BYTES)
+    return E2BIG;
+  while (done < blob->len)
+    {
+      ssize_t n = write (memfd, blob->str + done, blob->len - done);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return n < 0 ? errno : EIO;
+      done += (gsize) n;
+    }
+  if (fcntl (memfd, F_ADD_SEALS, SEALS | F_SEAL_SEAL) != 0)
+    return errno;
+
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (header), &memfd, sizeof (int));
+  for (;;)
+    {
+      if (sendmsg (control_fd, &msg, MSG_NOSIGNAL) >= 0)
+        return 0;
+      if (errno != EINTR)
+        return errno;
+    }
+}
+
+/* Receives the session's options on CONTROL_FD: *OUT_ARGS gets
+ * "paddock-sandbox" (argv[0]), then each option, then NULL; they point
+ * into one block that is never freed (pid 1 keeps them for its life: the
+ * agent's argv and environment are among them). Returns 0; -1 on EOF (the
+ * daemon let go of the spare); or an errno with *OUT_WHAT saying what was
+ * wrong. Fds beyond the first are closed. */
+int
+paddock_spare_options_receive (int          control_fd,
+                               GPtrArray  **out_args,
+                               const char **out_what)
+{
+  union {
+    struct cmsghdr align;
+    char space[CMSG_SPACE (sizeof (int) * MAX_RECV_FDS)];
+  } control;
+  char tag[sizeof SESSION_TAG + 8];
+  struct iovec iov = { .iov_base = tag, .iov_len = sizeof tag };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = control.space,
+    .msg_controllen = sizeof control.space,
+  };
+  paddock_autofd int memfd = -1;
+  GPtrArray *args;
+  struct stat st;
+  char *blob;
+  gsize got = 0;
+  ssize_t n;
+  int seals;
+
+  *out_what = "cannot read the session's options";
+  while ((n = recvmsg (control_fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    ;
+  if (n == 0)
+    return -1;
+  if (n < 0)
+    return errno;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c != NULL; c = CMSG_NXTHDR (&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      {
+        size_t count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+        int *p = (int *) (void *) CMSG_DATA (c);
+
+        for (size_t i = 0; i < count; i++)
+          {
+            if (memfd < 0)
+              memfd = p[i];
+            else
+              close (p[i]);
+          }
+      }
+  *out_what = "the message for a sandbox made ahead is not its session's options";
+  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || (size_t) n != strlen (SESSION_TAG) ||
+      memcmp (tag, SESSION_TAG, (size_t) n) != 0 || memfd < 0)
+    return EINVAL;
+  *out_what = "the session's options are not a sealed memfd of at most 16 MiB";
+  seals = fcntl (memfd, F_GET_SEALS);
+  if (seals < 0 || (seals & SEALS) != SEALS || fstat (memfd, &st) != 0 || st.st_size <= 0 ||
+      st.st_size > PADDOCK_SPARE_OPTIONS_MAX_BYTES)
+    return EINVAL;
+  blob = g_malloc ((gsize) st.st_size + 1);
+  *out_what = "cannot read the session's options";
+  while (got < (gsize) st.st_size)
+    {
+      n = pread (memfd, blob + got, (gsize) st.st_size - got, (off_t) got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          int err = n < 0 ? errno : EIO;
+
+          g_free (blob);
+          return err;
+        }
+      got += (gsize) n;
+    }
+  blob[got] = '\0';
+  *out_what = "the session's options do not end with a NUL, or are too many";
+  if (blob[got - 1] != '\0')
+    {
+      g_free (blob);
+      return EINVAL;
+    }
+  args = g_ptr_array_new ();
+  g_ptr_array_add (args, (char *) "paddock-sandbox");
+  for (gsize at = 0; at < got; at += strlen (blob + at) + 1)
+    {
+      if (args->len > PADDOCK_SPARE_OPTIONS_MAX_ARGS)
+        {
+          g_ptr_array_unref (args);
+          g_free (blob);
+          return EINVAL;
+        }
+      g_ptr_array_add (args, blob + at);
+    }
+  g_ptr_array_add (args, NULL);
+  *out_args = args;
+  *out_what = NULL;
+  return 0;
+}

@@ -1,0 +1,23 @@
+/* paddock-spare-options.h — a session's options for a sandbox made ahead
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Bounds pid 1 of a spare holds its session's options to. */
+#define PADDOCK_SPARE_OPTIONS_MAX_BYTES (16 * 1024 * 1024)
+#define PADDOCK_SPARE_OPTIONS_MAX_ARGS  (64 * 1024)
+
+int    paddock_spare_options_send    (int                 control_fd,
+                                      const char * const *args);
+int    paddock_spare_options_receive (int                 control_fd,
+                                      GPtrArray         **out_args,
+                                      const char        **out_what);
+
+G_END_DECLS
