@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paddock-error.h"
 #include "paddock-test-daemon.h"
 
 /* CreateSession of @profile in @workspace running `sh -c SCRIPT`, with the
@@ -209,4 +210,55 @@ paddock_test_wait_for_spare_sandbox (GDBusConnection *connection,
 
   g_assert_true (paddock_test_wait_for (spare_made, &wait, 10000));
   return wait.found;
+}
+
+/* Session1's property NAME of the session at PATH (fails the test when it
+ * cannot be read). */
+GVariant *
+paddock_test_session_property (GDBusConnection *connection,
+                               const char      *path,
+                               const char      *name)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariant *value = NULL;
+
+  reply = paddock_test_call (connection, path, "org.freedesktop.DBus.Properties", "Get",
+                             g_variant_new ("(ss)", "org.paddock.Session1", name), G_VARIANT_TYPE ("(v)"),
+                             &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return value;
+}
+
+/* The session's MainPid: its agent's (host) or its sandbox helper's. */
+GPid
+paddock_test_session_main_pid (GDBusConnection *connection,
+                               const char      *path)
+{
+  g_autoptr(GVariant) value = paddock_test_session_property (connection, path, "MainPid");
+
+  return (GPid) g_variant_get_uint32 (value);
+}
+
+/* paddock_test_create_session(), with the test skipped (and NULL
+ * returned) where this machine cannot enforce the profile; any other
+ * error fails the test. */
+char *
+paddock_test_create_session_or_skip (GDBusConnection *connection,
+                                     const char      *workspace,
+                                     const char      *profile,
+                                     const char      *script,
+                                     GVariant        *extra)
+{
+  g_autoptr(GError) error = NULL;
+  char *path = paddock_test_create_session (connection, workspace, profile, script, extra, &error);
+
+  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+    {
+      g_test_skip (error->message);
+      return NULL;
+    }
+  g_assert_no_error (error);
+  return path;
 }

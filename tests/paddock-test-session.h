@@ -22,6 +22,16 @@ guint     paddock_test_count_marked   (const char       *marker);
 void      paddock_test_wait_for_marked (const char      *marker,
                                         guint            count);
 
+char     *paddock_test_create_session_or_skip (GDBusConnection *connection,
+                                               const char      *workspace,
+                                               const char      *profile,
+                                               const char      *script,
+                                               GVariant        *extra);
+GVariant *paddock_test_session_property (GDBusConnection *connection,
+                                         const char      *path,
+                                         const char      *name);
+GPid      paddock_test_session_main_pid (GDBusConnection *connection,
+                                         const char      *path);
 GPid      paddock_test_daemon_pid     (GDBusConnection  *connection);
 GPid      paddock_test_wait_for_spare_sandbox (GDBusConnection *connection,
                                                GPid             not_this);

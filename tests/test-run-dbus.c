@@ -27,16 +27,7 @@ create_session (GDBusConnection *connection,
                 const char      *profile,
                 const char      *script)
 {
-  g_autoptr(GError) error = NULL;
-  char *path = paddock_test_create_session (connection, workspace, profile, script, NULL, &error);
-
-  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
-    {
-      g_test_skip (error->message);
-      return NULL;
-    }
-  g_assert_no_error (error);
-  return path;
+  return paddock_test_create_session_or_skip (connection, workspace, profile, script, NULL);
 }
 
 static GVariant *
@@ -843,8 +834,6 @@ status_before_sandbox_end (gboolean tty)
   const char *argv[] = { "sh", "-c", "echo $$ > /tmp/command; while [ ! -e /tmp/go ]; do sleep 0.02; done; "
                          "rm -f /tmp/go; exit 3", NULL };
   g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) main_pid = NULL;
-  g_autoptr(GVariant) value = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *session = NULL;
   const char *command;
@@ -860,12 +849,7 @@ status_before_sandbox_end (gboolean tty)
                             "while :; do sleep 0.05; done");
   if (session == NULL)
     return;
-  main_pid = paddock_test_call (connection, session, "org.freedesktop.DBus.Properties", "Get",
-                                g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
-                                G_VARIANT_TYPE ("(v)"), &error);
-  g_assert_no_error (error);
-  g_variant_get (main_pid, "(v)", &value);
-  agent = g_variant_get_uint32 (value);
+  agent = (guint32) paddock_test_session_main_pid (connection, session);
   g_assert_cmpuint (agent, >, 0);
 
   reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
@@ -1058,17 +1042,9 @@ static GPid
 sandbox_init_pid (GDBusConnection *connection,
                   const char      *session)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) value = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(GArray) children = NULL;
 
-  reply = paddock_test_call (connection, session, "org.freedesktop.DBus.Properties", "Get",
-                             g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
-                             G_VARIANT_TYPE ("(v)"), &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(v)", &value);
-  children = children_of ((GPid) g_variant_get_uint32 (value), NULL);
+  children = children_of (paddock_test_session_main_pid (connection, session), NULL);
   g_assert_cmpuint (children->len, ==, 1);
   return g_array_index (children, GPid, 0);
 }

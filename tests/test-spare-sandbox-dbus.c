@@ -34,38 +34,12 @@
 
 static char *workspace;
 
-static GVariant *
-get_property (GDBusConnection *connection,
-              const char      *path,
-              const char      *name)
-{
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-  GVariant *value = NULL;
-
-  reply = paddock_test_call (connection, path, "org.freedesktop.DBus.Properties", "Get",
-                             g_variant_new ("(ss)", "org.paddock.Session1", name), G_VARIANT_TYPE ("(v)"),
-                             &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(v)", &value);
-  return value;
-}
-
-static GPid
-main_pid (GDBusConnection *connection,
-          const char      *path)
-{
-  g_autoptr(GVariant) value = get_property (connection, path, "MainPid");
-
-  return (GPid) g_variant_get_uint32 (value);
-}
-
 /* The session's boundary report as "layer=status" lines, in order. */
 static char *
 boundary_statuses (GDBusConnection *connection,
                    const char      *path)
 {
-  g_autoptr(GVariant) layers = get_property (connection, path, "Boundary");
+  g_autoptr(GVariant) layers = paddock_test_session_property (connection, path, "Boundary");
   g_autoptr(GString) text = g_string_new (NULL);
 
   for (gsize i = 0; i < g_variant_n_children (layers); i++)
@@ -148,28 +122,19 @@ destroy (GDBusConnection *connection,
   g_assert_no_error (error);
 }
 
-/* A safe session running SCRIPT (net MODE); NULL and the test skipped
+/* A safe session running SCRIPT (net NET); NULL and the test skipped
  * when this machine cannot run one. */
 static char *
 create_safe (GDBusConnection *connection,
              const char      *net,
              const char      *script)
 {
-  g_autoptr(GError) error = NULL;
   GVariantBuilder extra;
-  char *path;
 
   g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
   g_variant_builder_add (&extra, "{sv}", "net", g_variant_new_string (net));
-  path = paddock_test_create_session (connection, workspace, "safe", script, g_variant_builder_end (&extra),
-                                      &error);
-  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
-    {
-      g_test_skip (error->message);
-      return NULL;
-    }
-  g_assert_no_error (error);
-  return path;
+  return paddock_test_create_session_or_skip (connection, workspace, "safe", script,
+                                              g_variant_builder_end (&extra));
 }
 
 /* The cgroup the daemon's spare was born in: named for the session id it
@@ -223,12 +188,12 @@ test_taken_by_the_next_session (void)
   if (first == NULL)
     return;
   spare = paddock_test_wait_for_spare_sandbox (connection, 0);
-  g_assert_cmpint (main_pid (connection, first), !=, spare);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, first), !=, spare);
 
   /* The next one runs in it, and is the session it would have been. */
   second = create_safe (connection, "host", "cat hello.txt > seen.txt; echo pid=$$ >> seen.txt; exec sleep 300");
   g_assert_nonnull (second);
-  g_assert_cmpint (main_pid (connection, second), ==, spare);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, second), ==, spare);
   {
     g_autofree char *staged_seen = NULL;
 
@@ -310,7 +275,7 @@ test_same_process_and_view (void)
   spare = paddock_test_wait_for_spare_sandbox (connection, 0);
   warm = create_safe (connection, "proxy", "exec sleep 300");
   g_assert_nonnull (warm);
-  g_assert_cmpint (main_pid (connection, warm), ==, spare);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, warm), ==, spare);
 
   /* The agent, and a command (through pid 1's supervisor), of a session
    * in the sandbox made ahead have what those of a sandbox made for their
@@ -386,7 +351,7 @@ test_exposed_file_named_like_an_option (void)
       else
         {
           warm = path;
-          g_assert_cmpint (main_pid (connection, warm), ==, spare);
+          g_assert_cmpint (paddock_test_session_main_pid (connection, warm), ==, spare);
         }
     }
   if (cold != NULL)
@@ -431,7 +396,7 @@ test_leased_sockets_make_their_own (void)
   second = paddock_test_create_session (connection, workspace, "safe", "exec sleep 300",
                                         g_variant_builder_end (&extra), &error);
   g_assert_no_error (error);
-  g_assert_cmpint (main_pid (connection, second), !=, spare);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, second), !=, spare);
   /* Its leased socket is the agent's (socket activation: LISTEN_FDS). */
   listening = run_output (connection, second, "tr '\\0' '\\n' < /proc/2/environ | grep '^LISTEN_FDS='");
   g_assert_cmpstr (listening, ==, "LISTEN_FDS=1\n");
@@ -439,7 +404,7 @@ test_leased_sockets_make_their_own (void)
 
   third = create_safe (connection, "host", "exec sleep 300");
   g_assert_nonnull (third);
-  g_assert_cmpint (main_pid (connection, third), ==, spare);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, third), ==, spare);
 
   destroy (connection, first);
   destroy (connection, second);
@@ -487,7 +452,7 @@ test_workspace_mounted_after_the_spare (void)
   workspace = mounted;
   second = create_safe (connection, "host", "exec sleep 300");
   g_assert_nonnull (second);
-  g_assert_cmpint (main_pid (connection, second), !=, spare);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, second), !=, spare);
   seen = run_output (connection, second, "cat mounted.txt");
   g_assert_cmpstr (seen, ==, "on the mount\n");
   g_assert_false (paddock_test_pid_alive (spare));
@@ -496,7 +461,7 @@ test_workspace_mounted_after_the_spare (void)
   third = create_safe (connection, "host", "exec sleep 300");
   workspace = unmounted_workspace;
   g_assert_nonnull (third);
-  g_assert_cmpint (main_pid (connection, third), ==, next_spare);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, third), ==, next_spare);
   seen_later = run_output (connection, third, "cat mounted.txt");
   g_assert_cmpstr (seen_later, ==, "on the mount\n");
 
@@ -549,7 +514,7 @@ test_etc_replaced_after_the_spare (void)
 
   second = create_safe (connection, "host", "exec sleep 300");
   g_assert_nonnull (second);
-  g_assert_cmpint (main_pid (connection, second), ==, spare);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, second), ==, spare);
   seen = run_output (connection, second, "stat -c %i /etc/protocols");
   g_assert_cmpstr (seen, ==, expected);
 
@@ -578,7 +543,7 @@ test_other_network_mode_makes_its_own (void)
    * has it; it makes its own, and the spare is then made for its mode. */
   second = create_safe (connection, "none", "exec sleep 300");
   g_assert_nonnull (second);
-  g_assert_cmpint (main_pid (connection, second), !=, host_spare);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, second), !=, host_spare);
   report = boundary_statuses (connection, second);
   g_assert_nonnull (strstr (report, "network=enforced\n"));
   none_spare = paddock_test_wait_for_spare_sandbox (connection, host_spare);
@@ -587,7 +552,7 @@ test_other_network_mode_makes_its_own (void)
 
   third = create_safe (connection, "none", "exec sleep 300");
   g_assert_nonnull (third);
-  g_assert_cmpint (main_pid (connection, third), ==, none_spare);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, third), ==, none_spare);
   g_clear_pointer (&report, g_free);
   report = boundary_statuses (connection, third);
   g_assert_nonnull (strstr (report, "network=enforced\n"));
