@@ -4609,9 +4609,10 @@ sandbox_main (int    argc,
 static G_NORETURN void
 spare_wait_for_session (Spare *spare)
 {
+  char *block = NULL;   /* kept for pid 1's life: the options point into it */
   GPtrArray *args = NULL;
   const char *what = NULL;
-  int err = paddock_spare_options_receive (spare->cfg.control_fd, &args, &what);
+  int err = paddock_spare_options_receive (spare->cfg.control_fd, &block, &args, &what);
 
   if (err < 0)
     _exit (EXIT_SETUP);   /* not wanted: the daemon let go of us */

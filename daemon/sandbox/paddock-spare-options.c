@@ -88,12 +88,13 @@ paddock_spare_options_send (int                 control_fd,
 
 /* Receives the session's options on CONTROL_FD: *OUT_ARGS gets
  * "paddock-sandbox" (argv[0]), then each option, then NULL; they point
- * into one block that is never freed (pid 1 keeps them for its life: the
- * agent's argv and environment are among them). Returns 0; -1 on EOF (the
- * daemon let go of the spare); or an errno with *OUT_WHAT saying what was
- * wrong. Fds beyond the first are closed. */
+ * into *OUT_BLOCK, which the caller frees after them (pid 1 never does:
+ * the agent's argv and environment are among them). Returns 0; -1 on EOF
+ * (the daemon let go of the spare); or an errno with *OUT_WHAT saying what
+ * was wrong (then neither is set). Fds beyond the first are closed. */
 int
 paddock_spare_options_receive (int          control_fd,
+                               char       **out_block,
                                GPtrArray  **out_args,
                                const char **out_what)
 {
@@ -183,6 +184,7 @@ paddock_spare_options_receive (int          control_fd,
       g_ptr_array_add (args, blob + at);
     }
   g_ptr_array_add (args, NULL);
+  *out_block = blob;
   *out_args = args;
   *out_what = NULL;
   return 0;

@@ -17,6 +17,7 @@ G_BEGIN_DECLS
 int    paddock_spare_options_send    (int                 control_fd,
                                       const char * const *args);
 int    paddock_spare_options_receive (int                 control_fd,
+                                      char              **out_block,
                                       GPtrArray         **out_args,
                                       const char        **out_what);
 

@@ -71,12 +71,13 @@ test_round_trip (void)
 {
   const char *const args[] = { "--workspace", "/tmp/a b", "--expose", "--net", "--", "sh", "-c", "echo x", "", NULL };
   g_autoptr(GPtrArray) received = NULL;
+  g_autofree char *block = NULL;
   const char *what = NULL;
   int pair[2];
 
   socket_pair (pair);
   g_assert_cmpint (paddock_spare_options_send (pair[0], args), ==, 0);
-  g_assert_cmpint (paddock_spare_options_receive (pair[1], &received, &what), ==, 0);
+  g_assert_cmpint (paddock_spare_options_receive (pair[1], &block, &received, &what), ==, 0);
   g_assert_null (what);
   /* argv[0], then every option as sent (an empty one too), then NULL. */
   g_assert_cmpuint (received->len, ==, G_N_ELEMENTS (args) + 1);
@@ -87,7 +88,7 @@ test_round_trip (void)
 
   /* The daemon letting go is EOF, not an error. */
   close (pair[0]);
-  g_assert_cmpint (paddock_spare_options_receive (pair[1], &received, &what), ==, -1);
+  g_assert_cmpint (paddock_spare_options_receive (pair[1], &block, &received, &what), ==, -1);
   close (pair[1]);
 }
 
@@ -112,6 +113,7 @@ test_refused (void)
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr(GPtrArray) received = NULL;
+      g_autofree char *block = NULL;
       const char *what = NULL;
       int pair[2];
       int fd = cases[i].seals >= 0 ? memfd_with (cases[i].data, cases[i].length, cases[i].seals) : -1;
@@ -119,8 +121,9 @@ test_refused (void)
       g_test_message ("%s", cases[i].why);
       socket_pair (pair);
       send_raw (pair[0], cases[i].tag, fd);
-      g_assert_cmpint (paddock_spare_options_receive (pair[1], &received, &what), ==, EINVAL);
+      g_assert_cmpint (paddock_spare_options_receive (pair[1], &block, &received, &what), ==, EINVAL);
       g_assert_null (received);
+      g_assert_null (block);
       g_assert_nonnull (what);
       if (fd >= 0)
         close (fd);
