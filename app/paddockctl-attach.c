@@ -896,3 +896,34 @@ paddockctl_attach (Paddockctl  *ctl,
 
   return relay (&self);
 }
+
+/* `paddockctl create --attach`: the terminal of the session just made, on
+ * the socket CreateSession attached as its first viewer (@socket_fd, ours
+ * to close), from its first byte; then as `paddockctl attach ID`. */
+int
+paddockctl_attach_socket (Paddockctl *ctl,
+                          const char *id,
+                          int         socket_fd)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockIpcSession1) session = NULL;
+  g_auto(Attach) self = { 0 };
+
+  self.socket_fd = socket_fd;
+  if (!(session = paddockctl_dup_session (ctl, id, &error)) ||
+      !g_unix_set_fd_nonblocking (self.socket_fd, TRUE, &error))
+    return paddockctl_fail (ctl, error);
+
+  self.ctl = ctl;
+  self.session = session;
+  self.id = id;
+  self.loop = g_main_loop_new (NULL, FALSE);
+  self.cancellable = g_cancellable_new ();
+  self.to_stdout = g_byte_array_new ();
+  self.to_socket = g_byte_array_new ();
+  self.tty = isatty (STDIN_FILENO);
+  self.input = TRUE;
+  self.at_line_start = TRUE;
+
+  return relay (&self);
+}

@@ -158,6 +158,9 @@ int                 paddockctl_status            (Paddockctl               *ctl,
 int                 paddockctl_attach            (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
+int                 paddockctl_attach_socket     (Paddockctl               *ctl,
+                                                  const char               *id,
+                                                  int                       socket_fd);
 int                 paddockctl_logs              (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);

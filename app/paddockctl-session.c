@@ -6,7 +6,13 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gio/gunixfdlist.h>
 
 #include "paddock-error.h"
 #include "paddock-net-modes.h"
@@ -637,6 +643,7 @@ paddockctl_create (Paddockctl  *ctl,
   g_autofree char *name = NULL;
   g_autofree char *profile = NULL;
   g_autofree char *size = NULL;
+  gboolean attach = FALSE;
   g_autofree char *net = NULL;
   g_autofree char *pids_max = NULL;
   g_autofree char *memory_max = NULL;
@@ -684,6 +691,9 @@ paddockctl_create (Paddockctl  *ctl,
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
       "Lease a port named NAME for the session (repeatable): PORT and PADDOCK_PORT_<NAME>; with net host "
       "the agent gets it as a listening socket (LISTEN_FDS), with none or proxy it is forwarded in", "NAME" },
+    { "attach", 0, 0, G_OPTION_ARG_NONE, &attach,
+      "Stay on the session's terminal from its first byte, as “paddockctl attach ID” (the id goes to "
+      "stderr); the terminal's size is this one's unless --size says otherwise", NULL },
     { "reserved-ports", 0, 0, G_OPTION_ARG_STRING, &reserved_ports,
       "With net none or proxy: hold N more ports (0–" G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS) ", with the named ones "
       "at most " G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS) "; default " G_STRINGIFY (PADDOCK_SESSION_RESERVED_PORTS) ") that "
@@ -695,6 +705,9 @@ paddockctl_create (Paddockctl  *ctl,
   gboolean have_command_separator = FALSE;
   guint16 columns = 0;
   guint16 rows = 0;
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  int viewer[2] = { -1, -1 };
 
   /* As in `ports lease`: "--" splits our options from the agent's argv. */
   for (int i = 1; i < argc; i++)
@@ -857,18 +870,63 @@ paddockctl_create (Paddockctl  *ctl,
   if (pass_env != NULL)
     g_variant_builder_add (&options, "{sv}", "pass-env",
                            g_variant_new_strv ((const char * const *) pass_env, -1));
+  if (size == NULL && attach && isatty (STDOUT_FILENO))
+    {
+      struct winsize here = { 0 };
+
+      /* Attached, the agent starts at the size it will be shown at. */
+      if (ioctl (STDOUT_FILENO, TIOCGWINSZ, &here) == 0 && here.ws_col > 0 && here.ws_row > 0 &&
+          here.ws_col <= MAX_TERMINAL_CELLS && here.ws_row <= MAX_TERMINAL_CELLS)
+        {
+          columns = here.ws_col;
+          rows = here.ws_row;
+          size = g_strdup_printf ("%ux%u", columns, rows);
+        }
+    }
   if (size != NULL)
     {
       g_variant_builder_add (&options, "{sv}", "columns", g_variant_new_uint16 (columns));
       g_variant_builder_add (&options, "{sv}", "rows", g_variant_new_uint16 (rows));
     }
+  if (attach)
+    {
+      /* The daemon's end becomes the session's first viewer, attached
+       * before the agent can print: nothing of the terminal is missed,
+       * and no Attach call is needed. */
+      if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, viewer) != 0)
+        {
+          int saved_errno = errno;
 
-  if (!(manager = paddockctl_get_manager (ctl, &error)) ||
-      !paddock_ipc_manager1_call_create_session_sync (manager, g_variant_builder_end (&options),
-                                                      &path, NULL, &error))
-    return paddockctl_fail (ctl, error);
+          g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+                       "could not make the terminal's socket: %s", g_strerror (saved_errno));
+          return paddockctl_fail (ctl, error);
+        }
+      fd_list = g_unix_fd_list_new_from_array (&viewer[1], 1);   /* takes viewer[1] */
+      g_variant_builder_add (&options, "{sv}", "terminal", g_variant_new_handle (0));
+    }
+
+  if ((manager = paddockctl_get_manager (ctl, &error)) != NULL)
+    reply = g_dbus_proxy_call_with_unix_fd_list_sync (G_DBUS_PROXY (manager), "CreateSession",
+                                                      g_variant_new ("(a{sv})", &options),
+                                                      G_DBUS_CALL_FLAGS_NONE, -1, fd_list, NULL, NULL,
+                                                      &error);
+  g_clear_object (&fd_list);
+  if (reply == NULL)
+    {
+      if (viewer[0] >= 0)
+        close (viewer[0]);
+      return paddockctl_fail (ctl, error);
+    }
+  g_variant_get (reply, "(o)", &path);
 
   id = strrchr (path, '/') + 1;
+
+  if (attach)
+    {
+      if (!ctl->json)
+        paddockctl_warn ("session %s", id);
+      return paddockctl_attach_socket (ctl, id, viewer[0]);
+    }
 
   if (!ctl->json)
     {

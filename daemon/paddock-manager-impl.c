@@ -7,11 +7,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <gio/gunixfdlist.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
@@ -389,6 +392,48 @@ paddock_manager_impl_get_staging (PaddockManagerImpl *self)
   return self->staging;
 }
 
+/* CreateSession's "terminal": the handle's fd from the call's own fd list,
+ * checked to be a connected stream socket of this machine (one end of a
+ * socketpair), which is what a viewer of the terminal reads and writes.
+ * Returns a descriptor of our own (O_CLOEXEC), or -1 with @error set. */
+static int
+take_terminal_socket (GDBusMethodInvocation  *invocation,
+                      GVariant               *handle,
+                      GError                **error)
+{
+  GUnixFDList *fd_list = g_dbus_message_get_unix_fd_list (g_dbus_method_invocation_get_message (invocation));
+  gint32 index = g_variant_get_handle (handle);
+  paddock_autofd int fd = -1;
+  struct sockaddr_storage peer;
+  socklen_t peer_length = sizeof peer;
+  int domain = 0;
+  int type = 0;
+  int listening = 0;
+  socklen_t length = sizeof (int);
+
+  if (fd_list == NULL || index < 0 || index >= g_unix_fd_list_get_length (fd_list))
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                           "“terminal” names no file descriptor sent with the call");
+      return -1;
+    }
+  /* A dup with O_CLOEXEC; the message keeps (and closes) its own. */
+  fd = g_unix_fd_list_get (fd_list, index, error);
+  if (fd < 0)
+    return -1;
+  if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) != 0 || domain != AF_UNIX ||
+      getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM ||
+      getsockopt (fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0 || listening != 0 ||
+      getpeername (fd, (struct sockaddr *) &peer, &peer_length) != 0)
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                           "“terminal” must be a connected local stream socket, such as one end of "
+                           "socketpair (AF_UNIX, SOCK_STREAM)");
+      return -1;
+    }
+  return paddock_steal_fd (&fd);
+}
+
 static gboolean
 paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
                                             GDBusMethodInvocation *invocation,
@@ -415,6 +460,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   GVariant *value;
   gsize argv_bytes = 0;
   gsize env_bytes = 0;
+  paddock_autofd int terminal = -1;
 
   if (self->connection == NULL)
     {
@@ -550,6 +596,16 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
       else if (g_str_equal (key, "pass-env") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
         {
           /* The client resolves these and sends them in "env". */
+        }
+      else if (g_str_equal (key, "terminal") && g_variant_is_of_type (value, G_VARIANT_TYPE_HANDLE))
+        {
+          paddock_close_fd (&terminal);
+          terminal = take_terminal_socket (invocation, value, &error);
+          if (terminal < 0)
+            {
+              g_dbus_method_invocation_return_gerror (invocation, error);
+              return G_DBUS_METHOD_INVOCATION_HANDLED;
+            }
         }
       else if ((g_str_equal (key, "columns") || g_str_equal (key, "rows")) &&
                g_variant_is_of_type (value, G_VARIANT_TYPE_UINT16))
@@ -801,6 +857,10 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
       pending_create_free (pending);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
+  /* The creator's viewer, before the main loop reads a byte of the
+   * terminal: it gets all of it, from the first. */
+  if (terminal >= 0)
+    paddock_session_impl_attach_terminal (session, paddock_steal_fd (&terminal));
 
   g_debug ("Session %s created by %s: %s in %s (%s)", id, config.owner, config.command[0],
            config.workspace, config.profile);

@@ -117,6 +117,9 @@ struct _PaddockSessionImpl
   guint                       control_source;
 
   PaddockSessionReadyFunc     ready_func;
+  gboolean                    looking;              /* at the boundary, in a thread, after "started" */
+  gboolean                    end_deferred;         /* the sandbox ended while looking: */
+  int                         deferred_wait_status; /* its wait status */
   gpointer                    ready_data;
 
   /* Where the session's record lives (NULL: not saved), and what tells a
@@ -1027,6 +1030,52 @@ paddock_session_impl_viewer_readable_cb (int          fd,
   return G_SOURCE_CONTINUE;
 }
 
+/* Takes @fd, one end of a stream socket pair, as a viewer replaying from
+ * @offset (clamped to what the ring holds), its writes typed into the
+ * terminal when @input. */
+static Viewer *
+paddock_session_impl_add_viewer (PaddockSessionImpl *self,
+                                 int                 fd,
+                                 guint64             offset,
+                                 gboolean            input)
+{
+  Viewer *viewer = g_new0 (Viewer, 1);
+
+  viewer->session = self;
+  viewer->fd = fd;
+  g_unix_set_fd_nonblocking (viewer->fd, TRUE, NULL);
+  /* Where the replay starts: never before what the ring still holds. */
+  viewer->offset = MIN (MAX (offset, paddock_scrollback_get_first_offset (self->scrollback)),
+                        paddock_scrollback_get_end_offset (self->scrollback));
+  if (input)
+    viewer->in_source = g_unix_fd_add (viewer->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
+                                       paddock_session_impl_viewer_readable_cb, viewer);
+  else
+    shutdown (viewer->fd, SHUT_RD);
+  g_ptr_array_add (self->viewers, viewer);
+  return viewer;
+}
+
+/**
+ * paddock_session_impl_attach_terminal:
+ * @self: a session that has just started (start() returned %TRUE)
+ * @fd: (transfer full): the creator's end of a stream socket pair
+ *
+ * CreateSession's "terminal": the creator's viewer, attached before the
+ * agent can print anything, so that it reads the terminal from its first
+ * byte without an Attach round trip. The socket is closed with the
+ * session if the start then fails.
+ */
+void
+paddock_session_impl_attach_terminal (PaddockSessionImpl *self,
+                                      int                 fd)
+{
+  g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
+  g_return_if_fail (fd >= 0);
+
+  paddock_session_impl_flush_viewer (self, paddock_session_impl_add_viewer (self, fd, 0, TRUE));
+}
+
 static gboolean
 paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
                                     GDBusMethodInvocation *invocation,
@@ -1036,6 +1085,7 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
   g_autoptr(GUnixFDList) fd_list = NULL;
   g_autoptr(GError) error = NULL;
+  paddock_autofd int ours = -1;
   paddock_autofd int theirs = -1;
   Viewer *viewer;
   guint64 offset = paddock_scrollback_get_first_offset (self->scrollback);
@@ -1066,31 +1116,18 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
                                              "Could not make the viewer's socket: %s", g_strerror (saved_errno));
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
+  ours = pair[0];
   theirs = pair[1];
-
-  viewer = g_new0 (Viewer, 1);
-  viewer->session = self;
-  viewer->fd = pair[0];
-  g_unix_set_fd_nonblocking (viewer->fd, TRUE, NULL);
-  /* Where the replay starts: never before what the ring still holds. */
-  viewer->offset = MIN (MAX (offset, paddock_scrollback_get_first_offset (self->scrollback)),
-                        paddock_scrollback_get_end_offset (self->scrollback));
-  if (input)
-    viewer->in_source = g_unix_fd_add (viewer->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                       paddock_session_impl_viewer_readable_cb, viewer);
-  else
-    shutdown (viewer->fd, SHUT_RD);
 
   fd_list = g_unix_fd_list_new ();
   handle = g_unix_fd_list_append (fd_list, theirs, &error);
   if (handle < 0)
     {
-      viewer_free (viewer);
       g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  g_ptr_array_add (self->viewers, viewer);
+  viewer = paddock_session_impl_add_viewer (self, paddock_steal_fd (&ours), offset, input);
   paddock_ipc_session1_complete_attach (session, invocation, fd_list,
                                         g_variant_new_handle (handle), viewer->offset);
   paddock_session_impl_flush_viewer (self, viewer);
@@ -1845,24 +1882,58 @@ paddock_session_impl_set_limits (PaddockSessionImpl *self)
     self->resources_reason = g_string_free (g_steal_pointer (&reasons), FALSE);
 }
 
-/* Looks at the session's boundary now that its layers are in place and
- * publishes it (Session1.Boundary). For the strict profile, FALSE with
- * @error naming every requested layer not observed enforced. */
-static gboolean
-paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
-                                       JsonObject          *sandbox_report,
-                                       GError             **error)
+/* A look at the session's boundary (paddock_boundary_observe()): its input
+ * copied from the session on the main thread, so that the looking can be
+ * done in another. The config and agent_env it points into live as long
+ * as the session, which the thread's task holds. */
+typedef struct
 {
-  g_autoptr(PaddockBoundary) boundary = NULL;
-  g_autofree char *stage_dir = NULL;
-  g_autofree char *missing = NULL;
-  PaddockBoundaryInput input = {
+  PaddockBoundaryInput  input;
+  char                 *cgroup_path;       /* the session may let its cgroup go meanwhile */
+  char                 *stage_dir;
+  char                 *resources_reason;
+  JsonObject           *sandbox_report;
+  PaddockBoundary      *boundary;          /* what was seen */
+  GVariant             *published;         /* and its Session1.Boundary */
+} BoundaryLook;
+
+static void
+boundary_look_free (BoundaryLook *look)
+{
+  g_free (look->cgroup_path);
+  g_free (look->stage_dir);
+  g_free (look->resources_reason);
+  g_clear_pointer (&look->sandbox_report, json_object_unref);
+  g_clear_object (&look->boundary);
+  g_clear_pointer (&look->published, g_variant_unref);
+  g_free (look);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (BoundaryLook, boundary_look_free)
+
+static BoundaryLook *
+boundary_look_new (PaddockSessionImpl *self,
+                   JsonObject         *sandbox_report)
+{
+  BoundaryLook *look = g_new0 (BoundaryLook, 1);
+
+  look->cgroup_path = self->cgroup != NULL ? g_strdup (paddock_cgroup_get_path (self->cgroup)) : NULL;
+  look->resources_reason = g_strdup (self->resources_reason);
+  look->sandbox_report = sandbox_report != NULL ? json_object_ref (sandbox_report) : NULL;
+  if (self->config.home != NULL)
+    {
+      g_autofree char *session_dir = g_path_get_dirname (self->config.home);
+
+      look->stage_dir = g_build_filename (session_dir, "stage", NULL);
+    }
+  look->input = (PaddockBoundaryInput) {
     .profile = self->config.profile,
     .session_pid = self->pid,
-    .sandbox_report = sandbox_report,
+    .sandbox_report = look->sandbox_report,
     .workspace = self->config.workspace,
     .staging = self->config.staging,
-    .cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
+    .stage_dir = look->stage_dir,
+    .cgroup_path = look->cgroup_path,
     .cgroup_reason = self->config.cgroup_reason,
     .net_mode = self->config.net_mode,
     .given_env = (const char *const *) self->agent_env,
@@ -1874,18 +1945,36 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
      * could take them: strict must refuse those, not run without. */
     .resources_requested = self->resources_requested ||
                            (self->sandboxed && (self->config.pids_max != 0 || self->config.memory_max != 0)),
-    .resources_reason = self->resources_reason,
+    .resources_reason = look->resources_reason,
   };
+  return look;
+}
 
-  if (self->config.home != NULL)
-    {
-      g_autofree char *session_dir = g_path_get_dirname (self->config.home);
-      stage_dir = g_build_filename (session_dir, "stage", NULL);
-      input.stage_dir = stage_dir;
-    }
+/* Looks, and makes the report to publish (a GVariant of some 70 entries,
+ * ~0.1 ms to build): in whichever thread the look is done. */
+static void
+boundary_look_run (BoundaryLook *look)
+{
+  look->boundary = paddock_boundary_observe (&look->input);
+  look->published = g_variant_ref_sink (paddock_boundary_to_variant (look->boundary));
+}
 
-  boundary = paddock_boundary_observe (&input);
-  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), paddock_boundary_to_variant (boundary));
+/* Publishes what was seen (Session1.Boundary). */
+static void
+paddock_session_impl_publish_boundary (PaddockSessionImpl *self,
+                                       BoundaryLook       *look)
+{
+  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), look->published);
+}
+
+/* The strict profile runs only when every requested layer is observed
+ * enforced: FALSE with @error naming the others. */
+static gboolean
+paddock_session_impl_check_strict (PaddockSessionImpl  *self,
+                                   PaddockBoundary     *boundary,
+                                   GError             **error)
+{
+  g_autofree char *missing = NULL;
 
   if (g_strcmp0 (self->config.profile, "strict") != 0)
     return TRUE;
@@ -1897,6 +1986,126 @@ paddock_session_impl_observe_boundary (PaddockSessionImpl  *self,
                "not enforced here: %s. The session was killed at once",
                missing);
   return FALSE;
+}
+
+/* The sandbox said the agent runs, and its boundary was seen: the session
+ * runs (or, strict, is refused) and its creator is answered. */
+static void
+paddock_session_impl_started (PaddockSessionImpl *self,
+                              BoundaryLook       *look)
+{
+  g_autoptr(GError) refusal = NULL;
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
+  paddock_session_impl_publish_boundary (self, look);
+  if (!paddock_session_impl_check_strict (self, look->boundary, &refusal))
+    {
+      paddock_session_impl_signal_all (self, SIGKILL, NULL);
+      paddock_session_impl_ready (self, refusal);
+      return;
+    }
+
+  /* What the workspace looked like as the session started: walked once
+   * the start is over (the agent's first output, the client's Attach),
+   * not alongside it, which a walk of a large workspace slowed by a third
+   * on two cores; a review or apply before then starts it at once. The
+   * agent's writes go to the stage, so this is the same workspace;
+   * another writer's changes since the stage was prepared are recorded
+   * "unknown". */
+  if (self->stage != NULL)
+    paddock_stage_record_baseline_in_thread (self->stage, BASELINE_DELAY_MS);
+
+  /* "running", then the creator's answer, then the record, which the
+   * writer thread makes durable while this one goes on (the Attach that
+   * follows does not wait for it). A daemon that dies before it is on
+   * disk loses it either way, and loses nothing running with it: the
+   * sandbox dies with the daemon. */
+  self->state = g_intern_static_string ("running");
+  paddock_session_impl_publish (self);
+  paddock_session_impl_ready (self, NULL);
+  /* Unless the creator's side could not take it (not exported): then the
+   * session is being killed and its folder is gone. */
+  if (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)) != NULL)
+    paddock_session_impl_save (self);
+}
+
+static void paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
+                                                int                 wait_status);
+
+/* The test switch PADDOCK_TEST_BOUNDARY_LOOK_HOLD=PATH in the daemon's own
+ * environment (like PADDOCK_TEST_RECORD_WRITE_HOLD: nothing a client or a
+ * session can set) holds a start's look at the boundary for as long as
+ * PATH exists (a minute at most), as a slow /proc would: a test sees what
+ * the daemon does meanwhile, with no timing in it. Logged whenever it
+ * holds a look. */
+#define TEST_LOOK_HOLD_MAX_US (60 * G_USEC_PER_SEC)
+
+static void
+test_boundary_look_hold (void)
+{
+  const char *hold = g_getenv ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD");
+  gint64 deadline = g_get_monotonic_time () + TEST_LOOK_HOLD_MAX_US;
+
+  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
+    return;
+  g_message ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD=%s exists, so a start's look at its boundary waits "
+             "until it is gone (a test switch)", hold);
+  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
+}
+
+static void
+boundary_look_thread (GTask        *task,
+                      gpointer      source_object,
+                      gpointer      task_data,
+                      GCancellable *cancellable)
+{
+  BoundaryLook *look = task_data;
+
+  test_boundary_look_hold ();
+  boundary_look_run (look);
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+paddock_session_impl_looked_cb (GObject      *source,
+                                GAsyncResult *result,
+                                gpointer      user_data)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (source);
+  BoundaryLook *look = g_task_get_task_data (G_TASK (result));
+
+  self->looking = FALSE;
+  /* Unless its creator was answered meanwhile: the daemon is quitting
+   * (abandon_start()), or the session's proxy could not be served. */
+  if (self->ready_func != NULL)
+    paddock_session_impl_started (self, look);
+  /* The sandbox ended while we looked: now that the session ran (or was
+   * refused), its end. */
+  if (self->end_deferred)
+    {
+      self->end_deferred = FALSE;
+      paddock_session_impl_sandbox_ended (self, self->deferred_wait_status);
+    }
+}
+
+/* A sandboxed session's boundary is looked at as it starts (~0.5 ms of
+ * reading /proc) in a thread, not on the main loop: that goes on relaying
+ * the agent's first output, to a viewer attached at create among others,
+ * and serving every other client. The session runs, and its creator is
+ * answered, once the look is done (paddock_session_impl_looked_cb()). Not
+ * cancellable: it reads a few files of /proc and ends; whether its result
+ * is still wanted is decided when it is back. */
+static void
+paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
+                                       JsonObject         *sandbox_report)
+{
+  g_autoptr(GTask) task = g_task_new (self, NULL, paddock_session_impl_looked_cb, NULL);
+
+  g_task_set_source_tag (task, paddock_session_impl_look_at_boundary);
+  g_task_set_task_data (task, boundary_look_new (self, sandbox_report), (GDestroyNotify) boundary_look_free);
+  self->looking = TRUE;
+  g_task_run_in_thread (task, boundary_look_thread);
 }
 
 /* Handles every event waiting on the control socket. Returns FALSE once the
@@ -1958,46 +2167,15 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
                                                json_object_get_int_member_with_default (object, "id", -1), &fd);
         }
       else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
-          self->ready_func != NULL)
+               self->ready_func != NULL && !self->looking)
         {
-          g_autoptr(GError) refusal = NULL;
-          g_autoptr(PaddockSessionImpl) hold = NULL;
           JsonObject *report = json_object_has_member (object, "boundary") &&
                                JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "boundary"))
                                ? json_object_get_object_member (object, "boundary") : NULL;
 
-          /* The layers are in place from here on: look at them. Strict
-           * runs only if every requested one is observed enforced. */
-          if (!paddock_session_impl_observe_boundary (self, report, &refusal))
-            {
-              paddock_session_impl_signal_all (self, SIGKILL, NULL);
-              paddock_session_impl_ready (self, refusal);
-              continue;
-            }
-
-          /* What the workspace looked like as the session started:
-           * walked once the start is over (the agent's first output, the
-           * client's Attach), not alongside it, which a walk of a large
-           * workspace slowed by a third on two cores; a review or apply
-           * before then starts it at once. The agent's writes go to the
-           * stage, so this is the same workspace; another writer's
-           * changes since the stage was prepared are recorded "unknown". */
-          if (self->stage != NULL)
-            paddock_stage_record_baseline_in_thread (self->stage, BASELINE_DELAY_MS);
-
-          /* "running", then the creator's answer, then the record, which
-           * the writer thread makes durable while this one goes on (the
-           * Attach that follows does not wait for it). A daemon that dies
-           * before it is on disk loses it either way, and loses nothing
-           * running with it: the sandbox dies with the daemon. */
-          hold = g_object_ref (self);
-          self->state = g_intern_static_string ("running");
-          paddock_session_impl_publish (self);
-          paddock_session_impl_ready (self, NULL);
-          /* Unless the creator's side could not take it (not exported):
-           * then the session is being killed and its folder is gone. */
-          if (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)) != NULL)
-            paddock_session_impl_save (self);
+          /* The layers are in place from here on: look at them, in a
+           * thread (see paddock_session_impl_look_at_boundary()). */
+          paddock_session_impl_look_at_boundary (self, report);
         }
       else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "supervisor-gone") == 0)
         {
@@ -2034,11 +2212,32 @@ paddock_session_impl_exited_cb (GPid     pid,
                                 gpointer user_data)
 {
   PaddockSessionImpl *self = user_data;
-  int exit_status = 0;
 
   self->child_watch = 0;
   self->reaped = TRUE;
   g_spawn_close_pid (pid);
+
+  /* A sandbox that ran the agent may have said so in an event not read
+   * yet. Its "started" is then looked at (or was being looked at
+   * already): the session's end comes after its start, from
+   * paddock_session_impl_looked_cb(). */
+  if (self->sandboxed && self->ready_func != NULL && !self->looking)
+    paddock_session_impl_drain_control (self);
+  if (self->looking)
+    {
+      self->end_deferred = TRUE;
+      self->deferred_wait_status = wait_status;
+      return;
+    }
+  paddock_session_impl_sandbox_ended (self, wait_status);
+}
+
+/* The agent (host) or the sandbox's helper ended, and was reaped. */
+static void
+paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
+                                    int                 wait_status)
+{
+  int exit_status = 0;
 
   if (WIFEXITED (wait_status))
     exit_status = WEXITSTATUS (wait_status);
@@ -2096,15 +2295,12 @@ paddock_session_impl_exited_cb (GPid     pid,
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
                                           paddock_session_impl_count_processes (self));
 
-  /* A sandbox that ran the agent may have said so in an event not read
-   * yet: read it before concluding that the session never started. (A
-   * host agent ran once exec'd: its ready_func only waits for its first
-   * record to be on disk, see start(), and is answered from there.) */
-  if (self->sandboxed && self->ready_func != NULL)
-    paddock_session_impl_drain_control (self);
-
-  /* The sandbox ended before the agent started: the session never ran.
-   * Drain the terminal first so its last words are in the scrollback. */
+  /* The sandbox ended before the agent started (exited_cb() read every
+   * event it sent, "started" would have been among them): the session
+   * never ran. (A host agent ran once exec'd: its ready_func only waits
+   * for its first record to be on disk, see start(), and is answered from
+   * there.) Drain the terminal first so its last words are in the
+   * scrollback. */
   if (self->sandboxed && self->ready_func != NULL)
     {
       g_autoptr(GError) error = NULL;
@@ -2670,8 +2866,11 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
        * so the flush below waits for what is left of the fsync, not all
        * of it. No client can see "running" before the flush: the session
        * is exported, and listed, once ready. */
+      g_autoptr(BoundaryLook) look = boundary_look_new (self, NULL);
+
       paddock_session_impl_set_state (self, "running");
-      paddock_session_impl_observe_boundary (self, NULL, NULL);
+      boundary_look_run (look);
+      paddock_session_impl_publish_boundary (self, look);
       /* On disk before the creator hears of it: the agent would outlive
        * a daemon that died unknowing. The main loop goes on meanwhile; a
        * daemon that shuts down first answers the creator with its error

@@ -78,6 +78,8 @@ gboolean            paddock_session_impl_start       (PaddockSessionImpl        
                                                       PaddockSessionReadyFunc     ready,
                                                       gpointer                    user_data,
                                                       GError                    **error);
+void                paddock_session_impl_attach_terminal (PaddockSessionImpl     *self,
+                                                          int                     fd);
 const char         *paddock_session_impl_get_id      (PaddockSessionImpl         *self);
 const char         *paddock_session_impl_get_owner   (PaddockSessionImpl         *self);
 const char         *paddock_session_impl_get_object_path (PaddockSessionImpl     *self);

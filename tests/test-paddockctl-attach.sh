@@ -71,7 +71,13 @@ def make_controlling_terminal():
     os.setsid()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-proc = subprocess.Popen([ctl, "attach"] + extra + [sid], stdin=slave, stdout=slave, stderr=slave,
+if scenario == "create":
+    # sid is the workspace: `create --attach` makes the session it shows.
+    argv = [ctl, "create", "--attach", "--workspace", sid, "--profile", "host", "--",
+            "sh", "-c", 'echo ready; stty size; read l; echo "got: $l"; exit 6']
+else:
+    argv = [ctl, "attach"] + extra + [sid]
+proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
                         preexec_fn=make_controlling_terminal, close_fds=True)
 buf = bytearray()
 
@@ -111,7 +117,8 @@ def finish():
         proc.wait()
 
 report(wait_for(b"press Ctrl-] to detach"), "a one-line hint names the detach key", tail())
-report(wait_for(b"ready"), "the replay shows what the session wrote before", tail())
+report(wait_for(b"ready"), "the replay shows what the session wrote before" if scenario != "create"
+       else "create --attach shows the session's first words", tail())
 lflag = termios.tcgetattr(slave)[3]
 report(not (lflag & (termios.ICANON | termios.ECHO | termios.ISIG)),
        "the terminal is in raw mode while attached", "lflag %#o" % lflag)
@@ -141,6 +148,16 @@ if scenario == "interactive":
     modes_restored("the terminal's modes are restored after detaching")
     wait_for(b"keeps running", timeout=1)
     report(b"detached from" in buf, "a note says paddockctl detached", tail())
+elif scenario == "create":
+    report(wait_for(b"30 100"), "create --attach starts the session at our terminal's size", tail())
+    mark = len(buf)
+    os.write(master, b"hello\r")
+    report(wait_for(b"got: hello", mark), "typing “hello⏎” reaches the program it made", tail())
+    rc = exit_within(5)
+    report(rc == 0, "create --attach exits 0 when the session ends", "exit %r; %s" % (rc, tail()))
+    wait_for(b"exit status 6", timeout=1)
+    report(b"ended (exited, exit status 6)" in buf, "…and says how it ended", tail())
+    modes_restored("the terminal's modes are restored after create --attach")
 elif scenario == "sigterm":
     time.sleep(0.3)
     os.kill(proc.pid, signal.SIGTERM)
@@ -294,6 +311,25 @@ wait_for 5 eval "! kill -0 $attacher" || kill -INT "$attacher" 2>/dev/null || tr
 wait "$attacher" || rc=$?
 check "destroying the session ends attach with exit 0" test "$rc" -eq 0
 check "…and a note that it was destroyed or ended" grep -Eq "session $id3 (was destroyed|ended)" "$tmp/gone.err"
+
+# ---- create --attach: the terminal of a new session, from its first byte -----------------
+
+drive "$ws" create
+
+rc=0
+printf 'typed\n' | timeout 20 "$CTL" create --attach --workspace "$ws" --profile host -- \
+  sh -c 'echo first-words; read l; echo "got: $l"; exit 4' >"$tmp/ca.out" 2>"$tmp/ca.err" || rc=$?
+cid=$(sed -n 's/^paddockctl: session \([0-9a-f]\{12\}\)$/\1/p' "$tmp/ca.err")
+check "printf 'typed\\n' | create --attach: exit 0 when the session ends" test "$rc" -eq 0
+check "…its whole terminal, from the first byte on: the same bytes as “logs”" \
+  eval "grep -qF first-words '$tmp/ca.out' && \"\$CTL\" logs $cid | cmp -s - '$tmp/ca.out'"
+check "…what was piped in reached the program" grep -qF "got: typed" "$tmp/ca.out"
+check "…the new session's id is on stderr, not in the output" test -n "$cid"
+check "…with how it ended: “session ID ended (exited, exit status 4)”" \
+  grep -qF "session $cid ended (exited, exit status 4)" "$tmp/ca.err"
+run "$tmp/out" "$tmp/err" create --attach --workspace "$tmp/no-such-folder" --profile host -- true </dev/null
+check "create --attach in a missing folder: exit 1, one line on stderr, nothing made" \
+  test "$rc:$(lines "$tmp/err"):$("$CTL" list | grep -c no-such-folder)" = "1:1:0"
 
 # ---- errors ------------------------------------------------------------------------------
 

@@ -6,11 +6,14 @@
 
 #include "config.h"
 
+#include <fcntl.h>
 #include <gio/gunixfdlist.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "paddock-error.h"
@@ -1727,6 +1730,273 @@ test_attach_replays_and_relays (void)
   close (late);
 }
 
+/* CreateSession with "terminal": @fd sent with the call (a descriptor of
+ * the caller's, -1 for a handle with no descriptor behind it). Answered
+ * asynchronously into @reply / @error, so that the caller can read the
+ * terminal before the answer comes. */
+typedef struct
+{
+  GVariant *reply;
+  GError   *error;
+} TerminalCreate;
+
+static void
+terminal_create_cb (GObject      *source,
+                    GAsyncResult *result,
+                    gpointer      user_data)
+{
+  TerminalCreate *created = user_data;
+
+  created->reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source), NULL, result,
+                                                                    &created->error);
+}
+
+static gboolean
+terminal_create_done (gpointer user_data)
+{
+  TerminalCreate *created = user_data;
+
+  return created->reply != NULL || created->error != NULL;
+}
+
+static void
+create_with_terminal (GDBusConnection *connection,
+                      const char      *session_profile,
+                      const char      *script,
+                      int              fd,
+                      TerminalCreate  *created)
+{
+  const char *argv[] = { "sh", "-c", script, NULL };
+  g_autoptr(GUnixFDList) fds = g_unix_fd_list_new ();
+  GVariantBuilder options;
+
+  if (fd >= 0)
+    g_assert_cmpint (g_unix_fd_list_append (fds, fd, NULL), ==, 0);
+  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
+  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
+  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (session_profile));
+  g_variant_builder_add (&options, "{sv}", "terminal", g_variant_new_handle (0));
+  g_dbus_connection_call_with_unix_fd_list (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
+                                            "org.paddock.Manager1", "CreateSession",
+                                            g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"),
+                                            G_DBUS_CALL_FLAGS_NONE, 20000, fd >= 0 ? fds : NULL, NULL,
+                                            terminal_create_cb, created);
+}
+
+/* Whether @fd reads end-of-stream within 10 s, after whatever is left. */
+static gboolean
+reads_to_the_end (int fd)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      GPollFD poll_fd = { fd, G_IO_IN, 0 };
+      char buffer[4096];
+
+      if (g_poll (&poll_fd, 1, 100) > 0 && read (fd, buffer, sizeof buffer) == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* CreateSession's "terminal": the creator's end of a socketpair reads the
+ * terminal from its very first byte, without an Attach, and types into
+ * it; the session is otherwise the same (a later Attach, its output). */
+static void
+test_terminal_at_create (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  const char *profiles[] = { "host", "safe" };
+
+  for (guint p = 0; p < G_N_ELEMENTS (profiles); p++)
+    {
+      TerminalCreate created = { NULL, NULL };
+      g_autoptr(GString) seen = g_string_new (NULL);
+      g_autoptr(GString) later_seen = g_string_new (NULL);
+      g_autoptr(GVariant) result = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *path = NULL;
+      guint64 offset = 99;
+      int pair[2];
+      int later;
+
+      g_test_message ("%s profile", profiles[p]);
+      g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+      create_with_terminal (connection, profiles[p],
+                            "echo first-words; while read line; do echo \"echo: $line\"; done", pair[1],
+                            &created);
+      close (pair[1]);   /* the call's fd list holds its own copy */
+      g_assert_true (paddock_test_wait_for (terminal_create_done, &created, 20 * 1000));
+      if (g_error_matches (created.error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+        {
+          g_test_message ("no %s session here: %s", profiles[p], created.error->message);
+          g_clear_error (&created.error);
+          close (pair[0]);
+          continue;
+        }
+      g_assert_no_error (created.error);
+      g_variant_get (created.reply, "(o)", &path);
+      g_clear_pointer (&created.reply, g_variant_unref);
+
+      /* From the first byte: the stream starts with what the agent printed. */
+      g_assert_true (viewer_sees (pair[0], seen, "first-words"));
+      g_assert_true (g_str_has_prefix (seen->str, "first-words"));
+      g_assert_cmpint (write (pair[0], "typed at create\n", 16), ==, 16);
+      g_assert_true (viewer_sees (pair[0], seen, "echo: typed at create"));
+
+      /* A viewer like any other: Attach still replays the same terminal. */
+      later = attach (connection, path, &offset);
+      g_assert_cmpuint (offset, ==, 0);
+      g_assert_true (viewer_sees (later, later_seen, "echo: typed at create"));
+      close (later);
+
+      /* And its end is the terminal's end. */
+      result = stop (connection, path, 1, FALSE, &error);
+      g_assert_no_error (error);
+      g_assert_true (reads_to_the_end (pair[0]));
+      close (pair[0]);
+    }
+}
+
+static gboolean
+daemon_has_no_children (gpointer user_data)
+{
+  guint32 pid = GPOINTER_TO_UINT (user_data);
+  g_autofree char *path = g_strdup_printf ("/proc/%u/task/%u/children", pid, pid);
+  g_autofree char *children = NULL;
+
+  return g_file_get_contents (path, &children, NULL, NULL) && children[0] == '\0';
+}
+
+/* A session whose boundary is still being looked at: its terminal flows
+ * already (the look is in a thread, test switch
+ * PADDOCK_TEST_BOUNDARY_LOOK_HOLD), and a sandbox that ends meanwhile is
+ * a session that ran and exited, not one that could not start. */
+static void
+test_terminal_while_boundary_looked_at (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  GDBusConnection *connection;
+  g_autofree char *hold = g_build_filename (workspace, "..", "paddock-look-hold-XXXXXX", NULL);
+  g_autofree char *hold_path = NULL;
+  TerminalCreate created = { NULL, NULL };
+  g_autoptr(GString) seen = g_string_new (NULL);
+  g_autoptr(GVariant) sessions = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *state = NULL;
+  gint exit_status = -1;
+  int hold_fd;
+  int pair[2];
+
+  hold_fd = g_mkstemp (hold);
+  g_assert_cmpint (hold_fd, >=, 0);
+  close (hold_fd);
+  hold_path = g_canonicalize_filename (hold, NULL);
+  g_setenv ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD", hold_path, TRUE);
+  daemon = paddock_test_daemon_new (NULL);
+  g_unsetenv ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD");
+  connection = paddock_test_daemon_get_connection (daemon);
+
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+  create_with_terminal (connection, "safe", "echo first-words; exit 3", pair[1], &created);
+  close (pair[1]);
+
+  /* The agent's words arrive while the look is held, so before the
+   * answer. */
+  if (!viewer_sees (pair[0], seen, "first-words"))
+    {
+      g_unlink (hold_path);
+      g_assert_true (paddock_test_wait_for (terminal_create_done, &created, 20 * 1000));
+      close (pair[0]);
+      if (g_error_matches (created.error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
+        {
+          g_test_skip (created.error->message);
+          g_clear_error (&created.error);
+          return;
+        }
+      g_assert_no_error (created.error);
+      g_assert_not_reached ();
+    }
+  close (pair[0]);
+  /* Then the sandbox ends (the agent exited) and is reaped: the daemon has
+   * no child left. The creator is still waiting for the look. */
+  g_assert_true (paddock_test_wait_for (daemon_has_no_children, GUINT_TO_POINTER (paddock_test_daemon_pid (connection)),
+                                        10 * 1000));
+  g_usleep (100 * 1000);
+  g_main_context_iteration (NULL, FALSE);
+  g_assert_false (terminal_create_done (&created));
+
+  g_assert_cmpint (g_unlink (hold_path), ==, 0);
+  g_assert_true (paddock_test_wait_for (terminal_create_done, &created, 20 * 1000));
+  g_assert_no_error (created.error);
+  g_variant_get (created.reply, "(o)", &path);
+  g_clear_pointer (&created.reply, g_variant_unref);
+
+  wait_for_state (connection, path, "exited");
+  sessions = list_sessions (connection);
+  state = listed_state (sessions, path, &exit_status);
+  g_assert_cmpstr (state, ==, "exited");
+  g_assert_cmpint (exit_status, ==, 3);
+}
+
+/* What "terminal" must be, and that a refused one creates nothing. */
+static void
+test_terminal_at_create_bad_input (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GVariant) sessions = NULL;
+  int pipe_fds[2];
+  int datagrams[2];
+  int listening;
+  struct {
+    const char *what;
+    int         fd;
+  } bad[4];
+
+  g_assert_cmpint (pipe2 (pipe_fds, O_CLOEXEC), ==, 0);
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, datagrams), ==, 0);
+  listening = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  g_assert_cmpint (listening, >=, 0);
+  {
+    /* An abstract name the kernel picks (autobind), so that it can listen. */
+    struct sockaddr_un any = { .sun_family = AF_UNIX };
+
+    g_assert_cmpint (bind (listening, (struct sockaddr *) &any, sizeof (sa_family_t)), ==, 0);
+  }
+  g_assert_cmpint (listen (listening, 1), ==, 0);
+  bad[0].what = "a handle with no descriptor";
+  bad[0].fd = -1;
+  bad[1].what = "a pipe";
+  bad[1].fd = pipe_fds[1];
+  bad[2].what = "a datagram socket";
+  bad[2].fd = datagrams[0];
+  bad[3].what = "a listening socket";
+  bad[3].fd = listening;
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      TerminalCreate created = { NULL, NULL };
+
+      g_test_message ("%s", bad[i].what);
+      create_with_terminal (connection, "host", "echo never", bad[i].fd, &created);
+      g_assert_true (paddock_test_wait_for (terminal_create_done, &created, 20 * 1000));
+      g_assert_error (created.error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+      g_clear_error (&created.error);
+    }
+  sessions = list_sessions (connection);
+  g_assert_cmpuint (g_variant_n_children (sessions), ==, 0);
+
+  close (pipe_fds[0]);
+  close (pipe_fds[1]);
+  close (datagrams[0]);
+  close (datagrams[1]);
+  close (listening);
+}
+
 typedef struct
 {
   char    *state;
@@ -2246,6 +2516,9 @@ main (int   argc,
   g_test_add_func ("/sessions/safe/teardown-of-200", test_safe_teardown_of_200);
   g_test_add_func ("/sessions/strict-refuses", test_strict_refuses);
   g_test_add_func ("/sessions/attach-replays-and-relays", test_attach_replays_and_relays);
+  g_test_add_func ("/sessions/terminal-at-create", test_terminal_at_create);
+  g_test_add_func ("/sessions/terminal-at-create/bad-input", test_terminal_at_create_bad_input);
+  g_test_add_func ("/sessions/safe/terminal-while-boundary-looked-at", test_terminal_while_boundary_looked_at);
   g_test_add_func ("/sessions/exec/streams-status-stdin-tty", test_exec_streams_status_stdin_tty);
   g_test_add_func ("/sessions/exec/timeout-and-vanishing-caller-kill-trees", test_exec_timeout_and_vanishing_caller_kill_trees);
   g_test_add_func ("/sessions/exec/bad-input", test_exec_bad_input);
