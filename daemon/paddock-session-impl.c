@@ -1885,7 +1885,7 @@ paddock_session_impl_set_limits (PaddockSessionImpl *self)
 /* A look at the session's boundary (paddock_boundary_observe()): its input
  * copied from the session on the main thread, so that the looking can be
  * done in another. The config and agent_env it points into live as long
- * as the session, which the thread's task holds. */
+ * as the session, which the look's callback holds a reference to. */
 typedef struct
 {
   PaddockBoundaryInput  input;
@@ -2064,7 +2064,9 @@ boundary_look_thread (GTask        *task,
 
   test_boundary_look_hold ();
   boundary_look_run (look);
-  g_task_return_boolean (task, TRUE);
+  /* Handed back whole, to be freed on the main thread (see
+   * paddock_session_impl_look_at_boundary()). */
+  g_task_return_pointer (task, look, (GDestroyNotify) boundary_look_free);
 }
 
 static void
@@ -2072,8 +2074,9 @@ paddock_session_impl_looked_cb (GObject      *source,
                                 GAsyncResult *result,
                                 gpointer      user_data)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (source);
-  BoundaryLook *look = g_task_get_task_data (G_TASK (result));
+  /* look_at_boundary()'s reference, dropped here, on the main thread. */
+  g_autoptr(PaddockSessionImpl) self = user_data;
+  g_autoptr(BoundaryLook) look = g_task_propagate_pointer (G_TASK (result), NULL);
 
   self->looking = FALSE;
   /* Unless its creator was answered meanwhile: the daemon is quitting
@@ -2100,10 +2103,17 @@ static void
 paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
                                        JsonObject         *sandbox_report)
 {
-  g_autoptr(GTask) task = g_task_new (self, NULL, paddock_session_impl_looked_cb, NULL);
+  /* Neither the session as the task's source object nor the look as its
+   * data: the worker thread drops its own reference to the task after it
+   * has queued the callback, so that reference can be the last one, and
+   * whatever the task still held would be finalized in that thread (the
+   * session itself, once a start refused or abandoned meanwhile has let
+   * go of it). The session's reference is the callback's, and the look
+   * comes back as the task's result: both are let go of on this thread. */
+  g_autoptr(GTask) task = g_task_new (NULL, NULL, paddock_session_impl_looked_cb, g_object_ref (self));
 
   g_task_set_source_tag (task, paddock_session_impl_look_at_boundary);
-  g_task_set_task_data (task, boundary_look_new (self, sandbox_report), (GDestroyNotify) boundary_look_free);
+  g_task_set_task_data (task, boundary_look_new (self, sandbox_report), NULL);
   self->looking = TRUE;
   g_task_run_in_thread (task, boundary_look_thread);
 }
