@@ -1884,12 +1884,14 @@ paddock_session_impl_set_limits (PaddockSessionImpl *self)
 
 /* A look at the session's boundary (paddock_boundary_observe()): its input
  * copied from the session on the main thread, so that the looking can be
- * done in another. The config and agent_env it points into live as long
- * as the session, which the look's callback holds a reference to. */
+ * done in another. What it points into of the config and agent_env is
+ * set once, at start, and lives as long as the session, which the look's
+ * callback holds a reference to; what can change meanwhile is copied. */
 typedef struct
 {
   PaddockBoundaryInput  input;
   char                 *cgroup_path;       /* the session may let its cgroup go meanwhile */
+  char                 *net_mode;          /* SetNetworkPolicy replaces the config's */
   char                 *stage_dir;
   char                 *resources_reason;
   JsonObject           *sandbox_report;
@@ -1901,6 +1903,7 @@ static void
 boundary_look_free (BoundaryLook *look)
 {
   g_free (look->cgroup_path);
+  g_free (look->net_mode);
   g_free (look->stage_dir);
   g_free (look->resources_reason);
   g_clear_pointer (&look->sandbox_report, json_object_unref);
@@ -1919,6 +1922,7 @@ boundary_look_new (PaddockSessionImpl *self,
 
   look->cgroup_path = self->cgroup != NULL ? g_strdup (paddock_cgroup_get_path (self->cgroup)) : NULL;
   look->resources_reason = g_strdup (self->resources_reason);
+  look->net_mode = g_strdup (self->config.net_mode);
   look->sandbox_report = sandbox_report != NULL ? json_object_ref (sandbox_report) : NULL;
   if (self->config.home != NULL)
     {
@@ -1935,7 +1939,7 @@ boundary_look_new (PaddockSessionImpl *self,
     .stage_dir = look->stage_dir,
     .cgroup_path = look->cgroup_path,
     .cgroup_reason = self->config.cgroup_reason,
-    .net_mode = self->config.net_mode,
+    .net_mode = look->net_mode,
     .given_env = (const char *const *) self->agent_env,
     .allowed_write = (const char *const *) self->config.allow_write,
     .exposed = (const char *const *) self->config.expose,
