@@ -75,6 +75,11 @@ if scenario == "create":
     # sid is the workspace: `create --attach` makes the session it shows.
     argv = [ctl, "create", "--attach", "--workspace", sid, "--profile", "host", "--",
             "sh", "-c", 'echo ready; stty size; read l; echo "got: $l"; exit 6']
+elif scenario == "create-size":
+    # As create, with a size of its own: read after the relay started
+    # (and so after a resize to ours, were one sent).
+    argv = [ctl, "create", "--attach", "--size", "90x20", "--workspace", sid, "--profile", "host", "--",
+            "sh", "-c", 'echo ready; read l; echo "size: $(stty size)"; exit 0']
 else:
     argv = [ctl, "attach"] + extra + [sid]
 proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
@@ -117,7 +122,7 @@ def finish():
         proc.wait()
 
 report(wait_for(b"press Ctrl-] to detach"), "a one-line hint names the detach key", tail())
-report(wait_for(b"ready"), "the replay shows what the session wrote before" if scenario != "create"
+report(wait_for(b"ready"), "the replay shows what the session wrote before" if not scenario.startswith("create")
        else "create --attach shows the session's first words", tail())
 lflag = termios.tcgetattr(slave)[3]
 report(not (lflag & (termios.ICANON | termios.ECHO | termios.ISIG)),
@@ -158,6 +163,13 @@ elif scenario == "create":
     wait_for(b"exit status 6", timeout=1)
     report(b"ended (exited, exit status 6)" in buf, "…and says how it ended", tail())
     modes_restored("the terminal's modes are restored after create --attach")
+elif scenario == "create-size":
+    mark = len(buf)
+    os.write(master, b"now\r")
+    report(wait_for(b"size: 20 90", mark), "create --attach --size 90x20 keeps the session at 90x20, "
+           "not our 100x30", tail())
+    rc = exit_within(5)
+    report(rc == 0, "…and exits 0 when the session ends", "exit %r; %s" % (rc, tail()))
 elif scenario == "sigterm":
     time.sleep(0.3)
     os.kill(proc.pid, signal.SIGTERM)
@@ -315,6 +327,7 @@ check "…and a note that it was destroyed or ended" grep -Eq "session $id3 (was
 # ---- create --attach: the terminal of a new session, from its first byte -----------------
 
 drive "$ws" create
+drive "$ws" create-size
 
 rc=0
 printf 'typed\n' | timeout 20 "$CTL" create --attach --workspace "$ws" --profile host -- \
