@@ -926,8 +926,9 @@ paddockctl_create (Paddockctl  *ctl,
 
   if (attach)
     {
-      if (!ctl->json)
-        paddockctl_warn ("session %s", id);
+      /* Also with --json: the terminal has stdout, and nothing else
+       * tells the caller which session it shows. */
+      paddockctl_warn ("session %s", id);
       return paddockctl_attach_socket (ctl, id, viewer[0], size_given);
     }
 

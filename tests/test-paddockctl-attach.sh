@@ -340,6 +340,13 @@ check "…what was piped in reached the program" grep -qF "got: typed" "$tmp/ca.
 check "…the new session's id is on stderr, not in the output" test -n "$cid"
 check "…with how it ended: “session ID ended (exited, exit status 4)”" \
   grep -qF "session $cid ended (exited, exit status 4)" "$tmp/ca.err"
+run "$tmp/out" "$tmp/err" --json create --attach --workspace "$ws" --profile host -- \
+  sh -c 'echo json-words; exit 5' </dev/null
+jid=$(sed -n 's/^paddockctl: session \([0-9a-f]\{12\}\)$/\1/p' "$tmp/err")
+check "--json create --attach: exit 0, the terminal on stdout" \
+  eval "test '$rc' -eq 0 && grep -qF json-words '$tmp/out'"
+check "…and the new session's id still on stderr, the only place that names it" \
+  eval "test -n '$jid' && \"\$CTL\" logs '$jid' | grep -qF json-words"
 run "$tmp/out" "$tmp/err" create --attach --workspace "$tmp/no-such-folder" --profile host -- true </dev/null
 check "create --attach in a missing folder: exit 1, one line on stderr, nothing made" \
   test "$rc:$(lines "$tmp/err"):$("$CTL" list | grep -c no-such-folder)" = "1:1:0"
