@@ -873,12 +873,15 @@ paddockctl_create (Paddockctl  *ctl,
                            g_variant_new_strv ((const char * const *) pass_env, -1));
   /* The user's --size wins over ours, also once attached (see below). */
   size_given = size != NULL;
-  if (size == NULL && attach && isatty (STDOUT_FILENO))
+  if (size == NULL && attach && (isatty (STDIN_FILENO) || isatty (STDOUT_FILENO)))
     {
       struct winsize here = { 0 };
+      /* Attached, the agent starts at the size it will be shown at: that
+       * of the terminal the relay then follows (stdin's, as attach), or
+       * else the one it is shown on. */
+      int terminal = isatty (STDIN_FILENO) ? STDIN_FILENO : STDOUT_FILENO;
 
-      /* Attached, the agent starts at the size it will be shown at. */
-      if (ioctl (STDOUT_FILENO, TIOCGWINSZ, &here) == 0 && here.ws_col > 0 && here.ws_row > 0 &&
+      if (ioctl (terminal, TIOCGWINSZ, &here) == 0 && here.ws_col > 0 && here.ws_row > 0 &&
           here.ws_col <= MAX_TERMINAL_CELLS && here.ws_row <= MAX_TERMINAL_CELLS)
         {
           columns = here.ws_col;

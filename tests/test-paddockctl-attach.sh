@@ -80,8 +80,26 @@ elif scenario == "create-size":
     # (and so after a resize to ours, were one sent).
     argv = [ctl, "create", "--attach", "--size", "90x20", "--workspace", sid, "--profile", "host", "--",
             "sh", "-c", 'echo ready; read l; echo "size: $(stty size)"; exit 0']
+elif scenario == "create-piped-out":
+    # Typed on the terminal, the output into a pipe (`… | tee log`).
+    argv = [ctl, "create", "--attach", "--workspace", sid, "--profile", "host", "--",
+            "sh", "-c", 'echo "size: $(stty size)"; exit 0']
 else:
     argv = [ctl, "attach"] + extra + [sid]
+
+if scenario == "create-piped-out":
+    proc = subprocess.Popen(argv, stdin=slave, stdout=subprocess.PIPE, stderr=slave,
+                            preexec_fn=make_controlling_terminal, close_fds=True)
+    try:
+        out, _ = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    report(proc.returncode == 0, "create --attach with stdout a pipe: exit 0", "exit %r" % proc.returncode)
+    report(out.startswith(b"size: 30 100"), "…the session starts at the size of the terminal typed on",
+           repr(out[:200]))
+    sys.exit(0)
+
 proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
                         preexec_fn=make_controlling_terminal, close_fds=True)
 buf = bytearray()
@@ -328,6 +346,7 @@ check "…and a note that it was destroyed or ended" grep -Eq "session $id3 (was
 
 drive "$ws" create
 drive "$ws" create-size
+drive "$ws" create-piped-out
 
 rc=0
 printf 'typed\n' | timeout 20 "$CTL" create --attach --workspace "$ws" --profile host -- \
