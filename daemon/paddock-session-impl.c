@@ -1043,7 +1043,9 @@ paddock_session_impl_add_viewer (PaddockSessionImpl *self,
 
   viewer->session = self;
   viewer->fd = fd;
-  g_unix_set_fd_nonblocking (viewer->fd, TRUE, NULL);
+  /* Not made non-blocking: every send and recv on it says MSG_DONTWAIT.
+   * O_NONBLOCK is a flag of the open file description, which for the
+   * creator's socket (CreateSession's "terminal") the caller shares. */
   /* Where the replay starts: never before what the ring still holds. */
   viewer->offset = MIN (MAX (offset, paddock_scrollback_get_first_offset (self->scrollback)),
                         paddock_scrollback_get_end_offset (self->scrollback));

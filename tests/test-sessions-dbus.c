@@ -1873,6 +1873,45 @@ test_terminal_at_create (void)
     }
 }
 
+/* The creator's socket is the caller's open file description too (a
+ * descriptor sent over D-Bus is a duplicate, not a copy): the daemon
+ * leaves its flags alone. A caller that passed, say, a socket it also
+ * reads with blocking calls must not find it non-blocking afterwards. */
+static void
+test_terminal_at_create_keeps_callers_flags (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  TerminalCreate created = { NULL, NULL };
+  g_autoptr(GString) seen = g_string_new (NULL);
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  int pair[2];
+  int kept;
+
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+  kept = fcntl (pair[1], F_DUPFD_CLOEXEC, 3);
+  g_assert_cmpint (kept, >=, 0);
+  g_assert_false (fcntl (kept, F_GETFL) & O_NONBLOCK);
+  create_with_terminal (connection, "host", "echo first-words; exec sleep 300", pair[1], &created);
+  close (pair[1]);
+  g_assert_true (paddock_test_wait_for (terminal_create_done, &created, 20 * 1000));
+  g_assert_no_error (created.error);
+  g_variant_get (created.reply, "(o)", &path);
+  g_clear_pointer (&created.reply, g_variant_unref);
+  /* The viewer is attached, and has written to it. */
+  g_assert_true (viewer_sees (pair[0], seen, "first-words"));
+
+  g_assert_false (fcntl (kept, F_GETFL) & O_NONBLOCK);
+
+  close (kept);
+  result = stop (connection, path, 1, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_true (reads_to_the_end (pair[0]));
+  close (pair[0]);
+}
+
 static gboolean
 daemon_has_no_children (gpointer user_data)
 {
@@ -2640,6 +2679,8 @@ main (int   argc,
   g_test_add_func ("/sessions/terminal-at-create/bad-input", test_terminal_at_create_bad_input);
   g_test_add_func ("/sessions/terminal-at-create/closed-when-not-started",
                    test_terminal_at_create_closed_when_not_started);
+  g_test_add_func ("/sessions/terminal-at-create/keeps-callers-flags",
+                   test_terminal_at_create_keeps_callers_flags);
   g_test_add_func ("/sessions/safe/terminal-while-boundary-looked-at", test_terminal_while_boundary_looked_at);
   g_test_add_func ("/sessions/exec/streams-status-stdin-tty", test_exec_streams_status_stdin_tty);
   g_test_add_func ("/sessions/exec/timeout-and-vanishing-caller-kill-trees", test_exec_timeout_and_vanishing_caller_kill_trees);
