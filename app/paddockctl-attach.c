@@ -85,6 +85,7 @@ typedef struct
   int                 socket_fd;          /* the terminal stream: ours, non-blocking */
   gboolean            tty;                /* stdin is a terminal */
   gboolean            input;              /* what is typed goes to the session */
+  gboolean            fixed_size;         /* the session keeps its size, not ours */
   gboolean            raw;                /* saved_termios is to be put back */
   struct termios      saved_termios;
   gboolean            have_saved_sigpipe;
@@ -763,7 +764,7 @@ relay (Attach *self)
           g_propagate_error (&self->error, g_steal_pointer (&error));
           self->ending = ENDING_FAILED;
         }
-      else
+      else if (!self->fixed_size)
         {
           self->winch_source = g_unix_signal_add (SIGWINCH, winch_cb, self);
           send_resize (self);
@@ -899,11 +900,14 @@ paddockctl_attach (Paddockctl  *ctl,
 
 /* `paddockctl create --attach`: the terminal of the session just made, on
  * the socket CreateSession attached as its first viewer (@socket_fd, ours
- * to close), from its first byte; then as `paddockctl attach ID`. */
+ * to close), from its first byte; then as `paddockctl attach ID`, but for
+ * the size when @fixed_size (the user gave one with --size): the session
+ * keeps it rather than follow ours. */
 int
 paddockctl_attach_socket (Paddockctl *ctl,
                           const char *id,
-                          int         socket_fd)
+                          int         socket_fd,
+                          gboolean    fixed_size)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockIpcSession1) session = NULL;
@@ -923,6 +927,7 @@ paddockctl_attach_socket (Paddockctl *ctl,
   self.to_socket = g_byte_array_new ();
   self.tty = isatty (STDIN_FILENO);
   self.input = TRUE;
+  self.fixed_size = fixed_size;
   self.at_line_start = TRUE;
 
   return relay (&self);

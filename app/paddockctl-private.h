@@ -160,7 +160,8 @@ int                 paddockctl_attach            (Paddockctl               *ctl,
                                                   char                    **argv);
 int                 paddockctl_attach_socket     (Paddockctl               *ctl,
                                                   const char               *id,
-                                                  int                       socket_fd);
+                                                  int                       socket_fd,
+                                                  gboolean                  fixed_size);
 int                 paddockctl_logs              (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);

@@ -644,6 +644,7 @@ paddockctl_create (Paddockctl  *ctl,
   g_autofree char *profile = NULL;
   g_autofree char *size = NULL;
   gboolean attach = FALSE;
+  gboolean size_given;
   g_autofree char *net = NULL;
   g_autofree char *pids_max = NULL;
   g_autofree char *memory_max = NULL;
@@ -693,7 +694,7 @@ paddockctl_create (Paddockctl  *ctl,
       "the agent gets it as a listening socket (LISTEN_FDS), with none or proxy it is forwarded in", "NAME" },
     { "attach", 0, 0, G_OPTION_ARG_NONE, &attach,
       "Stay on the session's terminal from its first byte, as “paddockctl attach ID” (the id goes to "
-      "stderr); the terminal's size is this one's unless --size says otherwise", NULL },
+      "stderr); the session's terminal takes and follows this one's size unless --size fixes it", NULL },
     { "reserved-ports", 0, 0, G_OPTION_ARG_STRING, &reserved_ports,
       "With net none or proxy: hold N more ports (0–" G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS) ", with the named ones "
       "at most " G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS) "; default " G_STRINGIFY (PADDOCK_SESSION_RESERVED_PORTS) ") that "
@@ -870,12 +871,17 @@ paddockctl_create (Paddockctl  *ctl,
   if (pass_env != NULL)
     g_variant_builder_add (&options, "{sv}", "pass-env",
                            g_variant_new_strv ((const char * const *) pass_env, -1));
-  if (size == NULL && attach && isatty (STDOUT_FILENO))
+  /* The user's --size wins over ours, also once attached (see below). */
+  size_given = size != NULL;
+  if (size == NULL && attach && (isatty (STDIN_FILENO) || isatty (STDOUT_FILENO)))
     {
       struct winsize here = { 0 };
+      /* Attached, the agent starts at the size it will be shown at: that
+       * of the terminal the relay then follows (stdin's, as attach), or
+       * else the one it is shown on. */
+      int terminal = isatty (STDIN_FILENO) ? STDIN_FILENO : STDOUT_FILENO;
 
-      /* Attached, the agent starts at the size it will be shown at. */
-      if (ioctl (STDOUT_FILENO, TIOCGWINSZ, &here) == 0 && here.ws_col > 0 && here.ws_row > 0 &&
+      if (ioctl (terminal, TIOCGWINSZ, &here) == 0 && here.ws_col > 0 && here.ws_row > 0 &&
           here.ws_col <= MAX_TERMINAL_CELLS && here.ws_row <= MAX_TERMINAL_CELLS)
         {
           columns = here.ws_col;
@@ -923,9 +929,10 @@ paddockctl_create (Paddockctl  *ctl,
 
   if (attach)
     {
-      if (!ctl->json)
-        paddockctl_warn ("session %s", id);
-      return paddockctl_attach_socket (ctl, id, viewer[0]);
+      /* Also with --json: the terminal has stdout, and nothing else
+       * tells the caller which session it shows. */
+      paddockctl_warn ("session %s", id);
+      return paddockctl_attach_socket (ctl, id, viewer[0], size_given);
     }
 
   if (!ctl->json)

@@ -1043,7 +1043,9 @@ paddock_session_impl_add_viewer (PaddockSessionImpl *self,
 
   viewer->session = self;
   viewer->fd = fd;
-  g_unix_set_fd_nonblocking (viewer->fd, TRUE, NULL);
+  /* Not made non-blocking: every send and recv on it says MSG_DONTWAIT.
+   * O_NONBLOCK is a flag of the open file description, which for the
+   * creator's socket (CreateSession's "terminal") the caller shares. */
   /* Where the replay starts: never before what the ring still holds. */
   viewer->offset = MIN (MAX (offset, paddock_scrollback_get_first_offset (self->scrollback)),
                         paddock_scrollback_get_end_offset (self->scrollback));
@@ -1884,12 +1886,14 @@ paddock_session_impl_set_limits (PaddockSessionImpl *self)
 
 /* A look at the session's boundary (paddock_boundary_observe()): its input
  * copied from the session on the main thread, so that the looking can be
- * done in another. The config and agent_env it points into live as long
- * as the session, which the thread's task holds. */
+ * done in another. What it points into of the config and agent_env is
+ * set once, at start, and lives as long as the session, which the look's
+ * callback holds a reference to; what can change meanwhile is copied. */
 typedef struct
 {
   PaddockBoundaryInput  input;
   char                 *cgroup_path;       /* the session may let its cgroup go meanwhile */
+  char                 *net_mode;          /* SetNetworkPolicy replaces the config's */
   char                 *stage_dir;
   char                 *resources_reason;
   JsonObject           *sandbox_report;
@@ -1901,6 +1905,7 @@ static void
 boundary_look_free (BoundaryLook *look)
 {
   g_free (look->cgroup_path);
+  g_free (look->net_mode);
   g_free (look->stage_dir);
   g_free (look->resources_reason);
   g_clear_pointer (&look->sandbox_report, json_object_unref);
@@ -1919,6 +1924,7 @@ boundary_look_new (PaddockSessionImpl *self,
 
   look->cgroup_path = self->cgroup != NULL ? g_strdup (paddock_cgroup_get_path (self->cgroup)) : NULL;
   look->resources_reason = g_strdup (self->resources_reason);
+  look->net_mode = g_strdup (self->config.net_mode);
   look->sandbox_report = sandbox_report != NULL ? json_object_ref (sandbox_report) : NULL;
   if (self->config.home != NULL)
     {
@@ -1935,7 +1941,7 @@ boundary_look_new (PaddockSessionImpl *self,
     .stage_dir = look->stage_dir,
     .cgroup_path = look->cgroup_path,
     .cgroup_reason = self->config.cgroup_reason,
-    .net_mode = self->config.net_mode,
+    .net_mode = look->net_mode,
     .given_env = (const char *const *) self->agent_env,
     .allowed_write = (const char *const *) self->config.allow_write,
     .exposed = (const char *const *) self->config.expose,
@@ -2064,7 +2070,9 @@ boundary_look_thread (GTask        *task,
 
   test_boundary_look_hold ();
   boundary_look_run (look);
-  g_task_return_boolean (task, TRUE);
+  /* Handed back whole, to be freed on the main thread (see
+   * paddock_session_impl_look_at_boundary()). */
+  g_task_return_pointer (task, look, (GDestroyNotify) boundary_look_free);
 }
 
 static void
@@ -2072,8 +2080,9 @@ paddock_session_impl_looked_cb (GObject      *source,
                                 GAsyncResult *result,
                                 gpointer      user_data)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (source);
-  BoundaryLook *look = g_task_get_task_data (G_TASK (result));
+  /* look_at_boundary()'s reference, dropped here, on the main thread. */
+  g_autoptr(PaddockSessionImpl) self = user_data;
+  g_autoptr(BoundaryLook) look = g_task_propagate_pointer (G_TASK (result), NULL);
 
   self->looking = FALSE;
   /* Unless its creator was answered meanwhile: the daemon is quitting
@@ -2100,10 +2109,17 @@ static void
 paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
                                        JsonObject         *sandbox_report)
 {
-  g_autoptr(GTask) task = g_task_new (self, NULL, paddock_session_impl_looked_cb, NULL);
+  /* Neither the session as the task's source object nor the look as its
+   * data: the worker thread drops its own reference to the task after it
+   * has queued the callback, so that reference can be the last one, and
+   * whatever the task still held would be finalized in that thread (the
+   * session itself, once a start refused or abandoned meanwhile has let
+   * go of it). The session's reference is the callback's, and the look
+   * comes back as the task's result: both are let go of on this thread. */
+  g_autoptr(GTask) task = g_task_new (NULL, NULL, paddock_session_impl_looked_cb, g_object_ref (self));
 
   g_task_set_source_tag (task, paddock_session_impl_look_at_boundary);
-  g_task_set_task_data (task, boundary_look_new (self, sandbox_report), (GDestroyNotify) boundary_look_free);
+  g_task_set_task_data (task, boundary_look_new (self, sandbox_report), NULL);
   self->looking = TRUE;
   g_task_run_in_thread (task, boundary_look_thread);
 }

@@ -75,8 +75,31 @@ if scenario == "create":
     # sid is the workspace: `create --attach` makes the session it shows.
     argv = [ctl, "create", "--attach", "--workspace", sid, "--profile", "host", "--",
             "sh", "-c", 'echo ready; stty size; read l; echo "got: $l"; exit 6']
+elif scenario == "create-size":
+    # As create, with a size of its own: read after the relay started
+    # (and so after a resize to ours, were one sent).
+    argv = [ctl, "create", "--attach", "--size", "90x20", "--workspace", sid, "--profile", "host", "--",
+            "sh", "-c", 'echo ready; read l; echo "size: $(stty size)"; exit 0']
+elif scenario == "create-piped-out":
+    # Typed on the terminal, the output into a pipe (`… | tee log`).
+    argv = [ctl, "create", "--attach", "--workspace", sid, "--profile", "host", "--",
+            "sh", "-c", 'echo "size: $(stty size)"; exit 0']
 else:
     argv = [ctl, "attach"] + extra + [sid]
+
+if scenario == "create-piped-out":
+    proc = subprocess.Popen(argv, stdin=slave, stdout=subprocess.PIPE, stderr=slave,
+                            preexec_fn=make_controlling_terminal, close_fds=True)
+    try:
+        out, _ = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    report(proc.returncode == 0, "create --attach with stdout a pipe: exit 0", "exit %r" % proc.returncode)
+    report(out.startswith(b"size: 30 100"), "…the session starts at the size of the terminal typed on",
+           repr(out[:200]))
+    sys.exit(0)
+
 proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
                         preexec_fn=make_controlling_terminal, close_fds=True)
 buf = bytearray()
@@ -117,7 +140,7 @@ def finish():
         proc.wait()
 
 report(wait_for(b"press Ctrl-] to detach"), "a one-line hint names the detach key", tail())
-report(wait_for(b"ready"), "the replay shows what the session wrote before" if scenario != "create"
+report(wait_for(b"ready"), "the replay shows what the session wrote before" if not scenario.startswith("create")
        else "create --attach shows the session's first words", tail())
 lflag = termios.tcgetattr(slave)[3]
 report(not (lflag & (termios.ICANON | termios.ECHO | termios.ISIG)),
@@ -158,6 +181,13 @@ elif scenario == "create":
     wait_for(b"exit status 6", timeout=1)
     report(b"ended (exited, exit status 6)" in buf, "…and says how it ended", tail())
     modes_restored("the terminal's modes are restored after create --attach")
+elif scenario == "create-size":
+    mark = len(buf)
+    os.write(master, b"now\r")
+    report(wait_for(b"size: 20 90", mark), "create --attach --size 90x20 keeps the session at 90x20, "
+           "not our 100x30", tail())
+    rc = exit_within(5)
+    report(rc == 0, "…and exits 0 when the session ends", "exit %r; %s" % (rc, tail()))
 elif scenario == "sigterm":
     time.sleep(0.3)
     os.kill(proc.pid, signal.SIGTERM)
@@ -315,6 +345,8 @@ check "…and a note that it was destroyed or ended" grep -Eq "session $id3 (was
 # ---- create --attach: the terminal of a new session, from its first byte -----------------
 
 drive "$ws" create
+drive "$ws" create-size
+drive "$ws" create-piped-out
 
 rc=0
 printf 'typed\n' | timeout 20 "$CTL" create --attach --workspace "$ws" --profile host -- \
@@ -327,6 +359,13 @@ check "…what was piped in reached the program" grep -qF "got: typed" "$tmp/ca.
 check "…the new session's id is on stderr, not in the output" test -n "$cid"
 check "…with how it ended: “session ID ended (exited, exit status 4)”" \
   grep -qF "session $cid ended (exited, exit status 4)" "$tmp/ca.err"
+run "$tmp/out" "$tmp/err" --json create --attach --workspace "$ws" --profile host -- \
+  sh -c 'echo json-words; exit 5' </dev/null
+jid=$(sed -n 's/^paddockctl: session \([0-9a-f]\{12\}\)$/\1/p' "$tmp/err")
+check "--json create --attach: exit 0, the terminal on stdout" \
+  eval "test '$rc' -eq 0 && grep -qF json-words '$tmp/out'"
+check "…and the new session's id still on stderr, the only place that names it" \
+  eval "test -n '$jid' && \"\$CTL\" logs '$jid' | grep -qF json-words"
 run "$tmp/out" "$tmp/err" create --attach --workspace "$tmp/no-such-folder" --profile host -- true </dev/null
 check "create --attach in a missing folder: exit 1, one line on stderr, nothing made" \
   test "$rc:$(lines "$tmp/err"):$("$CTL" list | grep -c no-such-folder)" = "1:1:0"

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -1760,13 +1761,12 @@ terminal_create_done (gpointer user_data)
 }
 
 static void
-create_with_terminal (GDBusConnection *connection,
-                      const char      *session_profile,
-                      const char      *script,
-                      int              fd,
-                      TerminalCreate  *created)
+create_with_terminal_argv (GDBusConnection   *connection,
+                           const char        *session_profile,
+                           const char *const *argv,
+                           int                fd,
+                           TerminalCreate    *created)
 {
-  const char *argv[] = { "sh", "-c", script, NULL };
   g_autoptr(GUnixFDList) fds = g_unix_fd_list_new ();
   GVariantBuilder options;
 
@@ -1782,6 +1782,18 @@ create_with_terminal (GDBusConnection *connection,
                                             g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"),
                                             G_DBUS_CALL_FLAGS_NONE, 20000, fd >= 0 ? fds : NULL, NULL,
                                             terminal_create_cb, created);
+}
+
+static void
+create_with_terminal (GDBusConnection *connection,
+                      const char      *session_profile,
+                      const char      *script,
+                      int              fd,
+                      TerminalCreate  *created)
+{
+  const char *argv[] = { "sh", "-c", script, NULL };
+
+  create_with_terminal_argv (connection, session_profile, argv, fd, created);
 }
 
 /* Whether @fd reads end-of-stream within 10 s, after whatever is left. */
@@ -1859,6 +1871,45 @@ test_terminal_at_create (void)
       g_assert_true (reads_to_the_end (pair[0]));
       close (pair[0]);
     }
+}
+
+/* The creator's socket is the caller's open file description too (a
+ * descriptor sent over D-Bus is a duplicate, not a copy): the daemon
+ * leaves its flags alone. A caller that passed, say, a socket it also
+ * reads with blocking calls must not find it non-blocking afterwards. */
+static void
+test_terminal_at_create_keeps_callers_flags (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  TerminalCreate created = { NULL, NULL };
+  g_autoptr(GString) seen = g_string_new (NULL);
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  int pair[2];
+  int kept;
+
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+  kept = fcntl (pair[1], F_DUPFD_CLOEXEC, 3);
+  g_assert_cmpint (kept, >=, 0);
+  g_assert_false (fcntl (kept, F_GETFL) & O_NONBLOCK);
+  create_with_terminal (connection, "host", "echo first-words; exec sleep 300", pair[1], &created);
+  close (pair[1]);
+  g_assert_true (paddock_test_wait_for (terminal_create_done, &created, 20 * 1000));
+  g_assert_no_error (created.error);
+  g_variant_get (created.reply, "(o)", &path);
+  g_clear_pointer (&created.reply, g_variant_unref);
+  /* The viewer is attached, and has written to it. */
+  g_assert_true (viewer_sees (pair[0], seen, "first-words"));
+
+  g_assert_false (fcntl (kept, F_GETFL) & O_NONBLOCK);
+
+  close (kept);
+  result = stop (connection, path, 1, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_true (reads_to_the_end (pair[0]));
+  close (pair[0]);
 }
 
 static gboolean
@@ -1942,7 +1993,23 @@ test_terminal_while_boundary_looked_at (void)
   g_assert_cmpint (exit_status, ==, 3);
 }
 
-/* What "terminal" must be, and that a refused one creates nothing. */
+/* How many descriptors the daemon holds (its /proc/PID/fd). */
+static guint
+daemon_fd_count (GDBusConnection *connection)
+{
+  GPid pid = paddock_test_daemon_pid (connection);
+  g_autofree char *path = g_strdup_printf ("/proc/%d/fd", (int) pid);
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
+/* What "terminal" must be, and that a refused one creates nothing and
+ * leaves no descriptor behind in the daemon. */
 static void
 test_terminal_at_create_bad_input (void)
 {
@@ -1952,10 +2019,14 @@ test_terminal_at_create_bad_input (void)
   int pipe_fds[2];
   int datagrams[2];
   int listening;
+  int unconnected;
+  int tcp_listening;
+  int tcp;
+  guint fds_before;
   struct {
     const char *what;
     int         fd;
-  } bad[4];
+  } bad[6];
 
   g_assert_cmpint (pipe2 (pipe_fds, O_CLOEXEC), ==, 0);
   g_assert_cmpint (socketpair (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, datagrams), ==, 0);
@@ -1968,6 +2039,22 @@ test_terminal_at_create_bad_input (void)
     g_assert_cmpint (bind (listening, (struct sockaddr *) &any, sizeof (sa_family_t)), ==, 0);
   }
   g_assert_cmpint (listen (listening, 1), ==, 0);
+  unconnected = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  g_assert_cmpint (unconnected, >=, 0);
+  /* A connected stream socket, but not a local one. */
+  tcp_listening = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  tcp = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  g_assert_cmpint (tcp_listening, >=, 0);
+  g_assert_cmpint (tcp, >=, 0);
+  {
+    struct sockaddr_in loopback = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t length = sizeof loopback;
+
+    g_assert_cmpint (bind (tcp_listening, (struct sockaddr *) &loopback, sizeof loopback), ==, 0);
+    g_assert_cmpint (listen (tcp_listening, 1), ==, 0);
+    g_assert_cmpint (getsockname (tcp_listening, (struct sockaddr *) &loopback, &length), ==, 0);
+    g_assert_cmpint (connect (tcp, (struct sockaddr *) &loopback, sizeof loopback), ==, 0);
+  }
   bad[0].what = "a handle with no descriptor";
   bad[0].fd = -1;
   bad[1].what = "a pipe";
@@ -1976,7 +2063,16 @@ test_terminal_at_create_bad_input (void)
   bad[2].fd = datagrams[0];
   bad[3].what = "a listening socket";
   bad[3].fd = listening;
+  bad[4].what = "a stream socket connected to nothing";
+  bad[4].fd = unconnected;
+  bad[5].what = "a TCP connection";
+  bad[5].fd = tcp;
 
+  /* Counted after a round trip, as below: the daemon has handled every
+   * call before it. */
+  sessions = list_sessions (connection);
+  g_clear_pointer (&sessions, g_variant_unref);
+  fds_before = daemon_fd_count (connection);
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       TerminalCreate created = { NULL, NULL };
@@ -1987,14 +2083,77 @@ test_terminal_at_create_bad_input (void)
       g_assert_error (created.error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
       g_clear_error (&created.error);
     }
+  /* ListSessions is answered after the last refused call's message (and
+   * the descriptor it carried) was let go of: the main loop dispatches one
+   * call at a time. */
   sessions = list_sessions (connection);
   g_assert_cmpuint (g_variant_n_children (sessions), ==, 0);
+  /* Each refused descriptor was closed again. */
+  g_assert_cmpuint (daemon_fd_count (connection), ==, fds_before);
 
   close (pipe_fds[0]);
   close (pipe_fds[1]);
   close (datagrams[0]);
   close (datagrams[1]);
   close (listening);
+  close (unconnected);
+  close (tcp);
+  close (tcp_listening);
+}
+
+/* A good "terminal" with a session that does not start: the daemon lets
+ * go of it, so that the creator's end reads end-of-stream rather than
+ * wait on a socket nobody will write to. Refused before the session is
+ * made (an invalid option), failed as it is made (the host profile's
+ * missing program), and refused after the viewer was attached: strict,
+ * in a daemon whose sandbox leaves seccomp out (PADDOCK_TEST_WITHOUT_LAYERS),
+ * is refused once its boundary was looked at. */
+static void
+test_terminal_at_create_closed_when_not_started (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  g_autoptr(PaddockTestDaemon) lacking = NULL;
+  const char *missing[] = { "no-such-program-here", NULL };
+  const char *echo[] = { "echo", "never", NULL };
+  const char *sleeping[] = { "sleep", "300", NULL };
+  struct {
+    const char        *what;
+    GDBusConnection   *connection;
+    const char        *profile;
+    const char *const *argv;
+  } cases[] = {
+    { "an unknown profile", NULL, "nonsense", echo },
+    { "the host profile, a missing program", NULL, "host", missing },
+    { "strict, refused after the look at its boundary", NULL, "strict", sleeping },
+  };
+
+  g_setenv ("PADDOCK_TEST_WITHOUT_LAYERS", "seccomp", TRUE);
+  lacking = paddock_test_daemon_new (NULL);
+  g_unsetenv ("PADDOCK_TEST_WITHOUT_LAYERS");
+  cases[0].connection = paddock_test_daemon_get_connection (daemon);
+  cases[1].connection = paddock_test_daemon_get_connection (daemon);
+  cases[2].connection = paddock_test_daemon_get_connection (lacking);
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GVariant) sessions = NULL;
+      TerminalCreate created = { NULL, NULL };
+      int pair[2];
+
+      g_test_message ("%s", cases[i].what);
+      g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+      create_with_terminal_argv (cases[i].connection, cases[i].profile, cases[i].argv, pair[1], &created);
+      close (pair[1]);
+      g_assert_true (paddock_test_wait_for (terminal_create_done, &created, 20 * 1000));
+      g_assert_null (created.reply);
+      g_assert_nonnull (created.error);
+      g_test_message ("…refused: %s", created.error->message);
+      g_clear_error (&created.error);
+      g_assert_true (reads_to_the_end (pair[0]));
+      close (pair[0]);
+      sessions = list_sessions (cases[i].connection);
+      g_assert_cmpuint (g_variant_n_children (sessions), ==, 0);
+    }
 }
 
 typedef struct
@@ -2518,6 +2677,10 @@ main (int   argc,
   g_test_add_func ("/sessions/attach-replays-and-relays", test_attach_replays_and_relays);
   g_test_add_func ("/sessions/terminal-at-create", test_terminal_at_create);
   g_test_add_func ("/sessions/terminal-at-create/bad-input", test_terminal_at_create_bad_input);
+  g_test_add_func ("/sessions/terminal-at-create/closed-when-not-started",
+                   test_terminal_at_create_closed_when_not_started);
+  g_test_add_func ("/sessions/terminal-at-create/keeps-callers-flags",
+                   test_terminal_at_create_keeps_callers_flags);
   g_test_add_func ("/sessions/safe/terminal-while-boundary-looked-at", test_terminal_while_boundary_looked_at);
   g_test_add_func ("/sessions/exec/streams-status-stdin-tty", test_exec_streams_status_stdin_tty);
   g_test_add_func ("/sessions/exec/timeout-and-vanishing-caller-kill-trees", test_exec_timeout_and_vanishing_caller_kill_trees);
