@@ -417,10 +417,19 @@ take_terminal_socket (GDBusMethodInvocation  *invocation,
                            "“terminal” names no file descriptor sent with the call");
       return -1;
     }
-  /* A dup with O_CLOEXEC; the message keeps (and closes) its own. */
-  fd = g_unix_fd_list_get (fd_list, index, error);
-  if (fd < 0)
-    return -1;
+  /* A dup with O_CLOEXEC; the message keeps (and closes) its own. Out of
+   * descriptors (EMFILE) is the daemon's failure, said as one of ours. */
+  {
+    g_autoptr(GError) dup_error = NULL;
+
+    fd = g_unix_fd_list_get (fd_list, index, &dup_error);
+    if (fd < 0)
+      {
+        g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                     "Could not take the “terminal” descriptor: %s", dup_error->message);
+        return -1;
+      }
+  }
   if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) != 0 || domain != AF_UNIX ||
       getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM ||
       getsockopt (fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0 || listening != 0 ||
