@@ -135,6 +135,22 @@ paddock_test_daemon_pid (GDBusConnection *connection)
   return (GPid) pid;
 }
 
+/* How many descriptors the daemon holds (found as the bus name's owner):
+ * what a test compares before and after calls that must leave none. */
+guint
+paddock_test_daemon_fd_count (GDBusConnection *connection)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = g_strdup_printf ("/proc/%d/fd", (int) paddock_test_daemon_pid (connection));
+  g_autoptr(GDir) dir = g_dir_open (path, 0, &error);
+  guint n = 0;
+
+  g_assert_no_error (error);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
 /* The parent of PID, from /proc/PID/stat; 0 once it is gone. */
 static GPid
 parent_of (GPid pid)

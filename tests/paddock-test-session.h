@@ -33,6 +33,7 @@ GVariant *paddock_test_session_property (GDBusConnection *connection,
 GPid      paddock_test_session_main_pid (GDBusConnection *connection,
                                          const char      *path);
 GPid      paddock_test_daemon_pid     (GDBusConnection  *connection);
+guint     paddock_test_daemon_fd_count (GDBusConnection *connection);
 GPid      paddock_test_wait_for_spare_sandbox (GDBusConnection *connection,
                                                GPid             not_this);
 

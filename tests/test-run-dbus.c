@@ -1567,23 +1567,6 @@ test_bad_input (void)
 
 /* A Run's command is released once Run has answered: more Runs than the
  * commands a session keeps (256) all run, one after the other. */
-/* How many fds the daemon holds (found as the bus name's owner). */
-static guint
-count_daemon_fds (GDBusConnection *connection)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *path = NULL;
-  g_autoptr(GDir) dir = NULL;
-  guint n = 0;
-
-  path = g_strdup_printf ("/proc/%d/fd", (int) paddock_test_daemon_pid (connection));
-  dir = g_dir_open (path, 0, &error);
-  g_assert_no_error (error);
-  while (g_dir_read_name (dir) != NULL)
-    n++;
-  return n;
-}
-
 static void
 check_commands_released (const char *profile)
 {
@@ -1617,14 +1600,14 @@ check_commands_released (const char *profile)
           wait_for_no_commands (connection, session);
           if (g_str_equal (profile, "safe"))
             paddock_test_wait_for_spare_sandbox (connection, 0);
-          fds_before = count_daemon_fds (connection);
+          fds_before = paddock_test_daemon_fd_count (connection);
         }
     }
 
   wait_for_no_commands (connection, session);
   /* Nor does the daemon keep anything of them: each command's pipes and
    * event channel are closed once it is over. */
-  g_assert_cmpuint (count_daemon_fds (connection), <=, fds_before);
+  g_assert_cmpuint (paddock_test_daemon_fd_count (connection), <=, fds_before);
 }
 
 static void

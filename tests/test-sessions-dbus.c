@@ -1993,21 +1993,6 @@ test_terminal_while_boundary_looked_at (void)
   g_assert_cmpint (exit_status, ==, 3);
 }
 
-/* How many descriptors the daemon holds (its /proc/PID/fd). */
-static guint
-daemon_fd_count (GDBusConnection *connection)
-{
-  GPid pid = paddock_test_daemon_pid (connection);
-  g_autofree char *path = g_strdup_printf ("/proc/%d/fd", (int) pid);
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  guint n = 0;
-
-  g_assert_nonnull (dir);
-  while (g_dir_read_name (dir) != NULL)
-    n++;
-  return n;
-}
-
 /* What "terminal" must be, and that a refused one creates nothing and
  * leaves no descriptor behind in the daemon. */
 static void
@@ -2072,7 +2057,7 @@ test_terminal_at_create_bad_input (void)
    * call before it. */
   sessions = list_sessions (connection);
   g_clear_pointer (&sessions, g_variant_unref);
-  fds_before = daemon_fd_count (connection);
+  fds_before = paddock_test_daemon_fd_count (connection);
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       TerminalCreate created = { NULL, NULL };
@@ -2089,7 +2074,7 @@ test_terminal_at_create_bad_input (void)
   sessions = list_sessions (connection);
   g_assert_cmpuint (g_variant_n_children (sessions), ==, 0);
   /* Each refused descriptor was closed again. */
-  g_assert_cmpuint (daemon_fd_count (connection), ==, fds_before);
+  g_assert_cmpuint (paddock_test_daemon_fd_count (connection), ==, fds_before);
 
   close (pipe_fds[0]);
   close (pipe_fds[1]);
