@@ -692,6 +692,27 @@ report_stream_end (Attach *self)
 
 /* ---- attach ------------------------------------------------------------------------ */
 
+/* What both ways of attaching share, once the session is known. */
+static void
+attach_init (Attach             *self,
+             Paddockctl         *ctl,
+             PaddockIpcSession1 *session,
+             const char         *id,
+             gboolean            input)
+{
+  self->ctl = ctl;
+  self->session = session;
+  self->id = id;
+  self->loop = g_main_loop_new (NULL, FALSE);
+  self->cancellable = g_cancellable_new ();
+  self->to_stdout = g_byte_array_new ();
+  self->to_socket = g_byte_array_new ();
+  self->tty = isatty (STDIN_FILENO);
+  self->input = input;
+  self->at_line_start = TRUE;
+}
+
+
 static gboolean
 open_stream (Attach   *self,
              guint64   offset,
@@ -879,16 +900,7 @@ paddockctl_attach (Paddockctl  *ctl,
   if (!(session = paddockctl_dup_session (ctl, id, &error)))
     return paddockctl_fail (ctl, error);
 
-  self.ctl = ctl;
-  self.session = session;
-  self.id = id;
-  self.loop = g_main_loop_new (NULL, FALSE);
-  self.cancellable = g_cancellable_new ();
-  self.to_stdout = g_byte_array_new ();
-  self.to_socket = g_byte_array_new ();
-  self.tty = isatty (STDIN_FILENO);
-  self.input = !no_input;
-  self.at_line_start = TRUE;
+  attach_init (&self, ctl, session, id, !no_input);
 
   /* Errors (no such session, too many viewers) come before the terminal
    * changes, so they print as for any other command. */
@@ -918,17 +930,8 @@ paddockctl_attach_socket (Paddockctl *ctl,
       !g_unix_set_fd_nonblocking (self.socket_fd, TRUE, &error))
     return paddockctl_fail (ctl, error);
 
-  self.ctl = ctl;
-  self.session = session;
-  self.id = id;
-  self.loop = g_main_loop_new (NULL, FALSE);
-  self.cancellable = g_cancellable_new ();
-  self.to_stdout = g_byte_array_new ();
-  self.to_socket = g_byte_array_new ();
-  self.tty = isatty (STDIN_FILENO);
-  self.input = TRUE;
+  attach_init (&self, ctl, session, id, TRUE);
   self.fixed_size = fixed_size;
-  self.at_line_start = TRUE;
 
   return relay (&self);
 }
