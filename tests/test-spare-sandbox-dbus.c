@@ -158,6 +158,43 @@ spare_cgroup_path (PaddockTestDaemon *daemon,
   return g_build_filename (parent, name, NULL);
 }
 
+/* The start of the cgroup tests: a first safe session (host network) and
+ * the spare the daemon makes after it, its helper's pid in *SPARE and the
+ * path of its cgroup in *SPARE_CGROUP (NULL where sessions get no cgroups).
+ * The first session's path, or NULL with the test skipped when this
+ * machine runs no safe session. */
+static char *
+start_with_spare (PaddockTestDaemon *daemon,
+                  GDBusConnection   *connection,
+                  GPid              *spare,
+                  char             **spare_cgroup)
+{
+  char *first = create_safe (connection, "host", "exec sleep 300");
+  g_autofree char *cgroup = NULL;
+
+  *spare = 0;
+  *spare_cgroup = NULL;
+  if (first == NULL)
+    return NULL;
+  *spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  cgroup = listed_cgroup (connection, first);
+  *spare_cgroup = spare_cgroup_path (daemon, cgroup);
+  return first;
+}
+
+/* Waits until a (re)started daemon serves calls: its restore, and the
+ * removal of what a dead daemon's spare left, is done by then. */
+static void
+wait_until_served (GDBusConnection *connection)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
+                             G_VARIANT_TYPE ("(aa{sv})"), &error);
+  g_assert_no_error (error);
+}
+
 /* Whether PID is gone within 2 s. */
 static gboolean
 gone_soon (GPid pid)
@@ -570,25 +607,21 @@ test_stuck_spare_is_killed_and_leaves_nothing (void)
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
   g_autofree char *first = NULL;
-  g_autofree char *cgroup = NULL;
   g_autofree char *spare_cgroup = NULL;
   g_autofree char *children_path = NULL;
   g_autofree char *children = NULL;
   GPid spare;
   GPid pid1;
 
-  first = create_safe (connection, "host", "exec sleep 300");
+  first = start_with_spare (daemon, connection, &spare, &spare_cgroup);
   if (first == NULL)
     return;
-  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
-  cgroup = listed_cgroup (connection, first);
-  if (cgroup[0] == '\0')
+  if (spare_cgroup == NULL)
     {
       g_test_skip ("Sessions get no cgroups here");
       destroy (connection, first);
       return;
     }
-  spare_cgroup = spare_cgroup_path (daemon, cgroup);
   /* Its pid 1, the helper's one child. */
   children_path = g_strdup_printf ("/proc/%d/task/%d/children", (int) spare, (int) spare);
   for (guint i = 0; i < 1000; i++)
@@ -616,18 +649,14 @@ test_killed_daemon_leaves_nothing (void)
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
   g_autofree char *first = NULL;
-  g_autofree char *cgroup = NULL;
   g_autofree char *marker = NULL;
   g_autofree char *spare_cgroup = NULL;
   GPid spare;
 
-  first = create_safe (connection, "host", "exec sleep 300");
+  first = start_with_spare (daemon, connection, &spare, &spare_cgroup);
   if (first == NULL)
     return;
-  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
-  cgroup = listed_cgroup (connection, first);
   marker = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", ".spare-sandbox-id", NULL);
-  spare_cgroup = spare_cgroup_path (daemon, cgroup);
   if (spare_cgroup != NULL)
     g_assert_true (g_file_test (spare_cgroup, G_FILE_TEST_IS_DIR));
 
@@ -637,17 +666,9 @@ test_killed_daemon_leaves_nothing (void)
   g_assert_true (gone_soon (spare));
   paddock_test_daemon_start (daemon);
   connection = paddock_test_daemon_get_connection (daemon);
+  wait_until_served (connection);
   if (spare_cgroup != NULL)
-    {
-      g_autoptr(GVariant) reply = NULL;
-      g_autoptr(GError) error = NULL;
-
-      /* Served: the restore (and its removal) is done. */
-      reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                                 G_VARIANT_TYPE ("(aa{sv})"), &error);
-      g_assert_no_error (error);
-      g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
-    }
+    g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
   g_assert_false (g_file_test (marker, G_FILE_TEST_EXISTS));
   destroy (connection, first);
 }
@@ -662,10 +683,8 @@ test_restart_ends_what_the_spare_left (void)
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
   const char *sleep_argv[] = { "sleep", "300", NULL };
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *first = NULL;
-  g_autofree char *cgroup = NULL;
   g_autofree char *spare_cgroup = NULL;
   g_autofree char *procs = NULL;
   g_autofree char *sleeper_text = NULL;
@@ -673,18 +692,15 @@ test_restart_ends_what_the_spare_left (void)
   GPid sleeper;
   int status = 0;
 
-  first = create_safe (connection, "host", "exec sleep 300");
+  first = start_with_spare (daemon, connection, &spare, &spare_cgroup);
   if (first == NULL)
     return;
-  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
-  cgroup = listed_cgroup (connection, first);
-  if (cgroup[0] == '\0')
+  if (spare_cgroup == NULL)
     {
       g_test_skip ("Sessions get no cgroups here");
       destroy (connection, first);
       return;
     }
-  spare_cgroup = spare_cgroup_path (daemon, cgroup);
   procs = g_build_filename (spare_cgroup, "cgroup.procs", NULL);
   g_assert_true (g_spawn_async (NULL, (char **) sleep_argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD,
                                 NULL, NULL, &sleeper, &error));
@@ -705,10 +721,7 @@ test_restart_ends_what_the_spare_left (void)
 
   paddock_test_daemon_start (daemon);
   connection = paddock_test_daemon_get_connection (daemon);
-  /* Served: the restore (and its removal) is done. */
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                             G_VARIANT_TYPE ("(aa{sv})"), &error);
-  g_assert_no_error (error);
+  wait_until_served (connection);
   g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
   g_assert_cmpint (waitpid (sleeper, &status, 0), ==, sleeper);
   g_assert_true (WIFSIGNALED (status));
