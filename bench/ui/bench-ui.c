@@ -34,6 +34,7 @@
 #include "paddock-application.h"
 #include "paddock-client.h"
 #include "paddock-terminal-view.h"
+#include "paddock-test-session.h"
 #include "paddock-ui-test.h"
 
 #define TICK_MS        10
@@ -128,7 +129,7 @@ scrollback_full (gpointer data)
 {
   GDBusConnection *connection = ((gpointer *) data)[0];
   const char *path = ((gpointer *) data)[1];
-  g_autoptr(GVariant) offset = paddock_ui_session_property (connection, path, "OutputOffset");
+  g_autoptr(GVariant) offset = paddock_test_session_property (connection, path, "OutputOffset");
 
   return g_variant_get_uint64 (offset) >= (guint64) REPLAY_BYTES + 1024 * 1024;
 }

@@ -319,27 +319,6 @@ paddock_ui_select_session (PaddockWindow *window,
   g_error ("session %s is not in the sidebar", path);
 }
 
-/* The Session1 property @name of the session at @path, as the daemon
- * answers Properties.Get (not the app's cache). */
-GVariant *
-paddock_ui_session_property (GDBusConnection *connection,
-                             const char      *path,
-                             const char      *name)
-{
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-  GVariant *value = NULL;
-
-  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path,
-                                       "org.freedesktop.DBus.Properties", "Get",
-                                       g_variant_new ("(ss)", "org.paddock.Session1", name),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                                       PADDOCK_UI_TIMEOUT_MS, NULL, &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(v)", &value);
-  return value;
-}
-
 /* D-Bus, as a script would call it: @argv in @workspace. */
 char *
 paddock_ui_create_session_argv (GDBusConnection    *connection,

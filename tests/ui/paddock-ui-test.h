@@ -66,8 +66,5 @@ void           paddock_ui_wait_for_sessions      (PaddockWindow *window,
                                                   guint          n_sessions);
 void           paddock_ui_select_session         (PaddockWindow *window,
                                                   const char    *path);
-GVariant      *paddock_ui_session_property       (GDBusConnection *connection,
-                                                  const char      *path,
-                                                  const char      *name);
 
 G_END_DECLS

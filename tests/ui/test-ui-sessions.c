@@ -21,6 +21,7 @@
 #include "paddock-session-view.h"
 #include "paddock-terminal-view.h"
 #include "paddock-test-daemon.h"
+#include "paddock-test-session.h"
 #include "paddock-ui-test.h"
 #include "paddock-window.h"
 
@@ -825,7 +826,7 @@ static gboolean
 output_has_last_marker (gpointer data)
 {
   SessionRef *ref = data;
-  g_autoptr(GVariant) offset = paddock_ui_session_property (ref->connection, ref->path, "OutputOffset");
+  g_autoptr(GVariant) offset = paddock_test_session_property (ref->connection, ref->path, "OutputOffset");
   guint64 end = g_variant_get_uint64 (offset);
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) bytes = NULL;
@@ -1166,7 +1167,7 @@ two_windows_cb (GApplication     *app,
   gtk_window_close (GTK_WINDOW (first));
   g_assert_true (paddock_test_wait_for (window_gone, &first_alive, TIMEOUT_MS));
   paddock_ui_settle (500);
-  state = paddock_ui_session_property (connection, path, "State");
+  state = paddock_test_session_property (connection, path, "State");
   g_assert_cmpstr (g_variant_get_string (state, NULL), ==, "running");
   g_assert_true (terminal_attached (second));
   send_input (connection, path, "echo still-$((3+4))\n");
