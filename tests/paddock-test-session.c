@@ -13,24 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gio/gunixfdlist.h>
+
 #include "paddock-error.h"
 #include "paddock-test-daemon.h"
 
-/* CreateSession of @profile in @workspace running `sh -c SCRIPT`, with the
- * options of @extra (a floating or owned a{sv}, or NULL) added; returns the
- * session's object path, or NULL with @error set. */
-char *
-paddock_test_create_session (GDBusConnection  *connection,
-                             const char       *workspace,
-                             const char       *profile,
-                             const char       *script,
-                             GVariant         *extra,
-                             GError          **error)
+/* CreateSession's parameters: @profile in @workspace running @argv, with
+ * the options of @extra (a floating or owned a{sv}, or NULL) added. */
+static GVariant *
+create_session_parameters (const char         *workspace,
+                           const char         *profile,
+                           const char * const *argv,
+                           GVariant           *extra)
 {
-  g_autoptr(GVariant) reply = NULL;
   GVariantBuilder options;
-  const char *argv[] = { "sh", "-c", script, NULL };
-  char *path = NULL;
 
   g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
   g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
@@ -51,12 +47,51 @@ paddock_test_create_session (GDBusConnection  *connection,
         }
       g_variant_unref (extra);
     }
+  return g_variant_new ("(a{sv})", &options);
+}
+
+/* CreateSession of @profile in @workspace running `sh -c SCRIPT`, with the
+ * options of @extra (a floating or owned a{sv}, or NULL) added; returns the
+ * session's object path, or NULL with @error set. */
+char *
+paddock_test_create_session (GDBusConnection  *connection,
+                             const char       *workspace,
+                             const char       *profile,
+                             const char       *script,
+                             GVariant         *extra,
+                             GError          **error)
+{
+  const char *argv[] = { "sh", "-c", script, NULL };
+  g_autoptr(GVariant) reply = NULL;
+  char *path = NULL;
 
   reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                             g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), error);
+                             create_session_parameters (workspace, profile, argv, extra),
+                             G_VARIANT_TYPE ("(o)"), error);
   if (reply != NULL)
     g_variant_get (reply, "(o)", &path);
   return path;
+}
+
+/* CreateSession of @profile in @workspace running @argv, with @extra's
+ * options, answered asynchronously (@callback finishes it with
+ * g_dbus_connection_call_with_unix_fd_list_finish()), and @fds (or NULL)
+ * sent with the call: for options of type h, such as "terminal". */
+void
+paddock_test_create_session_async (GDBusConnection     *connection,
+                                   const char          *workspace,
+                                   const char          *profile,
+                                   const char * const  *argv,
+                                   GVariant            *extra,
+                                   GUnixFDList         *fds,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  g_dbus_connection_call_with_unix_fd_list (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
+                                            "org.paddock.Manager1", "CreateSession",
+                                            create_session_parameters (workspace, profile, argv, extra),
+                                            G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NONE, 60000, fds, NULL,
+                                            callback, user_data);
 }
 
 /* Whether @pid is a process that has not exited (a zombie has). */

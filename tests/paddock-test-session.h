@@ -8,6 +8,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <gio/gunixfdlist.h>
 
 G_BEGIN_DECLS
 
@@ -17,6 +18,14 @@ char     *paddock_test_create_session (GDBusConnection  *connection,
                                        const char       *script,
                                        GVariant         *extra,
                                        GError          **error);
+void      paddock_test_create_session_async (GDBusConnection     *connection,
+                                             const char          *workspace,
+                                             const char          *profile,
+                                             const char * const  *argv,
+                                             GVariant            *extra,
+                                             GUnixFDList         *fds,
+                                             GAsyncReadyCallback  callback,
+                                             gpointer             user_data);
 gboolean  paddock_test_pid_alive      (GPid              pid);
 guint     paddock_test_count_marked   (const char       *marker);
 void      paddock_test_wait_for_marked (const char      *marker,

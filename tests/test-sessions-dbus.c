@@ -1768,20 +1768,14 @@ create_with_terminal_argv (GDBusConnection   *connection,
                            TerminalCreate    *created)
 {
   g_autoptr(GUnixFDList) fds = g_unix_fd_list_new ();
-  GVariantBuilder options;
+  GVariantBuilder extra;
 
   if (fd >= 0)
     g_assert_cmpint (g_unix_fd_list_append (fds, fd, NULL), ==, 0);
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (session_profile));
-  g_variant_builder_add (&options, "{sv}", "terminal", g_variant_new_handle (0));
-  g_dbus_connection_call_with_unix_fd_list (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                            "org.paddock.Manager1", "CreateSession",
-                                            g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"),
-                                            G_DBUS_CALL_FLAGS_NONE, 20000, fd >= 0 ? fds : NULL, NULL,
-                                            terminal_create_cb, created);
+  g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&extra, "{sv}", "terminal", g_variant_new_handle (0));
+  paddock_test_create_session_async (connection, workspace, session_profile, argv, g_variant_builder_end (&extra),
+                                     fd >= 0 ? fds : NULL, terminal_create_cb, created);
 }
 
 static void

@@ -54,6 +54,7 @@
 
 #include "paddock-error.h"
 #include "paddock-test-daemon.h"
+#include "paddock-test-session.h"
 
 #define START_ROUNDS        15
 #define START_PAUSE_MS      200   /* between start rounds; the daemon's spare waits 100 ms */
@@ -94,6 +95,18 @@ tracked_free (Tracked *t)
   g_free (t);
 }
 
+/* Every session made here is destroyed on the way out (destroy_everything()). */
+static void
+track (GDBusConnection *connection,
+       const char      *path)
+{
+  Tracked *t = g_new0 (Tracked, 1);
+
+  t->connection = g_object_ref (connection);
+  t->path = g_strdup (path);
+  g_ptr_array_add (tracked, t);
+}
+
 static void destroy_everything (void);
 
 static void G_GNUC_NORETURN G_GNUC_PRINTF (1, 2)
@@ -127,7 +140,6 @@ create_session (GDBusConnection    *connection,
 {
   g_autoptr(GVariant) reply = NULL;
   GVariantBuilder options;
-  Tracked *t;
   char *path = NULL;
 
   g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
@@ -140,11 +152,7 @@ create_session (GDBusConnection    *connection,
   if (reply == NULL)
     return NULL;
   g_variant_get (reply, "(o)", &path);
-
-  t = g_new0 (Tracked, 1);
-  t->connection = g_object_ref (connection);
-  t->path = g_strdup (path);
-  g_ptr_array_add (tracked, t);
+  track (connection, path);
   return path;
 }
 
@@ -467,11 +475,10 @@ paddock_start_with_terminal_ms (GDBusConnection *connection,
   TerminalStart t = { .byte = -1 };
   g_autoptr(GUnixFDList) fds = NULL;
   g_autofree char *path = NULL;
-  GVariantBuilder options;
+  GVariantBuilder extra;
   guint timeout_id;
   gboolean timed_out = FALSE;
   gint64 start;
-  Tracked *tracked_session;
   int pair[2];
   guint source;
 
@@ -479,16 +486,10 @@ paddock_start_with_terminal_ms (GDBusConnection *connection,
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
     bail ("socketpair: %s", g_strerror (errno));
   fds = g_unix_fd_list_new_from_array (&pair[1], 1);   /* takes pair[1] */
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
-  g_variant_builder_add (&options, "{sv}", "terminal", g_variant_new_handle (0));
-  g_dbus_connection_call_with_unix_fd_list (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                            "org.paddock.Manager1", "CreateSession",
-                                            g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"),
-                                            G_DBUS_CALL_FLAGS_NONE, 10000, fds, NULL,
-                                            terminal_start_replied_cb, &t);
+  g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&extra, "{sv}", "terminal", g_variant_new_handle (0));
+  paddock_test_create_session_async (connection, workspace, profile, argv, g_variant_builder_end (&extra), fds,
+                                     terminal_start_replied_cb, &t);
   g_clear_object (&fds);   /* the message holds what it sends */
   source = g_unix_fd_add (pair[0], G_IO_IN | G_IO_HUP | G_IO_ERR, terminal_start_readable_cb, &t);
   timeout_id = g_timeout_add_seconds (10, set_flag_cb, &timed_out);
@@ -514,10 +515,7 @@ paddock_start_with_terminal_ms (GDBusConnection *connection,
     bail ("CreateSession (%s profile, with a terminal): %s", profile, t.error->message);
   g_variant_get (t.reply, "(o)", &path);
   g_variant_unref (t.reply);
-  tracked_session = g_new0 (Tracked, 1);
-  tracked_session->connection = g_object_ref (connection);
-  tracked_session->path = g_strdup (path);
-  g_ptr_array_add (tracked, tracked_session);
+  track (connection, path);
   destroy_or_bail (connection, path);
   if (t.byte != 'x')
     bail ("the %s session printed no 'x' on its terminal (got %d)", profile, t.byte);
