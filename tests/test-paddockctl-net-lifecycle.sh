@@ -96,6 +96,23 @@ records ()
     "$tmp/records.json" "$2"
 }
 
+# proxy_session VAR: a session whose one way out is the proxy, which
+# allows slow.test; its id in VAR ("none" when it could not be made).
+proxy_session ()
+{
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
+  printf -v "$1" '%s' "$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)"
+}
+
+# request_slow ID NAME: ID's agent asks the slow origin for /NAME in the
+# background (the origin holds it); true once the origin has the request.
+request_slow ()
+{
+  "$CTL" --json exec "$1" --timeout 600000 -- python3 "$ws/get.py" "http://slow.test:$port/$2" >/dev/null 2>&1 &
+  background_pids+=($!)
+  wait_for 30 grep -q "^got GET /$2" "$server_dir/log"
+}
+
 # ---- Destroy leaves no proxy thread -----------------------------------------------
 
 # A first session and its end, so that whatever the daemon starts once
@@ -126,8 +143,7 @@ check "…and the daemon has no more threads than before the session ($before)" 
 
 # ---- a request in flight at the daemon's exit is recorded -------------------------
 
-run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
-id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+proxy_session id
 "$CTL" --json exec "$id" --timeout 600000 -- python3 "$ws/get.py" "http://slow.test:$port/in-flight" \
   >"$tmp/exec.json" 2>&1 &
 exec_pid=$!
@@ -227,13 +243,9 @@ gave_up_in_log () { grep -c "Session $1: its proxy's thread did not end" "$tmp/d
 
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
 other_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
-run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
-held_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
-"$CTL" --json exec "$held_id" --timeout 600000 -- python3 "$ws/get.py" "http://slow.test:$port/held-stop" \
-  >/dev/null 2>&1 &
-background_pids+=($!)
+proxy_session held_id
 check "a proxy-mode session's request to the slow origin reached it (in flight)" \
-  wait_for 30 grep -q "^got GET /held-stop" "$server_dir/log"
+  request_slow "$held_id" held-stop
 touch "$hold"
 rc=0
 timeout 120 "$CTL" stop "$held_id" >/dev/null 2>&1 || rc=$?
@@ -256,12 +268,8 @@ check "…and its thread is joined: no paddock-proxy thread is left" wait_for 30
 
 # Destroyed while its proxy's stop is held: Destroy returns, and what the
 # thread records once it goes on makes no file in the deleted folder.
-run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
-gone_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
-"$CTL" --json exec "$gone_id" --timeout 600000 -- python3 "$ws/get.py" "http://slow.test:$port/held-destroy" \
-  >/dev/null 2>&1 &
-background_pids+=($!)
-wait_for 30 grep -q "^got GET /held-destroy" "$server_dir/log" || true
+proxy_session gone_id
+request_slow "$gone_id" held-destroy || true
 touch "$hold"
 rc=0
 timeout 120 "$CTL" destroy "$gone_id" >/dev/null 2>&1 || rc=$?
@@ -282,14 +290,9 @@ check "…once the thread ends, the folder is not made again, and nothing tried 
 # waits for that thread too, and journals what it cut off before the last
 # flush. The hold goes once the exit told the other proxy to stop (its
 # thread logs the hold), so the earlier stop ends within the exit's wait.
-run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
-early_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
-"$CTL" --json exec "$early_id" --timeout 600000 -- python3 "$ws/get.py" "http://slow.test:$port/held-exit" \
-  >/dev/null 2>&1 &
-background_pids+=($!)
-wait_for 30 grep -q "^got GET /held-exit" "$server_dir/log" || true
-run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
-late_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+proxy_session early_id
+request_slow "$early_id" held-exit || true
+proxy_session late_id
 touch "$hold"
 "$CTL" stop "$early_id" >/dev/null 2>&1 || true
 wait_for 30 held_in_log "$early_id" || true
@@ -319,21 +322,15 @@ PADDOCK_TEST_PROXY_STOP_HOLD="$hold" "$DAEMON" --state-dir "$tmp/state" >>"$tmp/
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 touch "$hold"
-run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
-stuck_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+proxy_session stuck_id
 rc=0
 timeout 120 "$CTL" destroy "$stuck_id" >/dev/null 2>&1 || rc=$?
 check "a proxy held in its stop: Destroy returns, the daemon goes on serving, the session gone" \
   test "$rc:$(wait_for 30 held_in_log "$stuck_id" && echo held):$(timeout 60 "$CTL" --json list | json /dev/stdin "[s['id'] for s in d['sessions'] if s['id'] == '$stuck_id']" 2>&1)" \
        = "0:held:[]"
-run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
-serving_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
-"$CTL" --json exec "$serving_id" --timeout 600000 -- \
-  python3 "$ws/get.py" "http://slow.test:$port/at-exit" >/dev/null 2>&1 &
-background_pids+=($!)
-wait_for 30 grep -q "^got GET /at-exit" "$server_dir/log" || true
-run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain slow.test -- sleep 600
-idle_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+proxy_session serving_id
+request_slow "$serving_id" at-exit || true
+proxy_session idle_id
 log_lines=$(wc -l <"$tmp/daemon.log")
 kill -TERM "$daemon_pid"
 check "…with it and two more held, one serving a request, the daemon still exits on SIGTERM" wait_for 120 exited
