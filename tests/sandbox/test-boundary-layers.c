@@ -228,17 +228,30 @@ x32_getpid (void)
   syscall (0x40000000 | SYS_getpid);   /* __X32_SYSCALL_BIT */
   _exit (0);
 }
+
+/* Whether int 0x80 reaches the kernel's i386 entry at all, asked from a
+ * process with no filter: a machine without one (a paravirtualized kernel,
+ * say) answers it with a general protection fault, SIGSEGV. */
+static gboolean
+i386_entry_exists (void)
+{
+  int status = wait_status_of (i386_getpid);
+
+  return !(WIFSIGNALED (status) && WTERMSIG (status) == SIGSEGV);
+}
 #endif
 
+/* I386_ENTRY: i386_entry_exists(), asked before the filter was loaded. */
 static void
-check_foreign_abi_killed (void)
+check_foreign_abi_killed (gboolean i386_entry)
 {
 #if defined(__x86_64__)
   int status;
 
   status = wait_status_of (i386_getpid);
   g_assert_true (WIFSIGNALED (status));
-  g_assert_cmpint (WTERMSIG (status), ==, SIGSYS);
+  /* Without the entry, the fault comes before any filter sees the call. */
+  g_assert_cmpint (WTERMSIG (status), ==, i386_entry ? SIGSYS : SIGSEGV);
 
   status = wait_status_of (x32_getpid);
   g_assert_true (WIFSIGNALED (status));
@@ -305,13 +318,23 @@ check_ordinary_work (void)
 static void
 test_seccomp_enforced (void)
 {
+  G_GNUC_UNUSED gboolean i386_entry = FALSE;
+
   if (!g_test_subprocess ())
     {
       g_test_trap_subprocess (NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
       g_test_trap_assert_passed ();
+#if defined(__x86_64__)
+      if (!i386_entry_exists ())
+        g_test_message ("this machine has no i386 entry (int 0x80 faults with no filter too): "
+                        "the filter's rule against that ABI cannot be exercised here; the x32 one was");
+#endif
       return;
     }
 
+#if defined(__x86_64__)
+  i386_entry = i386_entry_exists ();
+#endif
   load_filter ();
 
   /* Other processes. */
@@ -375,7 +398,7 @@ test_seccomp_enforced (void)
   g_assert_cmpint (ERRNO_OF (syscall (SYS_personality, 1UL << 32)), ==, EPERM);
   g_assert_cmpint (ERRNO_OF (syscall (SYS_personality, 1UL)), ==, EPERM);
 
-  check_foreign_abi_killed ();
+  check_foreign_abi_killed (i386_entry);
   check_ordinary_work ();
 
   subprocess_passed ();
