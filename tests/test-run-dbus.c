@@ -1132,6 +1132,65 @@ test_safe_stopped_spare_answers (void)
   assert_still_serves (connection, session);
 }
 
+/* PID's number in its innermost PID namespace (the last NSpid field). */
+static GPid
+namespace_pid (GPid pid)
+{
+  g_autofree char *status_path = g_strdup_printf ("/proc/%d/status", pid);
+  g_autofree char *status = NULL;
+  const char *line;
+  const char *last;
+
+  g_assert_true (g_file_get_contents (status_path, &status, NULL, NULL));
+  line = strstr (status, "\nNSpid:");
+  g_assert_nonnull (line);
+  *strchrnul (line + 1, '\n') = '\0';
+  last = strrchr (line, '\t');
+  g_assert_nonnull (last);
+  return (GPid) g_ascii_strtoll (last + 1, NULL, 10);
+}
+
+/* Commands in a row, each longer than pid 1's short idle wait before it
+ * forks a spare: the one supervisor serves them all, each one's command
+ * being its child, and it is the spare again after each (no fork of pid 1,
+ * no exit, per command). Before, pid 1 forked a new spare while the command
+ * ran and the free supervisor then exited unused. */
+static void
+test_safe_commands_in_a_row_one_supervisor (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *session = NULL;
+  g_autoptr(GVariant) first = NULL;
+  g_autofree char *expected = NULL;
+  GPid init;
+  GPid spare;
+
+  session = create_session (connection, "safe", "exec sleep 300");
+  if (session == NULL)
+    return;
+
+  first = run (connection, session, "true", 0, NULL, &error);
+  g_assert_no_error (error);
+  init = sandbox_init_pid (connection, session);
+  spare = wait_for_spare (init);
+  expected = g_strdup_printf ("%d\n", namespace_pid (spare));
+
+  for (guint i = 0; i < 4; i++)
+    {
+      g_autoptr(GVariant) result = NULL;
+      g_autofree char *out = NULL;
+
+      result = run (connection, session, "echo $PPID; sleep 0.05", 0, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (lookup_int (result, "exit-status"), ==, 0);
+      out = lookup_bytes (result, "stdout");
+      g_assert_cmpstr (out, ==, expected);
+      g_assert_cmpint (wait_for_spare (init), ==, spare);
+    }
+}
+
 /* SIGSTOP to a supervisor for as long as it lives or until told to
  * stop, every 200 µs: a process of the session that keeps it stopped.
  * Through a pidfd, so that no other process is ever hit. */
@@ -1654,6 +1713,7 @@ main (int   argc,
   g_test_add_func ("/run/safe/status-before-sandbox-end-tty", test_safe_status_before_sandbox_end_tty);
   g_test_add_func ("/run/safe/command-published-running", test_safe_command_published_running);
   g_test_add_func ("/run/safe/stopped-spare-answers", test_safe_stopped_spare_answers);
+  g_test_add_func ("/run/safe/commands-in-a-row-one-supervisor", test_safe_commands_in_a_row_one_supervisor);
   g_test_add_func ("/run/safe/stopped-supervisor-kill", test_safe_stopped_supervisor_kill);
   g_test_add_func ("/run/safe/kept-stopped-supervisor-timeout", test_safe_kept_stopped_supervisor_timeout);
   g_test_add_func ("/run/safe/spawn-deadline", test_safe_spawn_deadline);

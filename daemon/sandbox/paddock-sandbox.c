@@ -739,6 +739,7 @@ exec_agent (const SandboxConfig *cfg)
 #define MAX_RECV_FDS 8                   /* fds accepted with one message */
 #define MAX_TREE 4096                    /* processes signalled per walk */
 #define SPARE_IDLE_MS 2                  /* pid 1 idle this long: fork the spare supervisor */
+#define SPARE_BUSY_IDLE_MS 100           /* … while a supervisor that may come back free is busy */
 
 typedef enum {
   SUP_SPAWNED = 1,  /* pid: the command exec'd */
@@ -1743,6 +1744,26 @@ fork_spare (Init *init)
   init->spare = pid;
   init->spare_chan = pair[0];
   init->want_spare = TRUE;
+}
+
+/* How long pid 1 waits idle before it forks the next spare; -1: none is
+ * wanted. While a command's supervisor is busy it waits longer: a
+ * supervisor whose command ends by itself comes back free and is the next
+ * spare (see the end of the main loop), so a run of short commands costs no
+ * fork at all, where forking after SPARE_IDLE_MS would make the free one
+ * exit unused whenever a command outlasts that, as even `true` does on a
+ * machine where exec is slow (4 ms under a paravirtualized MMU: one fork
+ * and one exit per command there, most of the session's CPU per Exec).
+ * A command that runs long still gets a spare forked beside it. */
+static int
+spare_wait_ms (const Init *init)
+{
+  if (!init->want_spare || init->spare >= 0)
+    return -1;
+  for (guint i = 0; i < init->n_commands; i++)
+    if (init->commands[i].supervisor > 0)
+      return SPARE_BUSY_IDLE_MS;
+  return SPARE_IDLE_MS;
 }
 
 /* The spare goes: its EOF makes it exit, SIGKILL in case it is busy
@@ -2901,7 +2922,7 @@ run_init (const SandboxConfig *cfg)
 
       /* The next spare is forked once nothing has happened for a moment,
        * so that the fork competes with no command's start or report. */
-      ready = poll (pfds, 3 + n_commands, init.want_spare && init.spare < 0 ? SPARE_IDLE_MS : -1);
+      ready = poll (pfds, 3 + n_commands, spare_wait_ms (&init));
       if (ready < 0)
         {
           if (errno == EINTR)
