@@ -1098,6 +1098,21 @@ stop_process (GPid pid)
   g_assert_cmpint (state, ==, 'T');
 }
 
+/* A first command in SESSION, after which pid 1 keeps a spare supervisor:
+ * that spare, and pid 1 in *INIT. */
+static GPid
+first_command_then_spare (GDBusConnection *connection,
+                          const char      *session,
+                          GPid            *init)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) first = run (connection, session, "true", 0, NULL, &error);
+
+  g_assert_no_error (error);
+  *init = sandbox_init_pid (connection, session);
+  return wait_for_spare (*init);
+}
+
 /* Any process of the session can SIGSTOP the spare supervisor (the same
  * user, the same Landlock domain). The next Run still answers: pid 1
  * resumes the spare as it hands it the command. */
@@ -1108,19 +1123,16 @@ test_safe_stopped_spare_answers (void)
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
   g_autoptr(GError) error = NULL;
   g_autofree char *session = NULL;
-  g_autoptr(GVariant) first = NULL;
   g_autoptr(GVariant) result = NULL;
   g_autofree char *out = NULL;
+  GPid init;
   GPid spare;
 
   session = create_session (connection, "safe", "exec sleep 300");
   if (session == NULL)
     return;
 
-  /* A first command: pid 1 keeps a spare from then on. */
-  first = run (connection, session, "true", 0, NULL, &error);
-  g_assert_no_error (error);
-  spare = wait_for_spare (sandbox_init_pid (connection, session));
+  spare = first_command_then_spare (connection, session, &init);
   stop_process (spare);
 
   result = run (connection, session, "echo ok", 0, NULL, &error);
@@ -1162,7 +1174,6 @@ test_safe_commands_in_a_row_one_supervisor (void)
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
   g_autoptr(GError) error = NULL;
   g_autofree char *session = NULL;
-  g_autoptr(GVariant) first = NULL;
   g_autofree char *expected = NULL;
   GPid init;
   GPid spare;
@@ -1171,10 +1182,7 @@ test_safe_commands_in_a_row_one_supervisor (void)
   if (session == NULL)
     return;
 
-  first = run (connection, session, "true", 0, NULL, &error);
-  g_assert_no_error (error);
-  init = sandbox_init_pid (connection, session);
-  spare = wait_for_spare (init);
+  spare = first_command_then_spare (connection, session, &init);
   expected = g_strdup_printf ("%d\n", namespace_pid (spare));
 
   for (guint i = 0; i < 4; i++)
