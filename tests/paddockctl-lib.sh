@@ -63,6 +63,12 @@ for s in json.load(sys.stdin)["sessions"]: print(s["id"])' 2>/dev/null); do
   for pid in "${background_pids[@]}" $daemon_pid $bus_pid; do
     wait "$pid" 2>/dev/null || true
   done
+  # A failed check keeps what the daemon said (an abort's reason, say),
+  # which goes with the folder otherwise.
+  if [[ "$failures" != 0 && -s "$tmp/daemon.log" ]]; then
+    echo "--- the daemon's log, last 80 lines but debug ---" >&2
+    grep -v -- '-DEBUG: ' "$tmp/daemon.log" | tail -80 >&2
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
