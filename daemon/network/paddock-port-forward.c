@@ -8,7 +8,7 @@
  * it. The daemon keeps the lease (the host's socket on PORT, listening) and
  * forwards: each connection accepted on it gets a TCP socket made inside
  * the namespace (by the sandbox's pid 1, through the socket func), which is
- * connected to 127.0.0.1:PORT there, and the two are spliced both ways.
+ * connected to 127.0.0.1:PORT there, and bytes are moved both ways.
  * A server that listens on [::1]:PORT only refuses that: the connection
  * then asks for an IPv6 socket inside and tries [::1]:PORT (once; a
  * refusal there ends it, as any refused connection does).
@@ -16,11 +16,13 @@
  * Accepting runs on the thread that made the forward (the daemon's main
  * loop), since asking the sandbox for a socket goes over the session's
  * control channel there. The bytes never touch that thread: a worker of
- * the forward's own moves them with splice(2) through one pipe per
- * direction (kernel to kernel, no copy into user space), driven by epoll
- * (edge-triggered).
+ * the forward's own moves them, driven by epoll (edge-triggered). What the
+ * session sends out is spliced(2) through a pipe (kernel to kernel, no copy
+ * into user space); what the client sends in is copied, because the
+ * session's loopback takes packets of up to 512 KiB and only a copy makes
+ * them (see pump_upload()).
  * A direction that reads EOF shuts the other socket's writing side once its
- * pipe is drained (half-close carried through); a connection ends when
+ * bytes are through (half-close carried through); a connection ends when
  * both directions have, or on the first error (the other side is closed,
  * which a peer sees as a reset). At most max_connections are forwarded or
  * waiting for their socket at once; one more is accepted and closed at
@@ -56,23 +58,32 @@
 
 /* What one splice() asks for: a pipe holds 64 KiB by default. */
 #define SPLICE_CHUNK (1024 * 1024)
+/* What one copy into the session moves at most: the largest packet of the
+ * session's loopback (paddock-sandbox.c, loopback_allow_large_packets()),
+ * so that one send() can make one. */
+#define UPLOAD_CHUNK (512 * 1024)
 /* What each pipe asks for, budget permitting. */
 #define PIPE_SIZE    (256 * 1024)
-/* SO_SNDBUF and SO_RCVBUF of both sockets of a connection (the kernel
- * doubles it for its bookkeeping). Left to autotuning, loopback buffers
- * grow to several MiB, so a byte waits behind megabytes in our receive
- * queue, our pipe and our send queue, and is cold in the CPU caches by the
- * time the far end copies it out: that end then spends 1.5–1.8× the CPU
- * per byte it does on a direct connection (the relay experiments in
- * BENCHMARKS.md). Bounded, the bytes in flight stay cached: the receiver's
- * cost falls back to the direct one's, and the whole path's CPU per byte
- * by ~15 % (bench/network/bench-forward in-process: 1.93× direct's →
- * 1.61×, and its throughput up). Both ends are on this host (leases listen
- * on loopback), so the window needs no more; a slow, bursty reader (the
- * bench's Python server in a session) uploads a little slower with it.
- * It also caps the kernel memory a connection can pin (autotuning allows
- * MiBs per socket). */
-#define RELAY_SOCKET_BUFFER (256 * 1024)
+/* SO_SNDBUF of both sockets of a connection (the kernel doubles it for its
+ * bookkeeping). Left to autotuning, loopback buffers grow to several MiB,
+ * so a byte waits behind megabytes in our queues and is cold in the CPU
+ * caches by the time the far end copies it out: that end then spends
+ * 1.5–1.8× the CPU per byte it does on a direct connection (the relay
+ * experiments in BENCHMARKS.md). Both ends are on this host (leases listen
+ * on loopback), so the window needs no more. It also caps the kernel
+ * memory a connection can pin (autotuning allows MiBs per socket). */
+#define RELAY_SEND_BUFFER (256 * 1024)
+/* SO_RCVBUF of both: room for two of the session's 512 KiB packets.
+ * The window a receiver offers is about half its buffer and a sender
+ * builds no packet larger than half the window it was offered, so with
+ * 256 KiB the session's large packets (paddock-sandbox.c,
+ * loopback_allow_large_packets()) would never be made, whichever way the
+ * bytes go: on the inside socket they are what the server inside sends,
+ * and on the client's they are what one copy into the session peeks
+ * (pump_upload()). Through a session: upload 0.79–0.92× direct with
+ * 256 KiB, 1.24–1.52× with this; download 0.65–1.01× and 0.74–1.14×
+ * (BENCHMARKS.md, "Forwarded port throughput"). */
+#define RELAY_RECEIVE_BUFFER (1024 * 1024)
 
 /* Pages held by the pipes of every forward (atomic), within
  * PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES. */
@@ -85,13 +96,14 @@ typedef struct {
   int side;                 /* 0: the client outside, 1: the socket inside */
 } Endpoint;
 
-/* Direction d reads fd[d] into pipe[d] and writes it to fd[1 - d]. */
+/* Direction d reads fd[d] and writes to fd[1 - d]: direction 0 (upload)
+ * by a copy (pump_upload()), direction 1 (download) through the pipe. */
 struct _Connection {
   int fd[2];                /* fd[1] is -1 while waiting for the socket inside */
   int family;               /* fd[1]'s: AF_INET, then AF_INET6 if 127.0.0.1 refused */
-  int pipe[2][2];
-  guint pipe_pages[2];      /* taken from the budget for pipe[d] */
-  gsize pending[2];         /* bytes in pipe[d] */
+  int pipe[2];              /* direction 1's: fd[1] → pipe → fd[0] */
+  guint pipe_pages;         /* taken from the budget for the pipe */
+  gsize pending;            /* bytes in the pipe */
   gboolean eof[2];          /* fd[d] read to its end */
   gboolean shut[2];         /* fd[1 - d]'s writing side shut */
   gboolean connecting;      /* fd[1] not yet connected */
@@ -133,6 +145,7 @@ struct _PaddockPortForward
   GHashTable *live;         /* Connection* it holds */
   GPtrArray *refused;       /* Connection* to hand back after this batch of events */
   GPtrArray *closed;        /* Connection* closed during this batch of events */
+  char *upload_buffer;      /* UPLOAD_CHUNK bytes, made at the first upload */
 };
 
 G_DEFINE_FINAL_TYPE (PaddockPortForward, paddock_port_forward, G_TYPE_OBJECT)
@@ -174,26 +187,24 @@ paddock_port_forward_get_pipe_pages (void)
   return (guint) g_atomic_int_get (&pipe_pages_in_use);
 }
 
-/* See RELAY_SOCKET_BUFFER. A socket that refuses keeps autotuning:
- * slower, never wrong. */
+/* See RELAY_SEND_BUFFER and RELAY_RECEIVE_BUFFER. A socket that refuses
+ * keeps autotuning: slower, never wrong. */
 static void
 bound_socket_buffers (int fd)
 {
-  int size = RELAY_SOCKET_BUFFER;
+  int send_size = RELAY_SEND_BUFFER;
+  int receive_size = RELAY_RECEIVE_BUFFER;
 
-  setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
-  setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &send_size, sizeof send_size);
+  setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &receive_size, sizeof receive_size);
 }
 
 static void
-connection_close_pipes (Connection *connection)
+connection_close_pipe (Connection *connection)
 {
-  for (int i = 0; i < 2; i++)
-    {
-      paddock_close_fd (&connection->pipe[i][0]);
-      paddock_close_fd (&connection->pipe[i][1]);
-      pipe_pages_give_back (&connection->pipe_pages[i]);
-    }
+  paddock_close_fd (&connection->pipe[0]);
+  paddock_close_fd (&connection->pipe[1]);
+  pipe_pages_give_back (&connection->pipe_pages);
 }
 
 /* A client accepted, waiting for its socket inside (IPv4 first). */
@@ -205,8 +216,7 @@ connection_new (int client)
   connection->fd[0] = client;
   connection->fd[1] = -1;
   connection->family = AF_INET;
-  connection->pipe[0][0] = connection->pipe[0][1] = -1;
-  connection->pipe[1][0] = connection->pipe[1][1] = -1;
+  connection->pipe[0] = connection->pipe[1] = -1;
   connection->ends[0] = (Endpoint) { connection, 0 };
   connection->ends[1] = (Endpoint) { connection, 1 };
   return connection;
@@ -217,7 +227,7 @@ connection_free (Connection *connection)
 {
   for (int i = 0; i < 2; i++)
     paddock_close_fd (&connection->fd[i]);
-  connection_close_pipes (connection);
+  connection_close_pipe (connection);
   g_free (connection);
 }
 
@@ -233,51 +243,114 @@ worker_close (PaddockPortForward *self,
    * until the batch of events that may still point at it is done. */
   for (int i = 0; i < 2; i++)
     paddock_close_fd (&connection->fd[i]);
-  connection_close_pipes (connection);
+  connection_close_pipe (connection);
   connection->closed = TRUE;
   g_hash_table_remove (self->live, connection);
   g_ptr_array_add (self->closed, connection);
   g_atomic_int_add (&self->n_active, -1);
 }
 
-/* Moves what can move in direction @d without blocking. FALSE on an error
- * that ends the connection. */
+/* Moves what the client sent into the session, as far as it can without
+ * blocking. FALSE on an error that ends the connection.
+ *
+ * A copy, not a splice: the session's loopback takes packets of up to
+ * 512 KiB, and loopback's cost is per packet. A send() builds its packets
+ * in 32 KiB chunks, so up to that size; a splice() hands over the pages
+ * the bytes arrived in one by one, and a packet holds 17 of them at most
+ * (MAX_SKB_FRAGS), about 68 KiB. The copy costs less than the packets it
+ * saves: an upload through a session went from 0.5× to 0.8–0.9× a direct
+ * connection's throughput (BENCHMARKS.md). The bytes are peeked, sent, and
+ * only what went out is taken from the client's socket: what the session
+ * cannot take yet stays queued there, so the client is held back by TCP
+ * as with a splice, and the worker needs one buffer, not one per
+ * connection. */
 static gboolean
-pump (Connection *connection,
-      int         d)
+pump_upload (PaddockPortForward *self,
+             Connection         *connection)
 {
-  int src = connection->fd[d];
-  int dst = connection->fd[1 - d];
+  int src = connection->fd[0];
+  int dst = connection->fd[1];
+
+  if (self->upload_buffer == NULL)
+    self->upload_buffer = g_malloc (UPLOAD_CHUNK);
+  while (!connection->eof[0])
+    {
+      ssize_t peeked, sent, taken;
+
+      peeked = recv (src, self->upload_buffer, UPLOAD_CHUNK, MSG_PEEK | MSG_DONTWAIT);
+      if (peeked == 0)
+        {
+          connection->eof[0] = TRUE;
+          break;
+        }
+      if (peeked < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return errno == EAGAIN;
+        }
+      sent = send (dst, self->upload_buffer, (size_t) peeked, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (sent < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return errno == EAGAIN;
+        }
+      /* MSG_TRUNC: TCP drops the bytes instead of copying them out. */
+      do
+        taken = recv (src, self->upload_buffer, (size_t) sent, MSG_TRUNC | MSG_DONTWAIT);
+      while (taken < 0 && errno == EINTR);
+      if (taken != sent)
+        return FALSE;
+    }
+  if (!connection->shut[0])
+    {
+      /* Half-close: the client's FIN passed on after its bytes. */
+      shutdown (dst, SHUT_WR);
+      connection->shut[0] = TRUE;
+    }
+  return TRUE;
+}
+
+/* Moves what the session sent out to the client, as far as it can without
+ * blocking: spliced through the pipe (the client's loopback takes 64 KiB
+ * packets, which spliced pages fill). FALSE on an error that ends the
+ * connection. */
+static gboolean
+pump_download (Connection *connection)
+{
+  int src = connection->fd[1];
+  int dst = connection->fd[0];
 
   for (;;)
     {
       ssize_t n;
 
-      if (connection->pending[d] > 0)
+      if (connection->pending > 0)
         {
-          n = splice (connection->pipe[d][0], NULL, dst, NULL, connection->pending[d],
+          n = splice (connection->pipe[0], NULL, dst, NULL, connection->pending,
                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
           if (n > 0)
             {
-              connection->pending[d] -= (gsize) n;
+              connection->pending -= (gsize) n;
               continue;
             }
           if (n < 0 && errno == EINTR)
             continue;
           return n < 0 && errno == EAGAIN;
         }
-      if (!connection->eof[d])
+      if (!connection->eof[1])
         {
-          n = splice (src, NULL, connection->pipe[d][1], NULL, SPLICE_CHUNK,
+          n = splice (src, NULL, connection->pipe[1], NULL, SPLICE_CHUNK,
                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
           if (n > 0)
             {
-              connection->pending[d] += (gsize) n;
+              connection->pending += (gsize) n;
               continue;
             }
           if (n == 0)
             {
-              connection->eof[d] = TRUE;
+              connection->eof[1] = TRUE;
               continue;
             }
           if (errno == EINTR)
@@ -285,11 +358,11 @@ pump (Connection *connection,
           /* The pipe is empty here, so EAGAIN is the socket's. */
           return errno == EAGAIN;
         }
-      if (!connection->shut[d])
+      if (!connection->shut[1])
         {
-          /* Half-close: the peer's FIN passed on once its bytes are. */
+          /* Half-close: the session's FIN passed on once its bytes are. */
           shutdown (dst, SHUT_WR);
-          connection->shut[d] = TRUE;
+          connection->shut[1] = TRUE;
         }
       return TRUE;
     }
@@ -297,7 +370,7 @@ pump (Connection *connection,
 
 /* 127.0.0.1:PORT refused: unless that was [::1] already, the connection
  * goes back to the forward's thread, which asks for an IPv6 socket inside.
- * Its client and pipes stay; the refused socket goes. */
+ * Its client and pipe stay; the refused socket goes. */
 static gboolean
 worker_retry_inet6 (PaddockPortForward *self,
                     Connection         *connection)
@@ -365,7 +438,7 @@ worker_event (PaddockPortForward *self,
       return;
     }
 
-  if (!pump (connection, 0) || !pump (connection, 1))
+  if (!pump_upload (self, connection) || !pump_download (connection))
     {
       worker_close (self, connection);
       return;
@@ -492,6 +565,7 @@ worker_main (gpointer data)
       worker_close (self, g_ptr_array_index (all, i));
     g_ptr_array_set_size (self->closed, 0);
   }
+  g_clear_pointer (&self->upload_buffer, g_free);
   return NULL;
 }
 
@@ -695,9 +769,8 @@ paddock_port_forward_take_inside_socket (PaddockPortForward *self,
     }
 
   connection->fd[1] = fd;
-  /* A connection back for [::1] has its pipes already. */
-  if ((connection->pipe[0][0] < 0 && !make_pipe (connection->pipe[0], &connection->pipe_pages[0])) ||
-      (connection->pipe[1][0] < 0 && !make_pipe (connection->pipe[1], &connection->pipe_pages[1])) ||
+  /* A connection back for [::1] has its pipe already. */
+  if ((connection->pipe[0] < 0 && !make_pipe (connection->pipe, &connection->pipe_pages)) ||
       fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) | O_NONBLOCK) != 0)
     {
       if (errno == ENOBUFS)
@@ -712,7 +785,7 @@ paddock_port_forward_take_inside_socket (PaddockPortForward *self,
           self->refusing = TRUE;
         }
       else
-        g_message ("Port forward to %u: cannot make its pipes: %s", self->inside_port, g_strerror (errno));
+        g_message ("Port forward to %u: cannot make its pipe: %s", self->inside_port, g_strerror (errno));
       connection_free (connection);
       g_atomic_int_add (&self->n_active, -1);
       return;

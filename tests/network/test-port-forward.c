@@ -51,10 +51,12 @@ connect_loopback (guint16 port)
   return fd;
 }
 
-/* Reads to EOF (or an error: a reset counts as the end); the byte count. */
+/* Reads to EOF (or an error: a reset counts as the end); the byte count.
+ * What it read goes to @out and/or @sum, when given. */
 static gsize
-read_to_end (int      fd,
-             GString *out)
+read_to_end (int        fd,
+             GString   *out,
+             GChecksum *sum)
 {
   char buf[65536];
   gsize total = 0;
@@ -69,11 +71,46 @@ read_to_end (int      fd,
         return total;
       if (out != NULL)
         g_string_append_len (out, buf, n);
+      if (sum != NULL)
+        g_checksum_update (sum, (const guchar *) buf, n);
       total += (gsize) n;
     }
 }
 
-/* The "inside" server: per connection, reads to EOF, answers "got N" and
+/* The server's answer to @size bytes whose SHA-256 is @sum: "got N HASH",
+ * HASH the first 16 hex digits, so that bytes lost, repeated or out of
+ * order show as well as a count that is off. */
+static char *
+answer_for (gsize      size,
+            GChecksum *sum)
+{
+  return g_strdup_printf ("got %" G_GSIZE_FORMAT " %.16s", size, g_checksum_get_string (sum));
+}
+
+/* The client's bytes: no two 4 KiB pages alike, so a page sent twice or
+ * skipped changes the hash. */
+static char *
+payload_new (gsize size)
+{
+  char *payload = g_malloc (size);
+
+  for (gsize i = 0; i < size; i++)
+    payload[i] = (char) ((i * 2654435761u) >> 11);
+  return payload;
+}
+
+/* What the server answers to payload_new (@size). */
+static char *
+expected_answer (gsize size)
+{
+  g_autofree char *payload = payload_new (size);
+  g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
+
+  g_checksum_update (sum, (const guchar *) payload, size);
+  return answer_for (size, sum);
+}
+
+/* The "inside" server: per connection, reads to EOF, answers "got N HASH" and
  * closes; or with @hold, keeps each connection open until the test ends. */
 typedef struct {
   int listen_fd;
@@ -94,7 +131,6 @@ server_thread (gpointer data)
   for (;;)
     {
       int fd = accept4 (server->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-      char reply[64];
       gsize got;
 
       if (fd < 0)
@@ -116,17 +152,25 @@ server_thread (gpointer data)
             {
               int held = GPOINTER_TO_INT (g_ptr_array_index (server->held, i));
 
-              got = read_to_end (held, NULL);
-              g_snprintf (reply, sizeof reply, "got %" G_GSIZE_FORMAT, got);
+              g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
+              g_autofree char *reply = NULL;
+
+              got = read_to_end (held, NULL, sum);
+              reply = answer_for (got, sum);
               g_assert_cmpint (write (held, reply, strlen (reply)), ==, (gssize) strlen (reply));
               /* The answer's end (closed with the others at server_stop). */
               shutdown (held, SHUT_WR);
             }
           continue;
         }
-      got = read_to_end (fd, NULL);
-      g_snprintf (reply, sizeof reply, "got %" G_GSIZE_FORMAT, got);
-      g_assert_cmpint (write (fd, reply, strlen (reply)), ==, (gssize) strlen (reply));
+      {
+        g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
+        g_autofree char *reply = NULL;
+
+        got = read_to_end (fd, NULL, sum);
+        reply = answer_for (got, sum);
+        g_assert_cmpint (write (fd, reply, strlen (reply)), ==, (gssize) strlen (reply));
+      }
       close (fd);
     }
 }
@@ -201,9 +245,7 @@ client_thread (gpointer data)
 {
   Client *client = data;
   int fd = connect_loopback (client->port);
-  g_autofree char *payload = g_malloc (client->size);
-
-  memset (payload, 'a', client->size);
+  g_autofree char *payload = payload_new (client->size);
   for (gsize sent = 0; sent < client->size;)
     {
       ssize_t n = write (fd, payload + sent, client->size - sent);
@@ -213,7 +255,7 @@ client_thread (gpointer data)
     }
   /* Half-close: the server answers only after our EOF reaches it. */
   g_assert_no_errno (shutdown (fd, SHUT_WR));
-  read_to_end (fd, client->answer);
+  read_to_end (fd, client->answer, NULL);
   close (fd);
   g_atomic_int_set (&client->done, 1);
   return NULL;
@@ -236,7 +278,7 @@ test_bytes_and_half_close (void)
     {
       Client client = { lease_port, sizes[i], g_string_new (NULL), 0 };
       GThread *c = g_thread_new ("client", client_thread, &client);
-      g_autofree char *expected = g_strdup_printf ("got %" G_GSIZE_FORMAT, sizes[i]);
+      g_autofree char *expected = expected_answer (sizes[i]);
 
       while (!g_atomic_int_get (&client.done))
         {
@@ -299,7 +341,7 @@ test_many_connections_within_pipe_budget (void)
   g_autoptr(PaddockPortForward) forward = NULL;
   Client clients[N];
   GThread *threads[N];
-  g_autofree char *expected = g_strdup_printf ("got %d", SIZE);
+  g_autofree char *expected = expected_answer (SIZE);
   guint held_at_peak;
 
   server.gate = N;
@@ -505,7 +547,11 @@ test_server_on_ipv6_loopback (void)
       g_usleep (500);
     }
   g_thread_join (c);
-  g_assert_cmpstr (client.answer->str, ==, "got 300000");
+  {
+    g_autofree char *expected = expected_answer (300000);
+
+    g_assert_cmpstr (client.answer->str, ==, expected);
+  }
   g_assert_cmpint (sockets_made, ==, 2);
   g_string_free (client.answer, TRUE);
   paddock_port_forward_stop (forward);
@@ -589,7 +635,11 @@ test_answer_goes_to_its_connection (void)
       g_usleep (500);
     }
   g_thread_join (c);
-  g_assert_cmpstr (first.answer->str, ==, "got 100000");
+  {
+    g_autofree char *expected = expected_answer (100000);
+
+    g_assert_cmpstr (first.answer->str, ==, expected);
+  }
   g_string_free (first.answer, TRUE);
   paddock_port_forward_stop (forward);
   g_array_unref (deferred.pending);
