@@ -55,7 +55,9 @@
  *                     DIR (on the state folder's filesystem) as scratch space;
  *                     exit 0 if it works, else 71 with the reason on stderr.
  *   --net host|none|proxy  host (default): the user's network. none: a
- *                     network namespace of its own with only loopback, up.
+ *                     network namespace of its own with only loopback, up,
+ *                     taking TCP packets of up to 512 KiB (BIG TCP, where the
+ *                     kernel has it: loopback_allow_large_packets()).
  *                     proxy: as none, and pid 1 listens on 127.0.0.1:PORT
  *                     (--proxy-port, default 3128) inside it before the
  *                     agent exists, and passes that listening socket to the
