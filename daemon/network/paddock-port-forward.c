@@ -254,16 +254,16 @@ worker_close (PaddockPortForward *self,
  * blocking. FALSE on an error that ends the connection.
  *
  * A copy, not a splice: the session's loopback takes packets of up to
- * 512 KiB, and loopback's cost is per packet. A send() builds its packets
- * in 32 KiB chunks, so up to that size; a splice() hands over the pages
- * the bytes arrived in one by one, and a packet holds 17 of them at most
+ * 512 KiB, and loopback's cost is per packet. A send() fills its packets
+ * from 32 KiB chunks, up to that size; a splice() hands over the pages the
+ * bytes arrived in one by one, and a packet holds 17 of them at most
  * (MAX_SKB_FRAGS), about 68 KiB. The copy costs less than the packets it
- * saves: an upload through a session went from 0.5× to 0.8–0.9× a direct
- * connection's throughput (BENCHMARKS.md). The bytes are peeked, sent, and
- * only what went out is taken from the client's socket: what the session
- * cannot take yet stays queued there, so the client is held back by TCP
- * as with a splice, and the worker needs one buffer, not one per
- * connection. */
+ * saves: an upload through a session went from 0.55× to 1.44× a direct
+ * connection's throughput (BENCHMARKS.md, with RELAY_RECEIVE_BUFFER). The
+ * bytes are peeked, sent, and only what went out is taken from the
+ * client's socket: what the session cannot take yet stays queued there, so
+ * the client is held back by TCP as with a splice, and the worker needs
+ * one buffer, not one per connection. */
 static gboolean
 pump_upload (PaddockPortForward *self,
              Connection         *connection)
