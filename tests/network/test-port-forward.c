@@ -110,6 +110,17 @@ expected_answer (gsize size)
   return answer_for (size, sum);
 }
 
+/* Reads @fd to EOF and answers what it got (answer_for()). */
+static void
+answer_connection (int fd)
+{
+  g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
+  gsize got = read_to_end (fd, NULL, sum);
+  g_autofree char *reply = answer_for (got, sum);
+
+  g_assert_cmpint (write (fd, reply, strlen (reply)), ==, (gssize) strlen (reply));
+}
+
 /* The "inside" server: per connection, reads to EOF, answers "got N HASH" and
  * closes; or with @hold, keeps each connection open until the test ends. */
 typedef struct {
@@ -131,7 +142,6 @@ server_thread (gpointer data)
   for (;;)
     {
       int fd = accept4 (server->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-      gsize got;
 
       if (fd < 0)
         return NULL;   /* the test shut the listener down */
@@ -152,25 +162,13 @@ server_thread (gpointer data)
             {
               int held = GPOINTER_TO_INT (g_ptr_array_index (server->held, i));
 
-              g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
-              g_autofree char *reply = NULL;
-
-              got = read_to_end (held, NULL, sum);
-              reply = answer_for (got, sum);
-              g_assert_cmpint (write (held, reply, strlen (reply)), ==, (gssize) strlen (reply));
+              answer_connection (held);
               /* The answer's end (closed with the others at server_stop). */
               shutdown (held, SHUT_WR);
             }
           continue;
         }
-      {
-        g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
-        g_autofree char *reply = NULL;
-
-        got = read_to_end (fd, NULL, sum);
-        reply = answer_for (got, sum);
-        g_assert_cmpint (write (fd, reply, strlen (reply)), ==, (gssize) strlen (reply));
-      }
+      answer_connection (fd);
       close (fd);
     }
 }
