@@ -239,10 +239,19 @@ worker_close (PaddockPortForward *self,
 {
   if (connection->closed)
     return;
-  /* Closing the fds takes them out of the epoll set; the memory stays
-   * until the batch of events that may still point at it is done. */
+  /* Out of the epoll set first: closing an fd takes it out only when its
+   * file's last reference goes, and a child the daemon is forking holds
+   * one until it execs (CLOEXEC closes it only then). An event on the
+   * freed connection would follow (ASan saw it in paddockctl-lease).
+   * EPOLL_CTL_DEL of an fd never added (-1, or before worker_add) fails
+   * harmlessly. The memory stays until the batch of events that may
+   * still point at it is done. */
   for (int i = 0; i < 2; i++)
-    paddock_close_fd (&connection->fd[i]);
+    {
+      if (connection->fd[i] >= 0)
+        epoll_ctl (self->epoll_fd, EPOLL_CTL_DEL, connection->fd[i], NULL);
+      paddock_close_fd (&connection->fd[i]);
+    }
   connection_close_pipe (connection);
   connection->closed = TRUE;
   g_hash_table_remove (self->live, connection);
@@ -377,7 +386,9 @@ worker_retry_inet6 (PaddockPortForward *self,
 {
   if (connection->family != AF_INET)
     return FALSE;
+  /* Both out of the epoll set by hand: see worker_close(). */
   epoll_ctl (self->epoll_fd, EPOLL_CTL_DEL, connection->fd[0], NULL);
+  epoll_ctl (self->epoll_fd, EPOLL_CTL_DEL, connection->fd[1], NULL);
   paddock_close_fd (&connection->fd[1]);
   connection->family = AF_INET6;
   connection->connecting = FALSE;
