@@ -133,17 +133,16 @@ lookup_string (GVariant   *result,
   return value;
 }
 
-/* The command objects a session exports now. */
-static guint
-count_command_objects (GDBusConnection *connection,
-                       const char      *session)
+/* The command objects under @session, as the daemon lists them now. */
+static GDBusNodeInfo *
+introspect_commands (GDBusConnection *connection,
+                     const char      *session)
 {
   g_autofree char *path = g_strconcat (session, "/command", NULL);
   g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GDBusNodeInfo) node = NULL;
   g_autoptr(GError) error = NULL;
+  GDBusNodeInfo *node;
   const char *xml;
-  guint count = 0;
 
   reply = paddock_test_call (connection, path, "org.freedesktop.DBus.Introspectable", "Introspect", NULL,
                              G_VARIANT_TYPE ("(s)"), &error);
@@ -151,32 +150,45 @@ count_command_objects (GDBusConnection *connection,
   g_variant_get (reply, "(&s)", &xml);
   node = g_dbus_node_info_new_for_xml (xml, &error);
   g_assert_no_error (error);
+  return node;
+}
+
+static guint
+count_command_objects (GDBusConnection *connection,
+                       const char      *session)
+{
+  g_autoptr(GDBusNodeInfo) node = introspect_commands (connection, session);
+  guint count = 0;
+
   while (node->nodes != NULL && node->nodes[count] != NULL)
     count++;
   return count;
 }
 
-/* The path of the one command object a session exports now. */
+/* The path of the one command object under @session, once it is there.
+ * A sandboxed command is published when the daemon hears from its
+ * supervisor that it runs, which may come a moment after the program is
+ * seen running (seen under ASan on a loaded machine), so this waits; the
+ * deadline is for a daemon that never publishes, not a measure of speed. */
 static char *
 only_command_path (GDBusConnection *connection,
                    const char      *session)
 {
-  g_autofree char *path = g_strconcat (session, "/command", NULL);
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GDBusNodeInfo) node = NULL;
-  g_autoptr(GError) error = NULL;
-  const char *xml;
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
 
-  reply = paddock_test_call (connection, path, "org.freedesktop.DBus.Introspectable", "Introspect", NULL,
-                             G_VARIANT_TYPE ("(s)"), &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(&s)", &xml);
-  node = g_dbus_node_info_new_for_xml (xml, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (node->nodes);
-  g_assert_nonnull (node->nodes[0]);
-  g_assert_null (node->nodes[1]);
-  return g_strconcat (path, "/", node->nodes[0]->path, NULL);
+  for (;;)
+    {
+      g_autoptr(GDBusNodeInfo) node = introspect_commands (connection, session);
+
+      if (node->nodes != NULL && node->nodes[0] != NULL)
+        {
+          g_assert_null (node->nodes[1]);
+          return g_strconcat (session, "/command/", node->nodes[0]->path, NULL);
+        }
+      if (g_get_monotonic_time () > deadline)
+        g_error ("no command object under %s within 30 s", session);
+      g_usleep (10 * 1000);
+    }
 }
 
 /* Run's commands are released once it has answered (from the daemon's
