@@ -34,7 +34,15 @@
  * own, with one layer left out through the daemons' test switches:
  * PADDOCK_TEST_WITHOUT_LAYERS=seccomp, =landlock, and PADDOCK_STAGING=copy
  * (the workspace staged as a plain copy instead of an overlay), so that
- * each layer's share of the overhead shows.
+ * each layer's share of the overhead shows; and times safe starts of the
+ * copy stage's daemon, to show what copying the tree at start costs.
+ *
+ * The workload also runs on the kernel's floor: the same overlay as a safe
+ * session's stage (rootless, userxattr, its upper folder on the same tmpfs)
+ * mounted by a child of the bench in a user and mount namespace of its own,
+ * with none of Paddock's layers, the workload forked and timed there as the
+ * direct run is here. Its overhead over the direct run is what the overlay
+ * alone costs; what the safe session costs over host beyond it is Paddock's.
  *
  * Targets (issue #5): workload < 5% over host; start within 2x of host.
  *
@@ -67,7 +75,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "paddock-durable-file.h"
@@ -79,6 +90,7 @@
 
 static PaddockTestDaemon *daemon_under_test;
 static PaddockTestDaemon *peer_daemon;  /* --peer-build: another build's paddockd */
+static PaddockTestDaemon *copy_daemon;  /* --attribute: a paddockd staging by copy, for starts */
 static GPtrArray *sessions;      /* object paths to destroy before exit */
 static GHashTable *ended;        /* command path -> exit status */
 static char *base_dir;
@@ -120,6 +132,8 @@ destroy_session (const char *path)
       }
 }
 
+static void bare_overlay_stop (void);
+
 static void
 clean_up (void)
 {
@@ -131,6 +145,8 @@ clean_up (void)
     }
   g_clear_pointer (&daemon_under_test, paddock_test_daemon_free);
   g_clear_pointer (&peer_daemon, paddock_test_daemon_free);
+  g_clear_pointer (&copy_daemon, paddock_test_daemon_free);
+  bare_overlay_stop ();
   if (base_dir != NULL)
     {
       /* Unmounting a tmpfs frees it at once; the watcher removes the folder. */
@@ -444,6 +460,7 @@ static const char *git_env[][2] = {
 typedef struct {
   const char *name;
   const char *profile;         /* NULL: run directly by the bench */
+  gboolean bare;               /* run on the kernel's floor (bare_ms) */
   const char *without_layers;  /* PADDOCK_TEST_WITHOUT_LAYERS of its daemon */
   const char *staging;         /* PADDOCK_STAGING of its daemon */
   const char *build_root;      /* its daemon's build tree (--peer-build) */
@@ -531,6 +548,182 @@ direct_ms (const char * const *argv,
   ms = bench_ms_since (start);
   *cpu_ms = bench_children_cpu_ms () - cpu;
   return ms;
+}
+
+/* The kernel's floor: a child in a user and mount namespace of its own with
+ * the workspace under the same overlay a safe session's stage is (see the
+ * top of the file). It runs workload K when sent the byte K and answers
+ * with a BareAnswer; it exits when its request pipe closes. */
+typedef struct {
+  gint64 wall_us;
+  gint64 cpu_us;    /* the workload's user + system time */
+  int    status;    /* its wait status, or -errno if it could not start */
+} BareAnswer;
+
+typedef struct {
+  pid_t pid;
+  int   request;    /* our end: a byte per workload to run */
+  int   answer;     /* our end: a BareAnswer per workload */
+} BareOverlay;
+
+static BareOverlay bare_overlay = { -1, -1, -1 };
+
+static gint64
+monotonic_us (void)
+{
+  struct timespec now;
+
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (gint64) now.tv_sec * G_USEC_PER_SEC + now.tv_nsec / 1000;
+}
+
+static gboolean
+write_map (const char *file,
+           const char *line)
+{
+  int fd = open (file, O_WRONLY | O_CLOEXEC);
+  gboolean written;
+
+  if (fd < 0)
+    return FALSE;
+  written = write (fd, line, strlen (line)) == (ssize_t) strlen (line);
+  close (fd);
+  return written;
+}
+
+/* The child's whole life, after fork: only system calls and what was made
+ * before the fork, since the bench may have threads by then. */
+static void G_GNUC_NORETURN
+bare_overlay_child (int                  request,
+                    int                  answer,
+                    const char          *merged,
+                    const char          *options,
+                    const char * const * const *workloads,
+                    guint                n_workloads,
+                    const char          *uid_map,
+                    const char          *gid_map)
+{
+  int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  BareAnswer ready = { 0, 0, 0 };
+  unsigned char k;
+
+  if (unshare (CLONE_NEWUSER | CLONE_NEWNS) != 0 ||
+      !write_map ("/proc/self/setgroups", "deny") ||
+      !write_map ("/proc/self/uid_map", uid_map) ||
+      !write_map ("/proc/self/gid_map", gid_map) ||
+      mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      mount ("overlay", merged, "overlay", MS_NOSUID | MS_NODEV, options) != 0)
+    ready.status = -errno;
+  if (write (answer, &ready, sizeof ready) != sizeof ready || ready.status != 0)
+    _exit (1);
+
+  while (read (request, &k, 1) == 1 && k < n_workloads)
+    {
+      BareAnswer done = { 0, 0, 0 };
+      gint64 start = monotonic_us ();
+      struct rusage usage;
+      pid_t pid = fork ();
+
+      if (pid == 0)
+        {
+          if (chdir (merged) != 0)
+            _exit (126);
+          dup2 (null_fd, STDIN_FILENO);
+          dup2 (null_fd, STDOUT_FILENO);
+          execvp (workloads[k][0], (char * const *) workloads[k]);
+          _exit (127);
+        }
+      if (pid < 0)
+        done.status = -errno;
+      else if (wait4 (pid, &done.status, 0, &usage) != pid)
+        done.status = -errno;
+      else
+        done.cpu_us = (gint64) (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * G_USEC_PER_SEC +
+                      usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
+      done.wall_us = monotonic_us () - start;
+      if (write (answer, &done, sizeof done) != sizeof done)
+        _exit (1);
+    }
+  _exit (0);
+}
+
+/* Mounts the floor's overlay over @lower (the workspace) in a child; its
+ * upper and work folders in @dir, as a stage's are in the daemon's state
+ * folder on the same tmpfs. */
+static void
+bare_overlay_start (const char                 *lower,
+                    const char                 *dir,
+                    const char * const * const *workloads,
+                    guint                       n_workloads)
+{
+  g_autofree char *upper = g_build_filename (dir, "upper", NULL);
+  g_autofree char *work = g_build_filename (dir, "work", NULL);
+  g_autofree char *merged = g_build_filename (dir, "merged", NULL);
+  g_autofree char *options = NULL;
+  g_autofree char *uid_map = g_strdup_printf ("0 %u 1\n", (guint) getuid ());
+  g_autofree char *gid_map = g_strdup_printf ("0 %u 1\n", (guint) getgid ());
+  int request[2];
+  int answer[2];
+  BareAnswer ready;
+
+  /* overlayfs splits its options at ',' and ':'; our own temporary
+   * folders have neither, but $TMPDIR might. */
+  if (strpbrk (dir, ",:\\") != NULL || strpbrk (lower, ",:\\") != NULL)
+    bail ("the overlay's folders may not hold ',', ':' or '\\': %s", dir);
+  options = g_strdup_printf ("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lower, upper, work);
+  if (mkdir (dir, 0700) != 0 || mkdir (upper, 0755) != 0 || mkdir (work, 0755) != 0 ||
+      mkdir (merged, 0755) != 0)
+    bail ("mkdir in %s: %s", dir, g_strerror (errno));
+  if (pipe2 (request, O_CLOEXEC) != 0 || pipe2 (answer, O_CLOEXEC) != 0)
+    bail ("pipe: %s", g_strerror (errno));
+
+  bare_overlay.pid = fork ();
+  if (bare_overlay.pid < 0)
+    bail ("fork: %s", g_strerror (errno));
+  if (bare_overlay.pid == 0)
+    {
+      close (request[1]);
+      close (answer[0]);
+      bare_overlay_child (request[0], answer[1], merged, options, workloads, n_workloads, uid_map, gid_map);
+    }
+  close (request[0]);
+  close (answer[1]);
+  bare_overlay.request = request[1];
+  bare_overlay.answer = answer[0];
+  if (read (bare_overlay.answer, &ready, sizeof ready) != sizeof ready)
+    bail ("the overlay's child died before it mounted");
+  if (ready.status != 0)
+    bail ("the overlay's child could not mount it: %s", g_strerror (-ready.status));
+}
+
+static void
+bare_overlay_stop (void)
+{
+  if (bare_overlay.pid <= 0)
+    return;
+  close (bare_overlay.request);
+  close (bare_overlay.answer);
+  waitpid (bare_overlay.pid, NULL, 0);
+  bare_overlay.pid = -1;
+}
+
+/* Workload @k on the floor's overlay, in ms; *@cpu_ms: its CPU time. */
+static double
+bare_ms (guint   k,
+         double *cpu_ms)
+{
+  unsigned char byte = (unsigned char) k;
+  BareAnswer done;
+
+  if (write (bare_overlay.request, &byte, 1) != 1 ||
+      read (bare_overlay.answer, &done, sizeof done) != sizeof done)
+    bail ("the overlay's child is gone");
+  if (done.status < 0)
+    bail ("workload %u on the bare overlay could not start: %s", k, g_strerror (-done.status));
+  if (!WIFEXITED (done.status) || WEXITSTATUS (done.status) != 0)
+    bail ("workload %u on the bare overlay failed (wait status %d)", k, done.status);
+  *cpu_ms = (double) done.cpu_us / 1000.0;
+  return (double) done.wall_us / 1000.0;
 }
 
 /* The median of @values (sorted here) and its distribution-free 95%
@@ -650,19 +843,25 @@ main (int   argc,
     { "git status --porcelain, 10,000 files", git_argv },
     { "gcc -O1 -c of 32 C files, one by one", gcc_argv },
   };
+  const char * const *workload_argvs[] = { git_argv, gcc_argv };
   Variant variants[] = {
     { .name = "run directly by the bench (reference)" },
     { .name = "host session", .profile = "host" },
     { .name = "safe session", .profile = "safe" },
+    { .name = "bare overlay, no Paddock (floor)", .bare = TRUE },
     { .name = "safe without seccomp", .profile = "safe", .without_layers = "seccomp" },
     { .name = "safe without Landlock", .profile = "safe", .without_layers = "landlock" },
     { .name = "safe, copy stage (no overlay)", .profile = "safe", .staging = "copy" },
     { .name = "safe, peer build (--peer-build)", .profile = "safe" },
   };
   Variant *active[G_N_ELEMENTS (variants)];
-  enum { DIRECT, HOST, SAFE, N_BASIC };
-  const char *start_names[] = { "host", "safe", "safe, in an empty workspace", "safe, peer build (--peer-build)" };
-  GArray *start_wall[4];
+  enum { DIRECT, HOST, SAFE, BARE, N_BASIC };
+  const char *start_names[] = { "host", "safe", "safe, in an empty workspace", "safe, peer build (--peer-build)",
+                                "safe, copy stage (--attribute)" };
+  GArray *start_wall[5];
+  PaddockTestDaemon *start_daemons[5] = { NULL };
+  guint start_kinds[5];
+  guint n_kinds = 0;
   const char *peer_build = NULL;
   g_autofree char *peer_build_owned = NULL;
   gboolean start_only = FALSE;
@@ -760,6 +959,12 @@ main (int   argc,
   if (mkdir (empty_workspace, 0755) != 0)
     bail ("mkdir %s: %s", empty_workspace, g_strerror (errno));
   generate_tree ();
+  if (!start_only)
+    {
+      g_autofree char *bare_dir = g_build_filename (base_dir, "bare-overlay", NULL);
+
+      bare_overlay_start (workspace, bare_dir, workload_argvs, G_N_ELEMENTS (workload_argvs));
+    }
 
   g_setenv ("PADDOCK_TEST_QUIET", "1", TRUE);
   daemon_under_test = paddock_test_daemon_new (NULL);
@@ -773,6 +978,22 @@ main (int   argc,
       g_setenv ("PADDOCK_BUILD_ROOT", own_root, TRUE);
     }
 
+  /* --attribute also times a safe start whose workspace is staged as a
+   * copy: what it would cost to avoid the overlay's stacking (the
+   * workload's floor) by copying the tree at start. */
+  if (attribute)
+    {
+      g_setenv ("PADDOCK_STAGING", "copy", TRUE);
+      copy_daemon = paddock_test_daemon_new (NULL);
+      g_unsetenv ("PADDOCK_STAGING");
+    }
+  start_daemons[0] = start_daemons[1] = start_daemons[2] = daemon_under_test;
+  start_daemons[3] = peer_daemon;
+  start_daemons[4] = copy_daemon;
+  for (guint kind = 0; kind < G_N_ELEMENTS (start_daemons); kind++)
+    if (start_daemons[kind] != NULL)
+      start_kinds[n_kinds++] = kind;
+
   /* 1. Start: one warm-up each, then interleaved, in an order that
    * rotates from round to round. (No CPU column: /proc counts a daemon's
    * CPU in ticks of 10 ms, longer than a start.) Starts 0.2 s apart, as a
@@ -780,12 +1001,10 @@ main (int   argc,
    * after the one before (bench-sessions also times one that does not). */
   for (gint64 r = -1; r < (gint64) (2 * rounds); r++)
     {
-      guint n_kinds = peer_daemon != NULL ? 4 : 3;
-
       for (guint i = 0; i < n_kinds; i++)
         {
-          guint kind = (guint) ((r + 1 + i) % n_kinds);
-          PaddockTestDaemon *daemon = kind == 3 ? peer_daemon : daemon_under_test;
+          guint kind = start_kinds[(r + 1 + i) % n_kinds];
+          PaddockTestDaemon *daemon = start_daemons[kind];
           char *tree = workspace;
           double ms;
 
@@ -813,8 +1032,9 @@ main (int   argc,
   g_print ("\n1. session start, CreateSession -> first output byte of `sh -c 'echo x'` "
            "(workspace: %u files under git; medians of %" G_GUINT64_FORMAT "; starts 0.2 s apart)\n",
            TREE_FILES + C_FILES + 1, 2 * rounds);
-  for (guint kind = 0; kind < (peer_daemon != NULL ? 4u : 3u); kind++)
+  for (guint i = 0; i < n_kinds; i++)
     {
+      guint kind = start_kinds[i];
       double wall = bench_median (start_wall[kind]);
 
       g_print ("   %-40s %8.2f ms", start_names[kind], wall);
@@ -856,8 +1076,9 @@ main (int   argc,
             {
               guint v = (guint) ((r + 2 + i) % n_variants);
               double c = -1;
-              double ms = active[v]->profile == NULL ? direct_ms (workloads[w].argv, &c)
-                                                     : exec_ms (active[v], workloads[w].argv, &c);
+              double ms = active[v]->bare ? bare_ms (w, &c)
+                          : active[v]->profile == NULL ? direct_ms (workloads[w].argv, &c)
+                          : exec_ms (active[v], workloads[w].argv, &c);
 
               if (r < 0)
                 continue;
@@ -870,6 +1091,9 @@ main (int   argc,
       g_print ("     %-38s %10s %10s\n", "", "wall", "CPU");
       for (guint v = 0; v < n_variants; v++)
         {
+          /* The floor is set against the run it mirrors (the direct
+           * one); the sessions against host. */
+          guint base = active[v]->bare ? DIRECT : HOST;
           g_autoptr(GArray) wall_ratio = g_array_new (FALSE, FALSE, sizeof (double));
           g_autoptr(GArray) cpu_ratio = g_array_new (FALSE, FALSE, sizeof (double));
           g_autoptr(GArray) cpu_sorted = g_array_copy (cpu[v]);
@@ -878,8 +1102,8 @@ main (int   argc,
 
           for (guint r = 0; r < wall[v]->len; r++)
             {
-              double wr = g_array_index (wall[v], double, r) / g_array_index (wall[HOST], double, r);
-              double hc = g_array_index (cpu[HOST], double, r);
+              double wr = g_array_index (wall[v], double, r) / g_array_index (wall[base], double, r);
+              double hc = g_array_index (cpu[base], double, r);
               double vc = g_array_index (cpu[v], double, r);
 
               g_array_append_val (wall_ratio, wr);
@@ -900,6 +1124,8 @@ main (int   argc,
               print_overhead ("   wall", wall_ratio);
               if (cpu_ratio->len == wall_ratio->len)
                 print_overhead (";  CPU", cpu_ratio);
+              if (active[v]->bare)
+                g_print ("  (over the direct run)");
             }
           g_print ("\n");
           if (v == SAFE)
