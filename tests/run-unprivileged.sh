@@ -111,7 +111,9 @@ if unreachable; then
         fd=${handle[$tree]}
         if [ ! -d "$tree" ]; then
             mkdir -p "$tree"
-            mount --bind "/proc/self/fd/$fd" "$tree"
+            # --no-canonicalize: the handle names the tree itself; its path
+            # now leads into the tmpfs.
+            mount --no-canonicalize --bind "/proc/self/fd/$fd" "$tree"
         fi
         exec {fd}<&-
     done
