@@ -11,11 +11,8 @@
 # so this one skips rather than count the same run twice.
 #
 # A clone inside a private folder (a home of mode 0700 or 0750) is out of
-# that user's reach. The tree is then made reachable in a mount namespace
-# of this run alone: a tmpfs covers the outermost private folder above it
-# and the tree is bound back at its own path, so every absolute path the
-# build recorded still holds, nothing of the private folder but the tree is
-# shown, and no permission of the user's own folders is changed.
+# that user's reach: reach-lib.sh makes the tree reachable in a mount
+# namespace of this run alone, changing no permission of the user's own.
 #
 # Skips are valid TAP for meson's 'tap' protocol: the plan "1..0 # SKIP why"
 # and exit 0 (meson counts any other exit of a TAP test as an error); run
@@ -53,73 +50,10 @@ fi
 drop=(setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups
       --inh-caps=-all --bounding-set=-all --)
 
-# The folders the test reads: the program's own, the source and the build
-# tree (tests/meson.build sets both roots), outermost first, none twice.
-trees=()
-for dir in "$(dirname "$(readlink -f "$1")")" "${PADDOCK_SOURCE_ROOT:-}" "${PADDOCK_BUILD_ROOT:-}"; do
-    [ -n "$dir" ] && [ -d "$dir" ] && trees+=("$(readlink -f "$dir")")
-done
-mapfile -t trees < <(printf '%s\n' "${trees[@]}" | sort -u |
-                     awk 'NR == 1 || index($0, last "/") != 1 { print; last = $0 }')
-
-unreachable ()
-{
-    local tree
-    for tree in "${trees[@]}"; do
-        "${drop[@]}" test -x "$tree" || return 0
-    done
-    return 1
-}
-
-# The outermost folder above $1 (never $1 itself) that the test user
-# cannot traverse; nothing when every folder above it is open.
-private_ancestor ()
-{
-    local path="" part
-    local -a parts
-    IFS=/ read -ra parts <<<"${1#/}"
-    for part in "${parts[@]:0:${#parts[@]}-1}"; do
-        path="$path/$part"
-        if ! "${drop[@]}" test -x "$path"; then
-            echo "$path"
-            return
-        fi
-    done
-}
-
-if unreachable; then
-    if [ -z "${PADDOCK_TEST_REACH_NS:-}" ]; then
-        command -v unshare >/dev/null || skip "unshare (util-linux) is missing and a folder above the tree is private"
-        exec unshare --mount --propagation private env PADDOCK_TEST_REACH_NS=1 "$0" "$@"
-    fi
-    # In this run's own mount namespace: keep a handle on each tree, cover
-    # each private folder above them with an empty tmpfs, and bind the
-    # trees back where they were.
-    declare -A handle=() covered=()
-    for tree in "${trees[@]}"; do
-        exec {fd}<"$tree"
-        handle[$tree]=$fd
-    done
-    for tree in "${trees[@]}"; do
-        top=$(private_ancestor "$tree")
-        [ -n "$top" ] || continue
-        [ -n "${covered[$top]:-}" ] && continue
-        mount -t tmpfs -o mode=0755,size=1m paddock-test-reach "$top"
-        covered[$top]=1
-    done
-    for tree in "${trees[@]}"; do
-        fd=${handle[$tree]}
-        if [ ! -d "$tree" ]; then
-            mkdir -p "$tree"
-            # --no-canonicalize: the handle names the tree itself; its path
-            # now leads into the tmpfs.
-            mount --no-canonicalize --bind "/proc/self/fd/$fd" "$tree"
-        fi
-        exec {fd}<&-
-    done
-    unreachable && skip "$TEST_USER cannot reach ${trees[*]} even with the private folders above them covered"
-    unset PADDOCK_TEST_REACH_NS
-fi
+# A tree inside a private folder is made reachable first (reach-lib.sh).
+# shellcheck source=reach-lib.sh
+source "$(dirname "$(readlink -f "$0")")/reach-lib.sh"
+reach_trees "$1" "$0" "$@"
 
 if ! "${drop[@]}" test -x "$1"; then
     skip "$TEST_USER cannot run $1"

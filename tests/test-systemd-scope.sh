@@ -41,19 +41,27 @@ PYTHON=$(command -v python3 || true)
 unset DBUS_SESSION_BUS_ADDRESS DISPLAY WAYLAND_DISPLAY LISTEN_FDS LISTEN_PID LISTEN_FDNAMES
 export LC_ALL=C.UTF-8
 
+TEST_USER=${PADDOCK_TEST_USER:-paddock-test}
+if ! id -u "$TEST_USER" >/dev/null 2>&1; then
+  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$TEST_USER" >&2 ||
+    skip "could not create the user $TEST_USER"
+fi
+user_uid=$(id -u "$TEST_USER")
+user_gid=$(id -g "$TEST_USER")
+
+# The daemon runs as the test user: a tree inside a private folder is made
+# reachable first (this re-executes the script in a mount namespace of
+# its own, so it comes before anything the script makes).
+drop=(setpriv --reuid="$user_uid" --regid="$user_gid" --init-groups --inh-caps=-all --bounding-set=-all --)
+# shellcheck source=reach-lib.sh
+source "$(dirname "$(readlink -f "$0")")/reach-lib.sh"
+reach_trees "$DAEMON" "$0" "$@"
+
 cgroup_mount=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 [[ -n "$cgroup_mount" ]] || skip "no cgroup v2 hierarchy is mounted"
 test_cgroup="$cgroup_mount/paddock-scope-test.$$"
 mkdir "$test_cgroup" 2>/dev/null || skip "cgroup v2 at $cgroup_mount is not writable by root here"
 test_cgroup_rel=${test_cgroup#"$cgroup_mount"}
-
-TEST_USER=${PADDOCK_TEST_USER:-paddock-test}
-if ! id -u "$TEST_USER" >/dev/null 2>&1; then
-  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$TEST_USER" >&2 ||
-    { rmdir "$test_cgroup"; skip "could not create the user $TEST_USER"; }
-fi
-user_uid=$(id -u "$TEST_USER")
-user_gid=$(id -g "$TEST_USER")
 
 tmp=$(mktemp -d /tmp/paddock-scope-test.XXXXXX)
 chmod 0755 "$tmp"
