@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "paddock-dbus-checks.h"
 #include "paddock-autofd.h"
 #include "paddock-command-impl.h"
 #include "paddock-error.h"
@@ -46,6 +47,8 @@ struct _PaddockCommandImpl
   GDBusConnection            *connection;
   char                       *object_path;
   char                       *caller;
+  /* Started with Run's "shared": other clients may read its output. */
+  gboolean                    shared;
   guint32                     id;
   gboolean                    tty;
   guint                       timeout_ms;
@@ -257,6 +260,27 @@ paddock_command_impl_caller_vanished_cb (GDBusConnection *connection,
 
 /* ------------------------------------------------------------------------ */
 
+/* A command is its caller's, as a lease is its owner's: another client may
+ * not type into it, signal it or release it, and may read its output only
+ * when it was started shared. Answers @invocation with AccessDenied and
+ * returns FALSE otherwise. */
+static gboolean
+paddock_command_impl_check_caller (PaddockCommandImpl    *self,
+                                   GDBusMethodInvocation *invocation,
+                                   gboolean               reading)
+{
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+
+  if (g_strcmp0 (sender, self->caller) == 0 || (reading && self->shared))
+    return TRUE;
+
+  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_ACCESS_DENIED,
+                                         "Command %u belongs to the client that started it (%s)%s",
+                                         self->id, self->caller != NULL ? self->caller : "a peer",
+                                         reading ? "; Run's option “shared” lets others read it" : "");
+  return FALSE;
+}
+
 static gboolean
 paddock_command_impl_handle_read_output (PaddockIpcCommand1    *command,
                                          GDBusMethodInvocation *invocation,
@@ -269,6 +293,8 @@ paddock_command_impl_handle_read_output (PaddockIpcCommand1    *command,
   Stream *stream;
   guint64 start = 0;
 
+  if (!paddock_command_impl_check_caller (self, invocation, TRUE))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   if (g_strcmp0 (stream_name, "stdout") == 0 || g_strcmp0 (stream_name, "tty") == 0)
     stream = &self->out;
   else if (g_strcmp0 (stream_name, "stderr") == 0)
@@ -301,6 +327,8 @@ paddock_command_impl_handle_write_stdin (PaddockIpcCommand1    *command,
   gsize length = 0;
   const guint8 *bytes = g_variant_get_fixed_array (data, &length, 1);
 
+  if (!paddock_command_impl_check_caller (self, invocation, FALSE))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   if (length > STDIN_WRITE_MAX)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
@@ -336,6 +364,8 @@ paddock_command_impl_handle_kill (PaddockIpcCommand1    *command,
 {
   PaddockCommandImpl *self = PADDOCK_COMMAND_IMPL (command);
 
+  if (!paddock_command_impl_check_caller (self, invocation, FALSE))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   if (signal_number < 1 || signal_number >= (guint) NSIG)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
@@ -355,6 +385,8 @@ paddock_command_impl_handle_release (PaddockIpcCommand1    *command,
 {
   PaddockCommandImpl *self = PADDOCK_COMMAND_IMPL (command);
 
+  if (!paddock_command_impl_check_caller (self, invocation, FALSE))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   paddock_ipc_command1_complete_release (command, invocation);
   paddock_command_impl_release (self);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -611,6 +643,10 @@ paddock_command_impl_check_run_options (GVariant  *options,
               return FALSE;
             }
         }
+      else if (g_str_equal (key, "shared") && g_variant_is_of_type (value, G_VARIANT_TYPE_BOOLEAN))
+        {
+          /* Read by paddock_command_impl_answer_when_done(). */
+        }
       else if (g_str_equal (key, "tty") && g_variant_is_of_type (value, G_VARIANT_TYPE_BOOLEAN))
         {
           /* On a terminal stdout and stderr are one stream, and a terminal
@@ -722,6 +758,7 @@ paddock_command_impl_answer_when_done (PaddockCommandImpl    *self,
   g_return_if_fail (self->run_invocation == NULL && !self->tty);
 
   self->run_invocation = invocation;
+  g_variant_lookup (options, "shared", "b", &self->shared);
   if (input != NULL && g_variant_get_size (input) > 0 && self->stdin_fd >= 0)
     {
       g_byte_array_append (self->stdin_pending, g_variant_get_data (input), (guint) g_variant_get_size (input));
@@ -812,10 +849,15 @@ paddock_command_impl_finalize (GObject *object)
   G_OBJECT_CLASS (paddock_command_impl_parent_class)->finalize (object);
 }
 
+PADDOCK_DBUS_DEFINE_CHECKED_VTABLE (paddock_command_impl)
+
 static void
 paddock_command_impl_class_init (PaddockCommandImplClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  /* Every call's arguments are checked before a handler sees them. */
+  G_DBUS_INTERFACE_SKELETON_CLASS (klass)->get_vtable = paddock_command_impl_get_checked_vtable;
 
   object_class->dispose = paddock_command_impl_dispose;
   object_class->finalize = paddock_command_impl_finalize;

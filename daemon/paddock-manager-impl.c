@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "paddock-dbus-checks.h"
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-durable-file.h"
@@ -105,17 +106,6 @@ return_invalid (GDBusMethodInvocation *invocation,
   g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR,
                                                  PADDOCK_ERROR_INVALID_ARGUMENT, message);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static gboolean
-valid_env_name (const char *name)
-{
-  if (name == NULL || !(g_ascii_isalpha (name[0]) || name[0] == '_'))
-    return FALSE;
-  for (const char *p = name; *p != '\0'; p++)
-    if (!(g_ascii_isalnum (*p) || *p == '_'))
-      return FALSE;
-  return TRUE;
 }
 
 /* Sessions of @owner that are live (starting or running): ended ones cost
@@ -468,7 +458,6 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   const char *key;
   GVariant *value;
   gsize argv_bytes = 0;
-  gsize env_bytes = 0;
   paddock_autofd int terminal = -1;
 
   if (self->connection == NULL)
@@ -536,20 +525,14 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           const char *env_key;
           const char *env_value;
 
-          if (g_variant_n_children (value) > MAX_ENV_ITEMS)
-            return return_invalid (invocation, "Too many environment variables (at most 256)");
-
+          if (!paddock_dbus_check_env (value, "option “env”", MAX_ENV_ITEMS, MAX_ENV_BYTES, &error))
+            {
+              g_dbus_method_invocation_return_gerror (invocation, error);
+              return G_DBUS_METHOD_INVOCATION_HANDLED;
+            }
           g_variant_iter_init (&env_iter, value);
           while (g_variant_iter_next (&env_iter, "{&s&s}", &env_key, &env_value))
-            {
-              if (!valid_env_name (env_key))
-                return return_invalid (invocation, "An environment variable name must be letters, "
-                                                   "digits and _, not starting with a digit");
-              env_bytes += strlen (env_key) + strlen (env_value) + 2;
-              g_hash_table_replace (config.env, g_strdup (env_key), g_strdup (env_value));
-            }
-          if (env_bytes > MAX_ENV_BYTES)
-            return return_invalid (invocation, "The environment is too large (at most 256 KiB)");
+            g_hash_table_replace (config.env, g_strdup (env_key), g_strdup (env_value));
         }
       else if (g_str_equal (key, "expose") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
         {
@@ -568,14 +551,18 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
               if (g_str_equal (home, "/") || !g_str_has_prefix (absolute, home) || absolute[strlen (home)] != '/' ||
                   strlen (absolute + strlen (home) + 1) > 256)
                 {
+                  g_autofree char *shown = paddock_dbus_display_bytes (paths[i]);
+
                   g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                                         "“%s” is not a path inside your HOME (%s)", paths[i], home);
+                                                         "“%s” is not a path inside your HOME (%s)", shown, home);
                   return G_DBUS_METHOD_INVOCATION_HANDLED;
                 }
               if (!g_file_test (absolute, G_FILE_TEST_EXISTS))
                 {
+                  g_autofree char *shown = paddock_dbus_display_bytes (absolute);
+
                   g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                                                         "Nothing to expose at %s", absolute);
+                                                         "Nothing to expose at %s", shown);
                   return G_DBUS_METHOD_INVOCATION_HANDLED;
                 }
               g_ptr_array_add (relative, g_strdup (absolute + strlen (home) + 1));
@@ -652,10 +639,11 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           if (relative == NULL)
             {
               g_autofree char *known = g_strjoinv (", ", (char **) paddock_boundary_protected_paths ());
+              g_autofree char *shown = paddock_dbus_display_bytes (allow_write[i]);
 
               g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
                                                      "“%s” is not a protected path of the workspace "
-                                                     "(those are %s)", allow_write[i], known);
+                                                     "(those are %s)", shown, known);
               return G_DBUS_METHOD_INVOCATION_HANDLED;
             }
           if (g_ptr_array_find_with_equal_func (normalized, relative, g_str_equal, NULL))
@@ -737,8 +725,10 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   resolved = realpath (config.workspace, NULL);
   if (resolved == NULL || !g_file_test (resolved, G_FILE_TEST_IS_DIR))
     {
+      g_autofree char *shown = paddock_dbus_display_bytes (config.workspace);
+
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                                             "No workspace folder “%s”", config.workspace);
+                                             "No workspace folder “%s”", shown);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   g_free (config.workspace);
@@ -923,10 +913,15 @@ paddock_manager_impl_finalize (GObject *object)
   G_OBJECT_CLASS (paddock_manager_impl_parent_class)->finalize (object);
 }
 
+PADDOCK_DBUS_DEFINE_CHECKED_VTABLE (paddock_manager_impl)
+
 static void
 paddock_manager_impl_class_init (PaddockManagerImplClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  /* Every call's arguments are checked before a handler sees them. */
+  G_DBUS_INTERFACE_SKELETON_CLASS (klass)->get_vtable = paddock_manager_impl_get_checked_vtable;
 
   object_class->finalize = paddock_manager_impl_finalize;
 }

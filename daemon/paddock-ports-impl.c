@@ -8,6 +8,7 @@
 
 #include <gio/gunixfdlist.h>
 
+#include "paddock-dbus-checks.h"
 #include "paddock-error.h"
 #include "paddock-ports-impl.h"
 #include "paddock-session-impl-private.h"
@@ -446,10 +447,15 @@ paddock_ports_impl_dispose (GObject *object)
   G_OBJECT_CLASS (paddock_ports_impl_parent_class)->dispose (object);
 }
 
+PADDOCK_DBUS_DEFINE_CHECKED_VTABLE (paddock_ports_impl)
+
 static void
 paddock_ports_impl_class_init (PaddockPortsImplClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  /* Every call's arguments are checked before a handler sees them. */
+  G_DBUS_INTERFACE_SKELETON_CLASS (klass)->get_vtable = paddock_ports_impl_get_checked_vtable;
 
   object_class->dispose = paddock_ports_impl_dispose;
 }

@@ -30,6 +30,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "paddock-dbus-checks.h"
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-cgroup.h"
@@ -1084,6 +1085,7 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
                                     GUnixFDList           *in_fd_list,
                                     GVariant              *options)
 {
+  static const PaddockDBusOption attach_options[] = { { "offset", "t" }, { "input", "b" }, { NULL, NULL } };
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
   g_autoptr(GUnixFDList) fd_list = NULL;
   g_autoptr(GError) error = NULL;
@@ -1108,6 +1110,11 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
+  if (!paddock_dbus_check_options (options, attach_options, "Attach", &error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   g_variant_lookup (options, "offset", "t", &offset);
   g_variant_lookup (options, "input", "b", &input);
 
@@ -2719,8 +2726,12 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
                               session_path != NULL ? session_path : "/usr/local/bin:/usr/bin:/bin");
       if (program == NULL)
         {
-          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                       "No program “%s” in the session's PATH", self->config.command[0]);
+          {
+            g_autofree char *shown = paddock_dbus_display_bytes (self->config.command[0]);
+
+            g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                         "No program “%s” in the session's PATH", shown);
+          }
           return FALSE;
         }
       for (guint i = 0; self->config.command[i] != NULL; i++)
@@ -3628,8 +3639,12 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   program = find_in_path (argv[0], path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
   if (program == NULL)
     {
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                   "No program “%s” in the session's PATH", argv[0]);
+      {
+        g_autofree char *shown = paddock_dbus_display_bytes (argv[0]);
+
+        g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                     "No program “%s” in the session's PATH", shown);
+      }
       return FALSE;
     }
 
@@ -3785,16 +3800,35 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
     }
   for (guint i = 0; argv[i] != NULL; i++)
     argv_bytes += strlen (argv[i]) + 1;
-  if (g_strv_length ((char **) argv) > 4096 || argv_bytes > 256 * 1024 ||
-      g_variant_n_children (env) > 256 || timeout_ms > PADDOCK_COMMAND_MAX_TIMEOUT_MS ||
-      (cwd[0] != '\0' && cwd[0] != '/'))
+  if (g_strv_length ((char **) argv) > 4096 || argv_bytes > 256 * 1024)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "%s takes at most 4096 arguments (256 KiB), 256 "
-                                             "variables, an absolute folder and a timeout of at "
-                                             "most 24 hours", method);
+                                             "%s: argument “argv” takes at most 4096 arguments (256 KiB)",
+                                             method);
       return;
     }
+  if ((cwd[0] != '\0' && cwd[0] != '/') || strlen (cwd) >= PADDOCK_DBUS_MAX_PATH)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "%s: argument “cwd” is an absolute folder of at most %d bytes, "
+                                             "or empty for the workspace", method, PADDOCK_DBUS_MAX_PATH - 1);
+      return;
+    }
+  if (timeout_ms > PADDOCK_COMMAND_MAX_TIMEOUT_MS)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "%s: argument “timeout_ms” is at most 24 hours", method);
+      return;
+    }
+  {
+    g_autofree char *argument = g_strdup_printf ("%s: argument “env”", method);
+
+    if (!paddock_dbus_check_env (env, argument, 256, 256 * 1024, &error))
+      {
+        g_dbus_method_invocation_return_gerror (invocation, error);
+        return;
+      }
+  }
   if (count_running_commands_of (self, caller) >= MAX_COMMANDS_PER_CLIENT ||
       g_hash_table_size (self->commands) >= MAX_COMMANDS_KEPT)
     {
@@ -4157,10 +4191,15 @@ paddock_session_impl_finalize (GObject *object)
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->finalize (object);
 }
 
+PADDOCK_DBUS_DEFINE_CHECKED_VTABLE (paddock_session_impl)
+
 static void
 paddock_session_impl_class_init (PaddockSessionImplClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  /* Every call's arguments are checked before a handler sees them. */
+  G_DBUS_INTERFACE_SKELETON_CLASS (klass)->get_vtable = paddock_session_impl_get_checked_vtable;
 
   object_class->dispose = paddock_session_impl_dispose;
   object_class->finalize = paddock_session_impl_finalize;

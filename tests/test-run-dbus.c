@@ -664,7 +664,8 @@ test_safe_destroy_answers (void)
 }
 
 /* While Run waits its command is an ordinary Command1: another client may
- * read its State and Kill it, and Run answers with how it ended. */
+ * read its State but not Kill it (a command is its caller's); its caller
+ * may, and Run answers with how it ended. */
 static void
 check_kill_answers (const char *profile)
 {
@@ -705,6 +706,11 @@ check_kill_answers (const char *profile)
     g_assert_cmpstr (g_variant_get_string (value, NULL), ==, "running");
   }
   killed = paddock_test_call (other, command, "org.paddock.Command1", "Kill", g_variant_new ("(u)", SIGKILL),
+                              NULL, &error);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_ACCESS_DENIED);
+  g_clear_error (&error);
+  g_assert_true (paddock_test_count_marked (marker) == 1);
+  killed = paddock_test_call (connection, command, "org.paddock.Command1", "Kill", g_variant_new ("(u)", SIGKILL),
                               NULL, &error);
   g_assert_no_error (error);
 
@@ -1300,7 +1306,7 @@ check_stopped_supervisor (gboolean kept,
   if (signal_number != 0)
     {
       g_autofree char *command = only_command_path (other, session);
-      g_autoptr(GVariant) killed = paddock_test_call (other, command, "org.paddock.Command1", "Kill",
+      g_autoptr(GVariant) killed = paddock_test_call (connection, command, "org.paddock.Command1", "Kill",
                                                       g_variant_new ("(u)", signal_number), NULL, &error);
 
       g_assert_no_error (error);
@@ -1497,7 +1503,8 @@ test_safe_spawn_deadline (void)
 }
 
 /* Typed errors, before anything runs. */
-/* Released while Run waits (by another client, or the daemon quitting):
+/* Released while Run waits (by its caller, never by another client, or
+ * the daemon quitting):
  * Run still gets its one answer, an error that says so, and the command's
  * tree is gone. */
 static void
@@ -1529,9 +1536,15 @@ check_release_answers (const char *profile,
   else
     {
       g_autofree char *command = only_command_path (other, session);
-      g_autoptr(GVariant) released = paddock_test_call (other, command, "org.paddock.Command1", "Release",
-                                                        NULL, NULL, &error);
+      g_autoptr(GVariant) refused = paddock_test_call (other, command, "org.paddock.Command1", "Release",
+                                                       NULL, NULL, &error);
+      g_autoptr(GVariant) released = NULL;
 
+      /* Only its caller may release it. */
+      g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_ACCESS_DENIED);
+      g_clear_error (&error);
+      g_assert_false (pending.done);
+      released = paddock_test_call (connection, command, "org.paddock.Command1", "Release", NULL, NULL, &error);
       g_assert_no_error (error);
     }
 

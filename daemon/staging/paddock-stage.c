@@ -905,6 +905,17 @@ paddock_stage_apply (PaddockStage        *self,
         add_path_item (self, items, seen, baseline, old_path, i, forced);
       add_path_item (self, items, seen, baseline, path, i, forced);
     }
+  /* A forced path that is not in the batch would be forced in vain, and
+   * the caller would believe a conflict there was overwritten. */
+  for (guint i = 0; force_paths != NULL && force_paths[i] != NULL; i++)
+    if (!g_hash_table_contains (seen, force_paths[i]))
+      {
+        g_autofree char *shown = g_utf8_make_valid (force_paths[i], -1);
+
+        g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND,
+                     "“%s” is to be forced but is not among the changes applied", shown);
+        return FALSE;
+      }
 
   forget_last_review (self);
   if (!paddock_apply_batch (self->workspace, self->root, self->journal_dir, self->ledger_file,
