@@ -234,13 +234,25 @@ char *
 paddockctl_escape_json (const char *json)
 {
   GString *out = g_string_sized_new (strlen (json) + 16);
+  const char *p = json;
 
-  for (const char *p = json; *p != '\0'; p = g_utf8_next_char (p))
+  while (*p != '\0')
     {
-      gunichar c = g_utf8_get_char (p);
+      gunichar c = g_utf8_get_char_validated (p, -1);
+      const char *next;
 
+      /* Not UTF-8 (a caller that did not make a string valid): passed on
+       * a byte at a time, never read past the end. */
+      if (c == (gunichar) -1 || c == (gunichar) -2)
+        {
+          g_string_append_c (out, *p);
+          p++;
+          continue;
+        }
+
+      next = g_utf8_next_char (p);
       if (c == '\n' || c == '\t' || c == '\r' || !paddock_unichar_needs_escape (c))
-        g_string_append_len (out, p, g_utf8_next_char (p) - p);
+        g_string_append_len (out, p, next - p);
       else if (c < 0x10000)
         g_string_append_printf (out, "\\u%04x", c);
       else
@@ -250,6 +262,7 @@ paddockctl_escape_json (const char *json)
 
           g_string_append_printf (out, "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
         }
+      p = next;
     }
   return g_string_free (out, FALSE);
 }

@@ -218,6 +218,11 @@ test_json (void)
 
   back = parse_string_member (escaped);
   g_assert_cmpstr (back, ==, value);
+
+  /* Bytes that are not UTF-8 pass as they are, the last one included. */
+  g_clear_pointer (&escaped, g_free);
+  escaped = paddockctl_escape_json ("\"x\xe2\"\xff\xe2\x80");
+  g_assert_cmpstr (escaped, ==, "\"x\xe2\"\xff\xe2\x80");
 }
 
 /* The shared table, as the app sees it too. */
