@@ -267,6 +267,30 @@ paddockctl_escape_json (const char *json)
   return g_string_free (out, FALSE);
 }
 
+/**
+ * paddockctl_escape_text_width:
+ * @text: valid UTF-8, escaped by this file
+ *
+ * Returns: how many characters @text shows, without the reverse video
+ *   sequences that take no room: for columns
+ */
+glong
+paddockctl_escape_text_width (const char *text)
+{
+  glong width = 0;
+
+  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      if (g_str_has_prefix (p, HIGHLIGHT_ON))
+        p += strlen (HIGHLIGHT_ON) - 1;
+      else if (g_str_has_prefix (p, HIGHLIGHT_OFF))
+        p += strlen (HIGHLIGHT_OFF) - 1;
+      else
+        width++;
+    }
+  return width;
+}
+
 gboolean
 paddockctl_fd_is_terminal (int fd)
 {

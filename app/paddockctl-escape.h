@@ -46,6 +46,7 @@ char    *paddockctl_escape          (const char            *data,
                                      PaddockctlEscapeFlags  flags);
 char    *paddockctl_escape_json     (const char            *json);
 
+glong    paddockctl_escape_text_width (const char         *text);
 gboolean paddockctl_fd_is_terminal  (int                    fd);
 char    *paddockctl_dup_visible_line (const char           *text,
                                      int                    fd);

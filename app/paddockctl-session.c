@@ -1056,7 +1056,7 @@ paddockctl_list (Paddockctl  *ctl,
 
       for (guint i = 0; i < cells->len; i++)
         widths[i % N_COLUMNS] = MAX (widths[i % N_COLUMNS],
-                                     (int) g_utf8_strlen (cells->pdata[i], -1));
+                                     (int) paddockctl_escape_text_width (cells->pdata[i]));
 
       for (guint i = 0; i < cells->len; i++)
         {
@@ -1068,7 +1068,7 @@ paddockctl_list (Paddockctl  *ctl,
           if (c == N_COLUMNS - 1)
             g_print ("%s\n", cell);
           else
-            g_print ("%s%*s  ", cell, widths[c] - (int) g_utf8_strlen (cell, -1), "");
+            g_print ("%s%*s  ", cell, widths[c] - (int) paddockctl_escape_text_width (cell), "");
         }
     }
 

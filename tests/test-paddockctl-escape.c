@@ -171,6 +171,17 @@ test_pieces (void)
     }
 }
 
+/* Columns line up whether a cell has escapes or not. */
+static void
+test_width (void)
+{
+  g_autofree char *shown = paddockctl_escape ("a\033b\xc3\xa9", -1, PADDOCKCTL_ESCAPE_HIGHLIGHT);
+
+  g_assert_cmpint (paddockctl_escape_text_width (shown), ==, 5);  /* a^[b\xc3\xa9 */
+  g_assert_cmpint (paddockctl_escape_text_width ("plain"), ==, 5);
+  g_assert_cmpint (paddockctl_escape_text_width (""), ==, 0);
+}
+
 static char *
 parse_string_member (const char *json)
 {
@@ -262,6 +273,7 @@ main (int   argc,
   g_test_add_func ("/paddockctl/escape/random-bytes", test_random_bytes);
   g_test_add_func ("/paddockctl/escape/pieces", test_pieces);
   g_test_add_func ("/paddockctl/escape/json", test_json);
+  g_test_add_func ("/paddockctl/escape/width", test_width);
   g_test_add_func ("/paddockctl/escape/needs-escape", test_needs_escape);
 
   return g_test_run ();

@@ -152,6 +152,8 @@ check "logs --follow on a terminal: escaped as well" \
 on_tty "$tmp/tty-list" list
 check "list on a terminal: an ESC in a session's name is shown as ^[" \
   bytes_check "$tmp/tty-list" 'b"\x1b" not in v and b"tab^[[2Jname" in v'
+check "…and the columns still line up (the reverse video takes no room)" \
+  bytes_check "$tmp/tty-list" '[l.index(b"PROFILE") for l in v.split(b"\r\n") if b"PROFILE" in l] == [l.index(b"safe") for l in v.split(b"\r\n") if b"tab^[[2Jname" in l]'
 on_tty "$tmp/tty-status" status "$id"
 check "status on a terminal: the same" \
   bytes_check "$tmp/tty-status" 'b"\x1b" not in v and b"name:        tab^[[2Jname" in v'
