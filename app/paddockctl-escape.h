@@ -32,30 +32,30 @@ typedef struct
   guint                 n_pending;
 } PaddockctlEscaper;
 
-void     paddockctl_escaper_init    (PaddockctlEscaper     *self,
-                                     PaddockctlEscapeFlags  flags);
-void     paddockctl_escaper_feed    (PaddockctlEscaper     *self,
-                                     const char            *data,
-                                     gsize                  length,
-                                     GString               *out);
-void     paddockctl_escaper_finish  (PaddockctlEscaper     *self,
-                                     GString               *out);
+void     paddockctl_escaper_init       (PaddockctlEscaper     *self,
+                                        PaddockctlEscapeFlags  flags);
+void     paddockctl_escaper_feed       (PaddockctlEscaper     *self,
+                                        const char            *data,
+                                        gsize                  length,
+                                        GString               *out);
+void     paddockctl_escaper_finish     (PaddockctlEscaper     *self,
+                                        GString               *out);
 
-char    *paddockctl_escape          (const char            *data,
-                                     gssize                 length,
-                                     PaddockctlEscapeFlags  flags);
-char    *paddockctl_escape_json     (const char            *json);
+char    *paddockctl_escape             (const char            *data,
+                                        gssize                 length,
+                                        PaddockctlEscapeFlags  flags);
+char    *paddockctl_escape_json        (const char            *json);
+glong    paddockctl_escape_text_width  (const char            *text);
 
-glong    paddockctl_escape_text_width (const char         *text);
-gboolean paddockctl_fd_is_terminal  (int                    fd);
-char    *paddockctl_dup_visible_line (const char           *text,
-                                     int                    fd);
-char    *paddockctl_dup_for_terminal (const char           *text,
-                                     int                    fd,
-                                     PaddockctlEscapeFlags  flags);
-void     paddockctl_write_agent_bytes (const char          *data,
-                                     gsize                  length,
-                                     gboolean               raw,
-                                     PaddockctlEscapeFlags  flags);
+gboolean paddockctl_fd_is_terminal     (int                    fd);
+char    *paddockctl_dup_visible_line   (const char            *text,
+                                        int                    fd);
+char    *paddockctl_dup_for_terminal   (const char            *text,
+                                        int                    fd,
+                                        PaddockctlEscapeFlags  flags);
+void     paddockctl_write_agent_bytes  (const char            *data,
+                                        gsize                  length,
+                                        gboolean               raw,
+                                        PaddockctlEscapeFlags  flags);
 
 G_END_DECLS
