@@ -8,10 +8,12 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <glib-unix.h>
 
 #include "paddock-error.h"
+#include "paddockctl-escape.h"
 #include "paddockctl-private.h"
 
 /* The daemon caps one ReadOutput at 1 MiB. */
@@ -24,7 +26,10 @@
 
 #define LOGS_SUMMARY \
   "Print the session's terminal output from offset N (default: the oldest\n" \
-  "byte still kept), as the raw bytes the programs wrote.\n\n" \
+  "byte still kept), as the raw bytes the programs wrote; on a terminal,\n" \
+  "their control and invisible characters are shown as escapes (^[, ^M,\n" \
+  "<U+202E>) rather than acted on, unless --raw (\"attach\" is the live\n" \
+  "terminal).\n\n" \
   "With --json: {\"offset\", \"next_offset\", \"data\"}, data as text with\n" \
   "invalid UTF-8 replaced; pass next_offset as --offset to read on.\n" \
   "With --follow, keep printing until the session has ended and all of\n" \
@@ -44,7 +49,38 @@ typedef struct
   gboolean            read_once;   /* the session existed when we started */
   gboolean            done;        /* --follow has decided how to exit */
   int                 exit_code;
+  /* To a terminal without --raw: what the agent wrote, made visible. */
+  gboolean            escape;
+  PaddockctlEscaper   escaper;
 } Reader;
+
+/* The scrollback is what the agent's programs wrote to their terminal:
+ * replayed on ours it could clear the screen, hide lines or write the
+ * clipboard (OSC 52). A terminal's \r\n line ends stay as they are.
+ * @data NULL: the output has ended, write what the escaper held back. */
+static void
+write_output (Reader       *reader,
+              const guint8 *data,
+              gsize         length)
+{
+  g_autoptr(GString) shown = NULL;
+
+  if (!reader->escape)
+    {
+      if (data != NULL)
+        fwrite (data, 1, length, stdout);
+      fflush (stdout);
+      return;
+    }
+
+  shown = g_string_sized_new (length + 16);
+  if (data != NULL)
+    paddockctl_escaper_feed (&reader->escaper, (const char *) data, length, shown);
+  else
+    paddockctl_escaper_finish (&reader->escaper, shown);
+  fwrite (shown->str, 1, shown->len, stdout);
+  fflush (stdout);
+}
 
 /* One ReadOutput from reader->offset. *out_data borrows from *out_reply.
  * The length comes from the offsets, not from the array: a daemon that
@@ -155,10 +191,7 @@ drain (Reader  *reader,
       else if (reader->ctl->json)
         print_chunk_json (reader->ctl, start, start + length, data, length);
       else
-        {
-          fwrite (data, 1, length, stdout);
-          fflush (stdout);
-        }
+        write_output (reader, data, length);
 
       reader->offset = start + length;
     }
@@ -299,11 +332,14 @@ paddockctl_logs (Paddockctl  *ctl,
   g_autofree char *id = NULL;
   g_autofree char *offset_text = NULL;
   gboolean follow_output = FALSE;
+  gboolean raw = FALSE;
   const GOptionEntry entries[] = {
     { "offset", 0, 0, G_OPTION_ARG_STRING, &offset_text,
       "Start at this absolute byte offset (default: 0, the oldest kept)", "N" },
     { "follow", 'f', 0, G_OPTION_ARG_NONE, &follow_output,
       "Keep printing new output until the session ends", NULL },
+    { "raw", 0, 0, G_OPTION_ARG_NONE, &raw,
+      "Print the bytes as they are, even on a terminal", NULL },
     { NULL }
   };
   Reader reader = { 0 };
@@ -336,9 +372,15 @@ paddockctl_logs (Paddockctl  *ctl,
   reader.session = session;
   reader.id = id;
   reader.offset = offset;
+  reader.escape = !ctl->json && !raw && paddockctl_fd_is_terminal (STDOUT_FILENO);
+  paddockctl_escaper_init (&reader.escaper, PADDOCKCTL_ESCAPE_CRLF | PADDOCKCTL_ESCAPE_HIGHLIGHT);
 
   if (follow_output)
-    return follow (&reader);
+    {
+      exit_code = follow (&reader);
+      write_output (&reader, NULL, 0);
+      return exit_code;
+    }
 
   /* One document for the whole answer; the scrollback is bounded (8 MiB
    * by default), so holding it is fine. */
@@ -347,6 +389,7 @@ paddockctl_logs (Paddockctl  *ctl,
 
   if (!drain (&reader, &error))
       return paddockctl_fail_session (ctl, id, &error);
+  write_output (&reader, NULL, 0);
 
   if (ctl->json)
     print_chunk_json (ctl, reader.have_first ? reader.first : offset,

@@ -6,10 +6,13 @@
 
 #include "config.h"
 
+#include <unistd.h>
+
 #include <json-glib/json-glib.h>
 
 #include "paddock-error.h"
 #include "paddock-net-modes.h"
+#include "paddockctl-escape.h"
 #include "paddockctl-private.h"
 
 /* Pages of ListNetworkRecords; the daemon answers at most 1000 a call. */
@@ -72,6 +75,9 @@ print_record (GVariant *record)
   const char *method = "", *host = "", *verdict = "", *error = "";
   g_autoptr(GDateTime) when = NULL;
   g_autofree char *when_text = NULL;
+  g_autofree char *shown_method = NULL;
+  g_autofree char *shown_host = NULL;
+  g_autofree char *shown_error = NULL;
 
   g_variant_dict_init (&dict, record);
   g_variant_dict_lookup (&dict, "time", "x", &time_usec);
@@ -85,10 +91,16 @@ print_record (GVariant *record)
   g_variant_dict_lookup (&dict, "error", "&s", &error);
   when = g_date_time_new_from_unix_local (time_usec / G_USEC_PER_SEC);
   when_text = when != NULL ? g_date_time_format (when, "%Y-%m-%d %H:%M:%S") : g_strdup ("?");
+  /* The method and host are what the agent's request said. */
+  shown_method = paddockctl_dup_for_terminal (method[0] != '\0' ? method : "-", STDOUT_FILENO,
+                                              PADDOCKCTL_ESCAPE_ONE_LINE);
+  shown_host = paddockctl_dup_for_terminal (host[0] != '\0' ? host : "-", STDOUT_FILENO,
+                                            PADDOCKCTL_ESCAPE_ONE_LINE);
+  shown_error = paddockctl_dup_for_terminal (error, STDOUT_FILENO, PADDOCKCTL_ESCAPE_ONE_LINE);
 
   g_print ("%s %-7s %-8s %s:%u ↑%" G_GUINT64_FORMAT " ↓%" G_GUINT64_FORMAT " %" G_GINT64_FORMAT " ms%s%s\n",
-           when_text, verdict, method[0] != '\0' ? method : "-", host[0] != '\0' ? host : "-", port,
-           bytes_up, bytes_down, duration_ms, error[0] != '\0' ? "  " : "", error);
+           when_text, verdict, shown_method, shown_host, port,
+           bytes_up, bytes_down, duration_ms, error[0] != '\0' ? "  " : "", shown_error);
   g_variant_dict_clear (&dict);
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "paddock-error.h"
+#include "paddockctl-escape.h"
 #include "paddockctl-private.h"
 
 #define DAEMON_NOT_RUNNING_MESSAGE \
@@ -17,17 +18,22 @@
   "(build tree: build/daemon/paddockd) or \"make run\""
 
 /* Scripts read exactly one document from stdout, so it is flushed at once:
- * `ports lease` keeps running after printing it. */
+ * `ports lease` keeps running after printing it. The document may hold
+ * what an agent wrote (a diff, its output, a host it asked for): the
+ * characters that would drive a terminal are written as \uXXXX, which
+ * JSON reads as the same string. */
 void
 paddockctl_print_json (Paddockctl *ctl,
                        JsonNode   *root)
 {
   g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autofree char *generated = NULL;
   g_autofree char *text = NULL;
 
   json_generator_set_pretty (generator, isatty (STDOUT_FILENO));
   json_generator_set_root (generator, root);
-  text = json_generator_to_data (generator, NULL);
+  generated = json_generator_to_data (generator, NULL);
+  text = paddockctl_escape_json (generated);
 
   fputs (text, stdout);
   fputc ('\n', stdout);
@@ -120,8 +126,12 @@ paddockctl_fail_literal (Paddockctl *ctl,
     }
   else
     {
+      /* Messages echo paths and names an agent may have chosen. */
+      g_autofree char *shown = paddockctl_dup_for_terminal (message, STDERR_FILENO,
+                                                            PADDOCKCTL_ESCAPE_DEFAULT);
+
       fflush (stdout);
-      fprintf (stderr, "paddockctl: %s\n", message);
+      fprintf (stderr, "paddockctl: %s\n", shown);
     }
 
   return exit_code;
@@ -168,12 +178,14 @@ paddockctl_warn (const char *format,
                  ...)
 {
   g_autofree char *message = NULL;
+  g_autofree char *shown = NULL;
   va_list args;
 
   va_start (args, format);
   message = g_strdup_vprintf (format, args);
   va_end (args);
+  shown = paddockctl_dup_for_terminal (message, STDERR_FILENO, PADDOCKCTL_ESCAPE_DEFAULT);
 
   fflush (stdout);
-  fprintf (stderr, "paddockctl: %s\n", message);
+  fprintf (stderr, "paddockctl: %s\n", shown);
 }

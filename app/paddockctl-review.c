@@ -8,44 +8,22 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "paddock-error.h"
+#include "paddockctl-escape.h"
 #include "paddockctl-private.h"
 
 /* A review or an apply of a large tree takes longer than a usual call. */
 #define STAGING_CALL_TIMEOUT_MS (10 * 60 * 1000)
 
-/* A path as a person can read it on one line: control characters and bytes
- * that are not UTF-8 are written as escapes, everything else as is. */
+/* A path as a person can read it on one line: controls, invisible and
+ * reordering characters and bytes that are not UTF-8 as escapes
+ * (paddockctl-escape.c), everything else as is. */
 static char *
 printable_path (const char *path)
 {
-  GString *out = g_string_new (NULL);
-  const char *p = path;
-
-  while (*p != '\0')
-    {
-      gunichar c = g_utf8_get_char_validated (p, -1);
-
-      if (c == (gunichar) -1 || c == (gunichar) -2)
-        {
-          g_string_append_printf (out, "\\x%02x", (guchar) *p);
-          p++;
-          continue;
-        }
-      if (c == '\n')
-        g_string_append (out, "\\n");
-      else if (c == '\t')
-        g_string_append (out, "\\t");
-      else if (c == '\\')
-        g_string_append (out, "\\\\");
-      else if (g_unichar_iscntrl (c))
-        g_string_append_printf (out, "\\x%02x", (guint) c);
-      else
-        g_string_append_len (out, p, g_utf8_next_char (p) - p);
-      p = g_utf8_next_char (p);
-    }
-  return g_string_free (out, FALSE);
+  return paddockctl_dup_visible_line (path, STDOUT_FILENO);
 }
 
 /* JSON strings are UTF-8: a path that is not gets its exact bytes as
@@ -132,13 +110,15 @@ kind_letter (const char *kind)
   "it is now: A added, M modified, D deleted, R renamed (old -> new),\n" \
   "T type changed, X mode changed; “conflict” marks a path the workspace\n" \
   "also changed since the session started. With --diff, the unified diff of\n" \
-  "every change, or of PATH only."
+  "every change, or of PATH only: on a terminal with its control and\n" \
+  "invisible characters shown as escapes (^[, <U+202E>), unless --raw."
 
 static gboolean
 print_diff (Paddockctl         *ctl,
             PaddockIpcSession1 *session,
             const char         *path,
             JsonBuilder        *builder,
+            gboolean            raw,
             GError            **error)
 {
   g_autoptr(GVariant) diff = NULL;
@@ -159,7 +139,7 @@ print_diff (Paddockctl         *ctl,
       json_builder_add_string_value (builder, text);
     }
   else
-    fwrite (bytes, 1, length, stdout);
+    paddockctl_write_agent_bytes (bytes, length, raw, PADDOCKCTL_ESCAPE_DEFAULT);
   return TRUE;
 }
 
@@ -175,9 +155,12 @@ paddockctl_review (Paddockctl  *ctl,
   g_autoptr(GVariant) changes = NULL;
   g_autofree char *id = NULL;
   gboolean with_diff = FALSE;
+  gboolean raw = FALSE;
   const char *only_path = NULL;
   const GOptionEntry entries[] = {
     { "diff", 0, 0, G_OPTION_ARG_NONE, &with_diff, "Show the unified diff of each change", NULL },
+    { "raw", 0, 0, G_OPTION_ARG_NONE, &raw,
+      "Print the diff's bytes as they are, even on a terminal", NULL },
     { NULL }
   };
   g_autoptr(JsonBuilder) builder = NULL;
@@ -217,7 +200,7 @@ paddockctl_review (Paddockctl  *ctl,
           json_builder_begin_object (builder);
           add_path_member (builder, "path", only_path);
         }
-      if (!print_diff (ctl, session, only_path, builder, &error))
+      if (!print_diff (ctl, session, only_path, builder, raw, &error))
         return paddockctl_fail_session (ctl, id, &error);
       if (builder != NULL)
         {
@@ -265,7 +248,7 @@ paddockctl_review (Paddockctl  *ctl,
           json_builder_add_int_value (builder, removed);
           json_builder_set_member_name (builder, "conflict");
           json_builder_add_boolean_value (builder, conflict);
-          if (with_diff && !print_diff (ctl, session, path, builder, &error))
+          if (with_diff && !print_diff (ctl, session, path, builder, raw, &error))
             return paddockctl_fail_session (ctl, id, &error);
           json_builder_end_object (builder);
           continue;
@@ -273,7 +256,7 @@ paddockctl_review (Paddockctl  *ctl,
 
       if (with_diff)
         {
-          if (!print_diff (ctl, session, path, NULL, &error))
+          if (!print_diff (ctl, session, path, NULL, raw, &error))
             return paddockctl_fail_session (ctl, id, &error);
           continue;
         }
@@ -555,7 +538,11 @@ paddockctl_checkpoint (Paddockctl  *ctl,
               json_builder_end_object (builder);
             }
           else
-            g_print ("%-24s %s\n", cp_name, when_text);
+            {
+              g_autofree char *shown = paddockctl_dup_for_terminal (cp_name, STDOUT_FILENO,
+                                                                    PADDOCKCTL_ESCAPE_ONE_LINE);
+              g_print ("%-24s %s\n", shown, when_text);
+            }
         }
       if (builder != NULL)
         json_builder_end_array (builder);

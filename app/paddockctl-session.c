@@ -17,6 +17,7 @@
 #include "paddock-error.h"
 #include "paddock-net-modes.h"
 #include "paddock-reserved-ports.h"
+#include "paddockctl-escape.h"
 #include "paddockctl-private.h"
 
 /* Session ids are 12 lower-case hexadecimal digits (org.paddock.Session1). */
@@ -402,6 +403,18 @@ display_command (char **command)
   return g_string_free (g_steal_pointer (&text), FALSE);
 }
 
+/* What a person reads on a terminal: a name, a path, a command may come
+ * from an agent (a host-profile session can call the daemon), so their
+ * controls and invisible characters are escaped there; scripts that read
+ * the human output from a pipe get the same text as before. */
+static char *
+terminal_text (char *text)
+{
+  g_autofree char *owned = text;
+
+  return paddockctl_dup_for_terminal (owned, STDOUT_FILENO, PADDOCKCTL_ESCAPE_ONE_LINE);
+}
+
 static char *
 display_time (guint64 usec)
 {
@@ -553,15 +566,16 @@ print_session_json (Paddockctl        *ctl,
 static void
 print_session_human (const SessionInfo *info)
 {
-  g_autofree char *workspace = display_bytes (info->workspace);
-  g_autofree char *command = display_command (info->command);
+  g_autofree char *workspace = terminal_text (display_bytes (info->workspace));
+  g_autofree char *command = terminal_text (display_command (info->command));
+  g_autofree char *name = terminal_text (display_bytes (*info->name != '\0' ? info->name : "-"));
   g_autofree char *created = display_time (info->created);
   g_autofree char *pid = info->pid != 0 ? g_strdup_printf ("%u", info->pid) : g_strdup ("-");
   g_autofree char *exit_status = info->exit_status >= 0
                                  ? g_strdup_printf ("%d", info->exit_status) : g_strdup ("-");
 
   g_print ("id:          %s\n", info->id);
-  g_print ("name:        %s\n", *info->name != '\0' ? info->name : "-");
+  g_print ("name:        %s\n", name);
   g_print ("state:       %s\n", info->state);
   g_print ("workspace:   %s\n", workspace);
   g_print ("command:     %s\n", command);
@@ -1032,17 +1046,17 @@ paddockctl_list (Paddockctl  *ctl,
 
           session_info_init (&info, dict, SOURCE_LIST, NULL);
           g_ptr_array_add (cells, g_strdup (info.id));
-          g_ptr_array_add (cells, display_bytes (*info.name != '\0' ? info.name : "-"));
+          g_ptr_array_add (cells, terminal_text (display_bytes (*info.name != '\0' ? info.name : "-")));
           g_ptr_array_add (cells, g_strdup (info.state));
           g_ptr_array_add (cells, g_strdup (info.profile));
           g_ptr_array_add (cells, info.pid != 0 ? g_strdup_printf ("%u", info.pid)
                                                 : g_strdup ("-"));
-          g_ptr_array_add (cells, display_command (info.command));
+          g_ptr_array_add (cells, terminal_text (display_command (info.command)));
         }
 
       for (guint i = 0; i < cells->len; i++)
         widths[i % N_COLUMNS] = MAX (widths[i % N_COLUMNS],
-                                     (int) g_utf8_strlen (cells->pdata[i], -1));
+                                     (int) paddockctl_escape_text_width (cells->pdata[i]));
 
       for (guint i = 0; i < cells->len; i++)
         {
@@ -1054,7 +1068,7 @@ paddockctl_list (Paddockctl  *ctl,
           if (c == N_COLUMNS - 1)
             g_print ("%s\n", cell);
           else
-            g_print ("%s%*s  ", cell, widths[c] - (int) g_utf8_strlen (cell, -1), "");
+            g_print ("%s%*s  ", cell, widths[c] - (int) paddockctl_escape_text_width (cell), "");
         }
     }
 
@@ -1080,13 +1094,15 @@ print_boundary_human (const SessionInfo *info)
     {
       g_autoptr(GVariant) layer = g_variant_get_child_value (info->boundary, i);
       const char *name = "", *status = "", *evidence = "";
+      g_autofree char *shown = NULL;
       gboolean requested = FALSE;
 
       g_variant_lookup (layer, "layer", "&s", &name);
       g_variant_lookup (layer, "requested", "b", &requested);
       g_variant_lookup (layer, "status", "&s", &status);
       g_variant_lookup (layer, "evidence", "&s", &evidence);
-      g_print ("  %-22s %-14s %s%s\n", name, status, requested ? "" : "(not requested) ", evidence);
+      shown = terminal_text (g_strdup (evidence));
+      g_print ("  %-22s %-14s %s%s\n", name, status, requested ? "" : "(not requested) ", shown);
     }
 }
 

@@ -224,7 +224,12 @@ paddockctl_main (Paddockctl  *ctl,
   g_option_context_set_strict_posix (context, TRUE);
   commands_help = paddockctl_commands_help (paddockctl_commands,
                                             G_N_ELEMENTS (paddockctl_commands));
-  description = g_strdup_printf ("%s\nRun “paddockctl COMMAND --help” for a command's options.",
+  description = g_strdup_printf ("%s\n"
+                                 "On a terminal, what an agent wrote (review --diff, logs, names, hosts)\n"
+                                 "is printed with its control and invisible characters as escapes (^[,\n"
+                                 "<U+202E>), never acted on; to a pipe or a file, and with review --diff\n"
+                                 "--raw or logs --raw, as the exact bytes. attach is the live terminal.\n\n"
+                                 "Run “paddockctl COMMAND --help” for a command's options.",
                                  commands_help);
   g_option_context_set_description (context, description);
 

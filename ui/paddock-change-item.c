@@ -9,10 +9,12 @@
 #include <glib/gi18n.h>
 
 #include "paddock-change-item.h"
+#include "paddock-visible-text.h"
 
 /* One row of Session1.ListChanges, (ayayssbuub). Paths stay bytes (they go
- * back to the daemon as they came); the display strings are made valid
- * UTF-8 for labels only. Immutable: a refresh makes new items. */
+ * back to the daemon as they came); the display strings, for labels only,
+ * are valid UTF-8 with the agent's controls and invisible characters shown
+ * (paddock-visible-text.c). Immutable: a refresh makes new items. */
 struct _PaddockChangeItem
 {
   GObject   parent_instance;
@@ -261,10 +263,10 @@ paddock_change_item_dup_display_path (PaddockChangeItem *self)
 
   g_return_val_if_fail (PADDOCK_IS_CHANGE_ITEM (self), NULL);
 
-  path = g_utf8_make_valid (self->path, -1);
+  path = paddock_visible_text_dup_label (self->path);
   if (self->old_path != NULL)
     {
-      g_autofree char *old_path = g_utf8_make_valid (self->old_path, -1);
+      g_autofree char *old_path = paddock_visible_text_dup_label (self->old_path);
 
       return g_strdup_printf ("%s → %s", old_path, path);
     }

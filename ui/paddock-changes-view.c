@@ -9,9 +9,11 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 #include <gtksourceview/gtksource.h>
+#include <string.h>
 
 #include "paddock-change-item.h"
 #include "paddock-changes-view.h"
+#include "paddock-visible-text.h"
 #include "paddock-window.h"
 
 #define REFRESH_SECONDS 2
@@ -148,7 +150,7 @@ get_diff_cb (GObject      *object,
   g_autoptr(GVariant) diff = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
-  GtkTextBuffer *buffer;
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->diff_view));
 
   if (!paddock_ipc_session1_call_get_diff_finish (PADDOCK_IPC_SESSION1 (object), &diff, result, &error))
     {
@@ -157,17 +159,20 @@ get_diff_cb (GObject      *object,
 
       g_dbus_error_strip_remote_error (error);
       text = g_strdup_printf (_("The diff cannot be shown: %s"), error->message);
+      paddock_visible_text_set_buffer (buffer, text, strlen (text));
     }
   else
     {
       gsize len = 0;
       const char *data = g_variant_get_fixed_array (diff, &len, 1);
 
-      text = g_utf8_make_valid (data, len);
+      /* A bytestring carries its NUL; the diff is the bytes before it.
+       * The agent wrote them: its controls and invisible characters are
+       * shown, not acted on (paddock-visible-text.c). */
+      if (len > 0 && data[len - 1] == '\0')
+        len--;
+      paddock_visible_text_set_buffer (buffer, data, len);
     }
-
-  buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->diff_view));
-  gtk_text_buffer_set_text (buffer, text, -1);
 }
 
 static void
@@ -354,7 +359,7 @@ paths_markup (const char * const *paths,
     {
       for (guint i = 0; i < n && shown < MAX_LISTED_PATHS; i++, shown++)
         {
-          g_autofree char *display = g_utf8_make_valid (paths[i], -1);
+          g_autofree char *display = paddock_visible_text_dup_label (paths[i]);
           g_autofree char *escaped = g_markup_escape_text (display, -1);
 
           g_string_append_printf (text, "\n<tt>%s</tt>", escaped);
@@ -783,6 +788,7 @@ paddock_changes_view_init (PaddockChangesView *self)
   gtk_source_buffer_set_language (GTK_SOURCE_BUFFER (buffer),
                                   gtk_source_language_manager_get_language (languages, "diff"));
   gtk_source_buffer_set_highlight_syntax (GTK_SOURCE_BUFFER (buffer), TRUE);
+  paddock_visible_text_ensure_tag (buffer);
 
   g_signal_connect_object (style_manager, "notify::dark", G_CALLBACK (style_dark_cb), self, G_CONNECT_SWAPPED);
   style_dark_cb (self, NULL, style_manager);

@@ -11,6 +11,7 @@
 
 #include "paddock-network-record.h"
 #include "paddock-network-view.h"
+#include "paddock-visible-text.h"
 #include "paddock-window.h"
 
 /* The daemon keeps (and bounds) the records; the view holds the newest. */
@@ -611,11 +612,12 @@ bind_request_cb (GtkSignalListItemFactory *factory,
                  PaddockNetworkView       *self)
 {
   PaddockNetworkRecord *record = gtk_list_item_get_item (list_item);
+  /* The agent's request named them: shown, not reordered (U+202E). */
+  g_autofree char *method = paddock_visible_text_dup_label (paddock_network_record_get_method (record));
+  g_autofree char *host = paddock_visible_text_dup_label (paddock_network_record_get_host (record));
   g_autofree char *text = NULL;
 
-  text = g_strdup_printf ("%s %s:%u", paddock_network_record_get_method (record),
-                          paddock_network_record_get_host (record),
-                          (guint) paddock_network_record_get_port (record));
+  text = g_strdup_printf ("%s %s:%u", method, host, (guint) paddock_network_record_get_port (record));
   gtk_label_set_label (GTK_LABEL (gtk_list_item_get_child (list_item)), text);
 }
 

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paddock-change-item.h"
+#include "paddock-changes-view.h"
 #include "paddock-client.h"
 #include "paddock-lease-item.h"
 #include "paddock-new-session-dialog.h"
@@ -20,6 +22,7 @@
 #include "paddock-processes-view.h"
 #include "paddock-session-item.h"
 #include "paddock-ui-test.h"
+#include "paddock-visible-text.h"
 
 /* Processes ---------------------------------------------------------------- */
 
@@ -375,6 +378,170 @@ static void
 test_ports (void)
 {
   paddock_ui_run_app (G_CALLBACK (ports_cb), NULL);
+}
+
+/* Changes: what the agent wrote, shown ------------------------------------------- */
+
+/* A staged file whose lines would hide one another on a terminal (cursor
+ * up, erase line), clear it, reorder text (U+202E) and break a line with
+ * \r, under a name that does the same. */
+#define TRICK_SCRIPT \
+  "printf '+shown\\n\\033[1A\\033[2Khidden\\n\\033[2Jrtl:\\342\\200\\256evil\\342\\200\\254" \
+  " cr:safe\\rEVIL\\n' > trick.txt; " \
+  "printf 'x\\n' > \"$(printf 'name\\342\\200\\256\\033[2Jtxt.sh')\"; exec sleep 300"
+
+static PaddockChangeItem *
+find_change (PaddockChangesView *view,
+             const char         *prefix,
+             guint              *out_position)
+{
+  GListModel *changes = paddock_changes_view_get_model (view);
+
+  for (guint i = 0; i < g_list_model_get_n_items (changes); i++)
+    {
+      g_autoptr(PaddockChangeItem) change = g_list_model_get_item (changes, i);
+
+      if (g_str_has_prefix (paddock_change_item_get_path (change), prefix))
+        {
+          if (out_position != NULL)
+            *out_position = i;
+          return g_steal_pointer (&change);
+        }
+    }
+  return NULL;
+}
+
+static gboolean
+both_changes_listed (gpointer data)
+{
+  return g_list_model_get_n_items (paddock_changes_view_get_model (PADDOCK_CHANGES_VIEW (data))) >= 2;
+}
+
+static GtkTextBuffer *
+diff_buffer (PaddockChangesView *view)
+{
+  return gtk_text_view_get_buffer (GTK_TEXT_VIEW (gtk_widget_get_template_child (GTK_WIDGET (view),
+                                                                                 PADDOCK_TYPE_CHANGES_VIEW,
+                                                                                 "diff_view")));
+}
+
+static char *
+dup_buffer_text (GtkTextBuffer *buffer)
+{
+  GtkTextIter start, end;
+
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  return gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+}
+
+static gboolean
+trick_diff_shown (gpointer data)
+{
+  g_autofree char *text = dup_buffer_text (diff_buffer (PADDOCK_CHANGES_VIEW (data)));
+
+  return strstr (text, "hidden") != NULL;
+}
+
+/* The character at the first @needle of @buffer carries the highlight. */
+static gboolean
+highlighted_at (GtkTextBuffer *buffer,
+                const char    *needle)
+{
+  GtkTextIter start, match;
+  GtkTextTag *tag = gtk_text_tag_table_lookup (gtk_text_buffer_get_tag_table (buffer), PADDOCK_VISIBLE_TEXT_TAG);
+
+  gtk_text_buffer_get_start_iter (buffer, &start);
+  g_assert_true (gtk_text_iter_forward_search (&start, needle, 0, &match, NULL, NULL));
+  return tag != NULL && gtk_text_iter_has_tag (&match, tag);
+}
+
+static void
+changes_visible_cb (GApplication     *app,
+                    PaddockUiFixture *fixture)
+{
+  GDBusConnection *connection = paddock_test_daemon_get_connection (fixture->daemon);
+  PaddockWindow *window = paddock_ui_fixture_window (app);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(PaddockChangeItem) trick = NULL;
+  g_autoptr(PaddockChangeItem) named = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *remote = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *label = NULL;
+  PaddockChangesView *view;
+  GtkTextBuffer *buffer;
+  GtkTextIter start, match;
+  guint position = 0;
+
+  path = paddock_ui_create_session (connection, fixture->workspace, "tricky", "safe", TRICK_SCRIPT, &error);
+  if (error != NULL)
+    remote = g_dbus_error_get_remote_error (error);
+  if (g_strcmp0 (remote, "org.paddock.Error.NotEnforced") == 0)
+    {
+      g_test_message ("no sandbox here: %s", error->message);
+      fixture->skipped = TRUE;
+      fixture->ran = TRUE;
+      gtk_window_destroy (GTK_WINDOW (window));
+      return;
+    }
+  g_assert_no_error (error);
+
+  paddock_ui_wait_for_sessions (window, 1);
+  paddock_ui_show_view (window, "changes");
+  view = PADDOCK_CHANGES_VIEW (paddock_ui_session_view_child (window, "changes_view"));
+  if (!paddock_test_wait_for (both_changes_listed, view, PADDOCK_UI_TIMEOUT_MS))
+    g_error ("the Changes view lists %u changes after %d ms, not 2",
+             g_list_model_get_n_items (paddock_changes_view_get_model (view)), PADDOCK_UI_TIMEOUT_MS);
+
+  /* The name: its ESC and U+202E as pictures, on one line. */
+  named = find_change (view, "name", NULL);
+  g_assert_nonnull (named);
+  label = paddock_change_item_dup_display_path (named);
+  g_assert_cmpstr (label, ==, "name<U+202E>^[[2Jtxt.sh");
+
+  /* The diff: every control and invisible character a picture, each
+   * highlighted; nothing left that reorders or breaks a line. */
+  trick = find_change (view, "trick.txt", &position);
+  g_assert_nonnull (trick);
+  gtk_selection_model_select_item (GTK_SELECTION_MODEL (gtk_widget_get_template_child (GTK_WIDGET (view),
+                                                                                       PADDOCK_TYPE_CHANGES_VIEW,
+                                                                                       "selection")),
+                                   position, TRUE);
+  if (!paddock_test_wait_for (trick_diff_shown, view, PADDOCK_UI_TIMEOUT_MS))
+    g_error ("the diff of trick.txt is not shown after %d ms", PADDOCK_UI_TIMEOUT_MS);
+  buffer = diff_buffer (view);
+  text = dup_buffer_text (buffer);
+  g_test_message ("diff shown: %s", text);
+  g_assert_nonnull (strstr (text, "+^[[1A^[[2Khidden\n"));
+  g_assert_nonnull (strstr (text, "+^[[2Jrtl:<U+202E>evil<U+202C> cr:safe^MEVIL\n"));
+  g_assert_null (strchr (text, '\033'));
+  g_assert_null (strchr (text, '\r'));
+  g_assert_null (strstr (text, "\u202e"));
+  g_assert_true (highlighted_at (buffer, "^[[2J"));
+  g_assert_true (highlighted_at (buffer, "<U+202E>"));
+  g_assert_true (highlighted_at (buffer, "^M"));
+  g_assert_false (highlighted_at (buffer, "hidden"));
+
+  /* The \r did not start a line of its own: the line with it is one line
+   * of the diff, starting with its +. */
+  gtk_text_buffer_get_start_iter (buffer, &start);
+  g_assert_true (gtk_text_iter_forward_search (&start, "EVIL", 0, &match, NULL, NULL));
+  gtk_text_iter_set_line_offset (&match, 0);
+  g_assert_cmpint (gtk_text_iter_get_char (&match), ==, '+');
+  paddock_ui_save_screenshot (GTK_WINDOW (window), "changes-visible-controls");
+
+  result = paddock_ui_destroy_session (connection, path);
+  paddock_ui_wait_for_sessions (window, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+test_changes_visible (void)
+{
+  paddock_ui_run_app (G_CALLBACK (changes_visible_cb),
+                      "the safe profile cannot run here (NotEnforced): nothing is staged");
 }
 
 /* Network -------------------------------------------------------------------- */
@@ -784,6 +951,7 @@ main (int   argc,
   g_test_add_func ("/ui/views/network/records", test_network_records);
   g_test_add_func ("/ui/views/network/live-proxy", test_network_live);
   g_test_add_func ("/ui/views/settings", test_settings);
+  g_test_add_func ("/ui/views/changes/visible-controls", test_changes_visible);
 
   return g_test_run ();
 }
