@@ -988,6 +988,7 @@ paddock_agent_commits_branch_name_is_valid (const char *branch)
   g_autofree char *refname = NULL;
   int valid = 0;
 
+  ensure_libgit2 ();
   if (branch == NULL || branch[0] == '\0' || strlen (branch) > 200)
     return FALSE;
   refname = g_strconcat ("refs/heads/", branch, NULL);
