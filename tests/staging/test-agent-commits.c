@@ -175,6 +175,12 @@ test_copy_list_and_apply (Fixture       *f,
     g_assert_nonnull (strstr (text, "    a body line"));
     g_assert_nonnull (strstr (text, "Author: Agent <agent@example.com>"));
   }
+  /* Listing wrote nothing to the repository: the objects are still only
+   * the stage's. */
+  {
+    g_autofree char *check = g_strdup_printf ("git cat-file -e %s", agent_tip);
+    g_assert_false (succeeds_in (f->w, check));
+  }
   g_assert_null (paddock_agent_commits_get_diff (commits, main_before, &error));
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND);
   g_clear_error (&error);
@@ -383,6 +389,45 @@ test_gitdir_file_not_followed (Fixture       *f,
   g_assert_cmpuint (paddock_agent_commits_get_commits (commits)->len, ==, 0);
 }
 
+/* Refs as git may keep them: packed (after `git pack-refs`), or a
+ * detached HEAD; and a ref that is a symlink, which is not followed. */
+static void
+test_packed_detached_symlinked_refs (Fixture       *f,
+                                     gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockAgentCommits) packed = NULL;
+  g_autoptr(PaddockAgentCommits) detached = NULL;
+  g_autoptr(PaddockAgentCommits) symlinked = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *script = NULL;
+
+  make_copy_stage_with_commits (f);
+  out = run_in (f->stage, "git pack-refs --all && test ! -e .git/refs/heads/main");
+  packed = paddock_agent_commits_new (f->w, f->stage, PADDOCK_STAGE_KIND_COPY, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_agent_commits_get_commits (packed)->len, ==, 2);
+  g_assert_cmpstr (paddock_agent_commits_get_head (packed), ==, "refs/heads/main");
+
+  g_clear_pointer (&out, g_free);
+  out = run_in (f->stage, "git checkout -q --detach HEAD~1");
+  detached = paddock_agent_commits_new (f->w, f->stage, PADDOCK_STAGE_KIND_COPY, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_agent_commits_get_commits (detached)->len, ==, 1);
+  g_assert_cmpstr (paddock_agent_commits_get_head (detached), ==, "HEAD");
+  g_assert_cmpstr (commit_at (detached, 0)->subject, ==, "agent: add secret");
+
+  /* HEAD a symlink to a file outside the stage naming the agent's tip, the
+   * packed refs gone: HEAD is then the workspace's, and nothing is new. */
+  g_clear_pointer (&out, g_free);
+  script = g_strdup_printf ("git rev-parse main > '%s/outside-head' && rm .git/HEAD .git/packed-refs && "
+                            "ln -s '%s/outside-head' .git/HEAD", f->root, f->root);
+  out = run_in (f->stage, script);
+  symlinked = paddock_agent_commits_new (f->w, f->stage, PADDOCK_STAGE_KIND_COPY, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_agent_commits_get_commits (symlinked)->len, ==, 0);
+}
+
 /* No commits: a stage without .git changes, and a workspace that is not a
  * repository. */
 static void
@@ -439,6 +484,7 @@ main (int   argc,
   ADD ("/staging/commits/alternates-not-followed", test_alternates_not_followed);
   ADD ("/staging/commits/corrupt-object", test_corrupt_object);
   ADD ("/staging/commits/gitdir-file-not-followed", test_gitdir_file_not_followed);
+  ADD ("/staging/commits/packed-detached-symlinked-refs", test_packed_detached_symlinked_refs);
   ADD ("/staging/commits/nothing-new", test_nothing_new);
 #undef ADD
 
