@@ -98,7 +98,7 @@ make_copy_stage_with_commits (Fixture *f)
                  "git rm -q secret.txt && echo agent >> README && git add README && "
                  "GIT_AUTHOR_NAME=Agent GIT_AUTHOR_EMAIL=agent@example.com git "
                  "commit -q -m 'agent: hide secret' && "
-                 "git config core.fsmonitor 'touch /tmp/paddock-pwned' && "
+                 "git config core.fsmonitor 'touch pwned-by-fsmonitor' && "
                  "git config user.name Evil && "
                  "printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/post-checkout && "
                  "chmod +x .git/hooks/post-checkout");
@@ -212,7 +212,10 @@ test_copy_list_and_apply (Fixture       *f,
   g_assert_null (strstr (config_after, "fsmonitor"));
   hooks_after = run_in (f->w, "ls -la .git/hooks | sed 1d");
   g_assert_cmpstr (hooks_after, ==, hooks_before);
-  g_assert_false (g_file_test ("/tmp/paddock-pwned", G_FILE_TEST_EXISTS));
+  {
+    g_autofree char *marker = g_build_filename (f->w, "pwned-by-fsmonitor", NULL);
+    g_assert_false (g_file_test (marker, G_FILE_TEST_EXISTS));
+  }
 
   /* The same name again: refused, the branch left as it is. */
   g_assert_false (paddock_agent_commits_apply (commits, "paddock/s1", NULL, &error));
@@ -281,7 +284,10 @@ test_overlay_upper (Fixture       *f,
   g_assert_cmpint (g_mkdir (f->stage, 0755), ==, 0);
   out = run_in (f->root, script);
   tip = run_in (merged, "git rev-parse HEAD");
-  g_assert_false (g_file_test (g_build_filename (f->stage, ".git", "HEAD", NULL), G_FILE_TEST_EXISTS));
+  {
+    g_autofree char *head = g_build_filename (f->stage, ".git", "HEAD", NULL);
+    g_assert_false (g_file_test (head, G_FILE_TEST_EXISTS));
+  }
 
   commits = paddock_agent_commits_new (f->w, f->stage, PADDOCK_STAGE_KIND_OVERLAY, NULL, &error);
   g_assert_no_error (error);
