@@ -96,10 +96,23 @@ paddockctl_commits_review (Paddockctl          *ctl,
 
   if (!paddock_ipc_session1_call_list_commits_sync (session, &commits, &details, NULL, &local_error))
     {
+      g_autofree char *message = NULL;
+
       if (g_error_matches (local_error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD))
         return TRUE;
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      return FALSE;
+      /* The file review stands on its own: a stage repository we refuse
+       * to read (an object only in a pack, one that does not hash to its
+       * id) is said, loudly, without hiding the rest. */
+      g_dbus_error_strip_remote_error (local_error);
+      message = g_utf8_make_valid (local_error->message, -1);
+      if (builder != NULL)
+        {
+          json_builder_set_member_name (builder, "commits_error");
+          json_builder_add_string_value (builder, message);
+        }
+      else
+        g_printerr ("paddockctl: the agent's commits could not be listed: %s\n", message);
+      return TRUE;
     }
   n = g_variant_n_children (commits);
   g_variant_lookup (details, "head", "&s", &head);

@@ -1041,6 +1041,36 @@ paddock_agent_commits_apply (PaddockAgentCommits  *self,
                    "The repository already has a branch %s: it is left as it is", branch);
       return FALSE;
     }
+  /* Nor may a branch be the new one's folder, or in it (git keeps refs as
+   * paths): asked before any object is written. */
+  {
+    g_autofree char *taken = NULL;
+    g_autofree char *glob = g_strconcat (refname, "/*", NULL);
+    g_autoptr(git_reference_iterator) below = NULL;
+    git_reference *inside = NULL;
+
+    for (char *slash = strchr (refname + strlen ("refs/heads/"), '/'); slash != NULL && taken == NULL;
+         slash = strchr (slash + 1, '/'))
+      {
+        g_autofree char *prefix = g_strndup (refname, (gsize) (slash - refname));
+        g_autoptr(git_reference) found = NULL;
+
+        if (git_reference_lookup (&found, self->real, prefix) == 0)
+          taken = g_strdup (prefix + strlen ("refs/heads/"));
+      }
+    if (taken == NULL && git_reference_iterator_glob_new (&below, self->real, glob) == 0 &&
+        git_reference_next (&inside, below) == 0)
+      {
+        taken = g_strdup (git_reference_name (inside) + strlen ("refs/heads/"));
+        git_reference_free (inside);
+      }
+    if (taken != NULL)
+      {
+        g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CONFLICT,
+                     "The repository's branch %s leaves no room for a branch %s", taken, branch);
+        return FALSE;
+      }
+  }
   /* An unborn HEAD naming this branch would move with it. */
   if (git_reference_lookup (&head, self->real, "HEAD") == 0 &&
       git_reference_type (head) == GIT_REFERENCE_SYMBOLIC &&

@@ -258,6 +258,23 @@ test_existing_branch (Fixture       *f,
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CONFLICT);
   g_clear_error (&error);
 
+  /* A branch named as the new one's folder: git cannot have both. */
+  g_clear_pointer (&out, g_free);
+  out = run_in (f->w, "git branch taken feature");
+  g_assert_false (paddock_agent_commits_apply (commits, "taken/sub", NULL, &error));
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CONFLICT);
+  g_clear_error (&error);
+  /* …nor one inside the new one's name. */
+  g_assert_false (paddock_agent_commits_apply (commits, "paddock", NULL, &error));
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CONFLICT);
+  g_clear_error (&error);
+  /* None of these refusals wrote an object. */
+  {
+    g_autofree char *tip = run_in (f->stage, "git rev-parse HEAD");
+    g_autofree char *check = g_strdup_printf ("git cat-file -e %s", tip);
+    g_assert_false (succeeds_in (f->w, check));
+  }
+
   g_assert_false (paddock_agent_commits_apply (commits, "bad..name", NULL, &error));
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH);
 }
