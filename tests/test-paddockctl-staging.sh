@@ -292,6 +292,9 @@ if command -v git >/dev/null; then
          = "0:[('agent: remove secret', ['secret.txt'], 40), ('agent: add secret', ['secret.txt', 'tracked.txt'], 40)]"
   check "…the newest is the session's HEAD" \
     test "$(json "$tmp/out" "d['commits'][0]['id']" 2>&1)" = "$agent_tip"
+  run "$tmp/out" "$tmp/err2" review "$id4"
+  check "review prints a Commits section: count, short id, subject, files" \
+    test "$rc:$(grep -c 'Commits the agent made (2, on ' "$tmp/out"):$(grep -c "^  ${agent_tip:0:10}  agent: remove secret" "$tmp/out"):$(grep -c '^      secret.txt$' "$tmp/out")" = "0:1:1:2"
   run "$tmp/out" "$tmp/err2" review "$id4" --commit "${agent_tip:0:12}"
   check "review --commit shows the commit's diff" \
     grep -q -- '-agent secret' "$tmp/out"
