@@ -143,11 +143,12 @@ commits_thread (GTask        *task,
 
     case COMMITS_APPLY:
       {
+        g_autofree char *who = _paddock_session_impl_describe_caller (call->invocation);
         g_autofree char *tip = NULL;
         guint n_objects = 0, n_commits = 0;
 
-        if (paddock_stage_apply_commits (call->stage, call->branch, &tip, &n_objects, &n_commits,
-                                         cancellable, &error))
+        if (paddock_stage_apply_commits (call->stage, call->branch, who, &tip, &n_objects,
+                                         &n_commits, cancellable, &error))
           {
             g_auto(GVariantDict) result = G_VARIANT_DICT_INIT (NULL);
 

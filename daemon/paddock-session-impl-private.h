@@ -96,6 +96,9 @@ gboolean _paddock_session_impl_handle_restore_checkpoint (PaddockIpcSession1    
                                                           GDBusMethodInvocation *invocation,
                                                           const char            *name);
 
+/* Who called, as the bus tells it (uid, pid, comm), for the apply ledger. */
+char    *_paddock_session_impl_describe_caller            (GDBusMethodInvocation *invocation);
+
 /* org.paddock.Session1's commit methods (paddock-session-commits.c). */
 gboolean _paddock_session_impl_handle_list_commits       (PaddockIpcSession1    *session,
                                                           GDBusMethodInvocation *invocation);

@@ -303,6 +303,8 @@ if command -v git >/dev/null; then
     test "$rc:$(grep -c "paddock/$id4" "$tmp/out")" = "0:1"
   check "…at the agent's commit, its objects all present (git fsck)" \
     test "$("${host_git[@]}" rev-parse "refs/heads/paddock/$id4" 2>&1):$("${host_git[@]}" fsck --strict --no-dangling >/dev/null 2>&1; echo $?)" = "$agent_tip:0"
+  check "…and the stage's ledger records it, with who asked" \
+    test "$(grep -c "\"commits\":{\"branch\":\"paddock/$id4\",\"commit\":\"$agent_tip\"" "$tmp/state/sessions/$id4/stage/ledger.jsonl" 2>&1):$(grep -c '"who":":' "$tmp/state/sessions/$id4/stage/ledger.jsonl")" = "1:1"
   check "…while HEAD, the user's branch and the repository's config did not move" \
     test "$("${host_git[@]}" symbolic-ref HEAD):$("${host_git[@]}" rev-parse HEAD)|$(sha256sum "$ws4/.git/config")" = "$head_before|$config_before"
   # A later commit, and the branch is there already: refused, left alone.

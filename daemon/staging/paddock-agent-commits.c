@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
+#include <json-glib/json-glib.h>
 #include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
 #include <string.h>
@@ -995,9 +996,85 @@ paddock_agent_commits_branch_name_is_valid (const char *branch)
   return git_reference_name_is_valid (&valid, refname) == 0 && valid;
 }
 
+/* One line of the stage's ledger.jsonl, appended in one write() and
+ * fdatasync'ed, as the apply batch's are; "commits" tells it from theirs. */
+static gboolean
+ledger_append (PaddockAgentCommits  *self,
+               const char           *ledger_file,
+               const char           *who,
+               const char           *branch,
+               guint                 n_objects,
+               GError              **error)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonGenerator) gen = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+  g_autofree char *time = g_date_time_format_iso8601 (now);
+  g_autofree char *line = NULL;
+  g_autofree char *with_nl = NULL;
+  paddock_autofd int fd = -1;
+  gsize done = 0, len;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "time");
+  json_builder_add_string_value (builder, time);
+  json_builder_set_member_name (builder, "who");
+  json_builder_add_string_value (builder, who != NULL ? who : "");
+  json_builder_set_member_name (builder, "commits");
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "branch");
+  json_builder_add_string_value (builder, branch);
+  json_builder_set_member_name (builder, "commit");
+  json_builder_add_string_value (builder, self->tip);
+  json_builder_set_member_name (builder, "from");
+  json_builder_add_string_value (builder, self->head);
+  json_builder_set_member_name (builder, "ids");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < self->commits->len; i++)
+    json_builder_add_string_value (builder, ((PaddockAgentCommit *) g_ptr_array_index (self->commits, i))->id);
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "objects");
+  json_builder_add_int_value (builder, n_objects);
+  json_builder_end_object (builder);
+  json_builder_end_object (builder);
+  root = json_builder_get_root (builder);
+  json_generator_set_root (gen, root);
+  line = json_generator_to_data (gen, NULL);
+  with_nl = g_strconcat (line, "\n", NULL);
+  len = strlen (with_nl);
+
+  fd = open (ledger_file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    goto failed;
+  while (done < len)
+    {
+      ssize_t n = write (fd, with_nl + done, len - done);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        goto failed;
+      done += (gsize) n;
+    }
+  if (fdatasync (fd) != 0)
+    goto failed;
+  return TRUE;
+
+failed:
+  {
+    int e = errno;
+    g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_FAILED,
+                 "Could not write the apply ledger %s: %s", ledger_file, g_strerror (e));
+    return FALSE;
+  }
+}
+
 /**
  * paddock_agent_commits_apply:
  * @branch: the new branch's name (without refs/heads/)
+ * @ledger_file: (nullable): the stage's apply ledger, to record this in
+ * @who: (nullable): who asked, for the ledger
  *
  * Copies the new objects into the real repository and creates @branch at
  * the stage's tip. Refuses (PADDOCK_STAGING_ERROR_CONFLICT) a branch that
@@ -1007,6 +1084,8 @@ paddock_agent_commits_branch_name_is_valid (const char *branch)
 gboolean
 paddock_agent_commits_apply (PaddockAgentCommits  *self,
                              const char           *branch,
+                             const char           *ledger_file,
+                             const char           *who,
                              guint                *out_n_objects,
                              GError              **error)
 {
@@ -1099,6 +1178,12 @@ paddock_agent_commits_apply (PaddockAgentCommits  *self,
       g_assert (git_oid_equal (&written, oid));
       n_written++;
     }
+
+  /* The ledger before the ref: a branch made is always on record (a ref
+   * that then fails to be written leaves a line for nothing, which says
+   * so by the branch's absence). */
+  if (ledger_file != NULL && !ledger_append (self, ledger_file, who, branch, n_written, error))
+    return FALSE;
 
   log_message = g_strdup_printf ("paddock: the session's commits, from its %s", self->head);
   ret = git_reference_create (&created, self->real, refname, &self->tip_oid, 0, log_message);

@@ -50,6 +50,8 @@ GBytes              *paddock_agent_commits_get_diff    (PaddockAgentCommits  *se
 gboolean             paddock_agent_commits_branch_name_is_valid (const char  *branch);
 gboolean             paddock_agent_commits_apply       (PaddockAgentCommits  *self,
                                                         const char           *branch,
+                                                        const char           *ledger_file,
+                                                        const char           *who,
                                                         guint                *out_n_objects,
                                                         GError              **error);
 

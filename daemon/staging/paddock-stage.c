@@ -1229,6 +1229,7 @@ paddock_stage_list_commits (PaddockStage  *self,
 gboolean
 paddock_stage_apply_commits (PaddockStage  *self,
                              const char    *branch,
+                             const char    *who,
                              char         **out_tip,
                              guint         *out_n_objects,
                              guint         *out_n_commits,
@@ -1239,7 +1240,8 @@ paddock_stage_apply_commits (PaddockStage  *self,
   g_autoptr(PaddockAgentCommits) commits = NULL;
 
   commits = paddock_agent_commits_new (self->workspace, self->root, self->kind, cancellable, error);
-  if (commits == NULL || !paddock_agent_commits_apply (commits, branch, out_n_objects, error))
+  if (commits == NULL ||
+      !paddock_agent_commits_apply (commits, branch, self->ledger_file, who, out_n_objects, error))
     return FALSE;
   if (out_tip != NULL)
     *out_tip = g_strdup (paddock_agent_commits_get_tip (commits));

@@ -73,6 +73,7 @@ PaddockAgentCommits *paddock_stage_list_commits  (PaddockStage      *self,
                                                   GError           **error);
 gboolean       paddock_stage_apply_commits       (PaddockStage      *self,
                                                   const char        *branch,
+                                                  const char        *who,
                                                   char             **out_tip,
                                                   guint             *out_n_objects,
                                                   guint             *out_n_commits,

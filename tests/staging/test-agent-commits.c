@@ -137,6 +137,7 @@ test_copy_list_and_apply (Fixture       *f,
   g_autofree char *feature_before = NULL;
   g_autofree char *agent_tip = NULL;
   g_autofree char *config_path = g_build_filename (f->w, ".git", "config", NULL);
+  g_autofree char *ledger = g_build_filename (f->root, "ledger.jsonl", NULL);
   PaddockAgentCommit *newest, *oldest;
   guint n_objects = 0;
 
@@ -185,8 +186,22 @@ test_copy_list_and_apply (Fixture       *f,
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND);
   g_clear_error (&error);
 
-  g_assert_true (paddock_agent_commits_apply (commits, "paddock/s1", &n_objects, &error));
+  g_assert_true (paddock_agent_commits_apply (commits, "paddock/s1", ledger, "the test", &n_objects,
+                                              &error));
   g_assert_no_error (error);
+  /* On record in the stage's ledger: who, which branch, which commits. */
+  {
+    g_autofree char *text = NULL;
+    g_autofree char *expected = g_strdup_printf ("\"commits\":{\"branch\":\"paddock/s1\",\"commit\":\"%s\","
+                                                 "\"from\":\"refs/heads/main\",\"ids\":[\"%s\",\"%s\"],"
+                                                 "\"objects\":6}", agent_tip, newest->id, oldest->id);
+
+    g_assert_true (g_file_get_contents (ledger, &text, NULL, NULL));
+    g_assert_nonnull (strstr (text, "\"who\":\"the test\""));
+    g_assert_nonnull (strstr (text, expected));
+    g_assert_cmpuint (strlen (text), >, 0);
+    g_assert_cmpint (text[strlen (text) - 1], ==, '\n');
+  }
   /* Two commits, their trees, the secret and the new README. */
   g_assert_cmpuint (n_objects, ==, 6);
 
@@ -218,7 +233,7 @@ test_copy_list_and_apply (Fixture       *f,
   }
 
   /* The same name again: refused, the branch left as it is. */
-  g_assert_false (paddock_agent_commits_apply (commits, "paddock/s1", NULL, &error));
+  g_assert_false (paddock_agent_commits_apply (commits, "paddock/s1", NULL, NULL, NULL, &error));
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CONFLICT);
   g_clear_error (&error);
 
@@ -245,7 +260,7 @@ test_existing_branch (Fixture       *f,
 
   commits = paddock_agent_commits_new (f->w, f->stage, PADDOCK_STAGE_KIND_COPY, NULL, &error);
   g_assert_no_error (error);
-  g_assert_false (paddock_agent_commits_apply (commits, "paddock/taken", NULL, &error));
+  g_assert_false (paddock_agent_commits_apply (commits, "paddock/taken", NULL, NULL, NULL, &error));
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CONFLICT);
   g_clear_error (&error);
   taken_after = run_in (f->w, "git rev-parse paddock/taken");
@@ -254,18 +269,18 @@ test_existing_branch (Fixture       *f,
   /* The HEAD of an unborn branch would move with it. */
   g_clear_pointer (&out, g_free);
   out = run_in (f->w, "git symbolic-ref HEAD refs/heads/paddock/unborn");
-  g_assert_false (paddock_agent_commits_apply (commits, "paddock/unborn", NULL, &error));
+  g_assert_false (paddock_agent_commits_apply (commits, "paddock/unborn", NULL, NULL, NULL, &error));
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CONFLICT);
   g_clear_error (&error);
 
   /* A branch named as the new one's folder: git cannot have both. */
   g_clear_pointer (&out, g_free);
   out = run_in (f->w, "git branch taken feature");
-  g_assert_false (paddock_agent_commits_apply (commits, "taken/sub", NULL, &error));
+  g_assert_false (paddock_agent_commits_apply (commits, "taken/sub", NULL, NULL, NULL, &error));
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CONFLICT);
   g_clear_error (&error);
   /* …nor one inside the new one's name. */
-  g_assert_false (paddock_agent_commits_apply (commits, "paddock", NULL, &error));
+  g_assert_false (paddock_agent_commits_apply (commits, "paddock", NULL, NULL, NULL, &error));
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_CONFLICT);
   g_clear_error (&error);
   /* None of these refusals wrote an object. */
@@ -275,7 +290,7 @@ test_existing_branch (Fixture       *f,
     g_assert_false (succeeds_in (f->w, check));
   }
 
-  g_assert_false (paddock_agent_commits_apply (commits, "bad..name", NULL, &error));
+  g_assert_false (paddock_agent_commits_apply (commits, "bad..name", NULL, NULL, NULL, &error));
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH);
 }
 
@@ -311,7 +326,7 @@ test_overlay_upper (Fixture       *f,
   g_assert_cmpuint (paddock_agent_commits_get_commits (commits)->len, ==, 1);
   g_assert_cmpstr (commit_at (commits, 0)->subject, ==, "agent: overlay commit");
   g_assert_cmpstr (paddock_agent_commits_get_tip (commits), ==, tip);
-  g_assert_true (paddock_agent_commits_apply (commits, "paddock/overlay", NULL, &error));
+  g_assert_true (paddock_agent_commits_apply (commits, "paddock/overlay", NULL, NULL, NULL, &error));
   g_assert_no_error (error);
   {
     g_autofree char *branch = run_in (f->w, "git rev-parse paddock/overlay");
@@ -466,7 +481,7 @@ test_nothing_new (Fixture       *f,
   commits = paddock_agent_commits_new (f->w, f->stage, PADDOCK_STAGE_KIND_OVERLAY, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (paddock_agent_commits_get_commits (commits)->len, ==, 0);
-  g_assert_false (paddock_agent_commits_apply (commits, "paddock/x", NULL, &error));
+  g_assert_false (paddock_agent_commits_apply (commits, "paddock/x", NULL, NULL, NULL, &error));
   g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND);
   g_clear_error (&error);
 
