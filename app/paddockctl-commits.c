@@ -60,7 +60,8 @@ get_diff (PaddockIpcSession1  *session,
   /* A bytestring carries its NUL; the diff is the bytes before it. */
   if (length > 0 && bytes[length - 1] == '\0')
     length--;
-  *out_text = g_memdup2 (bytes, length + 1);
+  *out_text = g_malloc (length + 1);
+  memcpy (*out_text, bytes, length);
   (*out_text)[length] = '\0';
   *out_length = length;
   return TRUE;
