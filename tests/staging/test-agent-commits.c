@@ -466,6 +466,53 @@ test_packed_detached_symlinked_refs (Fixture       *f,
   g_assert_cmpuint (paddock_agent_commits_get_commits (symlinked)->len, ==, 0);
 }
 
+/* More commits than a list may hold: QuotaExceeded's error, not a partial
+ * list. fast-import makes them in a pack, unpacked into loose objects as
+ * `git commit` would have written them. */
+static void
+test_too_many_commits (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockAgentCommits) commits = NULL;
+  g_autofree char *script = g_strdup_printf ("cp -a '%s' '%s'", f->w, f->stage);
+  g_autofree char *out = run_in (f->root, script);
+  g_autofree char *out2 = NULL;
+
+  out2 = run_in (f->stage,
+                 "n=$((" G_STRINGIFY (PADDOCK_AGENT_COMMITS_MAX_COMMITS) " + 1)); "
+                 "{ i=0; while [ $i -lt $n ]; do i=$((i + 1)); "
+                 "    printf 'commit refs/heads/main\ncommitter A <a@example.com> %d +0000\n"
+                 "data 4\nc%03d\n' $((1700000000 + i)) $((i % 1000)); "
+                 "    [ $i -eq 1 ] && printf 'from refs/heads/main^0\n'; printf '\n'; done; } "
+                 "  | git fast-import --quiet && "
+                 "mkdir ../packs && mv .git/objects/pack/pack-* ../packs/ && "
+                 "for p in ../packs/*.pack; do git unpack-objects -q < $p; done && "
+                 "test $(git rev-list --count main) -gt 1000");
+  commits = paddock_agent_commits_new (f->w, f->stage, PADDOCK_STAGE_KIND_COPY, NULL, &error);
+  g_assert_null (commits);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_TOO_LARGE);
+}
+
+/* Objects only in a pack the agent made (git gc) are not read: NotFound,
+ * with the reason, never a list that misses them. */
+static void
+test_packed_objects_not_read (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockAgentCommits) commits = NULL;
+  g_autofree char *out = NULL;
+
+  make_copy_stage_with_commits (f);
+  out = run_in (f->stage, "git -c core.fsmonitor=false gc -q --prune=now && "
+                          "test -z \"$(find .git/objects -path '*/?""?/*' -type f)\"");
+  commits = paddock_agent_commits_new (f->w, f->stage, PADDOCK_STAGE_KIND_COPY, NULL, &error);
+  g_assert_null (commits);
+  g_assert_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_NOT_FOUND);
+  g_assert_nonnull (strstr (error->message, "packs the agent made are not read"));
+}
+
 /* No commits: a stage without .git changes, and a workspace that is not a
  * repository. */
 static void
@@ -523,6 +570,8 @@ main (int   argc,
   ADD ("/staging/commits/corrupt-object", test_corrupt_object);
   ADD ("/staging/commits/gitdir-file-not-followed", test_gitdir_file_not_followed);
   ADD ("/staging/commits/packed-detached-symlinked-refs", test_packed_detached_symlinked_refs);
+  ADD ("/staging/commits/too-many-commits", test_too_many_commits);
+  ADD ("/staging/commits/packed-objects-not-read", test_packed_objects_not_read);
   ADD ("/staging/commits/nothing-new", test_nothing_new);
 #undef ADD
 
