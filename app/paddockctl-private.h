@@ -183,6 +183,21 @@ int                 paddockctl_review            (Paddockctl               *ctl,
 int                 paddockctl_apply             (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
+/* The agent's commits (paddockctl-commits.c), for review and apply. */
+gboolean            paddockctl_commits_review    (Paddockctl               *ctl,
+                                                  PaddockIpcSession1       *session,
+                                                  const char               *id,
+                                                  JsonBuilder              *builder,
+                                                  gboolean                  with_diff,
+                                                  GError                  **error);
+int                 paddockctl_commits_show      (Paddockctl               *ctl,
+                                                  PaddockIpcSession1       *session,
+                                                  const char               *id,
+                                                  const char               *sha);
+int                 paddockctl_commits_apply     (Paddockctl               *ctl,
+                                                  PaddockIpcSession1       *session,
+                                                  const char               *id,
+                                                  const char               *branch);
 int                 paddockctl_drop              (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);

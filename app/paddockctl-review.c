@@ -111,7 +111,9 @@ kind_letter (const char *kind)
   "T type changed, X mode changed; “conflict” marks a path the workspace\n" \
   "also changed since the session started. With --diff, the unified diff of\n" \
   "every change, or of PATH only: on a terminal with its control and\n" \
-  "invisible characters shown as escapes (^[, <U+202E>), unless --raw."
+  "invisible characters shown as escapes (^[, <U+202E>), unless --raw.\n" \
+  "Then the commits the agent made in the session's repository (with\n" \
+  "--diff, each as git show prints it); --commit SHA shows one of them."
 
 static gboolean
 print_diff (Paddockctl         *ctl,
@@ -157,10 +159,12 @@ paddockctl_review (Paddockctl  *ctl,
   gboolean with_diff = FALSE;
   gboolean raw = FALSE;
   const char *only_path = NULL;
+  g_autofree char *only_commit = NULL;
   const GOptionEntry entries[] = {
     { "diff", 0, 0, G_OPTION_ARG_NONE, &with_diff, "Show the unified diff of each change", NULL },
     { "raw", 0, 0, G_OPTION_ARG_NONE, &raw,
       "Print the diff's bytes as they are, even on a terminal", NULL },
+    { "commit", 0, 0, G_OPTION_ARG_STRING, &only_commit, "Show this commit of the agent's", "SHA" },
     { NULL }
   };
   g_autoptr(JsonBuilder) builder = NULL;
@@ -189,6 +193,13 @@ paddockctl_review (Paddockctl  *ctl,
     return exit_code;
   if (!(session = open_session (ctl, id, &error)))
     return paddockctl_fail (ctl, error);
+
+  if (only_commit != NULL)
+    {
+      if (only_path != NULL)
+        return paddockctl_usage_error (ctl, command_path, "--commit goes without a PATH");
+      return paddockctl_commits_show (ctl, session, id, only_commit);
+    }
 
   if (only_path != NULL)
     {
@@ -279,6 +290,8 @@ paddockctl_review (Paddockctl  *ctl,
       g_autoptr(JsonNode) root = NULL;
 
       json_builder_end_array (builder);
+      if (!paddockctl_commits_review (ctl, session, id, builder, with_diff, &error))
+        return paddockctl_fail_session (ctl, id, &error);
       json_builder_end_object (builder);
       root = json_builder_get_root (builder);
       paddockctl_print_json (ctl, root);
@@ -291,6 +304,8 @@ paddockctl_review (Paddockctl  *ctl,
         g_print ("%u change%s, %u in conflict (apply them with --force-path).\n", n_changes,
                  n_changes == 1 ? "" : "s", n_conflicts);
     }
+  if (builder == NULL && !paddockctl_commits_review (ctl, session, id, NULL, with_diff, &error))
+    return paddockctl_fail_session (ctl, id, &error);
   return PADDOCKCTL_EXIT_OK;
 }
 
@@ -301,7 +316,10 @@ paddockctl_review (Paddockctl  *ctl,
   "all of them, or the --path ones. The batch happens entirely or not at\n" \
   "all. A path the workspace also changed since the session started is a\n" \
   "conflict and is left alone unless named with --force-path. Exits 1 when\n" \
-  "conflicts were left."
+  "conflicts were left. With --commits, instead, the commits the agent made\n" \
+  "in the session's repository become a new branch of the workspace's\n" \
+  "(paddock/ID, or --branch NAME; an existing one is refused): no file, HEAD\n" \
+  "or branch of yours changes."
 
 int
 paddockctl_apply (Paddockctl  *ctl,
@@ -319,8 +337,13 @@ paddockctl_apply (Paddockctl  *ctl,
   g_autofree char *id = NULL;
   g_auto(GStrv) paths = NULL;
   g_auto(GStrv) force_paths = NULL;
+  gboolean commits = FALSE;
+  g_autofree char *branch = NULL;
   const GOptionEntry entries[] = {
     { "path", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &paths, "Apply this change only (repeatable)", "P" },
+    { "commits", 0, 0, G_OPTION_ARG_NONE, &commits,
+      "Create a branch of the workspace's repository from the agent's commits", NULL },
+    { "branch", 0, 0, G_OPTION_ARG_STRING, &branch, "With --commits: the branch's name", "NAME" },
     { "force-path", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &force_paths,
       "Apply this change even in conflict, overwriting the workspace's version (repeatable)", "P" },
     { NULL }
@@ -334,6 +357,16 @@ paddockctl_apply (Paddockctl  *ctl,
     return exit_code;
   if (!(id = paddockctl_parse_only_session_id (ctl, command_path, argc, argv, &exit_code)))
     return exit_code;
+  if (branch != NULL && !commits)
+    return paddockctl_usage_error (ctl, command_path, "--branch goes with --commits");
+  if (commits)
+    {
+      if (paths != NULL || force_paths != NULL)
+        return paddockctl_usage_error (ctl, command_path, "--commits goes without --path or --force-path");
+      if (!(session = open_session (ctl, id, &error)))
+        return paddockctl_fail (ctl, error);
+      return paddockctl_commits_apply (ctl, session, id, branch);
+    }
 
   /* With --path, a forced path is one of the chosen ones too. */
   for (guint i = 0; paths != NULL && paths[i] != NULL; i++)

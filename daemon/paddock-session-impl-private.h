@@ -96,6 +96,19 @@ gboolean _paddock_session_impl_handle_restore_checkpoint (PaddockIpcSession1    
                                                           GDBusMethodInvocation *invocation,
                                                           const char            *name);
 
+/* Who called, as the bus tells it (uid, pid, comm), for the apply ledger. */
+char    *_paddock_session_impl_describe_caller            (GDBusMethodInvocation *invocation);
+
+/* org.paddock.Session1's commit methods (paddock-session-commits.c). */
+gboolean _paddock_session_impl_handle_list_commits       (PaddockIpcSession1    *session,
+                                                          GDBusMethodInvocation *invocation);
+gboolean _paddock_session_impl_handle_get_commit_diff    (PaddockIpcSession1    *session,
+                                                          GDBusMethodInvocation *invocation,
+                                                          const char            *id);
+gboolean _paddock_session_impl_handle_apply_commits      (PaddockIpcSession1    *session,
+                                                          GDBusMethodInvocation *invocation,
+                                                          GVariant              *options);
+
 /* org.paddock.Session1's process methods (paddock-session-processes.c). */
 gboolean _paddock_session_impl_handle_list_processes     (PaddockIpcSession1    *session,
                                                           GDBusMethodInvocation *invocation);

@@ -4057,6 +4057,9 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_create_checkpoint = _paddock_session_impl_handle_create_checkpoint;
   iface->handle_list_checkpoints = _paddock_session_impl_handle_list_checkpoints;
   iface->handle_restore_checkpoint = _paddock_session_impl_handle_restore_checkpoint;
+  iface->handle_list_commits = _paddock_session_impl_handle_list_commits;
+  iface->handle_get_commit_diff = _paddock_session_impl_handle_get_commit_diff;
+  iface->handle_apply_commits = _paddock_session_impl_handle_apply_commits;
   iface->handle_list_processes = _paddock_session_impl_handle_list_processes;
   iface->handle_lease_port = _paddock_session_impl_handle_lease_port;
   iface->handle_kill_process = _paddock_session_impl_handle_kill_process;

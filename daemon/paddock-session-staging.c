@@ -115,8 +115,8 @@ to_paddock_error (const GError *error)
 
 /* Who applied: the caller as the bus knows it (uid and pid come from the
  * kernel through the bus daemon, not from anything the caller says). */
-static char *
-describe_caller (GDBusMethodInvocation *invocation)
+char *
+_paddock_session_impl_describe_caller (GDBusMethodInvocation *invocation)
 {
   GDBusConnection *connection = g_dbus_method_invocation_get_connection (invocation);
   const char *sender = g_dbus_method_invocation_get_sender (invocation);
@@ -217,7 +217,7 @@ staging_thread (GTask        *task,
 
     case STAGING_APPLY:
       {
-        g_autofree char *who = describe_caller (call->invocation);
+        g_autofree char *who = _paddock_session_impl_describe_caller (call->invocation);
         g_autoptr(PaddockApplyResult) result = NULL;
 
         if (paddock_stage_apply (call->stage, (const char *const *) call->paths,

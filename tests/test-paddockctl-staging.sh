@@ -274,6 +274,48 @@ if command -v git >/dev/null; then
     test "$?:$(cat "$tmp/git-out")" = "0: M tracked.txt"
   check "…which the host's copy does not show" \
     test "$(cd "$ws4" && env "${git_env[@]}" git status --porcelain --untracked-files=no)" = ""
+
+  # The agent commits in its session: a file added, then removed from the
+  # tree (it stays in history). The commits arrive as a branch, nothing else.
+  host_git=(env "${git_env[@]}" git -C "$ws4")
+  head_before=$("${host_git[@]}" symbolic-ref HEAD):$("${host_git[@]}" rev-parse HEAD)
+  config_before=$(sha256sum "$ws4/.git/config")
+  "$CTL" exec "$id4" -- sh -c 'echo "agent secret" > secret.txt' >/dev/null 2>&1 || echo "exec failed ($?)" >>"$tmp/err"
+  "$CTL" exec "$id4" -- "${git_in[@]}" add secret.txt tracked.txt >/dev/null 2>"$tmp/err" || echo "exec failed ($?)" >>"$tmp/err"
+  "$CTL" exec "$id4" -- "${git_in[@]}" commit -q -m 'agent: add secret' >/dev/null 2>>"$tmp/err" || echo "exec failed ($?)" >>"$tmp/err"
+  "$CTL" exec "$id4" -- "${git_in[@]}" rm -q secret.txt >/dev/null 2>>"$tmp/err" || echo "exec failed ($?)" >>"$tmp/err"
+  "$CTL" exec "$id4" -- "${git_in[@]}" commit -q -m 'agent: remove secret' >/dev/null 2>>"$tmp/err" || echo "exec failed ($?)" >>"$tmp/err"
+  agent_tip=$("$CTL" exec "$id4" -- "${git_in[@]}" rev-parse HEAD 2>>"$tmp/err" || true)
+  run "$tmp/out" "$tmp/err2" --json review "$id4"
+  check "review --json lists the agent's two commits, newest first, with their files" \
+    test "$rc:$(json "$tmp/out" "[(c['subject'], sorted(c['files']), len(c['id'])) for c in d['commits']]" 2>&1)" \
+         = "0:[('agent: remove secret', ['secret.txt'], 40), ('agent: add secret', ['secret.txt', 'tracked.txt'], 40)]"
+  check "…the newest is the session's HEAD" \
+    test "$(json "$tmp/out" "d['commits'][0]['id']" 2>&1)" = "$agent_tip"
+  run "$tmp/out" "$tmp/err2" review "$id4"
+  check "review prints a Commits section: count, short id, subject, files" \
+    test "$rc:$(grep -c 'Commits the agent made (2, on ' "$tmp/out"):$(grep -c "^  ${agent_tip:0:10}  agent: remove secret" "$tmp/out"):$(grep -c '^      secret.txt$' "$tmp/out")" = "0:1:1:2"
+  run "$tmp/out" "$tmp/err2" review "$id4" --commit "${agent_tip:0:12}"
+  check "review --commit shows the commit's diff" \
+    grep -q -- '-agent secret' "$tmp/out"
+  run "$tmp/out" "$tmp/err2" apply "$id4" --commits
+  check "apply --commits creates branch paddock/ID and prints it" \
+    test "$rc:$(grep -c "paddock/$id4" "$tmp/out")" = "0:1"
+  check "…at the agent's commit, its objects all present (git fsck)" \
+    test "$("${host_git[@]}" rev-parse "refs/heads/paddock/$id4" 2>&1):$("${host_git[@]}" fsck --strict --no-dangling >/dev/null 2>&1; echo $?)" = "$agent_tip:0"
+  check "…and the stage's ledger records it, with who asked" \
+    test "$(grep -c "\"commits\":{\"branch\":\"paddock/$id4\",\"commit\":\"$agent_tip\"" "$tmp/state/sessions/$id4/stage/ledger.jsonl" 2>&1):$(grep -c '"who":":' "$tmp/state/sessions/$id4/stage/ledger.jsonl")" = "1:1"
+  check "…while HEAD, the user's branch and the repository's config did not move" \
+    test "$("${host_git[@]}" symbolic-ref HEAD):$("${host_git[@]}" rev-parse HEAD)|$(sha256sum "$ws4/.git/config")" = "$head_before|$config_before"
+  # A later commit, and the branch is there already: refused, left alone.
+  "$CTL" exec "$id4" -- sh -c 'echo later >> tracked.txt' >/dev/null 2>&1 || true
+  "$CTL" exec "$id4" -- "${git_in[@]}" commit -q -am 'agent: later' >/dev/null 2>&1 || true
+  run "$tmp/out" "$tmp/err2" apply "$id4" --commits
+  check "apply --commits when paddock/ID exists: refused, the branch left as it was" \
+    test "$rc:$(grep -c 'already has a branch' "$tmp/err2"):$("${host_git[@]}" rev-parse "refs/heads/paddock/$id4")" = "1:1:$agent_tip"
+  run "$tmp/out" "$tmp/err2" --json apply "$id4" --commits --branch "paddock/$id4-later"
+  check "…and --branch names another one, which brings the one new commit" \
+    test "$rc:$(json "$tmp/out" "(d['branch'], d['commits'])" 2>&1)" = "0:('paddock/$id4-later', 1)"
 else
   ok "# SKIP git status in the session: git is not installed"
 fi

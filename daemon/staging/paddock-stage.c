@@ -1221,3 +1221,42 @@ paddock_stage_restore_checkpoint (PaddockStage  *self,
    * upper layer that just left. */
   return reset_dir (self->work, error);
 }
+
+/* The commits the agent made in the stage's repository, against the
+ * workspace's repository as it is now (paddock-agent-commits.c). */
+PaddockAgentCommits *
+paddock_stage_list_commits (PaddockStage  *self,
+                            GCancellable  *cancellable,
+                            GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return paddock_agent_commits_new (self->workspace, self->root, self->kind, cancellable, error);
+}
+
+/* Lists the commits again and offers them as @branch of the workspace's
+ * repository, in one locked step: what is applied is what was just read.
+ * Sets the tip and how many objects were copied. */
+gboolean
+paddock_stage_apply_commits (PaddockStage  *self,
+                             const char    *branch,
+                             const char    *who,
+                             char         **out_tip,
+                             guint         *out_n_objects,
+                             guint         *out_n_commits,
+                             GCancellable  *cancellable,
+                             GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autoptr(PaddockAgentCommits) commits = NULL;
+
+  commits = paddock_agent_commits_new (self->workspace, self->root, self->kind, cancellable, error);
+  if (commits == NULL ||
+      !paddock_agent_commits_apply (commits, branch, self->ledger_file, who, out_n_objects, error))
+    return FALSE;
+  if (out_tip != NULL)
+    *out_tip = g_strdup (paddock_agent_commits_get_tip (commits));
+  if (out_n_commits != NULL)
+    *out_n_commits = paddock_agent_commits_get_commits (commits)->len;
+  return TRUE;
+}

@@ -8,6 +8,7 @@
 
 #include <gio/gio.h>
 
+#include "paddock-agent-commits.h"
 #include "paddock-apply.h"
 #include "paddock-checkpoint.h"
 #include "paddock-review.h"
@@ -65,6 +66,17 @@ GPtrArray     *paddock_stage_list_checkpoints    (PaddockStage      *self,
                                                   GError           **error);
 gboolean       paddock_stage_restore_checkpoint  (PaddockStage      *self,
                                                   const char        *name,
+                                                  GCancellable      *cancellable,
+                                                  GError           **error);
+PaddockAgentCommits *paddock_stage_list_commits  (PaddockStage      *self,
+                                                  GCancellable      *cancellable,
+                                                  GError           **error);
+gboolean       paddock_stage_apply_commits       (PaddockStage      *self,
+                                                  const char        *branch,
+                                                  const char        *who,
+                                                  char             **out_tip,
+                                                  guint             *out_n_objects,
+                                                  guint             *out_n_commits,
                                                   GCancellable      *cancellable,
                                                   GError           **error);
 
