@@ -44,6 +44,7 @@ struct _PaddockKeeperClient
   guint                    control_source;
   guint                    child_watch;
   gboolean                 exited;       /* EXITED told */
+  gboolean                 killing;      /* KILL asked: once is enough */
   guint                    depth;        /* in a callback of ours */
   gboolean                 free_pending; /* freed from one: freed on the way out */
   PaddockKeeperClientFunc  func;
@@ -125,9 +126,16 @@ keeper_receive (PaddockKeeperClient *self,
   ssize_t n;
 
   *out_closed = FALSE;
-  do
-    n = recv (self->control, event, sizeof *event, MSG_DONTWAIT);
-  while (n < 0 && errno == EINTR);
+  /* A keeper that exits with a request of ours unread makes the socket
+   * report ECONNRESET once, ahead of what it sent before it went (its
+   * EXITED): that is still there to read. */
+  for (guint resets = 0;; )
+    {
+      n = recv (self->control, event, sizeof *event, MSG_DONTWAIT);
+      if (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ < 4)))
+        continue;
+      break;
+    }
   if (n < 0 && errno == EAGAIN)
     return FALSE;
   if (n != (ssize_t) sizeof *event)
@@ -416,8 +424,9 @@ paddock_keeper_client_signal (PaddockKeeperClient *self,
     .signal = signum,
   };
 
-  if (self->control < 0 || self->keeper_pid <= 0)
+  if (self->control < 0 || self->keeper_pid <= 0 || self->killing)
     return;
+  self->killing = signum == SIGKILL;
   /* One datagram on an idle socket: it does not block. */
   if (send (self->control, &request, sizeof request, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
     g_debug ("Could not ask paddock-keeper %d for signal %d: %s", (int) self->keeper_pid, signum,

@@ -102,6 +102,10 @@ struct _PaddockSessionImpl
    * double-forked (daemon/keeper/). */
   PaddockKeeperClient        *keeper;
   GPtrArray                  *command_keepers;
+  /* A restored host session: the agent's keeper an earlier daemon left
+   * running (pinned by a pidfd), whose descendants are its leftovers. */
+  pid_t                       leftover_keeper;
+  int                         leftover_keeper_pidfd;
   gboolean                    sandboxed;
   char                       *pid_namespace;  /* "pid:[inode]" once known */
   /* The sandbox's pid 1 as the host sees it, once known: its exit comes
@@ -395,6 +399,17 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_builder_add_int_value (builder, (gint64) self->pid_start_time);
   json_builder_set_member_name (builder, "sandboxed");
   json_builder_add_boolean_value (builder, self->sandboxed);
+  /* A keeper outlives a daemon killed without warning, holding its tree
+   * (setsid()ed processes included) for the next daemon to end. */
+  if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
+    {
+      pid_t keeper_pid = paddock_keeper_client_get_keeper_pid (self->keeper);
+
+      json_builder_set_member_name (builder, "keeper_pid");
+      json_builder_add_int_value (builder, keeper_pid);
+      json_builder_set_member_name (builder, "keeper_start_time");
+      json_builder_add_int_value (builder, (gint64) process_start_time (keeper_pid));
+    }
   /* A sandbox dies with the daemon, but not in the same instant: the next
    * daemon waits for this pid 1 (see paddock_session_impl_restore). */
   if (self->sandboxed && !self->reaped && self->pid > 0)
@@ -629,6 +644,12 @@ keeper_pids (PaddockSessionImpl *self)
       pid_t pid = paddock_keeper_client_get_keeper_pid (self->keeper);
       g_array_append_val (pids, pid);
     }
+  /* Not ours to reap, so only while its pidfd says it runs (a keeper
+   * exits once its tree is empty: one gone meanwhile has no descendant
+   * left for a stranger with its pid to be mistaken for). */
+  if (self->leftover_keeper > 0 &&
+      poll (&(struct pollfd) { .fd = self->leftover_keeper_pidfd, .events = POLLIN }, 1, 0) == 0)
+    g_array_append_val (pids, self->leftover_keeper);
   for (guint i = 0; self->command_keepers != NULL && i < self->command_keepers->len; i++)
     {
       PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
@@ -4180,6 +4201,7 @@ paddock_session_impl_dispose (GObject *object)
   paddock_close_fd (&self->pty_master);
   paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
+  paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_object (&self->stage);
   g_clear_pointer (&self->network, _paddock_session_network_free);
   if (self->caller_watches != NULL)
@@ -4244,6 +4266,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->pty_master = -1;
   self->control_fd = -1;
   self->cgroup_procs_fd = -1;
+  self->leftover_keeper_pidfd = -1;
   self->pending_input = g_byte_array_new ();
   self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
@@ -4431,6 +4454,31 @@ paddock_session_impl_new_from_record (const char  *record_path,
         g_clear_pointer (&cgroup, paddock_cgroup_free);
     }
 
+  /* The host agent's keeper, if it still runs: it held on to its tree
+   * when the earlier daemon went (paddock-keeper-protocol.h), and every
+   * descendant of it is left of the session, setsid()ed or not, whatever
+   * the state recorded (an agent that exited may have left a server). */
+  {
+    gint64 keeper_pid = json_object_get_int_member_with_default (record, "keeper_pid", 0);
+    guint64 keeper_start_time = (guint64) json_object_get_int_member_with_default (record, "keeper_start_time", 0);
+
+    if (g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""), boot_id) == 0 &&
+        keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
+        !json_object_get_boolean_member_with_default (record, "sandboxed", TRUE))
+      {
+        int pidfd = (int) syscall (SYS_pidfd_open, (pid_t) keeper_pid, 0);  /* CLOEXEC, always */
+
+        /* Read after the pidfd: it names the keeper we knew, or no one. */
+        if (pidfd >= 0 && process_start_time ((pid_t) keeper_pid) == keeper_start_time)
+          {
+            self->leftover_keeper = (pid_t) keeper_pid;
+            self->leftover_keeper_pidfd = pidfd;
+          }
+        else if (pidfd >= 0)
+          close (pidfd);
+      }
+  }
+
   if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
     {
       guint64 start_time = (guint64) json_object_get_int_member_with_default (record, "pid_start_time", 0);
@@ -4514,6 +4562,14 @@ paddock_session_impl_new_from_record (const char  *record_path,
           }
       }
 
+  if (self->leftover_keeper > 0)
+    _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
+  if (self->leftover_keeper > 0 && leftovers->len == 0)
+    {
+      self->leftover_keeper = 0;
+      paddock_close_fd (&self->leftover_keeper_pidfd);
+    }
+
   /* An empty cgroup goes now. */
   if (leftovers->len == 0 && cgroup != NULL && paddock_cgroup_remove (cgroup))
     g_clear_pointer (&cgroup, paddock_cgroup_free);
@@ -4582,7 +4638,7 @@ _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
    * its pinned pid 1 takes the namespace with it. The host profile's
    * process session is checked by its leader's start time (see
    * agent_session_may_live()). */
-  if (self->pid <= 0 || (self->sandboxed && self->pid_namespace == NULL))
+  if ((self->pid <= 0 && self->leftover_keeper <= 0) || (self->sandboxed && self->pid_namespace == NULL))
     return;
 
   _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
@@ -4633,6 +4689,8 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
   g_clear_pointer (&self->leftovers_record, json_node_unref);
   final_state = g_steal_pointer (&self->leftovers_final_state);
   self->pid = 0;
+  self->leftover_keeper = 0;
+  paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->pid_namespace, g_free);
   self->init_pid = 0;
   if (g_strcmp0 (self->state, final_state) == 0)

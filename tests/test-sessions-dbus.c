@@ -130,6 +130,31 @@ start_with_leftover_grace (PaddockTestDaemon *daemon,
   g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
 }
 
+/* Waits for FILE to hold a whole line, and returns it. */
+static char *
+wait_for_line (const char *file)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      g_autofree char *contents = NULL;
+
+      if (g_file_get_contents (file, &contents, NULL, NULL) && strchr (contents, '\n') != NULL)
+        return g_strchomp (g_steal_pointer (&contents));
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+}
+
+/* Gone for good, as anyone sees it from outside: no such process (not
+ * even a zombie). */
+static gboolean
+process_gone (pid_t pid)
+{
+  return kill (pid, 0) < 0 && errno == ESRCH;
+}
+
 /* ------------------------------------------------------------------------ */
 
 static void
@@ -1485,6 +1510,58 @@ test_restart_sweep_of_leftovers (void)
   unlink (meek);
 }
 
+/* What a host session's agent left by setsid() (a server that ignores
+ * SIGTERM and SIGHUP) outlives a daemon killed without warning, held by the
+ * agent's keeper rather than by init; the next daemon finds it below that
+ * keeper (as root its cgroup does too; unprivileged, without one, only the
+ * keeper does) and ends it, the session then listed as it ended. */
+static void
+test_restart_ends_what_the_keeper_held (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-keeper-held", NULL);
+  g_autofree char *pid_file = g_build_filename (workspace, "keeper-held.pid", NULL);
+  g_autofree char *script = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *line = NULL;
+  g_autoptr(GVariant) result = NULL;
+  gint64 deadline;
+  pid_t escaped;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  /* HUP ignored from the start: the agent's exit hangs its terminal up. */
+  script = g_strdup_printf ("trap '' HUP; sh -c 'echo $$ > %s; trap \"\" TERM; exec setsid %s 300' "
+                            "</dev/null >/dev/null 2>&1 & exit 0", pid_file, marker);
+  path = create_session (connection, script, NULL, &error);
+  g_assert_no_error (error);
+  line = wait_for_line (pid_file);
+  escaped = atoi (line);
+  g_assert_cmpint (escaped, >, 1);
+  paddock_test_wait_for_marked (marker, 1);
+  wait_for_state (connection, path, "exited");
+
+  paddock_test_daemon_kill (daemon);
+  g_assert_false (process_gone (escaped));
+  g_assert_cmpint (getsid (escaped), ==, escaped);
+
+  start_with_leftover_grace (daemon, "300");
+  deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (!process_gone (escaped))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, 0);
+  wait_for_state (connection, path, "exited");
+
+  result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+  unlink (marker);
+  unlink (pid_file);
+}
+
 /* What a leftover forks during the sweep's grace is named in no record:
  * a host session whose agent the SIGTERM ended, with a child that answers
  * SIGTERM by starting a process that ignores it, and the daemon killed
@@ -2562,31 +2639,6 @@ get_process_count (GDBusConnection *connection,
   return g_variant_get_uint32 (value);
 }
 
-/* Waits for FILE to hold a whole line, and returns it. */
-static char *
-wait_for_line (const char *file)
-{
-  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
-
-  for (;;)
-    {
-      g_autofree char *contents = NULL;
-
-      if (g_file_get_contents (file, &contents, NULL, NULL) && strchr (contents, '\n') != NULL)
-        return g_strchomp (g_steal_pointer (&contents));
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (20 * 1000);
-    }
-}
-
-/* Gone for good, as anyone sees it from outside: no such process (not
- * even a zombie). */
-static gboolean
-process_gone (pid_t pid)
-{
-  return kill (pid, 0) < 0 && errno == ESRCH;
-}
-
 static gboolean
 port_is_free (guint16 port)
 {
@@ -2927,6 +2979,7 @@ main (int   argc,
   g_test_add_func ("/sessions/restart-leftovers-that-survive", test_restart_leftovers_that_survive);
   g_test_add_func ("/sessions/restart-sweep-of-leftovers", test_restart_sweep_of_leftovers);
   g_test_add_func ("/sessions/restart-sweep-finds-late-children", test_restart_sweep_finds_late_children);
+  g_test_add_func ("/sessions/restart-ends-what-the-keeper-held", test_restart_ends_what_the_keeper_held);
   g_test_add_func ("/sessions/restart-leftovers-hold-the-stage", test_restart_leftovers_hold_the_stage);
   g_test_add_func ("/sessions/end-published-once-durable", test_end_published_once_durable);
   g_test_add_func ("/sessions/end-interrupted-before-durable", test_end_interrupted_before_durable);
