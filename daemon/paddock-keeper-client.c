@@ -426,11 +426,13 @@ paddock_keeper_client_signal (PaddockKeeperClient *self,
 
   if (self->control < 0 || self->keeper_pid <= 0 || self->killing)
     return;
-  self->killing = signum == SIGKILL;
-  /* One datagram on an idle socket: it does not block. */
+  /* One datagram on an idle socket: it does not block. One that could
+   * not go is asked again by the next SIGKILL (Stop polls). */
   if (send (self->control, &request, sizeof request, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
     g_debug ("Could not ask paddock-keeper %d for signal %d: %s", (int) self->keeper_pid, signum,
              g_strerror (errno));
+  else
+    self->killing = signum == SIGKILL;
 }
 
 /* Lets go of the keeper: it runs on with its tree, if any (the keeper

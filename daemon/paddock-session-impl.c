@@ -825,14 +825,14 @@ paddock_session_impl_release_cgroup (PaddockSessionImpl *self)
 }
 
 /* Every process of the session is gone (the sandbox's PID namespace with
- * its pid 1, or the last member of the host agent's cgroup or process
- * session and of its commands'): nothing can accept on its leased ports
- * any more, so a connection to one is reset from now on rather than left
- * queued until Destroy (a new start serves them again). For the host
- * profile this is as far as the daemon can see: a process that left the
- * agent's process session by setsid() with no cgroup to hold it is not
- * counted (that profile reports every layer unenforced), and if it kept
- * the listening socket it now shares its connections with the resets. */
+ * its pid 1, or the last member of the host agent's cgroup, or of its and
+ * its commands' process sessions and keepers' trees): nothing can accept
+ * on its leased ports any more, so a connection to one is reset from now
+ * on rather than left queued until Destroy (a new start serves them
+ * again). A host process that setsid()s stays below its keeper, and is
+ * counted; only one that killed its keeper first (same user: the host
+ * profile reports every layer unenforced) and had no cgroup to hold it
+ * can go unseen. */
 static void
 paddock_session_impl_processes_gone (PaddockSessionImpl *self)
 {
