@@ -339,12 +339,16 @@ main (int    argc,
   /* Not dumpable: no process of the session (same uid) may ptrace the
    * keeper and take its tree over. The program's exec makes its own mm
    * dumpable again. */
+  /* From here on every exit is _exit(): there is nothing to flush, and
+   * LeakSanitizer's check at exit() must ptrace the process, which a
+   * non-dumpable one does not allow its own user (a sanitizer build's
+   * keeper would spin there for ever, holding the session open). */
   if (sfd < 0 || prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
     {
       event.type = PADDOCK_KEEPER_FAILED;
       event.error = errno;
       send_event (control, &event);
-      return 1;
+      _exit (1);
     }
 
   program = fork ();
@@ -353,7 +357,7 @@ main (int    argc,
       event.type = PADDOCK_KEEPER_FAILED;
       event.error = errno;
       send_event (control, &event);
-      return 1;
+      _exit (1);
     }
   if (program == 0)
     run_program (&options, &original_mask);
@@ -439,5 +443,5 @@ main (int    argc,
         break;
     }
 
-  return 0;
+  _exit (0);
 }
