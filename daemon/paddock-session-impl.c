@@ -38,9 +38,11 @@
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
+#include "paddock-keeper-client.h"
 #include "paddock-lease.h"
 #include "paddock-net-modes.h"
 #include "paddock-proc-stat.h"
+#include "paddock-process-tree.h"
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
 #include "paddock-session-impl-private.h"
@@ -96,6 +98,15 @@ struct _PaddockSessionImpl
    * the supervisor outside the sandbox whose pid 1 runs the agent. */
   pid_t                       pid;
   guint                       child_watch;
+  /* host: the agent's keeper, and each host command's (until each is
+   * reaped): every descendant of theirs is the session's, setsid()ed or
+   * double-forked (daemon/keeper/). */
+  PaddockKeeperClient        *keeper;
+  GPtrArray                  *command_keepers;
+  /* A restored host session: the agent's keeper an earlier daemon left
+   * running (pinned by a pidfd), whose descendants are its leftovers. */
+  pid_t                       leftover_keeper;
+  int                         leftover_keeper_pidfd;
   gboolean                    sandboxed;
   char                       *pid_namespace;  /* "pid:[inode]" once known */
   /* The sandbox's pid 1 as the host sees it, once known: its exit comes
@@ -389,6 +400,17 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   json_builder_add_int_value (builder, (gint64) self->pid_start_time);
   json_builder_set_member_name (builder, "sandboxed");
   json_builder_add_boolean_value (builder, self->sandboxed);
+  /* A keeper outlives a daemon killed without warning, holding its tree
+   * (setsid()ed processes included) for the next daemon to end. */
+  if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
+    {
+      pid_t keeper_pid = paddock_keeper_client_get_keeper_pid (self->keeper);
+
+      json_builder_set_member_name (builder, "keeper_pid");
+      json_builder_add_int_value (builder, keeper_pid);
+      json_builder_set_member_name (builder, "keeper_start_time");
+      json_builder_add_int_value (builder, (gint64) process_start_time (keeper_pid));
+    }
   /* A sandbox dies with the daemon, but not in the same instant: the next
    * daemon waits for this pid 1 (see paddock_session_impl_restore). */
   if (self->sandboxed && !self->reaped && self->pid > 0)
@@ -607,9 +629,60 @@ paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
   return pids;
 }
 
-static GArray *list_session_members (GHashTable *sids,
-                                     pid_t       watched_sid,
-                                     gboolean   *out_watched_seen);
+static GArray *list_session_members (PaddockSessionImpl *self,
+                                     GHashTable         *sids,
+                                     pid_t               watched_sid,
+                                     gboolean           *out_watched_seen);
+
+/* The pids of the session's keepers that run: unreaped children of ours. */
+static GArray *
+keeper_pids (PaddockSessionImpl *self)
+{
+  GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
+
+  if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
+    {
+      pid_t pid = paddock_keeper_client_get_keeper_pid (self->keeper);
+      g_array_append_val (pids, pid);
+    }
+  /* Not ours to reap, so only while its pidfd says it runs (a keeper
+   * exits once its tree is empty: one gone meanwhile has no descendant
+   * left for a stranger with its pid to be mistaken for). */
+  if (self->leftover_keeper > 0 &&
+      poll (&(struct pollfd) { .fd = self->leftover_keeper_pidfd, .events = POLLIN }, 1, 0) == 0)
+    g_array_append_val (pids, self->leftover_keeper);
+  for (guint i = 0; self->command_keepers != NULL && i < self->command_keepers->len; i++)
+    {
+      PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
+
+      if (paddock_keeper_client_is_running (keeper))
+        {
+          pid_t pid = paddock_keeper_client_get_keeper_pid (keeper);
+          g_array_append_val (pids, pid);
+        }
+    }
+  return pids;
+}
+
+/* Whether a keeper of the session still runs: it ends right after its
+ * tree, and the session's cgroup can go only once it has. */
+static gboolean
+keepers_running (PaddockSessionImpl *self)
+{
+  g_autoptr(GArray) pids = keeper_pids (self);
+
+  return pids->len > 0;
+}
+
+/* Every keeper of the session ends its whole tree and then itself. */
+static void
+kill_keepers (PaddockSessionImpl *self)
+{
+  if (self->keeper != NULL)
+    paddock_keeper_client_signal (self->keeper, SIGKILL);
+  for (guint i = 0; self->command_keepers != NULL && i < self->command_keepers->len; i++)
+    paddock_keeper_client_signal (g_ptr_array_index (self->command_keepers, i), SIGKILL);
+}
 
 /* Whether the agent's process session (the host profile's: sid = the
  * agent's pid) may still have members. Once the agent is reaped, only
@@ -645,9 +718,22 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
   gboolean agent_session_seen = FALSE;
 
   /* The kernel's own list, where the session has a cgroup: cheap, and
-   * nobody leaves it. */
+   * nobody leaves it. Its keepers are in it too, and are not the
+   * session's processes but the daemon's helpers. */
   if (self->cgroup != NULL)
-    return paddock_cgroup_list_pids (self->cgroup);
+    {
+      g_autoptr(GArray) keepers = keeper_pids (self);
+
+      pids = paddock_cgroup_list_pids (self->cgroup);
+      for (guint i = pids->len; i > 0; i--)
+        for (guint j = 0; j < keepers->len; j++)
+          if (g_array_index (pids, pid_t, i - 1) == g_array_index (keepers, pid_t, j))
+            {
+              g_array_remove_index_fast (pids, i - 1);
+              break;
+            }
+      return pids;
+    }
 
   if (self->sandboxed)
     return paddock_session_impl_list_sandboxed_pids (self);
@@ -663,51 +749,26 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
       while (g_hash_table_iter_next (&iter, &key, NULL))
         g_hash_table_add (sids, key);
     }
-  pids = list_session_members (sids, self->pid, &agent_session_seen);
+  pids = list_session_members (self, sids, self->pid, &agent_session_seen);
   if (self->reaped && !agent_session_seen)
     self->agent_session_gone = TRUE;
   return pids;
 }
 
 /* The host profile has no PID namespace: the session's processes are those
- * of the agent's session (setsid at spawn). A process that calls setsid()
- * itself leaves it, and the host profile cannot see or stop it — which is
- * why that profile reports every layer unenforced. */
+ * of the agent's session (setsid at spawn) and its commands', and every
+ * descendant of their keepers, which a process that setsid()s or
+ * double-forks stays (paddock-process-tree.c). */
 static GArray *
-list_session_members (GHashTable *sids,
-                      pid_t       watched_sid,
-                      gboolean   *out_watched_seen)
+list_session_members (PaddockSessionImpl *self,
+                      GHashTable         *sids,
+                      pid_t               watched_sid,
+                      gboolean           *out_watched_seen)
 {
-  GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
-  g_autoptr(GDir) proc = NULL;
-  const char *entry;
+  g_autoptr(GArray) roots = keeper_pids (self);
 
-  /* @sids: the process session ids wanted (as GINT_TO_POINTER keys); in
-   * @out_watched_seen, whether @watched_sid had a live member. */
-  *out_watched_seen = FALSE;
-  g_hash_table_remove (sids, GINT_TO_POINTER (0));
-  if (g_hash_table_size (sids) == 0)
-    return pids;
-
-  proc = g_dir_open ("/proc", 0, NULL);
-  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
-    {
-      PaddockProcStat stat;
-      guint64 pid;
-
-      /* Zombies have exited: nothing left to stop. */
-      if (g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &pid, NULL) &&
-          paddock_proc_stat_read ((guint32) pid, FALSE, &stat) && stat.session > 0 &&
-          g_hash_table_contains (sids, GINT_TO_POINTER (stat.session)) &&
-          stat.state != 'Z' && stat.state != 'X')
-        {
-          pid_t found = (pid_t) pid;
-          g_array_append_val (pids, found);
-          *out_watched_seen = *out_watched_seen || stat.session == watched_sid;
-        }
-    }
-
-  return pids;
+  return paddock_process_tree_list (sids, (const pid_t *) (gpointer) roots->data, roots->len,
+                                    watched_sid, out_watched_seen);
 }
 
 guint
@@ -730,9 +791,19 @@ paddock_session_impl_signal_all (PaddockSessionImpl *self,
 {
   g_autoptr(GArray) pids = NULL;
 
+  /* The keepers' own loop kills by the pids of their unreaped children,
+   * which no stranger can have, and reaps all of it. In a cgroup that is
+   * all while they run: cgroup.kill would take the keepers too, and hand
+   * whatever they had not reaped yet to init, whose zombies outlive the
+   * answer. Once none runs, cgroup.kill takes anything no keeper held
+   * (Stop's poll comes back every 10 ms); the kills below by a listing
+   * are for that too, without a cgroup. */
+  if (signum == SIGKILL)
+    kill_keepers (self);
   if (self->cgroup != NULL && signum == SIGKILL)
     {
-      paddock_cgroup_kill (self->cgroup);
+      if (!keepers_running (self))
+        paddock_cgroup_kill (self->cgroup);
       return;
     }
 
@@ -755,14 +826,14 @@ paddock_session_impl_release_cgroup (PaddockSessionImpl *self)
 }
 
 /* Every process of the session is gone (the sandbox's PID namespace with
- * its pid 1, or the last member of the host agent's cgroup or process
- * session and of its commands'): nothing can accept on its leased ports
- * any more, so a connection to one is reset from now on rather than left
- * queued until Destroy (a new start serves them again). For the host
- * profile this is as far as the daemon can see: a process that left the
- * agent's process session by setsid() with no cgroup to hold it is not
- * counted (that profile reports every layer unenforced), and if it kept
- * the listening socket it now shares its connections with the resets. */
+ * its pid 1, or the last member of the host agent's cgroup, or of its and
+ * its commands' process sessions and keepers' trees): nothing can accept
+ * on its leased ports any more, so a connection to one is reset from now
+ * on rather than left queued until Destroy (a new start serves them
+ * again). A host process that setsid()s stays below its keeper, and is
+ * counted; only one that killed its keeper first (same user: the host
+ * profile reports every layer unenforced) and had no cgroup to hold it
+ * can go unseen. */
 static void
 paddock_session_impl_processes_gone (PaddockSessionImpl *self)
 {
@@ -781,7 +852,7 @@ paddock_session_impl_count_cb (gpointer user_data)
       g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
     }
 
-  if (count == 0 && self->reaped)
+  if (count == 0 && self->reaped && !keepers_running (self))
     {
       self->process_count_id = 0;
       paddock_session_impl_release_cgroup (self);
@@ -1146,9 +1217,9 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Spawning (host profile)                                                   */
 
-/* What the child that becomes the agent (host profile) or paddock-sandbox
- * needs, all prepared before the clone: it only reads this, but for the
- * LISTEN_PID digits. */
+/* What the child that becomes paddock-sandbox needs, all prepared before
+ * the clone: it only reads this. (A host agent is started by its keeper:
+ * paddock-keeper-client.c.) */
 typedef struct
 {
   const char  *program;
@@ -1160,7 +1231,6 @@ typedef struct
   guint        n_listen_fds;
   int          control;            /* sandbox: the control channel */
   int          seccomp_fd;         /* sandbox: the filter, or -1 */
-  char        *listen_pid_digits;  /* host: in envp's LISTEN_PID=, or NULL */
 } AgentChild;
 
 /* The child that execs paddock-sandbox: the terminal at 0-3, the control
@@ -1195,36 +1265,6 @@ sandbox_child_main (void *data)
       (c->seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) c->n_listen_fds) < 0)))
     _exit (126);
   syscall (SYS_close_range, 5U + c->n_listen_fds + (c->seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
-
-  if (chdir (c->workspace) < 0)
-    _exit (126);
-  execve (c->program, c->argv, c->envp);
-  _exit (127);
-}
-
-/* The child that execs a host-profile agent. Async-signal-safe calls
- * only, like sandbox_child_main(); the one thing it writes of ours is the
- * LISTEN_PID digits, in an environment made for this child alone. */
-static int
-host_agent_child_main (void *data)
-{
-  const AgentChild *c = data;
-  int listen_high[PADDOCK_SESSION_MAX_PORTS];  /* as the parent's listen_fds */
-
-  if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
-    _exit (126);
-
-  /* Session leader with the PTY as controlling terminal: job control,
-   * SIGHUP on hangup and SIGWINCH on resize work as in a terminal. */
-  if (setsid () < 0 || ioctl (c->pty, TIOCSCTTY, 0) < 0 ||
-      dup2 (c->pty, 0) < 0 || dup2 (c->pty, 1) < 0 || dup2 (c->pty, 2) < 0 ||
-      !_paddock_session_network_child_place_listen_fds (listen_high, c->n_listen_fds, 3))
-    _exit (126);
-  /* No descriptor of the daemon's survives into the agent but its
-   * leased sockets. */
-  syscall (SYS_close_range, 3U + c->n_listen_fds, ~0U, 0U);
-  if (c->listen_pid_digits != NULL)
-    _paddock_session_network_child_format_pid (c->listen_pid_digits, getpid ());
 
   if (chdir (c->workspace) < 0)
     _exit (126);
@@ -2229,6 +2269,9 @@ paddock_session_impl_control_cb (int          fd,
   return G_SOURCE_REMOVE;
 }
 
+static void paddock_session_impl_agent_ended (PaddockSessionImpl *self,
+                                              int                 wait_status);
+
 static void
 paddock_session_impl_exited_cb (GPid     pid,
                                 int      wait_status,
@@ -2237,8 +2280,29 @@ paddock_session_impl_exited_cb (GPid     pid,
   PaddockSessionImpl *self = user_data;
 
   self->child_watch = 0;
-  self->reaped = TRUE;
   g_spawn_close_pid (pid);
+  paddock_session_impl_agent_ended (self, wait_status);
+}
+
+/* The host agent's keeper: the agent's end, then the keeper's own once its
+ * tree is empty (kept until the session goes: it is small). */
+static void
+paddock_session_impl_keeper_cb (PaddockKeeperClient      *keeper,
+                                PaddockKeeperClientEvent  event,
+                                int                       wait_status,
+                                gpointer                  user_data)
+{
+  PaddockSessionImpl *self = user_data;
+
+  if (event == PADDOCK_KEEPER_CLIENT_EXITED)
+    paddock_session_impl_agent_ended (self, wait_status);
+}
+
+static void
+paddock_session_impl_agent_ended (PaddockSessionImpl *self,
+                                  int                 wait_status)
+{
+  self->reaped = TRUE;
 
   /* A sandbox that ran the agent may have said so in an event not read
    * yet. Its "started" is then looked at (or was being looked at
@@ -2534,7 +2598,6 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   pid_t pid;
   int listen_fds[PADDOCK_SESSION_MAX_PORTS];
   guint n_listen_fds = 0;
-  char *listen_pid_digits = NULL;
   /* The leased sockets the agent gets (socket activation): on the host's
    * network only; a namespace of its own gets them forwarded instead. */
   GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 ? self->config.leases : NULL;
@@ -2811,14 +2874,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       paddock_session_impl_set_limits (self);
   }
 
-  /* The leased sockets, and where the host agent's LISTEN_PID goes. */
-  {
-    for (guint i = 0; passed_leases != NULL && i < passed_leases->len && i < G_N_ELEMENTS (listen_fds); i++)
-      listen_fds[n_listen_fds++] = paddock_lease_get_fd (g_ptr_array_index (passed_leases, i));
-    for (guint i = 0; !sandboxed && n_listen_fds > 0 && envp[i] != NULL; i++)
-      if (g_str_has_prefix (envp[i], "LISTEN_PID="))
-        listen_pid_digits = envp[i] + strlen ("LISTEN_PID=");
-  }
+  /* The leased sockets. */
+  for (guint i = 0; passed_leases != NULL && i < passed_leases->len && i < G_N_ELEMENTS (listen_fds); i++)
+    listen_fds[n_listen_fds++] = paddock_lease_get_fd (g_ptr_array_index (passed_leases, i));
 
   /* Everything the child needs is prepared before the clone: it makes
    * only async-signal-safe calls until it execs. */
@@ -2834,7 +2892,6 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     .n_listen_fds = n_listen_fds,
     .control = control_theirs,
     .seccomp_fd = seccomp_fd,
-    .listen_pid_digits = listen_pid_digits,
   };
   /* Born in the session's cgroup, so that every process the session will
    * ever have is inside; and sharing our memory until it execs rather
@@ -2842,9 +2899,36 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
    * (paddock-clone-vm.c). */
   if (took_spare)
     pid = taken.pid;
+  else if (sandboxed)
+    pid = paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, sandbox_child_main, &agent_child);
   else
-    pid = paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd,
-                                           sandboxed ? sandbox_child_main : host_agent_child_main, &agent_child);
+    {
+      /* The host agent under its keeper, a child subreaper: nothing it
+       * forks can leave the session's count and teardown, setsid() or
+       * not. The agent leads its own process session on the terminal, as
+       * before; LISTEN_PID is its own pid. */
+      PaddockKeeperSpawn spawn = {
+        .program = program,
+        .argv = (char **) argv->pdata,
+        .envp = envp,
+        .cwd = self->config.workspace,
+        .stdio = { slave, slave, slave },
+        .tty = TRUE,
+        .pass_fds = listen_fds,
+        .n_pass_fds = n_listen_fds,
+        .listen_pid = n_listen_fds > 0,
+        .cgroup_dir = cgroup_dir,
+        .cgroup_procs_fd = self->cgroup_procs_fd,
+      };
+
+      self->keeper = paddock_keeper_client_spawn (&spawn, paddock_session_impl_keeper_cb, self, error);
+      if (self->keeper == NULL)
+        {
+          g_prefix_error (error, "Could not start the agent: ");
+          return FALSE;
+        }
+      pid = paddock_keeper_client_get_pid (self->keeper);
+    }
 
   if (pid < 0)
     {
@@ -2855,7 +2939,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     }
 
   self->pid = pid;
-  self->pid_start_time = process_start_time (pid);
+  /* The keeper read it before the agent could be reaped. */
+  self->pid_start_time = self->keeper != NULL ? paddock_keeper_client_get_start_time (self->keeper)
+                                              : process_start_time (pid);
   self->sandboxed = sandboxed;
   self->ready_func = ready;
   self->ready_data = user_data;
@@ -2863,7 +2949,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   g_unix_set_fd_nonblocking (self->pty_master, TRUE, NULL);
   self->pty_source = g_unix_fd_add (self->pty_master, G_IO_IN | G_IO_HUP | G_IO_ERR,
                                     paddock_session_impl_pty_readable_cb, self);
-  self->child_watch = g_child_watch_add (pid, paddock_session_impl_exited_cb, self);
+  if (self->keeper == NULL)
+    self->child_watch = g_child_watch_add (pid, paddock_session_impl_exited_cb, self);
   self->process_count_id = g_timeout_add (PROCESS_COUNT_MS, paddock_session_impl_count_cb, self);
 
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) pid);
@@ -3067,8 +3154,9 @@ paddock_session_impl_stop_poll_cb (gpointer user_data)
   guint count = pids->len;
   gint64 now = g_get_monotonic_time ();
 
-  /* Zero processes and the agent reaped (so its status is known). */
-  if (count == 0 && (self->reaped || self->pid <= 0))
+  /* Zero processes and the agent reaped (so its status is known), and
+   * its keepers gone after their trees (so that the cgroup can go). */
+  if (count == 0 && (self->reaped || self->pid <= 0) && !keepers_running (self))
     {
       self->stop_poll_id = 0;
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
@@ -3270,10 +3358,14 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
   }
 
   /* The daemon is going: wait (briefly) for the kernel to empty the
-   * cgroup, so that it can go too rather than linger. */
+   * cgroup, so that it can go too rather than linger; the keepers end
+   * their trees meanwhile (no main loop will see them go), and what is
+   * left at half time goes by cgroup.kill. */
   while (self->cgroup != NULL && g_get_monotonic_time () < deadline)
     {
       paddock_session_impl_release_cgroup (self);
+      if (self->cgroup != NULL && g_get_monotonic_time () > deadline - G_USEC_PER_SEC / 2)
+        paddock_cgroup_kill (self->cgroup);
       if (self->cgroup != NULL)
         g_usleep (5 * 1000);
     }
@@ -3459,22 +3551,18 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
       return;
     }
 
-  /* On the host the command is the leader of a process session of its
-   * own: its tree is that session (a descendant that setsid()s escapes,
-   * as the host profile reports). */
+  /* On the host the command's keeper (a subreaper too) signals its
+   * tree, setsid()ed descendants included; a SIGKILL until it is empty. */
   g_hash_table_iter_init (&iter, self->command_pids);
   while (g_hash_table_iter_next (&iter, &key, &value))
     if (GPOINTER_TO_UINT (value) == paddock_command_impl_get_id (command))
-      {
-        g_autoptr(GHashTable) sids = g_hash_table_new (NULL, NULL);
-        g_autoptr(GArray) members = NULL;
-        gboolean seen;
+      for (guint i = 0; i < self->command_keepers->len; i++)
+        {
+          PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
 
-        g_hash_table_add (sids, key);
-        members = list_session_members (sids, 0, &seen);
-        for (guint i = 0; i < members->len; i++)
-          kill (g_array_index (members, pid_t, i), signal_number);
-      }
+          if (paddock_keeper_client_get_pid (keeper) == GPOINTER_TO_INT (key))
+            paddock_keeper_client_signal (keeper, signal_number);
+        }
 }
 
 static void
@@ -3487,17 +3575,15 @@ paddock_session_impl_command_released_cb (PaddockCommandImpl *command,
 }
 
 static void
-paddock_session_impl_command_exited_cb (GPid     pid,
-                                        int      wait_status,
-                                        gpointer user_data)
+paddock_session_impl_command_ended (PaddockSessionImpl *self,
+                                    pid_t               pid,
+                                    int                 wait_status)
 {
-  PaddockSessionImpl *self = user_data;
   gpointer id = self->command_pids != NULL ? g_hash_table_lookup (self->command_pids, GINT_TO_POINTER (pid)) : NULL;
   PaddockCommandImpl *command = self->commands != NULL ? g_hash_table_lookup (self->commands, id) : NULL;
   int exit_status = 0;
   int signal_number = 0;
 
-  g_spawn_close_pid (pid);
   if (self->command_pids != NULL)
     g_hash_table_remove (self->command_pids, GINT_TO_POINTER (pid));
 
@@ -3588,36 +3674,27 @@ count_running_commands_of (PaddockSessionImpl *self,
   return count;
 }
 
-/* What the child of paddock_session_impl_spawn_on_host() needs, all of it
- * prepared. */
-typedef struct
+/* A host command's keeper: the command's end; then the keeper's, once
+ * its tree is empty, and it goes. */
+static void
+paddock_session_impl_command_keeper_cb (PaddockKeeperClient      *keeper,
+                                        PaddockKeeperClientEvent  event,
+                                        int                       wait_status,
+                                        gpointer                  user_data)
 {
-  gboolean     tty;
-  int          fds[3];
-  const char  *cwd;
-  const char  *program;
-  char       **argv;
-  char       **envp;
-} HostCommand;
+  PaddockSessionImpl *self = user_data;
 
-/* The child: its own signal dispositions and mask, session and fd table,
- * then the command. It may share the daemon's memory (paddock-clone-vm.c),
- * so it only reads HostCommand and makes async-signal-safe calls. */
-static int
-host_command_main (void *data)
-{
-  const HostCommand *c = data;
-
-  if (setsid () < 0 || (c->tty && ioctl (c->fds[0], TIOCSCTTY, 0) < 0) ||
-      dup2 (c->fds[0], 0) < 0 || dup2 (c->fds[1], 1) < 0 || dup2 (c->fds[2], 2) < 0 ||
-      chdir (c->cwd) < 0)
-    _exit (126);
-  syscall (SYS_close_range, 3U, ~0U, 0U);
-  execve (c->program, c->argv, c->envp);
-  _exit (127);
+  if (event == PADDOCK_KEEPER_CLIENT_EXITED)
+    paddock_session_impl_command_ended (self, paddock_keeper_client_get_pid (keeper), wait_status);
+  else
+    {
+      g_ptr_array_remove_fast (self->command_keepers, keeper);
+      g_object_unref (self);
+    }
 }
 
-/* Starts the command on the host, leader of its own process session. */
+/* Starts the command on the host under a keeper of its own, leader of its
+ * own process session. */
 static gboolean
 paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
                                     PaddockCommandImpl  *command,
@@ -3633,7 +3710,7 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   paddock_autofd int cgroup_dir = -1;
   g_autofree char *program = NULL;
   const char *path = g_environ_getenv (envp, "PATH");
-  HostCommand child;
+  PaddockKeeperClient *keeper;
   pid_t pid;
 
   program = find_in_path (argv[0], path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -3653,33 +3730,36 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
 
   if (self->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  child = (HostCommand) {
-    .tty = tty,
-    .fds = { child_in, child_out, child_err },
-    .cwd = cwd,
-    .program = program,
-    .argv = argv,
-    .envp = envp,
-  };
-  /* As posix_spawn() does, sharing our memory until it execs (no copy of
-   * the page tables of a daemon holding scrollbacks), and born in the
-   * session's cgroup (a move through cgroup.procs waits for an RCU grace
-   * period, often longer than the whole command): paddock-clone-vm.c. */
-  pid = paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, host_command_main, &child);
+  {
+    /* Born in the session's cgroup (a move through cgroup.procs waits for
+     * an RCU grace period, often longer than the whole command), the
+     * keeper sharing our memory until it execs: paddock-clone-vm.c. */
+    PaddockKeeperSpawn spawn = {
+      .program = program,
+      .argv = argv,
+      .envp = envp,
+      .cwd = cwd,
+      .stdio = { child_in, child_out, child_err },
+      .tty = tty,
+      .cgroup_dir = cgroup_dir,
+      .cgroup_procs_fd = self->cgroup_procs_fd,
+    };
 
-  if (pid < 0)
-    {
-      int saved_errno = errno;
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                   "Could not start the command: %s", g_strerror (saved_errno));
-      return FALSE;
-    }
+    keeper = paddock_keeper_client_spawn (&spawn, paddock_session_impl_command_keeper_cb, self, error);
+    if (keeper == NULL)
+      {
+        g_prefix_error (error, "Could not start the command: ");
+        return FALSE;
+      }
+  }
+  /* Until the keeper is reaped, it keeps the session alive: a command
+   * that ends after Destroy still records its real exit status. */
+  g_object_ref (self);
+  g_ptr_array_add (self->command_keepers, keeper);
+  pid = paddock_keeper_client_get_pid (keeper);
 
   g_hash_table_insert (self->command_pids, GINT_TO_POINTER (pid),
                        GUINT_TO_POINTER (paddock_command_impl_get_id (command)));
-  /* The watch keeps the session alive until the command is reaped. */
-  g_child_watch_add_full (G_PRIORITY_DEFAULT, pid, paddock_session_impl_command_exited_cb,
-                          g_object_ref (self), g_object_unref);
   paddock_command_impl_started (command, pid);
   return TRUE;
 }
@@ -4131,6 +4211,11 @@ paddock_session_impl_dispose (GObject *object)
   g_clear_handle_id (&self->pty_source, g_source_remove);
   g_clear_handle_id (&self->pty_out_source, g_source_remove);
   g_clear_handle_id (&self->child_watch, g_source_remove);
+  /* A keeper let go runs on with whatever is left of its tree (the
+   * daemon's shutdown ended it already: kill_now()). */
+  g_clear_pointer (&self->keeper, paddock_keeper_client_free);
+  if (self->command_keepers != NULL)
+    g_ptr_array_set_size (self->command_keepers, 0);
   g_clear_handle_id (&self->offset_notify_id, g_source_remove);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
@@ -4153,6 +4238,7 @@ paddock_session_impl_dispose (GObject *object)
   paddock_close_fd (&self->pty_master);
   paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
+  paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_object (&self->stage);
   g_clear_pointer (&self->network, _paddock_session_network_free);
   if (self->caller_watches != NULL)
@@ -4183,6 +4269,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->command_channels, g_hash_table_unref);
   g_clear_pointer (&self->caller_watches, g_hash_table_unref);
   g_clear_pointer (&self->command_pids, g_hash_table_unref);
+  g_clear_pointer (&self->command_keepers, g_ptr_array_unref);
   g_clear_pointer (&self->pid_namespace, g_free);
   g_clear_pointer (&self->record_path, g_free);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
@@ -4221,6 +4308,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->pty_master = -1;
   self->control_fd = -1;
   self->cgroup_procs_fd = -1;
+  self->leftover_keeper_pidfd = -1;
   self->pending_input = g_byte_array_new ();
   self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
@@ -4230,6 +4318,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->caller_watches = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                 (GDestroyNotify) caller_watch_free);
   self->command_pids = g_hash_table_new (NULL, NULL);
+  self->command_keepers = g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_keeper_client_free);
   self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->durable_cancellable = g_cancellable_new ();
@@ -4407,6 +4496,31 @@ paddock_session_impl_new_from_record (const char  *record_path,
         g_clear_pointer (&cgroup, paddock_cgroup_free);
     }
 
+  /* The host agent's keeper, if it still runs: it held on to its tree
+   * when the earlier daemon went (paddock-keeper-protocol.h), and every
+   * descendant of it is left of the session, setsid()ed or not, whatever
+   * the state recorded (an agent that exited may have left a server). */
+  {
+    gint64 keeper_pid = json_object_get_int_member_with_default (record, "keeper_pid", 0);
+    guint64 keeper_start_time = (guint64) json_object_get_int_member_with_default (record, "keeper_start_time", 0);
+
+    if (g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""), boot_id) == 0 &&
+        keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
+        !json_object_get_boolean_member_with_default (record, "sandboxed", TRUE))
+      {
+        int pidfd = (int) syscall (SYS_pidfd_open, (pid_t) keeper_pid, 0);  /* CLOEXEC, always */
+
+        /* Read after the pidfd: it names the keeper we knew, or no one. */
+        if (pidfd >= 0 && process_start_time ((pid_t) keeper_pid) == keeper_start_time)
+          {
+            self->leftover_keeper = (pid_t) keeper_pid;
+            self->leftover_keeper_pidfd = pidfd;
+          }
+        else if (pidfd >= 0)
+          close (pidfd);
+      }
+  }
+
   if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
     {
       guint64 start_time = (guint64) json_object_get_int_member_with_default (record, "pid_start_time", 0);
@@ -4490,6 +4604,14 @@ paddock_session_impl_new_from_record (const char  *record_path,
           }
       }
 
+  if (self->leftover_keeper > 0)
+    _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
+  if (self->leftover_keeper > 0 && leftovers->len == 0)
+    {
+      self->leftover_keeper = 0;
+      paddock_close_fd (&self->leftover_keeper_pidfd);
+    }
+
   /* An empty cgroup goes now. */
   if (leftovers->len == 0 && cgroup != NULL && paddock_cgroup_remove (cgroup))
     g_clear_pointer (&cgroup, paddock_cgroup_free);
@@ -4558,7 +4680,7 @@ _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
    * its pinned pid 1 takes the namespace with it. The host profile's
    * process session is checked by its leader's start time (see
    * agent_session_may_live()). */
-  if (self->pid <= 0 || (self->sandboxed && self->pid_namespace == NULL))
+  if ((self->pid <= 0 && self->leftover_keeper <= 0) || (self->sandboxed && self->pid_namespace == NULL))
     return;
 
   _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
@@ -4609,6 +4731,8 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
   g_clear_pointer (&self->leftovers_record, json_node_unref);
   final_state = g_steal_pointer (&self->leftovers_final_state);
   self->pid = 0;
+  self->leftover_keeper = 0;
+  paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->pid_namespace, g_free);
   self->init_pid = 0;
   if (g_strcmp0 (self->state, final_state) == 0)

@@ -6,10 +6,12 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gio/gunixfdlist.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -126,6 +128,31 @@ start_with_leftover_grace (PaddockTestDaemon *daemon,
   g_setenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS", grace_ms, TRUE);
   paddock_test_daemon_start (daemon);
   g_unsetenv ("PADDOCK_TEST_LEFTOVER_GRACE_MS");
+}
+
+/* Waits for FILE to hold a whole line, and returns it. */
+static char *
+wait_for_line (const char *file)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      g_autofree char *contents = NULL;
+
+      if (g_file_get_contents (file, &contents, NULL, NULL) && strchr (contents, '\n') != NULL)
+        return g_strchomp (g_steal_pointer (&contents));
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+}
+
+/* Gone for good, as anyone sees it from outside: no such process (not
+ * even a zombie). */
+static gboolean
+process_gone (pid_t pid)
+{
+  return kill (pid, 0) < 0 && errno == ESRCH;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1483,6 +1510,58 @@ test_restart_sweep_of_leftovers (void)
   unlink (meek);
 }
 
+/* What a host session's agent left by setsid() (a server that ignores
+ * SIGTERM and SIGHUP) outlives a daemon killed without warning, held by the
+ * agent's keeper rather than by init; the next daemon finds it below that
+ * keeper (as root its cgroup does too; unprivileged, without one, only the
+ * keeper does) and ends it, the session then listed as it ended. */
+static void
+test_restart_ends_what_the_keeper_held (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-keeper-held", NULL);
+  g_autofree char *pid_file = g_build_filename (workspace, "keeper-held.pid", NULL);
+  g_autofree char *script = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *line = NULL;
+  g_autoptr(GVariant) result = NULL;
+  gint64 deadline;
+  pid_t escaped;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  /* HUP ignored from the start: the agent's exit hangs its terminal up. */
+  script = g_strdup_printf ("trap '' HUP; sh -c 'echo $$ > %s; trap \"\" TERM; exec setsid %s 300' "
+                            "</dev/null >/dev/null 2>&1 & exit 0", pid_file, marker);
+  path = create_session (connection, script, NULL, &error);
+  g_assert_no_error (error);
+  line = wait_for_line (pid_file);
+  escaped = atoi (line);
+  g_assert_cmpint (escaped, >, 1);
+  paddock_test_wait_for_marked (marker, 1);
+  wait_for_state (connection, path, "exited");
+
+  paddock_test_daemon_kill (daemon);
+  g_assert_false (process_gone (escaped));
+  g_assert_cmpint (getsid (escaped), ==, escaped);
+
+  start_with_leftover_grace (daemon, "300");
+  deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (!process_gone (escaped))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, 0);
+  wait_for_state (connection, path, "exited");
+
+  result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+  unlink (marker);
+  unlink (pid_file);
+}
+
 /* What a leftover forks during the sweep's grace is named in no record:
  * a host session whose agent the SIGTERM ended, with a child that answers
  * SIGTERM by starting a process that ignores it, and the daemon killed
@@ -2317,7 +2396,10 @@ test_exec_timeout_and_vanishing_caller_kill_trees (void)
   g_autofree char *script = NULL;
 
   g_assert_no_errno (symlink ("/bin/sleep", marker));
-  script = g_strdup_printf ("%s 300 & %s 300 & (%s 300 &); %s 300", marker, marker, marker, marker);
+  /* Forked, double-forked, and setsid()ed out of the command's process
+   * session: its keeper holds them all. */
+  script = g_strdup_printf ("%s 300 & %s 300 & (%s 300 &); (setsid %s 300 &); %s 300",
+                            marker, marker, marker, marker, marker);
 
   session = create_session (connection, "exec sleep 300", NULL, &error);
   g_assert_no_error (error);
@@ -2325,7 +2407,7 @@ test_exec_timeout_and_vanishing_caller_kill_trees (void)
   /* A timeout kills the command and everything it started. */
   command = command_exec (connection, session, script, 500, FALSE, &error);
   g_assert_no_error (error);
-  paddock_test_wait_for_marked (marker, 4);
+  paddock_test_wait_for_marked (marker, 5);
   {
     g_auto(ExecResult) result = { 0, };
 
@@ -2338,7 +2420,7 @@ test_exec_timeout_and_vanishing_caller_kill_trees (void)
   /* A caller that leaves the bus takes its commands with it. */
   command = command_exec (leaver, session, script, 0, FALSE, &error);
   g_assert_no_error (error);
-  paddock_test_wait_for_marked (marker, 4);
+  paddock_test_wait_for_marked (marker, 5);
   g_dbus_connection_close_sync (leaver, NULL, NULL);
   paddock_test_wait_for_marked (marker, 0);
 
@@ -2451,9 +2533,10 @@ test_exec_bad_input (void)
   }
 }
 
-/* Where the daemon can make cgroups (root here, or a delegated systemd
- * unit), even the host profile loses nothing on Destroy: a process that
- * setsid()s stays in the session's cgroup. */
+/* Even the host profile loses nothing on Destroy: a process that
+ * setsid()s stays in the session's cgroup where the daemon can make one
+ * (root here, or a delegated systemd unit), and below the session's
+ * keeper anyway (unprivileged here: no cgroup). */
 static void
 test_host_cgroup_catches_escapees (void)
 {
@@ -2499,20 +2582,242 @@ test_host_cgroup_catches_escapees (void)
   result = stop (connection, path, 0, TRUE, &error);
   g_assert_no_error (error);
 
-  if (cgroup == NULL || cgroup[0] == '\0')
+  /* Without a cgroup the session's keepers (child subreapers) held them:
+   * gone all the same. */
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, 0);
+  if (cgroup != NULL && cgroup[0] != '\0')
+    g_assert_false (g_file_test (cgroup, G_FILE_TEST_EXISTS));
+  unlink (marker);
+}
+
+/* The pids Session1.ListProcesses gives (a new array). */
+static GArray *
+list_process_pids (GDBusConnection *connection,
+                   const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) rows = NULL;
+  g_autoptr(GError) error = NULL;
+  GArray *pids = g_array_new (FALSE, FALSE, sizeof (guint32));
+  GVariantIter iter;
+  guint32 pid;
+
+  reply = paddock_test_call (connection, path, "org.paddock.Session1", "ListProcesses", NULL,
+                             G_VARIANT_TYPE ("(a(uusss))"), &error);
+  g_assert_no_error (error);
+  rows = g_variant_get_child_value (reply, 0);
+  g_variant_iter_init (&iter, rows);
+  while (g_variant_iter_next (&iter, "(uu&s&s&s)", &pid, NULL, NULL, NULL, NULL))
+    g_array_append_val (pids, pid);
+  return pids;
+}
+
+static gboolean
+pids_contain (GArray  *pids,
+              guint32  pid)
+{
+  for (guint i = 0; i < pids->len; i++)
+    if (g_array_index (pids, guint32, i) == pid)
+      return TRUE;
+  return FALSE;
+}
+
+static guint32
+get_process_count (GDBusConnection *connection,
+                   const char      *path)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
+                                       "org.freedesktop.DBus.Properties", "Get",
+                                       g_variant_new ("(ss)", "org.paddock.Session1", "ProcessCount"),
+                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(v)", &value);
+  return g_variant_get_uint32 (value);
+}
+
+static gboolean
+port_is_free (guint16 port)
+{
+  struct sockaddr_in address = { .sin_family = AF_INET, .sin_port = htons (port),
+                                 .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  gboolean bound;
+
+  g_assert_cmpint (fd, >=, 0);
+  bound = bind (fd, (struct sockaddr *) &address, sizeof address) == 0;
+  close (fd);
+  return bound;
+}
+
+/* The seeds' orphan (an `opencode serve`), in every profile: a host
+ * session's agent starts a server that leaves both its process session
+ * and its parent (setsid and a double fork), ignores SIGTERM and SIGHUP
+ * and listens on a port, and a setsid()ed sleep. With a cgroup (root) or
+ * without one (unprivileged: the session's keeper, a child subreaper,
+ * holds them), the session lists and counts them while they run, and
+ * Destroy ends them: from outside, by pid and by the port, none is left,
+ * as Destroy's "survivors" says. */
+static void
+test_host_destroy_ends_escaped_servers (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-escaped", NULL);
+  g_autofree char *dir = g_build_filename (workspace, "escaped", NULL);
+  g_autofree char *server = g_build_filename (dir, "server.py", NULL);
+  g_autofree char *server_info = g_build_filename (dir, "server.info", NULL);
+  g_autofree char *sleep_file = g_build_filename (dir, "sleep.pid", NULL);
+  g_autofree char *script = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *info = NULL;
+  g_autofree char *sleep_line = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GArray) listed = NULL;
+  const char *python = "/usr/bin/python3";
+  guint32 survivors = G_MAXUINT32;
+  pid_t server_pid = 0;
+  pid_t sleep_pid = 0;
+  guint port = 0;
+  gint64 deadline;
+
+  if (!g_file_test (python, G_FILE_TEST_IS_EXECUTABLE))
     {
-      /* Without a cgroup the escapees outlive a host session, as the host
-       * profile says; clean up and say why this run could not check. */
-      g_autofree char *pkill = g_strdup_printf ("pkill -KILL -f %s", marker);
-      g_spawn_command_line_sync (pkill, NULL, NULL, NULL, NULL);
-      unlink (marker);
-      g_test_skip (reason);
+      g_test_skip ("no /usr/bin/python3 for the listening server");
       return;
     }
+  g_assert_no_errno (g_mkdir (dir, 0700));
+  g_assert_true (g_file_set_contents (server,
+                                      "import os, signal, socket, sys\n"
+                                      "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                      "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+                                      "os.setsid()\n"
+                                      "s = socket.socket()\n"
+                                      "s.bind(('127.0.0.1', 0))\n"
+                                      "s.listen(8)\n"
+                                      "with open(sys.argv[1], 'w') as f:\n"
+                                      "    f.write('%d %d\\n' % (os.getpid(), s.getsockname()[1]))\n"
+                                      "while True:\n"
+                                      "    s.accept()[0].close()\n", -1, NULL));
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  script = g_strdup_printf ("trap '' HUP; "
+                            "sh -c 'echo $$ > %s; exec setsid %s 300' </dev/null >/dev/null 2>&1 & "
+                            "(%s %s %s </dev/null >/dev/null 2>&1 &); "
+                            "echo up; exec %s 300",
+                            sleep_file, marker, python, server, server_info, marker);
+  path = create_session (connection, script, NULL, &error);
+  g_assert_no_error (error);
 
+  info = wait_for_line (server_info);
+  g_assert_cmpint (sscanf (info, "%d %u", &server_pid, &port), ==, 2);
+  sleep_line = wait_for_line (sleep_file);
+  sleep_pid = atoi (sleep_line);
+  g_assert_cmpint (server_pid, >, 1);
+  g_assert_cmpint (sleep_pid, >, 1);
+  g_assert_cmpuint (port, >, 0);
+  paddock_test_wait_for_marked (marker, 2);
+  /* Both left the agent's process session: setsid(). */
+  g_assert_cmpint (getsid (server_pid), ==, server_pid);
+  g_assert_cmpint (getsid (sleep_pid), ==, sleep_pid);
+  g_assert_false (port_is_free ((guint16) port));
+
+  /* Counted as they are: the agent, the sleep and the server; listed by
+   * the same measure. */
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (get_process_count (connection, path) != 3)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (50 * 1000);
+    }
+  listed = list_process_pids (connection, path);
+  g_assert_cmpuint (listed->len, ==, 3);
+  g_assert_true (pids_contain (listed, (guint32) server_pid));
+  g_assert_true (pids_contain (listed, (guint32) sleep_pid));
+
+  result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_variant_lookup (result, "survivors", "u", &survivors));
+  g_assert_cmpuint (survivors, ==, 0);
+
+  /* What Destroy said, as seen from outside, at once. */
+  g_assert_true (process_gone (server_pid));
+  g_assert_true (process_gone (sleep_pid));
+  g_assert_true (port_is_free ((guint16) port));
   g_assert_cmpuint (paddock_test_count_marked (marker), ==, 0);
-  g_assert_false (g_file_test (cgroup, G_FILE_TEST_EXISTS));
+
   unlink (marker);
+  unlink (server);
+  unlink (server_info);
+  unlink (sleep_file);
+  g_rmdir (dir);
+}
+
+/* The same for a command: what a Run leaves behind by setsid() and a
+ * double fork is the session's (its keeper holds it), counted and listed,
+ * and ended with the session by Stop. */
+static void
+test_host_run_leaves_nothing_behind (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *marker = g_build_filename (workspace, "marker-run-escaped", NULL);
+  g_autofree char *pid_file = g_build_filename (workspace, "run-escaped.pid", NULL);
+  g_autofree char *script = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *line = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) result = NULL;
+  g_autoptr(GArray) listed = NULL;
+  guint32 survivors = G_MAXUINT32;
+  gint exit_status = -1;
+  pid_t escaped;
+
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  path = create_session (connection, "echo up; exec sleep 300", NULL, &error);
+  g_assert_no_error (error);
+
+  script = g_strdup_printf ("(sh -c 'echo $$ > %s; trap \"\" TERM HUP; exec setsid %s 300' "
+                            "</dev/null >/dev/null 2>&1 &); echo done", pid_file, marker);
+  {
+    const char *argv[] = { "sh", "-c", script, NULL };
+
+    reply = paddock_test_call (connection, path, "org.paddock.Session1", "Run",
+                               g_variant_new ("(^aay^aya{ss}ua{sv})", argv, "", NULL, 0, NULL),
+                               G_VARIANT_TYPE ("(a{sv})"), &error);
+    g_assert_no_error (error);
+    g_clear_pointer (&result, g_variant_unref);
+    result = g_variant_get_child_value (reply, 0);
+    g_assert_true (g_variant_lookup (result, "exit-status", "i", &exit_status));
+    g_assert_cmpint (exit_status, ==, 0);
+  }
+  line = wait_for_line (pid_file);
+  escaped = atoi (line);
+  g_assert_cmpint (escaped, >, 1);
+  paddock_test_wait_for_marked (marker, 1);
+  g_assert_cmpint (getsid (escaped), ==, escaped);
+
+  /* The command is over; what it left is still the session's. */
+  listed = list_process_pids (connection, path);
+  g_assert_true (pids_contain (listed, (guint32) escaped));
+
+  g_clear_pointer (&result, g_variant_unref);
+  result = stop (connection, path, 0, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_variant_lookup (result, "survivors", "u", &survivors));
+  g_assert_cmpuint (survivors, ==, 0);
+  g_assert_true (process_gone (escaped));
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, 0);
+
+  g_clear_pointer (&result, g_variant_unref);
+  result = stop (connection, path, 0, TRUE, &error);
+  g_assert_no_error (error);
+  unlink (marker);
+  unlink (pid_file);
 }
 
 /* A client runs at most 16 sessions at once; an ended one frees its place. */
@@ -2666,12 +2971,15 @@ main (int   argc,
   g_test_add_func ("/sessions/exec/bad-input", test_exec_bad_input);
   g_test_add_func ("/sessions/exec/safe-timeout-kills-tree", test_safe_exec_timeout_kills_tree);
   g_test_add_func ("/sessions/host-cgroup-catches-escapees", test_host_cgroup_catches_escapees);
+  g_test_add_func ("/sessions/host-destroy-ends-escaped-servers", test_host_destroy_ends_escaped_servers);
+  g_test_add_func ("/sessions/host-run-leaves-nothing-behind", test_host_run_leaves_nothing_behind);
   g_test_add_func ("/sessions/quota", test_session_quota);
   g_test_add_func ("/sessions/restart-lists-and-cleans-up", test_restart_lists_and_cleans_up);
   g_test_add_func ("/sessions/restart-ends-leftovers-at-once", test_restart_ends_leftovers_at_once);
   g_test_add_func ("/sessions/restart-leftovers-that-survive", test_restart_leftovers_that_survive);
   g_test_add_func ("/sessions/restart-sweep-of-leftovers", test_restart_sweep_of_leftovers);
   g_test_add_func ("/sessions/restart-sweep-finds-late-children", test_restart_sweep_finds_late_children);
+  g_test_add_func ("/sessions/restart-ends-what-the-keeper-held", test_restart_ends_what_the_keeper_held);
   g_test_add_func ("/sessions/restart-leftovers-hold-the-stage", test_restart_leftovers_hold_the_stage);
   g_test_add_func ("/sessions/end-published-once-durable", test_end_published_once_durable);
   g_test_add_func ("/sessions/end-interrupted-before-durable", test_end_interrupted_before_durable);

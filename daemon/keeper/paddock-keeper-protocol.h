@@ -1,0 +1,66 @@
+/* paddock-keeper-protocol.h — what paddockd and paddock-keeper say to each other
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * paddock-keeper runs one program of a host-profile session (the agent, or
+ * a command of Exec/Run) as a child subreaper: every orphan of the
+ * program's tree (a setsid()ed server, a double fork) is re-parented to the
+ * keeper, not to init, so the tree stays the keeper's descendants for as
+ * long as any of it runs, and the keeper can end all of it.
+ *
+ * Started as
+ *   paddock-keeper --control-fd N [--pass-fds K] [--cwd DIR] [--tty]
+ *                  [--listen-pid] -- PROGRAM ARGV0 [ARG…]
+ * with the program's stdio at 0-2, K descriptors for it at 3…3+K-1, the
+ * control socket (SOCK_SEQPACKET) at N, nothing else, and the program's
+ * environment as its own. --tty: fd 0 becomes the program's controlling
+ * terminal; --listen-pid: LISTEN_PID is set to the program's pid
+ * (systemd socket activation). The program leads a process session of its
+ * own (setsid) and is exec'd from PROGRAM (an absolute path); it exits 126
+ * if its setup (the terminal, DIR) fails, 127 if the exec does, as a
+ * program started by a shell would.
+ *
+ * Each message is one fixed-size struct, one datagram. The keeper sends
+ * STARTED once (or FAILED, then exits), EXITED once the program is
+ * reaped. It exits once it has no child left (the program reported) — or
+ * after a KILL, once the whole tree is gone. It keeps running with its tree
+ * if the daemon goes (the socket's end-of-file): a later daemon ends what
+ * is left of the session (see paddock-session-leftovers.c), and killing
+ * the keeper would only hand its tree to init. That is also why it sets no
+ * PR_SET_PDEATHSIG.
+ */
+
+#pragma once
+
+#include <stdint.h>
+
+#define PADDOCK_KEEPER_NAME "paddock-keeper"
+
+typedef enum
+{
+  PADDOCK_KEEPER_STARTED = 1,  /* pid, start_time: the program's */
+  PADDOCK_KEEPER_FAILED  = 2,  /* error: errno of the fork */
+  PADDOCK_KEEPER_EXITED  = 3,  /* status: the program's wait status */
+} PaddockKeeperEventType;
+
+typedef struct
+{
+  uint32_t type;        /* PaddockKeeperEventType */
+  int32_t  pid;
+  int32_t  status;
+  int32_t  error;
+  uint64_t start_time;  /* field 22 of /proc/PID/stat, read before the program can be reaped */
+} PaddockKeeperEvent;
+
+typedef enum
+{
+  PADDOCK_KEEPER_SIGNAL = 1,  /* signal: sent once to every process of the tree */
+  PADDOCK_KEEPER_KILL   = 2,  /* SIGKILL to the tree until it is empty, then exit */
+} PaddockKeeperRequestType;
+
+typedef struct
+{
+  uint32_t type;        /* PaddockKeeperRequestType */
+  int32_t  signal;
+} PaddockKeeperRequest;

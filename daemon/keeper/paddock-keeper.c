@@ -1,0 +1,447 @@
+/* paddock-keeper.c — one program of a host-profile session, and all it forks
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The host profile has no PID namespace: a process that calls setsid()
+ * or double-forks leaves the agent's process session, and without a
+ * cgroup nothing else names it (an `opencode serve` outlived Destroy,
+ * re-parented to init). As a child subreaper the keeper is handed every
+ * such orphan instead, so the program's whole tree is the keeper's
+ * descendants until the last of it is gone. The daemon counts that tree
+ * (paddock-process-tree.c) and asks the keeper to end it. The protocol,
+ * and how the keeper is started: paddock-keeper-protocol.h.
+ *
+ * Single-threaded, plain C: it is exec'd for every session and command.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "paddock-keeper-protocol.h"
+
+#define MAX_PASS_FDS 256
+#define MAX_TREE     4096   /* processes signalled per walk */
+
+/* Signals the keeper itself ignores: a stray one (a session-wide SIGTERM
+ * listed by pid, a hangup) must not end it and hand its tree to init. */
+static const int ignored_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU };
+
+typedef struct
+{
+  int          control;
+  int          pass_fds;
+  const char  *cwd;
+  int          tty;
+  int          listen_pid;
+  const char  *program;
+  char       **argv;
+} Options;
+
+static void
+die (const char *what)
+{
+  /* Before the program runs the keeper's stderr is the program's: the
+   * user reads this line where the program's output would be. */
+  fprintf (stderr, "paddock-keeper: %s\n", what);
+  exit (126);
+}
+
+static int
+parse_int (const char *text,
+           int         min,
+           int         max)
+{
+  char *end = NULL;
+  long value;
+
+  errno = 0;
+  value = text != NULL ? strtol (text, &end, 10) : 0;
+  if (text == NULL || errno != 0 || end == text || *end != '\0' || value < min || value > max)
+    die ("bad arguments");
+  return (int) value;
+}
+
+static void
+parse_options (int      argc,
+               char   **argv,
+               Options *options)
+{
+  int i;
+
+  memset (options, 0, sizeof *options);
+  options->control = -1;
+  for (i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
+    {
+      if (strcmp (argv[i], "--control-fd") == 0 && i + 1 < argc)
+        options->control = parse_int (argv[++i], 3, 65535);
+      else if (strcmp (argv[i], "--pass-fds") == 0 && i + 1 < argc)
+        options->pass_fds = parse_int (argv[++i], 0, MAX_PASS_FDS);
+      else if (strcmp (argv[i], "--cwd") == 0 && i + 1 < argc)
+        options->cwd = argv[++i];
+      else if (strcmp (argv[i], "--tty") == 0)
+        options->tty = 1;
+      else if (strcmp (argv[i], "--listen-pid") == 0)
+        options->listen_pid = 1;
+      else
+        die ("bad arguments");
+    }
+  /* "--", PROGRAM, ARGV0: the program's own argv may be just its name. */
+  if (i + 2 >= argc || options->control < 3 + options->pass_fds || argv[i + 1][0] != '/')
+    die ("bad arguments");
+  options->program = argv[i + 1];
+  options->argv = &argv[i + 2];
+}
+
+static void
+send_event (int                       control,
+            const PaddockKeeperEvent *event)
+{
+  if (control < 0)
+    return;
+  /* A daemon gone meanwhile is no error: there is no one to tell. */
+  while (send (control, event, sizeof *event, MSG_NOSIGNAL) < 0 && errno == EINTR)
+    ;
+}
+
+/* Field 22 of /proc/PID/stat, the start time in clock ticks; 0 if unread.
+ * The comm (field 2) may hold spaces and parentheses: count from its last
+ * ')'. */
+static uint64_t
+read_start_time (pid_t pid)
+{
+  char path[64];
+  char buf[1024];
+  ssize_t n;
+  int fd;
+  char *p;
+
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  p = strrchr (buf, ')');
+  /* Fields 3…21 come first: 19 spaces past the ')'. */
+  for (int field = 2; p != NULL && field < 22; field++)
+    p = strchr (p + 1, ' ');
+  return p != NULL ? strtoull (p + 1, NULL, 10) : 0;
+}
+
+/* Direct children of this single-threaded process, as many as fit. */
+static unsigned
+list_children (const char *path,
+               pid_t      *out,
+               unsigned    max)
+{
+  char buf[16384];
+  size_t len = 0;
+  unsigned n = 0;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  const char *p;
+
+  if (fd < 0)
+    return 0;
+  while (len < sizeof buf - 1)
+    {
+      ssize_t r = read (fd, buf + len, sizeof buf - 1 - len);
+
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      len += (size_t) r;
+    }
+  close (fd);
+  buf[len] = '\0';
+  /* A cut-off last number is dropped; the next round sees it again. */
+  if (len == sizeof buf - 1)
+    {
+      char *last = strrchr (buf, ' ');
+
+      if (last != NULL)
+        *last = '\0';
+    }
+  for (p = buf; *p != '\0' && n < max;)
+    {
+      char *end;
+      long v = strtol (p, &end, 10);
+
+      if (end == p)
+        break;
+      if (v > 0)
+        out[n++] = (pid_t) v;
+      p = end;
+      while (*p == ' ')
+        p++;
+    }
+  return n;
+}
+
+/* SIG once to every process of the tree: listed whole first, signalled
+ * after (signalling a parent before reading its children could let it die
+ * and hand them to us unseen). Grandchildren are read from their parents'
+ * /proc entries, which races with pid reuse, so only a signal that may be
+ * refused goes this way; SIGKILL goes through kill_tree(). */
+static void
+signal_tree (int sig)
+{
+  static pid_t queue[MAX_TREE];
+  unsigned head = 0;
+  unsigned tail = list_children ("/proc/thread-self/children", queue, MAX_TREE);
+
+  while (head < tail)
+    {
+      char path[96];
+      pid_t pid = queue[head++];
+
+      /* The main thread's children; a threaded program's other threads'
+       * children are rare, and SIGKILL finds them all anyway. */
+      snprintf (path, sizeof path, "/proc/%d/task/%d/children", (int) pid, (int) pid);
+      tail += list_children (path, queue + tail, MAX_TREE - tail);
+    }
+  for (unsigned i = 0; i < tail; i++)
+    kill (queue[i], sig);
+}
+
+/* Reaps whatever exited, noting the program's status. 0 once we have no
+ * child left at all: the tree is empty. */
+static int
+reap (pid_t  program,
+      int   *program_done,
+      int   *program_status)
+{
+  for (;;)
+    {
+      int status;
+      pid_t pid = waitpid (-1, &status, WNOHANG);
+
+      if (pid > 0)
+        {
+          if (pid == program)
+            {
+              *program_done = 1;
+              *program_status = status;
+            }
+          continue;
+        }
+      if (pid < 0 && errno == EINTR)
+        continue;
+      return !(pid < 0 && errno == ECHILD);
+    }
+}
+
+/* SIGKILL the whole tree until nothing is left: our children, reap, and
+ * again, since each death hands that process's children to us. Only our
+ * own unreaped children are signalled, so no pid can have been reused; a
+ * fork racing with its SIGKILL fails in the kernel (fatal signal
+ * pending), so the tree cannot outgrow the loop. */
+static void
+kill_tree (int    sfd,
+           pid_t  program,
+           int   *program_done,
+           int   *program_status)
+{
+  static pid_t children[MAX_TREE];
+
+  for (;;)
+    {
+      unsigned n = list_children ("/proc/thread-self/children", children, MAX_TREE);
+      struct pollfd pfd = { .fd = sfd, .events = POLLIN, .revents = 0 };
+      struct signalfd_siginfo si;
+
+      for (unsigned i = 0; i < n; i++)
+        kill (children[i], SIGKILL);
+      if (!reap (program, program_done, program_status))
+        return;
+      /* Wait for the next death (or 10 ms, should a SIGCHLD be merged). */
+      if (poll (&pfd, 1, 10) > 0)
+        while (read (sfd, &si, sizeof si) > 0)
+          ;
+    }
+}
+
+/* The program's side of the fork: its own session, terminal, folder and
+ * signals, then the exec. */
+static void
+run_program (const Options  *options,
+             const sigset_t *original_mask)
+{
+  struct sigaction default_action = { .sa_handler = SIG_DFL };
+
+  for (size_t i = 0; i < sizeof ignored_signals / sizeof ignored_signals[0]; i++)
+    sigaction (ignored_signals[i], &default_action, NULL);
+  sigprocmask (SIG_SETMASK, original_mask, NULL);
+
+  if (setsid () < 0 || (options->tty && ioctl (0, TIOCSCTTY, 0) < 0) ||
+      (options->cwd != NULL && chdir (options->cwd) < 0))
+    _exit (126);
+  if (options->listen_pid)
+    {
+      char digits[16];
+
+      snprintf (digits, sizeof digits, "%d", (int) getpid ());
+      if (setenv ("LISTEN_PID", digits, 1) != 0)
+        _exit (126);
+    }
+  execv (options->program, options->argv);
+  _exit (127);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  Options options;
+  struct sigaction ignore_action = { .sa_handler = SIG_IGN };
+  PaddockKeeperEvent event = { 0, };
+  sigset_t chld;
+  sigset_t original_mask;
+  int control;
+  int sfd;
+  int null_fd;
+  int program_done = 0;
+  int program_status = 0;
+  int reported = 0;
+  pid_t program;
+
+  parse_options (argc, argv, &options);
+  control = options.control;
+  if (fcntl (control, F_SETFD, FD_CLOEXEC) < 0)
+    die ("no control socket");
+
+  sigemptyset (&chld);
+  sigaddset (&chld, SIGCHLD);
+  sigprocmask (SIG_BLOCK, &chld, &original_mask);
+  sigdelset (&original_mask, SIGCHLD);
+  for (size_t i = 0; i < sizeof ignored_signals / sizeof ignored_signals[0]; i++)
+    sigaction (ignored_signals[i], &ignore_action, NULL);
+
+  sfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  /* Not dumpable: no process of the session (same uid) may ptrace the
+   * keeper and take its tree over. The program's exec makes its own mm
+   * dumpable again. */
+  /* From here on every exit is _exit(): there is nothing to flush, and
+   * LeakSanitizer's check at exit() must ptrace the process, which a
+   * non-dumpable one does not allow its own user (a sanitizer build's
+   * keeper would spin there for ever, holding the session open). */
+  if (sfd < 0 || prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+    {
+      event.type = PADDOCK_KEEPER_FAILED;
+      event.error = errno;
+      send_event (control, &event);
+      _exit (1);
+    }
+
+  program = fork ();
+  if (program < 0)
+    {
+      event.type = PADDOCK_KEEPER_FAILED;
+      event.error = errno;
+      send_event (control, &event);
+      _exit (1);
+    }
+  if (program == 0)
+    run_program (&options, &original_mask);
+
+  /* Zombie or not, the program is ours until reaped below: its stat is
+   * there to read. */
+  event.type = PADDOCK_KEEPER_STARTED;
+  event.pid = program;
+  event.start_time = read_start_time (program);
+  send_event (control, &event);
+
+  /* The program holds its stdio and descriptors now. Ours would keep a
+   * terminal from hanging up and pipes from their end of file. */
+  null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd < 3; fd++)
+    {
+      if (null_fd >= 0)
+        dup2 (null_fd, fd);
+      else
+        close (fd);
+    }
+  if (null_fd > 2)
+    close (null_fd);
+  for (int fd = 3; fd < 3 + options.pass_fds; fd++)
+    close (fd);
+
+  for (;;)
+    {
+      struct pollfd pfds[2] = {
+        { .fd = sfd, .events = POLLIN, .revents = 0 },
+        { .fd = control, .events = POLLIN, .revents = 0 },
+      };
+      int left = 1;
+
+      if (poll (pfds, control >= 0 ? 2 : 1, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          break;
+        }
+
+      if (pfds[0].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+
+          while (read (sfd, &si, sizeof si) > 0)
+            ;
+          left = reap (program, &program_done, &program_status);
+        }
+
+      if (control >= 0 && (pfds[1].revents & (POLLIN | POLLHUP | POLLERR)))
+        {
+          PaddockKeeperRequest request;
+          ssize_t r = recv (control, &request, sizeof request, MSG_DONTWAIT);
+
+          if (r < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+          if (r != (ssize_t) sizeof request)
+            {
+              /* The daemon went: the tree stays ours until it is gone. */
+              close (control);
+              control = -1;
+            }
+          else if (request.type == PADDOCK_KEEPER_KILL)
+            {
+              kill_tree (sfd, program, &program_done, &program_status);
+              left = 0;
+            }
+          else if (request.type == PADDOCK_KEEPER_SIGNAL && request.signal > 0 && request.signal < NSIG)
+            signal_tree (request.signal);
+        }
+
+      if (program_done && !reported)
+        {
+          memset (&event, 0, sizeof event);
+          event.type = PADDOCK_KEEPER_EXITED;
+          event.pid = program;
+          event.status = program_status;
+          send_event (control, &event);
+          reported = 1;
+        }
+      if (reported && !left)
+        break;
+    }
+
+  _exit (0);
+}
