@@ -421,8 +421,8 @@ paddock_spare_sandbox_take (PaddockSpareSandbox      *self,
     .control = paddock_steal_fd (&spare->control),
     .cgroup = g_steal_pointer (&spare->cgroup),
   };
-  g_free (spare->net_mode);
-  g_free (spare);
+  /* What is left is ours alone: the mounts watch was only for staleness. */
+  spare_free (spare);
   return TRUE;
 }
 

@@ -272,6 +272,49 @@ test_taken_by_the_next_session (void)
     g_assert_false (g_file_test (spare_cgroup, G_FILE_TEST_EXISTS));
 }
 
+/* Each spare taken leaves nothing open in the daemon: ten sessions in a
+ * row, each in the spare made after the one before, then destroyed, and
+ * the daemon's descriptors are what they were after the first (once a
+ * spare's watch on our mounts stayed open for every spare taken). */
+static void
+test_taken_spares_leave_no_descriptor (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *first = NULL;
+  guint after_first;
+  guint after_all = 0;
+  GPid spare;
+
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  destroy (connection, first);
+  after_first = paddock_test_daemon_fd_count (connection);
+
+  for (guint i = 0; i < 10; i++)
+    {
+      g_autofree char *session = create_safe (connection, "host", "exec sleep 300");
+
+      g_assert_nonnull (session);
+      g_assert_cmpint (paddock_test_session_main_pid (connection, session), ==, spare);
+      spare = paddock_test_wait_for_spare_sandbox (connection, spare);
+      destroy (connection, session);
+    }
+  /* A descriptor open for a moment (a /proc walk) may be counted once:
+   * a leak per spare would leave ten. */
+  for (guint tries = 0; tries < 50; tries++)
+    {
+      after_all = paddock_test_daemon_fd_count (connection);
+      if (after_all <= after_first)
+        break;
+      g_usleep (100 * 1000);
+    }
+  g_assert_cmpuint (after_all, <=, after_first);
+  paddock_test_daemon_stop (daemon);
+}
+
 /* What a process of a session has and sees, read from /proc/PID: its
  * descriptors (where they lead; terminal, inode and pid numbers aside),
  * identity, privileges, seccomp, signal mask and dispositions, root and
@@ -745,6 +788,7 @@ main (int   argc,
 
   g_test_add_func ("/spare-sandbox/taken-by-the-next-session", test_taken_by_the_next_session);
   g_test_add_func ("/spare-sandbox/same-process-and-view", test_same_process_and_view);
+  g_test_add_func ("/spare-sandbox/taken-spares-leave-no-descriptor", test_taken_spares_leave_no_descriptor);
   g_test_add_func ("/spare-sandbox/exposed-file-named-like-an-option", test_exposed_file_named_like_an_option);
   g_test_add_func ("/spare-sandbox/leased-sockets-make-their-own", test_leased_sockets_make_their_own);
   g_test_add_func ("/spare-sandbox/workspace-mounted-after-the-spare", test_workspace_mounted_after_the_spare);
