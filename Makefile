@@ -57,7 +57,9 @@ deb:
 	dpkg-buildpackage -us -uc -b
 	@set -e; version=$$(dpkg-parsechangelog -S Version); \
 	  mkdir -p $(DEB_OUTDIR); \
-	  mv ../paddock_$${version}_*.deb ../paddock_$${version}_*.buildinfo ../paddock_$${version}_*.changes $(DEB_OUTDIR)/; \
+	  for f in ../paddock_$${version}_* ../paddock-dbgsym_$${version}_*; do \
+	    if [ -e "$$f" ]; then mv "$$f" $(DEB_OUTDIR)/; fi; \
+	  done; \
 	  lintian --fail-on error --info $(DEB_OUTDIR)/paddock_$${version}_*.changes; \
 	  ls -l $(DEB_OUTDIR)/paddock_$${version}_*.deb
 
