@@ -109,6 +109,26 @@ check "“--workspace ws<Tab>” offers the folder (got: $got)" test "$got" = "w
 got=$(complete_words paddockctl create --workspace /tmp --na | tr '\n' ' ')
 check "an option's value is not taken for the command word (got: $got)" test "$got" = "--name "
 
+# ---- zsh and fish: they load the files, fish completes as bash does -------------
+
+if command -v zsh >/dev/null; then
+  check "zsh parses _paddockctl" zsh -n "$completions/_paddockctl"
+else
+  ok "# SKIP zsh is not installed"
+fi
+if command -v fish >/dev/null; then
+  check "fish parses paddockctl.fish" fish -n "$completions/paddockctl.fish"
+  # complete -C prints "candidate<tab>description"; HOME keeps fish's own
+  # files away from the user's.
+  fish_complete () { HOME="$tmp" fish -c "source '$completions/paddockctl.fish'; complete -C '$1'" | cut -f1 | tr '\n' ' '; }
+  got=$(fish_complete "paddockctl st")
+  check "fish: “paddockctl st<Tab>” offers status and stop (got: $got)" test "$got" = "status stop "
+  got=$(fish_complete "paddockctl create --work")
+  check "fish: “paddockctl create --work<Tab>” offers --workspace (got: $got)" test "$got" = "--workspace "
+else
+  ok "# SKIP fish is not installed"
+fi
+
 # ---- session ids: never by starting the daemon ---------------------------------
 
 command -v dbus-daemon >/dev/null || { echo "1..$n"; exit $(( failures > 0 )); }
