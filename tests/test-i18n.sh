@@ -32,7 +32,7 @@ check "paddockctl --help in German: an option (GOption's translation domain)" \
 
 rc=0
 err=$(LANGUAGE=de "$CTL" frobnicate 2>&1 >/dev/null) || rc=$?
-check "a usage error in German, still exit 2 (got: $err)" \
+check "a usage error in German, still exit 2 (got: $(head -n 1 <<<"$err"))" \
   test "$rc:$(head -n 1 <<<"$err")" = "2:paddockctl: unbekannter Befehl „frobnicate“"
 
 # Scripts read the error's name, which no translation touches.
