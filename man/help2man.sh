@@ -25,9 +25,25 @@ export ASAN_OPTIONS=detect_leaks=0
 base=$(basename "$program")
 version=$("$program" --version)
 
+# GOption prints "Usage:" alone, the line under it indented; help2man makes
+# a SYNOPSIS of "Usage: LINE" only. help2man runs this stand-in, which
+# joins the two.
+tmpdir=$(mktemp -d)
+trap 'rm -rf "$tmpdir"' EXIT
+wrapper="$tmpdir/$base"
+cat >"$wrapper" <<WRAPPER
+#!/bin/sh
+"$program" "\$@" | awk '
+    joining { sub(/^ +/, ""); print "Usage: " \$0; joining = 0; next }
+    /^Usage:\$/ { joining = 1; next }
+    { print }'
+WRAPPER
+chmod +x "$wrapper"
+
 if [ "$kind" = name ]; then
-    exec "$help2man" --no-info --no-discard-stderr --locale=C.UTF-8 --section="$section" \
-        --name="$what" --include="$include" --output="$output" "$program"
+    "$help2man" --no-info --no-discard-stderr --locale=C.UTF-8 --section="$section" \
+        --name="$what" --include="$include" --output="$output" "$wrapper"
+    exit
 fi
 
 command=$what
@@ -39,7 +55,7 @@ if [ -z "$name" ]; then
     exit 1
 fi
 
-exec "$help2man" --no-info --no-discard-stderr --locale=C.UTF-8 --section="$section" \
+"$help2man" --no-info --no-discard-stderr --locale=C.UTF-8 --section="$section" \
     --name="$name" --include="$include" --output="$output" \
     --help-option="$command --help" \
-    --version-string="$base-$command ${version##* }" "$program"
+    --version-string="$base-$command ${version##* }" "$wrapper"
