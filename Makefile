@@ -2,6 +2,7 @@
 #
 # Both install the missing Debian packages of tools/debian-packages.txt
 # (apt-get; sudo when not root), configure build/ when needed, and build.
+# `make deb` builds the Debian package (debian/) into deb/.
 
 BUILDDIR      ?= build
 ASAN_BUILDDIR ?= build-asan
@@ -13,7 +14,9 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_odr_violatio
                 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all deps build run test test-asan bench clean
+DEB_OUTDIR    ?= deb
+
+.PHONY: all deps build run test test-asan bench deb clean
 
 all: build
 
@@ -45,5 +48,20 @@ test-asan: deps $(ASAN_BUILDDIR)/build.ninja
 bench: build
 	bench/run-all.sh $(BUILDDIR)
 
+# The package, built as a distribution would (dpkg-buildpackage, from
+# debian/, without the test suites, warnings not errors), then checked by
+# lintian, whose errors fail the target. dpkg-buildpackage writes into the
+# parent folder; the results are moved into $(DEB_OUTDIR)/.
+deb:
+	@tools/install-deps.sh tools/debian-packages.txt tools/debian-packages-deb.txt
+	dpkg-buildpackage -us -uc -b
+	@set -e; version=$$(dpkg-parsechangelog -S Version); \
+	  mkdir -p $(DEB_OUTDIR); \
+	  for f in ../paddock_$${version}_* ../paddock-dbgsym_$${version}_*; do \
+	    if [ -e "$$f" ]; then mv "$$f" $(DEB_OUTDIR)/; fi; \
+	  done; \
+	  lintian --fail-on error --info $(DEB_OUTDIR)/paddock_$${version}_*.changes; \
+	  ls -l $(DEB_OUTDIR)/paddock_$${version}_*.deb
+
 clean:
-	rm -rf $(BUILDDIR) $(ASAN_BUILDDIR)
+	rm -rf $(BUILDDIR) $(ASAN_BUILDDIR) $(DEB_OUTDIR)

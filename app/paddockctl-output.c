@@ -9,13 +9,15 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <glib/gi18n.h>
+
 #include "paddock-error.h"
 #include "paddockctl-escape.h"
 #include "paddockctl-private.h"
 
 #define DAEMON_NOT_RUNNING_MESSAGE \
-  "the Paddock daemon is not running; start it with \"paddockd &\" " \
-  "(build tree: build/daemon/paddockd) or \"make run\""
+  N_("the Paddock daemon is not running; start it with \"paddockd &\" " \
+     "(build tree: build/daemon/paddockd) or \"make run\"")
 
 /* Scripts read exactly one document from stdout, so it is flushed at once:
  * `ports lease` keeps running after printing it. The document may hold
@@ -77,25 +79,25 @@ dup_error_message (const GError *error,
     {
       if (g_str_equal (name, "org.freedesktop.DBus.Error.ServiceUnknown") ||
           g_str_equal (name, "org.freedesktop.DBus.Error.NameHasNoOwner"))
-        return g_strdup (DAEMON_NOT_RUNNING_MESSAGE);
+        return g_strdup (_(DAEMON_NOT_RUNNING_MESSAGE));
 
       copy = g_error_copy (error);
       g_dbus_error_strip_remote_error (copy);
 
       if (g_str_has_prefix (name, "org.freedesktop.DBus.Error.Spawn."))
-        return g_strdup_printf ("the Paddock daemon could not be started by D-Bus activation: %s",
+        return g_strdup_printf (_("the Paddock daemon could not be started by D-Bus activation: %s"),
                                 copy->message);
 
       if (g_str_equal (name, "org.freedesktop.DBus.Error.NoReply") ||
           g_str_equal (name, "org.freedesktop.DBus.Error.Timeout"))
-        return g_strdup_printf ("the Paddock daemon did not answer within %d seconds",
+        return g_strdup_printf (_("the Paddock daemon did not answer within %d seconds"),
                                 PADDOCKCTL_CALL_TIMEOUT_MS / 1000);
 
       return g_strdup (copy->message);
     }
 
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
-    return g_strdup_printf ("the Paddock daemon did not answer within %d seconds",
+    return g_strdup_printf (_("the Paddock daemon did not answer within %d seconds"),
                             PADDOCKCTL_CALL_TIMEOUT_MS / 1000);
 
   return g_strdup (error->message);
@@ -166,7 +168,10 @@ paddockctl_usage_error (Paddockctl *ctl,
 
   /* The hint is for people; JSON readers get the document alone. */
   if (!ctl->json)
-    fprintf (stderr, "Try “%s --help” for more information.\n", command_path);
+    {
+      fprintf (stderr, _("Try “%s --help” for more information."), command_path);
+      fputc ('\n', stderr);
+    }
 
   return PADDOCKCTL_EXIT_USAGE;
 }

@@ -207,6 +207,9 @@ int                 paddockctl_checkpoint        (Paddockctl               *ctl,
 int                 paddockctl_net               (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);
+int                 paddockctl_complete          (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
 int                 paddockctl_not_yet_available (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);

@@ -6,47 +6,49 @@
 
 #include "config.h"
 
-#include <locale.h>
 #include <string.h>
 
 #include "paddock-error.h"
+#include "paddock-i18n.h"
 #include "paddockctl-private.h"
 
 /* Commands are a table: one row and one function each. Those of later
  * versions have their rows already, so that scripts get a clear "arrives
  * with a later version" (exit 1) rather than "unknown command" (exit 2). */
 static const PaddockctlCommand paddockctl_commands[] = {
-  { "create",     paddockctl_create,            "Start an agent session in a workspace" },
-  { "list",       paddockctl_list,              "List the sessions" },
-  { "status",     paddockctl_status,            "Describe one session" },
-  { "logs",       paddockctl_logs,              "Print a session's terminal output" },
-  { "send",       paddockctl_send,              "Type text into a session's terminal" },
-  { "stop",       paddockctl_stop,              "Stop every process of a session" },
-  { "destroy",    paddockctl_destroy,           "Stop a session and delete it" },
-  { "attach",     paddockctl_attach,            "Open a session's terminal; Ctrl-] detaches" },
-  { "exec",       paddockctl_exec,              "Run a command in a session and wait for it" },
-  { "review",     paddockctl_review,            "List a session's staged changes, or show their diffs" },
-  { "apply",      paddockctl_apply,             "Apply staged changes to the workspace, all or some" },
-  { "drop",       paddockctl_drop,              "Discard staged changes, all or some" },
-  { "checkpoint", paddockctl_checkpoint,        "Save, list or restore copies of a session's stage" },
-  { "net",        paddockctl_net,               "List a session's network requests, or change its policy" },
-  { "ports",      paddockctl_ports,             "Lease, release and list local TCP ports" },
-  { "info",       paddockctl_info,              "Describe the running daemon" },
+  { "create",     paddockctl_create,            N_("Start an agent session in a workspace") },
+  { "list",       paddockctl_list,              N_("List the sessions") },
+  { "status",     paddockctl_status,            N_("Describe one session") },
+  { "logs",       paddockctl_logs,              N_("Print a session's terminal output") },
+  { "send",       paddockctl_send,              N_("Type text into a session's terminal") },
+  { "stop",       paddockctl_stop,              N_("Stop every process of a session") },
+  { "destroy",    paddockctl_destroy,           N_("Stop a session and delete it") },
+  { "attach",     paddockctl_attach,            N_("Open a session's terminal; Ctrl-] detaches") },
+  { "exec",       paddockctl_exec,              N_("Run a command in a session and wait for it") },
+  { "review",     paddockctl_review,            N_("List a session's staged changes, or show their diffs") },
+  { "apply",      paddockctl_apply,             N_("Apply staged changes to the workspace, all or some") },
+  { "drop",       paddockctl_drop,              N_("Discard staged changes, all or some") },
+  { "checkpoint", paddockctl_checkpoint,        N_("Save, list or restore copies of a session's stage") },
+  { "net",        paddockctl_net,               N_("List a session's network requests, or change its policy") },
+  { "ports",      paddockctl_ports,             N_("Lease, release and list local TCP ports") },
+  { "info",       paddockctl_info,              N_("Describe the running daemon") },
 };
 
 char *
 paddockctl_commands_help (const PaddockctlCommand *commands,
                           gsize                    n_commands)
 {
-  g_autoptr(GString) help = g_string_new ("Commands:\n");
+  g_autoptr(GString) help = g_string_new (_("Commands:"));
   gsize width = 0;
 
   for (gsize i = 0; i < n_commands; i++)
     width = MAX (width, strlen (commands[i].name));
 
+  g_string_append_c (help, '\n');
+  /* The tables' summaries are marked N_(): translated here, as printed. */
   for (gsize i = 0; i < n_commands; i++)
     g_string_append_printf (help, "  %-*s  %s\n",
-                            (int) width, commands[i].name, commands[i].summary);
+                            (int) width, commands[i].name, _(commands[i].summary));
 
   return g_string_free (g_steal_pointer (&help), FALSE);
 }
@@ -62,11 +64,15 @@ paddockctl_option_context_new (Paddockctl         *ctl,
 {
   const GOptionEntry json_entries[] = {
     { "json", 0, 0, G_OPTION_ARG_NONE, &ctl->json,
-      "Print one JSON document on standard output", NULL },
+      N_("Print one JSON document on standard output"), NULL },
     { NULL }
   };
   GOptionContext *context = g_option_context_new (parameter_string);
 
+  /* GOption translates the summary, the parameter string and the entries'
+   * descriptions through this domain, so every command's --help is
+   * translated where its strings are marked N_(). */
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   /* GOption copies the entries, so the local array may go. */
   g_option_context_add_main_entries (context, json_entries, NULL);
   if (entries != NULL)
@@ -172,13 +178,13 @@ paddockctl_dispatch (Paddockctl              *ctl,
                      char                   **argv)
 {
   if (argc < 2)
-    return paddockctl_usage_error (ctl, group, "missing command");
+    return paddockctl_usage_error (ctl, group, _("missing command"));
 
   for (gsize i = 0; i < n_commands; i++)
     if (g_str_equal (argv[1], commands[i].name))
       return commands[i].func (ctl, argc - 1, argv + 1);
 
-  return paddockctl_usage_error (ctl, group, "unknown command “%s”", argv[1]);
+  return paddockctl_usage_error (ctl, group, _("unknown command “%s”"), argv[1]);
 }
 
 /* --json is global, but GOption only sees the options of the context that
@@ -210,7 +216,7 @@ paddockctl_main (Paddockctl  *ctl,
   g_autofree char *description = NULL;
   gboolean version = FALSE;
   const GOptionEntry entries[] = {
-    { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL },
+    { "version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"), NULL },
     { NULL }
   };
   int exit_code = PADDOCKCTL_EXIT_OK;
@@ -218,18 +224,18 @@ paddockctl_main (Paddockctl  *ctl,
   ctl->json = scan_for_json (argc, argv);
 
   context = paddockctl_option_context_new (ctl, "COMMAND [ARG…]",
-                                           "Control the Paddock daemon from scripts and terminals.",
+                                           N_("Control the Paddock daemon from scripts and terminals."),
                                            entries);
   /* Stop at the command word: what follows is the command's to parse. */
   g_option_context_set_strict_posix (context, TRUE);
   commands_help = paddockctl_commands_help (paddockctl_commands,
                                             G_N_ELEMENTS (paddockctl_commands));
-  description = g_strdup_printf ("%s\n"
-                                 "On a terminal, what an agent wrote (review --diff, logs, names, hosts)\n"
-                                 "is printed with its control and invisible characters as escapes (^[,\n"
-                                 "<U+202E>), never acted on; to a pipe or a file, and with review --diff\n"
-                                 "--raw or logs --raw, as the exact bytes. attach is the live terminal.\n\n"
-                                 "Run “paddockctl COMMAND --help” for a command's options.",
+  description = g_strdup_printf (_("%s\n"
+                                   "On a terminal, what an agent wrote (review --diff, logs, names, hosts)\n"
+                                   "is printed with its control and invisible characters as escapes (^[,\n"
+                                   "<U+202E>), never acted on; to a pipe or a file, and with review --diff\n"
+                                   "--raw or logs --raw, as the exact bytes. attach is the live terminal.\n\n"
+                                   "Run “paddockctl COMMAND --help” for a command's options."),
                                  commands_help);
   g_option_context_set_description (context, description);
 
@@ -257,6 +263,11 @@ paddockctl_main (Paddockctl  *ctl,
       return PADDOCKCTL_EXIT_OK;
     }
 
+  /* The shell completions' helper: not a command of the table, so that
+   * --help and the man pages do not offer it. */
+  if (argc >= 2 && g_str_equal (argv[1], "__complete"))
+    return paddockctl_complete (ctl, argc - 1, argv + 1);
+
   return paddockctl_dispatch (ctl, "paddockctl",
                               paddockctl_commands, G_N_ELEMENTS (paddockctl_commands),
                               argc, argv);
@@ -269,7 +280,7 @@ main (int    argc,
   Paddockctl ctl = { 0 };
   int exit_code;
 
-  setlocale (LC_ALL, "");
+  paddock_i18n_init ();
   g_set_prgname ("paddockctl");
 
   /* Before GLib installs any handler: a command we run later inherits the

@@ -11,9 +11,15 @@
 #   check-data.py screenshots METAINFO
 #                                    every screenshot the metainfo names is a
 #                                    PNG in data/screenshots/ of the stated size
+#   check-data.py urls METAINFO      no URL of the metainfo is on a name that
+#                                    cannot exist (RFC 2606, RFC 6761)
+#   check-data.py documentation UNIT PAGE…
+#                                    every man:NAME(SECTION) of the unit's
+#                                    Documentation= is one of the built PAGEs
 
 import configparser
 import os
+import re
 import struct
 import sys
 import xml.etree.ElementTree as ET
@@ -89,7 +95,8 @@ def check_screenshots(paths):
         folder = os.path.join(os.path.dirname(os.path.abspath(path)), "screenshots")
         images = ET.parse(path).getroot().findall("./screenshots/screenshot/image")
         if not images:
-            fail(f"{path}: no screenshots")
+            # None is allowed (none is hosted yet); the URLs are checked by "urls".
+            print(f"ok {path}: no screenshots listed")
         for image in images:
             name = os.path.basename(image.text.strip())
             local = os.path.join(folder, name)
@@ -107,10 +114,51 @@ def check_screenshots(paths):
             print(f"ok {name} {width}x{height}")
 
 
+# Names reserved so that they never resolve: a store or a validator would
+# fetch them and fail, as `appstreamcli validate` without --no-net did.
+RESERVED_TLDS = ("invalid", "example", "test", "localhost")
+RESERVED_DOMAINS = ("example.com", "example.net", "example.org")
+
+
+def check_urls(paths):
+    for path in paths:
+        root = ET.parse(path).getroot()
+        urls = [e.text.strip() for e in root.iter() if e.tag in ("url", "image") and e.text]
+        for url in urls:
+            match = re.match(r"^https?://([^/:]+)", url)
+            if not match:
+                fail(f"{path}: {url} is not an http(s) URL")
+                continue
+            host = match.group(1).lower().rstrip(".")
+            if host.rsplit(".", 1)[-1] in RESERVED_TLDS or \
+               any(host == d or host.endswith("." + d) for d in RESERVED_DOMAINS):
+                fail(f"{path}: {url} names {host}, which cannot exist")
+        print(f"ok {path}: {len(urls)} URL(s)")
+
+
+def check_documentation(paths):
+    unit, pages = paths[0], {os.path.basename(p) for p in paths[1:]}
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.read(unit)
+    refs = parser.get("Unit", "Documentation", fallback="").split()
+    if not refs:
+        fail(f"{unit}: no Documentation=")
+    for ref in refs:
+        match = re.fullmatch(r"man:([^()]+)\((\w+)\)", ref)
+        if not match:
+            continue
+        page = f"{match.group(1)}.{match.group(2)}"
+        if page not in pages:
+            fail(f"{unit}: Documentation={ref}, but the build makes no {page} (it makes {', '.join(sorted(pages))})")
+        else:
+            print(f"ok {unit}: {ref}")
+
+
 if __name__ == "__main__":
-    modes = {"interfaces": check_interfaces, "services": check_services, "screenshots": check_screenshots}
+    modes = {"interfaces": check_interfaces, "services": check_services, "screenshots": check_screenshots,
+             "urls": check_urls, "documentation": check_documentation}
     if len(sys.argv) < 3 or sys.argv[1] not in modes:
-        print(__doc__ or "usage: check-data.py interfaces|services|screenshots FILE…", file=sys.stderr)
+        print(__doc__ or "usage: check-data.py interfaces|services|screenshots|urls|documentation FILE…", file=sys.stderr)
         sys.exit(2)
     modes[sys.argv[1]](sys.argv[2:])
     for message in failures:

@@ -1,13 +1,18 @@
 #!/bin/bash
 # install-deps.sh — install the Debian packages of tools/debian-packages.txt that are missing
 #
+#   install-deps.sh [LIST…]   the packages of each LIST instead (make deb
+#                             passes debian-packages.txt and
+#                             debian-packages-deb.txt)
+#
 # Copyright 2026 The Paddock authors
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 set -euo pipefail
 
-list="$(dirname "$0")/debian-packages.txt"
-mapfile -t wanted < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list")
+lists=("$@")
+[ "${#lists[@]}" -gt 0 ] || lists=("$(dirname "$0")/debian-packages.txt")
+mapfile -t wanted < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "${lists[@]}")
 
 missing=()
 for pkg in "${wanted[@]}"; do
