@@ -41,6 +41,7 @@ PaddockReview *paddock_review_new         (const char          *workspace,
                                            GCancellable        *cancellable,
                                            GError             **error);
 GPtrArray     *paddock_review_get_changes (PaddockReview     *self);
+GPtrArray     *paddock_review_get_metadata (PaddockReview    *self);
 PaddockChange *paddock_review_lookup      (PaddockReview     *self,
                                            const char        *path);
 gboolean       paddock_review_get_stamps  (PaddockReview     *self,

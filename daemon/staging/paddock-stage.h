@@ -11,6 +11,7 @@
 #include "paddock-apply.h"
 #include "paddock-checkpoint.h"
 #include "paddock-review.h"
+#include "paddock-review-token.h"
 
 G_BEGIN_DECLS
 
@@ -49,6 +50,18 @@ GBytes        *paddock_stage_get_diff            (PaddockStage      *self,
 gboolean       paddock_stage_apply               (PaddockStage      *self,
                                                   const char *const *paths,
                                                   const char *const *force_paths,
+                                                  const char        *who,
+                                                  PaddockApplyResult **result,
+                                                  GCancellable      *cancellable,
+                                                  GError           **error);
+PaddockReviewToken *paddock_stage_review_pinned  (PaddockStage      *self,
+                                                  GCancellable      *cancellable,
+                                                  GError           **error);
+gboolean       paddock_stage_apply_reviewed      (PaddockStage      *self,
+                                                  const char        *token_id,
+                                                  const char *const *paths,
+                                                  const char *const *force_paths,
+                                                  const char *const *metadata_paths,
                                                   const char        *who,
                                                   PaddockApplyResult **result,
                                                   GCancellable      *cancellable,
