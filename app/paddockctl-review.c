@@ -139,9 +139,12 @@ kind_letter (const char *kind)
   "with apply --include-metadata. The review token pins the listed content:\n" \
   "apply --review TOKEN applies exactly it or nothing."
 
+/* With @token, the diff of the content as that review read it (what its
+ * token lands); without, of the stage as it is now. */
 static gboolean
 print_diff (Paddockctl         *ctl,
             PaddockIpcSession1 *session,
+            const char         *token,
             const char         *path,
             JsonBuilder        *builder,
             GError            **error)
@@ -150,7 +153,9 @@ print_diff (Paddockctl         *ctl,
   gsize length = 0;
   const char *bytes;
 
-  if (!paddock_ipc_session1_call_get_diff_sync (session, path, &diff, NULL, error))
+  if (token != NULL
+      ? !paddock_ipc_session1_call_get_reviewed_diff_sync (session, token, path, &diff, NULL, error)
+      : !paddock_ipc_session1_call_get_diff_sync (session, path, &diff, NULL, error))
     return FALSE;
   bytes = g_variant_get_fixed_array (diff, &length, 1);
   /* A bytestring carries its NUL; the diff is the bytes before it. */
@@ -172,6 +177,7 @@ print_diff (Paddockctl         *ctl,
 static gboolean
 print_row (Paddockctl         *ctl,
            PaddockIpcSession1 *session,
+           const char         *token,
            JsonBuilder        *builder,
            gboolean            with_diff,
            GVariant           *row,
@@ -211,14 +217,14 @@ print_row (Paddockctl         *ctl,
           json_builder_set_member_name (builder, "reason");
           json_builder_add_string_value (builder, reason);
         }
-      if (with_diff && !print_diff (ctl, session, path, builder, error))
+      if (with_diff && !print_diff (ctl, session, token, path, builder, error))
         return FALSE;
       json_builder_end_object (builder);
       return TRUE;
     }
 
   if (with_diff)
-    return print_diff (ctl, session, path, NULL, error);
+    return print_diff (ctl, session, token, path, NULL, error);
 
   {
     g_autofree char *shown = printable_path (path);
@@ -266,8 +272,11 @@ paddockctl_review (Paddockctl  *ctl,
   g_autofree char *id = NULL;
   gboolean with_diff = FALSE;
   const char *only_path = NULL;
+  g_autofree char *review_token = NULL;
   const GOptionEntry entries[] = {
     { "diff", 0, 0, G_OPTION_ARG_NONE, &with_diff, "Show the unified diff of each change", NULL },
+    { "review", 0, 0, G_OPTION_ARG_STRING, &review_token,
+      "With --diff PATH: the diff as that review read it (what apply --review TOKEN lands)", "TOKEN" },
     { NULL }
   };
   g_autoptr(JsonBuilder) builder = NULL;
@@ -289,6 +298,8 @@ paddockctl_review (Paddockctl  *ctl,
         return paddockctl_usage_error (ctl, command_path, "a PATH goes with --diff");
       only_path = argv[2];
     }
+  if (review_token != NULL && only_path == NULL)
+    return paddockctl_usage_error (ctl, command_path, "--review TOKEN goes with --diff PATH");
   if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
     return exit_code;
   if (!(session = open_session (ctl, id, &error)))
@@ -304,7 +315,7 @@ paddockctl_review (Paddockctl  *ctl,
           json_builder_begin_object (builder);
           add_path_member (builder, "path", only_path);
         }
-      if (!print_diff (ctl, session, only_path, builder, &error))
+      if (!print_diff (ctl, session, review_token, only_path, builder, &error))
         return paddockctl_fail_session (ctl, id, &error);
       if (builder != NULL)
         {
@@ -359,7 +370,7 @@ paddockctl_review (Paddockctl  *ctl,
 
           if (builder == NULL && list == 1 && !with_diff)
             g_print ("  ");
-          if (!print_row (ctl, session, builder, with_diff, row, &error))
+          if (!print_row (ctl, session, token, builder, with_diff, row, &error))
             return paddockctl_fail_session (ctl, id, &error);
         }
       if (builder != NULL)

@@ -22,6 +22,7 @@ typedef enum {
   STAGING_APPLY,
   STAGING_REVIEW,
   STAGING_APPLY_REVIEWED,
+  STAGING_GET_REVIEWED_DIFF,
   STAGING_DROP,
   STAGING_CREATE_CHECKPOINT,
   STAGING_LIST_CHECKPOINTS,
@@ -35,7 +36,8 @@ typedef struct {
   GDBusMethodInvocation *invocation;
   GStrv                  paths;
   GStrv                  force_paths;
-  char                  *name;      /* a path (GetDiff), a checkpoint name or a review token */
+  char                  *name;      /* a path (GetDiff), a checkpoint name */
+  char                  *token;     /* a review token */
   GStrv                  metadata_paths;
   gboolean               frozen;
 } StagingCall;
@@ -50,6 +52,7 @@ staging_call_free (StagingCall *call)
   g_clear_pointer (&call->force_paths, g_strfreev);
   g_clear_pointer (&call->metadata_paths, g_strfreev);
   g_clear_pointer (&call->name, g_free);
+  g_clear_pointer (&call->token, g_free);
   g_free (call);
 }
 
@@ -297,11 +300,21 @@ staging_thread (GTask        *task,
         g_autofree char *who = describe_caller (call->invocation);
         g_autoptr(PaddockApplyResult) result = NULL;
 
-        if (paddock_stage_apply_reviewed (call->stage, call->name, (const char *const *) call->paths,
+        if (paddock_stage_apply_reviewed (call->stage, call->token, (const char *const *) call->paths,
                                           (const char *const *) call->force_paths,
                                           (const char *const *) call->metadata_paths, who, &result,
                                           cancellable, &error))
           reply = apply_reviewed_reply (result);
+      }
+      break;
+
+    case STAGING_GET_REVIEWED_DIFF:
+      {
+        g_autoptr(GBytes) diff = paddock_stage_get_reviewed_diff (call->stage, call->token, call->name, &error);
+
+        if (diff != NULL)
+          reply = g_variant_new ("(@ay)",
+                                 g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, diff, TRUE));
       }
       break;
 
@@ -392,6 +405,7 @@ start_call_full (PaddockIpcSession1    *session,
                  const char *const     *paths,
                  const char *const     *force_paths,
                  const char *const     *metadata_paths,
+                 const char            *token,
                  const char            *name)
 {
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
@@ -452,6 +466,7 @@ start_call_full (PaddockIpcSession1    *session,
   call->force_paths = g_strdupv ((char **) force_paths);
   call->metadata_paths = g_strdupv ((char **) metadata_paths);
   call->name = g_strdup (name);
+  call->token = g_strdup (token);
   /* The stage holds still for a batch or a copy (where a cgroup allows). */
   if (op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED || op == STAGING_CREATE_CHECKPOINT)
     call->frozen = _paddock_session_impl_freeze (self, TRUE);
@@ -471,7 +486,7 @@ start_call (PaddockIpcSession1    *session,
             const char *const     *force_paths,
             const char            *name)
 {
-  return start_call_full (session, invocation, op, paths, force_paths, NULL, name);
+  return start_call_full (session, invocation, op, paths, force_paths, NULL, NULL, name);
 }
 
 gboolean
@@ -502,6 +517,17 @@ lookup_paths_option (GVariant   *options,
 /* A token is 32 hex digits; anything much longer is not one of ours. */
 #define TOKEN_BYTES_MAX 64
 
+static gboolean
+token_is_valid (GDBusMethodInvocation *invocation,
+                const char            *token)
+{
+  if (token[0] != '\0' && strlen (token) <= TOKEN_BYTES_MAX)
+    return TRUE;
+  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                         "The token is the one a Review returned");
+  return FALSE;
+}
+
 gboolean
 _paddock_session_impl_handle_apply_reviewed (PaddockIpcSession1    *session,
                                              GDBusMethodInvocation *invocation,
@@ -520,14 +546,22 @@ _paddock_session_impl_handle_apply_reviewed (PaddockIpcSession1    *session,
                                              "byte strings (aay)");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (token[0] == '\0' || strlen (token) > TOKEN_BYTES_MAX)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "The token is the one a Review returned");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
+  if (!token_is_valid (invocation, token))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   return start_call_full (session, invocation, STAGING_APPLY_REVIEWED, paths,
-                          (const char *const *) force_paths, (const char *const *) metadata_paths, token);
+                          (const char *const *) force_paths, (const char *const *) metadata_paths,
+                          token, NULL);
+}
+
+gboolean
+_paddock_session_impl_handle_get_reviewed_diff (PaddockIpcSession1    *session,
+                                                GDBusMethodInvocation *invocation,
+                                                const char            *token,
+                                                const char            *path)
+{
+  if (!token_is_valid (invocation, token))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  return start_call_full (session, invocation, STAGING_GET_REVIEWED_DIFF, NULL, NULL, NULL, token, path);
 }
 
 gboolean

@@ -393,6 +393,9 @@ exec sleep 600"
   # The agent rewrites run.sh after the review the user read.
   run "$tmp/out" "$tmp/err" exec "$id6" -- sh -c 'echo "touch '"$pwned"'-rewrite" > run.sh' </dev/null
   check "the agent rewrites a reviewed file after the review" test "$rc" = 0
+  run "$tmp/out" "$tmp/err" review --diff --review "$token6" "$id6" run.sh
+  check "review --diff --review TOKEN shows the content that review read, not the rewrite" \
+    test "$rc:$(grep -c '^+echo harmless$' "$tmp/out"):$(grep -c 'rewrite' "$tmp/out")" = "0:1:0"
   run "$tmp/out" "$tmp/err" --json apply --review "$token6" "$id6"
   check "apply --review TOKEN refuses a batch whose content changed since (ReviewStale)" \
     test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.ReviewStale"

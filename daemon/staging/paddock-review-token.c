@@ -223,6 +223,17 @@ random_id (void)
   return g_string_free (id, FALSE);
 }
 
+static PaddockReviewToken *
+changed_while_reviewed (const char  *path,
+                        GError     **error)
+{
+  g_autofree char *shown = g_utf8_make_valid (path, -1);
+
+  g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_REVIEW_STALE,
+               "“%s” changed while the review read it", shown);
+  return NULL;
+}
+
 /**
  * paddock_review_token_new:
  * @review: the review to pin
@@ -264,6 +275,31 @@ paddock_review_token_new (PaddockReview  *review,
         if (!pin_path (self, stage_fd, paddock_change_get_path (change), cancellable, error) ||
             !pin_path (self, stage_fd, paddock_change_get_old_path (change), cancellable, error))
           return NULL;
+      }
+
+  /* The pins were taken just after the review read the files; the diff the
+   * user will read is made of what the review read. Both must be the same
+   * bytes, or the user would read one version and Apply land another. */
+  for (guint l = 0; l < G_N_ELEMENTS (lists); l++)
+    for (guint i = 0; i < lists[l]->len; i++)
+      {
+        PaddockChange *change = g_ptr_array_index (lists[l], i);
+        const char *path = paddock_change_get_path (change);
+        PaddockEntryType type = paddock_change_get_entry_type (change);
+        const PaddockPin *pin = g_hash_table_lookup (self->pins, path);
+        g_autoptr(GBytes) read = NULL;
+        g_autofree char *sha = NULL;
+
+        if (type != PADDOCK_ENTRY_TYPE_FILE && type != PADDOCK_ENTRY_TYPE_SYMLINK)
+          continue;
+        if (pin->unreadable || pin->type != type)
+          return changed_while_reviewed (path, error);
+        read = paddock_review_dup_new_content (review, path);
+        if (read == NULL)
+          continue;  /* too large to be shown: only its hash was ever listed */
+        sha = paddock_content_hash_bytes (g_bytes_get_data (read, NULL), g_bytes_get_size (read));
+        if (g_strcmp0 (sha, pin->sha) != 0)
+          return changed_while_reviewed (path, error);
       }
   return g_steal_pointer (&self);
 }

@@ -32,6 +32,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_index, git_index_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_tree, git_tree_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_diff, git_diff_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_patch, git_patch_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_blob, git_blob_free)
 
 G_DEFINE_ENUM_TYPE (PaddockStageKind, paddock_stage_kind,
   G_DEFINE_ENUM_VALUE (PADDOCK_STAGE_KIND_OVERLAY, "overlay"),
@@ -1683,6 +1684,47 @@ directory_diff (PaddockChange *change)
       break;
     }
   return g_string_free_to_bytes (out);
+}
+
+/**
+ * paddock_review_dup_new_content:
+ * @path: a row's path
+ *
+ * The new side's bytes of the row at @path exactly as this review read
+ * them (a file's content, a symlink's text): what its diff shows. Not
+ * thread-safe, as get_diff().
+ *
+ * Returns: (transfer full) (nullable): the bytes, or %NULL when the row
+ *   has no new file or link side, or the file was too large to be kept
+ *   (over PADDOCK_REVIEW_MAX_BLOB_SIZE: shown as binary, by hash only)
+ */
+GBytes *
+paddock_review_dup_new_content (PaddockReview *self,
+                                const char    *path)
+{
+  g_autoptr(git_patch) patch = NULL;
+  g_autoptr(git_blob) blob = NULL;
+  const git_diff_delta *delta;
+  const char *data;
+  gsize length;
+  gsize index;
+  static const char marker[] = "paddock-large-file\n";
+
+  g_return_val_if_fail (PADDOCK_IS_REVIEW (self), NULL);
+
+  index = GPOINTER_TO_UINT (g_hash_table_lookup (self->delta_index, path));
+  if (index == 0)
+    return NULL;
+  if (git_patch_from_diff (&patch, self->diff, index - 1) != 0 || patch == NULL)
+    return NULL;
+  delta = git_patch_get_delta (patch);
+  if (delta->status == GIT_DELTA_DELETED || git_blob_lookup (&blob, self->repo, &delta->new_file.id) != 0)
+    return NULL;
+  data = git_blob_rawcontent (blob);
+  length = (gsize) git_blob_rawsize (blob);
+  if (length > sizeof marker && data[0] == '\0' && memcmp (data + 1, marker, sizeof marker - 1) == 0)
+    return NULL;
+  return g_bytes_new (data, length);
 }
 
 /**

@@ -48,6 +48,8 @@ gboolean       paddock_review_get_stamps  (PaddockReview     *self,
                                            const char        *path,
                                            PaddockFileStamp  *out_stage,
                                            PaddockFileStamp  *out_workspace);
+GBytes        *paddock_review_dup_new_content (PaddockReview *self,
+                                               const char    *path);
 GBytes        *paddock_review_get_diff    (PaddockReview     *self,
                                            const char        *path,
                                            GError           **error);

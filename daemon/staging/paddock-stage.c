@@ -1035,6 +1035,8 @@ paddock_stage_apply (PaddockStage        *self,
   return locked_apply (self, review, NULL, paths, force_paths, NULL, who, result, cancellable, error);
 }
 
+#define REVIEW_ATTEMPTS_MAX 3
+
 /**
  * paddock_stage_review_pinned:
  *
@@ -1050,16 +1052,55 @@ paddock_stage_review_pinned (PaddockStage  *self,
                              GError       **error)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
-  g_autoptr(PaddockReview) review = locked_review (self, cancellable, error);
   g_autoptr(PaddockReviewToken) token = NULL;
 
-  if (review == NULL)
-    return NULL;
-  token = paddock_review_token_new (review, self->root, cancellable, error);
-  if (token == NULL)
-    return NULL;
+  /* An agent writing as we read makes the review and its pins disagree:
+   * read again, a few times, rather than pin what nobody was shown. */
+  for (guint attempt = 0; token == NULL; attempt++)
+    {
+      g_autoptr(PaddockReview) review = locked_review (self, cancellable, error);
+      g_autoptr(GError) local_error = NULL;
+
+      if (review == NULL)
+        return NULL;
+      token = paddock_review_token_new (review, self->root, cancellable, &local_error);
+      if (token == NULL)
+        {
+          if (attempt + 1 < REVIEW_ATTEMPTS_MAX &&
+              g_error_matches (local_error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_REVIEW_STALE))
+            continue;
+          if (g_error_matches (local_error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_REVIEW_STALE))
+            g_prefix_error (&local_error, "The agent keeps rewriting its files (%u reviews): ",
+                            REVIEW_ATTEMPTS_MAX);
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return NULL;
+        }
+    }
   paddock_review_tokens_add (self->tokens, token);
   return g_steal_pointer (&token);
+}
+
+/**
+ * paddock_stage_get_reviewed_diff:
+ * @token_id: a token from paddock_stage_review_pinned()
+ * @path: a row of that review (a file change or a metadata row)
+ *
+ * The diff of @path as that review read it: the very bytes its token
+ * pins, whatever the stage holds now.
+ */
+GBytes *
+paddock_stage_get_reviewed_diff (PaddockStage  *self,
+                                 const char    *token_id,
+                                 const char    *path,
+                                 GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autoptr(PaddockReviewToken) token = paddock_review_tokens_lookup (self->tokens, token_id, error);
+
+  if (token == NULL)
+    return NULL;
+  /* Under the stage's lock: a review's diffs are made one at a time. */
+  return paddock_review_get_diff (paddock_review_token_get_review (token), path, error);
 }
 
 /**

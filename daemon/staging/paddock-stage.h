@@ -57,6 +57,10 @@ gboolean       paddock_stage_apply               (PaddockStage      *self,
 PaddockReviewToken *paddock_stage_review_pinned  (PaddockStage      *self,
                                                   GCancellable      *cancellable,
                                                   GError           **error);
+GBytes        *paddock_stage_get_reviewed_diff   (PaddockStage      *self,
+                                                  const char        *token_id,
+                                                  const char        *path,
+                                                  GError           **error);
 gboolean       paddock_stage_apply_reviewed      (PaddockStage      *self,
                                                   const char        *token_id,
                                                   const char *const *paths,

@@ -539,6 +539,18 @@ test_pin_rewritten (Fixture       *f,
   g_assert_no_error (error);
   overwrite (f->upper, "run.sh", "rm -rf ~/ #!!\n");
 
+  /* The diff of that review is still of what it read. */
+  {
+    g_autoptr(GBytes) diff = paddock_stage_get_reviewed_diff (stage, paddock_review_token_get_id (token),
+                                                              "run.sh", &error);
+    g_autofree char *shown = NULL;
+
+    g_assert_no_error (error);
+    shown = g_strndup (g_bytes_get_data (diff, NULL), g_bytes_get_size (diff));
+    g_assert_nonnull (strstr (shown, "+echo harmless\n"));
+    g_assert_null (strstr (shown, "rm -rf"));
+  }
+
   g_assert_false (paddock_stage_apply_reviewed (stage, paddock_review_token_get_id (token), none, none,
                                                 NULL, "test", &result, NULL, &error));
   g_assert_true (is_stale (error));
