@@ -553,7 +553,7 @@ changes_counted (gpointer data)
 {
   GtkLabel *count = data;
 
-  return gtk_widget_get_visible (GTK_WIDGET (count)) && g_strcmp0 (gtk_label_get_label (count), "2") == 0;
+  return gtk_widget_get_visible (GTK_WIDGET (count)) && g_strcmp0 (gtk_label_get_label (count), "3") == 0;
 }
 
 static gboolean
@@ -562,7 +562,7 @@ changes_listed (gpointer data)
   PaddockWindow *window = data;
   GListModel *changes = paddock_changes_view_get_model (current_changes_view (window));
 
-  return g_list_model_get_n_items (changes) >= 2;
+  return g_list_model_get_n_items (changes) >= 3;
 }
 
 static gboolean
@@ -647,7 +647,8 @@ changes_cb (GApplication     *app,
   assert_shows_sessions (window, "sessions", 1);
 
   /* The agent writes a new file and changes one: staged, not applied. */
-  send_input (connection, path, "echo new > added.txt; echo more >> README; echo wrote-$((1+1))\n");
+  send_input (connection, path, "echo new > added.txt; echo more >> README; echo '[submodule]' > .gitmodules; "
+              "echo wrote-$((1+1))\n");
   assert_terminal_shows (window, "wrote-2");
   g_assert_false (g_file_test (added, G_FILE_TEST_EXISTS));
 
@@ -723,7 +724,7 @@ changes_cb (GApplication     *app,
     g_assert_null (wrong);
     wrong = gtk_test_accessible_check_property (GTK_ACCESSIBLE (find_session_row (GTK_WIDGET (window))),
                                                 GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                                "staged shell, bash, Running, Boundary enforced, 2 changes to review");
+                                                "staged shell, bash, Running, Boundary enforced, 3 changes to review");
     g_assert_null (wrong);
   }
   changes = paddock_changes_view_get_model (changes_view);
@@ -734,7 +735,18 @@ changes_cb (GApplication     *app,
       if (g_str_equal (paddock_change_item_get_path (change), "added.txt"))
         {
           g_assert_cmpstr (paddock_change_item_get_kind (change), ==, "added");
+          g_assert_null (paddock_change_item_get_metadata_reason (change));
           added_position = i;
+        }
+      /* Repository metadata is listed, marked, after the file changes. */
+      if (g_str_equal (paddock_change_item_get_path (change), ".gitmodules"))
+        {
+          g_autofree char *label = NULL;
+
+          g_assert_nonnull (paddock_change_item_get_metadata_reason (change));
+          g_object_get (change, "kind-label", &label, NULL);
+          g_assert_true (g_str_has_prefix (label, "Metadata"));
+          g_assert_cmpuint (i, ==, g_list_model_get_n_items (changes) - 1);
         }
     }
   g_assert_cmpuint (added_position, !=, G_MAXUINT);
@@ -770,9 +782,21 @@ changes_cb (GApplication     *app,
   g_assert_true (paddock_test_wait_for (readme_conflicts, changes_view, TIMEOUT_MS));
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-conflict");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-all", NULL));
+  {
+    /* "All" is the file changes: the metadata is named as left out. */
+    const char *body = adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (paddock_ui_wait_for_message_dialog ()));
+
+    g_assert_nonnull (strstr (body, "README"));
+    g_assert_null (strstr (body, ".gitmodules"));
+    g_assert_nonnull (strstr (body, "Repository metadata"));
+  }
   paddock_ui_answer_dialog ("sessions-apply-conflict-confirm", "apply");
   paddock_ui_assert_toast (window, "Applied 0, 1 conflicting change was left alone");
   paddock_ui_settle (1000);
+  {
+    g_autofree char *gitmodules = g_build_filename (fixture->workspace, ".gitmodules", NULL);
+    g_assert_false (g_file_test (gitmodules, G_FILE_TEST_EXISTS));
+  }
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
   g_assert_cmpstr (readme_text, ==, "changed outside\n");
