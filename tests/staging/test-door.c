@@ -394,6 +394,48 @@ test_metadata_classes (Fixture       *f,
     }
 }
 
+/* Shapes: a bare repository that was in the workspace all along (named
+ * like any folder), a linked worktree's git dir (HEAD and commondir) the
+ * agent makes, and a .git turned into a symlink to the agent's folder. */
+static void
+test_metadata_shapes (Fixture       *f,
+                      gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReview) r = NULL;
+  GPtrArray *meta;
+
+  put (f->w, "tools/mirror/HEAD", "ref: refs/heads/main\n");
+  put_dir (f->w, "tools/mirror/objects");
+  put_dir (f->w, "tools/mirror/refs");
+  put (f->w, "lib/HEAD", "not git: a file named HEAD in a source folder\n");
+  put_dir (f->w, ".git");
+  stage = start_stage (f);
+
+  put (f->upper, "tools/mirror/hooks/post-update", "#!/bin/sh\ntouch pwned\n");
+  put (f->upper, "wtgit/HEAD", "ref: refs/heads/x\n");
+  put (f->upper, "wtgit/commondir", "../evil\n");
+  put (f->upper, "lib/HEAD", "still not git\n");
+  put (f->upper, "lib/code.c", "int y;\n");
+  {
+    g_autofree char *dot_git = g_build_filename (f->upper, ".git", NULL);
+    g_assert_cmpint (symlink ("evil", dot_git), ==, 0);
+  }
+
+  r = paddock_stage_review (stage, NULL, &error);
+  g_assert_no_error (error);
+  dump (r);
+  meta = paddock_review_get_metadata (r);
+  g_assert_nonnull (find_in (meta, "tools/mirror/hooks/post-update"));
+  g_assert_nonnull (find_in (meta, "wtgit/HEAD"));
+  g_assert_nonnull (find_in (meta, "wtgit/commondir"));
+  g_assert_nonnull (find_in (meta, ".git"));
+  /* A HEAD alone does not make a git directory. */
+  g_assert_nonnull (find_in (paddock_review_get_changes (r), "lib/HEAD"));
+  g_assert_nonnull (find_in (paddock_review_get_changes (r), "lib/code.c"));
+}
+
 /* "Apply everything" applies the file changes and not one metadata row;
  * naming metadata as a file change is refused; only metadata_paths apply
  * it, and then exactly the named row. */
@@ -702,6 +744,7 @@ main (int    argc,
   ADD ("/staging/content-hash/sparse-fast", test_hash_sparse_fast);
   ADD ("/staging/metadata/names", test_metadata_names);
   ADD ("/staging/metadata/classes", test_metadata_classes);
+  ADD ("/staging/metadata/shapes", test_metadata_shapes);
   ADD ("/staging/metadata/never-applied", test_metadata_never_applied);
   ADD ("/staging/pin/unchanged", test_pin_unchanged);
   ADD ("/staging/pin/rewritten", test_pin_rewritten);
