@@ -351,16 +351,96 @@ paddock_review_token_get_n_pins (PaddockReviewToken *self)
   return g_hash_table_size (self->pins);
 }
 
-/* Adds @token (a new reference) to @tokens (element-type
- * PaddockReviewToken, freeing with unref), dropping the oldest beyond
- * PADDOCK_REVIEW_TOKENS_MAX. */
-void
+static gboolean
+pins_equal (const PaddockPin *a,
+            const PaddockPin *b)
+{
+  return a->type == b->type && a->mode == b->mode && a->unreadable == b->unreadable &&
+         g_strcmp0 (a->sha, b->sha) == 0;
+}
+
+static gboolean
+rows_equal (GPtrArray *a,
+            GPtrArray *b)
+{
+  if (a->len != b->len)
+    return FALSE;
+  for (guint i = 0; i < a->len; i++)
+    {
+      PaddockChange *x = g_ptr_array_index (a, i);
+      PaddockChange *y = g_ptr_array_index (b, i);
+
+      if (g_strcmp0 (paddock_change_get_path (x), paddock_change_get_path (y)) != 0 ||
+          g_strcmp0 (paddock_change_get_old_path (x), paddock_change_get_old_path (y)) != 0 ||
+          paddock_change_get_kind (x) != paddock_change_get_kind (y) ||
+          paddock_change_get_entry_type (x) != paddock_change_get_entry_type (y) ||
+          paddock_change_get_old_mode (x) != paddock_change_get_old_mode (y) ||
+          paddock_change_get_new_mode (x) != paddock_change_get_new_mode (y) ||
+          paddock_change_get_binary (x) != paddock_change_get_binary (y) ||
+          paddock_change_get_added_lines (x) != paddock_change_get_added_lines (y) ||
+          paddock_change_get_removed_lines (x) != paddock_change_get_removed_lines (y) ||
+          paddock_change_get_conflict (x) != paddock_change_get_conflict (y) ||
+          g_strcmp0 (paddock_change_get_metadata_reason (x), paddock_change_get_metadata_reason (y)) != 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Whether @a and @b list the same rows with the same pins: the same review
+ * as far as anyone can tell (its diffs are then the same too). */
+static gboolean
+tokens_equal (PaddockReviewToken *a,
+              PaddockReviewToken *b)
+{
+  GHashTableIter iter;
+  gpointer key, value;
+
+  if (g_hash_table_size (a->pins) != g_hash_table_size (b->pins) ||
+      !rows_equal (paddock_review_get_changes (a->review), paddock_review_get_changes (b->review)) ||
+      !rows_equal (paddock_review_get_metadata (a->review), paddock_review_get_metadata (b->review)))
+    return FALSE;
+  g_hash_table_iter_init (&iter, a->pins);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      const PaddockPin *other = g_hash_table_lookup (b->pins, key);
+
+      if (other == NULL || !pins_equal (value, other))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * paddock_review_tokens_add:
+ * @tokens: (element-type PaddockReviewToken): a stage's tokens, oldest first
+ * @token: a new token
+ *
+ * Keeps @token, dropping the oldest beyond PADDOCK_REVIEW_TOKENS_MAX; but
+ * when the newest kept token lists the same rows with the same pins, that
+ * one is kept instead (and made young again): a client that refreshes an
+ * unchanged review every few seconds (the app) then does not push out the
+ * token a user is about to apply with.
+ *
+ * Returns: (transfer full): the token to hand out
+ */
+PaddockReviewToken *
 paddock_review_tokens_add (GPtrArray          *tokens,
                            PaddockReviewToken *token)
 {
+  if (tokens->len > 0)
+    {
+      PaddockReviewToken *newest = g_ptr_array_index (tokens, tokens->len - 1);
+
+      if (tokens_equal (newest, token))
+        {
+          newest->created_us = g_get_monotonic_time ();
+          return paddock_review_token_ref (newest);
+        }
+    }
   while (tokens->len >= PADDOCK_REVIEW_TOKENS_MAX)
     g_ptr_array_remove_index (tokens, 0);
   g_ptr_array_add (tokens, paddock_review_token_ref (token));
+  return paddock_review_token_ref (token);
 }
 
 /* Returns: (transfer full): the token @id, or %NULL with

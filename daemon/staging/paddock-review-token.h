@@ -51,7 +51,7 @@ const PaddockPin   *paddock_review_token_lookup_pin (PaddockReviewToken *self,
                                                      const char         *path);
 guint               paddock_review_token_get_n_pins (PaddockReviewToken *self);
 
-void                paddock_review_tokens_add     (GPtrArray            *tokens,
+PaddockReviewToken *paddock_review_tokens_add     (GPtrArray            *tokens,
                                                    PaddockReviewToken   *token);
 PaddockReviewToken *paddock_review_tokens_lookup  (GPtrArray            *tokens,
                                                    const char           *id,

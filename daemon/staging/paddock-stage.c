@@ -1076,8 +1076,8 @@ paddock_stage_review_pinned (PaddockStage  *self,
           return NULL;
         }
     }
-  paddock_review_tokens_add (self->tokens, token);
-  return g_steal_pointer (&token);
+  /* An unchanged review keeps its token (and its id). */
+  return paddock_review_tokens_add (self->tokens, token);
 }
 
 /**

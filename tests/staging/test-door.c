@@ -697,9 +697,19 @@ test_token_bounds (Fixture       *f,
 
   first = paddock_stage_review_pinned (stage, NULL, &error);
   g_assert_no_error (error);
+  /* The same review again is the same token: a refresh pushes nothing out. */
+  {
+    g_autoptr(PaddockReviewToken) again = paddock_stage_review_pinned (stage, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpstr (paddock_review_token_get_id (again), ==, paddock_review_token_get_id (first));
+  }
   for (guint i = 0; i < PADDOCK_REVIEW_TOKENS_MAX; i++)
     {
-      g_autoptr(PaddockReviewToken) later = paddock_stage_review_pinned (stage, NULL, &error);
+      g_autoptr(PaddockReviewToken) later = NULL;
+      g_autofree char *text = g_strdup_printf ("version %u\n", i);
+
+      put (f->upper, "a.txt", text);
+      later = paddock_stage_review_pinned (stage, NULL, &error);
       g_assert_no_error (error);
       g_assert_cmpstr (paddock_review_token_get_id (later), !=, paddock_review_token_get_id (first));
     }
