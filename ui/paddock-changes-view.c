@@ -322,8 +322,9 @@ list_changes_cb (GObject      *object,
         gtk_selection_model_select_item (GTK_SELECTION_MODEL (self->selection), i, FALSE);
     }
 
+  /* The sidebar counts file changes, as ListChanges does for it. */
   if (self->item != NULL)
-    paddock_session_item_set_n_changes (self->item, n);
+    paddock_session_item_set_n_changes (self->item, (guint) g_variant_n_children (files));
 
   paddock_changes_view_show_page (self, n > 0 ? "changes" : "empty");
   paddock_changes_view_update_summary (self);
