@@ -110,14 +110,22 @@ kind_letter (const char *kind)
   "it is now: A added, M modified, D deleted, R renamed (old -> new),\n" \
   "T type changed, X mode changed; “conflict” marks a path the workspace\n" \
   "also changed since the session started. With --diff, the unified diff of\n" \
-  "every change, or of PATH only: on a terminal with its control and\n" \
-  "invisible characters shown as escapes (^[, <U+202E>), unless --raw.\n" \
-  "Then the commits the agent made in the session's repository (with\n" \
-  "--diff, each as git show prints it); --commit SHA shows one of them."
+  "every change, or of PATH only.\n" \
+  "\n" \
+  "Repository metadata (.git, .gitmodules, nested or bare repositories, .hg,\n" \
+  ".svn, .bzr, _darcs, .jj…) is listed apart and never applied unless named\n" \
+  "with apply --include-metadata. The review token pins the listed content:\n" \
+  "apply --review TOKEN applies exactly it or nothing. On a terminal a diff's\n" \
+  "control and invisible characters are shown as escapes (^[, <U+202E>),\n" \
+  "unless --raw. Then the commits the agent made in the session's repository\n" \
+  "(with --diff, each as git show prints it); --commit SHA shows one of them."
 
+/* With @token, the diff of the content as that review read it (what its
+ * token lands); without, of the stage as it is now. */
 static gboolean
 print_diff (Paddockctl         *ctl,
             PaddockIpcSession1 *session,
+            const char         *token,
             const char         *path,
             JsonBuilder        *builder,
             gboolean            raw,
@@ -127,7 +135,9 @@ print_diff (Paddockctl         *ctl,
   gsize length = 0;
   const char *bytes;
 
-  if (!paddock_ipc_session1_call_get_diff_sync (session, path, &diff, NULL, error))
+  if (token != NULL
+      ? !paddock_ipc_session1_call_get_reviewed_diff_sync (session, token, path, &diff, NULL, error)
+      : !paddock_ipc_session1_call_get_diff_sync (session, path, &diff, NULL, error))
     return FALSE;
   bytes = g_variant_get_fixed_array (diff, &length, 1);
   /* A bytestring carries its NUL; the diff is the bytes before it. */
@@ -145,6 +155,90 @@ print_diff (Paddockctl         *ctl,
   return TRUE;
 }
 
+/* One review row, as JSON members or one human line. */
+static gboolean
+print_row (Paddockctl         *ctl,
+           PaddockIpcSession1 *session,
+           const char         *token,
+           JsonBuilder        *builder,
+           gboolean            with_diff,
+           gboolean            raw,
+           GVariant           *row,
+           GError            **error)
+{
+  const char *path, *old_path, *kind, *type;
+  const char *reason = NULL;
+  gboolean binary, conflict;
+  guint32 added, removed;
+
+  if (g_variant_n_children (row) == 9)
+    g_variant_get (row, "(^&ay^&ay&s&sbuub&s)", &path, &old_path, &kind, &type,
+                   &binary, &added, &removed, &conflict, &reason);
+  else
+    g_variant_get (row, "(^&ay^&ay&s&sbuub)", &path, &old_path, &kind, &type,
+                   &binary, &added, &removed, &conflict);
+
+  if (builder != NULL)
+    {
+      json_builder_begin_object (builder);
+      add_path_member (builder, "path", path);
+      json_builder_set_member_name (builder, "kind");
+      json_builder_add_string_value (builder, kind);
+      add_path_member (builder, "old_path", old_path[0] != '\0' ? old_path : NULL);
+      json_builder_set_member_name (builder, "type");
+      json_builder_add_string_value (builder, type);
+      json_builder_set_member_name (builder, "binary");
+      json_builder_add_boolean_value (builder, binary);
+      json_builder_set_member_name (builder, "added_lines");
+      json_builder_add_int_value (builder, added);
+      json_builder_set_member_name (builder, "removed_lines");
+      json_builder_add_int_value (builder, removed);
+      json_builder_set_member_name (builder, "conflict");
+      json_builder_add_boolean_value (builder, conflict);
+      if (reason != NULL)
+        {
+          json_builder_set_member_name (builder, "reason");
+          json_builder_add_string_value (builder, reason);
+        }
+      if (with_diff && !print_diff (ctl, session, token, path, builder, raw, error))
+        return FALSE;
+      json_builder_end_object (builder);
+      return TRUE;
+    }
+
+  if (with_diff)
+    return print_diff (ctl, session, token, path, NULL, raw, error);
+
+  {
+    g_autofree char *shown = printable_path (path);
+    g_autofree char *shown_old = old_path[0] != '\0' ? printable_path (old_path) : NULL;
+    g_autofree char *stats = binary ? g_strdup ("binary")
+                                    : g_strdup_printf ("+%u -%u", added, removed);
+
+    g_print ("%s  %s%s%s%s  %s%s%s%s\n", kind_letter (kind),
+             shown_old != NULL ? shown_old : "", shown_old != NULL ? " -> " : "", shown,
+             g_str_equal (type, "directory") ? "/" : g_str_equal (type, "symlink") ? " (link)" : "",
+             stats, conflict ? "  conflict" : "",
+             reason != NULL ? "  " : "", reason != NULL ? reason : "");
+  }
+  return TRUE;
+}
+
+static guint
+count_conflicts (GVariant *rows)
+{
+  guint n = 0;
+
+  for (gsize i = 0; i < g_variant_n_children (rows); i++)
+    {
+      g_autoptr(GVariant) row = g_variant_get_child_value (rows, i);
+      g_autoptr(GVariant) conflict = g_variant_get_child_value (row, 7);
+
+      n += g_variant_get_boolean (conflict) ? 1 : 0;
+    }
+  return n;
+}
+
 int
 paddockctl_review (Paddockctl  *ctl,
                    int          argc,
@@ -154,14 +248,20 @@ paddockctl_review (Paddockctl  *ctl,
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockIpcSession1) session = NULL;
+  g_autoptr(GVariant) result = NULL;
   g_autoptr(GVariant) changes = NULL;
+  g_autoptr(GVariant) metadata = NULL;
+  const char *token = NULL;
   g_autofree char *id = NULL;
   gboolean with_diff = FALSE;
-  gboolean raw = FALSE;
   const char *only_path = NULL;
+  g_autofree char *review_token = NULL;
+  gboolean raw = FALSE;
   g_autofree char *only_commit = NULL;
   const GOptionEntry entries[] = {
     { "diff", 0, 0, G_OPTION_ARG_NONE, &with_diff, "Show the unified diff of each change", NULL },
+    { "review", 0, 0, G_OPTION_ARG_STRING, &review_token,
+      "With --diff PATH: the diff as that review read it (what apply --review TOKEN lands)", "TOKEN" },
     { "raw", 0, 0, G_OPTION_ARG_NONE, &raw,
       "Print the diff's bytes as they are, even on a terminal", NULL },
     { "commit", 0, 0, G_OPTION_ARG_STRING, &only_commit, "Show this commit of the agent's", "SHA" },
@@ -169,12 +269,9 @@ paddockctl_review (Paddockctl  *ctl,
   };
   g_autoptr(JsonBuilder) builder = NULL;
   int exit_code = PADDOCKCTL_EXIT_OK;
-  GVariantIter iter;
-  const char *path, *old_path, *kind, *type;
-  gboolean binary, conflict;
-  guint32 added, removed;
   guint n_conflicts = 0;
   guint n_changes = 0;
+  guint n_metadata = 0;
 
   context = paddockctl_option_context_new (ctl, "ID [PATH]", REVIEW_SUMMARY, entries);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
@@ -189,6 +286,8 @@ paddockctl_review (Paddockctl  *ctl,
         return paddockctl_usage_error (ctl, command_path, "a PATH goes with --diff");
       only_path = argv[2];
     }
+  if (review_token != NULL && only_path == NULL)
+    return paddockctl_usage_error (ctl, command_path, "--review TOKEN goes with --diff PATH");
   if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
     return exit_code;
   if (!(session = open_session (ctl, id, &error)))
@@ -211,7 +310,7 @@ paddockctl_review (Paddockctl  *ctl,
           json_builder_begin_object (builder);
           add_path_member (builder, "path", only_path);
         }
-      if (!print_diff (ctl, session, only_path, builder, raw, &error))
+      if (!print_diff (ctl, session, review_token, only_path, builder, raw, &error))
         return paddockctl_fail_session (ctl, id, &error);
       if (builder != NULL)
         {
@@ -223,8 +322,20 @@ paddockctl_review (Paddockctl  *ctl,
       return PADDOCKCTL_EXIT_OK;
     }
 
-  if (!paddock_ipc_session1_call_list_changes_sync (session, &changes, NULL, &error))
+  if (!paddock_ipc_session1_call_review_sync (session, g_variant_new ("a{sv}", NULL), &result,
+                                              NULL, &error))
     return paddockctl_fail_session (ctl, id, &error);
+  changes = g_variant_lookup_value (result, "changes", G_VARIANT_TYPE ("a(ayayssbuub)"));
+  metadata = g_variant_lookup_value (result, "metadata", G_VARIANT_TYPE ("a(ayayssbuubs)"));
+  if (changes == NULL || metadata == NULL || !g_variant_lookup (result, "token", "&s", &token))
+    {
+      g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                           "The daemon's review lacks its changes, metadata or token");
+      return paddockctl_fail (ctl, error);
+    }
+  n_changes = (guint) g_variant_n_children (changes);
+  n_metadata = (guint) g_variant_n_children (metadata);
+  n_conflicts = count_conflicts (changes);
 
   if (ctl->json)
     {
@@ -232,64 +343,39 @@ paddockctl_review (Paddockctl  *ctl,
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "id");
       json_builder_add_string_value (builder, id);
-      json_builder_set_member_name (builder, "changes");
-      json_builder_begin_array (builder);
+      json_builder_set_member_name (builder, "token");
+      json_builder_add_string_value (builder, token);
     }
 
-  g_variant_iter_init (&iter, changes);
-  while (g_variant_iter_next (&iter, "(^&ay^&ay&s&sbuub)", &path, &old_path, &kind, &type,
-                              &binary, &added, &removed, &conflict))
+  for (guint list = 0; list < 2; list++)
     {
-      n_changes++;
-      n_conflicts += conflict ? 1 : 0;
+      GVariant *rows = list == 0 ? changes : metadata;
+
       if (builder != NULL)
         {
-          json_builder_begin_object (builder);
-          add_path_member (builder, "path", path);
-          json_builder_set_member_name (builder, "kind");
-          json_builder_add_string_value (builder, kind);
-          add_path_member (builder, "old_path", old_path[0] != '\0' ? old_path : NULL);
-          json_builder_set_member_name (builder, "type");
-          json_builder_add_string_value (builder, type);
-          json_builder_set_member_name (builder, "binary");
-          json_builder_add_boolean_value (builder, binary);
-          json_builder_set_member_name (builder, "added_lines");
-          json_builder_add_int_value (builder, added);
-          json_builder_set_member_name (builder, "removed_lines");
-          json_builder_add_int_value (builder, removed);
-          json_builder_set_member_name (builder, "conflict");
-          json_builder_add_boolean_value (builder, conflict);
-          if (with_diff && !print_diff (ctl, session, path, builder, raw, &error))
-            return paddockctl_fail_session (ctl, id, &error);
-          json_builder_end_object (builder);
-          continue;
+          json_builder_set_member_name (builder, list == 0 ? "changes" : "metadata");
+          json_builder_begin_array (builder);
         }
-
-      if (with_diff)
+      else if (list == 1 && n_metadata > 0 && !with_diff)
+        g_print ("%sRepository metadata, never applied unless named with --include-metadata "
+                 "(a VCS runs what it says):\n", n_changes > 0 ? "\n" : "");
+      for (gsize i = 0; i < g_variant_n_children (rows); i++)
         {
-          if (!print_diff (ctl, session, path, NULL, raw, &error))
+          g_autoptr(GVariant) row = g_variant_get_child_value (rows, i);
+
+          if (builder == NULL && list == 1 && !with_diff)
+            g_print ("  ");
+          if (!print_row (ctl, session, token, builder, with_diff, raw, row, &error))
             return paddockctl_fail_session (ctl, id, &error);
-          continue;
         }
-
-      {
-        g_autofree char *shown = printable_path (path);
-        g_autofree char *shown_old = old_path[0] != '\0' ? printable_path (old_path) : NULL;
-        g_autofree char *stats = binary ? g_strdup ("binary")
-                                        : g_strdup_printf ("+%u -%u", added, removed);
-
-        g_print ("%s  %s%s%s%s  %s%s\n", kind_letter (kind),
-                 shown_old != NULL ? shown_old : "", shown_old != NULL ? " -> " : "", shown,
-                 g_str_equal (type, "directory") ? "/" : g_str_equal (type, "symlink") ? " (link)" : "",
-                 stats, conflict ? "  conflict" : "");
-      }
+      if (builder != NULL)
+        json_builder_end_array (builder);
     }
 
   if (builder != NULL)
     {
       g_autoptr(JsonNode) root = NULL;
 
-      json_builder_end_array (builder);
       if (!paddockctl_commits_review (ctl, session, id, builder, with_diff, &error))
         return paddockctl_fail_session (ctl, id, &error);
       json_builder_end_object (builder);
@@ -298,11 +384,14 @@ paddockctl_review (Paddockctl  *ctl,
     }
   else if (!with_diff)
     {
-      if (n_changes == 0)
+      if (n_changes == 0 && n_metadata == 0)
         g_print ("No changes: the stage matches the workspace.\n");
       else if (n_conflicts > 0)
         g_print ("%u change%s, %u in conflict (apply them with --force-path).\n", n_changes,
                  n_changes == 1 ? "" : "s", n_conflicts);
+      if (n_changes + n_metadata > 0)
+        g_print ("Review token %s: “paddockctl apply --review %s %s” applies exactly this content, "
+                 "or nothing.\n", token, token, id);
     }
   if (builder == NULL && !paddockctl_commits_review (ctl, session, id, NULL, with_diff, &error))
     return paddockctl_fail_session (ctl, id, &error);
@@ -316,10 +405,18 @@ paddockctl_review (Paddockctl  *ctl,
   "all of them, or the --path ones. The batch happens entirely or not at\n" \
   "all. A path the workspace also changed since the session started is a\n" \
   "conflict and is left alone unless named with --force-path. Exits 1 when\n" \
-  "conflicts were left. With --commits, instead, the commits the agent made\n" \
-  "in the session's repository become a new branch of the workspace's\n" \
-  "(paddock/ID, or --branch NAME; an existing one is refused): no file, HEAD\n" \
-  "or branch of yours changes."
+  "conflicts were left.\n" \
+  "\n" \
+  "With --review TOKEN (from “paddockctl review”) the rows of that review\n" \
+  "are applied with exactly the content it listed: if the agent changed any\n" \
+  "of them since, nothing is applied. Without it, apply takes a review of its\n" \
+  "own first and holds the batch to that. Repository metadata (.git, …) is\n" \
+  "applied only as named with --include-metadata.\n" \
+  "\n" \
+  "With --commits, instead, the commits the agent made in the session's\n" \
+  "repository become a new branch of the workspace's (paddock/ID, or\n" \
+  "--branch NAME; an existing one is refused): no file, HEAD or branch of\n" \
+  "yours changes."
 
 int
 paddockctl_apply (Paddockctl  *ctl,
@@ -337,6 +434,10 @@ paddockctl_apply (Paddockctl  *ctl,
   g_autofree char *id = NULL;
   g_auto(GStrv) paths = NULL;
   g_auto(GStrv) force_paths = NULL;
+  g_auto(GStrv) metadata_paths = NULL;
+  g_autofree char *review_token = NULL;
+  g_autofree char *fresh_token = NULL;
+  guint32 pinned = 0;
   gboolean commits = FALSE;
   g_autofree char *branch = NULL;
   const GOptionEntry entries[] = {
@@ -346,9 +447,14 @@ paddockctl_apply (Paddockctl  *ctl,
     { "branch", 0, 0, G_OPTION_ARG_STRING, &branch, "With --commits: the branch's name", "NAME" },
     { "force-path", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &force_paths,
       "Apply this change even in conflict, overwriting the workspace's version (repeatable)", "P" },
+    { "review", 0, 0, G_OPTION_ARG_STRING, &review_token,
+      "Apply that review's rows with exactly the content it listed, or nothing", "TOKEN" },
+    { "include-metadata", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &metadata_paths,
+      "Apply this repository-metadata row too (repeatable; it can run code in your git)", "PATH" },
     { NULL }
   };
-  const char *const empty[] = { NULL };
+  g_autoptr(GVariant) apply_result = NULL;
+  GVariantDict options;
   int exit_code = PADDOCKCTL_EXIT_OK;
   guint n_applied, n_conflicts;
 
@@ -361,8 +467,9 @@ paddockctl_apply (Paddockctl  *ctl,
     return paddockctl_usage_error (ctl, command_path, "--branch goes with --commits");
   if (commits)
     {
-      if (paths != NULL || force_paths != NULL)
-        return paddockctl_usage_error (ctl, command_path, "--commits goes without --path or --force-path");
+      if (paths != NULL || force_paths != NULL || review_token != NULL || metadata_paths != NULL)
+        return paddockctl_usage_error (ctl, command_path,
+                                       "--commits goes without --path, --force-path, --review or --include-metadata");
       if (!(session = open_session (ctl, id, &error)))
         return paddockctl_fail (ctl, error);
       return paddockctl_commits_apply (ctl, session, id, branch);
@@ -378,10 +485,60 @@ paddockctl_apply (Paddockctl  *ctl,
 
   if (!(session = open_session (ctl, id, &error)))
     return paddockctl_fail (ctl, error);
-  if (!paddock_ipc_session1_call_apply_sync (session, (const char *const *) chosen->pdata,
-                                             force_paths != NULL ? (const char *const *) force_paths : empty,
-                                             &applied, &conflicts, &batch, NULL, &error))
+
+  /* Metadata tells git (hg, …) what to run: applying it is the user's
+   * deliberate act, and they are told so every time. */
+  for (guint i = 0; metadata_paths != NULL && metadata_paths[i] != NULL; i++)
+    {
+      g_autofree char *shown = printable_path (metadata_paths[i]);
+      paddockctl_warn ("Warning: applying repository metadata “%s”: git (or another VCS) in your "
+                       "folder will act on it, outside any sandbox", shown);
+    }
+
+  if (review_token == NULL)
+    {
+      /* No review named: take one now and hold the batch to it, so what
+       * lands is what that review read even if the agent writes on. */
+      g_autoptr(GVariant) review = NULL;
+      const char *token = NULL;
+
+      if (!paddock_ipc_session1_call_review_sync (session, g_variant_new ("a{sv}", NULL), &review,
+                                                  NULL, &error))
+        return paddockctl_fail_session (ctl, id, &error);
+      if (!g_variant_lookup (review, "token", "&s", &token))
+        {
+          g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "The daemon's review has no token");
+          return paddockctl_fail (ctl, error);
+        }
+      (void) g_variant_lookup (review, "pinned", "u", &pinned);
+      fresh_token = g_strdup (token);
+      /* One line, on stderr so that --json keeps one document on stdout. */
+      paddockctl_warn ("Pinned %u path%s by SHA-256 at a fresh review (token %s); content the agent "
+                       "changes before the batch is written is refused", pinned,
+                       pinned == 1 ? "" : "s", fresh_token);
+    }
+
+  g_variant_dict_init (&options, NULL);
+  if (force_paths != NULL)
+    g_variant_dict_insert_value (&options, "force_paths",
+                                 g_variant_new_bytestring_array ((const char *const *) force_paths, -1));
+  if (metadata_paths != NULL)
+    g_variant_dict_insert_value (&options, "metadata_paths",
+                                 g_variant_new_bytestring_array ((const char *const *) metadata_paths, -1));
+  if (!paddock_ipc_session1_call_apply_reviewed_sync (session,
+                                                      review_token != NULL ? review_token : fresh_token,
+                                                      (const char *const *) chosen->pdata,
+                                                      g_variant_dict_end (&options), &apply_result,
+                                                      NULL, &error))
     return paddockctl_fail_session (ctl, id, &error);
+  if (!g_variant_lookup (apply_result, "applied", "^aay", &applied) ||
+      !g_variant_lookup (apply_result, "conflicts", "^aay", &conflicts) ||
+      !g_variant_lookup (apply_result, "batch", "s", &batch))
+    {
+      g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                           "The daemon's apply result lacks applied, conflicts or batch");
+      return paddockctl_fail (ctl, error);
+    }
 
   n_applied = g_strv_length (applied);
   n_conflicts = g_strv_length (conflicts);
@@ -397,6 +554,8 @@ paddockctl_apply (Paddockctl  *ctl,
       add_path_array (builder, "conflicts", conflicts);
       json_builder_set_member_name (builder, "journal");
       json_builder_add_string_value (builder, batch);
+      json_builder_set_member_name (builder, "review");
+      json_builder_add_string_value (builder, review_token != NULL ? review_token : fresh_token);
       json_builder_end_object (builder);
       root = json_builder_get_root (builder);
       paddockctl_print_json (ctl, root);

@@ -20,6 +20,8 @@ static const GDBusErrorEntry paddock_error_entries[] = {
   { PADDOCK_ERROR_CONFLICT,         "org.paddock.Error.Conflict" },
   { PADDOCK_ERROR_BUSY,             "org.paddock.Error.Busy" },
   { PADDOCK_ERROR_RESTART_REQUIRED, "org.paddock.Error.RestartRequired" },
+  { PADDOCK_ERROR_REVIEW_STALE,     "org.paddock.Error.ReviewStale" },
+  { PADDOCK_ERROR_REVIEW_EXPIRED,   "org.paddock.Error.ReviewExpired" },
 };
 
 GQuark

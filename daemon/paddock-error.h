@@ -25,6 +25,8 @@ typedef enum
   PADDOCK_ERROR_CONFLICT,          /* org.paddock.Error.Conflict */
   PADDOCK_ERROR_BUSY,              /* org.paddock.Error.Busy */
   PADDOCK_ERROR_RESTART_REQUIRED,  /* org.paddock.Error.RestartRequired */
+  PADDOCK_ERROR_REVIEW_STALE,      /* org.paddock.Error.ReviewStale */
+  PADDOCK_ERROR_REVIEW_EXPIRED,    /* org.paddock.Error.ReviewExpired */
 } PaddockError;
 
 #define PADDOCK_ERROR (paddock_error_quark ())

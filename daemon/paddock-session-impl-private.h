@@ -84,6 +84,18 @@ gboolean _paddock_session_impl_handle_apply              (PaddockIpcSession1    
                                                           GDBusMethodInvocation *invocation,
                                                           const char *const     *paths,
                                                           const char *const     *force_paths);
+gboolean _paddock_session_impl_handle_review             (PaddockIpcSession1    *session,
+                                                          GDBusMethodInvocation *invocation,
+                                                          GVariant              *options);
+gboolean _paddock_session_impl_handle_apply_reviewed     (PaddockIpcSession1    *session,
+                                                          GDBusMethodInvocation *invocation,
+                                                          const char            *token,
+                                                          const char *const     *paths,
+                                                          GVariant              *options);
+gboolean _paddock_session_impl_handle_get_reviewed_diff  (PaddockIpcSession1    *session,
+                                                          GDBusMethodInvocation *invocation,
+                                                          const char            *token,
+                                                          const char            *path);
 gboolean _paddock_session_impl_handle_drop               (PaddockIpcSession1    *session,
                                                           GDBusMethodInvocation *invocation,
                                                           const char *const     *paths);

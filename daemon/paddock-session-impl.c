@@ -4133,6 +4133,9 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_list_changes = _paddock_session_impl_handle_list_changes;
   iface->handle_get_diff = _paddock_session_impl_handle_get_diff;
   iface->handle_apply = _paddock_session_impl_handle_apply;
+  iface->handle_review = _paddock_session_impl_handle_review;
+  iface->handle_apply_reviewed = _paddock_session_impl_handle_apply_reviewed;
+  iface->handle_get_reviewed_diff = _paddock_session_impl_handle_get_reviewed_diff;
   iface->handle_drop = _paddock_session_impl_handle_drop;
   iface->handle_create_checkpoint = _paddock_session_impl_handle_create_checkpoint;
   iface->handle_list_checkpoints = _paddock_session_impl_handle_list_checkpoints;

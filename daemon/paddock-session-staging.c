@@ -20,6 +20,9 @@ typedef enum {
   STAGING_LIST_CHANGES,
   STAGING_GET_DIFF,
   STAGING_APPLY,
+  STAGING_REVIEW,
+  STAGING_APPLY_REVIEWED,
+  STAGING_GET_REVIEWED_DIFF,
   STAGING_DROP,
   STAGING_CREATE_CHECKPOINT,
   STAGING_LIST_CHECKPOINTS,
@@ -33,7 +36,9 @@ typedef struct {
   GDBusMethodInvocation *invocation;
   GStrv                  paths;
   GStrv                  force_paths;
-  char                  *name;      /* a path (GetDiff) or a checkpoint name */
+  char                  *name;      /* a path (GetDiff), a checkpoint name */
+  char                  *token;     /* a review token */
+  GStrv                  metadata_paths;
   gboolean               frozen;
 } StagingCall;
 
@@ -45,7 +50,9 @@ staging_call_free (StagingCall *call)
   g_clear_object (&call->invocation);
   g_clear_pointer (&call->paths, g_strfreev);
   g_clear_pointer (&call->force_paths, g_strfreev);
+  g_clear_pointer (&call->metadata_paths, g_strfreev);
   g_clear_pointer (&call->name, g_free);
+  g_clear_pointer (&call->token, g_free);
   g_free (call);
 }
 
@@ -74,6 +81,15 @@ to_paddock_error (const GError *error)
         case PADDOCK_STAGING_ERROR_TOO_LARGE:
           code = PADDOCK_ERROR_QUOTA_EXCEEDED;
           break;
+        case PADDOCK_STAGING_ERROR_REVIEW_STALE:
+          code = PADDOCK_ERROR_REVIEW_STALE;
+          break;
+        case PADDOCK_STAGING_ERROR_REVIEW_EXPIRED:
+          code = PADDOCK_ERROR_REVIEW_EXPIRED;
+          break;
+        case PADDOCK_STAGING_ERROR_METADATA:
+          code = PADDOCK_ERROR_INVALID_ARGUMENT;
+          break;
         default:
           code = PADDOCK_ERROR_FAILED;
           break;
@@ -88,6 +104,9 @@ to_paddock_error (const GError *error)
           break;
         case PADDOCK_APPLY_ERROR_INVALID_PATH:
           code = PADDOCK_ERROR_INVALID_ARGUMENT;
+          break;
+        case PADDOCK_APPLY_ERROR_STALE:
+          code = PADDOCK_ERROR_REVIEW_STALE;
           break;
         default:
           code = PADDOCK_ERROR_FAILED;
@@ -160,29 +179,69 @@ bytestring_array (GPtrArray *paths)
   return g_variant_builder_end (&builder);
 }
 
+/* Rows as a(ayayssbuub), or with @with_reason a(ayayssbuubs). */
 static GVariant *
-list_changes_reply (PaddockReview *review)
+rows_variant (GPtrArray *changes,
+              gboolean   with_reason)
 {
-  GPtrArray *changes = paddock_review_get_changes (review);
   GVariantBuilder builder;
 
-  g_variant_builder_init (&builder, G_VARIANT_TYPE ("a(ayayssbuub)"));
+  g_variant_builder_init (&builder, with_reason ? G_VARIANT_TYPE ("a(ayayssbuubs)")
+                                                : G_VARIANT_TYPE ("a(ayayssbuub)"));
   for (guint i = 0; i < changes->len; i++)
     {
       PaddockChange *change = g_ptr_array_index (changes, i);
       const char *old_path = paddock_change_get_old_path (change);
+      const char *reason = paddock_change_get_metadata_reason (change);
+      GVariant *row[9] = {
+        g_variant_new_bytestring (paddock_change_get_path (change)),
+        g_variant_new_bytestring (old_path != NULL ? old_path : ""),
+        g_variant_new_string (paddock_change_kind_to_string (paddock_change_get_kind (change))),
+        g_variant_new_string (paddock_entry_type_to_string (paddock_change_get_entry_type (change))),
+        g_variant_new_boolean (paddock_change_get_binary (change)),
+        g_variant_new_uint32 (paddock_change_get_added_lines (change)),
+        g_variant_new_uint32 (paddock_change_get_removed_lines (change)),
+        g_variant_new_boolean (paddock_change_get_conflict (change)),
+        g_variant_new_string (reason != NULL ? reason : ""),
+      };
 
-      g_variant_builder_add (&builder, "(@ay@ayssbuub)",
-                             g_variant_new_bytestring (paddock_change_get_path (change)),
-                             g_variant_new_bytestring (old_path != NULL ? old_path : ""),
-                             paddock_change_kind_to_string (paddock_change_get_kind (change)),
-                             paddock_entry_type_to_string (paddock_change_get_entry_type (change)),
-                             paddock_change_get_binary (change),
-                             paddock_change_get_added_lines (change),
-                             paddock_change_get_removed_lines (change),
-                             paddock_change_get_conflict (change));
+      g_variant_builder_add_value (&builder, g_variant_new_tuple (row, with_reason ? 9 : 8));
+      if (!with_reason)
+        g_variant_unref (g_variant_ref_sink (row[8]));
     }
-  return g_variant_new ("(@a(ayayssbuub))", g_variant_builder_end (&builder));
+  return g_variant_builder_end (&builder);
+}
+
+static GVariant *
+list_changes_reply (PaddockReview *review)
+{
+  return g_variant_new ("(@a(ayayssbuub))", rows_variant (paddock_review_get_changes (review), FALSE));
+}
+
+static GVariant *
+review_reply (PaddockReviewToken *token)
+{
+  PaddockReview *review = paddock_review_token_get_review (token);
+  GVariantDict dict;
+
+  g_variant_dict_init (&dict, NULL);
+  g_variant_dict_insert_value (&dict, "changes", rows_variant (paddock_review_get_changes (review), FALSE));
+  g_variant_dict_insert_value (&dict, "metadata", rows_variant (paddock_review_get_metadata (review), TRUE));
+  g_variant_dict_insert (&dict, "token", "s", paddock_review_token_get_id (token));
+  g_variant_dict_insert (&dict, "pinned", "u", paddock_review_token_get_n_pins (token));
+  return g_variant_new ("(@a{sv})", g_variant_dict_end (&dict));
+}
+
+static GVariant *
+apply_reviewed_reply (PaddockApplyResult *result)
+{
+  GVariantDict dict;
+
+  g_variant_dict_init (&dict, NULL);
+  g_variant_dict_insert_value (&dict, "applied", bytestring_array (result->applied));
+  g_variant_dict_insert_value (&dict, "conflicts", bytestring_array (result->conflicts));
+  g_variant_dict_insert (&dict, "batch", "s", result->batch_id);
+  return g_variant_new ("(@a{sv})", g_variant_dict_end (&dict));
 }
 
 static void
@@ -225,6 +284,37 @@ staging_thread (GTask        *task,
                                  cancellable, &error))
           reply = g_variant_new ("(@aay@aays)", bytestring_array (result->applied),
                                  bytestring_array (result->conflicts), result->batch_id);
+      }
+      break;
+
+    case STAGING_REVIEW:
+      {
+        g_autoptr(PaddockReviewToken) token = paddock_stage_review_pinned (call->stage, cancellable, &error);
+        if (token != NULL)
+          reply = review_reply (token);
+      }
+      break;
+
+    case STAGING_APPLY_REVIEWED:
+      {
+        g_autofree char *who = _paddock_session_impl_describe_caller (call->invocation);
+        g_autoptr(PaddockApplyResult) result = NULL;
+
+        if (paddock_stage_apply_reviewed (call->stage, call->token, (const char *const *) call->paths,
+                                          (const char *const *) call->force_paths,
+                                          (const char *const *) call->metadata_paths, who, &result,
+                                          cancellable, &error))
+          reply = apply_reviewed_reply (result);
+      }
+      break;
+
+    case STAGING_GET_REVIEWED_DIFF:
+      {
+        g_autoptr(GBytes) diff = paddock_stage_get_reviewed_diff (call->stage, call->token, call->name, &error);
+
+        if (diff != NULL)
+          reply = g_variant_new ("(@ay)",
+                                 g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, diff, TRUE));
       }
       break;
 
@@ -309,12 +399,14 @@ paths_within_bounds (const char *const *paths)
 }
 
 static gboolean
-start_call (PaddockIpcSession1    *session,
-            GDBusMethodInvocation *invocation,
-            StagingOp              op,
-            const char *const     *paths,
-            const char *const     *force_paths,
-            const char            *name)
+start_call_full (PaddockIpcSession1    *session,
+                 GDBusMethodInvocation *invocation,
+                 StagingOp              op,
+                 const char *const     *paths,
+                 const char *const     *force_paths,
+                 const char *const     *metadata_paths,
+                 const char            *token,
+                 const char            *name)
 {
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
   PaddockStage *stage = _paddock_session_impl_get_stage (self);
@@ -339,7 +431,8 @@ start_call (PaddockIpcSession1    *session,
    * it has one, is being emptied; without one there is no freezer at all):
    * a batch or a copy made now would not be of one moment. Reading the
    * review list is harmless, as under a running agent. */
-  if ((op == STAGING_APPLY || op == STAGING_CREATE_CHECKPOINT || op == STAGING_DROP ||
+  if ((op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED || op == STAGING_CREATE_CHECKPOINT ||
+       op == STAGING_DROP ||
        op == STAGING_RESTORE_CHECKPOINT) && _paddock_session_impl_refuse_leftovers (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   if ((op == STAGING_DROP || op == STAGING_RESTORE_CHECKPOINT) && _paddock_session_impl_is_live (self))
@@ -353,6 +446,7 @@ start_call (PaddockIpcSession1    *session,
     }
 
   if (!paths_within_bounds (paths) || !paths_within_bounds (force_paths) ||
+      !paths_within_bounds (metadata_paths) ||
       (name != NULL && strlen (name) > PATH_BYTES_MAX))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
@@ -370,16 +464,104 @@ start_call (PaddockIpcSession1    *session,
   call->invocation = invocation;
   call->paths = g_strdupv ((char **) paths);
   call->force_paths = g_strdupv ((char **) force_paths);
+  call->metadata_paths = g_strdupv ((char **) metadata_paths);
   call->name = g_strdup (name);
+  call->token = g_strdup (token);
   /* The stage holds still for a batch or a copy (where a cgroup allows). */
-  if (op == STAGING_APPLY || op == STAGING_CREATE_CHECKPOINT)
+  if (op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED || op == STAGING_CREATE_CHECKPOINT)
     call->frozen = _paddock_session_impl_freeze (self, TRUE);
 
   task = g_task_new (self, NULL, staging_done_cb, NULL);
-  g_task_set_source_tag (task, start_call);
+  g_task_set_source_tag (task, start_call_full);
   g_task_set_task_data (task, call, (GDestroyNotify) staging_call_free);
   g_task_run_in_thread (task, staging_thread);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+start_call (PaddockIpcSession1    *session,
+            GDBusMethodInvocation *invocation,
+            StagingOp              op,
+            const char *const     *paths,
+            const char *const     *force_paths,
+            const char            *name)
+{
+  return start_call_full (session, invocation, op, paths, force_paths, NULL, NULL, name);
+}
+
+gboolean
+_paddock_session_impl_handle_review (PaddockIpcSession1    *session,
+                                     GDBusMethodInvocation *invocation,
+                                     GVariant              *options)
+{
+  return start_call (session, invocation, STAGING_REVIEW, NULL, NULL, NULL);
+}
+
+/* An aay option, or an error when it is there with another type. */
+static gboolean
+lookup_paths_option (GVariant   *options,
+                     const char *key,
+                     GStrv      *out)
+{
+  g_autoptr(GVariant) value = g_variant_lookup_value (options, key, NULL);
+
+  *out = NULL;
+  if (value == NULL)
+    return TRUE;
+  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
+    return FALSE;
+  *out = g_variant_dup_bytestring_array (value, NULL);
+  return TRUE;
+}
+
+/* A token is 32 hex digits; anything much longer is not one of ours. */
+#define TOKEN_BYTES_MAX 64
+
+static gboolean
+token_is_valid (GDBusMethodInvocation *invocation,
+                const char            *token)
+{
+  if (token[0] != '\0' && strlen (token) <= TOKEN_BYTES_MAX)
+    return TRUE;
+  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                         "The token is the one a Review returned");
+  return FALSE;
+}
+
+gboolean
+_paddock_session_impl_handle_apply_reviewed (PaddockIpcSession1    *session,
+                                             GDBusMethodInvocation *invocation,
+                                             const char            *token,
+                                             const char *const     *paths,
+                                             GVariant              *options)
+{
+  g_auto(GStrv) force_paths = NULL;
+  g_auto(GStrv) metadata_paths = NULL;
+
+  if (!lookup_paths_option (options, "force_paths", &force_paths) ||
+      !lookup_paths_option (options, "metadata_paths", &metadata_paths))
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "force_paths and metadata_paths are arrays of "
+                                             "byte strings (aay)");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!token_is_valid (invocation, token))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  return start_call_full (session, invocation, STAGING_APPLY_REVIEWED, paths,
+                          (const char *const *) force_paths, (const char *const *) metadata_paths,
+                          token, NULL);
+}
+
+gboolean
+_paddock_session_impl_handle_get_reviewed_diff (PaddockIpcSession1    *session,
+                                                GDBusMethodInvocation *invocation,
+                                                const char            *token,
+                                                const char            *path)
+{
+  if (!token_is_valid (invocation, token))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  return start_call_full (session, invocation, STAGING_GET_REVIEWED_DIFF, NULL, NULL, NULL, token, path);
 }
 
 gboolean

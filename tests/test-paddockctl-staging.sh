@@ -361,6 +361,114 @@ check "…the deleted file stays deleted, the edit stays, the rest is applied" \
        = ":theirs, longer:ours:ours"
 "$CTL" destroy "$id5" >/dev/null 2>&1 || true
 
+# ---- the door: repository metadata, and what was reviewed --------------------------
+
+# The workspace is a git repository. The agent plants every kind of
+# repository metadata that would make the user's next `git status` run its
+# code: a core.fsmonitor in .git/config, a .git/commondir to a config of
+# its own, a hook in a .git/hooks it creates, a nested repository, a
+# .gitmodules, a bare repository. After `apply` (everything), the
+# workspace's .git must be untouched and `git status` must run nothing.
+if command -v git >/dev/null 2>&1; then
+  export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+  ws6="$tmp/door"
+  mkdir -p "$ws6"
+  ws6=$(realpath "$ws6")
+  git -C "$ws6" init -q
+  echo hello >"$ws6/hello.txt"
+  git -C "$ws6" add hello.txt
+  git -C "$ws6" -c user.name=t -c user.email=t@example.org commit -qm init
+  rm -rf "$ws6/.git/hooks"   # as some installs have it: no hooks folder at the start
+  pwned="$tmp/pwned"
+  snapshot "$ws6/.git" >"$tmp/git-before"
+
+  # A control: the same config in a repository of the test's own does run
+  # its fsmonitor on `git status` (so the marker check below can fail).
+  mkdir -p "$tmp/control" && git -C "$tmp/control" init -q
+  printf '[core]\n\tfsmonitor = "touch %s-control"\n' "$pwned" >>"$tmp/control/.git/config"
+  git -C "$tmp/control" status >/dev/null 2>&1 || true
+  check "control: a core.fsmonitor in .git/config runs on git status" test -e "$pwned-control"
+
+  # .git/config, present at the start, is read-only to the agent (the
+  # boundary's own guard); everything else here is new and writable.
+  agent6="
+printf '[core]\n\tfsmonitor = \"touch $pwned-config\"\n' >> .git/config 2>/dev/null
+mkdir -p evil && printf '[core]\n\tfsmonitor = \"touch $pwned-commondir\"\n' > evil/config
+echo ../evil > .git/commondir
+mkdir -p .git/hooks && printf '#!/bin/sh\ntouch $pwned-hook\n' > .git/hooks/post-index-change
+chmod +x .git/hooks/post-index-change
+mkdir -p sub/.git && printf '[core]\n\tfsmonitor = \"touch $pwned-nested\"\n' > sub/.git/config
+echo 'ref: refs/heads/main' > sub/.git/HEAD && mkdir -p sub/.git/objects sub/.git/refs
+echo nested > sub/file.txt
+printf '[submodule \"x\"]\n\tpath = x\n\turl = ./x\n' > .gitmodules
+mkdir -p bare/objects bare/refs && echo 'ref: refs/heads/main' > bare/HEAD
+printf '[core]\n\tfsmonitor = \"touch $pwned-bare\"\n' > bare/config
+mkdir -p .hg && printf '[hooks]\npre-status = touch $pwned-hg\n' > .hg/hgrc
+echo 'echo harmless' > run.sh
+echo 'an ordinary change' >> hello.txt
+echo DOOR-READY
+exec sleep 600"
+  run "$tmp/out" "$tmp/err" create --workspace "$ws6" --profile safe -- sh -c "$agent6"
+  id6=$(head -n 1 "$tmp/out")
+  check "a session in a git repository starts" test "$rc" = 0
+  check "…and plants its repository metadata" wait_for 20 logs_have "$id6" DOOR-READY
+
+  run "$tmp/out" "$tmp/err" --json review "$id6"
+  cat "$tmp/out" >"$tmp/door-review.json"
+  check "review lists the file changes, and no repository metadata among them" \
+    test "$rc:$(json "$tmp/out" "sorted(c['path'] for c in d['changes'] if c['path'] in ('evil/config', 'hello.txt', 'run.sh', 'sub/file.txt'))" 2>&1):$(json "$tmp/out" "[c['path'] for c in d['changes'] if '.git' in c['path'] or '.hg' in c['path'] or c['path'].startswith('bare')]" 2>&1)" \
+         = "0:['evil/config', 'hello.txt', 'run.sh', 'sub/file.txt']:[]"
+  check "…and lists it apart, each row with its reason" \
+    test "$(json "$tmp/out" "sorted(c['path'] for c in d['metadata'] if c['reason'] and c['path'] in ('.git/commondir', '.git/hooks/post-index-change', '.gitmodules', '.hg/hgrc', 'bare/HEAD', 'bare/config', 'sub/.git/config'))" 2>&1)" \
+         = "['.git/commondir', '.git/hooks/post-index-change', '.gitmodules', '.hg/hgrc', 'bare/HEAD', 'bare/config', 'sub/.git/config']"
+  token6=$(json "$tmp/out" 'd["token"]')
+  check "…and gives a review token" test -n "$token6"
+
+  run "$tmp/out" "$tmp/err" review "$id6"
+  check "the human review has a section of its own for the metadata" \
+    grep -q '^Repository metadata, never applied' "$tmp/out"
+
+  run "$tmp/out" "$tmp/err" --json apply --path .git/commondir "$id6"
+  check "apply --path of a metadata path is refused (InvalidArgument)" \
+    test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.InvalidArgument"
+
+  # The agent rewrites run.sh after the review the user read.
+  run "$tmp/out" "$tmp/err" exec "$id6" -- sh -c 'echo "touch '"$pwned"'-rewrite" > run.sh' </dev/null
+  check "the agent rewrites a reviewed file after the review" test "$rc" = 0
+  run "$tmp/out" "$tmp/err" review --diff --review "$token6" "$id6" run.sh
+  check "review --diff --review TOKEN shows the content that review read, not the rewrite" \
+    test "$rc:$(grep -c '^+echo harmless$' "$tmp/out"):$(grep -c 'rewrite' "$tmp/out")" = "0:1:0"
+  run "$tmp/out" "$tmp/err" --json apply --review "$token6" "$id6"
+  check "apply --review TOKEN refuses a batch whose content changed since (ReviewStale)" \
+    test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.ReviewStale"
+  check "…naming the path that changed" \
+    test "$(json "$tmp/out" '"run.sh" in d["error"]["message"]' 2>&1)" = True
+  check "…and nothing was applied" \
+    test "$(test -e "$ws6/run.sh" && echo landed):$(cat "$ws6/hello.txt")" = ":hello"
+
+  run "$tmp/out" "$tmp/err" --json apply "$id6"
+  check "apply without a token pins a fresh review and says so in one line" \
+    test "$rc:$(grep -c '^paddockctl: Pinned .* by SHA-256 at a fresh review' "$tmp/err")" = "0:1"
+  check "…and applies the file changes as that review read them" \
+    test "$(cat "$ws6/run.sh"):$(cat "$ws6/sub/file.txt")" = "touch $pwned-rewrite:nested"
+  snapshot "$ws6/.git" >"$tmp/git-after"
+  check "after apply the workspace's .git is untouched" cmp -s "$tmp/git-before" "$tmp/git-after"
+  check "…and no .gitmodules, nested or bare repository, or .hg landed" \
+    test "$(ls -d "$ws6/.gitmodules" "$ws6/sub/.git" "$ws6/bare" "$ws6/.hg" 2>/dev/null)" = ""
+  (cd "$ws6" && git status >/dev/null 2>&1; cd sub && git status >/dev/null 2>&1) || true
+  check "a git status in the workspace (and its sub folder) runs no agent hook or fsmonitor" \
+    test "$(ls -d "$pwned"-{config,commondir,hook,nested,bare,hg,rewrite} 2>/dev/null)" = ""
+
+  run "$tmp/out" "$tmp/err" --json review "$id6"
+  check "the metadata is still listed, for the user to drop or name" \
+    test "$(json "$tmp/out" "(len(d['changes']), '.git/commondir' in [c['path'] for c in d['metadata']])" 2>&1)" = "(0, True)"
+  "$CTL" destroy "$id6" >/dev/null 2>&1 || true
+  unset GIT_CONFIG_NOSYSTEM GIT_CONFIG_GLOBAL
+else
+  n=$((n + 1))
+  echo "ok $n - repository metadata # SKIP git is not installed"
+fi
+
 # ---- crash in the middle of an apply -------------------------------------------------
 
 # One session with a few changes; a daemon that kills itself at step N of

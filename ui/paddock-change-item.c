@@ -11,10 +11,12 @@
 #include "paddock-change-item.h"
 #include "paddock-visible-text.h"
 
-/* One row of Session1.ListChanges, (ayayssbuub). Paths stay bytes (they go
- * back to the daemon as they came); the display strings, for labels only,
- * are valid UTF-8 with the agent's controls and invisible characters shown
- * (paddock-visible-text.c). Immutable: a refresh makes new items. */
+/* One row of Session1.Review's "changes" (ayayssbuub) or "metadata"
+ * (ayayssbuubs, with the reason it is repository metadata). Paths stay
+ * bytes (they go back to the daemon as they came); the display strings,
+ * for labels only, are valid UTF-8 with the agent's controls and invisible
+ * characters shown (paddock-visible-text.c). Immutable: a refresh makes new
+ * items. */
 struct _PaddockChangeItem
 {
   GObject   parent_instance;
@@ -27,6 +29,7 @@ struct _PaddockChangeItem
   guint     removed;
   gboolean  binary;
   gboolean  conflict;
+  char     *metadata_reason;  /* NULL for a file change */
 };
 
 G_DEFINE_FINAL_TYPE (PaddockChangeItem, paddock_change_item, G_TYPE_OBJECT)
@@ -73,6 +76,7 @@ paddock_change_item_finalize (GObject *object)
   g_clear_pointer (&self->old_path, g_free);
   g_clear_pointer (&self->kind, g_free);
   g_clear_pointer (&self->entry_type, g_free);
+  g_clear_pointer (&self->metadata_reason, g_free);
 
   G_OBJECT_CLASS (paddock_change_item_parent_class)->finalize (object);
 }
@@ -100,7 +104,11 @@ paddock_change_item_get_property (GObject    *object,
       break;
 
     case PROP_KIND_LABEL:
-      g_value_set_string (value, kind_label (self->kind));
+      /* Metadata rows stand out in the list: they are never applied. */
+      if (self->metadata_reason != NULL)
+        g_value_take_string (value, g_strdup_printf (_("Metadata · %s"), kind_label (self->kind)));
+      else
+        g_value_set_string (value, kind_label (self->kind));
       break;
 
     case PROP_BINARY:
@@ -176,18 +184,38 @@ paddock_change_item_new_from_variant (GVariant *change)
   const char *kind = NULL;
   const char *entry_type = NULL;
 
-  g_return_val_if_fail (g_variant_is_of_type (change, G_VARIANT_TYPE ("(ayayssbuub)")), NULL);
+  g_return_val_if_fail (g_variant_is_of_type (change, G_VARIANT_TYPE ("(ayayssbuub)")) ||
+                        g_variant_is_of_type (change, G_VARIANT_TYPE ("(ayayssbuubs)")), NULL);
 
   self = g_object_new (PADDOCK_TYPE_CHANGE_ITEM, NULL);
-  g_variant_get (change, "(^&ay^&ay&s&sbuub)",
-                 &path, &old_path, &kind, &entry_type,
-                 &self->binary, &self->added, &self->removed, &self->conflict);
+  if (g_variant_n_children (change) == 9)
+    {
+      const char *reason = NULL;
+
+      g_variant_get (change, "(^&ay^&ay&s&sbuub&s)",
+                     &path, &old_path, &kind, &entry_type,
+                     &self->binary, &self->added, &self->removed, &self->conflict, &reason);
+      self->metadata_reason = g_strdup (reason);
+    }
+  else
+    g_variant_get (change, "(^&ay^&ay&s&sbuub)",
+                   &path, &old_path, &kind, &entry_type,
+                   &self->binary, &self->added, &self->removed, &self->conflict);
   self->path = g_strdup (path);
   self->old_path = old_path != NULL && *old_path != '\0' ? g_strdup (old_path) : NULL;
   self->kind = g_strdup (kind);
   self->entry_type = g_strdup (entry_type);
 
   return self;
+}
+
+/* Returns: (nullable): why the row is repository metadata, or %NULL for a
+ * file change */
+const char *
+paddock_change_item_get_metadata_reason (PaddockChangeItem *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_CHANGE_ITEM (self), NULL);
+  return self->metadata_reason;
 }
 
 const char *

@@ -24,5 +24,6 @@ guint              paddock_change_item_get_added        (PaddockChangeItem *self
 guint              paddock_change_item_get_removed      (PaddockChangeItem *self);
 gboolean           paddock_change_item_get_conflict     (PaddockChangeItem *self);
 char              *paddock_change_item_dup_display_path (PaddockChangeItem *self);
+const char        *paddock_change_item_get_metadata_reason (PaddockChangeItem *self);
 
 G_END_DECLS

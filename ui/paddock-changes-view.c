@@ -19,11 +19,16 @@
 #define REFRESH_SECONDS 2
 #define MAX_LISTED_PATHS 12
 
-/* The review list of one session (Session1.ListChanges), refreshed on
- * demand and every two seconds while it is on screen; an unchanged reply
- * leaves the rows (and the selection) alone. The selected change's diff
- * (Session1.GetDiff) shows below in a read-only GtkSourceView. Apply and
- * Drop ask first, listing the paths, because neither can be undone. */
+/* The review list of one session (Session1.Review), refreshed on demand
+ * and every two seconds while it is on screen; an unchanged reply leaves
+ * the rows (and the selection) alone. Repository metadata rows follow the
+ * file changes, marked "Metadata", and are never applied from here. The
+ * selected change's diff (Session1.GetReviewedDiff) shows below in a
+ * read-only GtkSourceView, as the review on screen read it, and Apply
+ * applies with that review's token (Session1.ApplyReviewed): exactly the
+ * content shown, or nothing. Apply and Drop ask first, listing the paths,
+ * because neither can be undone; no refresh replaces the review while
+ * the question is open. */
 struct _PaddockChangesView
 {
   GtkWidget           parent_instance;
@@ -31,6 +36,8 @@ struct _PaddockChangesView
   PaddockSessionItem *item;
   GListStore         *changes;
   GVariant           *last_reply;
+  char               *token;       /* the review on screen */
+  GBytes             *shown_diff;  /* the diff's bytes in the view */
   /* Cancelled in dispose and when the item changes: every call. */
   GCancellable       *cancellable;
   /* Cancelled when another row is selected. */
@@ -38,6 +45,7 @@ struct _PaddockChangesView
   guint               refresh_id;
   guint               listing : 1;
   guint               busy : 1;
+  guint               confirming : 1;
 
   /* Template widgets */
   GtkStack           *stack;
@@ -152,7 +160,7 @@ get_diff_cb (GObject      *object,
   g_autofree char *text = NULL;
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->diff_view));
 
-  if (!paddock_ipc_session1_call_get_diff_finish (PADDOCK_IPC_SESSION1 (object), &diff, result, &error))
+  if (!paddock_ipc_session1_call_get_reviewed_diff_finish (PADDOCK_IPC_SESSION1 (object), &diff, result, &error))
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         return;
@@ -171,8 +179,20 @@ get_diff_cb (GObject      *object,
        * shown, not acted on (paddock-visible-text.c). */
       if (len > 0 && data[len - 1] == '\0')
         len--;
+      /* Each refresh is a new review: the same diff again keeps the
+       * scroll. */
+      {
+        g_autoptr(GBytes) bytes = g_bytes_new (data, len);
+
+        if (self->shown_diff != NULL && g_bytes_equal (self->shown_diff, bytes))
+          return;
+        g_clear_pointer (&self->shown_diff, g_bytes_unref);
+        self->shown_diff = g_steal_pointer (&bytes);
+      }
       paddock_visible_text_set_buffer (buffer, data, len);
+      return;
     }
+  g_clear_pointer (&self->shown_diff, g_bytes_unref);
 }
 
 static void
@@ -186,18 +206,20 @@ paddock_changes_view_show_diff (PaddockChangesView *self)
 
   gtk_stack_set_visible_child_name (self->diff_stack, selected[0] != NULL ? "diff" : "none");
 
-  if (selected[0] == NULL || proxy == NULL)
+  if (selected[0] == NULL || proxy == NULL || self->token == NULL)
     {
       gtk_text_buffer_set_text (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->diff_view)), "", -1);
+      g_clear_pointer (&self->shown_diff, g_bytes_unref);
       return;
     }
 
   self->diff_cancellable = g_cancellable_new ();
-  paddock_ipc_session1_call_get_diff (proxy,
-                                      selected[0],
-                                      self->diff_cancellable,
-                                      get_diff_cb,
-                                      g_object_ref (self));
+  paddock_ipc_session1_call_get_reviewed_diff (proxy,
+                                               self->token,
+                                               selected[0],
+                                               self->diff_cancellable,
+                                               get_diff_cb,
+                                               g_object_ref (self));
 }
 
 static void
@@ -225,15 +247,17 @@ list_changes_cb (GObject      *object,
                  gpointer      user_data)
 {
   g_autoptr(PaddockChangesView) self = user_data;
+  g_autoptr(GVariant) result_dict = NULL;
   g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) files = NULL;
+  g_autoptr(GVariant) metadata = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) items = NULL;
   g_auto(GStrv) selected = NULL;
-  GVariantIter iter;
-  GVariant *child;
+  const char *token = NULL;
   guint n;
 
-  if (!paddock_ipc_session1_call_list_changes_finish (PADDOCK_IPC_SESSION1 (object), &reply, result, &error))
+  if (!paddock_ipc_session1_call_review_finish (PADDOCK_IPC_SESSION1 (object), &result_dict, result, &error))
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         return;
@@ -252,27 +276,47 @@ list_changes_cb (GObject      *object,
         }
 
       g_dbus_error_strip_remote_error (error);
-      g_debug ("ListChanges failed: %s", error->message);
+      g_debug ("Review failed: %s", error->message);
       return;
     }
 
   self->listing = FALSE;
 
-  /* Nothing changed: keep the rows, the selection and the diff. */
+  files = g_variant_lookup_value (result_dict, "changes", G_VARIANT_TYPE ("a(ayayssbuub)"));
+  metadata = g_variant_lookup_value (result_dict, "metadata", G_VARIANT_TYPE ("a(ayayssbuubs)"));
+  if (files == NULL || metadata == NULL || !g_variant_lookup (result_dict, "token", "&s", &token))
+    {
+      g_debug ("Review answered without its changes, metadata or token");
+      return;
+    }
+  /* What is shown is this review's: its diffs, and what Apply lands. */
+  g_free (self->token);
+  self->token = g_strdup (token);
+  reply = g_variant_ref_sink (g_variant_new ("(@a(ayayssbuub)@a(ayayssbuubs))", files, metadata));
+
+  /* Nothing changed: keep the rows and the selection; the diff is taken
+   * again from the new review (the same bytes keep the view as it is). */
   if (self->last_reply != NULL && g_variant_equal (self->last_reply, reply))
-    return;
+    {
+      paddock_changes_view_show_diff (self);
+      return;
+    }
 
   g_clear_pointer (&self->last_reply, g_variant_unref);
   self->last_reply = g_variant_ref (reply);
 
   selected = paddock_changes_view_dup_selected_paths (self);
   items = g_ptr_array_new_with_free_func (g_object_unref);
-  g_variant_iter_init (&iter, reply);
-  while ((child = g_variant_iter_next_value (&iter)))
+  for (guint list = 0; list < 2; list++)
     {
-      g_autoptr(GVariant) change = child;
+      GVariant *rows = list == 0 ? files : metadata;
 
-      g_ptr_array_add (items, paddock_change_item_new_from_variant (change));
+      for (gsize i = 0; i < g_variant_n_children (rows); i++)
+        {
+          g_autoptr(GVariant) change = g_variant_get_child_value (rows, i);
+
+          g_ptr_array_add (items, paddock_change_item_new_from_variant (change));
+        }
     }
 
   g_list_store_splice (self->changes, 0, paddock_changes_view_n_changes (self), items->pdata, items->len);
@@ -287,8 +331,9 @@ list_changes_cb (GObject      *object,
         gtk_selection_model_select_item (GTK_SELECTION_MODEL (self->selection), i, FALSE);
     }
 
+  /* The sidebar counts file changes, as ListChanges does for it. */
   if (self->item != NULL)
-    paddock_session_item_set_n_changes (self->item, n);
+    paddock_session_item_set_n_changes (self->item, (guint) g_variant_n_children (files));
 
   paddock_changes_view_show_page (self, n > 0 ? "changes" : "empty");
   paddock_changes_view_update_summary (self);
@@ -308,7 +353,8 @@ paddock_changes_view_refresh (PaddockChangesView *self)
 
   g_return_if_fail (PADDOCK_IS_CHANGES_VIEW (self));
 
-  if (self->item == NULL || self->listing)
+  /* While Apply or Drop asks, the review it will use stays the one shown. */
+  if (self->item == NULL || self->listing || self->confirming)
     return;
 
   if (!(proxy = paddock_session_item_get_proxy (self->item)))
@@ -321,7 +367,8 @@ paddock_changes_view_refresh (PaddockChangesView *self)
     }
 
   self->listing = TRUE;
-  paddock_ipc_session1_call_list_changes (proxy, self->cancellable, list_changes_cb, g_object_ref (self));
+  paddock_ipc_session1_call_review (proxy, g_variant_new ("a{sv}", NULL), self->cancellable,
+                                    list_changes_cb, g_object_ref (self));
 }
 
 static gboolean
@@ -344,15 +391,23 @@ paths_markup (const char * const *paths,
 
   if (n == 0)
     {
-      /* All of them. */
-      n = g_list_model_get_n_items (all);
-      for (guint i = 0; i < n && shown < MAX_LISTED_PATHS; i++, shown++)
+      /* All of them, but repository metadata, which "all" never means. */
+      guint n_items = g_list_model_get_n_items (all);
+
+      for (guint i = 0; i < n_items; i++)
         {
           g_autoptr(PaddockChangeItem) change = g_list_model_get_item (all, i);
-          g_autofree char *display = paddock_change_item_dup_display_path (change);
-          g_autofree char *escaped = g_markup_escape_text (display, -1);
+          g_autofree char *display = NULL;
+          g_autofree char *escaped = NULL;
 
+          if (paddock_change_item_get_metadata_reason (change) != NULL)
+            continue;
+          if (n++ >= MAX_LISTED_PATHS)
+            continue;
+          display = paddock_change_item_dup_display_path (change);
+          escaped = g_markup_escape_text (display, -1);
           g_string_append_printf (text, "\n<tt>%s</tt>", escaped);
+          shown++;
         }
     }
   else
@@ -383,22 +438,25 @@ apply_cb (GObject      *object,
   g_autoptr(PaddockChangesView) self = user_data;
   g_auto(GStrv) applied = NULL;
   g_auto(GStrv) conflicts = NULL;
-  g_autofree char *batch = NULL;
+  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
 
   self->busy = FALSE;
 
-  if (!paddock_ipc_session1_call_apply_finish (PADDOCK_IPC_SESSION1 (object),
-                                               &applied, &conflicts, &batch,
-                                               result, &error))
+  if (!paddock_ipc_session1_call_apply_reviewed_finish (PADDOCK_IPC_SESSION1 (object), &reply,
+                                                        result, &error) ||
+      !g_variant_lookup (reply, "applied", "^aay", &applied) ||
+      !g_variant_lookup (reply, "conflicts", "^aay", &conflicts))
     {
       g_autofree char *message = NULL;
 
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         return;
 
-      g_dbus_error_strip_remote_error (error);
-      message = g_strdup_printf (_("Nothing was applied: %s"), error->message);
+      if (error != NULL)
+        g_dbus_error_strip_remote_error (error);
+      message = g_strdup_printf (_("Nothing was applied: %s"),
+                                 error != NULL ? error->message : _("the daemon’s answer was incomplete"));
       paddock_changes_view_toast (self, message);
     }
   else
@@ -457,25 +515,25 @@ confirm_response_cb (PaddockChangesView *self,
                      AdwMessageDialog   *dialog)
 {
   const char * const *paths = g_object_get_data (G_OBJECT (dialog), "paths");
-  const char * const no_paths[] = { NULL };
+  const char *token = g_object_get_data (G_OBJECT (dialog), "token");
   PaddockIpcSession1 *proxy = self->item ? paddock_session_item_get_proxy (self->item) : NULL;
 
+  self->confirming = FALSE;
   if (proxy == NULL)
     return;
 
-  if (g_str_equal (response, "apply"))
-    {
-      self->busy = TRUE;
-      paddock_ipc_session1_call_apply (proxy, paths, no_paths, self->cancellable,
-                                       apply_cb, g_object_ref (self));
-    }
-  else if (g_str_equal (response, "overwrite"))
+  if (g_str_equal (response, "apply") || g_str_equal (response, "overwrite"))
     {
       const char * const *conflicts = g_object_get_data (G_OBJECT (dialog), "conflicts");
+      GVariantDict options;
 
+      g_variant_dict_init (&options, NULL);
+      if (g_str_equal (response, "overwrite"))
+        g_variant_dict_insert_value (&options, "force_paths", g_variant_new_bytestring_array (conflicts, -1));
       self->busy = TRUE;
-      paddock_ipc_session1_call_apply (proxy, paths, conflicts, self->cancellable,
-                                       apply_cb, g_object_ref (self));
+      /* The token of the review the dialog listed: exactly what it showed. */
+      paddock_ipc_session1_call_apply_reviewed (proxy, token, paths, g_variant_dict_end (&options),
+                                                self->cancellable, apply_cb, g_object_ref (self));
     }
   else if (g_str_equal (response, "drop"))
     {
@@ -508,19 +566,57 @@ paddock_changes_view_dup_conflicts (PaddockChangesView *self,
   return g_strv_builder_end (builder);
 }
 
+/* The file changes among @paths (all listed ones when empty), leaving
+ * out repository metadata, which the app never applies; *@n_metadata
+ * counts what was left out. */
+static GStrv
+paddock_changes_view_dup_applicable (PaddockChangesView *self,
+                                     GStrv               paths,
+                                     guint              *n_metadata)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  guint n = paddock_changes_view_n_changes (self);
+
+  *n_metadata = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(PaddockChangeItem) change = g_list_model_get_item (G_LIST_MODEL (self->changes), i);
+      const char *path = paddock_change_item_get_path (change);
+
+      if (paths[0] != NULL && !g_strv_contains ((const char * const *)paths, path))
+        continue;
+      if (paddock_change_item_get_metadata_reason (change) != NULL)
+        (*n_metadata)++;
+      else if (paths[0] != NULL)
+        g_strv_builder_add (builder, path);
+    }
+  return g_strv_builder_end (builder);
+}
+
 static void
 paddock_changes_view_confirm (PaddockChangesView  *self,
-                              GStrv                paths,
+                              GStrv                asked,
                               gboolean             drop)
 {
+  guint n_metadata = 0;
+  g_auto(GStrv) applicable = drop ? NULL : paddock_changes_view_dup_applicable (self, asked, &n_metadata);
+  GStrv paths = drop ? asked : applicable;
   g_autofree char *listing = paths_markup ((const char * const *)paths, G_LIST_MODEL (self->changes));
   g_auto(GStrv) conflicts = drop ? g_new0 (char *, 1) : paddock_changes_view_dup_conflicts (self, paths);
   guint n_conflicts = g_strv_length (conflicts);
   g_autofree char *heading = NULL;
   g_autofree char *body = NULL;
-  guint n = paths[0] != NULL ? g_strv_length (paths) : paddock_changes_view_n_changes (self);
+  guint n = paths[0] != NULL ? g_strv_length (paths) : paddock_changes_view_n_changes (self) - n_metadata;
   GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
   AdwMessageDialog *dialog;
+
+  /* Only metadata chosen: an empty list would mean "everything". */
+  if (!drop && n == 0)
+    {
+      paddock_changes_view_toast (self, _("Repository metadata is never applied from here "
+                                          "(paddockctl apply --include-metadata names it)"));
+      return;
+    }
 
   if (drop)
     {
@@ -565,7 +661,16 @@ paddock_changes_view_confirm (PaddockChangesView  *self,
                                               drop ? ADW_RESPONSE_DESTRUCTIVE : ADW_RESPONSE_SUGGESTED);
   adw_message_dialog_set_default_response (dialog, "cancel");
   adw_message_dialog_set_close_response (dialog, "cancel");
+  if (!drop && n_metadata > 0)
+    {
+      g_autofree char *with_note = g_strdup_printf ("%s\n%s", body,
+                                                    _("Repository metadata (.git, …) is left out: "
+                                                      "it is never applied from here."));
+      adw_message_dialog_set_body (dialog, with_note);
+    }
   g_object_set_data_full (G_OBJECT (dialog), "paths", g_strdupv (paths), (GDestroyNotify)g_strfreev);
+  g_object_set_data_full (G_OBJECT (dialog), "token", g_strdup (self->token), g_free);
+  self->confirming = TRUE;
   g_object_set_data_full (G_OBJECT (dialog), "conflicts", g_steal_pointer (&conflicts), (GDestroyNotify)g_strfreev);
   g_signal_connect_object (dialog, "response", G_CALLBACK (confirm_response_cb), self, G_CONNECT_SWAPPED);
   gtk_window_present (GTK_WINDOW (dialog));
@@ -686,6 +791,8 @@ paddock_changes_view_dispose (GObject *object)
 
   g_clear_object (&self->changes);
   g_clear_pointer (&self->last_reply, g_variant_unref);
+  g_clear_pointer (&self->token, g_free);
+  g_clear_pointer (&self->shown_diff, g_bytes_unref);
 
   G_OBJECT_CLASS (paddock_changes_view_parent_class)->dispose (object);
 }
@@ -828,7 +935,9 @@ paddock_changes_view_set_item (PaddockChangesView *self,
   self->cancellable = g_cancellable_new ();
   self->listing = FALSE;
   self->busy = FALSE;
+  self->confirming = FALSE;
   g_clear_pointer (&self->last_reply, g_variant_unref);
+  g_clear_pointer (&self->token, g_free);
   g_list_store_remove_all (self->changes);
   gtk_stack_set_visible_child_name (self->stack, "loading");
 

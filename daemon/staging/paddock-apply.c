@@ -58,6 +58,7 @@
 
 #include "paddock-apply.h"
 #include "paddock-autofd.h"
+#include "paddock-content-hash.h"
 #include "paddock-durable-file.h"
 
 #define TEMP_PREFIX   ".paddock-apply-"
@@ -110,6 +111,7 @@ typedef struct {
   guint        stop_step;
   char        *journal_dir;
   char        *journal_path;
+  GPtrArray   *stale;         /* char *: pinned paths whose entry is not the pin */
 } Batch;
 
 static void
@@ -146,6 +148,7 @@ batch_free (Batch *b)
   g_clear_pointer (&b->ops, g_ptr_array_unref);
   g_free (b->journal_dir);
   g_free (b->journal_path);
+  g_clear_pointer (&b->stale, g_ptr_array_unref);
   g_free (b);
 }
 
@@ -177,6 +180,7 @@ paddock_apply_item_free (PaddockApplyItem *item)
   if (item == NULL)
     return;
   g_free (item->path);
+  g_free (item->pin_sha);
   g_free (item);
 }
 
@@ -865,6 +869,58 @@ find_ancestor (GHashTable *table,
   return NULL;
 }
 
+/* ---- review pins ---------------------------------------------------------- */
+
+/* Records @path as not what its review pinned. The batch goes on checking
+ * the others, so the error names every such path at once, then refuses. */
+static void
+note_stale (Batch      *b,
+            const char *path)
+{
+  g_ptr_array_add (b->stale, g_strdup (path));
+}
+
+#define STALE_NAMED_MAX 20
+
+static gboolean
+stale_error (Batch   *b,
+             GError **error)
+{
+  g_autoptr(GString) names = g_string_new (NULL);
+
+  for (guint i = 0; i < b->stale->len && i < STALE_NAMED_MAX; i++)
+    {
+      g_autofree char *p = printable (g_ptr_array_index (b->stale, i));
+      g_string_append_printf (names, "%s“%s”", i > 0 ? ", " : "", p);
+    }
+  if (b->stale->len > STALE_NAMED_MAX)
+    g_string_append_printf (names, " and %u more", b->stale->len - STALE_NAMED_MAX);
+  g_set_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_STALE,
+               "Changed in the stage since the review, so nothing was applied: %s "
+               "(review again to see the new content)", names->str);
+  return FALSE;
+}
+
+/* Whether the stage entry as the plan saw it has the pinned type and
+ * permission bits (its content is checked on the written temporary). */
+static gboolean
+stat_matches_pin (const PaddockApplyItem *item,
+                  const struct stat      *st)
+{
+  return !item->pinned ||
+         ((guint32) (st->st_mode & S_IFMT) == item->pin_type &&
+          (guint32) (st->st_mode & 07777) == item->pin_mode);
+}
+
+/* Whether @data (a written temp's canonical digest, or a link text's) is
+ * the pinned one. */
+static gboolean
+sha_matches_pin (const PaddockApplyItem *item,
+                 const char             *sha)
+{
+  return !item->pinned || (sha != NULL && item->pin_sha != NULL && g_str_equal (sha, item->pin_sha));
+}
+
 static gboolean
 stage_lstat (Batch       *b,
              const char  *path,
@@ -914,7 +970,18 @@ plan_ops (Batch      *b,
                            "“%s” is not beneath a folder of the stage", p);
               return FALSE;
             }
+          if (s->item->pinned)
+            {
+              /* Pinned as present, gone now: changed since the review. */
+              note_stale (b, path);
+              continue;
+            }
           return set_errno_error (error, saved_errno, "Not found in the stage:", path);
+        }
+      if (!stat_matches_pin (s->item, &s->stage))
+        {
+          note_stale (b, path);
+          continue;
         }
       if (S_ISDIR (s->stage.st_mode))
         g_hash_table_insert (dir_items, (gpointer) path, s);
@@ -939,6 +1006,10 @@ plan_ops (Batch      *b,
       if (S_ISDIR (s->stage.st_mode))
         g_hash_table_add (dir_set, g_strdup (path));
     }
+
+  /* Nothing is written when an entry is not of the pinned type and mode. */
+  if (b->stale->len > 0)
+    return stale_error (b, error);
 
   /* A PUT beneath a REMOVE or beneath a file PUT contradicts it. By hash
    * lookups of each ancestor: batches can be large. */
@@ -1146,6 +1217,17 @@ stage_one (Batch   *b,
       if (sfd < 0 || (op->link_text = read_link_at (sfd, op->name)) == NULL)
         return set_errno_error (error, errno, "Could not read the stage's", op->path);
       op->new_sha = g_compute_checksum_for_string (G_CHECKSUM_SHA256, op->link_text, -1);
+      if (op->item->pinned)
+        {
+          g_autofree char *pin = paddock_content_hash_bytes (op->link_text, strlen (op->link_text));
+
+          /* The text we are about to write is the one the review saw. */
+          if (!sha_matches_pin (op->item, pin))
+            {
+              note_stale (b, op->path);
+              return TRUE;
+            }
+        }
 
       step (b);
       if (symlinkat (op->link_text, pfd, op->temp) != 0)
@@ -1177,7 +1259,7 @@ stage_one (Batch   *b,
       step (b);
       /* O_EXCL|O_NOFOLLOW: never write through whatever might sit at the
        * temp name. */
-      fd = openat (pfd, op->temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      fd = openat (pfd, op->temp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0)
         return set_errno_error (error, errno, "Could not create a file for", op->path);
       op->staged = TRUE;
@@ -1188,6 +1270,19 @@ stage_one (Batch   *b,
         return set_errno_error (error, errno, "Could not write", op->path);
       op->ino = st.st_ino;
       op->new_sha = sha256_fd (sfd);
+      if (op->item->pinned)
+        {
+          /* Hash what was written, not the stage (which the agent may be
+           * rewriting as we read it): this temp is what the rename will
+           * put in place, and only the pinned bytes may be. */
+          g_autoptr(GError) hash_error = NULL;
+          g_autofree char *written = paddock_content_hash_fd (fd, NULL, &hash_error);
+
+          if (written == NULL)
+            return set_errno_error (error, EIO, "Could not read back", op->path);
+          if (!sha_matches_pin (op->item, written))
+            note_stale (b, op->path);
+        }
       if (close (paddock_steal_fd (&fd)) != 0)
         return set_errno_error (error, errno, "Could not write", op->path);
       return TRUE;
@@ -1476,6 +1571,7 @@ paddock_apply_batch (const char          *workspace,
   b->ops = g_ptr_array_new_with_free_func ((GDestroyNotify) op_free);
   b->journal_dir = g_strdup (journal_dir);
   b->journal_path = g_build_filename (journal_dir, JOURNAL_NAME, NULL);
+  b->stale = g_ptr_array_new_with_free_func (g_free);
   {
     g_autofree char *uuid = g_uuid_string_random ();
     GString *id = g_string_new (NULL);
@@ -1613,6 +1709,13 @@ paddock_apply_batch (const char          *workspace,
         continue;
       if (!stage_one (b, op, &local_error))
         goto fail;
+    }
+  /* Every temp is written and checked: refuse the batch if any differs
+   * from its review's pin (the rollback removes the temps). */
+  if (b->stale->len > 0)
+    {
+      stale_error (b, &local_error);
+      goto fail;
     }
 
   if (!journal_write (b, "applying", NULL, NULL, &local_error))

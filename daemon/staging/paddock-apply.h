@@ -21,6 +21,7 @@ typedef enum {
   PADDOCK_APPLY_ERROR_CORRUPT_JOURNAL,
   PADDOCK_APPLY_ERROR_NO_SPACE,
   PADDOCK_APPLY_ERROR_READ_ONLY,
+  PADDOCK_APPLY_ERROR_STALE,  /* an entry is not what the review pinned */
 } PaddockApplyError;
 
 typedef enum {
@@ -43,6 +44,15 @@ typedef struct {
   guint               group;
   gboolean            forced;
   PaddockFileStamp    baseline;
+  /* A PUT pinned by a review (paddock-review-token.h): the stage entry's
+   * type (S_IFREG, S_IFLNK, S_IFDIR), permission bits (07777) and
+   * paddock_content_hash() of its content or link text must be these, as
+   * checked on what the batch actually wrote; any difference refuses the
+   * whole batch with PADDOCK_APPLY_ERROR_STALE. */
+  gboolean            pinned;
+  guint32             pin_type;
+  guint32             pin_mode;
+  char               *pin_sha;
 } PaddockApplyItem;
 
 typedef struct {

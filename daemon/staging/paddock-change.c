@@ -39,6 +39,9 @@ struct _PaddockChange
   guint removed_lines;
   guint binary : 1;
   guint conflict : 1;
+  /* Non-NULL when the row touches repository metadata (a static string
+   * from paddock-repo-metadata.c): listed apart, never applied unasked. */
+  const char *metadata_reason;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockChange, paddock_change, G_TYPE_OBJECT)
@@ -256,4 +259,22 @@ paddock_change_get_conflict (PaddockChange *self)
 {
   g_return_val_if_fail (PADDOCK_IS_CHANGE (self), FALSE);
   return self->conflict;
+}
+
+/* Returns: (nullable): why this row is repository metadata, or %NULL for
+ * an ordinary file change */
+const char *
+paddock_change_get_metadata_reason (PaddockChange *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_CHANGE (self), NULL);
+  return self->metadata_reason;
+}
+
+/* @reason must be a static string (it is not copied). */
+void
+paddock_change_set_metadata_reason (PaddockChange *self,
+                                    const char    *reason)
+{
+  g_return_if_fail (PADDOCK_IS_CHANGE (self));
+  self->metadata_reason = reason;
 }

@@ -20,6 +20,9 @@ typedef enum {
   PADDOCK_STAGING_ERROR_INVALID_PATH,
   PADDOCK_STAGING_ERROR_CONFLICT,
   PADDOCK_STAGING_ERROR_TOO_LARGE,
+  PADDOCK_STAGING_ERROR_REVIEW_STALE,    /* content changed since the review */
+  PADDOCK_STAGING_ERROR_REVIEW_EXPIRED,  /* unknown or expired review token */
+  PADDOCK_STAGING_ERROR_METADATA,        /* repository metadata named as a file change */
 } PaddockStagingError;
 
 GQuark paddock_staging_error_quark (void);
@@ -76,5 +79,8 @@ gboolean          paddock_change_get_binary        (PaddockChange     *self);
 guint             paddock_change_get_added_lines   (PaddockChange     *self);
 guint             paddock_change_get_removed_lines (PaddockChange     *self);
 gboolean          paddock_change_get_conflict      (PaddockChange     *self);
+const char       *paddock_change_get_metadata_reason (PaddockChange   *self);
+void              paddock_change_set_metadata_reason (PaddockChange   *self,
+                                                      const char      *reason);
 
 G_END_DECLS

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "paddock-repo-metadata.h"
 #include "paddock-review.h"
 #include "paddock-review-cache.h"
 
@@ -31,6 +32,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_index, git_index_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_tree, git_tree_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_diff, git_diff_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_patch, git_patch_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_blob, git_blob_free)
 
 G_DEFINE_ENUM_TYPE (PaddockStageKind, paddock_stage_kind,
   G_DEFINE_ENUM_VALUE (PADDOCK_STAGE_KIND_OVERLAY, "overlay"),
@@ -58,7 +60,8 @@ struct _PaddockReview
 {
   GObject parent_instance;
 
-  GPtrArray *changes;       /* PaddockChange, in display order */
+  GPtrArray *changes;       /* PaddockChange, in display order: file changes */
+  GPtrArray *metadata;      /* PaddockChange, in display order: repository metadata */
   GHashTable *by_path;      /* path → PaddockChange (borrowed from changes) */
   GHashTable *delta_index;  /* path → GUINT_TO_POINTER (index in diff + 1) */
   GHashTable *similarity;   /* path → GUINT_TO_POINTER (rename similarity) */
@@ -76,6 +79,7 @@ paddock_review_finalize (GObject *object)
   PaddockReview *self = PADDOCK_REVIEW (object);
 
   g_clear_pointer (&self->changes, g_ptr_array_unref);
+  g_clear_pointer (&self->metadata, g_ptr_array_unref);
   g_clear_pointer (&self->by_path, g_hash_table_unref);
   g_clear_pointer (&self->delta_index, g_hash_table_unref);
   g_clear_pointer (&self->similarity, g_hash_table_unref);
@@ -96,6 +100,7 @@ static void
 paddock_review_init (PaddockReview *self)
 {
   self->changes = g_ptr_array_new_with_free_func (g_object_unref);
+  self->metadata = g_ptr_array_new_with_free_func (g_object_unref);
   self->by_path = g_hash_table_new (g_str_hash, g_str_equal);
   self->delta_index = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->similarity = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -1495,6 +1500,24 @@ paddock_review_new (const char          *workspace,
   if (cache != NULL)
     paddock_review_cache_commit (cache);
 
+  /* Repository metadata is never a file change: its rows go to a list of
+   * their own (paddock-repo-metadata.c says why). by_path keeps every row,
+   * so GetDiff shows what the agent wrote there. */
+  paddock_repo_metadata_classify (self->changes, w_fd, s_fd);
+  {
+    g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_object_unref);
+
+    for (guint i = 0; i < self->changes->len; i++)
+      {
+        PaddockChange *change = g_ptr_array_index (self->changes, i);
+
+        g_ptr_array_add (paddock_change_get_metadata_reason (change) != NULL ? self->metadata : files,
+                         g_object_ref (change));
+      }
+    g_clear_pointer (&self->changes, g_ptr_array_unref);
+    self->changes = g_steal_pointer (&files);
+  }
+
   return g_steal_pointer (&self);
 }
 
@@ -1507,7 +1530,18 @@ paddock_review_get_changes (PaddockReview *self)
   return self->changes;
 }
 
-/* Returns: (transfer none) (nullable): the row for @path */
+/* Returns: (transfer none) (element-type PaddockChange): the rows that are
+ * repository metadata (each with its reason), in the same order; never
+ * among paddock_review_get_changes()'s. */
+GPtrArray *
+paddock_review_get_metadata (PaddockReview *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_REVIEW (self), NULL);
+  return self->metadata;
+}
+
+/* Returns: (transfer none) (nullable): the row for @path (a file change or
+ * a metadata row) */
 PaddockChange *
 paddock_review_lookup (PaddockReview *self,
                        const char    *path)
@@ -1650,6 +1684,47 @@ directory_diff (PaddockChange *change)
       break;
     }
   return g_string_free_to_bytes (out);
+}
+
+/**
+ * paddock_review_dup_new_content:
+ * @path: a row's path
+ *
+ * The new side's bytes of the row at @path exactly as this review read
+ * them (a file's content, a symlink's text): what its diff shows. Not
+ * thread-safe, as get_diff().
+ *
+ * Returns: (transfer full) (nullable): the bytes, or %NULL when the row
+ *   has no new file or link side, or the file was too large to be kept
+ *   (over PADDOCK_REVIEW_MAX_BLOB_SIZE: shown as binary, by hash only)
+ */
+GBytes *
+paddock_review_dup_new_content (PaddockReview *self,
+                                const char    *path)
+{
+  g_autoptr(git_patch) patch = NULL;
+  g_autoptr(git_blob) blob = NULL;
+  const git_diff_delta *delta;
+  const char *data;
+  gsize length;
+  gsize index;
+  static const char marker[] = "paddock-large-file\n";
+
+  g_return_val_if_fail (PADDOCK_IS_REVIEW (self), NULL);
+
+  index = GPOINTER_TO_UINT (g_hash_table_lookup (self->delta_index, path));
+  if (index == 0)
+    return NULL;
+  if (git_patch_from_diff (&patch, self->diff, index - 1) != 0 || patch == NULL)
+    return NULL;
+  delta = git_patch_get_delta (patch);
+  if (delta->status == GIT_DELTA_DELETED || git_blob_lookup (&blob, self->repo, &delta->new_file.id) != 0)
+    return NULL;
+  data = git_blob_rawcontent (blob);
+  length = (gsize) git_blob_rawsize (blob);
+  if (length > sizeof marker && data[0] == '\0' && memcmp (data + 1, marker, sizeof marker - 1) == 0)
+    return NULL;
+  return g_bytes_new (data, length);
 }
 
 /**

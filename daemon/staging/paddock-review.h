@@ -41,12 +41,15 @@ PaddockReview *paddock_review_new         (const char          *workspace,
                                            GCancellable        *cancellable,
                                            GError             **error);
 GPtrArray     *paddock_review_get_changes (PaddockReview     *self);
+GPtrArray     *paddock_review_get_metadata (PaddockReview    *self);
 PaddockChange *paddock_review_lookup      (PaddockReview     *self,
                                            const char        *path);
 gboolean       paddock_review_get_stamps  (PaddockReview     *self,
                                            const char        *path,
                                            PaddockFileStamp  *out_stage,
                                            PaddockFileStamp  *out_workspace);
+GBytes        *paddock_review_dup_new_content (PaddockReview *self,
+                                               const char    *path);
 GBytes        *paddock_review_get_diff    (PaddockReview     *self,
                                            const char        *path,
                                            GError           **error);

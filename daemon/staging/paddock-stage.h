@@ -12,6 +12,7 @@
 #include "paddock-apply.h"
 #include "paddock-checkpoint.h"
 #include "paddock-review.h"
+#include "paddock-review-token.h"
 
 G_BEGIN_DECLS
 
@@ -50,6 +51,22 @@ GBytes        *paddock_stage_get_diff            (PaddockStage      *self,
 gboolean       paddock_stage_apply               (PaddockStage      *self,
                                                   const char *const *paths,
                                                   const char *const *force_paths,
+                                                  const char        *who,
+                                                  PaddockApplyResult **result,
+                                                  GCancellable      *cancellable,
+                                                  GError           **error);
+PaddockReviewToken *paddock_stage_review_pinned  (PaddockStage      *self,
+                                                  GCancellable      *cancellable,
+                                                  GError           **error);
+GBytes        *paddock_stage_get_reviewed_diff   (PaddockStage      *self,
+                                                  const char        *token_id,
+                                                  const char        *path,
+                                                  GError           **error);
+gboolean       paddock_stage_apply_reviewed      (PaddockStage      *self,
+                                                  const char        *token_id,
+                                                  const char *const *paths,
+                                                  const char *const *force_paths,
+                                                  const char *const *metadata_paths,
                                                   const char        *who,
                                                   PaddockApplyResult **result,
                                                   GCancellable      *cancellable,

@@ -562,7 +562,7 @@ changes_listed (gpointer data)
   PaddockWindow *window = data;
   GListModel *changes = paddock_changes_view_get_model (current_changes_view (window));
 
-  return g_list_model_get_n_items (changes) >= 2;
+  return g_list_model_get_n_items (changes) >= 3;
 }
 
 static gboolean
@@ -647,7 +647,8 @@ changes_cb (GApplication     *app,
   assert_shows_sessions (window, "sessions", 1);
 
   /* The agent writes a new file and changes one: staged, not applied. */
-  send_input (connection, path, "echo new > added.txt; echo more >> README; echo wrote-$((1+1))\n");
+  send_input (connection, path, "echo new > added.txt; echo more >> README; echo '[submodule]' > .gitmodules; "
+              "echo wrote-$((1+1))\n");
   assert_terminal_shows (window, "wrote-2");
   g_assert_false (g_file_test (added, G_FILE_TEST_EXISTS));
 
@@ -709,7 +710,8 @@ changes_cb (GApplication     *app,
   g_assert_true (paddock_test_wait_for (changes_listed, window, TIMEOUT_MS));
   changes_view = current_changes_view (window);
 
-  /* The sidebar: the boundary at a glance, the changes waiting. */
+  /* The sidebar: the boundary at a glance, the file changes waiting (the
+   * metadata row is in the list, not in the count). */
   {
     GtkLabel *count = session_row_child (window, "changes_label");
     GtkWidget *badge = session_row_child (window, "boundary_badge");
@@ -734,7 +736,18 @@ changes_cb (GApplication     *app,
       if (g_str_equal (paddock_change_item_get_path (change), "added.txt"))
         {
           g_assert_cmpstr (paddock_change_item_get_kind (change), ==, "added");
+          g_assert_null (paddock_change_item_get_metadata_reason (change));
           added_position = i;
+        }
+      /* Repository metadata is listed, marked, after the file changes. */
+      if (g_str_equal (paddock_change_item_get_path (change), ".gitmodules"))
+        {
+          g_autofree char *label = NULL;
+
+          g_assert_nonnull (paddock_change_item_get_metadata_reason (change));
+          g_object_get (change, "kind-label", &label, NULL);
+          g_assert_true (g_str_has_prefix (label, "Metadata"));
+          g_assert_cmpuint (i, ==, g_list_model_get_n_items (changes) - 1);
         }
     }
   g_assert_cmpuint (added_position, !=, G_MAXUINT);
@@ -770,9 +783,21 @@ changes_cb (GApplication     *app,
   g_assert_true (paddock_test_wait_for (readme_conflicts, changes_view, TIMEOUT_MS));
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-conflict");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (changes_view), "changes.apply-all", NULL));
+  {
+    /* "All" is the file changes: the metadata is named as left out. */
+    const char *body = adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (paddock_ui_wait_for_message_dialog ()));
+
+    g_assert_nonnull (strstr (body, "README"));
+    g_assert_null (strstr (body, ".gitmodules"));
+    g_assert_nonnull (strstr (body, "Repository metadata"));
+  }
   paddock_ui_answer_dialog ("sessions-apply-conflict-confirm", "apply");
   paddock_ui_assert_toast (window, "Applied 0, 1 conflicting change was left alone");
   paddock_ui_settle (1000);
+  {
+    g_autofree char *gitmodules = g_build_filename (fixture->workspace, ".gitmodules", NULL);
+    g_assert_false (g_file_test (gitmodules, G_FILE_TEST_EXISTS));
+  }
   g_clear_pointer (&readme_text, g_free);
   g_assert_true (g_file_get_contents (readme, &readme_text, NULL, NULL));
   g_assert_cmpstr (readme_text, ==, "changed outside\n");

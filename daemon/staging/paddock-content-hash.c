@@ -1,0 +1,250 @@
+/* paddock-content-hash.c — a file's content as one SHA-256, in time proportional to its data
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The review pins what it listed and the apply checks what it wrote
+ * against that pin, so the two must agree on the bytes whatever the files'
+ * layouts: the stage may hold a sparse file, the workspace's temporary a
+ * dense copy of it (or the other way round). So the digest is not of the
+ * raw bytes but of a canonical stream of them, cut into BLOCK-sized blocks
+ * at fixed offsets:
+ *
+ *   a run of all-zero blocks       'Z' + run length (u64, little endian)
+ *   a block with any non-zero byte 'D' + block length (u64 LE) + its bytes
+ *   the end                        'E' + file size (u64 LE)
+ *
+ * A hole is a run of zeros without reading it: SEEK_DATA/SEEK_HOLE find
+ * the allocated ranges, so a 1 TiB file with 4 KiB of data costs a few
+ * syscalls and one block read, not a terabyte of reads. The same bytes
+ * give the same digest whether they are holes or written zeros.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "paddock-change.h"
+#include "paddock-content-hash.h"
+
+#define BLOCK 4096
+/* Reads in chunks of this many blocks. */
+#define CHUNK_BLOCKS 16
+
+typedef struct {
+  GChecksum *sum;
+  guint64    zeros;  /* pending zero run */
+} Canon;
+
+static void
+put_u64 (GChecksum *sum,
+         guint64    value)
+{
+  guint8 bytes[8];
+
+  for (guint i = 0; i < 8; i++)
+    bytes[i] = (guint8) (value >> (8 * i));
+  g_checksum_update (sum, bytes, sizeof bytes);
+}
+
+static void
+flush_zeros (Canon *c)
+{
+  if (c->zeros == 0)
+    return;
+  g_checksum_update (c->sum, (const guchar *) "Z", 1);
+  put_u64 (c->sum, c->zeros);
+  c->zeros = 0;
+}
+
+static gboolean
+all_zero (const guint8 *data,
+          gsize         length)
+{
+  for (gsize i = 0; i < length; i++)
+    if (data[i] != 0)
+      return FALSE;
+  return TRUE;
+}
+
+/* One block that starts at a multiple of BLOCK (the last may be short). */
+static void
+feed_block (Canon        *c,
+            const guint8 *data,
+            gsize         length)
+{
+  if (all_zero (data, length))
+    {
+      c->zeros += length;
+      return;
+    }
+  flush_zeros (c);
+  g_checksum_update (c->sum, (const guchar *) "D", 1);
+  put_u64 (c->sum, length);
+  g_checksum_update (c->sum, data, length);
+}
+
+static void
+finish (Canon   *c,
+        guint64  size)
+{
+  flush_zeros (c);
+  g_checksum_update (c->sum, (const guchar *) "E", 1);
+  put_u64 (c->sum, size);
+}
+
+static gboolean
+set_errno_error (GError     **error,
+                 int          saved_errno,
+                 const char  *what)
+{
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno), "%s: %s", what,
+               g_strerror (saved_errno));
+  return FALSE;
+}
+
+/* Feeds [start, end), both multiples of BLOCK or @end the file size, by
+ * reading it. */
+static gboolean
+feed_range (Canon    *c,
+            int       fd,
+            guint64   start,
+            guint64   end,
+            guint8   *buf,
+            GError  **error)
+{
+  while (start < end)
+    {
+      gsize want = (gsize) MIN ((guint64) BLOCK * CHUNK_BLOCKS, end - start);
+      gsize got = 0;
+
+      while (got < want)
+        {
+          gssize n = pread (fd, buf + got, want - got, (off_t) (start + got));
+
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n < 0)
+            return set_errno_error (error, errno, "Could not read the file to hash it");
+          if (n == 0)
+            {
+              /* Shorter than fstat() said: it shrank while we read. */
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                           "The file changed size while it was hashed");
+              return FALSE;
+            }
+          got += (gsize) n;
+        }
+      for (gsize off = 0; off < got; off += BLOCK)
+        feed_block (c, buf + off, MIN ((gsize) BLOCK, got - off));
+      start += got;
+    }
+  return TRUE;
+}
+
+/**
+ * paddock_content_hash_fd:
+ * @fd: a regular file open for reading
+ *
+ * The canonical SHA-256 (see above) of @fd's content, as lowercase hex.
+ * The file offset is not used (pread) and not changed meaningfully.
+ *
+ * Returns: (transfer full): the digest, or %NULL with @error set
+ */
+char *
+paddock_content_hash_fd (int            fd,
+                         GCancellable  *cancellable,
+                         GError       **error)
+{
+  g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
+  g_autofree guint8 *buf = g_malloc ((gsize) BLOCK * CHUNK_BLOCKS);
+  Canon c = { sum, 0 };
+  struct stat st;
+  guint64 size;
+  guint64 pos = 0;
+  gboolean seekable = TRUE;
+
+  if (fstat (fd, &st) != 0)
+    return set_errno_error (error, errno, "Could not inspect the file to hash it"), NULL;
+  if (!S_ISREG (st.st_mode))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE, "Not a regular file");
+      return NULL;
+    }
+  size = (guint64) st.st_size;
+
+  while (pos < size)
+    {
+      guint64 data, hole;
+
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return NULL;
+
+      data = pos;
+      if (seekable)
+        {
+          off_t d = lseek (fd, (off_t) pos, SEEK_DATA);
+
+          if (d < 0 && errno == ENXIO)
+            d = (off_t) size;  /* only a hole from here on */
+          else if (d < 0)
+            seekable = FALSE;  /* EINVAL: no SEEK_DATA here; read it all */
+          if (seekable)
+            data = MIN ((guint64) d, size);
+        }
+      /* [pos, data) is a hole: whole blocks inside it are zeros unread;
+       * the partial blocks at its edges are read (they may share a block
+       * with data). */
+      {
+        guint64 first_whole = (pos + BLOCK - 1) / BLOCK * BLOCK;
+        guint64 last_whole = data / BLOCK * BLOCK;
+
+        if (first_whole < last_whole)
+          {
+            if (!feed_range (&c, fd, pos, first_whole, buf, error))
+              return NULL;
+            c.zeros += last_whole - first_whole;
+            pos = last_whole;
+          }
+      }
+      if (pos >= size)
+        break;
+
+      hole = size;
+      if (seekable)
+        {
+          off_t h = lseek (fd, (off_t) data, SEEK_HOLE);
+
+          if (h < 0)
+            return set_errno_error (error, errno, "Could not find the file's holes"), NULL;
+          hole = MIN ((guint64) h, size);
+        }
+      /* Read from pos to the block boundary at or after the hole's start
+       * (or the end): every block read is fed whole. */
+      hole = MIN ((hole + BLOCK - 1) / BLOCK * BLOCK, size);
+      if (hole <= pos)
+        hole = MIN (pos + BLOCK, size);
+      if (!feed_range (&c, fd, pos, hole, buf, error))
+        return NULL;
+      pos = hole;
+    }
+  finish (&c, size);
+  return g_strdup (g_checksum_get_string (sum));
+}
+
+/* The same canonical digest of bytes in memory (a symlink's text, tests). */
+char *
+paddock_content_hash_bytes (const void *data,
+                            gsize       length)
+{
+  g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
+  Canon c = { sum, 0 };
+
+  for (gsize off = 0; off < length; off += BLOCK)
+    feed_block (&c, (const guint8 *) data + off, MIN ((gsize) BLOCK, length - off));
+  finish (&c, length);
+  return g_strdup (g_checksum_get_string (sum));
+}
