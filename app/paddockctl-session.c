@@ -237,6 +237,7 @@ typedef struct
   char     *staging;         /* "overlay", "copy" or "none" */
   char     *net;             /* "host" or "none" */
   GVariant *boundary;        /* aa{sv}, one per layer; NULL when not known */
+  GVariant *stage;           /* a{sv}, Session1.Stage; NULL or empty when not measured */
   char     *workspace;       /* bytes, as the daemon sent them */
   char    **command;         /* bytes, as the daemon sent them */
   guint     pid;             /* 0 when not running */
@@ -257,6 +258,7 @@ session_info_clear (SessionInfo *info)
   g_clear_pointer (&info->staging, g_free);
   g_clear_pointer (&info->net, g_free);
   g_clear_pointer (&info->boundary, g_variant_unref);
+  g_clear_pointer (&info->stage, g_variant_unref);
   g_clear_pointer (&info->workspace, g_free);
   g_clear_pointer (&info->command, g_strfreev);
 }
@@ -279,6 +281,7 @@ typedef enum
   KEY_PROFILE,
   KEY_STAGING,
   KEY_BOUNDARY,
+  KEY_STAGE,
   KEY_NET,
   KEY_WORKSPACE,
   KEY_COMMAND,
@@ -301,6 +304,7 @@ static const struct
   [KEY_PROFILE]       = { "profile",     "Profile" },
   [KEY_STAGING]       = { "staging",     "Staging" },
   [KEY_BOUNDARY]      = { "boundary",    "Boundary" },
+  [KEY_STAGE]         = { NULL,          "Stage" },
   [KEY_NET]           = { "net",         "NetworkMode" },
   [KEY_WORKSPACE]     = { "workspace",   "Workspace" },
   [KEY_COMMAND]       = { "command",     "Command" },
@@ -353,6 +357,8 @@ session_info_init (SessionInfo   *info,
     info->staging = g_strdup ("");
   if (!lookup (dict, source, KEY_BOUNDARY, "@aa{sv}", &info->boundary))
     info->boundary = NULL;
+  if (!lookup (dict, source, KEY_STAGE, "@a{sv}", &info->stage))
+    info->stage = NULL;
   if (!lookup (dict, source, KEY_NET, "s", &info->net))
     info->net = g_strdup (NET_HOST);
   if (!lookup (dict, source, KEY_WORKSPACE, "^ay", &info->workspace))
@@ -538,6 +544,31 @@ add_session_to_builder (JsonBuilder       *builder,
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);
+  if (info->stage != NULL && g_variant_n_children (info->stage) > 0)
+    {
+      guint64 bytes = 0, limit = 0;
+      gboolean full = FALSE;
+      const char *reason = "", *paused = "";
+
+      g_variant_lookup (info->stage, "bytes", "t", &bytes);
+      g_variant_lookup (info->stage, "limit", "t", &limit);
+      g_variant_lookup (info->stage, "full", "b", &full);
+      g_variant_lookup (info->stage, "reason", "&s", &reason);
+      g_variant_lookup (info->stage, "paused", "&s", &paused);
+      json_builder_set_member_name (builder, "stage");
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "bytes");
+      json_builder_add_int_value (builder, (gint64) MIN (bytes, (guint64) G_MAXINT64));
+      json_builder_set_member_name (builder, "limit");
+      json_builder_add_int_value (builder, (gint64) MIN (limit, (guint64) G_MAXINT64));
+      json_builder_set_member_name (builder, "full");
+      json_builder_add_boolean_value (builder, full);
+      json_builder_set_member_name (builder, "reason");
+      json_builder_add_string_value (builder, reason);
+      json_builder_set_member_name (builder, "paused");
+      json_builder_add_string_value (builder, paused);
+      json_builder_end_object (builder);
+    }
   json_builder_set_member_name (builder, "created");
   json_builder_add_int_value (builder, (gint64) MIN (info->created, (guint64) G_MAXINT64));
   if (info->have_output_offset)
@@ -643,6 +674,33 @@ parse_size (const char *text,
   return TRUE;
 }
 
+/* A size as "2G", "512M", "4096" (bytes, or K, M, G, T: powers of 1024),
+ * within [@min, @max]. */
+static gboolean
+parse_bytes (const char *text,
+             guint64     min,
+             guint64     max,
+             guint64    *out_bytes)
+{
+  static const char suffixes[] = "KMGT";
+  g_autofree char *digits = g_strdup (text);
+  size_t len = strlen (digits);
+  const char *unit = len > 0 ? strchr (suffixes, g_ascii_toupper (digits[len - 1])) : NULL;
+  guint shift = 0;
+  guint64 n = 0;
+
+  if (unit != NULL && digits[len - 1] != '\0')
+    {
+      shift = 10 * (guint) (unit - suffixes + 1);
+      digits[len - 1] = '\0';
+    }
+  if (!g_ascii_string_to_unsigned (digits, 10, 1, G_MAXUINT64 >> shift, &n, NULL) ||
+      (n << shift) < min || (n << shift) > max)
+    return FALSE;
+  *out_bytes = n << shift;
+  return TRUE;
+}
+
 int
 paddockctl_create (Paddockctl  *ctl,
                    int          argc,
@@ -662,6 +720,7 @@ paddockctl_create (Paddockctl  *ctl,
   g_autofree char *net = NULL;
   g_autofree char *pids_max = NULL;
   g_autofree char *memory_max = NULL;
+  g_autofree char *stage_limit = NULL;
   g_autofree char *reserved_ports = NULL;
   g_autofree char *path = NULL;
   g_autofree char *absolute = NULL;
@@ -701,6 +760,8 @@ paddockctl_create (Paddockctl  *ctl,
       "At most N processes in the session (16–4194304; default 4096)", "N" },
     { "memory-max", 0, 0, G_OPTION_ARG_STRING, &memory_max,
       "At most SIZE bytes of memory, e.g. 2G (64M–16T; default half the machine's)", "SIZE" },
+    { "stage-limit", 0, 0, G_OPTION_ARG_STRING, &stage_limit,
+      "The stage holds at most SIZE bytes, e.g. 20G (1M–16T; default 8G): the session is held still there", "SIZE" },
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
       "With --net proxy: let the proxy reach D (example.com, *.example.com, !D denies; repeatable)", "D" },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
@@ -848,24 +909,23 @@ paddockctl_create (Paddockctl  *ctl,
     }
   if (memory_max != NULL)
     {
-      static const char suffixes[] = "KMGT";
-      g_autofree char *digits = g_strdup (memory_max);
-      size_t len = strlen (digits);
-      const char *unit = len > 0 ? strchr (suffixes, g_ascii_toupper (digits[len - 1])) : NULL;
-      guint shift = 0;
-      guint64 n = 0;
+      guint64 bytes;
 
-      if (unit != NULL && digits[len - 1] != '\0')
-        {
-          shift = 10 * (guint) (unit - suffixes + 1);
-          digits[len - 1] = '\0';
-        }
-      if (!g_ascii_string_to_unsigned (digits, 10, 1, G_MAXUINT64 >> shift, &n, NULL) ||
-          (n << shift) < ((guint64) 64 << 20) || (n << shift) > ((guint64) 16 << 40))
+      if (!parse_bytes (memory_max, (guint64) 64 << 20, (guint64) 16 << 40, &bytes))
         return paddockctl_usage_error (ctl, command_path,
                                        "invalid --memory-max “%s”: expected 64M to 16T (bytes, or K, M, G, T)",
                                        memory_max);
-      g_variant_builder_add (&options, "{sv}", "memory-max", g_variant_new_uint64 (n << shift));
+      g_variant_builder_add (&options, "{sv}", "memory-max", g_variant_new_uint64 (bytes));
+    }
+  if (stage_limit != NULL)
+    {
+      guint64 bytes;
+
+      if (!parse_bytes (stage_limit, (guint64) 1 << 20, (guint64) 16 << 40, &bytes))
+        return paddockctl_usage_error (ctl, command_path,
+                                       "invalid --stage-limit “%s”: expected 1M to 16T (bytes, or K, M, G, T)",
+                                       stage_limit);
+      g_variant_builder_add (&options, "{sv}", "stage-limit", g_variant_new_uint64 (bytes));
     }
   if (allow_write != NULL)
     {
@@ -1144,6 +1204,18 @@ paddockctl_status (Paddockctl  *ctl,
   else
     {
       print_session_human (&info);
+      if (info.stage != NULL && g_variant_n_children (info.stage) > 0)
+        {
+          guint64 bytes = 0, limit = 0;
+          const char *reason = "", *paused = "";
+
+          g_variant_lookup (info.stage, "bytes", "t", &bytes);
+          g_variant_lookup (info.stage, "limit", "t", &limit);
+          g_variant_lookup (info.stage, "reason", "&s", &reason);
+          g_variant_lookup (info.stage, "paused", "&s", &paused);
+          g_print ("stage:       %.1f of %.1f MiB%s%s%s\n", bytes / 1048576.0, limit / 1048576.0,
+                   paused[0] != '\0' ? " — held still: " : "", reason, paused[0] != '\0' ? "" : "");
+        }
       if (review)
         print_boundary_human (&info);
     }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "paddock-dbus-checks.h"
+#include "paddock-stage-guard.h"
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-durable-file.h"
@@ -582,6 +583,12 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           config.memory_max = g_variant_get_uint64 (value);
           if (config.memory_max < PADDOCK_SESSION_MEMORY_MAX_MIN || config.memory_max > PADDOCK_SESSION_MEMORY_MAX_MAX)
             return return_invalid (invocation, "memory-max is 64 MiB to 16 TiB");
+        }
+      else if (g_str_equal (key, "stage-limit") && g_variant_is_of_type (value, G_VARIANT_TYPE_UINT64))
+        {
+          config.stage_limit = g_variant_get_uint64 (value);
+          if (config.stage_limit < PADDOCK_STAGE_LIMIT_MIN || config.stage_limit > PADDOCK_STAGE_LIMIT_MAX)
+            return return_invalid (invocation, "stage-limit is 1 MiB to 16 TiB");
         }
       else if (g_str_equal (key, "allow-write") && g_variant_is_of_type (value, G_VARIANT_TYPE_BYTESTRING_ARRAY))
         {

@@ -17,6 +17,18 @@
 G_BEGIN_DECLS
 
 PaddockStage *_paddock_session_impl_get_stage (PaddockSessionImpl    *self);
+
+/* paddock-session-stage-limit.c: a running session held still while its
+ * stage is full. */
+typedef struct _PaddockSessionStageLimit PaddockSessionStageLimit;
+
+PaddockSessionStageLimit *_paddock_session_stage_limit_new  (PaddockSessionImpl       *session,
+                                                             guint64                   limit);
+void                      _paddock_session_stage_limit_free (PaddockSessionStageLimit *self);
+PaddockSessionStageLimit *_paddock_session_impl_get_stage_limit (PaddockSessionImpl   *self);
+gboolean _paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
+                                                       GDBusMethodInvocation *invocation,
+                                                       guint64                limit);
 GStrv         _paddock_session_test_without_layers (void);
 gboolean      _paddock_session_impl_is_live   (PaddockSessionImpl    *self);
 /* Answers Busy while an earlier daemon's leftovers of the session are

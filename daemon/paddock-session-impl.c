@@ -140,6 +140,7 @@ struct _PaddockSessionImpl
   guint64                     pid_start_time;
   gboolean                    reaped;
   GStrv                       agent_env;  /* the environment the agent was given, for the boundary */
+  PaddockSessionStageLimit   *stage_limit;  /* while it runs with a stage */
   gboolean                    stop_requested;
 
   /* The session's state and exit status as the daemon knows them. The
@@ -2066,7 +2067,11 @@ paddock_session_impl_started (PaddockSessionImpl *self,
    * another writer's changes since the stage was prepared are recorded
    * "unknown". */
   if (self->stage != NULL)
-    paddock_stage_record_baseline_in_thread (self->stage, BASELINE_DELAY_MS);
+    {
+      paddock_stage_record_baseline_in_thread (self->stage, BASELINE_DELAY_MS);
+      /* Its writes are bounded from now on (paddock-session-stage-limit.c). */
+      self->stage_limit = _paddock_session_stage_limit_new (self, self->config.stage_limit);
+    }
 
   /* "running", then the creator's answer, then the record, which the
    * writer thread makes durable while this one goes on (the Attach that
@@ -2303,6 +2308,7 @@ paddock_session_impl_agent_ended (PaddockSessionImpl *self,
                                   int                 wait_status)
 {
   self->reaped = TRUE;
+  g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
 
   /* A sandbox that ran the agent may have said so in an event not read
    * yet. Its "started" is then looked at (or was being looked at
@@ -3229,6 +3235,9 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   self->stop_kill_at = kill_at;
   self->killed = FALSE;
 
+  /* A session held still because its stage was full goes on, to see its
+   * SIGTERM; its stage is measured no more. */
+  g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
   if (grace_seconds > 0)
     paddock_session_impl_signal_all (self, SIGTERM, NULL);
 
@@ -4071,6 +4080,12 @@ _paddock_session_impl_get_stage (PaddockSessionImpl *self)
   return self->stage;
 }
 
+PaddockSessionStageLimit *
+_paddock_session_impl_get_stage_limit (PaddockSessionImpl *self)
+{
+  return self->stage_limit;
+}
+
 /* A restored session whose leftovers are being ended is listed as its
  * record said (mostly "running", with its process count), but it has no
  * sandbox of ours, no supervisor to run anything in, no network to forward
@@ -4124,6 +4139,7 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 {
   iface->handle_read_output = paddock_session_impl_handle_read_output;
   iface->handle_attach = paddock_session_impl_handle_attach;
+  iface->handle_set_stage_limit = _paddock_session_impl_handle_set_stage_limit;
   iface->handle_exec = paddock_session_impl_handle_exec;
   iface->handle_run = paddock_session_impl_handle_run;
   iface->handle_send_input = paddock_session_impl_handle_send_input;
@@ -4242,6 +4258,7 @@ paddock_session_impl_dispose (GObject *object)
   paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
+  g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
   g_clear_object (&self->stage);
   g_clear_pointer (&self->network, _paddock_session_network_free);
   if (self->caller_watches != NULL)
@@ -4362,6 +4379,7 @@ paddock_session_impl_new (const char                 *id,
   self->config.expose = g_strdupv (config->expose);
   self->config.pids_max = config->pids_max;
   self->config.memory_max = config->memory_max;
+  self->config.stage_limit = config->stage_limit;
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);

@@ -39,6 +39,7 @@ typedef struct
   GStrv        expose;         /* paths of the user's HOME shown read-only in the session's (relative), or NULL */
   guint64      pids_max;       /* the cgroup's pids.max for a sandboxed session; 0: the default */
   guint64      memory_max;     /* its memory.max in bytes; 0: the default */
+  guint64      stage_limit;    /* bytes its stage may hold; 0: the default */
 } PaddockSessionConfig;
 
 /* Resource limits of a sandboxed session's cgroup (CreateSession's

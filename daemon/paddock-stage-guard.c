@@ -1,0 +1,431 @@
+/* paddock-stage-guard.c — a running session's stage measured against its size limit
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every write of a staged session lands in its stage, in the user's state
+ * folder: without a bound an agent could fill that disk (1 GiB written
+ * there without a word, once). No kernel interface bounds one folder of a
+ * file system for an unprivileged user (project quotas need root), so the
+ * guard measures: the blocks the stage really holds (holes cost nothing, a
+ * hard link counts once), and the free space of its file system. Over the
+ * session's limit, or under the reserve of free space, the guard says it
+ * is full and the session holds its processes still (its cgroup's freezer,
+ * or SIGSTOP where it has none) until the limit is raised or the session
+ * is stopped; what is staged stays, reviewable and appliable. Between two
+ * measurements the agent can write on: the interval (one second, or ten
+ * times what the last walk took, at most ten) bounds that, and the
+ * boundary says so.
+ */
+
+#include "config.h"
+
+#include "paddock-stage-guard.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#define WALK_MAX_DEPTH     256
+#define INTERVAL_MIN_MS    1000
+#define INTERVAL_MAX_MS    10000
+
+struct _PaddockStageGuard
+{
+  GObject       parent_instance;
+
+  char         *root;
+  guint64       limit;
+  guint64       reserve;
+  guint64       used;
+  guint64       free_bytes;
+  gboolean      full;
+  char         *reason;
+
+  guint         timeout_id;
+  GCancellable *cancellable;   /* the walk in flight */
+  guint         interval_ms;
+  gboolean      running;
+};
+
+G_DEFINE_FINAL_TYPE (PaddockStageGuard, paddock_stage_guard, G_TYPE_OBJECT)
+
+enum {
+  SIGNAL_CHANGED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+typedef struct
+{
+  guint64     bytes;
+  GHashTable *linked;   /* (dev, ino) of files with more than one link, counted once */
+} Walk;
+
+static guint
+file_id_hash (gconstpointer key)
+{
+  const guint64 *id = key;
+
+  return g_int64_hash (&id[0]) ^ g_int64_hash (&id[1]);
+}
+
+static gboolean
+file_id_equal (gconstpointer a,
+               gconstpointer b)
+{
+  const guint64 *x = a;
+  const guint64 *y = b;
+
+  return x[0] == y[0] && x[1] == y[1];
+}
+
+static gboolean
+walk_dir (Walk          *walk,
+          int            dir_fd,
+          guint          depth,
+          GCancellable  *cancellable,
+          GError       **error)
+{
+  DIR *dir;
+  struct dirent *entry;
+
+  if (depth > WALK_MAX_DEPTH)
+    {
+      close (dir_fd);
+      return TRUE;
+    }
+  dir = fdopendir (dir_fd);
+  if (dir == NULL)
+    {
+      int saved_errno = errno;
+
+      close (dir_fd);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno), "Cannot read the stage: %s",
+                   g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  while ((entry = readdir (dir)) != NULL)
+    {
+      struct stat st;
+
+      if (g_strcmp0 (entry->d_name, ".") == 0 || g_strcmp0 (entry->d_name, "..") == 0)
+        continue;
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        {
+          closedir (dir);
+          return FALSE;
+        }
+      if (fstatat (dirfd (dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        continue;  /* gone meanwhile: the agent runs */
+
+      if (!S_ISDIR (st.st_mode) && st.st_nlink > 1)
+        {
+          guint64 id[2] = { (guint64) st.st_dev, (guint64) st.st_ino };
+
+          if (g_hash_table_contains (walk->linked, id))
+            continue;
+          g_hash_table_add (walk->linked, g_memdup2 (id, sizeof id));
+        }
+      walk->bytes += (guint64) st.st_blocks * 512;
+
+      if (S_ISDIR (st.st_mode))
+        {
+          int child = openat (dirfd (dir), entry->d_name,
+                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+          if (child >= 0 && !walk_dir (walk, child, depth + 1, cancellable, error))
+            {
+              closedir (dir);
+              return FALSE;
+            }
+        }
+    }
+  closedir (dir);
+  return TRUE;
+}
+
+/* The bytes @root really holds (allocated blocks, each hard-linked file
+ * once) and the free space of its file system for an unprivileged writer. */
+gboolean
+paddock_stage_guard_measure (const char  *root,
+                             guint64     *out_bytes,
+                             guint64     *out_free,
+                             GError     **error)
+{
+  g_autoptr(GHashTable) linked = g_hash_table_new_full (file_id_hash, file_id_equal, g_free, NULL);
+  Walk walk = { 0, linked };
+  struct statvfs vfs;
+  int fd;
+
+  fd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int saved_errno = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno), "Cannot open the stage %s: %s",
+                   root, g_strerror (saved_errno));
+      return FALSE;
+    }
+  if (fstatvfs (fd, &vfs) != 0)
+    {
+      int saved_errno = errno;
+
+      close (fd);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno), "Cannot read the stage's disk: %s",
+                   g_strerror (saved_errno));
+      return FALSE;
+    }
+  if (!walk_dir (&walk, fd, 0, NULL, error))
+    return FALSE;
+
+  *out_bytes = walk.bytes;
+  *out_free = (guint64) vfs.f_bavail * (guint64) vfs.f_frsize;
+  return TRUE;
+}
+
+static void schedule (PaddockStageGuard *self);
+
+/* Decides full or not from the last measurement; "changed" when that
+ * flips (and when the limit is set, so that the session republishes). */
+static void
+paddock_stage_guard_judge (PaddockStageGuard *self,
+                           gboolean           always_notify)
+{
+  g_autofree char *reason = NULL;
+  gboolean full;
+
+  if (self->used > self->limit)
+    reason = g_strdup_printf ("the stage holds %" G_GUINT64_FORMAT " MiB, over its limit of %" G_GUINT64_FORMAT " MiB",
+                              self->used / (1024 * 1024), self->limit / (1024 * 1024));
+  else if (self->free_bytes < self->reserve)
+    reason = g_strdup_printf ("the state folder's disk has %" G_GUINT64_FORMAT " MiB free, under the reserve of %"
+                              G_GUINT64_FORMAT " MiB", self->free_bytes / (1024 * 1024),
+                              self->reserve / (1024 * 1024));
+  full = reason != NULL;
+
+  if (full == self->full && !always_notify)
+    return;
+  self->full = full;
+  g_free (self->reason);
+  self->reason = g_steal_pointer (&reason);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+typedef struct
+{
+  char    *root;
+  guint64  bytes;
+  guint64  free_bytes;
+  gint64   elapsed_us;
+} Measure;
+
+static void
+measure_free (Measure *measure)
+{
+  g_free (measure->root);
+  g_free (measure);
+}
+
+static void
+measure_thread (GTask        *task,
+                gpointer      source_object,
+                gpointer      task_data,
+                GCancellable *cancellable)
+{
+  Measure *measure = task_data;
+  gint64 start = g_get_monotonic_time ();
+  GError *error = NULL;
+
+  if (!paddock_stage_guard_measure (measure->root, &measure->bytes, &measure->free_bytes, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  measure->elapsed_us = g_get_monotonic_time () - start;
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+measure_done_cb (GObject      *object,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  PaddockStageGuard *self = PADDOCK_STAGE_GUARD (object);
+  Measure *measure = g_task_get_task_data (G_TASK (result));
+  g_autoptr(GError) error = NULL;
+
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_debug ("Could not measure the stage %s: %s", self->root, error->message);
+    }
+  else
+    {
+      self->used = measure->bytes;
+      self->free_bytes = measure->free_bytes;
+      /* A large stage is walked less often: at most a tenth of the time. */
+      self->interval_ms = CLAMP ((guint) (measure->elapsed_us / 100), INTERVAL_MIN_MS, INTERVAL_MAX_MS);
+      paddock_stage_guard_judge (self, FALSE);
+    }
+  g_clear_object (&self->cancellable);
+  if (self->running)
+    schedule (self);
+}
+
+static void
+measure_now (PaddockStageGuard *self)
+{
+  g_autoptr(GTask) task = NULL;
+  Measure *measure = g_new0 (Measure, 1);
+
+  measure->root = g_strdup (self->root);
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  self->cancellable = g_cancellable_new ();
+  task = g_task_new (self, self->cancellable, measure_done_cb, NULL);
+  g_task_set_task_data (task, measure, (GDestroyNotify) measure_free);
+  g_task_run_in_thread (task, measure_thread);
+}
+
+static gboolean
+tick_cb (gpointer user_data)
+{
+  PaddockStageGuard *self = user_data;
+
+  self->timeout_id = 0;
+  measure_now (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+schedule (PaddockStageGuard *self)
+{
+  g_clear_handle_id (&self->timeout_id, g_source_remove);
+  self->timeout_id = g_timeout_add (self->interval_ms, tick_cb, self);
+}
+
+static void
+paddock_stage_guard_dispose (GObject *object)
+{
+  PaddockStageGuard *self = PADDOCK_STAGE_GUARD (object);
+
+  paddock_stage_guard_stop (self);
+  G_OBJECT_CLASS (paddock_stage_guard_parent_class)->dispose (object);
+}
+
+static void
+paddock_stage_guard_finalize (GObject *object)
+{
+  PaddockStageGuard *self = PADDOCK_STAGE_GUARD (object);
+
+  g_free (self->root);
+  g_free (self->reason);
+  G_OBJECT_CLASS (paddock_stage_guard_parent_class)->finalize (object);
+}
+
+static void
+paddock_stage_guard_class_init (PaddockStageGuardClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = paddock_stage_guard_dispose;
+  object_class->finalize = paddock_stage_guard_finalize;
+
+  /* Full or not changed, or the limit was set: read the getters. */
+  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                          NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void
+paddock_stage_guard_init (PaddockStageGuard *self)
+{
+  self->interval_ms = INTERVAL_MIN_MS;
+}
+
+PaddockStageGuard *
+paddock_stage_guard_new (const char *root,
+                         guint64     limit,
+                         guint64     reserve)
+{
+  PaddockStageGuard *self;
+
+  g_return_val_if_fail (root != NULL, NULL);
+
+  self = g_object_new (PADDOCK_TYPE_STAGE_GUARD, NULL);
+  self->root = g_strdup (root);
+  self->limit = limit;
+  self->reserve = reserve;
+  return self;
+}
+
+/* Measures now and then every interval, while the session runs. */
+void
+paddock_stage_guard_start (PaddockStageGuard *self)
+{
+  g_return_if_fail (PADDOCK_IS_STAGE_GUARD (self));
+
+  if (self->running)
+    return;
+  self->running = TRUE;
+  measure_now (self);
+}
+
+void
+paddock_stage_guard_stop (PaddockStageGuard *self)
+{
+  g_return_if_fail (PADDOCK_IS_STAGE_GUARD (self));
+
+  self->running = FALSE;
+  g_clear_handle_id (&self->timeout_id, g_source_remove);
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+}
+
+/* A new limit: judged against the last measurement at once, and measured
+ * again right away. */
+void
+paddock_stage_guard_set_limit (PaddockStageGuard *self,
+                               guint64            limit)
+{
+  g_return_if_fail (PADDOCK_IS_STAGE_GUARD (self));
+
+  self->limit = limit;
+  paddock_stage_guard_judge (self, TRUE);
+  if (self->running)
+    measure_now (self);
+}
+
+guint64
+paddock_stage_guard_get_limit (PaddockStageGuard *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_STAGE_GUARD (self), 0);
+  return self->limit;
+}
+
+guint64
+paddock_stage_guard_get_used (PaddockStageGuard *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_STAGE_GUARD (self), 0);
+  return self->used;
+}
+
+gboolean
+paddock_stage_guard_is_full (PaddockStageGuard *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_STAGE_GUARD (self), FALSE);
+  return self->full;
+}
+
+/* Why it is full, or NULL. */
+const char *
+paddock_stage_guard_get_reason (PaddockStageGuard *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_STAGE_GUARD (self), NULL);
+  return self->reason;
+}
