@@ -20,6 +20,7 @@ static const GDBusErrorEntry paddock_error_entries[] = {
   { PADDOCK_ERROR_CONFLICT,         "org.paddock.Error.Conflict" },
   { PADDOCK_ERROR_BUSY,             "org.paddock.Error.Busy" },
   { PADDOCK_ERROR_RESTART_REQUIRED, "org.paddock.Error.RestartRequired" },
+  { PADDOCK_ERROR_NO_SPACE,         "org.paddock.Error.NoSpace" },
 };
 
 GQuark

@@ -25,6 +25,7 @@ typedef enum
   PADDOCK_ERROR_CONFLICT,          /* org.paddock.Error.Conflict */
   PADDOCK_ERROR_BUSY,              /* org.paddock.Error.Busy */
   PADDOCK_ERROR_RESTART_REQUIRED,  /* org.paddock.Error.RestartRequired */
+  PADDOCK_ERROR_NO_SPACE,          /* org.paddock.Error.NoSpace */
 } PaddockError;
 
 #define PADDOCK_ERROR (paddock_error_quark ())

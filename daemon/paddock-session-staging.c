@@ -89,6 +89,9 @@ to_paddock_error (const GError *error)
         case PADDOCK_APPLY_ERROR_INVALID_PATH:
           code = PADDOCK_ERROR_INVALID_ARGUMENT;
           break;
+        case PADDOCK_APPLY_ERROR_NO_SPACE:
+          code = PADDOCK_ERROR_NO_SPACE;
+          break;
         default:
           code = PADDOCK_ERROR_FAILED;
           break;

@@ -53,12 +53,14 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "paddock-apply.h"
 #include "paddock-autofd.h"
 #include "paddock-durable-file.h"
+#include "paddock-sparse-copy.h"
 
 #define TEMP_PREFIX   ".paddock-apply-"
 #define JOURNAL_NAME  "apply-journal.json"
@@ -73,7 +75,7 @@ typedef enum {
   OP_PUT,      /* a file or a symlink */
 } OpKind;
 
-typedef struct {
+typedef struct _Op {
   OpKind                  kind;
   char                   *path;
   char                   *parent;     /* "" for the workspace itself */
@@ -93,6 +95,10 @@ typedef struct {
   gboolean                noop;       /* applied, nothing to do */
   char                   *old_sha;
   char                   *new_sha;
+  gboolean                old_sha_extents;  /* old_sha is paddock_sparse_sha256()'s */
+  gboolean                new_sha_extents;
+  guint64                 allocated;  /* OP_PUT of a file: the stage's st_blocks in bytes */
+  struct _Op             *link_of;    /* OP_PUT: an earlier op of the same stage inode */
 } Op;
 
 typedef struct {
@@ -418,47 +424,25 @@ write_all (int          fd,
   return TRUE;
 }
 
-/* copy_file_range() lets the file system share or copy in the kernel; it
- * refuses some pairs of file systems (EXDEV, EINVAL…) and then we copy by
- * hand from wherever it stopped (it advanced both offsets). */
-static gboolean
-copy_content (int in_fd,
-              int out_fd)
+static char *sha256_fd (int fd);
+
+/* The SHA-256 of a file's bytes; for a file with holes larger than a
+ * review blob, paddock_sparse_sha256() (*out_extents set) so a sparse
+ * terabyte is not read as a terabyte of zeros. */
+static char *
+sha256_fd_bounded (int       fd,
+                   gboolean *out_extents)
 {
-  gboolean use_cfr = TRUE;
+  struct stat st;
 
-  for (;;)
+  *out_extents = FALSE;
+  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_size > 8 * 1024 * 1024 &&
+      paddock_allocated_bytes (&st) < (guint64) st.st_size)
     {
-      gssize n;
-
-      if (use_cfr)
-        {
-          n = copy_file_range (in_fd, NULL, out_fd, NULL, 1 << 30, 0);
-          if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-                        errno == EOPNOTSUPP || errno == EBADF))
-            {
-              use_cfr = FALSE;
-              continue;
-            }
-        }
-      else
-        {
-          char buf[65536];
-
-          n = read (in_fd, buf, sizeof buf);
-          if (n > 0 && !write_all (out_fd, buf, (gsize) n))
-            return FALSE;
-        }
-
-      if (n < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return FALSE;
-        }
-      if (n == 0)
-        return TRUE;
+      *out_extents = TRUE;
+      return paddock_sparse_sha256 (fd, NULL, NULL);
     }
+  return sha256_fd (fd);
 }
 
 static char *
@@ -501,8 +485,10 @@ read_link_at (int         dir_fd,
 static char *
 sha256_entry_at (int                     dir_fd,
                  const char             *name,
-                 const PaddockFileStamp *stamp)
+                 const PaddockFileStamp *stamp,
+                 gboolean               *out_extents)
 {
+  *out_extents = FALSE;
   if (!stamp->present)
     return NULL;
   if (S_ISREG (stamp->mode))
@@ -511,7 +497,7 @@ sha256_entry_at (int                     dir_fd,
        * symlink since, do not read through it. */
       paddock_autofd int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
-      return fd >= 0 ? sha256_fd (fd) : NULL;
+      return fd >= 0 ? sha256_fd_bounded (fd, out_extents) : NULL;
     }
   if (S_ISLNK (stamp->mode))
     {
@@ -889,6 +875,7 @@ plan_ops (Batch      *b,
   g_autoptr(GHashTable) dir_set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr(GHashTable) new_dirs = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GHashTable) removes = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) inodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   g_autoptr(GPtrArray) dir_list = g_ptr_array_new ();
   GHashTableIter iter;
   gpointer key;
@@ -984,7 +971,8 @@ plan_ops (Batch      *b,
       if (dir_fd_for (b, op->parent) < 0)
         return set_errno_error (error, errno, "Could not open the folder of", op->path);
       op->ino = s->current.ino;
-      op->old_sha = sha256_entry_at (dir_fd_for (b, op->parent), op->name, &op->check);
+      op->old_sha = sha256_entry_at (dir_fd_for (b, op->parent), op->name, &op->check,
+                                    &op->old_sha_extents);
       op_take_temp (b, op);
     }
   /* Only removals so far: deepest first, so a folder's children go first. */
@@ -1067,7 +1055,8 @@ plan_ops (Batch      *b,
           op->new_mode = stage_lstat (b, d, &st) && S_ISDIR (st.st_mode) ? st.st_mode & 01777 : 0755;
         }
       if (op->existed)
-        op->old_sha = sha256_entry_at (dir_fd_for (b, parent), op->name, &op->check);
+        op->old_sha = sha256_entry_at (dir_fd_for (b, parent), op->name, &op->check,
+                                    &op->old_sha_extents);
       op_take_temp (b, op);
       g_hash_table_add (new_dirs, op->path);
       g_ptr_array_add (b->ops, op);
@@ -1088,6 +1077,24 @@ plan_ops (Batch      *b,
       op->stage_type = s->stage.st_mode & S_IFMT;
       /* Never setuid/setgid: the agent must not mint privileged programs. */
       op->new_mode = s->stage.st_mode & 01777;
+      if (op->stage_type == S_IFREG)
+        {
+          op->allocated = paddock_allocated_bytes (&s->stage);
+          /* Names of one stage inode land as names of one new inode: a
+           * file the agent hard-linked N times is not N copies on the
+           * user's disk. Only within the batch: a link to anything else
+           * (the workspace's own files, an unselected change) is copied. */
+          if (s->stage.st_nlink > 1)
+            {
+              gint64 ino_key = (gint64) s->stage.st_ino;
+              Op *first = g_hash_table_lookup (inodes, &ino_key);
+
+              if (first != NULL)
+                op->link_of = first;
+              else
+                g_hash_table_insert (inodes, g_memdup2 (&ino_key, sizeof ino_key), op);
+            }
+        }
       g_ptr_array_add (b->ops, op);
       /* An existing folder is opened now (a new one when its temp is made). */
       if (!g_hash_table_contains (new_dirs, op->parent) && dir_fd_for (b, op->parent) < 0)
@@ -1104,10 +1111,67 @@ plan_ops (Batch      *b,
           return set_errno_error (error, saved_errno, "Could not open", op->parent);
         }
       if (op->existed)
-        op->old_sha = sha256_entry_at (dir_fd_for (b, op->parent), op->name, &op->check);
+        op->old_sha = sha256_entry_at (dir_fd_for (b, op->parent), op->name, &op->check,
+                                    &op->old_sha_extents);
       op_take_temp (b, op);
     }
 
+  return TRUE;
+}
+
+/* Refuses a batch that cannot fit before it writes anything: the bytes
+ * its new files allocate in the stage (holes cost nothing, a hard-linked
+ * inode counts once) and a block per new folder, against what the
+ * workspace's file system has free, and the same for inodes. The old
+ * versions stay as backups until the commit, so nothing is subtracted for
+ * what the batch replaces. The workspace's own file system only: a mount
+ * inside it is caught by ENOSPC while writing, with the same rollback. */
+static gboolean
+check_space (Batch   *b,
+             GError **error)
+{
+  struct statvfs vfs;
+  guint64 need = 0, inodes = 0, avail;
+
+  for (guint i = 0; i < b->ops->len; i++)
+    {
+      Op *op = g_ptr_array_index (b->ops, i);
+
+      if (op->noop || op->kind == OP_REMOVE || op->kind == OP_CHMOD)
+        continue;
+      if (op->kind == OP_DIR)
+        {
+          need += 4096;
+          inodes++;
+        }
+      else if (op->link_of == NULL)
+        {
+          need += op->stage_type == S_IFREG ? op->allocated : 4096;
+          inodes++;
+        }
+    }
+  if (fstatvfs (b->w_fd, &vfs) != 0)
+    return set_errno_error (error, errno, "Could not inspect the file system of", ".");
+  avail = (guint64) vfs.f_bavail * (guint64) vfs.f_frsize;
+  if (need > avail)
+    {
+      g_autofree char *need_s = g_format_size_full (need, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *avail_s = g_format_size_full (avail, G_FORMAT_SIZE_IEC_UNITS);
+
+      g_set_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_NO_SPACE,
+                   "The changes need %s on the folder's file system; %s are free",
+                   need_s, avail_s);
+      return FALSE;
+    }
+  /* f_files == 0: a file system without an inode limit (btrfs). */
+  if (vfs.f_files != 0 && inodes > (guint64) vfs.f_favail)
+    {
+      g_set_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_NO_SPACE,
+                   "The changes need %" G_GUINT64_FORMAT " new entries on the folder's "
+                   "file system; it has room for %" G_GUINT64_FORMAT,
+                   inodes, (guint64) vfs.f_favail);
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -1174,20 +1238,60 @@ stage_one (Batch   *b,
           return FALSE;
         }
 
+      /* Still the inode the plan saw, and still linked to the earlier
+       * one's: then this name is a hard link to what that op wrote. One
+       * step either way: a batch's step count is fixed by its plan. */
       step (b);
+      if (op->link_of != NULL && op->link_of->staged && op->link_of->ino != 0)
+        {
+          struct stat first_st;
+
+          if (stage_lstat (b, op->link_of->path, &first_st) && first_st.st_ino == st.st_ino &&
+              first_st.st_dev == st.st_dev)
+            {
+              if (linkat (op_parent_fd (b, op->link_of), op->link_of->temp, pfd, op->temp, 0) == 0)
+                {
+                  op->staged = TRUE;
+                  op->ino = op->link_of->ino;
+                  op->new_sha = g_strdup (op->link_of->new_sha);
+                  op->new_sha_extents = op->link_of->new_sha_extents;
+                  return TRUE;
+                }
+              /* EXDEV (the two folders are on different mounts), EMLINK:
+               * a copy of its own, as without the link. */
+              if (errno != EXDEV && errno != EMLINK)
+                return set_errno_error (error, errno, "Could not link", op->path);
+            }
+          op->link_of = NULL;
+        }
+
       /* O_EXCL|O_NOFOLLOW: never write through whatever might sit at the
        * temp name. */
       fd = openat (pfd, op->temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0)
         return set_errno_error (error, errno, "Could not create a file for", op->path);
       op->staged = TRUE;
-      if (!copy_content (sfd, fd) ||
-          fchmod (fd, op->new_mode) != 0 ||
+      {
+        g_autoptr(GError) copy_error = NULL;
+
+        /* Data extents only: a hole in the stage stays a hole here. */
+        if (!paddock_sparse_copy (sfd, fd, NULL, &copy_error))
+          {
+            int code = g_error_matches (copy_error, G_IO_ERROR, G_IO_ERROR_NO_SPACE)
+                         ? PADDOCK_APPLY_ERROR_NO_SPACE : PADDOCK_APPLY_ERROR_FAILED;
+            g_autofree char *p = printable (op->path);
+
+            g_set_error (error, PADDOCK_APPLY_ERROR, code, "Could not write “%s”: %s",
+                         p, copy_error->message);
+            return FALSE;
+          }
+      }
+      if (fchmod (fd, op->new_mode) != 0 ||
           fsync (fd) != 0 ||
           fstat (fd, &st) != 0)
         return set_errno_error (error, errno, "Could not write", op->path);
       op->ino = st.st_ino;
-      op->new_sha = sha256_fd (sfd);
+      op->new_sha = sha256_fd_bounded (sfd, &op->new_sha_extents);
       if (close (paddock_steal_fd (&fd)) != 0)
         return set_errno_error (error, errno, "Could not write", op->path);
       return TRUE;
@@ -1366,16 +1470,40 @@ ledger_line_new (Batch      *b,
         add_b64 (builder, "path_base64", op->path);
       json_builder_set_member_name (builder, "action");
       json_builder_add_string_value (builder, op->kind == OP_REMOVE ? "remove" : "put");
+      /* A sparse file larger than a review blob is known by the hash of
+       * its extents (paddock_sparse_sha256()), under its own name. */
       json_builder_set_member_name (builder, "old_sha256");
-      if (op->old_sha != NULL)
+      if (op->old_sha != NULL && !op->old_sha_extents)
         json_builder_add_string_value (builder, op->old_sha);
       else
         json_builder_add_null_value (builder);
+      if (op->old_sha != NULL && op->old_sha_extents)
+        {
+          json_builder_set_member_name (builder, "old_extents_sha256");
+          json_builder_add_string_value (builder, op->old_sha);
+        }
       json_builder_set_member_name (builder, "new_sha256");
-      if (op->new_sha != NULL)
+      if (op->new_sha != NULL && !op->new_sha_extents)
         json_builder_add_string_value (builder, op->new_sha);
       else
         json_builder_add_null_value (builder);
+      if (op->new_sha != NULL && op->new_sha_extents)
+        {
+          json_builder_set_member_name (builder, "new_extents_sha256");
+          json_builder_add_string_value (builder, op->new_sha);
+        }
+      if (op->link_of != NULL)
+        {
+          json_builder_set_member_name (builder, "hardlink_of");
+          if (g_utf8_validate (op->link_of->path, -1, NULL))
+            json_builder_add_string_value (builder, op->link_of->path);
+          else
+            {
+              g_autofree char *b64 = g_base64_encode ((const guchar *) op->link_of->path,
+                                                      strlen (op->link_of->path));
+              json_builder_add_string_value (builder, b64);
+            }
+        }
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);
@@ -1594,6 +1722,8 @@ paddock_apply_batch (const char          *workspace,
     }
 
   if (!plan_ops (b, selected, error))
+    return FALSE;
+  if (!check_space (b, error))
     return FALSE;
 
   if (g_cancellable_set_error_if_cancelled (cancellable, error))

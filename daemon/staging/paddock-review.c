@@ -23,6 +23,7 @@
 
 #include "paddock-autofd.h"
 #include "paddock-review.h"
+#include "paddock-sparse-copy.h"
 #include "paddock-review-cache.h"
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_repository, git_repository_free)
@@ -527,6 +528,29 @@ same_contents (int          a_dir,
       return set_errno_error (error, errno, "Could not open", rel);
     }
 
+  /* A large file is compared by its data extents (see
+   * paddock-sparse-copy.c): reading a terabyte-sized hole byte by byte
+   * would keep the daemon busy for hours. */
+  {
+    struct stat sa;
+
+    if (fstat (a, &sa) == 0 && (guint64) sa.st_size > PADDOCK_REVIEW_MAX_BLOB_SIZE)
+      {
+        g_autoptr(GError) local_error = NULL;
+        g_autofree char *ha = paddock_sparse_sha256 (a, NULL, &local_error);
+        g_autofree char *hb = ha != NULL ? paddock_sparse_sha256 (b, NULL, &local_error) : NULL;
+
+        if (hb == NULL)
+          {
+            g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_FAILED,
+                         "Could not read “%s”: %s", rel, local_error->message);
+            return FALSE;
+          }
+        *out_same = strcmp (ha, hb) == 0;
+        return TRUE;
+      }
+  }
+
   buf_a = g_malloc (chunk);
   buf_b = g_malloc (chunk);
   for (;;)
@@ -793,6 +817,31 @@ write_side_blob (Blobs       *blobs,
       g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_FAILED,
                    "An entry changed type while it was read");
       return FALSE;
+    }
+
+  /* Larger than a blob may be: known by its apparent size and a hash of
+   * its data extents only, so a sparse terabyte costs what it allocates. A
+   * file that grows past the limit while read is caught below. */
+  if ((guint64) st.st_size > PADDOCK_REVIEW_MAX_BLOB_SIZE)
+    {
+      g_autoptr(GError) local_error = NULL;
+      g_autofree char *sum = paddock_sparse_sha256 (fd, NULL, &local_error);
+      g_autofree char *marker = NULL;
+      gsize len;
+
+      if (sum == NULL)
+        {
+          g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_FAILED,
+                       "Could not read “%s”: %s", rel, local_error->message);
+          return FALSE;
+        }
+      marker = g_strdup_printf ("%cpaddock-large-file\nsize %" G_GUINT64_FORMAT
+                                "\nextents-sha256 %s\n", '\0', (guint64) st.st_size, sum);
+      len = 1 + strlen (marker + 1);
+      *out_size = (guint64) st.st_size;
+      if (git_odb_write (out_oid, odb, marker, len, GIT_OBJECT_BLOB) != 0)
+        return set_git_error (error, "Could not store a file");
+      return TRUE;
     }
 
   data = g_byte_array_sized_new ((guint) MIN ((guint64) st.st_size + 1,
