@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "paddock-apply.h"
+#include "paddock-apply-restored.h"
 #include "paddock-autofd.h"
 #include "paddock-durable-file.h"
 #include "paddock-sparse-copy.h"
@@ -116,6 +117,7 @@ typedef struct {
   guint        stop_step;
   char        *journal_dir;
   char        *journal_path;
+  char        *ledger_file;
 } Batch;
 
 static void
@@ -152,6 +154,7 @@ batch_free (Batch *b)
   g_clear_pointer (&b->ops, g_ptr_array_unref);
   g_free (b->journal_dir);
   g_free (b->journal_path);
+  g_free (b->ledger_file);
   g_free (b);
 }
 
@@ -678,10 +681,14 @@ journal_write (Batch       *b,
   json_builder_add_int_value (builder, (gint64) b->w_dev);
   json_builder_set_member_name (builder, "workspace_ino");
   json_builder_add_int_value (builder, (gint64) b->w_ino);
-  if (ledger_file != NULL && ledger_line != NULL)
+  /* Where recovery records itself, whatever the state. */
+  if (b->ledger_file != NULL)
     {
       json_builder_set_member_name (builder, "ledger");
-      json_builder_add_string_value (builder, ledger_file);
+      json_builder_add_string_value (builder, b->ledger_file);
+    }
+  if (ledger_file != NULL && ledger_line != NULL)
+    {
       json_builder_set_member_name (builder, "ledger_line");
       json_builder_add_string_value (builder, ledger_line);
     }
@@ -709,6 +716,19 @@ journal_write (Batch       *b,
       json_builder_add_int_value (builder, (gint64) op->ino);
       json_builder_set_member_name (builder, "old_mode");
       json_builder_add_int_value (builder, op->old_mode);
+      /* The entry as the conflict check saw it: what a rollback must put
+       * back, and tell apart from a new ctime (paddock-apply-restored.c). */
+      if (op->check.present)
+        {
+          json_builder_set_member_name (builder, "check");
+          json_builder_begin_array (builder);
+          json_builder_add_int_value (builder, op->check.mode);
+          json_builder_add_int_value (builder, (gint64) op->check.ino);
+          json_builder_add_int_value (builder, (gint64) op->check.size);
+          json_builder_add_int_value (builder, op->check.mtime_ns);
+          json_builder_add_int_value (builder, op->check.ctime_ns);
+          json_builder_end_array (builder);
+        }
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);
@@ -1373,6 +1393,48 @@ place_one (Batch   *b,
   return TRUE;
 }
 
+static char *
+join_rel (const char *parent,
+          const char *name)
+{
+  return parent[0] != '\0' ? g_strconcat (parent, "/", name, NULL) : g_strdup (name);
+}
+
+/* After a rollback: the entries back in place as they were, but for the
+ * ctime (and a folder's mtime) our renames gave them. */
+static void
+note_restored (GPtrArray              *restored,
+               int                     w_fd,
+               const char             *path,
+               const PaddockFileStamp *check)
+{
+  PaddockFileStamp now;
+  PaddockApplyRestored *r;
+
+  if (!check->present || !stamp_beneath (w_fd, path, &now, NULL))
+    return;
+  if (!stamp_same_entry (&now, check) || paddock_file_stamp_equal (&now, check))
+    return;
+  r = g_new0 (PaddockApplyRestored, 1);
+  r->path = g_strdup (path);
+  r->from = *check;
+  r->to = now;
+  g_ptr_array_add (restored, r);
+}
+
+static void
+record_restored (const char *journal_dir,
+                 GPtrArray  *restored)
+{
+  g_autoptr(GError) error = NULL;
+
+  /* Not fatal: without the record the entries are conflicts, never
+   * silently overwritten. */
+  if (!paddock_apply_restored_add (journal_dir, restored, &error))
+    g_message ("Could not record what the rollback put back in %s: %s", journal_dir,
+               error->message);
+}
+
 /* Undoes, in reverse, every rename and chmod done, then removes every temp.
  * Renames, unlinks and chmods only: nothing here needs free space. */
 static gboolean
@@ -1585,6 +1647,7 @@ paddock_apply_batch (const char          *workspace,
   g_autoptr(GHashTable) skipped_groups = g_hash_table_new (NULL, NULL);
   g_autoptr(GHashTable) put_items = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GPtrArray) checked = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GHashTable) restored = NULL;
   g_autofree char *ledger_line = NULL;
   g_autoptr(GError) local_error = NULL;
   paddock_autofd int lock_fd = -1;
@@ -1604,6 +1667,7 @@ paddock_apply_batch (const char          *workspace,
   b->ops = g_ptr_array_new_with_free_func ((GDestroyNotify) op_free);
   b->journal_dir = g_strdup (journal_dir);
   b->journal_path = g_build_filename (journal_dir, JOURNAL_NAME, NULL);
+  b->ledger_file = g_strdup (ledger_file);
   {
     g_autofree char *uuid = g_uuid_string_random ();
     GString *id = g_string_new (NULL);
@@ -1647,6 +1711,7 @@ paddock_apply_batch (const char          *workspace,
   b->stage_fd = open (stage_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (b->stage_fd < 0)
     return set_errno_error (error, errno, "Could not open the stage", stage_root);
+  restored = paddock_apply_restored_load (journal_dir);
 
   /* Plan: validate, then check every item against its baseline. */
   for (guint i = 0; i < items->len; i++)
@@ -1667,6 +1732,10 @@ paddock_apply_batch (const char          *workspace,
         }
       if (!stamp_beneath (b->w_fd, item->path, &s->current, error))
         return FALSE;
+      /* An entry an earlier rollback put back is unchanged: only its
+       * ctime moved, by our own renames. */
+      if (paddock_apply_restored_matches (restored, item->path, &item->baseline, &s->current))
+        s->current = item->baseline;
       if (!paddock_file_stamp_equal (&s->current, &item->baseline) && !item->forced)
         g_ptr_array_add (res->conflicts, g_strdup (item->path));
     }
@@ -1830,6 +1899,8 @@ paddock_apply_batch (const char          *workspace,
       step (b);
       (void) journal_remove (journal_dir, b->journal_path, NULL);
     }
+  if (g_hash_table_size (restored) > 0)
+    paddock_apply_restored_forget (journal_dir, res->applied);
 
   *result = g_steal_pointer (&res);
   return TRUE;
@@ -1838,7 +1909,19 @@ fail:
   /* Nothing was committed: put the workspace back as it was. If the
    * rollback itself fails the journal stays, for paddock_apply_recover(). */
   if (rollback (b))
-    (void) journal_remove (journal_dir, b->journal_path, NULL);
+    {
+      g_autoptr(GPtrArray) put_back =
+        g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_apply_restored_free);
+
+      for (guint i = 0; i < b->ops->len; i++)
+        {
+          Op *op = g_ptr_array_index (b->ops, i);
+
+          note_restored (put_back, b->w_fd, op->path, &op->check);
+        }
+      record_restored (journal_dir, put_back);
+      (void) journal_remove (journal_dir, b->journal_path, NULL);
+    }
   g_propagate_error (error, g_steal_pointer (&local_error));
   return FALSE;
 }
@@ -1853,6 +1936,7 @@ typedef struct {
   gboolean existed;
   guint64  ino;
   guint32  old_mode;
+  PaddockFileStamp check;
 } JournalOp;
 
 static void
@@ -1919,7 +2003,10 @@ recover_locked (const char  *journal_dir,
   JsonArray *array;
   const char *state;
   const char *batch;
+  const char *outcome = NULL;
   gboolean ok = TRUE;
+  g_autoptr(GPtrArray) restored =
+    g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_apply_restored_free);
 
   if (out_done != NULL)
     *out_done = FALSE;
@@ -1974,6 +2061,20 @@ recover_locked (const char  *journal_dir,
       op->existed = json_object_get_boolean_member_with_default (obj, "existed", FALSE);
       op->ino = (guint64) json_object_get_int_member_with_default (obj, "ino", 0);
       op->old_mode = (guint32) json_object_get_int_member_with_default (obj, "old_mode", 0) & 07777;
+      if (json_object_has_member (obj, "check") &&
+          JSON_NODE_HOLDS_ARRAY (json_object_get_member (obj, "check")))
+        {
+          JsonArray *c = json_object_get_array_member (obj, "check");
+
+          if (json_array_get_length (c) != 5)
+            return corrupt (error, journal_path);
+          op->check.present = TRUE;
+          op->check.mode = (guint32) json_array_get_int_element (c, 0);
+          op->check.ino = (guint64) json_array_get_int_element (c, 1);
+          op->check.size = (guint64) json_array_get_int_element (c, 2);
+          op->check.mtime_ns = json_array_get_int_element (c, 3);
+          op->check.ctime_ns = json_array_get_int_element (c, 4);
+        }
       if (op->parent == NULL || op->name == NULL || op->name[0] == '\0' ||
           strchr (op->name, '/') != NULL ||
           (op->kind != OP_CHMOD && !is_our_name (op->temp, prefix)))
@@ -2090,6 +2191,16 @@ recover_locked (const char  *journal_dir,
                 ok = FALSE;
             }
         }
+
+      /* What the next batch must not take for a conflict. */
+      for (guint i = 0; ok && i < ops->len; i++)
+        {
+          JournalOp *op = g_ptr_array_index (ops, i);
+          g_autofree char *path = join_rel (op->parent, op->name);
+
+          note_restored (restored, w_fd, path, &op->check);
+        }
+      outcome = "rolled-back";
     }
   else if (strcmp (state, "committed") == 0)
     {
@@ -2114,6 +2225,7 @@ recover_locked (const char  *journal_dir,
           g_propagate_error (error, g_steal_pointer (&local_error));
           return FALSE;
         }
+      outcome = "rolled-forward";
     }
   else
     return corrupt (error, journal_path);
@@ -2125,6 +2237,13 @@ recover_locked (const char  *journal_dir,
       return FALSE;
     }
 
+  /* Recorded before the journal goes: a crash in between recovers (and
+   * records) again, which at worst says it twice. */
+  record_restored (journal_dir, restored);
+  if (!paddock_apply_record_recovery (journal_dir,
+                                      json_object_get_string_member_with_default (root, "ledger", NULL),
+                                      batch, outcome, restored->len, &local_error))
+    g_message ("Could not record the recovery of batch %s: %s", batch, local_error->message);
   if (!journal_remove (journal_dir, journal_path, error))
     return FALSE;
   if (out_done != NULL)

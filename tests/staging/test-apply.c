@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "paddock-apply.h"
+#include "paddock-apply-restored.h"
 #include "paddock-durable-file.h"
 
 #define ODD_NONUTF8 "\xff\xfe.bin"
@@ -194,6 +195,25 @@ count_lines (const char *path)
     return 0;
   for (const char *c = contents; *c; c++)
     if (*c == '\n')
+      n++;
+  return n;
+}
+
+/* Lines of the ledger holding @needle: committed batches have "items",
+ * recoveries "recovery". */
+static guint
+count_matching (const char *path,
+                const char *needle)
+{
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint n = 0;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return 0;
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], needle) != NULL)
       n++;
   return n;
 }
@@ -674,7 +694,10 @@ test_forced_conflict (Fixture       *f,
 }
 
 /* Kill the batch at its N-th step for every N; after recovery W is the old
- * tree or the new one, whole, with no temps left and the ledger matching. */
+ * tree or the new one, whole, with no temps left and the ledger matching;
+ * the recovery is in the ledger and in last-recovery.json; and applying
+ * the same items again — with the baselines of before the crash, as the
+ * session still has them — lands every change with no conflict. */
 static void
 test_crash_every_step (Fixture       *f,
                        gconstpointer  data)
@@ -738,15 +761,36 @@ test_crash_every_step (Fixture       *f,
       tree = snapshot (f->w);
       if (g_strcmp0 (tree, old_tree) == 0)
         {
+          g_autoptr(PaddockApplyResult) again = NULL;
+          g_autofree char *again_tree = NULL;
+
+          /* No journal was written yet at step 1: nothing to recover. */
+          if (done)
+            {
+              g_assert_cmpuint (count_matching (f->ledger, "\"recovery\":\"rolled-back\""), ==, 1);
+              g_autofree char *last = paddock_apply_dup_last_recovery (f->journal);
+
+              g_assert_nonnull (last);
+              g_assert_nonnull (strstr (last, "rolled-back"));
+            }
           n_old++;
-          g_assert_cmpuint (count_lines (f->ledger), ==, 0);
+          g_assert_cmpuint (count_matching (f->ledger, "\"items\""), ==, 0);
+
+          g_assert_true (run_batch (f, items, &again, &error));
+          g_assert_no_error (error);
+          g_assert_cmpuint (again->conflicts->len, ==, 0);
+          g_assert_cmpuint (again->applied->len, ==, G_N_ELEMENTS (all_items));
+          again_tree = snapshot (f->w);
+          g_assert_cmpstr (again_tree, ==, new_tree);
+          g_assert_false (has_leftovers (f->w));
         }
       else
         {
           g_assert_cmpstr (tree, ==, new_tree);
           n_new++;
-          /* Rolled forward: the ledger has the batch once. */
-          g_assert_cmpuint (count_lines (f->ledger), ==, 1);
+          /* Rolled forward: the ledger has the batch once, and the recovery. */
+          g_assert_cmpuint (count_matching (f->ledger, "\"items\""), ==, 1);
+          g_assert_cmpuint (count_matching (f->ledger, "\"recovery\":\"rolled-forward\""), ==, 1);
         }
     }
 
@@ -1192,10 +1236,9 @@ test_next_batch_recovers (Fixture       *f,
   g_clear_error (&error);
   g_assert_true (journal_exists (f));
 
-  /* Forced: the rollback's renames gave the entries a new ctime, so the
-   * session's baselines no longer match them (see paddock-apply.c). */
-  g_clear_pointer (&items, g_ptr_array_unref);
-  items = make_items (f->w, all_items, G_N_ELEMENTS (all_items), TRUE);
+  /* Not forced: the rollback's renames gave the entries a new ctime, but
+   * it recorded them (paddock-apply-restored.c), so the baselines of
+   * before the crash still match. */
   g_assert_true (run_batch (f, items, &result, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (result->conflicts->len, ==, 0);
@@ -1203,7 +1246,8 @@ test_next_batch_recovers (Fixture       *f,
   want = snapshot (f->expected);
   g_assert_cmpstr (got, ==, want);
   g_assert_false (journal_exists (f));
-  g_assert_cmpuint (count_lines (f->ledger), ==, 1);
+  g_assert_cmpuint (count_matching (f->ledger, "\"items\""), ==, 1);
+  g_assert_cmpuint (count_matching (f->ledger, "\"recovery\""), ==, 1);
 }
 
 static void
