@@ -17,6 +17,7 @@
 G_BEGIN_DECLS
 
 PaddockStage *_paddock_session_impl_get_stage (PaddockSessionImpl    *self);
+void          _paddock_session_impl_refresh_last_recovery (PaddockSessionImpl *self);
 GStrv         _paddock_session_test_without_layers (void);
 gboolean      _paddock_session_impl_is_live   (PaddockSessionImpl    *self);
 /* Answers Busy while an earlier daemon's leftovers of the session are

@@ -4179,6 +4179,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->pty_master = -1;
   self->control_fd = -1;
   self->cgroup_procs_fd = -1;
+  paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->pending_input = g_byte_array_new ();
   self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
@@ -4476,6 +4477,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
 
       if (!paddock_stage_recover (self->stage, &recover_error))
         g_message ("Session %s: could not recover an interrupted apply: %s", id, recover_error->message);
+      _paddock_session_impl_refresh_last_recovery (self);
     }
 
   /* As the record says: it is on disk already. */

@@ -276,6 +276,22 @@ staging_thread (GTask        *task,
     g_task_return_pointer (task, g_variant_ref_sink (reply), (GDestroyNotify) g_variant_unref);
 }
 
+/* LastRecovery: what the stage's journal folder says (an Apply recovers
+ * a batch left behind before it starts its own). */
+void
+_paddock_session_impl_refresh_last_recovery (PaddockSessionImpl *self)
+{
+  PaddockStage *stage = _paddock_session_impl_get_stage (self);
+  g_autofree char *last = stage != NULL ? paddock_stage_dup_last_recovery (stage) : NULL;
+
+  if (last != NULL)
+    g_strstrip (last);
+  /* Our own file, but bounded and checked all the same: it is a property. */
+  if (last != NULL && (strlen (last) > 4096 || !g_utf8_validate (last, -1, NULL)))
+    g_clear_pointer (&last, g_free);
+  paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), last != NULL ? last : "");
+}
+
 static void
 staging_done_cb (GObject      *source,
                  GAsyncResult *result,
@@ -287,6 +303,8 @@ staging_done_cb (GObject      *source,
 
   if (call->frozen)
     _paddock_session_impl_freeze (call->session, FALSE);
+  if (call->op == STAGING_APPLY)
+    _paddock_session_impl_refresh_last_recovery (call->session);
 
   /* The answer consumes the reference the handler was given. */
   if (reply == NULL)
