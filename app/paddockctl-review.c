@@ -188,6 +188,9 @@ paddockctl_review (Paddockctl  *ctl,
   guint32 added, removed;
   guint n_conflicts = 0;
   guint n_changes = 0;
+  g_autoptr(GVariant) details = NULL;
+  guint n_details = 0;
+  guint row = 0;
 
   context = paddockctl_option_context_new (ctl, "ID [PATH]", REVIEW_SUMMARY, entries);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
@@ -231,6 +234,14 @@ paddockctl_review (Paddockctl  *ctl,
 
   if (!paddock_ipc_session1_call_list_changes_sync (session, &changes, NULL, &error))
     return paddockctl_fail_session (ctl, id, &error);
+  /* Sizes, hard links and unappliable rows; a daemon without the method
+   * (older) or a review that changed in between leaves them out. */
+  {
+    g_autoptr(GError) details_error = NULL;
+
+    if (paddock_ipc_session1_call_list_change_details_sync (session, &details, NULL, &details_error))
+      n_details = (guint) g_variant_n_children (details);
+  }
 
   if (ctl->json)
     {
@@ -246,6 +257,28 @@ paddockctl_review (Paddockctl  *ctl,
   while (g_variant_iter_next (&iter, "(^&ay^&ay&s&sbuub)", &path, &old_path, &kind, &type,
                               &binary, &added, &removed, &conflict))
     {
+      g_autoptr(GVariant) dict = NULL;
+      guint64 size = 0, allocated = 0;
+      const char *link_of = NULL;
+      const char *unappliable = NULL;
+      gboolean have_details = FALSE;
+
+      /* Row by row, as both lists come from one review; checked by path. */
+      if (row < n_details)
+        {
+          const char *detail_path = NULL;
+
+          g_variant_get_child (details, row, "(^&ay@a{sv})", &detail_path, &dict);
+          if (g_strcmp0 (detail_path, path) == 0)
+            {
+              have_details = TRUE;
+              g_variant_lookup (dict, "size", "t", &size);
+              g_variant_lookup (dict, "allocated", "t", &allocated);
+              g_variant_lookup (dict, "hardlink_of", "^&ay", &link_of);
+              g_variant_lookup (dict, "unappliable", "&s", &unappliable);
+            }
+        }
+      row++;
       n_changes++;
       n_conflicts += conflict ? 1 : 0;
       if (builder != NULL)
@@ -265,6 +298,19 @@ paddockctl_review (Paddockctl  *ctl,
           json_builder_add_int_value (builder, removed);
           json_builder_set_member_name (builder, "conflict");
           json_builder_add_boolean_value (builder, conflict);
+          if (have_details)
+            {
+              json_builder_set_member_name (builder, "size");
+              json_builder_add_int_value (builder, (gint64) size);
+              json_builder_set_member_name (builder, "allocated");
+              json_builder_add_int_value (builder, (gint64) allocated);
+              add_path_member (builder, "hardlink_of", link_of);
+              json_builder_set_member_name (builder, "unappliable");
+              if (unappliable != NULL)
+                json_builder_add_string_value (builder, unappliable);
+              else
+                json_builder_add_null_value (builder);
+            }
           if (with_diff && !print_diff (ctl, session, path, builder, &error))
             return paddockctl_fail_session (ctl, id, &error);
           json_builder_end_object (builder);
@@ -283,11 +329,30 @@ paddockctl_review (Paddockctl  *ctl,
         g_autofree char *shown_old = old_path[0] != '\0' ? printable_path (old_path) : NULL;
         g_autofree char *stats = binary ? g_strdup ("binary")
                                         : g_strdup_printf ("+%u -%u", added, removed);
+        g_autofree char *sizes = NULL;
+        g_autofree char *shown_link = link_of != NULL ? printable_path (link_of) : NULL;
 
-        g_print ("%s  %s%s%s%s  %s%s\n", kind_letter (kind),
+        /* A file's size, and what it really takes when that is less (holes). */
+        if (have_details && g_str_equal (type, "file"))
+          {
+            g_autofree char *apparent = g_format_size_full (size, G_FORMAT_SIZE_IEC_UNITS);
+
+            if (allocated < size)
+              {
+                g_autofree char *on_disk = g_format_size_full (allocated, G_FORMAT_SIZE_IEC_UNITS);
+                sizes = g_strdup_printf ("  %s (%s on disk)", apparent, on_disk);
+              }
+            else
+              sizes = g_strdup_printf ("  %s", apparent);
+          }
+
+        g_print ("%s  %s%s%s%s  %s%s%s%s%s%s%s\n", kind_letter (kind),
                  shown_old != NULL ? shown_old : "", shown_old != NULL ? " -> " : "", shown,
                  g_str_equal (type, "directory") ? "/" : g_str_equal (type, "symlink") ? " (link)" : "",
-                 stats, conflict ? "  conflict" : "");
+                 stats, sizes != NULL ? sizes : "",
+                 shown_link != NULL ? "  hard link of " : "", shown_link != NULL ? shown_link : "",
+                 unappliable != NULL ? "  unappliable: " : "", unappliable != NULL ? unappliable : "",
+                 conflict ? "  conflict" : "");
       }
     }
 

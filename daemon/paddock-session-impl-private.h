@@ -76,6 +76,8 @@ void                     _paddock_session_impl_leftovers_survived (PaddockSessio
                                                                    guint               running);
 
 /* org.paddock.Session1's staging methods (paddock-session-staging.c). */
+gboolean _paddock_session_impl_handle_list_change_details (PaddockIpcSession1    *session,
+                                                          GDBusMethodInvocation *invocation);
 gboolean _paddock_session_impl_handle_list_changes       (PaddockIpcSession1    *session,
                                                           GDBusMethodInvocation *invocation);
 gboolean _paddock_session_impl_handle_get_diff           (PaddockIpcSession1    *session,

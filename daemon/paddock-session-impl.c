@@ -4017,6 +4017,7 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_stop = paddock_session_impl_handle_stop;
   iface->handle_destroy = paddock_session_impl_handle_destroy;
   iface->handle_list_changes = _paddock_session_impl_handle_list_changes;
+  iface->handle_list_change_details = _paddock_session_impl_handle_list_change_details;
   iface->handle_get_diff = _paddock_session_impl_handle_get_diff;
   iface->handle_apply = _paddock_session_impl_handle_apply;
   iface->handle_drop = _paddock_session_impl_handle_drop;

@@ -18,6 +18,7 @@
 
 typedef enum {
   STAGING_LIST_CHANGES,
+  STAGING_LIST_CHANGE_DETAILS,
   STAGING_GET_DIFF,
   STAGING_APPLY,
   STAGING_DROP,
@@ -35,11 +36,16 @@ typedef struct {
   GStrv                  force_paths;
   char                  *name;      /* a path (GetDiff) or a checkpoint name */
   gboolean               frozen;
+  GCancellable          *cancellable;
+  guint                  caller_watch;
 } StagingCall;
 
 static void
 staging_call_free (StagingCall *call)
 {
+  if (call->caller_watch != 0)
+    g_bus_unwatch_name (call->caller_watch);
+  g_clear_object (&call->cancellable);
   g_clear_object (&call->session);
   g_clear_object (&call->stage);
   g_clear_object (&call->invocation);
@@ -188,6 +194,35 @@ list_changes_reply (PaddockReview *review)
   return g_variant_new ("(@a(ayayssbuub))", g_variant_builder_end (&builder));
 }
 
+static GVariant *
+list_change_details_reply (PaddockReview *review)
+{
+  GPtrArray *changes = paddock_review_get_changes (review);
+  GVariantBuilder builder;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("a(aya{sv})"));
+  for (guint i = 0; i < changes->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (changes, i);
+      const char *link_of = paddock_change_get_hardlink_of (change);
+      const char *why = paddock_change_get_unappliable (change);
+      GVariantBuilder dict;
+
+      g_variant_builder_init (&dict, G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&dict, "{sv}", "size", g_variant_new_uint64 (paddock_change_get_size (change)));
+      g_variant_builder_add (&dict, "{sv}", "allocated",
+                             g_variant_new_uint64 (paddock_change_get_allocated (change)));
+      if (link_of != NULL)
+        g_variant_builder_add (&dict, "{sv}", "hardlink_of", g_variant_new_bytestring (link_of));
+      if (why != NULL)
+        g_variant_builder_add (&dict, "{sv}", "unappliable", g_variant_new_string (why));
+      g_variant_builder_add (&builder, "(@ay@a{sv})",
+                             g_variant_new_bytestring (paddock_change_get_path (change)),
+                             g_variant_builder_end (&dict));
+    }
+  return g_variant_new ("(@a(aya{sv}))", g_variant_builder_end (&builder));
+}
+
 static void
 staging_thread (GTask        *task,
                 gpointer      source_object,
@@ -205,6 +240,14 @@ staging_thread (GTask        *task,
         g_autoptr(PaddockReview) review = paddock_stage_review (call->stage, cancellable, &error);
         if (review != NULL)
           reply = list_changes_reply (review);
+      }
+      break;
+
+    case STAGING_LIST_CHANGE_DETAILS:
+      {
+        g_autoptr(PaddockReview) review = paddock_stage_review (call->stage, cancellable, &error);
+        if (review != NULL)
+          reply = list_change_details_reply (review);
       }
       break;
 
@@ -329,6 +372,18 @@ paths_within_bounds (const char *const *paths)
   return TRUE;
 }
 
+static void
+caller_vanished_cb (GDBusConnection *connection,
+                    const char      *name,
+                    gpointer         user_data)
+{
+  GCancellable *cancellable = user_data;
+
+  if (!g_cancellable_is_cancelled (cancellable))
+    g_message ("%s left before its staging call finished: stopping the work", name);
+  g_cancellable_cancel (cancellable);
+}
+
 static gboolean
 start_call (PaddockIpcSession1    *session,
             GDBusMethodInvocation *invocation,
@@ -392,11 +447,23 @@ start_call (PaddockIpcSession1    *session,
   call->paths = g_strdupv ((char **) paths);
   call->force_paths = g_strdupv ((char **) force_paths);
   call->name = g_strdup (name);
+  /* A review of a huge stage or an apply of a huge batch is work for a
+   * client: when the client is gone (it gave up waiting, or was killed),
+   * the work stops (an Apply then rolls back whole). */
+  call->cancellable = g_cancellable_new ();
+  if (g_dbus_method_invocation_get_sender (invocation) != NULL)
+    call->caller_watch =
+      g_bus_watch_name_on_connection (g_dbus_method_invocation_get_connection (invocation),
+                                      g_dbus_method_invocation_get_sender (invocation),
+                                      G_BUS_NAME_WATCHER_FLAGS_NONE, NULL, caller_vanished_cb,
+                                      g_object_ref (call->cancellable), g_object_unref);
   /* The stage holds still for a batch or a copy (where a cgroup allows). */
   if (op == STAGING_APPLY || op == STAGING_CREATE_CHECKPOINT)
     call->frozen = _paddock_session_impl_freeze (self, TRUE);
 
-  task = g_task_new (self, NULL, staging_done_cb, NULL);
+  task = g_task_new (self, call->cancellable, staging_done_cb, NULL);
+  /* The answer still goes out (to nobody, if the caller is gone). */
+  g_task_set_check_cancellable (task, FALSE);
   g_task_set_source_tag (task, start_call);
   g_task_set_task_data (task, call, (GDestroyNotify) staging_call_free);
   g_task_run_in_thread (task, staging_thread);
@@ -408,6 +475,13 @@ _paddock_session_impl_handle_list_changes (PaddockIpcSession1    *session,
                                            GDBusMethodInvocation *invocation)
 {
   return start_call (session, invocation, STAGING_LIST_CHANGES, NULL, NULL, NULL);
+}
+
+gboolean
+_paddock_session_impl_handle_list_change_details (PaddockIpcSession1    *session,
+                                                  GDBusMethodInvocation *invocation)
+{
+  return start_call (session, invocation, STAGING_LIST_CHANGE_DETAILS, NULL, NULL, NULL);
 }
 
 gboolean

@@ -76,5 +76,14 @@ gboolean          paddock_change_get_binary        (PaddockChange     *self);
 guint             paddock_change_get_added_lines   (PaddockChange     *self);
 guint             paddock_change_get_removed_lines (PaddockChange     *self);
 gboolean          paddock_change_get_conflict      (PaddockChange     *self);
+void              paddock_change_set_details       (PaddockChange     *self,
+                                                    guint64            size,
+                                                    guint64            allocated,
+                                                    const char        *hardlink_of,
+                                                    const char        *unappliable);
+guint64           paddock_change_get_size          (PaddockChange     *self);
+guint64           paddock_change_get_allocated     (PaddockChange     *self);
+const char       *paddock_change_get_hardlink_of   (PaddockChange     *self);
+const char       *paddock_change_get_unappliable   (PaddockChange     *self);
 
 G_END_DECLS

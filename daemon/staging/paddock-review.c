@@ -24,6 +24,7 @@
 #include "paddock-autofd.h"
 #include "paddock-review.h"
 #include "paddock-sparse-copy.h"
+#include "paddock-change-details.h"
 #include "paddock-review-cache.h"
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_repository, git_repository_free)
@@ -183,7 +184,9 @@ open_beneath (int         root_fd,
   long fd;
 
   fd = syscall (SYS_openat2, root_fd, *rel != '\0' ? rel : ".", &how, sizeof how);
-  if (fd >= 0 || errno != ENOSYS)
+  /* ENAMETOOLONG: a path over PATH_MAX, which the agent can make one
+   * folder at a time; the walk below reaches it one name at a time. */
+  if (fd >= 0 || (errno != ENOSYS && errno != ENAMETOOLONG))
     return (int) fd;
 
   dir_fd = fcntl (root_fd, F_DUPFD_CLOEXEC, 3);
@@ -196,7 +199,15 @@ open_beneath (int         root_fd,
   for (guint i = 0; parts[i] != NULL; i++)
     {
       gboolean last = parts[i + 1] == NULL;
-      int next = openat (dir_fd, parts[i],
+      int next;
+
+      /* What RESOLVE_BENEATH refuses: no way up, no empty name. */
+      if (parts[i][0] == '\0' || strcmp (parts[i], "..") == 0)
+        {
+          errno = EXDEV;
+          return -1;
+        }
+      next = openat (dir_fd, parts[i],
                          last ? flags | O_NOFOLLOW | O_CLOEXEC
                               : O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -1543,6 +1554,9 @@ paddock_review_new (const char          *workspace,
     return NULL;
   if (cache != NULL)
     paddock_review_cache_commit (cache);
+  /* Sizes, hard links and unappliable paths (paddock-change-details.c). */
+  if (!paddock_change_details_fill (s_fd, self->changes, cancellable, error))
+    return NULL;
 
   return g_steal_pointer (&self);
 }

@@ -823,8 +823,12 @@ select_changes (GPtrArray          *changes,
 
   if (paths == NULL || paths[0] == NULL)
     {
+      /* Everything that can be applied: a row apply cannot take (a path
+       * over PATH_MAX…) is listed with its reason and left in the stage,
+       * so one such path does not hold back the rest of the session. */
       for (guint i = 0; i < changes->len; i++)
-        g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (changes, i)));
+        if (paddock_change_get_unappliable (g_ptr_array_index (changes, i)) == NULL)
+          g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (changes, i)));
       return g_steal_pointer (&chosen);
     }
 
@@ -863,8 +867,19 @@ select_changes (GPtrArray          *changes,
           return NULL;
         }
       for (guint i = 0; i < rows->len; i++)
-        if (g_hash_table_add (taken, g_ptr_array_index (rows, i)))
-          g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (rows, i)));
+        {
+          const char *why = paddock_change_get_unappliable (g_ptr_array_index (rows, i));
+
+          if (why != NULL)
+            {
+              g_autofree char *shown = g_utf8_make_valid (paths[p], -1);
+              g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH,
+                           "“%s” cannot be applied: %s", shown, why);
+              return NULL;
+            }
+          if (g_hash_table_add (taken, g_ptr_array_index (rows, i)))
+            g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (rows, i)));
+        }
     }
   return g_steal_pointer (&chosen);
 }

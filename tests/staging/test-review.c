@@ -1594,6 +1594,64 @@ test_real_overlay (Fixture       *f,
   g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 10);
 }
 
+
+/* Makes @depth folders of 200-byte names under @dir, fd by fd (the whole
+ * path is longer than PATH_MAX), and a file in the last; returns the
+ * relative path of that file. */
+static char *
+put_deep (const char *dir,
+          guint       depth)
+{
+  g_autofree char *component = g_strnfill (200, 'd');
+  GString *rel = g_string_new (NULL);
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  for (guint i = 0; i < depth; i++)
+    {
+      int next;
+
+      g_assert_cmpint (mkdirat (fd, component, 0755), ==, 0);
+      next = openat (fd, component, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      g_assert_cmpint (next, >=, 0);
+      close (fd);
+      fd = next;
+      g_string_append_printf (rel, "%s/", component);
+    }
+  {
+    int file = openat (fd, "deep.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+    g_assert_cmpint (file, >=, 0);
+    g_assert_cmpint (write (file, "deep\n", 5), ==, 5);
+    close (file);
+  }
+  close (fd);
+  g_string_append (rel, "deep.txt");
+  return g_string_free (rel, FALSE);
+}
+
+/* One path longer than PATH_MAX is listed as unappliable; the rest of the
+ * session reviews as usual. */
+static void
+test_path_too_long (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autoptr(PaddockReview) r = NULL;
+  g_autofree char *deep = NULL;
+  PaddockChange *c;
+
+  put (f->w, "keep.txt", "keep\n", -1);
+  put (f->upper, "ok.txt", "fine\n", -1);
+  deep = put_deep (f->upper, 25);
+  g_assert_cmpuint (strlen (deep), >, 4096);
+
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, NULL);
+  expect (r, "ok.txt", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+  c = find (r, deep);
+  g_assert_nonnull (c);
+  g_assert_nonnull (paddock_change_get_unappliable (c));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1623,6 +1681,7 @@ main (int   argc,
   ADD ("/staging/baseline/version", test_baseline_version);
   ADD ("/staging/baseline/unreadable", test_baseline_unreadable);
   ADD ("/staging/baseline/100k", test_baseline_100k);
+  ADD ("/staging/review/path-too-long", test_path_too_long);
 #undef ADD
 
   return g_test_run ();
