@@ -1306,8 +1306,8 @@ stage_one (Batch   *b,
             return FALSE;
           }
       }
+      /* No fsync here: sync_staged() makes every temp durable at once. */
       if (fchmod (fd, op->new_mode) != 0 ||
-          fsync (fd) != 0 ||
           fstat (fd, &st) != 0)
         return set_errno_error (error, errno, "Could not write", op->path);
       op->ino = st.st_ino;
@@ -1316,6 +1316,38 @@ stage_one (Batch   *b,
         return set_errno_error (error, errno, "Could not write", op->path);
       return TRUE;
     }
+}
+
+/* Makes every temp durable before the journal says "applying": one
+ * syncfs() per file system the batch wrote to, rather than an fsync() per
+ * file, which for 20,000 small files was a journal commit each (92 s here
+ * against a few for the whole batch). syncfs() reports writeback errors
+ * of the file system (Linux 5.8+), so a failed write is still caught. */
+static gboolean
+sync_staged (Batch   *b,
+             GError **error)
+{
+  g_autoptr(GHashTable) devs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_hash_table_iter_init (&iter, b->dirs);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      int fd = GPOINTER_TO_INT (value) - 1;
+      struct stat st;
+      gint64 dev;
+
+      if (fstat (fd, &st) != 0)
+        return set_errno_error (error, errno, "Could not inspect the folder", key);
+      dev = (gint64) st.st_dev;
+      if (g_hash_table_contains (devs, &dev))
+        continue;
+      g_hash_table_add (devs, g_memdup2 (&dev, sizeof dev));
+      if (syncfs (fd) != 0)
+        return set_errno_error (error, errno, "Could not write the new files to disk under", key);
+    }
+  return TRUE;
 }
 
 static gboolean
@@ -1814,6 +1846,8 @@ paddock_apply_batch (const char          *workspace,
         goto fail;
     }
 
+  if (!sync_staged (b, &local_error))
+    goto fail;
   if (!journal_write (b, "applying", NULL, NULL, &local_error))
     goto fail;
 
