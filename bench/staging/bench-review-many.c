@@ -14,6 +14,10 @@
  * $TMPDIR and are removed before exit.
  *
  * Usage: bench-review-many [N]   (default 200000)
+ *
+ * paddockd runs with G_SLICE=always-malloc (see daemon/paddockd.c); run
+ * this with it too for the daemon's figures, without it for GLib 2.74's
+ * default (GSlice keeps what GObjects freed).
  */
 
 #include "config.h"
@@ -87,7 +91,8 @@ main (int    argc,
         g_mkdir_with_parents (dir, 0755);
       g_file_set_contents (file, i % 7 == 0 ? "" : text, -1, NULL);
     }
-  g_print ("%u files in %u folders, 0-8 bytes each (%s)\n", n, (n + 99) / 100, tmp);
+  g_print ("%u files in %u folders, 0-8 bytes each (%s), G_SLICE=%s\n", n, (n + 99) / 100, tmp,
+           g_getenv ("G_SLICE") != NULL ? g_getenv ("G_SLICE") : "(unset)");
   if (!paddock_baseline_record (w, baseline_file, NULL, &error))
     g_error ("baseline: %s", error->message);
   baseline = paddock_baseline_load (baseline_file, &error);
