@@ -347,6 +347,13 @@ staging_done_cb (GObject      *source,
 
   if (call->frozen)
     _paddock_session_impl_freeze (call->session, FALSE);
+  /* Here, in the main context the watch was made in (task data may be
+   * freed in the worker thread). */
+  if (call->caller_watch != 0)
+    {
+      g_bus_unwatch_name (call->caller_watch);
+      call->caller_watch = 0;
+    }
   if (call->op == STAGING_APPLY)
     _paddock_session_impl_refresh_last_recovery (call->session);
 

@@ -13,7 +13,7 @@
  * an untracked work tree and `cp -a` of the stage. Trees live under
  * $TMPDIR and are removed before exit.
  *
- * Usage: bench-review-many [N]   (default 200000)
+ * Usage: bench-review-many [N] [--review-only]   (N: 200000 by default)
  *
  * paddockd runs with G_SLICE=always-malloc (see daemon/paddockd.c); run
  * this with it too for the daemon's figures, without it for GLib 2.74's
@@ -68,6 +68,7 @@ main (int    argc,
       char **argv)
 {
   guint n = argc > 1 ? (guint) g_ascii_strtoull (argv[1], NULL, 10) : 200000;
+  gboolean review_only = argc > 2 && g_str_equal (argv[2], "--review-only");
   g_autoptr(GError) error = NULL;
   g_autofree char *tmp = g_dir_make_tmp ("paddock-bench-many-XXXXXX", &error);
   g_autofree char *w = g_build_filename (tmp, "w", NULL);
@@ -99,7 +100,7 @@ main (int    argc,
   g_assert_no_error (error);
   report ("start", g_get_monotonic_time ());
 
-  for (int round = 0; round < 2; round++)
+  for (int round = 0; round < (review_only ? 1 : 2); round++)
     {
       g_autoptr(PaddockReview) review = NULL;
 
