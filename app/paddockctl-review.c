@@ -163,9 +163,14 @@ print_row (Paddockctl         *ctl,
            JsonBuilder        *builder,
            gboolean            with_diff,
            gboolean            raw,
+           GHashTable         *details,
            GVariant           *row,
            GError            **error)
 {
+  GVariant *dict = NULL;
+  guint64 size = 0, allocated = 0;
+  const char *link_of = NULL;
+  const char *unappliable = NULL;
   const char *path, *old_path, *kind, *type;
   const char *reason = NULL;
   gboolean binary, conflict;
@@ -177,6 +182,17 @@ print_row (Paddockctl         *ctl,
   else
     g_variant_get (row, "(^&ay^&ay&s&sbuub)", &path, &old_path, &kind, &type,
                    &binary, &added, &removed, &conflict);
+
+  /* Sizes, hard links and unappliable rows (ListChangeDetails), where the
+   * daemon said them for this path. */
+  dict = details != NULL ? g_hash_table_lookup (details, path) : NULL;
+  if (dict != NULL)
+    {
+      g_variant_lookup (dict, "size", "t", &size);
+      g_variant_lookup (dict, "allocated", "t", &allocated);
+      g_variant_lookup (dict, "hardlink_of", "^&ay", &link_of);
+      g_variant_lookup (dict, "unappliable", "&s", &unappliable);
+    }
 
   if (builder != NULL)
     {
@@ -200,6 +216,19 @@ print_row (Paddockctl         *ctl,
           json_builder_set_member_name (builder, "reason");
           json_builder_add_string_value (builder, reason);
         }
+      if (dict != NULL)
+        {
+          json_builder_set_member_name (builder, "size");
+          json_builder_add_int_value (builder, (gint64) MIN (size, (guint64) G_MAXINT64));
+          json_builder_set_member_name (builder, "allocated");
+          json_builder_add_int_value (builder, (gint64) MIN (allocated, (guint64) G_MAXINT64));
+          add_path_member (builder, "hardlink_of", link_of);
+          json_builder_set_member_name (builder, "unappliable");
+          if (unappliable != NULL)
+            json_builder_add_string_value (builder, unappliable);
+          else
+            json_builder_add_null_value (builder);
+        }
       if (with_diff && !print_diff (ctl, session, token, path, builder, raw, error))
         return FALSE;
       json_builder_end_object (builder);
@@ -214,11 +243,30 @@ print_row (Paddockctl         *ctl,
     g_autofree char *shown_old = old_path[0] != '\0' ? printable_path (old_path) : NULL;
     g_autofree char *stats = binary ? g_strdup ("binary")
                                     : g_strdup_printf ("+%u -%u", added, removed);
+    g_autofree char *sizes = NULL;
+    g_autofree char *shown_link = link_of != NULL ? printable_path (link_of) : NULL;
 
-    g_print ("%s  %s%s%s%s  %s%s%s%s\n", kind_letter (kind),
+    /* A file's size, and what it really takes when that is less (holes). */
+    if (dict != NULL && g_str_equal (type, "file"))
+      {
+        g_autofree char *apparent = g_format_size_full (size, G_FORMAT_SIZE_IEC_UNITS);
+
+        if (allocated < size)
+          {
+            g_autofree char *on_disk = g_format_size_full (allocated, G_FORMAT_SIZE_IEC_UNITS);
+            sizes = g_strdup_printf ("  %s (%s on disk)", apparent, on_disk);
+          }
+        else
+          sizes = g_strdup_printf ("  %s", apparent);
+      }
+
+    g_print ("%s  %s%s%s%s  %s%s%s%s%s%s%s%s%s\n", kind_letter (kind),
              shown_old != NULL ? shown_old : "", shown_old != NULL ? " -> " : "", shown,
              g_str_equal (type, "directory") ? "/" : g_str_equal (type, "symlink") ? " (link)" : "",
-             stats, conflict ? "  conflict" : "",
+             stats, sizes != NULL ? sizes : "",
+             shown_link != NULL ? "  hard link of " : "", shown_link != NULL ? shown_link : "",
+             unappliable != NULL ? "  unappliable: " : "", unappliable != NULL ? unappliable : "",
+             conflict ? "  conflict" : "",
              reason != NULL ? "  " : "", reason != NULL ? reason : "");
   }
   return TRUE;
@@ -272,6 +320,8 @@ paddockctl_review (Paddockctl  *ctl,
   guint n_conflicts = 0;
   guint n_changes = 0;
   guint n_metadata = 0;
+  g_autoptr(GVariant) details = NULL;
+  g_autoptr(GHashTable) details_by_path = NULL;
 
   context = paddockctl_option_context_new (ctl, "ID [PATH]", REVIEW_SUMMARY, entries);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
@@ -335,6 +385,22 @@ paddockctl_review (Paddockctl  *ctl,
     }
   n_changes = (guint) g_variant_n_children (changes);
   n_metadata = (guint) g_variant_n_children (metadata);
+  /* Sizes, hard links and unappliable rows; a daemon without the method
+   * (older) leaves them out. By path: they come from a review of their own. */
+  {
+    g_autoptr(GError) details_error = NULL;
+
+    details_by_path = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_variant_unref);
+    if (paddock_ipc_session1_call_list_change_details_sync (session, &details, NULL, &details_error))
+      for (gsize i = 0; i < g_variant_n_children (details); i++)
+        {
+          const char *detail_path = NULL;
+          GVariant *dict = NULL;
+
+          g_variant_get_child (details, i, "(^&ay@a{sv})", &detail_path, &dict);
+          g_hash_table_replace (details_by_path, (gpointer) detail_path, dict);
+        }
+  }
   n_conflicts = count_conflicts (changes);
 
   if (ctl->json)
@@ -365,7 +431,7 @@ paddockctl_review (Paddockctl  *ctl,
 
           if (builder == NULL && list == 1 && !with_diff)
             g_print ("  ");
-          if (!print_row (ctl, session, token, builder, with_diff, raw, row, &error))
+          if (!print_row (ctl, session, token, builder, with_diff, raw, details_by_path, row, &error))
             return paddockctl_fail_session (ctl, id, &error);
         }
       if (builder != NULL)

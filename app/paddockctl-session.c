@@ -1177,6 +1177,7 @@ paddockctl_status (Paddockctl  *ctl,
   g_autoptr(GVariant) properties = NULL;
   g_autofree char *id = NULL;
   g_auto(SessionInfo) info = { 0 };
+  g_autoptr(JsonNode) last_recovery = NULL;
   gboolean review = FALSE;
   const GOptionEntry entries[] = {
     { "review", 0, 0, G_OPTION_ARG_NONE, &review,
@@ -1196,10 +1197,33 @@ paddockctl_status (Paddockctl  *ctl,
     return paddockctl_fail (ctl, error);
 
   session_info_init (&info, properties, SOURCE_PROPERTIES, id);
+  /* The last recovery of a half-done Apply, as the daemon's JSON text
+   * (older daemons have no such property). */
+  {
+    const char *text = NULL;
+
+    if (g_variant_lookup (properties, "LastRecovery", "&s", &text) && text[0] != '\0')
+      {
+        g_autoptr(JsonParser) parser = json_parser_new ();
+
+        if (json_parser_load_from_data (parser, text, -1, NULL) &&
+            JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+          last_recovery = json_node_copy (json_parser_get_root (parser));
+      }
+  }
 
   if (ctl->json)
     {
-      print_session_json (ctl, &info);
+      g_autoptr(JsonBuilder) builder = json_builder_new ();
+      g_autoptr(JsonNode) root = NULL;
+      g_autoptr(GVariant) leases = list_all_leases (ctl);
+
+      add_session_to_builder (builder, &info, leases);
+      root = json_builder_get_root (builder);
+      json_object_set_member (json_node_get_object (root), "last_recovery",
+                              last_recovery != NULL ? g_steal_pointer (&last_recovery)
+                                                    : json_node_new (JSON_NODE_NULL));
+      paddockctl_print_json (ctl, root);
     }
   else
     {
@@ -1215,6 +1239,15 @@ paddockctl_status (Paddockctl  *ctl,
           g_variant_lookup (info.stage, "paused", "&s", &paused);
           g_print ("stage:       %.1f of %.1f MiB%s%s%s\n", bytes / 1048576.0, limit / 1048576.0,
                    paused[0] != '\0' ? " — held still: " : "", reason, paused[0] != '\0' ? "" : "");
+        }
+      if (last_recovery != NULL)
+        {
+          JsonObject *obj = json_node_get_object (last_recovery);
+
+          g_print ("recovered:   %s, batch %s %s\n",
+                   json_object_get_string_member_with_default (obj, "time", "?"),
+                   json_object_get_string_member_with_default (obj, "recovered_batch", "?"),
+                   json_object_get_string_member_with_default (obj, "recovery", "?"));
         }
       if (review)
         print_boundary_human (&info);

@@ -22,6 +22,7 @@ static const GDBusErrorEntry paddock_error_entries[] = {
   { PADDOCK_ERROR_RESTART_REQUIRED, "org.paddock.Error.RestartRequired" },
   { PADDOCK_ERROR_REVIEW_STALE,     "org.paddock.Error.ReviewStale" },
   { PADDOCK_ERROR_REVIEW_EXPIRED,   "org.paddock.Error.ReviewExpired" },
+  { PADDOCK_ERROR_NO_SPACE,         "org.paddock.Error.NoSpace" },
 };
 
 GQuark

@@ -29,6 +29,8 @@ PaddockSessionStageLimit *_paddock_session_impl_get_stage_limit (PaddockSessionI
 gboolean _paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
                                                        GDBusMethodInvocation *invocation,
                                                        guint64                limit);
+
+void          _paddock_session_impl_refresh_last_recovery (PaddockSessionImpl *self);
 GStrv         _paddock_session_test_without_layers (void);
 gboolean      _paddock_session_impl_is_live   (PaddockSessionImpl    *self);
 /* Answers Busy while an earlier daemon's leftovers of the session are
@@ -87,6 +89,8 @@ void                     _paddock_session_impl_leftovers_survived (PaddockSessio
                                                                    guint               running);
 
 /* org.paddock.Session1's staging methods (paddock-session-staging.c). */
+gboolean _paddock_session_impl_handle_list_change_details (PaddockIpcSession1    *session,
+                                                          GDBusMethodInvocation *invocation);
 gboolean _paddock_session_impl_handle_list_changes       (PaddockIpcSession1    *session,
                                                           GDBusMethodInvocation *invocation);
 gboolean _paddock_session_impl_handle_get_diff           (PaddockIpcSession1    *session,

@@ -4147,6 +4147,7 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_stop = paddock_session_impl_handle_stop;
   iface->handle_destroy = paddock_session_impl_handle_destroy;
   iface->handle_list_changes = _paddock_session_impl_handle_list_changes;
+  iface->handle_list_change_details = _paddock_session_impl_handle_list_change_details;
   iface->handle_get_diff = _paddock_session_impl_handle_get_diff;
   iface->handle_apply = _paddock_session_impl_handle_apply;
   iface->handle_review = _paddock_session_impl_handle_review;
@@ -4329,6 +4330,7 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->control_fd = -1;
   self->cgroup_procs_fd = -1;
   self->leftover_keeper_pidfd = -1;
+  paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->pending_input = g_byte_array_new ();
   self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
@@ -4661,6 +4663,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
 
       if (!paddock_stage_recover (self->stage, &recover_error))
         g_message ("Session %s: could not recover an interrupted apply: %s", id, recover_error->message);
+      _paddock_session_impl_refresh_last_recovery (self);
     }
 
   /* As the record says: it is on disk already. */

@@ -11,6 +11,7 @@
 
 #include "config.h"
 
+#include <malloc.h>
 #include <string.h>
 
 #include "paddock-error.h"
@@ -18,6 +19,7 @@
 
 typedef enum {
   STAGING_LIST_CHANGES,
+  STAGING_LIST_CHANGE_DETAILS,
   STAGING_GET_DIFF,
   STAGING_APPLY,
   STAGING_REVIEW,
@@ -40,11 +42,16 @@ typedef struct {
   char                  *token;     /* a review token */
   GStrv                  metadata_paths;
   gboolean               frozen;
+  GCancellable          *cancellable;
+  guint                  caller_watch;
 } StagingCall;
 
 static void
 staging_call_free (StagingCall *call)
 {
+  if (call->caller_watch != 0)
+    g_bus_unwatch_name (call->caller_watch);
+  g_clear_object (&call->cancellable);
   g_clear_object (&call->session);
   g_clear_object (&call->stage);
   g_clear_object (&call->invocation);
@@ -107,6 +114,9 @@ to_paddock_error (const GError *error)
           break;
         case PADDOCK_APPLY_ERROR_STALE:
           code = PADDOCK_ERROR_REVIEW_STALE;
+          break;
+        case PADDOCK_APPLY_ERROR_NO_SPACE:
+          code = PADDOCK_ERROR_NO_SPACE;
           break;
         default:
           code = PADDOCK_ERROR_FAILED;
@@ -244,6 +254,35 @@ apply_reviewed_reply (PaddockApplyResult *result)
   return g_variant_new ("(@a{sv})", g_variant_dict_end (&dict));
 }
 
+static GVariant *
+list_change_details_reply (PaddockReview *review)
+{
+  GPtrArray *changes = paddock_review_get_changes (review);
+  GVariantBuilder builder;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("a(aya{sv})"));
+  for (guint i = 0; i < changes->len; i++)
+    {
+      PaddockChange *change = g_ptr_array_index (changes, i);
+      const char *link_of = paddock_change_get_hardlink_of (change);
+      const char *why = paddock_change_get_unappliable (change);
+      GVariantBuilder dict;
+
+      g_variant_builder_init (&dict, G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&dict, "{sv}", "size", g_variant_new_uint64 (paddock_change_get_size (change)));
+      g_variant_builder_add (&dict, "{sv}", "allocated",
+                             g_variant_new_uint64 (paddock_change_get_allocated (change)));
+      if (link_of != NULL)
+        g_variant_builder_add (&dict, "{sv}", "hardlink_of", g_variant_new_bytestring (link_of));
+      if (why != NULL)
+        g_variant_builder_add (&dict, "{sv}", "unappliable", g_variant_new_string (why));
+      g_variant_builder_add (&builder, "(@ay@a{sv})",
+                             g_variant_new_bytestring (paddock_change_get_path (change)),
+                             g_variant_builder_end (&dict));
+    }
+  return g_variant_new ("(@a(aya{sv}))", g_variant_builder_end (&builder));
+}
+
 static void
 staging_thread (GTask        *task,
                 gpointer      source_object,
@@ -261,6 +300,14 @@ staging_thread (GTask        *task,
         g_autoptr(PaddockReview) review = paddock_stage_review (call->stage, cancellable, &error);
         if (review != NULL)
           reply = list_changes_reply (review);
+      }
+      break;
+
+    case STAGING_LIST_CHANGE_DETAILS:
+      {
+        g_autoptr(PaddockReview) review = paddock_stage_review (call->stage, cancellable, &error);
+        if (review != NULL)
+          reply = list_change_details_reply (review);
       }
       break;
 
@@ -363,6 +410,22 @@ staging_thread (GTask        *task,
     g_task_return_pointer (task, g_variant_ref_sink (reply), (GDestroyNotify) g_variant_unref);
 }
 
+/* LastRecovery: what the stage's journal folder says (an Apply recovers
+ * a batch left behind before it starts its own). */
+void
+_paddock_session_impl_refresh_last_recovery (PaddockSessionImpl *self)
+{
+  PaddockStage *stage = _paddock_session_impl_get_stage (self);
+  g_autofree char *last = stage != NULL ? paddock_stage_dup_last_recovery (stage) : NULL;
+
+  if (last != NULL)
+    g_strstrip (last);
+  /* Our own file, but bounded and checked all the same: it is a property. */
+  if (last != NULL && (strlen (last) > 4096 || !g_utf8_validate (last, -1, NULL)))
+    g_clear_pointer (&last, g_free);
+  paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), last != NULL ? last : "");
+}
+
 static void
 staging_done_cb (GObject      *source,
                  GAsyncResult *result,
@@ -374,12 +437,29 @@ staging_done_cb (GObject      *source,
 
   if (call->frozen)
     _paddock_session_impl_freeze (call->session, FALSE);
+  /* Here, in the main context the watch was made in (task data may be
+   * freed in the worker thread). */
+  if (call->caller_watch != 0)
+    {
+      g_bus_unwatch_name (call->caller_watch);
+      call->caller_watch = 0;
+    }
+  if (call->op == STAGING_APPLY)
+    _paddock_session_impl_refresh_last_recovery (call->session);
 
   /* The answer consumes the reference the handler was given. */
   if (reply == NULL)
     g_dbus_method_invocation_return_gerror (g_steal_pointer (&call->invocation), error);
   else
     g_dbus_method_invocation_return_value (g_steal_pointer (&call->invocation), reply);
+
+  /* A review or a batch of many entries freed its rows and plans in the
+   * worker (the stage keeps one review at most): hand the pages back to
+   * the system rather than keeping the peak for the daemon's lifetime.
+   * Cheap (milliseconds), and only after the calls that allocate per entry. */
+  if (call->op == STAGING_LIST_CHANGES || call->op == STAGING_LIST_CHANGE_DETAILS ||
+      call->op == STAGING_APPLY)
+    malloc_trim (0);
 }
 
 /* What one call may name: more than a review list could reasonably hold
@@ -396,6 +476,18 @@ paths_within_bounds (const char *const *paths)
     if (paths[n][0] == '\0' || strlen (paths[n]) > PATH_BYTES_MAX || n >= PATHS_MAX)
       return FALSE;
   return TRUE;
+}
+
+static void
+caller_vanished_cb (GDBusConnection *connection,
+                    const char      *name,
+                    gpointer         user_data)
+{
+  GCancellable *cancellable = user_data;
+
+  if (!g_cancellable_is_cancelled (cancellable))
+    g_message ("%s left before its staging call finished: stopping the work", name);
+  g_cancellable_cancel (cancellable);
 }
 
 static gboolean
@@ -467,11 +559,23 @@ start_call_full (PaddockIpcSession1    *session,
   call->metadata_paths = g_strdupv ((char **) metadata_paths);
   call->name = g_strdup (name);
   call->token = g_strdup (token);
+  /* A review of a huge stage or an apply of a huge batch is work for a
+   * client: when the client is gone (it gave up waiting, or was killed),
+   * the work stops (an Apply then rolls back whole). */
+  call->cancellable = g_cancellable_new ();
+  if (g_dbus_method_invocation_get_sender (invocation) != NULL)
+    call->caller_watch =
+      g_bus_watch_name_on_connection (g_dbus_method_invocation_get_connection (invocation),
+                                      g_dbus_method_invocation_get_sender (invocation),
+                                      G_BUS_NAME_WATCHER_FLAGS_NONE, NULL, caller_vanished_cb,
+                                      g_object_ref (call->cancellable), g_object_unref);
   /* The stage holds still for a batch or a copy (where a cgroup allows). */
   if (op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED || op == STAGING_CREATE_CHECKPOINT)
     call->frozen = _paddock_session_impl_freeze (self, TRUE);
 
-  task = g_task_new (self, NULL, staging_done_cb, NULL);
+  task = g_task_new (self, call->cancellable, staging_done_cb, NULL);
+  /* The answer still goes out (to nobody, if the caller is gone). */
+  g_task_set_check_cancellable (task, FALSE);
   g_task_set_source_tag (task, start_call_full);
   g_task_set_task_data (task, call, (GDestroyNotify) staging_call_free);
   g_task_run_in_thread (task, staging_thread);
@@ -569,6 +673,13 @@ _paddock_session_impl_handle_list_changes (PaddockIpcSession1    *session,
                                            GDBusMethodInvocation *invocation)
 {
   return start_call (session, invocation, STAGING_LIST_CHANGES, NULL, NULL, NULL);
+}
+
+gboolean
+_paddock_session_impl_handle_list_change_details (PaddockIpcSession1    *session,
+                                                  GDBusMethodInvocation *invocation)
+{
+  return start_call (session, invocation, STAGING_LIST_CHANGE_DETAILS, NULL, NULL, NULL);
 }
 
 gboolean

@@ -469,6 +469,55 @@ else
   echo "ok $n - repository metadata # SKIP git is not installed"
 fi
 
+# ---- what lands on disk: holes, hard links, a path over PATH_MAX ------------------------
+
+# The agent makes a sparse gigabyte, one file with three names, and a path
+# longer than PATH_MAX. Review shows sizes (apparent and allocated), the
+# links and the unappliable row; apply lands the gigabyte as a few blocks,
+# the three names as one inode, and everything but the deep path.
+ws7="$tmp/disk"
+mkdir -p "$ws7"
+echo keep >"$ws7/keep.txt"
+ws7=$(realpath "$ws7")
+run "$tmp/out" "$tmp/err" create --workspace "$ws7" --profile safe -- sh -c '
+set -e
+truncate -s 1G sparse.bin
+printf tail >> sparse.bin
+head -c 32768 /dev/urandom > h1
+ln h1 h2
+ln h1 h3
+python3 -c "
+import os
+for i in range(25):
+    os.mkdir(\"d\" * 200)
+    os.chdir(\"d\" * 200)
+open(\"deep.txt\", \"w\").write(\"deep\\n\")
+"
+echo DISK-READY
+exec sleep 600'
+id7=$(head -n 1 "$tmp/out")
+check "the disk session made its changes" wait_for 20 logs_have "$id7" DISK-READY
+"$CTL" stop --grace 0 "$id7" >/dev/null 2>&1 || true
+run "$tmp/out" "$tmp/err" --json review "$id7"
+check "review lists the rows of a session with a path over PATH_MAX" test "$rc" = 0
+check "review gives a sparse file its apparent and its allocated size" \
+  test "$(json "$tmp/out" "[(c['size'], c['allocated'] < 1048576) for c in d['changes'] if c['path'] == 'sparse.bin']" 2>&1)" = "[(1073741828, True)]"
+check "review shows the hard links as such" \
+  test "$(json "$tmp/out" "sorted((c['path'], c['hardlink_of']) for c in d['changes'] if c['path'] in ('h1', 'h2', 'h3'))" 2>&1)" = "[('h1', None), ('h2', 'h1'), ('h3', 'h1')]"
+check "review lists the path over PATH_MAX as unappliable, with its reason" \
+  test "$(json "$tmp/out" "[c['unappliable'] for c in d['changes'] if c['path'].endswith('deep.txt')]" 2>&1)" = "['path longer than PATH_MAX (4096 bytes)']"
+run "$tmp/out" "$tmp/err" review "$id7"
+check "human review shows the size and what it takes on disk" grep -q 'sparse\.bin  binary  1\.0.*GiB (.* on disk)' "$tmp/out"
+run "$tmp/out" "$tmp/err" --json apply "$id7"
+check "apply of everything applies all but the unappliable row" \
+  test "$rc:$(json "$tmp/out" "sorted(p for p in d['applied'] if '/' not in p and not p.startswith('ddd'))" 2>&1)" = "0:['h1', 'h2', 'h3', 'sparse.bin']"
+check "the sparse file lands sparse" \
+  test "$(stat -c '%s %b %B' "$ws7/sparse.bin" | awk '{print $1, ($2 * $3 < 1048576)}')" = "1073741828 1"
+check "the three names land as one inode" \
+  test "$(stat -c '%i %h' "$ws7/h1" "$ws7/h2" "$ws7/h3" | sort -u | wc -l):$(stat -c %h "$ws7/h1")" = "1:3"
+check "the hard-linked content is the staged one" cmp -s "$ws7/h1" "$ws7/h3"
+"$CTL" destroy "$id7" >/dev/null 2>&1 || true
+
 # ---- crash in the middle of an apply -------------------------------------------------
 
 # One session with a few changes; a daemon that kills itself at step N of
@@ -560,6 +609,56 @@ done
 check "the apply was interrupted at each of its $((step - 1)) steps, then completed" \
   test "$step" -gt 3 -a -n "$new_seen"
 check "every interrupted apply left the workspace entirely old or entirely new" $all_old_or_new
+
+# ---- after a crash, the same apply again: every change, no false conflict -------------
+
+# A daemon killed at a step of an apply rolls it back on restart; the next
+# apply, with nothing forced, must land every change (the rollback's own
+# renames are no conflict), and status says what recovery did.
+total_steps=$((step - 1))
+recovery_ok=true
+for step in 2 $((total_steps / 3)) $((total_steps / 2)) $((total_steps * 2 / 3)); do
+  rm -rf "$ws2" && mkdir -p "$ws2/sub"
+  for f in a b c; do echo "old $f" >"$ws2/$f.txt"; done
+  echo "old deep" >"$ws2/sub/deep.txt"
+  sleep 0.05
+  run "$tmp/out" "$tmp/err" create --workspace "$ws2" --profile safe -- sh -c \
+    'for f in a b c; do echo "new $f" > $f.txt; done; rm sub/deep.txt; mkdir -p made; echo m > made/m.txt; mv b.txt b-moved.txt; echo CRASH-READY; exec sleep 600'
+  id7=$(head -n 1 "$tmp/out")
+  wait_for 20 logs_have "$id7" CRASH-READY || { recovery_ok=false; not_ok "crash-again session $step starts"; break; }
+  "$CTL" stop --grace 0 "$id7" >/dev/null 2>&1 || true
+  "$CTL" review "$id7" >/dev/null 2>&1 || true
+  kill -TERM "$daemon_pid" 2>/dev/null || true
+  wait "$daemon_pid" 2>/dev/null || true
+  PADDOCK_FAULT_APPLY_STEP=$step start_daemon || { recovery_ok=false; not_ok "daemon restarts (again, step $step)"; break; }
+  if "$CTL" apply "$id7" >/dev/null 2>&1; then
+    # Past the commit point or beyond the batch: nothing to redo.
+    "$CTL" destroy "$id7" >/dev/null 2>&1 || true
+    continue
+  fi
+  wait "$daemon_pid" 2>/dev/null || true
+  start_daemon || { recovery_ok=false; not_ok "daemon restarts after the crash (again, step $step)"; break; }
+  snapshot "$ws2" >"$tmp/again-now"
+  if cmp -s "$tmp/again-now" "$tmp/crash-old"; then
+    run "$tmp/out" "$tmp/err" --json apply "$id7"
+    if [[ "$rc:$(json "$tmp/out" 'd["conflicts"]' 2>&1)" != "0:[]" ]]; then
+      recovery_ok=false
+      not_ok "the apply after a crash at step $step has no conflict" "$(cat "$tmp/out" "$tmp/err")"
+    fi
+    snapshot "$ws2" >"$tmp/again-now"
+    if ! cmp -s "$tmp/again-now" "$tmp/crash-new"; then
+      recovery_ok=false
+      not_ok "the apply after a crash at step $step lands every change" "$(diff "$tmp/crash-new" "$tmp/again-now" | head -n 20)"
+    fi
+    if [[ "$(field "$id7" 'd["last_recovery"]["recovery"]' 2>&1)" != "rolled-back" ]]; then
+      recovery_ok=false
+      not_ok "status shows the recovery after a crash at step $step" "$(cat "$tmp/field.json")"
+    fi
+  fi
+  "$CTL" destroy "$id7" >/dev/null 2>&1 || true
+done
+check "after a crash at any step, the same apply lands every change with no conflict" $recovery_ok
+check "the recovery is in the daemon's log" grep -q "Recovered an interrupted apply" "$tmp/daemon.log"
 
 "$CTL" destroy "$id" >/dev/null 2>&1 || true
 "$CTL" destroy "$id2" >/dev/null 2>&1 || true

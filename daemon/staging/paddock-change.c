@@ -42,6 +42,15 @@ struct _PaddockChange
   /* Non-NULL when the row touches repository metadata (a static string
    * from paddock-repo-metadata.c): listed apart, never applied unasked. */
   const char *metadata_reason;
+
+  /* The stage's side as apply would take it (set after the review, see
+   * paddock_change_set_details()): apparent and allocated size of a file,
+   * an earlier row naming the same stage inode, and why the row cannot be
+   * applied at all. */
+  guint64 size;
+  guint64 allocated;
+  char *hardlink_of;
+  char *unappliable;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockChange, paddock_change, G_TYPE_OBJECT)
@@ -98,6 +107,8 @@ paddock_change_finalize (GObject *object)
 
   g_clear_pointer (&self->path, g_free);
   g_clear_pointer (&self->old_path, g_free);
+  g_clear_pointer (&self->hardlink_of, g_free);
+  g_clear_pointer (&self->unappliable, g_free);
 
   G_OBJECT_CLASS (paddock_change_parent_class)->finalize (object);
 }
@@ -277,4 +288,59 @@ paddock_change_set_metadata_reason (PaddockChange *self,
 {
   g_return_if_fail (PADDOCK_IS_CHANGE (self));
   self->metadata_reason = reason;
+}
+
+/**
+ * paddock_change_set_details:
+ * @size: the new side's apparent size in bytes (a file's st_size, a
+ *   link's text length; 0 otherwise)
+ * @allocated: what it occupies on disk (st_blocks × 512)
+ * @hardlink_of: (nullable): an earlier row whose stage entry is the same
+ *   inode: apply makes this path a hard link to that one
+ * @unappliable: (nullable): why apply cannot take this row (it is then
+ *   left out of an apply of everything)
+ */
+void
+paddock_change_set_details (PaddockChange *self,
+                            guint64        size,
+                            guint64        allocated,
+                            const char    *hardlink_of,
+                            const char    *unappliable)
+{
+  g_return_if_fail (PADDOCK_IS_CHANGE (self));
+
+  self->size = size;
+  self->allocated = allocated;
+  g_free (self->hardlink_of);
+  self->hardlink_of = g_strdup (hardlink_of);
+  g_free (self->unappliable);
+  self->unappliable = g_strdup (unappliable);
+}
+
+guint64
+paddock_change_get_size (PaddockChange *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_CHANGE (self), 0);
+  return self->size;
+}
+
+guint64
+paddock_change_get_allocated (PaddockChange *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_CHANGE (self), 0);
+  return self->allocated;
+}
+
+const char *
+paddock_change_get_hardlink_of (PaddockChange *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_CHANGE (self), NULL);
+  return self->hardlink_of;
+}
+
+const char *
+paddock_change_get_unappliable (PaddockChange *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_CHANGE (self), NULL);
+  return self->unappliable;
 }

@@ -82,5 +82,14 @@ gboolean          paddock_change_get_conflict      (PaddockChange     *self);
 const char       *paddock_change_get_metadata_reason (PaddockChange   *self);
 void              paddock_change_set_metadata_reason (PaddockChange   *self,
                                                       const char      *reason);
+void              paddock_change_set_details       (PaddockChange     *self,
+                                                    guint64            size,
+                                                    guint64            allocated,
+                                                    const char        *hardlink_of,
+                                                    const char        *unappliable);
+guint64           paddock_change_get_size          (PaddockChange     *self);
+guint64           paddock_change_get_allocated     (PaddockChange     *self);
+const char       *paddock_change_get_hardlink_of   (PaddockChange     *self);
+const char       *paddock_change_get_unappliable   (PaddockChange     *self);
 
 G_END_DECLS

@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "paddock-beneath.h"
 #include "paddock-autofd.h"
 #include "paddock-content-hash.h"
 #include "paddock-review-token.h"
@@ -74,25 +75,6 @@ paddock_pin_type_bits (const PaddockPin *pin)
     }
 }
 
-static int
-open_beneath (int         root_fd,
-              const char *rel,
-              int         flags)
-{
-  struct open_how how = { 0 };
-  int fd;
-  int tries = 0;
-
-  if (rel[0] == '\0')
-    return openat (root_fd, ".", flags | O_CLOEXEC);
-  how.flags = (guint64) (flags | O_NOFOLLOW | O_CLOEXEC);
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  do
-    fd = (int) syscall (SYS_openat2, root_fd, rel, &how, sizeof how);
-  while (fd < 0 && (errno == EINTR || errno == EAGAIN) && ++tries < 16);
-  return fd;
-}
-
 /**
  * paddock_pin_stage_entry:
  * @stage_fd: the stage root
@@ -123,7 +105,7 @@ paddock_pin_stage_entry (int            stage_fd,
 
   memset (out, 0, sizeof *out);
   parent = slash != NULL ? g_strndup (rel, (gsize) (slash - rel)) : g_strdup ("");
-  dir_fd = open_beneath (stage_fd, parent, O_RDONLY | O_DIRECTORY);
+  dir_fd = paddock_open_beneath (stage_fd, parent, O_RDONLY | O_DIRECTORY);
   if (dir_fd < 0)
     {
       /* No such folder, or a file where a folder was: nothing at @rel. A

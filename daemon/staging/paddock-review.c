@@ -24,6 +24,9 @@
 #include "paddock-autofd.h"
 #include "paddock-repo-metadata.h"
 #include "paddock-review.h"
+#include "paddock-beneath.h"
+#include "paddock-sparse-copy.h"
+#include "paddock-change-details.h"
 #include "paddock-review-cache.h"
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_repository, git_repository_free)
@@ -167,72 +170,6 @@ join_path (const char *dir,
   return *dir != '\0' ? g_strconcat (dir, "/", name, NULL) : g_strdup (name);
 }
 
-/* Opens @rel beneath @root_fd without following any symlink on the way:
- * the stage and the workspace are written by the agent, and a link planted
- * in either must never make us read (and show, or later apply) a file from
- * elsewhere. openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) does this in
- * the kernel; a component-by-component O_NOFOLLOW walk is the fallback for
- * kernels older than 5.6. Returns -1 with errno set. */
-static int
-open_beneath (int         root_fd,
-              const char *rel,
-              int         flags)
-{
-  struct open_how how = {
-    .flags = (guint64) (flags | O_NOFOLLOW | O_CLOEXEC),
-    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-  };
-  g_auto(GStrv) parts = NULL;
-  paddock_autofd int dir_fd = -1;
-  long fd;
-
-  fd = syscall (SYS_openat2, root_fd, *rel != '\0' ? rel : ".", &how, sizeof how);
-  if (fd >= 0 || errno != ENOSYS)
-    return (int) fd;
-
-  dir_fd = fcntl (root_fd, F_DUPFD_CLOEXEC, 3);
-  if (dir_fd < 0)
-    return -1;
-  if (*rel == '\0')
-    return openat (dir_fd, ".", flags | O_NOFOLLOW | O_CLOEXEC);
-
-  parts = g_strsplit (rel, "/", -1);
-  for (guint i = 0; parts[i] != NULL; i++)
-    {
-      gboolean last = parts[i + 1] == NULL;
-      int next = openat (dir_fd, parts[i],
-                         last ? flags | O_NOFOLLOW | O_CLOEXEC
-                              : O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-      if (next < 0)
-        return -1;
-      paddock_close_fd (&dir_fd);
-      dir_fd = next;
-    }
-
-  return paddock_steal_fd (&dir_fd);
-}
-
-/* Splits @rel at its last '/' and opens the parent as an O_PATH fd. */
-static int
-open_parent_beneath (int          root_fd,
-                     const char  *rel,
-                     const char **out_base)
-{
-  const char *slash = strrchr (rel, '/');
-  g_autofree char *parent = NULL;
-
-  if (slash == NULL)
-    {
-      *out_base = rel;
-      return fcntl (root_fd, F_DUPFD_CLOEXEC, 3);
-    }
-
-  *out_base = slash + 1;
-  parent = g_strndup (rel, (gsize) (slash - rel));
-  return open_beneath (root_fd, parent, O_PATH | O_DIRECTORY);
-}
-
 static gboolean
 fd_has_xattr (int         fd,
               const char *name,
@@ -310,7 +247,7 @@ lookup_side (int          root_fd,
   *out_parent_fd = -1;
   *out_base = NULL;
 
-  parent_fd = open_parent_beneath (root_fd, rel, &base);
+  parent_fd = paddock_open_parent_beneath (root_fd, rel, &base);
   if (parent_fd < 0)
     {
       if (errno_means_absent (errno))
@@ -443,7 +380,7 @@ add_hidden_workspace_subtree (Collect     *c,
                               const char  *rel,
                               GError     **error)
 {
-  paddock_autofd int fd = open_beneath (c->w_fd, rel, O_RDONLY | O_DIRECTORY);
+  paddock_autofd int fd = paddock_open_beneath (c->w_fd, rel, O_RDONLY | O_DIRECTORY);
 
   if (fd < 0)
     {
@@ -531,6 +468,29 @@ same_contents (int          a_dir,
         return TRUE;
       return set_errno_error (error, errno, "Could not open", rel);
     }
+
+  /* A large file is compared by its data extents (see
+   * paddock-sparse-copy.c): reading a terabyte-sized hole byte by byte
+   * would keep the daemon busy for hours. */
+  {
+    struct stat sa;
+
+    if (fstat (a, &sa) == 0 && (guint64) sa.st_size > PADDOCK_REVIEW_MAX_BLOB_SIZE)
+      {
+        g_autoptr(GError) local_error = NULL;
+        g_autofree char *ha = paddock_sparse_sha256 (a, NULL, &local_error);
+        g_autofree char *hb = ha != NULL ? paddock_sparse_sha256 (b, NULL, &local_error) : NULL;
+
+        if (hb == NULL)
+          {
+            g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_FAILED,
+                         "Could not read “%s”: %s", rel, local_error->message);
+            return FALSE;
+          }
+        *out_same = strcmp (ha, hb) == 0;
+        return TRUE;
+      }
+  }
 
   buf_a = g_malloc (chunk);
   buf_b = g_malloc (chunk);
@@ -800,6 +760,31 @@ write_side_blob (Blobs       *blobs,
       return FALSE;
     }
 
+  /* Larger than a blob may be: known by its apparent size and a hash of
+   * its data extents only, so a sparse terabyte costs what it allocates. A
+   * file that grows past the limit while read is caught below. */
+  if ((guint64) st.st_size > PADDOCK_REVIEW_MAX_BLOB_SIZE)
+    {
+      g_autoptr(GError) local_error = NULL;
+      g_autofree char *sum = paddock_sparse_sha256 (fd, NULL, &local_error);
+      g_autofree char *marker = NULL;
+      gsize len;
+
+      if (sum == NULL)
+        {
+          g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_FAILED,
+                       "Could not read “%s”: %s", rel, local_error->message);
+          return FALSE;
+        }
+      marker = g_strdup_printf ("%cpaddock-large-file\nsize %" G_GUINT64_FORMAT
+                                "\nextents-sha256 %s\n", '\0', (guint64) st.st_size, sum);
+      len = 1 + strlen (marker + 1);
+      *out_size = (guint64) st.st_size;
+      if (git_odb_write (out_oid, odb, marker, len, GIT_OBJECT_BLOB) != 0)
+        return set_git_error (error, "Could not store a file");
+      return TRUE;
+    }
+
   data = g_byte_array_sized_new ((guint) MIN ((guint64) st.st_size + 1,
                                               PADDOCK_REVIEW_MAX_BLOB_SIZE + 1));
   for (;;)
@@ -993,7 +978,7 @@ current_stamp (int               w_fd,
   struct stat st;
 
   memset (out, 0, sizeof *out);
-  parent_fd = open_parent_beneath (w_fd, rel, &base);
+  parent_fd = paddock_open_parent_beneath (w_fd, rel, &base);
   if (parent_fd < 0)
     {
       if (errno_means_absent (errno))
@@ -1499,6 +1484,9 @@ paddock_review_new (const char          *workspace,
     return NULL;
   if (cache != NULL)
     paddock_review_cache_commit (cache);
+  /* Sizes, hard links and unappliable paths (paddock-change-details.c). */
+  if (!paddock_change_details_fill (s_fd, self->changes, cancellable, error))
+    return NULL;
 
   /* Repository metadata is never a file change: its rows go to a list of
    * their own (paddock-repo-metadata.c says why). by_path keeps every row,

@@ -37,6 +37,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "paddock-apply-restored.h"
 #include "paddock-autofd.h"
 #include "paddock-baseline.h"
 #include "paddock-change.h"
@@ -604,6 +605,56 @@ locked_get_copy_baseline (PaddockStage *self)
   return self->copy_baseline;
 }
 
+static void forget_last_review (PaddockStage *self);
+
+/* A rolled-back batch renamed entries back with a new ctime (see
+ * paddock-apply-restored.c): where the baseline still has the stamp of
+ * before, it takes the new one, so the review lists no false conflict;
+ * then the record has served. */
+static void
+locked_take_restored (PaddockStage *self)
+{
+  g_autoptr(GHashTable) table = paddock_apply_restored_load (self->journal_dir);
+  g_autoptr(GPtrArray) paths = g_ptr_array_new ();
+  g_autoptr(GPtrArray) stamps = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  PaddockBaseline *baseline;
+  GHashTableIter iter;
+  gpointer value;
+
+  if (g_hash_table_size (table) == 0)
+    return;
+  baseline = locked_get_baseline (self, NULL, &error);
+  if (baseline == NULL)
+    {
+      g_message ("Cannot read the baseline of %s to record what a rollback put back: %s",
+                 self->workspace, error->message);
+      return;
+    }
+  g_hash_table_iter_init (&iter, table);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      PaddockApplyRestored *r = value;
+      PaddockFileStamp then;
+
+      paddock_baseline_lookup (baseline, r->path, &then);
+      if (!paddock_file_stamp_equal (&then, &r->from))
+        continue;
+      g_ptr_array_add (paths, r->path);
+      g_ptr_array_add (stamps, &r->to);
+    }
+  if (paths->len == 0)
+    return;
+  if (!paddock_baseline_update_many (baseline, paths, stamps, &error))
+    {
+      g_message ("Could not record what a rollback put back in %s: %s", self->workspace,
+                 error->message);
+      return;
+    }
+  forget_last_review (self);
+  paddock_apply_restored_forget (self->journal_dir, paths);
+}
+
 /* Finishes or rolls back an apply a previous daemon left half-done. */
 gboolean
 paddock_stage_recover (PaddockStage  *self,
@@ -611,7 +662,17 @@ paddock_stage_recover (PaddockStage  *self,
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
-  return paddock_apply_recover (self->journal_dir, self->workspace, NULL, error);
+  if (!paddock_apply_recover (self->journal_dir, self->workspace, NULL, error))
+    return FALSE;
+  locked_take_restored (self);
+  return TRUE;
+}
+
+/* The last recovery's record (JSON), for status; NULL when there was none. */
+char *
+paddock_stage_dup_last_recovery (PaddockStage *self)
+{
+  return paddock_apply_dup_last_recovery (self->journal_dir);
 }
 
 /* Both sides of @rel as lstat() sees them now: the stage's, then the
@@ -768,8 +829,12 @@ select_changes (GPtrArray          *changes,
 
   if (paths == NULL || paths[0] == NULL)
     {
+      /* Everything that can be applied: a row apply cannot take (a path
+       * over PATH_MAX…) is listed with its reason and left in the stage,
+       * so one such path does not hold back the rest of the session. */
       for (guint i = 0; i < changes->len; i++)
-        g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (changes, i)));
+        if (paddock_change_get_unappliable (g_ptr_array_index (changes, i)) == NULL)
+          g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (changes, i)));
       return g_steal_pointer (&chosen);
     }
 
@@ -817,8 +882,19 @@ select_changes (GPtrArray          *changes,
           return NULL;
         }
       for (guint i = 0; i < rows->len; i++)
-        if (g_hash_table_add (taken, g_ptr_array_index (rows, i)))
-          g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (rows, i)));
+        {
+          const char *why = paddock_change_get_unappliable (g_ptr_array_index (rows, i));
+
+          if (why != NULL)
+            {
+              g_autofree char *shown = g_utf8_make_valid (paths[p], -1);
+              g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH,
+                           "“%s” cannot be applied: %s", shown, why);
+              return NULL;
+            }
+          if (g_hash_table_add (taken, g_ptr_array_index (rows, i)))
+            g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (rows, i)));
+        }
     }
   return g_steal_pointer (&chosen);
 }
@@ -1013,7 +1089,11 @@ locked_apply (PaddockStage        *self,
   forget_last_review (self);
   if (!paddock_apply_batch (self->workspace, self->root, self->journal_dir, self->ledger_file,
                             who, items, &outcome, cancellable, error))
-    return FALSE;
+    {
+      locked_take_restored (self);
+      return FALSE;
+    }
+  locked_take_restored (self);
 
   /* Applied paths now differ from the start on purpose: they must not
    * count as conflicts when the session changes them again. */

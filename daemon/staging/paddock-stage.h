@@ -41,6 +41,7 @@ void           paddock_stage_record_baseline_in_thread (PaddockStage *self,
 void           paddock_stage_cancel_baseline     (PaddockStage      *self);
 gboolean       paddock_stage_recover             (PaddockStage      *self,
                                                   GError           **error);
+char          *paddock_stage_dup_last_recovery   (PaddockStage      *self);
 PaddockReview *paddock_stage_review              (PaddockStage      *self,
                                                   GCancellable      *cancellable,
                                                   GError           **error);

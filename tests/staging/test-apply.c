@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "paddock-apply.h"
+#include "paddock-apply-restored.h"
 #include "paddock-durable-file.h"
 
 #define ODD_NONUTF8 "\xff\xfe.bin"
@@ -194,6 +195,25 @@ count_lines (const char *path)
     return 0;
   for (const char *c = contents; *c; c++)
     if (*c == '\n')
+      n++;
+  return n;
+}
+
+/* Lines of the ledger holding @needle: committed batches have "items",
+ * recoveries "recovery". */
+static guint
+count_matching (const char *path,
+                const char *needle)
+{
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint n = 0;
+
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return 0;
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], needle) != NULL)
       n++;
   return n;
 }
@@ -674,7 +694,10 @@ test_forced_conflict (Fixture       *f,
 }
 
 /* Kill the batch at its N-th step for every N; after recovery W is the old
- * tree or the new one, whole, with no temps left and the ledger matching. */
+ * tree or the new one, whole, with no temps left and the ledger matching;
+ * the recovery is in the ledger and in last-recovery.json; and applying
+ * the same items again — with the baselines of before the crash, as the
+ * session still has them — lands every change with no conflict. */
 static void
 test_crash_every_step (Fixture       *f,
                        gconstpointer  data)
@@ -738,15 +761,36 @@ test_crash_every_step (Fixture       *f,
       tree = snapshot (f->w);
       if (g_strcmp0 (tree, old_tree) == 0)
         {
+          g_autoptr(PaddockApplyResult) again = NULL;
+          g_autofree char *again_tree = NULL;
+
+          /* No journal was written yet at step 1: nothing to recover. */
+          if (done)
+            {
+              g_autofree char *last = paddock_apply_dup_last_recovery (f->journal);
+
+              g_assert_cmpuint (count_matching (f->ledger, "\"recovery\":\"rolled-back\""), ==, 1);
+              g_assert_nonnull (last);
+              g_assert_nonnull (strstr (last, "rolled-back"));
+            }
           n_old++;
-          g_assert_cmpuint (count_lines (f->ledger), ==, 0);
+          g_assert_cmpuint (count_matching (f->ledger, "\"items\""), ==, 0);
+
+          g_assert_true (run_batch (f, items, &again, &error));
+          g_assert_no_error (error);
+          g_assert_cmpuint (again->conflicts->len, ==, 0);
+          g_assert_cmpuint (again->applied->len, ==, G_N_ELEMENTS (all_items));
+          again_tree = snapshot (f->w);
+          g_assert_cmpstr (again_tree, ==, new_tree);
+          g_assert_false (has_leftovers (f->w));
         }
       else
         {
           g_assert_cmpstr (tree, ==, new_tree);
           n_new++;
-          /* Rolled forward: the ledger has the batch once. */
-          g_assert_cmpuint (count_lines (f->ledger), ==, 1);
+          /* Rolled forward: the ledger has the batch once, and the recovery. */
+          g_assert_cmpuint (count_matching (f->ledger, "\"items\""), ==, 1);
+          g_assert_cmpuint (count_matching (f->ledger, "\"recovery\":\"rolled-forward\""), ==, 1);
         }
     }
 
@@ -1192,10 +1236,9 @@ test_next_batch_recovers (Fixture       *f,
   g_clear_error (&error);
   g_assert_true (journal_exists (f));
 
-  /* Forced: the rollback's renames gave the entries a new ctime, so the
-   * session's baselines no longer match them (see paddock-apply.c). */
-  g_clear_pointer (&items, g_ptr_array_unref);
-  items = make_items (f->w, all_items, G_N_ELEMENTS (all_items), TRUE);
+  /* Not forced: the rollback's renames gave the entries a new ctime, but
+   * it recorded them (paddock-apply-restored.c), so the baselines of
+   * before the crash still match. */
   g_assert_true (run_batch (f, items, &result, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (result->conflicts->len, ==, 0);
@@ -1203,7 +1246,8 @@ test_next_batch_recovers (Fixture       *f,
   want = snapshot (f->expected);
   g_assert_cmpstr (got, ==, want);
   g_assert_false (journal_exists (f));
-  g_assert_cmpuint (count_lines (f->ledger), ==, 1);
+  g_assert_cmpuint (count_matching (f->ledger, "\"items\""), ==, 1);
+  g_assert_cmpuint (count_matching (f->ledger, "\"recovery\""), ==, 1);
 }
 
 static void
@@ -1228,6 +1272,196 @@ test_cancelled (Fixture       *f,
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   after = snapshot (f->w);
   g_assert_cmpstr (after, ==, before);
+}
+
+
+/* Writes @text at @offset of a file of apparent size @size that is
+ * otherwise a hole. */
+static void
+put_sparse (const char *root,
+            const char *rel,
+            goffset     size,
+            goffset     offset,
+            const char *text)
+{
+  g_autofree char *path = at (root, rel);
+  g_autofree char *parent = g_path_get_dirname (path);
+  int fd;
+
+  g_assert_cmpint (g_mkdir_with_parents (parent, 0755), ==, 0);
+  fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (ftruncate (fd, size), ==, 0);
+  g_assert_cmpint (pwrite (fd, text, strlen (text), offset), ==, (gssize) strlen (text));
+  g_assert_cmpint (close (fd), ==, 0);
+}
+
+static guint64
+allocated_of (const char *root,
+              const char *rel)
+{
+  g_autofree char *path = at (root, rel);
+  struct stat st;
+
+  g_assert_cmpint (lstat (path, &st), ==, 0);
+  return (guint64) st.st_blocks * 512;
+}
+
+/* A sparse file in the stage lands sparse: `truncate -s` then a few bytes
+ * is a few blocks on the user's disk, not its apparent size. */
+static void
+test_sparse (Fixture       *f,
+             gconstpointer  data)
+{
+  static const ItemSpec specs[] = { { "sparse.bin", PADDOCK_APPLY_PUT, 0 } };
+  const goffset size = 256 * 1024 * 1024;
+  g_autoptr(GPtrArray) items = NULL;
+  g_autoptr(PaddockApplyResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *ledger = NULL;
+  char buf[6] = { 0 };
+  struct stat st;
+  int fd;
+
+  build_old (f->w);
+  put_dir (f->stage, "", 0755);
+  put_sparse (f->stage, "sparse.bin", size, size / 2, "hello");
+  if (allocated_of (f->stage, "sparse.bin") >= 1024 * 1024)
+    {
+      g_test_skip ("the test folder's file system has no holes");
+      return;
+    }
+  items = make_items (f->w, specs, G_N_ELEMENTS (specs), FALSE);
+
+  g_assert_true (run_batch (f, items, &result, &error));
+  g_assert_no_error (error);
+
+  path = at (f->w, "sparse.bin");
+  g_assert_cmpint (lstat (path, &st), ==, 0);
+  g_assert_cmpint (st.st_size, ==, size);
+  g_assert_cmpuint ((guint64) st.st_blocks * 512, <, 1024 * 1024);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (pread (fd, buf, 5, size / 2), ==, 5);
+  g_assert_cmpstr (buf, ==, "hello");
+  g_assert_cmpint (pread (fd, buf, 5, 4096), ==, 5);
+  g_assert_cmpmem (buf, 5, "\0\0\0\0\0", 5);
+  close (fd);
+  /* The ledger knows it by the hash of its extents, not of 256 MiB read. */
+  g_assert_true (g_file_get_contents (f->ledger, &ledger, NULL, NULL));
+  g_assert_nonnull (strstr (ledger, "\"new_extents_sha256\""));
+}
+
+static void
+sparse_on_small_fs_child (Fixture *f)
+{
+  static const ItemSpec specs[] = {
+    { "big-sparse.bin", PADDOCK_APPLY_PUT, 0 },
+    { "dense.bin", PADDOCK_APPLY_PUT, 0 },
+  };
+  g_autoptr(GPtrArray) items = NULL;
+  g_autoptr(PaddockApplyResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  g_autofree char *dense = g_malloc0 (512 * 1024 + 1);
+
+  g_assert_cmpint (g_mkdir_with_parents (f->w, 0755), ==, 0);
+  if (mount ("tmpfs", f->w, "tmpfs", 0, "size=1m,mode=0755") != 0)
+    _exit (77);
+  build_old (f->w);
+  put_dir (f->stage, "", 0755);
+  /* 1 GiB apparent, 4 KiB allocated, onto a 1 MiB file system. */
+  put_sparse (f->stage, "big-sparse.bin", 1024 * 1024 * 1024, 4096, "data");
+  if (allocated_of (f->stage, "big-sparse.bin") >= 64 * 1024)
+    _exit (77);
+  items = make_items (f->w, specs, 1, FALSE);
+  g_assert_true (run_batch (f, items, &result, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (allocated_of (f->w, "big-sparse.bin"), <, 64 * 1024);
+  g_clear_pointer (&result, paddock_apply_result_free);
+  g_clear_pointer (&items, g_ptr_array_unref);
+
+  /* Two dense halves of the file system: refused before anything is
+   * written, with the typed error. */
+  memset (dense, 'd', 512 * 1024);
+  put_file (f->stage, "dense.bin", dense, 0644);
+  put_file (f->stage, "big-sparse.bin", dense, 0644);
+  before = snapshot (f->w);
+  {
+    static const ItemSpec both[] = {
+      { "big-sparse.bin", PADDOCK_APPLY_PUT, 0 },
+      { "dense.bin", PADDOCK_APPLY_PUT, 0 },
+    };
+    items = make_items (f->w, both, G_N_ELEMENTS (both), TRUE);
+  }
+  g_assert_false (run_batch (f, items, &result, &error));
+  g_assert_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_NO_SPACE);
+  g_assert_nonnull (strstr (error->message, "free"));
+  after = snapshot (f->w);
+  g_assert_cmpstr (after, ==, before);
+  g_assert_false (journal_exists (f));
+  (void) specs;
+}
+
+/* The space check counts allocated bytes: a sparse gigabyte fits on a
+ * 1 MiB file system; two dense half-megabytes do not, and are refused
+ * before any write. */
+static void
+test_sparse_space (Fixture       *f,
+                   gconstpointer  data)
+{
+  run_in_mount_ns (f, sparse_on_small_fs_child);
+}
+
+/* A file hard-linked in the stage lands as hard links to one new inode. */
+static void
+test_hard_links (Fixture       *f,
+                 gconstpointer  data)
+{
+  static const ItemSpec specs[] = {
+    { "h/a", PADDOCK_APPLY_PUT, 0 },
+    { "h/b", PADDOCK_APPLY_PUT, 0 },
+    { "c", PADDOCK_APPLY_PUT, 0 },
+  };
+  g_autoptr(GPtrArray) items = NULL;
+  g_autoptr(PaddockApplyResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *content = g_strnfill (32 * 1024, 'L');
+  g_autofree char *a = NULL, *b = NULL, *c = NULL;
+  g_autofree char *sa = at (f->stage, "h/a");
+  g_autofree char *sb = at (f->stage, "h/b");
+  g_autofree char *sc = at (f->stage, "c");
+  g_autofree char *got = NULL;
+  g_autofree char *ledger = NULL;
+  struct stat sta, stb, stc;
+
+  build_old (f->w);
+  put_file (f->stage, "h/a", content, 0640);
+  g_assert_cmpint (link (sa, sb), ==, 0);
+  g_assert_cmpint (link (sa, sc), ==, 0);
+  items = make_items (f->w, specs, G_N_ELEMENTS (specs), FALSE);
+
+  g_assert_true (run_batch (f, items, &result, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (result->applied->len, ==, 3);
+
+  a = at (f->w, "h/a");
+  b = at (f->w, "h/b");
+  c = at (f->w, "c");
+  g_assert_cmpint (lstat (a, &sta), ==, 0);
+  g_assert_cmpint (lstat (b, &stb), ==, 0);
+  g_assert_cmpint (lstat (c, &stc), ==, 0);
+  g_assert_cmpuint (sta.st_ino, ==, stb.st_ino);
+  g_assert_cmpuint (sta.st_ino, ==, stc.st_ino);
+  g_assert_cmpuint (sta.st_nlink, ==, 3);
+  g_assert_cmpint (sta.st_mode & 07777, ==, 0640);
+  got = read_file (f->w, "c");
+  g_assert_cmpstr (got, ==, content);
+  g_assert_false (has_leftovers (f->w));
+  g_assert_true (g_file_get_contents (f->ledger, &ledger, NULL, NULL));
+  g_assert_nonnull (strstr (ledger, "\"hardlink_of\":\"h/a\""));
 }
 
 int
@@ -1258,6 +1492,9 @@ main (int    argc,
   ADD ("recover-journal", test_recover_journal);
   ADD ("next-batch-recovers", test_next_batch_recovers);
   ADD ("cancelled", test_cancelled);
+  ADD ("sparse", test_sparse);
+  ADD ("sparse-space", test_sparse_space);
+  ADD ("hard-links", test_hard_links);
 
   return g_test_run ();
 }

@@ -1594,6 +1594,142 @@ test_real_overlay (Fixture       *f,
   g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 10);
 }
 
+
+/* Makes @depth folders of 200-byte names under @dir, fd by fd (the whole
+ * path is longer than PATH_MAX), and a file in the last; returns the
+ * relative path of that file. */
+static char *
+put_deep (const char *dir,
+          guint       depth)
+{
+  g_autofree char *component = g_strnfill (200, 'd');
+  GString *rel = g_string_new (NULL);
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  for (guint i = 0; i < depth; i++)
+    {
+      int next;
+
+      g_assert_cmpint (mkdirat (fd, component, 0755), ==, 0);
+      next = openat (fd, component, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      g_assert_cmpint (next, >=, 0);
+      close (fd);
+      fd = next;
+      g_string_append_printf (rel, "%s/", component);
+    }
+  {
+    int file = openat (fd, "deep.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+    g_assert_cmpint (file, >=, 0);
+    g_assert_cmpint (write (file, "deep\n", 5), ==, 5);
+    close (file);
+  }
+  close (fd);
+  g_string_append (rel, "deep.txt");
+  return g_string_free (rel, FALSE);
+}
+
+/* One path longer than PATH_MAX is listed as unappliable; the rest of the
+ * session reviews as usual. */
+static void
+test_path_too_long (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autoptr(PaddockReview) r = NULL;
+  g_autofree char *deep = NULL;
+  PaddockChange *c;
+
+  put (f->w, "keep.txt", "keep\n", -1);
+  put (f->upper, "ok.txt", "fine\n", -1);
+  deep = put_deep (f->upper, 25);
+  g_assert_cmpuint (strlen (deep), >, 4096);
+
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, NULL);
+  expect (r, "ok.txt", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+  c = find (r, deep);
+  g_assert_nonnull (c);
+  g_assert_nonnull (paddock_change_get_unappliable (c));
+}
+
+
+static void
+put_sparse_file (const char *dir,
+                 const char *rel,
+                 goffset     size,
+                 const char *tail)
+{
+  g_autofree char *path = g_build_filename (dir, rel, NULL);
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (ftruncate (fd, size), ==, 0);
+  if (tail != NULL)
+    g_assert_cmpint (pwrite (fd, tail, strlen (tail), size - (goffset) strlen (tail)), ==,
+                     (gssize) strlen (tail));
+  close (fd);
+}
+
+/* A terabyte of apparent size that allocates nothing costs what it
+ * allocates: the review compares it by its data extents (it would read
+ * 1 TiB of zeros otherwise, for hours), shows it as binary with its size,
+ * and tells a changed one (same apparent size, other tail) from the
+ * workspace's. The rows also carry size, allocated and hard links. */
+static void
+test_sparse_terabyte (Fixture       *f,
+                      gconstpointer  data)
+{
+  const goffset tib = G_GINT64_CONSTANT (1) << 40;
+  g_autoptr(PaddockReview) r = NULL;
+  g_autofree char *h1 = NULL, *h2 = NULL;
+  gint64 start;
+  PaddockChange *c;
+  struct stat st;
+
+  put (f->w, "keep.txt", "keep\n", -1);
+  {
+    g_autofree char *probe = g_build_filename (f->upper, "probe", NULL);
+    int fd = open (probe, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+    g_assert_cmpint (fd, >=, 0);
+    if (ftruncate (fd, tib) != 0)
+      {
+        close (fd);
+        g_test_skip ("the test folder's file system has no room for a 1 TiB sparse file");
+        return;
+      }
+    close (fd);
+    g_assert_cmpint (unlink (probe), ==, 0);
+  }
+  put_sparse_file (f->upper, "huge.bin", tib, NULL);
+  put_sparse_file (f->w, "both.bin", tib, "old");
+  put_sparse_file (f->upper, "both.bin", tib, "new");
+  put (f->upper, "h1", "linked\n", -1);
+  h1 = g_build_filename (f->upper, "h1", NULL);
+  h2 = g_build_filename (f->upper, "h2", NULL);
+  g_assert_cmpint (link (h1, h2), ==, 0);
+
+  start = g_get_monotonic_time ();
+  r = review (f, PADDOCK_STAGE_KIND_OVERLAY, NULL);
+  /* Generous for a loaded machine; reading the holes takes many minutes. */
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 30 * G_USEC_PER_SEC);
+
+  c = find (r, "huge.bin");
+  g_assert_nonnull (c);
+  g_assert_true (paddock_change_get_binary (c));
+  g_assert_cmpuint (paddock_change_get_size (c), ==, (guint64) tib);
+  g_assert_cmpuint (paddock_change_get_allocated (c), <, 1024 * 1024);
+  c = find (r, "both.bin");
+  g_assert_nonnull (c);
+  g_assert_cmpint (paddock_change_get_kind (c), ==, PADDOCK_CHANGE_KIND_MODIFIED);
+  c = find (r, "h2");
+  g_assert_nonnull (c);
+  g_assert_cmpstr (paddock_change_get_hardlink_of (c), ==, "h1");
+  g_assert_null (paddock_change_get_hardlink_of (find (r, "h1")));
+  g_assert_cmpint (lstat (h1, &st), ==, 0);
+  g_assert_cmpuint (paddock_change_get_size (find (r, "h1")), ==, (guint64) st.st_size);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1623,6 +1759,8 @@ main (int   argc,
   ADD ("/staging/baseline/version", test_baseline_version);
   ADD ("/staging/baseline/unreadable", test_baseline_unreadable);
   ADD ("/staging/baseline/100k", test_baseline_100k);
+  ADD ("/staging/review/path-too-long", test_path_too_long);
+  ADD ("/staging/review/sparse-terabyte", test_sparse_terabyte);
 #undef ADD
 
   return g_test_run ();
