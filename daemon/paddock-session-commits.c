@@ -42,39 +42,6 @@ commits_call_free (CommitsCall *call)
   g_free (call);
 }
 
-static GError *
-to_paddock_error (const GError *error)
-{
-  PaddockError code = PADDOCK_ERROR_FAILED;
-
-  if (error->domain == PADDOCK_ERROR)
-    return g_error_copy (error);
-  if (error->domain == PADDOCK_STAGING_ERROR)
-    {
-      switch (error->code)
-        {
-        case PADDOCK_STAGING_ERROR_NOT_FOUND:
-          code = PADDOCK_ERROR_NOT_FOUND;
-          break;
-        case PADDOCK_STAGING_ERROR_INVALID_PATH:
-          code = PADDOCK_ERROR_INVALID_ARGUMENT;
-          break;
-        case PADDOCK_STAGING_ERROR_CONFLICT:
-          code = PADDOCK_ERROR_CONFLICT;
-          break;
-        case PADDOCK_STAGING_ERROR_TOO_LARGE:
-          code = PADDOCK_ERROR_QUOTA_EXCEEDED;
-          break;
-        default:
-          code = PADDOCK_ERROR_FAILED;
-          break;
-        }
-    }
-  else if (error->domain == G_IO_ERROR && error->code == G_IO_ERROR_CANCELLED)
-    code = PADDOCK_ERROR_FAILED;
-  return g_error_new_literal (PADDOCK_ERROR, code, error->message);
-}
-
 static GVariant *
 list_reply (PaddockAgentCommits *commits,
             const char          *branch)
@@ -170,7 +137,7 @@ commits_thread (GTask        *task,
     }
 
   if (reply == NULL)
-    g_task_return_error (task, to_paddock_error (error));
+    g_task_return_error (task, _paddock_session_error_from_staging (error));
   else
     g_task_return_pointer (task, g_variant_ref_sink (reply), (GDestroyNotify) g_variant_unref);
 }

@@ -126,6 +126,8 @@ gboolean _paddock_session_impl_handle_restore_checkpoint (PaddockIpcSession1    
 
 /* Who called, as the bus tells it (uid, pid, comm), for the apply ledger. */
 char    *_paddock_session_impl_describe_caller            (GDBusMethodInvocation *invocation);
+/* The staging library's error domains (and GIO's) as org.paddock.Error.* */
+GError  *_paddock_session_error_from_staging             (const GError          *error);
 
 /* org.paddock.Session1's commit methods (paddock-session-commits.c). */
 gboolean _paddock_session_impl_handle_list_commits       (PaddockIpcSession1    *session,

@@ -65,8 +65,8 @@ staging_call_free (StagingCall *call)
 
 /* The staging library speaks its own error domains (and GIO's for the
  * filesystem); clients get org.paddock.Error.* names. */
-static GError *
-to_paddock_error (const GError *error)
+GError *
+_paddock_session_error_from_staging (const GError *error)
 {
   PaddockError code = PADDOCK_ERROR_FAILED;
 
@@ -405,7 +405,7 @@ staging_thread (GTask        *task,
     }
 
   if (reply == NULL)
-    g_task_return_error (task, to_paddock_error (error));
+    g_task_return_error (task, _paddock_session_error_from_staging (error));
   else
     g_task_return_pointer (task, g_variant_ref_sink (reply), (GDestroyNotify) g_variant_unref);
 }
