@@ -120,20 +120,38 @@ paddock_changes_view_update_actions (PaddockChangesView *self)
 static void
 paddock_changes_view_update_summary (PaddockChangesView *self)
 {
-  guint n = paddock_changes_view_n_changes (self);
+  guint n_rows = paddock_changes_view_n_changes (self);
+  guint n = 0;
+  guint n_metadata = 0;
   guint n_conflicts = 0;
   g_autofree char *summary = NULL;
 
-  for (guint i = 0; i < n; i++)
+  /* File changes and repository metadata are counted apart, as the
+   * sidebar's badge counts the file changes only. */
+  for (guint i = 0; i < n_rows; i++)
     {
       g_autoptr(PaddockChangeItem) change = g_list_model_get_item (G_LIST_MODEL (self->changes), i);
 
+      if (paddock_change_item_get_metadata_reason (change) != NULL)
+        n_metadata++;
+      else
+        n++;
       if (paddock_change_item_get_conflict (change))
         n_conflicts++;
     }
 
-  if (n == 0)
+  if (n == 0 && n_metadata == 0)
     summary = g_strdup ("");
+  else if (n_metadata > 0)
+    {
+      g_autofree char *changes = g_strdup_printf (g_dngettext (NULL, "%u change", "%u changes", n), n);
+      g_autofree char *metadata = g_strdup_printf (g_dngettext (NULL, "%u repository metadata row (never applied here)",
+                                                                "%u repository metadata rows (never applied here)",
+                                                                n_metadata), n_metadata);
+
+      /* Translators: "3 changes, 1 repository metadata row (never applied here)" */
+      summary = g_strdup_printf (_("%s, %s"), changes, metadata);
+    }
   else if (n_conflicts == 0)
     summary = g_strdup_printf (g_dngettext (NULL, "%u change", "%u changes", n), n);
   else
