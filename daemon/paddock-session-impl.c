@@ -2264,6 +2264,10 @@ paddock_session_impl_control_cb (int          fd,
                                  gpointer     user_data)
 {
   PaddockSessionImpl *self = user_data;
+  /* An event can end the session's last reference (a start that fails:
+   * the creator is answered and the session dropped) while its events are
+   * read: it stays until they are. */
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
   if (paddock_session_impl_drain_control (self))
     return G_SOURCE_CONTINUE;
@@ -2307,6 +2311,10 @@ static void
 paddock_session_impl_agent_ended (PaddockSessionImpl *self,
                                   int                 wait_status)
 {
+  /* Reading the sandbox's last events may drop the session's last
+   * reference (paddock_session_impl_control_cb()). */
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
   self->reaped = TRUE;
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
 
