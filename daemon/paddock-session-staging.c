@@ -458,7 +458,7 @@ staging_done_cb (GObject      *source,
    * the system rather than keeping the peak for the daemon's lifetime.
    * Cheap (milliseconds), and only after the calls that allocate per entry. */
   if (call->op == STAGING_LIST_CHANGES || call->op == STAGING_LIST_CHANGE_DETAILS ||
-      call->op == STAGING_APPLY)
+      call->op == STAGING_APPLY || call->op == STAGING_REVIEW || call->op == STAGING_APPLY_REVIEWED)
     malloc_trim (0);
 }
 
