@@ -229,6 +229,16 @@ check_applied_and_restore (const char *workspace,
   restore_tree (workspace, TRUE);
 }
 
+/* The session's baseline probably counts a workspace file written in the tick
+ * of its start as changed since (paddock-file-stamp.h: it errs on the side
+ * of a conflict); the round before has just rewritten 1,000 files. A user
+ * does not start a session within milliseconds of such a write. */
+static void
+settle (void)
+{
+  g_usleep (200 * 1000);
+}
+
 typedef struct
 {
   GArray *list_first;     /* ListChanges, first call after the edits */
@@ -251,7 +261,7 @@ unpinned_round (const char *workspace,
                 PinFigures *f)
 {
   g_autofree char *script = pin_script (workspace);
-  Session s = start_session (workspace, script, 300);
+  Session s = (settle (), start_session (workspace, script, 300));
   ChangeList list;
   double ms = 0;
   guint n_conflicts = 0;
@@ -285,7 +295,7 @@ pinned_round (const char *workspace,
               PinFigures *f)
 {
   g_autofree char *script = pin_script (workspace);
-  Session s = start_session (workspace, script, 300);
+  Session s = (settle (), start_session (workspace, script, 300));
   g_autofree char *token = NULL;
   g_autofree char *again = NULL;
   ChangeList list;
