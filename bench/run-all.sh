@@ -15,3 +15,5 @@ for bench in "$builddir"/bench/*/bench-*; do
     echo
     "$bench" 2> >(grep -v -e 'fd limit' -e 'Serving org.paddock' -e 'Quitting on signal' -e 'No baseline for' >&2)
 done
+echo
+"$(dirname "$0")/sessions/bench-soak.sh" "$builddir"
