@@ -19,6 +19,8 @@
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 
+#include <glib/gi18n.h>
+
 #include "paddock-error.h"
 #include "paddockctl-private.h"
 
@@ -47,21 +49,21 @@
 #define SESSION_INTERFACE     "org.paddock.Session1"
 
 #define ATTACH_SUMMARY \
-  "Open the session's terminal here: its scrollback is replayed (from\n" \
-  "offset N with --offset), then its live output follows, and what you\n" \
-  "type goes to the programs in it. Press Ctrl-] to detach: the session\n" \
-  "keeps running. The session's terminal follows the size of yours.\n\n" \
-  "When standard input is not a terminal it is sent as it is (Ctrl-] is\n" \
-  "an ordinary byte then) until it ends, and the output is printed until\n" \
-  "the session ends or Ctrl-C, so that scripts can use it:\n" \
-  "  printf 'ls\\n' | paddockctl attach ID\n" \
-  "With --no-input nothing is sent; on a terminal Ctrl-C detaches too.\n\n" \
-  "Exits 0 on detach, on Ctrl-C when standard input is not a terminal,\n" \
-  "and when the session's terminal ends (a note on standard error says\n" \
-  "how the session ended); 128 + the signal's number on SIGTERM or SIGHUP.\n\n" \
-  "attach is interactive, so with --json it prints only errors, as JSON\n" \
-  "documents on standard output: the terminal's bytes are still relayed\n" \
-  "as they are, and the notes on standard error are left out."
+  N_("Open the session's terminal here: its scrollback is replayed (from\n" \
+     "offset N with --offset), then its live output follows, and what you\n" \
+     "type goes to the programs in it. Press Ctrl-] to detach: the session\n" \
+     "keeps running. The session's terminal follows the size of yours.\n\n" \
+     "When standard input is not a terminal it is sent as it is (Ctrl-] is\n" \
+     "an ordinary byte then) until it ends, and the output is printed until\n" \
+     "the session ends or Ctrl-C, so that scripts can use it:\n" \
+     "  printf 'ls\\n' | paddockctl attach ID\n" \
+     "With --no-input nothing is sent; on a terminal Ctrl-C detaches too.\n\n" \
+     "Exits 0 on detach, on Ctrl-C when standard input is not a terminal,\n" \
+     "and when the session's terminal ends (a note on standard error says\n" \
+     "how the session ended); 128 + the signal's number on SIGTERM or SIGHUP.\n\n" \
+     "attach is interactive, so with --json it prints only errors, as JSON\n" \
+     "documents on standard output: the terminal's bytes are still relayed\n" \
+     "as they are, and the notes on standard error are left out.")
 
 typedef enum
 {
@@ -196,7 +198,7 @@ enter_raw_mode (Attach  *self,
       int saved_errno = errno;
 
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
-                   "could not read the terminal's settings: %s", g_strerror (saved_errno));
+                   _("could not read the terminal's settings: %s"), g_strerror (saved_errno));
       return FALSE;
     }
 
@@ -207,7 +209,7 @@ enter_raw_mode (Attach  *self,
       int saved_errno = errno;
 
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
-                   "could not put the terminal in raw mode: %s", g_strerror (saved_errno));
+                   _("could not put the terminal in raw mode: %s"), g_strerror (saved_errno));
       return FALSE;
     }
 
@@ -316,7 +318,7 @@ write_stdout_chunk (Attach *self)
   if (n <= 0)
     {
       if (n < 0 && errno != EINTR && errno != EAGAIN)
-        fail_errno (self, errno, "could not write to standard output");
+        fail_errno (self, errno, _("could not write to standard output"));
       return FALSE;
     }
 
@@ -375,7 +377,7 @@ socket_readable_cb (int          fd,
   if (n < 0)
     {
       self->socket_in_source = 0;
-      fail_errno (self, errno, "could not read the session's terminal");
+      fail_errno (self, errno, _("could not read the session's terminal"));
       return G_SOURCE_REMOVE;
     }
 
@@ -432,7 +434,7 @@ send_pending_input (Attach *self)
           /* The daemon no longer takes keystrokes (the viewer was dropped
            * or the terminal ended): the read side tells how it ended. */
           if (errno != EPIPE && errno != ECONNRESET)
-            paddockctl_warn ("could not send input to the session: %s", g_strerror (errno));
+            paddockctl_warn (_("could not send input to the session: %s"), g_strerror (errno));
           self->input_refused = TRUE;
           g_byte_array_set_size (self->to_socket, 0);
           return FALSE;
@@ -552,7 +554,7 @@ bus_closed_cb (GDBusConnection *connection,
 
   if (self->ending == ENDING_NONE)
     g_set_error_literal (&self->error, G_DBUS_ERROR, G_DBUS_ERROR_DISCONNECTED,
-                         "lost the connection to the D-Bus session bus");
+                         _("lost the connection to the D-Bus session bus"));
   finish (self, ENDING_FAILED);
 }
 
@@ -657,7 +659,7 @@ report_stream_end (Attach *self)
           if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND))
             {
               if (!self->ctl->json)
-                paddockctl_warn ("session %s was destroyed", self->id);
+                paddockctl_warn (_("session %s was destroyed"), self->id);
               return PADDOCKCTL_EXIT_OK;
             }
           return paddockctl_fail (self->ctl, error);
@@ -676,16 +678,16 @@ report_stream_end (Attach *self)
   if (state_is_live (state))
     {
       /* The programs closed the terminal but some of them still run. */
-      paddockctl_warn ("the terminal of session %s was closed; the session is still %s",
+      paddockctl_warn (_("the terminal of session %s was closed; the session is still %s"),
                        self->id, state);
       return PADDOCKCTL_EXIT_OK;
     }
 
   g_variant_lookup (properties, "ExitStatus", "i", &exit_status);
   if (exit_status >= 0)
-    paddockctl_warn ("session %s ended (%s, exit status %d)", self->id, state, exit_status);
+    paddockctl_warn (_("session %s ended (%s, exit status %d)"), self->id, state, exit_status);
   else
-    paddockctl_warn ("session %s ended (%s)", self->id, state);
+    paddockctl_warn (_("session %s ended (%s)"), self->id, state);
 
   return PADDOCKCTL_EXIT_OK;
 }
@@ -741,7 +743,7 @@ open_stream (Attach   *self,
   if (fd_list == NULL || index < 0 || index >= g_unix_fd_list_get_length (fd_list))
     {
       g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                           "the daemon answered Attach without a terminal stream");
+                           _("the daemon answered Attach without a terminal stream"));
       return FALSE;
     }
 
@@ -778,8 +780,9 @@ relay (Attach *self)
   if (self->tty)
     {
       if (!self->ctl->json)
-        paddockctl_warn ("attached to %s%s; press Ctrl-] to detach",
-                         self->id, self->input ? "" : " (read-only)");
+        paddockctl_warn (self->input ? _("attached to %s; press Ctrl-] to detach")
+                                     : _("attached to %s (read-only); press Ctrl-] to detach"),
+                         self->id);
       if (!enter_raw_mode (self, &error))
         {
           g_propagate_error (&self->error, g_steal_pointer (&error));
@@ -833,7 +836,7 @@ relay (Attach *self)
     {
     case ENDING_DETACHED:
       if (self->tty && !self->ctl->json)
-        paddockctl_warn ("detached from %s; it keeps running", self->id);
+        paddockctl_warn (_("detached from %s; it keeps running"), self->id);
       return PADDOCKCTL_EXIT_OK;
 
     case ENDING_STREAM_ENDED:
@@ -867,9 +870,9 @@ paddockctl_attach (Paddockctl  *ctl,
   gboolean no_input = FALSE;
   const GOptionEntry entries[] = {
     { "no-input", 0, 0, G_OPTION_ARG_NONE, &no_input,
-      "Only watch: send nothing to the session", NULL },
+      N_("Only watch: send nothing to the session"), NULL },
     { "offset", 0, 0, G_OPTION_ARG_STRING, &offset_text,
-      "Replay from this absolute byte offset (default: the oldest kept)", "N" },
+      N_("Replay from this absolute byte offset (default: the oldest kept)"), N_("N") },
     { NULL }
   };
   g_auto(Attach) self = { 0 };
@@ -883,18 +886,18 @@ paddockctl_attach (Paddockctl  *ctl,
     return exit_code;
 
   if (argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "missing session ID");
+    return paddockctl_usage_error (ctl, command_path, _("missing session ID"));
   if (argc > 2)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
+    return paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[2]);
   if (!(id = paddockctl_dup_session_id (argv[1])))
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid session id “%s”: expected 12 hexadecimal digits, "
-                                   "as printed by “paddockctl create” or “paddockctl list”",
+                                   _("invalid session id “%s”: expected 12 hexadecimal digits, "
+                                     "as printed by “paddockctl create” or “paddockctl list”"),
                                    argv[1]);
   if (offset_text != NULL &&
       !g_ascii_string_to_unsigned (offset_text, 10, 0, G_MAXINT64, &offset, NULL))
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid --offset “%s”: expected a byte offset (0 or more)",
+                                   _("invalid --offset “%s”: expected a byte offset (0 or more)"),
                                    offset_text);
 
   if (!(session = paddockctl_dup_session (ctl, id, &error)))

@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "paddockctl-private.h"
 
 /* The session bus is connected once and only by commands that need it, so
@@ -28,12 +30,12 @@ paddockctl_get_bus (Paddockctl  *ctl,
       address = g_getenv ("DBUS_SESSION_BUS_ADDRESS");
       if (address == NULL || *address == '\0')
         g_set_error_literal (error, G_DBUS_ERROR, G_DBUS_ERROR_NO_SERVER,
-                             "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set); "
-                             "run this inside your desktop session or under dbus-run-session");
+                             _("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set); "
+                               "run this inside your desktop session or under dbus-run-session"));
       else
         g_set_error (error, G_DBUS_ERROR, G_DBUS_ERROR_NO_SERVER,
-                     "cannot connect to the D-Bus session bus at “%s” (%s); "
-                     "run this inside your desktop session or under dbus-run-session",
+                     _("cannot connect to the D-Bus session bus at “%s” (%s); "
+                       "run this inside your desktop session or under dbus-run-session"),
                      address, local_error->message);
       return NULL;
     }

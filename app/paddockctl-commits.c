@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <glib/gi18n.h>
+
 #include "paddock-error.h"
 #include "paddockctl-escape.h"
 #include "paddockctl-private.h"
@@ -94,7 +96,7 @@ paddockctl_commits_review (Paddockctl          *ctl,
           json_builder_add_string_value (builder, message);
         }
       else
-        g_printerr ("paddockctl: the agent's commits could not be listed: %s\n", message);
+        g_printerr (_("paddockctl: the agent's commits could not be listed: %s\n"), message);
       return TRUE;
     }
   n = g_variant_n_children (commits);
@@ -107,10 +109,12 @@ paddockctl_commits_review (Paddockctl          *ctl,
       json_builder_begin_array (builder);
     }
   else if (n > 0 && !with_diff)
-    g_print ("\nCommits the agent made (%" G_GSIZE_FORMAT ", on %s; paddockctl apply %s --commits "
-             "offers them as branch %s):\n", n,
+    /* %u, not G_GSIZE_FORMAT: xgettext cannot see through that macro
+     * and would cut the message at it. */
+    g_print (_("\nCommits the agent made (%u, on %s; paddockctl apply %s --commits "
+               "offers them as branch %s):\n"), (guint) MIN (n, G_MAXUINT),
              head != NULL && g_str_has_prefix (head, "refs/heads/") ? head + strlen ("refs/heads/")
-                                                                    : "a detached HEAD",
+                                                                    : _("a detached HEAD"),
              id, branch != NULL ? branch : "?");
 
   g_variant_iter_init (&iter, commits);
@@ -169,8 +173,9 @@ paddockctl_commits_review (Paddockctl          *ctl,
         g_autofree char *shown_subject = printable (subject);
         g_autofree char *shown_author = printable (author);
 
-        g_print ("  %.*s  %s  (%s, %u file%s)\n", SHORT_ID_LEN, commit, shown_subject, shown_author,
-                 g_strv_length (paths), g_strv_length (paths) == 1 ? "" : "s");
+        g_print (ngettext ("  %.*s  %s  (%s, %u file)\n", "  %.*s  %s  (%s, %u files)\n",
+                           g_strv_length (paths)),
+                 SHORT_ID_LEN, commit, shown_subject, shown_author, g_strv_length (paths));
       }
       for (guint i = 0; paths[i] != NULL; i++)
         {
@@ -203,7 +208,7 @@ paddockctl_commits_show (Paddockctl          *ctl,
   guint matches = 0;
 
   if (strlen (sha) < 4 || strlen (sha) > 40 || strspn (sha, "0123456789abcdefABCDEF") != strlen (sha))
-    return paddockctl_usage_error (ctl, "paddockctl review", "--commit takes 4 to 40 hexadecimal digits");
+    return paddockctl_usage_error (ctl, "paddockctl review", _("--commit takes 4 to 40 hexadecimal digits"));
   if (!paddock_ipc_session1_call_list_commits_sync (session, &commits, &details, NULL, &error))
     return paddockctl_fail_session (ctl, id, &error);
   g_variant_iter_init (&iter, commits);
@@ -218,8 +223,8 @@ paddockctl_commits_show (Paddockctl          *ctl,
     {
       g_set_error (&error, PADDOCK_ERROR, matches == 0 ? PADDOCK_ERROR_NOT_FOUND
                                                        : PADDOCK_ERROR_INVALID_ARGUMENT,
-                   matches == 0 ? "No commit of the session starts with %s"
-                                : "More than one commit of the session starts with %s", sha);
+                   matches == 0 ? _("No commit of the session starts with %s")
+                                : _("More than one commit of the session starts with %s"), sha);
       return paddockctl_fail (ctl, error);
     }
   if (!get_diff (session, full, &text, &length, &error))
@@ -292,8 +297,11 @@ paddockctl_commits_apply (Paddockctl          *ctl,
       paddockctl_print_json (ctl, root);
     }
   else
-    g_print ("Created branch %s at %.*s with the session's %u commit%s; HEAD and your branches "
-             "did not move.\n", created != NULL ? created : "?", SHORT_ID_LEN,
-             commit != NULL ? commit : "?", n_commits, n_commits == 1 ? "" : "s");
+    g_print (ngettext ("Created branch %s at %.*s with the session's %u commit; HEAD and your "
+                       "branches did not move.\n",
+                       "Created branch %s at %.*s with the session's %u commits; HEAD and your "
+                       "branches did not move.\n", n_commits),
+             created != NULL ? created : "?", SHORT_ID_LEN,
+             commit != NULL ? commit : "?", n_commits);
   return PADDOCKCTL_EXIT_OK;
 }

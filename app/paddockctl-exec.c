@@ -15,6 +15,8 @@
 
 #include <glib-unix.h>
 
+#include <glib/gi18n.h>
+
 #include "paddock-error.h"
 #include "paddockctl-private.h"
 
@@ -46,20 +48,20 @@
 #define TERMINAL_EOF_BYTE    0x04
 
 #define EXEC_SUMMARY \
-  "Run CMD inside the running session ID, beside its agent, with the\n" \
-  "session's environment (plus --env) in its workspace (or --cwd DIR).\n\n" \
-  "Its standard output and error arrive here as it runs. Standard input\n" \
-  "is passed on when it is not a terminal (a pipe or a file) until it ends;\n" \
-  "from a terminal nothing is read and the command's input is closed.\n\n" \
-  "paddockctl exits with the command's status: 128+N when signal N ended\n" \
-  "it, 124 when --timeout did (as timeout(1) does). Ctrl-C kills the\n" \
-  "command and exits 130 (SIGTERM: 143).\n\n" \
-  "--tty runs it on a terminal of its own (one stream, “output” in JSON);\n" \
-  "piped input is still passed on (its end is sent as Ctrl-D), but what\n" \
-  "you type is not: for interactive use, see “paddockctl attach”.\n\n" \
-  "With --json: one document at the end, {\"exit_status\", \"signal\",\n" \
-  "\"timed_out\", \"stdout\", \"stderr\", \"elapsed_ms\"}, the streams as text\n" \
-  "with invalid UTF-8 replaced."
+  N_("Run CMD inside the running session ID, beside its agent, with the\n" \
+     "session's environment (plus --env) in its workspace (or --cwd DIR).\n\n" \
+     "Its standard output and error arrive here as it runs. Standard input\n" \
+     "is passed on when it is not a terminal (a pipe or a file) until it ends;\n" \
+     "from a terminal nothing is read and the command's input is closed.\n\n" \
+     "paddockctl exits with the command's status: 128+N when signal N ended\n" \
+     "it, 124 when --timeout did (as timeout(1) does). Ctrl-C kills the\n" \
+     "command and exits 130 (SIGTERM: 143).\n\n" \
+     "--tty runs it on a terminal of its own (one stream, “output” in JSON);\n" \
+     "piped input is still passed on (its end is sent as Ctrl-D), but what\n" \
+     "you type is not: for interactive use, see “paddockctl attach”.\n\n" \
+     "With --json: one document at the end, {\"exit_status\", \"signal\",\n" \
+     "\"timed_out\", \"stdout\", \"stderr\", \"elapsed_ms\"}, the streams as text\n" \
+     "with invalid UTF-8 replaced.")
 
 static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP };
 
@@ -162,7 +164,7 @@ stream_emit (Exec          *self,
       int saved_errno = errno;
 
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
-                   "cannot write the command's %s: %s", stream->name, g_strerror (saved_errno));
+                   _("cannot write the command's %s: %s"), stream->name, g_strerror (saved_errno));
       return FALSE;
     }
 
@@ -299,8 +301,8 @@ exec_step (Exec *self)
            * session ends, which may be before we read how it ended. */
           g_clear_error (&error);
           g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                               "the command ended with its session (stopped or destroyed) "
-                               "before its exit status could be read");
+                               _("the command ended with its session (stopped or destroyed) "
+                                 "before its exit status could be read"));
         }
       exec_fail (self, error);
       return;
@@ -343,7 +345,7 @@ bus_closed_cb (GDBusConnection *connection,
 {
   Exec *self = user_data;
 
-  paddockctl_warn ("lost the connection to the D-Bus session bus; the command was killed");
+  paddockctl_warn (_("lost the connection to the D-Bus session bus; the command was killed"));
   exec_finish (self, PADDOCKCTL_EXIT_FAILED);
 }
 
@@ -385,7 +387,7 @@ stdin_send (Exec     *self,
   /* Busy: the command has closed its input or ended, as `head` does; like
    * a pipe to it, the rest is not wanted. */
   if (!g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY))
-    paddockctl_warn ("cannot pass standard input on: %s", error->message);
+    paddockctl_warn (_("cannot pass standard input on: %s"), error->message);
   stdin_stop (self);
   return TRUE;
 }
@@ -451,7 +453,7 @@ stdin_cb (int          fd,
   if (n <= 0)
     {
       if (n < 0)
-        paddockctl_warn ("cannot read standard input: %s", g_strerror (errno));
+        paddockctl_warn (_("cannot read standard input: %s"), g_strerror (errno));
       self->stdin_source = 0;
       stdin_close (self);
       return G_SOURCE_REMOVE;
@@ -476,7 +478,7 @@ kill_wait_cb (gpointer user_data)
   Exec *self = user_data;
 
   self->kill_wait_id = 0;
-  paddockctl_warn ("the command did not end within %d ms of being killed", KILL_WAIT_MS);
+  paddockctl_warn (_("the command did not end within %d ms of being killed"), KILL_WAIT_MS);
   exec_finish (self, 128 + self->interrupted);
   return G_SOURCE_REMOVE;
 }
@@ -667,7 +669,7 @@ exec_run (Exec *self)
     paddockctl_warn ("the command wrote faster than it was read: %" G_GUINT64_FORMAT
                      " bytes of its output were lost", self->out.lost + self->err.lost);
   if (self->truncated)
-    paddockctl_warn ("the output was cut at %d MiB per stream", MAX_JSON_OUTPUT / (1024 * 1024));
+    paddockctl_warn (_("the output was cut at %d MiB per stream"), MAX_JSON_OUTPUT / (1024 * 1024));
 
   /* A result only when the command has one to give. */
   if (self->have_result)
@@ -681,7 +683,7 @@ exec_run (Exec *self)
        * that mean "asked to stop" (Ctrl-C, a reader gone). */
       else if (self->signal_number != 0 && self->interrupted == 0 &&
                self->signal_number != SIGINT && self->signal_number != SIGPIPE)
-        paddockctl_warn ("the command was ended by signal %u (%s)",
+        paddockctl_warn (_("the command was ended by signal %u (%s)"),
                          self->signal_number, g_strsignal ((int) self->signal_number));
     }
 
@@ -713,13 +715,13 @@ paddockctl_exec (Paddockctl  *ctl,
   gboolean tty = FALSE;
   const GOptionEntry entries[] = {
     { "tty", 't', 0, G_OPTION_ARG_NONE, &tty,
-      "Run CMD on a terminal of its own (its output as one stream)", NULL },
+      N_("Run CMD on a terminal of its own (its output as one stream)"), NULL },
     { "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout_text,
-      "Kill CMD after MS milliseconds, at most 24 hours (default: 0, no limit)", "MS" },
+      N_("Kill CMD after MS milliseconds, at most 24 hours (default: 0, no limit)"), N_("MS") },
     { "cwd", 0, 0, G_OPTION_ARG_FILENAME, &cwd,
-      "Run CMD in the absolute folder DIR (default: the session's workspace)", "DIR" },
+      N_("Run CMD in the absolute folder DIR (default: the session's workspace)"), N_("DIR") },
     { "env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &env,
-      "Set variable K to V for CMD (repeatable)", "K=V" },
+      N_("Set variable K to V for CMD (repeatable)"), N_("K=V") },
     { NULL }
   };
   Exec self = { 0 };
@@ -754,37 +756,37 @@ paddockctl_exec (Paddockctl  *ctl,
   }
 
   if (options_argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "missing session ID");
+    return paddockctl_usage_error (ctl, command_path, _("missing session ID"));
   if (options_argc > 2)
     return paddockctl_usage_error (ctl, command_path,
-                                   "unexpected argument “%s” (put the command after “--”)",
+                                   _("unexpected argument “%s” (put the command after “--”)"),
                                    options_argv[2]);
   if (!(id = paddockctl_dup_session_id (options_argv[1])))
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid session id “%s”: expected 12 hexadecimal digits, "
-                                   "as printed by “paddockctl create” or “paddockctl list”",
+                                   _("invalid session id “%s”: expected 12 hexadecimal digits, "
+                                     "as printed by “paddockctl create” or “paddockctl list”"),
                                    options_argv[1]);
   if (cmd == NULL)
     return paddockctl_usage_error (ctl, command_path,
-                                   have_command_separator ? "missing command after “--”"
-                                                          : "missing “-- CMD [ARG…]”");
+                                   have_command_separator ? _("missing command after “--”")
+                                                          : _("missing “-- CMD [ARG…]”"));
   if (*cmd[0] == '\0')
-    return paddockctl_usage_error (ctl, command_path, "the command is an empty string");
+    return paddockctl_usage_error (ctl, command_path, _("the command is an empty string"));
   if (timeout_text != NULL &&
       !g_ascii_string_to_unsigned (timeout_text, 10, 0, MAX_TIMEOUT_MS, &timeout_ms, NULL))
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid --timeout “%s”: expected milliseconds from 0 "
-                                   "(no limit) to %u (24 hours)", timeout_text, MAX_TIMEOUT_MS);
+                                   _("invalid --timeout “%s”: expected milliseconds from 0 "
+                                     "(no limit) to %u (24 hours)"), timeout_text, MAX_TIMEOUT_MS);
   /* The folder is one inside the session's view, which is not ours to
    * resolve a relative path against. */
   if (cwd != NULL && !g_path_is_absolute (cwd))
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid --cwd “%s”: expected an absolute folder", cwd);
+                                   _("invalid --cwd “%s”: expected an absolute folder"), cwd);
 
   if ((bad_env = paddockctl_add_env (&env_builder, env)) != NULL)
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid --env “%s”: expected K=V, K made of letters, "
-                                   "digits and _", bad_env);
+                                   _("invalid --env “%s”: expected K=V, K made of letters, "
+                                     "digits and _"), bad_env);
 
   if (!(session = paddockctl_dup_session (ctl, id, &error)))
     return paddockctl_fail (ctl, error);
@@ -801,8 +803,8 @@ paddockctl_exec (Paddockctl  *ctl,
       if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY) &&
           paddockctl_get_session_state (ctl, id, &state, NULL))
         {
-          g_autofree char *message = g_strdup_printf ("session %s is %s, not running: "
-                                                      "commands run only in a running session",
+          g_autofree char *message = g_strdup_printf (_("session %s is %s, not running: "
+                                                        "commands run only in a running session"),
                                                       id, state);
 
           return paddockctl_fail_literal (ctl, PADDOCKCTL_EXIT_FAILED,

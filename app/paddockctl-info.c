@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n.h>
+
 #include "paddockctl-private.h"
 
 /* Human form of one GetInfo value: strings bare ("-" when empty, as for
@@ -49,12 +51,12 @@ paddockctl_info (Paddockctl  *ctl,
   PaddockIpcManager1 *manager;
   int exit_code = 0;
 
-  context = paddockctl_option_context_new (ctl, NULL, "Describe the running daemon.", NULL);
+  context = paddockctl_option_context_new (ctl, NULL, N_("Describe the running daemon."), NULL);
   if (!paddockctl_parse_options (ctl, context, "paddockctl info", &argc, &argv, &exit_code))
     return exit_code;
 
   if (argc > 1)
-    return paddockctl_usage_error (ctl, "paddockctl info", "unexpected argument “%s”", argv[1]);
+    return paddockctl_usage_error (ctl, "paddockctl info", _("unexpected argument “%s”"), argv[1]);
 
   if (!(manager = paddockctl_get_manager (ctl, &error)) ||
       !paddock_ipc_manager1_call_get_info_sync (manager, &info, NULL, &error))

@@ -12,6 +12,8 @@
 
 #include <glib-unix.h>
 
+#include <glib/gi18n.h>
+
 #include "paddock-error.h"
 #include "paddockctl-escape.h"
 #include "paddockctl-private.h"
@@ -25,16 +27,16 @@
 #define FOLLOW_POLL_MS   250
 
 #define LOGS_SUMMARY \
-  "Print the session's terminal output from offset N (default: the oldest\n" \
-  "byte still kept), as the raw bytes the programs wrote; on a terminal,\n" \
-  "their control and invisible characters are shown as escapes (^[, ^M,\n" \
-  "<U+202E>) rather than acted on, unless --raw (\"attach\" is the live\n" \
-  "terminal).\n\n" \
-  "With --json: {\"offset\", \"next_offset\", \"data\"}, data as text with\n" \
-  "invalid UTF-8 replaced; pass next_offset as --offset to read on.\n" \
-  "With --follow, keep printing until the session has ended and all of\n" \
-  "its output is printed (with --json: one document per line per read);\n" \
-  "Ctrl-C stops following."
+  N_("Print the session's terminal output from offset N (default: the oldest\n" \
+     "byte still kept), as the raw bytes the programs wrote; on a terminal,\n" \
+     "their control and invisible characters are shown as escapes (^[, ^M,\n" \
+     "<U+202E>) rather than acted on, unless --raw (\"attach\" is the live\n" \
+     "terminal).\n\n" \
+     "With --json: {\"offset\", \"next_offset\", \"data\"}, data as text with\n" \
+     "invalid UTF-8 replaced; pass next_offset as --offset to read on.\n" \
+     "With --follow, keep printing until the session has ended and all of\n" \
+     "its output is printed (with --json: one document per line per read);\n" \
+     "Ctrl-C stops following.")
 
 typedef struct
 {
@@ -113,7 +115,7 @@ read_chunk (Reader        *reader,
   if (!g_variant_is_of_type (reply, G_VARIANT_TYPE ("(aytt)")))
     {
       g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                   "the daemon answered ReadOutput with “%s”, not “(aytt)”",
+                   _("the daemon answered ReadOutput with “%s”, not “(aytt)”"),
                    g_variant_get_type_string (reply));
       return FALSE;
     }
@@ -274,7 +276,7 @@ follow_bus_closed_cb (GDBusConnection *connection,
                       GError          *error,
                       gpointer         user_data)
 {
-  paddockctl_warn ("lost the connection to the D-Bus session bus");
+  paddockctl_warn (_("lost the connection to the D-Bus session bus"));
   follow_finish (user_data, PADDOCKCTL_EXIT_FAILED);
 }
 
@@ -335,11 +337,11 @@ paddockctl_logs (Paddockctl  *ctl,
   gboolean raw = FALSE;
   const GOptionEntry entries[] = {
     { "offset", 0, 0, G_OPTION_ARG_STRING, &offset_text,
-      "Start at this absolute byte offset (default: 0, the oldest kept)", "N" },
+      N_("Start at this absolute byte offset (default: 0, the oldest kept)"), N_("N") },
     { "follow", 'f', 0, G_OPTION_ARG_NONE, &follow_output,
-      "Keep printing new output until the session ends", NULL },
+      N_("Keep printing new output until the session ends"), NULL },
     { "raw", 0, 0, G_OPTION_ARG_NONE, &raw,
-      "Print the bytes as they are, even on a terminal", NULL },
+      N_("Print the bytes as they are, even on a terminal"), NULL },
     { NULL }
   };
   Reader reader = { 0 };
@@ -351,18 +353,18 @@ paddockctl_logs (Paddockctl  *ctl,
     return exit_code;
 
   if (argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "missing session ID");
+    return paddockctl_usage_error (ctl, command_path, _("missing session ID"));
   if (argc > 2)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
+    return paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[2]);
   if (!(id = paddockctl_dup_session_id (argv[1])))
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid session id “%s”: expected 12 hexadecimal digits, "
-                                   "as printed by “paddockctl create” or “paddockctl list”",
+                                   _("invalid session id “%s”: expected 12 hexadecimal digits, "
+                                     "as printed by “paddockctl create” or “paddockctl list”"),
                                    argv[1]);
   if (offset_text != NULL &&
       !g_ascii_string_to_unsigned (offset_text, 10, 0, G_MAXINT64, &offset, NULL))
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid --offset “%s”: expected a byte offset (0 or more)",
+                                   _("invalid --offset “%s”: expected a byte offset (0 or more)"),
                                    offset_text);
 
   if (!(session = paddockctl_dup_session (ctl, id, &error)))

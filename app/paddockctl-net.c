@@ -10,6 +10,8 @@
 
 #include <json-glib/json-glib.h>
 
+#include <glib/gi18n.h>
+
 #include "paddock-error.h"
 #include "paddock-net-modes.h"
 #include "paddockctl-escape.h"
@@ -157,7 +159,7 @@ net_records (Paddockctl         *ctl,
       paddockctl_print_json (ctl, root);
     }
   else if (count == 0)
-    g_print ("No network requests.\n");
+    g_print (_("No network requests.\n"));
   return PADDOCKCTL_EXIT_OK;
 }
 
@@ -177,32 +179,32 @@ paddockctl_net (Paddockctl  *ctl,
   int exit_code = PADDOCKCTL_EXIT_OK;
   const GOptionEntry entries[] = {
     { "net", 0, 0, G_OPTION_ARG_STRING, &mode,
-      "With set: host, none or proxy (only none and proxy switch while running)", "MODE" },
+      N_("With set: host, none or proxy (only none and proxy switch while running)"), N_("MODE") },
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
-      "With set: a domain the proxy may reach (example.com, *.example.com, !D denies; repeatable). "
-      "The list replaces the session's", "D" },
+      N_("With set: a domain the proxy may reach (example.com, *.example.com, !D denies; repeatable). "
+         "The list replaces the session's"), N_("D") },
     { NULL }
   };
 
   context = paddockctl_option_context_new (ctl, "ID records | ID set --net MODE [--allow-domain D]…",
-                                           "List the requests a session made through its proxy, or "
-                                           "change its network policy\n(the allowlist applies to the "
-                                           "next request at once).", entries);
+                                           N_("List the requests a session made through its proxy, or "
+                                              "change its network policy\n(the allowlist applies to the "
+                                              "next request at once)."), entries);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
   if (argc < 3)
-    return paddockctl_usage_error (ctl, command_path, "expected ID and records or set");
+    return paddockctl_usage_error (ctl, command_path, _("expected ID and records or set"));
   if (argc > 3)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[3]);
+    return paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[3]);
   if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
     return exit_code;
   action = argv[2];
   if (!g_str_equal (action, "records") && !g_str_equal (action, "set"))
-    return paddockctl_usage_error (ctl, command_path, "unknown action “%s”: records or set", action);
+    return paddockctl_usage_error (ctl, command_path, _("unknown action “%s”: records or set"), action);
   if (g_str_equal (action, "records") && (mode != NULL || allow_domains != NULL))
-    return paddockctl_usage_error (ctl, command_path, "--net and --allow-domain go with set");
+    return paddockctl_usage_error (ctl, command_path, _("--net and --allow-domain go with set"));
   if (g_str_equal (action, "set") && mode == NULL)
-    return paddockctl_usage_error (ctl, command_path, "set needs --net MODE");
+    return paddockctl_usage_error (ctl, command_path, _("set needs --net MODE"));
   if (mode != NULL && !paddock_net_mode_is_valid (mode))
     return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected " PADDOCK_NET_MODES_TEXT, mode);
 
@@ -241,6 +243,6 @@ paddockctl_net (Paddockctl  *ctl,
       paddockctl_print_json (ctl, root);
     }
   else
-    g_print ("The network of %s is now %s.\n", id, mode);
+    g_print (_("The network of %s is now %s.\n"), id, mode);
   return PADDOCKCTL_EXIT_OK;
 }

@@ -14,6 +14,8 @@
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 
+#include <glib/gi18n.h>
+
 #include "paddock-error.h"
 #include "paddock-reserved-ports.h"
 #include "paddockctl-private.h"
@@ -141,7 +143,7 @@ release_quietly (Paddockctl *ctl,
       g_autoptr(GError) stripped = g_error_copy (error);
 
       g_dbus_error_strip_remote_error (stripped);
-      paddockctl_warn ("could not release port %u: %s", port, stripped->message);
+      paddockctl_warn (_("could not release port %u: %s"), port, stripped->message);
     }
 }
 
@@ -247,7 +249,7 @@ hold_lease (Paddockctl *ctl,
 
   print_lease (ctl, lease_dict);
   if (!ctl->json && isatty (STDERR_FILENO))
-    paddockctl_warn ("holding port %u until interrupted (Ctrl-C releases it)", port);
+    paddockctl_warn (_("holding port %u until interrupted (Ctrl-C releases it)"), port);
 
   g_main_loop_run (loop);
 
@@ -258,7 +260,7 @@ hold_lease (Paddockctl *ctl,
   if (holder.bus_closed)
     {
       /* Our stdout already carries the lease document; the loss is news. */
-      paddockctl_warn ("lost the connection to the D-Bus session bus; port %u is no longer leased",
+      paddockctl_warn (_("lost the connection to the D-Bus session bus; port %u is no longer leased"),
                        port);
       return PADDOCKCTL_EXIT_FAILED;
     }
@@ -325,12 +327,12 @@ run_with_lease (Paddockctl         *ctl,
 /* ---- ports lease ---------------------------------------------------------- */
 
 #define LEASE_SUMMARY \
-  "Lease a local TCP port from the Paddock daemon.\n\n" \
-  "Without CMD, print the lease and hold it until interrupted.\n" \
-  "With CMD, run it with the bound socket as fd 3 (systemd socket\n" \
-  "activation: LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES), PORT and\n" \
-  "PADDOCK_PORT_<NAME> set; release the port and exit with its status\n" \
-  "when it exits. CMD's standard output is its own."
+  N_("Lease a local TCP port from the Paddock daemon.\n\n" \
+     "Without CMD, print the lease and hold it until interrupted.\n" \
+     "With CMD, run it with the bound socket as fd 3 (systemd socket\n" \
+     "activation: LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES), PORT and\n" \
+     "PADDOCK_PORT_<NAME> set; release the port and exit with its status\n" \
+     "when it exits. CMD's standard output is its own.")
 
 static int
 ports_lease (Paddockctl  *ctl,
@@ -355,10 +357,10 @@ ports_lease (Paddockctl  *ctl,
       "A label for the lease, 1–64 of A-Z a-z 0-9 . _ - "
       "(default: the command's name, or “" DEFAULT_LEASE_NAME "”)", "NAME" },
     { "port", 0, 0, G_OPTION_ARG_STRING, &port_text,
-      "The port wanted; fails if it is taken (default: any free port of the pool)", "P" },
+      N_("The port wanted; fails if it is taken (default: any free port of the pool)"), N_("P") },
     { "session", 0, 0, G_OPTION_ARG_STRING, &session,
-      "Tie the lease to session ID instead of this process; without CMD and --port, "
-      "the session gets it (Session1.LeasePort)", "ID" },
+      N_("Tie the lease to session ID instead of this process; without CMD and --port, "
+         "the session gets it (Session1.LeasePort)"), N_("ID") },
     { NULL }
   };
   guint16 preferred_port = 0;
@@ -378,7 +380,7 @@ ports_lease (Paddockctl  *ctl,
           command = (const char * const *) &argv[i + 1];
         else
           return paddockctl_usage_error (ctl, "paddockctl ports lease",
-                                         "missing command after “--”");
+                                         _("missing command after “--”"));
         break;
       }
 
@@ -397,12 +399,12 @@ ports_lease (Paddockctl  *ctl,
 
   if (options_argc > 1)
     return paddockctl_usage_error (ctl, "paddockctl ports lease",
-                                   "unexpected argument “%s” (put the command after “--”)",
+                                   _("unexpected argument “%s” (put the command after “--”)"),
                                    options_argv[1]);
 
   if (port_text != NULL && !paddockctl_parse_port (port_text, TRUE, &preferred_port))
     return paddockctl_usage_error (ctl, "paddockctl ports lease",
-                                   "invalid port “%s”: expected a number from 0 to 65535",
+                                   _("invalid port “%s”: expected a number from 0 to 65535"),
                                    port_text);
 
   if (name == NULL)
@@ -456,7 +458,7 @@ ports_lease (Paddockctl  *ctl,
       release_quietly (ctl, port);
       if (error == NULL)
         g_set_error (&error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                     "the daemon sent no socket for port %u", port);
+                     _("the daemon sent no socket for port %u"), port);
       return paddockctl_fail (ctl, error);
     }
 
@@ -481,19 +483,19 @@ ports_release (Paddockctl  *ctl,
   guint16 port = 0;
 
   context = paddockctl_option_context_new (ctl, "PORT",
-                                           "Release a port leased by this user.", NULL);
+                                           N_("Release a port leased by this user."), NULL);
   if (!paddockctl_parse_options (ctl, context, "paddockctl ports release",
                                  &argc, &argv, &exit_code))
     return exit_code;
 
   if (argc < 2)
-    return paddockctl_usage_error (ctl, "paddockctl ports release", "missing PORT");
+    return paddockctl_usage_error (ctl, "paddockctl ports release", _("missing PORT"));
   if (argc > 2)
     return paddockctl_usage_error (ctl, "paddockctl ports release",
-                                   "unexpected argument “%s”", argv[2]);
+                                   _("unexpected argument “%s”"), argv[2]);
   if (!paddockctl_parse_port (argv[1], FALSE, &port))
     return paddockctl_usage_error (ctl, "paddockctl ports release",
-                                   "invalid port “%s”: expected a number from 1 to 65535",
+                                   _("invalid port “%s”: expected a number from 1 to 65535"),
                                    argv[1]);
 
   if (!(ports = paddockctl_get_ports (ctl, &error)) ||
@@ -514,7 +516,7 @@ ports_release (Paddockctl  *ctl,
     }
   else
     {
-      g_print ("Released port %u.\n", port);
+      g_print (_("Released port %u.\n"), port);
     }
 
   return PADDOCKCTL_EXIT_OK;
@@ -538,14 +540,14 @@ ports_list (Paddockctl  *ctl,
   gsize n_leases;
 
   context = paddockctl_option_context_new (ctl, NULL,
-                                           "List the leased ports, ordered by port.", NULL);
+                                           N_("List the leased ports, ordered by port."), NULL);
   if (!paddockctl_parse_options (ctl, context, "paddockctl ports list",
                                  &argc, &argv, &exit_code))
     return exit_code;
 
   if (argc > 1)
     return paddockctl_usage_error (ctl, "paddockctl ports list",
-                                   "unexpected argument “%s”", argv[1]);
+                                   _("unexpected argument “%s”"), argv[1]);
 
   if (!(ports = paddockctl_get_ports (ctl, &error)) ||
       !paddock_ipc_ports1_call_list_leases_sync (ports, &leases, NULL, &error))
@@ -574,7 +576,7 @@ ports_list (Paddockctl  *ctl,
     }
   else if (n_leases == 0)
     {
-      g_print ("No leases.\n");
+      g_print (_("No leases.\n"));
     }
   else
     {
@@ -622,9 +624,9 @@ ports_list (Paddockctl  *ctl,
 /* ---- ports ------------------------------------------------------------------ */
 
 static const PaddockctlCommand ports_commands[] = {
-  { "lease",   ports_lease,   "Lease a port and hold it, or run a command on it" },
-  { "release", ports_release, "Release a leased port" },
-  { "list",    ports_list,    "List the leased ports" },
+  { "lease",   ports_lease,   N_("Lease a port and hold it, or run a command on it") },
+  { "release", ports_release, N_("Release a leased port") },
+  { "list",    ports_list,    N_("List the leased ports") },
 };
 
 int
@@ -637,7 +639,7 @@ paddockctl_ports (Paddockctl  *ctl,
   int exit_code = PADDOCKCTL_EXIT_OK;
 
   context = paddockctl_option_context_new (ctl, "COMMAND [ARG…]",
-                                           "Lease local TCP ports that no other process can take.",
+                                           N_("Lease local TCP ports that no other process can take."),
                                            NULL);
   g_option_context_set_strict_posix (context, TRUE);
   description = paddockctl_commands_help (ports_commands, G_N_ELEMENTS (ports_commands));

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gi18n.h>
+
 #include "paddock-error.h"
 #include "paddockctl-escape.h"
 #include "paddockctl-private.h"
@@ -106,7 +108,7 @@ kind_letter (const char *kind)
 /* ---- review ------------------------------------------------------------------ */
 
 #define REVIEW_SUMMARY \
-  "List the changes the session made in its stage, against the workspace as\n" \
+  N_("List the changes the session made in its stage, against the workspace as\n" \
   "it is now: A added, M modified, D deleted, R renamed (old -> new),\n" \
   "T type changed, X mode changed; “conflict” marks a path the workspace\n" \
   "also changed since the session started. With --diff, the unified diff of\n" \
@@ -118,7 +120,7 @@ kind_letter (const char *kind)
   "apply --review TOKEN applies exactly it or nothing. On a terminal a diff's\n" \
   "control and invisible characters are shown as escapes (^[, <U+202E>),\n" \
   "unless --raw. Then the commits the agent made in the session's repository\n" \
-  "(with --diff, each as git show prints it); --commit SHA shows one of them."
+  "(with --diff, each as git show prints it); --commit SHA shows one of them.")
 
 /* With @token, the diff of the content as that review read it (what its
  * token lands); without, of the stage as it is now. */
@@ -307,12 +309,12 @@ paddockctl_review (Paddockctl  *ctl,
   gboolean raw = FALSE;
   g_autofree char *only_commit = NULL;
   const GOptionEntry entries[] = {
-    { "diff", 0, 0, G_OPTION_ARG_NONE, &with_diff, "Show the unified diff of each change", NULL },
+    { "diff", 0, 0, G_OPTION_ARG_NONE, &with_diff, N_("Show the unified diff of each change"), NULL },
     { "review", 0, 0, G_OPTION_ARG_STRING, &review_token,
-      "With --diff PATH: the diff as that review read it (what apply --review TOKEN lands)", "TOKEN" },
+      N_("With --diff PATH: the diff as that review read it (what apply --review TOKEN lands)"), N_("TOKEN") },
     { "raw", 0, 0, G_OPTION_ARG_NONE, &raw,
-      "Print the diff's bytes as they are, even on a terminal", NULL },
-    { "commit", 0, 0, G_OPTION_ARG_STRING, &only_commit, "Show this commit of the agent's", "SHA" },
+      N_("Print the diff's bytes as they are, even on a terminal"), NULL },
+    { "commit", 0, 0, G_OPTION_ARG_STRING, &only_commit, N_("Show this commit of the agent's"), N_("SHA") },
     { NULL }
   };
   g_autoptr(JsonBuilder) builder = NULL;
@@ -327,17 +329,17 @@ paddockctl_review (Paddockctl  *ctl,
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
   if (argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "missing session ID");
+    return paddockctl_usage_error (ctl, command_path, _("missing session ID"));
   if (argc > 3)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[3]);
+    return paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[3]);
   if (argc == 3)
     {
       if (!with_diff)
-        return paddockctl_usage_error (ctl, command_path, "a PATH goes with --diff");
+        return paddockctl_usage_error (ctl, command_path, _("a PATH goes with --diff"));
       only_path = argv[2];
     }
   if (review_token != NULL && only_path == NULL)
-    return paddockctl_usage_error (ctl, command_path, "--review TOKEN goes with --diff PATH");
+    return paddockctl_usage_error (ctl, command_path, _("--review TOKEN goes with --diff PATH"));
   if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
     return exit_code;
   if (!(session = open_session (ctl, id, &error)))
@@ -346,7 +348,7 @@ paddockctl_review (Paddockctl  *ctl,
   if (only_commit != NULL)
     {
       if (only_path != NULL)
-        return paddockctl_usage_error (ctl, command_path, "--commit goes without a PATH");
+        return paddockctl_usage_error (ctl, command_path, _("--commit goes without a PATH"));
       return paddockctl_commits_show (ctl, session, id, only_commit);
     }
 
@@ -380,7 +382,7 @@ paddockctl_review (Paddockctl  *ctl,
   if (changes == NULL || metadata == NULL || !g_variant_lookup (result, "token", "&s", &token))
     {
       g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                           "The daemon's review lacks its changes, metadata or token");
+                           _("The daemon's review lacks its changes, metadata or token"));
       return paddockctl_fail (ctl, error);
     }
   n_changes = (guint) g_variant_n_children (changes);
@@ -423,8 +425,8 @@ paddockctl_review (Paddockctl  *ctl,
           json_builder_begin_array (builder);
         }
       else if (list == 1 && n_metadata > 0 && !with_diff)
-        g_print ("%sRepository metadata, never applied unless named with --include-metadata "
-                 "(a VCS runs what it says):\n", n_changes > 0 ? "\n" : "");
+        g_print (_("%sRepository metadata, never applied unless named with --include-metadata "
+                   "(a VCS runs what it says):\n"), n_changes > 0 ? "\n" : "");
       for (gsize i = 0; i < g_variant_n_children (rows); i++)
         {
           g_autoptr(GVariant) row = g_variant_get_child_value (rows, i);
@@ -451,13 +453,15 @@ paddockctl_review (Paddockctl  *ctl,
   else if (!with_diff)
     {
       if (n_changes == 0 && n_metadata == 0)
-        g_print ("No changes: the stage matches the workspace.\n");
+        g_print (_("No changes: the stage matches the workspace.\n"));
       else if (n_conflicts > 0)
-        g_print ("%u change%s, %u in conflict (apply them with --force-path).\n", n_changes,
-                 n_changes == 1 ? "" : "s", n_conflicts);
+        g_print (ngettext ("%u change, %u in conflict (apply them with --force-path).\n",
+                           "%u changes, %u in conflict (apply them with --force-path).\n",
+                           n_changes),
+                 n_changes, n_conflicts);
       if (n_changes + n_metadata > 0)
-        g_print ("Review token %s: “paddockctl apply --review %s %s” applies exactly this content, "
-                 "or nothing.\n", token, token, id);
+        g_print (_("Review token %s: “paddockctl apply --review %s %s” applies exactly this content, "
+                   "or nothing.\n"), token, token, id);
     }
   if (builder == NULL && !paddockctl_commits_review (ctl, session, id, NULL, with_diff, &error))
     return paddockctl_fail_session (ctl, id, &error);
@@ -467,7 +471,7 @@ paddockctl_review (Paddockctl  *ctl,
 /* ---- apply and drop ----------------------------------------------------------- */
 
 #define APPLY_SUMMARY \
-  "Apply the session's staged changes to the real workspace in one batch:\n" \
+  N_("Apply the session's staged changes to the real workspace in one batch:\n" \
   "all of them, or the --path ones. The batch happens entirely or not at\n" \
   "all. A path the workspace also changed since the session started is a\n" \
   "conflict and is left alone unless named with --force-path. Exits 1 when\n" \
@@ -482,7 +486,7 @@ paddockctl_review (Paddockctl  *ctl,
   "With --commits, instead, the commits the agent made in the session's\n" \
   "repository become a new branch of the workspace's (paddock/ID, or\n" \
   "--branch NAME; an existing one is refused): no file, HEAD or branch of\n" \
-  "yours changes."
+  "yours changes.")
 
 int
 paddockctl_apply (Paddockctl  *ctl,
@@ -507,16 +511,16 @@ paddockctl_apply (Paddockctl  *ctl,
   gboolean commits = FALSE;
   g_autofree char *branch = NULL;
   const GOptionEntry entries[] = {
-    { "path", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &paths, "Apply this change only (repeatable)", "P" },
+    { "path", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &paths, N_("Apply this change only (repeatable)"), N_("P") },
     { "commits", 0, 0, G_OPTION_ARG_NONE, &commits,
-      "Create a branch of the workspace's repository from the agent's commits", NULL },
-    { "branch", 0, 0, G_OPTION_ARG_STRING, &branch, "With --commits: the branch's name", "NAME" },
+      N_("Create a branch of the workspace's repository from the agent's commits"), NULL },
+    { "branch", 0, 0, G_OPTION_ARG_STRING, &branch, N_("With --commits: the branch's name"), N_("NAME") },
     { "force-path", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &force_paths,
-      "Apply this change even in conflict, overwriting the workspace's version (repeatable)", "P" },
+      N_("Apply this change even in conflict, overwriting the workspace's version (repeatable)"), N_("P") },
     { "review", 0, 0, G_OPTION_ARG_STRING, &review_token,
-      "Apply that review's rows with exactly the content it listed, or nothing", "TOKEN" },
+      N_("Apply that review's rows with exactly the content it listed, or nothing"), N_("TOKEN") },
     { "include-metadata", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &metadata_paths,
-      "Apply this repository-metadata row too (repeatable; it can run code in your git)", "PATH" },
+      N_("Apply this repository-metadata row too (repeatable; it can run code in your git)"), N_("PATH") },
     { NULL }
   };
   g_autoptr(GVariant) apply_result = NULL;
@@ -530,12 +534,12 @@ paddockctl_apply (Paddockctl  *ctl,
   if (!(id = paddockctl_parse_only_session_id (ctl, command_path, argc, argv, &exit_code)))
     return exit_code;
   if (branch != NULL && !commits)
-    return paddockctl_usage_error (ctl, command_path, "--branch goes with --commits");
+    return paddockctl_usage_error (ctl, command_path, _("--branch goes with --commits"));
   if (commits)
     {
       if (paths != NULL || force_paths != NULL || review_token != NULL || metadata_paths != NULL)
         return paddockctl_usage_error (ctl, command_path,
-                                       "--commits goes without --path, --force-path, --review or --include-metadata");
+                                       _("--commits goes without --path, --force-path, --review or --include-metadata"));
       if (!(session = open_session (ctl, id, &error)))
         return paddockctl_fail (ctl, error);
       return paddockctl_commits_apply (ctl, session, id, branch);
@@ -557,8 +561,8 @@ paddockctl_apply (Paddockctl  *ctl,
   for (guint i = 0; metadata_paths != NULL && metadata_paths[i] != NULL; i++)
     {
       g_autofree char *shown = printable_path (metadata_paths[i]);
-      paddockctl_warn ("Warning: applying repository metadata “%s”: git (or another VCS) in your "
-                       "folder will act on it, outside any sandbox", shown);
+      paddockctl_warn (_("Warning: applying repository metadata “%s”: git (or another VCS) in your "
+                         "folder will act on it, outside any sandbox"), shown);
     }
 
   if (review_token == NULL)
@@ -573,15 +577,18 @@ paddockctl_apply (Paddockctl  *ctl,
         return paddockctl_fail_session (ctl, id, &error);
       if (!g_variant_lookup (review, "token", "&s", &token))
         {
-          g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "The daemon's review has no token");
+          g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, _("The daemon's review has no token"));
           return paddockctl_fail (ctl, error);
         }
       (void) g_variant_lookup (review, "pinned", "u", &pinned);
       fresh_token = g_strdup (token);
       /* One line, on stderr so that --json keeps one document on stdout. */
-      paddockctl_warn ("Pinned %u path%s by SHA-256 at a fresh review (token %s); content the agent "
-                       "changes before the batch is written is refused", pinned,
-                       pinned == 1 ? "" : "s", fresh_token);
+      paddockctl_warn (ngettext ("Pinned %u path by SHA-256 at a fresh review (token %s); content the agent "
+                                 "changes before the batch is written is refused",
+                                 "Pinned %u paths by SHA-256 at a fresh review (token %s); content the agent "
+                                 "changes before the batch is written is refused",
+                                 pinned),
+                       pinned, fresh_token);
     }
 
   g_variant_dict_init (&options, NULL);
@@ -602,7 +609,7 @@ paddockctl_apply (Paddockctl  *ctl,
       !g_variant_lookup (apply_result, "batch", "s", &batch))
     {
       g_set_error_literal (&error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                           "The daemon's apply result lacks applied, conflicts or batch");
+                           _("The daemon's apply result lacks applied, conflicts or batch"));
       return paddockctl_fail (ctl, error);
     }
 
@@ -628,12 +635,13 @@ paddockctl_apply (Paddockctl  *ctl,
     }
   else
     {
-      g_print ("Applied %u path%s to the workspace (batch %s).\n", n_applied,
-               n_applied == 1 ? "" : "s", batch);
+      g_print (ngettext ("Applied %u path to the workspace (batch %s).\n",
+                         "Applied %u paths to the workspace (batch %s).\n", n_applied),
+               n_applied, batch);
       for (guint i = 0; conflicts[i] != NULL; i++)
         {
           g_autofree char *shown = printable_path (conflicts[i]);
-          g_print ("conflict, left alone: %s\n", shown);
+          g_print (_("conflict, left alone: %s\n"), shown);
         }
     }
   return n_conflicts == 0 ? PADDOCKCTL_EXIT_OK : PADDOCKCTL_EXIT_FAILED;
@@ -651,16 +659,16 @@ paddockctl_drop (Paddockctl  *ctl,
   g_autofree char *id = NULL;
   g_auto(GStrv) paths = NULL;
   const GOptionEntry entries[] = {
-    { "path", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &paths, "Drop this change only (repeatable)", "P" },
+    { "path", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &paths, N_("Drop this change only (repeatable)"), N_("P") },
     { NULL }
   };
   const char *const empty[] = { NULL };
   int exit_code = PADDOCKCTL_EXIT_OK;
 
   context = paddockctl_option_context_new (ctl, "ID",
-                                           "Discard the session's staged changes (all, or the "
-                                           "--path ones): the stage\nshows the workspace again. "
-                                           "The session must be stopped.", entries);
+                                           N_("Discard the session's staged changes (all, or the "
+                                              "--path ones): the stage\nshows the workspace again. "
+                                              "The session must be stopped."), entries);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
   if (!(id = paddockctl_parse_only_session_id (ctl, command_path, argc, argv, &exit_code)))
@@ -687,7 +695,8 @@ paddockctl_drop (Paddockctl  *ctl,
       paddockctl_print_json (ctl, root);
     }
   else
-    g_print ("Dropped %s staged changes of %s.\n", paths != NULL ? "the chosen" : "all", id);
+    g_print (paths != NULL ? _("Dropped the chosen staged changes of %s.\n")
+                           : _("Dropped all staged changes of %s.\n"), id);
   return PADDOCKCTL_EXIT_OK;
 }
 
@@ -709,25 +718,25 @@ paddockctl_checkpoint (Paddockctl  *ctl,
   int exit_code = PADDOCKCTL_EXIT_OK;
 
   context = paddockctl_option_context_new (ctl, "ID create|list|restore [NAME]",
-                                           "Save a copy of the session's stage (create [NAME]), "
-                                           "list the copies,\nor put one back (restore NAME; the "
-                                           "session must be stopped).", NULL);
+                                           N_("Save a copy of the session's stage (create [NAME]), "
+                                              "list the copies,\nor put one back (restore NAME; the "
+                                              "session must be stopped)."), NULL);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
   if (argc < 3)
-    return paddockctl_usage_error (ctl, command_path, "expected ID and create, list or restore");
+    return paddockctl_usage_error (ctl, command_path, _("expected ID and create, list or restore"));
   if (argc > 4)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[4]);
+    return paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[4]);
   if (!(id = paddockctl_parse_session_id (ctl, command_path, argv[1], &exit_code)))
     return exit_code;
   action = argv[2];
   name = argc == 4 ? argv[3] : NULL;
   if (!g_str_equal (action, "create") && !g_str_equal (action, "list") && !g_str_equal (action, "restore"))
-    return paddockctl_usage_error (ctl, command_path, "unknown action “%s”: create, list or restore", action);
+    return paddockctl_usage_error (ctl, command_path, _("unknown action “%s”: create, list or restore"), action);
   if (g_str_equal (action, "restore") && name == NULL)
-    return paddockctl_usage_error (ctl, command_path, "restore needs the checkpoint's NAME");
+    return paddockctl_usage_error (ctl, command_path, _("restore needs the checkpoint's NAME"));
   if (g_str_equal (action, "list") && name != NULL)
-    return paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", name);
+    return paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), name);
 
   if (!(session = open_session (ctl, id, &error)))
     return paddockctl_fail (ctl, error);
@@ -752,7 +761,7 @@ paddockctl_checkpoint (Paddockctl  *ctl,
           json_builder_add_string_value (builder, created);
         }
       else
-        g_print ("Checkpoint %s of %s saved.\n", created, id);
+        g_print (_("Checkpoint %s of %s saved.\n"), created, id);
     }
   else if (g_str_equal (action, "restore"))
     {
@@ -764,7 +773,7 @@ paddockctl_checkpoint (Paddockctl  *ctl,
           json_builder_add_string_value (builder, name);
         }
       else
-        g_print ("The stage of %s is back as checkpoint %s left it.\n", id, name);
+        g_print (_("The stage of %s is back as checkpoint %s left it.\n"), id, name);
     }
   else
     {
@@ -805,7 +814,7 @@ paddockctl_checkpoint (Paddockctl  *ctl,
       if (builder != NULL)
         json_builder_end_array (builder);
       else if (g_variant_n_children (list) == 0)
-        g_print ("No checkpoints.\n");
+        g_print (_("No checkpoints.\n"));
     }
 
   if (builder != NULL)

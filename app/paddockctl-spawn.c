@@ -16,6 +16,8 @@
 
 #include <glib-unix.h>
 
+#include <glib/gi18n.h>
+
 #include "paddockctl-private.h"
 
 /* sd_listen_fds(3): passed sockets start at fd 3. */
@@ -197,7 +199,7 @@ paddockctl_spawn_with_listen_fd (const char * const  *argv,
   else if (!(path = g_find_program_in_path (argv[0])))
     {
       g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_NOENT,
-                   "%s: command not found", argv[0]);
+                   _("%s: command not found"), argv[0]);
       return FALSE;
     }
 
@@ -247,7 +249,7 @@ paddockctl_spawn_with_listen_fd (const char * const  *argv,
         close (error_pipe[1]);
       if (error != NULL && *error == NULL)
         g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED,
-                     "cannot create a pipe: %s", g_strerror (saved_errno));
+                     _("cannot create a pipe: %s"), g_strerror (saved_errno));
       return FALSE;
     }
 
@@ -271,7 +273,7 @@ paddockctl_spawn_with_listen_fd (const char * const  *argv,
 
       close (error_pipe[0]);
       g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_FORK,
-                   "cannot fork: %s", g_strerror (saved_errno));
+                   _("cannot fork: %s"), g_strerror (saved_errno));
       return FALSE;
     }
 
@@ -290,7 +292,7 @@ paddockctl_spawn_with_listen_fd (const char * const  *argv,
       g_set_error (error, G_SPAWN_ERROR,
                    child_errno == ENOENT ? G_SPAWN_ERROR_NOENT :
                    child_errno == EACCES ? G_SPAWN_ERROR_ACCES : G_SPAWN_ERROR_FAILED,
-                   "cannot run “%s”: %s", argv[0], g_strerror (child_errno));
+                   _("cannot run “%s”: %s"), argv[0], g_strerror (child_errno));
       return FALSE;
     }
 

@@ -35,6 +35,16 @@ err=$(LANGUAGE=de "$CTL" frobnicate 2>&1 >/dev/null) || rc=$?
 check "a usage error in German, still exit 2 (got: $(head -n 1 <<<"$err"))" \
   test "$rc:$(head -n 1 <<<"$err")" = "2:paddockctl: unbekannter Befehl „frobnicate“"
 
+# A command's own strings (app/paddockctl-review.c): an option of its
+# --help and a usage error, exit 2 as in English.
+out=$(LANGUAGE=de "$CTL" review --help)
+check "paddockctl review --help in German: an option's description" \
+  grep -q -- '--diff  *Den vereinheitlichten Diff jeder Änderung zeigen$' <<<"$out"
+rc=0
+err=$(LANGUAGE=de "$CTL" review 2>&1 >/dev/null) || rc=$?
+check "review's usage error in German, still exit 2 (got: $(head -n 1 <<<"$err"))" \
+  test "$rc:$(head -n 1 <<<"$err")" = "2:paddockctl: Sitzungs-ID fehlt"
+
 # Scripts read the error's name, which no translation touches.
 rc=0
 json=$(LANGUAGE=de "$CTL" --json frobnicate 2>/dev/null) || rc=$?
