@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "paddock-dbus-checks.h"
+#include "paddock-sandbox-program.h"
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-cgroup.h"
@@ -2657,6 +2658,11 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   if (sandboxed)
     {
       envp = build_sandbox_environment (self);
+      /* Found in the view, or refused now, not an exit 127 after "running". */
+      if (!paddock_sandbox_program_check (self->config.command[0], g_environ_getenv (envp, "PATH"),
+                                          self->config.workspace, PADDOCK_SANDBOX_HOME, g_get_home_dir (),
+                                          (const char * const *) self->config.expose, error))
+        return FALSE;
       /* The agent is always pid 2 of the sandbox's PID namespace. */
       envp = _paddock_session_network_add_listen_environment (passed_leases, envp, "2");
       g_strfreev (self->agent_env);
