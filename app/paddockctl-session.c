@@ -14,6 +14,8 @@
 
 #include <gio/gunixfdlist.h>
 
+#include <glib/gi18n.h>
+
 #include "paddock-error.h"
 #include "paddock-net-modes.h"
 #include "paddock-reserved-ports.h"
@@ -69,9 +71,9 @@ paddockctl_parse_session_id (Paddockctl *ctl,
 
   if (id == NULL)
     *exit_code = paddockctl_usage_error (ctl, command_path,
-                                         "invalid session id “%s”: expected 12 hexadecimal "
+                                         _("invalid session id “%s”: expected 12 hexadecimal "
                                          "digits, as printed by “paddockctl create” or "
-                                         "“paddockctl list”",
+                                         "“paddockctl list”"),
                                          text);
   return id;
 }
@@ -88,12 +90,12 @@ paddockctl_parse_only_session_id (Paddockctl  *ctl,
 {
   if (argc < 2)
     {
-      *exit_code = paddockctl_usage_error (ctl, command_path, "missing session ID");
+      *exit_code = paddockctl_usage_error (ctl, command_path, _("missing session ID"));
       return NULL;
     }
   if (argc > 2)
     {
-      *exit_code = paddockctl_usage_error (ctl, command_path, "unexpected argument “%s”", argv[2]);
+      *exit_code = paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[2]);
       return NULL;
     }
   return paddockctl_parse_session_id (ctl, command_path, argv[1], exit_code);
@@ -139,7 +141,7 @@ paddockctl_check_session_error (Paddockctl  *ctl,
     return;
 
   g_clear_error (error);
-  g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND, "no session “%s”", id);
+  g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND, _("no session “%s”"), id);
 }
 
 /* The usual end of a failed call on session @id: the error, with an
@@ -186,7 +188,7 @@ get_session_properties (Paddockctl  *ctl,
 
     if (g_variant_lookup (properties, "State", "&s", &state) && g_strcmp0 (state, "destroyed") == 0)
       {
-        g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND, "no session “%s”", id);
+        g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND, _("no session “%s”"), id);
         return NULL;
       }
     return g_steal_pointer (&properties);
@@ -624,7 +626,7 @@ print_session_human (const SessionInfo *info)
 /* ---- create ----------------------------------------------------------------- */
 
 #define CREATE_SUMMARY \
-  "Start CMD on a new terminal in a session of its own, in the folder DIR.\n\n" \
+  N_("Start CMD on a new terminal in a session of its own, in the folder DIR.\n\n" \
   "Prints the session's id, so that id=$(paddockctl create …) works.\n" \
   "The session keeps running when paddockctl exits; stop it with\n" \
   "“paddockctl stop ID” and delete it with “paddockctl destroy ID”.\n\n" \
@@ -638,7 +640,7 @@ print_session_human (const SessionInfo *info)
   "--memory-max bytes (K, M, G suffixes; default half of the machine's).\n\n" \
   "Nothing of your HOME is in a safe session's view unless --expose PATH\n" \
   "shows it (e.g. an agent's login folder), read-only, at the same place\n" \
-  "in the session's HOME; status --review lists each exposure."
+  "in the session's HOME; status --review lists each exposure.")
 
 static const char * const profiles[] = { "host", "safe", "strict" };
 
@@ -649,7 +651,7 @@ static int
 fail_not_yet (Paddockctl *ctl,
               const char *what)
 {
-  g_autofree char *message = g_strdup_printf ("%s arrives with a later version of Paddock", what);
+  g_autofree char *message = g_strdup_printf (_("%s arrives with a later version of Paddock"), what);
 
   return paddockctl_fail_literal (ctl, PADDOCKCTL_EXIT_FAILED,
                                   paddock_error_to_dbus_name (PADDOCK_ERROR_FAILED), message);
@@ -739,37 +741,37 @@ paddockctl_create (Paddockctl  *ctl,
   const char *id;
   const GOptionEntry entries[] = {
     { "workspace", 0, 0, G_OPTION_ARG_FILENAME, &workspace,
-      "The project folder the agent works in (required)", "DIR" },
+      N_("The project folder the agent works in (required)"), N_("DIR") },
     { "name", 0, 0, G_OPTION_ARG_STRING, &name,
-      "A label for people (default: chosen by the daemon)", "NAME" },
+      N_("A label for people (default: chosen by the daemon)"), N_("NAME") },
     { "profile", 0, 0, G_OPTION_ARG_STRING, &profile,
-      "Isolation: host (none), safe (the default) or strict", "PROFILE" },
+      N_("Isolation: host (none), safe (the default) or strict"), N_("PROFILE") },
     { "env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &env,
-      "Set variable K to V inside (repeatable)", "K=V" },
+      N_("Set variable K to V inside (repeatable)"), N_("K=V") },
     { "pass-env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &pass_env,
-      "Pass your own variable K inside (repeatable)", "K" },
+      N_("Pass your own variable K inside (repeatable)"), N_("K") },
     { "size", 0, 0, G_OPTION_ARG_STRING, &size,
-      "The terminal's size, 1–1000 each (default: 80x24)", "COLSxROWS" },
+      N_("The terminal's size, 1–1000 each (default: 80x24)"), N_("COLSxROWS") },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net,
-      "Network: host (default), none (own namespace, loopback only), proxy (as none, out only through the daemon's proxy)", "MODE" },
+      N_("Network: host (default), none (own namespace, loopback only), proxy (as none, out only through the daemon's proxy)"), N_("MODE") },
     { "allow-write", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &allow_write,
-      "Let the agent write a protected path of DIR (.git/hooks, .git/config; repeatable)", "PATH" },
+      N_("Let the agent write a protected path of DIR (.git/hooks, .git/config; repeatable)"), N_("PATH") },
     { "expose", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &expose,
-      "Show a folder or file of your HOME read-only at the same place in the session's HOME (repeatable)", "PATH" },
+      N_("Show a folder or file of your HOME read-only at the same place in the session's HOME (repeatable)"), N_("PATH") },
     { "pids-max", 0, 0, G_OPTION_ARG_STRING, &pids_max,
-      "At most N processes in the session (16–4194304; default 4096)", "N" },
+      N_("At most N processes in the session (16–4194304; default 4096)"), N_("N") },
     { "memory-max", 0, 0, G_OPTION_ARG_STRING, &memory_max,
-      "At most SIZE bytes of memory, e.g. 2G (64M–16T; default half the machine's)", "SIZE" },
+      N_("At most SIZE bytes of memory, e.g. 2G (64M–16T; default half the machine's)"), N_("SIZE") },
     { "stage-limit", 0, 0, G_OPTION_ARG_STRING, &stage_limit,
-      "The stage holds at most SIZE bytes, e.g. 20G (1M–16T; default 8G): the session is held still there", "SIZE" },
+      N_("The stage holds at most SIZE bytes, e.g. 20G (1M–16T; default 8G): the session is held still there"), N_("SIZE") },
     { "allow-domain", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_domains,
-      "With --net proxy: let the proxy reach D (example.com, *.example.com, !D denies; repeatable)", "D" },
+      N_("With --net proxy: let the proxy reach D (example.com, *.example.com, !D denies; repeatable)"), N_("D") },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
-      "Lease a port named NAME for the session (repeatable): PORT and PADDOCK_PORT_<NAME>; with net host "
-      "the agent gets it as a listening socket (LISTEN_FDS), with none or proxy it is forwarded in", "NAME" },
+      N_("Lease a port named NAME for the session (repeatable): PORT and PADDOCK_PORT_<NAME>; with net host "
+      "the agent gets it as a listening socket (LISTEN_FDS), with none or proxy it is forwarded in"), N_("NAME") },
     { "attach", 0, 0, G_OPTION_ARG_NONE, &attach,
-      "Stay on the session's terminal from its first byte, as “paddockctl attach ID” (the id goes to "
-      "stderr); the session's terminal takes and follows this one's size unless --size fixes it", NULL },
+      N_("Stay on the session's terminal from its first byte, as “paddockctl attach ID” (the id goes to "
+      "stderr); the session's terminal takes and follows this one's size unless --size fixes it"), NULL },
     { "reserved-ports", 0, 0, G_OPTION_ARG_STRING, &reserved_ports,
       "With net none or proxy: hold N more ports (0–" G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS) ", with the named ones "
       "at most " G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS) "; default " G_STRINGIFY (PADDOCK_SESSION_RESERVED_PORTS) ") that "
@@ -812,36 +814,36 @@ paddockctl_create (Paddockctl  *ctl,
   if (net != NULL && !paddock_net_mode_is_valid (net))
     return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected " PADDOCK_NET_MODES_TEXT, net);
   if (allow_domains != NULL && (net == NULL || !g_str_equal (net, "proxy")))
-    return paddockctl_usage_error (ctl, command_path, "--allow-domain needs --net proxy");
+    return paddockctl_usage_error (ctl, command_path, _("--allow-domain needs --net proxy"));
 
   if (options_argc > 1)
     return paddockctl_usage_error (ctl, command_path,
-                                   "unexpected argument “%s” (put the command after “--”)",
+                                   _("unexpected argument “%s” (put the command after “--”)"),
                                    options_argv[1]);
   if (workspace == NULL || *workspace == '\0')
-    return paddockctl_usage_error (ctl, command_path, "missing --workspace DIR");
+    return paddockctl_usage_error (ctl, command_path, _("missing --workspace DIR"));
   if (command == NULL)
     return paddockctl_usage_error (ctl, command_path,
-                                   have_command_separator ? "missing command after “--”"
-                                                          : "missing “-- CMD [ARG…]”");
+                                   have_command_separator ? _("missing command after “--”")
+                                                          : _("missing “-- CMD [ARG…]”"));
   if (*command[0] == '\0')
-    return paddockctl_usage_error (ctl, command_path, "the command is an empty string");
+    return paddockctl_usage_error (ctl, command_path, _("the command is an empty string"));
 
   if (profile != NULL && !g_strv_contains (profiles, profile))
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid profile “%s”: expected host, safe or strict",
+                                   _("invalid profile “%s”: expected host, safe or strict"),
                                    profile);
 
   if (size != NULL && !parse_size (size, &columns, &rows))
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid size “%s”: expected COLSxROWS, e.g. 120x40, "
-                                   "each from 1 to %d",
+                                   _("invalid size “%s”: expected COLSxROWS, e.g. 120x40, "
+                                   "each from 1 to %d"),
                                    size, MAX_TERMINAL_CELLS);
 
   if ((bad_env = paddockctl_add_env (&env_builder, env)) != NULL)
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid --env “%s”: expected K=V, K made of letters, "
-                                   "digits and _", bad_env);
+                                   _("invalid --env “%s”: expected K=V, K made of letters, "
+                                   "digits and _"), bad_env);
 
   for (gsize i = 0; pass_env != NULL && pass_env[i] != NULL; i++)
     {
@@ -849,13 +851,13 @@ paddockctl_create (Paddockctl  *ctl,
 
       if (!paddockctl_is_env_name (pass_env[i]))
         return paddockctl_usage_error (ctl, command_path,
-                                       "invalid --pass-env “%s”: expected a variable name",
+                                       _("invalid --pass-env “%s”: expected a variable name"),
                                        pass_env[i]);
 
       /* Like `docker run -e K`: a variable we do not have is not passed. */
       if ((value = g_getenv (pass_env[i])) == NULL)
         {
-          paddockctl_warn ("--pass-env %s: not set here, not passed", pass_env[i]);
+          paddockctl_warn (_("--pass-env %s: not set here, not passed"), pass_env[i]);
           continue;
         }
       g_variant_builder_add (&env_builder, "{ss}", pass_env[i], value);
@@ -895,7 +897,7 @@ paddockctl_create (Paddockctl  *ctl,
       guint64 n = 0;
 
       if (!g_ascii_string_to_unsigned (pids_max, 10, 16, 4194304, &n, NULL))
-        return paddockctl_usage_error (ctl, command_path, "invalid --pids-max “%s”: expected 16 to 4194304", pids_max);
+        return paddockctl_usage_error (ctl, command_path, _("invalid --pids-max “%s”: expected 16 to 4194304"), pids_max);
       g_variant_builder_add (&options, "{sv}", "pids-max", g_variant_new_uint64 (n));
     }
   if (reserved_ports != NULL)
@@ -903,7 +905,7 @@ paddockctl_create (Paddockctl  *ctl,
       guint64 n = 0;
 
       if (!g_ascii_string_to_unsigned (reserved_ports, 10, 0, PADDOCK_SESSION_MAX_PORTS, &n, NULL))
-        return paddockctl_usage_error (ctl, command_path, "invalid --reserved-ports “%s”: expected 0 to %d",
+        return paddockctl_usage_error (ctl, command_path, _("invalid --reserved-ports “%s”: expected 0 to %d"),
                                        reserved_ports, PADDOCK_SESSION_MAX_PORTS);
       g_variant_builder_add (&options, "{sv}", "reserved-ports", g_variant_new_uint32 ((guint32) n));
     }
@@ -913,7 +915,7 @@ paddockctl_create (Paddockctl  *ctl,
 
       if (!parse_bytes (memory_max, (guint64) 64 << 20, (guint64) 16 << 40, &bytes))
         return paddockctl_usage_error (ctl, command_path,
-                                       "invalid --memory-max “%s”: expected 64M to 16T (bytes, or K, M, G, T)",
+                                       _("invalid --memory-max “%s”: expected 64M to 16T (bytes, or K, M, G, T)"),
                                        memory_max);
       g_variant_builder_add (&options, "{sv}", "memory-max", g_variant_new_uint64 (bytes));
     }
@@ -923,7 +925,7 @@ paddockctl_create (Paddockctl  *ctl,
 
       if (!parse_bytes (stage_limit, (guint64) 1 << 20, (guint64) 16 << 40, &bytes))
         return paddockctl_usage_error (ctl, command_path,
-                                       "invalid --stage-limit “%s”: expected 1M to 16T (bytes, or K, M, G, T)",
+                                       _("invalid --stage-limit “%s”: expected 1M to 16T (bytes, or K, M, G, T)"),
                                        stage_limit);
       g_variant_builder_add (&options, "{sv}", "stage-limit", g_variant_new_uint64 (bytes));
     }
@@ -978,7 +980,7 @@ paddockctl_create (Paddockctl  *ctl,
           int saved_errno = errno;
 
           g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
-                       "could not make the terminal's socket: %s", g_strerror (saved_errno));
+                       _("could not make the terminal's socket: %s"), g_strerror (saved_errno));
           return paddockctl_fail (ctl, error);
         }
       fd_list = g_unix_fd_list_new_from_array (&viewer[1], 1);   /* takes viewer[1] */
@@ -1019,7 +1021,7 @@ paddockctl_create (Paddockctl  *ctl,
    * must not read as a failure to create it, so fall back to the id. */
   if (!(properties = get_session_properties (ctl, id, &error)))
     {
-      paddockctl_warn ("created session %s but could not read it back: %s", id, error->message);
+      paddockctl_warn (_("created session %s but could not read it back: %s"), id, error->message);
       properties = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
     }
 
@@ -1049,12 +1051,12 @@ paddockctl_list (Paddockctl  *ctl,
   gsize n_sessions;
 
   context = paddockctl_option_context_new (ctl, NULL,
-                                           "List the sessions, oldest first.", NULL);
+                                           N_("List the sessions, oldest first."), NULL);
   if (!paddockctl_parse_options (ctl, context, "paddockctl list", &argc, &argv, &exit_code))
     return exit_code;
 
   if (argc > 1)
-    return paddockctl_usage_error (ctl, "paddockctl list", "unexpected argument “%s”", argv[1]);
+    return paddockctl_usage_error (ctl, "paddockctl list", _("unexpected argument “%s”"), argv[1]);
 
   if (!(manager = paddockctl_get_manager (ctl, &error)) ||
       !paddock_ipc_manager1_call_list_sessions_sync (manager, &sessions, NULL, &error))
@@ -1086,7 +1088,7 @@ paddockctl_list (Paddockctl  *ctl,
     }
   else if (n_sessions == 0)
     {
-      g_print ("No sessions.\n");
+      g_print (_("No sessions.\n"));
     }
   else
     {
@@ -1181,12 +1183,12 @@ paddockctl_status (Paddockctl  *ctl,
   gboolean review = FALSE;
   const GOptionEntry entries[] = {
     { "review", 0, 0, G_OPTION_ARG_NONE, &review,
-      "Also report the isolation boundary, layer by layer", NULL },
+      N_("Also report the isolation boundary, layer by layer"), NULL },
     { NULL }
   };
   int exit_code = PADDOCKCTL_EXIT_OK;
 
-  context = paddockctl_option_context_new (ctl, "ID", "Describe one session.", entries);
+  context = paddockctl_option_context_new (ctl, "ID", N_("Describe one session."), entries);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
 
@@ -1259,10 +1261,10 @@ paddockctl_status (Paddockctl  *ctl,
 /* ---- send ------------------------------------------------------------------- */
 
 #define SEND_SUMMARY \
-  "Type TEXT into the session's terminal, exactly as given: no newline is\n" \
+  N_("Type TEXT into the session's terminal, exactly as given: no newline is\n" \
   "added. To press Enter, end TEXT with one, e.g. in bash:\n" \
   "  paddockctl send ID $'ls\\n'\n" \
-  "Put “--” before a TEXT that starts with “-”. At most 64 KiB at a time."
+  "Put “--” before a TEXT that starts with “-”. At most 64 KiB at a time.")
 
 int
 paddockctl_send (Paddockctl  *ctl,
@@ -1312,12 +1314,12 @@ paddockctl_send (Paddockctl  *ctl,
     g_ptr_array_add (words, argv[i]);
 
   if (words->len < 1)
-    return paddockctl_usage_error (ctl, command_path, "missing session ID");
+    return paddockctl_usage_error (ctl, command_path, _("missing session ID"));
   if (words->len < 2)
-    return paddockctl_usage_error (ctl, command_path, "missing TEXT");
+    return paddockctl_usage_error (ctl, command_path, _("missing TEXT"));
   if (words->len > 2)
     return paddockctl_usage_error (ctl, command_path,
-                                   "unexpected argument “%s” (quote TEXT as one argument)",
+                                   _("unexpected argument “%s” (quote TEXT as one argument)"),
                                    (const char *) words->pdata[2]);
   if (!(id = paddockctl_parse_session_id (ctl, command_path, words->pdata[0], &exit_code)))
     return exit_code;
@@ -1419,16 +1421,16 @@ paddockctl_stop (Paddockctl  *ctl,
   g_autofree char *grace_text = NULL;
   const GOptionEntry entries[] = {
     { "grace", 0, 0, G_OPTION_ARG_STRING, &grace_text,
-      "Seconds between SIGTERM and SIGKILL, 0–300 (default: 5)", "SECONDS" },
+      N_("Seconds between SIGTERM and SIGKILL, 0–300 (default: 5)"), N_("SECONDS") },
     { NULL }
   };
   int exit_code = PADDOCKCTL_EXIT_OK;
   guint64 grace = DEFAULT_GRACE_SECONDS;
 
   context = paddockctl_option_context_new (ctl, "ID",
-                                           "Stop every process of a session: SIGTERM, then "
+                                           N_("Stop every process of a session: SIGTERM, then "
                                            "SIGKILL after the grace.\nReturns when none is "
-                                           "left. The session stays listed until destroyed.",
+                                           "left. The session stays listed until destroyed."),
                                            entries);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
@@ -1438,7 +1440,7 @@ paddockctl_stop (Paddockctl  *ctl,
   if (grace_text != NULL &&
       !g_ascii_string_to_unsigned (grace_text, 10, 0, MAX_GRACE_SECONDS, &grace, NULL))
     return paddockctl_usage_error (ctl, command_path,
-                                   "invalid --grace “%s”: expected whole seconds from 0 to %d",
+                                   _("invalid --grace “%s”: expected whole seconds from 0 to %d"),
                                    grace_text, MAX_GRACE_SECONDS);
 
   if (!(session = paddockctl_dup_session (ctl, id, &error)))
@@ -1467,8 +1469,8 @@ paddockctl_destroy (Paddockctl  *ctl,
   int exit_code = PADDOCKCTL_EXIT_OK;
 
   context = paddockctl_option_context_new (ctl, "ID",
-                                           "Kill every process of a session at once, release "
-                                           "its ports and delete it.", NULL);
+                                           N_("Kill every process of a session at once, release "
+                                           "its ports and delete it."), NULL);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
 
