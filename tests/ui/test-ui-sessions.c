@@ -528,9 +528,11 @@ terminal_and_destroy_cb (GApplication     *app,
   paddock_ui_answer_dialog (NULL, "stop");
   paddock_ui_assert_toast (window, "Session stopped: 0 processes left");
   paddock_ui_show_view (window, "terminal");
+  /* Shown again after it ended, the terminal holds its output once: the
+   * replay of its scrollback arrives on the main loop (slowly under ASan). */
+  assert_terminal_shows (window, "from-the-script-42");
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-stopped");
   {
-    /* Shown again after it ended, the terminal holds its output once. */
     g_autofree char *text = terminal_text (current_terminal (window));
     const char *first = strstr (text, "from-the-script-42");
 
