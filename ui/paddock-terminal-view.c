@@ -98,6 +98,10 @@ struct _PaddockTerminalView
   /* The socket closed after the agent ended: the terminal holds all of
    * it, and attaching again would only replay the same bytes. */
   guint               complete : 1;
+  /* The daemon closed the socket (the agent's terminal hung up), perhaps
+   * before the session said it is no longer running: once it says so,
+   * the terminal is complete all the same. */
+  guint               socket_ended : 1;
 
   /* Template widgets */
   GtkSearchBar       *search_bar;
@@ -185,6 +189,7 @@ static void
 paddock_terminal_view_finish (PaddockTerminalView *self)
 {
   self->complete = self->item != NULL && !paddock_session_item_is_running (self->item);
+  self->socket_ended = TRUE;
   paddock_terminal_view_detach (self);
 }
 
@@ -552,6 +557,7 @@ attach_cb (GObject      *object,
     }
 
   self->stream = G_IO_STREAM (g_socket_connection_factory_create_connection (socket));
+  self->socket_ended = FALSE;
 
   /* The replay rebuilds the screen from scratch: reset the state, then
    * clear the screen and the history (reset keeps the screen's cells). */
@@ -635,9 +641,14 @@ item_running_cb (PaddockTerminalView *self,
                  GParamSpec          *pspec,
                  PaddockSessionItem  *item)
 {
-  /* Nothing to type into once the agent ended. */
+  /* Nothing to type into once the agent ended; a terminal whose socket
+   * already ended holds all of it (attaching again would replay it). */
   if (!paddock_session_item_is_running (item))
-    vte_terminal_set_input_enabled (self->terminal, FALSE);
+    {
+      vte_terminal_set_input_enabled (self->terminal, FALSE);
+      if (self->socket_ended)
+        self->complete = TRUE;
+    }
   else
     paddock_terminal_view_maybe_attach (self);
 
@@ -972,6 +983,7 @@ paddock_terminal_view_set_item (PaddockTerminalView *self,
   vte_terminal_reset (self->terminal, TRUE, TRUE);
   vte_terminal_feed (self->terminal, "\033[H\033[2J\033[3J", -1);
   self->complete = FALSE;
+  self->socket_ended = FALSE;
 
   if (self->item != NULL)
     g_signal_handlers_disconnect_by_data (self->item, self);
