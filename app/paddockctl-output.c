@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <glib/gi18n.h>
@@ -193,4 +194,31 @@ paddockctl_warn (const char *format,
 
   fflush (stdout);
   fprintf (stderr, "paddockctl: %s\n", shown);
+}
+
+/* A size as "2G", "512M", "4096" (bytes, or K, M, G, T: powers of 1024),
+ * within [@min, @max]. */
+gboolean
+paddockctl_parse_bytes (const char *text,
+                        guint64     min,
+                        guint64     max,
+                        guint64    *out_bytes)
+{
+  static const char suffixes[] = "KMGT";
+  g_autofree char *digits = g_strdup (text);
+  size_t len = strlen (digits);
+  const char *unit = len > 0 ? strchr (suffixes, g_ascii_toupper (digits[len - 1])) : NULL;
+  guint shift = 0;
+  guint64 n = 0;
+
+  if (unit != NULL && digits[len - 1] != '\0')
+    {
+      shift = 10 * (guint) (unit - suffixes + 1);
+      digits[len - 1] = '\0';
+    }
+  if (!g_ascii_string_to_unsigned (digits, 10, 1, G_MAXUINT64 >> shift, &n, NULL) ||
+      (n << shift) < min || (n << shift) > max)
+    return FALSE;
+  *out_bytes = n << shift;
+  return TRUE;
 }

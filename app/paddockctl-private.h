@@ -72,6 +72,10 @@ gboolean            paddockctl_parse_port        (const char               *text
                                                   guint16                  *out_port);
 
 /* paddockctl-output.c */
+gboolean            paddockctl_parse_bytes       (const char               *text,
+                                                  guint64                   min,
+                                                  guint64                   max,
+                                                  guint64                  *out_bytes);
 void                paddockctl_print_json        (Paddockctl               *ctl,
                                                   JsonNode                 *root);
 int                 paddockctl_fail              (Paddockctl               *ctl,

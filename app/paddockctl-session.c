@@ -676,33 +676,6 @@ parse_size (const char *text,
   return TRUE;
 }
 
-/* A size as "2G", "512M", "4096" (bytes, or K, M, G, T: powers of 1024),
- * within [@min, @max]. */
-static gboolean
-parse_bytes (const char *text,
-             guint64     min,
-             guint64     max,
-             guint64    *out_bytes)
-{
-  static const char suffixes[] = "KMGT";
-  g_autofree char *digits = g_strdup (text);
-  size_t len = strlen (digits);
-  const char *unit = len > 0 ? strchr (suffixes, g_ascii_toupper (digits[len - 1])) : NULL;
-  guint shift = 0;
-  guint64 n = 0;
-
-  if (unit != NULL && digits[len - 1] != '\0')
-    {
-      shift = 10 * (guint) (unit - suffixes + 1);
-      digits[len - 1] = '\0';
-    }
-  if (!g_ascii_string_to_unsigned (digits, 10, 1, G_MAXUINT64 >> shift, &n, NULL) ||
-      (n << shift) < min || (n << shift) > max)
-    return FALSE;
-  *out_bytes = n << shift;
-  return TRUE;
-}
-
 int
 paddockctl_create (Paddockctl  *ctl,
                    int          argc,
@@ -913,7 +886,7 @@ paddockctl_create (Paddockctl  *ctl,
     {
       guint64 bytes;
 
-      if (!parse_bytes (memory_max, (guint64) 64 << 20, (guint64) 16 << 40, &bytes))
+      if (!paddockctl_parse_bytes (memory_max, (guint64) 64 << 20, (guint64) 16 << 40, &bytes))
         return paddockctl_usage_error (ctl, command_path,
                                        _("invalid --memory-max “%s”: expected 64M to 16T (bytes, or K, M, G, T)"),
                                        memory_max);
@@ -923,7 +896,7 @@ paddockctl_create (Paddockctl  *ctl,
     {
       guint64 bytes;
 
-      if (!parse_bytes (stage_limit, (guint64) 1 << 20, (guint64) 16 << 40, &bytes))
+      if (!paddockctl_parse_bytes (stage_limit, (guint64) 1 << 20, (guint64) 16 << 40, &bytes))
         return paddockctl_usage_error (ctl, command_path,
                                        _("invalid --stage-limit “%s”: expected 1M to 16T (bytes, or K, M, G, T)"),
                                        stage_limit);
