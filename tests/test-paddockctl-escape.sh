@@ -25,14 +25,16 @@ fi
 logs_have () { "$CTL" logs "$1" 2>/dev/null | grep -qF -- "$2"; }
 
 # on_tty OUT ARGS…: run paddockctl on a pseudo-terminal (stdout and stderr
-# both), what the terminal received in OUT; sets $rc.
+# both), what the terminal received in OUT; sets $rc. script(1) runs the
+# command with $SHELL, and the quoting of printf %q is bash's ($'…'), so
+# the shell is this bash whatever the caller's $SHELL is (CI's is sh).
 on_tty ()
 {
   local out=$1 command=""
   shift
   printf -v command '%q ' "$CTL" "$@"
   rc=0
-  script -qefc "$command" /dev/null </dev/null >"$out" 2>&1 || rc=$?
+  SHELL=$BASH script -qefc "$command" /dev/null </dev/null >"$out" 2>&1 || rc=$?
 }
 
 # bytes_check FILE EXPR: a Python expression over the bytes of FILE (b),
