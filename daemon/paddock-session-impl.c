@@ -47,6 +47,7 @@
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
 #include "paddock-session-impl-private.h"
+#include "paddock-terminal.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
 #if PADDOCK_ENABLE_LINUX
@@ -56,18 +57,14 @@
 /* Bounds on what one client can make the daemon hold or do. */
 #define READ_OUTPUT_MAX         (1024 * 1024)
 #define SEND_INPUT_MAX          (64 * 1024)
-#define PENDING_INPUT_MAX       (1024 * 1024)
 #define STOP_GRACE_MAX_SECONDS  300
 /* After SIGKILL, how long processes may take to vanish before Stop reports
  * survivors instead of waiting for ever. */
 #define KILL_TIMEOUT_USEC       (10 * G_USEC_PER_SEC)
 #define STOP_POLL_MS            10
-#define OFFSET_NOTIFY_MS        50
 #define PROCESS_COUNT_MS        1000
-#define MAX_VIEWERS             32
 #define MAX_COMMANDS_PER_CLIENT 16
 #define MAX_COMMANDS_KEPT       256
-#define VIEWER_CHUNK            (64 * 1024)
 /* How long after "running" the workspace's baseline walk waits (see
  * paddock_stage_record_baseline_in_thread()): past a start and its first
  * output (a few ms) on a loaded machine, well before anyone reviews. */
@@ -88,12 +85,9 @@ struct _PaddockSessionImpl
   char                       *object_path;
   PaddockSessionConfig        config;
 
-  PaddockScrollback          *scrollback;
+  /* The agent's PTY, its scrollback and viewers (paddock-terminal.c). */
+  PaddockTerminal            *terminal;
   PaddockSpareSandbox        *offered_spare;  /* start() only: a sandbox made ahead it may take */
-  int                         pty_master;
-  guint                       pty_source;
-  guint                       pty_out_source;
-  GByteArray                 *pending_input;
 
   /* host: the agent, leader of its own session. safe: paddock-sandbox,
    * the supervisor outside the sandbox whose pid 1 runs the agent. */
@@ -154,7 +148,6 @@ struct _PaddockSessionImpl
   int                         exit_status;
   GCancellable               *durable_cancellable;
 
-  guint                       offset_notify_id;
   guint                       process_count_id;
 
   /* Exec'd commands by id (PaddockCommandImpl), and host pids → ids. */
@@ -177,10 +170,6 @@ struct _PaddockSessionImpl
 
   /* The proxy, its policy's effect and the request journal. */
   PaddockSessionNetwork      *network;
-
-  /* Attached viewers (Viewer), each at its own offset in the scrollback. */
-  GPtrArray                  *viewers;
-  gboolean                    terminal_finished;
 
   /* Stop/Destroy calls waiting for the last process to go. */
   GPtrArray                  *waiters;
@@ -206,28 +195,6 @@ typedef struct
   gboolean               destroy;
   gint64                 requested;   /* monotonic: when the call came */
 } Waiter;
-
-typedef struct
-{
-  PaddockSessionImpl *session;   /* borrowed: the session owns its viewers */
-  int                 fd;
-  guint64             offset;    /* the next byte this viewer gets */
-  guint               out_source;
-  guint               in_source;
-  gboolean            input_paused;  /* stopped reading: the PTY's input queue is full */
-} Viewer;
-
-static void
-viewer_free (Viewer *viewer)
-{
-  g_clear_handle_id (&viewer->out_source, g_source_remove);
-  g_clear_handle_id (&viewer->in_source, g_source_remove);
-  paddock_close_fd (&viewer->fd);
-  g_free (viewer);
-}
-
-static void paddock_session_impl_flush_viewer (PaddockSessionImpl *self,
-                                               Viewer             *viewer);
 
 enum {
   SIGNAL_CHANGED,
@@ -866,270 +833,17 @@ paddock_session_impl_count_cb (gpointer user_data)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The PTY                                                                   */
+/* The terminal (paddock-terminal.c)                                         */
 
-static gboolean
-paddock_session_impl_offset_notify_cb (gpointer user_data)
+/* OutputOffset follows the terminal's end, as often as it reports it. */
+static void
+paddock_session_impl_terminal_output_cb (PaddockTerminal *terminal,
+                                         guint64          end_offset,
+                                         gpointer         user_data)
 {
   PaddockSessionImpl *self = user_data;
 
-  self->offset_notify_id = 0;
-  paddock_ipc_session1_set_output_offset (PADDOCK_IPC_SESSION1 (self),
-                                          paddock_scrollback_get_end_offset (self->scrollback));
-  return G_SOURCE_REMOVE;
-}
-
-static gboolean
-paddock_session_impl_pty_readable_cb (int          fd,
-                                      GIOCondition condition,
-                                      gpointer     user_data)
-{
-  PaddockSessionImpl *self = user_data;
-  guint8 buffer[64 * 1024];
-
-  /* Drain what is there, but give the main loop back after a while so a
-   * flooding agent cannot starve the daemon's other clients. */
-  for (guint round = 0; round < 16; round++)
-    {
-      gssize n = read (fd, buffer, sizeof buffer);
-
-      if (n > 0)
-        {
-          paddock_scrollback_append (self->scrollback, buffer, (gsize) n);
-          continue;
-        }
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0 && errno == EAGAIN)
-        break;
-
-      /* EIO (or 0): every slave fd is closed, the terminal is finished.
-       * Viewers get what is left, then the end of the stream. */
-      self->pty_source = 0;
-      self->terminal_finished = TRUE;
-      for (guint i = self->viewers->len; i > 0; i--)
-        paddock_session_impl_flush_viewer (self, g_ptr_array_index (self->viewers, i - 1));
-      if (self->offset_notify_id == 0)
-        paddock_session_impl_offset_notify_cb (self);
-      return G_SOURCE_REMOVE;
-    }
-
-  for (guint i = self->viewers->len; i > 0; i--)
-    paddock_session_impl_flush_viewer (self, g_ptr_array_index (self->viewers, i - 1));
-
-  /* PropertiesChanged at most every 50 ms: a flood of output must not turn
-   * into a flood of bus messages. */
-  if (self->offset_notify_id == 0)
-    self->offset_notify_id = g_timeout_add (OFFSET_NOTIFY_MS,
-                                            paddock_session_impl_offset_notify_cb, self);
-
-  return G_SOURCE_CONTINUE;
-}
-
-static gboolean paddock_session_impl_viewer_readable_cb (int          fd,
-                                                         GIOCondition condition,
-                                                         gpointer     user_data);
-
-/* The input queue has room again: viewers that stopped reading because it
- * was full read on (their keystrokes waited in their own sockets). */
-static void
-paddock_session_impl_resume_viewer_input (PaddockSessionImpl *self)
-{
-  if (self->pending_input->len >= PENDING_INPUT_MAX)
-    return;
-
-  for (guint i = 0; i < self->viewers->len; i++)
-    {
-      Viewer *viewer = g_ptr_array_index (self->viewers, i);
-
-      if (!viewer->input_paused)
-        continue;
-      viewer->input_paused = FALSE;
-      viewer->in_source = g_unix_fd_add (viewer->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                         paddock_session_impl_viewer_readable_cb, viewer);
-    }
-}
-
-static gboolean
-paddock_session_impl_pty_writable_cb (int          fd,
-                                      GIOCondition condition,
-                                      gpointer     user_data)
-{
-  PaddockSessionImpl *self = user_data;
-  gboolean done = TRUE;
-
-  while (self->pending_input->len > 0)
-    {
-      gssize n = write (fd, self->pending_input->data, self->pending_input->len);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0 && errno == EAGAIN)
-        {
-          done = FALSE;
-          break;
-        }
-      if (n < 0)
-        {
-          /* The terminal is gone (EIO once nothing holds its other end):
-           * what was typed has nowhere to go. */
-          g_byte_array_set_size (self->pending_input, 0);
-          break;
-        }
-      g_byte_array_remove_range (self->pending_input, 0, (guint) n);
-    }
-
-  paddock_session_impl_resume_viewer_input (self);
-  if (!done)
-    return G_SOURCE_CONTINUE;
-  self->pty_out_source = 0;
-  return G_SOURCE_REMOVE;
-}
-
-static void
-set_window_size (int     fd,
-                 guint16 columns,
-                 guint16 rows)
-{
-  struct winsize size = { .ws_row = rows, .ws_col = columns };
-
-  ioctl (fd, TIOCSWINSZ, &size);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Viewers                                                                   */
-
-static void
-paddock_session_impl_drop_viewer (PaddockSessionImpl *self,
-                                  Viewer             *viewer)
-{
-  g_ptr_array_remove (self->viewers, viewer);
-}
-
-static gboolean
-paddock_session_impl_viewer_writable_cb (int          fd,
-                                         GIOCondition condition,
-                                         gpointer     user_data)
-{
-  Viewer *viewer = user_data;
-
-  viewer->out_source = 0;
-  paddock_session_impl_flush_viewer (viewer->session, viewer);
-  return G_SOURCE_REMOVE;
-}
-
-/* Sends the viewer what it has not seen yet, as far as its socket takes
- * it; the rest waits in the scrollback, not in a queue of ours. A viewer
- * the ring has overtaken continues at the oldest byte still there. */
-static void
-paddock_session_impl_flush_viewer (PaddockSessionImpl *self,
-                                   Viewer             *viewer)
-{
-  if (viewer->out_source != 0)
-    return;
-
-  while (viewer->offset < paddock_scrollback_get_end_offset (self->scrollback))
-    {
-      g_autoptr(GBytes) chunk = NULL;
-      guint64 start = 0;
-      gssize n;
-
-      chunk = paddock_scrollback_read (self->scrollback, viewer->offset, VIEWER_CHUNK, &start);
-      viewer->offset = start;
-      n = send (viewer->fd, g_bytes_get_data (chunk, NULL), g_bytes_get_size (chunk),
-                MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0 && errno == EAGAIN)
-        {
-          viewer->out_source = g_unix_fd_add (viewer->fd, G_IO_OUT,
-                                              paddock_session_impl_viewer_writable_cb, viewer);
-          return;
-        }
-      if (n < 0)
-        {
-          paddock_session_impl_drop_viewer (self, viewer);
-          return;
-        }
-      viewer->offset += (guint64) n;
-    }
-
-  /* Everything delivered and nothing more will come: end of stream. */
-  if (self->terminal_finished)
-    paddock_session_impl_drop_viewer (self, viewer);
-}
-
-/* Keystrokes from a viewer go to the terminal like SendInput's. */
-static gboolean
-paddock_session_impl_viewer_readable_cb (int          fd,
-                                         GIOCondition condition,
-                                         gpointer     user_data)
-{
-  Viewer *viewer = user_data;
-  PaddockSessionImpl *self = viewer->session;
-  guint8 buffer[4096];
-  gsize room = PENDING_INPUT_MAX - MIN (self->pending_input->len, PENDING_INPUT_MAX);
-  gssize n;
-
-  /* Backpressure, not loss: while the program does not read its terminal
-   * and the queue is full, stop reading the viewer. Its keystrokes wait in
-   * its socket, and the viewer blocks (or polls) once that fills. */
-  if (self->pty_master >= 0 && room == 0)
-    {
-      viewer->input_paused = TRUE;
-      viewer->in_source = 0;
-      return G_SOURCE_REMOVE;
-    }
-
-  n = recv (fd, buffer, self->pty_master >= 0 ? MIN (sizeof buffer, room) : sizeof buffer, MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR))
-    return G_SOURCE_CONTINUE;
-  if (n <= 0)
-    {
-      /* The viewer detached: nothing else changes. */
-      viewer->in_source = 0;
-      paddock_session_impl_drop_viewer (self, viewer);
-      return G_SOURCE_REMOVE;
-    }
-
-  if (self->pty_master >= 0)
-    {
-      g_byte_array_append (self->pending_input, buffer, (guint) n);
-      if (self->pty_out_source == 0)
-        self->pty_out_source = g_unix_fd_add (self->pty_master, G_IO_OUT,
-                                              paddock_session_impl_pty_writable_cb, self);
-    }
-
-  return G_SOURCE_CONTINUE;
-}
-
-/* Takes @fd, one end of a stream socket pair, as a viewer replaying from
- * @offset (clamped to what the ring holds), its writes typed into the
- * terminal when @input. */
-static Viewer *
-paddock_session_impl_add_viewer (PaddockSessionImpl *self,
-                                 int                 fd,
-                                 guint64             offset,
-                                 gboolean            input)
-{
-  Viewer *viewer = g_new0 (Viewer, 1);
-
-  viewer->session = self;
-  viewer->fd = fd;
-  /* Not made non-blocking: every send and recv on it says MSG_DONTWAIT.
-   * O_NONBLOCK is a flag of the open file description, which for the
-   * creator's socket (CreateSession's "terminal") the caller shares. */
-  /* Where the replay starts: never before what the ring still holds. */
-  viewer->offset = MIN (MAX (offset, paddock_scrollback_get_first_offset (self->scrollback)),
-                        paddock_scrollback_get_end_offset (self->scrollback));
-  if (input)
-    viewer->in_source = g_unix_fd_add (viewer->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                       paddock_session_impl_viewer_readable_cb, viewer);
-  else
-    shutdown (viewer->fd, SHUT_RD);
-  g_ptr_array_add (self->viewers, viewer);
-  return viewer;
+  paddock_ipc_session1_set_output_offset (PADDOCK_IPC_SESSION1 (self), end_offset);
 }
 
 /**
@@ -1149,7 +863,7 @@ paddock_session_impl_attach_terminal (PaddockSessionImpl *self,
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
   g_return_if_fail (fd >= 0);
 
-  paddock_session_impl_flush_viewer (self, paddock_session_impl_add_viewer (self, fd, 0, TRUE));
+  paddock_terminal_flush_viewer (self->terminal, paddock_terminal_add_viewer (self->terminal, fd, 0, TRUE));
 }
 
 static gboolean
@@ -1164,8 +878,8 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
   g_autoptr(GError) error = NULL;
   paddock_autofd int ours = -1;
   paddock_autofd int theirs = -1;
-  Viewer *viewer;
-  guint64 offset = paddock_scrollback_get_first_offset (self->scrollback);
+  PaddockTerminalViewer *viewer;
+  guint64 offset = paddock_terminal_get_first_offset (self->terminal);
   gboolean input = TRUE;
   int pair[2];
   int handle;
@@ -1176,10 +890,10 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
                                              "Session %s was destroyed", self->id);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (self->viewers->len >= MAX_VIEWERS)
+  if (paddock_terminal_get_n_viewers (self->terminal) >= PADDOCK_TERMINAL_MAX_VIEWERS)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "At most %u viewers per session", MAX_VIEWERS);
+                                             "At most %u viewers per session", PADDOCK_TERMINAL_MAX_VIEWERS);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
@@ -1209,10 +923,10 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  viewer = paddock_session_impl_add_viewer (self, paddock_steal_fd (&ours), offset, input);
-  paddock_ipc_session1_complete_attach (session, invocation, fd_list,
-                                        g_variant_new_handle (handle), viewer->offset);
-  paddock_session_impl_flush_viewer (self, viewer);
+  viewer = paddock_terminal_add_viewer (self->terminal, paddock_steal_fd (&ours), offset, input);
+  paddock_ipc_session1_complete_attach (session, invocation, fd_list, g_variant_new_handle (handle),
+                                        paddock_terminal_viewer_get_offset (viewer));
+  paddock_terminal_flush_viewer (self->terminal, viewer);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -1356,9 +1070,9 @@ paddock_session_impl_last_line (PaddockSessionImpl *self)
   g_autoptr(GBytes) tail = NULL;
   g_autofree char *text = NULL;
   g_auto(GStrv) lines = NULL;
-  guint64 end = paddock_scrollback_get_end_offset (self->scrollback);
+  guint64 end = paddock_terminal_get_end_offset (self->terminal);
 
-  tail = paddock_scrollback_read (self->scrollback, end > 4096 ? end - 4096 : 0, 4096, NULL);
+  tail = paddock_terminal_read (self->terminal, end > 4096 ? end - 4096 : 0, 4096, NULL);
   text = g_utf8_make_valid (g_bytes_get_data (tail, NULL) != NULL ? g_bytes_get_data (tail, NULL) : "",
                             (gssize) g_bytes_get_size (tail));
   lines = g_strsplit_set (text, "\r\n", -1);
@@ -2408,8 +2122,7 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
       g_autoptr(GError) error = NULL;
       g_autofree char *why = NULL;
 
-      if (self->pty_source != 0)
-        paddock_session_impl_pty_readable_cb (self->pty_master, G_IO_IN, self);
+      paddock_terminal_drain (self->terminal);
       why = paddock_session_impl_last_line (self);
       g_set_error (&error, PADDOCK_ERROR,
                    exit_status == 125 ? PADDOCK_ERROR_NOT_ENFORCED : PADDOCK_ERROR_FAILED,
@@ -2864,7 +2577,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
         }
     }
 
-  set_window_size (master, self->config.columns, self->config.rows);
+  paddock_terminal_set_window_size (master, self->config.columns, self->config.rows);
 
   /* A cgroup of its own where one can be made; without one the PID
    * namespace (safe) or the process session (host) is what counts. */
@@ -2965,10 +2678,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   self->sandboxed = sandboxed;
   self->ready_func = ready;
   self->ready_data = user_data;
-  self->pty_master = paddock_steal_fd (&master);
-  g_unix_set_fd_nonblocking (self->pty_master, TRUE, NULL);
-  self->pty_source = g_unix_fd_add (self->pty_master, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                    paddock_session_impl_pty_readable_cb, self);
+  paddock_terminal_take_pty (self->terminal, paddock_steal_fd (&master));
   if (self->keeper == NULL)
     self->child_watch = g_child_watch_add (pid, paddock_session_impl_exited_cb, self);
   self->process_count_id = g_timeout_add (PROCESS_COUNT_MS, paddock_session_impl_count_cb, self);
@@ -3068,10 +2778,7 @@ static void
 paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
                                      GPtrArray          *waiters)
 {
-  g_clear_handle_id (&self->pty_source, g_source_remove);
-  g_clear_handle_id (&self->pty_out_source, g_source_remove);
-  paddock_close_fd (&self->pty_master);
-  g_ptr_array_set_size (self->viewers, 0);
+  paddock_terminal_close (self->terminal);
   g_clear_pointer (&self->record_path, g_free);
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_session_impl_release_cgroup (self);
@@ -3410,7 +3117,7 @@ paddock_session_impl_handle_read_output (PaddockIpcSession1    *session,
   if (!paddock_session_impl_check_alive (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 
-  data = paddock_scrollback_read (self->scrollback, offset, MIN (max_bytes, READ_OUTPUT_MAX), &start);
+  data = paddock_terminal_read (self->terminal, offset, MIN (max_bytes, READ_OUTPUT_MAX), &start);
   paddock_ipc_session1_complete_read_output (session, invocation,
                                              g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING,
                                                                        data, TRUE),
@@ -3437,24 +3144,19 @@ paddock_session_impl_handle_send_input (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  if (self->pty_master < 0 || self->pty_source == 0)
+  if (!paddock_terminal_is_live (self->terminal))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "Session %s has no live terminal", self->id);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  if (self->pending_input->len + length > PENDING_INPUT_MAX)
+  if (!paddock_terminal_queue_input (self->terminal, bytes, length))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
                                              "The terminal is not reading its input");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-
-  g_byte_array_append (self->pending_input, bytes, (guint) length);
-  if (self->pty_out_source == 0)
-    self->pty_out_source = g_unix_fd_add (self->pty_master, G_IO_OUT,
-                                          paddock_session_impl_pty_writable_cb, self);
 
   paddock_ipc_session1_complete_send_input (session, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -3478,8 +3180,7 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  if (self->pty_master >= 0)
-    set_window_size (self->pty_master, columns, rows);
+  paddock_terminal_resize (self->terminal, columns, rows);
   self->config.columns = columns;
   self->config.rows = rows;
 
@@ -4242,15 +3943,18 @@ paddock_session_impl_dispose (GObject *object)
 {
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (object);
 
-  g_clear_handle_id (&self->pty_source, g_source_remove);
-  g_clear_handle_id (&self->pty_out_source, g_source_remove);
+  /* The terminal's sources go now; its scrollback with the session. */
+  if (self->terminal != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->terminal, self);
+      paddock_terminal_close (self->terminal);
+    }
   g_clear_handle_id (&self->child_watch, g_source_remove);
   /* A keeper let go runs on with whatever is left of its tree (the
    * daemon's shutdown ended it already: kill_now()). */
   g_clear_pointer (&self->keeper, paddock_keeper_client_free);
   if (self->command_keepers != NULL)
     g_ptr_array_set_size (self->command_keepers, 0);
-  g_clear_handle_id (&self->offset_notify_id, g_source_remove);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
   g_clear_handle_id (&self->control_source, g_source_remove);
@@ -4267,9 +3971,6 @@ paddock_session_impl_dispose (GObject *object)
   /* Its poll points at us: it goes with the other sources. */
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
-  if (self->viewers != NULL)
-    g_ptr_array_set_size (self->viewers, 0);
-  paddock_close_fd (&self->pty_master);
   paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
@@ -4290,14 +3991,12 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->id, g_free);
   g_clear_pointer (&self->object_path, g_free);
   g_clear_pointer (&self->agent_env, g_strfreev);
-  g_clear_pointer (&self->scrollback, paddock_scrollback_free);
-  g_clear_pointer (&self->pending_input, g_byte_array_unref);
+  g_clear_object (&self->terminal);
   g_clear_pointer (&self->waiters, g_ptr_array_unref);
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->leftovers_final_state, g_free);
   g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
   g_clear_pointer (&self->leftovers_record, json_node_unref);
-  g_clear_pointer (&self->viewers, g_ptr_array_unref);
   g_clear_pointer (&self->commands, g_hash_table_unref);
   g_clear_pointer (&self->pending_execs, g_hash_table_unref);
   g_clear_pointer (&self->spawn_deadlines, g_hash_table_unref);
@@ -4340,13 +4039,10 @@ paddock_session_impl_class_init (PaddockSessionImplClass *klass)
 static void
 paddock_session_impl_init (PaddockSessionImpl *self)
 {
-  self->pty_master = -1;
   self->control_fd = -1;
   self->cgroup_procs_fd = -1;
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
-  self->pending_input = g_byte_array_new ();
-  self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
   self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   self->pending_execs = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   self->spawn_deadlines = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) spawn_deadline_free);
@@ -4411,7 +4107,8 @@ paddock_session_impl_new (const char                 *id,
     }
   if (self->network == NULL)
     self->network = _paddock_session_network_new (self, NULL);
-  self->scrollback = paddock_scrollback_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
+  self->terminal = paddock_terminal_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
+  g_signal_connect (self->terminal, "output", G_CALLBACK (paddock_session_impl_terminal_output_cb), self);
 
   paddock_ipc_session1_set_id (session, id);
   paddock_ipc_session1_set_name (session, config->name);
