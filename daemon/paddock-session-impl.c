@@ -46,7 +46,9 @@
 #include "paddock-process-tree.h"
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
+#include "paddock-session-boundary.h"
 #include "paddock-session-impl-private.h"
+#include "paddock-session-record.h"
 #include "paddock-terminal.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
@@ -277,9 +279,6 @@ process_start_time (pid_t pid)
 
 static const char *paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self);
 
-/* At most this many processes are taken from a record's "leftovers". */
-#define LEFTOVERS_RECORD_MAX 32768
-
 /* A restored session whose leftovers are being ended: the earlier
  * daemon's record stays as it is until they are gone, so that a daemon
  * killed meanwhile checks them again, with one member added: every
@@ -290,40 +289,27 @@ static const char *paddock_session_impl_get_pid_namespace (PaddockSessionImpl *s
 static void
 paddock_session_impl_save_leftovers (PaddockSessionImpl *self)
 {
-  g_autoptr(JsonNode) record = NULL;
-  g_autoptr(JsonGenerator) generator = NULL;
   GArray *pinned = _paddock_session_leftovers_get_pinned (self->leftovers);
-  JsonArray *named = json_array_new ();
+  g_autoptr(GArray) named = g_array_sized_new (FALSE, FALSE, sizeof (PaddockSessionRecordProcess), pinned->len);
 
-  record = json_node_copy (self->leftovers_record);
-  for (guint i = 0; i < pinned->len && i < LEFTOVERS_RECORD_MAX; i++)
+  for (guint i = 0; i < pinned->len; i++)
     {
       const PaddockLeftover *leftover = &g_array_index (pinned, PaddockLeftover, i);
-      JsonArray *entry;
+      PaddockSessionRecordProcess process = { leftover->pid, leftover->start_time };
 
-      if (leftover->start_time == 0)
-        continue;
-      entry = json_array_sized_new (2);
-      json_array_add_int_element (entry, leftover->pid);
-      json_array_add_int_element (entry, (gint64) leftover->start_time);
-      json_array_add_array_element (named, entry);
+      g_array_append_val (named, process);
     }
-  json_object_set_array_member (json_node_get_object (record), "leftovers", named);
-
-  generator = json_generator_new ();
-  json_generator_set_root (generator, record);
-  json_generator_set_pretty (generator, TRUE);
-  paddock_record_writer_replace (self->record_path, json_generator_to_data (generator, NULL));
+  paddock_record_writer_replace (self->record_path,
+                                 paddock_session_record_to_json_with_leftovers (self->leftovers_record,
+                                                                                (const PaddockSessionRecordProcess *) named->data,
+                                                                                named->len));
 }
 
 static void
 paddock_session_impl_save (PaddockSessionImpl *self)
 {
-  g_autoptr(JsonBuilder) builder = NULL;
-  g_autoptr(JsonGenerator) generator = NULL;
-  g_autoptr(JsonNode) root = NULL;
+  g_auto(PaddockSessionRecord) record = { 0, };
   g_autofree char *json = NULL;
-  g_autofree char *boot_id = NULL;
   PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
 
   if (self->record_path == NULL)
@@ -337,77 +323,37 @@ paddock_session_impl_save (PaddockSessionImpl *self)
       return;
     }
 
-  boot_id = current_boot_id ();
-  builder = json_builder_new ();
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "version");
-  json_builder_add_int_value (builder, 1);
-  json_builder_set_member_name (builder, "id");
-  json_builder_add_string_value (builder, self->id);
-  json_builder_set_member_name (builder, "name");
-  json_builder_add_string_value (builder, paddock_ipc_session1_get_name (session));
-  json_builder_set_member_name (builder, "workspace");
-  json_builder_add_string_value (builder, self->config.workspace);
-  json_builder_set_member_name (builder, "command");
-  json_builder_begin_array (builder);
-  for (guint i = 0; self->config.command[i] != NULL; i++)
-    json_builder_add_string_value (builder, self->config.command[i]);
-  json_builder_end_array (builder);
-  json_builder_set_member_name (builder, "profile");
-  json_builder_add_string_value (builder, self->config.profile);
-  json_builder_set_member_name (builder, "owner");
-  json_builder_add_string_value (builder, self->config.owner);
-  json_builder_set_member_name (builder, "state");
-  json_builder_add_string_value (builder, self->state);
-  json_builder_set_member_name (builder, "exit_status");
-  json_builder_add_int_value (builder, self->exit_status);
-  json_builder_set_member_name (builder, "created");
-  json_builder_add_int_value (builder, (gint64) paddock_ipc_session1_get_created (session));
-  json_builder_set_member_name (builder, "pid");
-  json_builder_add_int_value (builder, self->reaped ? 0 : self->pid);
-  json_builder_set_member_name (builder, "pid_start_time");
-  json_builder_add_int_value (builder, (gint64) self->pid_start_time);
-  json_builder_set_member_name (builder, "sandboxed");
-  json_builder_add_boolean_value (builder, self->sandboxed);
+  record.id = g_strdup (self->id);
+  record.name = g_strdup (paddock_ipc_session1_get_name (session));
+  record.workspace = g_strdup (self->config.workspace);
+  record.command = g_strdupv (self->config.command);
+  record.profile = g_strdup (self->config.profile);
+  record.owner = g_strdup (self->config.owner);
+  record.state = g_strdup (self->state);
+  record.exit_status = self->exit_status;
+  record.created = (gint64) paddock_ipc_session1_get_created (session);
+  record.pid = self->reaped ? 0 : self->pid;
+  record.pid_start_time = self->pid_start_time;
+  record.sandboxed = self->sandboxed;
   /* A keeper outlives a daemon killed without warning, holding its tree
    * (setsid()ed processes included) for the next daemon to end. */
   if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
     {
-      pid_t keeper_pid = paddock_keeper_client_get_keeper_pid (self->keeper);
-
-      json_builder_set_member_name (builder, "keeper_pid");
-      json_builder_add_int_value (builder, keeper_pid);
-      json_builder_set_member_name (builder, "keeper_start_time");
-      json_builder_add_int_value (builder, (gint64) process_start_time (keeper_pid));
+      record.keeper_pid = paddock_keeper_client_get_keeper_pid (self->keeper);
+      record.keeper_start_time = process_start_time ((pid_t) record.keeper_pid);
     }
   /* A sandbox dies with the daemon, but not in the same instant: the next
    * daemon waits for this pid 1 (see paddock_session_impl_restore). */
   if (self->sandboxed && !self->reaped && self->pid > 0)
     paddock_session_impl_get_pid_namespace (self);
-  json_builder_set_member_name (builder, "init_pid");
-  json_builder_add_int_value (builder, self->reaped ? 0 : self->init_pid);
-  json_builder_set_member_name (builder, "init_start_time");
-  json_builder_add_int_value (builder, self->reaped ? 0 : (gint64) self->init_start_time);
-  json_builder_set_member_name (builder, "boot_id");
-  json_builder_add_string_value (builder, boot_id);
-  json_builder_set_member_name (builder, "net");
-  json_builder_add_string_value (builder, self->config.net_mode);
-  json_builder_set_member_name (builder, "allow_domains");
-  json_builder_begin_array (builder);
-  for (guint i = 0; self->config.allow_domains != NULL && self->config.allow_domains[i] != NULL; i++)
-    json_builder_add_string_value (builder, self->config.allow_domains[i]);
-  json_builder_end_array (builder);
-  json_builder_set_member_name (builder, "staging");
-  json_builder_add_string_value (builder, self->config.staging != NULL ? self->config.staging : "none");
-  json_builder_set_member_name (builder, "cgroup");
-  json_builder_add_string_value (builder, self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : "");
-  json_builder_end_object (builder);
-
-  generator = json_generator_new ();
-  root = json_builder_get_root (builder);
-  json_generator_set_root (generator, root);
-  json_generator_set_pretty (generator, TRUE);
-  json = json_generator_to_data (generator, NULL);
+  record.init_pid = self->reaped ? 0 : self->init_pid;
+  record.init_start_time = self->reaped ? 0 : self->init_start_time;
+  record.boot_id = current_boot_id ();
+  record.net = g_strdup (self->config.net_mode);
+  record.allow_domains = g_strdupv (self->config.allow_domains);
+  record.staging = g_strdup (self->config.staging);
+  record.cgroup = g_strdup (self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL);
+  json = paddock_session_record_to_json (&record);
 
   /* On the writer's thread: the main loop goes on serving (see
    * paddock-record-writer.c for what a crash can lose). */
@@ -1647,64 +1593,31 @@ paddock_session_impl_set_limits (PaddockSessionImpl *self)
     self->resources_reason = g_string_free (g_steal_pointer (&reasons), FALSE);
 }
 
-/* A look at the session's boundary (paddock_boundary_observe()): its input
- * copied from the session on the main thread, so that the looking can be
- * done in another. What it points into of the config and agent_env is
- * set once, at start, and lives as long as the session, which the look's
- * callback holds a reference to; what can change meanwhile is copied. */
-typedef struct
+/* A look at the session's boundary as it is now (paddock-session-boundary.c
+ * copies what it reads, so it can be done in another thread). */
+static PaddockBoundaryLook *
+paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
+                                        JsonObject         *sandbox_report)
 {
-  PaddockBoundaryInput  input;
-  char                 *cgroup_path;       /* the session may let its cgroup go meanwhile */
-  char                 *net_mode;          /* SetNetworkPolicy replaces the config's */
-  char                 *stage_dir;
-  char                 *resources_reason;
-  JsonObject           *sandbox_report;
-  PaddockBoundary      *boundary;          /* what was seen */
-  GVariant             *published;         /* and its Session1.Boundary */
-} BoundaryLook;
+  g_autofree char *stage_dir = NULL;
+  PaddockBoundaryInput input;
 
-static void
-boundary_look_free (BoundaryLook *look)
-{
-  g_free (look->cgroup_path);
-  g_free (look->net_mode);
-  g_free (look->stage_dir);
-  g_free (look->resources_reason);
-  g_clear_pointer (&look->sandbox_report, json_object_unref);
-  g_clear_object (&look->boundary);
-  g_clear_pointer (&look->published, g_variant_unref);
-  g_free (look);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (BoundaryLook, boundary_look_free)
-
-static BoundaryLook *
-boundary_look_new (PaddockSessionImpl *self,
-                   JsonObject         *sandbox_report)
-{
-  BoundaryLook *look = g_new0 (BoundaryLook, 1);
-
-  look->cgroup_path = self->cgroup != NULL ? g_strdup (paddock_cgroup_get_path (self->cgroup)) : NULL;
-  look->resources_reason = g_strdup (self->resources_reason);
-  look->net_mode = g_strdup (self->config.net_mode);
-  look->sandbox_report = sandbox_report != NULL ? json_object_ref (sandbox_report) : NULL;
   if (self->config.home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (self->config.home);
 
-      look->stage_dir = g_build_filename (session_dir, "stage", NULL);
+      stage_dir = g_build_filename (session_dir, "stage", NULL);
     }
-  look->input = (PaddockBoundaryInput) {
+  input = (PaddockBoundaryInput) {
     .profile = self->config.profile,
     .session_pid = self->pid,
-    .sandbox_report = look->sandbox_report,
+    .sandbox_report = sandbox_report,
     .workspace = self->config.workspace,
     .staging = self->config.staging,
-    .stage_dir = look->stage_dir,
-    .cgroup_path = look->cgroup_path,
+    .stage_dir = stage_dir,
+    .cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
     .cgroup_reason = self->config.cgroup_reason,
-    .net_mode = look->net_mode,
+    .net_mode = self->config.net_mode,
     .given_env = (const char *const *) self->agent_env,
     .allowed_write = (const char *const *) self->config.allow_write,
     .exposed = (const char *const *) self->config.expose,
@@ -1714,60 +1627,31 @@ boundary_look_new (PaddockSessionImpl *self,
      * could take them: strict must refuse those, not run without. */
     .resources_requested = self->resources_requested ||
                            (self->sandboxed && (self->config.pids_max != 0 || self->config.memory_max != 0)),
-    .resources_reason = look->resources_reason,
+    .resources_reason = self->resources_reason,
   };
-  return look;
-}
-
-/* Looks, and makes the report to publish (a GVariant of some 70 entries,
- * ~0.1 ms to build): in whichever thread the look is done. */
-static void
-boundary_look_run (BoundaryLook *look)
-{
-  look->boundary = paddock_boundary_observe (&look->input);
-  look->published = g_variant_ref_sink (paddock_boundary_to_variant (look->boundary));
+  return paddock_boundary_look_new (&input);
 }
 
 /* Publishes what was seen (Session1.Boundary). */
 static void
-paddock_session_impl_publish_boundary (PaddockSessionImpl *self,
-                                       BoundaryLook       *look)
+paddock_session_impl_publish_boundary (PaddockSessionImpl  *self,
+                                       PaddockBoundaryLook *look)
 {
-  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), look->published);
-}
-
-/* The strict profile runs only when every requested layer is observed
- * enforced: FALSE with @error naming the others. */
-static gboolean
-paddock_session_impl_check_strict (PaddockSessionImpl  *self,
-                                   PaddockBoundary     *boundary,
-                                   GError             **error)
-{
-  g_autofree char *missing = NULL;
-
-  if (g_strcmp0 (self->config.profile, "strict") != 0)
-    return TRUE;
-  missing = paddock_boundary_dup_unenforced (boundary);
-  if (missing == NULL)
-    return TRUE;
-  g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-               "The strict profile runs only when every requested layer is observed enforced; "
-               "not enforced here: %s. The session was killed at once",
-               missing);
-  return FALSE;
+  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self),
+                                     paddock_boundary_look_get_published (look));
 }
 
 /* The sandbox said the agent runs, and its boundary was seen: the session
  * runs (or, strict, is refused) and its creator is answered. */
 static void
-paddock_session_impl_started (PaddockSessionImpl *self,
-                              BoundaryLook       *look)
+paddock_session_impl_started (PaddockSessionImpl  *self,
+                              PaddockBoundaryLook *look)
 {
   g_autoptr(GError) refusal = NULL;
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
   paddock_session_impl_publish_boundary (self, look);
-  if (!paddock_session_impl_check_strict (self, look->boundary, &refusal))
+  if (!paddock_boundary_check_strict (self->config.profile, paddock_boundary_look_get_boundary (look), &refusal))
     {
       paddock_session_impl_signal_all (self, SIGKILL, NULL);
       paddock_session_impl_ready (self, refusal);
@@ -1805,43 +1689,6 @@ paddock_session_impl_started (PaddockSessionImpl *self,
 static void paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
                                                 int                 wait_status);
 
-/* The test switch PADDOCK_TEST_BOUNDARY_LOOK_HOLD=PATH in the daemon's own
- * environment (like PADDOCK_TEST_RECORD_WRITE_HOLD: nothing a client or a
- * session can set) holds a start's look at the boundary for as long as
- * PATH exists (a minute at most), as a slow /proc would: a test sees what
- * the daemon does meanwhile, with no timing in it. Logged whenever it
- * holds a look. */
-#define TEST_LOOK_HOLD_MAX_US (60 * G_USEC_PER_SEC)
-
-static void
-test_boundary_look_hold (void)
-{
-  const char *hold = g_getenv ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD");
-  gint64 deadline = g_get_monotonic_time () + TEST_LOOK_HOLD_MAX_US;
-
-  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
-    return;
-  g_message ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD=%s exists, so a start's look at its boundary waits "
-             "until it is gone (a test switch)", hold);
-  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
-    g_usleep (10 * 1000);
-}
-
-static void
-boundary_look_thread (GTask        *task,
-                      gpointer      source_object,
-                      gpointer      task_data,
-                      GCancellable *cancellable)
-{
-  BoundaryLook *look = task_data;
-
-  test_boundary_look_hold ();
-  boundary_look_run (look);
-  /* Handed back whole, to be freed on the main thread (see
-   * paddock_session_impl_look_at_boundary()). */
-  g_task_return_pointer (task, look, (GDestroyNotify) boundary_look_free);
-}
-
 static void
 paddock_session_impl_looked_cb (GObject      *source,
                                 GAsyncResult *result,
@@ -1849,7 +1696,7 @@ paddock_session_impl_looked_cb (GObject      *source,
 {
   /* look_at_boundary()'s reference, dropped here, on the main thread. */
   g_autoptr(PaddockSessionImpl) self = user_data;
-  g_autoptr(BoundaryLook) look = g_task_propagate_pointer (G_TASK (result), NULL);
+  g_autoptr(PaddockBoundaryLook) look = paddock_boundary_look_finish (result);
 
   self->looking = FALSE;
   /* Unless its creator was answered meanwhile: the daemon is quitting
@@ -1876,19 +1723,11 @@ static void
 paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
                                        JsonObject         *sandbox_report)
 {
-  /* Neither the session as the task's source object nor the look as its
-   * data: the worker thread drops its own reference to the task after it
-   * has queued the callback, so that reference can be the last one, and
-   * whatever the task still held would be finalized in that thread (the
-   * session itself, once a start refused or abandoned meanwhile has let
-   * go of it). The session's reference is the callback's, and the look
-   * comes back as the task's result: both are let go of on this thread. */
-  g_autoptr(GTask) task = g_task_new (NULL, NULL, paddock_session_impl_looked_cb, g_object_ref (self));
-
-  g_task_set_source_tag (task, paddock_session_impl_look_at_boundary);
-  g_task_set_task_data (task, boundary_look_new (self, sandbox_report), NULL);
+  /* The session's reference is the callback's, let go of on this thread
+   * (see paddock_boundary_look_run_in_thread()). */
   self->looking = TRUE;
-  g_task_run_in_thread (task, boundary_look_thread);
+  paddock_boundary_look_run_in_thread (paddock_session_impl_new_boundary_look (self, sandbox_report),
+                                       paddock_session_impl_looked_cb, g_object_ref (self));
 }
 
 /* Handles every event waiting on the control socket. Returns FALSE once the
@@ -2710,10 +2549,10 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
        * so the flush below waits for what is left of the fsync, not all
        * of it. No client can see "running" before the flush: the session
        * is exported, and listed, once ready. */
-      g_autoptr(BoundaryLook) look = boundary_look_new (self, NULL);
+      g_autoptr(PaddockBoundaryLook) look = paddock_session_impl_new_boundary_look (self, NULL);
 
       paddock_session_impl_set_state (self, "running");
-      boundary_look_run (look);
+      paddock_boundary_look_run (look);
       paddock_session_impl_publish_boundary (self, look);
       /* On disk before the creator hears of it: the agent would outlive
        * a daemon that died unknowing. The main loop goes on meanwhile; a
@@ -4139,89 +3978,54 @@ paddock_session_impl_new_from_record (const char  *record_path,
                                       const char  *helper,
                                       GError     **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(PaddockSessionRecord) record = NULL;
   g_auto(PaddockSessionConfig) config = { 0, };
   g_autoptr(PaddockSessionImpl) self = NULL;
   g_autofree char *session_dir = NULL;
   g_autofree char *boot_id = NULL;
-  JsonObject *record;
-  JsonArray *command;
   const char *state;
   const char *id;
   gint64 pid;
+  gboolean same_boot;
   g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (PaddockLeftover));
   g_autoptr(PaddockCgroup) cgroup = NULL;
+  PaddockStageKind kind;
 
-  if (!json_parser_load_from_file (parser, record_path, error))
+  record = paddock_session_record_load (record_path, error);
+  if (record == NULL)
     return NULL;
-  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    {
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "%s is not a session record", record_path);
-      return NULL;
-    }
 
-  record = json_node_get_object (json_parser_get_root (parser));
-  id = json_object_get_string_member_with_default (record, "id", NULL);
-  command = json_object_has_member (record, "command") &&
-            JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "command"))
-            ? json_object_get_array_member (record, "command") : NULL;
-  if (id == NULL || strlen (id) != 12 || command == NULL || json_array_get_length (command) == 0)
-    {
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "%s is not a session record", record_path);
-      return NULL;
-    }
-
+  id = record->id;
   session_dir = g_path_get_dirname (record_path);
-  config.workspace = g_strdup (json_object_get_string_member_with_default (record, "workspace", "/"));
-  config.command = g_new0 (char *, json_array_get_length (command) + 1);
-  for (guint i = 0; i < json_array_get_length (command); i++)
-    config.command[i] = g_strdup (json_array_get_string_element (command, i));
-  config.name = g_strdup (json_object_get_string_member_with_default (record, "name", id));
-  config.profile = g_strdup (json_object_get_string_member_with_default (record, "profile", "safe"));
-  config.owner = g_strdup (json_object_get_string_member_with_default (record, "owner", ""));
+  config.workspace = g_strdup (record->workspace);
+  config.command = g_strdupv (record->command);
+  config.name = g_strdup (record->name);
+  config.profile = g_strdup (record->profile);
+  config.owner = g_strdup (record->owner);
   config.env = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   config.home = g_build_filename (session_dir, "home", NULL);
   config.helper = g_strdup (helper);
-  {
-    const char *staging = json_object_get_string_member_with_default (record, "staging", "none");
-    PaddockStageKind kind;
-
-    if (paddock_stage_kind_from_string (staging, &kind))
-      config.staging = g_strdup (staging);
-  }
-  {
-    const char *net = json_object_get_string_member_with_default (record, "net", "host");
-    JsonArray *allow = json_object_has_member (record, "allow_domains") &&
-                       JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "allow_domains"))
-                       ? json_object_get_array_member (record, "allow_domains") : NULL;
-
-    config.net_mode = g_strdup (paddock_net_mode_is_valid (net) ? net : "host");
-    if (allow != NULL && json_array_get_length (allow) <= PADDOCK_DOMAIN_RULES_MAX_PATTERNS)
-      {
-        config.allow_domains = g_new0 (char *, json_array_get_length (allow) + 1);
-        for (guint i = 0, j = 0; i < json_array_get_length (allow); i++)
-          if (JSON_NODE_HOLDS_VALUE (json_array_get_element (allow, i)) &&
-              json_node_get_value_type (json_array_get_element (allow, i)) == G_TYPE_STRING)
-            config.allow_domains[j++] = g_strdup (json_array_get_string_element (allow, i));
-      }
-  }
+  if (paddock_stage_kind_from_string (record->staging, &kind))
+    config.staging = g_strdup (record->staging);
+  config.net_mode = g_strdup (paddock_net_mode_is_valid (record->net) ? record->net : "host");
+  config.allow_domains = g_strdupv (record->allow_domains);
   config.columns = 80;
   config.rows = 24;
 
   self = paddock_session_impl_new (id, &config);
-  paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self),
-                                    (guint64) json_object_get_int_member_with_default (record, "created", 0));
-  self->exit_status = (gint) json_object_get_int_member_with_default (record, "exit_status", -1);
+  paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self), (guint64) record->created);
+  self->exit_status = record->exit_status;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   self->reaped = TRUE;
 
-  state = json_object_get_string_member_with_default (record, "state", "stopped");
-  pid = json_object_get_int_member_with_default (record, "pid", 0);
+  state = record->state;
+  pid = record->pid;
   boot_id = current_boot_id ();
+  same_boot = g_strcmp0 (record->boot_id, boot_id) == 0;
 
   /* A cgroup left behind names exactly what is left of the session; only
    * ever a cgroup of ours, whatever the record says. */
-  cgroup = paddock_cgroup_open (json_object_get_string_member_with_default (record, "cgroup", NULL));
+  cgroup = paddock_cgroup_open (record->cgroup);
   if (cgroup != NULL)
     {
       g_autofree char *cgroup_name = g_path_get_basename (paddock_cgroup_get_path (cgroup));
@@ -4235,12 +4039,11 @@ paddock_session_impl_new_from_record (const char  *record_path,
    * descendant of it is left of the session, setsid()ed or not, whatever
    * the state recorded (an agent that exited may have left a server). */
   {
-    gint64 keeper_pid = json_object_get_int_member_with_default (record, "keeper_pid", 0);
-    guint64 keeper_start_time = (guint64) json_object_get_int_member_with_default (record, "keeper_start_time", 0);
+    gint64 keeper_pid = record->keeper_pid;
+    guint64 keeper_start_time = record->keeper_start_time;
 
-    if (g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""), boot_id) == 0 &&
-        keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
-        !json_object_get_boolean_member_with_default (record, "sandboxed", TRUE))
+    if (same_boot && keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
+        !record->sandboxed)
       {
         int pidfd = (int) syscall (SYS_pidfd_open, (pid_t) keeper_pid, 0);  /* CLOEXEC, always */
 
@@ -4257,11 +4060,9 @@ paddock_session_impl_new_from_record (const char  *record_path,
 
   if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
     {
-      guint64 start_time = (guint64) json_object_get_int_member_with_default (record, "pid_start_time", 0);
-      gint64 init_pid = json_object_get_int_member_with_default (record, "init_pid", 0);
-      guint64 init_start_time = (guint64) json_object_get_int_member_with_default (record, "init_start_time", 0);
-      gboolean same_boot = g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""),
-                                      boot_id) == 0;
+      guint64 start_time = record->pid_start_time;
+      gint64 init_pid = record->init_pid;
+      guint64 init_start_time = record->init_start_time;
 
       if (same_boot && pid > 0 && pid < G_MAXINT && start_time != 0 &&
           _paddock_leftover_pin (leftovers, (pid_t) pid, start_time))
@@ -4269,7 +4070,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
           /* Still there: everything of its session goes. */
           self->pid = (pid_t) pid;
           self->pid_start_time = start_time;
-          self->sandboxed = json_object_get_boolean_member_with_default (record, "sandboxed", TRUE);
+          self->sandboxed = record->sandboxed;
           self->reaped = FALSE;
           _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
           self->reaped = TRUE;
@@ -4286,30 +4087,15 @@ paddock_session_impl_new_from_record (const char  *record_path,
   /* What a daemon killed while it ended the session's leftovers had
    * pinned of them (see paddock_session_impl_save_leftovers()): each the
    * very process, by boot and start time, or none. */
-  if (json_object_has_member (record, "leftovers") &&
-      JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "leftovers")) &&
-      g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""), boot_id) == 0)
-    {
-      JsonArray *named = json_object_get_array_member (record, "leftovers");
+  if (same_boot)
+    for (guint i = 0; i < record->leftovers->len; i++)
+      {
+        const PaddockSessionRecordProcess *named = &g_array_index (record->leftovers,
+                                                                   PaddockSessionRecordProcess, i);
 
-      for (guint i = 0; i < json_array_get_length (named) && i < LEFTOVERS_RECORD_MAX; i++)
-        {
-          JsonNode *node = json_array_get_element (named, i);
-          JsonArray *entry = JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
-          gint64 named_pid;
-          gint64 named_start_time;
-
-          if (entry == NULL || json_array_get_length (entry) != 2 ||
-              json_node_get_value_type (json_array_get_element (entry, 0)) != G_TYPE_INT64 ||
-              json_node_get_value_type (json_array_get_element (entry, 1)) != G_TYPE_INT64)
-            continue;
-          named_pid = json_array_get_int_element (entry, 0);
-          named_start_time = json_array_get_int_element (entry, 1);
-          if (named_pid > 0 && named_pid < G_MAXINT && named_start_time > 0 &&
-              !_paddock_leftover_is_pinned (leftovers, (pid_t) named_pid))
-            _paddock_leftover_pin (leftovers, (pid_t) named_pid, (guint64) named_start_time);
-        }
-    }
+        if (!_paddock_leftover_is_pinned (leftovers, (pid_t) named->pid))
+          _paddock_leftover_pin (leftovers, (pid_t) named->pid, named->start_time);
+      }
 
   /* A host agent gone (an earlier sweep's SIGTERM ended it) while some of
    * what it led, named above, still runs: its process session outlives it,
@@ -4318,8 +4104,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
    * through it, now and at the SIGKILL, as if the agent were there. The
    * member's session is read while its pidfd says it still runs, so it is
    * that process's. */
-  if (self->pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 &&
-      !json_object_get_boolean_member_with_default (record, "sandboxed", TRUE))
+  if (self->pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 && !record->sandboxed)
     for (guint i = 0; i < leftovers->len; i++)
       {
         const PaddockLeftover *leftover = &g_array_index (leftovers, PaddockLeftover, i);
@@ -4329,7 +4114,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
             poll (&(struct pollfd) { .fd = leftover->pidfd, .events = POLLIN }, 1, 0) == 0)
           {
             self->pid = (pid_t) pid;
-            self->pid_start_time = (guint64) json_object_get_int_member_with_default (record, "pid_start_time", 0);
+            self->pid_start_time = record->pid_start_time;
             self->sandboxed = FALSE;
             self->reaped = FALSE;
             _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
@@ -4354,8 +4139,8 @@ paddock_session_impl_new_from_record (const char  *record_path,
     {
       /* Listed as it was until they are gone. */
       self->leftovers_final_state = g_strdup (state);
-      self->leftovers_record = json_node_copy (json_parser_get_root (parser));
-      state = json_object_get_string_member_with_default (record, "state", "stopped");
+      self->leftovers_record = json_node_ref (record->root);
+      state = record->state;
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), MAX (leftovers->len, 1));
       self->leftovers = _paddock_session_leftovers_new (self, g_steal_pointer (&leftovers),
                                                         g_steal_pointer (&cgroup));
