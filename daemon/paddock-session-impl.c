@@ -47,6 +47,7 @@
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
 #include "paddock-session-boundary.h"
+#include "paddock-session-commands.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-session-record.h"
 #include "paddock-terminal.h"
@@ -65,20 +66,10 @@
 #define KILL_TIMEOUT_USEC       (10 * G_USEC_PER_SEC)
 #define STOP_POLL_MS            10
 #define PROCESS_COUNT_MS        1000
-#define MAX_COMMANDS_PER_CLIENT 16
-#define MAX_COMMANDS_KEPT       256
 /* How long after "running" the workspace's baseline walk waits (see
  * paddock_stage_record_baseline_in_thread()): past a start and its first
  * output (a few ms) on a loaded machine, well before anyone reviews. */
 #define BASELINE_DELAY_MS       250
-/* How long an Exec or Run waits for the sandbox to say its command
- * started: a fork and an exec take milliseconds, but the command's
- * supervisor runs inside the session, where any process can SIGSTOP it
- * (see hand_to_spare in paddock-sandbox.c). For tests,
- * PADDOCK_TEST_SPAWN_DEADLINE_MS=N in the daemon's own environment makes
- * it N ms. */
-#define SPAWN_DEADLINE_MS       (10 * 1000)
-
 struct _PaddockSessionImpl
 {
   PaddockIpcSession1Skeleton  parent_instance;
@@ -152,19 +143,12 @@ struct _PaddockSessionImpl
 
   guint                       process_count_id;
 
-  /* Exec'd commands by id (PaddockCommandImpl), and host pids → ids. */
-  GHashTable                 *commands;
-  GHashTable                 *command_pids;
-  /* Exec calls waiting for the sandbox to say "spawned", by command id,
-   * and each one's deadline (SpawnDeadline), by the same id. */
-  GHashTable                 *pending_execs;
-  GHashTable                 *spawn_deadlines;
+  /* Exec'd commands, their host pids, the calls waiting for them to
+   * start and their callers (paddock-session-commands.c). */
+  PaddockSessionCommands     *commands;
   /* Each sandboxed command's own event channel (CommandChannel), by id,
    * until its last event or its end: see paddock_session_impl_open_channel. */
   GHashTable                 *command_channels;
-  /* Callers of Exec → CallerWatch, until they leave the bus. */
-  GHashTable                 *caller_watches;
-  guint32                     next_command_id;
 
   /* Where the agent's writes go (NULL: the host profile writes to the
    * workspace itself). */
@@ -628,8 +612,6 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
   g_autoptr(GHashTable) sids = NULL;
   GArray *pids;
-  GHashTableIter iter;
-  gpointer key;
   gboolean agent_session_seen = FALSE;
 
   /* The kernel's own list, where the session has a cgroup: cheap, and
@@ -658,11 +640,12 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
   sids = g_hash_table_new (NULL, NULL);
   if (agent_session_may_live (self))
     g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
-  if (self->command_pids != NULL)
+  if (self->commands != NULL)
     {
-      g_hash_table_iter_init (&iter, self->command_pids);
-      while (g_hash_table_iter_next (&iter, &key, NULL))
-        g_hash_table_add (sids, key);
+      g_autoptr(GArray) command_pids = paddock_session_commands_dup_pids (self->commands, 0);
+
+      for (guint i = 0; i < command_pids->len; i++)
+        g_hash_table_add (sids, GINT_TO_POINTER (g_array_index (command_pids, pid_t, i)));
     }
   pids = list_session_members (self, sids, self->pid, &agent_session_seen);
   if (self->reaped && !agent_session_seen)
@@ -1033,31 +1016,23 @@ paddock_session_impl_last_line (PaddockSessionImpl *self)
 static void
 paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
 {
-  GHashTableIter iter;
-  gpointer value;
+  g_autoptr(GError) error = NULL;
 
-  if (self->pending_execs == NULL)
+  if (self->commands == NULL)
     return;
 
-  g_hash_table_remove_all (self->spawn_deadlines);
-  g_hash_table_iter_init (&iter, self->pending_execs);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    {
-      /* The table's reference goes with the answer. */
-      g_hash_table_iter_steal (&iter);
-      g_dbus_method_invocation_return_error (value, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
-                                             "Session %s ended before the command started", self->id);
-    }
+  g_set_error (&error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "Session %s ended before the command started", self->id);
+  paddock_session_commands_fail_pending (self->commands, error);
 }
 
 /* Command ID's Exec call leaves the table of those waiting for "spawned",
- * with its deadline: it is answered now. */
+ * with its deadline: it is answered now (with the reference the table
+ * held, which the caller of this already has as the borrowed pointer). */
 static void
 paddock_session_impl_steal_pending_exec (PaddockSessionImpl *self,
                                          guint32             id)
 {
-  g_hash_table_remove (self->spawn_deadlines, GUINT_TO_POINTER (id));
-  g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER (id));
+  (void) paddock_session_commands_steal_pending (self->commands, id);
 }
 
 static gboolean paddock_session_impl_send_control (PaddockSessionImpl  *self,
@@ -1117,7 +1092,7 @@ paddock_session_impl_drop_spawned (PaddockSessionImpl    *self,
       g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, message);
     }
   g_signal_handlers_disconnect_by_data (command, self);
-  g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
+  paddock_session_commands_remove (self->commands, id);
 }
 
 /* Events about commands run inside the sandbox: "spawned" and
@@ -1138,8 +1113,8 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
   if (id < 0 || id > G_MAXUINT32)
     return;
 
-  command = g_hash_table_lookup (self->commands, GUINT_TO_POINTER ((guint32) id));
-  invocation = g_hash_table_lookup (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
+  command = paddock_session_commands_lookup (self->commands, (guint32) id);
+  invocation = paddock_session_commands_get_pending (self->commands, (guint32) id);
 
   if (g_str_equal (name, "spawned") && command != NULL)
     {
@@ -1220,7 +1195,7 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
            * pid 1 never does. */
           unexport_command (command);
           g_signal_handlers_disconnect_by_data (command, self);
-          g_hash_table_remove (self->commands, GUINT_TO_POINTER ((guint32) id));
+          paddock_session_commands_remove (self->commands, (guint32) id);
         }
     }
   else if (g_str_equal (name, "command-exited") && command != NULL)
@@ -1430,49 +1405,21 @@ paddock_session_impl_supervisor_gone (PaddockSessionImpl *self,
   paddock_session_impl_answer_lost_command (self, channel);
 }
 
-/* The bound on one Exec's wait for "spawned" (SPAWN_DEADLINE_MS). */
-typedef struct {
-  PaddockSessionImpl *self;   /* not a reference: the session drops its deadlines with its pending Execs */
-  guint32 id;
-  guint source;
-} SpawnDeadline;
-
+/* No "spawned" in time (paddock-session-commands.c's spawn deadline): the
+ * command's supervisor was stopped (or the whole sandbox is). The Exec
+ * gets its one answer now, the command's object and channel go, and
+ * pid 1 is asked for the command's SIGKILL: it kills a supervisor it
+ * finds stopped, tree and all, or resumes it, and it ends what it
+ * started. pid 1 no longer counts that supervisor as its spare, so later
+ * commands do not go to it. */
 static void
-spawn_deadline_free (SpawnDeadline *deadline)
+paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
+                                        guint                   id,
+                                        PaddockSessionImpl     *self)
 {
-  g_clear_handle_id (&deadline->source, g_source_remove);
-  g_free (deadline);
-}
-
-static guint
-spawn_deadline_ms (void)
-{
-  const char *text = g_getenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS");
-  guint64 ms;
-
-  if (text != NULL && g_ascii_string_to_unsigned (text, 10, 1, 3600 * 1000, &ms, NULL))
-    return (guint) ms;
-  return SPAWN_DEADLINE_MS;
-}
-
-/* No "spawned" in time: the command's supervisor was stopped (or the
- * whole sandbox is). The Exec gets its one answer now, the command's
- * object and channel go, and pid 1 is asked for the command's SIGKILL:
- * it kills a supervisor it finds stopped, tree and all, or resumes it,
- * and it ends what it started. pid 1 no longer counts that supervisor as
- * its spare, so later commands do not go to it. */
-static gboolean
-paddock_session_impl_spawn_deadline_cb (gpointer user_data)
-{
-  SpawnDeadline *deadline = user_data;
-  PaddockSessionImpl *self = deadline->self;
-  guint32 id = deadline->id;
   g_autoptr(JsonObject) event = json_object_new ();
   g_autofree char *message = NULL;
   int no_fd = -1;
-
-  deadline->source = 0;
-  g_hash_table_remove (self->spawn_deadlines, GUINT_TO_POINTER (id));
 
   paddock_session_impl_kill_in_sandbox (self, id);
   /* What its supervisor says after this is about a command already answered. */
@@ -1480,27 +1427,13 @@ paddock_session_impl_spawn_deadline_cb (gpointer user_data)
 
   message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
                              "(a process in the session may have stopped it); the sandbox is asked to kill the command",
-                             spawn_deadline_ms ());
+                             paddock_session_commands_get_spawn_deadline_ms ());
   json_object_set_string_member (event, "event", "spawn-failed");
   json_object_set_int_member (event, "id", id);
   json_object_set_int_member (event, "errno", ETIMEDOUT);
   json_object_set_string_member (event, "message", message);
   g_message ("Session %s: command %u: %s", self->id, id, message);
   paddock_session_impl_command_event (self, event, &no_fd);
-  return G_SOURCE_REMOVE;
-}
-
-/* Bounds the wait of command ID's Exec for "spawned". */
-static void
-paddock_session_impl_add_spawn_deadline (PaddockSessionImpl *self,
-                                         guint32             id)
-{
-  SpawnDeadline *deadline = g_new0 (SpawnDeadline, 1);
-
-  deadline->self = self;
-  deadline->id = id;
-  deadline->source = g_timeout_add (spawn_deadline_ms (), paddock_session_impl_spawn_deadline_cb, deadline);
-  g_hash_table_replace (self->spawn_deadlines, GUINT_TO_POINTER (id), deadline);
 }
 
 /* A new channel for command ID: *OUT_REMOTE (CLOEXEC) goes to the
@@ -1931,15 +1864,13 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
    * Say so, or their callers would wait for ever. */
   if (self->sandboxed)
     {
-      GHashTableIter iter;
-      gpointer value;
+      g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
 
-      g_hash_table_iter_init (&iter, self->commands);
-      while (g_hash_table_iter_next (&iter, NULL, &value))
-        if (paddock_command_impl_is_running (value))
+      for (guint i = 0; i < commands->len; i++)
+        if (paddock_command_impl_is_running (g_ptr_array_index (commands, i)))
           {
-            paddock_command_impl_expect_kill (value);
-            paddock_command_impl_exited (value, 128 + SIGKILL, SIGKILL);
+            paddock_command_impl_expect_kill (g_ptr_array_index (commands, i));
+            paddock_command_impl_exited (g_ptr_array_index (commands, i), 128 + SIGKILL, SIGKILL);
           }
     }
   /* Their channels have nothing more to say. */
@@ -2625,15 +2556,13 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
   /* The commands went with the processes. Their objects stay a minute so
    * that callers can still read how they ended, then go. */
   {
-    GHashTableIter iter;
-    gpointer value;
+    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
 
-    g_hash_table_iter_init (&iter, self->commands);
-    while (g_hash_table_iter_next (&iter, NULL, &value))
+    for (guint i = 0; i < commands->len; i++)
       {
-        g_signal_handlers_disconnect_by_data (value, self);
+        g_signal_handlers_disconnect_by_data (g_ptr_array_index (commands, i), self);
         g_timeout_add_seconds_full (G_PRIORITY_DEFAULT, 60, unexport_later_cb,
-                                    g_object_ref (value), g_object_unref);
+                                    g_object_ref (g_ptr_array_index (commands, i)), g_object_unref);
       }
     /* Still in the table: a child watch that fires after this finds its
      * command and records the real exit status. */
@@ -2785,12 +2714,10 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
 
   /* The session's commands end with it: they are killed, not done. */
   {
-    GHashTableIter iter;
-    gpointer value;
+    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
 
-    g_hash_table_iter_init (&iter, self->commands);
-    while (g_hash_table_iter_next (&iter, NULL, &value))
-      paddock_command_impl_expect_kill (value);
+    for (guint i = 0; i < commands->len; i++)
+      paddock_command_impl_expect_kill (g_ptr_array_index (commands, i));
   }
   self->stop_kill_at = kill_at;
   self->killed = FALSE;
@@ -2918,12 +2845,10 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
    * answered now, not left to the bus's NoReply. */
   paddock_session_impl_fail_pending_execs (self);
   {
-    GHashTableIter iter;
-    gpointer value;
+    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
 
-    g_hash_table_iter_init (&iter, self->commands);
-    while (g_hash_table_iter_next (&iter, NULL, &value))
-      paddock_command_impl_answer_run_quitting (value);
+    for (guint i = 0; i < commands->len; i++)
+      paddock_command_impl_answer_run_quitting (g_ptr_array_index (commands, i));
   }
 
   /* The daemon is going: wait (briefly) for the kernel to empty the
@@ -3094,9 +3019,7 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
                                       int                 signal_number,
                                       PaddockSessionImpl *self)
 {
-  GHashTableIter iter;
-  gpointer key;
-  gpointer value;
+  g_autoptr(GArray) pids = NULL;
 
   /* Inside the sandbox, the command's supervisor (a subreaper) kills the
    * whole tree, setsid()ed descendants included. */
@@ -3116,16 +3039,15 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
 
   /* On the host the command's keeper (a subreaper too) signals its
    * tree, setsid()ed descendants included; a SIGKILL until it is empty. */
-  g_hash_table_iter_init (&iter, self->command_pids);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    if (GPOINTER_TO_UINT (value) == paddock_command_impl_get_id (command))
-      for (guint i = 0; i < self->command_keepers->len; i++)
-        {
-          PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
+  pids = paddock_session_commands_dup_pids (self->commands, paddock_command_impl_get_id (command));
+  for (guint j = 0; j < pids->len; j++)
+    for (guint i = 0; i < self->command_keepers->len; i++)
+      {
+        PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
 
-          if (paddock_keeper_client_get_pid (keeper) == GPOINTER_TO_INT (key))
-            paddock_keeper_client_signal (keeper, signal_number);
-        }
+        if (paddock_keeper_client_get_pid (keeper) == g_array_index (pids, pid_t, j))
+          paddock_keeper_client_signal (keeper, signal_number);
+      }
 }
 
 static void
@@ -3134,7 +3056,7 @@ paddock_session_impl_command_released_cb (PaddockCommandImpl *command,
 {
   unexport_command (command);
   g_signal_handlers_disconnect_by_data (command, self);
-  g_hash_table_remove (self->commands, GUINT_TO_POINTER (paddock_command_impl_get_id (command)));
+  paddock_session_commands_remove (self->commands, paddock_command_impl_get_id (command));
 }
 
 static void
@@ -3142,13 +3064,10 @@ paddock_session_impl_command_ended (PaddockSessionImpl *self,
                                     pid_t               pid,
                                     int                 wait_status)
 {
-  gpointer id = self->command_pids != NULL ? g_hash_table_lookup (self->command_pids, GINT_TO_POINTER (pid)) : NULL;
-  PaddockCommandImpl *command = self->commands != NULL ? g_hash_table_lookup (self->commands, id) : NULL;
+  guint32 id = self->commands != NULL ? paddock_session_commands_take_pid (self->commands, pid) : 0;
+  PaddockCommandImpl *command = id != 0 ? paddock_session_commands_lookup (self->commands, id) : NULL;
   int exit_status = 0;
   int signal_number = 0;
-
-  if (self->command_pids != NULL)
-    g_hash_table_remove (self->command_pids, GINT_TO_POINTER (pid));
 
   if (WIFEXITED (wait_status))
     exit_status = WEXITSTATUS (wait_status);
@@ -3160,81 +3079,6 @@ paddock_session_impl_command_ended (PaddockSessionImpl *self,
 
   if (command != NULL)
     paddock_command_impl_exited (command, exit_status, signal_number);
-}
-
-/* Each command watches its caller's NameOwnerChanged (the command dies
- * with its caller). The session holds the same match for as long as the
- * caller is on the bus, so that GDBus, which sends one AddMatch per
- * distinct rule, sends it once per caller rather than an AddMatch and a
- * RemoveMatch to the bus daemon around every command. */
-typedef struct
-{
-  GDBusConnection *connection;
-  guint            id;
-} CallerWatch;
-
-static void
-caller_watch_free (CallerWatch *watch)
-{
-  g_dbus_connection_signal_unsubscribe (watch->connection, watch->id);
-  g_object_unref (watch->connection);
-  g_free (watch);
-}
-
-static void
-paddock_session_impl_caller_vanished_cb (GDBusConnection *connection,
-                                         const char      *sender_name,
-                                         const char      *object_path,
-                                         const char      *interface_name,
-                                         const char      *signal_name,
-                                         GVariant        *parameters,
-                                         gpointer         user_data)
-{
-  PaddockSessionImpl *self = user_data;
-  const char *name;
-  const char *new_owner;
-
-  g_variant_get (parameters, "(&s&s&s)", &name, NULL, &new_owner);
-  if (new_owner[0] == '\0' && self->caller_watches != NULL)
-    g_hash_table_remove (self->caller_watches, name);
-}
-
-static void
-paddock_session_impl_watch_caller (PaddockSessionImpl *self,
-                                   GDBusConnection    *connection,
-                                   const char         *caller)
-{
-  CallerWatch *watch;
-
-  /* Unique names only (a peer-to-peer caller has none), and bounded: a
-   * client that has left is dropped when it leaves. */
-  if (caller == NULL || caller[0] != ':' || g_hash_table_contains (self->caller_watches, caller))
-    return;
-
-  watch = g_new0 (CallerWatch, 1);
-  watch->connection = g_object_ref (connection);
-  /* The very rule of paddock_command_impl_new(). */
-  watch->id = g_dbus_connection_signal_subscribe (connection, "org.freedesktop.DBus", "org.freedesktop.DBus",
-                                                  "NameOwnerChanged", "/org/freedesktop/DBus", caller,
-                                                  G_DBUS_SIGNAL_FLAGS_NONE,
-                                                  paddock_session_impl_caller_vanished_cb, self, NULL);
-  g_hash_table_insert (self->caller_watches, g_strdup (caller), watch);
-}
-
-static guint
-count_running_commands_of (PaddockSessionImpl *self,
-                           const char         *caller)
-{
-  GHashTableIter iter;
-  gpointer value;
-  guint count = 0;
-
-  g_hash_table_iter_init (&iter, self->commands);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    if (paddock_command_impl_is_running (value) &&
-        g_strcmp0 (paddock_command_impl_get_caller (value), caller) == 0)
-      count++;
-  return count;
 }
 
 /* A host command's keeper: the command's end; then the keeper's, once
@@ -3321,8 +3165,7 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   g_ptr_array_add (self->command_keepers, keeper);
   pid = paddock_keeper_client_get_pid (keeper);
 
-  g_hash_table_insert (self->command_pids, GINT_TO_POINTER (pid),
-                       GUINT_TO_POINTER (paddock_command_impl_get_id (command)));
+  paddock_session_commands_add_pid (self->commands, pid, paddock_command_impl_get_id (command));
   paddock_command_impl_started (command, pid);
   return TRUE;
 }
@@ -3472,12 +3315,9 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
         return;
       }
   }
-  if (count_running_commands_of (self, caller) >= MAX_COMMANDS_PER_CLIENT ||
-      g_hash_table_size (self->commands) >= MAX_COMMANDS_KEPT)
+  if (!paddock_session_commands_check_quota (self->commands, caller, &error))
     {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "A client runs at most %u commands in a session at once "
-                                             "(release finished ones)", MAX_COMMANDS_PER_CLIENT);
+      g_dbus_method_invocation_return_gerror (invocation, error);
       return;
     }
 
@@ -3486,10 +3326,11 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
   while (g_variant_iter_next (&iter, "{&s&s}", &key, &value))
     envp = g_environ_setenv (envp, key, value, TRUE);
 
-  paddock_session_impl_watch_caller (self, g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
-                                     caller);
+  paddock_session_commands_watch_caller (self->commands,
+                                         g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                         caller);
 
-  id = ++self->next_command_id;
+  id = paddock_session_commands_next_id (self->commands);
   path = g_strdup_printf ("%s/command/%u", self->object_path, id);
   command = paddock_command_impl_new (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
                                       path, id, caller, tty, timeout_ms);
@@ -3500,30 +3341,29 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
     {
       /* Exported once the sandbox says it runs (the Exec answer carries
        * its path; nobody can ask for it before). */
-      g_hash_table_insert (self->commands, GUINT_TO_POINTER (id), g_object_ref (command));
+      paddock_session_commands_add (self->commands, command);
       if (paddock_session_impl_spawn_in_sandbox (self, command, argv,
                                                  cwd[0] != '\0' ? cwd : self->config.workspace,
                                                  envp, tty, &error))
         {
           /* Answered when the sandbox says "spawned" or why not; the
            * table holds the handler's reference until then. */
-          g_hash_table_insert (self->pending_execs, GUINT_TO_POINTER (id), invocation);
-          paddock_session_impl_add_spawn_deadline (self, id);
+          paddock_session_commands_add_pending (self->commands, id, invocation);
           return;
         }
-      g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
+      paddock_session_commands_remove (self->commands, id);
     }
   else if (g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
                                              g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
                                              path, &error))
     {
-      g_hash_table_insert (self->commands, GUINT_TO_POINTER (id), g_object_ref (command));
+      paddock_session_commands_add (self->commands, command);
       if (!paddock_session_impl_spawn_on_host (self, command, (char **) argv,
                                                cwd[0] != '\0' ? cwd : self->config.workspace,
                                                envp, tty, &error))
         {
           g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
-          g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
+          paddock_session_commands_remove (self->commands, id);
         }
     }
 
@@ -3816,8 +3656,11 @@ paddock_session_impl_dispose (GObject *object)
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
   g_clear_object (&self->stage);
   g_clear_pointer (&self->network, _paddock_session_network_free);
-  if (self->caller_watches != NULL)
-    g_hash_table_remove_all (self->caller_watches);
+  if (self->commands != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->commands, self);
+      paddock_session_commands_unwatch_callers (self->commands);
+    }
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
 }
@@ -3836,12 +3679,8 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->leftovers_final_state, g_free);
   g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
   g_clear_pointer (&self->leftovers_record, json_node_unref);
-  g_clear_pointer (&self->commands, g_hash_table_unref);
-  g_clear_pointer (&self->pending_execs, g_hash_table_unref);
-  g_clear_pointer (&self->spawn_deadlines, g_hash_table_unref);
+  g_clear_object (&self->commands);
   g_clear_pointer (&self->command_channels, g_hash_table_unref);
-  g_clear_pointer (&self->caller_watches, g_hash_table_unref);
-  g_clear_pointer (&self->command_pids, g_hash_table_unref);
   g_clear_pointer (&self->command_keepers, g_ptr_array_unref);
   g_clear_pointer (&self->pid_namespace, g_free);
   g_clear_pointer (&self->record_path, g_free);
@@ -3882,13 +3721,9 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->cgroup_procs_fd = -1;
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
-  self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
-  self->pending_execs = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
-  self->spawn_deadlines = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) spawn_deadline_free);
+  self->commands = paddock_session_commands_new ();
+  g_signal_connect (self->commands, "spawn-deadline", G_CALLBACK (paddock_session_impl_spawn_deadline_cb), self);
   self->command_channels = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) command_channel_free);
-  self->caller_watches = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                (GDestroyNotify) caller_watch_free);
-  self->command_pids = g_hash_table_new (NULL, NULL);
   self->command_keepers = g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_keeper_client_free);
   self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
