@@ -2641,7 +2641,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       return FALSE;
     }
 
-  if (sandboxed)
+  /* A host session has a stage only in the portable build (a copy the
+   * agent starts in: paddock_manager_impl_handle_create_session()). */
+  if (self->stage != NULL)
     {
       /* The layers exist before the sandbox mounts them; a copy stage is
        * copied here (the fallback where overlayfs cannot be mounted). The
@@ -2931,7 +2933,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
         .program = program,
         .argv = (char **) argv->pdata,
         .envp = envp,
-        .cwd = self->config.workspace,
+        .cwd = self->stage != NULL ? paddock_stage_get_root (self->stage) : self->config.workspace,
         .stdio = { slave, slave, slave },
         .tty = TRUE,
         .pass_fds = listen_fds,

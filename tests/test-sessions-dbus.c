@@ -190,7 +190,11 @@ test_output_environment_and_size (void)
   g_assert_null (strstr (output->str, "sk-canary-4242"));
   g_assert_null (strstr (output->str, "DBUS_SESSION_BUS_ADDRESS"));
   {
-    g_autofree char *cwd = g_strconcat ("cwd: ", workspace, NULL);
+    /* The portable build's host sessions start in their copy stage,
+     * which lives in the session's folder. */
+    g_autofree char *cwd = paddock_test_have_sandbox ()
+                           ? g_strconcat ("cwd: ", workspace, NULL)
+                           : g_strconcat ("cwd: ", paddock_test_daemon_get_state_dir (daemon), "/sessions/", NULL);
     g_assert_nonnull (strstr (output->str, cwd));
   }
 
