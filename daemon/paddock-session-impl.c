@@ -38,6 +38,7 @@
 #include "paddock-clone-vm.h"
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
+#include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
 #include "paddock-keeper-client.h"
 #include "paddock-lease.h"
@@ -4547,7 +4548,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
         keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
         !json_object_get_boolean_member_with_default (record, "sandboxed", TRUE))
       {
-        int pidfd = (int) syscall (SYS_pidfd_open, (pid_t) keeper_pid, 0);  /* CLOEXEC, always */
+        int pidfd = paddock_compat_pidfd_open ((pid_t) keeper_pid);  /* CLOEXEC, always */
 
         /* Read after the pidfd: it names the keeper we knew, or no one. */
         if (pidfd >= 0 && process_start_time ((pid_t) keeper_pid) == keeper_start_time)
