@@ -118,7 +118,7 @@ paddock_spare_options_receive (int          control_fd,
   if (seals < 0 || (seals & SEALS) != SEALS || fstat (memfd, &st) != 0 || st.st_size <= 0 ||
       st.st_size > PADDOCK_SPARE_OPTIONS_MAX_BYTES)
     return EINVAL;
-  blob = g_malloc ((gsize) st.st_size + 1);
+  blob = g_malloc ((gsize) st.st_size);
   *out_what = "cannot read the session's options";
   while (got < (gsize) st.st_size)
     {
@@ -134,26 +134,11 @@ paddock_spare_options_receive (int          control_fd,
         }
       got += (gsize) n;
     }
-  blob[got] = '\0';
-  *out_what = "the session's options do not end with a NUL, or are too many";
-  if (blob[got - 1] != '\0')
+  if (!paddock_spare_options_parse (blob, got, &args, out_what))
     {
       g_free (blob);
       return EINVAL;
     }
-  args = g_ptr_array_new ();
-  g_ptr_array_add (args, (char *) "paddock-sandbox");
-  for (gsize at = 0; at < got; at += strlen (blob + at) + 1)
-    {
-      if (args->len > PADDOCK_SPARE_OPTIONS_MAX_ARGS)
-        {
-          g_ptr_array_unref (args);
-          g_free (blob);
-          return EINVAL;
-        }
-      g_ptr_array_add (args, blob + at);
-    }
-  g_ptr_array_add (args, NULL);
   *out_block = blob;
   *out_args = args;
   *out_what = NULL;
