@@ -239,7 +239,7 @@ run_op (const SandboxConfig *cfg,
 
     case OP_PROTECT:
       {
-        /* Pid 1 is single-threaded (see the top): realpath and g_strdup
+        /* Pid 1 is single-threaded (paddock-sandbox-private.h): realpath and g_strdup
          * are fine here. Nothing else runs in the namespace yet, so what
          * lstat saw is what gets mounted. */
         char resolved[PATH_BUF];

@@ -73,7 +73,7 @@ sup_send (int           chan,
  * which turns it into the daemon's event; or, for a "direct" spawn,
  * straight to the daemon as that event, on the command's own channel
  * (REQ's events_fd), with no wakeup of pid 1 on the way: see "Direct
- * events" at the top of this file. */
+ * events" in docs/sandbox-protocol.md. */
 static void
 sup_report (const SpawnRequest *req,
             int                 chan,
