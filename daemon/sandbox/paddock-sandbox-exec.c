@@ -11,40 +11,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <glib.h>
 #include <linux/capability.h>
-#include <linux/rtnetlink.h>
-#include <net/if.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
-#include <poll.h>
-#include <sched.h>
+#include <linux/securebits.h>
 #include <signal.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
-#include <linux/securebits.h>
-
-#include "paddock-autofd.h"
-#include "paddock-fdpass.h"
 #include "paddock-sandbox-private.h"
-#include "paddock-spare-options.h"
 
 /* Root inside the user namespace has every capability over our mounts: it
  * could remount the read-only binds read-write, and when the helper runs as

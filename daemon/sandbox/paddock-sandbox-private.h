@@ -37,6 +37,7 @@
 #pragma once
 
 #include <glib.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include "paddock-landlock.h"
