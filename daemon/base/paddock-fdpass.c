@@ -12,9 +12,20 @@
 #include "paddock-fdpass.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+/* Linux marks received fds close-on-exec atomically. Where recvmsg() has
+ * no such flag (the BSDs and macOS of a portable build) each is marked
+ * right after: racy against a fork+exec in another thread of the caller,
+ * which the callers here (single-threaded, or forking only on their main
+ * loop) do not do. */
+#ifndef MSG_CMSG_CLOEXEC
+#define MSG_CMSG_CLOEXEC 0
+#define PADDOCK_FDPASS_MARK_CLOEXEC 1
+#endif
 
 /* Control space for the most descriptors one message carries, aligned as
  * the CMSG_* macros expect. */
@@ -128,6 +139,9 @@ paddock_fdpass_recv (int     sock,
           int fd;
 
           memcpy (&fd, data + i * sizeof (int), sizeof fd);
+#ifdef PADDOCK_FDPASS_MARK_CLOEXEC
+          (void) fcntl (fd, F_SETFD, FD_CLOEXEC);
+#endif
           if (got < max_fds)
             fds[got++] = fd;
           else
