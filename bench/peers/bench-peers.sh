@@ -14,14 +14,14 @@
 # shell cannot time a 3 ms command).
 #
 # Usage: bench-peers.sh [BUILDDIR] [ROUNDS]   (ROUNDS ≥ 10 for the record)
-# PADDOCK_PEERS_ONLY="start leases git teardown" picks figures;
+# PADDOCK_PEERS_ONLY="start leases git proxy teardown" picks figures;
 # PADDOCK_PEERS_OTHER_CTL=PATH adds another build's paddockctl to the start.
 
 set -euo pipefail
 
 builddir=$(cd "${1:-build}" && pwd)
 rounds=${2:-10}
-only=${PADDOCK_PEERS_ONLY:-start leases git teardown}
+only=${PADDOCK_PEERS_ONLY:-start leases git proxy teardown}
 CTL="$builddir/app/paddockctl"
 DAEMON="$builddir/daemon/paddockd"
 CLOCK="$builddir/bench/peers/peers-clock"
@@ -148,7 +148,7 @@ fi
 
 if [[ " $only " == *" git "* ]]; then
   echo
-  echo "3. \`git status --porcelain\` in a 10,000-file repository, timed inside (bash's time, best of 3 per round)"
+  echo "3. \`git status --porcelain\` in a 10,000-file repository, timed inside (bash's time, best of 5 per round)"
   repo="$tmp/repo"
   mkdir -p "$repo"
   for d in $(seq 0 99); do
@@ -156,7 +156,7 @@ if [[ " $only " == *" git "* ]]; then
     for f in $(seq 0 99); do echo "file $d $f" >"$repo/d$d/f$f.txt"; done
   done
   git -C "$repo" init -q && git -C "$repo" add -A && git -C "$repo" -c user.name=b -c user.email=b@b commit -qm tree
-  inner='TIMEFORMAT=%3R; for i in 1 2 3; do time git status --porcelain >/dev/null; done 2>&1'
+  inner='TIMEFORMAT=%3R; for i in 1 2 3 4 5; do time git status --porcelain >/dev/null; done 2>&1'
   best () { tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -n | head -1; }
   id=$("$CTL" create --workspace "$repo" --profile safe -- sleep 100000)
   for _ in $(seq 50); do "$CTL" exec "$id" -- true >/dev/null 2>&1 && break; sleep 0.1; done
@@ -194,11 +194,27 @@ if [[ " $only " == *" git "* ]]; then
   "$CTL" destroy "$id" >/dev/null
 fi
 
-# ---- 4. teardown of 500 escaped processes -------------------------------------------------
+# ---- 4. the session proxy with 8 and 64 clients ------------------------------------------
+
+if [[ " $only " == *" proxy "* ]]; then
+  # bench-network's proxy is the session's (PaddockProxy, allowlist,
+  # journal, keep-alive pool), in-process, against the same origin direct,
+  # rounds interleaved. sandbox-runtime's proxy is not driven here yet (it
+  # wants a settings file allowing the origin's domain, and a client inside
+  # srt): ANCHORS.md has its 7.57x.
+  for clients in 8 64; do
+    echo
+    echo "4. proxy round trip of a small request, $clients clients at once, vs direct (bench-network)"
+    "$builddir/bench/network/bench-network" --clients "$clients" --rounds "$rounds" | sed -n '/^small request/,/^  the same/p'
+  done
+  echo "   target: <= 1.5x direct with 64 clients"
+fi
+
+# ---- 5. teardown of 500 escaped processes -------------------------------------------------
 
 if [[ " $only " == *" teardown "* ]]; then
   echo
-  echo "4. teardown of 500 processes, half of them setsid'd (paddockctl destroy vs SIGKILL of an unshare'd pid 1)"
+  echo "5. teardown of 500 processes, half of them setsid'd (paddockctl destroy vs SIGKILL of an unshare'd pid 1)"
   spawn='for i in $(seq 250); do sleep 1001 & setsid sleep 1001 & done; echo ready; wait'
   ours=() theirs=()
   for round in $(seq 1 "$rounds"); do
@@ -210,7 +226,7 @@ if [[ " $only " == *" teardown "* ]]; then
     done
     a=$("$CLOCK" once "$CTL" destroy "$id")
     left=$(pgrep -f -c '^sleep 1001$' || true)
-    b=$("$CLOCK" kill-ns ready unshare -Urpf --mount-proc sh -c "$spawn")
+    b=$("$CLOCK" kill-ns ready unshare -Urpf --mount-proc sh -c "$spawn" 2>/dev/null)
     ours+=("$a"); theirs+=("$b")
     printf 'round %2d:  paddock %s ms (%s left)  kernel %s ms  (%sx)\n' "$round" "$a" "$left" "$b" "$(ratio "$a" "$b")"
   done
