@@ -85,7 +85,7 @@ destroy_all ()
     "$CTL" destroy "$id" >/dev/null
   done
 }
-median () { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median () { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio () { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # A typical agent set-up of bubblewrap: the system read-only, the project
@@ -118,23 +118,27 @@ fi
 
 if [[ " $only " == *" leases "* ]]; then
   echo
-  echo "2. held port leases, 20 racing processes x 25 (D-Bus Ports1.Lease vs portserver through portpicker)"
+  echo "2. held port leases, 20 racing processes x 25 (D-Bus Ports1.Lease, one call each, or LeaseMany, 16 a call, vs portserver through portpicker)"
   portserver_address="@paddock-peers-$$"
   /usr/bin/python3 /usr/bin/portserver --portserver_address "$portserver_address" >"$tmp/portserver.log" 2>&1 &
   portserver_pid=$!
   sleep 1
-  ours=() theirs=()
+  ours=() many=() theirs=()
   for round in $(seq 1 "$rounds"); do
-    if (( round % 2 )); then
-      a=$("$CLOCK" lease-race 20 25); b=$(/usr/bin/python3 "$here/portserver-race.py" "$portserver_address" 20 25)
-    else
-      b=$(/usr/bin/python3 "$here/portserver-race.py" "$portserver_address" 20 25); a=$("$CLOCK" lease-race 20 25)
-    fi
-    ours+=("${a%% *}"); theirs+=("${b%% *}")
-    printf 'round %2d:  paddock %s\n           portserver %s   (%sx)\n' "$round" "$a" "$b" "$(ratio "${a%% *}" "${b%% *}")"
+    for k in 0 1 2; do
+      case $(( (round + k) % 3 )) in
+        0) a=$("$CLOCK" lease-race 20 25) ;;
+        1) c=$("$CLOCK" lease-race 20 25 --many) ;;
+        2) b=$(/usr/bin/python3 "$here/portserver-race.py" "$portserver_address" 20 25) ;;
+      esac
+    done
+    ours+=("${a%% *}"); many+=("${c%% *}"); theirs+=("${b%% *}")
+    printf 'round %2d:  paddock Lease     %s   (%sx)\n           paddock LeaseMany %s   (%sx)\n           portserver        %s\n' \
+      "$round" "$a" "$(ratio "${a%% *}" "${b%% *}")" "$c" "$(ratio "${c%% *}" "${b%% *}")" "$b"
   done
-  m_ours=$(printf '%s\n' "${ours[@]}" | median); m_theirs=$(printf '%s\n' "${theirs[@]}" | median)
-  echo "medians: paddock $m_ours/s, portserver $m_theirs/s: $(ratio "$m_ours" "$m_theirs")x   (target >= 1x)"
+  m_ours=$(printf '%s\n' "${ours[@]}" | median); m_many=$(printf '%s\n' "${many[@]}" | median)
+  m_theirs=$(printf '%s\n' "${theirs[@]}" | median)
+  echo "medians: paddock Lease $m_ours/s ($(ratio "$m_ours" "$m_theirs")x), LeaseMany (16 a call) $m_many/s ($(ratio "$m_many" "$m_theirs")x), portserver $m_theirs/s   (target >= 1x)"
 
   echo "2b. one lease from the command line: \`paddockctl ports lease -- true\` vs portpicker's client"
   (cd "$tmp" && PORTSERVER_ADDRESS="$portserver_address" "$CLOCK" time --rounds "$rounds" \
@@ -160,7 +164,7 @@ if [[ " $only " == *" git "* ]]; then
   best () { tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -n | head -1; }
   id=$("$CTL" create --workspace "$repo" --profile safe -- sleep 100000)
   for _ in $(seq 50); do "$CTL" exec "$id" -- true >/dev/null 2>&1 && break; sleep 0.1; done
-  declare -A git_times=()
+  declare -A git_times=() git_ratios=()
   kinds=(native paddock bwrap)
   [ -n "$SRT" ] && kinds+=(srt)
   for round in $(seq 1 "$rounds"); do
@@ -179,7 +183,10 @@ if [[ " $only " == *" git "* ]]; then
     for kind in "${kinds[@]}"; do
       eval "t=\$t_$kind"
       line+="  $kind $(awk -v t="$t" 'BEGIN { printf "%.1f", t * 1000 }') ms"
-      [ "$kind" != native ] && line+=" ($(ratio "$t" "$t_native")x native)"
+      if [ "$kind" != native ]; then
+        line+=" ($(ratio "$t" "$t_native")x native)"
+        git_ratios[$kind]+="$(ratio "$t" "$t_native") "
+      fi
     done
     echo "$line"
   done
@@ -188,7 +195,8 @@ if [[ " $only " == *" git "* ]]; then
   for kind in "${kinds[@]}"; do
     m=$(printf '%s\n' ${git_times[$kind]} | median)
     summary+="  $kind $(awk -v t="$m" 'BEGIN { printf "%.1f", t * 1000 }') ms"
-    [ "$kind" != native ] && summary+=" ($(ratio "$m" "$m_native")x)"
+    [ "$kind" != native ] &&
+      summary+=" ($(ratio "$m" "$m_native")x; per-round ratios' median $(printf '%s\n' ${git_ratios[$kind]} | median)x)"
   done
   echo "$summary   (target: paddock <= 1.15x native)"
   "$CTL" destroy "$id" >/dev/null

@@ -20,11 +20,12 @@
  *     stdout, then SIGKILLs the namespace's pid 1 (CMD's child) and prints
  *     the milliseconds until CMD is reaped: the kernel has then killed and
  *     reaped every process of the namespace, its own teardown.
- *   lease-race PROCS PER
+ *   lease-race PROCS PER [--many]
  *     PROCS processes, released at once, each leasing PER ports through
  *     org.paddock.Ports1.Lease on the session bus and holding every socket;
  *     prints the leases per second, the ports handed out twice, and how
  *     many of them another program could still bind (0: they are held).
+ *     With --many each takes its PER through Ports1.LeaseMany, 16 a call.
  */
 
 #include "config.h"
@@ -381,9 +382,10 @@ kill_namespace (int    argc,
 /* ---- lease-race -------------------------------------------------------------------- */
 
 static void G_GNUC_NORETURN
-lease_racer (int   go_fd,
-             int   out_fd,
-             guint per)
+lease_racer (int      go_fd,
+             int      out_fd,
+             guint    per,
+             gboolean many)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GDBusConnection) connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
@@ -395,6 +397,37 @@ lease_racer (int   go_fd,
   if (read (go_fd, &go, 1) != 1)
     _exit (1);
 
+  /* In calls of at most 16 (LeaseMany's limit, the bus's per message). */
+  while (many && per > 0)
+    {
+      g_autoptr(GUnixFDList) fd_list = NULL;
+      g_autoptr(GVariant) reply = NULL;
+      g_autoptr(GVariant) leases = NULL;
+      g_autoptr(GVariant) handles = NULL;
+      guint count = MIN (per, 16);
+
+      reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon",
+                                                             "/org/paddock/Daemon",
+                                                             "org.paddock.Ports1", "LeaseMany",
+                                                             g_variant_new ("(sua{sv})", "race", count, NULL),
+                                                             G_VARIANT_TYPE ("(aa{sv}ah)"),
+                                                             G_DBUS_CALL_FLAGS_NONE, 30000, NULL,
+                                                             &fd_list, NULL, &error);
+      if (reply == NULL)
+        bail ("racer: LeaseMany: %s", error->message);
+      g_variant_get (reply, "(@aa{sv}@ah)", &leases, &handles);
+      for (gsize i = 0; i < g_variant_n_children (leases); i++)
+        {
+          g_autoptr(GVariant) lease = g_variant_get_child_value (leases, i);
+          guint16 port = 0;
+
+          g_variant_lookup (lease, "port", "q", &port);
+          g_string_append_printf (report, "%u\n", port);
+        }
+      /* The list's descriptors stay open with it until exit: held. */
+      (void) g_steal_pointer (&fd_list);
+      per -= count;
+    }
   for (guint i = 0; i < per; i++)
     {
       g_autoptr(GUnixFDList) fd_list = NULL;
@@ -452,14 +485,17 @@ lease_race (int    argc,
   int go[2];
   guint procs;
   guint per;
+  gboolean many = FALSE;
   guint handed_out = 0;
   guint duplicates = 0;
   guint open_to_others = 0;
   gint64 start;
   double elapsed_ms;
 
-  if (argc != 2)
-    bail ("lease-race PROCS PER");
+  if (argc == 3 && g_str_equal (argv[2], "--many"))
+    many = TRUE;
+  else if (argc != 2)
+    bail ("lease-race PROCS PER [--many]");
   procs = (guint) g_ascii_strtoull (argv[0], NULL, 10);
   per = (guint) g_ascii_strtoull (argv[1], NULL, 10);
   if (procs == 0 || procs > MAX_RACERS || per == 0 || per > MAX_PER_RACER)
@@ -478,11 +514,18 @@ lease_race (int    argc,
       if (pids[p] == 0)
         {
           char per_arg[16];
+          char go_arg[16];
+          char out_arg[16];
 
-          if (dup2 (go[0], 3) < 0 || dup2 (out[1], 4) < 0)
+          /* Both kept across exec, by number (a dup2 onto the same number
+           * would keep close-on-exec). */
+          if (fcntl (go[0], F_SETFD, 0) != 0 || fcntl (out[1], F_SETFD, 0) != 0)
             _exit (1);
           snprintf (per_arg, sizeof per_arg, "%u", per);
-          execl (self_exe, self_exe, "lease-racer", per_arg, (char *) NULL);
+          snprintf (go_arg, sizeof go_arg, "%d", go[0]);
+          snprintf (out_arg, sizeof out_arg, "%d", out[1]);
+          execl (self_exe, self_exe, "lease-racer", per_arg, go_arg, out_arg,
+                 many ? "many" : "one", (char *) NULL);
           _exit (127);
         }
       close (out[1]);
@@ -556,12 +599,13 @@ main (int   argc,
     return kill_namespace (argc - 2, argv + 2);
   if (argc >= 2 && g_str_equal (argv[1], "lease-race"))
     return lease_race (argc - 2, argv + 2);
-  if (argc == 3 && g_str_equal (argv[1], "lease-racer"))
-    lease_racer (3, 4, (guint) g_ascii_strtoull (argv[2], NULL, 10));
+  if (argc == 6 && g_str_equal (argv[1], "lease-racer"))
+    lease_racer (atoi (argv[3]), atoi (argv[4]), (guint) g_ascii_strtoull (argv[2], NULL, 10),
+                 g_str_equal (argv[5], "many"));
 
   fprintf (stderr, "usage: %s time [--rounds N] [--marker TEXT] LABEL CMD... [:: LABEL CMD...]...\n"
                    "       %s once CMD...\n"
                    "       %s kill-ns TEXT CMD...\n"
-                   "       %s lease-race PROCS PER\n", argv[0], argv[0], argv[0], argv[0]);
+                   "       %s lease-race PROCS PER [--many]\n", argv[0], argv[0], argv[0], argv[0]);
   return 2;
 }
