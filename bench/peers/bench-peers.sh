@@ -58,6 +58,9 @@ unset DISPLAY WAYLAND_DISPLAY
 bus_pid="" daemon_pid="" portserver_pid=""
 cleanup ()
 {
+  # Every step, whatever the one before returned (a killed daemon's wait
+  # fails, and errexit would end the trap there, leaving the rest running).
+  set +e
   [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
   [ -n "$portserver_pid" ] && kill "$portserver_pid" 2>/dev/null && wait "$portserver_pid" 2>/dev/null
   [ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null
