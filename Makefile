@@ -17,7 +17,7 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_odr_violatio
 
 DEB_OUTDIR    ?= deb
 
-.PHONY: all deps build run test test-asan test-portable bench deb clean
+.PHONY: all deps build run test test-asan test-portable bench bench-peers deb clean
 
 all: build
 
@@ -64,6 +64,12 @@ test-portable: deps $(PORTABLE_BUILDDIR)/build.ninja
 # Figures for BENCHMARKS.md; not tests.
 bench: build
 	bench/run-all.sh $(BUILDDIR)
+
+# The user's path (paddockctl, D-Bus) beside bubblewrap, portserver and
+# sandbox-runtime, installed when missing; BENCH_ROUNDS rounds (10).
+BENCH_ROUNDS ?= 10
+bench-peers: build
+	bench/peers/bench-peers.sh $(BUILDDIR) $(BENCH_ROUNDS)
 
 # The package, built as a distribution would (dpkg-buildpackage, from
 # debian/, without the test suites, warnings not errors), then checked by
