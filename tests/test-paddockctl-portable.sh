@@ -10,10 +10,14 @@
 # nothing enforces any of it. A build with the Linux executor skips: its
 # host sessions write the workspace itself (safe ones stage).
 
+# Decided before a daemon starts, so that the whole suite is a skip (a
+# "1..0 # SKIP" plan), not a passed check plus a skipped one.
+# shellcheck source=tap-lib.sh
+source "$(dirname "$0")/tap-lib.sh" "$@"
+have_sandbox && skip "this build has the Linux executor: its host sessions do not stage"
+
 # shellcheck source=paddockctl-lib.sh
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
-
-have_sandbox && skip "this build has the Linux executor: its host sessions do not stage"
 
 logs_have () { "$CTL" logs "$1" 2>/dev/null | grep -qF -- "$2"; }
 
