@@ -235,9 +235,9 @@ check "…the connect-outside probe was blocked" \
   test "$(field "$id" '[l["status"] for l in d["boundary"] if l["layer"] == "probe:connect-outside"]')" = "['enforced']"
 
 "$CTL" --json exec "$id" -- env >"$tmp/env.json"
-check "HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lower-case point at 127.0.0.1:3128 inside" \
+check "HTTP_PROXY, HTTPS_PROXY (http://) and ALL_PROXY (socks5h://), and lower-case, point at 127.0.0.1:3128 inside" \
   test "$(json "$tmp/env.json" 'sorted(l for l in d["stdout"].splitlines() if "proxy=" in l.lower() and "no_proxy" not in l.lower())')" \
-       = "$("$PYTHON" -c 'print(sorted(n + "=http://127.0.0.1:3128" for n in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"]))')"
+       = "$("$PYTHON" -c 'print(sorted([n + "=http://127.0.0.1:3128" for n in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]] + [n + "=socks5h://127.0.0.1:3128" for n in ["ALL_PROXY", "all_proxy"]]))')"
 
 # ---- the only way out ------------------------------------------------------------
 
