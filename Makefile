@@ -1,5 +1,8 @@
 # Paddock — the two set-up commands: `make run` and `make test`.
 #
+# `make test` also runs the fuzz targets under libFuzzer for about a
+# minute; `make fuzz` runs them for longer.
+#
 # Both install the missing Debian packages of tools/debian-packages.txt
 # (apt-get; sudo when not root), configure build/ when needed, and build.
 # `make deb` builds the Debian package (debian/) into deb/.
@@ -16,7 +19,14 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_odr_violatio
 
 DEB_OUTDIR    ?= deb
 
-.PHONY: all deps build run test test-asan bench deb clean
+# The fuzz targets under libFuzzer (tests/fuzz/README.md): a clang build of
+# its own, only the fuzzers built in it; make test gives each target
+# FUZZ_SECONDS (about a minute for all), make fuzz FUZZ_LONG_SECONDS.
+FUZZ_BUILDDIR     ?= build-fuzz
+FUZZ_SECONDS      ?= 12
+FUZZ_LONG_SECONDS ?= 600
+
+.PHONY: all deps build run test test-asan test-fuzz fuzz bench deb clean
 
 all: build
 
@@ -35,6 +45,7 @@ run: build
 test: build
 	meson test -C $(BUILDDIR) --print-errorlogs
 	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory test-fuzz
 
 # The same suites again in an AddressSanitizer + UBSan build.
 $(ASAN_BUILDDIR)/build.ninja:
@@ -43,6 +54,18 @@ $(ASAN_BUILDDIR)/build.ninja:
 test-asan: deps $(ASAN_BUILDDIR)/build.ninja
 	ninja -C $(ASAN_BUILDDIR)
 	$(SANITIZER_ENV) meson test -C $(ASAN_BUILDDIR) --print-errorlogs --timeout-multiplier 3
+
+# Only the parsers and the fuzz targets are compiled here (ninja builds
+# the libfuzzer-* targets it is asked for), so the GTK app is left out.
+$(FUZZ_BUILDDIR)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILDDIR) $(MESON_ARGS) -Db_sanitize=address,undefined -Db_lundef=false \
+	  -Dbuildtype=debug -Dui=false -Dbench=false -Dman=disabled
+
+test-fuzz: deps $(FUZZ_BUILDDIR)/build.ninja
+	$(SANITIZER_ENV) tests/fuzz/run-libfuzzer.sh $(FUZZ_BUILDDIR) $(FUZZ_SECONDS)
+
+fuzz: deps $(FUZZ_BUILDDIR)/build.ninja
+	$(SANITIZER_ENV) tests/fuzz/run-libfuzzer.sh $(FUZZ_BUILDDIR) $(FUZZ_LONG_SECONDS)
 
 # Figures for BENCHMARKS.md; not tests.
 bench: build
@@ -64,4 +87,4 @@ deb:
 	  ls -l $(DEB_OUTDIR)/paddock_$${version}_*.deb
 
 clean:
-	rm -rf $(BUILDDIR) $(ASAN_BUILDDIR) $(DEB_OUTDIR)
+	rm -rf $(BUILDDIR) $(ASAN_BUILDDIR) $(FUZZ_BUILDDIR) $(DEB_OUTDIR)
