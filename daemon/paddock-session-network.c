@@ -632,6 +632,13 @@ _paddock_session_network_add_environment (PaddockSessionNetwork *network,
     env = g_environ_setenv (env, http_names[i], url, TRUE);
   for (gsize i = 0; i < G_N_ELEMENTS (socks_names); i++)
     env = g_environ_setenv (env, socks_names[i], socks_url, TRUE);
+  {
+    /* git over ssh through the proxy, unless the session was given its
+     * own way (paddock_proxy_git_ssh_command() says how). */
+    g_autofree char *ssh_command = paddock_proxy_git_ssh_command (PADDOCK_SESSION_PROXY_PORT);
+
+    env = g_environ_setenv (env, "GIT_SSH_COMMAND", ssh_command, FALSE);
+  }
   env = g_environ_setenv (env, "NO_PROXY", "localhost,127.0.0.1,::1", TRUE);
   env = g_environ_setenv (env, "no_proxy", "localhost,127.0.0.1,::1", TRUE);
   return env;

@@ -422,17 +422,16 @@ check "…a host allowed only on the default ports is refused on that port, CONN
        = "403:socks refused 2"
 check "…a denied name is refused through SOCKS5" \
   test "$(inside "$ports_id" socks denied.test "$ssh_port")" = "socks refused 2"
-# ssh with nothing but bash and cat: its ProxyCommand speaks CONNECT
-# through /dev/tcp (README: the recipe, and nc -X 5 where netcat is).
+# git over ssh with nothing but bash and cat: the session's GIT_SSH_COMMAND
+# (run by sh, as git runs it) has a ProxyCommand that speaks CONNECT
+# through /dev/tcp.
 if command -v ssh >/dev/null; then
-  proxy_command='bash -c '"'"'exec 3<>/dev/tcp/127.0.0.1/3128; printf "CONNECT %h:%p HTTP/1.0\r\n\r\n" >&3; read -r s <&3; case $s in *" 200 "*) ;; *) echo "$s" >&2; exit 1;; esac; while read -r l <&3 && [ ${#l} -gt 1 ]; do :; done; cat <&3 & exec cat >&3'"'"
-  "$CTL" --json exec "$ports_id" --timeout 60000 -- ssh -v -F /dev/null -o BatchMode=yes \
-    -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o "ProxyCommand=$proxy_command" \
-    -p "$ssh_port" git@git.test true >"$tmp/ssh.json" 2>/dev/null || true
-  check "…ssh inside reaches git.test:PORT through a ProxyCommand of bash and cat (the server's version string read)" \
+  "$CTL" --json exec "$ports_id" --timeout 60000 -- sh -c 'eval "exec $GIT_SSH_COMMAND -v -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -p $1 git@git.test true"' \
+    sh "$ssh_port" >"$tmp/ssh.json" 2>/dev/null || true
+  check "…GIT_SSH_COMMAND inside: ssh reaches git.test:PORT through the proxy (the server's version string read)" \
     test "$(json "$tmp/ssh.json" '"remote software version echo" in d["stderr"]' 2>&1)" = True
 else
-  ok "…ssh inside reaches git.test:PORT through a ProxyCommand # SKIP ssh is not installed"
+  ok "…GIT_SSH_COMMAND inside: ssh reaches git.test:PORT through the proxy # SKIP ssh is not installed"
 fi
 check "…every one of them a record: method, host, port, verdict, bytes" \
   test "$(records "$ports_id" 'sorted(set((x["method"], x["host"], x["port"] == '"$ssh_port"', x["verdict"], x["bytes_down"] > 0) for x in r))')" \

@@ -453,3 +453,29 @@ paddock_proxy_get_n_connections (PaddockProxy *self)
 
   return g_hash_table_size (self->connections);
 }
+
+/**
+ * paddock_proxy_git_ssh_command:
+ * @proxy_port: where the proxy listens inside (127.0.0.1)
+ *
+ * A GIT_SSH_COMMAND for sessions: ssh with a ProxyCommand that opens a
+ * CONNECT tunnel through the proxy using nothing but bash and cat, which
+ * every session has (netcat often is not installed), so that git over ssh
+ * to a host a rule allows on port 22 works without configuration. The
+ * value is parsed by sh (git runs it with "sh -c"); the ProxyCommand
+ * reports the proxy's refusal ("HTTP/1.1 403 …") on stderr.
+ *
+ * Returns: (transfer full): the command
+ */
+char *
+paddock_proxy_git_ssh_command (guint proxy_port)
+{
+  return g_strdup_printf ("ssh -o 'ProxyCommand=bash -c '\\''"
+                          "exec 3<>/dev/tcp/127.0.0.1/%u; "
+                          "printf \"CONNECT %%h:%%p HTTP/1.0\\r\\n\\r\\n\" >&3; "
+                          "read -r s <&3; "
+                          "case $s in *\" 200 \"*) ;; *) echo \"$s\" >&2; exit 1;; esac; "
+                          "while read -r l <&3 && [ ${#l} -gt 1 ]; do :; done; "
+                          "cat <&3 & exec cat >&3'\\'''",
+                          proxy_port);
+}
