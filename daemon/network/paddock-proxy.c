@@ -14,10 +14,15 @@
  * parsers with two sets of limits in front of the same boundary. So one
  * small state machine reads the request head itself, with hard limits
  * (bytes, header count, time), and lets libsoup's soup_headers_parse_request()
- * do the actual parsing of the request line and fields. After the head:
+ * do the actual parsing of the request line and fields. The policy judges
+ * host and port together (paddock_domain_rules_check_target()). After the
+ * head:
  *
  *  - CONNECT host:port  → policy, resolve, connect, "200 Connection
  *    established", then two pumps copy bytes until the tunnel ends.
+ *  - a first byte of 5 → SOCKS5 (paddock-proxy-socks.c): greeting, then a
+ *    CONNECT request, and from there the same as an HTTP CONNECT, answered
+ *    with SOCKS5 reply codes.
  *  - absolute-form (GET http://host[:port]/path) → policy, then a kept
  *    connection to that host and port if there is one, else resolve and
  *    connect; send a rewritten head (origin-form target, Host from the
