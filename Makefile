@@ -1,5 +1,8 @@
 # Paddock — the two set-up commands: `make run` and `make test`.
 #
+# `make test` also runs the fuzz targets under libFuzzer for about a
+# minute; `make fuzz` runs them for longer.
+#
 # Both install the missing Debian packages of tools/debian-packages.txt
 # (apt-get; sudo when not root), configure build/ when needed, and build.
 # `make deb` builds the Debian package (debian/) into deb/.
@@ -17,7 +20,14 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_odr_violatio
 
 DEB_OUTDIR    ?= deb
 
-.PHONY: all deps build run test test-asan test-portable bench bench-peers deb clean
+# The fuzz targets under libFuzzer (tests/fuzz/README.md): a clang build of
+# its own, only the fuzzers built in it; make test gives each target
+# FUZZ_SECONDS (about a minute for all), make fuzz FUZZ_LONG_SECONDS.
+FUZZ_BUILDDIR     ?= build-fuzz
+FUZZ_SECONDS      ?= 12
+FUZZ_LONG_SECONDS ?= 600
+
+.PHONY: all deps build run test test-asan test-portable test-fuzz fuzz bench bench-peers deb clean
 
 all: build
 
@@ -37,6 +47,7 @@ test: build
 	meson test -C $(BUILDDIR) --print-errorlogs
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory test-portable
+	$(MAKE) --no-print-directory test-fuzz
 
 # The same suites again in an AddressSanitizer + UBSan build.
 $(ASAN_BUILDDIR)/build.ninja:
@@ -60,6 +71,18 @@ test-portable: deps $(PORTABLE_BUILDDIR)/build.ninja
 	ninja -C $(PORTABLE_BUILDDIR)
 	meson test -C $(PORTABLE_BUILDDIR) --print-errorlogs \
 	  $$(meson test -C $(PORTABLE_BUILDDIR) --list 2>/dev/null | sed -n 's|^[^ ]* / ||p' | grep -v -- '-unprivileged$$')
+
+# Only the parsers and the fuzz targets are compiled here (ninja builds
+# the libfuzzer-* targets it is asked for), so the GTK app is left out.
+$(FUZZ_BUILDDIR)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILDDIR) $(MESON_ARGS) -Db_sanitize=address,undefined -Db_lundef=false \
+	  -Dbuildtype=debug -Dui=false -Dbench=false -Dman=disabled
+
+test-fuzz: deps $(FUZZ_BUILDDIR)/build.ninja
+	$(SANITIZER_ENV) tests/fuzz/run-libfuzzer.sh $(FUZZ_BUILDDIR) $(FUZZ_SECONDS)
+
+fuzz: deps $(FUZZ_BUILDDIR)/build.ninja
+	$(SANITIZER_ENV) tests/fuzz/run-libfuzzer.sh $(FUZZ_BUILDDIR) $(FUZZ_LONG_SECONDS)
 
 # Figures for BENCHMARKS.md; not tests.
 bench: build
@@ -88,4 +111,4 @@ deb:
 	  ls -l $(DEB_OUTDIR)/paddock_$${version}_*.deb
 
 clean:
-	rm -rf $(BUILDDIR) $(ASAN_BUILDDIR) $(PORTABLE_BUILDDIR) $(DEB_OUTDIR)
+	rm -rf $(BUILDDIR) $(ASAN_BUILDDIR) $(PORTABLE_BUILDDIR) $(FUZZ_BUILDDIR) $(DEB_OUTDIR)

@@ -609,21 +609,36 @@ _paddock_session_network_get_ports (PaddockSessionNetwork *network)
 
 /* Where programs inside find the proxy: the variables curl, git, pip, npm,
  * Go, Python and Node read (upper- and lower-case, since tools disagree),
- * and loopback excluded, since the session's own servers are there. */
+ * and loopback excluded, since the session's own servers are there.
+ * ALL_PROXY names the same listener as SOCKS5 (it speaks both, see
+ * paddock-proxy-socks.c), for what is not HTTP; "socks5h" because names
+ * must reach the proxy unresolved: there is no resolver inside. */
 char **
 _paddock_session_network_add_environment (PaddockSessionNetwork *network,
                                           char                 **env)
 {
-  static const char * const names[] = {
-    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+  static const char * const http_names[] = {
+    "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
   };
+  static const char * const socks_names[] = { "ALL_PROXY", "all_proxy" };
   g_autofree char *url = NULL;
+  g_autofree char *socks_url = NULL;
 
   if (!network->has_listener)
     return env;
   url = g_strdup_printf ("http://127.0.0.1:%u", PADDOCK_SESSION_PROXY_PORT);
-  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
-    env = g_environ_setenv (env, names[i], url, TRUE);
+  socks_url = g_strdup_printf ("socks5h://127.0.0.1:%u", PADDOCK_SESSION_PROXY_PORT);
+  for (gsize i = 0; i < G_N_ELEMENTS (http_names); i++)
+    env = g_environ_setenv (env, http_names[i], url, TRUE);
+  for (gsize i = 0; i < G_N_ELEMENTS (socks_names); i++)
+    env = g_environ_setenv (env, socks_names[i], socks_url, TRUE);
+  {
+    /* git over ssh through the proxy, unless the session was given its
+     * own way (paddock_proxy_git_ssh_command() says how). */
+    g_autofree char *ssh_command = paddock_proxy_git_ssh_command (PADDOCK_SESSION_PROXY_PORT);
+
+    env = g_environ_setenv (env, "GIT_SSH_COMMAND", ssh_command, FALSE);
+  }
   env = g_environ_setenv (env, "NO_PROXY", "localhost,127.0.0.1,::1", TRUE);
   env = g_environ_setenv (env, "no_proxy", "localhost,127.0.0.1,::1", TRUE);
   return env;

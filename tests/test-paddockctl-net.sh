@@ -57,7 +57,7 @@ port=$(cat "$server_dir/port" 2>/dev/null || true)
 # Nothing missing on the machine: a failure, not a skip.
 [[ -n "$port" ]] || { echo "Bail out! the loopback test server did not start"; sed "s/^/# /" "$server_dir/log" 2>/dev/null; exit 1; }
 
-export PADDOCK_TEST_PROXY_RESOLVE="allowed.test=127.0.0.1,other.test=127.0.0.1,denied.test=127.0.0.1"
+export PADDOCK_TEST_PROXY_RESOLVE="allowed.test=127.0.0.1,other.test=127.0.0.1,denied.test=127.0.0.1,git.test=127.0.0.1"
 export PADDOCK_TEST_PROXY_PORTS="$port"
 
 # shellcheck source=paddockctl-lib.sh
@@ -117,6 +117,45 @@ elif what == "connect":                # a CONNECT tunnel, then HTTP inside it
     s.sendall(("GET /tunnelled HTTP/1.0\r\nHost: %s\r\n\r\n" % host).encode())
     reply = recv_all(s).decode()
     print("tunnel", reply.split("\r\n", 1)[0].split(" ")[1], reply.split("\r\n\r\n", 1)[-1].strip())
+elif what == "connect-line":           # a CONNECT tunnel, then a line each way
+    host, port = sys.argv[2], sys.argv[3]
+    s = socket.create_connection(proxy_address(), timeout=20)
+    s.sendall(("CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n" % (host, port, host, port)).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(1)
+        if not chunk:
+            break
+        head += chunk
+    status = head.split(b"\r\n", 1)[0].decode()
+    if " 200 " not in status + " ":
+        print(status.split(" ")[1] if " " in status else "closed")
+        sys.exit(0)
+    s.sendall(b"ping\n")
+    print("tunnel", recv_all(s).decode().replace("\r\n", " ").strip())
+elif what == "socks":                  # SOCKS5 (ALL_PROXY=socks5h://…), then a line each way
+    host, port = sys.argv[2], int(sys.argv[3])
+    url = os.environ.get("ALL_PROXY", "")
+    assert url.startswith("socks5h://"), url
+    phost, _, pport = url.split("//", 1)[1].rstrip("/").rpartition(":")
+    s = socket.create_connection((phost, int(pport)), timeout=20)
+    s.sendall(b"\x05\x01\x00")
+    if s.recv(2) != b"\x05\x00":
+        print("greeting refused")
+        sys.exit(0)
+    s.sendall(b"\x05\x01\x00\x03" + bytes([len(host)]) + host.encode() + port.to_bytes(2, "big"))
+    reply = b""
+    while len(reply) < 10:
+        chunk = s.recv(10 - len(reply))
+        if not chunk:
+            break
+        reply += chunk
+    if len(reply) < 2 or reply[1] != 0:
+        print("socks refused", reply[1] if len(reply) > 1 else "closed")
+        sys.exit(0)
+    s.sendall(b"ping\n")
+    s.shutdown(socket.SHUT_WR)
+    print("socks", recv_all(s).decode().replace("\r\n", " ").strip())
 elif what == "hold":                   # a tunnel that stays open until someone ends it
     host, port = sys.argv[2], sys.argv[3]
     s = socket.create_connection(proxy_address(), timeout=120)
@@ -235,9 +274,9 @@ check "…the connect-outside probe was blocked" \
   test "$(field "$id" '[l["status"] for l in d["boundary"] if l["layer"] == "probe:connect-outside"]')" = "['enforced']"
 
 "$CTL" --json exec "$id" -- env >"$tmp/env.json"
-check "HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lower-case point at 127.0.0.1:3128 inside" \
+check "HTTP_PROXY, HTTPS_PROXY (http://) and ALL_PROXY (socks5h://), and lower-case, point at 127.0.0.1:3128 inside" \
   test "$(json "$tmp/env.json" 'sorted(l for l in d["stdout"].splitlines() if "proxy=" in l.lower() and "no_proxy" not in l.lower())')" \
-       = "$("$PYTHON" -c 'print(sorted(n + "=http://127.0.0.1:3128" for n in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"]))')"
+       = "$("$PYTHON" -c 'print(sorted([n + "=http://127.0.0.1:3128" for n in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]] + [n + "=socks5h://127.0.0.1:3128" for n in ["ALL_PROXY", "all_proxy"]]))')"
 
 # ---- the only way out ------------------------------------------------------------
 
@@ -340,6 +379,66 @@ check "…and the daemon still serves: an allowed request works after them" \
 check "…the daemon is alive" kill -0 "$daemon_pid"
 check "a client dribbling an endless head does not hold the others up: served meanwhile" \
   test "$(inside "$id" slowloris "http://other.test:$port/meanwhile")" = "200 hello from the host, /meanwhile; slow one open"
+
+# ---- any allowed host:port: CONNECT, SOCKS5, ssh --------------------------------
+
+# An ssh-like service (it speaks first, then echoes one line) on a port that is not
+# in the daemon's test ports: only a rule naming it ("git.test:PORT") opens it.
+"$PYTHON" - "$tmp/ssh-port" <<'PY' >"$tmp/ssh-server.log" 2>&1 &
+import os, socket, sys, threading
+server = socket.create_server(("127.0.0.1", 0))
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(server.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+def serve(conn):
+    with conn:
+        conn.sendall(b"SSH-2.0-echo\r\n")
+        line = b""
+        while not line.endswith(b"\n"):
+            data = conn.recv(1)
+            if not data:
+                break
+            line += data
+        conn.sendall(line)   # one line back, then the end
+while True:
+    conn, _ = server.accept()
+    threading.Thread(target=serve, args=(conn,), daemon=True).start()
+PY
+background_pids+=($!)
+for _ in $(seq 50); do [[ -s "$tmp/ssh-port" ]] && break; sleep 0.1; done
+ssh_port=$(cat "$tmp/ssh-port" 2>/dev/null || echo 0)
+
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net proxy --allow-domain allowed.test \
+  --allow-domain "git.test:$ssh_port" --allow-domain '!denied.test' -- sleep 600
+ports_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+check "create --allow-domain git.test:PORT (a rule with a port): exit 0, running" \
+  test "$rc:$(json "$tmp/out" 'd["state"]' 2>&1)" = "0:running"
+check "…a CONNECT to git.test on that port is tunnelled (not only 443): its banner, then the echo" \
+  test "$(inside "$ports_id" connect-line git.test "$ssh_port")" = "tunnel SSH-2.0-echo ping"
+check "…and SOCKS5 through ALL_PROXY reaches it: its banner, then the echo" \
+  test "$(inside "$ports_id" socks git.test "$ssh_port")" = "socks SSH-2.0-echo ping"
+check "…a host allowed only on the default ports is refused on that port, CONNECT (403) and SOCKS5 (2: not allowed)" \
+  test "$(inside "$ports_id" connect-line allowed.test "$ssh_port"):$(inside "$ports_id" socks allowed.test "$ssh_port")" \
+       = "403:socks refused 2"
+check "…a denied name is refused through SOCKS5" \
+  test "$(inside "$ports_id" socks denied.test "$ssh_port")" = "socks refused 2"
+# git over ssh with nothing but bash and cat: the session's GIT_SSH_COMMAND
+# (run by sh, as git runs it) has a ProxyCommand that speaks CONNECT
+# through /dev/tcp.
+if command -v ssh >/dev/null; then
+  "$CTL" --json exec "$ports_id" --timeout 60000 -- sh -c 'eval "exec $GIT_SSH_COMMAND -v -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -p $1 git@git.test true"' \
+    sh "$ssh_port" >"$tmp/ssh.json" 2>/dev/null || true
+  check "…GIT_SSH_COMMAND inside: ssh reaches git.test:PORT through the proxy (the server's version string read)" \
+    test "$(json "$tmp/ssh.json" '"remote software version echo" in d["stderr"]' 2>&1)" = True
+else
+  ok "…GIT_SSH_COMMAND inside: ssh reaches git.test:PORT through the proxy # SKIP ssh is not installed"
+fi
+check "…every one of them a record: method, host, port, verdict, bytes" \
+  test "$(records "$ports_id" 'sorted(set((x["method"], x["host"], x["port"] == '"$ssh_port"', x["verdict"], x["bytes_down"] > 0) for x in r))')" \
+       = "[('CONNECT', 'allowed.test', True, 'denied', False), ('CONNECT', 'git.test', True, 'allowed', True), ('SOCKS5', 'allowed.test', True, 'denied', False), ('SOCKS5', 'denied.test', True, 'denied', False), ('SOCKS5', 'git.test', True, 'allowed', True)]"
+check "…the refused port's record says why" \
+  test "$(records "$ports_id" '[("allowed ports" in x["error"]) for x in r if x["host"] == "allowed.test"]')" = "[True, True]"
+"$CTL" destroy "$ports_id" >/dev/null
 
 # ---- none cannot become proxy ----------------------------------------------------
 

@@ -23,8 +23,9 @@ typedef enum {
 
 typedef struct {
   PatternKind  kind;
-  char        *text;    /* as normalised, for messages */
+  char        *text;    /* as normalised, for messages (with ":port" when it has one) */
   char        *suffix;  /* WILDCARD: ".example.org"; EXACT/IP: the name */
+  guint        port;    /* "host:port": only that port; 0: the rule set's ports (80, 443…) */
 } Pattern;
 
 struct _PaddockDomainRules
@@ -238,22 +239,64 @@ paddock_domain_rules_normalize_host (const char  *host,
   }
 }
 
+/* "host:port", "*.example.org:8443", "[2001:db8::1]:22": the port, and
+ * @text without it in @out_host. A bare IPv6 literal (two colons or more,
+ * no brackets) has no port. FALSE when a port is there but is not 1…65535
+ * in plain digits. */
+static gboolean
+split_port (const char  *text,
+            char       **out_host,
+            guint       *out_port)
+{
+  const char *colon = NULL;
+  guint64 port;
+
+  *out_port = 0;
+  if (text[0] == '[')
+    {
+      const char *close = strchr (text, ']');
+
+      if (close != NULL && close[1] == ':')
+        colon = close + 1;
+    }
+  else
+    {
+      colon = strchr (text, ':');
+      if (colon != NULL && strchr (colon + 1, ':') != NULL)
+        colon = NULL;   /* IPv6 */
+    }
+
+  if (colon == NULL)
+    {
+      *out_host = g_strdup (text);
+      return TRUE;
+    }
+  if (!g_ascii_string_to_unsigned (colon + 1, 10, 1, 65535, &port, NULL) ||
+      !g_ascii_isdigit (colon[1]))
+    return FALSE;
+  *out_host = g_strndup (text, (gsize) (colon - text));
+  *out_port = (guint) port;
+  return TRUE;
+}
+
 static gboolean
 add_pattern (PaddockDomainRules  *self,
              GPtrArray           *list,
-             const char          *text,
+             const char          *full_text,
              GError             **error)
 {
   g_autofree char *name = NULL;
+  g_autofree char *text = NULL;
   Pattern *pattern;
   gboolean is_ip = FALSE;
+  guint port = 0;
   gsize len;
 
   g_return_val_if_fail (PADDOCK_IS_DOMAIN_RULES (self), FALSE);
-  g_return_val_if_fail (text != NULL, FALSE);
+  g_return_val_if_fail (full_text != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  len = strlen (text);
+  len = strlen (full_text);
   if (len > PADDOCK_DOMAIN_RULES_MAX_PATTERN_LEN)
     {
       g_set_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_PATTERN_TOO_LONG,
@@ -268,7 +311,15 @@ add_pattern (PaddockDomainRules  *self,
       return FALSE;
     }
 
+  if (!split_port (full_text, &text, &port))
+    {
+      g_set_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_INVALID_PATTERN,
+                   "“%s” has a port that is not 1…65535", full_text);
+      return FALSE;
+    }
+
   pattern = g_new0 (Pattern, 1);
+  pattern->port = port;
   if (strcmp (text, "*") == 0)
     {
       pattern->kind = PATTERN_ALL;
@@ -310,6 +361,15 @@ add_pattern (PaddockDomainRules  *self,
       pattern->suffix = g_steal_pointer (&name);
     }
 
+  if (port != 0)
+    {
+      gboolean v6 = strchr (pattern->text, ':') != NULL;
+      char *with_port = g_strdup_printf ("%s%s%s:%u", v6 ? "[" : "", pattern->text,
+                                         v6 ? "]" : "", port);
+
+      g_free (pattern->text);
+      pattern->text = with_port;
+    }
   g_ptr_array_add (list, pattern);
   return TRUE;
 }
@@ -317,7 +377,10 @@ add_pattern (PaddockDomainRules  *self,
 /**
  * paddock_domain_rules_add_allow:
  * @pattern: `example.org`, `*.example.org` (strict subdomains), `*` (every
- *   name) or an IP literal
+ *   name) or an IP literal, each optionally with `:port` (`github.com:22`,
+ *   `[2001:db8::1]:22`): with a port the rule allows only that port;
+ *   without one, the rule set's ports (80 and 443 unless
+ *   paddock_domain_rules_add_port() added more)
  *
  * Returns: %TRUE, or %FALSE with a typed error (invalid, too long, too many)
  */
@@ -335,7 +398,7 @@ paddock_domain_rules_add_allow (PaddockDomainRules  *self,
  * paddock_domain_rules_add_deny:
  *
  * Like paddock_domain_rules_add_allow(); a matching deny pattern wins over
- * any allow pattern.
+ * any allow pattern. A deny pattern without a port denies every port.
  */
 gboolean
 paddock_domain_rules_add_deny (PaddockDomainRules  *self,
@@ -390,11 +453,47 @@ paddock_domain_rules_port_allowed (PaddockDomainRules *self,
  * without any name the policy could have judged. Granting that must be a
  * deliberate, literal listing. When *denying*, `*` does cover literals:
  * a deny rule can only ever make the policy stricter. */
+static gboolean
+match_one (const Pattern *pattern,
+           const char    *host,
+           gsize          host_len,
+           gboolean       is_ip,
+           gboolean       star_covers_ip)
+{
+  switch (pattern->kind)
+    {
+    case PATTERN_ALL:
+      return !is_ip || star_covers_ip;
+
+    case PATTERN_WILDCARD:
+      {
+        gsize suffix_len = strlen (pattern->suffix);
+
+        return !is_ip && host_len > suffix_len &&
+               strcmp (host + host_len - suffix_len, pattern->suffix) == 0;
+      }
+
+    case PATTERN_EXACT:
+    case PATTERN_IP:
+      return strcmp (host, pattern->suffix) == 0;
+
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* The first pattern of @list naming @host whose port fits: @port_ok says
+ * whether a pattern without a port fits (the rule set's ports for allow,
+ * always for deny). @out_host_named: whether any pattern named the host at
+ * all, whatever its port. */
 static const Pattern *
-match (GPtrArray  *list,
-       const char *host,
-       gboolean    is_ip,
-       gboolean    star_covers_ip)
+match_target (GPtrArray  *list,
+              const char *host,
+              gboolean    is_ip,
+              gboolean    star_covers_ip,
+              guint       port,
+              gboolean    port_ok,
+              gboolean   *out_host_named)
 {
   gsize host_len = strlen (host);
 
@@ -402,34 +501,37 @@ match (GPtrArray  *list,
     {
       const Pattern *pattern = g_ptr_array_index (list, i);
 
-      switch (pattern->kind)
-        {
-        case PATTERN_ALL:
-          if (!is_ip || star_covers_ip)
-            return pattern;
-          break;
-
-        case PATTERN_WILDCARD:
-          {
-            gsize suffix_len = strlen (pattern->suffix);
-
-            if (!is_ip && host_len > suffix_len &&
-                strcmp (host + host_len - suffix_len, pattern->suffix) == 0)
-              return pattern;
-          }
-          break;
-
-        case PATTERN_EXACT:
-        case PATTERN_IP:
-          if (strcmp (host, pattern->suffix) == 0)
-            return pattern;
-          break;
-
-        default:
-          g_assert_not_reached ();
-        }
+      if (!match_one (pattern, host, host_len, is_ip, star_covers_ip))
+        continue;
+      if (out_host_named != NULL)
+        *out_host_named = TRUE;
+      if (pattern->port != 0 ? pattern->port == port : port_ok)
+        return pattern;
     }
+  return NULL;
+}
 
+/* The first pattern of @list naming @host, whatever its port; with
+ * @skip_ported, patterns with a port do not count (a deny rule for one
+ * port does not deny the host as a whole). */
+static const Pattern *
+match (GPtrArray  *list,
+       const char *host,
+       gboolean    is_ip,
+       gboolean    star_covers_ip,
+       gboolean    skip_ported)
+{
+  gsize host_len = strlen (host);
+
+  for (guint i = 0; i < list->len; i++)
+    {
+      const Pattern *pattern = g_ptr_array_index (list, i);
+
+      if (skip_ported && pattern->port != 0)
+        continue;
+      if (match_one (pattern, host, host_len, is_ip, star_covers_ip))
+        return pattern;
+    }
   return NULL;
 }
 
@@ -439,7 +541,9 @@ match (GPtrArray  *list,
  * @out_rule: (out) (optional): the rule that decided, for records and 403s
  *
  * Deny patterns are checked first and win; then allow patterns; a host no
- * pattern names is denied (the policy is an allow-list).
+ * pattern names is denied (the policy is an allow-list). Ports are not
+ * judged: an allow rule for any port allows the host, and only deny rules
+ * without a port deny it (paddock_domain_rules_check_target() judges both).
  */
 PaddockRuleVerdict
 paddock_domain_rules_check_host (PaddockDomainRules  *self,
@@ -462,7 +566,7 @@ paddock_domain_rules_check_host (PaddockDomainRules  *self,
       return PADDOCK_RULE_VERDICT_INVALID;
     }
 
-  pattern = match (self->deny, name, is_ip, TRUE);
+  pattern = match (self->deny, name, is_ip, TRUE, TRUE);
   if (pattern != NULL)
     {
       if (out_rule != NULL)
@@ -470,7 +574,7 @@ paddock_domain_rules_check_host (PaddockDomainRules  *self,
       return PADDOCK_RULE_VERDICT_DENY;
     }
 
-  pattern = match (self->allow, name, is_ip, FALSE);
+  pattern = match (self->allow, name, is_ip, FALSE, FALSE);
   if (pattern != NULL)
     {
       if (out_rule != NULL)
@@ -478,6 +582,74 @@ paddock_domain_rules_check_host (PaddockDomainRules  *self,
       return PADDOCK_RULE_VERDICT_ALLOW;
     }
 
+  if (out_rule != NULL)
+    *out_rule = g_strdup (is_ip ? "no allow rule lists this address literally"
+                                : "no allow rule matches");
+  return PADDOCK_RULE_VERDICT_DENY;
+}
+
+/**
+ * paddock_domain_rules_check_target:
+ * @host: a host as it came from the request (normalised here)
+ * @port: the port asked for
+ * @out_rule: (out) (optional): the rule that decided, for records and 403s
+ *
+ * What the proxy asks of every CONNECT, SOCKS5 request and forwarded
+ * request: deny patterns naming the host (without a port, or with this
+ * one) win; then an allow pattern naming the host must fit the port: its
+ * own port, or for a pattern without one, the rule set's ports.
+ *
+ * Returns: %PADDOCK_RULE_VERDICT_ALLOW; %PADDOCK_RULE_VERDICT_DENY_PORT when
+ *   an allow rule names the host but no rule allows @port; DENY or INVALID
+ *   as paddock_domain_rules_check_host()
+ */
+PaddockRuleVerdict
+paddock_domain_rules_check_target (PaddockDomainRules  *self,
+                                   const char          *host,
+                                   guint                port,
+                                   char               **out_rule)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *name = NULL;
+  const Pattern *pattern;
+  gboolean is_ip = FALSE;
+  gboolean host_named = FALSE;
+
+  g_return_val_if_fail (PADDOCK_IS_DOMAIN_RULES (self), PADDOCK_RULE_VERDICT_INVALID);
+  g_return_val_if_fail (host != NULL, PADDOCK_RULE_VERDICT_INVALID);
+
+  name = paddock_domain_rules_normalize_host (host, &is_ip, &error);
+  if (name == NULL)
+    {
+      if (out_rule != NULL)
+        *out_rule = g_strdup (error->message);
+      return PADDOCK_RULE_VERDICT_INVALID;
+    }
+
+  pattern = match_target (self->deny, name, is_ip, TRUE, port, TRUE, NULL);
+  if (pattern != NULL)
+    {
+      if (out_rule != NULL)
+        *out_rule = g_strdup_printf ("deny %s", pattern->text);
+      return PADDOCK_RULE_VERDICT_DENY;
+    }
+
+  pattern = match_target (self->allow, name, is_ip, FALSE, port,
+                          paddock_domain_rules_port_allowed (self, port), &host_named);
+  if (pattern != NULL)
+    {
+      if (out_rule != NULL)
+        *out_rule = g_strdup_printf ("allow %s", pattern->text);
+      return PADDOCK_RULE_VERDICT_ALLOW;
+    }
+
+  if (host_named)
+    {
+      if (out_rule != NULL)
+        *out_rule = g_strdup_printf ("port %u is not in the allowed ports of the rules naming %s",
+                                     port, name);
+      return PADDOCK_RULE_VERDICT_DENY_PORT;
+    }
   if (out_rule != NULL)
     *out_rule = g_strdup (is_ip ? "no allow rule lists this address literally"
                                 : "no allow rule matches");

@@ -35,6 +35,7 @@ typedef enum {
   PADDOCK_RULE_VERDICT_ALLOW,
   PADDOCK_RULE_VERDICT_DENY,
   PADDOCK_RULE_VERDICT_INVALID,
+  PADDOCK_RULE_VERDICT_DENY_PORT,   /* an allow rule names the host, none this port */
 } PaddockRuleVerdict;
 
 #define PADDOCK_TYPE_DOMAIN_RULES (paddock_domain_rules_get_type ())
@@ -56,6 +57,10 @@ gboolean            paddock_domain_rules_port_allowed   (PaddockDomainRules  *se
                                                          guint                port);
 PaddockRuleVerdict  paddock_domain_rules_check_host     (PaddockDomainRules  *self,
                                                          const char          *host,
+                                                         char               **out_rule);
+PaddockRuleVerdict  paddock_domain_rules_check_target   (PaddockDomainRules  *self,
+                                                         const char          *host,
+                                                         guint                port,
                                                          char               **out_rule);
 char               *paddock_domain_rules_normalize_host (const char          *host,
                                                          gboolean            *out_is_ip,

@@ -279,7 +279,6 @@ static void
 load_file (PaddockNetJournal *self,
            const char        *path)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
   g_autofree char *contents = NULL;
   g_auto(GStrv) lines = NULL;
   gsize length = 0;
@@ -293,8 +292,7 @@ load_file (PaddockNetJournal *self,
     {
       PaddockNetRecord *record;
 
-      if (lines[i][0] == '\0' || !json_parser_load_from_data (parser, lines[i], -1, NULL) ||
-          (record = paddock_net_record_new_from_json (json_parser_get_root (parser), NULL)) == NULL)
+      if (lines[i][0] == '\0' || (record = paddock_net_record_new_from_line (lines[i], NULL)) == NULL)
         continue;
       if (paddock_net_record_get_seq (record) <= self->last_seq)
         {

@@ -394,3 +394,42 @@ paddock_net_record_set_seq (PaddockNetRecord *self,
   g_return_if_fail (PADDOCK_IS_NET_RECORD (self));
   self->seq = seq;
 }
+
+/**
+ * paddock_net_record_new_from_line:
+ * @line: one line of a journal file, without its newline
+ *
+ * What the journal's loader reads, one line at a time: a torn or altered
+ * line (empty, blank, not JSON, not a record) is a typed error, never a
+ * critical, so that a damaged file loads what it still holds. Fuzzed by
+ * tests/fuzz/fuzz-net-record.c.
+ *
+ * Returns: (transfer full): the record, or %NULL with a
+ *   %PADDOCK_NETWORK_ERROR_CORRUPT error
+ */
+PaddockNetRecord *
+paddock_net_record_new_from_line (const char  *line,
+                                  GError     **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) local_error = NULL;
+  JsonNode *root;
+
+  g_return_val_if_fail (line != NULL, NULL);
+
+  if (!json_parser_load_from_data (parser, line, -1, &local_error))
+    {
+      g_set_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_CORRUPT,
+                   "A record line is not JSON: %s", local_error->message);
+      return NULL;
+    }
+  /* A blank line parses, to nothing. */
+  root = json_parser_get_root (parser);
+  if (root == NULL)
+    {
+      g_set_error (error, PADDOCK_NETWORK_ERROR, PADDOCK_NETWORK_ERROR_CORRUPT,
+                   "A record line is empty");
+      return NULL;
+    }
+  return paddock_net_record_new_from_json (root, error);
+}

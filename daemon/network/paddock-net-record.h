@@ -55,6 +55,8 @@ void               paddock_net_record_set_seq         (PaddockNetRecord   *self,
                                                        guint64             seq);
 
 JsonNode          *paddock_net_record_to_json         (PaddockNetRecord   *self);
+PaddockNetRecord  *paddock_net_record_new_from_line   (const char         *line,
+                                                      GError            **error);
 PaddockNetRecord  *paddock_net_record_new_from_json   (JsonNode           *node,
                                                        GError            **error);
 

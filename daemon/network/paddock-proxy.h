@@ -39,5 +39,6 @@ guint               paddock_proxy_get_n_lookups          (PaddockProxy        *s
 void                paddock_proxy_stop                   (PaddockProxy        *self);
 void                paddock_proxy_close_denied_connections (PaddockProxy      *self,
                                                             const char        *reason);
+char               *paddock_proxy_git_ssh_command        (guint                proxy_port);
 
 G_END_DECLS
