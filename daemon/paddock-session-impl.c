@@ -32,6 +32,7 @@
 
 #include "paddock-dbus-checks.h"
 #include "paddock-sandbox-program.h"
+#include "paddock-agent-session.h"
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-cgroup.h"
@@ -264,6 +265,9 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->leases, g_ptr_array_unref);
   g_clear_pointer (&config->allow_write, g_strfreev);
   g_clear_pointer (&config->expose, g_strfreev);
+  g_clear_pointer (&config->agent, g_free);
+  g_clear_pointer (&config->agent_home, g_free);
+  g_clear_pointer (&config->agent_view, g_strfreev);
 }
 
 /* A waiter owns the reference to its invocation that the handler was given
@@ -2661,7 +2665,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       /* Found in the view, or refused now, not an exit 127 after "running". */
       if (!paddock_sandbox_program_check (self->config.command[0], g_environ_getenv (envp, "PATH"),
                                           self->config.workspace, PADDOCK_SANDBOX_HOME, g_get_home_dir (),
-                                          (const char * const *) self->config.expose, error))
+                                          (const char * const *) self->config.expose,
+                                          (const char * const *) self->config.agent_view, error))
         return FALSE;
       /* The agent is always pid 2 of the sandbox's PID namespace. */
       envp = _paddock_session_network_add_listen_environment (passed_leases, envp, "2");
@@ -2746,6 +2751,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
               g_ptr_array_add (argv, g_strdup (self->config.expose[i]));
             }
         }
+      /* An agent's home and install (paddock-agent-session.c). */
+      paddock_agent_session_add_sandbox_arguments (&self->config, argv);
       /* Protected paths, read-only in the view unless the user allowed them. */
       for (const char *const *p = paddock_boundary_protected_paths (); *p != NULL; p++)
         if (self->config.allow_write == NULL || !g_strv_contains ((const char *const *) self->config.allow_write, *p))
@@ -4229,6 +4236,15 @@ paddock_session_impl_get_owner (PaddockSessionImpl *self)
   return self->config.owner;
 }
 
+/* The agent preset it runs in, or NULL. */
+const char *
+paddock_session_impl_get_agent (PaddockSessionImpl *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), NULL);
+
+  return self->config.agent;
+}
+
 const char *
 paddock_session_impl_get_object_path (PaddockSessionImpl *self)
 {
@@ -4393,6 +4409,9 @@ paddock_session_impl_new (const char                 *id,
   self->config.leases = config->leases != NULL ? g_ptr_array_ref (config->leases) : NULL;
   self->config.allow_write = g_strdupv (config->allow_write);
   self->config.expose = g_strdupv (config->expose);
+  self->config.agent = g_strdup (config->agent);
+  self->config.agent_home = g_strdup (config->agent_home);
+  self->config.agent_view = g_strdupv (config->agent_view);
   self->config.pids_max = config->pids_max;
   self->config.memory_max = config->memory_max;
   self->config.stage_limit = config->stage_limit;

@@ -43,6 +43,12 @@
  *                     folder or file, is bound read-only at HOME_PATH/PATH:
  *                     a named config folder projected into the session's
  *                     HOME, listed in the report ("exposed").
+ *   --home-dir DIR    (an agent's home, under the daemon's state dir) DIR is
+ *                     bound read-write at HOME_PATH over its tmpfs, so what
+ *                     the agent keeps there lasts; exposures go over it.
+ *   --view-ro PATH    (repeatable, absolute: an agent's package tree or
+ *                     runtime) PATH, a folder or file, is bound read-only at
+ *                     its own path in the view.
  *   --protect PATH    (repeatable, relative to the workspace, e.g. .git/hooks)
  *                     when it exists in the view, PATH is bound onto itself
  *                     read-only (EROFS to every write) and each folder above
@@ -3802,6 +3808,48 @@ etc_fingerprint (void)
   return g_string_free (print, FALSE);
 }
 
+/* An agent's part of the view (before plan_build_session(), whose
+ * exposures go over its home): its home writable at HOME_PATH, its
+ * install read-only at its own paths. Checked by main(). */
+static void
+plan_build_agent (Plan               *plan,
+                  const char         *home_dir,
+                  const char * const *view_ro)
+{
+  if (home_dir != NULL)
+    {
+      g_autofree char *source = g_strconcat ("/oldroot", home_dir, NULL);
+      struct stat st;
+
+      plan_add (plan, OP_BIND_RW, FALSE, source, "/newroot" HOME_PATH, NULL);
+      if (stat (home_dir, &st) == 0)
+        {
+          SetupOp *op = &g_array_index (plan->ops, SetupOp, plan->ops->len - 1);
+          op->expect_dev = st.st_dev;
+          op->expect_ino = st.st_ino;
+        }
+    }
+  for (guint i = 0; view_ro != NULL && view_ro[i] != NULL; i++)
+    {
+      g_autofree char *resolved = realpath (view_ro[i], NULL);
+      g_autofree char *source = resolved != NULL ? g_strconcat ("/oldroot", resolved, NULL) : NULL;
+      g_autofree char *dest = g_strconcat ("/newroot", view_ro[i], NULL);
+
+      if (resolved == NULL)
+        continue;
+      if (g_file_test (resolved, G_FILE_TEST_IS_DIR))
+        plan_mkdir_p (plan, view_ro[i]);
+      else
+        {
+          g_autofree char *parent = g_path_get_dirname (view_ro[i]);
+
+          plan_mkdir_p (plan, parent);
+          plan_add (plan, OP_CREATE_FILE, FALSE, NULL, dest, NULL);
+        }
+      plan_add (plan, OP_BIND_RO, FALSE, source, dest, NULL);
+    }
+}
+
 /* The session's own part of the view, after plan_build_system()'s: /etc
  * (unless WITH_ETC is FALSE: a spare's, bound ahead and still current),
  * what it shows of the real HOME, its workspace and protected paths, then
@@ -4175,6 +4223,8 @@ sandbox_main (int    argc,
   g_auto(GStrv) protect = NULL;
   g_auto(GStrv) expose = NULL;
   g_autofree char *real_home = NULL;
+  g_autofree char *home_dir = NULL;
+  g_auto(GStrv) view_ro = NULL;
   g_autofree char *probe_hidden = NULL;
   g_autofree char *probe_abstract = NULL;
   gint probe_pid = 0;
@@ -4211,6 +4261,10 @@ sandbox_main (int    argc,
     { "real-home", 0, 0, G_OPTION_ARG_FILENAME, &real_home, "The user's real HOME, for --expose", "DIR" },
     { "expose", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &expose,
       "A path of the real HOME (relative) shown read-only at the same place in the session's HOME (repeatable)", "PATH" },
+    { "home-dir", 0, 0, G_OPTION_ARG_FILENAME, &home_dir,
+      "An agent's home, bound read-write at the session's HOME", "DIR" },
+    { "view-ro", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &view_ro,
+      "A host path (absolute) shown read-only at its own path (repeatable)", "PATH" },
     { "protect", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &protect,
       "A path of the workspace (relative) made read-only in the view when it exists (repeatable)", "PATH" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
@@ -4423,6 +4477,30 @@ sandbox_main (int    argc,
     }
   cfg.exposed = expose;
 
+  /* An agent's home (a folder of the daemon's state dir) and install
+   * (absolute, existing, at most MAX_PROTECT, not over a folder the view
+   * has of its own). */
+  if (home_dir != NULL && (!g_path_is_absolute (home_dir) || cfg.host_profile ||
+                           !g_file_test (home_dir, G_FILE_TEST_IS_DIR)))
+    {
+      g_printerr ("paddock-sandbox: --home-dir wants an existing absolute folder and the safe profile, got '%s'\n",
+                  home_dir);
+      return EXIT_USAGE;
+    }
+  if (view_ro != NULL && (cfg.host_profile || g_strv_length (view_ro) > MAX_PROTECT))
+    {
+      g_printerr ("paddock-sandbox: --view-ro needs the safe profile, and at most %d paths\n", MAX_PROTECT);
+      return EXIT_USAGE;
+    }
+  for (guint i = 0; view_ro != NULL && view_ro[i] != NULL; i++)
+    if (!g_path_is_absolute (view_ro[i]) || !is_plain_relative_path (view_ro[i] + 1) ||
+        !workspace_allowed (view_ro[i]) || !g_file_test (view_ro[i], G_FILE_TEST_EXISTS))
+      {
+        g_printerr ("paddock-sandbox: --view-ro wants an existing absolute path outside the view's own "
+                    "folders, got '%s'\n", view_ro[i]);
+        return EXIT_USAGE;
+      }
+
   cfg.workspace = workspace;
   cfg.probe_hidden = probe_hidden;
   cfg.probe_abstract = probe_abstract;
@@ -4503,6 +4581,7 @@ sandbox_main (int    argc,
           g_hash_table_iter_remove (&iter);
     }
   first_session_op = plan->ops->len;
+  plan_build_agent (plan, home_dir, (const char * const *) view_ro);
   plan_build_session (plan, spare == NULL || spare->etc_fingerprint == NULL || etc_again,
                       workspace, stage_kind, stage_dir, (const char * const *) protect,
                       real_home, (const char * const *) expose);
