@@ -1998,6 +1998,8 @@ boundary_look_new (PaddockSessionImpl *self,
     .given_env = (const char *const *) self->agent_env,
     .allowed_write = (const char *const *) self->config.allow_write,
     .exposed = (const char *const *) self->config.expose,
+    .agent_home = self->config.agent_home,
+    .agent_view = (const char *const *) self->config.agent_view,
     .pids_max = self->sandboxed ? paddock_session_pids_max (&self->config) : 0,
     .memory_max = self->sandboxed ? paddock_session_memory_max (&self->config) : 0,
     /* Limits the user named are requested even where no controller

@@ -81,8 +81,16 @@ check "create --agent fake starts it in a safe session (exit $rc)" test "$rc" -e
 logs_have () { "$CTL" logs "$id" 2>/dev/null | grep -q -- "$1"; }
 check "…running the installed file, with its home at /home/agent and the preset's variables" \
   wait_for 20 logs_have "fake-agent run 1 as $prefix/lib/node_modules/fake-agent/bin/fake-agent.sh home=/home/agent mode=preset"
-check "…on the proxy by default, with the preset's domains" \
-  test "$(json <("$CTL" --json status "$id") 'd["net"]')" = proxy
+check "…on the proxy by default" test "$(json <("$CTL" --json status "$id") 'd["net"]')" = proxy
+check "…whose allowlist is the preset's domains" \
+  grep -q "example.org.*registry.example.net" <(gdbus call --session --dest org.paddock.Daemon \
+    --object-path "/org/paddock/Daemon/session/$id" --method org.freedesktop.DBus.Properties.Get \
+    org.paddock.Session1 AllowedDomains 2>&1)
+"$CTL" --json status --review "$id" >"$tmp/boundary.json" 2>/dev/null || true
+exposures () { json "$tmp/boundary.json" "[(l['status'], l['evidence']) for l in d['boundary'] if l['layer'] == 'exposures'][0]"; }
+check "the boundary's exposures list the agent's home, writable at /home/agent, and its install, read-only" \
+  grep -q "enforced.*the agent's home $agent_home at /home/agent, kept between its sessions: rw.*the agent's install $prefix/lib/node_modules/fake-agent at its own path: ro" \
+  <(exposures 2>&1)
 check "its state is in the agent's home under the state dir" wait_for 10 test -f "$agent_home/.fake-agent/runs"
 check "…and nothing was written into the real HOME" test ! -e "$HOME/.fake-agent"
 "$CTL" destroy "$id" >/dev/null 2>&1 || true
