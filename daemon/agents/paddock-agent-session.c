@@ -102,14 +102,18 @@ paddock_agent_session_configure (PaddockSessionConfig *config,
       if (config->agent_home == NULL)
         return FALSE;
 
-      /* A network that works by default and is still the proxy: the
-       * preset's domains, with any the caller added. */
+      /* A network that works by default and is still the proxy; on the
+       * proxy, chosen or not, the preset's domains with any the caller
+       * added (the agent does not work without them). */
       if (!net_given)
+        {
+          g_free (config->net_mode);
+          config->net_mode = g_strdup ("proxy");
+        }
+      if (g_strcmp0 (config->net_mode, "proxy") == 0)
         {
           g_autoptr(GPtrArray) domains = g_ptr_array_new_with_free_func (g_free);
 
-          g_free (config->net_mode);
-          config->net_mode = g_strdup ("proxy");
           for (guint i = 0; config->allow_domains != NULL && config->allow_domains[i] != NULL; i++)
             g_ptr_array_add (domains, g_strdup (config->allow_domains[i]));
           for (guint i = 0; preset->domains[i] != NULL; i++)
