@@ -33,6 +33,10 @@ cp "$fixture/fake.json" "$XDG_CONFIG_HOME/paddock/agents/fake.json"
 sed -e 's/"fake-agent"\]/"no-such-agent-anywhere"]/' -e 's/"Fake Agent"/"Ghost Agent"/' -e 's/"name": "fake"/"name": "ghost"/' \
   "$fixture/fake.json" >"$XDG_CONFIG_HOME/paddock/agents/ghost.json"
 printf '{ "title": "Broken", "programs": "not-a-list" }\n' >"$XDG_CONFIG_HOME/paddock/agents/broken.json"
+{ printf '{ "title": "Huge", "programs": ["x"], "_comment": "'; head -c 70000 /dev/zero | tr '\0' x; printf '" }\n'; } \
+  >"$XDG_CONFIG_HOME/paddock/agents/huge.json"
+printf '{ "title": "Home", "programs": ["sh"], "env": { "set": { "HOME": "/root" } } }\n' \
+  >"$XDG_CONFIG_HOME/paddock/agents/sethome.json"
 # No PATH of the user's: the prefix is found by npm's convention alone.
 export PATH=/usr/local/bin:/usr/bin:/bin
 
@@ -66,6 +70,10 @@ check "a missing program is listed not found, with where it looked" \
   test "$(agent_field "$tmp/agents.json" ghost 'a["found"], "'"$prefix"'/bin" in a["looked"], "not installed" in a["error"]')" = "(False, True, True)"
 check "a preset file that is not valid is listed with the file and field" \
   grep -q 'broken.json: field “programs” must be a list of strings' "$tmp/agents.json"
+check "a preset file over 64 KiB is refused before it is parsed" \
+  grep -q 'huge.json: not a regular file of at most 64 KiB' "$tmp/agents.json"
+check "a preset cannot move the session's HOME" \
+  grep -q 'sethome.json: field “env.set.HOME” cannot be set by a preset' "$tmp/agents.json"
 run "$tmp/out" "$tmp/err" agents
 check "agents without --json says found and where it looked (exit $rc)" \
   grep -q "^fake (Fake Agent): found, $prefix/bin/fake-agent" "$tmp/out"
@@ -133,6 +141,10 @@ run "$tmp/out" "$tmp/err" --json create --agent fake --workspace "$ws"
 id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || true)
 check "the next session starts afresh" wait_for 20 logs_have "fake-agent run 1 .* token=none"
 "$CTL" destroy "$id" >/dev/null 2>&1 || true
+
+run "$tmp/out" "$tmp/err" --json agents reset no-such-preset
+check "agents reset of a preset that does not exist is NotFound (exit $rc)" \
+  test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
 
 # ---- import-login ---------------------------------------------------------------------
 mkdir -p "$HOME/.fake-agent"
