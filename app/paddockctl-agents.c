@@ -258,9 +258,10 @@ agents_reset (Paddockctl  *ctl,
                                               "sessions kept. Refused while a session of it runs."), NULL);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
-  if (argc != 2)
-    return paddockctl_usage_error (ctl, command_path, argc < 2 ? _("missing NAME") : _("unexpected argument “%s”"),
-                                   argv[argc < 2 ? 0 : 2]);
+  if (argc < 2)
+    return paddockctl_usage_error (ctl, command_path, "%s", _("missing NAME"));
+  if (argc > 2)
+    return paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[2]);
   if (!(manager = paddockctl_get_manager (ctl, &error)) ||
       !paddock_ipc_manager1_call_reset_agent_sync (manager, argv[1], NULL, &error))
     return paddockctl_fail (ctl, error);
@@ -308,9 +309,10 @@ agents_import_login (Paddockctl  *ctl,
                                               "in its sessions. Nothing else of your HOME is read."), entries);
   if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
     return exit_code;
-  if (argc != 2)
-    return paddockctl_usage_error (ctl, command_path, argc < 2 ? _("missing NAME") : _("unexpected argument “%s”"),
-                                   argv[argc < 2 ? 0 : 2]);
+  if (argc < 2)
+    return paddockctl_usage_error (ctl, command_path, "%s", _("missing NAME"));
+  if (argc > 2)
+    return paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[2]);
   /* A copy of credentials is the user's decision, said explicitly. */
   if (!yes)
     return paddockctl_usage_error (ctl, command_path,

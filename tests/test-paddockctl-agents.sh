@@ -37,6 +37,17 @@ printf '{ "title": "Broken", "programs": "not-a-list" }\n' >"$XDG_CONFIG_HOME/pa
   >"$XDG_CONFIG_HOME/paddock/agents/huge.json"
 printf '{ "title": "Home", "programs": ["sh"], "env": { "set": { "HOME": "/root" } } }\n' \
   >"$XDG_CONFIG_HOME/paddock/agents/sethome.json"
+# A node agent under nvm: a "#!/usr/bin/env node" script whose node is
+# nvm's (a stand-in that runs the script with sh, which reads the "#!"
+# line as a comment).
+nvm="$HOME/.nvm/versions/node/v20.1.0"
+mkdir -p "$nvm/bin" "$nvm/lib/node_modules/fake-node-agent"
+printf '#!/bin/sh\nexec /bin/sh "$@"\n' >"$nvm/bin/node"
+printf '#!/usr/bin/env node\necho "node agent ran with $(command -v node)"\n' >"$nvm/lib/node_modules/fake-node-agent/cli.js"
+chmod 0755 "$nvm/bin/node" "$nvm/lib/node_modules/fake-node-agent/cli.js"
+ln -s ../lib/node_modules/fake-node-agent/cli.js "$nvm/bin/fake-node-agent"
+printf '{ "title": "Node Agent", "programs": ["fake-node-agent"], "install": { "package_tree": true, "node_runtime": true } }\n' \
+  >"$XDG_CONFIG_HOME/paddock/agents/nodeagent.json"
 # No PATH of the user's: the prefix is found by npm's convention alone.
 export PATH=/usr/local/bin:/usr/bin:/bin
 
@@ -78,6 +89,18 @@ run "$tmp/out" "$tmp/err" agents
 check "agents without --json says found and where it looked (exit $rc)" \
   grep -q "^fake (Fake Agent): found, $prefix/bin/fake-agent" "$tmp/out"
 check "…and where it looked for one not found" grep -q "looked in: .*$prefix/bin" "$tmp/out"
+
+check "a node agent under nvm is found, its package tree and nvm's runtime shown read-only" \
+  test "$(agent_field "$tmp/agents.json" nodeagent 'a["program"], a["view"]')" = \
+       "('$nvm/bin/fake-node-agent', ['$nvm/lib/node_modules/fake-node-agent', '$nvm'])"
+run "$tmp/out" "$tmp/err" --json create --agent nodeagent --workspace "$ws"
+if [[ "$rc" -ne 0 ]] && grep -q "user namespaces" "$tmp/out" "$tmp/err"; then
+  skip "safe sessions cannot run here"
+fi
+id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || true)
+logs_have () { "$CTL" logs "$id" 2>/dev/null | grep -q -- "$1"; }
+check "…and runs with that node first on its PATH (exit $rc)" wait_for 20 logs_have "node agent ran with $nvm/bin/node"
+"$CTL" destroy "$id" >/dev/null 2>&1 || true
 
 # ---- a first session: it starts, and writes its state ----------------------------
 run "$tmp/out" "$tmp/err" --json create --agent fake --workspace "$ws"
