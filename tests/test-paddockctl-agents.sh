@@ -103,7 +103,8 @@ check "…and runs with that node first on its PATH (exit $rc)" wait_for 20 logs
 "$CTL" destroy "$id" >/dev/null 2>&1 || true
 
 # ---- a first session: it starts, and writes its state ----------------------------
-run "$tmp/out" "$tmp/err" --json create --agent fake --workspace "$ws"
+# It waits at its "prompt", so that its boundary is read while it runs.
+run "$tmp/out" "$tmp/err" --json create --agent fake --workspace "$ws" --env FAKE_AGENT_WAIT=60
 if [[ "$rc" -ne 0 ]] && grep -q "user namespaces" "$tmp/out" "$tmp/err"; then
   skip "safe sessions cannot run here"
 fi
@@ -117,11 +118,13 @@ check "…whose allowlist is the preset's domains" \
   grep -q "example.org.*registry.example.net" <(gdbus call --session --dest org.paddock.Daemon \
     --object-path "/org/paddock/Daemon/session/$id" --method org.freedesktop.DBus.Properties.Get \
     org.paddock.Session1 AllowedDomains 2>&1)
-"$CTL" --json status --review "$id" >"$tmp/boundary.json" 2>/dev/null || true
-exposures () { json "$tmp/boundary.json" "[(l['status'], l['evidence']) for l in d['boundary'] if l['layer'] == 'exposures'][0]"; }
+exposures () {
+  "$CTL" --json status "$id" >"$tmp/boundary.json" 2>/dev/null &&
+    json "$tmp/boundary.json" "[(l['status'], l['evidence']) for l in d['boundary'] if l['layer'] == 'exposures'][0]" |
+    grep -q "enforced.*the agent's home $agent_home at /home/agent, kept between its sessions: rw.*the agent's install $prefix/lib/node_modules/fake-agent at its own path: ro"
+}
 check "the boundary's exposures list the agent's home, writable at /home/agent, and its install, read-only" \
-  grep -q "enforced.*the agent's home $agent_home at /home/agent, kept between its sessions: rw.*the agent's install $prefix/lib/node_modules/fake-agent at its own path: ro" \
-  <(exposures 2>&1)
+  wait_for 20 exposures
 check "its state is in the agent's home under the state dir" wait_for 10 test -f "$agent_home/.fake-agent/runs"
 check "…and nothing was written into the real HOME" test ! -e "$HOME/.fake-agent"
 "$CTL" destroy "$id" >/dev/null 2>&1 || true
