@@ -137,7 +137,8 @@ paddock_sandbox_program_check (const char         *program,
   g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
                "No program “%s” in the session's PATH (looked in %s, as the session sees them). A "
                "program installed in your HOME (npm's ~/.npm-global, ~/.local/bin) is not in a safe "
-               "session's view: expose its folder (paddockctl create --expose PATH-IN-HOME) and give its "
+               "session's view: run it through its agent preset (paddockctl create --agent NAME, see "
+               "paddockctl agents), expose its folder (paddockctl create --expose PATH-IN-HOME) and give its "
                "path under %s, install it under /usr/local, or use the host profile; nothing was started",
                shown, looked->str, sandbox_home);
   return FALSE;
