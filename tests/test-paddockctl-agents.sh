@@ -162,7 +162,9 @@ ln -s "$HOME" "$agent_home/link-to-real-home"
 run "$tmp/out" "$tmp/err" agents reset fake
 check "agents reset empties the home once no session runs (exit $rc)" \
   test "$rc:$(ls -A "$agent_home" | wc -l)" = "0:0"
-check "…removing a link the agent made as a link, not what it names" test -d "$HOME/.npm-global"
+no_aside () { ! ls -d "$state_dir/agents/fake/home.reset-"* >/dev/null 2>&1; }
+check "…and what was in it is removed, on the daemon's worker thread" wait_for 20 no_aside
+check "…removing a link the agent made as a link, not what it names" test -d "$HOME/.npm-global/bin"
 run "$tmp/out" "$tmp/err" --json create --agent fake --workspace "$ws"
 id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || true)
 check "the next session starts afresh" wait_for 20 logs_have "fake-agent run 1 .* token=none"

@@ -16,6 +16,8 @@
 
 #include "paddock-agent-home.h"
 
+#include <gio/gio.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -143,12 +145,51 @@ remove_at (int          dir_fd,
   return TRUE;
 }
 
+/* Removes what resets moved aside (folder "home.reset-*" of the agent's
+ * folder), on a worker thread: a home of caches and node packages holds
+ * tens of thousands of files, and the daemon's main loop relays every
+ * session's terminal meanwhile. */
+static void
+remove_aside_thread (GTask        *task,
+                     gpointer      source_object,
+                     gpointer      task_data,
+                     GCancellable *cancellable)
+{
+  paddock_autofd int dir_fd = GPOINTER_TO_INT (task_data) - 1;
+  DIR *dir = NULL;
+  g_autoptr(GPtrArray) asides = g_ptr_array_new_with_free_func (g_free);
+  struct dirent *entry;
+  int dup_fd = fcntl (dir_fd, F_DUPFD_CLOEXEC, 3);
+
+  if (dup_fd < 0 || (dir = fdopendir (dup_fd)) == NULL)
+    {
+      if (dup_fd >= 0)
+        close (dup_fd);
+      return;
+    }
+  while ((entry = readdir (dir)) != NULL && asides->len < 64)
+    if (g_str_has_prefix (entry->d_name, "home.reset-"))
+      g_ptr_array_add (asides, g_strdup (entry->d_name));
+  closedir (dir);
+  for (guint i = 0; i < asides->len; i++)
+    {
+      int saved_errno = 0;
+
+      if (!remove_at (dir_fd, g_ptr_array_index (asides, i), 0, &saved_errno))
+        g_message ("Could not remove an agent's old home %s: %s (tried again at its next reset)",
+                   (const char *) g_ptr_array_index (asides, i), g_strerror (saved_errno));
+    }
+  fsync (dir_fd);
+}
+
 /**
  * paddock_agent_home_reset:
  *
- * Empties the agent's home: moved aside first (so a half-removed home is
- * never one a session starts with), removed, made again empty. The caller
- * checked that no session of the agent runs.
+ * Empties the agent's home: moved aside (one rename, so no session ever
+ * starts with a half-removed home) and made again empty, at once; what
+ * was moved aside is removed on a worker thread, with what an earlier
+ * reset may have left. The caller checked that no session of the agent
+ * runs.
  */
 gboolean
 paddock_agent_home_reset (const char  *state_dir,
@@ -159,27 +200,32 @@ paddock_agent_home_reset (const char  *state_dir,
   g_autofree char *home = paddock_agent_home_path (state_dir, name);
   g_autofree char *aside = g_strdup_printf ("home.reset-%08x", g_random_int ());
   paddock_autofd int dir_fd = open (agent_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  int saved_errno = 0;
+  g_autofree char *made = NULL;
 
   if (dir_fd < 0)
     {
       if (errno == ENOENT)
         {
-          g_autofree char *made = paddock_agent_home_ensure (state_dir, name, error);
+          made = paddock_agent_home_ensure (state_dir, name, error);
           return made != NULL;
         }
       return set_errno_error (error, errno, "Could not open", agent_dir);
     }
   if (renameat (dir_fd, "home", dir_fd, aside) != 0 && errno != ENOENT)
     return set_errno_error (error, errno, "Could not move aside", home);
-  if (!remove_at (dir_fd, aside, 0, &saved_errno))
-    return set_errno_error (error, saved_errno, "Could not empty", home);
   if (fsync (dir_fd) != 0)
     return set_errno_error (error, errno, "Could not sync", agent_dir);
+  made = paddock_agent_home_ensure (state_dir, name, error);
+  if (made == NULL)
+    return FALSE;
   {
-    g_autofree char *made = paddock_agent_home_ensure (state_dir, name, error);
-    return made != NULL;
+    g_autoptr(GTask) task = g_task_new (NULL, NULL, NULL, NULL);
+
+    /* The descriptor goes with the task (+1: 0 is a descriptor too). */
+    g_task_set_task_data (task, GINT_TO_POINTER (paddock_steal_fd (&dir_fd) + 1), NULL);
+    g_task_run_in_thread (task, remove_aside_thread);
   }
+  return TRUE;
 }
 
 /* Opens (making it when missing) the folder @relative below @root_fd,
