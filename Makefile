@@ -61,6 +61,7 @@ deb:
 	    if [ -e "$$f" ]; then mv "$$f" $(DEB_OUTDIR)/; fi; \
 	  done; \
 	  lintian --fail-on error --info $(DEB_OUTDIR)/paddock_$${version}_*.changes; \
+	  tools/check-deb.sh $(DEB_OUTDIR)/paddock_$${version}_$$(dpkg-architecture -qDEB_HOST_ARCH).deb; \
 	  ls -l $(DEB_OUTDIR)/paddock_$${version}_*.deb
 
 clean:

@@ -47,7 +47,11 @@
 #include "paddock-process-tree.h"
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
+#include "paddock-session-boundary.h"
+#include "paddock-session-commands.h"
 #include "paddock-session-impl-private.h"
+#include "paddock-session-record.h"
+#include "paddock-terminal.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
 #if PADDOCK_ENABLE_LINUX
@@ -57,30 +61,16 @@
 /* Bounds on what one client can make the daemon hold or do. */
 #define READ_OUTPUT_MAX         (1024 * 1024)
 #define SEND_INPUT_MAX          (64 * 1024)
-#define PENDING_INPUT_MAX       (1024 * 1024)
 #define STOP_GRACE_MAX_SECONDS  300
 /* After SIGKILL, how long processes may take to vanish before Stop reports
  * survivors instead of waiting for ever. */
 #define KILL_TIMEOUT_USEC       (10 * G_USEC_PER_SEC)
 #define STOP_POLL_MS            10
-#define OFFSET_NOTIFY_MS        50
 #define PROCESS_COUNT_MS        1000
-#define MAX_VIEWERS             32
-#define MAX_COMMANDS_PER_CLIENT 16
-#define MAX_COMMANDS_KEPT       256
-#define VIEWER_CHUNK            (64 * 1024)
 /* How long after "running" the workspace's baseline walk waits (see
  * paddock_stage_record_baseline_in_thread()): past a start and its first
  * output (a few ms) on a loaded machine, well before anyone reviews. */
 #define BASELINE_DELAY_MS       250
-/* How long an Exec or Run waits for the sandbox to say its command
- * started: a fork and an exec take milliseconds, but the command's
- * supervisor runs inside the session, where any process can SIGSTOP it
- * (see hand_to_spare in paddock-sandbox.c). For tests,
- * PADDOCK_TEST_SPAWN_DEADLINE_MS=N in the daemon's own environment makes
- * it N ms. */
-#define SPAWN_DEADLINE_MS       (10 * 1000)
-
 struct _PaddockSessionImpl
 {
   PaddockIpcSession1Skeleton  parent_instance;
@@ -89,12 +79,9 @@ struct _PaddockSessionImpl
   char                       *object_path;
   PaddockSessionConfig        config;
 
-  PaddockScrollback          *scrollback;
+  /* The agent's PTY, its scrollback and viewers (paddock-terminal.c). */
+  PaddockTerminal            *terminal;
   PaddockSpareSandbox        *offered_spare;  /* start() only: a sandbox made ahead it may take */
-  int                         pty_master;
-  guint                       pty_source;
-  guint                       pty_out_source;
-  GByteArray                 *pending_input;
 
   /* host: the agent, leader of its own session. safe: paddock-sandbox,
    * the supervisor outside the sandbox whose pid 1 runs the agent. */
@@ -155,22 +142,14 @@ struct _PaddockSessionImpl
   int                         exit_status;
   GCancellable               *durable_cancellable;
 
-  guint                       offset_notify_id;
   guint                       process_count_id;
 
-  /* Exec'd commands by id (PaddockCommandImpl), and host pids → ids. */
-  GHashTable                 *commands;
-  GHashTable                 *command_pids;
-  /* Exec calls waiting for the sandbox to say "spawned", by command id,
-   * and each one's deadline (SpawnDeadline), by the same id. */
-  GHashTable                 *pending_execs;
-  GHashTable                 *spawn_deadlines;
+  /* Exec'd commands, their host pids, the calls waiting for them to
+   * start and their callers (paddock-session-commands.c). */
+  PaddockSessionCommands     *commands;
   /* Each sandboxed command's own event channel (CommandChannel), by id,
    * until its last event or its end: see paddock_session_impl_open_channel. */
   GHashTable                 *command_channels;
-  /* Callers of Exec → CallerWatch, until they leave the bus. */
-  GHashTable                 *caller_watches;
-  guint32                     next_command_id;
 
   /* Where the agent's writes go (NULL: the host profile writes to the
    * workspace itself). */
@@ -178,10 +157,6 @@ struct _PaddockSessionImpl
 
   /* The proxy, its policy's effect and the request journal. */
   PaddockSessionNetwork      *network;
-
-  /* Attached viewers (Viewer), each at its own offset in the scrollback. */
-  GPtrArray                  *viewers;
-  gboolean                    terminal_finished;
 
   /* Stop/Destroy calls waiting for the last process to go. */
   GPtrArray                  *waiters;
@@ -207,28 +182,6 @@ typedef struct
   gboolean               destroy;
   gint64                 requested;   /* monotonic: when the call came */
 } Waiter;
-
-typedef struct
-{
-  PaddockSessionImpl *session;   /* borrowed: the session owns its viewers */
-  int                 fd;
-  guint64             offset;    /* the next byte this viewer gets */
-  guint               out_source;
-  guint               in_source;
-  gboolean            input_paused;  /* stopped reading: the PTY's input queue is full */
-} Viewer;
-
-static void
-viewer_free (Viewer *viewer)
-{
-  g_clear_handle_id (&viewer->out_source, g_source_remove);
-  g_clear_handle_id (&viewer->in_source, g_source_remove);
-  paddock_close_fd (&viewer->fd);
-  g_free (viewer);
-}
-
-static void paddock_session_impl_flush_viewer (PaddockSessionImpl *self,
-                                               Viewer             *viewer);
 
 enum {
   SIGNAL_CHANGED,
@@ -314,9 +267,6 @@ process_start_time (pid_t pid)
 
 static const char *paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self);
 
-/* At most this many processes are taken from a record's "leftovers". */
-#define LEFTOVERS_RECORD_MAX 32768
-
 /* A restored session whose leftovers are being ended: the earlier
  * daemon's record stays as it is until they are gone, so that a daemon
  * killed meanwhile checks them again, with one member added: every
@@ -327,40 +277,27 @@ static const char *paddock_session_impl_get_pid_namespace (PaddockSessionImpl *s
 static void
 paddock_session_impl_save_leftovers (PaddockSessionImpl *self)
 {
-  g_autoptr(JsonNode) record = NULL;
-  g_autoptr(JsonGenerator) generator = NULL;
   GArray *pinned = _paddock_session_leftovers_get_pinned (self->leftovers);
-  JsonArray *named = json_array_new ();
+  g_autoptr(GArray) named = g_array_sized_new (FALSE, FALSE, sizeof (PaddockSessionRecordProcess), pinned->len);
 
-  record = json_node_copy (self->leftovers_record);
-  for (guint i = 0; i < pinned->len && i < LEFTOVERS_RECORD_MAX; i++)
+  for (guint i = 0; i < pinned->len; i++)
     {
       const PaddockLeftover *leftover = &g_array_index (pinned, PaddockLeftover, i);
-      JsonArray *entry;
+      PaddockSessionRecordProcess process = { leftover->pid, leftover->start_time };
 
-      if (leftover->start_time == 0)
-        continue;
-      entry = json_array_sized_new (2);
-      json_array_add_int_element (entry, leftover->pid);
-      json_array_add_int_element (entry, (gint64) leftover->start_time);
-      json_array_add_array_element (named, entry);
+      g_array_append_val (named, process);
     }
-  json_object_set_array_member (json_node_get_object (record), "leftovers", named);
-
-  generator = json_generator_new ();
-  json_generator_set_root (generator, record);
-  json_generator_set_pretty (generator, TRUE);
-  paddock_record_writer_replace (self->record_path, json_generator_to_data (generator, NULL));
+  paddock_record_writer_replace (self->record_path,
+                                 paddock_session_record_to_json_with_leftovers (self->leftovers_record,
+                                                                                (const PaddockSessionRecordProcess *) named->data,
+                                                                                named->len));
 }
 
 static void
 paddock_session_impl_save (PaddockSessionImpl *self)
 {
-  g_autoptr(JsonBuilder) builder = NULL;
-  g_autoptr(JsonGenerator) generator = NULL;
-  g_autoptr(JsonNode) root = NULL;
+  g_auto(PaddockSessionRecord) record = { 0, };
   g_autofree char *json = NULL;
-  g_autofree char *boot_id = NULL;
   PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
 
   if (self->record_path == NULL)
@@ -374,77 +311,37 @@ paddock_session_impl_save (PaddockSessionImpl *self)
       return;
     }
 
-  boot_id = current_boot_id ();
-  builder = json_builder_new ();
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "version");
-  json_builder_add_int_value (builder, 1);
-  json_builder_set_member_name (builder, "id");
-  json_builder_add_string_value (builder, self->id);
-  json_builder_set_member_name (builder, "name");
-  json_builder_add_string_value (builder, paddock_ipc_session1_get_name (session));
-  json_builder_set_member_name (builder, "workspace");
-  json_builder_add_string_value (builder, self->config.workspace);
-  json_builder_set_member_name (builder, "command");
-  json_builder_begin_array (builder);
-  for (guint i = 0; self->config.command[i] != NULL; i++)
-    json_builder_add_string_value (builder, self->config.command[i]);
-  json_builder_end_array (builder);
-  json_builder_set_member_name (builder, "profile");
-  json_builder_add_string_value (builder, self->config.profile);
-  json_builder_set_member_name (builder, "owner");
-  json_builder_add_string_value (builder, self->config.owner);
-  json_builder_set_member_name (builder, "state");
-  json_builder_add_string_value (builder, self->state);
-  json_builder_set_member_name (builder, "exit_status");
-  json_builder_add_int_value (builder, self->exit_status);
-  json_builder_set_member_name (builder, "created");
-  json_builder_add_int_value (builder, (gint64) paddock_ipc_session1_get_created (session));
-  json_builder_set_member_name (builder, "pid");
-  json_builder_add_int_value (builder, self->reaped ? 0 : self->pid);
-  json_builder_set_member_name (builder, "pid_start_time");
-  json_builder_add_int_value (builder, (gint64) self->pid_start_time);
-  json_builder_set_member_name (builder, "sandboxed");
-  json_builder_add_boolean_value (builder, self->sandboxed);
+  record.id = g_strdup (self->id);
+  record.name = g_strdup (paddock_ipc_session1_get_name (session));
+  record.workspace = g_strdup (self->config.workspace);
+  record.command = g_strdupv (self->config.command);
+  record.profile = g_strdup (self->config.profile);
+  record.owner = g_strdup (self->config.owner);
+  record.state = g_strdup (self->state);
+  record.exit_status = self->exit_status;
+  record.created = (gint64) paddock_ipc_session1_get_created (session);
+  record.pid = self->reaped ? 0 : self->pid;
+  record.pid_start_time = self->pid_start_time;
+  record.sandboxed = self->sandboxed;
   /* A keeper outlives a daemon killed without warning, holding its tree
    * (setsid()ed processes included) for the next daemon to end. */
   if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
     {
-      pid_t keeper_pid = paddock_keeper_client_get_keeper_pid (self->keeper);
-
-      json_builder_set_member_name (builder, "keeper_pid");
-      json_builder_add_int_value (builder, keeper_pid);
-      json_builder_set_member_name (builder, "keeper_start_time");
-      json_builder_add_int_value (builder, (gint64) process_start_time (keeper_pid));
+      record.keeper_pid = paddock_keeper_client_get_keeper_pid (self->keeper);
+      record.keeper_start_time = process_start_time ((pid_t) record.keeper_pid);
     }
   /* A sandbox dies with the daemon, but not in the same instant: the next
    * daemon waits for this pid 1 (see paddock_session_impl_restore). */
   if (self->sandboxed && !self->reaped && self->pid > 0)
     paddock_session_impl_get_pid_namespace (self);
-  json_builder_set_member_name (builder, "init_pid");
-  json_builder_add_int_value (builder, self->reaped ? 0 : self->init_pid);
-  json_builder_set_member_name (builder, "init_start_time");
-  json_builder_add_int_value (builder, self->reaped ? 0 : (gint64) self->init_start_time);
-  json_builder_set_member_name (builder, "boot_id");
-  json_builder_add_string_value (builder, boot_id);
-  json_builder_set_member_name (builder, "net");
-  json_builder_add_string_value (builder, self->config.net_mode);
-  json_builder_set_member_name (builder, "allow_domains");
-  json_builder_begin_array (builder);
-  for (guint i = 0; self->config.allow_domains != NULL && self->config.allow_domains[i] != NULL; i++)
-    json_builder_add_string_value (builder, self->config.allow_domains[i]);
-  json_builder_end_array (builder);
-  json_builder_set_member_name (builder, "staging");
-  json_builder_add_string_value (builder, self->config.staging != NULL ? self->config.staging : "none");
-  json_builder_set_member_name (builder, "cgroup");
-  json_builder_add_string_value (builder, self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : "");
-  json_builder_end_object (builder);
-
-  generator = json_generator_new ();
-  root = json_builder_get_root (builder);
-  json_generator_set_root (generator, root);
-  json_generator_set_pretty (generator, TRUE);
-  json = json_generator_to_data (generator, NULL);
+  record.init_pid = self->reaped ? 0 : self->init_pid;
+  record.init_start_time = self->reaped ? 0 : self->init_start_time;
+  record.boot_id = current_boot_id ();
+  record.net = g_strdup (self->config.net_mode);
+  record.allow_domains = g_strdupv (self->config.allow_domains);
+  record.staging = g_strdup (self->config.staging);
+  record.cgroup = g_strdup (self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL);
+  json = paddock_session_record_to_json (&record);
 
   /* On the writer's thread: the main loop goes on serving (see
    * paddock-record-writer.c for what a crash can lose). */
@@ -719,8 +616,6 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
   g_autoptr(GHashTable) sids = NULL;
   GArray *pids;
-  GHashTableIter iter;
-  gpointer key;
   gboolean agent_session_seen = FALSE;
 
   /* The kernel's own list, where the session has a cgroup: cheap, and
@@ -749,11 +644,12 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
   sids = g_hash_table_new (NULL, NULL);
   if (agent_session_may_live (self))
     g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
-  if (self->command_pids != NULL)
+  if (self->commands != NULL)
     {
-      g_hash_table_iter_init (&iter, self->command_pids);
-      while (g_hash_table_iter_next (&iter, &key, NULL))
-        g_hash_table_add (sids, key);
+      g_autoptr(GArray) command_pids = paddock_session_commands_dup_pids (self->commands, 0);
+
+      for (guint i = 0; i < command_pids->len; i++)
+        g_hash_table_add (sids, GINT_TO_POINTER (g_array_index (command_pids, pid_t, i)));
     }
   pids = list_session_members (self, sids, self->pid, &agent_session_seen);
   if (self->reaped && !agent_session_seen)
@@ -870,270 +766,17 @@ paddock_session_impl_count_cb (gpointer user_data)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The PTY                                                                   */
+/* The terminal (paddock-terminal.c)                                         */
 
-static gboolean
-paddock_session_impl_offset_notify_cb (gpointer user_data)
+/* OutputOffset follows the terminal's end, as often as it reports it. */
+static void
+paddock_session_impl_terminal_output_cb (PaddockTerminal *terminal,
+                                         guint64          end_offset,
+                                         gpointer         user_data)
 {
   PaddockSessionImpl *self = user_data;
 
-  self->offset_notify_id = 0;
-  paddock_ipc_session1_set_output_offset (PADDOCK_IPC_SESSION1 (self),
-                                          paddock_scrollback_get_end_offset (self->scrollback));
-  return G_SOURCE_REMOVE;
-}
-
-static gboolean
-paddock_session_impl_pty_readable_cb (int          fd,
-                                      GIOCondition condition,
-                                      gpointer     user_data)
-{
-  PaddockSessionImpl *self = user_data;
-  guint8 buffer[64 * 1024];
-
-  /* Drain what is there, but give the main loop back after a while so a
-   * flooding agent cannot starve the daemon's other clients. */
-  for (guint round = 0; round < 16; round++)
-    {
-      gssize n = read (fd, buffer, sizeof buffer);
-
-      if (n > 0)
-        {
-          paddock_scrollback_append (self->scrollback, buffer, (gsize) n);
-          continue;
-        }
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0 && errno == EAGAIN)
-        break;
-
-      /* EIO (or 0): every slave fd is closed, the terminal is finished.
-       * Viewers get what is left, then the end of the stream. */
-      self->pty_source = 0;
-      self->terminal_finished = TRUE;
-      for (guint i = self->viewers->len; i > 0; i--)
-        paddock_session_impl_flush_viewer (self, g_ptr_array_index (self->viewers, i - 1));
-      if (self->offset_notify_id == 0)
-        paddock_session_impl_offset_notify_cb (self);
-      return G_SOURCE_REMOVE;
-    }
-
-  for (guint i = self->viewers->len; i > 0; i--)
-    paddock_session_impl_flush_viewer (self, g_ptr_array_index (self->viewers, i - 1));
-
-  /* PropertiesChanged at most every 50 ms: a flood of output must not turn
-   * into a flood of bus messages. */
-  if (self->offset_notify_id == 0)
-    self->offset_notify_id = g_timeout_add (OFFSET_NOTIFY_MS,
-                                            paddock_session_impl_offset_notify_cb, self);
-
-  return G_SOURCE_CONTINUE;
-}
-
-static gboolean paddock_session_impl_viewer_readable_cb (int          fd,
-                                                         GIOCondition condition,
-                                                         gpointer     user_data);
-
-/* The input queue has room again: viewers that stopped reading because it
- * was full read on (their keystrokes waited in their own sockets). */
-static void
-paddock_session_impl_resume_viewer_input (PaddockSessionImpl *self)
-{
-  if (self->pending_input->len >= PENDING_INPUT_MAX)
-    return;
-
-  for (guint i = 0; i < self->viewers->len; i++)
-    {
-      Viewer *viewer = g_ptr_array_index (self->viewers, i);
-
-      if (!viewer->input_paused)
-        continue;
-      viewer->input_paused = FALSE;
-      viewer->in_source = g_unix_fd_add (viewer->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                         paddock_session_impl_viewer_readable_cb, viewer);
-    }
-}
-
-static gboolean
-paddock_session_impl_pty_writable_cb (int          fd,
-                                      GIOCondition condition,
-                                      gpointer     user_data)
-{
-  PaddockSessionImpl *self = user_data;
-  gboolean done = TRUE;
-
-  while (self->pending_input->len > 0)
-    {
-      gssize n = write (fd, self->pending_input->data, self->pending_input->len);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0 && errno == EAGAIN)
-        {
-          done = FALSE;
-          break;
-        }
-      if (n < 0)
-        {
-          /* The terminal is gone (EIO once nothing holds its other end):
-           * what was typed has nowhere to go. */
-          g_byte_array_set_size (self->pending_input, 0);
-          break;
-        }
-      g_byte_array_remove_range (self->pending_input, 0, (guint) n);
-    }
-
-  paddock_session_impl_resume_viewer_input (self);
-  if (!done)
-    return G_SOURCE_CONTINUE;
-  self->pty_out_source = 0;
-  return G_SOURCE_REMOVE;
-}
-
-static void
-set_window_size (int     fd,
-                 guint16 columns,
-                 guint16 rows)
-{
-  struct winsize size = { .ws_row = rows, .ws_col = columns };
-
-  ioctl (fd, TIOCSWINSZ, &size);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Viewers                                                                   */
-
-static void
-paddock_session_impl_drop_viewer (PaddockSessionImpl *self,
-                                  Viewer             *viewer)
-{
-  g_ptr_array_remove (self->viewers, viewer);
-}
-
-static gboolean
-paddock_session_impl_viewer_writable_cb (int          fd,
-                                         GIOCondition condition,
-                                         gpointer     user_data)
-{
-  Viewer *viewer = user_data;
-
-  viewer->out_source = 0;
-  paddock_session_impl_flush_viewer (viewer->session, viewer);
-  return G_SOURCE_REMOVE;
-}
-
-/* Sends the viewer what it has not seen yet, as far as its socket takes
- * it; the rest waits in the scrollback, not in a queue of ours. A viewer
- * the ring has overtaken continues at the oldest byte still there. */
-static void
-paddock_session_impl_flush_viewer (PaddockSessionImpl *self,
-                                   Viewer             *viewer)
-{
-  if (viewer->out_source != 0)
-    return;
-
-  while (viewer->offset < paddock_scrollback_get_end_offset (self->scrollback))
-    {
-      g_autoptr(GBytes) chunk = NULL;
-      guint64 start = 0;
-      gssize n;
-
-      chunk = paddock_scrollback_read (self->scrollback, viewer->offset, VIEWER_CHUNK, &start);
-      viewer->offset = start;
-      n = send (viewer->fd, g_bytes_get_data (chunk, NULL), g_bytes_get_size (chunk),
-                MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0 && errno == EAGAIN)
-        {
-          viewer->out_source = g_unix_fd_add (viewer->fd, G_IO_OUT,
-                                              paddock_session_impl_viewer_writable_cb, viewer);
-          return;
-        }
-      if (n < 0)
-        {
-          paddock_session_impl_drop_viewer (self, viewer);
-          return;
-        }
-      viewer->offset += (guint64) n;
-    }
-
-  /* Everything delivered and nothing more will come: end of stream. */
-  if (self->terminal_finished)
-    paddock_session_impl_drop_viewer (self, viewer);
-}
-
-/* Keystrokes from a viewer go to the terminal like SendInput's. */
-static gboolean
-paddock_session_impl_viewer_readable_cb (int          fd,
-                                         GIOCondition condition,
-                                         gpointer     user_data)
-{
-  Viewer *viewer = user_data;
-  PaddockSessionImpl *self = viewer->session;
-  guint8 buffer[4096];
-  gsize room = PENDING_INPUT_MAX - MIN (self->pending_input->len, PENDING_INPUT_MAX);
-  gssize n;
-
-  /* Backpressure, not loss: while the program does not read its terminal
-   * and the queue is full, stop reading the viewer. Its keystrokes wait in
-   * its socket, and the viewer blocks (or polls) once that fills. */
-  if (self->pty_master >= 0 && room == 0)
-    {
-      viewer->input_paused = TRUE;
-      viewer->in_source = 0;
-      return G_SOURCE_REMOVE;
-    }
-
-  n = recv (fd, buffer, self->pty_master >= 0 ? MIN (sizeof buffer, room) : sizeof buffer, MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR))
-    return G_SOURCE_CONTINUE;
-  if (n <= 0)
-    {
-      /* The viewer detached: nothing else changes. */
-      viewer->in_source = 0;
-      paddock_session_impl_drop_viewer (self, viewer);
-      return G_SOURCE_REMOVE;
-    }
-
-  if (self->pty_master >= 0)
-    {
-      g_byte_array_append (self->pending_input, buffer, (guint) n);
-      if (self->pty_out_source == 0)
-        self->pty_out_source = g_unix_fd_add (self->pty_master, G_IO_OUT,
-                                              paddock_session_impl_pty_writable_cb, self);
-    }
-
-  return G_SOURCE_CONTINUE;
-}
-
-/* Takes @fd, one end of a stream socket pair, as a viewer replaying from
- * @offset (clamped to what the ring holds), its writes typed into the
- * terminal when @input. */
-static Viewer *
-paddock_session_impl_add_viewer (PaddockSessionImpl *self,
-                                 int                 fd,
-                                 guint64             offset,
-                                 gboolean            input)
-{
-  Viewer *viewer = g_new0 (Viewer, 1);
-
-  viewer->session = self;
-  viewer->fd = fd;
-  /* Not made non-blocking: every send and recv on it says MSG_DONTWAIT.
-   * O_NONBLOCK is a flag of the open file description, which for the
-   * creator's socket (CreateSession's "terminal") the caller shares. */
-  /* Where the replay starts: never before what the ring still holds. */
-  viewer->offset = MIN (MAX (offset, paddock_scrollback_get_first_offset (self->scrollback)),
-                        paddock_scrollback_get_end_offset (self->scrollback));
-  if (input)
-    viewer->in_source = g_unix_fd_add (viewer->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                       paddock_session_impl_viewer_readable_cb, viewer);
-  else
-    shutdown (viewer->fd, SHUT_RD);
-  g_ptr_array_add (self->viewers, viewer);
-  return viewer;
+  paddock_ipc_session1_set_output_offset (PADDOCK_IPC_SESSION1 (self), end_offset);
 }
 
 /**
@@ -1153,7 +796,7 @@ paddock_session_impl_attach_terminal (PaddockSessionImpl *self,
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
   g_return_if_fail (fd >= 0);
 
-  paddock_session_impl_flush_viewer (self, paddock_session_impl_add_viewer (self, fd, 0, TRUE));
+  paddock_terminal_flush_viewer (self->terminal, paddock_terminal_add_viewer (self->terminal, fd, 0, TRUE));
 }
 
 static gboolean
@@ -1168,8 +811,8 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
   g_autoptr(GError) error = NULL;
   paddock_autofd int ours = -1;
   paddock_autofd int theirs = -1;
-  Viewer *viewer;
-  guint64 offset = paddock_scrollback_get_first_offset (self->scrollback);
+  PaddockTerminalViewer *viewer;
+  guint64 offset = paddock_terminal_get_first_offset (self->terminal);
   gboolean input = TRUE;
   int pair[2];
   int handle;
@@ -1180,10 +823,10 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
                                              "Session %s was destroyed", self->id);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (self->viewers->len >= MAX_VIEWERS)
+  if (paddock_terminal_get_n_viewers (self->terminal) >= PADDOCK_TERMINAL_MAX_VIEWERS)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "At most %u viewers per session", MAX_VIEWERS);
+                                             "At most %u viewers per session", PADDOCK_TERMINAL_MAX_VIEWERS);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
@@ -1213,10 +856,10 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  viewer = paddock_session_impl_add_viewer (self, paddock_steal_fd (&ours), offset, input);
-  paddock_ipc_session1_complete_attach (session, invocation, fd_list,
-                                        g_variant_new_handle (handle), viewer->offset);
-  paddock_session_impl_flush_viewer (self, viewer);
+  viewer = paddock_terminal_add_viewer (self->terminal, paddock_steal_fd (&ours), offset, input);
+  paddock_ipc_session1_complete_attach (session, invocation, fd_list, g_variant_new_handle (handle),
+                                        paddock_terminal_viewer_get_offset (viewer));
+  paddock_terminal_flush_viewer (self->terminal, viewer);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -1360,9 +1003,9 @@ paddock_session_impl_last_line (PaddockSessionImpl *self)
   g_autoptr(GBytes) tail = NULL;
   g_autofree char *text = NULL;
   g_auto(GStrv) lines = NULL;
-  guint64 end = paddock_scrollback_get_end_offset (self->scrollback);
+  guint64 end = paddock_terminal_get_end_offset (self->terminal);
 
-  tail = paddock_scrollback_read (self->scrollback, end > 4096 ? end - 4096 : 0, 4096, NULL);
+  tail = paddock_terminal_read (self->terminal, end > 4096 ? end - 4096 : 0, 4096, NULL);
   text = g_utf8_make_valid (g_bytes_get_data (tail, NULL) != NULL ? g_bytes_get_data (tail, NULL) : "",
                             (gssize) g_bytes_get_size (tail));
   lines = g_strsplit_set (text, "\r\n", -1);
@@ -1377,31 +1020,23 @@ paddock_session_impl_last_line (PaddockSessionImpl *self)
 static void
 paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
 {
-  GHashTableIter iter;
-  gpointer value;
+  g_autoptr(GError) error = NULL;
 
-  if (self->pending_execs == NULL)
+  if (self->commands == NULL)
     return;
 
-  g_hash_table_remove_all (self->spawn_deadlines);
-  g_hash_table_iter_init (&iter, self->pending_execs);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    {
-      /* The table's reference goes with the answer. */
-      g_hash_table_iter_steal (&iter);
-      g_dbus_method_invocation_return_error (value, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
-                                             "Session %s ended before the command started", self->id);
-    }
+  g_set_error (&error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "Session %s ended before the command started", self->id);
+  paddock_session_commands_fail_pending (self->commands, error);
 }
 
 /* Command ID's Exec call leaves the table of those waiting for "spawned",
- * with its deadline: it is answered now. */
+ * with its deadline: it is answered now (with the reference the table
+ * held, which the caller of this already has as the borrowed pointer). */
 static void
 paddock_session_impl_steal_pending_exec (PaddockSessionImpl *self,
                                          guint32             id)
 {
-  g_hash_table_remove (self->spawn_deadlines, GUINT_TO_POINTER (id));
-  g_hash_table_steal (self->pending_execs, GUINT_TO_POINTER (id));
+  (void) paddock_session_commands_steal_pending (self->commands, id);
 }
 
 static gboolean paddock_session_impl_send_control (PaddockSessionImpl  *self,
@@ -1461,7 +1096,7 @@ paddock_session_impl_drop_spawned (PaddockSessionImpl    *self,
       g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, message);
     }
   g_signal_handlers_disconnect_by_data (command, self);
-  g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
+  paddock_session_commands_remove (self->commands, id);
 }
 
 /* Events about commands run inside the sandbox: "spawned" and
@@ -1482,8 +1117,8 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
   if (id < 0 || id > G_MAXUINT32)
     return;
 
-  command = g_hash_table_lookup (self->commands, GUINT_TO_POINTER ((guint32) id));
-  invocation = g_hash_table_lookup (self->pending_execs, GUINT_TO_POINTER ((guint32) id));
+  command = paddock_session_commands_lookup (self->commands, (guint32) id);
+  invocation = paddock_session_commands_get_pending (self->commands, (guint32) id);
 
   if (g_str_equal (name, "spawned") && command != NULL)
     {
@@ -1564,7 +1199,7 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
            * pid 1 never does. */
           unexport_command (command);
           g_signal_handlers_disconnect_by_data (command, self);
-          g_hash_table_remove (self->commands, GUINT_TO_POINTER ((guint32) id));
+          paddock_session_commands_remove (self->commands, (guint32) id);
         }
     }
   else if (g_str_equal (name, "command-exited") && command != NULL)
@@ -1774,49 +1409,21 @@ paddock_session_impl_supervisor_gone (PaddockSessionImpl *self,
   paddock_session_impl_answer_lost_command (self, channel);
 }
 
-/* The bound on one Exec's wait for "spawned" (SPAWN_DEADLINE_MS). */
-typedef struct {
-  PaddockSessionImpl *self;   /* not a reference: the session drops its deadlines with its pending Execs */
-  guint32 id;
-  guint source;
-} SpawnDeadline;
-
+/* No "spawned" in time (paddock-session-commands.c's spawn deadline): the
+ * command's supervisor was stopped (or the whole sandbox is). The Exec
+ * gets its one answer now, the command's object and channel go, and
+ * pid 1 is asked for the command's SIGKILL: it kills a supervisor it
+ * finds stopped, tree and all, or resumes it, and it ends what it
+ * started. pid 1 no longer counts that supervisor as its spare, so later
+ * commands do not go to it. */
 static void
-spawn_deadline_free (SpawnDeadline *deadline)
+paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
+                                        guint                   id,
+                                        PaddockSessionImpl     *self)
 {
-  g_clear_handle_id (&deadline->source, g_source_remove);
-  g_free (deadline);
-}
-
-static guint
-spawn_deadline_ms (void)
-{
-  const char *text = g_getenv ("PADDOCK_TEST_SPAWN_DEADLINE_MS");
-  guint64 ms;
-
-  if (text != NULL && g_ascii_string_to_unsigned (text, 10, 1, 3600 * 1000, &ms, NULL))
-    return (guint) ms;
-  return SPAWN_DEADLINE_MS;
-}
-
-/* No "spawned" in time: the command's supervisor was stopped (or the
- * whole sandbox is). The Exec gets its one answer now, the command's
- * object and channel go, and pid 1 is asked for the command's SIGKILL:
- * it kills a supervisor it finds stopped, tree and all, or resumes it,
- * and it ends what it started. pid 1 no longer counts that supervisor as
- * its spare, so later commands do not go to it. */
-static gboolean
-paddock_session_impl_spawn_deadline_cb (gpointer user_data)
-{
-  SpawnDeadline *deadline = user_data;
-  PaddockSessionImpl *self = deadline->self;
-  guint32 id = deadline->id;
   g_autoptr(JsonObject) event = json_object_new ();
   g_autofree char *message = NULL;
   int no_fd = -1;
-
-  deadline->source = 0;
-  g_hash_table_remove (self->spawn_deadlines, GUINT_TO_POINTER (id));
 
   paddock_session_impl_kill_in_sandbox (self, id);
   /* What its supervisor says after this is about a command already answered. */
@@ -1824,27 +1431,13 @@ paddock_session_impl_spawn_deadline_cb (gpointer user_data)
 
   message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
                              "(a process in the session may have stopped it); the sandbox is asked to kill the command",
-                             spawn_deadline_ms ());
+                             paddock_session_commands_get_spawn_deadline_ms ());
   json_object_set_string_member (event, "event", "spawn-failed");
   json_object_set_int_member (event, "id", id);
   json_object_set_int_member (event, "errno", ETIMEDOUT);
   json_object_set_string_member (event, "message", message);
   g_message ("Session %s: command %u: %s", self->id, id, message);
   paddock_session_impl_command_event (self, event, &no_fd);
-  return G_SOURCE_REMOVE;
-}
-
-/* Bounds the wait of command ID's Exec for "spawned". */
-static void
-paddock_session_impl_add_spawn_deadline (PaddockSessionImpl *self,
-                                         guint32             id)
-{
-  SpawnDeadline *deadline = g_new0 (SpawnDeadline, 1);
-
-  deadline->self = self;
-  deadline->id = id;
-  deadline->source = g_timeout_add (spawn_deadline_ms (), paddock_session_impl_spawn_deadline_cb, deadline);
-  g_hash_table_replace (self->spawn_deadlines, GUINT_TO_POINTER (id), deadline);
 }
 
 /* A new channel for command ID: *OUT_REMOTE (CLOEXEC) goes to the
@@ -1937,64 +1530,31 @@ paddock_session_impl_set_limits (PaddockSessionImpl *self)
     self->resources_reason = g_string_free (g_steal_pointer (&reasons), FALSE);
 }
 
-/* A look at the session's boundary (paddock_boundary_observe()): its input
- * copied from the session on the main thread, so that the looking can be
- * done in another. What it points into of the config and agent_env is
- * set once, at start, and lives as long as the session, which the look's
- * callback holds a reference to; what can change meanwhile is copied. */
-typedef struct
+/* A look at the session's boundary as it is now (paddock-session-boundary.c
+ * copies what it reads, so it can be done in another thread). */
+static PaddockBoundaryLook *
+paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
+                                        JsonObject         *sandbox_report)
 {
-  PaddockBoundaryInput  input;
-  char                 *cgroup_path;       /* the session may let its cgroup go meanwhile */
-  char                 *net_mode;          /* SetNetworkPolicy replaces the config's */
-  char                 *stage_dir;
-  char                 *resources_reason;
-  JsonObject           *sandbox_report;
-  PaddockBoundary      *boundary;          /* what was seen */
-  GVariant             *published;         /* and its Session1.Boundary */
-} BoundaryLook;
+  g_autofree char *stage_dir = NULL;
+  PaddockBoundaryInput input;
 
-static void
-boundary_look_free (BoundaryLook *look)
-{
-  g_free (look->cgroup_path);
-  g_free (look->net_mode);
-  g_free (look->stage_dir);
-  g_free (look->resources_reason);
-  g_clear_pointer (&look->sandbox_report, json_object_unref);
-  g_clear_object (&look->boundary);
-  g_clear_pointer (&look->published, g_variant_unref);
-  g_free (look);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (BoundaryLook, boundary_look_free)
-
-static BoundaryLook *
-boundary_look_new (PaddockSessionImpl *self,
-                   JsonObject         *sandbox_report)
-{
-  BoundaryLook *look = g_new0 (BoundaryLook, 1);
-
-  look->cgroup_path = self->cgroup != NULL ? g_strdup (paddock_cgroup_get_path (self->cgroup)) : NULL;
-  look->resources_reason = g_strdup (self->resources_reason);
-  look->net_mode = g_strdup (self->config.net_mode);
-  look->sandbox_report = sandbox_report != NULL ? json_object_ref (sandbox_report) : NULL;
   if (self->config.home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (self->config.home);
 
-      look->stage_dir = g_build_filename (session_dir, "stage", NULL);
+      stage_dir = g_build_filename (session_dir, "stage", NULL);
     }
-  look->input = (PaddockBoundaryInput) {
+  input = (PaddockBoundaryInput) {
     .profile = self->config.profile,
     .session_pid = self->pid,
-    .sandbox_report = look->sandbox_report,
+    .sandbox_report = sandbox_report,
     .workspace = self->config.workspace,
     .staging = self->config.staging,
-    .stage_dir = look->stage_dir,
-    .cgroup_path = look->cgroup_path,
+    .stage_dir = stage_dir,
+    .cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
     .cgroup_reason = self->config.cgroup_reason,
-    .net_mode = look->net_mode,
+    .net_mode = self->config.net_mode,
     .given_env = (const char *const *) self->agent_env,
     .allowed_write = (const char *const *) self->config.allow_write,
     .exposed = (const char *const *) self->config.expose,
@@ -2006,60 +1566,31 @@ boundary_look_new (PaddockSessionImpl *self,
      * could take them: strict must refuse those, not run without. */
     .resources_requested = self->resources_requested ||
                            (self->sandboxed && (self->config.pids_max != 0 || self->config.memory_max != 0)),
-    .resources_reason = look->resources_reason,
+    .resources_reason = self->resources_reason,
   };
-  return look;
-}
-
-/* Looks, and makes the report to publish (a GVariant of some 70 entries,
- * ~0.1 ms to build): in whichever thread the look is done. */
-static void
-boundary_look_run (BoundaryLook *look)
-{
-  look->boundary = paddock_boundary_observe (&look->input);
-  look->published = g_variant_ref_sink (paddock_boundary_to_variant (look->boundary));
+  return paddock_boundary_look_new (&input);
 }
 
 /* Publishes what was seen (Session1.Boundary). */
 static void
-paddock_session_impl_publish_boundary (PaddockSessionImpl *self,
-                                       BoundaryLook       *look)
+paddock_session_impl_publish_boundary (PaddockSessionImpl  *self,
+                                       PaddockBoundaryLook *look)
 {
-  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), look->published);
-}
-
-/* The strict profile runs only when every requested layer is observed
- * enforced: FALSE with @error naming the others. */
-static gboolean
-paddock_session_impl_check_strict (PaddockSessionImpl  *self,
-                                   PaddockBoundary     *boundary,
-                                   GError             **error)
-{
-  g_autofree char *missing = NULL;
-
-  if (g_strcmp0 (self->config.profile, "strict") != 0)
-    return TRUE;
-  missing = paddock_boundary_dup_unenforced (boundary);
-  if (missing == NULL)
-    return TRUE;
-  g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-               "The strict profile runs only when every requested layer is observed enforced; "
-               "not enforced here: %s. The session was killed at once",
-               missing);
-  return FALSE;
+  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self),
+                                     paddock_boundary_look_get_published (look));
 }
 
 /* The sandbox said the agent runs, and its boundary was seen: the session
  * runs (or, strict, is refused) and its creator is answered. */
 static void
-paddock_session_impl_started (PaddockSessionImpl *self,
-                              BoundaryLook       *look)
+paddock_session_impl_started (PaddockSessionImpl  *self,
+                              PaddockBoundaryLook *look)
 {
   g_autoptr(GError) refusal = NULL;
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
   paddock_session_impl_publish_boundary (self, look);
-  if (!paddock_session_impl_check_strict (self, look->boundary, &refusal))
+  if (!paddock_boundary_check_strict (self->config.profile, paddock_boundary_look_get_boundary (look), &refusal))
     {
       paddock_session_impl_signal_all (self, SIGKILL, NULL);
       paddock_session_impl_ready (self, refusal);
@@ -2097,43 +1628,6 @@ paddock_session_impl_started (PaddockSessionImpl *self,
 static void paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
                                                 int                 wait_status);
 
-/* The test switch PADDOCK_TEST_BOUNDARY_LOOK_HOLD=PATH in the daemon's own
- * environment (like PADDOCK_TEST_RECORD_WRITE_HOLD: nothing a client or a
- * session can set) holds a start's look at the boundary for as long as
- * PATH exists (a minute at most), as a slow /proc would: a test sees what
- * the daemon does meanwhile, with no timing in it. Logged whenever it
- * holds a look. */
-#define TEST_LOOK_HOLD_MAX_US (60 * G_USEC_PER_SEC)
-
-static void
-test_boundary_look_hold (void)
-{
-  const char *hold = g_getenv ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD");
-  gint64 deadline = g_get_monotonic_time () + TEST_LOOK_HOLD_MAX_US;
-
-  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
-    return;
-  g_message ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD=%s exists, so a start's look at its boundary waits "
-             "until it is gone (a test switch)", hold);
-  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
-    g_usleep (10 * 1000);
-}
-
-static void
-boundary_look_thread (GTask        *task,
-                      gpointer      source_object,
-                      gpointer      task_data,
-                      GCancellable *cancellable)
-{
-  BoundaryLook *look = task_data;
-
-  test_boundary_look_hold ();
-  boundary_look_run (look);
-  /* Handed back whole, to be freed on the main thread (see
-   * paddock_session_impl_look_at_boundary()). */
-  g_task_return_pointer (task, look, (GDestroyNotify) boundary_look_free);
-}
-
 static void
 paddock_session_impl_looked_cb (GObject      *source,
                                 GAsyncResult *result,
@@ -2141,7 +1635,7 @@ paddock_session_impl_looked_cb (GObject      *source,
 {
   /* look_at_boundary()'s reference, dropped here, on the main thread. */
   g_autoptr(PaddockSessionImpl) self = user_data;
-  g_autoptr(BoundaryLook) look = g_task_propagate_pointer (G_TASK (result), NULL);
+  g_autoptr(PaddockBoundaryLook) look = paddock_boundary_look_finish (result);
 
   self->looking = FALSE;
   /* Unless its creator was answered meanwhile: the daemon is quitting
@@ -2168,19 +1662,11 @@ static void
 paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
                                        JsonObject         *sandbox_report)
 {
-  /* Neither the session as the task's source object nor the look as its
-   * data: the worker thread drops its own reference to the task after it
-   * has queued the callback, so that reference can be the last one, and
-   * whatever the task still held would be finalized in that thread (the
-   * session itself, once a start refused or abandoned meanwhile has let
-   * go of it). The session's reference is the callback's, and the look
-   * comes back as the task's result: both are let go of on this thread. */
-  g_autoptr(GTask) task = g_task_new (NULL, NULL, paddock_session_impl_looked_cb, g_object_ref (self));
-
-  g_task_set_source_tag (task, paddock_session_impl_look_at_boundary);
-  g_task_set_task_data (task, boundary_look_new (self, sandbox_report), NULL);
+  /* The session's reference is the callback's, let go of on this thread
+   * (see paddock_boundary_look_run_in_thread()). */
   self->looking = TRUE;
-  g_task_run_in_thread (task, boundary_look_thread);
+  paddock_boundary_look_run_in_thread (paddock_session_impl_new_boundary_look (self, sandbox_report),
+                                       paddock_session_impl_looked_cb, g_object_ref (self));
 }
 
 /* Handles every event waiting on the control socket. Returns FALSE once the
@@ -2384,15 +1870,13 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
    * Say so, or their callers would wait for ever. */
   if (self->sandboxed)
     {
-      GHashTableIter iter;
-      gpointer value;
+      g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
 
-      g_hash_table_iter_init (&iter, self->commands);
-      while (g_hash_table_iter_next (&iter, NULL, &value))
-        if (paddock_command_impl_is_running (value))
+      for (guint i = 0; i < commands->len; i++)
+        if (paddock_command_impl_is_running (g_ptr_array_index (commands, i)))
           {
-            paddock_command_impl_expect_kill (value);
-            paddock_command_impl_exited (value, 128 + SIGKILL, SIGKILL);
+            paddock_command_impl_expect_kill (g_ptr_array_index (commands, i));
+            paddock_command_impl_exited (g_ptr_array_index (commands, i), 128 + SIGKILL, SIGKILL);
           }
     }
   /* Their channels have nothing more to say. */
@@ -2414,8 +1898,7 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
       g_autoptr(GError) error = NULL;
       g_autofree char *why = NULL;
 
-      if (self->pty_source != 0)
-        paddock_session_impl_pty_readable_cb (self->pty_master, G_IO_IN, self);
+      paddock_terminal_drain (self->terminal);
       why = paddock_session_impl_last_line (self);
       g_set_error (&error, PADDOCK_ERROR,
                    exit_status == 125 ? PADDOCK_ERROR_NOT_ENFORCED : PADDOCK_ERROR_FAILED,
@@ -2873,7 +2356,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
         }
     }
 
-  set_window_size (master, self->config.columns, self->config.rows);
+  paddock_terminal_set_window_size (master, self->config.columns, self->config.rows);
 
   /* A cgroup of its own where one can be made; without one the PID
    * namespace (safe) or the process session (host) is what counts. */
@@ -2974,10 +2457,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   self->sandboxed = sandboxed;
   self->ready_func = ready;
   self->ready_data = user_data;
-  self->pty_master = paddock_steal_fd (&master);
-  g_unix_set_fd_nonblocking (self->pty_master, TRUE, NULL);
-  self->pty_source = g_unix_fd_add (self->pty_master, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                    paddock_session_impl_pty_readable_cb, self);
+  paddock_terminal_take_pty (self->terminal, paddock_steal_fd (&master));
   if (self->keeper == NULL)
     self->child_watch = g_child_watch_add (pid, paddock_session_impl_exited_cb, self);
   self->process_count_id = g_timeout_add (PROCESS_COUNT_MS, paddock_session_impl_count_cb, self);
@@ -3009,10 +2489,10 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
        * so the flush below waits for what is left of the fsync, not all
        * of it. No client can see "running" before the flush: the session
        * is exported, and listed, once ready. */
-      g_autoptr(BoundaryLook) look = boundary_look_new (self, NULL);
+      g_autoptr(PaddockBoundaryLook) look = paddock_session_impl_new_boundary_look (self, NULL);
 
       paddock_session_impl_set_state (self, "running");
-      boundary_look_run (look);
+      paddock_boundary_look_run (look);
       paddock_session_impl_publish_boundary (self, look);
       /* On disk before the creator hears of it: the agent would outlive
        * a daemon that died unknowing. The main loop goes on meanwhile; a
@@ -3077,10 +2557,7 @@ static void
 paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
                                      GPtrArray          *waiters)
 {
-  g_clear_handle_id (&self->pty_source, g_source_remove);
-  g_clear_handle_id (&self->pty_out_source, g_source_remove);
-  paddock_close_fd (&self->pty_master);
-  g_ptr_array_set_size (self->viewers, 0);
+  paddock_terminal_close (self->terminal);
   g_clear_pointer (&self->record_path, g_free);
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_session_impl_release_cgroup (self);
@@ -3088,15 +2565,13 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
   /* The commands went with the processes. Their objects stay a minute so
    * that callers can still read how they ended, then go. */
   {
-    GHashTableIter iter;
-    gpointer value;
+    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
 
-    g_hash_table_iter_init (&iter, self->commands);
-    while (g_hash_table_iter_next (&iter, NULL, &value))
+    for (guint i = 0; i < commands->len; i++)
       {
-        g_signal_handlers_disconnect_by_data (value, self);
+        g_signal_handlers_disconnect_by_data (g_ptr_array_index (commands, i), self);
         g_timeout_add_seconds_full (G_PRIORITY_DEFAULT, 60, unexport_later_cb,
-                                    g_object_ref (value), g_object_unref);
+                                    g_object_ref (g_ptr_array_index (commands, i)), g_object_unref);
       }
     /* Still in the table: a child watch that fires after this finds its
      * command and records the real exit status. */
@@ -3248,12 +2723,10 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
 
   /* The session's commands end with it: they are killed, not done. */
   {
-    GHashTableIter iter;
-    gpointer value;
+    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
 
-    g_hash_table_iter_init (&iter, self->commands);
-    while (g_hash_table_iter_next (&iter, NULL, &value))
-      paddock_command_impl_expect_kill (value);
+    for (guint i = 0; i < commands->len; i++)
+      paddock_command_impl_expect_kill (g_ptr_array_index (commands, i));
   }
   self->stop_kill_at = kill_at;
   self->killed = FALSE;
@@ -3381,12 +2854,10 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
    * answered now, not left to the bus's NoReply. */
   paddock_session_impl_fail_pending_execs (self);
   {
-    GHashTableIter iter;
-    gpointer value;
+    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
 
-    g_hash_table_iter_init (&iter, self->commands);
-    while (g_hash_table_iter_next (&iter, NULL, &value))
-      paddock_command_impl_answer_run_quitting (value);
+    for (guint i = 0; i < commands->len; i++)
+      paddock_command_impl_answer_run_quitting (g_ptr_array_index (commands, i));
   }
 
   /* The daemon is going: wait (briefly) for the kernel to empty the
@@ -3419,7 +2890,7 @@ paddock_session_impl_handle_read_output (PaddockIpcSession1    *session,
   if (!paddock_session_impl_check_alive (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 
-  data = paddock_scrollback_read (self->scrollback, offset, MIN (max_bytes, READ_OUTPUT_MAX), &start);
+  data = paddock_terminal_read (self->terminal, offset, MIN (max_bytes, READ_OUTPUT_MAX), &start);
   paddock_ipc_session1_complete_read_output (session, invocation,
                                              g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING,
                                                                        data, TRUE),
@@ -3446,24 +2917,19 @@ paddock_session_impl_handle_send_input (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  if (self->pty_master < 0 || self->pty_source == 0)
+  if (!paddock_terminal_is_live (self->terminal))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "Session %s has no live terminal", self->id);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  if (self->pending_input->len + length > PENDING_INPUT_MAX)
+  if (!paddock_terminal_queue_input (self->terminal, bytes, length))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
                                              "The terminal is not reading its input");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-
-  g_byte_array_append (self->pending_input, bytes, (guint) length);
-  if (self->pty_out_source == 0)
-    self->pty_out_source = g_unix_fd_add (self->pty_master, G_IO_OUT,
-                                          paddock_session_impl_pty_writable_cb, self);
 
   paddock_ipc_session1_complete_send_input (session, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -3487,8 +2953,7 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  if (self->pty_master >= 0)
-    set_window_size (self->pty_master, columns, rows);
+  paddock_terminal_resize (self->terminal, columns, rows);
   self->config.columns = columns;
   self->config.rows = rows;
 
@@ -3563,9 +3028,7 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
                                       int                 signal_number,
                                       PaddockSessionImpl *self)
 {
-  GHashTableIter iter;
-  gpointer key;
-  gpointer value;
+  g_autoptr(GArray) pids = NULL;
 
   /* Inside the sandbox, the command's supervisor (a subreaper) kills the
    * whole tree, setsid()ed descendants included. */
@@ -3585,16 +3048,15 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
 
   /* On the host the command's keeper (a subreaper too) signals its
    * tree, setsid()ed descendants included; a SIGKILL until it is empty. */
-  g_hash_table_iter_init (&iter, self->command_pids);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    if (GPOINTER_TO_UINT (value) == paddock_command_impl_get_id (command))
-      for (guint i = 0; i < self->command_keepers->len; i++)
-        {
-          PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
+  pids = paddock_session_commands_dup_pids (self->commands, paddock_command_impl_get_id (command));
+  for (guint j = 0; j < pids->len; j++)
+    for (guint i = 0; i < self->command_keepers->len; i++)
+      {
+        PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
 
-          if (paddock_keeper_client_get_pid (keeper) == GPOINTER_TO_INT (key))
-            paddock_keeper_client_signal (keeper, signal_number);
-        }
+        if (paddock_keeper_client_get_pid (keeper) == g_array_index (pids, pid_t, j))
+          paddock_keeper_client_signal (keeper, signal_number);
+      }
 }
 
 static void
@@ -3603,7 +3065,7 @@ paddock_session_impl_command_released_cb (PaddockCommandImpl *command,
 {
   unexport_command (command);
   g_signal_handlers_disconnect_by_data (command, self);
-  g_hash_table_remove (self->commands, GUINT_TO_POINTER (paddock_command_impl_get_id (command)));
+  paddock_session_commands_remove (self->commands, paddock_command_impl_get_id (command));
 }
 
 static void
@@ -3611,13 +3073,10 @@ paddock_session_impl_command_ended (PaddockSessionImpl *self,
                                     pid_t               pid,
                                     int                 wait_status)
 {
-  gpointer id = self->command_pids != NULL ? g_hash_table_lookup (self->command_pids, GINT_TO_POINTER (pid)) : NULL;
-  PaddockCommandImpl *command = self->commands != NULL ? g_hash_table_lookup (self->commands, id) : NULL;
+  guint32 id = self->commands != NULL ? paddock_session_commands_take_pid (self->commands, pid) : 0;
+  PaddockCommandImpl *command = id != 0 ? paddock_session_commands_lookup (self->commands, id) : NULL;
   int exit_status = 0;
   int signal_number = 0;
-
-  if (self->command_pids != NULL)
-    g_hash_table_remove (self->command_pids, GINT_TO_POINTER (pid));
 
   if (WIFEXITED (wait_status))
     exit_status = WEXITSTATUS (wait_status);
@@ -3629,81 +3088,6 @@ paddock_session_impl_command_ended (PaddockSessionImpl *self,
 
   if (command != NULL)
     paddock_command_impl_exited (command, exit_status, signal_number);
-}
-
-/* Each command watches its caller's NameOwnerChanged (the command dies
- * with its caller). The session holds the same match for as long as the
- * caller is on the bus, so that GDBus, which sends one AddMatch per
- * distinct rule, sends it once per caller rather than an AddMatch and a
- * RemoveMatch to the bus daemon around every command. */
-typedef struct
-{
-  GDBusConnection *connection;
-  guint            id;
-} CallerWatch;
-
-static void
-caller_watch_free (CallerWatch *watch)
-{
-  g_dbus_connection_signal_unsubscribe (watch->connection, watch->id);
-  g_object_unref (watch->connection);
-  g_free (watch);
-}
-
-static void
-paddock_session_impl_caller_vanished_cb (GDBusConnection *connection,
-                                         const char      *sender_name,
-                                         const char      *object_path,
-                                         const char      *interface_name,
-                                         const char      *signal_name,
-                                         GVariant        *parameters,
-                                         gpointer         user_data)
-{
-  PaddockSessionImpl *self = user_data;
-  const char *name;
-  const char *new_owner;
-
-  g_variant_get (parameters, "(&s&s&s)", &name, NULL, &new_owner);
-  if (new_owner[0] == '\0' && self->caller_watches != NULL)
-    g_hash_table_remove (self->caller_watches, name);
-}
-
-static void
-paddock_session_impl_watch_caller (PaddockSessionImpl *self,
-                                   GDBusConnection    *connection,
-                                   const char         *caller)
-{
-  CallerWatch *watch;
-
-  /* Unique names only (a peer-to-peer caller has none), and bounded: a
-   * client that has left is dropped when it leaves. */
-  if (caller == NULL || caller[0] != ':' || g_hash_table_contains (self->caller_watches, caller))
-    return;
-
-  watch = g_new0 (CallerWatch, 1);
-  watch->connection = g_object_ref (connection);
-  /* The very rule of paddock_command_impl_new(). */
-  watch->id = g_dbus_connection_signal_subscribe (connection, "org.freedesktop.DBus", "org.freedesktop.DBus",
-                                                  "NameOwnerChanged", "/org/freedesktop/DBus", caller,
-                                                  G_DBUS_SIGNAL_FLAGS_NONE,
-                                                  paddock_session_impl_caller_vanished_cb, self, NULL);
-  g_hash_table_insert (self->caller_watches, g_strdup (caller), watch);
-}
-
-static guint
-count_running_commands_of (PaddockSessionImpl *self,
-                           const char         *caller)
-{
-  GHashTableIter iter;
-  gpointer value;
-  guint count = 0;
-
-  g_hash_table_iter_init (&iter, self->commands);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    if (paddock_command_impl_is_running (value) &&
-        g_strcmp0 (paddock_command_impl_get_caller (value), caller) == 0)
-      count++;
-  return count;
 }
 
 /* A host command's keeper: the command's end; then the keeper's, once
@@ -3790,8 +3174,7 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   g_ptr_array_add (self->command_keepers, keeper);
   pid = paddock_keeper_client_get_pid (keeper);
 
-  g_hash_table_insert (self->command_pids, GINT_TO_POINTER (pid),
-                       GUINT_TO_POINTER (paddock_command_impl_get_id (command)));
+  paddock_session_commands_add_pid (self->commands, pid, paddock_command_impl_get_id (command));
   paddock_command_impl_started (command, pid);
   return TRUE;
 }
@@ -3941,12 +3324,9 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
         return;
       }
   }
-  if (count_running_commands_of (self, caller) >= MAX_COMMANDS_PER_CLIENT ||
-      g_hash_table_size (self->commands) >= MAX_COMMANDS_KEPT)
+  if (!paddock_session_commands_check_quota (self->commands, caller, &error))
     {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "A client runs at most %u commands in a session at once "
-                                             "(release finished ones)", MAX_COMMANDS_PER_CLIENT);
+      g_dbus_method_invocation_return_gerror (invocation, error);
       return;
     }
 
@@ -3955,10 +3335,11 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
   while (g_variant_iter_next (&iter, "{&s&s}", &key, &value))
     envp = g_environ_setenv (envp, key, value, TRUE);
 
-  paddock_session_impl_watch_caller (self, g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
-                                     caller);
+  paddock_session_commands_watch_caller (self->commands,
+                                         g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                         caller);
 
-  id = ++self->next_command_id;
+  id = paddock_session_commands_next_id (self->commands);
   path = g_strdup_printf ("%s/command/%u", self->object_path, id);
   command = paddock_command_impl_new (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
                                       path, id, caller, tty, timeout_ms);
@@ -3969,30 +3350,29 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
     {
       /* Exported once the sandbox says it runs (the Exec answer carries
        * its path; nobody can ask for it before). */
-      g_hash_table_insert (self->commands, GUINT_TO_POINTER (id), g_object_ref (command));
+      paddock_session_commands_add (self->commands, command);
       if (paddock_session_impl_spawn_in_sandbox (self, command, argv,
                                                  cwd[0] != '\0' ? cwd : self->config.workspace,
                                                  envp, tty, &error))
         {
           /* Answered when the sandbox says "spawned" or why not; the
            * table holds the handler's reference until then. */
-          g_hash_table_insert (self->pending_execs, GUINT_TO_POINTER (id), invocation);
-          paddock_session_impl_add_spawn_deadline (self, id);
+          paddock_session_commands_add_pending (self->commands, id, invocation);
           return;
         }
-      g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
+      paddock_session_commands_remove (self->commands, id);
     }
   else if (g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
                                              g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
                                              path, &error))
     {
-      g_hash_table_insert (self->commands, GUINT_TO_POINTER (id), g_object_ref (command));
+      paddock_session_commands_add (self->commands, command);
       if (!paddock_session_impl_spawn_on_host (self, command, (char **) argv,
                                                cwd[0] != '\0' ? cwd : self->config.workspace,
                                                envp, tty, &error))
         {
           g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
-          g_hash_table_remove (self->commands, GUINT_TO_POINTER (id));
+          paddock_session_commands_remove (self->commands, id);
         }
     }
 
@@ -4260,15 +3640,18 @@ paddock_session_impl_dispose (GObject *object)
 {
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (object);
 
-  g_clear_handle_id (&self->pty_source, g_source_remove);
-  g_clear_handle_id (&self->pty_out_source, g_source_remove);
+  /* The terminal's sources go now; its scrollback with the session. */
+  if (self->terminal != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->terminal, self);
+      paddock_terminal_close (self->terminal);
+    }
   g_clear_handle_id (&self->child_watch, g_source_remove);
   /* A keeper let go runs on with whatever is left of its tree (the
    * daemon's shutdown ended it already: kill_now()). */
   g_clear_pointer (&self->keeper, paddock_keeper_client_free);
   if (self->command_keepers != NULL)
     g_ptr_array_set_size (self->command_keepers, 0);
-  g_clear_handle_id (&self->offset_notify_id, g_source_remove);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
   g_clear_handle_id (&self->control_source, g_source_remove);
@@ -4285,17 +3668,17 @@ paddock_session_impl_dispose (GObject *object)
   /* Its poll points at us: it goes with the other sources. */
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
-  if (self->viewers != NULL)
-    g_ptr_array_set_size (self->viewers, 0);
-  paddock_close_fd (&self->pty_master);
   paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
   g_clear_object (&self->stage);
   g_clear_pointer (&self->network, _paddock_session_network_free);
-  if (self->caller_watches != NULL)
-    g_hash_table_remove_all (self->caller_watches);
+  if (self->commands != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->commands, self);
+      paddock_session_commands_unwatch_callers (self->commands);
+    }
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
 }
@@ -4308,20 +3691,14 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->id, g_free);
   g_clear_pointer (&self->object_path, g_free);
   g_clear_pointer (&self->agent_env, g_strfreev);
-  g_clear_pointer (&self->scrollback, paddock_scrollback_free);
-  g_clear_pointer (&self->pending_input, g_byte_array_unref);
+  g_clear_object (&self->terminal);
   g_clear_pointer (&self->waiters, g_ptr_array_unref);
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->leftovers_final_state, g_free);
   g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
   g_clear_pointer (&self->leftovers_record, json_node_unref);
-  g_clear_pointer (&self->viewers, g_ptr_array_unref);
-  g_clear_pointer (&self->commands, g_hash_table_unref);
-  g_clear_pointer (&self->pending_execs, g_hash_table_unref);
-  g_clear_pointer (&self->spawn_deadlines, g_hash_table_unref);
+  g_clear_object (&self->commands);
   g_clear_pointer (&self->command_channels, g_hash_table_unref);
-  g_clear_pointer (&self->caller_watches, g_hash_table_unref);
-  g_clear_pointer (&self->command_pids, g_hash_table_unref);
   g_clear_pointer (&self->command_keepers, g_ptr_array_unref);
   g_clear_pointer (&self->pid_namespace, g_free);
   g_clear_pointer (&self->record_path, g_free);
@@ -4358,20 +3735,13 @@ paddock_session_impl_class_init (PaddockSessionImplClass *klass)
 static void
 paddock_session_impl_init (PaddockSessionImpl *self)
 {
-  self->pty_master = -1;
   self->control_fd = -1;
   self->cgroup_procs_fd = -1;
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
-  self->pending_input = g_byte_array_new ();
-  self->viewers = g_ptr_array_new_with_free_func ((GDestroyNotify) viewer_free);
-  self->commands = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
-  self->pending_execs = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
-  self->spawn_deadlines = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) spawn_deadline_free);
+  self->commands = paddock_session_commands_new ();
+  g_signal_connect (self->commands, "spawn-deadline", G_CALLBACK (paddock_session_impl_spawn_deadline_cb), self);
   self->command_channels = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) command_channel_free);
-  self->caller_watches = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                (GDestroyNotify) caller_watch_free);
-  self->command_pids = g_hash_table_new (NULL, NULL);
   self->command_keepers = g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_keeper_client_free);
   self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
@@ -4432,7 +3802,8 @@ paddock_session_impl_new (const char                 *id,
     }
   if (self->network == NULL)
     self->network = _paddock_session_network_new (self, NULL);
-  self->scrollback = paddock_scrollback_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
+  self->terminal = paddock_terminal_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
+  g_signal_connect (self->terminal, "output", G_CALLBACK (paddock_session_impl_terminal_output_cb), self);
 
   paddock_ipc_session1_set_id (session, id);
   paddock_ipc_session1_set_name (session, config->name);
@@ -4463,89 +3834,54 @@ paddock_session_impl_new_from_record (const char  *record_path,
                                       const char  *helper,
                                       GError     **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(PaddockSessionRecord) record = NULL;
   g_auto(PaddockSessionConfig) config = { 0, };
   g_autoptr(PaddockSessionImpl) self = NULL;
   g_autofree char *session_dir = NULL;
   g_autofree char *boot_id = NULL;
-  JsonObject *record;
-  JsonArray *command;
   const char *state;
   const char *id;
   gint64 pid;
+  gboolean same_boot;
   g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (PaddockLeftover));
   g_autoptr(PaddockCgroup) cgroup = NULL;
+  PaddockStageKind kind;
 
-  if (!json_parser_load_from_file (parser, record_path, error))
+  record = paddock_session_record_load (record_path, error);
+  if (record == NULL)
     return NULL;
-  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    {
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "%s is not a session record", record_path);
-      return NULL;
-    }
 
-  record = json_node_get_object (json_parser_get_root (parser));
-  id = json_object_get_string_member_with_default (record, "id", NULL);
-  command = json_object_has_member (record, "command") &&
-            JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "command"))
-            ? json_object_get_array_member (record, "command") : NULL;
-  if (id == NULL || strlen (id) != 12 || command == NULL || json_array_get_length (command) == 0)
-    {
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "%s is not a session record", record_path);
-      return NULL;
-    }
-
+  id = record->id;
   session_dir = g_path_get_dirname (record_path);
-  config.workspace = g_strdup (json_object_get_string_member_with_default (record, "workspace", "/"));
-  config.command = g_new0 (char *, json_array_get_length (command) + 1);
-  for (guint i = 0; i < json_array_get_length (command); i++)
-    config.command[i] = g_strdup (json_array_get_string_element (command, i));
-  config.name = g_strdup (json_object_get_string_member_with_default (record, "name", id));
-  config.profile = g_strdup (json_object_get_string_member_with_default (record, "profile", "safe"));
-  config.owner = g_strdup (json_object_get_string_member_with_default (record, "owner", ""));
+  config.workspace = g_strdup (record->workspace);
+  config.command = g_strdupv (record->command);
+  config.name = g_strdup (record->name);
+  config.profile = g_strdup (record->profile);
+  config.owner = g_strdup (record->owner);
   config.env = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   config.home = g_build_filename (session_dir, "home", NULL);
   config.helper = g_strdup (helper);
-  {
-    const char *staging = json_object_get_string_member_with_default (record, "staging", "none");
-    PaddockStageKind kind;
-
-    if (paddock_stage_kind_from_string (staging, &kind))
-      config.staging = g_strdup (staging);
-  }
-  {
-    const char *net = json_object_get_string_member_with_default (record, "net", "host");
-    JsonArray *allow = json_object_has_member (record, "allow_domains") &&
-                       JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "allow_domains"))
-                       ? json_object_get_array_member (record, "allow_domains") : NULL;
-
-    config.net_mode = g_strdup (paddock_net_mode_is_valid (net) ? net : "host");
-    if (allow != NULL && json_array_get_length (allow) <= PADDOCK_DOMAIN_RULES_MAX_PATTERNS)
-      {
-        config.allow_domains = g_new0 (char *, json_array_get_length (allow) + 1);
-        for (guint i = 0, j = 0; i < json_array_get_length (allow); i++)
-          if (JSON_NODE_HOLDS_VALUE (json_array_get_element (allow, i)) &&
-              json_node_get_value_type (json_array_get_element (allow, i)) == G_TYPE_STRING)
-            config.allow_domains[j++] = g_strdup (json_array_get_string_element (allow, i));
-      }
-  }
+  if (paddock_stage_kind_from_string (record->staging, &kind))
+    config.staging = g_strdup (record->staging);
+  config.net_mode = g_strdup (paddock_net_mode_is_valid (record->net) ? record->net : "host");
+  config.allow_domains = g_strdupv (record->allow_domains);
   config.columns = 80;
   config.rows = 24;
 
   self = paddock_session_impl_new (id, &config);
-  paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self),
-                                    (guint64) json_object_get_int_member_with_default (record, "created", 0));
-  self->exit_status = (gint) json_object_get_int_member_with_default (record, "exit_status", -1);
+  paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self), (guint64) record->created);
+  self->exit_status = record->exit_status;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   self->reaped = TRUE;
 
-  state = json_object_get_string_member_with_default (record, "state", "stopped");
-  pid = json_object_get_int_member_with_default (record, "pid", 0);
+  state = record->state;
+  pid = record->pid;
   boot_id = current_boot_id ();
+  same_boot = g_strcmp0 (record->boot_id, boot_id) == 0;
 
   /* A cgroup left behind names exactly what is left of the session; only
    * ever a cgroup of ours, whatever the record says. */
-  cgroup = paddock_cgroup_open (json_object_get_string_member_with_default (record, "cgroup", NULL));
+  cgroup = paddock_cgroup_open (record->cgroup);
   if (cgroup != NULL)
     {
       g_autofree char *cgroup_name = g_path_get_basename (paddock_cgroup_get_path (cgroup));
@@ -4559,12 +3895,11 @@ paddock_session_impl_new_from_record (const char  *record_path,
    * descendant of it is left of the session, setsid()ed or not, whatever
    * the state recorded (an agent that exited may have left a server). */
   {
-    gint64 keeper_pid = json_object_get_int_member_with_default (record, "keeper_pid", 0);
-    guint64 keeper_start_time = (guint64) json_object_get_int_member_with_default (record, "keeper_start_time", 0);
+    gint64 keeper_pid = record->keeper_pid;
+    guint64 keeper_start_time = record->keeper_start_time;
 
-    if (g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""), boot_id) == 0 &&
-        keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
-        !json_object_get_boolean_member_with_default (record, "sandboxed", TRUE))
+    if (same_boot && keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
+        !record->sandboxed)
       {
         int pidfd = (int) syscall (SYS_pidfd_open, (pid_t) keeper_pid, 0);  /* CLOEXEC, always */
 
@@ -4581,11 +3916,9 @@ paddock_session_impl_new_from_record (const char  *record_path,
 
   if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
     {
-      guint64 start_time = (guint64) json_object_get_int_member_with_default (record, "pid_start_time", 0);
-      gint64 init_pid = json_object_get_int_member_with_default (record, "init_pid", 0);
-      guint64 init_start_time = (guint64) json_object_get_int_member_with_default (record, "init_start_time", 0);
-      gboolean same_boot = g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""),
-                                      boot_id) == 0;
+      guint64 start_time = record->pid_start_time;
+      gint64 init_pid = record->init_pid;
+      guint64 init_start_time = record->init_start_time;
 
       if (same_boot && pid > 0 && pid < G_MAXINT && start_time != 0 &&
           _paddock_leftover_pin (leftovers, (pid_t) pid, start_time))
@@ -4593,7 +3926,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
           /* Still there: everything of its session goes. */
           self->pid = (pid_t) pid;
           self->pid_start_time = start_time;
-          self->sandboxed = json_object_get_boolean_member_with_default (record, "sandboxed", TRUE);
+          self->sandboxed = record->sandboxed;
           self->reaped = FALSE;
           _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
           self->reaped = TRUE;
@@ -4610,30 +3943,15 @@ paddock_session_impl_new_from_record (const char  *record_path,
   /* What a daemon killed while it ended the session's leftovers had
    * pinned of them (see paddock_session_impl_save_leftovers()): each the
    * very process, by boot and start time, or none. */
-  if (json_object_has_member (record, "leftovers") &&
-      JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "leftovers")) &&
-      g_strcmp0 (json_object_get_string_member_with_default (record, "boot_id", ""), boot_id) == 0)
-    {
-      JsonArray *named = json_object_get_array_member (record, "leftovers");
+  if (same_boot)
+    for (guint i = 0; i < record->leftovers->len; i++)
+      {
+        const PaddockSessionRecordProcess *named = &g_array_index (record->leftovers,
+                                                                   PaddockSessionRecordProcess, i);
 
-      for (guint i = 0; i < json_array_get_length (named) && i < LEFTOVERS_RECORD_MAX; i++)
-        {
-          JsonNode *node = json_array_get_element (named, i);
-          JsonArray *entry = JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
-          gint64 named_pid;
-          gint64 named_start_time;
-
-          if (entry == NULL || json_array_get_length (entry) != 2 ||
-              json_node_get_value_type (json_array_get_element (entry, 0)) != G_TYPE_INT64 ||
-              json_node_get_value_type (json_array_get_element (entry, 1)) != G_TYPE_INT64)
-            continue;
-          named_pid = json_array_get_int_element (entry, 0);
-          named_start_time = json_array_get_int_element (entry, 1);
-          if (named_pid > 0 && named_pid < G_MAXINT && named_start_time > 0 &&
-              !_paddock_leftover_is_pinned (leftovers, (pid_t) named_pid))
-            _paddock_leftover_pin (leftovers, (pid_t) named_pid, (guint64) named_start_time);
-        }
-    }
+        if (!_paddock_leftover_is_pinned (leftovers, (pid_t) named->pid))
+          _paddock_leftover_pin (leftovers, (pid_t) named->pid, named->start_time);
+      }
 
   /* A host agent gone (an earlier sweep's SIGTERM ended it) while some of
    * what it led, named above, still runs: its process session outlives it,
@@ -4642,8 +3960,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
    * through it, now and at the SIGKILL, as if the agent were there. The
    * member's session is read while its pidfd says it still runs, so it is
    * that process's. */
-  if (self->pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 &&
-      !json_object_get_boolean_member_with_default (record, "sandboxed", TRUE))
+  if (self->pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 && !record->sandboxed)
     for (guint i = 0; i < leftovers->len; i++)
       {
         const PaddockLeftover *leftover = &g_array_index (leftovers, PaddockLeftover, i);
@@ -4653,7 +3970,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
             poll (&(struct pollfd) { .fd = leftover->pidfd, .events = POLLIN }, 1, 0) == 0)
           {
             self->pid = (pid_t) pid;
-            self->pid_start_time = (guint64) json_object_get_int_member_with_default (record, "pid_start_time", 0);
+            self->pid_start_time = record->pid_start_time;
             self->sandboxed = FALSE;
             self->reaped = FALSE;
             _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
@@ -4678,8 +3995,8 @@ paddock_session_impl_new_from_record (const char  *record_path,
     {
       /* Listed as it was until they are gone. */
       self->leftovers_final_state = g_strdup (state);
-      self->leftovers_record = json_node_copy (json_parser_get_root (parser));
-      state = json_object_get_string_member_with_default (record, "state", "stopped");
+      self->leftovers_record = json_node_ref (record->root);
+      state = record->state;
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), MAX (leftovers->len, 1));
       self->leftovers = _paddock_session_leftovers_new (self, g_steal_pointer (&leftovers),
                                                         g_steal_pointer (&cgroup));
