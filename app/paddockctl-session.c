@@ -236,6 +236,7 @@ typedef struct
   char     *name;
   char     *state;
   char     *profile;
+  char     *agent;           /* its agent preset, "" for a plain command */
   char     *staging;         /* "overlay", "copy" or "none" */
   char     *net;             /* "host" or "none" */
   GVariant *boundary;        /* aa{sv}, one per layer; NULL when not known */
@@ -257,6 +258,7 @@ session_info_clear (SessionInfo *info)
   g_clear_pointer (&info->name, g_free);
   g_clear_pointer (&info->state, g_free);
   g_clear_pointer (&info->profile, g_free);
+  g_clear_pointer (&info->agent, g_free);
   g_clear_pointer (&info->staging, g_free);
   g_clear_pointer (&info->net, g_free);
   g_clear_pointer (&info->boundary, g_variant_unref);
@@ -281,6 +283,7 @@ typedef enum
   KEY_NAME,
   KEY_STATE,
   KEY_PROFILE,
+  KEY_AGENT,
   KEY_STAGING,
   KEY_BOUNDARY,
   KEY_STAGE,
@@ -304,6 +307,7 @@ static const struct
   [KEY_NAME]          = { "name",        "Name" },
   [KEY_STATE]         = { "state",       "State" },
   [KEY_PROFILE]       = { "profile",     "Profile" },
+  [KEY_AGENT]         = { "agent",       "Agent" },
   [KEY_STAGING]       = { "staging",     "Staging" },
   [KEY_BOUNDARY]      = { "boundary",    "Boundary" },
   [KEY_STAGE]         = { NULL,          "Stage" },
@@ -355,6 +359,8 @@ session_info_init (SessionInfo   *info,
     info->state = g_strdup ("");
   if (!lookup (dict, source, KEY_PROFILE, "s", &info->profile))
     info->profile = g_strdup ("");
+  if (!lookup (dict, source, KEY_AGENT, "s", &info->agent))
+    info->agent = g_strdup ("");
   if (!lookup (dict, source, KEY_STAGING, "s", &info->staging))
     info->staging = g_strdup ("");
   if (!lookup (dict, source, KEY_BOUNDARY, "@aa{sv}", &info->boundary))
@@ -478,6 +484,8 @@ add_session_to_builder (JsonBuilder       *builder,
   json_builder_end_array (builder);
   json_builder_set_member_name (builder, "profile");
   json_builder_add_string_value (builder, info->profile);
+  json_builder_set_member_name (builder, "agent");
+  json_builder_add_string_value (builder, info->agent);
   json_builder_set_member_name (builder, "staging");
   json_builder_add_string_value (builder, info->staging);
   json_builder_set_member_name (builder, "net");

@@ -3587,6 +3587,8 @@ paddock_session_impl_describe (PaddockSessionImpl *self)
   g_variant_dict_insert (&dict, "workspace", "^ay", self->config.workspace);
   g_variant_dict_insert (&dict, "command", "^aay", self->config.command);
   g_variant_dict_insert (&dict, "profile", "s", paddock_ipc_session1_get_profile (session));
+  if (self->config.agent != NULL)
+    g_variant_dict_insert (&dict, "agent", "s", self->config.agent);
   g_variant_dict_insert (&dict, "staging", "s", paddock_ipc_session1_get_staging (session));
   g_variant_dict_insert (&dict, "net", "s", paddock_ipc_session1_get_network_mode (session));
   if (paddock_ipc_session1_get_boundary (session) != NULL)
@@ -3812,6 +3814,7 @@ paddock_session_impl_new (const char                 *id,
   paddock_ipc_session1_set_workspace (session, config->workspace);
   paddock_ipc_session1_set_command (session, (const char * const *) config->command);
   paddock_ipc_session1_set_profile (session, config->profile);
+  paddock_ipc_session1_set_agent (session, config->agent != NULL ? config->agent : "");
   paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
   paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
   paddock_ipc_session1_set_allowed_domains (session, (const char * const *) self->config.allow_domains);

@@ -114,6 +114,8 @@ logs_have () { "$CTL" logs "$id" 2>/dev/null | grep -q -- "$1"; }
 check "…running the installed file, with its home at /home/agent and the preset's variables" \
   wait_for 20 logs_have "fake-agent run 1 as $prefix/lib/node_modules/fake-agent/bin/fake-agent.sh home=/home/agent mode=preset"
 check "…on the proxy by default" test "$(json <("$CTL" --json status "$id") 'd["net"]')" = proxy
+check "…and its status and the list name the agent" \
+  test "$(json <("$CTL" --json status "$id") 'd["agent"]'):$(json <("$CTL" --json list) '[s["agent"] for s in d["sessions"]]')" = "fake:['fake']"
 check "…whose allowlist is the preset's domains" \
   grep -q "example.org.*registry.example.net" <(gdbus call --session --dest org.paddock.Daemon \
     --object-path "/org/paddock/Daemon/session/$id" --method org.freedesktop.DBus.Properties.Get \
