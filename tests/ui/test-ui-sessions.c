@@ -534,7 +534,10 @@ terminal_and_destroy_cb (GApplication     *app,
     gpointer data[] = { window, second };
 
     g_assert_true (paddock_test_wait_for (shows_item, data, TIMEOUT_MS));
-    g_assert_cmpstr (paddock_session_item_get_agent (second), ==, "bash");
+    /* Made from the Shell preset: named for it (Session1.Agent), its
+     * command the program the preset found. */
+    g_assert_cmpstr (paddock_session_item_get_agent (second), ==, "shell");
+    g_assert_true (g_str_has_suffix (paddock_session_item_get_command_line (second), "/bash"));
   }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-two-sessions");
 
