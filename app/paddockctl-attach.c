@@ -639,22 +639,79 @@ get_properties (Attach  *self,
   return g_variant_get_child_value (reply, 0);
 }
 
+static void
+session_properties_changed_cb (GDBusConnection *connection,
+                               const char      *sender,
+                               const char      *object_path,
+                               const char      *interface_name,
+                               const char      *signal_name,
+                               GVariant        *parameters,
+                               gpointer         user_data)
+{
+  gboolean *changed = user_data;
+
+  *changed = TRUE;
+}
+
+static gboolean
+wait_timed_out_cb (gpointer user_data)
+{
+  gboolean *timed_out = user_data;
+
+  *timed_out = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Sleeps until the session's properties change or @wait_ms pass. The
+ * signal only wakes us: what the state is, is read again with GetAll. */
+static void
+wait_for_properties_change (gboolean *changed,
+                            guint     wait_ms)
+{
+  gboolean timed_out = FALSE;
+  guint timeout_id = g_timeout_add (wait_ms, wait_timed_out_cb, &timed_out);
+
+  while (!*changed && !timed_out)
+    g_main_context_iteration (NULL, TRUE);
+  if (!timed_out)
+    g_source_remove (timeout_id);
+  *changed = FALSE;
+}
+
 /* The stream ends when the session's terminal does; the session's state
- * follows as soon as the daemon has reaped it. Says which, in one line. */
+ * follows as soon as the daemon has reaped it and recorded the end. Says
+ * which, in one line. The end is awaited through the session's
+ * PropertiesChanged, not by polling: a poll every 100 ms kept the client
+ * running ~100 ms after its agent had ended (issue #23). The poll stays
+ * as a fallback should a signal be lost on the way. */
 static int
 report_stream_end (Attach *self)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) properties = NULL;
+  GDBusConnection *connection = g_dbus_proxy_get_connection (G_DBUS_PROXY (self->session));
   gint64 deadline = g_get_monotonic_time () + END_STATE_WAIT_MS * G_TIME_SPAN_MILLISECOND;
   const char *state = "";
   gint32 exit_status = -1;
+  gboolean changed = FALSE;
+  guint subscription;
 
+  /* Before the first GetAll, so that no change falls between the two.
+   * Any sender: a forged signal could only make us read the state sooner. */
+  subscription = g_dbus_connection_signal_subscribe (connection, NULL,
+                                                     "org.freedesktop.DBus.Properties",
+                                                     "PropertiesChanged",
+                                                     g_dbus_proxy_get_object_path (G_DBUS_PROXY (self->session)),
+                                                     SESSION_INTERFACE, G_DBUS_SIGNAL_FLAGS_NONE,
+                                                     session_properties_changed_cb, &changed, NULL);
   for (;;)
     {
+      gint64 left_ms;
+
       g_clear_pointer (&properties, g_variant_unref);
       if (!(properties = get_properties (self, &error)))
         {
+          g_dbus_connection_signal_unsubscribe (connection, subscription);
           /* Destroyed while we watched: that is how it ended. */
           if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND))
             {
@@ -667,10 +724,12 @@ report_stream_end (Attach *self)
 
       if (!g_variant_lookup (properties, "State", "&s", &state))
         state = "";
-      if (!state_is_live (state) || g_get_monotonic_time () >= deadline)
+      left_ms = (deadline - g_get_monotonic_time ()) / G_TIME_SPAN_MILLISECOND;
+      if (!state_is_live (state) || left_ms <= 0)
         break;
-      g_usleep (END_STATE_POLL_MS * G_TIME_SPAN_MILLISECOND);
+      wait_for_properties_change (&changed, (guint) MIN (left_ms, END_STATE_POLL_MS));
     }
+  g_dbus_connection_signal_unsubscribe (connection, subscription);
 
   if (self->ctl->json)
     return PADDOCKCTL_EXIT_OK;

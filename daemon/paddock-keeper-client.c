@@ -28,6 +28,7 @@
 #include "paddock-autofd.h"
 #include "paddock-clone-vm.h"
 #include "paddock-error.h"
+#include "paddock-fdpass.h"
 #include "paddock-keeper-protocol.h"
 
 /* A fork and an exec of a small program: milliseconds. Bounded all the
@@ -131,8 +132,14 @@ keeper_receive (PaddockKeeperClient *self,
    * EXITED): that is still there to read. */
   for (guint resets = 0;; )
     {
-      n = recv (self->control, event, sizeof *event, MSG_DONTWAIT);
+      size_t n_fds = 0;
+
+      n = paddock_fdpass_recv (self->control, event, sizeof *event, NULL, 0, &n_fds, MSG_DONTWAIT);
       if (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ < 4)))
+        continue;
+      /* An event longer than ours, or with fds, is no event: dropped whole
+       * (paddock-fdpass.h), never read by its first bytes. */
+      if (n < 0 && (errno == EMSGSIZE || errno == ETOOMANYREFS))
         continue;
       break;
     }

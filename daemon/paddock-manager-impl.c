@@ -862,6 +862,13 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   config.helper = g_strdup (self->helper_path);
   if (g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL)
     config.staging = g_strdup (paddock_manager_impl_get_staging (self));
+#if !PADDOCK_ENABLE_LINUX
+  /* The portable build has only the host executor: its sessions still
+   * stage, in a copy (shared extents where the filesystem has them), so
+   * that review and Apply work; the boundary says nothing enforces it. */
+  else if (g_strcmp0 (config.profile, "host") == 0)
+    config.staging = g_strdup ("copy");
+#endif
   config.cgroup_parent = g_strdup (self->cgroup_parent);
   config.cgroup_reason = g_strdup (self->cgroup_reason);
   session = paddock_session_impl_new (id, &config);

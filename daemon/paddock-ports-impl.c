@@ -176,35 +176,32 @@ paddock_ports_impl_learn_owner (PaddockPortsImpl *self,
                           paddock_ports_impl_owner_pid_cb, g_steal_pointer (&task));
 }
 
+/* What Lease and LeaseMany share before taking a port: the caller, its
+ * options, the session it names. Returns FALSE once it has answered
+ * @invocation with an error. */
 static gboolean
-paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
-                                 GDBusMethodInvocation *invocation,
-                                 GUnixFDList           *in_fd_list,
-                                 const char            *name,
-                                 guint16                preferred_port,
-                                 GVariant              *options)
+paddock_ports_impl_check_lease_call (PaddockPortsImpl      *self,
+                                     GDBusMethodInvocation *invocation,
+                                     const char            *name,
+                                     GVariant              *options,
+                                     const char           **out_session)
 {
-  PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (ports);
   const char *sender = g_dbus_method_invocation_get_sender (invocation);
   const char *session = NULL;
-  g_autoptr(PaddockLease) lease = NULL;
-  g_autoptr(GUnixFDList) fd_list = NULL;
-  g_autoptr(GVariant) description = NULL;
   g_autoptr(GError) error = NULL;
   GVariantIter iter;
   const char *key;
   GVariant *value;
-  int handle;
 
   if (!paddock_ports_impl_check_ready (self, invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+    return FALSE;
 
   if (sender == NULL)
     {
       g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR,
                                                      PADDOCK_ERROR_INVALID_ARGUMENT,
                                                      "Leases are made over the message bus only");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      return FALSE;
     }
 
   /* Unknown options are refused rather than ignored: a script that misspells
@@ -222,7 +219,7 @@ paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
                                                  PADDOCK_ERROR_INVALID_ARGUMENT,
                                                  "Unknown lease option “%s” of type %s",
                                                  key, g_variant_get_type_string (value));
-          return G_DBUS_METHOD_INVOCATION_HANDLED;
+          return FALSE;
         }
     }
 
@@ -232,7 +229,7 @@ paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
   if (session != NULL && !_paddock_session_ports_check_name (name, &error))
     {
       g_dbus_method_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      return FALSE;
     }
 
   if (session != NULL &&
@@ -241,8 +238,32 @@ paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
                                              "No session “%s”", session);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      return FALSE;
     }
+
+  *out_session = session;
+  return TRUE;
+}
+
+static gboolean
+paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
+                                 GDBusMethodInvocation *invocation,
+                                 GUnixFDList           *in_fd_list,
+                                 const char            *name,
+                                 guint16                preferred_port,
+                                 GVariant              *options)
+{
+  PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (ports);
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  const char *session = NULL;
+  g_autoptr(PaddockLease) lease = NULL;
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  g_autoptr(GVariant) description = NULL;
+  g_autoptr(GError) error = NULL;
+  int handle;
+
+  if (!paddock_ports_impl_check_lease_call (self, invocation, name, options, &session))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
 
   /* Method calls and NameOwnerChanged arrive in bus order on this one main
    * context, so a client that disconnects right after this call is released
@@ -278,6 +299,109 @@ paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
   description = g_variant_ref_sink (paddock_ports_impl_describe (self, lease));
   paddock_ipc_ports1_complete_lease (ports, invocation, fd_list, description,
                                      g_variant_new_handle (handle));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* At most this many in one LeaseMany: the message bus's default limit of
+ * descriptors in one message (max_message_unix_fds) is 16, and a bus
+ * disconnects a sender that exceeds it, which would cut the daemon off the
+ * bus. A client needing more calls again. */
+#define LEASE_MANY_MAX 16
+
+static void
+paddock_ports_impl_release_all (PaddockPortsImpl *self,
+                                GPtrArray        *leases)
+{
+  for (guint i = 0; i < leases->len; i++)
+    paddock_registry_release (self->registry,
+                              paddock_lease_get_port (g_ptr_array_index (leases, i)), NULL, NULL);
+}
+
+static gboolean
+paddock_ports_impl_handle_lease_many (PaddockIpcPorts1      *ports,
+                                      GDBusMethodInvocation *invocation,
+                                      GUnixFDList           *in_fd_list,
+                                      const char            *name,
+                                      guint                  count,
+                                      GVariant              *options)
+{
+  PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (ports);
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  const char *session = NULL;
+  g_autoptr(GPtrArray) leases = NULL;
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  g_autoptr(GError) error = NULL;
+  GVariantBuilder descriptions;
+  GVariantBuilder handles;
+
+  if (!paddock_ports_impl_check_lease_call (self, invocation, name, options, &session))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+
+  if (count == 0 || count > LEASE_MANY_MAX)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "A count of 1 to %d ports, not %u", LEASE_MANY_MAX, count);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  /* A session's leases go with one durable write; a client's one by one
+   * (the registry saves an owner's lease as it takes it), undone together
+   * if any fails: all or nothing either way. */
+  if (session != NULL)
+    leases = paddock_registry_lease_several (self->registry, session, name, count, &error);
+  else
+    {
+      leases = g_ptr_array_new_with_free_func (g_object_unref);
+      while (leases->len < count)
+        {
+          PaddockLease *lease = paddock_registry_lease (self->registry, sender, NULL, name, 0, &error);
+
+          if (lease == NULL)
+            {
+              paddock_ports_impl_release_all (self, leases);
+              g_clear_pointer (&leases, g_ptr_array_unref);
+              break;
+            }
+          g_ptr_array_add (leases, lease);
+        }
+    }
+  if (leases == NULL)
+    {
+      g_debug ("LeaseMany “%s” (%u) for %s refused: %s", name, count, sender, error->message);
+      paddock_ports_impl_return_error (invocation, g_steal_pointer (&error));
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  fd_list = g_unix_fd_list_new ();
+  g_variant_builder_init (&descriptions, G_VARIANT_TYPE ("aa{sv}"));
+  g_variant_builder_init (&handles, G_VARIANT_TYPE ("ah"));
+  for (guint i = 0; i < leases->len; i++)
+    {
+      PaddockLease *lease = g_ptr_array_index (leases, i);
+      int handle = g_unix_fd_list_append (fd_list, paddock_lease_get_fd (lease), &error);
+
+      if (handle < 0)
+        {
+          /* Could not dup a socket (fd limit): keep no lease the caller
+           * never learnt about. */
+          g_variant_builder_clear (&descriptions);
+          g_variant_builder_clear (&handles);
+          paddock_ports_impl_release_all (self, leases);
+          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                                 "Could not pass the leased sockets: %s",
+                                                 error->message);
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+      g_variant_builder_add_value (&descriptions, paddock_ports_impl_describe (self, lease));
+      g_variant_builder_add (&handles, "h", handle);
+    }
+
+  g_debug ("Leased %u ports “%s” to %s", leases->len, name,
+           paddock_lease_get_owner (g_ptr_array_index (leases, 0)));
+  paddock_ports_impl_learn_owner (self, paddock_lease_get_owner (g_ptr_array_index (leases, 0)));
+  paddock_ipc_ports1_complete_lease_many (ports, invocation, fd_list,
+                                          g_variant_builder_end (&descriptions),
+                                          g_variant_builder_end (&handles));
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -348,6 +472,7 @@ static void
 paddock_ports_iface_init (PaddockIpcPorts1Iface *iface)
 {
   iface->handle_lease = paddock_ports_impl_handle_lease;
+  iface->handle_lease_many = paddock_ports_impl_handle_lease_many;
   iface->handle_release = paddock_ports_impl_handle_release;
   iface->handle_list_leases = paddock_ports_impl_handle_list_leases;
 }

@@ -39,6 +39,7 @@
 #include "paddock-clone-vm.h"
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
+#include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
 #include "paddock-keeper-client.h"
 #include "paddock-lease.h"
@@ -2130,7 +2131,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       return FALSE;
     }
 
-  if (sandboxed)
+  /* A host session has a stage only in the portable build (a copy the
+   * agent starts in: paddock_manager_impl_handle_create_session()). */
+  if (self->stage != NULL)
     {
       /* The layers exist before the sandbox mounts them; a copy stage is
        * copied here (the fallback where overlayfs cannot be mounted). The
@@ -2423,7 +2426,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
         .program = program,
         .argv = (char **) argv->pdata,
         .envp = envp,
-        .cwd = self->config.workspace,
+        .cwd = self->stage != NULL ? paddock_stage_get_root (self->stage) : self->config.workspace,
         .stdio = { slave, slave, slave },
         .tty = TRUE,
         .pass_fds = listen_fds,
@@ -3904,7 +3907,7 @@ paddock_session_impl_new_from_record (const char  *record_path,
     if (same_boot && keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
         !record->sandboxed)
       {
-        int pidfd = (int) syscall (SYS_pidfd_open, (pid_t) keeper_pid, 0);  /* CLOEXEC, always */
+        int pidfd = paddock_compat_pidfd_open ((pid_t) keeper_pid);  /* CLOEXEC, always */
 
         /* Read after the pidfd: it names the keeper we knew, or no one. */
         if (pidfd >= 0 && process_start_time ((pid_t) keeper_pid) == keeper_start_time)

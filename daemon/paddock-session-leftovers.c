@@ -23,9 +23,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "paddock-compat-pidfd.h"
 #include "paddock-proc-stat.h"
 #include "paddock-session-impl-private.h"
 
@@ -66,7 +66,7 @@ _paddock_leftover_pin (GArray  *pinned,
                        pid_t    pid,
                        guint64  start_time)
 {
-  PaddockLeftover leftover = { (int) syscall (SYS_pidfd_open, pid, 0), pid, 0 };  /* CLOEXEC, always */
+  PaddockLeftover leftover = { paddock_compat_pidfd_open (pid), pid, 0 };  /* CLOEXEC, always */
 
   if (leftover.pidfd < 0)
     return FALSE;
@@ -192,7 +192,7 @@ signal_pinned (PaddockSessionLeftovers *self,
                int                      signum)
 {
   for (guint i = 0; i < self->pinned->len; i++)
-    syscall (SYS_pidfd_send_signal, g_array_index (self->pinned, PaddockLeftover, i).pidfd, signum, NULL, 0);
+    paddock_compat_pidfd_send_signal (g_array_index (self->pinned, PaddockLeftover, i).pidfd, signum);
 }
 
 /* Pins what of the session runs now and is not pinned yet: found through

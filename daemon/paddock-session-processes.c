@@ -16,9 +16,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
 #include "paddock-proc-stat.h"
 #include "paddock-session-impl-private.h"
@@ -164,7 +164,16 @@ _paddock_session_impl_handle_kill_process (PaddockIpcSession1    *session,
   /* Pin the process first, then check that the pinned one is the session's:
    * a pid that dies and is reused after this point makes the signal fail
    * (ESRCH) instead of reaching a stranger. pidfds are CLOEXEC. */
-  pidfd = (int) syscall (SYS_pidfd_open, (pid_t) pid, 0);
+  pidfd = paddock_compat_pidfd_open ((pid_t) pid);
+  if (pidfd < 0 && errno == ENOSYS)
+    {
+      /* No way to pin it here: kill(pid) could reach a stranger that
+       * took the pid after our check, so no signal is sent at all. */
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                                             "This system cannot pin a process (no pidfd), so no signal "
+                                             "is sent by process id");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   if (pidfd < 0 || !session_has_pid (self, (pid_t) pid))
     {
       if (pidfd >= 0)
@@ -174,7 +183,7 @@ _paddock_session_impl_handle_kill_process (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  if (syscall (SYS_pidfd_send_signal, pidfd, (int) signum, NULL, 0) < 0)
+  if (paddock_compat_pidfd_send_signal (pidfd, (int) signum) < 0)
     {
       saved_errno = errno;
       close (pidfd);

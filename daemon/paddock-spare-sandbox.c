@@ -48,6 +48,7 @@
 
 #include "paddock-autofd.h"
 #include "paddock-clone-vm.h"
+#include "paddock-sandbox-protocol.h"
 #include "paddock-spare-options.h"
 
 
@@ -170,8 +171,9 @@ spare_child_main (void *data)
   int control_high;
   int seccomp_high;
 
-  /* As sandbox_child_main() in paddock-session-impl.c: stdio and fd 3 the
-   * terminal, 4 the control socket, 5 the seccomp program. */
+  /* As sandbox_child_main() in paddock-session-impl.c: stdio and FD_PTY
+   * the terminal, FD_CONTROL the control socket, then the seccomp program
+   * (a spare has no leased sockets): paddock-sandbox-protocol.h. */
   pty_high = fcntl (c->pty, F_DUPFD, 10);
   control_high = fcntl (c->control, F_DUPFD, 10);
   seccomp_high = c->seccomp_fd >= 0 ? fcntl (c->seccomp_fd, F_DUPFD, 10) : -1;
@@ -179,10 +181,10 @@ spare_child_main (void *data)
   prctl (PR_SET_PDEATHSIG, SIGKILL);
   if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
       dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
-      dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
-      (c->seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5) < 0)))
+      dup2 (pty_high, PADDOCK_SANDBOX_FD_PTY) < 0 || dup2 (control_high, PADDOCK_SANDBOX_FD_CONTROL) < 0 ||
+      (c->seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, paddock_sandbox_fd_seccomp (0)) < 0)))
     _exit (126);
-  syscall (SYS_close_range, c->seccomp_fd >= 0 ? 6U : 5U, ~0U, 0U);
+  syscall (SYS_close_range, (unsigned int) paddock_sandbox_fd_seccomp (0) + (c->seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
   if (chdir ("/") < 0)
     _exit (126);
   execve (c->helper, c->argv, c->envp);
@@ -275,13 +277,13 @@ paddock_spare_sandbox_refill (PaddockSpareSandbox *self,
   g_ptr_array_add (argv, g_strdup (self->helper));
   g_ptr_array_add (argv, g_strdup ("--spare"));
   g_ptr_array_add (argv, g_strdup ("--pty-fd"));
-  g_ptr_array_add (argv, g_strdup ("3"));
+  g_ptr_array_add (argv, g_strdup_printf ("%d", PADDOCK_SANDBOX_FD_PTY));
   g_ptr_array_add (argv, g_strdup ("--control-fd"));
-  g_ptr_array_add (argv, g_strdup ("4"));
+  g_ptr_array_add (argv, g_strdup_printf ("%d", PADDOCK_SANDBOX_FD_CONTROL));
   if (seccomp_fd >= 0)
     {
       g_ptr_array_add (argv, g_strdup ("--seccomp-fd"));
-      g_ptr_array_add (argv, g_strdup ("5"));
+      g_ptr_array_add (argv, g_strdup_printf ("%d", paddock_sandbox_fd_seccomp (0)));
     }
   g_ptr_array_add (argv, g_strdup ("--net"));
   g_ptr_array_add (argv, g_strdup (net_mode));

@@ -26,6 +26,17 @@ struct _PaddockTestDaemon
   GDBusConnection *connection;
 };
 
+/* Whether this build has the Linux executor's helper: a portable build
+ * (-Dlinux_executor=false) has none, and its daemon refuses every safe or
+ * strict session with NotEnforced. */
+gboolean
+paddock_test_have_sandbox (void)
+{
+  g_autofree char *helper = paddock_test_build_path ("daemon", "sandbox", "paddock-sandbox", NULL);
+
+  return g_file_test (helper, G_FILE_TEST_IS_EXECUTABLE);
+}
+
 char *
 paddock_test_build_path (const char *first_element,
                          ...)

@@ -36,6 +36,7 @@ const char        *paddock_test_daemon_get_state_dir  (PaddockTestDaemon  *self)
 char              *paddock_test_build_path            (const char         *first_element,
                                                        ...) G_GNUC_NULL_TERMINATED;
 void               paddock_test_daemon_free           (PaddockTestDaemon  *self);
+gboolean           paddock_test_have_sandbox          (void);
 gboolean           paddock_test_wait_for              (gboolean          (*condition) (gpointer),
                                                        gpointer            data,
                                                        guint               timeout_ms);

@@ -303,8 +303,12 @@ paddock_test_create_session_or_skip (GDBusConnection *connection,
                                      GVariant        *extra)
 {
   g_autoptr(GError) error = NULL;
-  char *path = paddock_test_create_session (connection, workspace, profile, script, extra, &error);
+  char *path = NULL;
 
+  /* Registered before the call, so that the reply's D-Bus error comes
+   * back in PADDOCK_ERROR rather than as a G_IO_ERROR. */
+  (void) paddock_error_quark ();
+  path = paddock_test_create_session (connection, workspace, profile, script, extra, &error);
   if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
     {
       g_test_skip (error->message);

@@ -27,6 +27,7 @@ ws=$(mktemp -d "$tmp/ws.XXXXXX")
 
 sessions () { "$CTL" --json list | "$PYTHON" -c 'import json,sys; print(len(json.load(sys.stdin)["sessions"]))'; }
 
+have_sandbox || skip "paddock-sandbox is not built (a portable build): no safe session to refuse a program"
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" -- no-such-program-anywhere
 if [[ "$rc" -ne 0 ]] && grep -q "user namespaces" "$tmp/out" "$tmp/err"; then
   skip "safe sessions cannot run here"

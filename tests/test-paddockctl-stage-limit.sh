@@ -29,6 +29,7 @@ logs_have () { "$CTL" logs "$1" 2>/dev/null | grep -qF -- "$2"; }
 run "$tmp/out" "$tmp/err" create --workspace "$ws" --stage-limit 10 -- true
 check "a stage limit under 1 MiB is a usage error (exit $rc)" test "$rc" -eq 2
 
+have_sandbox || skip "paddock-sandbox is not built (a portable build): no safe session to hold"
 agent='for i in $(seq 1 40); do head -c 1048576 /dev/urandom > "big-$i.bin"; echo "chunk $i"; sleep 0.1; done
 echo ALL-DONE; exec sleep 600'
 run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe --stage-limit 4M -- sh -c "$agent"

@@ -835,6 +835,101 @@ test_pool_exhausted (void)
   g_assert_cmpuint (count_leases (connection), ==, leased);
 }
 
+static GVariant *
+call_lease_many (GDBusConnection  *connection,
+                 const char       *name,
+                 guint             count,
+                 GUnixFDList     **out_fd_list,
+                 GError          **error)
+{
+  return g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon",
+                                                        "/org/paddock/Daemon", "org.paddock.Ports1",
+                                                        "LeaseMany",
+                                                        g_variant_new ("(sua{sv})", name, count, NULL),
+                                                        G_VARIANT_TYPE ("(aa{sv}ah)"),
+                                                        G_DBUS_CALL_FLAGS_NONE, 10000, NULL,
+                                                        out_fd_list, NULL, error);
+}
+
+/* LeaseMany: several held leases in one call, each as Lease gives one;
+ * a count out of range or over the owner's quota leaves nothing. */
+static void
+test_lease_many (void)
+{
+  const char *args[] = { "--max-leases-per-owner", "6", NULL };
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (args);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(GHashTable) ports = g_hash_table_new (NULL, NULL);
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) leases = NULL;
+  g_autoptr(GVariant) handles = NULL;
+  g_autoptr(GError) error = NULL;
+
+  reply = call_lease_many (connection, "many", 5, &fd_list, &error);
+  g_assert_no_error (error);
+  g_variant_get (reply, "(@aa{sv}@ah)", &leases, &handles);
+  g_assert_cmpuint (g_variant_n_children (leases), ==, 5);
+  g_assert_cmpuint (g_variant_n_children (handles), ==, 5);
+
+  for (gsize i = 0; i < 5; i++)
+    {
+      g_autoptr(GVariant) lease = g_variant_get_child_value (leases, i);
+      g_autoptr(GVariant) listed = NULL;
+      g_autofree char *owner = NULL;
+      g_autofree char *name = NULL;
+      struct sockaddr_in addr;
+      socklen_t len = sizeof addr;
+      int accepting = 0;
+      socklen_t optlen = sizeof accepting;
+      guint16 port = 0;
+      gint32 handle = -1;
+      int fd;
+
+      g_variant_get_child (handles, i, "h", &handle);
+      g_assert_true (g_variant_lookup (lease, "port", "q", &port));
+      g_assert_true (g_variant_lookup (lease, "owner", "s", &owner));
+      g_assert_cmpstr (owner, ==, g_dbus_connection_get_unique_name (connection));
+      g_assert_false (g_hash_table_contains (ports, GUINT_TO_POINTER (port)));
+      g_hash_table_add (ports, GUINT_TO_POINTER (port));
+
+      /* Each socket is the daemon's, bound to its own port and listening. */
+      fd = g_unix_fd_list_get (fd_list, handle, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (getsockname (fd, (struct sockaddr *) &addr, &len), ==, 0);
+      g_assert_cmpint (ntohs (addr.sin_port), ==, port);
+      g_assert_cmpint (getsockopt (fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &optlen), ==, 0);
+      g_assert_cmpint (accepting, ==, 1);
+      close (fd);
+      assert_port_unbindable (port);
+
+      listed = find_lease (connection, port);
+      g_assert_nonnull (listed);
+      g_assert_true (g_variant_lookup (listed, "name", "s", &name));
+      g_assert_cmpstr (name, ==, "many");
+    }
+  g_assert_cmpuint (count_leases (connection), ==, 5);
+
+  /* Out of range: refused, nothing leased. */
+  g_clear_pointer (&reply, g_variant_unref);
+  reply = call_lease_many (connection, "none", 0, NULL, &error);
+  g_assert_null (reply);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  reply = call_lease_many (connection, "none", 17, NULL, &error);
+  g_assert_null (reply);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  /* Two more would pass the owner's 6: neither is taken, not even the
+   * first that fit. */
+  reply = call_lease_many (connection, "over", 2, NULL, &error);
+  g_assert_null (reply);
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED);
+  g_clear_error (&error);
+  g_assert_cmpuint (count_leases (connection), ==, 5);
+}
+
 /* A new bus hands out the same unique names to other programs: the leases
  * of the old bus's clients must not survive on the strength of a name. */
 static void
@@ -904,6 +999,7 @@ main (int   argc,
   g_test_add_func ("/ports/restart-keeps-leases", test_restart_keeps_leases);
   g_test_add_func ("/ports/bad-input", test_bad_input);
   g_test_add_func ("/ports/pool-exhausted", test_pool_exhausted);
+  g_test_add_func ("/ports/lease-many", test_lease_many);
   g_test_add_func ("/ports/raw-garbage", test_raw_garbage);
   g_test_add_func ("/ports/activation", test_activation);
   g_test_add_func ("/ports/new-bus-forgets-clients", test_new_bus_forgets_clients);

@@ -47,12 +47,15 @@
 #include "paddock-net-journal.h"
 #include "paddock-proxy.h"
 
-#define CLIENTS          8
+#define CLIENTS          8      /* at once, unless --clients N */
+#define MAX_CLIENTS      64
 #define ROUNDS           11
-#define PER_CLIENT       300
+#define PER_CLIENT       300    /* for 8 clients; the same total for other counts */
 #define ORIGIN_WORKERS   2
 #define PVISOR_NATIVE_MS 0.69
 #define PVISOR_PROXY_MS  10.09
+
+static guint per_client = PER_CLIENT;
 
 static const char response[] =
   "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n";
@@ -223,7 +226,7 @@ client_thread (gpointer data)
                               .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
   gsize request_len = strlen (c->request);
 
-  for (guint i = 0; i < PER_CLIENT; i++)
+  for (guint i = 0; i < per_client; i++)
     {
       gint64 start = g_get_monotonic_time ();
       int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -273,18 +276,18 @@ client_thread (gpointer data)
   return NULL;
 }
 
-/* One round: @n_clients clients at once, PER_CLIENT requests each; the
+/* One round: @n_clients clients at once, per_client requests each; the
  * median of every request's round trip. */
 static double
 run_round (guint16     port,
            const char *request,
            guint       n_clients)
 {
-  Client clients[CLIENTS];
-  GThread *threads[CLIENTS];
+  Client clients[MAX_CLIENTS];
+  GThread *threads[MAX_CLIENTS];
   g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (double));
 
-  g_assert (n_clients <= CLIENTS);
+  g_assert (n_clients <= MAX_CLIENTS);
   for (guint i = 0; i < n_clients; i++)
     {
       clients[i] = (Client) { .port = port, .request = (char *) request,
@@ -320,6 +323,28 @@ main (int    argc,
   guint16 proxy_port;
   int origin_fd;
   double proxy_ms, direct_ms, proxy_serial_ms, direct_serial_ms;
+  guint n_clients = CLIENTS;
+  guint rounds = ROUNDS;
+
+  /* bench/peers runs it with 8 and with 64 clients (issue #23). */
+  for (int i = 1; i < argc; i++)
+    {
+      if (g_str_equal (argv[i], "--clients") && i + 1 < argc)
+        n_clients = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
+      else if (g_str_equal (argv[i], "--rounds") && i + 1 < argc)
+        rounds = (guint) g_ascii_strtoull (argv[++i], NULL, 10);
+      else
+        {
+          g_printerr ("usage: %s [--clients 1-%d] [--rounds 1-1000]\n", argv[0], MAX_CLIENTS);
+          return 2;
+        }
+    }
+  if (n_clients == 0 || n_clients > MAX_CLIENTS || rounds == 0 || rounds > 1000)
+    {
+      g_printerr ("bench-network: --clients takes 1 to %d, --rounds 1 to 1000\n", MAX_CLIENTS);
+      return 2;
+    }
+  per_client = MAX (PER_CLIENT * CLIENTS / n_clients, 20);
 
   origin_fd = bench_listen_loopback (512, &t.origin_port);
   origin_stop_fd = eventfd (0, EFD_CLOEXEC);
@@ -349,12 +374,12 @@ main (int    argc,
                                     t.origin_port);
 
   /* A warm-up of each, then interleaved rounds: the machine is shared. */
-  run_round (proxy_port, proxied_request, CLIENTS);
-  run_round (t.origin_port, direct_request, CLIENTS);
-  for (guint r = 0; r < ROUNDS; r++)
+  run_round (proxy_port, proxied_request, n_clients);
+  run_round (t.origin_port, direct_request, n_clients);
+  for (guint r = 0; r < rounds; r++)
     {
-      double p = run_round (proxy_port, proxied_request, CLIENTS);
-      double d = run_round (t.origin_port, direct_request, CLIENTS);
+      double p = run_round (proxy_port, proxied_request, n_clients);
+      double d = run_round (t.origin_port, direct_request, n_clients);
       double ps = run_round (proxy_port, proxied_request, 1);
       double ds = run_round (t.origin_port, direct_request, 1);
 
@@ -382,7 +407,7 @@ main (int    argc,
   close (origin_stop_fd);
 
   g_print ("bench/network - %u clients at once, %u requests each per round; medians of %u interleaved rounds\n\n",
-           CLIENTS, PER_CLIENT, ROUNDS);
+           n_clients, per_client, rounds);
   g_print ("%-52s %12s %24s %8s\n", "what", "paddock", "peer (same run)", "ratio");
   g_print ("%-52s %9.3f ms %18.3f ms %7.2fx\n", "small request round trip: proxy vs direct loopback",
            proxy_ms, direct_ms, proxy_ms / direct_ms);

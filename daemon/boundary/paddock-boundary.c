@@ -319,7 +319,11 @@ observe_mounts (PaddockBoundary            *self,
       add_layer (self, "mount-view", FALSE, PADDOCK_LAYER_UNENFORCED,
                  g_strdup ("the host profile sees the user's whole filesystem"));
       add_layer (self, "staging", FALSE, PADDOCK_LAYER_UNENFORCED,
-                 g_strdup ("the host profile writes to the workspace itself"));
+                 input->staging != NULL
+                 ? g_strdup_printf ("the host executor starts the agent in a %s of the workspace, whose "
+                                    "changes are reviewed and applied, but nothing keeps it from writing "
+                                    "the workspace itself, or anywhere else", input->staging)
+                 : g_strdup ("the host profile writes to the workspace itself"));
       return;
     }
 

@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "paddock-fdpass.h"
 #include "paddock-keeper-protocol.h"
 
 #define MAX_PASS_FDS 256
@@ -411,9 +412,12 @@ main (int    argc,
       if (control >= 0 && (pfds[1].revents & (POLLIN | POLLHUP | POLLERR)))
         {
           PaddockKeeperRequest request;
-          ssize_t r = recv (control, &request, sizeof request, MSG_DONTWAIT);
+          size_t n_fds = 0;
+          ssize_t r = paddock_fdpass_recv (control, &request, sizeof request, NULL, 0, &n_fds, MSG_DONTWAIT);
 
-          if (r < 0 && (errno == EINTR || errno == EAGAIN))
+          /* A request longer than ours, or with fds, is no request: dropped
+           * whole (paddock-fdpass.h), never acted on by its first bytes. */
+          if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EMSGSIZE || errno == ETOOMANYREFS))
             continue;
           if (r != (ssize_t) sizeof request)
             {

@@ -25,8 +25,10 @@
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "paddock-fdpass.h"
+#include "paddock-sandbox-protocol.h"
 
-#define SESSION_TAG "session"
+#define SESSION_TAG PADDOCK_SANDBOX_SPARE_SESSION_TAG
 #define MAX_RECV_FDS 8
 #define SEALS (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
 
@@ -39,19 +41,6 @@ paddock_spare_options_send (int                 control_fd,
 {
   paddock_autofd int memfd = memfd_create ("paddock-session-options", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   g_autoptr(GString) blob = g_string_new (NULL);
-  char tag[] = SESSION_TAG;
-  union {
-    struct cmsghdr align;
-    char space[CMSG_SPACE (sizeof (int))];
-  } control;
-  struct iovec iov = { .iov_base = tag, .iov_len = strlen (tag) };
-  struct msghdr msg = {
-    .msg_iov = &iov,
-    .msg_iovlen = 1,
-    .msg_control = control.space,
-    .msg_controllen = sizeof control.space,
-  };
-  struct cmsghdr *header = CMSG_FIRSTHDR (&msg);
   gsize done = 0;
 
   if (memfd < 0)
@@ -73,17 +62,9 @@ paddock_spare_options_send (int                 control_fd,
   if (fcntl (memfd, F_ADD_SEALS, SEALS | F_SEAL_SEAL) != 0)
     return errno;
 
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (header), &memfd, sizeof (int));
-  for (;;)
-    {
-      if (sendmsg (control_fd, &msg, MSG_NOSIGNAL) >= 0)
-        return 0;
-      if (errno != EINTR)
-        return errno;
-    }
+  if (paddock_fdpass_send (control_fd, SESSION_TAG, strlen (SESSION_TAG), &memfd, 1, 0) < 0)
+    return errno;
+  return 0;
 }
 
 /* Receives the session's options on CONTROL_FD: *OUT_ARGS gets
@@ -98,18 +79,9 @@ paddock_spare_options_receive (int          control_fd,
                                GPtrArray  **out_args,
                                const char **out_what)
 {
-  union {
-    struct cmsghdr align;
-    char space[CMSG_SPACE (sizeof (int) * MAX_RECV_FDS)];
-  } control;
   char tag[sizeof SESSION_TAG + 8];
-  struct iovec iov = { .iov_base = tag, .iov_len = sizeof tag };
-  struct msghdr msg = {
-    .msg_iov = &iov,
-    .msg_iovlen = 1,
-    .msg_control = control.space,
-    .msg_controllen = sizeof control.space,
-  };
+  int fds[MAX_RECV_FDS];
+  size_t n_fds = 0;
   paddock_autofd int memfd = -1;
   GPtrArray *args;
   struct stat st;
@@ -119,36 +91,34 @@ paddock_spare_options_receive (int          control_fd,
   int seals;
 
   *out_what = "cannot read the session's options";
-  while ((n = recvmsg (control_fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-    ;
+  n = paddock_fdpass_recv (control_fd, tag, sizeof tag, fds, G_N_ELEMENTS (fds), &n_fds, 0);
   if (n == 0)
-    return -1;
+    {
+      /* The daemon let go of us (or sent nothing: the same to us). */
+      paddock_fdpass_close_all (fds, n_fds);
+      return -1;
+    }
+  /* Cut short (a longer word, more fds than any message of ours has):
+   * not the message, and what it brought is closed already. */
+  *out_what = "the message for a sandbox made ahead is not its session's options";
+  if (n < 0 && (errno == EMSGSIZE || errno == ETOOMANYREFS))
+    return EINVAL;
+  *out_what = "cannot read the session's options";
   if (n < 0)
     return errno;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c != NULL; c = CMSG_NXTHDR (&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      {
-        size_t count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-        int *p = (int *) (void *) CMSG_DATA (c);
-
-        for (size_t i = 0; i < count; i++)
-          {
-            if (memfd < 0)
-              memfd = p[i];
-            else
-              close (p[i]);
-          }
-      }
+  /* The first fd is the options; any other is closed. */
+  if (n_fds > 0)
+    memfd = fds[0];
+  paddock_fdpass_close_all (fds + 1, n_fds > 1 ? n_fds - 1 : 0);
   *out_what = "the message for a sandbox made ahead is not its session's options";
-  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || (size_t) n != strlen (SESSION_TAG) ||
-      memcmp (tag, SESSION_TAG, (size_t) n) != 0 || memfd < 0)
+  if ((size_t) n != strlen (SESSION_TAG) || memcmp (tag, SESSION_TAG, (size_t) n) != 0 || memfd < 0)
     return EINVAL;
   *out_what = "the session's options are not a sealed memfd of at most 16 MiB";
   seals = fcntl (memfd, F_GET_SEALS);
   if (seals < 0 || (seals & SEALS) != SEALS || fstat (memfd, &st) != 0 || st.st_size <= 0 ||
       st.st_size > PADDOCK_SPARE_OPTIONS_MAX_BYTES)
     return EINVAL;
-  blob = g_malloc ((gsize) st.st_size + 1);
+  blob = g_malloc ((gsize) st.st_size);
   *out_what = "cannot read the session's options";
   while (got < (gsize) st.st_size)
     {
@@ -164,26 +134,11 @@ paddock_spare_options_receive (int          control_fd,
         }
       got += (gsize) n;
     }
-  blob[got] = '\0';
-  *out_what = "the session's options do not end with a NUL, or are too many";
-  if (blob[got - 1] != '\0')
+  if (!paddock_spare_options_parse (blob, got, &args, out_what))
     {
       g_free (blob);
       return EINVAL;
     }
-  args = g_ptr_array_new ();
-  g_ptr_array_add (args, (char *) "paddock-sandbox");
-  for (gsize at = 0; at < got; at += strlen (blob + at) + 1)
-    {
-      if (args->len > PADDOCK_SPARE_OPTIONS_MAX_ARGS)
-        {
-          g_ptr_array_unref (args);
-          g_free (blob);
-          return EINVAL;
-        }
-      g_ptr_array_add (args, blob + at);
-    }
-  g_ptr_array_add (args, NULL);
   *out_block = blob;
   *out_args = args;
   *out_what = NULL;

@@ -8,11 +8,9 @@
 
 #include <glib.h>
 
-G_BEGIN_DECLS
+#include "paddock-spare-options-parse.h"
 
-/* Bounds pid 1 of a spare holds its session's options to. */
-#define PADDOCK_SPARE_OPTIONS_MAX_BYTES (16 * 1024 * 1024)
-#define PADDOCK_SPARE_OPTIONS_MAX_ARGS  (64 * 1024)
+G_BEGIN_DECLS
 
 int    paddock_spare_options_send    (int                 control_fd,
                                       const char * const *args);

@@ -46,20 +46,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-glib/json-glib.h>
-#include <linux/fs.h>
-#include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "paddock-apply.h"
 #include "paddock-apply-restored.h"
 #include "paddock-autofd.h"
+#include "paddock-compat-openat2.h"
+#include "paddock-compat-rename.h"
 #include "paddock-content-hash.h"
 #include "paddock-durable-file.h"
 #include "paddock-sparse-copy.h"
@@ -272,17 +271,14 @@ open_beneath (int         root_fd,
               const char *rel,
               int         flags)
 {
-  struct open_how how = { 0 };
   int fd;
   int tries = 0;
 
   if (rel[0] == '\0')
     return openat (root_fd, ".", flags | O_CLOEXEC);
 
-  how.flags = (guint64) (flags | O_CLOEXEC);
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   do
-    fd = (int) syscall (SYS_openat2, root_fd, rel, &how, sizeof how);
+    fd = paddock_compat_openat2_beneath (root_fd, rel, flags, 0);
   /* EAGAIN: a concurrent rename raced the lookup; the kernel asks us to retry. */
   while (fd < 0 && (errno == EINTR || errno == EAGAIN) && ++tries < 16);
 
@@ -1479,11 +1475,11 @@ place_one (Batch   *b,
 
   step (b);
   if (op->kind == OP_REMOVE)
-    r = renameat2 (pfd, op->name, pfd, op->temp, RENAME_NOREPLACE);
+    r = paddock_compat_rename_noreplace (pfd, op->name, pfd, op->temp);
   else if (op->existed)
-    r = renameat2 (pfd, op->temp, pfd, op->name, RENAME_EXCHANGE);
+    r = paddock_compat_rename_exchange (pfd, op->temp, pfd, op->name);
   else
-    r = renameat2 (pfd, op->temp, pfd, op->name, RENAME_NOREPLACE);
+    r = paddock_compat_rename_noreplace (pfd, op->temp, pfd, op->name);
   if (r != 0)
     {
       int saved_errno = errno;
@@ -1589,7 +1585,7 @@ rollback (Batch *b)
       switch (op->kind)
         {
         case OP_REMOVE:
-          r = renameat2 (pfd, op->temp, pfd, op->name, RENAME_NOREPLACE);
+          r = paddock_compat_rename_noreplace (pfd, op->temp, pfd, op->name);
           break;
         case OP_CHMOD:
           r = fchmod (dir_fd_for (b, op->path), op->old_mode);
@@ -1597,9 +1593,9 @@ rollback (Batch *b)
         case OP_DIR:
         case OP_PUT:
           if (op->existed)
-            r = renameat2 (pfd, op->temp, pfd, op->name, RENAME_EXCHANGE);
+            r = paddock_compat_rename_exchange (pfd, op->temp, pfd, op->name);
           else
-            r = renameat2 (pfd, op->name, pfd, op->temp, RENAME_NOREPLACE);
+            r = paddock_compat_rename_noreplace (pfd, op->name, pfd, op->temp);
           break;
         default:
           g_assert_not_reached ();
@@ -2290,7 +2286,7 @@ recover_locked (const char  *journal_dir,
             {
               /* Renamed away (the backup has the entry's inode) → back. */
               if (applying && temp.present && temp.ino == op->ino && !dest.present &&
-                  renameat2 (pfd, op->temp, pfd, op->name, RENAME_NOREPLACE) != 0)
+                  paddock_compat_rename_noreplace (pfd, op->temp, pfd, op->name) != 0)
                 ok = FALSE;
               continue;
             }
@@ -2308,13 +2304,13 @@ recover_locked (const char  *journal_dir,
               if (op->existed)
                 {
                   if (!temp.present ||
-                      renameat2 (pfd, op->temp, pfd, op->name, RENAME_EXCHANGE) != 0)
+                      paddock_compat_rename_exchange (pfd, op->temp, pfd, op->name) != 0)
                     {
                       ok = FALSE;
                       continue;
                     }
                 }
-              else if (renameat2 (pfd, op->name, pfd, op->temp, RENAME_NOREPLACE) != 0)
+              else if (paddock_compat_rename_noreplace (pfd, op->name, pfd, op->temp) != 0)
                 {
                   ok = FALSE;
                   continue;

@@ -17,12 +17,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "paddock-compat-openat2.h"
 
 /* Opens @rel beneath @root_fd without following any symlink on the way:
  * the stage and the workspace are written by the agent, and a link planted
@@ -35,17 +34,13 @@ paddock_open_beneath (int         root_fd,
               const char *rel,
               int         flags)
 {
-  struct open_how how = {
-    .flags = (guint64) (flags | O_NOFOLLOW | O_CLOEXEC),
-    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-  };
   g_auto(GStrv) parts = NULL;
   paddock_autofd int dir_fd = -1;
   long fd;
   int tries = 0;
 
   do
-    fd = syscall (SYS_openat2, root_fd, *rel != '\0' ? rel : ".", &how, sizeof how);
+    fd = paddock_compat_openat2_beneath (root_fd, *rel != '\0' ? rel : ".", flags | O_NOFOLLOW, 0);
   while (fd < 0 && errno == EAGAIN && ++tries < 16);
   /* ENAMETOOLONG: a path over PATH_MAX, which the agent can make one
    * folder at a time; the walk below reaches it one name at a time. */

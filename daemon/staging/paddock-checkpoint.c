@@ -18,9 +18,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
-#include <linux/fs.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -29,6 +27,7 @@
 #include "paddock-autofd.h"
 #include "paddock-change.h"
 #include "paddock-checkpoint.h"
+#include "paddock-compat-clone.h"
 #include "paddock-durable-file.h"
 
 /* Deeper trees than this are refused rather than recursed into. */
@@ -97,7 +96,7 @@ copy_file_data (int          from,
 {
   /* Shared extents where the filesystem can (btrfs, xfs): instant and
    * costs no space until either side is written. */
-  if (ioctl (to, FICLONE, from) == 0)
+  if (paddock_compat_clone_file_data (to, from) == 0)
     return TRUE;
 
   for (;;)

@@ -32,13 +32,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "paddock-autofd.h"
+#include "paddock-compat-openat2.h"
 #include "paddock-change.h"
 #include "paddock-repo-metadata.h"
 
@@ -113,16 +112,13 @@ static int
 open_dir_beneath (int         root_fd,
                   const char *rel)
 {
-  struct open_how how = { 0 };
   int fd;
   int tries = 0;
 
   if (rel[0] == '\0')
     return openat (root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   do
-    fd = (int) syscall (SYS_openat2, root_fd, rel, &how, sizeof how);
+    fd = paddock_compat_openat2_beneath (root_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
   while (fd < 0 && (errno == EINTR || errno == EAGAIN) && ++tries < 16);
   return fd;
 }

@@ -884,7 +884,7 @@ session_stop (Session *s)
 }
 
 /* Requests are written below in JSON for readability and sent as the
- * sandbox takes them: a serialized a{sv} (see paddock-sandbox.c). Members
+ * sandbox takes them: a serialized a{sv} (see docs/sandbox-protocol.md). Members
  * get the sandbox's types ("op" s, "id" u, "signal" i, "cwd" ay, "argv" and
  * "env" aay, "tty" b) when their JSON value fits; a value that does not
  * (an "id" of -1, an array of numbers) keeps a type of its own, which the

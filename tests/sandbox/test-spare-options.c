@@ -132,6 +132,63 @@ test_refused (void)
     }
 }
 
+/* The pure parser alone (paddock-spare-options-parse.c): what a block
+ * holds is read as the arguments it holds, in order, pointing into it;
+ * anything else is refused with a reason and no arguments. */
+static void
+test_parse (void)
+{
+  static const char block[] = "--workspace\0/w\0\0--\0sh\0";
+  g_autoptr(GPtrArray) args = NULL;
+  g_autofree char *many = NULL;
+  const char *what = "unset";
+
+  /* sizeof - 1: the literal's own last NUL is not part of the block. */
+  g_assert_true (paddock_spare_options_parse (block, sizeof block - 1, &args, &what));
+  g_assert_null (what);
+  g_assert_cmpuint (args->len, ==, 7);
+  g_assert_cmpstr (g_ptr_array_index (args, 0), ==, "paddock-sandbox");
+  g_assert_cmpstr (g_ptr_array_index (args, 1), ==, "--workspace");
+  g_assert_cmpstr (g_ptr_array_index (args, 2), ==, "/w");
+  g_assert_cmpstr (g_ptr_array_index (args, 3), ==, "");
+  g_assert_cmpstr (g_ptr_array_index (args, 4), ==, "--");
+  g_assert_cmpstr (g_ptr_array_index (args, 5), ==, "sh");
+  g_assert_null (g_ptr_array_index (args, 6));
+  /* Not copied: the arguments are BLOCK's own bytes. */
+  g_assert_true ((const char *) g_ptr_array_index (args, 2) == block + 12);
+  g_clear_pointer (&args, g_ptr_array_unref);
+
+  /* One empty argument is a block of one NUL. */
+  g_assert_true (paddock_spare_options_parse ("", 1, &args, &what));
+  g_assert_cmpuint (args->len, ==, 3);
+  g_assert_cmpstr (g_ptr_array_index (args, 1), ==, "");
+  g_clear_pointer (&args, g_ptr_array_unref);
+
+  what = NULL;
+  g_assert_false (paddock_spare_options_parse ("", 0, &args, &what));
+  g_assert_nonnull (what);
+  g_assert_null (args);
+  what = NULL;
+  g_assert_false (paddock_spare_options_parse ("a\0b", 3, &args, &what));
+  g_assert_nonnull (what);
+  g_assert_null (args);
+  what = NULL;
+  g_assert_false (paddock_spare_options_parse ("a", PADDOCK_SPARE_OPTIONS_MAX_BYTES + 1, &args, &what));
+  g_assert_nonnull (what);
+  g_assert_null (args);
+
+  /* At most PADDOCK_SPARE_OPTIONS_MAX_ARGS arguments: that many pass, one
+   * more is refused. */
+  many = g_malloc0 (PADDOCK_SPARE_OPTIONS_MAX_ARGS + 1);
+  g_assert_true (paddock_spare_options_parse (many, PADDOCK_SPARE_OPTIONS_MAX_ARGS, &args, &what));
+  g_assert_cmpuint (args->len, ==, PADDOCK_SPARE_OPTIONS_MAX_ARGS + 2);
+  g_clear_pointer (&args, g_ptr_array_unref);
+  what = NULL;
+  g_assert_false (paddock_spare_options_parse (many, PADDOCK_SPARE_OPTIONS_MAX_ARGS + 1, &args, &what));
+  g_assert_nonnull (what);
+  g_assert_null (args);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -139,5 +196,6 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/spare-options/round-trip", test_round_trip);
   g_test_add_func ("/spare-options/refused", test_refused);
+  g_test_add_func ("/spare-options/parse", test_parse);
   return g_test_run ();
 }

@@ -1,0 +1,288 @@
+/* test-compat.c — the compat points: the Linux implementation, and (built
+ * with PADDOCK_COMPAT_PORTABLE) the fallback every other system gets
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The fallback must say "unsupported" (ENOSYS, or EOPNOTSUPP for a clone,
+ * where a copy is the caller's answer) and change nothing; it must never
+ * do a weaker version of the call in silence. The same tests run against
+ * both builds, each checking what its build must do.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "paddock-autofd.h"
+#include "paddock-compat.h"
+#include "paddock-compat-clone.h"
+#include "paddock-compat-openat2.h"
+#include "paddock-compat-pidfd.h"
+#include "paddock-compat-rename.h"
+#include "paddock-listening-sockets.h"
+
+static char *
+make_dir (void)
+{
+  g_autoptr(GError) error = NULL;
+  char *dir = g_dir_make_tmp ("paddock-compat-XXXXXX", &error);
+
+  g_assert_no_error (error);
+  return dir;
+}
+
+static void
+put (const char *dir,
+     const char *name,
+     const char *text)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_file_set_contents (path, text, -1, &error);
+  g_assert_no_error (error);
+}
+
+static char *
+get (const char *dir,
+     const char *name)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  char *text = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return NULL;
+  return text;
+}
+
+static void
+remove_dir (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+
+      if (g_file_test (path, G_FILE_TEST_IS_DIR) && !g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+        remove_dir (path);
+      else
+        g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
+static void
+test_pidfd (void)
+{
+  pid_t child = fork ();
+  int status = 0;
+  paddock_autofd int pidfd = -1;
+
+  g_assert_cmpint (child, >=, 0);
+  if (child == 0)
+    {
+      pause ();
+      _exit (0);
+    }
+
+  pidfd = paddock_compat_pidfd_open (child);
+  if (PADDOCK_COMPAT_LINUX)
+    {
+      g_assert_true (paddock_compat_pidfd_supported ());
+      g_assert_cmpint (pidfd, >=, 0);
+      g_assert_true (fcntl (pidfd, F_GETFD) & FD_CLOEXEC);
+      g_assert_cmpint (paddock_compat_pidfd_send_signal (pidfd, SIGTERM), ==, 0);
+      g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+      g_assert_true (WIFSIGNALED (status));
+      g_assert_cmpint (WTERMSIG (status), ==, SIGTERM);
+      /* Reaped: the pinned process is gone, and the signal says so. */
+      g_assert_cmpint (paddock_compat_pidfd_send_signal (pidfd, SIGTERM), ==, -1);
+      g_assert_cmpint (errno, ==, ESRCH);
+    }
+  else
+    {
+      g_assert_false (paddock_compat_pidfd_supported ());
+      g_assert_cmpint (pidfd, ==, -1);
+      g_assert_cmpint (errno, ==, ENOSYS);
+      g_assert_cmpint (paddock_compat_pidfd_send_signal (3, SIGTERM), ==, -1);
+      g_assert_cmpint (errno, ==, ENOSYS);
+      /* Nothing was signalled: the child still runs until we end it. */
+      g_assert_cmpint (waitpid (child, &status, WNOHANG), ==, 0);
+      kill (child, SIGKILL);
+      g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+    }
+}
+
+static void
+test_rename (void)
+{
+  g_autofree char *dir = make_dir ();
+  paddock_autofd int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  g_autofree char *a = NULL;
+  g_autofree char *b = NULL;
+
+  g_assert_cmpint (dfd, >=, 0);
+  put (dir, "a", "user's");
+  put (dir, "b", "staged");
+
+  g_assert_cmpint (paddock_compat_rename_noreplace (dfd, "b", dfd, "a"), ==, -1);
+  g_assert_cmpint (errno, ==, PADDOCK_COMPAT_LINUX ? EEXIST : ENOSYS);
+  a = get (dir, "a");
+  g_assert_cmpstr (a, ==, "user's");
+  g_clear_pointer (&a, g_free);
+
+  if (PADDOCK_COMPAT_LINUX)
+    {
+      g_assert_cmpint (paddock_compat_rename_noreplace (dfd, "b", dfd, "c"), ==, 0);
+      g_assert_cmpint (paddock_compat_rename_exchange (dfd, "c", dfd, "a"), ==, 0);
+      a = get (dir, "a");
+      b = get (dir, "c");
+      g_assert_cmpstr (a, ==, "staged");
+      g_assert_cmpstr (b, ==, "user's");
+    }
+  else
+    {
+      g_assert_cmpint (paddock_compat_rename_exchange (dfd, "b", dfd, "a"), ==, -1);
+      g_assert_cmpint (errno, ==, ENOSYS);
+      a = get (dir, "a");
+      b = get (dir, "b");
+      g_assert_cmpstr (a, ==, "user's");
+      g_assert_cmpstr (b, ==, "staged");
+    }
+  remove_dir (dir);
+}
+
+static void
+test_openat2 (void)
+{
+  g_autofree char *dir = make_dir ();
+  g_autofree char *sub = g_build_filename (dir, "sub", NULL);
+  g_autofree char *link = g_build_filename (dir, "link", NULL);
+  paddock_autofd int root = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  paddock_autofd int fd = -1;
+
+  g_assert_cmpint (root, >=, 0);
+  g_assert_cmpint (g_mkdir (sub, 0700), ==, 0);
+  put (sub, "file", "x");
+  g_assert_cmpint (symlink ("sub", link), ==, 0);
+
+  fd = paddock_compat_openat2_beneath (root, "sub/file", O_RDONLY, 0);
+  if (PADDOCK_COMPAT_LINUX)
+    {
+      g_assert_cmpint (fd, >=, 0);
+      g_assert_true (fcntl (fd, F_GETFD) & FD_CLOEXEC);
+      paddock_close_fd (&fd);
+      /* A link on the way, or a way up, is refused, never followed. */
+      g_assert_cmpint (paddock_compat_openat2_beneath (root, "link/file", O_RDONLY, 0), ==, -1);
+      g_assert_cmpint (errno, ==, ELOOP);
+      g_assert_cmpint (paddock_compat_openat2_beneath (root, "../x", O_RDONLY, 0), ==, -1);
+      g_assert_cmpint (errno, ==, EXDEV);
+    }
+  else
+    {
+      g_assert_cmpint (fd, ==, -1);
+      g_assert_cmpint (errno, ==, ENOSYS);
+    }
+  remove_dir (dir);
+}
+
+static void
+test_clone (void)
+{
+  g_autofree char *dir = make_dir ();
+  g_autofree char *from_path = g_build_filename (dir, "from", NULL);
+  g_autofree char *to_path = g_build_filename (dir, "to", NULL);
+  paddock_autofd int from = -1;
+  paddock_autofd int to = -1;
+  g_autofree char *copied = NULL;
+
+  put (dir, "from", "the same bytes");
+  from = open (from_path, O_RDONLY | O_CLOEXEC);
+  to = open (to_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  g_assert_cmpint (from, >=, 0);
+  g_assert_cmpint (to, >=, 0);
+
+  if (paddock_compat_clone_file_data (to, from) == 0)
+    {
+      /* Only a filesystem with shared extents, on Linux, says yes. */
+      g_assert_true (PADDOCK_COMPAT_LINUX);
+      copied = get (dir, "to");
+      g_assert_cmpstr (copied, ==, "the same bytes");
+    }
+  else if (PADDOCK_COMPAT_LINUX)
+    /* No shared extents here (tmpfs, ext4): the callers copy instead. */
+    g_assert_true (errno == EOPNOTSUPP || errno == EXDEV || errno == EINVAL || errno == ENOTTY);
+  else
+    {
+      g_assert_cmpint (errno, ==, EOPNOTSUPP);
+      copied = get (dir, "to");
+      g_assert_cmpstr (copied, ==, "");
+    }
+  remove_dir (dir);
+}
+
+static void
+test_listening_sockets (void)
+{
+  paddock_autofd int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t length = sizeof addr;
+  g_autoptr(GHashTable) listening = NULL;
+  struct stat st;
+  guint16 port;
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (bind (fd, (struct sockaddr *) &addr, sizeof addr), ==, 0);
+  g_assert_cmpint (listen (fd, 1), ==, 0);
+  g_assert_cmpint (getsockname (fd, (struct sockaddr *) &addr, &length), ==, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  port = ntohs (addr.sin_port);
+
+  listening = _paddock_listening_sockets ();
+  if (PADDOCK_COMPAT_LINUX)
+    {
+      if (listening == NULL)
+        {
+          g_test_skip ("this kernel does not answer sock_diag (said in the warning above)");
+          return;
+        }
+      g_assert_true (_paddock_socket_still_listening (listening, port, (guint64) st.st_ino));
+      /* Another socket on the same port is not the one handed out. */
+      g_assert_false (_paddock_socket_still_listening (listening, port, (guint64) st.st_ino + 1));
+      g_assert_false (_paddock_socket_still_listening (listening, (guint16) (port + 1), (guint64) st.st_ino));
+    }
+  else
+    {
+      /* Unknown keeps a port its owner's, whichever socket is asked of. */
+      g_assert_null (listening);
+      g_assert_true (_paddock_socket_still_listening (NULL, port, (guint64) st.st_ino + 1));
+    }
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/compat/pidfd", test_pidfd);
+  g_test_add_func ("/compat/rename", test_rename);
+  g_test_add_func ("/compat/openat2", test_openat2);
+  g_test_add_func ("/compat/clone", test_clone);
+  g_test_add_func ("/compat/listening-sockets", test_listening_sockets);
+
+  return g_test_run ();
+}
