@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "paddockctl-private.h"
 
@@ -63,6 +64,39 @@ complete_sessions (Paddockctl *ctl)
   return PADDOCKCTL_EXIT_OK;
 }
 
+/* `paddockctl __complete agents` prints the agent presets' names, one a
+ * line, from the folders the daemon reads them from
+ * (~/.config/paddock/agents and DATADIR/paddock/agents): no bus at all,
+ * so Tab after --agent answers even before the daemon ever ran. */
+static int
+complete_agents (void)
+{
+  g_autofree char *user_dir = g_build_filename (g_get_user_config_dir (), "paddock", "agents", NULL);
+  const char *const dirs[] = { user_dir, PADDOCK_DATADIR "/paddock/agents" };
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
+    {
+      g_autoptr(GDir) dir = g_dir_open (dirs[i], 0, NULL);
+      const char *entry;
+      guint seen = 0;
+
+      while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL && seen++ < 64)
+        {
+          g_autofree char *name = g_str_has_suffix (entry, ".json") ? g_strndup (entry, strlen (entry) - 5) : NULL;
+
+          /* The names the daemon accepts: a-z, 0-9, - and _. */
+          if (name == NULL || name[0] == '\0' || strlen (name) > 32 ||
+              strspn (name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen (name) ||
+              g_ptr_array_find_with_equal_func (names, name, g_str_equal, NULL))
+            continue;
+          printf ("%s\n", name);
+          g_ptr_array_add (names, g_steal_pointer (&name));
+        }
+    }
+  return PADDOCKCTL_EXIT_OK;
+}
+
 int
 paddockctl_complete (Paddockctl  *ctl,
                      int          argc,
@@ -70,6 +104,8 @@ paddockctl_complete (Paddockctl  *ctl,
 {
   if (argc == 2 && g_str_equal (argv[1], "sessions"))
     return complete_sessions (ctl);
+  if (argc == 2 && g_str_equal (argv[1], "agents"))
+    return complete_agents ();
 
   return PADDOCKCTL_EXIT_USAGE;
 }

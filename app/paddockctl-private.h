@@ -143,7 +143,18 @@ gboolean            paddockctl_get_session_state (Paddockctl               *ctl,
                                                   char                    **out_state,
                                                   GError                  **error);
 
+/* paddockctl-agents.c */
+gboolean            paddockctl_agents_add_pass_env (Paddockctl             *ctl,
+                                                  const char               *agent,
+                                                  const char * const       *env,
+                                                  const char * const       *pass_env,
+                                                  GVariantBuilder          *env_builder,
+                                                  GError                  **error);
+
 /* Command entry points. */
+int                 paddockctl_agents            (Paddockctl               *ctl,
+                                                  int                       argc,
+                                                  char                    **argv);
 int                 paddockctl_ports             (Paddockctl               *ctl,
                                                   int                       argc,
                                                   char                    **argv);

@@ -236,6 +236,7 @@ typedef struct
   char     *name;
   char     *state;
   char     *profile;
+  char     *agent;           /* its agent preset, "" for a plain command */
   char     *staging;         /* "overlay", "copy" or "none" */
   char     *net;             /* "host" or "none" */
   GVariant *boundary;        /* aa{sv}, one per layer; NULL when not known */
@@ -257,6 +258,7 @@ session_info_clear (SessionInfo *info)
   g_clear_pointer (&info->name, g_free);
   g_clear_pointer (&info->state, g_free);
   g_clear_pointer (&info->profile, g_free);
+  g_clear_pointer (&info->agent, g_free);
   g_clear_pointer (&info->staging, g_free);
   g_clear_pointer (&info->net, g_free);
   g_clear_pointer (&info->boundary, g_variant_unref);
@@ -281,6 +283,7 @@ typedef enum
   KEY_NAME,
   KEY_STATE,
   KEY_PROFILE,
+  KEY_AGENT,
   KEY_STAGING,
   KEY_BOUNDARY,
   KEY_STAGE,
@@ -304,6 +307,7 @@ static const struct
   [KEY_NAME]          = { "name",        "Name" },
   [KEY_STATE]         = { "state",       "State" },
   [KEY_PROFILE]       = { "profile",     "Profile" },
+  [KEY_AGENT]         = { "agent",       "Agent" },
   [KEY_STAGING]       = { "staging",     "Staging" },
   [KEY_BOUNDARY]      = { "boundary",    "Boundary" },
   [KEY_STAGE]         = { NULL,          "Stage" },
@@ -355,6 +359,8 @@ session_info_init (SessionInfo   *info,
     info->state = g_strdup ("");
   if (!lookup (dict, source, KEY_PROFILE, "s", &info->profile))
     info->profile = g_strdup ("");
+  if (!lookup (dict, source, KEY_AGENT, "s", &info->agent))
+    info->agent = g_strdup ("");
   if (!lookup (dict, source, KEY_STAGING, "s", &info->staging))
     info->staging = g_strdup ("");
   if (!lookup (dict, source, KEY_BOUNDARY, "@aa{sv}", &info->boundary))
@@ -478,6 +484,8 @@ add_session_to_builder (JsonBuilder       *builder,
   json_builder_end_array (builder);
   json_builder_set_member_name (builder, "profile");
   json_builder_add_string_value (builder, info->profile);
+  json_builder_set_member_name (builder, "agent");
+  json_builder_add_string_value (builder, info->agent);
   json_builder_set_member_name (builder, "staging");
   json_builder_add_string_value (builder, info->staging);
   json_builder_set_member_name (builder, "net");
@@ -693,6 +701,7 @@ paddockctl_create (Paddockctl  *ctl,
   gboolean attach = FALSE;
   gboolean size_given;
   g_autofree char *net = NULL;
+  g_autofree char *agent = NULL;
   g_autofree char *pids_max = NULL;
   g_autofree char *memory_max = NULL;
   g_autofree char *stage_limit = NULL;
@@ -725,6 +734,9 @@ paddockctl_create (Paddockctl  *ctl,
       N_("Pass your own variable K inside (repeatable)"), N_("K") },
     { "size", 0, 0, G_OPTION_ARG_STRING, &size,
       N_("The terminal's size, 1–1000 each (default: 80x24)"), N_("COLSxROWS") },
+    { "agent", 0, 0, G_OPTION_ARG_STRING, &agent,
+      N_("Run an agent preset (see “paddockctl agents”): its program, or CMD in its environment; "
+      "network proxy with its domains unless --net"), N_("NAME") },
     { "net", 0, 0, G_OPTION_ARG_STRING, &net,
       N_("Network: host (default), none (own namespace, loopback only), proxy (as none, out only through the daemon's proxy)"), N_("MODE") },
     { "allow-write", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &allow_write,
@@ -786,7 +798,7 @@ paddockctl_create (Paddockctl  *ctl,
 
   if (net != NULL && !paddock_net_mode_is_valid (net))
     return paddockctl_usage_error (ctl, command_path, "invalid --net “%s”: expected " PADDOCK_NET_MODES_TEXT, net);
-  if (allow_domains != NULL && (net == NULL || !g_str_equal (net, "proxy")))
+  if (allow_domains != NULL && (net != NULL || agent == NULL) && (net == NULL || !g_str_equal (net, "proxy")))
     return paddockctl_usage_error (ctl, command_path, _("--allow-domain needs --net proxy"));
 
   if (options_argc > 1)
@@ -795,11 +807,11 @@ paddockctl_create (Paddockctl  *ctl,
                                    options_argv[1]);
   if (workspace == NULL || *workspace == '\0')
     return paddockctl_usage_error (ctl, command_path, _("missing --workspace DIR"));
-  if (command == NULL)
+  if (command == NULL && (agent == NULL || have_command_separator))
     return paddockctl_usage_error (ctl, command_path,
                                    have_command_separator ? _("missing command after “--”")
                                                           : _("missing “-- CMD [ARG…]”"));
-  if (*command[0] == '\0')
+  if (command != NULL && *command[0] == '\0')
     return paddockctl_usage_error (ctl, command_path, _("the command is an empty string"));
 
   if (profile != NULL && !g_strv_contains (profiles, profile))
@@ -840,8 +852,13 @@ paddockctl_create (Paddockctl  *ctl,
   absolute = g_canonicalize_filename (workspace, NULL);
 
   g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (absolute));
-  g_variant_builder_add (&options, "{sv}", "command",
-                         g_variant_new_bytestring_array (command, -1));
+  if (command != NULL)
+    g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (command, -1));
+  if (agent != NULL)
+    g_variant_builder_add (&options, "{sv}", "agent", g_variant_new_string (agent));
+  if (agent != NULL && !paddockctl_agents_add_pass_env (ctl, agent, (const char * const *) env,
+                                                        (const char * const *) pass_env, &env_builder, &error))
+    return paddockctl_fail (ctl, error);
   if (name != NULL)
     g_variant_builder_add (&options, "{sv}", "name", g_variant_new_string (name));
   if (profile != NULL)

@@ -32,6 +32,7 @@ static const PaddockctlCommand paddockctl_commands[] = {
   { "net",        paddockctl_net,               N_("List a session's network requests, or change its policy") },
   { "ports",      paddockctl_ports,             N_("Lease, release and list local TCP ports") },
   { "info",       paddockctl_info,              N_("Describe the running daemon") },
+  { "agents",     paddockctl_agents,            N_("List the agent presets, reset an agent's home, import its login") },
 };
 
 char *

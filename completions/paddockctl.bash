@@ -6,9 +6,10 @@
 # Commands are listed here (tests/test-completions.sh checks them against
 # `paddockctl --help`); each command's options are read from its own --help
 # as Tab is pressed, so they cannot drift; session ids come from the daemon
-# through `paddockctl __complete sessions`, which never starts it.
+# through `paddockctl __complete sessions`, which never starts it; agent
+# names from `paddockctl __complete agents`, which reads the preset folders.
 
-_paddockctl_commands="create list status logs send stop destroy attach exec review apply drop checkpoint net ports info"
+_paddockctl_commands="create list status logs send stop destroy attach exec review apply drop checkpoint net ports info agents"
 # Commands whose first argument is a session id.
 _paddockctl_session_commands="status logs send stop destroy attach exec review apply drop checkpoint net"
 
@@ -28,7 +29,7 @@ _paddockctl_options()
 _paddockctl_help_words()
 {
     echo "$1"
-    [ "$1" = ports ] && [ -n "${2:-}" ] && echo "$2"
+    { [ "$1" = ports ] || [ "$1" = agents ]; } && [ -n "${2:-}" ] && echo "$2"
     return 0
 }
 
@@ -76,6 +77,7 @@ _paddockctl()
         case $prev in
             --workspace|--allow-write|--expose) mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
             --path|--force-path) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+            --agent) mapfile -t COMPREPLY < <(compgen -W "$("$prog" __complete agents 2>/dev/null)" -- "$cur") ;;
         esac
         return 0
     fi
@@ -94,6 +96,12 @@ _paddockctl()
     case $command in
         ports)
             ((nargs == 0)) && mapfile -t COMPREPLY < <(compgen -W "lease release list" -- "$cur")
+            return 0
+            ;;
+        agents)
+            ((nargs == 0)) && mapfile -t COMPREPLY < <(compgen -W "list reset import-login" -- "$cur")
+            ((nargs == 1)) && [ "${args[0]}" != list ] &&
+                mapfile -t COMPREPLY < <(compgen -W "$("$prog" __complete agents 2>/dev/null)" -- "$cur")
             return 0
             ;;
         checkpoint)

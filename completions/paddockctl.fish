@@ -9,7 +9,7 @@
 # `paddockctl __complete sessions`, which never starts it ("ID<tab>NAME",
 # what fish shows as a completion and its description).
 
-set -l paddockctl_commands create list status logs send stop destroy attach exec review apply drop checkpoint net ports info
+set -l paddockctl_commands create list status logs send stop destroy attach exec review apply drop checkpoint net ports info agents
 
 # The command word and the arguments after it, options left out.
 function __paddockctl_words
@@ -38,7 +38,7 @@ end
 function __paddockctl_options
     set -l words (__paddockctl_words)
     set -l help $words[1]
-    if test "$words[1]" = ports; and set -q words[2]
+    if contains -- "$words[1]" ports agents; and set -q words[2]
         set help $help $words[2]
     end
     set -l prog (commandline -opc)[1]
@@ -62,6 +62,7 @@ complete -c paddockctl -n "not __paddockctl_after_dashdash; and not __fish_seen_
 complete -c paddockctl -n "not __paddockctl_after_dashdash; and not __fish_seen_subcommand_from $paddockctl_commands" -a net -d "List a session's network requests, or change its policy"
 complete -c paddockctl -n "not __paddockctl_after_dashdash; and not __fish_seen_subcommand_from $paddockctl_commands" -a ports -d 'Lease, release and list local TCP ports'
 complete -c paddockctl -n "not __paddockctl_after_dashdash; and not __fish_seen_subcommand_from $paddockctl_commands" -a info -d 'Describe the running daemon'
+complete -c paddockctl -n "not __paddockctl_after_dashdash; and not __fish_seen_subcommand_from $paddockctl_commands" -a agents -d "List the agent presets, reset an agent's home, import its login"
 
 # Options, from the command's own --help.
 complete -c paddockctl -n "not __paddockctl_after_dashdash; and string match -q -- '-*' (commandline -ct)" -a '(__paddockctl_options)'
@@ -70,6 +71,9 @@ complete -c paddockctl -n "not __paddockctl_after_dashdash; and string match -q 
 complete -c paddockctl -n "not __paddockctl_after_dashdash; and __paddockctl_arg_is 'status logs send stop destroy attach exec review apply drop checkpoint net' 0" -a '(paddockctl __complete sessions 2>/dev/null)'
 complete -c paddockctl -n "__paddockctl_arg_is ports 0" -a 'lease release list'
 complete -c paddockctl -n "__paddockctl_arg_is checkpoint 1" -a 'create list restore'
+complete -c paddockctl -n "__paddockctl_arg_is agents 0" -a 'list reset import-login'
+complete -c paddockctl -n "__paddockctl_arg_is agents 1; and __fish_seen_subcommand_from reset import-login" -a '(paddockctl __complete agents 2>/dev/null)'
+complete -c paddockctl -l agent -x -a '(paddockctl __complete agents 2>/dev/null)'
 complete -c paddockctl -n "__paddockctl_arg_is net 1" -a 'records set'
 complete -c paddockctl -n "not __paddockctl_after_dashdash; and __fish_seen_subcommand_from review apply drop; and not __paddockctl_arg_is 'review apply drop' 0" -F
 complete -c paddockctl -l workspace -x -a '(__fish_complete_directories)'

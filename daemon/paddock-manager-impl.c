@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "paddock-agent-session.h"
+#include "paddock-agents-dbus.h"
 #include "paddock-dbus-checks.h"
 #include "paddock-stage-guard.h"
 #include "paddock-autofd.h"
@@ -469,6 +471,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   gboolean started;
   g_autofree char *session_dir = NULL;
   g_autofree char *resolved = NULL;
+  g_autofree char *agent = NULL;
   g_auto(GStrv) port_names = NULL;
   PendingCreate *pending;
   GVariantIter iter;
@@ -514,6 +517,11 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
         {
           g_free (config.profile);
           config.profile = g_variant_dup_string (value, NULL);
+        }
+      else if (g_str_equal (key, "agent") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+        {
+          g_free (agent);
+          agent = g_variant_dup_string (value, NULL);
         }
       else if (g_str_equal (key, "net") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
         {
@@ -649,6 +657,14 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
 
   if (config.workspace == NULL || config.workspace[0] == '\0')
     return return_invalid (invocation, "A session needs a workspace folder");
+  /* An agent: its program (unless a command was given), environment,
+   * home and network, or a refusal now saying where it looked. */
+  if (agent != NULL &&
+      !paddock_agent_session_configure (&config, agent, self->state_dir, config.net_mode != NULL, &error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   if (allow_write != NULL)
     {
       g_autoptr(GPtrArray) normalized = g_ptr_array_new_with_free_func (g_free);
@@ -781,7 +797,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
 
   if (config.name == NULL)
     {
-      g_autofree char *program = g_path_get_basename (config.command[0]);
+      g_autofree char *program = config.agent != NULL ? g_strdup (config.agent) : g_path_get_basename (config.command[0]);
       g_autofree char *folder = g_path_get_basename (config.workspace);
 
       config.name = g_strdup_printf ("%s on %s", program, folder);
@@ -911,9 +927,74 @@ paddock_manager_impl_handle_list_sessions (PaddockIpcManager1    *manager,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+static gboolean
+paddock_manager_impl_handle_list_agents (PaddockIpcManager1    *manager,
+                                         GDBusMethodInvocation *invocation)
+{
+  PaddockManagerImpl *self = PADDOCK_MANAGER_IMPL (manager);
+
+  paddock_ipc_manager1_complete_list_agents (manager, invocation, paddock_agents_dbus_list (self->state_dir));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* Whether a session of @agent is starting or has not ended: its home is
+ * bound in it, and must not be emptied under it. */
+static gboolean
+agent_in_use (PaddockManagerImpl *self,
+              const char         *agent)
+{
+  for (guint i = 0; i < self->starting->len; i++)
+    if (g_strcmp0 (paddock_session_impl_get_agent (g_ptr_array_index (self->starting, i)), agent) == 0)
+      return TRUE;
+  for (guint i = 0; i < self->sessions->len; i++)
+    {
+      PaddockSessionImpl *session = g_ptr_array_index (self->sessions, i);
+      const char *state = paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (session));
+
+      if (g_strcmp0 (paddock_session_impl_get_agent (session), agent) == 0 &&
+          g_strcmp0 (state, "exited") != 0 && g_strcmp0 (state, "stopped") != 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+paddock_manager_impl_handle_reset_agent (PaddockIpcManager1    *manager,
+                                         GDBusMethodInvocation *invocation,
+                                         const char            *name)
+{
+  PaddockManagerImpl *self = PADDOCK_MANAGER_IMPL (manager);
+  g_autoptr(GError) error = NULL;
+
+  if (!paddock_agents_dbus_reset (self->state_dir, name, agent_in_use (self, name), &error))
+    g_dbus_method_invocation_return_gerror (invocation, error);
+  else
+    paddock_ipc_manager1_complete_reset_agent (manager, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+paddock_manager_impl_handle_import_agent_login (PaddockIpcManager1    *manager,
+                                                GDBusMethodInvocation *invocation,
+                                                const char            *name)
+{
+  PaddockManagerImpl *self = PADDOCK_MANAGER_IMPL (manager);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) copied = paddock_agents_dbus_import (self->state_dir, name, &error);
+
+  if (copied == NULL)
+    g_dbus_method_invocation_return_gerror (invocation, error);
+  else
+    paddock_ipc_manager1_complete_import_agent_login (manager, invocation, (const char * const *) copied);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 static void
 paddock_manager_iface_init (PaddockIpcManager1Iface *iface)
 {
+  iface->handle_list_agents = paddock_manager_impl_handle_list_agents;
+  iface->handle_reset_agent = paddock_manager_impl_handle_reset_agent;
+  iface->handle_import_agent_login = paddock_manager_impl_handle_import_agent_login;
   iface->handle_get_info = paddock_manager_impl_handle_get_info;
   iface->handle_create_session = paddock_manager_impl_handle_create_session;
   iface->handle_list_sessions = paddock_manager_impl_handle_list_sessions;

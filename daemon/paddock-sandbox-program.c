@@ -42,10 +42,15 @@ host_path_of (const char         *inside,
               const char         *workspace,
               const char         *sandbox_home,
               const char         *real_home,
-              const char * const *expose)
+              const char * const *expose,
+              const char * const *view)
 {
   for (guint i = 0; system_roots[i] != NULL; i++)
     if (under (inside, system_roots[i]))
+      return g_strdup (inside);
+  /* An agent's install, shown at its own path (paddock-agent-session.c). */
+  for (guint i = 0; view != NULL && view[i] != NULL; i++)
+    if (under (inside, view[i]))
       return g_strdup (inside);
   if (under (inside, workspace))
     return g_strdup (inside);
@@ -74,6 +79,7 @@ runnable (const char *host_path)
  * @sandbox_home: the session's HOME inside
  * @real_home: the user's HOME, whose @expose folders show under @sandbox_home
  * @expose: (nullable): those folders, relative to @real_home
+ * @view: (nullable): host paths shown at their own path (an agent's install)
  *
  * Returns: TRUE when @program resolves, in the view, to a file the view
  *   shows executable; FALSE with NotFound saying where it looked.
@@ -85,6 +91,7 @@ paddock_sandbox_program_check (const char         *program,
                                const char         *sandbox_home,
                                const char         *real_home,
                                const char * const *expose,
+                               const char * const *view,
                                GError            **error)
 {
   g_autofree char *shown = paddock_dbus_display_bytes (program);
@@ -95,7 +102,7 @@ paddock_sandbox_program_check (const char         *program,
     {
       g_autofree char *inside = g_path_is_absolute (program) ? g_canonicalize_filename (program, NULL)
                                                              : g_canonicalize_filename (program, workspace);
-      g_autofree char *host = host_path_of (inside, workspace, sandbox_home, real_home, expose);
+      g_autofree char *host = host_path_of (inside, workspace, sandbox_home, real_home, expose, view);
 
       if (host != NULL && runnable (host))
         return TRUE;
@@ -121,7 +128,7 @@ paddock_sandbox_program_check (const char         *program,
       if (dirs[i][0] != '/')
         continue;  /* a relative PATH entry: the shell's business, not ours */
       inside = g_build_filename (dirs[i], program, NULL);
-      host = host_path_of (inside, workspace, sandbox_home, real_home, expose);
+      host = host_path_of (inside, workspace, sandbox_home, real_home, expose, view);
       g_string_append_printf (looked, "%s%s", looked->len > 0 ? ", " : "", dirs[i]);
       if (host != NULL && runnable (host))
         return TRUE;
@@ -130,7 +137,8 @@ paddock_sandbox_program_check (const char         *program,
   g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
                "No program “%s” in the session's PATH (looked in %s, as the session sees them). A "
                "program installed in your HOME (npm's ~/.npm-global, ~/.local/bin) is not in a safe "
-               "session's view: expose its folder (paddockctl create --expose PATH-IN-HOME) and give its "
+               "session's view: run it through its agent preset (paddockctl create --agent NAME, see "
+               "paddockctl agents), expose its folder (paddockctl create --expose PATH-IN-HOME) and give its "
                "path under %s, install it under /usr/local, or use the host profile; nothing was started",
                shown, looked->str, sandbox_home);
   return FALSE;

@@ -16,6 +16,7 @@ gboolean paddock_sandbox_program_check (const char         *program,
                                         const char         *sandbox_home,
                                         const char         *real_home,
                                         const char * const *expose,
+                                        const char * const *view,
                                         GError            **error);
 
 G_END_DECLS

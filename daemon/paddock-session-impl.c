@@ -32,6 +32,7 @@
 
 #include "paddock-dbus-checks.h"
 #include "paddock-sandbox-program.h"
+#include "paddock-agent-session.h"
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-cgroup.h"
@@ -218,6 +219,9 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->leases, g_ptr_array_unref);
   g_clear_pointer (&config->allow_write, g_strfreev);
   g_clear_pointer (&config->expose, g_strfreev);
+  g_clear_pointer (&config->agent, g_free);
+  g_clear_pointer (&config->agent_home, g_free);
+  g_clear_pointer (&config->agent_view, g_strfreev);
 }
 
 /* A waiter owns the reference to its invocation that the handler was given
@@ -1555,6 +1559,8 @@ paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
     .given_env = (const char *const *) self->agent_env,
     .allowed_write = (const char *const *) self->config.allow_write,
     .exposed = (const char *const *) self->config.expose,
+    .agent_home = self->config.agent_home,
+    .agent_view = (const char *const *) self->config.agent_view,
     .pids_max = self->sandboxed ? paddock_session_pids_max (&self->config) : 0,
     .memory_max = self->sandboxed ? paddock_session_memory_max (&self->config) : 0,
     /* Limits the user named are requested even where no controller
@@ -2147,7 +2153,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       /* Found in the view, or refused now, not an exit 127 after "running". */
       if (!paddock_sandbox_program_check (self->config.command[0], g_environ_getenv (envp, "PATH"),
                                           self->config.workspace, PADDOCK_SANDBOX_HOME, g_get_home_dir (),
-                                          (const char * const *) self->config.expose, error))
+                                          (const char * const *) self->config.expose,
+                                          (const char * const *) self->config.agent_view, error))
         return FALSE;
       /* The agent is always pid 2 of the sandbox's PID namespace. */
       envp = _paddock_session_network_add_listen_environment (passed_leases, envp, "2");
@@ -2232,6 +2239,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
               g_ptr_array_add (argv, g_strdup (self->config.expose[i]));
             }
         }
+      /* An agent's home and install (paddock-agent-session.c). */
+      paddock_agent_session_add_sandbox_arguments (&self->config, argv);
       /* Protected paths, read-only in the view unless the user allowed them. */
       for (const char *const *p = paddock_boundary_protected_paths (); *p != NULL; p++)
         if (self->config.allow_write == NULL || !g_strv_contains ((const char *const *) self->config.allow_write, *p))
@@ -3581,6 +3590,8 @@ paddock_session_impl_describe (PaddockSessionImpl *self)
   g_variant_dict_insert (&dict, "workspace", "^ay", self->config.workspace);
   g_variant_dict_insert (&dict, "command", "^aay", self->config.command);
   g_variant_dict_insert (&dict, "profile", "s", paddock_ipc_session1_get_profile (session));
+  if (self->config.agent != NULL)
+    g_variant_dict_insert (&dict, "agent", "s", self->config.agent);
   g_variant_dict_insert (&dict, "staging", "s", paddock_ipc_session1_get_staging (session));
   g_variant_dict_insert (&dict, "net", "s", paddock_ipc_session1_get_network_mode (session));
   if (paddock_ipc_session1_get_boundary (session) != NULL)
@@ -3610,6 +3621,15 @@ paddock_session_impl_get_owner (PaddockSessionImpl *self)
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), NULL);
 
   return self->config.owner;
+}
+
+/* The agent preset it runs in, or NULL. */
+const char *
+paddock_session_impl_get_agent (PaddockSessionImpl *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), NULL);
+
+  return self->config.agent;
 }
 
 const char *
@@ -3766,6 +3786,9 @@ paddock_session_impl_new (const char                 *id,
   self->config.leases = config->leases != NULL ? g_ptr_array_ref (config->leases) : NULL;
   self->config.allow_write = g_strdupv (config->allow_write);
   self->config.expose = g_strdupv (config->expose);
+  self->config.agent = g_strdup (config->agent);
+  self->config.agent_home = g_strdup (config->agent_home);
+  self->config.agent_view = g_strdupv (config->agent_view);
   self->config.pids_max = config->pids_max;
   self->config.memory_max = config->memory_max;
   self->config.stage_limit = config->stage_limit;
@@ -3794,6 +3817,7 @@ paddock_session_impl_new (const char                 *id,
   paddock_ipc_session1_set_workspace (session, config->workspace);
   paddock_ipc_session1_set_command (session, (const char * const *) config->command);
   paddock_ipc_session1_set_profile (session, config->profile);
+  paddock_ipc_session1_set_agent (session, config->agent != NULL ? config->agent : "");
   paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
   paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
   paddock_ipc_session1_set_allowed_domains (session, (const char * const *) self->config.allow_domains);

@@ -40,6 +40,10 @@ typedef struct
   guint64      pids_max;       /* the cgroup's pids.max for a sandboxed session; 0: the default */
   guint64      memory_max;     /* its memory.max in bytes; 0: the default */
   guint64      stage_limit;    /* bytes its stage may hold; 0: the default */
+  char        *agent;          /* the agent preset it runs in (CreateSession's "agent"), or NULL */
+  char        *agent_home;     /* that agent's home (STATE/agents/NAME/home), bound writable at
+                                * /home/agent in a sandboxed session, or NULL */
+  GStrv        agent_view;     /* host paths its install needs, shown read-only at their own path, or NULL */
 } PaddockSessionConfig;
 
 /* Resource limits of a sandboxed session's cgroup (CreateSession's
@@ -83,6 +87,7 @@ void                paddock_session_impl_attach_terminal (PaddockSessionImpl    
                                                           int                     fd);
 const char         *paddock_session_impl_get_id      (PaddockSessionImpl         *self);
 const char         *paddock_session_impl_get_owner   (PaddockSessionImpl         *self);
+const char         *paddock_session_impl_get_agent   (PaddockSessionImpl         *self);
 const char         *paddock_session_impl_get_object_path (PaddockSessionImpl     *self);
 GVariant           *paddock_session_impl_describe    (PaddockSessionImpl         *self);
 guint               paddock_session_impl_count_processes (PaddockSessionImpl     *self);

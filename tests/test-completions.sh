@@ -103,6 +103,12 @@ got=$(complete_words paddockctl ports lease --na | tr '\n' ' ')
 check "“paddockctl ports lease --na<Tab>” offers --name (got: $got)" test "$got" = "--name "
 got=$(complete_words paddockctl ports "" | tr '\n' ' ')
 check "“paddockctl ports <Tab>” offers lease, list and release (got: $got)" test "$got" = "lease list release "
+got=$(complete_words paddockctl agents "" | tr '\n' ' ')
+check "“paddockctl agents <Tab>” offers list, reset and import-login (got: $got)" test "$got" = "import-login list reset "
+mkdir -p "$tmp/config/paddock/agents"
+echo '{}' >"$tmp/config/paddock/agents/my-agent.json"
+got=$(XDG_CONFIG_HOME="$tmp/config" complete_words paddockctl create --agent my | tr '\n' ' ')
+check "“create --agent my<Tab>” offers the user's preset my-agent, with no daemon (got: $got)" test "$got" = "my-agent "
 mkdir "$tmp/wsdir"
 got=$(cd "$tmp" && complete_words paddockctl create --workspace ws | tr '\n' ' ')
 check "“--workspace ws<Tab>” offers the folder (got: $got)" test "$got" = "wsdir "

@@ -29,7 +29,9 @@ has_daemon() {
 
 if ! has_daemon; then
     log="$builddir/paddockd.log"
-    "$builddir/daemon/paddockd" >"$log" 2>&1 &
+    # The agent presets of the source tree: nothing is installed yet.
+    PADDOCK_AGENTS_DIR="${PADDOCK_AGENTS_DIR:-$(cd "$(dirname "$0")/.." && pwd)/data/agents}" \
+        "$builddir/daemon/paddockd" >"$log" 2>&1 &
     pid=$!
     for _ in $(seq 100); do
         has_daemon && break

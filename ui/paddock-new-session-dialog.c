@@ -28,6 +28,12 @@ struct _PaddockNewSessionDialog
   GCancellable      *cancellable;
   GtkNativeDialog   *chooser;
   guint              creating : 1;
+  /* The user picked a network: a preset's default (the proxy) no longer
+   * applies, and the choice is sent as it is. */
+  guint              net_chosen : 1;
+  guint              setting_net : 1;
+  /* Manager1.ListAgents' answer (aa{sv}), NULL until it came. */
+  GVariant          *agents;
 
   /* Template widgets */
   AdwToastOverlay   *toast_overlay;
@@ -36,6 +42,8 @@ struct _PaddockNewSessionDialog
   /* Recent workspaces; NULL without the schema. */
   GSettings         *settings;
   AdwComboRow       *agent_row;
+  AdwActionRow      *login_row;
+  GtkSwitch         *login_switch;
   AdwEntryRow       *command_row;
   AdwEntryRow       *name_row;
   AdwComboRow       *profile_row;
@@ -53,15 +61,16 @@ enum {
 
 static guint signals[N_SIGNALS];
 
-/* In the order of the agent row's model; the last one is "Custom". */
-static const char * const agent_programs[] = { "bash", "claude", "codex", "opencode", "pi" };
+/* The presets (data/agents/NAME.json), in the order of the agent row's
+ * model; the last row is "Custom". */
+static const char * const agent_presets[] = { "shell", "claude", "codex", "opencode", "pi" };
 static const char * const profiles[] = { "safe", "host", "strict" };
 static const char * const net_modes[] = { PADDOCK_NET_MODES };
 
 static void
 paddock_new_session_dialog_update (PaddockNewSessionDialog *self)
 {
-  gboolean custom = adw_combo_row_get_selected (self->agent_row) >= G_N_ELEMENTS (agent_programs);
+  gboolean custom = adw_combo_row_get_selected (self->agent_row) >= G_N_ELEMENTS (agent_presets);
 
   gtk_widget_set_visible (GTK_WIDGET (self->command_row), custom);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "dialog.create",
@@ -69,10 +78,98 @@ paddock_new_session_dialog_update (PaddockNewSessionDialog *self)
                                  self->client != NULL && paddock_client_get_manager (self->client) != NULL);
 }
 
+/* ListAgents' dictionary of the selected preset, or NULL. */
+static GVariant *
+selected_agent (PaddockNewSessionDialog *self)
+{
+  guint selected = adw_combo_row_get_selected (self->agent_row);
+
+  for (gsize i = 0; self->agents != NULL && selected < G_N_ELEMENTS (agent_presets) &&
+                    i < g_variant_n_children (self->agents); i++)
+    {
+      g_autoptr(GVariant) agent = g_variant_get_child_value (self->agents, i);
+      const char *name = NULL;
+
+      if (g_variant_lookup (agent, "name", "&s", &name) && g_str_equal (name, agent_presets[selected]))
+        return g_steal_pointer (&agent);
+    }
+  return NULL;
+}
+
+/* The preset's state under its row: where it was found, or why it
+ * cannot run and how to install it; and its login command, offered. */
+static void
+paddock_new_session_dialog_describe_agent (PaddockNewSessionDialog *self)
+{
+  g_autoptr(GVariant) agent = selected_agent (self);
+  g_autoptr(GVariant) program = agent != NULL ? g_variant_lookup_value (agent, "program", G_VARIANT_TYPE_BYTESTRING) : NULL;
+  g_autoptr(GVariant) login = agent != NULL ? g_variant_lookup_value (agent, "login", G_VARIANT_TYPE_STRING_ARRAY) : NULL;
+  g_autofree const char **login_words = login != NULL ? g_variant_get_strv (login, NULL) : NULL;
+  g_autofree char *login_text = login_words != NULL ? g_strjoinv (" ", (char **) login_words) : NULL;
+  g_autofree char *subtitle = NULL;
+  const char *hint = NULL;
+  gboolean found = FALSE;
+
+  if (agent != NULL)
+    {
+      g_variant_lookup (agent, "found", "b", &found);
+      g_variant_lookup (agent, "install-hint", "&s", &hint);
+    }
+  if (agent == NULL)
+    subtitle = NULL;
+  else if (found && program != NULL)
+    {
+      g_autofree char *path = g_filename_display_name (g_variant_get_bytestring (program));
+
+      subtitle = g_strdup_printf (_("Found: %s"), path);
+    }
+  else if (hint != NULL && *hint != '\0')
+    subtitle = g_strdup_printf (_("Not installed: %s"), hint);
+  else
+    subtitle = g_strdup (_("Not installed"));
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->agent_row), subtitle != NULL ? subtitle : "");
+
+  gtk_widget_set_visible (GTK_WIDGET (self->login_row), found && login_text != NULL && *login_text != '\0');
+  if (login_text != NULL)
+    adw_action_row_set_subtitle (self->login_row, login_text);
+}
+
 static void
 agent_selected_cb (PaddockNewSessionDialog *self)
 {
+  gboolean preset = adw_combo_row_get_selected (self->agent_row) < G_N_ELEMENTS (agent_presets);
+
+  /* An agent's network by default is the proxy with its domains (the
+   * daemon adds them); a custom command's is the host's, as before. */
+  if (!self->net_chosen)
+    {
+      self->setting_net = TRUE;
+      for (guint i = 0; i < G_N_ELEMENTS (net_modes); i++)
+        if (g_str_equal (net_modes[i], preset ? "proxy" : "host"))
+          adw_combo_row_set_selected (self->net_row, i);
+      self->setting_net = FALSE;
+    }
+  gtk_switch_set_active (self->login_switch, FALSE);
+  paddock_new_session_dialog_describe_agent (self);
   paddock_new_session_dialog_update (self);
+}
+
+static void
+list_agents_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(PaddockNewSessionDialog) self = user_data;
+  g_autoptr(GVariant) agents = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* An older daemon without ListAgents: the presets are offered as they
+   * are, and CreateSession says what is wrong. */
+  if (!paddock_ipc_manager1_call_list_agents_finish (PADDOCK_IPC_MANAGER1 (source), &agents, result, &error))
+    return;
+  g_clear_pointer (&self->agents, g_variant_unref);
+  self->agents = g_steal_pointer (&agents);
+  paddock_new_session_dialog_describe_agent (self);
 }
 
 /* What each profile means, in the order of profiles[] (the order of the
@@ -99,6 +196,8 @@ net_selected_cb (PaddockNewSessionDialog *self)
 {
   guint mode = MIN (adw_combo_row_get_selected (self->net_row), G_N_ELEMENTS (net_modes) - 1);
 
+  if (!self->setting_net)
+    self->net_chosen = TRUE;
   /* The allowlist means something only to the proxy. */
   gtk_widget_set_visible (GTK_WIDGET (self->allow_row), g_str_equal (net_modes[mode], "proxy"));
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->net_row),
@@ -228,10 +327,15 @@ paddock_new_session_dialog_create_action (GtkWidget  *widget,
   if (manager == NULL || self->workspace == NULL || self->creating)
     return;
 
-  if (agent < G_N_ELEMENTS (agent_programs))
+  if (agent < G_N_ELEMENTS (agent_presets))
     {
-      argv = g_new0 (char *, 2);
-      argv[0] = g_strdup (agent_programs[agent]);
+      /* The preset's own program, or its login command in its environment
+       * (the same path as `paddockctl create --agent NAME -- LOGIN…`). */
+      g_autoptr(GVariant) preset = selected_agent (self);
+      g_autoptr(GVariant) login = preset != NULL ? g_variant_lookup_value (preset, "login", G_VARIANT_TYPE_STRING_ARRAY) : NULL;
+
+      if (gtk_switch_get_active (self->login_switch) && login != NULL && g_variant_n_children (login) > 0)
+        argv = g_variant_dup_strv (login, NULL);
     }
   else if (!g_shell_parse_argv (gtk_editable_get_text (GTK_EDITABLE (self->command_row)), NULL, &argv, &error))
     {
@@ -251,7 +355,10 @@ paddock_new_session_dialog_create_action (GtkWidget  *widget,
 
   g_variant_dict_init (&options, NULL);
   g_variant_dict_insert_value (&options, "workspace", g_variant_new_bytestring (workspace));
-  g_variant_dict_insert_value (&options, "command", g_variant_new_bytestring_array ((const char * const *)argv, -1));
+  if (agent < G_N_ELEMENTS (agent_presets))
+    g_variant_dict_insert (&options, "agent", "s", agent_presets[agent]);
+  if (argv != NULL)
+    g_variant_dict_insert_value (&options, "command", g_variant_new_bytestring_array ((const char * const *)argv, -1));
   g_variant_dict_insert (&options, "profile", "s", profiles[MIN (profile, G_N_ELEMENTS (profiles) - 1)]);
   if (name != NULL && *name != '\0')
     g_variant_dict_insert (&options, "name", "s", name);
@@ -260,7 +367,11 @@ paddock_new_session_dialog_create_action (GtkWidget  *widget,
     g_auto(GStrv) allow = g_str_equal (net, "proxy") ? entry_words (self->allow_row) : NULL;
     g_auto(GStrv) ports = entry_words (self->ports_row);
 
-    g_variant_dict_insert (&options, "net", "s", net);
+    /* An agent's network unless the user chose one: the daemon's default
+     * for it (the proxy with its domains, the host's with the host
+     * profile). */
+    if (agent >= G_N_ELEMENTS (agent_presets) || self->net_chosen)
+      g_variant_dict_insert (&options, "net", "s", net);
     if (allow != NULL)
       g_variant_dict_insert_value (&options, "allow-domains", g_variant_new_strv ((const char * const *) allow, -1));
     if (ports != NULL)
@@ -340,6 +451,7 @@ paddock_new_session_dialog_dispose (GObject *object)
   g_clear_object (&self->workspace);
   g_clear_object (&self->client);
   g_clear_object (&self->settings);
+  g_clear_pointer (&self->agents, g_variant_unref);
 
   G_OBJECT_CLASS (paddock_new_session_dialog_parent_class)->dispose (object);
 }
@@ -368,6 +480,8 @@ paddock_new_session_dialog_class_init (PaddockNewSessionDialogClass *klass)
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, workspace_row);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, recent_button);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, agent_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, login_row);
+  gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, login_switch);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, command_row);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, name_row);
   gtk_widget_class_bind_template_child (widget_class, PaddockNewSessionDialog, profile_row);
@@ -397,6 +511,7 @@ paddock_new_session_dialog_init (PaddockNewSessionDialog *self)
 
   self->settings = paddock_settings_new ();
   paddock_new_session_dialog_load_recent (self);
+  agent_selected_cb (self);
 }
 
 /**
@@ -417,6 +532,9 @@ paddock_new_session_dialog_new (GtkWindow     *parent,
                        "transient-for", parent,
                        NULL);
   self->client = g_object_ref (client);
+  if (paddock_client_get_manager (client) != NULL)
+    paddock_ipc_manager1_call_list_agents (paddock_client_get_manager (client), self->cancellable,
+                                           list_agents_cb, g_object_ref (self));
   paddock_new_session_dialog_update (self);
 
   return self;

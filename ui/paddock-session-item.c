@@ -274,6 +274,8 @@ paddock_session_item_sync_proxy (PaddockSessionItem *self)
   workspace = display_bytes (paddock_ipc_session1_get_workspace (proxy));
   set_string (self, &self->workspace, workspace, PROP_WORKSPACE);
   set_command (self, paddock_ipc_session1_get_command (proxy));
+  if (paddock_ipc_session1_get_agent (proxy) != NULL && *paddock_ipc_session1_get_agent (proxy) != '\0')
+    set_string (self, &self->agent, paddock_ipc_session1_get_agent (proxy), PROP_AGENT);
   set_uint (self, &self->pid, paddock_ipc_session1_get_main_pid (proxy), PROP_PID);
   set_uint (self, &self->process_count, paddock_ipc_session1_get_process_count (proxy), PROP_PROCESS_COUNT);
   set_exit_status (self, paddock_ipc_session1_get_exit_status (proxy));
@@ -606,6 +608,14 @@ paddock_session_item_update (PaddockSessionItem *self,
     }
   if (g_variant_lookup (dict, "command", "^a&ay", &command))
     set_command (self, command);
+  /* A preset's session runs its installed file (cli.js, claude.exe):
+   * the agent is the preset's name. */
+  {
+    const char *agent = NULL;
+
+    if (g_variant_lookup (dict, "agent", "&s", &agent) && *agent != '\0')
+      set_string (self, &self->agent, agent, PROP_AGENT);
+  }
   if (g_variant_lookup (dict, "pid", "u", &pid))
     set_uint (self, &self->pid, pid, PROP_PID);
   if (g_variant_lookup (dict, "processes", "u", &processes))

@@ -418,7 +418,7 @@ observe_protected (PaddockBoundary            *self,
   g_autofree char *allowed = input->allowed_write != NULL && input->allowed_write[0] != NULL
     ? g_strjoinv (", ", (char **) input->allowed_write) : NULL;
   g_autoptr(GString) evidence = g_string_new (NULL);
-  gboolean all_read_only = TRUE;
+  gboolean all_in_place = TRUE;
 
   if (!sandboxed)
     {
@@ -452,7 +452,7 @@ observe_protected (PaddockBoundary            *self,
       g_autofree char *options = NULL;
 
       g_free (mount_at (self, input->init_pid, point, NULL, &options));
-      all_read_only = all_read_only && options_say_read_only (options);
+      all_in_place = all_in_place && options_say_read_only (options);
       g_string_append_printf (evidence, "%s%s is a mount with \"%s\"", evidence->len > 0 ? "; " : "",
                               point, options != NULL ? options : "no entry");
     }
@@ -479,7 +479,7 @@ observe_protected (PaddockBoundary            *self,
                        g_strcmp0 (json_object_get_string_member_with_default (probe, "actual", NULL), "EROFS") == 0;
     PaddockLayerStatus status = PADDOCK_LAYER_UNENFORCED;
 
-    if (blocked && all_read_only && mounted != NULL && json_array_get_length (mounted) > 0)
+    if (blocked && all_in_place && mounted != NULL && json_array_get_length (mounted) > 0)
       status = skipped != NULL && json_array_get_length (skipped) > 0 ? PADDOCK_LAYER_PARTIAL
                                                                       : PADDOCK_LAYER_ENFORCED;
     add_layer (self, "protected-paths", TRUE, status, g_string_free (g_steal_pointer (&evidence), FALSE));
@@ -660,8 +660,9 @@ observe_exposures (PaddockBoundary            *self,
 {
   JsonArray *reported = report_array (input->sandbox_report, "exposed");
   g_autoptr(GString) evidence = g_string_new (NULL);
-  gboolean all_read_only = TRUE;
+  gboolean all_in_place = TRUE;
   guint n = input->exposed != NULL ? g_strv_length ((char **) input->exposed) : 0;
+  guint n_view = input->agent_view != NULL ? g_strv_length ((char **) input->agent_view) : 0;
 
   if (!sandboxed)
     {
@@ -669,7 +670,7 @@ observe_exposures (PaddockBoundary            *self,
                  g_strdup ("the host profile sees the user's whole HOME"));
       return;
     }
-  if (n == 0)
+  if (n == 0 && n_view == 0 && input->agent_home == NULL)
     {
       add_layer (self, "exposures", FALSE, PADDOCK_LAYER_NOT_REQUESTED,
                  g_strdup ("nothing of the user's HOME is shown in the session's"));
@@ -685,12 +686,35 @@ observe_exposures (PaddockBoundary            *self,
       g_free (mount_at (self, input->init_pid, inside, NULL, &options));
       for (guint j = 0; reported != NULL && j < json_array_get_length (reported); j++)
         listed = listed || g_strcmp0 (json_array_get_string_element (reported, j), input->exposed[i]) == 0;
-      all_read_only = all_read_only && listed && options_say_read_only (options);
+      all_in_place = all_in_place && listed && options_say_read_only (options);
       g_string_append_printf (evidence, "%s%s shown at %s: %s", evidence->len > 0 ? "; " : "", outside, inside,
                               options != NULL ? options : "no mount there");
     }
+  /* An agent's home: its own folder of the state dir, writable (what it
+   * keeps between its sessions), never the real HOME; and its install,
+   * read-only at its own path. */
+  if (input->agent_home != NULL)
+    {
+      g_autofree char *options = NULL;
+
+      g_free (mount_at (self, input->init_pid, PADDOCK_SANDBOX_HOME, NULL, &options));
+      all_in_place = all_in_place && options != NULL && !options_say_read_only (options);
+      g_string_append_printf (evidence, "%sthe agent's home %s at %s, kept between its sessions: %s",
+                              evidence->len > 0 ? "; " : "", input->agent_home, PADDOCK_SANDBOX_HOME,
+                              options != NULL ? options : "no mount there");
+    }
+  for (guint i = 0; i < n_view; i++)
+    {
+      g_autofree char *options = NULL;
+
+      g_free (mount_at (self, input->init_pid, input->agent_view[i], NULL, &options));
+      all_in_place = all_in_place && options_say_read_only (options);
+      g_string_append_printf (evidence, "%sthe agent's install %s at its own path: %s",
+                              evidence->len > 0 ? "; " : "", input->agent_view[i],
+                              options != NULL ? options : "no mount there");
+    }
   g_string_append_printf (evidence, " (/proc/%d/mountinfo)", (int) input->init_pid);
-  add_layer (self, "exposures", TRUE, all_read_only ? PADDOCK_LAYER_ENFORCED : PADDOCK_LAYER_UNENFORCED,
+  add_layer (self, "exposures", TRUE, all_in_place ? PADDOCK_LAYER_ENFORCED : PADDOCK_LAYER_UNENFORCED,
              g_string_free (g_steal_pointer (&evidence), FALSE));
 }
 

@@ -34,6 +34,8 @@ typedef struct {
   const char *const *given_env; /* the K=V entries the session gave the agent */
   const char *const *allowed_write; /* protected paths the user allowed, relative, or NULL */
   const char *const *exposed;   /* paths of the user's HOME shown read-only (relative), or NULL */
+  const char *agent_home;       /* an agent's home, bound writable at PADDOCK_SANDBOX_HOME, or NULL */
+  const char *const *agent_view; /* host paths of its install shown read-only at their own path, or NULL */
   guint64     pids_max;         /* the limits asked of the session's cgroup (0: none)… */
   guint64     memory_max;
   gboolean    resources_requested; /* …of a controller that was available… */

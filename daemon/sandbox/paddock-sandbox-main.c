@@ -235,6 +235,8 @@ sandbox_main (int    argc,
   g_auto(GStrv) protect = NULL;
   g_auto(GStrv) expose = NULL;
   g_autofree char *real_home = NULL;
+  g_autofree char *home_dir = NULL;
+  g_auto(GStrv) view_ro = NULL;
   g_autofree char *probe_hidden = NULL;
   g_autofree char *probe_abstract = NULL;
   gint probe_pid = 0;
@@ -271,6 +273,10 @@ sandbox_main (int    argc,
     { "real-home", 0, 0, G_OPTION_ARG_FILENAME, &real_home, "The user's real HOME, for --expose", "DIR" },
     { "expose", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &expose,
       "A path of the real HOME (relative) shown read-only at the same place in the session's HOME (repeatable)", "PATH" },
+    { "home-dir", 0, 0, G_OPTION_ARG_FILENAME, &home_dir,
+      "An agent's home, bound read-write at the session's HOME", "DIR" },
+    { "view-ro", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &view_ro,
+      "A host path (absolute) shown read-only at its own path (repeatable)", "PATH" },
     { "protect", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &protect,
       "A path of the workspace (relative) made read-only in the view when it exists (repeatable)", "PATH" },
     { "without-layer", 0, 0, G_OPTION_ARG_STRING_ARRAY, &without_layers,
@@ -484,6 +490,30 @@ sandbox_main (int    argc,
     }
   cfg.exposed = expose;
 
+  /* An agent's home (a folder of the daemon's state dir) and install
+   * (absolute, existing, at most MAX_PROTECT, not over a folder the view
+   * has of its own). */
+  if (home_dir != NULL && (!g_path_is_absolute (home_dir) || cfg.host_profile ||
+                           !g_file_test (home_dir, G_FILE_TEST_IS_DIR)))
+    {
+      g_printerr ("paddock-sandbox: --home-dir wants an existing absolute folder and the safe profile, got '%s'\n",
+                  home_dir);
+      return EXIT_USAGE;
+    }
+  if (view_ro != NULL && (cfg.host_profile || g_strv_length (view_ro) > MAX_PROTECT))
+    {
+      g_printerr ("paddock-sandbox: --view-ro needs the safe profile, and at most %d paths\n", MAX_PROTECT);
+      return EXIT_USAGE;
+    }
+  for (guint i = 0; view_ro != NULL && view_ro[i] != NULL; i++)
+    if (!g_path_is_absolute (view_ro[i]) || !is_plain_relative_path (view_ro[i] + 1) ||
+        !workspace_allowed (view_ro[i]) || !g_file_test (view_ro[i], G_FILE_TEST_EXISTS))
+      {
+        g_printerr ("paddock-sandbox: --view-ro wants an existing absolute path outside the view's own "
+                    "folders, got '%s'\n", view_ro[i]);
+        return EXIT_USAGE;
+      }
+
   cfg.workspace = workspace;
   cfg.probe_hidden = probe_hidden;
   cfg.probe_abstract = probe_abstract;
@@ -561,6 +591,7 @@ sandbox_main (int    argc,
           g_hash_table_iter_remove (&iter);
     }
   first_session_op = plan->ops->len;
+  plan_build_agent (plan, home_dir, (const char * const *) view_ro);
   plan_build_session (plan, spare == NULL || spare->etc_fingerprint == NULL || etc_again,
                       workspace, stage_kind, stage_dir, (const char * const *) protect,
                       real_home, (const char * const *) expose);

@@ -319,6 +319,48 @@ etc_fingerprint (void)
   return g_string_free (print, FALSE);
 }
 
+/* An agent's part of the view (before plan_build_session(), whose
+ * exposures go over its home): its home writable at HOME_PATH, its
+ * install read-only at its own paths. Checked by main(). */
+void
+plan_build_agent (Plan               *plan,
+                  const char         *home_dir,
+                  const char * const *view_ro)
+{
+  if (home_dir != NULL)
+    {
+      g_autofree char *source = g_strconcat ("/oldroot", home_dir, NULL);
+      struct stat st;
+
+      plan_add (plan, OP_BIND_RW, FALSE, source, "/newroot" HOME_PATH, NULL);
+      if (stat (home_dir, &st) == 0)
+        {
+          SetupOp *op = &g_array_index (plan->ops, SetupOp, plan->ops->len - 1);
+          op->expect_dev = st.st_dev;
+          op->expect_ino = st.st_ino;
+        }
+    }
+  for (guint i = 0; view_ro != NULL && view_ro[i] != NULL; i++)
+    {
+      g_autofree char *resolved = realpath (view_ro[i], NULL);
+      g_autofree char *source = resolved != NULL ? g_strconcat ("/oldroot", resolved, NULL) : NULL;
+      g_autofree char *dest = g_strconcat ("/newroot", view_ro[i], NULL);
+
+      if (resolved == NULL)
+        continue;
+      if (g_file_test (resolved, G_FILE_TEST_IS_DIR))
+        plan_mkdir_p (plan, view_ro[i]);
+      else
+        {
+          g_autofree char *parent = g_path_get_dirname (view_ro[i]);
+
+          plan_mkdir_p (plan, parent);
+          plan_add (plan, OP_CREATE_FILE, FALSE, NULL, dest, NULL);
+        }
+      plan_add (plan, OP_BIND_RO, FALSE, source, dest, NULL);
+    }
+}
+
 /* The session's own part of the view, after plan_build_system()'s: /etc
  * (unless WITH_ETC is FALSE: a spare's, bound ahead and still current),
  * what it shows of the real HOME, its workspace and protected paths, then

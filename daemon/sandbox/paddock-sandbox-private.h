@@ -310,6 +310,9 @@ void plan_build_system (Plan *plan,
                         int   pty_fd);
 void plan_build_etc (Plan *plan);
 char *etc_fingerprint (void);
+void plan_build_agent (Plan               *plan,
+                       const char         *home_dir,
+                       const char * const *view_ro);
 void plan_build_session (Plan               *plan,
                          gboolean            with_etc,
                          const char         *workspace,

@@ -28,6 +28,8 @@ struct _PaddockBoundaryLook
   GStrv                 given_env;
   GStrv                 allowed_write;
   GStrv                 exposed;
+  char                 *agent_home;
+  GStrv                 agent_view;
   char                 *resources_reason;
   JsonObject           *sandbox_report;
   PaddockBoundary      *boundary;   /* what was seen */
@@ -54,6 +56,8 @@ paddock_boundary_look_new (const PaddockBoundaryInput *input)
   look->given_env = g_strdupv ((char **) input->given_env);
   look->allowed_write = g_strdupv ((char **) input->allowed_write);
   look->exposed = g_strdupv ((char **) input->exposed);
+  look->agent_home = g_strdup (input->agent_home);
+  look->agent_view = g_strdupv ((char **) input->agent_view);
   look->resources_reason = g_strdup (input->resources_reason);
   look->sandbox_report = input->sandbox_report != NULL ? json_object_ref (input->sandbox_report) : NULL;
 
@@ -68,6 +72,8 @@ paddock_boundary_look_new (const PaddockBoundaryInput *input)
   look->input.given_env = (const char *const *) look->given_env;
   look->input.allowed_write = (const char *const *) look->allowed_write;
   look->input.exposed = (const char *const *) look->exposed;
+  look->input.agent_home = look->agent_home;
+  look->input.agent_view = (const char *const *) look->agent_view;
   look->input.resources_reason = look->resources_reason;
   look->input.sandbox_report = look->sandbox_report;
   return look;
@@ -88,6 +94,8 @@ paddock_boundary_look_free (PaddockBoundaryLook *look)
   g_strfreev (look->given_env);
   g_strfreev (look->allowed_write);
   g_strfreev (look->exposed);
+  g_free (look->agent_home);
+  g_strfreev (look->agent_view);
   g_free (look->resources_reason);
   g_clear_pointer (&look->sandbox_report, json_object_unref);
   g_clear_object (&look->boundary);

@@ -178,6 +178,16 @@ assert_terminal_shows (PaddockWindow *window,
 
 /* D-Bus, as a script would call it; the agent is a plain bash. */
 
+/* The New Session dialog's preset row says whether the preset was found
+ * (ListAgents answered). */
+static gboolean
+agent_row_described (gpointer data)
+{
+  const char *subtitle = adw_action_row_get_subtitle (ADW_ACTION_ROW (data));
+
+  return subtitle != NULL && *subtitle != '\0';
+}
+
 static const char * const bash_argv[] = { "bash", "--norc", "--noprofile", NULL };
 
 static void
@@ -498,6 +508,18 @@ terminal_and_destroy_cb (GApplication     *app,
       g_assert_nonnull (gtk_widget_get_template_child (GTK_WIDGET (dialog), PADDOCK_TYPE_NEW_SESSION_DIALOG, rows[i]));
   }
   {
+    /* The selected preset (the shell) is found, and the row says where;
+     * its network is the proxy until the user picks one. */
+    GObject *agent_row = gtk_widget_get_template_child (GTK_WIDGET (dialog), PADDOCK_TYPE_NEW_SESSION_DIALOG,
+                                                          "agent_row");
+    GObject *net_row = gtk_widget_get_template_child (GTK_WIDGET (dialog), PADDOCK_TYPE_NEW_SESSION_DIALOG,
+                                                        "net_row");
+
+    g_assert_true (paddock_test_wait_for (agent_row_described, agent_row, TIMEOUT_MS));
+    g_assert_true (g_str_has_prefix (adw_action_row_get_subtitle (ADW_ACTION_ROW (agent_row)), "Found: /"));
+    g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (net_row)), ==, 2);   /* proxy */
+  }
+  {
     AdwComboRow *profile_row = ADW_COMBO_ROW (gtk_widget_get_template_child (GTK_WIDGET (dialog),
                                                                              PADDOCK_TYPE_NEW_SESSION_DIALOG,
                                                                              "profile_row"));
@@ -512,7 +534,10 @@ terminal_and_destroy_cb (GApplication     *app,
     gpointer data[] = { window, second };
 
     g_assert_true (paddock_test_wait_for (shows_item, data, TIMEOUT_MS));
-    g_assert_cmpstr (paddock_session_item_get_agent (second), ==, "bash");
+    /* Made from the Shell preset: named for it (Session1.Agent), its
+     * command the program the preset found. */
+    g_assert_cmpstr (paddock_session_item_get_agent (second), ==, "shell");
+    g_assert_true (g_str_has_suffix (paddock_session_item_get_command_line (second), "/bash"));
   }
   paddock_ui_save_screenshot (GTK_WINDOW (window), "sessions-two-sessions");
 
