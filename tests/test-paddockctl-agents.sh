@@ -116,8 +116,8 @@ check "…running the installed file, with its home at /home/agent and the prese
 check "…on the proxy by default" test "$(json <("$CTL" --json status "$id") 'd["net"]')" = proxy
 check "…and its status and the list name the agent" \
   test "$(json <("$CTL" --json status "$id") 'd["agent"]'):$(json <("$CTL" --json list) '[s["agent"] for s in d["sessions"]]')" = "fake:['fake']"
-check "…whose allowlist is the preset's domains" \
-  grep -q "example.org.*registry.example.net" <(gdbus call --session --dest org.paddock.Daemon \
+check "…whose allowlist is the preset's domains, bare ones on its ports, the others on their own" \
+  grep -q "'example.org:443', 'registry.example.net:443', 'git.example.org:22'" <(gdbus call --session --dest org.paddock.Daemon \
     --object-path "/org/paddock/Daemon/session/$id" --method org.freedesktop.DBus.Properties.Get \
     org.paddock.Session1 AllowedDomains 2>&1)
 exposures () {

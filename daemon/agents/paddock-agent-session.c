@@ -39,6 +39,17 @@
  *   NotFound (no such preset, or its program is not installed: where it
  *   looked, how to install it) or Failed (its home cannot be made).
  */
+/* Takes RULE; adds it to RULES unless it is there already. */
+static void
+add_rule_once (GPtrArray *rules,
+               char      *rule)
+{
+  if (g_ptr_array_find_with_equal_func (rules, rule, g_str_equal, NULL))
+    g_free (rule);
+  else
+    g_ptr_array_add (rules, rule);
+}
+
 gboolean
 paddock_agent_session_configure (PaddockSessionConfig *config,
                                  const char           *agent,
@@ -117,8 +128,20 @@ paddock_agent_session_configure (PaddockSessionConfig *config,
           for (guint i = 0; config->allow_domains != NULL && config->allow_domains[i] != NULL; i++)
             g_ptr_array_add (domains, g_strdup (config->allow_domains[i]));
           for (guint i = 0; preset->domains[i] != NULL; i++)
-            if (!g_ptr_array_find_with_equal_func (domains, preset->domains[i], g_str_equal, NULL))
-              g_ptr_array_add (domains, g_strdup (preset->domains[i]));
+            {
+              const char *domain = preset->domains[i];
+
+              /* A domain that names its port ("github.com:22", "[::1]:22")
+               * is a rule as it is; a bare one is reached on the preset's
+               * ports ("ports": [443] keeps it to HTTPS), or on the rules'
+               * own 80 and 443 when the preset names none. */
+              if (strchr (domain, ':') != NULL || preset->ports->len == 0)
+                add_rule_once (domains, g_strdup (domain));
+              else
+                for (guint p = 0; p < preset->ports->len; p++)
+                  add_rule_once (domains, g_strdup_printf ("%s:%u", domain,
+                                                           (guint) g_array_index (preset->ports, guint16, p)));
+            }
           g_ptr_array_add (domains, NULL);
           g_strfreev (config->allow_domains);
           config->allow_domains = (GStrv) g_ptr_array_free (g_steal_pointer (&domains), FALSE);
