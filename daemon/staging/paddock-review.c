@@ -1690,7 +1690,6 @@ GBytes *
 paddock_review_dup_new_content (PaddockReview *self,
                                 const char    *path)
 {
-  g_autoptr(git_patch) patch = NULL;
   g_autoptr(git_blob) blob = NULL;
   const git_diff_delta *delta;
   const char *data;
@@ -1703,16 +1702,20 @@ paddock_review_dup_new_content (PaddockReview *self,
   index = GPOINTER_TO_UINT (g_hash_table_lookup (self->delta_index, path));
   if (index == 0)
     return NULL;
-  if (git_patch_from_diff (&patch, self->diff, index - 1) != 0 || patch == NULL)
-    return NULL;
-  delta = git_patch_get_delta (patch);
-  if (delta->status == GIT_DELTA_DELETED || git_blob_lookup (&blob, self->repo, &delta->new_file.id) != 0)
+  /* The delta alone names the blob: a patch (git_patch_from_diff) would
+   * compute the whole text diff just to be thrown away, which for a
+   * pinned review of 1,000 files was most of what pinning cost. */
+  delta = git_diff_get_delta (self->diff, index - 1);
+  if (delta == NULL || delta->status == GIT_DELTA_DELETED ||
+      git_blob_lookup (&blob, self->repo, &delta->new_file.id) != 0)
     return NULL;
   data = git_blob_rawcontent (blob);
   length = (gsize) git_blob_rawsize (blob);
   if (length > sizeof marker && data[0] == '\0' && memcmp (data + 1, marker, sizeof marker - 1) == 0)
     return NULL;
-  return g_bytes_new (data, length);
+  /* The blob lives in the review's in-memory object database: lend its
+   * bytes rather than copy them. */
+  return g_bytes_new_with_free_func (data, length, (GDestroyNotify) git_blob_free, g_steal_pointer (&blob));
 }
 
 /**
