@@ -48,20 +48,21 @@ check "the session stops, its stage kept (exit $rc)" test "$rc" -eq 0
 t0=$(ticks); sleep 2; idle=$(( $(ticks) - t0 ))
 budget=$(( idle + hz / 10 ))
 
-# start_then_kill WHAT ARGS…: starts paddockctl ARGS… in the background,
-# waits until the daemon has spent 0.3 s of CPU on it, kills the client
+# start_then_kill TICKS ARGS…: starts paddockctl ARGS… in the background,
+# waits until the daemon has spent TICKS of CPU on it, kills the client
 # (SIGKILL: it says nothing on its way out, the bus tells the daemon), and
 # sets $spent_before (ticks until the kill), $spent_after (ticks from one
 # second after the kill to three seconds after) and $client_done (the call
 # finished before it could be killed: then nothing was tested).
 start_then_kill ()
 {
-  local start client t0
+  local after=$1 start client t0
+  shift
   start=$(ticks)
   "$CTL" "$@" >"$tmp/client.out" 2>&1 &
   client=$!
   client_done=0
-  while alive "$client" && (( $(ticks) - start < hz * 3 / 10 )); do
+  while alive "$client" && (( $(ticks) - start < after )); do
     sleep 0.02
   done
   alive "$client" || client_done=1
@@ -76,7 +77,7 @@ start_then_kill ()
 
 # ---- review ---------------------------------------------------------------------
 before_lines=$(vanished_lines)
-start_then_kill --json review "$id"
+start_then_kill $(( hz * 3 / 10 )) --json review "$id"
 if [[ $client_done -eq 1 ]]; then
   not_ok "a review of $FILES files takes long enough to be interrupted" "$(cat "$tmp/client.out")"
 else
@@ -97,12 +98,14 @@ check "the interrupted review stopped well short of a whole one ($spent_before t
   test $(( spent_before * 2 )) -lt "$full"
 
 # ---- apply ----------------------------------------------------------------------
+# Killed once the daemon spent a whole review's CPU and half a second
+# more: past the review an apply starts with, into writing its temps.
 before_lines=$(vanished_lines)
-start_then_kill --json apply "$id"
+start_then_kill $(( full + hz / 2 )) --json apply "$id"
 if [[ $client_done -eq 1 ]]; then
   not_ok "an apply of $FILES files takes long enough to be interrupted" "$(cat "$tmp/client.out")"
 else
-  ok "an apply of $FILES files is under way when its client is killed"
+  ok "an apply of $FILES files is writing its temps when its client is killed ($spent_before ticks in)"
 fi
 check "within a second of the kill the daemon stops applying ($spent_after ticks in the next two seconds, $idle idle)" \
   test "$spent_after" -le "$budget"
