@@ -26,6 +26,7 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "paddock-apply.h"
@@ -44,12 +45,30 @@ rss_kib (const char *field)
   return line != NULL ? g_ascii_strtoull (line + strlen (field) + 1, NULL, 10) : 0;
 }
 
+/* This process's CPU time (user + system), in seconds. */
+static double
+cpu_seconds (void)
+{
+  struct rusage ru;
+
+  if (getrusage (RUSAGE_SELF, &ru) != 0)
+    return 0;
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Wall time since @start_us, and the CPU time since the last report: on a
+ * loaded machine the CPU time is the steadier figure. */
 static void
 report (const char *what,
         gint64      start_us)
 {
-  g_print ("%-44s %8.2f s   RSS %7" G_GUINT64_FORMAT " KiB (peak %" G_GUINT64_FORMAT " KiB)\n", what,
-           (g_get_monotonic_time () - start_us) / 1e6, rss_kib ("VmRSS:"), rss_kib ("VmHWM:"));
+  static double last_cpu = 0;
+  double cpu = cpu_seconds ();
+
+  g_print ("%-44s %8.2f s (CPU %6.2f s)   RSS %7" G_GUINT64_FORMAT " KiB (peak %" G_GUINT64_FORMAT " KiB)\n",
+           what, (g_get_monotonic_time () - start_us) / 1e6, cpu - last_cpu,
+           rss_kib ("VmRSS:"), rss_kib ("VmHWM:"));
+  last_cpu = cpu;
 }
 
 static void

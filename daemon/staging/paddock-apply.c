@@ -1934,7 +1934,10 @@ paddock_apply_batch (const char          *workspace,
 
       if (op->noop || op->kind == OP_REMOVE || op->kind == OP_CHMOD)
         continue;
-      if (!stage_one (b, op, &local_error))
+      /* Writing the temps is most of a big batch: a client gone (the
+       * caller's name left the bus) stops it here, rolled back whole. */
+      if (g_cancellable_set_error_if_cancelled (cancellable, &local_error) ||
+          !stage_one (b, op, &local_error))
         goto fail;
     }
   /* Every temp is written and checked: refuse the batch if any differs

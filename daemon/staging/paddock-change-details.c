@@ -35,17 +35,16 @@
 static const char *
 unappliable_reason (const char *path)
 {
-  g_auto(GStrv) parts = NULL;
-
   if (path == NULL)
     return NULL;
   /* Apply opens every entry by its path beneath the workspace, as the
    * kernel allows: at most PATH_MAX bytes (the D-Bus API takes no more). */
   if (strlen (path) >= PATH_MAX)
     return "path longer than PATH_MAX (4096 bytes)";
-  parts = g_strsplit (path, "/", -1);
-  for (guint i = 0; parts[i] != NULL; i++)
-    if (g_str_has_prefix (parts[i], TEMP_PREFIX))
+  /* Component by component, without splitting (one review may hold
+   * 200,000 rows: no allocation per row). */
+  for (const char *p = path; p != NULL; p = strchr (p, '/'), p = p != NULL ? p + 1 : NULL)
+    if (g_str_has_prefix (p, TEMP_PREFIX))
       return "name reserved for Paddock's own temporary files";
   return NULL;
 }
@@ -65,6 +64,11 @@ paddock_change_details_fill (int            stage_fd,
                              GError       **error)
 {
   g_autoptr(GHashTable) first_name = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  /* The folder of the last row, kept open for the next: rows are sorted,
+   * so the files of one folder come one after another and each would
+   * otherwise resolve the same folder again (an openat2 per row). */
+  g_autofree char *dir = NULL;
+  paddock_autofd int dir_fd = -1;
 
   for (guint i = 0; i < changes->len; i++)
     {
@@ -83,9 +87,19 @@ paddock_change_details_fill (int            stage_fd,
       if (paddock_change_get_entry_type (change) == PADDOCK_ENTRY_TYPE_FILE ||
           paddock_change_get_entry_type (change) == PADDOCK_ENTRY_TYPE_SYMLINK)
         {
-          const char *base = NULL;
-          paddock_autofd int dir_fd = paddock_open_parent_beneath (stage_fd, path, &base);
+          const char *slash = strrchr (path, '/');
+          gsize len = slash != NULL ? (gsize) (slash - path) : 0;
+          const char *base = slash != NULL ? slash + 1 : path;
           struct stat st;
+
+          if (dir == NULL || strlen (dir) != len || strncmp (dir, path, len) != 0)
+            {
+              g_free (dir);
+              paddock_close_fd (&dir_fd);
+              dir = g_strndup (path, len);
+              dir_fd = len == 0 ? fcntl (stage_fd, F_DUPFD_CLOEXEC, 3)
+                                : paddock_open_beneath (stage_fd, dir, O_PATH | O_DIRECTORY);
+            }
 
           if (dir_fd >= 0 && fstatat (dir_fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
             {

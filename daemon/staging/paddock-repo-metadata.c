@@ -148,11 +148,45 @@ markers_in (int         root_fd,
   return bits;
 }
 
+/* The folder of the last path looked at on one side, kept open: rows
+ * come sorted, so the files of one folder follow one another. */
+typedef struct {
+  char *dir;  /* NULL: none yet */
+  int   fd;   /* -1: not a folder on this side */
+} Folder;
+
 typedef struct {
   int         w_fd;
   int         s_fd;
   GHashTable *shaped;  /* folder → GINT_TO_POINTER (1 not a git dir, 2 a git dir) */
+  Folder      w_parent;
+  Folder      s_parent;
 } Shapes;
+
+/* Whether @rel is a folder (not a symlink to one) beneath @root_fd, with
+ * one fstatat() in its parent folder: telling a file's path from a folder
+ * this way costs no path walk per row, where opening it as a folder (to
+ * find it is none) cost two openat2() per changed file. */
+static gboolean
+is_folder (Folder     *parent,
+           int         root_fd,
+           const char *rel)
+{
+  const char *slash = strrchr (rel, '/');
+  gsize len = slash != NULL ? (gsize) (slash - rel) : 0;
+  struct stat st;
+
+  if (parent->dir == NULL || strlen (parent->dir) != len || strncmp (parent->dir, rel, len) != 0)
+    {
+      g_free (parent->dir);
+      paddock_close_fd (&parent->fd);
+      parent->dir = g_strndup (rel, len);
+      parent->fd = open_dir_beneath (root_fd, parent->dir);
+    }
+  return parent->fd >= 0 &&
+         fstatat (parent->fd, slash != NULL ? slash + 1 : rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+         S_ISDIR (st.st_mode);
+}
 
 /* Whether the folder @rel looks like a git directory on either side. The
  * union of both sides errs towards metadata: HEAD in the workspace and
@@ -198,6 +232,11 @@ path_reason (Shapes     *shapes,
           saved = *slash;
           *slash = '\0';
         }
+      /* @path itself only when it is a folder on either side. */
+      if (slash == NULL && !g_hash_table_contains (shapes->shaped, prefix) &&
+          !is_folder (&shapes->s_parent, shapes->s_fd, prefix) &&
+          !is_folder (&shapes->w_parent, shapes->w_fd, prefix))
+        break;
       if (is_git_dir (shapes, prefix))
         return GIT_DIR_REASON;
       if (slash != NULL)
@@ -220,7 +259,8 @@ paddock_repo_metadata_classify (GPtrArray *changes,
                                 int        stage_fd)
 {
   Shapes shapes = { workspace_fd, stage_fd,
-                    g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL) };
+                    g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL),
+                    { NULL, -1 }, { NULL, -1 } };
 
   for (guint i = 0; i < changes->len; i++)
     {
@@ -233,4 +273,8 @@ paddock_repo_metadata_classify (GPtrArray *changes,
       paddock_change_set_metadata_reason (change, reason);
     }
   g_hash_table_unref (shapes.shaped);
+  g_free (shapes.w_parent.dir);
+  g_free (shapes.s_parent.dir);
+  paddock_close_fd (&shapes.w_parent.fd);
+  paddock_close_fd (&shapes.s_parent.fd);
 }

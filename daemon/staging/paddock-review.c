@@ -226,12 +226,62 @@ side_type_from_mode (mode_t mode)
   return SIDE_OTHER;
 }
 
+/* The folder last opened beneath one side's root, kept for the next
+ * path: a review walks its paths sorted, so the files of one folder come
+ * one after another, and resolving the same folder again for each of them
+ * (openat2 walks the whole path) was a syscall and a path walk per file. */
+typedef struct {
+  char *dir;          /* relative path of the folder; NULL: nothing kept */
+  int   fd;           /* O_PATH fd of it, or -1 when it could not be opened */
+  int   open_errno;   /* why, when fd is -1 */
+} ParentCache;
+
+#define PARENT_CACHE_INIT { NULL, -1, 0 }
+
+static void parent_cache_clear (ParentCache *cache);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ParentCache, parent_cache_clear)
+
+static void
+parent_cache_clear (ParentCache *cache)
+{
+  g_clear_pointer (&cache->dir, g_free);
+  paddock_close_fd (&cache->fd);
+  cache->open_errno = 0;
+}
+
+/* Returns: (transfer none): the folder of @rel beneath @root_fd, or -1
+ * with errno set; @out_base: its last component. */
+static int
+parent_cache_open (ParentCache *cache,
+                   int          root_fd,
+                   const char  *rel,
+                   const char **out_base)
+{
+  const char *slash = strrchr (rel, '/');
+  gsize len = slash != NULL ? (gsize) (slash - rel) : 0;
+
+  *out_base = slash != NULL ? slash + 1 : rel;
+  if (cache->dir != NULL && strlen (cache->dir) == len && strncmp (cache->dir, rel, len) == 0)
+    {
+      errno = cache->open_errno;
+      return cache->fd;
+    }
+  parent_cache_clear (cache);
+  cache->dir = g_strndup (rel, len);
+  cache->fd = len == 0 ? fcntl (root_fd, F_DUPFD_CLOEXEC, 3)
+                       : paddock_open_beneath (root_fd, cache->dir, O_PATH | O_DIRECTORY);
+  cache->open_errno = cache->fd < 0 ? errno : 0;
+  errno = cache->open_errno;
+  return cache->fd;
+}
+
 /* What @rel is beneath @root_fd, as the session or the workspace sees it.
  * For an overlay upper, a whiteout reads as absent. The folder holding it
- * stays open in @out_parent_fd (-1 when there is none), so that reading
- * the entry costs no second walk of its path. */
+ * is left in @out_parent_fd (borrowed from @cache, -1 when there is none),
+ * so that reading the entry costs no second walk of its path. */
 static gboolean
-lookup_side (int          root_fd,
+lookup_side (ParentCache *cache,
+             int          root_fd,
              const char  *rel,
              gboolean     overlay_upper,
              Side        *out,
@@ -239,7 +289,7 @@ lookup_side (int          root_fd,
              const char **out_base,
              GError     **error)
 {
-  paddock_autofd int parent_fd = -1;
+  int parent_fd;
   const char *base = NULL;
   struct stat st;
 
@@ -247,7 +297,7 @@ lookup_side (int          root_fd,
   *out_parent_fd = -1;
   *out_base = NULL;
 
-  parent_fd = paddock_open_parent_beneath (root_fd, rel, &base);
+  parent_fd = parent_cache_open (cache, root_fd, rel, &base);
   if (parent_fd < 0)
     {
       if (errno_means_absent (errno))
@@ -264,8 +314,8 @@ lookup_side (int          root_fd,
 
   paddock_file_stamp_from_stat (&out->stamp, &st);
   *out_base = base;
-  *out_parent_fd = paddock_steal_fd (&parent_fd);
-  if (overlay_upper && is_whiteout (*out_parent_fd, base, &st))
+  *out_parent_fd = parent_fd;
+  if (overlay_upper && is_whiteout (parent_fd, base, &st))
     return TRUE;
 
   out->type = side_type_from_mode (st.st_mode);
@@ -372,30 +422,34 @@ add_subtree (Collect     *c,
   return TRUE;
 }
 
-/* The stage hides the workspace's @rel (whiteout, opaque directory, or a
- * non-directory over a directory): whatever W has below it is deleted in
- * the session's view unless the upper has it again. */
+/* The workspace's folder @name in @w_dir (-1: the workspace has none
+ * there), opened without following a symlink: the folder an upper entry
+ * of that name hides or lies over. */
 static gboolean
-add_hidden_workspace_subtree (Collect     *c,
-                              const char  *rel,
-                              GError     **error)
+open_workspace_dir (int          w_dir,
+                    const char  *name,
+                    const char  *path,
+                    int         *out_fd,
+                    GError     **error)
 {
-  paddock_autofd int fd = paddock_open_beneath (c->w_fd, rel, O_RDONLY | O_DIRECTORY);
-
-  if (fd < 0)
-    {
-      if (errno_means_absent (errno))
-        return TRUE;
-      return set_errno_error (error, errno, "Could not open", rel);
-    }
-  return add_subtree (c, fd, rel, error);
+  *out_fd = -1;
+  if (w_dir < 0)
+    return TRUE;
+  *out_fd = openat (w_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (*out_fd >= 0 || errno_means_absent (errno))
+    return TRUE;
+  return set_errno_error (error, errno, "Could not open", path);
 }
 
 /* Overlay: only the upper dir is walked, so the cost follows the size of
- * the change, not of the workspace. */
+ * the change, not of the workspace. @w_dir is the workspace's folder at
+ * @rel, or -1 when it has none: then nothing of the workspace can be
+ * hidden below, and no entry costs a lookup there. (Each entry used to
+ * resolve its whole path in the workspace, one openat2 per staged file.) */
 static gboolean
 collect_upper (Collect     *c,
                int          dir_fd,
+               int          w_dir,
                const char  *rel,
                GError     **error)
 {
@@ -412,6 +466,7 @@ collect_upper (Collect     *c,
     {
       const char *name = g_ptr_array_index (names, i);
       g_autofree char *path = join_path (rel, name);
+      paddock_autofd int w_sub = -1;
       struct stat st;
 
       if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -422,6 +477,8 @@ collect_upper (Collect     *c,
         }
 
       add_candidate (c, path);
+      if (!open_workspace_dir (w_dir, name, path, &w_sub, error))
+        return FALSE;
 
       if (S_ISDIR (st.st_mode))
         {
@@ -430,12 +487,18 @@ collect_upper (Collect     *c,
 
           if (sub_fd < 0)
             return set_errno_error (error, errno, "Could not open", path);
-          if (is_opaque (sub_fd) && !add_hidden_workspace_subtree (c, path, error))
-            return FALSE;
-          if (!collect_upper (c, sub_fd, path, error))
+          if (w_sub >= 0 && is_opaque (sub_fd))
+            {
+              /* An opaque folder hides all of the workspace's below it,
+               * and nothing of it shows through further down. */
+              if (!add_subtree (c, w_sub, path, error))
+                return FALSE;
+              paddock_close_fd (&w_sub);
+            }
+          if (!collect_upper (c, sub_fd, w_sub, path, error))
             return FALSE;
         }
-      else if (!add_hidden_workspace_subtree (c, path, error))
+      else if (w_sub >= 0 && !add_subtree (c, w_sub, path, error))
         {
           /* A whiteout, file or link over a W directory hides all of it. */
           return FALSE;
@@ -1159,6 +1222,8 @@ compute (PaddockReview    *self,
   git_oid old_tree_id, new_tree_id;
   Blobs blobs = { NULL, NULL, c->cache };
   gboolean overlay = c->kind == PADDOCK_STAGE_KIND_OVERLAY;
+  g_auto(ParentCache) w_parents = PARENT_CACHE_INIT;
+  g_auto(ParentCache) s_parents = PARENT_CACHE_INIT;
   gsize n_deltas;
 
   ensure_libgit2 ();
@@ -1194,8 +1259,8 @@ compute (PaddockReview    *self,
     {
       const char *rel = g_ptr_array_index (paths, i);
       SidePair *pair = g_new0 (SidePair, 1);
-      paddock_autofd int w_parent = -1;
-      paddock_autofd int s_parent = -1;
+      int w_parent = -1;  /* borrowed from the caches */
+      int s_parent = -1;
       const char *w_base = NULL;
       const char *s_base = NULL;
 
@@ -1203,8 +1268,8 @@ compute (PaddockReview    *self,
 
       if (g_cancellable_set_error_if_cancelled (c->cancellable, error))
         return FALSE;
-      if (!lookup_side (c->w_fd, rel, FALSE, &pair->w, &w_parent, &w_base, error) ||
-          !lookup_side (c->s_fd, rel, overlay, &pair->s, &s_parent, &s_base, error))
+      if (!lookup_side (&w_parents, c->w_fd, rel, FALSE, &pair->w, &w_parent, &w_base, error) ||
+          !lookup_side (&s_parents, c->s_fd, rel, overlay, &pair->s, &s_parent, &s_base, error))
         return FALSE;
 
       if (pair->w.type == SIDE_DIR && pair->s.type == SIDE_DIR)
@@ -1471,7 +1536,7 @@ paddock_review_new (const char          *workspace,
 
   if (kind == PADDOCK_STAGE_KIND_OVERLAY)
     {
-      if (!collect_upper (&c, s_fd, "", error))
+      if (!collect_upper (&c, s_fd, w_fd, "", error))
         return NULL;
     }
   else if (!collect_pair (&c, w_fd, s_fd, "", error))
@@ -1690,7 +1755,6 @@ GBytes *
 paddock_review_dup_new_content (PaddockReview *self,
                                 const char    *path)
 {
-  g_autoptr(git_patch) patch = NULL;
   g_autoptr(git_blob) blob = NULL;
   const git_diff_delta *delta;
   const char *data;
@@ -1703,16 +1767,20 @@ paddock_review_dup_new_content (PaddockReview *self,
   index = GPOINTER_TO_UINT (g_hash_table_lookup (self->delta_index, path));
   if (index == 0)
     return NULL;
-  if (git_patch_from_diff (&patch, self->diff, index - 1) != 0 || patch == NULL)
-    return NULL;
-  delta = git_patch_get_delta (patch);
-  if (delta->status == GIT_DELTA_DELETED || git_blob_lookup (&blob, self->repo, &delta->new_file.id) != 0)
+  /* The delta alone names the blob: a patch (git_patch_from_diff) would
+   * compute the whole text diff just to be thrown away, which for a
+   * pinned review of 1,000 files was most of what pinning cost. */
+  delta = git_diff_get_delta (self->diff, index - 1);
+  if (delta == NULL || delta->status == GIT_DELTA_DELETED ||
+      git_blob_lookup (&blob, self->repo, &delta->new_file.id) != 0)
     return NULL;
   data = git_blob_rawcontent (blob);
   length = (gsize) git_blob_rawsize (blob);
   if (length > sizeof marker && data[0] == '\0' && memcmp (data + 1, marker, sizeof marker - 1) == 0)
     return NULL;
-  return g_bytes_new (data, length);
+  /* The blob lives in the review's in-memory object database: lend its
+   * bytes rather than copy them. */
+  return g_bytes_new_with_free_func (data, length, (GDestroyNotify) git_blob_free, g_steal_pointer (&blob));
 }
 
 /**

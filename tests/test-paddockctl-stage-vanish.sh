@@ -1,0 +1,121 @@
+#!/bin/bash
+# test-paddockctl-stage-vanish.sh — the daemon stops staging work a client no longer waits for, as TAP
+#
+# Copyright 2026 The Paddock authors
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Issue #19: a review or an apply of a huge stage is work done for one
+# client. When that client is killed mid-call, the daemon must stop the
+# work (not spin on for a minute, or until the stage is gone) and go on
+# serving everyone else. Measured from outside: the daemon's CPU time
+# (/proc/PID/stat, every thread) stops growing within about a second of
+# the kill, it said so in its log, the work it stopped is a fraction of
+# what the whole call costs (a full review, timed afterwards), an apply
+# cut short lands nothing, and the daemon still answers. Run as root and,
+# through run-unprivileged.sh, as an unprivileged user.
+
+# shellcheck source=paddockctl-lib.sh
+source "$(dirname "$0")/paddockctl-lib.sh" "$@"
+
+SANDBOX="$PADDOCK_BUILD_ROOT/daemon/sandbox/paddock-sandbox"
+[[ -x "$SANDBOX" ]] || skip "paddock-sandbox is not built"
+unshare -Urm true 2>/dev/null || skip "user namespaces are unavailable here, so no safe session can run"
+[[ -r "/proc/$daemon_pid/stat" ]] || skip "/proc/PID/stat is not readable here"
+
+# The daemon's CPU time, user + system of every thread, in clock ticks.
+ticks () { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$daemon_pid/stat"; }
+hz=$(getconf CLK_TCK)
+logs_have () { "$CTL" logs "$1" 2>/dev/null | grep -qF -- "$2"; }
+alive () { kill -0 "$1" 2>/dev/null; }
+answers () { "$CTL" list >/dev/null 2>&1; }
+vanished_lines () { grep -c "left before its staging call finished" "$tmp/daemon.log" || true; }
+
+# Enough new files that one review costs the daemon seconds of CPU.
+FILES=${PADDOCK_TEST_VANISH_FILES:-60000}
+ws=$(mktemp -d "$tmp/ws.XXXXXX")
+echo "the user's file" >"$ws/mine.txt"
+agent="mkdir many && cd many && seq 1 $FILES | xargs touch && echo MADE-THEM; exec sleep 600"
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe --stage-limit 1G -- sh -c "$agent"
+id=$(head -n 1 "$tmp/out")
+[[ $rc -eq 0 ]] || skip "a safe session cannot start here: $(cat "$tmp/err")"
+check "the agent stages $FILES new files" wait_for 300 logs_have "$id" MADE-THEM
+# Stopped, so that nothing of the session's own (the stage guard measuring
+# a running session's stage every second or more) runs in the daemon
+# while it is measured; the stage stays, to review and apply.
+run "$tmp/out" "$tmp/err" stop "$id"
+check "the session stops, its stage kept (exit $rc)" test "$rc" -eq 0
+# What the daemon spends doing nothing asked of it, per two seconds.
+t0=$(ticks); sleep 2; idle=$(( $(ticks) - t0 ))
+budget=$(( idle + hz / 10 ))
+
+# start_then_kill TICKS ARGS…: starts paddockctl ARGS… in the background,
+# waits until the daemon has spent TICKS of CPU on it, kills the client
+# (SIGKILL: it says nothing on its way out, the bus tells the daemon), and
+# sets $spent_before (ticks until the kill), $spent_after (ticks from one
+# second after the kill to three seconds after) and $client_done (the call
+# finished before it could be killed: then nothing was tested).
+start_then_kill ()
+{
+  local after=$1 start client t0
+  shift
+  start=$(ticks)
+  "$CTL" "$@" >"$tmp/client.out" 2>&1 &
+  client=$!
+  client_done=0
+  while alive "$client" && (( $(ticks) - start < after )); do
+    sleep 0.02
+  done
+  alive "$client" || client_done=1
+  kill -KILL "$client" 2>/dev/null || true
+  wait "$client" 2>/dev/null || true
+  spent_before=$(( $(ticks) - start ))
+  sleep 1
+  t0=$(ticks)
+  sleep 2
+  spent_after=$(( $(ticks) - t0 ))
+}
+
+# ---- review ---------------------------------------------------------------------
+before_lines=$(vanished_lines)
+start_then_kill $(( hz * 3 / 10 )) --json review "$id"
+if [[ $client_done -eq 1 ]]; then
+  not_ok "a review of $FILES files takes long enough to be interrupted" "$(cat "$tmp/client.out")"
+else
+  ok "a review of $FILES files is under way when its client is killed"
+fi
+check "within a second of the kill the daemon stops working ($spent_after ticks of $hz/s in the next two seconds, $idle idle)" \
+  test "$spent_after" -le "$budget"
+check "the daemon says why it stopped" test "$(vanished_lines)" -gt "$before_lines"
+check "the daemon still answers" answers
+
+# What the whole review costs, to show the work stopped was not nearly done.
+start=$(ticks)
+run "$tmp/review.json" "$tmp/err" --json review "$id"
+full=$(( $(ticks) - start ))
+check "a review nobody interrupts still works, and lists the $FILES files" \
+  test "$rc:$(json "$tmp/review.json" 'sum(1 for c in d["changes"] if c["path"].startswith("many/"))')" = "0:$FILES"
+check "the interrupted review stopped well short of a whole one ($spent_before ticks, a whole one $full)" \
+  test $(( spent_before * 2 )) -lt "$full"
+
+# ---- apply ----------------------------------------------------------------------
+# Killed once the daemon spent a whole review's CPU and half a second
+# more: past the review an apply starts with, into writing its temps.
+before_lines=$(vanished_lines)
+start_then_kill $(( full + hz / 2 )) --json apply "$id"
+if [[ $client_done -eq 1 ]]; then
+  not_ok "an apply of $FILES files takes long enough to be interrupted" "$(cat "$tmp/client.out")"
+else
+  ok "an apply of $FILES files is writing its temps when its client is killed ($spent_before ticks in)"
+fi
+check "within a second of the kill the daemon stops applying ($spent_after ticks in the next two seconds, $idle idle)" \
+  test "$spent_after" -le "$budget"
+check "the daemon says why it stopped" test "$(vanished_lines)" -gt "$before_lines"
+check "the apply cut short landed nothing in the workspace" test "$(ls "$ws")" = "mine.txt"
+check "the daemon still answers" answers
+run "$tmp/out" "$tmp/err" --json review "$id"
+check "the stage still holds every change to apply" \
+  test "$rc:$(json "$tmp/out" 'sum(1 for c in d["changes"] if c["path"].startswith("many/"))')" = "0:$FILES"
+
+"$CTL" destroy "$id" >/dev/null 2>&1 || true
+echo "1..$n"
+[[ $failures -eq 0 ]]
