@@ -96,6 +96,18 @@ parse_whole_members (const char *text,
   return NULL;
 }
 
+/* @name's value if it is a string; NULL when absent or of another type. */
+static const char *
+string_member (JsonObject *object,
+               const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
 static gboolean
 valid_folder_id (const char *id)
 {
@@ -162,7 +174,7 @@ paddock_session_record_salvage (const char  *path,
 
   /* The folder's name is the id the daemon gave it; a record naming
    * another is not this session's. */
-  id = json_object_get_string_member_with_default (object, "id", NULL);
+  id = string_member (object, "id");
   if (g_strcmp0 (id, folder_id) != 0)
     json_object_set_string_member (object, "id", folder_id);
 
@@ -177,12 +189,9 @@ paddock_session_record_salvage (const char  *path,
       g_string_append (lost, ", command");
     }
 
-  has_workspace = JSON_NODE_HOLDS_VALUE (json_object_get_member (object, "workspace")) &&
-                  json_node_get_value_type (json_object_get_member (object, "workspace")) == G_TYPE_STRING &&
-                  g_path_is_absolute (json_object_get_string_member (object, "workspace"));
-  if (!json_object_has_member (object, "staging") ||
-      !JSON_NODE_HOLDS_VALUE (json_object_get_member (object, "staging")) ||
-      json_node_get_value_type (json_object_get_member (object, "staging")) != G_TYPE_STRING)
+  has_workspace = string_member (object, "workspace") != NULL &&
+                  g_path_is_absolute (string_member (object, "workspace"));
+  if (string_member (object, "staging") == NULL)
     json_object_set_string_member (object, "staging", staging_from_folder (session_dir));
   if (!has_workspace)
     {
