@@ -197,7 +197,13 @@ _paddock_registry_journal_write (PaddockRegistry  *self,
           return FALSE;
         }
       self->journal_fd = fd;
-      return _paddock_registry_compact (self, error);
+      if (!_paddock_registry_compact (self, error))
+        {
+          /* Still full: the next change tries the snapshot again. */
+          self->journal_dirty = TRUE;
+          return FALSE;
+        }
+      return TRUE;
     }
 
   /* After a failed write the model is ahead of the journal (or the journal
