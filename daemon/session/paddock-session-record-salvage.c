@@ -169,7 +169,10 @@ paddock_session_record_salvage (const char  *path,
   if (mapped != NULL && g_mapped_file_get_length (mapped) <= PADDOCK_SESSION_RECORD_SALVAGE_MAX_BYTES)
     root = parse_whole_members (g_mapped_file_get_contents (mapped), g_mapped_file_get_length (mapped));
   if (root == NULL)
-    root = json_node_init_object (json_node_alloc (), json_object_new ());
+    {
+      root = json_node_new (JSON_NODE_OBJECT);
+      json_node_take_object (root, json_object_new ());
+    }
   object = json_node_get_object (root);
 
   /* The folder's name is the id the daemon gave it; a record naming
