@@ -11,17 +11,20 @@
 # new daemon started: it must come up, list the session, show its status,
 # log and review, say "read-only: no space left on MOUNT" in GetInfo and
 # the log, refuse create and lease with org.paddock.Error.NoSpace naming
-# MOUNT, and take both again once a file is removed.
+# MOUNT, and take both again once a file is removed. The same with no
+# inode left, where not even the lease journal can be made at start.
 
 if [[ -z "${PADDOCK_FULL_DISK_MOUNT:-}" ]]; then
   # shellcheck source=tap-lib.sh
   source "$(dirname "$0")/tap-lib.sh" "$@"
   command -v unshare >/dev/null || skip "unshare is not installed"
   small=$(mktemp -d "${TMPDIR:-/tmp}/paddock-full-disk.XXXXXX")
-  trap 'rmdir "$small" 2>/dev/null || true' EXIT
-  # The mount is private to the namespace and goes with it: nothing to undo.
+  few=$(mktemp -d "${TMPDIR:-/tmp}/paddock-few-inodes.XXXXXX")
+  trap 'rmdir "$small" "$few" 2>/dev/null || true' EXIT
+  # The mounts are private to the namespace and go with it: nothing to undo.
   inner='mount -t tmpfs -o size=16m,mode=0700 paddock-full-disk "$1" || exit 99
-         export PADDOCK_FULL_DISK_MOUNT=$1; shift
+         mount -t tmpfs -o size=16m,nr_inodes=64,mode=0700 paddock-few-inodes "$2" || exit 99
+         export PADDOCK_FULL_DISK_MOUNT=$1 PADDOCK_FEW_INODES_MOUNT=$2; shift 2
          if [ "$(id -u)" -eq 0 ] && [ -z "$PADDOCK_FULL_DISK_USERNS" ]; then exec "$@"; fi
          exec setpriv --inh-caps=-all --ambient-caps=-all "$@"'
   if [[ "$(id -u)" == 0 ]]; then
@@ -33,7 +36,7 @@ if [[ -z "${PADDOCK_FULL_DISK_MOUNT:-}" ]]; then
   fi
   "${ns[@]}" true 2>/dev/null || skip "cannot make a mount namespace here (${ns[*]})"
   rc=0
-  "${ns[@]}" sh -c "$inner" sh "$small" "$0" "$@" || rc=$?
+  "${ns[@]}" sh -c "$inner" sh "$small" "$few" "$0" "$@" || rc=$?
   [[ $rc == 99 ]] && skip "cannot mount a tmpfs in a mount namespace here"
   exit $rc
 fi
@@ -146,6 +149,34 @@ start_daemon || true
 run "$tmp/list2.json" "$tmp/list2.err" --json list
 check "a new daemon lists both sessions" \
   test "$(json "$tmp/list2.json" 'len(d["sessions"])' 2>/dev/null)" == 2
+
+# No inode left, and no lease journal: the daemon starts without one
+# (read-only), and makes it at the first change once an inode is free.
+stop_daemon
+state="$PADDOCK_FEW_INODES_MOUNT/state"
+mkdir -m 0700 "$state"
+start_daemon || true
+stop_daemon
+rm -f "$state/leases.json.journal"
+i=0
+while touch "$PADDOCK_FEW_INODES_MOUNT/inode-$i" 2>/dev/null; do i=$((i + 1)); done
+check "the small disk has no inode left" test ! -e "$state/leases.json.journal" -a "$i" -gt 0
+if start_daemon && kill -0 "$daemon_pid" 2>/dev/null; then
+  ok "the daemon starts when it cannot make its lease journal"
+else
+  not_ok "the daemon starts when it cannot make its lease journal" "$(tail -20 "$tmp/daemon.log")"
+fi
+check "the log says the journal could not be made" grep -q "Could not open the lease journal" "$tmp/daemon.log"
+run "$tmp/info3.json" "$tmp/info3.err" --json info
+check "info says read-only there too" \
+  test "$(json "$tmp/info3.json" 'd["state"]' 2>/dev/null)" == "read-only: no space left on $PADDOCK_FEW_INODES_MOUNT"
+run "$tmp/lease3.json" "$tmp/lease3.err" --json ports lease --name web -- true
+check "a lease is refused with NoSpace without inodes" \
+  test "$(error_name "$tmp/lease3.json")" == org.paddock.Error.NoSpace
+rm -f "$PADDOCK_FEW_INODES_MOUNT"/inode-*
+run "$tmp/lease4.json" "$tmp/lease4.err" --json ports lease --name web -- true
+check "a lease succeeds once inodes are free" test "$rc" == 0
+check "and the lease journal exists again" test -e "$state/leases.json.journal"
 
 echo "1..$n"
 (( failures == 0 ))
