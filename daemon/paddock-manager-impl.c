@@ -1128,8 +1128,16 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
       g_autoptr(PaddockSessionImpl) session = NULL;
       g_autoptr(GError) error = NULL;
 
+      /* A session's folder whose record is gone altogether is listed as
+       * damaged too (below): its stage may hold work. */
       if (!g_file_test (record, G_FILE_TEST_IS_REGULAR))
-        continue;
+        {
+          g_autofree char *folder = g_build_filename (sessions_dir, entry, NULL);
+
+          if (!paddock_session_record_is_session_id (entry) ||
+              !g_file_test (folder, G_FILE_TEST_IS_DIR) || g_file_test (record, G_FILE_TEST_EXISTS))
+            continue;
+        }
 
       session = paddock_session_impl_new_from_record (record, self->helper_path, &error);
       if (session == NULL && !paddock_manager_impl_has_session (self, entry))

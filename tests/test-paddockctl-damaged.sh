@@ -4,13 +4,14 @@
 # Copyright 2026 The Paddock authors
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# Three sessions stage a file each, the daemon stops, and their
+# Four sessions stage a file each, the daemon stops, and their
 # session.json is damaged: one cut short in the middle of a member (as a
-# torn write leaves it), one cut short too, one overwritten with garbage. A
-# new daemon must list all three as damaged, with the reason; the first
-# two keep their stage: review lists the file, apply puts it in the
-# workspace, drop empties the stage; the third (its workspace lost) is
-# still listed and can be destroyed. Nothing is dropped silently.
+# torn write leaves it), one cut short too, one overwritten with garbage,
+# one removed. A new daemon must list all four as damaged, with the
+# reason; the first two keep their stage: review lists the file, apply
+# puts it in the workspace, drop empties the stage; the others (their
+# workspace lost) are still listed and can be destroyed. Nothing is
+# dropped silently.
 
 # shellcheck source=paddockctl-lib.sh
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
@@ -43,7 +44,7 @@ changes () { "$CTL" --json review "$1" >"$tmp/review.json" 2>/dev/null || return
              json "$tmp/review.json" '[c["path"] for c in d["changes"]]'; }
 
 ids=()
-for which in cut drop garbage; do
+for which in cut drop garbage missing; do
   mkdir -p "$tmp/ws-$which"
   ws=$(realpath "$tmp/ws-$which")
   run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe \
@@ -56,7 +57,7 @@ for which in cut drop garbage; do
   fi
   ids+=("$id")
 done
-cut_id=${ids[0]} drop_id=${ids[1]} garbage_id=${ids[2]}
+cut_id=${ids[0]} drop_id=${ids[1]} garbage_id=${ids[2]} missing_id=${ids[3]}
 
 stop_daemon
 # Cut short inside the "owner" member: the workspace survives, the
@@ -71,6 +72,7 @@ open(p, "wb").write(text[:cut])
 PY
 done
 printf '\x00\x01 not a record {' >"$tmp/state/sessions/$garbage_id/session.json"
+rm "$tmp/state/sessions/$missing_id/session.json"
 check "the records are damaged (not JSON)" \
   sh -c "! '$PYTHON' -c 'import json,sys; json.load(open(sys.argv[1]))' '$tmp/state/sessions/$cut_id/session.json' 2>/dev/null"
 
@@ -78,7 +80,7 @@ if start_daemon; then ok "the daemon starts with damaged records"
 else not_ok "the daemon starts with damaged records" "$(tail -20 "$tmp/daemon.log")"; fi
 
 run "$tmp/list.json" "$tmp/list.err" --json list
-check "list shows all three sessions" \
+check "list shows all four sessions" \
   test "$(json "$tmp/list.json" 'sorted(s["id"] for s in d["sessions"])' 2>/dev/null)" == \
        "$("$PYTHON" -c 'import sys; print(sorted(sys.argv[1:]))' "${ids[@]}")"
 check "each is listed as damaged, with the reason" \
@@ -93,6 +95,8 @@ check "the cut record's staging kind comes from its folder" \
   test "$(field "$cut_id" 'd["staging"]')" != none
 check "the garbage record says its workspace is lost" \
   sh -c "'$CTL' --json status '$garbage_id' | grep -q 'lost: .*workspace'"
+check "the session without a record is listed, saying so" \
+  sh -c "'$CTL' --json status '$missing_id' | grep -q 'No such file'"
 check "the log names the damaged record" grep -q "Session $garbage_id: the session record is damaged" "$tmp/daemon.log"
 
 check "review of a damaged session lists its staged file" test "$(changes "$cut_id")" == "['staged-cut.txt']"

@@ -108,15 +108,14 @@ string_member (JsonObject *object,
   return json_node_get_string (node);
 }
 
-static gboolean
-valid_folder_id (const char *id)
+/* Session ids are 12 lowercase hex digits (the manager's new_session_id());
+ * anything else in sessions/ (".spare", a marker) is no session. */
+gboolean
+paddock_session_record_is_session_id (const char *name)
 {
-  if (id == NULL || strlen (id) != 12)
+  if (name == NULL || strlen (name) != 12)
     return FALSE;
-  for (const char *p = id; *p != '\0'; p++)
-    if (!g_ascii_isalnum (*p))
-      return FALSE;
-  return TRUE;
+  return strspn (name, "0123456789abcdef") == 12;
 }
 
 /* The staging kind the session's folder shows (a record cut short may
@@ -161,7 +160,7 @@ paddock_session_record_salvage (const char  *path,
   g_return_val_if_fail (path != NULL && out_reason != NULL, NULL);
 
   *out_reason = NULL;
-  if (!valid_folder_id (folder_id))
+  if (!paddock_session_record_is_session_id (folder_id))
     return NULL;
 
   session_dir = g_path_get_dirname (path);

@@ -14,6 +14,7 @@ G_BEGIN_DECLS
  * most PADDOCK_SESSION_RECORD_LEFTOVERS_MAX pairs. */
 #define PADDOCK_SESSION_RECORD_SALVAGE_MAX_BYTES (4 * 1024 * 1024)
 
+gboolean              paddock_session_record_is_session_id (const char *name);
 PaddockSessionRecord *paddock_session_record_salvage (const char  *path,
                                                       const char  *folder_id,
                                                       const char  *load_error,
