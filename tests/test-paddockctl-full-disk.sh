@@ -22,6 +22,7 @@ if [[ -z "${PADDOCK_FULL_DISK_MOUNT:-}" ]]; then
   few=$(mktemp -d "${TMPDIR:-/tmp}/paddock-few-inodes.XXXXXX")
   trap 'rmdir "$small" "$few" 2>/dev/null || true' EXIT
   # The mounts are private to the namespace and go with it: nothing to undo.
+  # shellcheck disable=SC2016  # expanded by the inner shell
   inner='mount -t tmpfs -o size=16m,mode=0700 paddock-full-disk "$1" || exit 99
          mount -t tmpfs -o size=16m,nr_inodes=64,mode=0700 paddock-few-inodes "$2" || exit 99
          export PADDOCK_FULL_DISK_MOUNT=$1 PADDOCK_FEW_INODES_MOUNT=$2; shift 2
