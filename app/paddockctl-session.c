@@ -249,6 +249,7 @@ typedef struct
   guint64   created;         /* Unix time in microseconds */
   gboolean  have_output_offset;
   guint64   output_offset;
+  char     *damaged;         /* NULL, or why its record could not be read whole */
 } SessionInfo;
 
 static void
@@ -265,6 +266,7 @@ session_info_clear (SessionInfo *info)
   g_clear_pointer (&info->stage, g_variant_unref);
   g_clear_pointer (&info->workspace, g_free);
   g_clear_pointer (&info->command, g_strfreev);
+  g_clear_pointer (&info->damaged, g_free);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SessionInfo, session_info_clear)
@@ -295,6 +297,7 @@ typedef enum
   KEY_PROCESSES,
   KEY_CREATED,
   KEY_OUTPUT_OFFSET,
+  KEY_DAMAGED,
   N_KEYS
 } SessionKey;
 
@@ -319,6 +322,7 @@ static const struct
   [KEY_PROCESSES]     = { "processes",   "ProcessCount" },
   [KEY_CREATED]       = { "created",     "Created" },
   [KEY_OUTPUT_OFFSET] = { NULL,          "OutputOffset" },
+  [KEY_DAMAGED]       = { "damaged",     "Damaged" },
 };
 
 static gboolean
@@ -378,6 +382,9 @@ session_info_init (SessionInfo   *info,
   lookup (dict, source, KEY_PROCESSES, "u", &info->processes);
   lookup (dict, source, KEY_CREATED, "t", &info->created);
   info->have_output_offset = lookup (dict, source, KEY_OUTPUT_OFFSET, "t", &info->output_offset);
+  /* Empty means not damaged (the property is always there). */
+  if (lookup (dict, source, KEY_DAMAGED, "s", &info->damaged) && info->damaged[0] == '\0')
+    g_clear_pointer (&info->damaged, g_free);
 }
 
 /* Paths and argv are bytes; JSON and terminals want text. */
@@ -471,6 +478,12 @@ add_session_to_builder (JsonBuilder       *builder,
   json_builder_add_string_value (builder, info->name);
   json_builder_set_member_name (builder, "state");
   json_builder_add_string_value (builder, info->state);
+  /* null, or why the record could not be read whole (listed anyway). */
+  json_builder_set_member_name (builder, "damaged");
+  if (info->damaged != NULL)
+    json_builder_add_string_value (builder, info->damaged);
+  else
+    json_builder_add_null_value (builder);
   json_builder_set_member_name (builder, "workspace");
   json_builder_add_string_value (builder, workspace);
   json_builder_set_member_name (builder, "command");
@@ -618,6 +631,12 @@ print_session_human (const SessionInfo *info)
   g_print ("id:          %s\n", info->id);
   g_print ("name:        %s\n", name);
   g_print ("state:       %s\n", info->state);
+  if (info->damaged != NULL)
+    {
+      g_autofree char *damaged = terminal_text (g_strdup (info->damaged));
+
+      g_print ("damaged:     %s\n", damaged);
+    }
   g_print ("workspace:   %s\n", workspace);
   g_print ("command:     %s\n", command);
   g_print ("profile:     %s\n", info->profile);
@@ -1099,7 +1118,8 @@ paddockctl_list (Paddockctl  *ctl,
           session_info_init (&info, dict, SOURCE_LIST, NULL);
           g_ptr_array_add (cells, g_strdup (info.id));
           g_ptr_array_add (cells, terminal_text (display_bytes (*info.name != '\0' ? info.name : "-")));
-          g_ptr_array_add (cells, g_strdup (info.state));
+          g_ptr_array_add (cells, info.damaged != NULL ? g_strdup_printf ("%s (damaged)", info.state)
+                                                       : g_strdup (info.state));
           g_ptr_array_add (cells, g_strdup (info.profile));
           g_ptr_array_add (cells, info.pid != 0 ? g_strdup_printf ("%u", info.pid)
                                                 : g_strdup ("-"));

@@ -18,6 +18,7 @@
 #include "paddock-daemon.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
+#include "paddock-state-space.h"
 #include "paddock-manager-impl.h"
 #include "paddock-net-journal.h"
 #include "paddock-record-writer.h"
@@ -148,11 +149,32 @@ paddock_daemon_load_state (PaddockDaemon  *self,
   paddock_registry_set_bus_id (registry, bus_id_text);
 
   leases_path = g_build_filename (self->options.state_dir, "leases.json", NULL);
-  if (!paddock_registry_load (registry, leases_path, &local_error))
+  paddock_state_space_init (self->options.state_dir);
+  if (!paddock_registry_load (registry, leases_path, &local_error) &&
+      !(paddock_registry_is_loaded (registry) &&
+        g_error_matches (local_error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NO_SPACE)))
     {
       g_propagate_prefixed_error (error, g_steal_pointer (&local_error),
                                   "Could not load the leases from %s: ", leases_path);
       return FALSE;
+    }
+
+  /* Read, but not written back: a full disk. Serve what only reads; what
+   * writes is refused with NoSpace until space is back (the registry then
+   * rewrites its snapshot first). */
+  if (local_error != NULL)
+    {
+      g_autoptr(GError) space_error = NULL;
+
+      g_message ("Could not write back the leases to %s: %s", leases_path, local_error->message);
+      if (paddock_state_space_check_writable (&space_error))
+        g_message ("Serving anyway; the next change writes them");
+      g_clear_error (&local_error);
+    }
+  else
+    {
+      /* Says so in the log now if the disk is full already. */
+      paddock_state_space_check_writable (NULL);
     }
 
   self->registry = g_steal_pointer (&registry);

@@ -24,6 +24,8 @@
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
 #include "paddock-manager-impl.h"
+#include "paddock-state-space.h"
+#include "paddock-session-record-salvage.h"
 #include "paddock-net-modes.h"
 #include "paddock-record-writer.h"
 #include "paddock-session-impl-private.h"
@@ -96,6 +98,11 @@ paddock_manager_impl_handle_get_info (PaddockIpcManager1     *manager,
   g_variant_dict_insert (&info, "cgroup", "s", self->cgroup_parent != NULL ? self->cgroup_parent : "");
   if (self->cgroup_reason != NULL)
     g_variant_dict_insert (&info, "cgroup-unavailable", "s", self->cgroup_reason);
+  {
+    g_autofree char *state = paddock_state_space_describe ();
+
+    g_variant_dict_insert (&info, "state", "s", state);
+  }
 
   paddock_ipc_manager1_complete_get_info (manager, invocation,
                                           g_variant_dict_end (&info));
@@ -484,6 +491,14 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     {
       g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                                      "The daemon is still starting");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  /* A session needs its folder, record and stage on the state dir: on a
+   * full disk none is started (paddock-state-space.c). */
+  if (!paddock_state_space_check_writable (&error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
@@ -1194,10 +1209,34 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
       g_autoptr(PaddockSessionImpl) session = NULL;
       g_autoptr(GError) error = NULL;
 
+      /* A session's folder whose record is gone altogether is listed as
+       * damaged too (below): its stage may hold work. */
       if (!g_file_test (record, G_FILE_TEST_IS_REGULAR))
-        continue;
+        {
+          g_autofree char *folder = g_build_filename (sessions_dir, entry, NULL);
+
+          if (!paddock_session_record_is_session_id (entry) ||
+              !g_file_test (folder, G_FILE_TEST_IS_DIR) || g_file_test (record, G_FILE_TEST_EXISTS))
+            continue;
+        }
 
       session = paddock_session_impl_new_from_record (record, self->helper_path, &error);
+      if (session == NULL && !paddock_manager_impl_has_session (self, entry))
+        {
+          /* Damaged: listed all the same, with what is left of it, so that
+           * work in its stage is not made invisible. */
+          g_autofree char *reason = NULL;
+          g_autoptr(PaddockSessionRecord) salvaged =
+            paddock_session_record_salvage (record, entry, error != NULL ? error->message : "unreadable",
+                                            &reason);
+
+          if (salvaged != NULL)
+            {
+              g_message ("Session %s: %s", entry, reason);
+              session = paddock_session_impl_new_from_loaded_record (salvaged, record, self->helper_path);
+              paddock_ipc_session1_set_damaged (PADDOCK_IPC_SESSION1 (session), reason);
+            }
+        }
       if (session == NULL ||
           g_strcmp0 (paddock_session_impl_get_id (session), entry) != 0 ||
           paddock_manager_impl_has_session (self, entry))

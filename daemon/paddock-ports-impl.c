@@ -11,6 +11,7 @@
 #include "paddock-dbus-checks.h"
 #include "paddock-error.h"
 #include "paddock-ports-impl.h"
+#include "paddock-state-space.h"
 #include "paddock-session-impl-private.h"
 
 struct _PaddockPortsImpl
@@ -58,6 +59,7 @@ paddock_error_propagate_registry (GError **dest,
         case PADDOCK_REGISTRY_ERROR_PORT_IN_USE:      code = PADDOCK_ERROR_PORT_IN_USE; break;
         case PADDOCK_REGISTRY_ERROR_PORT_EXHAUSTED:   code = PADDOCK_ERROR_PORT_EXHAUSTED; break;
         case PADDOCK_REGISTRY_ERROR_QUOTA_EXCEEDED:   code = PADDOCK_ERROR_QUOTA_EXCEEDED; break;
+        case PADDOCK_REGISTRY_ERROR_NO_SPACE:         code = PADDOCK_ERROR_NO_SPACE; break;
         case PADDOCK_REGISTRY_ERROR_FAILED:
         default:                                      code = PADDOCK_ERROR_FAILED; break;
         }
@@ -264,6 +266,14 @@ paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
 
   if (!paddock_ports_impl_check_lease_call (self, invocation, name, options, &session))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
+
+  /* A lease that cannot be journalled is not handed out: said up front,
+   * naming the full filesystem, rather than as the journal's write error. */
+  if (!paddock_state_space_check_writable (&error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
 
   /* Method calls and NameOwnerChanged arrive in bus order on this one main
    * context, so a client that disconnects right after this call is released

@@ -3604,6 +3604,8 @@ paddock_session_impl_describe (PaddockSessionImpl *self)
                          self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : "");
   if (self->cgroup_reason != NULL)
     g_variant_dict_insert (&dict, "cgroup-unavailable", "s", self->cgroup_reason);
+  if (paddock_ipc_session1_get_damaged (session) != NULL && paddock_ipc_session1_get_damaged (session)[0] != '\0')
+    g_variant_dict_insert (&dict, "damaged", "s", paddock_ipc_session1_get_damaged (session));
   return g_variant_dict_end (&dict);
 }
 
@@ -3840,7 +3842,20 @@ paddock_session_impl_new_from_record (const char  *record_path,
                                       const char  *helper,
                                       GError     **error)
 {
-  g_autoptr(PaddockSessionRecord) record = NULL;
+  g_autoptr(PaddockSessionRecord) record = paddock_session_record_load (record_path, error);
+
+  if (record == NULL)
+    return NULL;
+  return paddock_session_impl_new_from_loaded_record (record, record_path, helper);
+}
+
+/* The same, of a record read already (or salvaged: see
+ * paddock-session-record-salvage.c). */
+PaddockSessionImpl *
+paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
+                                             const char                 *record_path,
+                                             const char                 *helper)
+{
   g_auto(PaddockSessionConfig) config = { 0, };
   g_autoptr(PaddockSessionImpl) self = NULL;
   g_autofree char *session_dir = NULL;
@@ -3852,10 +3867,6 @@ paddock_session_impl_new_from_record (const char  *record_path,
   g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (PaddockLeftover));
   g_autoptr(PaddockCgroup) cgroup = NULL;
   PaddockStageKind kind;
-
-  record = paddock_session_record_load (record_path, error);
-  if (record == NULL)
-    return NULL;
 
   id = record->id;
   session_dir = g_path_get_dirname (record_path);

@@ -9,6 +9,7 @@
 #include "paddock-spare-sandbox.h"
 #include "paddock-domain-rules.h"
 #include "paddock-ipc-generated.h"
+#include "paddock-session-record.h"
 
 G_BEGIN_DECLS
 
@@ -74,6 +75,9 @@ PaddockSessionImpl *paddock_session_impl_new         (const char                
 PaddockSessionImpl *paddock_session_impl_new_from_record (const char              *record_path,
                                                           const char              *helper,
                                                           GError                 **error);
+PaddockSessionImpl *paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
+                                                                 const char                 *record_path,
+                                                                 const char                 *helper);
 void                paddock_session_impl_offer_spare_sandbox  (PaddockSessionImpl  *self,
                                                                PaddockSpareSandbox *spare);
 void                paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,

@@ -40,6 +40,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "paddock-state-space.h"
 #include "paddock-error.h"
 #include "paddock-reserved-ports.h"
 #include "paddock-lease.h"
@@ -601,6 +602,14 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
     {
       g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
                                                      "No port registry");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  /* Naming a port is a change to the lease state: on a full state disk
+   * it is refused up front, naming the filesystem (paddock-state-space.c). */
+  if (!paddock_state_space_check_writable (&error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 

@@ -24,6 +24,15 @@
 
 #define STATE_VERSION 1
 
+/* A full filesystem is told apart: the daemon then serves read-only and
+ * says why (org.paddock.Error.NoSpace), rather than a generic failure. */
+static int
+code_for_errno (int saved_errno)
+{
+  return saved_errno == ENOSPC || saved_errno == EDQUOT ? PADDOCK_REGISTRY_ERROR_NO_SPACE
+                                                        : PADDOCK_REGISTRY_ERROR_FAILED;
+}
+
 static void
 add_lease_members (JsonBuilder  *builder,
                    PaddockLease *lease)
@@ -102,7 +111,9 @@ persist (PaddockRegistry  *self,
   json = serialize (self);
   if (!paddock_durable_file_replace (self->state_file, json, -1, 0600, &local_error))
     {
-      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_FAILED,
+      g_set_error (error, PADDOCK_REGISTRY_ERROR,
+                   g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_NO_SPACE)
+                     ? PADDOCK_REGISTRY_ERROR_NO_SPACE : PADDOCK_REGISTRY_ERROR_FAILED,
                    "Could not save the lease state: %s", local_error->message);
       return FALSE;
     }
@@ -124,7 +135,7 @@ _paddock_registry_compact (PaddockRegistry  *self,
       (ftruncate (self->journal_fd, 0) != 0 || fsync (self->journal_fd) != 0))
     {
       int saved_errno = errno;
-      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_FAILED,
+      g_set_error (error, PADDOCK_REGISTRY_ERROR, code_for_errno (saved_errno),
                    "Could not empty the lease journal: %s", g_strerror (saved_errno));
       return FALSE;
     }
@@ -147,7 +158,7 @@ journal_undo (PaddockRegistry  *self,
   if (end < 0 || ftruncate (self->journal_fd, end) != 0 || fdatasync (self->journal_fd) != 0)
     self->journal_dirty = TRUE;
 
-  g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_FAILED,
+  g_set_error (error, PADDOCK_REGISTRY_ERROR, code_for_errno (saved_errno),
                "Could not save the lease state: %s", g_strerror (saved_errno));
   return FALSE;
 }
@@ -167,8 +178,33 @@ _paddock_registry_journal_write (PaddockRegistry  *self,
   struct stat st;
   off_t end;
 
-  if (self->journal_fd < 0)
+  /* Not loaded yet: nothing is durable, by design (tests, the start). */
+  if (self->state_file == NULL)
     return TRUE;
+
+  /* Loaded, but the journal could not be opened then (a full disk at
+   * start): open it now; until that works, changes fail rather than go
+   * unrecorded. The snapshot then written holds this change too. */
+  if (self->journal_fd < 0)
+    {
+      int fd = open (self->journal_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+      if (fd < 0)
+        {
+          int saved_errno = errno;
+          g_set_error (error, PADDOCK_REGISTRY_ERROR, code_for_errno (saved_errno),
+                       "Could not save the lease state: %s", g_strerror (saved_errno));
+          return FALSE;
+        }
+      self->journal_fd = fd;
+      if (!_paddock_registry_compact (self, error))
+        {
+          /* Still full: the next change tries the snapshot again. */
+          self->journal_dirty = TRUE;
+          return FALSE;
+        }
+      return TRUE;
+    }
 
   /* After a failed write the model is ahead of the journal (or the journal
    * ends in half a line): a full snapshot puts both right, and holds this
@@ -186,7 +222,7 @@ _paddock_registry_journal_write (PaddockRegistry  *self,
       if (fd < 0)
         {
           int saved_errno = errno;
-          g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_FAILED,
+          g_set_error (error, PADDOCK_REGISTRY_ERROR, code_for_errno (saved_errno),
                        "Could not save the lease state: %s", g_strerror (saved_errno));
           return FALSE;
         }

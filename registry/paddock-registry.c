@@ -377,15 +377,34 @@ paddock_registry_load (PaddockRegistry  *self,
   if (self->journal_fd < 0)
     {
       int saved_errno = errno;
-      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_FAILED,
+      g_set_error (error, PADDOCK_REGISTRY_ERROR,
+                   saved_errno == ENOSPC || saved_errno == EDQUOT
+                     ? PADDOCK_REGISTRY_ERROR_NO_SPACE : PADDOCK_REGISTRY_ERROR_FAILED,
                    "Could not open the lease journal %s: %s", self->journal_file,
                    g_strerror (saved_errno));
       return FALSE;
     }
 
   /* Write back at once (the snapshot now says which leases are lost) and
-   * start an empty journal. */
-  return _paddock_registry_compact (self, error);
+   * start an empty journal. If that fails (a full disk), the leases stay
+   * loaded and the next change writes the whole snapshot first. */
+  if (!_paddock_registry_compact (self, error))
+    {
+      self->journal_dirty = TRUE;
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* TRUE once paddock_registry_load() read the state: from then on every
+ * change is written there, even if writing it back at load failed. */
+gboolean
+paddock_registry_is_loaded (PaddockRegistry *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), FALSE);
+
+  return self->state_file != NULL;
 }
 
 /* Takes back every lease we do not hold (in use by its owner's program

@@ -23,6 +23,8 @@ typedef enum
   PADDOCK_REGISTRY_ERROR_PORT_IN_USE,
   PADDOCK_REGISTRY_ERROR_PORT_EXHAUSTED,
   PADDOCK_REGISTRY_ERROR_QUOTA_EXCEEDED,
+  /* The state file's filesystem is full (ENOSPC, EDQUOT): nothing changed. */
+  PADDOCK_REGISTRY_ERROR_NO_SPACE,
 } PaddockRegistryError;
 
 #define PADDOCK_REGISTRY_DEFAULT_FIRST_PORT      20000
@@ -52,6 +54,7 @@ void             paddock_registry_set_bus_id        (PaddockRegistry *self,
 gboolean         paddock_registry_load              (PaddockRegistry *self,
                                                      const char      *state_file,
                                                      GError         **error);
+gboolean         paddock_registry_is_loaded         (PaddockRegistry *self);
 PaddockLease    *paddock_registry_lease             (PaddockRegistry *self,
                                                      const char      *owner,
                                                      const char      *session,

@@ -31,6 +31,9 @@ struct _PaddockSessionItem
   char               *name;
   char               *agent;
   char               *state;
+  /* NULL, or why the daemon could not read the session's record whole
+   * (ListSessions' "damaged"): the sidebar says "Damaged" then. */
+  char               *damaged;
   char               *profile;
   char               *staging;
   char               *workspace;
@@ -346,6 +349,7 @@ paddock_session_item_finalize (GObject *object)
   g_clear_pointer (&self->name, g_free);
   g_clear_pointer (&self->agent, g_free);
   g_clear_pointer (&self->state, g_free);
+  g_clear_pointer (&self->damaged, g_free);
   g_clear_pointer (&self->profile, g_free);
   g_clear_pointer (&self->staging, g_free);
   g_clear_pointer (&self->workspace, g_free);
@@ -599,6 +603,12 @@ paddock_session_item_update (PaddockSessionItem *self,
     set_string (self, &self->name, name, PROP_NAME);
   if (g_variant_lookup (dict, "state", "&s", &state))
     set_string (self, &self->state, state, PROP_STATE);
+  {
+    const char *damaged = NULL;
+
+    if (g_variant_lookup (dict, "damaged", "&s", &damaged))
+      set_string (self, &self->damaged, damaged, PROP_STATE);
+  }
   if (g_variant_lookup (dict, "profile", "&s", &profile))
     set_string (self, &self->profile, profile, PROP_PROFILE);
   if (g_variant_lookup (dict, "workspace", "^&ay", &workspace))
@@ -671,6 +681,9 @@ paddock_session_item_get_state_label (PaddockSessionItem *self)
 {
   g_return_val_if_fail (PADDOCK_IS_SESSION_ITEM (self), NULL);
 
+  /* Said before the state: its work may be waiting in the stage. */
+  if (self->damaged != NULL && self->damaged[0] != '\0')
+    return _("Damaged");
   if (g_strcmp0 (self->state, "starting") == 0)
     return _("Starting");
   if (g_strcmp0 (self->state, "running") == 0)

@@ -188,6 +188,22 @@ paddock_session_record_load (const char  *path,
                              GError     **error)
 {
   g_autoptr(JsonParser) parser = json_parser_new ();
+
+  g_return_val_if_fail (path != NULL, NULL);
+
+  if (!json_parser_load_from_file (parser, path, error))
+    return NULL;
+
+  return paddock_session_record_new_from_node (json_parser_get_root (parser), path, error);
+}
+
+/* paddock_session_record_load() of a record already parsed (@root, read
+ * from @path, which only names it in errors): the same checks and defaults. */
+PaddockSessionRecord *
+paddock_session_record_new_from_node (JsonNode    *root,
+                                      const char  *path,
+                                      GError     **error)
+{
   g_autoptr(PaddockSessionRecord) record = NULL;
   JsonObject *object;
   JsonArray *command;
@@ -197,15 +213,13 @@ paddock_session_record_load (const char  *path,
 
   g_return_val_if_fail (path != NULL, NULL);
 
-  if (!json_parser_load_from_file (parser, path, error))
-    return NULL;
-  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     {
       g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "%s is not a session record", path);
       return NULL;
     }
 
-  object = json_node_get_object (json_parser_get_root (parser));
+  object = json_node_get_object (root);
   id = json_object_get_string_member_with_default (object, "id", NULL);
   command = get_array_member (object, "command");
   if (id == NULL || strlen (id) != 12 || command == NULL || json_array_get_length (command) == 0)
@@ -215,7 +229,7 @@ paddock_session_record_load (const char  *path,
     }
 
   record = g_new0 (PaddockSessionRecord, 1);
-  record->root = json_node_copy (json_parser_get_root (parser));
+  record->root = json_node_copy (root);
   record->id = g_strdup (id);
   record->command = g_new0 (char *, json_array_get_length (command) + 1);
   for (guint i = 0; i < json_array_get_length (command); i++)

@@ -65,6 +65,9 @@ char                 *paddock_session_record_to_json_with_leftovers (JsonNode   
                                                                      guint                              n_named);
 PaddockSessionRecord *paddock_session_record_load  (const char                 *path,
                                                     GError                    **error);
+PaddockSessionRecord *paddock_session_record_new_from_node (JsonNode          *root,
+                                                           const char        *path,
+                                                           GError           **error);
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PaddockSessionRecord, paddock_session_record_clear)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (PaddockSessionRecord, paddock_session_record_free)
