@@ -13,6 +13,7 @@
 # workspace lost) are still listed and can be destroyed. Nothing is
 # dropped silently.
 
+needs_safe_sessions=true
 # shellcheck source=paddockctl-lib.sh
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
 

@@ -12,6 +12,7 @@
 # and no ESC of the agent's reaches the terminal; --raw, and a pipe, give
 # the exact bytes.
 
+needs_safe_sessions=true
 # shellcheck source=paddockctl-lib.sh
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
 

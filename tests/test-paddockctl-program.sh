@@ -15,6 +15,7 @@
 HOME=$(mktemp -d "${TMPDIR:-/tmp}/paddock-program-home.XXXXXX")
 export HOME
 trap 'rm -rf "$HOME"' EXIT
+needs_safe_sessions=true
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
 trap 'cleanup; rm -rf "$HOME"' EXIT
 

@@ -13,6 +13,7 @@
 # root and, through run-unprivileged.sh, as a user without a cgroup (held
 # by SIGSTOP there, by the cgroup freezer here where there is one).
 
+needs_safe_sessions=true
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
 
 command -v gdbus >/dev/null || skip "gdbus (libglib2.0-bin) is not installed"

@@ -14,6 +14,7 @@
 # cut short lands nothing, and the daemon still answers. Run as root and,
 # through run-unprivileged.sh, as an unprivileged user.
 
+needs_safe_sessions=true
 # shellcheck source=paddockctl-lib.sh
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
 

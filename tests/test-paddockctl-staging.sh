@@ -11,6 +11,7 @@
 # every step (PADDOCK_FAULT_APPLY_STEP) that leaves the workspace entirely
 # old or entirely new once a new daemon has started.
 
+needs_safe_sessions=true
 # shellcheck source=paddockctl-lib.sh
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
 
