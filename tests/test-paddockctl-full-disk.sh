@@ -76,7 +76,11 @@ ws=$(realpath "$ws")
 # The session runs on the library's daemon (its state dir has room: a
 # 16 MiB disk is under the stage guard's reserve and would hold the agent
 # still), then its state dir is moved to the small disk.
-run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe \
+# A staging profile: safe, or in a portable build (no helper) host, whose
+# sessions stage by copy there.
+profile=safe
+have_sandbox || profile=host
+run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile "$profile" \
   -- sh -c 'echo hello-before-full; echo staged >new.txt'
 id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
 if [[ $rc == 0 && -n "$id" ]] && wait_for 30 state_is "$id" exited; then
@@ -140,7 +144,7 @@ check "info says writable once space is back" \
   test "$(json "$tmp/info2.json" 'd["state"]' 2>/dev/null)" == writable
 run "$tmp/lease2.json" "$tmp/lease2.err" --json ports lease --name web -- true
 check "a lease succeeds once space is back" test "$rc" == 0
-run "$tmp/create3.json" "$tmp/create3.err" --json create --workspace "$ws" -- true
+run "$tmp/create3.json" "$tmp/create3.err" --json create --workspace "$ws" --profile "$profile" -- true
 id3=$(json "$tmp/create3.json" 'd["id"]' 2>/dev/null || true)
 check "create succeeds once space is back" test "$rc" == 0 -a -n "$id3"
 check "the log says space is back" grep -q "Space is back on $mnt" "$tmp/daemon.log"
