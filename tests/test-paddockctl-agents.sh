@@ -12,7 +12,12 @@
 # land in the real HOME), `agents reset` must empty it (not while a session
 # of it runs), `agents import-login --yes` must bring a login in, and an
 # agent whose program is missing must be refused at create, saying where
-# the daemon looked. Runs as root and unprivileged.
+# the daemon looked. As a real agent does, it also starts a setsid,
+# double-forked background server (nothing of which may be left after
+# Destroy) and connects to its preset's hosts (loopback servers standing
+# in) through the proxy by CONNECT, SOCKS5 and GIT_SSH_COMMAND, each a
+# record, and to a host its preset does not name, refused. Runs as root
+# and unprivileged.
 
 HOME=$(mktemp -d "${TMPDIR:-/tmp}/paddock-agents-home.XXXXXX")
 export HOME
@@ -29,7 +34,54 @@ mkdir -p "$prefix/lib/node_modules" "$prefix/bin" "$XDG_CONFIG_HOME/paddock/agen
 cp -R "$fixture" "$prefix/lib/node_modules/fake-agent"
 rm "$prefix/lib/node_modules/fake-agent/fake.json"
 ln -s ../lib/node_modules/fake-agent/bin/fake-agent.sh "$prefix/bin/fake-agent"
-cp "$fixture/fake.json" "$XDG_CONFIG_HOME/paddock/agents/fake.json"
+# Its hosts: one loopback server for HTTPS (answers HTTP inside the tunnel)
+# and one ssh-like (speaks first, echoes a line), which the daemon's proxy
+# reaches for the preset's names (PADDOCK_TEST_PROXY_RESOLVE, read by the
+# proxy only, as in test-paddockctl-net.sh). They cannot listen on 443 and
+# 22, so the test's copy of the preset names their ports instead.
+/usr/bin/python3 - "$HOME/world" <<'PY' >"$HOME/world.log" 2>&1 &
+import os, socket, sys, threading
+def serve(server, answer):
+    while True:
+        conn, _ = server.accept()
+        threading.Thread(target=answer, args=(conn,), daemon=True).start()
+def https(conn):
+    with conn:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            b = conn.recv(1)
+            if not b:
+                return
+            head += b
+        path = head.split(b" ")[1].decode()
+        host = [l.split(b":", 1)[1].strip().decode() for l in head.split(b"\r\n") if l.lower().startswith(b"host:")]
+        body = ("hello %s from %s\n" % (path, host[0] if host else "?")).encode()
+        conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+def ssh(conn):
+    with conn:
+        conn.sendall(b"SSH-2.0-echo\r\n")
+        line = b""
+        while not line.endswith(b"\n"):
+            b = conn.recv(1)
+            if not b:
+                break
+            line += b
+        conn.sendall(line)
+servers = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
+for server, answer in zip(servers, [https, ssh]):
+    threading.Thread(target=serve, args=(server, answer), daemon=True).start()
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write("%d %d\n" % (servers[0].getsockname()[1], servers[1].getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+threading.Event().wait()
+PY
+world_pid=$!
+trap 'kill $world_pid 2>/dev/null; rm -rf "$HOME"' EXIT
+for _ in $(seq 50); do [[ -s "$HOME/world" ]] && break; sleep 0.1; done
+read -r https_port ssh_port <"$HOME/world" || { echo "Bail out! the loopback test servers did not start"; sed "s/^/# /" "$HOME/world.log"; exit 1; }
+export PADDOCK_TEST_PROXY_RESOLVE="example.org=127.0.0.1,registry.example.net=127.0.0.1,git.example.org=127.0.0.1,telemetry.example.com=127.0.0.1"
+sed -e "s/\"git.example.org:22\"/\"git.example.org:$ssh_port\"/" -e "s/\"ports\": \[443\]/\"ports\": [443, $https_port]/" \
+  "$fixture/fake.json" >"$XDG_CONFIG_HOME/paddock/agents/fake.json"
 sed -e 's/"fake-agent"\]/"no-such-agent-anywhere"]/' -e 's/"Fake Agent"/"Ghost Agent"/' -e 's/"name": "fake"/"name": "ghost"/' \
   "$fixture/fake.json" >"$XDG_CONFIG_HOME/paddock/agents/ghost.json"
 printf '{ "title": "Broken", "programs": "not-a-list" }\n' >"$XDG_CONFIG_HOME/paddock/agents/broken.json"
@@ -53,6 +105,8 @@ export PATH=/usr/local/bin:/usr/bin:/bin
 
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
 trap 'cleanup; rm -rf "$HOME"' EXIT
+# The library's cleanup ends the servers too.
+background_pids+=("$world_pid")
 
 ws=$(mktemp -d "$tmp/ws.XXXXXX")
 state_dir=$(json <("$CTL" --json info) 'd["state-dir"]')
@@ -121,7 +175,7 @@ check "…on the proxy by default" test "$(json <("$CTL" --json status "$id") 'd
 check "…and its status and the list name the agent" \
   test "$(json <("$CTL" --json status "$id") 'd["agent"]'):$(json <("$CTL" --json list) '[s["agent"] for s in d["sessions"]]')" = "fake:['fake']"
 check "…whose allowlist is the preset's domains, bare ones on its ports, the others on their own" \
-  grep -q "'example.org:443', 'registry.example.net:443', 'git.example.org:22'" <(gdbus call --session --dest org.paddock.Daemon \
+  grep -q "'example.org:443', 'example.org:$https_port', 'registry.example.net:443', 'registry.example.net:$https_port', 'git.example.org:$ssh_port'" <(gdbus call --session --dest org.paddock.Daemon \
     --object-path "/org/paddock/Daemon/session/$id" --method org.freedesktop.DBus.Properties.Get \
     org.paddock.Session1 AllowedDomains 2>&1)
 exposures () {
@@ -179,6 +233,52 @@ check "the next session starts afresh" wait_for 20 logs_have "fake-agent run 1 .
 run "$tmp/out" "$tmp/err" --json agents reset no-such-preset
 check "agents reset of a preset that does not exist is NotFound (exit $rc)" \
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
+
+# ---- what a real agent does: a setsid server, its hosts through the proxy ----------
+# The fake agent starts a background server with setsid that double-forks
+# (a marker in its argv, to find it from outside), connects to its preset's
+# hosts through the proxy (CONNECT, SOCKS5, ssh by GIT_SSH_COMMAND) and to
+# a host its preset does not name, then waits at its "prompt".
+marker="fake-agent-server-$$-$RANDOM"
+marked () { pgrep -f -- "$marker" | wc -l | tr -d ' '; }
+run "$tmp/out" "$tmp/err" --json create --agent fake --workspace "$ws" --env "FAKE_AGENT_SERVER=$marker" \
+  --env "FAKE_AGENT_NET=$https_port $ssh_port" --env FAKE_AGENT_WAIT=120 --port server
+id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || true)
+leased=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "server"][0]' 2>/dev/null || echo 0)
+check "an agent that starts a server and connects to its hosts starts (exit $rc)" test "$rc" -eq 0 -a -n "$id"
+check "…its setsid, double-forked server listens inside, on its leased port" \
+  wait_for 20 logs_have "fake-agent server: $leased $marker"
+check "…reached from the host at that port" \
+  test "$("$PYTHON" -c 'import socket, sys; print(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10).makefile().readline().strip())' "$leased" 2>&1)" = "fake-agent server"
+check "…seen from outside: its two processes, the marker in their argv" test "$(marked)" = 2
+check "…an HTTPS-style CONNECT to a preset host goes through the proxy to it" \
+  wait_for 30 logs_have "net https example.org: tunnel 200 hello /v1/models from example.org"
+check "…and to the preset's registry" logs_have "net https registry.example.net: tunnel 200 hello /v1/models from registry.example.net"
+check "…an ssh-style connection by SOCKS5 (ALL_PROXY) reaches its git host on its port: banner, then the echo" \
+  logs_have "net ssh git.example.org: socks SSH-2.0-echo ping"
+check "…a host its preset does not name is refused by the proxy (403)" \
+  logs_have "net https telemetry.example.com: refused 403"
+if command -v ssh >/dev/null; then
+  check "…ssh through the session's GIT_SSH_COMMAND reaches the git host (the server's version string read)" \
+    wait_for 30 logs_have "net git-ssh git.example.org: version read"
+else
+  ok "…ssh through the session's GIT_SSH_COMMAND # SKIP ssh is not installed"
+fi
+# records EXPR: EXPR over the session's records (r), `net ID records --json`.
+records () {
+  "$CTL" --json net "$id" records >"$tmp/records.json" 2>/dev/null &&
+    "$PYTHON" -c 'import json, sys; r = json.load(open(sys.argv[1]))["records"]; print(eval(sys.argv[2]))' "$tmp/records.json" "$1"
+}
+expected="[('CONNECT', 'example.org', $https_port, 'allowed', True), ('CONNECT', 'registry.example.net', $https_port, 'allowed', True), ('CONNECT', 'telemetry.example.com', $https_port, 'denied', False), ('SOCKS5', 'git.example.org', $ssh_port, 'allowed', True)]"
+if command -v ssh >/dev/null; then
+  expected="[('CONNECT', 'example.org', $https_port, 'allowed', True), ('CONNECT', 'git.example.org', $ssh_port, 'allowed', True), ('CONNECT', 'registry.example.net', $https_port, 'allowed', True), ('CONNECT', 'telemetry.example.com', $https_port, 'denied', False), ('SOCKS5', 'git.example.org', $ssh_port, 'allowed', True)]"
+fi
+check "net --json ID: a record of each connection, allowed with bytes back, the unnamed host denied" \
+  test "$(records 'sorted(set((x["method"], x["host"], x["port"], x["verdict"], x["bytes_down"] > 0) for x in r))' 2>&1)" = "$expected"
+run "$tmp/destroy.json" "$tmp/err" --json destroy "$id"
+check "destroy ends the session: exit $rc, no survivors reported" \
+  test "$rc:$(json "$tmp/destroy.json" 'd["survivors"]' 2>&1)" = "0:0"
+check "…and from outside, no process of it is left (the setsid, double-forked server included)" test "$(marked)" = 0
 
 # ---- import-login ---------------------------------------------------------------------
 mkdir -p "$HOME/.fake-agent"

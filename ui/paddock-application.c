@@ -9,6 +9,7 @@
 #include <glib/gi18n.h>
 
 #include "paddock-application.h"
+#include "paddock-help-window.h"
 #include "paddock-window.h"
 
 /* The application owns the one PaddockClient that all its windows share, so
@@ -36,6 +37,7 @@ paddock_application_startup (GApplication *app)
   static const char *new_session_accels[] = { "<Control>n", NULL };
   static const char *new_window_accels[] = { "<Control><Shift>n", NULL };
   static const char *close_accels[] = { "<Control>w", NULL };
+  static const char *help_accels[] = { "F1", NULL };
 
   G_APPLICATION_CLASS (paddock_application_parent_class)->startup (app);
 
@@ -43,6 +45,7 @@ paddock_application_startup (GApplication *app)
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.new-session", new_session_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.new-window", new_window_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "window.close", close_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.help", help_accels);
 
   /* The app is registered on the session bus already (when there is one):
    * follow the daemon on that connection, else look the bus up. */
@@ -142,9 +145,21 @@ paddock_application_about_action (GSimpleAction *action,
   gtk_window_present (GTK_WINDOW (about));
 }
 
+/* How to run an agent (paddock-help-window.c): one page, from the menu or F1. */
+static void
+paddock_application_help_action (GSimpleAction *action,
+                                 GVariant      *param,
+                                 gpointer       user_data)
+{
+  GtkApplication *app = user_data;
+
+  gtk_window_present (paddock_help_window_new (gtk_application_get_active_window (app)));
+}
+
 static const GActionEntry app_actions[] = {
   { .name = "quit", .activate = paddock_application_quit_action },
   { .name = "about", .activate = paddock_application_about_action },
+  { .name = "help", .activate = paddock_application_help_action },
   { .name = "new-window", .activate = paddock_application_new_window_action },
 };
 

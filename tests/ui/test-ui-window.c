@@ -16,6 +16,7 @@
 #include "paddock-test-daemon.h"
 #include "paddock-ui-test.h"
 #include "paddock-client.h"
+#include "paddock-help-window.h"
 #include "paddock-window.h"
 
 #define TIMEOUT_MS 5000
@@ -312,6 +313,144 @@ test_window_activates_daemon (void)
   paddock_ui_run_app_activatable (G_CALLBACK (activates_daemon_cb), NULL);
 }
 
+/* ---- the help: how to run an agent -------------------------------------------- */
+
+/* The label of the menu item that runs ACTION in MODEL (sections
+ * included), or NULL. */
+static char *
+menu_label_for_action (GMenuModel *model,
+                       const char *action)
+{
+  for (int i = 0; i < g_menu_model_get_n_items (model); i++)
+    {
+      g_autofree char *item_action = NULL;
+      g_autofree char *label = NULL;
+      g_autoptr(GMenuModel) section = g_menu_model_get_item_link (model, i, G_MENU_LINK_SECTION);
+
+      if (section != NULL)
+        {
+          char *found = menu_label_for_action (section, action);
+
+          if (found != NULL)
+            return found;
+        }
+      if (g_menu_model_get_item_attribute (model, i, G_MENU_ATTRIBUTE_ACTION, "s", &item_action) &&
+          g_str_equal (item_action, action) &&
+          g_menu_model_get_item_attribute (model, i, G_MENU_ATTRIBUTE_LABEL, "s", &label))
+        return g_steal_pointer (&label);
+    }
+  return NULL;
+}
+
+/* The main menu's label for ACTION, from the window's menu buttons. */
+static char *
+main_menu_label (GtkWidget  *widget,
+                 const char *action)
+{
+  if (GTK_IS_MENU_BUTTON (widget) && gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (widget)) != NULL)
+    {
+      char *label = menu_label_for_action (gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (widget)), action);
+
+      if (label != NULL)
+        return label;
+    }
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL; child = gtk_widget_get_next_sibling (child))
+    {
+      char *label = main_menu_label (child, action);
+
+      if (label != NULL)
+        return label;
+    }
+  return NULL;
+}
+
+/* All the text its labels show, as a user reads it (markup stripped). */
+static void
+collect_label_text (GtkWidget *widget,
+                    GString   *text)
+{
+  if (GTK_IS_LABEL (widget))
+    g_string_append_printf (text, "%s\n", gtk_label_get_text (GTK_LABEL (widget)));
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL; child = gtk_widget_get_next_sibling (child))
+    collect_label_text (child, text);
+}
+
+static GtkWindow *
+find_help_window (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();  /* transfer none */
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) toplevel = g_list_model_get_item (toplevels, i);
+
+      if (PADDOCK_IS_HELP_WINDOW (toplevel) && gtk_widget_get_visible (GTK_WIDGET (toplevel)))
+        return GTK_WINDOW (toplevel);
+    }
+  return NULL;
+}
+
+static gboolean
+help_window_shown (gpointer data)
+{
+  return find_help_window () != NULL;
+}
+
+static void
+shows_help_cb (GApplication     *app,
+               PaddockUiFixture *fixture)
+{
+  PaddockWindow *window = paddock_ui_fixture_window (app);
+  g_autofree char *menu_label = main_menu_label (GTK_WIDGET (window), "app.help");
+  g_autofree char **accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app), "app.help");
+  g_autoptr(GString) text = g_string_new (NULL);
+  static const char * const says[] = {
+    /* installed per user with npm */
+    "npm config set prefix ~/.npm-global", "npm install -g @anthropic-ai/claude-code",
+    "@openai/codex", "opencode-ai", "@mariozechner/pi-coding-agent",
+    /* found automatically */
+    "Paddock looks for each agent where npm", "nvm",
+    /* New Session's presets */
+    "New Session…", "Claude Code, Codex, OpenCode or pi",
+    /* its home persists, and the login */
+    "a home of its own that persists", "Run Its Login Command", "codex login",
+    /* the command line */
+    "paddockctl agents", "paddockctl create --agent claude --workspace",
+    "-- claude /login", "paddockctl agents import-login claude --yes",
+  };
+  GtkWindow *help;
+
+  /* Reachable as a user reaches it: an item of the main menu, and F1. */
+  g_assert_cmpstr (menu_label, ==, "_Help");
+  g_assert_nonnull (accels);
+  g_assert_cmpstr (accels[0], ==, "F1");
+  g_strfreev (g_steal_pointer (&accels));
+
+  g_action_group_activate_action (G_ACTION_GROUP (app), "help", NULL);
+  if (!paddock_test_wait_for (help_window_shown, NULL, PADDOCK_UI_TIMEOUT_MS))
+    g_error ("the help window did not open");
+  help = find_help_window ();
+  paddock_ui_settle (200);
+  g_assert_cmpstr (gtk_window_get_title (help), ==, "Running an Agent");
+  g_assert_true (gtk_window_get_transient_for (help) == GTK_WINDOW (window));
+  collect_label_text (GTK_WIDGET (help), text);
+  for (gsize i = 0; i < G_N_ELEMENTS (says); i++)
+    if (strstr (text->str, says[i]) == NULL)
+      g_error ("the help does not say “%s”; it says:\n%s", says[i], text->str);
+  paddock_ui_save_screenshot (help, "help");
+
+  gtk_window_destroy (help);
+  g_assert_null (find_help_window ());
+  gtk_window_destroy (GTK_WINDOW (window));
+  fixture->ran = TRUE;
+}
+
+static void
+test_window_shows_help (void)
+{
+  paddock_ui_run_app (G_CALLBACK (shows_help_cb), NULL);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -328,6 +467,7 @@ main (int   argc,
 
   g_test_add_func ("/ui/window/follows-leases", test_window_follows_leases);
   g_test_add_func ("/ui/window/activates-daemon", test_window_activates_daemon);
+  g_test_add_func ("/ui/window/shows-help", test_window_shows_help);
 
   return g_test_run ();
 }
