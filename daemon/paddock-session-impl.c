@@ -32,6 +32,7 @@
 
 #include "paddock-dbus-checks.h"
 #include "paddock-sandbox-program.h"
+#include "paddock-sandbox-protocol.h"
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-cgroup.h"
@@ -40,6 +41,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
+#include "paddock-fdpass.h"
 #include "paddock-keeper-client.h"
 #include "paddock-lease.h"
 #include "paddock-net-modes.h"
@@ -879,9 +881,10 @@ typedef struct
   int          seccomp_fd;         /* sandbox: the filter, or -1 */
 } AgentChild;
 
-/* The child that execs paddock-sandbox: the terminal at 0-3, the control
- * channel at 4, the leased sockets at 5… and the seccomp filter after
- * them, nothing else. Async-signal-safe calls only: it runs either in a
+/* The child that execs paddock-sandbox: the terminal at 0-2 and
+ * FD_PTY, the control channel at FD_CONTROL, the leased sockets from
+ * FD_FIRST_LISTEN on and the seccomp filter after them, nothing else
+ * (paddock-sandbox-protocol.h). Async-signal-safe calls only: it runs either in a
  * fork() of the daemon or sharing its memory (paddock-clone-vm.c). */
 static int
 sandbox_child_main (void *data)
@@ -906,11 +909,14 @@ sandbox_child_main (void *data)
   prctl (PR_SET_PDEATHSIG, SIGKILL);
   if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
       dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
-      dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
-      !_paddock_session_network_child_place_listen_fds (listen_high, c->n_listen_fds, 5) ||
-      (c->seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) c->n_listen_fds) < 0)))
+      dup2 (pty_high, PADDOCK_SANDBOX_FD_PTY) < 0 || dup2 (control_high, PADDOCK_SANDBOX_FD_CONTROL) < 0 ||
+      !_paddock_session_network_child_place_listen_fds (listen_high, c->n_listen_fds,
+                                                        PADDOCK_SANDBOX_FD_FIRST_LISTEN) ||
+      (c->seccomp_fd >= 0 &&
+       (seccomp_high < 0 || dup2 (seccomp_high, paddock_sandbox_fd_seccomp (c->n_listen_fds)) < 0)))
     _exit (126);
-  syscall (SYS_close_range, 5U + c->n_listen_fds + (c->seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
+  syscall (SYS_close_range, (unsigned int) paddock_sandbox_fd_seccomp (c->n_listen_fds) + (c->seccomp_fd >= 0 ? 1U : 0U),
+           ~0U, 0U);
 
   if (chdir (c->workspace) < 0)
     _exit (126);
@@ -1052,9 +1058,9 @@ paddock_session_impl_kill_in_sandbox (PaddockSessionImpl *self,
 {
   g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
 
-  g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
-  g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (id));
-  g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (SIGKILL));
+  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_OP, g_variant_new_string (PADDOCK_SANDBOX_OP_KILL));
+  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_ID, g_variant_new_uint32 (id));
+  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_SIGNAL, g_variant_new_int32 (SIGKILL));
   paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, NULL);
 }
 
@@ -1106,8 +1112,8 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
                                     JsonObject         *event,
                                     int                *fd)
 {
-  const char *name = json_object_get_string_member_with_default (event, "event", "");
-  gint64 id = json_object_get_int_member_with_default (event, "id", -1);
+  const char *name = json_object_get_string_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
+  gint64 id = json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_ID, -1);
   PaddockCommandImpl *command;
   GDBusMethodInvocation *invocation;
 
@@ -1117,7 +1123,7 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
   command = paddock_session_commands_lookup (self->commands, (guint32) id);
   invocation = paddock_session_commands_get_pending (self->commands, (guint32) id);
 
-  if (g_str_equal (name, "spawned") && command != NULL)
+  if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED) && command != NULL)
     {
       GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self));
       g_autoptr(GError) error = NULL;
@@ -1164,7 +1170,7 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
       paddock_session_impl_steal_pending_exec (self, (guint32) id);
       paddock_session_impl_answer_started (self, invocation, command);
     }
-  else if (g_str_equal (name, "spawned"))
+  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED))
     {
       /* Released (its caller left) before it started: it goes at once. */
       paddock_session_impl_kill_in_sandbox (self, (guint32) id);
@@ -1175,10 +1181,10 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
                                                  "Command %u was released before it started", (guint32) id);
         }
     }
-  else if (g_str_equal (name, "spawn-failed"))
+  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED))
     {
-      gint64 err = json_object_get_int_member_with_default (event, "errno", 0);
-      const char *message = json_object_get_string_member_with_default (event, "message", "could not start");
+      gint64 err = json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, 0);
+      const char *message = json_object_get_string_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, "could not start");
 
       if (invocation != NULL)
         {
@@ -1199,64 +1205,53 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
           paddock_session_commands_remove (self->commands, (guint32) id);
         }
     }
-  else if (g_str_equal (name, "command-exited") && command != NULL)
+  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED) && command != NULL)
     {
       paddock_command_impl_exited (command,
-                                   (int) json_object_get_int_member_with_default (event, "status", -1),
-                                   (int) json_object_get_int_member_with_default (event, "signal", 0));
+                                   (int) json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_STATUS, -1),
+                                   (int) json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_SIGNAL, 0));
     }
 }
 
 /* One message of the sandbox (a JSON line) from FD, a non-blocking
- * SOCK_SEQPACKET socket, into MESSAGE (SIZE bytes, NUL-terminated; a
- * longer one is cut and will not parse). The first fd attached goes to
- * *OUT_FD; any other, or every one when OUT_FD is NULL, is closed at
- * once. Returns what recvmsg() did (EINTR retried). */
+ * SOCK_SEQPACKET socket, into MESSAGE (SIZE bytes, NUL-terminated), with
+ * at most one fd attached, into *OUT_FD (none at all when OUT_FD is
+ * NULL). Returns paddock_fdpass_recv()'s: a message cut short (longer
+ * than SIZE - 1, or with more fds than that) is -1 with EMSGSIZE or
+ * ETOOMANYREFS, whatever came with it closed (see
+ * paddock_session_impl_dropped_event()). */
 static gssize
 recv_event_message (int    fd,
                     char  *message,
                     gsize  size,
                     int   *out_fd)
 {
-  union {
-    struct cmsghdr align;
-    char space[CMSG_SPACE (sizeof (int) * 4)];
-  } control;
-  struct iovec iov = { .iov_base = message, .iov_len = size - 1 };
-  struct msghdr header = {
-    .msg_iov = &iov,
-    .msg_iovlen = 1,
-    .msg_control = control.space,
-    .msg_controllen = sizeof control.space,
-  };
+  int fds[1] = { -1 };
+  size_t n_fds = 0;
   gssize n;
 
-  do
-    n = recvmsg (fd, &header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
+  n = paddock_fdpass_recv (fd, message, size - 1, fds, out_fd != NULL ? 1 : 0, &n_fds, MSG_DONTWAIT);
   if (n < 0)
     return n;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR (&header); c != NULL; c = CMSG_NXTHDR (&header, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      {
-        gsize count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-        int received[4];
-
-        memcpy (received, CMSG_DATA (c), MIN (count, G_N_ELEMENTS (received)) * sizeof (int));
-        for (gsize i = 0; i < MIN (count, G_N_ELEMENTS (received)); i++)
-          if (out_fd != NULL && *out_fd < 0)
-            *out_fd = received[i];
-          else
-            close (received[i]);
-      }
+  if (n_fds > 0)
+    *out_fd = fds[0];
   message[n] = '\0';
   return n;
 }
 
+/* Whether recv_event_message() failed on a message cut short (dropped
+ * whole), rather than on the socket. */
+static gboolean
+paddock_session_impl_dropped_event (int saved_errno)
+{
+  return saved_errno == EMSGSIZE || saved_errno == ETOOMANYREFS;
+}
+
 /* A command's own event channel: the daemon's end of a SOCK_SEQPACKET
  * pair whose other end went to the sandbox with the spawn ("direct", see
- * paddock-sandbox.c). The command's supervisor writes its "spawned" and
- * "command-exited" there itself, so neither waits for a wakeup of pid 1.
+ * docs/sandbox-protocol.md, "Direct events"). The command's supervisor
+ * writes its "spawned" and "command-exited" there itself, so neither
+ * waits for a wakeup of pid 1.
  * The supervisor runs inside the session's boundary: what comes on this
  * channel is read as about this command only (the "id" inside is
  * replaced by ours), "spawned" once and then only the end, after which
@@ -1294,17 +1289,17 @@ paddock_session_impl_answer_lost_command (PaddockSessionImpl *self,
   guint32 id = channel->id;
   int no_fd = -1;
 
-  json_object_set_int_member (event, "id", id);
+  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ID, id);
   if (!channel->spawned)
     {
-      json_object_set_string_member (event, "event", "spawn-failed");
-      json_object_set_int_member (event, "errno", EIO);
-      json_object_set_string_member (event, "message", "the command's supervisor ended before it started the command");
+      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED);
+      json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, EIO);
+      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, "the command's supervisor ended before it started the command");
     }
   else
     {
-      json_object_set_string_member (event, "event", "command-exited");
-      json_object_set_int_member (event, "status", 255);
+      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED);
+      json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_STATUS, PADDOCK_SANDBOX_STATUS_SUPERVISOR_GONE);
     }
   g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
   paddock_session_impl_command_event (self, event, &no_fd);
@@ -1329,6 +1324,15 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
 
       if (n < 0 && errno == EAGAIN)
         return TRUE;
+      if (n < 0 && paddock_session_impl_dropped_event (errno))
+        {
+          /* Larger than any event, or with a descriptor: not one of this
+           * channel's, so its supervisor broke the rules (below). */
+          g_message ("Session %s: dropped a message of command %u's supervisor (%s)",
+                     paddock_session_impl_get_id (self), channel->id, g_strerror (errno));
+          paddock_session_impl_answer_lost_command (self, channel);
+          return FALSE;
+        }
       if (n <= 0)
         {
           /* Its end (our peers never send an empty message) before the
@@ -1345,17 +1349,17 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
           return FALSE;
         }
       object = json_node_get_object (json_parser_get_root (parser));
-      name = json_object_get_string_member_with_default (object, "event", "");
+      name = json_object_get_string_member_with_default (object, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
       /* This command's events, whatever the id inside says. */
-      json_object_set_int_member (object, "id", channel->id);
-      if (g_str_equal (name, "spawned") && !channel->spawned)
+      json_object_set_int_member (object, PADDOCK_SANDBOX_EVENT_KEY_ID, channel->id);
+      if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED) && !channel->spawned)
         {
           channel->spawned = TRUE;
           paddock_session_impl_command_event (self, object, &no_fd);
           continue;
         }
-      if ((g_str_equal (name, "spawn-failed") && !channel->spawned) ||
-          (g_str_equal (name, "command-exited") && channel->spawned))
+      if ((g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED) && !channel->spawned) ||
+          (g_str_equal (name, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED) && channel->spawned))
         {
           paddock_session_impl_command_event (self, object, &no_fd);
           g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (channel->id));
@@ -1429,10 +1433,10 @@ paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
   message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
                              "(a process in the session may have stopped it); the sandbox is asked to kill the command",
                              paddock_session_commands_get_spawn_deadline_ms ());
-  json_object_set_string_member (event, "event", "spawn-failed");
-  json_object_set_int_member (event, "id", id);
-  json_object_set_int_member (event, "errno", ETIMEDOUT);
-  json_object_set_string_member (event, "message", message);
+  json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED);
+  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ID, id);
+  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, ETIMEDOUT);
+  json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, message);
   g_message ("Session %s: command %u: %s", self->id, id, message);
   paddock_session_impl_command_event (self, event, &no_fd);
 }
@@ -1675,6 +1679,7 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
       paddock_autofd int fd = -1;
       char message[4096];
       JsonObject *object;
+      const char *name;
       gssize n;
 
       if (self->control_fd < 0)
@@ -1685,6 +1690,13 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
       n = recv_event_message (self->control_fd, message, sizeof message, &fd);
       if (n < 0 && errno == EAGAIN)
         return TRUE;
+      if (n < 0 && paddock_session_impl_dropped_event (errno))
+        {
+          /* Cut short, so not an event we could act on; the next may be. */
+          g_message ("Session %s: dropped a message of the sandbox (%s)",
+                     paddock_session_impl_get_id (self), g_strerror (errno));
+          continue;
+        }
       if (n <= 0)
         return FALSE;
 
@@ -1694,7 +1706,8 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
         continue;
 
       object = json_node_get_object (json_parser_get_root (parser));
-      if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "proxy") == 0)
+      name = json_object_get_string_member_with_default (object, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
+      if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_PROXY))
         {
           g_autoptr(GError) proxy_error = NULL;
 
@@ -1715,27 +1728,27 @@ paddock_session_impl_drain_control (PaddockSessionImpl *self)
                 }
             }
         }
-      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket") == 0 ||
-               g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket-failed") == 0)
+      else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SOCKET) ||
+               g_str_equal (name, PADDOCK_SANDBOX_EVENT_SOCKET_FAILED))
         {
           /* A socket inside for a forwarded connection (paddock-session-ports.c). */
           _paddock_session_ports_socket_event (_paddock_session_network_get_ports (self->network),
-                                               json_object_get_int_member_with_default (object, "id", -1), &fd);
+                                               json_object_get_int_member_with_default (object, PADDOCK_SANDBOX_EVENT_KEY_ID, -1), &fd);
         }
-      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
+      else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_STARTED) &&
                self->ready_func != NULL && !self->looking)
         {
-          JsonObject *report = json_object_has_member (object, "boundary") &&
-                               JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "boundary"))
-                               ? json_object_get_object_member (object, "boundary") : NULL;
+          JsonObject *report = json_object_has_member (object, PADDOCK_SANDBOX_EVENT_KEY_BOUNDARY) &&
+                               JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, PADDOCK_SANDBOX_EVENT_KEY_BOUNDARY))
+                               ? json_object_get_object_member (object, PADDOCK_SANDBOX_EVENT_KEY_BOUNDARY) : NULL;
 
           /* The layers are in place from here on: look at them, in a
            * thread (see paddock_session_impl_look_at_boundary()). */
           paddock_session_impl_look_at_boundary (self, report);
         }
-      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "supervisor-gone") == 0)
+      else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SUPERVISOR_GONE))
         {
-          gint64 id = json_object_get_int_member_with_default (object, "id", -1);
+          gint64 id = json_object_get_int_member_with_default (object, PADDOCK_SANDBOX_EVENT_KEY_ID, -1);
 
           if (id >= 0 && id <= G_MAXUINT32)
             paddock_session_impl_supervisor_gone (self, (guint32) id);
@@ -2158,9 +2171,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       g_ptr_array_add (argv, g_strdup ("--workspace"));
       g_ptr_array_add (argv, g_strdup (self->config.workspace));
       g_ptr_array_add (argv, g_strdup ("--pty-fd"));
-      g_ptr_array_add (argv, g_strdup ("3"));
+      g_ptr_array_add (argv, g_strdup_printf ("%d", PADDOCK_SANDBOX_FD_PTY));
       g_ptr_array_add (argv, g_strdup ("--control-fd"));
-      g_ptr_array_add (argv, g_strdup ("4"));
+      g_ptr_array_add (argv, g_strdup_printf ("%d", PADDOCK_SANDBOX_FD_CONTROL));
       if (self->stage != NULL)
         {
           g_ptr_array_add (argv, g_strdup ("--stage"));
@@ -2192,15 +2205,15 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
               }
           }
       }
-      /* On the host's network its leased sockets at fds 5…, for the agent
-       * at 3…; in every mode it may bind those ports and no other
+      /* On the host's network its leased sockets at fds FD_FIRST_LISTEN…,
+       * for the agent at 3…; in every mode it may bind those ports and no other
        * (Landlock; in none and proxy the daemon forwards them). */
       for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len; i++)
         {
           if (passed_leases != NULL)
             {
               g_ptr_array_add (argv, g_strdup ("--listen-fd"));
-              g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + i));
+              g_ptr_array_add (argv, g_strdup_printf ("%d", paddock_sandbox_fd_listen (i)));
             }
           g_ptr_array_add (argv, g_strdup ("--bind-port"));
           g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (g_ptr_array_index (self->config.leases, i))));
@@ -2214,12 +2227,12 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           g_ptr_array_add (argv, g_strdup ("--proxy-port"));
           g_ptr_array_add (argv, g_strdup_printf ("%u", PADDOCK_SESSION_PROXY_PORT));
         }
-      /* The filter comes after the leased sockets, at fd 5 + leases. */
+      /* The filter comes after the leased sockets. */
       seccomp_fd = sandbox_seccomp_fd ();
       if (seccomp_fd >= 0)
         {
           g_ptr_array_add (argv, g_strdup ("--seccomp-fd"));
-          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + (passed_leases != NULL ? passed_leases->len : 0)));
+          g_ptr_array_add (argv, g_strdup_printf ("%d", paddock_sandbox_fd_seccomp (passed_leases != NULL ? passed_leases->len : 0)));
         }
       /* Folders of the user's HOME the user chose to show, read-only. */
       if (self->config.expose != NULL && self->config.expose[0] != NULL)
@@ -2959,9 +2972,10 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-/* One request to the sandbox's pid 1: an a{sv} GVariant (paddock-sandbox.c
- * lists its members), serialized in one SOCK_SEQPACKET message, with @fds
- * attached (SCM_RIGHTS). @request may be floating; it is consumed. */
+/* One request to the sandbox's pid 1: an a{sv} GVariant
+ * (paddock-sandbox-protocol.h names its members), serialized in one
+ * SOCK_SEQPACKET message, with @fds attached (SCM_RIGHTS). @request may
+ * be floating; it is consumed. */
 static gboolean
 paddock_session_impl_send_control (PaddockSessionImpl  *self,
                                    GVariant            *request,
@@ -2971,11 +2985,8 @@ paddock_session_impl_send_control (PaddockSessionImpl  *self,
 {
   g_autoptr(GVariant) owned = g_variant_ref_sink (request);
   g_autoptr(GBytes) data = NULL;
-  char control[CMSG_SPACE (sizeof (int) * 4)];
-  struct iovec iov;
-  struct msghdr message = { 0, };
 
-  g_assert (n_fds <= 4);
+  g_assert (n_fds <= PADDOCK_SANDBOX_MAX_REQUEST_FDS);
 
   if (self->control_fd < 0)
     {
@@ -2984,31 +2995,11 @@ paddock_session_impl_send_control (PaddockSessionImpl  *self,
     }
 
   data = g_variant_get_data_as_bytes (owned);
-  iov.iov_base = (void *) g_bytes_get_data (data, NULL);
-  iov.iov_len = g_bytes_get_size (data);
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
-
-  if (n_fds > 0)
-    {
-      struct cmsghdr *header;
-
-      memset (control, 0, sizeof control);
-      message.msg_control = control;
-      message.msg_controllen = CMSG_SPACE (sizeof (int) * n_fds);
-      header = CMSG_FIRSTHDR (&message);
-      header->cmsg_level = SOL_SOCKET;
-      header->cmsg_type = SCM_RIGHTS;
-      header->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
-      memcpy (CMSG_DATA (header), fds, sizeof (int) * n_fds);
-    }
-
-  while (sendmsg (self->control_fd, &message, MSG_NOSIGNAL) < 0)
+  if (paddock_fdpass_send (self->control_fd, g_bytes_get_data (data, NULL), g_bytes_get_size (data),
+                           fds, n_fds, 0) < 0)
     {
       int saved_errno = errno;
 
-      if (saved_errno == EINTR)
-        continue;
       g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
                    "Could not reach the sandbox: %s", g_strerror (saved_errno));
       return FALSE;
@@ -3031,9 +3022,9 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
       g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
       g_autoptr(GError) error = NULL;
 
-      g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
-      g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (paddock_command_impl_get_id (command)));
-      g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (signal_number));
+      g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_OP, g_variant_new_string (PADDOCK_SANDBOX_OP_KILL));
+      g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_ID, g_variant_new_uint32 (paddock_command_impl_get_id (command)));
+      g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_SIGNAL, g_variant_new_int32 (signal_number));
       if (!paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, &error))
         g_debug ("Session %s: could not kill command %u: %s", self->id,
                  paddock_command_impl_get_id (command), error->message);
@@ -3190,7 +3181,7 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   paddock_autofd int child_err = -1;
   paddock_autofd int channel = -1;
   guint32 id = paddock_command_impl_get_id (command);
-  int fds[4];
+  int fds[PADDOCK_SANDBOX_DIRECT_SPAWN_N_FDS];
 
   /* A terminal of ours would be of the daemon's devpts, which the sandbox
    * does not show: tty(1) and ttyname() would fail on it, so the sandbox
@@ -3198,13 +3189,13 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
-  g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("spawn"));
-  g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (paddock_command_impl_get_id (command)));
-  g_variant_builder_add (&request, "{sv}", "argv", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&request, "{sv}", "cwd", g_variant_new_bytestring (cwd));
-  g_variant_builder_add (&request, "{sv}", "env",
+  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_OP, g_variant_new_string (PADDOCK_SANDBOX_OP_SPAWN));
+  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_ID, g_variant_new_uint32 (paddock_command_impl_get_id (command)));
+  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_ARGV, g_variant_new_bytestring_array (argv, -1));
+  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_CWD, g_variant_new_bytestring (cwd));
+  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_ENV,
                          g_variant_new_bytestring_array ((const char * const *) envp, -1));
-  g_variant_builder_add (&request, "{sv}", "tty", g_variant_new_boolean (tty));
+  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_TTY, g_variant_new_boolean (tty));
 
   /* Its events come on a channel of its own, straight from its supervisor
    * (a terminal's master comes from pid 1: a command on one still has
@@ -3219,16 +3210,16 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                        "Could not make the command's event channel: %s", g_strerror (saved_errno));
           return FALSE;
         }
-      g_variant_builder_add (&request, "{sv}", "direct", g_variant_new_boolean (TRUE));
+      g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_DIRECT, g_variant_new_boolean (TRUE));
     }
 
-  fds[0] = child_in;
-  fds[1] = child_out;
-  fds[2] = child_err;
-  fds[3] = channel;
+  fds[PADDOCK_SANDBOX_REQUEST_FD_STDIN] = child_in;
+  fds[PADDOCK_SANDBOX_REQUEST_FD_STDOUT] = child_out;
+  fds[PADDOCK_SANDBOX_REQUEST_FD_STDERR] = child_err;
+  fds[PADDOCK_SANDBOX_REQUEST_FD_EVENTS] = channel;
   /* Our copies of the command's ends close when we return: the sandbox
    * has its own, and output ends when the command's are closed. */
-  if (paddock_session_impl_send_control (self, g_variant_builder_end (&request), fds, tty ? 0 : 4, error))
+  if (paddock_session_impl_send_control (self, g_variant_builder_end (&request), fds, tty ? 0 : PADDOCK_SANDBOX_DIRECT_SPAWN_N_FDS, error))
     return TRUE;
   g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
   return FALSE;

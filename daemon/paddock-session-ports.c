@@ -46,6 +46,7 @@
 #include "paddock-port-forward.h"
 #include "paddock-ports-impl.h"
 #include "paddock-registry.h"
+#include "paddock-sandbox-protocol.h"
 #include "paddock-session-impl-private.h"
 
 /* The daemon's one port registry, for LeasePort; unowned (the manager
@@ -185,11 +186,11 @@ request_socket_cb (PaddockPortForward *forward,
   GVariantDict request;
 
   g_variant_dict_init (&request, NULL);
-  g_variant_dict_insert (&request, "op", "s", "socket");
-  g_variant_dict_insert (&request, "id", "u", id);
+  g_variant_dict_insert (&request, PADDOCK_SANDBOX_KEY_OP, "s", PADDOCK_SANDBOX_OP_SOCKET);
+  g_variant_dict_insert (&request, PADDOCK_SANDBOX_KEY_ID, "u", id);
   /* [::1], after 127.0.0.1 refused. */
   if (family == AF_INET6)
-    g_variant_dict_insert (&request, "family", "s", "inet6");
+    g_variant_dict_insert (&request, PADDOCK_SANDBOX_KEY_FAMILY, "s", PADDOCK_SANDBOX_FAMILY_INET6);
   if (!_paddock_session_impl_send_control (ports->session, g_variant_dict_end (&request), &error))
     {
       paddock_port_forward_take_inside_socket (forward, -1);
