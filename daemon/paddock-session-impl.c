@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "paddock-dbus-checks.h"
+#include "paddock-sandbox-link.h"
 #include "paddock-sandbox-program.h"
 #include "paddock-sandbox-protocol.h"
 #include "paddock-autofd.h"
@@ -41,7 +42,6 @@
 #include "paddock-durable-file.h"
 #include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
-#include "paddock-fdpass.h"
 #include "paddock-keeper-client.h"
 #include "paddock-lease.h"
 #include "paddock-net-modes.h"
@@ -116,8 +116,7 @@ struct _PaddockSessionImpl
   gboolean                    resources_requested;
   char                       *resources_reason;
   int                         cgroup_procs_fd;
-  int                         control_fd;
-  guint                       control_source;
+  PaddockSandboxLink         *link;                 /* sandbox: its control socket, from start() */
 
   PaddockSessionReadyFunc     ready_func;
   gboolean                    looking;              /* at the boundary, in a thread, after "started" */
@@ -1042,11 +1041,8 @@ paddock_session_impl_steal_pending_exec (PaddockSessionImpl *self,
   (void) paddock_session_commands_steal_pending (self->commands, id);
 }
 
-static gboolean paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                                   GVariant            *request,
-                                                   const int           *fds,
-                                                   guint                n_fds,
-                                                   GError             **error);
+static PaddockSandboxLink *paddock_session_impl_get_link (PaddockSessionImpl  *self,
+                                                          GError             **error);
 static void     paddock_session_impl_answer_started (PaddockSessionImpl    *self,
                                                      GDBusMethodInvocation *invocation,
                                                      PaddockCommandImpl    *command);
@@ -1056,12 +1052,10 @@ static void
 paddock_session_impl_kill_in_sandbox (PaddockSessionImpl *self,
                                       guint32             id)
 {
-  g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  PaddockSandboxLink *link = paddock_session_impl_get_link (self, NULL);
 
-  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_OP, g_variant_new_string (PADDOCK_SANDBOX_OP_KILL));
-  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_ID, g_variant_new_uint32 (id));
-  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_SIGNAL, g_variant_new_int32 (SIGKILL));
-  paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, NULL);
+  if (link != NULL)
+    (void) paddock_sandbox_link_kill (link, id, SIGKILL, NULL);
 }
 
 /* A sandboxed command is exported only once it runs (see
@@ -1213,40 +1207,6 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
     }
 }
 
-/* One message of the sandbox (a JSON line) from FD, a non-blocking
- * SOCK_SEQPACKET socket, into MESSAGE (SIZE bytes, NUL-terminated), with
- * at most one fd attached, into *OUT_FD (none at all when OUT_FD is
- * NULL). Returns paddock_fdpass_recv()'s: a message cut short (longer
- * than SIZE - 1, or with more fds than that) is -1 with EMSGSIZE or
- * ETOOMANYREFS, whatever came with it closed (see
- * paddock_session_impl_dropped_event()). */
-static gssize
-recv_event_message (int    fd,
-                    char  *message,
-                    gsize  size,
-                    int   *out_fd)
-{
-  int fds[1] = { -1 };
-  size_t n_fds = 0;
-  gssize n;
-
-  n = paddock_fdpass_recv (fd, message, size - 1, fds, out_fd != NULL ? 1 : 0, &n_fds, MSG_DONTWAIT);
-  if (n < 0)
-    return n;
-  if (n_fds > 0)
-    *out_fd = fds[0];
-  message[n] = '\0';
-  return n;
-}
-
-/* Whether recv_event_message() failed on a message cut short (dropped
- * whole), rather than on the socket. */
-static gboolean
-paddock_session_impl_dropped_event (int saved_errno)
-{
-  return saved_errno == EMSGSIZE || saved_errno == ETOOMANYREFS;
-}
-
 /* A command's own event channel: the daemon's end of a SOCK_SEQPACKET
  * pair whose other end went to the sandbox with the spawn ("direct", see
  * docs/sandbox-protocol.md, "Direct events"). The command's supervisor
@@ -1320,11 +1280,11 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
       const char *name;
       int no_fd = -1;
       /* No event of a direct command carries a descriptor. */
-      gssize n = recv_event_message (channel->fd, message, sizeof message, NULL);
+      gssize n = paddock_sandbox_recv_event (channel->fd, message, sizeof message, NULL);
 
       if (n < 0 && errno == EAGAIN)
         return TRUE;
-      if (n < 0 && paddock_session_impl_dropped_event (errno))
+      if (n < 0 && paddock_sandbox_event_was_dropped (errno))
         {
           /* Larger than any event, or with a descriptor: not one of this
            * channel's, so its supervisor broke the rules (below). */
@@ -1668,115 +1628,122 @@ paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
                                        paddock_session_impl_looked_cb, g_object_ref (self));
 }
 
-/* Handles every event waiting on the control socket. Returns FALSE once the
- * sandbox closed its end. */
-static gboolean
-paddock_session_impl_drain_control (PaddockSessionImpl *self)
+/* The sandbox's proxy listens inside the session's namespace: its
+ * listening socket. A session in proxy mode with nobody serving its proxy
+ * would reach nothing and never say why: it does not run. */
+static void
+paddock_session_impl_link_proxy_cb (PaddockSandboxLink *link,
+                                    int                *fd,
+                                    PaddockSessionImpl *self)
 {
-  for (;;)
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+  g_autoptr(GError) proxy_error = NULL;
+
+  if (*fd >= 0 &&
+      !_paddock_session_network_take_listener (self->network, g_steal_fd (fd), &proxy_error))
     {
-      g_autoptr(JsonParser) parser = NULL;
-      paddock_autofd int fd = -1;
-      char message[4096];
-      JsonObject *object;
-      const char *name;
-      gssize n;
-
-      if (self->control_fd < 0)
-        return FALSE;
-
-      /* Descriptors come only with "spawned" of a command on a terminal
-       * (or a socket or proxy event), one at most. */
-      n = recv_event_message (self->control_fd, message, sizeof message, &fd);
-      if (n < 0 && errno == EAGAIN)
-        return TRUE;
-      if (n < 0 && paddock_session_impl_dropped_event (errno))
+      g_message ("Session %s: %s; killing it", paddock_session_impl_get_id (self),
+                 proxy_error->message);
+      paddock_session_impl_signal_all (self, SIGKILL, NULL);
+      if (self->ready_func != NULL)
         {
-          /* Cut short, so not an event we could act on; the next may be. */
-          g_message ("Session %s: dropped a message of the sandbox (%s)",
-                     paddock_session_impl_get_id (self), g_strerror (errno));
-          continue;
+          g_prefix_error (&proxy_error, "The session could not start in proxy mode and was "
+                          "killed at once: ");
+          paddock_session_impl_ready (self, proxy_error);
         }
-      if (n <= 0)
-        return FALSE;
-
-      parser = json_parser_new ();
-      if (!json_parser_load_from_data (parser, message, n, NULL) ||
-          !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        continue;
-
-      object = json_node_get_object (json_parser_get_root (parser));
-      name = json_object_get_string_member_with_default (object, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
-      if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_PROXY))
-        {
-          g_autoptr(GError) proxy_error = NULL;
-
-          /* The listening socket inside the session's namespace. A
-           * session in proxy mode with nobody serving its proxy would
-           * reach nothing and never say why: it does not run. */
-          if (fd >= 0 &&
-              !_paddock_session_network_take_listener (self->network, g_steal_fd (&fd), &proxy_error))
-            {
-              g_message ("Session %s: %s; killing it", paddock_session_impl_get_id (self),
-                         proxy_error->message);
-              paddock_session_impl_signal_all (self, SIGKILL, NULL);
-              if (self->ready_func != NULL)
-                {
-                  g_prefix_error (&proxy_error, "The session could not start in proxy mode and was "
-                                  "killed at once: ");
-                  paddock_session_impl_ready (self, proxy_error);
-                }
-            }
-        }
-      else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SOCKET) ||
-               g_str_equal (name, PADDOCK_SANDBOX_EVENT_SOCKET_FAILED))
-        {
-          /* A socket inside for a forwarded connection (paddock-session-ports.c). */
-          _paddock_session_ports_socket_event (_paddock_session_network_get_ports (self->network),
-                                               json_object_get_int_member_with_default (object, PADDOCK_SANDBOX_EVENT_KEY_ID, -1), &fd);
-        }
-      else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_STARTED) &&
-               self->ready_func != NULL && !self->looking)
-        {
-          JsonObject *report = json_object_has_member (object, PADDOCK_SANDBOX_EVENT_KEY_BOUNDARY) &&
-                               JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, PADDOCK_SANDBOX_EVENT_KEY_BOUNDARY))
-                               ? json_object_get_object_member (object, PADDOCK_SANDBOX_EVENT_KEY_BOUNDARY) : NULL;
-
-          /* The layers are in place from here on: look at them, in a
-           * thread (see paddock_session_impl_look_at_boundary()). */
-          paddock_session_impl_look_at_boundary (self, report);
-        }
-      else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SUPERVISOR_GONE))
-        {
-          gint64 id = json_object_get_int_member_with_default (object, PADDOCK_SANDBOX_EVENT_KEY_ID, -1);
-
-          if (id >= 0 && id <= G_MAXUINT32)
-            paddock_session_impl_supervisor_gone (self, (guint32) id);
-        }
-      else
-        paddock_session_impl_command_event (self, object, &fd);
     }
 }
 
-/* Events from the sandbox, one JSON object per message. */
-static gboolean
-paddock_session_impl_control_cb (int          fd,
-                                 GIOCondition condition,
-                                 gpointer     user_data)
+/* A socket inside for a forwarded connection (paddock-session-ports.c). */
+static void
+paddock_session_impl_link_socket_cb (PaddockSandboxLink *link,
+                                     gint64              id,
+                                     int                *fd,
+                                     PaddockSessionImpl *self)
 {
-  PaddockSessionImpl *self = user_data;
-  /* An event can end the session's last reference (a start that fails:
-   * the creator is answered and the session dropped) while its events are
-   * read: it stays until they are. */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
-  if (paddock_session_impl_drain_control (self))
-    return G_SOURCE_CONTINUE;
+  _paddock_session_ports_socket_event (_paddock_session_network_get_ports (self->network), id, fd);
+}
 
-  self->control_source = 0;
-  paddock_close_fd (&self->control_fd);
+static void paddock_session_impl_link_command_event_cb (PaddockSandboxLink *link,
+                                                        JsonObject         *event,
+                                                        int                *fd,
+                                                        PaddockSessionImpl *self);
+
+static void
+paddock_session_impl_link_started_cb (PaddockSandboxLink *link,
+                                      JsonObject         *report,
+                                      JsonObject         *event,
+                                      int                *fd,
+                                      PaddockSessionImpl *self)
+{
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
+  /* The layers are in place from here on: look at them, in a thread (see
+   * paddock_session_impl_look_at_boundary()), once. */
+  if (self->ready_func != NULL && !self->looking)
+    paddock_session_impl_look_at_boundary (self, report);
+  else
+    paddock_session_impl_command_event (self, event, fd);
+}
+
+static void
+paddock_session_impl_link_supervisor_gone_cb (PaddockSandboxLink *link,
+                                              guint               id,
+                                              PaddockSessionImpl *self)
+{
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
+  paddock_session_impl_supervisor_gone (self, (guint32) id);
+}
+
+static void
+paddock_session_impl_link_command_event_cb (PaddockSandboxLink *link,
+                                            JsonObject         *event,
+                                            int                *fd,
+                                            PaddockSessionImpl *self)
+{
+  /* An event can end the session's last reference (a start that fails:
+   * the creator is answered and the session dropped) while it is
+   * handled: it stays until it is. */
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
+  paddock_session_impl_command_event (self, event, fd);
+}
+
+/* The sandbox closed its end: no Exec waiting can be answered by it. */
+static void
+paddock_session_impl_link_closed_cb (PaddockSandboxLink *link,
+                                     PaddockSessionImpl *self)
+{
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
   paddock_session_impl_fail_pending_execs (self);
-  return G_SOURCE_REMOVE;
+}
+
+/* Handles every event waiting on the control socket now (the link's
+ * signals above). Returns FALSE once the sandbox closed its end. */
+static gboolean
+paddock_session_impl_drain_control (PaddockSessionImpl *self)
+{
+  return self->link != NULL && paddock_sandbox_link_drain (self->link);
+}
+
+/* The sandbox's control socket, the session listening to it. */
+static void
+paddock_session_impl_take_control (PaddockSessionImpl *self,
+                                   int                 control_fd)
+{
+  g_assert (self->link == NULL);
+
+  self->link = paddock_sandbox_link_new (control_fd);
+  g_signal_connect (self->link, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
+  g_signal_connect (self->link, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
+  g_signal_connect (self->link, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
+  g_signal_connect (self->link, "supervisor-gone", G_CALLBACK (paddock_session_impl_link_supervisor_gone_cb), self);
+  g_signal_connect (self->link, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
+  g_signal_connect (self->link, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
 }
 
 static void paddock_session_impl_agent_ended (PaddockSessionImpl *self,
@@ -2475,9 +2442,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   if (sandboxed)
     {
       /* Running once the sandbox says the agent started. */
-      self->control_fd = paddock_steal_fd (&control_ours);
-      self->control_source = g_unix_fd_add (self->control_fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                            paddock_session_impl_control_cb, self);
+      paddock_session_impl_take_control (self, paddock_steal_fd (&control_ours));
     }
   _paddock_session_network_spawned (self->network);
 
@@ -2972,40 +2937,18 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-/* One request to the sandbox's pid 1: an a{sv} GVariant
- * (paddock-sandbox-protocol.h names its members), serialized in one
- * SOCK_SEQPACKET message, with @fds attached (SCM_RIGHTS). @request may
- * be floating; it is consumed. */
-static gboolean
-paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                   GVariant            *request,
-                                   const int           *fds,
-                                   guint                n_fds,
-                                   GError             **error)
+/* The sandbox's control socket, to send a request on (NULL: a host
+ * session's, or a sandbox's before it started). */
+static PaddockSandboxLink *
+paddock_session_impl_get_link (PaddockSessionImpl  *self,
+                               GError             **error)
 {
-  g_autoptr(GVariant) owned = g_variant_ref_sink (request);
-  g_autoptr(GBytes) data = NULL;
-
-  g_assert (n_fds <= PADDOCK_SANDBOX_MAX_REQUEST_FDS);
-
-  if (self->control_fd < 0)
+  if (self->link == NULL)
     {
       g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
-      return FALSE;
+      return NULL;
     }
-
-  data = g_variant_get_data_as_bytes (owned);
-  if (paddock_fdpass_send (self->control_fd, g_bytes_get_data (data, NULL), g_bytes_get_size (data),
-                           fds, n_fds, 0) < 0)
-    {
-      int saved_errno = errno;
-
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                   "Could not reach the sandbox: %s", g_strerror (saved_errno));
-      return FALSE;
-    }
-
-  return TRUE;
+  return self->link;
 }
 
 static void
@@ -3019,13 +2962,11 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
    * whole tree, setsid()ed descendants included. */
   if (self->sandboxed)
     {
-      g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
       g_autoptr(GError) error = NULL;
+      PaddockSandboxLink *link = paddock_session_impl_get_link (self, &error);
 
-      g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_OP, g_variant_new_string (PADDOCK_SANDBOX_OP_KILL));
-      g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_ID, g_variant_new_uint32 (paddock_command_impl_get_id (command)));
-      g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_SIGNAL, g_variant_new_int32 (signal_number));
-      if (!paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, &error))
+      if (link == NULL ||
+          !paddock_sandbox_link_kill (link, paddock_command_impl_get_id (command), signal_number, &error))
         g_debug ("Session %s: could not kill command %u: %s", self->id,
                  paddock_command_impl_get_id (command), error->message);
       return;
@@ -3175,7 +3116,7 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                                        gboolean             tty,
                                        GError             **error)
 {
-  g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  PaddockSandboxLink *link = paddock_session_impl_get_link (self, error);
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
@@ -3183,19 +3124,13 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   guint32 id = paddock_command_impl_get_id (command);
   int fds[PADDOCK_SANDBOX_DIRECT_SPAWN_N_FDS];
 
+  if (link == NULL)
+    return FALSE;
   /* A terminal of ours would be of the daemon's devpts, which the sandbox
    * does not show: tty(1) and ttyname() would fail on it, so the sandbox
    * makes the terminal and sends its master back with "spawned". */
   if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
-
-  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_OP, g_variant_new_string (PADDOCK_SANDBOX_OP_SPAWN));
-  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_ID, g_variant_new_uint32 (paddock_command_impl_get_id (command)));
-  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_ARGV, g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_CWD, g_variant_new_bytestring (cwd));
-  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_ENV,
-                         g_variant_new_bytestring_array ((const char * const *) envp, -1));
-  g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_TTY, g_variant_new_boolean (tty));
 
   /* Its events come on a channel of its own, straight from its supervisor
    * (a terminal's master comes from pid 1: a command on one still has
@@ -3210,7 +3145,6 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                        "Could not make the command's event channel: %s", g_strerror (saved_errno));
           return FALSE;
         }
-      g_variant_builder_add (&request, "{sv}", PADDOCK_SANDBOX_KEY_DIRECT, g_variant_new_boolean (TRUE));
     }
 
   fds[PADDOCK_SANDBOX_REQUEST_FD_STDIN] = child_in;
@@ -3219,7 +3153,7 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
   fds[PADDOCK_SANDBOX_REQUEST_FD_EVENTS] = channel;
   /* Our copies of the command's ends close when we return: the sandbox
    * has its own, and output ends when the command's are closed. */
-  if (paddock_session_impl_send_control (self, g_variant_builder_end (&request), fds, tty ? 0 : PADDOCK_SANDBOX_DIRECT_SPAWN_N_FDS, error))
+  if (paddock_sandbox_link_spawn (link, id, argv, cwd, (const char * const *) envp, tty, tty ? NULL : fds, error))
     return TRUE;
   g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
   return FALSE;
@@ -3425,13 +3359,17 @@ _paddock_session_impl_add_lease (PaddockSessionImpl *self,
   g_ptr_array_add (self->config.leases, g_object_ref (lease));
 }
 
-/* A request without fds to the sandbox's pid 1 (port forwarding's). */
+/* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
+ * answer comes to paddock_session_impl_link_socket_cb(). */
 gboolean
-_paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                    GVariant            *request,
-                                    GError             **error)
+_paddock_session_impl_request_socket (PaddockSessionImpl  *self,
+                                      guint32              id,
+                                      int                  family,
+                                      GError             **error)
 {
-  return paddock_session_impl_send_control (self, request, NULL, 0, error);
+  PaddockSandboxLink *link = paddock_session_impl_get_link (self, error);
+
+  return link != NULL && paddock_sandbox_link_request_socket (link, id, family, error);
 }
 
 /* SetNetworkPolicy decided: the new mode and allowlist are the session's,
@@ -3630,7 +3568,13 @@ paddock_session_impl_dispose (GObject *object)
     g_ptr_array_set_size (self->command_keepers, 0);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
-  g_clear_handle_id (&self->control_source, g_source_remove);
+  /* Its events find nobody from here on. */
+  if (self->link != NULL)
+    {
+      paddock_sandbox_link_close (self->link);
+      g_signal_handlers_disconnect_by_data (self->link, self);
+      g_clear_object (&self->link);
+    }
   if (self->command_channels != NULL)
     g_hash_table_remove_all (self->command_channels);
   /* A flush still on its way finds the session gone. */
@@ -3644,7 +3588,6 @@ paddock_session_impl_dispose (GObject *object)
   /* Its poll points at us: it goes with the other sources. */
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
-  paddock_close_fd (&self->control_fd);
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
@@ -3711,7 +3654,6 @@ paddock_session_impl_class_init (PaddockSessionImplClass *klass)
 static void
 paddock_session_impl_init (PaddockSessionImpl *self)
 {
-  self->control_fd = -1;
   self->cgroup_procs_fd = -1;
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");

@@ -46,7 +46,6 @@
 #include "paddock-port-forward.h"
 #include "paddock-ports-impl.h"
 #include "paddock-registry.h"
-#include "paddock-sandbox-protocol.h"
 #include "paddock-session-impl-private.h"
 
 /* The daemon's one port registry, for LeasePort; unowned (the manager
@@ -183,15 +182,9 @@ request_socket_cb (PaddockPortForward *forward,
   PaddockSessionPorts *ports = user_data;
   g_autoptr(GError) error = NULL;
   guint32 id = ports->next_request++;
-  GVariantDict request;
 
-  g_variant_dict_init (&request, NULL);
-  g_variant_dict_insert (&request, PADDOCK_SANDBOX_KEY_OP, "s", PADDOCK_SANDBOX_OP_SOCKET);
-  g_variant_dict_insert (&request, PADDOCK_SANDBOX_KEY_ID, "u", id);
-  /* [::1], after 127.0.0.1 refused. */
-  if (family == AF_INET6)
-    g_variant_dict_insert (&request, PADDOCK_SANDBOX_KEY_FAMILY, "s", PADDOCK_SANDBOX_FAMILY_INET6);
-  if (!_paddock_session_impl_send_control (ports->session, g_variant_dict_end (&request), &error))
+  /* AF_INET6 for [::1], after 127.0.0.1 refused. */
+  if (!_paddock_session_impl_request_socket (ports->session, id, family, &error))
     {
       paddock_port_forward_take_inside_socket (forward, -1);
       return;
