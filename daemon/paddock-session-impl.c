@@ -32,6 +32,7 @@
 
 #include "paddock-dbus-checks.h"
 #include "paddock-sandbox-link.h"
+#include "paddock-sandbox-pidns.h"
 #include "paddock-sandbox-program.h"
 #include "paddock-sandbox-protocol.h"
 #include "paddock-autofd.h"
@@ -99,11 +100,7 @@ struct _PaddockSessionImpl
   pid_t                       leftover_keeper;
   int                         leftover_keeper_pidfd;
   gboolean                    sandboxed;
-  char                       *pid_namespace;  /* "pid:[inode]" once known */
-  /* The sandbox's pid 1 as the host sees it, once known: its exit comes
-   * only after every other process of the namespace is gone. */
-  pid_t                       init_pid;
-  guint64                     init_start_time;
+  PaddockSandboxPidns         pidns;          /* sandbox: its PID namespace, pid 1 */
   /* Set once the agent's own process session (host profile: sid = its
    * pid) is known to be over; see agent_session_may_live(). */
   gboolean                    agent_session_gone;
@@ -263,7 +260,6 @@ process_start_time (pid_t pid)
   return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
 }
 
-static const char *paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self);
 
 /* A restored session whose leftovers are being ended: the earlier
  * daemon's record stays as it is until they are gone, so that a daemon
@@ -331,9 +327,9 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   /* A sandbox dies with the daemon, but not in the same instant: the next
    * daemon waits for this pid 1 (see paddock_session_impl_restore). */
   if (self->sandboxed && !self->reaped && self->pid > 0)
-    paddock_session_impl_get_pid_namespace (self);
-  record.init_pid = self->reaped ? 0 : self->init_pid;
-  record.init_start_time = self->reaped ? 0 : self->init_start_time;
+    paddock_sandbox_pidns_find (&self->pidns, self->pid);
+  record.init_pid = self->reaped ? 0 : self->pidns.init_pid;
+  record.init_start_time = self->reaped ? 0 : self->pidns.init_start_time;
   record.boot_id = current_boot_id ();
   record.net = g_strdup (self->config.net_mode);
   record.allow_domains = g_strdupv (self->config.allow_domains);
@@ -447,89 +443,6 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 /* ------------------------------------------------------------------------ */
 /* Which processes are the session's                                         */
 
-static gboolean
-process_alive (pid_t pid)
-{
-  PaddockProcStat stat;
-
-  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) && stat.state != 'Z' && stat.state != 'X';
-}
-
-/* The sandbox's PID namespace, found through its pid 1 (the supervisor's
- * child). Every process of the session is in it, however it forked or
- * setsid()ed: that is what makes teardown complete. */
-static const char *
-paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self)
-{
-  g_autofree char *children_path = NULL;
-  g_autofree char *children = NULL;
-  g_autofree char *ns_path = NULL;
-  guint64 init_pid;
-  guint64 init_start_time;
-
-  if (self->pid_namespace != NULL || self->pid <= 0)
-    return self->pid_namespace;
-
-  children_path = g_strdup_printf ("/proc/%d/task/%d/children", (int) self->pid, (int) self->pid);
-  if (!g_file_get_contents (children_path, &children, NULL, NULL) ||
-      !g_ascii_string_to_unsigned (g_strstrip (children), 10, 1, G_MAXINT, &init_pid, NULL))
-    return NULL;
-
-  init_start_time = process_start_time ((pid_t) init_pid);
-  ns_path = g_strdup_printf ("/proc/%" G_GUINT64_FORMAT "/ns/pid", init_pid);
-  self->pid_namespace = g_file_read_link (ns_path, NULL);
-  /* Read before and after the namespace: the same process both times. */
-  if (self->pid_namespace != NULL && init_start_time != 0 &&
-      process_start_time ((pid_t) init_pid) == init_start_time)
-    {
-      self->init_pid = (pid_t) init_pid;
-      self->init_start_time = init_start_time;
-    }
-  return self->pid_namespace;
-}
-
-static GArray *
-paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
-{
-  GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
-  g_autoptr(GDir) proc = NULL;
-  const char *pid_namespace = paddock_session_impl_get_pid_namespace (self);
-  const char *entry;
-
-  if (self->pid > 0 && !self->reaped && process_alive (self->pid))
-    g_array_append_val (pids, self->pid);
-
-  if (pid_namespace == NULL)
-    return pids;
-  /* Pid 1 exits only after everything else in its namespace, and then the
-   * namespace's number may go to a new namespace (another session's): no
-   * scan by that number once our pid 1 is gone. */
-  if (self->init_pid > 0 &&
-      (!process_alive (self->init_pid) || process_start_time (self->init_pid) != self->init_start_time))
-    return pids;
-
-  proc = g_dir_open ("/proc", 0, NULL);
-  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
-    {
-      g_autofree char *ns_path = NULL;
-      g_autofree char *ns = NULL;
-      guint64 pid;
-
-      if (!g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &pid, NULL))
-        continue;
-
-      ns_path = g_strdup_printf ("/proc/%s/ns/pid", entry);
-      ns = g_file_read_link (ns_path, NULL);
-      if (g_strcmp0 (ns, pid_namespace) == 0 && process_alive ((pid_t) pid))
-        {
-          pid_t found = (pid_t) pid;
-          g_array_append_val (pids, found);
-        }
-    }
-
-  return pids;
-}
-
 static GArray *list_session_members (PaddockSessionImpl *self,
                                      GHashTable         *sids,
                                      pid_t               watched_sid,
@@ -635,7 +548,9 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
     }
 
   if (self->sandboxed)
-    return paddock_session_impl_list_sandboxed_pids (self);
+    /* Every process of the sandbox is in its PID namespace, however it
+     * forked or setsid()ed: that is what makes teardown complete. */
+    return paddock_sandbox_pidns_list (&self->pidns, self->pid, self->reaped);
 
   /* The agent's process session, and those of the commands exec'd beside
    * it (each the leader of its own), in one walk of /proc. */
@@ -3619,7 +3534,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_object (&self->commands);
   g_clear_pointer (&self->command_channels, g_hash_table_unref);
   g_clear_pointer (&self->command_keepers, g_ptr_array_unref);
-  g_clear_pointer (&self->pid_namespace, g_free);
+  paddock_sandbox_pidns_clear (&self->pidns);
   g_clear_pointer (&self->record_path, g_free);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
   g_clear_pointer (&self->cgroup_reason, g_free);
@@ -3971,7 +3886,7 @@ _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
    * its pinned pid 1 takes the namespace with it. The host profile's
    * process session is checked by its leader's start time (see
    * agent_session_may_live()). */
-  if ((self->pid <= 0 && self->leftover_keeper <= 0) || (self->sandboxed && self->pid_namespace == NULL))
+  if ((self->pid <= 0 && self->leftover_keeper <= 0) || (self->sandboxed && self->pidns.name == NULL))
     return;
 
   _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
@@ -4024,8 +3939,8 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
   self->pid = 0;
   self->leftover_keeper = 0;
   paddock_close_fd (&self->leftover_keeper_pidfd);
-  g_clear_pointer (&self->pid_namespace, g_free);
-  self->init_pid = 0;
+  g_clear_pointer (&self->pidns.name, g_free);
+  self->pidns.init_pid = 0;
   if (g_strcmp0 (self->state, final_state) == 0)
     {
       paddock_session_impl_save (self);
