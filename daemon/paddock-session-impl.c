@@ -1581,11 +1581,6 @@ paddock_session_impl_link_socket_cb (PaddockSandboxLink *link,
   _paddock_session_ports_socket_event (_paddock_session_network_get_ports (self->network), id, fd);
 }
 
-static void paddock_session_impl_link_command_event_cb (PaddockSandboxLink *link,
-                                                        JsonObject         *event,
-                                                        int                *fd,
-                                                        PaddockSessionImpl *self);
-
 static void
 paddock_session_impl_link_started_cb (PaddockSandboxLink *link,
                                       JsonObject         *report,
@@ -3483,13 +3478,6 @@ paddock_session_impl_dispose (GObject *object)
     g_ptr_array_set_size (self->command_keepers, 0);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
-  /* Its events find nobody from here on. */
-  if (self->link != NULL)
-    {
-      paddock_sandbox_link_close (self->link);
-      g_signal_handlers_disconnect_by_data (self->link, self);
-      g_clear_object (&self->link);
-    }
   if (self->command_channels != NULL)
     g_hash_table_remove_all (self->command_channels);
   /* A flush still on its way finds the session gone. */
@@ -3503,6 +3491,13 @@ paddock_session_impl_dispose (GObject *object)
   /* Its poll points at us: it goes with the other sources. */
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
+  /* The sandbox's control socket: its events find nobody from here on. */
+  if (self->link != NULL)
+    {
+      paddock_sandbox_link_close (self->link);
+      g_signal_handlers_disconnect_by_data (self->link, self);
+      g_clear_object (&self->link);
+    }
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
