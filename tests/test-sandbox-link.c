@@ -154,11 +154,13 @@ helper_recv (Fixture *fixture,
   gssize n = paddock_fdpass_recv (fixture->helper, buf, PADDOCK_SANDBOX_MAX_REQUEST_BYTES,
                                   fds, PADDOCK_SANDBOX_MAX_REQUEST_FDS, n_fds, 0);
   g_autoptr(GVariant) request = NULL;
+  g_autoptr(GBytes) bytes = NULL;
 
   g_assert_cmpint (n, >, 0);
-  request = g_variant_new_from_data (G_VARIANT_TYPE_VARDICT, g_memdup2 (buf, n), n, FALSE, g_free, NULL);
+  bytes = g_bytes_new_take (g_steal_pointer (&buf), n);
+  request = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE_VARDICT, bytes, FALSE));
   g_assert_true (g_variant_is_normal_form (request));
-  return g_variant_ref_sink (g_steal_pointer (&request));
+  return g_steal_pointer (&request);
 }
 
 static void
