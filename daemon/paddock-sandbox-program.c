@@ -23,7 +23,7 @@
 #include "paddock-error.h"
 
 /* Folders the view shows from the host at their own paths, read-only
- * (paddock-sandbox.c's root view). */
+ * (the helper's root view: docs/sandbox-protocol.md, paddock-sandbox-plan.c). */
 static const char *const system_roots[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL };
 
 static gboolean

@@ -201,8 +201,9 @@ void                 _paddock_session_impl_add_lease            (PaddockSessionI
 gboolean             _paddock_session_impl_handle_lease_port    (PaddockIpcSession1    *session,
                                                                  GDBusMethodInvocation *invocation,
                                                                  const char            *name);
-gboolean             _paddock_session_impl_send_control         (PaddockSessionImpl   *self,
-                                                                 GVariant             *request,
+gboolean             _paddock_session_impl_request_socket       (PaddockSessionImpl   *self,
+                                                                 guint32               id,
+                                                                 int                   family,
                                                                  GError              **error);
 PaddockSessionPorts *_paddock_session_network_get_ports         (PaddockSessionNetwork *network);
 

@@ -31,7 +31,10 @@
 #include <unistd.h>
 
 #include "paddock-dbus-checks.h"
+#include "paddock-sandbox-link.h"
+#include "paddock-sandbox-pidns.h"
 #include "paddock-sandbox-program.h"
+#include "paddock-sandbox-protocol.h"
 #include "paddock-agent-session.h"
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
@@ -98,11 +101,7 @@ struct _PaddockSessionImpl
   pid_t                       leftover_keeper;
   int                         leftover_keeper_pidfd;
   gboolean                    sandboxed;
-  char                       *pid_namespace;  /* "pid:[inode]" once known */
-  /* The sandbox's pid 1 as the host sees it, once known: its exit comes
-   * only after every other process of the namespace is gone. */
-  pid_t                       init_pid;
-  guint64                     init_start_time;
+  PaddockSandboxPidns         pidns;          /* sandbox: its PID namespace, pid 1 */
   /* Set once the agent's own process session (host profile: sid = its
    * pid) is known to be over; see agent_session_may_live(). */
   gboolean                    agent_session_gone;
@@ -115,8 +114,7 @@ struct _PaddockSessionImpl
   gboolean                    resources_requested;
   char                       *resources_reason;
   int                         cgroup_procs_fd;
-  int                         control_fd;
-  guint                       control_source;
+  PaddockSandboxLink         *link;                 /* sandbox: its control socket, from start() */
 
   PaddockSessionReadyFunc     ready_func;
   gboolean                    looking;              /* at the boundary, in a thread, after "started" */
@@ -266,7 +264,6 @@ process_start_time (pid_t pid)
   return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
 }
 
-static const char *paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self);
 
 /* A restored session whose leftovers are being ended: the earlier
  * daemon's record stays as it is until they are gone, so that a daemon
@@ -334,9 +331,9 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   /* A sandbox dies with the daemon, but not in the same instant: the next
    * daemon waits for this pid 1 (see paddock_session_impl_restore). */
   if (self->sandboxed && !self->reaped && self->pid > 0)
-    paddock_session_impl_get_pid_namespace (self);
-  record.init_pid = self->reaped ? 0 : self->init_pid;
-  record.init_start_time = self->reaped ? 0 : self->init_start_time;
+    paddock_sandbox_pidns_find (&self->pidns, self->pid);
+  record.init_pid = self->reaped ? 0 : self->pidns.init_pid;
+  record.init_start_time = self->reaped ? 0 : self->pidns.init_start_time;
   record.boot_id = current_boot_id ();
   record.net = g_strdup (self->config.net_mode);
   record.allow_domains = g_strdupv (self->config.allow_domains);
@@ -450,89 +447,6 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 /* ------------------------------------------------------------------------ */
 /* Which processes are the session's                                         */
 
-static gboolean
-process_alive (pid_t pid)
-{
-  PaddockProcStat stat;
-
-  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) && stat.state != 'Z' && stat.state != 'X';
-}
-
-/* The sandbox's PID namespace, found through its pid 1 (the supervisor's
- * child). Every process of the session is in it, however it forked or
- * setsid()ed: that is what makes teardown complete. */
-static const char *
-paddock_session_impl_get_pid_namespace (PaddockSessionImpl *self)
-{
-  g_autofree char *children_path = NULL;
-  g_autofree char *children = NULL;
-  g_autofree char *ns_path = NULL;
-  guint64 init_pid;
-  guint64 init_start_time;
-
-  if (self->pid_namespace != NULL || self->pid <= 0)
-    return self->pid_namespace;
-
-  children_path = g_strdup_printf ("/proc/%d/task/%d/children", (int) self->pid, (int) self->pid);
-  if (!g_file_get_contents (children_path, &children, NULL, NULL) ||
-      !g_ascii_string_to_unsigned (g_strstrip (children), 10, 1, G_MAXINT, &init_pid, NULL))
-    return NULL;
-
-  init_start_time = process_start_time ((pid_t) init_pid);
-  ns_path = g_strdup_printf ("/proc/%" G_GUINT64_FORMAT "/ns/pid", init_pid);
-  self->pid_namespace = g_file_read_link (ns_path, NULL);
-  /* Read before and after the namespace: the same process both times. */
-  if (self->pid_namespace != NULL && init_start_time != 0 &&
-      process_start_time ((pid_t) init_pid) == init_start_time)
-    {
-      self->init_pid = (pid_t) init_pid;
-      self->init_start_time = init_start_time;
-    }
-  return self->pid_namespace;
-}
-
-static GArray *
-paddock_session_impl_list_sandboxed_pids (PaddockSessionImpl *self)
-{
-  GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
-  g_autoptr(GDir) proc = NULL;
-  const char *pid_namespace = paddock_session_impl_get_pid_namespace (self);
-  const char *entry;
-
-  if (self->pid > 0 && !self->reaped && process_alive (self->pid))
-    g_array_append_val (pids, self->pid);
-
-  if (pid_namespace == NULL)
-    return pids;
-  /* Pid 1 exits only after everything else in its namespace, and then the
-   * namespace's number may go to a new namespace (another session's): no
-   * scan by that number once our pid 1 is gone. */
-  if (self->init_pid > 0 &&
-      (!process_alive (self->init_pid) || process_start_time (self->init_pid) != self->init_start_time))
-    return pids;
-
-  proc = g_dir_open ("/proc", 0, NULL);
-  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
-    {
-      g_autofree char *ns_path = NULL;
-      g_autofree char *ns = NULL;
-      guint64 pid;
-
-      if (!g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &pid, NULL))
-        continue;
-
-      ns_path = g_strdup_printf ("/proc/%s/ns/pid", entry);
-      ns = g_file_read_link (ns_path, NULL);
-      if (g_strcmp0 (ns, pid_namespace) == 0 && process_alive ((pid_t) pid))
-        {
-          pid_t found = (pid_t) pid;
-          g_array_append_val (pids, found);
-        }
-    }
-
-  return pids;
-}
-
 static GArray *list_session_members (PaddockSessionImpl *self,
                                      GHashTable         *sids,
                                      pid_t               watched_sid,
@@ -638,7 +552,9 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
     }
 
   if (self->sandboxed)
-    return paddock_session_impl_list_sandboxed_pids (self);
+    /* Every process of the sandbox is in its PID namespace, however it
+     * forked or setsid()ed: that is what makes teardown complete. */
+    return paddock_sandbox_pidns_list (&self->pidns, self->pid, self->reaped);
 
   /* The agent's process session, and those of the commands exec'd beside
    * it (each the leader of its own), in one walk of /proc. */
@@ -883,9 +799,10 @@ typedef struct
   int          seccomp_fd;         /* sandbox: the filter, or -1 */
 } AgentChild;
 
-/* The child that execs paddock-sandbox: the terminal at 0-3, the control
- * channel at 4, the leased sockets at 5… and the seccomp filter after
- * them, nothing else. Async-signal-safe calls only: it runs either in a
+/* The child that execs paddock-sandbox: the terminal at 0-2 and
+ * FD_PTY, the control channel at FD_CONTROL, the leased sockets from
+ * FD_FIRST_LISTEN on and the seccomp filter after them, nothing else
+ * (paddock-sandbox-protocol.h). Async-signal-safe calls only: it runs either in a
  * fork() of the daemon or sharing its memory (paddock-clone-vm.c). */
 static int
 sandbox_child_main (void *data)
@@ -910,11 +827,14 @@ sandbox_child_main (void *data)
   prctl (PR_SET_PDEATHSIG, SIGKILL);
   if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
       dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
-      dup2 (pty_high, 3) < 0 || dup2 (control_high, 4) < 0 ||
-      !_paddock_session_network_child_place_listen_fds (listen_high, c->n_listen_fds, 5) ||
-      (c->seccomp_fd >= 0 && (seccomp_high < 0 || dup2 (seccomp_high, 5 + (int) c->n_listen_fds) < 0)))
+      dup2 (pty_high, PADDOCK_SANDBOX_FD_PTY) < 0 || dup2 (control_high, PADDOCK_SANDBOX_FD_CONTROL) < 0 ||
+      !_paddock_session_network_child_place_listen_fds (listen_high, c->n_listen_fds,
+                                                        PADDOCK_SANDBOX_FD_FIRST_LISTEN) ||
+      (c->seccomp_fd >= 0 &&
+       (seccomp_high < 0 || dup2 (seccomp_high, paddock_sandbox_fd_seccomp (c->n_listen_fds)) < 0)))
     _exit (126);
-  syscall (SYS_close_range, 5U + c->n_listen_fds + (c->seccomp_fd >= 0 ? 1U : 0U), ~0U, 0U);
+  syscall (SYS_close_range, (unsigned int) paddock_sandbox_fd_seccomp (c->n_listen_fds) + (c->seccomp_fd >= 0 ? 1U : 0U),
+           ~0U, 0U);
 
   if (chdir (c->workspace) < 0)
     _exit (126);
@@ -1040,11 +960,8 @@ paddock_session_impl_steal_pending_exec (PaddockSessionImpl *self,
   (void) paddock_session_commands_steal_pending (self->commands, id);
 }
 
-static gboolean paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                                   GVariant            *request,
-                                                   const int           *fds,
-                                                   guint                n_fds,
-                                                   GError             **error);
+static PaddockSandboxLink *paddock_session_impl_get_link (PaddockSessionImpl  *self,
+                                                          GError             **error);
 static void     paddock_session_impl_answer_started (PaddockSessionImpl    *self,
                                                      GDBusMethodInvocation *invocation,
                                                      PaddockCommandImpl    *command);
@@ -1054,12 +971,10 @@ static void
 paddock_session_impl_kill_in_sandbox (PaddockSessionImpl *self,
                                       guint32             id)
 {
-  g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  PaddockSandboxLink *link = paddock_session_impl_get_link (self, NULL);
 
-  g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
-  g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (id));
-  g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (SIGKILL));
-  paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, NULL);
+  if (link != NULL)
+    (void) paddock_sandbox_link_kill (link, id, SIGKILL, NULL);
 }
 
 /* A sandboxed command is exported only once it runs (see
@@ -1110,8 +1025,8 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
                                     JsonObject         *event,
                                     int                *fd)
 {
-  const char *name = json_object_get_string_member_with_default (event, "event", "");
-  gint64 id = json_object_get_int_member_with_default (event, "id", -1);
+  const char *name = json_object_get_string_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
+  gint64 id = json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_ID, -1);
   PaddockCommandImpl *command;
   GDBusMethodInvocation *invocation;
 
@@ -1121,7 +1036,7 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
   command = paddock_session_commands_lookup (self->commands, (guint32) id);
   invocation = paddock_session_commands_get_pending (self->commands, (guint32) id);
 
-  if (g_str_equal (name, "spawned") && command != NULL)
+  if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED) && command != NULL)
     {
       GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self));
       g_autoptr(GError) error = NULL;
@@ -1168,7 +1083,7 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
       paddock_session_impl_steal_pending_exec (self, (guint32) id);
       paddock_session_impl_answer_started (self, invocation, command);
     }
-  else if (g_str_equal (name, "spawned"))
+  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED))
     {
       /* Released (its caller left) before it started: it goes at once. */
       paddock_session_impl_kill_in_sandbox (self, (guint32) id);
@@ -1179,10 +1094,10 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
                                                  "Command %u was released before it started", (guint32) id);
         }
     }
-  else if (g_str_equal (name, "spawn-failed"))
+  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED))
     {
-      gint64 err = json_object_get_int_member_with_default (event, "errno", 0);
-      const char *message = json_object_get_string_member_with_default (event, "message", "could not start");
+      gint64 err = json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, 0);
+      const char *message = json_object_get_string_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, "could not start");
 
       if (invocation != NULL)
         {
@@ -1203,64 +1118,19 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
           paddock_session_commands_remove (self->commands, (guint32) id);
         }
     }
-  else if (g_str_equal (name, "command-exited") && command != NULL)
+  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED) && command != NULL)
     {
       paddock_command_impl_exited (command,
-                                   (int) json_object_get_int_member_with_default (event, "status", -1),
-                                   (int) json_object_get_int_member_with_default (event, "signal", 0));
+                                   (int) json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_STATUS, -1),
+                                   (int) json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_SIGNAL, 0));
     }
-}
-
-/* One message of the sandbox (a JSON line) from FD, a non-blocking
- * SOCK_SEQPACKET socket, into MESSAGE (SIZE bytes, NUL-terminated; a
- * longer one is cut and will not parse). The first fd attached goes to
- * *OUT_FD; any other, or every one when OUT_FD is NULL, is closed at
- * once. Returns what recvmsg() did (EINTR retried). */
-static gssize
-recv_event_message (int    fd,
-                    char  *message,
-                    gsize  size,
-                    int   *out_fd)
-{
-  union {
-    struct cmsghdr align;
-    char space[CMSG_SPACE (sizeof (int) * 4)];
-  } control;
-  struct iovec iov = { .iov_base = message, .iov_len = size - 1 };
-  struct msghdr header = {
-    .msg_iov = &iov,
-    .msg_iovlen = 1,
-    .msg_control = control.space,
-    .msg_controllen = sizeof control.space,
-  };
-  gssize n;
-
-  do
-    n = recvmsg (fd, &header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return n;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR (&header); c != NULL; c = CMSG_NXTHDR (&header, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      {
-        gsize count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-        int received[4];
-
-        memcpy (received, CMSG_DATA (c), MIN (count, G_N_ELEMENTS (received)) * sizeof (int));
-        for (gsize i = 0; i < MIN (count, G_N_ELEMENTS (received)); i++)
-          if (out_fd != NULL && *out_fd < 0)
-            *out_fd = received[i];
-          else
-            close (received[i]);
-      }
-  message[n] = '\0';
-  return n;
 }
 
 /* A command's own event channel: the daemon's end of a SOCK_SEQPACKET
  * pair whose other end went to the sandbox with the spawn ("direct", see
- * paddock-sandbox.c). The command's supervisor writes its "spawned" and
- * "command-exited" there itself, so neither waits for a wakeup of pid 1.
+ * docs/sandbox-protocol.md, "Direct events"). The command's supervisor
+ * writes its "spawned" and "command-exited" there itself, so neither
+ * waits for a wakeup of pid 1.
  * The supervisor runs inside the session's boundary: what comes on this
  * channel is read as about this command only (the "id" inside is
  * replaced by ours), "spawned" once and then only the end, after which
@@ -1298,17 +1168,17 @@ paddock_session_impl_answer_lost_command (PaddockSessionImpl *self,
   guint32 id = channel->id;
   int no_fd = -1;
 
-  json_object_set_int_member (event, "id", id);
+  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ID, id);
   if (!channel->spawned)
     {
-      json_object_set_string_member (event, "event", "spawn-failed");
-      json_object_set_int_member (event, "errno", EIO);
-      json_object_set_string_member (event, "message", "the command's supervisor ended before it started the command");
+      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED);
+      json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, EIO);
+      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, "the command's supervisor ended before it started the command");
     }
   else
     {
-      json_object_set_string_member (event, "event", "command-exited");
-      json_object_set_int_member (event, "status", 255);
+      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED);
+      json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_STATUS, PADDOCK_SANDBOX_STATUS_SUPERVISOR_GONE);
     }
   g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
   paddock_session_impl_command_event (self, event, &no_fd);
@@ -1329,10 +1199,19 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
       const char *name;
       int no_fd = -1;
       /* No event of a direct command carries a descriptor. */
-      gssize n = recv_event_message (channel->fd, message, sizeof message, NULL);
+      gssize n = paddock_sandbox_recv_event (channel->fd, message, sizeof message, NULL);
 
       if (n < 0 && errno == EAGAIN)
         return TRUE;
+      if (n < 0 && paddock_sandbox_event_was_dropped (errno))
+        {
+          /* Larger than any event, or with a descriptor: not one of this
+           * channel's, so its supervisor broke the rules (below). */
+          g_message ("Session %s: dropped a message of command %u's supervisor (%s)",
+                     paddock_session_impl_get_id (self), channel->id, g_strerror (errno));
+          paddock_session_impl_answer_lost_command (self, channel);
+          return FALSE;
+        }
       if (n <= 0)
         {
           /* Its end (our peers never send an empty message) before the
@@ -1349,17 +1228,17 @@ paddock_session_impl_drain_channel (PaddockSessionImpl *self,
           return FALSE;
         }
       object = json_node_get_object (json_parser_get_root (parser));
-      name = json_object_get_string_member_with_default (object, "event", "");
+      name = json_object_get_string_member_with_default (object, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
       /* This command's events, whatever the id inside says. */
-      json_object_set_int_member (object, "id", channel->id);
-      if (g_str_equal (name, "spawned") && !channel->spawned)
+      json_object_set_int_member (object, PADDOCK_SANDBOX_EVENT_KEY_ID, channel->id);
+      if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED) && !channel->spawned)
         {
           channel->spawned = TRUE;
           paddock_session_impl_command_event (self, object, &no_fd);
           continue;
         }
-      if ((g_str_equal (name, "spawn-failed") && !channel->spawned) ||
-          (g_str_equal (name, "command-exited") && channel->spawned))
+      if ((g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED) && !channel->spawned) ||
+          (g_str_equal (name, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED) && channel->spawned))
         {
           paddock_session_impl_command_event (self, object, &no_fd);
           g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (channel->id));
@@ -1433,10 +1312,10 @@ paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
   message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
                              "(a process in the session may have stopped it); the sandbox is asked to kill the command",
                              paddock_session_commands_get_spawn_deadline_ms ());
-  json_object_set_string_member (event, "event", "spawn-failed");
-  json_object_set_int_member (event, "id", id);
-  json_object_set_int_member (event, "errno", ETIMEDOUT);
-  json_object_set_string_member (event, "message", message);
+  json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED);
+  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ID, id);
+  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, ETIMEDOUT);
+  json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, message);
   g_message ("Session %s: command %u: %s", self->id, id, message);
   paddock_session_impl_command_event (self, event, &no_fd);
 }
@@ -1670,106 +1549,117 @@ paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
                                        paddock_session_impl_looked_cb, g_object_ref (self));
 }
 
-/* Handles every event waiting on the control socket. Returns FALSE once the
- * sandbox closed its end. */
-static gboolean
-paddock_session_impl_drain_control (PaddockSessionImpl *self)
+/* The sandbox's proxy listens inside the session's namespace: its
+ * listening socket. A session in proxy mode with nobody serving its proxy
+ * would reach nothing and never say why: it does not run. */
+static void
+paddock_session_impl_link_proxy_cb (PaddockSandboxLink *link,
+                                    int                *fd,
+                                    PaddockSessionImpl *self)
 {
-  for (;;)
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+  g_autoptr(GError) proxy_error = NULL;
+
+  if (*fd >= 0 &&
+      !_paddock_session_network_take_listener (self->network, g_steal_fd (fd), &proxy_error))
     {
-      g_autoptr(JsonParser) parser = NULL;
-      paddock_autofd int fd = -1;
-      char message[4096];
-      JsonObject *object;
-      gssize n;
-
-      if (self->control_fd < 0)
-        return FALSE;
-
-      /* Descriptors come only with "spawned" of a command on a terminal
-       * (or a socket or proxy event), one at most. */
-      n = recv_event_message (self->control_fd, message, sizeof message, &fd);
-      if (n < 0 && errno == EAGAIN)
-        return TRUE;
-      if (n <= 0)
-        return FALSE;
-
-      parser = json_parser_new ();
-      if (!json_parser_load_from_data (parser, message, n, NULL) ||
-          !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        continue;
-
-      object = json_node_get_object (json_parser_get_root (parser));
-      if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "proxy") == 0)
+      g_message ("Session %s: %s; killing it", paddock_session_impl_get_id (self),
+                 proxy_error->message);
+      paddock_session_impl_signal_all (self, SIGKILL, NULL);
+      if (self->ready_func != NULL)
         {
-          g_autoptr(GError) proxy_error = NULL;
-
-          /* The listening socket inside the session's namespace. A
-           * session in proxy mode with nobody serving its proxy would
-           * reach nothing and never say why: it does not run. */
-          if (fd >= 0 &&
-              !_paddock_session_network_take_listener (self->network, g_steal_fd (&fd), &proxy_error))
-            {
-              g_message ("Session %s: %s; killing it", paddock_session_impl_get_id (self),
-                         proxy_error->message);
-              paddock_session_impl_signal_all (self, SIGKILL, NULL);
-              if (self->ready_func != NULL)
-                {
-                  g_prefix_error (&proxy_error, "The session could not start in proxy mode and was "
-                                  "killed at once: ");
-                  paddock_session_impl_ready (self, proxy_error);
-                }
-            }
+          g_prefix_error (&proxy_error, "The session could not start in proxy mode and was "
+                          "killed at once: ");
+          paddock_session_impl_ready (self, proxy_error);
         }
-      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket") == 0 ||
-               g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "socket-failed") == 0)
-        {
-          /* A socket inside for a forwarded connection (paddock-session-ports.c). */
-          _paddock_session_ports_socket_event (_paddock_session_network_get_ports (self->network),
-                                               json_object_get_int_member_with_default (object, "id", -1), &fd);
-        }
-      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "started") == 0 &&
-               self->ready_func != NULL && !self->looking)
-        {
-          JsonObject *report = json_object_has_member (object, "boundary") &&
-                               JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "boundary"))
-                               ? json_object_get_object_member (object, "boundary") : NULL;
-
-          /* The layers are in place from here on: look at them, in a
-           * thread (see paddock_session_impl_look_at_boundary()). */
-          paddock_session_impl_look_at_boundary (self, report);
-        }
-      else if (g_strcmp0 (json_object_get_string_member_with_default (object, "event", ""), "supervisor-gone") == 0)
-        {
-          gint64 id = json_object_get_int_member_with_default (object, "id", -1);
-
-          if (id >= 0 && id <= G_MAXUINT32)
-            paddock_session_impl_supervisor_gone (self, (guint32) id);
-        }
-      else
-        paddock_session_impl_command_event (self, object, &fd);
     }
 }
 
-/* Events from the sandbox, one JSON object per message. */
-static gboolean
-paddock_session_impl_control_cb (int          fd,
-                                 GIOCondition condition,
-                                 gpointer     user_data)
+/* A socket inside for a forwarded connection (paddock-session-ports.c). */
+static void
+paddock_session_impl_link_socket_cb (PaddockSandboxLink *link,
+                                     gint64              id,
+                                     int                *fd,
+                                     PaddockSessionImpl *self)
 {
-  PaddockSessionImpl *self = user_data;
-  /* An event can end the session's last reference (a start that fails:
-   * the creator is answered and the session dropped) while its events are
-   * read: it stays until they are. */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
-  if (paddock_session_impl_drain_control (self))
-    return G_SOURCE_CONTINUE;
+  _paddock_session_ports_socket_event (_paddock_session_network_get_ports (self->network), id, fd);
+}
 
-  self->control_source = 0;
-  paddock_close_fd (&self->control_fd);
+static void
+paddock_session_impl_link_started_cb (PaddockSandboxLink *link,
+                                      JsonObject         *report,
+                                      JsonObject         *event,
+                                      int                *fd,
+                                      PaddockSessionImpl *self)
+{
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
+  /* The layers are in place from here on: look at them, in a thread (see
+   * paddock_session_impl_look_at_boundary()), once. */
+  if (self->ready_func != NULL && !self->looking)
+    paddock_session_impl_look_at_boundary (self, report);
+  else
+    paddock_session_impl_command_event (self, event, fd);
+}
+
+static void
+paddock_session_impl_link_supervisor_gone_cb (PaddockSandboxLink *link,
+                                              guint               id,
+                                              PaddockSessionImpl *self)
+{
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
+  paddock_session_impl_supervisor_gone (self, (guint32) id);
+}
+
+static void
+paddock_session_impl_link_command_event_cb (PaddockSandboxLink *link,
+                                            JsonObject         *event,
+                                            int                *fd,
+                                            PaddockSessionImpl *self)
+{
+  /* An event can end the session's last reference (a start that fails:
+   * the creator is answered and the session dropped) while it is
+   * handled: it stays until it is. */
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
+  paddock_session_impl_command_event (self, event, fd);
+}
+
+/* The sandbox closed its end: no Exec waiting can be answered by it. */
+static void
+paddock_session_impl_link_closed_cb (PaddockSandboxLink *link,
+                                     PaddockSessionImpl *self)
+{
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
+
   paddock_session_impl_fail_pending_execs (self);
-  return G_SOURCE_REMOVE;
+}
+
+/* Handles every event waiting on the control socket now (the link's
+ * signals above). Returns FALSE once the sandbox closed its end. */
+static gboolean
+paddock_session_impl_drain_control (PaddockSessionImpl *self)
+{
+  return self->link != NULL && paddock_sandbox_link_drain (self->link);
+}
+
+/* The sandbox's control socket, the session listening to it. */
+static void
+paddock_session_impl_take_control (PaddockSessionImpl *self,
+                                   int                 control_fd)
+{
+  g_assert (self->link == NULL);
+
+  self->link = paddock_sandbox_link_new (control_fd);
+  g_signal_connect (self->link, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
+  g_signal_connect (self->link, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
+  g_signal_connect (self->link, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
+  g_signal_connect (self->link, "supervisor-gone", G_CALLBACK (paddock_session_impl_link_supervisor_gone_cb), self);
+  g_signal_connect (self->link, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
+  g_signal_connect (self->link, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
 }
 
 static void paddock_session_impl_agent_ended (PaddockSessionImpl *self,
@@ -2165,9 +2055,9 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       g_ptr_array_add (argv, g_strdup ("--workspace"));
       g_ptr_array_add (argv, g_strdup (self->config.workspace));
       g_ptr_array_add (argv, g_strdup ("--pty-fd"));
-      g_ptr_array_add (argv, g_strdup ("3"));
+      g_ptr_array_add (argv, g_strdup_printf ("%d", PADDOCK_SANDBOX_FD_PTY));
       g_ptr_array_add (argv, g_strdup ("--control-fd"));
-      g_ptr_array_add (argv, g_strdup ("4"));
+      g_ptr_array_add (argv, g_strdup_printf ("%d", PADDOCK_SANDBOX_FD_CONTROL));
       if (self->stage != NULL)
         {
           g_ptr_array_add (argv, g_strdup ("--stage"));
@@ -2199,15 +2089,15 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
               }
           }
       }
-      /* On the host's network its leased sockets at fds 5…, for the agent
-       * at 3…; in every mode it may bind those ports and no other
+      /* On the host's network its leased sockets at fds FD_FIRST_LISTEN…,
+       * for the agent at 3…; in every mode it may bind those ports and no other
        * (Landlock; in none and proxy the daemon forwards them). */
       for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len; i++)
         {
           if (passed_leases != NULL)
             {
               g_ptr_array_add (argv, g_strdup ("--listen-fd"));
-              g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + i));
+              g_ptr_array_add (argv, g_strdup_printf ("%d", paddock_sandbox_fd_listen (i)));
             }
           g_ptr_array_add (argv, g_strdup ("--bind-port"));
           g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (g_ptr_array_index (self->config.leases, i))));
@@ -2221,12 +2111,12 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
           g_ptr_array_add (argv, g_strdup ("--proxy-port"));
           g_ptr_array_add (argv, g_strdup_printf ("%u", PADDOCK_SESSION_PROXY_PORT));
         }
-      /* The filter comes after the leased sockets, at fd 5 + leases. */
+      /* The filter comes after the leased sockets. */
       seccomp_fd = sandbox_seccomp_fd ();
       if (seccomp_fd >= 0)
         {
           g_ptr_array_add (argv, g_strdup ("--seccomp-fd"));
-          g_ptr_array_add (argv, g_strdup_printf ("%u", 5 + (passed_leases != NULL ? passed_leases->len : 0)));
+          g_ptr_array_add (argv, g_strdup_printf ("%d", paddock_sandbox_fd_seccomp (passed_leases != NULL ? passed_leases->len : 0)));
         }
       /* Folders of the user's HOME the user chose to show, read-only. */
       if (self->config.expose != NULL && self->config.expose[0] != NULL)
@@ -2471,9 +2361,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   if (sandboxed)
     {
       /* Running once the sandbox says the agent started. */
-      self->control_fd = paddock_steal_fd (&control_ours);
-      self->control_source = g_unix_fd_add (self->control_fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                            paddock_session_impl_control_cb, self);
+      paddock_session_impl_take_control (self, paddock_steal_fd (&control_ours));
     }
   _paddock_session_network_spawned (self->network);
 
@@ -2968,62 +2856,18 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-/* One request to the sandbox's pid 1: an a{sv} GVariant (paddock-sandbox.c
- * lists its members), serialized in one SOCK_SEQPACKET message, with @fds
- * attached (SCM_RIGHTS). @request may be floating; it is consumed. */
-static gboolean
-paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                   GVariant            *request,
-                                   const int           *fds,
-                                   guint                n_fds,
-                                   GError             **error)
+/* The sandbox's control socket, to send a request on (NULL: a host
+ * session's, or a sandbox's before it started). */
+static PaddockSandboxLink *
+paddock_session_impl_get_link (PaddockSessionImpl  *self,
+                               GError             **error)
 {
-  g_autoptr(GVariant) owned = g_variant_ref_sink (request);
-  g_autoptr(GBytes) data = NULL;
-  char control[CMSG_SPACE (sizeof (int) * 4)];
-  struct iovec iov;
-  struct msghdr message = { 0, };
-
-  g_assert (n_fds <= 4);
-
-  if (self->control_fd < 0)
+  if (self->link == NULL)
     {
       g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
-      return FALSE;
+      return NULL;
     }
-
-  data = g_variant_get_data_as_bytes (owned);
-  iov.iov_base = (void *) g_bytes_get_data (data, NULL);
-  iov.iov_len = g_bytes_get_size (data);
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
-
-  if (n_fds > 0)
-    {
-      struct cmsghdr *header;
-
-      memset (control, 0, sizeof control);
-      message.msg_control = control;
-      message.msg_controllen = CMSG_SPACE (sizeof (int) * n_fds);
-      header = CMSG_FIRSTHDR (&message);
-      header->cmsg_level = SOL_SOCKET;
-      header->cmsg_type = SCM_RIGHTS;
-      header->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
-      memcpy (CMSG_DATA (header), fds, sizeof (int) * n_fds);
-    }
-
-  while (sendmsg (self->control_fd, &message, MSG_NOSIGNAL) < 0)
-    {
-      int saved_errno = errno;
-
-      if (saved_errno == EINTR)
-        continue;
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                   "Could not reach the sandbox: %s", g_strerror (saved_errno));
-      return FALSE;
-    }
-
-  return TRUE;
+  return self->link;
 }
 
 static void
@@ -3037,13 +2881,11 @@ paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
    * whole tree, setsid()ed descendants included. */
   if (self->sandboxed)
     {
-      g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
       g_autoptr(GError) error = NULL;
+      PaddockSandboxLink *link = paddock_session_impl_get_link (self, &error);
 
-      g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("kill"));
-      g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (paddock_command_impl_get_id (command)));
-      g_variant_builder_add (&request, "{sv}", "signal", g_variant_new_int32 (signal_number));
-      if (!paddock_session_impl_send_control (self, g_variant_builder_end (&request), NULL, 0, &error))
+      if (link == NULL ||
+          !paddock_sandbox_link_kill (link, paddock_command_impl_get_id (command), signal_number, &error))
         g_debug ("Session %s: could not kill command %u: %s", self->id,
                  paddock_command_impl_get_id (command), error->message);
       return;
@@ -3193,27 +3035,21 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                                        gboolean             tty,
                                        GError             **error)
 {
-  g_auto(GVariantBuilder) request = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  PaddockSandboxLink *link = paddock_session_impl_get_link (self, error);
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
   paddock_autofd int channel = -1;
   guint32 id = paddock_command_impl_get_id (command);
-  int fds[4];
+  int fds[PADDOCK_SANDBOX_DIRECT_SPAWN_N_FDS];
 
+  if (link == NULL)
+    return FALSE;
   /* A terminal of ours would be of the daemon's devpts, which the sandbox
    * does not show: tty(1) and ttyname() would fail on it, so the sandbox
    * makes the terminal and sends its master back with "spawned". */
   if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
-
-  g_variant_builder_add (&request, "{sv}", "op", g_variant_new_string ("spawn"));
-  g_variant_builder_add (&request, "{sv}", "id", g_variant_new_uint32 (paddock_command_impl_get_id (command)));
-  g_variant_builder_add (&request, "{sv}", "argv", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&request, "{sv}", "cwd", g_variant_new_bytestring (cwd));
-  g_variant_builder_add (&request, "{sv}", "env",
-                         g_variant_new_bytestring_array ((const char * const *) envp, -1));
-  g_variant_builder_add (&request, "{sv}", "tty", g_variant_new_boolean (tty));
 
   /* Its events come on a channel of its own, straight from its supervisor
    * (a terminal's master comes from pid 1: a command on one still has
@@ -3228,16 +3064,15 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                        "Could not make the command's event channel: %s", g_strerror (saved_errno));
           return FALSE;
         }
-      g_variant_builder_add (&request, "{sv}", "direct", g_variant_new_boolean (TRUE));
     }
 
-  fds[0] = child_in;
-  fds[1] = child_out;
-  fds[2] = child_err;
-  fds[3] = channel;
+  fds[PADDOCK_SANDBOX_REQUEST_FD_STDIN] = child_in;
+  fds[PADDOCK_SANDBOX_REQUEST_FD_STDOUT] = child_out;
+  fds[PADDOCK_SANDBOX_REQUEST_FD_STDERR] = child_err;
+  fds[PADDOCK_SANDBOX_REQUEST_FD_EVENTS] = channel;
   /* Our copies of the command's ends close when we return: the sandbox
    * has its own, and output ends when the command's are closed. */
-  if (paddock_session_impl_send_control (self, g_variant_builder_end (&request), fds, tty ? 0 : 4, error))
+  if (paddock_sandbox_link_spawn (link, id, argv, cwd, (const char * const *) envp, tty, tty ? NULL : fds, error))
     return TRUE;
   g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
   return FALSE;
@@ -3443,13 +3278,17 @@ _paddock_session_impl_add_lease (PaddockSessionImpl *self,
   g_ptr_array_add (self->config.leases, g_object_ref (lease));
 }
 
-/* A request without fds to the sandbox's pid 1 (port forwarding's). */
+/* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
+ * answer comes to paddock_session_impl_link_socket_cb(). */
 gboolean
-_paddock_session_impl_send_control (PaddockSessionImpl  *self,
-                                    GVariant            *request,
-                                    GError             **error)
+_paddock_session_impl_request_socket (PaddockSessionImpl  *self,
+                                      guint32              id,
+                                      int                  family,
+                                      GError             **error)
 {
-  return paddock_session_impl_send_control (self, request, NULL, 0, error);
+  PaddockSandboxLink *link = paddock_session_impl_get_link (self, error);
+
+  return link != NULL && paddock_sandbox_link_request_socket (link, id, family, error);
 }
 
 /* SetNetworkPolicy decided: the new mode and allowlist are the session's,
@@ -3661,7 +3500,6 @@ paddock_session_impl_dispose (GObject *object)
     g_ptr_array_set_size (self->command_keepers, 0);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
-  g_clear_handle_id (&self->control_source, g_source_remove);
   if (self->command_channels != NULL)
     g_hash_table_remove_all (self->command_channels);
   /* A flush still on its way finds the session gone. */
@@ -3675,7 +3513,13 @@ paddock_session_impl_dispose (GObject *object)
   /* Its poll points at us: it goes with the other sources. */
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
-  paddock_close_fd (&self->control_fd);
+  /* The sandbox's control socket: its events find nobody from here on. */
+  if (self->link != NULL)
+    {
+      paddock_sandbox_link_close (self->link);
+      g_signal_handlers_disconnect_by_data (self->link, self);
+      g_clear_object (&self->link);
+    }
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
@@ -3707,7 +3551,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_object (&self->commands);
   g_clear_pointer (&self->command_channels, g_hash_table_unref);
   g_clear_pointer (&self->command_keepers, g_ptr_array_unref);
-  g_clear_pointer (&self->pid_namespace, g_free);
+  paddock_sandbox_pidns_clear (&self->pidns);
   g_clear_pointer (&self->record_path, g_free);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
   g_clear_pointer (&self->cgroup_reason, g_free);
@@ -3742,7 +3586,6 @@ paddock_session_impl_class_init (PaddockSessionImplClass *klass)
 static void
 paddock_session_impl_init (PaddockSessionImpl *self)
 {
-  self->control_fd = -1;
   self->cgroup_procs_fd = -1;
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
@@ -4073,7 +3916,7 @@ _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
    * its pinned pid 1 takes the namespace with it. The host profile's
    * process session is checked by its leader's start time (see
    * agent_session_may_live()). */
-  if ((self->pid <= 0 && self->leftover_keeper <= 0) || (self->sandboxed && self->pid_namespace == NULL))
+  if ((self->pid <= 0 && self->leftover_keeper <= 0) || (self->sandboxed && self->pidns.name == NULL))
     return;
 
   _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
@@ -4126,8 +3969,8 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
   self->pid = 0;
   self->leftover_keeper = 0;
   paddock_close_fd (&self->leftover_keeper_pidfd);
-  g_clear_pointer (&self->pid_namespace, g_free);
-  self->init_pid = 0;
+  g_clear_pointer (&self->pidns.name, g_free);
+  self->pidns.init_pid = 0;
   if (g_strcmp0 (self->state, final_state) == 0)
     {
       paddock_session_impl_save (self);

@@ -183,15 +183,9 @@ request_socket_cb (PaddockPortForward *forward,
   PaddockSessionPorts *ports = user_data;
   g_autoptr(GError) error = NULL;
   guint32 id = ports->next_request++;
-  GVariantDict request;
 
-  g_variant_dict_init (&request, NULL);
-  g_variant_dict_insert (&request, "op", "s", "socket");
-  g_variant_dict_insert (&request, "id", "u", id);
-  /* [::1], after 127.0.0.1 refused. */
-  if (family == AF_INET6)
-    g_variant_dict_insert (&request, "family", "s", "inet6");
-  if (!_paddock_session_impl_send_control (ports->session, g_variant_dict_end (&request), &error))
+  /* AF_INET6 for [::1], after 127.0.0.1 refused. */
+  if (!_paddock_session_impl_request_socket (ports->session, id, family, &error))
     {
       paddock_port_forward_take_inside_socket (forward, -1);
       return;

@@ -59,7 +59,7 @@
 /* What one splice() asks for: a pipe holds 64 KiB by default. */
 #define SPLICE_CHUNK (1024 * 1024)
 /* What one copy into the session moves at most: the largest packet of the
- * session's loopback (paddock-sandbox.c, loopback_allow_large_packets()),
+ * session's loopback (paddock-sandbox-net.c, loopback_allow_large_packets()),
  * so that one send() can make one. */
 #define UPLOAD_CHUNK (512 * 1024)
 /* What each pipe asks for, budget permitting. */
@@ -76,7 +76,7 @@
 /* SO_RCVBUF of both: room for two of the session's 512 KiB packets.
  * The window a receiver offers is about half its buffer and a sender
  * builds no packet larger than half the window it was offered, so with
- * 256 KiB the session's large packets (paddock-sandbox.c,
+ * 256 KiB the session's large packets (paddock-sandbox-net.c,
  * loopback_allow_large_packets()) would never be made, whichever way the
  * bytes go: on the inside socket they are what the server inside sends,
  * and on the client's they are what one copy into the session peeks

@@ -20,7 +20,7 @@
 /* How long an Exec or Run waits for the sandbox to say its command
  * started: a fork and an exec take milliseconds, but the command's
  * supervisor runs inside the session, where any process can SIGSTOP it
- * (see hand_to_spare in paddock-sandbox.c). For tests,
+ * (see hand_to_spare in paddock-sandbox-commands.c). For tests,
  * PADDOCK_TEST_SPAWN_DEADLINE_MS=N in the daemon's own environment makes
  * it N ms. */
 #define SPAWN_DEADLINE_MS (10 * 1000)
