@@ -31,6 +31,7 @@
 #include "paddock-change-details.h"
 #include "paddock-review-cache.h"
 #include "paddock-review-private.h"
+#include "paddock-git-path.h"
 
 /* --- diff text ------------------------------------------------------ */
 
@@ -224,8 +225,8 @@ paddock_review_get_diff (PaddockReview  *self,
   if (git_patch_from_diff (&patch, self->diff, index) != 0 || patch == NULL)
     return set_git_error (error, "Could not compute a diff"), NULL;
   delta = git_patch_get_delta (patch);
-  old_path = decode_git_path (delta->old_file.path);
-  new_path = decode_git_path (delta->new_file.path);
+  old_path = paddock_git_path_decode (delta->old_file.path);
+  new_path = paddock_git_path_decode (delta->new_file.path);
   has_old = delta->status != GIT_DELTA_ADDED;
   has_new = delta->status != GIT_DELTA_DELETED;
 

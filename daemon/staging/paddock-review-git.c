@@ -31,45 +31,9 @@
 #include "paddock-change-details.h"
 #include "paddock-review-cache.h"
 #include "paddock-review-private.h"
+#include "paddock-git-path.h"
 
 /* --- libgit2 side --------------------------------------------------- */
-
-/* libgit2 refuses some names in an index or tree (".git", "..", NTFS
- * aliases such as "GIT~1"), but a workspace may hold any of them: prefix
- * every component with '_' so each is valid, and strip it on the way out. */
-static char *
-encode_git_path (const char *rel)
-{
-  GString *s = g_string_new ("_");
-
-  for (const char *p = rel; *p != '\0'; p++)
-    {
-      g_string_append_c (s, *p);
-      if (*p == '/')
-        g_string_append_c (s, '_');
-    }
-  return g_string_free (s, FALSE);
-}
-
-char *
-decode_git_path (const char *encoded)
-{
-  GString *s = g_string_new (NULL);
-  gboolean at_start = TRUE;
-
-  for (const char *p = encoded; *p != '\0'; p++)
-    {
-      if (at_start)
-        {
-          at_start = FALSE;
-          continue;  /* the '_' */
-        }
-      g_string_append_c (s, *p);
-      if (*p == '/')
-        at_start = TRUE;
-    }
-  return g_string_free (s, FALSE);
-}
 
 /* Whether the open file @fd still has the stamp @before. */
 static gboolean
@@ -236,7 +200,7 @@ index_add_side (git_index   *index,
                 const Side  *side,
                 GError     **error)
 {
-  g_autofree char *encoded = encode_git_path (rel);
+  g_autofree char *encoded = paddock_git_path_encode (rel);
   git_index_entry entry = { 0 };
   guint64 size = 0;
 

@@ -133,9 +133,6 @@ collect_pair (Collect     *c,
 
 /* paddock-review-git.c */
 
-char *
-decode_git_path (const char *encoded);
-
 gboolean
 index_add_side (git_index   *index,
                 Blobs       *blobs,

@@ -29,6 +29,7 @@
 #include "paddock-change-details.h"
 #include "paddock-review-cache.h"
 #include "paddock-review-private.h"
+#include "paddock-git-path.h"
 
 G_DEFINE_ENUM_TYPE (PaddockStageKind, paddock_stage_kind,
   G_DEFINE_ENUM_VALUE (PADDOCK_STAGE_KIND_OVERLAY, "overlay"),
@@ -466,8 +467,8 @@ compute (PaddockReview    *self,
     {
       const git_diff_delta *delta = git_diff_get_delta (diff, i);
       PaddockLineStats stats;
-      g_autofree char *old_path = decode_git_path (delta->old_file.path);
-      g_autofree char *new_path = decode_git_path (delta->new_file.path);
+      g_autofree char *old_path = paddock_git_path_decode (delta->old_file.path);
+      g_autofree char *new_path = paddock_git_path_decode (delta->new_file.path);
       const SidePair *old_pair = g_hash_table_lookup (sides, old_path);
       const SidePair *new_pair = g_hash_table_lookup (sides, new_path);
       PaddockChangeKind kind;
