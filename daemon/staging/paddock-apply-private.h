@@ -79,7 +79,8 @@ typedef struct {
   gboolean                skipped;
 } Selected;
 
-/* Shared between the paddock-apply*.c files; defined where the comment above each says. */
+/* Helpers one file of the part calls in another, grouped by the file
+ * that defines them (their comments are there). */
 
 /* paddock-apply.c */
 

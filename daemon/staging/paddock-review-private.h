@@ -87,7 +87,8 @@ typedef struct {
   PaddockReviewCache *cache;  /* nullable */
 } Blobs;
 
-/* Shared between the paddock-review*.c files; defined where the comment above each says. */
+/* Helpers one file of the part calls in another, grouped by the file
+ * that defines them (their comments are there). */
 
 /* paddock-review-walk.c */
 

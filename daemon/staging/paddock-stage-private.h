@@ -64,7 +64,8 @@ struct _PaddockStage
   GPtrArray        *tokens;
 };
 
-/* Shared between the paddock-stage*.c files; defined where the comment above each says. */
+/* Helpers one file of the part calls in another, grouped by the file
+ * that defines them (their comments are there). */
 
 /* paddock-stage.c */
 
