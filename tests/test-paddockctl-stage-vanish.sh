@@ -108,8 +108,24 @@ if [[ $client_done -eq 1 ]]; then
 else
   ok "an apply of $FILES files is writing its temps when its client is killed ($spent_before ticks in)"
 fi
-check "within a second of the kill the daemon stops applying ($spent_after ticks in the next two seconds, $idle idle)" \
-  test "$spent_after" -le "$budget"
+# Stopping an apply means rolling back the temps it wrote, which is work
+# too (more of it under a sanitizer: ASan spent 44 ticks there after 1,489
+# before the kill). So: the daemon's CPU settles (a second at about idle)
+# within 20 s, and what it spent after the kill is a small part of what it
+# spent before, where an apply that went on writes and renames the rest.
+after_total=$spent_after
+settled=0
+if (( spent_after <= budget )); then
+  settled=1
+else
+  for _ in $(seq 1 20); do
+    t0=$(ticks); sleep 1; spent=$(( $(ticks) - t0 ))
+    after_total=$(( after_total + spent ))
+    if (( spent <= budget / 2 )); then settled=1; break; fi
+  done
+fi
+check "after the kill the daemon stops applying: it settles, spending $after_total ticks after against $spent_before before ($idle idle per 2 s)" \
+  test "$settled" -eq 1 -a $(( after_total <= budget || after_total * 5 < spent_before )) -eq 1
 check "the daemon says why it stopped" test "$(vanished_lines)" -gt "$before_lines"
 check "the apply cut short landed nothing in the workspace" test "$(ls "$ws")" = "mine.txt"
 check "the daemon still answers" answers
