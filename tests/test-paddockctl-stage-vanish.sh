@@ -49,21 +49,21 @@ check "the session stops, its stage kept (exit $rc)" test "$rc" -eq 0
 t0=$(ticks); sleep 2; idle=$(( $(ticks) - t0 ))
 budget=$(( idle + hz / 10 ))
 
-# start_then_kill TICKS ARGS…: starts paddockctl ARGS… in the background,
-# waits until the daemon has spent TICKS of CPU on it, kills the client
+# start_then_kill UNTIL ARGS…: starts paddockctl ARGS… in the background,
+# waits until the command UNTIL (given the ticks at the start) is true, kills the client
 # (SIGKILL: it says nothing on its way out, the bus tells the daemon), and
 # sets $spent_before (ticks until the kill), $spent_after (ticks from one
 # second after the kill to three seconds after) and $client_done (the call
 # finished before it could be killed: then nothing was tested).
 start_then_kill ()
 {
-  local after=$1 start client t0
+  local until=$1 start client t0
   shift
   start=$(ticks)
   "$CTL" "$@" >"$tmp/client.out" 2>&1 &
   client=$!
   client_done=0
-  while alive "$client" && (( $(ticks) - start < after )); do
+  while alive "$client" && ! "$until" "$start"; do
     sleep 0.02
   done
   alive "$client" || client_done=1
@@ -78,7 +78,9 @@ start_then_kill ()
 
 # ---- review ---------------------------------------------------------------------
 before_lines=$(vanished_lines)
-start_then_kill $(( hz * 3 / 10 )) --json review "$id"
+# The review is killed once the daemon spent 0.3 s of CPU on it.
+review_under_way () { (( $(ticks) - $1 >= hz * 3 / 10 )); }
+start_then_kill review_under_way --json review "$id"
 if [[ $client_done -eq 1 ]]; then
   not_ok "a review of $FILES files takes long enough to be interrupted" "$(cat "$tmp/client.out")"
 else
@@ -99,10 +101,19 @@ check "the interrupted review stopped well short of a whole one ($spent_before t
   test $(( spent_before * 2 )) -lt "$full"
 
 # ---- apply ----------------------------------------------------------------------
-# Killed once the daemon spent a whole review's CPU and half a second
-# more: past the review an apply starts with, into writing its temps.
+# Killed while it writes its temps: once the batch's new folder, under
+# its temp name in the workspace, holds 1,000 of the files (a CPU budget
+# instead came too late under ASan, the batch already renamed into place).
+temps_under_way ()
+{
+  local d
+  for d in "$ws"/.paddock-apply-*; do
+    [[ -d "$d" ]] && (( $(ls -AU "$d" 2>/dev/null | head -n 1000 | wc -l) >= 1000 )) && return 0
+  done
+  return 1
+}
 before_lines=$(vanished_lines)
-start_then_kill $(( full + hz / 2 )) --json apply "$id"
+start_then_kill temps_under_way --json apply "$id"
 if [[ $client_done -eq 1 ]]; then
   not_ok "an apply of $FILES files takes long enough to be interrupted" "$(cat "$tmp/client.out")"
 else
