@@ -242,12 +242,34 @@ agents_list (Paddockctl  *ctl,
   return PADDOCKCTL_EXIT_OK;
 }
 
+/* Options of CONTEXT, then exactly one NAME: returned, or NULL with
+ * *exit_code set (the usage error said). */
+static const char *
+parse_name (Paddockctl     *ctl,
+            GOptionContext *context,
+            const char     *command_path,
+            int             argc,
+            char          **argv,
+            int            *exit_code)
+{
+  if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, exit_code))
+    return NULL;
+  if (argc < 2)
+    *exit_code = paddockctl_usage_error (ctl, command_path, "%s", _("missing NAME"));
+  else if (argc > 2)
+    *exit_code = paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[2]);
+  else
+    return argv[1];
+  return NULL;
+}
+
 static int
 agents_reset (Paddockctl  *ctl,
               int          argc,
               char       **argv)
 {
   const char *command_path = "paddockctl agents reset";
+  const char *name;
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
   PaddockIpcManager1 *manager;
@@ -256,14 +278,10 @@ agents_reset (Paddockctl  *ctl,
   context = paddockctl_option_context_new (ctl, "NAME",
                                            N_("Empty an agent's home: the logins, settings and caches its "
                                               "sessions kept. Refused while a session of it runs."), NULL);
-  if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
+  if (!(name = parse_name (ctl, context, command_path, argc, argv, &exit_code)))
     return exit_code;
-  if (argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "%s", _("missing NAME"));
-  if (argc > 2)
-    return paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[2]);
   if (!(manager = paddockctl_get_manager (ctl, &error)) ||
-      !paddock_ipc_manager1_call_reset_agent_sync (manager, argv[1], NULL, &error))
+      !paddock_ipc_manager1_call_reset_agent_sync (manager, name, NULL, &error))
     return paddockctl_fail (ctl, error);
   if (ctl->json)
     {
@@ -272,14 +290,14 @@ agents_reset (Paddockctl  *ctl,
 
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "reset");
-      json_builder_add_string_value (builder, argv[1]);
+      json_builder_add_string_value (builder, name);
       json_builder_end_object (builder);
       root = json_builder_get_root (builder);
       paddockctl_print_json (ctl, root);
     }
   else
     {
-      g_autofree char *line = g_strdup_printf (_("The home of %s is empty"), argv[1]);
+      g_autofree char *line = g_strdup_printf (_("The home of %s is empty"), name);
       print_line (line);
     }
   return PADDOCKCTL_EXIT_OK;
@@ -291,6 +309,7 @@ agents_import_login (Paddockctl  *ctl,
                      char       **argv)
 {
   const char *command_path = "paddockctl agents import-login";
+  const char *name;
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) copied = NULL;
@@ -307,19 +326,15 @@ agents_import_login (Paddockctl  *ctl,
                                            N_("Copy, once, the credential files an agent's preset names from your "
                                               "HOME into the agent's home, so a login made on this machine works "
                                               "in its sessions. Nothing else of your HOME is read."), entries);
-  if (!paddockctl_parse_options (ctl, context, command_path, &argc, &argv, &exit_code))
+  if (!(name = parse_name (ctl, context, command_path, argc, argv, &exit_code)))
     return exit_code;
-  if (argc < 2)
-    return paddockctl_usage_error (ctl, command_path, "%s", _("missing NAME"));
-  if (argc > 2)
-    return paddockctl_usage_error (ctl, command_path, _("unexpected argument “%s”"), argv[2]);
   /* A copy of credentials is the user's decision, said explicitly. */
   if (!yes)
     return paddockctl_usage_error (ctl, command_path,
                                    _("this copies your login of %s into Paddock's copy of its home: "
-                                     "say so with --yes (see “paddockctl agents” for the files)"), argv[1]);
+                                     "say so with --yes (see “paddockctl agents” for the files)"), name);
   if (!(manager = paddockctl_get_manager (ctl, &error)) ||
-      !paddock_ipc_manager1_call_import_agent_login_sync (manager, argv[1], &copied, NULL, &error))
+      !paddock_ipc_manager1_call_import_agent_login_sync (manager, name, &copied, NULL, &error))
     return paddockctl_fail (ctl, error);
   if (ctl->json)
     {
