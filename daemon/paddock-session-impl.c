@@ -527,7 +527,7 @@ agent_session_may_live (PaddockSessionImpl *self)
 }
 
 static GArray *
-paddock_session_impl_list_pids (PaddockSessionImpl *self)
+list_pids_of_kind (PaddockSessionImpl *self)
 {
   g_autoptr(GHashTable) sids = NULL;
   GArray *pids;
@@ -571,6 +571,24 @@ paddock_session_impl_list_pids (PaddockSessionImpl *self)
   pids = list_session_members (self, sids, self->pid, &agent_session_seen);
   if (self->reaped && !agent_session_seen)
     self->agent_session_gone = TRUE;
+  return pids;
+}
+
+/* What is listed is signalled (held still, stopped, killed): never pid 1,
+ * the daemon itself or a pid that is not one, whatever a listing said. */
+static GArray *
+paddock_session_impl_list_pids (PaddockSessionImpl *self)
+{
+  GArray *pids = list_pids_of_kind (self);
+  pid_t daemon_pid = getpid ();
+
+  for (guint i = pids->len; i > 0; i--)
+    {
+      pid_t pid = g_array_index (pids, pid_t, i - 1);
+
+      if (pid <= 1 || pid == daemon_pid)
+        g_array_remove_index (pids, i - 1);
+    }
   return pids;
 }
 

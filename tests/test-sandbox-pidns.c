@@ -176,6 +176,56 @@ test_not_yet (void)
   g_assert_cmpint (waitpid (helper, &status, 0), ==, helper);
 }
 
+/* A helper whose one child is still in our namespace (a canary probe it
+ * forked before pid 1, say): that child's namespace is the test's own,
+ * and it must not be taken for the sandbox's, which would list (and
+ * have the daemon signal) every process the test can see. */
+static void
+test_child_outside (void)
+{
+  PaddockSandboxPidns pidns = { 0, };
+  g_autoptr(GArray) pids = NULL;
+  int ready[2];
+  char byte;
+  pid_t helper;
+  int status;
+
+  g_assert_no_errno (pipe (ready));
+  helper = fork ();
+  g_assert_cmpint (helper, >=, 0);
+  if (helper == 0)
+    {
+      pid_t probe;
+
+      close (ready[0]);
+      probe = fork ();
+      if (probe < 0)
+        _exit (1);
+      if (probe == 0)
+        {
+          pause ();
+          _exit (0);
+        }
+      if (write (ready[1], "x", 1) != 1)
+        _exit (1);
+      (void) waitpid (probe, NULL, 0);
+      _exit (0);
+    }
+  close (ready[1]);
+  g_assert_cmpint (read (ready[0], &byte, 1), ==, 1);
+  close (ready[0]);
+
+  g_assert_null (paddock_sandbox_pidns_find (&pidns, helper));
+  g_assert_null (pidns.name);
+  pids = paddock_sandbox_pidns_list (&pidns, helper, FALSE);
+  g_assert_cmpuint (pids->len, ==, 1);
+  g_assert_cmpint (g_array_index (pids, pid_t, 0), ==, helper);
+  g_assert_false (pids_contain (pids, getpid ()));
+
+  g_assert_no_errno (kill (only_child (helper), SIGKILL));
+  g_assert_cmpint (waitpid (helper, &status, 0), ==, helper);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -184,5 +234,6 @@ main (int    argc,
 
   g_test_add_func ("/sandbox-pidns/find-and-list", test_find_and_list);
   g_test_add_func ("/sandbox-pidns/not-yet", test_not_yet);
+  g_test_add_func ("/sandbox-pidns/child-outside", test_child_outside);
   return g_test_run ();
 }

@@ -12,6 +12,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "paddock-proc-stat.h"
 #include "paddock-sandbox-pidns.h"
 
@@ -30,6 +32,36 @@ process_start_time (pid_t pid)
   PaddockProcStat stat;
 
   return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
+}
+
+/* Whether @pid is the first process of a PID namespace other than ours:
+ * the last number of its NSpid line (its pid in its own namespace) is 1.
+ * The helper forks other children too (the canary probes) in the
+ * daemon's namespace, and its pid 1 may not have been cloned yet: a
+ * namespace found through one of those would be the daemon's own, whose
+ * every process would then count as the session's (and be signalled
+ * with it, SIGSTOP by the stage guard, say). */
+static gboolean
+is_namespace_init (pid_t pid)
+{
+  g_autofree char *status_path = g_strdup_printf ("/proc/%d/status", (int) pid);
+  g_autofree char *status = NULL;
+  const char *line;
+  const char *last;
+
+  if (!g_file_get_contents (status_path, &status, NULL, NULL))
+    return FALSE;
+  line = strstr (status, "\nNSpid:");
+  if (line == NULL)
+    return FALSE;
+  line += strlen ("\nNSpid:");
+  last = line;
+  for (const char *c = line; *c != '\0' && *c != '\n'; c++)
+    if ((*c == ' ' || *c == '\t') && c[1] != ' ' && c[1] != '\t' && c[1] != '\n')
+      last = c + 1;
+  /* A single number: the process is in our namespace (or one we cannot
+   * see into), never a sandbox's pid 1. */
+  return last != line && strncmp (last, "1", 1) == 0 && (last[1] == '\n' || last[1] == '\0');
 }
 
 /**
@@ -51,6 +83,7 @@ paddock_sandbox_pidns_find (PaddockSandboxPidns *pidns,
   g_autofree char *children_path = NULL;
   g_autofree char *children = NULL;
   g_autofree char *ns_path = NULL;
+  g_autofree char *own_name = NULL;
   guint64 init_pid;
   guint64 init_start_time;
 
@@ -63,8 +96,17 @@ paddock_sandbox_pidns_find (PaddockSandboxPidns *pidns,
     return NULL;
 
   init_start_time = process_start_time ((pid_t) init_pid);
+  if (!is_namespace_init ((pid_t) init_pid))
+    return NULL;
   ns_path = g_strdup_printf ("/proc/%" G_GUINT64_FORMAT "/ns/pid", init_pid);
   pidns->name = g_file_read_link (ns_path, NULL);
+  own_name = g_file_read_link ("/proc/self/ns/pid", NULL);
+  /* Never our own namespace, whatever was read (see is_namespace_init). */
+  if (pidns->name != NULL && (own_name == NULL || g_str_equal (pidns->name, own_name)))
+    {
+      g_clear_pointer (&pidns->name, g_free);
+      return NULL;
+    }
   /* Read before and after the namespace: the same process both times. */
   if (pidns->name != NULL && init_start_time != 0 &&
       process_start_time ((pid_t) init_pid) == init_start_time)
