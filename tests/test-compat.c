@@ -29,6 +29,7 @@
 #include "paddock-compat-clone.h"
 #include "paddock-compat-openat2.h"
 #include "paddock-compat-pidfd.h"
+#include "paddock-compat-proc.h"
 #include "paddock-compat-rename.h"
 #include "paddock-listening-sockets.h"
 
@@ -121,6 +122,92 @@ test_pidfd (void)
       g_assert_cmpint (errno, ==, ENOSYS);
       /* Nothing was signalled: the child still runs until we end it. */
       g_assert_cmpint (waitpid (child, &status, WNOHANG), ==, 0);
+      kill (child, SIGKILL);
+      g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+    }
+}
+
+/* A child of ours with a known parent, session, state and argv: what
+ * Session1.ListProcesses shows of it and how a host session is found. */
+static void
+test_proc (void)
+{
+  pid_t child = fork ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) pids = NULL;
+  g_autofree char *name = NULL;
+  g_autofree char *command_line = NULL;
+  PaddockProcStat stat = { 0, };
+  int status = 0;
+  gboolean listed = FALSE;
+
+  g_assert_cmpint (child, >=, 0);
+  if (child == 0)
+    {
+      /* argv[0] "a b", one argument with a space: joined like any other;
+       * the name stays sleep's. */
+      char *argv[] = { (char *) "a b", (char *) "60", NULL };
+
+      setsid ();
+      execvp ("sleep", argv);
+      _exit (127);
+    }
+  /* Until the exec is seen (its name is sleep's), at most 10 s. */
+  for (int i = 0; i < 1000 && PADDOCK_COMPAT_LINUX; i++)
+    {
+      g_clear_pointer (&name, g_free);
+      name = paddock_compat_proc_read_name ((guint32) child);
+      if (g_strcmp0 (name, "sleep") == 0)
+        break;
+      g_usleep (10000);
+    }
+
+  pids = paddock_compat_proc_list_pids (&error);
+  if (PADDOCK_COMPAT_LINUX)
+    {
+      g_assert_true (paddock_compat_proc_supported ());
+      g_assert_no_error (error);
+      for (guint i = 0; i < pids->len; i++)
+        listed = listed || g_array_index (pids, guint32, i) == (guint32) child;
+      g_assert_true (listed);
+
+      g_assert_true (paddock_compat_proc_read_stat ((guint32) child, TRUE, &stat));
+      g_assert_cmpuint (stat.ppid, ==, (guint32) getpid ());
+      g_assert_cmpint (stat.session, ==, child);   /* it leads its own (setsid) */
+      g_assert_cmpint (stat.state, ==, 'S');
+      g_assert_cmpuint (stat.start_time, >, 0);
+      g_assert_cmpstr (stat.name, ==, "sleep");
+      paddock_proc_stat_clear (&stat);
+
+      command_line = paddock_compat_proc_read_command_line ((guint32) child, 4096);
+      g_assert_cmpstr (command_line, ==, "a b 60");
+      g_clear_pointer (&command_line, g_free);
+      command_line = paddock_compat_proc_read_command_line ((guint32) child, 5);
+      g_assert_cmpstr (command_line, ==, "a b 6");   /* cut at 5 bytes */
+      g_clear_pointer (&command_line, g_free);
+
+      kill (child, SIGKILL);
+      g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+      /* Reaped: gone from the table, and a read says so. */
+      g_assert_false (paddock_compat_proc_read_stat ((guint32) child, FALSE, &stat));
+      g_assert_cmpint (errno, ==, ESRCH);
+      g_assert_null (paddock_compat_proc_read_command_line ((guint32) child, 4096));
+      g_assert_cmpint (errno, ==, ESRCH);
+    }
+  else
+    {
+      /* Unsupported, said as such: no list (never an empty one, which
+       * would read as "no process left"), and no row of any process. */
+      g_assert_false (paddock_compat_proc_supported ());
+      g_assert_null (pids);
+      g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSYS);
+      g_assert_false (paddock_compat_proc_read_stat ((guint32) child, TRUE, &stat));
+      g_assert_cmpint (errno, ==, ENOSYS);
+      g_assert_null (stat.name);
+      g_assert_null (paddock_compat_proc_read_name ((guint32) child));
+      g_assert_cmpint (errno, ==, ENOSYS);
+      g_assert_null (paddock_compat_proc_read_command_line ((guint32) child, 4096));
+      g_assert_cmpint (errno, ==, ENOSYS);
       kill (child, SIGKILL);
       g_assert_cmpint (waitpid (child, &status, 0), ==, child);
     }
@@ -279,6 +366,7 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/compat/pidfd", test_pidfd);
+  g_test_add_func ("/compat/proc", test_proc);
   g_test_add_func ("/compat/rename", test_rename);
   g_test_add_func ("/compat/openat2", test_openat2);
   g_test_add_func ("/compat/clone", test_clone);
