@@ -232,8 +232,10 @@ paddock_compat_poller_wait (PaddockCompatPoller    *self,
           {
             guint64 count;
 
-            if (read (self->wake_fd, &count, sizeof count) < 0 && errno != EAGAIN)
-              return -1;
+            /* Reset for the next wake-up. Nothing to read (EAGAIN) is
+             * the only failure a non-blocking eventfd has: harmless. */
+            if (read (self->wake_fd, &count, sizeof count) < 0)
+              count = 0;
           }
         if (ready[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))
           flags |= PADDOCK_COMPAT_POLL_IN;
