@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "paddock-compat-pidfd.h"
-#include "paddock-error.h"
 #include "paddock-compat-proc.h"
+#include "paddock-error.h"
 #include "paddock-session-impl-private.h"
 
 /* A session may fork without limit where it has no cgroup; the answer does
