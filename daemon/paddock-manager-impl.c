@@ -833,11 +833,12 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     }
 
   /* A session the sandbox made ahead fits takes its id: the spare's
-   * cgroup has that name already. (With leased sockets to pass, on the
-   * host's network, it makes its own sandbox.) */
+   * cgroup has that name already. (With leased sockets to pass listening,
+   * on the host's network, it makes its own sandbox.) */
   takes_spare = self->spare_sandbox != NULL && self->spare_sandbox_id != NULL &&
                 g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL &&
-                !(g_strcmp0 (config.net_mode, "host") == 0 && port_names != NULL && port_names[0] != NULL) &&
+                !(g_strcmp0 (config.net_mode, "host") == 0 && port_names != NULL && port_names[0] != NULL &&
+                  g_strcmp0 (port_handover, "listen-fds") == 0) &&
                 paddock_spare_sandbox_fits (self->spare_sandbox, config.net_mode);
   id = takes_spare ? g_strdup (self->spare_sandbox_id) : new_session_id (self);
   session_dir = g_build_filename (self->state_dir, "sessions", id, NULL);

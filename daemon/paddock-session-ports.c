@@ -648,8 +648,9 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
   if (g_strcmp0 (mode, "host") == 0)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_RESTART_REQUIRED,
-                                             "On the host's network the agent got its listening sockets at "
-                                             "start and binds no other port: create the session again with "
+                                             "On the host's network the agent's ports are settled at start (handed "
+                                             "over listening, or released for it to bind) and it binds no other "
+                                             "port: create the session again with "
                                              "--port %s; nothing was leased", name);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }

@@ -280,27 +280,39 @@ fi
 
 # ---- ports of a session whose processes are gone, on the host's network ----------
 
-# The agent got its leased socket at start (socket activation) and the
-# daemon still holds it: once no process of the session is left to accept,
-# a connection is reset at once, not queued for good — of the host profile
-# too (its processes tracked by process session), until Destroy.
+# With --port-handover listen-fds the agent got its leased socket at start
+# (socket activation) and the daemon still holds it; with release (the
+# default) the daemon takes the port back once the session's processes are
+# gone. Either way, once no process of the session is left to accept, a
+# connection is reset at once, not queued for good — of the host profile
+# too (its processes tracked by process session), until Destroy. (Released,
+# the port is free from the agent's exit to the daemon's next count of the
+# session's processes, so there the reset is waited for, 5 s at most.)
 state_is () { [[ "$(field "$1" 'd["state"]' 2>/dev/null)" == "$2" ]]; }
-for profile in host safe; do
-  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web -- sleep 600
-  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
-  web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
-  "$CTL" stop "$id" >/dev/null 2>&1 || true
-  check "--profile $profile --net host --port web, stopped: a connection to its port is reset at once, not left waiting" \
-    test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "stopped:reset"
-  "$CTL" destroy "$id" >/dev/null 2>&1 || true
+reset_now () { [[ "$(host_answers "$1")" == reset ]]; }
+for handover in listen-fds release; do
+  for profile in host safe; do
+    run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web \
+      --port-handover "$handover" -- sleep 600
+    id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+    web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+    "$CTL" stop "$id" >/dev/null 2>&1 || true
+    check "--profile $profile --net host --port web --port-handover $handover, stopped: a connection to its port is reset at once, not left waiting" \
+      test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "stopped:reset"
+    "$CTL" destroy "$id" >/dev/null 2>&1 || true
 
-  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web -- sh -c 'sleep 1'
-  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
-  web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
-  wait_for 30 state_is "$id" exited || true
-  check "…its agent exited by itself: the same" \
-    test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "exited:reset"
-  "$CTL" destroy "$id" >/dev/null 2>&1 || true
+    run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web \
+      --port-handover "$handover" -- sh -c 'sleep 1'
+    id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+    web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+    wait_for 30 state_is "$id" exited || true
+    if [[ "$handover" == release ]]; then
+      wait_for 5 reset_now "$web" || true
+    fi
+    check "…its agent exited by itself: the same" \
+      test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "exited:reset"
+    "$CTL" destroy "$id" >/dev/null 2>&1 || true
+  done
 done
 
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --port web -- sleep 600

@@ -92,6 +92,30 @@ for args in "--profile host" "--profile safe --net host"; do
     test "$(handover)" = "release released"
 done
 
+# The race 'release' cannot close: another program of the host takes the
+# port after the daemon let go of it (here: while the agent, which never
+# binds it, runs). Once the session's processes are gone the daemon cannot
+# hold the port again: the lease says "lost", is leased to nobody else,
+# and is held again once that program lets go.
+lease_state () { "$CTL" --json ports list | json /dev/stdin "[l['state'] for l in d['leases'] if l['port'] == $1]" 2>&1; }
+state_is () { [[ "$(lease_state "$1")" == "$2" ]]; }
+run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --port web -- sleep 600
+id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+port=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen()
+open(sys.argv[2], "w").close(); time.sleep(60)' "$port" "$tmp/squatting" &
+squatter=$!
+background_pids+=("$squatter")
+wait_for 10 test -e "$tmp/squatting" || true
+"$CTL" stop "$id" >/dev/null 2>&1 || true
+check "released port taken by another host program: once the session stopped its lease says lost" \
+  wait_for 10 state_is "$port" "['lost']"
+kill "$squatter" 2>/dev/null || true
+wait "$squatter" 2>/dev/null || true
+check "…and the daemon holds it again once that program let go (held)" wait_for 10 state_is "$port" "['held']"
+"$CTL" destroy "$id" >/dev/null 2>&1 || true
+
 # Socket activation, asked for: the program that binds the port itself
 # fails (EADDRINUSE), which is what listen-fds means; the status says it.
 got=$(serve "--profile host --port-handover listen-fds")
