@@ -1,4 +1,14 @@
-/* paddock-session-ports.c — org.paddock.Session1's leased ports forwarded into its network namespace
+/* paddock-session-ports.c — org.paddock.Session1's leased ports: forwarded into its namespace, or released for its agent to bind
+ *
+ * On the host's network (net host, the host profile) the agent gets its
+ * leases one of two ways, CreateSession's "port-handover": 'listen-fds',
+ * the sockets themselves, listening (socket activation, LISTEN_FDS), or
+ * 'release', the default: the daemon closes its sockets just before the
+ * agent starts (_paddock_session_ports_hand_over()) and the agent binds
+ * the port itself; the registry keeps the lease by name (RELEASED) and
+ * holds the port again once the session's processes are gone
+ * (_paddock_session_ports_refuse_all()), or says it lost, when another
+ * program of the host bound it in between.
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
