@@ -287,7 +287,8 @@ fi
 # connection is reset at once, not queued for good — of the host profile
 # too (its processes tracked by process session), until Destroy. (Released,
 # the port is free from the agent's exit to the daemon's next count of the
-# session's processes, so there the reset is waited for, 5 s at most.)
+# session's processes, so there the reset is waited for, 15 s at most, as
+# long as a listen-fds connection may wait in its queue for it.)
 state_is () { [[ "$(field "$1" 'd["state"]' 2>/dev/null)" == "$2" ]]; }
 reset_now () { [[ "$(host_answers "$1")" == reset ]]; }
 for handover in listen-fds release; do
@@ -307,7 +308,7 @@ for handover in listen-fds release; do
     web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
     wait_for 30 state_is "$id" exited || true
     if [[ "$handover" == release ]]; then
-      wait_for 5 reset_now "$web" || true
+      wait_for 15 reset_now "$web" || true
     fi
     check "…its agent exited by itself: the same" \
       test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "exited:reset"
