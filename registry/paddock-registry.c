@@ -217,6 +217,20 @@ find_port (PaddockRegistry *self,
   return FALSE;
 }
 
+/* find_port() for a call on a lease: FALSE with NotFound when @port has none. */
+static gboolean
+find_leased_port (PaddockRegistry  *self,
+                  guint16           port,
+                  guint            *out_index,
+                  GError          **error)
+{
+  if (find_port (self, port, out_index))
+    return TRUE;
+  g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND,
+               "Port %u is not leased", port);
+  return FALSE;
+}
+
 static guint
 owner_count (PaddockRegistry *self,
              const char      *owner)
@@ -801,12 +815,8 @@ paddock_registry_release (PaddockRegistry  *self,
   g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!find_port (self, port, &index))
-    {
-      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND,
-                   "Port %u is not leased", port);
-      return FALSE;
-    }
+  if (!find_leased_port (self, port, &index, error))
+    return FALSE;
 
   found = g_ptr_array_index (self->leases, index);
   if (requester != NULL &&
@@ -851,12 +861,8 @@ paddock_registry_rename (PaddockRegistry  *self,
 
   if (!paddock_registry_validate_name (name, error))
     return FALSE;
-  if (!find_port (self, port, &index))
-    {
-      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND,
-                   "Port %u is not leased", port);
-      return FALSE;
-    }
+  if (!find_leased_port (self, port, &index, error))
+    return FALSE;
 
   lease = g_ptr_array_index (self->leases, index);
   old_name = g_strdup (paddock_lease_get_name (lease));
@@ -935,12 +941,8 @@ paddock_registry_hand_over (PaddockRegistry  *self,
   g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!find_port (self, port, &index))
-    {
-      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND,
-                   "Port %u is not leased", port);
-      return FALSE;
-    }
+  if (!find_leased_port (self, port, &index, error))
+    return FALSE;
   lease = g_ptr_array_index (self->leases, index);
   if (paddock_lease_get_state (lease) == PADDOCK_LEASE_STATE_RELEASED)
     return TRUE;
