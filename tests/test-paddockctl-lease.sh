@@ -310,8 +310,17 @@ for handover in listen-fds release; do
     if [[ "$handover" == release ]]; then
       wait_for 15 reset_now "$web" || true
     fi
-    check "…its agent exited by itself: the same" \
-      test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "exited:reset"
+    if [[ "$handover" == release ]] && grep -q "port $web (web), which its agent was to bind itself, is taken by another program" "$tmp/daemon.log" &&
+       [[ "$("$CTL" --json ports list | json /dev/stdin "[l['state'] for l in d['leases'] if l['port'] == $web]" 2>&1)" == "['lost']" ]]; then
+      # The race release cannot close, met for real: another program (on
+      # a shared test machine, another daemon leasing the lowest free
+      # port) took the port while it was free. Said in the log and as
+      # "lost", which is what a user must be told.
+      ok "…its agent exited by itself: the port was taken by another program meanwhile, and the lease says lost"
+    else
+      check "…its agent exited by itself: the same" \
+        test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "exited:reset"
+    fi
     "$CTL" destroy "$id" >/dev/null 2>&1 || true
   done
 done
