@@ -2013,7 +2013,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   guint n_listen_fds = 0;
   /* The leased sockets the agent gets (socket activation): on the host's
    * network only; a namespace of its own gets them forwarded instead. */
-  GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 ? self->config.leases : NULL;
+  GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 &&
+    !_paddock_session_ports_get_release (_paddock_session_network_get_ports (self->network)) ? self->config.leases : NULL;
   AgentChild agent_child;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
@@ -2204,7 +2205,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
       const char *session_path;
 
       envp = build_environment (self);
-      envp = _paddock_session_network_add_listen_environment (self->config.leases, envp, "00000000000000000000");
+      envp = _paddock_session_network_add_listen_environment (passed_leases, envp, "00000000000000000000");
       g_strfreev (self->agent_env);
       self->agent_env = g_strdupv (envp);
       session_path = g_environ_getenv (envp, "PATH");
@@ -2230,6 +2231,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
    * the options above. Not with leased sockets to pass (the host's
    * network): those go at its exec. One not taken is the manager's to end
    * (paddock_spare_sandbox_discard()). */
+  /* With 'release', the leased ports are left for the agent to bind, now. */
+  _paddock_session_ports_hand_over (_paddock_session_network_get_ports (self->network), self->config.leases);
   if (sandboxed && self->offered_spare != NULL && passed_leases == NULL)
     {
       g_autoptr(GPtrArray) session_args = spare_session_arguments (argv);

@@ -34,7 +34,7 @@
 /* Keys the daemon's a{sv} arguments take, so that generated options hit
  * known keys with wrong types and values as often as unknown ones. */
 static const char *const option_keys[] = {
-  "workspace", "command", "name", "profile", "net", "ports", "reserved-ports", "allow-domains",
+  "workspace", "command", "name", "profile", "net", "ports", "reserved-ports", "port-handover", "allow-domains",
   "env", "expose", "pids-max", "memory-max", "allow-write", "pass-env", "terminal", "columns",
   "rows", "offset", "input", "stdin", "tty", "shared", "session", "port", "agent", "token",
   "paths", "force_paths", "metadata_paths", "bogus", "", NULL,
