@@ -84,16 +84,8 @@ static char *
 get_state (GDBusConnection *connection,
            const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) value = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) value = paddock_test_session_property (connection, path, "State");
 
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
-                                       "org.freedesktop.DBus.Properties", "Get",
-                                       g_variant_new ("(ss)", "org.paddock.Session1", "State"),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(v)", &value);
   return g_variant_dup_string (value, NULL);
 }
 
@@ -105,16 +97,14 @@ stop (GDBusConnection  *connection,
       gboolean          destroy,
       GError          **error)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
+  GVariant *result = NULL;
 
   if (destroy)
-    reply = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy", NULL,
-                               G_VARIANT_TYPE ("(a{sv})"), error);
+    paddock_test_destroy_session (connection, path, &result, error);
   else
-    reply = paddock_test_call (connection, path, "org.paddock.Session1", "Stop", g_variant_new ("(u)", grace),
-                               G_VARIANT_TYPE ("(a{sv})"), error);
-
-  return reply != NULL ? g_variant_get_child_value (reply, 0) : NULL;
+    paddock_ipc_session1_call_stop_sync (session, grace, &result, NULL, error);
+  return result;
 }
 
 /* Starts the daemon (again) with its grace for a restored session's
@@ -337,7 +327,6 @@ test_destroy_releases_leases_and_files (void)
   g_autofree char *session_dir = NULL;
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) leases = NULL;
-  g_autoptr(GUnixFDList) fds = NULL;
 
   path = create_session (connection, "exec sleep 300", NULL, &error);
   g_assert_no_error (error);
@@ -345,11 +334,7 @@ test_destroy_releases_leases_and_files (void)
   session_dir = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id, NULL);
   g_assert_true (g_file_test (session_dir, G_FILE_TEST_IS_DIR));
 
-  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                                         "org.paddock.Ports1", "Lease",
-                                                         g_variant_new_parsed ("('web', @q 0, {'session': <%s>})", id),
-                                                         G_VARIANT_TYPE ("(a{sv}h)"), G_DBUS_CALL_FLAGS_NONE,
-                                                         5000, NULL, &fds, NULL, &error);
+  reply = paddock_test_lease (connection, "web", 0, g_variant_new_parsed ("{'session': <%s>}", id), NULL, &error);
   g_assert_no_error (error);
   g_clear_pointer (&reply, g_variant_unref);
 
@@ -357,10 +342,7 @@ test_destroy_releases_leases_and_files (void)
   g_assert_no_error (error);
   g_clear_pointer (&reply, g_variant_unref);
 
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Ports1", "ListLeases", NULL,
-                             G_VARIANT_TYPE ("(aa{sv})"), &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(@aa{sv})", &leases);
+  leases = paddock_test_list_leases (connection);
   g_assert_cmpuint (g_variant_n_children (leases), ==, 0);
   g_assert_false (g_file_test (session_dir, G_FILE_TEST_EXISTS));
 
@@ -434,15 +416,11 @@ test_bad_input (void)
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
   g_autoptr(GPtrArray) huge = g_ptr_array_new_with_free_func (g_free);
-  GVariantBuilder options;
 
   /* missing workspace folder */
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring ("/nonexistent/paddock"));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array ((const char *[]) { "true", NULL }, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string ("host"));
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                             g_variant_new ("(a{sv})", &options), NULL, &error);
+  path = paddock_test_create_session_argv (connection, "/nonexistent/paddock", "host",
+                                           (const char *[]) { "true", NULL }, NULL, &error);
+  g_assert_null (path);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
   g_clear_error (&error);
 
@@ -614,13 +592,7 @@ test_safe_view_and_environment (void)
 static GVariant *
 list_sessions (GDBusConnection *connection)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                             G_VARIANT_TYPE ("(aa{sv})"), &error);
-  g_assert_no_error (error);
-  return g_variant_get_child_value (reply, 0);
+  return paddock_test_list_sessions (connection);
 }
 
 static char *
@@ -747,17 +719,7 @@ static guint32
 get_main_pid (GDBusConnection *connection,
               const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) value = NULL;
-  g_autoptr(GError) error = NULL;
-
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
-                                       "org.freedesktop.DBus.Properties", "Get",
-                                       g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(v)", &value);
-  return g_variant_get_uint32 (value);
+  return (guint32) paddock_test_session_main_pid (connection, path);
 }
 
 /* The agent reaped: MainPid goes to 0 at once (it is not part of the end
@@ -1816,11 +1778,11 @@ test_attach_replays_and_relays (void)
 
 /* CreateSession with "terminal": @fd sent with the call (a descriptor of
  * the caller's, -1 for a handle with no descriptor behind it). Answered
- * asynchronously into @reply / @error, so that the caller can read the
+ * asynchronously into @path / @error, so that the caller can read the
  * terminal before the answer comes. */
 typedef struct
 {
-  GVariant *reply;
+  char     *path;
   GError   *error;
 } TerminalCreate;
 
@@ -1831,8 +1793,7 @@ terminal_create_cb (GObject      *source,
 {
   TerminalCreate *created = user_data;
 
-  created->reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source), NULL, result,
-                                                                    &created->error);
+  created->path = paddock_test_create_session_finish (result, &created->error);
 }
 
 static gboolean
@@ -1840,7 +1801,7 @@ terminal_create_done (gpointer user_data)
 {
   TerminalCreate *created = user_data;
 
-  return created->reply != NULL || created->error != NULL;
+  return created->path != NULL || created->error != NULL;
 }
 
 static void
@@ -1927,8 +1888,7 @@ test_terminal_at_create (void)
           continue;
         }
       g_assert_no_error (created.error);
-      g_variant_get (created.reply, "(o)", &path);
-      g_clear_pointer (&created.reply, g_variant_unref);
+      path = g_steal_pointer (&created.path);
 
       /* From the first byte: the stream starts with what the agent printed. */
       g_assert_true (viewer_sees (pair[0], seen, "first-words"));
@@ -1975,8 +1935,7 @@ test_terminal_at_create_keeps_callers_flags (void)
   close (pair[1]);
   g_assert_true (paddock_test_wait_for (terminal_create_done, &created, 20 * 1000));
   g_assert_no_error (created.error);
-  g_variant_get (created.reply, "(o)", &path);
-  g_clear_pointer (&created.reply, g_variant_unref);
+  path = g_steal_pointer (&created.path);
   /* The viewer is attached, and has written to it. */
   g_assert_true (viewer_sees (pair[0], seen, "first-words"));
 
@@ -2060,8 +2019,7 @@ test_terminal_while_boundary_looked_at (void)
   g_assert_cmpint (g_unlink (hold_path), ==, 0);
   g_assert_true (paddock_test_wait_for (terminal_create_done, &created, 20 * 1000));
   g_assert_no_error (created.error);
-  g_variant_get (created.reply, "(o)", &path);
-  g_clear_pointer (&created.reply, g_variant_unref);
+  path = g_steal_pointer (&created.path);
 
   wait_for_state (connection, path, "exited");
   sessions = list_sessions (connection);
@@ -2207,7 +2165,7 @@ test_terminal_at_create_closed_when_not_started (void)
       create_with_terminal_argv (cases[i].connection, cases[i].profile, cases[i].argv, pair[1], &created);
       close (pair[1]);
       g_assert_true (paddock_test_wait_for (terminal_create_done, &created, 20 * 1000));
-      g_assert_null (created.reply);
+      g_assert_null (created.path);
       g_assert_nonnull (created.error);
       g_test_message ("…refused: %s", created.error->message);
       g_clear_error (&created.error);
@@ -2264,16 +2222,11 @@ command_property_string (GDBusConnection *connection,
                          const char      *path,
                          const char      *name)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) value = NULL;
+  g_autoptr(PaddockIpcCommand1) command = paddock_test_command (connection, path);
+  g_autoptr(GVariant) value = paddock_test_read_property (G_DBUS_PROXY (command), name, NULL);
 
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
-                                       "org.freedesktop.DBus.Properties", "Get",
-                                       g_variant_new ("(ss)", "org.paddock.Command1", name),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, NULL);
-  if (reply == NULL)
+  if (value == NULL)
     return NULL;
-  g_variant_get (reply, "(v)", &value);
   return g_variant_print (value, FALSE);
 }
 
@@ -2630,16 +2583,8 @@ static guint32
 get_process_count (GDBusConnection *connection,
                    const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) value = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) value = paddock_test_session_property (connection, path, "ProcessCount");
 
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
-                                       "org.freedesktop.DBus.Properties", "Get",
-                                       g_variant_new ("(ss)", "org.paddock.Session1", "ProcessCount"),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(v)", &value);
   return g_variant_get_uint32 (value);
 }
 
