@@ -214,6 +214,25 @@ paddock_test_command (GDBusConnection *connection,
   return proxy;
 }
 
+/* A Command1 proxy for PATH, sent to the daemon SESSION's proxy talks to
+ * (its unique name, so making it costs no call: what a bench does inside
+ * its clock). */
+PaddockIpcCommand1 *
+paddock_test_command_of (PaddockIpcSession1 *session,
+                         const char         *path)
+{
+  GDBusProxy *proxy = G_DBUS_PROXY (session);
+  g_autofree char *owner = g_dbus_proxy_get_name_owner (proxy);
+  g_autoptr(GError) error = NULL;
+  PaddockIpcCommand1 *command;
+
+  command = paddock_ipc_command1_proxy_new_sync (g_dbus_proxy_get_connection (proxy), PROXY_FLAGS,
+                                                 owner != NULL ? owner : DAEMON_NAME, path, NULL, &error);
+  fail_on_error ("a Command1 proxy", error);
+  prepare_proxy (G_DBUS_PROXY (command));
+  return command;
+}
+
 /* CreateSession's options: @profile in @workspace running @argv, with the
  * options of @extra (a floating or owned a{sv}, or NULL) added after them,
  * so that @extra may name none of the three. Returns a floating a{sv}. */
@@ -593,4 +612,28 @@ paddock_test_list_sessions (GDBusConnection *connection)
   paddock_ipc_manager1_call_list_sessions_sync (manager, &sessions, NULL, &error);
   fail_on_error ("ListSessions", error);
   return sessions;
+}
+
+/* Session1.Attach of PATH with OPTIONS (floating, or NULL for none): the
+ * viewer's socket (the caller's to close), the offset of its first byte in
+ * @out_first_offset; -1 with @error set when refused. */
+int
+paddock_test_attach (GDBusConnection  *connection,
+                     const char       *path,
+                     GVariant         *options,
+                     guint64          *out_first_offset,
+                     GError          **error)
+{
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
+  g_autoptr(GUnixFDList) fds = NULL;
+  g_autoptr(GVariant) handle = NULL;
+  guint64 first_offset = 0;
+
+  if (options == NULL)
+    options = g_variant_new ("a{sv}", NULL);
+  if (!paddock_ipc_session1_call_attach_sync (session, options, NULL, &handle, &first_offset, &fds, NULL, error))
+    return -1;
+  if (out_first_offset != NULL)
+    *out_first_offset = first_offset;
+  return g_unix_fd_list_get (fds, g_variant_get_handle (handle), error);
 }

@@ -38,6 +38,8 @@ PaddockIpcSession1 *paddock_test_session          (GDBusConnection     *connecti
                                                    const char          *path);
 PaddockIpcCommand1 *paddock_test_command          (GDBusConnection     *connection,
                                                    const char          *path);
+PaddockIpcCommand1 *paddock_test_command_of       (PaddockIpcSession1  *session,
+                                                   const char          *path);
 
 GVariant           *paddock_test_session_options  (const char          *workspace,
                                                    const char          *profile,
@@ -96,6 +98,12 @@ gboolean            paddock_test_destroy_session  (GDBusConnection     *connecti
                                                    GError             **error);
 void                paddock_test_destroy_or_fail  (GDBusConnection     *connection,
                                                    const char          *path);
+
+int                 paddock_test_attach           (GDBusConnection     *connection,
+                                                   const char          *path,
+                                                   GVariant            *options,
+                                                   guint64             *out_first_offset,
+                                                   GError             **error);
 
 GVariant           *paddock_test_lease            (GDBusConnection     *connection,
                                                    const char          *name,
