@@ -234,8 +234,9 @@ paddock_test_command_of (PaddockIpcSession1 *session,
 }
 
 /* CreateSession's options: @profile in @workspace running @argv, with the
- * options of @extra (a floating or owned a{sv}, or NULL) added after them,
- * so that @extra may name none of the three. Returns a floating a{sv}. */
+ * options of @extra (a floating or owned a{sv}, or NULL) added after them.
+ * A NULL @profile or @argv leaves that option out: the daemon's default,
+ * or an agent preset's ("agent" in @extra). Returns a floating a{sv}. */
 GVariant *
 paddock_test_session_options (const char         *workspace,
                               const char         *profile,
@@ -246,8 +247,10 @@ paddock_test_session_options (const char         *workspace,
 
   g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
   g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
+  if (argv != NULL)
+    g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
+  if (profile != NULL)
+    g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
   if (extra != NULL)
     {
       GVariantIter iter;
