@@ -2890,6 +2890,64 @@ test_strict_refuses (void)
     }
 }
 
+/* What a bench bails through (the helper library's bail mode): one that
+ * fails after making a session destroys it (nothing left running, nothing
+ * listed), runs its own cleanup after that, and exits 1 saying why. The
+ * bench is played by a subprocess of this test, on the same bus. */
+static void
+bail_cleanup (gpointer data)
+{
+  GDBusConnection *connection = data;
+  g_autoptr(GVariant) sessions = paddock_test_list_sessions (connection);
+
+  g_print ("cleanup ran with %" G_GSIZE_FORMAT " sessions left\n", g_variant_n_children (sessions));
+  g_rmdir (workspace);
+}
+
+static void
+test_bail_destroys_what_was_made (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  g_autofree char *marker = NULL;
+  g_autoptr(GVariant) sessions = NULL;
+
+  if (g_test_subprocess ())
+    {
+      const char *argv[] = { g_getenv ("PADDOCK_TEST_BAIL_MARKER"), "300", NULL };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GDBusConnection) connection =
+        g_dbus_connection_new_for_address_sync (g_getenv ("PADDOCK_TEST_BAIL_ADDRESS"),
+                                                G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
+                                                G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+                                                NULL, NULL, &error);
+      g_autofree char *path = NULL;
+
+      g_assert_no_error (error);
+      paddock_test_set_fail_mode (PADDOCK_TEST_FAIL_BAIL, "a-bench");
+      paddock_test_on_bail (bail_cleanup, connection);
+      path = paddock_test_create_session_or_fail (connection, workspace, "host", argv, NULL);
+      paddock_test_wait_for_marked (argv[0], 1);
+      paddock_test_bail ("failing on purpose with %s made", path);
+    }
+
+  daemon = paddock_test_daemon_new (NULL);
+  marker = g_build_filename (workspace, "marker-bail", NULL);
+  g_assert_no_errno (symlink ("/bin/sleep", marker));
+  g_setenv ("PADDOCK_TEST_BAIL_ADDRESS", paddock_test_daemon_get_address (daemon), TRUE);
+  g_setenv ("PADDOCK_TEST_BAIL_MARKER", marker, TRUE);
+  g_test_trap_subprocess (NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+  g_unsetenv ("PADDOCK_TEST_BAIL_ADDRESS");
+  g_unsetenv ("PADDOCK_TEST_BAIL_MARKER");
+
+  g_test_trap_assert_failed ();
+  g_test_trap_assert_stderr ("*a-bench: failing on purpose with /org/paddock/*made*");
+  g_test_trap_assert_stdout ("*cleanup ran with 0 sessions left*");
+  sessions = list_sessions (paddock_test_daemon_get_connection (daemon));
+  g_assert_cmpuint (g_variant_n_children (sessions), ==, 0);
+  g_assert_cmpuint (paddock_test_count_marked (marker), ==, 0);
+  unlink (marker);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -2937,6 +2995,7 @@ main (int   argc,
   g_test_add_func ("/sessions/restart-leftovers-hold-the-stage", test_restart_leftovers_hold_the_stage);
   g_test_add_func ("/sessions/end-published-once-durable", test_end_published_once_durable);
   g_test_add_func ("/sessions/end-interrupted-before-durable", test_end_interrupted_before_durable);
+  g_test_add_func ("/sessions/bail-destroys-what-was-made", test_bail_destroys_what_was_made);
 
   status = g_test_run ();
   /* Left empty by every test; a run must not leave it behind. */
