@@ -144,74 +144,69 @@ fail_on_error (const char *what,
 /* The proxies: made for one call each (a test restarts its daemon, and a
  * proxy sends to the name's owner when it was made), without loading or
  * watching properties: a test reads them fresh (paddock_test_*_property).
- * Registering PADDOCK_ERROR first makes the daemon's errors come back in
- * it rather than as G_IO_ERROR_DBUS_ERROR. */
-static void
-prepare_proxy (GDBusProxy *proxy)
-{
-  g_dbus_proxy_set_default_timeout (proxy, CALL_TIMEOUT_MS);
-}
-
-/* Not started at construction either: a call starts an activatable daemon
+ * Not started at construction either: a call starts an activatable daemon
  * as g_dbus_connection_call() would, and a test that wants none gets none.
  * No match rule: a proxy lives for one call, so the owner's changes need
  * no watching, and a bench's figure gets no AddMatch/RemoveMatch in it
- * (one GetNameOwner to the bus stays). */
-#define PROXY_FLAGS (G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES | G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS | \
-                     G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START_AT_CONSTRUCTION | G_DBUS_PROXY_FLAGS_NO_MATCH_RULE)
+ * (one GetNameOwner to the bus stays). Registering PADDOCK_ERROR first
+ * makes the daemon's errors come back in it rather than as
+ * G_IO_ERROR_DBUS_ERROR. */
+static gpointer
+new_proxy (GType               type,
+           GDBusInterfaceInfo *info,
+           GDBusConnection    *connection,
+           const char         *name,
+           const char         *path)
+{
+  g_autoptr(GError) error = NULL;
+  GDBusProxy *proxy;
+
+  (void) paddock_error_quark ();
+  proxy = g_initable_new (type, NULL, &error,
+                          "g-flags", G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES |
+                                     G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS |
+                                     G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START_AT_CONSTRUCTION |
+                                     G_DBUS_PROXY_FLAGS_NO_MATCH_RULE,
+                          "g-name", name, "g-connection", connection, "g-object-path", path,
+                          "g-interface-name", info->name, NULL);
+  if (error != NULL)
+    {
+      g_autofree char *what = g_strdup_printf ("a %s proxy for %s", info->name, path);
+
+      fail_on_error (what, error);
+    }
+  g_dbus_proxy_set_default_timeout (proxy, CALL_TIMEOUT_MS);
+  return proxy;
+}
 
 PaddockIpcManager1 *
 paddock_test_manager (GDBusConnection *connection)
 {
-  g_autoptr(GError) error = NULL;
-  PaddockIpcManager1 *proxy;
-
-  (void) paddock_error_quark ();
-  proxy = paddock_ipc_manager1_proxy_new_sync (connection, PROXY_FLAGS, DAEMON_NAME, DAEMON_PATH, NULL, &error);
-  fail_on_error ("a Manager1 proxy", error);
-  prepare_proxy (G_DBUS_PROXY (proxy));
-  return proxy;
+  return new_proxy (PADDOCK_IPC_TYPE_MANAGER1_PROXY, paddock_ipc_manager1_interface_info (), connection,
+                    DAEMON_NAME, DAEMON_PATH);
 }
 
 PaddockIpcPorts1 *
 paddock_test_ports (GDBusConnection *connection)
 {
-  g_autoptr(GError) error = NULL;
-  PaddockIpcPorts1 *proxy;
-
-  (void) paddock_error_quark ();
-  proxy = paddock_ipc_ports1_proxy_new_sync (connection, PROXY_FLAGS, DAEMON_NAME, DAEMON_PATH, NULL, &error);
-  fail_on_error ("a Ports1 proxy", error);
-  prepare_proxy (G_DBUS_PROXY (proxy));
-  return proxy;
+  return new_proxy (PADDOCK_IPC_TYPE_PORTS1_PROXY, paddock_ipc_ports1_interface_info (), connection,
+                    DAEMON_NAME, DAEMON_PATH);
 }
 
 PaddockIpcSession1 *
 paddock_test_session (GDBusConnection *connection,
                       const char      *path)
 {
-  g_autoptr(GError) error = NULL;
-  PaddockIpcSession1 *proxy;
-
-  (void) paddock_error_quark ();
-  proxy = paddock_ipc_session1_proxy_new_sync (connection, PROXY_FLAGS, DAEMON_NAME, path, NULL, &error);
-  fail_on_error ("a Session1 proxy", error);
-  prepare_proxy (G_DBUS_PROXY (proxy));
-  return proxy;
+  return new_proxy (PADDOCK_IPC_TYPE_SESSION1_PROXY, paddock_ipc_session1_interface_info (), connection,
+                    DAEMON_NAME, path);
 }
 
 PaddockIpcCommand1 *
 paddock_test_command (GDBusConnection *connection,
                       const char      *path)
 {
-  g_autoptr(GError) error = NULL;
-  PaddockIpcCommand1 *proxy;
-
-  (void) paddock_error_quark ();
-  proxy = paddock_ipc_command1_proxy_new_sync (connection, PROXY_FLAGS, DAEMON_NAME, path, NULL, &error);
-  fail_on_error ("a Command1 proxy", error);
-  prepare_proxy (G_DBUS_PROXY (proxy));
-  return proxy;
+  return new_proxy (PADDOCK_IPC_TYPE_COMMAND1_PROXY, paddock_ipc_command1_interface_info (), connection,
+                    DAEMON_NAME, path);
 }
 
 /* A Command1 proxy for PATH, sent to the daemon SESSION's proxy talks to
@@ -223,14 +218,9 @@ paddock_test_command_of (PaddockIpcSession1 *session,
 {
   GDBusProxy *proxy = G_DBUS_PROXY (session);
   g_autofree char *owner = g_dbus_proxy_get_name_owner (proxy);
-  g_autoptr(GError) error = NULL;
-  PaddockIpcCommand1 *command;
 
-  command = paddock_ipc_command1_proxy_new_sync (g_dbus_proxy_get_connection (proxy), PROXY_FLAGS,
-                                                 owner != NULL ? owner : DAEMON_NAME, path, NULL, &error);
-  fail_on_error ("a Command1 proxy", error);
-  prepare_proxy (G_DBUS_PROXY (command));
-  return command;
+  return new_proxy (PADDOCK_IPC_TYPE_COMMAND1_PROXY, paddock_ipc_command1_interface_info (),
+                    g_dbus_proxy_get_connection (proxy), owner != NULL ? owner : DAEMON_NAME, path);
 }
 
 /* CreateSession's options: @profile in @workspace running @argv, with the
