@@ -38,8 +38,11 @@ PaddockIpcSession1 *paddock_test_session          (GDBusConnection     *connecti
                                                    const char          *path);
 PaddockIpcCommand1 *paddock_test_command          (GDBusConnection     *connection,
                                                    const char          *path);
-PaddockIpcCommand1 *paddock_test_command_of       (PaddockIpcSession1  *session,
-                                                   const char          *path);
+GVariant           *paddock_test_command_call     (PaddockIpcSession1  *session,
+                                                   const char          *path,
+                                                   const char          *method,
+                                                   GVariant            *parameters,
+                                                   GError             **error);
 
 GVariant           *paddock_test_session_options  (const char          *workspace,
                                                    const char          *profile,

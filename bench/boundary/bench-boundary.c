@@ -410,7 +410,7 @@ exec_ms (Variant            *variant,
          double             *cpu_ms)
 {
   GDBusConnection *connection = variant->connection;
-  g_autoptr(PaddockIpcCommand1) proxy = NULL;
+  g_autoptr(GVariant) released = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *key = NULL;
   g_autofree char *command = NULL;
@@ -442,18 +442,18 @@ exec_ms (Variant            *variant,
   cpu_after = bench_cpu_usage_us (variant->cpu_stat);
   *cpu_ms = cpu_before >= 0 && cpu_after >= cpu_before ? (double) (cpu_after - cpu_before) / 1000.0 : -1;
 
-  proxy = paddock_test_command_of (variant->proxy, command);
   if (GPOINTER_TO_INT (status) != 0)
     {
-      g_autoptr(GVariant) bytes = NULL;
-
-      paddock_ipc_command1_call_read_output_sync (proxy, "stderr", 0, 4096, &bytes, NULL, NULL, NULL, NULL);
+      g_autoptr(GVariant) output =
+        paddock_test_command_call (variant->proxy, command, "ReadOutput",
+                                   g_variant_new ("(stu)", "stderr", (guint64) 0, 4096), NULL);
+      g_autoptr(GVariant) bytes = output != NULL ? g_variant_get_child_value (output, 0) : NULL;
 
       paddock_test_bail ("`%s` in %s exited with %d: %.*s", argv[0], variant->name, GPOINTER_TO_INT (status),
             bytes != NULL ? (int) g_variant_get_size (bytes) : 0,
             bytes != NULL ? (const char *) g_variant_get_data (bytes) : "");
     }
-  paddock_ipc_command1_call_release (proxy, NULL, NULL, NULL);
+  released = paddock_test_command_call (variant->proxy, command, "Release", NULL, NULL);
   g_hash_table_remove (ended, key);
   return ms;
 }

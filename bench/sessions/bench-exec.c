@@ -208,7 +208,6 @@ paddock_exec_us (PaddockIpcSession1 *session,
 {
   const char *argv[] = { "true", NULL };
   const char *path = g_dbus_proxy_get_object_path (G_DBUS_PROXY (session));
-  g_autoptr(PaddockIpcCommand1) proxy = NULL;
   g_autoptr(GVariant) output = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *command = NULL;
@@ -229,15 +228,17 @@ paddock_exec_us (PaddockIpcSession1 *session,
       g_main_context_iteration (NULL, TRUE);
     }
 
-  proxy = paddock_test_command_of (session, command);
-  if (!paddock_ipc_command1_call_read_output_sync (proxy, "stdout", 0, 65536, &output, NULL, NULL, NULL, &error))
+  output = paddock_test_command_call (session, command, "ReadOutput",
+                                      g_variant_new ("(stu)", "stdout", (guint64) 0, 65536), &error);
+  if (output == NULL)
     paddock_test_bail ("ReadOutput: %s", error->message);
   us = us_since (start);
 
   if (GPOINTER_TO_INT (status) != 0)
     paddock_test_bail ("`true` in %s exited with %d", path, GPOINTER_TO_INT (status));
 
-  paddock_ipc_command1_call_release (proxy, NULL, NULL, NULL);
+  g_clear_pointer (&output, g_variant_unref);
+  output = paddock_test_command_call (session, command, "Release", NULL, NULL);
   g_hash_table_remove (ended, command);
   return us;
 }
