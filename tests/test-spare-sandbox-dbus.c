@@ -60,14 +60,8 @@ static char *
 listed_cgroup (GDBusConnection *connection,
                const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) sessions = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) sessions = paddock_test_list_sessions (connection);
 
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                             G_VARIANT_TYPE ("(aa{sv})"), &error);
-  g_assert_no_error (error);
-  sessions = g_variant_get_child_value (reply, 0);
   for (gsize i = 0; i < g_variant_n_children (sessions); i++)
     {
       g_autoptr(GVariant) session = g_variant_get_child_value (sessions, i);
@@ -88,7 +82,7 @@ run_output (GDBusConnection *connection,
             const char      *script)
 {
   const char *argv[] = { "sh", "-c", script, NULL };
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
   g_autoptr(GVariant) result = NULL;
   g_autoptr(GVariant) out = NULL;
   g_autoptr(GError) error = NULL;
@@ -96,12 +90,9 @@ run_output (GDBusConnection *connection,
   gsize length = 0;
   const char *data;
 
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Run",
-                             g_variant_new ("(^aay^aya{ss}u@a{sv})", argv, "", NULL, 20000,
-                                            g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
-                             G_VARIANT_TYPE ("(a{sv})"), &error);
+  paddock_ipc_session1_call_run_sync (session, argv, "", g_variant_new ("a{ss}", NULL), 20000,
+                                      g_variant_new ("a{sv}", NULL), &result, NULL, &error);
   g_assert_no_error (error);
-  result = g_variant_get_child_value (reply, 0);
   g_assert_true (g_variant_lookup (result, "exit-status", "i", &status));
   g_assert_cmpint (status, ==, 0);
   out = g_variant_lookup_value (result, "stdout", G_VARIANT_TYPE_BYTESTRING);
@@ -114,11 +105,10 @@ static void
 destroy (GDBusConnection *connection,
          const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) result = NULL;
   g_autoptr(GError) error = NULL;
 
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy",
-                             NULL, NULL, &error);
+  paddock_test_destroy_session (connection, path, &result, &error);
   g_assert_no_error (error);
 }
 
@@ -187,12 +177,7 @@ start_with_spare (PaddockTestDaemon *daemon,
 static void
 wait_until_served (GDBusConnection *connection)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                             G_VARIANT_TYPE ("(aa{sv})"), &error);
-  g_assert_no_error (error);
+  g_autoptr(GVariant) sessions = paddock_test_list_sessions (connection);
 }
 
 /* Whether PID is gone within 2 s. */
