@@ -645,3 +645,47 @@ paddock_test_attach (GDBusConnection  *connection,
     *out_first_offset = first_offset;
   return g_unix_fd_list_get (fds, g_variant_get_handle (handle), error);
 }
+
+/* Session1.Exec of @argv in @cwd ("" for the workspace) on the session at
+ * PATH, with no variables added to its environment: the command's object
+ * path (the caller's to free), or NULL with @error set when refused. */
+char *
+paddock_test_exec (GDBusConnection    *connection,
+                   const char         *path,
+                   const char * const *argv,
+                   const char         *cwd,
+                   guint               timeout_ms,
+                   gboolean            tty,
+                   GError            **error)
+{
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
+  char *command = NULL;
+
+  if (!paddock_ipc_session1_call_exec_sync (session, argv, cwd, g_variant_new ("a{ss}", NULL), timeout_ms, tty,
+                                            &command, NULL, error))
+    return NULL;
+  return command;
+}
+
+/* Session1.Run of @argv in @cwd on the session at PATH, with OPTIONS
+ * (floating, or NULL for none) and no variables added: its result a{sv}
+ * (the caller's), or NULL with @error set when refused. */
+GVariant *
+paddock_test_run (GDBusConnection    *connection,
+                  const char         *path,
+                  const char * const *argv,
+                  const char         *cwd,
+                  guint               timeout_ms,
+                  GVariant           *options,
+                  GError            **error)
+{
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
+  GVariant *result = NULL;
+
+  if (options == NULL)
+    options = g_variant_new ("a{sv}", NULL);
+  if (!paddock_ipc_session1_call_run_sync (session, argv, cwd, g_variant_new ("a{ss}", NULL), timeout_ms, options,
+                                           &result, NULL, error))
+    return NULL;
+  return result;
+}

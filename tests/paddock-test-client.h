@@ -102,6 +102,21 @@ gboolean            paddock_test_destroy_session  (GDBusConnection     *connecti
 void                paddock_test_destroy_or_fail  (GDBusConnection     *connection,
                                                    const char          *path);
 
+char               *paddock_test_exec             (GDBusConnection     *connection,
+                                                   const char          *path,
+                                                   const char * const  *argv,
+                                                   const char          *cwd,
+                                                   guint                timeout_ms,
+                                                   gboolean             tty,
+                                                   GError             **error);
+GVariant           *paddock_test_run              (GDBusConnection     *connection,
+                                                   const char          *path,
+                                                   const char * const  *argv,
+                                                   const char          *cwd,
+                                                   guint                timeout_ms,
+                                                   GVariant            *options,
+                                                   GError             **error);
+
 int                 paddock_test_attach           (GDBusConnection     *connection,
                                                    const char          *path,
                                                    GVariant            *options,

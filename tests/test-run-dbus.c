@@ -52,12 +52,9 @@ run (GDBusConnection  *connection,
      GVariant         *options,
      GError          **error)
 {
-  g_autoptr(GVariant) reply = NULL;
+  const char *argv[] = { "sh", "-c", script, NULL };
 
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
-                             run_parameters (script, "", timeout_ms, options),
-                             G_VARIANT_TYPE ("(a{sv})"), error);
-  return reply != NULL ? g_variant_get_child_value (reply, 0) : NULL;
+  return paddock_test_run (connection, session, argv, "", timeout_ms, options, error);
 }
 
 static char *
@@ -681,7 +678,6 @@ check_kill_answers (const char *profile)
   g_autofree char *script = NULL;
   g_autofree char *command = NULL;
   g_autoptr(GVariant) state = NULL;
-  g_autoptr(GVariant) killed = NULL;
   g_autoptr(GVariant) result = NULL;
   g_autofree char *end_state = NULL;
   Pending pending = { NULL, NULL, FALSE };
@@ -700,14 +696,17 @@ check_kill_answers (const char *profile)
   command = only_command_path (other, session);
   state = paddock_test_command_property (other, command, "State");
   g_assert_cmpstr (g_variant_get_string (state, NULL), ==, "running");
-  killed = paddock_test_call (other, command, "org.paddock.Command1", "Kill", g_variant_new ("(u)", SIGKILL),
-                              NULL, &error);
-  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_ACCESS_DENIED);
-  g_clear_error (&error);
-  g_assert_true (paddock_test_count_marked (marker) == 1);
-  killed = paddock_test_call (connection, command, "org.paddock.Command1", "Kill", g_variant_new ("(u)", SIGKILL),
-                              NULL, &error);
-  g_assert_no_error (error);
+  {
+    g_autoptr(PaddockIpcCommand1) as_other = paddock_test_command (other, command);
+    g_autoptr(PaddockIpcCommand1) as_caller = paddock_test_command (connection, command);
+
+    g_assert_false (paddock_ipc_command1_call_kill_sync (as_other, SIGKILL, NULL, &error));
+    g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_ACCESS_DENIED);
+    g_clear_error (&error);
+    g_assert_true (paddock_test_count_marked (marker) == 1);
+    paddock_ipc_command1_call_kill_sync (as_caller, SIGKILL, NULL, &error);
+    g_assert_no_error (error);
+  }
 
   while (!pending.done)
     g_main_context_iteration (NULL, TRUE);
@@ -849,7 +848,7 @@ status_before_sandbox_end (gboolean tty)
   g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *session = NULL;
-  const char *command;
+  g_autofree char *command = NULL;
   guint32 agent = 0;
   GPid pid;
   GPid sandbox;
@@ -865,11 +864,8 @@ status_before_sandbox_end (gboolean tty)
   agent = (guint32) paddock_test_session_main_pid (connection, session);
   g_assert_cmpuint (agent, >, 0);
 
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
-                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, tty),
-                             G_VARIANT_TYPE ("(o)"), &error);
+  command = paddock_test_exec (connection, session, argv, "", 0, tty, &error);
   g_assert_no_error (error);
-  g_variant_get (reply, "(&o)", &command);
 
   pid = paddock_test_daemon_pid (connection);
   sandbox = sandbox_of (pid, (GPid) agent);
@@ -973,7 +969,7 @@ test_safe_command_published_running (void)
   g_autofree char *ended = NULL;
   g_autofree char *first_state = NULL;
   StatesSeen states;
-  const char *command;
+  g_autofree char *command = NULL;
   guint subscription;
 
   session = create_session (connection, "safe", "exec sleep 300");
@@ -985,11 +981,8 @@ test_safe_command_published_running (void)
                                                      G_DBUS_SIGNAL_FLAGS_NONE, command_state_changed_cb,
                                                      g_ptr_array_ref (seen), (GDestroyNotify) g_ptr_array_unref);
 
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
-                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
-                             G_VARIANT_TYPE ("(o)"), &error);
+  command = paddock_test_exec (connection, session, argv, "", 0, FALSE, &error);
   g_assert_no_error (error);
-  g_variant_get (reply, "(&o)", &command);
   properties = paddock_test_call (connection, command, "org.freedesktop.DBus.Properties", "GetAll",
                                   g_variant_new ("(s)", "org.paddock.Command1"),
                                   G_VARIANT_TYPE ("(a{sv})"), &error);
@@ -1301,9 +1294,9 @@ check_stopped_supervisor (gboolean kept,
   if (signal_number != 0)
     {
       g_autofree char *command = only_command_path (other, session);
-      g_autoptr(GVariant) killed = paddock_test_call (connection, command, "org.paddock.Command1", "Kill",
-                                                      g_variant_new ("(u)", signal_number), NULL, &error);
+      g_autoptr(PaddockIpcCommand1) proxy = paddock_test_command (connection, command);
 
+      paddock_ipc_command1_call_kill_sync (proxy, (guint) signal_number, NULL, &error);
       g_assert_no_error (error);
     }
 
@@ -1531,15 +1524,15 @@ check_release_answers (const char *profile,
   else
     {
       g_autofree char *command = only_command_path (other, session);
-      g_autoptr(GVariant) refused = paddock_test_call (other, command, "org.paddock.Command1", "Release",
-                                                       NULL, NULL, &error);
-      g_autoptr(GVariant) released = NULL;
+      g_autoptr(PaddockIpcCommand1) as_other = paddock_test_command (other, command);
+      g_autoptr(PaddockIpcCommand1) as_caller = paddock_test_command (connection, command);
 
       /* Only its caller may release it. */
+      g_assert_false (paddock_ipc_command1_call_release_sync (as_other, NULL, &error));
       g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_ACCESS_DENIED);
       g_clear_error (&error);
       g_assert_false (pending.done);
-      released = paddock_test_call (connection, command, "org.paddock.Command1", "Release", NULL, NULL, &error);
+      paddock_ipc_command1_call_release_sync (as_caller, NULL, &error);
       g_assert_no_error (error);
     }
 
@@ -1597,18 +1590,13 @@ test_bad_input (void)
 
   session = create_session (connection, "host", "exec sleep 300");
 
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
-                             g_variant_new ("(^aay^aya{ss}u@a{sv})", empty, "", NULL, 0,
-                                            g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
-                             NULL, &error);
+  reply = paddock_test_run (connection, session, empty, "", 0, NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
-                             run_parameters ("true", "", 0, tty), NULL, &error);
+  reply = run (connection, session, "true", 0, tty, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
-                             run_parameters ("true", "", 0, unknown), NULL, &error);
+  reply = run (connection, session, "true", 0, unknown, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   {
@@ -1617,23 +1605,21 @@ test_bad_input (void)
 
     g_variant_builder_add (&options, "{sv}", "stdin",
                            g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, input, 1024 * 1024 + 1, 1));
-    reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
-                               run_parameters ("cat", "", 0, g_variant_builder_end (&options)), NULL, &error);
+    reply = run (connection, session, "cat", 0, g_variant_builder_end (&options), &error);
     g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
     g_clear_error (&error);
   }
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
-                             run_parameters ("true", "relative/dir", 0, NULL), NULL, &error);
+  {
+    const char *argv[] = { "sh", "-c", "true", NULL };
+
+    reply = paddock_test_run (connection, session, argv, "relative/dir", 0, NULL, &error);
+  }
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
-                             run_parameters ("true", "", G_MAXUINT32, NULL), NULL, &error);
+  reply = run (connection, session, "true", G_MAXUINT32, NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
-                             g_variant_new ("(^aay^aya{ss}u@a{sv})", missing, "", NULL, 0,
-                                            g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
-                             NULL, &error);
+  reply = paddock_test_run (connection, session, missing, "", 0, NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
   g_clear_error (&error);
 
@@ -1641,13 +1627,11 @@ test_bad_input (void)
   for (guint i = 0; i < 16; i++)
     {
       const char *argv[] = { "sleep", "300", NULL };
-      g_autoptr(GVariant) exec = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
-                                                    g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
-                                                    G_VARIANT_TYPE ("(o)"), &error);
+      g_autofree char *command = paddock_test_exec (connection, session, argv, "", 0, FALSE, &error);
+
       g_assert_no_error (error);
     }
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Run",
-                             run_parameters ("true", "", 0, NULL), NULL, &error);
+  reply = run (connection, session, "true", 0, NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED);
   g_clear_error (&error);
 }
@@ -1670,11 +1654,7 @@ check_commands_released (const char *profile)
 
   for (guint i = 0; i < 300; i++)
     {
-      g_autoptr(GVariant) reply =
-        paddock_test_call (connection, session, "org.paddock.Session1", "Run",
-                           g_variant_new ("(^aay^aya{ss}u@a{sv})", argv, "", NULL, 0,
-                                          g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
-                           G_VARIANT_TYPE ("(a{sv})"), &error);
+      g_autoptr(GVariant) result = paddock_test_run (connection, session, argv, "", 0, NULL, &error);
 
       if (error != NULL)
         g_test_message ("Run %u of 300 failed", i + 1);

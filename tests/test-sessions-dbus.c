@@ -41,7 +41,7 @@ static GString *
 read_output (GDBusConnection *connection,
              const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
   g_autoptr(GVariant) data = NULL;
   g_autoptr(GError) error = NULL;
   guint64 first = 0;
@@ -49,10 +49,8 @@ read_output (GDBusConnection *connection,
   gsize length = 0;
   const char *bytes;
 
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "ReadOutput",
-                             g_variant_new ("(tu)", (guint64) 0, 1024 * 1024), G_VARIANT_TYPE ("(aytt)"), &error);
+  paddock_ipc_session1_call_read_output_sync (session, 0, 1024 * 1024, &data, &first, &next, NULL, &error);
   g_assert_no_error (error);
-  g_variant_get (reply, "(@aytt)", &data, &first, &next);
   bytes = g_variant_get_fixed_array (data, &length, 1);
   return g_string_new_len (bytes, (gssize) length);
 }
@@ -203,7 +201,7 @@ test_input_and_resize (void)
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) session = NULL;
   static const char typed[] = "typed into the terminal\n";
 
   /* The program reports every SIGWINCH with the size it then sees, and
@@ -215,23 +213,19 @@ test_input_and_resize (void)
   g_assert_no_error (error);
   g_assert_true (wait_for_output (connection, path, "ready"));
 
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "SendInput",
-                             g_variant_new ("(@ay)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, typed,
-                                                                   strlen (typed), 1)),
-                             NULL, &error);
+  session = paddock_test_session (connection, path);
+  paddock_ipc_session1_call_send_input_sync (session,
+                                             g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, typed, strlen (typed), 1),
+                                             NULL, &error);
   g_assert_no_error (error);
   g_assert_true (wait_for_output (connection, path, "got: typed into the terminal"));
 
-  g_clear_pointer (&reply, g_variant_unref);
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Resize",
-                             g_variant_new ("(qq)", 120, 50), NULL, &error);
+  paddock_ipc_session1_call_resize_sync (session, 120, 50, NULL, &error);
   g_assert_no_error (error);
   g_assert_true (wait_for_output (connection, path, "winch: 50 120"));
 
   /* Out of range sizes are refused. */
-  g_clear_pointer (&reply, g_variant_unref);
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Resize",
-                             g_variant_new ("(qq)", 0, 50), NULL, &error);
+  paddock_ipc_session1_call_resize_sync (session, 0, 50, NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
 }
 
@@ -347,12 +341,8 @@ test_destroy_releases_leases_and_files (void)
   g_assert_false (g_file_test (session_dir, G_FILE_TEST_EXISTS));
 
   /* Gone from the list and from the bus: a second destroy is an error. */
-  g_clear_pointer (&reply, g_variant_unref);
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                             G_VARIANT_TYPE ("(aa{sv})"), &error);
-  g_assert_no_error (error);
   {
-    g_autoptr(GVariant) sessions = g_variant_get_child_value (reply, 0);
+    g_autoptr(GVariant) sessions = paddock_test_list_sessions (connection);
     g_assert_cmpuint (g_variant_n_children (sessions), ==, 0);
   }
   g_clear_pointer (&reply, g_variant_unref);
@@ -479,11 +469,10 @@ test_bad_input (void)
   g_assert_nonnull (error);
   g_clear_error (&error);
 
-  /* and the daemon still serves */
+  /* and the daemon still serves (paddock_test_list_sessions fails the
+   * test if it does not) */
   g_clear_pointer (&reply, g_variant_unref);
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                             G_VARIANT_TYPE ("(aa{sv})"), &error);
-  g_assert_no_error (error);
+  reply = paddock_test_list_sessions (connection);
 }
 
 /* The teardown guarantee of the safe profile: two hundred processes, some
@@ -573,13 +562,13 @@ test_safe_view_and_environment (void)
     g_autoptr(GVariant) changes = NULL;
     const char *changed_path = NULL;
     const char *kind = NULL;
+    g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
 
     g_assert_false (g_file_test (written, G_FILE_TEST_EXISTS));
-    changes = paddock_test_call (connection, path, "org.paddock.Session1", "ListChanges", NULL,
-                                 G_VARIANT_TYPE ("(a(ayayssbuub))"), &error);
+    paddock_ipc_session1_call_list_changes_sync (session, &changes, NULL, &error);
     g_assert_no_error (error);
-    g_assert_cmpuint (g_variant_n_children (g_variant_get_child_value (changes, 0)), ==, 1);
-    g_variant_get_child (g_variant_get_child_value (changes, 0), 0, "(^&ay^&ay&s&sbuub)",
+    g_assert_cmpuint (g_variant_n_children (changes), ==, 1);
+    g_variant_get_child (changes, 0, "(^&ay^&ay&s&sbuub)",
                          &changed_path, NULL, &kind, NULL, NULL, NULL, NULL, NULL);
     g_assert_cmpstr (changed_path, ==, "from-agent");
     g_assert_cmpstr (kind, ==, "added");
@@ -785,12 +774,11 @@ static void
 send_line (GDBusConnection *connection,
            const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
   g_autoptr(GError) error = NULL;
 
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "SendInput",
-                             g_variant_new ("(@ay)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "\n", 1, 1)),
-                             NULL, &error);
+  paddock_ipc_session1_call_send_input_sync (session, g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "\n", 1, 1),
+                                             NULL, &error);
   g_assert_no_error (error);
 }
 
@@ -1133,11 +1121,9 @@ test_restart_ends_leftovers_at_once (void)
   /* Nothing new runs in them meanwhile. */
   {
     const char *argv[] = { "true", NULL };
-    g_autoptr(GVariant) reply = NULL;
+    g_autofree char *command = paddock_test_exec (connection, paths[2], argv, "", 0, FALSE, &error);
 
-    reply = paddock_test_call (connection, paths[2], "org.paddock.Session1", "Exec",
-                               g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE),
-                               G_VARIANT_TYPE ("(o)"), &error);
+    g_assert_null (command);
     g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
     g_clear_error (&error);
   }
@@ -1319,18 +1305,19 @@ assert_refused_unless_running (GDBusConnection *connection,
   gint network_code = being_ended ? PADDOCK_ERROR_BUSY : PADDOCK_ERROR_CONFLICT;
   const char *argv[] = { "true", NULL };
   const char *no_domains[] = { NULL };
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
+  /* One method each, called by name through the generated proxy (its
+   * interface info checks the name and types the reply). */
   struct
   {
-    const char         *method;
-    GVariant           *parameters;
-    const GVariantType *reply_type;
-    gint                code;
+    const char *method;
+    GVariant   *parameters;
+    gint        code;
   } calls[] = {
-    { "Exec", g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE), G_VARIANT_TYPE ("(o)"), exec_code },
-    { "Run", g_variant_new ("(^aay^aya{ss}ua{sv})", argv, "", NULL, 0, NULL), G_VARIANT_TYPE ("(a{sv})"),
-      exec_code },
-    { "LeasePort", g_variant_new ("(s)", "web"), G_VARIANT_TYPE ("(a{sv})"), network_code },
-    { "SetNetworkPolicy", g_variant_new ("(s^as)", "host", no_domains), G_VARIANT_TYPE_UNIT, network_code },
+    { "Exec", g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, 0, FALSE), exec_code },
+    { "Run", g_variant_new ("(^aay^aya{ss}ua{sv})", argv, "", NULL, 0, NULL), exec_code },
+    { "LeasePort", g_variant_new ("(s)", "web"), network_code },
+    { "SetNetworkPolicy", g_variant_new ("(s^as)", "host", no_domains), network_code },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (calls); i++)
@@ -1338,8 +1325,8 @@ assert_refused_unless_running (GDBusConnection *connection,
       g_autoptr(GError) error = NULL;
       g_autoptr(GVariant) reply = NULL;
 
-      reply = paddock_test_call (connection, path, "org.paddock.Session1", calls[i].method, calls[i].parameters,
-                                 calls[i].reply_type, &error);
+      reply = g_dbus_proxy_call_sync (G_DBUS_PROXY (session), calls[i].method, calls[i].parameters,
+                                      G_DBUS_CALL_FLAGS_NONE, -1, NULL, &error);
       g_test_message ("%s: %s", calls[i].method, error != NULL ? error->message : "accepted");
       g_assert_error (error, PADDOCK_ERROR, calls[i].code);
       g_assert_true ((strstr (error->message, "being ended") != NULL) == being_ended);
@@ -1597,6 +1584,8 @@ test_restart_leftovers_hold_the_stage (void)
   g_autofree char *keep = g_build_filename (fake, "keep", NULL);
   g_autofree char *written = g_build_filename (workspace, "from-agent-before-restart", NULL);
   g_autofree char *path = NULL;
+  /* Made once the second daemon runs: a proxy keeps the owner it found. */
+  g_autoptr(PaddockIpcSession1) session = NULL;
   g_autoptr(GVariant) reply = NULL;
   gint64 deadline;
 
@@ -1614,25 +1603,27 @@ test_restart_leftovers_hold_the_stage (void)
   paddock_test_daemon_stop (daemon);
   record_fake_cgroup (daemon, path, fake, keep);
   start_with_leftover_grace (daemon, "0");
+  session = paddock_test_session (connection, path);
 
   {
     const char *no_paths[] = { NULL };
+    /* By name through the generated proxy, as in
+     * assert_refused_unless_running. */
     struct
     {
-      const char         *method;
-      GVariant           *parameters;
-      const GVariantType *reply_type;
+      const char *method;
+      GVariant   *parameters;
     } calls[] = {
-      { "Apply", g_variant_new ("(^aay^aay)", no_paths, no_paths), G_VARIANT_TYPE ("(aayaays)") },
-      { "CreateCheckpoint", g_variant_new ("(s)", ""), G_VARIANT_TYPE ("(s)") },
-      { "Drop", g_variant_new ("(^aay)", no_paths), G_VARIANT_TYPE_UNIT },
-      { "RestoreCheckpoint", g_variant_new ("(s)", "none-such"), G_VARIANT_TYPE_UNIT },
+      { "Apply", g_variant_new ("(^aay^aay)", no_paths, no_paths) },
+      { "CreateCheckpoint", g_variant_new ("(s)", "") },
+      { "Drop", g_variant_new ("(^aay)", no_paths) },
+      { "RestoreCheckpoint", g_variant_new ("(s)", "none-such") },
     };
 
     for (guint i = 0; i < G_N_ELEMENTS (calls); i++)
       {
-        reply = paddock_test_call (connection, path, "org.paddock.Session1", calls[i].method, calls[i].parameters,
-                                   calls[i].reply_type, &error);
+        reply = g_dbus_proxy_call_sync (G_DBUS_PROXY (session), calls[i].method, calls[i].parameters,
+                                        G_DBUS_CALL_FLAGS_NONE, -1, NULL, &error);
         g_test_message ("%s: %s", calls[i].method, error != NULL ? error->message : "accepted");
         g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
         g_assert_nonnull (strstr (error->message, "being ended"));
@@ -1642,8 +1633,7 @@ test_restart_leftovers_hold_the_stage (void)
       }
   }
   g_assert_false (g_file_test (written, G_FILE_TEST_EXISTS));
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "ListChanges", NULL,
-                             G_VARIANT_TYPE ("(a(ayayssbuub))"), &error);
+  paddock_ipc_session1_call_list_changes_sync (session, &reply, NULL, &error);
   g_assert_no_error (error);
   g_clear_pointer (&reply, g_variant_unref);
 
@@ -1659,11 +1649,12 @@ test_restart_leftovers_hold_the_stage (void)
   {
     const char *no_paths[] = { NULL };
 
-    reply = paddock_test_call (connection, path, "org.paddock.Session1", "Apply",
-                               g_variant_new ("(^aay^aay)", no_paths, no_paths), G_VARIANT_TYPE ("(aayaays)"),
-                               &error);
+    g_auto(GStrv) applied = NULL;
+    g_auto(GStrv) conflicts = NULL;
+    g_autofree char *batch = NULL;
+
+    paddock_ipc_session1_call_apply_sync (session, no_paths, no_paths, &applied, &conflicts, &batch, NULL, &error);
     g_assert_no_error (error);
-    g_clear_pointer (&reply, g_variant_unref);
   }
   g_assert_true (g_file_test (written, G_FILE_TEST_EXISTS));
   unlink (written);
@@ -2213,15 +2204,8 @@ command_exec (GDBusConnection  *connection,
               GError          **error)
 {
   const char *argv[] = { "sh", "-c", script, NULL };
-  g_autoptr(GVariant) reply = NULL;
-  char *path = NULL;
 
-  reply = paddock_test_call (connection, session_path, "org.paddock.Session1", "Exec",
-                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, timeout_ms, tty),
-                             G_VARIANT_TYPE ("(o)"), error);
-  if (reply != NULL)
-    g_variant_get (reply, "(o)", &path);
-  return path;
+  return paddock_test_exec (connection, session_path, argv, "", timeout_ms, tty, error);
 }
 
 static char *
@@ -2242,7 +2226,7 @@ command_read (GDBusConnection *connection,
               const char      *path,
               const char      *stream)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcCommand1) command = paddock_test_command (connection, path);
   g_autoptr(GVariant) data = NULL;
   g_autoptr(GError) error = NULL;
   guint64 first = 0;
@@ -2250,10 +2234,8 @@ command_read (GDBusConnection *connection,
   gsize length = 0;
   const char *bytes;
 
-  reply = paddock_test_call (connection, path, "org.paddock.Command1", "ReadOutput",
-                             g_variant_new ("(stu)", stream, (guint64) 0, 1024 * 1024), G_VARIANT_TYPE ("(aytt)"), &error);
+  paddock_ipc_command1_call_read_output_sync (command, stream, 0, 1024 * 1024, &data, &first, &next, NULL, &error);
   g_assert_no_error (error);
-  g_variant_get (reply, "(@aytt)", &data, &first, &next);
   bytes = g_variant_get_fixed_array (data, &length, 1);
   return g_string_new_len (bytes, (gssize) length);
 }
@@ -2311,19 +2293,24 @@ test_exec_streams_status_stdin_tty (void)
     g_assert_cmpstr (result.out->str, ==, "to-out\n");
     g_assert_cmpstr (result.err->str, ==, "to-err\n");
   }
-  reply = paddock_test_call (connection, command, "org.paddock.Command1", "Release", NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_clear_pointer (&reply, g_variant_unref);
+  {
+    g_autoptr(PaddockIpcCommand1) proxy = paddock_test_command (connection, command);
+
+    paddock_ipc_command1_call_release_sync (proxy, NULL, &error);
+    g_assert_no_error (error);
+  }
   g_clear_pointer (&command, g_free);
 
   /* standard input */
   command = command_exec (connection, session, "tr a-z A-Z", 0, FALSE, &error);
   g_assert_no_error (error);
-  reply = paddock_test_call (connection, command, "org.paddock.Command1", "WriteStdin",
-                             g_variant_new ("(@ayb)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "shout\n", 6, 1), TRUE),
-                             NULL, &error);
-  g_assert_no_error (error);
-  g_clear_pointer (&reply, g_variant_unref);
+  {
+    g_autoptr(PaddockIpcCommand1) proxy = paddock_test_command (connection, command);
+
+    paddock_ipc_command1_call_write_stdin_sync (proxy, g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "shout\n", 6, 1),
+                                                TRUE, NULL, &error);
+    g_assert_no_error (error);
+  }
   {
     g_auto(ExecResult) result = { 0, };
 
@@ -2450,6 +2437,8 @@ test_exec_bad_input (void)
   g_autoptr(GError) error = NULL;
   g_autofree char *session = NULL;
   g_autoptr(GVariant) reply = NULL;
+  /* NULL after each refused Exec: nothing to free. */
+  g_autofree char *refused = NULL;
   const char *empty[] = { NULL };
   const char *argv[] = { "true", NULL };
   const char *missing[] = { "no-such-program-here", NULL };
@@ -2457,20 +2446,16 @@ test_exec_bad_input (void)
   session = create_session (connection, "exec sleep 300", NULL, &error);
   g_assert_no_error (error);
 
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
-                             g_variant_new ("(^aay^aya{ss}ub)", empty, "", NULL, 0, FALSE), NULL, &error);
+  refused = paddock_test_exec (connection, session, empty, "", 0, FALSE, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
-                             g_variant_new ("(^aay^aya{ss}ub)", argv, "relative/dir", NULL, 0, FALSE), NULL, &error);
+  refused = paddock_test_exec (connection, session, argv, "relative/dir", 0, FALSE, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
-                             g_variant_new ("(^aay^aya{ss}ub)", argv, "", NULL, G_MAXUINT32, FALSE), NULL, &error);
+  refused = paddock_test_exec (connection, session, argv, "", G_MAXUINT32, FALSE, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  reply = paddock_test_call (connection, session, "org.paddock.Session1", "Exec",
-                             g_variant_new ("(^aay^aya{ss}ub)", missing, "", NULL, 0, FALSE), NULL, &error);
+  refused = paddock_test_exec (connection, session, missing, "", 0, FALSE, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
   g_clear_error (&error);
 
@@ -2559,17 +2544,15 @@ static GArray *
 list_process_pids (GDBusConnection *connection,
                    const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
   g_autoptr(GVariant) rows = NULL;
   g_autoptr(GError) error = NULL;
   GArray *pids = g_array_new (FALSE, FALSE, sizeof (guint32));
   GVariantIter iter;
   guint32 pid;
 
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "ListProcesses", NULL,
-                             G_VARIANT_TYPE ("(a(uusss))"), &error);
+  paddock_ipc_session1_call_list_processes_sync (session, &rows, NULL, &error);
   g_assert_no_error (error);
-  rows = g_variant_get_child_value (reply, 0);
   g_variant_iter_init (&iter, rows);
   while (g_variant_iter_next (&iter, "(uu&s&s&s)", &pid, NULL, NULL, NULL, NULL))
     g_array_append_val (pids, pid);
@@ -2742,12 +2725,9 @@ test_host_run_leaves_nothing_behind (void)
   {
     const char *argv[] = { "sh", "-c", script, NULL };
 
-    reply = paddock_test_call (connection, path, "org.paddock.Session1", "Run",
-                               g_variant_new ("(^aay^aya{ss}ua{sv})", argv, "", NULL, 0, NULL),
-                               G_VARIANT_TYPE ("(a{sv})"), &error);
-    g_assert_no_error (error);
     g_clear_pointer (&result, g_variant_unref);
-    result = g_variant_get_child_value (reply, 0);
+    result = paddock_test_run (connection, path, argv, "", 0, NULL, &error);
+    g_assert_no_error (error);
     g_assert_true (g_variant_lookup (result, "exit-status", "i", &exit_status));
     g_assert_cmpint (exit_status, ==, 0);
   }
