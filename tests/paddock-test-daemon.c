@@ -514,7 +514,10 @@ paddock_test_daemon_free (PaddockTestDaemon *self)
 }
 
 /* A synchronous call to the daemon, with a timeout long enough for a
- * loaded machine (a sanitizer build on two busy cores). */
+ * loaded machine (a sanitizer build on two busy cores). Only for what the
+ * generated proxies (paddock-test-client.h) cannot send: arguments no C
+ * type of theirs holds (a NUL inside a folder, in the fuzz suite), and
+ * the standard interfaces (Introspect, Properties.GetAll). */
 GVariant *
 paddock_test_call (GDBusConnection     *connection,
                    const char          *path,

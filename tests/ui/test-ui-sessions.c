@@ -195,14 +195,12 @@ send_input (GDBusConnection *connection,
             const char      *path,
             const char      *text)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
   g_autoptr(GError) error = NULL;
 
-  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path,
-                                       "org.paddock.Session1", "SendInput",
-                                       g_variant_new ("(@ay)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE,
-                                                                                         text, strlen (text), 1)),
-                                       NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, TIMEOUT_MS, NULL, &error);
+  paddock_ipc_session1_call_send_input_sync (session,
+                                             g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, text, strlen (text), 1),
+                                             NULL, &error);
   g_assert_no_error (error);
 }
 
@@ -880,20 +878,16 @@ output_has_last_marker (gpointer data)
   SessionRef *ref = data;
   g_autoptr(GVariant) offset = paddock_test_session_property (ref->connection, ref->path, "OutputOffset");
   guint64 end = g_variant_get_uint64 (offset);
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) session = NULL;
   g_autoptr(GVariant) bytes = NULL;
   g_autofree char *tail = NULL;
   gsize size;
 
   if (end < 3 * 1024 * 1024)
     return FALSE;
-  reply = g_dbus_connection_call_sync (ref->connection, PADDOCK_BUS_NAME, ref->path,
-                                       "org.paddock.Session1", "ReadOutput",
-                                       g_variant_new ("(tu)", end - 64, 64),
-                                       NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, TIMEOUT_MS, NULL, NULL);
-  if (reply == NULL)
+  session = paddock_test_session (ref->connection, ref->path);
+  if (!paddock_ipc_session1_call_read_output_sync (session, end - 64, 64, &bytes, NULL, NULL, NULL, NULL))
     return FALSE;
-  g_variant_get (reply, "(@aytt)", &bytes, NULL, NULL);
   tail = g_strndup (g_variant_get_fixed_array (bytes, &size, 1), g_variant_get_size (bytes));
   return strstr (tail, "replay-last-53") != NULL;
 }

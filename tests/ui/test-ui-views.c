@@ -21,6 +21,7 @@
 #include "paddock-process-item.h"
 #include "paddock-processes-view.h"
 #include "paddock-session-item.h"
+#include "paddock-test-client.h"
 #include "paddock-ui-test.h"
 #include "paddock-visible-text.h"
 
@@ -250,40 +251,26 @@ network_view_answered (gpointer data)
   return paddock_network_view_is_loaded (PADDOCK_NETWORK_VIEW (data));
 }
 
-/* Leases a port over raw D-Bus, as a script would; tied to @session when
- * given. Returns the port; the daemon keeps the socket, ours is closed. */
+/* Leases a port through Ports1, as a script would, not through the app;
+ * tied to @session when given. Returns the port; the daemon keeps the
+ * socket, ours is closed. */
 static guint16
 lease_port (GDBusConnection *connection,
             const char      *name,
             const char      *session)
 {
-  g_autoptr(GUnixFDList) fd_list = NULL;
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) lease = NULL;
   g_autoptr(GError) error = NULL;
   GVariantDict options;
-  gint32 handle = -1;
   guint16 port = 0;
 
   g_variant_dict_init (&options, NULL);
   if (session != NULL)
     g_variant_dict_insert (&options, "session", "s", session);
-  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
-                                                         "org.paddock.Ports1", "Lease",
-                                                         g_variant_new ("(sq@a{sv})", name, 0, g_variant_dict_end (&options)),
-                                                         G_VARIANT_TYPE ("(a{sv}h)"),
-                                                         G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                                                         PADDOCK_UI_TIMEOUT_MS, NULL, &fd_list, NULL, &error);
+  /* A NULL out_fd: the library closes our end of the socket. */
+  lease = paddock_test_lease (connection, name, 0, g_variant_dict_end (&options), NULL, &error);
   g_assert_no_error (error);
-  g_variant_get (reply, "(@a{sv}h)", &lease, &handle);
   g_assert_true (g_variant_lookup (lease, "port", "q", &port));
-  if (fd_list != NULL && handle >= 0)
-    {
-      int fd = g_unix_fd_list_get (fd_list, handle, NULL);
-
-      if (fd >= 0)
-        close (fd);
-    }
   return port;
 }
 
@@ -575,18 +562,14 @@ static gboolean
 daemon_allows (gpointer data)
 {
   GDBusConnection *connection = ((gpointer *) data)[0];
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, ((gpointer *) data)[1]);
   g_autoptr(GVariant) value = NULL;
   g_autofree const char **domains = NULL;
 
-  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, ((gpointer *) data)[1],
-                                       "org.freedesktop.DBus.Properties", "Get",
-                                       g_variant_new ("(ss)", "org.paddock.Session1", "AllowedDomains"),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                                       PADDOCK_UI_TIMEOUT_MS, NULL, NULL);
-  if (reply == NULL)
+  /* Not answered yet: asked again on the next poll. */
+  value = paddock_test_read_property (G_DBUS_PROXY (session), "AllowedDomains", NULL);
+  if (value == NULL)
     return FALSE;
-  g_variant_get (reply, "(v)", &value);
   domains = g_variant_get_strv (value, NULL);
   return g_strv_contains (domains, ((gpointer *) data)[2]);
 }
@@ -596,17 +579,9 @@ static guint
 count_session_leases (GDBusConnection *connection,
                       const char      *session)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) leases = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) leases = paddock_test_list_leases (connection);
   guint n = 0;
 
-  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
-                                       "org.paddock.Ports1", "ListLeases", NULL,
-                                       G_VARIANT_TYPE ("(aa{sv})"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                                       PADDOCK_UI_TIMEOUT_MS, NULL, &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(@aa{sv})", &leases);
   for (gsize i = 0; i < g_variant_n_children (leases); i++)
     {
       g_autoptr(GVariant) lease = g_variant_get_child_value (leases, i);
@@ -732,13 +707,11 @@ network_live_cb (GApplication     *app,
           AdwViewStackPage *ports_page = ADW_VIEW_STACK_PAGE (
             gtk_widget_get_template_child (GTK_WIDGET (paddock_ui_current_session_view (window)),
                                            PADDOCK_TYPE_SESSION_VIEW, "ports_page"));
+          g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
           g_autoptr(GVariant) leased = NULL;
 
           g_assert_cmpuint (adw_view_stack_page_get_badge_number (ports_page), ==, 0);
-          leased = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path, "org.paddock.Session1",
-                                                "LeasePort", g_variant_new ("(s)", "web"), NULL,
-                                                G_DBUS_CALL_FLAGS_NO_AUTO_START, PADDOCK_UI_TIMEOUT_MS,
-                                                NULL, &error);
+          paddock_ipc_session1_call_lease_port_sync (session, "web", &leased, NULL, &error);
           g_assert_no_error (error);
           if (!paddock_test_wait_for (ports_badge_is_one, ports_page, PADDOCK_UI_TIMEOUT_MS))
             g_error ("the Ports page's badge is %u after LeasePort named a reserved port, not 1",

@@ -13,6 +13,7 @@
 #include "paddock-application.h"
 #include "paddock-lease-item.h"
 #include "paddock-ports-view.h"
+#include "paddock-test-client.h"
 #include "paddock-test-daemon.h"
 #include "paddock-ui-test.h"
 #include "paddock-client.h"
@@ -37,43 +38,28 @@ held_lease_clear (HeldLease *lease)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (HeldLease, held_lease_clear)
 
-/* Lease over raw D-Bus, as any script would, and keep the bound socket. */
+/* Lease through Ports1, as any script would (not through the app), and
+ * keep the bound socket. */
 static void
 lease_port (GDBusConnection *connection,
             const char      *name,
             HeldLease       *out)
 {
-  g_autoptr(GUnixFDList) fd_list = NULL;
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) lease = NULL;
   g_autoptr(GError) error = NULL;
-  gint32 handle = -1;
 
-  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
-                                                         "org.paddock.Ports1", "Lease",
-                                                         g_variant_new ("(sqa{sv})", name, 0, NULL),
-                                                         G_VARIANT_TYPE ("(a{sv}h)"),
-                                                         G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                                                         TIMEOUT_MS, NULL, &fd_list, NULL, &error);
+  lease = paddock_test_lease (connection, name, 0, NULL, &out->fd, &error);
   g_assert_no_error (error);
-  g_variant_get (reply, "(@a{sv}h)", &lease, &handle);
   g_assert_true (g_variant_lookup (lease, "port", "q", &out->port));
-  out->fd = g_unix_fd_list_get (fd_list, handle, &error);
-  g_assert_no_error (error);
 }
 
 static void
 release_port (GDBusConnection *connection,
               guint16          port)
 {
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
 
-  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
-                                       "org.paddock.Ports1", "Release",
-                                       g_variant_new ("(q)", port),
-                                       NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                                       TIMEOUT_MS, NULL, &error);
+  paddock_test_release (connection, port, &error);
   g_assert_no_error (error);
 }
 
