@@ -40,6 +40,7 @@
 #include "paddock-boundary.h"
 #include "paddock-cgroup.h"
 #include "paddock-clone-vm.h"
+#include "paddock-command-channels.h"
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
 #include "paddock-compat-pidfd.h"
@@ -146,9 +147,9 @@ struct _PaddockSessionImpl
   /* Exec'd commands, their host pids, the calls waiting for them to
    * start and their callers (paddock-session-commands.c). */
   PaddockSessionCommands     *commands;
-  /* Each sandboxed command's own event channel (CommandChannel), by id,
-   * until its last event or its end: see paddock_session_impl_open_channel. */
-  GHashTable                 *command_channels;
+  /* Each sandboxed command's own event channel, until its last event or
+   * its end (paddock-command-channels.c). */
+  PaddockCommandChannels     *channels;
 
   /* Where the agent's writes go (NULL: the host profile writes to the
    * workspace itself). */
@@ -1144,167 +1145,17 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
     }
 }
 
-/* A command's own event channel: the daemon's end of a SOCK_SEQPACKET
- * pair whose other end went to the sandbox with the spawn ("direct", see
- * docs/sandbox-protocol.md, "Direct events"). The command's supervisor
- * writes its "spawned" and "command-exited" there itself, so neither
- * waits for a wakeup of pid 1.
- * The supervisor runs inside the session's boundary: what comes on this
- * channel is read as about this command only (the "id" inside is
- * replaced by ours), "spawned" once and then only the end, after which
- * the channel is dropped; anything else ends the command as if its
- * supervisor had died (so at most three messages are read per command);
- * so a supervisor that lies can only lie about its own command, as it
- * could already through pid 1. A channel that
- * closes before the end stays (closed) until pid 1 says
- * "supervisor-gone" or the sandbox ends: either answers the command. */
-typedef struct {
-  PaddockSessionImpl *self;   /* not a reference: the session drops its channels in dispose */
-  guint32 id;
-  int fd;                     /* -1 once the supervisor's end closed */
-  guint source;
-  gboolean spawned;
-} CommandChannel;
-
+/* A direct command's event, from its own channel
+ * (paddock-command-channels.c), handled as pid 1's. */
 static void
-command_channel_free (CommandChannel *channel)
+paddock_session_impl_channel_event_cb (PaddockCommandChannels *channels,
+                                       JsonObject             *event,
+                                       PaddockSessionImpl     *self)
 {
-  g_clear_handle_id (&channel->source, g_source_remove);
-  paddock_close_fd (&channel->fd);
-  g_free (channel);
-}
-
-/* Answers CHANNEL's command without its supervisor, which ended or broke
- * the channel's rules before the command's last event: as pid 1 answers
- * for a relayed command, it did not start, or it ended with status 255.
- * Frees CHANNEL. */
-static void
-paddock_session_impl_answer_lost_command (PaddockSessionImpl *self,
-                                          CommandChannel     *channel)
-{
-  g_autoptr(JsonObject) event = json_object_new ();
-  guint32 id = channel->id;
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
   int no_fd = -1;
 
-  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ID, id);
-  if (!channel->spawned)
-    {
-      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED);
-      json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, EIO);
-      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, "the command's supervisor ended before it started the command");
-    }
-  else
-    {
-      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED);
-      json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_STATUS, PADDOCK_SANDBOX_STATUS_SUPERVISOR_GONE);
-    }
-  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
   paddock_session_impl_command_event (self, event, &no_fd);
-}
-
-/* Handles what waits on CHANNEL. FALSE once CHANNEL is gone (freed: the
- * command's last event came, or the channel broke its rules) or closed;
- * TRUE while it stays open. */
-static gboolean
-paddock_session_impl_drain_channel (PaddockSessionImpl *self,
-                                    CommandChannel     *channel)
-{
-  while (channel->fd >= 0)
-    {
-      g_autoptr(JsonParser) parser = json_parser_new ();
-      char message[4096];
-      JsonObject *object;
-      const char *name;
-      int no_fd = -1;
-      /* No event of a direct command carries a descriptor. */
-      gssize n = paddock_sandbox_recv_event (channel->fd, message, sizeof message, NULL);
-
-      if (n < 0 && errno == EAGAIN)
-        return TRUE;
-      if (n < 0 && paddock_sandbox_event_was_dropped (errno))
-        {
-          /* Larger than any event, or with a descriptor: not one of this
-           * channel's, so its supervisor broke the rules (below). */
-          g_message ("Session %s: dropped a message of command %u's supervisor (%s)",
-                     paddock_session_impl_get_id (self), channel->id, g_strerror (errno));
-          paddock_session_impl_answer_lost_command (self, channel);
-          return FALSE;
-        }
-      if (n <= 0)
-        {
-          /* Its end (our peers never send an empty message) before the
-           * command's: pid 1 or the sandbox's end will say why. */
-          g_clear_handle_id (&channel->source, g_source_remove);
-          paddock_close_fd (&channel->fd);
-          return FALSE;
-        }
-
-      if (!json_parser_load_from_data (parser, message, n, NULL) ||
-          !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        {
-          paddock_session_impl_answer_lost_command (self, channel);
-          return FALSE;
-        }
-      object = json_node_get_object (json_parser_get_root (parser));
-      name = json_object_get_string_member_with_default (object, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
-      /* This command's events, whatever the id inside says. */
-      json_object_set_int_member (object, PADDOCK_SANDBOX_EVENT_KEY_ID, channel->id);
-      if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED) && !channel->spawned)
-        {
-          channel->spawned = TRUE;
-          paddock_session_impl_command_event (self, object, &no_fd);
-          continue;
-        }
-      if ((g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED) && !channel->spawned) ||
-          (g_str_equal (name, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED) && channel->spawned))
-        {
-          paddock_session_impl_command_event (self, object, &no_fd);
-          g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (channel->id));
-          return FALSE;
-        }
-      /* Anything else is not an event of this channel. Its supervisor
-       * writes at most two, so more is a supervisor taken over from
-       * inside the session: reading on would let it hold the daemon's
-       * main loop here for as long as it writes. Its command is
-       * answered as if it had died, and the channel is dropped. */
-      paddock_session_impl_answer_lost_command (self, channel);
-      return FALSE;
-    }
-  return FALSE;
-}
-
-static gboolean
-paddock_session_impl_channel_cb (int          fd,
-                                 GIOCondition condition,
-                                 gpointer     user_data)
-{
-  CommandChannel *channel = user_data;
-
-  if (paddock_session_impl_drain_channel (channel->self, channel))
-    return G_SOURCE_CONTINUE;
-  /* Gone or closed: its source was destroyed already (allowed from its
-   * own dispatch); REMOVE says the same. */
-  return G_SOURCE_REMOVE;
-}
-
-/* pid 1's "supervisor-gone": the command's supervisor ended (killed from
- * inside the session, say) before it gave the command's last event.
- * Everything it wrote before is read first, then the command is answered
- * as pid 1 answers for a relayed command: it did not start, or it ended
- * with status 255. */
-static void
-paddock_session_impl_supervisor_gone (PaddockSessionImpl *self,
-                                      guint32             id)
-{
-  CommandChannel *channel = g_hash_table_lookup (self->command_channels, GUINT_TO_POINTER (id));
-
-  if (channel == NULL)
-    return;
-  paddock_session_impl_drain_channel (self, channel);
-  channel = g_hash_table_lookup (self->command_channels, GUINT_TO_POINTER (id));
-  if (channel == NULL)
-    return;   /* its last event was there after all (or it broke the rules) */
-  paddock_session_impl_answer_lost_command (self, channel);
 }
 
 /* No "spawned" in time (paddock-session-commands.c's spawn deadline): the
@@ -1325,7 +1176,7 @@ paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
 
   paddock_session_impl_kill_in_sandbox (self, id);
   /* What its supervisor says after this is about a command already answered. */
-  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
+  paddock_command_channels_drop (self->channels, id);
 
   message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
                              "(a process in the session may have stopped it); the sandbox is asked to kill the command",
@@ -1336,30 +1187,6 @@ paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
   json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, message);
   g_message ("Session %s: command %u: %s", self->id, id, message);
   paddock_session_impl_command_event (self, event, &no_fd);
-}
-
-/* A new channel for command ID: *OUT_REMOTE (CLOEXEC) goes to the
- * sandbox with the spawn; ours is watched until the command's last
- * event. FALSE with errno if no pair could be made. */
-static gboolean
-paddock_session_impl_open_channel (PaddockSessionImpl *self,
-                                   guint32             id,
-                                   int                *out_remote)
-{
-  CommandChannel *channel;
-  int pair[2];
-
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) != 0)
-    return FALSE;
-  channel = g_new0 (CommandChannel, 1);
-  channel->self = self;
-  channel->id = id;
-  channel->fd = pair[0];
-  channel->source = g_unix_fd_add (channel->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                   paddock_session_impl_channel_cb, channel);
-  g_hash_table_replace (self->command_channels, GUINT_TO_POINTER (id), channel);
-  *out_remote = pair[1];
-  return TRUE;
 }
 
 /* The agent's environment inside the sandbox: the same allowlist, with the
@@ -1629,7 +1456,7 @@ paddock_session_impl_link_supervisor_gone_cb (PaddockSandboxLink *link,
 {
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
-  paddock_session_impl_supervisor_gone (self, (guint32) id);
+  paddock_command_channels_supervisor_gone (self->channels, (guint32) id);
 }
 
 static void
@@ -1752,16 +1579,7 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
    * the sandbox's SIGKILL below. */
   if (self->sandboxed)
     {
-      g_autoptr(GList) ids = g_hash_table_get_keys (self->command_channels);
-
-      for (GList *l = ids; l != NULL; l = l->next)
-        {
-          /* Looked up again: draining drops the channel it drained. */
-          CommandChannel *channel = g_hash_table_lookup (self->command_channels, l->data);
-
-          if (channel != NULL)
-            paddock_session_impl_drain_channel (self, channel);
-        }
+      paddock_command_channels_drain_all (self->channels);
       /* And what pid 1 relayed before it ended (a command on a terminal
        * reports through it). A sandbox that never said "started" is read
        * below instead, where that is handled. */
@@ -1789,7 +1607,7 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
           }
     }
   /* Their channels have nothing more to say. */
-  g_hash_table_remove_all (self->command_channels);
+  paddock_command_channels_clear (self->channels);
   /* Published with the end (see set_state()). */
   self->exit_status = exit_status;
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
@@ -3074,7 +2892,7 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
    * its events relayed). */
   if (!tty)
     {
-      if (!paddock_session_impl_open_channel (self, id, &channel))
+      if (!paddock_command_channels_open (self->channels, id, &channel))
         {
           int saved_errno = errno;
 
@@ -3092,7 +2910,7 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
    * has its own, and output ends when the command's are closed. */
   if (paddock_sandbox_link_spawn (link, id, argv, cwd, (const char * const *) envp, tty, tty ? NULL : fds, error))
     return TRUE;
-  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
+  paddock_command_channels_drop (self->channels, id);
   return FALSE;
 }
 
@@ -3518,8 +3336,11 @@ paddock_session_impl_dispose (GObject *object)
     g_ptr_array_set_size (self->command_keepers, 0);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
-  if (self->command_channels != NULL)
-    g_hash_table_remove_all (self->command_channels);
+  if (self->channels != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->channels, self);
+      paddock_command_channels_clear (self->channels);
+    }
   /* A flush still on its way finds the session gone. */
   g_cancellable_cancel (self->durable_cancellable);
   /* Calls still waiting on the session get their answer now. */
@@ -3567,7 +3388,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
   g_clear_pointer (&self->leftovers_record, json_node_unref);
   g_clear_object (&self->commands);
-  g_clear_pointer (&self->command_channels, g_hash_table_unref);
+  g_clear_object (&self->channels);
   g_clear_pointer (&self->command_keepers, g_ptr_array_unref);
   paddock_sandbox_pidns_clear (&self->pidns);
   g_clear_pointer (&self->record_path, g_free);
@@ -3609,7 +3430,6 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
   g_signal_connect (self->commands, "spawn-deadline", G_CALLBACK (paddock_session_impl_spawn_deadline_cb), self);
-  self->command_channels = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) command_channel_free);
   self->command_keepers = g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_keeper_client_free);
   self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
@@ -3629,6 +3449,8 @@ paddock_session_impl_new (const char                 *id,
   self = g_object_new (PADDOCK_TYPE_SESSION_IMPL, NULL);
   session = PADDOCK_IPC_SESSION1 (self);
   self->id = g_strdup (id);
+  self->channels = paddock_command_channels_new (id);
+  g_signal_connect (self->channels, "event", G_CALLBACK (paddock_session_impl_channel_event_cb), self);
   self->object_path = g_strconcat (PADDOCK_OBJECT_PATH "/session/", id, NULL);
   self->config.workspace = g_strdup (config->workspace);
   self->config.command = g_strdupv (config->command);
