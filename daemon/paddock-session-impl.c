@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #include "paddock-dbus-checks.h"
-#include "paddock-sandbox-link.h"
 #include "paddock-sandbox-pidns.h"
 #include "paddock-sandbox-program.h"
 #include "paddock-sandbox-protocol.h"
@@ -40,7 +39,6 @@
 #include "paddock-boundary.h"
 #include "paddock-cgroup.h"
 #include "paddock-clone-vm.h"
-#include "paddock-command-channels.h"
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
 #include "paddock-compat-pidfd.h"
@@ -95,7 +93,6 @@ struct _PaddockSessionImpl
    * reaped): every descendant of theirs is the session's, setsid()ed or
    * double-forked (daemon/keeper/). */
   PaddockKeeperClient        *keeper;            /* the executor's */
-  GPtrArray                  *command_keepers;
   /* A restored host session: the agent's keeper an earlier daemon left
    * running (pinned by a pidfd), whose descendants are its leftovers. */
   pid_t                       leftover_keeper;
@@ -114,7 +111,6 @@ struct _PaddockSessionImpl
   gboolean                    resources_requested;
   char                       *resources_reason;
   int                         cgroup_procs_fd;
-  PaddockSandboxLink         *link;                 /* sandbox: its control socket, from start() */
 
   PaddockSessionReadyFunc     ready_func;
   gboolean                    looking;              /* at the boundary, in a thread, after "started" */
@@ -146,9 +142,6 @@ struct _PaddockSessionImpl
   /* Exec'd commands, their host pids, the calls waiting for them to
    * start and their callers (paddock-session-commands.c). */
   PaddockSessionCommands     *commands;
-  /* Each sandboxed command's own event channel, until its last event or
-   * its end (paddock-command-channels.c). */
-  PaddockCommandChannels     *channels;
 
   /* Where the agent's writes go (NULL: the host profile writes to the
    * workspace itself). */
@@ -452,33 +445,20 @@ static GArray *list_session_members (PaddockSessionImpl *self,
                                      pid_t               watched_sid,
                                      gboolean           *out_watched_seen);
 
-/* The pids of the session's keepers that run: unreaped children of ours. */
+/* The pids of the session's keepers that run: its executor's (unreaped
+ * children of ours), and one an earlier daemon left. */
 static GArray *
 keeper_pids (PaddockSessionImpl *self)
 {
-  GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
+  GArray *pids = self->executor != NULL ? paddock_executor_helper_pids (self->executor)
+                                        : g_array_new (FALSE, FALSE, sizeof (pid_t));
 
-  if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
-    {
-      pid_t pid = paddock_keeper_client_get_keeper_pid (self->keeper);
-      g_array_append_val (pids, pid);
-    }
   /* Not ours to reap, so only while its pidfd says it runs (a keeper
    * exits once its tree is empty: one gone meanwhile has no descendant
    * left for a stranger with its pid to be mistaken for). */
   if (self->leftover_keeper > 0 &&
       poll (&(struct pollfd) { .fd = self->leftover_keeper_pidfd, .events = POLLIN }, 1, 0) == 0)
     g_array_append_val (pids, self->leftover_keeper);
-  for (guint i = 0; self->command_keepers != NULL && i < self->command_keepers->len; i++)
-    {
-      PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
-
-      if (paddock_keeper_client_is_running (keeper))
-        {
-          pid_t pid = paddock_keeper_client_get_keeper_pid (keeper);
-          g_array_append_val (pids, pid);
-        }
-    }
   return pids;
 }
 
@@ -496,10 +476,8 @@ keepers_running (PaddockSessionImpl *self)
 static void
 kill_keepers (PaddockSessionImpl *self)
 {
-  if (self->keeper != NULL)
-    paddock_keeper_client_signal (self->keeper, SIGKILL);
-  for (guint i = 0; self->command_keepers != NULL && i < self->command_keepers->len; i++)
-    paddock_keeper_client_signal (g_ptr_array_index (self->command_keepers, i), SIGKILL);
+  if (self->executor != NULL)
+    paddock_executor_kill_helpers (self->executor);
 }
 
 /* Whether the agent's process session (the host profile's: sid = the
@@ -897,8 +875,6 @@ paddock_session_impl_steal_pending_exec (PaddockSessionImpl *self,
   (void) paddock_session_commands_steal_pending (self->commands, id);
 }
 
-static PaddockSandboxLink *paddock_session_impl_get_link (PaddockSessionImpl  *self,
-                                                          GError             **error);
 static void     paddock_session_impl_answer_started (PaddockSessionImpl    *self,
                                                      GDBusMethodInvocation *invocation,
                                                      PaddockCommandImpl    *command);
@@ -908,10 +884,8 @@ static void
 paddock_session_impl_kill_in_sandbox (PaddockSessionImpl *self,
                                       guint32             id)
 {
-  PaddockSandboxLink *link = paddock_session_impl_get_link (self, NULL);
-
-  if (link != NULL)
-    (void) paddock_sandbox_link_kill (link, id, SIGKILL, NULL);
+  if (self->executor != NULL)
+    (void) paddock_executor_signal_command (self->executor, id, SIGKILL, NULL);
 }
 
 /* A sandboxed command is exported only once it runs (see
@@ -1063,19 +1037,6 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
     }
 }
 
-/* A direct command's event, from its own channel
- * (paddock-command-channels.c), handled as pid 1's. */
-static void
-paddock_session_impl_channel_event_cb (PaddockCommandChannels *channels,
-                                       JsonObject             *event,
-                                       PaddockSessionImpl     *self)
-{
-  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-  int no_fd = -1;
-
-  paddock_session_impl_command_event (self, event, &no_fd);
-}
-
 /* No "spawned" in time (paddock-session-commands.c's spawn deadline): the
  * command's supervisor was stopped (or the whole sandbox is). The Exec
  * gets its one answer now, the command's object and channel go, and
@@ -1094,7 +1055,7 @@ paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
 
   paddock_session_impl_kill_in_sandbox (self, id);
   /* What its supervisor says after this is about a command already answered. */
-  paddock_command_channels_drop (self->channels, id);
+  paddock_executor_forget_command (self->executor, id);
 
   message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
                              "(a process in the session may have stopped it); the sandbox is asked to kill the command",
@@ -1263,7 +1224,7 @@ paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
  * listening socket. A session in proxy mode with nobody serving its proxy
  * would reach nothing and never say why: it does not run. */
 static void
-paddock_session_impl_link_proxy_cb (PaddockSandboxLink *link,
+paddock_session_impl_link_proxy_cb (PaddockExecutor    *executor,
                                     int                *fd,
                                     PaddockSessionImpl *self)
 {
@@ -1287,7 +1248,7 @@ paddock_session_impl_link_proxy_cb (PaddockSandboxLink *link,
 
 /* A socket inside for a forwarded connection (paddock-session-ports.c). */
 static void
-paddock_session_impl_link_socket_cb (PaddockSandboxLink *link,
+paddock_session_impl_link_socket_cb (PaddockExecutor    *executor,
                                      gint64              id,
                                      int                *fd,
                                      PaddockSessionImpl *self)
@@ -1298,7 +1259,7 @@ paddock_session_impl_link_socket_cb (PaddockSandboxLink *link,
 }
 
 static void
-paddock_session_impl_link_started_cb (PaddockSandboxLink *link,
+paddock_session_impl_link_started_cb (PaddockExecutor    *executor,
                                       JsonObject         *report,
                                       JsonObject         *event,
                                       int                *fd,
@@ -1315,17 +1276,7 @@ paddock_session_impl_link_started_cb (PaddockSandboxLink *link,
 }
 
 static void
-paddock_session_impl_link_supervisor_gone_cb (PaddockSandboxLink *link,
-                                              guint               id,
-                                              PaddockSessionImpl *self)
-{
-  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
-  paddock_command_channels_supervisor_gone (self->channels, (guint32) id);
-}
-
-static void
-paddock_session_impl_link_command_event_cb (PaddockSandboxLink *link,
+paddock_session_impl_link_command_event_cb (PaddockExecutor    *executor,
                                             JsonObject         *event,
                                             int                *fd,
                                             PaddockSessionImpl *self)
@@ -1340,36 +1291,12 @@ paddock_session_impl_link_command_event_cb (PaddockSandboxLink *link,
 
 /* The sandbox closed its end: no Exec waiting can be answered by it. */
 static void
-paddock_session_impl_link_closed_cb (PaddockSandboxLink *link,
+paddock_session_impl_link_closed_cb (PaddockExecutor    *executor,
                                      PaddockSessionImpl *self)
 {
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
   paddock_session_impl_fail_pending_execs (self);
-}
-
-/* Handles every event waiting on the control socket now (the link's
- * signals above). Returns FALSE once the sandbox closed its end. */
-static gboolean
-paddock_session_impl_drain_control (PaddockSessionImpl *self)
-{
-  return self->link != NULL && paddock_sandbox_link_drain (self->link);
-}
-
-/* The sandbox's control socket, the session listening to it. */
-static void
-paddock_session_impl_take_control (PaddockSessionImpl *self,
-                                   int                 control_fd)
-{
-  g_assert (self->link == NULL);
-
-  self->link = paddock_sandbox_link_new (control_fd);
-  g_signal_connect (self->link, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
-  g_signal_connect (self->link, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
-  g_signal_connect (self->link, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
-  g_signal_connect (self->link, "supervisor-gone", G_CALLBACK (paddock_session_impl_link_supervisor_gone_cb), self);
-  g_signal_connect (self->link, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
-  g_signal_connect (self->link, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
 }
 
 static void paddock_session_impl_agent_ended (PaddockSessionImpl *self,
@@ -1399,8 +1326,8 @@ paddock_session_impl_agent_ended (PaddockSessionImpl *self,
    * yet. Its "started" is then looked at (or was being looked at
    * already): the session's end comes after its start, from
    * paddock_session_impl_looked_cb(). */
-  if (self->sandboxed && self->ready_func != NULL && !self->looking)
-    paddock_session_impl_drain_control (self);
+  if (self->executor != NULL && self->ready_func != NULL && !self->looking)
+    paddock_executor_drain_events (self->executor);
   if (self->looking)
     {
       self->end_deferred = TRUE;
@@ -1425,15 +1352,8 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
   /* What the commands' supervisors wrote before the sandbox ended counts:
    * a command that ended just before it reports its own exit status, not
    * the sandbox's SIGKILL below. */
-  if (self->sandboxed)
-    {
-      paddock_command_channels_drain_all (self->channels);
-      /* And what pid 1 relayed before it ended (a command on a terminal
-       * reports through it). A sandbox that never said "started" is read
-       * below instead, where that is handled. */
-      if (self->ready_func == NULL)
-        paddock_session_impl_drain_control (self);
-    }
+  if (self->executor != NULL)
+    paddock_executor_finish_commands (self->executor, self->ready_func == NULL);
   paddock_session_impl_fail_pending_execs (self);
   /* Its network namespace went with it: nothing can use the proxy now. */
   _paddock_session_network_stop (self->network);
@@ -1454,8 +1374,6 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
             paddock_command_impl_exited (g_ptr_array_index (commands, i), 128 + SIGKILL, SIGKILL);
           }
     }
-  /* Their channels have nothing more to say. */
-  paddock_command_channels_clear (self->channels);
   /* Published with the end (see set_state()). */
   self->exit_status = exit_status;
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
@@ -1529,13 +1447,21 @@ paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,
     paddock_executor_refill_spare (self->executor, spare, &self->config, next_id);
 }
 
+static void paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
+                                                    int                 pid,
+                                                    int                 wait_status,
+                                                    PaddockSessionImpl *self);
+static void paddock_session_impl_command_gone_cb   (PaddockExecutor    *executor,
+                                                    int                 pid,
+                                                    PaddockSessionImpl *self);
+
 gboolean
 paddock_session_impl_start (PaddockSessionImpl       *self,
                             PaddockSessionReadyFunc   ready,
                             gpointer                  user_data,
                             GError                  **error)
 {
-  g_auto(PaddockExecutorAgent) agent = { .pty_master = -1, .control = -1, .cgroup_procs_fd = -1 };
+  g_auto(PaddockExecutorAgent) agent = { .pty_master = -1, .cgroup_procs_fd = -1 };
   g_autoptr(GPtrArray) bind_args = g_ptr_array_new_with_free_func (g_free);
   PaddockExecutorAgentSpec spec;
   g_auto(GStrv) envp = NULL;
@@ -1594,6 +1520,14 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   };
   self->offered_spare = NULL;
   g_signal_connect (self->executor, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
+  g_signal_connect (self->executor, "command-exited", G_CALLBACK (paddock_session_impl_command_exited_cb), self);
+  g_signal_connect (self->executor, "command-gone", G_CALLBACK (paddock_session_impl_command_gone_cb), self);
+  /* A sandbox's: running once it says the agent started. */
+  g_signal_connect (self->executor, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
+  g_signal_connect (self->executor, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
+  g_signal_connect (self->executor, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
+  g_signal_connect (self->executor, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
+  g_signal_connect (self->executor, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
   if (!paddock_executor_start_agent (self->executor, &spec, &agent, error))
     return FALSE;
 
@@ -1618,9 +1552,6 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) self->pid);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 1);
 
-  /* A sandbox's control socket: running once it says the agent started. */
-  if (agent.control >= 0)
-    paddock_session_impl_take_control (self, paddock_steal_fd (&agent.control));
   _paddock_session_network_spawned (self->network);
 
   g_debug ("Session %s: started %s as pid %d (%s profile%s)", self->id, agent.program, (int) self->pid,
@@ -2114,52 +2045,19 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-/* The sandbox's control socket, to send a request on (NULL: a host
- * session's, or a sandbox's before it started). */
-static PaddockSandboxLink *
-paddock_session_impl_get_link (PaddockSessionImpl  *self,
-                               GError             **error)
-{
-  if (self->link == NULL)
-    {
-      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
-      return NULL;
-    }
-  return self->link;
-}
-
 static void
 paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
                                       int                 signal_number,
                                       PaddockSessionImpl *self)
 {
-  g_autoptr(GArray) pids = NULL;
+  g_autoptr(GError) error = NULL;
 
-  /* Inside the sandbox, the command's supervisor (a subreaper) kills the
-   * whole tree, setsid()ed descendants included. */
-  if (self->sandboxed)
-    {
-      g_autoptr(GError) error = NULL;
-      PaddockSandboxLink *link = paddock_session_impl_get_link (self, &error);
-
-      if (link == NULL ||
-          !paddock_sandbox_link_kill (link, paddock_command_impl_get_id (command), signal_number, &error))
-        g_debug ("Session %s: could not kill command %u: %s", self->id,
-                 paddock_command_impl_get_id (command), error->message);
-      return;
-    }
-
-  /* On the host the command's keeper (a subreaper too) signals its
-   * tree, setsid()ed descendants included; a SIGKILL until it is empty. */
-  pids = paddock_session_commands_dup_pids (self->commands, paddock_command_impl_get_id (command));
-  for (guint j = 0; j < pids->len; j++)
-    for (guint i = 0; i < self->command_keepers->len; i++)
-      {
-        PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
-
-        if (paddock_keeper_client_get_pid (keeper) == g_array_index (pids, pid_t, j))
-          paddock_keeper_client_signal (keeper, signal_number);
-      }
+  /* The executor signals the command's whole tree (a subreaper holds it:
+   * the sandbox's supervisor, the host's keeper), setsid()ed descendants
+   * included. */
+  if (!paddock_executor_signal_command (self->executor, paddock_command_impl_get_id (command), signal_number, &error))
+    g_debug ("Session %s: could not kill command %u: %s", self->id,
+             paddock_command_impl_get_id (command), error->message);
 }
 
 static void
@@ -2171,10 +2069,12 @@ paddock_session_impl_command_released_cb (PaddockCommandImpl *command,
   paddock_session_commands_remove (self->commands, paddock_command_impl_get_id (command));
 }
 
+/* A command its executor started ended (host: its keeper reaped it). */
 static void
-paddock_session_impl_command_ended (PaddockSessionImpl *self,
-                                    pid_t               pid,
-                                    int                 wait_status)
+paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
+                                        int                 pid,
+                                        int                 wait_status,
+                                        PaddockSessionImpl *self)
 {
   guint32 id = self->commands != NULL ? paddock_session_commands_take_pid (self->commands, pid) : 0;
   PaddockCommandImpl *command = id != 0 ? paddock_session_commands_lookup (self->commands, id) : NULL;
@@ -2193,27 +2093,18 @@ paddock_session_impl_command_ended (PaddockSessionImpl *self,
     paddock_command_impl_exited (command, exit_status, signal_number);
 }
 
-/* A host command's keeper: the command's end; then the keeper's, once
- * its tree is empty, and it goes. */
+/* Nothing is left of a command its executor started: the session may go
+ * (see spawn_on_host()). */
 static void
-paddock_session_impl_command_keeper_cb (PaddockKeeperClient      *keeper,
-                                        PaddockKeeperClientEvent  event,
-                                        int                       wait_status,
-                                        gpointer                  user_data)
+paddock_session_impl_command_gone_cb (PaddockExecutor    *executor,
+                                      int                 pid,
+                                      PaddockSessionImpl *self)
 {
-  PaddockSessionImpl *self = user_data;
-
-  if (event == PADDOCK_KEEPER_CLIENT_EXITED)
-    paddock_session_impl_command_ended (self, paddock_keeper_client_get_pid (keeper), wait_status);
-  else
-    {
-      g_ptr_array_remove_fast (self->command_keepers, keeper);
-      g_object_unref (self);
-    }
+  g_object_unref (self);
 }
 
-/* Starts the command on the host under a keeper of its own, leader of its
- * own process session. */
+/* Starts the command through the executor (host: under a keeper of its
+ * own, leader of its own process session). */
 static gboolean
 paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
                                     PaddockCommandImpl  *command,
@@ -2226,10 +2117,9 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
-  paddock_autofd int cgroup_dir = -1;
   g_autofree char *program = NULL;
   const char *path = g_environ_getenv (envp, "PATH");
-  PaddockKeeperClient *keeper;
+  PaddockExecutorCommandSpec spec;
   pid_t pid;
 
   program = paddock_executor_find_in_path (argv[0], path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -2247,35 +2137,22 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   if (!paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
-  if (self->cgroup != NULL)
-    cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  {
-    /* Born in the session's cgroup (a move through cgroup.procs waits for
-     * an RCU grace period, often longer than the whole command), the
-     * keeper sharing our memory until it execs: paddock-clone-vm.c. */
-    PaddockKeeperSpawn spawn = {
-      .program = program,
-      .argv = argv,
-      .envp = envp,
-      .cwd = cwd,
-      .stdio = { child_in, child_out, child_err },
-      .tty = tty,
-      .cgroup_dir = cgroup_dir,
-      .cgroup_procs_fd = self->cgroup_procs_fd,
-    };
-
-    keeper = paddock_keeper_client_spawn (&spawn, paddock_session_impl_command_keeper_cb, self, error);
-    if (keeper == NULL)
-      {
-        g_prefix_error (error, "Could not start the command: ");
-        return FALSE;
-      }
-  }
-  /* Until the keeper is reaped, it keeps the session alive: a command
+  spec = (PaddockExecutorCommandSpec) {
+    .id = paddock_command_impl_get_id (command),
+    .program = program,
+    .argv = argv,
+    .cwd = cwd,
+    .envp = envp,
+    .tty = tty,
+    .stdio = { child_in, child_out, child_err },
+    .cgroup = self->cgroup,
+    .cgroup_procs_fd = self->cgroup_procs_fd,
+  };
+  if (!paddock_executor_spawn_command (self->executor, &spec, &pid, error))
+    return FALSE;
+  /* Until nothing is left of it, it keeps the session alive: a command
    * that ends after Destroy still records its real exit status. */
   g_object_ref (self);
-  g_ptr_array_add (self->command_keepers, keeper);
-  pid = paddock_keeper_client_get_pid (keeper);
 
   paddock_session_commands_add_pid (self->commands, pid, paddock_command_impl_get_id (command));
   paddock_command_impl_started (command, pid);
@@ -2293,47 +2170,29 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                                        gboolean             tty,
                                        GError             **error)
 {
-  PaddockSandboxLink *link = paddock_session_impl_get_link (self, error);
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
-  paddock_autofd int channel = -1;
-  guint32 id = paddock_command_impl_get_id (command);
-  int fds[PADDOCK_SANDBOX_DIRECT_SPAWN_N_FDS];
+  PaddockExecutorCommandSpec spec;
+  pid_t pid;
 
-  if (link == NULL)
-    return FALSE;
   /* A terminal of ours would be of the daemon's devpts, which the sandbox
-   * does not show: tty(1) and ttyname() would fail on it, so the sandbox
-   * makes the terminal and sends its master back with "spawned". */
+   * does not show: the sandbox makes one (paddock-linux-executor.c). */
   if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
-  /* Its events come on a channel of its own, straight from its supervisor
-   * (a terminal's master comes from pid 1: a command on one still has
-   * its events relayed). */
-  if (!tty)
-    {
-      if (!paddock_command_channels_open (self->channels, id, &channel))
-        {
-          int saved_errno = errno;
-
-          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                       "Could not make the command's event channel: %s", g_strerror (saved_errno));
-          return FALSE;
-        }
-    }
-
-  fds[PADDOCK_SANDBOX_REQUEST_FD_STDIN] = child_in;
-  fds[PADDOCK_SANDBOX_REQUEST_FD_STDOUT] = child_out;
-  fds[PADDOCK_SANDBOX_REQUEST_FD_STDERR] = child_err;
-  fds[PADDOCK_SANDBOX_REQUEST_FD_EVENTS] = channel;
   /* Our copies of the command's ends close when we return: the sandbox
    * has its own, and output ends when the command's are closed. */
-  if (paddock_sandbox_link_spawn (link, id, argv, cwd, (const char * const *) envp, tty, tty ? NULL : fds, error))
-    return TRUE;
-  paddock_command_channels_drop (self->channels, id);
-  return FALSE;
+  spec = (PaddockExecutorCommandSpec) {
+    .id = paddock_command_impl_get_id (command),
+    .argv = (char **) argv,
+    .cwd = cwd,
+    .envp = envp,
+    .tty = tty,
+    .stdio = { child_in, child_out, child_err },
+    .cgroup_procs_fd = -1,
+  };
+  return paddock_executor_spawn_command (self->executor, &spec, &pid, error);
 }
 
 /* The command runs: Exec answers with its object; Run's call goes to the
@@ -2537,16 +2396,20 @@ _paddock_session_impl_add_lease (PaddockSessionImpl *self,
 }
 
 /* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
- * answer comes to paddock_session_impl_link_socket_cb(). */
+ * answer comes to paddock_session_impl_link_socket_cb(), through the
+ * executor. */
 gboolean
 _paddock_session_impl_request_socket (PaddockSessionImpl  *self,
                                       guint32              id,
                                       int                  family,
                                       GError             **error)
 {
-  PaddockSandboxLink *link = paddock_session_impl_get_link (self, error);
-
-  return link != NULL && paddock_sandbox_link_request_socket (link, id, family, error);
+  if (self->executor == NULL)
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
+      return FALSE;
+    }
+  return paddock_executor_request_socket (self->executor, id, family, error);
 }
 
 /* SetNetworkPolicy decided: the new mode and allowlist are the session's,
@@ -2756,15 +2619,8 @@ paddock_session_impl_dispose (GObject *object)
   if (self->executor != NULL)
     g_signal_handlers_disconnect_by_data (self->executor, self);
   g_clear_object (&self->executor);
-  if (self->command_keepers != NULL)
-    g_ptr_array_set_size (self->command_keepers, 0);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
-  if (self->channels != NULL)
-    {
-      g_signal_handlers_disconnect_by_data (self->channels, self);
-      paddock_command_channels_clear (self->channels);
-    }
   /* A flush still on its way finds the session gone. */
   g_cancellable_cancel (self->durable_cancellable);
   /* Calls still waiting on the session get their answer now. */
@@ -2776,13 +2632,6 @@ paddock_session_impl_dispose (GObject *object)
   /* Its poll points at us: it goes with the other sources. */
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
-  /* The sandbox's control socket: its events find nobody from here on. */
-  if (self->link != NULL)
-    {
-      paddock_sandbox_link_close (self->link);
-      g_signal_handlers_disconnect_by_data (self->link, self);
-      g_clear_object (&self->link);
-    }
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
@@ -2812,8 +2661,6 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
   g_clear_pointer (&self->leftovers_record, json_node_unref);
   g_clear_object (&self->commands);
-  g_clear_object (&self->channels);
-  g_clear_pointer (&self->command_keepers, g_ptr_array_unref);
   paddock_sandbox_pidns_clear (&self->pidns);
   g_clear_pointer (&self->record_path, g_free);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
@@ -2854,7 +2701,6 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
   g_signal_connect (self->commands, "spawn-deadline", G_CALLBACK (paddock_session_impl_spawn_deadline_cb), self);
-  self->command_keepers = g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_keeper_client_free);
   self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->durable_cancellable = g_cancellable_new ();
@@ -2873,8 +2719,6 @@ paddock_session_impl_new (const char                 *id,
   self = g_object_new (PADDOCK_TYPE_SESSION_IMPL, NULL);
   session = PADDOCK_IPC_SESSION1 (self);
   self->id = g_strdup (id);
-  self->channels = paddock_command_channels_new (id);
-  g_signal_connect (self->channels, "event", G_CALLBACK (paddock_session_impl_channel_event_cb), self);
   self->object_path = g_strconcat (PADDOCK_OBJECT_PATH "/session/", id, NULL);
   self->config.workspace = g_strdup (config->workspace);
   self->config.command = g_strdupv (config->command);

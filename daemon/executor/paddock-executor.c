@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-glib/json-glib.h>
+
 #include "paddock-autofd.h"
 #include "paddock-error.h"
 #include "paddock-executor.h"
@@ -31,6 +33,13 @@
 
 enum {
   SIGNAL_EXITED,
+  SIGNAL_COMMAND_EXITED,
+  SIGNAL_COMMAND_GONE,
+  SIGNAL_STARTED,
+  SIGNAL_PROXY,
+  SIGNAL_SOCKET,
+  SIGNAL_COMMAND_EVENT,
+  SIGNAL_CLOSED,
   N_SIGNALS
 };
 
@@ -51,6 +60,42 @@ paddock_executor_default_init (PaddockExecutorInterface *iface)
    */
   signals[SIGNAL_EXITED] = g_signal_new ("exited", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST,
                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_INT);
+  /**
+   * PaddockExecutor::command-exited:
+   * @pid: the command, as spawn_command() named it
+   * @wait_status: as waitpid() tells it
+   *
+   * The command ended; its tree may live on a little.
+   */
+  signals[SIGNAL_COMMAND_EXITED] = g_signal_new ("command-exited", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST,
+                                                 0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+  /**
+   * PaddockExecutor::command-gone:
+   * @pid: the command, as spawn_command() named it
+   *
+   * Nothing of the command's tree is left, and nothing more will be said
+   * of it.
+   */
+  signals[SIGNAL_COMMAND_GONE] = g_signal_new ("command-gone", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST,
+                                               0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_INT);
+
+  /* What an executor with a helper of its own (the linux one's
+   * paddock-sandbox) relays of it: PaddockSandboxLink's signals of the
+   * same names (paddock-sandbox-link.c says what each carries; a handler
+   * that takes a descriptor sets it to -1), and the direct channels'
+   * events as "command-event". */
+  signals[SIGNAL_STARTED] = g_signal_new ("started", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 3,
+                                          JSON_TYPE_OBJECT, JSON_TYPE_OBJECT, G_TYPE_POINTER);
+  signals[SIGNAL_PROXY] = g_signal_new ("proxy", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST,
+                                        0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
+  signals[SIGNAL_SOCKET] = g_signal_new ("socket", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST,
+                                         0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT64, G_TYPE_POINTER);
+  signals[SIGNAL_COMMAND_EVENT] = g_signal_new ("command-event", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST,
+                                                0, NULL, NULL, NULL, G_TYPE_NONE, 2,
+                                                JSON_TYPE_OBJECT, G_TYPE_POINTER);
+  signals[SIGNAL_CLOSED] = g_signal_new ("closed", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST,
+                                         0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 /**
@@ -127,6 +172,113 @@ paddock_executor_check_start (PaddockExecutor            *self,
   return iface->check_start == NULL || iface->check_start (self, config, stage, error);
 }
 
+gboolean
+paddock_executor_spawn_command (PaddockExecutor                  *self,
+                                const PaddockExecutorCommandSpec *spec,
+                                pid_t                            *out_pid,
+                                GError                          **error)
+{
+  PaddockExecutorInterface *iface;
+
+  g_return_val_if_fail (PADDOCK_IS_EXECUTOR (self), FALSE);
+
+  iface = PADDOCK_EXECUTOR_GET_IFACE (self);
+  *out_pid = 0;
+  return iface->spawn_command (self, spec, out_pid, error);
+}
+
+gboolean
+paddock_executor_signal_command (PaddockExecutor  *self,
+                                 guint32           id,
+                                 int               signum,
+                                 GError          **error)
+{
+  g_return_val_if_fail (PADDOCK_IS_EXECUTOR (self), FALSE);
+
+  return PADDOCK_EXECUTOR_GET_IFACE (self)->signal_command (self, id, signum, error);
+}
+
+void
+paddock_executor_forget_command (PaddockExecutor *self,
+                                 guint32          id)
+{
+  PaddockExecutorInterface *iface;
+
+  g_return_if_fail (PADDOCK_IS_EXECUTOR (self));
+
+  iface = PADDOCK_EXECUTOR_GET_IFACE (self);
+  if (iface->forget_command != NULL)
+    iface->forget_command (self, id);
+}
+
+gboolean
+paddock_executor_request_socket (PaddockExecutor  *self,
+                                 guint32           id,
+                                 int               family,
+                                 GError          **error)
+{
+  PaddockExecutorInterface *iface;
+
+  g_return_val_if_fail (PADDOCK_IS_EXECUTOR (self), FALSE);
+
+  iface = PADDOCK_EXECUTOR_GET_IFACE (self);
+  if (iface->request_socket == NULL)
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
+      return FALSE;
+    }
+  return iface->request_socket (self, id, family, error);
+}
+
+gboolean
+paddock_executor_drain_events (PaddockExecutor *self)
+{
+  PaddockExecutorInterface *iface;
+
+  g_return_val_if_fail (PADDOCK_IS_EXECUTOR (self), FALSE);
+
+  iface = PADDOCK_EXECUTOR_GET_IFACE (self);
+  return iface->drain_events != NULL && iface->drain_events (self);
+}
+
+void
+paddock_executor_finish_commands (PaddockExecutor *self,
+                                  gboolean         started)
+{
+  PaddockExecutorInterface *iface;
+
+  g_return_if_fail (PADDOCK_IS_EXECUTOR (self));
+
+  iface = PADDOCK_EXECUTOR_GET_IFACE (self);
+  if (iface->finish_commands != NULL)
+    iface->finish_commands (self, started);
+}
+
+GArray *
+paddock_executor_helper_pids (PaddockExecutor *self)
+{
+  PaddockExecutorInterface *iface;
+
+  g_return_val_if_fail (PADDOCK_IS_EXECUTOR (self), NULL);
+
+  iface = PADDOCK_EXECUTOR_GET_IFACE (self);
+  if (iface->helper_pids == NULL)
+    return g_array_new (FALSE, FALSE, sizeof (pid_t));
+  return iface->helper_pids (self);
+}
+
+void
+paddock_executor_kill_helpers (PaddockExecutor *self)
+{
+  PaddockExecutorInterface *iface;
+
+  g_return_if_fail (PADDOCK_IS_EXECUTOR (self));
+
+  iface = PADDOCK_EXECUTOR_GET_IFACE (self);
+  if (iface->kill_helpers != NULL)
+    iface->kill_helpers (self);
+}
+
 /**
  * paddock_executor_start_agent:
  *
@@ -142,7 +294,7 @@ paddock_executor_start_agent (PaddockExecutor                *self,
   g_return_val_if_fail (PADDOCK_IS_EXECUTOR (self), FALSE);
   g_return_val_if_fail (spec != NULL && out != NULL, FALSE);
 
-  *out = (PaddockExecutorAgent) { .pty_master = -1, .control = -1, .cgroup_procs_fd = -1 };
+  *out = (PaddockExecutorAgent) { .pty_master = -1, .cgroup_procs_fd = -1 };
   return PADDOCK_EXECUTOR_GET_IFACE (self)->start_agent (self, spec, out, error);
 }
 
@@ -151,14 +303,50 @@ void
 paddock_executor_emit_exited (PaddockExecutor *self,
                               int              wait_status)
 {
+  /* A handler may drop the session, and with it the executor, meanwhile. */
+  g_autoptr(PaddockExecutor) hold = g_object_ref (self);
+
   g_signal_emit (self, signals[SIGNAL_EXITED], 0, wait_status);
+}
+
+void
+paddock_executor_emit_command_exited (PaddockExecutor *self,
+                                      pid_t            pid,
+                                      int              wait_status)
+{
+  g_autoptr(PaddockExecutor) hold = g_object_ref (self);
+
+  g_signal_emit (self, signals[SIGNAL_COMMAND_EXITED], 0, (int) pid, wait_status);
+}
+
+void
+paddock_executor_emit_command_gone (PaddockExecutor *self,
+                                    pid_t            pid)
+{
+  g_autoptr(PaddockExecutor) hold = g_object_ref (self);
+
+  g_signal_emit (self, signals[SIGNAL_COMMAND_GONE], 0, (int) pid);
+}
+
+/* For the implementations: the signals above, by name, so that the
+ * interface's and the relayed link's read alike. */
+void
+paddock_executor_emit_relayed (PaddockExecutor *self,
+                               const char      *name,
+                               ...)
+{
+  g_autoptr(PaddockExecutor) hold = g_object_ref (self);
+  va_list args;
+
+  va_start (args, name);
+  g_signal_emit_valist (self, g_signal_lookup (name, PADDOCK_TYPE_EXECUTOR), 0, args);
+  va_end (args);
 }
 
 void
 paddock_executor_agent_clear (PaddockExecutorAgent *agent)
 {
   paddock_close_fd (&agent->pty_master);
-  paddock_close_fd (&agent->control);
   paddock_close_fd (&agent->cgroup_procs_fd);
   if (agent->cgroup != NULL)
     paddock_cgroup_remove (agent->cgroup);

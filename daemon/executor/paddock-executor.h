@@ -40,7 +40,6 @@ typedef struct
   pid_t               pid;              /* shown as MainPid: the agent (host), the helper (linux) */
   guint64             start_time;       /* of that pid, for a later daemon */
   int                 pty_master;
-  int                 control;          /* linux: the helper's control socket; else -1 */
   PaddockKeeperClient *keeper;          /* host: the agent's keeper (borrowed: the executor's) */
   PaddockCgroup      *cgroup;           /* NULL where none could be made… */
   int                 cgroup_procs_fd;
@@ -53,6 +52,21 @@ typedef struct
 } PaddockExecutorAgent;
 
 void paddock_executor_agent_clear (PaddockExecutorAgent *agent);
+
+/* A command (Exec/Run) to start beside the agent, its program found and
+ * its standard fds made already: all borrowed, for the call. */
+typedef struct
+{
+  guint32         id;                /* the session's name for it */
+  const char     *program;           /* host: found in PATH; NULL where the executor finds it */
+  char          **argv;
+  const char     *cwd;
+  char          **envp;
+  gboolean        tty;
+  int             stdio[3];          /* -1 each for a terminal the executor makes */
+  PaddockCgroup  *cgroup;            /* the session's, or NULL */
+  int             cgroup_procs_fd;
+} PaddockExecutorCommandSpec;
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PaddockExecutorAgent, paddock_executor_agent_clear)
 
@@ -80,6 +94,41 @@ struct _PaddockExecutorInterface
                                   const PaddockExecutorAgentSpec *spec,
                                   PaddockExecutorAgent           *out,
                                   GError                        **error);
+  /* Starts a command beside the agent. Either it runs now: *OUT_PID
+   * (> 0) names it in "command-exited" and "command-gone"; or it is asked
+   * for (*OUT_PID 0), and "command-event" says "spawned" or why not, and
+   * later its end. */
+  gboolean  (*spawn_command)     (PaddockExecutor                  *self,
+                                  const PaddockExecutorCommandSpec *spec,
+                                  pid_t                            *out_pid,
+                                  GError                          **error);
+  /* Signals the whole tree of the command spawn_command() started as ID. */
+  gboolean  (*signal_command)    (PaddockExecutor                *self,
+                                  guint32                         id,
+                                  int                             signum,
+                                  GError                        **error);
+  /* What is said of command ID from now on is about a command the
+   * session answered already: not relayed. */
+  void      (*forget_command)    (PaddockExecutor                *self,
+                                  guint32                         id);
+  /* A socket inside the session's network for a forwarded connection,
+   * given by "socket" with ID. */
+  gboolean  (*request_socket)    (PaddockExecutor                *self,
+                                  guint32                         id,
+                                  int                             family,
+                                  GError                        **error);
+  /* Handles every event waiting now; FALSE once there can be none more. */
+  gboolean  (*drain_events)      (PaddockExecutor                *self);
+  /* The session's main process ended: what its commands' own channels
+   * said before counts (read now), and, when STARTED (the agent ran),
+   * what the helper relayed before it ended; then the channels go. */
+  void      (*finish_commands)   (PaddockExecutor                *self,
+                                  gboolean                        started);
+  /* The executor's own helpers that run in the session's cgroup (host:
+   * the keepers), which are not the session's processes; and their
+   * SIGKILL, which ends each one's tree and then itself. */
+  GArray   *(*helper_pids)       (PaddockExecutor                *self);
+  void      (*kill_helpers)      (PaddockExecutor                *self);
   /* Has SPARE make a sandbox ahead for the next session like CONFIG's,
    * to be NEXT_ID, where this executor has spares (NULL: none). */
   void      (*refill_spare)      (PaddockExecutor                *self,
@@ -102,6 +151,33 @@ gboolean         paddock_executor_check_start       (PaddockExecutor            
                                                      const PaddockSessionConfig     *config,
                                                      PaddockStage                   *stage,
                                                      GError                        **error);
+gboolean         paddock_executor_spawn_command     (PaddockExecutor                  *self,
+                                                     const PaddockExecutorCommandSpec *spec,
+                                                     pid_t                            *out_pid,
+                                                     GError                          **error);
+gboolean         paddock_executor_signal_command    (PaddockExecutor                *self,
+                                                     guint32                         id,
+                                                     int                             signum,
+                                                     GError                        **error);
+void             paddock_executor_forget_command    (PaddockExecutor                *self,
+                                                     guint32                         id);
+gboolean         paddock_executor_request_socket    (PaddockExecutor                *self,
+                                                     guint32                         id,
+                                                     int                             family,
+                                                     GError                        **error);
+gboolean         paddock_executor_drain_events      (PaddockExecutor                *self);
+void             paddock_executor_finish_commands   (PaddockExecutor                *self,
+                                                     gboolean                        started);
+GArray          *paddock_executor_helper_pids       (PaddockExecutor                *self);
+void             paddock_executor_kill_helpers      (PaddockExecutor                *self);
+void             paddock_executor_emit_command_exited (PaddockExecutor              *self,
+                                                       pid_t                         pid,
+                                                       int                           wait_status);
+void             paddock_executor_emit_relayed      (PaddockExecutor                *self,
+                                                     const char                     *name,
+                                                     ...);
+void             paddock_executor_emit_command_gone (PaddockExecutor                *self,
+                                                     pid_t                           pid);
 gboolean         paddock_executor_start_agent       (PaddockExecutor                *self,
                                                      const PaddockExecutorAgentSpec *spec,
                                                      PaddockExecutorAgent           *out,

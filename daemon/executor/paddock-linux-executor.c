@@ -11,7 +11,9 @@
  * takes a sandbox made ahead where one fits (paddock-spare-sandbox.c),
  * and starts the helper born in the session's cgroup. The helper is the
  * daemon's child (it dies with it, --die-with-parent); its end goes on as
- * "exited".
+ * "exited". Its control socket (PaddockSandboxLink) and the commands'
+ * own channels (PaddockCommandChannels) are this executor's: requests go
+ * out through it, their events come back as its signals.
  */
 
 #include "config.h"
@@ -31,10 +33,12 @@
 #include "paddock-autofd.h"
 #include "paddock-boundary.h"
 #include "paddock-clone-vm.h"
+#include "paddock-command-channels.h"
 #include "paddock-error.h"
 #include "paddock-lease.h"
 #include "paddock-linux-executor.h"
 #include "paddock-reserved-ports.h"
+#include "paddock-sandbox-link.h"
 #include "paddock-sandbox-program.h"
 #include "paddock-sandbox-protocol.h"
 #include "paddock-seccomp.h"
@@ -45,9 +49,11 @@
 
 struct _PaddockLinuxExecutor
 {
-  GObject parent_instance;
+  GObject                 parent_instance;
 
-  guint   child_watch;   /* the helper's, until it is reaped */
+  guint                   child_watch;   /* the helper's, until it is reaped */
+  PaddockSandboxLink     *link;          /* its control socket, from start_agent() */
+  PaddockCommandChannels *channels;      /* each direct command's own, until its end */
 };
 
 static void paddock_linux_executor_iface_init (PaddockExecutorInterface *iface);
@@ -464,6 +470,210 @@ build_argv (const PaddockExecutorAgentSpec *spec)
   return argv;
 }
 
+/* The link's events, relayed as the executor's (paddock-executor.c). */
+static void
+link_started_cb (PaddockSandboxLink *link,
+                 JsonObject         *report,
+                 JsonObject         *event,
+                 int                *fd,
+                 PaddockExecutor    *self)
+{
+  paddock_executor_emit_relayed (self, "started", report, event, fd);
+}
+
+static void
+link_proxy_cb (PaddockSandboxLink *link,
+               int                *fd,
+               PaddockExecutor    *self)
+{
+  paddock_executor_emit_relayed (self, "proxy", fd);
+}
+
+static void
+link_socket_cb (PaddockSandboxLink *link,
+                gint64              id,
+                int                *fd,
+                PaddockExecutor    *self)
+{
+  paddock_executor_emit_relayed (self, "socket", id, fd);
+}
+
+static void
+link_command_event_cb (PaddockSandboxLink *link,
+                       JsonObject         *event,
+                       int                *fd,
+                       PaddockExecutor    *self)
+{
+  paddock_executor_emit_relayed (self, "command-event", event, fd);
+}
+
+/* pid 1's "supervisor-gone": the command's own channel answers it. */
+static void
+link_supervisor_gone_cb (PaddockSandboxLink   *link,
+                         guint                 id,
+                         PaddockLinuxExecutor *self)
+{
+  g_autoptr(PaddockLinuxExecutor) hold = g_object_ref (self);
+
+  paddock_command_channels_supervisor_gone (self->channels, (guint32) id);
+}
+
+static void
+link_closed_cb (PaddockSandboxLink *link,
+                PaddockExecutor    *self)
+{
+  paddock_executor_emit_relayed (self, "closed");
+}
+
+/* A direct command's event, from its own channel, as pid 1's. */
+static void
+channel_event_cb (PaddockCommandChannels *channels,
+                  JsonObject             *event,
+                  PaddockExecutor        *self)
+{
+  int no_fd = -1;
+
+  paddock_executor_emit_relayed (self, "command-event", event, &no_fd);
+}
+
+static void
+paddock_linux_executor_take_control (PaddockLinuxExecutor *self,
+                                     int                   control_fd)
+{
+  self->link = paddock_sandbox_link_new (control_fd);
+  g_signal_connect (self->link, "started", G_CALLBACK (link_started_cb), self);
+  g_signal_connect (self->link, "proxy", G_CALLBACK (link_proxy_cb), self);
+  g_signal_connect (self->link, "socket", G_CALLBACK (link_socket_cb), self);
+  g_signal_connect (self->link, "supervisor-gone", G_CALLBACK (link_supervisor_gone_cb), self);
+  g_signal_connect (self->link, "command-event", G_CALLBACK (link_command_event_cb), self);
+  g_signal_connect (self->link, "closed", G_CALLBACK (link_closed_cb), self);
+}
+
+/* The sandbox's control socket, to send a request on. */
+static PaddockSandboxLink *
+get_link (PaddockLinuxExecutor  *self,
+          GError               **error)
+{
+  if (self->link == NULL)
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
+      return NULL;
+    }
+  return self->link;
+}
+
+/* Asks pid 1 to run the command beside the agent, with the same
+ * confinement, passing the command's three standard fds (a command on a
+ * terminal gets one the sandbox makes: one of ours would be of the
+ * daemon's devpts, which the sandbox does not show, and its master comes
+ * back with "spawned"). */
+static gboolean
+paddock_linux_executor_spawn_command (PaddockExecutor                  *executor,
+                                      const PaddockExecutorCommandSpec *spec,
+                                      pid_t                            *out_pid,
+                                      GError                          **error)
+{
+  PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (executor);
+  PaddockSandboxLink *link = get_link (self, error);
+  paddock_autofd int channel = -1;
+  int fds[PADDOCK_SANDBOX_DIRECT_SPAWN_N_FDS];
+
+  if (link == NULL)
+    return FALSE;
+
+  /* Its events come on a channel of its own, straight from its supervisor
+   * (a terminal's master comes from pid 1: a command on one still has
+   * its events relayed). */
+  if (!spec->tty && !paddock_command_channels_open (self->channels, spec->id, &channel))
+    {
+      int saved_errno = errno;
+
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not make the command's event channel: %s", g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  fds[PADDOCK_SANDBOX_REQUEST_FD_STDIN] = spec->stdio[0];
+  fds[PADDOCK_SANDBOX_REQUEST_FD_STDOUT] = spec->stdio[1];
+  fds[PADDOCK_SANDBOX_REQUEST_FD_STDERR] = spec->stdio[2];
+  fds[PADDOCK_SANDBOX_REQUEST_FD_EVENTS] = channel;
+  if (paddock_sandbox_link_spawn (link, spec->id, (const char * const *) spec->argv, spec->cwd,
+                                  (const char * const *) spec->envp, spec->tty, spec->tty ? NULL : fds, error))
+    return TRUE;
+  paddock_command_channels_drop (self->channels, spec->id);
+  return FALSE;
+}
+
+/* Inside the sandbox, the command's supervisor (a subreaper) signals the
+ * whole tree, setsid()ed descendants included. What its supervisor says
+ * after a SIGKILL asked for here is about a command the session answered
+ * already (a deadline passed, or it was dropped). */
+static gboolean
+paddock_linux_executor_signal_command (PaddockExecutor  *executor,
+                                       guint32           id,
+                                       int               signum,
+                                       GError          **error)
+{
+  PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (executor);
+  PaddockSandboxLink *link = get_link (self, error);
+
+  return link != NULL && paddock_sandbox_link_kill (link, id, signum, error);
+}
+
+static void
+paddock_linux_executor_forget_command (PaddockExecutor *executor,
+                                       guint32          id)
+{
+  PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (executor);
+
+  if (self->channels != NULL)
+    paddock_command_channels_drop (self->channels, id);
+}
+
+static gboolean
+paddock_linux_executor_request_socket (PaddockExecutor  *executor,
+                                       guint32           id,
+                                       int               family,
+                                       GError          **error)
+{
+  PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (executor);
+  PaddockSandboxLink *link = get_link (self, error);
+
+  return link != NULL && paddock_sandbox_link_request_socket (link, id, family, error);
+}
+
+/* Every event waiting on the control socket now (relayed above). FALSE
+ * once the sandbox closed its end. */
+static gboolean
+paddock_linux_executor_drain_events (PaddockExecutor *executor)
+{
+  PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (executor);
+
+  return self->link != NULL && paddock_sandbox_link_drain (self->link);
+}
+
+static void
+paddock_linux_executor_finish_commands (PaddockExecutor *executor,
+                                        gboolean         started)
+{
+  PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (executor);
+  g_autoptr(PaddockLinuxExecutor) hold = g_object_ref (self);
+
+  /* What the commands' supervisors wrote before the sandbox ended counts:
+   * a command that ended just before it reports its own exit status, not
+   * the sandbox's SIGKILL. */
+  if (self->channels != NULL)
+    paddock_command_channels_drain_all (self->channels);
+  /* And what pid 1 relayed before it ended (a command on a terminal
+   * reports through it). A sandbox that never said "started" is read by
+   * the session instead, which handles that. */
+  if (started && self->link != NULL)
+    paddock_sandbox_link_drain (self->link);
+  /* Nothing more to say: no main loop ran since they were read. */
+  if (self->channels != NULL)
+    paddock_command_channels_clear (self->channels);
+}
+
 static void
 paddock_linux_executor_exited_cb (GPid     pid,
                                   int      wait_status,
@@ -488,6 +698,7 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
   g_autoptr(GPtrArray) argv = NULL;
   g_auto(GStrv) envp = NULL;
   paddock_autofd int slave = -1;
+  paddock_autofd int control = -1;            /* ours of the control socket */
   paddock_autofd int control_theirs = -1;
   paddock_autofd int cgroup_dir = -1;
   int listen_fds[PADDOCK_SESSION_MAX_PORTS];
@@ -526,7 +737,7 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
   if (out->took_spare)
     {
       out->pty_master = taken.pty_master;
-      out->control = taken.control;
+      control = taken.control;
       out->cgroup = g_steal_pointer (&taken.cgroup);   /* named for us when it was made */
     }
   else
@@ -540,7 +751,7 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
                        "Could not make the sandbox's control channel: %s", g_strerror (saved_errno));
           return FALSE;
         }
-      out->control = pair[0];
+      control = pair[0];
       control_theirs = pair[1];
       if (!paddock_executor_open_pty (&out->pty_master, &slave, error))
         return FALSE;
@@ -593,6 +804,10 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
   out->pid = pid;
   out->start_time = paddock_executor_process_start_time (pid);
   self->child_watch = g_child_watch_add (pid, paddock_linux_executor_exited_cb, self);
+  /* Running once the sandbox says the agent started. */
+  self->channels = paddock_command_channels_new (spec->session_id);
+  g_signal_connect (self->channels, "event", G_CALLBACK (channel_event_cb), self);
+  paddock_linux_executor_take_control (self, paddock_steal_fd (&control));
   return TRUE;
 }
 
@@ -624,6 +839,19 @@ paddock_linux_executor_dispose (GObject *object)
   PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (object);
 
   g_clear_handle_id (&self->child_watch, g_source_remove);
+  if (self->channels != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->channels, self);
+      paddock_command_channels_clear (self->channels);
+      g_clear_object (&self->channels);
+    }
+  /* Its events find nobody from here on. */
+  if (self->link != NULL)
+    {
+      paddock_sandbox_link_close (self->link);
+      g_signal_handlers_disconnect_by_data (self->link, self);
+      g_clear_object (&self->link);
+    }
 
   G_OBJECT_CLASS (paddock_linux_executor_parent_class)->dispose (object);
 }
@@ -643,6 +871,12 @@ paddock_linux_executor_iface_init (PaddockExecutorInterface *iface)
   iface->check_start = paddock_linux_executor_check_start;
   iface->start_agent = paddock_linux_executor_start_agent;
   iface->refill_spare = paddock_linux_executor_refill_spare;
+  iface->spawn_command = paddock_linux_executor_spawn_command;
+  iface->signal_command = paddock_linux_executor_signal_command;
+  iface->forget_command = paddock_linux_executor_forget_command;
+  iface->request_socket = paddock_linux_executor_request_socket;
+  iface->drain_events = paddock_linux_executor_drain_events;
+  iface->finish_commands = paddock_linux_executor_finish_commands;
 }
 
 static void
