@@ -1444,7 +1444,7 @@ paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
   if (self->executor != NULL)
-    paddock_executor_refill_spare (self->executor, spare, &self->config, next_id);
+    paddock_executor_refill_spare (self->executor, spare, &self->config, PADDOCK_SESSION_PROXY_PORT, next_id);
 }
 
 static void paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
@@ -1517,6 +1517,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     .passed_leases = passed_leases,
     .bind_args = (const char * const *) bind_args->pdata,
     .spare = self->offered_spare,
+    .proxy_port = PADDOCK_SESSION_PROXY_PORT,
   };
   self->offered_spare = NULL;
   g_signal_connect (self->executor, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);

@@ -147,6 +147,7 @@ void
 paddock_executor_refill_spare (PaddockExecutor            *self,
                                PaddockSpareSandbox        *spare,
                                const PaddockSessionConfig *config,
+                               guint16                     proxy_port,
                                const char                 *next_id)
 {
   PaddockExecutorInterface *iface;
@@ -155,7 +156,7 @@ paddock_executor_refill_spare (PaddockExecutor            *self,
 
   iface = PADDOCK_EXECUTOR_GET_IFACE (self);
   if (iface->refill_spare != NULL)
-    iface->refill_spare (self, spare, config, next_id);
+    iface->refill_spare (self, spare, config, proxy_port, next_id);
 }
 
 gboolean

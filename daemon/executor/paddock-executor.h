@@ -32,6 +32,7 @@ typedef struct
   const char * const         *bind_args;      /* more of the helper's options (ports kept for
                                                * later leases), or NULL */
   PaddockSpareSandbox        *spare;          /* a sandbox made ahead it may take, or NULL */
+  guint16                     proxy_port;     /* where the proxy listens inside (proxy mode) */
 } PaddockExecutorAgentSpec;
 
 /* What came of it: the caller's, cleared by paddock_executor_agent_clear(). */
@@ -134,6 +135,7 @@ struct _PaddockExecutorInterface
   void      (*refill_spare)      (PaddockExecutor                *self,
                                   PaddockSpareSandbox            *spare,
                                   const PaddockSessionConfig     *config,
+                                  guint16                         proxy_port,
                                   const char                     *next_id);
 };
 
@@ -146,6 +148,7 @@ const char      *paddock_executor_listen_pid        (PaddockExecutor            
 void             paddock_executor_refill_spare      (PaddockExecutor                *self,
                                                      PaddockSpareSandbox            *spare,
                                                      const PaddockSessionConfig     *config,
+                                                     guint16                         proxy_port,
                                                      const char                     *next_id);
 gboolean         paddock_executor_check_start       (PaddockExecutor                *self,
                                                      const PaddockSessionConfig     *config,

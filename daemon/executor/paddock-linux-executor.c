@@ -44,9 +44,6 @@
 #include "paddock-seccomp.h"
 #include "paddock-terminal.h"
 
-/* Where the proxy listens inside (PADDOCK_SESSION_PROXY_PORT). */
-#define PROXY_PORT 3128
-
 struct _PaddockLinuxExecutor
 {
   GObject                 parent_instance;
@@ -414,7 +411,7 @@ build_argv (const PaddockExecutorAgentSpec *spec)
   if (g_strcmp0 (config->net_mode, "proxy") == 0)
     {
       g_ptr_array_add (argv, g_strdup ("--proxy-port"));
-      g_ptr_array_add (argv, g_strdup_printf ("%u", PROXY_PORT));
+      g_ptr_array_add (argv, g_strdup_printf ("%u", spec->proxy_port));
     }
   /* The filter comes after the leased sockets. */
   if (sandbox_seccomp_fd () >= 0)
@@ -819,11 +816,12 @@ static void
 paddock_linux_executor_refill_spare (PaddockExecutor            *executor,
                                      PaddockSpareSandbox        *spare,
                                      const PaddockSessionConfig *config,
+                                     guint16                     proxy_port,
                                      const char                 *next_id)
 {
   g_autofree char *cgroup_name = g_strconcat ("paddock-session-", next_id, NULL);
 
-  paddock_spare_sandbox_refill (spare, config->net_mode, PROXY_PORT, sandbox_seccomp_fd (), cgroup_name);
+  paddock_spare_sandbox_refill (spare, config->net_mode, proxy_port, sandbox_seccomp_fd (), cgroup_name);
 }
 
 PaddockExecutor *
