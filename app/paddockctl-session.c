@@ -518,7 +518,8 @@ add_session_to_builder (JsonBuilder       *builder,
   for (gsize i = 0; leases != NULL && i < g_variant_n_children (leases); i++)
     {
       g_autoptr(GVariant) lease = g_variant_get_child_value (leases, i);
-      const char *session = "", *name = "", *owner = "";
+      const char *session = "", *name = "", *owner = "", *state = "";
+      gboolean released = FALSE;
       guint16 port = 0;
 
       if (!g_variant_lookup (lease, "session", "&s", &session) || g_strcmp0 (session, info->id) != 0)
@@ -526,6 +527,8 @@ add_session_to_builder (JsonBuilder       *builder,
       g_variant_lookup (lease, "port", "q", &port);
       g_variant_lookup (lease, "name", "&s", &name);
       g_variant_lookup (lease, "owner", "&s", &owner);
+      g_variant_lookup (lease, "state", "&s", &state);
+      g_variant_lookup (lease, "released", "b", &released);
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "port");
       json_builder_add_int_value (builder, port);
@@ -537,6 +540,13 @@ add_session_to_builder (JsonBuilder       *builder,
       json_builder_add_string_value (builder, session);
       json_builder_set_member_name (builder, "reserved");
       json_builder_add_boolean_value (builder, paddock_lease_is_reserved (session, name));
+      json_builder_set_member_name (builder, "state");
+      json_builder_add_string_value (builder, state);
+      /* How the agent got it: forwarded into its own namespace, or on
+       * the host's network released for it to bind, or listening. */
+      json_builder_set_member_name (builder, "handover");
+      json_builder_add_string_value (builder, g_strcmp0 (info->net, "host") != 0 ? "forward"
+                                              : released ? "release" : "listen-fds");
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);
@@ -724,6 +734,7 @@ paddockctl_create (Paddockctl  *ctl,
   g_autofree char *memory_max = NULL;
   g_autofree char *stage_limit = NULL;
   g_autofree char *reserved_ports = NULL;
+  g_autofree char *port_handover = NULL;
   g_autofree char *path = NULL;
   g_autofree char *absolute = NULL;
   g_autofree char **options_argv = NULL;
@@ -771,7 +782,10 @@ paddockctl_create (Paddockctl  *ctl,
       N_("With --net proxy: let the proxy reach D (example.com, *.example.com, !D denies; repeatable)"), N_("D") },
     { "port", 0, 0, G_OPTION_ARG_STRING_ARRAY, &ports,
       N_("Lease a port named NAME for the session (repeatable): PORT and PADDOCK_PORT_<NAME>; with net host "
-      "the agent gets it as a listening socket (LISTEN_FDS), with none or proxy it is forwarded in"), N_("NAME") },
+      "see --port-handover, with none or proxy it is forwarded in and the agent binds it"), N_("NAME") },
+    { "port-handover", 0, 0, G_OPTION_ARG_STRING, &port_handover,
+      N_("With net host: release (default: the agent binds its ports itself, the ordinary way) or listen-fds "
+      "(it gets them listening: LISTEN_FDS, socket activation)"), N_("MODE") },
     { "attach", 0, 0, G_OPTION_ARG_NONE, &attach,
       N_("Stay on the session's terminal from its first byte, as “paddockctl attach ID” (the id goes to "
       "stderr); the session's terminal takes and follows this one's size unless --size fixes it"), NULL },
@@ -885,6 +899,13 @@ paddockctl_create (Paddockctl  *ctl,
     g_variant_builder_add (&options, "{sv}", "net", g_variant_new_string (net));
   if (ports != NULL)
     g_variant_builder_add (&options, "{sv}", "ports", g_variant_new_strv ((const char * const *) ports, -1));
+  if (port_handover != NULL)
+    {
+      if (!g_str_equal (port_handover, "release") && !g_str_equal (port_handover, "listen-fds"))
+        return paddockctl_usage_error (ctl, command_path, _("invalid --port-handover “%s”: expected release or listen-fds"),
+                                       port_handover);
+      g_variant_builder_add (&options, "{sv}", "port-handover", g_variant_new_string (port_handover));
+    }
   if (allow_domains != NULL)
     g_variant_builder_add (&options, "{sv}", "allow-domains",
                            g_variant_new_strv ((const char * const *) allow_domains, -1));

@@ -8,6 +8,7 @@
 
 #include "bench-common.h"
 #include "paddock-cgroup.h"
+#include "paddock-test-client.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -53,22 +54,16 @@ char *
 bench_session_cpu_stat (GDBusConnection *connection,
                         const char      *session)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) proxy = paddock_test_session (connection, session);
   g_autoptr(GVariant) value = NULL;
   g_autofree char *cgroup = NULL;
   g_autofree char *reason = NULL;
   char *path = NULL;
   guint32 pid = 0;
 
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", session,
-                                       "org.freedesktop.DBus.Properties", "Get",
-                                       g_variant_new ("(ss)", "org.paddock.Session1", "MainPid"),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 10000, NULL, NULL);
-  if (reply == NULL)
-    return NULL;
-  g_variant_get (reply, "(v)", &value);
-  if (!g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32) || (pid = g_variant_get_uint32 (value)) == 0 ||
-      pid > G_MAXINT)
+  /* A session gone meanwhile has no cgroup to read: NULL, not a failure. */
+  value = paddock_test_read_property (G_DBUS_PROXY (proxy), "MainPid", NULL);
+  if (value == NULL || (pid = g_variant_get_uint32 (value)) == 0 || pid > G_MAXINT)
     return NULL;
   /* The daemon's own lookup (mountinfo, then the "0::" line). */
   cgroup = paddock_cgroup_find_of ((pid_t) pid, &reason);

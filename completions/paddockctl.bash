@@ -78,6 +78,7 @@ _paddockctl()
             --workspace|--allow-write|--expose) mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
             --path|--force-path) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
             --agent) mapfile -t COMPREPLY < <(compgen -W "$("$prog" __complete agents 2>/dev/null)" -- "$cur") ;;
+            --port-handover) mapfile -t COMPREPLY < <(compgen -W "release listen-fds" -- "$cur") ;;
         esac
         return 0
     fi

@@ -74,6 +74,7 @@ complete -c paddockctl -n "__paddockctl_arg_is checkpoint 1" -a 'create list res
 complete -c paddockctl -n "__paddockctl_arg_is agents 0" -a 'list reset import-login'
 complete -c paddockctl -n "__paddockctl_arg_is agents 1; and __fish_seen_subcommand_from reset import-login" -a '(paddockctl __complete agents 2>/dev/null)'
 complete -c paddockctl -l agent -x -a '(paddockctl __complete agents 2>/dev/null)'
+complete -c paddockctl -l port-handover -x -a 'release listen-fds'
 complete -c paddockctl -n "__paddockctl_arg_is net 1" -a 'records set'
 complete -c paddockctl -n "not __paddockctl_after_dashdash; and __fish_seen_subcommand_from review apply drop; and not __paddockctl_arg_is 'review apply drop' 0" -F
 complete -c paddockctl -l workspace -x -a '(__fish_complete_directories)'

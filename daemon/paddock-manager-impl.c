@@ -472,6 +472,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   g_autoptr(GPtrArray) reserved = NULL;
   guint reserved_ports = PADDOCK_SESSION_RESERVED_PORTS;
   gboolean reserved_ports_given = FALSE;
+  g_autofree char *port_handover = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *id = NULL;
   gboolean takes_spare;
@@ -553,6 +554,11 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
           /* Checked below against the named ones and the network mode. */
           reserved_ports = g_variant_get_uint32 (value);
           reserved_ports_given = TRUE;
+        }
+      else if (g_str_equal (key, "port-handover") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+        {
+          g_free (port_handover);
+          port_handover = g_variant_dup_string (value, NULL);
         }
       else if (g_str_equal (key, "allow-domains") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY))
         {
@@ -757,6 +763,14 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     if (!reserved_ports_given)
       reserved_ports = MIN (reserved_ports, PADDOCK_SESSION_MAX_PORTS - n_named);
   }
+  if (port_handover != NULL && !g_str_equal (port_handover, "release") &&
+      !g_str_equal (port_handover, "listen-fds"))
+    return return_invalid (invocation, "“port-handover” is “release” (the agent binds its ports itself) or "
+                                       "“listen-fds” (it gets them listening, by socket activation)");
+  if (g_strcmp0 (port_handover, "listen-fds") == 0 && g_strcmp0 (config.net_mode, "host") != 0)
+    return return_invalid (invocation, "“port-handover” “listen-fds” needs net host: with net none or proxy "
+                                       "the leased sockets belong to the host's network, not the session's, "
+                                       "so they are forwarded in and the agent binds the ports itself");
   if (config.allow_domains != NULL && config.allow_domains[0] != NULL &&
       g_strcmp0 (config.net_mode, "proxy") != 0)
     return return_invalid (invocation, "Allowed domains apply to the proxy: they need net proxy");
@@ -819,11 +833,12 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
     }
 
   /* A session the sandbox made ahead fits takes its id: the spare's
-   * cgroup has that name already. (With leased sockets to pass, on the
-   * host's network, it makes its own sandbox.) */
+   * cgroup has that name already. (With leased sockets to pass listening,
+   * on the host's network, it makes its own sandbox.) */
   takes_spare = self->spare_sandbox != NULL && self->spare_sandbox_id != NULL &&
                 g_strcmp0 (config.profile, "host") != 0 && self->helper_path != NULL &&
-                !(g_strcmp0 (config.net_mode, "host") == 0 && port_names != NULL && port_names[0] != NULL) &&
+                !(g_strcmp0 (config.net_mode, "host") == 0 && port_names != NULL && port_names[0] != NULL &&
+                  g_strcmp0 (port_handover, "listen-fds") == 0) &&
                 paddock_spare_sandbox_fits (self->spare_sandbox, config.net_mode);
   id = takes_spare ? g_strdup (self->spare_sandbox_id) : new_session_id (self);
   session_dir = g_build_filename (self->state_dir, "sessions", id, NULL);
@@ -889,6 +904,18 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   session = paddock_session_impl_new (id, &config);
   _paddock_session_ports_take_reserved (_paddock_session_network_get_ports (_paddock_session_impl_get_network (session)),
                                         reserved);
+  /* On the host's network the default is 'release': the agent binds its
+   * ports itself. What users run on a leased port is a dev server (npm run
+   * dev, python3 -m http.server "$PORT", vite, rails), and such a program
+   * binds $PORT: handed a listening socket it does not look for, it dies
+   * with EADDRINUSE (issue #21). A program that wants socket activation
+   * is rare and says so ('listen-fds'), and a refusal at create would
+   * only make every user type the option the default could have been.
+   * The cost is the moment between release and bind in which another
+   * host program could take the port: said as the lease's "lost". */
+  _paddock_session_ports_set_release (_paddock_session_network_get_ports (_paddock_session_impl_get_network (session)),
+                                      g_strcmp0 (config.net_mode, "host") == 0 &&
+                                      g_strcmp0 (port_handover, "listen-fds") != 0);
   pending = g_new0 (PendingCreate, 1);
   pending->manager = g_object_ref (self);
   /* The handler's reference, answered (and so released) in

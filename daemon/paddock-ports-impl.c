@@ -8,6 +8,7 @@
 
 #include <gio/gunixfdlist.h>
 
+#include "paddock-compat-proc.h"
 #include "paddock-dbus-checks.h"
 #include "paddock-error.h"
 #include "paddock-ports-impl.h"
@@ -122,7 +123,6 @@ paddock_ports_impl_owner_pid_cb (GObject      *source,
   PaddockPortsImpl *self = g_task_get_source_object (task);
   const char *owner = g_task_get_task_data (task);
   g_autoptr(GVariant) reply = NULL;
-  g_autofree char *comm_path = NULL;
   g_autofree char *comm = NULL;
   guint32 pid = 0;
 
@@ -132,10 +132,9 @@ paddock_ports_impl_owner_pid_cb (GObject      *source,
     return;
 
   g_variant_get (reply, "(u)", &pid);
-  comm_path = g_strdup_printf ("/proc/%u/comm", pid);
-  if (!g_file_get_contents (comm_path, &comm, NULL, NULL))
+  comm = paddock_compat_proc_read_name (pid);
+  if (comm == NULL)
     comm = g_strdup ("?");
-  g_strchomp (comm);
 
   /* comm is the client's own choice of name: keep it printable and short. */
   g_strcanon (comm, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+ ", '?');
@@ -487,6 +486,13 @@ paddock_ports_iface_init (PaddockIpcPorts1Iface *iface)
   iface->handle_list_leases = paddock_ports_impl_handle_list_leases;
 }
 
+/* Leases we do not hold (after a restart: still open in their owner's
+ * program, or taken by another one) are taken back as soon as their port is
+ * free, so that the window in which nobody guards them stays short. */
+#define PADDOCK_RECLAIM_INTERVAL_MS 1000
+
+static gboolean paddock_ports_impl_reclaim_cb (gpointer user_data);
+
 static void
 paddock_ports_impl_items_changed_cb (GListModel       *model,
                                      guint             position,
@@ -498,6 +504,16 @@ paddock_ports_impl_items_changed_cb (GListModel       *model,
                                       g_list_model_get_n_items (model));
   paddock_ipc_ports1_emit_leases_changed (PADDOCK_IPC_PORTS1 (self), position, removed,
                                           paddock_ports_impl_list_range (self, position, added));
+  /* A lease lost while running (a port its session's agent was to bind
+   * itself, taken by another program meanwhile: paddock_registry_take_back())
+   * is taken back once free, as those lost while no daemon ran. */
+  for (guint i = position; self->reclaim_id == 0 && i < position + added; i++)
+    {
+      g_autoptr(PaddockLease) lease = g_list_model_get_item (model, i);
+
+      if (lease != NULL && paddock_lease_get_state (lease) == PADDOCK_LEASE_STATE_LOST)
+        self->reclaim_id = g_timeout_add (PADDOCK_RECLAIM_INTERVAL_MS, paddock_ports_impl_reclaim_cb, self);
+    }
 }
 
 static void
@@ -531,10 +547,6 @@ paddock_ports_impl_name_owner_changed_cb (GDBusConnection *connection,
     g_debug ("Client %s disconnected: released %u lease(s)", name, released);
 }
 
-/* Leases we do not hold (after a restart: still open in their owner's
- * program, or taken by another one) are taken back as soon as their port is
- * free, so that the window in which nobody guards them stays short. */
-#define PADDOCK_RECLAIM_INTERVAL_MS 1000
 
 static gboolean
 paddock_ports_impl_reclaim_cb (gpointer user_data)
@@ -650,7 +662,8 @@ paddock_ports_impl_set_registry (PaddockPortsImpl *self,
   paddock_ipc_ports1_set_lease_count (PADDOCK_IPC_PORTS1 (self),
                                       g_list_model_get_n_items (G_LIST_MODEL (registry)));
 
-  if (paddock_ports_impl_reclaim_cb (self) == G_SOURCE_CONTINUE)
+  /* Unless a lease it found lost started the timer already (items-changed). */
+  if (paddock_ports_impl_reclaim_cb (self) == G_SOURCE_CONTINUE && self->reclaim_id == 0)
     self->reclaim_id = g_timeout_add (PADDOCK_RECLAIM_INTERVAL_MS,
                                       paddock_ports_impl_reclaim_cb, self);
 }

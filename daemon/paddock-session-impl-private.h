@@ -224,6 +224,11 @@ GPtrArray           *_paddock_session_ports_reserve             (PaddockRegistry
                                                                  GError              **error);
 void                 _paddock_session_ports_take_reserved       (PaddockSessionPorts  *ports,
                                                                  GPtrArray            *reserved);
+void                 _paddock_session_ports_set_release         (PaddockSessionPorts  *ports,
+                                                                 gboolean              release);
+gboolean             _paddock_session_ports_get_release         (PaddockSessionPorts  *ports);
+void                 _paddock_session_ports_hand_over           (PaddockSessionPorts  *ports,
+                                                                 GPtrArray            *leases);
 void                 _paddock_session_ports_add_bind_arguments  (PaddockSessionPorts  *ports,
                                                                  GPtrArray            *argv);
 gboolean             _paddock_session_ports_check_name          (const char           *name,

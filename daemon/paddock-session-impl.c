@@ -1468,7 +1468,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   gboolean sandboxed;
   /* The leased sockets the agent gets (socket activation): on the host's
    * network only; a namespace of its own gets them forwarded instead. */
-  GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 ? self->config.leases : NULL;
+  GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 &&
+    !_paddock_session_ports_get_release (_paddock_session_network_get_ports (self->network)) ? self->config.leases : NULL;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
   g_return_val_if_fail (self->executor == NULL, FALSE);
@@ -1505,9 +1506,13 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   envp = build_agent_environment (self);
   envp = _paddock_session_network_add_listen_environment (passed_leases, envp,
                                                           paddock_executor_listen_pid (self->executor));
+  if (!paddock_executor_check_program (self->executor, &self->config, envp, error))
+    return FALSE;
   /* Ports reserved for a later LeasePort (paddock-session-ports.c). */
   _paddock_session_ports_add_bind_arguments (_paddock_session_network_get_ports (self->network), bind_args);
   g_ptr_array_add (bind_args, NULL);
+  /* With 'release', the leased ports are left for the agent to bind, now. */
+  _paddock_session_ports_hand_over (_paddock_session_network_get_ports (self->network), self->config.leases);
 
   spec = (PaddockExecutorAgentSpec) {
     .session_id = self->id,

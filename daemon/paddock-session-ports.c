@@ -1,4 +1,14 @@
-/* paddock-session-ports.c — org.paddock.Session1's leased ports forwarded into its network namespace
+/* paddock-session-ports.c — org.paddock.Session1's leased ports: forwarded into its namespace, or released for its agent to bind
+ *
+ * On the host's network (net host, the host profile) the agent gets its
+ * leases one of two ways, CreateSession's "port-handover": 'listen-fds',
+ * the sockets themselves, listening (socket activation, LISTEN_FDS), or
+ * 'release', the default: the daemon closes its sockets just before the
+ * agent starts (_paddock_session_ports_hand_over()) and the agent binds
+ * the port itself; the registry keeps the lease by name (RELEASED) and
+ * holds the port again once the session's processes are gone
+ * (_paddock_session_ports_refuse_all()), or says it lost, when another
+ * program of the host bound it in between.
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -68,6 +78,10 @@ struct _PaddockSessionPorts
   PaddockRegistry *refusing_in; /* weak */
   gulong refusing_id;
   guint n_reserved_at_create;
+  /* On the host's network: the leases' sockets are closed just before the
+   * agent starts, for it to bind the ports itself (CreateSession's
+   * "port-handover" 'release'), rather than handed to it listening. */
+  gboolean release;
 };
 
 /* A refusing source may have ended itself (refuse_cb): destroyed again
@@ -304,10 +318,24 @@ refuse_in_range (PaddockSessionPorts *ports,
 void
 _paddock_session_ports_refuse_all (PaddockSessionPorts *ports)
 {
+  GPtrArray *leases = _paddock_session_impl_get_leases (ports->session);
   GListModel *model;
 
   if (session_registry == NULL)
     return;
+  /* Ports the agent bound itself: nobody holds them now; held again, so
+   * that no other program gets them before Destroy or the next start. */
+  for (guint i = 0; leases != NULL && i < leases->len; i++)
+    {
+      PaddockLease *lease = g_ptr_array_index (leases, i);
+
+      if (paddock_lease_get_state (lease) == PADDOCK_LEASE_STATE_RELEASED &&
+          !paddock_registry_take_back (session_registry, paddock_lease_get_port (lease)))
+        g_message ("Session %s: port %u (%s), which its agent was to bind itself, is taken by another "
+                   "program of the host; it stays the session's, lost, until that program lets go",
+                   paddock_session_impl_get_id (ports->session), paddock_lease_get_port (lease),
+                   paddock_lease_get_name (lease));
+    }
   model = G_LIST_MODEL (session_registry);
   if (ports->refusing_in == NULL)
     {
@@ -405,6 +433,49 @@ _paddock_session_ports_reserve (PaddockRegistry  *registry,
                       "CreateSession's “reserved-ports”, paddockctl create --reserved-ports N): ", n_wanted);
     }
   return reserved;
+}
+
+/* At create: the handover CreateSession's "port-handover" asked for on the
+ * host's network, @release ('release') or not ('listen-fds'). */
+void
+_paddock_session_ports_set_release (PaddockSessionPorts *ports,
+                                    gboolean             release)
+{
+  ports->release = release;
+}
+
+/* Whether the agent binds its leased ports itself on the host's network,
+ * so it gets no LISTEN_FDS. */
+gboolean
+_paddock_session_ports_get_release (PaddockSessionPorts *ports)
+{
+  return ports->release;
+}
+
+/* Just before the agent starts on the host's network: with 'release' the
+ * daemon's sockets for @leases are closed, so that its own bind() of $PORT
+ * succeeds. As late as the daemon can: another program of the host could
+ * take a port between this and that bind (a port is bound or free, there
+ * is no handing it to one bind), so the window is kept to the agent's
+ * start. A lease that is not the daemon's to close (lost to another
+ * program) is said in the log: the agent's bind will fail, as it would
+ * have outside Paddock. */
+void
+_paddock_session_ports_hand_over (PaddockSessionPorts *ports,
+                                  GPtrArray           *leases)
+{
+  if (!ports->release || session_registry == NULL)
+    return;
+  for (guint i = 0; leases != NULL && i < leases->len; i++)
+    {
+      PaddockLease *lease = g_ptr_array_index (leases, i);
+      g_autoptr(GError) error = NULL;
+
+      if (!paddock_registry_hand_over (session_registry, paddock_lease_get_port (lease), &error))
+        g_message ("Session %s: port %u (%s) cannot be left for the agent to bind: %s",
+                   paddock_session_impl_get_id (ports->session), paddock_lease_get_port (lease),
+                   paddock_lease_get_name (lease), error->message);
+    }
 }
 
 /* The session's reserved ports (from _paddock_session_ports_reserve()). */
@@ -587,8 +658,9 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
   if (g_strcmp0 (mode, "host") == 0)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_RESTART_REQUIRED,
-                                             "On the host's network the agent got its listening sockets at "
-                                             "start and binds no other port: create the session again with "
+                                             "On the host's network the agent's ports are settled at start (handed "
+                                             "over listening, or released for it to bind) and it binds no other "
+                                             "port: create the session again with "
                                              "--port %s; nothing was leased", name);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }

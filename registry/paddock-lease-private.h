@@ -24,6 +24,7 @@ void          _paddock_lease_set_in_use    (PaddockLease *self,
                                             guint64       socket_inode,
                                             int           fd6);
 void          _paddock_lease_set_lost      (PaddockLease *self);
+void          _paddock_lease_set_released  (PaddockLease *self);
 void          _paddock_lease_take_sockets  (PaddockLease *self,
                                             int           fd4,
                                             int           fd6);

@@ -34,6 +34,11 @@ struct _PaddockLease
   /* Whether [::1] was guarded when the lease was made; kept after release
    * so a released lease still describes itself correctly. */
   guint              ipv6 : 1;
+
+  /* Whether its sockets were closed once for its session's program to bind
+   * the port itself (_paddock_lease_set_released()): kept when the port is
+   * taken back, so that the session still says which handover it got. */
+  guint              handed_over : 1;
 };
 
 G_DEFINE_FINAL_TYPE (PaddockLease, paddock_lease, G_TYPE_OBJECT)
@@ -149,6 +154,18 @@ _paddock_lease_set_lost (PaddockLease *self)
 }
 
 /* The port is ours again (reclaimed): takes ownership of both sockets. */
+/* Its sockets closed for its owner's program to bind the port itself. */
+void
+_paddock_lease_set_released (PaddockLease *self)
+{
+  g_return_if_fail (PADDOCK_IS_LEASE (self));
+
+  _paddock_lease_close_sockets (self);
+  self->socket_inode = 0;
+  self->state = PADDOCK_LEASE_STATE_RELEASED;
+  self->handed_over = TRUE;
+}
+
 void
 _paddock_lease_take_sockets (PaddockLease *self,
                              int           fd4,
@@ -241,6 +258,8 @@ paddock_lease_state_to_string (PaddockLeaseState state)
       return "lost";
     case PADDOCK_LEASE_STATE_IN_USE:
       return "in-use";
+    case PADDOCK_LEASE_STATE_RELEASED:
+      return "released";
     default:
       g_return_val_if_reached ("unknown");
     }
@@ -287,7 +306,9 @@ paddock_lease_get_socket_inode (PaddockLease *self)
 /* Returns a new, non-floating (already sunk) a{sv} reference: release it
  * with g_variant_unref(); embed it with "@a{sv}" and unref afterwards.
  * Keys: port (q), name (s), owner (s), session (s, "" when none),
- * state (s, "held"/"in-use"/"lost"), ipv6 (b), created (t, µs since the epoch). */
+ * state (s, "held"/"in-use"/"lost"/"released"), released (b: its sockets
+ * were closed for its session's program to bind the port itself), ipv6
+ * (b), created (t, µs since the epoch). */
 GVariant *
 paddock_lease_to_variant (PaddockLease *self)
 {
@@ -304,6 +325,7 @@ paddock_lease_to_variant (PaddockLease *self)
   g_variant_builder_add (&builder, "{sv}", "state",
                          g_variant_new_string (paddock_lease_state_to_string (self->state)));
   g_variant_builder_add (&builder, "{sv}", "ipv6", g_variant_new_boolean (self->ipv6));
+  g_variant_builder_add (&builder, "{sv}", "released", g_variant_new_boolean (self->handed_over));
   g_variant_builder_add (&builder, "{sv}", "created",
                          g_variant_new_uint64 ((guint64) MAX (self->created, 0)));
 

@@ -15,12 +15,18 @@ G_BEGIN_DECLS
  *   open in the owner's program; that very socket (same inode) still listens,
  *   so the port is still the owner's. The daemon takes it back when it closes.
  * LOST: another program took the port while no daemon ran; it is reported
- *   and taken back if that program lets go, never handed to anyone else. */
+ *   and taken back if that program lets go, never handed to anyone else.
+ * RELEASED: the daemon closed its sockets so that the session's own program
+ *   binds the port itself (CreateSession's "port-handover" 'release'); the
+ *   port stays the session's by name, is never leased to anyone else and is
+ *   not taken back by the reclaim timer, only by
+ *   paddock_registry_take_back() once the session's processes are gone. */
 typedef enum
 {
   PADDOCK_LEASE_STATE_HELD,
   PADDOCK_LEASE_STATE_LOST,
   PADDOCK_LEASE_STATE_IN_USE,
+  PADDOCK_LEASE_STATE_RELEASED,
 } PaddockLeaseState;
 
 #define PADDOCK_TYPE_LEASE (paddock_lease_get_type ())

@@ -54,7 +54,12 @@ add_lease_members (JsonBuilder  *builder,
   json_builder_set_member_name (builder, "created");
   json_builder_add_int_value (builder, paddock_lease_get_created (lease));
   json_builder_set_member_name (builder, "state");
-  json_builder_add_string_value (builder, paddock_lease_state_to_string (state));
+  /* A released lease is stored as lost, which is what it is to a daemon
+   * that reads it back: no socket of ours, the port taken back once free
+   * (the session's processes are killed by then). So the file stays
+   * readable by a daemon that knows no "released". */
+  json_builder_add_string_value (builder, paddock_lease_state_to_string (state == PADDOCK_LEASE_STATE_RELEASED
+                                                                         ? PADDOCK_LEASE_STATE_LOST : state));
   json_builder_set_member_name (builder, "socket_inode");
   json_builder_add_int_value (builder, (gint64) paddock_lease_get_socket_inode (lease));
 }

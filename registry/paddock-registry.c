@@ -217,6 +217,20 @@ find_port (PaddockRegistry *self,
   return FALSE;
 }
 
+/* find_port() for a call on a lease: FALSE with NotFound when @port has none. */
+static gboolean
+find_leased_port (PaddockRegistry  *self,
+                  guint16           port,
+                  guint            *out_index,
+                  GError          **error)
+{
+  if (find_port (self, port, out_index))
+    return TRUE;
+  g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND,
+               "Port %u is not leased", port);
+  return FALSE;
+}
+
 static guint
 owner_count (PaddockRegistry *self,
              const char      *owner)
@@ -433,7 +447,10 @@ paddock_registry_reclaim (PaddockRegistry  *self,
       int fd6 = -1;
       int saved_errno = 0;
 
-      if (paddock_lease_get_state (lease) == PADDOCK_LEASE_STATE_HELD)
+      /* A released lease is its session's program's to bind: taking it
+       * back here would make that bind fail (paddock_registry_take_back()). */
+      if (paddock_lease_get_state (lease) == PADDOCK_LEASE_STATE_HELD ||
+          paddock_lease_get_state (lease) == PADDOCK_LEASE_STATE_RELEASED)
         continue;
 
       /* An in-use lease keeps its [::1] guard while its owner's socket
@@ -798,12 +815,8 @@ paddock_registry_release (PaddockRegistry  *self,
   g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!find_port (self, port, &index))
-    {
-      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND,
-                   "Port %u is not leased", port);
-      return FALSE;
-    }
+  if (!find_leased_port (self, port, &index, error))
+    return FALSE;
 
   found = g_ptr_array_index (self->leases, index);
   if (requester != NULL &&
@@ -848,12 +861,8 @@ paddock_registry_rename (PaddockRegistry  *self,
 
   if (!paddock_registry_validate_name (name, error))
     return FALSE;
-  if (!find_port (self, port, &index))
-    {
-      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND,
-                   "Port %u is not leased", port);
-      return FALSE;
-    }
+  if (!find_leased_port (self, port, &index, error))
+    return FALSE;
 
   lease = g_ptr_array_index (self->leases, index);
   old_name = g_strdup (paddock_lease_get_name (lease));
@@ -912,6 +921,72 @@ paddock_registry_release_owner (PaddockRegistry *self,
     g_debug ("Releasing the leases of %s: %s", owner, local_error->message);
 
   return released;
+}
+
+/* Closes the daemon's sockets of the held lease on @port so that its
+ * session's program can bind the port itself; the lease stays, by name,
+ * RELEASED, and no one else is leased the port. Only the daemon calls
+ * this, just before the program starts: between the two another program
+ * of the host could take the port, which nothing can prevent (a port is
+ * either bound by us or free). Not saved: on disk it is what it was, and a
+ * daemon that reads it back binds the port again once it is free. */
+gboolean
+paddock_registry_hand_over (PaddockRegistry  *self,
+                            guint16           port,
+                            GError          **error)
+{
+  PaddockLease *lease;
+  guint index = 0;
+
+  g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!find_leased_port (self, port, &index, error))
+    return FALSE;
+  lease = g_ptr_array_index (self->leases, index);
+  if (paddock_lease_get_state (lease) == PADDOCK_LEASE_STATE_RELEASED)
+    return TRUE;
+  if (paddock_lease_get_state (lease) != PADDOCK_LEASE_STATE_HELD)
+    {
+      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_PORT_IN_USE,
+                   "Port %u is not held by the daemon (%s): another program has it",
+                   port, paddock_lease_state_to_string (paddock_lease_get_state (lease)));
+      return FALSE;
+    }
+  _paddock_lease_set_released (lease);
+  g_list_model_items_changed (G_LIST_MODEL (self), index, 1, 1);
+  return TRUE;
+}
+
+/* Binds the released lease on @port again (its session's processes are
+ * gone): TRUE when held again. FALSE when another program listens there
+ * now, which took it between paddock_registry_hand_over() and the
+ * session's bind, or after the session let go: the lease is then LOST,
+ * and taken back by paddock_registry_reclaim() once that program lets go.
+ * A lease not released is left as it is (TRUE if held). */
+gboolean
+paddock_registry_take_back (PaddockRegistry *self,
+                            guint16          port)
+{
+  PaddockLease *lease;
+  guint index = 0;
+  int fd4 = -1;
+  int fd6 = -1;
+  int saved_errno = 0;
+
+  g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), FALSE);
+
+  if (!find_port (self, port, &index))
+    return FALSE;
+  lease = g_ptr_array_index (self->leases, index);
+  if (paddock_lease_get_state (lease) != PADDOCK_LEASE_STATE_RELEASED)
+    return paddock_lease_get_state (lease) == PADDOCK_LEASE_STATE_HELD;
+  if (_paddock_port_bind (port, &fd4, &fd6, &saved_errno) == PADDOCK_BIND_OK)
+    _paddock_lease_take_sockets (lease, fd4, fd6);
+  else
+    _paddock_lease_set_lost (lease);
+  g_list_model_items_changed (G_LIST_MODEL (self), index, 1, 1);
+  return paddock_lease_get_state (lease) == PADDOCK_LEASE_STATE_HELD;
 }
 
 /* Returns the lease on @port (borrowed), or NULL. */

@@ -76,6 +76,11 @@ gboolean         paddock_registry_rename            (PaddockRegistry *self,
                                                      GError         **error);
 guint            paddock_registry_release_owner     (PaddockRegistry *self,
                                                      const char      *owner);
+gboolean         paddock_registry_hand_over         (PaddockRegistry *self,
+                                                     guint16          port,
+                                                     GError         **error);
+gboolean         paddock_registry_take_back         (PaddockRegistry *self,
+                                                     guint16          port);
 PaddockLease    *paddock_registry_lookup            (PaddockRegistry *self,
                                                      guint16          port);
 GStrv            paddock_registry_dup_owners        (PaddockRegistry *self);

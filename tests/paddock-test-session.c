@@ -1,5 +1,5 @@
-/* paddock-test-session.c — what the D-Bus session tests share: making a
- * session, and looking at its processes from outside
+/* paddock-test-session.c — what the D-Bus session tests share: a
+ * session's processes (and the daemon's) looked at from outside
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -13,86 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gio/gunixfdlist.h>
-
-#include "paddock-error.h"
 #include "paddock-test-daemon.h"
-
-/* CreateSession's parameters: @profile in @workspace running @argv, with
- * the options of @extra (a floating or owned a{sv}, or NULL) added. */
-static GVariant *
-create_session_parameters (const char         *workspace,
-                           const char         *profile,
-                           const char * const *argv,
-                           GVariant           *extra)
-{
-  GVariantBuilder options;
-
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
-  if (extra != NULL)
-    {
-      GVariantIter iter;
-      const char *key;
-      GVariant *value;
-
-      g_variant_ref_sink (extra);
-      g_variant_iter_init (&iter, extra);
-      while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
-        {
-          g_variant_builder_add (&options, "{sv}", key, value);
-          g_variant_unref (value);
-        }
-      g_variant_unref (extra);
-    }
-  return g_variant_new ("(a{sv})", &options);
-}
-
-/* CreateSession of @profile in @workspace running `sh -c SCRIPT`, with the
- * options of @extra (a floating or owned a{sv}, or NULL) added; returns the
- * session's object path, or NULL with @error set. */
-char *
-paddock_test_create_session (GDBusConnection  *connection,
-                             const char       *workspace,
-                             const char       *profile,
-                             const char       *script,
-                             GVariant         *extra,
-                             GError          **error)
-{
-  const char *argv[] = { "sh", "-c", script, NULL };
-  g_autoptr(GVariant) reply = NULL;
-  char *path = NULL;
-
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                             create_session_parameters (workspace, profile, argv, extra),
-                             G_VARIANT_TYPE ("(o)"), error);
-  if (reply != NULL)
-    g_variant_get (reply, "(o)", &path);
-  return path;
-}
-
-/* CreateSession of @profile in @workspace running @argv, with @extra's
- * options, answered asynchronously (@callback finishes it with
- * g_dbus_connection_call_with_unix_fd_list_finish()), and @fds (or NULL)
- * sent with the call: for options of type h, such as "terminal". */
-void
-paddock_test_create_session_async (GDBusConnection     *connection,
-                                   const char          *workspace,
-                                   const char          *profile,
-                                   const char * const  *argv,
-                                   GVariant            *extra,
-                                   GUnixFDList         *fds,
-                                   GAsyncReadyCallback  callback,
-                                   gpointer             user_data)
-{
-  g_dbus_connection_call_with_unix_fd_list (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                            "org.paddock.Manager1", "CreateSession",
-                                            create_session_parameters (workspace, profile, argv, extra),
-                                            G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NONE, 60000, fds, NULL,
-                                            callback, user_data);
-}
 
 /* Whether @pid is a process that has not exited (a zombie has). */
 gboolean
@@ -261,59 +182,4 @@ paddock_test_wait_for_spare_sandbox (GDBusConnection *connection,
 
   g_assert_true (paddock_test_wait_for (spare_made, &wait, 10000));
   return wait.found;
-}
-
-/* Session1's property NAME of the session at PATH (fails the test when it
- * cannot be read). */
-GVariant *
-paddock_test_session_property (GDBusConnection *connection,
-                               const char      *path,
-                               const char      *name)
-{
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-  GVariant *value = NULL;
-
-  reply = paddock_test_call (connection, path, "org.freedesktop.DBus.Properties", "Get",
-                             g_variant_new ("(ss)", "org.paddock.Session1", name), G_VARIANT_TYPE ("(v)"),
-                             &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(v)", &value);
-  return value;
-}
-
-/* The session's MainPid: its agent's (host) or its sandbox helper's. */
-GPid
-paddock_test_session_main_pid (GDBusConnection *connection,
-                               const char      *path)
-{
-  g_autoptr(GVariant) value = paddock_test_session_property (connection, path, "MainPid");
-
-  return (GPid) g_variant_get_uint32 (value);
-}
-
-/* paddock_test_create_session(), with the test skipped (and NULL
- * returned) where this machine cannot enforce the profile; any other
- * error fails the test. */
-char *
-paddock_test_create_session_or_skip (GDBusConnection *connection,
-                                     const char      *workspace,
-                                     const char      *profile,
-                                     const char      *script,
-                                     GVariant        *extra)
-{
-  g_autoptr(GError) error = NULL;
-  char *path = NULL;
-
-  /* Registered before the call, so that the reply's D-Bus error comes
-   * back in PADDOCK_ERROR rather than as a G_IO_ERROR. */
-  (void) paddock_error_quark ();
-  path = paddock_test_create_session (connection, workspace, profile, script, extra, &error);
-  if (g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
-    {
-      g_test_skip (error->message);
-      return NULL;
-    }
-  g_assert_no_error (error);
-  return path;
 }

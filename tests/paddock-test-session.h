@@ -1,5 +1,5 @@
-/* paddock-test-session.h — what the D-Bus session tests share: making a
- * session, and looking at its processes from outside
+/* paddock-test-session.h — what the D-Bus session tests share: a
+ * session's processes (and the daemon's) looked at from outside
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -10,37 +10,15 @@
 #include <gio/gio.h>
 #include <gio/gunixfdlist.h>
 
+#include "paddock-test-client.h"
+
 G_BEGIN_DECLS
 
-char     *paddock_test_create_session (GDBusConnection  *connection,
-                                       const char       *workspace,
-                                       const char       *profile,
-                                       const char       *script,
-                                       GVariant         *extra,
-                                       GError          **error);
-void      paddock_test_create_session_async (GDBusConnection     *connection,
-                                             const char          *workspace,
-                                             const char          *profile,
-                                             const char * const  *argv,
-                                             GVariant            *extra,
-                                             GUnixFDList         *fds,
-                                             GAsyncReadyCallback  callback,
-                                             gpointer             user_data);
 gboolean  paddock_test_pid_alive      (GPid              pid);
 guint     paddock_test_count_marked   (const char       *marker);
 void      paddock_test_wait_for_marked (const char      *marker,
                                         guint            count);
 
-char     *paddock_test_create_session_or_skip (GDBusConnection *connection,
-                                               const char      *workspace,
-                                               const char      *profile,
-                                               const char      *script,
-                                               GVariant        *extra);
-GVariant *paddock_test_session_property (GDBusConnection *connection,
-                                         const char      *path,
-                                         const char      *name);
-GPid      paddock_test_session_main_pid (GDBusConnection *connection,
-                                         const char      *path);
 GPid      paddock_test_daemon_pid     (GDBusConnection  *connection);
 guint     paddock_test_daemon_fd_count (GDBusConnection *connection);
 GPid      paddock_test_wait_for_spare_sandbox (GDBusConnection *connection,

@@ -34,7 +34,7 @@
 /* Keys the daemon's a{sv} arguments take, so that generated options hit
  * known keys with wrong types and values as often as unknown ones. */
 static const char *const option_keys[] = {
-  "workspace", "command", "name", "profile", "net", "ports", "reserved-ports", "allow-domains",
+  "workspace", "command", "name", "profile", "net", "ports", "reserved-ports", "port-handover", "allow-domains",
   "env", "expose", "pids-max", "memory-max", "allow-write", "pass-env", "terminal", "columns",
   "rows", "offset", "input", "stdin", "tty", "shared", "session", "port", "agent", "token",
   "paths", "force_paths", "metadata_paths", "bogus", "", NULL,
@@ -256,12 +256,11 @@ static void
 assert_still_serving (Fixture    *fixture,
                       const char *after)
 {
+  g_autoptr(PaddockIpcManager1) manager = paddock_test_manager (fixture->connection);
+  g_autoptr(GVariant) sessions = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) reply = NULL;
 
-  reply = paddock_test_call (fixture->connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions",
-                             NULL, NULL, &error);
-  if (error != NULL)
+  if (!paddock_ipc_manager1_call_list_sessions_sync (manager, &sessions, NULL, &error))
     g_error ("The daemon stopped serving after %s: %s", after, error->message);
 }
 
@@ -472,15 +471,11 @@ test_named_arguments (void)
   /* A missing workspace whose name is not UTF-8: a typed error, and the
    * daemon (fatal criticals) still serves. */
   {
-    GVariantBuilder options;
     const char *sh[] = { "true", NULL };
+    g_autofree char *path = paddock_test_create_session_argv (connection, "/nonexistent/\xff\xfe", "host", sh,
+                                                              NULL, &error);
 
-    g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-    g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring ("/nonexistent/\xff\xfe"));
-    g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (sh, -1));
-    g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string ("host"));
-    reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                               g_variant_new ("(@a{sv})", g_variant_builder_end (&options)), NULL, &error);
+    g_assert_null (path);
     g_assert_nonnull (error);
     if (error->domain != PADDOCK_ERROR)
       g_error ("CreateSession in a missing non-UTF-8 folder: %s", error->message);

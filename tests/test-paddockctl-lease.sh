@@ -280,27 +280,49 @@ fi
 
 # ---- ports of a session whose processes are gone, on the host's network ----------
 
-# The agent got its leased socket at start (socket activation) and the
-# daemon still holds it: once no process of the session is left to accept,
-# a connection is reset at once, not queued for good — of the host profile
-# too (its processes tracked by process session), until Destroy.
+# With --port-handover listen-fds the agent got its leased socket at start
+# (socket activation) and the daemon still holds it; with release (the
+# default) the daemon takes the port back once the session's processes are
+# gone. Either way, once no process of the session is left to accept, a
+# connection is reset at once, not queued for good — of the host profile
+# too (its processes tracked by process session), until Destroy. (Released,
+# the port is free from the agent's exit to the daemon's next count of the
+# session's processes, so there the reset is waited for, 15 s at most, as
+# long as a listen-fds connection may wait in its queue for it.)
 state_is () { [[ "$(field "$1" 'd["state"]' 2>/dev/null)" == "$2" ]]; }
-for profile in host safe; do
-  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web -- sleep 600
-  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
-  web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
-  "$CTL" stop "$id" >/dev/null 2>&1 || true
-  check "--profile $profile --net host --port web, stopped: a connection to its port is reset at once, not left waiting" \
-    test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "stopped:reset"
-  "$CTL" destroy "$id" >/dev/null 2>&1 || true
+reset_now () { [[ "$(host_answers "$1")" == reset ]]; }
+for handover in listen-fds release; do
+  for profile in host safe; do
+    run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web \
+      --port-handover "$handover" -- sleep 600
+    id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+    web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+    "$CTL" stop "$id" >/dev/null 2>&1 || true
+    check "--profile $profile --net host --port web --port-handover $handover, stopped: a connection to its port is reset at once, not left waiting" \
+      test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "stopped:reset"
+    "$CTL" destroy "$id" >/dev/null 2>&1 || true
 
-  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web -- sh -c 'sleep 1'
-  id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
-  web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
-  wait_for 30 state_is "$id" exited || true
-  check "…its agent exited by itself: the same" \
-    test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "exited:reset"
-  "$CTL" destroy "$id" >/dev/null 2>&1 || true
+    run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web \
+      --port-handover "$handover" -- sh -c 'sleep 1'
+    id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+    web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+    wait_for 30 state_is "$id" exited || true
+    if [[ "$handover" == release ]]; then
+      wait_for 15 reset_now "$web" || true
+    fi
+    if [[ "$handover" == release ]] && grep -q "port $web (web), which its agent was to bind itself, is taken by another program" "$tmp/daemon.log" &&
+       [[ "$("$CTL" --json ports list | json /dev/stdin "[l['state'] for l in d['leases'] if l['port'] == $web]" 2>&1)" == "['lost']" ]]; then
+      # The race release cannot close, met for real: another program (on
+      # a shared test machine, another daemon leasing the lowest free
+      # port) took the port while it was free. Said in the log and as
+      # "lost", which is what a user must be told.
+      ok "…its agent exited by itself: the port was taken by another program meanwhile, and the lease says lost"
+    else
+      check "…its agent exited by itself: the same" \
+        test "$(field "$id" 'd["state"]' 2>&1):$(host_answers "$web")" = "exited:reset"
+    fi
+    "$CTL" destroy "$id" >/dev/null 2>&1 || true
+  done
 done
 
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --port web -- sleep 600

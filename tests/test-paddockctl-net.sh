@@ -498,8 +498,10 @@ check "none: raw IPv4, raw IPv6 and packet sockets cannot be made inside" \
 
 # ---- leased ports into sessions on the host's network ----------------------------
 
-# The agent serves HTTP on the socket it was given (fd 3, socket activation)
-# and says what its environment told it.
+# The agent serves HTTP on the socket it was given (fd 3, socket activation,
+# asked for with --port-handover listen-fds: the default releases the port
+# for the agent to bind, test-paddockctl-servers.sh) and says what its
+# environment told it.
 cat >"$ws/serve.py" <<'PY'
 import os, socket
 s = socket.socket(fileno=3)
@@ -519,7 +521,8 @@ opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 print(opener.open("http://127.0.0.1:%s/" % sys.argv[1], timeout=10).read().decode().strip())' "$1"; }
 
 for profile in host safe; do
-  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web -- python3 "$ws/serve.py"
+  run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile "$profile" --port web \
+    --port-handover listen-fds -- python3 "$ws/serve.py"
   port_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
   leased=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
   check "create --profile $profile --port web: running, the lease listed in its ports" \

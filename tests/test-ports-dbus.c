@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "paddock-error.h"
+#include "paddock-test-client.h"
 #include "paddock-test-daemon.h"
 
 #define N_WORKERS          20
@@ -50,34 +51,19 @@ call_lease (GDBusConnection  *connection,
             Lease            *out,
             GError          **error)
 {
-  g_autoptr(GUnixFDList) fd_list = NULL;
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) lease = NULL;
-  gint32 handle = -1;
+  int fd = -1;
 
-  if (options == NULL)
-    options = g_variant_new ("a{sv}", NULL);
-
-  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon",
-                                                         "/org/paddock/Daemon", "org.paddock.Ports1",
-                                                         "Lease",
-                                                         g_variant_new ("(sq@a{sv})", name, preferred, options),
-                                                         G_VARIANT_TYPE ("(a{sv}h)"),
-                                                         G_DBUS_CALL_FLAGS_NONE, 10000, NULL,
-                                                         &fd_list, NULL, error);
-  if (reply == NULL)
+  lease = paddock_test_lease (connection, name, preferred, options, out != NULL ? &fd : NULL, error);
+  if (lease == NULL)
     return FALSE;
-
-  g_variant_get (reply, "(@a{sv}h)", &lease, &handle);
   if (out != NULL)
     {
-      g_autoptr(GError) local_error = NULL;
-
       g_assert_true (g_variant_lookup (lease, "port", "q", &out->port));
       g_assert_true (g_variant_lookup (lease, "owner", "s", &out->owner));
       g_assert_true (g_variant_lookup (lease, "state", "s", &out->state));
-      out->fd = g_unix_fd_list_get (fd_list, handle, &local_error);
-      g_assert_no_error (local_error);
+      g_assert_cmpint (fd, >=, 0);
+      out->fd = fd;
     }
 
   return TRUE;
@@ -86,17 +72,7 @@ call_lease (GDBusConnection  *connection,
 static GVariant *
 list_leases (GDBusConnection *connection)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-  GVariant *leases;
-
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                       "org.paddock.Ports1", "ListLeases", NULL,
-                                       G_VARIANT_TYPE ("(aa{sv})"), G_DBUS_CALL_FLAGS_NONE,
-                                       10000, NULL, &error);
-  g_assert_no_error (error);
-  g_variant_get (reply, "(@aa{sv})", &leases);
-  return leases;
+  return paddock_test_list_leases (connection);
 }
 
 static guint
@@ -131,12 +107,7 @@ call_release (GDBusConnection  *connection,
               guint16           port,
               GError          **error)
 {
-  g_autoptr(GVariant) reply = NULL;
-
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                       "org.paddock.Ports1", "Release", g_variant_new ("(q)", port),
-                                       NULL, G_DBUS_CALL_FLAGS_NONE, 10000, NULL, error);
-  return reply != NULL;
+  return paddock_test_release (connection, port, error);
 }
 
 /* Try to take @port the way another program would: its own socket, with
@@ -842,13 +813,7 @@ call_lease_many (GDBusConnection  *connection,
                  GUnixFDList     **out_fd_list,
                  GError          **error)
 {
-  return g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon",
-                                                        "/org/paddock/Daemon", "org.paddock.Ports1",
-                                                        "LeaseMany",
-                                                        g_variant_new ("(sua{sv})", name, count, NULL),
-                                                        G_VARIANT_TYPE ("(aa{sv}ah)"),
-                                                        G_DBUS_CALL_FLAGS_NONE, 10000, NULL,
-                                                        out_fd_list, NULL, error);
+  return paddock_test_lease_many (connection, name, count, out_fd_list, error);
 }
 
 /* LeaseMany: several held leases in one call, each as Lease gives one;

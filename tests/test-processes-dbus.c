@@ -30,13 +30,13 @@ static GVariant *
 list_processes (GDBusConnection *connection,
                 const char      *path)
 {
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) reply = NULL;
+  GVariant *rows = NULL;
 
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "ListProcesses", NULL,
-                             G_VARIANT_TYPE ("(a(uusss))"), &error);
+  paddock_ipc_session1_call_list_processes_sync (session, &rows, NULL, &error);
   g_assert_no_error (error);
-  return g_variant_get_child_value (reply, 0);
+  return rows;
 }
 
 /* The pid of the row whose command line is @command_line, 0 if none. */
@@ -100,8 +100,9 @@ kill_process (GDBusConnection  *connection,
               guint32           signum,
               GError          **error)
 {
-  g_autoptr(GVariant) reply = paddock_test_call (connection, path, "org.paddock.Session1", "KillProcess",
-                                                 g_variant_new ("(uu)", pid, signum), G_VARIANT_TYPE_UNIT, error);
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
+
+  paddock_ipc_session1_call_kill_process_sync (session, pid, signum, NULL, error);
 }
 
 static void
@@ -174,13 +175,9 @@ check_list_and_kill (const char *profile)
   rows = list_processes (connection, path);
   g_assert_cmpuint (find_process (rows, "sleep 302", NULL, NULL), !=, 0);
 
-  result = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy", NULL,
-                              G_VARIANT_TYPE ("(a{sv})"), &error);
+  g_assert_true (paddock_test_destroy_session (connection, path, &result, &error));
   g_assert_no_error (error);
-  {
-    g_autoptr(GVariant) dict = g_variant_get_child_value (result, 0);
-    g_assert_true (g_variant_lookup (dict, "survivors", "u", &survivors));
-  }
+  g_assert_true (g_variant_lookup (result, "survivors", "u", &survivors));
   g_assert_cmpuint (survivors, ==, 0);
 }
 
@@ -209,9 +206,12 @@ test_ended_session (void)
 
   path = create_session (connection, "host", "exec sleep 303", &error);
   g_assert_no_error (error);
-  result = paddock_test_call (connection, path, "org.paddock.Session1", "Stop", g_variant_new ("(u)", 0),
-                              G_VARIANT_TYPE ("(a{sv})"), &error);
-  g_assert_no_error (error);
+  {
+    g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
+
+    paddock_ipc_session1_call_stop_sync (session, 0, &result, NULL, &error);
+    g_assert_no_error (error);
+  }
 
   rows = list_processes (connection, path);
   g_assert_cmpuint (g_variant_n_children (rows), ==, 0);
@@ -220,8 +220,7 @@ test_ended_session (void)
   g_clear_error (&error);
 
   g_clear_pointer (&result, g_variant_unref);
-  result = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy", NULL,
-                              G_VARIANT_TYPE ("(a{sv})"), &error);
+  g_assert_true (paddock_test_destroy_session (connection, path, &result, &error));
   g_assert_no_error (error);
 }
 

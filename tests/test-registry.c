@@ -1071,6 +1071,92 @@ load_registry (guint16     base,
   return g_steal_pointer (&registry);
 }
 
+/* A session's port released for its program to bind (port-handover
+ * 'release'): the port is free for a bind on every address (what
+ * python3 -m http.server does, [::] dual-stack), the lease stays, by name,
+ * leased to no one else and left alone by reclaim; taken back once free
+ * (held), or lost when another program has it then; stored as "lost" so
+ * that the file reads back anywhere. */
+static void
+test_lease_hand_over (void)
+{
+  g_autoptr(PaddockRegistry) registry = NULL;
+  g_autoptr(PaddockLease) lease = NULL;
+  g_autoptr(PaddockLease) other = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *state_file = g_build_filename (dir, "leases.json", NULL);
+  g_autofree char *journal_file = g_strconcat (state_file, ".journal", NULL);
+  g_autofree char *stored = NULL;
+  g_autoptr(GVariant) description = NULL;
+  gboolean released = FALSE;
+  BindOptions agent = { .v6only = 0, .listen = TRUE };
+  paddock_autofd int bound = -1;
+  guint16 base = 0;
+  guint16 port;
+  guint unheld = 0;
+
+  registry = new_registry (1, 10, 10, &base);
+  if (registry == NULL)
+    return;
+  g_clear_object (&registry);
+  registry = load_registry (base, 1, state_file);
+  lease = paddock_registry_lease (registry, "session:s1", "s1", "web", 0, &error);
+  g_assert_no_error (error);
+  port = paddock_lease_get_port (lease);
+  g_assert_cmpint (try_listen (AF_INET, "127.0.0.1", port, FALSE), ==, EADDRINUSE);
+
+  g_assert_true (paddock_registry_hand_over (registry, port, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (paddock_lease_get_state (lease), ==, PADDOCK_LEASE_STATE_RELEASED);
+  g_assert_cmpint (paddock_lease_get_fd (lease), ==, -1);
+  description = paddock_lease_to_variant (lease);
+  g_assert_true (g_variant_lookup (description, "released", "b", &released));
+  g_assert_true (released);
+  /* The session's program binds it, on every address. */
+  bound = outside_bind (have_ipv6 () ? AF_INET6 : AF_INET, have_ipv6 () ? "::" : "0.0.0.0", port, &agent);
+  g_assert_cmpint (bound, >=, 0);
+  /* Still the session's: nobody else is leased it, reclaim leaves it. */
+  other = paddock_registry_lease (registry, ":1.9", NULL, "api", port, &error);
+  g_assert_null (other);
+  g_clear_error (&error);
+  g_assert_cmpuint (paddock_registry_reclaim (registry, &unheld, &error), ==, 0);
+  g_assert_no_error (error);
+  g_assert_cmpint (paddock_lease_get_state (lease), ==, PADDOCK_LEASE_STATE_RELEASED);
+  /* A state written now says "lost", which an older daemon reads. */
+  g_assert_true (paddock_registry_rename (registry, port, "web2", &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (journal_file, &stored, NULL, NULL));
+  g_assert_nonnull (strstr (stored, "\"lost\""));
+  g_assert_null (strstr (stored, "\"released\""));
+
+  /* The program still has it (another program, as far as we can tell):
+   * lost, not held. */
+  g_assert_false (paddock_registry_take_back (registry, port));
+  g_assert_cmpint (paddock_lease_get_state (lease), ==, PADDOCK_LEASE_STATE_LOST);
+  paddock_close_fd (&bound);
+  g_assert_cmpuint (paddock_registry_reclaim (registry, &unheld, &error), ==, 1);
+  g_assert_no_error (error);
+  g_assert_cmpint (paddock_lease_get_state (lease), ==, PADDOCK_LEASE_STATE_HELD);
+
+  /* Released again and taken back while free: held at once. */
+  g_assert_true (paddock_registry_hand_over (registry, port, &error));
+  g_assert_true (paddock_registry_take_back (registry, port));
+  g_assert_cmpint (paddock_lease_get_state (lease), ==, PADDOCK_LEASE_STATE_HELD);
+  g_assert_cmpint (try_listen (AF_INET, "127.0.0.1", port, FALSE), ==, EADDRINUSE);
+  /* "released" is kept: the session still says which handover it got. */
+  g_clear_pointer (&description, g_variant_unref);
+  description = paddock_lease_to_variant (lease);
+  g_assert_true (g_variant_lookup (description, "released", "b", &released));
+  g_assert_true (released);
+  /* An unknown port is not handed over. */
+  g_assert_false (paddock_registry_hand_over (registry, (guint16) (port + 1), &error));
+  g_assert_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND);
+
+  g_clear_object (&registry);
+  rm_rf (dir);
+}
+
 /* A session names a port it reserved: same port, same sockets, the new
  * name announced and kept across a restart; an unknown port or a bad name
  * changes nothing. */
@@ -2014,6 +2100,7 @@ main (int   argc,
   g_test_add_func ("/registry/persist/journal", test_persist_journal);
   g_test_add_func ("/registry/persist/torn-append", test_persist_torn_append);
   g_test_add_func ("/registry/lease/client-shutdown", test_lease_client_shutdown);
+  g_test_add_func ("/registry/lease/hand-over", test_lease_hand_over);
   g_test_add_func ("/registry/persist/corrupt", test_persist_corrupt);
   g_test_add_func ("/registry/persist/failure", test_persist_failure);
   g_test_add_func ("/durable/replace", test_durable_replace);

@@ -490,8 +490,9 @@ check_timeout_ends_wait_for_output (const char *profile)
   }
 
   {
-    g_autoptr(GVariant) destroyed = paddock_test_call (connection, session, "org.paddock.Session1", "Destroy", NULL,
-                                                       G_VARIANT_TYPE ("(a{sv})"), &error);
+    g_autoptr(GVariant) destroyed = NULL;
+
+    g_assert_true (paddock_test_destroy_session (connection, session, &destroyed, &error));
     g_assert_no_error (error);
   }
   kill_marked_processes (marker);
@@ -610,11 +611,13 @@ check_session_end_answers (const char *profile,
   g_assert_false (pending.done);
 
   if (destroy)
-    stopped = paddock_test_call (connection, session, "org.paddock.Session1", "Destroy", NULL,
-                                 G_VARIANT_TYPE ("(a{sv})"), &error);
+    paddock_test_destroy_session (connection, session, &stopped, &error);
   else
-    stopped = paddock_test_call (connection, session, "org.paddock.Session1", "Stop", g_variant_new ("(u)", 0),
-                                 G_VARIANT_TYPE ("(a{sv})"), &error);
+    {
+      g_autoptr(PaddockIpcSession1) proxy = paddock_test_session (connection, session);
+
+      paddock_ipc_session1_call_stop_sync (proxy, 0, &stopped, NULL, &error);
+    }
   g_assert_no_error (error);
 
   while (!pending.done)
@@ -695,16 +698,8 @@ check_kill_answers (const char *profile)
   paddock_test_wait_for_marked (marker, 1);
 
   command = only_command_path (other, session);
-  state = g_dbus_connection_call_sync (other, "org.paddock.Daemon", command, "org.freedesktop.DBus.Properties",
-                                       "Get", g_variant_new ("(ss)", "org.paddock.Command1", "State"),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 60000, NULL, &error);
-  g_assert_no_error (error);
-  {
-    g_autoptr(GVariant) value = NULL;
-
-    g_variant_get (state, "(v)", &value);
-    g_assert_cmpstr (g_variant_get_string (value, NULL), ==, "running");
-  }
+  state = paddock_test_command_property (other, command, "State");
+  g_assert_cmpstr (g_variant_get_string (state, NULL), ==, "running");
   killed = paddock_test_call (other, command, "org.paddock.Command1", "Kill", g_variant_new ("(u)", SIGKILL),
                               NULL, &error);
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_ACCESS_DENIED);

@@ -60,14 +60,8 @@ static char *
 listed_cgroup (GDBusConnection *connection,
                const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) sessions = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) sessions = paddock_test_list_sessions (connection);
 
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                             G_VARIANT_TYPE ("(aa{sv})"), &error);
-  g_assert_no_error (error);
-  sessions = g_variant_get_child_value (reply, 0);
   for (gsize i = 0; i < g_variant_n_children (sessions); i++)
     {
       g_autoptr(GVariant) session = g_variant_get_child_value (sessions, i);
@@ -88,7 +82,7 @@ run_output (GDBusConnection *connection,
             const char      *script)
 {
   const char *argv[] = { "sh", "-c", script, NULL };
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, path);
   g_autoptr(GVariant) result = NULL;
   g_autoptr(GVariant) out = NULL;
   g_autoptr(GError) error = NULL;
@@ -96,12 +90,9 @@ run_output (GDBusConnection *connection,
   gsize length = 0;
   const char *data;
 
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Run",
-                             g_variant_new ("(^aay^aya{ss}u@a{sv})", argv, "", NULL, 20000,
-                                            g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
-                             G_VARIANT_TYPE ("(a{sv})"), &error);
+  paddock_ipc_session1_call_run_sync (session, argv, "", g_variant_new ("a{ss}", NULL), 20000,
+                                      g_variant_new ("a{sv}", NULL), &result, NULL, &error);
   g_assert_no_error (error);
-  result = g_variant_get_child_value (reply, 0);
   g_assert_true (g_variant_lookup (result, "exit-status", "i", &status));
   g_assert_cmpint (status, ==, 0);
   out = g_variant_lookup_value (result, "stdout", G_VARIANT_TYPE_BYTESTRING);
@@ -114,11 +105,10 @@ static void
 destroy (GDBusConnection *connection,
          const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) result = NULL;
   g_autoptr(GError) error = NULL;
 
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy",
-                             NULL, NULL, &error);
+  paddock_test_destroy_session (connection, path, &result, &error);
   g_assert_no_error (error);
 }
 
@@ -187,12 +177,7 @@ start_with_spare (PaddockTestDaemon *daemon,
 static void
 wait_until_served (GDBusConnection *connection)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "ListSessions", NULL,
-                             G_VARIANT_TYPE ("(aa{sv})"), &error);
-  g_assert_no_error (error);
+  g_autoptr(GVariant) sessions = paddock_test_list_sessions (connection);
 }
 
 /* Whether PID is gone within 2 s. */
@@ -448,21 +433,41 @@ test_exposed_file_named_like_an_option (void)
   g_rmdir (home);
 }
 
-/* On the host's network a session's leased sockets go to its sandbox at
- * its exec: a session with ports makes its own sandbox and leaves the
- * spare to the next session without. */
+/* A safe session on the host's network with a port "web", handed over as
+ * HANDOVER ("port-handover"; NULL: the default), running sleep. */
+static char *
+create_with_port (GDBusConnection *connection,
+                  const char      *handover)
+{
+  const char *ports[] = { "web", NULL };
+  g_autoptr(GError) error = NULL;
+  GVariantBuilder extra;
+  char *id;
+
+  g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&extra, "{sv}", "net", g_variant_new_string ("host"));
+  g_variant_builder_add (&extra, "{sv}", "ports", g_variant_new_strv (ports, -1));
+  if (handover != NULL)
+    g_variant_builder_add (&extra, "{sv}", "port-handover", g_variant_new_string (handover));
+  id = paddock_test_create_session (connection, workspace, "safe", "exec sleep 300",
+                                    g_variant_builder_end (&extra), &error);
+  g_assert_no_error (error);
+  return id;
+}
+
+/* On the host's network a session's leased sockets handed over listening
+ * ("port-handover" 'listen-fds') go to its sandbox at its exec: such a
+ * session makes its own sandbox and leaves the spare to the next session
+ * without. */
 static void
 test_leased_sockets_make_their_own (void)
 {
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
-  const char *ports[] = { "web", NULL };
-  g_autoptr(GError) error = NULL;
   g_autofree char *first = NULL;
   g_autofree char *second = NULL;
   g_autofree char *third = NULL;
   g_autofree char *listening = NULL;
-  GVariantBuilder extra;
   GPid spare;
 
   first = create_safe (connection, "host", "exec sleep 300");
@@ -470,12 +475,8 @@ test_leased_sockets_make_their_own (void)
     return;
   spare = paddock_test_wait_for_spare_sandbox (connection, 0);
 
-  g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&extra, "{sv}", "net", g_variant_new_string ("host"));
-  g_variant_builder_add (&extra, "{sv}", "ports", g_variant_new_strv (ports, -1));
-  second = paddock_test_create_session (connection, workspace, "safe", "exec sleep 300",
-                                        g_variant_builder_end (&extra), &error);
-  g_assert_no_error (error);
+  /* Handed over listening, which a spare made ahead cannot be given. */
+  second = create_with_port (connection, "listen-fds");
   g_assert_cmpint (paddock_test_session_main_pid (connection, second), !=, spare);
   /* Its leased socket is the agent's (socket activation: LISTEN_FDS). */
   listening = run_output (connection, second, "tr '\\0' '\\n' < /proc/2/environ | grep '^LISTEN_FDS='");
@@ -489,6 +490,35 @@ test_leased_sockets_make_their_own (void)
   destroy (connection, first);
   destroy (connection, second);
   destroy (connection, third);
+}
+
+/* Ports released for the agent to bind (the default on the host's
+ * network) need nothing passed at exec: such a session takes the spare,
+ * and its agent gets no LISTEN_FDS. */
+static void
+test_released_ports_take_the_spare (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *listening = NULL;
+  GPid spare;
+
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    return;
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+
+  second = create_with_port (connection, NULL);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, second), ==, spare);
+  /* PORT, its lease, and no LISTEN_FDS. */
+  listening = run_output (connection, second,
+                          "tr '\\0' '\\n' < /proc/2/environ | grep -E '^(LISTEN_FDS|PORT)=' | cut -d= -f1");
+  g_assert_cmpstr (listening, ==, "PORT\n");
+
+  destroy (connection, first);
+  destroy (connection, second);
 }
 
 /* A workspace mounted after the spare was made: the spare's copy of the
@@ -791,6 +821,7 @@ main (int   argc,
   g_test_add_func ("/spare-sandbox/taken-spares-leave-no-descriptor", test_taken_spares_leave_no_descriptor);
   g_test_add_func ("/spare-sandbox/exposed-file-named-like-an-option", test_exposed_file_named_like_an_option);
   g_test_add_func ("/spare-sandbox/leased-sockets-make-their-own", test_leased_sockets_make_their_own);
+  g_test_add_func ("/spare-sandbox/released-ports-take-the-spare", test_released_ports_take_the_spare);
   g_test_add_func ("/spare-sandbox/workspace-mounted-after-the-spare", test_workspace_mounted_after_the_spare);
   g_test_add_func ("/spare-sandbox/etc-replaced-after-the-spare", test_etc_replaced_after_the_spare);
   g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);

@@ -82,6 +82,7 @@
 #include <unistd.h>
 
 #include "paddock-durable-file.h"
+#include "paddock-test-client.h"
 #include "paddock-test-daemon.h"
 
 #define TREE_FILES   10000
@@ -91,7 +92,6 @@
 static PaddockTestDaemon *daemon_under_test;
 static PaddockTestDaemon *peer_daemon;  /* --peer-build: another build's paddockd */
 static PaddockTestDaemon *copy_daemon;  /* --attribute: a paddockd staging by copy, for starts */
-static GPtrArray *sessions;      /* object paths to destroy before exit */
 static GHashTable *ended;        /* command path -> exit status */
 static char *base_dir;
 static gboolean base_is_tmpfs;
@@ -102,18 +102,14 @@ static void
 destroy_session_on (GDBusConnection *connection,
                     const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) result = NULL;
   g_autoptr(GError) error = NULL;
   guint32 survivors = G_MAXUINT32;
 
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy", NULL,
-                             G_VARIANT_TYPE ("(a{sv})"), &error);
-  if (reply == NULL)
+  if (!paddock_test_destroy_session (connection, path, &result, &error))
     g_printerr ("bench-boundary: Destroy %s: %s\n", path, error->message);
   else
     {
-      g_autoptr(GVariant) result = g_variant_get_child_value (reply, 0);
-
       g_variant_lookup (result, "survivors", "u", &survivors);
       if (survivors != 0)
         g_printerr ("bench-boundary: Destroy %s: %u survivors\n", path, survivors);
@@ -124,25 +120,15 @@ static void
 destroy_session (const char *path)
 {
   destroy_session_on (paddock_test_daemon_get_connection (daemon_under_test), path);
-  for (guint i = 0; i < sessions->len; i++)
-    if (g_str_equal (g_ptr_array_index (sessions, i), path))
-      {
-        g_ptr_array_remove_index_fast (sessions, i);
-        break;
-      }
 }
 
 static void bare_overlay_stop (void);
 
+/* After the sessions, which the helper library destroys (it made them),
+ * on the way out and when the bench bails. */
 static void
-clean_up (void)
+clean_up (gpointer data G_GNUC_UNUSED)
 {
-  while (sessions != NULL && daemon_under_test != NULL && sessions->len > 0)
-    {
-      g_autofree char *path = g_strdup (g_ptr_array_index (sessions, sessions->len - 1));
-
-      destroy_session (path);
-    }
   g_clear_pointer (&daemon_under_test, paddock_test_daemon_free);
   g_clear_pointer (&peer_daemon, paddock_test_daemon_free);
   g_clear_pointer (&copy_daemon, paddock_test_daemon_free);
@@ -155,22 +141,6 @@ clean_up (void)
     }
 }
 
-static void G_GNUC_NORETURN G_GNUC_PRINTF (1, 2)
-bail (const char *format,
-      ...)
-{
-  va_list args;
-
-  va_start (args, format);
-  g_printerr ("bench-boundary: ");
-  vfprintf (stderr, format, args);
-  g_printerr ("\n");
-  va_end (args);
-
-  clean_up ();
-  exit (EXIT_FAILURE);
-}
-
 /* A child in the original mount namespace that outlives us: once our end
  * of its pipe closes (however we exit), it removes @dir. */
 static void
@@ -180,10 +150,10 @@ start_watcher (const char *dir)
   pid_t pid;
 
   if (pipe2 (fds, O_CLOEXEC) != 0)
-    bail ("pipe: %s", g_strerror (errno));
+    paddock_test_bail ("pipe: %s", g_strerror (errno));
   pid = fork ();
   if (pid < 0)
-    bail ("fork: %s", g_strerror (errno));
+    paddock_test_bail ("fork: %s", g_strerror (errno));
   if (pid == 0)
     {
       char byte;
@@ -213,7 +183,7 @@ mount_private_tmpfs (const char *dir)
     return FALSE;
   if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
       mount ("paddock-bench", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
-    bail ("mount a tmpfs on %s: %s", dir, g_strerror (errno));
+    paddock_test_bail ("mount a tmpfs on %s: %s", dir, g_strerror (errno));
   return TRUE;
 }
 
@@ -224,7 +194,7 @@ write_or_bail (const char *path,
   g_autoptr(GError) error = NULL;
 
   if (!g_file_set_contents (path, contents, -1, &error))
-    bail ("%s", error->message);
+    paddock_test_bail ("%s", error->message);
 }
 
 static void
@@ -237,9 +207,9 @@ run_or_bail (const char * const *argv,
 
   if (!g_spawn_sync (cwd, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL,
                      NULL, NULL, NULL, &err, &status, &error))
-    bail ("%s: %s", argv[0], error->message);
+    paddock_test_bail ("%s: %s", argv[0], error->message);
   if (!g_spawn_check_wait_status (status, NULL))
-    bail ("%s failed: %s", argv[0], err);
+    paddock_test_bail ("%s failed: %s", argv[0], err);
 }
 
 /* 10,000 small files in 100 folders, plus C_FILES C files in cc/, all
@@ -261,7 +231,7 @@ generate_tree (void)
       g_autofree char *dir = g_strdup_printf ("%s/src%03u", workspace, d);
 
       if (g_mkdir_with_parents (dir, 0755) != 0)
-        bail ("mkdir %s: %s", dir, g_strerror (errno));
+        paddock_test_bail ("mkdir %s: %s", dir, g_strerror (errno));
       for (guint f = 0; f < TREE_FILES / TREE_FOLDERS; f++)
         {
           g_autofree char *file = g_strdup_printf ("%s/file%03u.txt", dir, f);
@@ -272,7 +242,7 @@ generate_tree (void)
     }
 
   if (g_mkdir_with_parents (cc, 0755) != 0)
-    bail ("mkdir %s: %s", cc, g_strerror (errno));
+    paddock_test_bail ("mkdir %s: %s", cc, g_strerror (errno));
   write_or_bail (header, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
                          "struct item { int key; char name[32]; struct item *next; };\n");
   for (guint i = 0; i < C_FILES; i++)
@@ -310,45 +280,19 @@ generate_tree (void)
 
 /* ------------------------------------------------------------------------ */
 
-static GVariant *
-session_options (const char         *profile,
-                 const char * const *argv)
-{
-  GVariantBuilder options;
-
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
-  return g_variant_builder_end (&options);
-}
-
 static char *
 create_session_on (GDBusConnection    *connection,
                    const char         *profile,
                    const char * const *argv)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-  char *path = NULL;
-
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                             g_variant_new ("(@a{sv})", session_options (profile, argv)),
-                             G_VARIANT_TYPE ("(o)"), &error);
-  if (reply == NULL)
-    bail ("CreateSession (%s): %s", profile, error->message);
-  g_variant_get (reply, "(o)", &path);
-  return path;
+  return paddock_test_create_session_or_fail (connection, workspace, profile, argv, NULL);
 }
 
 static char *
 create_session (const char         *profile,
                 const char * const *argv)
 {
-  char *path = create_session_on (paddock_test_daemon_get_connection (daemon_under_test), profile, argv);
-
-  g_ptr_array_add (sessions, g_strdup (path));
-  return path;
+  return create_session_on (paddock_test_daemon_get_connection (daemon_under_test), profile, argv);
 }
 
 /* Reads one byte, waiting at most 10 s; returns it, or -1. */
@@ -381,40 +325,25 @@ start_ms_on (PaddockTestDaemon *daemon,
 {
   const char *argv[] = { "sh", "-c", "echo x", NULL };
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
-  g_autoptr(GUnixFDList) fds = NULL;
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
-  gint32 handle = -1;
   gint64 start;
   double ms;
   int byte;
   int fd;
 
   start = g_get_monotonic_time ();
-  path = daemon == daemon_under_test ? create_session (profile, argv)
-                                     : create_session_on (connection, profile, argv);
-  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon", path,
-                                                         "org.paddock.Session1", "Attach",
-                                                         g_variant_new_parsed ("(@a{sv} {},)"),
-                                                         G_VARIANT_TYPE ("(ht)"), G_DBUS_CALL_FLAGS_NONE,
-                                                         10000, NULL, &fds, NULL, &error);
-  if (reply == NULL)
-    bail ("Attach: %s", error->message);
-  g_variant_get (reply, "(ht)", &handle, NULL);
-  fd = g_unix_fd_list_get (fds, handle, &error);
+  path = create_session_on (connection, profile, argv);
+  fd = paddock_test_attach (connection, path, NULL, NULL, &error);
   if (fd < 0)
-    bail ("Attach: %s", error->message);
+    paddock_test_bail ("Attach: %s", error->message);
   byte = read_one_byte (fd);
   ms = bench_ms_since (start);
   close (fd);
 
-  if (daemon == daemon_under_test)
-    destroy_session (path);
-  else
-    destroy_session_on (connection, path);
+  destroy_session_on (connection, path);
   if (byte != 'x')
-    bail ("the %s session printed no 'x' (got %d)", profile, byte);
+    paddock_test_bail ("the %s session printed no 'x' (got %d)", profile, byte);
   return ms;
 }
 
@@ -468,6 +397,7 @@ typedef struct {
   GDBusConnection *connection;
   guint subscription;
   char *session;
+  PaddockIpcSession1 *proxy;   /* the session's, made before any clock starts */
   char *cpu_stat;              /* the session cgroup's cpu.stat, or NULL */
 } Variant;
 
@@ -480,11 +410,11 @@ exec_ms (Variant            *variant,
          double             *cpu_ms)
 {
   GDBusConnection *connection = variant->connection;
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) released = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *key = NULL;
+  g_autofree char *command = NULL;
   GVariantBuilder env;
-  const char *command = NULL;
   gpointer status = NULL;
   gint64 cpu_before;
   gint64 cpu_after;
@@ -497,19 +427,15 @@ exec_ms (Variant            *variant,
 
   cpu_before = bench_cpu_usage_us (variant->cpu_stat);
   start = g_get_monotonic_time ();
-  reply = paddock_test_call (connection, variant->session, "org.paddock.Session1", "Exec",
-                             g_variant_new ("(^aay^ay@a{ss}ub)", argv, "", g_variant_builder_end (&env),
-                                            0, FALSE),
-                             G_VARIANT_TYPE ("(o)"), &error);
-  if (reply == NULL)
-    bail ("Exec %s: %s", argv[0], error->message);
-  g_variant_get (reply, "(&o)", &command);
+  if (!paddock_ipc_session1_call_exec_sync (variant->proxy, argv, "", g_variant_builder_end (&env), 0, FALSE,
+                                            &command, NULL, &error))
+    paddock_test_bail ("Exec %s: %s", argv[0], error->message);
   key = g_strdup_printf ("%p %s", (void *) connection, command);
 
   while (!g_hash_table_lookup_extended (ended, key, NULL, &status))
     {
       if (bench_ms_since (start) > 120 * 1000)
-        bail ("%s (%s) never ended", command, argv[0]);
+        paddock_test_bail ("%s (%s) never ended", command, argv[0]);
       g_main_context_iteration (NULL, TRUE);
     }
   ms = bench_ms_since (start);
@@ -519,17 +445,15 @@ exec_ms (Variant            *variant,
   if (GPOINTER_TO_INT (status) != 0)
     {
       g_autoptr(GVariant) output =
-        paddock_test_call (connection, command, "org.paddock.Command1", "ReadOutput",
-                           g_variant_new ("(stu)", "stderr", (guint64) 0, 4096),
-                           G_VARIANT_TYPE ("(aytt)"), NULL);
+        paddock_test_command_call (variant->proxy, command, "ReadOutput",
+                                   g_variant_new ("(stu)", "stderr", (guint64) 0, 4096), NULL);
       g_autoptr(GVariant) bytes = output != NULL ? g_variant_get_child_value (output, 0) : NULL;
 
-      bail ("`%s` in %s exited with %d: %.*s", argv[0], variant->name, GPOINTER_TO_INT (status),
+      paddock_test_bail ("`%s` in %s exited with %d: %.*s", argv[0], variant->name, GPOINTER_TO_INT (status),
             bytes != NULL ? (int) g_variant_get_size (bytes) : 0,
             bytes != NULL ? (const char *) g_variant_get_data (bytes) : "");
     }
-  g_dbus_connection_call (connection, "org.paddock.Daemon", command, "org.paddock.Command1",
-                          "Release", NULL, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, NULL, NULL);
+  released = paddock_test_command_call (variant->proxy, command, "Release", NULL, NULL);
   g_hash_table_remove (ended, key);
   return ms;
 }
@@ -669,17 +593,17 @@ bare_overlay_start (const char                 *lower,
   /* overlayfs splits its options at ',' and ':'; our own temporary
    * folders have neither, but $TMPDIR might. */
   if (strpbrk (dir, ",:\\") != NULL || strpbrk (lower, ",:\\") != NULL)
-    bail ("the overlay's folders may not hold ',', ':' or '\\': %s", dir);
+    paddock_test_bail ("the overlay's folders may not hold ',', ':' or '\\': %s", dir);
   options = g_strdup_printf ("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lower, upper, work);
   if (mkdir (dir, 0700) != 0 || mkdir (upper, 0755) != 0 || mkdir (work, 0755) != 0 ||
       mkdir (merged, 0755) != 0)
-    bail ("mkdir in %s: %s", dir, g_strerror (errno));
+    paddock_test_bail ("mkdir in %s: %s", dir, g_strerror (errno));
   if (pipe2 (request, O_CLOEXEC) != 0 || pipe2 (answer, O_CLOEXEC) != 0)
-    bail ("pipe: %s", g_strerror (errno));
+    paddock_test_bail ("pipe: %s", g_strerror (errno));
 
   bare_overlay.pid = fork ();
   if (bare_overlay.pid < 0)
-    bail ("fork: %s", g_strerror (errno));
+    paddock_test_bail ("fork: %s", g_strerror (errno));
   if (bare_overlay.pid == 0)
     {
       close (request[1]);
@@ -691,9 +615,9 @@ bare_overlay_start (const char                 *lower,
   bare_overlay.request = request[1];
   bare_overlay.answer = answer[0];
   if (read (bare_overlay.answer, &ready, sizeof ready) != sizeof ready)
-    bail ("the overlay's child died before it mounted");
+    paddock_test_bail ("the overlay's child died before it mounted");
   if (ready.status != 0)
-    bail ("the overlay's child could not mount it: %s", g_strerror (-ready.status));
+    paddock_test_bail ("the overlay's child could not mount it: %s", g_strerror (-ready.status));
 }
 
 static void
@@ -717,11 +641,11 @@ bare_ms (guint   k,
 
   if (write (bare_overlay.request, &byte, 1) != 1 ||
       read (bare_overlay.answer, &done, sizeof done) != sizeof done)
-    bail ("the overlay's child is gone");
+    paddock_test_bail ("the overlay's child is gone");
   if (done.status < 0)
-    bail ("workload %u on the bare overlay could not start: %s", k, g_strerror (-done.status));
+    paddock_test_bail ("workload %u on the bare overlay could not start: %s", k, g_strerror (-done.status));
   if (!WIFEXITED (done.status) || WEXITSTATUS (done.status) != 0)
-    bail ("workload %u on the bare overlay failed (wait status %d)", k, done.status);
+    paddock_test_bail ("workload %u on the bare overlay failed (wait status %d)", k, done.status);
   *cpu_ms = (double) done.cpu_us / 1000.0;
   return (double) done.wall_us / 1000.0;
 }
@@ -807,6 +731,7 @@ variant_open (Variant            *variant,
                                                               G_DBUS_SIGNAL_FLAGS_NONE, properties_changed_cb,
                                                               NULL, NULL);
   variant->cpu_stat = bench_session_cpu_stat (variant->connection, variant->session);
+  variant->proxy = paddock_test_session (variant->connection, variant->session);
 }
 
 static void
@@ -814,12 +739,11 @@ variant_close (Variant *variant)
 {
   if (variant->connection != NULL)
     g_dbus_connection_signal_unsubscribe (variant->connection, variant->subscription);
+  g_clear_object (&variant->proxy);
   if (variant->daemon != NULL)
     {
-      g_autoptr(GVariant) reply =
-        paddock_test_call (variant->connection, variant->session, "org.paddock.Session1", "Destroy", NULL,
-                           G_VARIANT_TYPE ("(a{sv})"), NULL);
-
+      if (variant->session != NULL)
+        paddock_test_destroy_session (variant->connection, variant->session, NULL, NULL);
       g_clear_pointer (&variant->daemon, paddock_test_daemon_free);
     }
   else if (variant->session != NULL)
@@ -910,7 +834,8 @@ main (int   argc,
     }
   variants[G_N_ELEMENTS (variants) - 1].build_root = peer_build;
 
-  sessions = g_ptr_array_new_with_free_func (g_free);
+  paddock_test_set_fail_mode (PADDOCK_TEST_FAIL_BAIL, "bench-boundary");
+  paddock_test_on_bail (clean_up, NULL);
   for (guint kind = 0; kind < G_N_ELEMENTS (start_wall); kind++)
     {
       start_wall[kind] = g_array_new (FALSE, FALSE, sizeof (double));
@@ -919,7 +844,7 @@ main (int   argc,
   gcc = g_find_program_in_path ("gcc");
   git = g_find_program_in_path ("git");
   if (gcc == NULL || git == NULL)
-    bail ("gcc and git are needed");
+    paddock_test_bail ("gcc and git are needed");
 
   if (g_getenv ("PADDOCK_BUILD_ROOT") == NULL)
     {
@@ -938,7 +863,7 @@ main (int   argc,
     g_autofree char *made = g_build_filename (tmp, "paddock-bench-boundary-XXXXXX", NULL);
 
     if (g_mkdtemp (made) == NULL)
-      bail ("no temporary folder in %s: %s", tmp, g_strerror (errno));
+      paddock_test_bail ("no temporary folder in %s: %s", tmp, g_strerror (errno));
     start_watcher (made);
     base_is_tmpfs = mount_private_tmpfs (made);
     base_dir = g_steal_pointer (&made);
@@ -954,10 +879,10 @@ main (int   argc,
 
   workspace = g_build_filename (base_dir, "ws", NULL);
   if (mkdir (workspace, 0755) != 0)
-    bail ("mkdir %s: %s", workspace, g_strerror (errno));
+    paddock_test_bail ("mkdir %s: %s", workspace, g_strerror (errno));
   empty_workspace = g_build_filename (base_dir, "empty", NULL);
   if (mkdir (empty_workspace, 0755) != 0)
-    bail ("mkdir %s: %s", empty_workspace, g_strerror (errno));
+    paddock_test_bail ("mkdir %s: %s", empty_workspace, g_strerror (errno));
   generate_tree ();
   if (!start_only)
     {
@@ -1142,8 +1067,8 @@ main (int   argc,
     variant_close (active[v]);
 
 done:
-  clean_up ();
-  g_ptr_array_unref (sessions);
+  paddock_test_destroy_made ();
+  clean_up (NULL);
   g_hash_table_unref (ended);
   for (guint kind = 0; kind < G_N_ELEMENTS (start_wall); kind++)
     {

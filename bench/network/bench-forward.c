@@ -46,6 +46,7 @@
 #include <glib/gstdio.h>
 
 #include "paddock-port-forward.h"
+#include "paddock-test-client.h"
 #include "paddock-test-daemon.h"
 
 #define ROUNDS      7
@@ -204,9 +205,9 @@ transfer (guint16 port,
   gboolean whole = FALSE;
 
   if (fd < 0 || connect (fd, (struct sockaddr *) &addr, sizeof addr) != 0)
-    g_error ("cannot connect to %u: %s", port, g_strerror (errno));
+    paddock_test_bail ("cannot connect to %u: %s", port, g_strerror (errno));
   if (!write_all (fd, &mode, 1))
-    g_error ("cannot write to %u", port);
+    paddock_test_bail ("cannot write to %u", port);
   if (mode == 'u')
     {
       char ack = 0;
@@ -254,7 +255,7 @@ forward_thread (gpointer data)
   g_mutex_lock (&t->lock);
   t->forward = paddock_port_forward_new (t->lease_fd, t->server_port, make_socket_cb, NULL, &error);
   if (t->forward == NULL)
-    g_error ("cannot forward: %s", error->message);
+    paddock_test_bail ("cannot forward: %s", error->message);
   g_cond_signal (&t->ready);
   g_mutex_unlock (&t->lock);
   g_main_loop_run (t->loop);
@@ -380,13 +381,27 @@ die_with_parent (gpointer user_data)
   prctl (PR_SET_PDEATHSIG, SIGKILL);
 }
 
+/* What bench_session() made, removed when it bails (after its session). */
+static PaddockTestDaemon *session_daemon;
+static char *session_workspace;
+static char *session_script;
+
+static void
+remove_session_files (gpointer data G_GNUC_UNUSED)
+{
+  g_clear_pointer (&session_daemon, paddock_test_daemon_free);
+  if (session_script != NULL)
+    g_unlink (session_script);
+  if (session_workspace != NULL)
+    g_rmdir (session_workspace);
+}
+
 static gboolean
 bench_session (void)
 {
-  g_autoptr(PaddockTestDaemon) daemon = NULL;
+  PaddockTestDaemon *daemon = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) leases = NULL;
+  g_autoptr(GVariant) list = NULL;
   g_autoptr(GSubprocess) peer = NULL;
   g_autofree char *workspace = g_dir_make_tmp ("paddock-bench-forward-XXXXXX", &error);
   g_autofree char *script = NULL;
@@ -394,7 +409,6 @@ bench_session (void)
   g_autofree char *path = NULL;
   g_autofree char *peer_port_text = NULL;
   GDBusConnection *connection;
-  GVariantBuilder options;
   const char *ports[] = { "web", NULL };
   const char *id;
   guint16 session_port = 0, peer_port = 0;
@@ -407,42 +421,31 @@ bench_session (void)
   gboolean ok = TRUE;
 
   if (workspace == NULL)
-    g_error ("no temporary folder: %s", error->message);
+    paddock_test_bail ("no temporary folder: %s", error->message);
   script = g_build_filename (workspace, "serve.py", NULL);
   if (!g_file_set_contents (script, server_script, -1, &error))
-    g_error ("cannot write %s: %s", script, error->message);
+    paddock_test_bail ("cannot write %s: %s", script, error->message);
 
-  daemon = paddock_test_daemon_new (NULL);
+  session_workspace = workspace;
+  session_script = script;
+  paddock_test_on_bail (remove_session_files, NULL);
+  daemon = session_daemon = paddock_test_daemon_new (NULL);
   connection = paddock_test_daemon_get_connection (daemon);
   {
     const char *argv[] = { "python3", script, size_text, NULL };
 
-    g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-    g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-    g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-    g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string ("safe"));
-    g_variant_builder_add (&options, "{sv}", "net", g_variant_new_string ("none"));
-    g_variant_builder_add (&options, "{sv}", "ports", g_variant_new_strv (ports, -1));
+    path = paddock_test_create_session_argv (connection, workspace, "safe", argv,
+                                             g_variant_new_parsed ("{'net': <'none'>, 'ports': <%^as>}", ports),
+                                             &error);
   }
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                       "org.paddock.Manager1", "CreateSession",
-                                       g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"),
-                                       G_DBUS_CALL_FLAGS_NONE, 60000, NULL, &error);
-  if (reply == NULL)
+  if (path == NULL)
     {
       g_print ("\nthrough a session: skipped, no --net none session can run here: %s\n", error->message);
       goto out;
     }
-  g_variant_get (reply, "(o)", &path);
   id = strrchr (path, '/') + 1;
-  leases = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                        "org.paddock.Ports1", "ListLeases", NULL, G_VARIANT_TYPE ("(aa{sv})"),
-                                        G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
-  if (leases == NULL)
-    g_error ("ListLeases: %s", error->message);
+  list = paddock_test_list_leases (connection);
   {
-    g_autoptr(GVariant) list = g_variant_get_child_value (leases, 0);
-
     for (gsize i = 0; i < g_variant_n_children (list); i++)
       {
         g_autoptr(GVariant) lease = g_variant_get_child_value (list, i);
@@ -468,7 +471,7 @@ bench_session (void)
     g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
     peer = g_subprocess_launcher_spawn (launcher, &error, "python3", script, size_text, NULL);
     if (peer == NULL)
-      g_error ("cannot start the peer server: %s", error->message);
+      paddock_test_bail ("cannot start the peer server: %s", error->message);
   }
   if (session_port == 0 || !wait_for_server (session_port) || !wait_for_server (peer_port))
     {
@@ -496,16 +499,9 @@ out:
       g_subprocess_force_exit (peer);
       g_subprocess_wait (peer, NULL, NULL);
     }
-  if (path != NULL)
-    {
-      g_autoptr(GVariant) destroyed = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
-                                                                   "org.paddock.Session1", "Destroy", NULL,
-                                                                   NULL, G_DBUS_CALL_FLAGS_NONE, 60000,
-                                                                   NULL, NULL);
-    }
-  if (script != NULL)
-    g_unlink (script);
-  g_rmdir (workspace);
+  paddock_test_destroy_made ();
+  remove_session_files (NULL);
+  session_script = session_workspace = NULL;
   return ok;
 }
 
@@ -540,6 +536,8 @@ main (int    argc,
         g_error ("usage: bench-forward [--quick] [--rounds N]");
     }
   mib = (double) transfer_size / (1024 * 1024);
+  /* A failure after the session is made destroys it, not abort(). */
+  paddock_test_set_fail_mode (PADDOCK_TEST_FAIL_BAIL, "bench-forward");
 
   g_thread_unref (g_thread_new ("server", server_thread, GINT_TO_POINTER (server_fd)));
   t.lease_fd = bench_listen_loopback (64, &lease_port);

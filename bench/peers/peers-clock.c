@@ -48,6 +48,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "paddock-test-client.h"
 
 #define MAX_ROUNDS        1000
 #define MAX_COMMANDS      8
@@ -62,19 +63,6 @@ typedef struct
   GArray      *first_ms;
   GArray      *exit_ms;
 } Command;
-
-static void G_GNUC_NORETURN G_GNUC_PRINTF (1, 2)
-bail (const char *format, ...)
-{
-  va_list args;
-
-  va_start (args, format);
-  fprintf (stderr, "peers-clock: ");
-  vfprintf (stderr, format, args);
-  fprintf (stderr, "\n");
-  va_end (args);
-  exit (EXIT_FAILURE);
-}
 
 static int
 pidfd_open_cloexec (pid_t pid)
@@ -95,7 +83,7 @@ spawn_piped (char **argv,
   int res;
 
   if (pipe2 (fds, O_CLOEXEC) != 0)
-    bail ("pipe: %s", g_strerror (errno));
+    paddock_test_bail ("pipe: %s", g_strerror (errno));
   posix_spawn_file_actions_init (&actions);
   posix_spawn_file_actions_addopen (&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2 (&actions, fds[1], STDOUT_FILENO);
@@ -103,7 +91,7 @@ spawn_piped (char **argv,
   posix_spawn_file_actions_destroy (&actions);
   close (fds[1]);
   if (res != 0)
-    bail ("could not run %s: %s", argv[0], g_strerror (res));
+    paddock_test_bail ("could not run %s: %s", argv[0], g_strerror (res));
   *out_fd = fds[0];
   return pid;
 }
@@ -128,7 +116,7 @@ run_once (char       **argv,
   int pidfd = pidfd_open_cloexec (pid);
 
   if (pidfd < 0)
-    bail ("pidfd_open: %s", g_strerror (errno));
+    paddock_test_bail ("pidfd_open: %s", g_strerror (errno));
   *first_ms = -1;
   *exit_ms = -1;
 
@@ -143,13 +131,13 @@ run_once (char       **argv,
       if (left_ms <= 0)
         {
           kill (pid, SIGKILL);
-          bail ("%s did not end within %d s", argv[0], COMMAND_TIMEOUT_S);
+          paddock_test_bail ("%s did not end within %d s", argv[0], COMMAND_TIMEOUT_S);
         }
       if (poll (pfds, 2, left_ms) < 0)
         {
           if (errno == EINTR)
             continue;
-          bail ("poll: %s", g_strerror (errno));
+          paddock_test_bail ("poll: %s", g_strerror (errno));
         }
       if (pfds[1].revents != 0)
         {
@@ -181,13 +169,13 @@ run_once (char       **argv,
         }
     }
   if (waitpid (pid, &status, 0) != pid)
-    bail ("waitpid: %s", g_strerror (errno));
+    paddock_test_bail ("waitpid: %s", g_strerror (errno));
   close (pidfd);
   close (out_fd);
   if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
-    bail ("%s failed (status 0x%x)", argv[0], status);
+    paddock_test_bail ("%s failed (status 0x%x)", argv[0], status);
   if (!found)
-    bail ("%s never printed “%s”", argv[0], marker);
+    paddock_test_bail ("%s never printed “%s”", argv[0], marker);
 }
 
 static double
@@ -222,11 +210,11 @@ time_commands (int    argc,
       else if (g_str_equal (argv[i], "--marker") && i + 1 < argc)
         marker = argv[i + 1];
       else
-        bail ("unknown option %s", argv[i]);
+        paddock_test_bail ("unknown option %s", argv[i]);
       i += 2;
     }
   if (rounds == 0 || rounds > MAX_ROUNDS)
-    bail ("--rounds takes 1 to %d", MAX_ROUNDS);
+    paddock_test_bail ("--rounds takes 1 to %d", MAX_ROUNDS);
 
   while (i < argc)
     {
@@ -234,11 +222,11 @@ time_commands (int    argc,
       int end = i + 1;
 
       if (n_commands == MAX_COMMANDS)
-        bail ("at most %d commands", MAX_COMMANDS);
+        paddock_test_bail ("at most %d commands", MAX_COMMANDS);
       while (end < argc && !g_str_equal (argv[end], "::"))
         end++;
       if (end - i < 2)
-        bail ("a label and a command expected at %s", argv[i]);
+        paddock_test_bail ("a label and a command expected at %s", argv[i]);
       command = &commands[n_commands++];
       command->label = argv[i];
       command->argv = &argv[i + 1];
@@ -248,7 +236,7 @@ time_commands (int    argc,
       i = end + 1;
     }
   if (n_commands == 0)
-    bail ("no command to time");
+    paddock_test_bail ("no command to time");
 
   for (guint round = 0; round < rounds; round++)
     {
@@ -352,7 +340,7 @@ kill_namespace (int    argc,
   gint64 start;
 
   if (argc < 2)
-    bail ("kill-ns TEXT CMD...");
+    paddock_test_bail ("kill-ns TEXT CMD...");
   marker = argv[0];
   pid = spawn_piped (&argv[1], &out_fd);
   while (strstr (seen->str, marker) == NULL)
@@ -361,19 +349,19 @@ kill_namespace (int    argc,
       ssize_t n = read (out_fd, buffer, sizeof buffer);
 
       if (n <= 0)
-        bail ("%s ended before printing “%s”", argv[1], marker);
+        paddock_test_bail ("%s ended before printing “%s”", argv[1], marker);
       g_string_append_len (seen, buffer, n);
     }
   if ((init = only_child_of (pid)) <= 0)
-    bail ("%s has no child to be the namespace's pid 1", argv[1]);
+    paddock_test_bail ("%s has no child to be the namespace's pid 1", argv[1]);
 
   start = g_get_monotonic_time ();
   if (kill (init, SIGKILL) != 0)
-    bail ("kill: %s", g_strerror (errno));
+    paddock_test_bail ("kill: %s", g_strerror (errno));
   /* pid 1's exit waits until the kernel has reaped the whole namespace;
    * only then does unshare -f see its child gone and exit. */
   if (waitpid (pid, &status, 0) != pid)
-    bail ("waitpid: %s", g_strerror (errno));
+    paddock_test_bail ("waitpid: %s", g_strerror (errno));
   printf ("%.2f\n", bench_ms_since (start));
   close (out_fd);
   return EXIT_SUCCESS;
@@ -390,10 +378,13 @@ lease_racer (int      go_fd,
   g_autoptr(GError) error = NULL;
   g_autoptr(GDBusConnection) connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
   g_autoptr(GString) report = g_string_new (NULL);
+  g_autoptr(PaddockIpcPorts1) ports = NULL;
   char go;
 
   if (connection == NULL)
-    bail ("racer: %s", error->message);
+    paddock_test_bail ("racer: %s", error->message);
+  /* Made before the start: the race is the calls. */
+  ports = paddock_test_ports (connection);
   if (read (go_fd, &go, 1) != 1)
     _exit (1);
 
@@ -401,21 +392,13 @@ lease_racer (int      go_fd,
   while (many && per > 0)
     {
       g_autoptr(GUnixFDList) fd_list = NULL;
-      g_autoptr(GVariant) reply = NULL;
       g_autoptr(GVariant) leases = NULL;
       g_autoptr(GVariant) handles = NULL;
       guint count = MIN (per, 16);
 
-      reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon",
-                                                             "/org/paddock/Daemon",
-                                                             "org.paddock.Ports1", "LeaseMany",
-                                                             g_variant_new ("(sua{sv})", "race", count, NULL),
-                                                             G_VARIANT_TYPE ("(aa{sv}ah)"),
-                                                             G_DBUS_CALL_FLAGS_NONE, 30000, NULL,
-                                                             &fd_list, NULL, &error);
-      if (reply == NULL)
-        bail ("racer: LeaseMany: %s", error->message);
-      g_variant_get (reply, "(@aa{sv}@ah)", &leases, &handles);
+      if (!paddock_ipc_ports1_call_lease_many_sync (ports, "race", count, g_variant_new ("a{sv}", NULL), NULL,
+                                                    &leases, &handles, &fd_list, NULL, &error))
+        paddock_test_bail ("racer: LeaseMany: %s", error->message);
       for (gsize i = 0; i < g_variant_n_children (leases); i++)
         {
           g_autoptr(GVariant) lease = g_variant_get_child_value (leases, i);
@@ -431,25 +414,17 @@ lease_racer (int      go_fd,
   for (guint i = 0; i < per; i++)
     {
       g_autoptr(GUnixFDList) fd_list = NULL;
-      g_autoptr(GVariant) reply = NULL;
       g_autoptr(GVariant) lease = NULL;
-      gint32 handle;
+      g_autoptr(GVariant) handle = NULL;
       guint16 port = 0;
 
-      reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon",
-                                                             "/org/paddock/Daemon",
-                                                             "org.paddock.Ports1", "Lease",
-                                                             g_variant_new ("(sqa{sv})", "race", 0, NULL),
-                                                             G_VARIANT_TYPE ("(a{sv}h)"),
-                                                             G_DBUS_CALL_FLAGS_NONE, 30000, NULL,
-                                                             &fd_list, NULL, &error);
-      if (reply == NULL)
-        bail ("racer: Lease: %s", error->message);
-      g_variant_get (reply, "(@a{sv}h)", &lease, &handle);
+      if (!paddock_ipc_ports1_call_lease_sync (ports, "race", 0, g_variant_new ("a{sv}", NULL), NULL, &lease,
+                                               &handle, &fd_list, NULL, &error))
+        paddock_test_bail ("racer: Lease: %s", error->message);
       g_variant_lookup (lease, "port", "q", &port);
       /* Held: the descriptor stays open (and leaks on purpose) until exit. */
-      if (g_unix_fd_list_get (fd_list, handle, NULL) < 0)
-        bail ("racer: no socket with the lease of port %u", port);
+      if (g_unix_fd_list_get (fd_list, g_variant_get_handle (handle), NULL) < 0)
+        paddock_test_bail ("racer: no socket with the lease of port %u", port);
       g_string_append_printf (report, "%u\n", port);
     }
   if (write (out_fd, report->str, report->len) != (ssize_t) report->len)
@@ -495,20 +470,20 @@ lease_race (int    argc,
   if (argc == 3 && g_str_equal (argv[2], "--many"))
     many = TRUE;
   else if (argc != 2)
-    bail ("lease-race PROCS PER [--many]");
+    paddock_test_bail ("lease-race PROCS PER [--many]");
   procs = (guint) g_ascii_strtoull (argv[0], NULL, 10);
   per = (guint) g_ascii_strtoull (argv[1], NULL, 10);
   if (procs == 0 || procs > MAX_RACERS || per == 0 || per > MAX_PER_RACER)
-    bail ("lease-race takes 1 to %d processes, 1 to %d leases each", MAX_RACERS, MAX_PER_RACER);
+    paddock_test_bail ("lease-race takes 1 to %d processes, 1 to %d leases each", MAX_RACERS, MAX_PER_RACER);
   if (pipe2 (go, O_CLOEXEC) != 0)
-    bail ("pipe: %s", g_strerror (errno));
+    paddock_test_bail ("pipe: %s", g_strerror (errno));
 
   for (guint p = 0; p < procs; p++)
     {
       int out[2];
 
       if (pipe2 (out, O_CLOEXEC) != 0)
-        bail ("pipe: %s", g_strerror (errno));
+        paddock_test_bail ("pipe: %s", g_strerror (errno));
       /* fork + exec: a forked GDBus process could not connect on its own. */
       pids[p] = fork ();
       if (pids[p] == 0)
@@ -538,7 +513,7 @@ lease_race (int    argc,
   start = g_get_monotonic_time ();
   for (guint p = 0; p < procs; p++)
     if (write (go[1], "g", 1) != 1)
-      bail ("write: %s", g_strerror (errno));
+      paddock_test_bail ("write: %s", g_strerror (errno));
   for (guint p = 0; p < procs; p++)
     {
       g_autoptr(GIOChannel) channel = g_io_channel_unix_new (outs[p]);
@@ -582,6 +557,8 @@ int
 main (int   argc,
       char *argv[])
 {
+  /* Makes no session: a failure prints and exits 1. */
+  paddock_test_set_fail_mode (PADDOCK_TEST_FAIL_BAIL, "peers-clock");
   signal (SIGPIPE, SIG_IGN);
 
   if (argc >= 2 && g_str_equal (argv[1], "time"))

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "paddock-test-client.h"
 #include "paddock-test-daemon.h"
 
 #define RACE_PROCESSES    8
@@ -68,45 +69,35 @@ port_of (int fd)
   return ntohs (addr.sin_port);
 }
 
+/* Lease and Release through a Ports1 proxy made before the clock starts
+ * (paddock_test_ports): the figure is the call, not the proxy. */
 static gboolean
-lease_once (GDBusConnection *connection,
-            const char      *name,
-            guint16         *port,
-            int             *fd)
+lease_once (PaddockIpcPorts1 *ports,
+            const char       *name,
+            guint16          *port,
+            int              *fd)
 {
   g_autoptr(GUnixFDList) fd_list = NULL;
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) lease = NULL;
+  g_autoptr(GVariant) handle = NULL;
   g_autoptr(GError) error = NULL;
-  gint32 handle;
 
-  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon",
-                                                         "/org/paddock/Daemon", "org.paddock.Ports1",
-                                                         "Lease",
-                                                         g_variant_new ("(sqa{sv})", name, 0, NULL),
-                                                         G_VARIANT_TYPE ("(a{sv}h)"),
-                                                         G_DBUS_CALL_FLAGS_NONE, 30000, NULL,
-                                                         &fd_list, NULL, &error);
-  if (reply == NULL)
+  if (!paddock_ipc_ports1_call_lease_sync (ports, name, 0, g_variant_new ("a{sv}", NULL), NULL, &lease, &handle,
+                                           &fd_list, NULL, &error))
     {
       g_printerr ("lease: %s\n", error->message);
       return FALSE;
     }
-  g_variant_get (reply, "(@a{sv}h)", &lease, &handle);
   g_variant_lookup (lease, "port", "q", port);
-  *fd = g_unix_fd_list_get (fd_list, handle, NULL);
+  *fd = g_unix_fd_list_get (fd_list, g_variant_get_handle (handle), NULL);
   return TRUE;
 }
 
 static void
-release_once (GDBusConnection *connection,
-              guint16          port)
+release_once (PaddockIpcPorts1 *ports,
+              guint16           port)
 {
-  g_autoptr(GVariant) reply = NULL;
-
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                       "org.paddock.Ports1", "Release", g_variant_new ("(q)", port),
-                                       NULL, G_DBUS_CALL_FLAGS_NONE, 30000, NULL, NULL);
+  paddock_ipc_ports1_call_release_sync (ports, port, NULL, NULL);
 }
 
 /* The in-run peer of "bind + pass fd": what an in-process registry would do
@@ -194,7 +185,7 @@ static double
 paddock_lease_usec (PaddockTestDaemon *daemon)
 {
   g_autoptr(GArray) rounds = g_array_new (FALSE, FALSE, sizeof (double));
-  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autoptr(PaddockIpcPorts1) proxy = paddock_test_ports (paddock_test_daemon_get_connection (daemon));
   guint16 ports[RATE_PER_ROUND];
 
   for (guint r = 0; r < RATE_ROUNDS; r++)
@@ -206,7 +197,7 @@ paddock_lease_usec (PaddockTestDaemon *daemon)
         {
           int fd = -1;
 
-          if (!lease_once (connection, "bench", &ports[i], &fd))
+          if (!lease_once (proxy, "bench", &ports[i], &fd))
             exit (EXIT_FAILURE);
           close (fd);
         }
@@ -214,7 +205,7 @@ paddock_lease_usec (PaddockTestDaemon *daemon)
       g_array_append_val (rounds, per);
 
       for (guint i = 0; i < RATE_PER_ROUND; i++)
-        release_once (connection, ports[i]);
+        release_once (proxy, ports[i]);
     }
 
   return bench_median (rounds);
@@ -280,18 +271,22 @@ race_paddock (int         out,
               const char *address)
 {
   g_autoptr(GDBusConnection) connection = NULL;
+  g_autoptr(PaddockIpcPorts1) proxy = NULL;
   g_autoptr(GString) report = g_string_new (NULL);
 
   connection = g_dbus_connection_new_for_address_sync (address,
                                                        G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
                                                        G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
                                                        NULL, NULL, NULL);
+  if (connection == NULL)
+    _exit (1);
+  proxy = paddock_test_ports (connection);
   for (guint i = 0; i < RACE_PER_PROCESS; i++)
     {
       guint16 port = 0;
       int fd = -1;
 
-      if (!lease_once (connection, "race", &port, &fd))
+      if (!lease_once (proxy, "race", &port, &fd))
         _exit (1);
       /* The caller already holds the bound socket: nothing left to race. */
       g_string_append_printf (report, "%u %d\n", port, fd >= 0);

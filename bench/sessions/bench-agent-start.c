@@ -34,22 +34,16 @@
 
 #include "bench-common.h"
 #include "paddock-error.h"
+#include "paddock-test-client.h"
 #include "paddock-test-daemon.h"
 
 #define PAUSE_MS 200
 
-static void G_GNUC_NORETURN G_GNUC_PRINTF (1, 2)
-bail (const char *format,
-      ...)
+/* When it bails, after its session is destroyed. */
+static void
+free_daemon (gpointer data)
 {
-  va_list args;
-
-  va_start (args, format);
-  fputs ("bench-agent-start: ", stderr);
-  vfprintf (stderr, format, args);
-  fputc ('\n', stderr);
-  va_end (args);
-  exit (EXIT_FAILURE);
+  g_clear_pointer ((PaddockTestDaemon **) data, paddock_test_daemon_free);
 }
 
 /* The program by hand: its first byte on a pipe. */
@@ -64,7 +58,7 @@ by_hand_ms (const char * const *argv)
   double ms;
 
   if (pipe2 (out, O_CLOEXEC) != 0)
-    bail ("pipe: %s", g_strerror (errno));
+    paddock_test_bail ("pipe: %s", g_strerror (errno));
   start = g_get_monotonic_time ();
   pid = fork ();
   if (pid == 0)
@@ -86,13 +80,13 @@ by_hand_ms (const char * const *argv)
   kill (pid, SIGKILL);
   waitpid (pid, NULL, 0);
   if (n != 1)
-    bail ("%s printed nothing", argv[0]);
+    paddock_test_bail ("%s printed nothing", argv[0]);
   return ms;
 }
 
 typedef struct
 {
-  GVariant *reply;
+  char     *path;
   GError   *error;
   gint64    read_at;
 } Start;
@@ -104,7 +98,7 @@ replied_cb (GObject      *source,
 {
   Start *s = user_data;
 
-  s->reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source), NULL, result, &s->error);
+  s->path = paddock_test_create_session_finish (result, &s->error);
 }
 
 static gboolean
@@ -130,10 +124,8 @@ paddock_ms (GDBusConnection    *connection,
             const char * const *command)
 {
   g_autoptr(GUnixFDList) fds = NULL;
-  g_autoptr(GVariant) destroyed = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
-  GVariantBuilder options;
   Start s = { NULL, NULL, 0 };
   gint64 start;
   gint64 deadline;
@@ -142,40 +134,32 @@ paddock_ms (GDBusConnection    *connection,
 
   start = g_get_monotonic_time ();
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-    bail ("socketpair: %s", g_strerror (errno));
+    paddock_test_bail ("socketpair: %s", g_strerror (errno));
   fds = g_unix_fd_list_new_from_array (&pair[1], 1);
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "agent", g_variant_new_string (agent));
-  if (command != NULL && command[0] != NULL)
-    g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (command, -1));
-  g_variant_builder_add (&options, "{sv}", "terminal", g_variant_new_handle (0));
-  g_dbus_connection_call_with_unix_fd_list (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
-                                            "org.paddock.Manager1", "CreateSession",
-                                            g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"),
-                                            G_DBUS_CALL_FLAGS_NONE, 30000, fds, NULL, replied_cb, &s);
+  /* No profile: the preset's. */
+  paddock_test_create_session_async (connection, workspace, NULL,
+                                     command != NULL && command[0] != NULL ? command : NULL,
+                                     g_variant_new_parsed ("{'agent': <%s>, 'terminal': <@h 0>}", agent), fds,
+                                     replied_cb, &s);
   source = g_unix_fd_add (pair[0], G_IO_IN | G_IO_HUP | G_IO_ERR, readable_cb, &s);
   deadline = start + 30 * G_USEC_PER_SEC;
-  while ((s.reply == NULL && s.error == NULL) || (s.read_at == 0 && s.error == NULL))
+  while ((s.path == NULL && s.error == NULL) || (s.read_at == 0 && s.error == NULL))
     {
       g_main_context_iteration (NULL, FALSE);
       if (g_get_monotonic_time () > deadline)
-        bail ("no answer or output in 30 s");
+        paddock_test_bail ("no answer or output in 30 s");
       g_usleep (100);
     }
   if (s.read_at == 0)
     g_source_remove (source);
   close (pair[0]);
   if (s.error != NULL)
-    bail ("CreateSession (agent %s): %s", agent, s.error->message);
-  g_variant_get (s.reply, "(o)", &path);
-  g_variant_unref (s.reply);
-  destroyed = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy", NULL,
-                                 G_VARIANT_TYPE ("(a{sv})"), &error);
-  if (destroyed == NULL)
-    bail ("Destroy: %s", error->message);
+    paddock_test_bail ("CreateSession (agent %s): %s", agent, s.error->message);
+  path = g_steal_pointer (&s.path);
+  if (!paddock_test_destroy_session (connection, path, NULL, &error))
+    paddock_test_bail ("Destroy: %s", error->message);
   if (s.read_at < 0)
-    bail ("the session's terminal closed before any output");
+    paddock_test_bail ("the session's terminal closed before any output");
   return (double) (s.read_at - start) / 1000.0;
 }
 
@@ -185,13 +169,11 @@ agent_program (GDBusConnection *connection,
                const char      *agent)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) reply = paddock_test_call (connection, PADDOCK_OBJECT_PATH, "org.paddock.Manager1",
-                                                 "ListAgents", NULL, G_VARIANT_TYPE ("(aa{sv})"), &error);
+  g_autoptr(PaddockIpcManager1) manager = paddock_test_manager (connection);
   g_autoptr(GVariant) agents = NULL;
 
-  if (reply == NULL)
-    bail ("ListAgents: %s", error->message);
-  agents = g_variant_get_child_value (reply, 0);
+  if (!paddock_ipc_manager1_call_list_agents_sync (manager, &agents, NULL, &error))
+    paddock_test_bail ("ListAgents: %s", error->message);
   for (gsize i = 0; i < g_variant_n_children (agents); i++)
     {
       g_autoptr(GVariant) entry = g_variant_get_child_value (agents, i);
@@ -206,11 +188,11 @@ agent_program (GDBusConnection *connection,
           const char *why = "not found";
 
           g_variant_lookup (entry, "error", "&s", &why);
-          bail ("%s: %s", agent, why);
+          paddock_test_bail ("%s: %s", agent, why);
         }
       return g_variant_dup_bytestring (program, NULL);
     }
-  bail ("no agent preset %s", agent);
+  paddock_test_bail ("no agent preset %s", agent);
 }
 
 static void
@@ -224,7 +206,7 @@ install_fake_agent (const char *home)
     "cp '%2$s/fake.json' '%1$s/.config/paddock/agents/fake.json'", home, fixture);
 
   if (system (cmd) != 0)
-    bail ("could not install the fake agent into %s", home);
+    paddock_test_bail ("could not install the fake agent into %s", home);
 }
 
 int
@@ -253,9 +235,12 @@ main (int    argc,
   g_autoptr(GOptionContext) context = g_option_context_new ("[-- ARG…]");
   g_autoptr(GError) error = NULL;
 
+  /* A failure destroys the session it made, then stops its daemon. */
+  paddock_test_set_fail_mode (PADDOCK_TEST_FAIL_BAIL, "bench-agent-start");
+  paddock_test_on_bail (free_daemon, &daemon_under_test);
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error) || rounds < 1)
-    bail ("%s", error != NULL ? error->message : "--rounds is at least 1");
+    paddock_test_bail ("%s", error != NULL ? error->message : "--rounds is at least 1");
   for (int i = 1; i < argc; i++)
     if (g_str_equal (argv[i], "--"))
       {
@@ -271,7 +256,7 @@ main (int    argc,
       agent = g_strdup ("fake");
     }
   if (agent == NULL)
-    bail ("--home needs --agent NAME");
+    paddock_test_bail ("--home needs --agent NAME");
   g_setenv ("HOME", home, TRUE);
   config = g_build_filename (home, ".config", NULL);
   g_setenv ("XDG_CONFIG_HOME", config, TRUE);

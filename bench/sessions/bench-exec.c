@@ -44,50 +44,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "paddock-test-client.h"
 #include "paddock-test-daemon.h"
 
 #define WARM_UP  10
 
 static PaddockTestDaemon *daemon_under_test;
 static char *workspace;
-static GPtrArray *sessions;     /* object paths to destroy before exit */
 static GHashTable *ended;       /* command path -> exit status, from PropertiesChanged */
 
+/* After the sessions (the helper library destroys those it made). */
 static void
-destroy_everything (void)
+remove_files (gpointer data G_GNUC_UNUSED)
 {
-  GDBusConnection *connection;
-
-  if (daemon_under_test != NULL)
-    {
-      connection = paddock_test_daemon_get_connection (daemon_under_test);
-      for (guint i = 0; sessions != NULL && i < sessions->len; i++)
-        {
-          g_autoptr(GVariant) reply =
-            g_dbus_connection_call_sync (connection, "org.paddock.Daemon", g_ptr_array_index (sessions, i),
-                                         "org.paddock.Session1", "Destroy", NULL, NULL,
-                                         G_DBUS_CALL_FLAGS_NONE, 60000, NULL, NULL);
-        }
-    }
   g_clear_pointer (&daemon_under_test, paddock_test_daemon_free);
   if (workspace != NULL)
     rmdir (workspace);
-}
-
-static void G_GNUC_NORETURN G_GNUC_PRINTF (1, 2)
-bail (const char *format,
-      ...)
-{
-  va_list args;
-
-  va_start (args, format);
-  g_printerr ("bench-exec: ");
-  vfprintf (stderr, format, args);
-  g_printerr ("\n");
-  va_end (args);
-
-  destroy_everything ();
-  exit (EXIT_FAILURE);
 }
 
 /* @fraction of the way through the sorted values: 0.5 is the median. */
@@ -110,24 +82,8 @@ create_session (GDBusConnection *connection,
                 const char      *profile)
 {
   const char *argv[] = { "sleep", "3600", NULL };
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-  GVariantBuilder options;
-  char *path = NULL;
 
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                       "org.paddock.Manager1", "CreateSession",
-                                       g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"),
-                                       G_DBUS_CALL_FLAGS_NONE, 60000, NULL, &error);
-  if (reply == NULL)
-    bail ("CreateSession (%s): %s", profile, error->message);
-  g_variant_get (reply, "(o)", &path);
-  g_ptr_array_add (sessions, g_strdup (path));
-  return path;
+  return paddock_test_create_session_or_fail (connection, workspace, profile, argv, NULL);
 }
 
 /* CPU time of every thread of PID so far, in ns; 0 if unreadable. */
@@ -247,63 +203,51 @@ properties_changed_cb (GDBusConnection *connection,
 /* Exec(['true']) until its exit status and stdout are in hand, in µs;
  * @reply_us is the Exec reply alone. */
 static double
-paddock_exec_us (GDBusConnection *connection,
-                 const char      *session,
-                 double          *reply_us)
+paddock_exec_us (PaddockIpcSession1 *session,
+                 double             *reply_us)
 {
   const char *argv[] = { "true", NULL };
-  g_autoptr(GVariant) reply = NULL;
+  const char *path = g_dbus_proxy_get_object_path (G_DBUS_PROXY (session));
   g_autoptr(GVariant) output = NULL;
   g_autoptr(GError) error = NULL;
-  const char *command = NULL;
+  g_autofree char *command = NULL;
   gpointer status = NULL;
   gint64 start;
   double us;
 
   start = g_get_monotonic_time ();
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", session,
-                                       "org.paddock.Session1", "Exec",
-                                       g_variant_new ("(^aay^ay@a{ss}ub)", argv, "",
-                                                      g_variant_new_array (G_VARIANT_TYPE ("{ss}"), NULL, 0),
-                                                      0, FALSE),
-                                       G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
-  if (reply == NULL)
-    bail ("Exec: %s", error->message);
+  if (!paddock_ipc_session1_call_exec_sync (session, argv, "", g_variant_new ("a{ss}", NULL), 0, FALSE, &command,
+                                            NULL, &error))
+    paddock_test_bail ("Exec: %s", error->message);
   *reply_us = us_since (start);
-  g_variant_get (reply, "(&o)", &command);
 
   while (!g_hash_table_lookup_extended (ended, command, NULL, &status))
     {
       if (us_since (start) > 10 * G_USEC_PER_SEC)
-        bail ("%s never ended", command);
+        paddock_test_bail ("%s never ended", command);
       g_main_context_iteration (NULL, TRUE);
     }
 
-  output = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", command,
-                                        "org.paddock.Command1", "ReadOutput",
-                                        g_variant_new ("(stu)", "stdout", (guint64) 0, 65536),
-                                        G_VARIANT_TYPE ("(aytt)"), G_DBUS_CALL_FLAGS_NONE, 10000,
-                                        NULL, &error);
+  output = paddock_test_command_call (session, command, "ReadOutput",
+                                      g_variant_new ("(stu)", "stdout", (guint64) 0, 65536), &error);
   if (output == NULL)
-    bail ("ReadOutput: %s", error->message);
+    paddock_test_bail ("ReadOutput: %s", error->message);
   us = us_since (start);
 
   if (GPOINTER_TO_INT (status) != 0)
-    bail ("`true` in %s exited with %d", session, GPOINTER_TO_INT (status));
+    paddock_test_bail ("`true` in %s exited with %d", path, GPOINTER_TO_INT (status));
 
-  g_dbus_connection_call (connection, "org.paddock.Daemon", command, "org.paddock.Command1",
-                          "Release", NULL, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, NULL, NULL);
+  g_clear_pointer (&output, g_variant_unref);
+  output = paddock_test_command_call (session, command, "Release", NULL, NULL);
   g_hash_table_remove (ended, command);
   return us;
 }
 
 /* Run(['true']) until its result is in hand, in µs. */
 static double
-paddock_run_us (GDBusConnection *connection,
-                const char      *session)
+paddock_run_us (PaddockIpcSession1 *session)
 {
   const char *argv[] = { "true", NULL };
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) result = NULL;
   g_autoptr(GVariant) output = NULL;
   g_autoptr(GError) error = NULL;
@@ -312,22 +256,17 @@ paddock_run_us (GDBusConnection *connection,
   double us;
 
   start = g_get_monotonic_time ();
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", session,
-                                       "org.paddock.Session1", "Run",
-                                       g_variant_new ("(^aay^ay@a{ss}u@a{sv})", argv, "",
-                                                      g_variant_new_array (G_VARIANT_TYPE ("{ss}"), NULL, 0),
-                                                      0, g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
-                                       G_VARIANT_TYPE ("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
-  if (reply == NULL)
-    bail ("Run: %s", error->message);
+  if (!paddock_ipc_session1_call_run_sync (session, argv, "", g_variant_new ("a{ss}", NULL), 0,
+                                           g_variant_new ("a{sv}", NULL), &result, NULL, &error))
+    paddock_test_bail ("Run: %s", error->message);
   us = us_since (start);
 
-  result = g_variant_get_child_value (reply, 0);
   output = g_variant_lookup_value (result, "stdout", G_VARIANT_TYPE_BYTESTRING);
   if (!g_variant_lookup (result, "exit-status", "i", &status) || output == NULL)
-    bail ("Run's result lacks exit-status or stdout");
+    paddock_test_bail ("Run's result lacks exit-status or stdout");
   if (status != 0)
-    bail ("`true` in %s exited with %d", session, status);
+    paddock_test_bail ("`true` in %s exited with %d", g_dbus_proxy_get_object_path (G_DBUS_PROXY (session)),
+                       status);
   return us;
 }
 
@@ -348,11 +287,11 @@ native_us (const char *true_path)
       _exit (127);
     }
   if (pid < 0)
-    bail ("fork: %s", g_strerror (errno));
+    paddock_test_bail ("fork: %s", g_strerror (errno));
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
     ;
   if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
-    bail ("%s failed", true_path);
+    paddock_test_bail ("%s failed", true_path);
   return us_since (start);
 }
 
@@ -361,6 +300,9 @@ typedef struct
 {
   const char *label;
   const char *session;
+  /* Made before the clock starts: Exec's on the bench's connection,
+   * Run's on the script's. */
+  PaddockIpcSession1 *proxy;
   const char *cpu_stat;
   gboolean    run;
   GArray     *wall;
@@ -423,7 +365,7 @@ main (int   argc,
 
   true_path = g_find_program_in_path ("true");
   if (true_path == NULL)
-    bail ("true is not installed");
+    paddock_test_bail ("true is not installed");
 
   if (g_getenv ("PADDOCK_BUILD_ROOT") == NULL)
     {
@@ -434,11 +376,12 @@ main (int   argc,
       g_setenv ("PADDOCK_BUILD_ROOT", root, TRUE);
     }
 
-  sessions = g_ptr_array_new_with_free_func (g_free);
+  paddock_test_set_fail_mode (PADDOCK_TEST_FAIL_BAIL, "bench-exec");
+  paddock_test_on_bail (remove_files, NULL);
   ended = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   workspace = g_dir_make_tmp ("paddock-bench-XXXXXX", NULL);
   if (workspace == NULL)
-    bail ("no temporary folder");
+    paddock_test_bail ("no temporary folder");
 
   g_setenv ("PADDOCK_TEST_QUIET", "1", TRUE);
   daemon_under_test = paddock_test_daemon_new (NULL);
@@ -452,10 +395,14 @@ main (int   argc,
   safe_stat = bench_session_cpu_stat (connection, safe);
   host_stat = bench_session_cpu_stat (connection, host);
 
-  ways[SAFE_EXEC] = (Way) { "paddock safe session, Session1.Exec", safe, safe_stat, FALSE, };
-  ways[HOST_EXEC] = (Way) { "paddock host session, Session1.Exec", host, host_stat, FALSE, };
-  ways[SAFE_RUN] = (Way) { "paddock safe session, Session1.Run", safe, safe_stat, TRUE, };
-  ways[HOST_RUN] = (Way) { "paddock host session, Session1.Run", host, host_stat, TRUE, };
+  ways[SAFE_EXEC] = (Way) { "paddock safe session, Session1.Exec", safe,
+                            paddock_test_session (connection, safe), safe_stat, FALSE, };
+  ways[HOST_EXEC] = (Way) { "paddock host session, Session1.Exec", host,
+                            paddock_test_session (connection, host), host_stat, FALSE, };
+  ways[SAFE_RUN] = (Way) { "paddock safe session, Session1.Run", safe,
+                           paddock_test_session (script_connection, safe), safe_stat, TRUE, };
+  ways[HOST_RUN] = (Way) { "paddock host session, Session1.Run", host,
+                           paddock_test_session (script_connection, host), host_stat, TRUE, };
   for (guint w = 0; w < N_WAYS; w++)
     {
       ways[w].wall = g_array_new (FALSE, FALSE, sizeof (double));
@@ -504,9 +451,9 @@ main (int   argc,
 
           exec_cpu_ns (ways[w].cpu_stat, before);
           if (ways[w].run)
-            us = paddock_run_us (script_connection, ways[w].session);
+            us = paddock_run_us (ways[w].proxy);
           else
-            us = paddock_exec_us (connection, ways[w].session, &reply_us);
+            us = paddock_exec_us (ways[w].proxy, &reply_us);
           exec_cpu_ns (ways[w].cpu_stat, after);
           if (r < 0)
             continue;
@@ -554,6 +501,7 @@ main (int   argc,
 
   for (guint w = 0; w < N_WAYS; w++)
     {
+      g_object_unref (ways[w].proxy);
       g_array_unref (ways[w].wall);
       g_array_unref (ways[w].reply);
       g_array_unref (ways[w].cpu);
@@ -561,8 +509,8 @@ main (int   argc,
         g_array_unref (ways[w].parts[i]);
     }
   g_clear_object (&script_connection);
-  destroy_everything ();
-  g_ptr_array_unref (sessions);
+  paddock_test_destroy_made ();
+  remove_files (NULL);
   g_hash_table_unref (ended);
   return EXIT_SUCCESS;
 }

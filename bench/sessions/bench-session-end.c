@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paddock-test-client.h"
 #include "paddock-test-daemon.h"
 
 typedef struct
@@ -42,7 +43,8 @@ typedef struct
 
 typedef struct
 {
-  GDBusConnection *connection;
+  /* Made before the pings start: each ping is the call alone. */
+  PaddockIpcManager1 *manager;
   GArray          *latencies;   /* where the pings go now; NULL: drop */
   GMutex           lock;
   gboolean         quit;
@@ -70,12 +72,9 @@ pinger_main (gpointer data)
         }
       g_mutex_unlock (&pinger->lock);
 
-      reply = g_dbus_connection_call_sync (pinger->connection, "org.paddock.Daemon", "/org/paddock/Daemon",
-                                           "org.freedesktop.DBus.Properties", "Get",
-                                           g_variant_new ("(ss)", "org.paddock.Manager1", "StateDir"),
-                                           G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 10000, NULL, &error);
+      reply = paddock_test_read_property (G_DBUS_PROXY (pinger->manager), "StateDir", &error);
       if (reply == NULL)
-        g_error ("Ping failed: %s", error->message);
+        paddock_test_bail ("Ping failed: %s", error->message);
       ms = bench_ms_since (start);
 
       g_mutex_lock (&pinger->lock);
@@ -95,36 +94,23 @@ pinger_record_into (Pinger *pinger,
 }
 
 static char *
-call_for_path (GDBusConnection *connection,
-               GVariant        *options)
-{
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-  char *path = NULL;
-
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                             g_variant_new ("(@a{sv})", options), G_VARIANT_TYPE ("(o)"), &error);
-  if (reply == NULL)
-    g_error ("CreateSession: %s", error->message);
-  g_variant_get (reply, "(o)", &path);
-  return path;
-}
-
-static char *
 get_state (GDBusConnection *connection,
            const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) value = NULL;
+  g_autoptr(GVariant) value = paddock_test_session_property (connection, path, "State");
 
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
-                                       "org.freedesktop.DBus.Properties", "Get",
-                                       g_variant_new ("(ss)", "org.paddock.Session1", "State"),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 10000, NULL, NULL);
-  if (reply == NULL)
-    g_error ("Get State failed");
-  g_variant_get (reply, "(v)", &value);
   return g_variant_dup_string (value, NULL);
+}
+
+static void
+remove_files (gpointer data)
+{
+  Variant *variants = data;
+
+  for (guint v = 0; v < 2; v++)
+    g_clear_pointer (&variants[v].daemon, paddock_test_daemon_free);
+  if (workspace != NULL)
+    rmdir (workspace);
 }
 
 static void
@@ -135,20 +121,12 @@ run_round (Variant *variant,
   g_autoptr(GDBusConnection) ping_connection = paddock_test_daemon_new_connection (variant->daemon);
   g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
   const char *argv[] = { "sh", "-c", "echo up; read x; exit 0", NULL };
-  Pinger pinger = { .connection = ping_connection };
+  Pinger pinger = { .manager = paddock_test_manager (ping_connection) };
   GThread *thread;
 
   g_mutex_init (&pinger.lock);
   for (guint i = 0; i < n_sessions; i++)
-    {
-      GVariantBuilder options;
-
-      g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-      g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-      g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-      g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string ("host"));
-      g_ptr_array_add (paths, call_for_path (connection, g_variant_builder_end (&options)));
-    }
+    g_ptr_array_add (paths, paddock_test_create_session_or_fail (connection, workspace, "host", argv, NULL));
 
   thread = g_thread_new ("pinger", pinger_main, &pinger);
 
@@ -160,10 +138,10 @@ run_round (Variant *variant,
   pinger_record_into (&pinger, variant->ends);
   for (guint i = 0; i < paths->len; i++)
     {
-      g_autoptr(GVariant) reply =
-        paddock_test_call (connection, g_ptr_array_index (paths, i), "org.paddock.Session1", "SendInput",
-                           g_variant_new ("(@ay)", g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "\n", 1, 1)),
-                           NULL, NULL);
+      g_autoptr(PaddockIpcSession1) session = paddock_test_session (connection, g_ptr_array_index (paths, i));
+
+      paddock_ipc_session1_call_send_input_sync (session, g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, "\n", 1, 1),
+                                                 NULL, NULL);
     }
   for (guint i = 0; i < paths->len; i++)
     {
@@ -176,7 +154,7 @@ run_round (Variant *variant,
           if (g_str_equal (state, "exited"))
             break;
           if (g_get_monotonic_time () > deadline)
-            g_error ("Session %s did not end", (char *) g_ptr_array_index (paths, i));
+            paddock_test_bail ("Session %s did not end", (char *) g_ptr_array_index (paths, i));
           g_usleep (1000);
         }
     }
@@ -186,11 +164,9 @@ run_round (Variant *variant,
   for (guint i = 0; i < paths->len; i++)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(GVariant) reply =
-        paddock_test_call (connection, g_ptr_array_index (paths, i), "org.paddock.Session1", "Destroy",
-                           NULL, G_VARIANT_TYPE ("(a{sv})"), &error);
-      if (reply == NULL)
-        g_error ("Destroy: %s", error->message);
+
+      if (!paddock_test_destroy_session (connection, g_ptr_array_index (paths, i), NULL, &error))
+        paddock_test_bail ("Destroy: %s", error->message);
     }
 
   g_mutex_lock (&pinger.lock);
@@ -199,6 +175,7 @@ run_round (Variant *variant,
   g_mutex_unlock (&pinger.lock);
   g_thread_join (thread);
   g_mutex_clear (&pinger.lock);
+  g_object_unref (pinger.manager);
 }
 
 static double
@@ -266,6 +243,9 @@ main (int   argc,
     }
 
   workspace = g_dir_make_tmp ("paddock-bench-end-XXXXXX", NULL);
+  /* A failure destroys the sessions made so far, then this cleanup runs. */
+  paddock_test_set_fail_mode (PADDOCK_TEST_FAIL_BAIL, "bench-session-end");
+  paddock_test_on_bail (remove_files, variants);
   variants[0].daemon = paddock_test_daemon_new (NULL);
   if (peer_build != NULL)
     {

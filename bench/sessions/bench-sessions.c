@@ -77,52 +77,24 @@ static char *unshare_path;
 static char *head_path;
 
 /* ------------------------------------------------------------------------ */
-/* Bookkeeping: every session made here is destroyed, whatever happens.     */
-
-typedef struct
-{
-  GDBusConnection *connection;
-  char            *path;
-} Tracked;
-
-static GPtrArray *tracked;
+/* Bookkeeping: every session made here is destroyed, whatever happens     */
+/* (the helper library's bail mode), then what the bench made on disk.     */
 
 static void
-tracked_free (Tracked *t)
+remove_files (gpointer data G_GNUC_UNUSED)
 {
-  g_object_unref (t->connection);
-  g_free (t->path);
-  g_free (t);
+  g_clear_pointer (&daemon_under_test, paddock_test_daemon_free);
+  if (marker_path != NULL)
+    unlink (marker_path);
+  if (workspace != NULL)
+    rmdir (workspace);
 }
 
-/* Every session made here is destroyed on the way out (destroy_everything()). */
 static void
-track (GDBusConnection *connection,
-       const char      *path)
+destroy_everything (void)
 {
-  Tracked *t = g_new0 (Tracked, 1);
-
-  t->connection = g_object_ref (connection);
-  t->path = g_strdup (path);
-  g_ptr_array_add (tracked, t);
-}
-
-static void destroy_everything (void);
-
-static void G_GNUC_NORETURN G_GNUC_PRINTF (1, 2)
-bail (const char *format,
-      ...)
-{
-  va_list args;
-
-  va_start (args, format);
-  g_printerr ("bench-sessions: ");
-  vfprintf (stderr, format, args);
-  g_printerr ("\n");
-  va_end (args);
-
-  destroy_everything ();
-  exit (EXIT_FAILURE);
+  paddock_test_destroy_made ();
+  remove_files (NULL);
 }
 
 static double
@@ -133,40 +105,11 @@ minimum (GArray *values)
 }
 
 static char *
-create_session (GDBusConnection    *connection,
-                const char         *profile,
-                const char * const *argv,
-                GError            **error)
-{
-  g_autoptr(GVariant) reply = NULL;
-  GVariantBuilder options;
-  char *path = NULL;
-
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string (profile));
-
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "CreateSession",
-                             g_variant_new ("(a{sv})", &options), G_VARIANT_TYPE ("(o)"), error);
-  if (reply == NULL)
-    return NULL;
-  g_variant_get (reply, "(o)", &path);
-  track (connection, path);
-  return path;
-}
-
-static char *
 create_or_bail (GDBusConnection    *connection,
                 const char         *profile,
                 const char * const *argv)
 {
-  g_autoptr(GError) error = NULL;
-  char *path = create_session (connection, profile, argv, &error);
-
-  if (path == NULL)
-    bail ("CreateSession (%s profile): %s", profile, error->message);
-  return path;
+  return paddock_test_create_session_or_fail (connection, workspace, profile, argv, NULL);
 }
 
 /* Destroy; returns FALSE (and says why) unless the daemon reports that no
@@ -176,30 +119,15 @@ destroy_session (GDBusConnection *connection,
                  const char      *path,
                  guint64         *elapsed_ms)
 {
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) result = NULL;
   g_autoptr(GError) error = NULL;
   guint32 survivors = G_MAXUINT32;
 
-  for (guint i = 0; i < tracked->len; i++)
-    {
-      Tracked *t = g_ptr_array_index (tracked, i);
-
-      if (t->connection == connection && g_str_equal (t->path, path))
-        {
-          g_ptr_array_remove_index_fast (tracked, i);
-          break;
-        }
-    }
-
-  reply = paddock_test_call (connection, path, "org.paddock.Session1", "Destroy", NULL,
-                             G_VARIANT_TYPE ("(a{sv})"), &error);
-  if (reply == NULL)
+  if (!paddock_test_destroy_session (connection, path, &result, &error))
     {
       g_printerr ("bench-sessions: Destroy %s: %s\n", path, error->message);
       return FALSE;
     }
-  result = g_variant_get_child_value (reply, 0);
   g_variant_lookup (result, "survivors", "u", &survivors);
   if (elapsed_ms != NULL)
     g_variant_lookup (result, "elapsed-ms", "t", elapsed_ms);
@@ -216,45 +144,7 @@ destroy_or_bail (GDBusConnection *connection,
                  const char      *path)
 {
   if (!destroy_session (connection, path, NULL))
-    bail ("a session did not go away cleanly");
-}
-
-static void
-destroy_everything (void)
-{
-  while (tracked != NULL && tracked->len > 0)
-    {
-      Tracked *t = g_ptr_array_index (tracked, tracked->len - 1);
-      g_autoptr(GDBusConnection) connection = g_object_ref (t->connection);
-      g_autofree char *path = g_strdup (t->path);
-
-      destroy_session (connection, path, NULL);
-    }
-  g_clear_pointer (&daemon_under_test, paddock_test_daemon_free);
-  if (marker_path != NULL)
-    unlink (marker_path);
-  if (workspace != NULL)
-    rmdir (workspace);
-}
-
-static GVariant *
-get_property (GDBusConnection *connection,
-              const char      *path,
-              const char      *name)
-{
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GError) error = NULL;
-  GVariant *value = NULL;
-
-  reply = g_dbus_connection_call_sync (connection, "org.paddock.Daemon", path,
-                                       "org.freedesktop.DBus.Properties", "Get",
-                                       g_variant_new ("(ss)", "org.paddock.Session1", name),
-                                       G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 10000,
-                                       NULL, &error);
-  if (reply == NULL)
-    bail ("Get %s: %s", name, error->message);
-  g_variant_get (reply, "(v)", &value);
-  return value;
+    paddock_test_bail ("a session did not go away cleanly");
 }
 
 /* A viewer's socket, as a client of Attach gets it. */
@@ -263,23 +153,11 @@ attach (GDBusConnection *connection,
         const char      *path,
         guint64         *first_offset)
 {
-  g_autoptr(GUnixFDList) fds = NULL;
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
-  gint32 handle = -1;
-  int fd;
+  int fd = paddock_test_attach (connection, path, NULL, first_offset, &error);
 
-  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.paddock.Daemon", path,
-                                                         "org.paddock.Session1", "Attach",
-                                                         g_variant_new_parsed ("(@a{sv} {},)"),
-                                                         G_VARIANT_TYPE ("(ht)"), G_DBUS_CALL_FLAGS_NONE,
-                                                         10000, NULL, &fds, NULL, &error);
-  if (reply == NULL)
-    bail ("Attach: %s", error->message);
-  g_variant_get (reply, "(ht)", &handle, first_offset);
-  fd = g_unix_fd_list_get (fds, handle, &error);
   if (fd < 0)
-    bail ("Attach: %s", error->message);
+    paddock_test_bail ("Attach: %s", error->message);
   return fd;
 }
 
@@ -327,7 +205,7 @@ spawn_with_stdout (const char * const *argv,
   status = posix_spawn (&pid, argv[0], &actions, NULL, (char * const *) argv, environ);
   posix_spawn_file_actions_destroy (&actions);
   if (status != 0)
-    bail ("posix_spawn %s: %s", argv[0], g_strerror (status));
+    paddock_test_bail ("posix_spawn %s: %s", argv[0], g_strerror (status));
   return pid;
 }
 
@@ -370,7 +248,7 @@ bare_start_ms (const char * const *argv)
   double ms;
 
   if (pipe2 (out, O_CLOEXEC) != 0)
-    bail ("pipe: %s", g_strerror (errno));
+    paddock_test_bail ("pipe: %s", g_strerror (errno));
 
   start = g_get_monotonic_time ();
   pid = spawn_with_stdout (argv, out[1]);
@@ -381,7 +259,7 @@ bare_start_ms (const char * const *argv)
   close (out[0]);
   reap (pid);
   if (byte != 'x')
-    bail ("%s printed no 'x'", argv[0]);
+    paddock_test_bail ("%s printed no 'x'", argv[0]);
   return ms;
 }
 
@@ -416,7 +294,7 @@ paddock_start_ms_keep (GDBusConnection  *connection,
   else
     destroy_or_bail (connection, path);
   if (byte != 'x')
-    bail ("the %s session printed no 'x' (got %d)", profile, byte);
+    paddock_test_bail ("the %s session printed no 'x' (got %d)", profile, byte);
   return ms;
 }
 
@@ -427,7 +305,7 @@ static gboolean terminal_unsupported;   /* the daemon under test predates "termi
 
 typedef struct
 {
-  GVariant *reply;
+  char     *path;
   GError   *error;
   gint64    replied;
   int       byte;
@@ -441,8 +319,7 @@ terminal_start_replied_cb (GObject      *source,
 {
   TerminalStart *t = user_data;
 
-  t->reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source), NULL, result,
-                                                              &t->error);
+  t->path = paddock_test_create_session_finish (result, &t->error);
   t->replied = g_get_monotonic_time ();
 }
 
@@ -484,7 +361,7 @@ paddock_start_with_terminal_ms (GDBusConnection *connection,
 
   start = g_get_monotonic_time ();
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-    bail ("socketpair: %s", g_strerror (errno));
+    paddock_test_bail ("socketpair: %s", g_strerror (errno));
   fds = g_unix_fd_list_new_from_array (&pair[1], 1);   /* takes pair[1] */
   g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
   g_variant_builder_add (&extra, "{sv}", "terminal", g_variant_new_handle (0));
@@ -493,7 +370,7 @@ paddock_start_with_terminal_ms (GDBusConnection *connection,
   g_clear_object (&fds);   /* the message holds what it sends */
   source = g_unix_fd_add (pair[0], G_IO_IN | G_IO_HUP | G_IO_ERR, terminal_start_readable_cb, &t);
   timeout_id = g_timeout_add_seconds (10, set_flag_cb, &timed_out);
-  while ((t.reply == NULL && t.error == NULL) || (t.read_at == 0 && !timed_out))
+  while ((t.path == NULL && t.error == NULL) || (t.read_at == 0 && !timed_out))
     g_main_context_iteration (NULL, TRUE);
   if (!timed_out)
     g_source_remove (timeout_id);
@@ -512,13 +389,11 @@ paddock_start_with_terminal_ms (GDBusConnection *connection,
       return NAN;
     }
   if (t.error != NULL)
-    bail ("CreateSession (%s profile, with a terminal): %s", profile, t.error->message);
-  g_variant_get (t.reply, "(o)", &path);
-  g_variant_unref (t.reply);
-  track (connection, path);
+    paddock_test_bail ("CreateSession (%s profile, with a terminal): %s", profile, t.error->message);
+  path = g_steal_pointer (&t.path);
   destroy_or_bail (connection, path);
   if (t.byte != 'x')
-    bail ("the %s session printed no 'x' on its terminal (got %d)", profile, t.byte);
+    paddock_test_bail ("the %s session printed no 'x' on its terminal (got %d)", profile, t.byte);
   *create_ms = (double) (t.replied - start) / 1000.0;
   return (double) (t.read_at - start) / 1000.0;
 }
@@ -684,7 +559,7 @@ wait_for_marked (const char *marker,
   while ((count = count_marked (marker)) < wanted)
     {
       if (g_get_monotonic_time () > deadline)
-        bail ("only %u of %u processes started within 120 s", count, wanted);
+        paddock_test_bail ("only %u of %u processes started within 120 s", count, wanted);
       g_usleep (50 * 1000);
     }
 }
@@ -726,7 +601,7 @@ paddock_teardown_ms (GDBusConnection *connection,
 
   start = g_get_monotonic_time ();
   if (!destroy_session (connection, path, &elapsed))
-    bail ("Destroy of the session with %u processes failed", TEARDOWN_PROCESSES);
+    paddock_test_bail ("Destroy of the session with %u processes failed", TEARDOWN_PROCESSES);
   ms = bench_ms_since (start);
 
   *daemon_ms = (double) elapsed;
@@ -758,7 +633,7 @@ kernel_teardown_ms (const char *marker)
     {
       kill (pid, SIGKILL);
       reap (pid);
-      bail ("could not find pid 1 of unshare's namespace");
+      paddock_test_bail ("could not find pid 1 of unshare's namespace");
     }
 
   start = g_get_monotonic_time ();
@@ -767,7 +642,7 @@ kernel_teardown_ms (const char *marker)
   ms = bench_ms_since (start);
 
   if (count_marked (marker) != 0)
-    bail ("processes survived the PID namespace's pid 1");
+    paddock_test_bail ("processes survived the PID namespace's pid 1");
   return ms;
 }
 
@@ -780,7 +655,7 @@ measure_teardown (GDBusConnection *connection,
   marker_path = g_build_filename (workspace, "bench-sleep", NULL);
   marker = marker_path;
   if (symlink ("/bin/sleep", marker) != 0)
-    bail ("symlink %s: %s", marker, g_strerror (errno));
+    paddock_test_bail ("symlink %s: %s", marker, g_strerror (errno));
 
   f->client = g_array_new (FALSE, FALSE, sizeof (double));
   f->daemon = g_array_new (FALSE, FALSE, sizeof (double));
@@ -856,20 +731,20 @@ paddock_relay_s (GDBusConnection *connection,
   path = create_or_bail (connection, "safe", argv);
   fd = attach (connection, path, &first_offset);
   if (first_offset != 0)
-    bail ("the viewer started at offset %" G_GUINT64_FORMAT, first_offset);
+    paddock_test_bail ("the viewer started at offset %" G_GUINT64_FORMAT, first_offset);
 
   while ((ready = strstr (seen->str, "R\r\n")) == NULL)
     {
       int byte = read_one_byte (fd);
 
       if (byte < 0)
-        bail ("the relay agent never said it was ready");
+        paddock_test_bail ("the relay agent never said it was ready");
       g_string_append_c (seen, (char) byte);
     }
 
   start = g_get_monotonic_time ();
   if (write (fd, "\n", 1) != 1)
-    bail ("could not type into the session: %s", g_strerror (errno));
+    paddock_test_bail ("could not type into the session: %s", g_strerror (errno));
   *received = drain (fd);
   s = bench_ms_since (start) / 1000.0;
 
@@ -897,10 +772,10 @@ raw_pty_s (guint64  bytes,
   master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (master < 0 || grantpt (master) != 0 || unlockpt (master) != 0 ||
       ptsname_r (master, slave_name, sizeof slave_name) != 0)
-    bail ("no PTY: %s", g_strerror (errno));
+    paddock_test_bail ("no PTY: %s", g_strerror (errno));
   slave = open (slave_name, O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (slave < 0)
-    bail ("open %s: %s", slave_name, g_strerror (errno));
+    paddock_test_bail ("open %s: %s", slave_name, g_strerror (errno));
   ioctl (master, TIOCSWINSZ, &size);
 
   start = g_get_monotonic_time ();
@@ -915,7 +790,7 @@ raw_pty_s (guint64  bytes,
       _exit (127);
     }
   if (pid < 0)
-    bail ("fork: %s", g_strerror (errno));
+    paddock_test_bail ("fork: %s", g_strerror (errno));
   close (slave);
   *received = drain (master);
   s = bench_ms_since (start) / 1000.0;
@@ -940,7 +815,7 @@ measure_relay (GDBusConnection *connection,
       double relay = paddock_relay_s (connection, f->bytes, &relay_received);
 
       if (raw_received != f->bytes)
-        bail ("the raw PTY gave %" G_GUINT64_FORMAT " bytes of %" G_GUINT64_FORMAT,
+        paddock_test_bail ("the raw PTY gave %" G_GUINT64_FORMAT " bytes of %" G_GUINT64_FORMAT,
               raw_received, f->bytes);
       if (relay_received < f->bytes)
         f->lost = MAX (f->lost, f->bytes - relay_received);
@@ -976,18 +851,15 @@ proc_kib (guint32     pid,
 static guint32
 daemon_pid (GDBusConnection *connection)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(PaddockIpcManager1) manager = paddock_test_manager (connection);
   g_autoptr(GVariant) info = NULL;
   g_autoptr(GError) error = NULL;
   guint32 pid = 0;
 
-  reply = paddock_test_call (connection, "/org/paddock/Daemon", "org.paddock.Manager1", "GetInfo", NULL,
-                             G_VARIANT_TYPE ("(a{sv})"), &error);
-  if (reply == NULL)
-    bail ("GetInfo: %s", error->message);
-  info = g_variant_get_child_value (reply, 0);
+  if (!paddock_ipc_manager1_call_get_info_sync (manager, &info, NULL, &error))
+    paddock_test_bail ("GetInfo: %s", error->message);
   if (!g_variant_lookup (info, "pid", "u", &pid) || pid == 0)
-    bail ("GetInfo gave no pid");
+    paddock_test_bail ("GetInfo gave no pid");
   return pid;
 }
 
@@ -1021,11 +893,11 @@ process_tree_cpu_ms (guint32 pid)
 
   if (!g_file_get_contents (path, &contents, NULL, NULL) ||
       (after_name = strrchr (contents, ')')) == NULL)
-    bail ("cannot read %s", path);
+    paddock_test_bail ("cannot read %s", path);
   /* After the name: state (field 3) is fields[0], utime (14) fields[11]. */
   fields = g_strsplit (after_name + 2, " ", -1);
   if (g_strv_length (fields) < 15)
-    bail ("%s is shorter than expected", path);
+    paddock_test_bail ("%s is shorter than expected", path);
   for (guint i = 11; i <= 14; i++)
     ticks += (double) g_ascii_strtoull (fields[i], NULL, 10);
   return ticks * 1000.0 / (double) sysconf (_SC_CLK_TCK);
@@ -1095,7 +967,7 @@ static guint64
 helper_pss_kib (GDBusConnection *connection,
                 const char      *path)
 {
-  g_autoptr(GVariant) main_pid = get_property (connection, path, "MainPid");
+  g_autoptr(GVariant) main_pid = paddock_test_session_property (connection, path, "MainPid");
   guint32 supervisor = g_variant_get_uint32 (main_pid);
   g_autofree char *children_path = g_strdup_printf ("/proc/%u/task/%u/children", supervisor, supervisor);
   g_autofree char *children = NULL;
@@ -1172,7 +1044,7 @@ find_or_bail (const char *program)
   char *path = g_find_program_in_path (program);
 
   if (path == NULL)
-    bail ("%s is not installed", program);
+    paddock_test_bail ("%s is not installed", program);
   return path;
 }
 
@@ -1265,7 +1137,8 @@ main (int   argc,
     }
   relay.bytes = relay_mib * 1024 * 1024;
 
-  tracked = g_ptr_array_new_with_free_func ((GDestroyNotify) tracked_free);
+  paddock_test_set_fail_mode (PADDOCK_TEST_FAIL_BAIL, "bench-sessions");
+  paddock_test_on_bail (remove_files, NULL);
   sh_path = find_or_bail ("sh");
   unshare_path = find_or_bail ("unshare");
   head_path = find_or_bail ("head");
@@ -1281,7 +1154,7 @@ main (int   argc,
 
   workspace = g_dir_make_tmp ("paddock-bench-XXXXXX", NULL);
   if (workspace == NULL)
-    bail ("no temporary folder");
+    paddock_test_bail ("no temporary folder");
 
   g_setenv ("PADDOCK_TEST_QUIET", "1", TRUE);
   daemon_under_test = paddock_test_daemon_new (NULL);

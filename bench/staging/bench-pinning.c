@@ -96,7 +96,7 @@ restore_tree (const char *root,
           g_autofree char *moved_path = g_build_filename (root, moved, NULL);
 
           if (unlink (moved_path) != 0)
-            bail ("unlink %s: %s", moved_path, g_strerror (errno));
+            paddock_test_bail ("unlink %s: %s", moved_path, g_strerror (errno));
         }
       file_contents (change_index (k), contents);
       write_file (path, contents->str, contents->len);
@@ -148,7 +148,7 @@ review (const char *session,
   *pinned = 0;
   if (!g_variant_lookup (result, "token", "&s", &token) || !g_variant_lookup (result, "pinned", "u", pinned) ||
       (changes = g_variant_lookup_value (result, "changes", G_VARIANT_TYPE ("a(ayayssbuub)"))) == NULL)
-    bail ("Review: no token, pinned or changes in its reply");
+    paddock_test_bail ("Review: no token, pinned or changes in its reply");
   g_variant_iter_init (&rows, changes);
   while (g_variant_iter_next (&rows, "(^&ay^&ay&s&sbuub)", &path, &old_path, &kind, &type, &binary, &added,
                               &removed, &conflict))
@@ -186,7 +186,7 @@ apply_reviewed (const char *session,
   applied = g_variant_lookup_value (result, "applied", G_VARIANT_TYPE_BYTESTRING_ARRAY);
   conflicts = g_variant_lookup_value (result, "conflicts", G_VARIANT_TYPE_BYTESTRING_ARRAY);
   if (applied == NULL || conflicts == NULL)
-    bail ("ApplyReviewed: no applied or conflicts in its reply");
+    paddock_test_bail ("ApplyReviewed: no applied or conflicts in its reply");
   *n_conflicts = (guint) g_variant_n_children (conflicts);
   return (guint) g_variant_n_children (applied);
 }
@@ -360,7 +360,7 @@ cp_round (const char *repo,
       g_autofree char *path = g_build_filename (copy, rel, NULL);
 
       if (unlink (path) != 0)
-        bail ("unlink %s: %s", path, g_strerror (errno));
+        paddock_test_bail ("unlink %s: %s", path, g_strerror (errno));
     }
   check_applied_and_restore (copy, repo, "cp -a");
 }

@@ -38,41 +38,24 @@ char *sh_path;
 gboolean failed;
 
 /* ------------------------------------------------------------------------ */
-/* Bookkeeping: every session made here is destroyed, whatever happens.     */
-
-GPtrArray *tracked;   /* object paths */
+/* Bookkeeping: every session made here is destroyed, whatever happens     */
+/* (the helper library's bail mode), then the daemon and the trees go.     */
 
 void
 destroy_session (const char *path)
 {
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
 
-  for (guint i = 0; i < tracked->len; i++)
-    if (g_str_equal (g_ptr_array_index (tracked, i), path))
-      {
-        g_ptr_array_remove_index_fast (tracked, i);
-        break;
-      }
-  reply = g_dbus_connection_call_sync (bus, "org.paddock.Daemon", path, "org.paddock.Session1",
-                                       "Destroy", NULL, G_VARIANT_TYPE ("(a{sv})"),
-                                       G_DBUS_CALL_FLAGS_NONE, 60000, NULL, &error);
-  if (reply == NULL)
+  if (!paddock_test_destroy_session (bus, path, NULL, &error))
     {
       g_printerr ("%s: Destroy %s: %s\n", g_get_prgname (), path, error->message);
       failed = TRUE;
     }
 }
 
-void
-clean_up (void)
+static void
+remove_files (gpointer data G_GNUC_UNUSED)
 {
-  while (tracked != NULL && tracked->len > 0)
-    {
-      g_autofree char *path = g_strdup (g_ptr_array_index (tracked, tracked->len - 1));
-
-      destroy_session (path);
-    }
   g_clear_pointer (&daemon_under_test, paddock_test_daemon_free);
   if (base_dir != NULL)
     {
@@ -87,20 +70,11 @@ clean_up (void)
     }
 }
 
-void G_GNUC_NORETURN G_GNUC_PRINTF (1, 2)
-bail (const char *format,
-      ...)
+void
+clean_up (void)
 {
-  va_list args;
-
-  va_start (args, format);
-  g_printerr ("%s: ", g_get_prgname ());
-  vfprintf (stderr, format, args);
-  g_printerr ("\n");
-  va_end (args);
-
-  clean_up ();
-  exit (EXIT_FAILURE);
+  paddock_test_destroy_made ();
+  remove_files (NULL);
 }
 
 /* A child in the original mount namespace that outlives us: once our end
@@ -112,10 +86,10 @@ start_watcher (const char *dir)
   pid_t pid;
 
   if (pipe2 (fds, O_CLOEXEC) != 0)
-    bail ("pipe: %s", g_strerror (errno));
+    paddock_test_bail ("pipe: %s", g_strerror (errno));
   pid = fork ();
   if (pid < 0)
-    bail ("fork: %s", g_strerror (errno));
+    paddock_test_bail ("fork: %s", g_strerror (errno));
   if (pid == 0)
     {
       char byte;
@@ -227,7 +201,7 @@ write_file (const char *path,
   int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
   if (fd < 0)
-    bail ("create %s: %s", path, g_strerror (errno));
+    paddock_test_bail ("create %s: %s", path, g_strerror (errno));
   while (length > 0)
     {
       ssize_t n = write (fd, data, length);
@@ -235,7 +209,7 @@ write_file (const char *path,
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
-        bail ("write %s: %s", path, g_strerror (errno));
+        paddock_test_bail ("write %s: %s", path, g_strerror (errno));
       data += n;
       length -= (gsize) n;
     }
@@ -258,7 +232,7 @@ generate_tree (const char *root,
           g_autofree char *dir = g_path_get_dirname (path);
 
           if (g_mkdir_with_parents (dir, 0755) != 0)
-            bail ("mkdir %s: %s", dir, g_strerror (errno));
+            paddock_test_bail ("mkdir %s: %s", dir, g_strerror (errno));
         }
       file_contents (i, contents);
       write_file (path, contents->str, contents->len);
@@ -289,12 +263,12 @@ run (const char * const *argv,
   if (out == NULL)
     flags |= G_SPAWN_STDOUT_TO_DEV_NULL;
   if (!g_spawn_sync (cwd, (char **) argv, NULL, flags, NULL, NULL, out, &err, &status, &error))
-    bail ("%s: %s", argv[0], error->message);
+    paddock_test_bail ("%s: %s", argv[0], error->message);
   if (!g_spawn_check_wait_status (status, NULL))
     {
       g_autofree char *line = g_strjoinv (" ", (char **) argv);
 
-      bail ("`%.200s` failed: %s", line, err != NULL ? err : "");
+      paddock_test_bail ("`%.200s` failed: %s", line, err != NULL ? err : "");
     }
 }
 
@@ -340,22 +314,25 @@ count_lines (const char *text)
 /* ------------------------------------------------------------------------ */
 /* The daemon                                                                */
 
+/* A method of Manager1 (CreateSession) or Session1, through the generated
+ * proxy's interface, which checks the reply against the XML's types. */
 GVariant *
 call (const char         *path,
       const char         *method,
       GVariant           *parameters,
       const GVariantType *reply_type)
 {
+  g_autoptr(GDBusProxy) proxy = NULL;
   g_autoptr(GError) error = NULL;
   GVariant *reply;
 
-  reply = g_dbus_connection_call_sync (bus, "org.paddock.Daemon", path,
-                                       g_str_equal (method, "CreateSession") ? "org.paddock.Manager1"
-                                                                             : "org.paddock.Session1",
-                                       method, parameters, reply_type, G_DBUS_CALL_FLAGS_NONE,
-                                       300000, NULL, &error);
+  proxy = g_str_equal (method, "CreateSession") ? G_DBUS_PROXY (paddock_test_manager (bus))
+                                                : G_DBUS_PROXY (paddock_test_session (bus, path));
+  reply = g_dbus_proxy_call_sync (proxy, method, parameters, G_DBUS_CALL_FLAGS_NONE, 300000, NULL, &error);
   if (reply == NULL)
-    bail ("%s: %s", method, error->message);
+    paddock_test_bail ("%s: %s", method, error->message);
+  if (reply_type != NULL && !g_variant_is_of_type (reply, reply_type))
+    paddock_test_bail ("%s answered %s", method, g_variant_get_type_string (reply));
   return reply;
 }
 
@@ -376,15 +353,15 @@ wait_for_marker (int         fd,
       ssize_t n;
 
       if (left <= 0)
-        bail ("the agent did not finish its edits within %u s; it printed: %.500s", timeout_s,
+        paddock_test_bail ("the agent did not finish its edits within %u s; it printed: %.500s", timeout_s,
               seen->str);
       if (poll (&p, 1, left) < 0 && errno != EINTR)
-        bail ("poll: %s", g_strerror (errno));
+        paddock_test_bail ("poll: %s", g_strerror (errno));
       n = read (fd, buffer, sizeof buffer);
       if (n == 0)
-        bail ("the agent's terminal closed before its edits were done: %.500s", seen->str);
+        paddock_test_bail ("the agent's terminal closed before its edits were done: %.500s", seen->str);
       if (n < 0 && errno != EINTR && errno != EAGAIN)
-        bail ("read: %s", g_strerror (errno));
+        paddock_test_bail ("read: %s", g_strerror (errno));
       if (n > 0)
         g_string_append_len (seen, buffer, n);
       /* Keep the tail only: the marker is short. */
@@ -402,41 +379,18 @@ start_session (const char *workspace,
 {
   g_autofree char *full = g_strdup_printf ("%s; echo %s; exec sleep 600", script, MARKER);
   const char *argv[] = { "sh", "-c", full, NULL };
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) attached = NULL;
-  g_autoptr(GUnixFDList) fds = NULL;
   g_autoptr(GError) error = NULL;
-  GVariantBuilder options;
   Session s = { NULL, };
-  gint32 handle = -1;
-  guint64 first_offset = 0;
   gint64 start;
   int fd;
 
-  g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&options, "{sv}", "workspace", g_variant_new_bytestring (workspace));
-  g_variant_builder_add (&options, "{sv}", "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_builder_add (&options, "{sv}", "profile", g_variant_new_string ("safe"));
-
   start = g_get_monotonic_time ();
-  reply = call ("/org/paddock/Daemon", "CreateSession", g_variant_new ("(a{sv})", &options),
-                G_VARIANT_TYPE ("(o)"));
+  s.path = paddock_test_create_session_or_fail (bus, workspace, "safe", argv, NULL);
   s.create_ms = bench_ms_since (start);
-  g_variant_get (reply, "(o)", &s.path);
-  g_ptr_array_add (tracked, g_strdup (s.path));
 
-  attached = g_dbus_connection_call_with_unix_fd_list_sync (bus, "org.paddock.Daemon", s.path,
-                                                            "org.paddock.Session1", "Attach",
-                                                            g_variant_new_parsed ("(@a{sv} {},)"),
-                                                            G_VARIANT_TYPE ("(ht)"),
-                                                            G_DBUS_CALL_FLAGS_NONE, 10000, NULL,
-                                                            &fds, NULL, &error);
-  if (attached == NULL)
-    bail ("Attach: %s", error->message);
-  g_variant_get (attached, "(ht)", &handle, &first_offset);
-  fd = g_unix_fd_list_get (fds, handle, &error);
+  fd = paddock_test_attach (bus, s.path, NULL, NULL, &error);
   if (fd < 0)
-    bail ("Attach: %s", error->message);
+    paddock_test_bail ("Attach: %s", error->message);
   wait_for_marker (fd, MARKER, timeout_s);
   s.ready_ms = bench_ms_since (start);
   close (fd);
@@ -561,7 +515,7 @@ find_or_bail (const char *program)
   char *path = g_find_program_in_path (program);
 
   if (path == NULL)
-    bail ("%s is not installed", program);
+    paddock_test_bail ("%s is not installed", program);
   return path;
 }
 
@@ -574,7 +528,7 @@ mount_private_tmpfs (const char *dir)
     return FALSE;
   if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
       mount ("paddock-bench", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") != 0)
-    bail ("mount a tmpfs on %s: %s", dir, g_strerror (errno));
+    paddock_test_bail ("mount a tmpfs on %s: %s", dir, g_strerror (errno));
   return TRUE;
 }
 /* Everything a run needs before its trees: git and sh found, the build
@@ -589,7 +543,8 @@ prepare_run (const char *prefix,
 {
   g_autofree char *template = g_strdup_printf ("%s-XXXXXX", prefix);
 
-  tracked = g_ptr_array_new_with_free_func (g_free);
+  paddock_test_set_fail_mode (PADDOCK_TEST_FAIL_BAIL, g_get_prgname ());
+  paddock_test_on_bail (remove_files, NULL);
   git_path = find_or_bail ("git");
   sh_path = find_or_bail ("sh");
 
@@ -610,7 +565,7 @@ prepare_run (const char *prefix,
     g_autofree char *made = g_build_filename (tmp, template, NULL);
 
     if (g_mkdtemp (made) == NULL)
-      bail ("no temporary folder in %s: %s", tmp, g_strerror (errno));
+      paddock_test_bail ("no temporary folder in %s: %s", tmp, g_strerror (errno));
     start_watcher (made);
     base_is_tmpfs = !on_disk && mount_private_tmpfs (made);
     base_dir = g_steal_pointer (&made);

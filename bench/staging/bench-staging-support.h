@@ -8,6 +8,7 @@
 
 #include <gio/gio.h>
 
+#include "paddock-test-client.h"
 #include "paddock-test-daemon.h"
 
 G_BEGIN_DECLS
@@ -23,7 +24,6 @@ extern gboolean base_is_tmpfs;
 extern char *git_path;
 extern char *sh_path;
 extern gboolean failed;         /* a correctness check failed */
-extern GPtrArray *tracked;      /* object paths of the sessions still alive */
 
 typedef struct
 {
@@ -47,8 +47,6 @@ const char *prepare_run         (const char          *prefix,
                                  gboolean             on_disk);
 void        destroy_session     (const char          *path);
 void        clean_up            (void);
-void        bail                (const char          *format,
-                                 ...) G_GNUC_NORETURN G_GNUC_PRINTF (1, 2);
 void        start_watcher       (const char          *dir);
 char       *find_or_bail        (const char          *program);
 gboolean    mount_private_tmpfs (const char          *dir);

@@ -289,7 +289,7 @@ restore_large (const char *root)
           g_autofree char *moved_path = g_build_filename (root, moved, NULL);
 
           if (unlink (moved_path) != 0)
-            bail ("unlink %s: %s", moved_path, g_strerror (errno));
+            paddock_test_bail ("unlink %s: %s", moved_path, g_strerror (errno));
         }
       file_contents (index, contents);
       write_file (path, contents->str, contents->len);

@@ -280,6 +280,17 @@ paddock_executor_kill_helpers (PaddockExecutor *self)
     iface->kill_helpers (self);
 }
 
+gboolean
+paddock_executor_check_program (PaddockExecutor             *self,
+                                const PaddockSessionConfig  *config,
+                                char                       **envp,
+                                GError                     **error)
+{
+  g_return_val_if_fail (PADDOCK_IS_EXECUTOR (self), FALSE);
+
+  return PADDOCK_EXECUTOR_GET_IFACE (self)->check_program (self, config, envp, error);
+}
+
 /**
  * paddock_executor_start_agent:
  *

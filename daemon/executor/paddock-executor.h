@@ -91,6 +91,12 @@ struct _PaddockExecutorInterface
                                   const PaddockSessionConfig     *config,
                                   PaddockStage                   *stage,
                                   GError                        **error);
+  /* Whether the agent's program can be found, with ENVP's PATH, where
+   * it will run: refused now, not an exit 127 after "running". */
+  gboolean  (*check_program)     (PaddockExecutor                *self,
+                                  const PaddockSessionConfig     *config,
+                                  char                          **envp,
+                                  GError                        **error);
   gboolean  (*start_agent)       (PaddockExecutor                *self,
                                   const PaddockExecutorAgentSpec *spec,
                                   PaddockExecutorAgent           *out,
@@ -181,6 +187,10 @@ void             paddock_executor_emit_relayed      (PaddockExecutor            
                                                      ...);
 void             paddock_executor_emit_command_gone (PaddockExecutor                *self,
                                                      pid_t                           pid);
+gboolean         paddock_executor_check_program     (PaddockExecutor                *self,
+                                                     const PaddockSessionConfig     *config,
+                                                     char                          **envp,
+                                                     GError                        **error);
 gboolean         paddock_executor_start_agent       (PaddockExecutor                *self,
                                                      const PaddockExecutorAgentSpec *spec,
                                                      PaddockExecutorAgent           *out,

@@ -73,6 +73,36 @@ paddock_host_executor_keeper_cb (PaddockKeeperClient      *keeper,
     paddock_executor_emit_exited (PADDOCK_EXECUTOR (self), wait_status);
 }
 
+static char *
+find_program (const PaddockSessionConfig  *config,
+              char                       **envp,
+              GError                     **error)
+{
+  const char *session_path = g_environ_getenv (envp, "PATH");
+  char *program = paddock_executor_find_in_path (config->command[0],
+                                                 session_path != NULL ? session_path : "/usr/local/bin:/usr/bin:/bin");
+
+  if (program == NULL)
+    {
+      g_autofree char *shown = paddock_dbus_display_bytes (config->command[0]);
+
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
+                   "No program “%s” in the session's PATH", shown);
+    }
+  return program;
+}
+
+static gboolean
+paddock_host_executor_check_program (PaddockExecutor             *executor,
+                                     const PaddockSessionConfig  *config,
+                                     char                       **envp,
+                                     GError                     **error)
+{
+  g_autofree char *program = find_program (config, envp, error);
+
+  return program != NULL;
+}
+
 static gboolean
 paddock_host_executor_start_agent (PaddockExecutor                *executor,
                                    const PaddockExecutorAgentSpec *spec,
@@ -81,7 +111,6 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
 {
   PaddockHostExecutor *self = PADDOCK_HOST_EXECUTOR (executor);
   const PaddockSessionConfig *config = spec->config;
-  const char *session_path = g_environ_getenv (spec->envp, "PATH");
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   paddock_autofd int slave = -1;
   paddock_autofd int cgroup_dir = -1;
@@ -91,16 +120,9 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
   g_return_val_if_fail (self->keeper == NULL, FALSE);
 
   out->agent_env = g_strdupv (spec->envp);
-  out->program = paddock_executor_find_in_path (config->command[0],
-                                                session_path != NULL ? session_path : "/usr/local/bin:/usr/bin:/bin");
+  out->program = find_program (config, spec->envp, error);
   if (out->program == NULL)
-    {
-      g_autofree char *shown = paddock_dbus_display_bytes (config->command[0]);
-
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                   "No program “%s” in the session's PATH", shown);
-      return FALSE;
-    }
+    return FALSE;
   for (guint i = 0; config->command[i] != NULL; i++)
     g_ptr_array_add (argv, g_strdup (config->command[i]));
   g_ptr_array_add (argv, NULL);
@@ -331,6 +353,7 @@ paddock_host_executor_iface_init (PaddockExecutorInterface *iface)
   iface->is_sandboxed = paddock_host_executor_is_sandboxed;
   iface->adapt_environment = paddock_host_executor_adapt_environment;
   iface->listen_pid = paddock_host_executor_listen_pid;
+  iface->check_program = paddock_host_executor_check_program;
   iface->start_agent = paddock_host_executor_start_agent;
   iface->spawn_command = paddock_host_executor_spawn_command;
   iface->signal_command = paddock_host_executor_signal_command;

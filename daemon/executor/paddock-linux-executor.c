@@ -344,6 +344,19 @@ paddock_linux_executor_check_start (PaddockExecutor            *executor,
   return TRUE;
 }
 
+/* Found in the view the sandbox will have. */
+static gboolean
+paddock_linux_executor_check_program (PaddockExecutor             *executor,
+                                      const PaddockSessionConfig  *config,
+                                      char                       **envp,
+                                      GError                     **error)
+{
+  return paddock_sandbox_program_check (config->command[0], g_environ_getenv (envp, "PATH"),
+                                        config->workspace, PADDOCK_SANDBOX_HOME, g_get_home_dir (),
+                                        (const char * const *) config->expose,
+                                        (const char * const *) config->agent_view, error);
+}
+
 /* The helper's whole command line for SPEC, its program first. */
 static GPtrArray *
 build_argv (const PaddockExecutorAgentSpec *spec)
@@ -705,12 +718,6 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
 
   g_return_val_if_fail (self->child_watch == 0, FALSE);
 
-  /* Found in the view, or refused now, not an exit 127 after "running". */
-  if (!paddock_sandbox_program_check (config->command[0], g_environ_getenv (spec->envp, "PATH"),
-                                      config->workspace, PADDOCK_SANDBOX_HOME, g_get_home_dir (),
-                                      (const char * const *) config->expose,
-                                      (const char * const *) config->agent_view, error))
-    return FALSE;
   out->agent_env = g_strdupv (spec->envp);
   out->program = g_strdup (config->helper);
   argv = build_argv (spec);
@@ -867,6 +874,7 @@ paddock_linux_executor_iface_init (PaddockExecutorInterface *iface)
   iface->adapt_environment = paddock_linux_executor_adapt_environment;
   iface->listen_pid = paddock_linux_executor_listen_pid;
   iface->check_start = paddock_linux_executor_check_start;
+  iface->check_program = paddock_linux_executor_check_program;
   iface->start_agent = paddock_linux_executor_start_agent;
   iface->refill_spare = paddock_linux_executor_refill_spare;
   iface->spawn_command = paddock_linux_executor_spawn_command;

@@ -12,6 +12,7 @@
 #include "paddock-application.h"
 #include "paddock-session-item.h"
 #include "paddock-session-view.h"
+#include "paddock-test-client.h"
 #include "paddock-ui-test.h"
 #include "paddock-window-private.h"
 
@@ -319,7 +320,8 @@ paddock_ui_select_session (PaddockWindow *window,
   g_error ("session %s is not in the sidebar", path);
 }
 
-/* D-Bus, as a script would call it: @argv in @workspace. */
+/* D-Bus, as a script would call it: @argv in @workspace (the helper
+ * library's one CreateSession, through the generated proxy). */
 char *
 paddock_ui_create_session_argv (GDBusConnection    *connection,
                                 const char         *workspace,
@@ -328,26 +330,8 @@ paddock_ui_create_session_argv (GDBusConnection    *connection,
                                 const char * const *argv,
                                 GError            **error)
 {
-  g_autoptr(GVariant) reply = NULL;
-  GVariantDict options;
-  char *path = NULL;
-
-  g_variant_dict_init (&options, NULL);
-  g_variant_dict_insert_value (&options, "workspace", g_variant_new_bytestring (workspace));
-  g_variant_dict_insert_value (&options, "command", g_variant_new_bytestring_array (argv, -1));
-  g_variant_dict_insert (&options, "profile", "s", profile);
-  g_variant_dict_insert (&options, "name", "s", name);
-
-  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
-                                       "org.paddock.Manager1", "CreateSession",
-                                       g_variant_new ("(@a{sv})", g_variant_dict_end (&options)),
-                                       G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                                       PADDOCK_UI_TIMEOUT_MS * 3, NULL, error);
-  if (reply == NULL)
-    return NULL;
-
-  g_variant_get (reply, "(o)", &path);
-  return path;
+  return paddock_test_create_session_argv (connection, workspace, profile, argv,
+                                           g_variant_new_parsed ("{'name': <%s>}", name), error);
 }
 
 /* The same, running `sh -c SCRIPT`. */
@@ -369,14 +353,12 @@ GVariant *
 paddock_ui_destroy_session (GDBusConnection *connection,
                             const char      *path)
 {
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GError) error = NULL;
+  GVariant *result = NULL;
 
-  reply = g_dbus_connection_call_sync (connection, PADDOCK_BUS_NAME, path, "org.paddock.Session1", "Destroy",
-                                       NULL, G_VARIANT_TYPE ("(a{sv})"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                                       PADDOCK_UI_TIMEOUT_MS, NULL, &error);
+  paddock_test_destroy_session (connection, path, &result, &error);
   g_assert_no_error (error);
-  return g_variant_get_child_value (reply, 0);
+  return result;
 }
 
 PaddockWindow *
