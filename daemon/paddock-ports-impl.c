@@ -334,11 +334,11 @@ paddock_ports_impl_lease_cb (GObject      *source,
   else
     {
       g_autoptr(GVariant) all = g_variant_ref_sink (g_variant_builder_end (&descriptions));
+      g_autoptr(GVariant) description = g_variant_get_child_value (all, 0);
 
       g_variant_builder_clear (&handles);
       paddock_ipc_ports1_complete_lease (PADDOCK_IPC_PORTS1 (self), invocation, fd_list,
-                                         g_variant_get_child_value (all, 0),
-                                         g_variant_new_handle (handle));
+                                         description, g_variant_new_handle (handle));
     }
 }
 
