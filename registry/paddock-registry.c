@@ -919,6 +919,7 @@ paddock_registry_release_owner (PaddockRegistry *self,
   g_autoptr(GString) lines = g_string_new (NULL);
   guint released = 0;
   guint waiting = 0;
+  guint run = 0;
 
   g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), 0);
   g_return_val_if_fail (owner != NULL, 0);
@@ -930,7 +931,9 @@ paddock_registry_release_owner (PaddockRegistry *self,
     return released;
 
   /* Back to front, so each items-changed position is still valid for a
-   * listener that applies them one by one. */
+   * listener that applies them one by one; one per run of the owner's
+   * leases side by side (a client's leases from the pool's cursor mostly
+   * are), each a LeasesChanged on the bus. */
   for (guint i = self->leases->len; i > 0; i--)
     {
       PaddockLease *lease = g_ptr_array_index (self->leases, i - 1);
@@ -941,10 +944,17 @@ paddock_registry_release_owner (PaddockRegistry *self,
 
           _paddock_registry_journal_add_remove (lines, paddock_lease_get_port (stolen));
           _paddock_lease_close_sockets (stolen);
-          g_list_model_items_changed (G_LIST_MODEL (self), i - 1, 1, 0);
+          run++;
           released++;
         }
+      else if (run > 0)
+        {
+          g_list_model_items_changed (G_LIST_MODEL (self), i, run, 0);
+          run = 0;
+        }
     }
+  if (run > 0)
+    g_list_model_items_changed (G_LIST_MODEL (self), 0, run, 0);
 
   if (lines->len > 0 &&
       !_paddock_registry_journal_write (self, lines->str, released - waiting, &local_error))
