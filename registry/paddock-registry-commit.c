@@ -508,10 +508,12 @@ _paddock_registry_commit_port_taken (PaddockRegistry *self,
   return FALSE;
 }
 
-/* Pending leases of @owner, or of everyone when @owner is NULL. */
-guint
-_paddock_registry_commit_count (PaddockRegistry *self,
-                                const char      *owner)
+/* How many leases wait for their sync, of @owner (everyone's when NULL);
+ * with @abandon, marks @owner's to be released once durable. */
+static guint
+count_pending (PaddockRegistry *self,
+               const char      *owner,
+               gboolean         abandon)
 {
   guint count = 0;
 
@@ -519,12 +521,21 @@ _paddock_registry_commit_count (PaddockRegistry *self,
     {
       PaddockPendingLeases *entry = g_ptr_array_index (self->pending, i);
 
-      if (entry->leases->len > 0 &&
-          (owner == NULL ||
-           g_strcmp0 (paddock_lease_get_owner (g_ptr_array_index (entry->leases, 0)), owner) == 0))
-        count += entry->leases->len;
+      if (entry->leases->len == 0 || (abandon && entry->abandoned) ||
+          (owner != NULL &&
+           g_strcmp0 (paddock_lease_get_owner (g_ptr_array_index (entry->leases, 0)), owner) != 0))
+        continue;
+      entry->abandoned |= abandon;
+      count += entry->leases->len;
     }
   return count;
+}
+
+guint
+_paddock_registry_commit_count (PaddockRegistry *self,
+                                const char      *owner)
+{
+  return count_pending (self, owner, FALSE);
 }
 
 /* @owner left: its pending leases are released once durable (or refused). */
@@ -532,20 +543,7 @@ guint
 _paddock_registry_commit_abandon (PaddockRegistry *self,
                                   const char      *owner)
 {
-  guint count = 0;
-
-  for (guint i = 0; i < self->pending->len; i++)
-    {
-      PaddockPendingLeases *entry = g_ptr_array_index (self->pending, i);
-
-      if (entry->leases->len > 0 && !entry->abandoned &&
-          g_strcmp0 (paddock_lease_get_owner (g_ptr_array_index (entry->leases, 0)), owner) == 0)
-        {
-          entry->abandoned = TRUE;
-          count += entry->leases->len;
-        }
-    }
-  return count;
+  return count_pending (self, owner, TRUE);
 }
 
 void
