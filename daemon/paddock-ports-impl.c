@@ -8,6 +8,7 @@
 
 #include <gio/gunixfdlist.h>
 
+#include "paddock-compat-proc.h"
 #include "paddock-dbus-checks.h"
 #include "paddock-error.h"
 #include "paddock-ports-impl.h"
@@ -122,7 +123,6 @@ paddock_ports_impl_owner_pid_cb (GObject      *source,
   PaddockPortsImpl *self = g_task_get_source_object (task);
   const char *owner = g_task_get_task_data (task);
   g_autoptr(GVariant) reply = NULL;
-  g_autofree char *comm_path = NULL;
   g_autofree char *comm = NULL;
   guint32 pid = 0;
 
@@ -132,10 +132,9 @@ paddock_ports_impl_owner_pid_cb (GObject      *source,
     return;
 
   g_variant_get (reply, "(u)", &pid);
-  comm_path = g_strdup_printf ("/proc/%u/comm", pid);
-  if (!g_file_get_contents (comm_path, &comm, NULL, NULL))
+  comm = paddock_compat_proc_read_name (pid);
+  if (comm == NULL)
     comm = g_strdup ("?");
-  g_strchomp (comm);
 
   /* comm is the client's own choice of name: keep it printable and short. */
   g_strcanon (comm, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+ ", '?');

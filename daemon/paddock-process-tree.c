@@ -7,21 +7,29 @@
  * sessions it leads (the agent's, each command's: setsid at spawn) and
  * every descendant of its keepers (daemon/keeper/): a process that left
  * its process session by setsid() or a double fork is still below its
- * keeper, a child subreaper. Both in one walk of /proc.
+ * keeper, a child subreaper. Both in one walk of the process table
+ * (daemon/compat/paddock-compat-proc.c: /proc on Linux).
  */
 
 #include "config.h"
 
 #include "paddock-process-tree.h"
 
-#include "paddock-proc-stat.h"
+#include "paddock-compat-proc.h"
 
 /* The pids (a new array) of every live process (no zombie: nothing left
  * to stop) whose process session is one of SIDS (GINT_TO_POINTER keys; 0
  * ignored) or that descends from one of ROOTS (the roots themselves not
  * included). ROOTS must be unreaped children of the caller, whose pids
  * cannot name another process meanwhile. In OUT_WATCHED_SEEN, whether
- * WATCHED_SID had a live member. */
+ * WATCHED_SID had a live member.
+ *
+ * Where the process table cannot be read (the compat point's fallback,
+ * paddock_compat_proc_supported() FALSE) the list is empty and
+ * OUT_WATCHED_SEEN FALSE: no pid is guessed, so nothing is signalled by a
+ * pid that was never seen. A caller must not take that emptiness for an
+ * ended tree there (the keeper, which ends the tree itself, is Linux's
+ * too: docs/PORTING.md). */
 GArray *
 paddock_process_tree_list (GHashTable   *sids,
                            const pid_t  *roots,
@@ -34,8 +42,7 @@ paddock_process_tree_list (GHashTable   *sids,
   g_autoptr(GHashTable) chosen = g_hash_table_new (NULL, NULL);
   g_autoptr(GArray) queue = g_array_new (FALSE, FALSE, sizeof (pid_t));
   g_autoptr(GHashTable) visited = g_hash_table_new (NULL, NULL);
-  g_autoptr(GDir) proc = NULL;
-  const char *entry;
+  g_autoptr(GArray) table = NULL;
 
   *out_watched_seen = FALSE;
   g_hash_table_remove (sids, GINT_TO_POINTER (0));
@@ -43,15 +50,14 @@ paddock_process_tree_list (GHashTable   *sids,
     return pids;
 
   children = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_array_unref);
-  proc = g_dir_open ("/proc", 0, NULL);
-  while (proc != NULL && (entry = g_dir_read_name (proc)) != NULL)
+  table = paddock_compat_proc_list_pids (NULL);
+  for (guint t = 0; table != NULL && t < table->len; t++)
     {
+      guint32 number = g_array_index (table, guint32, t);
       PaddockProcStat stat;
-      guint64 number;
       pid_t pid;
 
-      if (!g_ascii_string_to_unsigned (entry, 10, 1, G_MAXINT, &number, NULL) ||
-          !paddock_proc_stat_read ((guint32) number, FALSE, &stat))
+      if (!paddock_compat_proc_read_stat (number, FALSE, &stat))
         continue;
       pid = (pid_t) number;
       /* A zombie has exited, but its children are still below it until it

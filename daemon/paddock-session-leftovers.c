@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "paddock-compat-pidfd.h"
-#include "paddock-proc-stat.h"
+#include "paddock-compat-proc.h"
 #include "paddock-session-impl-private.h"
 
 /* How often the pidfds are polled: a process's exit is seen within this. */
@@ -58,7 +58,7 @@ process_start_time (pid_t pid)
 {
   PaddockProcStat stat;
 
-  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
+  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
 }
 
 gboolean

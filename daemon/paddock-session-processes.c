@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "paddock-compat-pidfd.h"
+#include "paddock-compat-proc.h"
 #include "paddock-error.h"
-#include "paddock-proc-stat.h"
 #include "paddock-session-impl-private.h"
 
 /* A session may fork without limit where it has no cgroup; the answer does
@@ -51,36 +51,13 @@ read_stat (guint32     pid,
 {
   PaddockProcStat stat;
 
-  if (!paddock_proc_stat_read (pid, TRUE, &stat))
+  if (!paddock_compat_proc_read_stat (pid, TRUE, &stat))
     return FALSE;
   row->pid = pid;
   row->ppid = stat.ppid;
   row->state = stat.state;
   row->name = g_steal_pointer (&stat.name);
   return TRUE;
-}
-
-/* NUL-separated arguments, joined by spaces; empty for kernel threads and
- * zombies, which have none. */
-static char *
-read_command_line (guint32 pid)
-{
-  g_autofree char *path = g_strdup_printf ("/proc/%u/cmdline", pid);
-  g_autofree char *contents = NULL;
-  gsize length = 0;
-
-  if (!g_file_get_contents (path, &contents, &length, NULL))
-    return g_strdup ("");
-
-  if (length > MAX_COMMAND_LINE)
-    length = MAX_COMMAND_LINE;
-  while (length > 0 && contents[length - 1] == '\0')
-    length--;
-  for (gsize i = 0; i < length; i++)
-    if (contents[i] == '\0')
-      contents[i] = ' ';
-
-  return g_utf8_make_valid (contents, length);
 }
 
 static int
@@ -102,6 +79,15 @@ _paddock_session_impl_handle_list_processes (PaddockIpcSession1    *session,
   GVariantBuilder builder;
   guint rows = 0;
 
+  /* Nothing to read the rows from (the compat point's fallback): an empty
+   * list would read as a session with no process left. */
+  if (!paddock_compat_proc_supported ())
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                                             "This system has no process table Paddock can read, "
+                                             "so a session's processes cannot be listed");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   g_array_sort (pids, compare_pids);
   g_variant_builder_init (&builder, G_VARIANT_TYPE ("a(uusss)"));
 
@@ -115,7 +101,11 @@ _paddock_session_impl_handle_list_processes (PaddockIpcSession1    *session,
       if (!read_stat ((guint32) g_array_index (pids, pid_t, i), &row))
         continue;
 
-      command_line = read_command_line (row.pid);
+      /* Empty for kernel threads and zombies, which have none, and for
+       * one gone since its stat was read. */
+      command_line = paddock_compat_proc_read_command_line (row.pid, MAX_COMMAND_LINE);
+      if (command_line == NULL)
+        command_line = g_strdup ("");
       state[0] = g_ascii_isalpha (row.state) ? row.state : '?';
       g_variant_builder_add (&builder, "(uusss)", row.pid, row.ppid, state, row.name, command_line);
       process_row_clear (&row);

@@ -14,6 +14,7 @@
 #include <malloc.h>
 #include <string.h>
 
+#include "paddock-compat-proc.h"
 #include "paddock-error.h"
 #include "paddock-session-impl-private.h"
 
@@ -169,11 +170,7 @@ _paddock_session_impl_describe_caller (GDBusMethodInvocation *invocation)
       g_variant_lookup (credentials, "ProcessID", "u", &pid);
     }
   if (pid != 0)
-    {
-      g_autofree char *comm_path = g_strdup_printf ("/proc/%u/comm", pid);
-      if (g_file_get_contents (comm_path, &comm, NULL, NULL))
-        g_strstrip (comm);
-    }
+    comm = paddock_compat_proc_read_name (pid);
   return g_strdup_printf ("%s uid=%d pid=%u (%s)", sender,
                           uid == G_MAXUINT32 ? -1 : (int) uid, pid, comm != NULL ? comm : "?");
 }

@@ -29,6 +29,9 @@
 #include "paddock-compat-clone.h"
 #include "paddock-compat-openat2.h"
 #include "paddock-compat-pidfd.h"
+#include "paddock-compat-poll.h"
+#include "paddock-compat-proc.h"
+#include "paddock-compat-relay.h"
 #include "paddock-compat-rename.h"
 #include "paddock-listening-sockets.h"
 
@@ -123,6 +126,259 @@ test_pidfd (void)
       g_assert_cmpint (waitpid (child, &status, WNOHANG), ==, 0);
       kill (child, SIGKILL);
       g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+    }
+}
+
+/* A child of ours with a known parent, session, state and argv: what
+ * Session1.ListProcesses shows of it and how a host session is found. */
+static void
+test_proc (void)
+{
+  pid_t child = fork ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) pids = NULL;
+  g_autofree char *name = NULL;
+  g_autofree char *command_line = NULL;
+  PaddockProcStat stat = { 0, };
+  int status = 0;
+  gboolean listed = FALSE;
+
+  g_assert_cmpint (child, >=, 0);
+  if (child == 0)
+    {
+      /* argv[0] "a b", one argument with a space: joined like any other;
+       * the name stays sleep's. */
+      char *argv[] = { (char *) "a b", (char *) "60", NULL };
+
+      setsid ();
+      execvp ("sleep", argv);
+      _exit (127);
+    }
+  /* Until the exec is seen (its name is sleep's), at most 10 s. */
+  for (int i = 0; i < 1000 && PADDOCK_COMPAT_LINUX; i++)
+    {
+      g_clear_pointer (&name, g_free);
+      name = paddock_compat_proc_read_name ((guint32) child);
+      if (g_strcmp0 (name, "sleep") == 0)
+        break;
+      g_usleep (10000);
+    }
+
+  pids = paddock_compat_proc_list_pids (&error);
+  if (PADDOCK_COMPAT_LINUX)
+    {
+      g_assert_true (paddock_compat_proc_supported ());
+      g_assert_no_error (error);
+      for (guint i = 0; i < pids->len; i++)
+        listed = listed || g_array_index (pids, guint32, i) == (guint32) child;
+      g_assert_true (listed);
+
+      g_assert_true (paddock_compat_proc_read_stat ((guint32) child, TRUE, &stat));
+      g_assert_cmpuint (stat.ppid, ==, (guint32) getpid ());
+      g_assert_cmpint (stat.session, ==, child);   /* it leads its own (setsid) */
+      g_assert_cmpint (stat.state, ==, 'S');
+      g_assert_cmpuint (stat.start_time, >, 0);
+      g_assert_cmpstr (stat.name, ==, "sleep");
+      paddock_proc_stat_clear (&stat);
+
+      command_line = paddock_compat_proc_read_command_line ((guint32) child, 4096);
+      g_assert_cmpstr (command_line, ==, "a b 60");
+      g_clear_pointer (&command_line, g_free);
+      command_line = paddock_compat_proc_read_command_line ((guint32) child, 5);
+      g_assert_cmpstr (command_line, ==, "a b 6");   /* cut at 5 bytes */
+      g_clear_pointer (&command_line, g_free);
+
+      kill (child, SIGKILL);
+      g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+      /* Reaped: gone from the table, and a read says so. */
+      g_assert_false (paddock_compat_proc_read_stat ((guint32) child, FALSE, &stat));
+      g_assert_cmpint (errno, ==, ESRCH);
+      g_assert_null (paddock_compat_proc_read_command_line ((guint32) child, 4096));
+      g_assert_cmpint (errno, ==, ESRCH);
+    }
+  else
+    {
+      /* Unsupported, said as such: no list (never an empty one, which
+       * would read as "no process left"), and no row of any process. */
+      g_assert_false (paddock_compat_proc_supported ());
+      g_assert_null (pids);
+      g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSYS);
+      g_assert_false (paddock_compat_proc_read_stat ((guint32) child, TRUE, &stat));
+      g_assert_cmpint (errno, ==, ENOSYS);
+      g_assert_null (stat.name);
+      g_assert_null (paddock_compat_proc_read_name ((guint32) child));
+      g_assert_cmpint (errno, ==, ENOSYS);
+      g_assert_null (paddock_compat_proc_read_command_line ((guint32) child, 4096));
+      g_assert_cmpint (errno, ==, ENOSYS);
+      kill (child, SIGKILL);
+      g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+    }
+}
+
+static gpointer
+wake_cb (gpointer data)
+{
+  g_usleep (20000);
+  g_assert_true (paddock_compat_poller_wake (data));
+  return NULL;
+}
+
+/* The port forward's worker: woken from another thread, told when a
+ * socket has bytes; the Linux poller once per change (edge), the
+ * fallback for as long as they are there and only when asked (level). */
+static void
+test_poller (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockCompatPoller) poller = paddock_compat_poller_new (&error);
+  PaddockCompatPollEvent events[4];
+  int pair[2];
+  int tag = 0;
+  char byte;
+  GThread *waker;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair), ==, 0);
+  g_assert_true (paddock_compat_poller_edge_triggered (poller) == PADDOCK_COMPAT_LINUX);
+  g_assert_true (paddock_compat_poller_add (poller, pair[0], PADDOCK_COMPAT_POLL_IN, &tag));
+
+  /* Nothing yet: the wait times out (an idle writable socket, not asked
+   * for, does not wake the fallback; epoll says writable once). */
+  if (PADDOCK_COMPAT_LINUX)
+    {
+      g_assert_cmpint (paddock_compat_poller_wait (poller, events, 4, 0), ==, 1);
+      g_assert_true (events[0].data == &tag);
+      g_assert_cmpuint (events[0].events, ==, PADDOCK_COMPAT_POLL_OUT);
+    }
+  g_assert_cmpint (paddock_compat_poller_wait (poller, events, 4, 0), ==, 0);
+
+  /* Woken from another thread, while waiting for ever. */
+  waker = g_thread_new ("waker", wake_cb, poller);
+  g_assert_cmpint (paddock_compat_poller_wait (poller, events, 4, -1), ==, 1);
+  g_assert_null (events[0].data);
+  g_thread_join (waker);
+  g_assert_cmpint (paddock_compat_poller_wait (poller, events, 4, 0), ==, 0);
+
+  /* Two bytes come; one is read. */
+  g_assert_cmpint (write (pair[1], "ab", 2), ==, 2);
+  g_assert_cmpint (paddock_compat_poller_wait (poller, events, 4, 1000), ==, 1);
+  g_assert_true (events[0].data == &tag);
+  g_assert_true (events[0].events & PADDOCK_COMPAT_POLL_IN);
+  g_assert_cmpint (read (pair[0], &byte, 1), ==, 1);
+  if (PADDOCK_COMPAT_LINUX)
+    /* Edge: said once; a reader goes on until EAGAIN. */
+    g_assert_cmpint (paddock_compat_poller_wait (poller, events, 4, 0), ==, 0);
+  else
+    {
+      /* Level: said while it lasts, unless nothing is wanted. */
+      g_assert_cmpint (paddock_compat_poller_wait (poller, events, 4, 0), ==, 1);
+      paddock_compat_poller_want (poller, pair[0], 0);
+      g_assert_cmpint (paddock_compat_poller_wait (poller, events, 4, 0), ==, 0);
+      paddock_compat_poller_want (poller, pair[0], PADDOCK_COMPAT_POLL_IN);
+    }
+
+  /* Removed: nothing more of it, though a byte is there and more come. */
+  paddock_compat_poller_remove (poller, pair[0]);
+  g_assert_cmpint (write (pair[1], "c", 1), ==, 1);
+  g_assert_cmpint (paddock_compat_poller_wait (poller, events, 4, 0), ==, 0);
+  close (pair[0]);
+  close (pair[1]);
+}
+
+static char *
+read_all (int fd)
+{
+  GString *text = g_string_new (NULL);
+  char chunk[4096];
+  ssize_t n;
+
+  while ((n = read (fd, chunk, sizeof chunk)) > 0)
+    g_string_append_len (text, chunk, n);
+  return g_string_free (text, FALSE);
+}
+
+/* What the forward's download does: every byte from one socket to the
+ * other, in order, held back while the destination is full, the end
+ * passed on once they are through. Both variants move the bytes (the
+ * fallback by a copy, which is not a security layer). */
+static void
+test_relay (void)
+{
+  PaddockCompatRelay relay = PADDOCK_COMPAT_RELAY_INIT;
+  int src[2], dst[2];
+  int small = 4096;
+  gsize total = 0;
+  g_autofree char *block = g_malloc (64 * 1024);
+  g_autofree char *got = NULL;
+  GString *received = g_string_new (NULL);
+  PaddockCompatRelayStatus status;
+
+  g_assert_true (paddock_compat_relay_kernel_to_kernel () == PADDOCK_COMPAT_LINUX);
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, src), ==, 0);
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, dst), ==, 0);
+  setsockopt (dst[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+  g_assert_true (paddock_compat_relay_open (&relay));
+  if (PADDOCK_COMPAT_LINUX)
+    g_assert_true (fcntl (relay.pipe[0], F_GETFD) & FD_CLOEXEC);
+  g_assert_cmpuint (paddock_compat_relay_get_pages (&relay), >, 0);
+  g_assert_true (paddock_compat_relay_set_pages (&relay, 4));
+  g_assert_cmpuint (paddock_compat_relay_get_pages (&relay), ==, 4);
+
+  /* Nothing to read yet. */
+  g_assert_cmpint (paddock_compat_relay_move (&relay, src[0], dst[0], 1 << 20), ==, PADDOCK_COMPAT_RELAY_WAIT_READ);
+
+  /* More than the destination takes: held back, not dropped. */
+  for (guint i = 0; i < 64 * 1024; i++)
+    block[i] = (char) ('a' + i % 26);
+  while (total < 512 * 1024)
+    {
+      ssize_t n = write (src[1], block, 64 * 1024);
+
+      if (n <= 0)
+        break;
+      total += (gsize) n;
+    }
+  g_assert_cmpuint (total, >, 64 * 1024);
+  shutdown (src[1], SHUT_WR);
+  status = paddock_compat_relay_move (&relay, src[0], dst[0], 1 << 20);
+  g_assert_cmpint (status, ==, PADDOCK_COMPAT_RELAY_WAIT_WRITE);
+  g_assert_cmpuint (relay.pending, >, 0);
+  /* A relay holding bytes keeps its size. */
+  g_assert_false (paddock_compat_relay_set_pages (&relay, 1));
+  g_assert_cmpint (errno, ==, EBUSY);
+
+  /* The reader drains the destination; the relay goes on, until the end. */
+  while (status != PADDOCK_COMPAT_RELAY_DONE)
+    {
+      char chunk[16384];
+      ssize_t n;
+
+      g_assert_cmpint (status, !=, PADDOCK_COMPAT_RELAY_ERROR);
+      while ((n = read (dst[1], chunk, sizeof chunk)) > 0)
+        g_string_append_len (received, chunk, n);
+      status = paddock_compat_relay_move (&relay, src[0], dst[0], 1 << 20);
+    }
+  g_assert_cmpuint (relay.pending, ==, 0);
+  shutdown (dst[0], SHUT_WR);
+  {
+    int flags = fcntl (dst[1], F_GETFL);
+
+    fcntl (dst[1], F_SETFL, flags & ~O_NONBLOCK);
+    got = read_all (dst[1]);
+    g_string_append (received, got);
+  }
+  g_assert_cmpuint (received->len, ==, total);
+  for (gsize i = 0; i < received->len; i++)
+    if (received->str[i] != (char) ('a' + (i % (64 * 1024)) % 26))
+      g_assert_not_reached ();
+  g_string_free (received, TRUE);
+
+  paddock_compat_relay_close (&relay);
+  paddock_compat_relay_close (&relay);   /* again: harmless */
+  for (int i = 0; i < 2; i++)
+    {
+      close (src[i]);
+      close (dst[i]);
     }
 }
 
@@ -279,6 +535,9 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/compat/pidfd", test_pidfd);
+  g_test_add_func ("/compat/proc", test_proc);
+  g_test_add_func ("/compat/poller", test_poller);
+  g_test_add_func ("/compat/relay", test_relay);
   g_test_add_func ("/compat/rename", test_rename);
   g_test_add_func ("/compat/openat2", test_openat2);
   g_test_add_func ("/compat/clone", test_clone);

@@ -1290,6 +1290,13 @@ test_restart_leftovers_that_survive (void)
   g_autoptr(GVariant) result = NULL;
   gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
 
+  /* The sweep is held open by the record's cgroup: a build without the
+   * Linux executor has no cgroup layer and never reads one. */
+  if (!paddock_test_have_sandbox ())
+    {
+      g_test_skip ("a portable build reads no cgroup, so a record's cgroup cannot hold the sweep open");
+      return;
+    }
   path = create_session (connection, "exit 7", NULL, &error);
   g_assert_no_error (error);
   for (;;)

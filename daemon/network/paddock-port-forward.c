@@ -16,11 +16,14 @@
  * Accepting runs on the thread that made the forward (the daemon's main
  * loop), since asking the sandbox for a socket goes over the session's
  * control channel there. The bytes never touch that thread: a worker of
- * the forward's own moves them, driven by epoll (edge-triggered). What the
- * session sends out is spliced(2) through a pipe (kernel to kernel, no copy
- * into user space); what the client sends in is copied, because the
- * session's loopback takes packets of up to 512 KiB and only a copy makes
- * them (see pump_upload()).
+ * the forward's own moves them, driven by the compat poller
+ * (daemon/compat/paddock-compat-poll.c: epoll, edge-triggered, on Linux;
+ * poll() elsewhere, told what each socket waits for). What the session
+ * sends out goes through the compat relay (paddock-compat-relay.c:
+ * spliced(2) through a pipe on Linux, kernel to kernel, no copy into user
+ * space; a read/write loop elsewhere); what the client sends in is
+ * copied, because the session's loopback takes packets of up to 512 KiB
+ * and only a copy makes them (see pump_upload()).
  * A direction that reads EOF shuts the other socket's writing side once its
  * bytes are through (half-close carried through); a connection ends when
  * both directions have, or on the first error (the other side is closed,
@@ -47,16 +50,17 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
 
 #include "paddock-autofd.h"
+#include "paddock-compat-poll.h"
+#include "paddock-compat-relay.h"
 
-/* What one splice() asks for: a pipe holds 64 KiB by default. */
+/* What one move of the relay reads at most (splice(): a pipe holds 64 KiB
+ * by default). */
 #define SPLICE_CHUNK (1024 * 1024)
 /* What one copy into the session moves at most: the largest packet of the
  * session's loopback (paddock-sandbox-net.c, loopback_allow_large_packets()),
@@ -96,14 +100,25 @@ typedef struct {
   int side;                 /* 0: the client outside, 1: the socket inside */
 } Endpoint;
 
+/* What a connection's last pump stopped on, per direction: with the
+ * level-triggered poller (paddock_compat_poller_want()) each socket is
+ * watched for exactly that. */
+enum {
+  UPLOAD_WAITS_READ    = 1 << 0,   /* fd[0] had nothing */
+  UPLOAD_WAITS_WRITE   = 1 << 1,   /* fd[1] took nothing */
+  DOWNLOAD_WAITS_READ  = 1 << 2,   /* fd[1] had nothing */
+  DOWNLOAD_WAITS_WRITE = 1 << 3,   /* fd[0] took nothing */
+};
+
 /* Direction d reads fd[d] and writes to fd[1 - d]: direction 0 (upload)
- * by a copy (pump_upload()), direction 1 (download) through the pipe. */
+ * by a copy (pump_upload()), direction 1 (download) through the relay. */
 struct _Connection {
   int fd[2];                /* fd[1] is -1 while waiting for the socket inside */
   int family;               /* fd[1]'s: AF_INET, then AF_INET6 if 127.0.0.1 refused */
-  int pipe[2];              /* direction 1's: fd[1] → pipe → fd[0] */
-  guint pipe_pages;         /* taken from the budget for the pipe */
-  gsize pending;            /* bytes in the pipe */
+  PaddockCompatRelay relay; /* direction 1's: fd[1] → relay → fd[0] */
+  gboolean relay_open;
+  guint pipe_pages;         /* taken from the budget for the relay */
+  guint waits;              /* UPLOAD_WAITS_READ… */
   gboolean eof[2];          /* fd[d] read to its end */
   gboolean shut[2];         /* fd[1 - d]'s writing side shut */
   gboolean connecting;      /* fd[1] not yet connected */
@@ -133,8 +148,7 @@ struct _PaddockPortForward
 
   /* Shared with the worker. */
   GThread *worker;
-  int epoll_fd;
-  int wake_fd;              /* eventfd: new connections or stop */
+  PaddockCompatPoller *poller;  /* woken for new connections or stop */
   GMutex lock;
   GPtrArray *incoming;      /* Connection*, handed to the worker */
   GPtrArray *retry;         /* Connection*, handed back by the worker: 127.0.0.1 refused */
@@ -202,8 +216,8 @@ bound_socket_buffers (int fd)
 static void
 connection_close_pipe (Connection *connection)
 {
-  paddock_close_fd (&connection->pipe[0]);
-  paddock_close_fd (&connection->pipe[1]);
+  paddock_compat_relay_close (&connection->relay);
+  connection->relay_open = FALSE;
   pipe_pages_give_back (&connection->pipe_pages);
 }
 
@@ -216,7 +230,7 @@ connection_new (int client)
   connection->fd[0] = client;
   connection->fd[1] = -1;
   connection->family = AF_INET;
-  connection->pipe[0] = connection->pipe[1] = -1;
+  connection->relay = (PaddockCompatRelay) PADDOCK_COMPAT_RELAY_INIT;
   connection->ends[0] = (Endpoint) { connection, 0 };
   connection->ends[1] = (Endpoint) { connection, 1 };
   return connection;
@@ -239,17 +253,16 @@ worker_close (PaddockPortForward *self,
 {
   if (connection->closed)
     return;
-  /* Out of the epoll set first: closing an fd takes it out only when its
-   * file's last reference goes, and a child the daemon is forking holds
-   * one until it execs (CLOEXEC closes it only then). An event on the
-   * freed connection would follow (ASan saw it in paddockctl-lease).
-   * EPOLL_CTL_DEL of an fd never added (-1, or before worker_add) fails
-   * harmlessly. The memory stays until the batch of events that may
-   * still point at it is done. */
+  /* Out of the poller first: closing an fd takes it out of an epoll set
+   * only when its file's last reference goes, and a child the daemon is
+   * forking holds one until it execs (CLOEXEC closes it only then). An
+   * event on the freed connection would follow (ASan saw it in
+   * paddockctl-lease). Removing an fd never added (-1, or before
+   * worker_add) does nothing. The memory stays until the batch of events
+   * that may still point at it is done. */
   for (int i = 0; i < 2; i++)
     {
-      if (connection->fd[i] >= 0)
-        epoll_ctl (self->epoll_fd, EPOLL_CTL_DEL, connection->fd[i], NULL);
+      paddock_compat_poller_remove (self->poller, connection->fd[i]);
       paddock_close_fd (&connection->fd[i]);
     }
   connection_close_pipe (connection);
@@ -296,6 +309,7 @@ pump_upload (PaddockPortForward *self,
         {
           if (errno == EINTR)
             continue;
+          connection->waits |= UPLOAD_WAITS_READ;
           return errno == EAGAIN;
         }
       sent = send (dst, self->upload_buffer, (size_t) peeked, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -303,6 +317,7 @@ pump_upload (PaddockPortForward *self,
         {
           if (errno == EINTR)
             continue;
+          connection->waits |= UPLOAD_WAITS_WRITE;
           return errno == EAGAIN;
         }
       /* MSG_TRUNC: TCP drops the bytes instead of copying them out. */
@@ -322,59 +337,60 @@ pump_upload (PaddockPortForward *self,
 }
 
 /* Moves what the session sent out to the client, as far as it can without
- * blocking: spliced through the pipe (the client's loopback takes 64 KiB
- * packets, which spliced pages fill). FALSE on an error that ends the
- * connection. */
+ * blocking: through the relay (spliced on Linux: the client's loopback
+ * takes 64 KiB packets, which spliced pages fill). FALSE on an error that
+ * ends the connection. */
 static gboolean
 pump_download (Connection *connection)
 {
-  int src = connection->fd[1];
-  int dst = connection->fd[0];
-
-  for (;;)
+  switch (paddock_compat_relay_move (&connection->relay, connection->fd[1], connection->fd[0], SPLICE_CHUNK))
     {
-      ssize_t n;
-
-      if (connection->pending > 0)
-        {
-          n = splice (connection->pipe[0], NULL, dst, NULL, connection->pending,
-                      SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-          if (n > 0)
-            {
-              connection->pending -= (gsize) n;
-              continue;
-            }
-          if (n < 0 && errno == EINTR)
-            continue;
-          return n < 0 && errno == EAGAIN;
-        }
-      if (!connection->eof[1])
-        {
-          n = splice (src, NULL, connection->pipe[1], NULL, SPLICE_CHUNK,
-                      SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-          if (n > 0)
-            {
-              connection->pending += (gsize) n;
-              continue;
-            }
-          if (n == 0)
-            {
-              connection->eof[1] = TRUE;
-              continue;
-            }
-          if (errno == EINTR)
-            continue;
-          /* The pipe is empty here, so EAGAIN is the socket's. */
-          return errno == EAGAIN;
-        }
+    case PADDOCK_COMPAT_RELAY_WAIT_READ:
+      connection->waits |= DOWNLOAD_WAITS_READ;
+      return TRUE;
+    case PADDOCK_COMPAT_RELAY_WAIT_WRITE:
+      connection->waits |= DOWNLOAD_WAITS_WRITE;
+      return TRUE;
+    case PADDOCK_COMPAT_RELAY_DONE:
+      connection->eof[1] = TRUE;
       if (!connection->shut[1])
         {
           /* Half-close: the session's FIN passed on once its bytes are. */
-          shutdown (dst, SHUT_WR);
+          shutdown (connection->fd[0], SHUT_WR);
           connection->shut[1] = TRUE;
         }
       return TRUE;
+    case PADDOCK_COMPAT_RELAY_ERROR:
+    default:
+      return FALSE;
     }
+}
+
+/* Tells the poller what each socket waits for now (a no-op for the
+ * edge-triggered one, which watches both ways for the connection's
+ * life). Connecting, the inside socket waits to be writable and the
+ * client's bytes wait with it. */
+static void
+connection_want (PaddockPortForward *self,
+                 Connection         *connection)
+{
+  guint outside = 0, inside = 0;
+
+  if (connection->connecting)
+    inside = PADDOCK_COMPAT_POLL_OUT;
+  else
+    {
+      if (connection->waits & UPLOAD_WAITS_READ)
+        outside |= PADDOCK_COMPAT_POLL_IN;
+      if (connection->waits & DOWNLOAD_WAITS_WRITE)
+        outside |= PADDOCK_COMPAT_POLL_OUT;
+      if (connection->waits & DOWNLOAD_WAITS_READ)
+        inside |= PADDOCK_COMPAT_POLL_IN;
+      if (connection->waits & UPLOAD_WAITS_WRITE)
+        inside |= PADDOCK_COMPAT_POLL_OUT;
+    }
+  paddock_compat_poller_want (self->poller, connection->fd[0], outside);
+  paddock_compat_poller_want (self->poller, connection->fd[1], inside);
 }
 
 /* 127.0.0.1:PORT refused: unless that was [::1] already, the connection
@@ -386,9 +402,9 @@ worker_retry_inet6 (PaddockPortForward *self,
 {
   if (connection->family != AF_INET)
     return FALSE;
-  /* Both out of the epoll set by hand: see worker_close(). */
-  epoll_ctl (self->epoll_fd, EPOLL_CTL_DEL, connection->fd[0], NULL);
-  epoll_ctl (self->epoll_fd, EPOLL_CTL_DEL, connection->fd[1], NULL);
+  /* Both out of the poller by hand: see worker_close(). */
+  paddock_compat_poller_remove (self->poller, connection->fd[0]);
+  paddock_compat_poller_remove (self->poller, connection->fd[1]);
   paddock_close_fd (&connection->fd[1]);
   connection->family = AF_INET6;
   connection->connecting = FALSE;
@@ -443,12 +459,13 @@ worker_event (PaddockPortForward *self,
         }
       connection->connecting = FALSE;
     }
-  else if (events & EPOLLERR)
+  else if (events & PADDOCK_COMPAT_POLL_ERR)
     {
       worker_close (self, connection);
       return;
     }
 
+  connection->waits = 0;
   if (!pump_upload (self, connection) || !pump_download (connection))
     {
       worker_close (self, connection);
@@ -456,6 +473,8 @@ worker_event (PaddockPortForward *self,
     }
   if (connection->shut[0] && connection->shut[1])
     worker_close (self, connection);
+  else
+    connection_want (self, connection);
 }
 
 /* A connection from the forward's thread: connect its inside socket. */
@@ -486,8 +505,8 @@ worker_add (PaddockPortForward *self,
     rc = connect (connection->fd[1], (struct sockaddr *) &addr, sizeof addr);
   if (rc != 0 && errno != EINPROGRESS)
     {
-      /* Not yet in the epoll set: only the client's fd to take out, and
-       * EPOLL_CTL_DEL of an fd never added is harmless. */
+      /* Not yet in the poller: only the client's fd to take out, and
+       * removing an fd never added does nothing. */
       if (errno == ECONNREFUSED && worker_retry_inet6 (self, connection))
         return;
       worker_close (self, connection);
@@ -496,15 +515,14 @@ worker_add (PaddockPortForward *self,
   connection->connecting = TRUE;
   for (int side = 0; side < 2; side++)
     {
-      /* Edge-triggered, both ways, for the connection's life: pump() goes
-       * on until EAGAIN each time, so no edge is missed, and no epoll_ctl
-       * per change of direction is needed. */
-      struct epoll_event event = {
-        .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-        .data.ptr = &connection->ends[side],
-      };
+      /* Edge-triggered (epoll), both ways, for the connection's life: the
+       * pumps go on until EAGAIN each time, so no edge is missed, and no
+       * system call per change of direction is needed. The poll()
+       * fallback watches what connection_want() says instead: while
+       * connecting, the inside socket's connect. */
+      guint wanted = side == 1 ? PADDOCK_COMPAT_POLL_OUT : 0;
 
-      if (epoll_ctl (self->epoll_fd, EPOLL_CTL_ADD, connection->fd[side], &event) != 0)
+      if (!paddock_compat_poller_add (self->poller, connection->fd[side], wanted, &connection->ends[side]))
         {
           worker_close (self, connection);
           return;
@@ -520,27 +538,24 @@ worker_main (gpointer data)
 
   while (!stopping)
     {
-      struct epoll_event events[64];
-      int n = epoll_wait (self->epoll_fd, events, G_N_ELEMENTS (events), -1);
+      PaddockCompatPollEvent events[64];
+      int n = paddock_compat_poller_wait (self->poller, events, G_N_ELEMENTS (events), -1);
 
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
         {
-          g_warning ("Port forward to %u: epoll_wait: %s", self->inside_port, g_strerror (errno));
+          g_warning ("Port forward to %u: waiting on its sockets: %s", self->inside_port, g_strerror (errno));
           break;
         }
       for (int i = 0; i < n; i++)
         {
-          Endpoint *end = events[i].data.ptr;
+          Endpoint *end = events[i].data;
 
           if (end == NULL)
             {
-              guint64 count;
               g_autoptr(GPtrArray) incoming = NULL;
 
-              if (read (self->wake_fd, &count, sizeof count) < 0 && errno != EAGAIN)
-                g_warning ("Port forward: cannot read its wake-up: %s", g_strerror (errno));
               g_mutex_lock (&self->lock);
               incoming = g_steal_pointer (&self->incoming);
               self->incoming = g_ptr_array_new ();
@@ -582,30 +597,20 @@ worker_main (gpointer data)
 
 /* ---- the forward's thread -------------------------------------------------- */
 
-/* The pipe's size now, in pages (0 if the kernel will not say). */
-static guint
-pipe_pages_of (int fd)
-{
-  long page = sysconf (_SC_PAGESIZE);
-  int size = fcntl (fd, F_GETPIPE_SZ);
-
-  return size > 0 && page > 0 ? (guint) ((size + page - 1) / page) : 0;
-}
-
-/* A pipe as large as the budget allows: enlarged, else the size the
- * kernel gave it (its default, or one page once the user is over its
- * soft limit), else one page. FALSE (errno set) when pipe2 fails or not
- * even one page is left. */
+/* A relay as large as the budget allows: enlarged, else the size the
+ * kernel gave its pipe (its default, or one page once the user is over
+ * its soft limit), else one page. FALSE (errno set) when it cannot be
+ * made or not even one page is left. */
 static gboolean
-make_pipe (int    fds[2],
-           guint *pages)
+make_relay (PaddockCompatRelay *relay,
+            guint              *pages)
 {
   long page = sysconf (_SC_PAGESIZE);
   guint given;
 
-  if (pipe2 (fds, O_CLOEXEC | O_NONBLOCK) != 0)
+  if (!paddock_compat_relay_open (relay))
     return FALSE;
-  given = pipe_pages_of (fds[1]);
+  given = paddock_compat_relay_get_pages (relay);
 
   if (pipe_pages_take (PIPE_SIZE / (guint) page, ENLARGED_LIMIT))
     {
@@ -613,10 +618,10 @@ make_pipe (int    fds[2],
 
       /* The user's own pipe limits may still say no: then it keeps the
        * size it has. */
-      if (fcntl (fds[1], F_SETPIPE_SZ, PIPE_SIZE) < 0)
+      if (!paddock_compat_relay_set_pages (relay, PIPE_SIZE / (guint) page))
         got = given;
       else
-        got = pipe_pages_of (fds[1]);
+        got = paddock_compat_relay_get_pages (relay);
       /* Account what it has: less than asked gives the rest back. */
       g_atomic_int_add (&pipe_pages_in_use, (gint) got - (gint) (PIPE_SIZE / (guint) page));
       *pages = got;
@@ -630,21 +635,19 @@ make_pipe (int    fds[2],
   /* Shrinking an empty pipe is always allowed. */
   if (pipe_pages_take (1, PADDOCK_PORT_FORWARD_PIPE_BUDGET_PAGES))
     {
-      if (given > 1 && fcntl (fds[1], F_SETPIPE_SZ, (int) page) < 0)
+      if (given > 1 && !paddock_compat_relay_set_pages (relay, 1))
         {
           int saved_errno = errno;
 
           g_atomic_int_add (&pipe_pages_in_use, -1);
-          paddock_close_fd (&fds[0]);
-          paddock_close_fd (&fds[1]);
+          paddock_compat_relay_close (relay);
           errno = saved_errno;
           return FALSE;
         }
       *pages = 1;
       return TRUE;
     }
-  paddock_close_fd (&fds[0]);
-  paddock_close_fd (&fds[1]);
+  paddock_compat_relay_close (relay);
   errno = ENOBUFS;
   return FALSE;
 }
@@ -780,9 +783,10 @@ paddock_port_forward_take_inside_socket (PaddockPortForward *self,
     }
 
   connection->fd[1] = fd;
-  /* A connection back for [::1] has its pipe already. */
-  if ((connection->pipe[0] < 0 && !make_pipe (connection->pipe, &connection->pipe_pages)) ||
-      fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) | O_NONBLOCK) != 0)
+  /* A connection back for [::1] has its relay already. */
+  if (!connection->relay_open && make_relay (&connection->relay, &connection->pipe_pages))
+    connection->relay_open = TRUE;
+  if (!connection->relay_open || fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) | O_NONBLOCK) != 0)
     {
       if (errno == ENOBUFS)
         {
@@ -805,12 +809,8 @@ paddock_port_forward_take_inside_socket (PaddockPortForward *self,
   g_mutex_lock (&self->lock);
   g_ptr_array_add (self->incoming, connection);
   g_mutex_unlock (&self->lock);
-  {
-    guint64 one = 1;
-
-    if (write (self->wake_fd, &one, sizeof one) < 0)
-      g_warning ("Port forward: cannot wake its worker: %s", g_strerror (errno));
-  }
+  if (!paddock_compat_poller_wake (self->poller))
+    g_warning ("Port forward: cannot wake its worker: %s", g_strerror (errno));
 }
 
 /* On the forward's thread: connections the worker handed back because
@@ -904,19 +904,22 @@ paddock_port_forward_new (int                           listen_fd,
                           GError                      **error)
 {
   g_autoptr(PaddockPortForward) self = g_object_new (PADDOCK_TYPE_PORT_FORWARD, NULL);
-  struct epoll_event wake = { .events = EPOLLIN, .data.ptr = NULL };
+  g_autoptr(GError) poller_error = NULL;
 
   g_return_val_if_fail (socket_func != NULL, NULL);
 
   self->inside_port = inside_port;
   self->socket_func = socket_func;
   self->user_data = user_data;
+  self->poller = paddock_compat_poller_new (&poller_error);
+  if (self->poller == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot forward port %u: %s",
+                   inside_port, poller_error->message);
+      return NULL;
+    }
   self->listen_fd = fcntl (listen_fd, F_DUPFD_CLOEXEC, 3);
-  self->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
-  self->wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (self->listen_fd < 0 || self->epoll_fd < 0 || self->wake_fd < 0 ||
-      epoll_ctl (self->epoll_fd, EPOLL_CTL_ADD, self->wake_fd, &wake) != 0 ||
-      !g_unix_set_fd_nonblocking (self->listen_fd, TRUE, NULL))
+  if (self->listen_fd < 0 || !g_unix_set_fd_nonblocking (self->listen_fd, TRUE, NULL))
     {
       int saved_errno = errno;
 
@@ -991,12 +994,10 @@ paddock_port_forward_stop (PaddockPortForward *self)
     }
   if (self->worker != NULL)
     {
-      guint64 one = 1;
-
       g_mutex_lock (&self->lock);
       self->stopping = TRUE;
       g_mutex_unlock (&self->lock);
-      if (write (self->wake_fd, &one, sizeof one) < 0)
+      if (!paddock_compat_poller_wake (self->poller))
         g_warning ("Port forward: cannot wake its worker: %s", g_strerror (errno));
       g_thread_join (g_steal_pointer (&self->worker));
     }
@@ -1029,8 +1030,7 @@ paddock_port_forward_finalize (GObject *object)
   g_hash_table_unref (self->live);
   g_ptr_array_unref (self->refused);
   g_ptr_array_unref (self->closed);
-  paddock_close_fd (&self->epoll_fd);
-  paddock_close_fd (&self->wake_fd);
+  g_clear_pointer (&self->poller, paddock_compat_poller_free);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (paddock_port_forward_parent_class)->finalize (object);
 }
@@ -1046,8 +1046,6 @@ paddock_port_forward_init (PaddockPortForward *self)
 {
   self->max_connections = PADDOCK_PORT_FORWARD_DEFAULT_MAX_CONNECTIONS;
   self->listen_fd = -1;
-  self->epoll_fd = -1;
-  self->wake_fd = -1;
   g_queue_init (&self->waiting);
   g_mutex_init (&self->lock);
   self->incoming = g_ptr_array_new ();
