@@ -1934,6 +1934,18 @@ lease_wait_clear (LeaseWait *wait)
   g_clear_error (&wait->error);
 }
 
+/* What a restart finds: @expected leases loaded back from @state_file. */
+static void
+assert_reloaded (guint16     base,
+                 guint       n,
+                 const char *state_file,
+                 guint       expected)
+{
+  g_autoptr(PaddockRegistry) registry = load_registry (base, n, state_file);
+
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, expected);
+}
+
 /* Leases asked for together: none is listed, announced or answered before
  * it is durable; then all are, on distinct ports, and a restart has them.
  * They are announced in runs, which a listener mirroring the list follows
@@ -2011,9 +2023,7 @@ test_commit_group (void)
     lease_wait_clear (&waits[i]);
   g_clear_object (&middle);
   g_clear_object (&registry);
-  registry = load_registry (base, 8, state_file);
-  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 5);
-  g_clear_object (&registry);
+  assert_reloaded (base, 8, state_file, 5);
   rm_rf (dir);
 }
 
@@ -2137,15 +2147,11 @@ test_commit_failure (void)
   lease_wait_clear (&failed);
   lease_wait_clear (&again);
   g_clear_object (&registry);
-
-  registry = load_registry (base, 4, state_file);
-  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 1);
-  g_clear_object (&registry);
+  assert_reloaded (base, 4, state_file, 1);
   rm_rf (dir);
 }
 
 /* Durable files */
-
 
 static void
 test_durable_replace (void)
