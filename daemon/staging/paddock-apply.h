@@ -45,14 +45,16 @@ typedef struct {
   gboolean            forced;
   PaddockFileStamp    baseline;
   /* A PUT pinned by a review (paddock-review-token.h): the stage entry's
-   * type (S_IFREG, S_IFLNK, S_IFDIR), permission bits (07777) and
-   * paddock_content_hash() of its content or link text must be these, as
-   * checked on what the batch actually wrote; any difference refuses the
-   * whole batch with PADDOCK_APPLY_ERROR_STALE. */
+   * type (S_IFREG, S_IFLNK, S_IFDIR), permission bits (07777) and content
+   * or link text must be these, as checked on what the batch actually
+   * wrote: pin_content's bytes exactly when set, else a
+   * paddock_content_hash() of pin_sha. Any difference refuses the whole
+   * batch with PADDOCK_APPLY_ERROR_STALE. */
   gboolean            pinned;
   guint32             pin_type;
   guint32             pin_mode;
   char               *pin_sha;
+  GBytes             *pin_content;
 } PaddockApplyItem;
 
 typedef struct {
