@@ -3,9 +3,11 @@
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The review pins what it listed and the apply checks what it wrote
- * against that pin, so the two must agree on the bytes whatever the files'
- * layouts: the stage may hold a sparse file, the workspace's temporary a
+ * A review pins a file too large for it to keep (over
+ * PADDOCK_REVIEW_MAX_BLOB_SIZE; smaller ones are pinned by the bytes it
+ * kept, compared exactly by paddock_content_equal_fd()) by this digest,
+ * and the apply checks what it wrote against that pin, so the two must
+ * agree on the bytes whatever the files' layouts: the stage may hold a sparse file, the workspace's temporary a
  * dense copy of it (or the other way round). So the digest is not of the
  * raw bytes but of a canonical stream of them, cut into BLOCK-sized blocks
  * at fixed offsets:
@@ -19,9 +21,9 @@
  * syscalls and one block read, not a terabyte of reads. The same bytes
  * give the same digest whether they are holes or written zeros.
  *
- * SHA-256 is OpenSSL's (libcrypto), not GLib's GChecksum: a review pins
- * every changed byte and an apply checks every pinned byte it wrote, and
- * GChecksum's portable C runs at ~260 MB/s here against OpenSSL's ~1.5 GB/s
+ * SHA-256 is OpenSSL's (libcrypto), not GLib's GChecksum: when a review
+ * pinned every changed byte by digest and an apply checked every pinned
+ * byte it wrote that way, GChecksum's portable C runs at ~260 MB/s here against OpenSSL's ~1.5 GB/s
  * (SHA-NI, AVX2), which made pinning a review cost ~12 % on its own
  * (BENCHMARKS.md, bench-pinning). The digest is the same SHA-256.
  */
