@@ -45,23 +45,8 @@
 #include "bench-common.h"
 #include "bench-staging-support.h"
 
-#define COST_FILES    10000
-#define COST_CHANGED  1000
-#define COST_RENAMED  100
 /* The stage's baseline walk is not what is measured: put off for good. */
 #define BASELINE_NEVER_MS (3600 * 1000)
-
-static guint
-change_index (guint k)
-{
-  return k * (COST_FILES / COST_CHANGED) + 5;
-}
-
-static gboolean
-change_is_move (guint k)
-{
-  return k % (COST_CHANGED / COST_RENAMED) == 0;
-}
 
 static double
 cpu_ms (void)
@@ -92,15 +77,15 @@ edit_upper (const char *upper)
 {
   g_autoptr(GString) contents = g_string_sized_new (9 * 1024);
 
-  for (guint k = 0; k < COST_CHANGED; k++)
+  for (guint k = 0; k < PIN_CHANGED; k++)
     {
-      g_autofree char *rel = file_rel (change_index (k));
+      g_autofree char *rel = file_rel (pin_change_index (k));
 
-      file_contents (change_index (k), contents);
+      file_contents (pin_change_index (k), contents);
       g_string_append (contents, "/* edited by the agent */\n");
-      if (change_is_move (k))
+      if (pin_change_is_move (k))
         {
-          g_autofree char *moved = moved_rel (change_index (k));
+          g_autofree char *moved = moved_rel (pin_change_index (k));
           g_autofree char *path = g_build_filename (upper, rel, NULL);
           g_autofree char *dir = g_path_get_dirname (path);
 
@@ -121,19 +106,19 @@ restore_workspace (const char *workspace)
 {
   g_autoptr(GString) contents = g_string_sized_new (9 * 1024);
 
-  for (guint k = 0; k < COST_CHANGED; k++)
+  for (guint k = 0; k < PIN_CHANGED; k++)
     {
-      g_autofree char *rel = file_rel (change_index (k));
+      g_autofree char *rel = file_rel (pin_change_index (k));
 
-      if (change_is_move (k))
+      if (pin_change_is_move (k))
         {
-          g_autofree char *moved = moved_rel (change_index (k));
+          g_autofree char *moved = moved_rel (pin_change_index (k));
           g_autofree char *path = g_build_filename (workspace, moved, NULL);
 
           if (g_unlink (path) != 0)
             bail ("the apply did not create %s: %s", path, g_strerror (errno));
         }
-      file_contents (change_index (k), contents);
+      file_contents (pin_change_index (k), contents);
       write_under (workspace, rel, contents);
     }
 }
@@ -190,7 +175,7 @@ run_side (const char *root,
     }
   push (&side->review_ms, (g_get_monotonic_time () - start) / 1e3);
   push (&side->review_cpu, cpu_ms () - cpu);
-  check (rows == COST_CHANGED, "the review does not list exactly the agent's changes");
+  check (rows == PIN_CHANGED, "the review does not list exactly the agent's changes");
   if (review_only)
     {
       g_clear_object (&review);
@@ -208,7 +193,7 @@ run_side (const char *root,
     bail ("apply%s: %s", pinned ? " (pinned)" : "", error->message);
   push (&side->apply_ms, (g_get_monotonic_time () - start) / 1e3);
   push (&side->apply_cpu, cpu_ms () - cpu);
-  check (result->applied->len == COST_CHANGED + COST_RENAMED, "the apply did not apply every change");
+  check (result->applied->len == PIN_CHANGED + PIN_RENAMED, "the apply did not apply every change");
   check (result->conflicts->len == 0, "the apply saw conflicts where there are none");
 
   g_clear_object (&review);
@@ -253,8 +238,8 @@ main (int    argc,
     bail ("%s", error->message);
   w_plain = g_build_filename (root, "w-plain", NULL);
   w_pinned = g_build_filename (root, "w-pinned", NULL);
-  generate_tree (w_plain, COST_FILES);
-  generate_tree (w_pinned, COST_FILES);
+  generate_tree (w_plain, PIN_FILES);
+  generate_tree (w_pinned, PIN_FILES);
 
   /* A warm-up round, then the measured ones. */
   for (guint r = 0; r <= rounds; r++)
@@ -276,7 +261,7 @@ main (int    argc,
     }
 
   printf ("bench/pin-cost - in-process, %u rounds after a warm-up, medians; %u files, %u changes "
-          "(%u moved)\n", rounds, COST_FILES, COST_CHANGED, COST_RENAMED);
+          "(%u moved)\n", rounds, PIN_FILES, PIN_CHANGED, PIN_RENAMED);
   printf ("review, first call: unpinned %.1f ms (cpu %.1f), pinned %.1f ms (cpu %.1f): ratio %.3f (cpu %.3f)\n",
           bench_median (plain.review_ms), bench_median (plain.review_cpu), bench_median (pinned.review_ms),
           bench_median (pinned.review_cpu), bench_median (pinned.review_ms) / bench_median (plain.review_ms),
