@@ -163,9 +163,13 @@ bytes_match_pin (const PaddockApplyItem *item,
 
   if (!item->pinned)
     return TRUE;
-  if (item->pin_content != NULL)
-    return g_bytes_get_size (item->pin_content) == length &&
-           memcmp (g_bytes_get_data (item->pin_content, NULL), data, length) == 0;
+  if (item->pin_review != NULL)
+    {
+      g_autoptr(GBytes) want = paddock_review_dup_new_content (item->pin_review, item->path);
+
+      return want != NULL && g_bytes_get_size (want) == length &&
+             memcmp (g_bytes_get_data (want, NULL), data, length) == 0;
+    }
   sha = paddock_content_hash_bytes (data, length);
   return sha_matches_pin (item, sha);
 }
@@ -183,8 +187,14 @@ fd_matches_pin (const PaddockApplyItem  *item,
 
   if (!item->pinned)
     return 1;
-  if (item->pin_content != NULL)
-    return paddock_content_equal_fd (fd, item->pin_content, error);
+  if (item->pin_review != NULL)
+    {
+      g_autoptr(GBytes) want = paddock_review_dup_new_content (item->pin_review, item->path);
+
+      /* Gone from the review (it cannot be while the token holds it):
+       * matches nothing. */
+      return want != NULL ? paddock_content_equal_fd (fd, want, error) : 0;
+    }
   sha = paddock_content_hash_fd (fd, NULL, error);
   if (sha == NULL)
     return -1;

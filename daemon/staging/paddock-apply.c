@@ -134,7 +134,7 @@ paddock_apply_item_free (PaddockApplyItem *item)
     return;
   g_free (item->path);
   g_free (item->pin_sha);
-  g_clear_pointer (&item->pin_content, g_bytes_unref);
+  g_clear_object (&item->pin_review);
   g_free (item);
 }
 

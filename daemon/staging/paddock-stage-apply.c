@@ -200,16 +200,10 @@ pin_items (PaddockStage       *self,
       item->pin_type = paddock_pin_type_bits (pin);
       item->pin_mode = pin->mode;
       item->pin_sha = g_strdup (pin->sha);
+      /* The bytes themselves, from the token's review: what the user's
+       * diff was made of. */
       if (pin->in_review)
-        {
-          /* The bytes themselves, from the token's review: what the user's
-           * diff was made of. Gone (it cannot be while the token holds the
-           * review): the path matches nothing. */
-          item->pin_content = paddock_review_dup_new_content (paddock_review_token_get_review (token),
-                                                              item->path);
-          if (item->pin_content == NULL)
-            g_ptr_array_add (stale, g_strdup (item->path));
-        }
+        item->pin_review = g_object_ref (paddock_review_token_get_review (token));
     }
 }
 
