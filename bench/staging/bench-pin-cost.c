@@ -67,7 +67,7 @@ write_under (const char *root,
   g_autofree char *dir = g_path_get_dirname (path);
 
   if (g_mkdir_with_parents (dir, 0755) != 0)
-    bail ("mkdir %s: %s", dir, g_strerror (errno));
+    paddock_test_bail ("mkdir %s: %s", dir, g_strerror (errno));
   write_file (path, contents->str, contents->len);
 }
 
@@ -91,9 +91,9 @@ edit_upper (const char *upper)
 
           write_under (upper, moved, contents);
           if (g_mkdir_with_parents (dir, 0755) != 0)
-            bail ("mkdir %s: %s", dir, g_strerror (errno));
+            paddock_test_bail ("mkdir %s: %s", dir, g_strerror (errno));
           if (mknod (path, S_IFCHR | 0000, makedev (0, 0)) != 0)
-            bail ("mknod %s (a whiteout; run as root): %s", path, g_strerror (errno));
+            paddock_test_bail ("mknod %s (a whiteout; run as root): %s", path, g_strerror (errno));
         }
       else
         write_under (upper, rel, contents);
@@ -116,7 +116,7 @@ restore_workspace (const char *workspace)
           g_autofree char *path = g_build_filename (workspace, moved, NULL);
 
           if (g_unlink (path) != 0)
-            bail ("the apply did not create %s: %s", path, g_strerror (errno));
+            paddock_test_bail ("the apply did not create %s: %s", path, g_strerror (errno));
         }
       file_contents (pin_change_index (k), contents);
       write_under (workspace, rel, contents);
@@ -152,7 +152,7 @@ run_side (const char *root,
   g_usleep (30 * 1000);  /* the workspace's files age past the clock tick */
   stage = paddock_stage_new (stage_dir, workspace, PADDOCK_STAGE_KIND_OVERLAY);
   if (!paddock_stage_prepare (stage, NULL, &error))
-    bail ("prepare: %s", error->message);
+    paddock_test_bail ("prepare: %s", error->message);
   paddock_stage_record_baseline_in_thread (stage, BASELINE_NEVER_MS);
   edit_upper (upper);
   g_usleep (30 * 1000);
@@ -163,14 +163,14 @@ run_side (const char *root,
     {
       token = paddock_stage_review_pinned (stage, NULL, &error);
       if (token == NULL)
-        bail ("review (pinned): %s", error->message);
+        paddock_test_bail ("review (pinned): %s", error->message);
       rows = paddock_review_get_changes (paddock_review_token_get_review (token))->len;
     }
   else
     {
       review = paddock_stage_review (stage, NULL, &error);
       if (review == NULL)
-        bail ("review: %s", error->message);
+        paddock_test_bail ("review: %s", error->message);
       rows = paddock_review_get_changes (review)->len;
     }
   push (&side->review_ms, (g_get_monotonic_time () - start) / 1e3);
@@ -190,7 +190,7 @@ run_side (const char *root,
   if (pinned ? !paddock_stage_apply_reviewed (stage, paddock_review_token_get_id (token), none, none, NULL,
                                               "bench", &result, NULL, &error)
              : !paddock_stage_apply (stage, none, none, "bench", &result, NULL, &error))
-    bail ("apply%s: %s", pinned ? " (pinned)" : "", error->message);
+    paddock_test_bail ("apply%s: %s", pinned ? " (pinned)" : "", error->message);
   push (&side->apply_ms, (g_get_monotonic_time () - start) / 1e3);
   push (&side->apply_cpu, cpu_ms () - cpu);
   check (result->applied->len == PIN_CHANGED + PIN_RENAMED, "the apply did not apply every change");
@@ -235,7 +235,7 @@ main (int    argc,
 
   root = g_dir_make_tmp ("paddock-bench-pin-cost-XXXXXX", &error);
   if (root == NULL)
-    bail ("%s", error->message);
+    paddock_test_bail ("%s", error->message);
   w_plain = g_build_filename (root, "w-plain", NULL);
   w_pinned = g_build_filename (root, "w-pinned", NULL);
   generate_tree (w_plain, PIN_FILES);
