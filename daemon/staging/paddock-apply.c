@@ -239,6 +239,22 @@ stage_one (Batch   *b,
                   op->ino = op->link_of->ino;
                   op->new_sha = g_strdup (op->link_of->new_sha);
                   op->new_sha_extents = op->link_of->new_sha_extents;
+                  /* The link lands the first name's bytes (checked against
+                   * its own pin) under this name too: they must be this
+                   * name's pinned bytes as well. The agent may have linked
+                   * the two names only after a review that showed them
+                   * with different content. */
+                  if (op->item->pinned)
+                    {
+                      g_autoptr(GError) read_error = NULL;
+                      paddock_autofd int linked = openat (pfd, op->temp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                      int matches = linked >= 0 ? fd_matches_pin (op->item, linked, &read_error) : -1;
+
+                      if (matches < 0)
+                        return set_errno_error (error, EIO, "Could not read back", op->path);
+                      if (matches == 0)
+                        note_stale (b, op->path);
+                    }
                   return TRUE;
                 }
               /* EXDEV (the two folders are on different mounts), EMLINK:

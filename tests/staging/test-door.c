@@ -746,6 +746,41 @@ test_pin_exact_bytes (Fixture       *f,
   }
 }
 
+/* Two names the review showed with different content, hard-linked by
+ * the agent after it (the second now the first's inode): the apply would
+ * land the first's bytes under the second name through one link, which
+ * is not what was reviewed there. Refused, naming the second. */
+static void
+test_pin_linked_after_review (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReviewToken) token = NULL;
+  g_autoptr(PaddockApplyResult) result = NULL;
+  g_autofree char *first = g_build_filename (f->upper, "a.sh", NULL);
+  g_autofree char *second = g_build_filename (f->upper, "b.sh", NULL);
+  const char *const none[] = { NULL };
+
+  stage = start_stage (f);
+  put (f->upper, "a.sh", "echo reviewed as a\n");
+  put (f->upper, "b.sh", "echo reviewed as b\n");
+  token = paddock_stage_review_pinned (stage, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_review_token_get_n_pins (token), ==, 2);
+
+  g_assert_cmpint (unlink (second), ==, 0);
+  g_assert_cmpint (link (first, second), ==, 0);
+  g_assert_false (paddock_stage_apply_reviewed (stage, paddock_review_token_get_id (token), none, none,
+                                                NULL, "test", &result, NULL, &error));
+  g_assert_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_STALE);
+  if (strstr (error->message, "b.sh") == NULL)
+    g_error ("the second name is not named: %s", error->message);
+  g_assert_false (exists (f->w, "a.sh"));
+  g_assert_false (exists (f->w, "b.sh"));
+  assert_no_leftovers (f->w);
+}
+
 /* A file too large for the review to keep (over
  * PADDOCK_REVIEW_MAX_BLOB_SIZE) is pinned by the SHA-256 of the stage's
  * content instead: one byte rewritten in its middle is refused. */
@@ -871,6 +906,7 @@ main (int    argc,
   ADD ("/staging/pin/rewritten", test_pin_rewritten);
   ADD ("/staging/pin/other-changes", test_pin_other_changes);
   ADD ("/staging/pin/exact-bytes", test_pin_exact_bytes);
+  ADD ("/staging/pin/linked-after-review", test_pin_linked_after_review);
   ADD ("/staging/pin/large-file", test_pin_large_file);
   ADD ("/staging/pin/token-bounds", test_token_bounds);
   ADD ("/staging/pin/only-reviewed-rows", test_token_only_reviewed_rows);
