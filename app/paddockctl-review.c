@@ -583,9 +583,9 @@ paddockctl_apply (Paddockctl  *ctl,
       (void) g_variant_lookup (review, "pinned", "u", &pinned);
       fresh_token = g_strdup (token);
       /* One line, on stderr so that --json keeps one document on stdout. */
-      paddockctl_warn (ngettext ("Pinned %u path by SHA-256 at a fresh review (token %s); content the agent "
+      paddockctl_warn (ngettext ("Pinned %u path to the bytes of a fresh review (token %s); content the agent "
                                  "changes before the batch is written is refused",
-                                 "Pinned %u paths by SHA-256 at a fresh review (token %s); content the agent "
+                                 "Pinned %u paths to the bytes of a fresh review (token %s); content the agent "
                                  "changes before the batch is written is refused",
                                  pinned),
                        pinned, fresh_token);

@@ -246,76 +246,23 @@ paddock_ports_impl_check_lease_call (PaddockPortsImpl      *self,
   return TRUE;
 }
 
-static gboolean
-paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
-                                 GDBusMethodInvocation *invocation,
-                                 GUnixFDList           *in_fd_list,
-                                 const char            *name,
-                                 guint16                preferred_port,
-                                 GVariant              *options)
+/* A Lease or LeaseMany waiting for the registry's durable write. */
+typedef struct
 {
-  PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (ports);
-  const char *sender = g_dbus_method_invocation_get_sender (invocation);
-  const char *session = NULL;
-  g_autoptr(PaddockLease) lease = NULL;
-  g_autoptr(GUnixFDList) fd_list = NULL;
-  g_autoptr(GVariant) description = NULL;
-  g_autoptr(GError) error = NULL;
-  int handle;
+  PaddockPortsImpl      *self;
+  GDBusMethodInvocation *invocation;
+  gboolean               many;
+} LeaseCall;
 
-  if (!paddock_ports_impl_check_lease_call (self, invocation, name, options, &session))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-
-  /* A lease that cannot be journalled is not handed out: said up front,
-   * naming the full filesystem, rather than as the journal's write error. */
-  if (!paddock_state_space_check_writable (&error))
-    {
-      g_dbus_method_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  /* Method calls and NameOwnerChanged arrive in bus order on this one main
-   * context, so a client that disconnects right after this call is released
-   * by name_owner_changed_cb after this lease exists: no lease is orphaned. */
-  lease = paddock_registry_lease (self->registry,
-                                  session != NULL ? NULL : sender,
-                                  session, name, preferred_port, &error);
-  if (lease == NULL)
-    {
-      g_debug ("Lease “%s” (port %u) for %s refused: %s",
-               name, preferred_port, sender, error->message);
-      paddock_ports_impl_return_error (invocation, g_steal_pointer (&error));
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  fd_list = g_unix_fd_list_new ();
-  handle = g_unix_fd_list_append (fd_list, paddock_lease_get_fd (lease), &error);
-  if (handle < 0)
-    {
-      /* Could not dup the socket (fd limit): do not keep a lease the caller
-       * never learnt about. */
-      paddock_registry_release (self->registry, paddock_lease_get_port (lease), NULL, NULL);
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                             "Could not pass the leased socket: %s",
-                                             error->message);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  g_debug ("Leased port %u “%s” to %s", paddock_lease_get_port (lease),
-           paddock_lease_get_name (lease), paddock_lease_get_owner (lease));
-
-  paddock_ports_impl_learn_owner (self, paddock_lease_get_owner (lease));
-  description = g_variant_ref_sink (paddock_ports_impl_describe (self, lease));
-  paddock_ipc_ports1_complete_lease (ports, invocation, fd_list, description,
-                                     g_variant_new_handle (handle));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+static void
+lease_call_free (LeaseCall *call)
+{
+  g_object_unref (call->self);
+  g_object_unref (call->invocation);
+  g_free (call);
 }
 
-/* At most this many in one LeaseMany: the message bus's default limit of
- * descriptors in one message (max_message_unix_fds) is 16, and a bus
- * disconnects a sender that exceeds it, which would cut the daemon off the
- * bus. A client needing more calls again. */
-#define LEASE_MANY_MAX 16
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LeaseCall, lease_call_free)
 
 static void
 paddock_ports_impl_release_all (PaddockPortsImpl *self,
@@ -326,6 +273,134 @@ paddock_ports_impl_release_all (PaddockPortsImpl *self,
                               paddock_lease_get_port (g_ptr_array_index (leases, i)), NULL, NULL);
 }
 
+/* The leases are durable and listed: pass their sockets, or, if even one
+ * cannot be passed (fd limit), keep none the caller never learnt about. */
+static void
+paddock_ports_impl_lease_cb (GObject      *source,
+                             GAsyncResult *result,
+                             gpointer      user_data)
+{
+  g_autoptr(LeaseCall) call = user_data;
+  PaddockPortsImpl *self = call->self;
+  GDBusMethodInvocation *invocation = call->invocation;
+  g_autoptr(GPtrArray) leases = NULL;
+  g_autoptr(GUnixFDList) fd_list = g_unix_fd_list_new ();
+  g_autoptr(GError) error = NULL;
+  GVariantBuilder descriptions;
+  GVariantBuilder handles;
+  int handle = -1;
+
+  leases = paddock_registry_lease_finish (PADDOCK_REGISTRY (source), result, &error);
+  if (leases == NULL)
+    {
+      g_debug ("Lease for %s refused: %s",
+               g_dbus_method_invocation_get_sender (invocation), error->message);
+      paddock_ports_impl_return_error (invocation, g_steal_pointer (&error));
+      return;
+    }
+
+  g_variant_builder_init (&descriptions, G_VARIANT_TYPE ("aa{sv}"));
+  g_variant_builder_init (&handles, G_VARIANT_TYPE ("ah"));
+  for (guint i = 0; i < leases->len; i++)
+    {
+      PaddockLease *lease = g_ptr_array_index (leases, i);
+
+      handle = g_unix_fd_list_append (fd_list, paddock_lease_get_fd (lease), &error);
+      if (handle < 0)
+        {
+          g_variant_builder_clear (&descriptions);
+          g_variant_builder_clear (&handles);
+          paddock_ports_impl_release_all (self, leases);
+          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                                 "Could not pass the leased socket: %s",
+                                                 error->message);
+          return;
+        }
+      g_variant_builder_add_value (&descriptions, paddock_ports_impl_describe (self, lease));
+      g_variant_builder_add (&handles, "h", handle);
+    }
+
+  g_debug ("Leased %u port(s) from %u “%s” to %s", leases->len,
+           paddock_lease_get_port (g_ptr_array_index (leases, 0)),
+           paddock_lease_get_name (g_ptr_array_index (leases, 0)),
+           paddock_lease_get_owner (g_ptr_array_index (leases, 0)));
+  paddock_ports_impl_learn_owner (self, paddock_lease_get_owner (g_ptr_array_index (leases, 0)));
+
+  if (call->many)
+    paddock_ipc_ports1_complete_lease_many (PADDOCK_IPC_PORTS1 (self), invocation, fd_list,
+                                            g_variant_builder_end (&descriptions),
+                                            g_variant_builder_end (&handles));
+  else
+    {
+      g_autoptr(GVariant) all = g_variant_ref_sink (g_variant_builder_end (&descriptions));
+      g_autoptr(GVariant) description = g_variant_get_child_value (all, 0);
+
+      g_variant_builder_clear (&handles);
+      paddock_ipc_ports1_complete_lease (PADDOCK_IPC_PORTS1 (self), invocation, fd_list,
+                                         description, g_variant_new_handle (handle));
+    }
+}
+
+/* Lease and LeaseMany, once their arguments are checked: the registry
+ * takes the ports now and answers once they are durable, so calls that
+ * arrive while one fdatasync runs share the next one (group commit). */
+static void
+paddock_ports_impl_start_lease (PaddockPortsImpl      *self,
+                                GDBusMethodInvocation *invocation,
+                                const char            *session,
+                                const char            *name,
+                                guint16                preferred_port,
+                                guint                  count,
+                                gboolean               many)
+{
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  g_autoptr(GError) error = NULL;
+  LeaseCall *call;
+
+  /* A lease that cannot be journalled is not handed out: said up front,
+   * naming the full filesystem, rather than as the journal's write error. */
+  if (!paddock_state_space_check_writable (&error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return;
+    }
+
+  /* Method calls and NameOwnerChanged arrive in bus order on this one main
+   * context, so a client that disconnects right after this call is released
+   * by name_owner_changed_cb after its ports are taken: the registry then
+   * releases them again once they are durable (or refuses them): no lease
+   * is orphaned. */
+  call = g_new0 (LeaseCall, 1);
+  call->self = g_object_ref (self);
+  call->invocation = g_object_ref (invocation);
+  call->many = many;
+  paddock_registry_lease_async (self->registry, session != NULL ? NULL : sender, session,
+                                name, preferred_port, count, self->cancellable,
+                                paddock_ports_impl_lease_cb, call);
+}
+
+static gboolean
+paddock_ports_impl_handle_lease (PaddockIpcPorts1      *ports,
+                                 GDBusMethodInvocation *invocation,
+                                 GUnixFDList           *in_fd_list,
+                                 const char            *name,
+                                 guint16                preferred_port,
+                                 GVariant              *options)
+{
+  PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (ports);
+  const char *session = NULL;
+
+  if (paddock_ports_impl_check_lease_call (self, invocation, name, options, &session))
+    paddock_ports_impl_start_lease (self, invocation, session, name, preferred_port, 1, FALSE);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* At most this many in one LeaseMany: the message bus's default limit of
+ * descriptors in one message (max_message_unix_fds) is 16, and a bus
+ * disconnects a sender that exceeds it, which would cut the daemon off the
+ * bus. A client needing more calls again. */
+#define LEASE_MANY_MAX 16
+
 static gboolean
 paddock_ports_impl_handle_lease_many (PaddockIpcPorts1      *ports,
                                       GDBusMethodInvocation *invocation,
@@ -335,13 +410,7 @@ paddock_ports_impl_handle_lease_many (PaddockIpcPorts1      *ports,
                                       GVariant              *options)
 {
   PaddockPortsImpl *self = PADDOCK_PORTS_IMPL (ports);
-  const char *sender = g_dbus_method_invocation_get_sender (invocation);
   const char *session = NULL;
-  g_autoptr(GPtrArray) leases = NULL;
-  g_autoptr(GUnixFDList) fd_list = NULL;
-  g_autoptr(GError) error = NULL;
-  GVariantBuilder descriptions;
-  GVariantBuilder handles;
 
   if (!paddock_ports_impl_check_lease_call (self, invocation, name, options, &session))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -353,64 +422,9 @@ paddock_ports_impl_handle_lease_many (PaddockIpcPorts1      *ports,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  /* A session's leases go with one durable write; a client's one by one
-   * (the registry saves an owner's lease as it takes it), undone together
-   * if any fails: all or nothing either way. */
-  if (session != NULL)
-    leases = paddock_registry_lease_several (self->registry, session, name, count, &error);
-  else
-    {
-      leases = g_ptr_array_new_with_free_func (g_object_unref);
-      while (leases->len < count)
-        {
-          PaddockLease *lease = paddock_registry_lease (self->registry, sender, NULL, name, 0, &error);
-
-          if (lease == NULL)
-            {
-              paddock_ports_impl_release_all (self, leases);
-              g_clear_pointer (&leases, g_ptr_array_unref);
-              break;
-            }
-          g_ptr_array_add (leases, lease);
-        }
-    }
-  if (leases == NULL)
-    {
-      g_debug ("LeaseMany “%s” (%u) for %s refused: %s", name, count, sender, error->message);
-      paddock_ports_impl_return_error (invocation, g_steal_pointer (&error));
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  fd_list = g_unix_fd_list_new ();
-  g_variant_builder_init (&descriptions, G_VARIANT_TYPE ("aa{sv}"));
-  g_variant_builder_init (&handles, G_VARIANT_TYPE ("ah"));
-  for (guint i = 0; i < leases->len; i++)
-    {
-      PaddockLease *lease = g_ptr_array_index (leases, i);
-      int handle = g_unix_fd_list_append (fd_list, paddock_lease_get_fd (lease), &error);
-
-      if (handle < 0)
-        {
-          /* Could not dup a socket (fd limit): keep no lease the caller
-           * never learnt about. */
-          g_variant_builder_clear (&descriptions);
-          g_variant_builder_clear (&handles);
-          paddock_ports_impl_release_all (self, leases);
-          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                                 "Could not pass the leased sockets: %s",
-                                                 error->message);
-          return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-      g_variant_builder_add_value (&descriptions, paddock_ports_impl_describe (self, lease));
-      g_variant_builder_add (&handles, "h", handle);
-    }
-
-  g_debug ("Leased %u ports “%s” to %s", leases->len, name,
-           paddock_lease_get_owner (g_ptr_array_index (leases, 0)));
-  paddock_ports_impl_learn_owner (self, paddock_lease_get_owner (g_ptr_array_index (leases, 0)));
-  paddock_ipc_ports1_complete_lease_many (ports, invocation, fd_list,
-                                          g_variant_builder_end (&descriptions),
-                                          g_variant_builder_end (&handles));
+  /* All or nothing, with one durable write for all of them (and for
+   * whatever other leases share the batch). */
+  paddock_ports_impl_start_lease (self, invocation, session, name, 0, count, TRUE);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -178,13 +178,7 @@ char                 **_paddock_session_network_add_port_environment   (GPtrArra
 char                 **_paddock_session_network_add_listen_environment (GPtrArray   *leases,
                                                                         char       **env,
                                                                         const char  *pid);
-/* Async-signal-safe, for the forked child of paddock_session_impl_start(). */
-gboolean               _paddock_session_network_child_take_listen_fds  (const int   *fds,
-                                                                        guint        n,
-                                                                        int         *high);
-gboolean               _paddock_session_network_child_place_listen_fds (const int   *high,
-                                                                        guint        n,
-                                                                        int          first);
+/* Async-signal-safe. */
 void                   _paddock_session_network_child_format_pid       (char        *out,
                                                                         pid_t        value);
 PaddockDomainRules    *_paddock_session_network_build_rules     (const char            *mode,

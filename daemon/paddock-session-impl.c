@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #include "paddock-dbus-checks.h"
-#include "paddock-sandbox-link.h"
 #include "paddock-sandbox-pidns.h"
 #include "paddock-sandbox-program.h"
 #include "paddock-sandbox-protocol.h"
@@ -44,6 +43,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
+#include "paddock-executor.h"
 #include "paddock-keeper-client.h"
 #include "paddock-lease.h"
 #include "paddock-net-modes.h"
@@ -58,9 +58,6 @@
 #include "paddock-terminal.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
-#if PADDOCK_ENABLE_LINUX
-#include "paddock-seccomp.h"
-#endif
 
 /* Bounds on what one client can make the daemon hold or do. */
 #define READ_OUTPUT_MAX         (1024 * 1024)
@@ -90,12 +87,12 @@ struct _PaddockSessionImpl
   /* host: the agent, leader of its own session. safe: paddock-sandbox,
    * the supervisor outside the sandbox whose pid 1 runs the agent. */
   pid_t                       pid;
-  guint                       child_watch;
+  /* Where and how its processes run (daemon/executor/), from start(). */
+  PaddockExecutor            *executor;
   /* host: the agent's keeper, and each host command's (until each is
    * reaped): every descendant of theirs is the session's, setsid()ed or
    * double-forked (daemon/keeper/). */
-  PaddockKeeperClient        *keeper;
-  GPtrArray                  *command_keepers;
+  PaddockKeeperClient        *keeper;            /* the executor's */
   /* A restored host session: the agent's keeper an earlier daemon left
    * running (pinned by a pidfd), whose descendants are its leftovers. */
   pid_t                       leftover_keeper;
@@ -114,7 +111,6 @@ struct _PaddockSessionImpl
   gboolean                    resources_requested;
   char                       *resources_reason;
   int                         cgroup_procs_fd;
-  PaddockSandboxLink         *link;                 /* sandbox: its control socket, from start() */
 
   PaddockSessionReadyFunc     ready_func;
   gboolean                    looking;              /* at the boundary, in a thread, after "started" */
@@ -146,9 +142,6 @@ struct _PaddockSessionImpl
   /* Exec'd commands, their host pids, the calls waiting for them to
    * start and their callers (paddock-session-commands.c). */
   PaddockSessionCommands     *commands;
-  /* Each sandboxed command's own event channel (CommandChannel), by id,
-   * until its last event or its end: see paddock_session_impl_open_channel. */
-  GHashTable                 *command_channels;
 
   /* Where the agent's writes go (NULL: the host profile writes to the
    * workspace itself). */
@@ -452,33 +445,20 @@ static GArray *list_session_members (PaddockSessionImpl *self,
                                      pid_t               watched_sid,
                                      gboolean           *out_watched_seen);
 
-/* The pids of the session's keepers that run: unreaped children of ours. */
+/* The pids of the session's keepers that run: its executor's (unreaped
+ * children of ours), and one an earlier daemon left. */
 static GArray *
 keeper_pids (PaddockSessionImpl *self)
 {
-  GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
+  GArray *pids = self->executor != NULL ? paddock_executor_helper_pids (self->executor)
+                                        : g_array_new (FALSE, FALSE, sizeof (pid_t));
 
-  if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
-    {
-      pid_t pid = paddock_keeper_client_get_keeper_pid (self->keeper);
-      g_array_append_val (pids, pid);
-    }
   /* Not ours to reap, so only while its pidfd says it runs (a keeper
    * exits once its tree is empty: one gone meanwhile has no descendant
    * left for a stranger with its pid to be mistaken for). */
   if (self->leftover_keeper > 0 &&
       poll (&(struct pollfd) { .fd = self->leftover_keeper_pidfd, .events = POLLIN }, 1, 0) == 0)
     g_array_append_val (pids, self->leftover_keeper);
-  for (guint i = 0; self->command_keepers != NULL && i < self->command_keepers->len; i++)
-    {
-      PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
-
-      if (paddock_keeper_client_is_running (keeper))
-        {
-          pid_t pid = paddock_keeper_client_get_keeper_pid (keeper);
-          g_array_append_val (pids, pid);
-        }
-    }
   return pids;
 }
 
@@ -496,10 +476,8 @@ keepers_running (PaddockSessionImpl *self)
 static void
 kill_keepers (PaddockSessionImpl *self)
 {
-  if (self->keeper != NULL)
-    paddock_keeper_client_signal (self->keeper, SIGKILL);
-  for (guint i = 0; self->command_keepers != NULL && i < self->command_keepers->len; i++)
-    paddock_keeper_client_signal (g_ptr_array_index (self->command_keepers, i), SIGKILL);
+  if (self->executor != NULL)
+    paddock_executor_kill_helpers (self->executor);
 }
 
 /* Whether the agent's process session (the host profile's: sid = the
@@ -801,87 +779,6 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Spawning (host profile)                                                   */
 
-/* What the child that becomes paddock-sandbox needs, all prepared before
- * the clone: it only reads this. (A host agent is started by its keeper:
- * paddock-keeper-client.c.) */
-typedef struct
-{
-  const char  *program;
-  char       **argv;
-  char       **envp;
-  const char  *workspace;
-  int          pty;
-  const int   *listen_fds;
-  guint        n_listen_fds;
-  int          control;            /* sandbox: the control channel */
-  int          seccomp_fd;         /* sandbox: the filter, or -1 */
-} AgentChild;
-
-/* The child that execs paddock-sandbox: the terminal at 0-2 and
- * FD_PTY, the control channel at FD_CONTROL, the leased sockets from
- * FD_FIRST_LISTEN on and the seccomp filter after them, nothing else
- * (paddock-sandbox-protocol.h). Async-signal-safe calls only: it runs either in a
- * fork() of the daemon or sharing its memory (paddock-clone-vm.c). */
-static int
-sandbox_child_main (void *data)
-{
-  const AgentChild *c = data;
-  int listen_high[PADDOCK_SESSION_MAX_PORTS];  /* as the parent's listen_fds */
-  int pty_high;
-  int control_high;
-  int seccomp_high;
-
-  if (!_paddock_session_network_child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
-    _exit (126);
-
-  /* Gone with us even before the sandbox takes over (and after:
-   * --die-with-parent). Its own stdio is the terminal, so its one line of
-   * failure is what the user sees. */
-  pty_high = fcntl (c->pty, F_DUPFD, 10);
-  control_high = fcntl (c->control, F_DUPFD, 10);
-  /* Above 64 like the leased sockets, clear of the fds they go to. */
-  seccomp_high = c->seccomp_fd >= 0 ? fcntl (c->seccomp_fd, F_DUPFD, 64) : -1;
-
-  prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
-      dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
-      dup2 (pty_high, PADDOCK_SANDBOX_FD_PTY) < 0 || dup2 (control_high, PADDOCK_SANDBOX_FD_CONTROL) < 0 ||
-      !_paddock_session_network_child_place_listen_fds (listen_high, c->n_listen_fds,
-                                                        PADDOCK_SANDBOX_FD_FIRST_LISTEN) ||
-      (c->seccomp_fd >= 0 &&
-       (seccomp_high < 0 || dup2 (seccomp_high, paddock_sandbox_fd_seccomp (c->n_listen_fds)) < 0)))
-    _exit (126);
-  syscall (SYS_close_range, (unsigned int) paddock_sandbox_fd_seccomp (c->n_listen_fds) + (c->seccomp_fd >= 0 ? 1U : 0U),
-           ~0U, 0U);
-
-  if (chdir (c->workspace) < 0)
-    _exit (126);
-  execve (c->program, c->argv, c->envp);
-  _exit (127);
-}
-
-static char *
-find_in_path (const char *program,
-              const char *path)
-{
-  g_auto(GStrv) dirs = NULL;
-
-  if (strchr (program, '/') != NULL)
-    return g_file_test (program, G_FILE_TEST_IS_EXECUTABLE) ? g_strdup (program) : NULL;
-
-  dirs = g_strsplit (path, ":", -1);
-  for (guint i = 0; dirs[i] != NULL; i++)
-    {
-      g_autofree char *candidate = g_build_filename (dirs[i][0] != '\0' ? dirs[i] : ".", program, NULL);
-
-      if (g_file_test (candidate, G_FILE_TEST_IS_EXECUTABLE) &&
-          !g_file_test (candidate, G_FILE_TEST_IS_DIR))
-        return g_steal_pointer (&candidate);
-    }
-
-  return NULL;
-}
-
 /* The agent's environment is an allowlist: nothing else of the daemon's
  * environment (API keys, the bus address, DISPLAY…) reaches it. What the
  * creator passed explicitly comes last and wins. */
@@ -978,8 +875,6 @@ paddock_session_impl_steal_pending_exec (PaddockSessionImpl *self,
   (void) paddock_session_commands_steal_pending (self->commands, id);
 }
 
-static PaddockSandboxLink *paddock_session_impl_get_link (PaddockSessionImpl  *self,
-                                                          GError             **error);
 static void     paddock_session_impl_answer_started (PaddockSessionImpl    *self,
                                                      GDBusMethodInvocation *invocation,
                                                      PaddockCommandImpl    *command);
@@ -989,10 +884,8 @@ static void
 paddock_session_impl_kill_in_sandbox (PaddockSessionImpl *self,
                                       guint32             id)
 {
-  PaddockSandboxLink *link = paddock_session_impl_get_link (self, NULL);
-
-  if (link != NULL)
-    (void) paddock_sandbox_link_kill (link, id, SIGKILL, NULL);
+  if (self->executor != NULL)
+    (void) paddock_executor_signal_command (self->executor, id, SIGKILL, NULL);
 }
 
 /* A sandboxed command is exported only once it runs (see
@@ -1144,169 +1037,6 @@ paddock_session_impl_command_event (PaddockSessionImpl *self,
     }
 }
 
-/* A command's own event channel: the daemon's end of a SOCK_SEQPACKET
- * pair whose other end went to the sandbox with the spawn ("direct", see
- * docs/sandbox-protocol.md, "Direct events"). The command's supervisor
- * writes its "spawned" and "command-exited" there itself, so neither
- * waits for a wakeup of pid 1.
- * The supervisor runs inside the session's boundary: what comes on this
- * channel is read as about this command only (the "id" inside is
- * replaced by ours), "spawned" once and then only the end, after which
- * the channel is dropped; anything else ends the command as if its
- * supervisor had died (so at most three messages are read per command);
- * so a supervisor that lies can only lie about its own command, as it
- * could already through pid 1. A channel that
- * closes before the end stays (closed) until pid 1 says
- * "supervisor-gone" or the sandbox ends: either answers the command. */
-typedef struct {
-  PaddockSessionImpl *self;   /* not a reference: the session drops its channels in dispose */
-  guint32 id;
-  int fd;                     /* -1 once the supervisor's end closed */
-  guint source;
-  gboolean spawned;
-} CommandChannel;
-
-static void
-command_channel_free (CommandChannel *channel)
-{
-  g_clear_handle_id (&channel->source, g_source_remove);
-  paddock_close_fd (&channel->fd);
-  g_free (channel);
-}
-
-/* Answers CHANNEL's command without its supervisor, which ended or broke
- * the channel's rules before the command's last event: as pid 1 answers
- * for a relayed command, it did not start, or it ended with status 255.
- * Frees CHANNEL. */
-static void
-paddock_session_impl_answer_lost_command (PaddockSessionImpl *self,
-                                          CommandChannel     *channel)
-{
-  g_autoptr(JsonObject) event = json_object_new ();
-  guint32 id = channel->id;
-  int no_fd = -1;
-
-  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ID, id);
-  if (!channel->spawned)
-    {
-      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED);
-      json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, EIO);
-      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, "the command's supervisor ended before it started the command");
-    }
-  else
-    {
-      json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED);
-      json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_STATUS, PADDOCK_SANDBOX_STATUS_SUPERVISOR_GONE);
-    }
-  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
-  paddock_session_impl_command_event (self, event, &no_fd);
-}
-
-/* Handles what waits on CHANNEL. FALSE once CHANNEL is gone (freed: the
- * command's last event came, or the channel broke its rules) or closed;
- * TRUE while it stays open. */
-static gboolean
-paddock_session_impl_drain_channel (PaddockSessionImpl *self,
-                                    CommandChannel     *channel)
-{
-  while (channel->fd >= 0)
-    {
-      g_autoptr(JsonParser) parser = json_parser_new ();
-      char message[4096];
-      JsonObject *object;
-      const char *name;
-      int no_fd = -1;
-      /* No event of a direct command carries a descriptor. */
-      gssize n = paddock_sandbox_recv_event (channel->fd, message, sizeof message, NULL);
-
-      if (n < 0 && errno == EAGAIN)
-        return TRUE;
-      if (n < 0 && paddock_sandbox_event_was_dropped (errno))
-        {
-          /* Larger than any event, or with a descriptor: not one of this
-           * channel's, so its supervisor broke the rules (below). */
-          g_message ("Session %s: dropped a message of command %u's supervisor (%s)",
-                     paddock_session_impl_get_id (self), channel->id, g_strerror (errno));
-          paddock_session_impl_answer_lost_command (self, channel);
-          return FALSE;
-        }
-      if (n <= 0)
-        {
-          /* Its end (our peers never send an empty message) before the
-           * command's: pid 1 or the sandbox's end will say why. */
-          g_clear_handle_id (&channel->source, g_source_remove);
-          paddock_close_fd (&channel->fd);
-          return FALSE;
-        }
-
-      if (!json_parser_load_from_data (parser, message, n, NULL) ||
-          !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        {
-          paddock_session_impl_answer_lost_command (self, channel);
-          return FALSE;
-        }
-      object = json_node_get_object (json_parser_get_root (parser));
-      name = json_object_get_string_member_with_default (object, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
-      /* This command's events, whatever the id inside says. */
-      json_object_set_int_member (object, PADDOCK_SANDBOX_EVENT_KEY_ID, channel->id);
-      if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED) && !channel->spawned)
-        {
-          channel->spawned = TRUE;
-          paddock_session_impl_command_event (self, object, &no_fd);
-          continue;
-        }
-      if ((g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED) && !channel->spawned) ||
-          (g_str_equal (name, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED) && channel->spawned))
-        {
-          paddock_session_impl_command_event (self, object, &no_fd);
-          g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (channel->id));
-          return FALSE;
-        }
-      /* Anything else is not an event of this channel. Its supervisor
-       * writes at most two, so more is a supervisor taken over from
-       * inside the session: reading on would let it hold the daemon's
-       * main loop here for as long as it writes. Its command is
-       * answered as if it had died, and the channel is dropped. */
-      paddock_session_impl_answer_lost_command (self, channel);
-      return FALSE;
-    }
-  return FALSE;
-}
-
-static gboolean
-paddock_session_impl_channel_cb (int          fd,
-                                 GIOCondition condition,
-                                 gpointer     user_data)
-{
-  CommandChannel *channel = user_data;
-
-  if (paddock_session_impl_drain_channel (channel->self, channel))
-    return G_SOURCE_CONTINUE;
-  /* Gone or closed: its source was destroyed already (allowed from its
-   * own dispatch); REMOVE says the same. */
-  return G_SOURCE_REMOVE;
-}
-
-/* pid 1's "supervisor-gone": the command's supervisor ended (killed from
- * inside the session, say) before it gave the command's last event.
- * Everything it wrote before is read first, then the command is answered
- * as pid 1 answers for a relayed command: it did not start, or it ended
- * with status 255. */
-static void
-paddock_session_impl_supervisor_gone (PaddockSessionImpl *self,
-                                      guint32             id)
-{
-  CommandChannel *channel = g_hash_table_lookup (self->command_channels, GUINT_TO_POINTER (id));
-
-  if (channel == NULL)
-    return;
-  paddock_session_impl_drain_channel (self, channel);
-  channel = g_hash_table_lookup (self->command_channels, GUINT_TO_POINTER (id));
-  if (channel == NULL)
-    return;   /* its last event was there after all (or it broke the rules) */
-  paddock_session_impl_answer_lost_command (self, channel);
-}
-
 /* No "spawned" in time (paddock-session-commands.c's spawn deadline): the
  * command's supervisor was stopped (or the whole sandbox is). The Exec
  * gets its one answer now, the command's object and channel go, and
@@ -1325,7 +1055,7 @@ paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
 
   paddock_session_impl_kill_in_sandbox (self, id);
   /* What its supervisor says after this is about a command already answered. */
-  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
+  paddock_executor_forget_command (self->executor, id);
 
   message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
                              "(a process in the session may have stopped it); the sandbox is asked to kill the command",
@@ -1338,94 +1068,17 @@ paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
   paddock_session_impl_command_event (self, event, &no_fd);
 }
 
-/* A new channel for command ID: *OUT_REMOTE (CLOEXEC) goes to the
- * sandbox with the spawn; ours is watched until the command's last
- * event. FALSE with errno if no pair could be made. */
-static gboolean
-paddock_session_impl_open_channel (PaddockSessionImpl *self,
-                                   guint32             id,
-                                   int                *out_remote)
-{
-  CommandChannel *channel;
-  int pair[2];
-
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) != 0)
-    return FALSE;
-  channel = g_new0 (CommandChannel, 1);
-  channel->self = self;
-  channel->id = id;
-  channel->fd = pair[0];
-  channel->source = g_unix_fd_add (channel->fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
-                                   paddock_session_impl_channel_cb, channel);
-  g_hash_table_replace (self->command_channels, GUINT_TO_POINTER (id), channel);
-  *out_remote = pair[1];
-  return TRUE;
-}
-
-/* The agent's environment inside the sandbox: the same allowlist, with the
- * sandbox's own HOME and a PATH of folders that exist in its view. */
+/* The environment of the session's agent and commands: the allowlist, as
+ * the executor's view needs it, and where the proxy is. */
 static GStrv
-build_sandbox_environment (PaddockSessionImpl *self)
+build_agent_environment (PaddockSessionImpl *self)
 {
   g_auto(GStrv) env = build_environment (self);
 
-  env = g_environ_setenv (g_steal_pointer (&env), "HOME", PADDOCK_SANDBOX_HOME, TRUE);
-  if (!g_hash_table_contains (self->config.env, "PATH"))
-    env = g_environ_setenv (g_steal_pointer (&env), "PATH",
-                            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
+  if (self->executor != NULL)
+    env = paddock_executor_adapt_environment (self->executor, g_steal_pointer (&env), self->config.env);
   env = _paddock_session_network_add_environment (self->network, g_steal_pointer (&env));
   return g_steal_pointer (&env);
-}
-
-static guint64
-paddock_session_pids_max (const PaddockSessionConfig *config)
-{
-  return config->pids_max != 0 ? config->pids_max : PADDOCK_SESSION_PIDS_MAX_DEFAULT;
-}
-
-/* In whole pages: the kernel rounds memory.max down to them, and the
- * value must read back as written. */
-static guint64
-paddock_session_memory_max (const PaddockSessionConfig *config)
-{
-  guint64 page = (guint64) sysconf (_SC_PAGESIZE);
-  guint64 bytes = config->memory_max;
-
-  if (bytes == 0)
-    bytes = (guint64) sysconf (_SC_PHYS_PAGES) * page / 2;
-  bytes = MAX (bytes, PADDOCK_SESSION_MEMORY_MAX_MIN);
-  return bytes / page * page;
-}
-
-/* Resource limits on the session's cgroup, before anything joins it:
- * each controller that is available is asked; why one is not in place is
- * kept for the boundary's evidence (which reads the limits back itself). */
-static void
-paddock_session_impl_set_limits (PaddockSessionImpl *self)
-{
-  const struct { const char *controller; const char *file; guint64 value; } limits[] = {
-    { "pids", "pids.max", paddock_session_pids_max (&self->config) },
-    { "memory", "memory.max", paddock_session_memory_max (&self->config) },
-  };
-  g_autoptr(GString) reasons = g_string_new (NULL);
-
-  for (guint i = 0; i < G_N_ELEMENTS (limits); i++)
-    {
-      g_autoptr(GError) error = NULL;
-
-      if (paddock_cgroup_set_limit (self->cgroup, limits[i].controller, limits[i].file, limits[i].value, &error))
-        {
-          self->resources_requested = TRUE;
-          continue;
-        }
-      /* Available but refused is a request the kernel did not honour. */
-      if (!g_error_matches (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED))
-        self->resources_requested = TRUE;
-      g_string_append_printf (reasons, "%s%s", reasons->len > 0 ? "; " : "", error->message);
-    }
-  g_clear_pointer (&self->resources_reason, g_free);
-  if (reasons->len > 0)
-    self->resources_reason = g_string_free (g_steal_pointer (&reasons), FALSE);
 }
 
 /* A look at the session's boundary as it is now (paddock-session-boundary.c
@@ -1458,8 +1111,8 @@ paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
     .exposed = (const char *const *) self->config.expose,
     .agent_home = self->config.agent_home,
     .agent_view = (const char *const *) self->config.agent_view,
-    .pids_max = self->sandboxed ? paddock_session_pids_max (&self->config) : 0,
-    .memory_max = self->sandboxed ? paddock_session_memory_max (&self->config) : 0,
+    .pids_max = self->sandboxed ? paddock_executor_pids_max (&self->config) : 0,
+    .memory_max = self->sandboxed ? paddock_executor_memory_max (&self->config) : 0,
     /* Limits the user named are requested even where no controller
      * could take them: strict must refuse those, not run without. */
     .resources_requested = self->resources_requested ||
@@ -1571,7 +1224,7 @@ paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
  * listening socket. A session in proxy mode with nobody serving its proxy
  * would reach nothing and never say why: it does not run. */
 static void
-paddock_session_impl_link_proxy_cb (PaddockSandboxLink *link,
+paddock_session_impl_link_proxy_cb (PaddockExecutor    *executor,
                                     int                *fd,
                                     PaddockSessionImpl *self)
 {
@@ -1595,7 +1248,7 @@ paddock_session_impl_link_proxy_cb (PaddockSandboxLink *link,
 
 /* A socket inside for a forwarded connection (paddock-session-ports.c). */
 static void
-paddock_session_impl_link_socket_cb (PaddockSandboxLink *link,
+paddock_session_impl_link_socket_cb (PaddockExecutor    *executor,
                                      gint64              id,
                                      int                *fd,
                                      PaddockSessionImpl *self)
@@ -1606,7 +1259,7 @@ paddock_session_impl_link_socket_cb (PaddockSandboxLink *link,
 }
 
 static void
-paddock_session_impl_link_started_cb (PaddockSandboxLink *link,
+paddock_session_impl_link_started_cb (PaddockExecutor    *executor,
                                       JsonObject         *report,
                                       JsonObject         *event,
                                       int                *fd,
@@ -1623,17 +1276,7 @@ paddock_session_impl_link_started_cb (PaddockSandboxLink *link,
 }
 
 static void
-paddock_session_impl_link_supervisor_gone_cb (PaddockSandboxLink *link,
-                                              guint               id,
-                                              PaddockSessionImpl *self)
-{
-  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
-  paddock_session_impl_supervisor_gone (self, (guint32) id);
-}
-
-static void
-paddock_session_impl_link_command_event_cb (PaddockSandboxLink *link,
+paddock_session_impl_link_command_event_cb (PaddockExecutor    *executor,
                                             JsonObject         *event,
                                             int                *fd,
                                             PaddockSessionImpl *self)
@@ -1648,7 +1291,7 @@ paddock_session_impl_link_command_event_cb (PaddockSandboxLink *link,
 
 /* The sandbox closed its end: no Exec waiting can be answered by it. */
 static void
-paddock_session_impl_link_closed_cb (PaddockSandboxLink *link,
+paddock_session_impl_link_closed_cb (PaddockExecutor    *executor,
                                      PaddockSessionImpl *self)
 {
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
@@ -1656,57 +1299,16 @@ paddock_session_impl_link_closed_cb (PaddockSandboxLink *link,
   paddock_session_impl_fail_pending_execs (self);
 }
 
-/* Handles every event waiting on the control socket now (the link's
- * signals above). Returns FALSE once the sandbox closed its end. */
-static gboolean
-paddock_session_impl_drain_control (PaddockSessionImpl *self)
-{
-  return self->link != NULL && paddock_sandbox_link_drain (self->link);
-}
-
-/* The sandbox's control socket, the session listening to it. */
-static void
-paddock_session_impl_take_control (PaddockSessionImpl *self,
-                                   int                 control_fd)
-{
-  g_assert (self->link == NULL);
-
-  self->link = paddock_sandbox_link_new (control_fd);
-  g_signal_connect (self->link, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
-  g_signal_connect (self->link, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
-  g_signal_connect (self->link, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
-  g_signal_connect (self->link, "supervisor-gone", G_CALLBACK (paddock_session_impl_link_supervisor_gone_cb), self);
-  g_signal_connect (self->link, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
-  g_signal_connect (self->link, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
-}
-
 static void paddock_session_impl_agent_ended (PaddockSessionImpl *self,
                                               int                 wait_status);
 
+/* The agent (host) or the sandbox's helper ended, as its executor saw. */
 static void
-paddock_session_impl_exited_cb (GPid     pid,
-                                int      wait_status,
-                                gpointer user_data)
+paddock_session_impl_exited_cb (PaddockExecutor    *executor,
+                                int                 wait_status,
+                                PaddockSessionImpl *self)
 {
-  PaddockSessionImpl *self = user_data;
-
-  self->child_watch = 0;
-  g_spawn_close_pid (pid);
   paddock_session_impl_agent_ended (self, wait_status);
-}
-
-/* The host agent's keeper: the agent's end, then the keeper's own once its
- * tree is empty (kept until the session goes: it is small). */
-static void
-paddock_session_impl_keeper_cb (PaddockKeeperClient      *keeper,
-                                PaddockKeeperClientEvent  event,
-                                int                       wait_status,
-                                gpointer                  user_data)
-{
-  PaddockSessionImpl *self = user_data;
-
-  if (event == PADDOCK_KEEPER_CLIENT_EXITED)
-    paddock_session_impl_agent_ended (self, wait_status);
 }
 
 static void
@@ -1724,8 +1326,8 @@ paddock_session_impl_agent_ended (PaddockSessionImpl *self,
    * yet. Its "started" is then looked at (or was being looked at
    * already): the session's end comes after its start, from
    * paddock_session_impl_looked_cb(). */
-  if (self->sandboxed && self->ready_func != NULL && !self->looking)
-    paddock_session_impl_drain_control (self);
+  if (self->executor != NULL && self->ready_func != NULL && !self->looking)
+    paddock_executor_drain_events (self->executor);
   if (self->looking)
     {
       self->end_deferred = TRUE;
@@ -1750,24 +1352,8 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
   /* What the commands' supervisors wrote before the sandbox ended counts:
    * a command that ended just before it reports its own exit status, not
    * the sandbox's SIGKILL below. */
-  if (self->sandboxed)
-    {
-      g_autoptr(GList) ids = g_hash_table_get_keys (self->command_channels);
-
-      for (GList *l = ids; l != NULL; l = l->next)
-        {
-          /* Looked up again: draining drops the channel it drained. */
-          CommandChannel *channel = g_hash_table_lookup (self->command_channels, l->data);
-
-          if (channel != NULL)
-            paddock_session_impl_drain_channel (self, channel);
-        }
-      /* And what pid 1 relayed before it ended (a command on a terminal
-       * reports through it). A sandbox that never said "started" is read
-       * below instead, where that is handled. */
-      if (self->ready_func == NULL)
-        paddock_session_impl_drain_control (self);
-    }
+  if (self->executor != NULL)
+    paddock_executor_finish_commands (self->executor, self->ready_func == NULL);
   paddock_session_impl_fail_pending_execs (self);
   /* Its network namespace went with it: nothing can use the proxy now. */
   _paddock_session_network_stop (self->network);
@@ -1788,8 +1374,6 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
             paddock_command_impl_exited (g_ptr_array_index (commands, i), 128 + SIGKILL, SIGKILL);
           }
     }
-  /* Their channels have nothing more to say. */
-  g_hash_table_remove_all (self->command_channels);
   /* Published with the end (see set_state()). */
   self->exit_status = exit_status;
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
@@ -1821,95 +1405,12 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
     paddock_session_impl_set_state (self, self->stop_requested ? "stopped" : "exited");
 }
 
-/* An abstract socket of the daemon's, listening, for the sandbox's canary
- * probe: reaching it from a session would mean its Landlock scope is not
- * in place (abstract names have no path a mount view could hide). Made
- * once; NULL when it cannot be. */
-static const char *
-canary_abstract_socket (void)
-{
-  static char *name = NULL;
-  static gsize made = 0;
-
-  if (g_once_init_enter (&made))
-    {
-      int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      struct sockaddr_un addr = { .sun_family = AF_UNIX };
-      g_autofree char *candidate = g_strdup_printf ("paddock-canary-%d", (int) getpid ());
-      size_t len = strlen (candidate);
-
-      memcpy (addr.sun_path + 1, candidate, len);
-      if (fd >= 0 &&
-          bind (fd, (struct sockaddr *) &addr, (socklen_t) (offsetof (struct sockaddr_un, sun_path) + 1 + len)) == 0 &&
-          listen (fd, 1) == 0)
-        name = g_steal_pointer (&candidate);   /* fd kept open for the daemon's life */
-      else if (fd >= 0)
-        close (fd);
-      g_once_init_leave (&made, 1);
-    }
-  return name;
-}
-
-/* A TCP port the daemon listens on at 127.0.0.1, for the canary probe of
- * a session with a network of its own: reaching it would mean the session
- * shares the host's loopback. 0 when none could be made. */
-static guint16
-canary_tcp_port (void)
-{
-  static guint16 port = 0;
-  static gsize made = 0;
-
-  if (g_once_init_enter (&made))
-    {
-      int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-      socklen_t len = sizeof addr;
-
-      if (fd >= 0 && bind (fd, (struct sockaddr *) &addr, sizeof addr) == 0 && listen (fd, 1) == 0 &&
-          getsockname (fd, (struct sockaddr *) &addr, &len) == 0)
-        port = ntohs (addr.sin_port);   /* fd kept open for the daemon's life */
-      else if (fd >= 0)
-        close (fd);
-      g_once_init_leave (&made, 1);
-    }
-  return port;
-}
-
-/* The sandbox's seccomp filter, built once for the daemon's life and handed
- * to every sandbox as a sealed memfd (--seccomp-fd): libseccomp's work is
- * the same for every session (the rules take no parameters) and costs a
- * few milliseconds of each start otherwise. -1 when it cannot be built:
- * then each sandbox builds it itself and fails with the reason. */
-static int
-sandbox_seccomp_fd (void)
-{
-  static int fd = -1;
-  static gsize made = 0;
-
-  if (g_once_init_enter (&made))
-    {
-#if PADDOCK_ENABLE_LINUX
-      g_autoptr(GError) error = NULL;
-
-      fd = paddock_seccomp_build_sealed (&error);   /* kept open for the daemon's life */
-      if (fd < 0)
-        g_warning ("Could not build the sandbox's seccomp filter once for all sessions "
-                   "(each sandbox will try itself): %s", error->message);
-#endif
-      g_once_init_leave (&made, 1);
-    }
-  return fd;
-}
-
-/* The layers the daemon's own PADDOCK_TEST_WITHOUT_LAYERS (a comma-separated
- * test switch; nothing inside a session can set it) leaves out of its
- * sandboxes; empty names may be among them. */
+/* The layers the daemon's own PADDOCK_TEST_WITHOUT_LAYERS leaves out of
+ * its sandboxes (paddock_executor_test_without_layers()). */
 GStrv
 _paddock_session_test_without_layers (void)
 {
-  const char *without = g_getenv ("PADDOCK_TEST_WITHOUT_LAYERS");
-
-  return g_strsplit (without != NULL ? without : "", ",", -1);
+  return paddock_executor_test_without_layers ();
 }
 
 /**
@@ -1940,54 +1441,19 @@ paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,
                                            PaddockSpareSandbox *spare,
                                            const char          *next_id)
 {
-  g_autofree char *cgroup_name = g_strconcat ("paddock-session-", next_id, NULL);
-
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
-  if (self->sandboxed)
-    paddock_spare_sandbox_refill (spare, self->config.net_mode, PADDOCK_SESSION_PROXY_PORT,
-                                  sandbox_seccomp_fd (), cgroup_name);
+  if (self->executor != NULL)
+    paddock_executor_refill_spare (self->executor, spare, &self->config, PADDOCK_SESSION_PROXY_PORT, next_id);
 }
 
-/* The helper's options for a sandbox made ahead: FULL (the helper's whole
- * command line, as built by paddock_session_impl_start()) without its
- * program and the options fixed when the spare was made, which it has
- * already (its descriptors, network, die with its parent). Every option
- * there but --die-with-parent takes a value, taken with it (a value is
- * never read as an option); the command after "--" is passed as it is. */
-static GPtrArray *
-spare_session_arguments (const GPtrArray *full)
-{
-  static const char *const fixed[] = {
-    "--pty-fd", "--control-fd", "--seccomp-fd", "--net", "--proxy-port",
-  };
-  GPtrArray *args = g_ptr_array_new ();
-  guint i = 1;
-
-  while (i < full->len && g_ptr_array_index (full, i) != NULL)
-    {
-      const char *arg = g_ptr_array_index (full, i);
-
-      if (g_str_equal (arg, "--"))
-        break;
-      if (g_str_equal (arg, "--die-with-parent"))
-        {
-          i++;
-          continue;
-        }
-      if (!g_strv_contains (fixed, arg))
-        {
-          g_ptr_array_add (args, (gpointer) arg);
-          if (i + 1 < full->len && g_ptr_array_index (full, i + 1) != NULL)
-            g_ptr_array_add (args, g_ptr_array_index (full, i + 1));
-        }
-      i += 2;
-    }
-  for (; i < full->len && g_ptr_array_index (full, i) != NULL; i++)
-    g_ptr_array_add (args, g_ptr_array_index (full, i));
-  g_ptr_array_add (args, NULL);
-  return args;
-}
+static void paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
+                                                    int                 pid,
+                                                    int                 wait_status,
+                                                    PaddockSessionImpl *self);
+static void paddock_session_impl_command_gone_cb   (PaddockExecutor    *executor,
+                                                    int                 pid,
+                                                    PaddockSessionImpl *self);
 
 gboolean
 paddock_session_impl_start (PaddockSessionImpl       *self,
@@ -1995,50 +1461,31 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
                             gpointer                  user_data,
                             GError                  **error)
 {
-  PaddockSpareSandboxTaken taken = { .pid = 0, .pty_master = -1, .control = -1, .cgroup = NULL };
-  gboolean took_spare = FALSE;
-  paddock_autofd int master = -1;
-  paddock_autofd int slave = -1;
-  paddock_autofd int control_ours = -1;
-  paddock_autofd int control_theirs = -1;
+  g_auto(PaddockExecutorAgent) agent = { .pty_master = -1, .cgroup_procs_fd = -1 };
+  g_autoptr(GPtrArray) bind_args = g_ptr_array_new_with_free_func (g_free);
+  PaddockExecutorAgentSpec spec;
   g_auto(GStrv) envp = NULL;
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *program = NULL;
-  char slave_name[128];
   gboolean sandboxed;
-  int seccomp_fd = -1;
-  paddock_autofd int cgroup_dir = -1;
-  pid_t pid;
-  int listen_fds[PADDOCK_SESSION_MAX_PORTS];
-  guint n_listen_fds = 0;
   /* The leased sockets the agent gets (socket activation): on the host's
    * network only; a namespace of its own gets them forwarded instead. */
   GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 &&
     !_paddock_session_ports_get_release (_paddock_session_network_get_ports (self->network)) ? self->config.leases : NULL;
-  AgentChild agent_child;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
+  g_return_val_if_fail (self->executor == NULL, FALSE);
 
-  sandboxed = g_strcmp0 (self->config.profile, "host") != 0;
-
-  if (sandboxed && self->config.helper == NULL)
+  self->executor = paddock_executor_new_for_profile (self->config.profile);
+  if (self->executor == NULL)
     {
       /* Never a silent fallback to running unconfined. */
-      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                           "paddock-sandbox was not found next to paddockd or in libexecdir, so "
-                           "the safe profile cannot run; nothing was started");
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                   "This build has no executor for the %s profile (only host sessions run "
+                   "here); nothing was started", self->config.profile);
       return FALSE;
     }
-
-  if (sandboxed && self->stage == NULL)
-    {
-      /* A sandboxed agent always writes to a stage, never to the real
-       * workspace: refuse rather than run without one. */
-      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                           "No staging area could be set up for this session, so its writes "
-                           "would reach the workspace directly; nothing was started");
-      return FALSE;
-    }
+  if (!paddock_executor_check_start (self->executor, &self->config, self->stage, error))
+    return FALSE;
+  sandboxed = paddock_executor_is_sandboxed (self->executor);
 
   /* A host session has a stage only in the portable build (a copy the
    * agent starts in: paddock_manager_impl_handle_create_session()). */
@@ -2056,338 +1503,65 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     }
 
   _paddock_session_network_prepare (self->network, sandboxed ? self->config.net_mode : "host");
-  if (sandboxed)
-    {
-      envp = build_sandbox_environment (self);
-      /* Found in the view, or refused now, not an exit 127 after "running". */
-      if (!paddock_sandbox_program_check (self->config.command[0], g_environ_getenv (envp, "PATH"),
-                                          self->config.workspace, PADDOCK_SANDBOX_HOME, g_get_home_dir (),
-                                          (const char * const *) self->config.expose,
-                                          (const char * const *) self->config.agent_view, error))
-        return FALSE;
-      /* The agent is always pid 2 of the sandbox's PID namespace. */
-      envp = _paddock_session_network_add_listen_environment (passed_leases, envp, "2");
-      g_strfreev (self->agent_env);
-      self->agent_env = g_strdupv (envp);
-      program = g_strdup (self->config.helper);
-      g_ptr_array_add (argv, g_strdup (program));
-      g_ptr_array_add (argv, g_strdup ("--workspace"));
-      g_ptr_array_add (argv, g_strdup (self->config.workspace));
-      g_ptr_array_add (argv, g_strdup ("--pty-fd"));
-      g_ptr_array_add (argv, g_strdup_printf ("%d", PADDOCK_SANDBOX_FD_PTY));
-      g_ptr_array_add (argv, g_strdup ("--control-fd"));
-      g_ptr_array_add (argv, g_strdup_printf ("%d", PADDOCK_SANDBOX_FD_CONTROL));
-      if (self->stage != NULL)
-        {
-          g_ptr_array_add (argv, g_strdup ("--stage"));
-          g_ptr_array_add (argv, paddock_stage_dup_sandbox_arg (self->stage));
-        }
-      /* Canaries the sandbox tries before the agent exists: the user's
-       * real credentials folder, an abstract socket and the pid of ours. */
-      {
-        g_autofree char *hidden = g_build_filename (g_get_home_dir (), ".ssh", NULL);
-        const char *abstract = canary_abstract_socket ();
-
-        g_ptr_array_add (argv, g_strdup ("--probe-hidden"));
-        g_ptr_array_add (argv, g_strdup (hidden));
-        if (abstract != NULL)
-          {
-            g_ptr_array_add (argv, g_strdup ("--probe-abstract"));
-            g_ptr_array_add (argv, g_strdup (abstract));
-          }
-        g_ptr_array_add (argv, g_strdup ("--probe-pid"));
-        g_ptr_array_add (argv, g_strdup_printf ("%d", (int) getpid ()));
-        if (g_strcmp0 (self->config.net_mode, "host") != 0)
-          {
-            guint16 probe_port = canary_tcp_port ();
-
-            if (probe_port != 0)
-              {
-                g_ptr_array_add (argv, g_strdup ("--probe-port"));
-                g_ptr_array_add (argv, g_strdup_printf ("%u", probe_port));
-              }
-          }
-      }
-      /* On the host's network its leased sockets at fds FD_FIRST_LISTEN…,
-       * for the agent at 3…; in every mode it may bind those ports and no other
-       * (Landlock; in none and proxy the daemon forwards them). */
-      for (guint i = 0; self->config.leases != NULL && i < self->config.leases->len; i++)
-        {
-          if (passed_leases != NULL)
-            {
-              g_ptr_array_add (argv, g_strdup ("--listen-fd"));
-              g_ptr_array_add (argv, g_strdup_printf ("%d", paddock_sandbox_fd_listen (i)));
-            }
-          g_ptr_array_add (argv, g_strdup ("--bind-port"));
-          g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (g_ptr_array_index (self->config.leases, i))));
-        }
-      /* And those reserved for a later LeasePort (paddock-session-ports.c). */
-      _paddock_session_ports_add_bind_arguments (_paddock_session_network_get_ports (self->network), argv);
-      g_ptr_array_add (argv, g_strdup ("--net"));
-      g_ptr_array_add (argv, g_strdup (self->config.net_mode));
-      if (g_strcmp0 (self->config.net_mode, "proxy") == 0)
-        {
-          g_ptr_array_add (argv, g_strdup ("--proxy-port"));
-          g_ptr_array_add (argv, g_strdup_printf ("%u", PADDOCK_SESSION_PROXY_PORT));
-        }
-      /* The filter comes after the leased sockets. */
-      seccomp_fd = sandbox_seccomp_fd ();
-      if (seccomp_fd >= 0)
-        {
-          g_ptr_array_add (argv, g_strdup ("--seccomp-fd"));
-          g_ptr_array_add (argv, g_strdup_printf ("%d", paddock_sandbox_fd_seccomp (passed_leases != NULL ? passed_leases->len : 0)));
-        }
-      /* Folders of the user's HOME the user chose to show, read-only. */
-      if (self->config.expose != NULL && self->config.expose[0] != NULL)
-        {
-          g_ptr_array_add (argv, g_strdup ("--real-home"));
-          g_ptr_array_add (argv, g_strdup (g_get_home_dir ()));
-          for (guint i = 0; self->config.expose[i] != NULL; i++)
-            {
-              g_ptr_array_add (argv, g_strdup ("--expose"));
-              g_ptr_array_add (argv, g_strdup (self->config.expose[i]));
-            }
-        }
-      /* An agent's home and install (paddock-agent-session.c). */
-      paddock_agent_session_add_sandbox_arguments (&self->config, argv);
-      /* Protected paths, read-only in the view unless the user allowed them. */
-      for (const char *const *p = paddock_boundary_protected_paths (); *p != NULL; p++)
-        if (self->config.allow_write == NULL || !g_strv_contains ((const char *const *) self->config.allow_write, *p))
-          {
-            g_ptr_array_add (argv, g_strdup ("--protect"));
-            g_ptr_array_add (argv, g_strdup (*p));
-          }
-      /* A test switch for the strict profile's refusal: layers named in
-       * the daemon's own PADDOCK_TEST_WITHOUT_LAYERS are left out (and
-       * reported so). Nothing inside a session can set it. */
-      {
-        g_auto(GStrv) without = _paddock_session_test_without_layers ();
-        for (guint i = 0; without[i] != NULL; i++)
-          if (without[i][0] != '\0')
-            {
-              g_ptr_array_add (argv, g_strdup ("--without-layer"));
-              g_ptr_array_add (argv, g_strdup (without[i]));
-            }
-      }
-      /* No daemon can re-adopt a session yet: the sandbox goes with us
-       * rather than run on unsupervised. */
-      g_ptr_array_add (argv, g_strdup ("--die-with-parent"));
-      for (guint i = 0; envp[i] != NULL; i++)
-        {
-          g_ptr_array_add (argv, g_strdup ("--env"));
-          g_ptr_array_add (argv, g_strdup (envp[i]));
-        }
-      g_ptr_array_add (argv, g_strdup ("--"));
-      for (guint i = 0; self->config.command[i] != NULL; i++)
-        g_ptr_array_add (argv, g_strdup (self->config.command[i]));
-      g_ptr_array_add (argv, NULL);
-
-      /* The sandbox's own environment: nothing of ours either. */
-      g_clear_pointer (&envp, g_strfreev);
-      envp = g_environ_setenv (NULL, "PATH", "/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
-
-      {
-        int pair[2];
-
-        if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-          {
-            int saved_errno = errno;
-            g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                         "Could not make the sandbox's control channel: %s", g_strerror (saved_errno));
-            return FALSE;
-          }
-        control_ours = pair[0];
-        control_theirs = pair[1];
-      }
-    }
-  else
-    {
-      const char *session_path;
-
-      envp = build_environment (self);
-      envp = _paddock_session_network_add_listen_environment (passed_leases, envp, "00000000000000000000");
-      g_strfreev (self->agent_env);
-      self->agent_env = g_strdupv (envp);
-      session_path = g_environ_getenv (envp, "PATH");
-      program = find_in_path (self->config.command[0],
-                              session_path != NULL ? session_path : "/usr/local/bin:/usr/bin:/bin");
-      if (program == NULL)
-        {
-          {
-            g_autofree char *shown = paddock_dbus_display_bytes (self->config.command[0]);
-
-            g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                         "No program “%s” in the session's PATH", shown);
-          }
-          return FALSE;
-        }
-      for (guint i = 0; self->config.command[i] != NULL; i++)
-        g_ptr_array_add (argv, g_strdup (self->config.command[i]));
-      g_ptr_array_add (argv, NULL);
-    }
-
-  /* A sandbox made ahead, if one fits: it has its terminal, control
-   * socket and cgroup (named for this session), and its pid 1 waits for
-   * the options above. Not with leased sockets to pass (the host's
-   * network): those go at its exec. One not taken is the manager's to end
-   * (paddock_spare_sandbox_discard()). */
+  envp = build_agent_environment (self);
+  envp = _paddock_session_network_add_listen_environment (passed_leases, envp,
+                                                          paddock_executor_listen_pid (self->executor));
+  if (!paddock_executor_check_program (self->executor, &self->config, envp, error))
+    return FALSE;
+  /* Ports reserved for a later LeasePort (paddock-session-ports.c). */
+  _paddock_session_ports_add_bind_arguments (_paddock_session_network_get_ports (self->network), bind_args);
+  g_ptr_array_add (bind_args, NULL);
   /* With 'release', the leased ports are left for the agent to bind, now. */
   _paddock_session_ports_hand_over (_paddock_session_network_get_ports (self->network), self->config.leases);
-  if (sandboxed && self->offered_spare != NULL && passed_leases == NULL)
-    {
-      g_autoptr(GPtrArray) session_args = spare_session_arguments (argv);
 
-      took_spare = paddock_spare_sandbox_take (self->offered_spare, self->config.net_mode,
-                                               (const char * const *) session_args->pdata, &taken);
-      if (took_spare)
-        {
-          master = taken.pty_master;
-          paddock_close_fd (&control_ours);
-          control_ours = taken.control;
-        }
-    }
-  self->offered_spare = NULL;
-
-  if (!took_spare)
-    {
-      master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
-      if (master < 0 || grantpt (master) != 0 || unlockpt (master) != 0 ||
-          ptsname_r (master, slave_name, sizeof slave_name) != 0)
-        {
-          int saved_errno = errno;
-          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                       "Could not make a terminal: %s", g_strerror (saved_errno));
-          return FALSE;
-        }
-
-      slave = open (slave_name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-      if (slave < 0)
-        {
-          int saved_errno = errno;
-          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                       "Could not open %s: %s", slave_name, g_strerror (saved_errno));
-          return FALSE;
-        }
-    }
-
-  paddock_terminal_set_window_size (master, self->config.columns, self->config.rows);
-
-  /* A cgroup of its own where one can be made; without one the PID
-   * namespace (safe) or the process session (host) is what counts. */
-  {
-    g_autofree char *name = g_strconcat ("paddock-session-", self->id, NULL);
-    g_autoptr(GError) cgroup_error = NULL;
-
-    self->cgroup_reason = g_strdup (self->config.cgroup_reason);
-    if (took_spare)
-      self->cgroup = g_steal_pointer (&taken.cgroup);   /* named for us when it was made */
-    else if (self->config.cgroup_parent != NULL)
-      self->cgroup = paddock_cgroup_new (self->config.cgroup_parent, name, &cgroup_error);
-    /* Where a child not born in it joins it (and a host session's
-     * commands): a spare's processes are inside already, so nothing can
-     * fail here that would leave them in a cgroup nobody keeps. */
-    if (self->cgroup != NULL && !took_spare)
-      self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, &cgroup_error);
-    if (cgroup_error != NULL)
-      {
-        g_clear_pointer (&self->cgroup_reason, g_free);
-        self->cgroup_reason = g_strdup (cgroup_error->message);
-        if (self->cgroup != NULL)
-          paddock_cgroup_remove (self->cgroup);
-        g_clear_pointer (&self->cgroup, paddock_cgroup_free);
-      }
-    if (self->cgroup != NULL && sandboxed)
-      paddock_session_impl_set_limits (self);
-  }
-
-  /* The leased sockets. */
-  for (guint i = 0; passed_leases != NULL && i < passed_leases->len && i < G_N_ELEMENTS (listen_fds); i++)
-    listen_fds[n_listen_fds++] = paddock_lease_get_fd (g_ptr_array_index (passed_leases, i));
-
-  /* Everything the child needs is prepared before the clone: it makes
-   * only async-signal-safe calls until it execs. */
-  if (self->cgroup != NULL)
-    cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  agent_child = (AgentChild) {
-    .program = program,
-    .argv = (char **) argv->pdata,
+  spec = (PaddockExecutorAgentSpec) {
+    .session_id = self->id,
+    .config = &self->config,
+    .stage = self->stage,
     .envp = envp,
-    .workspace = self->config.workspace,
-    .pty = slave,
-    .listen_fds = listen_fds,
-    .n_listen_fds = n_listen_fds,
-    .control = control_theirs,
-    .seccomp_fd = seccomp_fd,
+    .passed_leases = passed_leases,
+    .bind_args = (const char * const *) bind_args->pdata,
+    .spare = self->offered_spare,
+    .proxy_port = PADDOCK_SESSION_PROXY_PORT,
   };
-  /* Born in the session's cgroup, so that every process the session will
-   * ever have is inside; and sharing our memory until it execs rather
-   * than copying it, where this kernel and machine allow
-   * (paddock-clone-vm.c). */
-  if (took_spare)
-    pid = taken.pid;
-  else if (sandboxed)
-    pid = paddock_clone_child_into_cgroup (cgroup_dir, self->cgroup_procs_fd, sandbox_child_main, &agent_child);
-  else
-    {
-      /* The host agent under its keeper, a child subreaper: nothing it
-       * forks can leave the session's count and teardown, setsid() or
-       * not. The agent leads its own process session on the terminal, as
-       * before; LISTEN_PID is its own pid. */
-      PaddockKeeperSpawn spawn = {
-        .program = program,
-        .argv = (char **) argv->pdata,
-        .envp = envp,
-        .cwd = self->stage != NULL ? paddock_stage_get_root (self->stage) : self->config.workspace,
-        .stdio = { slave, slave, slave },
-        .tty = TRUE,
-        .pass_fds = listen_fds,
-        .n_pass_fds = n_listen_fds,
-        .listen_pid = n_listen_fds > 0,
-        .cgroup_dir = cgroup_dir,
-        .cgroup_procs_fd = self->cgroup_procs_fd,
-      };
+  self->offered_spare = NULL;
+  g_signal_connect (self->executor, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
+  g_signal_connect (self->executor, "command-exited", G_CALLBACK (paddock_session_impl_command_exited_cb), self);
+  g_signal_connect (self->executor, "command-gone", G_CALLBACK (paddock_session_impl_command_gone_cb), self);
+  /* A sandbox's: running once it says the agent started. */
+  g_signal_connect (self->executor, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
+  g_signal_connect (self->executor, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
+  g_signal_connect (self->executor, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
+  g_signal_connect (self->executor, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
+  g_signal_connect (self->executor, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
+  if (!paddock_executor_start_agent (self->executor, &spec, &agent, error))
+    return FALSE;
 
-      self->keeper = paddock_keeper_client_spawn (&spawn, paddock_session_impl_keeper_cb, self, error);
-      if (self->keeper == NULL)
-        {
-          g_prefix_error (error, "Could not start the agent: ");
-          return FALSE;
-        }
-      pid = paddock_keeper_client_get_pid (self->keeper);
-    }
-
-  if (pid < 0)
-    {
-      int saved_errno = errno;
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                   "Could not start the agent: %s", g_strerror (saved_errno));
-      return FALSE;
-    }
-
-  self->pid = pid;
-  /* The keeper read it before the agent could be reaped. */
-  self->pid_start_time = self->keeper != NULL ? paddock_keeper_client_get_start_time (self->keeper)
-                                              : process_start_time (pid);
+  self->cgroup = g_steal_pointer (&agent.cgroup);
+  self->cgroup_procs_fd = paddock_steal_fd (&agent.cgroup_procs_fd);
+  g_free (self->cgroup_reason);
+  self->cgroup_reason = g_steal_pointer (&agent.cgroup_reason);
+  self->resources_requested = agent.resources_requested;
+  g_free (self->resources_reason);
+  self->resources_reason = g_steal_pointer (&agent.resources_reason);
+  g_strfreev (self->agent_env);
+  self->agent_env = g_steal_pointer (&agent.agent_env);
+  self->keeper = agent.keeper;
+  self->pid = agent.pid;
+  self->pid_start_time = agent.start_time;
   self->sandboxed = sandboxed;
   self->ready_func = ready;
   self->ready_data = user_data;
-  paddock_terminal_take_pty (self->terminal, paddock_steal_fd (&master));
-  if (self->keeper == NULL)
-    self->child_watch = g_child_watch_add (pid, paddock_session_impl_exited_cb, self);
+  paddock_terminal_take_pty (self->terminal, paddock_steal_fd (&agent.pty_master));
   self->process_count_id = g_timeout_add (PROCESS_COUNT_MS, paddock_session_impl_count_cb, self);
 
-  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) pid);
+  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) self->pid);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 1);
 
-  if (sandboxed)
-    {
-      /* Running once the sandbox says the agent started. */
-      paddock_session_impl_take_control (self, paddock_steal_fd (&control_ours));
-    }
   _paddock_session_network_spawned (self->network);
 
-  g_debug ("Session %s: started %s as pid %d (%s profile%s)", self->id, program, (int) pid,
-           self->config.profile, took_spare ? ", in a sandbox made ahead" : "");
+  g_debug ("Session %s: started %s as pid %d (%s profile%s)", self->id, agent.program, (int) self->pid,
+           self->config.profile, agent.took_spare ? ", in a sandbox made ahead" : "");
 
   /* A host agent runs once exec succeeded, which fork told us nothing
    * against; "running" also writes its first record (a host agent
@@ -2877,52 +2051,19 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-/* The sandbox's control socket, to send a request on (NULL: a host
- * session's, or a sandbox's before it started). */
-static PaddockSandboxLink *
-paddock_session_impl_get_link (PaddockSessionImpl  *self,
-                               GError             **error)
-{
-  if (self->link == NULL)
-    {
-      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
-      return NULL;
-    }
-  return self->link;
-}
-
 static void
 paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
                                       int                 signal_number,
                                       PaddockSessionImpl *self)
 {
-  g_autoptr(GArray) pids = NULL;
+  g_autoptr(GError) error = NULL;
 
-  /* Inside the sandbox, the command's supervisor (a subreaper) kills the
-   * whole tree, setsid()ed descendants included. */
-  if (self->sandboxed)
-    {
-      g_autoptr(GError) error = NULL;
-      PaddockSandboxLink *link = paddock_session_impl_get_link (self, &error);
-
-      if (link == NULL ||
-          !paddock_sandbox_link_kill (link, paddock_command_impl_get_id (command), signal_number, &error))
-        g_debug ("Session %s: could not kill command %u: %s", self->id,
-                 paddock_command_impl_get_id (command), error->message);
-      return;
-    }
-
-  /* On the host the command's keeper (a subreaper too) signals its
-   * tree, setsid()ed descendants included; a SIGKILL until it is empty. */
-  pids = paddock_session_commands_dup_pids (self->commands, paddock_command_impl_get_id (command));
-  for (guint j = 0; j < pids->len; j++)
-    for (guint i = 0; i < self->command_keepers->len; i++)
-      {
-        PaddockKeeperClient *keeper = g_ptr_array_index (self->command_keepers, i);
-
-        if (paddock_keeper_client_get_pid (keeper) == g_array_index (pids, pid_t, j))
-          paddock_keeper_client_signal (keeper, signal_number);
-      }
+  /* The executor signals the command's whole tree (a subreaper holds it:
+   * the sandbox's supervisor, the host's keeper), setsid()ed descendants
+   * included. */
+  if (!paddock_executor_signal_command (self->executor, paddock_command_impl_get_id (command), signal_number, &error))
+    g_debug ("Session %s: could not kill command %u: %s", self->id,
+             paddock_command_impl_get_id (command), error->message);
 }
 
 static void
@@ -2934,10 +2075,12 @@ paddock_session_impl_command_released_cb (PaddockCommandImpl *command,
   paddock_session_commands_remove (self->commands, paddock_command_impl_get_id (command));
 }
 
+/* A command its executor started ended (host: its keeper reaped it). */
 static void
-paddock_session_impl_command_ended (PaddockSessionImpl *self,
-                                    pid_t               pid,
-                                    int                 wait_status)
+paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
+                                        int                 pid,
+                                        int                 wait_status,
+                                        PaddockSessionImpl *self)
 {
   guint32 id = self->commands != NULL ? paddock_session_commands_take_pid (self->commands, pid) : 0;
   PaddockCommandImpl *command = id != 0 ? paddock_session_commands_lookup (self->commands, id) : NULL;
@@ -2956,27 +2099,18 @@ paddock_session_impl_command_ended (PaddockSessionImpl *self,
     paddock_command_impl_exited (command, exit_status, signal_number);
 }
 
-/* A host command's keeper: the command's end; then the keeper's, once
- * its tree is empty, and it goes. */
+/* Nothing is left of a command its executor started: the session may go
+ * (see spawn_on_host()). */
 static void
-paddock_session_impl_command_keeper_cb (PaddockKeeperClient      *keeper,
-                                        PaddockKeeperClientEvent  event,
-                                        int                       wait_status,
-                                        gpointer                  user_data)
+paddock_session_impl_command_gone_cb (PaddockExecutor    *executor,
+                                      int                 pid,
+                                      PaddockSessionImpl *self)
 {
-  PaddockSessionImpl *self = user_data;
-
-  if (event == PADDOCK_KEEPER_CLIENT_EXITED)
-    paddock_session_impl_command_ended (self, paddock_keeper_client_get_pid (keeper), wait_status);
-  else
-    {
-      g_ptr_array_remove_fast (self->command_keepers, keeper);
-      g_object_unref (self);
-    }
+  g_object_unref (self);
 }
 
-/* Starts the command on the host under a keeper of its own, leader of its
- * own process session. */
+/* Starts the command through the executor (host: under a keeper of its
+ * own, leader of its own process session). */
 static gboolean
 paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
                                     PaddockCommandImpl  *command,
@@ -2989,13 +2123,12 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
-  paddock_autofd int cgroup_dir = -1;
   g_autofree char *program = NULL;
   const char *path = g_environ_getenv (envp, "PATH");
-  PaddockKeeperClient *keeper;
+  PaddockExecutorCommandSpec spec;
   pid_t pid;
 
-  program = find_in_path (argv[0], path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
+  program = paddock_executor_find_in_path (argv[0], path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
   if (program == NULL)
     {
       {
@@ -3010,35 +2143,22 @@ paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
   if (!paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
-  if (self->cgroup != NULL)
-    cgroup_dir = open (paddock_cgroup_get_path (self->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  {
-    /* Born in the session's cgroup (a move through cgroup.procs waits for
-     * an RCU grace period, often longer than the whole command), the
-     * keeper sharing our memory until it execs: paddock-clone-vm.c. */
-    PaddockKeeperSpawn spawn = {
-      .program = program,
-      .argv = argv,
-      .envp = envp,
-      .cwd = cwd,
-      .stdio = { child_in, child_out, child_err },
-      .tty = tty,
-      .cgroup_dir = cgroup_dir,
-      .cgroup_procs_fd = self->cgroup_procs_fd,
-    };
-
-    keeper = paddock_keeper_client_spawn (&spawn, paddock_session_impl_command_keeper_cb, self, error);
-    if (keeper == NULL)
-      {
-        g_prefix_error (error, "Could not start the command: ");
-        return FALSE;
-      }
-  }
-  /* Until the keeper is reaped, it keeps the session alive: a command
+  spec = (PaddockExecutorCommandSpec) {
+    .id = paddock_command_impl_get_id (command),
+    .program = program,
+    .argv = argv,
+    .cwd = cwd,
+    .envp = envp,
+    .tty = tty,
+    .stdio = { child_in, child_out, child_err },
+    .cgroup = self->cgroup,
+    .cgroup_procs_fd = self->cgroup_procs_fd,
+  };
+  if (!paddock_executor_spawn_command (self->executor, &spec, &pid, error))
+    return FALSE;
+  /* Until nothing is left of it, it keeps the session alive: a command
    * that ends after Destroy still records its real exit status. */
   g_object_ref (self);
-  g_ptr_array_add (self->command_keepers, keeper);
-  pid = paddock_keeper_client_get_pid (keeper);
 
   paddock_session_commands_add_pid (self->commands, pid, paddock_command_impl_get_id (command));
   paddock_command_impl_started (command, pid);
@@ -3056,47 +2176,29 @@ paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
                                        gboolean             tty,
                                        GError             **error)
 {
-  PaddockSandboxLink *link = paddock_session_impl_get_link (self, error);
   paddock_autofd int child_in = -1;
   paddock_autofd int child_out = -1;
   paddock_autofd int child_err = -1;
-  paddock_autofd int channel = -1;
-  guint32 id = paddock_command_impl_get_id (command);
-  int fds[PADDOCK_SANDBOX_DIRECT_SPAWN_N_FDS];
+  PaddockExecutorCommandSpec spec;
+  pid_t pid;
 
-  if (link == NULL)
-    return FALSE;
   /* A terminal of ours would be of the daemon's devpts, which the sandbox
-   * does not show: tty(1) and ttyname() would fail on it, so the sandbox
-   * makes the terminal and sends its master back with "spawned". */
+   * does not show: the sandbox makes one (paddock-linux-executor.c). */
   if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
     return FALSE;
 
-  /* Its events come on a channel of its own, straight from its supervisor
-   * (a terminal's master comes from pid 1: a command on one still has
-   * its events relayed). */
-  if (!tty)
-    {
-      if (!paddock_session_impl_open_channel (self, id, &channel))
-        {
-          int saved_errno = errno;
-
-          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                       "Could not make the command's event channel: %s", g_strerror (saved_errno));
-          return FALSE;
-        }
-    }
-
-  fds[PADDOCK_SANDBOX_REQUEST_FD_STDIN] = child_in;
-  fds[PADDOCK_SANDBOX_REQUEST_FD_STDOUT] = child_out;
-  fds[PADDOCK_SANDBOX_REQUEST_FD_STDERR] = child_err;
-  fds[PADDOCK_SANDBOX_REQUEST_FD_EVENTS] = channel;
   /* Our copies of the command's ends close when we return: the sandbox
    * has its own, and output ends when the command's are closed. */
-  if (paddock_sandbox_link_spawn (link, id, argv, cwd, (const char * const *) envp, tty, tty ? NULL : fds, error))
-    return TRUE;
-  g_hash_table_remove (self->command_channels, GUINT_TO_POINTER (id));
-  return FALSE;
+  spec = (PaddockExecutorCommandSpec) {
+    .id = paddock_command_impl_get_id (command),
+    .argv = (char **) argv,
+    .cwd = cwd,
+    .envp = envp,
+    .tty = tty,
+    .stdio = { child_in, child_out, child_err },
+    .cgroup_procs_fd = -1,
+  };
+  return paddock_executor_spawn_command (self->executor, &spec, &pid, error);
 }
 
 /* The command runs: Exec answers with its object; Run's call goes to the
@@ -3189,7 +2291,7 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
       return;
     }
 
-  envp = self->sandboxed ? build_sandbox_environment (self) : build_environment (self);
+  envp = build_agent_environment (self);
   g_variant_iter_init (&iter, env);
   while (g_variant_iter_next (&iter, "{&s&s}", &key, &value))
     envp = g_environ_setenv (envp, key, value, TRUE);
@@ -3300,16 +2402,20 @@ _paddock_session_impl_add_lease (PaddockSessionImpl *self,
 }
 
 /* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
- * answer comes to paddock_session_impl_link_socket_cb(). */
+ * answer comes to paddock_session_impl_link_socket_cb(), through the
+ * executor. */
 gboolean
 _paddock_session_impl_request_socket (PaddockSessionImpl  *self,
                                       guint32              id,
                                       int                  family,
                                       GError             **error)
 {
-  PaddockSandboxLink *link = paddock_session_impl_get_link (self, error);
-
-  return link != NULL && paddock_sandbox_link_request_socket (link, id, family, error);
+  if (self->executor == NULL)
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
+      return FALSE;
+    }
+  return paddock_executor_request_socket (self->executor, id, family, error);
 }
 
 /* SetNetworkPolicy decided: the new mode and allowlist are the session's,
@@ -3513,16 +2619,14 @@ paddock_session_impl_dispose (GObject *object)
       g_signal_handlers_disconnect_by_data (self->terminal, self);
       paddock_terminal_close (self->terminal);
     }
-  g_clear_handle_id (&self->child_watch, g_source_remove);
-  /* A keeper let go runs on with whatever is left of its tree (the
-   * daemon's shutdown ended it already: kill_now()). */
-  g_clear_pointer (&self->keeper, paddock_keeper_client_free);
-  if (self->command_keepers != NULL)
-    g_ptr_array_set_size (self->command_keepers, 0);
+  /* A keeper let go (with the executor) runs on with whatever is left of
+   * its tree (the daemon's shutdown ended it already: kill_now()). */
+  self->keeper = NULL;
+  if (self->executor != NULL)
+    g_signal_handlers_disconnect_by_data (self->executor, self);
+  g_clear_object (&self->executor);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
-  if (self->command_channels != NULL)
-    g_hash_table_remove_all (self->command_channels);
   /* A flush still on its way finds the session gone. */
   g_cancellable_cancel (self->durable_cancellable);
   /* Calls still waiting on the session get their answer now. */
@@ -3534,13 +2638,6 @@ paddock_session_impl_dispose (GObject *object)
   /* Its poll points at us: it goes with the other sources. */
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
-  /* The sandbox's control socket: its events find nobody from here on. */
-  if (self->link != NULL)
-    {
-      paddock_sandbox_link_close (self->link);
-      g_signal_handlers_disconnect_by_data (self->link, self);
-      g_clear_object (&self->link);
-    }
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
@@ -3570,8 +2667,6 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
   g_clear_pointer (&self->leftovers_record, json_node_unref);
   g_clear_object (&self->commands);
-  g_clear_pointer (&self->command_channels, g_hash_table_unref);
-  g_clear_pointer (&self->command_keepers, g_ptr_array_unref);
   paddock_sandbox_pidns_clear (&self->pidns);
   g_clear_pointer (&self->record_path, g_free);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
@@ -3612,8 +2707,6 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
   g_signal_connect (self->commands, "spawn-deadline", G_CALLBACK (paddock_session_impl_spawn_deadline_cb), self);
-  self->command_channels = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) command_channel_free);
-  self->command_keepers = g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_keeper_client_free);
   self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->durable_cancellable = g_cancellable_new ();

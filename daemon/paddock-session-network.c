@@ -984,31 +984,6 @@ _paddock_session_network_add_listen_environment (GPtrArray   *leases,
   return env;
 }
 
-/* In the forked child only (async-signal-safe): moves the leased sockets
- * to fds @first…, clear of whatever else the child still holds. The
- * sockets are first duplicated above 64, where nothing is overwritten. */
-gboolean
-_paddock_session_network_child_take_listen_fds (const int *fds,
-                                                guint      n,
-                                                int       *high)
-{
-  for (guint i = 0; i < n; i++)
-    if ((high[i] = fcntl (fds[i], F_DUPFD, 64)) < 0)
-      return FALSE;
-  return TRUE;
-}
-
-gboolean
-_paddock_session_network_child_place_listen_fds (const int *high,
-                                                 guint      n,
-                                                 int        first)
-{
-  for (guint i = 0; i < n; i++)
-    if (dup2 (high[i], first + (int) i) < 0)
-      return FALSE;
-  return TRUE;
-}
-
 /* Writes @value in decimal into @out (room for 20 digits and a NUL). */
 void
 _paddock_session_network_child_format_pid (char  *out,

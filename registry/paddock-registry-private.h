@@ -7,6 +7,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 
 #include "paddock-registry.h"
 
@@ -40,6 +41,25 @@ struct _PaddockRegistry
    * end in a torn line, or miss changes the model has. The next write
    * rebuilds the snapshot instead of appending. */
   gboolean    journal_dirty;
+
+  /* Group commit (paddock-registry-commit.c): leases taken but not yet
+   * durable. They hold their ports and count against the quotas, but are
+   * not listed (nor announced, nor answered) until the fdatasync that
+   * covers them returns; those asked for while one runs are written and
+   * synced together by the next. */
+  GPtrArray  *pending;         /* PaddockPendingLeases, in the order asked */
+  GString    *queued_lines;    /* their journal lines not yet handed to the writer */
+  guint       queued_n;
+  /* One writer thread for the registry's life (started at the first
+   * batch): it writes and syncs writer_job, then sets writer_job->done. */
+  GThread    *writer;
+  GMutex      writer_lock;
+  GCond       writer_cond;
+  gboolean    writer_quit;
+  struct _PaddockJournalJob *writer_job;  /* the batch in flight, or NULL */
+  guint       writer_generation;
+  guint       complete_id;     /* idle that answers the batches already settled */
+  GMainContext *context;       /* where the answers go (the registry's owner's) */
 
   guint       max_leases;
   guint       max_per_owner;
@@ -85,6 +105,52 @@ gboolean    _paddock_registry_journal_put         (PaddockRegistry    *self,
 gboolean    _paddock_registry_journal_remove      (PaddockRegistry    *self,
                                                    guint16             port,
                                                    GError            **error);
+/* Group commit (paddock-registry-commit.c). */
+typedef enum
+{
+  PADDOCK_PENDING_QUEUED,   /* its lines wait for the next batch */
+  PADDOCK_PENDING_WRITING,  /* its lines are being written and synced */
+  PADDOCK_PENDING_DURABLE,  /* on disk; to be listed and answered */
+  PADDOCK_PENDING_FAILED,   /* the write failed; to be undone and answered */
+} PaddockPendingState;
+
+typedef struct
+{
+  GTask              *task;      /* returns the GPtrArray of leases */
+  GPtrArray          *leases;    /* PaddockLease, not listed yet */
+  PaddockPendingState state;
+  /* The owner left (release_owner) before the leases were durable: once
+   * they are, they are released again instead of listed. */
+  gboolean            abandoned;
+  GError             *error;
+} PaddockPendingLeases;
+
+void        _paddock_registry_commit_init         (PaddockRegistry    *self);
+void        _paddock_registry_commit_clear        (PaddockRegistry    *self);
+void        _paddock_registry_commit_join         (PaddockRegistry    *self);
+void        _paddock_registry_commit_queue        (PaddockRegistry    *self,
+                                                   PaddockPendingLeases *entry);
+gboolean    _paddock_registry_commit_port_taken   (PaddockRegistry    *self,
+                                                   guint16             port);
+guint       _paddock_registry_commit_count        (PaddockRegistry    *self,
+                                                   const char         *owner);
+guint       _paddock_registry_commit_abandon      (PaddockRegistry    *self,
+                                                   const char         *owner);
+void        _paddock_registry_commit_add_durable  (PaddockRegistry    *self,
+                                                   JsonBuilder        *builder);
+int         _paddock_registry_code_for_errno      (int                 saved_errno);
+/* paddock-registry.c, for the commit's completion */
+PaddockLease *_paddock_registry_take_unlisted      (PaddockRegistry    *self,
+                                                   const char         *owner,
+                                                   const char         *session,
+                                                   const char         *name,
+                                                   guint16             preferred_port,
+                                                   GError            **error);
+guint       _paddock_registry_list_lease          (PaddockRegistry    *self,
+                                                   PaddockLease       *lease);
+void        _paddock_registry_add_lease_members   (JsonBuilder        *builder,
+                                                   PaddockLease       *lease);
+
 GPtrArray  *_paddock_registry_parse_state         (const char         *path,
                                                    const char         *contents,
                                                    gsize               length,

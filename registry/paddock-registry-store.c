@@ -26,16 +26,16 @@
 
 /* A full filesystem is told apart: the daemon then serves read-only and
  * says why (org.paddock.Error.NoSpace), rather than a generic failure. */
-static int
-code_for_errno (int saved_errno)
+int
+_paddock_registry_code_for_errno (int saved_errno)
 {
   return saved_errno == ENOSPC || saved_errno == EDQUOT ? PADDOCK_REGISTRY_ERROR_NO_SPACE
                                                         : PADDOCK_REGISTRY_ERROR_FAILED;
 }
 
-static void
-add_lease_members (JsonBuilder  *builder,
-                   PaddockLease *lease)
+void
+_paddock_registry_add_lease_members (JsonBuilder  *builder,
+                                     PaddockLease *lease)
 {
   const char *session = paddock_lease_get_session (lease);
   PaddockLeaseState state = paddock_lease_get_state (lease);
@@ -87,9 +87,12 @@ serialize (PaddockRegistry *self)
       PaddockLease *lease = g_ptr_array_index (self->leases, i);
 
       json_builder_begin_object (builder);
-      add_lease_members (builder, lease);
+      _paddock_registry_add_lease_members (builder, lease);
       json_builder_end_object (builder);
     }
+  /* Leases already on disk in the journal (or being written with this
+   * snapshot) but not listed yet: emptying the journal must not lose them. */
+  _paddock_registry_commit_add_durable (self, builder);
 
   json_builder_end_array (builder);
   json_builder_end_object (builder);
@@ -133,6 +136,9 @@ gboolean
 _paddock_registry_compact (PaddockRegistry  *self,
          GError          **error)
 {
+  /* The writer thread must not be appending to the journal we empty. */
+  _paddock_registry_commit_join (self);
+
   if (!persist (self, error))
     return FALSE;
 
@@ -140,7 +146,7 @@ _paddock_registry_compact (PaddockRegistry  *self,
       (ftruncate (self->journal_fd, 0) != 0 || fsync (self->journal_fd) != 0))
     {
       int saved_errno = errno;
-      g_set_error (error, PADDOCK_REGISTRY_ERROR, code_for_errno (saved_errno),
+      g_set_error (error, PADDOCK_REGISTRY_ERROR, _paddock_registry_code_for_errno (saved_errno),
                    "Could not empty the lease journal: %s", g_strerror (saved_errno));
       return FALSE;
     }
@@ -163,7 +169,7 @@ journal_undo (PaddockRegistry  *self,
   if (end < 0 || ftruncate (self->journal_fd, end) != 0 || fdatasync (self->journal_fd) != 0)
     self->journal_dirty = TRUE;
 
-  g_set_error (error, PADDOCK_REGISTRY_ERROR, code_for_errno (saved_errno),
+  g_set_error (error, PADDOCK_REGISTRY_ERROR, _paddock_registry_code_for_errno (saved_errno),
                "Could not save the lease state: %s", g_strerror (saved_errno));
   return FALSE;
 }
@@ -187,6 +193,11 @@ _paddock_registry_journal_write (PaddockRegistry  *self,
   if (self->state_file == NULL)
     return TRUE;
 
+  /* One writer at a time: a batch of leases being synced on the writer
+   * thread finishes first (its lines stay before ours, as the model's
+   * changes were made). */
+  _paddock_registry_commit_join (self);
+
   /* Loaded, but the journal could not be opened then (a full disk at
    * start): open it now; until that works, changes fail rather than go
    * unrecorded. The snapshot then written holds this change too. */
@@ -197,7 +208,7 @@ _paddock_registry_journal_write (PaddockRegistry  *self,
       if (fd < 0)
         {
           int saved_errno = errno;
-          g_set_error (error, PADDOCK_REGISTRY_ERROR, code_for_errno (saved_errno),
+          g_set_error (error, PADDOCK_REGISTRY_ERROR, _paddock_registry_code_for_errno (saved_errno),
                        "Could not save the lease state: %s", g_strerror (saved_errno));
           return FALSE;
         }
@@ -227,7 +238,7 @@ _paddock_registry_journal_write (PaddockRegistry  *self,
       if (fd < 0)
         {
           int saved_errno = errno;
-          g_set_error (error, PADDOCK_REGISTRY_ERROR, code_for_errno (saved_errno),
+          g_set_error (error, PADDOCK_REGISTRY_ERROR, _paddock_registry_code_for_errno (saved_errno),
                        "Could not save the lease state: %s", g_strerror (saved_errno));
           return FALSE;
         }
@@ -272,7 +283,7 @@ _paddock_registry_journal_add_put (GString      *lines,
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "op");
   json_builder_add_string_value (builder, "put");
-  add_lease_members (builder, lease);
+  _paddock_registry_add_lease_members (builder, lease);
   json_builder_end_object (builder);
   root = json_builder_get_root (builder);
   json_generator_set_root (generator, root);

@@ -78,6 +78,7 @@ paddock_registry_dispose (GObject *object)
   /* Dropping the registry without releasing is what a daemon shutdown
    * does: the sockets close, the state file keeps the leases for the next
    * start. */
+  _paddock_registry_commit_clear (self);
   g_clear_pointer (&self->leases, g_ptr_array_unref);
   g_clear_pointer (&self->owner_counts, g_hash_table_unref);
 
@@ -93,6 +94,8 @@ paddock_registry_finalize (GObject *object)
   g_clear_pointer (&self->bus_id, g_free);
   g_clear_pointer (&self->journal_file, g_free);
   paddock_close_fd (&self->journal_fd);
+  g_mutex_clear (&self->writer_lock);
+  g_cond_clear (&self->writer_cond);
 
   G_OBJECT_CLASS (paddock_registry_parent_class)->finalize (object);
 }
@@ -112,6 +115,7 @@ paddock_registry_init (PaddockRegistry *self)
   self->leases = g_ptr_array_new_with_free_func (g_object_unref);
   self->owner_counts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->journal_fd = -1;
+  _paddock_registry_commit_init (self);
 }
 
 PaddockRegistry *
@@ -269,6 +273,23 @@ insert_lease (PaddockRegistry *self,
   owner_count_add (self, paddock_lease_get_owner (lease), 1);
 
   return index;
+}
+
+guint
+_paddock_registry_list_lease (PaddockRegistry *self,
+                              PaddockLease    *lease)
+{
+  return insert_lease (self, lease);
+}
+
+/* Held by a listed lease or by one waiting for its journal sync. */
+static gboolean
+port_taken (PaddockRegistry *self,
+            guint16          port)
+{
+  guint index = 0;
+
+  return find_port (self, port, &index) || _paddock_registry_commit_port_taken (self, port);
 }
 
 /* Removes without emitting items-changed or closing; returns the lease. */
@@ -545,10 +566,10 @@ is_session_owner (const char *owner)
   return g_str_has_prefix (owner, SESSION_OWNER_PREFIX);
 }
 
-/* paddock_registry_lease() up to the lease in the list: not saved, not
- * announced yet. Returns a new reference. */
-static PaddockLease *
-lease_unsaved (PaddockRegistry  *self,
+/* paddock_registry_lease() up to a bound lease: not listed, not saved,
+ * not announced yet. Returns a new reference. */
+PaddockLease *
+_paddock_registry_take_unlisted (PaddockRegistry  *self,
                const char       *owner,
                const char       *session,
                const char       *name,
@@ -558,7 +579,6 @@ lease_unsaved (PaddockRegistry  *self,
   g_autoptr(PaddockLease) lease = NULL;
   g_autofree char *session_owner = NULL;
   guint16 port = 0;
-  guint index = 0;
   int fd4 = -1;
   int fd6 = -1;
   int saved_errno = 0;
@@ -600,7 +620,7 @@ lease_unsaved (PaddockRegistry  *self,
       return NULL;
     }
 
-  if (owner_count (self, owner) >= self->max_per_owner)
+  if (owner_count (self, owner) + _paddock_registry_commit_count (self, owner) >= self->max_per_owner)
     {
       g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_QUOTA_EXCEEDED,
                    "Too many leases for this owner (the limit per owner is %u)",
@@ -608,7 +628,7 @@ lease_unsaved (PaddockRegistry  *self,
       return NULL;
     }
 
-  if (self->leases->len >= self->max_leases)
+  if (self->leases->len + _paddock_registry_commit_count (self, NULL) >= self->max_leases)
     {
       g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_QUOTA_EXCEEDED,
                    "Too many leases in total (the limit is %u)", self->max_leases);
@@ -620,7 +640,7 @@ lease_unsaved (PaddockRegistry  *self,
       PaddockBindResult result;
 
       /* Held or lost, a port we have a record of is never handed out. */
-      if (find_port (self, preferred_port, &index))
+      if (port_taken (self, preferred_port))
         {
           g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_PORT_IN_USE,
                        "Port %u is already leased", preferred_port);
@@ -654,7 +674,7 @@ lease_unsaved (PaddockRegistry  *self,
         {
           guint16 candidate = (guint16) (self->first_port + (start + i) % pool_size);
 
-          if (find_port (self, candidate, &index))
+          if (port_taken (self, candidate))
             continue;
 
           switch (_paddock_port_bind (candidate, &fd4, &fd6, &saved_errno))
@@ -685,10 +705,24 @@ lease_unsaved (PaddockRegistry  *self,
       self->cursor = port == self->last_port ? self->first_port : (guint16) (port + 1);
     }
 
-  lease = _paddock_lease_new (port, name, owner, session, g_get_real_time (), fd4, fd6);
-  insert_lease (self, lease);
+  return _paddock_lease_new (port, name, owner, session, g_get_real_time (), fd4, fd6);
+}
 
-  return g_steal_pointer (&lease);
+/* The same, put in the list (not announced yet). */
+static PaddockLease *
+lease_unsaved (PaddockRegistry  *self,
+               const char       *owner,
+               const char       *session,
+               const char       *name,
+               guint16           preferred_port,
+               GError          **error)
+{
+  PaddockLease *lease = _paddock_registry_take_unlisted (self, owner, session, name,
+                                                         preferred_port, error);
+
+  if (lease != NULL)
+    insert_lease (self, lease);
+  return lease;
 }
 
 /* Takes @lease out of the list, without announcing or closing it. */
@@ -893,15 +927,22 @@ paddock_registry_release_owner (PaddockRegistry *self,
   g_autoptr(GError) local_error = NULL;
   g_autoptr(GString) lines = g_string_new (NULL);
   guint released = 0;
+  guint waiting = 0;
+  guint run = 0;
 
   g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), 0);
   g_return_val_if_fail (owner != NULL, 0);
 
+  /* Leases still waiting for their sync are released once it returns. */
+  waiting = _paddock_registry_commit_abandon (self, owner);
+  released = waiting;
   if (owner_count (self, owner) == 0)
-    return 0;
+    return released;
 
   /* Back to front, so each items-changed position is still valid for a
-   * listener that applies them one by one. */
+   * listener that applies them one by one; one per run of the owner's
+   * leases side by side (a client's leases from the pool's cursor mostly
+   * are), each a LeasesChanged on the bus. */
   for (guint i = self->leases->len; i > 0; i--)
     {
       PaddockLease *lease = g_ptr_array_index (self->leases, i - 1);
@@ -912,12 +953,20 @@ paddock_registry_release_owner (PaddockRegistry *self,
 
           _paddock_registry_journal_add_remove (lines, paddock_lease_get_port (stolen));
           _paddock_lease_close_sockets (stolen);
-          g_list_model_items_changed (G_LIST_MODEL (self), i - 1, 1, 0);
+          run++;
           released++;
         }
+      else if (run > 0)
+        {
+          g_list_model_items_changed (G_LIST_MODEL (self), i, run, 0);
+          run = 0;
+        }
     }
+  if (run > 0)
+    g_list_model_items_changed (G_LIST_MODEL (self), 0, run, 0);
 
-  if (released > 0 && !_paddock_registry_journal_write (self, lines->str, released, &local_error))
+  if (lines->len > 0 &&
+      !_paddock_registry_journal_write (self, lines->str, released - waiting, &local_error))
     g_debug ("Releasing the leases of %s: %s", owner, local_error->message);
 
   return released;

@@ -61,6 +61,18 @@ PaddockLease    *paddock_registry_lease             (PaddockRegistry *self,
                                                      const char      *name,
                                                      guint16          preferred_port,
                                                      GError         **error);
+void             paddock_registry_lease_async       (PaddockRegistry *self,
+                                                     const char      *owner,
+                                                     const char      *session,
+                                                     const char      *name,
+                                                     guint16          preferred_port,
+                                                     guint            count,
+                                                     GCancellable    *cancellable,
+                                                     GAsyncReadyCallback callback,
+                                                     gpointer         user_data);
+GPtrArray       *paddock_registry_lease_finish      (PaddockRegistry *self,
+                                                     GAsyncResult    *result,
+                                                     GError         **error);
 GPtrArray       *paddock_registry_lease_several     (PaddockRegistry *self,
                                                      const char      *session,
                                                      const char      *name,

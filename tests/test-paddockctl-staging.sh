@@ -449,7 +449,7 @@ exec sleep 600"
 
   run "$tmp/out" "$tmp/err" --json apply "$id6"
   check "apply without a token pins a fresh review and says so in one line" \
-    test "$rc:$(grep -c '^paddockctl: Pinned .* by SHA-256 at a fresh review' "$tmp/err")" = "0:1"
+    test "$rc:$(grep -c '^paddockctl: Pinned .* to the bytes of a fresh review' "$tmp/err")" = "0:1"
   check "…and applies the file changes as that review read them" \
     test "$(cat "$ws6/run.sh"):$(cat "$ws6/sub/file.txt")" = "touch $pwned-rewrite:nested"
   snapshot "$ws6/.git" >"$tmp/git-after"

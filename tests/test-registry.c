@@ -1986,6 +1986,257 @@ test_persist_failure (void)
   rm_rf (dir);
 }
 
+/* Group commit */
+
+typedef struct
+{
+  GPtrArray *leases;
+  GError    *error;
+  gboolean   done;
+} LeaseWait;
+
+static void
+lease_wait_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  LeaseWait *wait = user_data;
+
+  wait->leases = paddock_registry_lease_finish (PADDOCK_REGISTRY (source), result, &wait->error);
+  wait->done = TRUE;
+}
+
+static void
+lease_wait_for (LeaseWait *wait)
+{
+  while (!wait->done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+static void
+lease_wait_clear (LeaseWait *wait)
+{
+  g_clear_pointer (&wait->leases, g_ptr_array_unref);
+  g_clear_error (&wait->error);
+}
+
+/* What a restart finds: @expected leases loaded back from @state_file. */
+static void
+assert_reloaded (guint16     base,
+                 guint       n,
+                 const char *state_file,
+                 guint       expected)
+{
+  g_autoptr(PaddockRegistry) registry = load_registry (base, n, state_file);
+
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, expected);
+}
+
+/* Leases asked for together: none is listed, announced or answered before
+ * it is durable; then all are, on distinct ports, and a restart has them.
+ * They are announced in runs, which a listener mirroring the list follows
+ * (Mirror checks the whole list at every announcement). */
+static void
+test_commit_group (void)
+{
+  g_autoptr(PaddockRegistry) registry = NULL;
+  g_autoptr(GHashTable) ports = g_hash_table_new (NULL, NULL);
+  g_autoptr(GArray) shadow = g_array_new (FALSE, FALSE, sizeof (guint16));
+  Mirror mirror = { .shadow = shadow };
+  g_autoptr(PaddockLease) middle = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *state_file = g_build_filename (dir, "leases.json", NULL);
+  LeaseWait waits[5] = { { 0 } };
+  guint16 base = 0;
+  guint changes = 0;
+
+  registry = new_registry (8, 10, 10, &base);
+  if (registry == NULL)
+    return;
+  g_clear_object (&registry);
+
+  registry = load_registry (base, 8, state_file);
+  g_signal_connect (registry, "items-changed", G_CALLBACK (items_changed_count_cb), &changes);
+  g_signal_connect (registry, "items-changed", G_CALLBACK (mirror_items_changed_cb), &mirror);
+  /* One listed first, in the middle of the pool, so that the batch lands
+   * on both sides of it: two runs at least. */
+  middle = paddock_registry_lease (registry, ":1.9", NULL, "mid", base + 2, &error);
+  g_assert_no_error (error);
+  changes = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (waits); i++)
+    {
+      g_autofree char *owner = g_strdup_printf (":1.%u", i + 1);
+
+      paddock_registry_lease_async (registry, owner, NULL, "web", 0, i == 4 ? 3 : 1, NULL,
+                                    lease_wait_cb, &waits[i]);
+    }
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 1);
+  g_assert_cmpuint (changes, ==, 0);
+  g_assert_false (waits[0].done);
+
+  for (guint i = 0; i < G_N_ELEMENTS (waits); i++)
+    {
+      lease_wait_for (&waits[i]);
+      g_assert_no_error (waits[i].error);
+      g_assert_cmpuint (waits[i].leases->len, ==, i == 4 ? 3 : 1);
+      for (guint j = 0; j < waits[i].leases->len; j++)
+        {
+          PaddockLease *lease = g_ptr_array_index (waits[i].leases, j);
+
+          g_assert_true (g_hash_table_add (ports, GUINT_TO_POINTER (paddock_lease_get_port (lease))));
+          g_assert_true (paddock_registry_lookup (registry, paddock_lease_get_port (lease)) == lease);
+          g_assert_cmpint (try_listen (AF_INET, "127.0.0.1", paddock_lease_get_port (lease), TRUE),
+                           ==, EADDRINUSE);
+        }
+    }
+  /* Fewer announcements than leases (runs), and at least two (the lease
+   * in the middle splits them); the mirror followed all of them. */
+  g_assert_cmpuint (changes, >=, 2);
+  g_assert_cmpuint (changes, <, 7);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 8);
+  assert_sorted (registry);
+  g_assert_cmpuint (mirror.count, ==, changes + 1);
+
+  /* An owner's leases go the same way: runs, followed by the mirror. */
+  changes = 0;
+  g_assert_cmpuint (paddock_registry_release_owner (registry, ":1.5"), ==, 3);
+  g_assert_cmpuint (changes, >=, 1);
+  g_assert_cmpuint (changes, <=, 3);
+  g_assert_cmpuint (shadow->len, ==, 5);
+
+  for (guint i = 0; i < G_N_ELEMENTS (waits); i++)
+    lease_wait_clear (&waits[i]);
+  g_clear_object (&middle);
+  g_clear_object (&registry);
+  assert_reloaded (base, 8, state_file, 5);
+  rm_rf (dir);
+}
+
+/* Waiting leases count against the quotas and hold their ports; an owner
+ * that leaves (or a caller that cancels) before the sync gets none, its
+ * ports are free again and a restart does not bring them back. */
+static void
+test_commit_abandoned (void)
+{
+  g_autoptr(PaddockRegistry) registry = NULL;
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(PaddockLease) lease = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *state_file = g_build_filename (dir, "leases.json", NULL);
+  LeaseWait left = { 0 };
+  LeaseWait over = { 0 };
+  LeaseWait cancelled = { 0 };
+  LeaseWait kept = { 0 };
+  guint16 base = 0;
+  guint changes = 0;
+
+  registry = new_registry (8, 10, 10, &base);
+  if (registry == NULL)
+    return;
+  g_clear_object (&registry);
+
+  registry = paddock_registry_new (base, (guint16) (base + 7), 10, 2, &error);
+  g_assert_no_error (error);
+  g_assert_true (paddock_registry_load (registry, state_file, &error));
+  g_assert_no_error (error);
+  g_signal_connect (registry, "items-changed", G_CALLBACK (items_changed_count_cb), &changes);
+
+  paddock_registry_lease_async (registry, ":1.1", NULL, "web", 0, 2, NULL, lease_wait_cb, &left);
+  /* Two waiting: a third for the same owner is over its quota of two. */
+  paddock_registry_lease_async (registry, ":1.1", NULL, "api", 0, 1, NULL, lease_wait_cb, &over);
+  paddock_registry_lease_async (registry, ":1.2", NULL, "db", 0, 1, cancellable, lease_wait_cb, &cancelled);
+  paddock_registry_lease_async (registry, ":1.3", NULL, "ui", base + 7, 1, NULL, lease_wait_cb, &kept);
+  /* The last port is waiting for :1.3: nobody else gets it. */
+  g_assert_null (paddock_registry_lease (registry, ":1.4", NULL, "x", base + 7, &error));
+  g_assert_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_PORT_IN_USE);
+  g_clear_error (&error);
+
+  g_assert_cmpuint (paddock_registry_release_owner (registry, ":1.1"), ==, 2);
+  g_cancellable_cancel (cancellable);
+
+  lease_wait_for (&left);
+  lease_wait_for (&over);
+  lease_wait_for (&cancelled);
+  lease_wait_for (&kept);
+  g_assert_error (left.error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NOT_FOUND);
+  g_assert_error (over.error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_QUOTA_EXCEEDED);
+  g_assert_error (cancelled.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_no_error (kept.error);
+  g_assert_cmpuint (paddock_lease_get_port (g_ptr_array_index (kept.leases, 0)), ==, base + 7);
+  g_assert_cmpuint (changes, ==, 1);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 1);
+  for (guint16 port = base; port < base + 7; port++)
+    g_assert_true (port_is_free (port));
+
+  /* A synchronous change waits for the batch that takes them back. */
+  lease = paddock_registry_lease (registry, ":1.4", NULL, "x", 0, &error);
+  g_assert_no_error (error);
+  lease_wait_clear (&left);
+  lease_wait_clear (&over);
+  lease_wait_clear (&cancelled);
+  lease_wait_clear (&kept);
+  g_clear_object (&lease);
+  g_clear_object (&registry);
+
+  registry = load_registry (base, 8, state_file);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 2);
+  /* Sorted by port: :1.4's came from the scan, :1.3's is the last one. */
+  lease = g_list_model_get_item (G_LIST_MODEL (registry), 0);
+  g_assert_cmpstr (paddock_lease_get_owner (lease), ==, ":1.4");
+  g_clear_object (&lease);
+  lease = g_list_model_get_item (G_LIST_MODEL (registry), 1);
+  g_assert_cmpstr (paddock_lease_get_owner (lease), ==, ":1.3");
+  g_clear_object (&registry);
+  rm_rf (dir);
+}
+
+/* A batch that cannot be written is refused as a whole: no lease listed,
+ * its ports free; once the state can be written again, leases work. */
+static void
+test_commit_failure (void)
+{
+  g_autoptr(PaddockRegistry) registry = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *sub = g_build_filename (dir, "state", NULL);
+  g_autofree char *state_file = g_build_filename (sub, "leases.json", NULL);
+  LeaseWait failed = { 0 };
+  LeaseWait again = { 0 };
+  guint16 base = 0;
+  guint changes = 0;
+
+  registry = new_registry (4, 10, 10, &base);
+  if (registry == NULL)
+    return;
+  g_clear_object (&registry);
+
+  g_assert_no_errno (g_mkdir (sub, 0700));
+  registry = load_registry (base, 4, state_file);
+  g_signal_connect (registry, "items-changed", G_CALLBACK (items_changed_count_cb), &changes);
+  rm_rf (sub);
+
+  paddock_registry_lease_async (registry, ":1.1", NULL, "web", 0, 2, NULL, lease_wait_cb, &failed);
+  lease_wait_for (&failed);
+  g_assert_error (failed.error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_FAILED);
+  g_assert_null (failed.leases);
+  g_assert_cmpuint (changes, ==, 0);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (registry)), ==, 0);
+  for (guint16 port = base; port < base + 4; port++)
+    g_assert_true (port_is_free (port));
+
+  g_assert_no_errno (g_mkdir (sub, 0700));
+  paddock_registry_lease_async (registry, ":1.1", NULL, "web", 0, 1, NULL, lease_wait_cb, &again);
+  lease_wait_for (&again);
+  g_assert_no_error (again.error);
+  g_assert_cmpuint (changes, ==, 1);
+  lease_wait_clear (&failed);
+  lease_wait_clear (&again);
+  g_clear_object (&registry);
+  assert_reloaded (base, 4, state_file, 1);
+  rm_rf (dir);
+}
+
 /* Durable files */
 
 static void
@@ -2103,6 +2354,9 @@ main (int   argc,
   g_test_add_func ("/registry/lease/hand-over", test_lease_hand_over);
   g_test_add_func ("/registry/persist/corrupt", test_persist_corrupt);
   g_test_add_func ("/registry/persist/failure", test_persist_failure);
+  g_test_add_func ("/registry/commit/group", test_commit_group);
+  g_test_add_func ("/registry/commit/abandoned", test_commit_abandoned);
+  g_test_add_func ("/registry/commit/failure", test_commit_failure);
   g_test_add_func ("/durable/replace", test_durable_replace);
   g_test_add_func ("/durable/private-dir", test_private_dir);
 

@@ -11,6 +11,10 @@
  *    and judged against the allowlist, origin connected, response streamed
  *    back, each record journalled to a file as the daemon does), and
  *  - the same request straight to the origin over loopback (the peer),
+ *  - and, as the floor under the proxy, the same hop through a minimal
+ *    one-thread epoll relay (bench-floor-relay.c: no policy, parser or
+ *    journal), so that what the second loopback connection and one thread
+ *    cost with many clients is told apart from what the proxy adds;
  * medians of 7 interleaved rounds, with the ratio, next to ANCHORS.md's
  * pVisor figures (native 0.69 ms, through its host proxy 10.09 ms).
  *
@@ -44,6 +48,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bench-floor-relay.h"
 #include "paddock-net-journal.h"
 #include "paddock-proxy.h"
 
@@ -314,6 +319,7 @@ main (int    argc,
   g_autoptr(GArray) direct_rounds = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) proxy_serial_rounds = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) direct_serial_rounds = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) floor_rounds = g_array_new (FALSE, FALSE, sizeof (double));
   g_autofree char *dir = NULL;
   g_autofree char *proxied_request = NULL;
   g_autofree char *direct_request = NULL;
@@ -322,7 +328,8 @@ main (int    argc,
   GThread *origins[ORIGIN_WORKERS];
   guint16 proxy_port;
   int origin_fd;
-  double proxy_ms, direct_ms, proxy_serial_ms, direct_serial_ms;
+  double proxy_ms, direct_ms, proxy_serial_ms, direct_serial_ms, floor_ms;
+  guint16 floor_port;
   guint n_clients = CLIENTS;
   guint rounds = ROUNDS;
 
@@ -373,25 +380,33 @@ main (int    argc,
   direct_request = g_strdup_printf ("GET / HTTP/1.1\r\nHost: origin.test:%u\r\nUser-Agent: bench\r\n\r\n",
                                     t.origin_port);
 
+  /* The same hop by a minimal one-thread relay (bench-floor-relay.c). */
+  floor_port = bench_floor_relay_start (t.origin_port, direct_request);
+
   /* A warm-up of each, then interleaved rounds: the machine is shared. */
   run_round (proxy_port, proxied_request, n_clients);
   run_round (t.origin_port, direct_request, n_clients);
+  run_round (floor_port, proxied_request, n_clients);
   for (guint r = 0; r < rounds; r++)
     {
       double p = run_round (proxy_port, proxied_request, n_clients);
       double d = run_round (t.origin_port, direct_request, n_clients);
       double ps = run_round (proxy_port, proxied_request, 1);
       double ds = run_round (t.origin_port, direct_request, 1);
+      double f = run_round (floor_port, proxied_request, n_clients);
 
       g_array_append_val (proxy_rounds, p);
       g_array_append_val (direct_rounds, d);
       g_array_append_val (proxy_serial_rounds, ps);
       g_array_append_val (direct_serial_rounds, ds);
+      g_array_append_val (floor_rounds, f);
     }
   proxy_ms = bench_median (proxy_rounds);
   direct_ms = bench_median (direct_rounds);
   proxy_serial_ms = bench_median (proxy_serial_rounds);
   direct_serial_ms = bench_median (direct_serial_rounds);
+  floor_ms = bench_median (floor_rounds);
+  bench_floor_relay_stop ();
 
   g_main_loop_quit (t.loop);
   g_thread_join (proxy);
@@ -413,6 +428,10 @@ main (int    argc,
            proxy_ms, direct_ms, proxy_ms / direct_ms);
   g_print ("%-52s %9.3f ms %18.3f ms %7.2fx\n", "  the same with 1 client (no queueing)",
            proxy_serial_ms, direct_serial_ms, proxy_serial_ms / direct_serial_ms);
+  g_print ("%-52s %9.3f ms %18.3f ms %7.2fx\n", "floor: a minimal one-thread C relay vs direct",
+           floor_ms, direct_ms, floor_ms / direct_ms);
+  g_print ("%-52s %9.3f ms %18.3f ms %7.2fx\n", "proxy vs that floor (the proxy's own cost)",
+           proxy_ms, floor_ms, proxy_ms / floor_ms);
   g_print ("%-52s %9.2f ms %18.2f ms %7.2fx\n", "pVisor (ANCHORS.md): host proxy vs native",
            PVISOR_PROXY_MS, PVISOR_NATIVE_MS, PVISOR_PROXY_MS / PVISOR_NATIVE_MS);
   g_print ("\ntarget: proxy < 3x direct: %s; records journalled: %" G_GUINT64_FORMAT "\n",

@@ -126,22 +126,24 @@ if [[ " $only " == *" leases "* ]]; then
   /usr/bin/python3 /usr/bin/portserver --portserver_address "$portserver_address" >"$tmp/portserver.log" 2>&1 &
   portserver_pid=$!
   sleep 1
-  ours=() many=() theirs=()
+  ours=() many=() theirs=() pings=()
   for round in $(seq 1 "$rounds"); do
-    for k in 0 1 2; do
-      case $(( (round + k) % 3 )) in
+    for k in 0 1 2 3; do
+      case $(( (round + k) % 4 )) in
         0) a=$("$CLOCK" lease-race 20 25) ;;
         1) c=$("$CLOCK" lease-race 20 25 --many) ;;
         2) b=$(/usr/bin/python3 "$here/portserver-race.py" "$portserver_address" 20 25) ;;
+        3) p=$("$CLOCK" lease-race 20 25 --ping) ;;
       esac
     done
-    ours+=("${a%% *}"); many+=("${c%% *}"); theirs+=("${b%% *}")
-    printf 'round %2d:  paddock Lease     %s   (%sx)\n           paddock LeaseMany %s   (%sx)\n           portserver        %s\n' \
-      "$round" "$a" "$(ratio "${a%% *}" "${b%% *}")" "$c" "$(ratio "${c%% *}" "${b%% *}")" "$b"
+    ours+=("${a%% *}"); many+=("${c%% *}"); theirs+=("${b%% *}"); pings+=("${p%% *}")
+    printf 'round %2d:  paddock Lease     %s   (%sx)\n           paddock LeaseMany %s   (%sx)\n           portserver        %s\n           floor: Peer.Ping  %s   (Lease %sx of it)\n' \
+      "$round" "$a" "$(ratio "${a%% *}" "${b%% *}")" "$c" "$(ratio "${c%% *}" "${b%% *}")" "$b" "$p" "$(ratio "${a%% *}" "${p%% *}")"
   done
   m_ours=$(printf '%s\n' "${ours[@]}" | median); m_many=$(printf '%s\n' "${many[@]}" | median)
-  m_theirs=$(printf '%s\n' "${theirs[@]}" | median)
+  m_theirs=$(printf '%s\n' "${theirs[@]}" | median); m_ping=$(printf '%s\n' "${pings[@]}" | median)
   echo "medians: paddock Lease $m_ours/s ($(ratio "$m_ours" "$m_theirs")x), LeaseMany (16 a call) $m_many/s ($(ratio "$m_many" "$m_theirs")x), portserver $m_theirs/s   (target >= 1x)"
+  echo "floor: the same 20 processes calling the daemon's Peer.Ping (the bus round trip, nothing of a lease) $m_ping/s = $(ratio "$m_ping" "$m_theirs")x portserver; Lease is $(ratio "$m_ours" "$m_ping")x of it"
 
   echo "2b. one lease from the command line: \`paddockctl ports lease -- true\` vs portpicker's client"
   (cd "$tmp" && PORTSERVER_ADDRESS="$portserver_address" "$CLOCK" time --rounds "$rounds" \
@@ -216,9 +218,9 @@ if [[ " $only " == *" proxy "* ]]; then
   for clients in 8 64; do
     echo
     echo "4. proxy round trip of a small request, $clients clients at once, vs direct (bench-network)"
-    "$builddir/bench/network/bench-network" --clients "$clients" --rounds "$rounds" | sed -n '/^small request/,/^  the same/p'
+    "$builddir/bench/network/bench-network" --clients "$clients" --rounds "$rounds" | sed -n '/^small request/,/^proxy vs that floor/p'
   done
-  echo "   target: <= 1.5x direct with 64 clients"
+  echo "   target: <= 1.5x direct with 64 clients; the floor lines: the same hop by a minimal one-thread C relay (bench/network/bench-floor-relay.c)"
 fi
 
 # ---- 5. teardown of 500 escaped processes -------------------------------------------------

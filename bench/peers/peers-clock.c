@@ -26,6 +26,9 @@
  *     prints the leases per second, the ports handed out twice, and how
  *     many of them another program could still bind (0: they are held).
  *     With --many each takes its PER through Ports1.LeaseMany, 16 a call.
+ *     With --ping each calls org.freedesktop.DBus.Peer.Ping on the daemon
+ *     instead (answered by GDBus itself, on its worker thread): the same
+ *     processes and bus with nothing of a lease, the floor under Lease.
  */
 
 #include "config.h"
@@ -373,7 +376,8 @@ static void G_GNUC_NORETURN
 lease_racer (int      go_fd,
              int      out_fd,
              guint    per,
-             gboolean many)
+             gboolean many,
+             gboolean ping)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GDBusConnection) connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
@@ -387,6 +391,20 @@ lease_racer (int      go_fd,
   ports = paddock_test_ports (connection);
   if (read (go_fd, &go, 1) != 1)
     _exit (1);
+
+  for (guint i = 0; ping && i < per; i++)
+    {
+      g_autoptr(GVariant) reply =
+        g_dbus_connection_call_sync (connection, "org.paddock.Daemon", "/org/paddock/Daemon",
+                                     "org.freedesktop.DBus.Peer", "Ping", NULL, NULL,
+                                     G_DBUS_CALL_FLAGS_NONE, 30000, NULL, &error);
+
+      if (reply == NULL)
+        paddock_test_bail ("racer: Ping: %s", error->message);
+      g_string_append_printf (report, "%u\n", i + 1);
+    }
+  if (ping)
+    per = 0;
 
   /* In calls of at most 16 (LeaseMany's limit, the bus's per message). */
   while (many && per > 0)
@@ -461,6 +479,7 @@ lease_race (int    argc,
   guint procs;
   guint per;
   gboolean many = FALSE;
+  gboolean ping = FALSE;
   guint handed_out = 0;
   guint duplicates = 0;
   guint open_to_others = 0;
@@ -469,8 +488,10 @@ lease_race (int    argc,
 
   if (argc == 3 && g_str_equal (argv[2], "--many"))
     many = TRUE;
+  else if (argc == 3 && g_str_equal (argv[2], "--ping"))
+    ping = TRUE;
   else if (argc != 2)
-    paddock_test_bail ("lease-race PROCS PER [--many]");
+    paddock_test_bail ("lease-race PROCS PER [--many|--ping]");
   procs = (guint) g_ascii_strtoull (argv[0], NULL, 10);
   per = (guint) g_ascii_strtoull (argv[1], NULL, 10);
   if (procs == 0 || procs > MAX_RACERS || per == 0 || per > MAX_PER_RACER)
@@ -500,7 +521,7 @@ lease_race (int    argc,
           snprintf (go_arg, sizeof go_arg, "%d", go[0]);
           snprintf (out_arg, sizeof out_arg, "%d", out[1]);
           execl (self_exe, self_exe, "lease-racer", per_arg, go_arg, out_arg,
-                 many ? "many" : "one", (char *) NULL);
+                 many ? "many" : ping ? "ping" : "one", (char *) NULL);
           _exit (127);
         }
       close (out[1]);
@@ -526,6 +547,8 @@ lease_race (int    argc,
 
           g_free (line);
           handed_out++;
+          if (ping)
+            continue;
           if (g_hash_table_contains (seen, GUINT_TO_POINTER (port)))
             duplicates++;
           g_hash_table_add (seen, GUINT_TO_POINTER (port));
@@ -547,6 +570,11 @@ lease_race (int    argc,
   for (guint p = 0; p < procs; p++)
     waitpid (pids[p], NULL, 0);
 
+  if (ping)
+    {
+      printf ("%.0f calls/s (%u in %.1f ms)\n", 1000.0 * handed_out / elapsed_ms, handed_out, elapsed_ms);
+      return handed_out == procs * per ? EXIT_SUCCESS : EXIT_FAILURE;
+    }
   printf ("%.0f leases/s (%u in %.1f ms), %u duplicates, %u bindable by others\n",
           1000.0 * handed_out / elapsed_ms, handed_out, elapsed_ms, duplicates, open_to_others);
   return handed_out == procs * per && duplicates == 0 && open_to_others == 0
@@ -578,11 +606,11 @@ main (int   argc,
     return lease_race (argc - 2, argv + 2);
   if (argc == 6 && g_str_equal (argv[1], "lease-racer"))
     lease_racer (atoi (argv[3]), atoi (argv[4]), (guint) g_ascii_strtoull (argv[2], NULL, 10),
-                 g_str_equal (argv[5], "many"));
+                 g_str_equal (argv[5], "many"), g_str_equal (argv[5], "ping"));
 
   fprintf (stderr, "usage: %s time [--rounds N] [--marker TEXT] LABEL CMD... [:: LABEL CMD...]...\n"
                    "       %s once CMD...\n"
                    "       %s kill-ns TEXT CMD...\n"
-                   "       %s lease-race PROCS PER [--many]\n", argv[0], argv[0], argv[0], argv[0]);
+                   "       %s lease-race PROCS PER [--many|--ping]\n", argv[0], argv[0], argv[0], argv[0]);
   return 2;
 }

@@ -39,23 +39,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define PIN_FILES     10000
-#define PIN_CHANGED   1000
-#define PIN_RENAMED   100
 #define PIN_BUDGET    1.10   /* issue #19: pinning costs at most 10 % */
-
-/* Change k touches file k * 10 + 5; every tenth change is a move. */
-static guint
-change_index (guint k)
-{
-  return k * (PIN_FILES / PIN_CHANGED) + 5;
-}
-
-static gboolean
-change_is_move (guint k)
-{
-  return k % (PIN_CHANGED / PIN_RENAMED) == 0;
-}
 
 static char *
 pin_script (const char *workspace)
@@ -66,13 +50,13 @@ pin_script (const char *workspace)
 
   for (guint k = 0; k < PIN_CHANGED; k++)
     {
-      if (change_is_move (k))
+      if (pin_change_is_move (k))
         {
-          g_ptr_array_add (from, file_rel (change_index (k)));
-          g_ptr_array_add (to, moved_rel (change_index (k)));
+          g_ptr_array_add (from, file_rel (pin_change_index (k)));
+          g_ptr_array_add (to, moved_rel (pin_change_index (k)));
         }
       else
-        g_ptr_array_add (modify, file_rel (change_index (k)));
+        g_ptr_array_add (modify, file_rel (pin_change_index (k)));
     }
   return edit_script (workspace, modify, from, to, 0);
 }
@@ -87,18 +71,18 @@ restore_tree (const char *root,
 
   for (guint k = 0; k < PIN_CHANGED; k++)
     {
-      g_autofree char *rel = file_rel (change_index (k));
+      g_autofree char *rel = file_rel (pin_change_index (k));
       g_autofree char *path = g_build_filename (root, rel, NULL);
 
-      if (change_is_move (k) && unlink_moved)
+      if (pin_change_is_move (k) && unlink_moved)
         {
-          g_autofree char *moved = moved_rel (change_index (k));
+          g_autofree char *moved = moved_rel (pin_change_index (k));
           g_autofree char *moved_path = g_build_filename (root, moved, NULL);
 
           if (unlink (moved_path) != 0)
             paddock_test_bail ("unlink %s: %s", moved_path, g_strerror (errno));
         }
-      file_contents (change_index (k), contents);
+      file_contents (pin_change_index (k), contents);
       write_file (path, contents->str, contents->len);
     }
 }
@@ -340,7 +324,7 @@ cp_round (const char *repo,
   g_ptr_array_add (argv, g_strdup ("-a"));
   g_ptr_array_add (argv, g_strdup ("--parents"));
   for (guint k = 0; k < PIN_CHANGED; k++)
-    g_ptr_array_add (argv, change_is_move (k) ? moved_rel (change_index (k)) : file_rel (change_index (k)));
+    g_ptr_array_add (argv, pin_change_is_move (k) ? moved_rel (pin_change_index (k)) : file_rel (pin_change_index (k)));
   g_ptr_array_add (argv, g_strdup (copy));
   g_ptr_array_add (argv, NULL);
 
@@ -356,7 +340,7 @@ cp_round (const char *repo,
 
   for (guint k = 0; k < PIN_CHANGED; k += PIN_CHANGED / PIN_RENAMED)
     {
-      g_autofree char *rel = file_rel (change_index (k));
+      g_autofree char *rel = file_rel (pin_change_index (k));
       g_autofree char *path = g_build_filename (copy, rel, NULL);
 
       if (unlink (path) != 0)

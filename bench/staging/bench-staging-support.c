@@ -149,6 +149,19 @@ mix (guint64 x)
   return x;
 }
 
+/* Change k touches file k * 10 + 5. */
+guint
+pin_change_index (guint k)
+{
+  return k * (PIN_FILES / PIN_CHANGED) + 5;
+}
+
+gboolean
+pin_change_is_move (guint k)
+{
+  return k % (PIN_CHANGED / PIN_RENAMED) == 0;
+}
+
 char *
 file_rel (guint index)
 {

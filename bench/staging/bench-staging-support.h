@@ -59,6 +59,15 @@ double      maximum             (GArray              *values);
 void        push                (GArray             **values,
                                  double               value);
 
+/* The change the pinning benches make (issue #19): PIN_CHANGED of
+ * PIN_FILES files, change k touching file pin_change_index (k); every
+ * tenth change is a move (PIN_RENAMED in all). */
+#define PIN_FILES     10000
+#define PIN_CHANGED   1000
+#define PIN_RENAMED   100
+guint       pin_change_index    (guint                k);
+gboolean    pin_change_is_move  (guint                k);
+
 /* Trees */
 char       *file_rel            (guint                index);
 char       *moved_rel           (guint                index);

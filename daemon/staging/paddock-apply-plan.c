@@ -144,13 +144,61 @@ stat_matches_pin (const PaddockApplyItem *item,
           (guint32) (st->st_mode & 07777) == item->pin_mode);
 }
 
-/* Whether @data (a written temp's canonical digest, or a link text's) is
+/* Whether @sha (a written temp's canonical digest, or a link text's) is
  * the pinned one. */
-gboolean
+static gboolean
 sha_matches_pin (const PaddockApplyItem *item,
                  const char             *sha)
 {
   return !item->pinned || (sha != NULL && item->pin_sha != NULL && g_str_equal (sha, item->pin_sha));
+}
+
+/* Whether @data (a link text) is the pinned content. */
+gboolean
+bytes_match_pin (const PaddockApplyItem *item,
+                 const void             *data,
+                 gsize                   length)
+{
+  g_autofree char *sha = NULL;
+
+  if (!item->pinned)
+    return TRUE;
+  if (item->pin_review != NULL)
+    {
+      g_autoptr(GBytes) want = paddock_review_dup_new_content (item->pin_review, item->path);
+
+      return want != NULL && g_bytes_get_size (want) == length &&
+             memcmp (g_bytes_get_data (want, NULL), data, length) == 0;
+    }
+  sha = paddock_content_hash_bytes (data, length);
+  return sha_matches_pin (item, sha);
+}
+
+/* Whether the regular file @fd (a written temp) holds the pinned content:
+ * 1 yes, 0 no, -1 when it could not be read (@error set). Compared byte
+ * for byte with the review's bytes when the pin has them (cheaper than a
+ * digest, and exact), else by the canonical digest. */
+int
+fd_matches_pin (const PaddockApplyItem  *item,
+                int                      fd,
+                GError                 **error)
+{
+  g_autofree char *sha = NULL;
+
+  if (!item->pinned)
+    return 1;
+  if (item->pin_review != NULL)
+    {
+      g_autoptr(GBytes) want = paddock_review_dup_new_content (item->pin_review, item->path);
+
+      /* Gone from the review (it cannot be while the token holds it):
+       * matches nothing. */
+      return want != NULL ? paddock_content_equal_fd (fd, want, error) : 0;
+    }
+  sha = paddock_content_hash_fd (fd, NULL, error);
+  if (sha == NULL)
+    return -1;
+  return sha_matches_pin (item, sha) ? 1 : 0;
 }
 
 gboolean

@@ -237,8 +237,14 @@ stale_error (Batch   *b,
              GError **error);
 
 gboolean
-sha_matches_pin (const PaddockApplyItem *item,
-                 const char             *sha);
+bytes_match_pin (const PaddockApplyItem *item,
+                 const void             *data,
+                 gsize                   length);
+
+int
+fd_matches_pin (const PaddockApplyItem  *item,
+                int                      fd,
+                GError                 **error);
 
 gboolean
 stage_lstat (Batch       *b,

@@ -134,6 +134,7 @@ paddock_apply_item_free (PaddockApplyItem *item)
     return;
   g_free (item->path);
   g_free (item->pin_sha);
+  g_clear_object (&item->pin_review);
   g_free (item);
 }
 
@@ -186,10 +187,8 @@ stage_one (Batch   *b,
       op->new_sha = g_compute_checksum_for_string (G_CHECKSUM_SHA256, op->link_text, -1);
       if (op->item->pinned)
         {
-          g_autofree char *pin = paddock_content_hash_bytes (op->link_text, strlen (op->link_text));
-
           /* The text we are about to write is the one the review saw. */
-          if (!sha_matches_pin (op->item, pin))
+          if (!bytes_match_pin (op->item, op->link_text, strlen (op->link_text)))
             {
               note_stale (b, op->path);
               return TRUE;
@@ -240,6 +239,22 @@ stage_one (Batch   *b,
                   op->ino = op->link_of->ino;
                   op->new_sha = g_strdup (op->link_of->new_sha);
                   op->new_sha_extents = op->link_of->new_sha_extents;
+                  /* The link lands the first name's bytes (checked against
+                   * its own pin) under this name too: they must be this
+                   * name's pinned bytes as well. The agent may have linked
+                   * the two names only after a review that showed them
+                   * with different content. */
+                  if (op->item->pinned)
+                    {
+                      g_autoptr(GError) read_error = NULL;
+                      paddock_autofd int linked = openat (pfd, op->temp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                      int matches = linked >= 0 ? fd_matches_pin (op->item, linked, &read_error) : -1;
+
+                      if (matches < 0)
+                        return set_errno_error (error, EIO, "Could not read back", op->path);
+                      if (matches == 0)
+                        note_stale (b, op->path);
+                    }
                   return TRUE;
                 }
               /* EXDEV (the two folders are on different mounts), EMLINK:
@@ -282,12 +297,12 @@ stage_one (Batch   *b,
           /* Hash what was written, not the stage (which the agent may be
            * rewriting as we read it): this temp is what the rename will
            * put in place, and only the pinned bytes may be. */
-          g_autoptr(GError) hash_error = NULL;
-          g_autofree char *written = paddock_content_hash_fd (fd, NULL, &hash_error);
+          g_autoptr(GError) read_error = NULL;
+          int matches = fd_matches_pin (op->item, fd, &read_error);
 
-          if (written == NULL)
+          if (matches < 0)
             return set_errno_error (error, EIO, "Could not read back", op->path);
-          if (!sha_matches_pin (op->item, written))
+          if (matches == 0)
             note_stale (b, op->path);
         }
       if (close (paddock_steal_fd (&fd)) != 0)

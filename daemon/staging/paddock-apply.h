@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 
 #include "paddock-file-stamp.h"
+#include "paddock-review.h"
 
 G_BEGIN_DECLS
 
@@ -45,14 +46,18 @@ typedef struct {
   gboolean            forced;
   PaddockFileStamp    baseline;
   /* A PUT pinned by a review (paddock-review-token.h): the stage entry's
-   * type (S_IFREG, S_IFLNK, S_IFDIR), permission bits (07777) and
-   * paddock_content_hash() of its content or link text must be these, as
-   * checked on what the batch actually wrote; any difference refuses the
-   * whole batch with PADDOCK_APPLY_ERROR_STALE. */
+   * type (S_IFREG, S_IFLNK, S_IFDIR), permission bits (07777) and content
+   * or link text must be these, as checked on what the batch actually
+   * wrote: exactly pin_review's new bytes of the path when set (fetched
+   * one file at a time as it is checked, so a batch does not hold a
+   * second copy of everything the review kept), else a
+   * paddock_content_hash() of pin_sha. Any difference refuses the whole
+   * batch with PADDOCK_APPLY_ERROR_STALE. */
   gboolean            pinned;
   guint32             pin_type;
   guint32             pin_mode;
   char               *pin_sha;
+  PaddockReview      *pin_review;
 } PaddockApplyItem;
 
 typedef struct {

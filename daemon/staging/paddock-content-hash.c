@@ -3,9 +3,11 @@
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The review pins what it listed and the apply checks what it wrote
- * against that pin, so the two must agree on the bytes whatever the files'
- * layouts: the stage may hold a sparse file, the workspace's temporary a
+ * A review pins a file too large for it to keep (over
+ * PADDOCK_REVIEW_MAX_BLOB_SIZE; smaller ones are pinned by the bytes it
+ * kept, compared exactly by paddock_content_equal_fd()) by this digest,
+ * and the apply checks what it wrote against that pin, so the two must
+ * agree on the bytes whatever the files' layouts: the stage may hold a sparse file, the workspace's temporary a
  * dense copy of it (or the other way round). So the digest is not of the
  * raw bytes but of a canonical stream of them, cut into BLOCK-sized blocks
  * at fixed offsets:
@@ -19,9 +21,9 @@
  * syscalls and one block read, not a terabyte of reads. The same bytes
  * give the same digest whether they are holes or written zeros.
  *
- * SHA-256 is OpenSSL's (libcrypto), not GLib's GChecksum: a review pins
- * every changed byte and an apply checks every pinned byte it wrote, and
- * GChecksum's portable C runs at ~260 MB/s here against OpenSSL's ~1.5 GB/s
+ * SHA-256 is OpenSSL's (libcrypto), not GLib's GChecksum: when a review
+ * pinned every changed byte by digest and an apply checked every pinned
+ * byte it wrote that way, GChecksum's portable C runs at ~260 MB/s here against OpenSSL's ~1.5 GB/s
  * (SHA-NI, AVX2), which made pinning a review cost ~12 % on its own
  * (BENCHMARKS.md, bench-pinning). The digest is the same SHA-256.
  */
@@ -330,4 +332,58 @@ paddock_content_hash_bytes (const void *data,
     feed_block (&c, (const guint8 *) data + off, MIN ((gsize) BLOCK, length - off));
   finish (&c, length);
   return sha256_hex (sum);
+}
+
+/**
+ * paddock_content_equal_fd:
+ * @fd: a regular file open for reading
+ * @expected: bytes in memory (what a review read and kept)
+ *
+ * Whether @fd holds exactly @expected, compared byte for byte (a hole
+ * reads as zeros, as it hashes above): for content a review kept, an
+ * exact comparison both proves more than a digest and costs less (one
+ * read and memcmp, no SHA-256 on either side). Reads at most
+ * @expected's size plus one byte: a longer file differs.
+ *
+ * Returns: 1 when equal, 0 when not, -1 with @error set when @fd could
+ *   not be read
+ */
+int
+paddock_content_equal_fd (int       fd,
+                          GBytes   *expected,
+                          GError  **error)
+{
+  gsize length = 0;
+  const guint8 *want = g_bytes_get_data (expected, &length);
+  g_autofree guint8 *buf = NULL;
+  struct stat st;
+  gsize pos = 0;
+
+  if (fstat (fd, &st) != 0)
+    return set_errno_error (error, errno, "Could not inspect the file to compare it"), -1;
+  if (!S_ISREG (st.st_mode))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE, "Not a regular file");
+      return -1;
+    }
+  if ((guint64) st.st_size != (guint64) length)
+    return 0;
+  buf = g_malloc ((gsize) BLOCK * CHUNK_BLOCKS);
+  /* Up to one byte past the end: a file that grew since fstat() differs. */
+  while (pos <= length)
+    {
+      gsize want_now = MIN ((gsize) BLOCK * CHUNK_BLOCKS, length - pos + 1);
+      gssize n = pread (fd, buf, want_now, (off_t) pos);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return set_errno_error (error, errno, "Could not read the file to compare it"), -1;
+      if (n == 0)
+        break;
+      if (pos + (gsize) n > length || memcmp (buf, want + pos, (gsize) n) != 0)
+        return 0;
+      pos += (gsize) n;
+    }
+  return pos == length ? 1 : 0;
 }

@@ -18,5 +18,8 @@ char *paddock_content_hash_fd    (int            fd,
                                   GError       **error);
 char *paddock_content_hash_bytes (const void    *data,
                                   gsize          length);
+int   paddock_content_equal_fd   (int            fd,
+                                  GBytes        *expected,
+                                  GError       **error);
 
 G_END_DECLS

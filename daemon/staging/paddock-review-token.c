@@ -7,12 +7,15 @@
  * the apply copied whatever the stage holds at that later moment, the user
  * would review `+echo harmless` and land what the agent wrote since. A
  * review token names one review: its rows, and for each of their paths
- * what the stage entry was (type, permission bits, SHA-256 of the content
- * or of a symlink's text; paddock-content-hash.c), hashed from the bytes
- * the review itself read and shows wherever it kept them. Applying with the token
- * applies those rows only, and paddock-apply.c checks the bytes it wrote
- * to each temporary file against the pin before anything is renamed into
- * place: one difference refuses the whole batch.
+ * what the stage entry was (type, permission bits, content): wherever the
+ * review kept the bytes it read and shows (a file up to
+ * PADDOCK_REVIEW_MAX_BLOB_SIZE, a symlink's text) the content is those
+ * bytes themselves, held by the token's review; otherwise (a larger file)
+ * the SHA-256 of the stage's content (paddock-content-hash.c). Applying
+ * with the token applies those rows only, and paddock-apply.c checks the
+ * bytes it wrote to each temporary file against the pin (byte for byte,
+ * or by digest) before anything is renamed into place: one difference
+ * refuses the whole batch.
  *
  * A token id is 128 random bits: knowing one proves nothing (every client
  * allowed to apply may review), it only has to be unambiguous.
@@ -194,10 +197,13 @@ pin_path (PaddockReviewToken *self,
   return TRUE;
 }
 
-/* Pins @change's path from what @review read of it, when the review kept
+/* Pins @change's path to what @review read of it, when the review kept
  * its new side's bytes (a file up to PADDOCK_REVIEW_MAX_BLOB_SIZE, a
- * symlink's text): the type and permission bits the review listed, the
- * digest of the bytes it shows. Returns FALSE when the row and its bytes
+ * symlink's text): the type and permission bits the review listed, and
+ * those very bytes, which the token keeps with its review. Nothing is read
+ * or hashed here: the apply compares what it wrote with the kept bytes,
+ * byte for byte (paddock-stage-apply.c), so content the agent rewrote
+ * since is refused there, named. Returns FALSE when the row and its bytes
  * disagree (it changed between the two reads of the review); TRUE
  * otherwise, the path then pinned or left for pin_path(). */
 static gboolean
@@ -208,7 +214,6 @@ pin_from_review (PaddockReviewToken *self,
   const char *path = paddock_change_get_path (change);
   PaddockEntryType type = paddock_change_get_entry_type (change);
   guint32 mode = paddock_change_get_new_mode (change);
-  g_autoptr(GBytes) read = NULL;
   PaddockPin *pin;
 
   if (path == NULL || g_hash_table_contains (self->pins, path))
@@ -217,14 +222,15 @@ pin_from_review (PaddockReviewToken *self,
     return TRUE;
   if ((mode & S_IFMT) != (type == PADDOCK_ENTRY_TYPE_FILE ? S_IFREG : S_IFLNK))
     return (mode & S_IFMT) == 0;  /* no mode listed: pin_path() reads the stage */
-  read = paddock_review_dup_new_content (review, path);
-  if (read == NULL)
-    return TRUE;  /* too large to be kept: hashed from the stage */
   pin = g_new0 (PaddockPin, 1);
+  if (!paddock_review_get_new_content_id (review, path, pin->content_id))
+    {
+      g_free (pin);
+      return TRUE;  /* too large to be kept: hashed from the stage */
+    }
   pin->type = type;
   pin->mode = mode & 07777;
-  pin->sha = paddock_content_hash_bytes (g_bytes_get_data (read, NULL), g_bytes_get_size (read));
-  pin->unreadable = pin->sha == NULL;  /* no digest: matches nothing */
+  pin->in_review = TRUE;
   g_hash_table_insert (self->pins, g_strdup (path), pin);
   return TRUE;
 }
@@ -286,12 +292,11 @@ paddock_review_token_new (PaddockReview  *review,
       return NULL;
     }
   /* First the rows whose new side the review read whole: their pin is
-   * made of the very bytes the review read, the ones the user's diff is
-   * made of, hashed once. Reading the stage again here would only add a
-   * second read and hash of every changed byte (~35 % of a review of
-   * 1,000 files) and prove nothing the apply does not check anyway: it
-   * compares what it writes with this pin, so content the agent rewrote
-   * since is refused there, named. */
+   * the very bytes the review read, the ones the user's diff is made of.
+   * Reading the stage again here would only add a second read of every
+   * changed byte (~35 % of a review of 1,000 files), and hashing the kept
+   * bytes 5-8 ms (~5 %): neither proves anything the apply does not check
+   * anyway, comparing what it writes with those bytes. */
   for (guint l = 0; l < G_N_ELEMENTS (lists); l++)
     for (guint i = 0; i < lists[l]->len; i++)
       if (!pin_from_review (self, review, g_ptr_array_index (lists[l], i)))
@@ -363,7 +368,8 @@ pins_equal (const PaddockPin *a,
             const PaddockPin *b)
 {
   return a->type == b->type && a->mode == b->mode && a->unreadable == b->unreadable &&
-         g_strcmp0 (a->sha, b->sha) == 0;
+         g_strcmp0 (a->sha, b->sha) == 0 && a->in_review == b->in_review &&
+         (!a->in_review || memcmp (a->content_id, b->content_id, sizeof a->content_id) == 0);
 }
 
 static gboolean

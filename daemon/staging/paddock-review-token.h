@@ -26,6 +26,10 @@ typedef struct {
   guint32          mode;        /* st_mode & 07777 */
   char            *sha;         /* files: paddock_content_hash_fd(); symlinks: of the text */
   gboolean         unreadable;  /* could not be pinned: never matches */
+  /* TRUE: the content is the bytes the token's review read and kept
+   * (paddock_review_dup_new_content()), known by this id; sha is NULL. */
+  gboolean         in_review;
+  guint8           content_id[PADDOCK_REVIEW_CONTENT_ID_SIZE];
 } PaddockPin;
 
 typedef struct _PaddockReviewToken PaddockReviewToken;

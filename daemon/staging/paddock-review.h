@@ -50,6 +50,11 @@ gboolean       paddock_review_get_stamps  (PaddockReview     *self,
                                            PaddockFileStamp  *out_workspace);
 GBytes        *paddock_review_dup_new_content (PaddockReview *self,
                                                const char    *path);
+/* The size of a content id (a blob id of the review's object store). */
+#define PADDOCK_REVIEW_CONTENT_ID_SIZE 20
+gboolean       paddock_review_get_new_content_id (PaddockReview *self,
+                                                  const char    *path,
+                                                  guint8        *out_id);
 GBytes        *paddock_review_get_diff    (PaddockReview     *self,
                                            const char        *path,
                                            GError           **error);

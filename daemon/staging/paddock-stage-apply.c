@@ -200,6 +200,10 @@ pin_items (PaddockStage       *self,
       item->pin_type = paddock_pin_type_bits (pin);
       item->pin_mode = pin->mode;
       item->pin_sha = g_strdup (pin->sha);
+      /* The bytes themselves, from the token's review: what the user's
+       * diff was made of. */
+      if (pin->in_review)
+        item->pin_review = g_object_ref (paddock_review_token_get_review (token));
     }
 }
 

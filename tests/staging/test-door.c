@@ -676,6 +676,152 @@ test_pin_other_changes (Fixture       *f,
     }
 }
 
+/* The review's bytes are the pin, compared byte for byte with what the
+ * apply wrote: a file grown by one byte, cut to a prefix, a symlink
+ * retargeted to a name of the same length are each refused, named; the
+ * very bytes written again (a new inode, new times) apply. */
+static void
+test_pin_exact_bytes (Fixture       *f,
+                      gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReviewToken) token = NULL;
+  g_autofree char *link = g_build_filename (f->upper, "link", NULL);
+  const char *const none[] = { NULL };
+  const char *const variants[][2] = {
+    { "echo harmless\n#\n", "run.sh" },
+    { "echo harmless", "run.sh" },
+    { "echo harmless\n", "link" },
+  };
+  g_autofree char *text = NULL;
+  g_autofree char *target = NULL;
+
+  stage = start_stage (f);
+  put (f->upper, "run.sh", "echo harmless\n");
+  g_assert_cmpint (symlink ("run.sh", link), ==, 0);
+  token = paddock_stage_review_pinned (stage, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_review_token_get_n_pins (token), ==, 2);
+
+  for (guint i = 0; i < G_N_ELEMENTS (variants); i++)
+    {
+      g_autoptr(PaddockApplyResult) result = NULL;
+
+      put (f->upper, "run.sh", variants[i][0]);
+      if (g_str_equal (variants[i][1], "link"))
+        {
+          g_assert_cmpint (unlink (link), ==, 0);
+          g_assert_cmpint (symlink ("run.sx", link), ==, 0);
+        }
+      g_assert_false (paddock_stage_apply_reviewed (stage, paddock_review_token_get_id (token), none, none,
+                                                    NULL, "test", &result, NULL, &error));
+      g_assert_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_STALE);
+      if (strstr (error->message, variants[i][1]) == NULL)
+        g_error ("variant %u: %s", i, error->message);
+      g_clear_error (&error);
+      g_assert_false (exists (f->w, "run.sh"));
+      g_assert_false (exists (f->w, "link"));
+      assert_no_leftovers (f->w);
+      g_assert_cmpint (unlink (link), ==, 0);
+      g_assert_cmpint (symlink ("run.sh", link), ==, 0);
+    }
+
+  {
+    g_autoptr(PaddockApplyResult) result = NULL;
+
+    put (f->upper, "run.sh", "echo harmless\n");
+    g_assert_true (paddock_stage_apply_reviewed (stage, paddock_review_token_get_id (token), none, none,
+                                                 NULL, "test", &result, NULL, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (result->applied->len, ==, 2);
+  }
+  text = slurp (f->w, "run.sh");
+  g_assert_cmpstr (text, ==, "echo harmless\n");
+  {
+    g_autofree char *wlink = g_build_filename (f->w, "link", NULL);
+    target = g_file_read_link (wlink, &error);
+    g_assert_no_error (error);
+    g_assert_cmpstr (target, ==, "run.sh");
+  }
+}
+
+/* Two names the review showed with different content, hard-linked by
+ * the agent after it (the second now the first's inode): the apply would
+ * land the first's bytes under the second name through one link, which
+ * is not what was reviewed there. Refused, naming the second. */
+static void
+test_pin_linked_after_review (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReviewToken) token = NULL;
+  g_autoptr(PaddockApplyResult) result = NULL;
+  g_autofree char *first = g_build_filename (f->upper, "a.sh", NULL);
+  g_autofree char *second = g_build_filename (f->upper, "b.sh", NULL);
+  const char *const none[] = { NULL };
+
+  stage = start_stage (f);
+  put (f->upper, "a.sh", "echo reviewed as a\n");
+  put (f->upper, "b.sh", "echo reviewed as b\n");
+  token = paddock_stage_review_pinned (stage, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_review_token_get_n_pins (token), ==, 2);
+
+  g_assert_cmpint (unlink (second), ==, 0);
+  g_assert_cmpint (link (first, second), ==, 0);
+  g_assert_false (paddock_stage_apply_reviewed (stage, paddock_review_token_get_id (token), none, none,
+                                                NULL, "test", &result, NULL, &error));
+  g_assert_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_STALE);
+  if (strstr (error->message, "b.sh") == NULL)
+    g_error ("the second name is not named: %s", error->message);
+  g_assert_false (exists (f->w, "a.sh"));
+  g_assert_false (exists (f->w, "b.sh"));
+  assert_no_leftovers (f->w);
+}
+
+/* A file too large for the review to keep (over
+ * PADDOCK_REVIEW_MAX_BLOB_SIZE) is pinned by the SHA-256 of the stage's
+ * content instead: one byte rewritten in its middle is refused. */
+static void
+test_pin_large_file (Fixture       *f,
+                     gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockStage) stage = NULL;
+  g_autoptr(PaddockReviewToken) token = NULL;
+  g_autoptr(PaddockApplyResult) result = NULL;
+  g_autofree char *path = g_build_filename (f->upper, "big.bin", NULL);
+  const char *const none[] = { NULL };
+  int fd;
+
+  stage = start_stage (f);
+  put (f->upper, "big.bin", "head");
+  /* Sparse: 9 MiB apparent, a few bytes of data (cheap to read). */
+  fd = open (path, O_WRONLY | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (ftruncate (fd, PADDOCK_REVIEW_MAX_BLOB_SIZE + 1024 * 1024), ==, 0);
+  g_assert_cmpint (close (fd), ==, 0);
+
+  token = paddock_stage_review_pinned (stage, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (paddock_review_token_get_n_pins (token), ==, 1);
+  g_assert_false (paddock_review_token_lookup_pin (token, "big.bin")->in_review);
+  g_assert_nonnull (paddock_review_token_lookup_pin (token, "big.bin")->sha);
+
+  fd = open (path, O_WRONLY | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (pwrite (fd, "x", 1, 4 * 1024 * 1024), ==, 1);
+  g_assert_cmpint (close (fd), ==, 0);
+  g_assert_false (paddock_stage_apply_reviewed (stage, paddock_review_token_get_id (token), none, none,
+                                                NULL, "test", &result, NULL, &error));
+  g_assert_error (error, PADDOCK_APPLY_ERROR, PADDOCK_APPLY_ERROR_STALE);
+  g_assert_nonnull (strstr (error->message, "big.bin"));
+  g_assert_false (exists (f->w, "big.bin"));
+  assert_no_leftovers (f->w);
+}
+
 /* A token the stage does not know, and one pushed out by newer reviews. */
 static void
 test_token_bounds (Fixture       *f,
@@ -759,6 +905,9 @@ main (int    argc,
   ADD ("/staging/pin/unchanged", test_pin_unchanged);
   ADD ("/staging/pin/rewritten", test_pin_rewritten);
   ADD ("/staging/pin/other-changes", test_pin_other_changes);
+  ADD ("/staging/pin/exact-bytes", test_pin_exact_bytes);
+  ADD ("/staging/pin/linked-after-review", test_pin_linked_after_review);
+  ADD ("/staging/pin/large-file", test_pin_large_file);
   ADD ("/staging/pin/token-bounds", test_token_bounds);
   ADD ("/staging/pin/only-reviewed-rows", test_token_only_reviewed_rows);
 #undef ADD

@@ -1,0 +1,19 @@
+/* paddock-host-executor.h — a session's processes as the user, under keepers
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include "paddock-executor.h"
+
+G_BEGIN_DECLS
+
+#define PADDOCK_TYPE_HOST_EXECUTOR (paddock_host_executor_get_type ())
+
+G_DECLARE_FINAL_TYPE (PaddockHostExecutor, paddock_host_executor, PADDOCK, HOST_EXECUTOR, GObject)
+
+PaddockExecutor *paddock_host_executor_new (void);
+
+G_END_DECLS
