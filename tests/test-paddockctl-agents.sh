@@ -240,7 +240,10 @@ check "agents reset of a preset that does not exist is NotFound (exit $rc)" \
 # hosts through the proxy (CONNECT, SOCKS5, ssh by GIT_SSH_COMMAND) and to
 # a host its preset does not name, then waits at its "prompt".
 marker="fake-agent-server-$$-$RANDOM"
-marked () { pgrep -f -- "$marker" | wc -l | tr -d ' '; }
+# The server's own two processes (server.py MARKER …): the marker also
+# stands in the sandbox helper's argv (--env) when the session made its
+# own sandbox rather than taking the one made ahead, which is timing.
+marked () { pgrep -f -- "server\.py $marker" | wc -l | tr -d ' '; }
 run "$tmp/out" "$tmp/err" --json create --agent fake --workspace "$ws" --env "FAKE_AGENT_SERVER=$marker" \
   --env "FAKE_AGENT_NET=$https_port $ssh_port" --env FAKE_AGENT_WAIT=120 --port server
 id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || true)
