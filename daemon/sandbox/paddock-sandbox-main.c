@@ -769,27 +769,6 @@ sandbox_main (int    argc,
   return EXIT_SETUP;
 }
 
-/* The session's options, its environment among them (an --env value may
- * be an API key), are our command line, which /proc/PID/cmdline shows to
- * every local user for as long as we run (the session's life): what is
- * parsed and run is a copy, and the original is overwritten with NULs
- * (`ps` shows "paddock-sandbox"). A sandbox made ahead gets its options
- * as a sealed memfd and has none of this in its command line. Left: the
- * moment between our exec and this line. */
-static char **
-copy_and_wipe_arguments (int    argc,
-                         char **argv)
-{
-  char **copy = g_new0 (char *, (gsize) argc + 1);
-
-  for (int i = 0; i < argc; i++)
-    copy[i] = g_strdup (argv[i]);
-  /* The kernel lays the arguments out end to end: one area. */
-  if (argc > 1)
-    memset (argv[1], 0, (size_t) (argv[argc - 1] + strlen (argv[argc - 1]) - argv[1]));
-  return copy;
-}
-
 int
 main (int    argc,
       char **argv)
@@ -805,5 +784,5 @@ main (int    argc,
 
   if (argc > 1 && g_str_equal (argv[1], "--spare"))
     return spare_main (argc, argv);
-  return sandbox_main (argc, copy_and_wipe_arguments (argc, argv), NULL);
+  return sandbox_main (argc, argv, NULL);
 }
