@@ -263,6 +263,31 @@ run "$tmp/out" "$tmp/err" exec "$ended" -- true </dev/null
 check "…one line saying it is not running" \
   test "$rc:$(lines "$tmp/err"):$(grep -c 'not running' "$tmp/err")" = "1:1:1" -a ! -s "$tmp/out"
 
+# A session's environment is not in any command line: /proc/PID/cmdline is
+# every local user's to read (ps). Two sessions at once, so that at least
+# one makes its own sandbox rather than taking the one made ahead (whose
+# options come as a memfd): the value is looked for in every process of
+# the machine, through a pattern file (grep's own argv must not hold it).
+if have_sandbox && unshare -Urm true 2>/dev/null; then
+  printf 'secret-value-%s-%s\n' "$$" "$RANDOM" >"$tmp/secret"
+  secret_ids=()
+  for _ in 1 2; do
+    run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe --env "PADDOCK_TEST_KEY=$(cat "$tmp/secret")" \
+      -- sh -c 'exec sleep 300'
+    secret_ids+=("$(head -n 1 "$tmp/out")")
+  done
+  for sid in "${secret_ids[@]}"; do wait_for 5 state_is "$sid" running || true; done
+  # shellcheck disable=SC2046  # one argument per process
+  if ! holders=$(grep -lFf "$tmp/secret" /proc/[0-9]*/cmdline 2>/dev/null); then holders=""; fi
+  check "an --env value is in no process's command line while its sessions run" test -z "$holders"
+  [[ -z "$holders" ]] || for f in $holders; do echo "#   $f: $(tr '\0' ' ' <"$f" 2>/dev/null | head -c 300)"; done
+  run "$tmp/out" "$tmp/err" exec "${secret_ids[1]}" -- sh -c 'echo "$PADDOCK_TEST_KEY"' </dev/null
+  check "…and the session still has it in its environment" test "$(cat "$tmp/out")" = "$(cat "$tmp/secret")"
+  for sid in "${secret_ids[@]}"; do "$CTL" destroy "$sid" >/dev/null 2>&1 || true; done
+else
+  skip_check "an --env value is in no process's command line" "no paddock-sandbox or no user namespaces here"
+fi
+
 # A safe session needs the sandbox, which not every machine allows.
 run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe -- sh -c 'exec sleep 300'
 safe=$(head -n 1 "$tmp/out")

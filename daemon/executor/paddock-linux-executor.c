@@ -42,6 +42,7 @@
 #include "paddock-sandbox-program.h"
 #include "paddock-sandbox-protocol.h"
 #include "paddock-seccomp.h"
+#include "paddock-spare-options.h"
 #include "paddock-terminal.h"
 
 struct _PaddockLinuxExecutor
@@ -96,6 +97,7 @@ typedef struct
   guint        n_listen_fds;
   int          control;            /* sandbox: the control channel */
   int          seccomp_fd;         /* sandbox: the filter, or -1 */
+  int          options_fd;         /* sandbox: its options, a sealed memfd */
 } AgentChild;
 
 /* The child that execs paddock-sandbox: the terminal at 0-2 and
@@ -111,6 +113,8 @@ sandbox_child_main (void *data)
   int pty_high;
   int control_high;
   int seccomp_high;
+  int options_high;
+  int options_at = paddock_sandbox_fd_options (c->n_listen_fds);
 
   if (!child_take_listen_fds (c->listen_fds, c->n_listen_fds, listen_high))
     _exit (126);
@@ -122,18 +126,22 @@ sandbox_child_main (void *data)
   control_high = fcntl (c->control, F_DUPFD, 10);
   /* Above 64 like the leased sockets, clear of the fds they go to. */
   seccomp_high = c->seccomp_fd >= 0 ? fcntl (c->seccomp_fd, F_DUPFD, 64) : -1;
+  options_high = fcntl (c->options_fd, F_DUPFD, 64);
 
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (setsid () < 0 || pty_high < 0 || control_high < 0 ||
+  if (setsid () < 0 || pty_high < 0 || control_high < 0 || options_high < 0 ||
       dup2 (pty_high, 0) < 0 || dup2 (pty_high, 1) < 0 || dup2 (pty_high, 2) < 0 ||
       dup2 (pty_high, PADDOCK_SANDBOX_FD_PTY) < 0 || dup2 (control_high, PADDOCK_SANDBOX_FD_CONTROL) < 0 ||
       !child_place_listen_fds (listen_high, c->n_listen_fds,
                                                         PADDOCK_SANDBOX_FD_FIRST_LISTEN) ||
       (c->seccomp_fd >= 0 &&
-       (seccomp_high < 0 || dup2 (seccomp_high, paddock_sandbox_fd_seccomp (c->n_listen_fds)) < 0)))
+       (seccomp_high < 0 || dup2 (seccomp_high, paddock_sandbox_fd_seccomp (c->n_listen_fds)) < 0)) ||
+      dup2 (options_high, options_at) < 0)
     _exit (126);
-  syscall (SYS_close_range, (unsigned int) paddock_sandbox_fd_seccomp (c->n_listen_fds) + (c->seccomp_fd >= 0 ? 1U : 0U),
-           ~0U, 0U);
+  /* The seccomp program's slot, unused: whatever of ours is there goes. */
+  if (c->seccomp_fd < 0)
+    close (paddock_sandbox_fd_seccomp (c->n_listen_fds));
+  syscall (SYS_close_range, (unsigned int) options_at + 1U, ~0U, 0U);
 
   if (chdir (c->workspace) < 0)
     _exit (126);
@@ -291,6 +299,23 @@ spare_session_arguments (const GPtrArray *full)
   return args;
 }
 
+/* FULL (build_argv()) without its program, as a sealed memfd in *OUT_FD. */
+static gboolean
+sandbox_options_memfd (const GPtrArray  *full,
+                       int              *out_fd,
+                       GError          **error)
+{
+  int err = paddock_spare_options_memfd ((const char * const *) full->pdata + 1, out_fd);
+
+  if (err == E2BIG)
+    g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                 "The session's options (its environment and command) are over %d MiB in all",
+                 PADDOCK_SPARE_OPTIONS_MAX_BYTES / (1024 * 1024));
+  else if (err != 0)
+    g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                 "Could not pass the sandbox its options: %s", g_strerror (err));
+  return err == 0;
+}
 
 static gboolean
 paddock_linux_executor_is_sandboxed (PaddockExecutor *executor)
@@ -707,6 +732,9 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
   PaddockSpareSandboxTaken taken = { .pid = 0, .pty_master = -1, .control = -1, .cgroup = NULL };
   g_autoptr(GPtrArray) argv = NULL;
   g_auto(GStrv) envp = NULL;
+  g_autofree char *options_fd_text = NULL;
+  const char *exec_argv[4] = { NULL };
+  paddock_autofd int options = -1;
   paddock_autofd int slave = -1;
   paddock_autofd int control = -1;            /* ours of the control socket */
   paddock_autofd int control_theirs = -1;
@@ -759,6 +787,8 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
       control_theirs = pair[1];
       if (!paddock_executor_open_pty (&out->pty_master, &slave, error))
         return FALSE;
+      if (!sandbox_options_memfd (argv, &options, error))
+        return FALSE;
     }
 
   paddock_terminal_set_window_size (out->pty_master, config->columns, config->rows);
@@ -778,9 +808,15 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
    * only async-signal-safe calls until it execs. */
   if (out->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (out->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* Its options are in the memfd, never on its command line (which any
+   * local user may read): the helper is `paddock-sandbox --options-fd N`. */
+  options_fd_text = g_strdup_printf ("%d", paddock_sandbox_fd_options (n_listen_fds));
+  exec_argv[0] = g_ptr_array_index (argv, 0);
+  exec_argv[1] = PADDOCK_SANDBOX_OPTIONS_FD_ARG;
+  exec_argv[2] = options_fd_text;
   agent_child = (AgentChild) {
     .program = out->program,
-    .argv = (char **) argv->pdata,
+    .argv = (char **) exec_argv,
     .envp = envp,
     .workspace = config->workspace,
     .pty = slave,
@@ -788,6 +824,7 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
     .n_listen_fds = n_listen_fds,
     .control = control_theirs,
     .seccomp_fd = sandbox_seccomp_fd (),
+    .options_fd = options,
   };
   /* Born in the session's cgroup, so that every process the session will
    * ever have is inside; and sharing our memory until it execs rather

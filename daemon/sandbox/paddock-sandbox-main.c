@@ -28,6 +28,7 @@
 
 #include "paddock-autofd.h"
 #include "paddock-sandbox-private.h"
+#include "paddock-spare-options.h"
 
 void
 explain_no_userns (int err)
@@ -769,6 +770,37 @@ sandbox_main (int    argc,
   return EXIT_SETUP;
 }
 
+/* The options as the daemon passes them: one sealed memfd (--options-fd N,
+ * paddock-sandbox-protocol.h), never our command line, which every local
+ * user can read for the session's whole life. Held in a static because
+ * pid 1, the agent's environment and its argv point into it until exit. */
+static char *options_block;
+static GPtrArray *options_args;
+
+static int
+options_fd_main (int    argc,
+                 char **argv)
+{
+  const char *what = NULL;
+  gint64 fd = -1;
+  int err;
+
+  if (argc != 3 || !g_ascii_string_to_signed (argv[2], 10, 3, G_MAXINT, &fd, NULL))
+    {
+      g_printerr ("paddock-sandbox: %s takes one descriptor number and nothing else\n",
+                  PADDOCK_SANDBOX_OPTIONS_FD_ARG);
+      return EXIT_SETUP;
+    }
+  err = paddock_spare_options_read ((int) fd, &options_block, &options_args, &what);
+  close ((int) fd);
+  if (err != 0)
+    {
+      g_printerr ("paddock-sandbox: %s: %s\n", what, g_strerror (err));
+      return EXIT_SETUP;
+    }
+  return sandbox_main ((int) options_args->len - 1, (char **) options_args->pdata, NULL);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -784,5 +816,7 @@ main (int    argc,
 
   if (argc > 1 && g_str_equal (argv[1], "--spare"))
     return spare_main (argc, argv);
+  if (argc > 1 && g_str_equal (argv[1], PADDOCK_SANDBOX_OPTIONS_FD_ARG))
+    return options_fd_main (argc, argv);
   return sandbox_main (argc, argv, NULL);
 }

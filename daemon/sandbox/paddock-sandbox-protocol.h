@@ -47,7 +47,7 @@ enum {
  * paddock-session-impl.c, spare_child_main in paddock-spare-sandbox.c) puts
  * the PTY slave at 0-2 and at FD_PTY, the control socket at FD_CONTROL,
  * the session's leased sockets from FD_FIRST_LISTEN on, then the sealed
- * seccomp program; nothing else. The helper itself takes whatever numbers
+ * seccomp program, then the sealed options; nothing else. The helper itself takes whatever numbers
  * its options name: these are the daemon's convention, named once. */
 #define PADDOCK_SANDBOX_FD_PTY           3
 #define PADDOCK_SANDBOX_FD_CONTROL       4
@@ -65,6 +65,19 @@ static inline int
 paddock_sandbox_fd_seccomp (unsigned int n_listen)
 {
   return PADDOCK_SANDBOX_FD_FIRST_LISTEN + (int) n_listen;
+}
+
+/* The helper's options, a sealed memfd of NUL-terminated arguments, in the
+ * slot after the seccomp program's (used or not): the daemon execs the
+ * helper as `paddock-sandbox --options-fd N` and nothing else, because a
+ * command line is every local user's to read (/proc/PID/cmdline) and the
+ * options hold the agent's environment. */
+#define PADDOCK_SANDBOX_OPTIONS_FD_ARG "--options-fd"
+
+static inline int
+paddock_sandbox_fd_options (unsigned int n_listen)
+{
+  return paddock_sandbox_fd_seccomp (n_listen) + 1;
 }
 
 /* Inside: the agent gets its leased sockets at 3, 4… (socket activation:

@@ -10,6 +10,11 @@
  * spare was made). The daemon sends it (paddock-spare-sandbox.c), pid 1
  * of the spare receives it; bench-sandbox-alone sends it as the daemon
  * does. Sealed, so that what pid 1 reads is what stays.
+ *
+ * A sandbox made for its session gets the same memfd at its exec
+ * (--options-fd) instead of a command line: /proc/PID/cmdline is readable
+ * by every local user, and the options hold the agent's environment (its
+ * API keys among them) for the session's whole life.
  */
 
 #include "config.h"
@@ -32,12 +37,12 @@
 #define MAX_RECV_FDS 8
 #define SEALS (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
 
-/* Sends ARGS (NULL-terminated, at least one) to the spare whose control
- * socket is CONTROL_FD. Returns 0, or an errno: EPIPE or ECONNRESET when
- * the spare is gone. */
+/* Makes a sealed memfd holding ARGS (NULL-terminated, at least one), each
+ * NUL-terminated; *OUT_FD gets it (CLOEXEC). Returns 0 or an errno. Sealed,
+ * so that what the helper reads is what stays. */
 int
-paddock_spare_options_send (int                 control_fd,
-                            const char * const *args)
+paddock_spare_options_memfd (const char * const *args,
+                             int                *out_fd)
 {
   paddock_autofd int memfd = memfd_create ("paddock-session-options", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   g_autoptr(GString) blob = g_string_new (NULL);
@@ -61,7 +66,22 @@ paddock_spare_options_send (int                 control_fd,
     }
   if (fcntl (memfd, F_ADD_SEALS, SEALS | F_SEAL_SEAL) != 0)
     return errno;
+  *out_fd = paddock_steal_fd (&memfd);
+  return 0;
+}
 
+/* Sends ARGS (NULL-terminated, at least one) to the spare whose control
+ * socket is CONTROL_FD. Returns 0, or an errno: EPIPE or ECONNRESET when
+ * the spare is gone. */
+int
+paddock_spare_options_send (int                 control_fd,
+                            const char * const *args)
+{
+  paddock_autofd int memfd = -1;
+  int err = paddock_spare_options_memfd (args, &memfd);
+
+  if (err != 0)
+    return err;
   if (paddock_fdpass_send (control_fd, SESSION_TAG, strlen (SESSION_TAG), &memfd, 1, 0) < 0)
     return errno;
   return 0;
@@ -83,12 +103,7 @@ paddock_spare_options_receive (int          control_fd,
   int fds[MAX_RECV_FDS];
   size_t n_fds = 0;
   paddock_autofd int memfd = -1;
-  GPtrArray *args;
-  struct stat st;
-  char *blob;
-  gsize got = 0;
   ssize_t n;
-  int seals;
 
   *out_what = "cannot read the session's options";
   n = paddock_fdpass_recv (control_fd, tag, sizeof tag, fds, G_N_ELEMENTS (fds), &n_fds, 0);
@@ -113,6 +128,25 @@ paddock_spare_options_receive (int          control_fd,
   *out_what = "the message for a sandbox made ahead is not its session's options";
   if ((size_t) n != strlen (SESSION_TAG) || memcmp (tag, SESSION_TAG, (size_t) n) != 0 || memfd < 0)
     return EINVAL;
+  return paddock_spare_options_read (memfd, out_block, out_args, out_what);
+}
+
+/* Reads the sealed memfd MEMFD (as paddock_spare_options_memfd() makes it)
+ * into *OUT_BLOCK and *OUT_ARGS, as paddock_spare_options_receive() says.
+ * Returns 0, or an errno with *OUT_WHAT saying what was wrong. */
+int
+paddock_spare_options_read (int          memfd,
+                            char       **out_block,
+                            GPtrArray  **out_args,
+                            const char **out_what)
+{
+  GPtrArray *args;
+  struct stat st;
+  char *blob;
+  gsize got = 0;
+  ssize_t n;
+  int seals;
+
   *out_what = "the session's options are not a sealed memfd of at most 16 MiB";
   seals = fcntl (memfd, F_GET_SEALS);
   if (seals < 0 || (seals & SEALS) != SEALS || fstat (memfd, &st) != 0 || st.st_size <= 0 ||

@@ -12,6 +12,12 @@
 
 G_BEGIN_DECLS
 
+int    paddock_spare_options_memfd   (const char * const *args,
+                                      int                *out_fd);
+int    paddock_spare_options_read    (int                 memfd,
+                                      char              **out_block,
+                                      GPtrArray         **out_args,
+                                      const char        **out_what);
 int    paddock_spare_options_send    (int                 control_fd,
                                       const char * const *args);
 int    paddock_spare_options_receive (int                 control_fd,
