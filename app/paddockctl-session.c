@@ -792,7 +792,7 @@ paddockctl_create (Paddockctl  *ctl,
     { "reserved-ports", 0, 0, G_OPTION_ARG_STRING, &reserved_ports,
       "With net none or proxy: hold N more ports (0–" G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS) ", with the named ones "
       "at most " G_STRINGIFY (PADDOCK_SESSION_MAX_PORTS) "; default " G_STRINGIFY (PADDOCK_SESSION_RESERVED_PORTS) ") that "
-      "“ports lease --session” can name later, where Landlock lets the agent bind only ports known at start", "N" },
+      "“ports lease --session” names first, later (it leases a new port when none is held)", "N" },
     { NULL }
   };
   int options_argc = argc;

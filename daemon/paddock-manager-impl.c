@@ -750,8 +750,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   {
     guint n_named = port_names != NULL ? g_strv_length (port_names) : 0;
 
-    /* Reserved ports serve LeasePort in a namespace of the session's own;
-     * by default as many as fit beside the named ones. */
+    /* Reserved ports are held for LeasePort in a namespace of the
+     * session's own; by default none (PADDOCK_SESSION_RESERVED_PORTS). */
     if (reserved_ports_given && g_strcmp0 (config.net_mode, "host") == 0)
       return return_invalid (invocation, "Reserved ports are for net none or proxy: on the host's network "
                                          "the agent gets its sockets at start, so name them all in “ports”");
@@ -877,8 +877,7 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
         config.leases = g_ptr_array_new_with_free_func (g_object_unref);
       g_ptr_array_add (config.leases, lease);
     }
-  /* And a few reserved for LeasePort, which Landlock's bind rules can
-   * allow only if they are known at start (paddock-session-ports.c). */
+  /* And those asked to be held for LeasePort (paddock-session-ports.c). */
   reserved = _paddock_session_ports_reserve (self->registry, id, config.profile, config.net_mode, reserved_ports,
                                              &error);
   if (reserved == NULL)

@@ -14,12 +14,12 @@ G_BEGIN_DECLS
 /* Ports a session may lease, at create and later (LeasePort) together; also
  * the most sockets an agent on the host's network is handed at start. */
 #define PADDOCK_SESSION_MAX_PORTS  16
-/* Ports a none or proxy session whose Landlock rules restrict bind
- * reserves at create unless CreateSession's "reserved-ports" says how
- * many, besides its named ones (within MAX_PORTS together): the only
- * ports a later LeasePort can name, since the Landlock rules fixed at start
- * can take no port added later (daemon/paddock-session-ports.c). */
-#define PADDOCK_SESSION_RESERVED_PORTS 4
+/* Ports a none or proxy session reserves at create unless CreateSession's
+ * "reserved-ports" says how many, besides its named ones (within MAX_PORTS
+ * together): none, since the agent binds any port in its own namespace and
+ * LeasePort can lease a new one after start; those asked for are held for
+ * a later LeasePort to name first (daemon/paddock-session-ports.c). */
+#define PADDOCK_SESSION_RESERVED_PORTS 0
 
 /* The name a none or proxy session's reserved port has in the registry
  * until Session1.LeasePort names it (daemon/paddock-session-ports.c). The

@@ -27,11 +27,14 @@
  * nothing of a session's connections outlives it, and the leases are
  * released with the session by the manager.
  *
- * Landlock (ABI 4 and later) lets the agent bind only the ports its pid 1
- * allowed at start, and no port can be added to those rules later. So a
- * none or proxy session on such a kernel reserves a few ports at create
- * (PADDOCK_SESSION_RESERVED_PORTS): real leases of the session, named
- * "reserved", that its Landlock rules allow. They are not forwarded: the
+ * A none or proxy session binds any port in its own namespace (no
+ * Landlock bind rule there, paddock-sandbox-main.c), so a port leased after
+ * start is forwarded like one leased at create. It may also reserve ports
+ * at create when asked (CreateSession's "reserved-ports"): real leases of
+ * the session, named "reserved", held for LeasePort. A session an earlier
+ * daemon started may still have Landlock bind rules fixed at its start
+ * (landlock-net enforced); LeasePort then names only its reserved ports.
+ * Reserved ports are not forwarded: the
  * agent may bind one inside its own namespace, but nothing reaches it from
  * the host. While the session runs, a connection to one is reset at once
  * (a held socket nobody accepts on would leave the client waiting for good);
@@ -45,9 +48,7 @@
 
 #include <errno.h>
 #include <glib-unix.h>
-#include <linux/landlock.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "paddock-state-space.h"
@@ -375,36 +376,16 @@ _paddock_session_ports_get_n_connections (PaddockSessionPorts *ports)
   return n;
 }
 
-#ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#endif
-/* The first Landlock ABI with TCP bind rules. */
-#define LANDLOCK_ABI_NET 4
-
-/* Whether the kernel's Landlock can restrict TCP bind: then the sandbox's
- * pid 1 will, with the ports it is given at start and no other. */
-static gboolean
-kernel_landlock_restricts_bind (void)
-{
-  long abi = syscall (SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  g_auto(GStrv) without = _paddock_session_test_without_layers ();
-
-  /* The daemon's test switch that leaves Landlock, or only its TCP rules,
-   * out of its sandboxes stands for a kernel without them (see
-   * paddock_session_impl_start()). */
-  if (g_strv_contains ((const char *const *) without, "landlock") ||
-      g_strv_contains ((const char *const *) without, "landlock-net"))
-    return FALSE;
-  return abi >= LANDLOCK_ABI_NET;
-}
-
 /* At create: the @n_wanted ports @session_id reserves for LeasePort,
  * leased from @registry to the session (so they are released with it).
- * Only a sandboxed none or proxy session on a kernel whose Landlock
- * restricts bind reserves any: on the host's network the agent is handed
- * its sockets at start, and without those Landlock rules LeasePort can
- * lease a new port. Returns the leases (maybe none), or NULL with @error
- * (in PADDOCK_ERROR) when the registry cannot give them all; then none is
+ * Only a sandboxed none or proxy session reserves any, and only as many as
+ * CreateSession's "reserved-ports" asked for (none by default): the agent
+ * binds any port in its own namespace, so LeasePort can lease a new port
+ * at any time, and a reserved one is only a port held for it (named
+ * first, so LeasePort cannot then fail for a pool another session
+ * exhausted). On the host's network the agent is handed its sockets at
+ * start. Returns the leases (maybe none), or NULL with @error (in
+ * PADDOCK_ERROR) when the registry cannot give them all; then none is
  * left. */
 GPtrArray *
 _paddock_session_ports_reserve (PaddockRegistry  *registry,
@@ -419,7 +400,7 @@ _paddock_session_ports_reserve (PaddockRegistry  *registry,
 
   if (registry == NULL || g_strcmp0 (profile, "host") == 0 ||
       (g_strcmp0 (net_mode, "none") != 0 && g_strcmp0 (net_mode, "proxy") != 0) ||
-      n_wanted == 0 || !kernel_landlock_restricts_bind ())
+      n_wanted == 0)
     return g_ptr_array_new_with_free_func (g_object_unref);
 
   /* One durable write for all of them: this is on the way to the
@@ -504,8 +485,10 @@ _paddock_session_ports_check_name (const char  *name,
   return FALSE;
 }
 
-/* paddock-sandbox's arguments allowing the agent to bind the reserved
- * ports (Landlock): those LeasePort may name after start. */
+/* paddock-sandbox's arguments naming the reserved ports, those LeasePort
+ * may name after start: the ports its Landlock bind rules would allow
+ * (none and proxy sessions, where the helper now sets no bind rule, are
+ * the only ones with reserved ports). */
 void
 _paddock_session_ports_add_bind_arguments (PaddockSessionPorts *ports,
                                            GPtrArray           *argv)

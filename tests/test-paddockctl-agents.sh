@@ -244,7 +244,12 @@ marker="fake-agent-server-$$-$RANDOM"
 # stands in the sandbox helper's argv (--env) when the session made its
 # own sandbox rather than taking the one made ahead, which is timing.
 marked () { pgrep -f -- "server\.py $marker" | wc -l | tr -d ' '; }
+# Its second server, on a port nobody leased (as `opencode` serves its own
+# TUI): a marker that the first one's pattern does not match.
+local_marker="local-$marker"
+marked_local () { pgrep -f -- "server\.py $local_marker" | wc -l | tr -d ' '; }
 run "$tmp/out" "$tmp/err" --json create --agent fake --workspace "$ws" --env "FAKE_AGENT_SERVER=$marker" \
+  --env "FAKE_AGENT_LOCAL_SERVER=$local_marker" \
   --env "FAKE_AGENT_NET=$https_port $ssh_port" --env FAKE_AGENT_WAIT=120 --port server
 id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || true)
 leased=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "server"][0]' 2>/dev/null || echo 0)
@@ -254,6 +259,20 @@ check "…its setsid, double-forked server listens inside, on its leased port" \
 check "…reached from the host at that port" \
   test "$("$PYTHON" -c 'import socket, sys; print(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10).makefile().readline().strip())' "$leased" 2>&1)" = "fake-agent server"
 check "…seen from outside: its two processes, the marker in their argv" test "$(marked)" = 2
+# In proxy mode (the preset's default) the session has a network namespace
+# of its own, where binding a port nobody leased is allowed: nothing
+# outside reaches it.
+local_server () { "$CTL" logs "$id" 2>/dev/null | grep -o 'fake-agent local server: .*' | head -n 1 | tr -d '\r'; }
+local_server_answered () { [[ "$(local_server)" =~ ^"fake-agent local server: "[0-9]+" answered: fake-agent server"$ ]]; }
+check "…in its proxy mode its second setsid server listens on a port nobody leased (port 0), and the agent connects to it from inside" \
+  wait_for 20 local_server_answered
+local_port=$(local_server | cut -d' ' -f4)
+check "…that port is not the session's to the host: the host's 127.0.0.1:$local_port does not reach it" \
+  test "$("$PYTHON" -c 'import socket, sys
+try:
+    print(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).makefile().readline().strip() or "nothing")
+except OSError as e:
+    print(type(e).__name__)' "${local_port:-1}" 2>&1)" != "fake-agent server"
 check "…an HTTPS-style CONNECT to a preset host goes through the proxy to it" \
   wait_for 30 logs_have "net https example.org: tunnel 200 hello /v1/models from example.org"
 check "…and to the preset's registry" logs_have "net https registry.example.net: tunnel 200 hello /v1/models from registry.example.net"
@@ -281,7 +300,8 @@ check "net --json ID: a record of each connection, allowed with bytes back, the 
 run "$tmp/destroy.json" "$tmp/err" --json destroy "$id"
 check "destroy ends the session: exit $rc, no survivors reported" \
   test "$rc:$(json "$tmp/destroy.json" 'd["survivors"]' 2>&1)" = "0:0"
-check "…and from outside, no process of it is left (the setsid, double-forked server included)" test "$(marked)" = 0
+check "…and from outside, no process of it is left (the setsid, double-forked servers included)" \
+  test "$(marked):$(marked_local)" = "0:0"
 
 # ---- import-login ---------------------------------------------------------------------
 mkdir -p "$HOME/.fake-agent"

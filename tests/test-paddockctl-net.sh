@@ -576,7 +576,52 @@ PY
 # The agent's server (paddockctl-lib.sh): binds 127.0.0.1:$PORT in its own
 # namespace and answers with its environment and the bytes it got.
 write_serve_inside "$ws/serve-inside.py"
-# Landlock's TCP rules (ABI 4) decide whether an unleased bind is refused.
+# A port nothing on the host holds now: an unleased port the agent binds
+# inside must not be reached through it.
+host_free_port () { "$PYTHON" -c 'import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+# host_reaches PORT: "refused" when the host's 127.0.0.1:PORT refuses, else
+# what answered ("open: BYTES").
+host_reaches () { "$PYTHON" -c 'import socket, sys
+try:
+    c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+except ConnectionRefusedError:
+    print("refused"); sys.exit(0)
+c.settimeout(5)
+try:
+    print("open: %r" % c.recv(64))
+except OSError as e:
+    print("open: %s" % e)' "$1"; }
+# A server on PORT inside session ID for 60 s (answers "inside"), started
+# in the background the way an agent starts its own.
+serve_unleased_inside () {
+  "$CTL" exec "$1" --timeout 90000 -- python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8); s.settimeout(1)
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        continue
+    c.sendall(b"inside\n"); c.close()' "$2" >/dev/null 2>&1 &
+  background_pids+=($!)
+}
+# What a client inside session ID gets from 127.0.0.1:PORT, waiting up to
+# 20 s for the server to be up.
+inside_reaches () {
+  "$CTL" --json exec "$1" -- python3 -c '
+import socket, sys, time
+end = time.monotonic() + 20
+while True:
+    try:
+        c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5); break
+    except OSError as e:
+        if time.monotonic() > end:
+            print("errno %d" % e.errno); sys.exit(0)
+        time.sleep(0.1)
+print(c.recv(64).decode().strip())' "$2" | json /dev/stdin 'd["stdout"].strip()'; }
 landlock_net=unknown
 for spec in "none safe" "proxy safe" "none strict"; do
   read -r net profile <<<"$spec"
@@ -611,18 +656,21 @@ for spec in "none safe" "proxy safe" "none strict"; do
   else
     ok "…its own loopback takes packets of 512 KiB # SKIP this kernel has no BIG TCP for IPv4 (TSO max $tso, IPv4 GSO max $gso4)"
   fi
-  landlock_net=$(field "$fwd_id" '[l["status"] for l in d["boundary"] if l["layer"] == "landlock-net"][0]' 2>/dev/null || echo unknown)
-  # A port neither leased nor reserved for it (those follow each other).
-  unleased=$(field "$fwd_id" 'max(p["port"] for p in d["ports"]) + 1' 2>/dev/null || echo 1)
+  # In a namespace of its own bind is not restricted (nothing outside
+  # reaches what the agent binds; only the leased ports are forwarded in):
+  # the layer says so, and strict does not ask it of Landlock.
+  check "…landlock-net is not requested there, and its evidence says why: bind unrestricted in the session's own network namespace, only leased ports forwarded" \
+    test "$(field "$fwd_id" "[(l['status'], l['requested'], 'bind unrestricted: the session\\'s own network namespace; only leased ports are forwarded from the host' in l['evidence']) for l in d['boundary'] if l['layer'] == 'landlock-net']" 2>&1)" \
+         = "[('not-requested', False, True)]"
+  unleased=$(host_free_port)
   exec_try_bind "$fwd_id" "$unleased" 0 >"$tmp/exec.json" 2>&1 || true
-  if [[ "$landlock_net" == enforced ]]; then
-    check "…Landlock: an unleased port cannot be bound inside (EACCES), not even port 0" \
-      test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "errno 13 errno 13"
-    check "…and the landlock-net evidence names exactly its ports (the leased one and those reserved for LeasePort) and says no other can be added" \
-      test "$(field "$fwd_id" "[(sorted(int(x) for x in l['evidence'].split('bind only to ports ')[1].split(' (fixed at start')[0].split(', ')) == sorted(p['port'] for p in d['ports']), 'reserved ports; no other can be added)' in l['evidence']) for l in d['boundary'] if l['layer'] == 'landlock-net']" 2>&1)" = "[(True, True)]"
-  else
-    ok "…Landlock: unleased bind # SKIP landlock-net is $landlock_net here (TCP rules need ABI 4)"
-  fi
+  check "…an unleased port can be bound inside, and port 0 (an agent's own servers, a test suite's ephemeral port)" \
+    test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "ok ok"
+  serve_unleased_inside "$fwd_id" "$unleased"
+  check "…a server started in the background on that unleased port answers a client inside" \
+    test "$(inside_reaches "$fwd_id" "$unleased" 2>&1)" = "inside"
+  check "…but the host's 127.0.0.1 on that port does not reach it (not forwarded: refused)" \
+    test "$(host_reaches "$unleased" 2>&1)" = "refused"
   "$CTL" destroy "$fwd_id" >/dev/null
   check "…the lease dies with the session, and the port no longer answers" \
     test "$("$CTL" --json ports list | json /dev/stdin "[l for l in d['leases'] if l['port'] == $leased]"):$("$PYTHON" -c '
@@ -632,10 +680,12 @@ try:
 except OSError:
     print("closed")' "$leased")" = "[]:closed"
 done
-# On the host's network the same rule: the agent of a host-net safe session
-# binds its leased port only.
+# On the host's network the rule stays: a bind there is a service on the
+# user's machine, so the agent of a host-net safe session binds its leased
+# port only.
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --port web -- sleep 600
 host_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
+landlock_net=$(field "$host_id" '[l["status"] for l in d["boundary"] if l["layer"] == "landlock-net"][0]' 2>/dev/null || echo unknown)
 "$CTL" --json exec "$host_id" -- python3 -c '
 import os, socket
 s = socket.socket()
@@ -644,17 +694,19 @@ try:
 except OSError as e:
     print("errno %d" % e.errno)' >"$tmp/exec.json" 2>&1 || true
 if [[ "$landlock_net" == enforced ]]; then
-  check "net host: an unleased port cannot be bound either (EACCES)" \
+  check "net host: an unleased port cannot be bound (EACCES), not even port 0" \
     test "$(json "$tmp/exec.json" 'd["stdout"].strip()' 2>&1)" = "errno 13"
+  check "…and the landlock-net evidence names exactly its leased port and says no other can be added" \
+    test "$(field "$host_id" "[(sorted(int(x) for x in l['evidence'].split('bind only to ports ')[1].split(' (fixed at start')[0].split(', ')) == sorted(p['port'] for p in d['ports']), 'leased ports; no other can be added)' in l['evidence']) for l in d['boundary'] if l['layer'] == 'landlock-net']" 2>&1)" = "[(True, True)]"
 else
-  ok "net host: unleased bind # SKIP landlock-net is $landlock_net here"
+  ok "net host: unleased bind # SKIP landlock-net is $landlock_net here (TCP rules need ABI 4)"
 fi
 "$CTL" destroy "$host_id" >/dev/null
 
 # ---- ports leased while running (Session1.LeasePort) -----------------------------
 
-# Where Landlock restricts bind, LeasePort names a port reserved at create:
-# test-paddockctl-lease.sh.
+# In none and proxy LeasePort leases a new port, or names one held with
+# --reserved-ports: test-paddockctl-lease.sh and below.
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" -- sleep 600
 late_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 run "$tmp/out" "$tmp/err" --json ports lease --name late --session "$late_id"
@@ -682,14 +734,10 @@ check "…and the network mode it had (proxy)" \
 
 # ---- a port leased while running, forwarded -------------------------------------
 
-# Where Landlock cannot restrict TCP (here: the daemon's test switch leaves
-# Landlock out, as an ABI < 4 kernel would), a late lease is forwarded into
-# a none session and Exec'd commands see it in PORT.
-kill -TERM "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null || true
-PADDOCK_TEST_WITHOUT_LAYERS=landlock "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 10 "$CTL" ports list || true
+# In a namespace of its own the agent's bind is not restricted, whatever
+# the kernel's Landlock: a late lease is forwarded into a none session
+# (nothing reserved for it by default), Exec'd commands see it in PORT and
+# the agent binds it.
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
 late_id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 if command -v gdbus >/dev/null; then
@@ -699,7 +747,7 @@ if command -v gdbus >/dev/null; then
 fi
 run "$tmp/out" "$tmp/err" --json ports lease --name late --session "$late_id"
 late=$(json "$tmp/out" 'd["port"]' 2>/dev/null || echo 0)
-check "net none without Landlock TCP rules: ports lease --session (Session1.LeasePort) leases a port for the running session" \
+check "net none: ports lease --session (Session1.LeasePort) leases a port for the running session, none reserved before" \
   test "$rc:$(json "$tmp/out" '(d["name"], d["session"])' 2>&1):$("$CTL" --json status "$late_id" | json /dev/stdin "[p['name'] for p in d['ports']]")" \
        = "0:('late', '$late_id'):['late']"
 if command -v gdbus >/dev/null; then

@@ -217,8 +217,8 @@ wait_for 5 test -s "$tmp/host-port"
 host_port=$(head -n 1 "$tmp/host-port")
 ws3="$tmp/offline"
 mkdir -p "$ws3"
-# Its own loopback is shown by binding its leased port there (Landlock lets a
-# session bind no other, in every network mode).
+# Its own loopback is shown by binding its leased port there (in its own
+# namespace it may bind any, only the leased ones are forwarded in).
 run "$tmp/out" "$tmp/err" create --workspace "$ws3" --profile safe --net none --port web -- sh -c \
   "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $host_port), timeout=2)' 2>&1 | tail -n 1; \
    python3 -c 'import os, socket; s = socket.socket(); s.bind((\"127.0.0.1\", int(os.environ[\"PORT\"]))); s.listen(); print(\"own-loopback\", s.getsockname()[1] > 0)'; \

@@ -429,8 +429,9 @@ build_argv (const PaddockExecutorAgentSpec *spec)
       }
   }
   /* On the host's network its leased sockets at fds FD_FIRST_LISTEN…,
-   * for the agent at 3…; in every mode it may bind those ports and no other
-   * (Landlock; in none and proxy the daemon forwards them). */
+   * for the agent at 3…, and it may bind those ports and no other
+   * (Landlock). In none and proxy the daemon forwards them, and the helper
+   * leaves bind free in the session's own namespace. */
   for (guint i = 0; config->leases != NULL && i < config->leases->len; i++)
     {
       if (passed_leases != NULL)
@@ -441,7 +442,8 @@ build_argv (const PaddockExecutorAgentSpec *spec)
       g_ptr_array_add (argv, g_strdup ("--bind-port"));
       g_ptr_array_add (argv, g_strdup_printf ("%u", paddock_lease_get_port (g_ptr_array_index (config->leases, i))));
     }
-  /* And those reserved for a later LeasePort (paddock-session-ports.c). */
+  /* And those reserved for a later LeasePort (paddock-session-ports.c),
+   * which only none and proxy sessions have. */
   for (guint i = 0; spec->bind_args != NULL && spec->bind_args[i] != NULL; i++)
     g_ptr_array_add (argv, g_strdup (spec->bind_args[i]));
   g_ptr_array_add (argv, g_strdup ("--net"));

@@ -283,7 +283,10 @@ paddock_landlock_prepare (const PaddockLandlockRequest *request,
   if (!net_requested)
     {
       plan->net_status = PADDOCK_LANDLOCK_NOT_REQUESTED;
-      plan->net_evidence = g_strdup ("no TCP port rules were asked for");
+      plan->net_evidence = g_strdup_printf ("no TCP port rules were asked for%s%s",
+                                            request->unrestricted_bind_reason != NULL ? ": " : "",
+                                            request->unrestricted_bind_reason != NULL
+                                              ? request->unrestricted_bind_reason : "");
     }
   else if (abi < 4)
     {
@@ -297,6 +300,7 @@ paddock_landlock_prepare (const PaddockLandlockRequest *request,
     {
       g_autofree char *bind_text = NULL;
       g_autofree char *connect_text = NULL;
+      g_autofree char *bind_note = NULL;
 
       if (request->restrict_bind)
         {
@@ -312,15 +316,19 @@ paddock_landlock_prepare (const PaddockLandlockRequest *request,
           plan->n_connect_ports = request->n_connect_ports;
           connect_text = ports_text (plan->connect_ports, plan->n_connect_ports);
         }
+      /* Landlock only ever narrows: bind rules cannot take a port leased
+       * after start. */
+      if (bind_text != NULL)
+        bind_note = g_strdup_printf ("only to ports %s (fixed at start: the session's leased ports; "
+                                     "no other can be added)", bind_text);
+      else if (request->unrestricted_bind_reason != NULL)
+        bind_note = g_strdup_printf ("unrestricted (%s)", request->unrestricted_bind_reason);
+      else
+        bind_note = g_strdup ("unrestricted");
       plan->net_status = PADDOCK_LANDLOCK_ENFORCED;
       plan->net_evidence = g_strdup_printf (
-        "Landlock ABI %d, TCP only (UDP and other protocols are not covered): bind %s%s%s; connect %s%s",
-        abi,
-        bind_text != NULL ? "only to ports " : "unrestricted", bind_text != NULL ? bind_text : "",
-        /* Landlock only ever narrows: these rules cannot take a port
-         * leased after start; the daemon's list includes the ports it
-         * reserved for Session1.LeasePort to name later. */
-        bind_text != NULL ? " (fixed at start: the session's leased and reserved ports; no other can be added)" : "",
+        "Landlock ABI %d, TCP only (UDP and other protocols are not covered): bind %s; connect %s%s",
+        abi, bind_note,
         connect_text != NULL ? "only to ports " : "unrestricted", connect_text != NULL ? connect_text : "");
     }
 

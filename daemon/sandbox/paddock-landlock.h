@@ -47,6 +47,8 @@ typedef struct {
   gboolean restrict_bind;             /* TCP bind only to bind_ports */
   const guint16 *bind_ports;          /* 0 = ephemeral ports (bind to port 0) */
   gsize n_bind_ports;
+  /* Without restrict_bind: why (said in the evidence), or NULL. */
+  const char *unrestricted_bind_reason;
   gboolean restrict_connect;          /* TCP connect only to connect_ports */
   const guint16 *connect_ports;
   gsize n_connect_ports;

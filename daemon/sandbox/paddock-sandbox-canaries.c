@@ -113,10 +113,12 @@ start_canaries (const SandboxConfig *cfg,
             }
         }
 
-      /* A TCP port the session did not lease (0: any free one). Landlock
-       * checks the port before the address is looked at, so its EACCES
-       * is the answer on the host's network and in a namespace of the
-       * session's own alike; without the rule the bind would succeed. */
+      /* A TCP port the session did not lease (0: any free one): without
+       * the rule the bind would succeed. Only where the rules restrict
+       * bind, on the host's network: in a namespace of the session's own
+       * bind is left free (see sandbox_main()), and what keeps the host
+       * out of reach there is the namespace, which connect-outside
+       * probes; a refusal probed there would claim a rule that is not. */
       if (cfg->landlock != NULL && paddock_landlock_plan_restricts_bind (cfg->landlock))
         {
           int sock = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -658,16 +658,22 @@ sandbox_main (int    argc,
     request = (PaddockLandlockRequest) {
       .read_paths = read_paths, .write_paths = write_paths,
       .device_paths = device_paths, .optional_paths = optional_paths,
-      /* A session binds only its leased ports: on the host's network any
+      /* On the host's network a session binds only its leased ports: any
        * other would be a service on the user's machine nobody asked for,
-       * or a port another program expects; in a namespace of its own the
-       * leased ones are those the daemon forwards, and a server on any
-       * other is one nobody can reach (and the rule is the same in every
-       * mode). The rules are fixed here for the session's life: a port
-       * leased later cannot be added (Landlock only ever narrows). */
-      .restrict_bind = TRUE,
+       * or a port another program expects. The rules are fixed here for
+       * the session's life (Landlock only ever narrows). In a network
+       * namespace of its own nothing outside reaches a socket it binds
+       * (the daemon forwards only the leased ports in), so a rule there
+       * would isolate nothing and break ordinary programs: an agent's own
+       * server, an MCP server, a test suite's port 0. */
+      .restrict_bind = !cfg.own_network,
       .bind_ports = (const guint16 *) (void *) bind_ports->data,
       .n_bind_ports = bind_ports->len,
+      .unrestricted_bind_reason = cfg.own_network
+        ? "bind unrestricted: the session's own network namespace; only leased ports are forwarded "
+          "from the host. Connect is not restricted by Landlock in any mode: in this namespace it "
+          "reaches only the session's own loopback (the network layer), the proxy's socket with proxy"
+        : NULL,
       .restrict_connect = FALSE,
       .scope_signals_and_abstract_unix = TRUE,
     };

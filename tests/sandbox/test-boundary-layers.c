@@ -482,6 +482,41 @@ test_landlock_plan_status (void)
   g_assert_error (error, PADDOCK_LANDLOCK_ERROR, PADDOCK_LANDLOCK_ERROR_INVALID);
 }
 
+/* Bind left free for a reason (a network namespace of the session's own):
+ * no bind right handled, the reason in the evidence, never "enforced" for
+ * a bind rule that is not there. */
+static void
+test_landlock_plan_bind_unrestricted (void)
+{
+  const char *reason = "bind unrestricted: the session's own network namespace";
+  PaddockLandlockRequest nothing = { .unrestricted_bind_reason = reason };
+  PaddockLandlockRequest connect_only = {
+    .unrestricted_bind_reason = reason,
+    .restrict_connect = TRUE, .connect_ports = (const guint16[]) { 443 }, .n_connect_ports = 1,
+  };
+  PaddockLandlockPlan plan;
+  g_autoptr(GError) error = NULL;
+  int abi = paddock_landlock_probe_abi (NULL);
+
+  g_assert_true (paddock_landlock_prepare (&nothing, &plan, &error));
+  g_assert_cmpint (plan.net_status, ==, PADDOCK_LANDLOCK_NOT_REQUESTED);
+  g_assert_false (paddock_landlock_plan_restricts_bind (&plan));
+  g_assert_nonnull (strstr (plan.net_evidence, reason));
+  paddock_landlock_plan_clear (&plan);
+
+  g_assert_true (paddock_landlock_prepare (&connect_only, &plan, &error));
+  g_assert_no_error (error);
+  g_assert_false (paddock_landlock_plan_restricts_bind (&plan));
+  if (abi >= 4)
+    {
+      g_assert_cmpint (plan.net_status, ==, PADDOCK_LANDLOCK_ENFORCED);
+      g_assert_nonnull (strstr (plan.net_evidence, "bind unrestricted ("));
+      g_assert_nonnull (strstr (plan.net_evidence, reason));
+      g_assert_nonnull (strstr (plan.net_evidence, "connect only to ports 443"));
+    }
+  paddock_landlock_plan_clear (&plan);
+}
+
 static guint16
 free_tcp_port (void)
 {
@@ -719,6 +754,7 @@ main (int   argc,
   g_test_add_func ("/boundary-layers/seccomp/enforced", test_seccomp_enforced);
   g_test_add_func ("/boundary-layers/landlock/abi", test_landlock_abi);
   g_test_add_func ("/boundary-layers/landlock/plan-status", test_landlock_plan_status);
+  g_test_add_func ("/boundary-layers/landlock/plan-bind-unrestricted", test_landlock_plan_bind_unrestricted);
   g_test_add_func ("/boundary-layers/landlock/enforced", test_landlock_enforced);
   g_test_add_func ("/boundary-layers/landlock/then-seccomp", test_landlock_then_seccomp);
 

@@ -1331,6 +1331,36 @@ test_probe_socket_refused (Fixture       *fx,
 #endif
 }
 
+/* In a network namespace of its own (--net none) the session's bind is
+ * not restricted: the landlock-net layer is not asked of Landlock, says
+ * why, and no bind canary claims a refusal that is not there; the
+ * namespace's own canary (connect-outside) is what guards the host. On
+ * the host's network the bind rule and its canary stay (see
+ * test_probe_socket_refused and tests/test-paddockctl-net.sh). */
+static void
+test_own_netns_bind_unrestricted (Fixture       *fx,
+                                  gconstpointer  data)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  const char *net_none[] = { "--net", "none", "--bind-port", "8080", NULL };
+  JsonArray *probes;
+  JsonObject *boundary;
+
+  if (skip_without_userns ())
+    return;
+  boundary = started_boundary (fx->workspace, net_none, launcher, parser);
+  g_assert_cmpstr (json_object_get_string_member (boundary, "network"), ==, "none");
+  g_assert_cmpstr (json_object_get_string_member (boundary, "landlock_net"), ==, "not-requested");
+  g_assert_nonnull (strstr (json_object_get_string_member (boundary, "landlock_net_evidence"),
+                            "bind unrestricted: the session's own network namespace; "
+                            "only leased ports are forwarded from the host"));
+  probes = json_object_get_array_member (boundary, "probes");
+  for (guint i = 0; probes != NULL && i < json_array_get_length (probes); i++)
+    g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (probes, i), "probe"),
+                     !=, "landlock-net");
+}
+
 /* The protected-path canary writes into each protected path; "blocked"
  * must mean every one gave the read-only mount's EROFS. Here the first
  * (.git/hooks, a file the probing child may not write, mode 0444) fails
@@ -2352,6 +2382,7 @@ main (int    argc,
   ADD ("commands/bad-requests", test_command_bad_requests, NULL);
   ADD ("commands/socket", test_command_socket, NULL);
   ADD ("probe-socket-refused", test_probe_socket_refused, NULL);
+  ADD ("own-netns-bind-unrestricted", test_own_netns_bind_unrestricted, NULL);
   ADD ("probe-protected-first-unexpected", test_probe_protected_first_unexpected, NULL);
   ADD ("commands/limit", test_command_limit, NULL);
   ADD ("commands/spare-supervisor", test_command_spare, NULL);
