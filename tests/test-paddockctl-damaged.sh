@@ -31,7 +31,7 @@ field ()
 state_is () { [[ "$(field "$1" 'd["state"]')" == "$2" ]]; }
 start_daemon ()
 {
-  "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+  "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
   wait_for 10 "$CTL" ports list
 }

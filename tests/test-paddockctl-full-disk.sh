@@ -51,7 +51,7 @@ mkdir -m 0700 "$state"
 
 start_daemon ()
 {
-  "$DAEMON" --state-dir "$state" >>"$tmp/daemon.log" 2>&1 &
+  "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$state" >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
   wait_for 10 "$CTL" ports list
 }

@@ -235,7 +235,7 @@ if [[ "$before" == "[]" || "$before" == none ]]; then
 else
   kill -TERM "$daemon_pid"
   wait "$daemon_pid" 2>/dev/null || true
-  "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+  "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
   wait_for 10 "$CTL" ports list || true
   check "after a daemon restart, the session (now stopped) still has its reserved ports, held by the daemon" \
@@ -263,7 +263,7 @@ fi
 if [[ "$landlock_net" == enforced ]]; then
   kill -TERM "$daemon_pid"
   wait "$daemon_pid" 2>/dev/null || true
-  "$DAEMON" --state-dir "$tmp/state" --max-leases-per-owner 3 >>"$tmp/daemon.log" 2>&1 &
+  "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" --max-leases-per-owner 3 >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
   wait_for 10 "$CTL" ports list || true
   run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web -- sleep 600
@@ -330,7 +330,7 @@ id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
-"$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+"$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 check "a --profile host session left running by an earlier daemon: stopped, its port still held, a connection to it reset at once" \
@@ -349,7 +349,7 @@ id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
 kill -KILL "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
-PADDOCK_TEST_LEFTOVER_GRACE_MS=0 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+PADDOCK_TEST_LEFTOVER_GRACE_MS=0 "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 port_held () { [[ "$("$CTL" --json ports list | json /dev/stdin "[l['state'] for l in d['leases'] if l['port'] == $web]")" == "['held']" ]]; }
