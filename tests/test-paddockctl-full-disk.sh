@@ -80,7 +80,7 @@ ws=$(realpath "$ws")
 # sessions stage by copy there.
 profile=safe
 have_sandbox || profile=host
-run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile "$profile" \
+run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile "$profile" --port web \
   -- sh -c 'echo hello-before-full; echo staged >new.txt'
 id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
 if [[ $rc == 0 && -n "$id" ]] && wait_for 30 state_is "$id" exited; then
@@ -94,6 +94,10 @@ stop_daemon
 # user's): the next mount makes it again.
 tar -C "$tmp/state" --exclude='./sessions/*/stage/work/work' -cf - . | tar -C "$state" -xpf -
 check "the state dir holds leases.json on the small disk" test -s "$state/leases.json"
+# A daemon that ran on the small disk before it filled up (as the user's
+# does): it keeps room in the lease journal for releases.
+start_daemon || true
+stop_daemon
 # To the last byte: dd stops at ENOSPC (its failure is the point).
 dd if=/dev/zero of="$mnt/filler" bs=64k 2>/dev/null || true
 free=$(df -B1 --output=avail "$mnt" | tail -n 1 | tr -d ' ')
@@ -136,6 +140,23 @@ else
   not_ok "a lease is refused with NoSpace" "rc $rc: $(cat "$tmp/lease.json" "$tmp/lease.err")"
 fi
 check "the daemon still serves after the refusals" sh -c "'$CTL' ports list >/dev/null"
+
+# Freeing things must work on a full disk, and last: the session's lease
+# is released, and a daemon started again (the disk still full) does not
+# bring it back.
+web_port () { "$CTL" --json ports list | "$PYTHON" -c '
+import json, sys
+print(*[l["port"] for l in json.load(sys.stdin)["leases"] if l["name"] == "web"])'; }
+web=$(web_port 2>/dev/null || true)
+check "the session's port web is leased ($web)" test -n "$web"
+run "$tmp/release.json" "$tmp/release.err" --json ports release "${web:-0}"
+check "release works on the full disk" test "$rc" == 0
+check "…the port is no longer listed" test -z "$(web_port 2>/dev/null)"
+check "…the disk is still full" \
+  test "$(df -B1 --output=avail "$mnt" | tail -n 1 | tr -d ' ')" -lt 65536
+stop_daemon
+start_daemon || true
+check "…and a daemon started again does not list it either" test -z "$(web_port 2>/dev/null)"
 
 # Space is back: the very next calls succeed, without a restart.
 rm -f "$mnt/filler"
