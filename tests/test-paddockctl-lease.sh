@@ -328,6 +328,14 @@ done
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --port web -- sleep 600
 id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+# The human status lists the session's ports as its JSON has them.
+ports_from_json=$(field "$id" '"\n".join(("ports:       " if i == 0 else "             ")
+  + "%s %d %s (%s)%s" % (p["name"], p["port"], p["state"], p["handover"], ", reserved" if p["reserved"] else "")
+  for i, p in enumerate(d["ports"]))' 2>&1)
+run "$tmp/status.txt" "$tmp/status.err" status "$id"
+check "the human status lists its port web: name, port, state, hand-over, as --json has them" \
+  test "$rc:$(sed -n '/^ports:/,/^created:/p' "$tmp/status.txt" | sed '$d')" = "0:$ports_from_json" \
+       -a -n "$(grep -F "web $web " <<<"$ports_from_json")"
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
 "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
