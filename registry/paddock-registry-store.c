@@ -685,11 +685,14 @@ _paddock_registry_replay_journal (const char  *journal_file,
       return FALSE;
     }
 
-  {
-    const char *last = memrchr (contents, '\n', length);
-
-    *out_whole_end = last != NULL ? (off_t) (last - contents + 1) : 0;
-  }
+  /* Where the whole lines end: after the last newline (a plain loop, not
+   * memrchr, which the portable build's libcs may lack). */
+  for (gsize i = length; i > 0; i--)
+    if (contents[i - 1] == '\n')
+      {
+        *out_whole_end = (off_t) i;
+        break;
+      }
   lines = g_strsplit (contents, "\n", -1);
   /* The element after the last newline is "" or the torn line: skip it. */
   n_lines = g_strv_length (lines);
