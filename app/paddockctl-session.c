@@ -463,6 +463,35 @@ list_all_leases (Paddockctl *ctl)
   return leases;
 }
 
+/* Whether @lease (of ListLeases) is tied to the session of @info; if so
+ * its members, borrowed from @lease, and how the agent got it: forwarded
+ * into its own namespace, or on the host's network released for it to
+ * bind, or listening. */
+static gboolean
+session_lease (const SessionInfo  *info,
+               GVariant           *lease,
+               guint16            *port,
+               const char        **name,
+               const char        **owner,
+               const char        **state,
+               const char        **handover)
+{
+  const char *session = "";
+  gboolean released = FALSE;
+
+  if (!g_variant_lookup (lease, "session", "&s", &session) || g_strcmp0 (session, info->id) != 0)
+    return FALSE;
+  *port = 0;
+  *name = *owner = *state = "";
+  g_variant_lookup (lease, "port", "q", port);
+  g_variant_lookup (lease, "name", "&s", name);
+  g_variant_lookup (lease, "owner", "&s", owner);
+  g_variant_lookup (lease, "state", "&s", state);
+  g_variant_lookup (lease, "released", "b", &released);
+  *handover = g_strcmp0 (info->net, "host") != 0 ? "forward" : released ? "release" : "listen-fds";
+  return TRUE;
+}
+
 static void
 add_session_to_builder (JsonBuilder       *builder,
                         const SessionInfo *info,
@@ -518,17 +547,11 @@ add_session_to_builder (JsonBuilder       *builder,
   for (gsize i = 0; leases != NULL && i < g_variant_n_children (leases); i++)
     {
       g_autoptr(GVariant) lease = g_variant_get_child_value (leases, i);
-      const char *session = "", *name = "", *owner = "", *state = "";
-      gboolean released = FALSE;
-      guint16 port = 0;
+      const char *name, *owner, *state, *handover;
+      guint16 port;
 
-      if (!g_variant_lookup (lease, "session", "&s", &session) || g_strcmp0 (session, info->id) != 0)
+      if (!session_lease (info, lease, &port, &name, &owner, &state, &handover))
         continue;
-      g_variant_lookup (lease, "port", "q", &port);
-      g_variant_lookup (lease, "name", "&s", &name);
-      g_variant_lookup (lease, "owner", "&s", &owner);
-      g_variant_lookup (lease, "state", "&s", &state);
-      g_variant_lookup (lease, "released", "b", &released);
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "port");
       json_builder_add_int_value (builder, port);
@@ -537,16 +560,13 @@ add_session_to_builder (JsonBuilder       *builder,
       json_builder_set_member_name (builder, "owner");
       json_builder_add_string_value (builder, owner);
       json_builder_set_member_name (builder, "session");
-      json_builder_add_string_value (builder, session);
+      json_builder_add_string_value (builder, info->id);
       json_builder_set_member_name (builder, "reserved");
-      json_builder_add_boolean_value (builder, paddock_lease_is_reserved (session, name));
+      json_builder_add_boolean_value (builder, paddock_lease_is_reserved (info->id, name));
       json_builder_set_member_name (builder, "state");
       json_builder_add_string_value (builder, state);
-      /* How the agent got it: forwarded into its own namespace, or on
-       * the host's network released for it to bind, or listening. */
       json_builder_set_member_name (builder, "handover");
-      json_builder_add_string_value (builder, g_strcmp0 (info->net, "host") != 0 ? "forward"
-                                              : released ? "release" : "listen-fds");
+      json_builder_add_string_value (builder, handover);
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);
@@ -625,10 +645,14 @@ print_session_json (Paddockctl        *ctl,
   paddockctl_print_json (ctl, root);
 }
 
-/* `key: value` lines, values aligned. */
+/* `key: value` lines, values aligned; the session's ports (of @leases,
+ * NULL when they could not be listed) one a line, as the JSON has them:
+ * name, port, state and how the agent got it. */
 static void
-print_session_human (const SessionInfo *info)
+print_session_human (const SessionInfo *info,
+                     GVariant          *leases)
 {
+  guint n_ports = 0;
   g_autofree char *workspace = terminal_text (display_bytes (info->workspace));
   g_autofree char *command = terminal_text (display_command (info->command));
   g_autofree char *name = terminal_text (display_bytes (*info->name != '\0' ? info->name : "-"));
@@ -654,6 +678,25 @@ print_session_human (const SessionInfo *info)
   g_print ("pid:         %s\n", pid);
   g_print ("exit_status: %s\n", exit_status);
   g_print ("processes:   %u\n", info->processes);
+  for (gsize i = 0; leases != NULL && i < g_variant_n_children (leases); i++)
+    {
+      g_autoptr(GVariant) lease = g_variant_get_child_value (leases, i);
+      g_autofree char *shown = NULL;
+      const char *lease_name, *owner, *state, *handover;
+      guint16 port;
+
+      if (!session_lease (info, lease, &port, &lease_name, &owner, &state, &handover))
+        continue;
+      /* Names are the client's: escaped like any text not ours. */
+      shown = terminal_text (g_strdup (lease_name));
+      g_print ("%s %s %u %s (%s)%s\n", n_ports == 0 ? "ports:      " : "            ", shown, port,
+               state, handover, paddock_lease_is_reserved (info->id, lease_name) ? ", reserved" : "");
+      n_ports++;
+    }
+  if (leases == NULL)
+    g_print ("ports:       ? (the leases could not be listed)\n");
+  else if (n_ports == 0)
+    g_print ("ports:       -\n");
   g_print ("created:     %s\n", created);
   if (info->have_output_offset)
     g_print ("output:      %" G_GUINT64_FORMAT " bytes\n", info->output_offset);
@@ -1259,7 +1302,9 @@ paddockctl_status (Paddockctl  *ctl,
     }
   else
     {
-      print_session_human (&info);
+      g_autoptr(GVariant) leases = list_all_leases (ctl);
+
+      print_session_human (&info, leases);
       if (info.stage != NULL && g_variant_n_children (info.stage) > 0)
         {
           guint64 bytes = 0, limit = 0;

@@ -1259,8 +1259,8 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
           if (salvaged != NULL)
             {
               g_message ("Session %s: %s", entry, reason);
+              /* Damaged with @reason: the salvaged record says so. */
               session = paddock_session_impl_new_from_loaded_record (salvaged, record, self->helper_path);
-              paddock_ipc_session1_set_damaged (PADDOCK_IPC_SESSION1 (session), reason);
             }
         }
       if (session == NULL ||

@@ -332,6 +332,7 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   record.allow_domains = g_strdupv (self->config.allow_domains);
   record.staging = g_strdup (self->config.staging);
   record.cgroup = g_strdup (self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL);
+  record.damaged = g_strdup (paddock_ipc_session1_get_damaged (session));
   json = paddock_session_record_to_json (&record);
 
   /* On the writer's thread: the main loop goes on serving (see
@@ -2844,6 +2845,8 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
 
   self = paddock_session_impl_new (id, &config);
   paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self), (guint64) record->created);
+  if (record->damaged != NULL)
+    paddock_ipc_session1_set_damaged (PADDOCK_IPC_SESSION1 (self), record->damaged);
   self->exit_status = record->exit_status;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   self->reaped = TRUE;

@@ -36,6 +36,7 @@ typedef struct _PaddockJournalJob
   guint    n_lines;
   int      saved_errno;   /* 0: written and synced */
   gboolean undo_failed;   /* the journal may end in a torn line */
+  off_t    end;           /* where the batch began */
   gboolean done;          /* set by the writer thread, under writer_lock */
   guint    generation;
   GMainContext *context;
@@ -109,6 +110,7 @@ write_job (PaddockJournalJob *job)
   off_t end = lseek (job->fd, 0, SEEK_END);
   gsize written = 0;
 
+  job->end = end;
   while (written < job->lines->len && job->saved_errno == 0)
     {
       gssize n = write (job->fd, job->lines->str + written, job->lines->len - written);
@@ -200,6 +202,9 @@ _paddock_registry_commit_join (PaddockRegistry *self)
   if (job->saved_errno == 0)
     {
       self->journal_entries += job->n_lines;
+      if (job->end >= 0)
+        self->journal_whole_end = job->end + (off_t) job->lines->len;
+      _paddock_registry_journal_reserve (self);
       set_state (self, PADDOCK_PENDING_WRITING, PADDOCK_PENDING_DURABLE, NULL);
     }
   else
@@ -211,6 +216,11 @@ _paddock_registry_commit_join (PaddockRegistry *self)
 
       if (job->undo_failed)
         self->journal_dirty = TRUE;
+      if (job->end >= 0)
+        self->journal_whole_end = job->end;
+      /* The cut back freed the reserve beyond it. */
+      self->journal_reserved_to = 0;
+      _paddock_registry_journal_reserve (self);
       set_state (self, PADDOCK_PENDING_WRITING, PADDOCK_PENDING_FAILED, error);
     }
   job_free (job);

@@ -8,6 +8,7 @@
 
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
+#include <sys/types.h>
 
 #include "paddock-registry.h"
 
@@ -41,6 +42,14 @@ struct _PaddockRegistry
    * end in a torn line, or miss changes the model has. The next write
    * rebuilds the snapshot instead of appending. */
   gboolean    journal_dirty;
+  /* Where the journal's acknowledged lines end (what replay reads, a torn
+   * last line left out), for a release appended while it is dirty; see
+   * _paddock_registry_journal_write_release(). */
+  off_t       journal_whole_end;
+  /* The journal keeps blocks allocated beyond its end (fallocate,
+   * FALLOC_FL_KEEP_SIZE) up to this offset, enough for a release of every
+   * lease: on a full disk a release is appended without a new block. */
+  off_t       journal_reserved_to;
 
   /* Group commit (paddock-registry-commit.c): leases taken but not yet
    * durable. They hold their ports and count against the quotas, but are
@@ -102,9 +111,11 @@ void        _paddock_registry_journal_add_remove  (GString            *lines,
 gboolean    _paddock_registry_journal_put         (PaddockRegistry    *self,
                                                    PaddockLease       *lease,
                                                    GError            **error);
-gboolean    _paddock_registry_journal_remove      (PaddockRegistry    *self,
-                                                   guint16             port,
+gboolean    _paddock_registry_journal_write_release (PaddockRegistry  *self,
+                                                   const char         *lines,
+                                                   guint               n_lines,
                                                    GError            **error);
+void        _paddock_registry_journal_reserve     (PaddockRegistry    *self);
 /* Group commit (paddock-registry-commit.c). */
 typedef enum
 {
@@ -158,6 +169,7 @@ GPtrArray  *_paddock_registry_parse_state         (const char         *path,
                                                    GError            **error);
 gboolean    _paddock_registry_replay_journal      (const char         *journal_file,
                                                    GPtrArray          *records,
+                                                   off_t              *out_whole_end,
                                                    GError            **error);
 
 G_END_DECLS

@@ -153,6 +153,10 @@ _paddock_registry_compact (PaddockRegistry  *self,
 
   self->journal_entries = 0;
   self->journal_dirty = FALSE;
+  self->journal_whole_end = 0;
+  /* The truncate freed the reserve too. */
+  self->journal_reserved_to = 0;
+  _paddock_registry_journal_reserve (self);
   return TRUE;
 }
 
@@ -168,6 +172,12 @@ journal_undo (PaddockRegistry  *self,
 {
   if (end < 0 || ftruncate (self->journal_fd, end) != 0 || fdatasync (self->journal_fd) != 0)
     self->journal_dirty = TRUE;
+  /* What was acknowledged ends where this append began; and a cut freed
+   * the reserve beyond it. */
+  if (end >= 0)
+    self->journal_whole_end = end;
+  self->journal_reserved_to = 0;
+  _paddock_registry_journal_reserve (self);
 
   g_set_error (error, PADDOCK_REGISTRY_ERROR, _paddock_registry_code_for_errno (saved_errno),
                "Could not save the lease state: %s", g_strerror (saved_errno));
@@ -265,8 +275,19 @@ _paddock_registry_journal_write (PaddockRegistry  *self,
     return journal_undo (self, end, errno, error);
 
   self->journal_entries += n_lines;
+  self->journal_whole_end = end + (off_t) length;
   if (self->journal_entries > 2 * self->leases->len + 256)
-    return _paddock_registry_compact (self, error);
+    {
+      g_autoptr(GError) compact_error = NULL;
+
+      /* The change is durable in the journal already: a snapshot that
+       * cannot be written now (a full disk) is tried again later, and the
+       * change is not reported as failed. */
+      if (!_paddock_registry_compact (self, &compact_error))
+        g_debug ("Could not fold the lease journal into its snapshot: %s", compact_error->message);
+      return TRUE;
+    }
+  _paddock_registry_journal_reserve (self);
 
   return TRUE;
 }
@@ -310,15 +331,121 @@ _paddock_registry_journal_put (PaddockRegistry  *self,
   return _paddock_registry_journal_write (self, lines->str, 1, error);
 }
 
-gboolean
-_paddock_registry_journal_remove (PaddockRegistry  *self,
-                guint16           port,
-                GError          **error)
-{
-  g_autoptr(GString) lines = g_string_new (NULL);
+/* The longest "remove" line (_paddock_registry_journal_add_remove), with
+ * room to spare. */
+#define REMOVE_LINE_MAX 32
 
-  _paddock_registry_journal_add_remove (lines, port);
-  return _paddock_registry_journal_write (self, lines->str, 1, error);
+/* Blocks allocated beyond the journal's end for releases on a full disk
+ * (see journal_reserved_to): a remove line for every lease the registry
+ * may hold. Taken again whenever the journal's end gets within half of it
+ * of the reserve's end, and after every cut (a truncate frees the blocks
+ * beyond the new end). Best effort: a filesystem without fallocate, or
+ * with no room left now, keeps what it has, and a release that finds no
+ * block is still done (see paddock_registry_release()). */
+void
+_paddock_registry_journal_reserve (PaddockRegistry *self)
+{
+  off_t reserve = (off_t) self->max_leases * REMOVE_LINE_MAX + 4096;
+  struct stat st;
+
+  if (self->journal_fd < 0 || fstat (self->journal_fd, &st) != 0)
+    return;
+  if (st.st_size + reserve / 2 <= self->journal_reserved_to)
+    return;
+#ifdef FALLOC_FL_KEEP_SIZE
+  if (fallocate (self->journal_fd, FALLOC_FL_KEEP_SIZE, st.st_size, reserve) == 0)
+    self->journal_reserved_to = st.st_size + reserve;
+#endif
+}
+
+/* Appends @lines (remove lines only) where the journal's acknowledged
+ * lines end, into its reserve: no snapshot, no new block. A journal that
+ * is dirty is cut back there first (its tail is torn or a change the
+ * caller was told had failed); the changes the model has and the journal
+ * lacks are all releases or marks of leases lost, so a journal that misses
+ * them and has these removes never names a lease the model does not. It
+ * stays dirty: the next change with room rewrites the snapshot. */
+static gboolean
+journal_append_release (PaddockRegistry  *self,
+                        const char       *lines,
+                        guint             n_lines,
+                        GError          **error)
+{
+  gsize length = strlen (lines);
+  gsize done = 0;
+  off_t end;
+
+  if (self->journal_fd < 0)
+    {
+      g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NO_SPACE,
+                   "Could not save the lease state: there is no lease journal");
+      return FALSE;
+    }
+
+  if (self->journal_dirty)
+    {
+      if (ftruncate (self->journal_fd, self->journal_whole_end) != 0)
+        {
+          int saved_errno = errno;
+          g_set_error (error, PADDOCK_REGISTRY_ERROR, _paddock_registry_code_for_errno (saved_errno),
+                       "Could not save the lease state: %s", g_strerror (saved_errno));
+          return FALSE;
+        }
+      /* The cut freed the reserve beyond it: take those blocks again. */
+      self->journal_reserved_to = 0;
+      _paddock_registry_journal_reserve (self);
+    }
+
+  end = lseek (self->journal_fd, 0, SEEK_END);
+  while (done < length)
+    {
+      gssize n = write (self->journal_fd, lines + done, length - done);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return journal_undo (self, end, errno, error);
+      done += (gsize) n;
+    }
+  if (fdatasync (self->journal_fd) != 0)
+    return journal_undo (self, end, errno, error);
+
+  self->journal_entries += n_lines;
+  self->journal_whole_end = end + (off_t) length;
+  return TRUE;
+}
+
+/**
+ * _paddock_registry_journal_write_release:
+ *
+ * _paddock_registry_journal_write() for releases (@lines only remove
+ * lines), which a full disk must not block: a user frees ports, and
+ * sessions, precisely when the disk is full. Where the ordinary write
+ * fails for want of space (a dirty journal's snapshot cannot be written,
+ * or no block is left for the append), the lines go into the journal's
+ * reserve, durably (fdatasync) all the same.
+ */
+gboolean
+_paddock_registry_journal_write_release (PaddockRegistry  *self,
+                                         const char       *lines,
+                                         guint             n_lines,
+                                         GError          **error)
+{
+  g_autoptr(GError) local_error = NULL;
+
+  if (_paddock_registry_journal_write (self, lines, n_lines, &local_error))
+    return TRUE;
+  if (!g_error_matches (local_error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NO_SPACE))
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+
+  _paddock_registry_commit_join (self);
+  if (!journal_append_release (self, lines, n_lines, error))
+    return FALSE;
+  _paddock_registry_journal_reserve (self);
+  return TRUE;
 }
 
 void
@@ -534,10 +661,12 @@ _paddock_registry_parse_state (const char  *path,
 /* Applies the journal's changes to the snapshot's @records, in order. A
  * last line without its newline is a write the daemon did not finish
  * (killed mid-append): that change was never acknowledged, so it is
- * dropped. Anything else unreadable is corruption, reported as such. */
+ * dropped. Anything else unreadable is corruption, reported as such.
+ * @out_whole_end: where the whole lines end (0 without a journal). */
 gboolean
 _paddock_registry_replay_journal (const char  *journal_file,
                 GPtrArray   *records,
+                off_t       *out_whole_end,
                 GError     **error)
 {
   g_autofree char *contents = NULL;
@@ -546,6 +675,7 @@ _paddock_registry_replay_journal (const char  *journal_file,
   gsize length = 0;
   guint n_lines;
 
+  *out_whole_end = 0;
   if (!g_file_get_contents (journal_file, &contents, &length, &local_error))
     {
       if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
@@ -555,6 +685,14 @@ _paddock_registry_replay_journal (const char  *journal_file,
       return FALSE;
     }
 
+  /* Where the whole lines end: after the last newline (a plain loop, not
+   * memrchr, which the portable build's libcs may lack). */
+  for (gsize i = length; i > 0; i--)
+    if (contents[i - 1] == '\n')
+      {
+        *out_whole_end = (off_t) i;
+        break;
+      }
   lines = g_strsplit (contents, "\n", -1);
   /* The element after the last newline is "" or the torn line: skip it. */
   n_lines = g_strv_length (lines);

@@ -349,7 +349,7 @@ paddock_registry_load (PaddockRegistry  *self,
   self->journal_file = g_strconcat (state_file, ".journal", NULL);
   if (records == NULL)
     records = g_ptr_array_new_with_free_func ((GDestroyNotify) _paddock_lease_record_free);
-  if (!_paddock_registry_replay_journal (self->journal_file, records, error))
+  if (!_paddock_registry_replay_journal (self->journal_file, records, &self->journal_whole_end, error))
     {
       g_clear_pointer (&self->journal_file, g_free);
       return FALSE;
@@ -426,6 +426,8 @@ paddock_registry_load (PaddockRegistry  *self,
   if (!_paddock_registry_compact (self, error))
     {
       self->journal_dirty = TRUE;
+      /* Still, a reserve for releases if there is room for it. */
+      _paddock_registry_journal_reserve (self);
       return FALSE;
     }
 
@@ -834,8 +836,11 @@ paddock_registry_lease_several (PaddockRegistry  *self,
 /* Releases the lease on @port. @requester is the D-Bus unique name of the
  * client asking, or NULL for the daemon itself (session teardown), which is
  * always allowed. A client may release its own leases and session leases
- * (any client may work on a session); not another client's. If the new
- * state cannot be saved, nothing is released and an error is returned. */
+ * (any client may work on a session); not another client's. A full disk
+ * does not refuse it: the release goes into the journal's reserve (see
+ * _paddock_registry_journal_write_release()), or, without one, is done
+ * unsaved. If the new state cannot be saved for another reason, nothing
+ * is released and an error is returned. */
 gboolean
 paddock_registry_release (PaddockRegistry  *self,
                           guint16           port,
@@ -843,6 +848,8 @@ paddock_registry_release (PaddockRegistry  *self,
                           GError          **error)
 {
   g_autoptr(PaddockLease) lease = NULL;
+  g_autoptr(GString) lines = g_string_new (NULL);
+  g_autoptr(GError) local_error = NULL;
   PaddockLease *found;
   guint index = 0;
 
@@ -863,11 +870,23 @@ paddock_registry_release (PaddockRegistry  *self,
     }
 
   lease = steal_lease (self, index);
-  if (!_paddock_registry_journal_remove (self, port, error))
+  _paddock_registry_journal_add_remove (lines, port);
+  if (!_paddock_registry_journal_write_release (self, lines->str, 1, &local_error))
     {
-      /* Put it back where it was: still held, still listed. */
-      insert_lease (self, lease);
-      return FALSE;
+      if (!g_error_matches (local_error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NO_SPACE))
+        {
+          /* Put it back where it was: still held, still listed. */
+          insert_lease (self, lease);
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      /* No room even in the journal's reserve (a filesystem without
+       * fallocate, or a journal made on a full disk): a full disk must
+       * not keep a port from its user, so it is released all the same,
+       * as release_owner() does. The next change with room rewrites the
+       * snapshot; until then a restart brings the lease back, lost. */
+      g_debug ("Releasing port %u: %s", port, local_error->message);
+      self->journal_dirty = TRUE;
     }
 
   _paddock_lease_close_sockets (lease);
@@ -966,8 +985,11 @@ paddock_registry_release_owner (PaddockRegistry *self,
     g_list_model_items_changed (G_LIST_MODEL (self), 0, run, 0);
 
   if (lines->len > 0 &&
-      !_paddock_registry_journal_write (self, lines->str, released - waiting, &local_error))
-    g_debug ("Releasing the leases of %s: %s", owner, local_error->message);
+      !_paddock_registry_journal_write_release (self, lines->str, released - waiting, &local_error))
+    {
+      g_debug ("Releasing the leases of %s: %s", owner, local_error->message);
+      self->journal_dirty = TRUE;
+    }
 
   return released;
 }

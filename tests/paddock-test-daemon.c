@@ -8,7 +8,9 @@
 
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "paddock-durable-file.h"
 #include "paddock-test-daemon.h"
@@ -22,6 +24,8 @@ struct _PaddockTestDaemon
   GStrv            extra_args;
   gboolean         activatable;
   char            *port_range;
+  guint16          first_port;
+  guint16          last_port;
   GSubprocess     *process;
   GDBusConnection *connection;
 };
@@ -366,20 +370,84 @@ stop_bus (PaddockTestDaemon *self)
   g_clear_pointer (&self->bus_address, g_free);
 }
 
-/* Unless the test sets its own pool, each daemon gets one of four blocks of
- * 2,500 ports of the default pool, so that test runs sharing a machine (a
- * developer's and CI's, or the user's own daemon) rarely meet. Still inside
- * 20000-29999, which is what the tests assert. */
+/* The lowest port a test pool starts at, and the size of the pools
+ * paddock_test_daemon_new() gives a daemon whose test sets none (room for
+ * test-ports-dbus's 2,000 concurrent leases). */
+#define TEST_POOL_FLOOR 10000
+#define TEST_POOL_SIZE  2500
+
+/* A pool of @size ports for one test daemon, starting at a random port
+ * between TEST_POOL_FLOOR and the kernel's ephemeral range (the daemon
+ * warns of an overlap, and the kernel takes ports from there for outgoing
+ * connections). A registry hands ports out from the start of its pool
+ * onwards, so what makes test runs sharing a machine (a developer's and
+ * CI's, several at once, or the user's own daemon on the default
+ * 20000-29999) meet is pools that start at the same port: with a random,
+ * unaligned start two daemons' ports rarely meet even where their pools
+ * overlap. */
+char *
+paddock_test_port_range_new (guint    size,
+                             guint16 *first,
+                             guint16 *last)
+{
+  g_autofree char *contents = NULL;
+  guint ephemeral_low = 32768;
+  guint start;
+
+  g_assert_cmpuint (size, >=, 1);
+  if (g_file_get_contents ("/proc/sys/net/ipv4/ip_local_port_range", &contents, NULL, NULL))
+    {
+      unsigned int lo = 0;
+
+      if (sscanf (contents, "%u", &lo) == 1 && lo <= G_MAXUINT16)
+        ephemeral_low = lo;
+    }
+  if (ephemeral_low < TEST_POOL_FLOOR + size)
+    ephemeral_low = MIN (G_MAXUINT16 + 1u, 20000 + size);  /* a machine set up oddly */
+  /* The pid too: tests started within one clock tick (meson starting a
+   * suite at once) then differ even if their seeds came out alike. */
+  start = TEST_POOL_FLOOR + ((guint) g_random_int () ^ (guint) getpid ()) %
+                            (ephemeral_low - TEST_POOL_FLOOR - size + 1);
+  g_assert_cmpuint (start + size - 1, <=, G_MAXUINT16);
+  if (first != NULL)
+    *first = (guint16) start;
+  if (last != NULL)
+    *last = (guint16) (start + size - 1);
+  return g_strdup_printf ("%u-%u", start, start + size - 1);
+}
+
+/* Unless the test sets its own pool (then read back from its arguments),
+ * each daemon gets a random pool of TEST_POOL_SIZE ports; tests read the
+ * pool with paddock_test_daemon_get_first_port()/_get_last_port(). */
 static void
 choose_port_range (PaddockTestDaemon *self)
 {
-  guint block = (guint) g_random_int_range (0, 4);
-
   for (guint i = 0; self->extra_args != NULL && self->extra_args[i] != NULL; i++)
-    if (g_str_equal (self->extra_args[i], "--port-range"))
-      return;
+    if (g_str_equal (self->extra_args[i], "--port-range") && self->extra_args[i + 1] != NULL)
+      {
+        unsigned int first = 0;
+        unsigned int last = 0;
 
-  self->port_range = g_strdup_printf ("%u-%u", 20000 + block * 2500, 20000 + block * 2500 + 2499);
+        g_assert_cmpint (sscanf (self->extra_args[i + 1], "%u-%u", &first, &last), ==, 2);
+        self->first_port = (guint16) first;
+        self->last_port = (guint16) last;
+        return;
+      }
+
+  self->port_range = paddock_test_port_range_new (TEST_POOL_SIZE, &self->first_port,
+                                                  &self->last_port);
+}
+
+guint16
+paddock_test_daemon_get_first_port (PaddockTestDaemon *self)
+{
+  return self->first_port;
+}
+
+guint16
+paddock_test_daemon_get_last_port (PaddockTestDaemon *self)
+{
+  return self->last_port;
 }
 
 PaddockTestDaemon *

@@ -33,6 +33,11 @@ GVariant          *paddock_test_call                  (GDBusConnection    *conne
 GDBusConnection   *paddock_test_daemon_new_connection (PaddockTestDaemon  *self);
 const char        *paddock_test_daemon_get_address    (PaddockTestDaemon  *self);
 const char        *paddock_test_daemon_get_state_dir  (PaddockTestDaemon  *self);
+guint16            paddock_test_daemon_get_first_port (PaddockTestDaemon  *self);
+guint16            paddock_test_daemon_get_last_port  (PaddockTestDaemon  *self);
+char              *paddock_test_port_range_new        (guint               size,
+                                                       guint16            *first,
+                                                       guint16            *last);
 char              *paddock_test_build_path            (const char         *first_element,
                                                        ...) G_GNUC_NULL_TERMINATED;
 void               paddock_test_daemon_free           (PaddockTestDaemon  *self);

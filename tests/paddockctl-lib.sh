@@ -12,7 +12,8 @@
 # Skips when something essential is missing (see tap-lib.sh: exit 77, or
 # the TAP plan with --tap).
 #
-# Defines: CTL, DAEMON, PYTHON, tmp, daemon_pid, background_pids; from
+# Defines: CTL, DAEMON, PYTHON, tmp, daemon_pid, background_pids, the
+# daemon's pool PORT_FIRST, PORT_LAST, PORT_RANGE (pick_port_range); from
 # tap-lib.sh the TAP helpers skip, ok, not_ok, check, json, wait_for; here
 # run (sets $rc), lines, write_serve_inside, host_send, exec_try_bind.
 # The daemon answers on the private bus when this returns (TAP test 1).
@@ -201,7 +202,8 @@ export DBUS_SESSION_BUS_ADDRESS
 export PADDOCK_TEST_C=canary
 
 mkdir "$tmp/state"
-"$DAEMON" --state-dir "$tmp/state" >"$tmp/daemon.log" 2>&1 &
+pick_port_range
+"$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 
 if wait_for 5 "$CTL" ports list; then

@@ -10,7 +10,7 @@
 # convention).
 #
 # Defines: tap_mode, n, failures; skip, ok, not_ok, check, json (needs
-# $PYTHON when called), wait_for.
+# $PYTHON when called), wait_for, pick_port_range.
 
 tap_mode=false
 [[ "${1:-}" == "--tap" ]] && tap_mode=true
@@ -92,4 +92,23 @@ wait_for ()
     sleep 0.1
   done
   return 1
+}
+
+# pick_port_range [SIZE]: a pool of SIZE (2500) ports for this script's
+# daemons, passed as --port-range "$PORT_RANGE" to every paddockd it
+# starts (a restarted daemon keeps the pool its leases came from); sets
+# PORT_FIRST, PORT_LAST, PORT_RANGE. A registry hands ports out from the
+# start of its pool on, so test runs sharing a machine (several at once,
+# or the user's own daemon on the default 20000-29999) meet when their
+# pools start at the same port: the start is random (and mixed with the
+# pid), anywhere from 10000 to below the kernel's ephemeral range, as
+# tests/paddock-test-daemon.c picks the C tests' pools.
+pick_port_range ()
+{
+  local size=${1:-2500} low=32768 top
+  read -r top _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null && low=$top
+  (( low >= 10000 + size )) || low=$((20000 + size))
+  PORT_FIRST=$((10000 + ((RANDOM << 15 | RANDOM) ^ $$) % (low - 10000 - size + 1)))
+  PORT_LAST=$((PORT_FIRST + size - 1))
+  PORT_RANGE="$PORT_FIRST-$PORT_LAST"
 }

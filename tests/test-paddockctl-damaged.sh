@@ -10,7 +10,9 @@
 # one removed. A new daemon must list all four as damaged, with the
 # reason; the first two keep their stage: review lists the file, apply
 # puts it in the workspace, drop empties the stage; the others (their
-# workspace lost) are still listed and can be destroyed. Nothing is
+# workspace lost) are still listed and can be destroyed. A daemon started
+# after that (the records whole again) still lists all four as damaged,
+# with the same reasons, until they are destroyed. Nothing is
 # dropped silently.
 
 needs_safe_sessions=true
@@ -31,7 +33,7 @@ field ()
 state_is () { [[ "$(field "$1" 'd["state"]')" == "$2" ]]; }
 start_daemon ()
 {
-  "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+  "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
   wait_for 10 "$CTL" ports list
 }
@@ -111,6 +113,22 @@ run "$tmp/drop.json" "$tmp/drop.err" --json drop "$drop_id"
 check "drop of a damaged session succeeds" test "$rc" == 0
 check "after drop nothing is left to review" test "$(changes "$drop_id")" == "[]"
 check "drop left the workspace alone" test ! -e "$tmp/ws-drop/staged-drop.txt"
+
+# The daemon wrote each record whole again when it listed the sessions
+# (and again at apply and drop): a later daemon must still list every one
+# as damaged, with the reason the first one found.
+damaged_of () { "$CTL" --json list | "$PYTHON" -c '
+import json, sys
+print(sorted((s["id"], s["damaged"]) for s in json.load(sys.stdin)["sessions"]))'; }
+damaged_before=$(damaged_of 2>&1)
+stop_daemon
+check "the records were written whole again" \
+  "$PYTHON" -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/state/sessions/$cut_id/session.json"
+if start_daemon; then ok "a daemon starts again"
+else not_ok "a daemon starts again" "$(tail -20 "$tmp/daemon.log")"; fi
+check "after another restart all four are still damaged, with the same reasons" \
+  test "$(damaged_of 2>&1)" == "$damaged_before" -a "$(grep -o "session record is damaged" <<<"$damaged_before" | wc -l)" == 4
+check "…and the human status still has the damaged line" sh -c "'$CTL' status '$cut_id' | grep -q '^damaged: '"
 
 for id in "${ids[@]}"; do
   run "$tmp/destroy.json" "$tmp/destroy.err" --json destroy "$id"

@@ -11,7 +11,9 @@
 # new daemon started: it must come up, list the session, show its status,
 # log and review, say "read-only: no space left on MOUNT" in GetInfo and
 # the log, refuse create and lease with org.paddock.Error.NoSpace naming
-# MOUNT, and take both again once a file is removed. The same with no
+# MOUNT, release the session's port all the same (for good: a daemon
+# started again, the disk still full, does not bring it back), and take
+# create and lease again once a file is removed. The same with no
 # inode left, where not even the lease journal can be made at start.
 
 if [[ -z "${PADDOCK_FULL_DISK_MOUNT:-}" ]]; then
@@ -51,7 +53,7 @@ mkdir -m 0700 "$state"
 
 start_daemon ()
 {
-  "$DAEMON" --state-dir "$state" >>"$tmp/daemon.log" 2>&1 &
+  "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$state" >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
   wait_for 10 "$CTL" ports list
 }
@@ -80,7 +82,7 @@ ws=$(realpath "$ws")
 # sessions stage by copy there.
 profile=safe
 have_sandbox || profile=host
-run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile "$profile" \
+run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile "$profile" --port web \
   -- sh -c 'echo hello-before-full; echo staged >new.txt'
 id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
 if [[ $rc == 0 && -n "$id" ]] && wait_for 30 state_is "$id" exited; then
@@ -94,6 +96,13 @@ stop_daemon
 # user's): the next mount makes it again.
 tar -C "$tmp/state" --exclude='./sessions/*/stage/work/work' -cf - . | tar -C "$state" -xpf -
 check "the state dir holds leases.json on the small disk" test -s "$state/leases.json"
+# A daemon that ran on the small disk before it filled up (as the user's
+# does): it keeps room in the lease journal for releases.
+start_daemon || true
+stop_daemon
+# …and was killed in the middle of an append: the journal ends in half a
+# line, which a release appended on the full disk must not follow.
+printf '{"op":"remove","po' >>"$state/leases.json.journal"
 # To the last byte: dd stops at ENOSPC (its failure is the point).
 dd if=/dev/zero of="$mnt/filler" bs=64k 2>/dev/null || true
 free=$(df -B1 --output=avail "$mnt" | tail -n 1 | tr -d ' ')
@@ -136,6 +145,23 @@ else
   not_ok "a lease is refused with NoSpace" "rc $rc: $(cat "$tmp/lease.json" "$tmp/lease.err")"
 fi
 check "the daemon still serves after the refusals" sh -c "'$CTL' ports list >/dev/null"
+
+# Freeing things must work on a full disk, and last: the session's lease
+# is released, and a daemon started again (the disk still full) does not
+# bring it back.
+# The port of the lease named web; "unlisted" when no daemon answers.
+web_port () { "$CTL" --json ports list >"$tmp/ports.json" 2>/dev/null || { echo unlisted; return; }
+              json "$tmp/ports.json" '" ".join(str(l["port"]) for l in d["leases"] if l["name"] == "web")'; }
+web=$(web_port 2>/dev/null || true)
+check "the session's port web is leased ($web)" test -n "$web" -a "$web" != unlisted
+run "$tmp/release.json" "$tmp/release.err" --json ports release "${web:-0}"
+check "release works on the full disk" test "$rc" == 0
+check "…the port is no longer listed" test -z "$(web_port 2>&1)"
+check "…the disk is still full" \
+  test "$(df -B1 --output=avail "$mnt" | tail -n 1 | tr -d ' ')" -lt 65536
+stop_daemon
+start_daemon || true
+check "…and a daemon started again (the journal whole) does not list it either" test -z "$(web_port 2>&1)"
 
 # Space is back: the very next calls succeed, without a restart.
 rm -f "$mnt/filler"

@@ -232,7 +232,7 @@ if [[ "$before" == "[]" || "$before" == none ]]; then
 else
   kill -TERM "$daemon_pid"
   wait "$daemon_pid" 2>/dev/null || true
-  "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+  "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
   wait_for 10 "$CTL" ports list || true
   check "after a daemon restart, the session (now stopped) still has its reserved ports, held by the daemon" \
@@ -259,7 +259,7 @@ fi
 
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
-"$DAEMON" --state-dir "$tmp/state" --max-leases-per-owner 3 >>"$tmp/daemon.log" 2>&1 &
+"$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" --max-leases-per-owner 3 >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none --port web --reserved-ports 4 -- sleep 600
@@ -325,9 +325,17 @@ done
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --port web -- sleep 600
 id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+# The human status lists the session's ports as its JSON has them.
+ports_from_json=$(field "$id" '"\n".join(("ports:       " if i == 0 else "             ")
+  + "%s %d %s (%s)%s" % (p["name"], p["port"], p["state"], p["handover"], ", reserved" if p["reserved"] else "")
+  for i, p in enumerate(d["ports"]))' 2>&1)
+run "$tmp/status.txt" "$tmp/status.err" status "$id"
+check "the human status lists its port web: name, port, state, hand-over, as --json has them" \
+  test "$rc:$(sed -n '/^ports:/,/^created:/p' "$tmp/status.txt" | sed '$d')" = "0:$ports_from_json" \
+       -a -n "$(grep -F "web $web " <<<"$ports_from_json")"
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
-"$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+"$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 check "a --profile host session left running by an earlier daemon: stopped, its port still held, a connection to it reset at once" \
@@ -346,7 +354,7 @@ id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
 kill -KILL "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
-PADDOCK_TEST_LEFTOVER_GRACE_MS=0 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+PADDOCK_TEST_LEFTOVER_GRACE_MS=0 "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 port_held () { [[ "$("$CTL" --json ports list | json /dev/stdin "[l['state'] for l in d['leases'] if l['port'] == $web]")" == "['held']" ]]; }

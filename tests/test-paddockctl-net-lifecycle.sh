@@ -153,7 +153,7 @@ check "a request to the slow origin reached it through the proxy" \
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
 check "…the daemon exits on SIGTERM" eval '! kill -0 "$daemon_pid" 2>/dev/null'
-"$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+"$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 check "after a restart, the request in flight at SIGTERM is in net records, cut off, with the bytes it sent" \
@@ -207,7 +207,7 @@ fi
 # session must not run in proxy mode with nobody serving its proxy.
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
-PADDOCK_TEST_PROXY_THREAD_FAIL=1 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+PADDOCK_TEST_PROXY_THREAD_FAIL=1 "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 marker="paddock-no-proxy-$$"
@@ -235,7 +235,7 @@ check "…a session with no proxy still runs on that daemon" \
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
 hold="$tmp/proxy-stop-hold"
-PADDOCK_TEST_PROXY_STOP_HOLD="$hold" "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+PADDOCK_TEST_PROXY_STOP_HOLD="$hold" "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 held_in_log () { grep -q "Session $1: PADDOCK_TEST_PROXY_STOP_HOLD=$hold exists" "$tmp/daemon.log"; }
@@ -303,7 +303,7 @@ rm -f "$hold"
 exited () { ! kill -0 "$daemon_pid" 2>/dev/null; }
 wait_for 120 exited || true
 wait "$daemon_pid" 2>/dev/null || true
-"$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+"$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 check "…after a restart, the request the earlier stop cut off is in net records (journaled before the exit)" \
@@ -318,7 +318,7 @@ check "…after a restart, the request the earlier stop cut off is in net record
 # one is given up on (logged) within that one wait.
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
-PADDOCK_TEST_PROXY_STOP_HOLD="$hold" "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+PADDOCK_TEST_PROXY_STOP_HOLD="$hold" "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 touch "$hold"

@@ -723,7 +723,7 @@ n_records=$(records "$id" 'len(r)')
 check "after stop, the records are still listed" test "$n_records" -gt 4
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
-"$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+"$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 check "after a daemon restart, the same records from the session's file, numbered as before" \

@@ -54,7 +54,7 @@ logs_have () { "$CTL" logs "$1" 2>/dev/null | grep -qF -- "$2"; }
 
 start_daemon ()
 {
-  "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+  "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
   wait_for 10 "$CTL" ports list
 }

@@ -35,7 +35,7 @@ holder=$!
 background_pids+=("$holder")
 wait_for 5 test -s "$tmp/held.json" || true
 port=$(json "$tmp/held.json" 'd["port"]' 2>/dev/null || echo 0)
-check "lease --json prints a port in 20000–29999" test "$port" -ge 20000 -a "$port" -le 29999
+check "lease --json prints a port of the daemon's pool" test "$port" -ge "$PORT_FIRST" -a "$port" -le "$PORT_LAST"
 check "the lease document has name, owner, session and state" \
   test "$(json "$tmp/held.json" '(d["name"], d["owner"].startswith(":"), d["session"], d["state"])' 2>&1)" \
        = "('held', True, None, 'held')"
@@ -165,11 +165,11 @@ run "$tmp/out" "$tmp/err" ports release abc --json
 check "a usage error with --json is one JSON error document, exit 2" \
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "2:org.paddock.Error.InvalidArgument"
 
-run "$tmp/out" "$tmp/err" ports release 29999 --json
+run "$tmp/out" "$tmp/err" ports release "$PORT_LAST" --json
 check "release of an unleased port: exit 1, org.paddock.Error.NotFound" \
   test "$rc:$(json "$tmp/out" 'd["error"]["name"]' 2>&1)" = "1:org.paddock.Error.NotFound"
 
-run "$tmp/out" "$tmp/err" ports release 29999
+run "$tmp/out" "$tmp/err" ports release "$PORT_LAST"
 check "…and one line on stderr without --json" \
   test "$rc:$(lines "$tmp/err")" = "1:1" -a ! -s "$tmp/out"
 

@@ -192,8 +192,8 @@ test_lease_gives_listening_socket (void)
   g_assert_true (call_lease (connection, "web", 0, NULL, &lease, &error));
   g_assert_no_error (error);
 
-  g_assert_cmpuint (lease.port, >=, 20000);
-  g_assert_cmpuint (lease.port, <=, 29999);
+  g_assert_cmpuint (lease.port, >=, paddock_test_daemon_get_first_port (daemon));
+  g_assert_cmpuint (lease.port, <=, paddock_test_daemon_get_last_port (daemon));
   g_assert_cmpstr (lease.owner, ==, g_dbus_connection_get_unique_name (connection));
   g_assert_cmpstr (lease.state, ==, "held");
 
@@ -317,7 +317,10 @@ test_concurrent_leases_are_distinct (void)
           if (g_str_equal (line, "ready"))
             break;
 
-          g_assert_true (g_ascii_string_to_unsigned (line, 10, 20000, 29999, &port, NULL));
+          g_assert_true (g_ascii_string_to_unsigned (line, 10,
+                                                     paddock_test_daemon_get_first_port (daemon),
+                                                     paddock_test_daemon_get_last_port (daemon),
+                                                     &port, NULL));
           /* The point of the registry: no port is ever handed out twice. */
           g_assert_false (g_hash_table_contains (seen, GUINT_TO_POINTER (port)));
           g_hash_table_add (seen, GUINT_TO_POINTER (port));
@@ -578,7 +581,10 @@ assert_lease_error (GDBusConnection *connection,
 static void
 test_bad_input (void)
 {
-  const char *args[] = { "--port-range", "29990-29995", "--max-leases", "5",
+  guint16 first = 0;
+  guint16 last = 0;
+  g_autofree char *range = paddock_test_port_range_new (6, &first, &last);
+  const char *args[] = { "--port-range", range, "--max-leases", "5",
                          "--max-leases-per-owner", "3", NULL };
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (args);
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
@@ -591,8 +597,8 @@ test_bad_input (void)
   g_auto(Lease) theirs = { .fd = -1 };
   g_autoptr(GVariant) reply = NULL;
 
-  assert_lease_error (connection, "web", 20000, NULL, PADDOCK_ERROR_INVALID_ARGUMENT);
-  assert_lease_error (connection, "web", 29996, NULL, PADDOCK_ERROR_INVALID_ARGUMENT);
+  assert_lease_error (connection, "web", (guint16) (first - 1), NULL, PADDOCK_ERROR_INVALID_ARGUMENT);
+  assert_lease_error (connection, "web", (guint16) (last + 1), NULL, PADDOCK_ERROR_INVALID_ARGUMENT);
   assert_lease_error (connection, "", 0, NULL, PADDOCK_ERROR_INVALID_ARGUMENT);
   assert_lease_error (connection, long_name, 0, NULL, PADDOCK_ERROR_INVALID_ARGUMENT);
   assert_lease_error (connection, huge_name, 0, NULL, PADDOCK_ERROR_INVALID_ARGUMENT);
@@ -612,7 +618,7 @@ test_bad_input (void)
   g_assert_false (call_release (connection, theirs.port, &error));
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_ACCESS_DENIED);
   g_clear_error (&error);
-  g_assert_false (call_release (connection, 29999, &error));
+  g_assert_false (call_release (connection, (guint16) (last + 1), &error));
   g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND);
   g_clear_error (&error);
 
@@ -782,7 +788,8 @@ test_raw_garbage (void)
 static void
 test_pool_exhausted (void)
 {
-  const char *args[] = { "--port-range", "29980-29982", NULL };
+  g_autofree char *range = paddock_test_port_range_new (3, NULL, NULL);
+  const char *args[] = { "--port-range", range, NULL };
   g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (args);
   GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
   g_autoptr(GPtrArray) held = g_ptr_array_new ();
@@ -942,7 +949,8 @@ test_activation (void)
 
   g_assert_true (call_lease (connection, "activated", 0, NULL, &lease, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (lease.port, >=, 20000);
+  g_assert_cmpuint (lease.port, >=, paddock_test_daemon_get_first_port (daemon));
+  g_assert_cmpuint (lease.port, <=, paddock_test_daemon_get_last_port (daemon));
   assert_port_unbindable (lease.port);
 }
 

@@ -11,6 +11,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include <glib/gstdio.h>
 
 #include "paddock-session-record-salvage.h"
@@ -157,6 +159,48 @@ test_garbage (Fixture       *fixture,
                                "(its stage stays on disk but cannot be applied)");
 }
 
+/* A salvaged record says it is damaged, and so does every record written
+ * after it and read back (the daemon rewrites the record at restore, whole
+ * again): the mark and its reason go only with the session. */
+static void
+test_damaged_kept (Fixture       *fixture,
+                   gconstpointer  data)
+{
+  const char cut[] = "{\"version\":1,\"id\":\"" ID "\",\"workspace\":\"/w\",\"command\":[\"sh\"],\"na";
+  g_autofree char *reason = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *json_again = NULL;
+  g_autoptr(PaddockSessionRecord) record = NULL;
+  g_autoptr(PaddockSessionRecord) reread = NULL;
+  g_autoptr(PaddockSessionRecord) whole = NULL;
+  g_autoptr(GError) error = NULL;
+
+  write_bytes (fixture, cut, sizeof cut - 1);
+  record = paddock_session_record_salvage (fixture->path, ID, "cut short", &reason);
+  g_assert_nonnull (record);
+  g_assert_cmpstr (record->damaged, ==, reason);
+
+  /* Rewritten as the session writes it, then read by the next daemon. */
+  json = paddock_session_record_to_json (record);
+  g_assert_true (g_file_set_contents (fixture->path, json, -1, &error));
+  g_assert_no_error (error);
+  reread = paddock_session_record_load (fixture->path, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (reread);
+  g_assert_cmpstr (reread->damaged, ==, reason);
+  g_assert_cmpstr (reread->workspace, ==, "/w");
+
+  /* A record that was never damaged says nothing of it. */
+  g_clear_pointer (&reread->damaged, g_free);
+  json_again = paddock_session_record_to_json (reread);
+  g_assert_null (strstr (json_again, "damaged"));
+  g_assert_true (g_file_set_contents (fixture->path, json_again, -1, &error));
+  g_assert_no_error (error);
+  whole = paddock_session_record_load (fixture->path, &error);
+  g_assert_no_error (error);
+  g_assert_null (whole->damaged);
+}
+
 /* Whole JSON that names another session, or whose folder is no id. */
 static void
 test_ids (Fixture       *fixture,
@@ -188,6 +232,8 @@ main (int    argc,
 
   g_test_add ("/session-record-salvage/every-cut", Fixture, NULL, fixture_set_up, test_every_cut, fixture_tear_down);
   g_test_add ("/session-record-salvage/garbage", Fixture, NULL, fixture_set_up, test_garbage, fixture_tear_down);
+  g_test_add ("/session-record-salvage/damaged-kept", Fixture, NULL, fixture_set_up, test_damaged_kept,
+              fixture_tear_down);
   g_test_add ("/session-record-salvage/ids", Fixture, NULL, fixture_set_up, test_ids, fixture_tear_down);
 
   return g_test_run ();

@@ -58,6 +58,7 @@ drop=(setpriv --reuid="$user_uid" --regid="$user_gid" --init-groups --inh-caps=-
 # shellcheck source=reach-lib.sh
 source "$(dirname "$(readlink -f "$0")")/reach-lib.sh"
 reach_trees "$DAEMON" "$0" "$@"
+pick_port_range
 
 cgroup_mount=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 [[ -n "$cgroup_mount" ]] || skip "no cgroup v2 hierarchy is mounted"
@@ -201,8 +202,8 @@ start_daemon ()
   daemon_as=$who
   (
     if [[ -n "$cgroup" ]]; then echo "$BASHPID" >"$cgroup/cgroup.procs"; fi
-    if [[ "$who" == user ]]; then as_user "$DAEMON" --state-dir "$tmp/$name/state"; fi
-    exec "$DAEMON" --state-dir "$tmp/$name/state"
+    if [[ "$who" == user ]]; then as_user "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/$name/state"; fi
+    exec "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/$name/state"
   ) >"$tmp/$name.log" 2>&1 &
   daemon_pid=$!
   wait_for 15 ctl ports list
@@ -380,7 +381,7 @@ finish_daemon silent
 echo ready >"$tmp/mock.log"
 mkdir -p "$tmp/quitting"
 chown "$TEST_USER:" "$tmp/quitting"
-(as_user "$DAEMON" --state-dir "$tmp/quitting/state") >"$tmp/quitting.log" 2>&1 &
+(as_user "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/quitting/state") >"$tmp/quitting.log" 2>&1 &
 quitting_pid=$!
 asked () { [[ "$(requests)" == 1 ]]; }
 wait_for 10 asked || true

@@ -76,8 +76,12 @@ dbus-daemon --config-file="$tmp/bus.conf" --nofork --print-address=1 >"$tmp/bus.
 bus_pid=$!
 for _ in $(seq 50); do [ -s "$tmp/bus.address" ] && break; sleep 0.1; done
 export DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$tmp/bus.address")
-# Room for 20 racers' leases at once.
-"$DAEMON" --state-dir "$tmp/state" --max-leases 2000 --max-leases-per-owner 500 >"$tmp/daemon.log" 2>&1 &
+# Room for 20 racers' leases at once, in a pool of our own (as the tests'
+# daemons have: tests/tap-lib.sh).
+# shellcheck source=../../tests/tap-lib.sh
+source "$here/../../tests/tap-lib.sh"
+pick_port_range 2500
+"$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" --max-leases 2000 --max-leases-per-owner 500 >"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 100); do "$CTL" ports list >/dev/null 2>&1 && break; sleep 0.1; done
 

@@ -46,7 +46,11 @@ dbus-daemon --config-file="$tmp/bus.conf" --nofork --print-address=1 >"$tmp/bus.
 bus_pid=$!
 for _ in $(seq 50); do [ -s "$tmp/bus.address" ] && break; sleep 0.1; done
 export DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$tmp/bus.address")
-${PADDOCK_SOAK_WRAPPER:-} "$DAEMON" --state-dir "$tmp/state" >"$tmp/daemon.log" 2>&1 &
+# A pool of our own, as the tests' daemons have (tests/tap-lib.sh).
+# shellcheck source=../../tests/tap-lib.sh
+source "$(dirname "$0")/../../tests/tap-lib.sh"
+pick_port_range
+${PADDOCK_SOAK_WRAPPER:-} "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 100); do "$CTL" ports list >/dev/null 2>&1 && break; sleep 0.1; done
 

@@ -208,6 +208,10 @@ paddock_session_record_salvage (const char  *path,
   *out_reason = g_strdup_printf ("the session record is damaged (%s)%s%s", load_error,
                                  lost->len > 0 ? "; lost: " : "",
                                  lost->len > 0 ? lost->str + 2 : "");
+  /* Kept in the record from now on (see PaddockSessionRecord's
+   * "damaged"): the session's next record is whole again, and would
+   * otherwise read back as a session that never lost anything. */
+  json_object_set_string_member (object, "damaged", *out_reason);
 
   return paddock_session_record_new_from_node (root, path, NULL);
 }

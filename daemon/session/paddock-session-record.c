@@ -34,6 +34,7 @@ paddock_session_record_clear (PaddockSessionRecord *record)
   g_clear_pointer (&record->allow_domains, g_strfreev);
   g_clear_pointer (&record->staging, g_free);
   g_clear_pointer (&record->cgroup, g_free);
+  g_clear_pointer (&record->damaged, g_free);
   g_clear_pointer (&record->leftovers, g_array_unref);
   g_clear_pointer (&record->root, json_node_unref);
 }
@@ -125,6 +126,8 @@ paddock_session_record_to_json (const PaddockSessionRecord *record)
   add_strv (builder, "allow_domains", (const char * const *) record->allow_domains);
   add_string (builder, "staging", record->staging != NULL ? record->staging : "none");
   add_string (builder, "cgroup", record->cgroup != NULL ? record->cgroup : "");
+  if (record->damaged != NULL && record->damaged[0] != '\0')
+    add_string (builder, "damaged", record->damaged);
   json_builder_end_object (builder);
 
   root = json_builder_get_root (builder);
@@ -179,7 +182,7 @@ get_array_member (JsonObject *object,
  * without a command is refused (%PADDOCK_ERROR_FAILED); any other member
  * missing gets a default: name the id, workspace "/", profile "safe",
  * owner "", state "stopped", exit status -1, sandboxed, net "host",
- * staging "none", every number 0. Values are as the file has them: the
+ * staging "none", not damaged, every number 0. Values are as the file has them: the
  * caller checks what it relies on (a net mode, a staging kind, a pid's
  * range).
  */
@@ -252,6 +255,9 @@ paddock_session_record_new_from_node (JsonNode    *root,
   record->net = g_strdup (json_object_get_string_member_with_default (object, "net", "host"));
   record->staging = g_strdup (json_object_get_string_member_with_default (object, "staging", "none"));
   record->cgroup = g_strdup (json_object_get_string_member_with_default (object, "cgroup", NULL));
+  record->damaged = g_strdup (json_object_get_string_member_with_default (object, "damaged", NULL));
+  if (record->damaged != NULL && record->damaged[0] == '\0')
+    g_clear_pointer (&record->damaged, g_free);
 
   /* Bounded as CreateSession bounds it; only its strings. */
   allow = get_array_member (object, "allow_domains");

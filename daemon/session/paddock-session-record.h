@@ -49,6 +49,11 @@ typedef struct
   GStrv    allow_domains;      /* read back: NULL when absent or too long */
   char    *staging;            /* "none" for no stage */
   char    *cgroup;             /* "" for none; read back NULL when absent */
+  /* Why the record was once found damaged (salvaged), NULL if it never
+   * was: every later record keeps it, so that the session stays shown as
+   * damaged, with the reason, until it is destroyed (what the salvage
+   * lost, a workspace say, does not come back by a rewrite). */
+  char    *damaged;
   /* Read back only: the processes a daemon ending the session's leftovers
    * had pinned (paddock_session_record_to_json_with_leftovers()), the
    * malformed ones skipped. */
