@@ -40,6 +40,7 @@
 #include "paddock-cgroup.h"
 #include "paddock-clone-vm.h"
 #include "paddock-command-impl.h"
+#include "paddock-command-runner.h"
 #include "paddock-durable-file.h"
 #include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
@@ -142,6 +143,8 @@ struct _PaddockSessionImpl
   /* Exec'd commands, their host pids, the calls waiting for them to
    * start and their callers (paddock-session-commands.c). */
   PaddockSessionCommands     *commands;
+  /* How they are run and answered (paddock-command-runner.c). */
+  PaddockCommandRunner       *runner;
 
   /* Where the agent's writes go (NULL: the host profile writes to the
    * workspace itself). */
@@ -856,216 +859,20 @@ paddock_session_impl_last_line (PaddockSessionImpl *self)
 static void
 paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
 {
-  g_autoptr(GError) error = NULL;
-
-  if (self->commands == NULL)
-    return;
-
-  g_set_error (&error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "Session %s ended before the command started", self->id);
-  paddock_session_commands_fail_pending (self->commands, error);
+  if (self->runner != NULL)
+    paddock_command_runner_fail_pending (self->runner);
 }
 
-/* Command ID's Exec call leaves the table of those waiting for "spawned",
- * with its deadline: it is answered now (with the reference the table
- * held, which the caller of this already has as the borrowed pointer). */
-static void
-paddock_session_impl_steal_pending_exec (PaddockSessionImpl *self,
-                                         guint32             id)
-{
-  (void) paddock_session_commands_steal_pending (self->commands, id);
-}
-
-static void     paddock_session_impl_answer_started (PaddockSessionImpl    *self,
-                                                     GDBusMethodInvocation *invocation,
-                                                     PaddockCommandImpl    *command);
-
-/* Asks pid 1 to SIGKILL command ID's tree (a command nobody can see). */
-static void
-paddock_session_impl_kill_in_sandbox (PaddockSessionImpl *self,
-                                      guint32             id)
-{
-  if (self->executor != NULL)
-    (void) paddock_executor_signal_command (self->executor, id, SIGKILL, NULL);
-}
-
-/* A sandboxed command is exported only once it runs (see
- * paddock_session_impl_start_command), so one that goes before may never
- * have been. */
-static void
-unexport_command (PaddockCommandImpl *command)
-{
-  if (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (command)) != NULL)
-    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
-}
-
-/* A command the sandbox started but that cannot be one of ours (no
- * terminal, not published): killed, and its Exec or Run (INVOCATION, if
- * any) told why. */
-static void G_GNUC_PRINTF (4, 5)
-paddock_session_impl_drop_spawned (PaddockSessionImpl    *self,
-                                   PaddockCommandImpl    *command,
-                                   GDBusMethodInvocation *invocation,
-                                   const char            *format,
-                                   ...)
-{
-  guint32 id = paddock_command_impl_get_id (command);
-
-  paddock_session_impl_kill_in_sandbox (self, id);
-  if (invocation != NULL)
-    {
-      g_autofree char *message = NULL;
-      va_list args;
-
-      va_start (args, format);
-      message = g_strdup_vprintf (format, args);
-      va_end (args);
-      paddock_session_impl_steal_pending_exec (self, id);
-      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, message);
-    }
-  g_signal_handlers_disconnect_by_data (command, self);
-  paddock_session_commands_remove (self->commands, id);
-}
-
-/* Events about commands run inside the sandbox: "spawned" and
- * "spawn-failed" answer a pending Exec, "command-exited" ends a command.
- * *FD is a descriptor that came with the event (or -1): "spawned" of a
- * command on a terminal carries the terminal the sandbox made, which this
- * takes; any other is left for the caller to close. */
+/* Events about commands run inside the sandbox, for the runner; their
+ * objects are published where the session is, while it is. */
 static void
 paddock_session_impl_command_event (PaddockSessionImpl *self,
                                     JsonObject         *event,
                                     int                *fd)
 {
-  const char *name = json_object_get_string_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
-  gint64 id = json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_ID, -1);
-  PaddockCommandImpl *command;
-  GDBusMethodInvocation *invocation;
-
-  if (id < 0 || id > G_MAXUINT32)
-    return;
-
-  command = paddock_session_commands_lookup (self->commands, (guint32) id);
-  invocation = paddock_session_commands_get_pending (self->commands, (guint32) id);
-
-  if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED) && command != NULL)
-    {
-      GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self));
-      g_autoptr(GError) error = NULL;
-
-      /* Once per command (pid 1 says it once): a second would start its
-       * streams again, their first sources left to fire on a command
-       * freed when its export failed. */
-      if (g_strcmp0 (paddock_ipc_command1_get_state (PADDOCK_IPC_COMMAND1 (command)), "starting") != 0)
-        return;
-      /* Its Exec or Run was answered already, that it did not start: the
-       * sandbox's end was seen first (paddock_session_impl_fail_pending_execs)
-       * and this was read after. Nobody knows its path: not published. */
-      if (invocation == NULL)
-        {
-          paddock_session_impl_drop_spawned (self, command, NULL, "%s", "answered already");
-          return;
-        }
-
-      /* A command on a terminal comes with the terminal the sandbox made:
-       * no terminal, no command. */
-      if (paddock_command_impl_needs_terminal (command) &&
-          (*fd < 0 || !paddock_command_impl_adopt_terminal (command, paddock_steal_fd (fd), &error)))
-        {
-          paddock_session_impl_drop_spawned (self, command, invocation, "The command could not start in the sandbox: %s",
-                                             error != NULL ? error->message : "it made no terminal");
-          return;
-        }
-
-      /* Running before it is exported: its first State is "running", and
-       * no PropertiesChanged for a "starting" nobody could see goes to
-       * every listener (and through the bus) with each command. */
-      paddock_command_impl_started (command, 0);
-      /* A session no longer on the bus (destroyed, with a sandbox that
-       * outlived its SIGKILL and a "spawned" still on its way) has nowhere
-       * to publish it. */
-      if (connection == NULL ||
-          !g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command), connection,
-                                             paddock_command_impl_get_object_path (command), &error))
-        {
-          paddock_session_impl_drop_spawned (self, command, invocation, "The command could not be published: %s",
-                                             error != NULL ? error->message : "its session is gone");
-          return;
-        }
-      paddock_session_impl_steal_pending_exec (self, (guint32) id);
-      paddock_session_impl_answer_started (self, invocation, command);
-    }
-  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED))
-    {
-      /* Released (its caller left) before it started: it goes at once. */
-      paddock_session_impl_kill_in_sandbox (self, (guint32) id);
-      if (invocation != NULL)
-        {
-          paddock_session_impl_steal_pending_exec (self, (guint32) id);
-          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                                 "Command %u was released before it started", (guint32) id);
-        }
-    }
-  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED))
-    {
-      gint64 err = json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, 0);
-      const char *message = json_object_get_string_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, "could not start");
-
-      if (invocation != NULL)
-        {
-          paddock_session_impl_steal_pending_exec (self, (guint32) id);
-          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR,
-                                                 err == ENOENT ? PADDOCK_ERROR_NOT_FOUND :
-                                                 err == EINVAL || err == EBADF ? PADDOCK_ERROR_INVALID_ARGUMENT :
-                                                 err == EAGAIN ? PADDOCK_ERROR_QUOTA_EXCEEDED :
-                                                 PADDOCK_ERROR_FAILED,
-                                                 "The command could not start in the sandbox: %s", message);
-        }
-      if (command != NULL)
-        {
-          /* Not exported unless it was said "spawned" before, which
-           * pid 1 never does. */
-          unexport_command (command);
-          g_signal_handlers_disconnect_by_data (command, self);
-          paddock_session_commands_remove (self->commands, (guint32) id);
-        }
-    }
-  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED) && command != NULL)
-    {
-      paddock_command_impl_exited (command,
-                                   (int) json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_STATUS, -1),
-                                   (int) json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_SIGNAL, 0));
-    }
-}
-
-/* No "spawned" in time (paddock-session-commands.c's spawn deadline): the
- * command's supervisor was stopped (or the whole sandbox is). The Exec
- * gets its one answer now, the command's object and channel go, and
- * pid 1 is asked for the command's SIGKILL: it kills a supervisor it
- * finds stopped, tree and all, or resumes it, and it ends what it
- * started. pid 1 no longer counts that supervisor as its spare, so later
- * commands do not go to it. */
-static void
-paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
-                                        guint                   id,
-                                        PaddockSessionImpl     *self)
-{
-  g_autoptr(JsonObject) event = json_object_new ();
-  g_autofree char *message = NULL;
-  int no_fd = -1;
-
-  paddock_session_impl_kill_in_sandbox (self, id);
-  /* What its supervisor says after this is about a command already answered. */
-  paddock_executor_forget_command (self->executor, id);
-
-  message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
-                             "(a process in the session may have stopped it); the sandbox is asked to kill the command",
-                             paddock_session_commands_get_spawn_deadline_ms ());
-  json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED);
-  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ID, id);
-  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, ETIMEDOUT);
-  json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, message);
-  g_message ("Session %s: command %u: %s", self->id, id, message);
-  paddock_session_impl_command_event (self, event, &no_fd);
+  paddock_command_runner_handle_event (self->runner,
+                                       g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                       event, fd);
 }
 
 /* The environment of the session's agent and commands: the allowlist, as
@@ -1364,16 +1171,7 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
    * ran was killed with it, and no "command-exited" will come for them.
    * Say so, or their callers would wait for ever. */
   if (self->sandboxed)
-    {
-      g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
-
-      for (guint i = 0; i < commands->len; i++)
-        if (paddock_command_impl_is_running (g_ptr_array_index (commands, i)))
-          {
-            paddock_command_impl_expect_kill (g_ptr_array_index (commands, i));
-            paddock_command_impl_exited (g_ptr_array_index (commands, i), 128 + SIGKILL, SIGKILL);
-          }
-    }
+    paddock_command_runner_sandbox_gone (self->runner);
   /* Published with the end (see set_state()). */
   self->exit_status = exit_status;
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
@@ -1483,6 +1281,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
                    "here); nothing was started", self->config.profile);
       return FALSE;
     }
+  paddock_command_runner_set_executor (self->runner, self->executor);
   if (!paddock_executor_check_start (self->executor, &self->config, self->stage, error))
     return FALSE;
   sandboxed = paddock_executor_is_sandboxed (self->executor);
@@ -1606,13 +1405,6 @@ stop_result (PaddockSessionImpl *self,
   return g_variant_dict_end (&result);
 }
 
-static gboolean
-unexport_later_cb (gpointer user_data)
-{
-  unexport_command (user_data);
-  return G_SOURCE_REMOVE;
-}
-
 static void paddock_session_impl_answer_waiters (PaddockSessionImpl *self,
                                                  GPtrArray          *waiters,
                                                  guint               survivors);
@@ -1648,20 +1440,8 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_session_impl_release_cgroup (self);
 
-  /* The commands went with the processes. Their objects stay a minute so
-   * that callers can still read how they ended, then go. */
-  {
-    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
-
-    for (guint i = 0; i < commands->len; i++)
-      {
-        g_signal_handlers_disconnect_by_data (g_ptr_array_index (commands, i), self);
-        g_timeout_add_seconds_full (G_PRIORITY_DEFAULT, 60, unexport_later_cb,
-                                    g_object_ref (g_ptr_array_index (commands, i)), g_object_unref);
-      }
-    /* Still in the table: a child watch that fires after this finds its
-     * command and records the real exit status. */
-  }
+  /* The commands went with the processes; their objects stay a while. */
+  paddock_command_runner_let_go (self->runner);
   /* Published at once: no record says it (its folder goes), and nothing
    * of the session may be called from now on (check_alive()). */
   paddock_session_impl_set_state (self, "destroyed");
@@ -1808,12 +1588,7 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   self->stop_started = requested;
 
   /* The session's commands end with it: they are killed, not done. */
-  {
-    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
-
-    for (guint i = 0; i < commands->len; i++)
-      paddock_command_impl_expect_kill (g_ptr_array_index (commands, i));
-  }
+  paddock_command_runner_expect_kill (self->runner);
   self->stop_kill_at = kill_at;
   self->killed = FALSE;
 
@@ -1938,13 +1713,7 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
 
   /* No main loop will see the commands end: calls that wait for them are
    * answered now, not left to the bus's NoReply. */
-  paddock_session_impl_fail_pending_execs (self);
-  {
-    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
-
-    for (guint i = 0; i < commands->len; i++)
-      paddock_command_impl_answer_run_quitting (g_ptr_array_index (commands, i));
-  }
+  paddock_command_runner_quit (self->runner);
 
   /* The daemon is going: wait (briefly) for the kernel to empty the
    * cgroup, so that it can go too rather than linger; the keepers end
@@ -2051,30 +1820,6 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-static void
-paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
-                                      int                 signal_number,
-                                      PaddockSessionImpl *self)
-{
-  g_autoptr(GError) error = NULL;
-
-  /* The executor signals the command's whole tree (a subreaper holds it:
-   * the sandbox's supervisor, the host's keeper), setsid()ed descendants
-   * included. */
-  if (!paddock_executor_signal_command (self->executor, paddock_command_impl_get_id (command), signal_number, &error))
-    g_debug ("Session %s: could not kill command %u: %s", self->id,
-             paddock_command_impl_get_id (command), error->message);
-}
-
-static void
-paddock_session_impl_command_released_cb (PaddockCommandImpl *command,
-                                          PaddockSessionImpl *self)
-{
-  unexport_command (command);
-  g_signal_handlers_disconnect_by_data (command, self);
-  paddock_session_commands_remove (self->commands, paddock_command_impl_get_id (command));
-}
-
 /* A command its executor started ended (host: its keeper reaped it). */
 static void
 paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
@@ -2082,25 +1827,11 @@ paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
                                         int                 wait_status,
                                         PaddockSessionImpl *self)
 {
-  guint32 id = self->commands != NULL ? paddock_session_commands_take_pid (self->commands, pid) : 0;
-  PaddockCommandImpl *command = id != 0 ? paddock_session_commands_lookup (self->commands, id) : NULL;
-  int exit_status = 0;
-  int signal_number = 0;
-
-  if (WIFEXITED (wait_status))
-    exit_status = WEXITSTATUS (wait_status);
-  else if (WIFSIGNALED (wait_status))
-    {
-      signal_number = WTERMSIG (wait_status);
-      exit_status = 128 + signal_number;
-    }
-
-  if (command != NULL)
-    paddock_command_impl_exited (command, exit_status, signal_number);
+  paddock_command_runner_command_exited (self->runner, pid, wait_status);
 }
 
 /* Nothing is left of a command its executor started: the session may go
- * (see spawn_on_host()). */
+ * (see start_command()). */
 static void
 paddock_session_impl_command_gone_cb (PaddockExecutor    *executor,
                                       int                 pid,
@@ -2109,115 +1840,8 @@ paddock_session_impl_command_gone_cb (PaddockExecutor    *executor,
   g_object_unref (self);
 }
 
-/* Starts the command through the executor (host: under a keeper of its
- * own, leader of its own process session). */
-static gboolean
-paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
-                                    PaddockCommandImpl  *command,
-                                    char               **argv,
-                                    const char          *cwd,
-                                    char               **envp,
-                                    gboolean             tty,
-                                    GError             **error)
-{
-  paddock_autofd int child_in = -1;
-  paddock_autofd int child_out = -1;
-  paddock_autofd int child_err = -1;
-  g_autofree char *program = NULL;
-  const char *path = g_environ_getenv (envp, "PATH");
-  PaddockExecutorCommandSpec spec;
-  pid_t pid;
-
-  program = paddock_executor_find_in_path (argv[0], path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
-  if (program == NULL)
-    {
-      {
-        g_autofree char *shown = paddock_dbus_display_bytes (argv[0]);
-
-        g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                     "No program “%s” in the session's PATH", shown);
-      }
-      return FALSE;
-    }
-
-  if (!paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
-    return FALSE;
-
-  spec = (PaddockExecutorCommandSpec) {
-    .id = paddock_command_impl_get_id (command),
-    .program = program,
-    .argv = argv,
-    .cwd = cwd,
-    .envp = envp,
-    .tty = tty,
-    .stdio = { child_in, child_out, child_err },
-    .cgroup = self->cgroup,
-    .cgroup_procs_fd = self->cgroup_procs_fd,
-  };
-  if (!paddock_executor_spawn_command (self->executor, &spec, &pid, error))
-    return FALSE;
-  /* Until nothing is left of it, it keeps the session alive: a command
-   * that ends after Destroy still records its real exit status. */
-  g_object_ref (self);
-
-  paddock_session_commands_add_pid (self->commands, pid, paddock_command_impl_get_id (command));
-  paddock_command_impl_started (command, pid);
-  return TRUE;
-}
-
-/* Asks the sandbox's pid 1 to run the command beside the agent, with the
- * same confinement, passing the command's three standard fds. */
-static gboolean
-paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
-                                       PaddockCommandImpl  *command,
-                                       const char * const  *argv,
-                                       const char          *cwd,
-                                       char               **envp,
-                                       gboolean             tty,
-                                       GError             **error)
-{
-  paddock_autofd int child_in = -1;
-  paddock_autofd int child_out = -1;
-  paddock_autofd int child_err = -1;
-  PaddockExecutorCommandSpec spec;
-  pid_t pid;
-
-  /* A terminal of ours would be of the daemon's devpts, which the sandbox
-   * does not show: the sandbox makes one (paddock-linux-executor.c). */
-  if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
-    return FALSE;
-
-  /* Our copies of the command's ends close when we return: the sandbox
-   * has its own, and output ends when the command's are closed. */
-  spec = (PaddockExecutorCommandSpec) {
-    .id = paddock_command_impl_get_id (command),
-    .argv = (char **) argv,
-    .cwd = cwd,
-    .envp = envp,
-    .tty = tty,
-    .stdio = { child_in, child_out, child_err },
-    .cgroup_procs_fd = -1,
-  };
-  return paddock_executor_spawn_command (self->executor, &spec, &pid, error);
-}
-
-/* The command runs: Exec answers with its object; Run's call goes to the
- * command, which answers once the command is over. */
-static void
-paddock_session_impl_answer_started (PaddockSessionImpl    *self,
-                                     GDBusMethodInvocation *invocation,
-                                     PaddockCommandImpl    *command)
-{
-  if (g_str_equal (g_dbus_method_invocation_get_method_name (invocation), "Run"))
-    paddock_command_impl_answer_when_done (command, invocation);
-  else
-    paddock_ipc_session1_complete_exec (PADDOCK_IPC_SESSION1 (self), invocation,
-                                        paddock_command_impl_get_object_path (command));
-}
-
-/* Exec and Run: checks the request, starts the command and answers
- * INVOCATION once it runs (paddock_session_impl_answer_started) or why
- * it does not. */
+/* Exec and Run: a session that runs has them checked, started and
+ * answered by its runner (paddock-command-runner.c). */
 static void
 paddock_session_impl_start_command (PaddockSessionImpl    *self,
                                     GDBusMethodInvocation *invocation,
@@ -2227,18 +1851,6 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
                                     guint                  timeout_ms,
                                     gboolean               tty)
 {
-  const char *method = g_dbus_method_invocation_get_method_name (invocation);
-  const char *caller = g_dbus_method_invocation_get_sender (invocation);
-  g_autoptr(PaddockCommandImpl) command = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *path = NULL;
-  g_auto(GStrv) envp = NULL;
-  GVariantIter iter;
-  const char *key;
-  const char *value;
-  gsize argv_bytes = 0;
-  guint32 id;
-
   if (!paddock_session_impl_check_alive (self, invocation) ||
       _paddock_session_impl_refuse_leftovers (self, invocation))
     return;
@@ -2248,103 +1860,15 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
                                              "Session %s is not running", self->id);
       return;
     }
-  if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0')
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "%s needs a command", method);
-      return;
-    }
-  for (guint i = 0; argv[i] != NULL; i++)
-    argv_bytes += strlen (argv[i]) + 1;
-  if (g_strv_length ((char **) argv) > 4096 || argv_bytes > 256 * 1024)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "%s: argument “argv” takes at most 4096 arguments (256 KiB)",
-                                             method);
-      return;
-    }
-  if ((cwd[0] != '\0' && cwd[0] != '/') || strlen (cwd) >= PADDOCK_DBUS_MAX_PATH)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "%s: argument “cwd” is an absolute folder of at most %d bytes, "
-                                             "or empty for the workspace", method, PADDOCK_DBUS_MAX_PATH - 1);
-      return;
-    }
-  if (timeout_ms > PADDOCK_COMMAND_MAX_TIMEOUT_MS)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "%s: argument “timeout_ms” is at most 24 hours", method);
-      return;
-    }
-  {
-    g_autofree char *argument = g_strdup_printf ("%s: argument “env”", method);
 
-    if (!paddock_dbus_check_env (env, argument, 256, 256 * 1024, &error))
-      {
-        g_dbus_method_invocation_return_gerror (invocation, error);
-        return;
-      }
-  }
-  if (!paddock_session_commands_check_quota (self->commands, caller, &error))
-    {
-      g_dbus_method_invocation_return_gerror (invocation, error);
-      return;
-    }
-
-  envp = build_agent_environment (self);
-  g_variant_iter_init (&iter, env);
-  while (g_variant_iter_next (&iter, "{&s&s}", &key, &value))
-    envp = g_environ_setenv (envp, key, value, TRUE);
-
-  paddock_session_commands_watch_caller (self->commands,
-                                         g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
-                                         caller);
-
-  id = paddock_session_commands_next_id (self->commands);
-  path = g_strdup_printf ("%s/command/%u", self->object_path, id);
-  command = paddock_command_impl_new (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
-                                      path, id, caller, tty, timeout_ms);
-  g_signal_connect (command, "kill-requested", G_CALLBACK (paddock_session_impl_command_kill_cb), self);
-  g_signal_connect (command, "released", G_CALLBACK (paddock_session_impl_command_released_cb), self);
-
-  if (self->sandboxed)
-    {
-      /* Exported once the sandbox says it runs (the Exec answer carries
-       * its path; nobody can ask for it before). */
-      paddock_session_commands_add (self->commands, command);
-      if (paddock_session_impl_spawn_in_sandbox (self, command, argv,
-                                                 cwd[0] != '\0' ? cwd : self->config.workspace,
-                                                 envp, tty, &error))
-        {
-          /* Answered when the sandbox says "spawned" or why not; the
-           * table holds the handler's reference until then. */
-          paddock_session_commands_add_pending (self->commands, id, invocation);
-          return;
-        }
-      paddock_session_commands_remove (self->commands, id);
-    }
-  else if (g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
-                                             g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
-                                             path, &error))
-    {
-      paddock_session_commands_add (self->commands, command);
-      if (!paddock_session_impl_spawn_on_host (self, command, (char **) argv,
-                                               cwd[0] != '\0' ? cwd : self->config.workspace,
-                                               envp, tty, &error))
-        {
-          g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
-          paddock_session_commands_remove (self->commands, id);
-        }
-    }
-
-  if (error != NULL)
-    {
-      g_signal_handlers_disconnect_by_data (command, self);
-      g_dbus_method_invocation_return_gerror (invocation, error);
-      return;
-    }
-
-  paddock_session_impl_answer_started (self, invocation, command);
+  /* A command on the host keeps the session alive until nothing is left
+   * of it (command_gone_cb()): one that ends after Destroy still records
+   * its real exit status. */
+  if (paddock_command_runner_start (self->runner,
+                                    g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                    invocation, argv, cwd, env, build_agent_environment (self), timeout_ms, tty,
+                                    self->cgroup, self->cgroup_procs_fd))
+    g_object_ref (self);
 }
 
 static gboolean
@@ -2629,8 +2153,10 @@ paddock_session_impl_dispose (GObject *object)
   g_clear_handle_id (&self->stop_poll_id, g_source_remove);
   /* A flush still on its way finds the session gone. */
   g_cancellable_cancel (self->durable_cancellable);
-  /* Calls still waiting on the session get their answer now. */
-  paddock_session_impl_fail_pending_execs (self);
+  /* Calls still waiting on the session get their answer now; callers
+   * are no longer watched. */
+  if (self->runner != NULL)
+    paddock_command_runner_close (self->runner);
   if (self->waiters != NULL)
     g_ptr_array_set_size (self->waiters, 0);
   if (self->leftover_waiters != NULL)
@@ -2643,11 +2169,6 @@ paddock_session_impl_dispose (GObject *object)
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
   g_clear_object (&self->stage);
   g_clear_pointer (&self->network, _paddock_session_network_free);
-  if (self->commands != NULL)
-    {
-      g_signal_handlers_disconnect_by_data (self->commands, self);
-      paddock_session_commands_unwatch_callers (self->commands);
-    }
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
 }
@@ -2666,6 +2187,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->leftovers_final_state, g_free);
   g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
   g_clear_pointer (&self->leftovers_record, json_node_unref);
+  g_clear_object (&self->runner);
   g_clear_object (&self->commands);
   paddock_sandbox_pidns_clear (&self->pidns);
   g_clear_pointer (&self->record_path, g_free);
@@ -2706,7 +2228,6 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
-  g_signal_connect (self->commands, "spawn-deadline", G_CALLBACK (paddock_session_impl_spawn_deadline_cb), self);
   self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->durable_cancellable = g_cancellable_new ();
@@ -2751,6 +2272,7 @@ paddock_session_impl_new (const char                 *id,
   self->config.pids_max = config->pids_max;
   self->config.memory_max = config->memory_max;
   self->config.stage_limit = config->stage_limit;
+  self->runner = paddock_command_runner_new (id, self->object_path, config->workspace, self->commands);
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);
