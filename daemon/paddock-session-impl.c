@@ -56,6 +56,7 @@
 #include "paddock-session-commands.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-session-record.h"
+#include "paddock-session-stop.h"
 #include "paddock-terminal.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
@@ -63,11 +64,6 @@
 /* Bounds on what one client can make the daemon hold or do. */
 #define READ_OUTPUT_MAX         (1024 * 1024)
 #define SEND_INPUT_MAX          (64 * 1024)
-#define STOP_GRACE_MAX_SECONDS  300
-/* After SIGKILL, how long processes may take to vanish before Stop reports
- * survivors instead of waiting for ever. */
-#define KILL_TIMEOUT_USEC       (10 * G_USEC_PER_SEC)
-#define STOP_POLL_MS            10
 #define PROCESS_COUNT_MS        1000
 /* How long after "running" the workspace's baseline walk waits (see
  * paddock_stage_record_baseline_in_thread()): past a start and its first
@@ -153,13 +149,10 @@ struct _PaddockSessionImpl
   /* The proxy, its policy's effect and the request journal. */
   PaddockSessionNetwork      *network;
 
-  /* Stop/Destroy calls waiting for the last process to go. */
-  GPtrArray                  *waiters;
+  /* Stop/Destroy calls waiting for the last process to go, and the
+   * sweeps until it has (paddock-session-stop.c). */
+  PaddockSessionStop         *stop;
   GPtrArray                  *destroy_waiters;  /* answered once the files are gone */
-  guint                       stop_poll_id;
-  gint64                      stop_started;
-  gint64                      stop_kill_at;
-  gboolean                    killed;
 
   /* A restored session: what an earlier daemon left running of it, being
    * ended (paddock-session-leftovers.c); the state it goes to once that is
@@ -171,12 +164,8 @@ struct _PaddockSessionImpl
   JsonNode                   *leftovers_record;
 };
 
-typedef struct
-{
-  GDBusMethodInvocation *invocation;
-  gboolean               destroy;
-  gint64                 requested;   /* monotonic: when the call came */
-} Waiter;
+/* A Stop or Destroy call waiting (paddock-session-stop.h). */
+typedef PaddockStopWaiter Waiter;
 
 enum {
   SIGNAL_CHANGED,
@@ -218,18 +207,10 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->agent_view, g_strfreev);
 }
 
-/* A waiter owns the reference to its invocation that the handler was given
- * (the handler returned G_DBUS_METHOD_INVOCATION_HANDLED and kept it), so
- * one still unanswered when the session goes away is answered here: that
- * releases the reference, and the caller is not left waiting. */
 static void
 waiter_free (Waiter *waiter)
 {
-  if (waiter->invocation != NULL)
-    g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
-                                           PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                           "The session went away before it stopped");
-  g_free (waiter);
+  paddock_stop_waiter_free (waiter);
 }
 
 /* The boot this daemon runs in: a pid recorded in another boot means
@@ -1392,23 +1373,6 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
 /* ------------------------------------------------------------------------ */
 /* Stop and Destroy                                                          */
 
-static GVariant *
-stop_result (PaddockSessionImpl *self,
-             guint               survivors)
-{
-  g_auto(GVariantDict) result = G_VARIANT_DICT_INIT (NULL);
-  gint64 elapsed = self->stop_started > 0 ? g_get_monotonic_time () - self->stop_started : 0;
-
-  g_variant_dict_insert (&result, "state", "s", self->state);
-  g_variant_dict_insert (&result, "survivors", "u", survivors);
-  g_variant_dict_insert (&result, "elapsed-ms", "t", (guint64) (elapsed / 1000));
-  return g_variant_dict_end (&result);
-}
-
-static void paddock_session_impl_answer_waiters (PaddockSessionImpl *self,
-                                                 GPtrArray          *waiters,
-                                                 guint               survivors);
-
 /* Destroy's end, once every record write queued before the folder goes
  * is on disk (a queued write would recreate a file in it): the folder,
  * then the manager's "destroyed", then the answers. */
@@ -1427,7 +1391,7 @@ paddock_session_impl_remove_files_step (PaddockSessionImpl *self,
 
   g_signal_emit (self, signals[SIGNAL_DESTROYED], 0);
   if (waiters != NULL)
-    paddock_session_impl_answer_waiters (self, waiters, 0);
+    paddock_session_stop_answer (self->stop, PADDOCK_IPC_SESSION1 (self), waiters, self->state, 0);
 }
 
 /* Takes WAITERS, answered once the session's files are gone. */
@@ -1456,34 +1420,6 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
   paddock_session_impl_when_durable (self, paddock_session_impl_remove_files_step, 0);
 }
 
-static void
-paddock_session_impl_answer_waiters (PaddockSessionImpl *self,
-                                     GPtrArray          *waiters,
-                                     guint               survivors)
-{
-  /* Destroying emitted "destroyed", and the manager dropped its reference. */
-  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
-  for (guint i = 0; i < waiters->len; i++)
-    {
-      Waiter *waiter = g_ptr_array_index (waiters, i);
-
-      if (survivors > 0)
-        g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
-                                               PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                               "%u process(es) of the session survived SIGKILL",
-                                               survivors);
-      else if (waiter->destroy)
-        paddock_ipc_session1_complete_destroy (PADDOCK_IPC_SESSION1 (self),
-                                               g_steal_pointer (&waiter->invocation),
-                                               stop_result (self, 0));
-      else
-        paddock_ipc_session1_complete_stop (PADDOCK_IPC_SESSION1 (self),
-                                            g_steal_pointer (&waiter->invocation),
-                                            stop_result (self, 0));
-    }
-}
-
 /* The stop is over (SURVIVORS processes left): answered once the end is
  * on disk and published (see set_state()), which a step asked for now
  * follows. */
@@ -1491,11 +1427,10 @@ static void
 paddock_session_impl_complete_waiters_step (PaddockSessionImpl *self,
                                             guint               survivors)
 {
+  /* Destroying emits "destroyed", and the manager drops its reference. */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-  g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->waiters);
+  g_autoptr(GPtrArray) waiters = paddock_session_stop_take_waiters (self->stop);
   gboolean destroy = FALSE;
-
-  self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
 
   for (guint i = 0; i < waiters->len; i++)
     destroy |= ((Waiter *) g_ptr_array_index (waiters, i))->destroy;
@@ -1505,55 +1440,40 @@ paddock_session_impl_complete_waiters_step (PaddockSessionImpl *self,
   if (destroy && survivors == 0 && g_strcmp0 (self->state, "destroyed") != 0)
     paddock_session_impl_finish_destroy (self, g_steal_pointer (&waiters));
   else
-    paddock_session_impl_answer_waiters (self, waiters, survivors);
+    paddock_session_stop_answer (self->stop, PADDOCK_IPC_SESSION1 (self), waiters, self->state, survivors);
 }
 
 static void
-paddock_session_impl_complete_waiters (PaddockSessionImpl *self,
-                                       guint               survivors)
+paddock_session_impl_stop_ended_cb (PaddockSessionStop *stop,
+                                    guint               survivors,
+                                    PaddockSessionImpl *self)
 {
   paddock_session_impl_when_durable (self, paddock_session_impl_complete_waiters_step, survivors);
 }
 
-static gboolean
-paddock_session_impl_stop_poll_cb (gpointer user_data)
+/* One round of a stop: listed once, counted, and (KILL) signalled. GONE
+ * once nothing is left: zero processes and the agent reaped (so its
+ * status is known), and its keepers gone after their trees (so that the
+ * cgroup can go). */
+static void
+paddock_session_impl_stop_sweep_cb (PaddockSessionStop *stop,
+                                    gboolean            kill,
+                                    guint              *left,
+                                    gboolean           *gone,
+                                    PaddockSessionImpl *self)
 {
-  PaddockSessionImpl *self = user_data;
-  /* Listed once a round: counted, and signalled below. */
   g_autoptr(GArray) pids = paddock_session_impl_list_pids (self);
-  guint count = pids->len;
-  gint64 now = g_get_monotonic_time ();
 
-  /* Zero processes and the agent reaped (so its status is known), and
-   * its keepers gone after their trees (so that the cgroup can go). */
-  if (count == 0 && (self->reaped || self->pid <= 0) && !keepers_running (self))
+  *left = pids->len;
+  *gone = pids->len == 0 && (self->reaped || self->pid <= 0) && !keepers_running (self);
+  if (*gone)
     {
-      self->stop_poll_id = 0;
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
       paddock_session_impl_release_cgroup (self);
       paddock_session_impl_processes_gone (self);
-      paddock_session_impl_complete_waiters (self, 0);
-      return G_SOURCE_REMOVE;
     }
-
-  if (!self->killed && now >= self->stop_kill_at)
-    {
-      self->killed = TRUE;
-      paddock_session_impl_signal_all (self, SIGKILL, pids);
-    }
-  else if (self->killed)
-    {
-      /* Anything forked since the last sweep gets its SIGKILL too. */
-      paddock_session_impl_signal_all (self, SIGKILL, pids);
-      if (now >= self->stop_kill_at + KILL_TIMEOUT_USEC)
-        {
-          self->stop_poll_id = 0;
-          paddock_session_impl_complete_waiters (self, count);
-          return G_SOURCE_REMOVE;
-        }
-    }
-
-  return G_SOURCE_CONTINUE;
+  else if (kill)
+    paddock_session_impl_signal_all (self, SIGKILL, pids);
 }
 
 /* REQUESTED is when the call came (monotonic): the stop's elapsed-ms
@@ -1566,31 +1486,15 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
                                  gboolean               destroy,
                                  gint64                 requested)
 {
-  Waiter *waiter = g_new0 (Waiter, 1);
-  gint64 kill_at;
+  /* Completing may destroy the session and drop the manager's reference. */
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
-  /* The handler's reference, answered (and so released) when the stop
-   * completes; an extra one would never be dropped. */
-  waiter->invocation = invocation;
-  waiter->destroy = destroy;
-  g_ptr_array_add (self->waiters, waiter);
-
-  kill_at = g_get_monotonic_time () + (gint64) grace_seconds * G_USEC_PER_SEC;
-
-  if (self->stop_poll_id != 0)
-    {
-      /* Already stopping: a shorter grace (Destroy's 0) wins. */
-      self->stop_kill_at = MIN (self->stop_kill_at, kill_at);
-      return;
-    }
+  if (!paddock_session_stop_add (self->stop, invocation, grace_seconds, destroy, requested))
+    return;
 
   self->stop_requested = self->stop_requested || !self->reaped;
-  self->stop_started = requested;
-
   /* The session's commands end with it: they are killed, not done. */
   paddock_command_runner_expect_kill (self->runner);
-  self->stop_kill_at = kill_at;
-  self->killed = FALSE;
 
   /* A session held still because its stage was full goes on, to see its
    * SIGTERM; its stage is measured no more. */
@@ -1598,15 +1502,7 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   if (grace_seconds > 0)
     paddock_session_impl_signal_all (self, SIGTERM, NULL);
 
-  /* Nothing left to stop (the session had ended): answer now. Completing
-   * may destroy the session and drop the manager's reference, so hold one
-   * of our own, and arm the timer only if there is something to wait for. */
-  {
-    g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
-    if (paddock_session_impl_stop_poll_cb (self) == G_SOURCE_CONTINUE)
-      self->stop_poll_id = g_timeout_add (STOP_POLL_MS, paddock_session_impl_stop_poll_cb, self);
-  }
+  paddock_session_stop_run (self->stop);
 }
 
 static gboolean
@@ -1659,10 +1555,11 @@ paddock_session_impl_handle_stop (PaddockIpcSession1    *session,
   if (!paddock_session_impl_check_alive (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 
-  if (grace_seconds > STOP_GRACE_MAX_SECONDS)
+  if (grace_seconds > PADDOCK_SESSION_STOP_GRACE_MAX_SECONDS)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "The grace is at most %u seconds", STOP_GRACE_MAX_SECONDS);
+                                             "The grace is at most %u seconds",
+                                             PADDOCK_SESSION_STOP_GRACE_MAX_SECONDS);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
@@ -2150,15 +2047,17 @@ paddock_session_impl_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->executor, self);
   g_clear_object (&self->executor);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
-  g_clear_handle_id (&self->stop_poll_id, g_source_remove);
   /* A flush still on its way finds the session gone. */
   g_cancellable_cancel (self->durable_cancellable);
   /* Calls still waiting on the session get their answer now; callers
    * are no longer watched. */
   if (self->runner != NULL)
     paddock_command_runner_close (self->runner);
-  if (self->waiters != NULL)
-    g_ptr_array_set_size (self->waiters, 0);
+  if (self->stop != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->stop, self);
+      paddock_session_stop_close (self->stop);
+    }
   if (self->leftover_waiters != NULL)
     g_ptr_array_set_size (self->leftover_waiters, 0);
   /* Its poll points at us: it goes with the other sources. */
@@ -2182,7 +2081,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->object_path, g_free);
   g_clear_pointer (&self->agent_env, g_strfreev);
   g_clear_object (&self->terminal);
-  g_clear_pointer (&self->waiters, g_ptr_array_unref);
+  g_clear_object (&self->stop);
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->leftovers_final_state, g_free);
   g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
@@ -2229,7 +2128,9 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
   self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
-  self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
+  self->stop = paddock_session_stop_new ();
+  g_signal_connect (self->stop, "sweep", G_CALLBACK (paddock_session_impl_stop_sweep_cb), self);
+  g_signal_connect (self->stop, "ended", G_CALLBACK (paddock_session_impl_stop_ended_cb), self);
   self->durable_cancellable = g_cancellable_new ();
 }
 
