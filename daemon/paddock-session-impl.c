@@ -706,13 +706,10 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
   g_autoptr(GUnixFDList) fd_list = NULL;
   g_autoptr(GError) error = NULL;
-  paddock_autofd int ours = -1;
-  paddock_autofd int theirs = -1;
-  PaddockTerminalViewer *viewer;
+  PaddockTerminalViewer *viewer = NULL;
   guint64 offset = paddock_terminal_get_first_offset (self->terminal);
   gboolean input = TRUE;
-  int pair[2];
-  int handle;
+  int handle = -1;
 
   if (g_strcmp0 (self->state, "destroyed") == 0)
     {
@@ -720,40 +717,25 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
                                              "Session %s was destroyed", self->id);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (paddock_terminal_get_n_viewers (self->terminal) >= PADDOCK_TERMINAL_MAX_VIEWERS)
+  /* The options are read only once checked; a terminal with as many
+   * viewers as it takes says so first (paddock_terminal_attach()). */
+  if (paddock_terminal_get_n_viewers (self->terminal) < PADDOCK_TERMINAL_MAX_VIEWERS)
     {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "At most %u viewers per session", PADDOCK_TERMINAL_MAX_VIEWERS);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      if (!paddock_dbus_check_options (options, attach_options, "Attach", &error))
+        {
+          g_dbus_method_invocation_return_gerror (invocation, error);
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+      g_variant_lookup (options, "offset", "t", &offset);
+      g_variant_lookup (options, "input", "b", &input);
     }
-
-  if (!paddock_dbus_check_options (options, attach_options, "Attach", &error))
-    {
-      g_dbus_method_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  g_variant_lookup (options, "offset", "t", &offset);
-  g_variant_lookup (options, "input", "b", &input);
-
-  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-    {
-      int saved_errno = errno;
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                             "Could not make the viewer's socket: %s", g_strerror (saved_errno));
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  ours = pair[0];
-  theirs = pair[1];
-
-  fd_list = g_unix_fd_list_new ();
-  handle = g_unix_fd_list_append (fd_list, theirs, &error);
-  if (handle < 0)
+  fd_list = paddock_terminal_attach (self->terminal, offset, input, &handle, &viewer, &error);
+  if (fd_list == NULL)
     {
       g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  viewer = paddock_terminal_add_viewer (self->terminal, paddock_steal_fd (&ours), offset, input);
   paddock_ipc_session1_complete_attach (session, invocation, fd_list, g_variant_new_handle (handle),
                                         paddock_terminal_viewer_get_offset (viewer));
   paddock_terminal_flush_viewer (self->terminal, viewer);
@@ -820,20 +802,9 @@ paddock_session_impl_ready_step (PaddockSessionImpl *self,
 static char *
 paddock_session_impl_last_line (PaddockSessionImpl *self)
 {
-  g_autoptr(GBytes) tail = NULL;
-  g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
-  guint64 end = paddock_terminal_get_end_offset (self->terminal);
+  char *line = paddock_terminal_dup_last_line (self->terminal);
 
-  tail = paddock_terminal_read (self->terminal, end > 4096 ? end - 4096 : 0, 4096, NULL);
-  text = g_utf8_make_valid (g_bytes_get_data (tail, NULL) != NULL ? g_bytes_get_data (tail, NULL) : "",
-                            (gssize) g_bytes_get_size (tail));
-  lines = g_strsplit_set (text, "\r\n", -1);
-  for (guint i = g_strv_length (lines); i > 0; i--)
-    if (g_strstrip (lines[i - 1])[0] != '\0')
-      return g_strdup (lines[i - 1]);
-
-  return g_strdup ("the sandbox ended without saying why");
+  return line != NULL ? line : g_strdup ("the sandbox ended without saying why");
 }
 
 /* The sandbox is gone: Exec calls it never answered get an answer now. */
