@@ -48,7 +48,7 @@
 #include "paddock-keeper-client.h"
 #include "paddock-lease.h"
 #include "paddock-net-modes.h"
-#include "paddock-proc-stat.h"
+#include "paddock-compat-proc.h"
 #include "paddock-process-tree.h"
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
@@ -238,7 +238,7 @@ process_start_time (pid_t pid)
 {
   PaddockProcStat stat;
 
-  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
+  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
 }
 
 
@@ -2334,7 +2334,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
         const PaddockLeftover *leftover = &g_array_index (leftovers, PaddockLeftover, i);
         PaddockProcStat stat;
 
-        if (paddock_proc_stat_read ((guint32) leftover->pid, FALSE, &stat) && stat.session == (int) pid &&
+        if (paddock_compat_proc_read_stat ((guint32) leftover->pid, FALSE, &stat) && stat.session == (int) pid &&
             poll (&(struct pollfd) { .fd = leftover->pidfd, .events = POLLIN }, 1, 0) == 0)
           {
             self->pid = (pid_t) pid;

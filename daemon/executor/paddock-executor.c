@@ -26,7 +26,7 @@
 #include "paddock-error.h"
 #include "paddock-executor.h"
 #include "paddock-host-executor.h"
-#include "paddock-proc-stat.h"
+#include "paddock-compat-proc.h"
 #if PADDOCK_ENABLE_LINUX
 #include "paddock-linux-executor.h"
 #endif
@@ -434,7 +434,7 @@ paddock_executor_process_start_time (pid_t pid)
 {
   PaddockProcStat stat;
 
-  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
+  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
 }
 
 /* The layers the daemon's own PADDOCK_TEST_WITHOUT_LAYERS (a comma-separated
