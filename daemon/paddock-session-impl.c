@@ -424,11 +424,6 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 /* ------------------------------------------------------------------------ */
 /* Which processes are the session's                                         */
 
-static GArray *list_session_members (PaddockSessionImpl *self,
-                                     GHashTable         *sids,
-                                     pid_t               watched_sid,
-                                     gboolean           *out_watched_seen);
-
 /* The pids of the session's keepers that run: its executor's (unreaped
  * children of ours), and one an earlier daemon left. */
 static GArray *
@@ -488,86 +483,40 @@ agent_session_may_live (PaddockSessionImpl *self)
   return !self->agent_session_gone;
 }
 
-static GArray *
-list_pids_of_kind (PaddockSessionImpl *self)
-{
-  g_autoptr(GHashTable) sids = NULL;
-  GArray *pids;
-  gboolean agent_session_seen = FALSE;
-
-  /* The kernel's own list, where the session has a cgroup: cheap, and
-   * nobody leaves it. Its keepers are in it too, and are not the
-   * session's processes but the daemon's helpers. */
-  if (self->cgroup != NULL)
-    {
-      g_autoptr(GArray) keepers = keeper_pids (self);
-
-      pids = paddock_cgroup_list_pids (self->cgroup);
-      for (guint i = pids->len; i > 0; i--)
-        for (guint j = 0; j < keepers->len; j++)
-          if (g_array_index (pids, pid_t, i - 1) == g_array_index (keepers, pid_t, j))
-            {
-              g_array_remove_index_fast (pids, i - 1);
-              break;
-            }
-      return pids;
-    }
-
-  if (self->sandboxed)
-    /* Every process of the sandbox is in its PID namespace, however it
-     * forked or setsid()ed: that is what makes teardown complete. */
-    return paddock_sandbox_pidns_list (&self->pidns, self->pid, self->reaped);
-
-  /* The agent's process session, and those of the commands exec'd beside
-   * it (each the leader of its own), in one walk of /proc. */
-  sids = g_hash_table_new (NULL, NULL);
-  if (agent_session_may_live (self))
-    g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
-  if (self->commands != NULL)
-    {
-      g_autoptr(GArray) command_pids = paddock_session_commands_dup_pids (self->commands, 0);
-
-      for (guint i = 0; i < command_pids->len; i++)
-        g_hash_table_add (sids, GINT_TO_POINTER (g_array_index (command_pids, pid_t, i)));
-    }
-  pids = list_session_members (self, sids, self->pid, &agent_session_seen);
-  if (self->reaped && !agent_session_seen)
-    self->agent_session_gone = TRUE;
-  return pids;
-}
-
-/* What is listed is signalled (held still, stopped, killed): never pid 1,
- * the daemon itself or a pid that is not one, whatever a listing said. */
+/* Every process of the session now, as its executor finds them
+ * (paddock_executor_list_members()). */
 static GArray *
 paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
-  GArray *pids = list_pids_of_kind (self);
-  pid_t daemon_pid = getpid ();
+  g_autoptr(GHashTable) sids = g_hash_table_new (NULL, NULL);
+  g_autoptr(GArray) keepers = keeper_pids (self);
+  PaddockExecutorMembers members = {
+    .cgroup = self->cgroup,
+    .keepers = keepers,
+    .sandboxed = self->sandboxed,
+    .pidns = &self->pidns,
+    .pid = self->pid,
+    .reaped = self->reaped,
+    .sids = sids,
+  };
+  gboolean agent_session_seen = FALSE;
+  GArray *pids;
 
-  for (guint i = pids->len; i > 0; i--)
+  /* The agent's process session, and those of the commands exec'd beside
+   * it (each the leader of its own): only the host's are looked for. */
+  if (self->cgroup == NULL && !self->sandboxed)
     {
-      pid_t pid = g_array_index (pids, pid_t, i - 1);
+      g_autoptr(GArray) command_pids = paddock_session_commands_dup_pids (self->commands, 0);
 
-      if (pid <= 1 || pid == daemon_pid)
-        g_array_remove_index (pids, i - 1);
+      if (agent_session_may_live (self))
+        g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
+      for (guint i = 0; i < command_pids->len; i++)
+        g_hash_table_add (sids, GINT_TO_POINTER (g_array_index (command_pids, pid_t, i)));
     }
+  pids = paddock_executor_list_members (&members, &agent_session_seen);
+  if (self->cgroup == NULL && !self->sandboxed && self->reaped && !agent_session_seen)
+    self->agent_session_gone = TRUE;
   return pids;
-}
-
-/* The host profile has no PID namespace: the session's processes are those
- * of the agent's session (setsid at spawn) and its commands', and every
- * descendant of their keepers, which a process that setsid()s or
- * double-forks stays (paddock-process-tree.c). */
-static GArray *
-list_session_members (PaddockSessionImpl *self,
-                      GHashTable         *sids,
-                      pid_t               watched_sid,
-                      gboolean           *out_watched_seen)
-{
-  g_autoptr(GArray) roots = keeper_pids (self);
-
-  return paddock_process_tree_list (sids, (const pid_t *) (gpointer) roots->data, roots->len,
-                                    watched_sid, out_watched_seen);
 }
 
 guint

@@ -27,6 +27,7 @@
 #include "paddock-executor.h"
 #include "paddock-host-executor.h"
 #include "paddock-compat-proc.h"
+#include "paddock-process-tree.h"
 #if PADDOCK_ENABLE_LINUX
 #include "paddock-linux-executor.h"
 #endif
@@ -488,4 +489,60 @@ paddock_executor_memory_max (const PaddockSessionConfig *config)
     bytes = (guint64) sysconf (_SC_PHYS_PAGES) * page / 2;
   bytes = MAX (bytes, PADDOCK_SESSION_MEMORY_MAX_MIN);
   return bytes / page * page;
+}
+
+/**
+ * paddock_executor_list_members:
+ * @out_agent_session_seen: (out): host, without a cgroup: whether a
+ *   member of the agent's process session (sid = @members->pid) was seen
+ *
+ * The pids of every process of a session now: what is listed is
+ * signalled (held still, stopped, killed), so never pid 1, the daemon
+ * itself or a pid that is not one, whatever a listing said.
+ *
+ * Returns: (transfer full) (element-type pid_t): the pids
+ */
+GArray *
+paddock_executor_list_members (const PaddockExecutorMembers *members,
+                               gboolean                     *out_agent_session_seen)
+{
+  GArray *pids;
+  pid_t daemon_pid = getpid ();
+
+  *out_agent_session_seen = FALSE;
+  /* The kernel's own list, where the session has a cgroup: cheap, and
+   * nobody leaves it. Its keepers are in it too, and are not the
+   * session's processes but the daemon's helpers. */
+  if (members->cgroup != NULL)
+    {
+      pids = paddock_cgroup_list_pids (members->cgroup);
+      for (guint i = pids->len; i > 0; i--)
+        for (guint j = 0; j < members->keepers->len; j++)
+          if (g_array_index (pids, pid_t, i - 1) == g_array_index (members->keepers, pid_t, j))
+            {
+              g_array_remove_index_fast (pids, i - 1);
+              break;
+            }
+    }
+  else if (members->sandboxed)
+    /* Every process of the sandbox is in its PID namespace, however it
+     * forked or setsid()ed: that is what makes teardown complete. */
+    pids = paddock_sandbox_pidns_list (members->pidns, members->pid, members->reaped);
+  else
+    /* The host profile has no PID namespace: the session's processes are
+     * those of the agent's session (setsid at spawn) and its commands',
+     * and every descendant of their keepers, which a process that
+     * setsid()s or double-forks stays (paddock-process-tree.c), in one
+     * walk of /proc. */
+    pids = paddock_process_tree_list (members->sids, (const pid_t *) (gpointer) members->keepers->data,
+                                      members->keepers->len, members->pid, out_agent_session_seen);
+
+  for (guint i = pids->len; i > 0; i--)
+    {
+      pid_t pid = g_array_index (pids, pid_t, i - 1);
+
+      if (pid <= 1 || pid == daemon_pid)
+        g_array_remove_index (pids, i - 1);
+    }
+  return pids;
 }
