@@ -339,56 +339,22 @@ paddock_session_impl_publish (PaddockSessionImpl *self)
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
-typedef void (*DurableStep) (PaddockSessionImpl *self,
-                             guint               arg);
-
-typedef struct
-{
-  GWeakRef    session;
-  DurableStep step;
-  guint       arg;
-} DurableWait;
-
+/* Calls STEP (self, ARG) once every record write asked for so far is on
+ * disk (paddock_record_writer_when_durable()), unless the session goes
+ * away meanwhile (durable_cancellable). */
 static void
-paddock_session_impl_durable_cb (GObject      *source,
-                                 GAsyncResult *result,
-                                 gpointer      user_data)
+paddock_session_impl_when_durable (PaddockSessionImpl      *self,
+                                   PaddockRecordWriterStep  step,
+                                   guint                    arg)
 {
-  DurableWait *wait = user_data;
-  g_autoptr(PaddockSessionImpl) self = g_weak_ref_get (&wait->session);
-  g_autoptr(GError) error = NULL;
-
-  /* Not when the session went (or is going) away meanwhile: the daemon's
-   * shutdown flushed the record, and there is no one left to tell. */
-  if (paddock_record_writer_flush_finish (result, &error) && self != NULL &&
-      !g_cancellable_is_cancelled (self->durable_cancellable))
-    wait->step (self, wait->arg);
-
-  g_weak_ref_clear (&wait->session);
-  g_free (wait);
-}
-
-/* Calls STEP (self, ARG) from the main loop once every record write
- * asked for so far (this session's and any other's) is on disk, without
- * waiting for it here. Steps come in the order they were asked for. */
-static void
-paddock_session_impl_when_durable (PaddockSessionImpl *self,
-                                   DurableStep         step,
-                                   guint               arg)
-{
-  DurableWait *wait = g_new0 (DurableWait, 1);
-
-  g_weak_ref_init (&wait->session, self);
-  wait->step = step;
-  wait->arg = arg;
-  paddock_record_writer_flush_async (self->durable_cancellable, paddock_session_impl_durable_cb, wait);
+  paddock_record_writer_when_durable (self, self->durable_cancellable, step, arg);
 }
 
 static void
-paddock_session_impl_publish_step (PaddockSessionImpl *self,
-                                   guint               unused)
+paddock_session_impl_publish_step (gpointer user_data,
+                                   guint    unused)
 {
-  paddock_session_impl_publish (self);
+  paddock_session_impl_publish (user_data);
 }
 
 static gboolean
@@ -740,10 +706,10 @@ paddock_session_impl_ready (PaddockSessionImpl *self,
 }
 
 static void
-paddock_session_impl_ready_step (PaddockSessionImpl *self,
-                                 guint               unused)
+paddock_session_impl_ready_step (gpointer user_data,
+                                 guint    unused)
 {
-  paddock_session_impl_ready (self, NULL);
+  paddock_session_impl_ready (user_data, NULL);
 }
 
 /* The last line the sandbox wrote on the terminal before it gave up: its
@@ -1297,9 +1263,10 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
  * is on disk (a queued write would recreate a file in it): the folder,
  * then the manager's "destroyed", then the answers. */
 static void
-paddock_session_impl_remove_files_step (PaddockSessionImpl *self,
-                                        guint               unused)
+paddock_session_impl_remove_files_step (gpointer user_data,
+                                        guint    unused)
 {
+  PaddockSessionImpl *self = user_data;
   g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->destroy_waiters);
 
   if (self->config.home != NULL)
@@ -1344,9 +1311,10 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
  * on disk and published (see set_state()), which a step asked for now
  * follows. */
 static void
-paddock_session_impl_complete_waiters_step (PaddockSessionImpl *self,
-                                            guint               survivors)
+paddock_session_impl_complete_waiters_step (gpointer user_data,
+                                            guint    survivors)
 {
+  PaddockSessionImpl *self = user_data;
   /* Destroying emits "destroyed", and the manager drops its reference. */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
   g_autoptr(GPtrArray) waiters = paddock_session_stop_take_waiters (self->stop);
