@@ -70,6 +70,8 @@ answer_started (GDBusMethodInvocation *invocation,
   if (g_str_equal (g_dbus_method_invocation_get_method_name (invocation), "Run"))
     paddock_command_impl_answer_when_done (command, invocation);
   else
+    /* The generated completion answers INVOCATION alone (its object is
+     * unused): the runner holds no session to pass. */
     paddock_ipc_session1_complete_exec (NULL, invocation, paddock_command_impl_get_object_path (command));
 }
 
