@@ -132,12 +132,14 @@ paddock_command_runner_handle_event (PaddockCommandRunner *self,
 {
   const char *name = json_object_get_string_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
   gint64 id = json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_ID, -1);
-  g_autoptr(PaddockCommandRunner) hold = g_object_ref (self);
+  g_autoptr(PaddockCommandRunner) hold = NULL;
   PaddockCommandImpl *command;
   GDBusMethodInvocation *invocation;
 
   g_return_if_fail (PADDOCK_IS_COMMAND_RUNNER (self));
 
+  /* Answering a call may drop the session's last reference, and ours. */
+  hold = g_object_ref (self);
   if (id < 0 || id > G_MAXUINT32)
     return;
 
