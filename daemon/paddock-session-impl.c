@@ -660,38 +660,14 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Spawning (host profile)                                                   */
 
-/* The agent's environment is an allowlist: nothing else of the daemon's
- * environment (API keys, the bus address, DISPLAY…) reaches it. What the
- * creator passed explicitly comes last and wins. */
+/* The agent's environment: an allowlist (paddock_executor_build_environment()),
+ * its leased ports, and what the creator passed. */
 static GStrv
 build_environment (PaddockSessionImpl *self)
 {
-  g_auto(GStrv) daemon_env = g_get_environ ();
-  GStrv env = NULL;
-  const char *path = g_environ_getenv (daemon_env, "PATH");
-  GHashTableIter iter;
-  gpointer key;
-  gpointer value;
+  g_auto(GStrv) ports = _paddock_session_network_add_port_environment (self->config.leases, NULL);
 
-  env = g_environ_setenv (env, "TERM", "xterm-256color", TRUE);
-  env = g_environ_setenv (env, "PATH", path != NULL ? path : "/usr/local/bin:/usr/bin:/bin", TRUE);
-  for (guint i = 0; daemon_env[i] != NULL; i++)
-    if (g_str_has_prefix (daemon_env[i], "LANG=") || g_str_has_prefix (daemon_env[i], "LC_"))
-      {
-        g_auto(GStrv) pair = g_strsplit (daemon_env[i], "=", 2);
-
-        if (pair[0] != NULL && pair[1] != NULL)
-          env = g_environ_setenv (env, pair[0], pair[1], TRUE);
-      }
-  env = g_environ_setenv (env, "HOME", self->config.home, TRUE);
-  env = g_environ_setenv (env, "PADDOCK_SESSION", self->id, TRUE);
-  env = _paddock_session_network_add_port_environment (self->config.leases, env);
-
-  g_hash_table_iter_init (&iter, self->config.env);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    env = g_environ_setenv (env, key, value, TRUE);
-
-  return env;
+  return paddock_executor_build_environment (&self->config, self->id, (const char * const *) ports);
 }
 
 static void

@@ -546,3 +546,54 @@ paddock_executor_list_members (const PaddockExecutorMembers *members,
     }
   return pids;
 }
+
+/**
+ * paddock_executor_build_environment:
+ * @ports: (nullable): the leased ports' variables, as KEY=VALUE
+ *
+ * The environment of a session's agent and commands, before an executor
+ * adapts it to its view: an allowlist, so nothing else of the daemon's
+ * environment (API keys, the bus address, DISPLAY…) reaches them; then
+ * @ports; what the creator passed explicitly (@config's env) comes last
+ * and wins.
+ *
+ * Returns: (transfer full): the environment
+ */
+GStrv
+paddock_executor_build_environment (const PaddockSessionConfig *config,
+                                    const char                 *session_id,
+                                    const char * const         *ports)
+{
+  g_auto(GStrv) daemon_env = g_get_environ ();
+  GStrv env = NULL;
+  const char *path = g_environ_getenv (daemon_env, "PATH");
+  GHashTableIter iter;
+  gpointer key;
+  gpointer value;
+
+  env = g_environ_setenv (env, "TERM", "xterm-256color", TRUE);
+  env = g_environ_setenv (env, "PATH", path != NULL ? path : "/usr/local/bin:/usr/bin:/bin", TRUE);
+  for (guint i = 0; daemon_env[i] != NULL; i++)
+    if (g_str_has_prefix (daemon_env[i], "LANG=") || g_str_has_prefix (daemon_env[i], "LC_"))
+      {
+        g_auto(GStrv) pair = g_strsplit (daemon_env[i], "=", 2);
+
+        if (pair[0] != NULL && pair[1] != NULL)
+          env = g_environ_setenv (env, pair[0], pair[1], TRUE);
+      }
+  env = g_environ_setenv (env, "HOME", config->home, TRUE);
+  env = g_environ_setenv (env, "PADDOCK_SESSION", session_id, TRUE);
+  for (guint i = 0; ports != NULL && ports[i] != NULL; i++)
+    {
+      g_auto(GStrv) pair = g_strsplit (ports[i], "=", 2);
+
+      if (pair[0] != NULL && pair[1] != NULL)
+        env = g_environ_setenv (env, pair[0], pair[1], TRUE);
+    }
+
+  g_hash_table_iter_init (&iter, config->env);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    env = g_environ_setenv (env, key, value, TRUE);
+
+  return env;
+}

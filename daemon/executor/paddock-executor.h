@@ -227,6 +227,9 @@ typedef struct
 
 GArray          *paddock_executor_list_members      (const PaddockExecutorMembers   *members,
                                                      gboolean                       *out_agent_session_seen);
+GStrv            paddock_executor_build_environment (const PaddockSessionConfig     *config,
+                                                     const char                     *session_id,
+                                                     const char * const             *ports);
 guint64          paddock_executor_memory_max        (const PaddockSessionConfig     *config);
 
 G_END_DECLS
