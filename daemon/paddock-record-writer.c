@@ -259,3 +259,58 @@ paddock_record_writer_flush_finish (GAsyncResult  *result,
 
   return g_task_propagate_boolean (G_TASK (result), error);
 }
+
+typedef struct
+{
+  GWeakRef                object;
+  GCancellable           *cancellable;
+  PaddockRecordWriterStep step;
+  guint                   arg;
+} DurableWait;
+
+static void
+durable_wait_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  DurableWait *wait = user_data;
+  g_autoptr(GObject) object = g_weak_ref_get (&wait->object);
+  g_autoptr(GError) error = NULL;
+
+  /* Not when the object went (or is going) away meanwhile: the daemon's
+   * shutdown flushed the records, and there is no one left to tell. */
+  if (paddock_record_writer_flush_finish (result, &error) && object != NULL &&
+      !g_cancellable_is_cancelled (wait->cancellable))
+    wait->step (object, wait->arg);
+
+  g_weak_ref_clear (&wait->object);
+  g_clear_object (&wait->cancellable);
+  g_free (wait);
+}
+
+/**
+ * paddock_record_writer_when_durable:
+ * @object: (type GObject): held weakly
+ * @cancellable: cancelled when @object goes away: the step is not taken
+ *
+ * Calls STEP (OBJECT, ARG) from the main loop once every record write
+ * asked for so far (OBJECT's and any other's) is on disk, without waiting
+ * for it here. Steps come in the order they were asked for.
+ */
+void
+paddock_record_writer_when_durable (gpointer                 object,
+                                    GCancellable            *cancellable,
+                                    PaddockRecordWriterStep  step,
+                                    guint                    arg)
+{
+  DurableWait *wait = g_new0 (DurableWait, 1);
+
+  g_return_if_fail (G_IS_OBJECT (object));
+  g_return_if_fail (G_IS_CANCELLABLE (cancellable));
+
+  g_weak_ref_init (&wait->object, object);
+  wait->cancellable = g_object_ref (cancellable);
+  wait->step = step;
+  wait->arg = arg;
+  paddock_record_writer_flush_async (cancellable, durable_wait_cb, wait);
+}

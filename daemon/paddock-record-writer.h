@@ -20,4 +20,13 @@ void     paddock_record_writer_flush_async  (GCancellable         *cancellable,
 gboolean paddock_record_writer_flush_finish (GAsyncResult         *result,
                                              GError              **error);
 
+/* A step of OBJECT's, with ARG, once what it wrote is durable. */
+typedef void (*PaddockRecordWriterStep) (gpointer object,
+                                         guint    arg);
+
+void     paddock_record_writer_when_durable (gpointer                 object,
+                                             GCancellable            *cancellable,
+                                             PaddockRecordWriterStep  step,
+                                             guint                    arg);
+
 G_END_DECLS

@@ -40,6 +40,7 @@
 #include "paddock-cgroup.h"
 #include "paddock-clone-vm.h"
 #include "paddock-command-impl.h"
+#include "paddock-command-runner.h"
 #include "paddock-durable-file.h"
 #include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
@@ -47,7 +48,7 @@
 #include "paddock-keeper-client.h"
 #include "paddock-lease.h"
 #include "paddock-net-modes.h"
-#include "paddock-proc-stat.h"
+#include "paddock-compat-proc.h"
 #include "paddock-process-tree.h"
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
@@ -55,6 +56,7 @@
 #include "paddock-session-commands.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-session-record.h"
+#include "paddock-session-stop.h"
 #include "paddock-terminal.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
@@ -62,11 +64,6 @@
 /* Bounds on what one client can make the daemon hold or do. */
 #define READ_OUTPUT_MAX         (1024 * 1024)
 #define SEND_INPUT_MAX          (64 * 1024)
-#define STOP_GRACE_MAX_SECONDS  300
-/* After SIGKILL, how long processes may take to vanish before Stop reports
- * survivors instead of waiting for ever. */
-#define KILL_TIMEOUT_USEC       (10 * G_USEC_PER_SEC)
-#define STOP_POLL_MS            10
 #define PROCESS_COUNT_MS        1000
 /* How long after "running" the workspace's baseline walk waits (see
  * paddock_stage_record_baseline_in_thread()): past a start and its first
@@ -142,6 +139,8 @@ struct _PaddockSessionImpl
   /* Exec'd commands, their host pids, the calls waiting for them to
    * start and their callers (paddock-session-commands.c). */
   PaddockSessionCommands     *commands;
+  /* How they are run and answered (paddock-command-runner.c). */
+  PaddockCommandRunner       *runner;
 
   /* Where the agent's writes go (NULL: the host profile writes to the
    * workspace itself). */
@@ -150,13 +149,10 @@ struct _PaddockSessionImpl
   /* The proxy, its policy's effect and the request journal. */
   PaddockSessionNetwork      *network;
 
-  /* Stop/Destroy calls waiting for the last process to go. */
-  GPtrArray                  *waiters;
+  /* Stop/Destroy calls waiting for the last process to go, and the
+   * sweeps until it has (paddock-session-stop.c). */
+  PaddockSessionStop         *stop;
   GPtrArray                  *destroy_waiters;  /* answered once the files are gone */
-  guint                       stop_poll_id;
-  gint64                      stop_started;
-  gint64                      stop_kill_at;
-  gboolean                    killed;
 
   /* A restored session: what an earlier daemon left running of it, being
    * ended (paddock-session-leftovers.c); the state it goes to once that is
@@ -168,12 +164,8 @@ struct _PaddockSessionImpl
   JsonNode                   *leftovers_record;
 };
 
-typedef struct
-{
-  GDBusMethodInvocation *invocation;
-  gboolean               destroy;
-  gint64                 requested;   /* monotonic: when the call came */
-} Waiter;
+/* A Stop or Destroy call waiting (paddock-session-stop.h). */
+typedef PaddockStopWaiter Waiter;
 
 enum {
   SIGNAL_CHANGED,
@@ -215,18 +207,10 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->agent_view, g_strfreev);
 }
 
-/* A waiter owns the reference to its invocation that the handler was given
- * (the handler returned G_DBUS_METHOD_INVOCATION_HANDLED and kept it), so
- * one still unanswered when the session goes away is answered here: that
- * releases the reference, and the caller is not left waiting. */
 static void
 waiter_free (Waiter *waiter)
 {
-  if (waiter->invocation != NULL)
-    g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
-                                           PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                           "The session went away before it stopped");
-  g_free (waiter);
+  paddock_stop_waiter_free (waiter);
 }
 
 /* The boot this daemon runs in: a pid recorded in another boot means
@@ -254,7 +238,7 @@ process_start_time (pid_t pid)
 {
   PaddockProcStat stat;
 
-  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
+  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
 }
 
 
@@ -356,56 +340,22 @@ paddock_session_impl_publish (PaddockSessionImpl *self)
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
-typedef void (*DurableStep) (PaddockSessionImpl *self,
-                             guint               arg);
-
-typedef struct
-{
-  GWeakRef    session;
-  DurableStep step;
-  guint       arg;
-} DurableWait;
-
+/* Calls STEP (self, ARG) once every record write asked for so far is on
+ * disk (paddock_record_writer_when_durable()), unless the session goes
+ * away meanwhile (durable_cancellable). */
 static void
-paddock_session_impl_durable_cb (GObject      *source,
-                                 GAsyncResult *result,
-                                 gpointer      user_data)
+paddock_session_impl_when_durable (PaddockSessionImpl      *self,
+                                   PaddockRecordWriterStep  step,
+                                   guint                    arg)
 {
-  DurableWait *wait = user_data;
-  g_autoptr(PaddockSessionImpl) self = g_weak_ref_get (&wait->session);
-  g_autoptr(GError) error = NULL;
-
-  /* Not when the session went (or is going) away meanwhile: the daemon's
-   * shutdown flushed the record, and there is no one left to tell. */
-  if (paddock_record_writer_flush_finish (result, &error) && self != NULL &&
-      !g_cancellable_is_cancelled (self->durable_cancellable))
-    wait->step (self, wait->arg);
-
-  g_weak_ref_clear (&wait->session);
-  g_free (wait);
-}
-
-/* Calls STEP (self, ARG) from the main loop once every record write
- * asked for so far (this session's and any other's) is on disk, without
- * waiting for it here. Steps come in the order they were asked for. */
-static void
-paddock_session_impl_when_durable (PaddockSessionImpl *self,
-                                   DurableStep         step,
-                                   guint               arg)
-{
-  DurableWait *wait = g_new0 (DurableWait, 1);
-
-  g_weak_ref_init (&wait->session, self);
-  wait->step = step;
-  wait->arg = arg;
-  paddock_record_writer_flush_async (self->durable_cancellable, paddock_session_impl_durable_cb, wait);
+  paddock_record_writer_when_durable (self, self->durable_cancellable, step, arg);
 }
 
 static void
-paddock_session_impl_publish_step (PaddockSessionImpl *self,
-                                   guint               unused)
+paddock_session_impl_publish_step (gpointer user_data,
+                                   guint    unused)
 {
-  paddock_session_impl_publish (self);
+  paddock_session_impl_publish (user_data);
 }
 
 static gboolean
@@ -440,11 +390,6 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 
 /* ------------------------------------------------------------------------ */
 /* Which processes are the session's                                         */
-
-static GArray *list_session_members (PaddockSessionImpl *self,
-                                     GHashTable         *sids,
-                                     pid_t               watched_sid,
-                                     gboolean           *out_watched_seen);
 
 /* The pids of the session's keepers that run: its executor's (unreaped
  * children of ours), and one an earlier daemon left. */
@@ -505,86 +450,40 @@ agent_session_may_live (PaddockSessionImpl *self)
   return !self->agent_session_gone;
 }
 
-static GArray *
-list_pids_of_kind (PaddockSessionImpl *self)
-{
-  g_autoptr(GHashTable) sids = NULL;
-  GArray *pids;
-  gboolean agent_session_seen = FALSE;
-
-  /* The kernel's own list, where the session has a cgroup: cheap, and
-   * nobody leaves it. Its keepers are in it too, and are not the
-   * session's processes but the daemon's helpers. */
-  if (self->cgroup != NULL)
-    {
-      g_autoptr(GArray) keepers = keeper_pids (self);
-
-      pids = paddock_cgroup_list_pids (self->cgroup);
-      for (guint i = pids->len; i > 0; i--)
-        for (guint j = 0; j < keepers->len; j++)
-          if (g_array_index (pids, pid_t, i - 1) == g_array_index (keepers, pid_t, j))
-            {
-              g_array_remove_index_fast (pids, i - 1);
-              break;
-            }
-      return pids;
-    }
-
-  if (self->sandboxed)
-    /* Every process of the sandbox is in its PID namespace, however it
-     * forked or setsid()ed: that is what makes teardown complete. */
-    return paddock_sandbox_pidns_list (&self->pidns, self->pid, self->reaped);
-
-  /* The agent's process session, and those of the commands exec'd beside
-   * it (each the leader of its own), in one walk of /proc. */
-  sids = g_hash_table_new (NULL, NULL);
-  if (agent_session_may_live (self))
-    g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
-  if (self->commands != NULL)
-    {
-      g_autoptr(GArray) command_pids = paddock_session_commands_dup_pids (self->commands, 0);
-
-      for (guint i = 0; i < command_pids->len; i++)
-        g_hash_table_add (sids, GINT_TO_POINTER (g_array_index (command_pids, pid_t, i)));
-    }
-  pids = list_session_members (self, sids, self->pid, &agent_session_seen);
-  if (self->reaped && !agent_session_seen)
-    self->agent_session_gone = TRUE;
-  return pids;
-}
-
-/* What is listed is signalled (held still, stopped, killed): never pid 1,
- * the daemon itself or a pid that is not one, whatever a listing said. */
+/* Every process of the session now, as its executor finds them
+ * (paddock_executor_list_members()). */
 static GArray *
 paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
-  GArray *pids = list_pids_of_kind (self);
-  pid_t daemon_pid = getpid ();
+  g_autoptr(GHashTable) sids = g_hash_table_new (NULL, NULL);
+  g_autoptr(GArray) keepers = keeper_pids (self);
+  PaddockExecutorMembers members = {
+    .cgroup = self->cgroup,
+    .keepers = keepers,
+    .sandboxed = self->sandboxed,
+    .pidns = &self->pidns,
+    .pid = self->pid,
+    .reaped = self->reaped,
+    .sids = sids,
+  };
+  gboolean agent_session_seen = FALSE;
+  GArray *pids;
 
-  for (guint i = pids->len; i > 0; i--)
+  /* The agent's process session, and those of the commands exec'd beside
+   * it (each the leader of its own): only the host's are looked for. */
+  if (self->cgroup == NULL && !self->sandboxed)
     {
-      pid_t pid = g_array_index (pids, pid_t, i - 1);
+      g_autoptr(GArray) command_pids = paddock_session_commands_dup_pids (self->commands, 0);
 
-      if (pid <= 1 || pid == daemon_pid)
-        g_array_remove_index (pids, i - 1);
+      if (agent_session_may_live (self))
+        g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
+      for (guint i = 0; i < command_pids->len; i++)
+        g_hash_table_add (sids, GINT_TO_POINTER (g_array_index (command_pids, pid_t, i)));
     }
+  pids = paddock_executor_list_members (&members, &agent_session_seen);
+  if (self->cgroup == NULL && !self->sandboxed && self->reaped && !agent_session_seen)
+    self->agent_session_gone = TRUE;
   return pids;
-}
-
-/* The host profile has no PID namespace: the session's processes are those
- * of the agent's session (setsid at spawn) and its commands', and every
- * descendant of their keepers, which a process that setsid()s or
- * double-forks stays (paddock-process-tree.c). */
-static GArray *
-list_session_members (PaddockSessionImpl *self,
-                      GHashTable         *sids,
-                      pid_t               watched_sid,
-                      gboolean           *out_watched_seen)
-{
-  g_autoptr(GArray) roots = keeper_pids (self);
-
-  return paddock_process_tree_list (sids, (const pid_t *) (gpointer) roots->data, roots->len,
-                                    watched_sid, out_watched_seen);
 }
 
 guint
@@ -723,13 +622,10 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
   g_autoptr(GUnixFDList) fd_list = NULL;
   g_autoptr(GError) error = NULL;
-  paddock_autofd int ours = -1;
-  paddock_autofd int theirs = -1;
-  PaddockTerminalViewer *viewer;
+  PaddockTerminalViewer *viewer = NULL;
   guint64 offset = paddock_terminal_get_first_offset (self->terminal);
   gboolean input = TRUE;
-  int pair[2];
-  int handle;
+  int handle = -1;
 
   if (g_strcmp0 (self->state, "destroyed") == 0)
     {
@@ -737,40 +633,25 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
                                              "Session %s was destroyed", self->id);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (paddock_terminal_get_n_viewers (self->terminal) >= PADDOCK_TERMINAL_MAX_VIEWERS)
+  /* The options are read only once checked; a terminal with as many
+   * viewers as it takes says so first (paddock_terminal_attach()). */
+  if (paddock_terminal_get_n_viewers (self->terminal) < PADDOCK_TERMINAL_MAX_VIEWERS)
     {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "At most %u viewers per session", PADDOCK_TERMINAL_MAX_VIEWERS);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      if (!paddock_dbus_check_options (options, attach_options, "Attach", &error))
+        {
+          g_dbus_method_invocation_return_gerror (invocation, error);
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+      g_variant_lookup (options, "offset", "t", &offset);
+      g_variant_lookup (options, "input", "b", &input);
     }
-
-  if (!paddock_dbus_check_options (options, attach_options, "Attach", &error))
-    {
-      g_dbus_method_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  g_variant_lookup (options, "offset", "t", &offset);
-  g_variant_lookup (options, "input", "b", &input);
-
-  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-    {
-      int saved_errno = errno;
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                             "Could not make the viewer's socket: %s", g_strerror (saved_errno));
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  ours = pair[0];
-  theirs = pair[1];
-
-  fd_list = g_unix_fd_list_new ();
-  handle = g_unix_fd_list_append (fd_list, theirs, &error);
-  if (handle < 0)
+  fd_list = paddock_terminal_attach (self->terminal, offset, input, &handle, &viewer, &error);
+  if (fd_list == NULL)
     {
       g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  viewer = paddock_terminal_add_viewer (self->terminal, paddock_steal_fd (&ours), offset, input);
   paddock_ipc_session1_complete_attach (session, invocation, fd_list, g_variant_new_handle (handle),
                                         paddock_terminal_viewer_get_offset (viewer));
   paddock_terminal_flush_viewer (self->terminal, viewer);
@@ -780,38 +661,14 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Spawning (host profile)                                                   */
 
-/* The agent's environment is an allowlist: nothing else of the daemon's
- * environment (API keys, the bus address, DISPLAY…) reaches it. What the
- * creator passed explicitly comes last and wins. */
+/* The agent's environment: an allowlist (paddock_executor_build_environment()),
+ * its leased ports, and what the creator passed. */
 static GStrv
 build_environment (PaddockSessionImpl *self)
 {
-  g_auto(GStrv) daemon_env = g_get_environ ();
-  GStrv env = NULL;
-  const char *path = g_environ_getenv (daemon_env, "PATH");
-  GHashTableIter iter;
-  gpointer key;
-  gpointer value;
+  g_auto(GStrv) ports = _paddock_session_network_add_port_environment (self->config.leases, NULL);
 
-  env = g_environ_setenv (env, "TERM", "xterm-256color", TRUE);
-  env = g_environ_setenv (env, "PATH", path != NULL ? path : "/usr/local/bin:/usr/bin:/bin", TRUE);
-  for (guint i = 0; daemon_env[i] != NULL; i++)
-    if (g_str_has_prefix (daemon_env[i], "LANG=") || g_str_has_prefix (daemon_env[i], "LC_"))
-      {
-        g_auto(GStrv) pair = g_strsplit (daemon_env[i], "=", 2);
-
-        if (pair[0] != NULL && pair[1] != NULL)
-          env = g_environ_setenv (env, pair[0], pair[1], TRUE);
-      }
-  env = g_environ_setenv (env, "HOME", self->config.home, TRUE);
-  env = g_environ_setenv (env, "PADDOCK_SESSION", self->id, TRUE);
-  env = _paddock_session_network_add_port_environment (self->config.leases, env);
-
-  g_hash_table_iter_init (&iter, self->config.env);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    env = g_environ_setenv (env, key, value, TRUE);
-
-  return env;
+  return paddock_executor_build_environment (&self->config, self->id, (const char * const *) ports);
 }
 
 static void
@@ -826,10 +683,10 @@ paddock_session_impl_ready (PaddockSessionImpl *self,
 }
 
 static void
-paddock_session_impl_ready_step (PaddockSessionImpl *self,
-                                 guint               unused)
+paddock_session_impl_ready_step (gpointer user_data,
+                                 guint    unused)
 {
-  paddock_session_impl_ready (self, NULL);
+  paddock_session_impl_ready (user_data, NULL);
 }
 
 /* The last line the sandbox wrote on the terminal before it gave up: its
@@ -837,236 +694,29 @@ paddock_session_impl_ready_step (PaddockSessionImpl *self,
 static char *
 paddock_session_impl_last_line (PaddockSessionImpl *self)
 {
-  g_autoptr(GBytes) tail = NULL;
-  g_autofree char *text = NULL;
-  g_auto(GStrv) lines = NULL;
-  guint64 end = paddock_terminal_get_end_offset (self->terminal);
+  char *line = paddock_terminal_dup_last_line (self->terminal);
 
-  tail = paddock_terminal_read (self->terminal, end > 4096 ? end - 4096 : 0, 4096, NULL);
-  text = g_utf8_make_valid (g_bytes_get_data (tail, NULL) != NULL ? g_bytes_get_data (tail, NULL) : "",
-                            (gssize) g_bytes_get_size (tail));
-  lines = g_strsplit_set (text, "\r\n", -1);
-  for (guint i = g_strv_length (lines); i > 0; i--)
-    if (g_strstrip (lines[i - 1])[0] != '\0')
-      return g_strdup (lines[i - 1]);
-
-  return g_strdup ("the sandbox ended without saying why");
+  return line != NULL ? line : g_strdup ("the sandbox ended without saying why");
 }
 
 /* The sandbox is gone: Exec calls it never answered get an answer now. */
 static void
 paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
 {
-  g_autoptr(GError) error = NULL;
-
-  if (self->commands == NULL)
-    return;
-
-  g_set_error (&error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "Session %s ended before the command started", self->id);
-  paddock_session_commands_fail_pending (self->commands, error);
+  if (self->runner != NULL)
+    paddock_command_runner_fail_pending (self->runner);
 }
 
-/* Command ID's Exec call leaves the table of those waiting for "spawned",
- * with its deadline: it is answered now (with the reference the table
- * held, which the caller of this already has as the borrowed pointer). */
-static void
-paddock_session_impl_steal_pending_exec (PaddockSessionImpl *self,
-                                         guint32             id)
-{
-  (void) paddock_session_commands_steal_pending (self->commands, id);
-}
-
-static void     paddock_session_impl_answer_started (PaddockSessionImpl    *self,
-                                                     GDBusMethodInvocation *invocation,
-                                                     PaddockCommandImpl    *command);
-
-/* Asks pid 1 to SIGKILL command ID's tree (a command nobody can see). */
-static void
-paddock_session_impl_kill_in_sandbox (PaddockSessionImpl *self,
-                                      guint32             id)
-{
-  if (self->executor != NULL)
-    (void) paddock_executor_signal_command (self->executor, id, SIGKILL, NULL);
-}
-
-/* A sandboxed command is exported only once it runs (see
- * paddock_session_impl_start_command), so one that goes before may never
- * have been. */
-static void
-unexport_command (PaddockCommandImpl *command)
-{
-  if (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (command)) != NULL)
-    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
-}
-
-/* A command the sandbox started but that cannot be one of ours (no
- * terminal, not published): killed, and its Exec or Run (INVOCATION, if
- * any) told why. */
-static void G_GNUC_PRINTF (4, 5)
-paddock_session_impl_drop_spawned (PaddockSessionImpl    *self,
-                                   PaddockCommandImpl    *command,
-                                   GDBusMethodInvocation *invocation,
-                                   const char            *format,
-                                   ...)
-{
-  guint32 id = paddock_command_impl_get_id (command);
-
-  paddock_session_impl_kill_in_sandbox (self, id);
-  if (invocation != NULL)
-    {
-      g_autofree char *message = NULL;
-      va_list args;
-
-      va_start (args, format);
-      message = g_strdup_vprintf (format, args);
-      va_end (args);
-      paddock_session_impl_steal_pending_exec (self, id);
-      g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, message);
-    }
-  g_signal_handlers_disconnect_by_data (command, self);
-  paddock_session_commands_remove (self->commands, id);
-}
-
-/* Events about commands run inside the sandbox: "spawned" and
- * "spawn-failed" answer a pending Exec, "command-exited" ends a command.
- * *FD is a descriptor that came with the event (or -1): "spawned" of a
- * command on a terminal carries the terminal the sandbox made, which this
- * takes; any other is left for the caller to close. */
+/* Events about commands run inside the sandbox, for the runner; their
+ * objects are published where the session is, while it is. */
 static void
 paddock_session_impl_command_event (PaddockSessionImpl *self,
                                     JsonObject         *event,
                                     int                *fd)
 {
-  const char *name = json_object_get_string_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, "");
-  gint64 id = json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_ID, -1);
-  PaddockCommandImpl *command;
-  GDBusMethodInvocation *invocation;
-
-  if (id < 0 || id > G_MAXUINT32)
-    return;
-
-  command = paddock_session_commands_lookup (self->commands, (guint32) id);
-  invocation = paddock_session_commands_get_pending (self->commands, (guint32) id);
-
-  if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED) && command != NULL)
-    {
-      GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self));
-      g_autoptr(GError) error = NULL;
-
-      /* Once per command (pid 1 says it once): a second would start its
-       * streams again, their first sources left to fire on a command
-       * freed when its export failed. */
-      if (g_strcmp0 (paddock_ipc_command1_get_state (PADDOCK_IPC_COMMAND1 (command)), "starting") != 0)
-        return;
-      /* Its Exec or Run was answered already, that it did not start: the
-       * sandbox's end was seen first (paddock_session_impl_fail_pending_execs)
-       * and this was read after. Nobody knows its path: not published. */
-      if (invocation == NULL)
-        {
-          paddock_session_impl_drop_spawned (self, command, NULL, "%s", "answered already");
-          return;
-        }
-
-      /* A command on a terminal comes with the terminal the sandbox made:
-       * no terminal, no command. */
-      if (paddock_command_impl_needs_terminal (command) &&
-          (*fd < 0 || !paddock_command_impl_adopt_terminal (command, paddock_steal_fd (fd), &error)))
-        {
-          paddock_session_impl_drop_spawned (self, command, invocation, "The command could not start in the sandbox: %s",
-                                             error != NULL ? error->message : "it made no terminal");
-          return;
-        }
-
-      /* Running before it is exported: its first State is "running", and
-       * no PropertiesChanged for a "starting" nobody could see goes to
-       * every listener (and through the bus) with each command. */
-      paddock_command_impl_started (command, 0);
-      /* A session no longer on the bus (destroyed, with a sandbox that
-       * outlived its SIGKILL and a "spawned" still on its way) has nowhere
-       * to publish it. */
-      if (connection == NULL ||
-          !g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command), connection,
-                                             paddock_command_impl_get_object_path (command), &error))
-        {
-          paddock_session_impl_drop_spawned (self, command, invocation, "The command could not be published: %s",
-                                             error != NULL ? error->message : "its session is gone");
-          return;
-        }
-      paddock_session_impl_steal_pending_exec (self, (guint32) id);
-      paddock_session_impl_answer_started (self, invocation, command);
-    }
-  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWNED))
-    {
-      /* Released (its caller left) before it started: it goes at once. */
-      paddock_session_impl_kill_in_sandbox (self, (guint32) id);
-      if (invocation != NULL)
-        {
-          paddock_session_impl_steal_pending_exec (self, (guint32) id);
-          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                                 "Command %u was released before it started", (guint32) id);
-        }
-    }
-  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED))
-    {
-      gint64 err = json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, 0);
-      const char *message = json_object_get_string_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, "could not start");
-
-      if (invocation != NULL)
-        {
-          paddock_session_impl_steal_pending_exec (self, (guint32) id);
-          g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR,
-                                                 err == ENOENT ? PADDOCK_ERROR_NOT_FOUND :
-                                                 err == EINVAL || err == EBADF ? PADDOCK_ERROR_INVALID_ARGUMENT :
-                                                 err == EAGAIN ? PADDOCK_ERROR_QUOTA_EXCEEDED :
-                                                 PADDOCK_ERROR_FAILED,
-                                                 "The command could not start in the sandbox: %s", message);
-        }
-      if (command != NULL)
-        {
-          /* Not exported unless it was said "spawned" before, which
-           * pid 1 never does. */
-          unexport_command (command);
-          g_signal_handlers_disconnect_by_data (command, self);
-          paddock_session_commands_remove (self->commands, (guint32) id);
-        }
-    }
-  else if (g_str_equal (name, PADDOCK_SANDBOX_EVENT_COMMAND_EXITED) && command != NULL)
-    {
-      paddock_command_impl_exited (command,
-                                   (int) json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_STATUS, -1),
-                                   (int) json_object_get_int_member_with_default (event, PADDOCK_SANDBOX_EVENT_KEY_SIGNAL, 0));
-    }
-}
-
-/* No "spawned" in time (paddock-session-commands.c's spawn deadline): the
- * command's supervisor was stopped (or the whole sandbox is). The Exec
- * gets its one answer now, the command's object and channel go, and
- * pid 1 is asked for the command's SIGKILL: it kills a supervisor it
- * finds stopped, tree and all, or resumes it, and it ends what it
- * started. pid 1 no longer counts that supervisor as its spare, so later
- * commands do not go to it. */
-static void
-paddock_session_impl_spawn_deadline_cb (PaddockSessionCommands *commands,
-                                        guint                   id,
-                                        PaddockSessionImpl     *self)
-{
-  g_autoptr(JsonObject) event = json_object_new ();
-  g_autofree char *message = NULL;
-  int no_fd = -1;
-
-  paddock_session_impl_kill_in_sandbox (self, id);
-  /* What its supervisor says after this is about a command already answered. */
-  paddock_executor_forget_command (self->executor, id);
-
-  message = g_strdup_printf ("the session's command supervisor did not answer within %u ms "
-                             "(a process in the session may have stopped it); the sandbox is asked to kill the command",
-                             paddock_session_commands_get_spawn_deadline_ms ());
-  json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_EVENT, PADDOCK_SANDBOX_EVENT_SPAWN_FAILED);
-  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ID, id);
-  json_object_set_int_member (event, PADDOCK_SANDBOX_EVENT_KEY_ERRNO, ETIMEDOUT);
-  json_object_set_string_member (event, PADDOCK_SANDBOX_EVENT_KEY_MESSAGE, message);
-  g_message ("Session %s: command %u: %s", self->id, id, message);
-  paddock_session_impl_command_event (self, event, &no_fd);
+  paddock_command_runner_handle_event (self->runner,
+                                       g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                       event, fd);
 }
 
 /* The environment of the session's agent and commands: the allowlist, as
@@ -1365,16 +1015,7 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
    * ran was killed with it, and no "command-exited" will come for them.
    * Say so, or their callers would wait for ever. */
   if (self->sandboxed)
-    {
-      g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
-
-      for (guint i = 0; i < commands->len; i++)
-        if (paddock_command_impl_is_running (g_ptr_array_index (commands, i)))
-          {
-            paddock_command_impl_expect_kill (g_ptr_array_index (commands, i));
-            paddock_command_impl_exited (g_ptr_array_index (commands, i), 128 + SIGKILL, SIGKILL);
-          }
-    }
+    paddock_command_runner_sandbox_gone (self->runner);
   /* Published with the end (see set_state()). */
   self->exit_status = exit_status;
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
@@ -1484,6 +1125,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
                    "here); nothing was started", self->config.profile);
       return FALSE;
     }
+  paddock_command_runner_set_executor (self->runner, self->executor);
   if (!paddock_executor_check_start (self->executor, &self->config, self->stage, error))
     return FALSE;
   sandboxed = paddock_executor_is_sandboxed (self->executor);
@@ -1594,37 +1236,14 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
 /* ------------------------------------------------------------------------ */
 /* Stop and Destroy                                                          */
 
-static GVariant *
-stop_result (PaddockSessionImpl *self,
-             guint               survivors)
-{
-  g_auto(GVariantDict) result = G_VARIANT_DICT_INIT (NULL);
-  gint64 elapsed = self->stop_started > 0 ? g_get_monotonic_time () - self->stop_started : 0;
-
-  g_variant_dict_insert (&result, "state", "s", self->state);
-  g_variant_dict_insert (&result, "survivors", "u", survivors);
-  g_variant_dict_insert (&result, "elapsed-ms", "t", (guint64) (elapsed / 1000));
-  return g_variant_dict_end (&result);
-}
-
-static gboolean
-unexport_later_cb (gpointer user_data)
-{
-  unexport_command (user_data);
-  return G_SOURCE_REMOVE;
-}
-
-static void paddock_session_impl_answer_waiters (PaddockSessionImpl *self,
-                                                 GPtrArray          *waiters,
-                                                 guint               survivors);
-
 /* Destroy's end, once every record write queued before the folder goes
  * is on disk (a queued write would recreate a file in it): the folder,
  * then the manager's "destroyed", then the answers. */
 static void
-paddock_session_impl_remove_files_step (PaddockSessionImpl *self,
-                                        guint               unused)
+paddock_session_impl_remove_files_step (gpointer user_data,
+                                        guint    unused)
 {
+  PaddockSessionImpl *self = user_data;
   g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->destroy_waiters);
 
   if (self->config.home != NULL)
@@ -1636,7 +1255,7 @@ paddock_session_impl_remove_files_step (PaddockSessionImpl *self,
 
   g_signal_emit (self, signals[SIGNAL_DESTROYED], 0);
   if (waiters != NULL)
-    paddock_session_impl_answer_waiters (self, waiters, 0);
+    paddock_session_stop_answer (self->stop, PADDOCK_IPC_SESSION1 (self), waiters, self->state, 0);
 }
 
 /* Takes WAITERS, answered once the session's files are gone. */
@@ -1649,20 +1268,8 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_session_impl_release_cgroup (self);
 
-  /* The commands went with the processes. Their objects stay a minute so
-   * that callers can still read how they ended, then go. */
-  {
-    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
-
-    for (guint i = 0; i < commands->len; i++)
-      {
-        g_signal_handlers_disconnect_by_data (g_ptr_array_index (commands, i), self);
-        g_timeout_add_seconds_full (G_PRIORITY_DEFAULT, 60, unexport_later_cb,
-                                    g_object_ref (g_ptr_array_index (commands, i)), g_object_unref);
-      }
-    /* Still in the table: a child watch that fires after this finds its
-     * command and records the real exit status. */
-  }
+  /* The commands went with the processes; their objects stay a while. */
+  paddock_command_runner_let_go (self->runner);
   /* Published at once: no record says it (its folder goes), and nothing
    * of the session may be called from now on (check_alive()). */
   paddock_session_impl_set_state (self, "destroyed");
@@ -1677,46 +1284,18 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
   paddock_session_impl_when_durable (self, paddock_session_impl_remove_files_step, 0);
 }
 
-static void
-paddock_session_impl_answer_waiters (PaddockSessionImpl *self,
-                                     GPtrArray          *waiters,
-                                     guint               survivors)
-{
-  /* Destroying emitted "destroyed", and the manager dropped its reference. */
-  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
-  for (guint i = 0; i < waiters->len; i++)
-    {
-      Waiter *waiter = g_ptr_array_index (waiters, i);
-
-      if (survivors > 0)
-        g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
-                                               PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                               "%u process(es) of the session survived SIGKILL",
-                                               survivors);
-      else if (waiter->destroy)
-        paddock_ipc_session1_complete_destroy (PADDOCK_IPC_SESSION1 (self),
-                                               g_steal_pointer (&waiter->invocation),
-                                               stop_result (self, 0));
-      else
-        paddock_ipc_session1_complete_stop (PADDOCK_IPC_SESSION1 (self),
-                                            g_steal_pointer (&waiter->invocation),
-                                            stop_result (self, 0));
-    }
-}
-
 /* The stop is over (SURVIVORS processes left): answered once the end is
  * on disk and published (see set_state()), which a step asked for now
  * follows. */
 static void
-paddock_session_impl_complete_waiters_step (PaddockSessionImpl *self,
-                                            guint               survivors)
+paddock_session_impl_complete_waiters_step (gpointer user_data,
+                                            guint    survivors)
 {
+  PaddockSessionImpl *self = user_data;
+  /* Destroying emits "destroyed", and the manager drops its reference. */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-  g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->waiters);
+  g_autoptr(GPtrArray) waiters = paddock_session_stop_take_waiters (self->stop);
   gboolean destroy = FALSE;
-
-  self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
 
   for (guint i = 0; i < waiters->len; i++)
     destroy |= ((Waiter *) g_ptr_array_index (waiters, i))->destroy;
@@ -1726,55 +1305,40 @@ paddock_session_impl_complete_waiters_step (PaddockSessionImpl *self,
   if (destroy && survivors == 0 && g_strcmp0 (self->state, "destroyed") != 0)
     paddock_session_impl_finish_destroy (self, g_steal_pointer (&waiters));
   else
-    paddock_session_impl_answer_waiters (self, waiters, survivors);
+    paddock_session_stop_answer (self->stop, PADDOCK_IPC_SESSION1 (self), waiters, self->state, survivors);
 }
 
 static void
-paddock_session_impl_complete_waiters (PaddockSessionImpl *self,
-                                       guint               survivors)
+paddock_session_impl_stop_ended_cb (PaddockSessionStop *stop,
+                                    guint               survivors,
+                                    PaddockSessionImpl *self)
 {
   paddock_session_impl_when_durable (self, paddock_session_impl_complete_waiters_step, survivors);
 }
 
-static gboolean
-paddock_session_impl_stop_poll_cb (gpointer user_data)
+/* One round of a stop: listed once, counted, and (KILL) signalled. GONE
+ * once nothing is left: zero processes and the agent reaped (so its
+ * status is known), and its keepers gone after their trees (so that the
+ * cgroup can go). */
+static void
+paddock_session_impl_stop_sweep_cb (PaddockSessionStop *stop,
+                                    gboolean            kill,
+                                    guint              *left,
+                                    gboolean           *gone,
+                                    PaddockSessionImpl *self)
 {
-  PaddockSessionImpl *self = user_data;
-  /* Listed once a round: counted, and signalled below. */
   g_autoptr(GArray) pids = paddock_session_impl_list_pids (self);
-  guint count = pids->len;
-  gint64 now = g_get_monotonic_time ();
 
-  /* Zero processes and the agent reaped (so its status is known), and
-   * its keepers gone after their trees (so that the cgroup can go). */
-  if (count == 0 && (self->reaped || self->pid <= 0) && !keepers_running (self))
+  *left = pids->len;
+  *gone = pids->len == 0 && (self->reaped || self->pid <= 0) && !keepers_running (self);
+  if (*gone)
     {
-      self->stop_poll_id = 0;
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
       paddock_session_impl_release_cgroup (self);
       paddock_session_impl_processes_gone (self);
-      paddock_session_impl_complete_waiters (self, 0);
-      return G_SOURCE_REMOVE;
     }
-
-  if (!self->killed && now >= self->stop_kill_at)
-    {
-      self->killed = TRUE;
-      paddock_session_impl_signal_all (self, SIGKILL, pids);
-    }
-  else if (self->killed)
-    {
-      /* Anything forked since the last sweep gets its SIGKILL too. */
-      paddock_session_impl_signal_all (self, SIGKILL, pids);
-      if (now >= self->stop_kill_at + KILL_TIMEOUT_USEC)
-        {
-          self->stop_poll_id = 0;
-          paddock_session_impl_complete_waiters (self, count);
-          return G_SOURCE_REMOVE;
-        }
-    }
-
-  return G_SOURCE_CONTINUE;
+  else if (kill)
+    paddock_session_impl_signal_all (self, SIGKILL, pids);
 }
 
 /* REQUESTED is when the call came (monotonic): the stop's elapsed-ms
@@ -1787,36 +1351,15 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
                                  gboolean               destroy,
                                  gint64                 requested)
 {
-  Waiter *waiter = g_new0 (Waiter, 1);
-  gint64 kill_at;
+  /* Completing may destroy the session and drop the manager's reference. */
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
-  /* The handler's reference, answered (and so released) when the stop
-   * completes; an extra one would never be dropped. */
-  waiter->invocation = invocation;
-  waiter->destroy = destroy;
-  g_ptr_array_add (self->waiters, waiter);
-
-  kill_at = g_get_monotonic_time () + (gint64) grace_seconds * G_USEC_PER_SEC;
-
-  if (self->stop_poll_id != 0)
-    {
-      /* Already stopping: a shorter grace (Destroy's 0) wins. */
-      self->stop_kill_at = MIN (self->stop_kill_at, kill_at);
-      return;
-    }
+  if (!paddock_session_stop_add (self->stop, invocation, grace_seconds, destroy, requested))
+    return;
 
   self->stop_requested = self->stop_requested || !self->reaped;
-  self->stop_started = requested;
-
   /* The session's commands end with it: they are killed, not done. */
-  {
-    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
-
-    for (guint i = 0; i < commands->len; i++)
-      paddock_command_impl_expect_kill (g_ptr_array_index (commands, i));
-  }
-  self->stop_kill_at = kill_at;
-  self->killed = FALSE;
+  paddock_command_runner_expect_kill (self->runner);
 
   /* A session held still because its stage was full goes on, to see its
    * SIGTERM; its stage is measured no more. */
@@ -1824,15 +1367,7 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   if (grace_seconds > 0)
     paddock_session_impl_signal_all (self, SIGTERM, NULL);
 
-  /* Nothing left to stop (the session had ended): answer now. Completing
-   * may destroy the session and drop the manager's reference, so hold one
-   * of our own, and arm the timer only if there is something to wait for. */
-  {
-    g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
-    if (paddock_session_impl_stop_poll_cb (self) == G_SOURCE_CONTINUE)
-      self->stop_poll_id = g_timeout_add (STOP_POLL_MS, paddock_session_impl_stop_poll_cb, self);
-  }
+  paddock_session_stop_run (self->stop);
 }
 
 static gboolean
@@ -1885,10 +1420,11 @@ paddock_session_impl_handle_stop (PaddockIpcSession1    *session,
   if (!paddock_session_impl_check_alive (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 
-  if (grace_seconds > STOP_GRACE_MAX_SECONDS)
+  if (grace_seconds > PADDOCK_SESSION_STOP_GRACE_MAX_SECONDS)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "The grace is at most %u seconds", STOP_GRACE_MAX_SECONDS);
+                                             "The grace is at most %u seconds",
+                                             PADDOCK_SESSION_STOP_GRACE_MAX_SECONDS);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
@@ -1939,13 +1475,7 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
 
   /* No main loop will see the commands end: calls that wait for them are
    * answered now, not left to the bus's NoReply. */
-  paddock_session_impl_fail_pending_execs (self);
-  {
-    g_autoptr(GPtrArray) commands = paddock_session_commands_dup_all (self->commands);
-
-    for (guint i = 0; i < commands->len; i++)
-      paddock_command_impl_answer_run_quitting (g_ptr_array_index (commands, i));
-  }
+  paddock_command_runner_quit (self->runner);
 
   /* The daemon is going: wait (briefly) for the kernel to empty the
    * cgroup, so that it can go too rather than linger; the keepers end
@@ -2052,30 +1582,6 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-static void
-paddock_session_impl_command_kill_cb (PaddockCommandImpl *command,
-                                      int                 signal_number,
-                                      PaddockSessionImpl *self)
-{
-  g_autoptr(GError) error = NULL;
-
-  /* The executor signals the command's whole tree (a subreaper holds it:
-   * the sandbox's supervisor, the host's keeper), setsid()ed descendants
-   * included. */
-  if (!paddock_executor_signal_command (self->executor, paddock_command_impl_get_id (command), signal_number, &error))
-    g_debug ("Session %s: could not kill command %u: %s", self->id,
-             paddock_command_impl_get_id (command), error->message);
-}
-
-static void
-paddock_session_impl_command_released_cb (PaddockCommandImpl *command,
-                                          PaddockSessionImpl *self)
-{
-  unexport_command (command);
-  g_signal_handlers_disconnect_by_data (command, self);
-  paddock_session_commands_remove (self->commands, paddock_command_impl_get_id (command));
-}
-
 /* A command its executor started ended (host: its keeper reaped it). */
 static void
 paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
@@ -2083,25 +1589,11 @@ paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
                                         int                 wait_status,
                                         PaddockSessionImpl *self)
 {
-  guint32 id = self->commands != NULL ? paddock_session_commands_take_pid (self->commands, pid) : 0;
-  PaddockCommandImpl *command = id != 0 ? paddock_session_commands_lookup (self->commands, id) : NULL;
-  int exit_status = 0;
-  int signal_number = 0;
-
-  if (WIFEXITED (wait_status))
-    exit_status = WEXITSTATUS (wait_status);
-  else if (WIFSIGNALED (wait_status))
-    {
-      signal_number = WTERMSIG (wait_status);
-      exit_status = 128 + signal_number;
-    }
-
-  if (command != NULL)
-    paddock_command_impl_exited (command, exit_status, signal_number);
+  paddock_command_runner_command_exited (self->runner, pid, wait_status);
 }
 
 /* Nothing is left of a command its executor started: the session may go
- * (see spawn_on_host()). */
+ * (see start_command()). */
 static void
 paddock_session_impl_command_gone_cb (PaddockExecutor    *executor,
                                       int                 pid,
@@ -2110,115 +1602,8 @@ paddock_session_impl_command_gone_cb (PaddockExecutor    *executor,
   g_object_unref (self);
 }
 
-/* Starts the command through the executor (host: under a keeper of its
- * own, leader of its own process session). */
-static gboolean
-paddock_session_impl_spawn_on_host (PaddockSessionImpl  *self,
-                                    PaddockCommandImpl  *command,
-                                    char               **argv,
-                                    const char          *cwd,
-                                    char               **envp,
-                                    gboolean             tty,
-                                    GError             **error)
-{
-  paddock_autofd int child_in = -1;
-  paddock_autofd int child_out = -1;
-  paddock_autofd int child_err = -1;
-  g_autofree char *program = NULL;
-  const char *path = g_environ_getenv (envp, "PATH");
-  PaddockExecutorCommandSpec spec;
-  pid_t pid;
-
-  program = paddock_executor_find_in_path (argv[0], path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
-  if (program == NULL)
-    {
-      {
-        g_autofree char *shown = paddock_dbus_display_bytes (argv[0]);
-
-        g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                     "No program “%s” in the session's PATH", shown);
-      }
-      return FALSE;
-    }
-
-  if (!paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
-    return FALSE;
-
-  spec = (PaddockExecutorCommandSpec) {
-    .id = paddock_command_impl_get_id (command),
-    .program = program,
-    .argv = argv,
-    .cwd = cwd,
-    .envp = envp,
-    .tty = tty,
-    .stdio = { child_in, child_out, child_err },
-    .cgroup = self->cgroup,
-    .cgroup_procs_fd = self->cgroup_procs_fd,
-  };
-  if (!paddock_executor_spawn_command (self->executor, &spec, &pid, error))
-    return FALSE;
-  /* Until nothing is left of it, it keeps the session alive: a command
-   * that ends after Destroy still records its real exit status. */
-  g_object_ref (self);
-
-  paddock_session_commands_add_pid (self->commands, pid, paddock_command_impl_get_id (command));
-  paddock_command_impl_started (command, pid);
-  return TRUE;
-}
-
-/* Asks the sandbox's pid 1 to run the command beside the agent, with the
- * same confinement, passing the command's three standard fds. */
-static gboolean
-paddock_session_impl_spawn_in_sandbox (PaddockSessionImpl  *self,
-                                       PaddockCommandImpl  *command,
-                                       const char * const  *argv,
-                                       const char          *cwd,
-                                       char               **envp,
-                                       gboolean             tty,
-                                       GError             **error)
-{
-  paddock_autofd int child_in = -1;
-  paddock_autofd int child_out = -1;
-  paddock_autofd int child_err = -1;
-  PaddockExecutorCommandSpec spec;
-  pid_t pid;
-
-  /* A terminal of ours would be of the daemon's devpts, which the sandbox
-   * does not show: the sandbox makes one (paddock-linux-executor.c). */
-  if (!tty && !paddock_command_impl_prepare (command, &child_in, &child_out, &child_err, error))
-    return FALSE;
-
-  /* Our copies of the command's ends close when we return: the sandbox
-   * has its own, and output ends when the command's are closed. */
-  spec = (PaddockExecutorCommandSpec) {
-    .id = paddock_command_impl_get_id (command),
-    .argv = (char **) argv,
-    .cwd = cwd,
-    .envp = envp,
-    .tty = tty,
-    .stdio = { child_in, child_out, child_err },
-    .cgroup_procs_fd = -1,
-  };
-  return paddock_executor_spawn_command (self->executor, &spec, &pid, error);
-}
-
-/* The command runs: Exec answers with its object; Run's call goes to the
- * command, which answers once the command is over. */
-static void
-paddock_session_impl_answer_started (PaddockSessionImpl    *self,
-                                     GDBusMethodInvocation *invocation,
-                                     PaddockCommandImpl    *command)
-{
-  if (g_str_equal (g_dbus_method_invocation_get_method_name (invocation), "Run"))
-    paddock_command_impl_answer_when_done (command, invocation);
-  else
-    paddock_ipc_session1_complete_exec (PADDOCK_IPC_SESSION1 (self), invocation,
-                                        paddock_command_impl_get_object_path (command));
-}
-
-/* Exec and Run: checks the request, starts the command and answers
- * INVOCATION once it runs (paddock_session_impl_answer_started) or why
- * it does not. */
+/* Exec and Run: a session that runs has them checked, started and
+ * answered by its runner (paddock-command-runner.c). */
 static void
 paddock_session_impl_start_command (PaddockSessionImpl    *self,
                                     GDBusMethodInvocation *invocation,
@@ -2228,18 +1613,6 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
                                     guint                  timeout_ms,
                                     gboolean               tty)
 {
-  const char *method = g_dbus_method_invocation_get_method_name (invocation);
-  const char *caller = g_dbus_method_invocation_get_sender (invocation);
-  g_autoptr(PaddockCommandImpl) command = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *path = NULL;
-  g_auto(GStrv) envp = NULL;
-  GVariantIter iter;
-  const char *key;
-  const char *value;
-  gsize argv_bytes = 0;
-  guint32 id;
-
   if (!paddock_session_impl_check_alive (self, invocation) ||
       _paddock_session_impl_refuse_leftovers (self, invocation))
     return;
@@ -2249,103 +1622,15 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
                                              "Session %s is not running", self->id);
       return;
     }
-  if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0')
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "%s needs a command", method);
-      return;
-    }
-  for (guint i = 0; argv[i] != NULL; i++)
-    argv_bytes += strlen (argv[i]) + 1;
-  if (g_strv_length ((char **) argv) > 4096 || argv_bytes > 256 * 1024)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "%s: argument “argv” takes at most 4096 arguments (256 KiB)",
-                                             method);
-      return;
-    }
-  if ((cwd[0] != '\0' && cwd[0] != '/') || strlen (cwd) >= PADDOCK_DBUS_MAX_PATH)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "%s: argument “cwd” is an absolute folder of at most %d bytes, "
-                                             "or empty for the workspace", method, PADDOCK_DBUS_MAX_PATH - 1);
-      return;
-    }
-  if (timeout_ms > PADDOCK_COMMAND_MAX_TIMEOUT_MS)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "%s: argument “timeout_ms” is at most 24 hours", method);
-      return;
-    }
-  {
-    g_autofree char *argument = g_strdup_printf ("%s: argument “env”", method);
 
-    if (!paddock_dbus_check_env (env, argument, 256, 256 * 1024, &error))
-      {
-        g_dbus_method_invocation_return_gerror (invocation, error);
-        return;
-      }
-  }
-  if (!paddock_session_commands_check_quota (self->commands, caller, &error))
-    {
-      g_dbus_method_invocation_return_gerror (invocation, error);
-      return;
-    }
-
-  envp = build_agent_environment (self);
-  g_variant_iter_init (&iter, env);
-  while (g_variant_iter_next (&iter, "{&s&s}", &key, &value))
-    envp = g_environ_setenv (envp, key, value, TRUE);
-
-  paddock_session_commands_watch_caller (self->commands,
-                                         g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
-                                         caller);
-
-  id = paddock_session_commands_next_id (self->commands);
-  path = g_strdup_printf ("%s/command/%u", self->object_path, id);
-  command = paddock_command_impl_new (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
-                                      path, id, caller, tty, timeout_ms);
-  g_signal_connect (command, "kill-requested", G_CALLBACK (paddock_session_impl_command_kill_cb), self);
-  g_signal_connect (command, "released", G_CALLBACK (paddock_session_impl_command_released_cb), self);
-
-  if (self->sandboxed)
-    {
-      /* Exported once the sandbox says it runs (the Exec answer carries
-       * its path; nobody can ask for it before). */
-      paddock_session_commands_add (self->commands, command);
-      if (paddock_session_impl_spawn_in_sandbox (self, command, argv,
-                                                 cwd[0] != '\0' ? cwd : self->config.workspace,
-                                                 envp, tty, &error))
-        {
-          /* Answered when the sandbox says "spawned" or why not; the
-           * table holds the handler's reference until then. */
-          paddock_session_commands_add_pending (self->commands, id, invocation);
-          return;
-        }
-      paddock_session_commands_remove (self->commands, id);
-    }
-  else if (g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (command),
-                                             g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
-                                             path, &error))
-    {
-      paddock_session_commands_add (self->commands, command);
-      if (!paddock_session_impl_spawn_on_host (self, command, (char **) argv,
-                                               cwd[0] != '\0' ? cwd : self->config.workspace,
-                                               envp, tty, &error))
-        {
-          g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (command));
-          paddock_session_commands_remove (self->commands, id);
-        }
-    }
-
-  if (error != NULL)
-    {
-      g_signal_handlers_disconnect_by_data (command, self);
-      g_dbus_method_invocation_return_gerror (invocation, error);
-      return;
-    }
-
-  paddock_session_impl_answer_started (self, invocation, command);
+  /* A command on the host keeps the session alive until nothing is left
+   * of it (command_gone_cb()): one that ends after Destroy still records
+   * its real exit status. */
+  if (paddock_command_runner_start (self->runner,
+                                    g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
+                                    invocation, argv, cwd, env, build_agent_environment (self), timeout_ms, tty,
+                                    self->cgroup, self->cgroup_procs_fd))
+    g_object_ref (self);
 }
 
 static gboolean
@@ -2627,13 +1912,17 @@ paddock_session_impl_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->executor, self);
   g_clear_object (&self->executor);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
-  g_clear_handle_id (&self->stop_poll_id, g_source_remove);
   /* A flush still on its way finds the session gone. */
   g_cancellable_cancel (self->durable_cancellable);
-  /* Calls still waiting on the session get their answer now. */
-  paddock_session_impl_fail_pending_execs (self);
-  if (self->waiters != NULL)
-    g_ptr_array_set_size (self->waiters, 0);
+  /* Calls still waiting on the session get their answer now; callers
+   * are no longer watched. */
+  if (self->runner != NULL)
+    paddock_command_runner_close (self->runner);
+  if (self->stop != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->stop, self);
+      paddock_session_stop_close (self->stop);
+    }
   if (self->leftover_waiters != NULL)
     g_ptr_array_set_size (self->leftover_waiters, 0);
   /* Its poll points at us: it goes with the other sources. */
@@ -2644,11 +1933,6 @@ paddock_session_impl_dispose (GObject *object)
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
   g_clear_object (&self->stage);
   g_clear_pointer (&self->network, _paddock_session_network_free);
-  if (self->commands != NULL)
-    {
-      g_signal_handlers_disconnect_by_data (self->commands, self);
-      paddock_session_commands_unwatch_callers (self->commands);
-    }
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
 }
@@ -2662,11 +1946,12 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->object_path, g_free);
   g_clear_pointer (&self->agent_env, g_strfreev);
   g_clear_object (&self->terminal);
-  g_clear_pointer (&self->waiters, g_ptr_array_unref);
+  g_clear_object (&self->stop);
   g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
   g_clear_pointer (&self->leftovers_final_state, g_free);
   g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
   g_clear_pointer (&self->leftovers_record, json_node_unref);
+  g_clear_object (&self->runner);
   g_clear_object (&self->commands);
   paddock_sandbox_pidns_clear (&self->pidns);
   g_clear_pointer (&self->record_path, g_free);
@@ -2707,9 +1992,10 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
-  g_signal_connect (self->commands, "spawn-deadline", G_CALLBACK (paddock_session_impl_spawn_deadline_cb), self);
   self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
-  self->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
+  self->stop = paddock_session_stop_new ();
+  g_signal_connect (self->stop, "sweep", G_CALLBACK (paddock_session_impl_stop_sweep_cb), self);
+  g_signal_connect (self->stop, "ended", G_CALLBACK (paddock_session_impl_stop_ended_cb), self);
   self->durable_cancellable = g_cancellable_new ();
 }
 
@@ -2752,6 +2038,7 @@ paddock_session_impl_new (const char                 *id,
   self->config.pids_max = config->pids_max;
   self->config.memory_max = config->memory_max;
   self->config.stage_limit = config->stage_limit;
+  self->runner = paddock_command_runner_new (id, self->object_path, config->workspace, self->commands);
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);
@@ -2943,7 +2230,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
         const PaddockLeftover *leftover = &g_array_index (leftovers, PaddockLeftover, i);
         PaddockProcStat stat;
 
-        if (paddock_proc_stat_read ((guint32) leftover->pid, FALSE, &stat) && stat.session == (int) pid &&
+        if (paddock_compat_proc_read_stat ((guint32) leftover->pid, FALSE, &stat) && stat.session == (int) pid &&
             poll (&(struct pollfd) { .fd = leftover->pidfd, .events = POLLIN }, 1, 0) == 0)
           {
             self->pid = (pid_t) pid;

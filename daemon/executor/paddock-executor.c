@@ -26,7 +26,8 @@
 #include "paddock-error.h"
 #include "paddock-executor.h"
 #include "paddock-host-executor.h"
-#include "paddock-proc-stat.h"
+#include "paddock-compat-proc.h"
+#include "paddock-process-tree.h"
 #if PADDOCK_ENABLE_LINUX
 #include "paddock-linux-executor.h"
 #endif
@@ -434,7 +435,7 @@ paddock_executor_process_start_time (pid_t pid)
 {
   PaddockProcStat stat;
 
-  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
+  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
 }
 
 /* The layers the daemon's own PADDOCK_TEST_WITHOUT_LAYERS (a comma-separated
@@ -488,4 +489,111 @@ paddock_executor_memory_max (const PaddockSessionConfig *config)
     bytes = (guint64) sysconf (_SC_PHYS_PAGES) * page / 2;
   bytes = MAX (bytes, PADDOCK_SESSION_MEMORY_MAX_MIN);
   return bytes / page * page;
+}
+
+/**
+ * paddock_executor_list_members:
+ * @out_agent_session_seen: (out): host, without a cgroup: whether a
+ *   member of the agent's process session (sid = @members->pid) was seen
+ *
+ * The pids of every process of a session now: what is listed is
+ * signalled (held still, stopped, killed), so never pid 1, the daemon
+ * itself or a pid that is not one, whatever a listing said.
+ *
+ * Returns: (transfer full) (element-type pid_t): the pids
+ */
+GArray *
+paddock_executor_list_members (const PaddockExecutorMembers *members,
+                               gboolean                     *out_agent_session_seen)
+{
+  GArray *pids;
+  pid_t daemon_pid = getpid ();
+
+  *out_agent_session_seen = FALSE;
+  /* The kernel's own list, where the session has a cgroup: cheap, and
+   * nobody leaves it. Its keepers are in it too, and are not the
+   * session's processes but the daemon's helpers. */
+  if (members->cgroup != NULL)
+    {
+      pids = paddock_cgroup_list_pids (members->cgroup);
+      for (guint i = pids->len; i > 0; i--)
+        for (guint j = 0; j < members->keepers->len; j++)
+          if (g_array_index (pids, pid_t, i - 1) == g_array_index (members->keepers, pid_t, j))
+            {
+              g_array_remove_index_fast (pids, i - 1);
+              break;
+            }
+    }
+  else if (members->sandboxed)
+    /* Every process of the sandbox is in its PID namespace, however it
+     * forked or setsid()ed: that is what makes teardown complete. */
+    pids = paddock_sandbox_pidns_list (members->pidns, members->pid, members->reaped);
+  else
+    /* The host profile has no PID namespace: the session's processes are
+     * those of the agent's session (setsid at spawn) and its commands',
+     * and every descendant of their keepers, which a process that
+     * setsid()s or double-forks stays (paddock-process-tree.c), in one
+     * walk of /proc. */
+    pids = paddock_process_tree_list (members->sids, (const pid_t *) (gpointer) members->keepers->data,
+                                      members->keepers->len, members->pid, out_agent_session_seen);
+
+  for (guint i = pids->len; i > 0; i--)
+    {
+      pid_t pid = g_array_index (pids, pid_t, i - 1);
+
+      if (pid <= 1 || pid == daemon_pid)
+        g_array_remove_index (pids, i - 1);
+    }
+  return pids;
+}
+
+/**
+ * paddock_executor_build_environment:
+ * @ports: (nullable): the leased ports' variables, as KEY=VALUE
+ *
+ * The environment of a session's agent and commands, before an executor
+ * adapts it to its view: an allowlist, so nothing else of the daemon's
+ * environment (API keys, the bus address, DISPLAY…) reaches them; then
+ * @ports; what the creator passed explicitly (@config's env) comes last
+ * and wins.
+ *
+ * Returns: (transfer full): the environment
+ */
+GStrv
+paddock_executor_build_environment (const PaddockSessionConfig *config,
+                                    const char                 *session_id,
+                                    const char * const         *ports)
+{
+  g_auto(GStrv) daemon_env = g_get_environ ();
+  GStrv env = NULL;
+  const char *path = g_environ_getenv (daemon_env, "PATH");
+  GHashTableIter iter;
+  gpointer key;
+  gpointer value;
+
+  env = g_environ_setenv (env, "TERM", "xterm-256color", TRUE);
+  env = g_environ_setenv (env, "PATH", path != NULL ? path : "/usr/local/bin:/usr/bin:/bin", TRUE);
+  for (guint i = 0; daemon_env[i] != NULL; i++)
+    if (g_str_has_prefix (daemon_env[i], "LANG=") || g_str_has_prefix (daemon_env[i], "LC_"))
+      {
+        g_auto(GStrv) pair = g_strsplit (daemon_env[i], "=", 2);
+
+        if (pair[0] != NULL && pair[1] != NULL)
+          env = g_environ_setenv (env, pair[0], pair[1], TRUE);
+      }
+  env = g_environ_setenv (env, "HOME", config->home, TRUE);
+  env = g_environ_setenv (env, "PADDOCK_SESSION", session_id, TRUE);
+  for (guint i = 0; ports != NULL && ports[i] != NULL; i++)
+    {
+      g_auto(GStrv) pair = g_strsplit (ports[i], "=", 2);
+
+      if (pair[0] != NULL && pair[1] != NULL)
+        env = g_environ_setenv (env, pair[0], pair[1], TRUE);
+    }
+
+  g_hash_table_iter_init (&iter, config->env);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    env = g_environ_setenv (env, key, value, TRUE);
+
+  return env;
 }

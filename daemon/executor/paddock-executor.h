@@ -10,6 +10,7 @@
 
 #include "paddock-cgroup.h"
 #include "paddock-keeper-client.h"
+#include "paddock-sandbox-pidns.h"
 #include "paddock-session-impl.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
@@ -210,6 +211,25 @@ GStrv            paddock_executor_test_without_layers (void);
 char            *paddock_executor_find_in_path      (const char                     *program,
                                                      const char                     *path);
 guint64          paddock_executor_pids_max          (const PaddockSessionConfig     *config);
+
+/* What a session's processes are found from, in either executor's
+ * session, and in one an earlier daemon left (no executor of ours). */
+typedef struct
+{
+  PaddockCgroup       *cgroup;      /* the session's, or NULL: the kernel's own list */
+  GArray              *keepers;     /* pid_t: its keepers that run, the daemon's helpers */
+  gboolean             sandboxed;
+  PaddockSandboxPidns *pidns;       /* sandboxed: its PID namespace */
+  pid_t                pid;         /* the helper (sandboxed), or the agent */
+  gboolean             reaped;
+  GHashTable          *sids;        /* host: the process sessions that are the session's */
+} PaddockExecutorMembers;
+
+GArray          *paddock_executor_list_members      (const PaddockExecutorMembers   *members,
+                                                     gboolean                       *out_agent_session_seen);
+GStrv            paddock_executor_build_environment (const PaddockSessionConfig     *config,
+                                                     const char                     *session_id,
+                                                     const char * const             *ports);
 guint64          paddock_executor_memory_max        (const PaddockSessionConfig     *config);
 
 G_END_DECLS

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "paddock-proc-stat.h"
+#include "paddock-compat-proc.h"
 #include "paddock-sandbox-pidns.h"
 
 static gboolean
@@ -22,7 +22,7 @@ process_alive (pid_t pid)
 {
   PaddockProcStat stat;
 
-  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) && stat.state != 'Z' && stat.state != 'X';
+  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) && stat.state != 'Z' && stat.state != 'X';
 }
 
 /* 0 when it cannot be read (gone). */
@@ -31,7 +31,7 @@ process_start_time (pid_t pid)
 {
   PaddockProcStat stat;
 
-  return paddock_proc_stat_read ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
+  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
 }
 
 /* Whether @pid is the first process of a PID namespace other than ours:

@@ -22,7 +22,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <gio/gunixfdlist.h>
+
 #include "paddock-autofd.h"
+#include "paddock-error.h"
 #include "paddock-scrollback.h"
 #include "paddock-terminal.h"
 
@@ -512,6 +515,85 @@ paddock_terminal_viewer_get_offset (PaddockTerminalViewer *viewer)
   g_return_val_if_fail (viewer != NULL, 0);
 
   return viewer->offset;
+}
+
+/**
+ * paddock_terminal_attach:
+ * @offset: where its replay starts (clamped to what the ring holds)
+ * @input: whether what it writes is typed into the terminal
+ * @out_handle: (out): the index of the viewer's socket in the list
+ * @out_viewer: (out) (transfer none): the viewer, for
+ *   paddock_terminal_flush_viewer() once the caller answered
+ *
+ * Attach: a new viewer on our end of a stream socket pair; the other end
+ * is in the list returned, for the caller to pass on. At most
+ * %PADDOCK_TERMINAL_MAX_VIEWERS at once.
+ *
+ * Returns: (transfer full): the list with the caller's end, or %NULL
+ */
+GUnixFDList *
+paddock_terminal_attach (PaddockTerminal        *self,
+                         guint64                 offset,
+                         gboolean                input,
+                         int                    *out_handle,
+                         PaddockTerminalViewer **out_viewer,
+                         GError                **error)
+{
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  paddock_autofd int ours = -1;
+  paddock_autofd int theirs = -1;
+  int pair[2];
+
+  g_return_val_if_fail (PADDOCK_IS_TERMINAL (self), NULL);
+
+  if (self->viewers->len >= PADDOCK_TERMINAL_MAX_VIEWERS)
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
+                   "At most %u viewers per session", PADDOCK_TERMINAL_MAX_VIEWERS);
+      return NULL;
+    }
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    {
+      int saved_errno = errno;
+
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not make the viewer's socket: %s", g_strerror (saved_errno));
+      return NULL;
+    }
+  ours = pair[0];
+  theirs = pair[1];
+
+  fd_list = g_unix_fd_list_new ();
+  *out_handle = g_unix_fd_list_append (fd_list, theirs, error);
+  if (*out_handle < 0)
+    return NULL;
+
+  *out_viewer = paddock_terminal_add_viewer (self, paddock_steal_fd (&ours), offset, input);
+  return g_steal_pointer (&fd_list);
+}
+
+/* The last line that is not blank in the last 4 KiB written on the
+ * terminal (a helper's failure is one line, "paddock-sandbox: why"), or
+ * NULL when there is none. */
+char *
+paddock_terminal_dup_last_line (PaddockTerminal *self)
+{
+  g_autoptr(GBytes) tail = NULL;
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint64 end;
+
+  g_return_val_if_fail (PADDOCK_IS_TERMINAL (self), NULL);
+
+  end = paddock_scrollback_get_end_offset (self->scrollback);
+  tail = paddock_terminal_read (self, end > 4096 ? end - 4096 : 0, 4096, NULL);
+  text = g_utf8_make_valid (g_bytes_get_data (tail, NULL) != NULL ? g_bytes_get_data (tail, NULL) : "",
+                            (gssize) g_bytes_get_size (tail));
+  lines = g_strsplit_set (text, "\r\n", -1);
+  for (guint i = g_strv_length (lines); i > 0; i--)
+    if (g_strstrip (lines[i - 1])[0] != '\0')
+      return g_strdup (lines[i - 1]);
+  return NULL;
 }
 
 /* ------------------------------------------------------------------------ */

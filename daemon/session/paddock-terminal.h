@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include <gio/gunixfdlist.h>
 #include <glib-object.h>
 
 G_BEGIN_DECLS
@@ -52,5 +53,12 @@ PaddockTerminalViewer *paddock_terminal_add_viewer       (PaddockTerminal       
 guint64                paddock_terminal_viewer_get_offset (PaddockTerminalViewer *viewer);
 void                   paddock_terminal_flush_viewer     (PaddockTerminal       *self,
                                                           PaddockTerminalViewer *viewer);
+GUnixFDList           *paddock_terminal_attach           (PaddockTerminal        *self,
+                                                          guint64                 offset,
+                                                          gboolean                input,
+                                                          int                    *out_handle,
+                                                          PaddockTerminalViewer **out_viewer,
+                                                          GError                **error);
+char                  *paddock_terminal_dup_last_line    (PaddockTerminal       *self);
 
 G_END_DECLS
