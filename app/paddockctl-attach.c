@@ -22,6 +22,7 @@
 #include <glib/gi18n.h>
 
 #include "paddock-error.h"
+#include "paddock-exit-status.h"
 #include "paddockctl-private.h"
 
 /* Ctrl-], as telnet, docker and virsh use it: rare in what people type
@@ -745,6 +746,8 @@ report_stream_end (Attach *self)
   g_variant_lookup (properties, "ExitStatus", "i", &exit_status);
   if (exit_status >= 0)
     paddockctl_warn (_("session %s ended (%s, exit status %d)"), self->id, state, exit_status);
+  else if (exit_status == PADDOCK_EXIT_STATUS_UNKNOWN)
+    paddockctl_warn (_("session %s ended (%s, exit status unknown)"), self->id, state);
   else
     paddockctl_warn (_("session %s ended (%s)"), self->id, state);
 

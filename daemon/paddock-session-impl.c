@@ -41,6 +41,7 @@
 #include "paddock-clone-vm.h"
 #include "paddock-command-impl.h"
 #include "paddock-durable-file.h"
+#include "paddock-exit-status.h"
 #include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
 #include "paddock-executor.h"
@@ -2780,7 +2781,7 @@ paddock_session_impl_new (const char                 *id,
   paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
   paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
   paddock_ipc_session1_set_allowed_domains (session, (const char * const *) self->config.allow_domains);
-  self->exit_status = -1;
+  self->exit_status = PADDOCK_EXIT_STATUS_RUNNING;
   paddock_ipc_session1_set_exit_status (session, self->exit_status);
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());
 
@@ -2845,6 +2846,12 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
   self = paddock_session_impl_new (id, &config);
   paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self), (guint64) record->created);
   self->exit_status = record->exit_status;
+  /* Recorded while it ran (or by a daemon that ended its leftovers): no
+   * daemon saw it end, so its status is unknown, and must not read as
+   * "still running" now that it is over. */
+  if (self->exit_status < 0 || g_strcmp0 (record->state, "starting") == 0 ||
+      g_strcmp0 (record->state, "running") == 0)
+    self->exit_status = PADDOCK_EXIT_STATUS_UNKNOWN;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   self->reaped = TRUE;
 
