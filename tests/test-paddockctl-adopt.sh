@@ -67,4 +67,57 @@ check "Session1.ExitStatus is -2" \
            -m org.freedesktop.DBus.Properties.Get org.paddock.Session1 ExitStatus | grep -q -- '-2'"
 check "it can be destroyed" sh -c "\"$CTL\" destroy $dead_id >/dev/null"
 
+# ---- a host session adopted by the next daemon -----------------------------------
+# The agent prints a line, waits for a file, prints another, then counts
+# each line of input it gets: what it wrote before, what it wrote while no
+# daemon was there, and that it still reads its terminal.
+cat >"$tmp/agent.sh" <<'SH'
+echo "before-kill"
+while [ ! -e "$1" ]; do sleep 0.05; done
+echo "while-away"
+while read -r line; do echo "got:$line"; done
+SH
+run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile host -- sh "$tmp/agent.sh" "$tmp/go"
+id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+logs_have () { "$CTL" logs --raw "$id" 2>/dev/null | grep -q -- "$1"; }
+if [[ $rc == 0 && -n "$id" ]] && wait_for 10 logs_have before-kill; then
+  ok "a host session runs and writes"
+else
+  not_ok "a host session runs and writes" "$(cat "$tmp/create.json" "$tmp/create.err")"
+fi
+agent=$(record "$id" pid)
+keeper=$(record "$id" keeper_pid)
+check "the session's keeper holds it on a socket in its folder, 0600" \
+  test "$(stat -c %a "$tmp/state/sessions/$id/keeper.sock" 2>/dev/null)" == 600
+
+kill_daemon
+touch "$tmp/go"
+sleep 0.3
+check "the agent still runs with no daemon" alive "$agent"
+check "its keeper still runs with no daemon" alive "$keeper"
+
+if start_daemon; then ok "a new daemon starts"; else not_ok "a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
+check "the session is running again" wait_for 10 state_is "$id" running
+check "the same agent process" test "$(field "$id" 'd["pid"]')" == "$agent"
+check "its exit status reads as running (null)" test "$(field "$id" 'd["exit_status"]')" == None
+check "the scrollback from before the kill is there" wait_for 5 logs_have before-kill
+check "the output written while no daemon was there is there" wait_for 5 logs_have while-away
+check "input reaches the adopted agent" "$CTL" send "$id" $'hello-again\n'
+check "and its answer comes back" wait_for 5 logs_have got:hello-again
+printf 'piped\n' | "$CTL" attach "$id" >"$tmp/attach.out" 2>"$tmp/attach.err" &
+attach_pid=$!
+check "paddockctl attach shows the scrollback from before" wait_for 5 grep -q before-kill "$tmp/attach.out"
+check "paddockctl attach sends input that is answered" wait_for 5 grep -q got:piped "$tmp/attach.out"
+kill -INT "$attach_pid" 2>/dev/null || true
+wait "$attach_pid" 2>/dev/null || true
+run "$tmp/exec.json" "$tmp/exec.err" --json exec "$id" -- sh -c 'echo exec-after-adopt'
+check "a new Exec runs in the adopted session" grep -q exec-after-adopt "$tmp/exec.json"
+run "$tmp/stop.out" "$tmp/stop.err" stop "$id"
+check "Stop works on the adopted session" test "$rc" == 0
+check "it is stopped" wait_for 10 state_is "$id" stopped
+check "its agent is gone" wait_for 5 gone "$agent"
+check "its keeper is gone" wait_for 5 gone "$keeper"
+check "its keeper's socket is gone" test ! -e "$tmp/state/sessions/$id/keeper.sock"
+check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
+
 echo "1..$n"

@@ -154,6 +154,9 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
       .listen_pid = n_listen_fds > 0,
       .cgroup_dir = cgroup_dir,
       .cgroup_procs_fd = out->cgroup_procs_fd,
+      /* The keeper holds the terminal too: the session outlives us. */
+      .hold_fd = out->pty_master,
+      .hold_dir = spec->hold_dir,
     };
 
     self->keeper = paddock_keeper_client_spawn (&keeper_spawn, paddock_host_executor_keeper_cb, self, error);
@@ -169,6 +172,25 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
   /* The keeper read it before the agent could be reaped. */
   out->start_time = paddock_keeper_client_get_start_time (self->keeper);
   return TRUE;
+}
+
+/* The agent of a session an earlier daemon ran, under the keeper it left
+ * holding the session (paddock-keeper-protocol.h, --hold-dir): from here
+ * on as if started here. Returns the keeper (the executor's). */
+PaddockKeeperClient *
+paddock_host_executor_adopt_agent (PaddockHostExecutor  *self,
+                                   const char           *hold_dir,
+                                   pid_t                 keeper_pid,
+                                   int                   keeper_pidfd,
+                                   int                  *out_pty_master,
+                                   GError              **error)
+{
+  g_return_val_if_fail (PADDOCK_IS_HOST_EXECUTOR (self), NULL);
+  g_return_val_if_fail (self->keeper == NULL, NULL);
+
+  self->keeper = paddock_keeper_client_adopt (hold_dir, keeper_pid, keeper_pidfd, out_pty_master,
+                                              paddock_host_executor_keeper_cb, self, error);
+  return self->keeper;
 }
 
 /* A command's keeper: the command's end; then the keeper's, once its

@@ -591,3 +591,16 @@ paddock_terminal_new (gsize scrollback_capacity)
   self->scrollback = paddock_scrollback_new (scrollback_capacity);
   return self;
 }
+
+/* The scrollback kept in the file at @path too, what an earlier daemon
+ * kept there read back first (paddock_scrollback_persist()): a session
+ * adopted by a new daemon shows what its agent wrote before. */
+gboolean
+paddock_terminal_persist_scrollback (PaddockTerminal  *self,
+                                     const char       *path,
+                                     GError          **error)
+{
+  g_return_val_if_fail (PADDOCK_IS_TERMINAL (self), FALSE);
+
+  return paddock_scrollback_persist (self->scrollback, path, error);
+}
