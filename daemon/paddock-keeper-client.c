@@ -536,6 +536,32 @@ paddock_keeper_client_adopt (const char               *hold_dir,
   return self;
 }
 
+/* The wait status a keeper left in @hold_dir for us (its program's end
+ * while no daemon was there), read once: the file goes. Only a status a
+ * waitpid() can give, an exit or a signal, is believed. */
+gboolean
+paddock_keeper_client_read_exit (const char *hold_dir,
+                                 int        *out_wait_status)
+{
+  g_autofree char *path = g_build_filename (hold_dir, PADDOCK_KEEPER_EXIT_FILE, NULL);
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  guint64 value = 0;
+
+  if (!g_file_get_contents (path, &text, &length, NULL))
+    return FALSE;
+  unlink (path);
+  if (length == 0 || length > 16 || text[length - 1] != '\n')
+    return FALSE;
+  text[length - 1] = '\0';
+  if (!g_ascii_string_to_unsigned (text, 10, 0, 0xffff, &value, NULL))
+    return FALSE;
+  if (!WIFEXITED ((int) value) && !WIFSIGNALED ((int) value))
+    return FALSE;
+  *out_wait_status = (int) value;
+  return TRUE;
+}
+
 pid_t
 paddock_keeper_client_get_pid (PaddockKeeperClient *self)
 {

@@ -62,6 +62,8 @@ PaddockKeeperClient *paddock_keeper_client_adopt          (const char           
                                                            PaddockKeeperClientFunc   func,
                                                            gpointer                  user_data,
                                                            GError                  **error);
+gboolean             paddock_keeper_client_read_exit      (const char               *hold_dir,
+                                                           int                      *out_wait_status);
 pid_t                paddock_keeper_client_get_pid        (PaddockKeeperClient      *self);
 guint64              paddock_keeper_client_get_start_time (PaddockKeeperClient      *self);
 pid_t                paddock_keeper_client_get_keeper_pid (PaddockKeeperClient      *self);

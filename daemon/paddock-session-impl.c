@@ -2983,6 +2983,12 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
 
   if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
     {
+      int wait_status = 0;
+      /* Its keeper saw the agent end while no daemon was there, and left
+       * how (paddock-keeper-protocol.h): then it exited, as seen. */
+      const char *ended_as = !record->sandboxed && self->leftover_keeper == 0 &&
+                             paddock_keeper_client_read_exit (session_dir, &wait_status) ? "exited" : "stopped";
+
       guint64 start_time = record->pid_start_time;
       gint64 init_pid = record->init_pid;
       guint64 init_start_time = record->init_start_time;
@@ -3004,7 +3010,13 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
       if (same_boot && init_pid > 0 && init_pid < G_MAXINT && init_start_time != 0 &&
           !_paddock_leftover_is_pinned (leftovers, (pid_t) init_pid))
         _paddock_leftover_pin (leftovers, (pid_t) init_pid, init_start_time);
-      state = "stopped";
+      if (g_strcmp0 (ended_as, "exited") == 0)
+        {
+          self->exit_status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status)
+                                                      : 128 + WTERMSIG (wait_status);
+          paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
+        }
+      state = ended_as;
     }
 
   /* What a daemon killed while it ended the session's leftovers had

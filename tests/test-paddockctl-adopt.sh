@@ -7,7 +7,10 @@
 # The daemon is killed with SIGKILL while host-profile sessions run. A
 # session whose supervisor (its keeper) died too while the daemon was away
 # comes back "stopped" with an exit status that says "unknown" (D-Bus -2),
-# never -1, which reads as "still running".
+# never -1, which reads as "still running"; one whose agent ended while no
+# daemon was there, as its keeper saw it end; one whose keeper still runs
+# is adopted: the same processes, running, its scrollback from before and
+# what it wrote meanwhile, input, attach, Exec, Stop and Destroy.
 
 # shellcheck source=paddockctl-lib.sh
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
@@ -66,6 +69,20 @@ check "Session1.ExitStatus is -2" \
   sh -c "gdbus call --session -d org.paddock.Daemon -o /org/paddock/Daemon/session/$dead_id \
            -m org.freedesktop.DBus.Properties.Get org.paddock.Session1 ExitStatus | grep -q -- '-2'"
 check "it can be destroyed" sh -c "\"$CTL\" destroy $dead_id >/dev/null"
+
+# ---- an agent that ended while no daemon was there: its keeper said how -----------
+run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile host -- \
+  sh -c "while [ ! -e '$tmp/end' ]; do sleep 0.05; done; exit 3"
+ended_id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+check "a host session that will end while no daemon is there runs" wait_for 10 state_is "$ended_id" running
+ended_keeper=$(record "$ended_id" keeper_pid)
+kill_daemon
+touch "$tmp/end"
+check "its agent ends and its keeper with it" wait_for 5 gone "$ended_keeper"
+if start_daemon; then ok "a new daemon starts"; else not_ok "a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
+check "the session is exited, as its keeper saw" wait_for 10 state_is "$ended_id" exited
+check "with the agent's own exit status" test "$(field "$ended_id" 'd["exit_status"]')" == 3
+check "it can be destroyed" sh -c "'$CTL' destroy '$ended_id' >/dev/null"
 
 # ---- a host session adopted by the next daemon -----------------------------------
 # The agent prints a line, waits for a file, prints another, then counts
