@@ -359,6 +359,8 @@ paddock_keeper_client_spawn (const PaddockKeeperSpawn *spawn,
     g_ptr_array_add (argv, g_strdup ("--tty"));
   if (spawn->listen_pid)
     g_ptr_array_add (argv, g_strdup ("--listen-pid"));
+  if (spawn->end_with_daemon)
+    g_ptr_array_add (argv, g_strdup ("--end-with-daemon"));
   g_ptr_array_add (argv, g_strdup ("--"));
   g_ptr_array_add (argv, g_strdup (spawn->program));
   for (guint i = 0; spawn->argv[i] != NULL; i++)

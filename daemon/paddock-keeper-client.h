@@ -47,6 +47,7 @@ typedef struct
   int          cgroup_dir;   /* the keeper is born in it (-1: none) */
   int          cgroup_procs_fd;
   int          hold_fd;      /* with hold_dir: the agent's PTY master, held for a later daemon */
+  gboolean     end_with_daemon;  /* a command's: its tree ends when the daemon goes */
   const char  *hold_dir;     /* the session's folder, or NULL: nothing held (paddock-keeper-protocol.h) */
 } PaddockKeeperSpawn;
 

@@ -107,8 +107,21 @@ keeper=$(record "$id" keeper_pid)
 check "the session's keeper holds it on a socket in its folder, 0600" \
   test "$(stat -c %a "$tmp/state/sessions/$id/keeper.sock" 2>/dev/null)" == 600
 
+# An Exec in flight when the daemon dies: its caller hears it was lost.
+"$CTL" --json exec "$id" -- sh -c "echo \$\$ >'$tmp/exec.pid'; echo exec-running; exec sleep 600" \
+  >"$tmp/inflight.json" 2>"$tmp/inflight.err" &
+inflight=$!
+check "an Exec runs in it" wait_for 10 test -s "$tmp/exec.pid"
+exec_pid=$(cat "$tmp/exec.pid" 2>/dev/null || echo 0)
+
 kill_daemon
 touch "$tmp/go"
+inflight_rc=0
+wait_for 10 gone "$inflight" || true
+wait "$inflight" 2>/dev/null || inflight_rc=$?
+check "the Exec in flight ends, not hung, and fails (exit 1)" test "$inflight_rc" == 1
+check "…with org.paddock.Error.Lost: its status is unknown" grep -q org.paddock.Error.Lost "$tmp/inflight.json" "$tmp/inflight.err"
+check "…and its command was ended with its daemon" wait_for 5 gone "$exec_pid"
 sleep 0.3
 check "the agent still runs with no daemon" alive "$agent"
 check "its keeper still runs with no daemon" alive "$keeper"

@@ -253,6 +253,9 @@ paddock_host_executor_spawn_command (PaddockExecutor                  *executor,
       .tty = spec->tty,
       .cgroup_dir = cgroup_dir,
       .cgroup_procs_fd = spec->cgroup_procs_fd,
+      /* Its output goes to the daemon's buffers and its caller waits on
+       * the daemon: neither is there for a later daemon to adopt. */
+      .end_with_daemon = TRUE,
     };
 
     keeper = paddock_keeper_client_spawn (&keeper_spawn, paddock_host_executor_command_keeper_cb, self, error);

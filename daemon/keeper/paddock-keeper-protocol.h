@@ -11,7 +11,7 @@
  *
  * Started as
  *   paddock-keeper --control-fd N [--pass-fds K] [--cwd DIR] [--tty]
- *                  [--listen-pid] -- PROGRAM ARGV0 [ARG…]
+ *                  [--listen-pid] [--end-with-daemon] -- PROGRAM ARGV0 [ARG…]
  * with the program's stdio at 0-2, K descriptors for it at 3…3+K-1, the
  * control socket (SOCK_SEQPACKET) at N, nothing else, and the program's
  * environment as its own. --tty: fd 0 becomes the program's controlling
@@ -29,6 +29,10 @@
  * is left of the session (see paddock-session-leftovers.c), and killing
  * the keeper would only hand its tree to init. That is also why it sets no
  * PR_SET_PDEATHSIG.
+ *
+ * --end-with-daemon (a command's keeper): at that end of file the keeper
+ * ends its tree and exits instead; the command's caller hears from
+ * paddockctl that it was lost with its daemon.
  *
  * An agent's keeper is also the session's holder, so that the session
  * outlives the daemon (re-adoption):

@@ -54,6 +54,7 @@ typedef struct
   const char  *program;
   char       **argv;
   int          hold_fd;    /* the PTY master held for a later daemon, or -1 */
+  int          end_with_daemon;
   const char  *hold_dir;   /* the session's folder: the socket and the exit file */
 } Options;
 
@@ -103,6 +104,8 @@ parse_options (int      argc,
         options->tty = 1;
       else if (strcmp (argv[i], "--listen-pid") == 0)
         options->listen_pid = 1;
+      else if (strcmp (argv[i], "--end-with-daemon") == 0)
+        options->end_with_daemon = 1;
       else if (strcmp (argv[i], "--hold-fd") == 0 && i + 1 < argc)
         options->hold_fd = parse_int (argv[++i], 3, 65535);
       else if (strcmp (argv[i], "--hold-dir") == 0 && i + 1 < argc && argv[i + 1][0] == '/')
@@ -568,9 +571,16 @@ main (int    argc,
             continue;
           if (r != (ssize_t) sizeof request)
             {
-              /* The daemon went: the tree stays ours until it is gone. */
+              /* The daemon went: the tree stays ours until it is gone. A
+               * command's goes with it: nobody is left to read its output
+               * or tell its caller, who hears it was lost. */
               close (control);
               control = -1;
+              if (options.end_with_daemon)
+                {
+                  kill_tree (sfd, program, &program_done, &program_status);
+                  left = 0;
+                }
             }
           else if (request.type == PADDOCK_KEEPER_KILL)
             {
