@@ -1302,9 +1302,11 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
        * earlier daemon left of it that still has a leased socket keeps
        * that port in use, not held by us, and is left alone until it is
        * ended below and the port taken back; then it is refused too
-       * (_paddock_session_ports_refuse_all()). */
-      _paddock_session_ports_refuse_all (_paddock_session_network_get_ports (
-                                           _paddock_session_impl_get_network (session)));
+       * (_paddock_session_ports_refuse_all()). Unless it was adopted:
+       * then its agent runs on, serving them as before. */
+      if (!_paddock_session_impl_is_adopted (session))
+        _paddock_session_ports_refuse_all (_paddock_session_network_get_ports (
+                                             _paddock_session_impl_get_network (session)));
     }
 
   /* What the earlier daemon left running is ended on the main loop, for

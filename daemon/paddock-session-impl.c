@@ -2857,12 +2857,21 @@ paddock_session_impl_adopt_host (PaddockSessionImpl  *self,
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) self->pid);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
                                           MAX (paddock_session_impl_count_processes (self), 1));
+  _paddock_session_ports_adopted (_paddock_session_network_get_ports (self->network));
   _paddock_session_network_spawned (self->network);
   self->state = g_intern_static_string ("running");
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
   g_message ("Session %s: adopted from its keeper %d, agent %d running", self->id,
              (int) paddock_keeper_client_get_keeper_pid (keeper), (int) self->pid);
   return TRUE;
+}
+
+/* Whether this restored session was adopted (it has an executor: a
+ * restored one gets one only from paddock_session_impl_adopt_host()). */
+gboolean
+_paddock_session_impl_is_adopted (PaddockSessionImpl *self)
+{
+  return self->executor != NULL;
 }
 
 /* A session recorded by an earlier daemon. If its record says it was still

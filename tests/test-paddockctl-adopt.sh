@@ -150,4 +150,25 @@ check "its keeper is gone" wait_for 5 gone "$keeper"
 check "its keeper's socket is gone" test ! -e "$tmp/state/sessions/$id/keeper.sock"
 check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
 
+# ---- its leases: a port the adopted agent bound stays the session's -------------
+run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile host --port web -- \
+  "$PYTHON" -c 'import os, socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(os.environ["PADDOCK_PORT_WEB"]))); s.listen(4); print("bound", flush=True)
+while True: time.sleep(1)'
+lease_id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+web=$(json "$tmp/create.json" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+lease_state () { "$CTL" --json ports list | json /dev/stdin "[l['state'] for l in d['leases'] if l['port'] == $web]"; }
+id=$lease_id
+if wait_for 10 logs_have bound; then ok "a host agent binds its leased port"; else not_ok "a host agent binds its leased port" "$(cat "$tmp/create.err")"; fi
+before=$(lease_state)
+kill_daemon
+if start_daemon; then ok "a new daemon starts"; else not_ok "a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
+check "the session with a lease is adopted" wait_for 10 state_is "$lease_id" running
+check "its lease is as before the kill ($before)" test "$(lease_state)" == "$before"
+check "…listed as the session's" test "$("$CTL" --json ports list | json /dev/stdin "[l['session'] for l in d['leases'] if l['port'] == $web]")" == "['$lease_id']"
+run "$tmp/stop.out" "$tmp/stop.err" stop "$lease_id"
+check "once it is stopped, the daemon takes its port back (held)" wait_for 10 sh -c "[ \"\$('$CTL' --json ports list | '$PYTHON' -c 'import json,sys; print([l[\"state\"] for l in json.load(sys.stdin)[\"leases\"] if l[\"port\"] == $web])')\" = \"['held']\" ]"
+check "Destroy releases it" sh -c "'$CTL' destroy '$lease_id' >/dev/null && ! '$CTL' --json ports list | grep -q '\"port\":$web,'"
+
 echo "1..$n"
