@@ -107,6 +107,13 @@ keeper=$(record "$id" keeper_pid)
 check "the session's keeper holds it on a socket in its folder, 0600" \
   test "$(stat -c %a "$tmp/state/sessions/$id/keeper.sock" 2>/dev/null)" == 600
 
+# A viewer attached when the daemon dies: its input from a pipe kept open.
+mkfifo "$tmp/viewer.in"
+exec 7<>"$tmp/viewer.in"
+"$CTL" attach "$id" <"$tmp/viewer.in" >"$tmp/viewer.out" 2>"$tmp/viewer.err" &
+viewer=$!
+check "a viewer is attached" wait_for 5 grep -q before-kill "$tmp/viewer.out"
+
 # An Exec in flight when the daemon dies: its caller hears it was lost.
 "$CTL" --json exec "$id" -- sh -c "echo \$\$ >'$tmp/exec.pid'; echo exec-running; exec sleep 600" \
   >"$tmp/inflight.json" 2>"$tmp/inflight.err" &
@@ -132,6 +139,14 @@ check "the same agent process" test "$(field "$id" 'd["pid"]')" == "$agent"
 check "its exit status reads as running (null)" test "$(field "$id" 'd["exit_status"]')" == None
 check "the scrollback from before the kill is there" wait_for 5 logs_have before-kill
 check "the output written while no daemon was there is there" wait_for 5 logs_have while-away
+check "the viewer attached before the kill is attached again" wait_for 10 grep -q 'attached to .* again' "$tmp/viewer.err"
+check "…and shows what was written while no daemon was there" wait_for 5 grep -q while-away "$tmp/viewer.out"
+check "…once, not the scrollback replayed again" test "$(grep -c before-kill "$tmp/viewer.out")" == 1
+echo from-viewer >&7
+check "…and its input reaches the agent" wait_for 5 grep -q got:from-viewer "$tmp/viewer.out"
+kill -INT "$viewer" 2>/dev/null || true
+wait "$viewer" 2>/dev/null || true
+exec 7>&-
 check "input reaches the adopted agent" "$CTL" send "$id" $'hello-again\n'
 check "and its answer comes back" wait_for 5 logs_have got:hello-again
 printf 'piped\n' | "$CTL" attach "$id" >"$tmp/attach.out" 2>"$tmp/attach.err" &
