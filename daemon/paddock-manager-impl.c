@@ -49,6 +49,7 @@ struct _PaddockManagerImpl
 
   char            *state_dir;
   char            *helper_path;
+  gboolean         hand_over;   /* replaced: running host sessions are let go, not killed */
   /* Where sessions' cgroups go, found once as the daemon starts (its own
    * cgroup, or a delegated scope's): NULL, and cgroup_reason says why,
    * where there is none. */
@@ -1158,10 +1159,20 @@ paddock_manager_impl_has_session (PaddockManagerImpl *self,
   return FALSE;
 }
 
-/* The daemon is going away. Host-profile sessions cannot be re-adopted by
- * the next daemon (that needs the sandbox's pid 1 and the session records
- * of a later version), so they are killed rather than left running with
- * nobody supervising them. */
+/* The daemon is going away. Its sessions are killed rather than left
+ * running with nobody supervising them; but when another daemon replaced
+ * us (paddock_manager_impl_hand_over_at_shutdown()), a host session its
+ * keeper holds is handed over to it instead (sandboxed sessions cannot
+ * be yet: their helper dies with us). */
+/* Another daemon took our name (--replace): it adopts what it can. */
+void
+paddock_manager_impl_hand_over_at_shutdown (PaddockManagerImpl *self)
+{
+  g_return_if_fail (PADDOCK_IS_MANAGER_IMPL (self));
+
+  self->hand_over = TRUE;
+}
+
 void
 paddock_manager_impl_shutdown (PaddockManagerImpl *self)
 {
@@ -1172,7 +1183,8 @@ paddock_manager_impl_shutdown (PaddockManagerImpl *self)
       PaddockSessionImpl *session = g_ptr_array_index (self->sessions, i);
 
       g_signal_handlers_disconnect_by_data (session, self);
-      paddock_session_impl_kill_now (session);
+      if (!self->hand_over || !paddock_session_impl_hand_over (session))
+        paddock_session_impl_kill_now (session);
       g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (session));
     }
   g_ptr_array_set_size (self->sessions, 0);

@@ -2866,6 +2866,34 @@ paddock_session_impl_adopt_host (PaddockSessionImpl  *self,
   return TRUE;
 }
 
+/* The daemon is replaced (--replace): a running host session whose
+ * keeper holds it (paddock-keeper-protocol.h, --hold-dir) is let go, not
+ * killed, for the next daemon to adopt: its record is on disk as running
+ * (flushed before the state dir's lock goes), the keeper sees our end of
+ * its control socket close and listens for the successor. FALSE for any
+ * other session: the caller ends it. Its commands' keepers end theirs with
+ * us (--end-with-daemon), their callers told they were lost. */
+gboolean
+paddock_session_impl_hand_over (PaddockSessionImpl *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
+
+  if (self->sandboxed || self->record_path == NULL || self->leftovers != NULL ||
+      self->keeper == NULL || !paddock_keeper_client_is_running (self->keeper) ||
+      !PADDOCK_IS_HOST_EXECUTOR (self->executor) || g_strcmp0 (self->state, "running") != 0)
+    return FALSE;
+  paddock_session_impl_save (self);
+  paddock_session_impl_fail_pending_execs (self);
+  g_clear_handle_id (&self->process_count_id, g_source_remove);
+  g_signal_handlers_disconnect_by_data (self->terminal, self);
+  paddock_terminal_close (self->terminal);
+  self->keeper = NULL;
+  g_signal_handlers_disconnect_by_data (self->executor, self);
+  g_clear_object (&self->executor);
+  g_message ("Session %s: handed over to the next daemon", self->id);
+  return TRUE;
+}
+
 /* Whether this restored session was adopted (it has an executor: a
  * restored one gets one only from paddock_session_impl_adopt_host()). */
 gboolean

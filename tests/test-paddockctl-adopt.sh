@@ -186,4 +186,24 @@ run "$tmp/stop.out" "$tmp/stop.err" stop "$lease_id"
 check "once it is stopped, the daemon takes its port back (held)" wait_for 10 sh -c "[ \"\$('$CTL' --json ports list | '$PYTHON' -c 'import json,sys; print([l[\"state\"] for l in json.load(sys.stdin)[\"leases\"] if l[\"port\"] == $web])')\" = \"['held']\" ]"
 check "Destroy releases it" sh -c "'$CTL' destroy '$lease_id' >/dev/null && ! '$CTL' --json ports list | grep -q '\"port\":$web,'"
 
+# ---- --replace: a new daemon takes the name, the old one hands the session over ---
+run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile host -- \
+  sh -c 'echo before-replace; while read -r line; do echo "got:$line"; done'
+id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+check "a host session runs before --replace" wait_for 10 logs_have before-replace
+agent=$(record "$id" pid)
+old_daemon=$daemon_pid
+"$DAEMON" --replace --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+check "the replaced daemon exits" wait_for 10 gone "$old_daemon"
+wait "$old_daemon" 2>/dev/null || true
+check "the new daemon serves" wait_for 10 "$CTL" ports list
+check "the session is running under the new daemon" wait_for 10 state_is "$id" running
+check "the same agent process" test "$(field "$id" 'd["pid"]')" == "$agent"
+check "its scrollback from before is there" logs_have before-replace
+check "input reaches it" "$CTL" send "$id" $'after-replace\n'
+check "and its answer comes back" wait_for 5 logs_have got:after-replace
+check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
+check "its agent is gone" wait_for 5 gone "$agent"
+
 echo "1..$n"
