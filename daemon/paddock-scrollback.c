@@ -155,6 +155,42 @@ file_write_header (PaddockScrollback *self)
     file_give_up (self);
 }
 
+/* The whole ring into the file, as it is now. */
+static void
+rewrite_file (PaddockScrollback *self)
+{
+  guint64 first = self->end - self->length;
+  gsize position = (gsize) (first % self->capacity);
+
+  if (ftruncate (self->file, 0) != 0)
+    {
+      file_give_up (self);
+      return;
+    }
+  for (gsize done = 0; done < self->length && self->file >= 0;)
+    {
+      gsize chunk = MIN (self->length - done, self->capacity - position);
+
+      if (!pwrite_all (self->file, self->data + position, chunk, (off_t) (FILE_DATA + position)))
+        file_give_up (self);
+      done += chunk;
+      position = 0;
+    }
+  file_write_header (self);
+}
+
+/* Stops keeping the ring in its file (the terminal closed): one fd less
+ * for every session that no longer writes. The ring stays as it is. */
+void
+paddock_scrollback_close_file (PaddockScrollback *self)
+{
+  g_return_if_fail (self != NULL);
+
+  if (self->file >= 0)
+    close (self->file);
+  self->file = -1;
+}
+
 /**
  * paddock_scrollback_persist:
  *
@@ -163,7 +199,8 @@ file_write_header (PaddockScrollback *self)
  * session's scrollback from before it started. The file is a session's
  * (its folder is the user's, 0700): what is read back is checked (magic,
  * capacity, lengths) and is only ever shown as terminal output; anything
- * else starts the file afresh. Call on an empty ring.
+ * else starts the file afresh. On a ring that holds bytes already, the
+ * file is made to hold the same.
  */
 gboolean
 paddock_scrollback_persist (PaddockScrollback  *self,
@@ -174,7 +211,7 @@ paddock_scrollback_persist (PaddockScrollback  *self,
   struct stat st;
   int fd;
 
-  g_return_val_if_fail (self != NULL && self->file < 0 && self->end == 0, FALSE);
+  g_return_val_if_fail (self != NULL && self->file < 0, FALSE);
 
   fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
   if (fd < 0 || fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
@@ -186,6 +223,18 @@ paddock_scrollback_persist (PaddockScrollback  *self,
       g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved_errno),
                    "Could not keep the scrollback in %s: %s", path, g_strerror (saved_errno));
       return FALSE;
+    }
+
+  if (self->end > 0)
+    {
+      /* Kept again (a terminal that gets its PTY after the read-back):
+       * the file is the ring already, or is made so. */
+      self->file = fd;
+      if (pread (fd, &header, sizeof header, 0) != (ssize_t) sizeof header ||
+          memcmp (header.magic, FILE_MAGIC, sizeof header.magic) != 0 ||
+          header.capacity != self->capacity || header.end != self->end || header.length != self->length)
+        rewrite_file (self);
+      return TRUE;
     }
 
   if (pread (fd, &header, sizeof header, 0) == (ssize_t) sizeof header &&

@@ -15,12 +15,15 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "paddock-autofd.h"
 #include "paddock-dbus-checks.h"
 #include "paddock-error.h"
 #include "paddock-host-executor.h"
+#include "paddock-keeper-protocol.h"
 #include "paddock-lease.h"
 #include "paddock-reserved-ports.h"
 #include "paddock-terminal.h"
@@ -114,6 +117,7 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   paddock_autofd int slave = -1;
   paddock_autofd int cgroup_dir = -1;
+  const char *hold_dir = spec->hold_dir;
   int listen_fds[PADDOCK_SESSION_MAX_PORTS];
   guint n_listen_fds = 0;
 
@@ -138,6 +142,15 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
 
   if (out->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (out->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* A socket path longer than sun_path has room for (a deep state dir):
+   * the session runs all the same, only a later daemon cannot adopt it. */
+  if (hold_dir != NULL && strlen (hold_dir) + sizeof "/" PADDOCK_KEEPER_SOCKET >
+      sizeof ((struct sockaddr_un *) 0)->sun_path)
+    {
+      g_message ("Session %s: its folder's path is too long for the keeper's socket; a later "
+                 "daemon will not be able to adopt it", spec->session_id);
+      hold_dir = NULL;
+    }
   {
     /* The agent leads its own process session on the terminal; LISTEN_PID
      * is its own pid. Born in the session's cgroup, so that every process
@@ -156,7 +169,7 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
       .cgroup_procs_fd = out->cgroup_procs_fd,
       /* The keeper holds the terminal too: the session outlives us. */
       .hold_fd = out->pty_master,
-      .hold_dir = spec->hold_dir,
+      .hold_dir = hold_dir,
     };
 
     self->keeper = paddock_keeper_client_spawn (&keeper_spawn, paddock_host_executor_keeper_cb, self, error);
