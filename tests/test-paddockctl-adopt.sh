@@ -70,6 +70,44 @@ check "Session1.ExitStatus is -2" \
            -m org.freedesktop.DBus.Properties.Get org.paddock.Session1 ExitStatus | grep -q -- '-2'"
 check "it can be destroyed" sh -c "\"$CTL\" destroy $dead_id >/dev/null"
 
+# ---- an impostor on the keeper's socket is not believed ---------------------------
+# Another process of the user binds the session's socket path while no
+# daemon runs and offers a terminal: the new daemon talks only to the
+# keeper it pinned (SO_PEERCRED), so it adopts nothing and ends what is
+# left of the session, as for a keeper that cannot hand it over.
+run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile host -- sleep 600
+fake_id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+check "a host session runs (to be impersonated)" wait_for 10 state_is "$fake_id" running
+check "its folder is 0700" test "$(stat -c %a "$tmp/state/sessions/$fake_id")" == 700
+fake_agent=$(record "$fake_id" pid)
+kill_daemon
+"$PYTHON" - "$tmp/state/sessions/$fake_id/keeper.sock" "$tmp/impostor.ready" <<'PY' &
+import array, os, pty, socket, struct, sys
+path = sys.argv[1]
+os.unlink(path)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(path); s.listen(1)
+open(sys.argv[2], "w").close()
+master, slave = pty.openpty()
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+while True:
+    c, _ = s.accept()
+    event = struct.pack("=IiiiQ", 4, os.getpid(), 0, 0, 1)
+    c.sendmsg([event], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [b.fileno(), master]))])
+    c.close()
+PY
+impostor=$!
+background_pids+=("$impostor")
+wait_for 5 test -e "$tmp/impostor.ready" || true
+PADDOCK_TEST_LEFTOVER_GRACE_MS=0 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 "$CTL" ports list || true
+check "the impostor's offer is refused: the session is not adopted" wait_for 10 state_is "$fake_id" stopped
+check "…the daemon says whose socket it was" grep -q "is not its keeper's" "$tmp/daemon.log"
+check "…and what was left of the session is ended" wait_for 5 gone "$fake_agent"
+kill "$impostor" 2>/dev/null || true
+check "it can be destroyed" sh -c "'$CTL' destroy '$fake_id' >/dev/null"
+
 # ---- an agent that ended while no daemon was there: its keeper said how -----------
 run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile host -- \
   sh -c "while [ ! -e '$tmp/end' ]; do sleep 0.05; done; exit 3"
