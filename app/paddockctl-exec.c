@@ -279,8 +279,13 @@ exec_status_exit_code (Exec *self)
 static gboolean
 exec_daemon_lost (Exec *self)
 {
-  g_autofree char *owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (self->command));
+  g_autofree char *owner = NULL;
 
+  /* Never known (no owner when the command was started): nothing to
+   * compare with, the calls' own errors tell. */
+  if (self->daemon_owner == NULL)
+    return FALSE;
+  owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (self->command));
   if (self->lost || g_strcmp0 (owner, self->daemon_owner) != 0)
     self->lost = TRUE;
   return self->lost;
@@ -295,6 +300,8 @@ exec_daemon_lost_now (Exec *self)
   g_autoptr(GVariant) reply = NULL;
   const char *owner = NULL;
 
+  if (self->daemon_owner == NULL)
+    return FALSE;
   reply = g_dbus_connection_call_sync (g_dbus_proxy_get_connection (G_DBUS_PROXY (self->command)),
                                        "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                        "org.freedesktop.DBus", "GetNameOwner",
