@@ -11,7 +11,7 @@
 # as a client sees it through paddockctl (polled: a paddockctl and a python3
 # each time, some 50 ms of the figure), median of R rounds (default 5).
 # Peer: the same new daemon's start with no session to adopt (the floor:
-# bus name, state dir, registry), in the same rounds.
+# bus name, state dir, registry), polled the same way, in the same rounds.
 #
 # Usage: bench-adopt.sh [BUILDDIR] [ROUNDS] [N…]
 
@@ -58,7 +58,7 @@ start_daemon () { "$DAEMON" --state-dir "$1" >>"$tmp/daemon.log" 2>&1 & daemon_p
 kill_daemon () { kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""; }
 # How many sessions are running with a pid, as paddockctl lists them.
 running () { "$CTL" --json list 2>/dev/null | python3 -c 'import json,sys
-print(sum(1 for s in json.load(sys.stdin)["sessions"] if s["state"] == "running" and s["pid"]))' 2>/dev/null || echo 0; }
+print(sum(1 for s in json.load(sys.stdin)["sessions"] if s["state"] == "running" and s["pid"]))' 2>/dev/null || echo -1; }
 # ms from now until COMMAND succeeds (polled every 5 ms).
 time_until () { local t0; t0=$(now_ns); until "$@"; do sleep 0.005; done; echo $(( ($(now_ns) - t0) / 1000000 )); }
 all_running () { [ "$(running)" -ge "$1" ]; }
@@ -85,9 +85,9 @@ for n in "${counts[@]}"; do
     start_daemon "$tmp/state-$n"
     adopt+=("$(time_until all_adopted "$n" "$from")")
     kill_daemon
-    rm -rf "$tmp/state-empty"
     start_daemon "$tmp/state-empty"
-    empty+=("$(time_until serving)")
+    # The same poll as above (paddockctl list, python3), of nothing.
+    empty+=("$(time_until all_running 0)")
     kill_daemon
     start_daemon "$tmp/state-$n"
     time_until all_running "$n" >/dev/null
