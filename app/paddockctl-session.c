@@ -638,9 +638,9 @@ print_session_human (const SessionInfo *info)
   g_autofree char *name = terminal_text (display_bytes (*info->name != '\0' ? info->name : "-"));
   g_autofree char *created = display_time (info->created);
   g_autofree char *pid = info->pid != 0 ? g_strdup_printf ("%u", info->pid) : g_strdup ("-");
-  g_autofree char *exit_status = info->exit_status >= 0
-                                 ? g_strdup_printf ("%d", info->exit_status)
-                                 : g_strdup (info->exit_status == PADDOCK_EXIT_STATUS_UNKNOWN ? "unknown" : "-");
+  g_autofree char *exit_status = info->exit_status >= 0 ? g_strdup_printf ("%d", info->exit_status)
+                                 : info->exit_status == PADDOCK_EXIT_STATUS_UNKNOWN ? g_strdup ("unknown")
+                                 : g_strdup ("-");
 
   g_print ("id:          %s\n", info->id);
   g_print ("name:        %s\n", name);
