@@ -22,6 +22,7 @@
 #include <glib/gi18n.h>
 
 #include "paddock-error.h"
+#include "paddock-exit-status.h"
 #include "paddockctl-private.h"
 
 /* Ctrl-], as telnet, docker and virsh use it: rare in what people type
@@ -43,6 +44,10 @@
  * say how it ended, and how long keystrokes typed just before a detach
  * may take to reach the daemon. */
 #define END_STATE_WAIT_MS     2000
+/* How long a viewer whose daemon went waits for the next one (a restart,
+ * --replace, socket activation). */
+#define REATTACH_WAIT_MS      10000
+#define PING_TIMEOUT_MS       2000
 #define END_STATE_POLL_MS     100
 #define INPUT_FLUSH_WAIT_MS   1000
 
@@ -85,6 +90,8 @@ typedef struct
   GCancellable       *cancellable;
 
   int                 socket_fd;          /* the terminal stream: ours, non-blocking */
+  guint64             offset;             /* the absolute offset of the next byte it gives */
+  char               *daemon_owner;       /* the daemon it comes from: its unique name */
   gboolean            tty;                /* stdin is a terminal */
   gboolean            input;              /* what is typed goes to the session */
   gboolean            fixed_size;         /* the session keeps its size, not ours */
@@ -133,6 +140,7 @@ attach_clear (Attach *self)
     }
   g_clear_pointer (&self->to_stdout, g_byte_array_unref);
   g_clear_pointer (&self->to_socket, g_byte_array_unref);
+  g_clear_pointer (&self->daemon_owner, g_free);
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->loop, g_main_loop_unref);
   g_clear_error (&self->error);
@@ -348,6 +356,113 @@ flush_stdout (Attach *self)
     }
 }
 
+static gboolean open_stream (Attach   *self,
+                             guint64   offset,
+                             gboolean  have_offset,
+                             GError  **error);
+
+/* The bus's owner of our name now, or NULL (none, or the bus did not
+ * answer). */
+static char *
+dup_daemon_owner (Attach *self)
+{
+  g_autoptr(GVariant) reply = NULL;
+  char *owner = NULL;
+
+  reply = g_dbus_connection_call_sync (g_dbus_proxy_get_connection (G_DBUS_PROXY (self->session)),
+                                       "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetNameOwner",
+                                       g_variant_new ("(s)", PADDOCK_BUS_NAME), G_VARIANT_TYPE ("(s)"),
+                                       G_DBUS_CALL_FLAGS_NONE, PADDOCKCTL_CALL_TIMEOUT_MS, NULL, NULL);
+  if (reply != NULL)
+    g_variant_get (reply, "(s)", &owner);
+  return owner;
+}
+
+static gboolean
+pause_done_cb (gpointer user_data)
+{
+  *(gboolean *) user_data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* 100 ms of the main loop's own work: the session's proxy hears of the
+ * new owner there (it calls that unique name), and a Ctrl-C or a detach
+ * meanwhile is seen. */
+static void
+pause_a_little (void)
+{
+  gboolean done = FALSE;
+  g_timeout_add (100, pause_done_cb, &done);
+
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* The stream ended because its daemon went (killed, crashed, replaced),
+ * not because the terminal did: the session outlives its daemon, so the
+ * next one is waited for (a little) and attached to from the byte we got
+ * to, nothing replayed twice and nothing missed that its scrollback
+ * kept. FALSE when it was the terminal's end, or no daemon came. */
+static gboolean
+reattach (Attach *self)
+{
+  gint64 deadline = g_get_monotonic_time () + REATTACH_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+  g_autofree char *owner = dup_daemon_owner (self);
+  g_autoptr(GError) error = NULL;
+
+  if (self->daemon_owner == NULL)
+    return FALSE;
+  /* The bus may not have seen a killed daemon go yet: still the owner,
+   * it is asked whether it is there at all. */
+  if (g_strcmp0 (owner, self->daemon_owner) == 0)
+    {
+      g_autoptr(GVariant) pong = NULL;
+
+      pong = g_dbus_connection_call_sync (g_dbus_proxy_get_connection (G_DBUS_PROXY (self->session)),
+                                          self->daemon_owner, "/", "org.freedesktop.DBus.Peer", "Ping",
+                                          NULL, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, PING_TIMEOUT_MS,
+                                          NULL, NULL);
+      if (pong != NULL)
+        return FALSE;
+      g_clear_pointer (&owner, g_free);
+    }
+  while (owner == NULL && g_get_monotonic_time () < deadline && self->ending == ENDING_NONE)
+    {
+      pause_a_little ();
+      owner = dup_daemon_owner (self);
+    }
+  if (owner == NULL)
+    return FALSE;
+
+  g_clear_handle_id (&self->socket_out_source, g_source_remove);
+  close (self->socket_fd);
+  self->socket_fd = -1;
+  /* A daemon just started may export the session a moment after it owns
+   * the name: tried again until the deadline. */
+  while (self->ending == ENDING_NONE && !open_stream (self, self->offset, TRUE, &error))
+    {
+      if (g_get_monotonic_time () >= deadline)
+        {
+          g_propagate_error (&self->error, g_steal_pointer (&error));
+          finish (self, ENDING_FAILED);
+          return TRUE;
+        }
+      g_clear_error (&error);
+      pause_a_little ();
+    }
+  if (self->ending != ENDING_NONE)
+    return TRUE;
+  g_free (self->daemon_owner);
+  self->daemon_owner = g_steal_pointer (&owner);
+  if (!self->ctl->json)
+    paddockctl_warn (_("the daemon was restarted; attached to %s again"), self->id);
+  self->input_refused = FALSE;
+  watch_socket_input (self);
+  flush_socket (self);
+  return TRUE;
+}
+
 static gboolean
 socket_readable_cb (int          fd,
                     GIOCondition condition,
@@ -360,12 +475,18 @@ socket_readable_cb (int          fd,
   g_byte_array_set_size (self->to_stdout, old_len + READ_CHUNK_BYTES);
   n = recv (fd, self->to_stdout->data + old_len, READ_CHUNK_BYTES, MSG_DONTWAIT);
   g_byte_array_set_size (self->to_stdout, old_len + (guint) MAX (n, 0));
+  self->offset += (guint64) MAX (n, 0);
 
   if (n < 0 && (errno == EINTR || errno == EAGAIN))
     return G_SOURCE_CONTINUE;
 
   if (n == 0 || (n < 0 && errno == ECONNRESET))
     {
+      /* This source goes either way: reattach() makes a new one. */
+      self->socket_in_source = 0;
+      flush_stdout (self);
+      if (reattach (self))
+        return G_SOURCE_REMOVE;
       /* The daemon has sent everything there was: the terminal ended, or
        * the session went away. What is left to print is printed when
        * the loop has ended. */
@@ -745,6 +866,8 @@ report_stream_end (Attach *self)
   g_variant_lookup (properties, "ExitStatus", "i", &exit_status);
   if (exit_status >= 0)
     paddockctl_warn (_("session %s ended (%s, exit status %d)"), self->id, state, exit_status);
+  else if (exit_status == PADDOCK_EXIT_STATUS_UNKNOWN)
+    paddockctl_warn (_("session %s ended (%s, exit status unknown)"), self->id, state);
   else
     paddockctl_warn (_("session %s ended (%s)"), self->id, state);
 
@@ -771,6 +894,7 @@ attach_init (Attach             *self,
   self->tty = isatty (STDIN_FILENO);
   self->input = input;
   self->at_line_start = TRUE;
+  self->daemon_owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (session));
 }
 
 
@@ -809,6 +933,7 @@ open_stream (Attach   *self,
   /* g_unix_fd_list_get() dups with O_CLOEXEC; the list closes its own. */
   if ((self->socket_fd = g_unix_fd_list_get (fd_list, index, error)) < 0)
     return FALSE;
+  self->offset = first_offset;
 
   return g_unix_set_fd_nonblocking (self->socket_fd, TRUE, error);
 }

@@ -80,6 +80,8 @@ typedef struct
 {
   Paddockctl         *ctl;
   PaddockIpcCommand1 *command;
+  char               *daemon_owner;  /* the daemon that runs it: its unique name */
+  gboolean            lost;          /* that daemon went: the command with it */
   GMainLoop          *loop;
   gboolean            tty;
 
@@ -270,6 +272,59 @@ exec_status_exit_code (Exec *self)
   return PADDOCKCTL_EXIT_FAILED;
 }
 
+/* Whether the daemon that runs the command is still the one on the bus. A
+ * daemon killed or restarted meanwhile took the command with it (its
+ * keeper ends its tree once its daemon goes), and a new one's command of
+ * the same path is another's: nothing more is asked of that path. */
+static gboolean
+exec_daemon_lost (Exec *self)
+{
+  g_autofree char *owner = NULL;
+
+  /* Never known (no owner when the command was started): nothing to
+   * compare with, the calls' own errors tell. */
+  if (self->daemon_owner == NULL)
+    return FALSE;
+  owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (self->command));
+  if (self->lost || g_strcmp0 (owner, self->daemon_owner) != 0)
+    self->lost = TRUE;
+  return self->lost;
+}
+
+/* The same, asked of the bus itself: a call that failed because the
+ * daemon died under it comes back before the proxy hears of the new
+ * owner. */
+static gboolean
+exec_daemon_lost_now (Exec *self)
+{
+  g_autoptr(GVariant) reply = NULL;
+  const char *owner = NULL;
+
+  if (self->daemon_owner == NULL)
+    return FALSE;
+  reply = g_dbus_connection_call_sync (g_dbus_proxy_get_connection (G_DBUS_PROXY (self->command)),
+                                       "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetNameOwner",
+                                       g_variant_new ("(s)", PADDOCK_BUS_NAME), G_VARIANT_TYPE ("(s)"),
+                                       G_DBUS_CALL_FLAGS_NONE, PADDOCKCTL_CALL_TIMEOUT_MS, NULL, NULL);
+  if (reply != NULL)
+    g_variant_get (reply, "(&s)", &owner);
+  if (g_strcmp0 (owner, self->daemon_owner) != 0)
+    self->lost = TRUE;
+  return self->lost;
+}
+
+static void
+exec_fail_lost (Exec *self)
+{
+  g_autoptr(GError) error = g_error_new_literal (PADDOCK_ERROR, PADDOCK_ERROR_LOST,
+                                                 _("the daemon went away while the command ran "
+                                                   "(killed or restarted): the command was ended "
+                                                   "with it, and its exit status is unknown"));
+
+  exec_fail (self, error);
+}
+
 static void
 exec_step (Exec *self)
 {
@@ -278,10 +333,21 @@ exec_step (Exec *self)
   if (self->done)
     return;
 
+  if (exec_daemon_lost (self))
+    {
+      exec_fail_lost (self);
+      return;
+    }
+
   if (!exec_update (self, &error) ||
       !stream_drain (self, &self->out, &error) ||
       (!self->tty && !stream_drain (self, &self->err, &error)))
     {
+      if (error->domain != G_IO_ERROR && exec_daemon_lost_now (self))
+        {
+          exec_fail_lost (self);
+          return;
+        }
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE))
         {
           /* Whoever read our output has gone (`… | head`): stop quietly,
@@ -627,6 +693,7 @@ exec_run (Exec *self)
   const char *path = g_dbus_proxy_get_object_path (G_DBUS_PROXY (self->command));
   guint subscription;
   gulong closed_id;
+  gulong owner_id;
 
   self->loop = loop;
 
@@ -637,6 +704,7 @@ exec_run (Exec *self)
                                                      G_DBUS_SIGNAL_FLAGS_NONE,
                                                      properties_changed_cb, self, NULL);
   closed_id = g_signal_connect (bus, "closed", G_CALLBACK (bus_closed_cb), self);
+  owner_id = g_signal_connect_swapped (self->command, "notify::g-name-owner", G_CALLBACK (exec_step), self);
   self->poll_id = g_timeout_add (POLL_MS, poll_cb, self);
 
   /* Input from a terminal is a person's: without --tty there is nowhere
@@ -657,12 +725,13 @@ exec_run (Exec *self)
   g_clear_handle_id (&self->poll_id, g_source_remove);
   g_clear_handle_id (&self->kill_wait_id, g_source_remove);
   g_signal_handler_disconnect (bus, closed_id);
+  g_signal_handler_disconnect (self->command, owner_id);
   g_dbus_connection_signal_unsubscribe (bus, subscription);
   self->loop = NULL;
 
   /* Done with it: the daemon frees its buffers (and kills it, should it
    * still run because we are leaving early). */
-  if (!g_dbus_connection_is_closed (bus))
+  if (!g_dbus_connection_is_closed (bus) && !self->lost)
     paddock_ipc_command1_call_release_sync (self->command, NULL, NULL);
 
   if (self->out.lost > 0 || self->err.lost > 0)
@@ -702,6 +771,7 @@ paddockctl_exec (Paddockctl  *ctl,
   g_autoptr(PaddockIpcSession1) session = NULL;
   g_autoptr(PaddockIpcCommand1) command = NULL;
   g_autoptr(GByteArray) collected_out = NULL;
+  g_autofree char *owner = NULL;
   g_autoptr(GByteArray) collected_err = NULL;
   g_autofree char *id = NULL;
   g_autofree char *path = NULL;
@@ -828,6 +898,7 @@ paddockctl_exec (Paddockctl  *ctl,
 
   self.ctl = ctl;
   self.command = command;
+  self.daemon_owner = owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (command));
   self.tty = tty;
   self.exit_status = -1;
   self.stdin_last_newline = TRUE;

@@ -17,6 +17,7 @@
 #include <glib/gi18n.h>
 
 #include "paddock-error.h"
+#include "paddock-exit-status.h"
 #include "paddock-net-modes.h"
 #include "paddock-reserved-ports.h"
 #include "paddockctl-escape.h"
@@ -243,7 +244,7 @@ typedef struct
   char     *workspace;       /* bytes, as the daemon sent them */
   char    **command;         /* bytes, as the daemon sent them */
   guint     pid;             /* 0 when not running */
-  gint      exit_status;     /* -1 while running */
+  gint      exit_status;     /* -1 while running, -2 unknown (paddock-exit-status.h) */
   guint     processes;
   guint64   created;         /* Unix time in microseconds */
   gboolean  have_output_offset;
@@ -536,9 +537,12 @@ add_session_to_builder (JsonBuilder       *builder,
     json_builder_add_int_value (builder, info->pid);
   else
     json_builder_add_null_value (builder);
+  /* null while it runs; "unknown" for an agent that ended unwatched. */
   json_builder_set_member_name (builder, "exit_status");
   if (info->exit_status >= 0)
     json_builder_add_int_value (builder, info->exit_status);
+  else if (info->exit_status == PADDOCK_EXIT_STATUS_UNKNOWN)
+    json_builder_add_string_value (builder, "unknown");
   else
     json_builder_add_null_value (builder);
   /* Its leases: those Ports1 lists as tied to this session. */
@@ -658,8 +662,9 @@ print_session_human (const SessionInfo *info,
   g_autofree char *name = terminal_text (display_bytes (*info->name != '\0' ? info->name : "-"));
   g_autofree char *created = display_time (info->created);
   g_autofree char *pid = info->pid != 0 ? g_strdup_printf ("%u", info->pid) : g_strdup ("-");
-  g_autofree char *exit_status = info->exit_status >= 0
-                                 ? g_strdup_printf ("%d", info->exit_status) : g_strdup ("-");
+  g_autofree char *exit_status = info->exit_status >= 0 ? g_strdup_printf ("%d", info->exit_status)
+                                 : info->exit_status == PADDOCK_EXIT_STATUS_UNKNOWN ? g_strdup ("unknown")
+                                 : g_strdup ("-");
 
   g_print ("id:          %s\n", info->id);
   g_print ("name:        %s\n", name);

@@ -16,4 +16,6 @@ for bench in "$builddir"/bench/*/bench-*; do
     "$bench" 2> >(grep -v -e 'fd limit' -e 'Serving org.paddock' -e 'Quitting on signal' -e 'No baseline for' >&2)
 done
 echo
+"$(dirname "$0")/sessions/bench-adopt.sh" "$builddir"
+echo
 "$(dirname "$0")/sessions/bench-soak.sh" "$builddir"

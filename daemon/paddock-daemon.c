@@ -234,7 +234,9 @@ paddock_daemon_name_lost_cb (GDBusConnection *connection,
                                             name));
   else
     {
-      g_message ("Replaced by another daemon; quitting");
+      g_message ("Replaced by another daemon; handing over and quitting");
+      if (self->manager != NULL)
+        paddock_manager_impl_hand_over_at_shutdown (self->manager);
       paddock_daemon_quit (self);
     }
 }

@@ -23,6 +23,7 @@ static const GDBusErrorEntry paddock_error_entries[] = {
   { PADDOCK_ERROR_REVIEW_STALE,     "org.paddock.Error.ReviewStale" },
   { PADDOCK_ERROR_REVIEW_EXPIRED,   "org.paddock.Error.ReviewExpired" },
   { PADDOCK_ERROR_NO_SPACE,         "org.paddock.Error.NoSpace" },
+  { PADDOCK_ERROR_LOST,             "org.paddock.Error.Lost" },
 };
 
 GQuark

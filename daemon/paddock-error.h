@@ -28,6 +28,7 @@ typedef enum
   PADDOCK_ERROR_REVIEW_STALE,      /* org.paddock.Error.ReviewStale */
   PADDOCK_ERROR_REVIEW_EXPIRED,    /* org.paddock.Error.ReviewExpired */
   PADDOCK_ERROR_NO_SPACE,          /* org.paddock.Error.NoSpace */
+  PADDOCK_ERROR_LOST,              /* org.paddock.Error.Lost */
 } PaddockError;
 
 #define PADDOCK_ERROR (paddock_error_quark ())

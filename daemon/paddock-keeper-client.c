@@ -20,8 +20,10 @@
 #include <glib-unix.h>
 #include <poll.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +37,8 @@
  * same: the daemon's main loop waits for it. */
 #define STARTED_TIMEOUT_MS  (10 * 1000)
 #define MAX_PASS_FDS        64
+/* A keeper answers a connect at once; bounded, for a hung one. */
+#define ADOPT_TIMEOUT_MS    2000
 
 struct _PaddockKeeperClient
 {
@@ -44,6 +48,8 @@ struct _PaddockKeeperClient
   int                      control;
   guint                    control_source;
   guint                    child_watch;
+  int                      keeper_pidfd;   /* adopted: the keeper is not our child; else -1 */
+  guint                    pidfd_source;
   gboolean                 exited;       /* EXITED told */
   gboolean                 killing;      /* KILL asked: once is enough */
   guint                    depth;        /* in a callback of ours */
@@ -58,7 +64,7 @@ typedef struct
   const char  *keeper;
   char       **argv;
   char       **envp;
-  int          sources[3 + MAX_PASS_FDS + 1];  /* stdio, passed fds, control */
+  int          sources[3 + MAX_PASS_FDS + 2];  /* stdio, passed fds, control, held PTY */
   guint        n_sources;
 } KeeperChild;
 
@@ -326,6 +332,7 @@ paddock_keeper_client_spawn (const PaddockKeeperSpawn *spawn,
     }
 
   self = g_new0 (PaddockKeeperClient, 1);
+  self->keeper_pidfd = -1;
   self->control = pair[0];
   theirs = pair[1];
   self->func = func;
@@ -334,6 +341,13 @@ paddock_keeper_client_spawn (const PaddockKeeperSpawn *spawn,
   g_ptr_array_add (argv, g_strdup (keeper));
   g_ptr_array_add (argv, g_strdup ("--control-fd"));
   g_ptr_array_add (argv, g_strdup_printf ("%u", 3 + spawn->n_pass_fds));
+  if (spawn->hold_dir != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("--hold-fd"));
+      g_ptr_array_add (argv, g_strdup_printf ("%u", 3 + spawn->n_pass_fds + 1));
+      g_ptr_array_add (argv, g_strdup ("--hold-dir"));
+      g_ptr_array_add (argv, g_strdup (spawn->hold_dir));
+    }
   g_ptr_array_add (argv, g_strdup ("--pass-fds"));
   g_ptr_array_add (argv, g_strdup_printf ("%u", spawn->n_pass_fds));
   if (spawn->cwd != NULL)
@@ -345,6 +359,8 @@ paddock_keeper_client_spawn (const PaddockKeeperSpawn *spawn,
     g_ptr_array_add (argv, g_strdup ("--tty"));
   if (spawn->listen_pid)
     g_ptr_array_add (argv, g_strdup ("--listen-pid"));
+  if (spawn->end_with_daemon)
+    g_ptr_array_add (argv, g_strdup ("--end-with-daemon"));
   g_ptr_array_add (argv, g_strdup ("--"));
   g_ptr_array_add (argv, g_strdup (spawn->program));
   for (guint i = 0; spawn->argv[i] != NULL; i++)
@@ -359,6 +375,8 @@ paddock_keeper_client_spawn (const PaddockKeeperSpawn *spawn,
   for (guint i = 0; i < spawn->n_pass_fds; i++)
     child.sources[child.n_sources++] = spawn->pass_fds[i];
   child.sources[child.n_sources++] = theirs;
+  if (spawn->hold_dir != NULL)
+    child.sources[child.n_sources++] = spawn->hold_fd;
 
   pid = paddock_clone_child_into_cgroup (spawn->cgroup_dir, spawn->cgroup_procs_fd, keeper_child_main, &child);
   if (pid < 0)
@@ -392,6 +410,158 @@ paddock_keeper_client_spawn (const PaddockKeeperSpawn *spawn,
   self->child_watch = g_child_watch_add (pid, keeper_exited_cb, self);
   self->control_source = g_unix_fd_add (self->control, G_IO_IN | G_IO_HUP | G_IO_ERR, keeper_control_cb, self);
   return g_steal_pointer (&self);
+}
+
+/* An adopted keeper is no child of ours: its end is its pidfd's. What it
+ * said before it went comes first; one that went without a word leaves
+ * the program's end unknown (PADDOCK_KEEPER_CLIENT_STATUS_UNKNOWN). */
+static gboolean
+keeper_pidfd_cb (int          fd,
+                 GIOCondition condition,
+                 gpointer     user_data)
+{
+  PaddockKeeperClient *self = user_data;
+
+  self->depth++;
+  self->pidfd_source = 0;
+  self->keeper_pid = 0;
+  keeper_drain (self);
+  if (!self->exited)
+    g_message ("paddock-keeper (adopted) ended before its program %d did", (int) self->pid);
+  keeper_tell_exited (self, PADDOCK_KEEPER_CLIENT_STATUS_UNKNOWN);
+  keeper_tell (self, PADDOCK_KEEPER_CLIENT_GONE, PADDOCK_KEEPER_CLIENT_STATUS_UNKNOWN);
+  keeper_leave (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* Whether @fd is a socket of @type. */
+static gboolean
+fd_is_socket (int fd,
+              int type)
+{
+  int got = 0;
+  socklen_t len = sizeof got;
+
+  return getsockopt (fd, SOL_SOCKET, SO_TYPE, &got, &len) == 0 && got == type;
+}
+
+/* Takes over a keeper an earlier daemon left (paddock-keeper-protocol.h,
+ * --hold-dir): @keeper_pid, pinned by the caller with @keeper_pidfd (taken
+ * on success), listening in @hold_dir. Only that very keeper is believed
+ * (its socket's peer must be @keeper_pid, of our uid), and only what it
+ * hands over as said: an ADOPTED event with a SEQPACKET socket and a
+ * terminal, nothing else. Returns the client and the PTY master. */
+PaddockKeeperClient *
+paddock_keeper_client_adopt (const char               *hold_dir,
+                             pid_t                     keeper_pid,
+                             int                       keeper_pidfd,
+                             int                      *out_pty_master,
+                             PaddockKeeperClientFunc   func,
+                             gpointer                  user_data,
+                             GError                  **error)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  g_autofree char *path = g_build_filename (hold_dir, PADDOCK_KEEPER_SOCKET, NULL);
+  paddock_autofd int sock = -1;
+  PaddockKeeperEvent event = { 0, };
+  struct ucred cred;
+  socklen_t cred_len = sizeof cred;
+  int fds[PADDOCK_FDPASS_MAX_FDS];
+  size_t n_fds = 0;
+  gint64 deadline = g_get_monotonic_time () + (gint64) ADOPT_TIMEOUT_MS * 1000;
+  ssize_t n = -1;
+  PaddockKeeperClient *self;
+
+  g_return_val_if_fail (keeper_pid > 0 && keeper_pidfd >= 0, NULL);
+
+  if (strlen (path) >= sizeof addr.sun_path)
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "The keeper's socket path is too long");
+      return NULL;
+    }
+  strcpy (addr.sun_path, path);
+  sock = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (sock < 0 || connect (sock, (struct sockaddr *) &addr, sizeof addr) != 0)
+    {
+      int saved_errno = errno;
+
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "Could not reach the session's keeper: %s", g_strerror (saved_errno));
+      return NULL;
+    }
+  /* The keeper we pinned, not whoever bound that path since. */
+  if (getsockopt (sock, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 || cred_len != sizeof cred ||
+      cred.pid != keeper_pid || cred.uid != getuid ())
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_ACCESS_DENIED,
+                   "The session's socket is not its keeper's (pid %d, uid %u)",
+                   (int) cred.pid, (unsigned) cred.uid);
+      return NULL;
+    }
+
+  for (;;)
+    {
+      struct pollfd pfd = { .fd = sock, .events = POLLIN, .revents = 0 };
+      gint64 left_ms = (deadline - g_get_monotonic_time ()) / 1000;
+
+      if (left_ms <= 0)
+        break;
+      if (poll (&pfd, 1, (int) left_ms) < 0 && errno != EINTR)
+        break;
+      if (pfd.revents == 0)
+        continue;
+      n = paddock_fdpass_recv (sock, &event, sizeof event, fds, G_N_ELEMENTS (fds), &n_fds, MSG_DONTWAIT);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      break;
+    }
+  if (n != (ssize_t) sizeof event || event.type != PADDOCK_KEEPER_ADOPTED || event.pid <= 0 ||
+      n_fds != 2 || !fd_is_socket (fds[0], SOCK_SEQPACKET) || !isatty (fds[1]))
+    {
+      paddock_fdpass_close_all (fds, n_fds);
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                   "The session's keeper did not hand it over (%zd bytes, %zu fds)", n, n_fds);
+      return NULL;
+    }
+
+  self = g_new0 (PaddockKeeperClient, 1);
+  self->keeper_pid = keeper_pid;
+  self->keeper_pidfd = keeper_pidfd;
+  self->pid = event.pid;
+  self->start_time = event.start_time;
+  self->control = fds[0];
+  self->func = func;
+  self->user_data = user_data;
+  self->pidfd_source = g_unix_fd_add (keeper_pidfd, G_IO_IN | G_IO_HUP | G_IO_ERR, keeper_pidfd_cb, self);
+  self->control_source = g_unix_fd_add (self->control, G_IO_IN | G_IO_HUP | G_IO_ERR, keeper_control_cb, self);
+  *out_pty_master = fds[1];
+  return self;
+}
+
+/* The wait status a keeper left in @hold_dir for us (its program's end
+ * while no daemon was there), read once: the file goes. Only a status a
+ * waitpid() can give, an exit or a signal, is believed. */
+gboolean
+paddock_keeper_client_read_exit (const char *hold_dir,
+                                 int        *out_wait_status)
+{
+  g_autofree char *path = g_build_filename (hold_dir, PADDOCK_KEEPER_EXIT_FILE, NULL);
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  guint64 value = 0;
+
+  if (!g_file_get_contents (path, &text, &length, NULL))
+    return FALSE;
+  unlink (path);
+  if (length == 0 || length > 16 || text[length - 1] != '\n')
+    return FALSE;
+  text[length - 1] = '\0';
+  if (!g_ascii_string_to_unsigned (text, 10, 0, 0xffff, &value, NULL))
+    return FALSE;
+  if (!WIFEXITED ((int) value) && !WIFSIGNALED ((int) value))
+    return FALSE;
+  *out_wait_status = (int) value;
+  return TRUE;
 }
 
 pid_t
@@ -451,7 +621,9 @@ paddock_keeper_client_free (PaddockKeeperClient *self)
     return;
   g_clear_handle_id (&self->control_source, g_source_remove);
   g_clear_handle_id (&self->child_watch, g_source_remove);
+  g_clear_handle_id (&self->pidfd_source, g_source_remove);
   paddock_close_fd (&self->control);
+  paddock_close_fd (&self->keeper_pidfd);
   self->func = NULL;
   if (self->depth > 0)
     self->free_pending = TRUE;

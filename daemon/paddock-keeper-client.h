@@ -19,6 +19,10 @@ typedef enum
   PADDOCK_KEEPER_CLIENT_GONE,    /* the keeper was reaped: its tree is empty (or it was killed) */
 } PaddockKeeperClientEvent;
 
+/* The wait status of a program whose end nobody saw: its adopted keeper
+ * went without a word. Not a status waitpid() gives (bits above 16). */
+#define PADDOCK_KEEPER_CLIENT_STATUS_UNKNOWN (-1)
+
 /* EXITED comes once, before GONE, which comes once and last (a keeper
  * killed before it reported gives its own wait status for EXITED). The
  * client may be freed from GONE. */
@@ -42,6 +46,9 @@ typedef struct
   gboolean     listen_pid;   /* LISTEN_PID= the program's pid */
   int          cgroup_dir;   /* the keeper is born in it (-1: none) */
   int          cgroup_procs_fd;
+  int          hold_fd;      /* with hold_dir: the agent's PTY master, held for a later daemon */
+  gboolean     end_with_daemon;  /* a command's: its tree ends when the daemon goes */
+  const char  *hold_dir;     /* the session's folder, or NULL: nothing held (paddock-keeper-protocol.h) */
 } PaddockKeeperSpawn;
 
 const char          *paddock_keeper_client_find           (void);
@@ -49,6 +56,15 @@ PaddockKeeperClient *paddock_keeper_client_spawn          (const PaddockKeeperSp
                                                            PaddockKeeperClientFunc   func,
                                                            gpointer                  user_data,
                                                            GError                  **error);
+PaddockKeeperClient *paddock_keeper_client_adopt          (const char               *hold_dir,
+                                                           pid_t                     keeper_pid,
+                                                           int                       keeper_pidfd,
+                                                           int                      *out_pty_master,
+                                                           PaddockKeeperClientFunc   func,
+                                                           gpointer                  user_data,
+                                                           GError                  **error);
+gboolean             paddock_keeper_client_read_exit      (const char               *hold_dir,
+                                                           int                      *out_wait_status);
 pid_t                paddock_keeper_client_get_pid        (PaddockKeeperClient      *self);
 guint64              paddock_keeper_client_get_start_time (PaddockKeeperClient      *self);
 pid_t                paddock_keeper_client_get_keeper_pid (PaddockKeeperClient      *self);

@@ -49,6 +49,7 @@ struct _PaddockManagerImpl
 
   char            *state_dir;
   char            *helper_path;
+  gboolean         hand_over;   /* replaced: running host sessions are let go, not killed */
   /* Where sessions' cgroups go, found once as the daemon starts (its own
    * cgroup, or a delegated scope's): NULL, and cgroup_reason says why,
    * where there is none. */
@@ -1157,10 +1158,20 @@ paddock_manager_impl_has_session (PaddockManagerImpl *self,
   return FALSE;
 }
 
-/* The daemon is going away. Host-profile sessions cannot be re-adopted by
- * the next daemon (that needs the sandbox's pid 1 and the session records
- * of a later version), so they are killed rather than left running with
- * nobody supervising them. */
+/* The daemon is going away. Its sessions are killed rather than left
+ * running with nobody supervising them; but when another daemon replaced
+ * us (paddock_manager_impl_hand_over_at_shutdown()), a host session its
+ * keeper holds is handed over to it instead (sandboxed sessions cannot
+ * be yet: their helper dies with us). */
+/* Another daemon took our name (--replace): it adopts what it can. */
+void
+paddock_manager_impl_hand_over_at_shutdown (PaddockManagerImpl *self)
+{
+  g_return_if_fail (PADDOCK_IS_MANAGER_IMPL (self));
+
+  self->hand_over = TRUE;
+}
+
 void
 paddock_manager_impl_shutdown (PaddockManagerImpl *self)
 {
@@ -1171,7 +1182,8 @@ paddock_manager_impl_shutdown (PaddockManagerImpl *self)
       PaddockSessionImpl *session = g_ptr_array_index (self->sessions, i);
 
       g_signal_handlers_disconnect_by_data (session, self);
-      paddock_session_impl_kill_now (session);
+      if (!self->hand_over || !paddock_session_impl_hand_over (session))
+        paddock_session_impl_kill_now (session);
       g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (session));
     }
   g_ptr_array_set_size (self->sessions, 0);
@@ -1301,9 +1313,11 @@ paddock_manager_impl_restore (PaddockManagerImpl *self)
        * earlier daemon left of it that still has a leased socket keeps
        * that port in use, not held by us, and is left alone until it is
        * ended below and the port taken back; then it is refused too
-       * (_paddock_session_ports_refuse_all()). */
-      _paddock_session_ports_refuse_all (_paddock_session_network_get_ports (
-                                           _paddock_session_impl_get_network (session)));
+       * (_paddock_session_ports_refuse_all()). Unless it was adopted:
+       * then its agent runs on, serving them as before. */
+      if (!_paddock_session_impl_is_adopted (session))
+        _paddock_session_ports_refuse_all (_paddock_session_network_get_ports (
+                                             _paddock_session_impl_get_network (session)));
     }
 
   /* What the earlier daemon left running is ended on the main loop, for

@@ -28,5 +28,6 @@ gboolean            paddock_manager_impl_has_session    (PaddockManagerImpl *sel
                                                          const char         *id);
 void                paddock_manager_impl_restore        (PaddockManagerImpl *self);
 void                paddock_manager_impl_shutdown       (PaddockManagerImpl *self);
+void                paddock_manager_impl_hand_over_at_shutdown (PaddockManagerImpl *self);
 
 G_END_DECLS

@@ -16,6 +16,10 @@ typedef struct _PaddockScrollback PaddockScrollback;
 
 PaddockScrollback *paddock_scrollback_new              (gsize              capacity);
 void               paddock_scrollback_free             (PaddockScrollback *self);
+gboolean           paddock_scrollback_persist          (PaddockScrollback *self,
+                                                        const char        *path,
+                                                        GError           **error);
+void               paddock_scrollback_close_file       (PaddockScrollback *self);
 void               paddock_scrollback_append           (PaddockScrollback *self,
                                                         const guint8      *data,
                                                         gsize              length);

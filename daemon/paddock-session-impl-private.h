@@ -215,6 +215,8 @@ void                 _paddock_session_ports_socket_event        (PaddockSessionP
                                                                  int                  *fd);
 void                 _paddock_session_ports_stop                (PaddockSessionPorts  *ports);
 void                 _paddock_session_ports_refuse_all          (PaddockSessionPorts  *ports);
+void                 _paddock_session_ports_adopted             (PaddockSessionPorts  *ports);
+gboolean             _paddock_session_impl_is_adopted           (PaddockSessionImpl   *self);
 guint                _paddock_session_ports_get_n_connections   (PaddockSessionPorts  *ports);
 GPtrArray           *_paddock_session_ports_reserve             (PaddockRegistry      *registry,
                                                                  const char           *session_id,

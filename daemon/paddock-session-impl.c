@@ -42,6 +42,8 @@
 #include "paddock-command-impl.h"
 #include "paddock-command-runner.h"
 #include "paddock-durable-file.h"
+#include "paddock-exit-status.h"
+#include "paddock-host-executor.h"
 #include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
 #include "paddock-executor.h"
@@ -995,7 +997,10 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
 {
   int exit_status = 0;
 
-  if (WIFEXITED (wait_status))
+  /* An adopted keeper that went without a word: nobody saw the end. */
+  if (wait_status == PADDOCK_KEEPER_CLIENT_STATUS_UNKNOWN)
+    exit_status = PADDOCK_EXIT_STATUS_UNKNOWN;
+  else if (WIFEXITED (wait_status))
     exit_status = WEXITSTATUS (wait_status);
   else if (WIFSIGNALED (wait_status))
     exit_status = 128 + WTERMSIG (wait_status);
@@ -1097,6 +1102,22 @@ static void paddock_session_impl_command_gone_cb   (PaddockExecutor    *executor
                                                     int                 pid,
                                                     PaddockSessionImpl *self);
 
+/* What its executor tells the session: for one started here and for one
+ * adopted from an earlier daemon alike. */
+static void
+paddock_session_impl_connect_executor (PaddockSessionImpl *self)
+{
+  g_signal_connect (self->executor, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
+  g_signal_connect (self->executor, "command-exited", G_CALLBACK (paddock_session_impl_command_exited_cb), self);
+  g_signal_connect (self->executor, "command-gone", G_CALLBACK (paddock_session_impl_command_gone_cb), self);
+  /* A sandbox's: running once it says the agent started. */
+  g_signal_connect (self->executor, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
+  g_signal_connect (self->executor, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
+  g_signal_connect (self->executor, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
+  g_signal_connect (self->executor, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
+  g_signal_connect (self->executor, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
+}
+
 gboolean
 paddock_session_impl_start (PaddockSessionImpl       *self,
                             PaddockSessionReadyFunc   ready,
@@ -1105,6 +1126,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
 {
   g_auto(PaddockExecutorAgent) agent = { .pty_master = -1, .cgroup_procs_fd = -1 };
   g_autoptr(GPtrArray) bind_args = g_ptr_array_new_with_free_func (g_free);
+  /* Where a host agent's keeper holds the session for a later daemon. */
+  g_autofree char *hold_dir = self->record_path != NULL ? g_path_get_dirname (self->record_path) : NULL;
   PaddockExecutorAgentSpec spec;
   g_auto(GStrv) envp = NULL;
   gboolean sandboxed;
@@ -1166,17 +1189,10 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
     .bind_args = (const char * const *) bind_args->pdata,
     .spare = self->offered_spare,
     .proxy_port = PADDOCK_SESSION_PROXY_PORT,
+    .hold_dir = hold_dir,
   };
   self->offered_spare = NULL;
-  g_signal_connect (self->executor, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
-  g_signal_connect (self->executor, "command-exited", G_CALLBACK (paddock_session_impl_command_exited_cb), self);
-  g_signal_connect (self->executor, "command-gone", G_CALLBACK (paddock_session_impl_command_gone_cb), self);
-  /* A sandbox's: running once it says the agent started. */
-  g_signal_connect (self->executor, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
-  g_signal_connect (self->executor, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
-  g_signal_connect (self->executor, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
-  g_signal_connect (self->executor, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
-  g_signal_connect (self->executor, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
+  paddock_session_impl_connect_executor (self);
   if (!paddock_executor_start_agent (self->executor, &spec, &agent, error))
     return FALSE;
 
@@ -2056,6 +2072,16 @@ paddock_session_impl_new (const char                 *id,
     self->network = _paddock_session_network_new (self, NULL);
   self->terminal = paddock_terminal_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
   g_signal_connect (self->terminal, "output", G_CALLBACK (paddock_session_impl_terminal_output_cb), self);
+  /* Kept in the session's folder: a later daemon shows it again. */
+  if (self->record_path != NULL)
+    {
+      g_autofree char *session_dir = g_path_get_dirname (self->record_path);
+      g_autofree char *scrollback_path = g_build_filename (session_dir, "scrollback", NULL);
+      g_autoptr(GError) scrollback_error = NULL;
+
+      if (!paddock_terminal_persist_scrollback (self->terminal, scrollback_path, &scrollback_error))
+        g_message ("Session %s: %s; its scrollback is kept in memory only", id, scrollback_error->message);
+    }
 
   paddock_ipc_session1_set_id (session, id);
   paddock_ipc_session1_set_name (session, config->name);
@@ -2068,11 +2094,100 @@ paddock_session_impl_new (const char                 *id,
   paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
   paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
   paddock_ipc_session1_set_allowed_domains (session, (const char * const *) self->config.allow_domains);
-  self->exit_status = -1;
+  self->exit_status = PADDOCK_EXIT_STATUS_RUNNING;
   paddock_ipc_session1_set_exit_status (session, self->exit_status);
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());
 
   return self;
+}
+
+/* A host session an earlier daemon ran, whose keeper still holds it
+ * (paddock-keeper-protocol.h, --hold-dir): taken over, running on as if
+ * started here, its terminal and its tree the same. FALSE (and nothing
+ * changed but the pinned keeper's pidfd, kept) where the keeper would not
+ * hand it over: its leftovers are then ended as before. */
+static gboolean
+paddock_session_impl_adopt_host (PaddockSessionImpl  *self,
+                                 const char          *session_dir,
+                                 PaddockCgroup      **cgroup)
+{
+  g_autoptr(GError) error = NULL;
+  paddock_autofd int pty_master = -1;
+  PaddockKeeperClient *keeper;
+
+  self->executor = paddock_host_executor_new ();
+  keeper = paddock_host_executor_adopt_agent (PADDOCK_HOST_EXECUTOR (self->executor), session_dir,
+                                              self->leftover_keeper, self->leftover_keeper_pidfd,
+                                              &pty_master, &error);
+  if (keeper == NULL)
+    {
+      g_message ("Session %s: could not adopt it from its keeper %d: %s; ending what is left of it",
+                 self->id, (int) self->leftover_keeper, error->message);
+      g_clear_object (&self->executor);
+      return FALSE;
+    }
+  /* The keeper's pidfd is the client's now. */
+  self->leftover_keeper_pidfd = -1;
+  self->leftover_keeper = 0;
+  paddock_session_impl_connect_executor (self);
+  self->keeper = keeper;
+  self->pid = paddock_keeper_client_get_pid (keeper);
+  self->pid_start_time = paddock_keeper_client_get_start_time (keeper);
+  self->sandboxed = FALSE;
+  self->reaped = FALSE;
+  self->cgroup = g_steal_pointer (cgroup);
+  if (self->cgroup != NULL)
+    self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, NULL);
+  self->exit_status = PADDOCK_EXIT_STATUS_RUNNING;
+  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
+  paddock_terminal_take_pty (self->terminal, paddock_steal_fd (&pty_master));
+  self->process_count_id = g_timeout_add (PROCESS_COUNT_MS, paddock_session_impl_count_cb, self);
+  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) self->pid);
+  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
+                                          MAX (paddock_session_impl_count_processes (self), 1));
+  _paddock_session_ports_adopted (_paddock_session_network_get_ports (self->network));
+  _paddock_session_network_spawned (self->network);
+  self->state = g_intern_static_string ("running");
+  paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
+  g_message ("Session %s: adopted from its keeper %d, agent %d running", self->id,
+             (int) paddock_keeper_client_get_keeper_pid (keeper), (int) self->pid);
+  return TRUE;
+}
+
+/* The daemon is replaced (--replace): a running host session whose
+ * keeper holds it (paddock-keeper-protocol.h, --hold-dir) is let go, not
+ * killed, for the next daemon to adopt: its record is on disk as running
+ * (flushed before the state dir's lock goes), the keeper sees our end of
+ * its control socket close and listens for the successor. FALSE for any
+ * other session: the caller ends it. Its commands' keepers end theirs with
+ * us (--end-with-daemon), their callers told they were lost. */
+gboolean
+paddock_session_impl_hand_over (PaddockSessionImpl *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
+
+  if (self->sandboxed || self->record_path == NULL || self->leftovers != NULL ||
+      self->keeper == NULL || !paddock_keeper_client_is_running (self->keeper) ||
+      !PADDOCK_IS_HOST_EXECUTOR (self->executor) || g_strcmp0 (self->state, "running") != 0)
+    return FALSE;
+  paddock_session_impl_save (self);
+  paddock_session_impl_fail_pending_execs (self);
+  g_clear_handle_id (&self->process_count_id, g_source_remove);
+  g_signal_handlers_disconnect_by_data (self->terminal, self);
+  paddock_terminal_close (self->terminal);
+  self->keeper = NULL;
+  g_signal_handlers_disconnect_by_data (self->executor, self);
+  g_clear_object (&self->executor);
+  g_message ("Session %s: handed over to the next daemon", self->id);
+  return TRUE;
+}
+
+/* Whether this restored session was adopted (it has an executor: a
+ * restored one gets one only from paddock_session_impl_adopt_host()). */
+gboolean
+_paddock_session_impl_is_adopted (PaddockSessionImpl *self)
+{
+  return self->executor != NULL;
 }
 
 /* A session recorded by an earlier daemon. If its record says it was still
@@ -2135,6 +2250,12 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
   if (record->damaged != NULL)
     paddock_ipc_session1_set_damaged (PADDOCK_IPC_SESSION1 (self), record->damaged);
   self->exit_status = record->exit_status;
+  /* Recorded while it ran (or by a daemon that ended its leftovers): no
+   * daemon saw it end, so its status is unknown, and must not read as
+   * "still running" now that it is over. */
+  if (self->exit_status < 0 || g_strcmp0 (record->state, "starting") == 0 ||
+      g_strcmp0 (record->state, "running") == 0)
+    self->exit_status = PADDOCK_EXIT_STATUS_UNKNOWN;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   self->reaped = TRUE;
 
@@ -2178,8 +2299,23 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
       }
   }
 
+  /* Its keeper held it for us: the session runs on, adopted. */
+  if (self->leftover_keeper > 0 && !record->sandboxed &&
+      (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0) &&
+      paddock_session_impl_adopt_host (self, session_dir, &cgroup))
+    {
+      paddock_session_impl_save (self);
+      return g_steal_pointer (&self);
+    }
+
   if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
     {
+      int wait_status = 0;
+      /* Its keeper saw the agent end while no daemon was there, and left
+       * how (paddock-keeper-protocol.h): then it exited, as seen. */
+      const char *ended_as = !record->sandboxed && self->leftover_keeper == 0 &&
+                             paddock_keeper_client_read_exit (session_dir, &wait_status) ? "exited" : "stopped";
+
       guint64 start_time = record->pid_start_time;
       gint64 init_pid = record->init_pid;
       guint64 init_start_time = record->init_start_time;
@@ -2201,7 +2337,13 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
       if (same_boot && init_pid > 0 && init_pid < G_MAXINT && init_start_time != 0 &&
           !_paddock_leftover_is_pinned (leftovers, (pid_t) init_pid))
         _paddock_leftover_pin (leftovers, (pid_t) init_pid, init_start_time);
-      state = "stopped";
+      if (g_strcmp0 (ended_as, "exited") == 0)
+        {
+          self->exit_status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status)
+                                                      : 128 + WTERMSIG (wait_status);
+          paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
+        }
+      state = ended_as;
     }
 
   /* What a daemon killed while it ended the session's leftovers had

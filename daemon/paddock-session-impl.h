@@ -101,4 +101,6 @@ void                paddock_session_impl_end_leftovers (PaddockSessionImpl      
 void                paddock_session_impl_abandon_start (PaddockSessionImpl       *self,
                                                         const GError             *error);
 
+gboolean            paddock_session_impl_hand_over           (PaddockSessionImpl *self);
+
 G_END_DECLS

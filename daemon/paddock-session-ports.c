@@ -459,6 +459,30 @@ _paddock_session_ports_hand_over (PaddockSessionPorts *ports,
     }
 }
 
+/* A session adopted by a new daemon from its keeper: its leases are the
+ * session's again (taken back once its processes are gone, released with
+ * it at Destroy), and one its agent was left to bind is released again,
+ * not lost: the agent that bound it runs on. */
+void
+_paddock_session_ports_adopted (PaddockSessionPorts *ports)
+{
+  const char *id = paddock_session_impl_get_id (ports->session);
+  GListModel *model;
+
+  if (session_registry == NULL)
+    return;
+  model = G_LIST_MODEL (session_registry);
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    {
+      g_autoptr(PaddockLease) lease = g_list_model_get_item (model, i);
+
+      if (g_strcmp0 (paddock_lease_get_session (lease), id) != 0)
+        continue;
+      _paddock_session_impl_add_lease (ports->session, lease);
+      paddock_registry_readopt_released (session_registry, paddock_lease_get_port (lease), id);
+    }
+}
+
 /* The session's reserved ports (from _paddock_session_ports_reserve()). */
 void
 _paddock_session_ports_take_reserved (PaddockSessionPorts *ports,

@@ -1029,6 +1029,33 @@ paddock_registry_hand_over (PaddockRegistry  *self,
   return TRUE;
 }
 
+/* A session adopted from its keeper by a new daemon (see
+ * paddock-keeper-protocol.h): its released lease on @port was stored as
+ * lost (see paddock-registry-store.c), and its agent, which runs on, is
+ * what listens there. Released again, so that it is taken back once the
+ * session's processes are gone (paddock_registry_take_back()), as before
+ * the restart. Only a lost lease of @session. */
+gboolean
+paddock_registry_readopt_released (PaddockRegistry *self,
+                                   guint16          port,
+                                   const char      *session)
+{
+  PaddockLease *lease;
+  guint index = 0;
+
+  g_return_val_if_fail (PADDOCK_IS_REGISTRY (self), FALSE);
+
+  if (!find_leased_port (self, port, &index, NULL))
+    return FALSE;
+  lease = g_ptr_array_index (self->leases, index);
+  if (paddock_lease_get_state (lease) != PADDOCK_LEASE_STATE_LOST ||
+      g_strcmp0 (paddock_lease_get_session (lease), session) != 0)
+    return FALSE;
+  _paddock_lease_set_released (lease);
+  g_list_model_items_changed (G_LIST_MODEL (self), index, 1, 1);
+  return TRUE;
+}
+
 /* Binds the released lease on @port again (its session's processes are
  * gone): TRUE when held again. FALSE when another program listens there
  * now, which took it between paddock_registry_hand_over() and the

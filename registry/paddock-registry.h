@@ -93,6 +93,9 @@ gboolean         paddock_registry_hand_over         (PaddockRegistry *self,
                                                      GError         **error);
 gboolean         paddock_registry_take_back         (PaddockRegistry *self,
                                                      guint16          port);
+gboolean         paddock_registry_readopt_released  (PaddockRegistry *self,
+                                                     guint16          port,
+                                                     const char      *session);
 PaddockLease    *paddock_registry_lookup            (PaddockRegistry *self,
                                                      guint16          port);
 GStrv            paddock_registry_dup_owners        (PaddockRegistry *self);

@@ -263,13 +263,36 @@ paddock_test_daemon_stop (PaddockTestDaemon *self)
   wait_for_exit (self, TRUE);
 }
 
+/* SIGKILL, as a crash. The sessions' keepers then hold them for the next
+ * daemon (re-adoption, test-paddockctl-adopt.sh); paddock_test_daemon_kill()
+ * also takes their sockets away, so that what the suites using it check is
+ * what a daemon does with a session it cannot adopt: end what is left of
+ * it (paddock-session-leftovers.c). */
 void
-paddock_test_daemon_kill (PaddockTestDaemon *self)
+paddock_test_daemon_kill_keeping_sessions (PaddockTestDaemon *self)
 {
   g_assert_nonnull (self->process);
 
   g_subprocess_force_exit (self->process);
   wait_for_exit (self, FALSE);
+}
+
+void
+paddock_test_daemon_kill (PaddockTestDaemon *self)
+{
+  g_autofree char *sessions_dir = NULL;
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+
+  paddock_test_daemon_kill_keeping_sessions (self);
+  sessions_dir = g_build_filename (paddock_test_daemon_get_state_dir (self), "sessions", NULL);
+  dir = g_dir_open (sessions_dir, 0, NULL);
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *socket_path = g_build_filename (sessions_dir, name, "keeper.sock", NULL);
+
+      g_unlink (socket_path);
+    }
 }
 
 gboolean

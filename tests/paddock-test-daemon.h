@@ -17,6 +17,7 @@ PaddockTestDaemon *paddock_test_daemon_new_activatable (void);
 void               paddock_test_daemon_start          (PaddockTestDaemon  *self);
 void               paddock_test_daemon_stop           (PaddockTestDaemon  *self);
 void               paddock_test_daemon_kill           (PaddockTestDaemon  *self);
+void               paddock_test_daemon_kill_keeping_sessions (PaddockTestDaemon  *self);
 void               paddock_test_daemon_restart_bus    (PaddockTestDaemon  *self);
 GSubprocess       *paddock_test_daemon_spawn_replacement (PaddockTestDaemon *self);
 void               paddock_test_daemon_adopt          (PaddockTestDaemon  *self,

@@ -348,12 +348,14 @@ check "a --profile host session left running by an earlier daemon: stopped, its 
 # leased socket, so the next daemon finds the port in use by it and holds
 # no socket of its own; once the leftover is ended and the port taken
 # back (reclaim), nothing serves it any more, and a connection is reset,
-# not queued for good.
+# not queued for good. (Its keeper's socket is taken away, so that the
+# next daemon cannot adopt the session: test-paddockctl-adopt.sh is that.)
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --profile host --port web -- sh -c 'trap "" HUP; exec sleep 600'
 id=$(json "$tmp/out" 'd["id"]' 2>/dev/null || echo none)
 web=$(json "$tmp/out" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
 kill -KILL "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
+rm -f "$tmp/state/sessions/$id/keeper.sock"
 PADDOCK_TEST_LEFTOVER_GRACE_MS=0 "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true

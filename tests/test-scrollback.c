@@ -7,6 +7,9 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include "paddock-scrollback.h"
 
@@ -108,6 +111,70 @@ test_many_wraps (void)
   g_assert_cmpstr (tail, ==, written->str + written->len - 1000);
 }
 
+/* Kept in a file, the ring is read back whole by a new one (a daemon
+ * after SIGKILL), wrapped or not; a damaged file starts afresh, and one
+ * cut short behind its back costs only what was cut. */
+static void
+test_persist (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("test-scrollback-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "scrollback", NULL);
+  g_autoptr(GError) error = NULL;
+  guint64 start = 0;
+
+  {
+    g_autoptr(PaddockScrollback) ring = paddock_scrollback_new (8);
+
+    g_assert_true (paddock_scrollback_persist (ring, path, &error));
+    g_assert_no_error (error);
+    paddock_scrollback_append (ring, (const guint8 *) "hello", 5);
+    paddock_scrollback_append (ring, (const guint8 *) " world", 6);
+  }
+  {
+    g_autoptr(PaddockScrollback) ring = paddock_scrollback_new (8);
+    g_autofree char *all = NULL;
+    g_autofree char *more = NULL;
+
+    g_assert_true (paddock_scrollback_persist (ring, path, &error));
+    all = read_all (ring, 0, &start);
+    g_assert_cmpstr (all, ==, "lo world");
+    g_assert_cmpuint (start, ==, 3);
+    g_assert_cmpuint (paddock_scrollback_get_end_offset (ring), ==, 11);
+    paddock_scrollback_append (ring, (const guint8 *) "!", 1);
+    more = read_all (ring, 0, &start);
+    g_assert_cmpstr (more, ==, "o world!");
+  }
+  /* Another capacity (or garbage): not this ring's; started afresh. */
+  {
+    g_autoptr(PaddockScrollback) ring = paddock_scrollback_new (16);
+
+    g_assert_true (paddock_scrollback_persist (ring, path, &error));
+    g_assert_cmpuint (paddock_scrollback_get_end_offset (ring), ==, 0);
+    paddock_scrollback_append (ring, (const guint8 *) "abc", 3);
+  }
+  g_assert_no_errno (truncate (path, 4096 + 1));
+  {
+    g_autoptr(PaddockScrollback) ring = paddock_scrollback_new (16);
+    g_autofree char *cut = NULL;
+
+    g_assert_true (paddock_scrollback_persist (ring, path, &error));
+    cut = read_all (ring, 0, &start);
+    g_assert_cmpuint (strlen (cut), ==, 1);
+    g_assert_cmpstr (cut, ==, "a");
+  }
+  /* Not a regular file: refused, with the reason. */
+  {
+    g_autoptr(PaddockScrollback) ring = paddock_scrollback_new (8);
+
+    g_assert_false (paddock_scrollback_persist (ring, dir, &error));
+    g_assert_nonnull (error);
+    g_clear_error (&error);
+  }
+
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -117,6 +184,7 @@ main (int   argc,
   g_test_add_func ("/scrollback/offsets-and-wrap", test_offsets_and_wrap);
   g_test_add_func ("/scrollback/bounded-reads-and-huge-writes", test_bounded_reads_and_huge_writes);
   g_test_add_func ("/scrollback/many-wraps", test_many_wraps);
+  g_test_add_func ("/scrollback/persist", test_persist);
 
   return g_test_run ();
 }

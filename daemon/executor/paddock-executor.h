@@ -34,6 +34,8 @@ typedef struct
                                                * later leases), or NULL */
   PaddockSpareSandbox        *spare;          /* a sandbox made ahead it may take, or NULL */
   guint16                     proxy_port;     /* where the proxy listens inside (proxy mode) */
+  const char                 *hold_dir;       /* host: the session's folder, where its keeper holds
+                                               * it for a later daemon; or NULL */
 } PaddockExecutorAgentSpec;
 
 /* What came of it: the caller's, cleared by paddock_executor_agent_clear(). */

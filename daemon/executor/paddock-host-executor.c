@@ -15,12 +15,15 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "paddock-autofd.h"
 #include "paddock-dbus-checks.h"
 #include "paddock-error.h"
 #include "paddock-host-executor.h"
+#include "paddock-keeper-protocol.h"
 #include "paddock-lease.h"
 #include "paddock-reserved-ports.h"
 #include "paddock-terminal.h"
@@ -114,6 +117,7 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   paddock_autofd int slave = -1;
   paddock_autofd int cgroup_dir = -1;
+  const char *hold_dir = spec->hold_dir;
   int listen_fds[PADDOCK_SESSION_MAX_PORTS];
   guint n_listen_fds = 0;
 
@@ -138,6 +142,15 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
 
   if (out->cgroup != NULL)
     cgroup_dir = open (paddock_cgroup_get_path (out->cgroup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* A socket path longer than sun_path has room for (a deep state dir):
+   * the session runs all the same, only a later daemon cannot adopt it. */
+  if (hold_dir != NULL && strlen (hold_dir) + sizeof "/" PADDOCK_KEEPER_SOCKET >
+      sizeof ((struct sockaddr_un *) 0)->sun_path)
+    {
+      g_message ("Session %s: its folder's path is too long for the keeper's socket; a later "
+                 "daemon will not be able to adopt it", spec->session_id);
+      hold_dir = NULL;
+    }
   {
     /* The agent leads its own process session on the terminal; LISTEN_PID
      * is its own pid. Born in the session's cgroup, so that every process
@@ -154,6 +167,9 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
       .listen_pid = n_listen_fds > 0,
       .cgroup_dir = cgroup_dir,
       .cgroup_procs_fd = out->cgroup_procs_fd,
+      /* The keeper holds the terminal too: the session outlives us. */
+      .hold_fd = out->pty_master,
+      .hold_dir = hold_dir,
     };
 
     self->keeper = paddock_keeper_client_spawn (&keeper_spawn, paddock_host_executor_keeper_cb, self, error);
@@ -169,6 +185,25 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
   /* The keeper read it before the agent could be reaped. */
   out->start_time = paddock_keeper_client_get_start_time (self->keeper);
   return TRUE;
+}
+
+/* The agent of a session an earlier daemon ran, under the keeper it left
+ * holding the session (paddock-keeper-protocol.h, --hold-dir): from here
+ * on as if started here. Returns the keeper (the executor's). */
+PaddockKeeperClient *
+paddock_host_executor_adopt_agent (PaddockHostExecutor  *self,
+                                   const char           *hold_dir,
+                                   pid_t                 keeper_pid,
+                                   int                   keeper_pidfd,
+                                   int                  *out_pty_master,
+                                   GError              **error)
+{
+  g_return_val_if_fail (PADDOCK_IS_HOST_EXECUTOR (self), NULL);
+  g_return_val_if_fail (self->keeper == NULL, NULL);
+
+  self->keeper = paddock_keeper_client_adopt (hold_dir, keeper_pid, keeper_pidfd, out_pty_master,
+                                              paddock_host_executor_keeper_cb, self, error);
+  return self->keeper;
 }
 
 /* A command's keeper: the command's end; then the keeper's, once its
@@ -231,6 +266,9 @@ paddock_host_executor_spawn_command (PaddockExecutor                  *executor,
       .tty = spec->tty,
       .cgroup_dir = cgroup_dir,
       .cgroup_procs_fd = spec->cgroup_procs_fd,
+      /* Its output goes to the daemon's buffers and its caller waits on
+       * the daemon: neither is there for a later daemon to adopt. */
+      .end_with_daemon = TRUE,
     };
 
     keeper = paddock_keeper_client_spawn (&keeper_spawn, paddock_host_executor_command_keeper_cb, self, error);

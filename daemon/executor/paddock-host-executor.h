@@ -14,6 +14,12 @@ G_BEGIN_DECLS
 
 G_DECLARE_FINAL_TYPE (PaddockHostExecutor, paddock_host_executor, PADDOCK, HOST_EXECUTOR, GObject)
 
-PaddockExecutor *paddock_host_executor_new (void);
+PaddockExecutor     *paddock_host_executor_new         (void);
+PaddockKeeperClient *paddock_host_executor_adopt_agent (PaddockHostExecutor  *self,
+                                                        const char           *hold_dir,
+                                                        pid_t                 keeper_pid,
+                                                        int                   keeper_pidfd,
+                                                        int                  *out_pty_master,
+                                                        GError              **error);
 
 G_END_DECLS

@@ -11,7 +11,7 @@
  *
  * Started as
  *   paddock-keeper --control-fd N [--pass-fds K] [--cwd DIR] [--tty]
- *                  [--listen-pid] -- PROGRAM ARGV0 [ARG…]
+ *                  [--listen-pid] [--end-with-daemon] -- PROGRAM ARGV0 [ARG…]
  * with the program's stdio at 0-2, K descriptors for it at 3…3+K-1, the
  * control socket (SOCK_SEQPACKET) at N, nothing else, and the program's
  * environment as its own. --tty: fd 0 becomes the program's controlling
@@ -29,6 +29,26 @@
  * is left of the session (see paddock-session-leftovers.c), and killing
  * the keeper would only hand its tree to init. That is also why it sets no
  * PR_SET_PDEATHSIG.
+ *
+ * --end-with-daemon (a command's keeper): at that end of file the keeper
+ * ends its tree and exits instead; the command's caller hears from
+ * paddockctl that it was lost with its daemon.
+ *
+ * An agent's keeper is also the session's holder, so that the session
+ * outlives the daemon (re-adoption):
+ *   --hold-fd M --hold-dir DIR
+ * M (the next fd after the control socket) is the daemon's end of the
+ * agent's terminal, the PTY master, which the keeper keeps open (CLOEXEC:
+ * the program never sees it) so the terminal never hangs up while no
+ * daemon holds it. DIR is the session's folder (0700): the keeper listens
+ * on DIR/PADDOCK_KEEPER_SOCKET (SOCK_SEQPACKET, 0600). While no daemon is
+ * connected (the control socket's end of file), a process of the same uid
+ * (SO_PEERCRED) that connects there gets one ADOPTED event, with pid and
+ * start_time, carrying two fds: a new control socket and the PTY master.
+ * From then on it is the daemon, exactly as the first one was; an EXITED
+ * the program had while nobody listened comes next. A program whose tree
+ * ends while no daemon is there leaves its wait status in
+ * DIR/PADDOCK_KEEPER_EXIT_FILE ("STATUS\n", decimal) for the next one.
  */
 
 #pragma once
@@ -36,12 +56,15 @@
 #include <stdint.h>
 
 #define PADDOCK_KEEPER_NAME "paddock-keeper"
+#define PADDOCK_KEEPER_SOCKET    "keeper.sock"
+#define PADDOCK_KEEPER_EXIT_FILE "agent-exit"
 
 typedef enum
 {
   PADDOCK_KEEPER_STARTED = 1,  /* pid, start_time: the program's */
   PADDOCK_KEEPER_FAILED  = 2,  /* error: errno of the fork */
   PADDOCK_KEEPER_EXITED  = 3,  /* status: the program's wait status */
+  PADDOCK_KEEPER_ADOPTED = 4,  /* pid, start_time: the program's; fds: control, PTY master */
 } PaddockKeeperEventType;
 
 typedef struct

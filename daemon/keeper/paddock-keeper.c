@@ -28,7 +28,9 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +53,9 @@ typedef struct
   int          listen_pid;
   const char  *program;
   char       **argv;
+  int          hold_fd;    /* the PTY master held for a later daemon, or -1 */
+  int          end_with_daemon;
+  const char  *hold_dir;   /* the session's folder: the socket and the exit file */
 } Options;
 
 static void
@@ -86,6 +91,7 @@ parse_options (int      argc,
 
   memset (options, 0, sizeof *options);
   options->control = -1;
+  options->hold_fd = -1;
   for (i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
     {
       if (strcmp (argv[i], "--control-fd") == 0 && i + 1 < argc)
@@ -98,11 +104,21 @@ parse_options (int      argc,
         options->tty = 1;
       else if (strcmp (argv[i], "--listen-pid") == 0)
         options->listen_pid = 1;
+      else if (strcmp (argv[i], "--end-with-daemon") == 0)
+        options->end_with_daemon = 1;
+      else if (strcmp (argv[i], "--hold-fd") == 0 && i + 1 < argc)
+        options->hold_fd = parse_int (argv[++i], 3, 65535);
+      else if (strcmp (argv[i], "--hold-dir") == 0 && i + 1 < argc && argv[i + 1][0] == '/')
+        options->hold_dir = argv[++i];
       else
         die ("bad arguments");
     }
   /* "--", PROGRAM, ARGV0: the program's own argv may be just its name. */
   if (i + 2 >= argc || options->control < 3 + options->pass_fds || argv[i + 1][0] != '/')
+    die ("bad arguments");
+  /* Both or neither, the PTY master right after the control socket. */
+  if ((options->hold_fd >= 0) != (options->hold_dir != NULL) ||
+      (options->hold_fd >= 0 && options->hold_fd != options->control + 1))
     die ("bad arguments");
   options->program = argv[i + 1];
   options->argv = &argv[i + 2];
@@ -280,6 +296,127 @@ kill_tree (int    sfd,
     }
 }
 
+/* DIR/NAME into @out; 0 when it does not fit. */
+static int
+hold_path (const Options *options,
+           const char    *name,
+           char          *out,
+           size_t         size)
+{
+  int n = snprintf (out, size, "%s/%s", options->hold_dir, name);
+
+  return n > 0 && (size_t) n < size;
+}
+
+/* The socket a later daemon adopts the session through, bound before the
+ * program runs (so that it is there once the daemon hears STARTED). Its
+ * folder is the session's, 0700; the socket itself 0600 (the umask at
+ * bind), and every peer is checked again by uid at accept. */
+static int
+hold_listen (const Options *options)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  mode_t old_umask;
+  int fd;
+  int r;
+
+  if (!hold_path (options, PADDOCK_KEEPER_SOCKET, addr.sun_path, sizeof addr.sun_path))
+    return -1;
+  fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return -1;
+  /* One a keeper killed earlier left: the folder is the session's own. */
+  unlink (addr.sun_path);
+  old_umask = umask (0177);
+  r = bind (fd, (struct sockaddr *) &addr, sizeof addr);
+  umask (old_umask);
+  if (r < 0 || listen (fd, 4) < 0)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+static void
+hold_unlink (const Options *options)
+{
+  char path[sizeof ((struct sockaddr_un *) 0)->sun_path];
+
+  if (options->hold_dir != NULL && hold_path (options, PADDOCK_KEEPER_SOCKET, path, sizeof path))
+    unlink (path);
+}
+
+/* The program's end, seen while no daemon was there, left for the next
+ * one: written whole (a temporary file renamed) or not at all. */
+static void
+hold_write_exit (const Options *options,
+                 int            status)
+{
+  char path[4096];
+  char temporary[4096];
+  char text[32];
+  int fd;
+  int n;
+
+  if (!hold_path (options, PADDOCK_KEEPER_EXIT_FILE, path, sizeof path) ||
+      !hold_path (options, PADDOCK_KEEPER_EXIT_FILE ".tmp", temporary, sizeof temporary))
+    return;
+  n = snprintf (text, sizeof text, "%d\n", status);
+  fd = open (temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return;
+  if (write (fd, text, (size_t) n) != n || fsync (fd) != 0 || close (fd) != 0 ||
+      rename (temporary, path) != 0)
+    unlink (temporary);
+}
+
+/* A daemon that connected: the same user's, or refused (the socket is the
+ * session: whoever holds its fds can type into the agent's terminal and
+ * end its tree). Gets a new control socket and the PTY master; returns
+ * our end of that control socket, or -1 (the peer is dropped). */
+static int
+hold_accept (int            listener,
+             const Options *options,
+             pid_t          program,
+             uint64_t       start_time)
+{
+  PaddockKeeperEvent event = { 0, };
+  struct ucred cred;
+  socklen_t cred_len = sizeof cred;
+  int fds[2];
+  int pair[2];
+  int peer = accept4 (listener, NULL, NULL, SOCK_CLOEXEC);
+
+  if (peer < 0)
+    return -1;
+  if (getsockopt (peer, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 || cred_len != sizeof cred ||
+      cred.uid != getuid ())
+    {
+      close (peer);
+      return -1;
+    }
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    {
+      close (peer);
+      return -1;
+    }
+  event.type = PADDOCK_KEEPER_ADOPTED;
+  event.pid = program;
+  event.start_time = start_time;
+  fds[0] = pair[1];
+  fds[1] = options->hold_fd;
+  if (paddock_fdpass_send (peer, &event, sizeof event, fds, 2, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+      (ssize_t) sizeof event)
+    {
+      close (pair[0]);
+      pair[0] = -1;
+    }
+  close (pair[1]);
+  close (peer);
+  return pair[0];
+}
+
 /* The program's side of the fork: its own session, terminal, folder and
  * signals, then the exec. */
 static void
@@ -322,12 +459,17 @@ main (int    argc,
   int program_done = 0;
   int program_status = 0;
   int reported = 0;
+  int listener = -1;
   pid_t program;
 
   parse_options (argc, argv, &options);
   control = options.control;
   if (fcntl (control, F_SETFD, FD_CLOEXEC) < 0)
     die ("no control socket");
+  /* The PTY master is the daemon's, never the program's. */
+  if (options.hold_fd >= 0 && (fcntl (options.hold_fd, F_SETFD, FD_CLOEXEC) < 0 ||
+                               (listener = hold_listen (&options)) < 0))
+    die ("cannot hold the session for a later daemon");
 
   sigemptyset (&chld);
   sigaddset (&chld, SIGCHLD);
@@ -369,6 +511,8 @@ main (int    argc,
   event.pid = program;
   event.start_time = read_start_time (program);
   send_event (control, &event);
+  {
+    uint64_t program_start_time = event.start_time;
 
   /* The program holds its stdio and descriptors now. Ours would keep a
    * terminal from hanging up and pipes from their end of file. */
@@ -387,13 +531,16 @@ main (int    argc,
 
   for (;;)
     {
-      struct pollfd pfds[2] = {
+      /* The listener counts only while no daemon is connected: one
+       * session, one daemon. */
+      struct pollfd pfds[3] = {
         { .fd = sfd, .events = POLLIN, .revents = 0 },
         { .fd = control, .events = POLLIN, .revents = 0 },
+        { .fd = control < 0 ? listener : -1, .events = POLLIN, .revents = 0 },
       };
       int left = 1;
 
-      if (poll (pfds, control >= 0 ? 2 : 1, -1) < 0)
+      if (poll (pfds, 3, -1) < 0)
         {
           if (errno == EINTR)
             continue;
@@ -409,6 +556,9 @@ main (int    argc,
           left = reap (program, &program_done, &program_status);
         }
 
+      if (pfds[2].revents & POLLIN)
+        control = hold_accept (listener, &options, program, program_start_time);
+
       if (control >= 0 && (pfds[1].revents & (POLLIN | POLLHUP | POLLERR)))
         {
           PaddockKeeperRequest request;
@@ -421,9 +571,16 @@ main (int    argc,
             continue;
           if (r != (ssize_t) sizeof request)
             {
-              /* The daemon went: the tree stays ours until it is gone. */
+              /* The daemon went: the tree stays ours until it is gone. A
+               * command's goes with it: nobody is left to read its output
+               * or tell its caller, who hears it was lost. */
               close (control);
               control = -1;
+              if (options.end_with_daemon)
+                {
+                  kill_tree (sfd, program, &program_done, &program_status);
+                  left = 0;
+                }
             }
           else if (request.type == PADDOCK_KEEPER_KILL)
             {
@@ -434,7 +591,13 @@ main (int    argc,
             signal_tree (request.signal);
         }
 
-      if (program_done && !reported)
+      /* Told to a daemon, or kept for one: never dropped unheard. */
+      if (program_done && !reported && control < 0 && listener >= 0 && !left)
+        {
+          hold_write_exit (&options, program_status);
+          reported = 1;
+        }
+      if (program_done && !reported && (control >= 0 || listener < 0))
         {
           memset (&event, 0, sizeof event);
           event.type = PADDOCK_KEEPER_EXITED;
@@ -446,6 +609,8 @@ main (int    argc,
       if (reported && !left)
         break;
     }
+  }
 
+  hold_unlink (&options);
   _exit (0);
 }

@@ -39,6 +39,7 @@ struct _PaddockTerminal
   GObject            parent_instance;
 
   PaddockScrollback *scrollback;
+  char              *scrollback_path;   /* where it is kept while a PTY writes, or NULL */
   int                pty_master;
   guint              pty_source;
   guint              pty_out_source;
@@ -123,6 +124,8 @@ paddock_terminal_pty_readable_cb (int          fd,
        * Viewers get what is left, then the end of the stream. */
       self->pty_source = 0;
       self->finished = TRUE;
+      /* Nothing more will be written: its file is complete. */
+      paddock_scrollback_close_file (self->scrollback);
       for (guint i = self->viewers->len; i > 0; i--)
         paddock_terminal_flush_viewer (self, g_ptr_array_index (self->viewers, i - 1));
       if (self->offset_notify_id == 0)
@@ -241,6 +244,13 @@ paddock_terminal_take_pty (PaddockTerminal *self,
 
   self->pty_master = master;
   g_unix_set_fd_nonblocking (self->pty_master, TRUE, NULL);
+  if (self->scrollback_path != NULL)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (!paddock_scrollback_persist (self->scrollback, self->scrollback_path, &error))
+        g_message ("%s; the scrollback is kept in memory only", error->message);
+    }
   self->pty_source = g_unix_fd_add (self->pty_master, G_IO_IN | G_IO_HUP | G_IO_ERR,
                                     paddock_terminal_pty_readable_cb, self);
 }
@@ -276,6 +286,7 @@ paddock_terminal_close (PaddockTerminal *self)
   g_clear_handle_id (&self->pty_out_source, g_source_remove);
   paddock_close_fd (&self->pty_master);
   g_ptr_array_set_size (self->viewers, 0);
+  paddock_scrollback_close_file (self->scrollback);
 }
 
 guint64
@@ -619,6 +630,7 @@ paddock_terminal_finalize (GObject *object)
   PaddockTerminal *self = PADDOCK_TERMINAL (object);
 
   g_clear_pointer (&self->scrollback, paddock_scrollback_free);
+  g_clear_pointer (&self->scrollback_path, g_free);
   g_clear_pointer (&self->pending_input, g_byte_array_unref);
   g_clear_pointer (&self->viewers, g_ptr_array_unref);
 
@@ -672,4 +684,25 @@ paddock_terminal_new (gsize scrollback_capacity)
   self = g_object_new (PADDOCK_TYPE_TERMINAL, NULL);
   self->scrollback = paddock_scrollback_new (scrollback_capacity);
   return self;
+}
+
+/* What an earlier daemon kept of the scrollback in the file at @path is
+ * read back now (paddock_scrollback_persist()), and the scrollback is kept
+ * there while a PTY writes to it (from paddock_terminal_take_pty() to
+ * paddock_terminal_close()): a session adopted by a new daemon shows what
+ * its agent wrote before, and a session that no longer runs holds no fd
+ * for it. Call before the PTY is taken. */
+gboolean
+paddock_terminal_persist_scrollback (PaddockTerminal  *self,
+                                     const char       *path,
+                                     GError          **error)
+{
+  g_return_val_if_fail (PADDOCK_IS_TERMINAL (self), FALSE);
+  g_return_val_if_fail (self->pty_master < 0 && self->scrollback_path == NULL, FALSE);
+
+  if (!paddock_scrollback_persist (self->scrollback, path, error))
+    return FALSE;
+  paddock_scrollback_close_file (self->scrollback);
+  self->scrollback_path = g_strdup (path);
+  return TRUE;
 }

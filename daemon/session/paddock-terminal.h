@@ -25,6 +25,9 @@ typedef struct _PaddockTerminalViewer PaddockTerminalViewer;
 G_DECLARE_FINAL_TYPE (PaddockTerminal, paddock_terminal, PADDOCK, TERMINAL, GObject)
 
 PaddockTerminal       *paddock_terminal_new              (gsize                  scrollback_capacity);
+gboolean               paddock_terminal_persist_scrollback (PaddockTerminal     *self,
+                                                          const char          *path,
+                                                          GError             **error);
 void                   paddock_terminal_take_pty         (PaddockTerminal       *self,
                                                           int                    master);
 gboolean               paddock_terminal_is_live          (PaddockTerminal       *self);
