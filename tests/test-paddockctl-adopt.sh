@@ -24,7 +24,7 @@ state_is () { [[ "$(field "$1" 'd["state"]')" == "$2" ]]; }
 record () { json "$tmp/state/sessions/$1/session.json" "d.get('$2', 0)"; }
 start_daemon ()
 {
-  "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+  "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
   wait_for 10 "$CTL" ports list
 }
@@ -99,7 +99,7 @@ PY
 impostor=$!
 background_pids+=("$impostor")
 wait_for 5 test -e "$tmp/impostor.ready" || true
-PADDOCK_TEST_LEFTOVER_GRACE_MS=0 "$DAEMON" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+PADDOCK_TEST_LEFTOVER_GRACE_MS=0 "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
 check "the impostor's offer is refused: the session is not adopted" wait_for 10 state_is "$fake_id" stopped
@@ -231,7 +231,7 @@ id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
 check "a host session runs before --replace" wait_for 10 logs_have before-replace
 agent=$(record "$id" pid)
 old_daemon=$daemon_pid
-"$DAEMON" --replace --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+"$DAEMON" --port-range "$PORT_RANGE" --replace --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 check "the replaced daemon exits" wait_for 10 gone "$old_daemon"
 wait "$old_daemon" 2>/dev/null || true

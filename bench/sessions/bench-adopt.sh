@@ -53,8 +53,13 @@ bus_pid=$!
 for _ in $(seq 50); do [ -s "$tmp/bus.address" ] && break; sleep 0.1; done
 export DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$tmp/bus.address")
 
+# A pool of our own, as the tests' daemons have (tests/tap-lib.sh).
+# shellcheck source=../../tests/tap-lib.sh
+source "$(dirname "$0")/../../tests/tap-lib.sh"
+pick_port_range
+
 now_ns () { date +%s%N; }
-start_daemon () { "$DAEMON" --state-dir "$1" >>"$tmp/daemon.log" 2>&1 & daemon_pid=$!; }
+start_daemon () { "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$1" >>"$tmp/daemon.log" 2>&1 & daemon_pid=$!; }
 kill_daemon () { kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""; }
 # How many sessions are running with a pid, as paddockctl lists them.
 running () { "$CTL" --json list 2>/dev/null | python3 -c 'import json,sys
