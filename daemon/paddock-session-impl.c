@@ -2130,6 +2130,7 @@ paddock_session_impl_adopt_host (PaddockSessionImpl  *self,
   self->leftover_keeper_pidfd = -1;
   self->leftover_keeper = 0;
   paddock_session_impl_connect_executor (self);
+  paddock_command_runner_set_executor (self->runner, self->executor);
   self->keeper = keeper;
   self->pid = paddock_keeper_client_get_pid (keeper);
   self->pid_start_time = paddock_keeper_client_get_start_time (keeper);
@@ -2177,6 +2178,7 @@ paddock_session_impl_hand_over (PaddockSessionImpl *self)
   paddock_terminal_close (self->terminal);
   self->keeper = NULL;
   g_signal_handlers_disconnect_by_data (self->executor, self);
+  paddock_command_runner_set_executor (self->runner, NULL);
   g_clear_object (&self->executor);
   g_message ("Session %s: handed over to the next daemon", self->id);
   return TRUE;
