@@ -16,6 +16,7 @@
 
 #include <adwaita.h>
 
+#include "paddock-exit-status.h"
 #include "paddock-terminal.h"
 #include "paddock-terminal-view.h"
 
@@ -626,14 +627,27 @@ static void
 paddock_terminal_view_update_ended (PaddockTerminalView *self)
 {
   const char *state = self->item != NULL ? paddock_session_item_get_state (self->item) : NULL;
+  gboolean unseen = self->item != NULL &&
+                    paddock_session_item_get_exit_status (self->item) == PADDOCK_EXIT_STATUS_UNKNOWN;
 
-  if (g_strcmp0 (state, "exited") == 0)
+  /* Its supervisor died while no daemon watched: nobody saw how it ended. */
+  if (unseen && (g_strcmp0 (state, "exited") == 0 || g_strcmp0 (state, "stopped") == 0))
+    gtk_label_set_label (self->ended_label, _("The agent ended while Paddock was not running, so how it ended is unknown. Its terminal is kept here as it was; its changes stay reviewable."));
+  else if (g_strcmp0 (state, "exited") == 0)
     gtk_label_set_label (self->ended_label, _("The agent exited. Its terminal is kept here as it was; its changes stay reviewable."));
   else if (g_strcmp0 (state, "stopped") == 0)
     gtk_label_set_label (self->ended_label, _("The session was stopped. Its terminal is kept here as it was; its changes stay reviewable."));
 
   gtk_revealer_set_reveal_child (self->ended_revealer,
                                  g_strcmp0 (state, "exited") == 0 || g_strcmp0 (state, "stopped") == 0);
+}
+
+static void
+item_exit_status_cb (PaddockTerminalView *self,
+                     GParamSpec          *pspec,
+                     PaddockSessionItem  *item)
+{
+  paddock_terminal_view_update_ended (self);
 }
 
 static void
@@ -994,6 +1008,8 @@ paddock_terminal_view_set_item (PaddockTerminalView *self,
     {
       g_signal_connect_object (self->item, "notify::proxy", G_CALLBACK (item_proxy_cb), self, G_CONNECT_SWAPPED);
       g_signal_connect_object (self->item, "notify::running", G_CALLBACK (item_running_cb), self, G_CONNECT_SWAPPED);
+      g_signal_connect_object (self->item, "notify::exit-status", G_CALLBACK (item_exit_status_cb), self,
+                               G_CONNECT_SWAPPED);
     }
 
   paddock_terminal_view_maybe_attach (self);

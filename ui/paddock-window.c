@@ -8,6 +8,7 @@
 
 #include <glib/gi18n.h>
 
+#include "paddock-exit-status.h"
 #include "paddock-new-session-dialog.h"
 #include "paddock-ports-view.h"
 #include "paddock-settings.h"
@@ -348,15 +349,21 @@ session_state_cb (PaddockWindow      *self,
 {
   g_autofree char *title = NULL;
 
+  gint status = paddock_session_item_get_exit_status (item);
+
   if (self->exit_told == NULL ||  /* disposed */
       g_strcmp0 (paddock_session_item_get_state (item), "exited") != 0 ||
-      paddock_session_item_get_exit_status (item) < 0 ||
+      (status < 0 && status != PADDOCK_EXIT_STATUS_UNKNOWN) ||
       !g_hash_table_add (self->exit_told, g_strdup (paddock_session_item_get_id (item))))
     return;
 
-  /* Translators: a session's name and its agent's exit status */
-  title = g_strdup_printf (_("“%s” exited with status %d"), paddock_session_item_get_name (item),
-                           paddock_session_item_get_exit_status (item));
+  if (status == PADDOCK_EXIT_STATUS_UNKNOWN)
+    /* Translators: a session's name; its agent ended while no daemon watched it */
+    title = g_strdup_printf (_("“%s” ended while Paddock was not running; how is unknown"),
+                             paddock_session_item_get_name (item));
+  else
+    /* Translators: a session's name and its agent's exit status */
+    title = g_strdup_printf (_("“%s” exited with status %d"), paddock_session_item_get_name (item), status);
   paddock_window_toast (self, title);
 }
 
