@@ -58,12 +58,10 @@
 #include "paddock-session-record.h"
 #include "paddock-session-stop.h"
 #include "paddock-terminal.h"
+#include "paddock-terminal-calls.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
 
-/* Bounds on what one client can make the daemon hold or do. */
-#define READ_OUTPUT_MAX         (1024 * 1024)
-#define SEND_INPUT_MAX          (64 * 1024)
 #define PROCESS_COUNT_MS        1000
 /* How long after "running" the workspace's baseline walk waits (see
  * paddock_stage_record_baseline_in_thread()): past a start and its first
@@ -176,6 +174,8 @@ enum {
 static guint signals[N_SIGNALS];
 
 static void paddock_session_iface_init (PaddockIpcSession1Iface *iface);
+static gboolean paddock_session_impl_check_alive (PaddockSessionImpl    *self,
+                                                  GDBusMethodInvocation *invocation);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockSessionImpl, paddock_session_impl,
                                PADDOCK_IPC_TYPE_SESSION1_SKELETON,
@@ -618,43 +618,10 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
                                     GUnixFDList           *in_fd_list,
                                     GVariant              *options)
 {
-  static const PaddockDBusOption attach_options[] = { { "offset", "t" }, { "input", "b" }, { NULL, NULL } };
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  g_autoptr(GUnixFDList) fd_list = NULL;
-  g_autoptr(GError) error = NULL;
-  PaddockTerminalViewer *viewer = NULL;
-  guint64 offset = paddock_terminal_get_first_offset (self->terminal);
-  gboolean input = TRUE;
-  int handle = -1;
 
-  if (g_strcmp0 (self->state, "destroyed") == 0)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                                             "Session %s was destroyed", self->id);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  /* The options are read only once checked; a terminal with as many
-   * viewers as it takes says so first (paddock_terminal_attach()). */
-  if (paddock_terminal_get_n_viewers (self->terminal) < PADDOCK_TERMINAL_MAX_VIEWERS)
-    {
-      if (!paddock_dbus_check_options (options, attach_options, "Attach", &error))
-        {
-          g_dbus_method_invocation_return_gerror (invocation, error);
-          return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-      g_variant_lookup (options, "offset", "t", &offset);
-      g_variant_lookup (options, "input", "b", &input);
-    }
-  fd_list = paddock_terminal_attach (self->terminal, offset, input, &handle, &viewer, &error);
-  if (fd_list == NULL)
-    {
-      g_dbus_method_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  paddock_ipc_session1_complete_attach (session, invocation, fd_list, g_variant_new_handle (handle),
-                                        paddock_terminal_viewer_get_offset (viewer));
-  paddock_terminal_flush_viewer (self->terminal, viewer);
+  if (paddock_session_impl_check_alive (self, invocation))
+    paddock_terminal_calls_attach (self->terminal, session, invocation, options);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -1501,17 +1468,9 @@ paddock_session_impl_handle_read_output (PaddockIpcSession1    *session,
                                          guint                  max_bytes)
 {
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  g_autoptr(GBytes) data = NULL;
-  guint64 start = 0;
 
-  if (!paddock_session_impl_check_alive (self, invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-
-  data = paddock_terminal_read (self->terminal, offset, MIN (max_bytes, READ_OUTPUT_MAX), &start);
-  paddock_ipc_session1_complete_read_output (session, invocation,
-                                             g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING,
-                                                                       data, TRUE),
-                                             start, start + g_bytes_get_size (data));
+  if (paddock_session_impl_check_alive (self, invocation))
+    paddock_terminal_calls_read_output (self->terminal, session, invocation, offset, max_bytes);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -1521,34 +1480,9 @@ paddock_session_impl_handle_send_input (PaddockIpcSession1    *session,
                                         GVariant              *data)
 {
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  gsize length = 0;
-  const guint8 *bytes = g_variant_get_fixed_array (data, &length, 1);
 
-  if (!paddock_session_impl_check_alive (self, invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-
-  if (length > SEND_INPUT_MAX)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "At most %u bytes of input at once", SEND_INPUT_MAX);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  if (!paddock_terminal_is_live (self->terminal))
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
-                                             "Session %s has no live terminal", self->id);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  if (!paddock_terminal_queue_input (self->terminal, bytes, length))
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "The terminal is not reading its input");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  paddock_ipc_session1_complete_send_input (session, invocation);
+  if (paddock_session_impl_check_alive (self, invocation))
+    paddock_terminal_calls_send_input (self->terminal, session, invocation, self->id, data);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -1560,24 +1494,14 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 {
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
 
-  if (!paddock_session_impl_check_alive (self, invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-
-  if (columns < 1 || columns > 1000 || rows < 1 || rows > 1000)
+  if (paddock_session_impl_check_alive (self, invocation) &&
+      paddock_terminal_calls_resize (self->terminal, session, invocation, columns, rows))
     {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "A terminal is 1 to 1000 cells wide and high");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      self->config.columns = columns;
+      self->config.rows = rows;
     }
-
-  paddock_terminal_resize (self->terminal, columns, rows);
-  self->config.columns = columns;
-  self->config.rows = rows;
-
-  paddock_ipc_session1_complete_resize (session, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
-
 
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
