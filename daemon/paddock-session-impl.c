@@ -182,31 +182,6 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockSessionImpl, paddock_session_impl,
                                G_IMPLEMENT_INTERFACE (PADDOCK_IPC_TYPE_SESSION1,
                                                       paddock_session_iface_init))
 
-void
-paddock_session_config_clear (PaddockSessionConfig *config)
-{
-  g_clear_pointer (&config->workspace, g_free);
-  g_clear_pointer (&config->command, g_strfreev);
-  g_clear_pointer (&config->name, g_free);
-  g_clear_pointer (&config->profile, g_free);
-  g_clear_pointer (&config->env, g_hash_table_unref);
-  g_clear_pointer (&config->owner, g_free);
-  g_clear_pointer (&config->home, g_free);
-  g_clear_pointer (&config->helper, g_free);
-  g_clear_pointer (&config->cgroup_parent, g_free);
-  g_clear_pointer (&config->cgroup_reason, g_free);
-  g_clear_pointer (&config->staging, g_free);
-  g_clear_pointer (&config->net_mode, g_free);
-  g_clear_pointer (&config->allow_domains, g_strfreev);
-  g_clear_object (&config->net_rules);
-  g_clear_pointer (&config->leases, g_ptr_array_unref);
-  g_clear_pointer (&config->allow_write, g_strfreev);
-  g_clear_pointer (&config->expose, g_strfreev);
-  g_clear_pointer (&config->agent, g_free);
-  g_clear_pointer (&config->agent_home, g_free);
-  g_clear_pointer (&config->agent_view, g_strfreev);
-}
-
 static void
 waiter_free (Waiter *waiter)
 {
@@ -1937,31 +1912,7 @@ paddock_session_impl_new (const char                 *id,
   session = PADDOCK_IPC_SESSION1 (self);
   self->id = g_strdup (id);
   self->object_path = g_strconcat (PADDOCK_OBJECT_PATH "/session/", id, NULL);
-  self->config.workspace = g_strdup (config->workspace);
-  self->config.command = g_strdupv (config->command);
-  self->config.name = g_strdup (config->name);
-  self->config.profile = g_strdup (config->profile);
-  self->config.env = g_hash_table_ref (config->env);
-  self->config.columns = config->columns;
-  self->config.rows = config->rows;
-  self->config.owner = g_strdup (config->owner);
-  self->config.home = g_strdup (config->home);
-  self->config.helper = g_strdup (config->helper);
-  self->config.cgroup_parent = g_strdup (config->cgroup_parent);
-  self->config.cgroup_reason = g_strdup (config->cgroup_reason);
-  self->config.staging = g_strdup (config->staging);
-  self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
-  self->config.allow_domains = config->allow_domains != NULL ? g_strdupv (config->allow_domains) : g_new0 (char *, 1);
-  self->config.net_rules = config->net_rules != NULL ? g_object_ref (config->net_rules) : NULL;
-  self->config.leases = config->leases != NULL ? g_ptr_array_ref (config->leases) : NULL;
-  self->config.allow_write = g_strdupv (config->allow_write);
-  self->config.expose = g_strdupv (config->expose);
-  self->config.agent = g_strdup (config->agent);
-  self->config.agent_home = g_strdup (config->agent_home);
-  self->config.agent_view = g_strdupv (config->agent_view);
-  self->config.pids_max = config->pids_max;
-  self->config.memory_max = config->memory_max;
-  self->config.stage_limit = config->stage_limit;
+  paddock_session_config_copy (&self->config, config);
   self->runner = paddock_command_runner_new (id, self->object_path, config->workspace, self->commands);
   if (config->home != NULL)
     {
