@@ -263,10 +263,7 @@ paddock_session_impl_save (PaddockSessionImpl *self)
 
   record.id = g_strdup (self->id);
   record.name = g_strdup (paddock_ipc_session1_get_name (session));
-  record.workspace = g_strdup (self->config.workspace);
-  record.command = g_strdupv (self->config.command);
-  record.profile = g_strdup (self->config.profile);
-  record.owner = g_strdup (self->config.owner);
+  paddock_session_record_set_config (&record, &self->config);
   record.state = g_strdup (self->state);
   record.exit_status = self->exit_status;
   record.created = (gint64) paddock_ipc_session1_get_created (session);
@@ -287,9 +284,6 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   record.init_pid = self->reaped ? 0 : self->pidns.init_pid;
   record.init_start_time = self->reaped ? 0 : self->pidns.init_start_time;
   record.boot_id = current_boot_id ();
-  record.net = g_strdup (self->config.net_mode);
-  record.allow_domains = g_strdupv (self->config.allow_domains);
-  record.staging = g_strdup (self->config.staging);
   record.cgroup = g_strdup (self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL);
   record.damaged = g_strdup (paddock_ipc_session1_get_damaged (session));
   json = paddock_session_record_to_json (&record);
@@ -683,35 +677,18 @@ paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
   g_autofree char *stage_dir = NULL;
   PaddockBoundaryInput input;
 
-  if (self->config.home != NULL)
-    {
-      g_autofree char *session_dir = g_path_get_dirname (self->config.home);
-
-      stage_dir = g_build_filename (session_dir, "stage", NULL);
-    }
-  input = (PaddockBoundaryInput) {
-    .profile = self->config.profile,
-    .session_pid = self->pid,
-    .sandbox_report = sandbox_report,
-    .workspace = self->config.workspace,
-    .staging = self->config.staging,
-    .stage_dir = stage_dir,
-    .cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
-    .cgroup_reason = self->config.cgroup_reason,
-    .net_mode = self->config.net_mode,
-    .given_env = (const char *const *) self->agent_env,
-    .allowed_write = (const char *const *) self->config.allow_write,
-    .exposed = (const char *const *) self->config.expose,
-    .agent_home = self->config.agent_home,
-    .agent_view = (const char *const *) self->config.agent_view,
-    .pids_max = self->sandboxed ? paddock_executor_pids_max (&self->config) : 0,
-    .memory_max = self->sandboxed ? paddock_executor_memory_max (&self->config) : 0,
-    /* Limits the user named are requested even where no controller
-     * could take them: strict must refuse those, not run without. */
-    .resources_requested = self->resources_requested ||
-                           (self->sandboxed && (self->config.pids_max != 0 || self->config.memory_max != 0)),
-    .resources_reason = self->resources_reason,
-  };
+  paddock_boundary_input_init_for_config (&input, &self->config, &stage_dir);
+  input.session_pid = self->pid;
+  input.sandbox_report = sandbox_report;
+  input.cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL;
+  input.given_env = (const char *const *) self->agent_env;
+  input.pids_max = self->sandboxed ? paddock_executor_pids_max (&self->config) : 0;
+  input.memory_max = self->sandboxed ? paddock_executor_memory_max (&self->config) : 0;
+  /* Limits the user named are requested even where no controller
+   * could take them: strict must refuse those, not run without. */
+  input.resources_requested = self->resources_requested ||
+                              (self->sandboxed && (self->config.pids_max != 0 || self->config.memory_max != 0));
+  input.resources_reason = self->resources_reason;
   return paddock_boundary_look_new (&input);
 }
 
