@@ -55,6 +55,7 @@
 #include "paddock-session-boundary.h"
 #include "paddock-session-commands.h"
 #include "paddock-session-impl-private.h"
+#include "paddock-session-members.h"
 #include "paddock-session-record.h"
 #include "paddock-session-stop.h"
 #include "paddock-terminal.h"
@@ -360,21 +361,24 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 /* ------------------------------------------------------------------------ */
 /* Which processes are the session's                                         */
 
-/* The pids of the session's keepers that run: its executor's (unreaped
- * children of ours), and one an earlier daemon left. */
-static GArray *
-keeper_pids (PaddockSessionImpl *self)
+/* What the session's processes are found by, as it is now
+ * (paddock-session-members.c). */
+static PaddockSessionMembers
+paddock_session_impl_members (PaddockSessionImpl *self)
 {
-  GArray *pids = self->executor != NULL ? paddock_executor_helper_pids (self->executor)
-                                        : g_array_new (FALSE, FALSE, sizeof (pid_t));
-
-  /* Not ours to reap, so only while its pidfd says it runs (a keeper
-   * exits once its tree is empty: one gone meanwhile has no descendant
-   * left for a stranger with its pid to be mistaken for). */
-  if (self->leftover_keeper > 0 &&
-      poll (&(struct pollfd) { .fd = self->leftover_keeper_pidfd, .events = POLLIN }, 1, 0) == 0)
-    g_array_append_val (pids, self->leftover_keeper);
-  return pids;
+  return (PaddockSessionMembers) {
+    .executor = self->executor,
+    .leftover_keeper = self->leftover_keeper,
+    .leftover_keeper_pidfd = self->leftover_keeper_pidfd,
+    .cgroup = self->cgroup,
+    .sandboxed = self->sandboxed,
+    .pidns = &self->pidns,
+    .pid = self->pid,
+    .pid_start_time = self->pid_start_time,
+    .reaped = self->reaped,
+    .agent_session_gone = self->agent_session_gone,
+    .commands = self->commands,
+  };
 }
 
 /* Whether a keeper of the session still runs: it ends right after its
@@ -382,76 +386,19 @@ keeper_pids (PaddockSessionImpl *self)
 static gboolean
 keepers_running (PaddockSessionImpl *self)
 {
-  g_autoptr(GArray) pids = keeper_pids (self);
+  PaddockSessionMembers members = paddock_session_impl_members (self);
 
-  return pids->len > 0;
+  return paddock_session_members_keepers_running (&members);
 }
 
-/* Every keeper of the session ends its whole tree and then itself. */
-static void
-kill_keepers (PaddockSessionImpl *self)
-{
-  if (self->executor != NULL)
-    paddock_executor_kill_helpers (self->executor);
-}
-
-/* Whether the agent's process session (the host profile's: sid = the
- * agent's pid) may still have members. Once the agent is reaped, only
- * they keep its pid number taken; when the last one goes, the kernel may
- * hand that number to a stranger that leads a session of its own, and a
- * scan by that sid (Stop, Destroy, the daemon's shutdown) would signal
- * the stranger's processes. The number changed hands when a process has
- * it that did not start when our agent did; and a scan that finds no
- * member after the reap means the session is over for good. */
-static gboolean
-agent_session_may_live (PaddockSessionImpl *self)
-{
-  guint64 start_time;
-
-  if (self->pid <= 0 || self->agent_session_gone)
-    return FALSE;
-  if (!self->reaped)
-    return TRUE;
-
-  start_time = process_start_time (self->pid);
-  if (start_time != 0 && start_time != self->pid_start_time)
-    self->agent_session_gone = TRUE;
-  return !self->agent_session_gone;
-}
-
-/* Every process of the session now, as its executor finds them
- * (paddock_executor_list_members()). */
+/* Every process of the session now. */
 static GArray *
 paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
-  g_autoptr(GHashTable) sids = g_hash_table_new (NULL, NULL);
-  g_autoptr(GArray) keepers = keeper_pids (self);
-  PaddockExecutorMembers members = {
-    .cgroup = self->cgroup,
-    .keepers = keepers,
-    .sandboxed = self->sandboxed,
-    .pidns = &self->pidns,
-    .pid = self->pid,
-    .reaped = self->reaped,
-    .sids = sids,
-  };
-  gboolean agent_session_seen = FALSE;
-  GArray *pids;
+  PaddockSessionMembers members = paddock_session_impl_members (self);
+  GArray *pids = paddock_session_members_list (&members);
 
-  /* The agent's process session, and those of the commands exec'd beside
-   * it (each the leader of its own): only the host's are looked for. */
-  if (self->cgroup == NULL && !self->sandboxed)
-    {
-      g_autoptr(GArray) command_pids = paddock_session_commands_dup_pids (self->commands, 0);
-
-      if (agent_session_may_live (self))
-        g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
-      for (guint i = 0; i < command_pids->len; i++)
-        g_hash_table_add (sids, GINT_TO_POINTER (g_array_index (command_pids, pid_t, i)));
-    }
-  pids = paddock_executor_list_members (&members, &agent_session_seen);
-  if (self->cgroup == NULL && !self->sandboxed && self->reaped && !agent_session_seen)
-    self->agent_session_gone = TRUE;
+  self->agent_session_gone = members.agent_session_gone;
   return pids;
 }
 
@@ -473,29 +420,10 @@ paddock_session_impl_signal_all (PaddockSessionImpl *self,
                                  int                 signum,
                                  GArray             *listed)
 {
-  g_autoptr(GArray) pids = NULL;
+  PaddockSessionMembers members = paddock_session_impl_members (self);
 
-  /* The keepers' own loop kills by the pids of their unreaped children,
-   * which no stranger can have, and reaps all of it. In a cgroup that is
-   * all while they run: cgroup.kill would take the keepers too, and hand
-   * whatever they had not reaped yet to init, whose zombies outlive the
-   * answer. Once none runs, cgroup.kill takes anything no keeper held
-   * (Stop's poll comes back every 10 ms); the kills below by a listing
-   * are for that too, without a cgroup. */
-  if (signum == SIGKILL)
-    kill_keepers (self);
-  if (self->cgroup != NULL && signum == SIGKILL)
-    {
-      if (!keepers_running (self))
-        paddock_cgroup_kill (self->cgroup);
-      return;
-    }
-
-  if (listed == NULL)
-    listed = pids = paddock_session_impl_list_pids (self);
-
-  for (guint i = 0; i < listed->len; i++)
-    kill (g_array_index (listed, pid_t, i), signum);
+  paddock_session_members_signal_all (&members, signum, listed);
+  self->agent_session_gone = members.agent_session_gone;
 }
 
 /* The session's last process is gone: its cgroup goes too. */
