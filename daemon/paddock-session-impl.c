@@ -54,6 +54,7 @@
 #include "paddock-scrollback.h"
 #include "paddock-session-boundary.h"
 #include "paddock-session-commands.h"
+#include "paddock-session-describe.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-session-members.h"
 #include "paddock-session-record.h"
@@ -1634,35 +1635,11 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 GVariant *
 paddock_session_impl_describe (PaddockSessionImpl *self)
 {
-  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
-  g_auto(GVariantDict) dict = G_VARIANT_DICT_INIT (NULL);
-
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), NULL);
 
-  g_variant_dict_insert (&dict, "id", "s", self->id);
-  g_variant_dict_insert (&dict, "path", "o", self->object_path);
-  g_variant_dict_insert (&dict, "name", "s", paddock_ipc_session1_get_name (session));
-  g_variant_dict_insert (&dict, "state", "s", paddock_ipc_session1_get_state (session));
-  g_variant_dict_insert (&dict, "workspace", "^ay", self->config.workspace);
-  g_variant_dict_insert (&dict, "command", "^aay", self->config.command);
-  g_variant_dict_insert (&dict, "profile", "s", paddock_ipc_session1_get_profile (session));
-  if (self->config.agent != NULL)
-    g_variant_dict_insert (&dict, "agent", "s", self->config.agent);
-  g_variant_dict_insert (&dict, "staging", "s", paddock_ipc_session1_get_staging (session));
-  g_variant_dict_insert (&dict, "net", "s", paddock_ipc_session1_get_network_mode (session));
-  if (paddock_ipc_session1_get_boundary (session) != NULL)
-    g_variant_dict_insert_value (&dict, "boundary", paddock_ipc_session1_get_boundary (session));
-  g_variant_dict_insert (&dict, "pid", "u", paddock_ipc_session1_get_main_pid (session));
-  g_variant_dict_insert (&dict, "exit-status", "i", paddock_ipc_session1_get_exit_status (session));
-  g_variant_dict_insert (&dict, "processes", "u", paddock_ipc_session1_get_process_count (session));
-  g_variant_dict_insert (&dict, "created", "t", paddock_ipc_session1_get_created (session));
-  g_variant_dict_insert (&dict, "cgroup", "s",
-                         self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : "");
-  if (self->cgroup_reason != NULL)
-    g_variant_dict_insert (&dict, "cgroup-unavailable", "s", self->cgroup_reason);
-  if (paddock_ipc_session1_get_damaged (session) != NULL && paddock_ipc_session1_get_damaged (session)[0] != '\0')
-    g_variant_dict_insert (&dict, "damaged", "s", paddock_ipc_session1_get_damaged (session));
-  return g_variant_dict_end (&dict);
+  return paddock_session_describe (PADDOCK_IPC_SESSION1 (self), self->id, self->object_path, &self->config,
+                                   self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
+                                   self->cgroup_reason);
 }
 
 const char *
