@@ -1487,9 +1487,7 @@ void
 _paddock_session_impl_add_lease (PaddockSessionImpl *self,
                                  PaddockLease       *lease)
 {
-  if (self->config.leases == NULL)
-    self->config.leases = g_ptr_array_new_with_free_func (g_object_unref);
-  g_ptr_array_add (self->config.leases, g_object_ref (lease));
+  paddock_session_config_add_lease (&self->config, lease);
 }
 
 /* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
@@ -1519,12 +1517,7 @@ _paddock_session_impl_set_network_policy (PaddockSessionImpl *self,
 {
   PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
 
-  g_set_object (&self->config.net_rules, rules);
-
-  g_free (self->config.net_mode);
-  self->config.net_mode = g_strdup (mode);
-  g_strfreev (self->config.allow_domains);
-  self->config.allow_domains = g_strdupv ((GStrv) allow_domains);
+  paddock_session_config_set_network (&self->config, mode, allow_domains, rules);
   paddock_ipc_session1_set_network_mode (session, mode);
   paddock_ipc_session1_set_allowed_domains (session, allow_domains);
   paddock_session_impl_save (self);

@@ -63,3 +63,28 @@ paddock_session_config_clear (PaddockSessionConfig *config)
   g_clear_pointer (&config->agent_home, g_free);
   g_clear_pointer (&config->agent_view, g_strfreev);
 }
+
+void
+paddock_session_config_add_lease (PaddockSessionConfig *config,
+                                  gpointer              lease)
+{
+  g_return_if_fail (G_IS_OBJECT (lease));
+
+  if (config->leases == NULL)
+    config->leases = g_ptr_array_new_with_free_func (g_object_unref);
+  g_ptr_array_add (config->leases, g_object_ref (lease));
+}
+
+void
+paddock_session_config_set_network (PaddockSessionConfig *config,
+                                    const char           *mode,
+                                    const char * const   *allow_domains,
+                                    PaddockDomainRules   *rules)
+{
+  g_set_object (&config->net_rules, rules);
+
+  g_free (config->net_mode);
+  config->net_mode = g_strdup (mode);
+  g_strfreev (config->allow_domains);
+  config->allow_domains = g_strdupv ((GStrv) allow_domains);
+}

@@ -49,6 +49,14 @@ typedef struct
 void paddock_session_config_copy  (PaddockSessionConfig       *dest,
                                    const PaddockSessionConfig *src);
 void paddock_session_config_clear (PaddockSessionConfig       *config);
+/* A port leased while it runs (LeasePort): a PaddockLease, referenced. */
+void paddock_session_config_add_lease   (PaddockSessionConfig *config,
+                                         gpointer              lease);
+/* SetNetworkPolicy's outcome: the mode, the allowlist and both parsed. */
+void paddock_session_config_set_network (PaddockSessionConfig *config,
+                                         const char           *mode,
+                                         const char * const   *allow_domains,
+                                         PaddockDomainRules   *rules);
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PaddockSessionConfig, paddock_session_config_clear)
 
