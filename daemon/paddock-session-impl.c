@@ -1808,16 +1808,9 @@ paddock_session_impl_new (const char                 *id,
   g_signal_connect (self->terminal, "output", G_CALLBACK (paddock_session_impl_terminal_output_cb), self);
 
   paddock_ipc_session1_set_id (session, id);
-  paddock_ipc_session1_set_name (session, config->name);
+  paddock_session_config_publish (&self->config, session);
   self->state = g_intern_static_string ("starting");
   paddock_ipc_session1_set_state (session, self->state);
-  paddock_ipc_session1_set_workspace (session, config->workspace);
-  paddock_ipc_session1_set_command (session, (const char * const *) config->command);
-  paddock_ipc_session1_set_profile (session, config->profile);
-  paddock_ipc_session1_set_agent (session, config->agent != NULL ? config->agent : "");
-  paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
-  paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
-  paddock_ipc_session1_set_allowed_domains (session, (const char * const *) self->config.allow_domains);
   self->exit_status = -1;
   paddock_ipc_session1_set_exit_status (session, self->exit_status);
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());

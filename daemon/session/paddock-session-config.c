@@ -88,3 +88,17 @@ paddock_session_config_set_network (PaddockSessionConfig *config,
   g_strfreev (config->allow_domains);
   config->allow_domains = g_strdupv ((GStrv) allow_domains);
 }
+
+void
+paddock_session_config_publish (const PaddockSessionConfig *config,
+                                PaddockIpcSession1         *session)
+{
+  paddock_ipc_session1_set_name (session, config->name);
+  paddock_ipc_session1_set_workspace (session, config->workspace);
+  paddock_ipc_session1_set_command (session, (const char * const *) config->command);
+  paddock_ipc_session1_set_profile (session, config->profile);
+  paddock_ipc_session1_set_agent (session, config->agent != NULL ? config->agent : "");
+  paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
+  paddock_ipc_session1_set_network_mode (session, config->net_mode);
+  paddock_ipc_session1_set_allowed_domains (session, (const char * const *) config->allow_domains);
+}

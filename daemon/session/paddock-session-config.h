@@ -9,6 +9,7 @@
 #include <glib.h>
 
 #include "paddock-domain-rules.h"
+#include "paddock-ipc-generated.h"
 
 G_BEGIN_DECLS
 
@@ -49,6 +50,10 @@ typedef struct
 void paddock_session_config_copy  (PaddockSessionConfig       *dest,
                                    const PaddockSessionConfig *src);
 void paddock_session_config_clear (PaddockSessionConfig       *config);
+/* SESSION's properties of what it was created with: name, workspace,
+ * command, profile, agent ("" for none), staging ("none"), network. */
+void paddock_session_config_publish (const PaddockSessionConfig *config,
+                                     PaddockIpcSession1         *session);
 /* A port leased while it runs (LeasePort): a PaddockLease, referenced. */
 void paddock_session_config_add_lease   (PaddockSessionConfig *config,
                                          gpointer              lease);
