@@ -1268,13 +1268,8 @@ paddock_session_impl_handle_stop (PaddockIpcSession1    *session,
   if (!paddock_session_impl_check_alive (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 
-  if (grace_seconds > PADDOCK_SESSION_STOP_GRACE_MAX_SECONDS)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "The grace is at most %u seconds",
-                                             PADDOCK_SESSION_STOP_GRACE_MAX_SECONDS);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
+  if (!paddock_session_stop_check_grace (grace_seconds, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
 
   if (paddock_session_impl_wait_for_leftovers (self, invocation, grace_seconds, FALSE))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
