@@ -56,16 +56,16 @@
 #include "paddock-scrollback.h"
 #include "paddock-session-boundary.h"
 #include "paddock-session-commands.h"
+#include "paddock-session-describe.h"
 #include "paddock-session-impl-private.h"
+#include "paddock-session-members.h"
 #include "paddock-session-record.h"
 #include "paddock-session-stop.h"
 #include "paddock-terminal.h"
+#include "paddock-terminal-calls.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
 
-/* Bounds on what one client can make the daemon hold or do. */
-#define READ_OUTPUT_MAX         (1024 * 1024)
-#define SEND_INPUT_MAX          (64 * 1024)
 #define PROCESS_COUNT_MS        1000
 /* How long after "running" the workspace's baseline walk waits (see
  * paddock_stage_record_baseline_in_thread()): past a start and its first
@@ -178,36 +178,13 @@ enum {
 static guint signals[N_SIGNALS];
 
 static void paddock_session_iface_init (PaddockIpcSession1Iface *iface);
+static gboolean paddock_session_impl_check_alive (PaddockSessionImpl    *self,
+                                                  GDBusMethodInvocation *invocation);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockSessionImpl, paddock_session_impl,
                                PADDOCK_IPC_TYPE_SESSION1_SKELETON,
                                G_IMPLEMENT_INTERFACE (PADDOCK_IPC_TYPE_SESSION1,
                                                       paddock_session_iface_init))
-
-void
-paddock_session_config_clear (PaddockSessionConfig *config)
-{
-  g_clear_pointer (&config->workspace, g_free);
-  g_clear_pointer (&config->command, g_strfreev);
-  g_clear_pointer (&config->name, g_free);
-  g_clear_pointer (&config->profile, g_free);
-  g_clear_pointer (&config->env, g_hash_table_unref);
-  g_clear_pointer (&config->owner, g_free);
-  g_clear_pointer (&config->home, g_free);
-  g_clear_pointer (&config->helper, g_free);
-  g_clear_pointer (&config->cgroup_parent, g_free);
-  g_clear_pointer (&config->cgroup_reason, g_free);
-  g_clear_pointer (&config->staging, g_free);
-  g_clear_pointer (&config->net_mode, g_free);
-  g_clear_pointer (&config->allow_domains, g_strfreev);
-  g_clear_object (&config->net_rules);
-  g_clear_pointer (&config->leases, g_ptr_array_unref);
-  g_clear_pointer (&config->allow_write, g_strfreev);
-  g_clear_pointer (&config->expose, g_strfreev);
-  g_clear_pointer (&config->agent, g_free);
-  g_clear_pointer (&config->agent_home, g_free);
-  g_clear_pointer (&config->agent_view, g_strfreev);
-}
 
 static void
 waiter_free (Waiter *waiter)
@@ -290,10 +267,7 @@ paddock_session_impl_save (PaddockSessionImpl *self)
 
   record.id = g_strdup (self->id);
   record.name = g_strdup (paddock_ipc_session1_get_name (session));
-  record.workspace = g_strdup (self->config.workspace);
-  record.command = g_strdupv (self->config.command);
-  record.profile = g_strdup (self->config.profile);
-  record.owner = g_strdup (self->config.owner);
+  paddock_session_record_set_config (&record, &self->config);
   record.state = g_strdup (self->state);
   record.exit_status = self->exit_status;
   record.created = (gint64) paddock_ipc_session1_get_created (session);
@@ -314,9 +288,6 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   record.init_pid = self->reaped ? 0 : self->pidns.init_pid;
   record.init_start_time = self->reaped ? 0 : self->pidns.init_start_time;
   record.boot_id = current_boot_id ();
-  record.net = g_strdup (self->config.net_mode);
-  record.allow_domains = g_strdupv (self->config.allow_domains);
-  record.staging = g_strdup (self->config.staging);
   record.cgroup = g_strdup (self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL);
   record.damaged = g_strdup (paddock_ipc_session1_get_damaged (session));
   json = paddock_session_record_to_json (&record);
@@ -393,21 +364,24 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 /* ------------------------------------------------------------------------ */
 /* Which processes are the session's                                         */
 
-/* The pids of the session's keepers that run: its executor's (unreaped
- * children of ours), and one an earlier daemon left. */
-static GArray *
-keeper_pids (PaddockSessionImpl *self)
+/* What the session's processes are found by, as it is now
+ * (paddock-session-members.c). */
+static PaddockSessionMembers
+paddock_session_impl_members (PaddockSessionImpl *self)
 {
-  GArray *pids = self->executor != NULL ? paddock_executor_helper_pids (self->executor)
-                                        : g_array_new (FALSE, FALSE, sizeof (pid_t));
-
-  /* Not ours to reap, so only while its pidfd says it runs (a keeper
-   * exits once its tree is empty: one gone meanwhile has no descendant
-   * left for a stranger with its pid to be mistaken for). */
-  if (self->leftover_keeper > 0 &&
-      poll (&(struct pollfd) { .fd = self->leftover_keeper_pidfd, .events = POLLIN }, 1, 0) == 0)
-    g_array_append_val (pids, self->leftover_keeper);
-  return pids;
+  return (PaddockSessionMembers) {
+    .executor = self->executor,
+    .leftover_keeper = self->leftover_keeper,
+    .leftover_keeper_pidfd = self->leftover_keeper_pidfd,
+    .cgroup = self->cgroup,
+    .sandboxed = self->sandboxed,
+    .pidns = &self->pidns,
+    .pid = self->pid,
+    .pid_start_time = self->pid_start_time,
+    .reaped = self->reaped,
+    .agent_session_gone = self->agent_session_gone,
+    .commands = self->commands,
+  };
 }
 
 /* Whether a keeper of the session still runs: it ends right after its
@@ -415,76 +389,19 @@ keeper_pids (PaddockSessionImpl *self)
 static gboolean
 keepers_running (PaddockSessionImpl *self)
 {
-  g_autoptr(GArray) pids = keeper_pids (self);
+  PaddockSessionMembers members = paddock_session_impl_members (self);
 
-  return pids->len > 0;
+  return paddock_session_members_keepers_running (&members);
 }
 
-/* Every keeper of the session ends its whole tree and then itself. */
-static void
-kill_keepers (PaddockSessionImpl *self)
-{
-  if (self->executor != NULL)
-    paddock_executor_kill_helpers (self->executor);
-}
-
-/* Whether the agent's process session (the host profile's: sid = the
- * agent's pid) may still have members. Once the agent is reaped, only
- * they keep its pid number taken; when the last one goes, the kernel may
- * hand that number to a stranger that leads a session of its own, and a
- * scan by that sid (Stop, Destroy, the daemon's shutdown) would signal
- * the stranger's processes. The number changed hands when a process has
- * it that did not start when our agent did; and a scan that finds no
- * member after the reap means the session is over for good. */
-static gboolean
-agent_session_may_live (PaddockSessionImpl *self)
-{
-  guint64 start_time;
-
-  if (self->pid <= 0 || self->agent_session_gone)
-    return FALSE;
-  if (!self->reaped)
-    return TRUE;
-
-  start_time = process_start_time (self->pid);
-  if (start_time != 0 && start_time != self->pid_start_time)
-    self->agent_session_gone = TRUE;
-  return !self->agent_session_gone;
-}
-
-/* Every process of the session now, as its executor finds them
- * (paddock_executor_list_members()). */
+/* Every process of the session now. */
 static GArray *
 paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
-  g_autoptr(GHashTable) sids = g_hash_table_new (NULL, NULL);
-  g_autoptr(GArray) keepers = keeper_pids (self);
-  PaddockExecutorMembers members = {
-    .cgroup = self->cgroup,
-    .keepers = keepers,
-    .sandboxed = self->sandboxed,
-    .pidns = &self->pidns,
-    .pid = self->pid,
-    .reaped = self->reaped,
-    .sids = sids,
-  };
-  gboolean agent_session_seen = FALSE;
-  GArray *pids;
+  PaddockSessionMembers members = paddock_session_impl_members (self);
+  GArray *pids = paddock_session_members_list (&members);
 
-  /* The agent's process session, and those of the commands exec'd beside
-   * it (each the leader of its own): only the host's are looked for. */
-  if (self->cgroup == NULL && !self->sandboxed)
-    {
-      g_autoptr(GArray) command_pids = paddock_session_commands_dup_pids (self->commands, 0);
-
-      if (agent_session_may_live (self))
-        g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
-      for (guint i = 0; i < command_pids->len; i++)
-        g_hash_table_add (sids, GINT_TO_POINTER (g_array_index (command_pids, pid_t, i)));
-    }
-  pids = paddock_executor_list_members (&members, &agent_session_seen);
-  if (self->cgroup == NULL && !self->sandboxed && self->reaped && !agent_session_seen)
-    self->agent_session_gone = TRUE;
+  self->agent_session_gone = members.agent_session_gone;
   return pids;
 }
 
@@ -506,29 +423,10 @@ paddock_session_impl_signal_all (PaddockSessionImpl *self,
                                  int                 signum,
                                  GArray             *listed)
 {
-  g_autoptr(GArray) pids = NULL;
+  PaddockSessionMembers members = paddock_session_impl_members (self);
 
-  /* The keepers' own loop kills by the pids of their unreaped children,
-   * which no stranger can have, and reaps all of it. In a cgroup that is
-   * all while they run: cgroup.kill would take the keepers too, and hand
-   * whatever they had not reaped yet to init, whose zombies outlive the
-   * answer. Once none runs, cgroup.kill takes anything no keeper held
-   * (Stop's poll comes back every 10 ms); the kills below by a listing
-   * are for that too, without a cgroup. */
-  if (signum == SIGKILL)
-    kill_keepers (self);
-  if (self->cgroup != NULL && signum == SIGKILL)
-    {
-      if (!keepers_running (self))
-        paddock_cgroup_kill (self->cgroup);
-      return;
-    }
-
-  if (listed == NULL)
-    listed = pids = paddock_session_impl_list_pids (self);
-
-  for (guint i = 0; i < listed->len; i++)
-    kill (g_array_index (listed, pid_t, i), signum);
+  paddock_session_members_signal_all (&members, signum, listed);
+  self->agent_session_gone = members.agent_session_gone;
 }
 
 /* The session's last process is gone: its cgroup goes too. */
@@ -620,43 +518,10 @@ paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
                                     GUnixFDList           *in_fd_list,
                                     GVariant              *options)
 {
-  static const PaddockDBusOption attach_options[] = { { "offset", "t" }, { "input", "b" }, { NULL, NULL } };
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  g_autoptr(GUnixFDList) fd_list = NULL;
-  g_autoptr(GError) error = NULL;
-  PaddockTerminalViewer *viewer = NULL;
-  guint64 offset = paddock_terminal_get_first_offset (self->terminal);
-  gboolean input = TRUE;
-  int handle = -1;
 
-  if (g_strcmp0 (self->state, "destroyed") == 0)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                                             "Session %s was destroyed", self->id);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  /* The options are read only once checked; a terminal with as many
-   * viewers as it takes says so first (paddock_terminal_attach()). */
-  if (paddock_terminal_get_n_viewers (self->terminal) < PADDOCK_TERMINAL_MAX_VIEWERS)
-    {
-      if (!paddock_dbus_check_options (options, attach_options, "Attach", &error))
-        {
-          g_dbus_method_invocation_return_gerror (invocation, error);
-          return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-      g_variant_lookup (options, "offset", "t", &offset);
-      g_variant_lookup (options, "input", "b", &input);
-    }
-  fd_list = paddock_terminal_attach (self->terminal, offset, input, &handle, &viewer, &error);
-  if (fd_list == NULL)
-    {
-      g_dbus_method_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  paddock_ipc_session1_complete_attach (session, invocation, fd_list, g_variant_new_handle (handle),
-                                        paddock_terminal_viewer_get_offset (viewer));
-  paddock_terminal_flush_viewer (self->terminal, viewer);
+  if (paddock_session_impl_check_alive (self, invocation))
+    paddock_terminal_calls_attach (self->terminal, session, invocation, options);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -743,35 +608,18 @@ paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
   g_autofree char *stage_dir = NULL;
   PaddockBoundaryInput input;
 
-  if (self->config.home != NULL)
-    {
-      g_autofree char *session_dir = g_path_get_dirname (self->config.home);
-
-      stage_dir = g_build_filename (session_dir, "stage", NULL);
-    }
-  input = (PaddockBoundaryInput) {
-    .profile = self->config.profile,
-    .session_pid = self->pid,
-    .sandbox_report = sandbox_report,
-    .workspace = self->config.workspace,
-    .staging = self->config.staging,
-    .stage_dir = stage_dir,
-    .cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
-    .cgroup_reason = self->config.cgroup_reason,
-    .net_mode = self->config.net_mode,
-    .given_env = (const char *const *) self->agent_env,
-    .allowed_write = (const char *const *) self->config.allow_write,
-    .exposed = (const char *const *) self->config.expose,
-    .agent_home = self->config.agent_home,
-    .agent_view = (const char *const *) self->config.agent_view,
-    .pids_max = self->sandboxed ? paddock_executor_pids_max (&self->config) : 0,
-    .memory_max = self->sandboxed ? paddock_executor_memory_max (&self->config) : 0,
-    /* Limits the user named are requested even where no controller
-     * could take them: strict must refuse those, not run without. */
-    .resources_requested = self->resources_requested ||
-                           (self->sandboxed && (self->config.pids_max != 0 || self->config.memory_max != 0)),
-    .resources_reason = self->resources_reason,
-  };
+  paddock_boundary_input_init_for_config (&input, &self->config, &stage_dir);
+  input.session_pid = self->pid;
+  input.sandbox_report = sandbox_report;
+  input.cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL;
+  input.given_env = (const char *const *) self->agent_env;
+  input.pids_max = self->sandboxed ? paddock_executor_pids_max (&self->config) : 0;
+  input.memory_max = self->sandboxed ? paddock_executor_memory_max (&self->config) : 0;
+  /* Limits the user named are requested even where no controller
+   * could take them: strict must refuse those, not run without. */
+  input.resources_requested = self->resources_requested ||
+                              (self->sandboxed && (self->config.pids_max != 0 || self->config.memory_max != 0));
+  input.resources_reason = self->resources_reason;
   return paddock_boundary_look_new (&input);
 }
 
@@ -1436,13 +1284,8 @@ paddock_session_impl_handle_stop (PaddockIpcSession1    *session,
   if (!paddock_session_impl_check_alive (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 
-  if (grace_seconds > PADDOCK_SESSION_STOP_GRACE_MAX_SECONDS)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "The grace is at most %u seconds",
-                                             PADDOCK_SESSION_STOP_GRACE_MAX_SECONDS);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
+  if (!paddock_session_stop_check_grace (grace_seconds, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
 
   if (paddock_session_impl_wait_for_leftovers (self, invocation, grace_seconds, FALSE))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -1517,17 +1360,9 @@ paddock_session_impl_handle_read_output (PaddockIpcSession1    *session,
                                          guint                  max_bytes)
 {
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  g_autoptr(GBytes) data = NULL;
-  guint64 start = 0;
 
-  if (!paddock_session_impl_check_alive (self, invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-
-  data = paddock_terminal_read (self->terminal, offset, MIN (max_bytes, READ_OUTPUT_MAX), &start);
-  paddock_ipc_session1_complete_read_output (session, invocation,
-                                             g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING,
-                                                                       data, TRUE),
-                                             start, start + g_bytes_get_size (data));
+  if (paddock_session_impl_check_alive (self, invocation))
+    paddock_terminal_calls_read_output (self->terminal, session, invocation, offset, max_bytes);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -1537,34 +1372,9 @@ paddock_session_impl_handle_send_input (PaddockIpcSession1    *session,
                                         GVariant              *data)
 {
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  gsize length = 0;
-  const guint8 *bytes = g_variant_get_fixed_array (data, &length, 1);
 
-  if (!paddock_session_impl_check_alive (self, invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-
-  if (length > SEND_INPUT_MAX)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "At most %u bytes of input at once", SEND_INPUT_MAX);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  if (!paddock_terminal_is_live (self->terminal))
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
-                                             "Session %s has no live terminal", self->id);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  if (!paddock_terminal_queue_input (self->terminal, bytes, length))
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_QUOTA_EXCEEDED,
-                                             "The terminal is not reading its input");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  paddock_ipc_session1_complete_send_input (session, invocation);
+  if (paddock_session_impl_check_alive (self, invocation))
+    paddock_terminal_calls_send_input (self->terminal, session, invocation, self->id, data);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -1576,24 +1386,14 @@ paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
 {
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
 
-  if (!paddock_session_impl_check_alive (self, invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-
-  if (columns < 1 || columns > 1000 || rows < 1 || rows > 1000)
+  if (paddock_session_impl_check_alive (self, invocation) &&
+      paddock_terminal_calls_resize (self->terminal, session, invocation, columns, rows))
     {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
-                                             "A terminal is 1 to 1000 cells wide and high");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      self->config.columns = columns;
+      self->config.rows = rows;
     }
-
-  paddock_terminal_resize (self->terminal, columns, rows);
-  self->config.columns = columns;
-  self->config.rows = rows;
-
-  paddock_ipc_session1_complete_resize (session, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
-
 
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
@@ -1698,9 +1498,7 @@ void
 _paddock_session_impl_add_lease (PaddockSessionImpl *self,
                                  PaddockLease       *lease)
 {
-  if (self->config.leases == NULL)
-    self->config.leases = g_ptr_array_new_with_free_func (g_object_unref);
-  g_ptr_array_add (self->config.leases, g_object_ref (lease));
+  paddock_session_config_add_lease (&self->config, lease);
 }
 
 /* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
@@ -1730,12 +1528,7 @@ _paddock_session_impl_set_network_policy (PaddockSessionImpl *self,
 {
   PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
 
-  g_set_object (&self->config.net_rules, rules);
-
-  g_free (self->config.net_mode);
-  self->config.net_mode = g_strdup (mode);
-  g_strfreev (self->config.allow_domains);
-  self->config.allow_domains = g_strdupv ((GStrv) allow_domains);
+  paddock_session_config_set_network (&self->config, mode, allow_domains, rules);
   paddock_ipc_session1_set_network_mode (session, mode);
   paddock_ipc_session1_set_allowed_domains (session, allow_domains);
   paddock_session_impl_save (self);
@@ -1846,35 +1639,11 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 GVariant *
 paddock_session_impl_describe (PaddockSessionImpl *self)
 {
-  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
-  g_auto(GVariantDict) dict = G_VARIANT_DICT_INIT (NULL);
-
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), NULL);
 
-  g_variant_dict_insert (&dict, "id", "s", self->id);
-  g_variant_dict_insert (&dict, "path", "o", self->object_path);
-  g_variant_dict_insert (&dict, "name", "s", paddock_ipc_session1_get_name (session));
-  g_variant_dict_insert (&dict, "state", "s", paddock_ipc_session1_get_state (session));
-  g_variant_dict_insert (&dict, "workspace", "^ay", self->config.workspace);
-  g_variant_dict_insert (&dict, "command", "^aay", self->config.command);
-  g_variant_dict_insert (&dict, "profile", "s", paddock_ipc_session1_get_profile (session));
-  if (self->config.agent != NULL)
-    g_variant_dict_insert (&dict, "agent", "s", self->config.agent);
-  g_variant_dict_insert (&dict, "staging", "s", paddock_ipc_session1_get_staging (session));
-  g_variant_dict_insert (&dict, "net", "s", paddock_ipc_session1_get_network_mode (session));
-  if (paddock_ipc_session1_get_boundary (session) != NULL)
-    g_variant_dict_insert_value (&dict, "boundary", paddock_ipc_session1_get_boundary (session));
-  g_variant_dict_insert (&dict, "pid", "u", paddock_ipc_session1_get_main_pid (session));
-  g_variant_dict_insert (&dict, "exit-status", "i", paddock_ipc_session1_get_exit_status (session));
-  g_variant_dict_insert (&dict, "processes", "u", paddock_ipc_session1_get_process_count (session));
-  g_variant_dict_insert (&dict, "created", "t", paddock_ipc_session1_get_created (session));
-  g_variant_dict_insert (&dict, "cgroup", "s",
-                         self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : "");
-  if (self->cgroup_reason != NULL)
-    g_variant_dict_insert (&dict, "cgroup-unavailable", "s", self->cgroup_reason);
-  if (paddock_ipc_session1_get_damaged (session) != NULL && paddock_ipc_session1_get_damaged (session)[0] != '\0')
-    g_variant_dict_insert (&dict, "damaged", "s", paddock_ipc_session1_get_damaged (session));
-  return g_variant_dict_end (&dict);
+  return paddock_session_describe (PADDOCK_IPC_SESSION1 (self), self->id, self->object_path, &self->config,
+                                   self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
+                                   self->cgroup_reason);
 }
 
 const char *
@@ -2029,31 +1798,7 @@ paddock_session_impl_new (const char                 *id,
   session = PADDOCK_IPC_SESSION1 (self);
   self->id = g_strdup (id);
   self->object_path = g_strconcat (PADDOCK_OBJECT_PATH "/session/", id, NULL);
-  self->config.workspace = g_strdup (config->workspace);
-  self->config.command = g_strdupv (config->command);
-  self->config.name = g_strdup (config->name);
-  self->config.profile = g_strdup (config->profile);
-  self->config.env = g_hash_table_ref (config->env);
-  self->config.columns = config->columns;
-  self->config.rows = config->rows;
-  self->config.owner = g_strdup (config->owner);
-  self->config.home = g_strdup (config->home);
-  self->config.helper = g_strdup (config->helper);
-  self->config.cgroup_parent = g_strdup (config->cgroup_parent);
-  self->config.cgroup_reason = g_strdup (config->cgroup_reason);
-  self->config.staging = g_strdup (config->staging);
-  self->config.net_mode = g_strdup (config->net_mode != NULL ? config->net_mode : "host");
-  self->config.allow_domains = config->allow_domains != NULL ? g_strdupv (config->allow_domains) : g_new0 (char *, 1);
-  self->config.net_rules = config->net_rules != NULL ? g_object_ref (config->net_rules) : NULL;
-  self->config.leases = config->leases != NULL ? g_ptr_array_ref (config->leases) : NULL;
-  self->config.allow_write = g_strdupv (config->allow_write);
-  self->config.expose = g_strdupv (config->expose);
-  self->config.agent = g_strdup (config->agent);
-  self->config.agent_home = g_strdup (config->agent_home);
-  self->config.agent_view = g_strdupv (config->agent_view);
-  self->config.pids_max = config->pids_max;
-  self->config.memory_max = config->memory_max;
-  self->config.stage_limit = config->stage_limit;
+  paddock_session_config_copy (&self->config, config);
   self->runner = paddock_command_runner_new (id, self->object_path, config->workspace, self->commands);
   if (config->home != NULL)
     {
@@ -2084,16 +1829,9 @@ paddock_session_impl_new (const char                 *id,
     }
 
   paddock_ipc_session1_set_id (session, id);
-  paddock_ipc_session1_set_name (session, config->name);
+  paddock_session_config_publish (&self->config, session);
   self->state = g_intern_static_string ("starting");
   paddock_ipc_session1_set_state (session, self->state);
-  paddock_ipc_session1_set_workspace (session, config->workspace);
-  paddock_ipc_session1_set_command (session, (const char * const *) config->command);
-  paddock_ipc_session1_set_profile (session, config->profile);
-  paddock_ipc_session1_set_agent (session, config->agent != NULL ? config->agent : "");
-  paddock_ipc_session1_set_staging (session, config->staging != NULL ? config->staging : "none");
-  paddock_ipc_session1_set_network_mode (session, self->config.net_mode);
-  paddock_ipc_session1_set_allowed_domains (session, (const char * const *) self->config.allow_domains);
   self->exit_status = PADDOCK_EXIT_STATUS_RUNNING;
   paddock_ipc_session1_set_exit_status (session, self->exit_status);
   paddock_ipc_session1_set_created (session, (guint64) g_get_real_time ());

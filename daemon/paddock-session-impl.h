@@ -9,43 +9,12 @@
 #include "paddock-spare-sandbox.h"
 #include "paddock-domain-rules.h"
 #include "paddock-ipc-generated.h"
+#include "paddock-session-config.h"
 #include "paddock-session-record.h"
 
 G_BEGIN_DECLS
 
 typedef struct _PaddockSessionImpl PaddockSessionImpl;
-
-typedef struct
-{
-  char        *workspace;
-  GStrv        command;
-  char        *name;
-  char        *profile;
-  GHashTable  *env;      /* extra variables, name → value */
-  guint16      columns;
-  guint16      rows;
-  char        *owner;    /* the client that created it */
-  char        *home;     /* the session's own HOME folder, under the state dir */
-  char        *helper;   /* paddock-sandbox, or NULL when none was found */
-  char        *cgroup_parent;  /* where session cgroups go, or NULL… */
-  char        *cgroup_reason;  /* …and then why there is none */
-  char        *staging;        /* "overlay" or "copy"; NULL for the host profile */
-  char        *net_mode;       /* "host", "none" or "proxy" */
-  GStrv        allow_domains;  /* the proxy's allowlist (NULL: empty) */
-  PaddockDomainRules *net_rules; /* net_mode and allow_domains parsed, once: at create or by
-                                  * SetNetworkPolicy; what the proxy judges by. NULL only in a
-                                  * session restored from its record, which never runs again */
-  GPtrArray   *leases;         /* PaddockLease*: ports leased for it at create (NULL: none) */
-  GStrv        allow_write;    /* protected paths the user allowed (relative to the workspace), or NULL */
-  GStrv        expose;         /* paths of the user's HOME shown read-only in the session's (relative), or NULL */
-  guint64      pids_max;       /* the cgroup's pids.max for a sandboxed session; 0: the default */
-  guint64      memory_max;     /* its memory.max in bytes; 0: the default */
-  guint64      stage_limit;    /* bytes its stage may hold; 0: the default */
-  char        *agent;          /* the agent preset it runs in (CreateSession's "agent"), or NULL */
-  char        *agent_home;     /* that agent's home (STATE/agents/NAME/home), bound writable at
-                                * /home/agent in a sandboxed session, or NULL */
-  GStrv        agent_view;     /* host paths its install needs, shown read-only at their own path, or NULL */
-} PaddockSessionConfig;
 
 /* Resource limits of a sandboxed session's cgroup (CreateSession's
  * "pids-max" and "memory-max"): the bounds a caller may ask for, and the
@@ -61,10 +30,6 @@ typedef struct
 typedef void (*PaddockSessionReadyFunc) (PaddockSessionImpl *session,
                                          const GError       *error,
                                          gpointer            user_data);
-
-void paddock_session_config_clear (PaddockSessionConfig *config);
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PaddockSessionConfig, paddock_session_config_clear)
 
 #define PADDOCK_TYPE_SESSION_IMPL (paddock_session_impl_get_type ())
 

@@ -38,6 +38,34 @@ struct _PaddockBoundaryLook
 
 /* A look at what @input describes, copied: @input may go once this
  * returns. Nothing is looked at yet. */
+void
+paddock_boundary_input_init_for_config (PaddockBoundaryInput       *input,
+                                        const PaddockSessionConfig *config,
+                                        char                      **out_stage_dir)
+{
+  g_autofree char *stage_dir = NULL;
+
+  if (config->home != NULL)
+    {
+      g_autofree char *session_dir = g_path_get_dirname (config->home);
+
+      stage_dir = g_build_filename (session_dir, "stage", NULL);
+    }
+  *input = (PaddockBoundaryInput) {
+    .profile = config->profile,
+    .workspace = config->workspace,
+    .staging = config->staging,
+    .stage_dir = stage_dir,
+    .cgroup_reason = config->cgroup_reason,
+    .net_mode = config->net_mode,
+    .allowed_write = (const char *const *) config->allow_write,
+    .exposed = (const char *const *) config->expose,
+    .agent_home = config->agent_home,
+    .agent_view = (const char *const *) config->agent_view,
+  };
+  *out_stage_dir = g_steal_pointer (&stage_dir);
+}
+
 PaddockBoundaryLook *
 paddock_boundary_look_new (const PaddockBoundaryInput *input)
 {

@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 
 #include "paddock-boundary.h"
+#include "paddock-session-config.h"
 
 G_BEGIN_DECLS
 
@@ -17,6 +18,12 @@ G_BEGIN_DECLS
  * another while the session goes on (and changes). */
 typedef struct _PaddockBoundaryLook PaddockBoundaryLook;
 
+/* INPUT gets what a session was created with (CONFIG's, borrowed) and the
+ * rest zeroed: the caller adds what it knows now (pid, cgroup, limits).
+ * OUT_STAGE_DIR: where its stage would be, for the caller to free. */
+void                 paddock_boundary_input_init_for_config (PaddockBoundaryInput       *input,
+                                                             const PaddockSessionConfig *config,
+                                                             char                      **out_stage_dir);
 PaddockBoundaryLook *paddock_boundary_look_new           (const PaddockBoundaryInput *input);
 void                 paddock_boundary_look_free          (PaddockBoundaryLook        *look);
 void                 paddock_boundary_look_run           (PaddockBoundaryLook        *look);

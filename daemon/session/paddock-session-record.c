@@ -88,6 +88,19 @@ add_strv (JsonBuilder        *builder,
   json_builder_end_array (builder);
 }
 
+void
+paddock_session_record_set_config (PaddockSessionRecord       *record,
+                                   const PaddockSessionConfig *config)
+{
+  record->workspace = g_strdup (config->workspace);
+  record->command = g_strdupv (config->command);
+  record->profile = g_strdup (config->profile);
+  record->owner = g_strdup (config->owner);
+  record->net = g_strdup (config->net_mode);
+  record->allow_domains = g_strdupv (config->allow_domains);
+  record->staging = g_strdup (config->staging);
+}
+
 /* The record as session.json's text (version 1), members in the order
  * every daemon wrote them. */
 char *

@@ -9,6 +9,8 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "paddock-session-config.h"
+
 G_BEGIN_DECLS
 
 /* At most this many processes are taken from a record's "leftovers". */
@@ -64,6 +66,10 @@ typedef struct
 
 void                  paddock_session_record_clear (PaddockSessionRecord *record);
 void                  paddock_session_record_free  (PaddockSessionRecord *record);
+/* RECORD (those members empty) gets copies of what a session was created
+ * with: workspace, command, profile, owner, network, staging. */
+void                  paddock_session_record_set_config (PaddockSessionRecord       *record,
+                                                         const PaddockSessionConfig *config);
 char                 *paddock_session_record_to_json (const PaddockSessionRecord *record);
 char                 *paddock_session_record_to_json_with_leftovers (JsonNode                          *earlier,
                                                                      const PaddockSessionRecordProcess *named,

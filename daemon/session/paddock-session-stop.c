@@ -110,6 +110,20 @@ paddock_session_stop_poll_cb (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
+gboolean
+paddock_session_stop_check_grace (guint                  grace_seconds,
+                                  GDBusMethodInvocation *invocation)
+{
+  if (grace_seconds > PADDOCK_SESSION_STOP_GRACE_MAX_SECONDS)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT,
+                                             "The grace is at most %u seconds",
+                                             PADDOCK_SESSION_STOP_GRACE_MAX_SECONDS);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /**
  * paddock_session_stop_add:
  * @invocation: (transfer full): the handler's reference, answered (and so

@@ -35,6 +35,9 @@ void               paddock_stop_waiter_free (PaddockStopWaiter     *waiter);
 G_DECLARE_FINAL_TYPE (PaddockSessionStop, paddock_session_stop, PADDOCK, SESSION_STOP, GObject)
 
 PaddockSessionStop *paddock_session_stop_new           (void);
+/* FALSE, INVOCATION answered: a Stop may not ask for GRACE_SECONDS. */
+gboolean            paddock_session_stop_check_grace   (guint                  grace_seconds,
+                                                        GDBusMethodInvocation *invocation);
 gboolean            paddock_session_stop_add           (PaddockSessionStop    *self,
                                                         GDBusMethodInvocation *invocation,
                                                         guint                  grace_seconds,
