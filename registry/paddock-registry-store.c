@@ -184,6 +184,38 @@ journal_undo (PaddockRegistry  *self,
   return FALSE;
 }
 
+/* Appends @lines (N_LINES complete JSON lines) at the journal's end and
+ * makes them durable with fdatasync; a failed append is cut off again
+ * (journal_undo()). The one place the journal is written to. */
+static gboolean
+journal_append_sync (PaddockRegistry  *self,
+                     const char       *lines,
+                     guint             n_lines,
+                     GError          **error)
+{
+  gsize length = strlen (lines);
+  gsize done = 0;
+  /* Where this append starts, so a failed one can be cut off again. */
+  off_t end = lseek (self->journal_fd, 0, SEEK_END);
+
+  while (done < length)
+    {
+      gssize n = write (self->journal_fd, lines + done, length - done);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return journal_undo (self, end, errno, error);
+      done += (gsize) n;
+    }
+  if (fdatasync (self->journal_fd) != 0)
+    return journal_undo (self, end, errno, error);
+
+  self->journal_entries += n_lines;
+  self->journal_whole_end = end + (off_t) length;
+  return TRUE;
+}
+
 /* Appends @lines (complete JSON lines) to the journal and makes them
  * durable with fdatasync before returning: a change is acknowledged only
  * once it is on disk. When the journal has grown well past the number of
@@ -194,10 +226,7 @@ _paddock_registry_journal_write (PaddockRegistry  *self,
                guint             n_lines,
                GError          **error)
 {
-  gsize length = strlen (lines);
-  gsize done = 0;
   struct stat st;
-  off_t end;
 
   /* Not loaded yet: nothing is durable, by design (tests, the start). */
   if (self->state_file == NULL)
@@ -257,25 +286,8 @@ _paddock_registry_journal_write (PaddockRegistry  *self,
       return _paddock_registry_compact (self, error);
     }
 
-  /* Where this append starts, so a failed one can be cut off again. */
-  end = lseek (self->journal_fd, 0, SEEK_END);
-
-  while (done < length)
-    {
-      gssize n = write (self->journal_fd, lines + done, length - done);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return journal_undo (self, end, errno, error);
-      done += (gsize) n;
-    }
-
-  if (fdatasync (self->journal_fd) != 0)
-    return journal_undo (self, end, errno, error);
-
-  self->journal_entries += n_lines;
-  self->journal_whole_end = end + (off_t) length;
+  if (!journal_append_sync (self, lines, n_lines, error))
+    return FALSE;
   if (self->journal_entries > 2 * self->leases->len + 256)
     {
       g_autoptr(GError) compact_error = NULL;
@@ -371,10 +383,6 @@ journal_append_release (PaddockRegistry  *self,
                         guint             n_lines,
                         GError          **error)
 {
-  gsize length = strlen (lines);
-  gsize done = 0;
-  off_t end;
-
   if (self->journal_fd < 0)
     {
       g_set_error (error, PADDOCK_REGISTRY_ERROR, PADDOCK_REGISTRY_ERROR_NO_SPACE,
@@ -396,23 +404,7 @@ journal_append_release (PaddockRegistry  *self,
       _paddock_registry_journal_reserve (self);
     }
 
-  end = lseek (self->journal_fd, 0, SEEK_END);
-  while (done < length)
-    {
-      gssize n = write (self->journal_fd, lines + done, length - done);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return journal_undo (self, end, errno, error);
-      done += (gsize) n;
-    }
-  if (fdatasync (self->journal_fd) != 0)
-    return journal_undo (self, end, errno, error);
-
-  self->journal_entries += n_lines;
-  self->journal_whole_end = end + (off_t) length;
-  return TRUE;
+  return journal_append_sync (self, lines, n_lines, error);
 }
 
 /**
