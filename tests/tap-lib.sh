@@ -112,3 +112,21 @@ pick_port_range ()
   PORT_LAST=$((PORT_FIRST + size - 1))
   PORT_RANGE="$PORT_FIRST-$PORT_LAST"
 }
+
+# private_session_bus DIR: a session bus of the benches' own, listening in
+# DIR (which must exist and be removed by the caller), for anyone to own
+# any name on; sets bus_pid (for the caller's cleanup to kill) and exports
+# DBUS_SESSION_BUS_ADDRESS. Returns 1 if it did not start within 5 s.
+private_session_bus ()
+{
+  local dir=$1
+  cat >"$dir/bus.conf" <<CONF
+<busconfig><type>session</type><listen>unix:path=$dir/bus</listen>
+<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>
+CONF
+  dbus-daemon --config-file="$dir/bus.conf" --nofork --print-address=1 >"$dir/bus.address" 2>/dev/null &
+  bus_pid=$!
+  wait_for 5 test -s "$dir/bus.address" || return 1
+  DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$dir/bus.address")
+  export DBUS_SESSION_BUS_ADDRESS
+}

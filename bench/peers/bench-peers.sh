@@ -68,18 +68,11 @@ cleanup ()
 }
 trap cleanup EXIT
 
-cat >"$tmp/bus.conf" <<CONF
-<busconfig><type>session</type><listen>unix:path=$tmp/bus</listen>
-<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>
-CONF
-dbus-daemon --config-file="$tmp/bus.conf" --nofork --print-address=1 >"$tmp/bus.address" 2>/dev/null &
-bus_pid=$!
-for _ in $(seq 50); do [ -s "$tmp/bus.address" ] && break; sleep 0.1; done
-export DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$tmp/bus.address")
 # Room for 20 racers' leases at once, in a pool of our own (as the tests'
 # daemons have: tests/tap-lib.sh).
 # shellcheck source=../../tests/tap-lib.sh
 source "$here/../../tests/tap-lib.sh"
+private_session_bus "$tmp" || { echo "bench-peers: dbus-daemon did not start" >&2; exit 1; }
 pick_port_range 2500
 "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" --max-leases 2000 --max-leases-per-owner 500 >"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!

@@ -44,18 +44,11 @@ cleanup ()
 }
 trap cleanup EXIT
 
-cat >"$tmp/bus.conf" <<CONF
-<busconfig><type>session</type><listen>unix:path=$tmp/bus</listen>
-<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>
-CONF
-dbus-daemon --config-file="$tmp/bus.conf" --nofork --print-address=1 >"$tmp/bus.address" 2>/dev/null &
-bus_pid=$!
-for _ in $(seq 50); do [ -s "$tmp/bus.address" ] && break; sleep 0.1; done
-export DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$tmp/bus.address")
 
-# A pool of our own, as the tests' daemons have (tests/tap-lib.sh).
+# A bus and a port pool of our own, as the tests' daemons have (tests/tap-lib.sh).
 # shellcheck source=../../tests/tap-lib.sh
 source "$(dirname "$0")/../../tests/tap-lib.sh"
+private_session_bus "$tmp" || { echo "bench-adopt: dbus-daemon did not start" >&2; exit 1; }
 pick_port_range
 
 now_ns () { date +%s%N; }
