@@ -55,7 +55,7 @@ start_daemon ()
 {
   "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$state" >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
-  wait_for 10 "$CTL" ports list
+  wait_for 10 sh -c "'$CTL' ports list >/dev/null"
 }
 stop_daemon ()
 {
@@ -126,7 +126,7 @@ ended () { state_is "$1" stopped || state_is "$1" exited; }
 check "status still answers (the session ended with the earlier daemon)" wait_for 10 ended "$id"
 # The scrollback lives in the daemon (it does not survive a restart yet):
 # that logs answers at all is what is checked.
-check "logs still answers" "$CTL" logs "$id"
+check "logs still answers, with what the agent wrote" sh -c "'$CTL' logs '$id' | grep -q hello-before-full"
 run "$tmp/review.json" "$tmp/review.err" --json review "$id"
 check "review still lists the staged file" \
   test "$(json "$tmp/review.json" '[c["path"] for c in d["changes"]]' 2>/dev/null)" == "['new.txt']"
