@@ -12,6 +12,7 @@
 #include "paddock-reserved-ports.h"
 #include "paddock-registry.h"
 #include "paddock-session-impl.h"
+#include "paddock-session-leftovers.h"
 #include "paddock-stage.h"
 
 G_BEGIN_DECLS
@@ -44,27 +45,8 @@ GArray       *_paddock_session_impl_list_pids (PaddockSessionImpl    *self);
 
 /* What an earlier daemon left running of a restored session
  * (paddock-session-leftovers.c): pinned processes, ended on the main loop. */
-typedef struct
-{
-  int     pidfd;
-  pid_t   pid;         /* as pinned: never read back from the pidfd */
-  guint64 start_time;  /* as pinned (0: unknown), for the record */
-} PaddockLeftover;
-
 typedef struct _PaddockSessionLeftovers PaddockSessionLeftovers;
 
-gboolean                 _paddock_leftover_pin             (GArray                  *pinned,
-                                                            pid_t                    pid,
-                                                            guint64                  start_time);
-gboolean                 _paddock_leftover_is_pinned       (GArray                  *pinned,
-                                                            pid_t                    pid);
-/* Lists pids of the session (a new array), from SOURCE. */
-typedef GArray *(*PaddockLeftoverListFunc) (gpointer source);
-/* Pins every pid LIST gives that is not pinned yet, and keeps of those only
- * the ones LIST gives again after. */
-void                     _paddock_leftover_pin_listed      (GArray                  *pinned,
-                                                            PaddockLeftoverListFunc  list,
-                                                            gpointer                 source);
 PaddockSessionLeftovers *_paddock_session_leftovers_new    (PaddockSessionImpl      *session,
                                                             GArray                  *pinned,
                                                             PaddockCgroup           *cgroup);

@@ -60,6 +60,7 @@
 #include "paddock-session-impl-private.h"
 #include "paddock-session-members.h"
 #include "paddock-session-record.h"
+#include "paddock-session-restore.h"
 #include "paddock-session-stop.h"
 #include "paddock-terminal.h"
 #include "paddock-terminal-calls.h"
@@ -192,35 +193,6 @@ waiter_free (Waiter *waiter)
   paddock_stop_waiter_free (waiter);
 }
 
-/* The boot this daemon runs in: a pid recorded in another boot means
- * nothing now. */
-static char *
-current_boot_id (void)
-{
-  static char *boot_id;   /* read once: it cannot change under a running daemon */
-  static gsize read_once;
-
-  if (g_once_init_enter (&read_once))
-    {
-      char *text = NULL;
-
-      if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &text, NULL, NULL))
-        text = g_strdup ("");
-      boot_id = g_strstrip (text);
-      g_once_init_leave (&read_once, 1);
-    }
-  return g_strdup (boot_id);
-}
-
-static guint64
-process_start_time (pid_t pid)
-{
-  PaddockProcStat stat;
-
-  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
-}
-
-
 /* A restored session whose leftovers are being ended: the earlier
  * daemon's record stays as it is until they are gone, so that a daemon
  * killed meanwhile checks them again, with one member added: every
@@ -279,7 +251,7 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
     {
       record.keeper_pid = paddock_keeper_client_get_keeper_pid (self->keeper);
-      record.keeper_start_time = process_start_time ((pid_t) record.keeper_pid);
+      record.keeper_start_time = paddock_executor_process_start_time ((pid_t) record.keeper_pid);
     }
   /* A sandbox dies with the daemon, but not in the same instant: the next
    * daemon waits for this pid 1 (see paddock_session_impl_restore). */
@@ -287,7 +259,7 @@ paddock_session_impl_save (PaddockSessionImpl *self)
     paddock_sandbox_pidns_find (&self->pidns, self->pid);
   record.init_pid = self->reaped ? 0 : self->pidns.init_pid;
   record.init_start_time = self->reaped ? 0 : self->pidns.init_start_time;
-  record.boot_id = current_boot_id ();
+  record.boot_id = paddock_session_restore_current_boot_id ();
   record.cgroup = g_strdup (self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL);
   record.damaged = g_strdup (paddock_ipc_session1_get_damaged (session));
   json = paddock_session_record_to_json (&record);
@@ -1845,28 +1817,27 @@ paddock_session_impl_new (const char                 *id,
  * changed but the pinned keeper's pidfd, kept) where the keeper would not
  * hand it over: its leftovers are then ended as before. */
 static gboolean
-paddock_session_impl_adopt_host (PaddockSessionImpl  *self,
-                                 const char          *session_dir,
-                                 PaddockCgroup      **cgroup)
+paddock_session_impl_adopt_host (PaddockSessionImpl    *self,
+                                 PaddockSessionRestore *restore)
 {
   g_autoptr(GError) error = NULL;
   paddock_autofd int pty_master = -1;
   PaddockKeeperClient *keeper;
 
   self->executor = paddock_host_executor_new ();
-  keeper = paddock_host_executor_adopt_agent (PADDOCK_HOST_EXECUTOR (self->executor), session_dir,
-                                              self->leftover_keeper, self->leftover_keeper_pidfd,
+  keeper = paddock_host_executor_adopt_agent (PADDOCK_HOST_EXECUTOR (self->executor), restore->session_dir,
+                                              restore->leftover_keeper, restore->leftover_keeper_pidfd,
                                               &pty_master, &error);
   if (keeper == NULL)
     {
       g_message ("Session %s: could not adopt it from its keeper %d: %s; ending what is left of it",
-                 self->id, (int) self->leftover_keeper, error->message);
+                 self->id, (int) restore->leftover_keeper, error->message);
       g_clear_object (&self->executor);
       return FALSE;
     }
   /* The keeper's pidfd is the client's now. */
-  self->leftover_keeper_pidfd = -1;
-  self->leftover_keeper = 0;
+  restore->leftover_keeper_pidfd = -1;
+  restore->leftover_keeper = 0;
   paddock_session_impl_connect_executor (self);
   paddock_command_runner_set_executor (self->runner, self->executor);
   self->keeper = keeper;
@@ -1874,7 +1845,7 @@ paddock_session_impl_adopt_host (PaddockSessionImpl  *self,
   self->pid_start_time = paddock_keeper_client_get_start_time (keeper);
   self->sandboxed = FALSE;
   self->reaped = FALSE;
-  self->cgroup = g_steal_pointer (cgroup);
+  self->cgroup = g_steal_pointer (&restore->cgroup);
   if (self->cgroup != NULL)
     self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, NULL);
   self->exit_status = PADDOCK_EXIT_STATUS_RUNNING;
@@ -1956,202 +1927,51 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
                                              const char                 *record_path,
                                              const char                 *helper)
 {
-  g_auto(PaddockSessionConfig) config = { 0, };
+  g_auto(PaddockSessionRestore) restore = { 0, };
   g_autoptr(PaddockSessionImpl) self = NULL;
-  g_autofree char *session_dir = NULL;
-  g_autofree char *boot_id = NULL;
-  const char *state;
-  const char *id;
-  gint64 pid;
-  gboolean same_boot;
-  g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (PaddockLeftover));
-  g_autoptr(PaddockCgroup) cgroup = NULL;
-  PaddockStageKind kind;
+  const char *id = record->id;
 
-  id = record->id;
-  session_dir = g_path_get_dirname (record_path);
-  config.workspace = g_strdup (record->workspace);
-  config.command = g_strdupv (record->command);
-  config.name = g_strdup (record->name);
-  config.profile = g_strdup (record->profile);
-  config.owner = g_strdup (record->owner);
-  config.env = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  config.home = g_build_filename (session_dir, "home", NULL);
-  config.helper = g_strdup (helper);
-  if (paddock_stage_kind_from_string (record->staging, &kind))
-    config.staging = g_strdup (record->staging);
-  config.net_mode = g_strdup (paddock_net_mode_is_valid (record->net) ? record->net : "host");
-  config.allow_domains = g_strdupv (record->allow_domains);
-  config.columns = 80;
-  config.rows = 24;
-
-  self = paddock_session_impl_new (id, &config);
+  paddock_session_restore_read (&restore, record, record_path, helper);
+  self = paddock_session_impl_new (id, &restore.config);
   paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self), (guint64) record->created);
   if (record->damaged != NULL)
     paddock_ipc_session1_set_damaged (PADDOCK_IPC_SESSION1 (self), record->damaged);
-  self->exit_status = record->exit_status;
-  /* Recorded while it ran (or by a daemon that ended its leftovers): no
-   * daemon saw it end, so its status is unknown, and must not read as
-   * "still running" now that it is over. */
-  if (self->exit_status < 0 || g_strcmp0 (record->state, "starting") == 0 ||
-      g_strcmp0 (record->state, "running") == 0)
-    self->exit_status = PADDOCK_EXIT_STATUS_UNKNOWN;
+  self->exit_status = restore.exit_status;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   self->reaped = TRUE;
 
-  state = record->state;
-  pid = record->pid;
-  boot_id = current_boot_id ();
-  same_boot = g_strcmp0 (record->boot_id, boot_id) == 0;
-
-  /* A cgroup left behind names exactly what is left of the session; only
-   * ever a cgroup of ours, whatever the record says. */
-  cgroup = paddock_cgroup_open (record->cgroup);
-  if (cgroup != NULL)
-    {
-      g_autofree char *cgroup_name = g_path_get_basename (paddock_cgroup_get_path (cgroup));
-
-      if (!g_str_has_prefix (cgroup_name, "paddock-session-"))
-        g_clear_pointer (&cgroup, paddock_cgroup_free);
-    }
-
-  /* The host agent's keeper, if it still runs: it held on to its tree
-   * when the earlier daemon went (paddock-keeper-protocol.h), and every
-   * descendant of it is left of the session, setsid()ed or not, whatever
-   * the state recorded (an agent that exited may have left a server). */
-  {
-    gint64 keeper_pid = record->keeper_pid;
-    guint64 keeper_start_time = record->keeper_start_time;
-
-    if (same_boot && keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
-        !record->sandboxed)
-      {
-        int pidfd = paddock_compat_pidfd_open ((pid_t) keeper_pid);  /* CLOEXEC, always */
-
-        /* Read after the pidfd: it names the keeper we knew, or no one. */
-        if (pidfd >= 0 && process_start_time ((pid_t) keeper_pid) == keeper_start_time)
-          {
-            self->leftover_keeper = (pid_t) keeper_pid;
-            self->leftover_keeper_pidfd = pidfd;
-          }
-        else if (pidfd >= 0)
-          close (pidfd);
-      }
-  }
-
   /* Its keeper held it for us: the session runs on, adopted. */
-  if (self->leftover_keeper > 0 && !record->sandboxed &&
-      (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0) &&
-      paddock_session_impl_adopt_host (self, session_dir, &cgroup))
+  if (paddock_session_restore_may_adopt (&restore, record) &&
+      paddock_session_impl_adopt_host (self, &restore))
     {
       paddock_session_impl_save (self);
       return g_steal_pointer (&self);
     }
 
-  if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
-    {
-      int wait_status = 0;
-      /* Its keeper saw the agent end while no daemon was there, and left
-       * how (paddock-keeper-protocol.h): then it exited, as seen. */
-      const char *ended_as = !record->sandboxed && self->leftover_keeper == 0 &&
-                             paddock_keeper_client_read_exit (session_dir, &wait_status) ? "exited" : "stopped";
+  /* Not adopted: whatever is left of it is pinned, to be ended. */
+  paddock_session_restore_pin_leftovers (&restore, record);
+  self->pid = restore.pid;
+  self->pid_start_time = restore.pid_start_time;
+  self->sandboxed = restore.sandboxed;
+  self->agent_session_gone = restore.agent_session_gone;
+  self->pidns = restore.pidns;
+  restore.pidns = (PaddockSandboxPidns) { 0, };
+  self->leftover_keeper = restore.leftover_keeper;
+  self->leftover_keeper_pidfd = paddock_steal_fd (&restore.leftover_keeper_pidfd);
+  self->exit_status = restore.exit_status;
+  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
 
-      guint64 start_time = record->pid_start_time;
-      gint64 init_pid = record->init_pid;
-      guint64 init_start_time = record->init_start_time;
-
-      if (same_boot && pid > 0 && pid < G_MAXINT && start_time != 0 &&
-          _paddock_leftover_pin (leftovers, (pid_t) pid, start_time))
-        {
-          /* Still there: everything of its session goes. */
-          self->pid = (pid_t) pid;
-          self->pid_start_time = start_time;
-          self->sandboxed = record->sandboxed;
-          self->reaped = FALSE;
-          _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
-          self->reaped = TRUE;
-        }
-      /* A sandbox dies with the daemon (--die-with-parent), one process
-       * after the other: its pid 1 may outlive the supervisor we knew by
-       * a moment, and it exits only once all of the namespace is gone. */
-      if (same_boot && init_pid > 0 && init_pid < G_MAXINT && init_start_time != 0 &&
-          !_paddock_leftover_is_pinned (leftovers, (pid_t) init_pid))
-        _paddock_leftover_pin (leftovers, (pid_t) init_pid, init_start_time);
-      if (g_strcmp0 (ended_as, "exited") == 0)
-        {
-          self->exit_status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status)
-                                                      : 128 + WTERMSIG (wait_status);
-          paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
-        }
-      state = ended_as;
-    }
-
-  /* What a daemon killed while it ended the session's leftovers had
-   * pinned of them (see paddock_session_impl_save_leftovers()): each the
-   * very process, by boot and start time, or none. */
-  if (same_boot)
-    for (guint i = 0; i < record->leftovers->len; i++)
-      {
-        const PaddockSessionRecordProcess *named = &g_array_index (record->leftovers,
-                                                                   PaddockSessionRecordProcess, i);
-
-        if (!_paddock_leftover_is_pinned (leftovers, (pid_t) named->pid))
-          _paddock_leftover_pin (leftovers, (pid_t) named->pid, named->start_time);
-      }
-
-  /* A host agent gone (an earlier sweep's SIGTERM ended it) while some of
-   * what it led, named above, still runs: its process session outlives it,
-   * and the kernel keeps its number (the agent's pid) taken for as long as
-   * any member has it. So what was forked since, named nowhere, is found
-   * through it, now and at the SIGKILL, as if the agent were there. The
-   * member's session is read while its pidfd says it still runs, so it is
-   * that process's. */
-  if (self->pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 && !record->sandboxed)
-    for (guint i = 0; i < leftovers->len; i++)
-      {
-        const PaddockLeftover *leftover = &g_array_index (leftovers, PaddockLeftover, i);
-        PaddockProcStat stat;
-
-        if (paddock_compat_proc_read_stat ((guint32) leftover->pid, FALSE, &stat) && stat.session == (int) pid &&
-            poll (&(struct pollfd) { .fd = leftover->pidfd, .events = POLLIN }, 1, 0) == 0)
-          {
-            self->pid = (pid_t) pid;
-            self->pid_start_time = record->pid_start_time;
-            self->sandboxed = FALSE;
-            self->reaped = FALSE;
-            _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
-            self->reaped = TRUE;
-            break;
-          }
-      }
-
-  if (self->leftover_keeper > 0)
-    _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
-  if (self->leftover_keeper > 0 && leftovers->len == 0)
-    {
-      self->leftover_keeper = 0;
-      paddock_close_fd (&self->leftover_keeper_pidfd);
-    }
-
-  /* An empty cgroup goes now. */
-  if (leftovers->len == 0 && cgroup != NULL && paddock_cgroup_remove (cgroup))
-    g_clear_pointer (&cgroup, paddock_cgroup_free);
-
-  if (leftovers->len > 0 || cgroup != NULL)
+  if (restore.final_state != NULL)
     {
       /* Listed as it was until they are gone. */
-      self->leftovers_final_state = g_strdup (state);
+      self->leftovers_final_state = g_strdup (restore.final_state);
       self->leftovers_record = json_node_ref (record->root);
-      state = record->state;
-      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), MAX (leftovers->len, 1));
-      self->leftovers = _paddock_session_leftovers_new (self, g_steal_pointer (&leftovers),
-                                                        g_steal_pointer (&cgroup));
+      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), MAX (restore.pinned->len, 1));
+      self->leftovers = _paddock_session_leftovers_new (self, g_steal_pointer (&restore.pinned),
+                                                        g_steal_pointer (&restore.cgroup));
     }
   else
-    {
-      self->pid = 0;
-      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
-    }
+    paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
 
   /* An apply the earlier daemon was killed in the middle of: finished or
    * rolled back now, before anyone can look at the workspace through us. */
@@ -2165,7 +1985,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
     }
 
   /* As the record says: it is on disk already. */
-  self->state = g_intern_string (state);
+  self->state = g_intern_string (restore.state);
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
   paddock_session_impl_save (self);
 
