@@ -158,13 +158,9 @@ struct _PaddockSessionImpl
   GPtrArray                  *destroy_waiters;  /* answered once the files are gone */
 
   /* A restored session: what an earlier daemon left running of it, being
-   * ended (paddock-session-leftovers.c); the state it goes to once that is
-   * gone; and Stop/Destroy calls (Waiter) that wait for it. */
+   * ended, with the state it goes to once that is gone and the Stop and
+   * Destroy calls that wait for it (paddock-session-leftovers.c). */
   PaddockSessionLeftovers    *leftovers;
-  char                       *leftovers_final_state;
-  GPtrArray                  *leftover_waiters;
-  /* The earlier daemon's record, kept as it is while they are ended. */
-  JsonNode                   *leftovers_record;
 };
 
 /* A Stop or Destroy call waiting (paddock-session-stop.h). */
@@ -188,38 +184,6 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockSessionImpl, paddock_session_impl,
                                                       paddock_session_iface_init))
 
 static void
-waiter_free (Waiter *waiter)
-{
-  paddock_stop_waiter_free (waiter);
-}
-
-/* A restored session whose leftovers are being ended: the earlier
- * daemon's record stays as it is until they are gone, so that a daemon
- * killed meanwhile checks them again, with one member added: every
- * process pinned now, by pid and start time. A later daemon finds them by
- * that alone where nothing else names them: the agent that led them may
- * be gone (SIGTERM ended it), and without a cgroup the listing of its
- * process session starts from it. */
-static void
-paddock_session_impl_save_leftovers (PaddockSessionImpl *self)
-{
-  GArray *pinned = _paddock_session_leftovers_get_pinned (self->leftovers);
-  g_autoptr(GArray) named = g_array_sized_new (FALSE, FALSE, sizeof (PaddockSessionRecordProcess), pinned->len);
-
-  for (guint i = 0; i < pinned->len; i++)
-    {
-      const PaddockLeftover *leftover = &g_array_index (pinned, PaddockLeftover, i);
-      PaddockSessionRecordProcess process = { leftover->pid, leftover->start_time };
-
-      g_array_append_val (named, process);
-    }
-  paddock_record_writer_replace (self->record_path,
-                                 paddock_session_record_to_json_with_leftovers (self->leftovers_record,
-                                                                                (const PaddockSessionRecordProcess *) named->data,
-                                                                                named->len));
-}
-
-static void
 paddock_session_impl_save (PaddockSessionImpl *self)
 {
   g_auto(PaddockSessionRecord) record = { 0, };
@@ -232,8 +196,7 @@ paddock_session_impl_save (PaddockSessionImpl *self)
    * it is until they are gone (with those pinned since added). */
   if (self->leftovers != NULL)
     {
-      if (self->leftovers_record != NULL)
-        paddock_session_impl_save_leftovers (self);
+      paddock_session_leftovers_save (self->leftovers, self->record_path);
       return;
     }
 
@@ -1224,25 +1187,17 @@ paddock_session_impl_check_alive (PaddockSessionImpl    *self,
  * end with the grace asked (or the one under way, if shorter), and the
  * call is answered as Stop/Destroy would be once they are gone; or, as
  * Stop does, with an error if they outlive their SIGKILL by 10 s
- * (_paddock_session_impl_leftovers_survived()). */
+ * (paddock-session-leftovers.c). */
 static gboolean
 paddock_session_impl_wait_for_leftovers (PaddockSessionImpl    *self,
                                          GDBusMethodInvocation *invocation,
                                          guint                  grace_seconds,
                                          gboolean               destroy)
 {
-  Waiter *waiter;
-
   if (self->leftovers == NULL)
     return FALSE;
 
-  waiter = g_new0 (Waiter, 1);
-  waiter->invocation = invocation;
-  waiter->destroy = destroy;
-  waiter->requested = g_get_monotonic_time ();
-  g_ptr_array_add (self->leftover_waiters, waiter);
-  _paddock_session_leftovers_hurry (self->leftovers,
-                                    g_get_monotonic_time () + (gint64) grace_seconds * G_USEC_PER_SEC);
+  paddock_session_leftovers_wait (self->leftovers, invocation, grace_seconds, destroy);
   return TRUE;
 }
 
@@ -1301,7 +1256,7 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
   if (self->leftovers != NULL)
-    _paddock_session_leftovers_kill_now (self->leftovers);
+    paddock_session_leftovers_kill_now (self->leftovers);
   paddock_session_impl_signal_all (self, SIGKILL, NULL);
 
   /* No main loop will see the commands end: calls that wait for them are
@@ -1542,7 +1497,7 @@ _paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
   g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                          "Session %s is not running: what an earlier daemon left running "
                                          "of it is being ended (it says %s once that is done)", self->id,
-                                         self->leftovers_final_state);
+                                         paddock_session_leftovers_get_final_state (self->leftovers));
   return TRUE;
 }
 
@@ -1680,10 +1635,10 @@ paddock_session_impl_dispose (GObject *object)
       g_signal_handlers_disconnect_by_data (self->stop, self);
       paddock_session_stop_close (self->stop);
     }
-  if (self->leftover_waiters != NULL)
-    g_ptr_array_set_size (self->leftover_waiters, 0);
-  /* Its poll points at us: it goes with the other sources. */
-  g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
+  /* Its poll and the calls waiting on it go with the other sources. */
+  if (self->leftovers != NULL)
+    g_signal_handlers_disconnect_by_data (self->leftovers, self);
+  g_clear_object (&self->leftovers);
   g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
@@ -1704,10 +1659,6 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->agent_env, g_strfreev);
   g_clear_object (&self->terminal);
   g_clear_object (&self->stop);
-  g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
-  g_clear_pointer (&self->leftovers_final_state, g_free);
-  g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
-  g_clear_pointer (&self->leftovers_record, json_node_unref);
   g_clear_object (&self->runner);
   g_clear_object (&self->commands);
   paddock_sandbox_pidns_clear (&self->pidns);
@@ -1749,7 +1700,6 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
-  self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   self->stop = paddock_session_stop_new ();
   g_signal_connect (self->stop, "sweep", G_CALLBACK (paddock_session_impl_stop_sweep_cb), self);
   g_signal_connect (self->stop, "ended", G_CALLBACK (paddock_session_impl_stop_ended_cb), self);
@@ -1920,6 +1870,13 @@ paddock_session_impl_new_from_record (const char  *record_path,
   return paddock_session_impl_new_from_loaded_record (record, record_path, helper);
 }
 
+static void paddock_session_impl_leftovers_pin_again_cb (PaddockSessionLeftovers *leftovers,
+                                                         GArray                  *pinned,
+                                                         PaddockSessionImpl      *self);
+static void paddock_session_impl_leftovers_changed_cb   (PaddockSessionLeftovers *leftovers,
+                                                         guint                    running,
+                                                         PaddockSessionImpl      *self);
+
 /* The same, of a record read already (or salvaged: see
  * paddock-session-record-salvage.c). */
 PaddockSessionImpl *
@@ -1964,11 +1921,12 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
   if (restore.final_state != NULL)
     {
       /* Listed as it was until they are gone. */
-      self->leftovers_final_state = g_strdup (restore.final_state);
-      self->leftovers_record = json_node_ref (record->root);
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), MAX (restore.pinned->len, 1));
-      self->leftovers = _paddock_session_leftovers_new (self, g_steal_pointer (&restore.pinned),
-                                                        g_steal_pointer (&restore.cgroup));
+      self->leftovers = paddock_session_leftovers_new (id, g_steal_pointer (&restore.pinned),
+                                                       g_steal_pointer (&restore.cgroup),
+                                                       restore.final_state, record->root);
+      g_signal_connect (self->leftovers, "pin-again", G_CALLBACK (paddock_session_impl_leftovers_pin_again_cb), self);
+      g_signal_connect (self->leftovers, "changed", G_CALLBACK (paddock_session_impl_leftovers_changed_cb), self);
     }
   else
     paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
@@ -2010,12 +1968,15 @@ paddock_session_impl_end_leftovers (PaddockSessionImpl *self,
    * restored record is queued by now: the first session's flush writes
    * them all, the others' find nothing left to wait for. */
   paddock_record_writer_flush ();
-  _paddock_session_leftovers_begin (self->leftovers, kill_at);
+  paddock_session_leftovers_begin (self->leftovers, kill_at);
 }
 
-void
-_paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
-                                     GArray             *pinned)
+/* Whatever of the session runs now and is not pinned yet goes into
+ * @pinned. */
+static void
+paddock_session_impl_leftovers_pin_again_cb (PaddockSessionLeftovers *leftovers,
+                                             GArray                  *pinned,
+                                             PaddockSessionImpl      *self)
 {
   /* A sandbox whose namespace was not found at the restore is not looked
    * for again by its supervisor's pid, which may be a stranger's by now:
@@ -2028,30 +1989,11 @@ _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
   _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
 }
 
-void
-_paddock_session_impl_leftovers_survived (PaddockSessionImpl *self,
-                                          guint               running)
-{
-  g_autoptr(GPtrArray) waiters = NULL;
-
-  if (self->leftover_waiters->len == 0)
-    return;
-
-  waiters = g_steal_pointer (&self->leftover_waiters);
-  self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
-  for (guint i = 0; i < waiters->len; i++)
-    {
-      Waiter *waiter = g_ptr_array_index (waiters, i);
-
-      g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
-                                             PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                             "%u process(es) of the session survived SIGKILL", running);
-    }
-}
-
-void
-_paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
-                                         guint               running)
+/* How many of them still run; 0: all gone. */
+static void
+paddock_session_impl_leftovers_changed_cb (PaddockSessionLeftovers *leftovers,
+                                           guint                    running,
+                                           PaddockSessionImpl      *self)
 {
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
   g_autoptr(GPtrArray) waiters = NULL;
@@ -2069,9 +2011,10 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
   /* All gone: the session is what its record said it ended as, now on
    * disk (set_state saves), and the calls that waited are answered as if
    * nothing had run. */
-  g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
-  g_clear_pointer (&self->leftovers_record, json_node_unref);
-  final_state = g_steal_pointer (&self->leftovers_final_state);
+  final_state = g_strdup (paddock_session_leftovers_get_final_state (self->leftovers));
+  waiters = paddock_session_leftovers_take_waiters (self->leftovers);
+  g_signal_handlers_disconnect_by_data (self->leftovers, self);
+  g_clear_object (&self->leftovers);
   self->pid = 0;
   self->leftover_keeper = 0;
   paddock_close_fd (&self->leftover_keeper_pidfd);
@@ -2085,8 +2028,6 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
   else
     paddock_session_impl_set_state (self, final_state);
 
-  waiters = g_steal_pointer (&self->leftover_waiters);
-  self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   for (guint i = 0; i < waiters->len; i++)
     {
       Waiter *waiter = g_ptr_array_index (waiters, i);
