@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 #include <sched.h>
@@ -44,13 +43,10 @@
 #include "paddock-durable-file.h"
 #include "paddock-exit-status.h"
 #include "paddock-host-executor.h"
-#include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
 #include "paddock-executor.h"
 #include "paddock-keeper-client.h"
 #include "paddock-lease.h"
-#include "paddock-net-modes.h"
-#include "paddock-compat-proc.h"
 #include "paddock-process-tree.h"
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
@@ -155,7 +151,6 @@ struct _PaddockSessionImpl
   /* Stop/Destroy calls waiting for the last process to go, and the
    * sweeps until it has (paddock-session-stop.c). */
   PaddockSessionStop         *stop;
-  GPtrArray                  *destroy_waiters;  /* answered once the files are gone */
 
   /* A restored session: what an earlier daemon left running of it, being
    * ended, with the state it goes to once that is gone and the Stop and
@@ -1043,7 +1038,7 @@ paddock_session_impl_remove_files_step (gpointer user_data,
                                         guint    unused)
 {
   PaddockSessionImpl *self = user_data;
-  g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->destroy_waiters);
+  g_autoptr(GPtrArray) waiters = paddock_session_stop_take_destroy_waiters (self->stop);
 
   if (self->config.home != NULL)
     {
@@ -1057,10 +1052,9 @@ paddock_session_impl_remove_files_step (gpointer user_data,
     paddock_session_stop_answer (self->stop, PADDOCK_IPC_SESSION1 (self), waiters, self->state, 0);
 }
 
-/* Takes WAITERS, answered once the session's files are gone. */
+/* The stop keeps the calls, answered once the session's files are gone. */
 static void
-paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
-                                     GPtrArray          *waiters)
+paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
 {
   paddock_terminal_close (self->terminal);
   g_clear_pointer (&self->record_path, g_free);
@@ -1079,7 +1073,6 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
    * cancelled now, the records are waited for without blocking. */
   if (self->stage != NULL)
     paddock_stage_cancel_baseline (self->stage);
-  self->destroy_waiters = waiters;
   paddock_session_impl_when_durable (self, paddock_session_impl_remove_files_step, 0);
 }
 
@@ -1093,18 +1086,10 @@ paddock_session_impl_complete_waiters_step (gpointer user_data,
   PaddockSessionImpl *self = user_data;
   /* Destroying emits "destroyed", and the manager drops its reference. */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-  g_autoptr(GPtrArray) waiters = paddock_session_stop_take_waiters (self->stop);
-  gboolean destroy = FALSE;
 
-  for (guint i = 0; i < waiters->len; i++)
-    destroy |= ((Waiter *) g_ptr_array_index (waiters, i))->destroy;
-
-  /* A Destroy among them: everyone is answered once the files are gone.
-   * (Only once: from "destroyed" on, no Stop or Destroy is taken.) */
-  if (destroy && survivors == 0 && g_strcmp0 (self->state, "destroyed") != 0)
-    paddock_session_impl_finish_destroy (self, g_steal_pointer (&waiters));
-  else
-    paddock_session_stop_answer (self->stop, PADDOCK_IPC_SESSION1 (self), waiters, self->state, survivors);
+  /* A Destroy among them: everyone is answered once the files are gone. */
+  if (paddock_session_stop_complete (self->stop, PADDOCK_IPC_SESSION1 (self), self->state, survivors))
+    paddock_session_impl_finish_destroy (self);
 }
 
 static void
@@ -1639,7 +1624,6 @@ paddock_session_impl_dispose (GObject *object)
   if (self->leftovers != NULL)
     g_signal_handlers_disconnect_by_data (self->leftovers, self);
   g_clear_object (&self->leftovers);
-  g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
@@ -1954,7 +1938,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
  * session: SIGTERM now, SIGKILL at @kill_at (the same moment for every
  * session restored at once: one grace for all). Returns once the record
  * that names them is on disk (written at the restore, see
- * paddock_session_impl_save_leftovers()), not waiting for them. */
+ * paddock_session_leftovers_save()), not waiting for them. */
 void
 paddock_session_impl_end_leftovers (PaddockSessionImpl *self,
                                     gint64              kill_at)

@@ -474,13 +474,9 @@ paddock_session_leftovers_wait (PaddockSessionLeftovers *self,
                                 guint                    grace_seconds,
                                 gboolean                 destroy)
 {
-  PaddockStopWaiter *waiter = g_new0 (PaddockStopWaiter, 1);
   gint64 kill_at;
 
-  waiter->invocation = invocation;
-  waiter->destroy = destroy;
-  waiter->requested = g_get_monotonic_time ();
-  g_ptr_array_add (self->waiters, waiter);
+  g_ptr_array_add (self->waiters, paddock_stop_waiter_new (invocation, destroy, g_get_monotonic_time ()));
   kill_at = g_get_monotonic_time () + (gint64) grace_seconds * G_USEC_PER_SEC;
   self->kill_at = self->kill_at == 0 ? kill_at : MIN (self->kill_at, kill_at);
 }

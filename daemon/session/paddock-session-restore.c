@@ -200,7 +200,7 @@ paddock_session_restore_pin_leftovers (PaddockSessionRestore      *self,
     }
 
   /* What a daemon killed while it ended the session's leftovers had
-   * pinned of them (see paddock_session_impl_save_leftovers()): each the
+   * pinned of them (see paddock_session_leftovers_save()): each the
    * very process, by boot and start time, or none. */
   if (self->same_boot)
     for (guint i = 0; i < record->leftovers->len; i++)
