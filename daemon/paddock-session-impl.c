@@ -57,6 +57,7 @@
 #include "paddock-session-members.h"
 #include "paddock-session-record.h"
 #include "paddock-session-restore.h"
+#include "paddock-session-startup.h"
 #include "paddock-session-stop.h"
 #include "paddock-terminal.h"
 #include "paddock-terminal-calls.h"
@@ -109,9 +110,9 @@ struct _PaddockSessionImpl
   int                         cgroup_procs_fd;
 
   PaddockSessionReadyFunc     ready_func;
-  gboolean                    looking;              /* at the boundary, in a thread, after "started" */
-  gboolean                    end_deferred;         /* the sandbox ended while looking: */
-  int                         deferred_wait_status; /* its wait status */
+  /* A sandbox's start: its boundary looked at in a thread, after
+   * "started", and an end meanwhile held back (paddock-session-startup.c). */
+  PaddockSessionStartup      *startup;
   gpointer                    ready_data;
 
   /* Where the session's record lives (NULL: not saved), and what tells a
@@ -610,45 +611,36 @@ paddock_session_impl_started (PaddockSessionImpl  *self,
 static void paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
                                                 int                 wait_status);
 
+/* The look at the boundary is back, on the main thread. */
 static void
-paddock_session_impl_looked_cb (GObject      *source,
-                                GAsyncResult *result,
-                                gpointer      user_data)
+paddock_session_impl_startup_looked_cb (PaddockSessionStartup *startup,
+                                        PaddockBoundaryLook   *look,
+                                        PaddockSessionImpl    *self)
 {
-  /* look_at_boundary()'s reference, dropped here, on the main thread. */
-  g_autoptr(PaddockSessionImpl) self = user_data;
-  g_autoptr(PaddockBoundaryLook) look = paddock_boundary_look_finish (result);
-
-  self->looking = FALSE;
   /* Unless its creator was answered meanwhile: the daemon is quitting
    * (abandon_start()), or the session's proxy could not be served. */
   if (self->ready_func != NULL)
     paddock_session_impl_started (self, look);
-  /* The sandbox ended while we looked: now that the session ran (or was
-   * refused), its end. */
-  if (self->end_deferred)
-    {
-      self->end_deferred = FALSE;
-      paddock_session_impl_sandbox_ended (self, self->deferred_wait_status);
-    }
 }
 
-/* A sandboxed session's boundary is looked at as it starts (~0.5 ms of
- * reading /proc) in a thread, not on the main loop: that goes on relaying
- * the agent's first output, to a viewer attached at create among others,
- * and serving every other client. The session runs, and its creator is
- * answered, once the look is done (paddock_session_impl_looked_cb()). Not
- * cancellable: it reads a few files of /proc and ends; whether its result
- * is still wanted is decided when it is back. */
+/* The sandbox ended while we looked: now that the session ran (or was
+ * refused), its end. */
+static void
+paddock_session_impl_startup_ended_cb (PaddockSessionStartup *startup,
+                                       int                    wait_status,
+                                       PaddockSessionImpl    *self)
+{
+  paddock_session_impl_sandbox_ended (self, wait_status);
+}
+
+/* A sandboxed session's boundary is looked at as it starts, in a thread
+ * (paddock-session-startup.c); the session runs, and its creator is
+ * answered, once the look is done. */
 static void
 paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
                                        JsonObject         *sandbox_report)
 {
-  /* The session's reference is the callback's, let go of on this thread
-   * (see paddock_boundary_look_run_in_thread()). */
-  self->looking = TRUE;
-  paddock_boundary_look_run_in_thread (paddock_session_impl_new_boundary_look (self, sandbox_report),
-                                       paddock_session_impl_looked_cb, g_object_ref (self));
+  paddock_session_startup_look (self->startup, paddock_session_impl_new_boundary_look (self, sandbox_report), self);
 }
 
 /* The sandbox's proxy listens inside the session's namespace: its
@@ -700,7 +692,7 @@ paddock_session_impl_link_started_cb (PaddockExecutor    *executor,
 
   /* The layers are in place from here on: look at them, in a thread (see
    * paddock_session_impl_look_at_boundary()), once. */
-  if (self->ready_func != NULL && !self->looking)
+  if (self->ready_func != NULL && !paddock_session_startup_is_looking (self->startup))
     paddock_session_impl_look_at_boundary (self, report);
   else
     paddock_session_impl_command_event (self, event, fd);
@@ -756,15 +748,11 @@ paddock_session_impl_agent_ended (PaddockSessionImpl *self,
   /* A sandbox that ran the agent may have said so in an event not read
    * yet. Its "started" is then looked at (or was being looked at
    * already): the session's end comes after its start, from
-   * paddock_session_impl_looked_cb(). */
-  if (self->executor != NULL && self->ready_func != NULL && !self->looking)
+   * paddock_session_impl_startup_ended_cb(). */
+  if (self->executor != NULL && self->ready_func != NULL && !paddock_session_startup_is_looking (self->startup))
     paddock_executor_drain_events (self->executor);
-  if (self->looking)
-    {
-      self->end_deferred = TRUE;
-      self->deferred_wait_status = wait_status;
-      return;
-    }
+  if (paddock_session_startup_defer_end (self->startup, wait_status))
+    return;
   paddock_session_impl_sandbox_ended (self, wait_status);
 }
 
@@ -1620,6 +1608,8 @@ paddock_session_impl_dispose (GObject *object)
       g_signal_handlers_disconnect_by_data (self->stop, self);
       paddock_session_stop_close (self->stop);
     }
+  if (self->startup != NULL)
+    g_signal_handlers_disconnect_by_data (self->startup, self);
   /* Its poll and the calls waiting on it go with the other sources. */
   if (self->leftovers != NULL)
     g_signal_handlers_disconnect_by_data (self->leftovers, self);
@@ -1643,6 +1633,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->agent_env, g_strfreev);
   g_clear_object (&self->terminal);
   g_clear_object (&self->stop);
+  g_clear_object (&self->startup);
   g_clear_object (&self->runner);
   g_clear_object (&self->commands);
   paddock_sandbox_pidns_clear (&self->pidns);
@@ -1684,6 +1675,9 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
+  self->startup = paddock_session_startup_new ();
+  g_signal_connect (self->startup, "looked", G_CALLBACK (paddock_session_impl_startup_looked_cb), self);
+  g_signal_connect (self->startup, "ended", G_CALLBACK (paddock_session_impl_startup_ended_cb), self);
   self->stop = paddock_session_stop_new ();
   g_signal_connect (self->stop, "sweep", G_CALLBACK (paddock_session_impl_stop_sweep_cb), self);
   g_signal_connect (self->stop, "ended", G_CALLBACK (paddock_session_impl_stop_ended_cb), self);
