@@ -12,6 +12,7 @@
 #include "paddock-reserved-ports.h"
 #include "paddock-registry.h"
 #include "paddock-session-impl.h"
+#include "paddock-session-leftovers.h"
 #include "paddock-stage.h"
 
 G_BEGIN_DECLS
@@ -41,52 +42,6 @@ gboolean      _paddock_session_impl_freeze    (PaddockSessionImpl    *self,
                                                gboolean               frozen);
 /* The pids of every process of the session now, as the daemon sees them. */
 GArray       *_paddock_session_impl_list_pids (PaddockSessionImpl    *self);
-
-/* What an earlier daemon left running of a restored session
- * (paddock-session-leftovers.c): pinned processes, ended on the main loop. */
-typedef struct
-{
-  int     pidfd;
-  pid_t   pid;         /* as pinned: never read back from the pidfd */
-  guint64 start_time;  /* as pinned (0: unknown), for the record */
-} PaddockLeftover;
-
-typedef struct _PaddockSessionLeftovers PaddockSessionLeftovers;
-
-gboolean                 _paddock_leftover_pin             (GArray                  *pinned,
-                                                            pid_t                    pid,
-                                                            guint64                  start_time);
-gboolean                 _paddock_leftover_is_pinned       (GArray                  *pinned,
-                                                            pid_t                    pid);
-/* Lists pids of the session (a new array), from SOURCE. */
-typedef GArray *(*PaddockLeftoverListFunc) (gpointer source);
-/* Pins every pid LIST gives that is not pinned yet, and keeps of those only
- * the ones LIST gives again after. */
-void                     _paddock_leftover_pin_listed      (GArray                  *pinned,
-                                                            PaddockLeftoverListFunc  list,
-                                                            gpointer                 source);
-PaddockSessionLeftovers *_paddock_session_leftovers_new    (PaddockSessionImpl      *session,
-                                                            GArray                  *pinned,
-                                                            PaddockCgroup           *cgroup);
-void                     _paddock_session_leftovers_free   (PaddockSessionLeftovers *self);
-guint                    _paddock_session_leftovers_get_running (PaddockSessionLeftovers *self);
-GArray                  *_paddock_session_leftovers_get_pinned  (PaddockSessionLeftovers *self);
-void                     _paddock_session_leftovers_begin  (PaddockSessionLeftovers *self,
-                                                            gint64                   kill_at);
-void                     _paddock_session_leftovers_hurry  (PaddockSessionLeftovers *self,
-                                                            gint64                   kill_at);
-void                     _paddock_session_leftovers_kill_now (PaddockSessionLeftovers *self);
-/* Called back by the leftovers: pins whatever of the session runs now and
- * is not pinned yet; and how many processes still run (0: all gone, the
- * leftovers may be freed). */
-void                     _paddock_session_impl_pin_leftovers     (PaddockSessionImpl *self,
-                                                                  GArray             *pinned);
-void                     _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
-                                                                  guint               running);
-/* Called back once the leftovers outlived their SIGKILL by as long as
- * Stop waits: the Stop/Destroy calls waiting for them get an error. */
-void                     _paddock_session_impl_leftovers_survived (PaddockSessionImpl *self,
-                                                                   guint               running);
 
 /* org.paddock.Session1's staging methods (paddock-session-staging.c). */
 gboolean _paddock_session_impl_handle_list_change_details (PaddockIpcSession1    *session,

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <gio/gunixfdlist.h>
 #include <glib-unix.h>
 #include <sched.h>
@@ -44,13 +43,10 @@
 #include "paddock-durable-file.h"
 #include "paddock-exit-status.h"
 #include "paddock-host-executor.h"
-#include "paddock-compat-pidfd.h"
 #include "paddock-error.h"
 #include "paddock-executor.h"
 #include "paddock-keeper-client.h"
 #include "paddock-lease.h"
-#include "paddock-net-modes.h"
-#include "paddock-compat-proc.h"
 #include "paddock-process-tree.h"
 #include "paddock-record-writer.h"
 #include "paddock-scrollback.h"
@@ -60,6 +56,8 @@
 #include "paddock-session-impl-private.h"
 #include "paddock-session-members.h"
 #include "paddock-session-record.h"
+#include "paddock-session-restore.h"
+#include "paddock-session-startup.h"
 #include "paddock-session-stop.h"
 #include "paddock-terminal.h"
 #include "paddock-terminal-calls.h"
@@ -112,9 +110,9 @@ struct _PaddockSessionImpl
   int                         cgroup_procs_fd;
 
   PaddockSessionReadyFunc     ready_func;
-  gboolean                    looking;              /* at the boundary, in a thread, after "started" */
-  gboolean                    end_deferred;         /* the sandbox ended while looking: */
-  int                         deferred_wait_status; /* its wait status */
+  /* A sandbox's start: its boundary looked at in a thread, after
+   * "started", and an end meanwhile held back (paddock-session-startup.c). */
+  PaddockSessionStartup      *startup;
   gpointer                    ready_data;
 
   /* Where the session's record lives (NULL: not saved), and what tells a
@@ -154,16 +152,11 @@ struct _PaddockSessionImpl
   /* Stop/Destroy calls waiting for the last process to go, and the
    * sweeps until it has (paddock-session-stop.c). */
   PaddockSessionStop         *stop;
-  GPtrArray                  *destroy_waiters;  /* answered once the files are gone */
 
   /* A restored session: what an earlier daemon left running of it, being
-   * ended (paddock-session-leftovers.c); the state it goes to once that is
-   * gone; and Stop/Destroy calls (Waiter) that wait for it. */
+   * ended, with the state it goes to once that is gone and the Stop and
+   * Destroy calls that wait for it (paddock-session-leftovers.c). */
   PaddockSessionLeftovers    *leftovers;
-  char                       *leftovers_final_state;
-  GPtrArray                  *leftover_waiters;
-  /* The earlier daemon's record, kept as it is while they are ended. */
-  JsonNode                   *leftovers_record;
 };
 
 /* A Stop or Destroy call waiting (paddock-session-stop.h). */
@@ -187,67 +180,6 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockSessionImpl, paddock_session_impl,
                                                       paddock_session_iface_init))
 
 static void
-waiter_free (Waiter *waiter)
-{
-  paddock_stop_waiter_free (waiter);
-}
-
-/* The boot this daemon runs in: a pid recorded in another boot means
- * nothing now. */
-static char *
-current_boot_id (void)
-{
-  static char *boot_id;   /* read once: it cannot change under a running daemon */
-  static gsize read_once;
-
-  if (g_once_init_enter (&read_once))
-    {
-      char *text = NULL;
-
-      if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &text, NULL, NULL))
-        text = g_strdup ("");
-      boot_id = g_strstrip (text);
-      g_once_init_leave (&read_once, 1);
-    }
-  return g_strdup (boot_id);
-}
-
-static guint64
-process_start_time (pid_t pid)
-{
-  PaddockProcStat stat;
-
-  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
-}
-
-
-/* A restored session whose leftovers are being ended: the earlier
- * daemon's record stays as it is until they are gone, so that a daemon
- * killed meanwhile checks them again, with one member added: every
- * process pinned now, by pid and start time. A later daemon finds them by
- * that alone where nothing else names them: the agent that led them may
- * be gone (SIGTERM ended it), and without a cgroup the listing of its
- * process session starts from it. */
-static void
-paddock_session_impl_save_leftovers (PaddockSessionImpl *self)
-{
-  GArray *pinned = _paddock_session_leftovers_get_pinned (self->leftovers);
-  g_autoptr(GArray) named = g_array_sized_new (FALSE, FALSE, sizeof (PaddockSessionRecordProcess), pinned->len);
-
-  for (guint i = 0; i < pinned->len; i++)
-    {
-      const PaddockLeftover *leftover = &g_array_index (pinned, PaddockLeftover, i);
-      PaddockSessionRecordProcess process = { leftover->pid, leftover->start_time };
-
-      g_array_append_val (named, process);
-    }
-  paddock_record_writer_replace (self->record_path,
-                                 paddock_session_record_to_json_with_leftovers (self->leftovers_record,
-                                                                                (const PaddockSessionRecordProcess *) named->data,
-                                                                                named->len));
-}
-
-static void
 paddock_session_impl_save (PaddockSessionImpl *self)
 {
   g_auto(PaddockSessionRecord) record = { 0, };
@@ -260,8 +192,7 @@ paddock_session_impl_save (PaddockSessionImpl *self)
    * it is until they are gone (with those pinned since added). */
   if (self->leftovers != NULL)
     {
-      if (self->leftovers_record != NULL)
-        paddock_session_impl_save_leftovers (self);
+      paddock_session_leftovers_save (self->leftovers, self->record_path);
       return;
     }
 
@@ -279,7 +210,7 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
     {
       record.keeper_pid = paddock_keeper_client_get_keeper_pid (self->keeper);
-      record.keeper_start_time = process_start_time ((pid_t) record.keeper_pid);
+      record.keeper_start_time = paddock_executor_process_start_time ((pid_t) record.keeper_pid);
     }
   /* A sandbox dies with the daemon, but not in the same instant: the next
    * daemon waits for this pid 1 (see paddock_session_impl_restore). */
@@ -287,7 +218,7 @@ paddock_session_impl_save (PaddockSessionImpl *self)
     paddock_sandbox_pidns_find (&self->pidns, self->pid);
   record.init_pid = self->reaped ? 0 : self->pidns.init_pid;
   record.init_start_time = self->reaped ? 0 : self->pidns.init_start_time;
-  record.boot_id = current_boot_id ();
+  record.boot_id = paddock_session_restore_current_boot_id ();
   record.cgroup = g_strdup (self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL);
   record.damaged = g_strdup (paddock_ipc_session1_get_damaged (session));
   json = paddock_session_record_to_json (&record);
@@ -680,45 +611,36 @@ paddock_session_impl_started (PaddockSessionImpl  *self,
 static void paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
                                                 int                 wait_status);
 
+/* The look at the boundary is back, on the main thread. */
 static void
-paddock_session_impl_looked_cb (GObject      *source,
-                                GAsyncResult *result,
-                                gpointer      user_data)
+paddock_session_impl_startup_looked_cb (PaddockSessionStartup *startup,
+                                        PaddockBoundaryLook   *look,
+                                        PaddockSessionImpl    *self)
 {
-  /* look_at_boundary()'s reference, dropped here, on the main thread. */
-  g_autoptr(PaddockSessionImpl) self = user_data;
-  g_autoptr(PaddockBoundaryLook) look = paddock_boundary_look_finish (result);
-
-  self->looking = FALSE;
   /* Unless its creator was answered meanwhile: the daemon is quitting
    * (abandon_start()), or the session's proxy could not be served. */
   if (self->ready_func != NULL)
     paddock_session_impl_started (self, look);
-  /* The sandbox ended while we looked: now that the session ran (or was
-   * refused), its end. */
-  if (self->end_deferred)
-    {
-      self->end_deferred = FALSE;
-      paddock_session_impl_sandbox_ended (self, self->deferred_wait_status);
-    }
 }
 
-/* A sandboxed session's boundary is looked at as it starts (~0.5 ms of
- * reading /proc) in a thread, not on the main loop: that goes on relaying
- * the agent's first output, to a viewer attached at create among others,
- * and serving every other client. The session runs, and its creator is
- * answered, once the look is done (paddock_session_impl_looked_cb()). Not
- * cancellable: it reads a few files of /proc and ends; whether its result
- * is still wanted is decided when it is back. */
+/* The sandbox ended while we looked: now that the session ran (or was
+ * refused), its end. */
+static void
+paddock_session_impl_startup_ended_cb (PaddockSessionStartup *startup,
+                                       int                    wait_status,
+                                       PaddockSessionImpl    *self)
+{
+  paddock_session_impl_sandbox_ended (self, wait_status);
+}
+
+/* A sandboxed session's boundary is looked at as it starts, in a thread
+ * (paddock-session-startup.c); the session runs, and its creator is
+ * answered, once the look is done. */
 static void
 paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
                                        JsonObject         *sandbox_report)
 {
-  /* The session's reference is the callback's, let go of on this thread
-   * (see paddock_boundary_look_run_in_thread()). */
-  self->looking = TRUE;
-  paddock_boundary_look_run_in_thread (paddock_session_impl_new_boundary_look (self, sandbox_report),
-                                       paddock_session_impl_looked_cb, g_object_ref (self));
+  paddock_session_startup_look (self->startup, paddock_session_impl_new_boundary_look (self, sandbox_report), self);
 }
 
 /* The sandbox's proxy listens inside the session's namespace: its
@@ -770,7 +692,7 @@ paddock_session_impl_link_started_cb (PaddockExecutor    *executor,
 
   /* The layers are in place from here on: look at them, in a thread (see
    * paddock_session_impl_look_at_boundary()), once. */
-  if (self->ready_func != NULL && !self->looking)
+  if (self->ready_func != NULL && !paddock_session_startup_is_looking (self->startup))
     paddock_session_impl_look_at_boundary (self, report);
   else
     paddock_session_impl_command_event (self, event, fd);
@@ -826,15 +748,11 @@ paddock_session_impl_agent_ended (PaddockSessionImpl *self,
   /* A sandbox that ran the agent may have said so in an event not read
    * yet. Its "started" is then looked at (or was being looked at
    * already): the session's end comes after its start, from
-   * paddock_session_impl_looked_cb(). */
-  if (self->executor != NULL && self->ready_func != NULL && !self->looking)
+   * paddock_session_impl_startup_ended_cb(). */
+  if (self->executor != NULL && self->ready_func != NULL && !paddock_session_startup_is_looking (self->startup))
     paddock_executor_drain_events (self->executor);
-  if (self->looking)
-    {
-      self->end_deferred = TRUE;
-      self->deferred_wait_status = wait_status;
-      return;
-    }
+  if (paddock_session_startup_defer_end (self->startup, wait_status))
+    return;
   paddock_session_impl_sandbox_ended (self, wait_status);
 }
 
@@ -1108,7 +1026,7 @@ paddock_session_impl_remove_files_step (gpointer user_data,
                                         guint    unused)
 {
   PaddockSessionImpl *self = user_data;
-  g_autoptr(GPtrArray) waiters = g_steal_pointer (&self->destroy_waiters);
+  g_autoptr(GPtrArray) waiters = paddock_session_stop_take_destroy_waiters (self->stop);
 
   if (self->config.home != NULL)
     {
@@ -1122,10 +1040,9 @@ paddock_session_impl_remove_files_step (gpointer user_data,
     paddock_session_stop_answer (self->stop, PADDOCK_IPC_SESSION1 (self), waiters, self->state, 0);
 }
 
-/* Takes WAITERS, answered once the session's files are gone. */
+/* The stop keeps the calls, answered once the session's files are gone. */
 static void
-paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
-                                     GPtrArray          *waiters)
+paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
 {
   paddock_terminal_close (self->terminal);
   g_clear_pointer (&self->record_path, g_free);
@@ -1144,7 +1061,6 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self,
    * cancelled now, the records are waited for without blocking. */
   if (self->stage != NULL)
     paddock_stage_cancel_baseline (self->stage);
-  self->destroy_waiters = waiters;
   paddock_session_impl_when_durable (self, paddock_session_impl_remove_files_step, 0);
 }
 
@@ -1158,18 +1074,10 @@ paddock_session_impl_complete_waiters_step (gpointer user_data,
   PaddockSessionImpl *self = user_data;
   /* Destroying emits "destroyed", and the manager drops its reference. */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-  g_autoptr(GPtrArray) waiters = paddock_session_stop_take_waiters (self->stop);
-  gboolean destroy = FALSE;
 
-  for (guint i = 0; i < waiters->len; i++)
-    destroy |= ((Waiter *) g_ptr_array_index (waiters, i))->destroy;
-
-  /* A Destroy among them: everyone is answered once the files are gone.
-   * (Only once: from "destroyed" on, no Stop or Destroy is taken.) */
-  if (destroy && survivors == 0 && g_strcmp0 (self->state, "destroyed") != 0)
-    paddock_session_impl_finish_destroy (self, g_steal_pointer (&waiters));
-  else
-    paddock_session_stop_answer (self->stop, PADDOCK_IPC_SESSION1 (self), waiters, self->state, survivors);
+  /* A Destroy among them: everyone is answered once the files are gone. */
+  if (paddock_session_stop_complete (self->stop, PADDOCK_IPC_SESSION1 (self), self->state, survivors))
+    paddock_session_impl_finish_destroy (self);
 }
 
 static void
@@ -1252,25 +1160,17 @@ paddock_session_impl_check_alive (PaddockSessionImpl    *self,
  * end with the grace asked (or the one under way, if shorter), and the
  * call is answered as Stop/Destroy would be once they are gone; or, as
  * Stop does, with an error if they outlive their SIGKILL by 10 s
- * (_paddock_session_impl_leftovers_survived()). */
+ * (paddock-session-leftovers.c). */
 static gboolean
 paddock_session_impl_wait_for_leftovers (PaddockSessionImpl    *self,
                                          GDBusMethodInvocation *invocation,
                                          guint                  grace_seconds,
                                          gboolean               destroy)
 {
-  Waiter *waiter;
-
   if (self->leftovers == NULL)
     return FALSE;
 
-  waiter = g_new0 (Waiter, 1);
-  waiter->invocation = invocation;
-  waiter->destroy = destroy;
-  waiter->requested = g_get_monotonic_time ();
-  g_ptr_array_add (self->leftover_waiters, waiter);
-  _paddock_session_leftovers_hurry (self->leftovers,
-                                    g_get_monotonic_time () + (gint64) grace_seconds * G_USEC_PER_SEC);
+  paddock_session_leftovers_wait (self->leftovers, invocation, grace_seconds, destroy);
   return TRUE;
 }
 
@@ -1329,7 +1229,7 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
   if (self->leftovers != NULL)
-    _paddock_session_leftovers_kill_now (self->leftovers);
+    paddock_session_leftovers_kill_now (self->leftovers);
   paddock_session_impl_signal_all (self, SIGKILL, NULL);
 
   /* No main loop will see the commands end: calls that wait for them are
@@ -1570,7 +1470,7 @@ _paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
   g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                          "Session %s is not running: what an earlier daemon left running "
                                          "of it is being ended (it says %s once that is done)", self->id,
-                                         self->leftovers_final_state);
+                                         paddock_session_leftovers_get_final_state (self->leftovers));
   return TRUE;
 }
 
@@ -1708,11 +1608,12 @@ paddock_session_impl_dispose (GObject *object)
       g_signal_handlers_disconnect_by_data (self->stop, self);
       paddock_session_stop_close (self->stop);
     }
-  if (self->leftover_waiters != NULL)
-    g_ptr_array_set_size (self->leftover_waiters, 0);
-  /* Its poll points at us: it goes with the other sources. */
-  g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
-  g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
+  if (self->startup != NULL)
+    g_signal_handlers_disconnect_by_data (self->startup, self);
+  /* Its poll and the calls waiting on it go with the other sources. */
+  if (self->leftovers != NULL)
+    g_signal_handlers_disconnect_by_data (self->leftovers, self);
+  g_clear_object (&self->leftovers);
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
@@ -1732,10 +1633,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->agent_env, g_strfreev);
   g_clear_object (&self->terminal);
   g_clear_object (&self->stop);
-  g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
-  g_clear_pointer (&self->leftovers_final_state, g_free);
-  g_clear_pointer (&self->leftover_waiters, g_ptr_array_unref);
-  g_clear_pointer (&self->leftovers_record, json_node_unref);
+  g_clear_object (&self->startup);
   g_clear_object (&self->runner);
   g_clear_object (&self->commands);
   paddock_sandbox_pidns_clear (&self->pidns);
@@ -1777,7 +1675,9 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
-  self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
+  self->startup = paddock_session_startup_new ();
+  g_signal_connect (self->startup, "looked", G_CALLBACK (paddock_session_impl_startup_looked_cb), self);
+  g_signal_connect (self->startup, "ended", G_CALLBACK (paddock_session_impl_startup_ended_cb), self);
   self->stop = paddock_session_stop_new ();
   g_signal_connect (self->stop, "sweep", G_CALLBACK (paddock_session_impl_stop_sweep_cb), self);
   g_signal_connect (self->stop, "ended", G_CALLBACK (paddock_session_impl_stop_ended_cb), self);
@@ -1845,28 +1745,27 @@ paddock_session_impl_new (const char                 *id,
  * changed but the pinned keeper's pidfd, kept) where the keeper would not
  * hand it over: its leftovers are then ended as before. */
 static gboolean
-paddock_session_impl_adopt_host (PaddockSessionImpl  *self,
-                                 const char          *session_dir,
-                                 PaddockCgroup      **cgroup)
+paddock_session_impl_adopt_host (PaddockSessionImpl    *self,
+                                 PaddockSessionRestore *restore)
 {
   g_autoptr(GError) error = NULL;
   paddock_autofd int pty_master = -1;
   PaddockKeeperClient *keeper;
 
   self->executor = paddock_host_executor_new ();
-  keeper = paddock_host_executor_adopt_agent (PADDOCK_HOST_EXECUTOR (self->executor), session_dir,
-                                              self->leftover_keeper, self->leftover_keeper_pidfd,
+  keeper = paddock_host_executor_adopt_agent (PADDOCK_HOST_EXECUTOR (self->executor), restore->session_dir,
+                                              restore->leftover_keeper, restore->leftover_keeper_pidfd,
                                               &pty_master, &error);
   if (keeper == NULL)
     {
       g_message ("Session %s: could not adopt it from its keeper %d: %s; ending what is left of it",
-                 self->id, (int) self->leftover_keeper, error->message);
+                 self->id, (int) restore->leftover_keeper, error->message);
       g_clear_object (&self->executor);
       return FALSE;
     }
   /* The keeper's pidfd is the client's now. */
-  self->leftover_keeper_pidfd = -1;
-  self->leftover_keeper = 0;
+  restore->leftover_keeper_pidfd = -1;
+  restore->leftover_keeper = 0;
   paddock_session_impl_connect_executor (self);
   paddock_command_runner_set_executor (self->runner, self->executor);
   self->keeper = keeper;
@@ -1874,7 +1773,7 @@ paddock_session_impl_adopt_host (PaddockSessionImpl  *self,
   self->pid_start_time = paddock_keeper_client_get_start_time (keeper);
   self->sandboxed = FALSE;
   self->reaped = FALSE;
-  self->cgroup = g_steal_pointer (cgroup);
+  self->cgroup = g_steal_pointer (&restore->cgroup);
   if (self->cgroup != NULL)
     self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, NULL);
   self->exit_status = PADDOCK_EXIT_STATUS_RUNNING;
@@ -1949,6 +1848,13 @@ paddock_session_impl_new_from_record (const char  *record_path,
   return paddock_session_impl_new_from_loaded_record (record, record_path, helper);
 }
 
+static void paddock_session_impl_leftovers_pin_again_cb (PaddockSessionLeftovers *leftovers,
+                                                         GArray                  *pinned,
+                                                         PaddockSessionImpl      *self);
+static void paddock_session_impl_leftovers_changed_cb   (PaddockSessionLeftovers *leftovers,
+                                                         guint                    running,
+                                                         PaddockSessionImpl      *self);
+
 /* The same, of a record read already (or salvaged: see
  * paddock-session-record-salvage.c). */
 PaddockSessionImpl *
@@ -1956,202 +1862,52 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
                                              const char                 *record_path,
                                              const char                 *helper)
 {
-  g_auto(PaddockSessionConfig) config = { 0, };
+  g_auto(PaddockSessionRestore) restore = { 0, };
   g_autoptr(PaddockSessionImpl) self = NULL;
-  g_autofree char *session_dir = NULL;
-  g_autofree char *boot_id = NULL;
-  const char *state;
-  const char *id;
-  gint64 pid;
-  gboolean same_boot;
-  g_autoptr(GArray) leftovers = g_array_new (FALSE, FALSE, sizeof (PaddockLeftover));
-  g_autoptr(PaddockCgroup) cgroup = NULL;
-  PaddockStageKind kind;
+  const char *id = record->id;
 
-  id = record->id;
-  session_dir = g_path_get_dirname (record_path);
-  config.workspace = g_strdup (record->workspace);
-  config.command = g_strdupv (record->command);
-  config.name = g_strdup (record->name);
-  config.profile = g_strdup (record->profile);
-  config.owner = g_strdup (record->owner);
-  config.env = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  config.home = g_build_filename (session_dir, "home", NULL);
-  config.helper = g_strdup (helper);
-  if (paddock_stage_kind_from_string (record->staging, &kind))
-    config.staging = g_strdup (record->staging);
-  config.net_mode = g_strdup (paddock_net_mode_is_valid (record->net) ? record->net : "host");
-  config.allow_domains = g_strdupv (record->allow_domains);
-  config.columns = 80;
-  config.rows = 24;
-
-  self = paddock_session_impl_new (id, &config);
+  paddock_session_restore_read (&restore, record, record_path, helper);
+  self = paddock_session_impl_new (id, &restore.config);
   paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self), (guint64) record->created);
   if (record->damaged != NULL)
     paddock_ipc_session1_set_damaged (PADDOCK_IPC_SESSION1 (self), record->damaged);
-  self->exit_status = record->exit_status;
-  /* Recorded while it ran (or by a daemon that ended its leftovers): no
-   * daemon saw it end, so its status is unknown, and must not read as
-   * "still running" now that it is over. */
-  if (self->exit_status < 0 || g_strcmp0 (record->state, "starting") == 0 ||
-      g_strcmp0 (record->state, "running") == 0)
-    self->exit_status = PADDOCK_EXIT_STATUS_UNKNOWN;
+  self->exit_status = restore.exit_status;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   self->reaped = TRUE;
 
-  state = record->state;
-  pid = record->pid;
-  boot_id = current_boot_id ();
-  same_boot = g_strcmp0 (record->boot_id, boot_id) == 0;
-
-  /* A cgroup left behind names exactly what is left of the session; only
-   * ever a cgroup of ours, whatever the record says. */
-  cgroup = paddock_cgroup_open (record->cgroup);
-  if (cgroup != NULL)
-    {
-      g_autofree char *cgroup_name = g_path_get_basename (paddock_cgroup_get_path (cgroup));
-
-      if (!g_str_has_prefix (cgroup_name, "paddock-session-"))
-        g_clear_pointer (&cgroup, paddock_cgroup_free);
-    }
-
-  /* The host agent's keeper, if it still runs: it held on to its tree
-   * when the earlier daemon went (paddock-keeper-protocol.h), and every
-   * descendant of it is left of the session, setsid()ed or not, whatever
-   * the state recorded (an agent that exited may have left a server). */
-  {
-    gint64 keeper_pid = record->keeper_pid;
-    guint64 keeper_start_time = record->keeper_start_time;
-
-    if (same_boot && keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
-        !record->sandboxed)
-      {
-        int pidfd = paddock_compat_pidfd_open ((pid_t) keeper_pid);  /* CLOEXEC, always */
-
-        /* Read after the pidfd: it names the keeper we knew, or no one. */
-        if (pidfd >= 0 && process_start_time ((pid_t) keeper_pid) == keeper_start_time)
-          {
-            self->leftover_keeper = (pid_t) keeper_pid;
-            self->leftover_keeper_pidfd = pidfd;
-          }
-        else if (pidfd >= 0)
-          close (pidfd);
-      }
-  }
-
   /* Its keeper held it for us: the session runs on, adopted. */
-  if (self->leftover_keeper > 0 && !record->sandboxed &&
-      (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0) &&
-      paddock_session_impl_adopt_host (self, session_dir, &cgroup))
+  if (paddock_session_restore_may_adopt (&restore, record) &&
+      paddock_session_impl_adopt_host (self, &restore))
     {
       paddock_session_impl_save (self);
       return g_steal_pointer (&self);
     }
 
-  if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
-    {
-      int wait_status = 0;
-      /* Its keeper saw the agent end while no daemon was there, and left
-       * how (paddock-keeper-protocol.h): then it exited, as seen. */
-      const char *ended_as = !record->sandboxed && self->leftover_keeper == 0 &&
-                             paddock_keeper_client_read_exit (session_dir, &wait_status) ? "exited" : "stopped";
+  /* Not adopted: whatever is left of it is pinned, to be ended. */
+  paddock_session_restore_pin_leftovers (&restore, record);
+  self->pid = restore.pid;
+  self->pid_start_time = restore.pid_start_time;
+  self->sandboxed = restore.sandboxed;
+  self->agent_session_gone = restore.agent_session_gone;
+  self->pidns = restore.pidns;
+  restore.pidns = (PaddockSandboxPidns) { 0, };
+  self->leftover_keeper = restore.leftover_keeper;
+  self->leftover_keeper_pidfd = paddock_steal_fd (&restore.leftover_keeper_pidfd);
+  self->exit_status = restore.exit_status;
+  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
 
-      guint64 start_time = record->pid_start_time;
-      gint64 init_pid = record->init_pid;
-      guint64 init_start_time = record->init_start_time;
-
-      if (same_boot && pid > 0 && pid < G_MAXINT && start_time != 0 &&
-          _paddock_leftover_pin (leftovers, (pid_t) pid, start_time))
-        {
-          /* Still there: everything of its session goes. */
-          self->pid = (pid_t) pid;
-          self->pid_start_time = start_time;
-          self->sandboxed = record->sandboxed;
-          self->reaped = FALSE;
-          _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
-          self->reaped = TRUE;
-        }
-      /* A sandbox dies with the daemon (--die-with-parent), one process
-       * after the other: its pid 1 may outlive the supervisor we knew by
-       * a moment, and it exits only once all of the namespace is gone. */
-      if (same_boot && init_pid > 0 && init_pid < G_MAXINT && init_start_time != 0 &&
-          !_paddock_leftover_is_pinned (leftovers, (pid_t) init_pid))
-        _paddock_leftover_pin (leftovers, (pid_t) init_pid, init_start_time);
-      if (g_strcmp0 (ended_as, "exited") == 0)
-        {
-          self->exit_status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status)
-                                                      : 128 + WTERMSIG (wait_status);
-          paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
-        }
-      state = ended_as;
-    }
-
-  /* What a daemon killed while it ended the session's leftovers had
-   * pinned of them (see paddock_session_impl_save_leftovers()): each the
-   * very process, by boot and start time, or none. */
-  if (same_boot)
-    for (guint i = 0; i < record->leftovers->len; i++)
-      {
-        const PaddockSessionRecordProcess *named = &g_array_index (record->leftovers,
-                                                                   PaddockSessionRecordProcess, i);
-
-        if (!_paddock_leftover_is_pinned (leftovers, (pid_t) named->pid))
-          _paddock_leftover_pin (leftovers, (pid_t) named->pid, named->start_time);
-      }
-
-  /* A host agent gone (an earlier sweep's SIGTERM ended it) while some of
-   * what it led, named above, still runs: its process session outlives it,
-   * and the kernel keeps its number (the agent's pid) taken for as long as
-   * any member has it. So what was forked since, named nowhere, is found
-   * through it, now and at the SIGKILL, as if the agent were there. The
-   * member's session is read while its pidfd says it still runs, so it is
-   * that process's. */
-  if (self->pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 && !record->sandboxed)
-    for (guint i = 0; i < leftovers->len; i++)
-      {
-        const PaddockLeftover *leftover = &g_array_index (leftovers, PaddockLeftover, i);
-        PaddockProcStat stat;
-
-        if (paddock_compat_proc_read_stat ((guint32) leftover->pid, FALSE, &stat) && stat.session == (int) pid &&
-            poll (&(struct pollfd) { .fd = leftover->pidfd, .events = POLLIN }, 1, 0) == 0)
-          {
-            self->pid = (pid_t) pid;
-            self->pid_start_time = record->pid_start_time;
-            self->sandboxed = FALSE;
-            self->reaped = FALSE;
-            _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
-            self->reaped = TRUE;
-            break;
-          }
-      }
-
-  if (self->leftover_keeper > 0)
-    _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
-  if (self->leftover_keeper > 0 && leftovers->len == 0)
-    {
-      self->leftover_keeper = 0;
-      paddock_close_fd (&self->leftover_keeper_pidfd);
-    }
-
-  /* An empty cgroup goes now. */
-  if (leftovers->len == 0 && cgroup != NULL && paddock_cgroup_remove (cgroup))
-    g_clear_pointer (&cgroup, paddock_cgroup_free);
-
-  if (leftovers->len > 0 || cgroup != NULL)
+  if (restore.final_state != NULL)
     {
       /* Listed as it was until they are gone. */
-      self->leftovers_final_state = g_strdup (state);
-      self->leftovers_record = json_node_ref (record->root);
-      state = record->state;
-      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), MAX (leftovers->len, 1));
-      self->leftovers = _paddock_session_leftovers_new (self, g_steal_pointer (&leftovers),
-                                                        g_steal_pointer (&cgroup));
+      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), MAX (restore.pinned->len, 1));
+      self->leftovers = paddock_session_leftovers_new (id, g_steal_pointer (&restore.pinned),
+                                                       g_steal_pointer (&restore.cgroup),
+                                                       restore.final_state, record->root);
+      g_signal_connect (self->leftovers, "pin-again", G_CALLBACK (paddock_session_impl_leftovers_pin_again_cb), self);
+      g_signal_connect (self->leftovers, "changed", G_CALLBACK (paddock_session_impl_leftovers_changed_cb), self);
     }
   else
-    {
-      self->pid = 0;
-      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
-    }
+    paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
 
   /* An apply the earlier daemon was killed in the middle of: finished or
    * rolled back now, before anyone can look at the workspace through us. */
@@ -2165,7 +1921,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
     }
 
   /* As the record says: it is on disk already. */
-  self->state = g_intern_string (state);
+  self->state = g_intern_string (restore.state);
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
   paddock_session_impl_save (self);
 
@@ -2176,7 +1932,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
  * session: SIGTERM now, SIGKILL at @kill_at (the same moment for every
  * session restored at once: one grace for all). Returns once the record
  * that names them is on disk (written at the restore, see
- * paddock_session_impl_save_leftovers()), not waiting for them. */
+ * paddock_session_leftovers_save()), not waiting for them. */
 void
 paddock_session_impl_end_leftovers (PaddockSessionImpl *self,
                                     gint64              kill_at)
@@ -2190,12 +1946,15 @@ paddock_session_impl_end_leftovers (PaddockSessionImpl *self,
    * restored record is queued by now: the first session's flush writes
    * them all, the others' find nothing left to wait for. */
   paddock_record_writer_flush ();
-  _paddock_session_leftovers_begin (self->leftovers, kill_at);
+  paddock_session_leftovers_begin (self->leftovers, kill_at);
 }
 
-void
-_paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
-                                     GArray             *pinned)
+/* Whatever of the session runs now and is not pinned yet goes into
+ * @pinned. */
+static void
+paddock_session_impl_leftovers_pin_again_cb (PaddockSessionLeftovers *leftovers,
+                                             GArray                  *pinned,
+                                             PaddockSessionImpl      *self)
 {
   /* A sandbox whose namespace was not found at the restore is not looked
    * for again by its supervisor's pid, which may be a stranger's by now:
@@ -2208,30 +1967,11 @@ _paddock_session_impl_pin_leftovers (PaddockSessionImpl *self,
   _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
 }
 
-void
-_paddock_session_impl_leftovers_survived (PaddockSessionImpl *self,
-                                          guint               running)
-{
-  g_autoptr(GPtrArray) waiters = NULL;
-
-  if (self->leftover_waiters->len == 0)
-    return;
-
-  waiters = g_steal_pointer (&self->leftover_waiters);
-  self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
-  for (guint i = 0; i < waiters->len; i++)
-    {
-      Waiter *waiter = g_ptr_array_index (waiters, i);
-
-      g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
-                                             PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                                             "%u process(es) of the session survived SIGKILL", running);
-    }
-}
-
-void
-_paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
-                                         guint               running)
+/* How many of them still run; 0: all gone. */
+static void
+paddock_session_impl_leftovers_changed_cb (PaddockSessionLeftovers *leftovers,
+                                           guint                    running,
+                                           PaddockSessionImpl      *self)
 {
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
   g_autoptr(GPtrArray) waiters = NULL;
@@ -2249,9 +1989,10 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
   /* All gone: the session is what its record said it ended as, now on
    * disk (set_state saves), and the calls that waited are answered as if
    * nothing had run. */
-  g_clear_pointer (&self->leftovers, _paddock_session_leftovers_free);
-  g_clear_pointer (&self->leftovers_record, json_node_unref);
-  final_state = g_steal_pointer (&self->leftovers_final_state);
+  final_state = g_strdup (paddock_session_leftovers_get_final_state (self->leftovers));
+  waiters = paddock_session_leftovers_take_waiters (self->leftovers);
+  g_signal_handlers_disconnect_by_data (self->leftovers, self);
+  g_clear_object (&self->leftovers);
   self->pid = 0;
   self->leftover_keeper = 0;
   paddock_close_fd (&self->leftover_keeper_pidfd);
@@ -2265,8 +2006,6 @@ _paddock_session_impl_leftovers_changed (PaddockSessionImpl *self,
   else
     paddock_session_impl_set_state (self, final_state);
 
-  waiters = g_steal_pointer (&self->leftover_waiters);
-  self->leftover_waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) waiter_free);
   for (guint i = 0; i < waiters->len; i++)
     {
       Waiter *waiter = g_ptr_array_index (waiters, i);

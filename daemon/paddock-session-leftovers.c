@@ -27,7 +27,11 @@
 
 #include "paddock-compat-pidfd.h"
 #include "paddock-compat-proc.h"
-#include "paddock-session-impl-private.h"
+#include "paddock-error.h"
+#include "paddock-record-writer.h"
+#include "paddock-session-leftovers.h"
+#include "paddock-session-record.h"
+#include "paddock-session-stop.h"
 
 /* How often the pidfds are polled: a process's exit is seen within this. */
 #define LEFTOVERS_POLL_MS      20
@@ -41,7 +45,8 @@
 
 struct _PaddockSessionLeftovers
 {
-  PaddockSessionImpl *session;   /* borrowed: the session owns this */
+  GObject             parent_instance;
+
   char               *session_id;
   GArray             *pinned;    /* PaddockLeftover */
   PaddockCgroup      *cgroup;    /* the session's cgroup, to remove once empty; or NULL */
@@ -51,7 +56,23 @@ struct _PaddockSessionLeftovers
   gboolean            warned;
   gint64              last_sweep;
   guint               running;
+  /* The state the session goes to once they are gone; the earlier
+   * daemon's record, kept as it is while they are ended; and the Stop and
+   * Destroy calls (PaddockStopWaiter) that wait for that. */
+  char               *final_state;
+  JsonNode           *record;
+  GPtrArray          *waiters;
 };
+
+enum {
+  SIGNAL_PIN_AGAIN,
+  SIGNAL_CHANGED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (PaddockSessionLeftovers, paddock_session_leftovers, G_TYPE_OBJECT)
 
 static guint64
 process_start_time (pid_t pid)
@@ -145,46 +166,116 @@ close_pinned (GArray *pinned)
   g_array_set_size (pinned, 0);
 }
 
-PaddockSessionLeftovers *
-_paddock_session_leftovers_new (PaddockSessionImpl *session,
-                                GArray             *pinned,
-                                PaddockCgroup      *cgroup)
+static GPtrArray *
+new_waiters (void)
 {
-  PaddockSessionLeftovers *self = g_new0 (PaddockSessionLeftovers, 1);
-
-  self->session = session;
-  self->session_id = g_strdup (paddock_session_impl_get_id (session));
-  self->pinned = pinned;
-  self->cgroup = cgroup;
-  self->running = pinned->len;
-  return self;
+  return g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_stop_waiter_free);
 }
 
-void
-_paddock_session_leftovers_free (PaddockSessionLeftovers *self)
+static void
+paddock_session_leftovers_dispose (GObject *object)
 {
-  if (self == NULL)
-    return;
+  PaddockSessionLeftovers *self = PADDOCK_SESSION_LEFTOVERS (object);
 
+  /* Its poll points at us: it goes with the other sources. */
   g_clear_handle_id (&self->poll_id, g_source_remove);
+  /* Calls still waiting are told the session went away. */
+  if (self->waiters != NULL)
+    g_ptr_array_set_size (self->waiters, 0);
+
+  G_OBJECT_CLASS (paddock_session_leftovers_parent_class)->dispose (object);
+}
+
+static void
+paddock_session_leftovers_finalize (GObject *object)
+{
+  PaddockSessionLeftovers *self = PADDOCK_SESSION_LEFTOVERS (object);
+
   close_pinned (self->pinned);
   g_array_unref (self->pinned);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+  g_clear_pointer (&self->waiters, g_ptr_array_unref);
+  g_clear_pointer (&self->record, json_node_unref);
+  g_free (self->final_state);
   g_free (self->session_id);
-  g_free (self);
+
+  G_OBJECT_CLASS (paddock_session_leftovers_parent_class)->finalize (object);
+}
+
+static void
+paddock_session_leftovers_class_init (PaddockSessionLeftoversClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = paddock_session_leftovers_dispose;
+  object_class->finalize = paddock_session_leftovers_finalize;
+
+  signals[SIGNAL_PIN_AGAIN] = g_signal_new ("pin-again", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                            0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
+  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT);
+}
+
+static void
+paddock_session_leftovers_init (PaddockSessionLeftovers *self)
+{
+  self->waiters = new_waiters ();
+}
+
+PaddockSessionLeftovers *
+paddock_session_leftovers_new (const char    *session_id,
+                               GArray        *pinned,
+                               PaddockCgroup *cgroup,
+                               const char    *final_state,
+                               JsonNode      *record)
+{
+  PaddockSessionLeftovers *self = g_object_new (PADDOCK_TYPE_SESSION_LEFTOVERS, NULL);
+
+  self->session_id = g_strdup (session_id);
+  self->pinned = pinned;
+  self->cgroup = cgroup;
+  self->running = pinned->len;
+  self->final_state = g_strdup (final_state);
+  self->record = json_node_ref (record);
+  return self;
 }
 
 guint
-_paddock_session_leftovers_get_running (PaddockSessionLeftovers *self)
+paddock_session_leftovers_get_running (PaddockSessionLeftovers *self)
 {
   return self->running;
 }
 
-/* The processes pinned now (PaddockLeftover; borrowed), for the record. */
-GArray *
-_paddock_session_leftovers_get_pinned (PaddockSessionLeftovers *self)
+const char *
+paddock_session_leftovers_get_final_state (PaddockSessionLeftovers *self)
 {
-  return self->pinned;
+  return self->final_state;
+}
+
+/* The earlier daemon's record stays as it is until they are gone, so that
+ * a daemon killed meanwhile checks them again, with one member added:
+ * every process pinned now, by pid and start time. A later daemon finds
+ * them by that alone where nothing else names them: the agent that led
+ * them may be gone (SIGTERM ended it), and without a cgroup the listing of
+ * its process session starts from it. */
+void
+paddock_session_leftovers_save (PaddockSessionLeftovers *self,
+                                const char              *record_path)
+{
+  GArray *pinned = self->pinned;
+  g_autoptr(GArray) named = g_array_sized_new (FALSE, FALSE, sizeof (PaddockSessionRecordProcess), pinned->len);
+
+  for (guint i = 0; i < pinned->len; i++)
+    {
+      const PaddockLeftover *leftover = &g_array_index (pinned, PaddockLeftover, i);
+      PaddockSessionRecordProcess process = { leftover->pid, leftover->start_time };
+
+      g_array_append_val (named, process);
+    }
+  paddock_record_writer_replace (record_path,
+                                 paddock_session_record_to_json_with_leftovers (self->record,
+                                                                                (const PaddockSessionRecordProcess *) named->data,
+                                                                                named->len));
 }
 
 static void
@@ -200,7 +291,7 @@ signal_pinned (PaddockSessionLeftovers *self,
 static void
 pin_again (PaddockSessionLeftovers *self)
 {
-  _paddock_session_impl_pin_leftovers (self->session, self->pinned);
+  g_signal_emit (self, signals[SIGNAL_PIN_AGAIN], 0, self->pinned);
   if (self->cgroup != NULL)
     _paddock_leftover_pin_listed (self->pinned, (PaddockLeftoverListFunc) paddock_cgroup_list_pids, self->cgroup);
 }
@@ -255,6 +346,29 @@ forget_exited (GArray *pinned)
   return pinned->len;
 }
 
+/* They outlived their SIGKILL by as long as Stop waits: the Stop/Destroy
+ * calls waiting for them get an error. */
+static void
+answer_survived (PaddockSessionLeftovers *self,
+                 guint                    running)
+{
+  g_autoptr(GPtrArray) waiters = NULL;
+
+  if (self->waiters->len == 0)
+    return;
+
+  waiters = g_steal_pointer (&self->waiters);
+  self->waiters = new_waiters ();
+  for (guint i = 0; i < waiters->len; i++)
+    {
+      PaddockStopWaiter *waiter = g_ptr_array_index (waiters, i);
+
+      g_dbus_method_invocation_return_error (g_steal_pointer (&waiter->invocation),
+                                             PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                                             "%u process(es) of the session survived SIGKILL", running);
+    }
+}
+
 static gboolean
 paddock_session_leftovers_poll_cb (gpointer user_data)
 {
@@ -305,13 +419,13 @@ paddock_session_leftovers_poll_cb (gpointer user_data)
 
   if (running == 0 && self->cgroup == NULL)
     {
-      PaddockSessionImpl *session = self->session;
+      /* The session lets go of us as it is told. */
+      g_autoptr(PaddockSessionLeftovers) hold = g_object_ref (self);
 
       self->poll_id = 0;
       self->running = 0;
       g_message ("Session %s was left running by an earlier daemon: it ended", self->session_id);
-      /* May free self. */
-      _paddock_session_impl_leftovers_changed (session, 0);
+      g_signal_emit (self, signals[SIGNAL_CHANGED], 0, 0u);
       return G_SOURCE_REMOVE;
     }
 
@@ -327,18 +441,18 @@ paddock_session_leftovers_poll_cb (gpointer user_data)
    * than left waiting for as long as they hang (they are still watched,
    * and the session says "stopped" once they are gone). */
   if (self->warned)
-    _paddock_session_impl_leftovers_survived (self->session, MAX (running, 1));
+    answer_survived (self, MAX (running, 1));
 
   if (running != self->running)
     {
       self->running = running;
-      _paddock_session_impl_leftovers_changed (self->session, MAX (running, 1));
+      g_signal_emit (self, signals[SIGNAL_CHANGED], 0, MAX (running, 1));
     }
   return G_SOURCE_CONTINUE;
 }
 
 void
-_paddock_session_leftovers_begin (PaddockSessionLeftovers *self,
+paddock_session_leftovers_begin (PaddockSessionLeftovers *self,
                                   gint64                   kill_at)
 {
   g_return_if_fail (self->poll_id == 0);
@@ -352,19 +466,36 @@ _paddock_session_leftovers_begin (PaddockSessionLeftovers *self,
   self->poll_id = g_timeout_add (LEFTOVERS_POLL_MS, paddock_session_leftovers_poll_cb, self);
 }
 
-/* Stop or Destroy of the session: a shorter grace wins. */
+/* Stop or Destroy of the session: it waits for them to be gone, and a
+ * shorter grace wins. */
 void
-_paddock_session_leftovers_hurry (PaddockSessionLeftovers *self,
-                                  gint64                   kill_at)
+paddock_session_leftovers_wait (PaddockSessionLeftovers *self,
+                                GDBusMethodInvocation   *invocation,
+                                guint                    grace_seconds,
+                                gboolean                 destroy)
 {
+  gint64 kill_at;
+
+  g_ptr_array_add (self->waiters, paddock_stop_waiter_new (invocation, destroy, g_get_monotonic_time ()));
+  kill_at = g_get_monotonic_time () + (gint64) grace_seconds * G_USEC_PER_SEC;
   self->kill_at = self->kill_at == 0 ? kill_at : MIN (self->kill_at, kill_at);
+}
+
+/* The calls waiting for them (PaddockStopWaiter), once they are gone. */
+GPtrArray *
+paddock_session_leftovers_take_waiters (PaddockSessionLeftovers *self)
+{
+  GPtrArray *waiters = g_steal_pointer (&self->waiters);
+
+  self->waiters = new_waiters ();
+  return waiters;
 }
 
 /* The daemon is going: no grace left, and nobody to watch the end. The
  * session's record still names the processes, so the next daemon checks
  * again that they are gone. */
 void
-_paddock_session_leftovers_kill_now (PaddockSessionLeftovers *self)
+paddock_session_leftovers_kill_now (PaddockSessionLeftovers *self)
 {
   gint64 deadline = g_get_monotonic_time () + G_USEC_PER_SEC;
 

@@ -28,6 +28,9 @@ struct _PaddockSessionStop
   GObject    parent_instance;
 
   GPtrArray *waiters;       /* PaddockStopWaiter: the calls of the stop under way */
+  /* A Destroy's calls, from the stop's end until the session's files are
+   * gone (NULL otherwise). */
+  GPtrArray *destroy_waiters;
   guint      poll_id;
   gint64     started;       /* monotonic: when its first call came */
   gint64     kill_at;       /* when the grace is over */
@@ -189,6 +192,48 @@ paddock_session_stop_take_waiters (PaddockSessionStop *self)
   return waiters;
 }
 
+/* The stop is over (SURVIVORS processes left, the session's STATE
+ * published): its calls are answered now; but for a Destroy among them
+ * once nothing is left, unless the session was destroyed already (from
+ * "destroyed" on no Stop or Destroy is taken): then all of them are kept,
+ * to be answered once the session's files are gone
+ * (paddock_session_stop_take_destroy_waiters()), and TRUE says the session
+ * is to be destroyed. */
+gboolean
+paddock_session_stop_complete (PaddockSessionStop *self,
+                               PaddockIpcSession1 *session,
+                               const char         *state,
+                               guint               survivors)
+{
+  g_autoptr(GPtrArray) waiters = NULL;
+  gboolean destroy = FALSE;
+
+  g_return_val_if_fail (PADDOCK_IS_SESSION_STOP (self), FALSE);
+
+  waiters = paddock_session_stop_take_waiters (self);
+  for (guint i = 0; i < waiters->len; i++)
+    destroy |= ((PaddockStopWaiter *) g_ptr_array_index (waiters, i))->destroy;
+
+  if (destroy && survivors == 0 && g_strcmp0 (state, "destroyed") != 0)
+    {
+      g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
+      self->destroy_waiters = g_steal_pointer (&waiters);
+      return TRUE;
+    }
+  paddock_session_stop_answer (self, session, waiters, state, survivors);
+  return FALSE;
+}
+
+/* The calls kept by paddock_session_stop_complete() (or NULL), for
+ * paddock_session_stop_answer() once the files are gone. */
+GPtrArray *
+paddock_session_stop_take_destroy_waiters (PaddockSessionStop *self)
+{
+  g_return_val_if_fail (PADDOCK_IS_SESSION_STOP (self), NULL);
+
+  return g_steal_pointer (&self->destroy_waiters);
+}
+
 static GVariant *
 stop_result (PaddockSessionStop *self,
              const char         *state,
@@ -241,6 +286,7 @@ paddock_session_stop_close (PaddockSessionStop *self)
 
   g_clear_handle_id (&self->poll_id, g_source_remove);
   g_ptr_array_set_size (self->waiters, 0);
+  g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
 }
 
 static void
@@ -259,6 +305,7 @@ paddock_session_stop_finalize (GObject *object)
   PaddockSessionStop *self = PADDOCK_SESSION_STOP (object);
 
   g_clear_pointer (&self->waiters, g_ptr_array_unref);
+  g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
 
   G_OBJECT_CLASS (paddock_session_stop_parent_class)->finalize (object);
 }

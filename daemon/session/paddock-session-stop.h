@@ -50,6 +50,11 @@ void                paddock_session_stop_answer        (PaddockSessionStop    *s
                                                         GPtrArray             *waiters,
                                                         const char            *state,
                                                         guint                  survivors);
+gboolean            paddock_session_stop_complete      (PaddockSessionStop    *self,
+                                                        PaddockIpcSession1    *session,
+                                                        const char            *state,
+                                                        guint                  survivors);
+GPtrArray          *paddock_session_stop_take_destroy_waiters (PaddockSessionStop *self);
 void                paddock_session_stop_close         (PaddockSessionStop    *self);
 
 G_END_DECLS

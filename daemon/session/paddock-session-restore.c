@@ -1,0 +1,285 @@
+/* paddock-session-restore.c — a session's record read back: what the restored session is built from, and what is left running of it
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A session recorded by an earlier daemon. If its record says it was still
+ * running, whatever is left of it in this boot (matched by boot id and
+ * process start time, never by pid alone) is pinned here, for the session
+ * to end (paddock-session-leftovers.c): no daemon supervises it any more,
+ * and none may run unsupervised. Nothing here knows the session object:
+ * it is built from what this reads.
+ */
+
+#include "config.h"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "paddock-autofd.h"
+#include "paddock-compat-pidfd.h"
+#include "paddock-compat-proc.h"
+#include "paddock-exit-status.h"
+#include "paddock-executor.h"
+#include "paddock-keeper-client.h"
+#include "paddock-net-modes.h"
+#include "paddock-session-commands.h"
+#include "paddock-session-leftovers.h"
+#include "paddock-session-members.h"
+#include "paddock-session-restore.h"
+#include "paddock-stage.h"
+
+char *
+paddock_session_restore_current_boot_id (void)
+{
+  static char *boot_id;   /* read once: it cannot change under a running daemon */
+  static gsize read_once;
+
+  if (g_once_init_enter (&read_once))
+    {
+      char *text = NULL;
+
+      if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &text, NULL, NULL))
+        text = g_strdup ("");
+      boot_id = g_strstrip (text);
+      g_once_init_leave (&read_once, 1);
+    }
+  return g_strdup (boot_id);
+}
+
+/* Every process of the session now, as the session would list them with
+ * what is known of it so far (no executor, no command: it was not
+ * started here). */
+static GArray *
+paddock_session_restore_list_pids (PaddockSessionRestore *self)
+{
+  g_autoptr(PaddockSessionCommands) commands = paddock_session_commands_new ();
+  PaddockSessionMembers members = {
+    .leftover_keeper = self->leftover_keeper,
+    .leftover_keeper_pidfd = self->leftover_keeper_pidfd,
+    .sandboxed = self->sandboxed,
+    .pidns = &self->pidns,
+    .pid = self->pid,
+    .pid_start_time = self->pid_start_time,
+    .reaped = self->reaped,
+    .agent_session_gone = self->agent_session_gone,
+    .commands = commands,
+  };
+  GArray *pids = paddock_session_members_list (&members);
+
+  self->agent_session_gone = members.agent_session_gone;
+  return pids;
+}
+
+void
+paddock_session_restore_read (PaddockSessionRestore      *self,
+                              const PaddockSessionRecord *record,
+                              const char                 *record_path,
+                              const char                 *helper)
+{
+  g_autofree char *boot_id = NULL;
+  PaddockStageKind kind;
+
+  self->leftover_keeper_pidfd = -1;
+  self->reaped = TRUE;
+  self->pinned = g_array_new (FALSE, FALSE, sizeof (PaddockLeftover));
+  self->session_dir = g_path_get_dirname (record_path);
+  self->config.workspace = g_strdup (record->workspace);
+  self->config.command = g_strdupv (record->command);
+  self->config.name = g_strdup (record->name);
+  self->config.profile = g_strdup (record->profile);
+  self->config.owner = g_strdup (record->owner);
+  self->config.env = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->config.home = g_build_filename (self->session_dir, "home", NULL);
+  self->config.helper = g_strdup (helper);
+  if (paddock_stage_kind_from_string (record->staging, &kind))
+    self->config.staging = g_strdup (record->staging);
+  self->config.net_mode = g_strdup (paddock_net_mode_is_valid (record->net) ? record->net : "host");
+  self->config.allow_domains = g_strdupv (record->allow_domains);
+  self->config.columns = 80;
+  self->config.rows = 24;
+
+  self->exit_status = record->exit_status;
+  /* Recorded while it ran (or by a daemon that ended its leftovers): no
+   * daemon saw it end, so its status is unknown, and must not read as
+   * "still running" now that it is over. */
+  if (self->exit_status < 0 || g_strcmp0 (record->state, "starting") == 0 ||
+      g_strcmp0 (record->state, "running") == 0)
+    self->exit_status = PADDOCK_EXIT_STATUS_UNKNOWN;
+
+  self->state = record->state;
+  boot_id = paddock_session_restore_current_boot_id ();
+  self->same_boot = g_strcmp0 (record->boot_id, boot_id) == 0;
+
+  /* A cgroup left behind names exactly what is left of the session; only
+   * ever a cgroup of ours, whatever the record says. */
+  self->cgroup = paddock_cgroup_open (record->cgroup);
+  if (self->cgroup != NULL)
+    {
+      g_autofree char *cgroup_name = g_path_get_basename (paddock_cgroup_get_path (self->cgroup));
+
+      if (!g_str_has_prefix (cgroup_name, "paddock-session-"))
+        g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+    }
+
+  /* The host agent's keeper, if it still runs: it held on to its tree
+   * when the earlier daemon went (paddock-keeper-protocol.h), and every
+   * descendant of it is left of the session, setsid()ed or not, whatever
+   * the state recorded (an agent that exited may have left a server). */
+  {
+    gint64 keeper_pid = record->keeper_pid;
+    guint64 keeper_start_time = record->keeper_start_time;
+
+    if (self->same_boot && keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
+        !record->sandboxed)
+      {
+        int pidfd = paddock_compat_pidfd_open ((pid_t) keeper_pid);  /* CLOEXEC, always */
+
+        /* Read after the pidfd: it names the keeper we knew, or no one. */
+        if (pidfd >= 0 && paddock_executor_process_start_time ((pid_t) keeper_pid) == keeper_start_time)
+          {
+            self->leftover_keeper = (pid_t) keeper_pid;
+            self->leftover_keeper_pidfd = pidfd;
+          }
+        else if (pidfd >= 0)
+          close (pidfd);
+      }
+  }
+}
+
+gboolean
+paddock_session_restore_may_adopt (const PaddockSessionRestore *self,
+                                   const PaddockSessionRecord  *record)
+{
+  return self->leftover_keeper > 0 && !record->sandboxed &&
+         (g_strcmp0 (self->state, "starting") == 0 || g_strcmp0 (self->state, "running") == 0);
+}
+
+void
+paddock_session_restore_pin_leftovers (PaddockSessionRestore      *self,
+                                       const PaddockSessionRecord *record)
+{
+  GArray *leftovers = self->pinned;
+  const char *state = self->state;
+  gint64 pid = record->pid;
+
+  if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
+    {
+      int wait_status = 0;
+      /* Its keeper saw the agent end while no daemon was there, and left
+       * how (paddock-keeper-protocol.h): then it exited, as seen. */
+      const char *ended_as = !record->sandboxed && self->leftover_keeper == 0 &&
+                             paddock_keeper_client_read_exit (self->session_dir, &wait_status) ? "exited" : "stopped";
+
+      guint64 start_time = record->pid_start_time;
+      gint64 init_pid = record->init_pid;
+      guint64 init_start_time = record->init_start_time;
+
+      if (self->same_boot && pid > 0 && pid < G_MAXINT && start_time != 0 &&
+          _paddock_leftover_pin (leftovers, (pid_t) pid, start_time))
+        {
+          /* Still there: everything of its session goes. */
+          self->pid = (pid_t) pid;
+          self->pid_start_time = start_time;
+          self->sandboxed = record->sandboxed;
+          self->reaped = FALSE;
+          _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_restore_list_pids, self);
+          self->reaped = TRUE;
+        }
+      /* A sandbox dies with the daemon (--die-with-parent), one process
+       * after the other: its pid 1 may outlive the supervisor we knew by
+       * a moment, and it exits only once all of the namespace is gone. */
+      if (self->same_boot && init_pid > 0 && init_pid < G_MAXINT && init_start_time != 0 &&
+          !_paddock_leftover_is_pinned (leftovers, (pid_t) init_pid))
+        _paddock_leftover_pin (leftovers, (pid_t) init_pid, init_start_time);
+      if (g_strcmp0 (ended_as, "exited") == 0)
+        self->exit_status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status)
+                                                    : 128 + WTERMSIG (wait_status);
+      state = ended_as;
+    }
+
+  /* What a daemon killed while it ended the session's leftovers had
+   * pinned of them (see paddock_session_leftovers_save()): each the
+   * very process, by boot and start time, or none. */
+  if (self->same_boot)
+    for (guint i = 0; i < record->leftovers->len; i++)
+      {
+        const PaddockSessionRecordProcess *named = &g_array_index (record->leftovers,
+                                                                   PaddockSessionRecordProcess, i);
+
+        if (!_paddock_leftover_is_pinned (leftovers, (pid_t) named->pid))
+          _paddock_leftover_pin (leftovers, (pid_t) named->pid, named->start_time);
+      }
+
+  /* A host agent gone (an earlier sweep's SIGTERM ended it) while some of
+   * what it led, named above, still runs: its process session outlives it,
+   * and the kernel keeps its number (the agent's pid) taken for as long as
+   * any member has it. So what was forked since, named nowhere, is found
+   * through it, now and at the SIGKILL, as if the agent were there. The
+   * member's session is read while its pidfd says it still runs, so it is
+   * that process's. */
+  if (self->pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 && !record->sandboxed)
+    for (guint i = 0; i < leftovers->len; i++)
+      {
+        const PaddockLeftover *leftover = &g_array_index (leftovers, PaddockLeftover, i);
+        PaddockProcStat stat;
+
+        if (paddock_compat_proc_read_stat ((guint32) leftover->pid, FALSE, &stat) && stat.session == (int) pid &&
+            poll (&(struct pollfd) { .fd = leftover->pidfd, .events = POLLIN }, 1, 0) == 0)
+          {
+            self->pid = (pid_t) pid;
+            self->pid_start_time = record->pid_start_time;
+            self->sandboxed = FALSE;
+            self->reaped = FALSE;
+            _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_restore_list_pids, self);
+            self->reaped = TRUE;
+            break;
+          }
+      }
+
+  if (self->leftover_keeper > 0)
+    _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_restore_list_pids, self);
+  if (self->leftover_keeper > 0 && leftovers->len == 0)
+    {
+      self->leftover_keeper = 0;
+      paddock_close_fd (&self->leftover_keeper_pidfd);
+    }
+
+  /* An empty cgroup goes now. */
+  if (leftovers->len == 0 && self->cgroup != NULL && paddock_cgroup_remove (self->cgroup))
+    g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+
+  if (leftovers->len > 0 || self->cgroup != NULL)
+    {
+      /* Listed as it was until they are gone. */
+      self->final_state = state;
+      self->state = record->state;
+    }
+  else
+    {
+      self->pid = 0;
+      self->state = state;
+    }
+}
+
+static void
+close_pinned (GArray *pinned)
+{
+  for (guint i = 0; i < pinned->len; i++)
+    close (g_array_index (pinned, PaddockLeftover, i).pidfd);
+  g_array_set_size (pinned, 0);
+}
+
+void
+paddock_session_restore_clear (PaddockSessionRestore *self)
+{
+  paddock_session_config_clear (&self->config);
+  g_clear_pointer (&self->session_dir, g_free);
+  paddock_sandbox_pidns_clear (&self->pidns);
+  paddock_close_fd (&self->leftover_keeper_pidfd);
+  g_clear_pointer (&self->cgroup, paddock_cgroup_free);
+  if (self->pinned != NULL)
+    close_pinned (self->pinned);
+  g_clear_pointer (&self->pinned, g_array_unref);
+}
