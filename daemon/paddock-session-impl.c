@@ -40,6 +40,7 @@
 #include "paddock-clone-vm.h"
 #include "paddock-command-impl.h"
 #include "paddock-command-runner.h"
+#include "paddock-compat-proc.h"
 #include "paddock-durable-file.h"
 #include "paddock-exit-status.h"
 #include "paddock-host-executor.h"
@@ -210,7 +211,7 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
     {
       record.keeper_pid = paddock_keeper_client_get_keeper_pid (self->keeper);
-      record.keeper_start_time = paddock_executor_process_start_time ((pid_t) record.keeper_pid);
+      record.keeper_start_time = paddock_compat_proc_start_time ((guint32) record.keeper_pid);
     }
   /* A sandbox dies with the daemon, but not in the same instant: the next
    * daemon waits for this pid 1 (see paddock_session_impl_restore). */
@@ -739,7 +740,8 @@ paddock_session_impl_agent_ended (PaddockSessionImpl *self,
                                   int                 wait_status)
 {
   /* Reading the sandbox's last events may drop the session's last
-   * reference (paddock_session_impl_control_cb()). */
+   * reference (a handler of those events may end the session, and the
+   * manager let go of it). */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
   self->reaped = TRUE;

@@ -74,14 +74,6 @@ static guint signals[N_SIGNALS];
 
 G_DEFINE_FINAL_TYPE (PaddockSessionLeftovers, paddock_session_leftovers, G_TYPE_OBJECT)
 
-static guint64
-process_start_time (pid_t pid)
-{
-  PaddockProcStat stat;
-
-  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
-}
-
 gboolean
 _paddock_leftover_pin (GArray  *pinned,
                        pid_t    pid,
@@ -93,7 +85,7 @@ _paddock_leftover_pin (GArray  *pinned,
     return FALSE;
   /* Read after the pidfd and before the check that it still runs: then
    * it is the start time of the process pinned, not of a later one. */
-  leftover.start_time = process_start_time (pid);
+  leftover.start_time = paddock_compat_proc_start_time ((guint32) pid);
   /* Readable: it has exited already (a zombie waiting for its parent). */
   if ((start_time != 0 && leftover.start_time != start_time) ||
       poll (&(struct pollfd) { .fd = leftover.pidfd, .events = POLLIN }, 1, 0) != 0)

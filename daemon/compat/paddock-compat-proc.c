@@ -110,6 +110,16 @@ paddock_compat_proc_read_stat (guint32          pid,
 #endif
 }
 
+/* A process's start time (with the boot id, its name for good), or 0 when
+ * it is gone or there is no process table. */
+guint64
+paddock_compat_proc_start_time (guint32 pid)
+{
+  PaddockProcStat stat;
+
+  return paddock_compat_proc_read_stat (pid, FALSE, &stat) ? stat.start_time : 0;
+}
+
 /* Its comm (valid UTF-8, the process's own choice), or NULL (errno as
  * paddock_compat_proc_read_stat()'s). */
 char *

@@ -25,6 +25,7 @@ GArray   *paddock_compat_proc_list_pids         (GError          **error);
 gboolean  paddock_compat_proc_read_stat         (guint32           pid,
                                                  gboolean          with_name,
                                                  PaddockProcStat  *out);
+guint64   paddock_compat_proc_start_time        (guint32           pid);
 char     *paddock_compat_proc_read_name         (guint32           pid);
 char     *paddock_compat_proc_read_command_line (guint32           pid,
                                                  gsize             max_bytes);

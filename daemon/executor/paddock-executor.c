@@ -430,14 +430,6 @@ paddock_executor_open_pty (int     *out_master,
   return TRUE;
 }
 
-guint64
-paddock_executor_process_start_time (pid_t pid)
-{
-  PaddockProcStat stat;
-
-  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
-}
-
 /* The layers the daemon's own PADDOCK_TEST_WITHOUT_LAYERS (a comma-separated
  * test switch; nothing inside a session can set it) leaves out of its
  * sandboxes; empty names may be among them. */

@@ -208,7 +208,6 @@ void             paddock_executor_make_cgroup       (const PaddockExecutorAgentS
 gboolean         paddock_executor_open_pty          (int                            *out_master,
                                                      int                            *out_slave,
                                                      GError                        **error);
-guint64          paddock_executor_process_start_time (pid_t                          pid);
 GStrv            paddock_executor_test_without_layers (void);
 char            *paddock_executor_find_in_path      (const char                     *program,
                                                      const char                     *path);

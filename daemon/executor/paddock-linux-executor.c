@@ -34,6 +34,7 @@
 #include "paddock-boundary.h"
 #include "paddock-clone-vm.h"
 #include "paddock-command-channels.h"
+#include "paddock-compat-proc.h"
 #include "paddock-error.h"
 #include "paddock-lease.h"
 #include "paddock-linux-executor.h"
@@ -845,7 +846,7 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
     }
 
   out->pid = pid;
-  out->start_time = paddock_executor_process_start_time (pid);
+  out->start_time = paddock_compat_proc_start_time ((guint32) pid);
   self->child_watch = g_child_watch_add (pid, paddock_linux_executor_exited_cb, self);
   /* Running once the sandbox says the agent started. */
   self->channels = paddock_command_channels_new (spec->session_id);

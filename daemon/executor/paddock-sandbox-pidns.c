@@ -25,15 +25,6 @@ process_alive (pid_t pid)
   return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) && stat.state != 'Z' && stat.state != 'X';
 }
 
-/* 0 when it cannot be read (gone). */
-static guint64
-process_start_time (pid_t pid)
-{
-  PaddockProcStat stat;
-
-  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
-}
-
 /* Whether @pid is the first process of a PID namespace other than ours:
  * the last number of its NSpid line (its pid in its own namespace) is 1.
  * The helper forks other children too (the canary probes) in the
@@ -95,7 +86,7 @@ paddock_sandbox_pidns_find (PaddockSandboxPidns *pidns,
       !g_ascii_string_to_unsigned (g_strstrip (children), 10, 1, G_MAXINT, &init_pid, NULL))
     return NULL;
 
-  init_start_time = process_start_time ((pid_t) init_pid);
+  init_start_time = paddock_compat_proc_start_time ((guint32) init_pid);
   if (!is_namespace_init ((pid_t) init_pid))
     return NULL;
   ns_path = g_strdup_printf ("/proc/%" G_GUINT64_FORMAT "/ns/pid", init_pid);
@@ -109,7 +100,7 @@ paddock_sandbox_pidns_find (PaddockSandboxPidns *pidns,
     }
   /* Read before and after the namespace: the same process both times. */
   if (pidns->name != NULL && init_start_time != 0 &&
-      process_start_time ((pid_t) init_pid) == init_start_time)
+      paddock_compat_proc_start_time ((guint32) init_pid) == init_start_time)
     {
       pidns->init_pid = (pid_t) init_pid;
       pidns->init_start_time = init_start_time;
@@ -144,7 +135,7 @@ paddock_sandbox_pidns_list (PaddockSandboxPidns *pidns,
    * namespace's number may go to a new namespace (another session's): no
    * scan by that number once our pid 1 is gone. */
   if (pidns->init_pid > 0 &&
-      (!process_alive (pidns->init_pid) || process_start_time (pidns->init_pid) != pidns->init_start_time))
+      (!process_alive (pidns->init_pid) || paddock_compat_proc_start_time ((guint32) pidns->init_pid) != pidns->init_start_time))
     return pids;
 
   proc = g_dir_open ("/proc", 0, NULL);

@@ -20,14 +20,6 @@
 #include "paddock-compat-proc.h"
 #include "paddock-session-members.h"
 
-static guint64
-process_start_time (pid_t pid)
-{
-  PaddockProcStat stat;
-
-  return paddock_compat_proc_read_stat ((guint32) pid, FALSE, &stat) ? stat.start_time : 0;
-}
-
 /* The pids of the session's keepers that run: its executor's (unreaped
  * children of ours), and one an earlier daemon left. */
 static GArray *
@@ -81,7 +73,7 @@ agent_session_may_live (PaddockSessionMembers *self)
   if (!self->reaped)
     return TRUE;
 
-  start_time = process_start_time (self->pid);
+  start_time = paddock_compat_proc_start_time ((guint32) self->pid);
   if (start_time != 0 && start_time != self->pid_start_time)
     self->agent_session_gone = TRUE;
   return !self->agent_session_gone;

@@ -137,7 +137,7 @@ paddock_session_restore_read (PaddockSessionRestore      *self,
         int pidfd = paddock_compat_pidfd_open ((pid_t) keeper_pid);  /* CLOEXEC, always */
 
         /* Read after the pidfd: it names the keeper we knew, or no one. */
-        if (pidfd >= 0 && paddock_executor_process_start_time ((pid_t) keeper_pid) == keeper_start_time)
+        if (pidfd >= 0 && paddock_compat_proc_start_time ((guint32) keeper_pid) == keeper_start_time)
           {
             self->leftover_keeper = (pid_t) keeper_pid;
             self->leftover_keeper_pidfd = pidfd;
