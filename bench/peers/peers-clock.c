@@ -7,12 +7,16 @@
  * peer; a shell cannot time a 3 ms command (on this machine a fork of the
  * shell alone costs 4-5 ms), so the timing is done here:
  *
- *   time [--rounds N] [--marker TEXT] LABEL CMD... [:: LABEL CMD...]...
+ *   time [--rounds N] [--marker TEXT] [--summary FILE] LABEL CMD... [:: LABEL CMD...]...
  *     runs every command once per round, in an order that rotates each
  *     round, stdout on a pipe, and prints per round the time to the first
  *     output that holds TEXT, to the command's exit, and the ratio of the
  *     first command's figures to each other's; then the medians (and the
  *     median of the per-round ratios, which interleaving keeps fair).
+ *     --summary writes the medians to FILE for the script's closing
+ *     table, a line per command: LABEL FIRST_MS EXIT_MS TAIL_MS
+ *     FIRST_RATIO EXIT_RATIO (the ratios: the first command's over this
+ *     one's, medians of the per-round ratios).
  *   once CMD...
  *     runs CMD once and prints the milliseconds to its exit.
  *   kill-ns TEXT CMD...
@@ -204,6 +208,8 @@ time_commands (int    argc,
   guint n_commands = 0;
   guint rounds = 10;
   const char *marker = NULL;
+  const char *summary_path = NULL;
+  g_autoptr(GString) summary = g_string_new (NULL);
   int i = 0;
 
   while (i < argc && g_str_has_prefix (argv[i], "--"))
@@ -212,6 +218,8 @@ time_commands (int    argc,
         rounds = (guint) g_ascii_strtoull (argv[i + 1], NULL, 10);
       else if (g_str_equal (argv[i], "--marker") && i + 1 < argc)
         marker = argv[i + 1];
+      else if (g_str_equal (argv[i], "--summary") && i + 1 < argc)
+        summary_path = argv[i + 1];
       else
         paddock_test_bail ("unknown option %s", argv[i]);
       i += 2;
@@ -284,6 +292,9 @@ time_commands (int    argc,
   for (guint k = 0; k < n_commands; k++)
     {
       Command *command = &commands[k];
+      double first_ratio = k > 0 && marker != NULL ? median_of_ratios (commands[0].first_ms, command->first_ms) : 1;
+      double exit_ratio = k > 0 ? median_of_ratios (commands[0].exit_ms, command->exit_ms) : 1;
+      double tail_ms = 0;
 
       if (marker != NULL)
         {
@@ -296,23 +307,31 @@ time_commands (int    argc,
 
               g_array_append_val (tail, t);
             }
+          tail_ms = bench_median (tail);
           printf ("  %-12s %8.2f ms %8.2f ms %8.2f ms", command->label,
-                  bench_median (command->first_ms), bench_median (command->exit_ms),
-                  bench_median (tail));
+                  bench_median (command->first_ms), bench_median (command->exit_ms), tail_ms);
           if (k > 0)
             printf ("   %s/%s: %.2fx first output, %.2fx exit (median of per-round ratios)",
-                    commands[0].label, command->label,
-                    median_of_ratios (commands[0].first_ms, command->first_ms),
-                    median_of_ratios (commands[0].exit_ms, command->exit_ms));
+                    commands[0].label, command->label, first_ratio, exit_ratio);
         }
       else
         {
           printf ("  %-12s %8.2f ms", command->label, bench_median (command->exit_ms));
           if (k > 0)
             printf ("   %s/%s: %.2fx (median of per-round ratios)", commands[0].label,
-                    command->label, median_of_ratios (commands[0].exit_ms, command->exit_ms));
+                    command->label, exit_ratio);
         }
       printf ("\n");
+      g_string_append_printf (summary, "%s %.3f %.3f %.3f %.4f %.4f\n", command->label,
+                              marker != NULL ? bench_median (command->first_ms) : 0,
+                              bench_median (command->exit_ms), tail_ms, first_ratio, exit_ratio);
+    }
+  if (summary_path != NULL)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (!g_file_set_contents (summary_path, summary->str, (gssize) summary->len, &error))
+        paddock_test_bail ("%s", error->message);
     }
   return EXIT_SUCCESS;
 }
@@ -608,7 +627,7 @@ main (int   argc,
     lease_racer (atoi (argv[3]), atoi (argv[4]), (guint) g_ascii_strtoull (argv[2], NULL, 10),
                  g_str_equal (argv[5], "many"), g_str_equal (argv[5], "ping"));
 
-  fprintf (stderr, "usage: %s time [--rounds N] [--marker TEXT] LABEL CMD... [:: LABEL CMD...]...\n"
+  fprintf (stderr, "usage: %s time [--rounds N] [--marker TEXT] [--summary FILE] LABEL CMD... [:: LABEL CMD...]...\n"
                    "       %s once CMD...\n"
                    "       %s kill-ns TEXT CMD...\n"
                    "       %s lease-race PROCS PER [--many|--ping]\n", argv[0], argv[0], argv[0], argv[0]);
