@@ -17,8 +17,9 @@
  *     table, a line per command: LABEL FIRST_MS EXIT_MS TAIL_MS
  *     FIRST_RATIO EXIT_RATIO (the ratios: the first command's over this
  *     one's, medians of the per-round ratios).
- *   once CMD...
- *     runs CMD once and prints the milliseconds to its exit.
+ *   once [--output FILE] CMD...
+ *     runs CMD once and prints the milliseconds to its exit; --output
+ *     writes what CMD printed to FILE (destroy's own "in N ms", say).
  *   kill-ns TEXT CMD...
  *     runs CMD (an `unshare -f` of a PID namespace), waits for TEXT on its
  *     stdout, then SIGKILLs the namespace's pid 1 (CMD's child) and prints
@@ -104,10 +105,12 @@ spawn_piped (char **argv,
 }
 
 /* Runs @argv to its end: the time to the first output holding @marker
- * (NULL: not looked for) and to its exit, in ms since the spawn. */
+ * (NULL: not looked for) and to its exit, in ms since the spawn; @output
+ * (nullable) gets what it printed. */
 static void
 run_once (char       **argv,
           const char  *marker,
+          GString     *output,
           double      *first_ms,
           double      *exit_ms)
 {
@@ -153,6 +156,8 @@ run_once (char       **argv,
 
           if (n > 0)
             {
+              if (output != NULL && output->len < 65536)
+                g_string_append_len (output, buffer, n);
               if (!found)
                 {
                   /* Bounded: only what the marker could still span is kept. */
@@ -260,7 +265,7 @@ time_commands (int    argc,
           double first_ms;
           double exit_ms;
 
-          run_once (command->argv, marker, &first_ms, &exit_ms);
+          run_once (command->argv, marker, NULL, &first_ms, &exit_ms);
           g_array_append_val (command->first_ms, first_ms);
           g_array_append_val (command->exit_ms, exit_ms);
         }
@@ -612,10 +617,20 @@ main (int   argc,
     return time_commands (argc - 2, argv + 2);
   if (argc >= 3 && g_str_equal (argv[1], "once"))
     {
+      g_autoptr(GString) output = g_string_new (NULL);
+      const char *output_path = NULL;
+      char **command = argv + 2;
       double first_ms;
       double exit_ms;
 
-      run_once (argv + 2, NULL, &first_ms, &exit_ms);
+      if (argc >= 5 && g_str_equal (argv[2], "--output"))
+        {
+          output_path = argv[3];
+          command = argv + 4;
+        }
+      run_once (command, NULL, output, &first_ms, &exit_ms);
+      if (output_path != NULL && !g_file_set_contents (output_path, output->str, (gssize) output->len, NULL))
+        paddock_test_bail ("could not write %s", output_path);
       printf ("%.2f\n", exit_ms);
       return EXIT_SUCCESS;
     }
@@ -628,7 +643,7 @@ main (int   argc,
                  g_str_equal (argv[5], "many"), g_str_equal (argv[5], "ping"));
 
   fprintf (stderr, "usage: %s time [--rounds N] [--marker TEXT] [--summary FILE] LABEL CMD... [:: LABEL CMD...]...\n"
-                   "       %s once CMD...\n"
+                   "       %s once [--output FILE] CMD...\n"
                    "       %s kill-ns TEXT CMD...\n"
                    "       %s lease-race PROCS PER [--many|--ping]\n", argv[0], argv[0], argv[0], argv[0]);
   return 2;
