@@ -413,7 +413,10 @@ lease_racer (int      go_fd,
     paddock_test_bail ("racer: %s", error->message);
   /* Made before the start: the race is the calls. */
   ports = paddock_test_ports (connection);
-  if (read (go_fd, &go, 1) != 1)
+  /* The start is the end of the go pipe, for every racer at once: a byte
+   * each could be read by a racer done early (see below) instead of the
+   * one it was for, which then never started. */
+  if (read (go_fd, &go, 1) != 0)
     _exit (1);
 
   for (guint i = 0; ping && i < per; i++)
@@ -472,10 +475,9 @@ lease_racer (int      go_fd,
   if (write (out_fd, report->str, report->len) != (ssize_t) report->len)
     _exit (1);
   close (out_fd);
-  /* Hold every lease until the parent has checked them. */
-  while (read (go_fd, &go, 1) > 0)
-    ;
-  _exit (0);
+  /* Hold every lease until the parent has checked them and kills us. */
+  for (;;)
+    pause ();
 }
 
 static gboolean
@@ -556,9 +558,7 @@ lease_race (int    argc,
   g_usleep (G_USEC_PER_SEC / 2);
 
   start = g_get_monotonic_time ();
-  for (guint p = 0; p < procs; p++)
-    if (write (go[1], "g", 1) != 1)
-      paddock_test_bail ("write: %s", g_strerror (errno));
+  close (go[1]);
   for (guint p = 0; p < procs; p++)
     {
       g_autoptr(GIOChannel) channel = g_io_channel_unix_new (outs[p]);
@@ -590,9 +590,11 @@ lease_race (int    argc,
         open_to_others++;
   }
 
-  close (go[1]);
   for (guint p = 0; p < procs; p++)
-    waitpid (pids[p], NULL, 0);
+    {
+      kill (pids[p], SIGKILL);
+      waitpid (pids[p], NULL, 0);
+    }
 
   if (ping)
     {
