@@ -27,7 +27,8 @@
 #
 # Usage: bench-peers.sh [BUILDDIR] [ROUNDS]   (ROUNDS ≥ 10 for the record)
 # PADDOCK_PEERS_ONLY="start leases git proxy teardown" picks figures;
-# PADDOCK_PEERS_OTHER_CTL=PATH adds another build's paddockctl to the start.
+# PADDOCK_PEERS_OTHER_CTL=PATH adds another build's paddockctl to the start;
+# PADDOCK_PEERS_DAEMON=PATH runs another paddockd (a copy of an earlier build).
 
 set -euo pipefail
 
@@ -35,7 +36,7 @@ builddir=$(cd "${1:-build}" && pwd)
 rounds=${2:-10}
 only=${PADDOCK_PEERS_ONLY:-start leases git proxy teardown}
 CTL="$builddir/app/paddockctl"
-DAEMON="$builddir/daemon/paddockd"
+DAEMON="${PADDOCK_PEERS_DAEMON:-$builddir/daemon/paddockd}"
 CLOCK="$builddir/bench/peers/peers-clock"
 FLOOR_START="$builddir/bench/peers/peers-floor-start"
 here=$(cd "$(dirname "$0")" && pwd)
