@@ -84,7 +84,7 @@ static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP };
 typedef struct
 {
   Paddockctl         *ctl;
-  PaddockIpcSession1 *session;
+  PaddockIpcSession1 *session;            /* ours: replaced when the daemon is */
   const char         *id;
   GMainLoop          *loop;
   GCancellable       *cancellable;
@@ -141,6 +141,7 @@ attach_clear (Attach *self)
   g_clear_pointer (&self->to_stdout, g_byte_array_unref);
   g_clear_pointer (&self->to_socket, g_byte_array_unref);
   g_clear_pointer (&self->daemon_owner, g_free);
+  g_clear_object (&self->session);
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->loop, g_main_loop_unref);
   g_clear_error (&self->error);
@@ -438,6 +439,21 @@ reattach (Attach *self)
   g_clear_handle_id (&self->socket_out_source, g_source_remove);
   close (self->socket_fd);
   self->socket_fd = -1;
+  /* A proxy made on the old daemon's unique name (create --attach's)
+   * would keep calling it: the new one gets a proxy of its own. */
+  if (g_dbus_is_unique_name (g_dbus_proxy_get_name (G_DBUS_PROXY (self->session))))
+    {
+      PaddockIpcSession1 *session = paddockctl_dup_session_on (self->ctl, self->id, owner, &error);
+
+      if (session == NULL)
+        {
+          g_propagate_error (&self->error, g_steal_pointer (&error));
+          finish (self, ENDING_FAILED);
+          return TRUE;
+        }
+      g_object_unref (self->session);
+      self->session = session;
+    }
   /* A daemon just started may export the session a moment after it owns
    * the name: tried again until the deadline. */
   while (self->ending == ENDING_NONE && !open_stream (self, self->offset, TRUE, &error))
@@ -885,7 +901,7 @@ attach_init (Attach             *self,
              gboolean            input)
 {
   self->ctl = ctl;
-  self->session = session;
+  self->session = g_object_ref (session);
   self->id = id;
   self->loop = g_main_loop_new (NULL, FALSE);
   self->cancellable = g_cancellable_new ();
@@ -1110,10 +1126,16 @@ paddockctl_attach_socket (Paddockctl *ctl,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(PaddockIpcSession1) session = NULL;
+  g_autofree char *owner = NULL;
   g_auto(Attach) self = { 0 };
 
+  /* The daemon that just answered CreateSession: its unique name spares
+   * the session's proxy a GetNameOwner round trip before the relay
+   * starts (reattach() makes another if that daemon goes). */
+  if (ctl->manager != NULL)
+    owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (ctl->manager));
   self.socket_fd = socket_fd;
-  if (!(session = paddockctl_dup_session (ctl, id, &error)) ||
+  if (!(session = paddockctl_dup_session_on (ctl, id, owner, &error)) ||
       !g_unix_set_fd_nonblocking (self.socket_fd, TRUE, &error))
     return paddockctl_fail (ctl, error);
 

@@ -105,6 +105,21 @@ paddockctl_dup_session (Paddockctl  *ctl,
                         const char  *id,
                         GError     **error)
 {
+  return paddockctl_dup_session_on (ctl, id, NULL, error);
+}
+
+/* The same, its calls sent to @owner, the daemon's unique name when the
+ * caller knows it already (NULL: the well-known name). A proxy on the
+ * well-known name asks the bus for its owner before it is made, one
+ * round trip on the way to a session's first output (issue #23); one on
+ * the unique name does not, but it does not follow the name to a new
+ * daemon either: its caller makes another then. */
+PaddockIpcSession1 *
+paddockctl_dup_session_on (Paddockctl  *ctl,
+                           const char  *id,
+                           const char  *owner,
+                           GError     **error)
+{
   g_autofree char *path = paddockctl_session_path (id);
   PaddockIpcSession1 *session;
   GDBusConnection *bus;
@@ -113,7 +128,7 @@ paddockctl_dup_session (Paddockctl  *ctl,
     return NULL;
 
   session = paddock_ipc_session1_proxy_new_sync (bus, PROXY_FLAGS,
-                                                 PADDOCK_BUS_NAME, path,
+                                                 owner != NULL ? owner : PADDOCK_BUS_NAME, path,
                                                  NULL, error);
   if (session != NULL)
     g_dbus_proxy_set_default_timeout (G_DBUS_PROXY (session), PADDOCKCTL_CALL_TIMEOUT_MS);

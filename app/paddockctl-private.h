@@ -102,6 +102,10 @@ PaddockIpcPorts1   *paddockctl_get_ports         (Paddockctl               *ctl,
 PaddockIpcSession1 *paddockctl_dup_session       (Paddockctl               *ctl,
                                                   const char               *id,
                                                   GError                  **error);
+PaddockIpcSession1 *paddockctl_dup_session_on    (Paddockctl               *ctl,
+                                                  const char               *id,
+                                                  const char               *owner,
+                                                  GError                  **error);
 void                paddockctl_clear             (Paddockctl               *ctl);
 
 /* paddockctl-spawn.c */

@@ -263,6 +263,17 @@ paddock_cgroup_open_procs (PaddockCgroup  *self,
   return fd;
 }
 
+/* An fd on cgroup.events, or -1: the kernel marks it readable with
+ * POLLPRI (G_IO_PRI) whenever a line of it changes ("populated 0" once
+ * the last member is gone), until it is read again. */
+int
+paddock_cgroup_open_events (PaddockCgroup *self)
+{
+  g_autofree char *events = g_build_filename (self->path, "cgroup.events", NULL);
+
+  return open (events, O_RDONLY | O_CLOEXEC);
+}
+
 GArray *
 paddock_cgroup_list_pids (PaddockCgroup *self)
 {

@@ -25,6 +25,7 @@ PaddockCgroup *paddock_cgroup_new           (const char   *parent,
                                              GError      **error);
 PaddockCgroup *paddock_cgroup_open          (const char   *path);
 const char    *paddock_cgroup_get_path      (PaddockCgroup *self);
+int            paddock_cgroup_open_events   (PaddockCgroup *self);
 int            paddock_cgroup_open_procs    (PaddockCgroup *self,
                                              GError      **error);
 GArray        *paddock_cgroup_list_pids     (PaddockCgroup *self);

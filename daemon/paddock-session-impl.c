@@ -1141,6 +1141,8 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   if (grace_seconds > 0)
     paddock_session_impl_signal_all (self, SIGTERM, NULL);
 
+  if (self->cgroup != NULL)
+    paddock_session_stop_wake_on (self->stop, paddock_cgroup_open_events (self->cgroup));
   paddock_session_stop_run (self->stop);
 }
 

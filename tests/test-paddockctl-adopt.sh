@@ -151,6 +151,16 @@ exec 7<>"$tmp/viewer.in"
 "$CTL" attach "$id" <"$tmp/viewer.in" >"$tmp/viewer.out" 2>"$tmp/viewer.err" &
 viewer=$!
 check "a viewer is attached" wait_for 5 grep -q before-kill "$tmp/viewer.out"
+# And the viewer of a `create --attach`: its session's proxy is made on the
+# daemon's unique name (no GetNameOwner on the way to the first output),
+# which the next daemon does not have.
+mkfifo "$tmp/cviewer.in"
+exec 8<>"$tmp/cviewer.in"
+"$CTL" create --attach --workspace "$ws" --profile host -- sh "$tmp/agent.sh" "$tmp/go" \
+  <"$tmp/cviewer.in" >"$tmp/cviewer.out" 2>"$tmp/cviewer.err" &
+cviewer=$!
+check "create --attach shows its session" wait_for 5 grep -q before-kill "$tmp/cviewer.out"
+cid=$(sed -n 's/^paddockctl: session \([0-9a-f]*\)$/\1/p' "$tmp/cviewer.err" | head -n 1)
 
 # An Exec in flight when the daemon dies: its caller hears it was lost.
 "$CTL" --json exec "$id" -- sh -c "echo \$\$ >'$tmp/exec.pid'; echo exec-running; exec sleep 600" \
@@ -185,6 +195,14 @@ check "…and its input reaches the agent" wait_for 5 grep -q got:from-viewer "$
 kill -INT "$viewer" 2>/dev/null || true
 wait "$viewer" 2>/dev/null || true
 exec 7>&-
+check "the viewer create --attach made is attached again" wait_for 10 grep -q 'attached to .* again' "$tmp/cviewer.err"
+check "…and shows what was written while no daemon was there" wait_for 5 grep -q while-away "$tmp/cviewer.out"
+echo from-cviewer >&8
+check "…and its input reaches its agent" wait_for 5 grep -q got:from-cviewer "$tmp/cviewer.out"
+kill -INT "$cviewer" 2>/dev/null || true
+wait "$cviewer" 2>/dev/null || true
+exec 8>&-
+check "its session can be destroyed" sh -c "[ -n '$cid' ] && '$CTL' destroy '$cid' >/dev/null"
 check "input reaches the adopted agent" "$CTL" send "$id" $'hello-again\n'
 check "and its answer comes back" wait_for 5 logs_have got:hello-again
 printf 'piped\n' | "$CTL" attach "$id" >"$tmp/attach.out" 2>"$tmp/attach.err" &

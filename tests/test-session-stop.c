@@ -5,11 +5,19 @@
  *
  * Without a bus or a daemon: the "sweep" handler plays the session (how
  * many processes are left, whether all are gone), and the test checks when
- * the stop asks for SIGKILL and how it ends. The calls waiting are NULL
+ * the stop asks for SIGKILL and how it ends, and that a change of the fd it
+ * is woken by (the cgroup's cgroup.events) sweeps at once. The calls waiting are NULL
  * here: answering them is the session's.
  */
 
 #include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "paddock-session-stop.h"
 
@@ -194,6 +202,69 @@ test_stop_close (Fixture       *fixture,
   g_assert_cmpuint (fixture->n_ended, ==, 0);
 }
 
+/* An fd with something urgent to read (POLLPRI, G_IO_PRI), as a
+ * cgroup's cgroup.events is once its last member has gone: TCP's
+ * out-of-band byte, on loopback. */
+static int
+urgent_fd (int *other)
+{
+  struct sockaddr_in addr = { .sin_family = AF_INET };
+  socklen_t len = sizeof addr;
+  int listener = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int accepted;
+
+  addr.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+  g_assert_no_errno (bind (listener, (struct sockaddr *) &addr, sizeof addr));
+  g_assert_no_errno (listen (listener, 1));
+  g_assert_no_errno (getsockname (listener, (struct sockaddr *) &addr, &len));
+  *other = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  g_assert_no_errno (connect (*other, (struct sockaddr *) &addr, sizeof addr));
+  accepted = accept4 (listener, NULL, NULL, SOCK_CLOEXEC);
+  g_assert_cmpint (accepted, >=, 0);
+  close (listener);
+  g_assert_cmpint (send (*other, "!", 1, MSG_OOB), ==, 1);
+  return accepted;
+}
+
+/* A change of the fd given to wake_on() sweeps at once, not at the next
+ * 10 ms poll: a single look at what is ready right after run() ends the
+ * stop. (A socket cannot be read again from its start as cgroup.events
+ * is: it gets that sweep and is watched no more.) The fd is closed with
+ * the stop's end. */
+static void
+test_stop_wake (Fixture       *fixture,
+                gconstpointer  data)
+{
+  int other = -1;
+  int fd = urgent_fd (&other);
+
+  fixture->gone_after = 2;
+  fixture->left = 3;
+  g_assert_true (paddock_session_stop_add (fixture->stop, NULL, 0, TRUE, g_get_monotonic_time ()));
+  paddock_session_stop_wake_on (fixture->stop, fd);
+  paddock_session_stop_run (fixture->stop);
+  g_assert_cmpuint (fixture->sweeps, ==, 1);
+  g_assert_cmpuint (fixture->n_ended, ==, 0);
+
+  g_main_context_iteration (NULL, FALSE);
+  g_assert_cmpuint (fixture->n_ended, ==, 1);
+  g_assert_cmpuint (fixture->sweeps, ==, 2);
+  g_assert_cmpuint (fixture->survivors, ==, 0);
+  errno = 0;
+  g_assert_cmpint (fcntl (fd, F_GETFD), ==, -1);
+  g_assert_cmpint (errno, ==, EBADF);
+
+  /* Nothing is left of the stop: no sweep later, from the timer or the fd. */
+  for (guint i = 0; i < 3; i++)
+    {
+      g_usleep (15 * 1000);
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+    }
+  g_assert_cmpuint (fixture->sweeps, ==, 2);
+  close (other);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -206,6 +277,7 @@ main (int    argc,
               fixture_tear_down);
   g_test_add ("/session-stop/survivors", Fixture, NULL, fixture_set_up, test_stop_survivors, fixture_tear_down);
   g_test_add ("/session-stop/close", Fixture, NULL, fixture_set_up, test_stop_close, fixture_tear_down);
+  g_test_add ("/session-stop/wake", Fixture, NULL, fixture_set_up, test_stop_wake, fixture_tear_down);
 
   return g_test_run ();
 }

@@ -7,14 +7,19 @@
  * peer; a shell cannot time a 3 ms command (on this machine a fork of the
  * shell alone costs 4-5 ms), so the timing is done here:
  *
- *   time [--rounds N] [--marker TEXT] LABEL CMD... [:: LABEL CMD...]...
+ *   time [--rounds N] [--marker TEXT] [--summary FILE] LABEL CMD... [:: LABEL CMD...]...
  *     runs every command once per round, in an order that rotates each
  *     round, stdout on a pipe, and prints per round the time to the first
  *     output that holds TEXT, to the command's exit, and the ratio of the
  *     first command's figures to each other's; then the medians (and the
  *     median of the per-round ratios, which interleaving keeps fair).
- *   once CMD...
- *     runs CMD once and prints the milliseconds to its exit.
+ *     --summary writes the medians to FILE for the script's closing
+ *     table, a line per command: LABEL FIRST_MS EXIT_MS TAIL_MS
+ *     FIRST_RATIO EXIT_RATIO (the ratios: the first command's over this
+ *     one's, medians of the per-round ratios).
+ *   once [--output FILE] CMD...
+ *     runs CMD once and prints the milliseconds to its exit; --output
+ *     writes what CMD printed to FILE (destroy's own "in N ms", say).
  *   kill-ns TEXT CMD...
  *     runs CMD (an `unshare -f` of a PID namespace), waits for TEXT on its
  *     stdout, then SIGKILLs the namespace's pid 1 (CMD's child) and prints
@@ -100,10 +105,12 @@ spawn_piped (char **argv,
 }
 
 /* Runs @argv to its end: the time to the first output holding @marker
- * (NULL: not looked for) and to its exit, in ms since the spawn. */
+ * (NULL: not looked for) and to its exit, in ms since the spawn; @output
+ * (nullable) gets what it printed. */
 static void
 run_once (char       **argv,
           const char  *marker,
+          GString     *output,
           double      *first_ms,
           double      *exit_ms)
 {
@@ -149,6 +156,8 @@ run_once (char       **argv,
 
           if (n > 0)
             {
+              if (output != NULL && output->len < 65536)
+                g_string_append_len (output, buffer, n);
               if (!found)
                 {
                   /* Bounded: only what the marker could still span is kept. */
@@ -204,6 +213,8 @@ time_commands (int    argc,
   guint n_commands = 0;
   guint rounds = 10;
   const char *marker = NULL;
+  const char *summary_path = NULL;
+  g_autoptr(GString) summary = g_string_new (NULL);
   int i = 0;
 
   while (i < argc && g_str_has_prefix (argv[i], "--"))
@@ -212,6 +223,8 @@ time_commands (int    argc,
         rounds = (guint) g_ascii_strtoull (argv[i + 1], NULL, 10);
       else if (g_str_equal (argv[i], "--marker") && i + 1 < argc)
         marker = argv[i + 1];
+      else if (g_str_equal (argv[i], "--summary") && i + 1 < argc)
+        summary_path = argv[i + 1];
       else
         paddock_test_bail ("unknown option %s", argv[i]);
       i += 2;
@@ -252,7 +265,7 @@ time_commands (int    argc,
           double first_ms;
           double exit_ms;
 
-          run_once (command->argv, marker, &first_ms, &exit_ms);
+          run_once (command->argv, marker, NULL, &first_ms, &exit_ms);
           g_array_append_val (command->first_ms, first_ms);
           g_array_append_val (command->exit_ms, exit_ms);
         }
@@ -284,6 +297,9 @@ time_commands (int    argc,
   for (guint k = 0; k < n_commands; k++)
     {
       Command *command = &commands[k];
+      double first_ratio = k > 0 && marker != NULL ? median_of_ratios (commands[0].first_ms, command->first_ms) : 1;
+      double exit_ratio = k > 0 ? median_of_ratios (commands[0].exit_ms, command->exit_ms) : 1;
+      double tail_ms = 0;
 
       if (marker != NULL)
         {
@@ -296,23 +312,31 @@ time_commands (int    argc,
 
               g_array_append_val (tail, t);
             }
+          tail_ms = bench_median (tail);
           printf ("  %-12s %8.2f ms %8.2f ms %8.2f ms", command->label,
-                  bench_median (command->first_ms), bench_median (command->exit_ms),
-                  bench_median (tail));
+                  bench_median (command->first_ms), bench_median (command->exit_ms), tail_ms);
           if (k > 0)
             printf ("   %s/%s: %.2fx first output, %.2fx exit (median of per-round ratios)",
-                    commands[0].label, command->label,
-                    median_of_ratios (commands[0].first_ms, command->first_ms),
-                    median_of_ratios (commands[0].exit_ms, command->exit_ms));
+                    commands[0].label, command->label, first_ratio, exit_ratio);
         }
       else
         {
           printf ("  %-12s %8.2f ms", command->label, bench_median (command->exit_ms));
           if (k > 0)
             printf ("   %s/%s: %.2fx (median of per-round ratios)", commands[0].label,
-                    command->label, median_of_ratios (commands[0].exit_ms, command->exit_ms));
+                    command->label, exit_ratio);
         }
       printf ("\n");
+      g_string_append_printf (summary, "%s %.3f %.3f %.3f %.4f %.4f\n", command->label,
+                              marker != NULL ? bench_median (command->first_ms) : 0,
+                              bench_median (command->exit_ms), tail_ms, first_ratio, exit_ratio);
+    }
+  if (summary_path != NULL)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (!g_file_set_contents (summary_path, summary->str, (gssize) summary->len, &error))
+        paddock_test_bail ("%s", error->message);
     }
   return EXIT_SUCCESS;
 }
@@ -389,7 +413,10 @@ lease_racer (int      go_fd,
     paddock_test_bail ("racer: %s", error->message);
   /* Made before the start: the race is the calls. */
   ports = paddock_test_ports (connection);
-  if (read (go_fd, &go, 1) != 1)
+  /* The start is the end of the go pipe, for every racer at once: a byte
+   * each could be read by a racer done early (see below) instead of the
+   * one it was for, which then never started. */
+  if (read (go_fd, &go, 1) != 0)
     _exit (1);
 
   for (guint i = 0; ping && i < per; i++)
@@ -448,10 +475,9 @@ lease_racer (int      go_fd,
   if (write (out_fd, report->str, report->len) != (ssize_t) report->len)
     _exit (1);
   close (out_fd);
-  /* Hold every lease until the parent has checked them. */
-  while (read (go_fd, &go, 1) > 0)
-    ;
-  _exit (0);
+  /* Hold every lease until the parent has checked them and kills us. */
+  for (;;)
+    pause ();
 }
 
 static gboolean
@@ -532,9 +558,7 @@ lease_race (int    argc,
   g_usleep (G_USEC_PER_SEC / 2);
 
   start = g_get_monotonic_time ();
-  for (guint p = 0; p < procs; p++)
-    if (write (go[1], "g", 1) != 1)
-      paddock_test_bail ("write: %s", g_strerror (errno));
+  close (go[1]);
   for (guint p = 0; p < procs; p++)
     {
       g_autoptr(GIOChannel) channel = g_io_channel_unix_new (outs[p]);
@@ -566,9 +590,11 @@ lease_race (int    argc,
         open_to_others++;
   }
 
-  close (go[1]);
   for (guint p = 0; p < procs; p++)
-    waitpid (pids[p], NULL, 0);
+    {
+      kill (pids[p], SIGKILL);
+      waitpid (pids[p], NULL, 0);
+    }
 
   if (ping)
     {
@@ -593,10 +619,20 @@ main (int   argc,
     return time_commands (argc - 2, argv + 2);
   if (argc >= 3 && g_str_equal (argv[1], "once"))
     {
+      g_autoptr(GString) output = g_string_new (NULL);
+      const char *output_path = NULL;
+      char **command = argv + 2;
       double first_ms;
       double exit_ms;
 
-      run_once (argv + 2, NULL, &first_ms, &exit_ms);
+      if (argc >= 5 && g_str_equal (argv[2], "--output"))
+        {
+          output_path = argv[3];
+          command = argv + 4;
+        }
+      run_once (command, NULL, output, &first_ms, &exit_ms);
+      if (output_path != NULL && !g_file_set_contents (output_path, output->str, (gssize) output->len, NULL))
+        paddock_test_bail ("could not write %s", output_path);
       printf ("%.2f\n", exit_ms);
       return EXIT_SUCCESS;
     }
@@ -608,8 +644,8 @@ main (int   argc,
     lease_racer (atoi (argv[3]), atoi (argv[4]), (guint) g_ascii_strtoull (argv[2], NULL, 10),
                  g_str_equal (argv[5], "many"), g_str_equal (argv[5], "ping"));
 
-  fprintf (stderr, "usage: %s time [--rounds N] [--marker TEXT] LABEL CMD... [:: LABEL CMD...]...\n"
-                   "       %s once CMD...\n"
+  fprintf (stderr, "usage: %s time [--rounds N] [--marker TEXT] [--summary FILE] LABEL CMD... [:: LABEL CMD...]...\n"
+                   "       %s once [--output FILE] CMD...\n"
                    "       %s kill-ns TEXT CMD...\n"
                    "       %s lease-race PROCS PER [--many|--ping]\n", argv[0], argv[0], argv[0], argv[0]);
   return 2;

@@ -11,9 +11,15 @@
  * session lists its processes, says whether all are gone, and kills what
  * it listed once the grace is over), and the end is "ended" with how many
  * survived. The session then answers the calls it takes from here.
+ * Where the session has a cgroup, a change of its cgroup.events (the
+ * last member gone) sweeps at once too, rather than at the next poll:
+ * up to 10 ms sooner (issue #23's teardown).
  */
 
 #include "config.h"
+
+#include <glib-unix.h>
+#include <unistd.h>
 
 #include "paddock-error.h"
 #include "paddock-session-stop.h"
@@ -32,6 +38,8 @@ struct _PaddockSessionStop
    * gone (NULL otherwise). */
   GPtrArray *destroy_waiters;
   guint      poll_id;
+  int        wake_fd;       /* cgroup.events of the stop under way, or -1 */
+  guint      wake_id;       /* its G_IO_PRI watch */
   gint64     started;       /* monotonic: when its first call came */
   gint64     kill_at;       /* when the grace is over */
   gboolean   killed;        /* SIGKILL sent at least once */
@@ -80,6 +88,16 @@ new_waiters (void)
   return g_ptr_array_new_with_free_func ((GDestroyNotify) paddock_stop_waiter_free);
 }
 
+/* No more early sweeps: the stop is over. */
+static void
+paddock_session_stop_unwake (PaddockSessionStop *self)
+{
+  g_clear_handle_id (&self->wake_id, g_source_remove);
+  if (self->wake_fd >= 0)
+    close (self->wake_fd);
+  self->wake_fd = -1;
+}
+
 static gboolean
 paddock_session_stop_poll_cb (gpointer user_data)
 {
@@ -96,6 +114,7 @@ paddock_session_stop_poll_cb (gpointer user_data)
   if (gone)
     {
       self->poll_id = 0;
+      paddock_session_stop_unwake (self);
       g_signal_emit (self, signals[SIGNAL_ENDED], 0, 0u);
       return G_SOURCE_REMOVE;
     }
@@ -106,6 +125,7 @@ paddock_session_stop_poll_cb (gpointer user_data)
   if (was_killed && now >= self->kill_at + KILL_TIMEOUT_USEC)
     {
       self->poll_id = 0;
+      paddock_session_stop_unwake (self);
       g_signal_emit (self, signals[SIGNAL_ENDED], 0, left);
       return G_SOURCE_REMOVE;
     }
@@ -168,6 +188,56 @@ paddock_session_stop_add (PaddockSessionStop    *self,
 
 /* One sweep now; then, unless that was the end (nothing left to stop:
  * the session had ended), one every STOP_POLL_MS. */
+/* The kernel says the cgroup changed: a sweep now, the poll's timer
+ * staying as it was (or going, if that was the end). */
+static gboolean
+paddock_session_stop_wake_cb (int          fd,
+                              GIOCondition condition,
+                              gpointer     user_data)
+{
+  PaddockSessionStop *self = user_data;
+  /* "ended" may drop the last reference to the session, and ours with it. */
+  g_autoptr(PaddockSessionStop) hold = g_object_ref (self);
+  guint timer = self->poll_id;
+  gboolean keep = TRUE;
+  char events[256];
+
+  /* Read again, or poll() reports the same change for ever; a file that
+   * cannot be read again gets this sweep and is watched no more. */
+  if (pread (fd, events, sizeof events, 0) < 0)
+    {
+      self->wake_id = 0;
+      keep = FALSE;
+    }
+  /* Its end removes this watch (unwake()); the timer is ours to remove. */
+  if (timer != 0 && paddock_session_stop_poll_cb (self) == G_SOURCE_REMOVE)
+    g_source_remove (timer);
+  if (!keep && self->wake_fd == fd)
+    {
+      close (self->wake_fd);
+      self->wake_fd = -1;
+    }
+  return keep ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+/**
+ * paddock_session_stop_wake_on:
+ * @fd: (transfer full): the session's cgroup.events
+ *   (paddock_cgroup_open_events()), or -1
+ *
+ * Sweeps also whenever @fd changes, for the stop that
+ * paddock_session_stop_run() starts next; closed when it is over.
+ */
+void
+paddock_session_stop_wake_on (PaddockSessionStop *self,
+                              int                 fd)
+{
+  g_return_if_fail (PADDOCK_IS_SESSION_STOP (self));
+
+  paddock_session_stop_unwake (self);
+  self->wake_fd = fd;
+}
+
 void
 paddock_session_stop_run (PaddockSessionStop *self)
 {
@@ -175,6 +245,9 @@ paddock_session_stop_run (PaddockSessionStop *self)
 
   g_return_if_fail (PADDOCK_IS_SESSION_STOP (self));
 
+  /* Watched before the first sweep, so that no change falls between. */
+  if (self->wake_fd >= 0 && self->wake_id == 0)
+    self->wake_id = g_unix_fd_add (self->wake_fd, G_IO_PRI | G_IO_ERR, paddock_session_stop_wake_cb, self);
   if (paddock_session_stop_poll_cb (self) == G_SOURCE_CONTINUE)
     self->poll_id = g_timeout_add (STOP_POLL_MS, paddock_session_stop_poll_cb, self);
 }
@@ -285,6 +358,7 @@ paddock_session_stop_close (PaddockSessionStop *self)
   g_return_if_fail (PADDOCK_IS_SESSION_STOP (self));
 
   g_clear_handle_id (&self->poll_id, g_source_remove);
+  paddock_session_stop_unwake (self);
   g_ptr_array_set_size (self->waiters, 0);
   g_clear_pointer (&self->destroy_waiters, g_ptr_array_unref);
 }
@@ -295,6 +369,7 @@ paddock_session_stop_dispose (GObject *object)
   PaddockSessionStop *self = PADDOCK_SESSION_STOP (object);
 
   g_clear_handle_id (&self->poll_id, g_source_remove);
+  paddock_session_stop_unwake (self);
 
   G_OBJECT_CLASS (paddock_session_stop_parent_class)->dispose (object);
 }
@@ -345,6 +420,7 @@ static void
 paddock_session_stop_init (PaddockSessionStop *self)
 {
   self->waiters = new_waiters ();
+  self->wake_fd = -1;
 }
 
 PaddockSessionStop *

@@ -43,6 +43,8 @@ gboolean            paddock_session_stop_add           (PaddockSessionStop    *s
                                                         guint                  grace_seconds,
                                                         gboolean               destroy,
                                                         gint64                 requested);
+void                paddock_session_stop_wake_on       (PaddockSessionStop    *self,
+                                                        int                    fd);
 void                paddock_session_stop_run           (PaddockSessionStop    *self);
 GPtrArray          *paddock_session_stop_take_waiters  (PaddockSessionStop    *self);
 void                paddock_session_stop_answer        (PaddockSessionStop    *self,
