@@ -64,7 +64,7 @@ typedef struct
   const char  *keeper;
   char       **argv;
   char       **envp;
-  int          sources[3 + MAX_PASS_FDS + 2];  /* stdio, passed fds, control, held PTY */
+  int          sources[3 + MAX_PASS_FDS + 3];  /* stdio, passed fds, control, held PTY, held control */
   guint        n_sources;
 } KeeperChild;
 
@@ -347,6 +347,11 @@ paddock_keeper_client_spawn (const PaddockKeeperSpawn *spawn,
       g_ptr_array_add (argv, g_strdup_printf ("%u", 3 + spawn->n_pass_fds + 1));
       g_ptr_array_add (argv, g_strdup ("--hold-dir"));
       g_ptr_array_add (argv, g_strdup (spawn->hold_dir));
+      if (spawn->hold_control_fd >= 0)
+        {
+          g_ptr_array_add (argv, g_strdup ("--hold-control-fd"));
+          g_ptr_array_add (argv, g_strdup_printf ("%u", 3 + spawn->n_pass_fds + 2));
+        }
     }
   g_ptr_array_add (argv, g_strdup ("--pass-fds"));
   g_ptr_array_add (argv, g_strdup_printf ("%u", spawn->n_pass_fds));
@@ -377,6 +382,8 @@ paddock_keeper_client_spawn (const PaddockKeeperSpawn *spawn,
   child.sources[child.n_sources++] = theirs;
   if (spawn->hold_dir != NULL)
     child.sources[child.n_sources++] = spawn->hold_fd;
+  if (spawn->hold_dir != NULL && spawn->hold_control_fd >= 0)
+    child.sources[child.n_sources++] = spawn->hold_control_fd;
 
   pid = paddock_clone_child_into_cgroup (spawn->cgroup_dir, spawn->cgroup_procs_fd, keeper_child_main, &child);
   if (pid < 0)
@@ -450,16 +457,20 @@ fd_is_socket (int fd,
  * on success), listening in @hold_dir. Only that very keeper is believed
  * (its socket's peer must be @keeper_pid, of our uid), and only what it
  * hands over as said: an ADOPTED event with a SEQPACKET socket and a
- * terminal, nothing else. Returns the client and the PTY master. */
+ * terminal, and with @out_sandbox_control (a sandboxed session's keeper,
+ * --hold-control-fd) a second SEQPACKET socket, nothing else. Returns the
+ * client, the PTY master and that socket. */
 PaddockKeeperClient *
 paddock_keeper_client_adopt (const char               *hold_dir,
                              pid_t                     keeper_pid,
                              int                       keeper_pidfd,
                              int                      *out_pty_master,
+                             int                      *out_sandbox_control,
                              PaddockKeeperClientFunc   func,
                              gpointer                  user_data,
                              GError                  **error)
 {
+  size_t n_expected = out_sandbox_control != NULL ? 3 : 2;
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   g_autofree char *path = g_build_filename (hold_dir, PADDOCK_KEEPER_SOCKET, NULL);
   paddock_autofd int sock = -1;
@@ -516,7 +527,8 @@ paddock_keeper_client_adopt (const char               *hold_dir,
       break;
     }
   if (n != (ssize_t) sizeof event || event.type != PADDOCK_KEEPER_ADOPTED || event.pid <= 0 ||
-      n_fds != 2 || !fd_is_socket (fds[0], SOCK_SEQPACKET) || !isatty (fds[1]))
+      n_fds != n_expected || !fd_is_socket (fds[0], SOCK_SEQPACKET) || !isatty (fds[1]) ||
+      (n_expected == 3 && !fd_is_socket (fds[2], SOCK_SEQPACKET)))
     {
       paddock_fdpass_close_all (fds, n_fds);
       g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
@@ -535,6 +547,8 @@ paddock_keeper_client_adopt (const char               *hold_dir,
   self->pidfd_source = g_unix_fd_add (keeper_pidfd, G_IO_IN | G_IO_HUP | G_IO_ERR, keeper_pidfd_cb, self);
   self->control_source = g_unix_fd_add (self->control, G_IO_IN | G_IO_HUP | G_IO_ERR, keeper_control_cb, self);
   *out_pty_master = fds[1];
+  if (out_sandbox_control != NULL)
+    *out_sandbox_control = fds[2];
   return self;
 }
 
@@ -610,6 +624,79 @@ paddock_keeper_client_signal (PaddockKeeperClient *self,
              g_strerror (errno));
   else
     self->killing = signum == SIGKILL;
+}
+
+/* A sandboxed session's keeper (--hold-control-fd) outlives the daemon
+ * from now on: the session's record names it. FALSE when it could not be
+ * asked (it is gone, or going). */
+gboolean
+paddock_keeper_client_hold (PaddockKeeperClient *self)
+{
+  PaddockKeeperRequest request = { .type = PADDOCK_KEEPER_HOLD };
+
+  if (self->control < 0 || self->keeper_pid <= 0 || self->killing)
+    return FALSE;
+  return send (self->control, &request, sizeof request, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t) sizeof request;
+}
+
+/* Whether the program's end was told (or is: an EXITED not read yet). */
+gboolean
+paddock_keeper_client_has_exited (PaddockKeeperClient *self)
+{
+  if (self->depth == 0 && self->control >= 0)
+    {
+      self->depth++;
+      keeper_drain (self);
+      keeper_leave (self);
+    }
+  return self->exited || self->keeper_pid <= 0;
+}
+
+/* Whom the keeper's events go to from now on (a sandbox made ahead, and
+ * the session that took it). */
+void
+paddock_keeper_client_set_func (PaddockKeeperClient     *self,
+                                PaddockKeeperClientFunc  func,
+                                gpointer                 user_data)
+{
+  self->func = func;
+  self->user_data = user_data;
+}
+
+/* Ends the keeper's tree and the keeper, waits (a second at most, then
+ * SIGKILL) until it is reaped, and frees the client: for a keeper of ours
+ * that holds nothing anybody wants (a sandbox made ahead nobody took).
+ * Nothing is told. */
+void
+paddock_keeper_client_end (PaddockKeeperClient *self)
+{
+  pid_t pid;
+
+  if (self == NULL)
+    return;
+  g_return_if_fail (self->depth == 0);
+  self->func = NULL;
+  pid = self->keeper_pidfd < 0 ? self->keeper_pid : 0;
+  paddock_keeper_client_signal (self, SIGKILL);
+  g_clear_handle_id (&self->child_watch, g_source_remove);
+  if (pid > 0)
+    {
+      gint64 deadline = g_get_monotonic_time () + G_USEC_PER_SEC;
+      int status;
+      pid_t r;
+
+      /* GLib's worker may have reaped it already (then ECHILD). */
+      while ((r = waitpid (pid, &status, WNOHANG)) == 0 && g_get_monotonic_time () < deadline)
+        g_usleep (2 * 1000);
+      if (r == 0)
+        {
+          kill (pid, SIGKILL);
+          while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        }
+      self->keeper_pid = 0;
+    }
+  paddock_keeper_client_free (self);
 }
 
 /* Lets go of the keeper: it runs on with its tree, if any (the keeper

@@ -49,6 +49,8 @@ typedef struct
   int          hold_fd;      /* with hold_dir: the agent's PTY master, held for a later daemon */
   gboolean     end_with_daemon;  /* a command's: its tree ends when the daemon goes */
   const char  *hold_dir;     /* the session's folder, or NULL: nothing held (paddock-keeper-protocol.h) */
+  int          hold_control_fd;  /* with hold_dir: the daemon's end of paddock-sandbox's control
+                                  * socket, held too (-1: a host session's keeper) */
 } PaddockKeeperSpawn;
 
 const char          *paddock_keeper_client_find           (void);
@@ -60,6 +62,7 @@ PaddockKeeperClient *paddock_keeper_client_adopt          (const char           
                                                            pid_t                     keeper_pid,
                                                            int                       keeper_pidfd,
                                                            int                      *out_pty_master,
+                                                           int                      *out_sandbox_control,
                                                            PaddockKeeperClientFunc   func,
                                                            gpointer                  user_data,
                                                            GError                  **error);
@@ -71,6 +74,12 @@ pid_t                paddock_keeper_client_get_keeper_pid (PaddockKeeperClient  
 gboolean             paddock_keeper_client_is_running     (PaddockKeeperClient      *self);
 void                 paddock_keeper_client_signal         (PaddockKeeperClient      *self,
                                                            int                       signum);
+gboolean             paddock_keeper_client_hold           (PaddockKeeperClient      *self);
+gboolean             paddock_keeper_client_has_exited     (PaddockKeeperClient      *self);
+void                 paddock_keeper_client_set_func       (PaddockKeeperClient      *self,
+                                                           PaddockKeeperClientFunc   func,
+                                                           gpointer                  user_data);
+void                 paddock_keeper_client_end            (PaddockKeeperClient      *self);
 void                 paddock_keeper_client_free           (PaddockKeeperClient      *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (PaddockKeeperClient, paddock_keeper_client_free)

@@ -1160,9 +1160,9 @@ paddock_manager_impl_has_session (PaddockManagerImpl *self,
 
 /* The daemon is going away. Its sessions are killed rather than left
  * running with nobody supervising them; but when another daemon replaced
- * us (paddock_manager_impl_hand_over_at_shutdown()), a host session its
- * keeper holds is handed over to it instead (sandboxed sessions cannot
- * be yet: their helper dies with us). */
+ * us (paddock_manager_impl_hand_over_at_shutdown()), a session its
+ * keeper holds is handed over to it instead (a sandbox no keeper holds,
+ * see paddock-linux-executor.c, dies with us). */
 /* Another daemon took our name (--replace): it adopts what it can. */
 void
 paddock_manager_impl_hand_over_at_shutdown (PaddockManagerImpl *self)

@@ -119,6 +119,8 @@ PaddockDomainRules    *_paddock_session_impl_get_net_rules      (PaddockSessionI
 PaddockSessionNetwork *_paddock_session_network_new             (PaddockSessionImpl    *session,
                                                                  const char            *state_dir);
 void                   _paddock_session_network_free            (PaddockSessionNetwork *network);
+void                   _paddock_session_network_prepare_adopted (PaddockSessionNetwork *network,
+                                                                 const char            *mode);
 void                   _paddock_session_network_prepare         (PaddockSessionNetwork *network,
                                                                  const char            *mode);
 void                   _paddock_session_network_spawned         (PaddockSessionNetwork *network);

@@ -44,6 +44,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-exit-status.h"
 #include "paddock-host-executor.h"
+#include "paddock-linux-executor.h"
 #include "paddock-error.h"
 #include "paddock-executor.h"
 #include "paddock-keeper-client.h"
@@ -564,6 +565,20 @@ paddock_session_impl_publish_boundary (PaddockSessionImpl  *self,
                                      paddock_boundary_look_get_published (look));
 }
 
+/* The record that names the sandbox's keeper is on disk: from now on the
+ * keeper holds the session when we go, for a later daemon to adopt
+ * (paddock-linux-executor.c); before, it ended the sandbox with us. */
+static void
+paddock_session_impl_hold_step (gpointer user_data,
+                                guint    unused)
+{
+  PaddockSessionImpl *self = user_data;
+
+  if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) && !self->reaped &&
+      g_strcmp0 (self->state, "running") == 0)
+    paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
+}
+
 /* The sandbox said the agent runs, and its boundary was seen: the session
  * runs (or, strict, is refused) and its creator is answered. */
 static void
@@ -606,7 +621,10 @@ paddock_session_impl_started (PaddockSessionImpl  *self,
   /* Unless the creator's side could not take it (not exported): then the
    * session is being killed and its folder is gone. */
   if (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)) != NULL)
-    paddock_session_impl_save (self);
+    {
+      paddock_session_impl_save (self);
+      paddock_session_impl_when_durable (self, paddock_session_impl_hold_step, 0);
+    }
 }
 
 static void paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
@@ -856,10 +874,23 @@ paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,
                                            PaddockSpareSandbox *spare,
                                            const char          *next_id)
 {
+  g_autofree char *sessions_dir = NULL;
+  g_autofree char *next_dir = NULL;
+
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
+  /* The next session's folder, beside this one's: its keeper binds its
+   * socket there once that session runs. */
+  if (self->record_path != NULL)
+    {
+      g_autofree char *session_dir = g_path_get_dirname (self->record_path);
+
+      sessions_dir = g_path_get_dirname (session_dir);
+      next_dir = g_build_filename (sessions_dir, next_id, NULL);
+    }
   if (self->executor != NULL)
-    paddock_executor_refill_spare (self->executor, spare, &self->config, PADDOCK_SESSION_PROXY_PORT, next_id);
+    paddock_executor_refill_spare (self->executor, spare, &self->config, PADDOCK_SESSION_PROXY_PORT, next_id,
+                                   next_dir);
 }
 
 static void paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
@@ -1743,23 +1774,54 @@ paddock_session_impl_new (const char                 *id,
   return self;
 }
 
-/* A host session an earlier daemon ran, whose keeper still holds it
- * (paddock-keeper-protocol.h, --hold-dir): taken over, running on as if
- * started here, its terminal and its tree the same. FALSE (and nothing
+/* A session an earlier daemon ran, whose keeper still holds it
+ * (paddock-keeper-protocol.h, --hold-dir; a sandboxed one's also its
+ * helper's control socket, --hold-control-fd): taken over, running on as
+ * if started here, its terminal and its tree the same. FALSE (and nothing
  * changed but the pinned keeper's pidfd, kept) where the keeper would not
  * hand it over: its leftovers are then ended as before. */
 static gboolean
-paddock_session_impl_adopt_host (PaddockSessionImpl    *self,
-                                 PaddockSessionRestore *restore)
+paddock_session_impl_adopt (PaddockSessionImpl    *self,
+                            PaddockSessionRestore *restore,
+                            gboolean               sandboxed)
 {
   g_autoptr(GError) error = NULL;
   paddock_autofd int pty_master = -1;
   PaddockKeeperClient *keeper;
+  gboolean own_network = sandboxed && g_strcmp0 (self->config.net_mode, "host") != 0;
 
-  self->executor = paddock_host_executor_new ();
-  keeper = paddock_host_executor_adopt_agent (PADDOCK_HOST_EXECUTOR (self->executor), restore->session_dir,
-                                              restore->leftover_keeper, restore->leftover_keeper_pidfd,
-                                              &pty_master, &error);
+  /* The proxy (or one a none session was switched from) judges by the
+   * recorded policy, parsed now: a policy that no longer parses is not
+   * guessed at, and the session is not adopted. */
+  if (own_network)
+    {
+      g_autoptr(PaddockDomainRules) rules =
+        _paddock_session_network_build_rules (self->config.net_mode,
+                                              (const char * const *) self->config.allow_domains, &error);
+
+      if (rules == NULL)
+        {
+          g_message ("Session %s: its network policy cannot be served again (%s); ending what is left of it",
+                     self->id, error->message);
+          return FALSE;
+        }
+      g_set_object (&self->config.net_rules, rules);
+    }
+
+  if (sandboxed)
+    {
+      self->executor = paddock_linux_executor_new ();
+      keeper = paddock_linux_executor_adopt_agent (PADDOCK_LINUX_EXECUTOR (self->executor), self->id, restore->session_dir,
+                                                   restore->leftover_keeper, restore->leftover_keeper_pidfd,
+                                                   &pty_master, &error);
+    }
+  else
+    {
+      self->executor = paddock_host_executor_new ();
+      keeper = paddock_host_executor_adopt_agent (PADDOCK_HOST_EXECUTOR (self->executor), restore->session_dir,
+                                                  restore->leftover_keeper, restore->leftover_keeper_pidfd,
+                                                  &pty_master, &error);
+    }
   if (keeper == NULL)
     {
       g_message ("Session %s: could not adopt it from its keeper %d: %s; ending what is left of it",
@@ -1775,8 +1837,15 @@ paddock_session_impl_adopt_host (PaddockSessionImpl    *self,
   self->keeper = keeper;
   self->pid = paddock_keeper_client_get_pid (keeper);
   self->pid_start_time = paddock_keeper_client_get_start_time (keeper);
-  self->sandboxed = FALSE;
+  self->sandboxed = sandboxed;
   self->reaped = FALSE;
+  /* The namespace its processes are counted and ended by; its stage
+   * bounded again (by the default limit: the record does not keep one
+   * the creator chose). */
+  if (sandboxed)
+    paddock_sandbox_pidns_find (&self->pidns, self->pid);
+  if (sandboxed && self->stage != NULL)
+    self->stage_limit = _paddock_session_stage_limit_new (self, self->config.stage_limit);
   self->cgroup = g_steal_pointer (&restore->cgroup);
   if (self->cgroup != NULL)
     self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, NULL);
@@ -1787,32 +1856,43 @@ paddock_session_impl_adopt_host (PaddockSessionImpl    *self,
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) self->pid);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
                                           MAX (paddock_session_impl_count_processes (self), 1));
+  _paddock_session_network_prepare_adopted (self->network, sandboxed ? self->config.net_mode : "host");
   _paddock_session_ports_adopted (_paddock_session_network_get_ports (self->network));
   _paddock_session_network_spawned (self->network);
+  /* Its proxy's socket, which pid 1 kept: served again once it comes. */
+  if (own_network && !paddock_linux_executor_request_proxy (PADDOCK_LINUX_EXECUTOR (self->executor), &error))
+    g_message ("Session %s: could not ask its sandbox for its proxy's socket: %s", self->id, error->message);
   self->state = g_intern_static_string ("running");
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
-  g_message ("Session %s: adopted from its keeper %d, agent %d running", self->id,
-             (int) paddock_keeper_client_get_keeper_pid (keeper), (int) self->pid);
+  g_message ("Session %s: adopted from its keeper %d, %s %d running", self->id,
+             (int) paddock_keeper_client_get_keeper_pid (keeper), sandboxed ? "sandbox" : "agent", (int) self->pid);
   return TRUE;
 }
 
-/* The daemon is replaced (--replace): a running host session whose
- * keeper holds it (paddock-keeper-protocol.h, --hold-dir) is let go, not
+/* The daemon is replaced (--replace): a running session whose keeper
+ * holds it (paddock-keeper-protocol.h, --hold-dir) is let go, not
  * killed, for the next daemon to adopt: its record is on disk as running
  * (flushed before the state dir's lock goes), the keeper sees our end of
  * its control socket close and listens for the successor. FALSE for any
- * other session: the caller ends it. Its commands' keepers end theirs with
- * us (--end-with-daemon), their callers told they were lost. */
+ * other session: the caller ends it. Its commands end with us, their
+ * callers told they were lost: a host command's keeper ends its tree
+ * (--end-with-daemon), a sandbox's command supervisor at the hangup of
+ * its channel, which only we held. */
 gboolean
 paddock_session_impl_hand_over (PaddockSessionImpl *self)
 {
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
-  if (self->sandboxed || self->record_path == NULL || self->leftovers != NULL ||
+  if (self->record_path == NULL || self->leftovers != NULL ||
       self->keeper == NULL || !paddock_keeper_client_is_running (self->keeper) ||
-      !PADDOCK_IS_HOST_EXECUTOR (self->executor) || g_strcmp0 (self->state, "running") != 0)
+      g_strcmp0 (self->state, "running") != 0)
     return FALSE;
   paddock_session_impl_save (self);
+  /* A sandbox's keeper holds it from the record on (asked again, in case
+   * the record was not durable yet: the request comes before our end of
+   * its socket closes, so it is read first). */
+  if (PADDOCK_IS_LINUX_EXECUTOR (self->executor))
+    paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
   paddock_session_impl_fail_pending_execs (self);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_signal_handlers_disconnect_by_data (self->terminal, self);
@@ -1826,7 +1906,7 @@ paddock_session_impl_hand_over (PaddockSessionImpl *self)
 }
 
 /* Whether this restored session was adopted (it has an executor: a
- * restored one gets one only from paddock_session_impl_adopt_host()). */
+ * restored one gets one only from paddock_session_impl_adopt()). */
 gboolean
 _paddock_session_impl_is_adopted (PaddockSessionImpl *self)
 {
@@ -1881,7 +1961,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
 
   /* Its keeper held it for us: the session runs on, adopted. */
   if (paddock_session_restore_may_adopt (&restore, record) &&
-      paddock_session_impl_adopt_host (self, &restore))
+      paddock_session_impl_adopt (self, &restore, record->sandboxed))
     {
       paddock_session_impl_save (self);
       return g_steal_pointer (&self);

@@ -100,6 +100,7 @@ struct _PaddockSessionNetwork
   ProxyLink          *link;        /* NULL until the sandbox passed its socket, and once told to stop */
   GList              *stopping;    /* ProxyLink* (a reference each) told to stop, not joined yet */
   gboolean            has_listener;  /* started in proxy mode */
+  gboolean            may_have_listener;  /* adopted in none mode: may have been started in proxy */
   gboolean            forwards_ports;  /* started in none or proxy: leases are forwarded */
   PaddockSessionPorts *ports;      /* leases forwarded in none and proxy */
 };
@@ -591,6 +592,19 @@ _paddock_session_network_prepare (PaddockSessionNetwork *network,
   network->forwards_ports = g_strcmp0 (mode, "none") == 0 || g_strcmp0 (mode, "proxy") == 0;
 }
 
+/* A sandbox adopted from its keeper (paddock-keeper-protocol.h) in @mode:
+ * as prepared for a start in it; and one recorded in none may have been
+ * started in proxy and switched to none since (SetNetworkPolicy), its
+ * pid 1 still holding the proxy's socket: served if it comes (by the
+ * rules of none, which allow nothing, until switched back). */
+void
+_paddock_session_network_prepare_adopted (PaddockSessionNetwork *network,
+                                          const char            *mode)
+{
+  _paddock_session_network_prepare (network, mode);
+  network->may_have_listener = g_strcmp0 (mode, "none") == 0;
+}
+
 /* The sandbox was spawned (and its control channel is open): only now are
  * the leases forwarded, so a spawn that failed leaves no forward holding a
  * copy of a lease's socket until the session object goes. */
@@ -705,6 +719,9 @@ _paddock_session_network_take_listener (PaddockSessionNetwork  *network,
   PaddockProxy *proxy;
   ProxyLink *link;
 
+  if (network->link == NULL && !network->has_listener && network->may_have_listener)
+    network->has_listener = TRUE;
+  network->may_have_listener = FALSE;
   if (network->link != NULL || !network->has_listener)
     {
       /* Not a proxy-mode start, or a second socket: nothing to serve. */

@@ -478,6 +478,13 @@ _paddock_session_ports_adopted (PaddockSessionPorts *ports)
 
       if (g_strcmp0 (paddock_lease_get_session (lease), id) != 0)
         continue;
+      /* A reserved port is held for a later LeasePort, as before the
+       * restart: refused, not forwarded (_paddock_session_ports_start()). */
+      if (paddock_lease_is_reserved (id, paddock_lease_get_name (lease)))
+        {
+          g_ptr_array_add (ports->reserved, g_object_ref (lease));
+          continue;
+        }
       _paddock_session_impl_add_lease (ports->session, lease);
       paddock_registry_readopt_released (session_registry, paddock_lease_get_port (lease), id);
     }

@@ -25,6 +25,14 @@
  * helper), and it dies with the daemon anyway (--die-with-parent); its
  * cgroup is removed once it is reaped (a later daemon removes one a dead
  * daemon left: paddock_manager_impl_restore()).
+ *
+ * Where the next session's folder is known, the spare is born under a
+ * paddock-keeper (--hold-control-fd, paddock-keeper-protocol.h) as a
+ * sandbox a later daemon can adopt is: the keeper holds the terminal and
+ * our end of the control socket, the helper dies with the keeper, and the
+ * keeper ends it with us until its session asks it to HOLD. Ending such a
+ * spare is the keeper's KILL, not the end of file (the keeper's copy of
+ * the control socket keeps pid 1 from seeing one).
  */
 
 #include "config.h"
@@ -48,6 +56,7 @@
 
 #include "paddock-autofd.h"
 #include "paddock-clone-vm.h"
+#include "paddock-keeper-client.h"
 #include "paddock-sandbox-protocol.h"
 #include "paddock-spare-options.h"
 
@@ -56,7 +65,9 @@
 typedef struct _Spare Spare;
 struct _Spare {
   PaddockSpareSandbox *owner;      /* while it is the owner's ready one */
-  pid_t                pid;        /* the helper, a child of ours */
+  pid_t                pid;        /* the helper, a child of ours (or of keeper) */
+  PaddockKeeperClient *keeper;     /* the helper's parent, or NULL: we are */
+  char                *hold_dir;   /* the keeper's: the next session's folder */
   int                  pty_master;
   int                  control;
   PaddockCgroup       *cgroup;
@@ -89,6 +100,8 @@ spare_free (Spare *spare)
 {
   if (spare->watch != 0)
     g_source_remove (spare->watch);
+  g_clear_pointer (&spare->keeper, paddock_keeper_client_end);
+  g_free (spare->hold_dir);
   paddock_close_fd (&spare->pty_master);
   paddock_close_fd (&spare->control);
   paddock_close_fd (&spare->mounts);
@@ -133,6 +146,16 @@ spare_end (Spare *spare)
     g_source_remove (spare->watch);
   spare->watch = 0;
   paddock_close_fd (&spare->control);
+  /* Under a keeper: it kills the helper (pid 1 dies with it), reaps all
+   * of it and exits; we reap the keeper. Then the cgroup is empty. */
+  if (spare->keeper != NULL)
+    {
+      g_clear_pointer (&spare->keeper, paddock_keeper_client_end);
+      for (guint i = 0; spare->cgroup != NULL && i < 100 && !paddock_cgroup_remove (spare->cgroup); i++)
+        g_usleep (10 * 1000);
+      spare_free (spare);
+      return;
+    }
   /* GLib's worker thread reaps a watched child as soon as it exits, before
    * the watch is dispatched here: one reaped so is gone, and its pid may
    * be another process's by now, not ours to signal. Unreaped (WNOWAIT
@@ -161,6 +184,69 @@ spare_end (Spare *spare)
   for (guint i = 0; killed && spare->cgroup != NULL && i < 100 && !paddock_cgroup_remove (spare->cgroup); i++)
     g_usleep (10 * 1000);
   spare_free (spare);
+}
+
+/* The spare's keeper: its helper ended before anyone took it (EXITED),
+ * then the keeper went (GONE, last): the spare is no longer there to
+ * take, and goes. */
+static void
+spare_keeper_cb (PaddockKeeperClient      *keeper,
+                 PaddockKeeperClientEvent  event,
+                 int                       wait_status,
+                 gpointer                  user_data)
+{
+  Spare *spare = user_data;
+
+  if (spare->owner != NULL && spare->owner->ready == spare)
+    {
+      g_debug ("The sandbox made ahead (pid %d) ended with wait status %d before a session took it",
+               (int) spare->pid, wait_status);
+      spare->owner->ready = NULL;
+    }
+  spare->owner = NULL;
+  if (event == PADDOCK_KEEPER_CLIENT_GONE)
+    {
+      /* Freed from its own callback: allowed (paddock-keeper-client.c). */
+      paddock_keeper_client_free (g_steal_pointer (&spare->keeper));
+      spare_free (spare);
+    }
+}
+
+/* The spare's helper under a keeper (see the top of this file): the same
+ * descriptors at the same slots as spare_child_main() places them. */
+static gboolean
+spare_spawn_keeper (Spare        *spare,
+                    const char   *helper,
+                    char        **argv,
+                    char        **envp,
+                    int           slave,
+                    int           control_theirs,
+                    int           seccomp_fd,
+                    int           cgroup_dir,
+                    int           procs,
+                    GError      **error)
+{
+  int pass[3] = { slave, control_theirs, seccomp_fd };
+  PaddockKeeperSpawn keeper_spawn = {
+    .program = helper,
+    .argv = argv,
+    .envp = envp,
+    .cwd = "/",
+    .stdio = { slave, slave, slave },
+    .pass_fds = pass,
+    .n_pass_fds = seccomp_fd >= 0 ? 3 : 2,
+    .cgroup_dir = cgroup_dir,
+    .cgroup_procs_fd = procs,
+    .hold_fd = spare->pty_master,
+    .hold_dir = spare->hold_dir,
+    .hold_control_fd = spare->control,
+  };
+
+  spare->keeper = paddock_keeper_client_spawn (&keeper_spawn, spare_keeper_cb, spare, error);
+  if (spare->keeper == NULL)
+    return FALSE;
+  spare->pid = paddock_keeper_client_get_pid (spare->keeper);
+  return TRUE;
 }
 
 static int
@@ -210,7 +296,8 @@ paddock_spare_sandbox_refill (PaddockSpareSandbox *self,
                               const char          *net_mode,
                               guint16              proxy_port,
                               int                  seccomp_fd,
-                              const char          *cgroup_name)
+                              const char          *cgroup_name,
+                              const char          *hold_dir)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_auto(GStrv) envp = g_environ_setenv (NULL, "PATH", "/usr/sbin:/usr/bin:/sbin:/bin", TRUE);
@@ -294,6 +381,27 @@ paddock_spare_sandbox_refill (PaddockSpareSandbox *self,
     }
   g_ptr_array_add (argv, g_strdup ("--die-with-parent"));
   g_ptr_array_add (argv, NULL);
+
+  /* Under a keeper where the next session's folder is known and the
+   * keeper there (a later daemon adopts the session it becomes). The
+   * master is the spare's before the keeper gets its copy. */
+  if (hold_dir != NULL && paddock_keeper_client_find () != NULL)
+    {
+      spare->hold_dir = g_strdup (hold_dir);
+      spare->pty_master = paddock_steal_fd (&master);
+      if (!spare_spawn_keeper (spare, self->helper, (char **) argv->pdata, envp, slave, pair[1],
+                               seccomp_fd, cgroup_dir, procs, &error))
+        {
+          g_debug ("No sandbox made ahead: %s", error->message);
+          close (pair[1]);
+          spare_free (spare);
+          return;
+        }
+      close (pair[1]);
+      spare->owner = self;
+      self->ready = spare;
+      return;
+    }
 
   child = (SpareChild) {
     .helper = self->helper,
@@ -386,15 +494,26 @@ paddock_spare_sandbox_take (PaddockSpareSandbox      *self,
   /* Ours from here: no watch may reap it behind the session's back. Then
    * alive, still ours to reap (WNOWAIT leaves a dead one for spare_end),
    * and its pid 1 waiting, not gone nor saying anything. */
-  g_source_remove (spare->watch);
-  spare->watch = 0;
   pfd = (struct pollfd) { .fd = spare->control, .events = POLLIN };
-  if (waitid (P_PID, (id_t) spare->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+  if (spare->keeper != NULL)
     {
-      /* Reaped already (a watch that ran just before): nothing to wait for. */
-      g_debug ("The sandbox made ahead is gone; this session makes its own");
-      spare_free (spare);
-      return FALSE;
+      /* Its keeper reaps it: alive for as long as the keeper told no end.
+       * Its events are the session's from here (the caller's to set). */
+      paddock_keeper_client_set_func (spare->keeper, NULL, NULL);
+      if (paddock_keeper_client_has_exited (spare->keeper))
+        info.si_pid = spare->pid;
+    }
+  else
+    {
+      g_source_remove (spare->watch);
+      spare->watch = 0;
+      if (waitid (P_PID, (id_t) spare->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+        {
+          /* Reaped already (a watch that ran just before): nothing to wait for. */
+          g_debug ("The sandbox made ahead is gone; this session makes its own");
+          spare_free (spare);
+          return FALSE;
+        }
     }
   if (info.si_pid != 0 || poll (&pfd, 1, 0) != 0)
     {
@@ -422,6 +541,8 @@ paddock_spare_sandbox_take (PaddockSpareSandbox      *self,
     .pty_master = paddock_steal_fd (&spare->pty_master),
     .control = paddock_steal_fd (&spare->control),
     .cgroup = g_steal_pointer (&spare->cgroup),
+    .keeper = g_steal_pointer (&spare->keeper),
+    .hold_dir = g_steal_pointer (&spare->hold_dir),
   };
   /* What is left is ours alone: the mounts watch was only for staleness. */
   spare_free (spare);

@@ -137,8 +137,9 @@ is_spare (GPid pid)
          strlen (cmdline) + 1 < length && g_str_equal (cmdline + strlen (cmdline) + 1, "--spare");
 }
 
-/* The daemon's child that is a sandbox made ahead, other than NOT_THIS
- * (one a session took keeps its command line), or 0. */
+/* The daemon's child (or its keeper's, a keeper of the daemon's:
+ * paddock-spare-sandbox.c) that is a sandbox made ahead, other than
+ * NOT_THIS (one a session took keeps its command line), or 0. */
 static GPid
 find_spare (GPid daemon,
             GPid not_this)
@@ -150,7 +151,8 @@ find_spare (GPid daemon,
     {
       GPid pid = (GPid) g_ascii_strtoll (name, NULL, 10);
 
-      if (pid > 0 && pid != not_this && parent_of (pid) == daemon && is_spare (pid) && paddock_test_pid_alive (pid))
+      if (pid > 0 && pid != not_this && (parent_of (pid) == daemon || parent_of (parent_of (pid)) == daemon) &&
+          is_spare (pid) && paddock_test_pid_alive (pid))
         return pid;
     }
   return 0;

@@ -72,6 +72,12 @@ for s in json.load(sys.stdin)["sessions"]: print(s["id"])' 2>/dev/null); do
   for pid in "${background_pids[@]}" $daemon_pid $bus_pid; do
     wait "$pid" 2>/dev/null || true
   done
+  # A session's keeper outlives its daemon: a check that failed while no
+  # daemon ran leaves it holding its session. Ours (their folder is in
+  # $tmp) are killed, and a sandbox dies with its keeper.
+  for pid in $(grep -la -- "--hold-dir.$tmp/" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
+    kill -KILL "$pid" 2>/dev/null || true
+  done
   # A failed check keeps what the daemon said (an abort's reason, say),
   # which goes with the folder otherwise.
   if [[ "$failures" != 0 && -s "$tmp/daemon.log" ]]; then

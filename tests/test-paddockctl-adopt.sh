@@ -10,10 +10,41 @@
 # never -1, which reads as "still running"; one whose agent ended while no
 # daemon was there, as its keeper saw it end; one whose keeper still runs
 # is adopted: the same processes, running, its scrollback from before and
-# what it wrote meanwhile, input, attach, Exec, Stop and Destroy.
+# what it wrote meanwhile, input, attach, Exec, Stop and Destroy. A safe
+# session (a sandbox under its keeper) likewise, where this machine can
+# run one.
+
+# The world for a proxy session: one HTTP server on the host's loopback,
+# started before the daemon so that the daemon's environment can name it
+# (as in test-paddockctl-net.sh).
+server_dir=$(mktemp -d "${TMPDIR:-/tmp}/paddock-adopt-server.XXXXXX")
+/usr/bin/python3 - "$server_dir/port" <<'PY' >"$server_dir/log" 2>&1 &
+import http.server, os, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ("hello from the host, " + self.path + "\n").encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+server.serve_forever()
+PY
+server_pid=$!
+for _ in $(seq 50); do [[ -s "$server_dir/port" ]] && break; sleep 0.1; done
+server_port=$(cat "$server_dir/port" 2>/dev/null || echo 0)
+export PADDOCK_TEST_PROXY_RESOLVE="allowed.test=127.0.0.1,denied.test=127.0.0.1"
+export PADDOCK_TEST_PROXY_PORTS="$server_port"
 
 # shellcheck source=paddockctl-lib.sh
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
+background_pids+=("$server_pid")
+rm -rf "$server_dir"
 
 field ()
 {
@@ -261,5 +292,256 @@ check "input reaches it" "$CTL" send "$id" $'after-replace\n'
 check "and its answer comes back" wait_for 5 logs_have got:after-replace
 check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
 check "its agent is gone" wait_for 5 gone "$agent"
+
+# ---- a safe session adopted by the next daemon -----------------------------------
+# Its sandbox's helper runs under a keeper that holds the terminal and the
+# daemon's end of the helper's control socket: the sandbox outlives the
+# daemon, and the next one takes it over. The agent ticks (so that it
+# writes while no daemon is there) and answers each line of input.
+safe_checks=(
+  "a safe session runs and writes" "its record names its sandbox and its keeper"
+  "an Exec runs in the safe session" "the Exec in flight in the safe session fails, lost"
+  "…and its command was ended with its daemon" "the sandbox still runs with no daemon"
+  "its keeper still runs with no daemon" "a new daemon starts"
+  "the safe session is running again" "the same sandbox process" "the same agent, pid 2 inside"
+  "its profile is still safe" "its stage is bounded again" "the scrollback from before the kill is there"
+  "what the agent wrote while no daemon was there is there" "input reaches the adopted sandbox"
+  "and its answer comes back" "paddockctl attach shows the scrollback and answers input"
+  "a new Exec runs inside the adopted sandbox" "Run works in it" "Stop works on the adopted sandbox"
+  "it is stopped" "its sandbox is gone" "its sandbox's pid 1 is gone" "its keeper is gone"
+  "its keeper's socket is gone" "Destroy works on it" "nothing of it is left in its cgroup"
+  "a safe session that will end while no daemon is there runs" "its sandbox ends and its keeper with it"
+  "a new daemon starts" "the safe session is exited, as its keeper saw" "with the agent's own exit status"
+  "it can be destroyed"
+  "a safe session runs before --replace" "the replaced daemon exits" "the new daemon serves"
+  "the safe session is running under the new daemon" "the same sandbox process"
+  "its scrollback from before is there" "input reaches it" "and its answer comes back"
+  "Destroy works on it" "its sandbox and keeper are gone"
+  "a safe session starts in a sandbox made ahead" "a new daemon starts"
+  "both safe sessions are running again" "the one made ahead is the same sandbox" "an Exec runs in it"
+  "both can be destroyed"
+  "a --net none session serves its leased port" "a new daemon starts"
+  "the --net none session is adopted" "the same sandbox process"
+  "its leased port is forwarded into it again" "…many times" "its lease is the session's"
+  "Destroy works on it" "its port is released"
+  "a --net proxy session reaches an allowed name through the proxy" "a new daemon starts"
+  "the --net proxy session is adopted" "the same sandbox process"
+  "its proxy serves it again, the allowed name" "…and refuses a denied one, as its policy says"
+  "its network records continue, numbered on" "Destroy works on it"
+)
+if ! have_sandbox || ! unshare -Urm true 2>/dev/null; then
+  for c in "${safe_checks[@]}"; do skip_check "$c" "no safe session can run here (no paddock-sandbox, or no user namespaces)"; done
+else
+  cat >"$ws/safe-agent.sh" <<'SH'
+echo "safe-before-kill"
+( i=0; while [ $i -lt 200 ]; do i=$((i + 1)); echo "tick-$i"; sleep 0.2; done ) &
+while read -r line; do echo "got:$line"; done
+SH
+  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe -- sh safe-agent.sh
+  id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+  logs_have () { "$CTL" logs --raw "$id" 2>/dev/null | grep -q -- "$1"; }
+  last_tick () { "$CTL" logs --raw "$id" 2>/dev/null | tr -d '\r' | sed -n 's/^tick-\([0-9]*\)$/\1/p' | tail -n 1; }
+  if [[ $rc == 0 && -n "$id" ]] && wait_for 10 logs_have safe-before-kill; then
+    ok "a safe session runs and writes"
+  else
+    not_ok "a safe session runs and writes" "$(cat "$tmp/create.json" "$tmp/create.err")"
+  fi
+  helper=$(record "$id" pid)
+  init=$(record "$id" init_pid)
+  keeper=$(record "$id" keeper_pid)
+  cgroup=$(record "$id" cgroup)
+  check "its record names its sandbox and its keeper" test "$helper" -gt 0 -a "$init" -gt 0 -a "$keeper" -gt 0
+  agent_comm () { "$CTL" exec "$id" -- cat /proc/2/cmdline 2>/dev/null </dev/null | tr -d '\0'; }
+  run "$tmp/exec.json" "$tmp/exec.err" --json exec "$id" -- sh -c 'echo inside-$(cat /proc/2/comm)'
+  check "an Exec runs in the safe session" grep -q inside-sh "$tmp/exec.json"
+  # The record is durable (and the keeper told to hold) a moment after
+  # "running": the Exec above took longer than that.
+  "$CTL" --json exec "$id" -- sh -c 'echo $$ >/tmp/exec.pid; exec sleep 600' \
+    >"$tmp/inflight.json" 2>"$tmp/inflight.err" &
+  inflight=$!
+  wait_for 10 sh -c "'$CTL' exec '$id' -- cat /tmp/exec.pid </dev/null >/dev/null 2>&1" || true
+  before_tick=$(last_tick)
+  kill_daemon
+  inflight_rc=0
+  wait_for 10 gone "$inflight" || true
+  wait "$inflight" 2>/dev/null || inflight_rc=$?
+  check "the Exec in flight in the safe session fails, lost" \
+    sh -c "test $inflight_rc = 1 && grep -q org.paddock.Error.Lost '$tmp/inflight.json' '$tmp/inflight.err'"
+  # Its sleep, inside the sandbox (a child of a supervisor there).
+  no_inside_sleep ()
+  {
+    local p
+    for p in $(pgrep -x sleep || true); do
+      [[ "$(readlink "/proc/$p/ns/pid" 2>/dev/null)" == "$(readlink "/proc/$init/ns/pid")" &&
+         "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" == "sleep 600 " ]] && return 1
+    done
+    return 0
+  }
+  check "…and its command was ended with its daemon" wait_for 5 no_inside_sleep
+  sleep 1
+  check "the sandbox still runs with no daemon" sh -c "kill -0 $helper && kill -0 $init"
+  check "its keeper still runs with no daemon" alive "$keeper"
+
+  if start_daemon; then ok "a new daemon starts"; else not_ok "a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
+  check "the safe session is running again" wait_for 10 state_is "$id" running
+  check "the same sandbox process" test "$(field "$id" 'd["pid"]')" == "$helper"
+  check "the same agent, pid 2 inside" test "$(agent_comm)" == "shsafe-agent.sh"
+  check "its profile is still safe" test "$(field "$id" 'd["profile"]')" == safe
+  check "its stage is bounded again" test "$(field "$id" 'd["stage"]["limit"] > 0')" == True
+  check "the scrollback from before the kill is there" logs_have safe-before-kill
+  check "what the agent wrote while no daemon was there is there" \
+    wait_for 5 logs_have "tick-$((${before_tick:-0} + 2))"
+  check "input reaches the adopted sandbox" "$CTL" send "$id" $'hello-sandbox\n'
+  check "and its answer comes back" wait_for 5 logs_have got:hello-sandbox
+  printf 'piped\n' | "$CTL" attach "$id" >"$tmp/attach.out" 2>"$tmp/attach.err" &
+  attach_pid=$!
+  check "paddockctl attach shows the scrollback and answers input" \
+    wait_for 5 sh -c "grep -q safe-before-kill '$tmp/attach.out' && grep -q got:piped '$tmp/attach.out'"
+  kill -INT "$attach_pid" 2>/dev/null || true
+  wait "$attach_pid" 2>/dev/null || true
+  run "$tmp/exec.json" "$tmp/exec.err" --json exec "$id" -- sh -c 'echo after-adopt-$(cat /proc/2/comm); exit 4'
+  check "a new Exec runs inside the adopted sandbox" \
+    sh -c "test $rc = 4 && grep -q after-adopt-sh '$tmp/exec.json'"
+  check "Run works in it" sh -c "gdbus call --session -d org.paddock.Daemon -o /org/paddock/Daemon/session/$id \
+    -m org.paddock.Session1.Run \"[b'sh', b'-c', b'echo run-ok; exit 5']\" '@ay []' '{}' 10000 '{}' | grep -q \"'exit-status': <5>\""
+  run "$tmp/stop.out" "$tmp/stop.err" stop "$id"
+  check "Stop works on the adopted sandbox" test "$rc" == 0
+  check "it is stopped" wait_for 10 state_is "$id" stopped
+  check "its sandbox is gone" wait_for 5 gone "$helper"
+  check "its sandbox's pid 1 is gone" wait_for 5 gone "$init"
+  check "its keeper is gone" wait_for 5 gone "$keeper"
+  check "its keeper's socket is gone" test ! -e "$tmp/state/sessions/$id/keeper.sock"
+  check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
+  check "nothing of it is left in its cgroup" sh -c "test -z '$cgroup' -o '$cgroup' = 0 || ! test -s '$cgroup/cgroup.procs'"
+
+  # An agent that ends while no daemon is there: its keeper saw the
+  # helper end, with the agent's status, and left it for the next daemon.
+  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe -- \
+    sh -c 'echo safe-ending; sleep 3; exit 3'
+  id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+  check "a safe session that will end while no daemon is there runs" wait_for 10 logs_have safe-ending
+  keeper=$(record "$id" keeper_pid)
+  # Its record durable and its keeper told to hold it: a moment.
+  sleep 0.5
+  kill_daemon
+  check "its sandbox ends and its keeper with it" wait_for 10 gone "$keeper"
+  if start_daemon; then ok "a new daemon starts"; else not_ok "a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
+  check "the safe session is exited, as its keeper saw" wait_for 10 state_is "$id" exited
+  check "with the agent's own exit status" test "$(field "$id" 'd["exit_status"]')" == 3
+  check "it can be destroyed" sh -c "'$CTL' destroy '$id' >/dev/null"
+
+  # --replace: the old daemon hands the sandbox over to the new one.
+  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe -- \
+    sh -c 'echo safe-before-replace; while read -r line; do echo "got:$line"; done'
+  id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+  check "a safe session runs before --replace" wait_for 10 logs_have safe-before-replace
+  helper=$(record "$id" pid)
+  keeper=$(record "$id" keeper_pid)
+  old_daemon=$daemon_pid
+  "$DAEMON" --port-range "$PORT_RANGE" --replace --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+  daemon_pid=$!
+  check "the replaced daemon exits" wait_for 10 gone "$old_daemon"
+  wait "$old_daemon" 2>/dev/null || true
+  check "the new daemon serves" wait_for 10 "$CTL" ports list
+  check "the safe session is running under the new daemon" wait_for 10 state_is "$id" running
+  check "the same sandbox process" test "$(field "$id" 'd["pid"]')" == "$helper"
+  check "its scrollback from before is there" logs_have safe-before-replace
+  check "input reaches it" "$CTL" send "$id" $'after-replace\n'
+  check "and its answer comes back" wait_for 5 logs_have got:after-replace
+  check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
+  check "its sandbox and keeper are gone" wait_for 5 sh -c "! kill -0 $helper 2>/dev/null && ! kill -0 $keeper 2>/dev/null"
+
+  # A sandbox made ahead (paddock-spare-sandbox.c) is born under a keeper
+  # too: the session that takes it is adopted like any other. (A spare is
+  # ended, not taken, if the host's mounts changed since it was made,
+  # which another program of this machine may do: tried a few times.)
+  our_spare ()
+  {
+    local p
+    for p in $(pgrep -f -- '^[^ ]*paddock-sandbox --spare' || true); do
+      [[ "$(ps -o ppid= -p "$(ps -o ppid= -p "$p" | tr -d ' ')" 2>/dev/null | tr -d ' ')" == "$daemon_pid" ]] && return 0
+    done
+    return 1
+  }
+  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe -- sleep 600
+  first=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+  wait_for 10 state_is "$first" running || true
+  second="" spare_helper=0
+  for _ in 1 2 3; do
+    [[ -n "$second" ]] && "$CTL" destroy "$second" >/dev/null 2>&1
+    wait_for 10 our_spare || true
+    run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe -- sleep 600
+    second=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+    wait_for 10 state_is "$second" running || true
+    spare_helper=$(field "$second" 'd["pid"]' || echo 0)
+    grep -q -- --spare "/proc/$spare_helper/cmdline" 2>/dev/null && break
+  done
+  check "a safe session starts in a sandbox made ahead" grep -q -- --spare "/proc/$spare_helper/cmdline"
+  sleep 0.5
+  kill_daemon
+  if start_daemon; then ok "a new daemon starts"; else not_ok "a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
+  check "both safe sessions are running again" wait_for 10 sh -c "
+    '$CTL' --json status '$first' | grep -q '\"state\": *\"running\"' &&
+    '$CTL' --json status '$second' | grep -q '\"state\": *\"running\"'"
+  check "the one made ahead is the same sandbox" test "$(field "$second" 'd["pid"]')" == "$spare_helper"
+  run "$tmp/exec.json" "$tmp/exec.err" --json exec "$second" -- sh -c 'echo spare-$(cat /proc/2/comm)'
+  check "an Exec runs in it" grep -q spare-sleep "$tmp/exec.json"
+  check "both can be destroyed" sh -c "'$CTL' destroy '$first' >/dev/null && '$CTL' destroy '$second' >/dev/null &&
+    ! kill -0 $spare_helper 2>/dev/null"
+
+  # --net none with a leased port the daemon forwards into the session:
+  # the new daemon forwards it again.
+  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe --net none --port web -- \
+    python3 -c 'import os, socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(os.environ["PADDOCK_PORT_WEB"]))); s.listen(8); print("serving", flush=True)
+while True:
+    c, _ = s.accept(); c.sendall(b"hello-from-inside\n"); c.close()'
+  id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+  web=$(json "$tmp/create.json" '[p["port"] for p in d["ports"] if p["name"] == "web"][0]' 2>/dev/null || echo 0)
+  fetch () { "$PYTHON" -c 'import socket, sys
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5); print(c.recv(100).decode().strip())' "$web" 2>/dev/null; }
+  served () { [[ "$(fetch)" == hello-from-inside ]]; }
+  if [[ $rc == 0 ]] && wait_for 10 logs_have serving && wait_for 5 served; then
+    ok "a --net none session serves its leased port"
+  else
+    not_ok "a --net none session serves its leased port" "$(cat "$tmp/create.json" "$tmp/create.err")"
+  fi
+  helper=$(record "$id" pid)
+  sleep 0.3
+  kill_daemon
+  if start_daemon; then ok "a new daemon starts"; else not_ok "a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
+  check "the --net none session is adopted" wait_for 10 state_is "$id" running
+  check "the same sandbox process" test "$(field "$id" 'd["pid"]')" == "$helper"
+  check "its leased port is forwarded into it again" wait_for 5 served
+  check "…many times" sh -c "for i in 1 2 3 4 5; do test \"\$('$PYTHON' -c 'import socket
+c = socket.create_connection((\"127.0.0.1\", $web), timeout=5); print(c.recv(100).decode().strip())')\" = hello-from-inside || exit 1; done"
+  check "its lease is the session's" \
+    test "$("$CTL" --json ports list | json /dev/stdin "[l['session'] for l in d['leases'] if l['port'] == $web]")" == "['$id']"
+  check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
+  check "its port is released" sh -c "! '$CTL' --json ports list | grep -q '\"port\": *$web,'"
+
+  # --net proxy: pid 1 kept the proxy's socket, and hands it to the new
+  # daemon, which serves it by the recorded policy; the records go on.
+  proxy_get () { "$CTL" --json exec "$id" -- python3 -c 'import sys, urllib.request, urllib.error
+try: print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode().strip())
+except urllib.error.HTTPError as e: print(e.code)' "$1" 2>/dev/null | json /dev/stdin 'd["stdout"].strip()' 2>/dev/null; }
+  net_seqs () { "$CTL" --json net "$id" records 2>/dev/null | json /dev/stdin '[x["seq"] for x in d["records"]]' 2>/dev/null; }
+  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe --net proxy \
+    --allow-domain allowed.test -- sleep 600
+  id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+  check "a --net proxy session reaches an allowed name through the proxy" \
+    test "$(proxy_get "http://allowed.test:$server_port/before")" == "hello from the host, /before"
+  helper=$(record "$id" pid)
+  kill_daemon
+  if start_daemon; then ok "a new daemon starts"; else not_ok "a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
+  check "the --net proxy session is adopted" wait_for 10 state_is "$id" running
+  check "the same sandbox process" test "$(field "$id" 'd["pid"]')" == "$helper"
+  check "its proxy serves it again, the allowed name" \
+    test "$(proxy_get "http://allowed.test:$server_port/after")" == "hello from the host, /after"
+  check "…and refuses a denied one, as its policy says" test "$(proxy_get "http://denied.test:$server_port/no")" == 403
+  check "its network records continue, numbered on" test "$(net_seqs)" == "[1, 2, 3]"
+  check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
+fi
 
 echo "1..$n"

@@ -4,16 +4,18 @@
 # Copyright 2026 The Paddock authors
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# For N host sessions (default 1, 10 and 50) running under the daemon,
-# the daemon is killed with SIGKILL and a new one started: the figure is
-# the time from the new daemon's start to every session listed "running"
-# again with its agent's pid (adopted from its keeper: the same process),
+# For N sessions (default 1, 10 and 50) of each profile in PROFILES
+# (default "host safe": a host agent under its keeper, a sandbox under its
+# keeper) running under the daemon, the daemon is killed with SIGKILL and
+# a new one started: the figure is the time from the new daemon's start to
+# every session listed "running" again with its main pid (adopted from its
+# keeper: the same process),
 # as a client sees it through paddockctl (polled: a paddockctl and a python3
 # each time, some 50 ms of the figure), median of R rounds (default 5).
 # Peer: the same new daemon's start with no session to adopt (the floor:
 # bus name, state dir, registry), polled the same way, in the same rounds.
 #
-# Usage: bench-adopt.sh [BUILDDIR] [ROUNDS] [N…]
+# Usage: [PROFILES="host safe"] bench-adopt.sh [BUILDDIR] [ROUNDS] [N…]
 
 set -euo pipefail
 
@@ -22,6 +24,7 @@ rounds=${2:-5}
 shift $(( $# > 2 ? 2 : $# ))
 counts=("$@")
 [ ${#counts[@]} -gt 0 ] || counts=(1 10 50)
+read -r -a profiles <<<"${PROFILES:-host safe}"
 CTL="$builddir/app/paddockctl"
 DAEMON="$builddir/daemon/paddockd"
 [ -x "$CTL" ] && [ -x "$DAEMON" ] || { echo "bench-adopt: build first ($CTL, $DAEMON)" >&2; exit 1; }
@@ -67,32 +70,38 @@ serving () { "$CTL" ports list >/dev/null 2>&1; }
 median () { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 echo "bench-adopt: new daemon start → every session a SIGKILLed daemon left running again (adopted), $rounds rounds, load $(cut -d' ' -f1 /proc/loadavg)"
-printf '%9s %16s %22s\n' sessions "adopted (ms)" "empty start, peer (ms)"
+printf '%8s %9s %16s %22s\n' profile sessions "adopted (ms)" "empty start, peer (ms)"
+for profile in "${profiles[@]}"; do
 for n in "${counts[@]}"; do
   adopt=()
   empty=()
-  start_daemon "$tmp/state-$n"
+  state="$tmp/state-$profile-$n"
+  start_daemon "$state"
   time_until serving >/dev/null
   for _ in $(seq "$n"); do
-    "$CTL" create --workspace "$tmp/ws" --profile host -- sleep 3600 >/dev/null
+    "$CTL" create --workspace "$tmp/ws" --profile "$profile" -- sleep 3600 >/dev/null
   done
   time_until all_running "$n" >/dev/null
+  # A safe session's keeper holds it once its record is on disk, a moment
+  # after "running".
+  sleep 0.5
   for _ in $(seq "$rounds"); do
     kill_daemon
     from=$(( $(wc -l <"$tmp/daemon.log") + 1 ))
-    start_daemon "$tmp/state-$n"
+    start_daemon "$state"
     adopt+=("$(time_until all_adopted "$n" "$from")")
     kill_daemon
     start_daemon "$tmp/state-empty"
     # The same poll as above (paddockctl list, python3), of nothing.
     empty+=("$(time_until all_running 0)")
     kill_daemon
-    start_daemon "$tmp/state-$n"
+    start_daemon "$state"
     time_until all_running "$n" >/dev/null
   done
-  printf '%9s %16s %22s\n' "$n" "$(printf '%s\n' "${adopt[@]}" | median)" "$(printf '%s\n' "${empty[@]}" | median)"
+  printf '%8s %9s %16s %22s\n' "$profile" "$n" "$(printf '%s\n' "${adopt[@]}" | median)" "$(printf '%s\n' "${empty[@]}" | median)"
   for id in $("$CTL" --json list | python3 -c 'import json,sys; [print(s["id"]) for s in json.load(sys.stdin)["sessions"]]'); do
     "$CTL" destroy "$id" >/dev/null
   done
   kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+done
 done

@@ -149,7 +149,8 @@ paddock_executor_refill_spare (PaddockExecutor            *self,
                                PaddockSpareSandbox        *spare,
                                const PaddockSessionConfig *config,
                                guint16                     proxy_port,
-                               const char                 *next_id)
+                               const char                 *next_id,
+                               const char                 *next_dir)
 {
   PaddockExecutorInterface *iface;
 
@@ -157,7 +158,7 @@ paddock_executor_refill_spare (PaddockExecutor            *self,
 
   iface = PADDOCK_EXECUTOR_GET_IFACE (self);
   if (iface->refill_spare != NULL)
-    iface->refill_spare (self, spare, config, proxy_port, next_id);
+    iface->refill_spare (self, spare, config, proxy_port, next_id, next_dir);
 }
 
 gboolean

@@ -34,8 +34,8 @@ typedef struct
                                                * later leases), or NULL */
   PaddockSpareSandbox        *spare;          /* a sandbox made ahead it may take, or NULL */
   guint16                     proxy_port;     /* where the proxy listens inside (proxy mode) */
-  const char                 *hold_dir;       /* host: the session's folder, where its keeper holds
-                                               * it for a later daemon; or NULL */
+  const char                 *hold_dir;       /* the session's folder, where its keeper holds it for
+                                               * a later daemon; or NULL */
 } PaddockExecutorAgentSpec;
 
 /* What came of it: the caller's, cleared by paddock_executor_agent_clear(). */
@@ -44,7 +44,8 @@ typedef struct
   pid_t               pid;              /* shown as MainPid: the agent (host), the helper (linux) */
   guint64             start_time;       /* of that pid, for a later daemon */
   int                 pty_master;
-  PaddockKeeperClient *keeper;          /* host: the agent's keeper (borrowed: the executor's) */
+  PaddockKeeperClient *keeper;          /* the agent's keeper (host), the sandbox's (a sandbox a
+                                         * later daemon can adopt); borrowed: the executor's */
   PaddockCgroup      *cgroup;           /* NULL where none could be made… */
   int                 cgroup_procs_fd;
   char               *cgroup_reason;    /* …and then why */
@@ -140,12 +141,14 @@ struct _PaddockExecutorInterface
   GArray   *(*helper_pids)       (PaddockExecutor                *self);
   void      (*kill_helpers)      (PaddockExecutor                *self);
   /* Has SPARE make a sandbox ahead for the next session like CONFIG's,
-   * to be NEXT_ID, where this executor has spares (NULL: none). */
+   * to be NEXT_ID in the folder NEXT_DIR (NULL: none; it need not exist
+   * yet), where this executor has spares (NULL: none). */
   void      (*refill_spare)      (PaddockExecutor                *self,
                                   PaddockSpareSandbox            *spare,
                                   const PaddockSessionConfig     *config,
                                   guint16                         proxy_port,
-                                  const char                     *next_id);
+                                  const char                     *next_id,
+                                  const char                     *next_dir);
 };
 
 PaddockExecutor *paddock_executor_new_for_profile   (const char                     *profile);
@@ -158,7 +161,8 @@ void             paddock_executor_refill_spare      (PaddockExecutor            
                                                      PaddockSpareSandbox            *spare,
                                                      const PaddockSessionConfig     *config,
                                                      guint16                         proxy_port,
-                                                     const char                     *next_id);
+                                                     const char                     *next_id,
+                                                     const char                     *next_dir);
 gboolean         paddock_executor_check_start       (PaddockExecutor                *self,
                                                      const PaddockSessionConfig     *config,
                                                      PaddockStage                   *stage,

@@ -170,6 +170,7 @@ paddock_host_executor_start_agent (PaddockExecutor                *executor,
       /* The keeper holds the terminal too: the session outlives us. */
       .hold_fd = out->pty_master,
       .hold_dir = hold_dir,
+      .hold_control_fd = -1,
     };
 
     self->keeper = paddock_keeper_client_spawn (&keeper_spawn, paddock_host_executor_keeper_cb, self, error);
@@ -201,7 +202,7 @@ paddock_host_executor_adopt_agent (PaddockHostExecutor  *self,
   g_return_val_if_fail (PADDOCK_IS_HOST_EXECUTOR (self), NULL);
   g_return_val_if_fail (self->keeper == NULL, NULL);
 
-  self->keeper = paddock_keeper_client_adopt (hold_dir, keeper_pid, keeper_pidfd, out_pty_master,
+  self->keeper = paddock_keeper_client_adopt (hold_dir, keeper_pid, keeper_pidfd, out_pty_master, NULL,
                                               paddock_host_executor_keeper_cb, self, error);
   return self->keeper;
 }
@@ -269,6 +270,7 @@ paddock_host_executor_spawn_command (PaddockExecutor                  *executor,
       /* Its output goes to the daemon's buffers and its caller waits on
        * the daemon: neither is there for a later daemon to adopt. */
       .end_with_daemon = TRUE,
+      .hold_control_fd = -1,
     };
 
     keeper = paddock_keeper_client_spawn (&keeper_spawn, paddock_host_executor_command_keeper_cb, self, error);

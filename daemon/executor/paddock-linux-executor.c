@@ -9,9 +9,14 @@
  * exists. This builds the helper's command line (one option per layer,
  * the descriptors at the fixed slots of paddock-sandbox-protocol.h),
  * takes a sandbox made ahead where one fits (paddock-spare-sandbox.c),
- * and starts the helper born in the session's cgroup. The helper is the
- * daemon's child (it dies with it, --die-with-parent); its end goes on as
- * "exited". Its control socket (PaddockSandboxLink) and the commands'
+ * and starts the helper born in the session's cgroup. A session a later
+ * daemon can take over whole (why_not_held()) runs its helper under a
+ * paddock-keeper (--hold-control-fd, paddock-keeper-protocol.h), which
+ * holds the terminal and our end of the control socket while no daemon
+ * does: the helper dies with the keeper (--die-with-parent), not with us,
+ * and paddock_linux_executor_adopt_agent() takes it over. Any other
+ * session's helper is the daemon's child and dies with it. Either way its
+ * end goes on as "exited". Its control socket (PaddockSandboxLink) and the commands'
  * own channels (PaddockCommandChannels) are this executor's: requests go
  * out through it, their events come back as its signals.
  */
@@ -21,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -36,6 +42,7 @@
 #include "paddock-command-channels.h"
 #include "paddock-compat-proc.h"
 #include "paddock-error.h"
+#include "paddock-keeper-protocol.h"
 #include "paddock-lease.h"
 #include "paddock-linux-executor.h"
 #include "paddock-reserved-ports.h"
@@ -53,6 +60,8 @@ struct _PaddockLinuxExecutor
   guint                   child_watch;   /* the helper's, until it is reaped */
   PaddockSandboxLink     *link;          /* its control socket, from start_agent() */
   PaddockCommandChannels *channels;      /* each direct command's own, until its end */
+  PaddockKeeperClient    *keeper;        /* the helper's parent; NULL: the helper is our child */
+  gboolean                holdable;      /* the keeper may hold it for a later daemon */
 };
 
 static void paddock_linux_executor_iface_init (PaddockExecutorInterface *iface);
@@ -493,8 +502,8 @@ build_argv (const PaddockExecutorAgentSpec *spec)
           g_ptr_array_add (argv, g_strdup (without[i]));
         }
   }
-  /* No daemon can re-adopt a session yet: the sandbox goes with us
-   * rather than run on unsupervised. */
+  /* The sandbox goes with its parent rather than run on unsupervised:
+   * the daemon, or the keeper that holds the session for a later one. */
   g_ptr_array_add (argv, g_strdup ("--die-with-parent"));
   for (guint i = 0; spec->envp[i] != NULL; i++)
     {
@@ -724,6 +733,111 @@ paddock_linux_executor_exited_cb (GPid     pid,
   paddock_executor_emit_exited (PADDOCK_EXECUTOR (self), wait_status);
 }
 
+/* The helper's keeper: the helper's end (its wait status, as our own
+ * child's would be), then the keeper's once its tree is empty. */
+static void
+paddock_linux_executor_keeper_cb (PaddockKeeperClient      *keeper,
+                                  PaddockKeeperClientEvent  event,
+                                  int                       wait_status,
+                                  gpointer                  user_data)
+{
+  PaddockLinuxExecutor *self = user_data;
+
+  if (event == PADDOCK_KEEPER_CLIENT_EXITED)
+    paddock_executor_emit_exited (PADDOCK_EXECUTOR (self), wait_status);
+}
+
+/* Why a keeper cannot hold this session for a later daemon, or NULL when
+ * it can: a later daemon must be able to take all of it over, or the
+ * session keeps dying with us, as it always did (never half-adopted).
+ * Its leases are the registry's (a later daemon forwards them again) and
+ * pid 1 keeps the proxy's socket for it (PADDOCK_SANDBOX_OP_PROXY); what
+ * cannot be held is a session without a folder for the keeper's socket,
+ * and a sandbox made ahead as the daemon's own child (no keeper found
+ * then, or made for another folder). */
+static const char *
+why_not_held (const PaddockExecutorAgentSpec *spec,
+              gboolean                        took_spare,
+              const PaddockSpareSandboxTaken *taken)
+{
+  if (spec->hold_dir == NULL)
+    return "it has no folder of its own";
+  if (strlen (spec->hold_dir) + sizeof "/" PADDOCK_KEEPER_SOCKET > sizeof ((struct sockaddr_un *) 0)->sun_path)
+    return "its folder's path is too long for the keeper's socket";
+  if (paddock_keeper_client_find () == NULL)
+    return PADDOCK_KEEPER_NAME " was not found";
+  if (took_spare && taken->keeper == NULL)
+    return "its sandbox was made ahead, as the daemon's child";
+  if (took_spare && g_strcmp0 (taken->hold_dir, spec->hold_dir) != 0)
+    return "its sandbox was made ahead for another folder";
+  return NULL;
+}
+
+/* The helper under a keeper that holds the session (--hold-control-fd):
+ * the same descriptors at the same slots as sandbox_child_main() places
+ * them (the keeper passes them on at 3…), the keeper's own after them. */
+static gboolean
+start_held (PaddockLinuxExecutor           *self,
+            const PaddockExecutorAgentSpec *spec,
+            const AgentChild               *c,
+            int                             cgroup_dir,
+            PaddockExecutorAgent           *out,
+            int                             control,
+            GError                        **error)
+{
+  int pass[2 + PADDOCK_SESSION_MAX_PORTS + 2];
+  paddock_autofd int filler = -1;
+  guint n = 0;
+  PaddockKeeperSpawn keeper_spawn;
+
+  pass[n++] = c->pty;        /* PADDOCK_SANDBOX_FD_PTY */
+  pass[n++] = c->control;    /* PADDOCK_SANDBOX_FD_CONTROL */
+  for (guint i = 0; i < c->n_listen_fds; i++)
+    pass[n++] = c->listen_fds[i];
+  /* The seccomp program's slot is there used or not: /dev/null when
+   * unused (the helper reads it only with --seccomp-fd, and closes
+   * everything at the agent's exec). */
+  if (c->seccomp_fd < 0 && (filler = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+    {
+      int saved_errno = errno;
+
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "Could not open /dev/null: %s",
+                   g_strerror (saved_errno));
+      return FALSE;
+    }
+  pass[n++] = c->seccomp_fd >= 0 ? c->seccomp_fd : filler;
+  pass[n++] = c->options_fd;
+  g_assert (n == (guint) paddock_sandbox_fd_options (c->n_listen_fds) - 2);
+
+  keeper_spawn = (PaddockKeeperSpawn) {
+    .program = c->program,
+    .argv = c->argv,
+    .envp = c->envp,
+    .cwd = c->workspace,
+    .stdio = { c->pty, c->pty, c->pty },
+    /* The helper's pid 1 makes the terminal the agent's: not the
+     * helper's controlling one. */
+    .tty = FALSE,
+    .pass_fds = pass,
+    .n_pass_fds = n,
+    .cgroup_dir = cgroup_dir,
+    .cgroup_procs_fd = out->cgroup_procs_fd,
+    .hold_fd = out->pty_master,
+    .hold_dir = spec->hold_dir,
+    .hold_control_fd = control,
+  };
+  self->keeper = paddock_keeper_client_spawn (&keeper_spawn, paddock_linux_executor_keeper_cb, self, error);
+  if (self->keeper == NULL)
+    {
+      g_prefix_error (error, "Could not start the sandbox: ");
+      return FALSE;
+    }
+  out->keeper = self->keeper;
+  out->pid = paddock_keeper_client_get_pid (self->keeper);
+  out->start_time = paddock_keeper_client_get_start_time (self->keeper);
+  return TRUE;
+}
+
 static gboolean
 paddock_linux_executor_start_agent (PaddockExecutor                *executor,
                                     const PaddockExecutorAgentSpec *spec,
@@ -732,7 +846,9 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
 {
   PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (executor);
   const PaddockSessionConfig *config = spec->config;
-  PaddockSpareSandboxTaken taken = { .pid = 0, .pty_master = -1, .control = -1, .cgroup = NULL };
+  PaddockSpareSandboxTaken taken = { .pid = 0, .pty_master = -1, .control = -1, .cgroup = NULL,
+                                     .keeper = NULL, .hold_dir = NULL };
+  g_autofree char *taken_hold_dir = NULL;
   g_autoptr(GPtrArray) argv = NULL;
   g_auto(GStrv) envp = NULL;
   g_autofree char *options_fd_text = NULL;
@@ -745,9 +861,10 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
   int listen_fds[PADDOCK_SESSION_MAX_PORTS];
   guint n_listen_fds = 0;
   AgentChild agent_child;
+  const char *not_held;
   pid_t pid;
 
-  g_return_val_if_fail (self->child_watch == 0, FALSE);
+  g_return_val_if_fail (self->child_watch == 0 && self->keeper == NULL, FALSE);
 
   out->agent_env = g_strdupv (spec->envp);
   out->program = g_strdup (config->helper);
@@ -774,6 +891,14 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
       out->pty_master = taken.pty_master;
       control = taken.control;
       out->cgroup = g_steal_pointer (&taken.cgroup);   /* named for us when it was made */
+      taken_hold_dir = g_steal_pointer (&taken.hold_dir);
+      taken.hold_dir = taken_hold_dir;
+      /* Born under a keeper: the helper's end comes from it. */
+      if (taken.keeper != NULL)
+        {
+          self->keeper = taken.keeper;
+          paddock_keeper_client_set_func (self->keeper, paddock_linux_executor_keeper_cb, self);
+        }
     }
   else
     {
@@ -829,30 +954,136 @@ paddock_linux_executor_start_agent (PaddockExecutor                *executor,
     .seccomp_fd = sandbox_seccomp_fd (),
     .options_fd = options,
   };
+  not_held = why_not_held (spec, out->took_spare, &taken);
+  self->holdable = not_held == NULL;
+  if (not_held != NULL)
+    g_debug ("Session %s: a later daemon cannot adopt it (%s): its sandbox ends with this daemon",
+             spec->session_id, not_held);
   /* Born in the session's cgroup, so that every process the session will
    * ever have is inside; and sharing our memory until it execs rather
    * than copying it, where this kernel and machine allow
-   * (paddock-clone-vm.c). */
-  if (out->took_spare)
-    pid = taken.pid;
-  else
-    pid = paddock_clone_child_into_cgroup (cgroup_dir, out->cgroup_procs_fd, sandbox_child_main, &agent_child);
-  if (pid < 0)
+   * (paddock-clone-vm.c). A held one's keeper is born there, and forks
+   * the helper. */
+  if (out->took_spare && self->keeper != NULL)
     {
-      int saved_errno = errno;
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
-                   "Could not start the agent: %s", g_strerror (saved_errno));
-      return FALSE;
+      /* Held or not, its keeper is its parent (one not asked to HOLD ends
+       * it with us, as ever). */
+      out->keeper = self->keeper;
+      out->pid = taken.pid;
+      out->start_time = paddock_keeper_client_get_start_time (self->keeper);
     }
+  else if (not_held == NULL)
+    {
+      if (!start_held (self, spec, &agent_child, cgroup_dir, out, control, error))
+        return FALSE;
+    }
+  else
+    {
+      if (out->took_spare)
+        pid = taken.pid;
+      else
+        pid = paddock_clone_child_into_cgroup (cgroup_dir, out->cgroup_procs_fd, sandbox_child_main, &agent_child);
+      if (pid < 0)
+        {
+          int saved_errno = errno;
+          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED,
+                       "Could not start the agent: %s", g_strerror (saved_errno));
+          return FALSE;
+        }
 
-  out->pid = pid;
-  out->start_time = paddock_compat_proc_start_time ((guint32) pid);
-  self->child_watch = g_child_watch_add (pid, paddock_linux_executor_exited_cb, self);
+      out->pid = pid;
+      out->start_time = paddock_compat_proc_start_time ((guint32) pid);
+      self->child_watch = g_child_watch_add (pid, paddock_linux_executor_exited_cb, self);
+    }
   /* Running once the sandbox says the agent started. */
   self->channels = paddock_command_channels_new (spec->session_id);
   g_signal_connect (self->channels, "event", G_CALLBACK (channel_event_cb), self);
   paddock_linux_executor_take_control (self, paddock_steal_fd (&control));
   return TRUE;
+}
+
+/* The sandbox of a session an earlier daemon ran, under the keeper that
+ * held it for us (paddock-keeper-protocol.h, --hold-control-fd): its
+ * control socket comes back from the keeper with the terminal, and the
+ * events pid 1 sent meanwhile wait there. Commands the earlier daemon
+ * started are not ours (their channels went with it): what pid 1 says of
+ * them finds no caller. NULL, and the pinned keeper's pidfd not taken,
+ * where the keeper would not hand the session over. */
+PaddockKeeperClient *
+paddock_linux_executor_adopt_agent (PaddockLinuxExecutor  *self,
+                                    const char            *session_id,
+                                    const char            *hold_dir,
+                                    pid_t                  keeper_pid,
+                                    int                    keeper_pidfd,
+                                    int                   *out_pty_master,
+                                    GError               **error)
+{
+  int control = -1;
+
+  g_return_val_if_fail (PADDOCK_IS_LINUX_EXECUTOR (self), NULL);
+  g_return_val_if_fail (self->keeper == NULL && self->link == NULL, NULL);
+
+  self->keeper = paddock_keeper_client_adopt (hold_dir, keeper_pid, keeper_pidfd, out_pty_master, &control,
+                                              paddock_linux_executor_keeper_cb, self, error);
+  if (self->keeper == NULL)
+    return NULL;
+  self->holdable = TRUE;
+  self->channels = paddock_command_channels_new (session_id);
+  g_signal_connect (self->channels, "event", G_CALLBACK (channel_event_cb), self);
+  paddock_linux_executor_take_control (self, control);
+  return self->keeper;
+}
+
+/* Asks pid 1 for the proxy's socket again (a session adopted in none or
+ * proxy): it comes as "proxy", with the socket or (none) without. */
+gboolean
+paddock_linux_executor_request_proxy (PaddockLinuxExecutor  *self,
+                                      GError               **error)
+{
+  PaddockSandboxLink *link;
+
+  g_return_val_if_fail (PADDOCK_IS_LINUX_EXECUTOR (self), FALSE);
+
+  link = get_link (self, error);
+  return link != NULL && paddock_sandbox_link_request_proxy (link, error);
+}
+
+/* The session's record names the keeper from now on: it may outlive us. */
+void
+paddock_linux_executor_hold (PaddockLinuxExecutor *self)
+{
+  g_return_if_fail (PADDOCK_IS_LINUX_EXECUTOR (self));
+
+  if (self->keeper != NULL && self->holdable && !paddock_keeper_client_hold (self->keeper))
+    g_debug ("Could not ask the sandbox's keeper to hold it: it ends with the daemon");
+}
+
+/* The helper's keeper, while it runs: in the session's cgroup, but not
+ * one of the session's processes. */
+static GArray *
+paddock_linux_executor_helper_pids (PaddockExecutor *executor)
+{
+  PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (executor);
+  GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
+
+  if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
+    {
+      pid_t pid = paddock_keeper_client_get_keeper_pid (self->keeper);
+
+      g_array_append_val (pids, pid);
+    }
+  return pids;
+}
+
+/* The keeper kills the helper (pid 1 dies with it, and the namespace with
+ * pid 1), reaps all of it, then exits. */
+static void
+paddock_linux_executor_kill_helpers (PaddockExecutor *executor)
+{
+  PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (executor);
+
+  if (self->keeper != NULL)
+    paddock_keeper_client_signal (self->keeper, SIGKILL);
 }
 
 /* Has SPARE make a sandbox ahead for the next session like this one (its
@@ -864,11 +1095,13 @@ paddock_linux_executor_refill_spare (PaddockExecutor            *executor,
                                      PaddockSpareSandbox        *spare,
                                      const PaddockSessionConfig *config,
                                      guint16                     proxy_port,
-                                     const char                 *next_id)
+                                     const char                 *next_id,
+                                     const char                 *next_dir)
 {
   g_autofree char *cgroup_name = g_strconcat ("paddock-session-", next_id, NULL);
 
-  paddock_spare_sandbox_refill (spare, config->net_mode, proxy_port, sandbox_seccomp_fd (), cgroup_name);
+  /* Under a keeper for the next session's folder. */
+  paddock_spare_sandbox_refill (spare, config->net_mode, proxy_port, sandbox_seccomp_fd (), cgroup_name, next_dir);
 }
 
 PaddockExecutor *
@@ -877,13 +1110,16 @@ paddock_linux_executor_new (void)
   return g_object_new (PADDOCK_TYPE_LINUX_EXECUTOR, NULL);
 }
 
-/* A helper not reaped yet goes with the daemon (--die-with-parent). */
+/* A helper not reaped yet goes with the daemon (--die-with-parent); a
+ * held one runs on under its keeper, for a later daemon (or, not asked to
+ * hold yet, the keeper ends it at our end of its socket). */
 static void
 paddock_linux_executor_dispose (GObject *object)
 {
   PaddockLinuxExecutor *self = PADDOCK_LINUX_EXECUTOR (object);
 
   g_clear_handle_id (&self->child_watch, g_source_remove);
+  g_clear_pointer (&self->keeper, paddock_keeper_client_free);
   if (self->channels != NULL)
     {
       g_signal_handlers_disconnect_by_data (self->channels, self);
@@ -923,6 +1159,8 @@ paddock_linux_executor_iface_init (PaddockExecutorInterface *iface)
   iface->request_socket = paddock_linux_executor_request_socket;
   iface->drain_events = paddock_linux_executor_drain_events;
   iface->finish_commands = paddock_linux_executor_finish_commands;
+  iface->helper_pids = paddock_linux_executor_helper_pids;
+  iface->kill_helpers = paddock_linux_executor_kill_helpers;
 }
 
 static void

@@ -14,6 +14,16 @@ G_BEGIN_DECLS
 
 G_DECLARE_FINAL_TYPE (PaddockLinuxExecutor, paddock_linux_executor, PADDOCK, LINUX_EXECUTOR, GObject)
 
-PaddockExecutor *paddock_linux_executor_new (void);
+PaddockExecutor     *paddock_linux_executor_new         (void);
+PaddockKeeperClient *paddock_linux_executor_adopt_agent (PaddockLinuxExecutor  *self,
+                                                         const char            *session_id,
+                                                         const char            *hold_dir,
+                                                         pid_t                  keeper_pid,
+                                                         int                    keeper_pidfd,
+                                                         int                   *out_pty_master,
+                                                         GError               **error);
+void                 paddock_linux_executor_hold        (PaddockLinuxExecutor  *self);
+gboolean             paddock_linux_executor_request_proxy (PaddockLinuxExecutor  *self,
+                                                         GError               **error);
 
 G_END_DECLS

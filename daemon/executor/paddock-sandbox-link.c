@@ -352,6 +352,22 @@ paddock_sandbox_link_request_socket (PaddockSandboxLink  *self,
   return paddock_sandbox_link_send (self, g_variant_dict_end (&request), NULL, 0, error);
 }
 
+/* The proxy's listening socket again, as a "proxy" event: for a daemon
+ * that took the session over from its keeper (docs/sandbox-protocol.md). */
+gboolean
+paddock_sandbox_link_request_proxy (PaddockSandboxLink  *self,
+                                    GError             **error)
+{
+  GVariantDict request;
+
+  g_return_val_if_fail (PADDOCK_IS_SANDBOX_LINK (self), FALSE);
+
+  g_variant_dict_init (&request, NULL);
+  g_variant_dict_insert (&request, PADDOCK_SANDBOX_KEY_OP, "s", PADDOCK_SANDBOX_OP_PROXY);
+  g_variant_dict_insert (&request, PADDOCK_SANDBOX_KEY_ID, "u", 0U);
+  return paddock_sandbox_link_send (self, g_variant_dict_end (&request), NULL, 0, error);
+}
+
 static void
 paddock_sandbox_link_dispose (GObject *object)
 {

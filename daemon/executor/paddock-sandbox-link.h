@@ -37,6 +37,9 @@ gboolean            paddock_sandbox_link_request_socket  (PaddockSandboxLink  *s
                                                           int                  family,
                                                           GError             **error);
 
+gboolean            paddock_sandbox_link_request_proxy   (PaddockSandboxLink  *self,
+                                                          GError             **error);
+
 gssize              paddock_sandbox_recv_event           (int                  fd,
                                                           char                *message,
                                                           gsize                size,

@@ -49,6 +49,25 @@
  * the program had while nobody listened comes next. A program whose tree
  * ends while no daemon is there leaves its wait status in
  * DIR/PADDOCK_KEEPER_EXIT_FILE ("STATUS\n", decimal) for the next one.
+ *
+ * A sandboxed session's keeper runs paddock-sandbox (the helper) as its
+ * program and holds one more fd for a later daemon:
+ *   --hold-fd M --hold-dir DIR --hold-control-fd C
+ * C (right after M) is the daemon's end of the helper's control socket
+ * (docs/sandbox-protocol.md), kept open and never read (CLOEXEC: the
+ * helper, and so the agent, never see it), so that the sandbox's pid 1
+ * sees no end of file while no daemon is there, and its events wait in
+ * the socket for the next one; ADOPTED then carries it as a third fd.
+ * The helper dies with its parent, the keeper, not with the daemon. Such
+ * a keeper ends its tree with the daemon (as --end-with-daemon), and has
+ * no socket, until it is asked HOLD: then it binds DIR/PADDOCK_KEEPER_SOCKET
+ * (DIR may not exist before: a sandbox made ahead is born before its
+ * session's folder) and from then on outlives the daemon. A daemon gone
+ * before the session's record named the keeper must not leave a sandbox
+ * that nobody can find.
+ *
+ * Only a peer in the keeper's own user and PID namespaces is handed the
+ * session: never a process inside a sandbox (whose uid maps to ours).
  */
 
 #pragma once
@@ -64,7 +83,8 @@ typedef enum
   PADDOCK_KEEPER_STARTED = 1,  /* pid, start_time: the program's */
   PADDOCK_KEEPER_FAILED  = 2,  /* error: errno of the fork */
   PADDOCK_KEEPER_EXITED  = 3,  /* status: the program's wait status */
-  PADDOCK_KEEPER_ADOPTED = 4,  /* pid, start_time: the program's; fds: control, PTY master */
+  PADDOCK_KEEPER_ADOPTED = 4,  /* pid, start_time: the program's; fds: control, PTY master
+                                * [, the helper's control socket: --hold-control-fd] */
 } PaddockKeeperEventType;
 
 typedef struct
@@ -80,6 +100,7 @@ typedef enum
 {
   PADDOCK_KEEPER_SIGNAL = 1,  /* signal: sent once to every process of the tree */
   PADDOCK_KEEPER_KILL   = 2,  /* SIGKILL to the tree until it is empty, then exit */
+  PADDOCK_KEEPER_HOLD   = 3,  /* --hold-control-fd: outlive the daemon from now on */
 } PaddockKeeperRequestType;
 
 typedef struct

@@ -56,6 +56,7 @@ typedef struct
   int          hold_fd;    /* the PTY master held for a later daemon, or -1 */
   int          end_with_daemon;
   const char  *hold_dir;   /* the session's folder: the socket and the exit file */
+  int          hold_control_fd;  /* the daemon's end of paddock-sandbox's control socket, or -1 */
 } Options;
 
 static void
@@ -92,6 +93,7 @@ parse_options (int      argc,
   memset (options, 0, sizeof *options);
   options->control = -1;
   options->hold_fd = -1;
+  options->hold_control_fd = -1;
   for (i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
     {
       if (strcmp (argv[i], "--control-fd") == 0 && i + 1 < argc)
@@ -108,6 +110,8 @@ parse_options (int      argc,
         options->end_with_daemon = 1;
       else if (strcmp (argv[i], "--hold-fd") == 0 && i + 1 < argc)
         options->hold_fd = parse_int (argv[++i], 3, 65535);
+      else if (strcmp (argv[i], "--hold-control-fd") == 0 && i + 1 < argc)
+        options->hold_control_fd = parse_int (argv[++i], 3, 65535);
       else if (strcmp (argv[i], "--hold-dir") == 0 && i + 1 < argc && argv[i + 1][0] == '/')
         options->hold_dir = argv[++i];
       else
@@ -120,6 +124,13 @@ parse_options (int      argc,
   if ((options->hold_fd >= 0) != (options->hold_dir != NULL) ||
       (options->hold_fd >= 0 && options->hold_fd != options->control + 1))
     die ("bad arguments");
+  /* The helper's control socket only with the rest held, right after the
+   * PTY master; until HOLD the tree goes with the daemon. */
+  if (options->hold_control_fd >= 0 &&
+      (options->hold_fd < 0 || options->hold_control_fd != options->hold_fd + 1))
+    die ("bad arguments");
+  if (options->hold_control_fd >= 0)
+    options->end_with_daemon = 1;
   options->program = argv[i + 1];
   options->argv = &argv[i + 2];
 }
@@ -371,6 +382,27 @@ hold_write_exit (const Options *options,
     unlink (temporary);
 }
 
+/* Whether PID is in our own NAME namespace ("user", "pid"): a process in
+ * a sandbox is not (its uid maps to ours, so SO_PEERCRED alone would let
+ * the agent take its own session over). Read while the peer is connected:
+ * its pid cannot have been reused. */
+static int
+same_namespace (pid_t       pid,
+                const char *name)
+{
+  char path[64];
+  struct stat ours;
+  struct stat theirs;
+
+  snprintf (path, sizeof path, "/proc/self/ns/%s", name);
+  if (stat (path, &ours) != 0)
+    return 0;
+  snprintf (path, sizeof path, "/proc/%d/ns/%s", (int) pid, name);
+  if (stat (path, &theirs) != 0)
+    return 0;
+  return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}
+
 /* A daemon that connected: the same user's, or refused (the socket is the
  * session: whoever holds its fds can type into the agent's terminal and
  * end its tree). Gets a new control socket and the PTY master; returns
@@ -384,14 +416,16 @@ hold_accept (int            listener,
   PaddockKeeperEvent event = { 0, };
   struct ucred cred;
   socklen_t cred_len = sizeof cred;
-  int fds[2];
+  int fds[3];
+  size_t n_fds = 2;
   int pair[2];
   int peer = accept4 (listener, NULL, NULL, SOCK_CLOEXEC);
 
   if (peer < 0)
     return -1;
   if (getsockopt (peer, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 || cred_len != sizeof cred ||
-      cred.uid != getuid ())
+      cred.uid != getuid () || cred.pid <= 0 || !same_namespace (cred.pid, "user") ||
+      !same_namespace (cred.pid, "pid"))
     {
       close (peer);
       return -1;
@@ -406,7 +440,9 @@ hold_accept (int            listener,
   event.start_time = start_time;
   fds[0] = pair[1];
   fds[1] = options->hold_fd;
-  if (paddock_fdpass_send (peer, &event, sizeof event, fds, 2, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+  if (options->hold_control_fd >= 0)
+    fds[n_fds++] = options->hold_control_fd;
+  if (paddock_fdpass_send (peer, &event, sizeof event, fds, n_fds, MSG_NOSIGNAL | MSG_DONTWAIT) !=
       (ssize_t) sizeof event)
     {
       close (pair[0]);
@@ -467,8 +503,13 @@ main (int    argc,
   if (fcntl (control, F_SETFD, FD_CLOEXEC) < 0)
     die ("no control socket");
   /* The PTY master is the daemon's, never the program's. */
+  /* A sandbox's keeper listens only once asked to HOLD: by then the
+   * session's folder exists (a sandbox made ahead has none yet), and one
+   * never held has no socket for anyone to try. */
   if (options.hold_fd >= 0 && (fcntl (options.hold_fd, F_SETFD, FD_CLOEXEC) < 0 ||
-                               (listener = hold_listen (&options)) < 0))
+                               (options.hold_control_fd >= 0 &&
+                                fcntl (options.hold_control_fd, F_SETFD, FD_CLOEXEC) < 0) ||
+                               (options.hold_control_fd < 0 && (listener = hold_listen (&options)) < 0)))
     die ("cannot hold the session for a later daemon");
 
   sigemptyset (&chld);
@@ -589,6 +630,14 @@ main (int    argc,
             }
           else if (request.type == PADDOCK_KEEPER_SIGNAL && request.signal > 0 && request.signal < NSIG)
             signal_tree (request.signal);
+          else if (request.type == PADDOCK_KEEPER_HOLD && options.hold_control_fd >= 0 && listener < 0)
+            {
+              /* Without its socket no later daemon could reach it: it
+               * keeps ending with this one. */
+              listener = hold_listen (&options);
+              if (listener >= 0)
+                options.end_with_daemon = 0;
+            }
         }
 
       /* Told to a daemon, or kept for one: never dropped unheard. */
@@ -611,6 +660,7 @@ main (int    argc,
     }
   }
 
-  hold_unlink (&options);
+  if (listener >= 0)
+    hold_unlink (&options);
   _exit (0);
 }

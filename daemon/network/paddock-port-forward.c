@@ -881,6 +881,15 @@ accept_cb (int          fd,
         }
       self->refusing = FALSE;
       setsockopt (client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      /* The lease's socket clears SO_REUSEADDR once listening (a held
+       * port refuses every other bind), and accepted sockets inherit
+       * that: one we close first would then keep the port from being
+       * bound again for TIME_WAIT, a minute in which a daemon started
+       * after us (a crash, an upgrade) could not hold the session's
+       * lease again and lose its forward. Ours alone, never handed on,
+       * and while our listener is there no bind of the port succeeds
+       * anyway. */
+      setsockopt (client, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
       bound_socket_buffers (client);
       g_atomic_int_add (&self->n_active, 1);
       ask_for_socket (self, connection_new (client));

@@ -520,6 +520,25 @@ handle_socket (Init     *init,
   close (fd);
 }
 
+/* A daemon that took the session over asks for the proxy's socket again:
+ * the same "proxy" event as at the start, with the same socket; port 0
+ * and no socket in a session started without the proxy (the daemon asks
+ * a none session too: it may have been switched from proxy). */
+static void
+handle_proxy (Init *init)
+{
+  LineBuf line = { .len = 0 };
+  int fd = init->cfg->found->proxy_listen_fd;
+
+  line_add (&line, JSON_EVENT (PADDOCK_SANDBOX_EVENT_PROXY) JSON_KEY (PADDOCK_SANDBOX_EVENT_KEY_PORT));
+  line_add_int (&line, fd >= 0 ? init->cfg->proxy_port : 0);
+  line_add (&line, "}\n");
+  if (fd >= 0)
+    send_event_with_fd (init->cfg->control_fd, &line, fd);
+  else
+    send_event (init->cfg->control_fd, &line);
+}
+
 /* One request from the daemon: a message of at most MAX_REQUEST_BYTES with
  * up to MAX_RECV_FDS fds. Anything malformed is dropped with a note on
  * stderr (or answered with spawn-failed when it names an id); every
@@ -593,6 +612,12 @@ handle_request (Init  *init,
     {
       close_fds (fds);
       handle_socket (init, request, id);
+      return;
+    }
+  if (g_strcmp0 (op, PADDOCK_SANDBOX_OP_PROXY) == 0)
+    {
+      close_fds (fds);
+      handle_proxy (init);
       return;
     }
   if (g_strcmp0 (op, PADDOCK_SANDBOX_OP_SPAWN) != 0)

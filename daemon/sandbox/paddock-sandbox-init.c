@@ -110,18 +110,20 @@ run_init (const SandboxConfig *cfg)
       close (cfg->alive_fd);
     }
 
-  /* The proxy's socket goes to the daemon before the agent exists, so
-   * nothing inside ever holds it; connections made before the daemon
-   * serves it wait in its backlog. Without a control socket to send it on
-   * there is no way out at all, which is what none means anyway. */
+  /* The proxy's socket goes to the daemon before the agent exists;
+   * connections made before the daemon serves it wait in its backlog.
+   * Without a control socket to send it on there is no way out at all,
+   * which is what none means anyway. Pid 1 keeps its copy (CLOEXEC: the
+   * agent's exec closes it, and the agent cannot reach pid 1's), so that
+   * a daemon that takes the session over can ask for it again
+   * (PADDOCK_SANDBOX_OP_PROXY), and so that nothing in the session can
+   * bind the proxy's port while no daemon serves it. */
   if (cfg->found->proxy_listen_fd >= 0)
     {
       line_add (&line, JSON_EVENT (PADDOCK_SANDBOX_EVENT_PROXY) JSON_KEY (PADDOCK_SANDBOX_EVENT_KEY_PORT));
       line_add_int (&line, cfg->proxy_port);
       line_add (&line, "}\n");
       send_event_with_fd (cfg->control_fd, &line, cfg->found->proxy_listen_fd);
-      close (cfg->found->proxy_listen_fd);
-      cfg->found->proxy_listen_fd = -1;
       line.len = 0;
     }
 

@@ -109,6 +109,7 @@ paddock_sandbox_fd_options (unsigned int n_listen)
 #define PADDOCK_SANDBOX_OP_SPAWN   "spawn"
 #define PADDOCK_SANDBOX_OP_KILL    "kill"
 #define PADDOCK_SANDBOX_OP_SOCKET  "socket"
+#define PADDOCK_SANDBOX_OP_PROXY   "proxy"    /* the proxy's socket again (a new daemon) */
 
 #define PADDOCK_SANDBOX_FAMILY_INET   "inet"
 #define PADDOCK_SANDBOX_FAMILY_INET6  "inet6"

@@ -447,12 +447,16 @@ supervise_command (const SpawnRequest *req,
 
   for (;;)
     {
-      struct pollfd pfds[2] = {
+      /* A direct command's channel is the daemon's alone: its hangup
+       * means the daemon went (a sandbox its keeper holds outlives it), and
+       * the command's caller with it, who hears it was lost. */
+      struct pollfd pfds[3] = {
         { .fd = sfd, .events = POLLIN, .revents = 0 },
         { .fd = chan, .events = POLLIN, .revents = 0 },
+        { .fd = req->events_fd, .events = 0, .revents = 0 },
       };
 
-      if (poll (pfds, 2, -1) < 0)
+      if (poll (pfds, 3, -1) < 0)
         {
           if (errno == EINTR)
             continue;
@@ -474,6 +478,13 @@ supervise_command (const SpawnRequest *req,
            * kill, report only once the whole tree is gone. */
           if (command_done && (!killing || !left))
             break;
+        }
+
+      if (pfds[2].revents & (POLLHUP | POLLERR))
+        {
+          killing = TRUE;
+          kill_tree (sfd, command, &command_done, &command_status);
+          break;
         }
 
       if (pfds[1].revents & (POLLIN | POLLHUP | POLLERR))

@@ -123,7 +123,7 @@ paddock_session_restore_read (PaddockSessionRestore      *self,
         g_clear_pointer (&self->cgroup, paddock_cgroup_free);
     }
 
-  /* The host agent's keeper, if it still runs: it held on to its tree
+  /* The session's keeper (a host agent's, a sandbox's), if it still runs: it held on to its tree
    * when the earlier daemon went (paddock-keeper-protocol.h), and every
    * descendant of it is left of the session, setsid()ed or not, whatever
    * the state recorded (an agent that exited may have left a server). */
@@ -131,8 +131,7 @@ paddock_session_restore_read (PaddockSessionRestore      *self,
     gint64 keeper_pid = record->keeper_pid;
     guint64 keeper_start_time = record->keeper_start_time;
 
-    if (self->same_boot && keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0 &&
-        !record->sandboxed)
+    if (self->same_boot && keeper_pid > 0 && keeper_pid < G_MAXINT && keeper_start_time != 0)
       {
         int pidfd = paddock_compat_pidfd_open ((pid_t) keeper_pid);  /* CLOEXEC, always */
 
@@ -152,7 +151,7 @@ gboolean
 paddock_session_restore_may_adopt (const PaddockSessionRestore *self,
                                    const PaddockSessionRecord  *record)
 {
-  return self->leftover_keeper > 0 && !record->sandboxed &&
+  return self->leftover_keeper > 0 &&
          (g_strcmp0 (self->state, "starting") == 0 || g_strcmp0 (self->state, "running") == 0);
 }
 
@@ -167,9 +166,10 @@ paddock_session_restore_pin_leftovers (PaddockSessionRestore      *self,
   if (g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0)
     {
       int wait_status = 0;
-      /* Its keeper saw the agent end while no daemon was there, and left
-       * how (paddock-keeper-protocol.h): then it exited, as seen. */
-      const char *ended_as = !record->sandboxed && self->leftover_keeper == 0 &&
+      /* Its keeper saw the agent (a sandbox's helper, which passes the
+       * agent's status on) end while no daemon was there, and left how
+       * (paddock-keeper-protocol.h): then it exited, as seen. */
+      const char *ended_as = self->leftover_keeper == 0 &&
                              paddock_keeper_client_read_exit (self->session_dir, &wait_status) ? "exited" : "stopped";
 
       guint64 start_time = record->pid_start_time;
