@@ -18,23 +18,7 @@
 # started before the daemon so that the daemon's environment can name it
 # (as in test-paddockctl-net.sh).
 server_dir=$(mktemp -d "${TMPDIR:-/tmp}/paddock-adopt-server.XXXXXX")
-/usr/bin/python3 - "$server_dir/port" <<'PY' >"$server_dir/log" 2>&1 &
-import http.server, os, sys
-class Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = ("hello from the host, " + self.path + "\n").encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-with open(sys.argv[1] + ".tmp", "w") as f:
-    f.write(str(server.server_address[1]))
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-server.serve_forever()
-PY
+/usr/bin/python3 "$(dirname "$0")/fixtures/host-http-server.py" "$server_dir/port" >"$server_dir/log" 2>&1 &
 server_pid=$!
 for _ in $(seq 50); do [[ -s "$server_dir/port" ]] && break; sleep 0.1; done
 server_port=$(cat "$server_dir/port" 2>/dev/null || echo 0)

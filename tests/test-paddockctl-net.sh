@@ -26,30 +26,7 @@ source "$(dirname "$0")/tap-lib.sh" "$@"
 # The world: one HTTP server on the host's loopback, started before the
 # daemon so that the daemon's environment can name its port.
 server_dir=$(mktemp -d "${TMPDIR:-/tmp}/paddock-net-server.XXXXXX")
-"$PYTHON" - "$server_dir/port" <<'PY' >"$server_dir/log" 2>&1 &
-import http.server, os, sys
-class Handler(http.server.BaseHTTPRequestHandler):
-    connections = 0
-    def handle(self):
-        Handler.connections += 1
-        super().handle()
-    def do_GET(self):
-        if self.path == "/connections":   # asked by the test, from the host
-            body = str(Handler.connections).encode()
-        else:
-            body = ("hello from the host, " + self.path + "\n").encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-with open(sys.argv[1] + ".tmp", "w") as f:
-    f.write(str(server.server_address[1]))
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-server.serve_forever()
-PY
+"$PYTHON" "$(dirname "$0")/fixtures/host-http-server.py" "$server_dir/port" >"$server_dir/log" 2>&1 &
 server_pid=$!
 trap 'kill $server_pid 2>/dev/null; wait $server_pid 2>/dev/null; rm -rf "$server_dir"' EXIT
 for _ in $(seq 50); do [[ -s "$server_dir/port" ]] && break; sleep 0.1; done
