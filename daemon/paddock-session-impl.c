@@ -556,13 +556,23 @@ paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
   return paddock_boundary_look_new (&input);
 }
 
-/* Publishes what was seen (Session1.Boundary). */
+/* Publishes what was seen (Session1.Boundary), and keeps it in the
+ * session's folder for a daemon that adopts the session: queued before
+ * the record that makes a keeper hold, so it is on disk first. */
 static void
 paddock_session_impl_publish_boundary (PaddockSessionImpl  *self,
                                        PaddockBoundaryLook *look)
 {
-  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self),
-                                     paddock_boundary_look_get_published (look));
+  GVariant *published = paddock_boundary_look_get_published (look);
+
+  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), published);
+  if (self->record_path != NULL)
+    {
+      g_autofree char *session_dir = g_path_get_dirname (self->record_path);
+      g_autofree char *path = g_build_filename (session_dir, "boundary", NULL);
+
+      paddock_record_writer_replace (path, paddock_boundary_published_to_text (published));
+    }
 }
 
 /* The record that names the sandbox's keeper is on disk: from now on the
@@ -1862,6 +1872,21 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   /* Its proxy's socket, which pid 1 kept: served again once it comes. */
   if (own_network && !paddock_linux_executor_request_proxy (PADDOCK_LINUX_EXECUTOR (self->executor), &error))
     g_message ("Session %s: could not ask its sandbox for its proxy's socket: %s", self->id, error->message);
+  /* What its start saw, marked as recorded then: a sandbox's look needs
+   * the start-up report only that start had. */
+  {
+    g_autofree char *boundary_path = g_build_filename (restore->session_dir, "boundary", NULL);
+    g_autoptr(GVariant) boundary = NULL;
+
+    g_clear_error (&error);
+    boundary = paddock_boundary_published_load (boundary_path, &error);
+
+    if (boundary != NULL)
+      paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), boundary);
+    else
+      g_message ("Session %s: its boundary as its start saw it is not known (%s)", self->id, error->message);
+    g_clear_error (&error);
+  }
   self->state = g_intern_static_string ("running");
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
   g_message ("Session %s: adopted from its keeper %d, %s %d running", self->id,

@@ -288,7 +288,9 @@ safe_checks=(
   "…and its command was ended with its daemon" "the sandbox still runs with no daemon"
   "its keeper still runs with no daemon" "a new daemon starts"
   "the safe session is running again" "the same sandbox process" "the same agent, pid 2 inside"
-  "its profile is still safe" "its stage is bounded again" "the scrollback from before the kill is there"
+  "its profile is still safe" "its stage is bounded again"
+  "its boundary is what its start saw, layer by layer" "…marked as recorded at the start"
+  "paddockctl status --review shows it" "the scrollback from before the kill is there"
   "what the agent wrote while no daemon was there is there" "input reaches the adopted sandbox"
   "and its answer comes back" "paddockctl attach shows the scrollback and answers input"
   "a new Exec runs inside the adopted sandbox" "Run works in it" "Stop works on the adopted sandbox"
@@ -335,6 +337,8 @@ SH
   keeper=$(record "$id" keeper_pid)
   cgroup=$(record "$id" cgroup)
   check "its record names its sandbox and its keeper" test "$helper" -gt 0 -a "$init" -gt 0 -a "$keeper" -gt 0
+  layers='[(l["layer"], l["requested"], l["status"]) for l in d["boundary"]]'
+  boundary_before=$(field "$id" "$layers")
   agent_comm () { "$CTL" exec "$id" -- cat /proc/2/cmdline 2>/dev/null </dev/null | tr -d '\0'; }
   run "$tmp/exec.json" "$tmp/exec.err" --json exec "$id" -- sh -c 'echo inside-$(cat /proc/2/comm)'
   check "an Exec runs in the safe session" grep -q inside-sh "$tmp/exec.json"
@@ -372,6 +376,16 @@ SH
   check "the same agent, pid 2 inside" test "$(agent_comm)" == "shsafe-agent.sh"
   check "its profile is still safe" test "$(field "$id" 'd["profile"]')" == safe
   check "its stage is bounded again" test "$(field "$id" 'd["stage"]["limit"] > 0')" == True
+  # A security tool shows the evidence it had: the start's look (which
+  # needed the sandbox's start-up report), not an empty boundary.
+  boundary_after=$(field "$id" "$layers")
+  check "its boundary is what its start saw, layer by layer" \
+    test "$(field "$id" 'len(d["boundary"]) > 10')" == True -a "$boundary_after" == "$boundary_before"
+  check "…marked as recorded at the start" \
+    test "$(field "$id" 'len(d["boundary"]) > 0 and all(l["evidence"].startswith("recorded at the start: ") for l in d["boundary"])')" == True
+  "$CTL" status --review "$id" >"$tmp/review.out" 2>&1 || true
+  check "paddockctl status --review shows it" \
+    sh -c "grep -q 'recorded at the start' '$tmp/review.out' && ! grep -q 'reported once the session has started' '$tmp/review.out'"
   check "the scrollback from before the kill is there" logs_have safe-before-kill
   check "what the agent wrote while no daemon was there is there" \
     wait_for 5 logs_have "tick-$((${before_tick:-0} + 2))"
