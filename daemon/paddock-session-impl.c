@@ -1850,8 +1850,7 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   self->sandboxed = sandboxed;
   self->reaped = FALSE;
   /* The namespace its processes are counted and ended by; its stage
-   * bounded again (by the default limit: the record does not keep one
-   * the creator chose). */
+   * bounded again, by the limit its creator chose (the record keeps it). */
   if (sandboxed)
     paddock_sandbox_pidns_find (&self->pidns, self->pid);
   if (sandboxed && self->stage != NULL)

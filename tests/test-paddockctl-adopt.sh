@@ -288,7 +288,7 @@ safe_checks=(
   "…and its command was ended with its daemon" "the sandbox still runs with no daemon"
   "its keeper still runs with no daemon" "a new daemon starts"
   "the safe session is running again" "the same sandbox process" "the same agent, pid 2 inside"
-  "its profile is still safe" "its stage is bounded again"
+  "its profile is still safe" "its stage is bounded again, by the limit its creator chose"
   "its boundary is what its start saw, layer by layer" "…marked as recorded at the start"
   "paddockctl status --review shows it" "the scrollback from before the kill is there"
   "what the agent wrote while no daemon was there is there" "input reaches the adopted sandbox"
@@ -323,7 +323,7 @@ echo "safe-before-kill"
 ( i=0; while [ $i -lt 200 ]; do i=$((i + 1)); echo "tick-$i"; sleep 0.2; done ) &
 while read -r line; do echo "got:$line"; done
 SH
-  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe -- sh safe-agent.sh
+  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe --stage-limit 3G -- sh safe-agent.sh
   id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
   logs_have () { "$CTL" logs --raw "$id" 2>/dev/null | grep -q -- "$1"; }
   last_tick () { "$CTL" logs --raw "$id" 2>/dev/null | tr -d '\r' | sed -n 's/^tick-\([0-9]*\)$/\1/p' | tail -n 1; }
@@ -375,7 +375,8 @@ SH
   check "the same sandbox process" test "$(field "$id" 'd["pid"]')" == "$helper"
   check "the same agent, pid 2 inside" test "$(agent_comm)" == "shsafe-agent.sh"
   check "its profile is still safe" test "$(field "$id" 'd["profile"]')" == safe
-  check "its stage is bounded again" test "$(field "$id" 'd["stage"]["limit"] > 0')" == True
+  check "its stage is bounded again, by the limit its creator chose" \
+    test "$(field "$id" 'd["stage"]["limit"]')" == $((3 * 1024 * 1024 * 1024))
   # A security tool shows the evidence it had: the start's look (which
   # needed the sandbox's start-up report), not an empty boundary.
   boundary_after=$(field "$id" "$layers")
