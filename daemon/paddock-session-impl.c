@@ -575,17 +575,23 @@ paddock_session_impl_publish_boundary (PaddockSessionImpl  *self,
     }
 }
 
-/* The record that names the sandbox's keeper is on disk: from now on the
- * keeper holds the session when we go, for a later daemon to adopt
- * (paddock-linux-executor.c); before, it ended the sandbox with us. */
+/* The record that names the session's keeper (a sandbox's, a host
+ * agent's) is on disk: from now on the keeper holds the session when we
+ * go, for a later daemon to adopt; before, it ended the tree with us, so
+ * that nothing runs on that no later daemon knows of. */
 static void
 paddock_session_impl_hold_step (gpointer user_data,
                                 guint    unused)
 {
   PaddockSessionImpl *self = user_data;
 
-  if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) && !self->reaped &&
-      g_strcmp0 (self->state, "running") == 0)
+  /* A host agent's keeper also holds what an agent already gone left
+   * (every record names the keeper while it runs), for the next daemon
+   * to end. */
+  if (self->executor != NULL && PADDOCK_IS_HOST_EXECUTOR (self->executor))
+    paddock_host_executor_hold (PADDOCK_HOST_EXECUTOR (self->executor));
+  else if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) && !self->reaped &&
+           g_strcmp0 (self->state, "running") == 0)
     paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
 }
 
@@ -1032,9 +1038,10 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
            self->config.profile, agent.took_spare ? ", in a sandbox made ahead" : "");
 
   /* A host agent runs once exec succeeded, which fork told us nothing
-   * against; "running" also writes its first record (a host agent
-   * outlives a daemon that dies right now, so the next one must know
-   * what to clean up). A sandbox dies with the daemon (--die-with-parent),
+   * against; "running" also writes its first record (once it is on disk
+   * the agent's keeper holds it, so that it outlives a daemon that dies,
+   * and the next one knows what to adopt or clean up; before, the keeper
+   * ends it with the daemon). A sandbox dies with the daemon (--die-with-parent),
    * so its record waits for the sandbox's "started". */
   if (!sandboxed)
     {
@@ -1052,6 +1059,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
        * a daemon that died unknowing. The main loop goes on meanwhile; a
        * daemon that shuts down first answers the creator with its error
        * (abandon_start()), which makes this one do nothing. */
+      paddock_session_impl_when_durable (self, paddock_session_impl_hold_step, 0);
       paddock_session_impl_when_durable (self, paddock_session_impl_ready_step, 0);
     }
 
@@ -1917,6 +1925,8 @@ paddock_session_impl_hand_over (PaddockSessionImpl *self)
    * its socket closes, so it is read first). */
   if (PADDOCK_IS_LINUX_EXECUTOR (self->executor))
     paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
+  else if (PADDOCK_IS_HOST_EXECUTOR (self->executor))
+    paddock_host_executor_hold (PADDOCK_HOST_EXECUTOR (self->executor));
   paddock_session_impl_fail_pending_execs (self);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_signal_handlers_disconnect_by_data (self->terminal, self);

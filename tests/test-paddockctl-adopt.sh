@@ -157,8 +157,9 @@ else
 fi
 agent=$(record "$id" pid)
 keeper=$(record "$id" keeper_pid)
+# Bound once the record is on disk and the keeper told to hold: a moment.
 check "the session's keeper holds it on a socket in its folder, 0600" \
-  test "$(stat -c %a "$tmp/state/sessions/$id/keeper.sock" 2>/dev/null)" == 600
+  wait_for 5 sh -c "test \"\$(stat -c %a '$tmp/state/sessions/$id/keeper.sock' 2>/dev/null)\" = 600"
 
 # A viewer attached when the daemon dies: its input from a pipe kept open.
 mkfifo "$tmp/viewer.in"
@@ -542,5 +543,35 @@ except urllib.error.HTTPError as e: print(e.code)' "$1" 2>/dev/null | json /dev/
   check "its network records continue, numbered on" test "$(net_seqs)" == "[1, 2, 3]"
   check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
 fi
+
+# ---- a host session whose daemon dies before its record is on disk ---------------
+# No later daemon could know of its agent: its keeper, not told to hold it
+# yet, ends its tree with the daemon (as a sandbox's keeper does). The
+# daemon's own test switch holds its record writes meanwhile. Last: the
+# session's folder is left without a record.
+kill_daemon
+: >"$tmp/record-hold"
+PADDOCK_TEST_RECORD_WRITE_HOLD="$tmp/record-hold" start_daemon || true
+"$CTL" create --workspace "$ws" --profile host -- sh -c 'echo $$ >"$1"; exec sleep 600' sh "$tmp/unrecorded.pid" \
+  >/dev/null 2>&1 </dev/null &
+unrecorded_creator=$!
+background_pids+=("$unrecorded_creator")
+# A session's folder without a record: this one's.
+unrecorded_folder ()
+{
+  local d
+  for d in "$tmp"/state/sessions/*/; do [[ ! -e "$d/session.json" ]] && return 0; done
+  return 1
+}
+check "a host session's agent runs, its record not on disk yet" \
+  wait_for 10 sh -c "test -s '$tmp/unrecorded.pid'"
+sleep 0.3
+check "…its session's folder has no record" unrecorded_folder
+unrecorded=$(cat "$tmp/unrecorded.pid" 2>/dev/null || echo 0)
+check "…and alive while its daemon is" alive "$unrecorded"
+kill_daemon
+rm -f "$tmp/record-hold"
+check "its agent ends with the daemon, not left running unknown" wait_for 5 gone "$unrecorded"
+wait "$unrecorded_creator" 2>/dev/null || true
 
 echo "1..$n"
