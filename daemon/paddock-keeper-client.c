@@ -352,6 +352,10 @@ paddock_keeper_client_spawn (const PaddockKeeperSpawn *spawn,
           g_ptr_array_add (argv, g_strdup ("--hold-control-fd"));
           g_ptr_array_add (argv, g_strdup_printf ("%u", 3 + spawn->n_pass_fds + 2));
         }
+      /* Either way held only once the record names the keeper
+       * (paddock_keeper_client_hold()). */
+      else
+        g_ptr_array_add (argv, g_strdup ("--hold-on-request"));
     }
   g_ptr_array_add (argv, g_strdup ("--pass-fds"));
   g_ptr_array_add (argv, g_strdup_printf ("%u", spawn->n_pass_fds));
@@ -626,8 +630,8 @@ paddock_keeper_client_signal (PaddockKeeperClient *self,
     self->killing = signum == SIGKILL;
 }
 
-/* A sandboxed session's keeper (--hold-control-fd) outlives the daemon
- * from now on: the session's record names it. FALSE when it could not be
+/* A session's keeper (--hold-control-fd or --hold-on-request) outlives
+ * the daemon from now on: the session's record names it. FALSE when it could not be
  * asked (it is gone, or going). */
 gboolean
 paddock_keeper_client_hold (PaddockKeeperClient *self)

@@ -556,26 +556,42 @@ paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
   return paddock_boundary_look_new (&input);
 }
 
-/* Publishes what was seen (Session1.Boundary). */
+/* Publishes what was seen (Session1.Boundary), and keeps it in the
+ * session's folder for a daemon that adopts the session: queued before
+ * the record that makes a keeper hold, so it is on disk first. */
 static void
 paddock_session_impl_publish_boundary (PaddockSessionImpl  *self,
                                        PaddockBoundaryLook *look)
 {
-  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self),
-                                     paddock_boundary_look_get_published (look));
+  GVariant *published = paddock_boundary_look_get_published (look);
+
+  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), published);
+  if (self->record_path != NULL)
+    {
+      g_autofree char *session_dir = g_path_get_dirname (self->record_path);
+      g_autofree char *path = g_build_filename (session_dir, "boundary", NULL);
+
+      paddock_record_writer_replace (path, paddock_boundary_published_to_text (published));
+    }
 }
 
-/* The record that names the sandbox's keeper is on disk: from now on the
- * keeper holds the session when we go, for a later daemon to adopt
- * (paddock-linux-executor.c); before, it ended the sandbox with us. */
+/* The record that names the session's keeper (a sandbox's, a host
+ * agent's) is on disk: from now on the keeper holds the session when we
+ * go, for a later daemon to adopt; before, it ended the tree with us, so
+ * that nothing runs on that no later daemon knows of. */
 static void
 paddock_session_impl_hold_step (gpointer user_data,
                                 guint    unused)
 {
   PaddockSessionImpl *self = user_data;
 
-  if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) && !self->reaped &&
-      g_strcmp0 (self->state, "running") == 0)
+  /* A host agent's keeper also holds what an agent already gone left
+   * (every record names the keeper while it runs), for the next daemon
+   * to end. */
+  if (self->executor != NULL && PADDOCK_IS_HOST_EXECUTOR (self->executor))
+    paddock_host_executor_hold (PADDOCK_HOST_EXECUTOR (self->executor));
+  else if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) && !self->reaped &&
+           g_strcmp0 (self->state, "running") == 0)
     paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
 }
 
@@ -1022,9 +1038,10 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
            self->config.profile, agent.took_spare ? ", in a sandbox made ahead" : "");
 
   /* A host agent runs once exec succeeded, which fork told us nothing
-   * against; "running" also writes its first record (a host agent
-   * outlives a daemon that dies right now, so the next one must know
-   * what to clean up). A sandbox dies with the daemon (--die-with-parent),
+   * against; "running" also writes its first record (once it is on disk
+   * the agent's keeper holds it, so that it outlives a daemon that dies,
+   * and the next one knows what to adopt or clean up; before, the keeper
+   * ends it with the daemon). A sandbox dies with the daemon (--die-with-parent),
    * so its record waits for the sandbox's "started". */
   if (!sandboxed)
     {
@@ -1042,6 +1059,7 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
        * a daemon that died unknowing. The main loop goes on meanwhile; a
        * daemon that shuts down first answers the creator with its error
        * (abandon_start()), which makes this one do nothing. */
+      paddock_session_impl_when_durable (self, paddock_session_impl_hold_step, 0);
       paddock_session_impl_when_durable (self, paddock_session_impl_ready_step, 0);
     }
 
@@ -1840,8 +1858,7 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   self->sandboxed = sandboxed;
   self->reaped = FALSE;
   /* The namespace its processes are counted and ended by; its stage
-   * bounded again (by the default limit: the record does not keep one
-   * the creator chose). */
+   * bounded again, by the limit its creator chose (the record keeps it). */
   if (sandboxed)
     paddock_sandbox_pidns_find (&self->pidns, self->pid);
   if (sandboxed && self->stage != NULL)
@@ -1862,6 +1879,21 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   /* Its proxy's socket, which pid 1 kept: served again once it comes. */
   if (own_network && !paddock_linux_executor_request_proxy (PADDOCK_LINUX_EXECUTOR (self->executor), &error))
     g_message ("Session %s: could not ask its sandbox for its proxy's socket: %s", self->id, error->message);
+  /* What its start saw, marked as recorded then: a sandbox's look needs
+   * the start-up report only that start had. */
+  {
+    g_autofree char *boundary_path = g_build_filename (restore->session_dir, "boundary", NULL);
+    g_autoptr(GVariant) boundary = NULL;
+
+    g_clear_error (&error);
+    boundary = paddock_boundary_published_load (boundary_path, &error);
+
+    if (boundary != NULL)
+      paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), boundary);
+    else
+      g_message ("Session %s: its boundary as its start saw it is not known (%s)", self->id, error->message);
+    g_clear_error (&error);
+  }
   self->state = g_intern_static_string ("running");
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
   g_message ("Session %s: adopted from its keeper %d, %s %d running", self->id,
@@ -1893,6 +1925,8 @@ paddock_session_impl_hand_over (PaddockSessionImpl *self)
    * its socket closes, so it is read first). */
   if (PADDOCK_IS_LINUX_EXECUTOR (self->executor))
     paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
+  else if (PADDOCK_IS_HOST_EXECUTOR (self->executor))
+    paddock_host_executor_hold (PADDOCK_HOST_EXECUTOR (self->executor));
   paddock_session_impl_fail_pending_execs (self);
   g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_signal_handlers_disconnect_by_data (self->terminal, self);

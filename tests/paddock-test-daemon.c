@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -290,7 +291,21 @@ paddock_test_daemon_kill (PaddockTestDaemon *self)
   while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
     {
       g_autofree char *socket_path = g_build_filename (sessions_dir, name, "keeper.sock", NULL);
+      g_autofree char *record_path = g_build_filename (sessions_dir, name, "session.json", NULL);
+      g_autofree char *record = NULL;
+      const char *named;
+      int keeper_pid = 0;
+      gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
 
+      /* A keeper the record names binds its socket once told to hold
+       * (asked as the record became durable, maybe not acted on yet): it
+       * is unlinked once there, or once the keeper is gone. */
+      if (g_file_get_contents (record_path, &record, NULL, NULL) &&
+          (named = strstr (record, "\"keeper_pid\"")) != NULL)
+        sscanf (named, "\"keeper_pid\" : %d", &keeper_pid);
+      while (keeper_pid > 1 && !g_file_test (socket_path, G_FILE_TEST_EXISTS) &&
+             kill (keeper_pid, 0) == 0 && g_get_monotonic_time () < deadline)
+        g_usleep (10 * 1000);
       g_unlink (socket_path);
     }
 }

@@ -157,8 +157,9 @@ else
 fi
 agent=$(record "$id" pid)
 keeper=$(record "$id" keeper_pid)
+# Bound once the record is on disk and the keeper told to hold: a moment.
 check "the session's keeper holds it on a socket in its folder, 0600" \
-  test "$(stat -c %a "$tmp/state/sessions/$id/keeper.sock" 2>/dev/null)" == 600
+  wait_for 5 sh -c "test \"\$(stat -c %a '$tmp/state/sessions/$id/keeper.sock' 2>/dev/null)\" = 600"
 
 # A viewer attached when the daemon dies: its input from a pipe kept open.
 mkfifo "$tmp/viewer.in"
@@ -288,7 +289,9 @@ safe_checks=(
   "…and its command was ended with its daemon" "the sandbox still runs with no daemon"
   "its keeper still runs with no daemon" "a new daemon starts"
   "the safe session is running again" "the same sandbox process" "the same agent, pid 2 inside"
-  "its profile is still safe" "its stage is bounded again" "the scrollback from before the kill is there"
+  "its profile is still safe" "its stage is bounded again, by the limit its creator chose"
+  "its boundary is what its start saw, layer by layer" "…marked as recorded at the start"
+  "paddockctl status --review shows it" "the scrollback from before the kill is there"
   "what the agent wrote while no daemon was there is there" "input reaches the adopted sandbox"
   "and its answer comes back" "paddockctl attach shows the scrollback and answers input"
   "a new Exec runs inside the adopted sandbox" "Run works in it" "Stop works on the adopted sandbox"
@@ -321,7 +324,7 @@ echo "safe-before-kill"
 ( i=0; while [ $i -lt 200 ]; do i=$((i + 1)); echo "tick-$i"; sleep 0.2; done ) &
 while read -r line; do echo "got:$line"; done
 SH
-  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe -- sh safe-agent.sh
+  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe --stage-limit 3G -- sh safe-agent.sh
   id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
   logs_have () { "$CTL" logs --raw "$id" 2>/dev/null | grep -q -- "$1"; }
   last_tick () { "$CTL" logs --raw "$id" 2>/dev/null | tr -d '\r' | sed -n 's/^tick-\([0-9]*\)$/\1/p' | tail -n 1; }
@@ -335,6 +338,8 @@ SH
   keeper=$(record "$id" keeper_pid)
   cgroup=$(record "$id" cgroup)
   check "its record names its sandbox and its keeper" test "$helper" -gt 0 -a "$init" -gt 0 -a "$keeper" -gt 0
+  layers='[(l["layer"], l["requested"], l["status"]) for l in d["boundary"]]'
+  boundary_before=$(field "$id" "$layers")
   agent_comm () { "$CTL" exec "$id" -- cat /proc/2/cmdline 2>/dev/null </dev/null | tr -d '\0'; }
   run "$tmp/exec.json" "$tmp/exec.err" --json exec "$id" -- sh -c 'echo inside-$(cat /proc/2/comm)'
   check "an Exec runs in the safe session" grep -q inside-sh "$tmp/exec.json"
@@ -371,7 +376,18 @@ SH
   check "the same sandbox process" test "$(field "$id" 'd["pid"]')" == "$helper"
   check "the same agent, pid 2 inside" test "$(agent_comm)" == "shsafe-agent.sh"
   check "its profile is still safe" test "$(field "$id" 'd["profile"]')" == safe
-  check "its stage is bounded again" test "$(field "$id" 'd["stage"]["limit"] > 0')" == True
+  check "its stage is bounded again, by the limit its creator chose" \
+    test "$(field "$id" 'd["stage"]["limit"]')" == $((3 * 1024 * 1024 * 1024))
+  # A security tool shows the evidence it had: the start's look (which
+  # needed the sandbox's start-up report), not an empty boundary.
+  boundary_after=$(field "$id" "$layers")
+  check "its boundary is what its start saw, layer by layer" \
+    test "$(field "$id" 'len(d["boundary"]) > 10')" == True -a "$boundary_after" == "$boundary_before"
+  check "…marked as recorded at the start" \
+    test "$(field "$id" 'len(d["boundary"]) > 0 and all(l["evidence"].startswith("recorded at the start: ") for l in d["boundary"])')" == True
+  "$CTL" status --review "$id" >"$tmp/review.out" 2>&1 || true
+  check "paddockctl status --review shows it" \
+    sh -c "grep -q 'recorded at the start' '$tmp/review.out' && ! grep -q 'reported once the session has started' '$tmp/review.out'"
   check "the scrollback from before the kill is there" logs_have safe-before-kill
   check "what the agent wrote while no daemon was there is there" \
     wait_for 5 logs_have "tick-$((${before_tick:-0} + 2))"
@@ -527,5 +543,35 @@ except urllib.error.HTTPError as e: print(e.code)' "$1" 2>/dev/null | json /dev/
   check "its network records continue, numbered on" test "$(net_seqs)" == "[1, 2, 3]"
   check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
 fi
+
+# ---- a host session whose daemon dies before its record is on disk ---------------
+# No later daemon could know of its agent: its keeper, not told to hold it
+# yet, ends its tree with the daemon (as a sandbox's keeper does). The
+# daemon's own test switch holds its record writes meanwhile. Last: the
+# session's folder is left without a record.
+kill_daemon
+: >"$tmp/record-hold"
+PADDOCK_TEST_RECORD_WRITE_HOLD="$tmp/record-hold" start_daemon || true
+"$CTL" create --workspace "$ws" --profile host -- sh -c 'echo $$ >"$1"; exec sleep 600' sh "$tmp/unrecorded.pid" \
+  >/dev/null 2>&1 </dev/null &
+unrecorded_creator=$!
+background_pids+=("$unrecorded_creator")
+# A session's folder without a record: this one's.
+unrecorded_folder ()
+{
+  local d
+  for d in "$tmp"/state/sessions/*/; do [[ ! -e "$d/session.json" ]] && return 0; done
+  return 1
+}
+check "a host session's agent runs, its record not on disk yet" \
+  wait_for 10 sh -c "test -s '$tmp/unrecorded.pid'"
+sleep 0.3
+check "…its session's folder has no record" unrecorded_folder
+unrecorded=$(cat "$tmp/unrecorded.pid" 2>/dev/null || echo 0)
+check "…and alive while its daemon is" alive "$unrecorded"
+kill_daemon
+rm -f "$tmp/record-hold"
+check "its agent ends with the daemon, not left running unknown" wait_for 5 gone "$unrecorded"
+wait "$unrecorded_creator" 2>/dev/null || true
 
 echo "1..$n"

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "paddock-error.h"
 #include "paddock-session-boundary.h"
 
@@ -102,6 +104,71 @@ test_strict_check (void)
   g_assert_no_error (error);
 }
 
+/* What a start saw, kept in the session's folder, reads back layer by
+ * layer the same, its evidence marked as recorded then; a damaged file is
+ * refused, not guessed at. */
+static void
+test_recorded (void)
+{
+  g_autoptr(PaddockBoundaryLook) look = new_look ("safe", "none");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) back = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("paddock-boundary-XXXXXX", &error);
+  g_autofree char *path = NULL;
+  g_autofree char *text = NULL;
+  GVariant *published;
+
+  g_assert_no_error (error);
+  path = g_build_filename (dir, "boundary", NULL);
+  paddock_boundary_look_run (look);
+  published = paddock_boundary_look_get_published (look);
+  text = paddock_boundary_published_to_text (published);
+  g_file_set_contents (path, text, -1, &error);
+  g_assert_no_error (error);
+
+  back = paddock_boundary_published_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_variant_n_children (back), ==, g_variant_n_children (published));
+  g_assert_cmpuint (g_variant_n_children (back), >, 10);
+  for (gsize i = 0; i < g_variant_n_children (back); i++)
+    {
+      g_autoptr(GVariant) was = g_variant_get_child_value (published, i);
+      g_autoptr(GVariant) is = g_variant_get_child_value (back, i);
+      const char *was_layer, *is_layer, *was_status, *is_status, *was_evidence, *is_evidence;
+      gboolean was_requested, is_requested;
+
+      g_assert_true (g_variant_lookup (was, "layer", "&s", &was_layer));
+      g_assert_true (g_variant_lookup (is, "layer", "&s", &is_layer));
+      g_assert_cmpstr (is_layer, ==, was_layer);
+      g_assert_true (g_variant_lookup (was, "status", "&s", &was_status));
+      g_assert_true (g_variant_lookup (is, "status", "&s", &is_status));
+      g_assert_cmpstr (is_status, ==, was_status);
+      g_assert_true (g_variant_lookup (was, "requested", "b", &was_requested));
+      g_assert_true (g_variant_lookup (is, "requested", "b", &is_requested));
+      g_assert_cmpint (is_requested, ==, was_requested);
+      g_assert_true (g_variant_lookup (was, "evidence", "&s", &was_evidence));
+      g_assert_true (g_variant_lookup (is, "evidence", "&s", &is_evidence));
+      g_assert_true (g_str_has_prefix (is_evidence, "recorded at the start: "));
+      g_assert_cmpstr (is_evidence + strlen ("recorded at the start: "), ==, was_evidence);
+    }
+  g_clear_pointer (&back, g_variant_unref);
+
+  /* Cut short, or of another type: refused. */
+  g_file_set_contents (path, text, strlen (text) / 2, &error);
+  g_assert_no_error (error);
+  g_assert_null (paddock_boundary_published_load (path, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  g_file_set_contents (path, "[{'layer': <1>}]", -1, &error);
+  g_assert_no_error (error);
+  g_assert_null (paddock_boundary_published_load (path, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -110,6 +177,7 @@ main (int    argc,
 
   g_test_add_func ("/session-boundary/in-thread", test_in_thread);
   g_test_add_func ("/session-boundary/strict-check", test_strict_check);
+  g_test_add_func ("/session-boundary/recorded", test_recorded);
 
   return g_test_run ();
 }

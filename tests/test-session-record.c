@@ -94,6 +94,7 @@ test_round_trip (Fixture       *fixture,
     .net = g_strdup ("proxy"),
     .allow_domains = g_strdupv ((char **) allow),
     .staging = NULL,
+    .stage_limit = 3 * (guint64) 1024 * 1024 * 1024,
     .cgroup = NULL,
   };
   g_autofree char *json = paddock_session_record_to_json (&written);
@@ -120,6 +121,7 @@ test_round_trip (Fixture       *fixture,
   /* No stage and no cgroup are written as such, and read back so. */
   g_assert_cmpstr (read->staging, ==, "none");
   g_assert_cmpstr (read->cgroup, ==, "");
+  g_assert_cmpuint (read->stage_limit, ==, 3 * (guint64) 1024 * 1024 * 1024);
   g_assert_cmpuint (read->leftovers->len, ==, 0);
 
   /* Without a keeper running, none is named. */
@@ -154,6 +156,7 @@ test_defaults (Fixture       *fixture,
   g_assert_cmpstr (read->net, ==, "host");
   g_assert_null (read->allow_domains);
   g_assert_cmpstr (read->staging, ==, "none");
+  g_assert_cmpuint (read->stage_limit, ==, 0);
   g_assert_null (read->cgroup);
   g_assert_cmpuint (read->leftovers->len, ==, 0);
 }

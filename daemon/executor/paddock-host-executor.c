@@ -207,6 +207,17 @@ paddock_host_executor_adopt_agent (PaddockHostExecutor  *self,
   return self->keeper;
 }
 
+/* The session's record names the agent's keeper from now on: it may
+ * outlive us (before, it ends the agent's tree with us). */
+void
+paddock_host_executor_hold (PaddockHostExecutor *self)
+{
+  g_return_if_fail (PADDOCK_IS_HOST_EXECUTOR (self));
+
+  if (self->keeper != NULL && !paddock_keeper_client_hold (self->keeper))
+    g_debug ("Could not ask the agent's keeper to hold it: it ends with the daemon");
+}
+
 /* A command's keeper: the command's end; then the keeper's, once its
  * tree is empty, and it goes. */
 static void

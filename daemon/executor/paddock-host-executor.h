@@ -21,5 +21,6 @@ PaddockKeeperClient *paddock_host_executor_adopt_agent (PaddockHostExecutor  *se
                                                         int                   keeper_pidfd,
                                                         int                  *out_pty_master,
                                                         GError              **error);
+void                 paddock_host_executor_hold        (PaddockHostExecutor  *self);
 
 G_END_DECLS

@@ -11,7 +11,7 @@
  *
  * Started as
  *   paddock-keeper --control-fd N [--pass-fds K] [--cwd DIR] [--tty]
- *                  [--listen-pid] [--end-with-daemon] -- PROGRAM ARGV0 [ARG…]
+ *                  [--listen-pid] [--end-with-daemon] [--hold-on-request] -- PROGRAM ARGV0 [ARG…]
  * with the program's stdio at 0-2, K descriptors for it at 3…3+K-1, the
  * control socket (SOCK_SEQPACKET) at N, nothing else, and the program's
  * environment as its own. --tty: fd 0 becomes the program's controlling
@@ -66,6 +66,12 @@
  * before the session's record named the keeper must not leave a sandbox
  * that nobody can find.
  *
+ * --hold-on-request (with --hold-fd and --hold-dir: a host agent's keeper)
+ * is the same without the helper's socket: the keeper ends its tree with
+ * the daemon and has no socket until asked HOLD, so that an agent whose
+ * daemon died before its record named the keeper is not left running
+ * unknown to any later daemon.
+ *
  * Only a peer in the keeper's own user and PID namespaces is handed the
  * session: never a process inside a sandbox (whose uid maps to ours).
  */
@@ -100,7 +106,7 @@ typedef enum
 {
   PADDOCK_KEEPER_SIGNAL = 1,  /* signal: sent once to every process of the tree */
   PADDOCK_KEEPER_KILL   = 2,  /* SIGKILL to the tree until it is empty, then exit */
-  PADDOCK_KEEPER_HOLD   = 3,  /* --hold-control-fd: outlive the daemon from now on */
+  PADDOCK_KEEPER_HOLD   = 3,  /* --hold-control-fd or --hold-on-request: outlive the daemon from now on */
 } PaddockKeeperRequestType;
 
 typedef struct

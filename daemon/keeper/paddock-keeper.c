@@ -57,6 +57,7 @@ typedef struct
   int          end_with_daemon;
   const char  *hold_dir;   /* the session's folder: the socket and the exit file */
   int          hold_control_fd;  /* the daemon's end of paddock-sandbox's control socket, or -1 */
+  int          hold_on_request;  /* listens (and outlives the daemon) only once asked HOLD */
 } Options;
 
 static void
@@ -112,6 +113,8 @@ parse_options (int      argc,
         options->hold_fd = parse_int (argv[++i], 3, 65535);
       else if (strcmp (argv[i], "--hold-control-fd") == 0 && i + 1 < argc)
         options->hold_control_fd = parse_int (argv[++i], 3, 65535);
+      else if (strcmp (argv[i], "--hold-on-request") == 0)
+        options->hold_on_request = 1;
       else if (strcmp (argv[i], "--hold-dir") == 0 && i + 1 < argc && argv[i + 1][0] == '/')
         options->hold_dir = argv[++i];
       else
@@ -129,7 +132,13 @@ parse_options (int      argc,
   if (options->hold_control_fd >= 0 &&
       (options->hold_fd < 0 || options->hold_control_fd != options->hold_fd + 1))
     die ("bad arguments");
+  /* A sandbox's keeper, and a host agent's asked to: held only once
+   * told to, the tree going with the daemon until then. */
   if (options->hold_control_fd >= 0)
+    options->hold_on_request = 1;
+  if (options->hold_on_request && options->hold_fd < 0)
+    die ("bad arguments");
+  if (options->hold_on_request)
     options->end_with_daemon = 1;
   options->program = argv[i + 1];
   options->argv = &argv[i + 2];
@@ -503,13 +512,14 @@ main (int    argc,
   if (fcntl (control, F_SETFD, FD_CLOEXEC) < 0)
     die ("no control socket");
   /* The PTY master is the daemon's, never the program's. */
-  /* A sandbox's keeper listens only once asked to HOLD: by then the
-   * session's folder exists (a sandbox made ahead has none yet), and one
-   * never held has no socket for anyone to try. */
+  /* A keeper held on request (a sandbox's, a host agent's) listens only
+   * once asked to HOLD: by then the session's folder exists (a sandbox
+   * made ahead has none yet), and one never held has no socket for
+   * anyone to try. */
   if (options.hold_fd >= 0 && (fcntl (options.hold_fd, F_SETFD, FD_CLOEXEC) < 0 ||
                                (options.hold_control_fd >= 0 &&
                                 fcntl (options.hold_control_fd, F_SETFD, FD_CLOEXEC) < 0) ||
-                               (options.hold_control_fd < 0 && (listener = hold_listen (&options)) < 0)))
+                               (!options.hold_on_request && (listener = hold_listen (&options)) < 0)))
     die ("cannot hold the session for a later daemon");
 
   sigemptyset (&chld);
@@ -630,7 +640,7 @@ main (int    argc,
             }
           else if (request.type == PADDOCK_KEEPER_SIGNAL && request.signal > 0 && request.signal < NSIG)
             signal_tree (request.signal);
-          else if (request.type == PADDOCK_KEEPER_HOLD && options.hold_control_fd >= 0 && listener < 0)
+          else if (request.type == PADDOCK_KEEPER_HOLD && options.hold_on_request && listener < 0)
             {
               /* Without its socket no later daemon could reach it: it
                * keeps ending with this one. */

@@ -12,6 +12,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "paddock-error.h"
 #include "paddock-session-boundary.h"
 
@@ -141,6 +143,92 @@ paddock_boundary_look_run (PaddockBoundaryLook *look)
 
   look->boundary = paddock_boundary_observe (&look->input);
   look->published = g_variant_ref_sink (paddock_boundary_to_variant (look->boundary));
+}
+
+/* A session's folder keeps what its start saw (the file "boundary"): a
+ * sandbox's look needs its start-up report, which only the start has, so
+ * a daemon that adopts the session shows what was recorded instead of
+ * nothing. The text is GVariant's own, types annotated. */
+char *
+paddock_boundary_published_to_text (GVariant *published)
+{
+  g_return_val_if_fail (published != NULL, NULL);
+  g_return_val_if_fail (g_variant_is_of_type (published, G_VARIANT_TYPE ("aa{sv}")), NULL);
+
+  return g_variant_print (published, TRUE);
+}
+
+/* More than the ~70 layers a look has, by far. */
+#define BOUNDARY_RECORD_MAX (1024 * 1024)
+
+/* What paddock_boundary_published_to_text() wrote to @path, each layer as
+ * it was but for its evidence, which now begins "recorded at the start: "
+ * (nobody looked again). NULL (and @error set) for a file missing, too
+ * large or not such a boundary. */
+GVariant *
+paddock_boundary_published_load (const char  *path,
+                                 GError     **error)
+{
+  g_autofree char *text = NULL;
+  g_autoptr(GVariant) recorded = NULL;
+  g_autoptr(GVariantIter) layers = NULL;
+  GVariantBuilder builder;
+  GVariant *layer;
+  gsize length = 0;
+
+  g_return_val_if_fail (path != NULL, NULL);
+
+  if (!g_file_get_contents (path, &text, &length, error))
+    return NULL;
+  if (length > BOUNDARY_RECORD_MAX || strlen (text) != length)
+    {
+      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "%s is not a recorded boundary", path);
+      return NULL;
+    }
+  recorded = g_variant_parse (G_VARIANT_TYPE ("aa{sv}"), text, NULL, NULL, error);
+  if (recorded == NULL)
+    return NULL;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("aa{sv}"));
+  layers = g_variant_iter_new (recorded);
+  while ((layer = g_variant_iter_next_value (layers)) != NULL)
+    {
+      g_autoptr(GVariant) owned = layer;
+      GVariantIter entries;
+      const char *key;
+      GVariant *value;
+      const char *text_member;
+      gboolean flag;
+
+      /* Each layer what a look publishes, or none is shown. */
+      if (!g_variant_lookup (owned, "layer", "&s", &text_member) ||
+          !g_variant_lookup (owned, "status", "&s", &text_member) ||
+          !g_variant_lookup (owned, "evidence", "&s", &text_member) ||
+          !g_variant_lookup (owned, "requested", "b", &flag))
+        {
+          g_variant_builder_clear (&builder);
+          g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_FAILED, "%s is not a recorded boundary", path);
+          return NULL;
+        }
+      g_variant_builder_open (&builder, G_VARIANT_TYPE ("a{sv}"));
+      g_variant_iter_init (&entries, owned);
+      while (g_variant_iter_next (&entries, "{&sv}", &key, &value))
+        {
+          g_autoptr(GVariant) owned_value = value;
+
+          if (g_str_equal (key, "evidence") && g_variant_is_of_type (value, G_VARIANT_TYPE_STRING))
+            {
+              g_autofree char *marked = g_strconcat ("recorded at the start: ",
+                                                     g_variant_get_string (value, NULL), NULL);
+
+              g_variant_builder_add (&builder, "{sv}", key, g_variant_new_string (marked));
+            }
+          else
+            g_variant_builder_add (&builder, "{sv}", key, value);
+        }
+      g_variant_builder_close (&builder);
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&builder));
 }
 
 /* The test switch PADDOCK_TEST_BOUNDARY_LOOK_HOLD=PATH in the daemon's own

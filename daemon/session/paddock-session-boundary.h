@@ -33,6 +33,9 @@ void                 paddock_boundary_look_run_in_thread (PaddockBoundaryLook   
 PaddockBoundaryLook *paddock_boundary_look_finish        (GAsyncResult               *result);
 PaddockBoundary     *paddock_boundary_look_get_boundary  (PaddockBoundaryLook        *look);
 GVariant            *paddock_boundary_look_get_published (PaddockBoundaryLook        *look);
+char                *paddock_boundary_published_to_text  (GVariant                   *published);
+GVariant            *paddock_boundary_published_load     (const char                 *path,
+                                                          GError                    **error);
 gboolean             paddock_boundary_check_strict       (const char                 *profile,
                                                           PaddockBoundary            *boundary,
                                                           GError                    **error);

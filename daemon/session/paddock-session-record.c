@@ -99,6 +99,7 @@ paddock_session_record_set_config (PaddockSessionRecord       *record,
   record->net = g_strdup (config->net_mode);
   record->allow_domains = g_strdupv (config->allow_domains);
   record->staging = g_strdup (config->staging);
+  record->stage_limit = config->stage_limit;
 }
 
 /* The record as session.json's text (version 1), members in the order
@@ -138,6 +139,10 @@ paddock_session_record_to_json (const PaddockSessionRecord *record)
   add_string (builder, "net", record->net);
   add_strv (builder, "allow_domains", (const char * const *) record->allow_domains);
   add_string (builder, "staging", record->staging != NULL ? record->staging : "none");
+  /* Only a limit the creator chose: an older daemon's record (and one of
+   * a session left at the default) reads back as 0, the default. */
+  if (record->stage_limit != 0)
+    add_int (builder, "stage_limit", (gint64) MIN (record->stage_limit, (guint64) G_MAXINT64));
   add_string (builder, "cgroup", record->cgroup != NULL ? record->cgroup : "");
   if (record->damaged != NULL && record->damaged[0] != '\0')
     add_string (builder, "damaged", record->damaged);
@@ -195,7 +200,7 @@ get_array_member (JsonObject *object,
  * without a command is refused (%PADDOCK_ERROR_FAILED); any other member
  * missing gets a default: name the id, workspace "/", profile "safe",
  * owner "", state "stopped", exit status -1, sandboxed, net "host",
- * staging "none", not damaged, every number 0. Values are as the file has them: the
+ * staging "none" (its limit 0: the default), not damaged, every number 0. Values are as the file has them: the
  * caller checks what it relies on (a net mode, a staging kind, a pid's
  * range).
  */
@@ -267,6 +272,7 @@ paddock_session_record_new_from_node (JsonNode    *root,
   record->boot_id = g_strdup (json_object_get_string_member_with_default (object, "boot_id", ""));
   record->net = g_strdup (json_object_get_string_member_with_default (object, "net", "host"));
   record->staging = g_strdup (json_object_get_string_member_with_default (object, "staging", "none"));
+  record->stage_limit = (guint64) MAX (json_object_get_int_member_with_default (object, "stage_limit", 0), 0);
   record->cgroup = g_strdup (json_object_get_string_member_with_default (object, "cgroup", NULL));
   record->damaged = g_strdup (json_object_get_string_member_with_default (object, "damaged", NULL));
   if (record->damaged != NULL && record->damaged[0] == '\0')

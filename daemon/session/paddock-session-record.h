@@ -50,6 +50,7 @@ typedef struct
   char    *net;
   GStrv    allow_domains;      /* read back: NULL when absent or too long */
   char    *staging;            /* "none" for no stage */
+  guint64  stage_limit;        /* bytes the creator bounded its stage to; 0: the default */
   char    *cgroup;             /* "" for none; read back NULL when absent */
   /* Why the record was once found damaged (salvaged), NULL if it never
    * was: every later record keeps it, so that the session stays shown as
@@ -67,7 +68,7 @@ typedef struct
 void                  paddock_session_record_clear (PaddockSessionRecord *record);
 void                  paddock_session_record_free  (PaddockSessionRecord *record);
 /* RECORD (those members empty) gets copies of what a session was created
- * with: workspace, command, profile, owner, network, staging. */
+ * with: workspace, command, profile, owner, network, staging and its limit. */
 void                  paddock_session_record_set_config (PaddockSessionRecord       *record,
                                                          const PaddockSessionConfig *config);
 char                 *paddock_session_record_to_json (const PaddockSessionRecord *record);

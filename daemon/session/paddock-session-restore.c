@@ -29,6 +29,7 @@
 #include "paddock-session-members.h"
 #include "paddock-session-restore.h"
 #include "paddock-stage.h"
+#include "paddock-stage-guard.h"
 
 char *
 paddock_session_restore_current_boot_id (void)
@@ -95,6 +96,10 @@ paddock_session_restore_read (PaddockSessionRestore      *self,
   self->config.helper = g_strdup (helper);
   if (paddock_stage_kind_from_string (record->staging, &kind))
     self->config.staging = g_strdup (record->staging);
+  /* The creator's limit, if the record keeps one in CreateSession's
+   * bounds; else the default (0). */
+  if (record->stage_limit >= PADDOCK_STAGE_LIMIT_MIN && record->stage_limit <= PADDOCK_STAGE_LIMIT_MAX)
+    self->config.stage_limit = record->stage_limit;
   self->config.net_mode = g_strdup (paddock_net_mode_is_valid (record->net) ? record->net : "host");
   self->config.allow_domains = g_strdupv (record->allow_domains);
   self->config.columns = 80;
