@@ -1780,6 +1780,8 @@ paddock_session_impl_new (const char                 *id,
       if (!paddock_terminal_persist_scrollback (self->terminal, scrollback_path, &scrollback_error))
         g_message ("Session %s: %s; its scrollback is kept in memory only", id, scrollback_error->message);
     }
+  /* What was read back is output too: ReadOutput's offsets go on from it. */
+  paddock_ipc_session1_set_output_offset (session, paddock_terminal_get_end_offset (self->terminal));
 
   paddock_ipc_session1_set_id (session, id);
   paddock_session_config_publish (&self->config, session);

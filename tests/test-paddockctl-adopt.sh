@@ -125,7 +125,7 @@ check "it can be destroyed" sh -c "'$CTL' destroy '$fake_id' >/dev/null"
 
 # ---- an agent that ended while no daemon was there: its keeper said how -----------
 run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile host -- \
-  sh -c "while [ ! -e '$tmp/end' ]; do sleep 0.05; done; exit 3"
+  sh -c "echo ended-agent-wrote; while [ ! -e '$tmp/end' ]; do sleep 0.05; done; exit 3"
 ended_id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
 check "a host session that will end while no daemon is there runs" wait_for 10 state_is "$ended_id" running
 ended_keeper=$(record "$ended_id" keeper_pid)
@@ -135,6 +135,9 @@ check "its agent ends and its keeper with it" wait_for 5 gone "$ended_keeper"
 if start_daemon; then ok "a new daemon starts"; else not_ok "a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
 check "the session is exited, as its keeper saw" wait_for 10 state_is "$ended_id" exited
 check "with the agent's own exit status" test "$(field "$ended_id" 'd["exit_status"]')" == 3
+check "its OutputOffset counts the scrollback read back" \
+  test "$(field "$ended_id" 'd.get("output_offset", 0)')" -ge "$("$CTL" logs --raw "$ended_id" | wc -c)" -a \
+       "$("$CTL" logs --raw "$ended_id" | wc -c)" -gt 0
 check "it can be destroyed" sh -c "'$CTL' destroy '$ended_id' >/dev/null"
 
 # ---- a host session adopted by the next daemon -----------------------------------
