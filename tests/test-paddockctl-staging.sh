@@ -351,9 +351,16 @@ wait "$daemon_pid" 2>/dev/null || true
 check "no baseline was walked before the daemon died" test ! -e "$tmp/state/sessions/$id5/stage/baseline"
 start_daemon || not_ok "the daemon restarts after SIGKILL" "$(tail -n 5 "$tmp/daemon.log")"
 run "$tmp/out" "$tmp/err" --json review "$id5"
-check "after the restart, the other writer's edit and deletion are conflicts" \
-  test "$rc:$(json "$tmp/out" "sorted((c['kind'], c['path'], c['conflict']) for c in d['changes'])" 2>&1)" \
-       = "0:[('added', 'calm/new.txt', False), ('added', 'gone.txt', True), ('modified', 'both.txt', True), ('modified', 'ours.txt', False)]"
+review5="$rc:$(json "$tmp/out" "sorted((c['kind'], c['path'], c['conflict']) for c in d['changes'])" 2>&1)"
+if [[ $review5 == "0:[('added', 'calm/new.txt', False), ('added', 'gone.txt', True), ('modified', 'both.txt', True), ('modified', 'ours.txt', False)]" ]]; then
+  ok "after the restart, the other writer's edit and deletion are conflicts"
+else
+  # Seen once in five CI rehearsals (unprivileged): what review said, and
+  # the session as the new daemon has it, for the next one who meets it.
+  not_ok "after the restart, the other writer's edit and deletion are conflicts" \
+    "$review5" "$(cat "$tmp/err")" "$("$CTL" status "$id5" 2>&1 | grep -E '^(state|exit_status):')" \
+    "$(tail -n 10 "$tmp/daemon.log")"
+fi
 run "$tmp/out" "$tmp/err" --json apply "$id5"
 check "apply leaves both conflicts alone (exit 1)" \
   test "$rc:$(json "$tmp/out" 'sorted(d["conflicts"])' 2>&1)" = "1:['both.txt', 'gone.txt']"
