@@ -590,9 +590,11 @@ paddock_session_impl_hold_step (gpointer user_data,
    * to end. */
   if (self->executor != NULL && PADDOCK_IS_HOST_EXECUTOR (self->executor))
     paddock_host_executor_hold (PADDOCK_HOST_EXECUTOR (self->executor));
+#if PADDOCK_ENABLE_LINUX
   else if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) && !self->reaped &&
            g_strcmp0 (self->state, "running") == 0)
     paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
+#endif
 }
 
 /* The sandbox said the agent runs, and its boundary was seen: the session
@@ -1807,7 +1809,7 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
 {
   g_autoptr(GError) error = NULL;
   paddock_autofd int pty_master = -1;
-  PaddockKeeperClient *keeper;
+  PaddockKeeperClient *keeper = NULL;
   gboolean own_network = sandboxed && g_strcmp0 (self->config.net_mode, "host") != 0;
 
   /* The proxy (or one a none session was switched from) judges by the
@@ -1830,10 +1832,16 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
 
   if (sandboxed)
     {
+#if PADDOCK_ENABLE_LINUX
       self->executor = paddock_linux_executor_new ();
       keeper = paddock_linux_executor_adopt_agent (PADDOCK_LINUX_EXECUTOR (self->executor), self->id, restore->session_dir,
                                                    restore->leftover_keeper, restore->leftover_keeper_pidfd,
                                                    &pty_master, &error);
+#else
+      /* A sandbox another build started: this one has no executor for it. */
+      g_set_error (&error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
+                   "this build has no Linux executor to adopt a sandbox with");
+#endif
     }
   else
     {
@@ -1879,8 +1887,10 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   _paddock_session_ports_adopted (_paddock_session_network_get_ports (self->network));
   _paddock_session_network_spawned (self->network);
   /* Its proxy's socket, which pid 1 kept: served again once it comes. */
+#if PADDOCK_ENABLE_LINUX
   if (own_network && !paddock_linux_executor_request_proxy (PADDOCK_LINUX_EXECUTOR (self->executor), &error))
     g_message ("Session %s: could not ask its sandbox for its proxy's socket: %s", self->id, error->message);
+#endif
   /* What its start saw, marked as recorded then: a sandbox's look needs
    * the start-up report only that start had. */
   {
@@ -1925,9 +1935,12 @@ paddock_session_impl_hand_over (PaddockSessionImpl *self)
   /* A sandbox's keeper holds it from the record on (asked again, in case
    * the record was not durable yet: the request comes before our end of
    * its socket closes, so it is read first). */
+#if PADDOCK_ENABLE_LINUX
   if (PADDOCK_IS_LINUX_EXECUTOR (self->executor))
     paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
-  else if (PADDOCK_IS_HOST_EXECUTOR (self->executor))
+  else
+#endif
+  if (PADDOCK_IS_HOST_EXECUTOR (self->executor))
     paddock_host_executor_hold (PADDOCK_HOST_EXECUTOR (self->executor));
   paddock_session_impl_fail_pending_execs (self);
   g_clear_handle_id (&self->process_count_id, g_source_remove);

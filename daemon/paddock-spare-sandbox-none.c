@@ -34,7 +34,8 @@ paddock_spare_sandbox_refill (PaddockSpareSandbox *self,
                               const char          *net_mode,
                               guint16              proxy_port,
                               int                  seccomp_fd,
-                              const char          *cgroup_name)
+                              const char          *cgroup_name,
+                              const char          *hold_dir)
 {
   g_return_if_fail (self != NULL);
 }
