@@ -22,6 +22,7 @@
 #include "paddock-manager-impl.h"
 #include "paddock-net-journal.h"
 #include "paddock-record-writer.h"
+#include "paddock-session-impl.h"
 #include "paddock-session-network.h"
 #include "paddock-ports-impl.h"
 #include "paddock-systemd-scope.h"
@@ -218,6 +219,51 @@ paddock_daemon_name_acquired_cb (GDBusConnection *connection,
   g_message ("Serving %s (state in %s)", name, self->options.state_dir);
 }
 
+/* How long a daemon being replaced lets its Apply calls in flight run on
+ * before it cancels them: well within the successor's wait for the state
+ * dir (PADDOCK_DAEMON_LOCK_WAIT_USEC). */
+#define PADDOCK_DAEMON_APPLY_WAIT_USEC (5 * G_USEC_PER_SEC)
+
+static gboolean
+paddock_daemon_wake_cb (gpointer user_data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* Replaced: an Apply in flight is answered first, done (its caller hears
+ * what was applied), and the stage it froze thawed, so that the session
+ * goes over running and its workspace with no batch half-way for the
+ * successor to recover. One that takes too long is cancelled: it rolls
+ * back whole (before its commit point) or finishes (after it), and its
+ * caller is told. */
+static void
+paddock_daemon_finish_applies (PaddockDaemon *self)
+{
+  gint64 deadline = g_get_monotonic_time () + PADDOCK_DAEMON_APPLY_WAIT_USEC;
+  gboolean cancelled = FALSE;
+  guint wake_id;
+
+  paddock_session_impl_refuse_applies ();
+  if (paddock_session_impl_applies_in_flight () == 0)
+    return;
+  g_message ("Replaced with %u Apply call(s) in flight: answering them before handing over",
+             paddock_session_impl_applies_in_flight ());
+  wake_id = g_timeout_add (50, paddock_daemon_wake_cb, NULL);
+  while (paddock_session_impl_applies_in_flight () > 0)
+    {
+      if (!cancelled && g_get_monotonic_time () > deadline)
+        {
+          g_message ("%u Apply call(s) still in flight: cancelled, so that the next daemon can start",
+                     paddock_session_impl_applies_in_flight ());
+          paddock_session_impl_cancel_applies ();
+          cancelled = TRUE;
+        }
+      g_main_context_iteration (NULL, TRUE);
+    }
+  g_source_remove (wake_id);
+  g_message ("Every Apply call in flight is answered");
+}
+
 static void
 paddock_daemon_name_lost_cb (GDBusConnection *connection,
                              const char      *name,
@@ -235,6 +281,7 @@ paddock_daemon_name_lost_cb (GDBusConnection *connection,
   else
     {
       g_message ("Replaced by another daemon; handing over and quitting");
+      paddock_daemon_finish_applies (self);
       if (self->manager != NULL)
         paddock_manager_impl_hand_over_at_shutdown (self->manager);
       paddock_daemon_quit (self);

@@ -1830,6 +1830,12 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
       g_set_object (&self->config.net_rules, rules);
     }
 
+  /* An earlier daemon killed during an Apply left the session frozen
+   * (paddock-session-staging.c), its keeper with it: thawed, or the keeper
+   * could not hand it over. */
+  if (restore->cgroup != NULL)
+    (void) paddock_cgroup_freeze (restore->cgroup, FALSE);
+
   if (sandboxed)
     {
 #if PADDOCK_ENABLE_LINUX
@@ -2008,6 +2014,18 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   self->reaped = TRUE;
 
+  /* An apply the earlier daemon was killed in the middle of: finished or
+   * rolled back now, before anyone can look at the workspace through us
+   * (an adopted session's too: its agent runs on, but the batch was ours). */
+  if (self->stage != NULL)
+    {
+      g_autoptr(GError) recover_error = NULL;
+
+      if (!paddock_stage_recover (self->stage, &recover_error))
+        g_message ("Session %s: could not recover an interrupted apply: %s", id, recover_error->message);
+      _paddock_session_impl_refresh_last_recovery (self);
+    }
+
   /* Its keeper held it for us: the session runs on, adopted. */
   if (paddock_session_restore_may_adopt (&restore, record) &&
       paddock_session_impl_adopt (self, &restore, record->sandboxed))
@@ -2041,17 +2059,6 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
     }
   else
     paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
-
-  /* An apply the earlier daemon was killed in the middle of: finished or
-   * rolled back now, before anyone can look at the workspace through us. */
-  if (self->stage != NULL)
-    {
-      g_autoptr(GError) recover_error = NULL;
-
-      if (!paddock_stage_recover (self->stage, &recover_error))
-        g_message ("Session %s: could not recover an interrupted apply: %s", id, recover_error->message);
-      _paddock_session_impl_refresh_last_recovery (self);
-    }
 
   /* As the record says: it is on disk already. */
   self->state = g_intern_string (restore.state);

@@ -68,4 +68,9 @@ void                paddock_session_impl_abandon_start (PaddockSessionImpl      
 
 gboolean            paddock_session_impl_hand_over           (PaddockSessionImpl *self);
 
+/* paddock-session-staging.c: every session's Apply calls in flight. */
+guint               paddock_session_impl_applies_in_flight   (void);
+void                paddock_session_impl_refuse_applies      (void);
+void                paddock_session_impl_cancel_applies      (void);
+
 G_END_DECLS

@@ -423,6 +423,38 @@ _paddock_session_impl_refresh_last_recovery (PaddockSessionImpl *self)
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), last != NULL ? last : "");
 }
 
+/* Every session's Apply calls in flight, by their cancellables (main
+ * thread only): a daemon being replaced answers them before it hands its
+ * sessions over (paddock-daemon.c), and takes no new ones meanwhile. */
+static GPtrArray *applies;
+static gboolean refuse_applies;
+
+static gboolean
+is_apply (StagingOp op)
+{
+  return op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED;
+}
+
+guint
+paddock_session_impl_applies_in_flight (void)
+{
+  return applies != NULL ? applies->len : 0;
+}
+
+void
+paddock_session_impl_refuse_applies (void)
+{
+  refuse_applies = TRUE;
+}
+
+/* Each one still before its commit point rolls back whole and fails. */
+void
+paddock_session_impl_cancel_applies (void)
+{
+  for (guint i = 0; applies != NULL && i < applies->len; i++)
+    g_cancellable_cancel (g_ptr_array_index (applies, i));
+}
+
 static void
 staging_done_cb (GObject      *source,
                  GAsyncResult *result,
@@ -443,6 +475,8 @@ staging_done_cb (GObject      *source,
     }
   if (call->op == STAGING_APPLY)
     _paddock_session_impl_refresh_last_recovery (call->session);
+  if (is_apply (call->op))
+    g_ptr_array_remove (applies, call->cancellable);
 
   /* The answer consumes the reference the handler was given. */
   if (reply == NULL)
@@ -524,6 +558,13 @@ start_call_full (PaddockIpcSession1    *session,
        op == STAGING_DROP ||
        op == STAGING_RESTORE_CHECKPOINT) && _paddock_session_impl_refuse_leftovers (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (is_apply (op) && refuse_applies)
+    {
+      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
+                                             "This daemon is being replaced; apply again once "
+                                             "the new one serves");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   if ((op == STAGING_DROP || op == STAGING_RESTORE_CHECKPOINT) && _paddock_session_impl_is_live (self))
     {
       /* Under a running agent the stage is a mounted layer: files it holds
@@ -569,6 +610,13 @@ start_call_full (PaddockIpcSession1    *session,
   /* The stage holds still for a batch or a copy (where a cgroup allows). */
   if (op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED || op == STAGING_CREATE_CHECKPOINT)
     call->frozen = _paddock_session_impl_freeze (self, TRUE);
+
+  if (is_apply (op))
+    {
+      if (applies == NULL)
+        applies = g_ptr_array_new_with_free_func (g_object_unref);
+      g_ptr_array_add (applies, g_object_ref (call->cancellable));
+    }
 
   task = g_task_new (self, call->cancellable, staging_done_cb, NULL);
   /* The answer still goes out (to nobody, if the caller is gone). */

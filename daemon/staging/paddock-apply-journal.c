@@ -32,10 +32,41 @@
 
 /* ---- the batch --------------------------------------------------------- */
 
+/* The test switch PADDOCK_TEST_APPLY_STEP_HOLD=PATH in the daemon's own
+ * environment (like PADDOCK_TEST_RECORD_WRITE_HOLD: nothing a client or a
+ * session can set) holds a batch before its step N (PATH's content, a
+ * number; the first step when it is empty) for as long as PATH exists (a
+ * minute at most), so that a test can kill or replace the daemon with an
+ * apply at a known point of its journal, with no timing in it. Logged
+ * whenever it holds a batch. */
+#define TEST_HOLD_MAX_USEC (60 * G_USEC_PER_SEC)
+
+static void
+test_step_hold (Batch *b)
+{
+  g_autofree char *text = NULL;
+  gint64 deadline;
+  guint64 at = 1;
+
+  if (b->hold_path == NULL || !g_file_get_contents (b->hold_path, &text, NULL, NULL))
+    return;
+  g_strstrip (text);
+  if (text[0] != '\0')
+    at = g_ascii_strtoull (text, NULL, 10);
+  if (at != b->step)
+    return;
+  g_message ("PADDOCK_TEST_APPLY_STEP_HOLD=%s exists, so batch %s waits before its step %u "
+             "until it is gone (a test switch)", b->hold_path, b->batch_id, b->step);
+  deadline = g_get_monotonic_time () + TEST_HOLD_MAX_USEC;
+  while (g_file_test (b->hold_path, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
+}
+
 void
 step (Batch *b)
 {
   b->step++;
+  test_step_hold (b);
   if (b->fault_step != 0 && b->step == b->fault_step)
     raise (SIGKILL);
   /* Lets a test act as a concurrent writer at a chosen point. */

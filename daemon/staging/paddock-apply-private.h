@@ -67,6 +67,7 @@ typedef struct {
   guint        step;
   guint        fault_step;
   guint        stop_step;
+  char        *hold_path;     /* PADDOCK_TEST_APPLY_STEP_HOLD */
   char        *journal_dir;
   char        *journal_path;
   GPtrArray   *stale;         /* char *: pinned paths whose entry is not the pin */

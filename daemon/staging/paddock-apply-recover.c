@@ -323,6 +323,26 @@ recover_locked (const char  *journal_dir,
           if (pfd >= 0 && !remove_ours_at (pfd, op->temp, prefix))
             ok = FALSE;
         }
+      /* The stage's baseline still has the entries of before the batch
+       * (paddock-apply-restored.c): what they are now goes with them. Not a
+       * folder: one the batch made for its children is no item, and its
+       * stamp would make a conflict of the next child added. */
+      for (guint i = 0; i < ops->len; i++)
+        {
+          JournalOp *op = g_ptr_array_index (ops, i);
+          g_autofree char *path = join_rel (op->parent, op->name);
+          PaddockApplyRestored *r;
+          PaddockFileStamp now;
+
+          if (op->kind == OP_DIR || !stamp_beneath (w_fd, path, &now, NULL) ||
+              paddock_file_stamp_equal (&now, &op->check))
+            continue;
+          r = g_new0 (PaddockApplyRestored, 1);
+          r->path = g_steal_pointer (&path);
+          r->from = op->check;
+          r->to = now;
+          g_ptr_array_add (restored, r);
+        }
       if (ledger != NULL && line != NULL && !ledger_has_batch (ledger, batch) &&
           !ledger_append (ledger, line, &local_error))
         {
@@ -346,7 +366,9 @@ recover_locked (const char  *journal_dir,
   record_restored (journal_dir, restored);
   if (!paddock_apply_record_recovery (journal_dir,
                                       json_object_get_string_member_with_default (root, "ledger", NULL),
-                                      batch, outcome, restored->len, &local_error))
+                                      batch, outcome,
+                                      strcmp (outcome, "rolled-back") == 0 ? restored->len : 0,
+                                      &local_error))
     g_message ("Could not record the recovery of batch %s: %s", batch, local_error->message);
   if (!journal_remove (journal_dir, journal_path, error))
     return FALSE;

@@ -23,6 +23,12 @@
  * is one syscall wide, and the same writer could have done the same just
  * before the batch's own check.
  *
+ * A batch that recovery rolls forward after a crash left the stage's
+ * baseline where it was (the daemon died before it could move it): its
+ * entries are recorded the same way, from the stamp the batch's check saw
+ * to the one the new entry has (or nothing, for a removal), so that the
+ * session's next change to one of them is no false conflict.
+ *
  * The same folder keeps `last-recovery.json`: the last time recovery
  * finished a batch a daemon left behind, for `paddockctl status`.
  */
@@ -57,6 +63,12 @@ add_stamp (JsonBuilder            *builder,
            const PaddockFileStamp *stamp)
 {
   json_builder_set_member_name (builder, member);
+  /* Nothing there (a file a rolled-forward batch created or removed). */
+  if (!stamp->present)
+    {
+      json_builder_add_null_value (builder);
+      return;
+    }
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "mode");
   json_builder_add_int_value (builder, stamp->mode);
@@ -79,6 +91,8 @@ read_stamp (JsonObject       *obj,
   JsonObject *s;
 
   memset (stamp, 0, sizeof *stamp);
+  if (json_object_has_member (obj, member) && JSON_NODE_HOLDS_NULL (json_object_get_member (obj, member)))
+    return TRUE;
   if (!json_object_has_member (obj, member) ||
       !JSON_NODE_HOLDS_OBJECT (json_object_get_member (obj, member)))
     return FALSE;

@@ -38,6 +38,9 @@
  * b backups thus has 3 + k + r + f + 1 + b + 1 steps (the ledger's 1 only
  * with a ledger file). PADDOCK_FAULT_APPLY_STOP=N raises SIGSTOP there
  * instead, so a test can change the workspace at that point and resume it.
+ * PADDOCK_TEST_APPLY_STEP_HOLD=PATH holds the batch before the step PATH
+ * names while PATH exists (paddock-apply-journal.c), so a test can kill or
+ * replace the whole daemon there from outside.
  */
 
 #include "config.h"
@@ -102,6 +105,7 @@ batch_free (Batch *b)
   g_free (b->journal_path);
   g_clear_pointer (&b->stale, g_ptr_array_unref);
   g_free (b->ledger_file);
+  g_free (b->hold_path);
   g_free (b);
 }
 
@@ -710,6 +714,9 @@ paddock_apply_batch (const char          *workspace,
   fault = g_getenv ("PADDOCK_FAULT_APPLY_STOP");
   if (fault != NULL)
     b->stop_step = (guint) g_ascii_strtoull (fault, NULL, 10);
+  fault = g_getenv ("PADDOCK_TEST_APPLY_STEP_HOLD");
+  if (fault != NULL && fault[0] != '\0')
+    b->hold_path = g_strdup (fault);
 
   res->applied = g_ptr_array_new_with_free_func (g_free);
   res->conflicts = g_ptr_array_new_with_free_func (g_free);
