@@ -27,6 +27,8 @@ PaddockSessionStageLimit *_paddock_session_stage_limit_new  (PaddockSessionImpl 
                                                              guint64                   limit);
 void                      _paddock_session_stage_limit_free (PaddockSessionStageLimit *self);
 PaddockSessionStageLimit *_paddock_session_impl_get_stage_limit (PaddockSessionImpl   *self);
+void                      _paddock_session_impl_keep_stage_limit (PaddockSessionImpl *self,
+                                                                  guint64             limit);
 gboolean _paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
                                                        GDBusMethodInvocation *invocation,
                                                        guint64                limit);

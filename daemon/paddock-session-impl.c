@@ -1508,6 +1508,16 @@ _paddock_session_impl_get_stage_limit (PaddockSessionImpl *self)
   return self->stage_limit;
 }
 
+/* SetStageLimit's limit, kept in the record (queued for the record writer):
+ * a later daemon that adopts the session bounds its stage by it again. */
+void
+_paddock_session_impl_keep_stage_limit (PaddockSessionImpl *self,
+                                        guint64             limit)
+{
+  self->config.stage_limit = limit;
+  paddock_session_impl_save (self);
+}
+
 /* A restored session whose leftovers are being ended is listed as its
  * record said (mostly "running", with its process count), but it has no
  * sandbox of ours, no supervisor to run anything in, no network to forward

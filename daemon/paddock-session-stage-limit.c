@@ -18,6 +18,7 @@
 #include <signal.h>
 
 #include "paddock-error.h"
+#include "paddock-record-writer.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-stage-guard.h"
 #include "paddock-stage.h"
@@ -140,6 +141,20 @@ _paddock_session_stage_limit_free (PaddockSessionStageLimit *self)
   g_free (self);
 }
 
+static void
+limit_kept_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  GDBusMethodInvocation *invocation = user_data;
+  g_autoptr(GError) error = NULL;
+
+  /* The limit holds now either way; only a later daemon would not know it. */
+  if (!paddock_record_writer_flush_finish (result, &error))
+    g_message ("SetStageLimit: the new limit is not on disk: %s", error->message);
+  g_dbus_method_invocation_return_value (invocation, g_variant_new ("()"));
+}
+
 gboolean
 _paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
                                               GDBusMethodInvocation *invocation,
@@ -160,6 +175,9 @@ _paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   paddock_stage_guard_set_limit (self->guard, limit);
-  paddock_ipc_session1_complete_set_stage_limit (session, invocation);
+  /* Answered once the record that keeps it is on disk: a daemon killed
+   * after the answer leaves the limit to the next one. */
+  _paddock_session_impl_keep_stage_limit (PADDOCK_SESSION_IMPL (session), limit);
+  paddock_record_writer_flush_async (NULL, limit_kept_cb, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }

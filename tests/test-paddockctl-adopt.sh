@@ -292,7 +292,8 @@ safe_checks=(
   "…and its command was ended with its daemon" "the sandbox still runs with no daemon"
   "its keeper still runs with no daemon" "a new daemon starts"
   "the safe session is running again" "the same sandbox process" "the same agent, pid 2 inside"
-  "its profile is still safe" "its stage is bounded again, by the limit its creator chose"
+  "its profile is still safe" "SetStageLimit's limit is kept in its record"
+  "its stage is bounded again, by the limit last set (SetStageLimit)"
   "its boundary is what its start saw, layer by layer" "…marked as recorded at the start"
   "paddockctl status --review shows it" "the scrollback from before the kill is there"
   "what the agent wrote while no daemon was there is there" "input reaches the adopted sandbox"
@@ -341,6 +342,10 @@ SH
   keeper=$(record "$id" keeper_pid)
   cgroup=$(record "$id" cgroup)
   check "its record names its sandbox and its keeper" test "$helper" -gt 0 -a "$init" -gt 0 -a "$keeper" -gt 0
+  # The creator chose 3G; a client raises it to 4G: the record keeps that.
+  gdbus call --session -d org.paddock.Daemon -o "/org/paddock/Daemon/session/$id" \
+    -m org.paddock.Session1.SetStageLimit $((4 * 1024 * 1024 * 1024)) >/dev/null 2>&1 || true
+  check "SetStageLimit's limit is kept in its record" test "$(record "$id" stage_limit)" == $((4 * 1024 * 1024 * 1024))
   layers='[(l["layer"], l["requested"], l["status"]) for l in d["boundary"]]'
   boundary_before=$(field "$id" "$layers")
   agent_comm () { "$CTL" exec "$id" -- cat /proc/2/cmdline 2>/dev/null </dev/null | tr -d '\0'; }
@@ -379,8 +384,8 @@ SH
   check "the same sandbox process" test "$(field "$id" 'd["pid"]')" == "$helper"
   check "the same agent, pid 2 inside" test "$(agent_comm)" == "shsafe-agent.sh"
   check "its profile is still safe" test "$(field "$id" 'd["profile"]')" == safe
-  check "its stage is bounded again, by the limit its creator chose" \
-    test "$(field "$id" 'd["stage"]["limit"]')" == $((3 * 1024 * 1024 * 1024))
+  check "its stage is bounded again, by the limit last set (SetStageLimit)" \
+    test "$(field "$id" 'd["stage"]["limit"]')" == $((4 * 1024 * 1024 * 1024))
   # A security tool shows the evidence it had: the start's look (which
   # needed the sandbox's start-up report), not an empty boundary.
   boundary_after=$(field "$id" "$layers")
