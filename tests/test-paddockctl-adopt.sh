@@ -12,7 +12,9 @@
 # is adopted: the same processes, running, its scrollback from before and
 # what it wrote meanwhile, input, attach, Exec, Stop and Destroy. A safe
 # session (a sandbox under its keeper) likewise, where this machine can
-# run one.
+# run one. The same for --replace, with a viewer attached (it attaches
+# again) and an Exec in flight (lost, as for SIGKILL). An Apply in flight:
+# test-paddockctl-adopt-apply.sh.
 
 # The world for a proxy session: one HTTP server on the host's loopback,
 # started before the daemon so that the daemon's environment can name it
@@ -267,12 +269,36 @@ run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profi
 id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
 check "a host session runs before --replace" wait_for 10 logs_have before-replace
 agent=$(record "$id" pid)
+# A viewer attached, and an Exec in flight, when the daemon is replaced.
+mkfifo "$tmp/hviewer.in"
+exec 9<>"$tmp/hviewer.in"
+"$CTL" attach "$id" <"$tmp/hviewer.in" >"$tmp/hviewer.out" 2>"$tmp/hviewer.err" &
+hviewer=$!
+check "a viewer is attached before --replace" wait_for 5 grep -q before-replace "$tmp/hviewer.out"
+"$CTL" --json exec "$id" -- sh -c "echo \$\$ >'$tmp/hexec.pid'; exec sleep 600" \
+  >"$tmp/hinflight.json" 2>"$tmp/hinflight.err" &
+hinflight=$!
+check "an Exec runs in it" wait_for 10 test -s "$tmp/hexec.pid"
+hexec_pid=$(cat "$tmp/hexec.pid" 2>/dev/null || echo 0)
 old_daemon=$daemon_pid
 "$DAEMON" --port-range "$PORT_RANGE" --replace --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 check "the replaced daemon exits" wait_for 10 gone "$old_daemon"
 wait "$old_daemon" 2>/dev/null || true
 check "the new daemon serves" wait_for 10 "$CTL" ports list
+inflight_rc=0
+wait_for 10 gone "$hinflight" || true
+wait "$hinflight" 2>/dev/null || inflight_rc=$?
+check "the Exec in flight at --replace fails, lost" \
+  sh -c "test $inflight_rc = 1 && grep -q org.paddock.Error.Lost '$tmp/hinflight.json' '$tmp/hinflight.err'"
+check "…and its command was ended with its daemon" wait_for 5 gone "$hexec_pid"
+check "the viewer attached before --replace is attached again" \
+  wait_for 10 grep -q 'attached to .* again' "$tmp/hviewer.err"
+echo from-hviewer >&9
+check "…and its input reaches the agent" wait_for 5 grep -q got:from-hviewer "$tmp/hviewer.out"
+kill -INT "$hviewer" 2>/dev/null || true
+wait "$hviewer" 2>/dev/null || true
+exec 9>&-
 check "the session is running under the new daemon" wait_for 10 state_is "$id" running
 check "the same agent process" test "$(field "$id" 'd["pid"]')" == "$agent"
 check "its scrollback from before is there" logs_have before-replace
@@ -304,9 +330,13 @@ safe_checks=(
   "a safe session that will end while no daemon is there runs" "its sandbox ends and its keeper with it"
   "a new daemon starts" "the safe session is exited, as its keeper saw" "with the agent's own exit status"
   "it can be destroyed"
-  "a safe session runs before --replace" "the replaced daemon exits" "the new daemon serves"
+  "a safe session runs before --replace" "a viewer is attached to it" "an Exec runs in it"
+  "the replaced daemon exits" "the new daemon serves"
+  "the Exec in flight at --replace fails, lost" "…and its command was ended with its daemon"
   "the safe session is running under the new daemon" "the same sandbox process"
   "its scrollback from before is there" "input reaches it" "and its answer comes back"
+  "the viewer attached before --replace is attached again" "…and its input reaches the agent"
+  "…once, not the scrollback replayed again"
   "Destroy works on it" "its sandbox and keeper are gone"
   "a safe session starts in a sandbox made ahead" "a new daemon starts"
   "both safe sessions are running again" "the one made ahead is the same sandbox" "an Exec runs in it"
@@ -444,18 +474,43 @@ SH
   id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
   check "a safe session runs before --replace" wait_for 10 logs_have safe-before-replace
   helper=$(record "$id" pid)
+  init=$(record "$id" init_pid)
   keeper=$(record "$id" keeper_pid)
+  # A viewer attached, and an Exec in flight, when the daemon is replaced.
+  mkfifo "$tmp/rviewer.in"
+  exec 9<>"$tmp/rviewer.in"
+  "$CTL" attach "$id" <"$tmp/rviewer.in" >"$tmp/rviewer.out" 2>"$tmp/rviewer.err" &
+  rviewer=$!
+  check "a viewer is attached to it" wait_for 5 grep -q safe-before-replace "$tmp/rviewer.out"
+  "$CTL" --json exec "$id" -- sh -c 'echo $$ >/tmp/exec.pid; exec sleep 600' \
+    >"$tmp/rinflight.json" 2>"$tmp/rinflight.err" &
+  rinflight=$!
+  check "an Exec runs in it" wait_for 10 sh -c "'$CTL' exec '$id' -- cat /tmp/exec.pid </dev/null >/dev/null 2>&1"
   old_daemon=$daemon_pid
   "$DAEMON" --port-range "$PORT_RANGE" --replace --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
   daemon_pid=$!
   check "the replaced daemon exits" wait_for 10 gone "$old_daemon"
   wait "$old_daemon" 2>/dev/null || true
   check "the new daemon serves" wait_for 10 "$CTL" ports list
+  inflight_rc=0
+  wait_for 10 gone "$rinflight" || true
+  wait "$rinflight" 2>/dev/null || inflight_rc=$?
+  check "the Exec in flight at --replace fails, lost" \
+    sh -c "test $inflight_rc = 1 && grep -q org.paddock.Error.Lost '$tmp/rinflight.json' '$tmp/rinflight.err'"
+  check "…and its command was ended with its daemon" wait_for 5 no_inside_sleep
   check "the safe session is running under the new daemon" wait_for 10 state_is "$id" running
   check "the same sandbox process" test "$(field "$id" 'd["pid"]')" == "$helper"
   check "its scrollback from before is there" logs_have safe-before-replace
   check "input reaches it" "$CTL" send "$id" $'after-replace\n'
   check "and its answer comes back" wait_for 5 logs_have got:after-replace
+  check "the viewer attached before --replace is attached again" \
+    wait_for 10 grep -q 'attached to .* again' "$tmp/rviewer.err"
+  echo from-rviewer >&9
+  check "…and its input reaches the agent" wait_for 5 grep -q got:from-rviewer "$tmp/rviewer.out"
+  check "…once, not the scrollback replayed again" test "$(grep -c safe-before-replace "$tmp/rviewer.out")" == 1
+  kill -INT "$rviewer" 2>/dev/null || true
+  wait "$rviewer" 2>/dev/null || true
+  exec 9>&-
   check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
   check "its sandbox and keeper are gone" wait_for 5 sh -c "! kill -0 $helper 2>/dev/null && ! kill -0 $keeper 2>/dev/null"
 
