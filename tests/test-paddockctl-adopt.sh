@@ -20,7 +20,7 @@
 # started before the daemon so that the daemon's environment can name it
 # (as in test-paddockctl-net.sh).
 server_dir=$(mktemp -d "${TMPDIR:-/tmp}/paddock-adopt-server.XXXXXX")
-/usr/bin/python3 "$(dirname "$0")/fixtures/host-http-server.py" "$server_dir/port" >"$server_dir/log" 2>&1 &
+/usr/bin/python3 "$(dirname "$0")/fixtures/host-http-server.py" "$server_dir/port" "$server_dir" >"$server_dir/log" 2>&1 &
 server_pid=$!
 for _ in $(seq 50); do [[ -s "$server_dir/port" ]] && break; sleep 0.1; done
 server_port=$(cat "$server_dir/port" 2>/dev/null || echo 0)
@@ -30,7 +30,6 @@ export PADDOCK_TEST_PROXY_PORTS="$server_port"
 # shellcheck source=paddockctl-lib.sh
 source "$(dirname "$0")/paddockctl-lib.sh" "$@"
 background_pids+=("$server_pid")
-rm -rf "$server_dir"
 
 field ()
 {
@@ -349,6 +348,15 @@ safe_checks=(
   "the --net proxy session is adopted" "the same sandbox process"
   "its proxy serves it again, the allowed name" "…and refuses a denied one, as its policy says"
   "its network records continue, numbered on" "Destroy works on it"
+  "a --net proxy session's agent fetches through the proxy" "its next request is held in flight by the host's server"
+  "a new daemon starts" "the session with a request in flight is adopted, the same sandbox"
+  "the request in flight ended for its client, with an error, not a hang"
+  "its next request is served" "its records go on numbered: the request in flight has none"
+  "a request is held in flight when the daemon is replaced" "the replaced daemon exits"
+  "the request in flight at --replace ended for its client, with an error"
+  "the session is running under the new daemon, the same sandbox" "its next request is served"
+  "the request in flight at --replace is recorded, with its error, and the records go on numbered"
+  "Destroy works on it"
 )
 if ! have_sandbox || ! unshare -Urm true 2>/dev/null; then
   for c in "${safe_checks[@]}"; do skip_check "$c" "no safe session can run here (no paddock-sandbox, or no user namespaces)"; done
@@ -605,6 +613,69 @@ except urllib.error.HTTPError as e: print(e.code)' "$1" 2>/dev/null | json /dev/
   check "…and refuses a denied one, as its policy says" test "$(proxy_get "http://denied.test:$server_port/no")" == 403
   check "its network records continue, numbered on" test "$(net_seqs)" == "[1, 2, 3]"
   check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
+
+  # A request in flight through the proxy when the daemon dies: the agent
+  # fetches each URL it reads, and says how that ended. The host's server
+  # holds /hold/NAME while $server_dir/NAME exists.
+  cat >"$ws/net-agent.sh" <<'SH'
+echo net-agent-ready
+while read -r url; do
+  python3 -c 'import sys, urllib.request
+try: print("result:" + urllib.request.urlopen(sys.argv[1], timeout=30).read().decode().strip(), flush=True)
+except Exception as e: print("result:error:" + type(e).__name__, flush=True)' "$url"
+done
+SH
+  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile safe --net proxy \
+    --allow-domain allowed.test -- sh net-agent.sh
+  id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+  fetch_in () { "$CTL" send "$id" "http://allowed.test:$server_port/$1"$'\n'; }
+  net_log () { "$CTL" --json net "$id" records 2>/dev/null | json /dev/stdin '[(x["seq"], x["verdict"], x["error"] != "") for x in d["records"]]' 2>/dev/null; }
+  wait_for 10 logs_have net-agent-ready || true
+  fetch_in first
+  check "a --net proxy session's agent fetches through the proxy" \
+    wait_for 10 logs_have "result:hello from the host, /first"
+  helper=$(record "$id" pid)
+  : >"$server_dir/inflight"
+  fetch_in hold/inflight
+  check "its next request is held in flight by the host's server" wait_for 10 test -e "$server_dir/inflight.held"
+  kill_daemon
+  if start_daemon; then ok "a new daemon starts"; else not_ok "a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
+  wait_for 10 state_is "$id" running || true
+  check "the session with a request in flight is adopted, the same sandbox" \
+    test "$(field "$id" 'd["state"]') $(field "$id" 'd["pid"]')" == "running $helper"
+  # The daemon's end of the connection went with it: the client hears at
+  # once (its own timeout is 30 s).
+  check "the request in flight ended for its client, with an error, not a hang" \
+    wait_for 10 logs_have "result:error:"
+  rm -f "$server_dir/inflight"
+  fetch_in after-kill
+  check "its next request is served" wait_for 10 logs_have "result:hello from the host, /after-kill"
+  # A record is written when its request ends: the killed daemon never saw
+  # this one end, and the next daemon has no trace of it.
+  check "its records go on numbered: the request in flight has none" \
+    test "$(net_log)" == "[(1, 'allowed', False), (2, 'allowed', False)]"
+
+  : >"$server_dir/replace"
+  fetch_in hold/replace
+  check "a request is held in flight when the daemon is replaced" wait_for 10 test -e "$server_dir/replace.held"
+  old_daemon=$daemon_pid
+  "$DAEMON" --port-range "$PORT_RANGE" --replace --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
+  daemon_pid=$!
+  check "the replaced daemon exits" wait_for 10 gone "$old_daemon"
+  wait "$old_daemon" 2>/dev/null || true
+  wait_for 10 "$CTL" ports list || true
+  check "the request in flight at --replace ended for its client, with an error" \
+    wait_for 10 sh -c "'$CTL' logs --raw '$id' | grep -c 'result:error:' | grep -qx 2"
+  rm -f "$server_dir/replace"
+  wait_for 10 state_is "$id" running || true
+  check "the session is running under the new daemon, the same sandbox" \
+    test "$(field "$id" 'd["state"]') $(field "$id" 'd["pid"]')" == "running $helper"
+  fetch_in after-replace
+  check "its next request is served" wait_for 10 logs_have "result:hello from the host, /after-replace"
+  # The replaced daemon ended it, and recorded it, on its way out.
+  check "the request in flight at --replace is recorded, with its error, and the records go on numbered" \
+    test "$(net_log)" == "[(1, 'allowed', False), (2, 'allowed', False), (3, 'allowed', True), (4, 'allowed', False)]"
+  check "Destroy works on it" sh -c "'$CTL' destroy '$id' >/dev/null"
 fi
 
 # ---- a host session whose daemon dies before its record is on disk ---------------
@@ -637,4 +708,5 @@ rm -f "$tmp/record-hold"
 check "its agent ends with the daemon, not left running unknown" wait_for 5 gone "$unrecorded"
 wait "$unrecorded_creator" 2>/dev/null || true
 
+rm -rf "$server_dir"
 echo "1..$n"
