@@ -76,6 +76,8 @@ void                 paddock_keeper_client_signal         (PaddockKeeperClient  
                                                            int                       signum);
 gboolean             paddock_keeper_client_hold           (PaddockKeeperClient      *self);
 gboolean             paddock_keeper_client_has_exited     (PaddockKeeperClient      *self);
+gboolean             paddock_keeper_client_keeps_end      (PaddockKeeperClient      *self);
+void                 paddock_keeper_client_release_end    (PaddockKeeperClient      *self);
 void                 paddock_keeper_client_set_func       (PaddockKeeperClient      *self,
                                                            PaddockKeeperClientFunc   func,
                                                            gpointer                  user_data);

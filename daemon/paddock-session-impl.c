@@ -129,8 +129,9 @@ struct _PaddockSessionImpl
   /* The session's state and exit status as the daemon knows them. The
    * State and ExitStatus properties are what clients were told: an end
    * ("exited", "stopped") goes out only once the record saying so is on
-   * disk (see paddock_session_impl_set_state()), so a client never hears
-   * of an end that a daemon killed meanwhile would not list. Cancelled at
+   * disk, or its keeper keeps it until then (see
+   * paddock_session_impl_set_state()), so a client never hears of an end
+   * that a daemon killed meanwhile would not list. Cancelled at
    * dispose: a record's flush that comes back later does nothing. */
   const char                 *state;   /* interned */
   int                         exit_status;
@@ -270,6 +271,30 @@ state_is_end (const char *state)
   return g_strcmp0 (state, "exited") == 0 || g_strcmp0 (state, "stopped") == 0;
 }
 
+/* The end is on disk: the agent's keeper need not keep it any more. */
+static void
+paddock_session_impl_release_end_step (gpointer user_data,
+                                       guint    unused)
+{
+  PaddockSessionImpl *self = user_data;
+
+  if (self->keeper != NULL)
+    paddock_keeper_client_release_end (self->keeper);
+}
+
+/* Whether a daemon killed now would list this end all the same: the
+ * agent's keeper told it while holding the session (the record on disk
+ * names it), and keeps it until released, or leaves it to the next
+ * daemon (paddock-keeper-protocol.h), which lists it "exited" with the
+ * same status (paddock-session-restore.c). Not "stopped": the keeper
+ * knows no Stop, a later daemon would say "exited". */
+static gboolean
+paddock_session_impl_end_kept (PaddockSessionImpl *self)
+{
+  return g_strcmp0 (self->state, "exited") == 0 && self->leftovers == NULL && self->keeper != NULL &&
+         paddock_keeper_client_keeps_end (self->keeper);
+}
+
 static void
 paddock_session_impl_set_state (PaddockSessionImpl *self,
                                 const char         *state)
@@ -287,9 +312,21 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
    * daemon itself goes by self->state at once. "running" need not wait:
    * see paddock_session_impl_drain_control() and start(); nor
    * "destroyed", whose record goes. A later state published at once
-   * supersedes an end still on its way: publishing is of the latest. */
-  if (state_is_end (state))
-    paddock_session_impl_when_durable (self, paddock_session_impl_publish_step, 0);
+   * supersedes an end still on its way: publishing is of the latest.
+   * An end its keeper keeps until it is on disk goes out at once (a
+   * client's exit after the agent's waits for no fsync). */
+  if (state_is_end (state) && paddock_session_impl_end_kept (self))
+    {
+      paddock_session_impl_publish (self);
+      paddock_session_impl_when_durable (self, paddock_session_impl_release_end_step, 0);
+    }
+  else if (state_is_end (state))
+    {
+      /* Not relied on (a Stop's end): the keeper need not keep it, nor
+       * leave it for the next daemon, which lists what the record says. */
+      paddock_session_impl_release_end_step (self, 0);
+      paddock_session_impl_when_durable (self, paddock_session_impl_publish_step, 0);
+    }
   else
     paddock_session_impl_publish (self);
 }
