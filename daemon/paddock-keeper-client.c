@@ -53,6 +53,8 @@ struct _PaddockKeeperClient
   gboolean                 exited;       /* EXITED told */
   gboolean                 held;         /* HELD: the keeper listens, and keeps an end until RELEASE */
   gboolean                 end_kept;     /* EXITED came after HELD, and no KILL was asked */
+  gboolean                 exit_told;    /* by an EXITED (not by the keeper's own end) */
+  gboolean                 released;     /* RELEASE sent */
   gboolean                 killing;      /* KILL asked: once is enough */
   guint                    depth;        /* in a callback of ours */
   gboolean                 free_pending; /* freed from one: freed on the way out */
@@ -199,11 +201,21 @@ keeper_drain (PaddockKeeperClient *self)
   while (self->control >= 0 && keeper_receive (self, &event, &closed))
     {
       if (event.type == PADDOCK_KEEPER_HELD)
-        self->held = TRUE;
+        {
+          self->held = TRUE;
+          /* Held after it told the end (asked HOLD once the record that
+           * names it was on disk): it keeps that end from now on. */
+          if (self->exited && self->exit_told && !self->released && !self->killing)
+            {
+              self->end_kept = TRUE;
+              keeper_tell (self, PADDOCK_KEEPER_CLIENT_KEPT, 0);
+            }
+        }
       else if (event.type == PADDOCK_KEEPER_EXITED && event.pid == self->pid)
         {
           /* The keeper keeps it exactly then (paddock-keeper-protocol.h). */
           self->end_kept = self->held && !self->killing && !self->exited;
+          self->exit_told = !self->exited;
           keeper_tell_exited (self, event.status);
         }
     }
@@ -665,16 +677,18 @@ paddock_keeper_client_keeps_end (PaddockKeeperClient *self)
   return self->end_kept && !self->killing && self->keeper_pid > 0 && self->control >= 0;
 }
 
-/* The daemon's record of the program's end is durable: the keeper need
- * not keep it (and goes once its tree is empty). */
+/* The daemon's record of the program's end is durable, or the end is
+ * not relied on: the keeper need not keep it, nor wait to be asked HOLD
+ * (it goes once its tree is empty). */
 void
 paddock_keeper_client_release_end (PaddockKeeperClient *self)
 {
   PaddockKeeperRequest request = { .type = PADDOCK_KEEPER_RELEASE };
 
-  if (!self->end_kept || self->control < 0 || self->keeper_pid <= 0)
+  if (!self->exit_told || self->released || self->control < 0 || self->keeper_pid <= 0)
     return;
   self->end_kept = FALSE;
+  self->released = TRUE;
   /* One datagram on an idle socket: it does not block. One that could
    * not go leaves the keeper until our end of its socket closes, when it
    * writes the end to its exit file, which the record then overrides. */

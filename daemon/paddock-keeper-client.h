@@ -17,6 +17,7 @@ typedef enum
 {
   PADDOCK_KEEPER_CLIENT_EXITED,  /* the program was reaped: wait_status is its own */
   PADDOCK_KEEPER_CLIENT_GONE,    /* the keeper was reaped: its tree is empty (or it was killed) */
+  PADDOCK_KEEPER_CLIENT_KEPT,    /* the keeper holds now, and keeps the end it told before (EXITED) */
 } PaddockKeeperClientEvent;
 
 /* The wait status of a program whose end nobody saw: its adopted keeper

@@ -320,6 +320,13 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
       paddock_session_impl_publish (self);
       paddock_session_impl_when_durable (self, paddock_session_impl_release_end_step, 0);
     }
+  else if (g_strcmp0 (state, "exited") == 0)
+    {
+      /* Its keeper may keep it yet, once asked to hold the session (the
+       * record naming it on disk: hold_step(), then end_kept_cb()). */
+      paddock_session_impl_when_durable (self, paddock_session_impl_publish_step, 0);
+      paddock_session_impl_when_durable (self, paddock_session_impl_release_end_step, 0);
+    }
   else if (state_is_end (state))
     {
       /* Not relied on (a Stop's end): the keeper need not keep it, nor
@@ -628,8 +635,14 @@ paddock_session_impl_hold_step (gpointer user_data,
   if (self->executor != NULL && PADDOCK_IS_HOST_EXECUTOR (self->executor))
     paddock_host_executor_hold (PADDOCK_HOST_EXECUTOR (self->executor));
 #if PADDOCK_ENABLE_LINUX
-  else if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) && !self->reaped &&
-           g_strcmp0 (self->state, "running") == 0)
+  else if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) &&
+           ((!self->reaped && g_strcmp0 (self->state, "running") == 0) ||
+            (g_strcmp0 (self->state, "exited") == 0 &&
+             g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "running") == 0)))
+    /* Also a sandbox that ended while its "running" record was on its
+     * way: nothing is left of it to hold, but its keeper then keeps the
+     * end told before, which goes out without waiting for its own
+     * record (end_kept_cb()). */
     paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
 #endif
 }
@@ -956,12 +969,24 @@ static void paddock_session_impl_command_gone_cb   (PaddockExecutor    *executor
                                                     int                 pid,
                                                     PaddockSessionImpl *self);
 
+/* The agent's keeper keeps the end told before (it was asked to hold
+ * the session after it): that end goes out now, if it waits for its
+ * record still (see set_state()). */
+static void
+paddock_session_impl_end_kept_cb (PaddockExecutor    *executor,
+                                  PaddockSessionImpl *self)
+{
+  if (paddock_session_impl_end_kept (self))
+    paddock_session_impl_publish (self);
+}
+
 /* What its executor tells the session: for one started here and for one
  * adopted from an earlier daemon alike. */
 static void
 paddock_session_impl_connect_executor (PaddockSessionImpl *self)
 {
   g_signal_connect (self->executor, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
+  g_signal_connect (self->executor, "end-kept", G_CALLBACK (paddock_session_impl_end_kept_cb), self);
   g_signal_connect (self->executor, "command-exited", G_CALLBACK (paddock_session_impl_command_exited_cb), self);
   g_signal_connect (self->executor, "command-gone", G_CALLBACK (paddock_session_impl_command_gone_cb), self);
   /* A sandbox's: running once it says the agent started. */

@@ -637,12 +637,13 @@ main (int    argc,
               /* An end it may have published before its record was
                * durable: untold, so that the next daemon hears it (the
                * exit file, or EXITED again at its adoption). */
-              if (keeping)
+              if (keeping && listener >= 0)
                 {
                   keeping = 0;
                   reported = 0;
                   left = reap (program, &program_done, &program_status);
                 }
+              keeping = 0;
               if (options.end_with_daemon)
                 {
                   kill_tree (sfd, program, &program_done, &program_status);
@@ -694,8 +695,11 @@ main (int    argc,
           send_event (control, &event);
           reported = 1;
           /* Held (HELD went before this EXITED), that daemon may
-           * publish the end before it is on its disk: we keep it. */
-          keeping = control >= 0 && listener >= 0 && !killed;
+           * publish the end before it is on its disk: we keep it. Not
+           * held yet but holdable, it may still be asked HOLD (the
+           * record naming us durable), and keeps it from then on: until
+           * then, an end of file is the old end-with-daemon. */
+          keeping = control >= 0 && (listener >= 0 || options.hold_on_request) && !killed;
         }
       if (reported && !left && !keeping)
         break;
