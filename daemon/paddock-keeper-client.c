@@ -51,6 +51,10 @@ struct _PaddockKeeperClient
   int                      keeper_pidfd;   /* adopted: the keeper is not our child; else -1 */
   guint                    pidfd_source;
   gboolean                 exited;       /* EXITED told */
+  gboolean                 held;         /* HELD: the keeper listens, and keeps an end until RELEASE */
+  gboolean                 end_kept;     /* EXITED came after HELD, and no KILL was asked */
+  gboolean                 exit_told;    /* by an EXITED (not by the keeper's own end) */
+  gboolean                 released;     /* RELEASE sent */
   gboolean                 killing;      /* KILL asked: once is enough */
   guint                    depth;        /* in a callback of ours */
   gboolean                 free_pending; /* freed from one: freed on the way out */
@@ -195,8 +199,26 @@ keeper_drain (PaddockKeeperClient *self)
   gboolean closed = FALSE;
 
   while (self->control >= 0 && keeper_receive (self, &event, &closed))
-    if (event.type == PADDOCK_KEEPER_EXITED && event.pid == self->pid)
-      keeper_tell_exited (self, event.status);
+    {
+      if (event.type == PADDOCK_KEEPER_HELD)
+        {
+          self->held = TRUE;
+          /* Held after it told the end (asked HOLD once the record that
+           * names it was on disk): it keeps that end from now on. */
+          if (self->exited && self->exit_told && !self->released && !self->killing)
+            {
+              self->end_kept = TRUE;
+              keeper_tell (self, PADDOCK_KEEPER_CLIENT_KEPT, 0);
+            }
+        }
+      else if (event.type == PADDOCK_KEEPER_EXITED && event.pid == self->pid)
+        {
+          /* The keeper keeps it exactly then (paddock-keeper-protocol.h). */
+          self->end_kept = self->held && !self->killing && !self->exited;
+          self->exit_told = !self->exited;
+          keeper_tell_exited (self, event.status);
+        }
+    }
   if (closed)
     {
       g_clear_handle_id (&self->control_source, g_source_remove);
@@ -641,6 +663,38 @@ paddock_keeper_client_hold (PaddockKeeperClient *self)
   if (self->control < 0 || self->keeper_pid <= 0 || self->killing)
     return FALSE;
   return send (self->control, &request, sizeof request, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t) sizeof request;
+}
+
+/* Whether the program's end that was told keeps with the keeper until
+ * paddock_keeper_client_release_end(): the keeper held when it told it,
+ * was not asked to KILL, and still runs. A daemon gone before then leaves
+ * that end to the next one (the exit file, or EXITED at its adoption),
+ * so the end may be published before the daemon's own record of it is
+ * durable. */
+gboolean
+paddock_keeper_client_keeps_end (PaddockKeeperClient *self)
+{
+  return self->end_kept && !self->killing && self->keeper_pid > 0 && self->control >= 0;
+}
+
+/* The daemon's record of the program's end is durable, or the end is
+ * not relied on: the keeper need not keep it, nor wait to be asked HOLD
+ * (it goes once its tree is empty). */
+void
+paddock_keeper_client_release_end (PaddockKeeperClient *self)
+{
+  PaddockKeeperRequest request = { .type = PADDOCK_KEEPER_RELEASE };
+
+  if (!self->exit_told || self->released || self->control < 0 || self->keeper_pid <= 0)
+    return;
+  self->end_kept = FALSE;
+  self->released = TRUE;
+  /* One datagram on an idle socket: it does not block. One that could
+   * not go leaves the keeper until our end of its socket closes, when it
+   * writes the end to its exit file, which the record then overrides. */
+  if (send (self->control, &request, sizeof request, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+    g_debug ("Could not tell paddock-keeper %d the end is recorded: %s", (int) self->keeper_pid,
+             g_strerror (errno));
 }
 
 /* Whether the program's end was told (or is: an EXITED not read yet). */

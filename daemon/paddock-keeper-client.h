@@ -17,6 +17,7 @@ typedef enum
 {
   PADDOCK_KEEPER_CLIENT_EXITED,  /* the program was reaped: wait_status is its own */
   PADDOCK_KEEPER_CLIENT_GONE,    /* the keeper was reaped: its tree is empty (or it was killed) */
+  PADDOCK_KEEPER_CLIENT_KEPT,    /* the keeper holds now, and keeps the end it told before (EXITED) */
 } PaddockKeeperClientEvent;
 
 /* The wait status of a program whose end nobody saw: its adopted keeper
@@ -76,6 +77,8 @@ void                 paddock_keeper_client_signal         (PaddockKeeperClient  
                                                            int                       signum);
 gboolean             paddock_keeper_client_hold           (PaddockKeeperClient      *self);
 gboolean             paddock_keeper_client_has_exited     (PaddockKeeperClient      *self);
+gboolean             paddock_keeper_client_keeps_end      (PaddockKeeperClient      *self);
+void                 paddock_keeper_client_release_end    (PaddockKeeperClient      *self);
 void                 paddock_keeper_client_set_func       (PaddockKeeperClient      *self,
                                                            PaddockKeeperClientFunc   func,
                                                            gpointer                  user_data);

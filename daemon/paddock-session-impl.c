@@ -129,8 +129,9 @@ struct _PaddockSessionImpl
   /* The session's state and exit status as the daemon knows them. The
    * State and ExitStatus properties are what clients were told: an end
    * ("exited", "stopped") goes out only once the record saying so is on
-   * disk (see paddock_session_impl_set_state()), so a client never hears
-   * of an end that a daemon killed meanwhile would not list. Cancelled at
+   * disk, or its keeper keeps it until then (see
+   * paddock_session_impl_set_state()), so a client never hears of an end
+   * that a daemon killed meanwhile would not list. Cancelled at
    * dispose: a record's flush that comes back later does nothing. */
   const char                 *state;   /* interned */
   int                         exit_status;
@@ -270,6 +271,30 @@ state_is_end (const char *state)
   return g_strcmp0 (state, "exited") == 0 || g_strcmp0 (state, "stopped") == 0;
 }
 
+/* The end is on disk: the agent's keeper need not keep it any more. */
+static void
+paddock_session_impl_release_end_step (gpointer user_data,
+                                       guint    unused)
+{
+  PaddockSessionImpl *self = user_data;
+
+  if (self->keeper != NULL)
+    paddock_keeper_client_release_end (self->keeper);
+}
+
+/* Whether a daemon killed now would list this end all the same: the
+ * agent's keeper told it while holding the session (the record on disk
+ * names it), and keeps it until released, or leaves it to the next
+ * daemon (paddock-keeper-protocol.h), which lists it "exited" with the
+ * same status (paddock-session-restore.c). Not "stopped": the keeper
+ * knows no Stop, a later daemon would say "exited". */
+static gboolean
+paddock_session_impl_end_kept (PaddockSessionImpl *self)
+{
+  return g_strcmp0 (self->state, "exited") == 0 && self->leftovers == NULL && self->keeper != NULL &&
+         paddock_keeper_client_keeps_end (self->keeper);
+}
+
 static void
 paddock_session_impl_set_state (PaddockSessionImpl *self,
                                 const char         *state)
@@ -287,9 +312,28 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
    * daemon itself goes by self->state at once. "running" need not wait:
    * see paddock_session_impl_drain_control() and start(); nor
    * "destroyed", whose record goes. A later state published at once
-   * supersedes an end still on its way: publishing is of the latest. */
-  if (state_is_end (state))
-    paddock_session_impl_when_durable (self, paddock_session_impl_publish_step, 0);
+   * supersedes an end still on its way: publishing is of the latest.
+   * An end its keeper keeps until it is on disk goes out at once (a
+   * client's exit after the agent's waits for no fsync). */
+  if (state_is_end (state) && paddock_session_impl_end_kept (self))
+    {
+      paddock_session_impl_publish (self);
+      paddock_session_impl_when_durable (self, paddock_session_impl_release_end_step, 0);
+    }
+  else if (g_strcmp0 (state, "exited") == 0)
+    {
+      /* Its keeper may keep it yet, once asked to hold the session (the
+       * record naming it on disk: hold_step(), then end_kept_cb()). */
+      paddock_session_impl_when_durable (self, paddock_session_impl_publish_step, 0);
+      paddock_session_impl_when_durable (self, paddock_session_impl_release_end_step, 0);
+    }
+  else if (state_is_end (state))
+    {
+      /* Not relied on (a Stop's end): the keeper need not keep it, nor
+       * leave it for the next daemon, which lists what the record says. */
+      paddock_session_impl_release_end_step (self, 0);
+      paddock_session_impl_when_durable (self, paddock_session_impl_publish_step, 0);
+    }
   else
     paddock_session_impl_publish (self);
 }
@@ -591,8 +635,14 @@ paddock_session_impl_hold_step (gpointer user_data,
   if (self->executor != NULL && PADDOCK_IS_HOST_EXECUTOR (self->executor))
     paddock_host_executor_hold (PADDOCK_HOST_EXECUTOR (self->executor));
 #if PADDOCK_ENABLE_LINUX
-  else if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) && !self->reaped &&
-           g_strcmp0 (self->state, "running") == 0)
+  else if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) &&
+           ((!self->reaped && g_strcmp0 (self->state, "running") == 0) ||
+            (g_strcmp0 (self->state, "exited") == 0 &&
+             g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "running") == 0)))
+    /* Also a sandbox that ended while its "running" record was on its
+     * way: nothing is left of it to hold, but its keeper then keeps the
+     * end told before, which goes out without waiting for its own
+     * record (end_kept_cb()). */
     paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
 #endif
 }
@@ -919,12 +969,24 @@ static void paddock_session_impl_command_gone_cb   (PaddockExecutor    *executor
                                                     int                 pid,
                                                     PaddockSessionImpl *self);
 
+/* The agent's keeper keeps the end told before (it was asked to hold
+ * the session after it): that end goes out now, if it waits for its
+ * record still (see set_state()). */
+static void
+paddock_session_impl_end_kept_cb (PaddockExecutor    *executor,
+                                  PaddockSessionImpl *self)
+{
+  if (paddock_session_impl_end_kept (self))
+    paddock_session_impl_publish (self);
+}
+
 /* What its executor tells the session: for one started here and for one
  * adopted from an earlier daemon alike. */
 static void
 paddock_session_impl_connect_executor (PaddockSessionImpl *self)
 {
   g_signal_connect (self->executor, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
+  g_signal_connect (self->executor, "end-kept", G_CALLBACK (paddock_session_impl_end_kept_cb), self);
   g_signal_connect (self->executor, "command-exited", G_CALLBACK (paddock_session_impl_command_exited_cb), self);
   g_signal_connect (self->executor, "command-gone", G_CALLBACK (paddock_session_impl_command_gone_cb), self);
   /* A sandbox's: running once it says the agent started. */

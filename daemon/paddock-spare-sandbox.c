@@ -204,6 +204,9 @@ spare_keeper_cb (PaddockKeeperClient      *keeper,
       spare->owner->ready = NULL;
     }
   spare->owner = NULL;
+  /* Nobody publishes a spare's end: its keeper need not keep it. */
+  if (event == PADDOCK_KEEPER_CLIENT_EXITED)
+    paddock_keeper_client_release_end (keeper);
   if (event == PADDOCK_KEEPER_CLIENT_GONE)
     {
       /* Freed from its own callback: allowed (paddock-keeper-client.c). */

@@ -708,5 +708,50 @@ rm -f "$tmp/record-hold"
 check "its agent ends with the daemon, not left running unknown" wait_for 5 gone "$unrecorded"
 wait "$unrecorded_creator" 2>/dev/null || true
 
+# ---- an end published before its record is on disk --------------------------------
+# The agent ends while its session's record writes are held (the test
+# switch above): the daemon publishes "exited" at once, since the agent's
+# keeper, holding the session, keeps that end until the record is durable.
+# The daemon is killed before it is: the next daemon lists the same end,
+# as the keeper left it. A host session, and a safe one where it can run.
+early_end ()
+{
+  local profile=$1 status=$2 id keeper
+  rm -f "$tmp/record-hold"
+  PADDOCK_TEST_RECORD_WRITE_HOLD="$tmp/record-hold" start_daemon || true
+  run "$tmp/create.json" "$tmp/create.err" --json create --workspace "$ws" --profile "$profile" -- \
+    sh -c "echo early-end; read -r line; exit $status"
+  id=$(json "$tmp/create.json" 'd["id"]' 2>/dev/null || true)
+  check "$profile: a session runs, its keeper holding it" \
+    wait_for 10 sh -c "test -S '$tmp/state/sessions/$id/keeper.sock'"
+  keeper=$(record "$id" keeper_pid)
+  : >"$tmp/record-hold"
+  "$CTL" send "$id" $'end\n' >/dev/null
+  check "$profile: its end is published while its record is held" wait_for 10 state_is "$id" exited
+  check "…with the agent's exit status" test "$(field "$id" 'd["exit_status"]')" == "$status"
+  check "…while the record on disk still says running" test "$(record "$id" state)" == running
+  check "…and its keeper stays, keeping the end" alive "$keeper"
+  kill_daemon
+  rm -f "$tmp/record-hold"
+  check "$profile: with the daemon killed, its keeper leaves the end and goes" wait_for 10 gone "$keeper"
+  if start_daemon; then ok "$profile: a new daemon starts"; else not_ok "$profile: a new daemon starts" "$(tail -20 "$tmp/daemon.log")"; fi
+  check "$profile: the next daemon lists the same end" state_is "$id" exited
+  check "…with the same exit status" test "$(field "$id" 'd["exit_status"]')" == "$status"
+  check "$profile: it can be destroyed" sh -c "'$CTL' destroy '$id' >/dev/null"
+  kill_daemon
+}
+early_end host 5
+if have_sandbox && unshare -Urm true 2>/dev/null; then
+  early_end safe 6
+else
+  for c in "a session runs, its keeper holding it" "its end is published while its record is held" \
+           "…with the agent's exit status" "…while the record on disk still says running" \
+           "…and its keeper stays, keeping the end" "with the daemon killed, its keeper leaves the end and goes" \
+           "a new daemon starts" "the next daemon lists the same end" "…with the same exit status" \
+           "it can be destroyed"; do
+    skip_check "safe: $c" "no safe session can run here (no paddock-sandbox, or no user namespaces)"
+  done
+fi
+
 rm -rf "$server_dir"
 echo "1..$n"

@@ -828,6 +828,21 @@ is_zombie (gpointer data)
   return read_process (GPOINTER_TO_INT (data), &state, &parent) && state == 'Z';
 }
 
+/* TRUE once PID (the daemon's child: the sandbox's keeper, or its helper)
+ * has ended, or, a keeper, has nothing left below it: the sandbox is
+ * over, and the keeper stays until the daemon has its end on disk
+ * (paddock-keeper-protocol.h). */
+static gboolean
+sandbox_over (gpointer data)
+{
+  int pid = GPOINTER_TO_INT (data);
+  g_autofree char *path = g_strdup_printf ("/proc/%d/task/%d/children", pid, pid);
+  g_autofree char *children = NULL;
+
+  return is_zombie (data) ||
+         (g_file_get_contents (path, &children, NULL, NULL) && g_strstrip (children)[0] == '\0');
+}
+
 /* A command that ended just before its sandbox did reports its own exit
  * status, not the sandbox's end (137): what its supervisor wrote before
  * the end is read first. Made certain by stopping the daemon while the
@@ -873,7 +888,7 @@ status_before_sandbox_end (gboolean tty)
   g_assert_cmpint (kill (pid, SIGSTOP), ==, 0);
   g_assert_cmpint (kill ((pid_t) agent, SIGUSR1), ==, 0);
   /* The sandbox (the daemon's child) has ended: so has the command. */
-  if (!paddock_test_wait_for (is_zombie, GINT_TO_POINTER (sandbox), 30000))
+  if (!paddock_test_wait_for (sandbox_over, GINT_TO_POINTER (sandbox), 30000))
     {
       kill (pid, SIGCONT);
       g_error ("the sandbox did not end within 30 s");

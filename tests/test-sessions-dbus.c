@@ -744,6 +744,24 @@ wait_for_state (GDBusConnection *connection,
     }
 }
 
+/* Waits (bounded) for NAME in the session's folder: its keeper's socket
+ * (bound once the keeper holds the session), its exit file. */
+static void
+wait_for_session_file (PaddockTestDaemon *daemon,
+                       const char        *path,
+                       const char        *name)
+{
+  g_autofree char *id = g_path_get_basename (path);
+  g_autofree char *file = g_build_filename (paddock_test_daemon_get_state_dir (daemon), "sessions", id, name, NULL);
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  while (!g_file_test (file, G_FILE_TEST_EXISTS))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+}
+
 /* The state and exit status in the session's record on disk. */
 static char *
 record_state (PaddockTestDaemon *daemon,
@@ -835,9 +853,11 @@ remove_hold (char *hold)
 }
 
 /* While the record of an end is being written, the daemon serves as ever
- * and still says the session runs (as its record on disk does); Stop and
- * Destroy called meanwhile are answered once the record is there. Then
- * the end goes out, with its exit status, as the record says. */
+ * and still says the session runs (as its record on disk does), unless
+ * the agent's keeper keeps that end (an agent that exited by itself);
+ * Stop and Destroy called meanwhile are answered once the record is
+ * there. Then the end goes out, with its exit status, as the record
+ * says. */
 static void
 test_end_published_once_durable (void)
 {
@@ -871,18 +891,25 @@ test_end_published_once_durable (void)
   /* From here on, no record write reaches the disk. */
   g_assert_true (g_file_set_contents (hold, "", 0, NULL));
 
-  /* (a) The agent exits: its end is recorded, not on disk yet. */
+  /* (a) The agent exits: its end is recorded, not on disk yet. It goes
+   * out all the same, with its status: the agent's keeper, which holds
+   * the session (its socket is there), keeps that end until the record
+   * is on disk, and a daemon killed meanwhile leaves it to the next one
+   * (test-paddockctl-adopt.sh, "an end published before its record is
+   * on disk"). */
+  wait_for_session_file (daemon, exiting, "keeper.sock");
   send_line (connection, exiting);
   wait_for_reaped (connection, exiting);
+  wait_for_state (connection, exiting, "exited");
   {
-    g_autofree char *state = get_state (connection, exiting);
     g_autofree char *on_disk = record_state (daemon, exiting, NULL);
     g_autoptr(GVariant) sessions = list_sessions (connection);
-    g_autofree char *listed = listed_state (sessions, exiting, NULL);
+    gint exit_status = 0;
+    g_autofree char *listed = listed_state (sessions, exiting, &exit_status);
     g_autoptr(GString) other_output = read_output (connection, stopped);
 
-    g_assert_cmpstr (state, ==, "running");
-    g_assert_cmpstr (listed, ==, "running");
+    g_assert_cmpstr (listed, ==, "exited");
+    g_assert_cmpint (exit_status, ==, 7);
     g_assert_cmpstr (on_disk, ==, "running");
     g_assert_nonnull (strstr (other_output->str, "up"));
   }
@@ -919,7 +946,9 @@ test_end_published_once_durable (void)
 
   /* (b) The writes land: the ends go out, as on disk. */
   g_assert_cmpint (g_unlink (hold), ==, 0);
-  wait_for_state (connection, exiting, "exited");
+  /* Its Stop is answered once the record is on disk (the end itself was
+   * out before). */
+  g_assert_true (paddock_test_wait_for (pointer_set, &stop_exited_reply, 30 * 1000));
   {
     g_autoptr(GVariant) sessions = list_sessions (connection);
     gint exit_status = 0;
@@ -975,10 +1004,10 @@ test_end_published_once_durable (void)
 }
 
 /* (d) A daemon killed while the record of an end is not on disk yet: the
- * next one lists the session as the record says (a "running" record with
- * nothing left running is "stopped"), never contradicting what a client
- * was told. And a daemon that quits in that moment writes the record
- * before it goes, and the next one lists the end. */
+ * next one lists the end a client was told, never contradicting it: here
+ * the agent's keeper kept it, and left it to the next daemon. And a
+ * daemon that quits in that moment writes the record before it goes, and
+ * the next one lists the end. */
 static void
 test_end_interrupted_before_durable (void)
 {
@@ -994,13 +1023,11 @@ test_end_interrupted_before_durable (void)
   killed = create_session (connection, "echo up; read line; exit 7", NULL, &error);
   g_assert_no_error (error);
   g_assert_true (wait_for_output (connection, killed, "up"));
+  wait_for_session_file (daemon, killed, "keeper.sock");
   g_assert_true (g_file_set_contents (hold, "", 0, NULL));
   send_line (connection, killed);
   wait_for_reaped (connection, killed);
-  {
-    g_autofree char *state = get_state (connection, killed);
-    g_assert_cmpstr (state, ==, "running");
-  }
+  wait_for_state (connection, killed, "exited");
 
   paddock_test_daemon_kill (daemon);
   {
@@ -1008,14 +1035,18 @@ test_end_interrupted_before_durable (void)
     g_autofree char *on_disk = record_state (daemon, killed, NULL);
     g_assert_cmpstr (on_disk, ==, "running");
   }
+  /* ...its keeper wrote it down as it went... */
+  wait_for_session_file (daemon, killed, "agent-exit");
   g_assert_cmpint (g_unlink (hold), ==, 0);
   paddock_test_daemon_start (daemon);
   {
-    /* ...and the next daemon lists it as what its record says. */
+    /* ...and the next daemon lists what the client was told. */
     g_autoptr(GVariant) sessions = list_sessions (connection);
-    g_autofree char *listed = listed_state (sessions, killed, NULL);
+    gint exit_status = 0;
+    g_autofree char *listed = listed_state (sessions, killed, &exit_status);
 
-    g_assert_cmpstr (listed, ==, "stopped");
+    g_assert_cmpstr (listed, ==, "exited");
+    g_assert_cmpint (exit_status, ==, 7);
   }
 
   /* Quitting while held: the shutdown waits for the write (released by
@@ -1956,6 +1987,34 @@ daemon_has_no_children (gpointer user_data)
   return g_file_get_contents (path, &children, NULL, NULL) && children[0] == '\0';
 }
 
+/* Whether every child of the daemon is a keeper whose tree is empty. */
+static gboolean
+daemon_has_only_idle_keepers (gpointer user_data)
+{
+  guint32 pid = GPOINTER_TO_UINT (user_data);
+  g_autofree char *path = g_strdup_printf ("/proc/%u/task/%u/children", pid, pid);
+  g_autofree char *children = NULL;
+  g_auto(GStrv) pids = NULL;
+
+  if (!g_file_get_contents (path, &children, NULL, NULL))
+    return FALSE;
+  pids = g_strsplit (g_strstrip (children), " ", -1);
+  for (guint i = 0; pids[i] != NULL; i++)
+    {
+      g_autofree char *comm_path = NULL;
+      g_autofree char *comm = NULL;
+
+      if (pids[i][0] == '\0')
+        continue;
+      comm_path = g_strdup_printf ("/proc/%s/comm", pids[i]);
+      if (!g_file_get_contents (comm_path, &comm, NULL, NULL) ||
+          g_strcmp0 (g_strstrip (comm), "paddock-keeper") != 0 ||
+          !daemon_has_no_children (GUINT_TO_POINTER ((guint32) g_ascii_strtoull (pids[i], NULL, 10))))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* A session whose boundary is still being looked at: its terminal flows
  * already (the look is in a thread, test switch
  * PADDOCK_TEST_BOUNDARY_LOOK_HOLD), and a sandbox that ends meanwhile is
@@ -2007,9 +2066,11 @@ test_terminal_while_boundary_looked_at (void)
     }
   close (pair[0]);
   /* Then the sandbox ends (the agent exited) and is reaped: the daemon has
-   * no child left. The creator is still waiting for the look. */
-  g_assert_true (paddock_test_wait_for (daemon_has_no_children, GUINT_TO_POINTER (paddock_test_daemon_pid (connection)),
-                                        10 * 1000));
+   * no child left but the sandbox's keeper, itself with none (it stays
+   * until the daemon has the end, which it told, on disk). The creator is
+   * still waiting for the look. */
+  g_assert_true (paddock_test_wait_for (daemon_has_only_idle_keepers,
+                                        GUINT_TO_POINTER (paddock_test_daemon_pid (connection)), 10 * 1000));
   g_usleep (100 * 1000);
   g_main_context_iteration (NULL, FALSE);
   g_assert_false (terminal_create_done (&created));

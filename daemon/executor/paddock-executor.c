@@ -34,6 +34,7 @@
 
 enum {
   SIGNAL_EXITED,
+  SIGNAL_END_KEPT,
   SIGNAL_COMMAND_EXITED,
   SIGNAL_COMMAND_GONE,
   SIGNAL_STARTED,
@@ -61,6 +62,15 @@ paddock_executor_default_init (PaddockExecutorInterface *iface)
    */
   signals[SIGNAL_EXITED] = g_signal_new ("exited", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST,
                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_INT);
+  /**
+   * PaddockExecutor::end-kept:
+   *
+   * The main process's end, told before by "exited", is kept by its
+   * keeper from now on (it was asked to hold the session after that end:
+   * paddock_keeper_client_keeps_end()).
+   */
+  signals[SIGNAL_END_KEPT] = g_signal_new ("end-kept", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST,
+                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   /**
    * PaddockExecutor::command-exited:
    * @pid: the command, as spawn_command() named it
@@ -321,6 +331,14 @@ paddock_executor_emit_exited (PaddockExecutor *self,
   g_autoptr(PaddockExecutor) hold = g_object_ref (self);
 
   g_signal_emit (self, signals[SIGNAL_EXITED], 0, wait_status);
+}
+
+void
+paddock_executor_emit_end_kept (PaddockExecutor *self)
+{
+  g_autoptr(PaddockExecutor) hold = g_object_ref (self);
+
+  g_signal_emit (self, signals[SIGNAL_END_KEPT], 0);
 }
 
 void

@@ -204,6 +204,7 @@ gboolean         paddock_executor_start_agent       (PaddockExecutor            
                                                      GError                        **error);
 void             paddock_executor_emit_exited       (PaddockExecutor                *self,
                                                      int                             wait_status);
+void             paddock_executor_emit_end_kept     (PaddockExecutor                *self);
 
 /* For the implementations: a cgroup of the session's own (named
  * paddock-session-ID) under the config's parent, into OUT. */

@@ -74,6 +74,8 @@ paddock_host_executor_keeper_cb (PaddockKeeperClient      *keeper,
 
   if (event == PADDOCK_KEEPER_CLIENT_EXITED)
     paddock_executor_emit_exited (PADDOCK_EXECUTOR (self), wait_status);
+  else if (event == PADDOCK_KEEPER_CLIENT_KEPT)
+    paddock_executor_emit_end_kept (PADDOCK_EXECUTOR (self));
 }
 
 static char *

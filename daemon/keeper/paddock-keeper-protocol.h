@@ -72,6 +72,15 @@
  * daemon died before its record named the keeper is not left running
  * unknown to any later daemon.
  *
+ * A keeper that holds (it listens: asked HOLD, or adopted) says HELD once
+ * it does, and from then on keeps its program's end for the daemon it
+ * told: after EXITED it stays (its tree empty or not) until that daemon
+ * says RELEASE (the session's record of the end is durable) or KILL. Its
+ * daemon gone first, the end counts as untold: written to the exit file
+ * (tree empty) or told again to the next daemon that adopts it. So a
+ * daemon that heard HELD before EXITED may publish that end before its
+ * own record of it is on disk: a later daemon lists the same end.
+ *
  * Only a peer in the keeper's own user and PID namespaces is handed the
  * session: never a process inside a sandbox (whose uid maps to ours).
  */
@@ -91,6 +100,7 @@ typedef enum
   PADDOCK_KEEPER_EXITED  = 3,  /* status: the program's wait status */
   PADDOCK_KEEPER_ADOPTED = 4,  /* pid, start_time: the program's; fds: control, PTY master
                                 * [, the helper's control socket: --hold-control-fd] */
+  PADDOCK_KEEPER_HELD    = 5,  /* it listens for a later daemon, and keeps the program's end until RELEASE */
 } PaddockKeeperEventType;
 
 typedef struct
@@ -107,6 +117,7 @@ typedef enum
   PADDOCK_KEEPER_SIGNAL = 1,  /* signal: sent once to every process of the tree */
   PADDOCK_KEEPER_KILL   = 2,  /* SIGKILL to the tree until it is empty, then exit */
   PADDOCK_KEEPER_HOLD   = 3,  /* --hold-control-fd or --hold-on-request: outlive the daemon from now on */
+  PADDOCK_KEEPER_RELEASE = 4, /* the daemon has the program's end durable: the keeper need not keep it */
 } PaddockKeeperRequestType;
 
 typedef struct

@@ -504,6 +504,9 @@ main (int    argc,
   int program_done = 0;
   int program_status = 0;
   int reported = 0;
+  /* EXITED told to a daemon while we held: kept until its RELEASE. */
+  int keeping = 0;
+  int killed = 0;
   int listener = -1;
   pid_t program;
 
@@ -608,7 +611,11 @@ main (int    argc,
         }
 
       if (pfds[2].revents & POLLIN)
-        control = hold_accept (listener, &options, program, program_start_time);
+        {
+          control = hold_accept (listener, &options, program, program_start_time);
+          if (control >= 0)
+            send_event (control, &(PaddockKeeperEvent) { .type = PADDOCK_KEEPER_HELD });
+        }
 
       if (control >= 0 && (pfds[1].revents & (POLLIN | POLLHUP | POLLERR)))
         {
@@ -627,6 +634,16 @@ main (int    argc,
                * or tell its caller, who hears it was lost. */
               close (control);
               control = -1;
+              /* An end it may have published before its record was
+               * durable: untold, so that the next daemon hears it (the
+               * exit file, or EXITED again at its adoption). */
+              if (keeping && listener >= 0)
+                {
+                  keeping = 0;
+                  reported = 0;
+                  left = reap (program, &program_done, &program_status);
+                }
+              keeping = 0;
               if (options.end_with_daemon)
                 {
                   kill_tree (sfd, program, &program_done, &program_status);
@@ -635,6 +652,9 @@ main (int    argc,
             }
           else if (request.type == PADDOCK_KEEPER_KILL)
             {
+              /* The daemon ends the session: it keeps its own rule. */
+              killed = 1;
+              keeping = 0;
               kill_tree (sfd, program, &program_done, &program_status);
               left = 0;
             }
@@ -646,7 +666,17 @@ main (int    argc,
                * keeps ending with this one. */
               listener = hold_listen (&options);
               if (listener >= 0)
-                options.end_with_daemon = 0;
+                {
+                  options.end_with_daemon = 0;
+                  send_event (control, &(PaddockKeeperEvent) { .type = PADDOCK_KEEPER_HELD });
+                }
+            }
+          else if (request.type == PADDOCK_KEEPER_RELEASE && keeping)
+            {
+              /* No SIGCHLD may come again: whether the tree is empty is
+               * asked here. */
+              keeping = 0;
+              left = reap (program, &program_done, &program_status);
             }
         }
 
@@ -664,8 +694,14 @@ main (int    argc,
           event.status = program_status;
           send_event (control, &event);
           reported = 1;
+          /* Held (HELD went before this EXITED), that daemon may
+           * publish the end before it is on its disk: we keep it. Not
+           * held yet but holdable, it may still be asked HOLD (the
+           * record naming us durable), and keeps it from then on: until
+           * then, an end of file is the old end-with-daemon. */
+          keeping = control >= 0 && (listener >= 0 || options.hold_on_request) && !killed;
         }
-      if (reported && !left)
+      if (reported && !left && !keeping)
         break;
     }
   }

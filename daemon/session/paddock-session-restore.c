@@ -13,6 +13,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "paddock-exit-status.h"
 #include "paddock-executor.h"
 #include "paddock-keeper-client.h"
+#include "paddock-keeper-protocol.h"
 #include "paddock-net-modes.h"
 #include "paddock-session-commands.h"
 #include "paddock-session-leftovers.h"
@@ -71,6 +73,30 @@ paddock_session_restore_list_pids (PaddockSessionRestore *self)
 
   self->agent_session_gone = members.agent_session_gone;
   return pids;
+}
+
+
+/* Whether the keeper behind PIDFD is on its way out: it left its
+ * program's end in the exit file, which it writes only once its tree is
+ * empty and nothing is left for it but to exit (paddock-keeper.c). That
+ * moment is waited for (bounded), so that the end it left is read, not
+ * taken for a keeper that went without a word when it will not answer.
+ * Not for a record that names leftovers: a daemon was ending them, and
+ * the end the keeper saw was that daemon's doing, not the agent's. */
+#define KEEPER_GOING_WAIT_MS 2000
+
+static gboolean
+keeper_is_going (const char *session_dir,
+                 int         pidfd)
+{
+  g_autofree char *exit_file = g_build_filename (session_dir, PADDOCK_KEEPER_EXIT_FILE, NULL);
+  struct pollfd pfd = { .fd = pidfd, .events = POLLIN, .revents = 0 };
+
+  if (!g_file_test (exit_file, G_FILE_TEST_EXISTS))
+    return FALSE;
+  while (poll (&pfd, 1, KEEPER_GOING_WAIT_MS) < 0 && errno == EINTR)
+    ;
+  return (pfd.revents & POLLIN) != 0;
 }
 
 void
@@ -141,7 +167,8 @@ paddock_session_restore_read (PaddockSessionRestore      *self,
         int pidfd = paddock_compat_pidfd_open ((pid_t) keeper_pid);  /* CLOEXEC, always */
 
         /* Read after the pidfd: it names the keeper we knew, or no one. */
-        if (pidfd >= 0 && paddock_compat_proc_start_time ((guint32) keeper_pid) == keeper_start_time)
+        if (pidfd >= 0 && paddock_compat_proc_start_time ((guint32) keeper_pid) == keeper_start_time &&
+            (record->leftovers->len > 0 || !keeper_is_going (self->session_dir, pidfd)))
           {
             self->leftover_keeper = (pid_t) keeper_pid;
             self->leftover_keeper_pidfd = pidfd;
