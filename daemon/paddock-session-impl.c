@@ -1697,7 +1697,7 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   if (keeper == NULL)
     {
       g_message ("Session %s: could not adopt it from its keeper %d: %s; ending what is left of it",
-                 self->id, (int) restore->leftover_keeper, error->message);
+                 self->id, (int) restore->tree.leftover_keeper, error->message);
       return FALSE;
     }
   paddock_session_impl_connect_executor (self);

@@ -36,12 +36,9 @@ struct _PaddockSessionProcess
   PaddockSessionCommands *commands;
 
   /* host: the agent, leader of its own session. safe: paddock-sandbox,
-   * the supervisor outside the sandbox whose pid 1 runs the agent. */
-  pid_t                   pid;
-  /* What tells a restarted daemon whether a recorded pid is still the
-   * same process. */
-  guint64                 pid_start_time;
-  gboolean                reaped;
+   * the supervisor outside the sandbox whose pid 1 runs the agent; and
+   * what else finds its processes (paddock-session-members.h). */
+  PaddockSessionTree      tree;
   /* Where and how its processes run (daemon/executor/), from start(). */
   PaddockExecutor        *executor;
   /* host: the agent's keeper, and each host command's (until each is
@@ -49,14 +46,8 @@ struct _PaddockSessionProcess
    * double-forked (daemon/keeper/). */
   PaddockKeeperClient    *keeper;            /* the executor's */
   /* A restored host session: the agent's keeper an earlier daemon left
-   * running (pinned by a pidfd), whose descendants are its leftovers. */
-  pid_t                   leftover_keeper;
-  int                     leftover_keeper_pidfd;
-  gboolean                sandboxed;
-  PaddockSandboxPidns     pidns;          /* sandbox: its PID namespace, pid 1 */
-  /* Set once the agent's own process session (host profile: sid = its
-   * pid) is known to be over; see agent_session_may_live(). */
-  gboolean                agent_session_gone;
+   * running (in the tree, pinned by a pidfd), whose descendants are its
+   * leftovers. */
   /* The session's own cgroup v2, joined before its first process existed;
    * NULL where none can be made (cgroup_reason says why). */
   PaddockCgroup          *cgroup;
@@ -86,19 +77,7 @@ G_DEFINE_FINAL_TYPE (PaddockSessionProcess, paddock_session_process, G_TYPE_OBJE
 static PaddockSessionMembers
 paddock_session_process_members (PaddockSessionProcess *self)
 {
-  return (PaddockSessionMembers) {
-    .executor = self->executor,
-    .leftover_keeper = self->leftover_keeper,
-    .leftover_keeper_pidfd = self->leftover_keeper_pidfd,
-    .cgroup = self->cgroup,
-    .sandboxed = self->sandboxed,
-    .pidns = &self->pidns,
-    .pid = self->pid,
-    .pid_start_time = self->pid_start_time,
-    .reaped = self->reaped,
-    .agent_session_gone = self->agent_session_gone,
-    .commands = self->commands,
-  };
+  return paddock_session_members_of (&self->tree, self->executor, self->cgroup, self->commands);
 }
 
 /* Whether a keeper of the session still runs: it ends right after its
@@ -116,10 +95,8 @@ GArray *
 paddock_session_process_list_pids (PaddockSessionProcess *self)
 {
   PaddockSessionMembers members = paddock_session_process_members (self);
-  GArray *pids = paddock_session_members_list (&members);
 
-  self->agent_session_gone = members.agent_session_gone;
-  return pids;
+  return paddock_session_members_list (&members);
 }
 
 guint
@@ -140,7 +117,6 @@ paddock_session_process_signal_all (PaddockSessionProcess *self,
   PaddockSessionMembers members = paddock_session_process_members (self);
 
   paddock_session_members_signal_all (&members, signum, listed);
-  self->agent_session_gone = members.agent_session_gone;
 }
 
 /* The session's last process is gone: its cgroup goes too. */
@@ -162,7 +138,7 @@ paddock_session_process_count_cb (gpointer user_data)
   guint count = paddock_session_process_count (self);
 
   g_signal_emit (self, signals[SIGNAL_COUNTED], 0, count);
-  if (count == 0 && self->reaped && !keepers_running (self))
+  if (count == 0 && self->tree.reaped && !keepers_running (self))
     {
       self->process_count_id = 0;
       paddock_session_process_release_cgroup (self);
@@ -186,7 +162,7 @@ paddock_session_process_sweep (PaddockSessionProcess *self,
                                guint                 *left)
 {
   g_autoptr(GArray) pids = paddock_session_process_list_pids (self);
-  gboolean gone = pids->len == 0 && (self->reaped || self->pid <= 0) && !keepers_running (self);
+  gboolean gone = pids->len == 0 && (self->tree.reaped || self->tree.pid <= 0) && !keepers_running (self);
 
   *left = pids->len;
   if (gone)
@@ -236,7 +212,7 @@ paddock_session_process_exited_cb (PaddockExecutor       *executor,
 {
   g_autoptr(PaddockSessionProcess) hold = g_object_ref (self);
 
-  self->reaped = TRUE;
+  self->tree.reaped = TRUE;
   g_signal_emit (self, signals[SIGNAL_EXITED], 0, wait_status);
 }
 
@@ -286,9 +262,9 @@ paddock_session_process_take_agent (PaddockSessionProcess *self,
   g_free (self->resources_reason);
   self->resources_reason = g_steal_pointer (&agent->resources_reason);
   self->keeper = agent->keeper;
-  self->pid = agent->pid;
-  self->pid_start_time = agent->start_time;
-  self->sandboxed = sandboxed;
+  self->tree.pid = agent->pid;
+  self->tree.pid_start_time = agent->start_time;
+  self->tree.sandboxed = sandboxed;
   paddock_session_process_start_counting (self);
 }
 
@@ -309,8 +285,8 @@ paddock_session_process_adopt (PaddockSessionProcess  *self,
 #if PADDOCK_ENABLE_LINUX
       paddock_session_process_set_executor (self, paddock_linux_executor_new ());
       keeper = paddock_linux_executor_adopt_agent (PADDOCK_LINUX_EXECUTOR (self->executor), session_id,
-                                                   restore->session_dir, restore->leftover_keeper,
-                                                   restore->leftover_keeper_pidfd, pty_master, error);
+                                                   restore->session_dir, restore->tree.leftover_keeper,
+                                                   restore->tree.leftover_keeper_pidfd, pty_master, error);
 #else
       /* A sandbox another build started: this one has no executor for it. */
       g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
@@ -321,7 +297,7 @@ paddock_session_process_adopt (PaddockSessionProcess  *self,
     {
       paddock_session_process_set_executor (self, paddock_host_executor_new ());
       keeper = paddock_host_executor_adopt_agent (PADDOCK_HOST_EXECUTOR (self->executor), restore->session_dir,
-                                                  restore->leftover_keeper, restore->leftover_keeper_pidfd,
+                                                  restore->tree.leftover_keeper, restore->tree.leftover_keeper_pidfd,
                                                   pty_master, error);
     }
   if (keeper == NULL)
@@ -330,16 +306,16 @@ paddock_session_process_adopt (PaddockSessionProcess  *self,
       return NULL;
     }
   /* The keeper's pidfd is the client's now. */
-  restore->leftover_keeper_pidfd = -1;
-  restore->leftover_keeper = 0;
+  restore->tree.leftover_keeper_pidfd = -1;
+  restore->tree.leftover_keeper = 0;
   self->keeper = keeper;
-  self->pid = paddock_keeper_client_get_pid (keeper);
-  self->pid_start_time = paddock_keeper_client_get_start_time (keeper);
-  self->sandboxed = sandboxed;
-  self->reaped = FALSE;
+  self->tree.pid = paddock_keeper_client_get_pid (keeper);
+  self->tree.pid_start_time = paddock_keeper_client_get_start_time (keeper);
+  self->tree.sandboxed = sandboxed;
+  self->tree.reaped = FALSE;
   /* The namespace its processes are counted and ended by. */
   if (sandboxed)
-    paddock_sandbox_pidns_find (&self->pidns, self->pid);
+    paddock_sandbox_pidns_find (&self->tree.pidns, self->tree.pid);
   self->cgroup = g_steal_pointer (&restore->cgroup);
   if (self->cgroup != NULL)
     self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, NULL);
@@ -353,18 +329,9 @@ paddock_session_process_take_leftovers (PaddockSessionProcess *self,
 {
   g_return_if_fail (PADDOCK_IS_SESSION_PROCESS (self));
 
-  /* No daemon saw it end: it is not waited for. */
-  self->reaped = TRUE;
-  self->pid = restore->pid;
-  self->pid_start_time = restore->pid_start_time;
-  self->sandboxed = restore->sandboxed;
-  self->agent_session_gone = restore->agent_session_gone;
-  paddock_sandbox_pidns_clear (&self->pidns);
-  self->pidns = restore->pidns;
-  restore->pidns = (PaddockSandboxPidns) { 0, };
-  self->leftover_keeper = restore->leftover_keeper;
-  paddock_close_fd (&self->leftover_keeper_pidfd);
-  self->leftover_keeper_pidfd = paddock_steal_fd (&restore->leftover_keeper_pidfd);
+  /* Reaped (no daemon saw it end: it is not waited for), its keeper
+   * pinned by the pidfd it moves here. */
+  paddock_session_tree_move (&self->tree, &restore->tree);
 }
 
 void
@@ -372,11 +339,11 @@ paddock_session_process_forget_leftovers (PaddockSessionProcess *self)
 {
   g_return_if_fail (PADDOCK_IS_SESSION_PROCESS (self));
 
-  self->pid = 0;
-  self->leftover_keeper = 0;
-  paddock_close_fd (&self->leftover_keeper_pidfd);
-  g_clear_pointer (&self->pidns.name, g_free);
-  self->pidns.init_pid = 0;
+  self->tree.pid = 0;
+  self->tree.leftover_keeper = 0;
+  paddock_close_fd (&self->tree.leftover_keeper_pidfd);
+  g_clear_pointer (&self->tree.pidns.name, g_free);
+  self->tree.pidns.init_pid = 0;
 }
 
 void
@@ -390,7 +357,7 @@ paddock_session_process_pin_again (PaddockSessionProcess *self,
    * its pinned pid 1 takes the namespace with it. The host profile's
    * process session is checked by its leader's start time (see
    * agent_session_may_live()). */
-  if ((self->pid <= 0 && self->leftover_keeper <= 0) || (self->sandboxed && self->pidns.name == NULL))
+  if ((self->tree.pid <= 0 && self->tree.leftover_keeper <= 0) || (self->tree.sandboxed && self->tree.pidns.name == NULL))
     return;
 
   _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_process_list_pids, self);
@@ -416,9 +383,9 @@ paddock_session_process_fill_record (PaddockSessionProcess *self,
 {
   g_return_if_fail (PADDOCK_IS_SESSION_PROCESS (self));
 
-  record->pid = self->reaped ? 0 : self->pid;
-  record->pid_start_time = self->pid_start_time;
-  record->sandboxed = self->sandboxed;
+  record->pid = self->tree.reaped ? 0 : self->tree.pid;
+  record->pid_start_time = self->tree.pid_start_time;
+  record->sandboxed = self->tree.sandboxed;
   /* A keeper outlives a daemon killed without warning, holding its tree
    * (setsid()ed processes included) for the next daemon to end. */
   if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
@@ -428,10 +395,10 @@ paddock_session_process_fill_record (PaddockSessionProcess *self,
     }
   /* A sandbox dies with the daemon, but not in the same instant: the next
    * daemon waits for this pid 1 (see paddock_session_impl_restore). */
-  if (self->sandboxed && !self->reaped && self->pid > 0)
-    paddock_sandbox_pidns_find (&self->pidns, self->pid);
-  record->init_pid = self->reaped ? 0 : self->pidns.init_pid;
-  record->init_start_time = self->reaped ? 0 : self->pidns.init_start_time;
+  if (self->tree.sandboxed && !self->tree.reaped && self->tree.pid > 0)
+    paddock_sandbox_pidns_find (&self->tree.pidns, self->tree.pid);
+  record->init_pid = self->tree.reaped ? 0 : self->tree.pidns.init_pid;
+  record->init_start_time = self->tree.reaped ? 0 : self->tree.pidns.init_start_time;
   record->cgroup = g_strdup (paddock_session_process_get_cgroup_path (self));
 }
 
@@ -447,19 +414,19 @@ paddock_session_process_close (PaddockSessionProcess *self)
 pid_t
 paddock_session_process_get_pid (PaddockSessionProcess *self)
 {
-  return self->pid;
+  return self->tree.pid;
 }
 
 gboolean
 paddock_session_process_is_reaped (PaddockSessionProcess *self)
 {
-  return self->reaped;
+  return self->tree.reaped;
 }
 
 gboolean
 paddock_session_process_is_sandboxed (PaddockSessionProcess *self)
 {
-  return self->sandboxed;
+  return self->tree.sandboxed;
 }
 
 /* Whether its (the executor's) keeper runs: what a later daemon adopts. */
@@ -512,7 +479,7 @@ paddock_session_process_dispose (GObject *object)
 
   paddock_session_process_close (self);
   paddock_close_fd (&self->cgroup_procs_fd);
-  paddock_close_fd (&self->leftover_keeper_pidfd);
+  paddock_close_fd (&self->tree.leftover_keeper_pidfd);
 
   G_OBJECT_CLASS (paddock_session_process_parent_class)->dispose (object);
 }
@@ -522,7 +489,7 @@ paddock_session_process_finalize (GObject *object)
 {
   PaddockSessionProcess *self = PADDOCK_SESSION_PROCESS (object);
 
-  paddock_sandbox_pidns_clear (&self->pidns);
+  paddock_sandbox_pidns_clear (&self->tree.pidns);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
   g_clear_pointer (&self->cgroup_reason, g_free);
   g_clear_pointer (&self->resources_reason, g_free);
@@ -555,7 +522,7 @@ static void
 paddock_session_process_init (PaddockSessionProcess *self)
 {
   self->cgroup_procs_fd = -1;
-  self->leftover_keeper_pidfd = -1;
+  self->tree = (PaddockSessionTree) PADDOCK_SESSION_TREE_INIT;
 }
 
 PaddockSessionProcess *
