@@ -428,21 +428,12 @@ paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
                                         JsonObject         *sandbox_report)
 {
   g_autofree char *stage_dir = NULL;
-  gboolean sandboxed = paddock_session_process_is_sandboxed (self->process);
   PaddockBoundaryInput input;
 
   paddock_boundary_input_init_for_config (&input, &self->config, &stage_dir);
-  input.session_pid = paddock_session_process_get_pid (self->process);
+  paddock_session_process_fill_boundary_input (self->process, &self->config, &input);
   input.sandbox_report = sandbox_report;
-  input.cgroup_path = paddock_session_process_get_cgroup_path (self->process);
   input.given_env = (const char *const *) self->agent_env;
-  input.pids_max = sandboxed ? paddock_executor_pids_max (&self->config) : 0;
-  input.memory_max = sandboxed ? paddock_executor_memory_max (&self->config) : 0;
-  /* Limits the user named are requested even where no controller
-   * could take them: strict must refuse those, not run without. */
-  input.resources_requested = paddock_session_process_get_resources_requested (self->process) ||
-                              (sandboxed && (self->config.pids_max != 0 || self->config.memory_max != 0));
-  input.resources_reason = paddock_session_process_get_resources_reason (self->process);
   return paddock_boundary_look_new (&input);
 }
 
@@ -1724,17 +1715,10 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   /* What its start saw, marked as recorded then: a sandbox's look needs
    * the start-up report only that start had. */
   {
-    g_autofree char *boundary_path = g_build_filename (restore->session_dir, "boundary", NULL);
-    g_autoptr(GVariant) boundary = NULL;
-
-    g_clear_error (&error);
-    boundary = paddock_boundary_published_load (boundary_path, &error);
+    g_autoptr(GVariant) boundary = paddock_session_restore_load_boundary (restore, self->id);
 
     if (boundary != NULL)
       paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), boundary);
-    else
-      g_message ("Session %s: its boundary as its start saw it is not known (%s)", self->id, error->message);
-    g_clear_error (&error);
   }
   self->state = g_intern_static_string ("running");
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);

@@ -377,6 +377,26 @@ paddock_session_process_hold (PaddockSessionProcess *self,
 #endif
 }
 
+/* The process part of a look at the session's boundary: its pid, its
+ * cgroup and the limits asked of it. */
+void
+paddock_session_process_fill_boundary_input (PaddockSessionProcess      *self,
+                                             const PaddockSessionConfig *config,
+                                             PaddockBoundaryInput       *input)
+{
+  g_return_if_fail (PADDOCK_IS_SESSION_PROCESS (self));
+
+  input->session_pid = self->tree.pid;
+  input->cgroup_path = paddock_session_process_get_cgroup_path (self);
+  input->pids_max = self->tree.sandboxed ? paddock_executor_pids_max (config) : 0;
+  input->memory_max = self->tree.sandboxed ? paddock_executor_memory_max (config) : 0;
+  /* Limits the user named are requested even where no controller
+   * could take them: strict must refuse those, not run without. */
+  input->resources_requested = self->resources_requested ||
+                               (self->tree.sandboxed && (config->pids_max != 0 || config->memory_max != 0));
+  input->resources_reason = self->resources_reason;
+}
+
 void
 paddock_session_process_fill_record (PaddockSessionProcess *self,
                                      PaddockSessionRecord  *record)

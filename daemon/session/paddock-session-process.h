@@ -9,6 +9,7 @@
 #include <glib-object.h>
 #include <sys/types.h>
 
+#include "paddock-boundary.h"
 #include "paddock-cgroup.h"
 #include "paddock-executor.h"
 #include "paddock-sandbox-pidns.h"
@@ -82,6 +83,10 @@ void                   paddock_session_process_wait_cgroup_gone   (PaddockSessio
  * daemon goes (a sandbox's only with SANDBOX_TOO). */
 void                   paddock_session_process_hold               (PaddockSessionProcess  *self,
                                                                    gboolean                sandbox_too);
+/* Into INPUT: what a look at the boundary needs of its processes. */
+void                   paddock_session_process_fill_boundary_input (PaddockSessionProcess     *self,
+                                                                    const PaddockSessionConfig *config,
+                                                                    PaddockBoundaryInput      *input);
 /* Into RECORD: what a later daemon finds its processes by. */
 void                   paddock_session_process_fill_record        (PaddockSessionProcess  *self,
                                                                    PaddockSessionRecord   *record);

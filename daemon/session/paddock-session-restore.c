@@ -24,6 +24,7 @@
 #include "paddock-executor.h"
 #include "paddock-keeper-client.h"
 #include "paddock-net-modes.h"
+#include "paddock-session-boundary.h"
 #include "paddock-session-commands.h"
 #include "paddock-session-leftovers.h"
 #include "paddock-session-members.h"
@@ -262,6 +263,22 @@ close_pinned (GArray *pinned)
   for (guint i = 0; i < pinned->len; i++)
     close (g_array_index (pinned, PaddockLeftover, i).pidfd);
   g_array_set_size (pinned, 0);
+}
+
+/* The session's boundary as its start saw it, kept in its folder (a
+ * sandbox's look needs the start-up report only that start had), or
+ * NULL, said in the log, where it is not known. */
+GVariant *
+paddock_session_restore_load_boundary (const PaddockSessionRestore *self,
+                                       const char                  *id)
+{
+  g_autofree char *boundary_path = g_build_filename (self->session_dir, "boundary", NULL);
+  g_autoptr(GError) error = NULL;
+  GVariant *boundary = paddock_boundary_published_load (boundary_path, &error);
+
+  if (boundary == NULL)
+    g_message ("Session %s: its boundary as its start saw it is not known (%s)", id, error->message);
+  return boundary;
 }
 
 void

@@ -59,6 +59,8 @@ gboolean paddock_session_restore_may_adopt      (const PaddockSessionRestore *se
                                                  const PaddockSessionRecord  *record);
 void     paddock_session_restore_pin_leftovers  (PaddockSessionRestore      *self,
                                                  const PaddockSessionRecord *record);
+GVariant *paddock_session_restore_load_boundary (const PaddockSessionRestore *self,
+                                                 const char                  *id);
 void     paddock_session_restore_clear          (PaddockSessionRestore      *self);
 
 /* The boot this daemon runs in: a pid recorded in another boot means
