@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "paddock-dbus-checks.h"
-#include "paddock-sandbox-pidns.h"
 #include "paddock-sandbox-program.h"
 #include "paddock-sandbox-protocol.h"
 #include "paddock-agent-session.h"
@@ -40,10 +39,8 @@
 #include "paddock-clone-vm.h"
 #include "paddock-command-impl.h"
 #include "paddock-command-runner.h"
-#include "paddock-compat-proc.h"
 #include "paddock-durable-file.h"
 #include "paddock-exit-status.h"
-#include "paddock-host-executor.h"
 #include "paddock-linux-executor.h"
 #include "paddock-error.h"
 #include "paddock-executor.h"

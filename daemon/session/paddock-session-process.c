@@ -32,12 +32,14 @@ struct _PaddockSessionProcess
 {
   GObject                 parent_instance;
 
-  /* Borrowed for the members (their host pids): the session's table. */
+  /* The session's Exec table, whose host pids are its members too. */
   PaddockSessionCommands *commands;
 
   /* host: the agent, leader of its own session. safe: paddock-sandbox,
    * the supervisor outside the sandbox whose pid 1 runs the agent; and
-   * what else finds its processes (paddock-session-members.h). */
+   * what else finds its processes (paddock-session-members.h), a
+   * restored host session's keeper an earlier daemon left running among
+   * them. */
   PaddockSessionTree      tree;
   /* Where and how its processes run (daemon/executor/), from start(). */
   PaddockExecutor        *executor;
@@ -45,9 +47,6 @@ struct _PaddockSessionProcess
    * reaped): every descendant of theirs is the session's, setsid()ed or
    * double-forked (daemon/keeper/). */
   PaddockKeeperClient    *keeper;            /* the executor's */
-  /* A restored host session: the agent's keeper an earlier daemon left
-   * running (in the tree, pinned by a pidfd), whose descendants are its
-   * leftovers. */
   /* The session's own cgroup v2, joined before its first process existed;
    * NULL where none can be made (cgroup_reason says why). */
   PaddockCgroup          *cgroup;
