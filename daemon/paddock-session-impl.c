@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "paddock-dbus-checks.h"
-#include "paddock-sandbox-pidns.h"
 #include "paddock-sandbox-program.h"
 #include "paddock-sandbox-protocol.h"
 #include "paddock-agent-session.h"
@@ -40,10 +39,8 @@
 #include "paddock-clone-vm.h"
 #include "paddock-command-impl.h"
 #include "paddock-command-runner.h"
-#include "paddock-compat-proc.h"
 #include "paddock-durable-file.h"
 #include "paddock-exit-status.h"
-#include "paddock-host-executor.h"
 #include "paddock-linux-executor.h"
 #include "paddock-error.h"
 #include "paddock-executor.h"
@@ -56,7 +53,7 @@
 #include "paddock-session-commands.h"
 #include "paddock-session-describe.h"
 #include "paddock-session-impl-private.h"
-#include "paddock-session-members.h"
+#include "paddock-session-process.h"
 #include "paddock-session-record.h"
 #include "paddock-session-restore.h"
 #include "paddock-session-startup.h"
@@ -66,7 +63,6 @@
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
 
-#define PROCESS_COUNT_MS        1000
 /* How long after "running" the workspace's baseline walk waits (see
  * paddock_stage_record_baseline_in_thread()): past a start and its first
  * output (a few ms) on a loaded machine, well before anyone reviews. */
@@ -83,33 +79,9 @@ struct _PaddockSessionImpl
   PaddockTerminal            *terminal;
   PaddockSpareSandbox        *offered_spare;  /* start() only: a sandbox made ahead it may take */
 
-  /* host: the agent, leader of its own session. safe: paddock-sandbox,
-   * the supervisor outside the sandbox whose pid 1 runs the agent. */
-  pid_t                       pid;
-  /* Where and how its processes run (daemon/executor/), from start(). */
-  PaddockExecutor            *executor;
-  /* host: the agent's keeper, and each host command's (until each is
-   * reaped): every descendant of theirs is the session's, setsid()ed or
-   * double-forked (daemon/keeper/). */
-  PaddockKeeperClient        *keeper;            /* the executor's */
-  /* A restored host session: the agent's keeper an earlier daemon left
-   * running (pinned by a pidfd), whose descendants are its leftovers. */
-  pid_t                       leftover_keeper;
-  int                         leftover_keeper_pidfd;
-  gboolean                    sandboxed;
-  PaddockSandboxPidns         pidns;          /* sandbox: its PID namespace, pid 1 */
-  /* Set once the agent's own process session (host profile: sid = its
-   * pid) is known to be over; see agent_session_may_live(). */
-  gboolean                    agent_session_gone;
-  /* The session's own cgroup v2, joined before its first process existed;
-   * NULL where none can be made (cgroup_reason says why). */
-  PaddockCgroup              *cgroup;
-  char                       *cgroup_reason;
-  /* Resource limits on that cgroup: asked of the kernel when a controller
-   * was available (resources_requested), and why one is not in place. */
-  gboolean                    resources_requested;
-  char                       *resources_reason;
-  int                         cgroup_procs_fd;
+  /* Its processes: the executor they run through, the agent, keepers,
+   * cgroup; counted and signalled (paddock-session-process.c). */
+  PaddockSessionProcess      *process;
 
   PaddockSessionReadyFunc     ready_func;
   /* A sandbox's start: its boundary looked at in a thread, after
@@ -117,11 +89,8 @@ struct _PaddockSessionImpl
   PaddockSessionStartup      *startup;
   gpointer                    ready_data;
 
-  /* Where the session's record lives (NULL: not saved), and what tells a
-   * restarted daemon whether a recorded pid is still the same process. */
+  /* Where the session's record lives (NULL: not saved). */
   char                       *record_path;
-  guint64                     pid_start_time;
-  gboolean                    reaped;
   GStrv                       agent_env;  /* the environment the agent was given, for the boundary */
   PaddockSessionStageLimit   *stage_limit;  /* while it runs with a stage */
   gboolean                    stop_requested;
@@ -136,8 +105,6 @@ struct _PaddockSessionImpl
   const char                 *state;   /* interned */
   int                         exit_status;
   GCancellable               *durable_cancellable;
-
-  guint                       process_count_id;
 
   /* Exec'd commands, their host pids, the calls waiting for them to
    * start and their callers (paddock-session-commands.c). */
@@ -205,24 +172,8 @@ paddock_session_impl_save (PaddockSessionImpl *self)
   record.state = g_strdup (self->state);
   record.exit_status = self->exit_status;
   record.created = (gint64) paddock_ipc_session1_get_created (session);
-  record.pid = self->reaped ? 0 : self->pid;
-  record.pid_start_time = self->pid_start_time;
-  record.sandboxed = self->sandboxed;
-  /* A keeper outlives a daemon killed without warning, holding its tree
-   * (setsid()ed processes included) for the next daemon to end. */
-  if (self->keeper != NULL && paddock_keeper_client_is_running (self->keeper))
-    {
-      record.keeper_pid = paddock_keeper_client_get_keeper_pid (self->keeper);
-      record.keeper_start_time = paddock_compat_proc_start_time ((guint32) record.keeper_pid);
-    }
-  /* A sandbox dies with the daemon, but not in the same instant: the next
-   * daemon waits for this pid 1 (see paddock_session_impl_restore). */
-  if (self->sandboxed && !self->reaped && self->pid > 0)
-    paddock_sandbox_pidns_find (&self->pidns, self->pid);
-  record.init_pid = self->reaped ? 0 : self->pidns.init_pid;
-  record.init_start_time = self->reaped ? 0 : self->pidns.init_start_time;
+  paddock_session_process_fill_record (self->process, &record);
   record.boot_id = paddock_session_restore_current_boot_id ();
-  record.cgroup = g_strdup (self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL);
   record.damaged = g_strdup (paddock_ipc_session1_get_damaged (session));
   json = paddock_session_record_to_json (&record);
 
@@ -278,8 +229,7 @@ paddock_session_impl_release_end_step (gpointer user_data,
 {
   PaddockSessionImpl *self = user_data;
 
-  if (self->keeper != NULL)
-    paddock_keeper_client_release_end (self->keeper);
+  paddock_session_process_release_end (self->process);
 }
 
 /* Whether a daemon killed now would list this end all the same: the
@@ -291,8 +241,8 @@ paddock_session_impl_release_end_step (gpointer user_data,
 static gboolean
 paddock_session_impl_end_kept (PaddockSessionImpl *self)
 {
-  return g_strcmp0 (self->state, "exited") == 0 && self->leftovers == NULL && self->keeper != NULL &&
-         paddock_keeper_client_keeps_end (self->keeper);
+  return g_strcmp0 (self->state, "exited") == 0 && self->leftovers == NULL &&
+         paddock_session_process_keeps_end (self->process);
 }
 
 static void
@@ -341,80 +291,19 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 /* ------------------------------------------------------------------------ */
 /* Which processes are the session's                                         */
 
-/* What the session's processes are found by, as it is now
- * (paddock-session-members.c). */
-static PaddockSessionMembers
-paddock_session_impl_members (PaddockSessionImpl *self)
-{
-  return (PaddockSessionMembers) {
-    .executor = self->executor,
-    .leftover_keeper = self->leftover_keeper,
-    .leftover_keeper_pidfd = self->leftover_keeper_pidfd,
-    .cgroup = self->cgroup,
-    .sandboxed = self->sandboxed,
-    .pidns = &self->pidns,
-    .pid = self->pid,
-    .pid_start_time = self->pid_start_time,
-    .reaped = self->reaped,
-    .agent_session_gone = self->agent_session_gone,
-    .commands = self->commands,
-  };
-}
-
-/* Whether a keeper of the session still runs: it ends right after its
- * tree, and the session's cgroup can go only once it has. */
-static gboolean
-keepers_running (PaddockSessionImpl *self)
-{
-  PaddockSessionMembers members = paddock_session_impl_members (self);
-
-  return paddock_session_members_keepers_running (&members);
-}
-
 /* Every process of the session now. */
 static GArray *
 paddock_session_impl_list_pids (PaddockSessionImpl *self)
 {
-  PaddockSessionMembers members = paddock_session_impl_members (self);
-  GArray *pids = paddock_session_members_list (&members);
-
-  self->agent_session_gone = members.agent_session_gone;
-  return pids;
+  return paddock_session_process_list_pids (self->process);
 }
 
 guint
 paddock_session_impl_count_processes (PaddockSessionImpl *self)
 {
-  g_autoptr(GArray) pids = NULL;
-
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), 0);
 
-  pids = paddock_session_impl_list_pids (self);
-  return pids->len;
-}
-
-/* @listed: the session's pids as just listed by the caller, or NULL to
- * list them here (not needed for a SIGKILL through the cgroup). */
-static void
-paddock_session_impl_signal_all (PaddockSessionImpl *self,
-                                 int                 signum,
-                                 GArray             *listed)
-{
-  PaddockSessionMembers members = paddock_session_impl_members (self);
-
-  paddock_session_members_signal_all (&members, signum, listed);
-  self->agent_session_gone = members.agent_session_gone;
-}
-
-/* The session's last process is gone: its cgroup goes too. */
-static void
-paddock_session_impl_release_cgroup (PaddockSessionImpl *self)
-{
-  if (self->cgroup != NULL && paddock_cgroup_remove (self->cgroup))
-    {
-      g_clear_pointer (&self->cgroup, paddock_cgroup_free);
-      paddock_close_fd (&self->cgroup_procs_fd);
-    }
+  return paddock_session_process_count (self->process);
 }
 
 /* Every process of the session is gone (the sandbox's PID namespace with
@@ -432,27 +321,23 @@ paddock_session_impl_processes_gone (PaddockSessionImpl *self)
   _paddock_session_ports_refuse_all (_paddock_session_network_get_ports (self->network));
 }
 
-static gboolean
-paddock_session_impl_count_cb (gpointer user_data)
+static void
+paddock_session_impl_process_gone_cb (PaddockSessionProcess *process,
+                                      PaddockSessionImpl    *self)
 {
-  PaddockSessionImpl *self = user_data;
-  guint count = paddock_session_impl_count_processes (self);
+  paddock_session_impl_processes_gone (self);
+}
 
+static void
+paddock_session_impl_process_counted_cb (PaddockSessionProcess *process,
+                                         guint                  count,
+                                         PaddockSessionImpl    *self)
+{
   if (count != paddock_ipc_session1_get_process_count (PADDOCK_IPC_SESSION1 (self)))
     {
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), count);
       g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
     }
-
-  if (count == 0 && self->reaped && !keepers_running (self))
-    {
-      self->process_count_id = 0;
-      paddock_session_impl_release_cgroup (self);
-      paddock_session_impl_processes_gone (self);
-      return G_SOURCE_REMOVE;
-    }
-
-  return G_SOURCE_CONTINUE;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -570,8 +455,8 @@ build_agent_environment (PaddockSessionImpl *self)
 {
   g_auto(GStrv) env = build_environment (self);
 
-  if (self->executor != NULL)
-    env = paddock_executor_adapt_environment (self->executor, g_steal_pointer (&env), self->config.env);
+  if (paddock_session_process_get_executor (self->process) != NULL)
+    env = paddock_executor_adapt_environment (paddock_session_process_get_executor (self->process), g_steal_pointer (&env), self->config.env);
   env = _paddock_session_network_add_environment (self->network, g_steal_pointer (&env));
   return g_steal_pointer (&env);
 }
@@ -586,17 +471,9 @@ paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
   PaddockBoundaryInput input;
 
   paddock_boundary_input_init_for_config (&input, &self->config, &stage_dir);
-  input.session_pid = self->pid;
+  paddock_session_process_fill_boundary_input (self->process, &self->config, &input);
   input.sandbox_report = sandbox_report;
-  input.cgroup_path = self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL;
   input.given_env = (const char *const *) self->agent_env;
-  input.pids_max = self->sandboxed ? paddock_executor_pids_max (&self->config) : 0;
-  input.memory_max = self->sandboxed ? paddock_executor_memory_max (&self->config) : 0;
-  /* Limits the user named are requested even where no controller
-   * could take them: strict must refuse those, not run without. */
-  input.resources_requested = self->resources_requested ||
-                              (self->sandboxed && (self->config.pids_max != 0 || self->config.memory_max != 0));
-  input.resources_reason = self->resources_reason;
   return paddock_boundary_look_new (&input);
 }
 
@@ -632,19 +509,15 @@ paddock_session_impl_hold_step (gpointer user_data,
   /* A host agent's keeper also holds what an agent already gone left
    * (every record names the keeper while it runs), for the next daemon
    * to end. */
-  if (self->executor != NULL && PADDOCK_IS_HOST_EXECUTOR (self->executor))
-    paddock_host_executor_hold (PADDOCK_HOST_EXECUTOR (self->executor));
-#if PADDOCK_ENABLE_LINUX
-  else if (self->executor != NULL && PADDOCK_IS_LINUX_EXECUTOR (self->executor) &&
-           ((!self->reaped && g_strcmp0 (self->state, "running") == 0) ||
-            (g_strcmp0 (self->state, "exited") == 0 &&
-             g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "running") == 0)))
-    /* Also a sandbox that ended while its "running" record was on its
-     * way: nothing is left of it to hold, but its keeper then keeps the
-     * end told before, which goes out without waiting for its own
-     * record (end_kept_cb()). */
-    paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
-#endif
+  paddock_session_process_hold (self->process,
+                                (!paddock_session_process_is_reaped (self->process) &&
+                                 g_strcmp0 (self->state, "running") == 0) ||
+                                /* Also a sandbox that ended while its "running" record was
+                                 * on its way: nothing is left of it to hold, but its keeper
+                                 * then keeps the end told before, which goes out without
+                                 * waiting for its own record (end_kept_cb()). */
+                                (g_strcmp0 (self->state, "exited") == 0 &&
+                                 g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "running") == 0));
 }
 
 /* The sandbox said the agent runs, and its boundary was seen: the session
@@ -659,7 +532,7 @@ paddock_session_impl_started (PaddockSessionImpl  *self,
   paddock_session_impl_publish_boundary (self, look);
   if (!paddock_boundary_check_strict (self->config.profile, paddock_boundary_look_get_boundary (look), &refusal))
     {
-      paddock_session_impl_signal_all (self, SIGKILL, NULL);
+      paddock_session_process_signal_all (self->process, SIGKILL, NULL);
       paddock_session_impl_ready (self, refusal);
       return;
     }
@@ -746,7 +619,7 @@ paddock_session_impl_link_proxy_cb (PaddockExecutor    *executor,
     {
       g_message ("Session %s: %s; killing it", paddock_session_impl_get_id (self),
                  proxy_error->message);
-      paddock_session_impl_signal_all (self, SIGKILL, NULL);
+      paddock_session_process_signal_all (self->process, SIGKILL, NULL);
       if (self->ready_func != NULL)
         {
           g_prefix_error (&proxy_error, "The session could not start in proxy mode and was "
@@ -812,11 +685,12 @@ paddock_session_impl_link_closed_cb (PaddockExecutor    *executor,
 static void paddock_session_impl_agent_ended (PaddockSessionImpl *self,
                                               int                 wait_status);
 
-/* The agent (host) or the sandbox's helper ended, as its executor saw. */
+/* The agent (host) or the sandbox's helper ended, as its executor saw
+ * (reaped from now on). */
 static void
-paddock_session_impl_exited_cb (PaddockExecutor    *executor,
-                                int                 wait_status,
-                                PaddockSessionImpl *self)
+paddock_session_impl_exited_cb (PaddockSessionProcess *process,
+                                int                    wait_status,
+                                PaddockSessionImpl    *self)
 {
   paddock_session_impl_agent_ended (self, wait_status);
 }
@@ -830,15 +704,14 @@ paddock_session_impl_agent_ended (PaddockSessionImpl *self,
    * manager let go of it). */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
-  self->reaped = TRUE;
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
 
   /* A sandbox that ran the agent may have said so in an event not read
    * yet. Its "started" is then looked at (or was being looked at
    * already): the session's end comes after its start, from
    * paddock_session_impl_startup_ended_cb(). */
-  if (self->executor != NULL && self->ready_func != NULL && !paddock_session_startup_is_looking (self->startup))
-    paddock_executor_drain_events (self->executor);
+  if (paddock_session_process_get_executor (self->process) != NULL && self->ready_func != NULL && !paddock_session_startup_is_looking (self->startup))
+    paddock_executor_drain_events (paddock_session_process_get_executor (self->process));
   if (paddock_session_startup_defer_end (self->startup, wait_status))
     return;
   paddock_session_impl_sandbox_ended (self, wait_status);
@@ -862,18 +735,18 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
   /* What the commands' supervisors wrote before the sandbox ended counts:
    * a command that ended just before it reports its own exit status, not
    * the sandbox's SIGKILL below. */
-  if (self->executor != NULL)
-    paddock_executor_finish_commands (self->executor, self->ready_func == NULL);
+  if (paddock_session_process_get_executor (self->process) != NULL)
+    paddock_executor_finish_commands (paddock_session_process_get_executor (self->process), self->ready_func == NULL);
   paddock_session_impl_fail_pending_execs (self);
   /* Its network namespace went with it: nothing can use the proxy now. */
   _paddock_session_network_stop (self->network);
   /* And every process of a sandbox went with its pid 1. */
-  if (self->sandboxed)
+  if (paddock_session_process_is_sandboxed (self->process))
     paddock_session_impl_processes_gone (self);
   /* The sandbox is gone and its PID namespace with it: every command it
    * ran was killed with it, and no "command-exited" will come for them.
    * Say so, or their callers would wait for ever. */
-  if (self->sandboxed)
+  if (paddock_session_process_is_sandboxed (self->process))
     paddock_command_runner_sandbox_gone (self->runner);
   /* Published with the end (see set_state()). */
   self->exit_status = exit_status;
@@ -887,7 +760,7 @@ paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
    * for its first record to be on disk, see start(), and is answered from
    * there.) Drain the terminal first so its last words are in the
    * scrollback. */
-  if (self->sandboxed && self->ready_func != NULL)
+  if (paddock_session_process_is_sandboxed (self->process) && self->ready_func != NULL)
     {
       g_autoptr(GError) error = NULL;
       g_autofree char *why = NULL;
@@ -956,8 +829,8 @@ paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,
       sessions_dir = g_path_get_dirname (session_dir);
       next_dir = g_build_filename (sessions_dir, next_id, NULL);
     }
-  if (self->executor != NULL)
-    paddock_executor_refill_spare (self->executor, spare, &self->config, PADDOCK_SESSION_PROXY_PORT, next_id,
+  if (paddock_session_process_get_executor (self->process) != NULL)
+    paddock_executor_refill_spare (paddock_session_process_get_executor (self->process), spare, &self->config, PADDOCK_SESSION_PROXY_PORT, next_id,
                                    next_dir);
 }
 
@@ -985,16 +858,17 @@ paddock_session_impl_end_kept_cb (PaddockExecutor    *executor,
 static void
 paddock_session_impl_connect_executor (PaddockSessionImpl *self)
 {
-  g_signal_connect (self->executor, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
-  g_signal_connect (self->executor, "end-kept", G_CALLBACK (paddock_session_impl_end_kept_cb), self);
-  g_signal_connect (self->executor, "command-exited", G_CALLBACK (paddock_session_impl_command_exited_cb), self);
-  g_signal_connect (self->executor, "command-gone", G_CALLBACK (paddock_session_impl_command_gone_cb), self);
+  PaddockExecutor *executor = paddock_session_process_get_executor (self->process);
+
+  g_signal_connect (executor, "end-kept", G_CALLBACK (paddock_session_impl_end_kept_cb), self);
+  g_signal_connect (executor, "command-exited", G_CALLBACK (paddock_session_impl_command_exited_cb), self);
+  g_signal_connect (executor, "command-gone", G_CALLBACK (paddock_session_impl_command_gone_cb), self);
   /* A sandbox's: running once it says the agent started. */
-  g_signal_connect (self->executor, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
-  g_signal_connect (self->executor, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
-  g_signal_connect (self->executor, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
-  g_signal_connect (self->executor, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
-  g_signal_connect (self->executor, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
+  g_signal_connect (executor, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
+  g_signal_connect (executor, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
+  g_signal_connect (executor, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
+  g_signal_connect (executor, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
+  g_signal_connect (executor, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
 }
 
 gboolean
@@ -1010,16 +884,17 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   PaddockExecutorAgentSpec spec;
   g_auto(GStrv) envp = NULL;
   gboolean sandboxed;
+  PaddockExecutor *executor;
   /* The leased sockets the agent gets (socket activation): on the host's
    * network only; a namespace of its own gets them forwarded instead. */
   GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 &&
     !_paddock_session_ports_get_release (_paddock_session_network_get_ports (self->network)) ? self->config.leases : NULL;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
-  g_return_val_if_fail (self->executor == NULL, FALSE);
+  g_return_val_if_fail (paddock_session_process_get_executor (self->process) == NULL, FALSE);
 
-  self->executor = paddock_executor_new_for_profile (self->config.profile);
-  if (self->executor == NULL)
+  executor = paddock_executor_new_for_profile (self->config.profile);
+  if (executor == NULL)
     {
       /* Never a silent fallback to running unconfined. */
       g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
@@ -1027,10 +902,11 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
                    "here); nothing was started", self->config.profile);
       return FALSE;
     }
-  paddock_command_runner_set_executor (self->runner, self->executor);
-  if (!paddock_executor_check_start (self->executor, &self->config, self->stage, error))
+  paddock_session_process_set_executor (self->process, executor);
+  paddock_command_runner_set_executor (self->runner, executor);
+  if (!paddock_executor_check_start (executor, &self->config, self->stage, error))
     return FALSE;
-  sandboxed = paddock_executor_is_sandboxed (self->executor);
+  sandboxed = paddock_executor_is_sandboxed (executor);
 
   /* A host session has a stage only in the portable build (a copy the
    * agent starts in: paddock_manager_impl_handle_create_session()). */
@@ -1050,8 +926,8 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   _paddock_session_network_prepare (self->network, sandboxed ? self->config.net_mode : "host");
   envp = build_agent_environment (self);
   envp = _paddock_session_network_add_listen_environment (passed_leases, envp,
-                                                          paddock_executor_listen_pid (self->executor));
-  if (!paddock_executor_check_program (self->executor, &self->config, envp, error))
+                                                          paddock_executor_listen_pid (executor));
+  if (!paddock_executor_check_program (executor, &self->config, envp, error))
     return FALSE;
   /* Ports reserved for a later LeasePort (paddock-session-ports.c). */
   _paddock_session_ports_add_bind_arguments (_paddock_session_network_get_ports (self->network), bind_args);
@@ -1072,33 +948,22 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
   };
   self->offered_spare = NULL;
   paddock_session_impl_connect_executor (self);
-  if (!paddock_executor_start_agent (self->executor, &spec, &agent, error))
+  if (!paddock_executor_start_agent (executor, &spec, &agent, error))
     return FALSE;
 
-  self->cgroup = g_steal_pointer (&agent.cgroup);
-  self->cgroup_procs_fd = paddock_steal_fd (&agent.cgroup_procs_fd);
-  g_free (self->cgroup_reason);
-  self->cgroup_reason = g_steal_pointer (&agent.cgroup_reason);
-  self->resources_requested = agent.resources_requested;
-  g_free (self->resources_reason);
-  self->resources_reason = g_steal_pointer (&agent.resources_reason);
   g_strfreev (self->agent_env);
   self->agent_env = g_steal_pointer (&agent.agent_env);
-  self->keeper = agent.keeper;
-  self->pid = agent.pid;
-  self->pid_start_time = agent.start_time;
-  self->sandboxed = sandboxed;
+  paddock_session_process_take_agent (self->process, &agent, sandboxed);
   self->ready_func = ready;
   self->ready_data = user_data;
   paddock_terminal_take_pty (self->terminal, paddock_steal_fd (&agent.pty_master));
-  self->process_count_id = g_timeout_add (PROCESS_COUNT_MS, paddock_session_impl_count_cb, self);
 
-  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) self->pid);
+  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) agent.pid);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 1);
 
   _paddock_session_network_spawned (self->network);
 
-  g_debug ("Session %s: started %s as pid %d (%s profile%s)", self->id, agent.program, (int) self->pid,
+  g_debug ("Session %s: started %s as pid %d (%s profile%s)", self->id, agent.program, (int) agent.pid,
            self->config.profile, agent.took_spare ? ", in a sandbox made ahead" : "");
 
   /* A host agent runs once exec succeeded, which fork told us nothing
@@ -1161,8 +1026,7 @@ paddock_session_impl_finish_destroy (PaddockSessionImpl *self)
 {
   paddock_terminal_close (self->terminal);
   g_clear_pointer (&self->record_path, g_free);
-  paddock_close_fd (&self->cgroup_procs_fd);
-  paddock_session_impl_release_cgroup (self);
+  paddock_session_process_end (self->process);
 
   /* The commands went with the processes; their objects stay a while. */
   paddock_command_runner_let_go (self->runner);
@@ -1214,18 +1078,12 @@ paddock_session_impl_stop_sweep_cb (PaddockSessionStop *stop,
                                     gboolean           *gone,
                                     PaddockSessionImpl *self)
 {
-  g_autoptr(GArray) pids = paddock_session_impl_list_pids (self);
-
-  *left = pids->len;
-  *gone = pids->len == 0 && (self->reaped || self->pid <= 0) && !keepers_running (self);
+  *gone = paddock_session_process_sweep (self->process, kill, left);
   if (*gone)
     {
       paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
-      paddock_session_impl_release_cgroup (self);
       paddock_session_impl_processes_gone (self);
     }
-  else if (kill)
-    paddock_session_impl_signal_all (self, SIGKILL, pids);
 }
 
 /* REQUESTED is when the call came (monotonic): the stop's elapsed-ms
@@ -1244,7 +1102,7 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   if (!paddock_session_stop_add (self->stop, invocation, grace_seconds, destroy, requested))
     return;
 
-  self->stop_requested = self->stop_requested || !self->reaped;
+  self->stop_requested = self->stop_requested || !paddock_session_process_is_reaped (self->process);
   /* The session's commands end with it: they are killed, not done. */
   paddock_command_runner_expect_kill (self->runner);
 
@@ -1252,10 +1110,10 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
    * SIGTERM; its stage is measured no more. */
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
   if (grace_seconds > 0)
-    paddock_session_impl_signal_all (self, SIGTERM, NULL);
+    paddock_session_process_signal_all (self->process, SIGTERM, NULL);
 
-  if (self->cgroup != NULL)
-    paddock_session_stop_wake_on (self->stop, paddock_cgroup_open_events (self->cgroup));
+  if (paddock_session_process_get_cgroup (self->process) != NULL)
+    paddock_session_stop_wake_on (self->stop, paddock_cgroup_open_events (paddock_session_process_get_cgroup (self->process)));
   paddock_session_stop_run (self->stop);
 }
 
@@ -1341,30 +1199,18 @@ paddock_session_impl_abandon_start (PaddockSessionImpl *self,
 void
 paddock_session_impl_kill_now (PaddockSessionImpl *self)
 {
-  gint64 deadline = g_get_monotonic_time () + G_USEC_PER_SEC;
-
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
   if (self->leftovers != NULL)
     paddock_session_leftovers_kill_now (self->leftovers);
-  paddock_session_impl_signal_all (self, SIGKILL, NULL);
+  paddock_session_process_signal_all (self->process, SIGKILL, NULL);
 
   /* No main loop will see the commands end: calls that wait for them are
    * answered now, not left to the bus's NoReply. */
   paddock_command_runner_quit (self->runner);
 
-  /* The daemon is going: wait (briefly) for the kernel to empty the
-   * cgroup, so that it can go too rather than linger; the keepers end
-   * their trees meanwhile (no main loop will see them go), and what is
-   * left at half time goes by cgroup.kill. */
-  while (self->cgroup != NULL && g_get_monotonic_time () < deadline)
-    {
-      paddock_session_impl_release_cgroup (self);
-      if (self->cgroup != NULL && g_get_monotonic_time () > deadline - G_USEC_PER_SEC / 2)
-        paddock_cgroup_kill (self->cgroup);
-      if (self->cgroup != NULL)
-        g_usleep (5 * 1000);
-    }
+  /* The daemon is going: the cgroup goes too rather than linger. */
+  paddock_session_process_wait_cgroup_gone (self->process);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1462,7 +1308,8 @@ paddock_session_impl_start_command (PaddockSessionImpl    *self,
   if (paddock_command_runner_start (self->runner,
                                     g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
                                     invocation, argv, cwd, env, build_agent_environment (self), timeout_ms, tty,
-                                    self->cgroup, self->cgroup_procs_fd))
+                                    paddock_session_process_get_cgroup (self->process),
+                                    paddock_session_process_get_cgroup_procs_fd (self->process)))
     g_object_ref (self);
 }
 
@@ -1527,12 +1374,12 @@ _paddock_session_impl_request_socket (PaddockSessionImpl  *self,
                                       int                  family,
                                       GError             **error)
 {
-  if (self->executor == NULL)
+  if (paddock_session_process_get_executor (self->process) == NULL)
     {
       g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
       return FALSE;
     }
-  return paddock_executor_request_socket (self->executor, id, family, error);
+  return paddock_executor_request_socket (paddock_session_process_get_executor (self->process), id, family, error);
 }
 
 /* SetNetworkPolicy decided: the new mode and allowlist are the session's,
@@ -1607,7 +1454,8 @@ _paddock_session_impl_is_live (PaddockSessionImpl *self)
 {
   const char *state = self->state;
 
-  return g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0 || !self->reaped;
+  return g_strcmp0 (state, "starting") == 0 || g_strcmp0 (state, "running") == 0 ||
+         !paddock_session_process_is_reaped (self->process);
 }
 
 GArray *
@@ -1623,9 +1471,11 @@ gboolean
 _paddock_session_impl_freeze (PaddockSessionImpl *self,
                               gboolean            frozen)
 {
-  if (self->cgroup == NULL || (frozen && !_paddock_session_impl_is_live (self)))
+  PaddockCgroup *cgroup = paddock_session_process_get_cgroup (self->process);
+
+  if (cgroup == NULL || (frozen && !_paddock_session_impl_is_live (self)))
     return FALSE;
-  return paddock_cgroup_freeze (self->cgroup, frozen);
+  return paddock_cgroup_freeze (cgroup, frozen);
 }
 
 static void
@@ -1669,8 +1519,8 @@ paddock_session_impl_describe (PaddockSessionImpl *self)
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), NULL);
 
   return paddock_session_describe (PADDOCK_IPC_SESSION1 (self), self->id, self->object_path, &self->config,
-                                   self->cgroup != NULL ? paddock_cgroup_get_path (self->cgroup) : NULL,
-                                   self->cgroup_reason);
+                                   paddock_session_process_get_cgroup_path (self->process),
+                                   paddock_session_process_get_cgroup_reason (self->process));
 }
 
 const char *
@@ -1719,11 +1569,15 @@ paddock_session_impl_dispose (GObject *object)
     }
   /* A keeper let go (with the executor) runs on with whatever is left of
    * its tree (the daemon's shutdown ended it already: kill_now()). */
-  self->keeper = NULL;
-  if (self->executor != NULL)
-    g_signal_handlers_disconnect_by_data (self->executor, self);
-  g_clear_object (&self->executor);
-  g_clear_handle_id (&self->process_count_id, g_source_remove);
+  if (self->process != NULL)
+    {
+      PaddockExecutor *executor = paddock_session_process_get_executor (self->process);
+
+      if (executor != NULL)
+        g_signal_handlers_disconnect_by_data (executor, self);
+      g_signal_handlers_disconnect_by_data (self->process, self);
+      paddock_session_process_close (self->process);
+    }
   /* A flush still on its way finds the session gone. */
   g_cancellable_cancel (self->durable_cancellable);
   /* Calls still waiting on the session get their answer now; callers
@@ -1741,8 +1595,6 @@ paddock_session_impl_dispose (GObject *object)
   if (self->leftovers != NULL)
     g_signal_handlers_disconnect_by_data (self->leftovers, self);
   g_clear_object (&self->leftovers);
-  paddock_close_fd (&self->cgroup_procs_fd);
-  paddock_close_fd (&self->leftover_keeper_pidfd);
   g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
   g_clear_object (&self->stage);
   g_clear_pointer (&self->network, _paddock_session_network_free);
@@ -1763,11 +1615,8 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_object (&self->startup);
   g_clear_object (&self->runner);
   g_clear_object (&self->commands);
-  paddock_sandbox_pidns_clear (&self->pidns);
+  g_clear_object (&self->process);
   g_clear_pointer (&self->record_path, g_free);
-  g_clear_pointer (&self->cgroup, paddock_cgroup_free);
-  g_clear_pointer (&self->cgroup_reason, g_free);
-  g_clear_pointer (&self->resources_reason, g_free);
   g_clear_object (&self->durable_cancellable);
   paddock_session_config_clear (&self->config);
 
@@ -1798,10 +1647,12 @@ paddock_session_impl_class_init (PaddockSessionImplClass *klass)
 static void
 paddock_session_impl_init (PaddockSessionImpl *self)
 {
-  self->cgroup_procs_fd = -1;
-  self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
+  self->process = paddock_session_process_new (self->commands);
+  g_signal_connect (self->process, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
+  g_signal_connect (self->process, "counted", G_CALLBACK (paddock_session_impl_process_counted_cb), self);
+  g_signal_connect (self->process, "gone", G_CALLBACK (paddock_session_impl_process_gone_cb), self);
   self->startup = paddock_session_startup_new ();
   g_signal_connect (self->startup, "looked", G_CALLBACK (paddock_session_impl_startup_looked_cb), self);
   g_signal_connect (self->startup, "ended", G_CALLBACK (paddock_session_impl_startup_ended_cb), self);
@@ -1908,57 +1759,23 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   if (restore->cgroup != NULL)
     (void) paddock_cgroup_freeze (restore->cgroup, FALSE);
 
-  if (sandboxed)
-    {
-#if PADDOCK_ENABLE_LINUX
-      self->executor = paddock_linux_executor_new ();
-      keeper = paddock_linux_executor_adopt_agent (PADDOCK_LINUX_EXECUTOR (self->executor), self->id, restore->session_dir,
-                                                   restore->leftover_keeper, restore->leftover_keeper_pidfd,
-                                                   &pty_master, &error);
-#else
-      /* A sandbox another build started: this one has no executor for it. */
-      g_set_error (&error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                   "this build has no Linux executor to adopt a sandbox with");
-#endif
-    }
-  else
-    {
-      self->executor = paddock_host_executor_new ();
-      keeper = paddock_host_executor_adopt_agent (PADDOCK_HOST_EXECUTOR (self->executor), restore->session_dir,
-                                                  restore->leftover_keeper, restore->leftover_keeper_pidfd,
-                                                  &pty_master, &error);
-    }
+  keeper = paddock_session_process_adopt (self->process, self->id, restore, sandboxed, &pty_master, &error);
   if (keeper == NULL)
     {
       g_message ("Session %s: could not adopt it from its keeper %d: %s; ending what is left of it",
-                 self->id, (int) restore->leftover_keeper, error->message);
-      g_clear_object (&self->executor);
+                 self->id, (int) restore->tree.leftover_keeper, error->message);
       return FALSE;
     }
-  /* The keeper's pidfd is the client's now. */
-  restore->leftover_keeper_pidfd = -1;
-  restore->leftover_keeper = 0;
   paddock_session_impl_connect_executor (self);
-  paddock_command_runner_set_executor (self->runner, self->executor);
-  self->keeper = keeper;
-  self->pid = paddock_keeper_client_get_pid (keeper);
-  self->pid_start_time = paddock_keeper_client_get_start_time (keeper);
-  self->sandboxed = sandboxed;
-  self->reaped = FALSE;
-  /* The namespace its processes are counted and ended by; its stage
-   * bounded again, by the limit its creator chose (the record keeps it). */
-  if (sandboxed)
-    paddock_sandbox_pidns_find (&self->pidns, self->pid);
+  paddock_command_runner_set_executor (self->runner, paddock_session_process_get_executor (self->process));
+  /* Its stage bounded again, by the limit its creator chose (the record
+   * keeps it). */
   if (sandboxed && self->stage != NULL)
     self->stage_limit = _paddock_session_stage_limit_new (self, self->config.stage_limit);
-  self->cgroup = g_steal_pointer (&restore->cgroup);
-  if (self->cgroup != NULL)
-    self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, NULL);
   self->exit_status = PADDOCK_EXIT_STATUS_RUNNING;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   paddock_terminal_take_pty (self->terminal, paddock_steal_fd (&pty_master));
-  self->process_count_id = g_timeout_add (PROCESS_COUNT_MS, paddock_session_impl_count_cb, self);
-  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) self->pid);
+  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) paddock_session_process_get_pid (self->process));
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
                                           MAX (paddock_session_impl_count_processes (self), 1));
   _paddock_session_network_prepare_adopted (self->network, sandboxed ? self->config.net_mode : "host");
@@ -1966,28 +1783,23 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   _paddock_session_network_spawned (self->network);
   /* Its proxy's socket, which pid 1 kept: served again once it comes. */
 #if PADDOCK_ENABLE_LINUX
-  if (own_network && !paddock_linux_executor_request_proxy (PADDOCK_LINUX_EXECUTOR (self->executor), &error))
+  if (own_network && !paddock_linux_executor_request_proxy (PADDOCK_LINUX_EXECUTOR (paddock_session_process_get_executor (self->process)),
+                                                            &error))
     g_message ("Session %s: could not ask its sandbox for its proxy's socket: %s", self->id, error->message);
 #endif
   /* What its start saw, marked as recorded then: a sandbox's look needs
    * the start-up report only that start had. */
   {
-    g_autofree char *boundary_path = g_build_filename (restore->session_dir, "boundary", NULL);
-    g_autoptr(GVariant) boundary = NULL;
-
-    g_clear_error (&error);
-    boundary = paddock_boundary_published_load (boundary_path, &error);
+    g_autoptr(GVariant) boundary = paddock_session_restore_load_boundary (restore, self->id);
 
     if (boundary != NULL)
       paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), boundary);
-    else
-      g_message ("Session %s: its boundary as its start saw it is not known (%s)", self->id, error->message);
-    g_clear_error (&error);
   }
   self->state = g_intern_static_string ("running");
   paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
   g_message ("Session %s: adopted from its keeper %d, %s %d running", self->id,
-             (int) paddock_keeper_client_get_keeper_pid (keeper), sandboxed ? "sandbox" : "agent", (int) self->pid);
+             (int) paddock_keeper_client_get_keeper_pid (keeper), sandboxed ? "sandbox" : "agent",
+             (int) paddock_session_process_get_pid (self->process));
   return TRUE;
 }
 
@@ -2006,28 +1818,20 @@ paddock_session_impl_hand_over (PaddockSessionImpl *self)
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
   if (self->record_path == NULL || self->leftovers != NULL ||
-      self->keeper == NULL || !paddock_keeper_client_is_running (self->keeper) ||
+      !paddock_session_process_has_running_keeper (self->process) ||
       g_strcmp0 (self->state, "running") != 0)
     return FALSE;
   paddock_session_impl_save (self);
   /* A sandbox's keeper holds it from the record on (asked again, in case
    * the record was not durable yet: the request comes before our end of
    * its socket closes, so it is read first). */
-#if PADDOCK_ENABLE_LINUX
-  if (PADDOCK_IS_LINUX_EXECUTOR (self->executor))
-    paddock_linux_executor_hold (PADDOCK_LINUX_EXECUTOR (self->executor));
-  else
-#endif
-  if (PADDOCK_IS_HOST_EXECUTOR (self->executor))
-    paddock_host_executor_hold (PADDOCK_HOST_EXECUTOR (self->executor));
+  paddock_session_process_hold (self->process, TRUE);
   paddock_session_impl_fail_pending_execs (self);
-  g_clear_handle_id (&self->process_count_id, g_source_remove);
   g_signal_handlers_disconnect_by_data (self->terminal, self);
   paddock_terminal_close (self->terminal);
-  self->keeper = NULL;
-  g_signal_handlers_disconnect_by_data (self->executor, self);
+  g_signal_handlers_disconnect_by_data (paddock_session_process_get_executor (self->process), self);
   paddock_command_runner_set_executor (self->runner, NULL);
-  g_clear_object (&self->executor);
+  paddock_session_process_close (self->process);
   g_message ("Session %s: handed over to the next daemon", self->id);
   return TRUE;
 }
@@ -2037,7 +1841,7 @@ paddock_session_impl_hand_over (PaddockSessionImpl *self)
 gboolean
 _paddock_session_impl_is_adopted (PaddockSessionImpl *self)
 {
-  return self->executor != NULL;
+  return paddock_session_process_get_executor (self->process) != NULL;
 }
 
 /* A session recorded by an earlier daemon. If its record says it was still
@@ -2084,7 +1888,6 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
     paddock_ipc_session1_set_damaged (PADDOCK_IPC_SESSION1 (self), record->damaged);
   self->exit_status = restore.exit_status;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
-  self->reaped = TRUE;
 
   /* An apply the earlier daemon was killed in the middle of: finished or
    * rolled back now, before anyone can look at the workspace through us
@@ -2108,14 +1911,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
 
   /* Not adopted: whatever is left of it is pinned, to be ended. */
   paddock_session_restore_pin_leftovers (&restore, record);
-  self->pid = restore.pid;
-  self->pid_start_time = restore.pid_start_time;
-  self->sandboxed = restore.sandboxed;
-  self->agent_session_gone = restore.agent_session_gone;
-  self->pidns = restore.pidns;
-  restore.pidns = (PaddockSandboxPidns) { 0, };
-  self->leftover_keeper = restore.leftover_keeper;
-  self->leftover_keeper_pidfd = paddock_steal_fd (&restore.leftover_keeper_pidfd);
+  paddock_session_process_take_leftovers (self->process, &restore);
   self->exit_status = restore.exit_status;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
 
@@ -2168,15 +1964,7 @@ paddock_session_impl_leftovers_pin_again_cb (PaddockSessionLeftovers *leftovers,
                                              GArray                  *pinned,
                                              PaddockSessionImpl      *self)
 {
-  /* A sandbox whose namespace was not found at the restore is not looked
-   * for again by its supervisor's pid, which may be a stranger's by now:
-   * its pinned pid 1 takes the namespace with it. The host profile's
-   * process session is checked by its leader's start time (see
-   * agent_session_may_live()). */
-  if ((self->pid <= 0 && self->leftover_keeper <= 0) || (self->sandboxed && self->pidns.name == NULL))
-    return;
-
-  _paddock_leftover_pin_listed (pinned, (PaddockLeftoverListFunc) paddock_session_impl_list_pids, self);
+  paddock_session_process_pin_again (self->process, pinned);
 }
 
 /* How many of them still run; 0: all gone. */
@@ -2205,11 +1993,7 @@ paddock_session_impl_leftovers_changed_cb (PaddockSessionLeftovers *leftovers,
   waiters = paddock_session_leftovers_take_waiters (self->leftovers);
   g_signal_handlers_disconnect_by_data (self->leftovers, self);
   g_clear_object (&self->leftovers);
-  self->pid = 0;
-  self->leftover_keeper = 0;
-  paddock_close_fd (&self->leftover_keeper_pidfd);
-  g_clear_pointer (&self->pidns.name, g_free);
-  self->pidns.init_pid = 0;
+  paddock_session_process_forget_leftovers (self->process);
   if (g_strcmp0 (self->state, final_state) == 0)
     {
       paddock_session_impl_save (self);

@@ -6,10 +6,10 @@
  * A session's processes as its executor finds them
  * (paddock_executor_list_members()), with what only the session knows:
  * which process sessions are its own (the agent's, while it may still
- * have members, and each host command's), and its keepers. It reads a
- * copy of the session's state (PaddockSessionMembers) and never calls
- * into the session; what it learns (the agent's process session is
- * over) goes back in that copy.
+ * have members, and each host command's), and its keepers. It reads the
+ * session's tree (PaddockSessionTree: its PaddockSessionProcess's, or a
+ * restore's) and never calls into the session; what it learns (the
+ * agent's process session is over) goes back in that tree.
  */
 
 #include "config.h"
@@ -17,8 +17,40 @@
 #include <poll.h>
 #include <signal.h>
 
+#include "paddock-autofd.h"
 #include "paddock-compat-proc.h"
 #include "paddock-session-members.h"
+
+void
+paddock_session_tree_clear (PaddockSessionTree *tree)
+{
+  paddock_sandbox_pidns_clear (&tree->pidns);
+  paddock_close_fd (&tree->leftover_keeper_pidfd);
+  *tree = (PaddockSessionTree) PADDOCK_SESSION_TREE_INIT;
+}
+
+void
+paddock_session_tree_move (PaddockSessionTree *dest,
+                           PaddockSessionTree *src)
+{
+  paddock_session_tree_clear (dest);
+  *dest = *src;
+  *src = (PaddockSessionTree) PADDOCK_SESSION_TREE_INIT;
+}
+
+PaddockSessionMembers
+paddock_session_members_of (PaddockSessionTree     *tree,
+                            PaddockExecutor        *executor,
+                            PaddockCgroup          *cgroup,
+                            PaddockSessionCommands *commands)
+{
+  return (PaddockSessionMembers) {
+    .executor = executor,
+    .cgroup = cgroup,
+    .tree = tree,
+    .commands = commands,
+  };
+}
 
 /* The pids of the session's keepers that run: its executor's (unreaped
  * children of ours), and one an earlier daemon left. */
@@ -31,9 +63,9 @@ keeper_pids (const PaddockSessionMembers *self)
   /* Not ours to reap, so only while its pidfd says it runs (a keeper
    * exits once its tree is empty: one gone meanwhile has no descendant
    * left for a stranger with its pid to be mistaken for). */
-  if (self->leftover_keeper > 0 &&
-      poll (&(struct pollfd) { .fd = self->leftover_keeper_pidfd, .events = POLLIN }, 1, 0) == 0)
-    g_array_append_val (pids, self->leftover_keeper);
+  if (self->tree->leftover_keeper > 0 &&
+      poll (&(struct pollfd) { .fd = self->tree->leftover_keeper_pidfd, .events = POLLIN }, 1, 0) == 0)
+    g_array_append_val (pids, self->tree->leftover_keeper);
   return pids;
 }
 
@@ -68,15 +100,15 @@ agent_session_may_live (PaddockSessionMembers *self)
 {
   guint64 start_time;
 
-  if (self->pid <= 0 || self->agent_session_gone)
+  if (self->tree->pid <= 0 || self->tree->agent_session_gone)
     return FALSE;
-  if (!self->reaped)
+  if (!self->tree->reaped)
     return TRUE;
 
-  start_time = paddock_compat_proc_start_time ((guint32) self->pid);
-  if (start_time != 0 && start_time != self->pid_start_time)
-    self->agent_session_gone = TRUE;
-  return !self->agent_session_gone;
+  start_time = paddock_compat_proc_start_time ((guint32) self->tree->pid);
+  if (start_time != 0 && start_time != self->tree->pid_start_time)
+    self->tree->agent_session_gone = TRUE;
+  return !self->tree->agent_session_gone;
 }
 
 /* Every process of the session now, as its executor finds them
@@ -89,10 +121,10 @@ paddock_session_members_list (PaddockSessionMembers *self)
   PaddockExecutorMembers members = {
     .cgroup = self->cgroup,
     .keepers = keepers,
-    .sandboxed = self->sandboxed,
-    .pidns = self->pidns,
-    .pid = self->pid,
-    .reaped = self->reaped,
+    .sandboxed = self->tree->sandboxed,
+    .pidns = &self->tree->pidns,
+    .pid = self->tree->pid,
+    .reaped = self->tree->reaped,
     .sids = sids,
   };
   gboolean agent_session_seen = FALSE;
@@ -100,18 +132,18 @@ paddock_session_members_list (PaddockSessionMembers *self)
 
   /* The agent's process session, and those of the commands exec'd beside
    * it (each the leader of its own): only the host's are looked for. */
-  if (self->cgroup == NULL && !self->sandboxed)
+  if (self->cgroup == NULL && !self->tree->sandboxed)
     {
       g_autoptr(GArray) command_pids = paddock_session_commands_dup_pids (self->commands, 0);
 
       if (agent_session_may_live (self))
-        g_hash_table_add (sids, GINT_TO_POINTER (self->pid));
+        g_hash_table_add (sids, GINT_TO_POINTER (self->tree->pid));
       for (guint i = 0; i < command_pids->len; i++)
         g_hash_table_add (sids, GINT_TO_POINTER (g_array_index (command_pids, pid_t, i)));
     }
   pids = paddock_executor_list_members (&members, &agent_session_seen);
-  if (self->cgroup == NULL && !self->sandboxed && self->reaped && !agent_session_seen)
-    self->agent_session_gone = TRUE;
+  if (self->cgroup == NULL && !self->tree->sandboxed && self->tree->reaped && !agent_session_seen)
+    self->tree->agent_session_gone = TRUE;
   return pids;
 }
 

@@ -26,6 +26,7 @@
 #include "paddock-keeper-client.h"
 #include "paddock-keeper-protocol.h"
 #include "paddock-net-modes.h"
+#include "paddock-session-boundary.h"
 #include "paddock-session-commands.h"
 #include "paddock-session-leftovers.h"
 #include "paddock-session-members.h"
@@ -58,21 +59,9 @@ static GArray *
 paddock_session_restore_list_pids (PaddockSessionRestore *self)
 {
   g_autoptr(PaddockSessionCommands) commands = paddock_session_commands_new ();
-  PaddockSessionMembers members = {
-    .leftover_keeper = self->leftover_keeper,
-    .leftover_keeper_pidfd = self->leftover_keeper_pidfd,
-    .sandboxed = self->sandboxed,
-    .pidns = &self->pidns,
-    .pid = self->pid,
-    .pid_start_time = self->pid_start_time,
-    .reaped = self->reaped,
-    .agent_session_gone = self->agent_session_gone,
-    .commands = commands,
-  };
-  GArray *pids = paddock_session_members_list (&members);
+  PaddockSessionMembers members = paddock_session_members_of (&self->tree, NULL, NULL, commands);
 
-  self->agent_session_gone = members.agent_session_gone;
-  return pids;
+  return paddock_session_members_list (&members);
 }
 
 
@@ -108,8 +97,8 @@ paddock_session_restore_read (PaddockSessionRestore      *self,
   g_autofree char *boot_id = NULL;
   PaddockStageKind kind;
 
-  self->leftover_keeper_pidfd = -1;
-  self->reaped = TRUE;
+  self->tree.leftover_keeper_pidfd = -1;
+  self->tree.reaped = TRUE;
   self->pinned = g_array_new (FALSE, FALSE, sizeof (PaddockLeftover));
   self->session_dir = g_path_get_dirname (record_path);
   self->config.workspace = g_strdup (record->workspace);
@@ -170,8 +159,8 @@ paddock_session_restore_read (PaddockSessionRestore      *self,
         if (pidfd >= 0 && paddock_compat_proc_start_time ((guint32) keeper_pid) == keeper_start_time &&
             (record->leftovers->len > 0 || !keeper_is_going (self->session_dir, pidfd)))
           {
-            self->leftover_keeper = (pid_t) keeper_pid;
-            self->leftover_keeper_pidfd = pidfd;
+            self->tree.leftover_keeper = (pid_t) keeper_pid;
+            self->tree.leftover_keeper_pidfd = pidfd;
           }
         else if (pidfd >= 0)
           close (pidfd);
@@ -183,7 +172,7 @@ gboolean
 paddock_session_restore_may_adopt (const PaddockSessionRestore *self,
                                    const PaddockSessionRecord  *record)
 {
-  return self->leftover_keeper > 0 &&
+  return self->tree.leftover_keeper > 0 &&
          (g_strcmp0 (self->state, "starting") == 0 || g_strcmp0 (self->state, "running") == 0);
 }
 
@@ -201,7 +190,7 @@ paddock_session_restore_pin_leftovers (PaddockSessionRestore      *self,
       /* Its keeper saw the agent (a sandbox's helper, which passes the
        * agent's status on) end while no daemon was there, and left how
        * (paddock-keeper-protocol.h): then it exited, as seen. */
-      const char *ended_as = self->leftover_keeper == 0 &&
+      const char *ended_as = self->tree.leftover_keeper == 0 &&
                              paddock_keeper_client_read_exit (self->session_dir, &wait_status) ? "exited" : "stopped";
 
       guint64 start_time = record->pid_start_time;
@@ -212,12 +201,12 @@ paddock_session_restore_pin_leftovers (PaddockSessionRestore      *self,
           _paddock_leftover_pin (leftovers, (pid_t) pid, start_time))
         {
           /* Still there: everything of its session goes. */
-          self->pid = (pid_t) pid;
-          self->pid_start_time = start_time;
-          self->sandboxed = record->sandboxed;
-          self->reaped = FALSE;
+          self->tree.pid = (pid_t) pid;
+          self->tree.pid_start_time = start_time;
+          self->tree.sandboxed = record->sandboxed;
+          self->tree.reaped = FALSE;
           _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_restore_list_pids, self);
-          self->reaped = TRUE;
+          self->tree.reaped = TRUE;
         }
       /* A sandbox dies with the daemon (--die-with-parent), one process
        * after the other: its pid 1 may outlive the supervisor we knew by
@@ -251,7 +240,7 @@ paddock_session_restore_pin_leftovers (PaddockSessionRestore      *self,
    * through it, now and at the SIGKILL, as if the agent were there. The
    * member's session is read while its pidfd says it still runs, so it is
    * that process's. */
-  if (self->pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 && !record->sandboxed)
+  if (self->tree.pid == 0 && pid > 0 && pid < G_MAXINT && leftovers->len > 0 && !record->sandboxed)
     for (guint i = 0; i < leftovers->len; i++)
       {
         const PaddockLeftover *leftover = &g_array_index (leftovers, PaddockLeftover, i);
@@ -260,22 +249,22 @@ paddock_session_restore_pin_leftovers (PaddockSessionRestore      *self,
         if (paddock_compat_proc_read_stat ((guint32) leftover->pid, FALSE, &stat) && stat.session == (int) pid &&
             poll (&(struct pollfd) { .fd = leftover->pidfd, .events = POLLIN }, 1, 0) == 0)
           {
-            self->pid = (pid_t) pid;
-            self->pid_start_time = record->pid_start_time;
-            self->sandboxed = FALSE;
-            self->reaped = FALSE;
+            self->tree.pid = (pid_t) pid;
+            self->tree.pid_start_time = record->pid_start_time;
+            self->tree.sandboxed = FALSE;
+            self->tree.reaped = FALSE;
             _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_restore_list_pids, self);
-            self->reaped = TRUE;
+            self->tree.reaped = TRUE;
             break;
           }
       }
 
-  if (self->leftover_keeper > 0)
+  if (self->tree.leftover_keeper > 0)
     _paddock_leftover_pin_listed (leftovers, (PaddockLeftoverListFunc) paddock_session_restore_list_pids, self);
-  if (self->leftover_keeper > 0 && leftovers->len == 0)
+  if (self->tree.leftover_keeper > 0 && leftovers->len == 0)
     {
-      self->leftover_keeper = 0;
-      paddock_close_fd (&self->leftover_keeper_pidfd);
+      self->tree.leftover_keeper = 0;
+      paddock_close_fd (&self->tree.leftover_keeper_pidfd);
     }
 
   /* An empty cgroup goes now. */
@@ -290,7 +279,7 @@ paddock_session_restore_pin_leftovers (PaddockSessionRestore      *self,
     }
   else
     {
-      self->pid = 0;
+      self->tree.pid = 0;
       self->state = state;
     }
 }
@@ -303,13 +292,28 @@ close_pinned (GArray *pinned)
   g_array_set_size (pinned, 0);
 }
 
+/* The session's boundary as its start saw it, kept in its folder (a
+ * sandbox's look needs the start-up report only that start had), or
+ * NULL, said in the log, where it is not known. */
+GVariant *
+paddock_session_restore_load_boundary (const PaddockSessionRestore *self,
+                                       const char                  *id)
+{
+  g_autofree char *boundary_path = g_build_filename (self->session_dir, "boundary", NULL);
+  g_autoptr(GError) error = NULL;
+  GVariant *boundary = paddock_boundary_published_load (boundary_path, &error);
+
+  if (boundary == NULL)
+    g_message ("Session %s: its boundary as its start saw it is not known (%s)", id, error->message);
+  return boundary;
+}
+
 void
 paddock_session_restore_clear (PaddockSessionRestore *self)
 {
   paddock_session_config_clear (&self->config);
   g_clear_pointer (&self->session_dir, g_free);
-  paddock_sandbox_pidns_clear (&self->pidns);
-  paddock_close_fd (&self->leftover_keeper_pidfd);
+  paddock_session_tree_clear (&self->tree);
   g_clear_pointer (&self->cgroup, paddock_cgroup_free);
   if (self->pinned != NULL)
     close_pinned (self->pinned);

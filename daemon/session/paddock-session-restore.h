@@ -13,6 +13,7 @@
 #include "paddock-cgroup.h"
 #include "paddock-sandbox-pidns.h"
 #include "paddock-session-config.h"
+#include "paddock-session-members.h"
 #include "paddock-session-record.h"
 
 G_BEGIN_DECLS
@@ -38,18 +39,11 @@ typedef struct
   const char           *final_state;
   /* The agent (host) or the helper (sandbox) as recorded, once found
    * still there (pid 0 otherwise), and what a listing of its processes
-   * found out (see paddock-session-members.h). */
-  pid_t                 pid;
-  guint64               pid_start_time;
-  gboolean              sandboxed;
-  gboolean              agent_session_gone;
-  /* TRUE (no daemon saw it end: it is not waited for) but while the
-   * processes of one found still there are listed as a running one's. */
-  gboolean              reaped;
-  PaddockSandboxPidns   pidns;
-  /* The host agent's keeper, still running (0 and -1: none). */
-  pid_t                 leftover_keeper;
-  int                   leftover_keeper_pidfd;
+   * found out; reaped TRUE (no daemon saw it end: it is not waited for)
+   * but while the processes of one found still there are listed as a
+   * running one's; the host agent's keeper, still running (0 and -1:
+   * none). */
+  PaddockSessionTree    tree;
   /* The session's cgroup, left behind (only ever one of ours); or NULL. */
   PaddockCgroup        *cgroup;
   /* What is left running of it (PaddockLeftover). */
@@ -65,6 +59,8 @@ gboolean paddock_session_restore_may_adopt      (const PaddockSessionRestore *se
                                                  const PaddockSessionRecord  *record);
 void     paddock_session_restore_pin_leftovers  (PaddockSessionRestore      *self,
                                                  const PaddockSessionRecord *record);
+GVariant *paddock_session_restore_load_boundary (const PaddockSessionRestore *self,
+                                                 const char                  *id);
 void     paddock_session_restore_clear          (PaddockSessionRestore      *self);
 
 /* The boot this daemon runs in: a pid recorded in another boot means
