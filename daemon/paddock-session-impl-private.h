@@ -19,19 +19,6 @@ G_BEGIN_DECLS
 
 PaddockStage *_paddock_session_impl_get_stage (PaddockSessionImpl    *self);
 
-/* paddock-session-stage-limit.c: a running session held still while its
- * stage is full. */
-typedef struct _PaddockSessionStageLimit PaddockSessionStageLimit;
-
-PaddockSessionStageLimit *_paddock_session_stage_limit_new  (PaddockSessionImpl       *session,
-                                                             guint64                   limit);
-void                      _paddock_session_stage_limit_free (PaddockSessionStageLimit *self);
-PaddockSessionStageLimit *_paddock_session_impl_get_stage_limit (PaddockSessionImpl   *self);
-gboolean _paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
-                                                       GDBusMethodInvocation *invocation,
-                                                       guint64                limit);
-
-void          _paddock_session_impl_refresh_last_recovery (PaddockSessionImpl *self);
 GStrv         _paddock_session_test_without_layers (void);
 gboolean      _paddock_session_impl_is_live   (PaddockSessionImpl    *self);
 /* Answers Busy while an earlier daemon's leftovers of the session are
@@ -42,65 +29,6 @@ gboolean      _paddock_session_impl_freeze    (PaddockSessionImpl    *self,
                                                gboolean               frozen);
 /* The pids of every process of the session now, as the daemon sees them. */
 GArray       *_paddock_session_impl_list_pids (PaddockSessionImpl    *self);
-
-/* org.paddock.Session1's staging methods (paddock-session-staging.c). */
-gboolean _paddock_session_impl_handle_list_change_details (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation);
-gboolean _paddock_session_impl_handle_list_changes       (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation);
-gboolean _paddock_session_impl_handle_get_diff           (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          const char            *path);
-gboolean _paddock_session_impl_handle_apply              (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          const char *const     *paths,
-                                                          const char *const     *force_paths);
-gboolean _paddock_session_impl_handle_review             (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          GVariant              *options);
-gboolean _paddock_session_impl_handle_apply_reviewed     (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          const char            *token,
-                                                          const char *const     *paths,
-                                                          GVariant              *options);
-gboolean _paddock_session_impl_handle_get_reviewed_diff  (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          const char            *token,
-                                                          const char            *path);
-gboolean _paddock_session_impl_handle_drop               (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          const char *const     *paths);
-gboolean _paddock_session_impl_handle_create_checkpoint  (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          const char            *name);
-gboolean _paddock_session_impl_handle_list_checkpoints   (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation);
-gboolean _paddock_session_impl_handle_restore_checkpoint (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          const char            *name);
-
-/* Who called, as the bus tells it (uid, pid, comm), for the apply ledger. */
-char    *_paddock_session_impl_describe_caller            (GDBusMethodInvocation *invocation);
-/* The staging library's error domains (and GIO's) as org.paddock.Error.* */
-GError  *_paddock_session_error_from_staging             (const GError          *error);
-
-/* org.paddock.Session1's commit methods (paddock-session-commits.c). */
-gboolean _paddock_session_impl_handle_list_commits       (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation);
-gboolean _paddock_session_impl_handle_get_commit_diff    (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          const char            *id);
-gboolean _paddock_session_impl_handle_apply_commits      (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          GVariant              *options);
-
-/* org.paddock.Session1's process methods (paddock-session-processes.c). */
-gboolean _paddock_session_impl_handle_list_processes     (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation);
-gboolean _paddock_session_impl_handle_kill_process       (PaddockIpcSession1    *session,
-                                                          GDBusMethodInvocation *invocation,
-                                                          guint                  pid,
-                                                          guint                  signum);
 
 /* The session's network (paddock-session-network.c). */
 #define PADDOCK_SESSION_PROXY_PORT 3128

@@ -54,11 +54,15 @@
 #include "paddock-scrollback.h"
 #include "paddock-session-boundary.h"
 #include "paddock-session-commands.h"
+#include "paddock-session-commits.h"
 #include "paddock-session-describe.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-session-members.h"
+#include "paddock-session-processes.h"
 #include "paddock-session-record.h"
 #include "paddock-session-restore.h"
+#include "paddock-session-stage-limit.h"
+#include "paddock-session-staging.h"
 #include "paddock-session-startup.h"
 #include "paddock-session-stop.h"
 #include "paddock-terminal.h"
@@ -124,6 +128,9 @@ struct _PaddockSessionImpl
   gboolean                    reaped;
   GStrv                       agent_env;  /* the environment the agent was given, for the boundary */
   PaddockSessionStageLimit   *stage_limit;  /* while it runs with a stage */
+  PaddockSessionProcesses    *processes;    /* ListProcesses, KillProcess */
+  PaddockSessionCommits      *commits;      /* ListCommits, GetCommitDiff, ApplyCommits */
+  PaddockSessionStaging      *staging;      /* review, apply, drop, checkpoints */
   gboolean                    stop_requested;
 
   /* The session's state and exit status as the daemon knows them. The
@@ -175,6 +182,8 @@ static guint signals[N_SIGNALS];
 static void paddock_session_iface_init (PaddockIpcSession1Iface *iface);
 static gboolean paddock_session_impl_check_alive (PaddockSessionImpl    *self,
                                                   GDBusMethodInvocation *invocation);
+static void paddock_session_impl_make_stage_limit (PaddockSessionImpl *self);
+static void paddock_session_impl_drop_stage_limit (PaddockSessionImpl *self);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockSessionImpl, paddock_session_impl,
                                PADDOCK_IPC_TYPE_SESSION1_SKELETON,
@@ -625,7 +634,7 @@ paddock_session_impl_started (PaddockSessionImpl  *self,
     {
       paddock_stage_record_baseline_in_thread (self->stage, BASELINE_DELAY_MS);
       /* Its writes are bounded from now on (paddock-session-stage-limit.c). */
-      self->stage_limit = _paddock_session_stage_limit_new (self, self->config.stage_limit);
+      paddock_session_impl_make_stage_limit (self);
     }
 
   /* "running", then the creator's answer, then the record, which the
@@ -781,7 +790,7 @@ paddock_session_impl_agent_ended (PaddockSessionImpl *self,
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
   self->reaped = TRUE;
-  g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
+  paddock_session_impl_drop_stage_limit (self);
 
   /* A sandbox that ran the agent may have said so in an event not read
    * yet. Its "started" is then looked at (or was being looked at
@@ -1188,7 +1197,7 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
 
   /* A session held still because its stage was full goes on, to see its
    * SIGTERM; its stage is measured no more. */
-  g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
+  paddock_session_impl_drop_stage_limit (self);
   if (grace_seconds > 0)
     paddock_session_impl_signal_all (self, SIGTERM, NULL);
 
@@ -1502,10 +1511,232 @@ _paddock_session_impl_get_stage (PaddockSessionImpl *self)
   return self->stage;
 }
 
-PaddockSessionStageLimit *
-_paddock_session_impl_get_stage_limit (PaddockSessionImpl *self)
+/* "is-live" of the stage limit and of staging. */
+static gboolean
+paddock_session_impl_component_is_live_cb (GObject            *component,
+                                           PaddockSessionImpl *self)
 {
-  return self->stage_limit;
+  return _paddock_session_impl_is_live (self);
+}
+
+/* "freeze" of the stage limit and of staging. */
+static gboolean
+paddock_session_impl_component_freeze_cb (GObject            *component,
+                                          gboolean            frozen,
+                                          PaddockSessionImpl *self)
+{
+  return _paddock_session_impl_freeze (self, frozen);
+}
+
+static GArray *
+paddock_session_impl_stage_limit_list_pids_cb (PaddockSessionStageLimit *stage_limit,
+                                               PaddockSessionImpl       *self)
+{
+  return paddock_session_impl_list_pids (self);
+}
+
+static void
+paddock_session_impl_stage_limit_changed_cb (PaddockSessionStageLimit *stage_limit,
+                                             GVariant                 *stage,
+                                             gboolean                  newly_held,
+                                             PaddockSessionImpl       *self)
+{
+  paddock_ipc_session1_set_stage (PADDOCK_IPC_SESSION1 (self), stage);
+  if (newly_held)
+    paddock_ipc_session1_emit_stage_full (PADDOCK_IPC_SESSION1 (self), stage);
+}
+
+/* A running session's stage is bounded from now on. */
+static void
+paddock_session_impl_make_stage_limit (PaddockSessionImpl *self)
+{
+  g_return_if_fail (self->stage != NULL);
+
+  self->stage_limit = paddock_session_stage_limit_new (self->id, paddock_stage_get_root (self->stage),
+                                                       self->config.stage_limit);
+  g_signal_connect (self->stage_limit, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
+  g_signal_connect (self->stage_limit, "freeze", G_CALLBACK (paddock_session_impl_component_freeze_cb), self);
+  g_signal_connect (self->stage_limit, "list-pids",
+                    G_CALLBACK (paddock_session_impl_stage_limit_list_pids_cb), self);
+  g_signal_connect (self->stage_limit, "changed", G_CALLBACK (paddock_session_impl_stage_limit_changed_cb), self);
+  paddock_ipc_session1_set_stage (PADDOCK_IPC_SESSION1 (self),
+                                  paddock_session_stage_limit_dup_stage (self->stage_limit));
+  paddock_session_stage_limit_start (self->stage_limit);
+}
+
+/* Its processes go on (held still, they would not see their SIGTERM); the
+ * stage is measured no more. */
+static void
+paddock_session_impl_drop_stage_limit (PaddockSessionImpl *self)
+{
+  if (self->stage_limit == NULL)
+    return;
+  paddock_session_stage_limit_close (self->stage_limit);
+  g_signal_handlers_disconnect_by_data (self->stage_limit, self);
+  g_clear_object (&self->stage_limit);
+}
+
+static gboolean
+paddock_session_impl_refuse_cb (GObject               *component,
+                                GDBusMethodInvocation *invocation,
+                                PaddockSessionImpl    *self)
+{
+  return _paddock_session_impl_refuse_leftovers (self, invocation);
+}
+
+static void
+paddock_session_impl_last_recovery_cb (PaddockSessionStaging *staging,
+                                       const char            *text,
+                                       PaddockSessionImpl    *self)
+{
+  paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), text);
+}
+
+static gboolean
+paddock_session_impl_handle_list_change_details (PaddockIpcSession1    *session,
+                                                 GDBusMethodInvocation *invocation)
+{
+  return paddock_session_staging_handle_list_change_details (PADDOCK_SESSION_IMPL (session)->staging, session, invocation);
+}
+
+static gboolean
+paddock_session_impl_handle_list_changes (PaddockIpcSession1    *session,
+                                          GDBusMethodInvocation *invocation)
+{
+  return paddock_session_staging_handle_list_changes (PADDOCK_SESSION_IMPL (session)->staging, session, invocation);
+}
+
+static gboolean
+paddock_session_impl_handle_get_diff (PaddockIpcSession1    *session,
+                                      GDBusMethodInvocation *invocation,
+                                      const char            *path)
+{
+  return paddock_session_staging_handle_get_diff (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, path);
+}
+
+static gboolean
+paddock_session_impl_handle_apply (PaddockIpcSession1    *session,
+                                   GDBusMethodInvocation *invocation,
+                                   const char *const     *paths,
+                                   const char *const     *force_paths)
+{
+  return paddock_session_staging_handle_apply (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, paths, force_paths);
+}
+
+static gboolean
+paddock_session_impl_handle_review (PaddockIpcSession1    *session,
+                                    GDBusMethodInvocation *invocation,
+                                    GVariant              *options)
+{
+  return paddock_session_staging_handle_review (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, options);
+}
+
+static gboolean
+paddock_session_impl_handle_apply_reviewed (PaddockIpcSession1    *session,
+                                            GDBusMethodInvocation *invocation,
+                                            const char            *token,
+                                            const char *const     *paths,
+                                            GVariant              *options)
+{
+  return paddock_session_staging_handle_apply_reviewed (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, token, paths, options);
+}
+
+static gboolean
+paddock_session_impl_handle_get_reviewed_diff (PaddockIpcSession1    *session,
+                                               GDBusMethodInvocation *invocation,
+                                               const char            *token,
+                                               const char            *path)
+{
+  return paddock_session_staging_handle_get_reviewed_diff (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, token, path);
+}
+
+static gboolean
+paddock_session_impl_handle_drop (PaddockIpcSession1    *session,
+                                  GDBusMethodInvocation *invocation,
+                                  const char *const     *paths)
+{
+  return paddock_session_staging_handle_drop (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, paths);
+}
+
+static gboolean
+paddock_session_impl_handle_create_checkpoint (PaddockIpcSession1    *session,
+                                               GDBusMethodInvocation *invocation,
+                                               const char            *name)
+{
+  return paddock_session_staging_handle_create_checkpoint (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, name);
+}
+
+static gboolean
+paddock_session_impl_handle_list_checkpoints (PaddockIpcSession1    *session,
+                                              GDBusMethodInvocation *invocation)
+{
+  return paddock_session_staging_handle_list_checkpoints (PADDOCK_SESSION_IMPL (session)->staging, session, invocation);
+}
+
+static gboolean
+paddock_session_impl_handle_restore_checkpoint (PaddockIpcSession1    *session,
+                                                GDBusMethodInvocation *invocation,
+                                                const char            *name)
+{
+  return paddock_session_staging_handle_restore_checkpoint (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, name);
+}
+
+static gboolean
+paddock_session_impl_handle_list_commits (PaddockIpcSession1    *session,
+                                          GDBusMethodInvocation *invocation)
+{
+  return paddock_session_commits_handle_list (PADDOCK_SESSION_IMPL (session)->commits, session, invocation);
+}
+
+static gboolean
+paddock_session_impl_handle_get_commit_diff (PaddockIpcSession1    *session,
+                                             GDBusMethodInvocation *invocation,
+                                             const char            *id)
+{
+  return paddock_session_commits_handle_get_diff (PADDOCK_SESSION_IMPL (session)->commits, session, invocation,
+                                                  id);
+}
+
+static gboolean
+paddock_session_impl_handle_apply_commits (PaddockIpcSession1    *session,
+                                           GDBusMethodInvocation *invocation,
+                                           GVariant              *options)
+{
+  return paddock_session_commits_handle_apply (PADDOCK_SESSION_IMPL (session)->commits, session, invocation,
+                                               options);
+}
+
+static GArray *
+paddock_session_impl_processes_list_pids_cb (PaddockSessionProcesses *processes,
+                                             PaddockSessionImpl      *self)
+{
+  return paddock_session_impl_list_pids (self);
+}
+
+static gboolean
+paddock_session_impl_handle_list_processes (PaddockIpcSession1    *session,
+                                            GDBusMethodInvocation *invocation)
+{
+  return paddock_session_processes_handle_list (PADDOCK_SESSION_IMPL (session)->processes, session, invocation);
+}
+
+static gboolean
+paddock_session_impl_handle_kill_process (PaddockIpcSession1    *session,
+                                          GDBusMethodInvocation *invocation,
+                                          guint                  pid,
+                                          guint                  signum)
+{
+  return paddock_session_processes_handle_kill (PADDOCK_SESSION_IMPL (session)->processes, session, invocation,
+                                                pid, signum);
+}
+
+static gboolean
+paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
+                                             GDBusMethodInvocation *invocation,
+                                             guint64                limit)
+{
+  return paddock_session_stage_limit_handle_set_limit (PADDOCK_SESSION_IMPL (session)->stage_limit, session,
+                                                       invocation, limit);
 }
 
 /* A restored session whose leftovers are being ended is listed as its
@@ -1561,30 +1792,30 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 {
   iface->handle_read_output = paddock_session_impl_handle_read_output;
   iface->handle_attach = paddock_session_impl_handle_attach;
-  iface->handle_set_stage_limit = _paddock_session_impl_handle_set_stage_limit;
+  iface->handle_set_stage_limit = paddock_session_impl_handle_set_stage_limit;
   iface->handle_exec = paddock_session_impl_handle_exec;
   iface->handle_run = paddock_session_impl_handle_run;
   iface->handle_send_input = paddock_session_impl_handle_send_input;
   iface->handle_resize = paddock_session_impl_handle_resize;
   iface->handle_stop = paddock_session_impl_handle_stop;
   iface->handle_destroy = paddock_session_impl_handle_destroy;
-  iface->handle_list_changes = _paddock_session_impl_handle_list_changes;
-  iface->handle_list_change_details = _paddock_session_impl_handle_list_change_details;
-  iface->handle_get_diff = _paddock_session_impl_handle_get_diff;
-  iface->handle_apply = _paddock_session_impl_handle_apply;
-  iface->handle_review = _paddock_session_impl_handle_review;
-  iface->handle_apply_reviewed = _paddock_session_impl_handle_apply_reviewed;
-  iface->handle_get_reviewed_diff = _paddock_session_impl_handle_get_reviewed_diff;
-  iface->handle_drop = _paddock_session_impl_handle_drop;
-  iface->handle_create_checkpoint = _paddock_session_impl_handle_create_checkpoint;
-  iface->handle_list_checkpoints = _paddock_session_impl_handle_list_checkpoints;
-  iface->handle_restore_checkpoint = _paddock_session_impl_handle_restore_checkpoint;
-  iface->handle_list_commits = _paddock_session_impl_handle_list_commits;
-  iface->handle_get_commit_diff = _paddock_session_impl_handle_get_commit_diff;
-  iface->handle_apply_commits = _paddock_session_impl_handle_apply_commits;
-  iface->handle_list_processes = _paddock_session_impl_handle_list_processes;
+  iface->handle_list_changes = paddock_session_impl_handle_list_changes;
+  iface->handle_list_change_details = paddock_session_impl_handle_list_change_details;
+  iface->handle_get_diff = paddock_session_impl_handle_get_diff;
+  iface->handle_apply = paddock_session_impl_handle_apply;
+  iface->handle_review = paddock_session_impl_handle_review;
+  iface->handle_apply_reviewed = paddock_session_impl_handle_apply_reviewed;
+  iface->handle_get_reviewed_diff = paddock_session_impl_handle_get_reviewed_diff;
+  iface->handle_drop = paddock_session_impl_handle_drop;
+  iface->handle_create_checkpoint = paddock_session_impl_handle_create_checkpoint;
+  iface->handle_list_checkpoints = paddock_session_impl_handle_list_checkpoints;
+  iface->handle_restore_checkpoint = paddock_session_impl_handle_restore_checkpoint;
+  iface->handle_list_commits = paddock_session_impl_handle_list_commits;
+  iface->handle_get_commit_diff = paddock_session_impl_handle_get_commit_diff;
+  iface->handle_apply_commits = paddock_session_impl_handle_apply_commits;
+  iface->handle_list_processes = paddock_session_impl_handle_list_processes;
   iface->handle_lease_port = _paddock_session_impl_handle_lease_port;
-  iface->handle_kill_process = _paddock_session_impl_handle_kill_process;
+  iface->handle_kill_process = paddock_session_impl_handle_kill_process;
   iface->handle_list_network_records = _paddock_session_impl_handle_list_network_records;
   iface->handle_set_network_policy = _paddock_session_impl_handle_set_network_policy;
 }
@@ -1671,7 +1902,16 @@ paddock_session_impl_dispose (GObject *object)
   g_clear_object (&self->leftovers);
   paddock_close_fd (&self->cgroup_procs_fd);
   paddock_close_fd (&self->leftover_keeper_pidfd);
-  g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
+  paddock_session_impl_drop_stage_limit (self);
+  if (self->processes != NULL)
+    g_signal_handlers_disconnect_by_data (self->processes, self);
+  g_clear_object (&self->processes);
+  if (self->commits != NULL)
+    g_signal_handlers_disconnect_by_data (self->commits, self);
+  g_clear_object (&self->commits);
+  if (self->staging != NULL)
+    g_signal_handlers_disconnect_by_data (self->staging, self);
+  g_clear_object (&self->staging);
   g_clear_object (&self->stage);
   g_clear_pointer (&self->network, _paddock_session_network_free);
 
@@ -1730,6 +1970,8 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   self->leftover_keeper_pidfd = -1;
   paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), "");
   self->commands = paddock_session_commands_new ();
+  self->processes = paddock_session_processes_new ();
+  g_signal_connect (self->processes, "list-pids", G_CALLBACK (paddock_session_impl_processes_list_pids_cb), self);
   self->startup = paddock_session_startup_new ();
   g_signal_connect (self->startup, "looked", G_CALLBACK (paddock_session_impl_startup_looked_cb), self);
   g_signal_connect (self->startup, "ended", G_CALLBACK (paddock_session_impl_startup_ended_cb), self);
@@ -1770,6 +2012,13 @@ paddock_session_impl_new (const char                 *id,
     }
   if (self->network == NULL)
     self->network = _paddock_session_network_new (self, NULL);
+  self->commits = paddock_session_commits_new (id, self->stage);
+  g_signal_connect (self->commits, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
+  self->staging = paddock_session_staging_new (id, self->stage);
+  g_signal_connect (self->staging, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
+  g_signal_connect (self->staging, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
+  g_signal_connect (self->staging, "freeze", G_CALLBACK (paddock_session_impl_component_freeze_cb), self);
+  g_signal_connect (self->staging, "last-recovery", G_CALLBACK (paddock_session_impl_last_recovery_cb), self);
   self->terminal = paddock_terminal_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
   g_signal_connect (self->terminal, "output", G_CALLBACK (paddock_session_impl_terminal_output_cb), self);
   /* Kept in the session's folder: a later daemon shows it again. */
@@ -1872,7 +2121,7 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   if (sandboxed)
     paddock_sandbox_pidns_find (&self->pidns, self->pid);
   if (sandboxed && self->stage != NULL)
-    self->stage_limit = _paddock_session_stage_limit_new (self, self->config.stage_limit);
+    paddock_session_impl_make_stage_limit (self);
   self->cgroup = g_steal_pointer (&restore->cgroup);
   if (self->cgroup != NULL)
     self->cgroup_procs_fd = paddock_cgroup_open_procs (self->cgroup, NULL);
@@ -2050,7 +2299,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
 
       if (!paddock_stage_recover (self->stage, &recover_error))
         g_message ("Session %s: could not recover an interrupted apply: %s", id, recover_error->message);
-      _paddock_session_impl_refresh_last_recovery (self);
+      paddock_session_staging_refresh_last_recovery (self->staging);
     }
 
   /* As the record says: it is on disk already. */

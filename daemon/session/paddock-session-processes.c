@@ -8,6 +8,10 @@
  * the same list, so that what the app shows is what Stop would end. Kill
  * checks membership after pinning the process with a pidfd, so a pid that
  * is reused between the check and the signal cannot redirect it.
+ *
+ * The list is the session's answer to "list-pids", asked each time (for
+ * Kill, after the pin): this never calls into the session, and is made
+ * without one.
  */
 
 #include "config.h"
@@ -21,13 +25,62 @@
 #include "paddock-compat-pidfd.h"
 #include "paddock-compat-proc.h"
 #include "paddock-error.h"
-#include "paddock-session-impl-private.h"
+#include "paddock-session-processes.h"
 
 /* A session may fork without limit where it has no cgroup; the answer does
  * not. ProcessCount still tells the whole number. */
 #define MAX_PROCESS_ROWS    4096
 /* The command line is for reading, not for replaying. */
 #define MAX_COMMAND_LINE    4096
+
+struct _PaddockSessionProcesses
+{
+  GObject parent_instance;
+};
+
+enum {
+  SIGNAL_LIST_PIDS,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (PaddockSessionProcesses, paddock_session_processes, G_TYPE_OBJECT)
+
+static void
+paddock_session_processes_class_init (PaddockSessionProcessesClass *klass)
+{
+  /**
+   * PaddockSessionProcesses::list-pids:
+   *
+   * Every process of the session now (a #GArray of pid_t), as the session
+   * counts and stops them.
+   */
+  signals[SIGNAL_LIST_PIDS] = g_signal_new ("list-pids", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                            0, g_signal_accumulator_first_wins, NULL, NULL,
+                                            G_TYPE_ARRAY, 0);
+}
+
+static void
+paddock_session_processes_init (PaddockSessionProcesses *self)
+{
+}
+
+PaddockSessionProcesses *
+paddock_session_processes_new (void)
+{
+  return g_object_new (PADDOCK_TYPE_SESSION_PROCESSES, NULL);
+}
+
+/* Never NULL: an empty list with no handler. */
+static GArray *
+list_pids (PaddockSessionProcesses *self)
+{
+  GArray *pids = NULL;
+
+  g_signal_emit (self, signals[SIGNAL_LIST_PIDS], 0, &pids);
+  return pids != NULL ? pids : g_array_new (FALSE, FALSE, sizeof (pid_t));
+}
 
 typedef struct
 {
@@ -71,11 +124,11 @@ compare_pids (gconstpointer a,
 }
 
 gboolean
-_paddock_session_impl_handle_list_processes (PaddockIpcSession1    *session,
-                                             GDBusMethodInvocation *invocation)
+paddock_session_processes_handle_list (PaddockSessionProcesses *self,
+                                       PaddockIpcSession1      *session,
+                                       GDBusMethodInvocation   *invocation)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  g_autoptr(GArray) pids = _paddock_session_impl_list_pids (self);
+  g_autoptr(GArray) pids = list_pids (self);
   GVariantBuilder builder;
   guint rows = 0;
 
@@ -117,10 +170,10 @@ _paddock_session_impl_handle_list_processes (PaddockIpcSession1    *session,
 }
 
 static gboolean
-session_has_pid (PaddockSessionImpl *self,
-                 pid_t               pid)
+session_has_pid (PaddockSessionProcesses *self,
+                 pid_t                    pid)
 {
-  g_autoptr(GArray) pids = _paddock_session_impl_list_pids (self);
+  g_autoptr(GArray) pids = list_pids (self);
 
   for (guint i = 0; i < pids->len; i++)
     if (g_array_index (pids, pid_t, i) == pid)
@@ -129,12 +182,12 @@ session_has_pid (PaddockSessionImpl *self,
 }
 
 gboolean
-_paddock_session_impl_handle_kill_process (PaddockIpcSession1    *session,
-                                           GDBusMethodInvocation *invocation,
-                                           guint                  pid,
-                                           guint                  signum)
+paddock_session_processes_handle_kill (PaddockSessionProcesses *self,
+                                       PaddockIpcSession1      *session,
+                                       GDBusMethodInvocation   *invocation,
+                                       guint                    pid,
+                                       guint                    signum)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
   int pidfd;
   int saved_errno;
 
