@@ -58,6 +58,7 @@
 #include "paddock-session-describe.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-session-members.h"
+#include "paddock-session-network.h"
 #include "paddock-session-processes.h"
 #include "paddock-session-record.h"
 #include "paddock-session-restore.h"
@@ -184,6 +185,8 @@ static gboolean paddock_session_impl_check_alive (PaddockSessionImpl    *self,
                                                   GDBusMethodInvocation *invocation);
 static void paddock_session_impl_make_stage_limit (PaddockSessionImpl *self);
 static void paddock_session_impl_drop_stage_limit (PaddockSessionImpl *self);
+static void paddock_session_impl_connect_network (PaddockSessionImpl *self);
+static void paddock_session_impl_disconnect_network (PaddockSessionImpl *self);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockSessionImpl, paddock_session_impl,
                                PADDOCK_IPC_TYPE_SESSION1_SKELETON,
@@ -1451,60 +1454,6 @@ _paddock_session_impl_get_network (PaddockSessionImpl *self)
   return self->network;
 }
 
-GPtrArray *
-_paddock_session_impl_get_leases (PaddockSessionImpl *self)
-{
-  return self->config.leases;
-}
-
-/* A port leased while running (LeasePort): the session's from now on. */
-void
-_paddock_session_impl_add_lease (PaddockSessionImpl *self,
-                                 PaddockLease       *lease)
-{
-  paddock_session_config_add_lease (&self->config, lease);
-}
-
-/* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
- * answer comes to paddock_session_impl_link_socket_cb(), through the
- * executor. */
-gboolean
-_paddock_session_impl_request_socket (PaddockSessionImpl  *self,
-                                      guint32              id,
-                                      int                  family,
-                                      GError             **error)
-{
-  if (self->executor == NULL)
-    {
-      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
-      return FALSE;
-    }
-  return paddock_executor_request_socket (self->executor, id, family, error);
-}
-
-/* SetNetworkPolicy decided: the new mode and allowlist are the session's,
- * published and recorded. */
-void
-_paddock_session_impl_set_network_policy (PaddockSessionImpl *self,
-                                          const char         *mode,
-                                          const char * const *allow_domains,
-                                          PaddockDomainRules *rules)
-{
-  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
-
-  paddock_session_config_set_network (&self->config, mode, allow_domains, rules);
-  paddock_ipc_session1_set_network_mode (session, mode);
-  paddock_ipc_session1_set_allowed_domains (session, allow_domains);
-  paddock_session_impl_save (self);
-}
-
-/* The session's policy, parsed once (see PaddockSessionConfig.net_rules). */
-PaddockDomainRules *
-_paddock_session_impl_get_net_rules (PaddockSessionImpl *self)
-{
-  return self->config.net_rules;
-}
-
 PaddockStage *
 _paddock_session_impl_get_stage (PaddockSessionImpl *self)
 {
@@ -1787,6 +1736,143 @@ _paddock_session_impl_freeze (PaddockSessionImpl *self,
   return paddock_cgroup_freeze (self->cgroup, frozen);
 }
 
+static GPtrArray *
+paddock_session_impl_ports_list_leases_cb (PaddockSessionPorts *ports,
+                                           PaddockSessionImpl  *self)
+{
+  return self->config.leases != NULL ? g_ptr_array_ref (self->config.leases) : NULL;
+}
+
+/* A port leased while running (LeasePort), or an adopted session's: the
+ * session's from now on. */
+static void
+paddock_session_impl_ports_lease_added_cb (PaddockSessionPorts *ports,
+                                           PaddockLease        *lease,
+                                           PaddockSessionImpl  *self)
+{
+  paddock_session_config_add_lease (&self->config, lease);
+}
+
+/* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
+ * answer comes to paddock_session_impl_link_socket_cb(), through the
+ * executor. */
+static gboolean
+paddock_session_impl_ports_request_socket_cb (PaddockSessionPorts *ports,
+                                              guint                id,
+                                              int                  family,
+                                              gpointer             error,
+                                              PaddockSessionImpl  *self)
+{
+  if (self->executor == NULL)
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
+      return FALSE;
+    }
+  return paddock_executor_request_socket (self->executor, id, family, error);
+}
+
+/* SetNetworkPolicy decided: the new mode and allowlist are the session's,
+ * published and recorded. */
+static void
+paddock_session_impl_network_policy_changed_cb (PaddockSessionNetwork *network,
+                                                const char            *mode,
+                                                const char * const    *allow_domains,
+                                                PaddockDomainRules    *rules,
+                                                PaddockSessionImpl    *self)
+{
+  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
+
+  paddock_session_config_set_network (&self->config, mode, allow_domains, rules);
+  paddock_ipc_session1_set_network_mode (session, mode);
+  paddock_ipc_session1_set_allowed_domains (session, allow_domains);
+  paddock_session_impl_save (self);
+}
+
+/* The session's policy, parsed once (see PaddockSessionConfig.net_rules). */
+static PaddockDomainRules *
+paddock_session_impl_network_get_rules_cb (PaddockSessionNetwork *network,
+                                           PaddockSessionImpl    *self)
+{
+  return self->config.net_rules != NULL ? g_object_ref (self->config.net_rules) : NULL;
+}
+
+/* A destroyed session's records go nowhere: its folder is gone (or about
+ * to go, once its records are on disk), and nothing can list them. */
+static gboolean
+paddock_session_impl_network_discard_records_cb (PaddockSessionNetwork *network,
+                                                 PaddockSessionImpl    *self)
+{
+  return g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "destroyed") == 0;
+}
+
+static void
+paddock_session_impl_network_record_cb (PaddockSessionNetwork *network,
+                                        GVariant              *record,
+                                        PaddockSessionImpl    *self)
+{
+  paddock_ipc_session1_emit_network_record (PADDOCK_IPC_SESSION1 (self), record);
+}
+
+static void
+paddock_session_impl_connect_network (PaddockSessionImpl *self)
+{
+  PaddockSessionPorts *ports = _paddock_session_network_get_ports (self->network);
+
+  g_signal_connect (self->network, "get-rules", G_CALLBACK (paddock_session_impl_network_get_rules_cb), self);
+  g_signal_connect (self->network, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
+  g_signal_connect (self->network, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
+  g_signal_connect (self->network, "discard-records",
+                    G_CALLBACK (paddock_session_impl_network_discard_records_cb), self);
+  g_signal_connect (self->network, "record", G_CALLBACK (paddock_session_impl_network_record_cb), self);
+  g_signal_connect (self->network, "policy-changed",
+                    G_CALLBACK (paddock_session_impl_network_policy_changed_cb), self);
+  g_signal_connect (ports, "list-leases", G_CALLBACK (paddock_session_impl_ports_list_leases_cb), self);
+  g_signal_connect (ports, "lease-added", G_CALLBACK (paddock_session_impl_ports_lease_added_cb), self);
+  g_signal_connect (ports, "request-socket", G_CALLBACK (paddock_session_impl_ports_request_socket_cb), self);
+  g_signal_connect (ports, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
+  g_signal_connect (ports, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
+}
+
+static void
+paddock_session_impl_disconnect_network (PaddockSessionImpl *self)
+{
+  if (self->network == NULL)
+    return;
+  g_signal_handlers_disconnect_by_data (_paddock_session_network_get_ports (self->network), self);
+  g_signal_handlers_disconnect_by_data (self->network, self);
+}
+
+static gboolean
+paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
+                                        GDBusMethodInvocation *invocation,
+                                        const char            *name)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+
+  return _paddock_session_ports_handle_lease_port (_paddock_session_network_get_ports (self->network), session,
+                                                   invocation, name);
+}
+
+static gboolean
+paddock_session_impl_handle_list_network_records (PaddockIpcSession1    *session,
+                                                  GDBusMethodInvocation *invocation,
+                                                  guint64                after_seq,
+                                                  guint                  max)
+{
+  return _paddock_session_network_handle_list_records (PADDOCK_SESSION_IMPL (session)->network, session,
+                                                       invocation, after_seq, max);
+}
+
+static gboolean
+paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
+                                                GDBusMethodInvocation *invocation,
+                                                const char            *mode,
+                                                const char * const    *allow_domains)
+{
+  return _paddock_session_network_handle_set_policy (PADDOCK_SESSION_IMPL (session)->network, session,
+                                                     invocation, mode, allow_domains);
+}
+
 static void
 paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 {
@@ -1814,10 +1900,10 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_get_commit_diff = paddock_session_impl_handle_get_commit_diff;
   iface->handle_apply_commits = paddock_session_impl_handle_apply_commits;
   iface->handle_list_processes = paddock_session_impl_handle_list_processes;
-  iface->handle_lease_port = _paddock_session_impl_handle_lease_port;
+  iface->handle_lease_port = paddock_session_impl_handle_lease_port;
   iface->handle_kill_process = paddock_session_impl_handle_kill_process;
-  iface->handle_list_network_records = _paddock_session_impl_handle_list_network_records;
-  iface->handle_set_network_policy = _paddock_session_impl_handle_set_network_policy;
+  iface->handle_list_network_records = paddock_session_impl_handle_list_network_records;
+  iface->handle_set_network_policy = paddock_session_impl_handle_set_network_policy;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1913,7 +1999,8 @@ paddock_session_impl_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->staging, self);
   g_clear_object (&self->staging);
   g_clear_object (&self->stage);
-  g_clear_pointer (&self->network, _paddock_session_network_free);
+  paddock_session_impl_disconnect_network (self);
+  g_clear_object (&self->network);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
 }
@@ -2002,7 +2089,7 @@ paddock_session_impl_new (const char                 *id,
       g_autofree char *session_dir = g_path_get_dirname (config->home);
       PaddockStageKind kind;
 
-      self->network = _paddock_session_network_new (self, session_dir);
+      self->network = _paddock_session_network_new (id, session_dir);
       self->record_path = g_build_filename (session_dir, "session.json", NULL);
       if (paddock_stage_kind_from_string (config->staging, &kind))
         {
@@ -2011,7 +2098,8 @@ paddock_session_impl_new (const char                 *id,
         }
     }
   if (self->network == NULL)
-    self->network = _paddock_session_network_new (self, NULL);
+    self->network = _paddock_session_network_new (id, NULL);
+  paddock_session_impl_connect_network (self);
   self->commits = paddock_session_commits_new (id, self->stage);
   g_signal_connect (self->commits, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
   self->staging = paddock_session_staging_new (id, self->stage);

@@ -10,7 +10,9 @@
 #include "paddock-domain-rules.h"
 #include "paddock-ipc-generated.h"
 #include "paddock-session-config.h"
+#include "paddock-session-network.h"
 #include "paddock-session-record.h"
+#include "paddock-stage.h"
 
 G_BEGIN_DECLS
 
@@ -67,5 +69,12 @@ void                paddock_session_impl_abandon_start (PaddockSessionImpl      
                                                         const GError             *error);
 
 gboolean            paddock_session_impl_hand_over           (PaddockSessionImpl *self);
+
+/* For the manager, which makes and ends its sessions: the session's stage
+ * (NULL: it stages nothing), its network (with its ports), and whether a
+ * keeper of an earlier daemon's was adopted for it. */
+PaddockStage          *_paddock_session_impl_get_stage   (PaddockSessionImpl *self);
+PaddockSessionNetwork *_paddock_session_impl_get_network (PaddockSessionImpl *self);
+gboolean               _paddock_session_impl_is_adopted  (PaddockSessionImpl *self);
 
 G_END_DECLS
