@@ -1545,14 +1545,16 @@ static gboolean
 paddock_session_impl_handle_list_change_details (PaddockIpcSession1    *session,
                                                  GDBusMethodInvocation *invocation)
 {
-  return paddock_session_staging_handle_list_change_details (PADDOCK_SESSION_IMPL (session)->staging, session, invocation);
+  return paddock_session_staging_handle_list_change_details (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                                             invocation);
 }
 
 static gboolean
 paddock_session_impl_handle_list_changes (PaddockIpcSession1    *session,
                                           GDBusMethodInvocation *invocation)
 {
-  return paddock_session_staging_handle_list_changes (PADDOCK_SESSION_IMPL (session)->staging, session, invocation);
+  return paddock_session_staging_handle_list_changes (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                                      invocation);
 }
 
 static gboolean
@@ -1560,7 +1562,8 @@ paddock_session_impl_handle_get_diff (PaddockIpcSession1    *session,
                                       GDBusMethodInvocation *invocation,
                                       const char            *path)
 {
-  return paddock_session_staging_handle_get_diff (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, path);
+  return paddock_session_staging_handle_get_diff (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                                  invocation, path);
 }
 
 static gboolean
@@ -1569,7 +1572,8 @@ paddock_session_impl_handle_apply (PaddockIpcSession1    *session,
                                    const char *const     *paths,
                                    const char *const     *force_paths)
 {
-  return paddock_session_staging_handle_apply (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, paths, force_paths);
+  return paddock_session_staging_handle_apply (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                               invocation, paths, force_paths);
 }
 
 static gboolean
@@ -1577,7 +1581,8 @@ paddock_session_impl_handle_review (PaddockIpcSession1    *session,
                                     GDBusMethodInvocation *invocation,
                                     GVariant              *options)
 {
-  return paddock_session_staging_handle_review (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, options);
+  return paddock_session_staging_handle_review (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                                invocation, options);
 }
 
 static gboolean
@@ -1587,7 +1592,8 @@ paddock_session_impl_handle_apply_reviewed (PaddockIpcSession1    *session,
                                             const char *const     *paths,
                                             GVariant              *options)
 {
-  return paddock_session_staging_handle_apply_reviewed (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, token, paths, options);
+  return paddock_session_staging_handle_apply_reviewed (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                                        invocation, token, paths, options);
 }
 
 static gboolean
@@ -1596,7 +1602,8 @@ paddock_session_impl_handle_get_reviewed_diff (PaddockIpcSession1    *session,
                                                const char            *token,
                                                const char            *path)
 {
-  return paddock_session_staging_handle_get_reviewed_diff (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, token, path);
+  return paddock_session_staging_handle_get_reviewed_diff (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                                           invocation, token, path);
 }
 
 static gboolean
@@ -1604,7 +1611,8 @@ paddock_session_impl_handle_drop (PaddockIpcSession1    *session,
                                   GDBusMethodInvocation *invocation,
                                   const char *const     *paths)
 {
-  return paddock_session_staging_handle_drop (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, paths);
+  return paddock_session_staging_handle_drop (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                              invocation, paths);
 }
 
 static gboolean
@@ -1612,14 +1620,16 @@ paddock_session_impl_handle_create_checkpoint (PaddockIpcSession1    *session,
                                                GDBusMethodInvocation *invocation,
                                                const char            *name)
 {
-  return paddock_session_staging_handle_create_checkpoint (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, name);
+  return paddock_session_staging_handle_create_checkpoint (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                                           invocation, name);
 }
 
 static gboolean
 paddock_session_impl_handle_list_checkpoints (PaddockIpcSession1    *session,
                                               GDBusMethodInvocation *invocation)
 {
-  return paddock_session_staging_handle_list_checkpoints (PADDOCK_SESSION_IMPL (session)->staging, session, invocation);
+  return paddock_session_staging_handle_list_checkpoints (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                                          invocation);
 }
 
 static gboolean
@@ -1627,7 +1637,8 @@ paddock_session_impl_handle_restore_checkpoint (PaddockIpcSession1    *session,
                                                 GDBusMethodInvocation *invocation,
                                                 const char            *name)
 {
-  return paddock_session_staging_handle_restore_checkpoint (PADDOCK_SESSION_IMPL (session)->staging, session, invocation, name);
+  return paddock_session_staging_handle_restore_checkpoint (PADDOCK_SESSION_IMPL (session)->staging, session,
+                                                            invocation, name);
 }
 
 static gboolean
