@@ -1533,161 +1533,11 @@ paddock_session_impl_refuse_cb (GObject               *component,
   return _paddock_session_impl_refuse_leftovers (self, invocation);
 }
 
-static void
-paddock_session_impl_last_recovery_cb (PaddockSessionStaging *staging,
-                                       const char            *text,
-                                       PaddockSessionImpl    *self)
-{
-  paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), text);
-}
-
-static gboolean
-paddock_session_impl_handle_list_change_details (PaddockIpcSession1    *session,
-                                                 GDBusMethodInvocation *invocation)
-{
-  return paddock_session_staging_handle_list_change_details (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                                             invocation);
-}
-
-static gboolean
-paddock_session_impl_handle_list_changes (PaddockIpcSession1    *session,
-                                          GDBusMethodInvocation *invocation)
-{
-  return paddock_session_staging_handle_list_changes (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                                      invocation);
-}
-
-static gboolean
-paddock_session_impl_handle_get_diff (PaddockIpcSession1    *session,
-                                      GDBusMethodInvocation *invocation,
-                                      const char            *path)
-{
-  return paddock_session_staging_handle_get_diff (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                                  invocation, path);
-}
-
-static gboolean
-paddock_session_impl_handle_apply (PaddockIpcSession1    *session,
-                                   GDBusMethodInvocation *invocation,
-                                   const char *const     *paths,
-                                   const char *const     *force_paths)
-{
-  return paddock_session_staging_handle_apply (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                               invocation, paths, force_paths);
-}
-
-static gboolean
-paddock_session_impl_handle_review (PaddockIpcSession1    *session,
-                                    GDBusMethodInvocation *invocation,
-                                    GVariant              *options)
-{
-  return paddock_session_staging_handle_review (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                                invocation, options);
-}
-
-static gboolean
-paddock_session_impl_handle_apply_reviewed (PaddockIpcSession1    *session,
-                                            GDBusMethodInvocation *invocation,
-                                            const char            *token,
-                                            const char *const     *paths,
-                                            GVariant              *options)
-{
-  return paddock_session_staging_handle_apply_reviewed (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                                        invocation, token, paths, options);
-}
-
-static gboolean
-paddock_session_impl_handle_get_reviewed_diff (PaddockIpcSession1    *session,
-                                               GDBusMethodInvocation *invocation,
-                                               const char            *token,
-                                               const char            *path)
-{
-  return paddock_session_staging_handle_get_reviewed_diff (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                                           invocation, token, path);
-}
-
-static gboolean
-paddock_session_impl_handle_drop (PaddockIpcSession1    *session,
-                                  GDBusMethodInvocation *invocation,
-                                  const char *const     *paths)
-{
-  return paddock_session_staging_handle_drop (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                              invocation, paths);
-}
-
-static gboolean
-paddock_session_impl_handle_create_checkpoint (PaddockIpcSession1    *session,
-                                               GDBusMethodInvocation *invocation,
-                                               const char            *name)
-{
-  return paddock_session_staging_handle_create_checkpoint (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                                           invocation, name);
-}
-
-static gboolean
-paddock_session_impl_handle_list_checkpoints (PaddockIpcSession1    *session,
-                                              GDBusMethodInvocation *invocation)
-{
-  return paddock_session_staging_handle_list_checkpoints (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                                          invocation);
-}
-
-static gboolean
-paddock_session_impl_handle_restore_checkpoint (PaddockIpcSession1    *session,
-                                                GDBusMethodInvocation *invocation,
-                                                const char            *name)
-{
-  return paddock_session_staging_handle_restore_checkpoint (PADDOCK_SESSION_IMPL (session)->staging, session,
-                                                            invocation, name);
-}
-
-static gboolean
-paddock_session_impl_handle_list_commits (PaddockIpcSession1    *session,
-                                          GDBusMethodInvocation *invocation)
-{
-  return paddock_session_commits_handle_list (PADDOCK_SESSION_IMPL (session)->commits, session, invocation);
-}
-
-static gboolean
-paddock_session_impl_handle_get_commit_diff (PaddockIpcSession1    *session,
-                                             GDBusMethodInvocation *invocation,
-                                             const char            *id)
-{
-  return paddock_session_commits_handle_get_diff (PADDOCK_SESSION_IMPL (session)->commits, session, invocation,
-                                                  id);
-}
-
-static gboolean
-paddock_session_impl_handle_apply_commits (PaddockIpcSession1    *session,
-                                           GDBusMethodInvocation *invocation,
-                                           GVariant              *options)
-{
-  return paddock_session_commits_handle_apply (PADDOCK_SESSION_IMPL (session)->commits, session, invocation,
-                                               options);
-}
-
 static GArray *
 paddock_session_impl_processes_list_pids_cb (PaddockSessionProcesses *processes,
                                              PaddockSessionImpl      *self)
 {
   return paddock_session_impl_list_pids (self);
-}
-
-static gboolean
-paddock_session_impl_handle_list_processes (PaddockIpcSession1    *session,
-                                            GDBusMethodInvocation *invocation)
-{
-  return paddock_session_processes_handle_list (PADDOCK_SESSION_IMPL (session)->processes, session, invocation);
-}
-
-static gboolean
-paddock_session_impl_handle_kill_process (PaddockIpcSession1    *session,
-                                          GDBusMethodInvocation *invocation,
-                                          guint                  pid,
-                                          guint                  signum)
-{
-  return paddock_session_processes_handle_kill (PADDOCK_SESSION_IMPL (session)->processes, session, invocation,
-                                                pid, signum);
 }
 
 static gboolean
@@ -1817,14 +1667,6 @@ paddock_session_impl_network_discard_records_cb (PaddockSessionNetwork *network,
 }
 
 static void
-paddock_session_impl_network_record_cb (PaddockSessionNetwork *network,
-                                        GVariant              *record,
-                                        PaddockSessionImpl    *self)
-{
-  paddock_ipc_session1_emit_network_record (PADDOCK_IPC_SESSION1 (self), record);
-}
-
-static void
 paddock_session_impl_connect_network (PaddockSessionImpl *self)
 {
   PaddockSessionPorts *ports = _paddock_session_network_get_ports (self->network);
@@ -1834,7 +1676,7 @@ paddock_session_impl_connect_network (PaddockSessionImpl *self)
   g_signal_connect (self->network, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
   g_signal_connect (self->network, "discard-records",
                     G_CALLBACK (paddock_session_impl_network_discard_records_cb), self);
-  g_signal_connect (self->network, "record", G_CALLBACK (paddock_session_impl_network_record_cb), self);
+  g_signal_connect_swapped (self->network, "record", G_CALLBACK (paddock_ipc_session1_emit_network_record), self);
   g_signal_connect (self->network, "policy-changed",
                     G_CALLBACK (paddock_session_impl_network_policy_changed_cb), self);
   g_signal_connect (ports, "list-leases", G_CALLBACK (paddock_session_impl_ports_list_leases_cb), self);
@@ -1853,37 +1695,6 @@ paddock_session_impl_disconnect_network (PaddockSessionImpl *self)
   g_signal_handlers_disconnect_by_data (self->network, self);
 }
 
-static gboolean
-paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
-                                        GDBusMethodInvocation *invocation,
-                                        const char            *name)
-{
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-
-  return _paddock_session_ports_handle_lease_port (_paddock_session_network_get_ports (self->network), session,
-                                                   invocation, name);
-}
-
-static gboolean
-paddock_session_impl_handle_list_network_records (PaddockIpcSession1    *session,
-                                                  GDBusMethodInvocation *invocation,
-                                                  guint64                after_seq,
-                                                  guint                  max)
-{
-  return _paddock_session_network_handle_list_records (PADDOCK_SESSION_IMPL (session)->network, session,
-                                                       invocation, after_seq, max);
-}
-
-static gboolean
-paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
-                                                GDBusMethodInvocation *invocation,
-                                                const char            *mode,
-                                                const char * const    *allow_domains)
-{
-  return _paddock_session_network_handle_set_policy (PADDOCK_SESSION_IMPL (session)->network, session,
-                                                     invocation, mode, allow_domains);
-}
-
 static void
 paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 {
@@ -1896,25 +1707,6 @@ paddock_session_iface_init (PaddockIpcSession1Iface *iface)
   iface->handle_resize = paddock_session_impl_handle_resize;
   iface->handle_stop = paddock_session_impl_handle_stop;
   iface->handle_destroy = paddock_session_impl_handle_destroy;
-  iface->handle_list_changes = paddock_session_impl_handle_list_changes;
-  iface->handle_list_change_details = paddock_session_impl_handle_list_change_details;
-  iface->handle_get_diff = paddock_session_impl_handle_get_diff;
-  iface->handle_apply = paddock_session_impl_handle_apply;
-  iface->handle_review = paddock_session_impl_handle_review;
-  iface->handle_apply_reviewed = paddock_session_impl_handle_apply_reviewed;
-  iface->handle_get_reviewed_diff = paddock_session_impl_handle_get_reviewed_diff;
-  iface->handle_drop = paddock_session_impl_handle_drop;
-  iface->handle_create_checkpoint = paddock_session_impl_handle_create_checkpoint;
-  iface->handle_list_checkpoints = paddock_session_impl_handle_list_checkpoints;
-  iface->handle_restore_checkpoint = paddock_session_impl_handle_restore_checkpoint;
-  iface->handle_list_commits = paddock_session_impl_handle_list_commits;
-  iface->handle_get_commit_diff = paddock_session_impl_handle_get_commit_diff;
-  iface->handle_apply_commits = paddock_session_impl_handle_apply_commits;
-  iface->handle_list_processes = paddock_session_impl_handle_list_processes;
-  iface->handle_lease_port = paddock_session_impl_handle_lease_port;
-  iface->handle_kill_process = paddock_session_impl_handle_kill_process;
-  iface->handle_list_network_records = paddock_session_impl_handle_list_network_records;
-  iface->handle_set_network_policy = paddock_session_impl_handle_set_network_policy;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2111,13 +1903,19 @@ paddock_session_impl_new (const char                 *id,
   if (self->network == NULL)
     self->network = _paddock_session_network_new (id, NULL);
   paddock_session_impl_connect_network (self);
+  _paddock_session_network_attach (self->network, session);
+  paddock_session_processes_attach (self->processes, session);
   self->commits = paddock_session_commits_new (id, self->stage);
   g_signal_connect (self->commits, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
+  paddock_session_commits_attach (self->commits, session);
   self->staging = paddock_session_staging_new (id, self->stage);
   g_signal_connect (self->staging, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
   g_signal_connect (self->staging, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
   g_signal_connect (self->staging, "freeze", G_CALLBACK (paddock_session_impl_component_freeze_cb), self);
-  g_signal_connect (self->staging, "last-recovery", G_CALLBACK (paddock_session_impl_last_recovery_cb), self);
+  /* What the stage's journal folder last recovered is published as is. */
+  g_signal_connect_swapped (self->staging, "last-recovery", G_CALLBACK (paddock_ipc_session1_set_last_recovery),
+                            self);
+  paddock_session_staging_attach (self->staging, session);
   self->terminal = paddock_terminal_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
   g_signal_connect (self->terminal, "output", G_CALLBACK (paddock_session_impl_terminal_output_cb), self);
   /* Kept in the session's folder: a later daemon shows it again. */

@@ -125,3 +125,32 @@ paddock_session_describe_caller (GDBusMethodInvocation *invocation)
   return g_strdup_printf ("%s uid=%d pid=%u (%s)", sender,
                           uid == G_MAXUINT32 ? -1 : (int) uid, pid, comm != NULL ? comm : "?");
 }
+
+void
+paddock_session_call_handlers_connect (PaddockSessionCallHandlers *handlers,
+                                       PaddockIpcSession1         *skeleton,
+                                       const char                 *signal,
+                                       GCallback                   callback,
+                                       gpointer                    data)
+{
+  gulong id;
+
+  g_return_if_fail (handlers->skeleton == NULL || handlers->skeleton == skeleton);
+
+  if (handlers->skeleton == NULL)
+    g_set_weak_pointer (&handlers->skeleton, skeleton);
+  if (handlers->handler_ids == NULL)
+    handlers->handler_ids = g_array_new (FALSE, FALSE, sizeof (gulong));
+  id = g_signal_connect (skeleton, signal, callback, data);
+  g_array_append_val (handlers->handler_ids, id);
+}
+
+void
+paddock_session_call_handlers_clear (PaddockSessionCallHandlers *handlers)
+{
+  if (handlers->skeleton != NULL && handlers->handler_ids != NULL)
+    for (guint i = 0; i < handlers->handler_ids->len; i++)
+      g_signal_handler_disconnect (handlers->skeleton, g_array_index (handlers->handler_ids, gulong, i));
+  g_clear_weak_pointer (&handlers->skeleton);
+  g_clear_pointer (&handlers->handler_ids, g_array_unref);
+}

@@ -26,6 +26,8 @@ struct _PaddockSessionCommits
 {
   GObject       parent_instance;
 
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
+
   char         *session_id;
   PaddockStage *stage;       /* NULL: the session stages nothing */
 };
@@ -44,6 +46,7 @@ paddock_session_commits_finalize (GObject *object)
 {
   PaddockSessionCommits *self = PADDOCK_SESSION_COMMITS (object);
 
+  paddock_session_call_handlers_clear (&self->calls);
   g_free (self->session_id);
   g_clear_object (&self->stage);
 
@@ -279,19 +282,19 @@ start_call (PaddockSessionCommits *self,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-gboolean
-paddock_session_commits_handle_list (PaddockSessionCommits *self,
-                                     PaddockIpcSession1    *session,
-                                     GDBusMethodInvocation *invocation)
+static gboolean
+handle_list (PaddockIpcSession1    *session,
+             GDBusMethodInvocation *invocation,
+             PaddockSessionCommits *self)
 {
   return start_call (self, session, invocation, COMMITS_LIST, NULL, NULL);
 }
 
-gboolean
-paddock_session_commits_handle_get_diff (PaddockSessionCommits *self,
-                                         PaddockIpcSession1    *session,
-                                         GDBusMethodInvocation *invocation,
-                                         const char            *id)
+static gboolean
+handle_get_diff (PaddockIpcSession1    *session,
+                 GDBusMethodInvocation *invocation,
+                 const char            *id,
+                 PaddockSessionCommits *self)
 {
   gsize len = strlen (id);
 
@@ -305,11 +308,11 @@ paddock_session_commits_handle_get_diff (PaddockSessionCommits *self,
   return start_call (self, session, invocation, COMMITS_GET_DIFF, id, NULL);
 }
 
-gboolean
-paddock_session_commits_handle_apply (PaddockSessionCommits *self,
-                                      PaddockIpcSession1    *session,
-                                      GDBusMethodInvocation *invocation,
-                                      GVariant              *options)
+static gboolean
+handle_apply (PaddockIpcSession1    *session,
+              GDBusMethodInvocation *invocation,
+              GVariant              *options,
+              PaddockSessionCommits *self)
 {
   const char *branch = NULL;
   GVariantIter iter;
@@ -338,4 +341,16 @@ paddock_session_commits_handle_apply (PaddockSessionCommits *self,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   return start_call (self, session, invocation, COMMITS_APPLY, NULL, branch);
+}
+
+/* From now on it answers its calls on @skeleton itself (the session's
+ * D-Bus object leaves those methods to it); they are disconnected when
+ * it goes, or when the skeleton does. */
+void
+paddock_session_commits_attach (PaddockSessionCommits *self,
+                                PaddockIpcSession1 *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-commits", G_CALLBACK (handle_list), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-get-commit-diff", G_CALLBACK (handle_get_diff), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-apply-commits", G_CALLBACK (handle_apply), self);
 }

@@ -20,16 +20,8 @@ G_DECLARE_FINAL_TYPE (PaddockSessionCommits, paddock_session_commits, PADDOCK, S
 /* @stage NULL: the session stages nothing (the host profile). */
 PaddockSessionCommits *paddock_session_commits_new             (const char            *session_id,
                                                                 PaddockStage          *stage);
-gboolean               paddock_session_commits_handle_list     (PaddockSessionCommits *self,
-                                                                PaddockIpcSession1    *session,
-                                                                GDBusMethodInvocation *invocation);
-gboolean               paddock_session_commits_handle_get_diff (PaddockSessionCommits *self,
-                                                                PaddockIpcSession1    *session,
-                                                                GDBusMethodInvocation *invocation,
-                                                                const char            *id);
-gboolean               paddock_session_commits_handle_apply    (PaddockSessionCommits *self,
-                                                                PaddockIpcSession1    *session,
-                                                                GDBusMethodInvocation *invocation,
-                                                                GVariant              *options);
+
+void paddock_session_commits_attach (PaddockSessionCommits *self,
+                                    PaddockIpcSession1 *skeleton);
 
 G_END_DECLS

@@ -68,6 +68,7 @@
 #include "paddock-net-journal.h"
 #include "paddock-net-modes.h"
 #include "paddock-proxy.h"
+#include "paddock-session-calls.h"
 #include "paddock-session-network.h"
 #include "paddock-session-ports.h"
 
@@ -103,6 +104,8 @@ typedef struct
 struct _PaddockSessionNetwork
 {
   GObject             parent_instance;
+
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
 
   char               *session_id;
   PaddockNetJournal  *journal;
@@ -615,6 +618,7 @@ paddock_session_network_finalize (GObject *object)
 {
   PaddockSessionNetwork *network = PADDOCK_SESSION_NETWORK (object);
 
+  paddock_session_call_handlers_clear (&network->calls);
   g_free (network->session_id);
 
   G_OBJECT_CLASS (paddock_session_network_parent_class)->finalize (object);
@@ -913,12 +917,12 @@ _paddock_session_network_stop (PaddockSessionNetwork *network)
   network_stop_proxy (network);
 }
 
-gboolean
-_paddock_session_network_handle_list_records (PaddockSessionNetwork *network,
-                                              PaddockIpcSession1    *session,
-                                              GDBusMethodInvocation *invocation,
-                                              guint64                after_seq,
-                                              guint                  max)
+static gboolean
+handle_list_records (PaddockIpcSession1    *session,
+                     GDBusMethodInvocation *invocation,
+                     guint64               after_seq,
+                     guint                 max,
+                     PaddockSessionNetwork *network)
 {
   g_autoptr(GPtrArray) records = NULL;
   GVariantBuilder builder;
@@ -990,12 +994,12 @@ link_set_rules (ProxyLink *link,
   g_source_unref (source);
 }
 
-gboolean
-_paddock_session_network_handle_set_policy (PaddockSessionNetwork *network,
-                                            PaddockIpcSession1    *session,
-                                            GDBusMethodInvocation *invocation,
-                                            const char            *mode,
-                                            const char * const    *allow_domains)
+static gboolean
+handle_set_policy (PaddockIpcSession1    *session,
+                   GDBusMethodInvocation *invocation,
+                   const char            *mode,
+                   const char * const    *allow_domains,
+                   PaddockSessionNetwork *network)
 {
   const char *current = paddock_ipc_session1_get_network_mode (session);
   g_autoptr(PaddockDomainRules) rules = NULL;
@@ -1130,4 +1134,16 @@ _paddock_session_network_child_format_pid (char  *out,
   for (int i = 0; i < n; i++)
     out[i] = digits[n - 1 - i];
   out[n] = '\0';
+}
+
+/* From now on it answers its calls on @skeleton itself (the session's
+ * D-Bus object leaves those methods to it); they are disconnected when
+ * it goes, or when the skeleton does. */
+void
+_paddock_session_network_attach (PaddockSessionNetwork *self,
+                                 PaddockIpcSession1 *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-network-records", G_CALLBACK (handle_list_records), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-set-network-policy", G_CALLBACK (handle_set_policy), self);
+  _paddock_session_ports_attach (self->ports, skeleton);
 }

@@ -40,16 +40,6 @@ gboolean               _paddock_session_network_take_listener   (PaddockSessionN
                                                                  GError               **error);
 void                   _paddock_session_network_stop            (PaddockSessionNetwork *network);
 PaddockSessionPorts   *_paddock_session_network_get_ports       (PaddockSessionNetwork *network);
-gboolean               _paddock_session_network_handle_list_records (PaddockSessionNetwork *network,
-                                                                     PaddockIpcSession1    *session,
-                                                                     GDBusMethodInvocation *invocation,
-                                                                     guint64                after_seq,
-                                                                     guint                  max);
-gboolean               _paddock_session_network_handle_set_policy   (PaddockSessionNetwork *network,
-                                                                     PaddockIpcSession1    *session,
-                                                                     GDBusMethodInvocation *invocation,
-                                                                     const char            *mode,
-                                                                     const char * const    *allow_domains);
 
 /* Pure: the environment leased ports give, and a policy parsed. */
 char                 **_paddock_session_network_add_port_environment   (GPtrArray   *leases,
@@ -63,5 +53,8 @@ void                   _paddock_session_network_child_format_pid       (char    
 PaddockDomainRules    *_paddock_session_network_build_rules     (const char            *mode,
                                                                  const char * const    *allow,
                                                                  GError               **error);
+
+void _paddock_session_network_attach (PaddockSessionNetwork *self,
+                                     PaddockIpcSession1 *skeleton);
 
 G_END_DECLS

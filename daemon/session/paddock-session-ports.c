@@ -66,6 +66,7 @@
 #include "paddock-port-forward.h"
 #include "paddock-ports-impl.h"
 #include "paddock-registry.h"
+#include "paddock-session-calls.h"
 #include "paddock-session-ports.h"
 
 /* The daemon's one port registry, for LeasePort; unowned (the manager
@@ -75,6 +76,8 @@ static PaddockRegistry *session_registry;
 struct _PaddockSessionPorts
 {
   GObject parent_instance;
+
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
 
   char *session_id;
   GPtrArray *forwards;           /* PaddockPortForward* */
@@ -227,6 +230,7 @@ paddock_session_ports_finalize (GObject *object)
 {
   PaddockSessionPorts *ports = PADDOCK_SESSION_PORTS (object);
 
+  paddock_session_call_handlers_clear (&ports->calls);
   g_ptr_array_unref (ports->forwards);
   g_hash_table_unref (ports->requests);
   g_ptr_array_unref (ports->reserved);
@@ -734,11 +738,11 @@ landlock_net_enforced (PaddockIpcSession1 *session)
 }
 
 /* Session1.LeasePort: see its documentation in org.paddock.Session1.xml. */
-gboolean
-_paddock_session_ports_handle_lease_port (PaddockSessionPorts   *ports,
-                                          PaddockIpcSession1    *session,
-                                          GDBusMethodInvocation *invocation,
-                                          const char            *name)
+static gboolean
+handle_lease_port (PaddockIpcSession1    *session,
+                   GDBusMethodInvocation *invocation,
+                   const char            *name,
+                   PaddockSessionPorts   *ports)
 {
   g_autoptr(GPtrArray) leases = list_leases (ports);
   const char *mode = paddock_ipc_session1_get_network_mode (session);
@@ -850,4 +854,14 @@ _paddock_session_ports_handle_lease_port (PaddockSessionPorts   *ports,
   description = paddock_lease_to_variant (lease);
   paddock_ipc_session1_complete_lease_port (session, invocation, description);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* From now on it answers its calls on @skeleton itself (the session's
+ * D-Bus object leaves those methods to it); they are disconnected when
+ * it goes, or when the skeleton does. */
+void
+_paddock_session_ports_attach (PaddockSessionPorts *self,
+                               PaddockIpcSession1 *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-lease-port", G_CALLBACK (handle_lease_port), self);
 }

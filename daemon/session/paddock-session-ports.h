@@ -50,9 +50,8 @@ void                 _paddock_session_ports_add_bind_arguments  (PaddockSessionP
                                                                  GPtrArray            *argv);
 gboolean             _paddock_session_ports_check_name          (const char           *name,
                                                                  GError              **error);
-gboolean             _paddock_session_ports_handle_lease_port   (PaddockSessionPorts   *ports,
-                                                                 PaddockIpcSession1    *session,
-                                                                 GDBusMethodInvocation *invocation,
-                                                                 const char            *name);
+
+void _paddock_session_ports_attach (PaddockSessionPorts *self,
+                                   PaddockIpcSession1 *skeleton);
 
 G_END_DECLS

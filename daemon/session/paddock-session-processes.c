@@ -25,6 +25,7 @@
 #include "paddock-compat-pidfd.h"
 #include "paddock-compat-proc.h"
 #include "paddock-error.h"
+#include "paddock-session-calls.h"
 #include "paddock-session-processes.h"
 
 /* A session may fork without limit where it has no cgroup; the answer does
@@ -36,6 +37,8 @@
 struct _PaddockSessionProcesses
 {
   GObject parent_instance;
+
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
 };
 
 enum {
@@ -48,8 +51,20 @@ static guint signals[N_SIGNALS];
 G_DEFINE_FINAL_TYPE (PaddockSessionProcesses, paddock_session_processes, G_TYPE_OBJECT)
 
 static void
+paddock_session_processes_finalize (GObject *object)
+{
+  PaddockSessionProcesses *self = PADDOCK_SESSION_PROCESSES (object);
+
+  paddock_session_call_handlers_clear (&self->calls);
+
+  G_OBJECT_CLASS (paddock_session_processes_parent_class)->finalize (object);
+}
+
+static void
 paddock_session_processes_class_init (PaddockSessionProcessesClass *klass)
 {
+  G_OBJECT_CLASS (klass)->finalize = paddock_session_processes_finalize;
+
   /**
    * PaddockSessionProcesses::list-pids:
    *
@@ -123,10 +138,10 @@ compare_pids (gconstpointer a,
   return (pa > pb) - (pa < pb);
 }
 
-gboolean
-paddock_session_processes_handle_list (PaddockSessionProcesses *self,
-                                       PaddockIpcSession1      *session,
-                                       GDBusMethodInvocation   *invocation)
+static gboolean
+handle_list (PaddockIpcSession1      *session,
+             GDBusMethodInvocation   *invocation,
+             PaddockSessionProcesses *self)
 {
   g_autoptr(GArray) pids = list_pids (self);
   GVariantBuilder builder;
@@ -181,12 +196,12 @@ session_has_pid (PaddockSessionProcesses *self,
   return FALSE;
 }
 
-gboolean
-paddock_session_processes_handle_kill (PaddockSessionProcesses *self,
-                                       PaddockIpcSession1      *session,
-                                       GDBusMethodInvocation   *invocation,
-                                       guint                    pid,
-                                       guint                    signum)
+static gboolean
+handle_kill (PaddockIpcSession1      *session,
+             GDBusMethodInvocation   *invocation,
+             guint                   pid,
+             guint                   signum,
+             PaddockSessionProcesses *self)
 {
   int pidfd;
   int saved_errno;
@@ -242,4 +257,15 @@ paddock_session_processes_handle_kill (PaddockSessionProcesses *self,
   close (pidfd);
   paddock_ipc_session1_complete_kill_process (session, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* From now on it answers its calls on @skeleton itself (the session's
+ * D-Bus object leaves those methods to it); they are disconnected when
+ * it goes, or when the skeleton does. */
+void
+paddock_session_processes_attach (PaddockSessionProcesses *self,
+                                  PaddockIpcSession1 *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-processes", G_CALLBACK (handle_list), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-kill-process", G_CALLBACK (handle_kill), self);
 }

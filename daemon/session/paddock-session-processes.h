@@ -17,13 +17,8 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (PaddockSessionProcesses, paddock_session_processes, PADDOCK, SESSION_PROCESSES, GObject)
 
 PaddockSessionProcesses *paddock_session_processes_new         (void);
-gboolean                 paddock_session_processes_handle_list (PaddockSessionProcesses *self,
-                                                                PaddockIpcSession1      *session,
-                                                                GDBusMethodInvocation   *invocation);
-gboolean                 paddock_session_processes_handle_kill (PaddockSessionProcesses *self,
-                                                                PaddockIpcSession1      *session,
-                                                                GDBusMethodInvocation   *invocation,
-                                                                guint                    pid,
-                                                                guint                    signum);
+
+void paddock_session_processes_attach (PaddockSessionProcesses *self,
+                                      PaddockIpcSession1 *skeleton);
 
 G_END_DECLS

@@ -31,6 +31,8 @@ struct _PaddockSessionStaging
 {
   GObject       parent_instance;
 
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
+
   char         *session_id;
   PaddockStage *stage;       /* NULL: the session stages nothing */
 };
@@ -52,6 +54,7 @@ paddock_session_staging_finalize (GObject *object)
 {
   PaddockSessionStaging *self = PADDOCK_SESSION_STAGING (object);
 
+  paddock_session_call_handlers_clear (&self->calls);
   g_free (self->session_id);
   g_clear_object (&self->stage);
 
@@ -599,11 +602,11 @@ start_call (PaddockSessionStaging *self,
   return start_call_full (self, session, invocation, op, paths, force_paths, NULL, NULL, name);
 }
 
-gboolean
-paddock_session_staging_handle_review (PaddockSessionStaging *self,
-                                       PaddockIpcSession1    *session,
-                                       GDBusMethodInvocation *invocation,
-                                       GVariant              *options)
+static gboolean
+handle_review (PaddockIpcSession1    *session,
+               GDBusMethodInvocation *invocation,
+               GVariant              *options,
+               PaddockSessionStaging *self)
 {
   return start_call (self, session, invocation, STAGING_REVIEW, NULL, NULL, NULL);
 }
@@ -639,13 +642,13 @@ token_is_valid (GDBusMethodInvocation *invocation,
   return FALSE;
 }
 
-gboolean
-paddock_session_staging_handle_apply_reviewed (PaddockSessionStaging *self,
-                                               PaddockIpcSession1    *session,
-                                               GDBusMethodInvocation *invocation,
-                                               const char            *token,
-                                               const char *const     *paths,
-                                               GVariant              *options)
+static gboolean
+handle_apply_reviewed (PaddockIpcSession1    *session,
+                       GDBusMethodInvocation *invocation,
+                       const char            *token,
+                       const char *const     *paths,
+                       GVariant              *options,
+                       PaddockSessionStaging *self)
 {
   g_auto(GStrv) force_paths = NULL;
   g_auto(GStrv) metadata_paths = NULL;
@@ -665,84 +668,104 @@ paddock_session_staging_handle_apply_reviewed (PaddockSessionStaging *self,
                           token, NULL);
 }
 
-gboolean
-paddock_session_staging_handle_get_reviewed_diff (PaddockSessionStaging *self,
-                                                  PaddockIpcSession1    *session,
-                                                  GDBusMethodInvocation *invocation,
-                                                  const char            *token,
-                                                  const char            *path)
+static gboolean
+handle_get_reviewed_diff (PaddockIpcSession1    *session,
+                          GDBusMethodInvocation *invocation,
+                          const char            *token,
+                          const char            *path,
+                          PaddockSessionStaging *self)
 {
   if (!token_is_valid (invocation, token))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   return start_call_full (self, session, invocation, STAGING_GET_REVIEWED_DIFF, NULL, NULL, NULL, token, path);
 }
 
-gboolean
-paddock_session_staging_handle_list_changes (PaddockSessionStaging *self,
-                                             PaddockIpcSession1    *session,
-                                             GDBusMethodInvocation *invocation)
+static gboolean
+handle_list_changes (PaddockIpcSession1    *session,
+                     GDBusMethodInvocation *invocation,
+                     PaddockSessionStaging *self)
 {
   return start_call (self, session, invocation, STAGING_LIST_CHANGES, NULL, NULL, NULL);
 }
 
-gboolean
-paddock_session_staging_handle_list_change_details (PaddockSessionStaging *self,
-                                                    PaddockIpcSession1    *session,
-                                                    GDBusMethodInvocation *invocation)
+static gboolean
+handle_list_change_details (PaddockIpcSession1    *session,
+                            GDBusMethodInvocation *invocation,
+                            PaddockSessionStaging *self)
 {
   return start_call (self, session, invocation, STAGING_LIST_CHANGE_DETAILS, NULL, NULL, NULL);
 }
 
-gboolean
-paddock_session_staging_handle_get_diff (PaddockSessionStaging *self,
-                                         PaddockIpcSession1    *session,
-                                         GDBusMethodInvocation *invocation,
-                                         const char            *path)
+static gboolean
+handle_get_diff (PaddockIpcSession1    *session,
+                 GDBusMethodInvocation *invocation,
+                 const char            *path,
+                 PaddockSessionStaging *self)
 {
   return start_call (self, session, invocation, STAGING_GET_DIFF, NULL, NULL, path);
 }
 
-gboolean
-paddock_session_staging_handle_apply (PaddockSessionStaging *self,
-                                      PaddockIpcSession1    *session,
-                                      GDBusMethodInvocation *invocation,
-                                      const char *const     *paths,
-                                      const char *const     *force_paths)
+static gboolean
+handle_apply (PaddockIpcSession1    *session,
+              GDBusMethodInvocation *invocation,
+              const char *const     *paths,
+              const char *const     *force_paths,
+              PaddockSessionStaging *self)
 {
   return start_call (self, session, invocation, STAGING_APPLY, paths, force_paths, NULL);
 }
 
-gboolean
-paddock_session_staging_handle_drop (PaddockSessionStaging *self,
-                                     PaddockIpcSession1    *session,
-                                     GDBusMethodInvocation *invocation,
-                                     const char *const     *paths)
+static gboolean
+handle_drop (PaddockIpcSession1    *session,
+             GDBusMethodInvocation *invocation,
+             const char *const     *paths,
+             PaddockSessionStaging *self)
 {
   return start_call (self, session, invocation, STAGING_DROP, paths, NULL, NULL);
 }
 
-gboolean
-paddock_session_staging_handle_create_checkpoint (PaddockSessionStaging *self,
-                                                  PaddockIpcSession1    *session,
-                                                  GDBusMethodInvocation *invocation,
-                                                  const char            *name)
+static gboolean
+handle_create_checkpoint (PaddockIpcSession1    *session,
+                          GDBusMethodInvocation *invocation,
+                          const char            *name,
+                          PaddockSessionStaging *self)
 {
   return start_call (self, session, invocation, STAGING_CREATE_CHECKPOINT, NULL, NULL, name);
 }
 
-gboolean
-paddock_session_staging_handle_list_checkpoints (PaddockSessionStaging *self,
-                                                 PaddockIpcSession1    *session,
-                                                 GDBusMethodInvocation *invocation)
+static gboolean
+handle_list_checkpoints (PaddockIpcSession1    *session,
+                         GDBusMethodInvocation *invocation,
+                         PaddockSessionStaging *self)
 {
   return start_call (self, session, invocation, STAGING_LIST_CHECKPOINTS, NULL, NULL, NULL);
 }
 
-gboolean
-paddock_session_staging_handle_restore_checkpoint (PaddockSessionStaging *self,
-                                                   PaddockIpcSession1    *session,
-                                                   GDBusMethodInvocation *invocation,
-                                                   const char            *name)
+static gboolean
+handle_restore_checkpoint (PaddockIpcSession1    *session,
+                           GDBusMethodInvocation *invocation,
+                           const char            *name,
+                           PaddockSessionStaging *self)
 {
   return start_call (self, session, invocation, STAGING_RESTORE_CHECKPOINT, NULL, NULL, name);
+}
+
+/* From now on it answers its calls on @skeleton itself (the session's
+ * D-Bus object leaves those methods to it); they are disconnected when
+ * it goes, or when the skeleton does. */
+void
+paddock_session_staging_attach (PaddockSessionStaging *self,
+                                PaddockIpcSession1 *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-change-details", G_CALLBACK (handle_list_change_details), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-changes", G_CALLBACK (handle_list_changes), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-get-diff", G_CALLBACK (handle_get_diff), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-apply", G_CALLBACK (handle_apply), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-review", G_CALLBACK (handle_review), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-apply-reviewed", G_CALLBACK (handle_apply_reviewed), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-get-reviewed-diff", G_CALLBACK (handle_get_reviewed_diff), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-drop", G_CALLBACK (handle_drop), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-create-checkpoint", G_CALLBACK (handle_create_checkpoint), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-checkpoints", G_CALLBACK (handle_list_checkpoints), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-restore-checkpoint", G_CALLBACK (handle_restore_checkpoint), self);
 }

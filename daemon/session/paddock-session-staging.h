@@ -22,50 +22,8 @@ PaddockSessionStaging *paddock_session_staging_new                      (const c
                                                                          PaddockStage          *stage);
 void                   paddock_session_staging_refresh_last_recovery    (PaddockSessionStaging *self);
 
-gboolean paddock_session_staging_handle_list_change_details (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation);
-gboolean paddock_session_staging_handle_list_changes        (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation);
-gboolean paddock_session_staging_handle_get_diff            (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation,
-                                                             const char            *path);
-gboolean paddock_session_staging_handle_apply               (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation,
-                                                             const char *const     *paths,
-                                                             const char *const     *force_paths);
-gboolean paddock_session_staging_handle_review              (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation,
-                                                             GVariant              *options);
-gboolean paddock_session_staging_handle_apply_reviewed      (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation,
-                                                             const char            *token,
-                                                             const char *const     *paths,
-                                                             GVariant              *options);
-gboolean paddock_session_staging_handle_get_reviewed_diff   (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation,
-                                                             const char            *token,
-                                                             const char            *path);
-gboolean paddock_session_staging_handle_drop                (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation,
-                                                             const char *const     *paths);
-gboolean paddock_session_staging_handle_create_checkpoint   (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation,
-                                                             const char            *name);
-gboolean paddock_session_staging_handle_list_checkpoints    (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation);
-gboolean paddock_session_staging_handle_restore_checkpoint  (PaddockSessionStaging *self,
-                                                             PaddockIpcSession1    *session,
-                                                             GDBusMethodInvocation *invocation,
-                                                             const char            *name);
+
+void paddock_session_staging_attach (PaddockSessionStaging *self,
+                                    PaddockIpcSession1 *skeleton);
 
 G_END_DECLS
