@@ -22,8 +22,8 @@
 #include "paddock-manager-impl.h"
 #include "paddock-net-journal.h"
 #include "paddock-record-writer.h"
-#include "paddock-session-impl.h"
 #include "paddock-session-network.h"
+#include "paddock-session-staging.h"
 #include "paddock-ports-impl.h"
 #include "paddock-systemd-scope.h"
 
@@ -243,19 +243,19 @@ paddock_daemon_finish_applies (PaddockDaemon *self)
   gboolean cancelled = FALSE;
   guint wake_id;
 
-  paddock_session_impl_refuse_applies ();
-  if (paddock_session_impl_applies_in_flight () == 0)
+  paddock_session_staging_refuse_applies ();
+  if (paddock_session_staging_applies_in_flight () == 0)
     return;
   g_message ("Replaced with %u Apply call(s) in flight: answering them before handing over",
-             paddock_session_impl_applies_in_flight ());
+             paddock_session_staging_applies_in_flight ());
   wake_id = g_timeout_add (50, paddock_daemon_wake_cb, NULL);
-  while (paddock_session_impl_applies_in_flight () > 0)
+  while (paddock_session_staging_applies_in_flight () > 0)
     {
       if (!cancelled && g_get_monotonic_time () > deadline)
         {
           g_message ("%u Apply call(s) still in flight: cancelled, so that the next daemon can start",
-                     paddock_session_impl_applies_in_flight ());
-          paddock_session_impl_cancel_applies ();
+                     paddock_session_staging_applies_in_flight ());
+          paddock_session_staging_cancel_applies ();
           cancelled = TRUE;
         }
       g_main_context_iteration (NULL, TRUE);

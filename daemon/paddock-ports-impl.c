@@ -13,7 +13,7 @@
 #include "paddock-error.h"
 #include "paddock-ports-impl.h"
 #include "paddock-state-space.h"
-#include "paddock-session-impl-private.h"
+#include "paddock-session-ports.h"
 
 struct _PaddockPortsImpl
 {

@@ -18,11 +18,11 @@ G_BEGIN_DECLS
  * "reserved-ports" says how many, besides its named ones (within MAX_PORTS
  * together): none, since the agent binds any port in its own namespace and
  * LeasePort can lease a new one after start; those asked for are held for
- * a later LeasePort to name first (daemon/paddock-session-ports.c). */
+ * a later LeasePort to name first (daemon/session/paddock-session-ports.c). */
 #define PADDOCK_SESSION_RESERVED_PORTS 0
 
 /* The name a none or proxy session's reserved port has in the registry
- * until Session1.LeasePort names it (daemon/paddock-session-ports.c). The
+ * until Session1.LeasePort names it (daemon/session/paddock-session-ports.c). The
  * daemon gives no other port of a session this name, so the daemon,
  * paddockctl and the app recognise a reserved port by it, here alone. */
 #define PADDOCK_RESERVED_PORT_NAME "reserved"

@@ -51,11 +51,17 @@
 #include "paddock-scrollback.h"
 #include "paddock-session-boundary.h"
 #include "paddock-session-commands.h"
+#include "paddock-session-commits.h"
 #include "paddock-session-describe.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-session-process.h"
+#include "paddock-session-members.h"
+#include "paddock-session-network.h"
+#include "paddock-session-processes.h"
 #include "paddock-session-record.h"
 #include "paddock-session-restore.h"
+#include "paddock-session-stage-limit.h"
+#include "paddock-session-staging.h"
 #include "paddock-session-startup.h"
 #include "paddock-session-stop.h"
 #include "paddock-terminal.h"
@@ -93,6 +99,9 @@ struct _PaddockSessionImpl
   char                       *record_path;
   GStrv                       agent_env;  /* the environment the agent was given, for the boundary */
   PaddockSessionStageLimit   *stage_limit;  /* while it runs with a stage */
+  PaddockSessionProcesses    *processes;    /* ListProcesses, KillProcess */
+  PaddockSessionCommits      *commits;      /* ListCommits, GetCommitDiff, ApplyCommits */
+  PaddockSessionStaging      *staging;      /* review, apply, drop, checkpoints */
   gboolean                    stop_requested;
 
   /* The session's state and exit status as the daemon knows them. The
@@ -143,6 +152,10 @@ static guint signals[N_SIGNALS];
 static void paddock_session_iface_init (PaddockIpcSession1Iface *iface);
 static gboolean paddock_session_impl_check_alive (PaddockSessionImpl    *self,
                                                   GDBusMethodInvocation *invocation);
+static void paddock_session_impl_make_stage_limit (PaddockSessionImpl *self);
+static void paddock_session_impl_drop_stage_limit (PaddockSessionImpl *self);
+static void paddock_session_impl_connect_network (PaddockSessionImpl *self);
+static void paddock_session_impl_disconnect_network (PaddockSessionImpl *self);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockSessionImpl, paddock_session_impl,
                                PADDOCK_IPC_TYPE_SESSION1_SKELETON,
@@ -548,7 +561,7 @@ paddock_session_impl_started (PaddockSessionImpl  *self,
     {
       paddock_stage_record_baseline_in_thread (self->stage, BASELINE_DELAY_MS);
       /* Its writes are bounded from now on (paddock-session-stage-limit.c). */
-      self->stage_limit = _paddock_session_stage_limit_new (self, self->config.stage_limit);
+      paddock_session_impl_make_stage_limit (self);
     }
 
   /* "running", then the creator's answer, then the record, which the
@@ -704,7 +717,7 @@ paddock_session_impl_agent_ended (PaddockSessionImpl *self,
    * manager let go of it). */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
-  g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
+  paddock_session_impl_drop_stage_limit (self);
 
   /* A sandbox that ran the agent may have said so in an event not read
    * yet. Its "started" is then looked at (or was being looked at
@@ -1108,7 +1121,7 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
 
   /* A session held still because its stage was full goes on, to see its
    * SIGTERM; its stage is measured no more. */
-  g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
+  paddock_session_impl_drop_stage_limit (self);
   if (grace_seconds > 0)
     paddock_session_process_signal_all (self->process, SIGTERM, NULL);
 
@@ -1351,80 +1364,126 @@ _paddock_session_impl_get_network (PaddockSessionImpl *self)
   return self->network;
 }
 
-GPtrArray *
-_paddock_session_impl_get_leases (PaddockSessionImpl *self)
-{
-  return self->config.leases;
-}
-
-/* A port leased while running (LeasePort): the session's from now on. */
-void
-_paddock_session_impl_add_lease (PaddockSessionImpl *self,
-                                 PaddockLease       *lease)
-{
-  paddock_session_config_add_lease (&self->config, lease);
-}
-
-/* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
- * answer comes to paddock_session_impl_link_socket_cb(), through the
- * executor. */
-gboolean
-_paddock_session_impl_request_socket (PaddockSessionImpl  *self,
-                                      guint32              id,
-                                      int                  family,
-                                      GError             **error)
-{
-  if (paddock_session_process_get_executor (self->process) == NULL)
-    {
-      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
-      return FALSE;
-    }
-  return paddock_executor_request_socket (paddock_session_process_get_executor (self->process), id, family, error);
-}
-
-/* SetNetworkPolicy decided: the new mode and allowlist are the session's,
- * published and recorded. */
-void
-_paddock_session_impl_set_network_policy (PaddockSessionImpl *self,
-                                          const char         *mode,
-                                          const char * const *allow_domains,
-                                          PaddockDomainRules *rules)
-{
-  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
-
-  paddock_session_config_set_network (&self->config, mode, allow_domains, rules);
-  paddock_ipc_session1_set_network_mode (session, mode);
-  paddock_ipc_session1_set_allowed_domains (session, allow_domains);
-  paddock_session_impl_save (self);
-}
-
-/* The session's policy, parsed once (see PaddockSessionConfig.net_rules). */
-PaddockDomainRules *
-_paddock_session_impl_get_net_rules (PaddockSessionImpl *self)
-{
-  return self->config.net_rules;
-}
-
 PaddockStage *
 _paddock_session_impl_get_stage (PaddockSessionImpl *self)
 {
   return self->stage;
 }
 
-PaddockSessionStageLimit *
-_paddock_session_impl_get_stage_limit (PaddockSessionImpl *self)
+/* "is-live" of the stage limit and of staging. */
+static gboolean
+paddock_session_impl_component_is_live_cb (GObject            *component,
+                                           PaddockSessionImpl *self)
 {
-  return self->stage_limit;
+  return _paddock_session_impl_is_live (self);
 }
 
-/* SetStageLimit's limit, kept in the record (queued for the record writer):
- * a later daemon that adopts the session bounds its stage by it again. */
-void
-_paddock_session_impl_keep_stage_limit (PaddockSessionImpl *self,
-                                        guint64             limit)
+/* "freeze" of the stage limit and of staging. */
+static gboolean
+paddock_session_impl_component_freeze_cb (GObject            *component,
+                                          gboolean            frozen,
+                                          PaddockSessionImpl *self)
 {
+  return _paddock_session_impl_freeze (self, frozen);
+}
+
+static GArray *
+paddock_session_impl_stage_limit_list_pids_cb (PaddockSessionStageLimit *stage_limit,
+                                               PaddockSessionImpl       *self)
+{
+  return paddock_session_impl_list_pids (self);
+}
+
+static void
+paddock_session_impl_stage_limit_changed_cb (PaddockSessionStageLimit *stage_limit,
+                                             GVariant                 *stage,
+                                             gboolean                  newly_held,
+                                             PaddockSessionImpl       *self)
+{
+  paddock_ipc_session1_set_stage (PADDOCK_IPC_SESSION1 (self), stage);
+  if (newly_held)
+    paddock_ipc_session1_emit_stage_full (PADDOCK_IPC_SESSION1 (self), stage);
+}
+
+/* A running session's stage is bounded from now on. */
+static void
+paddock_session_impl_make_stage_limit (PaddockSessionImpl *self)
+{
+  g_return_if_fail (self->stage != NULL);
+
+  self->stage_limit = paddock_session_stage_limit_new (self->id, paddock_stage_get_root (self->stage),
+                                                       self->config.stage_limit);
+  g_signal_connect (self->stage_limit, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
+  g_signal_connect (self->stage_limit, "freeze", G_CALLBACK (paddock_session_impl_component_freeze_cb), self);
+  g_signal_connect (self->stage_limit, "list-pids",
+                    G_CALLBACK (paddock_session_impl_stage_limit_list_pids_cb), self);
+  g_signal_connect (self->stage_limit, "changed", G_CALLBACK (paddock_session_impl_stage_limit_changed_cb), self);
+  paddock_ipc_session1_set_stage (PADDOCK_IPC_SESSION1 (self),
+                                  paddock_session_stage_limit_dup_stage (self->stage_limit));
+  paddock_session_stage_limit_start (self->stage_limit);
+}
+
+/* Its processes go on (held still, they would not see their SIGTERM); the
+ * stage is measured no more. */
+static void
+paddock_session_impl_drop_stage_limit (PaddockSessionImpl *self)
+{
+  if (self->stage_limit == NULL)
+    return;
+  paddock_session_stage_limit_close (self->stage_limit);
+  g_signal_handlers_disconnect_by_data (self->stage_limit, self);
+  g_clear_object (&self->stage_limit);
+}
+
+static gboolean
+paddock_session_impl_refuse_cb (GObject               *component,
+                                GDBusMethodInvocation *invocation,
+                                PaddockSessionImpl    *self)
+{
+  return _paddock_session_impl_refuse_leftovers (self, invocation);
+}
+
+static GArray *
+paddock_session_impl_processes_list_pids_cb (PaddockSessionProcesses *processes,
+                                             PaddockSessionImpl      *self)
+{
+  return paddock_session_impl_list_pids (self);
+}
+
+static void
+paddock_session_impl_stage_limit_kept_cb (GObject      *source,
+                                          GAsyncResult *result,
+                                          gpointer      user_data)
+{
+  GDBusMethodInvocation *invocation = user_data;
+  g_autoptr(GError) error = NULL;
+
+  /* The limit holds now either way; only a later daemon would not know it. */
+  if (!paddock_record_writer_flush_finish (result, &error))
+    g_message ("SetStageLimit: the new limit is not on disk: %s", error->message);
+  g_dbus_method_invocation_return_value (invocation, g_variant_new ("()"));
+}
+
+static gboolean
+paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
+                                             GDBusMethodInvocation *invocation,
+                                             guint64                limit)
+{
+  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
+  g_autoptr(GError) error = NULL;
+
+  if (!paddock_session_stage_limit_set_limit (self->stage_limit, limit, &error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  /* Kept in the record, and answered once that is on disk: a daemon
+   * killed after the answer leaves the limit to the next one, which bounds
+   * the adopted session's stage by it again. */
   self->config.stage_limit = limit;
   paddock_session_impl_save (self);
+  paddock_record_writer_flush_async (NULL, paddock_session_impl_stage_limit_kept_cb, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 /* A restored session whose leftovers are being ended is listed as its
@@ -1478,37 +1537,118 @@ _paddock_session_impl_freeze (PaddockSessionImpl *self,
   return paddock_cgroup_freeze (cgroup, frozen);
 }
 
+static GPtrArray *
+paddock_session_impl_ports_list_leases_cb (PaddockSessionPorts *ports,
+                                           PaddockSessionImpl  *self)
+{
+  return self->config.leases != NULL ? g_ptr_array_ref (self->config.leases) : NULL;
+}
+
+/* A port leased while running (LeasePort), or an adopted session's: the
+ * session's from now on. */
+static void
+paddock_session_impl_ports_lease_added_cb (PaddockSessionPorts *ports,
+                                           PaddockLease        *lease,
+                                           PaddockSessionImpl  *self)
+{
+  paddock_session_config_add_lease (&self->config, lease);
+}
+
+/* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
+ * answer comes to paddock_session_impl_link_socket_cb(), through the
+ * executor. */
+static gboolean
+paddock_session_impl_ports_request_socket_cb (PaddockSessionPorts *ports,
+                                              guint                id,
+                                              int                  family,
+                                              gpointer             error,
+                                              PaddockSessionImpl  *self)
+{
+  PaddockExecutor *executor = paddock_session_process_get_executor (self->process);
+
+  if (executor == NULL)
+    {
+      g_set_error_literal (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY, "The sandbox no longer listens");
+      return FALSE;
+    }
+  return paddock_executor_request_socket (executor, id, family, error);
+}
+
+/* SetNetworkPolicy decided: the new mode and allowlist are the session's,
+ * published and recorded. */
+static void
+paddock_session_impl_network_policy_changed_cb (PaddockSessionNetwork *network,
+                                                const char            *mode,
+                                                const char * const    *allow_domains,
+                                                PaddockDomainRules    *rules,
+                                                PaddockSessionImpl    *self)
+{
+  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
+
+  paddock_session_config_set_network (&self->config, mode, allow_domains, rules);
+  paddock_ipc_session1_set_network_mode (session, mode);
+  paddock_ipc_session1_set_allowed_domains (session, allow_domains);
+  paddock_session_impl_save (self);
+}
+
+/* The session's policy, parsed once (see PaddockSessionConfig.net_rules). */
+static PaddockDomainRules *
+paddock_session_impl_network_get_rules_cb (PaddockSessionNetwork *network,
+                                           PaddockSessionImpl    *self)
+{
+  return self->config.net_rules != NULL ? g_object_ref (self->config.net_rules) : NULL;
+}
+
+/* A destroyed session's records go nowhere: its folder is gone (or about
+ * to go, once its records are on disk), and nothing can list them. */
+static gboolean
+paddock_session_impl_network_discard_records_cb (PaddockSessionNetwork *network,
+                                                 PaddockSessionImpl    *self)
+{
+  return g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "destroyed") == 0;
+}
+
+static void
+paddock_session_impl_connect_network (PaddockSessionImpl *self)
+{
+  PaddockSessionPorts *ports = _paddock_session_network_get_ports (self->network);
+
+  g_signal_connect (self->network, "get-rules", G_CALLBACK (paddock_session_impl_network_get_rules_cb), self);
+  g_signal_connect (self->network, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
+  g_signal_connect (self->network, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
+  g_signal_connect (self->network, "discard-records",
+                    G_CALLBACK (paddock_session_impl_network_discard_records_cb), self);
+  g_signal_connect_swapped (self->network, "record", G_CALLBACK (paddock_ipc_session1_emit_network_record), self);
+  g_signal_connect (self->network, "policy-changed",
+                    G_CALLBACK (paddock_session_impl_network_policy_changed_cb), self);
+  g_signal_connect (ports, "list-leases", G_CALLBACK (paddock_session_impl_ports_list_leases_cb), self);
+  g_signal_connect (ports, "lease-added", G_CALLBACK (paddock_session_impl_ports_lease_added_cb), self);
+  g_signal_connect (ports, "request-socket", G_CALLBACK (paddock_session_impl_ports_request_socket_cb), self);
+  g_signal_connect (ports, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
+  g_signal_connect (ports, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
+}
+
+static void
+paddock_session_impl_disconnect_network (PaddockSessionImpl *self)
+{
+  if (self->network == NULL)
+    return;
+  g_signal_handlers_disconnect_by_data (_paddock_session_network_get_ports (self->network), self);
+  g_signal_handlers_disconnect_by_data (self->network, self);
+}
+
 static void
 paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 {
   iface->handle_read_output = paddock_session_impl_handle_read_output;
   iface->handle_attach = paddock_session_impl_handle_attach;
-  iface->handle_set_stage_limit = _paddock_session_impl_handle_set_stage_limit;
+  iface->handle_set_stage_limit = paddock_session_impl_handle_set_stage_limit;
   iface->handle_exec = paddock_session_impl_handle_exec;
   iface->handle_run = paddock_session_impl_handle_run;
   iface->handle_send_input = paddock_session_impl_handle_send_input;
   iface->handle_resize = paddock_session_impl_handle_resize;
   iface->handle_stop = paddock_session_impl_handle_stop;
   iface->handle_destroy = paddock_session_impl_handle_destroy;
-  iface->handle_list_changes = _paddock_session_impl_handle_list_changes;
-  iface->handle_list_change_details = _paddock_session_impl_handle_list_change_details;
-  iface->handle_get_diff = _paddock_session_impl_handle_get_diff;
-  iface->handle_apply = _paddock_session_impl_handle_apply;
-  iface->handle_review = _paddock_session_impl_handle_review;
-  iface->handle_apply_reviewed = _paddock_session_impl_handle_apply_reviewed;
-  iface->handle_get_reviewed_diff = _paddock_session_impl_handle_get_reviewed_diff;
-  iface->handle_drop = _paddock_session_impl_handle_drop;
-  iface->handle_create_checkpoint = _paddock_session_impl_handle_create_checkpoint;
-  iface->handle_list_checkpoints = _paddock_session_impl_handle_list_checkpoints;
-  iface->handle_restore_checkpoint = _paddock_session_impl_handle_restore_checkpoint;
-  iface->handle_list_commits = _paddock_session_impl_handle_list_commits;
-  iface->handle_get_commit_diff = _paddock_session_impl_handle_get_commit_diff;
-  iface->handle_apply_commits = _paddock_session_impl_handle_apply_commits;
-  iface->handle_list_processes = _paddock_session_impl_handle_list_processes;
-  iface->handle_lease_port = _paddock_session_impl_handle_lease_port;
-  iface->handle_kill_process = _paddock_session_impl_handle_kill_process;
-  iface->handle_list_network_records = _paddock_session_impl_handle_list_network_records;
-  iface->handle_set_network_policy = _paddock_session_impl_handle_set_network_policy;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1595,9 +1735,19 @@ paddock_session_impl_dispose (GObject *object)
   if (self->leftovers != NULL)
     g_signal_handlers_disconnect_by_data (self->leftovers, self);
   g_clear_object (&self->leftovers);
-  g_clear_pointer (&self->stage_limit, _paddock_session_stage_limit_free);
+  paddock_session_impl_drop_stage_limit (self);
+  if (self->processes != NULL)
+    g_signal_handlers_disconnect_by_data (self->processes, self);
+  g_clear_object (&self->processes);
+  if (self->commits != NULL)
+    g_signal_handlers_disconnect_by_data (self->commits, self);
+  g_clear_object (&self->commits);
+  if (self->staging != NULL)
+    g_signal_handlers_disconnect_by_data (self->staging, self);
+  g_clear_object (&self->staging);
   g_clear_object (&self->stage);
-  g_clear_pointer (&self->network, _paddock_session_network_free);
+  paddock_session_impl_disconnect_network (self);
+  g_clear_object (&self->network);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
 }
@@ -1653,6 +1803,8 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   g_signal_connect (self->process, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
   g_signal_connect (self->process, "counted", G_CALLBACK (paddock_session_impl_process_counted_cb), self);
   g_signal_connect (self->process, "gone", G_CALLBACK (paddock_session_impl_process_gone_cb), self);
+  self->processes = paddock_session_processes_new ();
+  g_signal_connect (self->processes, "list-pids", G_CALLBACK (paddock_session_impl_processes_list_pids_cb), self);
   self->startup = paddock_session_startup_new ();
   g_signal_connect (self->startup, "looked", G_CALLBACK (paddock_session_impl_startup_looked_cb), self);
   g_signal_connect (self->startup, "ended", G_CALLBACK (paddock_session_impl_startup_ended_cb), self);
@@ -1683,7 +1835,7 @@ paddock_session_impl_new (const char                 *id,
       g_autofree char *session_dir = g_path_get_dirname (config->home);
       PaddockStageKind kind;
 
-      self->network = _paddock_session_network_new (self, session_dir);
+      self->network = _paddock_session_network_new (id, session_dir);
       self->record_path = g_build_filename (session_dir, "session.json", NULL);
       if (paddock_stage_kind_from_string (config->staging, &kind))
         {
@@ -1692,7 +1844,21 @@ paddock_session_impl_new (const char                 *id,
         }
     }
   if (self->network == NULL)
-    self->network = _paddock_session_network_new (self, NULL);
+    self->network = _paddock_session_network_new (id, NULL);
+  paddock_session_impl_connect_network (self);
+  _paddock_session_network_attach (self->network, session);
+  paddock_session_processes_attach (self->processes, session);
+  self->commits = paddock_session_commits_new (id, self->stage);
+  g_signal_connect (self->commits, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
+  paddock_session_commits_attach (self->commits, session);
+  self->staging = paddock_session_staging_new (id, self->stage);
+  g_signal_connect (self->staging, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
+  g_signal_connect (self->staging, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
+  g_signal_connect (self->staging, "freeze", G_CALLBACK (paddock_session_impl_component_freeze_cb), self);
+  /* What the stage's journal folder last recovered is published as is. */
+  g_signal_connect_swapped (self->staging, "last-recovery", G_CALLBACK (paddock_ipc_session1_set_last_recovery),
+                            self);
+  paddock_session_staging_attach (self->staging, session);
   self->terminal = paddock_terminal_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
   g_signal_connect (self->terminal, "output", G_CALLBACK (paddock_session_impl_terminal_output_cb), self);
   /* Kept in the session's folder: a later daemon shows it again. */
@@ -1771,7 +1937,7 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
   /* Its stage bounded again, by the limit its creator chose (the record
    * keeps it). */
   if (sandboxed && self->stage != NULL)
-    self->stage_limit = _paddock_session_stage_limit_new (self, self->config.stage_limit);
+    paddock_session_impl_make_stage_limit (self);
   self->exit_status = PADDOCK_EXIT_STATUS_RUNNING;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
   paddock_terminal_take_pty (self->terminal, paddock_steal_fd (&pty_master));
@@ -1898,7 +2064,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
 
       if (!paddock_stage_recover (self->stage, &recover_error))
         g_message ("Session %s: could not recover an interrupted apply: %s", id, recover_error->message);
-      _paddock_session_impl_refresh_last_recovery (self);
+      paddock_session_staging_refresh_last_recovery (self->staging);
     }
 
   /* Its keeper held it for us: the session runs on, adopted. */

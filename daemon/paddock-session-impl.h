@@ -10,20 +10,13 @@
 #include "paddock-domain-rules.h"
 #include "paddock-ipc-generated.h"
 #include "paddock-session-config.h"
+#include "paddock-session-network.h"
 #include "paddock-session-record.h"
+#include "paddock-stage.h"
 
 G_BEGIN_DECLS
 
 typedef struct _PaddockSessionImpl PaddockSessionImpl;
-
-/* Resource limits of a sandboxed session's cgroup (CreateSession's
- * "pids-max" and "memory-max"): the bounds a caller may ask for, and the
- * default pids.max. memory.max defaults to half the machine's memory. */
-#define PADDOCK_SESSION_PIDS_MAX_DEFAULT 4096
-#define PADDOCK_SESSION_PIDS_MAX_MIN     16
-#define PADDOCK_SESSION_PIDS_MAX_MAX     4194304
-#define PADDOCK_SESSION_MEMORY_MAX_MIN   ((guint64) 64 << 20)
-#define PADDOCK_SESSION_MEMORY_MAX_MAX   ((guint64) 16 << 40)
 
 /* Called once: with NULL when the session runs, or with why it could not
  * start (the session is then finished and must be dropped). */
@@ -68,9 +61,11 @@ void                paddock_session_impl_abandon_start (PaddockSessionImpl      
 
 gboolean            paddock_session_impl_hand_over           (PaddockSessionImpl *self);
 
-/* paddock-session-staging.c: every session's Apply calls in flight. */
-guint               paddock_session_impl_applies_in_flight   (void);
-void                paddock_session_impl_refuse_applies      (void);
-void                paddock_session_impl_cancel_applies      (void);
+/* For the manager, which makes and ends its sessions: the session's stage
+ * (NULL: it stages nothing), its network (with its ports), and whether a
+ * keeper of an earlier daemon's was adopted for it. */
+PaddockStage          *_paddock_session_impl_get_stage   (PaddockSessionImpl *self);
+PaddockSessionNetwork *_paddock_session_impl_get_network (PaddockSessionImpl *self);
+gboolean               _paddock_session_impl_is_adopted  (PaddockSessionImpl *self);
 
 G_END_DECLS

@@ -6,7 +6,7 @@
 
 #pragma once
 
-#include "paddock-session-impl.h"
+#include "paddock-session-config.h"
 
 G_BEGIN_DECLS
 

@@ -11,7 +11,7 @@
 #include "paddock-cgroup.h"
 #include "paddock-keeper-client.h"
 #include "paddock-sandbox-pidns.h"
-#include "paddock-session-impl.h"
+#include "paddock-session-config.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
 

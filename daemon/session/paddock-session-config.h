@@ -13,6 +13,15 @@
 
 G_BEGIN_DECLS
 
+/* Resource limits of a sandboxed session's cgroup (CreateSession's
+ * "pids-max" and "memory-max"): the bounds a caller may ask for, and the
+ * default pids.max. memory.max defaults to half the machine's memory. */
+#define PADDOCK_SESSION_PIDS_MAX_DEFAULT 4096
+#define PADDOCK_SESSION_PIDS_MAX_MIN     16
+#define PADDOCK_SESSION_PIDS_MAX_MAX     4194304
+#define PADDOCK_SESSION_MEMORY_MAX_MIN   ((guint64) 64 << 20)
+#define PADDOCK_SESSION_MEMORY_MAX_MAX   ((guint64) 16 << 40)
+
 typedef struct
 {
   char        *workspace;

@@ -7,6 +7,11 @@
  * branch of the workspace's (paddock-agent-commits.c). Each call reads the
  * stage's .git and hashes objects: it runs in a worker thread, under the
  * stage's lock, and answers from the main thread.
+ *
+ * Given the session's id and stage when made, it never calls into the
+ * session: an ApplyCommits first asks it ("refuse") whether it takes
+ * calls that need the session running (one whose leftovers are being
+ * ended answers Busy itself).
  */
 
 #include "config.h"
@@ -14,7 +19,77 @@
 #include <string.h>
 
 #include "paddock-error.h"
-#include "paddock-session-impl-private.h"
+#include "paddock-session-calls.h"
+#include "paddock-session-commits.h"
+
+struct _PaddockSessionCommits
+{
+  GObject       parent_instance;
+
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
+
+  char         *session_id;
+  PaddockStage *stage;       /* NULL: the session stages nothing */
+};
+
+enum {
+  SIGNAL_REFUSE,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (PaddockSessionCommits, paddock_session_commits, G_TYPE_OBJECT)
+
+static void
+paddock_session_commits_finalize (GObject *object)
+{
+  PaddockSessionCommits *self = PADDOCK_SESSION_COMMITS (object);
+
+  paddock_session_call_handlers_clear (&self->calls);
+  g_free (self->session_id);
+  g_clear_object (&self->stage);
+
+  G_OBJECT_CLASS (paddock_session_commits_parent_class)->finalize (object);
+}
+
+static void
+paddock_session_commits_class_init (PaddockSessionCommitsClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = paddock_session_commits_finalize;
+
+  /**
+   * PaddockSessionCommits::refuse:
+   * @invocation: the call
+   *
+   * TRUE when the owner answered @invocation itself (the session cannot
+   * take it now); the call then goes no further.
+   */
+  signals[SIGNAL_REFUSE] = g_signal_new ("refuse", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                         0, g_signal_accumulator_true_handled, NULL, NULL,
+                                         G_TYPE_BOOLEAN, 1, G_TYPE_DBUS_METHOD_INVOCATION);
+}
+
+static void
+paddock_session_commits_init (PaddockSessionCommits *self)
+{
+}
+
+PaddockSessionCommits *
+paddock_session_commits_new (const char   *session_id,
+                             PaddockStage *stage)
+{
+  PaddockSessionCommits *self;
+
+  g_return_val_if_fail (session_id != NULL, NULL);
+
+  self = g_object_new (PADDOCK_TYPE_SESSION_COMMITS, NULL);
+  self->session_id = g_strdup (session_id);
+  self->stage = stage != NULL ? g_object_ref (stage) : NULL;
+  return self;
+}
 
 typedef enum {
   COMMITS_LIST,
@@ -24,7 +99,7 @@ typedef enum {
 
 typedef struct {
   CommitsOp              op;
-  PaddockSessionImpl    *session;
+  char                  *session_id;
   PaddockStage          *stage;
   GDBusMethodInvocation *invocation;
   char                  *id;       /* GetCommitDiff's commit */
@@ -34,7 +109,7 @@ typedef struct {
 static void
 commits_call_free (CommitsCall *call)
 {
-  g_clear_object (&call->session);
+  g_free (call->session_id);
   g_clear_object (&call->stage);
   g_clear_object (&call->invocation);
   g_free (call->id);
@@ -110,7 +185,7 @@ commits_thread (GTask        *task,
 
     case COMMITS_APPLY:
       {
-        g_autofree char *who = _paddock_session_impl_describe_caller (call->invocation);
+        g_autofree char *who = paddock_session_describe_caller (call->invocation);
         g_autofree char *tip = NULL;
         guint n_objects = 0, n_commits = 0;
 
@@ -120,7 +195,7 @@ commits_thread (GTask        *task,
             g_auto(GVariantDict) result = G_VARIANT_DICT_INIT (NULL);
 
             g_message ("Session %s: its %u commit%s offered as branch %s (%s), %u object%s copied",
-                       paddock_session_impl_get_id (call->session), n_commits,
+                       call->session_id, n_commits,
                        n_commits == 1 ? "" : "s", call->branch, tip, n_objects,
                        n_objects == 1 ? "" : "s");
             g_variant_dict_insert (&result, "branch", "s", call->branch);
@@ -137,7 +212,7 @@ commits_thread (GTask        *task,
     }
 
   if (reply == NULL)
-    g_task_return_error (task, _paddock_session_error_from_staging (error));
+    g_task_return_error (task, paddock_session_error_from_staging (error));
   else
     g_task_return_pointer (task, g_variant_ref_sink (reply), (GDestroyNotify) g_variant_unref);
 }
@@ -159,14 +234,15 @@ commits_done_cb (GObject      *source,
 }
 
 static gboolean
-start_call (PaddockIpcSession1    *session,
+start_call (PaddockSessionCommits *self,
+            PaddockIpcSession1    *session,
             GDBusMethodInvocation *invocation,
             CommitsOp              op,
             const char            *id,
             const char            *branch)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  PaddockStage *stage = _paddock_session_impl_get_stage (self);
+  PaddockStage *stage = self->stage;
+  gboolean refused = FALSE;
   g_autoptr(GTask) task = NULL;
   CommitsCall *call;
 
@@ -183,19 +259,21 @@ start_call (PaddockIpcSession1    *session,
                                              "are in the workspace's repository already");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (op == COMMITS_APPLY && _paddock_session_impl_refuse_leftovers (self, invocation))
+  if (op == COMMITS_APPLY)
+    g_signal_emit (self, signals[SIGNAL_REFUSE], 0, invocation, &refused);
+  if (refused)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 
   call = g_new0 (CommitsCall, 1);
   call->op = op;
-  call->session = g_object_ref (self);
+  call->session_id = g_strdup (self->session_id);
   call->stage = g_object_ref (stage);
   /* The handler's reference, answered (and so released) in
    * commits_done_cb(). */
   call->invocation = invocation;
   call->id = g_strdup (id);
   call->branch = branch != NULL ? g_strdup (branch)
-                                : g_strconcat ("paddock/", paddock_session_impl_get_id (self), NULL);
+                                : g_strconcat ("paddock/", self->session_id, NULL);
 
   task = g_task_new (self, NULL, commits_done_cb, NULL);
   g_task_set_source_tag (task, start_call);
@@ -204,17 +282,19 @@ start_call (PaddockIpcSession1    *session,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-gboolean
-_paddock_session_impl_handle_list_commits (PaddockIpcSession1    *session,
-                                           GDBusMethodInvocation *invocation)
+static gboolean
+handle_list (PaddockIpcSession1    *session,
+             GDBusMethodInvocation *invocation,
+             PaddockSessionCommits *self)
 {
-  return start_call (session, invocation, COMMITS_LIST, NULL, NULL);
+  return start_call (self, session, invocation, COMMITS_LIST, NULL, NULL);
 }
 
-gboolean
-_paddock_session_impl_handle_get_commit_diff (PaddockIpcSession1    *session,
-                                              GDBusMethodInvocation *invocation,
-                                              const char            *id)
+static gboolean
+handle_get_diff (PaddockIpcSession1    *session,
+                 GDBusMethodInvocation *invocation,
+                 const char            *id,
+                 PaddockSessionCommits *self)
 {
   gsize len = strlen (id);
 
@@ -225,13 +305,14 @@ _paddock_session_impl_handle_get_commit_diff (PaddockIpcSession1    *session,
                                              "A commit id is 40 hexadecimal digits");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  return start_call (session, invocation, COMMITS_GET_DIFF, id, NULL);
+  return start_call (self, session, invocation, COMMITS_GET_DIFF, id, NULL);
 }
 
-gboolean
-_paddock_session_impl_handle_apply_commits (PaddockIpcSession1    *session,
-                                            GDBusMethodInvocation *invocation,
-                                            GVariant              *options)
+static gboolean
+handle_apply (PaddockIpcSession1    *session,
+              GDBusMethodInvocation *invocation,
+              GVariant              *options,
+              PaddockSessionCommits *self)
 {
   const char *branch = NULL;
   GVariantIter iter;
@@ -259,5 +340,17 @@ _paddock_session_impl_handle_apply_commits (PaddockIpcSession1    *session,
                                              "“%s” is not a valid branch name", branch);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  return start_call (session, invocation, COMMITS_APPLY, NULL, branch);
+  return start_call (self, session, invocation, COMMITS_APPLY, NULL, branch);
+}
+
+/* From now on it answers its calls on @skeleton itself (the session's
+ * D-Bus object leaves those methods to it); they are disconnected when
+ * it goes, or when the skeleton does. */
+void
+paddock_session_commits_attach (PaddockSessionCommits *self,
+                                PaddockIpcSession1 *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-commits", G_CALLBACK (handle_list), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-get-commit-diff", G_CALLBACK (handle_get_diff), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-apply-commits", G_CALLBACK (handle_apply), self);
 }

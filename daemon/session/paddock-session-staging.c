@@ -7,6 +7,14 @@
  * and fsyncs them) and answers from the main thread. The stage runs its
  * operations one at a time, so two clients applying at once are serialised
  * and the second one sees the first's result.
+ *
+ * Given the session's id and stage when made, it never calls into the
+ * session: it asks it by signals whether it takes a call that needs it
+ * running ("refuse": one whose leftovers are being ended answers Busy
+ * itself), whether any of its processes may still run ("is-live"), to
+ * hold its processes still for a batch or a copy ("freeze"), and says
+ * what the stage's journal folder last recovered ("last-recovery"). A
+ * call keeps a reference to the D-Bus object it came to until answered.
  */
 
 #include "config.h"
@@ -16,7 +24,115 @@
 
 #include "paddock-compat-proc.h"
 #include "paddock-error.h"
-#include "paddock-session-impl-private.h"
+#include "paddock-session-calls.h"
+#include "paddock-session-staging.h"
+
+struct _PaddockSessionStaging
+{
+  GObject       parent_instance;
+
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
+
+  char         *session_id;
+  PaddockStage *stage;       /* NULL: the session stages nothing */
+};
+
+enum {
+  SIGNAL_REFUSE,
+  SIGNAL_IS_LIVE,
+  SIGNAL_FREEZE,
+  SIGNAL_LAST_RECOVERY,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (PaddockSessionStaging, paddock_session_staging, G_TYPE_OBJECT)
+
+static void
+paddock_session_staging_finalize (GObject *object)
+{
+  PaddockSessionStaging *self = PADDOCK_SESSION_STAGING (object);
+
+  paddock_session_call_handlers_clear (&self->calls);
+  g_free (self->session_id);
+  g_clear_object (&self->stage);
+
+  G_OBJECT_CLASS (paddock_session_staging_parent_class)->finalize (object);
+}
+
+static void
+paddock_session_staging_class_init (PaddockSessionStagingClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = paddock_session_staging_finalize;
+
+  /**
+   * PaddockSessionStaging::refuse:
+   * @invocation: a call that changes the stage or copies it
+   *
+   * TRUE when the owner answered @invocation itself (the session cannot
+   * take it now); the call then goes no further.
+   */
+  signals[SIGNAL_REFUSE] = g_signal_new ("refuse", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                         0, g_signal_accumulator_true_handled, NULL, NULL,
+                                         G_TYPE_BOOLEAN, 1, G_TYPE_DBUS_METHOD_INVOCATION);
+  /**
+   * PaddockSessionStaging::is-live:
+   *
+   * Whether any process of the session may still run (Drop and
+   * RestoreCheckpoint are refused then). FALSE with no handler.
+   */
+  signals[SIGNAL_IS_LIVE] = g_signal_new ("is-live", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, g_signal_accumulator_first_wins, NULL, NULL,
+                                          G_TYPE_BOOLEAN, 0);
+  /**
+   * PaddockSessionStaging::freeze:
+   * @frozen: hold still (TRUE) or let go
+   *
+   * TRUE when the session's processes are now held still (or let go);
+   * FALSE when there is nothing to freeze with, or nothing to freeze.
+   */
+  signals[SIGNAL_FREEZE] = g_signal_new ("freeze", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                         0, g_signal_accumulator_first_wins, NULL, NULL,
+                                         G_TYPE_BOOLEAN, 1, G_TYPE_BOOLEAN);
+  /**
+   * PaddockSessionStaging::last-recovery:
+   * @text: the LastRecovery property's value now ("" for none)
+   */
+  signals[SIGNAL_LAST_RECOVERY] = g_signal_new ("last-recovery", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                                0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+}
+
+static void
+paddock_session_staging_init (PaddockSessionStaging *self)
+{
+}
+
+PaddockSessionStaging *
+paddock_session_staging_new (const char   *session_id,
+                             PaddockStage *stage)
+{
+  PaddockSessionStaging *self;
+
+  g_return_val_if_fail (session_id != NULL, NULL);
+
+  self = g_object_new (PADDOCK_TYPE_SESSION_STAGING, NULL);
+  self->session_id = g_strdup (session_id);
+  self->stage = stage != NULL ? g_object_ref (stage) : NULL;
+  return self;
+}
+
+static gboolean
+freeze (PaddockSessionStaging *self,
+        gboolean               frozen)
+{
+  gboolean done = FALSE;
+
+  g_signal_emit (self, signals[SIGNAL_FREEZE], 0, frozen, &done);
+  return done;
+}
 
 typedef enum {
   STAGING_LIST_CHANGES,
@@ -34,7 +150,7 @@ typedef enum {
 
 typedef struct {
   StagingOp              op;
-  PaddockSessionImpl    *session;
+  PaddockIpcSession1    *session;   /* kept until the call is answered */
   PaddockStage          *stage;
   GDBusMethodInvocation *invocation;
   GStrv                  paths;
@@ -62,117 +178,6 @@ staging_call_free (StagingCall *call)
   g_clear_pointer (&call->name, g_free);
   g_clear_pointer (&call->token, g_free);
   g_free (call);
-}
-
-/* The staging library speaks its own error domains (and GIO's for the
- * filesystem); clients get org.paddock.Error.* names. */
-GError *
-_paddock_session_error_from_staging (const GError *error)
-{
-  PaddockError code = PADDOCK_ERROR_FAILED;
-
-  if (error->domain == PADDOCK_ERROR)
-    return g_error_copy (error);
-  if (error->domain == PADDOCK_STAGING_ERROR)
-    {
-      switch (error->code)
-        {
-        case PADDOCK_STAGING_ERROR_NOT_FOUND:
-          code = PADDOCK_ERROR_NOT_FOUND;
-          break;
-        case PADDOCK_STAGING_ERROR_INVALID_PATH:
-          code = PADDOCK_ERROR_INVALID_ARGUMENT;
-          break;
-        case PADDOCK_STAGING_ERROR_CONFLICT:
-          code = PADDOCK_ERROR_CONFLICT;
-          break;
-        case PADDOCK_STAGING_ERROR_TOO_LARGE:
-          code = PADDOCK_ERROR_QUOTA_EXCEEDED;
-          break;
-        case PADDOCK_STAGING_ERROR_REVIEW_STALE:
-          code = PADDOCK_ERROR_REVIEW_STALE;
-          break;
-        case PADDOCK_STAGING_ERROR_REVIEW_EXPIRED:
-          code = PADDOCK_ERROR_REVIEW_EXPIRED;
-          break;
-        case PADDOCK_STAGING_ERROR_METADATA:
-          code = PADDOCK_ERROR_INVALID_ARGUMENT;
-          break;
-        default:
-          code = PADDOCK_ERROR_FAILED;
-          break;
-        }
-    }
-  else if (error->domain == PADDOCK_APPLY_ERROR)
-    {
-      switch (error->code)
-        {
-        case PADDOCK_APPLY_ERROR_CONFLICT:
-          code = PADDOCK_ERROR_CONFLICT;
-          break;
-        case PADDOCK_APPLY_ERROR_INVALID_PATH:
-          code = PADDOCK_ERROR_INVALID_ARGUMENT;
-          break;
-        case PADDOCK_APPLY_ERROR_STALE:
-          code = PADDOCK_ERROR_REVIEW_STALE;
-          break;
-        case PADDOCK_APPLY_ERROR_NO_SPACE:
-          code = PADDOCK_ERROR_NO_SPACE;
-          break;
-        default:
-          code = PADDOCK_ERROR_FAILED;
-          break;
-        }
-    }
-  else if (error->domain == G_IO_ERROR)
-    {
-      switch (error->code)
-        {
-        case G_IO_ERROR_NOT_FOUND:
-          code = PADDOCK_ERROR_NOT_FOUND;
-          break;
-        case G_IO_ERROR_INVALID_ARGUMENT:
-        case G_IO_ERROR_EXISTS:
-          code = PADDOCK_ERROR_INVALID_ARGUMENT;
-          break;
-        default:
-          code = PADDOCK_ERROR_FAILED;
-          break;
-        }
-    }
-  return g_error_new_literal (PADDOCK_ERROR, code, error->message);
-}
-
-/* Who applied: the caller as the bus knows it (uid and pid come from the
- * kernel through the bus daemon, not from anything the caller says). */
-char *
-_paddock_session_impl_describe_caller (GDBusMethodInvocation *invocation)
-{
-  GDBusConnection *connection = g_dbus_method_invocation_get_connection (invocation);
-  const char *sender = g_dbus_method_invocation_get_sender (invocation);
-  g_autoptr(GVariant) reply = NULL;
-  g_autoptr(GVariant) credentials = NULL;
-  guint32 uid = G_MAXUINT32;
-  guint32 pid = 0;
-  g_autofree char *comm = NULL;
-
-  if (sender == NULL)
-    return g_strdup ("a peer-to-peer client");
-
-  reply = g_dbus_connection_call_sync (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                       "org.freedesktop.DBus", "GetConnectionCredentials",
-                                       g_variant_new ("(s)", sender), G_VARIANT_TYPE ("(a{sv})"),
-                                       G_DBUS_CALL_FLAGS_NONE, 1000, NULL, NULL);
-  if (reply != NULL)
-    {
-      credentials = g_variant_get_child_value (reply, 0);
-      g_variant_lookup (credentials, "UnixUserID", "u", &uid);
-      g_variant_lookup (credentials, "ProcessID", "u", &pid);
-    }
-  if (pid != 0)
-    comm = paddock_compat_proc_read_name (pid);
-  return g_strdup_printf ("%s uid=%d pid=%u (%s)", sender,
-                          uid == G_MAXUINT32 ? -1 : (int) uid, pid, comm != NULL ? comm : "?");
 }
 
 static GVariant *
@@ -320,7 +325,7 @@ staging_thread (GTask        *task,
 
     case STAGING_APPLY:
       {
-        g_autofree char *who = _paddock_session_impl_describe_caller (call->invocation);
+        g_autofree char *who = paddock_session_describe_caller (call->invocation);
         g_autoptr(PaddockApplyResult) result = NULL;
 
         if (paddock_stage_apply (call->stage, (const char *const *) call->paths,
@@ -341,7 +346,7 @@ staging_thread (GTask        *task,
 
     case STAGING_APPLY_REVIEWED:
       {
-        g_autofree char *who = _paddock_session_impl_describe_caller (call->invocation);
+        g_autofree char *who = paddock_session_describe_caller (call->invocation);
         g_autoptr(PaddockApplyResult) result = NULL;
 
         if (paddock_stage_apply_reviewed (call->stage, call->token, (const char *const *) call->paths,
@@ -402,7 +407,7 @@ staging_thread (GTask        *task,
     }
 
   if (reply == NULL)
-    g_task_return_error (task, _paddock_session_error_from_staging (error));
+    g_task_return_error (task, paddock_session_error_from_staging (error));
   else
     g_task_return_pointer (task, g_variant_ref_sink (reply), (GDestroyNotify) g_variant_unref);
 }
@@ -410,9 +415,9 @@ staging_thread (GTask        *task,
 /* LastRecovery: what the stage's journal folder says (an Apply recovers
  * a batch left behind before it starts its own). */
 void
-_paddock_session_impl_refresh_last_recovery (PaddockSessionImpl *self)
+paddock_session_staging_refresh_last_recovery (PaddockSessionStaging *self)
 {
-  PaddockStage *stage = _paddock_session_impl_get_stage (self);
+  PaddockStage *stage = self->stage;
   g_autofree char *last = stage != NULL ? paddock_stage_dup_last_recovery (stage) : NULL;
 
   if (last != NULL)
@@ -420,7 +425,7 @@ _paddock_session_impl_refresh_last_recovery (PaddockSessionImpl *self)
   /* Our own file, but bounded and checked all the same: it is a property. */
   if (last != NULL && (strlen (last) > 4096 || !g_utf8_validate (last, -1, NULL)))
     g_clear_pointer (&last, g_free);
-  paddock_ipc_session1_set_last_recovery (PADDOCK_IPC_SESSION1 (self), last != NULL ? last : "");
+  g_signal_emit (self, signals[SIGNAL_LAST_RECOVERY], 0, last != NULL ? last : "");
 }
 
 /* Every session's Apply calls in flight, by their cancellables (main
@@ -436,20 +441,20 @@ is_apply (StagingOp op)
 }
 
 guint
-paddock_session_impl_applies_in_flight (void)
+paddock_session_staging_applies_in_flight (void)
 {
   return applies != NULL ? applies->len : 0;
 }
 
 void
-paddock_session_impl_refuse_applies (void)
+paddock_session_staging_refuse_applies (void)
 {
   refuse_applies = TRUE;
 }
 
 /* Each one still before its commit point rolls back whole and fails. */
 void
-paddock_session_impl_cancel_applies (void)
+paddock_session_staging_cancel_applies (void)
 {
   for (guint i = 0; applies != NULL && i < applies->len; i++)
     g_cancellable_cancel (g_ptr_array_index (applies, i));
@@ -460,12 +465,13 @@ staging_done_cb (GObject      *source,
                  GAsyncResult *result,
                  gpointer      user_data)
 {
+  PaddockSessionStaging *self = PADDOCK_SESSION_STAGING (source);
   StagingCall *call = g_task_get_task_data (G_TASK (result));
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) reply = g_task_propagate_pointer (G_TASK (result), &error);
 
   if (call->frozen)
-    _paddock_session_impl_freeze (call->session, FALSE);
+    freeze (self, FALSE);
   /* Here, in the main context the watch was made in (task data may be
    * freed in the worker thread). */
   if (call->caller_watch != 0)
@@ -474,7 +480,7 @@ staging_done_cb (GObject      *source,
       call->caller_watch = 0;
     }
   if (call->op == STAGING_APPLY)
-    _paddock_session_impl_refresh_last_recovery (call->session);
+    paddock_session_staging_refresh_last_recovery (self);
   if (is_apply (call->op))
     g_ptr_array_remove (applies, call->cancellable);
 
@@ -522,7 +528,8 @@ caller_vanished_cb (GDBusConnection *connection,
 }
 
 static gboolean
-start_call_full (PaddockIpcSession1    *session,
+start_call_full (PaddockSessionStaging *self,
+                 PaddockIpcSession1    *session,
                  GDBusMethodInvocation *invocation,
                  StagingOp              op,
                  const char *const     *paths,
@@ -531,10 +538,11 @@ start_call_full (PaddockIpcSession1    *session,
                  const char            *token,
                  const char            *name)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  PaddockStage *stage = _paddock_session_impl_get_stage (self);
+  PaddockStage *stage = self->stage;
   g_autoptr(GTask) task = NULL;
   StagingCall *call;
+  gboolean refused = FALSE;
+  gboolean live = FALSE;
 
   if (g_strcmp0 (paddock_ipc_session1_get_state (session), "destroyed") == 0)
     {
@@ -554,9 +562,10 @@ start_call_full (PaddockIpcSession1    *session,
    * it has one, is being emptied; without one there is no freezer at all):
    * a batch or a copy made now would not be of one moment. Reading the
    * review list is harmless, as under a running agent. */
-  if ((op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED || op == STAGING_CREATE_CHECKPOINT ||
-       op == STAGING_DROP ||
-       op == STAGING_RESTORE_CHECKPOINT) && _paddock_session_impl_refuse_leftovers (self, invocation))
+  if (op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED || op == STAGING_CREATE_CHECKPOINT ||
+      op == STAGING_DROP || op == STAGING_RESTORE_CHECKPOINT)
+    g_signal_emit (self, signals[SIGNAL_REFUSE], 0, invocation, &refused);
+  if (refused)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   if (is_apply (op) && refuse_applies)
     {
@@ -565,13 +574,15 @@ start_call_full (PaddockIpcSession1    *session,
                                              "the new one serves");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if ((op == STAGING_DROP || op == STAGING_RESTORE_CHECKPOINT) && _paddock_session_impl_is_live (self))
+  if (op == STAGING_DROP || op == STAGING_RESTORE_CHECKPOINT)
+    g_signal_emit (self, signals[SIGNAL_IS_LIVE], 0, &live);
+  if (live)
     {
       /* Under a running agent the stage is a mounted layer: files it holds
        * open would keep their staged content whatever we changed. */
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
                                              "The session is running; stop it first (paddockctl stop %s)",
-                                             paddock_session_impl_get_id (self));
+                                             self->session_id);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
@@ -587,7 +598,7 @@ start_call_full (PaddockIpcSession1    *session,
 
   call = g_new0 (StagingCall, 1);
   call->op = op;
-  call->session = g_object_ref (self);
+  call->session = g_object_ref (session);
   call->stage = g_object_ref (stage);
   /* The handler's reference, answered (and so released) in
    * staging_done_cb(). */
@@ -609,7 +620,7 @@ start_call_full (PaddockIpcSession1    *session,
                                       g_object_ref (call->cancellable), g_object_unref);
   /* The stage holds still for a batch or a copy (where a cgroup allows). */
   if (op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED || op == STAGING_CREATE_CHECKPOINT)
-    call->frozen = _paddock_session_impl_freeze (self, TRUE);
+    call->frozen = freeze (self, TRUE);
 
   if (is_apply (op))
     {
@@ -628,22 +639,24 @@ start_call_full (PaddockIpcSession1    *session,
 }
 
 static gboolean
-start_call (PaddockIpcSession1    *session,
+start_call (PaddockSessionStaging *self,
+            PaddockIpcSession1    *session,
             GDBusMethodInvocation *invocation,
             StagingOp              op,
             const char *const     *paths,
             const char *const     *force_paths,
             const char            *name)
 {
-  return start_call_full (session, invocation, op, paths, force_paths, NULL, NULL, name);
+  return start_call_full (self, session, invocation, op, paths, force_paths, NULL, NULL, name);
 }
 
-gboolean
-_paddock_session_impl_handle_review (PaddockIpcSession1    *session,
-                                     GDBusMethodInvocation *invocation,
-                                     GVariant              *options)
+static gboolean
+handle_review (PaddockIpcSession1    *session,
+               GDBusMethodInvocation *invocation,
+               GVariant              *options,
+               PaddockSessionStaging *self)
 {
-  return start_call (session, invocation, STAGING_REVIEW, NULL, NULL, NULL);
+  return start_call (self, session, invocation, STAGING_REVIEW, NULL, NULL, NULL);
 }
 
 /* An aay option, or an error when it is there with another type. */
@@ -677,12 +690,13 @@ token_is_valid (GDBusMethodInvocation *invocation,
   return FALSE;
 }
 
-gboolean
-_paddock_session_impl_handle_apply_reviewed (PaddockIpcSession1    *session,
-                                             GDBusMethodInvocation *invocation,
-                                             const char            *token,
-                                             const char *const     *paths,
-                                             GVariant              *options)
+static gboolean
+handle_apply_reviewed (PaddockIpcSession1    *session,
+                       GDBusMethodInvocation *invocation,
+                       const char            *token,
+                       const char *const     *paths,
+                       GVariant              *options,
+                       PaddockSessionStaging *self)
 {
   g_auto(GStrv) force_paths = NULL;
   g_auto(GStrv) metadata_paths = NULL;
@@ -697,80 +711,109 @@ _paddock_session_impl_handle_apply_reviewed (PaddockIpcSession1    *session,
     }
   if (!token_is_valid (invocation, token))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  return start_call_full (session, invocation, STAGING_APPLY_REVIEWED, paths,
+  return start_call_full (self, session, invocation, STAGING_APPLY_REVIEWED, paths,
                           (const char *const *) force_paths, (const char *const *) metadata_paths,
                           token, NULL);
 }
 
-gboolean
-_paddock_session_impl_handle_get_reviewed_diff (PaddockIpcSession1    *session,
-                                                GDBusMethodInvocation *invocation,
-                                                const char            *token,
-                                                const char            *path)
+static gboolean
+handle_get_reviewed_diff (PaddockIpcSession1    *session,
+                          GDBusMethodInvocation *invocation,
+                          const char            *token,
+                          const char            *path,
+                          PaddockSessionStaging *self)
 {
   if (!token_is_valid (invocation, token))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  return start_call_full (session, invocation, STAGING_GET_REVIEWED_DIFF, NULL, NULL, NULL, token, path);
+  return start_call_full (self, session, invocation, STAGING_GET_REVIEWED_DIFF, NULL, NULL, NULL, token, path);
 }
 
-gboolean
-_paddock_session_impl_handle_list_changes (PaddockIpcSession1    *session,
-                                           GDBusMethodInvocation *invocation)
+static gboolean
+handle_list_changes (PaddockIpcSession1    *session,
+                     GDBusMethodInvocation *invocation,
+                     PaddockSessionStaging *self)
 {
-  return start_call (session, invocation, STAGING_LIST_CHANGES, NULL, NULL, NULL);
+  return start_call (self, session, invocation, STAGING_LIST_CHANGES, NULL, NULL, NULL);
 }
 
-gboolean
-_paddock_session_impl_handle_list_change_details (PaddockIpcSession1    *session,
-                                                  GDBusMethodInvocation *invocation)
+static gboolean
+handle_list_change_details (PaddockIpcSession1    *session,
+                            GDBusMethodInvocation *invocation,
+                            PaddockSessionStaging *self)
 {
-  return start_call (session, invocation, STAGING_LIST_CHANGE_DETAILS, NULL, NULL, NULL);
+  return start_call (self, session, invocation, STAGING_LIST_CHANGE_DETAILS, NULL, NULL, NULL);
 }
 
-gboolean
-_paddock_session_impl_handle_get_diff (PaddockIpcSession1    *session,
-                                       GDBusMethodInvocation *invocation,
-                                       const char            *path)
+static gboolean
+handle_get_diff (PaddockIpcSession1    *session,
+                 GDBusMethodInvocation *invocation,
+                 const char            *path,
+                 PaddockSessionStaging *self)
 {
-  return start_call (session, invocation, STAGING_GET_DIFF, NULL, NULL, path);
+  return start_call (self, session, invocation, STAGING_GET_DIFF, NULL, NULL, path);
 }
 
-gboolean
-_paddock_session_impl_handle_apply (PaddockIpcSession1    *session,
-                                    GDBusMethodInvocation *invocation,
-                                    const char *const     *paths,
-                                    const char *const     *force_paths)
+static gboolean
+handle_apply (PaddockIpcSession1    *session,
+              GDBusMethodInvocation *invocation,
+              const char *const     *paths,
+              const char *const     *force_paths,
+              PaddockSessionStaging *self)
 {
-  return start_call (session, invocation, STAGING_APPLY, paths, force_paths, NULL);
+  return start_call (self, session, invocation, STAGING_APPLY, paths, force_paths, NULL);
 }
 
-gboolean
-_paddock_session_impl_handle_drop (PaddockIpcSession1    *session,
-                                   GDBusMethodInvocation *invocation,
-                                   const char *const     *paths)
+static gboolean
+handle_drop (PaddockIpcSession1    *session,
+             GDBusMethodInvocation *invocation,
+             const char *const     *paths,
+             PaddockSessionStaging *self)
 {
-  return start_call (session, invocation, STAGING_DROP, paths, NULL, NULL);
+  return start_call (self, session, invocation, STAGING_DROP, paths, NULL, NULL);
 }
 
-gboolean
-_paddock_session_impl_handle_create_checkpoint (PaddockIpcSession1    *session,
-                                                GDBusMethodInvocation *invocation,
-                                                const char            *name)
+static gboolean
+handle_create_checkpoint (PaddockIpcSession1    *session,
+                          GDBusMethodInvocation *invocation,
+                          const char            *name,
+                          PaddockSessionStaging *self)
 {
-  return start_call (session, invocation, STAGING_CREATE_CHECKPOINT, NULL, NULL, name);
+  return start_call (self, session, invocation, STAGING_CREATE_CHECKPOINT, NULL, NULL, name);
 }
 
-gboolean
-_paddock_session_impl_handle_list_checkpoints (PaddockIpcSession1    *session,
-                                               GDBusMethodInvocation *invocation)
+static gboolean
+handle_list_checkpoints (PaddockIpcSession1    *session,
+                         GDBusMethodInvocation *invocation,
+                         PaddockSessionStaging *self)
 {
-  return start_call (session, invocation, STAGING_LIST_CHECKPOINTS, NULL, NULL, NULL);
+  return start_call (self, session, invocation, STAGING_LIST_CHECKPOINTS, NULL, NULL, NULL);
 }
 
-gboolean
-_paddock_session_impl_handle_restore_checkpoint (PaddockIpcSession1    *session,
-                                                 GDBusMethodInvocation *invocation,
-                                                 const char            *name)
+static gboolean
+handle_restore_checkpoint (PaddockIpcSession1    *session,
+                           GDBusMethodInvocation *invocation,
+                           const char            *name,
+                           PaddockSessionStaging *self)
 {
-  return start_call (session, invocation, STAGING_RESTORE_CHECKPOINT, NULL, NULL, name);
+  return start_call (self, session, invocation, STAGING_RESTORE_CHECKPOINT, NULL, NULL, name);
+}
+
+/* From now on it answers its calls on @skeleton itself (the session's
+ * D-Bus object leaves those methods to it); they are disconnected when
+ * it goes, or when the skeleton does. */
+void
+paddock_session_staging_attach (PaddockSessionStaging *self,
+                                PaddockIpcSession1 *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-change-details", G_CALLBACK (handle_list_change_details), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-changes", G_CALLBACK (handle_list_changes), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-get-diff", G_CALLBACK (handle_get_diff), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-apply", G_CALLBACK (handle_apply), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-review", G_CALLBACK (handle_review), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-apply-reviewed", G_CALLBACK (handle_apply_reviewed), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-get-reviewed-diff", G_CALLBACK (handle_get_reviewed_diff), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-drop", G_CALLBACK (handle_drop), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-create-checkpoint", G_CALLBACK (handle_create_checkpoint), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-checkpoints", G_CALLBACK (handle_list_checkpoints), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-restore-checkpoint", G_CALLBACK (handle_restore_checkpoint), self);
 }

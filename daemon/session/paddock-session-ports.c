@@ -42,6 +42,14 @@
  * any profile, also one an earlier daemon ran), until Destroy.
  * LeasePort names one of them and starts forwarding it, which is how a
  * port leased after start can be served at all.
+ *
+ * Given the session's id when made, it never calls into the session: it
+ * asks it by signals for its leases ("list-leases"), for a socket inside
+ * its sandbox ("request-socket", answered later with
+ * _paddock_session_ports_socket_event()), whether it takes a call that
+ * needs it running ("refuse") and whether any of its processes may still
+ * run ("is-live"), and says each lease that becomes the session's
+ * ("lease-added": LeasePort, an adopted session's).
  */
 
 #include "config.h"
@@ -58,7 +66,8 @@
 #include "paddock-port-forward.h"
 #include "paddock-ports-impl.h"
 #include "paddock-registry.h"
-#include "paddock-session-impl-private.h"
+#include "paddock-session-calls.h"
+#include "paddock-session-ports.h"
 
 /* The daemon's one port registry, for LeasePort; unowned (the manager
  * holds it), cleared when it goes. */
@@ -66,7 +75,11 @@ static PaddockRegistry *session_registry;
 
 struct _PaddockSessionPorts
 {
-  PaddockSessionImpl *session;   /* unowned: the session owns us */
+  GObject parent_instance;
+
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
+
+  char *session_id;
   GPtrArray *forwards;           /* PaddockPortForward* */
   GHashTable *requests;          /* request id → PaddockPortForward* (a ref) */
   guint32 next_request;
@@ -84,6 +97,29 @@ struct _PaddockSessionPorts
    * "port-handover" 'release'), rather than handed to it listening. */
   gboolean release;
 };
+
+enum {
+  SIGNAL_LIST_LEASES,
+  SIGNAL_REQUEST_SOCKET,
+  SIGNAL_REFUSE,
+  SIGNAL_IS_LIVE,
+  SIGNAL_LEASE_ADDED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (PaddockSessionPorts, paddock_session_ports, G_TYPE_OBJECT)
+
+/* The session's leases now (a reference, or NULL for none). */
+static GPtrArray *
+list_leases (PaddockSessionPorts *ports)
+{
+  GPtrArray *leases = NULL;
+
+  g_signal_emit (ports, signals[SIGNAL_LIST_LEASES], 0, &leases);
+  return leases;
+}
 
 /* A refusing source may have ended itself (refuse_cb): destroyed again
  * harmlessly, as it is held by reference, not by id. */
@@ -152,11 +188,14 @@ refuse_connections (PaddockSessionPorts *ports,
 }
 
 PaddockSessionPorts *
-_paddock_session_ports_new (PaddockSessionImpl *session)
+_paddock_session_ports_new (const char *session_id)
 {
-  PaddockSessionPorts *ports = g_new0 (PaddockSessionPorts, 1);
+  PaddockSessionPorts *ports;
 
-  ports->session = session;
+  g_return_val_if_fail (session_id != NULL, NULL);
+
+  ports = g_object_new (PADDOCK_TYPE_SESSION_PORTS, NULL);
+  ports->session_id = g_strdup (session_id);
   ports->forwards = g_ptr_array_new_with_free_func (g_object_unref);
   ports->requests = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   ports->reserved = g_ptr_array_new_with_free_func (g_object_unref);
@@ -176,17 +215,90 @@ stop_refusing_all (PaddockSessionPorts *ports)
   ports->refusing_in = NULL;
 }
 
-void
-_paddock_session_ports_free (PaddockSessionPorts *ports)
+static void
+paddock_session_ports_dispose (GObject *object)
 {
-  if (ports == NULL)
-    return;
+  PaddockSessionPorts *ports = PADDOCK_SESSION_PORTS (object);
+
   _paddock_session_ports_stop (ports);
+
+  G_OBJECT_CLASS (paddock_session_ports_parent_class)->dispose (object);
+}
+
+static void
+paddock_session_ports_finalize (GObject *object)
+{
+  PaddockSessionPorts *ports = PADDOCK_SESSION_PORTS (object);
+
+  paddock_session_call_handlers_clear (&ports->calls);
   g_ptr_array_unref (ports->forwards);
   g_hash_table_unref (ports->requests);
   g_ptr_array_unref (ports->reserved);
   g_hash_table_unref (ports->refusers);
-  g_free (ports);
+  g_free (ports->session_id);
+
+  G_OBJECT_CLASS (paddock_session_ports_parent_class)->finalize (object);
+}
+
+static void
+paddock_session_ports_class_init (PaddockSessionPortsClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = paddock_session_ports_dispose;
+  object_class->finalize = paddock_session_ports_finalize;
+
+  /**
+   * PaddockSessionPorts::list-leases:
+   *
+   * The session's leases now (a #GPtrArray of #PaddockLease, a new
+   * reference), or NULL for none.
+   */
+  signals[SIGNAL_LIST_LEASES] = g_signal_new ("list-leases", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                              0, g_signal_accumulator_first_wins, NULL, NULL,
+                                              G_TYPE_PTR_ARRAY, 0);
+  /**
+   * PaddockSessionPorts::request-socket:
+   * @id: the request's number, for _paddock_session_ports_socket_event()
+   * @family: AF_INET, or AF_INET6 for [::1]
+   * @error: (out) (nullable): a `GError **`, set when FALSE
+   *
+   * Asks the sandbox's pid 1 for a socket inside, connected to the
+   * port. FALSE (and @error) when nothing can ask it any more.
+   */
+  signals[SIGNAL_REQUEST_SOCKET] = g_signal_new ("request-socket", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                                 0, g_signal_accumulator_first_wins, NULL, NULL,
+                                                 G_TYPE_BOOLEAN, 3, G_TYPE_UINT, G_TYPE_INT, G_TYPE_POINTER);
+  /**
+   * PaddockSessionPorts::refuse:
+   * @invocation: a LeasePort call
+   *
+   * TRUE when the owner answered @invocation itself (the session cannot
+   * take it now); the call then goes no further.
+   */
+  signals[SIGNAL_REFUSE] = g_signal_new ("refuse", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                         0, g_signal_accumulator_true_handled, NULL, NULL,
+                                         G_TYPE_BOOLEAN, 1, G_TYPE_DBUS_METHOD_INVOCATION);
+  /**
+   * PaddockSessionPorts::is-live:
+   *
+   * Whether any process of the session may still run (nothing could use
+   * a port leased otherwise). FALSE with no handler.
+   */
+  signals[SIGNAL_IS_LIVE] = g_signal_new ("is-live", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, g_signal_accumulator_first_wins, NULL, NULL,
+                                          G_TYPE_BOOLEAN, 0);
+  /**
+   * PaddockSessionPorts::lease-added:
+   * @lease: a lease that is the session's from now on
+   */
+  signals[SIGNAL_LEASE_ADDED] = g_signal_new ("lease-added", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                              0, NULL, NULL, NULL, G_TYPE_NONE, 1, PADDOCK_TYPE_LEASE);
+}
+
+static void
+paddock_session_ports_init (PaddockSessionPorts *ports)
+{
 }
 
 /* A connection came on a forwarded port: a socket inside, please. */
@@ -198,9 +310,11 @@ request_socket_cb (PaddockPortForward *forward,
   PaddockSessionPorts *ports = user_data;
   g_autoptr(GError) error = NULL;
   guint32 id = ports->next_request++;
+  gboolean asked = FALSE;
 
   /* AF_INET6 for [::1], after 127.0.0.1 refused. */
-  if (!_paddock_session_impl_request_socket (ports->session, id, family, &error))
+  g_signal_emit (ports, signals[SIGNAL_REQUEST_SOCKET], 0, id, family, &error, &asked);
+  if (!asked)
     {
       paddock_port_forward_take_inside_socket (forward, -1);
       return;
@@ -230,9 +344,10 @@ _paddock_session_ports_add (PaddockSessionPorts  *ports,
  * @leases is forwarded from now on. */
 void
 _paddock_session_ports_start (PaddockSessionPorts *ports,
-                              gboolean             forwarding,
-                              GPtrArray           *leases)
+                              gboolean             forwarding)
 {
+  g_autoptr(GPtrArray) leases = list_leases (ports);
+
   _paddock_session_ports_stop (ports);
   ports->forwarding = forwarding;
   for (guint i = 0; leases != NULL && i < leases->len; i++)
@@ -242,7 +357,7 @@ _paddock_session_ports_start (PaddockSessionPorts *ports,
 
       if (!_paddock_session_ports_add (ports, lease, &error))
         g_message ("Session %s: cannot forward port %u (%s): %s",
-                   paddock_session_impl_get_id (ports->session), paddock_lease_get_port (lease),
+                   ports->session_id, paddock_lease_get_port (lease),
                    paddock_lease_get_name (lease), error->message);
     }
   for (guint i = 0; forwarding && i < ports->reserved->len; i++)
@@ -310,7 +425,7 @@ refuse_in_range (PaddockSessionPorts *ports,
       g_autoptr(PaddockLease) lease = g_list_model_get_item (model, i);
 
       if (lease != NULL &&
-          g_strcmp0 (paddock_lease_get_session (lease), paddock_session_impl_get_id (ports->session)) == 0 &&
+          g_strcmp0 (paddock_lease_get_session (lease), ports->session_id) == 0 &&
           paddock_lease_get_fd (lease) >= 0)
         refuse_connections (ports, lease, TRUE);
     }
@@ -319,11 +434,12 @@ refuse_in_range (PaddockSessionPorts *ports,
 void
 _paddock_session_ports_refuse_all (PaddockSessionPorts *ports)
 {
-  GPtrArray *leases = _paddock_session_impl_get_leases (ports->session);
+  g_autoptr(GPtrArray) leases = NULL;
   GListModel *model;
 
   if (session_registry == NULL)
     return;
+  leases = list_leases (ports);
   /* Ports the agent bound itself: nobody holds them now; held again, so
    * that no other program gets them before Destroy or the next start. */
   for (guint i = 0; leases != NULL && i < leases->len; i++)
@@ -334,7 +450,7 @@ _paddock_session_ports_refuse_all (PaddockSessionPorts *ports)
           !paddock_registry_take_back (session_registry, paddock_lease_get_port (lease)))
         g_message ("Session %s: port %u (%s), which its agent was to bind itself, is taken by another "
                    "program of the host; it stays the session's, lost, until that program lets go",
-                   paddock_session_impl_get_id (ports->session), paddock_lease_get_port (lease),
+                   ports->session_id, paddock_lease_get_port (lease),
                    paddock_lease_get_name (lease));
     }
   model = G_LIST_MODEL (session_registry);
@@ -454,7 +570,7 @@ _paddock_session_ports_hand_over (PaddockSessionPorts *ports,
 
       if (!paddock_registry_hand_over (session_registry, paddock_lease_get_port (lease), &error))
         g_message ("Session %s: port %u (%s) cannot be left for the agent to bind: %s",
-                   paddock_session_impl_get_id (ports->session), paddock_lease_get_port (lease),
+                   ports->session_id, paddock_lease_get_port (lease),
                    paddock_lease_get_name (lease), error->message);
     }
 }
@@ -466,7 +582,7 @@ _paddock_session_ports_hand_over (PaddockSessionPorts *ports,
 void
 _paddock_session_ports_adopted (PaddockSessionPorts *ports)
 {
-  const char *id = paddock_session_impl_get_id (ports->session);
+  const char *id = ports->session_id;
   GListModel *model;
 
   if (session_registry == NULL)
@@ -485,7 +601,7 @@ _paddock_session_ports_adopted (PaddockSessionPorts *ports)
           g_ptr_array_add (ports->reserved, g_object_ref (lease));
           continue;
         }
-      _paddock_session_impl_add_lease (ports->session, lease);
+      g_signal_emit (ports, signals[SIGNAL_LEASE_ADDED], 0, lease);
       paddock_registry_readopt_released (session_registry, paddock_lease_get_port (lease), id);
     }
 }
@@ -622,20 +738,21 @@ landlock_net_enforced (PaddockIpcSession1 *session)
 }
 
 /* Session1.LeasePort: see its documentation in org.paddock.Session1.xml. */
-gboolean
-_paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
-                                         GDBusMethodInvocation *invocation,
-                                         const char            *name)
+static gboolean
+handle_lease_port (PaddockIpcSession1    *session,
+                   GDBusMethodInvocation *invocation,
+                   const char            *name,
+                   PaddockSessionPorts   *ports)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  PaddockSessionPorts *ports = _paddock_session_network_get_ports (_paddock_session_impl_get_network (self));
-  GPtrArray *leases = _paddock_session_impl_get_leases (self);
+  g_autoptr(GPtrArray) leases = list_leases (ports);
   const char *mode = paddock_ipc_session1_get_network_mode (session);
   g_autoptr(PaddockLease) lease = NULL;
   g_autoptr(GVariant) description = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GError) local_error = NULL;
   gboolean from_reserved;
+  gboolean refused = FALSE;
+  gboolean live = FALSE;
 
   if (!paddock_registry_validate_name (name, &local_error))
     {
@@ -661,9 +778,11 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
                                              "A session leases at most %d ports", PADDOCK_SESSION_MAX_PORTS);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (_paddock_session_impl_refuse_leftovers (self, invocation))
+  g_signal_emit (ports, signals[SIGNAL_REFUSE], 0, invocation, &refused);
+  if (refused)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  if (!_paddock_session_impl_is_live (self))
+  g_signal_emit (ports, signals[SIGNAL_IS_LIVE], 0, &live);
+  if (!live)
     {
       g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_CONFLICT,
                                                      "The session is not running: nothing could use the port");
@@ -714,7 +833,7 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
     }
   if (lease == NULL)
     {
-      lease = paddock_registry_lease (session_registry, NULL, paddock_session_impl_get_id (self), name, 0,
+      lease = paddock_registry_lease (session_registry, NULL, ports->session_id, name, 0,
                                       &local_error);
       if (lease == NULL)
         {
@@ -731,8 +850,18 @@ _paddock_session_impl_handle_lease_port (PaddockIpcSession1    *session,
                                              "Could not forward the port: %s; nothing was leased", error->message);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  _paddock_session_impl_add_lease (self, lease);
+  g_signal_emit (ports, signals[SIGNAL_LEASE_ADDED], 0, lease);
   description = paddock_lease_to_variant (lease);
   paddock_ipc_session1_complete_lease_port (session, invocation, description);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* From now on it answers its calls on @skeleton itself (the session's
+ * D-Bus object leaves those methods to it); they are disconnected when
+ * it goes, or when the skeleton does. */
+void
+_paddock_session_ports_attach (PaddockSessionPorts *self,
+                               PaddockIpcSession1 *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-lease-port", G_CALLBACK (handle_lease_port), self);
 }

@@ -48,6 +48,13 @@
  * Ports leased on the host's network reach the agent by the
  * socket-activation protocol; the helpers for that are at the end. In a
  * namespace of its own they are forwarded (paddock-session-ports.c).
+ *
+ * Given the session's id and its folder when made, it never calls into
+ * the session: it asks it by signals for its parsed policy ("get-rules"),
+ * whether it takes a call that needs it running ("refuse"), whether any of
+ * its processes may still run ("is-live"), whether its records go nowhere
+ * now ("discard-records": it was destroyed), and says each record
+ * ("record") and each policy change ("policy-changed").
  */
 
 #include "config.h"
@@ -61,8 +68,9 @@
 #include "paddock-net-journal.h"
 #include "paddock-net-modes.h"
 #include "paddock-proxy.h"
-#include "paddock-session-impl-private.h"
+#include "paddock-session-calls.h"
 #include "paddock-session-network.h"
+#include "paddock-session-ports.h"
 
 #define MAX_RECORDS_PER_CALL 1000
 #define JOURNAL_FILE         "network.jsonl"
@@ -95,7 +103,11 @@ typedef struct
 
 struct _PaddockSessionNetwork
 {
-  PaddockSessionImpl *session;     /* unowned: the session owns us */
+  GObject             parent_instance;
+
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
+
+  char               *session_id;
   PaddockNetJournal  *journal;
   ProxyLink          *link;        /* NULL until the sandbox passed its socket, and once told to stop */
   GList              *stopping;    /* ProxyLink* (a reference each) told to stop, not joined yet */
@@ -104,6 +116,20 @@ struct _PaddockSessionNetwork
   gboolean            forwards_ports;  /* started in none or proxy: leases are forwarded */
   PaddockSessionPorts *ports;      /* leases forwarded in none and proxy */
 };
+
+enum {
+  SIGNAL_GET_RULES,
+  SIGNAL_REFUSE,
+  SIGNAL_IS_LIVE,
+  SIGNAL_DISCARD_RECORDS,
+  SIGNAL_RECORD,
+  SIGNAL_POLICY_CHANGED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (PaddockSessionNetwork, paddock_session_network, G_TYPE_OBJECT)
 
 /* Every link whose thread was started and is neither joined nor let go,
  * a reference each (main thread only): what
@@ -329,13 +355,14 @@ deliver_records_cb (gpointer user_data)
    * records are on disk), and nothing can list them. */
   while ((record = g_queue_pop_head (&records)) != NULL)
     {
-      if (link->network != NULL &&
-          g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (link->network->session)),
-                     "destroyed") != 0)
+      gboolean discard = TRUE;
+
+      if (link->network != NULL)
+        g_signal_emit (link->network, signals[SIGNAL_DISCARD_RECORDS], 0, &discard);
+      if (!discard)
         {
           paddock_net_journal_append (link->network->journal, record);
-          paddock_ipc_session1_emit_network_record (PADDOCK_IPC_SESSION1 (link->network->session),
-                                                    record_to_variant (record));
+          g_signal_emit (link->network, signals[SIGNAL_RECORD], 0, record_to_variant (record));
         }
       g_object_unref (record);
     }
@@ -373,17 +400,21 @@ record_added_cb (PaddockProxy     *proxy,
 
 /**
  * _paddock_session_network_new:
+ * @session_id: the session's
  * @state_dir: (nullable): the session's folder, for the journal file
  */
 PaddockSessionNetwork *
-_paddock_session_network_new (PaddockSessionImpl *session,
-                              const char         *state_dir)
+_paddock_session_network_new (const char *session_id,
+                              const char *state_dir)
 {
-  PaddockSessionNetwork *network = g_new0 (PaddockSessionNetwork, 1);
+  PaddockSessionNetwork *network;
   g_autofree char *path = state_dir != NULL ? g_build_filename (state_dir, JOURNAL_FILE, NULL) : NULL;
 
-  network->session = session;
-  network->ports = _paddock_session_ports_new (session);
+  g_return_val_if_fail (session_id != NULL, NULL);
+
+  network = g_object_new (PADDOCK_TYPE_SESSION_NETWORK, NULL);
+  network->session_id = g_strdup (session_id);
+  network->ports = _paddock_session_ports_new (session_id);
   network->journal = paddock_net_journal_new (path, PADDOCK_NET_JOURNAL_DEFAULT_MAX_RECORDS,
                                               PADDOCK_NET_JOURNAL_DEFAULT_MAX_FILE_BYTES);
   return network;
@@ -556,12 +587,12 @@ paddock_session_network_stop_all_proxies (void)
     }
 }
 
-void
-_paddock_session_network_free (PaddockSessionNetwork *network)
+static void
+paddock_session_network_dispose (GObject *object)
 {
-  if (network == NULL)
-    return;
-  g_clear_pointer (&network->ports, _paddock_session_ports_free);
+  PaddockSessionNetwork *network = PADDOCK_SESSION_NETWORK (object);
+
+  g_clear_object (&network->ports);
   /* Told to stop, not waited for: the session is going (destroyed, a
    * create that failed, or the daemon's exit, which stopped every proxy
    * already), so what its proxy records from now on has nowhere to go.
@@ -578,7 +609,89 @@ _paddock_session_network_free (PaddockSessionNetwork *network)
       link_unref (link);
     }
   g_clear_object (&network->journal);
-  g_free (network);
+
+  G_OBJECT_CLASS (paddock_session_network_parent_class)->dispose (object);
+}
+
+static void
+paddock_session_network_finalize (GObject *object)
+{
+  PaddockSessionNetwork *network = PADDOCK_SESSION_NETWORK (object);
+
+  paddock_session_call_handlers_clear (&network->calls);
+  g_free (network->session_id);
+
+  G_OBJECT_CLASS (paddock_session_network_parent_class)->finalize (object);
+}
+
+static void
+paddock_session_network_class_init (PaddockSessionNetworkClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = paddock_session_network_dispose;
+  object_class->finalize = paddock_session_network_finalize;
+
+  /**
+   * PaddockSessionNetwork::get-rules:
+   *
+   * The session's policy, parsed (a new reference), or NULL (a session
+   * restored from its record, which never starts, lacks them).
+   */
+  signals[SIGNAL_GET_RULES] = g_signal_new ("get-rules", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                            0, g_signal_accumulator_first_wins, NULL, NULL,
+                                            PADDOCK_TYPE_DOMAIN_RULES, 0);
+  /**
+   * PaddockSessionNetwork::refuse:
+   * @invocation: a SetNetworkPolicy call
+   *
+   * TRUE when the owner answered @invocation itself (the session cannot
+   * take it now); the call then goes no further.
+   */
+  signals[SIGNAL_REFUSE] = g_signal_new ("refuse", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                         0, g_signal_accumulator_true_handled, NULL, NULL,
+                                         G_TYPE_BOOLEAN, 1, G_TYPE_DBUS_METHOD_INVOCATION);
+  /**
+   * PaddockSessionNetwork::is-live:
+   *
+   * Whether any process of the session may still run (a policy applies
+   * to nothing otherwise). FALSE with no handler.
+   */
+  signals[SIGNAL_IS_LIVE] = g_signal_new ("is-live", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, g_signal_accumulator_first_wins, NULL, NULL,
+                                          G_TYPE_BOOLEAN, 0);
+  /**
+   * PaddockSessionNetwork::discard-records:
+   *
+   * TRUE when the session's records go nowhere (it was destroyed: its
+   * folder is gone or going, and nothing can list them).
+   */
+  signals[SIGNAL_DISCARD_RECORDS] = g_signal_new ("discard-records", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                                  0, g_signal_accumulator_first_wins, NULL, NULL,
+                                                  G_TYPE_BOOLEAN, 0);
+  /**
+   * PaddockSessionNetwork::record:
+   * @record: a record just journaled (a{sv}), for the NetworkRecord signal
+   */
+  signals[SIGNAL_RECORD] = g_signal_new ("record", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                         0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_VARIANT);
+  /**
+   * PaddockSessionNetwork::policy-changed:
+   * @mode: the new network mode
+   * @allow_domains: the new allowlist
+   * @rules: both, parsed
+   *
+   * SetNetworkPolicy decided: the session's policy from now on, for the
+   * owner to publish and record (before the call is answered).
+   */
+  signals[SIGNAL_POLICY_CHANGED] = g_signal_new ("policy-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                                 0, NULL, NULL, NULL, G_TYPE_NONE, 3,
+                                                 G_TYPE_STRING, G_TYPE_STRV, PADDOCK_TYPE_DOMAIN_RULES);
+}
+
+static void
+paddock_session_network_init (PaddockSessionNetwork *network)
+{
 }
 
 /* The session is about to start: in proxy mode its namespace will have the
@@ -611,8 +724,7 @@ _paddock_session_network_prepare_adopted (PaddockSessionNetwork *network,
 void
 _paddock_session_network_spawned (PaddockSessionNetwork *network)
 {
-  _paddock_session_ports_start (network->ports, network->forwards_ports,
-                                _paddock_session_impl_get_leases (network->session));
+  _paddock_session_ports_start (network->ports, network->forwards_ports);
 }
 
 PaddockSessionPorts *
@@ -671,7 +783,7 @@ test_resolver (PaddockSessionNetwork *network)
   if (text == NULL)
     return NULL;
   g_message ("Session %s: PADDOCK_TEST_PROXY_RESOLVE is set, so its proxy resolves names from it, "
-             "not from DNS (a test switch)", paddock_session_impl_get_id (network->session));
+             "not from DNS (a test switch)", network->session_id);
   map = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   pairs = g_strsplit (text, ",", 256);
   for (guint i = 0; pairs[i] != NULL; i++)
@@ -712,8 +824,8 @@ _paddock_session_network_take_listener (PaddockSessionNetwork  *network,
                                         int                     fd,
                                         GError                **error)
 {
-  PaddockDomainRules *rules = _paddock_session_impl_get_net_rules (network->session);
-  const char *session_id = paddock_session_impl_get_id (network->session);
+  g_autoptr(PaddockDomainRules) rules = NULL;
+  const char *session_id = network->session_id;
   g_autoptr(GHashTable) resolver = NULL;
   g_autoptr(GError) local_error = NULL;
   PaddockProxy *proxy;
@@ -728,6 +840,7 @@ _paddock_session_network_take_listener (PaddockSessionNetwork  *network,
       close (fd);
       return TRUE;
     }
+  g_signal_emit (network, signals[SIGNAL_GET_RULES], 0, &rules);
   if (rules == NULL)
     {
       /* Only a session restored from its record lacks them, and it never
@@ -804,13 +917,13 @@ _paddock_session_network_stop (PaddockSessionNetwork *network)
   network_stop_proxy (network);
 }
 
-gboolean
-_paddock_session_impl_handle_list_network_records (PaddockIpcSession1    *session,
-                                                   GDBusMethodInvocation *invocation,
-                                                   guint64                after_seq,
-                                                   guint                  max)
+static gboolean
+handle_list_records (PaddockIpcSession1    *session,
+                     GDBusMethodInvocation *invocation,
+                     guint64               after_seq,
+                     guint                 max,
+                     PaddockSessionNetwork *network)
 {
-  PaddockSessionNetwork *network = _paddock_session_impl_get_network (PADDOCK_SESSION_IMPL (session));
   g_autoptr(GPtrArray) records = NULL;
   GVariantBuilder builder;
   guint64 next = after_seq;
@@ -881,17 +994,18 @@ link_set_rules (ProxyLink *link,
   g_source_unref (source);
 }
 
-gboolean
-_paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
-                                                 GDBusMethodInvocation *invocation,
-                                                 const char            *mode,
-                                                 const char * const    *allow_domains)
+static gboolean
+handle_set_policy (PaddockIpcSession1    *session,
+                   GDBusMethodInvocation *invocation,
+                   const char            *mode,
+                   const char * const    *allow_domains,
+                   PaddockSessionNetwork *network)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  PaddockSessionNetwork *network = _paddock_session_impl_get_network (self);
   const char *current = paddock_ipc_session1_get_network_mode (session);
   g_autoptr(PaddockDomainRules) rules = NULL;
   g_autoptr(GError) error = NULL;
+  gboolean refused = FALSE;
+  gboolean live = FALSE;
 
   if (!paddock_net_mode_is_valid (mode))
     {
@@ -906,15 +1020,17 @@ _paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  if (_paddock_session_impl_refuse_leftovers (self, invocation))
+  g_signal_emit (network, signals[SIGNAL_REFUSE], 0, invocation, &refused);
+  if (refused)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   /* As LeasePort: a policy for a network nobody uses any more (the
    * session ended; none is started again) would be taken for one applied. */
-  if (!_paddock_session_impl_is_live (self))
+  g_signal_emit (network, signals[SIGNAL_IS_LIVE], 0, &live);
+  if (!live)
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_CONFLICT,
                                              "Session %s is not running: its network policy applies to "
-                                             "nothing; nothing was changed", paddock_session_impl_get_id (self));
+                                             "nothing; nothing was changed", network->session_id);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
@@ -932,7 +1048,7 @@ _paddock_session_impl_handle_set_network_policy (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  _paddock_session_impl_set_network_policy (self, mode, allow_domains, rules);
+  g_signal_emit (network, signals[SIGNAL_POLICY_CHANGED], 0, mode, allow_domains, rules);
   if (network->link != NULL)
     {
       PolicyChange *change = g_new0 (PolicyChange, 1);
@@ -1018,4 +1134,16 @@ _paddock_session_network_child_format_pid (char  *out,
   for (int i = 0; i < n; i++)
     out[i] = digits[n - 1 - i];
   out[n] = '\0';
+}
+
+/* From now on it answers its calls on @skeleton itself (the session's
+ * D-Bus object leaves those methods to it); they are disconnected when
+ * it goes, or when the skeleton does. */
+void
+_paddock_session_network_attach (PaddockSessionNetwork *self,
+                                 PaddockIpcSession1 *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-network-records", G_CALLBACK (handle_list_records), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-set-network-policy", G_CALLBACK (handle_set_policy), self);
+  _paddock_session_ports_attach (self->ports, skeleton);
 }

@@ -8,6 +8,10 @@
  * the same list, so that what the app shows is what Stop would end. Kill
  * checks membership after pinning the process with a pidfd, so a pid that
  * is reused between the check and the signal cannot redirect it.
+ *
+ * The list is the session's answer to "list-pids", asked each time (for
+ * Kill, after the pin): this never calls into the session, and is made
+ * without one.
  */
 
 #include "config.h"
@@ -21,13 +25,77 @@
 #include "paddock-compat-pidfd.h"
 #include "paddock-compat-proc.h"
 #include "paddock-error.h"
-#include "paddock-session-impl-private.h"
+#include "paddock-session-calls.h"
+#include "paddock-session-processes.h"
 
 /* A session may fork without limit where it has no cgroup; the answer does
  * not. ProcessCount still tells the whole number. */
 #define MAX_PROCESS_ROWS    4096
 /* The command line is for reading, not for replaying. */
 #define MAX_COMMAND_LINE    4096
+
+struct _PaddockSessionProcesses
+{
+  GObject parent_instance;
+
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
+};
+
+enum {
+  SIGNAL_LIST_PIDS,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE (PaddockSessionProcesses, paddock_session_processes, G_TYPE_OBJECT)
+
+static void
+paddock_session_processes_finalize (GObject *object)
+{
+  PaddockSessionProcesses *self = PADDOCK_SESSION_PROCESSES (object);
+
+  paddock_session_call_handlers_clear (&self->calls);
+
+  G_OBJECT_CLASS (paddock_session_processes_parent_class)->finalize (object);
+}
+
+static void
+paddock_session_processes_class_init (PaddockSessionProcessesClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = paddock_session_processes_finalize;
+
+  /**
+   * PaddockSessionProcesses::list-pids:
+   *
+   * Every process of the session now (a #GArray of pid_t), as the session
+   * counts and stops them.
+   */
+  signals[SIGNAL_LIST_PIDS] = g_signal_new ("list-pids", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                            0, g_signal_accumulator_first_wins, NULL, NULL,
+                                            G_TYPE_ARRAY, 0);
+}
+
+static void
+paddock_session_processes_init (PaddockSessionProcesses *self)
+{
+}
+
+PaddockSessionProcesses *
+paddock_session_processes_new (void)
+{
+  return g_object_new (PADDOCK_TYPE_SESSION_PROCESSES, NULL);
+}
+
+/* Never NULL: an empty list with no handler. */
+static GArray *
+list_pids (PaddockSessionProcesses *self)
+{
+  GArray *pids = NULL;
+
+  g_signal_emit (self, signals[SIGNAL_LIST_PIDS], 0, &pids);
+  return pids != NULL ? pids : g_array_new (FALSE, FALSE, sizeof (pid_t));
+}
 
 typedef struct
 {
@@ -70,12 +138,12 @@ compare_pids (gconstpointer a,
   return (pa > pb) - (pa < pb);
 }
 
-gboolean
-_paddock_session_impl_handle_list_processes (PaddockIpcSession1    *session,
-                                             GDBusMethodInvocation *invocation)
+static gboolean
+handle_list (PaddockIpcSession1      *session,
+             GDBusMethodInvocation   *invocation,
+             PaddockSessionProcesses *self)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  g_autoptr(GArray) pids = _paddock_session_impl_list_pids (self);
+  g_autoptr(GArray) pids = list_pids (self);
   GVariantBuilder builder;
   guint rows = 0;
 
@@ -117,10 +185,10 @@ _paddock_session_impl_handle_list_processes (PaddockIpcSession1    *session,
 }
 
 static gboolean
-session_has_pid (PaddockSessionImpl *self,
-                 pid_t               pid)
+session_has_pid (PaddockSessionProcesses *self,
+                 pid_t                    pid)
 {
-  g_autoptr(GArray) pids = _paddock_session_impl_list_pids (self);
+  g_autoptr(GArray) pids = list_pids (self);
 
   for (guint i = 0; i < pids->len; i++)
     if (g_array_index (pids, pid_t, i) == pid)
@@ -128,13 +196,13 @@ session_has_pid (PaddockSessionImpl *self,
   return FALSE;
 }
 
-gboolean
-_paddock_session_impl_handle_kill_process (PaddockIpcSession1    *session,
-                                           GDBusMethodInvocation *invocation,
-                                           guint                  pid,
-                                           guint                  signum)
+static gboolean
+handle_kill (PaddockIpcSession1      *session,
+             GDBusMethodInvocation   *invocation,
+             guint                   pid,
+             guint                   signum,
+             PaddockSessionProcesses *self)
 {
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
   int pidfd;
   int saved_errno;
 
@@ -189,4 +257,15 @@ _paddock_session_impl_handle_kill_process (PaddockIpcSession1    *session,
   close (pidfd);
   paddock_ipc_session1_complete_kill_process (session, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* From now on it answers its calls on @skeleton itself (the session's
+ * D-Bus object leaves those methods to it); they are disconnected when
+ * it goes, or when the skeleton does. */
+void
+paddock_session_processes_attach (PaddockSessionProcesses *self,
+                                  PaddockIpcSession1 *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-list-processes", G_CALLBACK (handle_list), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-kill-process", G_CALLBACK (handle_kill), self);
 }

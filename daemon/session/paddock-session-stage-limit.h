@@ -1,0 +1,30 @@
+/* paddock-session-stage-limit.h — a running session held still while its stage is full
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+
+#include "paddock-ipc-generated.h"
+
+G_BEGIN_DECLS
+
+#define PADDOCK_TYPE_SESSION_STAGE_LIMIT (paddock_session_stage_limit_get_type ())
+
+G_DECLARE_FINAL_TYPE (PaddockSessionStageLimit, paddock_session_stage_limit, PADDOCK, SESSION_STAGE_LIMIT, GObject)
+
+PaddockSessionStageLimit *paddock_session_stage_limit_new       (const char               *session_id,
+                                                                 const char               *stage_root,
+                                                                 guint64                   limit);
+void                      paddock_session_stage_limit_start     (PaddockSessionStageLimit *self);
+GVariant                 *paddock_session_stage_limit_dup_stage (PaddockSessionStageLimit *self);
+void                      paddock_session_stage_limit_close     (PaddockSessionStageLimit *self);
+/* SetStageLimit; @self NULL: the session does not run, or stages nothing. */
+gboolean                  paddock_session_stage_limit_set_limit (PaddockSessionStageLimit  *self,
+                                                                 guint64                    limit,
+                                                                 GError                   **error);
+
+G_END_DECLS
