@@ -293,7 +293,17 @@ paddock_stage_prepare (PaddockStage  *self,
    * another writer changes from here on is "unknown" in the baseline,
    * however late its walk comes. In a file before the agent runs: the
    * walk comes later, and a daemon that dies before it lets the next one
-   * walk for this moment (locked_get_baseline()). */
+   * walk for this moment (locked_get_baseline()).
+   *
+   * The moment is read once the coarse clock, which stamps most changes,
+   * has passed the precise one: a folder changed just before (a file made
+   * in it, then `paddockctl create`) may carry a fine-grained ctime up to
+   * two ticks ahead of the coarse clock (multigrain timestamps), and read
+   * at once, the moment would call that folder changed since, and every
+   * file the agent adds in it a conflict (2 of 30 such creates here).
+   * Every change from here on is stamped at or after the moment, coarse
+   * or fine. The wait is at most those ticks. */
+  paddock_file_time_wait_past_now ();
   started_ns = paddock_file_time_now_ns ();
   if (!write_since_quickly (self, started_ns, error))
     return FALSE;
