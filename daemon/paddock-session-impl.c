@@ -1911,16 +1911,10 @@ paddock_session_impl_adopt (PaddockSessionImpl    *self,
    * guessed at, and the session is not adopted. */
   if (own_network)
     {
-      g_autoptr(PaddockDomainRules) rules =
-        _paddock_session_network_build_rules (self->config.net_mode,
-                                              (const char * const *) self->config.allow_domains, &error);
+      g_autoptr(PaddockDomainRules) rules = paddock_session_restore_parse_policy (restore, self->id);
 
       if (rules == NULL)
-        {
-          g_message ("Session %s: its network policy cannot be served again (%s); ending what is left of it",
-                     self->id, error->message);
-          return FALSE;
-        }
+        return FALSE;
       g_set_object (&self->config.net_rules, rules);
     }
 
@@ -2065,10 +2059,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
    * (an adopted session's too: its agent runs on, but the batch was ours). */
   if (self->stage != NULL)
     {
-      g_autoptr(GError) recover_error = NULL;
-
-      if (!paddock_stage_recover (self->stage, &recover_error))
-        g_message ("Session %s: could not recover an interrupted apply: %s", id, recover_error->message);
+      paddock_session_restore_recover_stage (self->stage, id);
       paddock_session_staging_refresh_last_recovery (self->staging);
     }
 
@@ -2086,18 +2077,15 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
   self->exit_status = restore.exit_status;
   paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
 
-  if (restore.final_state != NULL)
+  /* Listed as it was until they are gone. */
+  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
+                                          restore.final_state != NULL ? MAX (restore.pinned->len, 1) : 0);
+  self->leftovers = paddock_session_restore_take_leftovers (&restore, record);
+  if (self->leftovers != NULL)
     {
-      /* Listed as it was until they are gone. */
-      paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), MAX (restore.pinned->len, 1));
-      self->leftovers = paddock_session_leftovers_new (id, g_steal_pointer (&restore.pinned),
-                                                       g_steal_pointer (&restore.cgroup),
-                                                       restore.final_state, record->root);
       g_signal_connect (self->leftovers, "pin-again", G_CALLBACK (paddock_session_impl_leftovers_pin_again_cb), self);
       g_signal_connect (self->leftovers, "changed", G_CALLBACK (paddock_session_impl_leftovers_changed_cb), self);
     }
-  else
-    paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
 
   /* As the record says: it is on disk already. */
   self->state = g_intern_string (restore.state);

@@ -30,6 +30,7 @@
 #include "paddock-session-commands.h"
 #include "paddock-session-leftovers.h"
 #include "paddock-session-members.h"
+#include "paddock-session-network.h"
 #include "paddock-session-restore.h"
 #include "paddock-stage.h"
 #include "paddock-stage-guard.h"
@@ -306,6 +307,43 @@ paddock_session_restore_load_boundary (const PaddockSessionRestore *self,
   if (boundary == NULL)
     g_message ("Session %s: its boundary as its start saw it is not known (%s)", id, error->message);
   return boundary;
+}
+
+/* A policy that no longer parses is not guessed at: the session is not
+ * adopted. */
+PaddockDomainRules *
+paddock_session_restore_parse_policy (const PaddockSessionRestore *self,
+                                      const char                  *id)
+{
+  g_autoptr(GError) error = NULL;
+  PaddockDomainRules *rules =
+    _paddock_session_network_build_rules (self->config.net_mode,
+                                          (const char * const *) self->config.allow_domains, &error);
+
+  if (rules == NULL)
+    g_message ("Session %s: its network policy cannot be served again (%s); ending what is left of it",
+               id, error->message);
+  return rules;
+}
+
+void
+paddock_session_restore_recover_stage (PaddockStage *stage,
+                                       const char   *id)
+{
+  g_autoptr(GError) recover_error = NULL;
+
+  if (!paddock_stage_recover (stage, &recover_error))
+    g_message ("Session %s: could not recover an interrupted apply: %s", id, recover_error->message);
+}
+
+PaddockSessionLeftovers *
+paddock_session_restore_take_leftovers (PaddockSessionRestore      *self,
+                                        const PaddockSessionRecord *record)
+{
+  if (self->final_state == NULL)
+    return NULL;
+  return paddock_session_leftovers_new (record->id, g_steal_pointer (&self->pinned),
+                                        g_steal_pointer (&self->cgroup), self->final_state, record->root);
 }
 
 void

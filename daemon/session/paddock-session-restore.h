@@ -13,6 +13,9 @@
 #include "paddock-cgroup.h"
 #include "paddock-sandbox-pidns.h"
 #include "paddock-session-config.h"
+#include "paddock-session-leftovers.h"
+#include "paddock-stage.h"
+#include "paddock-domain-rules.h"
 #include "paddock-session-members.h"
 #include "paddock-session-record.h"
 
@@ -61,6 +64,18 @@ void     paddock_session_restore_pin_leftovers  (PaddockSessionRestore      *sel
                                                  const PaddockSessionRecord *record);
 GVariant *paddock_session_restore_load_boundary (const PaddockSessionRestore *self,
                                                  const char                  *id);
+/* What an adopted session's proxy judges by, its recorded policy parsed
+ * again; NULL (said why) where it no longer parses. */
+PaddockDomainRules *paddock_session_restore_parse_policy (const PaddockSessionRestore *self,
+                                                          const char                  *id);
+/* An apply an earlier daemon was killed in the middle of, finished or
+ * rolled back (said why not). */
+void     paddock_session_restore_recover_stage  (PaddockStage               *stage,
+                                                 const char                 *id);
+/* What is left running of a session not adopted, stolen from @self to be
+ * ended; NULL where nothing of it runs. */
+PaddockSessionLeftovers *paddock_session_restore_take_leftovers (PaddockSessionRestore      *self,
+                                                                 const PaddockSessionRecord *record);
 void     paddock_session_restore_clear          (PaddockSessionRestore      *self);
 
 /* The boot this daemon runs in: a pid recorded in another boot means
