@@ -1455,20 +1455,6 @@ paddock_session_impl_processes_list_pids_cb (PaddockSessionProcesses *processes,
   return paddock_session_impl_list_pids (self);
 }
 
-static void
-paddock_session_impl_stage_limit_kept_cb (GObject      *source,
-                                          GAsyncResult *result,
-                                          gpointer      user_data)
-{
-  GDBusMethodInvocation *invocation = user_data;
-  g_autoptr(GError) error = NULL;
-
-  /* The limit holds now either way; only a later daemon would not know it. */
-  if (!paddock_record_writer_flush_finish (result, &error))
-    g_message ("SetStageLimit: the new limit is not on disk: %s", error->message);
-  g_dbus_method_invocation_return_value (invocation, g_variant_new ("()"));
-}
-
 static gboolean
 paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
                                              GDBusMethodInvocation *invocation,
@@ -1482,12 +1468,10 @@ paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
       g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  /* Kept in the record, and answered once that is on disk: a daemon
-   * killed after the answer leaves the limit to the next one, which bounds
-   * the adopted session's stage by it again. */
+  /* Kept in the record; answered once that is on disk. */
   self->config.stage_limit = limit;
   paddock_session_impl_save (self);
-  paddock_record_writer_flush_async (NULL, paddock_session_impl_stage_limit_kept_cb, invocation);
+  paddock_session_stage_limit_answer_kept (invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -24,6 +24,7 @@
 #include <signal.h>
 
 #include "paddock-error.h"
+#include "paddock-record-writer.h"
 #include "paddock-session-stage-limit.h"
 #include "paddock-stage-guard.h"
 
@@ -209,6 +210,30 @@ paddock_session_stage_limit_set_limit (PaddockSessionStageLimit  *self,
     }
   paddock_stage_guard_set_limit (self->guard, limit);
   return TRUE;
+}
+
+static void
+stage_limit_kept_cb (GObject      *source,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  GDBusMethodInvocation *invocation = user_data;
+  g_autoptr(GError) error = NULL;
+
+  /* The limit holds now either way; only a later daemon would not know it. */
+  if (!paddock_record_writer_flush_finish (result, &error))
+    g_message ("SetStageLimit: the new limit is not on disk: %s", error->message);
+  g_dbus_method_invocation_return_value (invocation, g_variant_new ("()"));
+}
+
+/* SetStageLimit's answer, once every record written so far (the session's,
+ * with the new limit) is on disk: a daemon killed after the answer leaves
+ * the limit to the next one, which bounds the adopted session's stage by it
+ * again. */
+void
+paddock_session_stage_limit_answer_kept (GDBusMethodInvocation *invocation)
+{
+  paddock_record_writer_flush_async (NULL, stage_limit_kept_cb, invocation);
 }
 
 static void

@@ -26,5 +26,6 @@ void                      paddock_session_stage_limit_close     (PaddockSessionS
 gboolean                  paddock_session_stage_limit_set_limit (PaddockSessionStageLimit  *self,
                                                                  guint64                    limit,
                                                                  GError                   **error);
+void                      paddock_session_stage_limit_answer_kept (GDBusMethodInvocation  *invocation);
 
 G_END_DECLS
