@@ -121,8 +121,11 @@ paddock_terminal_pty_readable_cb (int          fd,
         break;
 
       /* EIO (or 0): every slave fd is closed, the terminal is finished.
-       * Viewers get what is left, then the end of the stream. */
-      self->pty_source = 0;
+       * Viewers get what is left, then the end of the stream. The watch
+       * goes too, also when paddock_terminal_drain() read the end: left
+       * behind, it outlived the terminal and fired on a freed one (a
+       * sandbox that failed at once took the daemon down with it). */
+      g_clear_handle_id (&self->pty_source, g_source_remove);
       self->finished = TRUE;
       /* Nothing more will be written: its file is complete. */
       paddock_scrollback_close_file (self->scrollback);
