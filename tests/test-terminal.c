@@ -1,4 +1,4 @@
-/* test-terminal.c — a session's terminal alone: output, viewers, input, size, hangup
+/* test-terminal.c — a session's terminal alone: output, viewers, input, size, hangup, drain
  *
  * Copyright 2026 The Paddock authors
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -332,6 +332,36 @@ test_hangup (void)
   close (pair[1]);
 }
 
+/* The end read by paddock_terminal_drain() (as a session does for the last
+ * words of a program that ended at once): one "hangup", and the PTY's
+ * watch goes with it. Left behind, it fired again, and once the terminal
+ * was freed, on the freed terminal (the daemon's SIGSEGV of 23e3e29). */
+static void
+test_drain_at_end (void)
+{
+  Fixture fixture = { -1, -1, 0, 0, 0 };
+  g_autoptr(PaddockTerminal) terminal = terminal_new (&fixture);
+  g_autofree char *text = NULL;
+  guint64 start = 0;
+
+  write_all (fixture.slave, "last words");
+  close (fixture.slave);
+  /* The slave is closed: the master reads the words, then its end. */
+  paddock_terminal_drain (terminal);
+  g_assert_cmpuint (fixture.n_hangup, ==, 1);
+  g_assert_false (paddock_terminal_is_live (terminal));
+  text = read_scrollback (terminal, 0, &start);
+  g_assert_cmpstr (text, ==, "last words");
+
+  /* A watch left on the ended PTY is ready at once: give it its chances. */
+  for (guint i = 0; i < 50; i++)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_cmpuint (fixture.n_hangup, ==, 1);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -343,6 +373,7 @@ main (int    argc,
   g_test_add_func ("/terminal/input-bound", test_input_bound);
   g_test_add_func ("/terminal/resize", test_resize);
   g_test_add_func ("/terminal/hangup", test_hangup);
+  g_test_add_func ("/terminal/drain-at-end", test_drain_at_end);
 
   return g_test_run ();
 }
