@@ -676,10 +676,22 @@ paddock_ports_impl_set_registry (PaddockPortsImpl *self,
   paddock_ipc_ports1_set_lease_count (PADDOCK_IPC_PORTS1 (self),
                                       g_list_model_get_n_items (G_LIST_MODEL (registry)));
 
-  /* Unless a lease it found lost started the timer already (items-changed). */
-  if (paddock_ports_impl_reclaim_cb (self) == G_SOURCE_CONTINUE && self->reclaim_id == 0)
-    self->reclaim_id = g_timeout_add (PADDOCK_RECLAIM_INTERVAL_MS,
-                                      paddock_ports_impl_reclaim_cb, self);
+  /* Unless a lease it found lost started the timer already (items-changed).
+   * Called by hand, the callback's "remove" clears reclaim_id but cannot
+   * remove a timer already running: that is ours to remove, or it would
+   * run on, unowned (and past this object's end). */
+  {
+    guint timer = self->reclaim_id;
+
+    if (paddock_ports_impl_reclaim_cb (self) == G_SOURCE_REMOVE)
+      {
+        if (timer != 0)
+          g_source_remove (timer);
+      }
+    else if (self->reclaim_id == 0)
+      self->reclaim_id = g_timeout_add (PADDOCK_RECLAIM_INTERVAL_MS,
+                                        paddock_ports_impl_reclaim_cb, self);
+  }
 }
 
 void
