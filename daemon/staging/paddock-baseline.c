@@ -195,12 +195,6 @@ typedef struct {
   gboolean root_changed;
 } RecordWalk;
 
-static gint64
-timespec_ns (const struct timespec *ts)
-{
-  return (gint64) ts->tv_sec * G_GINT64_CONSTANT (1000000000) + ts->tv_nsec;
-}
-
 /* A stamp no entry has: what was at a path at the start cannot be known
  * (it changed since, or may have been removed since). It differs from any
  * stamp lstat() gives and from "absent", so a later change of the session
@@ -355,8 +349,8 @@ record_dir (RecordWalk  *walk,
    * shows here; one after it removed an entry the walk recorded. */
   if (fstat (dir_fd, &dir_st) != 0)
     return set_errno_error (error, errno, "Could not stat", *prefix != '\0' ? prefix : ".");
-  if (timespec_ns (&dir_st.st_ctim) >= walk->started_ns ||
-      timespec_ns (&dir_st.st_mtim) >= walk->started_ns)
+  if (paddock_timespec_ns (&dir_st.st_ctim) >= walk->started_ns ||
+      paddock_timespec_ns (&dir_st.st_mtim) >= walk->started_ns)
     mark_dir_changed (walk, self_index);
 
   for (guint i = 0; i < subdirs->len; i++)

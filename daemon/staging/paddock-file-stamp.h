@@ -12,6 +12,14 @@
 
 G_BEGIN_DECLS
 
+/* A file time (or a clock reading) in nanoseconds since the epoch: how
+ * every stamp and moment in staging is compared. */
+static inline gint64
+paddock_timespec_ns (const struct timespec *ts)
+{
+  return (gint64) ts->tv_sec * G_GINT64_CONSTANT (1000000000) + ts->tv_nsec;
+}
+
 /* The identity of one directory entry as lstat() saw it. Two stamps differ
  * when the entry was replaced (inode), rewritten (size, mtime) or touched in
  * any other way (ctime: chmod, link count, a write that kept mtime). A stamp
@@ -33,8 +41,8 @@ paddock_file_stamp_from_stat (PaddockFileStamp  *stamp,
   stamp->mode = st->st_mode;
   stamp->ino = st->st_ino;
   stamp->size = (guint64) st->st_size;
-  stamp->mtime_ns = (gint64) st->st_mtim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_mtim.tv_nsec;
-  stamp->ctime_ns = (gint64) st->st_ctim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_ctim.tv_nsec;
+  stamp->mtime_ns = paddock_timespec_ns (&st->st_mtim);
+  stamp->ctime_ns = paddock_timespec_ns (&st->st_ctim);
 }
 
 static inline gboolean
@@ -59,7 +67,7 @@ paddock_file_time_now_ns (void)
   struct timespec ts;
 
   clock_gettime (CLOCK_REALTIME_COARSE, &ts);
-  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+  return paddock_timespec_ns (&ts);
 }
 
 /* Waits until every entry changed before this call has a ctime before
@@ -75,7 +83,7 @@ paddock_file_time_wait_past_now (void)
   gint64 precise_ns;
 
   clock_gettime (CLOCK_REALTIME, &ts);
-  precise_ns = (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+  precise_ns = paddock_timespec_ns (&ts);
   while (paddock_file_time_now_ns () <= precise_ns)
     g_usleep (1000);
 }

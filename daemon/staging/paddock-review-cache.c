@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "paddock-review-cache.h"
+#include "paddock-file-stamp.h"
 
 typedef struct {
   guint64 dev;
@@ -169,8 +170,8 @@ blob_key_from_stat (BlobKey           *key,
   key->dev = st->st_dev;
   key->ino = st->st_ino;
   key->size = (guint64) st->st_size;
-  key->mtime_ns = (gint64) st->st_mtim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_mtim.tv_nsec;
-  key->ctime_ns = (gint64) st->st_ctim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_ctim.tv_nsec;
+  key->mtime_ns = paddock_timespec_ns (&st->st_mtim);
+  key->ctime_ns = paddock_timespec_ns (&st->st_ctim);
   key->mode = st->st_mode;
 }
 

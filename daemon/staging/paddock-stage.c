@@ -278,12 +278,6 @@ write_since_quickly (PaddockStage  *self,
                                    0600, error);
 }
 
-static gint64
-stat_ctime_ns (const struct stat *st)
-{
-  return (gint64) st->st_ctim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_ctim.tv_nsec;
-}
-
 /* The moment the baseline stands for: every change to the workspace before
  * it must carry a ctime before it, every change after it a ctime at or
  * after it, or a file made just before the start makes whatever the agent
@@ -322,7 +316,7 @@ read_start_moment (PaddockStage *self)
       futimens (marker_fd, NULL) == 0 &&
       fstat (marker_fd, &marker_st) == 0)
     {
-      moment_ns = stat_ctime_ns (&marker_st);
+      moment_ns = paddock_timespec_ns (&marker_st.st_ctim);
       probe_fd = open (probe, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (probe_fd >= 0 && mkdirat (probe_fd, "x", 0700) == 0)
         {
@@ -333,7 +327,7 @@ read_start_moment (PaddockStage *self)
 
           floor_holds = fstat (probe_fd, &probe_st) == 0 &&
                         coarse_ns < moment_ns &&
-                        stat_ctime_ns (&probe_st) >= moment_ns;
+                        paddock_timespec_ns (&probe_st.st_ctim) >= moment_ns;
           (void) unlinkat (probe_fd, "x", AT_REMOVEDIR);
         }
     }
