@@ -41,10 +41,8 @@
 #include "paddock-command-runner.h"
 #include "paddock-durable-file.h"
 #include "paddock-exit-status.h"
-#include "paddock-linux-executor.h"
 #include "paddock-error.h"
 #include "paddock-executor.h"
-#include "paddock-keeper-client.h"
 #include "paddock-lease.h"
 #include "paddock-process-tree.h"
 #include "paddock-record-writer.h"
@@ -60,6 +58,7 @@
 #include "paddock-session-processes.h"
 #include "paddock-session-record.h"
 #include "paddock-session-restore.h"
+#include "paddock-session-revival.h"
 #include "paddock-session-stage-limit.h"
 #include "paddock-session-staging.h"
 #include "paddock-session-startup.h"
@@ -132,10 +131,9 @@ struct _PaddockSessionImpl
    * sweeps until it has (paddock-session-stop.c). */
   PaddockSessionStop         *stop;
 
-  /* A restored session: what an earlier daemon left running of it, being
-   * ended, with the state it goes to once that is gone and the Stop and
-   * Destroy calls that wait for it (paddock-session-leftovers.c). */
-  PaddockSessionLeftovers    *leftovers;
+  /* A restored session, while what an earlier daemon left running of it
+   * is being ended (paddock-session-revival.c). */
+  PaddockSessionRevival      *revival;
 };
 
 /* A Stop or Destroy call waiting (paddock-session-stop.h). */
@@ -171,13 +169,9 @@ paddock_session_impl_save (PaddockSessionImpl *self)
 
   if (self->record_path == NULL)
     return;
-  /* The earlier daemon's record names the processes it left: it stays as
-   * it is until they are gone (with those pinned since added). */
-  if (self->leftovers != NULL)
-    {
-      paddock_session_leftovers_save (self->leftovers, self->record_path);
-      return;
-    }
+  /* The earlier daemon's record, while what it left runs. */
+  if (self->revival != NULL && paddock_session_revival_save (self->revival, self->record_path))
+    return;
 
   record.id = g_strdup (self->id);
   record.name = g_strdup (paddock_ipc_session1_get_name (session));
@@ -254,7 +248,7 @@ paddock_session_impl_release_end_step (gpointer user_data,
 static gboolean
 paddock_session_impl_end_kept (PaddockSessionImpl *self)
 {
-  return g_strcmp0 (self->state, "exited") == 0 && self->leftovers == NULL &&
+  return g_strcmp0 (self->state, "exited") == 0 && self->revival == NULL &&
          paddock_session_process_keeps_end (self->process);
 }
 
@@ -1149,22 +1143,15 @@ paddock_session_impl_check_alive (PaddockSessionImpl    *self,
   return TRUE;
 }
 
-/* Stop or Destroy of a restored session whose leftovers still run: they
- * end with the grace asked (or the one under way, if shorter), and the
- * call is answered as Stop/Destroy would be once they are gone; or, as
- * Stop does, with an error if they outlive their SIGKILL by 10 s
- * (paddock-session-leftovers.c). */
+/* Stop or Destroy of a restored session whose leftovers still run: begun
+ * once they are gone (paddock_session_revival_wait()). */
 static gboolean
 paddock_session_impl_wait_for_leftovers (PaddockSessionImpl    *self,
                                          GDBusMethodInvocation *invocation,
                                          guint                  grace_seconds,
                                          gboolean               destroy)
 {
-  if (self->leftovers == NULL)
-    return FALSE;
-
-  paddock_session_leftovers_wait (self->leftovers, invocation, grace_seconds, destroy);
-  return TRUE;
+  return self->revival != NULL && paddock_session_revival_wait (self->revival, invocation, grace_seconds, destroy);
 }
 
 static gboolean
@@ -1219,8 +1206,8 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
 {
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
-  if (self->leftovers != NULL)
-    paddock_session_leftovers_kill_now (self->leftovers);
+  if (self->revival != NULL)
+    paddock_session_revival_kill_now (self->revival);
   paddock_session_process_signal_all (self->process, SIGKILL, NULL);
 
   /* No main loop will see the commands end: calls that wait for them are
@@ -1475,25 +1462,13 @@ paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-/* A restored session whose leftovers are being ended is listed as its
- * record said (mostly "running", with its process count), but it has no
- * sandbox of ours, no supervisor to run anything in, no network to forward
- * to or set a policy on, and no cgroup of ours to hold its processes still
- * while the stage is read for an apply: calls that need any of that are
- * answered Busy (the session says how it ended, as its record has it,
- * once they are gone). Returns TRUE when it answered @invocation. */
+/* Busy to what needs a live session while a restored one's leftovers are
+ * ended (paddock_session_revival_refuse()). TRUE when it answered. */
 gboolean
 _paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *self,
                                         GDBusMethodInvocation *invocation)
 {
-  if (self->leftovers == NULL)
-    return FALSE;
-
-  g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_BUSY,
-                                         "Session %s is not running: what an earlier daemon left running "
-                                         "of it is being ended (it says %s once that is done)", self->id,
-                                         paddock_session_leftovers_get_final_state (self->leftovers));
-  return TRUE;
+  return self->revival != NULL && paddock_session_revival_refuse (self->revival, invocation);
 }
 
 /* Whether any process of the session may still run. */
@@ -1720,10 +1695,10 @@ paddock_session_impl_dispose (GObject *object)
     }
   if (self->startup != NULL)
     g_signal_handlers_disconnect_by_data (self->startup, self);
-  /* Its poll and the calls waiting on it go with the other sources. */
-  if (self->leftovers != NULL)
-    g_signal_handlers_disconnect_by_data (self->leftovers, self);
-  g_clear_object (&self->leftovers);
+  /* The leftovers' poll and the calls waiting on it go with the other sources. */
+  if (self->revival != NULL)
+    g_signal_handlers_disconnect_by_data (self->revival, self);
+  g_clear_object (&self->revival);
   paddock_session_impl_drop_stage_limit (self);
   if (self->processes != NULL)
     g_signal_handlers_disconnect_by_data (self->processes, self);
@@ -1874,84 +1849,6 @@ paddock_session_impl_new (const char                 *id,
   return self;
 }
 
-/* A session an earlier daemon ran, whose keeper still holds it
- * (paddock-keeper-protocol.h, --hold-dir; a sandboxed one's also its
- * helper's control socket, --hold-control-fd): taken over, running on as
- * if started here, its terminal and its tree the same. FALSE (and nothing
- * changed but the pinned keeper's pidfd, kept) where the keeper would not
- * hand it over: its leftovers are then ended as before. */
-static gboolean
-paddock_session_impl_adopt (PaddockSessionImpl    *self,
-                            PaddockSessionRestore *restore,
-                            gboolean               sandboxed)
-{
-  g_autoptr(GError) error = NULL;
-  paddock_autofd int pty_master = -1;
-  PaddockKeeperClient *keeper = NULL;
-  gboolean own_network = sandboxed && g_strcmp0 (self->config.net_mode, "host") != 0;
-
-  /* The proxy (or one a none session was switched from) judges by the
-   * recorded policy, parsed now: a policy that no longer parses is not
-   * guessed at, and the session is not adopted. */
-  if (own_network)
-    {
-      g_autoptr(PaddockDomainRules) rules = paddock_session_restore_parse_policy (restore, self->id);
-
-      if (rules == NULL)
-        return FALSE;
-      g_set_object (&self->config.net_rules, rules);
-    }
-
-  /* An earlier daemon killed during an Apply left the session frozen
-   * (paddock-session-staging.c), its keeper with it: thawed, or the keeper
-   * could not hand it over. */
-  if (restore->cgroup != NULL)
-    (void) paddock_cgroup_freeze (restore->cgroup, FALSE);
-
-  keeper = paddock_session_process_adopt (self->process, self->id, restore, sandboxed, &pty_master, &error);
-  if (keeper == NULL)
-    {
-      g_message ("Session %s: could not adopt it from its keeper %d: %s; ending what is left of it",
-                 self->id, (int) restore->tree.leftover_keeper, error->message);
-      return FALSE;
-    }
-  paddock_session_impl_connect_executor (self);
-  paddock_command_runner_set_executor (self->runner, paddock_session_process_get_executor (self->process));
-  /* Its stage bounded again, by the limit its creator chose (the record
-   * keeps it). */
-  if (sandboxed && self->stage != NULL)
-    paddock_session_impl_make_stage_limit (self);
-  self->exit_status = PADDOCK_EXIT_STATUS_RUNNING;
-  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
-  paddock_terminal_take_pty (self->terminal, paddock_steal_fd (&pty_master));
-  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) paddock_session_process_get_pid (self->process));
-  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
-                                          MAX (paddock_session_impl_count_processes (self), 1));
-  _paddock_session_network_prepare_adopted (self->network, sandboxed ? self->config.net_mode : "host");
-  _paddock_session_ports_adopted (_paddock_session_network_get_ports (self->network));
-  _paddock_session_network_spawned (self->network);
-  /* Its proxy's socket, which pid 1 kept: served again once it comes. */
-#if PADDOCK_ENABLE_LINUX
-  if (own_network && !paddock_linux_executor_request_proxy (PADDOCK_LINUX_EXECUTOR (paddock_session_process_get_executor (self->process)),
-                                                            &error))
-    g_message ("Session %s: could not ask its sandbox for its proxy's socket: %s", self->id, error->message);
-#endif
-  /* What its start saw, marked as recorded then: a sandbox's look needs
-   * the start-up report only that start had. */
-  {
-    g_autoptr(GVariant) boundary = paddock_session_restore_load_boundary (restore, self->id);
-
-    if (boundary != NULL)
-      paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), boundary);
-  }
-  self->state = g_intern_static_string ("running");
-  paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
-  g_message ("Session %s: adopted from its keeper %d, %s %d running", self->id,
-             (int) paddock_keeper_client_get_keeper_pid (keeper), sandboxed ? "sandbox" : "agent",
-             (int) paddock_session_process_get_pid (self->process));
-  return TRUE;
-}
-
 /* The daemon is replaced (--replace): a running session whose keeper
  * holds it (paddock-keeper-protocol.h, --hold-dir) is let go, not
  * killed, for the next daemon to adopt: its record is on disk as running
@@ -1966,7 +1863,7 @@ paddock_session_impl_hand_over (PaddockSessionImpl *self)
 {
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
 
-  if (self->record_path == NULL || self->leftovers != NULL ||
+  if (self->record_path == NULL || self->revival != NULL ||
       !paddock_session_process_has_running_keeper (self->process) ||
       g_strcmp0 (self->state, "running") != 0)
     return FALSE;
@@ -1986,20 +1883,17 @@ paddock_session_impl_hand_over (PaddockSessionImpl *self)
 }
 
 /* Whether this restored session was adopted (it has an executor: a
- * restored one gets one only from paddock_session_impl_adopt()). */
+ * restored one gets one only from paddock_session_revival_restore()). */
 gboolean
 _paddock_session_impl_is_adopted (PaddockSessionImpl *self)
 {
   return paddock_session_process_get_executor (self->process) != NULL;
 }
 
-/* A session recorded by an earlier daemon. If its record says it was still
- * running, whatever is left of it in this boot (matched by boot id and
- * process start time, never by pid alone) is pinned, to be ended by
- * paddock_session_impl_end_leftovers(): no daemon supervises it any more,
- * and none may run unsupervised. Until it is gone the session is listed
- * with its recorded state and process count; then as stopped, its files
- * kept for review. Returns NULL for a record that cannot be read. */
+/* A session recorded by an earlier daemon: adopted from its keeper, or
+ * what is left of it pinned, to be ended by
+ * paddock_session_impl_end_leftovers() (paddock-session-revival.c).
+ * Returns NULL for a record that cannot be read. */
 PaddockSessionImpl *
 paddock_session_impl_new_from_record (const char  *record_path,
                                       const char  *helper,
@@ -2012,131 +1906,32 @@ paddock_session_impl_new_from_record (const char  *record_path,
   return paddock_session_impl_new_from_loaded_record (record, record_path, helper);
 }
 
-static void paddock_session_impl_leftovers_pin_again_cb (PaddockSessionLeftovers *leftovers,
-                                                         GArray                  *pinned,
-                                                         PaddockSessionImpl      *self);
-static void paddock_session_impl_leftovers_changed_cb   (PaddockSessionLeftovers *leftovers,
-                                                         guint                    running,
-                                                         PaddockSessionImpl      *self);
-
-/* The same, of a record read already (or salvaged: see
- * paddock-session-record-salvage.c). */
-PaddockSessionImpl *
-paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
-                                             const char                 *record_path,
-                                             const char                 *helper)
+/* How many of the leftovers still run: listed, and those pinned since in
+ * the record too. */
+static void
+paddock_session_impl_revival_changed_cb (PaddockSessionRevival *revival,
+                                         guint                  running,
+                                         PaddockSessionImpl    *self)
 {
-  g_auto(PaddockSessionRestore) restore = { 0, };
-  g_autoptr(PaddockSessionImpl) self = NULL;
-  const char *id = record->id;
-
-  paddock_session_restore_read (&restore, record, record_path, helper);
-  self = paddock_session_impl_new (id, &restore.config);
-  paddock_ipc_session1_set_created (PADDOCK_IPC_SESSION1 (self), (guint64) record->created);
-  if (record->damaged != NULL)
-    paddock_ipc_session1_set_damaged (PADDOCK_IPC_SESSION1 (self), record->damaged);
-  self->exit_status = restore.exit_status;
-  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
-
-  /* An apply the earlier daemon was killed in the middle of: finished or
-   * rolled back now, before anyone can look at the workspace through us
-   * (an adopted session's too: its agent runs on, but the batch was ours). */
-  if (self->stage != NULL)
-    {
-      paddock_session_restore_recover_stage (self->stage, id);
-      paddock_session_staging_refresh_last_recovery (self->staging);
-    }
-
-  /* Its keeper held it for us: the session runs on, adopted. */
-  if (paddock_session_restore_may_adopt (&restore, record) &&
-      paddock_session_impl_adopt (self, &restore, record->sandboxed))
-    {
-      paddock_session_impl_save (self);
-      return g_steal_pointer (&self);
-    }
-
-  /* Not adopted: whatever is left of it is pinned, to be ended. */
-  paddock_session_restore_pin_leftovers (&restore, record);
-  paddock_session_process_take_leftovers (self->process, &restore);
-  self->exit_status = restore.exit_status;
-  paddock_ipc_session1_set_exit_status (PADDOCK_IPC_SESSION1 (self), self->exit_status);
-
-  /* Listed as it was until they are gone. */
-  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
-                                          restore.final_state != NULL ? MAX (restore.pinned->len, 1) : 0);
-  self->leftovers = paddock_session_restore_take_leftovers (&restore, record);
-  if (self->leftovers != NULL)
-    {
-      g_signal_connect (self->leftovers, "pin-again", G_CALLBACK (paddock_session_impl_leftovers_pin_again_cb), self);
-      g_signal_connect (self->leftovers, "changed", G_CALLBACK (paddock_session_impl_leftovers_changed_cb), self);
-    }
-
-  /* As the record says: it is on disk already. */
-  self->state = g_intern_string (restore.state);
-  paddock_ipc_session1_set_state (PADDOCK_IPC_SESSION1 (self), self->state);
+  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), running);
   paddock_session_impl_save (self);
-
-  return g_steal_pointer (&self);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
-/* Starts ending what an earlier daemon left running of this restored
- * session: SIGTERM now, SIGKILL at @kill_at (the same moment for every
- * session restored at once: one grace for all). Returns once the record
- * that names them is on disk (written at the restore, see
- * paddock_session_leftovers_save()), not waiting for them. */
-void
-paddock_session_impl_end_leftovers (PaddockSessionImpl *self,
-                                    gint64              kill_at)
-{
-  g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
-
-  if (self->leftovers == NULL)
-    return;
-  /* The SIGTERM may end the agent, after which only that record leads a
-   * daemon killed meanwhile to what ignores it (without a cgroup). Every
-   * restored record is queued by now: the first session's flush writes
-   * them all, the others' find nothing left to wait for. */
-  paddock_record_writer_flush ();
-  paddock_session_leftovers_begin (self->leftovers, kill_at);
-}
-
-/* Whatever of the session runs now and is not pinned yet goes into
- * @pinned. */
+/* The leftovers are all gone, and the revival with them: the session is
+ * what its record said it ended as, now on disk (set_state saves its own
+ * record), and the calls that waited are begun as if nothing had run. */
 static void
-paddock_session_impl_leftovers_pin_again_cb (PaddockSessionLeftovers *leftovers,
-                                             GArray                  *pinned,
-                                             PaddockSessionImpl      *self)
-{
-  paddock_session_process_pin_again (self->process, pinned);
-}
-
-/* How many of them still run; 0: all gone. */
-static void
-paddock_session_impl_leftovers_changed_cb (PaddockSessionLeftovers *leftovers,
-                                           guint                    running,
-                                           PaddockSessionImpl      *self)
+paddock_session_impl_revival_ended_cb (PaddockSessionRevival *revival,
+                                       const char            *final_state,
+                                       GPtrArray             *waiters,
+                                       PaddockSessionImpl    *self)
 {
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-  g_autoptr(GPtrArray) waiters = NULL;
-  g_autofree char *final_state = NULL;
 
-  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), running);
-  if (running > 0)
-    {
-      /* Those pinned since, in the record too. */
-      paddock_session_impl_save (self);
-      g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
-      return;
-    }
-
-  /* All gone: the session is what its record said it ended as, now on
-   * disk (set_state saves), and the calls that waited are answered as if
-   * nothing had run. */
-  final_state = g_strdup (paddock_session_leftovers_get_final_state (self->leftovers));
-  waiters = paddock_session_leftovers_take_waiters (self->leftovers);
-  g_signal_handlers_disconnect_by_data (self->leftovers, self);
-  g_clear_object (&self->leftovers);
-  paddock_session_process_forget_leftovers (self->process);
+  g_signal_handlers_disconnect_by_data (self->revival, self);
+  g_clear_object (&self->revival);
+  paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 0);
   if (g_strcmp0 (self->state, final_state) == 0)
     {
       paddock_session_impl_save (self);
@@ -2154,4 +1949,54 @@ paddock_session_impl_leftovers_changed_cb (PaddockSessionLeftovers *leftovers,
       if (paddock_session_impl_check_alive (self, invocation))
         paddock_session_impl_begin_stop (self, invocation, 0, waiter->destroy, waiter->requested);
     }
+}
+
+/* The same, of a record read already (or salvaged: see
+ * paddock-session-record-salvage.c). */
+PaddockSessionImpl *
+paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
+                                             const char                 *record_path,
+                                             const char                 *helper)
+{
+  g_auto(PaddockSessionRestore) restore = { 0, };
+  g_autoptr(PaddockSessionImpl) self = NULL;
+  PaddockIpcSession1 *session;
+
+  paddock_session_restore_read (&restore, record, record_path, helper);
+  self = paddock_session_impl_new (record->id, &restore.config);
+  session = PADDOCK_IPC_SESSION1 (self);
+  self->revival = paddock_session_revival_new (self->id, &self->config, self->process, self->terminal,
+                                               self->network, self->runner, self->stage, self->staging);
+  g_signal_connect (self->revival, "changed", G_CALLBACK (paddock_session_impl_revival_changed_cb), self);
+  g_signal_connect (self->revival, "ended", G_CALLBACK (paddock_session_impl_revival_ended_cb), self);
+  if (paddock_session_revival_restore (self->revival, session, &restore, record, &self->state, &self->exit_status))
+    {
+      /* Adopted: its executor's events are the session's, and its stage
+       * is bounded again by the limit its creator chose (the record keeps it). */
+      paddock_session_impl_connect_executor (self);
+      if (record->sandboxed && self->stage != NULL)
+        paddock_session_impl_make_stage_limit (self);
+    }
+  /* Kept while what is left of it is ended. */
+  if (!paddock_session_revival_has_leftovers (self->revival))
+    g_clear_object (&self->revival);
+  /* As the record says, or running (adopted). */
+  paddock_ipc_session1_set_exit_status (session, self->exit_status);
+  paddock_ipc_session1_set_state (session, self->state);
+  paddock_session_impl_save (self);
+
+  return g_steal_pointer (&self);
+}
+
+/* Starts ending what an earlier daemon left running of this restored
+ * session (paddock_session_revival_end_leftovers()): SIGTERM now, SIGKILL
+ * at @kill_at, one grace for every session restored at once. */
+void
+paddock_session_impl_end_leftovers (PaddockSessionImpl *self,
+                                    gint64              kill_at)
+{
+  g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
+
+  if (self->revival != NULL)
+    paddock_session_revival_end_leftovers (self->revival, kill_at);
 }
