@@ -29,7 +29,5 @@ gboolean      _paddock_session_impl_refuse_leftovers (PaddockSessionImpl    *sel
                                                       GDBusMethodInvocation *invocation);
 gboolean      _paddock_session_impl_freeze    (PaddockSessionImpl    *self,
                                                gboolean               frozen);
-/* The pids of every process of the session now, as the daemon sees them. */
-GArray       *_paddock_session_impl_list_pids (PaddockSessionImpl    *self);
 
 G_END_DECLS

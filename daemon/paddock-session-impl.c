@@ -51,6 +51,7 @@
 #include "paddock-session-commands.h"
 #include "paddock-session-commits.h"
 #include "paddock-session-describe.h"
+#include "paddock-session-gate.h"
 #include "paddock-session-impl-private.h"
 #include "paddock-session-process.h"
 #include "paddock-session-members.h"
@@ -80,8 +81,10 @@ struct _PaddockSessionImpl
   char                       *object_path;
   PaddockSessionConfig        config;
 
-  /* The agent's PTY, its scrollback and viewers (paddock-terminal.c). */
+  /* The agent's PTY, its scrollback and viewers (paddock-terminal.c),
+   * and its D-Bus calls (paddock-terminal-calls.c). */
   PaddockTerminal            *terminal;
+  PaddockTerminalCalls       *terminal_calls;
   PaddockSpareSandbox        *offered_spare;  /* start() only: a sandbox made ahead it may take */
 
   /* Its processes: the executor they run through, the agent, keepers,
@@ -97,7 +100,9 @@ struct _PaddockSessionImpl
   /* Where the session's record lives (NULL: not saved). */
   char                       *record_path;
   GStrv                       agent_env;  /* the environment the agent was given, for the boundary */
-  PaddockSessionStageLimit   *stage_limit;  /* while it runs with a stage */
+  /* What its parts ask of it, answered once for all (paddock-session-gate.c). */
+  PaddockSessionGate         *gate;
+  PaddockSessionStageLimit   *stage_limit;  /* measures while it runs with a stage; SetStageLimit */
   PaddockSessionProcesses    *processes;    /* ListProcesses, KillProcess */
   PaddockSessionCommits      *commits;      /* ListCommits, GetCommitDiff, ApplyCommits */
   PaddockSessionStaging      *staging;      /* review, apply, drop, checkpoints */
@@ -152,8 +157,6 @@ static gboolean paddock_session_impl_check_alive (PaddockSessionImpl    *self,
                                                   GDBusMethodInvocation *invocation);
 static void paddock_session_impl_make_stage_limit (PaddockSessionImpl *self);
 static void paddock_session_impl_drop_stage_limit (PaddockSessionImpl *self);
-static void paddock_session_impl_connect_network (PaddockSessionImpl *self);
-static void paddock_session_impl_disconnect_network (PaddockSessionImpl *self);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (PaddockSessionImpl, paddock_session_impl,
                                PADDOCK_IPC_TYPE_SESSION1_SKELETON,
@@ -261,6 +264,8 @@ paddock_session_impl_set_state (PaddockSessionImpl *self,
 
   g_debug ("Session %s: %s", self->id, state);
   self->state = g_intern_string (state);
+  if (g_strcmp0 (state, "destroyed") == 0)
+    paddock_session_gate_set_destroyed (self->gate);
   paddock_session_impl_save (self);
   /* A session that ended is on disk so before any client can see it has:
    * a daemon killed in between still lists it as what it was told. The
@@ -379,19 +384,6 @@ paddock_session_impl_attach_terminal (PaddockSessionImpl *self,
   g_return_if_fail (fd >= 0);
 
   paddock_terminal_flush_viewer (self->terminal, paddock_terminal_add_viewer (self->terminal, fd, 0, TRUE));
-}
-
-static gboolean
-paddock_session_impl_handle_attach (PaddockIpcSession1    *session,
-                                    GDBusMethodInvocation *invocation,
-                                    GUnixFDList           *in_fd_list,
-                                    GVariant              *options)
-{
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-
-  if (paddock_session_impl_check_alive (self, invocation))
-    paddock_terminal_calls_attach (self->terminal, session, invocation, options);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1219,51 +1211,6 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Output, input, size                                                       */
-
-static gboolean
-paddock_session_impl_handle_read_output (PaddockIpcSession1    *session,
-                                         GDBusMethodInvocation *invocation,
-                                         guint64                offset,
-                                         guint                  max_bytes)
-{
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-
-  if (paddock_session_impl_check_alive (self, invocation))
-    paddock_terminal_calls_read_output (self->terminal, session, invocation, offset, max_bytes);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static gboolean
-paddock_session_impl_handle_send_input (PaddockIpcSession1    *session,
-                                        GDBusMethodInvocation *invocation,
-                                        GVariant              *data)
-{
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-
-  if (paddock_session_impl_check_alive (self, invocation))
-    paddock_terminal_calls_send_input (self->terminal, session, invocation, self->id, data);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static gboolean
-paddock_session_impl_handle_resize (PaddockIpcSession1    *session,
-                                    GDBusMethodInvocation *invocation,
-                                    guint16                columns,
-                                    guint16                rows)
-{
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-
-  if (paddock_session_impl_check_alive (self, invocation) &&
-      paddock_terminal_calls_resize (self->terminal, session, invocation, columns, rows))
-    {
-      self->config.columns = columns;
-      self->config.rows = rows;
-    }
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
 /* A command its executor started ended (host: its keeper reaped it). */
@@ -1362,40 +1309,8 @@ _paddock_session_impl_get_stage (PaddockSessionImpl *self)
   return self->stage;
 }
 
-/* "is-live" of the stage limit and of staging. */
-static gboolean
-paddock_session_impl_component_is_live_cb (GObject            *component,
-                                           PaddockSessionImpl *self)
-{
-  return _paddock_session_impl_is_live (self);
-}
-
-/* "freeze" of the stage limit and of staging. */
-static gboolean
-paddock_session_impl_component_freeze_cb (GObject            *component,
-                                          gboolean            frozen,
-                                          PaddockSessionImpl *self)
-{
-  return _paddock_session_impl_freeze (self, frozen);
-}
-
-static GArray *
-paddock_session_impl_stage_limit_list_pids_cb (PaddockSessionStageLimit *stage_limit,
-                                               PaddockSessionImpl       *self)
-{
-  return paddock_session_impl_list_pids (self);
-}
-
-static void
-paddock_session_impl_stage_limit_changed_cb (PaddockSessionStageLimit *stage_limit,
-                                             GVariant                 *stage,
-                                             gboolean                  newly_held,
-                                             PaddockSessionImpl       *self)
-{
-  paddock_ipc_session1_set_stage (PADDOCK_IPC_SESSION1 (self), stage);
-  if (newly_held)
-    paddock_ipc_session1_emit_stage_full (PADDOCK_IPC_SESSION1 (self), stage);
-}
+/* ------------------------------------------------------------------------ */
+/* What its parts ask of it, answered once for all (paddock-session-gate.c) */
 
 /* A running session's stage is bounded from now on. */
 static void
@@ -1403,16 +1318,8 @@ paddock_session_impl_make_stage_limit (PaddockSessionImpl *self)
 {
   g_return_if_fail (self->stage != NULL);
 
-  self->stage_limit = paddock_session_stage_limit_new (self->id, paddock_stage_get_root (self->stage),
-                                                       self->config.stage_limit);
-  g_signal_connect (self->stage_limit, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
-  g_signal_connect (self->stage_limit, "freeze", G_CALLBACK (paddock_session_impl_component_freeze_cb), self);
-  g_signal_connect (self->stage_limit, "list-pids",
-                    G_CALLBACK (paddock_session_impl_stage_limit_list_pids_cb), self);
-  g_signal_connect (self->stage_limit, "changed", G_CALLBACK (paddock_session_impl_stage_limit_changed_cb), self);
-  paddock_ipc_session1_set_stage (PADDOCK_IPC_SESSION1 (self),
-                                  paddock_session_stage_limit_dup_stage (self->stage_limit));
-  paddock_session_stage_limit_start (self->stage_limit);
+  paddock_session_stage_limit_begin (self->stage_limit, paddock_stage_get_root (self->stage),
+                                     self->config.stage_limit);
 }
 
 /* Its processes go on (held still, they would not see their SIGTERM); the
@@ -1420,46 +1327,19 @@ paddock_session_impl_make_stage_limit (PaddockSessionImpl *self)
 static void
 paddock_session_impl_drop_stage_limit (PaddockSessionImpl *self)
 {
-  if (self->stage_limit == NULL)
-    return;
-  paddock_session_stage_limit_close (self->stage_limit);
-  g_signal_handlers_disconnect_by_data (self->stage_limit, self);
-  g_clear_object (&self->stage_limit);
+  if (self->stage_limit != NULL)
+    paddock_session_stage_limit_close (self->stage_limit);
 }
 
-static gboolean
-paddock_session_impl_refuse_cb (GObject               *component,
-                                GDBusMethodInvocation *invocation,
-                                PaddockSessionImpl    *self)
+/* SetStageLimit's new limit: kept in the record, which its answer waits
+ * for (paddock-session-stage-limit.c). */
+static void
+paddock_session_impl_stage_limit_set_cb (PaddockSessionStageLimit *stage_limit,
+                                         guint64                   limit,
+                                         PaddockSessionImpl       *self)
 {
-  return _paddock_session_impl_refuse_leftovers (self, invocation);
-}
-
-static GArray *
-paddock_session_impl_processes_list_pids_cb (PaddockSessionProcesses *processes,
-                                             PaddockSessionImpl      *self)
-{
-  return paddock_session_impl_list_pids (self);
-}
-
-static gboolean
-paddock_session_impl_handle_set_stage_limit (PaddockIpcSession1    *session,
-                                             GDBusMethodInvocation *invocation,
-                                             guint64                limit)
-{
-  PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (session);
-  g_autoptr(GError) error = NULL;
-
-  if (!paddock_session_stage_limit_set_limit (self->stage_limit, limit, &error))
-    {
-      g_dbus_method_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  /* Kept in the record; answered once that is on disk. */
   self->config.stage_limit = limit;
   paddock_session_impl_save (self);
-  paddock_session_stage_limit_answer_kept (invocation);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 /* Busy to what needs a live session while a restored one's leftovers are
@@ -1481,12 +1361,6 @@ _paddock_session_impl_is_live (PaddockSessionImpl *self)
          !paddock_session_process_is_reaped (self->process);
 }
 
-GArray *
-_paddock_session_impl_list_pids (PaddockSessionImpl *self)
-{
-  return paddock_session_impl_list_pids (self);
-}
-
 /* Holds every process of a live session still (its cgroup's freezer), so
  * that an apply or a checkpoint sees the stage at one moment. FALSE when
  * there is nothing to freeze with (no cgroup) or nothing to freeze. */
@@ -1499,23 +1373,6 @@ _paddock_session_impl_freeze (PaddockSessionImpl *self,
   if (cgroup == NULL || (frozen && !_paddock_session_impl_is_live (self)))
     return FALSE;
   return paddock_cgroup_freeze (cgroup, frozen);
-}
-
-static GPtrArray *
-paddock_session_impl_ports_list_leases_cb (PaddockSessionPorts *ports,
-                                           PaddockSessionImpl  *self)
-{
-  return self->config.leases != NULL ? g_ptr_array_ref (self->config.leases) : NULL;
-}
-
-/* A port leased while running (LeasePort), or an adopted session's: the
- * session's from now on. */
-static void
-paddock_session_impl_ports_lease_added_cb (PaddockSessionPorts *ports,
-                                           PaddockLease        *lease,
-                                           PaddockSessionImpl  *self)
-{
-  paddock_session_config_add_lease (&self->config, lease);
 }
 
 /* Asks the sandbox's pid 1 for a socket inside (port forwarding's); the
@@ -1538,79 +1395,11 @@ paddock_session_impl_ports_request_socket_cb (PaddockSessionPorts *ports,
   return paddock_executor_request_socket (executor, id, family, error);
 }
 
-/* SetNetworkPolicy decided: the new mode and allowlist are the session's,
- * published and recorded. */
-static void
-paddock_session_impl_network_policy_changed_cb (PaddockSessionNetwork *network,
-                                                const char            *mode,
-                                                const char * const    *allow_domains,
-                                                PaddockDomainRules    *rules,
-                                                PaddockSessionImpl    *self)
-{
-  PaddockIpcSession1 *session = PADDOCK_IPC_SESSION1 (self);
-
-  paddock_session_config_set_network (&self->config, mode, allow_domains, rules);
-  paddock_ipc_session1_set_network_mode (session, mode);
-  paddock_ipc_session1_set_allowed_domains (session, allow_domains);
-  paddock_session_impl_save (self);
-}
-
-/* The session's policy, parsed once (see PaddockSessionConfig.net_rules). */
-static PaddockDomainRules *
-paddock_session_impl_network_get_rules_cb (PaddockSessionNetwork *network,
-                                           PaddockSessionImpl    *self)
-{
-  return self->config.net_rules != NULL ? g_object_ref (self->config.net_rules) : NULL;
-}
-
-/* A destroyed session's records go nowhere: its folder is gone (or about
- * to go, once its records are on disk), and nothing can list them. */
-static gboolean
-paddock_session_impl_network_discard_records_cb (PaddockSessionNetwork *network,
-                                                 PaddockSessionImpl    *self)
-{
-  return g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "destroyed") == 0;
-}
-
-static void
-paddock_session_impl_connect_network (PaddockSessionImpl *self)
-{
-  PaddockSessionPorts *ports = _paddock_session_network_get_ports (self->network);
-
-  g_signal_connect (self->network, "get-rules", G_CALLBACK (paddock_session_impl_network_get_rules_cb), self);
-  g_signal_connect (self->network, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
-  g_signal_connect (self->network, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
-  g_signal_connect (self->network, "discard-records",
-                    G_CALLBACK (paddock_session_impl_network_discard_records_cb), self);
-  g_signal_connect_swapped (self->network, "record", G_CALLBACK (paddock_ipc_session1_emit_network_record), self);
-  g_signal_connect (self->network, "policy-changed",
-                    G_CALLBACK (paddock_session_impl_network_policy_changed_cb), self);
-  g_signal_connect (ports, "list-leases", G_CALLBACK (paddock_session_impl_ports_list_leases_cb), self);
-  g_signal_connect (ports, "lease-added", G_CALLBACK (paddock_session_impl_ports_lease_added_cb), self);
-  g_signal_connect (ports, "request-socket", G_CALLBACK (paddock_session_impl_ports_request_socket_cb), self);
-  g_signal_connect (ports, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
-  g_signal_connect (ports, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
-}
-
-static void
-paddock_session_impl_disconnect_network (PaddockSessionImpl *self)
-{
-  if (self->network == NULL)
-    return;
-  g_signal_handlers_disconnect_by_data (_paddock_session_network_get_ports (self->network), self);
-  g_signal_handlers_disconnect_by_data (self->network, self);
-}
-
 static void
 paddock_session_iface_init (PaddockIpcSession1Iface *iface)
 {
-  iface->handle_read_output = paddock_session_impl_handle_read_output;
-  iface->handle_attach = paddock_session_impl_handle_attach;
-  iface->handle_set_stage_limit = paddock_session_impl_handle_set_stage_limit;
   iface->handle_exec = paddock_session_impl_handle_exec;
   iface->handle_run = paddock_session_impl_handle_run;
-  iface->handle_send_input = paddock_session_impl_handle_send_input;
-  iface->handle_resize = paddock_session_impl_handle_resize;
   iface->handle_stop = paddock_session_impl_handle_stop;
   iface->handle_destroy = paddock_session_impl_handle_destroy;
 }
@@ -1666,6 +1455,7 @@ paddock_session_impl_dispose (GObject *object)
   PaddockSessionImpl *self = PADDOCK_SESSION_IMPL (object);
 
   /* The terminal's sources go now; its scrollback with the session. */
+  g_clear_object (&self->terminal_calls);
   if (self->terminal != NULL)
     {
       g_signal_handlers_disconnect_by_data (self->terminal, self);
@@ -1700,6 +1490,9 @@ paddock_session_impl_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->revival, self);
   g_clear_object (&self->revival);
   paddock_session_impl_drop_stage_limit (self);
+  if (self->stage_limit != NULL)
+    g_signal_handlers_disconnect_by_data (self->stage_limit, self);
+  g_clear_object (&self->stage_limit);
   if (self->processes != NULL)
     g_signal_handlers_disconnect_by_data (self->processes, self);
   g_clear_object (&self->processes);
@@ -1710,8 +1503,15 @@ paddock_session_impl_dispose (GObject *object)
     g_signal_handlers_disconnect_by_data (self->staging, self);
   g_clear_object (&self->staging);
   g_clear_object (&self->stage);
-  paddock_session_impl_disconnect_network (self);
+  if (self->network != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (_paddock_session_network_get_ports (self->network), self);
+      g_signal_handlers_disconnect_by_data (self->network, self);
+    }
   g_clear_object (&self->network);
+  /* Last: a part let go above may still ask it (a thaw). */
+  if (self->gate != NULL)
+    g_signal_handlers_disconnect_by_data (self->gate, self);
 
   G_OBJECT_CLASS (paddock_session_impl_parent_class)->dispose (object);
 }
@@ -1725,6 +1525,7 @@ paddock_session_impl_finalize (GObject *object)
   g_clear_pointer (&self->object_path, g_free);
   g_clear_pointer (&self->agent_env, g_strfreev);
   g_clear_object (&self->terminal);
+  g_clear_object (&self->gate);
   g_clear_object (&self->stop);
   g_clear_object (&self->startup);
   g_clear_object (&self->runner);
@@ -1767,8 +1568,6 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   g_signal_connect (self->process, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
   g_signal_connect (self->process, "counted", G_CALLBACK (paddock_session_impl_process_counted_cb), self);
   g_signal_connect (self->process, "gone", G_CALLBACK (paddock_session_impl_process_gone_cb), self);
-  self->processes = paddock_session_processes_new ();
-  g_signal_connect (self->processes, "list-pids", G_CALLBACK (paddock_session_impl_processes_list_pids_cb), self);
   self->startup = paddock_session_startup_new ();
   g_signal_connect (self->startup, "looked", G_CALLBACK (paddock_session_impl_startup_looked_cb), self);
   g_signal_connect (self->startup, "ended", G_CALLBACK (paddock_session_impl_startup_ended_cb), self);
@@ -1793,13 +1592,18 @@ paddock_session_impl_new (const char                 *id,
   self->id = g_strdup (id);
   self->object_path = g_strconcat (PADDOCK_OBJECT_PATH "/session/", id, NULL);
   paddock_session_config_copy (&self->config, config);
+  self->gate = paddock_session_gate_new (id);
+  g_signal_connect_swapped (self->gate, "refuse", G_CALLBACK (_paddock_session_impl_refuse_leftovers), self);
+  g_signal_connect_swapped (self->gate, "is-live", G_CALLBACK (_paddock_session_impl_is_live), self);
+  g_signal_connect_swapped (self->gate, "freeze", G_CALLBACK (_paddock_session_impl_freeze), self);
+  g_signal_connect_swapped (self->gate, "list-pids", G_CALLBACK (paddock_session_impl_list_pids), self);
   self->runner = paddock_command_runner_new (id, self->object_path, config->workspace, self->commands);
   if (config->home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (config->home);
       PaddockStageKind kind;
 
-      self->network = _paddock_session_network_new (id, session_dir);
+      self->network = _paddock_session_network_new (id, session_dir, self->gate, &self->config);
       self->record_path = g_build_filename (session_dir, "session.json", NULL);
       if (paddock_stage_kind_from_string (config->staging, &kind))
         {
@@ -1808,23 +1612,28 @@ paddock_session_impl_new (const char                 *id,
         }
     }
   if (self->network == NULL)
-    self->network = _paddock_session_network_new (id, NULL);
-  paddock_session_impl_connect_network (self);
+    self->network = _paddock_session_network_new (id, NULL, self->gate, &self->config);
+  /* SetNetworkPolicy's new policy is in the config: recorded. */
+  g_signal_connect_swapped (self->network, "policy-changed", G_CALLBACK (paddock_session_impl_save), self);
+  g_signal_connect (_paddock_session_network_get_ports (self->network), "request-socket",
+                    G_CALLBACK (paddock_session_impl_ports_request_socket_cb), self);
   _paddock_session_network_attach (self->network, session);
+  self->processes = paddock_session_processes_new (self->gate);
   paddock_session_processes_attach (self->processes, session);
-  self->commits = paddock_session_commits_new (id, self->stage);
-  g_signal_connect (self->commits, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
+  self->stage_limit = paddock_session_stage_limit_new (id, self->gate);
+  g_signal_connect (self->stage_limit, "limit-set", G_CALLBACK (paddock_session_impl_stage_limit_set_cb), self);
+  paddock_session_stage_limit_attach (self->stage_limit, session);
+  self->commits = paddock_session_commits_new (id, self->stage, self->gate);
   paddock_session_commits_attach (self->commits, session);
-  self->staging = paddock_session_staging_new (id, self->stage);
-  g_signal_connect (self->staging, "refuse", G_CALLBACK (paddock_session_impl_refuse_cb), self);
-  g_signal_connect (self->staging, "is-live", G_CALLBACK (paddock_session_impl_component_is_live_cb), self);
-  g_signal_connect (self->staging, "freeze", G_CALLBACK (paddock_session_impl_component_freeze_cb), self);
+  self->staging = paddock_session_staging_new (id, self->stage, self->gate);
   /* What the stage's journal folder last recovered is published as is. */
   g_signal_connect_swapped (self->staging, "last-recovery", G_CALLBACK (paddock_ipc_session1_set_last_recovery),
                             self);
   paddock_session_staging_attach (self->staging, session);
   self->terminal = paddock_terminal_new (PADDOCK_SCROLLBACK_DEFAULT_CAPACITY);
   g_signal_connect (self->terminal, "output", G_CALLBACK (paddock_session_impl_terminal_output_cb), self);
+  self->terminal_calls = paddock_terminal_calls_new (id, self->terminal, self->gate, &self->config);
+  paddock_terminal_calls_attach (self->terminal_calls, session);
   /* Kept in the session's folder: a later daemon shows it again. */
   if (self->record_path != NULL)
     {

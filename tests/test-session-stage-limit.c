@@ -5,8 +5,8 @@
  *
  * PaddockSessionStageLimit alone (issue #20: the session's parts are
  * testable without a bus or a daemon): the test plays the session in the
- * signal handlers (whether it runs, whether it has a freezer, its
- * processes: one child of the test's) and checks what a user sees: the
+ * handlers of its gate's signals (whether it runs, whether it has a
+ * freezer, its processes: one child of the test's) and checks what a user sees: the
  * Stage property's value (full, paused and by what), that the process
  * really stops and goes on again, and that a session that no longer runs
  * is not held.
@@ -22,12 +22,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "paddock-error.h"
+#include "paddock-session-gate.h"
 #include "paddock-session-stage-limit.h"
 
 typedef struct
 {
   char                     *root;
+  PaddockSessionGate       *gate;
   PaddockSessionStageLimit *limit;
+  PaddockIpcSession1       *skeleton;    /* where the Stage property goes */
+  guint                     n_stage_full; /* StageFull signals on it */
   gboolean                  live;
   gboolean                  has_freezer;
   guint                     n_freeze;
@@ -40,16 +45,16 @@ typedef struct
 } Fixture;
 
 static gboolean
-is_live_cb (PaddockSessionStageLimit *limit,
-            Fixture                  *fixture)
+is_live_cb (PaddockSessionGate *gate,
+            Fixture            *fixture)
 {
   return fixture->live;
 }
 
 static gboolean
-freeze_cb (PaddockSessionStageLimit *limit,
-           gboolean                  frozen,
-           Fixture                  *fixture)
+freeze_cb (PaddockSessionGate *gate,
+           gboolean            frozen,
+           Fixture            *fixture)
 {
   if (frozen)
     fixture->n_freeze++;
@@ -59,8 +64,8 @@ freeze_cb (PaddockSessionStageLimit *limit,
 }
 
 static GArray *
-list_pids_cb (PaddockSessionStageLimit *limit,
-              Fixture                  *fixture)
+list_pids_cb (PaddockSessionGate *gate,
+              Fixture            *fixture)
 {
   GArray *pids = g_array_new (FALSE, FALSE, sizeof (pid_t));
 
@@ -81,6 +86,14 @@ changed_cb (PaddockSessionStageLimit *limit,
   if (newly_held)
     fixture->n_held++;
   g_main_loop_quit (fixture->loop);
+}
+
+static void
+stage_full_cb (PaddockIpcSession1 *skeleton,
+               GVariant           *stage,
+               Fixture            *fixture)
+{
+  fixture->n_stage_full++;
 }
 
 /* Real blocks, over the 1 MiB limit the fixture sets. */
@@ -112,11 +125,15 @@ fixture_set_up (Fixture       *fixture,
   write_stage (fixture);
   fixture->live = TRUE;
   fixture->loop = g_main_loop_new (NULL, FALSE);
-  fixture->limit = paddock_session_stage_limit_new ("s1", fixture->root, (guint64) 1 << 20);
-  g_signal_connect (fixture->limit, "is-live", G_CALLBACK (is_live_cb), fixture);
-  g_signal_connect (fixture->limit, "freeze", G_CALLBACK (freeze_cb), fixture);
-  g_signal_connect (fixture->limit, "list-pids", G_CALLBACK (list_pids_cb), fixture);
+  fixture->gate = paddock_session_gate_new ("s1");
+  g_signal_connect (fixture->gate, "is-live", G_CALLBACK (is_live_cb), fixture);
+  g_signal_connect (fixture->gate, "freeze", G_CALLBACK (freeze_cb), fixture);
+  g_signal_connect (fixture->gate, "list-pids", G_CALLBACK (list_pids_cb), fixture);
+  fixture->limit = paddock_session_stage_limit_new ("s1", fixture->gate);
   g_signal_connect (fixture->limit, "changed", G_CALLBACK (changed_cb), fixture);
+  fixture->skeleton = PADDOCK_IPC_SESSION1 (paddock_ipc_session1_skeleton_new ());
+  g_signal_connect (fixture->skeleton, "stage-full", G_CALLBACK (stage_full_cb), fixture);
+  paddock_session_stage_limit_attach (fixture->limit, fixture->skeleton);
 }
 
 static void
@@ -127,6 +144,8 @@ fixture_tear_down (Fixture       *fixture,
 
   paddock_session_stage_limit_close (fixture->limit);
   g_clear_object (&fixture->limit);
+  g_clear_object (&fixture->gate);
+  g_clear_object (&fixture->skeleton);
   if (fixture->child > 0)
     {
       kill (fixture->child, SIGKILL);
@@ -164,8 +183,20 @@ stage_full (Fixture *fixture)
 static void
 run_until_changed (Fixture *fixture)
 {
-  paddock_session_stage_limit_start (fixture->limit);
+  paddock_session_stage_limit_begin (fixture->limit, fixture->root, (guint64) 1 << 20);
   g_main_loop_run (fixture->loop);
+}
+
+/* What a client of the session sees: the Stage property says full. */
+static gboolean
+published_full (Fixture *fixture)
+{
+  GVariant *stage = paddock_ipc_session1_get_stage (fixture->skeleton);
+  gboolean full = FALSE;
+
+  g_assert_nonnull (stage);
+  g_assert_true (g_variant_lookup (stage, "full", "b", &full));
+  return full;
 }
 
 static void
@@ -184,6 +215,8 @@ test_held_by_signals (Fixture       *fixture,
 
   run_until_changed (fixture);
   g_assert_true (stage_full (fixture));
+  g_assert_true (published_full (fixture));
+  g_assert_cmpuint (fixture->n_stage_full, ==, 1);
   g_assert_cmpstr (stage_string (fixture, "paused"), ==, "signals");
   g_assert_cmpuint (fixture->n_held, ==, 1);
   g_assert_cmpuint (fixture->n_freeze, ==, 1);
@@ -228,10 +261,43 @@ test_not_live (Fixture       *fixture,
   run_until_changed (fixture);
   /* Full, said so, but nothing is held: nothing runs. */
   g_assert_true (stage_full (fixture));
+  g_assert_true (published_full (fixture));
+  g_assert_cmpuint (fixture->n_stage_full, ==, 0);
   g_assert_cmpstr (stage_string (fixture, "paused"), ==, "");
   g_assert_cmpuint (fixture->n_held, ==, 0);
   g_assert_cmpuint (fixture->n_freeze, ==, 0);
   g_assert_cmpuint (fixture->n_list, ==, 0);
+}
+
+/* SetStageLimit: Busy while the session does not run; a larger limit
+ * lets a held session go on at once. */
+static void
+test_set_limit (Fixture       *fixture,
+                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_false (paddock_session_stage_limit_set_limit (fixture->limit, (guint64) 64 << 20, &error));
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
+  g_clear_error (&error);
+
+  fixture->has_freezer = TRUE;
+  run_until_changed (fixture);
+  g_assert_true (published_full (fixture));
+  g_assert_cmpstr (stage_string (fixture, "paused"), ==, "cgroup-freezer");
+
+  g_assert_false (paddock_session_stage_limit_set_limit (fixture->limit, 1, &error));
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_true (paddock_session_stage_limit_set_limit (fixture->limit, (guint64) 64 << 20, &error));
+  g_assert_no_error (error);
+  g_assert_false (published_full (fixture));
+  g_assert_cmpstr (stage_string (fixture, "paused"), ==, "");
+  g_assert_cmpuint (fixture->n_thaw, ==, 1);
+
+  paddock_session_stage_limit_close (fixture->limit);
+  g_assert_false (paddock_session_stage_limit_set_limit (fixture->limit, (guint64) 64 << 20, &error));
+  g_assert_error (error, PADDOCK_ERROR, PADDOCK_ERROR_BUSY);
 }
 
 int
@@ -244,6 +310,7 @@ main (int   argc,
               fixture_tear_down);
   g_test_add ("/stage-limit/held-by-freezer", Fixture, NULL, fixture_set_up, test_held_by_freezer,
               fixture_tear_down);
+  g_test_add ("/stage-limit/set-limit", Fixture, NULL, fixture_set_up, test_set_limit, fixture_tear_down);
   g_test_add ("/stage-limit/not-live", Fixture, NULL, fixture_set_up, test_not_live, fixture_tear_down);
   return g_test_run ();
 }

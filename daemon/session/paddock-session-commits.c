@@ -8,10 +8,10 @@
  * stage's .git and hashes objects: it runs in a worker thread, under the
  * stage's lock, and answers from the main thread.
  *
- * Given the session's id and stage when made, it never calls into the
- * session: an ApplyCommits first asks it ("refuse") whether it takes
- * calls that need the session running (one whose leftovers are being
- * ended answers Busy itself).
+ * Given the session's id, stage and gate (paddock-session-gate.c) when
+ * made, it never calls into the session: an ApplyCommits first asks the
+ * gate whether the session takes calls that need it running (one whose
+ * leftovers are being ended answers Busy itself).
  */
 
 #include "config.h"
@@ -30,14 +30,8 @@ struct _PaddockSessionCommits
 
   char         *session_id;
   PaddockStage *stage;       /* NULL: the session stages nothing */
+  PaddockSessionGate *gate;
 };
-
-enum {
-  SIGNAL_REFUSE,
-  N_SIGNALS
-};
-
-static guint signals[N_SIGNALS];
 
 G_DEFINE_FINAL_TYPE (PaddockSessionCommits, paddock_session_commits, G_TYPE_OBJECT)
 
@@ -49,6 +43,7 @@ paddock_session_commits_finalize (GObject *object)
   paddock_session_call_handlers_clear (&self->calls);
   g_free (self->session_id);
   g_clear_object (&self->stage);
+  g_clear_object (&self->gate);
 
   G_OBJECT_CLASS (paddock_session_commits_parent_class)->finalize (object);
 }
@@ -59,17 +54,6 @@ paddock_session_commits_class_init (PaddockSessionCommitsClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->finalize = paddock_session_commits_finalize;
-
-  /**
-   * PaddockSessionCommits::refuse:
-   * @invocation: the call
-   *
-   * TRUE when the owner answered @invocation itself (the session cannot
-   * take it now); the call then goes no further.
-   */
-  signals[SIGNAL_REFUSE] = g_signal_new ("refuse", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                         0, g_signal_accumulator_true_handled, NULL, NULL,
-                                         G_TYPE_BOOLEAN, 1, G_TYPE_DBUS_METHOD_INVOCATION);
 }
 
 static void
@@ -78,16 +62,19 @@ paddock_session_commits_init (PaddockSessionCommits *self)
 }
 
 PaddockSessionCommits *
-paddock_session_commits_new (const char   *session_id,
-                             PaddockStage *stage)
+paddock_session_commits_new (const char         *session_id,
+                             PaddockStage       *stage,
+                             PaddockSessionGate *gate)
 {
   PaddockSessionCommits *self;
 
   g_return_val_if_fail (session_id != NULL, NULL);
+  g_return_val_if_fail (PADDOCK_IS_SESSION_GATE (gate), NULL);
 
   self = g_object_new (PADDOCK_TYPE_SESSION_COMMITS, NULL);
   self->session_id = g_strdup (session_id);
   self->stage = stage != NULL ? g_object_ref (stage) : NULL;
+  self->gate = g_object_ref (gate);
   return self;
 }
 
@@ -260,7 +247,7 @@ start_call (PaddockSessionCommits *self,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   if (op == COMMITS_APPLY)
-    g_signal_emit (self, signals[SIGNAL_REFUSE], 0, invocation, &refused);
+    refused = paddock_session_gate_refuse (self->gate, invocation);
   if (refused)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 

@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 
 #include "paddock-ipc-generated.h"
+#include "paddock-session-gate.h"
 #include "paddock-stage.h"
 
 G_BEGIN_DECLS
@@ -19,7 +20,8 @@ G_DECLARE_FINAL_TYPE (PaddockSessionCommits, paddock_session_commits, PADDOCK, S
 
 /* @stage NULL: the session stages nothing (the host profile). */
 PaddockSessionCommits *paddock_session_commits_new             (const char            *session_id,
-                                                                PaddockStage          *stage);
+                                                                PaddockStage          *stage,
+                                                                PaddockSessionGate    *gate);
 
 void paddock_session_commits_attach (PaddockSessionCommits *self,
                                     PaddockIpcSession1 *skeleton);

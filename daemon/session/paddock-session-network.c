@@ -49,12 +49,14 @@
  * socket-activation protocol; the helpers for that are at the end. In a
  * namespace of its own they are forwarded (paddock-session-ports.c).
  *
- * Given the session's id and its folder when made, it never calls into
- * the session: it asks it by signals for its parsed policy ("get-rules"),
- * whether it takes a call that needs it running ("refuse"), whether any of
- * its processes may still run ("is-live"), whether its records go nowhere
- * now ("discard-records": it was destroyed), and says each record
- * ("record") and each policy change ("policy-changed").
+ * Given the session's id, its folder, its gate (paddock-session-gate.c)
+ * and its config when made, it never calls into the session: it judges by
+ * the config's parsed policy and changes it there (SetNetworkPolicy),
+ * publishing the new one and each record on the skeleton it is attached
+ * to (a destroyed session's records go nowhere), asks the gate whether
+ * the session takes a call that needs it running and whether any of its
+ * processes may still run, and says a policy change ("policy-changed")
+ * for the session to record.
  */
 
 #include "config.h"
@@ -108,6 +110,8 @@ struct _PaddockSessionNetwork
   PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
 
   char               *session_id;
+  PaddockSessionGate *gate;
+  PaddockSessionConfig *config;    /* the session's: its policy */
   PaddockNetJournal  *journal;
   ProxyLink          *link;        /* NULL until the sandbox passed its socket, and once told to stop */
   GList              *stopping;    /* ProxyLink* (a reference each) told to stop, not joined yet */
@@ -118,11 +122,6 @@ struct _PaddockSessionNetwork
 };
 
 enum {
-  SIGNAL_GET_RULES,
-  SIGNAL_REFUSE,
-  SIGNAL_IS_LIVE,
-  SIGNAL_DISCARD_RECORDS,
-  SIGNAL_RECORD,
   SIGNAL_POLICY_CHANGED,
   N_SIGNALS
 };
@@ -355,14 +354,12 @@ deliver_records_cb (gpointer user_data)
    * records are on disk), and nothing can list them. */
   while ((record = g_queue_pop_head (&records)) != NULL)
     {
-      gboolean discard = TRUE;
+      PaddockIpcSession1 *skeleton = link->network != NULL ? link->network->calls.skeleton : NULL;
 
-      if (link->network != NULL)
-        g_signal_emit (link->network, signals[SIGNAL_DISCARD_RECORDS], 0, &discard);
-      if (!discard)
+      if (skeleton != NULL && g_strcmp0 (paddock_ipc_session1_get_state (skeleton), "destroyed") != 0)
         {
           paddock_net_journal_append (link->network->journal, record);
-          g_signal_emit (link->network, signals[SIGNAL_RECORD], 0, record_to_variant (record));
+          paddock_ipc_session1_emit_network_record (skeleton, record_to_variant (record));
         }
       g_object_unref (record);
     }
@@ -402,19 +399,28 @@ record_added_cb (PaddockProxy     *proxy,
  * _paddock_session_network_new:
  * @session_id: the session's
  * @state_dir: (nullable): the session's folder, for the journal file
+ * @gate: the session's
+ * @config: the session's, which outlives the network (the session owns
+ *   both): its policy and leases read and changed there
  */
 PaddockSessionNetwork *
-_paddock_session_network_new (const char *session_id,
-                              const char *state_dir)
+_paddock_session_network_new (const char           *session_id,
+                              const char           *state_dir,
+                              PaddockSessionGate   *gate,
+                              PaddockSessionConfig *config)
 {
   PaddockSessionNetwork *network;
   g_autofree char *path = state_dir != NULL ? g_build_filename (state_dir, JOURNAL_FILE, NULL) : NULL;
 
   g_return_val_if_fail (session_id != NULL, NULL);
+  g_return_val_if_fail (PADDOCK_IS_SESSION_GATE (gate), NULL);
+  g_return_val_if_fail (config != NULL, NULL);
 
   network = g_object_new (PADDOCK_TYPE_SESSION_NETWORK, NULL);
   network->session_id = g_strdup (session_id);
-  network->ports = _paddock_session_ports_new (session_id);
+  network->gate = g_object_ref (gate);
+  network->config = config;
+  network->ports = _paddock_session_ports_new (session_id, gate, config);
   network->journal = paddock_net_journal_new (path, PADDOCK_NET_JOURNAL_DEFAULT_MAX_RECORDS,
                                               PADDOCK_NET_JOURNAL_DEFAULT_MAX_FILE_BYTES);
   return network;
@@ -620,6 +626,7 @@ paddock_session_network_finalize (GObject *object)
 
   paddock_session_call_handlers_clear (&network->calls);
   g_free (network->session_id);
+  g_clear_object (&network->gate);
 
   G_OBJECT_CLASS (paddock_session_network_parent_class)->finalize (object);
 }
@@ -633,60 +640,14 @@ paddock_session_network_class_init (PaddockSessionNetworkClass *klass)
   object_class->finalize = paddock_session_network_finalize;
 
   /**
-   * PaddockSessionNetwork::get-rules:
-   *
-   * The session's policy, parsed (a new reference), or NULL (a session
-   * restored from its record, which never starts, lacks them).
-   */
-  signals[SIGNAL_GET_RULES] = g_signal_new ("get-rules", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                            0, g_signal_accumulator_first_wins, NULL, NULL,
-                                            PADDOCK_TYPE_DOMAIN_RULES, 0);
-  /**
-   * PaddockSessionNetwork::refuse:
-   * @invocation: a SetNetworkPolicy call
-   *
-   * TRUE when the owner answered @invocation itself (the session cannot
-   * take it now); the call then goes no further.
-   */
-  signals[SIGNAL_REFUSE] = g_signal_new ("refuse", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                         0, g_signal_accumulator_true_handled, NULL, NULL,
-                                         G_TYPE_BOOLEAN, 1, G_TYPE_DBUS_METHOD_INVOCATION);
-  /**
-   * PaddockSessionNetwork::is-live:
-   *
-   * Whether any process of the session may still run (a policy applies
-   * to nothing otherwise). FALSE with no handler.
-   */
-  signals[SIGNAL_IS_LIVE] = g_signal_new ("is-live", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                          0, g_signal_accumulator_first_wins, NULL, NULL,
-                                          G_TYPE_BOOLEAN, 0);
-  /**
-   * PaddockSessionNetwork::discard-records:
-   *
-   * TRUE when the session's records go nowhere (it was destroyed: its
-   * folder is gone or going, and nothing can list them).
-   */
-  signals[SIGNAL_DISCARD_RECORDS] = g_signal_new ("discard-records", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                                  0, g_signal_accumulator_first_wins, NULL, NULL,
-                                                  G_TYPE_BOOLEAN, 0);
-  /**
-   * PaddockSessionNetwork::record:
-   * @record: a record just journaled (a{sv}), for the NetworkRecord signal
-   */
-  signals[SIGNAL_RECORD] = g_signal_new ("record", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                         0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_VARIANT);
-  /**
    * PaddockSessionNetwork::policy-changed:
-   * @mode: the new network mode
-   * @allow_domains: the new allowlist
-   * @rules: both, parsed
    *
-   * SetNetworkPolicy decided: the session's policy from now on, for the
-   * owner to publish and record (before the call is answered).
+   * SetNetworkPolicy decided: the session's config and properties have
+   * its policy from now on, for the owner to record (before the call is
+   * answered).
    */
   signals[SIGNAL_POLICY_CHANGED] = g_signal_new ("policy-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                                 0, NULL, NULL, NULL, G_TYPE_NONE, 3,
-                                                 G_TYPE_STRING, G_TYPE_STRV, PADDOCK_TYPE_DOMAIN_RULES);
+                                                 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void
@@ -840,7 +801,7 @@ _paddock_session_network_take_listener (PaddockSessionNetwork  *network,
       close (fd);
       return TRUE;
     }
-  g_signal_emit (network, signals[SIGNAL_GET_RULES], 0, &rules);
+  rules = network->config->net_rules != NULL ? g_object_ref (network->config->net_rules) : NULL;
   if (rules == NULL)
     {
       /* Only a session restored from its record lacks them, and it never
@@ -1004,8 +965,6 @@ handle_set_policy (PaddockIpcSession1    *session,
   const char *current = paddock_ipc_session1_get_network_mode (session);
   g_autoptr(PaddockDomainRules) rules = NULL;
   g_autoptr(GError) error = NULL;
-  gboolean refused = FALSE;
-  gboolean live = FALSE;
 
   if (!paddock_net_mode_is_valid (mode))
     {
@@ -1020,13 +979,11 @@ handle_set_policy (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  g_signal_emit (network, signals[SIGNAL_REFUSE], 0, invocation, &refused);
-  if (refused)
+  if (paddock_session_gate_refuse (network->gate, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   /* As LeasePort: a policy for a network nobody uses any more (the
    * session ended; none is started again) would be taken for one applied. */
-  g_signal_emit (network, signals[SIGNAL_IS_LIVE], 0, &live);
-  if (!live)
+  if (!paddock_session_gate_is_live (network->gate))
     {
       g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_CONFLICT,
                                              "Session %s is not running: its network policy applies to "
@@ -1048,7 +1005,11 @@ handle_set_policy (PaddockIpcSession1    *session,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  g_signal_emit (network, signals[SIGNAL_POLICY_CHANGED], 0, mode, allow_domains, rules);
+  /* The session's policy from now on, published, and recorded by it. */
+  paddock_session_config_set_network (network->config, mode, allow_domains, rules);
+  paddock_ipc_session1_set_network_mode (session, mode);
+  paddock_ipc_session1_set_allowed_domains (session, allow_domains);
+  g_signal_emit (network, signals[SIGNAL_POLICY_CHANGED], 0);
   if (network->link != NULL)
     {
       PolicyChange *change = g_new0 (PolicyChange, 1);

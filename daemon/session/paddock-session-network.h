@@ -11,6 +11,8 @@
 
 #include "paddock-domain-rules.h"
 #include "paddock-ipc-generated.h"
+#include "paddock-session-config.h"
+#include "paddock-session-gate.h"
 #include "paddock-session-ports.h"
 
 G_BEGIN_DECLS
@@ -27,7 +29,9 @@ G_DECLARE_FINAL_TYPE (PaddockSessionNetwork, paddock_session_network, PADDOCK, S
 void                   paddock_session_network_stop_all_proxies (void);
 
 PaddockSessionNetwork *_paddock_session_network_new             (const char            *session_id,
-                                                                 const char            *state_dir);
+                                                                 const char            *state_dir,
+                                                                 PaddockSessionGate    *gate,
+                                                                 PaddockSessionConfig  *config);
 void                   _paddock_session_network_prepare_adopted (PaddockSessionNetwork *network,
                                                                  const char            *mode);
 void                   _paddock_session_network_prepare         (PaddockSessionNetwork *network,

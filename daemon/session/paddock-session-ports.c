@@ -43,13 +43,14 @@
  * LeasePort names one of them and starts forwarding it, which is how a
  * port leased after start can be served at all.
  *
- * Given the session's id when made, it never calls into the session: it
- * asks it by signals for its leases ("list-leases"), for a socket inside
- * its sandbox ("request-socket", answered later with
- * _paddock_session_ports_socket_event()), whether it takes a call that
- * needs it running ("refuse") and whether any of its processes may still
- * run ("is-live"), and says each lease that becomes the session's
- * ("lease-added": LeasePort, an adopted session's).
+ * Given the session's id, gate (paddock-session-gate.c) and config when
+ * made, it never calls into the session: the session's leases are its
+ * config's (a lease that becomes the session's, LeasePort's or an adopted
+ * session's, is added there), it asks the gate whether the session takes
+ * a call that needs it running and whether any of its processes may still
+ * run, and asks by a signal for a socket inside its sandbox
+ * ("request-socket", answered later with
+ * _paddock_session_ports_socket_event()).
  */
 
 #include "config.h"
@@ -80,6 +81,8 @@ struct _PaddockSessionPorts
   PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
 
   char *session_id;
+  PaddockSessionGate *gate;
+  PaddockSessionConfig *config;  /* the session's: its leases */
   GPtrArray *forwards;           /* PaddockPortForward* */
   GHashTable *requests;          /* request id → PaddockPortForward* (a ref) */
   guint32 next_request;
@@ -99,11 +102,7 @@ struct _PaddockSessionPorts
 };
 
 enum {
-  SIGNAL_LIST_LEASES,
   SIGNAL_REQUEST_SOCKET,
-  SIGNAL_REFUSE,
-  SIGNAL_IS_LIVE,
-  SIGNAL_LEASE_ADDED,
   N_SIGNALS
 };
 
@@ -115,10 +114,7 @@ G_DEFINE_FINAL_TYPE (PaddockSessionPorts, paddock_session_ports, G_TYPE_OBJECT)
 static GPtrArray *
 list_leases (PaddockSessionPorts *ports)
 {
-  GPtrArray *leases = NULL;
-
-  g_signal_emit (ports, signals[SIGNAL_LIST_LEASES], 0, &leases);
-  return leases;
+  return ports->config->leases != NULL ? g_ptr_array_ref (ports->config->leases) : NULL;
 }
 
 /* A refusing source may have ended itself (refuse_cb): destroyed again
@@ -187,15 +183,23 @@ refuse_connections (PaddockSessionPorts *ports,
   g_hash_table_replace (ports->refusers, g_object_ref (lease), source);
 }
 
+/* @config: the session's, which outlives the ports (the session owns
+ * both): its leases read and added to. */
 PaddockSessionPorts *
-_paddock_session_ports_new (const char *session_id)
+_paddock_session_ports_new (const char           *session_id,
+                            PaddockSessionGate   *gate,
+                            PaddockSessionConfig *config)
 {
   PaddockSessionPorts *ports;
 
   g_return_val_if_fail (session_id != NULL, NULL);
+  g_return_val_if_fail (PADDOCK_IS_SESSION_GATE (gate), NULL);
+  g_return_val_if_fail (config != NULL, NULL);
 
   ports = g_object_new (PADDOCK_TYPE_SESSION_PORTS, NULL);
   ports->session_id = g_strdup (session_id);
+  ports->gate = g_object_ref (gate);
+  ports->config = config;
   ports->forwards = g_ptr_array_new_with_free_func (g_object_unref);
   ports->requests = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   ports->reserved = g_ptr_array_new_with_free_func (g_object_unref);
@@ -236,6 +240,7 @@ paddock_session_ports_finalize (GObject *object)
   g_ptr_array_unref (ports->reserved);
   g_hash_table_unref (ports->refusers);
   g_free (ports->session_id);
+  g_clear_object (&ports->gate);
 
   G_OBJECT_CLASS (paddock_session_ports_parent_class)->finalize (object);
 }
@@ -249,15 +254,6 @@ paddock_session_ports_class_init (PaddockSessionPortsClass *klass)
   object_class->finalize = paddock_session_ports_finalize;
 
   /**
-   * PaddockSessionPorts::list-leases:
-   *
-   * The session's leases now (a #GPtrArray of #PaddockLease, a new
-   * reference), or NULL for none.
-   */
-  signals[SIGNAL_LIST_LEASES] = g_signal_new ("list-leases", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                              0, g_signal_accumulator_first_wins, NULL, NULL,
-                                              G_TYPE_PTR_ARRAY, 0);
-  /**
    * PaddockSessionPorts::request-socket:
    * @id: the request's number, for _paddock_session_ports_socket_event()
    * @family: AF_INET, or AF_INET6 for [::1]
@@ -269,31 +265,6 @@ paddock_session_ports_class_init (PaddockSessionPortsClass *klass)
   signals[SIGNAL_REQUEST_SOCKET] = g_signal_new ("request-socket", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                                  0, g_signal_accumulator_first_wins, NULL, NULL,
                                                  G_TYPE_BOOLEAN, 3, G_TYPE_UINT, G_TYPE_INT, G_TYPE_POINTER);
-  /**
-   * PaddockSessionPorts::refuse:
-   * @invocation: a LeasePort call
-   *
-   * TRUE when the owner answered @invocation itself (the session cannot
-   * take it now); the call then goes no further.
-   */
-  signals[SIGNAL_REFUSE] = g_signal_new ("refuse", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                         0, g_signal_accumulator_true_handled, NULL, NULL,
-                                         G_TYPE_BOOLEAN, 1, G_TYPE_DBUS_METHOD_INVOCATION);
-  /**
-   * PaddockSessionPorts::is-live:
-   *
-   * Whether any process of the session may still run (nothing could use
-   * a port leased otherwise). FALSE with no handler.
-   */
-  signals[SIGNAL_IS_LIVE] = g_signal_new ("is-live", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                          0, g_signal_accumulator_first_wins, NULL, NULL,
-                                          G_TYPE_BOOLEAN, 0);
-  /**
-   * PaddockSessionPorts::lease-added:
-   * @lease: a lease that is the session's from now on
-   */
-  signals[SIGNAL_LEASE_ADDED] = g_signal_new ("lease-added", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                              0, NULL, NULL, NULL, G_TYPE_NONE, 1, PADDOCK_TYPE_LEASE);
 }
 
 static void
@@ -601,7 +572,7 @@ _paddock_session_ports_adopted (PaddockSessionPorts *ports)
           g_ptr_array_add (ports->reserved, g_object_ref (lease));
           continue;
         }
-      g_signal_emit (ports, signals[SIGNAL_LEASE_ADDED], 0, lease);
+      paddock_session_config_add_lease (ports->config, lease);
       paddock_registry_readopt_released (session_registry, paddock_lease_get_port (lease), id);
     }
 }
@@ -751,8 +722,6 @@ handle_lease_port (PaddockIpcSession1    *session,
   g_autoptr(GError) error = NULL;
   g_autoptr(GError) local_error = NULL;
   gboolean from_reserved;
-  gboolean refused = FALSE;
-  gboolean live = FALSE;
 
   if (!paddock_registry_validate_name (name, &local_error))
     {
@@ -778,11 +747,9 @@ handle_lease_port (PaddockIpcSession1    *session,
                                              "A session leases at most %d ports", PADDOCK_SESSION_MAX_PORTS);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  g_signal_emit (ports, signals[SIGNAL_REFUSE], 0, invocation, &refused);
-  if (refused)
+  if (paddock_session_gate_refuse (ports->gate, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  g_signal_emit (ports, signals[SIGNAL_IS_LIVE], 0, &live);
-  if (!live)
+  if (!paddock_session_gate_is_live (ports->gate))
     {
       g_dbus_method_invocation_return_error_literal (invocation, PADDOCK_ERROR, PADDOCK_ERROR_CONFLICT,
                                                      "The session is not running: nothing could use the port");
@@ -850,7 +817,7 @@ handle_lease_port (PaddockIpcSession1    *session,
                                              "Could not forward the port: %s; nothing was leased", error->message);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  g_signal_emit (ports, signals[SIGNAL_LEASE_ADDED], 0, lease);
+  paddock_session_config_add_lease (ports->config, lease);
   description = paddock_lease_to_variant (lease);
   paddock_ipc_session1_complete_lease_port (session, invocation, description);
   return G_DBUS_METHOD_INVOCATION_HANDLED;

@@ -11,6 +11,8 @@
 #include "paddock-ipc-generated.h"
 #include "paddock-lease.h"
 #include "paddock-registry.h"
+#include "paddock-session-config.h"
+#include "paddock-session-gate.h"
 
 G_BEGIN_DECLS
 
@@ -20,7 +22,9 @@ G_DECLARE_FINAL_TYPE (PaddockSessionPorts, paddock_session_ports, PADDOCK, SESSI
 
 /* The daemon's one port registry (the manager's), for every session. */
 void                 _paddock_session_ports_set_registry        (PaddockRegistry      *registry);
-PaddockSessionPorts *_paddock_session_ports_new                 (const char           *session_id);
+PaddockSessionPorts *_paddock_session_ports_new                 (const char           *session_id,
+                                                                 PaddockSessionGate   *gate,
+                                                                 PaddockSessionConfig *config);
 void                 _paddock_session_ports_start               (PaddockSessionPorts  *ports,
                                                                  gboolean              forwarding);
 gboolean             _paddock_session_ports_add                 (PaddockSessionPorts  *ports,

@@ -9,9 +9,9 @@
  * checks membership after pinning the process with a pidfd, so a pid that
  * is reused between the check and the signal cannot redirect it.
  *
- * The list is the session's answer to "list-pids", asked each time (for
- * Kill, after the pin): this never calls into the session, and is made
- * without one.
+ * The list is the session's gate's (paddock-session-gate.c), asked each
+ * time (for Kill, after the pin): this never calls into the session, and
+ * is made without one.
  */
 
 #include "config.h"
@@ -39,14 +39,8 @@ struct _PaddockSessionProcesses
   GObject parent_instance;
 
   PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
+  PaddockSessionGate        *gate;
 };
-
-enum {
-  SIGNAL_LIST_PIDS,
-  N_SIGNALS
-};
-
-static guint signals[N_SIGNALS];
 
 G_DEFINE_FINAL_TYPE (PaddockSessionProcesses, paddock_session_processes, G_TYPE_OBJECT)
 
@@ -56,6 +50,7 @@ paddock_session_processes_finalize (GObject *object)
   PaddockSessionProcesses *self = PADDOCK_SESSION_PROCESSES (object);
 
   paddock_session_call_handlers_clear (&self->calls);
+  g_clear_object (&self->gate);
 
   G_OBJECT_CLASS (paddock_session_processes_parent_class)->finalize (object);
 }
@@ -64,16 +59,6 @@ static void
 paddock_session_processes_class_init (PaddockSessionProcessesClass *klass)
 {
   G_OBJECT_CLASS (klass)->finalize = paddock_session_processes_finalize;
-
-  /**
-   * PaddockSessionProcesses::list-pids:
-   *
-   * Every process of the session now (a #GArray of pid_t), as the session
-   * counts and stops them.
-   */
-  signals[SIGNAL_LIST_PIDS] = g_signal_new ("list-pids", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                            0, g_signal_accumulator_first_wins, NULL, NULL,
-                                            G_TYPE_ARRAY, 0);
 }
 
 static void
@@ -81,20 +66,18 @@ paddock_session_processes_init (PaddockSessionProcesses *self)
 {
 }
 
+/* @gate lists the session's processes, as the session counts and stops
+ * them. */
 PaddockSessionProcesses *
-paddock_session_processes_new (void)
+paddock_session_processes_new (PaddockSessionGate *gate)
 {
-  return g_object_new (PADDOCK_TYPE_SESSION_PROCESSES, NULL);
-}
+  PaddockSessionProcesses *self;
 
-/* Never NULL: an empty list with no handler. */
-static GArray *
-list_pids (PaddockSessionProcesses *self)
-{
-  GArray *pids = NULL;
+  g_return_val_if_fail (PADDOCK_IS_SESSION_GATE (gate), NULL);
 
-  g_signal_emit (self, signals[SIGNAL_LIST_PIDS], 0, &pids);
-  return pids != NULL ? pids : g_array_new (FALSE, FALSE, sizeof (pid_t));
+  self = g_object_new (PADDOCK_TYPE_SESSION_PROCESSES, NULL);
+  self->gate = g_object_ref (gate);
+  return self;
 }
 
 typedef struct
@@ -143,7 +126,7 @@ handle_list (PaddockIpcSession1      *session,
              GDBusMethodInvocation   *invocation,
              PaddockSessionProcesses *self)
 {
-  g_autoptr(GArray) pids = list_pids (self);
+  g_autoptr(GArray) pids = paddock_session_gate_list_pids (self->gate);
   GVariantBuilder builder;
   guint rows = 0;
 
@@ -188,7 +171,7 @@ static gboolean
 session_has_pid (PaddockSessionProcesses *self,
                  pid_t                    pid)
 {
-  g_autoptr(GArray) pids = list_pids (self);
+  g_autoptr(GArray) pids = paddock_session_gate_list_pids (self->gate);
 
   for (guint i = 0; i < pids->len; i++)
     if (g_array_index (pids, pid_t, i) == pid)

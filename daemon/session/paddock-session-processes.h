@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 
 #include "paddock-ipc-generated.h"
+#include "paddock-session-gate.h"
 
 G_BEGIN_DECLS
 
@@ -16,7 +17,7 @@ G_BEGIN_DECLS
 
 G_DECLARE_FINAL_TYPE (PaddockSessionProcesses, paddock_session_processes, PADDOCK, SESSION_PROCESSES, GObject)
 
-PaddockSessionProcesses *paddock_session_processes_new         (void);
+PaddockSessionProcesses *paddock_session_processes_new         (PaddockSessionGate *gate);
 
 void paddock_session_processes_attach (PaddockSessionProcesses *self,
                                       PaddockIpcSession1 *skeleton);

@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 
 #include "paddock-ipc-generated.h"
+#include "paddock-session-gate.h"
 
 G_BEGIN_DECLS
 
@@ -17,15 +18,18 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (PaddockSessionStageLimit, paddock_session_stage_limit, PADDOCK, SESSION_STAGE_LIMIT, GObject)
 
 PaddockSessionStageLimit *paddock_session_stage_limit_new       (const char               *session_id,
+                                                                 PaddockSessionGate       *gate);
+void                      paddock_session_stage_limit_attach    (PaddockSessionStageLimit *self,
+                                                                 PaddockIpcSession1       *skeleton);
+/* The session runs with a stage: measured from now on, until _close(). */
+void                      paddock_session_stage_limit_begin     (PaddockSessionStageLimit *self,
                                                                  const char               *stage_root,
                                                                  guint64                   limit);
-void                      paddock_session_stage_limit_start     (PaddockSessionStageLimit *self);
 GVariant                 *paddock_session_stage_limit_dup_stage (PaddockSessionStageLimit *self);
 void                      paddock_session_stage_limit_close     (PaddockSessionStageLimit *self);
-/* SetStageLimit; @self NULL: the session does not run, or stages nothing. */
+/* SetStageLimit's check and change; Busy while not measuring. */
 gboolean                  paddock_session_stage_limit_set_limit (PaddockSessionStageLimit  *self,
                                                                  guint64                    limit,
                                                                  GError                   **error);
-void                      paddock_session_stage_limit_answer_kept (GDBusMethodInvocation  *invocation);
 
 G_END_DECLS

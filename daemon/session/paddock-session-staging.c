@@ -8,13 +8,13 @@
  * operations one at a time, so two clients applying at once are serialised
  * and the second one sees the first's result.
  *
- * Given the session's id and stage when made, it never calls into the
- * session: it asks it by signals whether it takes a call that needs it
- * running ("refuse": one whose leftovers are being ended answers Busy
- * itself), whether any of its processes may still run ("is-live"), to
- * hold its processes still for a batch or a copy ("freeze"), and says
- * what the stage's journal folder last recovered ("last-recovery"). A
- * call keeps a reference to the D-Bus object it came to until answered.
+ * Given the session's id, stage and gate (paddock-session-gate.c) when
+ * made, it never calls into the session: it asks the gate whether the
+ * session takes a call that needs it running (one whose leftovers are
+ * being ended answers Busy itself), whether any of its processes may still
+ * run, to hold its processes still for a batch or a copy, and says what
+ * the stage's journal folder last recovered ("last-recovery"). A call
+ * keeps a reference to the D-Bus object it came to until answered.
  */
 
 #include "config.h"
@@ -35,12 +35,10 @@ struct _PaddockSessionStaging
 
   char         *session_id;
   PaddockStage *stage;       /* NULL: the session stages nothing */
+  PaddockSessionGate *gate;
 };
 
 enum {
-  SIGNAL_REFUSE,
-  SIGNAL_IS_LIVE,
-  SIGNAL_FREEZE,
   SIGNAL_LAST_RECOVERY,
   N_SIGNALS
 };
@@ -57,6 +55,7 @@ paddock_session_staging_finalize (GObject *object)
   paddock_session_call_handlers_clear (&self->calls);
   g_free (self->session_id);
   g_clear_object (&self->stage);
+  g_clear_object (&self->gate);
 
   G_OBJECT_CLASS (paddock_session_staging_parent_class)->finalize (object);
 }
@@ -68,35 +67,6 @@ paddock_session_staging_class_init (PaddockSessionStagingClass *klass)
 
   object_class->finalize = paddock_session_staging_finalize;
 
-  /**
-   * PaddockSessionStaging::refuse:
-   * @invocation: a call that changes the stage or copies it
-   *
-   * TRUE when the owner answered @invocation itself (the session cannot
-   * take it now); the call then goes no further.
-   */
-  signals[SIGNAL_REFUSE] = g_signal_new ("refuse", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                         0, g_signal_accumulator_true_handled, NULL, NULL,
-                                         G_TYPE_BOOLEAN, 1, G_TYPE_DBUS_METHOD_INVOCATION);
-  /**
-   * PaddockSessionStaging::is-live:
-   *
-   * Whether any process of the session may still run (Drop and
-   * RestoreCheckpoint are refused then). FALSE with no handler.
-   */
-  signals[SIGNAL_IS_LIVE] = g_signal_new ("is-live", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                          0, g_signal_accumulator_first_wins, NULL, NULL,
-                                          G_TYPE_BOOLEAN, 0);
-  /**
-   * PaddockSessionStaging::freeze:
-   * @frozen: hold still (TRUE) or let go
-   *
-   * TRUE when the session's processes are now held still (or let go);
-   * FALSE when there is nothing to freeze with, or nothing to freeze.
-   */
-  signals[SIGNAL_FREEZE] = g_signal_new ("freeze", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                         0, g_signal_accumulator_first_wins, NULL, NULL,
-                                         G_TYPE_BOOLEAN, 1, G_TYPE_BOOLEAN);
   /**
    * PaddockSessionStaging::last-recovery:
    * @text: the LastRecovery property's value now ("" for none)
@@ -111,27 +81,20 @@ paddock_session_staging_init (PaddockSessionStaging *self)
 }
 
 PaddockSessionStaging *
-paddock_session_staging_new (const char   *session_id,
-                             PaddockStage *stage)
+paddock_session_staging_new (const char         *session_id,
+                             PaddockStage       *stage,
+                             PaddockSessionGate *gate)
 {
   PaddockSessionStaging *self;
 
   g_return_val_if_fail (session_id != NULL, NULL);
+  g_return_val_if_fail (PADDOCK_IS_SESSION_GATE (gate), NULL);
 
   self = g_object_new (PADDOCK_TYPE_SESSION_STAGING, NULL);
   self->session_id = g_strdup (session_id);
   self->stage = stage != NULL ? g_object_ref (stage) : NULL;
+  self->gate = g_object_ref (gate);
   return self;
-}
-
-static gboolean
-freeze (PaddockSessionStaging *self,
-        gboolean               frozen)
-{
-  gboolean done = FALSE;
-
-  g_signal_emit (self, signals[SIGNAL_FREEZE], 0, frozen, &done);
-  return done;
 }
 
 typedef enum {
@@ -471,7 +434,7 @@ staging_done_cb (GObject      *source,
   g_autoptr(GVariant) reply = g_task_propagate_pointer (G_TASK (result), &error);
 
   if (call->frozen)
-    freeze (self, FALSE);
+    paddock_session_gate_freeze (self->gate, FALSE);
   /* Here, in the main context the watch was made in (task data may be
    * freed in the worker thread). */
   if (call->caller_watch != 0)
@@ -564,7 +527,7 @@ start_call_full (PaddockSessionStaging *self,
    * review list is harmless, as under a running agent. */
   if (op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED || op == STAGING_CREATE_CHECKPOINT ||
       op == STAGING_DROP || op == STAGING_RESTORE_CHECKPOINT)
-    g_signal_emit (self, signals[SIGNAL_REFUSE], 0, invocation, &refused);
+    refused = paddock_session_gate_refuse (self->gate, invocation);
   if (refused)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   if (is_apply (op) && refuse_applies)
@@ -575,7 +538,7 @@ start_call_full (PaddockSessionStaging *self,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   if (op == STAGING_DROP || op == STAGING_RESTORE_CHECKPOINT)
-    g_signal_emit (self, signals[SIGNAL_IS_LIVE], 0, &live);
+    live = paddock_session_gate_is_live (self->gate);
   if (live)
     {
       /* Under a running agent the stage is a mounted layer: files it holds
@@ -620,7 +583,7 @@ start_call_full (PaddockSessionStaging *self,
                                       g_object_ref (call->cancellable), g_object_unref);
   /* The stage holds still for a batch or a copy (where a cgroup allows). */
   if (op == STAGING_APPLY || op == STAGING_APPLY_REVIEWED || op == STAGING_CREATE_CHECKPOINT)
-    call->frozen = freeze (self, TRUE);
+    call->frozen = paddock_session_gate_freeze (self->gate, TRUE);
 
   if (is_apply (op))
     {

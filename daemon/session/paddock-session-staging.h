@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 
 #include "paddock-ipc-generated.h"
+#include "paddock-session-gate.h"
 #include "paddock-stage.h"
 
 G_BEGIN_DECLS
@@ -19,7 +20,8 @@ G_DECLARE_FINAL_TYPE (PaddockSessionStaging, paddock_session_staging, PADDOCK, S
 
 /* @stage NULL: the session stages nothing (the host profile). */
 PaddockSessionStaging *paddock_session_staging_new                      (const char            *session_id,
-                                                                         PaddockStage          *stage);
+                                                                         PaddockStage          *stage,
+                                                                         PaddockSessionGate    *gate);
 void                   paddock_session_staging_refresh_last_recovery    (PaddockSessionStaging *self);
 
 

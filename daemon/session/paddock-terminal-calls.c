@@ -5,24 +5,41 @@
  *
  * The D-Bus side of a session's terminal: a call's arguments checked
  * against the terminal's bounds, the terminal asked, the call answered.
- * The session decides first whether it may be called at all (a destroyed
- * one answers NotFound), then hands the call over; nothing here calls
- * back into it.
+ * Attached to the session's skeleton, it answers those four calls itself;
+ * the session's gate (paddock-session-gate.c) says first whether it may
+ * be called at all (a destroyed one answers NotFound). A new window size
+ * goes into the session's config too, for its record. Nothing here calls
+ * back into the session.
  */
 
 #include "config.h"
 
 #include "paddock-dbus-checks.h"
 #include "paddock-error.h"
+#include "paddock-session-calls.h"
 #include "paddock-terminal-calls.h"
+
+struct _PaddockTerminalCalls
+{
+  GObject                    parent_instance;
+
+  PaddockSessionCallHandlers calls;  /* its handle-* handlers on the session's skeleton */
+
+  char                      *session_id;
+  PaddockTerminal           *terminal;
+  PaddockSessionGate        *gate;
+  PaddockSessionConfig      *config;  /* the session's: its window size */
+};
+
+G_DEFINE_FINAL_TYPE (PaddockTerminalCalls, paddock_terminal_calls, G_TYPE_OBJECT)
 
 /* Attach: a viewer's socket pair, reading from OFFSET (the first byte
  * still held by default), typing unless "input" is false. */
-void
-paddock_terminal_calls_attach (PaddockTerminal       *terminal,
-                               PaddockIpcSession1    *session,
-                               GDBusMethodInvocation *invocation,
-                               GVariant              *options)
+static void
+terminal_attach (PaddockTerminal       *terminal,
+                 PaddockIpcSession1    *session,
+                 GDBusMethodInvocation *invocation,
+                 GVariant              *options)
 {
   static const PaddockDBusOption attach_options[] = { { "offset", "t" }, { "input", "b" }, { NULL, NULL } };
   g_autoptr(GUnixFDList) fd_list = NULL;
@@ -56,12 +73,12 @@ paddock_terminal_calls_attach (PaddockTerminal       *terminal,
   paddock_terminal_flush_viewer (terminal, viewer);
 }
 
-void
-paddock_terminal_calls_read_output (PaddockTerminal       *terminal,
-                                    PaddockIpcSession1    *session,
-                                    GDBusMethodInvocation *invocation,
-                                    guint64                offset,
-                                    guint                  max_bytes)
+static void
+terminal_read_output (PaddockTerminal       *terminal,
+                      PaddockIpcSession1    *session,
+                      GDBusMethodInvocation *invocation,
+                      guint64                offset,
+                      guint                  max_bytes)
 {
   g_autoptr(GBytes) data = NULL;
   guint64 start = 0;
@@ -73,12 +90,12 @@ paddock_terminal_calls_read_output (PaddockTerminal       *terminal,
                                              start, start + g_bytes_get_size (data));
 }
 
-void
-paddock_terminal_calls_send_input (PaddockTerminal       *terminal,
-                                   PaddockIpcSession1    *session,
-                                   GDBusMethodInvocation *invocation,
-                                   const char            *session_id,
-                                   GVariant              *data)
+static void
+terminal_send_input (PaddockTerminal       *terminal,
+                     PaddockIpcSession1    *session,
+                     GDBusMethodInvocation *invocation,
+                     const char            *session_id,
+                     GVariant              *data)
 {
   gsize length = 0;
   const guint8 *bytes = g_variant_get_fixed_array (data, &length, 1);
@@ -108,12 +125,13 @@ paddock_terminal_calls_send_input (PaddockTerminal       *terminal,
   paddock_ipc_session1_complete_send_input (session, invocation);
 }
 
-gboolean
-paddock_terminal_calls_resize (PaddockTerminal       *terminal,
-                               PaddockIpcSession1    *session,
-                               GDBusMethodInvocation *invocation,
-                               guint16                columns,
-                               guint16                rows)
+/* TRUE: the terminal has the new size. */
+static gboolean
+terminal_resize (PaddockTerminal       *terminal,
+                 PaddockIpcSession1    *session,
+                 GDBusMethodInvocation *invocation,
+                 guint16                columns,
+                 guint16                rows)
 {
   if (columns < 1 || columns > 1000 || rows < 1 || rows > 1000)
     {
@@ -125,4 +143,117 @@ paddock_terminal_calls_resize (PaddockTerminal       *terminal,
   paddock_terminal_resize (terminal, columns, rows);
   paddock_ipc_session1_complete_resize (session, invocation);
   return TRUE;
+}
+
+static gboolean
+handle_attach (PaddockIpcSession1    *session,
+               GDBusMethodInvocation *invocation,
+               GUnixFDList           *in_fd_list,
+               GVariant              *options,
+               PaddockTerminalCalls  *self)
+{
+  if (paddock_session_gate_check_alive (self->gate, invocation))
+    terminal_attach (self->terminal, session, invocation, options);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_read_output (PaddockIpcSession1    *session,
+                    GDBusMethodInvocation *invocation,
+                    guint64                offset,
+                    guint                  max_bytes,
+                    PaddockTerminalCalls  *self)
+{
+  if (paddock_session_gate_check_alive (self->gate, invocation))
+    terminal_read_output (self->terminal, session, invocation, offset, max_bytes);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_send_input (PaddockIpcSession1    *session,
+                   GDBusMethodInvocation *invocation,
+                   GVariant              *data,
+                   PaddockTerminalCalls  *self)
+{
+  if (paddock_session_gate_check_alive (self->gate, invocation))
+    terminal_send_input (self->terminal, session, invocation, self->session_id, data);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_resize (PaddockIpcSession1    *session,
+               GDBusMethodInvocation *invocation,
+               guint16                columns,
+               guint16                rows,
+               PaddockTerminalCalls  *self)
+{
+  if (paddock_session_gate_check_alive (self->gate, invocation) &&
+      terminal_resize (self->terminal, session, invocation, columns, rows))
+    {
+      self->config->columns = columns;
+      self->config->rows = rows;
+    }
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void
+paddock_terminal_calls_finalize (GObject *object)
+{
+  PaddockTerminalCalls *self = PADDOCK_TERMINAL_CALLS (object);
+
+  paddock_session_call_handlers_clear (&self->calls);
+  g_free (self->session_id);
+  g_clear_object (&self->terminal);
+  g_clear_object (&self->gate);
+
+  G_OBJECT_CLASS (paddock_terminal_calls_parent_class)->finalize (object);
+}
+
+static void
+paddock_terminal_calls_class_init (PaddockTerminalCallsClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = paddock_terminal_calls_finalize;
+}
+
+static void
+paddock_terminal_calls_init (PaddockTerminalCalls *self)
+{
+}
+
+/* @config: the session's, which outlives the calls (the session owns
+ * both). */
+PaddockTerminalCalls *
+paddock_terminal_calls_new (const char           *session_id,
+                            PaddockTerminal      *terminal,
+                            PaddockSessionGate   *gate,
+                            PaddockSessionConfig *config)
+{
+  PaddockTerminalCalls *self;
+
+  g_return_val_if_fail (session_id != NULL, NULL);
+  g_return_val_if_fail (PADDOCK_IS_TERMINAL (terminal), NULL);
+  g_return_val_if_fail (PADDOCK_IS_SESSION_GATE (gate), NULL);
+  g_return_val_if_fail (config != NULL, NULL);
+
+  self = g_object_new (PADDOCK_TYPE_TERMINAL_CALLS, NULL);
+  self->session_id = g_strdup (session_id);
+  self->terminal = g_object_ref (terminal);
+  self->gate = g_object_ref (gate);
+  self->config = config;
+  return self;
+}
+
+/* From now on it answers Attach, ReadOutput, SendInput and Resize on
+ * @skeleton itself (the session's D-Bus object leaves those methods to
+ * it); they are disconnected when it goes, or when the skeleton does. */
+void
+paddock_terminal_calls_attach (PaddockTerminalCalls *self,
+                               PaddockIpcSession1   *skeleton)
+{
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-attach", G_CALLBACK (handle_attach), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-read-output",
+                                         G_CALLBACK (handle_read_output), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-send-input",
+                                         G_CALLBACK (handle_send_input), self);
+  paddock_session_call_handlers_connect (&self->calls, skeleton, "handle-resize", G_CALLBACK (handle_resize), self);
 }

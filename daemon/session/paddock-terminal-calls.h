@@ -9,6 +9,8 @@
 #include <gio/gio.h>
 
 #include "paddock-ipc-generated.h"
+#include "paddock-session-config.h"
+#include "paddock-session-gate.h"
 #include "paddock-terminal.h"
 
 G_BEGIN_DECLS
@@ -17,28 +19,17 @@ G_BEGIN_DECLS
 #define PADDOCK_TERMINAL_READ_OUTPUT_MAX (1024 * 1024)
 #define PADDOCK_TERMINAL_SEND_INPUT_MAX  (64 * 1024)
 
-/* Each answers INVOCATION, a call on SESSION, whose checks of its own
- * (whether the session may still be called) came first. */
-void     paddock_terminal_calls_attach      (PaddockTerminal       *terminal,
-                                             PaddockIpcSession1    *session,
-                                             GDBusMethodInvocation *invocation,
-                                             GVariant              *options);
-void     paddock_terminal_calls_read_output (PaddockTerminal       *terminal,
-                                             PaddockIpcSession1    *session,
-                                             GDBusMethodInvocation *invocation,
-                                             guint64                offset,
-                                             guint                  max_bytes);
-/* SESSION_ID names the session in the error of a terminal that hung up. */
-void     paddock_terminal_calls_send_input  (PaddockTerminal       *terminal,
-                                             PaddockIpcSession1    *session,
-                                             GDBusMethodInvocation *invocation,
-                                             const char            *session_id,
-                                             GVariant              *data);
-/* TRUE: the terminal has the new size (the caller keeps it too). */
-gboolean paddock_terminal_calls_resize      (PaddockTerminal       *terminal,
-                                             PaddockIpcSession1    *session,
-                                             GDBusMethodInvocation *invocation,
-                                             guint16                columns,
-                                             guint16                rows);
+#define PADDOCK_TYPE_TERMINAL_CALLS (paddock_terminal_calls_get_type ())
+
+G_DECLARE_FINAL_TYPE (PaddockTerminalCalls, paddock_terminal_calls, PADDOCK, TERMINAL_CALLS, GObject)
+
+/* SESSION_ID names the session in the error of a terminal that hung up;
+ * CONFIG (the session's) keeps the window size Resize sets. */
+PaddockTerminalCalls *paddock_terminal_calls_new    (const char           *session_id,
+                                                     PaddockTerminal      *terminal,
+                                                     PaddockSessionGate   *gate,
+                                                     PaddockSessionConfig *config);
+void                  paddock_terminal_calls_attach (PaddockTerminalCalls *self,
+                                                     PaddockIpcSession1   *skeleton);
 
 G_END_DECLS
