@@ -53,6 +53,7 @@
 #include "paddock-session-describe.h"
 #include "paddock-session-gate.h"
 #include "paddock-session-impl-private.h"
+#include "paddock-session-launch.h"
 #include "paddock-session-process.h"
 #include "paddock-session-members.h"
 #include "paddock-session-network.h"
@@ -62,7 +63,6 @@
 #include "paddock-session-revival.h"
 #include "paddock-session-stage-limit.h"
 #include "paddock-session-staging.h"
-#include "paddock-session-startup.h"
 #include "paddock-session-stop.h"
 #include "paddock-terminal.h"
 #include "paddock-terminal-calls.h"
@@ -85,21 +85,19 @@ struct _PaddockSessionImpl
    * and its D-Bus calls (paddock-terminal-calls.c). */
   PaddockTerminal            *terminal;
   PaddockTerminalCalls       *terminal_calls;
-  PaddockSpareSandbox        *offered_spare;  /* start() only: a sandbox made ahead it may take */
 
   /* Its processes: the executor they run through, the agent, keepers,
    * cgroup; counted and signalled (paddock-session-process.c). */
   PaddockSessionProcess      *process;
 
+  /* Its creator, waiting for the start's outcome; the start itself, and
+   * what its executor says (paddock-session-launch.c). */
   PaddockSessionReadyFunc     ready_func;
-  /* A sandbox's start: its boundary looked at in a thread, after
-   * "started", and an end meanwhile held back (paddock-session-startup.c). */
-  PaddockSessionStartup      *startup;
   gpointer                    ready_data;
+  PaddockSessionLaunch       *launch;
 
   /* Where the session's record lives (NULL: not saved). */
   char                       *record_path;
-  GStrv                       agent_env;  /* the environment the agent was given, for the boundary */
   /* What its parts ask of it, answered once for all (paddock-session-gate.c). */
   PaddockSessionGate         *gate;
   PaddockSessionStageLimit   *stage_limit;  /* measures while it runs with a stage; SetStageLimit */
@@ -387,16 +385,13 @@ paddock_session_impl_attach_terminal (PaddockSessionImpl *self,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Spawning (host profile)                                                   */
+/* The start (paddock-session-launch.c)                                      */
 
-/* The agent's environment: an allowlist (paddock_executor_build_environment()),
- * its leased ports, and what the creator passed. */
+/* The environment of the session's agent and commands. */
 static GStrv
-build_environment (PaddockSessionImpl *self)
+build_agent_environment (PaddockSessionImpl *self)
 {
-  g_auto(GStrv) ports = _paddock_session_network_add_port_environment (self->config.leases, NULL);
-
-  return paddock_executor_build_environment (&self->config, self->id, (const char * const *) ports);
+  return paddock_session_launch_build_environment (self->launch);
 }
 
 static void
@@ -406,6 +401,9 @@ paddock_session_impl_ready (PaddockSessionImpl *self,
   PaddockSessionReadyFunc func = self->ready_func;
 
   self->ready_func = NULL;
+  /* Nothing of the start is waited for any more. */
+  if (self->launch != NULL)
+    paddock_session_launch_answered (self->launch);
   if (func != NULL)
     func (self, error, self->ready_data);
 }
@@ -417,82 +415,12 @@ paddock_session_impl_ready_step (gpointer user_data,
   paddock_session_impl_ready (user_data, NULL);
 }
 
-/* The last line the sandbox wrote on the terminal before it gave up: its
- * failures are one line, "paddock-sandbox: why". */
-static char *
-paddock_session_impl_last_line (PaddockSessionImpl *self)
-{
-  char *line = paddock_terminal_dup_last_line (self->terminal);
-
-  return line != NULL ? line : g_strdup ("the sandbox ended without saying why");
-}
-
 /* The sandbox is gone: Exec calls it never answered get an answer now. */
 static void
 paddock_session_impl_fail_pending_execs (PaddockSessionImpl *self)
 {
   if (self->runner != NULL)
     paddock_command_runner_fail_pending (self->runner);
-}
-
-/* Events about commands run inside the sandbox, for the runner; their
- * objects are published where the session is, while it is. */
-static void
-paddock_session_impl_command_event (PaddockSessionImpl *self,
-                                    JsonObject         *event,
-                                    int                *fd)
-{
-  paddock_command_runner_handle_event (self->runner,
-                                       g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self)),
-                                       event, fd);
-}
-
-/* The environment of the session's agent and commands: the allowlist, as
- * the executor's view needs it, and where the proxy is. */
-static GStrv
-build_agent_environment (PaddockSessionImpl *self)
-{
-  g_auto(GStrv) env = build_environment (self);
-
-  if (paddock_session_process_get_executor (self->process) != NULL)
-    env = paddock_executor_adapt_environment (paddock_session_process_get_executor (self->process), g_steal_pointer (&env), self->config.env);
-  env = _paddock_session_network_add_environment (self->network, g_steal_pointer (&env));
-  return g_steal_pointer (&env);
-}
-
-/* A look at the session's boundary as it is now (paddock-session-boundary.c
- * copies what it reads, so it can be done in another thread). */
-static PaddockBoundaryLook *
-paddock_session_impl_new_boundary_look (PaddockSessionImpl *self,
-                                        JsonObject         *sandbox_report)
-{
-  g_autofree char *stage_dir = NULL;
-  PaddockBoundaryInput input;
-
-  paddock_boundary_input_init_for_config (&input, &self->config, &stage_dir);
-  paddock_session_process_fill_boundary_input (self->process, &self->config, &input);
-  input.sandbox_report = sandbox_report;
-  input.given_env = (const char *const *) self->agent_env;
-  return paddock_boundary_look_new (&input);
-}
-
-/* Publishes what was seen (Session1.Boundary), and keeps it in the
- * session's folder for a daemon that adopts the session: queued before
- * the record that makes a keeper hold, so it is on disk first. */
-static void
-paddock_session_impl_publish_boundary (PaddockSessionImpl  *self,
-                                       PaddockBoundaryLook *look)
-{
-  GVariant *published = paddock_boundary_look_get_published (look);
-
-  paddock_ipc_session1_set_boundary (PADDOCK_IPC_SESSION1 (self), published);
-  if (self->record_path != NULL)
-    {
-      g_autofree char *session_dir = g_path_get_dirname (self->record_path);
-      g_autofree char *path = g_build_filename (session_dir, "boundary", NULL);
-
-      paddock_record_writer_replace (path, paddock_boundary_published_to_text (published));
-    }
 }
 
 /* The record that names the session's keeper (a sandbox's, a host
@@ -514,27 +442,19 @@ paddock_session_impl_hold_step (gpointer user_data,
                                 /* Also a sandbox that ended while its "running" record was
                                  * on its way: nothing is left of it to hold, but its keeper
                                  * then keeps the end told before, which goes out without
-                                 * waiting for its own record (end_kept_cb()). */
+                                 * waiting for its own record (launch_end_kept_cb()). */
                                 (g_strcmp0 (self->state, "exited") == 0 &&
                                  g_strcmp0 (paddock_ipc_session1_get_state (PADDOCK_IPC_SESSION1 (self)), "running") == 0));
 }
 
-/* The sandbox said the agent runs, and its boundary was seen: the session
- * runs (or, strict, is refused) and its creator is answered. */
+/* The sandbox said the agent runs, and its boundary was seen (published
+ * and not refused): the session runs and its creator is answered. */
 static void
-paddock_session_impl_started (PaddockSessionImpl  *self,
-                              PaddockBoundaryLook *look)
+paddock_session_impl_launch_started_cb (PaddockSessionLaunch *launch,
+                                        PaddockBoundaryLook  *look,
+                                        PaddockSessionImpl   *self)
 {
-  g_autoptr(GError) refusal = NULL;
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
-  paddock_session_impl_publish_boundary (self, look);
-  if (!paddock_boundary_check_strict (self->config.profile, paddock_boundary_look_get_boundary (look), &refusal))
-    {
-      paddock_session_process_signal_all (self->process, SIGKILL, NULL);
-      paddock_session_impl_ready (self, refusal);
-      return;
-    }
 
   /* What the workspace looked like as the session started: walked once
    * the start is over (the agent's first output, the client's Attach),
@@ -567,122 +487,18 @@ paddock_session_impl_started (PaddockSessionImpl  *self,
     }
 }
 
-static void paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
-                                                int                 wait_status);
-
-/* The look at the boundary is back, on the main thread. */
+/* The start failed after start() returned (refused strict, or its proxy
+ * could not be served): the sandbox is being killed; its creator hears
+ * why. */
 static void
-paddock_session_impl_startup_looked_cb (PaddockSessionStartup *startup,
-                                        PaddockBoundaryLook   *look,
-                                        PaddockSessionImpl    *self)
-{
-  /* Unless its creator was answered meanwhile: the daemon is quitting
-   * (abandon_start()), or the session's proxy could not be served. */
-  if (self->ready_func != NULL)
-    paddock_session_impl_started (self, look);
-}
-
-/* The sandbox ended while we looked: now that the session ran (or was
- * refused), its end. */
-static void
-paddock_session_impl_startup_ended_cb (PaddockSessionStartup *startup,
-                                       int                    wait_status,
-                                       PaddockSessionImpl    *self)
-{
-  paddock_session_impl_sandbox_ended (self, wait_status);
-}
-
-/* A sandboxed session's boundary is looked at as it starts, in a thread
- * (paddock-session-startup.c); the session runs, and its creator is
- * answered, once the look is done. */
-static void
-paddock_session_impl_look_at_boundary (PaddockSessionImpl *self,
-                                       JsonObject         *sandbox_report)
-{
-  paddock_session_startup_look (self->startup, paddock_session_impl_new_boundary_look (self, sandbox_report), self);
-}
-
-/* The sandbox's proxy listens inside the session's namespace: its
- * listening socket. A session in proxy mode with nobody serving its proxy
- * would reach nothing and never say why: it does not run. */
-static void
-paddock_session_impl_link_proxy_cb (PaddockExecutor    *executor,
-                                    int                *fd,
-                                    PaddockSessionImpl *self)
-{
-  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-  g_autoptr(GError) proxy_error = NULL;
-
-  if (*fd >= 0 &&
-      !_paddock_session_network_take_listener (self->network, g_steal_fd (fd), &proxy_error))
-    {
-      g_message ("Session %s: %s; killing it", paddock_session_impl_get_id (self),
-                 proxy_error->message);
-      paddock_session_process_signal_all (self->process, SIGKILL, NULL);
-      if (self->ready_func != NULL)
-        {
-          g_prefix_error (&proxy_error, "The session could not start in proxy mode and was "
-                          "killed at once: ");
-          paddock_session_impl_ready (self, proxy_error);
-        }
-    }
-}
-
-/* A socket inside for a forwarded connection (paddock-session-ports.c). */
-static void
-paddock_session_impl_link_socket_cb (PaddockExecutor    *executor,
-                                     gint64              id,
-                                     int                *fd,
-                                     PaddockSessionImpl *self)
+paddock_session_impl_launch_failed_cb (PaddockSessionLaunch *launch,
+                                       const GError         *error,
+                                       PaddockSessionImpl   *self)
 {
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
-  _paddock_session_ports_socket_event (_paddock_session_network_get_ports (self->network), id, fd);
+  paddock_session_impl_ready (self, error);
 }
-
-static void
-paddock_session_impl_link_started_cb (PaddockExecutor    *executor,
-                                      JsonObject         *report,
-                                      JsonObject         *event,
-                                      int                *fd,
-                                      PaddockSessionImpl *self)
-{
-  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
-  /* The layers are in place from here on: look at them, in a thread (see
-   * paddock_session_impl_look_at_boundary()), once. */
-  if (self->ready_func != NULL && !paddock_session_startup_is_looking (self->startup))
-    paddock_session_impl_look_at_boundary (self, report);
-  else
-    paddock_session_impl_command_event (self, event, fd);
-}
-
-static void
-paddock_session_impl_link_command_event_cb (PaddockExecutor    *executor,
-                                            JsonObject         *event,
-                                            int                *fd,
-                                            PaddockSessionImpl *self)
-{
-  /* An event can end the session's last reference (a start that fails:
-   * the creator is answered and the session dropped) while it is
-   * handled: it stays until it is. */
-  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
-  paddock_session_impl_command_event (self, event, fd);
-}
-
-/* The sandbox closed its end: no Exec waiting can be answered by it. */
-static void
-paddock_session_impl_link_closed_cb (PaddockExecutor    *executor,
-                                     PaddockSessionImpl *self)
-{
-  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
-
-  paddock_session_impl_fail_pending_execs (self);
-}
-
-static void paddock_session_impl_agent_ended (PaddockSessionImpl *self,
-                                              int                 wait_status);
 
 /* The agent (host) or the sandbox's helper ended, as its executor saw
  * (reaped from now on). */
@@ -691,91 +507,69 @@ paddock_session_impl_exited_cb (PaddockSessionProcess *process,
                                 int                    wait_status,
                                 PaddockSessionImpl    *self)
 {
-  paddock_session_impl_agent_ended (self, wait_status);
-}
-
-static void
-paddock_session_impl_agent_ended (PaddockSessionImpl *self,
-                                  int                 wait_status)
-{
   /* Reading the sandbox's last events may drop the session's last
    * reference (a handler of those events may end the session, and the
    * manager let go of it). */
   g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
   paddock_session_impl_drop_stage_limit (self);
-
-  /* A sandbox that ran the agent may have said so in an event not read
-   * yet. Its "started" is then looked at (or was being looked at
-   * already): the session's end comes after its start, from
-   * paddock_session_impl_startup_ended_cb(). */
-  if (paddock_session_process_get_executor (self->process) != NULL && self->ready_func != NULL && !paddock_session_startup_is_looking (self->startup))
-    paddock_executor_drain_events (paddock_session_process_get_executor (self->process));
-  if (paddock_session_startup_defer_end (self->startup, wait_status))
-    return;
-  paddock_session_impl_sandbox_ended (self, wait_status);
+  paddock_session_launch_agent_ended (self->launch, wait_status);
 }
 
-/* The agent (host) or the sandbox's helper ended, and was reaped. */
+/* The agent (host) or the sandbox's helper ended, and was reaped: the
+ * session ends (START_ERROR: it never ran). */
 static void
-paddock_session_impl_sandbox_ended (PaddockSessionImpl *self,
-                                    int                 wait_status)
+paddock_session_impl_launch_ended_cb (PaddockSessionLaunch *launch,
+                                      int                   exit_status,
+                                      const GError         *start_error,
+                                      PaddockSessionImpl   *self)
 {
-  int exit_status = 0;
+  g_autoptr(PaddockSessionImpl) hold = g_object_ref (self);
 
-  /* An adopted keeper that went without a word: nobody saw the end. */
-  if (wait_status == PADDOCK_KEEPER_CLIENT_STATUS_UNKNOWN)
-    exit_status = PADDOCK_EXIT_STATUS_UNKNOWN;
-  else if (WIFEXITED (wait_status))
-    exit_status = WEXITSTATUS (wait_status);
-  else if (WIFSIGNALED (wait_status))
-    exit_status = 128 + WTERMSIG (wait_status);
-
-  /* What the commands' supervisors wrote before the sandbox ended counts:
-   * a command that ended just before it reports its own exit status, not
-   * the sandbox's SIGKILL below. */
-  if (paddock_session_process_get_executor (self->process) != NULL)
-    paddock_executor_finish_commands (paddock_session_process_get_executor (self->process), self->ready_func == NULL);
-  paddock_session_impl_fail_pending_execs (self);
-  /* Its network namespace went with it: nothing can use the proxy now. */
-  _paddock_session_network_stop (self->network);
-  /* And every process of a sandbox went with its pid 1. */
-  if (paddock_session_process_is_sandboxed (self->process))
-    paddock_session_impl_processes_gone (self);
-  /* The sandbox is gone and its PID namespace with it: every command it
-   * ran was killed with it, and no "command-exited" will come for them.
-   * Say so, or their callers would wait for ever. */
-  if (paddock_session_process_is_sandboxed (self->process))
-    paddock_command_runner_sandbox_gone (self->runner);
   /* Published with the end (see set_state()). */
   self->exit_status = exit_status;
   paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), 0);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self),
                                           paddock_session_impl_count_processes (self));
 
-  /* The sandbox ended before the agent started (exited_cb() read every
-   * event it sent, "started" would have been among them): the session
-   * never ran. (A host agent ran once exec'd: its ready_func only waits
-   * for its first record to be on disk, see start(), and is answered from
-   * there.) Drain the terminal first so its last words are in the
-   * scrollback. */
-  if (paddock_session_process_is_sandboxed (self->process) && self->ready_func != NULL)
+  if (start_error != NULL)
     {
-      g_autoptr(GError) error = NULL;
-      g_autofree char *why = NULL;
-
-      paddock_terminal_drain (self->terminal);
-      why = paddock_session_impl_last_line (self);
-      g_set_error (&error, PADDOCK_ERROR,
-                   exit_status == 125 ? PADDOCK_ERROR_NOT_ENFORCED : PADDOCK_ERROR_FAILED,
-                   "The session could not start (status %d): %s", exit_status, why);
       paddock_session_impl_set_state (self, "exited");
-      paddock_session_impl_ready (self, error);
+      paddock_session_impl_ready (self, start_error);
       return;
     }
 
   if (g_strcmp0 (self->state, "destroyed") != 0)
     paddock_session_impl_set_state (self, self->stop_requested ? "stopped" : "exited");
+}
+
+/* A sandbox's keeper keeps the end told before (it was asked to hold the
+ * session after it): that end goes out now, if it waits for its record
+ * still (see set_state()). */
+static void
+paddock_session_impl_launch_end_kept_cb (PaddockSessionLaunch *launch,
+                                         PaddockSessionImpl   *self)
+{
+  if (paddock_session_impl_end_kept (self))
+    paddock_session_impl_publish (self);
+}
+
+static void paddock_session_impl_command_gone_cb (PaddockSessionLaunch *launch,
+                                                  int                   pid,
+                                                  PaddockSessionImpl   *self);
+
+/* Made once the parts it is given are (new()). */
+static void
+paddock_session_impl_make_launch (PaddockSessionImpl *self)
+{
+  self->launch = paddock_session_launch_new (self->id, &self->config, self->process, self->terminal,
+                                             self->network, self->runner, self->stage,
+                                             PADDOCK_IPC_SESSION1 (self));
+  g_signal_connect (self->launch, "started", G_CALLBACK (paddock_session_impl_launch_started_cb), self);
+  g_signal_connect (self->launch, "failed", G_CALLBACK (paddock_session_impl_launch_failed_cb), self);
+  g_signal_connect (self->launch, "ended", G_CALLBACK (paddock_session_impl_launch_ended_cb), self);
+  g_signal_connect (self->launch, "end-kept", G_CALLBACK (paddock_session_impl_launch_end_kept_cb), self);
+  g_signal_connect (self->launch, "command-gone", G_CALLBACK (paddock_session_impl_command_gone_cb), self);
 }
 
 /* The layers the daemon's own PADDOCK_TEST_WITHOUT_LAYERS leaves out of
@@ -798,7 +592,7 @@ paddock_session_impl_offer_spare_sandbox (PaddockSessionImpl  *self,
 {
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
-  self->offered_spare = spare;
+  paddock_session_launch_offer_spare (self->launch, spare);
 }
 
 /**
@@ -814,65 +608,9 @@ paddock_session_impl_refill_spare_sandbox (PaddockSessionImpl  *self,
                                            PaddockSpareSandbox *spare,
                                            const char          *next_id)
 {
-  g_autofree char *sessions_dir = NULL;
-  g_autofree char *next_dir = NULL;
-
   g_return_if_fail (PADDOCK_IS_SESSION_IMPL (self));
 
-  /* The next session's folder, beside this one's: its keeper binds its
-   * socket there once that session runs. */
-  if (self->record_path != NULL)
-    {
-      g_autofree char *session_dir = g_path_get_dirname (self->record_path);
-
-      sessions_dir = g_path_get_dirname (session_dir);
-      next_dir = g_build_filename (sessions_dir, next_id, NULL);
-    }
-  if (paddock_session_process_get_executor (self->process) != NULL)
-    paddock_executor_refill_spare (paddock_session_process_get_executor (self->process), spare, &self->config, PADDOCK_SESSION_PROXY_PORT, next_id,
-                                   next_dir);
-}
-
-static void paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
-                                                    int                 pid,
-                                                    int                 wait_status,
-                                                    PaddockSessionImpl *self);
-static void paddock_session_impl_command_gone_cb   (PaddockExecutor    *executor,
-                                                    int                 pid,
-                                                    PaddockSessionImpl *self);
-
-/* The agent's keeper keeps the end told before (it was asked to hold
- * the session after it): that end goes out now, if it waits for its
- * record still (see set_state()). */
-static void
-paddock_session_impl_end_kept_cb (PaddockExecutor    *executor,
-                                  PaddockSessionImpl *self)
-{
-  /* Only a sandbox's: a host agent that ended before its keeper was asked
-   * to hold was seen, under load, listed "stopped" by the next daemon
-   * when this one was killed right after such an end went out (its keeper
-   * not reachable; sessions-dbus' restart-ends-what-the-keeper-held, about
-   * 1 in 4 runs unprivileged at load 3). Its end waits for its record. */
-  if (paddock_session_process_is_sandboxed (self->process) && paddock_session_impl_end_kept (self))
-    paddock_session_impl_publish (self);
-}
-
-/* What its executor tells the session: for one started here and for one
- * adopted from an earlier daemon alike. */
-static void
-paddock_session_impl_connect_executor (PaddockSessionImpl *self)
-{
-  PaddockExecutor *executor = paddock_session_process_get_executor (self->process);
-
-  g_signal_connect (executor, "end-kept", G_CALLBACK (paddock_session_impl_end_kept_cb), self);
-  g_signal_connect (executor, "command-exited", G_CALLBACK (paddock_session_impl_command_exited_cb), self);
-  g_signal_connect (executor, "command-gone", G_CALLBACK (paddock_session_impl_command_gone_cb), self);
-  /* A sandbox's: running once it says the agent started. */
-  g_signal_connect (executor, "started", G_CALLBACK (paddock_session_impl_link_started_cb), self);
-  g_signal_connect (executor, "proxy", G_CALLBACK (paddock_session_impl_link_proxy_cb), self);
-  g_signal_connect (executor, "socket", G_CALLBACK (paddock_session_impl_link_socket_cb), self);
-  g_signal_connect (executor, "command-event", G_CALLBACK (paddock_session_impl_link_command_event_cb), self);
-  g_signal_connect (executor, "closed", G_CALLBACK (paddock_session_impl_link_closed_cb), self);
+  paddock_session_launch_refill_spare (self->launch, spare, next_id, self->record_path);
 }
 
 gboolean
@@ -881,94 +619,16 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
                             gpointer                  user_data,
                             GError                  **error)
 {
-  g_auto(PaddockExecutorAgent) agent = { .pty_master = -1, .cgroup_procs_fd = -1 };
-  g_autoptr(GPtrArray) bind_args = g_ptr_array_new_with_free_func (g_free);
-  /* Where a host agent's keeper holds the session for a later daemon. */
-  g_autofree char *hold_dir = self->record_path != NULL ? g_path_get_dirname (self->record_path) : NULL;
-  PaddockExecutorAgentSpec spec;
-  g_auto(GStrv) envp = NULL;
-  gboolean sandboxed;
-  PaddockExecutor *executor;
-  /* The leased sockets the agent gets (socket activation): on the host's
-   * network only; a namespace of its own gets them forwarded instead. */
-  GPtrArray *passed_leases = g_strcmp0 (self->config.net_mode, "host") == 0 &&
-    !_paddock_session_ports_get_release (_paddock_session_network_get_ports (self->network)) ? self->config.leases : NULL;
+  pid_t pid = 0;
 
   g_return_val_if_fail (PADDOCK_IS_SESSION_IMPL (self), FALSE);
-  g_return_val_if_fail (paddock_session_process_get_executor (self->process) == NULL, FALSE);
 
-  executor = paddock_executor_new_for_profile (self->config.profile);
-  if (executor == NULL)
-    {
-      /* Never a silent fallback to running unconfined. */
-      g_set_error (error, PADDOCK_ERROR, PADDOCK_ERROR_NOT_ENFORCED,
-                   "This build has no executor for the %s profile (only host sessions run "
-                   "here); nothing was started", self->config.profile);
-      return FALSE;
-    }
-  paddock_session_process_set_executor (self->process, executor);
-  paddock_command_runner_set_executor (self->runner, executor);
-  if (!paddock_executor_check_start (executor, &self->config, self->stage, error))
+  if (!paddock_session_launch_start (self->launch, self->record_path, &pid, error))
     return FALSE;
-  sandboxed = paddock_executor_is_sandboxed (executor);
-
-  /* A host session has a stage only in the portable build (a copy the
-   * agent starts in: paddock_manager_impl_handle_create_session()). */
-  if (self->stage != NULL)
-    {
-      /* The layers exist before the sandbox mounts them; a copy stage is
-       * copied here (the fallback where overlayfs cannot be mounted). The
-       * workspace's baseline is recorded once the agent started (see
-       * paddock_session_impl_drain_control()). */
-      if (!paddock_stage_prepare (self->stage, NULL, error))
-        {
-          g_prefix_error (error, "Could not prepare the staging area: ");
-          return FALSE;
-        }
-    }
-
-  _paddock_session_network_prepare (self->network, sandboxed ? self->config.net_mode : "host");
-  envp = build_agent_environment (self);
-  envp = _paddock_session_network_add_listen_environment (passed_leases, envp,
-                                                          paddock_executor_listen_pid (executor));
-  if (!paddock_executor_check_program (executor, &self->config, envp, error))
-    return FALSE;
-  /* Ports reserved for a later LeasePort (paddock-session-ports.c). */
-  _paddock_session_ports_add_bind_arguments (_paddock_session_network_get_ports (self->network), bind_args);
-  g_ptr_array_add (bind_args, NULL);
-  /* With 'release', the leased ports are left for the agent to bind, now. */
-  _paddock_session_ports_hand_over (_paddock_session_network_get_ports (self->network), self->config.leases);
-
-  spec = (PaddockExecutorAgentSpec) {
-    .session_id = self->id,
-    .config = &self->config,
-    .stage = self->stage,
-    .envp = envp,
-    .passed_leases = passed_leases,
-    .bind_args = (const char * const *) bind_args->pdata,
-    .spare = self->offered_spare,
-    .proxy_port = PADDOCK_SESSION_PROXY_PORT,
-    .hold_dir = hold_dir,
-  };
-  self->offered_spare = NULL;
-  paddock_session_impl_connect_executor (self);
-  if (!paddock_executor_start_agent (executor, &spec, &agent, error))
-    return FALSE;
-
-  g_strfreev (self->agent_env);
-  self->agent_env = g_steal_pointer (&agent.agent_env);
-  paddock_session_process_take_agent (self->process, &agent, sandboxed);
   self->ready_func = ready;
   self->ready_data = user_data;
-  paddock_terminal_take_pty (self->terminal, paddock_steal_fd (&agent.pty_master));
-
-  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) agent.pid);
+  paddock_ipc_session1_set_main_pid (PADDOCK_IPC_SESSION1 (self), (guint32) pid);
   paddock_ipc_session1_set_process_count (PADDOCK_IPC_SESSION1 (self), 1);
-
-  _paddock_session_network_spawned (self->network);
-
-  g_debug ("Session %s: started %s as pid %d (%s profile%s)", self->id, agent.program, (int) agent.pid,
-           self->config.profile, agent.took_spare ? ", in a sandbox made ahead" : "");
 
   /* A host agent runs once exec succeeded, which fork told us nothing
    * against; "running" also writes its first record (once it is on disk
@@ -976,18 +636,15 @@ paddock_session_impl_start (PaddockSessionImpl       *self,
    * and the next one knows what to adopt or clean up; before, the keeper
    * ends it with the daemon). A sandbox dies with the daemon (--die-with-parent),
    * so its record waits for the sandbox's "started". */
-  if (!sandboxed)
+  if (!paddock_session_process_is_sandboxed (self->process))
     {
       /* The record first: the writer's thread makes it durable while this
        * one looks at the boundary (nothing of which goes into the record),
        * so the flush below waits for what is left of the fsync, not all
        * of it. No client can see "running" before the flush: the session
        * is exported, and listed, once ready. */
-      g_autoptr(PaddockBoundaryLook) look = paddock_session_impl_new_boundary_look (self, NULL);
-
       paddock_session_impl_set_state (self, "running");
-      paddock_boundary_look_run (look);
-      paddock_session_impl_publish_boundary (self, look);
+      paddock_session_launch_look_now (self->launch);
       /* On disk before the creator hears of it: the agent would outlive
        * a daemon that died unknowing. The main loop goes on meanwhile; a
        * daemon that shuts down first answers the creator with its error
@@ -1213,22 +870,12 @@ paddock_session_impl_kill_now (PaddockSessionImpl *self)
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                  */
 
-/* A command its executor started ended (host: its keeper reaped it). */
-static void
-paddock_session_impl_command_exited_cb (PaddockExecutor    *executor,
-                                        int                 pid,
-                                        int                 wait_status,
-                                        PaddockSessionImpl *self)
-{
-  paddock_command_runner_command_exited (self->runner, pid, wait_status);
-}
-
 /* Nothing is left of a command its executor started: the session may go
  * (see start_command()). */
 static void
-paddock_session_impl_command_gone_cb (PaddockExecutor    *executor,
-                                      int                 pid,
-                                      PaddockSessionImpl *self)
+paddock_session_impl_command_gone_cb (PaddockSessionLaunch *launch,
+                                      int                   pid,
+                                      PaddockSessionImpl   *self)
 {
   g_object_unref (self);
 }
@@ -1461,14 +1108,18 @@ paddock_session_impl_dispose (GObject *object)
       g_signal_handlers_disconnect_by_data (self->terminal, self);
       paddock_terminal_close (self->terminal);
     }
+  /* Nothing the executor says is listened to any more, nor the start's
+   * look; before the executor goes with the process. */
+  if (self->launch != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->launch, self);
+      paddock_session_launch_close (self->launch);
+      g_clear_object (&self->launch);
+    }
   /* A keeper let go (with the executor) runs on with whatever is left of
    * its tree (the daemon's shutdown ended it already: kill_now()). */
   if (self->process != NULL)
     {
-      PaddockExecutor *executor = paddock_session_process_get_executor (self->process);
-
-      if (executor != NULL)
-        g_signal_handlers_disconnect_by_data (executor, self);
       g_signal_handlers_disconnect_by_data (self->process, self);
       paddock_session_process_close (self->process);
     }
@@ -1483,8 +1134,6 @@ paddock_session_impl_dispose (GObject *object)
       g_signal_handlers_disconnect_by_data (self->stop, self);
       paddock_session_stop_close (self->stop);
     }
-  if (self->startup != NULL)
-    g_signal_handlers_disconnect_by_data (self->startup, self);
   /* The leftovers' poll and the calls waiting on it go with the other sources. */
   if (self->revival != NULL)
     g_signal_handlers_disconnect_by_data (self->revival, self);
@@ -1523,11 +1172,9 @@ paddock_session_impl_finalize (GObject *object)
 
   g_clear_pointer (&self->id, g_free);
   g_clear_pointer (&self->object_path, g_free);
-  g_clear_pointer (&self->agent_env, g_strfreev);
   g_clear_object (&self->terminal);
   g_clear_object (&self->gate);
   g_clear_object (&self->stop);
-  g_clear_object (&self->startup);
   g_clear_object (&self->runner);
   g_clear_object (&self->commands);
   g_clear_object (&self->process);
@@ -1568,9 +1215,6 @@ paddock_session_impl_init (PaddockSessionImpl *self)
   g_signal_connect (self->process, "exited", G_CALLBACK (paddock_session_impl_exited_cb), self);
   g_signal_connect (self->process, "counted", G_CALLBACK (paddock_session_impl_process_counted_cb), self);
   g_signal_connect (self->process, "gone", G_CALLBACK (paddock_session_impl_process_gone_cb), self);
-  self->startup = paddock_session_startup_new ();
-  g_signal_connect (self->startup, "looked", G_CALLBACK (paddock_session_impl_startup_looked_cb), self);
-  g_signal_connect (self->startup, "ended", G_CALLBACK (paddock_session_impl_startup_ended_cb), self);
   self->stop = paddock_session_stop_new ();
   g_signal_connect (self->stop, "sweep", G_CALLBACK (paddock_session_impl_stop_sweep_cb), self);
   g_signal_connect (self->stop, "ended", G_CALLBACK (paddock_session_impl_stop_ended_cb), self);
@@ -1634,6 +1278,7 @@ paddock_session_impl_new (const char                 *id,
   g_signal_connect (self->terminal, "output", G_CALLBACK (paddock_session_impl_terminal_output_cb), self);
   self->terminal_calls = paddock_terminal_calls_new (id, self->terminal, self->gate, &self->config);
   paddock_terminal_calls_attach (self->terminal_calls, session);
+  paddock_session_impl_make_launch (self);
   /* Kept in the session's folder: a later daemon shows it again. */
   if (self->record_path != NULL)
     {
@@ -1684,7 +1329,7 @@ paddock_session_impl_hand_over (PaddockSessionImpl *self)
   paddock_session_impl_fail_pending_execs (self);
   g_signal_handlers_disconnect_by_data (self->terminal, self);
   paddock_terminal_close (self->terminal);
-  g_signal_handlers_disconnect_by_data (paddock_session_process_get_executor (self->process), self);
+  paddock_session_launch_disconnect_executor (self->launch);
   paddock_command_runner_set_executor (self->runner, NULL);
   paddock_session_process_close (self->process);
   g_message ("Session %s: handed over to the next daemon", self->id);
@@ -1782,7 +1427,7 @@ paddock_session_impl_new_from_loaded_record (const PaddockSessionRecord *record,
     {
       /* Adopted: its executor's events are the session's, and its stage
        * is bounded again by the limit its creator chose (the record keeps it). */
-      paddock_session_impl_connect_executor (self);
+      paddock_session_launch_connect_executor (self->launch);
       if (record->sandboxed && self->stage != NULL)
         paddock_session_impl_make_stage_limit (self);
     }
