@@ -778,18 +778,13 @@ paddock_session_impl_begin_stop (PaddockSessionImpl    *self,
   paddock_session_stop_run (self->stop);
 }
 
+/* FALSE, INVOCATION answered NotFound, once the session is destroyed
+ * (set_state() tells the gate). */
 static gboolean
 paddock_session_impl_check_alive (PaddockSessionImpl    *self,
                                   GDBusMethodInvocation *invocation)
 {
-  if (g_strcmp0 (self->state, "destroyed") == 0)
-    {
-      g_dbus_method_invocation_return_error (invocation, PADDOCK_ERROR, PADDOCK_ERROR_NOT_FOUND,
-                                             "Session %s was destroyed", self->id);
-      return FALSE;
-    }
-
-  return TRUE;
+  return paddock_session_gate_check_alive (self->gate, invocation);
 }
 
 /* Stop or Destroy of a restored session whose leftovers still run: begun
