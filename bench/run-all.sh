@@ -19,3 +19,4 @@ echo
 "$(dirname "$0")/sessions/bench-adopt.sh" "$builddir"
 echo
 "$(dirname "$0")/sessions/bench-soak.sh" "$builddir"
+"$(dirname "$0")/sessions/bench-destroy.sh" "$builddir"
