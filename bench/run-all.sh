@@ -19,3 +19,5 @@ echo
 "$(dirname "$0")/sessions/bench-adopt.sh" "$builddir"
 echo
 "$(dirname "$0")/sessions/bench-soak.sh" "$builddir"
+echo
+"$(dirname "$0")/sessions/bench-destroy.sh" "$builddir"

@@ -18,6 +18,7 @@
 #include "paddock-daemon.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
+#include "paddock-folder-trash.h"
 #include "paddock-state-space.h"
 #include "paddock-manager-impl.h"
 #include "paddock-net-journal.h"
@@ -30,6 +31,9 @@
 /* How long --replace waits for the previous daemon to close its sockets and
  * let go of the state dir before giving up. */
 #define PADDOCK_DAEMON_LOCK_WAIT_USEC (10 * G_USEC_PER_SEC)
+/* How long a quitting daemon waits for destroyed sessions' folders to be
+ * removed (paddock-folder-trash.c). */
+#define TRASH_DRAIN_MAX_US (5 * G_USEC_PER_SEC)
 
 struct _PaddockDaemon
 {
@@ -448,6 +452,11 @@ paddock_daemon_release_state (PaddockDaemon *self)
    * every network journal's line (their sync workers die with us). */
   paddock_record_writer_flush ();
   paddock_net_journal_flush_all ();
+  /* Destroyed sessions' folders, still being removed: done before the
+   * state dir is the next daemon's, unless that takes long (a very large
+   * stage), when the next daemon removes the rest. */
+  if (!paddock_folder_trash_drain (TRASH_DRAIN_MAX_US))
+    g_message ("Destroyed sessions' folders are still being removed; the next daemon removes the rest");
   paddock_close_fd (&self->lock_fd);
 }
 

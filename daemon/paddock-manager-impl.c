@@ -23,6 +23,7 @@
 #include "paddock-boundary.h"
 #include "paddock-durable-file.h"
 #include "paddock-error.h"
+#include "paddock-folder-trash.h"
 #include "paddock-manager-impl.h"
 #include "paddock-state-space.h"
 #include "paddock-session-record-salvage.h"
@@ -1106,6 +1107,12 @@ paddock_manager_impl_new (const char *state_dir,
     g_autofree char *spare = g_build_filename (state_dir, "sessions", ".spare", NULL);
 
     paddock_remove_tree (spare);
+  }
+  /* What an earlier daemon destroyed and did not get to remove. */
+  {
+    g_autofree char *trash = g_build_filename (state_dir, "trash", NULL);
+
+    paddock_folder_trash_empty (trash);
   }
   paddock_ipc_manager1_set_version (PADDOCK_IPC_MANAGER1 (self), PACKAGE_VERSION);
   paddock_ipc_manager1_set_state_dir (PADDOCK_IPC_MANAGER1 (self), state_dir);

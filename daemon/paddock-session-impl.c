@@ -42,6 +42,7 @@
 #include "paddock-durable-file.h"
 #include "paddock-exit-status.h"
 #include "paddock-error.h"
+#include "paddock-folder-trash.h"
 #include "paddock-executor.h"
 #include "paddock-lease.h"
 #include "paddock-process-tree.h"
@@ -669,11 +670,20 @@ paddock_session_impl_remove_files_step (gpointer user_data,
   PaddockSessionImpl *self = user_data;
   g_autoptr(GPtrArray) waiters = paddock_session_stop_take_destroy_waiters (self->stop);
 
+  /* Moved aside at once, removed by a worker: a stage of many files
+   * takes seconds to remove, which neither this answer nor the other
+   * sessions wait for (paddock-folder-trash.c). */
   if (self->config.home != NULL)
     {
       g_autofree char *session_dir = g_path_get_dirname (self->config.home);
+      g_autofree char *trash_dir = paddock_folder_trash_dir_for_session (session_dir);
+      g_autoptr(GError) error = NULL;
 
-      paddock_remove_tree (session_dir);
+      if (!paddock_folder_trash_discard (trash_dir, session_dir, &error))
+        {
+          g_message ("Session %s: %s; removing its folder now", self->id, error->message);
+          paddock_remove_tree (session_dir);
+        }
     }
 
   g_signal_emit (self, signals[SIGNAL_DESTROYED], 0);

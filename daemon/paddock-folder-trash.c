@@ -1,0 +1,171 @@
+/* paddock-folder-trash.c — a destroyed session's folder, moved aside at once and removed by a worker
+ *
+ * Copyright 2026 The Paddock authors
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A session's folder holds its stage: an agent's `npm install` leaves a
+ * hundred thousand files there, and removing them takes seconds. Removed
+ * on the main thread, that held Destroy's answer and every other
+ * session's calls and terminals meanwhile. So Destroy moves the folder
+ * into the state dir's trash (one rename(): from then on it is no
+ * session's, and no daemon lists it), answers, and a worker thread
+ * removes it. What a daemon killed meanwhile left in the trash, the next
+ * one removes (paddock_folder_trash_empty() at its start).
+ *
+ * The trash is beside the sessions folder, never in it: the restore
+ * lists every folder there that has a record.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include <gio/gio.h>
+
+#include "paddock-durable-file.h"
+#include "paddock-folder-trash.h"
+
+/* One worker: removals take turns rather than both cores. */
+static GThreadPool *removals;
+static gint n_queued;
+static guint discard_count;
+G_LOCK_DEFINE_STATIC (removals);
+
+/* The test switch PADDOCK_TEST_TRASH_HOLD=PATH in the daemon's own
+ * environment holds every removal for as long as PATH exists (a minute at
+ * most), as a slow disk would: a test sees the daemon answer meanwhile,
+ * with no timing in it. Logged whenever it holds one. */
+#define TEST_HOLD_MAX_US (60 * G_USEC_PER_SEC)
+
+static void
+test_removal_hold (const char *path)
+{
+  const char *hold = g_getenv ("PADDOCK_TEST_TRASH_HOLD");
+  gint64 deadline = g_get_monotonic_time () + TEST_HOLD_MAX_US;
+
+  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
+    return;
+  g_message ("PADDOCK_TEST_TRASH_HOLD=%s exists, so the removal of %s waits until it is gone (a test switch)",
+             hold, path);
+  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
+}
+
+static void
+remove_in_worker (gpointer data,
+                  gpointer unused)
+{
+  g_autofree char *path = data;
+
+  test_removal_hold (path);
+  paddock_remove_tree (path);
+  g_atomic_int_add (&n_queued, -1);
+}
+
+static void
+queue_removal (char *path)
+{
+  G_LOCK (removals);
+  if (removals == NULL)
+    removals = g_thread_pool_new (remove_in_worker, NULL, 1, FALSE, NULL);
+  G_UNLOCK (removals);
+
+  g_atomic_int_add (&n_queued, 1);
+  /* Not exclusive: the pool's thread can always be made (or, failing
+   * that, the removal runs when one can); a daemon that quits meanwhile
+   * leaves the rest to the next one. */
+  g_thread_pool_push (removals, path, NULL);
+}
+
+/* The trash of the state dir whose session folder is @session_dir
+ * (STATE/sessions/ID): STATE/trash. */
+char *
+paddock_folder_trash_dir_for_session (const char *session_dir)
+{
+  g_autofree char *sessions_dir = NULL;
+  g_autofree char *state_dir = NULL;
+
+  g_return_val_if_fail (session_dir != NULL, NULL);
+
+  sessions_dir = g_path_get_dirname (session_dir);
+  state_dir = g_path_get_dirname (sessions_dir);
+  return g_build_filename (state_dir, "trash", NULL);
+}
+
+/**
+ * paddock_folder_trash_discard:
+ * @trash_dir: the trash, on the same file system as @folder (made, 0700, if missing)
+ * @folder: what goes
+ * @error: (out) (nullable): set when FALSE
+ *
+ * Moves @folder into @trash_dir under a name of its own and queues its
+ * removal. FALSE (and @error) when it could not be moved: @folder is
+ * where it was, for the caller to remove itself.
+ */
+gboolean
+paddock_folder_trash_discard (const char  *trash_dir,
+                              const char  *folder,
+                              GError     **error)
+{
+  g_autofree char *base = NULL;
+  g_autofree char *name = NULL;
+  g_autofree char *dest = NULL;
+  guint count;
+
+  g_return_val_if_fail (trash_dir != NULL, FALSE);
+  g_return_val_if_fail (folder != NULL, FALSE);
+
+  if (!paddock_ensure_private_dir (trash_dir, error))
+    return FALSE;
+  base = g_path_get_basename (folder);
+  count = g_atomic_int_add (&discard_count, 1);
+  /* Unique within this daemon (the count) and across daemons (the time). */
+  name = g_strdup_printf ("%s.%" G_GINT64_FORMAT ".%u", base, g_get_real_time (), count);
+  dest = g_build_filename (trash_dir, name, NULL);
+  if (rename (folder, dest) != 0)
+    {
+      int saved_errno = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno), "Cannot move %s into %s: %s",
+                   folder, trash_dir, g_strerror (saved_errno));
+      return FALSE;
+    }
+  queue_removal (g_steal_pointer (&dest));
+  return TRUE;
+}
+
+/* Queues the removal of whatever @trash_dir holds: what an earlier daemon
+ * moved there and did not get to remove. */
+void
+paddock_folder_trash_empty (const char *trash_dir)
+{
+  g_autoptr(GDir) dir = NULL;
+  const char *entry;
+
+  g_return_if_fail (trash_dir != NULL);
+
+  dir = g_dir_open (trash_dir, 0, NULL);
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    queue_removal (g_build_filename (trash_dir, entry, NULL));
+}
+
+/* Removals queued or under way, in this process. */
+guint
+paddock_folder_trash_get_n_queued (void)
+{
+  return (guint) g_atomic_int_get (&n_queued);
+}
+
+/* Waits (at most @timeout_us) for the removals queued to be done: a
+ * daemon that quits leaves nothing behind it can remove in that time,
+ * and what is left the next one removes. Whether none is left. */
+gboolean
+paddock_folder_trash_drain (gint64 timeout_us)
+{
+  gint64 deadline = g_get_monotonic_time () + timeout_us;
+
+  while (g_atomic_int_get (&n_queued) > 0 && g_get_monotonic_time () < deadline)
+    g_usleep (1000);
+  return g_atomic_int_get (&n_queued) == 0;
+}
