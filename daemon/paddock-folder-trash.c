@@ -25,6 +25,7 @@
 
 #include "paddock-durable-file.h"
 #include "paddock-folder-trash.h"
+#include "paddock-test-hold.h"
 
 /* One worker: removals take turns rather than both cores. */
 static GThreadPool *removals;
@@ -32,33 +33,14 @@ static gint n_queued;
 static guint discard_count;
 G_LOCK_DEFINE_STATIC (removals);
 
-/* The test switch PADDOCK_TEST_TRASH_HOLD=PATH in the daemon's own
- * environment holds every removal for as long as PATH exists (a minute at
- * most), as a slow disk would: a test sees the daemon answer meanwhile,
- * with no timing in it. Logged whenever it holds one. */
-#define TEST_HOLD_MAX_US (60 * G_USEC_PER_SEC)
-
-static void
-test_removal_hold (const char *path)
-{
-  const char *hold = g_getenv ("PADDOCK_TEST_TRASH_HOLD");
-  gint64 deadline = g_get_monotonic_time () + TEST_HOLD_MAX_US;
-
-  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
-    return;
-  g_message ("PADDOCK_TEST_TRASH_HOLD=%s exists, so the removal of %s waits until it is gone (a test switch)",
-             hold, path);
-  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
-    g_usleep (10 * 1000);
-}
-
 static void
 remove_in_worker (gpointer data,
                   gpointer unused)
 {
   g_autofree char *path = data;
 
-  test_removal_hold (path);
+  /* As a slow disk would: a test sees the daemon answer meanwhile. */
+  paddock_test_hold ("PADDOCK_TEST_TRASH_HOLD", "the removal of %s", path);
   paddock_remove_tree (path);
   g_atomic_int_add (&n_queued, -1);
 }

@@ -39,6 +39,7 @@
 #include "paddock-record-writer.h"
 
 #include "paddock-durable-file.h"
+#include "paddock-test-hold.h"
 
 /* A write of PATH, or (path NULL) a barrier: the task of a flush_async,
  * returned once the thread gets to it, unless cancelled first. */
@@ -66,28 +67,6 @@ record_write_free (RecordWrite *write)
   g_free (write->contents);
   g_clear_object (&write->task);
   g_free (write);
-}
-
-/* The test switch PADDOCK_TEST_RECORD_WRITE_HOLD=PATH in the daemon's own
- * environment (like PADDOCK_TEST_PROXY_STOP_HOLD: nothing a client or a
- * session can set) holds the writer's thread before each write for as
- * long as PATH exists (a minute at most), as a stuck disk would, so that
- * a test can look at the daemon while a record is not on disk yet, with
- * no timing in it. Logged whenever it holds a write. */
-#define TEST_HOLD_MAX_USEC (60 * G_USEC_PER_SEC)
-
-static void
-test_write_hold (const char *path)
-{
-  const char *hold = g_getenv ("PADDOCK_TEST_RECORD_WRITE_HOLD");
-  gint64 deadline = g_get_monotonic_time () + TEST_HOLD_MAX_USEC;
-
-  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
-    return;
-  g_message ("PADDOCK_TEST_RECORD_WRITE_HOLD=%s exists, so the write of %s waits until it is gone "
-             "(a test switch)", hold, path);
-  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
-    g_usleep (10 * 1000);
 }
 
 /* Whoever answers the barrier's task first: the thread reaching it, or its
@@ -155,7 +134,9 @@ write_record (gpointer data,
     {
       g_autoptr(GError) error = NULL;
 
-      test_write_hold (write->path);
+      /* As a stuck disk would: a test looks at the daemon while a
+       * record is not on disk yet. */
+      paddock_test_hold ("PADDOCK_TEST_RECORD_WRITE_HOLD", "the write of %s", write->path);
       if (!paddock_durable_file_replace (write->path, write->contents, -1, 0600, &error))
         g_message ("Could not save %s: %s", write->path, error->message);
     }

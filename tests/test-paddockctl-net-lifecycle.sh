@@ -238,7 +238,7 @@ hold="$tmp/proxy-stop-hold"
 PADDOCK_TEST_PROXY_STOP_HOLD="$hold" "$DAEMON" --port-range "$PORT_RANGE" --state-dir "$tmp/state" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 10 "$CTL" ports list || true
-held_in_log () { grep -q "Session $1: PADDOCK_TEST_PROXY_STOP_HOLD=$hold exists" "$tmp/daemon.log"; }
+held_in_log () { grep -qF "PADDOCK_TEST_PROXY_STOP_HOLD=$hold exists, so session $1's proxy thread" "$tmp/daemon.log"; }
 gave_up_in_log () { grep -c "Session $1: its proxy's thread did not end" "$tmp/daemon.log" || true; }
 
 run "$tmp/out" "$tmp/err" --json create --workspace "$ws" --net none -- sleep 600
@@ -346,7 +346,7 @@ import sys
 seen = []
 for line in sys.stdin:
     for sid in sys.argv[1:]:
-        if "Session %s: PADDOCK_TEST_PROXY_STOP_HOLD" % sid in line:
+        if "PADDOCK_TEST_PROXY_STOP_HOLD=" in line and "so session %s'"'"'s proxy thread" % sid in line:
             seen.append("told")
         elif "Session %s: its proxy'"'"'s thread did not end within 5 s" % sid in line:
             seen.append("gave up")

@@ -16,6 +16,7 @@
 
 #include "paddock-error.h"
 #include "paddock-session-boundary.h"
+#include "paddock-test-hold.h"
 
 struct _PaddockBoundaryLook
 {
@@ -231,28 +232,6 @@ paddock_boundary_published_load (const char  *path,
   return g_variant_ref_sink (g_variant_builder_end (&builder));
 }
 
-/* The test switch PADDOCK_TEST_BOUNDARY_LOOK_HOLD=PATH in the daemon's own
- * environment (like PADDOCK_TEST_RECORD_WRITE_HOLD: nothing a client or a
- * session can set) holds a start's look at the boundary for as long as
- * PATH exists (a minute at most), as a slow /proc would: a test sees what
- * the daemon does meanwhile, with no timing in it. Logged whenever it
- * holds a look. */
-#define TEST_LOOK_HOLD_MAX_US (60 * G_USEC_PER_SEC)
-
-static void
-test_boundary_look_hold (void)
-{
-  const char *hold = g_getenv ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD");
-  gint64 deadline = g_get_monotonic_time () + TEST_LOOK_HOLD_MAX_US;
-
-  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
-    return;
-  g_message ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD=%s exists, so a start's look at its boundary waits "
-             "until it is gone (a test switch)", hold);
-  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
-    g_usleep (10 * 1000);
-}
-
 static void
 boundary_look_thread (GTask        *task,
                       gpointer      source_object,
@@ -261,7 +240,8 @@ boundary_look_thread (GTask        *task,
 {
   PaddockBoundaryLook *look = task_data;
 
-  test_boundary_look_hold ();
+  /* As a slow /proc would. */
+  paddock_test_hold ("PADDOCK_TEST_BOUNDARY_LOOK_HOLD", "a start's look at its boundary");
   paddock_boundary_look_run (look);
   /* Handed back whole, to be freed on the caller's thread (see
    * paddock_boundary_look_run_in_thread()). */

@@ -73,6 +73,7 @@
 #include "paddock-session-calls.h"
 #include "paddock-session-network.h"
 #include "paddock-session-ports.h"
+#include "paddock-test-hold.h"
 
 #define MAX_RECORDS_PER_CALL 1000
 #define JOURNAL_FILE         "network.jsonl"
@@ -426,36 +427,15 @@ _paddock_session_network_new (const char           *session_id,
   return network;
 }
 
-/* The test switch PADDOCK_TEST_PROXY_STOP_HOLD=PATH in the daemon's own
- * environment (like PADDOCK_TEST_RECORD_WRITE_HOLD: nothing a client or a
- * session can set) holds the proxy's thread in its stop, before the proxy
- * ends its requests, for as long as PATH exists (a minute at most), as a
- * callback stuck in the kernel would: a test looks at the daemon
- * meanwhile, with no timing in it, then removes PATH. Logged whenever it
- * holds a stop. */
-#define TEST_HOLD_MAX_US (60 * G_USEC_PER_SEC)
-
-static void
-test_proxy_stop_hold (ProxyLink *link)
-{
-  const char *hold = g_getenv ("PADDOCK_TEST_PROXY_STOP_HOLD");
-  gint64 deadline = g_get_monotonic_time () + TEST_HOLD_MAX_US;
-
-  if (hold == NULL || hold[0] == '\0' || !g_file_test (hold, G_FILE_TEST_EXISTS))
-    return;
-  g_message ("Session %s: PADDOCK_TEST_PROXY_STOP_HOLD=%s exists, so its proxy's thread waits in "
-             "its stop until it is gone (a test switch)", link->session_id, hold);
-  while (g_file_test (hold, G_FILE_TEST_EXISTS) && g_get_monotonic_time () < deadline)
-    g_usleep (10 * 1000);
-}
-
 /* On the proxy thread: the proxy ends every request and tunnel (each
  * recorded as cut off, with its bytes so far), then the thread. */
 static void
 link_finish (ProxyLink *link,
              gpointer   data)
 {
-  test_proxy_stop_hold (link);
+  /* Before the proxy ends its requests, as a callback stuck in the
+   * kernel would. */
+  paddock_test_hold ("PADDOCK_TEST_PROXY_STOP_HOLD", "session %s's proxy thread, in its stop,", link->session_id);
   if (link->proxy != NULL)
     {
       paddock_proxy_stop (link->proxy);
