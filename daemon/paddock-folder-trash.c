@@ -60,8 +60,17 @@ queue_removal (char *path)
   g_thread_pool_push (removals, path, NULL);
 }
 
+/* The trash of @state_dir: STATE/trash. */
+char *
+paddock_folder_trash_dir (const char *state_dir)
+{
+  g_return_val_if_fail (state_dir != NULL, NULL);
+
+  return g_build_filename (state_dir, "trash", NULL);
+}
+
 /* The trash of the state dir whose session folder is @session_dir
- * (STATE/sessions/ID): STATE/trash. */
+ * (STATE/sessions/ID). */
 char *
 paddock_folder_trash_dir_for_session (const char *session_dir)
 {
@@ -72,7 +81,7 @@ paddock_folder_trash_dir_for_session (const char *session_dir)
 
   sessions_dir = g_path_get_dirname (session_dir);
   state_dir = g_path_get_dirname (sessions_dir);
-  return g_build_filename (state_dir, "trash", NULL);
+  return paddock_folder_trash_dir (state_dir);
 }
 
 /**
@@ -130,13 +139,6 @@ paddock_folder_trash_empty (const char *trash_dir)
   dir = g_dir_open (trash_dir, 0, NULL);
   while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
     queue_removal (g_build_filename (trash_dir, entry, NULL));
-}
-
-/* Removals queued or under way, in this process. */
-guint
-paddock_folder_trash_get_n_queued (void)
-{
-  return (guint) g_atomic_int_get (&n_queued);
 }
 
 /* Waits (at most @timeout_us) for the removals queued to be done: a

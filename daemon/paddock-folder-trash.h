@@ -10,12 +10,12 @@
 
 G_BEGIN_DECLS
 
+char     *paddock_folder_trash_dir             (const char  *state_dir);
 char     *paddock_folder_trash_dir_for_session (const char  *session_dir);
 gboolean  paddock_folder_trash_discard         (const char  *trash_dir,
                                                 const char  *folder,
                                                 GError     **error);
 void      paddock_folder_trash_empty           (const char  *trash_dir);
 gboolean  paddock_folder_trash_drain           (gint64       timeout_us);
-guint     paddock_folder_trash_get_n_queued    (void);
 
 G_END_DECLS

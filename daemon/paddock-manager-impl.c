@@ -1110,7 +1110,7 @@ paddock_manager_impl_new (const char *state_dir,
   }
   /* What an earlier daemon destroyed and did not get to remove. */
   {
-    g_autofree char *trash = g_build_filename (state_dir, "trash", NULL);
+    g_autofree char *trash = paddock_folder_trash_dir (state_dir);
 
     paddock_folder_trash_empty (trash);
   }
