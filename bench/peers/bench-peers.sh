@@ -18,7 +18,9 @@
 # Paddock's (issue #23's "Done when": a target that is not met is
 # reported with the floor that stops it). The start's floor is
 # peers-floor-start (a libc-only bus login and one call to the daemon,
-# then exec of `unshare -Urmpf --mount-proc`); git's, the same overlay a
+# then exec of `unshare -Urmpf --mount-proc`), and beside it
+# peers-floor-start-glib (the same on GIO, with paddockctl's libraries:
+# what a GNOME client costs before it can ask); git's, the same overlay a
 # safe session's stage is, mounted by `unshare -Urm` with nothing else;
 # the proxy's, bench-network's one-thread C relay; the leases', the same
 # racers calling Peer.Ping; teardown's, the kernel's SIGKILL of a PID
@@ -39,8 +41,9 @@ CTL="$builddir/app/paddockctl"
 DAEMON="${PADDOCK_PEERS_DAEMON:-$builddir/daemon/paddockd}"
 CLOCK="$builddir/bench/peers/peers-clock"
 FLOOR_START="$builddir/bench/peers/peers-floor-start"
+FLOOR_START_GLIB="$builddir/bench/peers/peers-floor-start-glib"
 here=$(cd "$(dirname "$0")" && pwd)
-for program in "$CTL" "$DAEMON" "$CLOCK" "$FLOOR_START"; do
+for program in "$CTL" "$DAEMON" "$CLOCK" "$FLOOR_START" "$FLOOR_START_GLIB"; do
   [ -x "$program" ] || { echo "bench-peers: build first ($program)" >&2; exit 1; }
 done
 
@@ -127,7 +130,8 @@ if [[ " $only " == *" start "* ]]; then
   start_cmds=(paddock "$CTL" create --workspace "$ws" --profile safe --attach -- sh -c 'echo hi'
               :: bwrap "${bwrap_args[@]}" --bind "$ws" "$ws" --chdir "$ws" sh -c 'echo hi'
               :: unshare unshare -Urmpf --mount-proc sh -c 'echo hi'
-              :: floor "$FLOOR_START" unshare -Urmpf --mount-proc sh -c 'echo hi')
+              :: floor "$FLOOR_START" unshare -Urmpf --mount-proc sh -c 'echo hi'
+              :: floor-gio "$FLOOR_START_GLIB" unshare -Urmpf --mount-proc sh -c 'echo hi')
   [ -n "$SRT" ] && start_cmds+=(:: srt "$SRT" -c 'echo hi')
   # Another build's client against the same daemon: before/after in one run.
   [ -n "${PADDOCK_PEERS_OTHER_CTL:-}" ] &&
@@ -135,11 +139,14 @@ if [[ " $only " == *" start "* ]]; then
   (cd "$ws" && "$CLOCK" time --rounds "$rounds" --marker hi --summary "$tmp/start.sum" "${start_cmds[@]}") 2> >(grep -v -e '^paddockctl: session ' >&2)
   echo "   targets: first output <= 1.5x bwrap; the client exits within 5 ms of the agent's exit (the last column bounds it)"
   echo "   floor: peers-floor-start = a libc-only client's bus login (connect, EXTERNAL, Hello) and one call to the daemon (Peer.Ping), then exec of the same unshare"
+  echo "   floor-gio: peers-floor-start-glib = the same with paddockctl's libraries, locale and g_bus_get_sync(): what a GIO client costs before it can ask"
   s="$tmp/start.sum"
-  r_bwrap=$(field "$s" bwrap 5); r_floor=$(field "$s" floor 5)
-  echo "   paddock / bwrap $(ratio "$r_bwrap" 1)x, paddock / floor $(ratio "$r_floor" 1)x first output (medians of per-round ratios); floor $(field "$s" floor 2) ms, unshare alone $(field "$s" unshare 2) ms"
+  r_bwrap=$(field "$s" bwrap 5); r_floor=$(field "$s" floor 5); r_gio=$(field "$s" floor-gio 5)
+  echo "   paddock / bwrap $(ratio "$r_bwrap" 1)x, paddock / floor $(ratio "$r_floor" 1)x, paddock / floor-gio $(ratio "$r_gio" 1)x first output (medians of per-round ratios); floor $(field "$s" floor 2) ms, floor-gio $(field "$s" floor-gio 2) ms, unshare alone $(field "$s" unshare 2) ms"
   row "first output, create --attach ÷ bwrap" "<= 1.5x" "$(field "$s" paddock 2) ms" "$(ratio "$r_bwrap" 1)x" "$(met "$r_bwrap" le 1.5)" \
       "floor client + unshare $(field "$s" floor 2) ms" "$(ratio "$r_floor" 1)x"
+  row "… the same floor with a GIO client" "" "" "floor-gio ÷ bwrap $(ratio "$(field "$s" floor-gio 2)" "$(field "$s" bwrap 2)")x" "" \
+      "GIO client + unshare $(field "$s" floor-gio 2) ms" "$(ratio "$r_gio" 1)x"
   tail_ms=$(field "$s" paddock 4)
   row "client exit after the first output" "<= 5 ms" "$(ratio "$tail_ms" 1) ms" "bwrap $(ratio "$(field "$s" bwrap 4)" 1) ms" "$(met "$tail_ms" le 5)" \
       "floor $(ratio "$(field "$s" floor 4)" 1) ms" "+$(awk -v a="$tail_ms" -v b="$(field "$s" floor 4)" 'BEGIN { printf "%.2f", a - b }') ms"
