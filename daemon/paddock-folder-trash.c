@@ -27,9 +27,11 @@
 #include "paddock-folder-trash.h"
 #include "paddock-test-hold.h"
 
-/* One worker: removals take turns rather than both cores. */
+/* One worker: removals take turns rather than both cores. n_queued
+ * (under the lock) counts those not done; done_cond says one is. */
 static GThreadPool *removals;
-static gint n_queued;
+static guint n_queued;
+static GCond done_cond;
 static guint discard_count;
 G_LOCK_DEFINE_STATIC (removals);
 
@@ -42,7 +44,11 @@ remove_in_worker (gpointer data,
   /* As a slow disk would: a test sees the daemon answer meanwhile. */
   paddock_test_hold ("PADDOCK_TEST_TRASH_HOLD", "the removal of %s", path);
   paddock_remove_tree (path);
-  g_atomic_int_add (&n_queued, -1);
+
+  G_LOCK (removals);
+  n_queued--;
+  g_cond_broadcast (&done_cond);
+  G_UNLOCK (removals);
 }
 
 static void
@@ -51,9 +57,9 @@ queue_removal (char *path)
   G_LOCK (removals);
   if (removals == NULL)
     removals = g_thread_pool_new (remove_in_worker, NULL, 1, FALSE, NULL);
+  n_queued++;
   G_UNLOCK (removals);
 
-  g_atomic_int_add (&n_queued, 1);
   /* Not exclusive: the pool's thread can always be made (or, failing
    * that, the removal runs when one can); a daemon that quits meanwhile
    * leaves the rest to the next one. */
@@ -148,8 +154,16 @@ gboolean
 paddock_folder_trash_drain (gint64 timeout_us)
 {
   gint64 deadline = g_get_monotonic_time () + timeout_us;
+  gboolean drained;
 
-  while (g_atomic_int_get (&n_queued) > 0 && g_get_monotonic_time () < deadline)
-    g_usleep (1000);
-  return g_atomic_int_get (&n_queued) == 0;
+  G_LOCK (removals);
+  if (n_queued > 0)
+    g_message ("Waiting for %u destroyed sessions' folders to be removed (%" G_GINT64_FORMAT " ms at most)",
+               n_queued, timeout_us / 1000);
+  while (n_queued > 0 && g_cond_wait_until (&done_cond, &G_LOCK_NAME (removals), deadline))
+    ;
+  drained = n_queued == 0;
+  G_UNLOCK (removals);
+
+  return drained;
 }

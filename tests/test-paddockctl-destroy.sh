@@ -103,14 +103,17 @@ run "$tmp/out" "$tmp/err" destroy "$second"
 check "a second destroy answers" test "$rc" = 0
 check "its folder waits in the trash" test "$(trash_entries)" = 1
 kill -TERM "$daemon_pid"
-if wait_for 10 grep -q "Quitting on signal" "$tmp/daemon.log"; then
+# The hold is let go only once the quitting daemon says it waits for the
+# removal: one that did not wait would be gone by then, its folder left.
+if wait_for 10 grep -q "Waiting for 1 destroyed sessions' folders to be removed" "$tmp/daemon.log"; then
+  check "a daemon told to quit waits for the held removal" kill -0 "$daemon_pid"
   rm -f "$hold"
   wait "$daemon_pid" 2>/dev/null || true
   daemon_pid=""
-  check "a daemon told to quit removed it before it went" trash_empty
-  check "…and did not say it left some" no_rest_left_said
+  check "…removes it before it goes" trash_empty
+  check "…and does not say it left some" no_rest_left_said
 else
-  not_ok "the daemon quits on SIGTERM" "$(tail -20 "$tmp/daemon.log")"
+  not_ok "a daemon told to quit waits for the held removal" "$(tail -20 "$tmp/daemon.log")"
   rm -f "$hold"
   end_daemon KILL
 fi
