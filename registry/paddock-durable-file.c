@@ -6,6 +6,7 @@
 
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gio/gio.h>
@@ -186,6 +187,135 @@ paddock_ensure_private_dir (const char  *path,
   return TRUE;
 }
 
+/* ---- removing a tree ------------------------------------------------------------- */
+
+/* One folder on the way down: its name in its parent (NULL for the top)
+ * and the names in it that would not go, so that they are passed over
+ * when it is read again. */
+typedef struct
+{
+  char       *name;
+  GHashTable *stuck;
+} RemovalLevel;
+
+static RemovalLevel *
+removal_level_new (char *name)
+{
+  RemovalLevel *level = g_new0 (RemovalLevel, 1);
+
+  level->name = name;
+  level->stuck = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  return level;
+}
+
+static void
+removal_level_free (gpointer data)
+{
+  RemovalLevel *level = data;
+
+  g_free (level->name);
+  g_hash_table_unref (level->stuck);
+  g_free (level);
+}
+
+static gboolean
+is_folder_at (int            dir_fd,
+              struct dirent *entry)
+{
+  struct stat st;
+
+  if (entry->d_type != DT_UNKNOWN)
+    return entry->d_type == DT_DIR;
+  return fstatat (dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode);
+}
+
+/* The folder @name in @dir_fd, never through a symbolic link. */
+static int
+open_folder_at (int         dir_fd,
+                const char *name)
+{
+  int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  int fd = openat (dir_fd, name, flags);
+  struct stat st;
+
+  /* overlayfs leaves its work folder mode 000; ours to open again. */
+  if (fd < 0 && errno == EACCES && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISDIR (st.st_mode) && st.st_uid == getuid () && fchmodat (dir_fd, name, 0700, 0) == 0)
+    fd = openat (dir_fd, name, flags);
+  return fd;
+}
+
+/* Removes what the folder open as @top_fd holds. A walk down and back up
+ * through descriptors ("..", never a path), with the names on the way in
+ * memory: an agent's stage may nest folders deeper than PATH_MAX, or than
+ * the stack would take, and at most three descriptors are open at once.
+ * Each folder is entered once: it is removed on the way back up, or
+ * passed over after that if it would not go. */
+static void
+empty_folder (int top_fd)
+{
+  g_autoptr(GPtrArray) levels = g_ptr_array_new_with_free_func (removal_level_free);
+  int fd = fcntl (top_fd, F_DUPFD_CLOEXEC, 0);
+
+  g_ptr_array_add (levels, removal_level_new (NULL));
+  while (fd >= 0)
+    {
+      RemovalLevel *level = g_ptr_array_index (levels, levels->len - 1);
+      RemovalLevel *parent;
+      int scan_fd = fcntl (fd, F_DUPFD_CLOEXEC, 0);
+      DIR *dir = scan_fd >= 0 ? fdopendir (scan_fd) : NULL;
+      char *child_name = NULL;
+      int child_fd = -1;
+      int parent_fd;
+      struct dirent *entry;
+
+      if (dir == NULL && scan_fd >= 0)
+        close (scan_fd);
+      if (dir != NULL)
+        {
+          /* The duplicate shares the offset of the last read of this folder. */
+          rewinddir (dir);
+          while (child_fd < 0 && (entry = readdir (dir)) != NULL)
+            {
+              if (g_str_equal (entry->d_name, ".") || g_str_equal (entry->d_name, "..") ||
+                  g_hash_table_contains (level->stuck, entry->d_name))
+                continue;
+              if (!is_folder_at (fd, entry))
+                {
+                  if (unlinkat (fd, entry->d_name, 0) != 0)
+                    g_hash_table_add (level->stuck, g_strdup (entry->d_name));
+                }
+              else if ((child_fd = open_folder_at (fd, entry->d_name)) >= 0)
+                child_name = g_strdup (entry->d_name);
+              else if (unlinkat (fd, entry->d_name, AT_REMOVEDIR) != 0)
+                g_hash_table_add (level->stuck, g_strdup (entry->d_name));
+            }
+          closedir (dir);
+        }
+
+      if (child_fd >= 0)
+        {
+          close (fd);
+          fd = child_fd;
+          g_ptr_array_add (levels, removal_level_new (child_name));
+          continue;
+        }
+
+      /* This folder is as empty as it gets: back up, and remove it. */
+      if (levels->len == 1)
+        break;
+      parent_fd = openat (fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      close (fd);
+      fd = parent_fd;
+      parent = g_ptr_array_index (levels, levels->len - 2);
+      if (fd >= 0 && unlinkat (fd, level->name, AT_REMOVEDIR) != 0)
+        g_hash_table_add (parent->stuck, g_strdup (level->name));
+      g_ptr_array_remove_index (levels, levels->len - 1);
+    }
+  if (fd >= 0)
+    close (fd);
+}
+
 /* Deletes @path and everything below it, best effort (the caller has
  * nothing better to do with a file that will not go). Symbolic links are
  * removed, never followed: a link planted in a session's folder must not
@@ -193,13 +323,11 @@ paddock_ensure_private_dir (const char  *path,
 void
 paddock_remove_tree (const char *path)
 {
-  g_autoptr(GDir) dir = NULL;
-  const char *entry;
   struct stat st;
+  int fd;
 
   g_return_if_fail (path != NULL);
 
-  /* Never through a symlink: a link is removed, not what it points to. */
   if (lstat (path, &st) != 0)
     return;
   if (!S_ISDIR (st.st_mode))
@@ -208,21 +336,14 @@ paddock_remove_tree (const char *path)
       return;
     }
 
-  dir = g_dir_open (path, 0, NULL);
-  if (dir == NULL && errno == EACCES && st.st_uid == getuid ())
+  fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  /* overlayfs leaves its work folder mode 000; ours to open again. */
+  if (fd < 0 && errno == EACCES && st.st_uid == getuid () && chmod (path, 0700) == 0)
+    fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0)
     {
-      /* overlayfs leaves its work folder mode 000; ours to open again. */
-      chmod (path, 0700);
-      dir = g_dir_open (path, 0, NULL);
-    }
-  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, entry, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        paddock_remove_tree (child);
-      else
-        unlink (child);
+      empty_folder (fd);
+      close (fd);
     }
   rmdir (path);
 }

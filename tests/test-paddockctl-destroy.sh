@@ -65,11 +65,17 @@ FILES=${PADDOCK_TEST_DESTROY_FILES:-3000}
 ws=$(mktemp -d "$tmp/ws.XXXXXX")
 echo "the user's file" >"$ws/mine.txt"
 agent="mkdir many && cd many && seq 1 $FILES | xargs touch && echo MADE-THEM; exec sleep 600"
+# The first session also nests folders past PATH_MAX (2,100 levels of
+# "d/", 4,200 bytes), as an agent may: all of it must go. (Python, as a
+# shell's cd stops at PATH_MAX.)
+DEPTH=2100
+deep_agent="python3 -c 'import os; os.mkdir(\"deep\"); os.chdir(\"deep\"); [(os.mkdir(\"d\"), os.chdir(\"d\")) for _ in range($DEPTH)]; open(\"bottom\", \"w\").close()' && $agent"
 
-# new_session: a safe session whose stage holds $FILES new files; its id in $id.
+# new_session [AGENT]: a safe session whose stage holds $FILES new files
+# (made by AGENT, $agent unless given); its id in $id.
 new_session ()
 {
-  run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile "$profile" -- sh -c "$agent"
+  run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile "$profile" -- sh -c "${1:-$agent}"
   id=$(head -n 1 "$tmp/out")
   [[ $rc == 0 ]] && wait_for 60 logs_have "$id" MADE-THEM
 }
@@ -77,9 +83,9 @@ staged () { "$CTL" --json status "$1" >"$tmp/status.json" 2>/dev/null && [[ $(js
 
 # ---- Destroy answers while the folder's removal is held -------------------------------------
 
-if new_session && staged "$id"; then ok "a $profile session made $FILES files in its stage"; else
+if new_session "$deep_agent" && staged "$id"; then ok "a $profile session made $FILES files in its stage"; else
   not_ok "a $profile session made $FILES files in its stage" "$(cat "$tmp/err" "$tmp/status.json")"; fi
-check "nothing of them is in the user's folder" test ! -e "$ws/many"
+check "nothing of them is in the user's folder" test ! -e "$ws/many" -a ! -e "$ws/deep"
 touch "$hold"
 run "$tmp/out" "$tmp/err" --json destroy "$id"
 check "destroy answers while the removal is held: destroyed, 0 survivors" \
@@ -87,6 +93,8 @@ check "destroy answers while the removal is held: destroyed, 0 survivors" \
 check "the session's folder is gone from the sessions folder at once" test ! -e "$tmp/state/sessions/$id"
 check "it is in the trash, whole (its stage's $FILES files)" \
   test "$(trash_entries):$(( $(trash_files) >= FILES ))" = "1:1"
+check "…and its folders nested $DEPTH deep, past PATH_MAX" \
+  test "$(find "$trash" -name bottom -type f 2>/dev/null | wc -l)" = 1
 check "the removal is the one held (the daemon's log says so)" wait_for 10 test "$(held_lines)" -ge 1
 check "the daemon serves meanwhile" answers
 check "the destroyed session is not listed" not_listed "$id"

@@ -2320,6 +2320,107 @@ test_private_dir (void)
   rm_rf (dir);
 }
 
+/* A folder nested @depth deep under @top (each named "d", a file "f" in
+ * each), made through descriptors: its deepest path is longer than
+ * PATH_MAX, as an agent can make it in its stage. */
+static void
+make_deep_tree (const char *top,
+                guint       depth)
+{
+  int fd = open (top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  for (guint i = 0; i < depth; i++)
+    {
+      int file_fd = openat (fd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      int child;
+
+      g_assert_cmpint (file_fd, >=, 0);
+      close (file_fd);
+      g_assert_no_errno (mkdirat (fd, "d", 0700));
+      child = openat (fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      g_assert_cmpint (child, >=, 0);
+      close (fd);
+      fd = child;
+    }
+  close (fd);
+}
+
+static void
+test_remove_tree_deep (void)
+{
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *tree = g_build_filename (dir, "stage", NULL);
+  struct rlimit limit;
+  struct rlimit saved;
+
+  g_assert_no_errno (g_mkdir (tree, 0700));
+  /* 3,000 levels of "d/": a 6,000-byte path, past PATH_MAX (4,096). */
+  make_deep_tree (tree, 3000);
+
+  /* Few descriptors to spare, as in a daemon serving many sessions: the
+   * walk holds a handful, not one a level. */
+  g_assert_no_errno (getrlimit (RLIMIT_NOFILE, &saved));
+  limit = saved;
+  limit.rlim_cur = 64;
+  g_assert_no_errno (setrlimit (RLIMIT_NOFILE, &limit));
+  paddock_remove_tree (tree);
+  g_assert_no_errno (setrlimit (RLIMIT_NOFILE, &saved));
+
+  g_assert_false (g_file_test (tree, G_FILE_TEST_EXISTS));
+  g_assert_no_errno (g_rmdir (dir));
+}
+
+/* Links are removed, never followed; other kinds of file go too; a
+ * folder of ours with no permissions is opened again. */
+static void
+test_remove_tree_links (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *tree = g_build_filename (dir, "stage", NULL);
+  g_autofree char *outside = g_build_filename (dir, "outside", NULL);
+  g_autofree char *outside_file = g_build_filename (outside, "keep.txt", NULL);
+  g_autofree char *precious = g_build_filename (dir, "precious.txt", NULL);
+  g_autofree char *sub = g_build_filename (tree, "sub", NULL);
+  g_autofree char *closed = g_build_filename (tree, "work", NULL);
+  g_autofree char *closed_file = g_build_filename (closed, "inside", NULL);
+  g_autofree char *link_dir = g_build_filename (sub, "to-outside", NULL);
+  g_autofree char *link_file = g_build_filename (tree, "to-precious", NULL);
+  g_autofree char *dangling = g_build_filename (sub, "dangling", NULL);
+  g_autofree char *fifo = g_build_filename (sub, "fifo", NULL);
+
+  g_assert_no_errno (g_mkdir (outside, 0700));
+  g_file_set_contents (outside_file, "keep", -1, &error);
+  g_assert_no_error (error);
+  g_file_set_contents (precious, "precious", -1, &error);
+  g_assert_no_error (error);
+  g_assert_no_errno (g_mkdir_with_parents (sub, 0700));
+  g_assert_no_errno (symlink (outside, link_dir));
+  g_assert_no_errno (symlink (precious, link_file));
+  g_assert_no_errno (symlink ("/nonexistent/target", dangling));
+  g_assert_no_errno (mkfifo (fifo, 0600));
+  g_assert_no_errno (g_mkdir (closed, 0700));
+  g_file_set_contents (closed_file, "", -1, &error);
+  g_assert_no_error (error);
+  /* As overlayfs leaves its work folder. */
+  g_assert_no_errno (g_chmod (closed, 0));
+
+  paddock_remove_tree (tree);
+
+  g_assert_false (g_file_test (tree, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (outside_file, G_FILE_TEST_IS_REGULAR));
+  g_assert_true (g_file_test (precious, G_FILE_TEST_IS_REGULAR));
+
+  /* A link given as the tree itself is removed, not its target. */
+  g_assert_no_errno (symlink (outside, tree));
+  paddock_remove_tree (tree);
+  g_assert_false (g_file_test (tree, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (outside_file, G_FILE_TEST_IS_REGULAR));
+
+  rm_rf (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -2359,6 +2460,8 @@ main (int   argc,
   g_test_add_func ("/registry/commit/failure", test_commit_failure);
   g_test_add_func ("/durable/replace", test_durable_replace);
   g_test_add_func ("/durable/private-dir", test_private_dir);
+  g_test_add_func ("/durable/remove-tree/deep", test_remove_tree_deep);
+  g_test_add_func ("/durable/remove-tree/links", test_remove_tree_links);
 
   return g_test_run ();
 }
