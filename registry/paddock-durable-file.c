@@ -190,23 +190,14 @@ paddock_ensure_private_dir (const char  *path,
 /* ---- removing a tree ------------------------------------------------------------- */
 
 /* One folder on the way down: its name in its parent (NULL for the top)
- * and the names in it that would not go, so that they are passed over
- * when it is read again. */
+ * and the folders in it still to be entered (the rest of what it held is
+ * removed when it is read). */
 typedef struct
 {
-  char       *name;
-  GHashTable *stuck;
+  char      *name;
+  GPtrArray *folders;
+  guint      next;
 } RemovalLevel;
-
-static RemovalLevel *
-removal_level_new (char *name)
-{
-  RemovalLevel *level = g_new0 (RemovalLevel, 1);
-
-  level->name = name;
-  level->stuck = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  return level;
-}
 
 static void
 removal_level_free (gpointer data)
@@ -214,7 +205,7 @@ removal_level_free (gpointer data)
   RemovalLevel *level = data;
 
   g_free (level->name);
-  g_hash_table_unref (level->stuck);
+  g_ptr_array_unref (level->folders);
   g_free (level);
 }
 
@@ -227,6 +218,39 @@ is_folder_at (int            dir_fd,
   if (entry->d_type != DT_UNKNOWN)
     return entry->d_type == DT_DIR;
   return fstatat (dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode);
+}
+
+/* Reads the folder open as @fd once: removes what is not a folder and
+ * lists the folders, to be entered one by one. Returns a new level named
+ * @name (taken). */
+static RemovalLevel *
+removal_level_read (int   fd,
+                    char *name)
+{
+  RemovalLevel *level = g_new0 (RemovalLevel, 1);
+  int scan_fd = fcntl (fd, F_DUPFD_CLOEXEC, 0);
+  DIR *dir = scan_fd >= 0 ? fdopendir (scan_fd) : NULL;
+  struct dirent *entry;
+
+  level->name = name;
+  level->folders = g_ptr_array_new_with_free_func (g_free);
+  if (dir == NULL)
+    {
+      if (scan_fd >= 0)
+        close (scan_fd);
+      return level;
+    }
+  while ((entry = readdir (dir)) != NULL)
+    {
+      if (g_str_equal (entry->d_name, ".") || g_str_equal (entry->d_name, ".."))
+        continue;
+      if (is_folder_at (fd, entry))
+        g_ptr_array_add (level->folders, g_strdup (entry->d_name));
+      else
+        unlinkat (fd, entry->d_name, 0);
+    }
+  closedir (dir);
+  return level;
 }
 
 /* The folder @name in @dir_fd, never through a symbolic link. */
@@ -249,55 +273,35 @@ open_folder_at (int         dir_fd,
  * through descriptors ("..", never a path), with the names on the way in
  * memory: an agent's stage may nest folders deeper than PATH_MAX, or than
  * the stack would take, and at most three descriptors are open at once.
- * Each folder is entered once: it is removed on the way back up, or
- * passed over after that if it would not go. */
+ * Each folder is read once and entered once; it is removed on the way
+ * back up (or left, when something in it would not go). */
 static void
 empty_folder (int top_fd)
 {
   g_autoptr(GPtrArray) levels = g_ptr_array_new_with_free_func (removal_level_free);
   int fd = fcntl (top_fd, F_DUPFD_CLOEXEC, 0);
 
-  g_ptr_array_add (levels, removal_level_new (NULL));
+  if (fd >= 0)
+    g_ptr_array_add (levels, removal_level_read (fd, NULL));
   while (fd >= 0)
     {
       RemovalLevel *level = g_ptr_array_index (levels, levels->len - 1);
-      RemovalLevel *parent;
-      int scan_fd = fcntl (fd, F_DUPFD_CLOEXEC, 0);
-      DIR *dir = scan_fd >= 0 ? fdopendir (scan_fd) : NULL;
-      char *child_name = NULL;
-      int child_fd = -1;
       int parent_fd;
-      struct dirent *entry;
 
-      if (dir == NULL && scan_fd >= 0)
-        close (scan_fd);
-      if (dir != NULL)
+      if (level->next < level->folders->len)
         {
-          /* The duplicate shares the offset of the last read of this folder. */
-          rewinddir (dir);
-          while (child_fd < 0 && (entry = readdir (dir)) != NULL)
+          const char *name = g_ptr_array_index (level->folders, level->next++);
+          int child_fd = open_folder_at (fd, name);
+
+          if (child_fd < 0)
             {
-              if (g_str_equal (entry->d_name, ".") || g_str_equal (entry->d_name, "..") ||
-                  g_hash_table_contains (level->stuck, entry->d_name))
-                continue;
-              if (!is_folder_at (fd, entry))
-                {
-                  if (unlinkat (fd, entry->d_name, 0) != 0)
-                    g_hash_table_add (level->stuck, g_strdup (entry->d_name));
-                }
-              else if ((child_fd = open_folder_at (fd, entry->d_name)) >= 0)
-                child_name = g_strdup (entry->d_name);
-              else if (unlinkat (fd, entry->d_name, AT_REMOVEDIR) != 0)
-                g_hash_table_add (level->stuck, g_strdup (entry->d_name));
+              /* Unreadable: it goes if it is empty. */
+              unlinkat (fd, name, AT_REMOVEDIR);
+              continue;
             }
-          closedir (dir);
-        }
-
-      if (child_fd >= 0)
-        {
           close (fd);
           fd = child_fd;
-          g_ptr_array_add (levels, removal_level_new (child_name));
+          g_ptr_array_add (levels, removal_level_read (fd, g_strdup (name)));
           continue;
         }
 
@@ -307,9 +311,8 @@ empty_folder (int top_fd)
       parent_fd = openat (fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       close (fd);
       fd = parent_fd;
-      parent = g_ptr_array_index (levels, levels->len - 2);
-      if (fd >= 0 && unlinkat (fd, level->name, AT_REMOVEDIR) != 0)
-        g_hash_table_add (parent->stuck, g_strdup (level->name));
+      if (fd >= 0)
+        unlinkat (fd, level->name, AT_REMOVEDIR);
       g_ptr_array_remove_index (levels, levels->len - 1);
     }
   if (fd >= 0)
