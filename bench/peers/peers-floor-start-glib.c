@@ -45,7 +45,7 @@ main (int   argc,
   json_type = json_node_get_type ();
 
   if (!(bus = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error)) ||
-      !(pong = g_dbus_connection_call_sync (bus, PADDOCK_BUS_NAME, "/org/paddock/Daemon",
+      !(pong = g_dbus_connection_call_sync (bus, PADDOCK_BUS_NAME, PADDOCK_OBJECT_PATH,
                                             "org.freedesktop.DBus.Peer", "Ping", NULL, NULL,
                                             G_DBUS_CALL_FLAGS_NONE, 25000, NULL, &error)))
     {
