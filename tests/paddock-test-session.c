@@ -139,7 +139,10 @@ is_spare (GPid pid)
 
 /* The daemon's child (or its keeper's, a keeper of the daemon's:
  * paddock-spare-sandbox.c) that is a sandbox made ahead, other than
- * NOT_THIS (one a session took keeps its command line), or 0. */
+ * NOT_THIS (one a session took keeps its command line), or 0. A spare's
+ * own pid 1 is forked, not executed, so it has the same command line and
+ * the daemon as its grandparent: it is not a spare of its own (seen while
+ * an ended spare's pid 1 was still going, under load). */
 static GPid
 find_spare (GPid daemon,
             GPid not_this)
@@ -151,8 +154,10 @@ find_spare (GPid daemon,
     {
       GPid pid = (GPid) g_ascii_strtoll (name, NULL, 10);
 
-      if (pid > 0 && pid != not_this && (parent_of (pid) == daemon || parent_of (parent_of (pid)) == daemon) &&
-          is_spare (pid) && paddock_test_pid_alive (pid))
+      GPid parent = pid > 0 ? parent_of (pid) : 0;
+
+      if (pid > 0 && pid != not_this && (parent == daemon || parent_of (parent) == daemon) &&
+          is_spare (pid) && !is_spare (parent) && paddock_test_pid_alive (pid))
         return pid;
     }
   return 0;
