@@ -27,6 +27,7 @@
 #include "paddock-autofd.h"
 #include "paddock-compat.h"
 #include "paddock-compat-clone.h"
+#include "paddock-compat-fd-watch.h"
 #include "paddock-compat-openat2.h"
 #include "paddock-compat-pidfd.h"
 #include "paddock-compat-poll.h"
@@ -285,6 +286,178 @@ test_poller (void)
   close (pair[1]);
 }
 
+/* ---------------------------------------------------------------------- */
+/* The proxy's waits: one-shot, level-triggered, in a GMainContext         */
+
+typedef struct
+{
+  PaddockCompatFdWatch *watch;
+  guint                 fired;
+  GIOCondition          condition;
+  int                   fd;
+  /* what the callback does besides counting */
+  int                   rearm_fd;       /* ≥ 0: waits for it again (G_IO_IN) */
+  int                   take_back_fd;   /* ≥ 0: takes back its G_IO_IN wait and closes it */
+  int                   reused_fd;      /* then: the new socket of that number */
+  int                   reused_peer;
+  gpointer              reused_waiter;  /* …waited for (G_IO_IN) with this */
+} Fired;
+
+static void
+fired_cb (int          fd,
+          GIOCondition condition,
+          gpointer     user_data)
+{
+  Fired *fired = user_data;
+  int pair[2];
+
+  fired->fired++;
+  fired->fd = fd;
+  fired->condition = condition;
+  if (fired->rearm_fd >= 0)
+    g_assert_true (paddock_compat_fd_watch_add (fired->watch, fired->rearm_fd, G_IO_IN, fired_cb, fired, NULL));
+  if (fired->take_back_fd >= 0)
+    {
+      /* The next event of this batch may be the closed socket's: it must
+       * not reach the new socket that gets its number. */
+      paddock_compat_fd_watch_remove (fired->watch, fired->take_back_fd, G_IO_IN);
+      close (fired->take_back_fd);
+      g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair), ==, 0);
+      fired->reused_fd = pair[0];
+      fired->reused_peer = pair[1];
+      g_assert_true (paddock_compat_fd_watch_add (fired->watch, pair[0], G_IO_IN, fired_cb,
+                                                  fired->reused_waiter, NULL));
+      fired->take_back_fd = -1;
+    }
+}
+
+static void
+spin (GMainContext *context)
+{
+  /* More than one iteration: a wait armed again runs on the next. */
+  for (guint i = 0; i < 4; i++)
+    g_main_context_iteration (context, FALSE);
+}
+
+#define FIRED_INIT { .rearm_fd = -1, .take_back_fd = -1, .reused_fd = -1, .reused_peer = -1 }
+
+static void
+test_fd_watch (void)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(PaddockCompatFdWatch) watch = paddock_compat_fd_watch_new (context, &error);
+  Fired in = FIRED_INIT, out = FIRED_INIT, other = FIRED_INIT, stale = FIRED_INIT;
+  int a[2], b[2];
+  char bytes[8];
+
+  g_assert_no_error (error);
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, a), ==, 0);
+  g_assert_cmpint (socketpair (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, b), ==, 0);
+  in.watch = out.watch = other.watch = stale.watch = watch;
+
+  /* Writable at once: said once, then nothing (one-shot). */
+  g_assert_true (paddock_compat_fd_watch_add (watch, a[0], G_IO_OUT, fired_cb, &out, &error));
+  g_assert_true (paddock_compat_fd_watch_waiting (watch, a[0], G_IO_OUT));
+  spin (context);
+  g_assert_cmpuint (out.fired, ==, 1);
+  g_assert_cmpint (out.fd, ==, a[0]);
+  g_assert_true (out.condition & G_IO_OUT);
+  g_assert_false (paddock_compat_fd_watch_waiting (watch, a[0], G_IO_OUT));
+  spin (context);
+  g_assert_cmpuint (out.fired, ==, 1);
+
+  /* Readable only once bytes come; the wait on the other direction of
+   * the same fd, armed beside it, runs on its own. */
+  g_assert_true (paddock_compat_fd_watch_add (watch, a[0], G_IO_IN, fired_cb, &in, &error));
+  spin (context);
+  g_assert_cmpuint (in.fired, ==, 0);
+  g_assert_true (paddock_compat_fd_watch_add (watch, a[0], G_IO_OUT, fired_cb, &out, &error));
+  spin (context);
+  g_assert_cmpuint (out.fired, ==, 2);
+  g_assert_cmpuint (in.fired, ==, 0);
+  g_assert_true (paddock_compat_fd_watch_waiting (watch, a[0], G_IO_IN));
+  g_assert_cmpint (write (a[1], "xy", 2), ==, 2);
+  spin (context);
+  g_assert_cmpuint (in.fired, ==, 1);
+  g_assert_true (in.condition & G_IO_IN);
+
+  /* Level-triggered: the bytes were not read, so a new wait runs again;
+   * one-shot: without a new wait, nothing more. */
+  spin (context);
+  g_assert_cmpuint (in.fired, ==, 1);
+  g_assert_true (paddock_compat_fd_watch_add (watch, a[0], G_IO_IN, fired_cb, &in, &error));
+  spin (context);
+  g_assert_cmpuint (in.fired, ==, 2);
+
+  /* A callback that waits again is run again while the bytes are there,
+   * once per iteration at most. */
+  in.rearm_fd = a[0];
+  g_assert_true (paddock_compat_fd_watch_add (watch, a[0], G_IO_IN, fired_cb, &in, &error));
+  g_main_context_iteration (context, FALSE);
+  g_assert_cmpuint (in.fired, ==, 3);
+  g_main_context_iteration (context, FALSE);
+  g_assert_cmpuint (in.fired, ==, 4);
+  in.rearm_fd = -1;
+  spin (context);
+  g_assert_cmpuint (in.fired, ==, 5);
+  g_assert_cmpint (read (a[0], bytes, sizeof bytes), ==, 2);
+
+  /* Taken back: it never runs, though the socket becomes readable. */
+  g_assert_true (paddock_compat_fd_watch_add (watch, a[0], G_IO_IN, fired_cb, &in, &error));
+  paddock_compat_fd_watch_remove (watch, a[0], G_IO_IN);
+  g_assert_false (paddock_compat_fd_watch_waiting (watch, a[0], G_IO_IN));
+  paddock_compat_fd_watch_remove (watch, a[0], G_IO_IN);  /* twice: nothing */
+  g_assert_cmpint (write (a[1], "z", 1), ==, 1);
+  spin (context);
+  g_assert_cmpuint (in.fired, ==, 5);
+  /* …and given again, it does. */
+  g_assert_true (paddock_compat_fd_watch_add (watch, a[0], G_IO_IN, fired_cb, &in, &error));
+  spin (context);
+  g_assert_cmpuint (in.fired, ==, 6);
+
+  g_assert_cmpint (read (a[0], bytes, sizeof bytes), ==, 1);
+
+  /* Two sockets ready in one go; the first one's callback takes back the
+   * second's wait, closes it and waits on a new socket that gets its
+   * number: the closed one's event must not reach the new socket. */
+  g_assert_cmpint (write (a[1], "0", 1), ==, 1);
+  g_assert_cmpint (write (b[1], "1", 1), ==, 1);
+  other.take_back_fd = b[0];
+  other.reused_waiter = &stale;
+  g_assert_true (paddock_compat_fd_watch_add (watch, a[0], G_IO_IN, fired_cb, &other, &error));
+  g_assert_true (paddock_compat_fd_watch_add (watch, b[0], G_IO_IN, fired_cb, &stale, &error));
+  spin (context);
+  g_assert_cmpuint (other.fired, ==, 1);
+  g_assert_cmpint (other.reused_fd, ==, b[0]);   /* the number came back */
+  g_assert_cmpuint (stale.fired, ==, 0);
+  g_assert_true (paddock_compat_fd_watch_waiting (watch, other.reused_fd, G_IO_IN));
+  g_assert_cmpint (write (other.reused_peer, "2", 1), ==, 1);
+  spin (context);
+  g_assert_cmpuint (stale.fired, ==, 1);
+  g_assert_cmpint (stale.fd, ==, other.reused_fd);
+
+  /* A hang-up wakes a reader. */
+  g_assert_cmpint (read (a[0], bytes, sizeof bytes), ==, 1);
+  g_assert_true (paddock_compat_fd_watch_add (watch, a[0], G_IO_IN, fired_cb, &in, &error));
+  close (a[1]);
+  spin (context);
+  g_assert_cmpuint (in.fired, ==, 7);
+  g_assert_true (in.condition & (G_IO_HUP | G_IO_IN));
+  g_assert_cmpint (read (a[0], bytes, sizeof bytes), ==, 0);
+
+  /* Freed with a wait pending: it never runs. */
+  g_assert_true (paddock_compat_fd_watch_add (watch, other.reused_fd, G_IO_IN, fired_cb, &stale, &error));
+  g_clear_pointer (&watch, paddock_compat_fd_watch_free);
+  spin (context);
+  g_assert_cmpuint (stale.fired, ==, 1);
+
+  close (a[0]);
+  close (b[1]);
+  close (other.reused_fd);
+  close (other.reused_peer);
+}
+
 static char *
 read_all (int fd)
 {
@@ -537,6 +710,7 @@ main (int   argc,
   g_test_add_func ("/compat/pidfd", test_pidfd);
   g_test_add_func ("/compat/proc", test_proc);
   g_test_add_func ("/compat/poller", test_poller);
+  g_test_add_func ("/compat/fd-watch", test_fd_watch);
   g_test_add_func ("/compat/relay", test_relay);
   g_test_add_func ("/compat/rename", test_rename);
   g_test_add_func ("/compat/openat2", test_openat2);

@@ -10,9 +10,10 @@
  * greeting, whose messages paddock-proxy-socks.c reads; after them the
  * connection is a tunnel like CONNECT's, judged by the same policy.
  *
- * Every wait is a GSource of the connection's (the fd becoming readable
- * or writable, a timer): closing a connection destroys its sources and
- * cancels its lookup, so nothing of it runs afterwards.
+ * Every wait is the connection's (the fd becoming readable or writable,
+ * in the proxy's fd watch; a timer): closing a connection takes them
+ * back and cancels its lookup, so nothing of it runs afterwards. A wait
+ * is taken back before its fd is closed, as the watch needs.
  */
 
 #include "config.h"
@@ -40,10 +41,10 @@ _paddock_proxy_conn_ref (Conn *conn)
 void
 _paddock_proxy_wait_clear (Wait *wait)
 {
-  if (wait->source != NULL)
+  if (wait->pending)
     {
-      g_source_destroy (wait->source);
-      g_clear_pointer (&wait->source, g_source_unref);
+      paddock_compat_fd_watch_remove (wait->watch, wait->fd, wait->condition);
+      wait->pending = FALSE;
     }
 }
 void
@@ -77,22 +78,22 @@ _paddock_proxy_conn_unref (Conn *conn)
 }
 
 
-static gboolean
-wait_ready_cb (gint         fd,
+static void
+wait_ready_cb (int          fd,
                GIOCondition condition,
                gpointer     user_data)
 {
   Wait *wait = user_data;
   g_autoptr(Conn) conn = _paddock_proxy_conn_ref (wait->conn);
 
-  g_clear_pointer (&wait->source, g_source_unref);
+  wait->pending = FALSE;
   if (!conn->closed)
     wait->step (conn, wait->data);
-  return G_SOURCE_REMOVE;
 }
 
 /* Runs @step once @fd has @condition (or an error or hang-up: the step's
- * own recv or send then says which). */
+ * own recv or send then says which). If the kernel will not take the
+ * wait (out of memory), the connection ends with that error. */
 void
 _paddock_proxy_conn_wait (Conn         *conn,
                           Wait         *wait,
@@ -101,13 +102,25 @@ _paddock_proxy_conn_wait (Conn         *conn,
                           ConnStep      step,
                           gpointer      data)
 {
-  g_assert (wait->source == NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_assert (!wait->pending);
+  g_assert (conn->proxy != NULL);
   wait->conn = conn;
+  wait->watch = conn->proxy->fd_watch;
+  wait->fd = fd;
+  wait->condition = condition;
   wait->step = step;
   wait->data = data;
-  wait->source = g_unix_fd_source_new (fd, condition);
-  g_source_set_callback (wait->source, (GSourceFunc) (void (*) (void)) wait_ready_cb, wait, NULL);
-  g_source_attach (wait->source, g_main_context_get_thread_default ());
+  if (!paddock_compat_fd_watch_add (wait->watch, fd, condition, wait_ready_cb, wait, &error))
+    {
+      g_autofree char *text = g_strdup_printf ("Paddock proxy: %s", error->message);
+
+      _paddock_proxy_conn_complete_record (conn, PADDOCK_NET_VERDICT_ERROR, text);
+      _paddock_proxy_conn_close (conn);
+      return;
+    }
+  wait->pending = TRUE;
 }
 
 void

@@ -27,35 +27,31 @@ typedef struct
   guint         port;
   int           fd;
   gint64        since;
-  GSource      *watch;    /* readable: the origin closed it (or spoke out of turn) */
+  gboolean      watched;  /* waiting to be readable: the origin closed it (or spoke out of turn) */
 } Idle;
 
 
 static void
 idle_free (Idle *idle)
 {
-  if (idle->watch != NULL)
-    {
-      g_source_destroy (idle->watch);
-      g_source_unref (idle->watch);
-    }
+  if (idle->watched)
+    paddock_compat_fd_watch_remove (idle->proxy->fd_watch, idle->fd, G_IO_IN);
   paddock_close_fd (&idle->fd);
   g_free (idle->host);
   g_free (idle);
 }
 
-static gboolean
-idle_readable_cb (gint         fd,
+static void
+idle_readable_cb (int          fd,
                   GIOCondition condition,
                   gpointer     user_data)
 {
   Idle *idle = user_data;
 
   /* Closed by the origin, or bytes nobody asked for: either way unusable. */
+  idle->watched = FALSE;
   g_queue_remove (&idle->proxy->idle, idle);
-  g_clear_pointer (&idle->watch, g_source_unref);
   idle_free (idle);
-  return G_SOURCE_REMOVE;
 }
 
 void
@@ -64,6 +60,7 @@ _paddock_proxy_pool_put (PaddockProxy *self,
                          guint         port,
                          int           fd)
 {
+  g_autoptr(GError) error = NULL;
   Idle *idle = g_new0 (Idle, 1);
 
   idle->proxy = self;
@@ -71,9 +68,14 @@ _paddock_proxy_pool_put (PaddockProxy *self,
   idle->port = port;
   idle->fd = fd;
   idle->since = g_get_monotonic_time ();
-  idle->watch = g_unix_fd_source_new (fd, G_IO_IN);
-  g_source_set_callback (idle->watch, (GSourceFunc) (void (*) (void)) idle_readable_cb, idle, NULL);
-  g_source_attach (idle->watch, g_main_context_get_thread_default ());
+  if (!paddock_compat_fd_watch_add (self->fd_watch, fd, G_IO_IN, idle_readable_cb, idle, &error))
+    {
+      /* Unwatched, a close by the origin would go unseen: not kept. */
+      g_debug ("Not keeping an origin connection: %s", error->message);
+      idle_free (idle);
+      return;
+    }
+  idle->watched = TRUE;
   g_queue_push_tail (&self->idle, idle);
   while (self->idle.length > POOL_MAX_IDLE)
     idle_free (g_queue_pop_head (&self->idle));
@@ -101,6 +103,8 @@ _paddock_proxy_pool_take (PaddockProxy *self,
         {
           int fd = idle->fd;
 
+          paddock_compat_fd_watch_remove (self->fd_watch, fd, G_IO_IN);
+          idle->watched = FALSE;
           idle->fd = -1;
           g_queue_delete_link (&self->idle, l);
           idle_free (idle);

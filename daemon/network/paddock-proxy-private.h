@@ -18,6 +18,7 @@
 
 #include <gio/gio.h>
 
+#include "paddock-compat-fd-watch.h"
 #include "paddock-http-body.h"
 #include "paddock-proxy.h"
 
@@ -32,7 +33,7 @@ G_BEGIN_DECLS
 #define ACCEPT_PAUSE_MS     100    /* out of fds: wait instead of spinning on a readable listener */
 #define PUMP_ROUNDS         8      /* copies per wake-up, so one busy tunnel cannot starve the rest */
 #define VIA_VALUE           "1.1 paddock"
-#define POOL_MAX_IDLE       32     /* idle origin connections kept, all origins together */
+#define POOL_MAX_IDLE       64     /* idle origin connections kept, all origins together */
 #define POOL_IDLE_USEC      (30 * G_USEC_PER_SEC)  /* …each for at most this long */
 #define NAME_CACHE_MAX      256    /* names whose addresses are kept… */
 #define NAME_CACHE_USEC     (30 * G_USEC_PER_SEC)  /* …each for this long (GResolver gives no TTL) */
@@ -43,6 +44,7 @@ struct _PaddockProxy
 
   int                 listen_fd;
   GSource            *accept_source;      /* readable listener, or the pause after EMFILE */
+  PaddockCompatFdWatch *fd_watch;         /* every connection's waits (one epoll set on Linux) */
   GResolver          *resolver;
   PaddockDomainRules *rules;
   GHashTable         *resolver_override;  /* normalised name → address text */
@@ -75,13 +77,16 @@ typedef struct _Conn Conn;
 typedef void (*ConnStep) (Conn *conn, gpointer data);
 
 /* One pending wait: @fd readable or writable, then @step runs. The
- * source holds no reference: closing the connection destroys it. */
+ * watch holds no reference: closing the connection takes the wait back. */
 typedef struct
 {
-  Conn     *conn;
-  GSource  *source;
-  ConnStep  step;
-  gpointer  data;
+  Conn                 *conn;
+  PaddockCompatFdWatch *watch;
+  int                   fd;
+  GIOCondition          condition;
+  gboolean              pending;
+  ConnStep              step;
+  gpointer              data;
 } Wait;
 
 typedef struct
