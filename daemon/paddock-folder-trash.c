@@ -157,7 +157,10 @@ paddock_folder_trash_drain (gint64 timeout_us)
   gboolean drained;
 
   G_LOCK (removals);
-  if (n_queued > 0)
+  if (n_queued == 1)
+    g_message ("Waiting for a destroyed session's folder to be removed (%" G_GINT64_FORMAT " ms at most)",
+               timeout_us / 1000);
+  else if (n_queued > 1)
     g_message ("Waiting for %u destroyed sessions' folders to be removed (%" G_GINT64_FORMAT " ms at most)",
                n_queued, timeout_us / 1000);
   while (n_queued > 0 && g_cond_wait_until (&done_cond, &G_LOCK_NAME (removals), deadline))

@@ -113,7 +113,7 @@ check "its folder waits in the trash" test "$(trash_entries)" = 1
 kill -TERM "$daemon_pid"
 # The hold is let go only once the quitting daemon says it waits for the
 # removal: one that did not wait would be gone by then, its folder left.
-if wait_for 10 grep -q "Waiting for 1 destroyed sessions' folders to be removed" "$tmp/daemon.log"; then
+if wait_for 10 grep -q "Waiting for a destroyed session's folder to be removed" "$tmp/daemon.log"; then
   check "a daemon told to quit waits for the held removal" kill -0 "$daemon_pid"
   rm -f "$hold"
   wait "$daemon_pid" 2>/dev/null || true
