@@ -78,7 +78,15 @@ typedef struct {
   PaddockBaseline *copy_baseline;  /* nullable: the copy's stamps when it was made */
   PaddockReviewCache *cache;  /* nullable */
   GCancellable *cancellable;
+  guint depth;             /* folders below the root the walk is in now */
 } Collect;
+
+/* The most names a row's path has: a longer one has at least PATH_MAX
+ * bytes ("a/" repeated), so nothing deeper could be applied, and each level
+ * costs the walking thread stack and an open folder. An agent can make a
+ * tree as deep as it likes; the review must not run out of either (a
+ * copy stage 1,920 folders deep overflowed the worker thread's stack). */
+#define REVIEW_MAX_DEPTH (PATH_MAX / 2)
 /* Where blobs go: the in-memory object database, its one backend (to
  * store an object whose id is already known) and the cache of ids. */
 typedef struct {

@@ -284,6 +284,15 @@ read_names (int          dir_fd,
   return g_steal_pointer (&names);
 }
 
+/* Whether the walk may go into a folder listed at its current depth:
+ * what is in it has one name more, and no row has more than
+ * REVIEW_MAX_DEPTH. */
+static gboolean
+can_descend (const Collect *c)
+{
+  return c->depth + 1 < REVIEW_MAX_DEPTH;
+}
+
 /* Adds every entry below @dir_fd (one side's directory at @rel). */
 static gboolean
 add_subtree (Collect     *c,
@@ -305,8 +314,11 @@ add_subtree (Collect     *c,
       const char *name = g_ptr_array_index (names, i);
       g_autofree char *path = join_path (rel, name);
       paddock_autofd int sub_fd = -1;
+      gboolean ok;
 
       add_candidate (c, path);
+      if (!can_descend (c))
+        continue;  /* listed; nothing below it could be applied */
       sub_fd = openat (dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (sub_fd < 0)
         {
@@ -314,7 +326,10 @@ add_subtree (Collect     *c,
             continue;
           return review_set_errno_error (error, errno, "Could not open", path);
         }
-      if (!add_subtree (c, sub_fd, path, error))
+      c->depth++;
+      ok = add_subtree (c, sub_fd, path, error);
+      c->depth--;
+      if (!ok)
         return FALSE;
     }
 
@@ -367,6 +382,7 @@ collect_upper (Collect     *c,
       g_autofree char *path = join_path (rel, name);
       paddock_autofd int w_sub = -1;
       struct stat st;
+      gboolean ok;
 
       if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         {
@@ -379,29 +395,32 @@ collect_upper (Collect     *c,
       if (!open_workspace_dir (w_dir, name, path, &w_sub, error))
         return FALSE;
 
+      if (!can_descend (c))
+        continue;  /* listed; nothing below it could be applied */
+      c->depth++;
       if (S_ISDIR (st.st_mode))
         {
           paddock_autofd int sub_fd = openat (dir_fd, name,
                                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+          ok = TRUE;
           if (sub_fd < 0)
-            return review_set_errno_error (error, errno, "Could not open", path);
-          if (w_sub >= 0 && is_opaque (sub_fd))
+            ok = review_set_errno_error (error, errno, "Could not open", path);
+          else if (w_sub >= 0 && is_opaque (sub_fd))
             {
               /* An opaque folder hides all of the workspace's below it,
                * and nothing of it shows through further down. */
-              if (!add_subtree (c, w_sub, path, error))
-                return FALSE;
+              ok = add_subtree (c, w_sub, path, error);
               paddock_close_fd (&w_sub);
             }
-          if (!collect_upper (c, sub_fd, w_sub, path, error))
-            return FALSE;
+          ok = ok && collect_upper (c, sub_fd, w_sub, path, error);
         }
-      else if (w_sub >= 0 && !add_subtree (c, w_sub, path, error))
-        {
-          /* A whiteout, file or link over a W directory hides all of it. */
-          return FALSE;
-        }
+      else
+        /* A whiteout, file or link over a W directory hides all of it. */
+        ok = w_sub < 0 || add_subtree (c, w_sub, path, error);
+      c->depth--;
+      if (!ok)
+        return FALSE;
     }
 
   return TRUE;
@@ -512,6 +531,23 @@ copy_untouched (PaddockBaseline   *copy_baseline,
   return paddock_file_stamp_equal (&now, &then);
 }
 
+/* Whether the links @name in both folders point at the same text. Out of
+ * collect_pair(), whose frame is on the stack once per folder level: its
+ * two PATH_MAX buffers were most of that frame. */
+static gboolean __attribute__ ((noinline))
+same_link (int         a_dir,
+           int         b_dir,
+           const char *name)
+{
+  char a[PATH_MAX], b[PATH_MAX];
+  ssize_t na = readlinkat (a_dir, name, a, sizeof a);
+  ssize_t nb = readlinkat (b_dir, name, b, sizeof b);
+
+  return na >= 0 && na == nb && memcmp (a, b, (gsize) na) == 0;
+}
+
+static gboolean collect_pair_below (Collect *c, int w_dir, int s_dir, const char *rel, GError **error);
+
 /* Copy: walk the copy and W side by side; either fd may be -1 when only
  * one side has the directory. With the copy's stamps from when it was
  * made, only what the session touched is a candidate; without them, every
@@ -563,12 +599,12 @@ collect_pair (Collect     *c,
       if (c->copy_baseline != NULL && copy_untouched (c->copy_baseline, path, st_, &sst))
         {
           /* A folder the session left alone may still hold its changes. */
-          if (st_ == SIDE_DIR)
+          if (st_ == SIDE_DIR && can_descend (c))
             {
               if (wt == SIDE_DIR)
                 w_sub = openat (w_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
               s_sub = openat (s_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-              if (s_sub >= 0 && !collect_pair (c, w_sub, s_sub, path, error))
+              if (s_sub >= 0 && !collect_pair_below (c, w_sub, s_sub, path, error))
                 return FALSE;
             }
           continue;
@@ -584,29 +620,40 @@ collect_pair (Collect     *c,
           if (same)
             continue;
         }
-      else if (wt == SIDE_LINK && st_ == SIDE_LINK)
-        {
-          char a[PATH_MAX], b[PATH_MAX];
-          ssize_t na = readlinkat (w_dir, name, a, sizeof a);
-          ssize_t nb = readlinkat (s_dir, name, b, sizeof b);
+      else if (wt == SIDE_LINK && st_ == SIDE_LINK && same_link (w_dir, s_dir, name))
+        continue;
 
-          if (na >= 0 && na == nb && memcmp (a, b, (gsize) na) == 0)
-            continue;
-        }
+      /* Two directories with the same permissions are the same entry; the
+       * difference, if any, is below. */
+      if (!(wt == SIDE_DIR && st_ == SIDE_DIR && (wst.st_mode & 07777) == (sst.st_mode & 07777)))
+        add_candidate (c, path);
+      if (!can_descend (c))
+        continue;  /* nothing below could be applied */
 
       if (wt == SIDE_DIR)
         w_sub = openat (w_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (st_ == SIDE_DIR)
         s_sub = openat (s_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-      /* Two directories with the same permissions are the same entry; the
-       * difference, if any, is below. */
-      if (!(wt == SIDE_DIR && st_ == SIDE_DIR && (wst.st_mode & 07777) == (sst.st_mode & 07777)))
-        add_candidate (c, path);
-
-      if ((w_sub >= 0 || s_sub >= 0) && !collect_pair (c, w_sub, s_sub, path, error))
+      if ((w_sub >= 0 || s_sub >= 0) && !collect_pair_below (c, w_sub, s_sub, path, error))
         return FALSE;
     }
 
   return TRUE;
+}
+
+/* collect_pair() one folder deeper (the caller checked can_descend()). */
+static gboolean
+collect_pair_below (Collect     *c,
+                    int          w_dir,
+                    int          s_dir,
+                    const char  *rel,
+                    GError     **error)
+{
+  gboolean ok;
+
+  c->depth++;
+  ok = collect_pair (c, w_dir, s_dir, rel, error);
+  c->depth--;
+  return ok;
 }

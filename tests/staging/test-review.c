@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -1653,6 +1654,100 @@ test_path_too_long (Fixture       *f,
 }
 
 
+/* Makes @depth nested folders named "d" under @dir, fd by fd, and a file
+ * in the last; returns the relative path of the folder at @keep levels. */
+static char *
+put_nested (const char *dir,
+            guint       depth,
+            guint       keep)
+{
+  GString *rel = g_string_new (NULL);
+  char *kept = NULL;
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  for (guint i = 0; i < depth; i++)
+    {
+      int next;
+
+      g_assert_cmpint (mkdirat (fd, "d", 0755), ==, 0);
+      next = openat (fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      g_assert_cmpint (next, >=, 0);
+      close (fd);
+      fd = next;
+      g_string_append (rel, i == 0 ? "d" : "/d");
+      if (i + 1 == keep)
+        kept = g_strdup (rel->str);
+    }
+  {
+    int file = openat (fd, "bottom.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+    g_assert_cmpint (file, >=, 0);
+    close (file);
+  }
+  close (fd);
+  g_string_free (rel, TRUE);
+  return kept;
+}
+
+/* An agent's tree 3,000 folders deep (one byte names): the review lists
+ * it down to PATH_MAX / 2 levels (nothing deeper could be applied) and
+ * neither walk runs out of stack or folders; the copy's walk overflowed
+ * a worker thread's stack at 1,920 levels. Both kinds, each in a thread
+ * with a 2 MiB stack, less than the daemon's workers have. */
+typedef struct {
+  Fixture          *f;
+  PaddockStageKind  kind;
+  PaddockReview    *review;
+  GError           *error;
+} DeepReview;
+
+static gpointer
+deep_review_thread (gpointer data)
+{
+  DeepReview *d = data;
+
+  d->review = paddock_review_new (d->f->w, d->f->upper, d->kind, NULL, NULL, NULL, NULL, &d->error);
+  return NULL;
+}
+
+static void
+test_tree_deeper_than_path_max (Fixture       *f,
+                                gconstpointer  data)
+{
+  const PaddockStageKind kinds[] = { PADDOCK_STAGE_KIND_OVERLAY, PADDOCK_STAGE_KIND_COPY };
+  g_autofree char *last = NULL;
+  g_autofree char *beyond = NULL;
+
+  /* An empty workspace: the same stage reads as an overlay's upper layer
+   * and as a copy. */
+  put (f->upper, "ok.txt", "fine\n", -1);
+  last = put_nested (f->upper, 3000, PATH_MAX / 2);
+  beyond = g_strconcat (last, "/d", NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+    {
+      DeepReview d = { f, kinds[i], NULL, NULL };
+      pthread_attr_t attr;
+      pthread_t id;
+      g_autoptr(PaddockReview) r = NULL;
+      PaddockChange *c;
+
+      g_assert_cmpint (pthread_attr_init (&attr), ==, 0);
+      g_assert_cmpint (pthread_attr_setstacksize (&attr, 2 * 1024 * 1024), ==, 0);
+      g_assert_cmpint (pthread_create (&id, &attr, deep_review_thread, &d), ==, 0);
+      g_assert_cmpint (pthread_join (id, NULL), ==, 0);
+      pthread_attr_destroy (&attr);
+      g_assert_no_error (d.error);
+      r = d.review;
+
+      expect (r, "ok.txt", PADDOCK_CHANGE_KIND_ADDED, PADDOCK_ENTRY_TYPE_FILE);
+      c = find (r, last);
+      g_assert_nonnull (c);
+      g_assert_null (find (r, beyond));
+    }
+}
+
 static void
 put_sparse_file (const char *dir,
                  const char *rel,
@@ -1760,6 +1855,7 @@ main (int   argc,
   ADD ("/staging/baseline/unreadable", test_baseline_unreadable);
   ADD ("/staging/baseline/100k", test_baseline_100k);
   ADD ("/staging/review/path-too-long", test_path_too_long);
+  ADD ("/staging/review/tree-deeper-than-path-max", test_tree_deeper_than_path_max);
   ADD ("/staging/review/sparse-terabyte", test_sparse_terabyte);
 #undef ADD
 
