@@ -25,11 +25,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#define WALK_MAX_DEPTH     256
+/* Folders deep the walk goes (one fd each): no deeper path is shorter
+ * than PATH_MAX, nothing there could be applied. */
+#define WALK_MAX_DEPTH     (PATH_MAX / 2)
 #define INTERVAL_MIN_MS    1000
 #define INTERVAL_MAX_MS    10000
 
@@ -42,6 +45,7 @@ struct _PaddockStageGuard
   guint64       reserve;
   guint64       used;
   guint64       free_bytes;
+  char         *unmeasured;   /* why the last measurement missed part of the stage */
   gboolean      full;
   char         *reason;
 
@@ -63,8 +67,27 @@ static guint signals[N_SIGNALS];
 typedef struct
 {
   guint64     bytes;
-  GHashTable *linked;   /* (dev, ino) of files with more than one link, counted once */
+  GHashTable *linked;      /* (dev, ino) of files with more than one link, counted once */
+  char       *unmeasured;  /* why part of the stage could not be measured, or NULL */
 } Walk;
+
+/* One folder on the walk's path: open (its sub-folders are opened from
+ * it) and the names of those still to go into. */
+typedef struct
+{
+  int        fd;
+  GPtrArray *subdirs;
+} Level;
+
+static void
+level_clear (gpointer data)
+{
+  Level *level = data;
+
+  if (level->fd >= 0)
+    close (level->fd);
+  g_clear_pointer (&level->subdirs, g_ptr_array_unref);
+}
 
 static guint
 file_id_hash (gconstpointer key)
@@ -84,27 +107,23 @@ file_id_equal (gconstpointer a,
   return x[0] == y[0] && x[1] == y[1];
 }
 
+/* Counts the entries of @level's folder and lists its sub-folders. */
 static gboolean
-walk_dir (Walk          *walk,
-          int            dir_fd,
-          guint          depth,
-          GCancellable  *cancellable,
-          GError       **error)
+read_level (Walk          *walk,
+            Level         *level,
+            GCancellable  *cancellable,
+            GError       **error)
 {
-  DIR *dir;
+  int dup_fd = fcntl (level->fd, F_DUPFD_CLOEXEC, 3);
+  DIR *dir = dup_fd >= 0 ? fdopendir (dup_fd) : NULL;
   struct dirent *entry;
 
-  if (depth > WALK_MAX_DEPTH)
-    {
-      close (dir_fd);
-      return TRUE;
-    }
-  dir = fdopendir (dir_fd);
   if (dir == NULL)
     {
       int saved_errno = errno;
 
-      close (dir_fd);
+      if (dup_fd >= 0)
+        close (dup_fd);
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno), "Cannot read the stage: %s",
                    g_strerror (saved_errno));
       return FALSE;
@@ -121,7 +140,7 @@ walk_dir (Walk          *walk,
           closedir (dir);
           return FALSE;
         }
-      if (fstatat (dirfd (dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+      if (fstatat (level->fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         continue;  /* gone meanwhile: the agent runs */
 
       if (!S_ISDIR (st.st_mode) && st.st_nlink > 1)
@@ -133,33 +152,80 @@ walk_dir (Walk          *walk,
           g_hash_table_add (walk->linked, g_memdup2 (id, sizeof id));
         }
       walk->bytes += (guint64) st.st_blocks * 512;
-
       if (S_ISDIR (st.st_mode))
-        {
-          int child = openat (dirfd (dir), entry->d_name,
-                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-          if (child >= 0 && !walk_dir (walk, child, depth + 1, cancellable, error))
-            {
-              closedir (dir);
-              return FALSE;
-            }
-        }
+        g_ptr_array_add (level->subdirs, g_strdup (entry->d_name));
     }
   closedir (dir);
   return TRUE;
 }
 
+/* Walks the tree under @root_fd (taken) without recursion: the agent
+ * decides how deep it is. What cannot be walked (a folder nested deeper
+ * than WALK_MAX_DEPTH, one the agent made unreadable, no fd left) is not
+ * skipped: walk->unmeasured says so, and the guard then calls the stage
+ * full, since a limit it cannot measure is not enforced. */
+static gboolean
+walk_tree (Walk          *walk,
+           int            root_fd,
+           GCancellable  *cancellable,
+           GError       **error)
+{
+  g_autoptr(GArray) levels = g_array_new (FALSE, TRUE, sizeof (Level));
+  Level root = { root_fd, g_ptr_array_new_with_free_func (g_free) };
+
+  g_array_set_clear_func (levels, level_clear);
+  g_array_append_val (levels, root);
+  if (!read_level (walk, &g_array_index (levels, Level, 0), cancellable, error))
+    return FALSE;
+
+  while (levels->len > 0 && walk->unmeasured == NULL)
+    {
+      Level *level = &g_array_index (levels, Level, levels->len - 1);
+      g_autofree char *name = NULL;
+      Level next = { -1, NULL };
+
+      if (level->subdirs->len == 0)
+        {
+          g_array_set_size (levels, levels->len - 1);
+          continue;
+        }
+      name = g_ptr_array_steal_index (level->subdirs, level->subdirs->len - 1);
+      next.fd = openat (level->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next.fd < 0)
+        {
+          /* Gone or replaced by something else meanwhile: the agent runs. */
+          if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+            continue;
+          walk->unmeasured = g_strdup_printf ("a folder in it cannot be opened (%s)", g_strerror (errno));
+          break;
+        }
+      if (levels->len >= WALK_MAX_DEPTH)
+        {
+          close (next.fd);
+          walk->unmeasured = g_strdup_printf ("its folders are nested deeper than %u levels", WALK_MAX_DEPTH);
+          break;
+        }
+      next.subdirs = g_ptr_array_new_with_free_func (g_free);
+      g_array_append_val (levels, next);
+      if (!read_level (walk, &g_array_index (levels, Level, levels->len - 1), cancellable, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* The bytes @root really holds (allocated blocks, each hard-linked file
- * once) and the free space of its file system for an unprivileged writer. */
+ * once) and the free space of its file system for an unprivileged writer.
+ * @out_unmeasured: why part of it could not be measured (then the bytes
+ * are those of the rest), or NULL. */
 gboolean
 paddock_stage_guard_measure (const char  *root,
                              guint64     *out_bytes,
                              guint64     *out_free,
+                             char       **out_unmeasured,
                              GError     **error)
 {
   g_autoptr(GHashTable) linked = g_hash_table_new_full (file_id_hash, file_id_equal, g_free, NULL);
-  Walk walk = { 0, linked };
+  Walk walk = { 0, linked, NULL };
   struct statvfs vfs;
   int fd;
 
@@ -181,11 +247,15 @@ paddock_stage_guard_measure (const char  *root,
                    g_strerror (saved_errno));
       return FALSE;
     }
-  if (!walk_dir (&walk, fd, 0, NULL, error))
-    return FALSE;
+  if (!walk_tree (&walk, fd, NULL, error))
+    {
+      g_free (walk.unmeasured);
+      return FALSE;
+    }
 
   *out_bytes = walk.bytes;
   *out_free = (guint64) vfs.f_bavail * (guint64) vfs.f_frsize;
+  *out_unmeasured = walk.unmeasured;
   return TRUE;
 }
 
@@ -200,7 +270,9 @@ paddock_stage_guard_judge (PaddockStageGuard *self,
   g_autofree char *reason = NULL;
   gboolean full;
 
-  if (self->used > self->limit)
+  if (self->unmeasured != NULL)
+    reason = g_strdup_printf ("the stage cannot be measured against its limit: %s", self->unmeasured);
+  else if (self->used > self->limit)
     reason = g_strdup_printf ("the stage holds %" G_GUINT64_FORMAT " MiB, over its limit of %" G_GUINT64_FORMAT " MiB",
                               self->used / (1024 * 1024), self->limit / (1024 * 1024));
   else if (self->free_bytes < self->reserve)
@@ -222,12 +294,14 @@ typedef struct
   char    *root;
   guint64  bytes;
   guint64  free_bytes;
+  char    *unmeasured;
   gint64   elapsed_us;
 } Measure;
 
 static void
 measure_free (Measure *measure)
 {
+  g_free (measure->unmeasured);
   g_free (measure->root);
   g_free (measure);
 }
@@ -242,7 +316,8 @@ measure_thread (GTask        *task,
   gint64 start = g_get_monotonic_time ();
   GError *error = NULL;
 
-  if (!paddock_stage_guard_measure (measure->root, &measure->bytes, &measure->free_bytes, &error))
+  if (!paddock_stage_guard_measure (measure->root, &measure->bytes, &measure->free_bytes,
+                                    &measure->unmeasured, &error))
     {
       g_task_return_error (task, error);
       return;
@@ -269,6 +344,8 @@ measure_done_cb (GObject      *object,
     {
       self->used = measure->bytes;
       self->free_bytes = measure->free_bytes;
+      g_free (self->unmeasured);
+      self->unmeasured = g_steal_pointer (&measure->unmeasured);
       /* A large stage is walked less often: at most a tenth of the time. */
       self->interval_ms = CLAMP ((guint) (measure->elapsed_us / 100), INTERVAL_MIN_MS, INTERVAL_MAX_MS);
       paddock_stage_guard_judge (self, FALSE);
@@ -326,6 +403,7 @@ paddock_stage_guard_finalize (GObject *object)
 
   g_free (self->root);
   g_free (self->reason);
+  g_free (self->unmeasured);
   G_OBJECT_CLASS (paddock_stage_guard_parent_class)->finalize (object);
 }
 

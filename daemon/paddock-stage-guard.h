@@ -35,6 +35,7 @@ const char        *paddock_stage_guard_get_reason (PaddockStageGuard *self);
 gboolean           paddock_stage_guard_measure    (const char        *root,
                                                    guint64           *out_bytes,
                                                    guint64           *out_free,
+                                                   char             **out_unmeasured,
                                                    GError           **error);
 
 G_END_DECLS

@@ -77,6 +77,23 @@ run "$tmp/out" "$tmp/err" --json destroy "$id2"
 check "destroying a session held still leaves no process (exit $rc)" \
   test "$rc:$(json "$tmp/out" 'd["survivors"]' 2>&1)" = "0:0"
 
+# Nothing of a stage goes unmeasured: 8 MiB under 300 nested folders
+# (the walk used to stop at 256 levels and count nothing below), and 8 MiB
+# in a folder the agent then makes unreadable (root reads it anyway; a
+# user's daemon cannot, and calls the stage full: a limit it cannot
+# measure is not enforced). Each session is limited to 2 MiB.
+nested=$(printf 'd/%.0s' $(seq 300))
+agent3="mkdir -p $nested && head -c 8388608 /dev/zero > ${nested}deep.bin && echo DEEP-DONE; exec sleep 600"
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe --stage-limit 2M -- sh -c "$agent3"
+id3=$(head -n 1 "$tmp/out")
+check "8 MiB under 300 nested folders counts: the session is held still" wait_for 30 held "$id3"
+agent4='mkdir closed && head -c 8388608 /dev/zero > closed/x.bin && chmod 000 closed && echo CLOSED-DONE; exec sleep 600'
+run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe --stage-limit 2M -- sh -c "$agent4"
+id4=$(head -n 1 "$tmp/out")
+check "8 MiB in a folder made unreadable counts too: held still" wait_for 30 held "$id4"
+"$CTL" destroy "$id3" >/dev/null 2>&1 || true
+"$CTL" destroy "$id4" >/dev/null 2>&1 || true
+
 "$CTL" destroy "$id" >/dev/null 2>&1 || true
 echo "1..$n"
 [[ $failures -eq 0 ]]
