@@ -338,7 +338,14 @@ measure_done_cb (GObject      *object,
   if (!g_task_propagate_boolean (G_TASK (result), &error))
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        g_debug ("Could not measure the stage %s: %s", self->root, error->message);
+        {
+          /* Not measured is not within the limit (the agent can make its
+           * stage's root unreadable to a user's daemon): held, saying why. */
+          g_debug ("Could not measure the stage %s: %s", self->root, error->message);
+          g_free (self->unmeasured);
+          self->unmeasured = g_strdup (error->message);
+          paddock_stage_guard_judge (self, FALSE);
+        }
     }
   else
     {

@@ -91,6 +91,18 @@ agent4='mkdir closed && head -c 8388608 /dev/zero > closed/x.bin && chmod 000 cl
 run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe --stage-limit 2M -- sh -c "$agent4"
 id4=$(head -n 1 "$tmp/out")
 check "8 MiB in a folder made unreadable counts too: held still" wait_for 30 held "$id4"
+# A stage whose root the agent made unreadable: a user's daemon cannot
+# measure it at all, and holds it (root's reads it, and has nothing to hold).
+if [[ $(id -u) != 0 ]]; then
+  run "$tmp/out" "$tmp/err" create --workspace "$ws" --profile safe --stage-limit 2M -- \
+    sh -c 'chmod 000 . && echo ROOT-CLOSED; exec sleep 600'
+  id5=$(head -n 1 "$tmp/out")
+  check "a stage whose root was made unreadable is held still" wait_for 30 held "$id5"
+  "$CTL" --json status "$id5" >"$tmp/status.json"
+  check "…saying it cannot be measured" \
+    test "$(json "$tmp/status.json" '"cannot be measured" in d["stage"]["reason"]')" = True
+  "$CTL" destroy "$id5" >/dev/null 2>&1 || true
+fi
 "$CTL" destroy "$id3" >/dev/null 2>&1 || true
 "$CTL" destroy "$id4" >/dev/null 2>&1 || true
 
