@@ -22,17 +22,19 @@
 
 #include "paddock-stage-guard.h"
 
+#include "paddock-autofd.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-/* Folders deep the walk goes (one fd each): no deeper path is shorter
- * than PATH_MAX, nothing there could be applied. */
-#define WALK_MAX_DEPTH     (PATH_MAX / 2)
+/* Folders deep the walk goes (each holds a little memory, no fd), and
+ * walks it starts again when the agent moves a folder under it. */
+#define WALK_MAX_DEPTH     65536
+#define WALK_ATTEMPTS      3
 #define INTERVAL_MIN_MS    1000
 #define INTERVAL_MAX_MS    10000
 
@@ -71,11 +73,13 @@ typedef struct
   char       *unmeasured;  /* why part of the stage could not be measured, or NULL */
 } Walk;
 
-/* One folder on the walk's path: open (its sub-folders are opened from
- * it) and the names of those still to go into. */
+/* One folder on the walk's path: which one (to check that ".." leads
+ * back to it), and the names of its sub-folders still to go into. Only
+ * the folder the walk is in is open: the depth is the agent's to choose. */
 typedef struct
 {
-  int        fd;
+  dev_t      dev;
+  ino_t      ino;
   GPtrArray *subdirs;
 } Level;
 
@@ -84,8 +88,6 @@ level_clear (gpointer data)
 {
   Level *level = data;
 
-  if (level->fd >= 0)
-    close (level->fd);
   g_clear_pointer (&level->subdirs, g_ptr_array_unref);
 }
 
@@ -107,16 +109,24 @@ file_id_equal (gconstpointer a,
   return x[0] == y[0] && x[1] == y[1];
 }
 
-/* Counts the entries of @level's folder and lists its sub-folders. */
+/* Counts the entries of the folder @dir_fd and lists its sub-folders in
+ * @level. */
 static gboolean
 read_level (Walk          *walk,
+            int            dir_fd,
             Level         *level,
             GCancellable  *cancellable,
             GError       **error)
 {
-  int dup_fd = fcntl (level->fd, F_DUPFD_CLOEXEC, 3);
-  DIR *dir = dup_fd >= 0 ? fdopendir (dup_fd) : NULL;
+  int dup_fd = fcntl (dir_fd, F_DUPFD_CLOEXEC, 3);
+  DIR *dir;
   struct dirent *entry;
+
+  /* A dup shares the offset, which an earlier walk of the root left at
+   * its end: read from the start. */
+  if (dup_fd >= 0)
+    lseek (dup_fd, 0, SEEK_SET);
+  dir = dup_fd >= 0 ? fdopendir (dup_fd) : NULL;
 
   if (dir == NULL)
     {
@@ -140,7 +150,7 @@ read_level (Walk          *walk,
           closedir (dir);
           return FALSE;
         }
-      if (fstatat (level->fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+      if (fstatat (dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         continue;  /* gone meanwhile: the agent runs */
 
       if (!S_ISDIR (st.st_mode) && st.st_nlink > 1)
@@ -159,39 +169,74 @@ read_level (Walk          *walk,
   return TRUE;
 }
 
-/* Walks the tree under @root_fd (taken) without recursion: the agent
- * decides how deep it is. What cannot be walked (a folder nested deeper
- * than WALK_MAX_DEPTH, one the agent made unreadable, no fd left) is not
- * skipped: walk->unmeasured says so, and the guard then calls the stage
- * full, since a limit it cannot measure is not enforced. */
+/* Walks the tree under @root_fd without recursion, with one folder open
+ * at a time (going back up by ".."), so that neither the stack nor the
+ * fds bound how deep the agent may nest its folders. FALSE with
+ * @out_moved set when a folder the walk was in was moved meanwhile (".."
+ * led elsewhere): the caller walks again. What cannot be walked (a folder
+ * nested deeper than WALK_MAX_DEPTH, one the agent made unreadable) is
+ * not skipped: walk->unmeasured says so, and the guard then calls the
+ * stage full, since a limit it cannot measure is not enforced. */
 static gboolean
 walk_tree (Walk          *walk,
            int            root_fd,
+           gboolean      *out_moved,
            GCancellable  *cancellable,
            GError       **error)
 {
   g_autoptr(GArray) levels = g_array_new (FALSE, TRUE, sizeof (Level));
-  Level root = { root_fd, g_ptr_array_new_with_free_func (g_free) };
+  paddock_autofd int cur = fcntl (root_fd, F_DUPFD_CLOEXEC, 3);
+  Level root = { 0, 0, g_ptr_array_new_with_free_func (g_free) };
+  struct stat st;
 
+  *out_moved = FALSE;
   g_array_set_clear_func (levels, level_clear);
+  if (cur < 0 || fstat (cur, &st) != 0)
+    {
+      int saved_errno = errno;
+
+      g_ptr_array_unref (root.subdirs);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved_errno), "Cannot read the stage: %s",
+                   g_strerror (saved_errno));
+      return FALSE;
+    }
+  root.dev = st.st_dev;
+  root.ino = st.st_ino;
   g_array_append_val (levels, root);
-  if (!read_level (walk, &g_array_index (levels, Level, 0), cancellable, error))
+  if (!read_level (walk, cur, &g_array_index (levels, Level, 0), cancellable, error))
     return FALSE;
 
-  while (levels->len > 0 && walk->unmeasured == NULL)
+  while (walk->unmeasured == NULL)
     {
       Level *level = &g_array_index (levels, Level, levels->len - 1);
       g_autofree char *name = NULL;
-      Level next = { -1, NULL };
+      Level next = { 0, 0, NULL };
+      int fd;
 
       if (level->subdirs->len == 0)
         {
+          Level *parent;
+
           g_array_set_size (levels, levels->len - 1);
+          if (levels->len == 0)
+            break;
+          parent = &g_array_index (levels, Level, levels->len - 1);
+          fd = openat (cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+          if (fd < 0 || fstat (fd, &st) != 0 || st.st_dev != parent->dev || st.st_ino != parent->ino)
+            {
+              if (fd >= 0)
+                close (fd);
+              *out_moved = TRUE;
+              return FALSE;
+            }
+          paddock_close_fd (&cur);
+          cur = fd;
           continue;
         }
+
       name = g_ptr_array_steal_index (level->subdirs, level->subdirs->len - 1);
-      next.fd = openat (level->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (next.fd < 0)
+      fd = openat (cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
         {
           /* Gone or replaced by something else meanwhile: the agent runs. */
           if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
@@ -199,15 +244,19 @@ walk_tree (Walk          *walk,
           walk->unmeasured = g_strdup_printf ("a folder in it cannot be opened (%s)", g_strerror (errno));
           break;
         }
-      if (levels->len >= WALK_MAX_DEPTH)
+      if (levels->len >= WALK_MAX_DEPTH || fstat (fd, &st) != 0)
         {
-          close (next.fd);
+          close (fd);
           walk->unmeasured = g_strdup_printf ("its folders are nested deeper than %u levels", WALK_MAX_DEPTH);
           break;
         }
+      paddock_close_fd (&cur);
+      cur = fd;
+      next.dev = st.st_dev;
+      next.ino = st.st_ino;
       next.subdirs = g_ptr_array_new_with_free_func (g_free);
       g_array_append_val (levels, next);
-      if (!read_level (walk, &g_array_index (levels, Level, levels->len - 1), cancellable, error))
+      if (!read_level (walk, cur, &g_array_index (levels, Level, levels->len - 1), cancellable, error))
         return FALSE;
     }
   return TRUE;
@@ -247,11 +296,30 @@ paddock_stage_guard_measure (const char  *root,
                    g_strerror (saved_errno));
       return FALSE;
     }
-  if (!walk_tree (&walk, fd, NULL, error))
+  /* A walk cut short by the agent moving a folder it was in is started
+   * again (counts restart); after WALK_ATTEMPTS such walks in a row the
+   * stage is unmeasured. */
+  for (guint attempt = 0; ; attempt++)
     {
-      g_free (walk.unmeasured);
-      return FALSE;
+      gboolean moved = FALSE;
+
+      walk.bytes = 0;
+      g_hash_table_remove_all (linked);
+      if (walk_tree (&walk, fd, &moved, NULL, error))
+        break;
+      if (!moved)
+        {
+          close (fd);
+          g_free (walk.unmeasured);
+          return FALSE;
+        }
+      if (attempt + 1 == WALK_ATTEMPTS)
+        {
+          walk.unmeasured = g_strdup ("its folders kept moving while it was measured");
+          break;
+        }
     }
+  close (fd);
 
   *out_bytes = walk.bytes;
   *out_free = (guint64) vfs.f_bavail * (guint64) vfs.f_frsize;
