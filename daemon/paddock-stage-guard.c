@@ -244,10 +244,13 @@ walk_tree (Walk          *walk,
           walk->unmeasured = g_strdup_printf ("a folder in it cannot be opened (%s)", g_strerror (errno));
           break;
         }
-      if (levels->len >= WALK_MAX_DEPTH || fstat (fd, &st) != 0)
+      if (levels->len >= WALK_MAX_DEPTH)
+        walk->unmeasured = g_strdup_printf ("its folders are nested deeper than %u levels", WALK_MAX_DEPTH);
+      else if (fstat (fd, &st) != 0)
+        walk->unmeasured = g_strdup_printf ("a folder in it cannot be read (%s)", g_strerror (errno));
+      if (walk->unmeasured != NULL)
         {
           close (fd);
-          walk->unmeasured = g_strdup_printf ("its folders are nested deeper than %u levels", WALK_MAX_DEPTH);
           break;
         }
       paddock_close_fd (&cur);

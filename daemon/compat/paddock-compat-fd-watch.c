@@ -22,7 +22,8 @@
  * time an fd goes from no wait to one, so an event read in the same batch
  * as the close of its fd never reaches a new socket given the same
  * number. The one rule for callers: remove a pending wait before closing
- * its fd (else it never fires).
+ * its fd (else it never fires, and a new socket given the number cannot be
+ * waited for that way: its slot is still taken).
  *
  * Unlike PaddockCompatPoller (a blocking wait for a thread of its own,
  * edge-triggered), this is level-triggered and one-shot, as a GSource per
@@ -64,10 +65,7 @@ typedef struct
 #if PADDOCK_COMPAT_LINUX
   guint32  generation;  /* in each event's data, beside the fd */
   guint32  armed;       /* the EPOLLIN/EPOLLOUT bits the kernel has armed */
-  gboolean registered;  /* in the epoll set, armed or not */
-#else
-  PaddockCompatFdWatch *watch;
-  int                   fd;
+  gboolean registered;  /* added to the epoll set once (so MOD, not ADD, is tried first) */
 #endif
 } Entry;
 
@@ -106,10 +104,6 @@ entry_get (PaddockCompatFdWatch *self,
   if (entry == NULL && create)
     {
       entry = g_new0 (Entry, 1);
-#if !PADDOCK_COMPAT_LINUX
-      entry->watch = self;
-      entry->fd = fd;
-#endif
       g_ptr_array_index (self->entries, fd) = entry;
     }
   return entry;
@@ -213,7 +207,7 @@ deliver (PaddockCompatFdWatch     *self,
 
   /* Left from an fd closed earlier in this batch, or from a wait taken
    * back and given again (its own, current event comes next time). */
-  if (entry == NULL || entry->generation != generation || !entry->registered)
+  if (entry == NULL || entry->generation != generation)
     return;
 
   if (event->events & EPOLLIN)
@@ -232,11 +226,11 @@ deliver (PaddockCompatFdWatch     *self,
   entry->armed = 0;
   if (entry->in.func != NULL && (condition & (G_IO_IN | G_IO_ERR | G_IO_HUP)))
     slot_fire (fd, &entry->in, condition);
-  if (entry->generation == generation && entry->registered &&
+  if (entry->generation == generation &&
       entry->out.func != NULL && (condition & (G_IO_OUT | G_IO_ERR | G_IO_HUP)))
     slot_fire (fd, &entry->out, condition);
 
-  if (entry->generation == generation && entry->registered)
+  if (entry->generation == generation)
     {
       g_autoptr(GError) error = NULL;
 
