@@ -57,6 +57,8 @@
 #include "paddock-autofd.h"
 #include "paddock-clone-vm.h"
 #include "paddock-keeper-client.h"
+#include "paddock-mount-changes.h"
+#include "paddock-sandbox-host-paths.h"
 #include "paddock-sandbox-protocol.h"
 #include "paddock-spare-options.h"
 
@@ -74,6 +76,8 @@ struct _Spare {
   char                *net_mode;
   guint                watch;      /* its child watch until it is taken or ended */
   int                  mounts;     /* our /proc/self/mountinfo, opened before it was made */
+  char                *mounts_then;   /* its text, read before it was made */
+  gboolean             mounts_changed;   /* since: seen once, so kept */
 };
 
 struct _PaddockSpareSandbox
@@ -105,6 +109,7 @@ spare_free (Spare *spare)
   paddock_close_fd (&spare->pty_master);
   paddock_close_fd (&spare->control);
   paddock_close_fd (&spare->mounts);
+  g_free (spare->mounts_then);
   if (spare->cgroup != NULL)
     paddock_cgroup_remove (spare->cgroup);
   g_clear_pointer (&spare->cgroup, paddock_cgroup_free);
@@ -325,11 +330,14 @@ paddock_spare_sandbox_refill (PaddockSpareSandbox *self,
   spare->pty_master = -1;
   spare->control = -1;
   spare->net_mode = g_strdup (net_mode);
-  /* Before its namespace copies ours: see spare_is_stale(). */
+  /* Before its namespace copies ours: see spare_view_is_stale(). The
+   * watch first, then the text: a change between the two is in both the
+   * text and the copy, and only makes the watch fire. */
   spare->mounts = open ("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-  if (spare->mounts < 0)
+  if (spare->mounts < 0 || !g_file_get_contents ("/proc/self/mountinfo", &spare->mounts_then, NULL, &error))
     {
-      g_debug ("No sandbox made ahead: cannot watch our mounts: %s", g_strerror (errno));
+      g_debug ("No sandbox made ahead: cannot watch our mounts: %s",
+               error != NULL ? error->message : g_strerror (errno));
       spare_free (spare);
       return;
     }
@@ -429,34 +437,81 @@ paddock_spare_sandbox_refill (PaddockSpareSandbox *self,
   self->ready = spare;
 }
 
-/* Whether a mount was made or removed in our mount namespace since SPARE
- * was made. Its pid 1 reads its session's paths in its copy of our mounts,
- * taken when it was made, and sees no later change unless the host's
- * mounts propagate (shared; they often are private, in a container): a
- * workspace mounted since would be the empty folder beneath. The kernel
- * marks the mountinfo file we opened before then on any change (POLLPRI). */
+/* Whether a mount was made, removed or changed in our mount namespace
+ * since SPARE was made. The kernel marks the mountinfo file we opened
+ * before then on any change (POLLPRI), once: kept here. */
 static gboolean
-spare_is_stale (Spare *spare)
+spare_mounts_changed (Spare *spare)
 {
   struct pollfd pfd = { .fd = spare->mounts, .events = POLLPRI };
 
-  return poll (&pfd, 1, 0) != 0;
+  if (!spare->mounts_changed && poll (&pfd, 1, 0) != 0)
+    spare->mounts_changed = TRUE;
+  return spare->mounts_changed;
+}
+
+/* Whether SPARE's view would differ from that of a sandbox made now for
+ * a session of SESSION_ARGS. Its pid 1 reads the session's paths in its
+ * copy of our mounts, taken when it was made, and sees no later change
+ * unless the host's mounts propagate (shared; they often are private, in
+ * a container): a workspace mounted since would be the empty folder
+ * beneath. But most changes are elsewhere (a container, a disk, another
+ * daemon's work; on a busy host, one every few seconds), and the view's
+ * binds are not recursive: such a change is in neither view, and passing
+ * the spare over for it would cost every start on that host its head
+ * start. So a change counts when it is on the way to, or below, a path
+ * the view shows: the system's, /etc's and every path in the session's
+ * options (paddock-mount-changes.c). */
+static gboolean
+spare_view_is_stale (Spare              *spare,
+                     const char * const *session_args)
+{
+  static const char *const system_dirs[] = { PADDOCK_SANDBOX_SYSTEM_DIRS };
+  static const char *const dev_nodes[] = { PADDOCK_SANDBOX_DEV_NODES };
+  static const char *const etc_files[] = { PADDOCK_SANDBOX_ETC_FILES };
+  g_autoptr(GPtrArray) paths = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *now = NULL;
+  g_autofree char *changed = NULL;
+
+  if (!spare_mounts_changed (spare))
+    return FALSE;
+  if (!g_file_get_contents ("/proc/self/mountinfo", &now, NULL, &error))
+    {
+      g_debug ("The sandbox made ahead cannot be compared with our mounts now: %s", error->message);
+      return TRUE;
+    }
+  paths = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < G_N_ELEMENTS (system_dirs); i++)
+    paddock_mount_changes_add_paths_in (paths, system_dirs[i]);
+  for (guint i = 0; i < G_N_ELEMENTS (dev_nodes); i++)
+    {
+      g_autofree char *node = g_strconcat ("/dev/", dev_nodes[i], NULL);
+      paddock_mount_changes_add_paths_in (paths, node);
+    }
+  /* Its console: the terminal's name under /dev/pts. */
+  paddock_mount_changes_add_paths_in (paths, "/dev/pts");
+  for (guint i = 0; i < G_N_ELEMENTS (etc_files); i++)
+    paddock_mount_changes_add_paths_in (paths, etc_files[i]);
+  for (guint i = 0; session_args[i] != NULL; i++)
+    paddock_mount_changes_add_paths_in (paths, session_args[i]);
+  g_ptr_array_add (paths, NULL);
+
+  changed = paddock_mount_changes_find_affecting (spare->mounts_then, now, (const char * const *) paths->pdata);
+  if (changed == NULL)
+    return FALSE;
+  g_debug ("The sandbox made ahead predates a change of our mounts at %s; this session makes its own", changed);
+  return TRUE;
 }
 
 /* Whether there is a spare for sessions of NET_MODE (it may still turn
- * out to be gone when taken). One whose view of the host's mounts is out
- * of date is ended here: the next safe start makes a new one. */
+ * out to be gone, or its view out of date, when taken). */
 gboolean
 paddock_spare_sandbox_fits (PaddockSpareSandbox *self,
                             const char          *net_mode)
 {
   g_return_val_if_fail (self != NULL, FALSE);
 
-  if (self->ready != NULL && spare_is_stale (self->ready))
-    {
-      g_debug ("The sandbox made ahead predates a change of our mounts; the next session makes its own");
-      spare_end (g_steal_pointer (&self->ready));
-    }
   return self->ready != NULL && g_strcmp0 (self->ready->net_mode, net_mode) == 0;
 }
 
@@ -524,9 +579,8 @@ paddock_spare_sandbox_take (PaddockSpareSandbox      *self,
       spare_end (spare);
       return FALSE;
     }
-  if (spare_is_stale (spare))
+  if (spare_view_is_stale (spare, session_args))
     {
-      g_debug ("The sandbox made ahead predates a change of our mounts; this session makes its own");
       spare_end (spare);
       return FALSE;
     }

@@ -12,6 +12,9 @@
  *    layer, its cgroup named for it;
  *  - a session of another network mode makes its own sandbox, and the
  *    spare is then made for that mode;
+ *  - a mount made since on the way to the workspace (at it, above it)
+ *    makes the session make its own sandbox, which sees the mount; mounts
+ *    elsewhere on the host leave the spare to be taken;
  *  - nothing is left when the daemon goes: not the spare, not its cgroup,
  *    and when the daemon was killed, the next daemon removes the cgroup
  *    the dead one's spare left.
@@ -583,6 +586,83 @@ test_workspace_mounted_after_the_spare (void)
   g_rmdir (mounted);
 }
 
+/* Mounts made and ended elsewhere after the spare was made (a container
+ * started, a disk plugged in: on a busy host, often) are in neither the
+ * spare's view nor a new sandbox's: the next session still takes the
+ * spare. A mount over a folder above the workspace is on the way to it:
+ * that session makes its own sandbox and sees the workspace on the mount.
+ * Needs root, to mount. */
+static void
+test_mounts_elsewhere_keep_the_spare (void)
+{
+  g_autoptr(PaddockTestDaemon) daemon = paddock_test_daemon_new (NULL);
+  GDBusConnection *connection = paddock_test_daemon_get_connection (daemon);
+  g_autofree char *elsewhere = g_dir_make_tmp ("paddock-spare-elsewhere-XXXXXX", NULL);
+  g_autofree char *above = g_dir_make_tmp ("paddock-spare-above-XXXXXX", NULL);
+  g_autofree char *below_mount = NULL;
+  g_autofree char *file = NULL;
+  char *unmounted_workspace = workspace;
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *third = NULL;
+  g_autofree char *seen = NULL;
+  GPid spare;
+  GPid next_spare;
+
+  g_assert_nonnull (elsewhere);
+  g_assert_nonnull (above);
+  first = create_safe (connection, "host", "exec sleep 300");
+  if (first == NULL)
+    {
+      g_rmdir (elsewhere);
+      g_rmdir (above);
+      return;
+    }
+  spare = paddock_test_wait_for_spare_sandbox (connection, 0);
+  if (mount ("tmpfs", elsewhere, "tmpfs", 0, "size=1m,mode=0755") != 0)
+    {
+      g_test_skip ("Cannot mount a tmpfs here (needs root)");
+      destroy (connection, first);
+      g_rmdir (elsewhere);
+      g_rmdir (above);
+      return;
+    }
+  g_assert_cmpint (umount2 (elsewhere, MNT_DETACH), ==, 0);
+  g_assert_cmpint (mount ("tmpfs", elsewhere, "tmpfs", 0, "size=1m,mode=0755"), ==, 0);
+
+  second = create_safe (connection, "host", "exec sleep 300");
+  g_assert_nonnull (second);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, second), ==, spare);
+  seen = run_output (connection, second, "cat hello.txt");
+  g_assert_cmpstr (seen, ==, "hello from the workspace\n");
+  g_clear_pointer (&seen, g_free);
+
+  /* Above the workspace: the folder the workspace is in, mounted over. */
+  next_spare = paddock_test_wait_for_spare_sandbox (connection, spare);
+  g_assert_cmpint (mount ("tmpfs", above, "tmpfs", 0, "size=1m,mode=0755"), ==, 0);
+  below_mount = g_build_filename (above, "ws", NULL);
+  file = g_build_filename (below_mount, "mounted.txt", NULL);
+  g_assert_cmpint (g_mkdir (below_mount, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (file, "under the mount\n", -1, NULL));
+  workspace = below_mount;
+  third = create_safe (connection, "host", "exec sleep 300");
+  workspace = unmounted_workspace;
+  g_assert_nonnull (third);
+  g_assert_cmpint (paddock_test_session_main_pid (connection, third), !=, next_spare);
+  seen = run_output (connection, third, "cat mounted.txt");
+  g_assert_cmpstr (seen, ==, "under the mount\n");
+  g_assert_false (paddock_test_pid_alive (next_spare));
+
+  destroy (connection, first);
+  destroy (connection, second);
+  destroy (connection, third);
+  g_clear_pointer (&daemon, paddock_test_daemon_free);
+  g_assert_cmpint (umount2 (elsewhere, MNT_DETACH), ==, 0);
+  g_assert_cmpint (umount2 (above, MNT_DETACH), ==, 0);
+  g_rmdir (elsewhere);
+  g_rmdir (above);
+}
+
 /* A file of /etc replaced by rename after the spare was made (as an
  * editor's save or a network manager's new resolv.conf does) is the new
  * file in the session that takes the spare: /etc is bound when the
@@ -823,6 +903,7 @@ main (int   argc,
   g_test_add_func ("/spare-sandbox/leased-sockets-make-their-own", test_leased_sockets_make_their_own);
   g_test_add_func ("/spare-sandbox/released-ports-take-the-spare", test_released_ports_take_the_spare);
   g_test_add_func ("/spare-sandbox/workspace-mounted-after-the-spare", test_workspace_mounted_after_the_spare);
+  g_test_add_func ("/spare-sandbox/mounts-elsewhere-keep-the-spare", test_mounts_elsewhere_keep_the_spare);
   g_test_add_func ("/spare-sandbox/etc-replaced-after-the-spare", test_etc_replaced_after_the_spare);
   g_test_add_func ("/spare-sandbox/other-network-mode-makes-its-own", test_other_network_mode_makes_its_own);
   g_test_add_func ("/spare-sandbox/stuck-spare-is-killed-and-leaves-nothing", test_stuck_spare_is_killed_and_leaves_nothing);

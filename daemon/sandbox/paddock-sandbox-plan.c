@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "paddock-sandbox-host-paths.h"
 #include "paddock-sandbox-private.h"
 
 void
@@ -175,12 +176,8 @@ plan_build_system (Plan *plan,
                    int   pty_fd)
 {
   /* The system: programs and libraries, read-only. */
-  static const char *const system_dirs[] = {
-    "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
-  };
-  static const char *const dev_nodes[] = {
-    "null", "zero", "full", "random", "urandom", "tty",
-  };
+  static const char *const system_dirs[] = { PADDOCK_SANDBOX_SYSTEM_DIRS };
+  static const char *const dev_nodes[] = { PADDOCK_SANDBOX_DEV_NODES };
 
   for (guint i = 0; i < G_N_ELEMENTS (system_dirs); i++)
     plan_system_path (plan, system_dirs[i], FALSE, OP_BIND_RO);
@@ -253,16 +250,7 @@ plan_build_system (Plan *plan,
 /* The part of /etc programs need to run, resolve names and verify TLS.
  * Followed when symlinks (resolv.conf often points into /run, which the
  * sandbox does not have). Not shadow, not ssh keys, nothing secret. */
-static const char *const etc_files[] = {
-  "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
-  "/etc/hostname", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
-  "/etc/services", "/etc/protocols", "/etc/ld.so.cache", "/etc/ld.so.conf",
-  "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/ssl", "/etc/ca-certificates",
-  "/etc/ca-certificates.conf", "/etc/localtime", "/etc/timezone",
-  "/etc/os-release", "/etc/shells", "/etc/profile", "/etc/bash.bashrc",
-  "/etc/inputrc", "/etc/terminfo", "/etc/mime.types", "/etc/gitconfig",
-  "/etc/locale.alias", "/etc/locale.gen", "/etc/default/locale",
-};
+static const char *const etc_files[] = { PADDOCK_SANDBOX_ETC_FILES };
 
 /* The part of /etc programs need to run, as a tree of its own: its files
  * are bound one by one (see etc_fingerprint() for a spare's). */
