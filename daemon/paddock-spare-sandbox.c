@@ -473,6 +473,7 @@ spare_view_is_stale (Spare              *spare,
   g_autoptr(GError) error = NULL;
   g_autofree char *now = NULL;
   g_autofree char *changed = NULL;
+  const char *real_home = NULL;
 
   if (!spare_mounts_changed (spare))
     return FALSE;
@@ -494,7 +495,19 @@ spare_view_is_stale (Spare              *spare,
   for (guint i = 0; i < G_N_ELEMENTS (etc_files); i++)
     paddock_mount_changes_add_paths_in (paths, etc_files[i]);
   for (guint i = 0; session_args[i] != NULL; i++)
-    paddock_mount_changes_add_paths_in (paths, session_args[i]);
+    {
+      paddock_mount_changes_add_paths_in (paths, session_args[i]);
+      if (g_str_equal (session_args[i], "--real-home") && session_args[i + 1] != NULL)
+        real_home = session_args[i + 1];
+    }
+  /* An exposed path is named relative to the real home: where it is, and
+   * where a symlink there leads. */
+  for (guint i = 0; real_home != NULL && session_args[i] != NULL; i++)
+    if (g_str_equal (session_args[i], "--expose") && session_args[i + 1] != NULL)
+      {
+        g_autofree char *exposed = g_build_filename (real_home, session_args[i + 1], NULL);
+        paddock_mount_changes_add_paths_in (paths, exposed);
+      }
   g_ptr_array_add (paths, NULL);
 
   changed = paddock_mount_changes_find_affecting (spare->mounts_then, now, (const char * const *) paths->pdata);

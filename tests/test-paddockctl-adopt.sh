@@ -524,8 +524,9 @@ SH
 
   # A sandbox made ahead (paddock-spare-sandbox.c) is born under a keeper
   # too: the session that takes it is adopted like any other. (A spare is
-  # ended, not taken, if the host's mounts changed since it was made,
-  # which another program of this machine may do: tried a few times.)
+  # ended, not taken, if the host's mounts changed since it was made on the
+  # way to a path its view shows, which another program of this machine
+  # may do: tried a few times.)
   our_spare ()
   {
     local p
