@@ -21,38 +21,21 @@
 #include <string.h>
 
 /* The mount point (the fifth field) of a mountinfo line, its octal
- * escapes (\040 for a space, \011, \012, \134) undone; NULL for a line
- * that has none. */
+ * escapes (\040 for a space, \011, \012, \134) undone as the
+ * boundary's reading does (g_strcompress()); NULL for a line that has
+ * none. */
 static char *
 mount_point_of (const char *line)
 {
-  const char *field = line;
-  GString *point;
+  g_auto(GStrv) fields = g_strsplit (line, " ", 6);
+  char *point;
 
-  for (guint i = 0; i < 4; i++)
-    {
-      field = strchr (field, ' ');
-      if (field == NULL)
-        return NULL;
-      field++;
-    }
-  point = g_string_new (NULL);
-  for (const char *p = field; *p != '\0' && *p != ' '; p++)
-    {
-      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7')
-        {
-          g_string_append_c (point, (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0')));
-          p += 3;
-        }
-      else
-        g_string_append_c (point, *p);
-    }
-  if (point->len == 0 || point->str[0] != '/')
-    {
-      g_string_free (point, TRUE);
-      return NULL;
-    }
-  return g_string_free (point, FALSE);
+  if (g_strv_length (fields) < 6)
+    return NULL;
+  point = g_strcompress (fields[4]);
+  if (point[0] != '/')
+    g_clear_pointer (&point, g_free);
+  return point;
 }
 
 /* Whether ANCESTOR is PATH or a folder above it, comparing whole names. */
