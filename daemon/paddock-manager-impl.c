@@ -32,6 +32,7 @@
 #include "paddock-reserved-ports.h"
 #include "paddock-session-impl.h"
 #include "paddock-session-network.h"
+#include "paddock-path.h"
 #include "paddock-spare-folder.h"
 #include "paddock-spare-sandbox.h"
 #include "paddock-stage.h"
@@ -371,17 +372,6 @@ new_session_id (PaddockManagerImpl *self)
       if (!paddock_manager_impl_has_session (self, id) && g_strcmp0 (id, self->spare_sandbox_id) != 0)
         return g_steal_pointer (&id);
     }
-}
-
-static gboolean
-path_is_within (const char *path,
-                const char *dir)
-{
-  size_t n = strlen (dir);
-
-  if (g_str_equal (dir, "/"))
-    return TRUE;
-  return strncmp (path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
 /* The first safe session asks the helper whether overlayfs works here,
@@ -809,8 +799,8 @@ paddock_manager_impl_handle_create_session (PaddockIpcManager1    *manager,
   /* The stage lives in the state folder: the two must not contain each
    * other (overlayfs refuses it, and a copy would copy itself). */
   if (g_strcmp0 (config.profile, "host") != 0 &&
-      (path_is_within (self->state_dir, config.workspace) ||
-       path_is_within (config.workspace, self->state_dir)))
+      (paddock_path_is_within (self->state_dir, config.workspace) ||
+       paddock_path_is_within (config.workspace, self->state_dir)))
     return return_invalid (invocation, "The workspace and Paddock's state folder contain one another");
 
   if (self->sessions->len + self->starting->len >= MAX_SESSIONS)

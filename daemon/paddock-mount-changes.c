@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paddock-path.h"
+
 /* The mount point (the fifth field) of a mountinfo line, its octal
  * escapes (\040 for a space, \011, \012, \134) undone as the
  * boundary's reading does (g_strcompress()); NULL for a line that has
@@ -36,18 +38,6 @@ mount_point_of (const char *line)
   if (point[0] != '/')
     g_clear_pointer (&point, g_free);
   return point;
-}
-
-/* Whether ANCESTOR is PATH or a folder above it, comparing whole names. */
-static gboolean
-is_at_or_above (const char *ancestor,
-                const char *path)
-{
-  size_t n = strlen (ancestor);
-
-  if (g_str_equal (ancestor, "/"))
-    return TRUE;
-  return strncmp (ancestor, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
 static GHashTable *
@@ -91,7 +81,7 @@ first_affecting (GHashTable         *one,
       if (point == NULL)
         return g_strdup ("(a line of the mount table without a mount point)");
       for (guint i = 0; paths[i] != NULL; i++)
-        if (is_at_or_above (point, paths[i]) || is_at_or_above (paths[i], point))
+        if (paddock_path_is_within (paths[i], point) || paddock_path_is_within (point, paths[i]))
           return g_steal_pointer (&point);
     }
   return NULL;

@@ -427,7 +427,7 @@ sandbox_main (int    argc,
         }
       /* overlayfs refuses layers inside one another; a copy inside the
        * workspace would show itself. */
-      if (path_is_within (stage_dir, workspace) || path_is_within (workspace, stage_dir))
+      if (paddock_path_is_within (stage_dir, workspace) || paddock_path_is_within (workspace, stage_dir))
         {
           g_printerr ("paddock-sandbox: the stage folder '%s' and the workspace '%s' overlap\n",
                       stage_dir, workspace);

@@ -232,7 +232,7 @@ run_op (const SandboxConfig *cfg,
           {
             /* git follows it: protect what it points at, when that is in
              * the workspace; anything else is reported, not hidden. */
-            if (realpath (op->dest, resolved) == NULL || !path_is_within (resolved, op->source) ||
+            if (realpath (op->dest, resolved) == NULL || !paddock_path_is_within (resolved, op->source) ||
                 strlen (resolved) <= strlen (op->source) || stat (resolved, &st) != 0)
               {
                 if (cfg->found->n_protected_skipped < MAX_PROTECT)

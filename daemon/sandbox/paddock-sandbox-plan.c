@@ -477,27 +477,18 @@ is_plain_relative_path (const char *path)
   return TRUE;
 }
 
-gboolean
-path_is_within (const char *path,
-                const char *dir)
-{
-  size_t n = strlen (dir);
-  return strncmp (path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* The workspace is bound over the sandbox's own tree: it must not replace or
  * hide a system folder, /proc, /dev or the private /tmp and HOME. */
 gboolean
 workspace_allowed (const char *ws)
 {
   static const char *const reserved_within[] = {
-    "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/etc",
-    "/proc", "/dev", "/sys", "/run",
+    PADDOCK_SANDBOX_SYSTEM_DIRS, "/etc", "/proc", "/dev", "/sys", "/run",
   };
   static const char *const reserved_exact[] = { "/", "/tmp", "/home", HOME_PATH };
 
   for (guint i = 0; i < G_N_ELEMENTS (reserved_within); i++)
-    if (path_is_within (ws, reserved_within[i]))
+    if (paddock_path_is_within (ws, reserved_within[i]))
       return FALSE;
   for (guint i = 0; i < G_N_ELEMENTS (reserved_exact); i++)
     if (g_str_equal (ws, reserved_exact[i]))

@@ -41,6 +41,7 @@
 #include <sys/types.h>
 
 #include "paddock-landlock.h"
+#include "paddock-path.h"
 #include "paddock-sandbox-protocol.h"
 #include "paddock-seccomp.h"
 
@@ -322,8 +323,6 @@ void plan_build_session (Plan               *plan,
                          const char         *real_home,
                          const char * const *expose);
 gboolean is_plain_relative_path (const char *path);
-gboolean path_is_within (const char *path,
-                         const char *dir);
 gboolean workspace_allowed (const char *ws);
 
 /* paddock-sandbox-mount.c */
