@@ -326,27 +326,35 @@ empty_folder (int top_fd)
 void
 paddock_remove_tree (const char *path)
 {
+  g_return_if_fail (path != NULL);
+
+  paddock_remove_tree_at (AT_FDCWD, path);
+}
+
+/* paddock_remove_tree() of @name in the folder open as @dir_fd: for an
+ * entry whose whole path may be longer than PATH_MAX. */
+void
+paddock_remove_tree_at (int         dir_fd,
+                        const char *name)
+{
   struct stat st;
   int fd;
 
-  g_return_if_fail (path != NULL);
+  g_return_if_fail (name != NULL);
 
-  if (lstat (path, &st) != 0)
+  if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
     return;
   if (!S_ISDIR (st.st_mode))
     {
-      unlink (path);
+      unlinkat (dir_fd, name, 0);
       return;
     }
 
-  fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  /* overlayfs leaves its work folder mode 000; ours to open again. */
-  if (fd < 0 && errno == EACCES && st.st_uid == getuid () && chmod (path, 0700) == 0)
-    fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  fd = open_folder_at (dir_fd, name);
   if (fd >= 0)
     {
       empty_folder (fd);
       close (fd);
     }
-  rmdir (path);
+  unlinkat (dir_fd, name, AT_REMOVEDIR);
 }

@@ -18,5 +18,7 @@ gboolean paddock_durable_file_replace (const char  *path,
 gboolean paddock_ensure_private_dir   (const char  *path,
                                        GError     **error);
 void     paddock_remove_tree          (const char  *path);
+void     paddock_remove_tree_at       (int          dir_fd,
+                                       const char  *name);
 
 G_END_DECLS

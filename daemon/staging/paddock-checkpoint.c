@@ -325,6 +325,19 @@ paddock_entry_copy (const char    *from_dir,
   return copy_entry (from, name, to, to_name, 0, cancellable, error);
 }
 
+/* paddock_entry_copy() between folders open as @from_dir and @to_dir: for
+ * an entry whose whole path may be longer than PATH_MAX. */
+gboolean
+paddock_entry_copy_at (int           from_dir,
+                       const char   *name,
+                       int           to_dir,
+                       const char   *to_name,
+                       GCancellable *cancellable,
+                       GError      **error)
+{
+  return copy_entry (from_dir, name, to_dir, to_name, 0, cancellable, error);
+}
+
 gboolean
 paddock_checkpoint_name_is_valid (const char *name)
 {

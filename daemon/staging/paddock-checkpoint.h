@@ -32,6 +32,12 @@ gboolean   paddock_entry_copy           (const char    *from_dir,
                                          const char    *to_name,
                                          GCancellable  *cancellable,
                                          GError       **error);
+gboolean   paddock_entry_copy_at        (int            from_dir,
+                                         const char    *name,
+                                         int            to_dir,
+                                         const char    *to_name,
+                                         GCancellable  *cancellable,
+                                         GError       **error);
 gboolean   paddock_checkpoint_name_is_valid (const char *name);
 char      *paddock_checkpoint_create    (const char    *checkpoints_dir,
                                          const char    *name,

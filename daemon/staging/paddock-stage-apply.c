@@ -31,6 +31,7 @@ GPtrArray *
 select_changes (GPtrArray          *changes,
                 PaddockReview      *review,
                 const char *const  *paths,
+                SelectPurpose       purpose,
                 GError            **error)
 {
   g_autoptr(GPtrArray) chosen = g_ptr_array_new_with_free_func (g_object_unref);
@@ -44,7 +45,7 @@ select_changes (GPtrArray          *changes,
        * over PATH_MAX…) is listed with its reason and left in the stage,
        * so one such path does not hold back the rest of the session. */
       for (guint i = 0; i < changes->len; i++)
-        if (paddock_change_get_unappliable (g_ptr_array_index (changes, i)) == NULL)
+        if (purpose == SELECT_FOR_DROP || paddock_change_get_unappliable (g_ptr_array_index (changes, i)) == NULL)
           g_ptr_array_add (chosen, g_object_ref (g_ptr_array_index (changes, i)));
       return g_steal_pointer (&chosen);
     }
@@ -96,7 +97,7 @@ select_changes (GPtrArray          *changes,
         {
           const char *why = paddock_change_get_unappliable (g_ptr_array_index (rows, i));
 
-          if (why != NULL)
+          if (why != NULL && purpose == SELECT_FOR_APPLY)
             {
               g_autofree char *shown = g_utf8_make_valid (paths[p], -1);
               g_set_error (error, PADDOCK_STAGING_ERROR, PADDOCK_STAGING_ERROR_INVALID_PATH,
@@ -253,14 +254,14 @@ locked_apply (PaddockStage        *self,
   if (baseline == NULL)
     return FALSE;
 
-  chosen = select_changes (paddock_review_get_changes (review), review, paths, error);
+  chosen = select_changes (paddock_review_get_changes (review), review, paths, SELECT_FOR_APPLY, error);
   if (chosen == NULL)
     return FALSE;
   /* Metadata only as named (never "all"): each one is a deliberate act. */
   if (metadata_paths != NULL && metadata_paths[0] != NULL)
     {
       g_autoptr(GPtrArray) meta = select_changes (paddock_review_get_metadata (review), NULL,
-                                                  metadata_paths, error);
+                                                  metadata_paths, SELECT_FOR_APPLY, error);
       if (meta == NULL)
         return FALSE;
       for (guint i = 0; i < meta->len; i++)

@@ -8,9 +8,11 @@
 
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -43,41 +45,55 @@ reset_dir (const char  *path,
   return paddock_ensure_private_dir (path, error);
 }
 
-/* Copies the workspace's entry at @rel (a file, link or whole folder) into
- * the stage at the same path. */
+/* Copies the workspace's entry @name (a file, link or whole folder), in
+ * the folder open as @ws_dir, into the stage's folder open as @stage_dir
+ * under the same name. */
 static gboolean
-copy_from_workspace (PaddockStage  *self,
-                     const char    *rel,
+copy_from_workspace (int            ws_dir,
+                     int            stage_dir,
+                     const char    *name,
                      GCancellable  *cancellable,
                      GError       **error)
 {
-  g_autofree char *from = g_build_filename (self->workspace, rel, NULL);
-  g_autofree char *to = g_build_filename (self->root, rel, NULL);
-  g_autofree char *from_parent = g_path_get_dirname (from);
-  g_autofree char *to_parent = g_path_get_dirname (to);
-  g_autofree char *name = g_path_get_basename (from);
-  g_autofree char *tmp_name = g_strdup_printf (".paddock-drop-%s", name);
-  g_autofree char *tmp = g_build_filename (to_parent, tmp_name, NULL);
+  g_autofree char *tmp = NULL;
+  struct stat st;
 
-  paddock_remove_tree (tmp);
   /* Beside its destination first, then renamed over it: the stage never
-   * holds half an entry. */
-  if (!paddock_entry_copy (from_parent, name, to_parent, tmp_name, cancellable, error))
+   * holds half an entry. A name of our own that nothing there has (not
+   * built from @name: a long name would make it longer than NAME_MAX). */
+  do
     {
-      paddock_remove_tree (tmp);
+      g_free (tmp);
+      tmp = g_strdup_printf (".paddock-drop-%08x", g_random_int ());
+    }
+  while (fstatat (stage_dir, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0);
+  if (!paddock_entry_copy_at (ws_dir, name, stage_dir, tmp, cancellable, error))
+    {
+      paddock_remove_tree_at (stage_dir, tmp);
       return FALSE;
     }
-  paddock_remove_tree (to);
-  if (g_rename (tmp, to) != 0)
+  paddock_remove_tree_at (stage_dir, name);
+  if (renameat (stage_dir, tmp, stage_dir, name) != 0)
     {
       int saved_errno = errno;
-      paddock_remove_tree (tmp);
-      return errno_error (error, saved_errno, "Could not place", to);
+      paddock_remove_tree_at (stage_dir, tmp);
+      return errno_error (error, saved_errno, "Could not place", name);
     }
   return TRUE;
 }
 
-/* Makes the stage show the workspace's own entry at @rel again. */
+/* The folder @name in the folder open as @dir_fd, never through a
+ * symbolic link, or -1 (also for a @dir_fd of -1: nothing there). */
+static int
+open_folder_in (int         dir_fd,
+                const char *name)
+{
+  return dir_fd < 0 ? -1 : openat (dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Makes the stage show the workspace's own entry at @rel again. Walked
+ * folder by folder through descriptors, never by the whole path: a row
+ * of an agent's tree may be longer than PATH_MAX. */
 static gboolean
 drop_path (PaddockStage  *self,
            const char    *rel,
@@ -85,73 +101,157 @@ drop_path (PaddockStage  *self,
            GError       **error)
 {
   g_auto(GStrv) parts = g_strsplit (rel, "/", -1);
-  g_autoptr(GString) stage_path = g_string_new (self->root);
-  g_autoptr(GString) ws_path = g_string_new (self->workspace);
-  g_autofree char *ws_entry = g_build_filename (self->workspace, rel, NULL);
-  g_autofree char *stage_entry = g_build_filename (self->root, rel, NULL);
+  paddock_autofd int stage_dir = open (self->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  paddock_autofd int ws_dir = open (self->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   guint n = g_strv_length (parts);
   struct stat st;
+
+  if (stage_dir < 0)
+    return errno_error (error, errno, "Could not open", self->root);
+  if (ws_dir < 0)
+    return errno_error (error, errno, "Could not open", self->workspace);
 
   /* The folders on the way. In an overlay upper a missing folder means
    * "unchanged, the workspace shows through" — and so does everything
    * below it: nothing to do. A whiteout or a non-folder there (the
    * session deleted or replaced the folder) becomes an opaque folder that
    * will hold just the entry brought back. A copy stage gets the folder
-   * made. */
+   * made. The workspace's side is followed as far as it has folders. */
   for (guint i = 0; i + 1 < n; i++)
     {
       struct stat ws_st;
+      int stage_sub;
+      int ws_sub;
 
-      g_string_append_c (stage_path, '/');
-      g_string_append (stage_path, parts[i]);
-      g_string_append_c (ws_path, '/');
-      g_string_append (ws_path, parts[i]);
-
-      if (lstat (stage_path->str, &st) == 0 && S_ISDIR (st.st_mode))
-        continue;
-      if (self->kind == PADDOCK_STAGE_KIND_OVERLAY && errno == ENOENT && lstat (stage_path->str, &st) != 0)
-        return TRUE;
-      if (lstat (ws_path->str, &ws_st) != 0 || !S_ISDIR (ws_st.st_mode))
+      if (fstatat (stage_dir, parts[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
+        {
+          if (errno != ENOENT)
+            return errno_error (error, errno, "Could not inspect", rel);
+          if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
+            return TRUE;
+        }
+      else if (S_ISDIR (st.st_mode))
+        {
+          stage_sub = open_folder_in (stage_dir, parts[i]);
+          if (stage_sub < 0)
+            return errno_error (error, errno, "Could not open a folder of", rel);
+          ws_sub = open_folder_in (ws_dir, parts[i]);
+          paddock_close_fd (&stage_dir);
+          paddock_close_fd (&ws_dir);
+          stage_dir = stage_sub;
+          ws_dir = ws_sub;
+          continue;
+        }
+      if (ws_dir < 0 || fstatat (ws_dir, parts[i], &ws_st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR (ws_st.st_mode))
         return TRUE;   /* the workspace has no folder here either */
-      paddock_remove_tree (stage_path->str);
-      if (g_mkdir (stage_path->str, ws_st.st_mode & 07777) != 0)
-        return errno_error (error, errno, "Could not create", stage_path->str);
-      if (self->kind == PADDOCK_STAGE_KIND_OVERLAY &&
-          lsetxattr (stage_path->str, "user.overlay.opaque", "y", 1, 0) != 0)
-        return errno_error (error, errno, "Could not mark opaque", stage_path->str);
+      paddock_remove_tree_at (stage_dir, parts[i]);
+      if (mkdirat (stage_dir, parts[i], ws_st.st_mode & 07777) != 0)
+        return errno_error (error, errno, "Could not create a folder of", rel);
+      stage_sub = open_folder_in (stage_dir, parts[i]);
+      if (stage_sub < 0)
+        return errno_error (error, errno, "Could not open a folder of", rel);
+      if (self->kind == PADDOCK_STAGE_KIND_OVERLAY && fsetxattr (stage_sub, "user.overlay.opaque", "y", 1, 0) != 0)
+        {
+          int saved_errno = errno;
+          close (stage_sub);
+          return errno_error (error, saved_errno, "Could not mark opaque a folder of", rel);
+        }
+      ws_sub = open_folder_in (ws_dir, parts[i]);
+      paddock_close_fd (&stage_dir);
+      paddock_close_fd (&ws_dir);
+      stage_dir = stage_sub;
+      ws_dir = ws_sub;
     }
 
-  if (lstat (ws_entry, &st) == 0)
-    return copy_from_workspace (self, rel, cancellable, error);
-  paddock_remove_tree (stage_entry);
+  if (ws_dir >= 0 && fstatat (ws_dir, parts[n - 1], &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return copy_from_workspace (ws_dir, stage_dir, parts[n - 1], cancellable, error);
+  paddock_remove_tree_at (stage_dir, parts[n - 1]);
   return TRUE;
 }
 
-/* Adds the copy's entry at @rel (or its absence) and, for a folder,
- * everything below it, with their stamps now. */
+/* The folder holding the copy's entry at @rel, open, and the entry's
+ * name in it; -1 when a folder on the way is not there. */
+static int
+open_parent_of (PaddockStage *self,
+                const char   *rel,
+                const char  **out_name)
+{
+  g_auto(GStrv) parts = g_strsplit (rel, "/", -1);
+  guint n = g_strv_length (parts);
+  int dir = open (self->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  for (guint i = 0; dir >= 0 && i + 1 < n; i++)
+    {
+      int sub = open_folder_in (dir, parts[i]);
+
+      close (dir);
+      dir = sub;
+    }
+  *out_name = strrchr (rel, '/') != NULL ? strrchr (rel, '/') + 1 : rel;
+  return dir;
+}
+
+/* Adds the copy's entry @name in the folder open as @dir_fd, at @rel (or
+ * its absence), and, for a folder, everything below it, with their stamps
+ * now. What a drop brought back is a copy of the workspace's, made no
+ * deeper than the copy's own bound (paddock-checkpoint.c): the recursion
+ * is as deep. */
+static void
+note_copy_entries_at (int         dir_fd,
+                      const char *name,
+                      const char *rel,
+                      GPtrArray  *relpaths,
+                      GPtrArray  *stamps)
+{
+  PaddockFileStamp *stamp = NULL;
+  paddock_autofd int sub = -1;
+  int scan;
+  struct stat st;
+  DIR *dir;
+  struct dirent *entry;
+
+  /* The copy's stamps are kept for paths apply could take (PATH_MAX, as
+   * the baseline's records): a longer one, and all below it, is compared
+   * by its contents in later reviews, as without stamps. */
+  if (strlen (rel) >= PATH_MAX)
+    return;
+  stamp = g_new0 (PaddockFileStamp, 1);
+  if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    paddock_file_stamp_from_stat (stamp, &st);
+  g_ptr_array_add (relpaths, g_strdup (rel));
+  g_ptr_array_add (stamps, stamp);
+  if (!stamp->present || !S_ISDIR (st.st_mode) || (sub = open_folder_in (dir_fd, name)) < 0)
+    return;
+  scan = fcntl (sub, F_DUPFD_CLOEXEC, 3);
+  dir = scan >= 0 ? fdopendir (scan) : NULL;
+  if (dir == NULL)
+    {
+      if (scan >= 0)
+        close (scan);
+      return;
+    }
+  while ((entry = readdir (dir)) != NULL)
+    {
+      g_autofree char *child = NULL;
+
+      if (g_str_equal (entry->d_name, ".") || g_str_equal (entry->d_name, ".."))
+        continue;
+      child = g_strconcat (rel, "/", entry->d_name, NULL);
+      note_copy_entries_at (sub, entry->d_name, child, relpaths, stamps);
+    }
+  closedir (dir);
+}
+
 static void
 note_copy_entries (PaddockStage *self,
                    const char   *rel,
                    GPtrArray    *relpaths,
                    GPtrArray    *stamps)
 {
-  g_autofree char *full = g_build_filename (self->root, rel, NULL);
-  PaddockFileStamp *stamp = g_new0 (PaddockFileStamp, 1);
-  struct stat st;
-  GDir *dir;
+  const char *name = NULL;
+  paddock_autofd int parent = open_parent_of (self, rel, &name);
 
-  if (lstat (full, &st) == 0)
-    paddock_file_stamp_from_stat (stamp, &st);
-  g_ptr_array_add (relpaths, g_strdup (rel));
-  g_ptr_array_add (stamps, stamp);
-  if (!stamp->present || !S_ISDIR (st.st_mode) || (dir = g_dir_open (full, 0, NULL)) == NULL)
-    return;
-  for (const char *name = g_dir_read_name (dir); name != NULL; name = g_dir_read_name (dir))
-    {
-      g_autofree char *child = g_strconcat (rel, "/", name, NULL);
-      note_copy_entries (self, child, relpaths, stamps);
-    }
-  g_dir_close (dir);
+  note_copy_entries_at (parent, name, rel, relpaths, stamps);
 }
 
 gboolean
@@ -189,7 +289,7 @@ paddock_stage_drop (PaddockStage       *self,
     g_ptr_array_set_free_func (every, g_object_unref);
     g_ptr_array_extend (every, paddock_review_get_metadata (review),
                         ref_copy, NULL);
-    chosen = select_changes (every, NULL, paths, error);
+    chosen = select_changes (every, NULL, paths, SELECT_FOR_DROP, error);
   }
   if (chosen == NULL)
     return FALSE;

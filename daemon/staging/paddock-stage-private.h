@@ -110,10 +110,19 @@ locked_review (PaddockStage  *self,
 
 /* paddock-stage-apply.c */
 
+/* How select_changes() treats a row apply cannot take (a path over
+ * PATH_MAX…): an apply leaves it, or refuses it when named; a drop takes
+ * it like any other (the drop walks folder by folder). */
+typedef enum {
+  SELECT_FOR_APPLY,
+  SELECT_FOR_DROP,
+} SelectPurpose;
+
 GPtrArray *
 select_changes (GPtrArray          *changes,
                 PaddockReview      *review,
                 const char *const  *paths,
+                SelectPurpose       purpose,
                 GError            **error);
 
 G_END_DECLS

@@ -1748,6 +1748,127 @@ test_tree_deeper_than_path_max (Fixture       *f,
     }
 }
 
+/* Makes (or follows) @levels nested folders of 200-byte names under
+ * @dir, fd by fd, and writes @contents into "f.txt" in the last; returns
+ * the file's relative path (longer than PATH_MAX for 21 levels). */
+static char *
+put_long (const char *dir,
+          guint       levels,
+          const char *contents)
+{
+  g_autofree char *name = g_strnfill (200, 'n');
+  GString *rel = g_string_new (NULL);
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int file;
+
+  g_assert_cmpint (fd, >=, 0);
+  for (guint i = 0; i < levels; i++)
+    {
+      int next;
+
+      g_assert_true (mkdirat (fd, name, 0755) == 0 || errno == EEXIST);
+      next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      g_assert_cmpint (next, >=, 0);
+      close (fd);
+      fd = next;
+      g_string_append (rel, name);
+      g_string_append_c (rel, '/');
+    }
+  file = openat (fd, "f.txt", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  g_assert_cmpint (file, >=, 0);
+  g_assert_cmpint (write (file, contents, strlen (contents)), ==, (gssize) strlen (contents));
+  close (file);
+  close (fd);
+  g_string_append (rel, "f.txt");
+  return g_string_free (rel, FALSE);
+}
+
+/* The "f.txt" put_long() made under @dir, read fd by fd. */
+static char *
+read_long (const char *dir,
+           guint       levels)
+{
+  g_autofree char *name = g_strnfill (200, 'n');
+  char buffer[256] = { 0 };
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int file;
+
+  for (guint i = 0; fd >= 0 && i < levels; i++)
+    {
+      int next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+      close (fd);
+      fd = next;
+    }
+  g_assert_cmpint (fd, >=, 0);
+  file = openat (fd, "f.txt", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  close (fd);
+  g_assert_cmpint (file, >=, 0);
+  g_assert_cmpint (read (file, buffer, sizeof buffer - 1), >=, 0);
+  close (file);
+  return g_strdup (buffer);
+}
+
+/* A row longer than PATH_MAX (an agent's tree) cannot be applied, but it
+ * can be dropped: the drop walks folder by folder, never by the whole
+ * path, and the row is gone from the next review (before, the drop was
+ * refused as if it were an apply, and its path-based walk could not have
+ * done it). Both kinds; for a copy, the
+ * dropped file's stamps are the workspace's copy's, so it stays unlisted. */
+static void
+test_drop_long_names_and_paths (Fixture       *f,
+                         gconstpointer  data)
+{
+  const PaddockStageKind kinds[] = { PADDOCK_STAGE_KIND_OVERLAY, PADDOCK_STAGE_KIND_COPY };
+  g_autofree char *rel = put_long (f->w, 21, "the workspace's\n");
+
+  g_autofree char *long_name = g_strnfill (245, 'L');
+
+  g_assert_cmpuint (strlen (rel), >, PATH_MAX);
+  put (f->w, "short.txt", "short\n", -1);
+  put (f->w, long_name, "a long name\n", -1);
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+    {
+      g_autofree char *stage_dir = g_build_filename (f->state, i == 0 ? "overlay-stage" : "copy-stage", NULL);
+      g_autofree char *root = g_build_filename (stage_dir, i == 0 ? "upper" : "copy", NULL);
+      /* A name of 245 bytes too: the drop's temporary beside it was
+       * ".paddock-drop-" and the name, longer than NAME_MAX. */
+      const char *const drop[] = { rel, long_name, NULL };
+      g_autoptr(PaddockStage) stage = paddock_stage_new (stage_dir, f->w, kinds[i]);
+      g_autoptr(PaddockReview) r = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *again = NULL;
+      PaddockChange *c;
+
+      g_assert_true (paddock_stage_prepare (stage, NULL, &error));
+      g_assert_no_error (error);
+      g_free (put_long (root, 21, "the agent's\n"));
+      put (root, "short.txt", "the agent's short\n", -1);
+      put (root, long_name, "the agent's long name\n", -1);
+
+      r = paddock_stage_review (stage, NULL, &error);
+      g_assert_no_error (error);
+      c = find (r, rel);
+      g_assert_nonnull (c);
+      g_assert_cmpint (paddock_change_get_kind (c), ==, PADDOCK_CHANGE_KIND_MODIFIED);
+      g_assert_nonnull (paddock_change_get_unappliable (c));
+      g_clear_object (&r);
+
+      g_assert_true (paddock_stage_drop (stage, drop, NULL, &error));
+      g_assert_no_error (error);
+      r = paddock_stage_review (stage, NULL, &error);
+      g_assert_no_error (error);
+      dump (r);
+      g_assert_null (find (r, rel));
+      g_assert_null (find (r, long_name));
+      expect (r, "short.txt", PADDOCK_CHANGE_KIND_MODIFIED, PADDOCK_ENTRY_TYPE_FILE);
+      g_assert_cmpuint (paddock_review_get_changes (r)->len, ==, 1);
+      /* The stage holds the workspace's file again (read fd by fd). */
+      again = read_long (root, 21);
+      g_assert_cmpstr (again, ==, "the workspace's\n");
+    }
+}
+
 static void
 put_sparse_file (const char *dir,
                  const char *rel,
@@ -1856,6 +1977,7 @@ main (int   argc,
   ADD ("/staging/baseline/100k", test_baseline_100k);
   ADD ("/staging/review/path-too-long", test_path_too_long);
   ADD ("/staging/review/tree-deeper-than-path-max", test_tree_deeper_than_path_max);
+  ADD ("/staging/review/drop-long-names-and-paths", test_drop_long_names_and_paths);
   ADD ("/staging/review/sparse-terabyte", test_sparse_terabyte);
 #undef ADD
 
