@@ -119,48 +119,38 @@ drop_path (PaddockStage  *self,
    * made. The workspace's side is followed as far as it has folders. */
   for (guint i = 0; i + 1 < n; i++)
     {
-      struct stat ws_st;
+      int stat_errno = fstatat (stage_dir, parts[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+      gboolean made = FALSE;
       int stage_sub;
       int ws_sub;
 
-      if (fstatat (stage_dir, parts[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
+      if (stat_errno != 0 || !S_ISDIR (st.st_mode))
         {
-          if (errno != ENOENT)
-            return errno_error (error, errno, "Could not inspect", rel);
-          if (self->kind == PADDOCK_STAGE_KIND_OVERLAY)
+          struct stat ws_st;
+
+          if (stat_errno != 0 && stat_errno != ENOENT)
+            return errno_error (error, stat_errno, "Could not inspect", rel);
+          if (stat_errno == ENOENT && self->kind == PADDOCK_STAGE_KIND_OVERLAY)
             return TRUE;
+          if (ws_dir < 0 || fstatat (ws_dir, parts[i], &ws_st, AT_SYMLINK_NOFOLLOW) != 0 ||
+              !S_ISDIR (ws_st.st_mode))
+            return TRUE;   /* the workspace has no folder here either */
+          paddock_remove_tree_at (stage_dir, parts[i]);
+          if (mkdirat (stage_dir, parts[i], ws_st.st_mode & 07777) != 0)
+            return errno_error (error, errno, "Could not create a folder of", rel);
+          made = TRUE;
         }
-      else if (S_ISDIR (st.st_mode))
-        {
-          stage_sub = open_folder_in (stage_dir, parts[i]);
-          if (stage_sub < 0)
-            return errno_error (error, errno, "Could not open a folder of", rel);
-          ws_sub = open_folder_in (ws_dir, parts[i]);
-          paddock_close_fd (&stage_dir);
-          paddock_close_fd (&ws_dir);
-          stage_dir = stage_sub;
-          ws_dir = ws_sub;
-          continue;
-        }
-      if (ws_dir < 0 || fstatat (ws_dir, parts[i], &ws_st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR (ws_st.st_mode))
-        return TRUE;   /* the workspace has no folder here either */
-      paddock_remove_tree_at (stage_dir, parts[i]);
-      if (mkdirat (stage_dir, parts[i], ws_st.st_mode & 07777) != 0)
-        return errno_error (error, errno, "Could not create a folder of", rel);
       stage_sub = open_folder_in (stage_dir, parts[i]);
       if (stage_sub < 0)
         return errno_error (error, errno, "Could not open a folder of", rel);
-      if (self->kind == PADDOCK_STAGE_KIND_OVERLAY && fsetxattr (stage_sub, "user.overlay.opaque", "y", 1, 0) != 0)
-        {
-          int saved_errno = errno;
-          close (stage_sub);
-          return errno_error (error, saved_errno, "Could not mark opaque a folder of", rel);
-        }
       ws_sub = open_folder_in (ws_dir, parts[i]);
       paddock_close_fd (&stage_dir);
       paddock_close_fd (&ws_dir);
       stage_dir = stage_sub;
       ws_dir = ws_sub;
+      if (made && self->kind == PADDOCK_STAGE_KIND_OVERLAY &&
+          fsetxattr (stage_dir, "user.overlay.opaque", "y", 1, 0) != 0)
+        return errno_error (error, errno, "Could not mark opaque a folder of", rel);
     }
 
   if (ws_dir >= 0 && fstatat (ws_dir, parts[n - 1], &st, AT_SYMLINK_NOFOLLOW) == 0)
