@@ -137,21 +137,27 @@ is_spare (GPid pid)
          strlen (cmdline) + 1 < length && g_str_equal (cmdline + strlen (cmdline) + 1, "--spare");
 }
 
-/* Whether PID is a process of a PID namespace below ours (its NSpid
- * line names more than one number): a sandbox's pid 1 is. */
-static gboolean
-in_pid_namespace_below (GPid pid)
+/**
+ * paddock_test_namespace_pid:
+ * @pid: a process, as our /proc names it
+ *
+ * Returns: @pid's number in its innermost PID namespace (the last number
+ *   of its NSpid line: @pid itself for one of ours, 1 for a sandbox's
+ *   pid 1), or 0 when it cannot be read
+ */
+GPid
+paddock_test_namespace_pid (GPid pid)
 {
   g_autofree char *path = g_strdup_printf ("/proc/%d/status", (int) pid);
   g_autofree char *status = NULL;
-  const char *line;
+  char *line;
+  const char *last;
 
   if (!g_file_get_contents (path, &status, NULL, NULL) || (line = strstr (status, "\nNSpid:")) == NULL)
-    return FALSE;
-  line += strlen ("\nNSpid:");
-  line += strspn (line, " \t");
-  line += strspn (line, "0123456789");
-  return *line == ' ' || *line == '\t';
+    return 0;
+  *strchrnul (line + 1, '\n') = '\0';
+  last = strrchr (line, '\t');
+  return last != NULL ? (GPid) g_ascii_strtoll (last + 1, NULL, 10) : 0;
 }
 
 /* The daemon's child (or its keeper's, a keeper of the daemon's:
@@ -159,9 +165,9 @@ in_pid_namespace_below (GPid pid)
  * NOT_THIS (one a session took keeps its command line), or 0. A spare's
  * own pid 1 is forked, not executed, so it has the same command line and
  * the daemon as its grandparent, or, once an ended spare's helper is gone
- * and the keeper (a subreaper) has it, as its parent: it is not a spare
- * of its own (both seen under load while an ended spare's pid 1 was
- * still going), and it is in the sandbox's PID namespace, not ours. */
+ * and the keeper (a subreaper) has it, as its parent (both seen under load
+ * while an ended spare's pid 1 was still going): it is told apart by its
+ * PID namespace, the sandbox's, not ours. */
 static GPid
 find_spare (GPid daemon,
             GPid not_this)
@@ -176,7 +182,7 @@ find_spare (GPid daemon,
       GPid parent = pid > 0 ? parent_of (pid) : 0;
 
       if (pid > 0 && pid != not_this && (parent == daemon || parent_of (parent) == daemon) &&
-          is_spare (pid) && !is_spare (parent) && !in_pid_namespace_below (pid) && paddock_test_pid_alive (pid))
+          is_spare (pid) && paddock_test_namespace_pid (pid) == pid && paddock_test_pid_alive (pid))
         return pid;
     }
   return 0;

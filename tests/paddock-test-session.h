@@ -15,6 +15,7 @@
 G_BEGIN_DECLS
 
 gboolean  paddock_test_pid_alive      (GPid              pid);
+GPid      paddock_test_namespace_pid  (GPid              pid);
 guint     paddock_test_count_marked   (const char       *marker);
 void      paddock_test_wait_for_marked (const char      *marker,
                                         guint            count);

@@ -1165,24 +1165,6 @@ test_safe_stopped_spare_answers (void)
   assert_still_serves (connection, session);
 }
 
-/* PID's number in its innermost PID namespace (the last NSpid field). */
-static GPid
-namespace_pid (GPid pid)
-{
-  g_autofree char *status_path = g_strdup_printf ("/proc/%d/status", pid);
-  g_autofree char *status = NULL;
-  const char *line;
-  const char *last;
-
-  g_assert_true (g_file_get_contents (status_path, &status, NULL, NULL));
-  line = strstr (status, "\nNSpid:");
-  g_assert_nonnull (line);
-  *strchrnul (line + 1, '\n') = '\0';
-  last = strrchr (line, '\t');
-  g_assert_nonnull (last);
-  return (GPid) g_ascii_strtoll (last + 1, NULL, 10);
-}
-
 /* Commands in a row, each longer than pid 1's short idle wait before it
  * forks a spare: the one supervisor serves them all, each one's command
  * being its child, and it is the spare again after each (no fork of pid 1,
@@ -1204,7 +1186,8 @@ test_safe_commands_in_a_row_one_supervisor (void)
     return;
 
   spare = first_command_then_spare (connection, session, &init);
-  expected = g_strdup_printf ("%d\n", namespace_pid (spare));
+  g_assert_cmpint (paddock_test_namespace_pid (spare), >, 0);
+  expected = g_strdup_printf ("%d\n", paddock_test_namespace_pid (spare));
 
   for (guint i = 0; i < 4; i++)
     {

@@ -524,6 +524,14 @@ test_released_ports_take_the_spare (void)
   destroy (connection, second);
 }
 
+/* A 1 MiB tmpfs over DIR, as a host program's mount (root only); mount(2)'s
+ * result. */
+static int
+mount_small_tmpfs (const char *dir)
+{
+  return mount ("tmpfs", dir, "tmpfs", 0, "size=1m,mode=0755");
+}
+
 /* A workspace mounted after the spare was made: the spare's copy of the
  * host's mounts does not have it (unless they propagate, which on many
  * machines they do not), so the session makes its own sandbox and sees
@@ -553,7 +561,7 @@ test_workspace_mounted_after_the_spare (void)
       return;
     }
   spare = paddock_test_wait_for_spare_sandbox (connection, 0);
-  if (mount ("tmpfs", mounted, "tmpfs", 0, "size=1m,mode=0755") != 0)
+  if (mount_small_tmpfs (mounted) != 0)
     {
       g_test_skip ("Cannot mount a tmpfs here (needs root)");
       destroy (connection, first);
@@ -619,7 +627,7 @@ test_mounts_elsewhere_keep_the_spare (void)
       return;
     }
   spare = paddock_test_wait_for_spare_sandbox (connection, 0);
-  if (mount ("tmpfs", elsewhere, "tmpfs", 0, "size=1m,mode=0755") != 0)
+  if (mount_small_tmpfs (elsewhere) != 0)
     {
       g_test_skip ("Cannot mount a tmpfs here (needs root)");
       destroy (connection, first);
@@ -628,7 +636,7 @@ test_mounts_elsewhere_keep_the_spare (void)
       return;
     }
   g_assert_cmpint (umount2 (elsewhere, MNT_DETACH), ==, 0);
-  g_assert_cmpint (mount ("tmpfs", elsewhere, "tmpfs", 0, "size=1m,mode=0755"), ==, 0);
+  g_assert_cmpint (mount_small_tmpfs (elsewhere), ==, 0);
 
   second = create_safe (connection, "host", "exec sleep 300");
   g_assert_nonnull (second);
@@ -639,7 +647,7 @@ test_mounts_elsewhere_keep_the_spare (void)
 
   /* Above the workspace: the folder the workspace is in, mounted over. */
   next_spare = paddock_test_wait_for_spare_sandbox (connection, spare);
-  g_assert_cmpint (mount ("tmpfs", above, "tmpfs", 0, "size=1m,mode=0755"), ==, 0);
+  g_assert_cmpint (mount_small_tmpfs (above), ==, 0);
   below_mount = g_build_filename (above, "ws", NULL);
   file = g_build_filename (below_mount, "mounted.txt", NULL);
   g_assert_cmpint (g_mkdir (below_mount, 0755), ==, 0);
